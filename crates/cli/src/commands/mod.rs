@@ -1,0 +1,81 @@
+//! One module per command, each with its clap `Args` and one `run` function.
+
+pub mod convert;
+pub mod schema;
+pub mod sweep;
+pub mod validate;
+
+use crate::error::{exit, CliError};
+use crate::settings;
+use crate::{render, Global, Output};
+use planwright_plan::report::FileReport;
+use planwright_plan::{validate_text, Format, Plan};
+use std::path::{Path, PathBuf};
+
+/// How a command that reads one plan reads it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PlanArgs {
+    /// The plan file (JSON, or YAML for the formats that allow it).
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// Flags that change how a plan is read.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReadArgs {
+    /// Read the plan as this format instead of detecting it (agb, codeboost, standard_v1, native).
+    #[arg(long, value_name = "FORMAT", value_parser = settings::parse_format)]
+    pub format: Option<Format>,
+    /// agb: allow gate commands other than `npm test` / `npm run <script>` (also AGB_STRICT_GATES=0).
+    #[arg(long)]
+    pub no_strict_gates: bool,
+}
+
+/// Reads a file, mapping I/O failures to exit 2.
+pub fn read_file(path: &Path) -> Result<String, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::io(&path.display().to_string(), &e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(format!(
+            "`{}` is not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Validates one plan file with the flags and configuration in force.
+pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileReport, CliError> {
+    let text = read_file(path)?;
+    let (config, _) = settings::load_config(global.config.as_deref(), Some(path))?;
+    let options = settings::options(read.format, read.no_strict_gates, config);
+    Ok(validate_text(&path.display().to_string(), text, &options))
+}
+
+/// Reads a plan that must be valid: an invalid one prints its diagnostics
+/// (to stderr for people, stdout for JSON) and ends the command with exit 1.
+pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport), CliError> {
+    let report = check_file(&args.plan, &args.read, global)?;
+    match &report.plan {
+        Some(plan) => Ok((plan.clone(), report)),
+        None => {
+            if global.output == Output::Json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&[&report]).expect("reports serialize")
+                );
+            } else {
+                eprint!("{}", render::file_report(&report, false));
+            }
+            Err(CliError::with_code(
+                exit::INVALID,
+                format!("`{}` is not a valid plan", report.file),
+            )
+            .hint(format!(
+                "run `planwright validate {}` for details",
+                report.file
+            )))
+        }
+    }
+}

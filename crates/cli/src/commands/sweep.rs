@@ -1,0 +1,108 @@
+//! `planwright sweep SPEC`: compile an agb sweep spec into an agb plan.
+
+use super::read_file;
+use crate::error::{exit, CliError, CliResult};
+use crate::{render, settings, Global, Output};
+use planwright_engine::git;
+use planwright_plan::formats::sweep;
+use planwright_plan::{validate_text, Document, Format};
+use std::path::{Path, PathBuf};
+
+/// Compile an agb sweep spec (one operation over many targets) into an agb
+/// plan: ticket `S<i>` per target, `targetGlob` expanded over the files git
+/// tracks in the spec's `repo`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The sweep spec (JSON).
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+    /// Write the plan to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// The revision whose tracked files `targetGlob` is matched against.
+    #[arg(long, default_value = "HEAD")]
+    pub rev: String,
+    /// Allow gate commands other than `npm test` / `npm run <script>` (also AGB_STRICT_GATES=0).
+    #[arg(long)]
+    pub no_strict_gates: bool,
+}
+
+/// Runs the command.
+pub fn run(args: Args, global: &Global) -> CliResult {
+    let path = args.spec.display().to_string();
+    let text = read_file(&args.spec)?;
+    let doc = match Document::parse(&path, text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return Err(CliError::with_code(
+                exit::INVALID,
+                format!("`{path}`: {}", e.diagnostic.message),
+            ))
+        }
+    };
+    let spec = doc.value();
+    let tracked = match sweep::target_glob(&spec) {
+        Some(_) => Some(list_tracked(&args.spec, &spec, &args.rev)?),
+        None => None,
+    };
+    let mut diagnostics = Vec::new();
+    let compiled = sweep::compile(&spec, tracked.as_deref(), &mut diagnostics);
+    for d in &diagnostics {
+        let (line, col) = doc.line_col(doc.locate(&d.pointer).start);
+        eprintln!(
+            "{}[{}]: {} ({path}:{line}:{col})",
+            d.severity.as_str(),
+            d.code,
+            d.message
+        );
+    }
+    let Some(plan) = compiled else {
+        return Err(CliError::with_code(
+            exit::INVALID,
+            format!("`{path}` is not a valid sweep spec"),
+        ));
+    };
+    let text = serde_json::to_string_pretty(&plan).expect("plans serialize") + "\n";
+    // The compiled plan must pass the same validation as a hand-written one.
+    let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.spec))?;
+    let options = settings::options(Some(Format::Agb), args.no_strict_gates, config);
+    let name = args
+        .output_file
+        .as_ref()
+        .map_or("<compiled plan>".to_string(), |p| p.display().to_string());
+    let report = validate_text(&name, text.clone(), &options);
+    if !report.valid {
+        if global.output == Output::Human {
+            eprint!("{}", render::file_report(&report, false));
+        }
+        return Err(
+            CliError::with_code(exit::INVALID, "the compiled plan is not valid")
+                .hint("fix the sweep spec's gate, tier, pool_hint or scope templates"),
+        );
+    }
+    match &args.output_file {
+        Some(out) => std::fs::write(out, &text)
+            .map_err(|e| CliError::usage(format!("cannot write `{}`: {e}", out.display())))?,
+        None => print!("{text}"),
+    }
+    Ok(exit::OK)
+}
+
+fn list_tracked(
+    spec_path: &Path,
+    spec: &serde_json::Value,
+    rev: &str,
+) -> Result<Vec<String>, CliError> {
+    let repo = spec.get("repo").and_then(|v| v.as_str()).unwrap_or(".");
+    let repo = match Path::new(repo) {
+        p if p.is_absolute() => p.to_path_buf(),
+        p => spec_path.parent().unwrap_or(Path::new(".")).join(p),
+    };
+    git::tracked_files(&repo, rev).map_err(|e| {
+        CliError::usage(format!(
+            "cannot list the files of `{}` at {rev}: {e}",
+            repo.display()
+        ))
+        .hint("`repo` must be a git repository; a relative path is taken from the spec's directory")
+    })
+}

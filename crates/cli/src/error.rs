@@ -1,0 +1,76 @@
+//! The one place where failures become messages and exit codes.
+
+use std::fmt;
+
+/// Exit codes, the same for every command (see `docs/diagnostics.md`).
+pub mod exit {
+    /// Success; warnings allowed.
+    pub const OK: i32 = 0;
+    /// The plan is invalid, or a run finished with failed tickets.
+    pub const INVALID: i32 = 1;
+    /// Usage or I/O error.
+    pub const USAGE: i32 = 2;
+    /// A run stopped because the repository's integrity could not be trusted.
+    #[allow(dead_code)] // used once `run` checks integrity
+    pub const INTEGRITY: i32 = 3;
+}
+
+/// A failure that ends the command: what happened, how to fix it, the exit code.
+#[derive(Debug)]
+pub struct CliError {
+    /// One sentence, no trailing period.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+    /// Process exit code.
+    pub code: i32,
+}
+
+impl CliError {
+    /// A usage or I/O error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            hint: None,
+            code: exit::USAGE,
+        }
+    }
+
+    /// A failure whose exit code is `code`.
+    pub fn with_code(code: i32, message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            hint: None,
+            code,
+        }
+    }
+
+    /// Adds a hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Reading `path` failed.
+    pub fn io(path: &str, e: &std::io::Error) -> Self {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => e.to_string(),
+        };
+        CliError::usage(format!("cannot read `{path}`: {why}"))
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error: {}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The result of a command: its exit code, or an error to render.
+pub type CliResult = Result<i32, CliError>;

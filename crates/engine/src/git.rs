@@ -1,0 +1,150 @@
+//! The one way planwright runs git: explicit repository, no hooks, no global
+//! or system configuration, no prompts, stable output.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Why a git command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// git could not be started.
+    #[error("cannot run git: {0} (is git installed and on PATH?)")]
+    Spawn(#[source] std::io::Error),
+    /// git ran and failed.
+    #[error("`git {args}` failed in `{dir}`: {stderr}")]
+    Failed {
+        /// The arguments, for the message.
+        args: String,
+        /// Where it ran.
+        dir: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// git printed something that is not UTF-8 where text was expected.
+    #[error("`git {0}` printed output that is not UTF-8")]
+    NotUtf8(String),
+}
+
+/// A git command under construction, hardened for trusted use.
+pub struct Git {
+    dir: PathBuf,
+    args: Vec<std::ffi::OsString>,
+}
+
+impl Git {
+    /// A git command that runs in `dir`.
+    pub fn new(dir: impl AsRef<Path>) -> Git {
+        Git {
+            dir: dir.as_ref().to_path_buf(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Appends one argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Appends arguments.
+    pub fn args<I, S>(mut self, args: I) -> Git
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.dir)
+            // Hooks and user configuration must not run or change behaviour
+            // of the commands planwright trusts.
+            .args([
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args([
+                "-c",
+                "core.autocrlf=false",
+                "-c",
+                "advice.detachedHead=false",
+            ])
+            .args(&self.args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn describe(&self) -> String {
+        self.args
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Runs the command; a non-zero exit is an error carrying git's stderr.
+    pub fn output(&self) -> Result<Output, GitError> {
+        let out = self.command().output().map_err(GitError::Spawn)?;
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(GitError::Failed {
+                args: self.describe(),
+                dir: self.dir.display().to_string(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// Runs the command and returns its stdout as text, trailing newline removed.
+    pub fn text(&self) -> Result<String, GitError> {
+        let out = self.output()?;
+        let mut s =
+            String::from_utf8(out.stdout).map_err(|_| GitError::NotUtf8(self.describe()))?;
+        while s.ends_with('\n') {
+            s.pop();
+        }
+        Ok(s)
+    }
+
+    /// Runs the command and reports only whether it exited 0 (for `rev-parse --verify` and the like).
+    pub fn succeeds(&self) -> Result<bool, GitError> {
+        let status = self
+            .command()
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(GitError::Spawn)?;
+        Ok(status.success())
+    }
+}
+
+/// The files git tracks at `rev` in the repository at `repo`, sorted.
+pub fn tracked_files(repo: &Path, rev: &str) -> Result<Vec<String>, GitError> {
+    let out = Git::new(repo)
+        .args(["ls-tree", "-r", "-z", "--name-only", "--full-tree", rev])
+        .output()?;
+    let mut files: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect();
+    files.sort();
+    Ok(files)
+}

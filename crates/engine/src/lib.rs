@@ -1,0 +1,4 @@
+//! planwright-engine: git, processes, agents, scheduler, merge queue, state store.
+#![deny(missing_docs)]
+
+pub mod git;

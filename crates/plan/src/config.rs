@@ -1,0 +1,230 @@
+//! `planwright.toml`: the run configuration, as pure data.
+//!
+//! Reading the file from disk is the caller's business; this module parses
+//! text, so the plan crate stays free of I/O. Unknown keys are errors, so a
+//! typo never silently falls back to a default.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Model routing: tier x pool hint -> candidate models, and pool caps.
+    #[serde(default)]
+    pub routing: Routing,
+    /// The codeboost `cmd` allowlist.
+    #[serde(default)]
+    pub commands: Commands,
+    /// standard_v1 settings.
+    #[serde(default)]
+    pub standard_v1: StandardV1Settings,
+}
+
+/// Why a configuration file was rejected.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ConfigError {
+    /// The parser's message, with line and column.
+    pub message: String,
+}
+
+impl Config {
+    /// Parses the text of a `planwright.toml`.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError {
+            message: e.to_string(),
+        })
+    }
+}
+
+/// The codeboost command allowlist: `[commands] allow = [["cargo", "test"]]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Commands {
+    /// Approved argv, matched by exact equality.
+    #[serde(default)]
+    pub allow: Vec<Vec<String>>,
+}
+
+/// `[standard_v1]` settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StandardV1Settings {
+    /// The implement stage's file cap; the cap advisories need it.
+    #[serde(default)]
+    pub max_files_changed: Option<u32>,
+}
+
+/// One model a ticket can be routed to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The model's name as the agent CLI knows it.
+    pub name: String,
+    /// Its family (`gemini`, `claude`, `gpt`, `gpt-oss`); pool hints select families.
+    pub family: String,
+    /// The tiers it serves.
+    pub tiers: Vec<String>,
+    /// The concurrency pool it counts against (see `caps`).
+    pub pool: String,
+}
+
+/// The routing table. `[routing]` in `planwright.toml` replaces any part it
+/// names; a part it leaves out keeps agb's default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Routing {
+    /// Candidate models, in order of preference.
+    #[serde(default = "default_models")]
+    pub models: Vec<Model>,
+    /// Pool hint -> the families it accepts. `auto` accepts every family.
+    #[serde(default = "default_hints")]
+    pub hints: BTreeMap<String, Vec<String>>,
+    /// Pool -> how many tickets may use it at once.
+    #[serde(default = "default_caps")]
+    pub caps: BTreeMap<String, u32>,
+}
+
+impl Default for Routing {
+    fn default() -> Self {
+        Routing {
+            models: default_models(),
+            hints: default_hints(),
+            caps: default_caps(),
+        }
+    }
+}
+
+/// The tiers a ticket may ask for.
+pub const TIERS: [&str; 3] = ["cheap", "mid", "frontier"];
+
+/// The tier of a ticket that names none.
+pub const DEFAULT_TIER: &str = "mid";
+
+impl Routing {
+    /// The models a ticket of `tier` with `pool_hint` may run on.
+    pub fn candidates(&self, tier: &str, pool_hint: &str) -> Vec<&Model> {
+        let families = self.hints.get(pool_hint);
+        self.models
+            .iter()
+            .filter(|m| m.tiers.iter().any(|t| t == tier))
+            .filter(|m| pool_hint == "auto" || families.is_some_and(|f| f.contains(&m.family)))
+            .collect()
+    }
+
+    /// Whether `hint` is a pool hint this table knows.
+    pub fn knows_hint(&self, hint: &str) -> bool {
+        hint == "auto" || self.hints.contains_key(hint)
+    }
+
+    /// The known pool hints, for error messages.
+    pub fn hint_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.hints.keys().map(String::as_str).collect();
+        names.push("auto");
+        names
+    }
+}
+
+fn model(name: &str, family: &str, tiers: &[&str], pool: &str) -> Model {
+    Model {
+        name: name.into(),
+        family: family.into(),
+        tiers: tiers.iter().map(|t| t.to_string()).collect(),
+        pool: pool.into(),
+    }
+}
+
+/// agb's defaults: cheap is Gemini-only; frontier is gemini-3.1-pro-high,
+/// claude-sonnet-4-6 and claude-opus-4-6-thinking. agb's newest table also
+/// makes mid Gemini-only, which rejects its own shipped template (ticket T2
+/// is mid + claude); the seed's template is the contract, so mid keeps
+/// claude-sonnet-4-6 here (see docs/formats/agb.md).
+fn default_models() -> Vec<Model> {
+    vec![
+        model("gemini-3-flash", "gemini", &["cheap"], "gemini-flash"),
+        model("gemini-3.1-pro-low", "gemini", &["mid"], "gemini-pro"),
+        model("gemini-3.1-pro-high", "gemini", &["frontier"], "gemini-pro"),
+        model(
+            "claude-sonnet-4-6",
+            "claude",
+            &["mid", "frontier"],
+            "claude",
+        ),
+        model(
+            "claude-opus-4-6-thinking",
+            "claude",
+            &["frontier"],
+            "claude",
+        ),
+    ]
+}
+
+fn default_hints() -> BTreeMap<String, Vec<String>> {
+    [
+        ("gemini", vec!["gemini"]),
+        ("claude", vec!["claude"]),
+        ("claude-gpt", vec!["claude", "gpt"]),
+        ("gpt-oss", vec!["gpt-oss"]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+    .collect()
+}
+
+fn default_caps() -> BTreeMap<String, u32> {
+    [
+        ("gemini-flash", 8),
+        ("gemini-pro", 4),
+        ("claude", 4),
+        ("gpt-oss", 2),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_table_matches_agb() {
+        let r = Routing::default();
+        assert!(r.candidates("cheap", "claude").is_empty());
+        assert!(!r.candidates("cheap", "gemini").is_empty());
+        assert!(
+            !r.candidates("mid", "claude").is_empty(),
+            "the seed's template uses mid + claude"
+        );
+        for tier in TIERS {
+            assert!(r.candidates(tier, "gpt-oss").is_empty());
+        }
+        let frontier: Vec<_> = r
+            .candidates("frontier", "auto")
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(
+            frontier,
+            [
+                "gemini-3.1-pro-high",
+                "claude-sonnet-4-6",
+                "claude-opus-4-6-thinking"
+            ]
+        );
+    }
+
+    #[test]
+    fn config_overrides_and_rejects_typos() {
+        let c = Config::parse(
+            "[[routing.models]]\nname='m'\nfamily='claude'\ntiers=['cheap']\npool='p'\n",
+        )
+        .unwrap();
+        assert_eq!(c.routing.candidates("cheap", "claude").len(), 1);
+        assert_eq!(c.routing.caps.get("claude"), Some(&4));
+        let err = Config::parse("[routin]\n").unwrap_err();
+        assert!(err.message.contains("routin"), "{}", err.message);
+    }
+}

@@ -1,0 +1,83 @@
+//! The ticket graph: references, cycles, and order.
+
+use crate::diag::{Diagnostic, Sink};
+use crate::model::Plan;
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+use std::collections::{HashMap, HashSet};
+
+/// The plan's tickets as a graph: an edge `a -> b` means `a` merges before `b` starts.
+pub fn graph(plan: &Plan) -> DiGraph<&str, ()> {
+    let mut g = DiGraph::with_capacity(plan.tickets.len(), plan.tickets.len());
+    let index: HashMap<&str, _> = plan
+        .tickets
+        .iter()
+        .map(|t| (t.id.as_str(), g.add_node(t.id.as_str())))
+        .collect();
+    for t in &plan.tickets {
+        for dep in &t.depends_on {
+            if let Some(&from) = index.get(dep.as_str()) {
+                g.add_edge(from, index[t.id.as_str()], ());
+            }
+        }
+    }
+    g
+}
+
+/// Every cycle of the graph, each as the ids on it in plan order.
+pub fn cycles(plan: &Plan) -> Vec<Vec<String>> {
+    let g = graph(plan);
+    let order: HashMap<&str, usize> = plan
+        .tickets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id.as_str(), i))
+        .collect();
+    let mut out: Vec<Vec<String>> = tarjan_scc(&g)
+        .into_iter()
+        .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
+        .map(|scc| {
+            let mut ids: Vec<&str> = scc.into_iter().map(|n| g[n]).collect();
+            ids.sort_by_key(|id| order[id]);
+            ids.into_iter().map(String::from).collect()
+        })
+        .collect();
+    out.sort_by_key(|ids| order[ids[0].as_str()]);
+    out
+}
+
+/// Checks that ids are unique, dependencies name existing tickets, and the
+/// graph is acyclic. `format` prefixes the codes (`native.dag.cycle`).
+pub fn check_references(plan: &Plan, format: &str, sink: &mut dyn Sink) {
+    let mut seen = HashSet::new();
+    for (i, t) in plan.tickets.iter().enumerate() {
+        if !seen.insert(t.id.as_str()) {
+            sink.push(Diagnostic::error(
+                format!("{format}.ticket.duplicate-id"),
+                format!("/tickets/{i}/id"),
+                format!("duplicate ticket id '{}'", t.id),
+            ));
+        }
+        for (j, dep) in t.depends_on.iter().enumerate() {
+            if plan.ticket(dep).is_none() {
+                sink.push(Diagnostic::error(
+                    format!("{format}.ticket.unknown-dependency"),
+                    format!("/tickets/{i}/depends_on/{j}"),
+                    format!("{}: depends on unknown ticket '{dep}'", t.id),
+                ));
+            }
+        }
+    }
+    for cycle in cycles(plan) {
+        let i = plan
+            .tickets
+            .iter()
+            .position(|t| t.id == cycle[0])
+            .unwrap_or(0);
+        sink.push(Diagnostic::error(
+            format!("{format}.dag.cycle"),
+            format!("/tickets/{i}"),
+            format!("dependency cycle among tickets {}", cycle.join(", ")),
+        ));
+    }
+}

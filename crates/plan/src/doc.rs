@@ -1,0 +1,397 @@
+//! Source documents: the text of a plan file parsed into a tree that
+//! remembers where every value stands, so that a diagnostic's JSON Pointer
+//! can be shown as a line, a column and an underlined span.
+
+use crate::diag::Diagnostic;
+use crate::pointer::{self, Pointer};
+use serde_json::Value;
+
+/// A byte range in the source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// A span from `start` to `end`.
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+}
+
+/// The surface syntax a document was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// JSON (RFC 8259).
+    Json,
+    /// YAML 1.2, restricted to the JSON data model.
+    Yaml,
+}
+
+/// A value with its place in the source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Where the value stands.
+    pub span: Span,
+    /// The value.
+    pub kind: NodeKind,
+}
+
+/// The JSON data model, keeping duplicate keys and raw number text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number, as written.
+    Number(String),
+    /// A string, unescaped.
+    String(String),
+    /// An array.
+    Array(Vec<Node>),
+    /// An object; members in source order, duplicates kept.
+    Object(Vec<Member>),
+}
+
+/// One `key: value` of an object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// The key, unescaped.
+    pub key: String,
+    /// Where the key stands.
+    pub key_span: Span,
+    /// The value.
+    pub value: Node,
+}
+
+/// A parsed plan file.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The file name as the user gave it.
+    pub path: String,
+    /// The whole text.
+    pub text: String,
+    /// JSON or YAML.
+    pub syntax: Syntax,
+    /// The root value.
+    pub root: Node,
+}
+
+/// Why a text could not be read as a document: a diagnostic with a span.
+#[derive(Debug, Clone)]
+pub struct SyntaxError {
+    /// The diagnostic (code `json.syntax` or `yaml.syntax` and the like).
+    pub diagnostic: Diagnostic,
+    /// Where the parser stopped.
+    pub span: Span,
+}
+
+impl Document {
+    /// Parses `text` as JSON, or as YAML when `path` ends in `.yaml`/`.yml`.
+    pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            crate::yaml::parse(path, text)
+        } else {
+            parse_json(path, text)
+        }
+    }
+
+    /// The document as a `serde_json::Value` (for a duplicate key, the last wins).
+    pub fn value(&self) -> Value {
+        to_value(&self.root)
+    }
+
+    /// The node at `pointer`, if there is one.
+    pub fn node(&self, pointer: &str) -> Option<&Node> {
+        let mut node = &self.root;
+        for token in pointer::tokens(pointer)? {
+            node = match &node.kind {
+                NodeKind::Object(members) => &members.iter().rev().find(|m| m.key == token)?.value,
+                NodeKind::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// The span to underline for `pointer`: the value itself, or the nearest
+    /// enclosing value that exists (a missing key underlines its object).
+    pub fn locate(&self, pointer: &str) -> Span {
+        let Some(tokens) = pointer::tokens(pointer) else {
+            return self.root.span;
+        };
+        let mut node = &self.root;
+        for token in tokens {
+            let next = match &node.kind {
+                NodeKind::Object(members) => members
+                    .iter()
+                    .rev()
+                    .find(|m| m.key == token)
+                    .map(|m| &m.value),
+                NodeKind::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => return opening(node.span),
+            }
+        }
+        node.span
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        line_col(&self.text, offset)
+    }
+
+    /// Every key that appears more than once in its object: the pointer of
+    /// the object member and the span of the repeated key.
+    pub fn duplicate_keys(&self) -> Vec<(Pointer, Span)> {
+        let mut out = Vec::new();
+        collect_duplicates(&self.root, &Pointer::root(), &mut out);
+        out
+    }
+}
+
+/// The first character of a span, so that a missing key underlines the
+/// object's opening brace rather than the whole (possibly huge) object.
+fn opening(span: Span) -> Span {
+    Span::new(
+        span.start,
+        (span.start + 1).min(span.end.max(span.start + 1)),
+    )
+}
+
+/// 1-based line and column (in characters) of a byte offset in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = floor_char_boundary(text, offset.min(text.len()));
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, text[line_start..offset].chars().count() + 1)
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn collect_duplicates(node: &Node, at: &Pointer, out: &mut Vec<(Pointer, Span)>) {
+    match &node.kind {
+        NodeKind::Object(members) => {
+            for (i, m) in members.iter().enumerate() {
+                if members[..i].iter().any(|earlier| earlier.key == m.key) {
+                    out.push((at.key(&m.key), m.key_span));
+                }
+                collect_duplicates(&m.value, &at.key(&m.key), out);
+            }
+        }
+        NodeKind::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect_duplicates(item, &at.index(i), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Converts a node tree to a `serde_json::Value`.
+pub fn to_value(node: &Node) -> Value {
+    match &node.kind {
+        NodeKind::Null => Value::Null,
+        NodeKind::Bool(b) => Value::Bool(*b),
+        NodeKind::Number(raw) => serde_json::from_str::<serde_json::Number>(raw)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        NodeKind::String(s) => Value::String(s.clone()),
+        NodeKind::Array(items) => Value::Array(items.iter().map(to_value).collect()),
+        NodeKind::Object(members) => {
+            let mut map = serde_json::Map::new();
+            for m in members {
+                // Remove first so a repeated key keeps its last value *and*
+                // the position of that last occurrence.
+                map.remove(&m.key);
+                map.insert(m.key.clone(), to_value(&m.value));
+            }
+            Value::Object(map)
+        }
+    }
+}
+
+fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
+    use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
+    let options = ParseOptions {
+        allow_comments: false,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    };
+    let syntax_error = |start: usize, end: usize, message: String| SyntaxError {
+        diagnostic: Diagnostic::error("json.syntax", "", message).with_hint(
+            "the file must be one JSON value (RFC 8259): no comments, no trailing commas",
+        ),
+        span: Span::new(start, end.max(start)),
+    };
+    let parsed = match parse_to_ast(&text, &CollectOptions::default(), &options) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let range = e.range();
+            return Err(syntax_error(
+                range.start,
+                range.end,
+                format!("invalid JSON: {}", e.kind()),
+            ));
+        }
+    };
+    let Some(value) = parsed.value else {
+        return Err(syntax_error(
+            0,
+            text.len(),
+            "invalid JSON: the file is empty".into(),
+        ));
+    };
+    let root = json_node(&value, &text).map_err(|span| {
+        syntax_error(
+            span.start,
+            span.end,
+            "invalid JSON: not a number RFC 8259 allows".into(),
+        )
+    })?;
+    Ok(Document {
+        path: path.to_string(),
+        syntax: Syntax::Json,
+        root,
+        text,
+    })
+}
+
+fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, Span> {
+    use jsonc_parser::ast::{ObjectPropName, Value as V};
+    use jsonc_parser::common::Ranged;
+    let r = value.range();
+    let span = Span::new(r.start, r.end);
+    let kind = match value {
+        V::NullKeyword(_) => NodeKind::Null,
+        V::BooleanLit(b) => NodeKind::Bool(b.value),
+        V::NumberLit(n) => {
+            if !is_json_number(n.value) {
+                return Err(span);
+            }
+            NodeKind::Number(n.value.to_string())
+        }
+        V::StringLit(s) => NodeKind::String(s.value.to_string()),
+        V::Array(a) => NodeKind::Array(
+            a.elements
+                .iter()
+                .map(|e| json_node(e, text))
+                .collect::<Result<_, _>>()?,
+        ),
+        V::Object(o) => NodeKind::Object(
+            o.properties
+                .iter()
+                .map(|p| {
+                    let (key, kr) = match &p.name {
+                        ObjectPropName::String(s) => (s.value.to_string(), s.range),
+                        ObjectPropName::Word(w) => (w.value.to_string(), w.range),
+                    };
+                    Ok(Member {
+                        key,
+                        key_span: Span::new(kr.start, kr.end),
+                        value: json_node(&p.value, text)?,
+                    })
+                })
+                .collect::<Result<_, Span>>()?,
+        ),
+    };
+    Ok(Node { span, kind })
+}
+
+/// RFC 8259 number grammar: `-? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?`.
+fn is_json_number(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - s
+    };
+    let int_start = i;
+    let n = digits(&mut i);
+    if n == 0 || (n > 1 && b[int_start] == b'0') {
+        return false;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Document {
+        Document::parse("t.json", text.to_string()).unwrap()
+    }
+
+    #[test]
+    fn locates_values_and_missing_keys() {
+        let d = doc("{\n  \"a\": [1, {\"b\": \"x\"}]\n}\n");
+        let s = d.locate("/a/1/b");
+        assert_eq!(&d.text[s.start..s.end], "\"x\"");
+        assert_eq!(d.line_col(s.start), (2, 18));
+        let missing = d.locate("/a/1/zzz");
+        assert_eq!(&d.text[missing.start..missing.end], "{");
+    }
+
+    #[test]
+    fn rejects_non_json() {
+        for bad in [
+            "{\"a\": 1,}",
+            "// c\n{}",
+            "{'a': 1}",
+            "{\"a\": 01}",
+            "{\"a\": +1}",
+            "",
+            "{\"a\": .5}",
+        ] {
+            assert!(Document::parse("t.json", bad.to_string()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_kept_and_reported() {
+        let d = doc("{\"a\": 1, \"a\": 2}");
+        assert_eq!(d.value()["a"], 2);
+        let dups = d.duplicate_keys();
+        assert_eq!(dups.len(), 1);
+        assert_eq!(dups[0].0.as_str(), "/a");
+    }
+}

@@ -1,0 +1,798 @@
+//! agb's plan format: every rule of agb's `validatePlan`, plus the checks
+//! agb leaves to run time (see `docs/formats/agb.md`).
+
+use super::Options;
+use crate::config::{Routing, DEFAULT_TIER, TIERS};
+use crate::diag::{Diagnostic, Sink};
+use crate::doc::Document;
+use crate::model::{Format, Gate, Plan, Review, ScopeEntry, ScopeOp, Ticket};
+use crate::pathspec;
+use crate::pointer::Pointer;
+use crate::refname::ref_name_problem;
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+/// agb's `TICKET_ID_RE`.
+pub static TICKET_ID_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$").expect("valid regex"));
+
+/// agb's `NPM_GATE_RE`: the only gate commands strict mode allows.
+pub static NPM_GATE_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^npm (test|run [a-zA-Z0-9_:-]+)$").expect("valid regex"));
+
+const PLAN_KEYS: [&str; 6] = ["repo", "base", "gate", "tickets", "caps", "prosecution"];
+const TICKET_KEYS: [&str; 8] = [
+    "id",
+    "title",
+    "body",
+    "scope",
+    "rails",
+    "edges",
+    "tier",
+    "pool_hint",
+];
+const POOL_HINTS: [&str; 5] = ["gemini", "claude", "claude-gpt", "gpt-oss", "auto"];
+const DEFAULT_POOL_HINT: &str = "auto";
+
+/// Validates an agb plan; returns the IR when there is no error.
+pub fn validate(
+    doc: &Document,
+    value: &Value,
+    options: &Options,
+    sink: &mut dyn Sink,
+) -> Option<Plan> {
+    for (at, _) in doc.duplicate_keys() {
+        sink.push(
+            Diagnostic::warning(
+                "agb.json.duplicate-key",
+                &at,
+                format!("duplicate key; agb uses the last value ({at})"),
+            )
+            .with_hint("remove one of the two"),
+        );
+    }
+    let Some(root) = value.as_object() else {
+        sink.push(Diagnostic::error(
+            "agb.plan.type",
+            "",
+            "an agb plan must be a JSON object",
+        ));
+        return None;
+    };
+    let root_ptr = Pointer::root();
+    unknown_keys(root, &PLAN_KEYS, &root_ptr, "plan", sink);
+    if let Some(v) = root.get("adlcBin") {
+        let _ = v;
+        sink.push(
+            Diagnostic::error(
+                "agb.plan.adlc-bin",
+                "/adlcBin",
+                "plan.adlcBin is prohibited",
+            )
+            .with_hint("remove `adlcBin`; agents are chosen with `--agent`"),
+        );
+    }
+    let repo = match root.get("repo") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        _ => {
+            sink.push(Diagnostic::error("agb.plan.repo", "/repo", "plan.repo is required").with_hint(
+                "set `repo` to the path of the target repository (`run --repo` may override it)",
+            ));
+            None
+        }
+    };
+    let base = check_base(root, sink);
+    let gates = check_gate(root, options.strict_gates, sink);
+    let caps = check_caps(root, sink);
+    let review = check_prosecution(root, sink);
+    let tickets = check_tickets(root, &options.config.routing, sink);
+    let plan = Plan {
+        source_format: Format::Agb,
+        repo,
+        base,
+        gates,
+        tickets,
+        caps,
+        review,
+        metadata: Map::new(),
+    };
+    for cycle in crate::dag::cycles(&plan) {
+        let i = plan
+            .tickets
+            .iter()
+            .position(|t| t.id == cycle[0])
+            .unwrap_or(0);
+        sink.push(
+            Diagnostic::error(
+                "agb.graph.cycle",
+                format!("/tickets/{i}"),
+                format!("ticket graph has a cycle: {}", cycle.join(" -> ")),
+            )
+            .with_hint("remove one of the edges between these tickets"),
+        );
+    }
+    Some(plan)
+}
+
+fn unknown_keys(
+    obj: &Map<String, Value>,
+    known: &[&str],
+    at: &Pointer,
+    what: &str,
+    sink: &mut dyn Sink,
+) {
+    for key in obj.keys() {
+        if !known.contains(&key.as_str()) && key != "adlcBin" {
+            sink.push(
+                Diagnostic::warning(
+                    "agb.field.unknown",
+                    at.key(key),
+                    format!("unknown {what} field `{key}`; agb ignores it"),
+                )
+                .with_hint(format!("known {what} fields: {}", known.join(", "))),
+            );
+        }
+    }
+}
+
+fn check_base(root: &Map<String, Value>, sink: &mut dyn Sink) -> String {
+    match root.get("base") {
+        None => "main".to_string(),
+        Some(Value::String(s)) => {
+            if let Some(why) = ref_name_problem(s) {
+                sink.push(
+                    Diagnostic::error("agb.plan.base", "/base", format!("plan.base '{s}' is not a valid branch name: {why}"))
+                        .with_hint("agb would only fail when the run starts; name an existing branch such as `main`"),
+                );
+            }
+            s.clone()
+        }
+        Some(_) => {
+            sink.push(Diagnostic::error(
+                "agb.plan.base",
+                "/base",
+                "plan.base must be a string naming a branch",
+            ));
+            "main".to_string()
+        }
+    }
+}
+
+fn check_gate(root: &Map<String, Value>, strict: bool, sink: &mut dyn Sink) -> Vec<Gate> {
+    let missing = || {
+        Diagnostic::error(
+            "agb.gate.missing",
+            "/gate",
+            "plan.gate must declare at least one of build/test commands",
+        )
+        .with_hint("for example `\"gate\": {\"test\": \"npm test\"}`")
+    };
+    let Some(gate) = root.get("gate").and_then(Value::as_object) else {
+        sink.push(missing());
+        return Vec::new();
+    };
+    unknown_keys(
+        gate,
+        &["build", "test"],
+        &Pointer::root().key("gate"),
+        "gate",
+        sink,
+    );
+    let mut gates = Vec::new();
+    for name in ["build", "test"] {
+        let at = Pointer::root().key("gate").key(name);
+        match gate.get(name) {
+            None => {}
+            Some(Value::String(cmd)) if !cmd.trim().is_empty() => {
+                if strict && !NPM_GATE_RE.is_match(cmd) {
+                    sink.push(
+                        Diagnostic::error(
+                            "agb.gate.strict",
+                            &at,
+                            format!("plan.gate.{name} must match {} (got '{cmd}')", NPM_GATE_RE.as_str()),
+                        )
+                        .with_hint("use `npm test` or `npm run <script>`, or turn strict gates off with `--no-strict-gates` (or AGB_STRICT_GATES=0)"),
+                    );
+                }
+                match shlex::split(cmd) {
+                    Some(argv) if !argv.is_empty() => gates.push(Gate { name: name.to_string(), argv }),
+                    _ => sink.push(Diagnostic::error(
+                        "agb.gate.syntax",
+                        &at,
+                        format!("plan.gate.{name} cannot be split into words (unbalanced quote?): '{cmd}'"),
+                    )),
+                }
+            }
+            Some(_) => sink.push(Diagnostic::error(
+                "agb.gate.type",
+                &at,
+                format!("plan.gate.{name} must be a non-blank command string"),
+            )),
+        }
+    }
+    if !gate.contains_key("build") && !gate.contains_key("test") {
+        sink.push(missing());
+    }
+    gates
+}
+
+fn check_caps(root: &Map<String, Value>, sink: &mut dyn Sink) -> BTreeMap<String, u32> {
+    let mut caps = BTreeMap::new();
+    let Some(v) = root.get("caps") else {
+        return caps;
+    };
+    let Some(obj) = v.as_object() else {
+        sink.push(Diagnostic::error(
+            "agb.plan.caps",
+            "/caps",
+            "plan.caps must be an object of pool name -> positive integer",
+        ));
+        return caps;
+    };
+    for (pool, n) in obj {
+        match n
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .and_then(|n| u32::try_from(n).ok())
+        {
+            Some(n) => {
+                caps.insert(pool.clone(), n);
+            }
+            None => sink.push(
+                Diagnostic::error(
+                    "agb.plan.caps",
+                    Pointer::root().key("caps").key(pool),
+                    format!("plan.caps.{pool} must be a positive integer (got {n})"),
+                )
+                .with_hint(
+                    "agb does not check caps and misbehaves at run time; use a whole number >= 1",
+                ),
+            ),
+        }
+    }
+    caps
+}
+
+fn check_prosecution(root: &Map<String, Value>, sink: &mut dyn Sink) -> Review {
+    let mut review = Review::default();
+    let Some(p) = root.get("prosecution") else {
+        return review;
+    };
+    let Some(obj) = p.as_object() else {
+        sink.push(Diagnostic::error(
+            "agb.plan.prosecution",
+            "/prosecution",
+            "plan.prosecution must be an object",
+        ));
+        return review;
+    };
+    unknown_keys(
+        obj,
+        &["dryPasses"],
+        &Pointer::root().key("prosecution"),
+        "prosecution",
+        sink,
+    );
+    if let Some(n) = obj.get("dryPasses") {
+        match n
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .and_then(|n| u32::try_from(n).ok())
+        {
+            Some(n) => review.dry_passes = n,
+            None => sink.push(Diagnostic::error(
+                "agb.plan.dry-passes",
+                "/prosecution/dryPasses",
+                format!("plan.prosecution.dryPasses must be an integer >= 1 (got {n})"),
+            )),
+        }
+    }
+    review
+}
+
+fn check_tickets(root: &Map<String, Value>, routing: &Routing, sink: &mut dyn Sink) -> Vec<Ticket> {
+    let items = match root.get("tickets") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(Value::Array(_)) | None => {
+            sink.push(Diagnostic::error(
+                "agb.plan.tickets",
+                "/tickets",
+                "plan.tickets is empty",
+            ));
+            return Vec::new();
+        }
+        Some(_) => {
+            sink.push(Diagnostic::error(
+                "agb.plan.tickets",
+                "/tickets",
+                "plan.tickets must be an array of tickets",
+            ));
+            return Vec::new();
+        }
+    };
+    let mut tickets: Vec<Ticket> = Vec::new();
+    let mut edges: Vec<(usize, usize, String)> = Vec::new(); // (ticket, edge index, target)
+    for (i, item) in items.iter().enumerate() {
+        let at = Pointer::root().key("tickets").index(i);
+        let Some(obj) = item.as_object() else {
+            sink.push(Diagnostic::error(
+                "agb.ticket.type",
+                &at,
+                format!("tickets[{i}] must be an object"),
+            ));
+            continue;
+        };
+        let ticket = check_ticket(obj, &at, routing, sink);
+        for (j, to) in check_edges(obj, &ticket.id, &at, sink) {
+            edges.push((i, j, to));
+        }
+        tickets.push(ticket);
+    }
+    check_ids(&tickets, items, sink);
+    let by_id: HashMap<&str, usize> = tickets
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, t)| (t.id.as_str(), k))
+        .collect();
+    let mut deps: Vec<(usize, String)> = Vec::new();
+    for (i, j, to) in edges {
+        let from = items[i].get("id").and_then(Value::as_str).unwrap_or("");
+        match by_id.get(to.as_str()) {
+            Some(&k) => deps.push((k, from.to_string())),
+            None => sink.push(Diagnostic::error(
+                "agb.edge.unknown-target",
+                Pointer::root()
+                    .key("tickets")
+                    .index(i)
+                    .key("edges")
+                    .index(j)
+                    .key("to"),
+                format!("{from}: edge to unknown ticket '{to}'"),
+            )),
+        }
+    }
+    for (k, from) in deps {
+        if !tickets[k].depends_on.contains(&from) {
+            tickets[k].depends_on.push(from);
+        }
+    }
+    tickets
+}
+
+fn check_ids(tickets: &[Ticket], items: &[Value], sink: &mut dyn Sink) {
+    let mut exact: HashMap<&str, usize> = HashMap::new();
+    let mut lower: HashMap<String, usize> = HashMap::new();
+    let positions = items
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_object())
+        .map(|(i, _)| i);
+    for (t, i) in tickets.iter().zip(positions) {
+        let at = Pointer::root().key("tickets").index(i).key("id");
+        if t.id.is_empty() {
+            continue;
+        }
+        if let Some(&first) = exact.get(t.id.as_str()) {
+            sink.push(
+                Diagnostic::error(
+                    "agb.ticket.duplicate-id",
+                    &at,
+                    format!("duplicate ticket id '{}'", t.id),
+                )
+                .with_hint(format!(
+                    "tickets[{first}] has the same id; ids must be unique"
+                )),
+            );
+            continue;
+        }
+        exact.insert(&t.id, i);
+        match lower.get(&t.id.to_lowercase()) {
+            Some(&first) => sink.push(
+                Diagnostic::error(
+                    "agb.ticket.case-collision",
+                    &at,
+                    format!(
+                        "ticket id '{}' collides with '{}' when lower-cased (branch agb/{}, worktree agb-{})",
+                        t.id,
+                        items[first]["id"].as_str().unwrap_or(""),
+                        t.id.to_lowercase(),
+                        t.id.to_lowercase()
+                    ),
+                )
+                .with_hint("ids must differ in more than letter case"),
+            ),
+            None => {
+                lower.insert(t.id.to_lowercase(), i);
+            }
+        }
+    }
+}
+
+fn check_ticket(
+    obj: &Map<String, Value>,
+    at: &Pointer,
+    routing: &Routing,
+    sink: &mut dyn Sink,
+) -> Ticket {
+    unknown_keys(obj, &TICKET_KEYS, at, "ticket", sink);
+    let id = check_id(obj, at, sink);
+    let label = if id.is_empty() {
+        at.to_string()
+    } else {
+        id.clone()
+    };
+    let title = match obj.get("title") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            sink.push(Diagnostic::error(
+                "agb.ticket.title",
+                at.key("title"),
+                format!("{label}: title must be a string"),
+            ));
+            String::new()
+        }
+    };
+    let body = match obj.get("body") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        _ => {
+            sink.push(
+                Diagnostic::error(
+                    "agb.ticket.body",
+                    at.key("body"),
+                    format!("{label}: body is required and must be a non-blank string"),
+                )
+                .with_hint(
+                    "the body is the agent's prompt: what to build and how to know it is done",
+                ),
+            );
+            String::new()
+        }
+    };
+    let scope = match obj.get("scope") {
+        Some(Value::Array(a)) if !a.is_empty() => {
+            pathspecs(a, &at.key("scope"), &label, "scope", sink)
+        }
+        _ => {
+            sink.push(
+                Diagnostic::error("agb.ticket.scope", at.key("scope"), format!("{label}: scope must be a non-empty array"))
+                    .with_hint("list the files or globs the ticket may change, for example `[\"src/parser.rs\"]`"),
+            );
+            Vec::new()
+        }
+    };
+    let rails = match obj.get("rails") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => pathspecs(a, &at.key("rails"), &label, "rails", sink),
+        Some(_) => {
+            sink.push(Diagnostic::error(
+                "agb.ticket.rails",
+                at.key("rails"),
+                format!("{label}: rails must be an array of pathspecs"),
+            ));
+            Vec::new()
+        }
+    };
+    let tier = enum_field(obj, "tier", &TIERS, at, &label, sink);
+    let pool_hint = enum_field(obj, "pool_hint", &POOL_HINTS, at, &label, sink);
+    check_route(
+        tier.as_deref(),
+        pool_hint.as_deref(),
+        obj,
+        at,
+        &label,
+        routing,
+        sink,
+    );
+    Ticket {
+        id,
+        title,
+        body,
+        scope: scope.into_iter().map(ScopeEntry::any).collect(),
+        rails,
+        depends_on: Vec::new(),
+        tier,
+        pool_hint,
+        model: None,
+        gates: Vec::new(),
+        checks: Vec::new(),
+        counterfactuals: Vec::new(),
+        estimate_minutes: None,
+        metadata: Map::new(),
+    }
+}
+
+fn check_id(obj: &Map<String, Value>, at: &Pointer, sink: &mut dyn Sink) -> String {
+    let at = at.key("id");
+    let Some(id) = obj.get("id").and_then(Value::as_str) else {
+        sink.push(Diagnostic::error(
+            "agb.ticket.id",
+            &at,
+            "ticket id is required and must be a string",
+        ));
+        return String::new();
+    };
+    if !TICKET_ID_RE.is_match(id) {
+        sink.push(Diagnostic::error(
+            "agb.ticket.id",
+            &at,
+            format!("ticket id '{id}' must match {}", TICKET_ID_RE.as_str()),
+        ));
+    } else if let Some(why) = ref_name_problem(&format!("agb/{}", id.to_lowercase())) {
+        sink.push(
+            Diagnostic::error("agb.ticket.id-ref", &at, format!("ticket id '{id}' cannot be a git branch name: {why}"))
+                .with_hint("agb accepts this id but its run fails when it creates the branch; rename the ticket"),
+        );
+    }
+    id.to_string()
+}
+
+fn check_edges(
+    obj: &Map<String, Value>,
+    id: &str,
+    at: &Pointer,
+    sink: &mut dyn Sink,
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let Some(edges) = obj.get("edges") else {
+        return out;
+    };
+    let Some(edges) = edges.as_array() else {
+        sink.push(Diagnostic::error(
+            "agb.ticket.edges",
+            at.key("edges"),
+            format!("{id}: edges must be an array of {{\"to\": ID}}"),
+        ));
+        return out;
+    };
+    for (j, edge) in edges.iter().enumerate() {
+        let eat = at.key("edges").index(j);
+        match edge.get("to").and_then(Value::as_str) {
+            Some(to) if !to.trim().is_empty() => {
+                if to == id {
+                    sink.push(Diagnostic::error(
+                        "agb.edge.self",
+                        eat.key("to"),
+                        format!("{id}: edge to itself"),
+                    ));
+                } else {
+                    out.push((j, to.to_string()));
+                }
+            }
+            _ => sink.push(Diagnostic::error(
+                "agb.edge.to",
+                eat.key("to"),
+                format!("{id}: edge must have a non-blank string `to`"),
+            )),
+        }
+    }
+    out
+}
+
+fn pathspecs(
+    items: &[Value],
+    at: &Pointer,
+    label: &str,
+    field: &str,
+    sink: &mut dyn Sink,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let Some(raw) = item.as_str() else {
+            sink.push(Diagnostic::error(
+                "agb.pathspec.type",
+                at.index(k),
+                format!("{label}: {field}[{k}] must be a string"),
+            ));
+            continue;
+        };
+        match pathspec::check(raw) {
+            Ok(spec) => out.push(spec),
+            Err(e) => sink.push(Diagnostic::error(
+                format!("agb.pathspec.{}", e.rule()),
+                at.index(k),
+                format!(
+                    "{label}: {field}[{k}] '{raw}' is not a valid pathspec: {}",
+                    e.reason()
+                ),
+            )),
+        }
+    }
+    out
+}
+
+fn enum_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    allowed: &[&str],
+    at: &Pointer,
+    label: &str,
+    sink: &mut dyn Sink,
+) -> Option<String> {
+    let v = obj.get(key)?;
+    match v.as_str() {
+        Some(s) if allowed.contains(&s) => Some(s.to_string()),
+        _ => {
+            sink.push(Diagnostic::error(
+                format!("agb.ticket.{}", key.replace('_', "-")),
+                at.key(key),
+                format!(
+                    "{label}: {key} must be one of {} (got {v})",
+                    allowed.join(", ")
+                ),
+            ));
+            None
+        }
+    }
+}
+
+fn check_route(
+    tier: Option<&str>,
+    hint: Option<&str>,
+    obj: &Map<String, Value>,
+    at: &Pointer,
+    label: &str,
+    routing: &Routing,
+    sink: &mut dyn Sink,
+) {
+    let bad = |k: &str| {
+        obj.get(k)
+            .is_some_and(|v| !v.as_str().is_some_and(|s| !s.is_empty()))
+    };
+    if bad("tier") || bad("pool_hint") {
+        return; // already reported
+    }
+    let (tier, hint) = (
+        tier.unwrap_or(DEFAULT_TIER),
+        hint.unwrap_or(DEFAULT_POOL_HINT),
+    );
+    if (obj.contains_key("tier") && !TIERS.contains(&tier))
+        || (obj.contains_key("pool_hint") && !POOL_HINTS.contains(&hint))
+    {
+        return;
+    }
+    if !routing.knows_hint(hint) || routing.candidates(tier, hint).is_empty() {
+        let field = if obj.contains_key("pool_hint") {
+            "pool_hint"
+        } else {
+            "tier"
+        };
+        sink.push(
+            Diagnostic::error(
+                "agb.ticket.no-candidates",
+                at.key(field),
+                format!("{label}: tier '{tier}' with pool_hint '{hint}' has no model candidates"),
+            )
+            .with_hint(
+                "pick another tier or pool_hint, or add a model to `[routing]` in planwright.toml",
+            ),
+        );
+    }
+}
+
+/// Writes `plan` as an agb plan; pushes a warning for everything agb cannot say.
+pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
+    let mut root = Map::new();
+    root.insert(
+        "repo".into(),
+        plan.repo.clone().unwrap_or_else(|| ".".into()).into(),
+    );
+    if plan.repo.is_none() {
+        sink.push(Diagnostic::warning(
+            "convert.agb.repo",
+            "/repo",
+            "agb requires `repo`; wrote \".\" (set it before running agb)",
+        ));
+    }
+    root.insert("base".into(), plan.base.clone().into());
+    let mut gate = Map::new();
+    for (i, g) in plan.gates.iter().enumerate() {
+        let name = if g.name == "build" || g.name == "test" {
+            g.name.as_str()
+        } else {
+            "test"
+        };
+        if gate.contains_key(name) {
+            sink.push(Diagnostic::warning(
+                "convert.agb.gate",
+                format!("/gates/{i}"),
+                format!(
+                    "agb has one build and one test gate; dropped gate '{}'",
+                    g.name
+                ),
+            ));
+            continue;
+        }
+        gate.insert(
+            name.into(),
+            shlex::try_join(g.argv.iter().map(String::as_str))
+                .unwrap_or_else(|_| g.argv.join(" "))
+                .into(),
+        );
+    }
+    root.insert("gate".into(), Value::Object(gate));
+    let mut tickets = Vec::new();
+    for (i, t) in plan.tickets.iter().enumerate() {
+        tickets.push(emit_ticket(plan, i, t, sink));
+    }
+    root.insert("tickets".into(), tickets.into());
+    if !plan.caps.is_empty() {
+        root.insert(
+            "caps".into(),
+            serde_json::to_value(&plan.caps).unwrap_or_default(),
+        );
+    }
+    if plan.review.dry_passes != 1 {
+        root.insert(
+            "prosecution".into(),
+            serde_json::json!({"dryPasses": plan.review.dry_passes}),
+        );
+    }
+    Value::Object(root)
+}
+
+fn emit_ticket(plan: &Plan, i: usize, t: &Ticket, sink: &mut dyn Sink) -> Value {
+    let at = Pointer::root().key("tickets").index(i);
+    let mut obj = Map::new();
+    obj.insert("id".into(), t.id.clone().into());
+    if !t.title.is_empty() {
+        obj.insert("title".into(), t.title.clone().into());
+    }
+    obj.insert("body".into(), t.body.clone().into());
+    let mut scope = Vec::new();
+    for (k, s) in t.scope.iter().enumerate() {
+        if s.op != ScopeOp::Any {
+            sink.push(Diagnostic::warning(
+                "convert.agb.scope-op",
+                at.key("scope").index(k),
+                format!(
+                    "{}: agb has no per-file operations; '{}' may be changed in any way",
+                    t.id, s.pattern
+                ),
+            ));
+        }
+        if let ScopeOp::Rename { from } = &s.op {
+            scope.push(Value::from(from.clone()));
+        }
+        scope.push(s.pattern.clone().into());
+    }
+    obj.insert("scope".into(), scope.into());
+    if !t.rails.is_empty() {
+        obj.insert("rails".into(), t.rails.clone().into());
+    }
+    let edges: Vec<Value> = plan
+        .tickets
+        .iter()
+        .filter(|other| other.depends_on.contains(&t.id))
+        .map(|other| serde_json::json!({"to": other.id}))
+        .collect();
+    if !edges.is_empty() {
+        obj.insert("edges".into(), edges.into());
+    }
+    if let Some(tier) = &t.tier {
+        obj.insert("tier".into(), tier.clone().into());
+    }
+    if let Some(hint) = &t.pool_hint {
+        obj.insert("pool_hint".into(), hint.clone().into());
+    }
+    let dropped = [
+        ("model", t.model.is_some()),
+        ("gates", !t.gates.is_empty()),
+        ("checks", !t.checks.is_empty()),
+        ("counterfactuals", !t.counterfactuals.is_empty()),
+        ("estimate_minutes", t.estimate_minutes.is_some()),
+    ];
+    for (field, present) in dropped {
+        if present {
+            sink.push(Diagnostic::warning(
+                format!("convert.agb.{}", field.replace('_', "-")),
+                at.key(field),
+                format!("{}: agb tickets have no `{field}`; dropped", t.id),
+            ));
+        }
+    }
+    Value::Object(obj)
+}

@@ -1,0 +1,234 @@
+//! The plan formats: detection, and the validator and writer of each.
+//!
+//! Every validator walks the document, pushes every problem it finds into a
+//! sink (never stopping at the first), and returns the plan (IR) only when
+//! it found no error.
+
+pub mod agb;
+pub mod native;
+pub mod sweep;
+
+use crate::config::Config;
+use crate::diag::{Counting, Diagnostic, Sink};
+use crate::doc::Document;
+use crate::model::{Format, Plan};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Everything a validator may take into account besides the document.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Read the document as this format instead of detecting it.
+    pub format: Option<Format>,
+    /// agb: gates must be `npm test` or `npm run <script>`.
+    pub strict_gates: bool,
+    /// The configuration in force.
+    pub config: Config,
+    /// codeboost: the issue the plan must be for.
+    pub issue: Option<u64>,
+    /// standard_v1: coerce bare strings into objects where the schema allows.
+    pub coerce: bool,
+    /// standard_v1: the implement stage's file cap (overrides the config).
+    pub max_files_changed: Option<u32>,
+    /// The files of the repository tree the plan will run on, when known.
+    pub repo_files: Option<BTreeSet<String>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            format: None,
+            strict_gates: true,
+            config: Config::default(),
+            issue: None,
+            coerce: false,
+            max_files_changed: None,
+            repo_files: None,
+        }
+    }
+}
+
+/// What validating one document gave.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The format the document was read as, if one was chosen.
+    pub format: Option<Format>,
+    /// The plan, when there was no error.
+    pub plan: Option<Plan>,
+}
+
+/// Detects the format of `doc` (unless `options.format` says) and validates it.
+pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outcome {
+    let value = doc.value();
+    let format = match options.format {
+        Some(f) => f,
+        None => match detect(&value) {
+            Ok(f) => f,
+            Err(d) => {
+                sink.push(d);
+                return Outcome {
+                    format: None,
+                    plan: None,
+                };
+            }
+        },
+    };
+    let mut counting = Counting::new(sink);
+    let plan = match format {
+        Format::Agb => agb::validate(doc, &value, options, &mut counting),
+        Format::Native => native::validate(&value, &mut counting),
+        Format::Codeboost | Format::StandardV1 => {
+            counting.push(Diagnostic::error(
+                format!("{}.unsupported", format.name()),
+                "",
+                format!("the {} format is not read yet", format.name()),
+            ));
+            None
+        }
+    };
+    let plan = if counting.errors == 0 { plan } else { None };
+    Outcome {
+        format: Some(format),
+        plan,
+    }
+}
+
+/// How strongly a document looks like one format.
+enum Fit {
+    /// Every signature field is there.
+    Full,
+    /// Some of them are, with what is missing.
+    Partial(String),
+    /// None is, with why not.
+    No(String),
+}
+
+fn fit(format: Format, root: &serde_json::Map<String, Value>) -> Fit {
+    let has = |k: &str| root.contains_key(k);
+    match format {
+        Format::Native => match root.get("planwright") {
+            Some(v) if v == 1 => Fit::Full,
+            Some(v) => Fit::Partial(format!("`planwright` is {v}, expected 1")),
+            None => Fit::No("no `planwright` key".into()),
+        },
+        Format::StandardV1 => match root.get("plan_version") {
+            Some(v) if v == "standard_v1" => Fit::Full,
+            Some(v) => Fit::Partial(format!("`plan_version` is {v}, expected \"standard_v1\"")),
+            None => Fit::No("no `plan_version` key".into()),
+        },
+        Format::Codeboost => match (root.get("schema_version"), has("items")) {
+            (Some(v), true) if v == 1 => Fit::Full,
+            (Some(_), false) => Fit::Partial("no `items` key".into()),
+            (Some(v), true) => Fit::Partial(format!("`schema_version` is {v}, expected 1")),
+            (None, true) => Fit::Partial("no `schema_version` key".into()),
+            (None, false) => Fit::No("no `schema_version` and `items` keys".into()),
+        },
+        Format::Agb => match (has("tickets"), has("gate")) {
+            (true, true) => Fit::Full,
+            (true, false) => Fit::Partial("no `gate` key".into()),
+            (false, true) => Fit::Partial("no `tickets` key".into()),
+            (false, false) => Fit::No("no `tickets` and `gate` keys".into()),
+        },
+    }
+}
+
+/// Which format a document is written in.
+///
+/// A format whose signature fields are all present wins; when none is
+/// complete but exactly one is partly there, that one is chosen so that its
+/// validator can say precisely what is missing.
+pub fn detect(value: &Value) -> Result<Format, Diagnostic> {
+    let Some(root) = value.as_object() else {
+        return Err(Diagnostic::error(
+            "plan.format.unknown",
+            "",
+            "a plan must be a JSON object (or YAML mapping) at the top level",
+        ));
+    };
+    let fits: Vec<(Format, Fit)> = Format::ALL.into_iter().map(|f| (f, fit(f, root))).collect();
+    let full: Vec<Format> = fits
+        .iter()
+        .filter(|(_, x)| matches!(x, Fit::Full))
+        .map(|(f, _)| *f)
+        .collect();
+    let partial: Vec<Format> = fits
+        .iter()
+        .filter(|(_, x)| matches!(x, Fit::Partial(_)))
+        .map(|(f, _)| *f)
+        .collect();
+    match (full.as_slice(), partial.as_slice()) {
+        ([one], _) | ([], [one]) => Ok(*one),
+        ([], []) => {
+            let why: Vec<String> = fits
+                .iter()
+                .map(|(f, x)| match x {
+                    Fit::No(w) | Fit::Partial(w) => format!("{f}: {w}"),
+                    Fit::Full => unreachable!("no format fits fully here"),
+                })
+                .collect();
+            Err(Diagnostic::error(
+                "plan.format.unknown",
+                "",
+                format!(
+                    "cannot tell which plan format this is (tried {})",
+                    why.join("; ")
+                ),
+            )
+            .with_hint("pass `--format agb|codeboost|standard_v1|native` to choose one"))
+        }
+        (many, _) if many.len() > 1 => Err(ambiguous(many)),
+        (_, many) => Err(ambiguous(many)),
+    }
+}
+
+fn ambiguous(formats: &[Format]) -> Diagnostic {
+    let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+    Diagnostic::error(
+        "plan.format.ambiguous",
+        "",
+        format!(
+            "the document fits several plan formats: {}",
+            names.join(", ")
+        ),
+    )
+    .with_hint("pass `--format NAME` to choose one")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn detects_each_format() {
+        assert_eq!(
+            detect(&json!({"tickets": [], "gate": {}})).unwrap(),
+            Format::Agb
+        );
+        assert_eq!(
+            detect(&json!({"schema_version": 1, "items": []})).unwrap(),
+            Format::Codeboost
+        );
+        assert_eq!(
+            detect(&json!({"plan_version": "standard_v1"})).unwrap(),
+            Format::StandardV1
+        );
+        assert_eq!(detect(&json!({"planwright": 1})).unwrap(), Format::Native);
+        assert_eq!(detect(&json!({"tickets": []})).unwrap(), Format::Agb);
+    }
+
+    #[test]
+    fn unknown_and_ambiguous_say_why() {
+        let d = detect(&json!({"x": 1})).unwrap_err();
+        assert_eq!(d.code, "plan.format.unknown");
+        assert!(
+            d.message.contains("agb: no `tickets` and `gate` keys"),
+            "{}",
+            d.message
+        );
+        let d = detect(&json!({"tickets": [], "gate": {}, "planwright": 1})).unwrap_err();
+        assert_eq!(d.code, "plan.format.ambiguous");
+        assert!(d.message.contains("agb, native"), "{}", d.message);
+        assert_eq!(detect(&json!([])).unwrap_err().code, "plan.format.unknown");
+    }
+}

@@ -1,0 +1,66 @@
+//! The native format: the IR as JSON, with `"planwright": 1`.
+
+use crate::diag::{Diagnostic, Sink};
+use crate::model::Plan;
+use serde_json::Value;
+
+/// The version written in the `planwright` key.
+pub const VERSION: u64 = 1;
+
+/// Writes `plan` as a native document.
+pub fn emit(plan: &Plan) -> Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("planwright".into(), VERSION.into());
+    if let Value::Object(fields) = serde_json::to_value(plan).expect("the IR always serializes") {
+        doc.extend(fields);
+    }
+    Value::Object(doc)
+}
+
+/// Reads a native document back into the IR.
+pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
+    let mut fields = value.as_object()?.clone();
+    if fields.remove("planwright") != Some(Value::from(VERSION)) {
+        sink.push(Diagnostic::error(
+            "native.version",
+            "/planwright",
+            format!("`planwright` must be {VERSION}"),
+        ));
+        return None;
+    }
+    match serde_json::from_value::<Plan>(Value::Object(fields)) {
+        Ok(plan) => {
+            crate::dag::check_references(&plan, "native", sink);
+            Some(plan)
+        }
+        Err(e) => {
+            sink.push(Diagnostic::error(
+                "native.schema",
+                "",
+                format!("not a valid native plan: {e}"),
+            ));
+            None
+        }
+    }
+}
+
+/// The JSON Schema of the native format, generated from the IR types.
+pub fn schema() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(Plan)).expect("schemas serialize");
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("title".into(), "planwright native plan".into());
+        if let Some(Value::Object(props)) = obj.get_mut("properties") {
+            let mut with_version = serde_json::Map::new();
+            with_version.insert(
+                "planwright".into(),
+                serde_json::json!({"description": "Native format version.", "const": VERSION}),
+            );
+            with_version.extend(std::mem::take(props));
+            *props = with_version;
+        }
+        if let Some(Value::Array(req)) = obj.get_mut("required") {
+            req.insert(0, "planwright".into());
+        }
+    }
+    schema
+}

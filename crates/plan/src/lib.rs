@@ -1,0 +1,26 @@
+//! planwright-plan: the plan formats, the plan model (IR), validation and
+//! DAG analysis.
+//!
+//! This crate is pure: it never starts a process, touches git, reads the
+//! clock or the environment. Callers hand it text and settings; it hands
+//! back diagnostics and plans.
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod dag;
+pub mod diag;
+pub mod doc;
+pub mod formats;
+pub mod model;
+pub mod pathspec;
+pub mod pointer;
+pub mod refname;
+pub mod report;
+pub mod schema;
+pub mod yaml;
+
+pub use diag::{Diagnostic, Severity, Sink};
+pub use doc::Document;
+pub use formats::Options;
+pub use model::{Format, Plan};
+pub use report::{validate_text, FileReport};

@@ -1,0 +1,246 @@
+//! The plan model (IR): what every format is parsed into and what everything
+//! after parsing (analysis, conversion, execution) sees.
+//!
+//! It is also the native format (`"planwright": 1`), so every type here
+//! serializes losslessly and has a JSON Schema (`schemas/native.schema.json`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The plan formats planwright reads and writes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// agb's plan (`tickets` and `gate`).
+    Agb,
+    /// codeboost plan v1 (`schema_version: 1` and `items`).
+    Codeboost,
+    /// fishhawk's standard_v1 (`plan_version: "standard_v1"`).
+    #[serde(rename = "standard_v1")]
+    StandardV1,
+    /// planwright's own IR (`planwright: 1`).
+    Native,
+}
+
+impl Format {
+    /// Every format, in detection order.
+    pub const ALL: [Format; 4] = [
+        Format::Agb,
+        Format::Codeboost,
+        Format::StandardV1,
+        Format::Native,
+    ];
+
+    /// The name used on the command line, in JSON output and in codes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Agb => "agb",
+            Format::Codeboost => "codeboost",
+            Format::StandardV1 => "standard_v1",
+            Format::Native => "native",
+        }
+    }
+
+    /// Parses a format name as written on the command line.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A validated plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// The format the plan was read from.
+    pub source_format: Format,
+    /// The target repository, when the format names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// The branch the tickets merge into.
+    pub base: String,
+    /// Gates every ticket must pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<Gate>,
+    /// The tickets, in source order.
+    pub tickets: Vec<Ticket>,
+    /// Per-pool concurrency caps (pool name -> at most this many at once).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub caps: BTreeMap<String, u32>,
+    /// Review settings.
+    #[serde(default)]
+    pub review: Review,
+    /// What the source format says that the model has no field for, kept for
+    /// lossless conversion back to that format.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Review settings of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// Consecutive "ship" verdicts a ticket needs from the reviewer.
+    pub dry_passes: u32,
+}
+
+impl Default for Review {
+    fn default() -> Self {
+        Review { dry_passes: 1 }
+    }
+}
+
+/// One unit of work: one worktree, one branch, one merged commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ticket {
+    /// Unique id; also the branch name `planwright/<id>`.
+    pub id: String,
+    /// Short title.
+    #[serde(default)]
+    pub title: String,
+    /// The prompt: what to do and how to know it is done.
+    pub body: String,
+    /// The files the ticket may change.
+    pub scope: Vec<ScopeEntry>,
+    /// Protected paths the ticket must not change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rails: Vec<String>,
+    /// Tickets that must merge before this one starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    /// Model tier (`cheap`, `mid`, `frontier`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// Model pool family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_hint: Option<String>,
+    /// A specific model, when the format names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Gates of this ticket, in addition to the plan's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<Gate>,
+    /// Statements a reviewer judges against the code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// Mutations that must make named tests fail.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counterfactuals: Vec<Counterfactual>,
+    /// Estimated minutes of work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_minutes: Option<u32>,
+    /// Format-specific fields kept for lossless conversion.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One entry of a ticket's scope: a path or glob and what may happen to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeEntry {
+    /// A repository-relative path or glob (`src/**`).
+    pub pattern: String,
+    /// What the ticket may do to the matching paths.
+    #[serde(flatten)]
+    pub op: ScopeOp,
+}
+
+impl ScopeEntry {
+    /// A pattern that may be changed in any way.
+    pub fn any(pattern: impl Into<String>) -> Self {
+        ScopeEntry {
+            pattern: pattern.into(),
+            op: ScopeOp::Any,
+        }
+    }
+}
+
+/// What a ticket may do to a scope entry's paths.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ScopeOp {
+    /// Create, modify or delete.
+    Any,
+    /// Create a path that does not exist in the base.
+    Create,
+    /// Modify a path that exists in the base.
+    Modify,
+    /// Delete a path that exists in the base.
+    Delete,
+    /// Move `from` to the pattern (optionally changing it).
+    Rename {
+        /// The old path.
+        from: String,
+    },
+}
+
+/// A command that must exit 0. Always an argv, never a shell string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    /// A name for reports (`test`, `build`, or the command itself).
+    pub name: String,
+    /// Program and arguments.
+    pub argv: Vec<String>,
+}
+
+/// A mutation of production code that must make the named tests fail,
+/// proving the tests depend on that code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Counterfactual {
+    /// Repository-relative path of the file to mutate.
+    pub control_path: String,
+    /// How to mutate it.
+    pub mutation: Mutation,
+    /// The tests that must go red.
+    pub tests: CounterfactualTests,
+}
+
+/// How a counterfactual mutates its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "form", rename_all = "snake_case")]
+pub enum Mutation {
+    /// Replace the single occurrence of `find` with `replace`.
+    FindReplace {
+        /// The exact text to replace.
+        find: String,
+        /// The replacement.
+        replace: String,
+    },
+    /// Apply a unified diff with `git apply`.
+    Patch {
+        /// The diff.
+        patch: String,
+    },
+}
+
+/// The tests a counterfactual runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CounterfactualTests {
+    /// Test selector (for Go, the `-run` regular expression).
+    pub run: String,
+    /// Package or path the tests live in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+}
+
+impl Plan {
+    /// The ticket with this id.
+    pub fn ticket(&self, id: &str) -> Option<&Ticket> {
+        self.tickets.iter().find(|t| t.id == id)
+    }
+}

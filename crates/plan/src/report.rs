@@ -1,0 +1,110 @@
+//! Validating one file, start to finish: parse, detect, validate, locate.
+
+use crate::diag::{Diagnostic, Severity};
+use crate::doc::{Document, Span};
+use crate::formats::{self, Options};
+use crate::model::{Format, Plan};
+use serde::Serialize;
+
+/// A diagnostic with its place in the file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Located {
+    /// The finding.
+    #[serde(flatten)]
+    pub diagnostic: Diagnostic,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The byte span to underline.
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// Everything validation says about one file (the `validate --output json` object).
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    /// The file as the user named it.
+    pub file: String,
+    /// The format it was read as, if any.
+    pub format: Option<Format>,
+    /// No errors.
+    pub valid: bool,
+    /// Number of errors.
+    pub errors: usize,
+    /// Number of warnings.
+    pub warnings: usize,
+    /// Every finding, in the order the validator found them.
+    pub diagnostics: Vec<Located>,
+    /// The text, for rendering.
+    #[serde(skip)]
+    pub text: String,
+    /// The plan, when valid.
+    #[serde(skip)]
+    pub plan: Option<Plan>,
+}
+
+/// Parses, detects and validates `text`, the content of the file `path`.
+pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
+    let mut diagnostics = Vec::new();
+    let (doc, outcome) = match Document::parse(path, text.clone()) {
+        Ok(doc) => {
+            let outcome = formats::validate(&doc, options, &mut diagnostics);
+            (Some(doc), outcome)
+        }
+        Err(e) => {
+            let (line, column) = crate::doc::line_col(&text, e.span.start);
+            let located = Located {
+                diagnostic: e.diagnostic,
+                line,
+                column,
+                span: e.span,
+            };
+            return finish(path, text, None, None, vec![located]);
+        }
+    };
+    let doc = doc.expect("parsed above");
+    let mut located: Vec<Located> = diagnostics
+        .into_iter()
+        .map(|d| {
+            let span = doc.locate(&d.pointer);
+            let (line, column) = doc.line_col(span.start);
+            Located {
+                diagnostic: d,
+                line,
+                column,
+                span,
+            }
+        })
+        .collect();
+    // Source order reads best, top to bottom; the sort is stable, so
+    // findings at one place keep the validator's order.
+    located.sort_by_key(|l| l.span.start);
+    finish(path, text, outcome.format, outcome.plan, located)
+}
+
+fn finish(
+    path: &str,
+    text: String,
+    format: Option<Format>,
+    plan: Option<Plan>,
+    diagnostics: Vec<Located>,
+) -> FileReport {
+    let count = |s: Severity| {
+        diagnostics
+            .iter()
+            .filter(|d| d.diagnostic.severity == s)
+            .count()
+    };
+    let errors = count(Severity::Error);
+    FileReport {
+        file: path.to_string(),
+        format,
+        valid: errors == 0,
+        errors,
+        warnings: count(Severity::Warning),
+        plan: if errors == 0 { plan } else { None },
+        diagnostics,
+        text,
+    }
+}
