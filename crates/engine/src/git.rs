@@ -30,6 +30,7 @@ pub enum GitError {
 pub struct Git {
     dir: PathBuf,
     args: Vec<std::ffi::OsString>,
+    envs: Vec<(String, String)>,
 }
 
 impl Git {
@@ -38,7 +39,14 @@ impl Git {
         Git {
             dir: dir.as_ref().to_path_buf(),
             args: Vec::new(),
+            envs: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable for this command only.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Git {
+        self.envs.push((key.into(), value.into()));
+        self
     }
 
     /// Appends one argument.
@@ -85,6 +93,7 @@ impl Git {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         cmd
     }
@@ -108,6 +117,21 @@ impl Git {
                 dir: self.dir.display().to_string(),
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             })
+        }
+    }
+
+    /// Runs the command and returns its output whatever the exit status
+    /// (for commands whose exit code is an answer, like `merge-tree`).
+    pub fn raw(&self) -> Result<Output, GitError> {
+        self.command().output().map_err(GitError::Spawn)
+    }
+
+    /// The error for a raw output that did not exit 0.
+    pub fn failure(&self, out: &Output) -> GitError {
+        GitError::Failed {
+            args: self.describe(),
+            dir: self.dir.display().to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         }
     }
 

@@ -1,4 +1,24 @@
 //! planwright-engine: git, processes, agents, scheduler, merge queue, state store.
 #![deny(missing_docs)]
 
+pub mod agent;
+pub mod charter;
+pub mod clock;
+pub mod error;
+pub mod events;
+pub mod executor;
+pub mod failure;
+pub mod gates;
 pub mod git;
+pub mod integrity;
+pub mod merge;
+pub mod process;
+pub mod repo;
+pub mod run;
+pub mod scheduler;
+pub mod state;
+pub mod verify;
+pub mod worktree;
+
+pub use error::EngineError;
+pub use failure::{Failure, FailureKind};

@@ -20,6 +20,72 @@ pub struct Config {
     /// standard_v1 settings.
     #[serde(default)]
     pub standard_v1: StandardV1Settings,
+    /// `[run]`: how `planwright run` schedules and retries.
+    #[serde(default)]
+    pub run: RunSettings,
+    /// `[gates]`: gates for formats that cannot state them, and their environment.
+    #[serde(default)]
+    pub gates: GateSettings,
+    /// `[worktree]`: how the per-slot worktrees are prepared.
+    #[serde(default)]
+    pub worktree: WorktreeSettings,
+    /// `[agent]`: which agent does the work.
+    #[serde(default)]
+    pub agent: AgentSettings,
+}
+
+/// `[run]` settings; each has a command-line flag that wins over it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSettings {
+    /// Tickets worked on at once (default: the number of cores).
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// Attempts per ticket before it fails (default 2).
+    #[serde(default)]
+    pub strikes: Option<u32>,
+    /// Wall-clock limit of one gate command, in seconds (default 600).
+    #[serde(default)]
+    pub gate_timeout_secs: Option<u64>,
+}
+
+/// `[gates]`: `run = [["cargo", "test"]]`, `env = ["RUST_LOG"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateSettings {
+    /// Gates added to every ticket, as argv (never a shell string).
+    #[serde(default)]
+    pub run: Vec<Vec<String>>,
+    /// Environment variables passed through to gates besides the built-in allowlist.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// `[worktree]`: `setup = [["npm", "ci"]]`, `pristine = false`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeSettings {
+    /// Commands run once in each new worktree slot, as argv.
+    #[serde(default)]
+    pub setup: Vec<Vec<String>>,
+    /// Also delete ignored files (such as `node_modules`) between tickets.
+    #[serde(default)]
+    pub pristine: bool,
+}
+
+/// `[agent]`: `name = "cmd"`, `cmd = "my-agent {prompt_file}"`, `timeout_secs = 1800`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSettings {
+    /// The agent: `cmd` or `scripted:DIR`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The `cmd` agent's command template.
+    #[serde(default)]
+    pub cmd: Option<String>,
+    /// Wall-clock limit of one agent attempt, in seconds (default 1800).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
 }
 
 /// Why a configuration file was rejected.
@@ -226,5 +292,15 @@ mod tests {
         assert_eq!(c.routing.caps.get("claude"), Some(&4));
         let err = Config::parse("[routin]\n").unwrap_err();
         assert!(err.message.contains("routin"), "{}", err.message);
+        let c = Config::parse(
+            "[gates]\nrun=[['cargo','test']]\nenv=['RUST_LOG']\n[run]\njobs=3\n[worktree]\npristine=true\n[agent]\nname='cmd'\ncmd='x {prompt_file}'\n",
+        )
+        .unwrap();
+        assert_eq!(c.gates.run, [["cargo", "test"]]);
+        assert_eq!(c.run.jobs, Some(3));
+        assert!(c.worktree.pristine);
+        assert_eq!(c.agent.cmd.as_deref(), Some("x {prompt_file}"));
+        let err = Config::parse("[gates]\nrn=[]\n").unwrap_err();
+        assert!(err.message.contains("rn"), "{}", err.message);
     }
 }

@@ -1,0 +1,98 @@
+//! The `cmd` agent: any program, from a template split into words like a
+//! shell splits them (no shell runs), with placeholders per argument.
+
+use super::{blocked_reason, Agent, AgentOutcome, AttemptContext};
+use crate::error::EngineError;
+use crate::process::{self, Cancel, Exit, Spec};
+use std::time::Duration;
+
+/// The placeholders a template may use.
+pub const PLACEHOLDERS: [&str; 4] = ["{worktree}", "{prompt_file}", "{ticket}", "{attempt}"];
+
+/// A program run once per attempt.
+pub struct CmdAgent {
+    template: Vec<String>,
+}
+
+impl CmdAgent {
+    /// Parses `template` (`"my-agent --prompt {prompt_file}"`).
+    pub fn new(template: &str) -> Result<CmdAgent, EngineError> {
+        let words = shlex::split(template)
+            .filter(|w| !w.is_empty())
+            .ok_or_else(|| EngineError::Settings(format!("cannot split the agent command into words (unbalanced quote?): `{template}`")))?;
+        Ok(CmdAgent { template: words })
+    }
+
+    /// The argv for one attempt.
+    pub fn argv(&self, ctx: &AttemptContext) -> Vec<String> {
+        self.template
+            .iter()
+            .map(|w| {
+                w.replace("{worktree}", &ctx.worktree.display().to_string())
+                    .replace("{prompt_file}", &ctx.prompt_file.display().to_string())
+                    .replace("{ticket}", &ctx.ticket)
+                    .replace("{attempt}", &ctx.attempt.to_string())
+            })
+            .collect()
+    }
+}
+
+impl Agent for CmdAgent {
+    fn name(&self) -> &str {
+        "cmd"
+    }
+
+    fn program(&self) -> Option<String> {
+        self.template.first().cloned()
+    }
+
+    fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentOutcome, EngineError> {
+        let mut env: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"))
+            .collect();
+        env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
+        env.push(("PLANWRIGHT_ATTEMPT".into(), ctx.attempt.to_string()));
+        env.push(("PLANWRIGHT_PROMPT_FILE".into(), ctx.prompt_file.display().to_string()));
+        let spec = Spec {
+            argv: self.argv(ctx),
+            cwd: ctx.worktree.clone(),
+            env,
+            stdin: Some(ctx.prompt_file.clone()),
+            timeout: ctx.timeout,
+            grace: Duration::from_secs(5),
+            log: Some(ctx.log.clone()),
+        };
+        let done = process::run(&spec, cancel)?;
+        Ok(match done.exit {
+            Exit::TimedOut => AgentOutcome::TimedOut,
+            Exit::Cancelled => AgentOutcome::Cancelled,
+            _ => match blocked_reason(&done.stdout_tail) {
+                Some(reason) => AgentOutcome::Blocked(reason),
+                None if done.success() => AgentOutcome::Finished,
+                None => AgentOutcome::Failed(format!("exited with {:?}\n{}", done.exit, done.output_tail)),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_fill_each_argument() {
+        let agent = CmdAgent::new("run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt}").unwrap();
+        let ctx = AttemptContext {
+            ticket: "T1".into(),
+            attempt: 2,
+            worktree: "/w t".into(),
+            prompt_file: "/p.md".into(),
+            log: "/l".into(),
+            timeout: None,
+        };
+        assert_eq!(agent.argv(&ctx), ["run-agent", "--in", "/w t", "-p", "/p.md", "T1-2"]);
+        assert!(CmdAgent::new("a 'b").is_err());
+        assert_eq!(blocked_reason("work\nTICKET-BLOCKED: no spec\n\n"), Some("no spec".into()));
+        assert_eq!(blocked_reason("TICKET-BLOCKED: x\nmore"), None);
+    }
+}

@@ -1,0 +1,116 @@
+//! The `scripted:DIR` agent: applies prepared work per ticket, no model.
+//!
+//! For ticket ID on attempt N it takes the first existing of
+//! `DIR/ID/attempt-N/` and `DIR/ID/`, then: copies its `files/` tree over the
+//! worktree (symlinks stay symlinks), deletes the paths listed in its
+//! `delete` file (one per line), applies its `patch` file with `git apply`,
+//! and, if it has a `blocked` file, gives up with that file's text as reason.
+
+use super::{Agent, AgentOutcome, AttemptContext};
+use crate::error::EngineError;
+use crate::git::Git;
+use crate::process::Cancel;
+use std::path::{Component, Path, PathBuf};
+
+/// The scripted agent.
+pub struct Scripted {
+    dir: PathBuf,
+}
+
+impl Scripted {
+    /// Fixtures under `dir`.
+    pub fn new(dir: PathBuf) -> Scripted {
+        Scripted { dir }
+    }
+
+    /// The fixture folder for this attempt.
+    pub fn fixture(&self, ticket: &str, attempt: u32) -> Option<PathBuf> {
+        let by_attempt = self.dir.join(ticket).join(format!("attempt-{attempt}"));
+        let any = self.dir.join(ticket);
+        [by_attempt, any].into_iter().find(|p| p.is_dir())
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> EngineError + '_ {
+    move |e| EngineError::io(path, e)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), EngineError> {
+    for entry in std::fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        let kind = entry.file_type().map_err(io(&src))?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dst).map_err(io(&dst))?;
+            copy_tree(&src, &dst)?;
+        } else if kind.is_symlink() {
+            let target = std::fs::read_link(&src).map_err(io(&src))?;
+            let _ = std::fs::remove_file(&dst);
+            std::os::unix::fs::symlink(&target, &dst).map_err(io(&dst))?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(io(&dst))?;
+        }
+    }
+    Ok(())
+}
+
+fn inside(rel: &str) -> bool {
+    Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+impl Agent for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn unusable(&self) -> Option<String> {
+        (!self.dir.is_dir()).then(|| format!("the scripted agent's folder `{}` does not exist", self.dir.display()))
+    }
+
+    fn attempt(&self, ctx: &AttemptContext, _cancel: &Cancel) -> Result<AgentOutcome, EngineError> {
+        let Some(fixture) = self.fixture(&ctx.ticket, ctx.attempt) else {
+            return Ok(AgentOutcome::Failed(format!(
+                "no fixture for ticket {} in `{}` (expected `{0}/attempt-{}/` or `{0}/`)",
+                ctx.ticket,
+                self.dir.display(),
+                ctx.attempt
+            )));
+        };
+        let mut log = format!("scripted agent: fixture `{}`\n", fixture.display());
+        let files = fixture.join("files");
+        if files.is_dir() {
+            copy_tree(&files, &ctx.worktree)?;
+            log.push_str("copied files/\n");
+        }
+        let delete = fixture.join("delete");
+        if delete.is_file() {
+            let list = std::fs::read_to_string(&delete).map_err(io(&delete))?;
+            for rel in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                if !inside(rel) {
+                    return Ok(AgentOutcome::Failed(format!("`delete` lists `{rel}`, which leaves the worktree")));
+                }
+                let path = ctx.worktree.join(rel);
+                let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
+                log.push_str(&format!("deleted {rel}\n"));
+            }
+        }
+        let patch = fixture.join("patch");
+        if patch.is_file() {
+            let out = Git::new(&ctx.worktree).args(["apply", "--whitespace=nowarn"]).arg(&patch).raw()?;
+            if !out.status.success() {
+                let why = String::from_utf8_lossy(&out.stderr).into_owned();
+                let _ = std::fs::write(&ctx.log, format!("{log}git apply failed:\n{why}"));
+                return Ok(AgentOutcome::Failed(format!("`git apply` of `{}` failed: {why}", patch.display())));
+            }
+            log.push_str("applied patch\n");
+        }
+        let _ = std::fs::write(&ctx.log, &log);
+        let blocked = fixture.join("blocked");
+        if blocked.is_file() {
+            let reason = std::fs::read_to_string(&blocked).map_err(io(&blocked))?;
+            return Ok(AgentOutcome::Blocked(reason.trim().to_string()));
+        }
+        Ok(AgentOutcome::Finished)
+    }
+}

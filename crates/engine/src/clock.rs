@@ -1,0 +1,68 @@
+//! Wall-clock timestamps as RFC 3339 UTC text, without a date crate.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Now, as `2026-11-29T21:42:11Z`.
+pub fn now() -> String {
+    format_unix(unix_now())
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Formats seconds since the epoch as RFC 3339 UTC.
+pub fn format_unix(secs: u64) -> String {
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A run id from the time: `20261129-214211`, plus a suffix against clashes.
+pub fn run_id(suffix: u32) -> String {
+    let stamp = format_unix(unix_now());
+    let compact: String = stamp
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .map(|c| if c == 'T' { '-' } else { c })
+        .collect();
+    if suffix == 0 {
+        compact
+    } else {
+        format!("{compact}-{suffix}")
+    }
+}
+
+// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(format_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_unix(1_796_074_931), "2026-11-30T21:42:11Z");
+    }
+}

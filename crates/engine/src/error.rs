@@ -1,0 +1,60 @@
+//! The engine's error type: what stops a run (as opposed to a ticket failing,
+//! which is a [`crate::failure::Failure`]).
+
+use crate::git::GitError;
+use std::path::PathBuf;
+
+/// Why the engine could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A git command failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The state store could not be read or written.
+    #[error("state store `.planwright/state.db`: {0}")]
+    State(#[from] rusqlite::Error),
+    /// A file could not be read or written.
+    #[error("cannot access `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A process could not be started.
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
+    /// The target is not usable (not a git repository, no base branch, ...).
+    #[error("{message}")]
+    Repo {
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        hint: Option<String>,
+    },
+    /// The settings cannot work (unknown agent, bad template, ...).
+    #[error("{0}")]
+    Settings(String),
+    /// The repository changed under the run in a way that cannot be trusted.
+    #[error("repository integrity: {0}")]
+    Integrity(String),
+}
+
+impl EngineError {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        EngineError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A repository problem with a hint.
+    pub fn repo(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        EngineError::Repo {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Why an attempt was rejected: a typed kind, stored and reported by name.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The kinds of rejection, serialized in snake_case (`scope_violation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The attempt changed nothing.
+    EmptyDiff,
+    /// A path outside the scope, traversal, an escaping symlink, or an
+    /// operation the scope does not allow.
+    ScopeViolation,
+    /// A protected path was changed.
+    RailViolation,
+    /// A script a gate relies on was changed (npm rules).
+    GateScriptTampering,
+    /// A gate exited non-zero.
+    GateFailure,
+    /// The agent or a gate ran out of time.
+    Timeout,
+    /// The agent said it gave up (`TICKET-BLOCKED: reason`).
+    AgentBlocked,
+    /// The agent exited non-zero.
+    AgentFailed,
+    /// The candidate does not merge onto the current base.
+    MergeConflict,
+}
+
+impl FailureKind {
+    /// Every kind, for docs and parsing.
+    pub const ALL: [FailureKind; 9] = [
+        FailureKind::EmptyDiff,
+        FailureKind::ScopeViolation,
+        FailureKind::RailViolation,
+        FailureKind::GateScriptTampering,
+        FailureKind::GateFailure,
+        FailureKind::Timeout,
+        FailureKind::AgentBlocked,
+        FailureKind::AgentFailed,
+        FailureKind::MergeConflict,
+    ];
+
+    /// The stored and printed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::EmptyDiff => "empty_diff",
+            FailureKind::ScopeViolation => "scope_violation",
+            FailureKind::RailViolation => "rail_violation",
+            FailureKind::GateScriptTampering => "gate_script_tampering",
+            FailureKind::GateFailure => "gate_failure",
+            FailureKind::Timeout => "timeout",
+            FailureKind::AgentBlocked => "agent_blocked",
+            FailureKind::AgentFailed => "agent_failed",
+            FailureKind::MergeConflict => "merge_conflict",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn from_name(name: &str) -> Option<FailureKind> {
+        FailureKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One rejection: its kind, a one-line message, and the evidence fed back to
+/// the next attempt (gate output tail, offending paths).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The kind.
+    pub kind: FailureKind,
+    /// One line for people.
+    pub message: String,
+    /// Longer evidence for the retry's charter.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub evidence: String,
+}
+
+impl Failure {
+    /// A failure without extra evidence.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        Failure {
+            kind,
+            message: message.into(),
+            evidence: String::new(),
+        }
+    }
+
+    /// Adds evidence.
+    pub fn with_evidence(mut self, evidence: impl Into<String>) -> Self {
+        self.evidence = evidence.into();
+        self
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}

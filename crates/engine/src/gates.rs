@@ -1,0 +1,121 @@
+//! Gates: argv commands (never a shell) that must exit 0, run with a
+//! timeout that ends their whole process group and a scrubbed environment.
+//! Their whole output is appended to the ticket's log; a failure carries the tail.
+
+use crate::error::EngineError;
+use crate::failure::{Failure, FailureKind};
+use crate::process::{self, Cancel, Exit, Spec};
+use planwright_plan::model::Gate;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How gates run.
+#[derive(Debug, Clone, Default)]
+pub struct GateSettings {
+    /// Variables passed through besides the built-in allowlist (`[gates] env`).
+    pub env: Vec<String>,
+    /// Wall-clock limit of each gate.
+    pub timeout: Option<Duration>,
+}
+
+/// How a round of gates ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every gate exited 0.
+    Pass,
+    /// A gate failed or timed out.
+    Fail(Failure),
+    /// The run was interrupted.
+    Cancelled,
+}
+
+const TAIL_LINES: usize = 40;
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+}
+
+/// Runs `gates` in order in `dir`, appending their output to `log`.
+pub fn run_gates(
+    gates: &[Gate],
+    dir: &Path,
+    settings: &GateSettings,
+    log: &Path,
+    cancel: &Cancel,
+) -> Result<Verdict, EngineError> {
+    for gate in gates {
+        let command = gate.argv.join(" ");
+        let scratch = log.with_extension("gate.tmp");
+        let spec = Spec {
+            argv: gate.argv.clone(),
+            cwd: dir.to_path_buf(),
+            env: process::scrubbed_env(&settings.env),
+            stdin: None,
+            timeout: settings.timeout,
+            grace: Duration::from_secs(5),
+            log: Some(scratch.clone()),
+        };
+        let done = match process::run(&spec, cancel) {
+            Ok(done) => done,
+            Err(e) => {
+                append(log, &format!("$ {command}\n{e}\n"))?;
+                return Ok(Verdict::Fail(Failure::new(FailureKind::GateFailure, format!("gate `{command}`: {e}"))));
+            }
+        };
+        let output = std::fs::read_to_string(&scratch).unwrap_or_else(|_| done.output_tail.clone());
+        let _ = std::fs::remove_file(&scratch);
+        append(log, &format!("$ {command}   (in {})\n{output}\n-> {:?}\n", dir.display(), done.exit))?;
+        match done.exit {
+            Exit::Code(0) => {}
+            Exit::Cancelled => return Ok(Verdict::Cancelled),
+            Exit::TimedOut => {
+                return Ok(Verdict::Fail(
+                    Failure::new(
+                        FailureKind::Timeout,
+                        format!("gate `{command}` ran out of time after {}s", settings.timeout.map_or(0, |t| t.as_secs())),
+                    )
+                    .with_evidence(tail(&done.output_tail)),
+                ))
+            }
+            other => {
+                let how = match other {
+                    Exit::Code(c) => format!("exited {c}"),
+                    Exit::Signal(s) => format!("was killed by signal {s}"),
+                    _ => "failed".into(),
+                };
+                return Ok(Verdict::Fail(
+                    Failure::new(FailureKind::GateFailure, format!("gate `{command}` {how}")).with_evidence(tail(&done.output_tail)),
+                ));
+            }
+        }
+    }
+    Ok(Verdict::Pass)
+}
+
+/// Appends `text` to the log at `path`.
+pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| EngineError::io(path, e))?;
+    f.write_all(text.as_bytes()).map_err(|e| EngineError::io(path, e))
+}
+
+/// Splits a `--gate "cargo test -q"` string into a gate, like a shell splits words.
+pub fn parse_gate(text: &str) -> Option<Gate> {
+    let argv = shlex::split(text).filter(|a| !a.is_empty())?;
+    Some(Gate { name: text.to_string(), argv })
+}
+
+/// A gate from a configured argv.
+pub fn gate_from_argv(argv: &[String]) -> Gate {
+    Gate { name: argv.join(" "), argv: argv.to_vec() }
+}
+
+/// Every program the gates need, for preflight.
+pub fn programs(gates: &[Gate]) -> Vec<PathBuf> {
+    gates.iter().filter_map(|g| g.argv.first()).map(PathBuf::from).collect()
+}

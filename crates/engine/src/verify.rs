@@ -1,0 +1,264 @@
+//! Scope and rails: the candidate's diff against the base commit, read from
+//! `git diff-tree -r -M -C -z` (both sides of renames and copies), checked
+//! against the ticket's declared scope entries and rails.
+
+use crate::error::EngineError;
+use crate::failure::{Failure, FailureKind};
+use crate::repo::Repo;
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use planwright_plan::model::{ScopeOp, Ticket};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+/// One changed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// git's status letter: A, M, D, T, R or C.
+    pub status: char,
+    /// The old path of a rename or copy.
+    pub from: Option<String>,
+    /// The path (the new one for renames and copies).
+    pub path: String,
+    /// The new file mode (`120000` for a symlink, `160000` for a submodule).
+    pub new_mode: String,
+    /// The new blob id.
+    pub new_blob: String,
+}
+
+/// The changes from `base` to `candidate`.
+pub fn changes(repo: &Repo, base: &str, candidate: &str) -> Result<Vec<Change>, EngineError> {
+    let out = repo
+        .git()
+        .args(["diff-tree", "-r", "-M", "-C", "--no-commit-id", "-z", base, candidate])
+        .output()?;
+    Ok(parse_diff_tree(&out.stdout))
+}
+
+/// Parses `diff-tree -z` raw output.
+pub fn parse_diff_tree(raw: &[u8]) -> Vec<Change> {
+    let mut fields = raw.split(|b| *b == 0).map(|s| String::from_utf8_lossy(s).into_owned());
+    let mut out = Vec::new();
+    while let Some(meta) = fields.next() {
+        let Some(meta) = meta.strip_prefix(':') else { continue };
+        let parts: Vec<&str> = meta.split(' ').collect();
+        if parts.len() < 5 {
+            continue;
+        }
+        let status = parts[4].chars().next().unwrap_or('M');
+        let first = fields.next().unwrap_or_default();
+        let (from, path) = if matches!(status, 'R' | 'C') {
+            (Some(first), fields.next().unwrap_or_default())
+        } else {
+            (None, first)
+        };
+        out.push(Change {
+            status,
+            from,
+            path,
+            new_mode: parts[1].to_string(),
+            new_blob: parts[3].to_string(),
+        });
+    }
+    out
+}
+
+fn matcher(pattern: &str) -> Option<GlobMatcher> {
+    GlobBuilder::new(pattern).literal_separator(true).build().ok().map(|g: Glob| g.compile_matcher())
+}
+
+/// A compiled scope pattern: the glob, and for a plain path also everything beneath it.
+pub struct Pattern {
+    exact: Option<GlobMatcher>,
+    under: Option<GlobMatcher>,
+}
+
+impl Pattern {
+    /// Compiles `pattern` (a trailing `/` means everything below).
+    pub fn new(pattern: &str) -> Pattern {
+        let p = match pattern.strip_suffix('/') {
+            Some(dir) => format!("{dir}/**"),
+            None => pattern.to_string(),
+        };
+        Pattern {
+            exact: matcher(&p),
+            under: matcher(&format!("{p}/**")),
+        }
+    }
+
+    /// Whether `path` is covered.
+    pub fn matches(&self, path: &str) -> bool {
+        self.exact.as_ref().is_some_and(|m| m.is_match(path)) || self.under.as_ref().is_some_and(|m| m.is_match(path))
+    }
+}
+
+/// What happened to one path, from the scope's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Created,
+    Modified,
+    Deleted,
+}
+
+fn allows(op: &ScopeOp, what: Op, path: &str, from: Option<&str>) -> bool {
+    match op {
+        ScopeOp::Any => true,
+        ScopeOp::Create => what == Op::Created,
+        ScopeOp::Modify => what == Op::Modified,
+        ScopeOp::Delete => what == Op::Deleted,
+        ScopeOp::Rename { from: declared } => {
+            (what == Op::Created && from == Some(declared.as_str())) || (what == Op::Deleted && path == declared)
+        }
+    }
+}
+
+fn op_name(what: Op) -> &'static str {
+    match what {
+        Op::Created => "creates",
+        Op::Modified => "modifies",
+        Op::Deleted => "deletes",
+    }
+}
+
+/// Checks scope and rails. `base_files` are the files of the base commit.
+pub fn check_scope(ticket: &Ticket, changes: &[Change], base_files: &HashSet<String>, repo: &Repo) -> Result<(), Failure> {
+    if changes.is_empty() {
+        return Err(Failure::new(FailureKind::EmptyDiff, "the attempt changed nothing"));
+    }
+    let rails: Vec<(String, Pattern)> = ticket.rails.iter().map(|r| (r.clone(), Pattern::new(r))).collect();
+    let scope: Vec<(Pattern, &ScopeOp)> = ticket.scope.iter().map(|e| (Pattern::new(&e.pattern), &e.op)).collect();
+    for touched in touched_paths(changes) {
+        let (path, what, from) = touched;
+        if !inside(path) {
+            return Err(Failure::new(FailureKind::ScopeViolation, format!("`{path}` leaves the repository")));
+        }
+        if let Some((rail, _)) = rails.iter().find(|(_, p)| p.matches(path)) {
+            return Err(Failure::new(
+                FailureKind::RailViolation,
+                format!("{} `{path}`, which is protected by rail `{rail}`", op_name(what)),
+            ));
+        }
+        if what == Op::Deleted && !base_files.contains(path) {
+            return Err(Failure::new(FailureKind::ScopeViolation, format!("deletes `{path}`, which is not in the base")));
+        }
+        let matching: Vec<&ScopeOp> = scope.iter().filter(|(p, _)| p.matches(path)).map(|(_, op)| *op).collect();
+        if matching.is_empty() {
+            return Err(Failure::new(
+                FailureKind::ScopeViolation,
+                format!("{} `{path}`, which is outside the ticket's scope", op_name(what)),
+            )
+            .with_evidence(format!("scope: {}", ticket.scope.iter().map(|e| e.pattern.as_str()).collect::<Vec<_>>().join(", "))));
+        }
+        if !matching.iter().any(|op| allows(op, what, path, from)) {
+            return Err(Failure::new(
+                FailureKind::ScopeViolation,
+                format!("{} `{path}`, but its scope entry does not allow that", op_name(what)),
+            ));
+        }
+    }
+    for c in changes {
+        check_mode(c, repo)?;
+    }
+    Ok(())
+}
+
+fn touched_paths(changes: &[Change]) -> Vec<(&str, Op, Option<&str>)> {
+    let mut out = Vec::new();
+    for c in changes {
+        match c.status {
+            'A' => out.push((c.path.as_str(), Op::Created, None)),
+            'D' => out.push((c.path.as_str(), Op::Deleted, None)),
+            'R' => {
+                let from = c.from.as_deref().unwrap_or_default();
+                out.push((from, Op::Deleted, None));
+                out.push((c.path.as_str(), Op::Created, Some(from)));
+            }
+            'C' => out.push((c.path.as_str(), Op::Created, None)),
+            _ => out.push((c.path.as_str(), Op::Modified, None)),
+        }
+    }
+    out
+}
+
+fn inside(path: &str) -> bool {
+    !path.is_empty() && Path::new(path).components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+fn check_mode(c: &Change, repo: &Repo) -> Result<(), Failure> {
+    match c.new_mode.as_str() {
+        "160000" => Err(Failure::new(
+            FailureKind::ScopeViolation,
+            format!("`{}` is a submodule; tickets may not add or change submodules", c.path),
+        )),
+        "120000" => {
+            let target = repo
+                .git()
+                .args(["cat-file", "blob", &c.new_blob])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            if symlink_escapes(&c.path, &target) {
+                Err(Failure::new(
+                    FailureKind::ScopeViolation,
+                    format!("`{}` is a symlink to `{target}`, which leaves the worktree", c.path),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether a symlink at `link` (repository-relative) pointing to `target`
+/// resolves outside the repository.
+pub fn symlink_escapes(link: &str, target: &str) -> bool {
+    if target.is_empty() || Path::new(target).is_absolute() {
+        return true;
+    }
+    let mut at: PathBuf = Path::new(link).parent().map(Path::to_path_buf).unwrap_or_default();
+    for c in Path::new(target).components() {
+        match c {
+            Component::Normal(part) => at.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !at.pop() {
+                    return true;
+                }
+            }
+            _ => return true,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_renames_and_plain_changes() {
+        let raw = b":100644 100644 aaa bbb M\0src/a.rs\0:100644 100644 ccc ddd R090\0old.rs\0new.rs\0:000000 120000 000 eee A\0link\0";
+        let c = parse_diff_tree(raw);
+        assert_eq!(c.len(), 3);
+        assert_eq!((c[1].status, c[1].from.as_deref(), c[1].path.as_str()), ('R', Some("old.rs"), "new.rs"));
+        assert_eq!(c[2].new_mode, "120000");
+    }
+
+    #[test]
+    fn patterns_respect_separators() {
+        assert!(Pattern::new("src/*.rs").matches("src/a.rs"));
+        assert!(!Pattern::new("src/*.rs").matches("src/x/a.rs"));
+        assert!(Pattern::new("src/**").matches("src/x/a.rs"));
+        assert!(Pattern::new("src/").matches("src/x/a.rs"));
+        assert!(Pattern::new("lib").matches("lib/a.mjs"));
+        assert!(!Pattern::new("lib").matches("library.mjs"));
+    }
+
+    #[test]
+    fn symlinks_that_leave_are_caught() {
+        assert!(symlink_escapes("a/link", "../../etc/passwd"));
+        assert!(symlink_escapes("link", "/etc/passwd"));
+        assert!(!symlink_escapes("a/link", "../b/file"));
+        assert!(!symlink_escapes("a/link", "./c"));
+    }
+}

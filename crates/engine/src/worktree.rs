@@ -1,0 +1,105 @@
+//! The worktree pool: one worktree per job slot under
+//! `.planwright/worktrees/<slot>`, reset to a new commit between tickets
+//! (checkout, then clean) instead of created fresh, with the project's
+//! set-up commands run once per slot.
+
+use crate::error::EngineError;
+use crate::git::Git;
+use crate::process::{self, Cancel, Spec};
+use crate::repo::Repo;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How worktrees are prepared.
+#[derive(Debug, Clone, Default)]
+pub struct PoolSettings {
+    /// Commands run once in each new slot (`[worktree] setup`).
+    pub setup: Vec<Vec<String>>,
+    /// Also remove ignored files between tickets.
+    pub pristine: bool,
+    /// Time limit of each set-up command.
+    pub setup_timeout: Option<Duration>,
+}
+
+/// The pool.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    repo: Repo,
+    settings: PoolSettings,
+}
+
+impl Pool {
+    /// A pool for `repo`.
+    pub fn new(repo: Repo, settings: PoolSettings) -> Pool {
+        Pool { repo, settings }
+    }
+
+    /// Where slot `name` lives.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.repo.state_dir().join("worktrees").join(name)
+    }
+
+    /// Makes slot `name` a clean checkout of `commit`, on `branch` when
+    /// given (reset to `commit`), detached otherwise. Returns its path.
+    pub fn prepare(
+        &self,
+        name: &str,
+        commit: &str,
+        branch: Option<&str>,
+        cancel: &Cancel,
+    ) -> Result<PathBuf, EngineError> {
+        let path = self.path(name);
+        let fresh = !path.join(".git").exists();
+        if fresh {
+            if path.exists() {
+                std::fs::remove_dir_all(&path).map_err(|e| EngineError::io(&path, e))?;
+            }
+            self.repo.git().args(["worktree", "prune"]).output()?;
+            self.repo
+                .git()
+                .args(["worktree", "add", "--force", "--detach"])
+                .arg(&path)
+                .arg(commit)
+                .output()?;
+        }
+        let wt = Git::new(&path);
+        match branch {
+            Some(b) => wt
+                .args(["checkout", "--force", "--ignore-other-worktrees", "-B", b, commit])
+                .output()?,
+            None => wt.args(["checkout", "--force", "--detach", commit]).output()?,
+        };
+        let clean = if self.settings.pristine { "-ffdx" } else { "-ffd" };
+        Git::new(&path).args(["clean", clean]).output()?;
+        if fresh {
+            self.setup(&path, cancel)?;
+        }
+        Ok(path)
+    }
+
+    fn setup(&self, path: &std::path::Path, cancel: &Cancel) -> Result<(), EngineError> {
+        for argv in &self.settings.setup {
+            let spec = Spec {
+                argv: argv.clone(),
+                cwd: path.to_path_buf(),
+                env: std::env::vars().collect(),
+                stdin: None,
+                timeout: self.settings.setup_timeout,
+                grace: Duration::from_secs(5),
+                log: None,
+            };
+            let done = process::run(&spec, cancel)?;
+            if !done.success() {
+                // A half-set-up slot must not be reused as if it were ready.
+                let _ = std::fs::remove_file(path.join(".git"));
+                return Err(EngineError::Settings(format!(
+                    "worktree set-up `{}` failed ({:?}):\n{}",
+                    argv.join(" "),
+                    done.exit,
+                    done.output_tail
+                )));
+            }
+        }
+        Ok(())
+    }
+}
