@@ -1,0 +1,136 @@
+//! Test helpers: hermetic temporary repositories, fixtures and runs.
+#![allow(dead_code)]
+
+use planwright_engine::agent::{self, Agent};
+use planwright_engine::events::{Event, Recorder};
+use planwright_engine::gates::GateSettings;
+use planwright_engine::process::Cancel;
+use planwright_engine::repo::Repo;
+use planwright_engine::run::{run, RunSettings, RunSummary};
+use planwright_engine::worktree::PoolSettings;
+use planwright_plan::Plan;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A temporary repository with `files` committed on `main`, and a fixture folder.
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new(files: &[(&str, &str)]) -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        for (rel, text) in files {
+            write(&repo, rel, text);
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "base"]);
+        Env { tmp }
+    }
+
+    pub fn repo(&self) -> PathBuf {
+        self.tmp.path().join("repo")
+    }
+
+    pub fn fixtures(&self) -> PathBuf {
+        self.tmp.path().join("fixtures")
+    }
+
+    /// Adds a scripted fixture file for `ticket` (`attempt` 0 = every attempt).
+    pub fn fixture(&self, ticket: &str, attempt: u32, rel: &str, text: &str) {
+        let dir = self.fixture_dir(ticket, attempt);
+        write(&dir.join("files"), rel, text);
+    }
+
+    pub fn fixture_dir(&self, ticket: &str, attempt: u32) -> PathBuf {
+        let mut dir = self.fixtures().join(ticket);
+        if attempt > 0 {
+            dir = dir.join(format!("attempt-{attempt}"));
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    pub fn tip(&self) -> String {
+        git(&self.repo(), &["rev-parse", "main"])
+    }
+
+    /// Subjects of the commits on main, newest first.
+    pub fn log(&self) -> Vec<String> {
+        git(&self.repo(), &["log", "--format=%s", "main"]).lines().map(String::from).collect()
+    }
+}
+
+pub fn plan(json: serde_json::Value) -> Plan {
+    let mut json = json;
+    json["planwright"] = 1.into();
+    json["source_format"] = "native".into();
+    json.as_object_mut().unwrap().entry("base").or_insert("main".into());
+    let text = serde_json::to_string(&json).unwrap();
+    let report = planwright_plan::validate_text("plan.json", text, &planwright_plan::Options::default());
+    report.plan.unwrap_or_else(|| panic!("invalid test plan: {:?}", report.diagnostics))
+}
+
+pub fn settings() -> RunSettings {
+    RunSettings {
+        plan_path: "plan.json".into(),
+        jobs: 2,
+        strikes: 2,
+        agent_timeout: Some(Duration::from_secs(60)),
+        extra_gates: vec![],
+        gates: GateSettings { env: vec![], timeout: Some(Duration::from_secs(60)) },
+        pool: PoolSettings::default(),
+        routing: Default::default(),
+    }
+}
+
+pub struct Outcome {
+    pub summary: RunSummary,
+    pub events: Vec<Event>,
+}
+
+pub fn run_with(env: &Env, plan: &Plan, settings: &RunSettings, agent: Box<dyn Agent>) -> Outcome {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let repo = Repo::open(&env.repo()).unwrap();
+    let summary = run(&repo, plan, settings, Arc::from(agent), vec![Box::new(Recorder(events.clone()))], &Cancel::default())
+        .expect("the run completes");
+    let events = events.lock().unwrap().clone();
+    Outcome { summary, events }
+}
+
+pub fn run_scripted(env: &Env, plan: &Plan) -> Outcome {
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    run_with(env, plan, &settings(), agent)
+}
+
+pub fn ticket(id: &str, scope: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"id": id, "title": format!("ticket {id}"), "body": "do it", "scope": scope})
+}
+
+pub fn any(pattern: &str) -> serde_json::Value {
+    serde_json::json!({"pattern": pattern, "op": "any"})
+}
