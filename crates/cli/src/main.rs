@@ -5,6 +5,7 @@
 
 mod commands;
 mod error;
+mod progress;
 mod render;
 mod settings;
 
@@ -56,6 +57,11 @@ enum Command {
     Convert(commands::convert::Args),
     Schema(commands::schema::Args),
     Sweep(commands::sweep::Args),
+    Preflight(commands::preflight::Args),
+    Run(commands::run::Args),
+    Status(commands::status::Args),
+    Report(commands::report::Args),
+    Demo(commands::demo::Args),
 }
 
 fn main() {
@@ -76,6 +82,11 @@ fn main() {
         Command::Convert(args) => commands::convert::run(args, &cli.global),
         Command::Schema(args) => commands::schema::run(args, &cli.global),
         Command::Sweep(args) => commands::sweep::run(args, &cli.global),
+        Command::Preflight(args) => commands::preflight::run(args, &cli.global),
+        Command::Run(args) => commands::run::run(args, &cli.global),
+        Command::Status(args) => commands::status::run(args, &cli.global),
+        Command::Report(args) => commands::report::run(args, &cli.global),
+        Command::Demo(args) => commands::demo::run(args, &cli.global),
     };
     let code = match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod charter;
 pub mod clock;
+pub mod demo;
 pub mod error;
 pub mod events;
 pub mod executor;
@@ -12,7 +13,9 @@ pub mod gates;
 pub mod git;
 pub mod integrity;
 pub mod merge;
+pub mod preflight;
 pub mod process;
+pub mod report;
 pub mod repo;
 pub mod run;
 pub mod scheduler;

@@ -129,6 +129,25 @@ pub fn dry_run(plan: &Plan, settings: &RunSettings) -> Vec<Vec<String>> {
     }
 }
 
+/// Tickets of `plan` that an earlier run of the same plan merged (read-only:
+/// nothing is created when the repository has no state store).
+pub fn already_merged(repo: &Repo, plan: &Plan) -> Result<HashSet<String>, EngineError> {
+    let db = repo.state_dir().join("state.db");
+    if !db.is_file() {
+        return Ok(HashSet::new());
+    }
+    let store = Store::open(&db)?;
+    let Some(run) = store.run_for_digest(&plan_digest(plan))? else {
+        return Ok(HashSet::new());
+    };
+    Ok(store
+        .tickets(&run.id)?
+        .into_iter()
+        .filter(|t| t.state == TicketState::Merged)
+        .map(|t| t.id)
+        .collect())
+}
+
 /// A digest of the plan, so a second `run` of the same plan continues.
 pub fn plan_digest(plan: &Plan) -> String {
     let text = serde_json::to_string(plan).expect("plans serialize");

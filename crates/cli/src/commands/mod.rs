@@ -1,6 +1,11 @@
 //! One module per command, each with its clap `Args` and one `run` function.
 
 pub mod convert;
+pub mod demo;
+pub mod preflight;
+pub mod report;
+pub mod run;
+pub mod status;
 pub mod schema;
 pub mod sweep;
 pub mod validate;

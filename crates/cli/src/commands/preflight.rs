@@ -1,0 +1,53 @@
+//! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
+
+use super::run::{agent, extra_gates, EngineArgs};
+use super::{load_plan, PlanArgs};
+use crate::error::{exit, CliResult};
+use crate::{settings, Global, Output};
+use planwright_engine::preflight::{failed, preflight, Check};
+
+/// Check everything `run` would check before starting, and start nothing:
+/// the repository, the base branch, a clean working tree, the agent, the gate
+/// programs, scope operations against the base tree, and scope overlap
+/// between tickets that may run at the same time.
+///
+/// Exit 0 when every check passes (warnings allowed), 1 otherwise.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// Prints the checks.
+pub fn print(checks: &[Check], global: &Global) {
+    if global.output == Output::Json {
+        println!("{}", serde_json::to_string_pretty(checks).expect("checks serialize"));
+        return;
+    }
+    for c in checks {
+        let mark = match c.status {
+            "ok" => "ok     ",
+            "warning" => "warning",
+            _ => "error  ",
+        };
+        println!("{mark} {}: {}", c.check, c.message);
+        if c.status != "ok" {
+            if let Some(h) = &c.hint {
+                println!("        hint: {h}");
+            }
+        }
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args, global: &Global) -> CliResult {
+    let (plan, _) = load_plan(&args.plan, global)?;
+    let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
+    let agent = agent(&args.engine, &config)?;
+    let gates = extra_gates(&args.engine, &config)?;
+    let checks = preflight(&args.engine.repo, &plan, &gates, agent.as_ref());
+    print(&checks, global);
+    Ok(if failed(&checks) { exit::INVALID } else { exit::OK })
+}

@@ -1,0 +1,225 @@
+//! `planwright run PLAN --repo DIR`: execute a plan on a git repository.
+
+use super::{load_plan, PlanArgs};
+use crate::error::{exit, CliError, CliResult};
+use crate::{progress, settings, Global, Output};
+use planwright_engine::agent::{self, Agent};
+use planwright_engine::events::Reporter;
+use planwright_engine::gates::{gate_from_argv, parse_gate, GateSettings};
+use planwright_engine::process::Cancel;
+use planwright_engine::repo::Repo;
+use planwright_engine::run::{self as engine_run, RunSettings, RunSummary};
+use planwright_engine::worktree::PoolSettings;
+use planwright_engine::EngineError;
+use planwright_plan::config::Config;
+use planwright_plan::model::Gate;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Flags `run` and `preflight` share.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// The target git repository.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// The agent: `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// The `cmd` agent's command, split into words like a shell does; placeholders
+    /// `{worktree}`, `{prompt_file}`, `{ticket}`, `{attempt}`.
+    #[arg(long, value_name = "COMMAND")]
+    pub agent_cmd: Option<String>,
+    /// A gate for every ticket, e.g. `--gate "cargo test"` (repeatable; added to `[gates] run`).
+    #[arg(long, value_name = "COMMAND")]
+    pub gate: Vec<String>,
+    /// The agent's time limit per attempt: `90s`, `30m`, `2h` (default: `[agent] timeout_secs`, else 30m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub agent_timeout: Option<Duration>,
+    /// Each gate's time limit (default: `[run] gate_timeout_secs`, else 10m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub gate_timeout: Option<Duration>,
+}
+
+/// Execute a plan: one worktree per ticket, the agent does the work,
+/// planwright verifies scope, rails and gates and merges what passes.
+///
+/// Exit 0 when every ticket merged, 1 when one failed or was blocked (or
+/// preflight failed), 2 on usage or I/O errors, 3 when the repository's
+/// integrity could not be trusted. A second `run` of the same plan continues.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Tickets worked on at once (default: `[run] jobs`, else the number of cores).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Attempts per ticket (default: `[run] strikes`, else 2).
+    #[arg(long, value_name = "N")]
+    pub strikes: Option<u32>,
+    /// Print what would start, in order, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Parses `90`, `90s`, `30m`, `2h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = num.parse().map_err(|_| format!("'{text}' is not a duration (try 90s, 30m or 2h)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("'{text}' has an unknown unit (use s, m or h)")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+/// Gates from `[gates] run` and `--gate`.
+pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliError> {
+    let mut gates: Vec<Gate> = config.gates.run.iter().filter(|a| !a.is_empty()).map(|a| gate_from_argv(a)).collect();
+    for g in &args.gate {
+        gates.push(parse_gate(g).ok_or_else(|| {
+            CliError::usage(format!("cannot split `--gate {g}` into words (unbalanced quote?)"))
+        })?);
+    }
+    Ok(gates)
+}
+
+/// The agent the flags and configuration name.
+pub fn agent(args: &EngineArgs, config: &Config) -> Result<Arc<dyn Agent>, CliError> {
+    let template = args.agent_cmd.clone().or_else(|| config.agent.cmd.clone());
+    let name = args
+        .agent
+        .clone()
+        .or_else(|| config.agent.name.clone())
+        .or_else(|| template.as_ref().map(|_| "cmd".to_string()))
+        .ok_or_else(|| {
+            CliError::usage("no agent given")
+                .hint("pass `--agent cmd --agent-cmd \"PROGRAM ARGS...\"` or `--agent scripted:DIR`, or set `[agent]` in planwright.toml")
+        })?;
+    agent::from_name(&name, template.as_deref()).map(Arc::from).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// Run settings from flags, configuration and defaults.
+pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let e = &args.engine;
+    Ok(RunSettings {
+        plan_path: args.plan.plan.display().to_string(),
+        jobs: args.jobs.or(config.run.jobs.map(|j| j as usize)).unwrap_or(cores).max(1),
+        strikes: args.strikes.or(config.run.strikes).unwrap_or(2).max(1),
+        agent_timeout: Some(
+            e.agent_timeout.or(config.agent.timeout_secs.map(Duration::from_secs)).unwrap_or(Duration::from_secs(1800)),
+        ),
+        extra_gates: extra_gates(e, config)?,
+        gates: GateSettings {
+            env: config.gates.env.clone(),
+            timeout: Some(e.gate_timeout.or(config.run.gate_timeout_secs.map(Duration::from_secs)).unwrap_or(Duration::from_secs(600))),
+        },
+        pool: PoolSettings { setup: config.worktree.setup.clone(), pristine: config.worktree.pristine, setup_timeout: Some(Duration::from_secs(1800)) },
+        routing: config.routing.clone(),
+    })
+}
+
+/// Maps an engine error to the CLI's exit codes.
+pub fn engine_error(e: EngineError) -> CliError {
+    match e {
+        EngineError::Integrity(_) => CliError::with_code(exit::INTEGRITY, e.to_string()),
+        EngineError::Repo { message, hint } => {
+            let err = CliError::usage(message);
+            match hint {
+                Some(h) => err.hint(h),
+                None => err,
+            }
+        }
+        other => CliError::usage(other.to_string()),
+    }
+}
+
+/// The reporters for this output mode.
+pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
+    match global.output {
+        Output::Json => vec![],
+        Output::Human if std::io::stderr().is_terminal() => vec![Box::new(progress::Terminal::new())],
+        Output::Human => vec![Box::new(progress::Plain::new(std::io::stdout()))],
+    }
+}
+
+/// Ctrl-C stops starting new work and ends running agents and gates; a second one exits at once.
+pub fn cancel_on_ctrl_c() -> Cancel {
+    let cancel = Cancel::default();
+    let flag = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.is_cancelled() {
+            std::process::exit(130);
+        }
+        eprintln!("stopping: ending running agents and gates (Ctrl-C again to quit at once)");
+        flag.cancel();
+    });
+    cancel
+}
+
+/// Prints the summary and picks the exit code.
+pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
+    if global.output == Output::Json {
+        let failed: serde_json::Map<String, serde_json::Value> = summary
+            .failed
+            .iter()
+            .map(|(id, f)| (id.clone(), serde_json::json!({"kind": f.kind, "message": f.message})))
+            .collect();
+        let json = serde_json::json!({"run": summary.run, "merged": summary.merged, "failed": failed, "blocked": summary.blocked});
+        println!("{}", serde_json::to_string_pretty(&json).expect("summaries serialize"));
+    } else {
+        for (id, f) in &summary.failed {
+            println!("failed: {id}: {f}");
+        }
+        for id in &summary.blocked {
+            println!("blocked: {id}");
+        }
+    }
+    Ok(if summary.all_merged() { exit::OK } else { exit::INVALID })
+}
+
+/// Runs the command.
+pub fn run(args: Args, global: &Global) -> CliResult {
+    let (plan, _) = load_plan(&args.plan, global)?;
+    let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
+    let run_settings = settings(&args, &config)?;
+    if args.dry_run {
+        return dry_run(&plan, &run_settings, global);
+    }
+    let agent = agent(&args.engine, &config)?;
+    let checks = planwright_engine::preflight::preflight(&args.engine.repo, &plan, &run_settings.extra_gates, agent.as_ref());
+    if planwright_engine::preflight::failed(&checks) {
+        super::preflight::print(&checks, global);
+        return Err(CliError::with_code(exit::INVALID, "preflight failed; nothing was started")
+            .hint(format!("run `planwright preflight {} --repo {}` after fixing", args.plan.plan.display(), args.engine.repo.display())));
+    }
+    let repo = Repo::open(&args.engine.repo).map_err(engine_error)?;
+    let cancel = cancel_on_ctrl_c();
+    let summary = engine_run::run(&repo, &plan, &run_settings, agent, reporters(global), &cancel).map_err(engine_error)?;
+    finish(&summary, global)
+}
+
+fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global) -> CliResult {
+    let waves = engine_run::dry_run(plan, settings);
+    if global.output == Output::Json {
+        println!("{}", serde_json::json!({"dry_run": true, "jobs": settings.jobs, "waves": waves}));
+        return Ok(exit::OK);
+    }
+    println!("dry run: nothing is changed; {} tickets, up to {} at once, if every ticket passes:", plan.tickets.len(), settings.jobs);
+    for (i, wave) in waves.iter().enumerate() {
+        for id in wave {
+            let t = plan.ticket(id).expect("waves hold plan tickets");
+            let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates).iter().map(|g| format!("`{}`", g.argv.join(" "))).collect();
+            let after = if t.depends_on.is_empty() { String::new() } else { format!(" after {}", t.depends_on.join(", ")) };
+            println!("  wave {}: {id}{after}; gates {}", i + 1, if gates.is_empty() { "none".into() } else { gates.join(", ") });
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,112 @@
+//! Reporters for `run` and `demo`: one progress line per running ticket on a
+//! terminal (indicatif), plain timestamped lines otherwise.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use planwright_engine::events::{Event, Reporter};
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
+}
+
+/// One line for an event, or None for events that only move a progress line.
+pub fn describe(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::RunStarted { run, base, tickets, continued } => {
+            let how = if *continued { "continuing run" } else { "run" };
+            format!("{how} {run}: {tickets} tickets onto `{base}`")
+        }
+        Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
+        Event::AttemptStarted { ticket, attempt, base_commit } => {
+            format!("{ticket}: attempt {attempt} started from {}", short(base_commit))
+        }
+        Event::Phase { .. } => return None,
+        Event::AttemptRejected { ticket, attempt, failure, retrying } => {
+            let next = if *retrying { ", retrying with the evidence" } else { "" };
+            format!("{ticket}: attempt {attempt} rejected: {failure}{next}")
+        }
+        Event::Merging { ticket } => format!("{ticket}: passed, merging"),
+        Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
+        Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
+        Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
+        Event::Note { message } => message.clone(),
+        Event::RunFinished { run, merged, failed, blocked, interrupted } => {
+            let stop = if *interrupted { " (interrupted; run again to continue)" } else { "" };
+            format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
+        }
+    })
+}
+
+/// Plain `<timestamp> <line>` output.
+pub struct Plain<W: Write + Send> {
+    out: W,
+}
+
+impl<W: Write + Send> Plain<W> {
+    /// Writes to `out`.
+    pub fn new(out: W) -> Self {
+        Plain { out }
+    }
+}
+
+impl<W: Write + Send> Reporter for Plain<W> {
+    fn report(&mut self, at: &str, event: &Event) {
+        if let Some(line) = describe(event) {
+            let _ = writeln!(self.out, "{at} {line}");
+        }
+    }
+}
+
+/// One spinner line per running ticket, updated in place; finished events
+/// are printed above them.
+pub struct Terminal {
+    multi: MultiProgress,
+    bars: HashMap<String, ProgressBar>,
+}
+
+impl Terminal {
+    /// A reporter drawing on stderr.
+    pub fn new() -> Self {
+        Terminal { multi: MultiProgress::new(), bars: HashMap::new() }
+    }
+
+    fn bar(&mut self, ticket: &str) -> &ProgressBar {
+        let multi = &self.multi;
+        self.bars.entry(ticket.to_string()).or_insert_with(|| {
+            let bar = multi.add(ProgressBar::new_spinner());
+            bar.set_style(ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} ({elapsed})").expect("valid template"));
+            bar.set_prefix(ticket.to_string());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        })
+    }
+}
+
+impl Reporter for Terminal {
+    fn report(&mut self, _at: &str, event: &Event) {
+        match event {
+            Event::AttemptStarted { ticket, attempt, .. } => {
+                self.bar(ticket).set_message(format!("attempt {attempt}: starting"));
+            }
+            Event::Phase { ticket, attempt, phase } => {
+                self.bar(ticket).set_message(format!("attempt {attempt}: {phase}"));
+            }
+            Event::Merging { ticket } => self.bar(ticket).set_message("merging"),
+            _ => {}
+        }
+        let done = matches!(event, Event::Merged { .. } | Event::Failed { .. } | Event::AttemptRejected { .. });
+        if done {
+            if let Some(bar) = event.ticket().and_then(|t| self.bars.remove(t)) {
+                bar.finish_and_clear();
+                self.multi.remove(&bar);
+            }
+        }
+        if let Some(line) = describe(event) {
+            if !matches!(event, Event::AttemptStarted { .. } | Event::Merging { .. }) {
+                let _ = self.multi.println(line);
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Everything `run` checks before it starts, reported all at once: the
+//! repository, the base branch, a clean tree, the agent, the gate programs,
+//! scope operations against the base tree, and scope overlap between
+//! tickets that may run at the same time.
+
+use crate::agent::Agent;
+use crate::process::find_program;
+use crate::repo::Repo;
+use crate::run::ticket_gates;
+use crate::verify::Pattern;
+use planwright_plan::model::{Gate, ScopeOp};
+use planwright_plan::Plan;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// What was checked (`repo`, `base`, `clean`, `agent`, `gates`, `scope-ops`, `overlap`).
+    pub check: &'static str,
+    /// `ok`, `warning` or `error`.
+    pub status: &'static str,
+    /// What was found.
+    pub message: String,
+    /// How to fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Check {
+    fn ok(check: &'static str, message: impl Into<String>) -> Check {
+        Check { check, status: "ok", message: message.into(), hint: None }
+    }
+    fn error(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
+        Check { check, status: "error", message: message.into(), hint: Some(hint.into()) }
+    }
+    fn warning(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
+        Check { check, status: "warning", message: message.into(), hint: Some(hint.into()) }
+    }
+}
+
+/// Whether any check failed.
+pub fn failed(checks: &[Check]) -> bool {
+    checks.iter().any(|c| c.status == "error")
+}
+
+/// Runs every check. `extra_gates` are the configured and `--gate` gates.
+pub fn preflight(dir: &Path, plan: &Plan, extra_gates: &[Gate], agent: &dyn Agent) -> Vec<Check> {
+    let mut out = Vec::new();
+    let repo = match Repo::open(dir) {
+        Ok(repo) => {
+            out.push(Check::ok("repo", format!("`{}` is a git repository", repo.root().display())));
+            Some(repo)
+        }
+        Err(e) => {
+            out.push(Check::error("repo", e.to_string(), "pass a git repository with `--repo DIR`"));
+            None
+        }
+    };
+    let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
+    check_agent(agent, &mut out);
+    check_gates(dir, plan, extra_gates, &mut out);
+    if let Some(files) = base_files {
+        let merged = repo.as_ref().and_then(|r| crate::run::already_merged(r, plan).ok()).unwrap_or_default();
+        if !merged.is_empty() {
+            out.push(Check::ok("continue", format!("{} tickets merged by an earlier run of this plan are skipped", merged.len())));
+        }
+        check_scope_ops(plan, &files, &merged, &mut out);
+        check_overlap(plan, &files, &mut out);
+    }
+    out
+}
+
+fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<String>> {
+    let tip = match repo.branch_tip(&plan.base) {
+        Ok(Some(tip)) => {
+            out.push(Check::ok("base", format!("base branch `{}` is at {}", plan.base, &tip[..tip.len().min(10)])));
+            tip
+        }
+        _ => {
+            out.push(Check::error(
+                "base",
+                format!("the base branch `{}` does not exist", plan.base),
+                format!("create it (`git branch {} HEAD`) or set the plan's `base`", plan.base),
+            ));
+            return None;
+        }
+    };
+    match repo.is_clean() {
+        Ok(true) => out.push(Check::ok("clean", "the working tree has no uncommitted changes")),
+        _ => out.push(Check::error(
+            "clean",
+            "the working tree has uncommitted changes",
+            "commit or stash them (`git stash`) first",
+        )),
+    }
+    crate::git::tracked_files(repo.root(), &tip).ok().map(|f| f.into_iter().collect())
+}
+
+fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
+    if let Some(problem) = agent.unusable() {
+        out.push(Check::error("agent", problem, "check `--agent`"));
+        return;
+    }
+    match agent.program() {
+        Some(p) if find_program(&p, None).is_none() => out.push(Check::error(
+            "agent",
+            format!("the agent program `{p}` is not on PATH"),
+            "install it, or give its full path in `--agent-cmd`",
+        )),
+        _ => out.push(Check::ok("agent", format!("agent `{}` is runnable", agent.name()))),
+    }
+}
+
+fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
+    let mut programs: Vec<String> = Vec::new();
+    for t in &plan.tickets {
+        let gates = ticket_gates(plan, t, extra);
+        if gates.is_empty() {
+            out.push(Check::error(
+                "gates",
+                format!("ticket {} has no gate", t.id),
+                "add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `--gate \"cargo test\"`",
+            ));
+        }
+        for g in gates {
+            if let Some(p) = g.argv.first() {
+                if !programs.contains(p) {
+                    programs.push(p.clone());
+                }
+            }
+        }
+    }
+    for p in programs {
+        // A relative path with a slash is resolved in the worktree, like the gate will be.
+        let found = if p.contains('/') && !p.starts_with('/') { dir.join(&p).is_file() } else { find_program(&p, None).is_some() };
+        if found {
+            out.push(Check::ok("gates", format!("gate program `{p}` found")));
+        } else {
+            out.push(Check::error("gates", format!("gate program `{p}` is not on PATH"), format!("install `{p}` or change the gate")));
+        }
+    }
+}
+
+fn is_glob(p: &str) -> bool {
+    p.contains(['*', '?', '[', '{']) || p.ends_with('/')
+}
+
+/// Ticket id -> its ancestors.
+fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
+    let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for t in &plan.tickets {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<&str> = t.depends_on.iter().map(String::as_str).collect();
+        while let Some(d) = stack.pop() {
+            if seen.insert(d) {
+                if let Some(dt) = plan.ticket(d) {
+                    stack.extend(dt.depends_on.iter().map(String::as_str));
+                }
+            }
+        }
+        out.insert(&t.id, seen);
+    }
+    out
+}
+
+fn check_scope_ops(plan: &Plan, base: &HashSet<String>, merged: &HashSet<String>, out: &mut Vec<Check>) {
+    let anc = ancestors(plan);
+    let before = out.len();
+    for t in plan.tickets.iter().filter(|t| !merged.contains(&t.id)) {
+        // A file an ancestor may create counts as existing for this ticket.
+        let created_before = |path: &str| {
+            anc[t.id.as_str()].iter().filter_map(|a| plan.ticket(a)).any(|a| {
+                a.scope.iter().any(|e| !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete) && Pattern::new(&e.pattern).matches(path))
+            })
+        };
+        for e in &t.scope {
+            let exists = |p: &str| base.contains(p) || created_before(p);
+            let problem = match &e.op {
+                ScopeOp::Create if !is_glob(&e.pattern) && base.contains(&e.pattern) => Some("is declared `create` but already exists in the base"),
+                ScopeOp::Modify | ScopeOp::Delete if !is_glob(&e.pattern) && !exists(&e.pattern) => Some("is declared `modify`/`delete` but does not exist in the base"),
+                ScopeOp::Modify | ScopeOp::Delete if is_glob(&e.pattern) && !base.iter().any(|f| Pattern::new(&e.pattern).matches(f)) && !created_before(&e.pattern) => {
+                    Some("is declared `modify`/`delete` but matches no file of the base")
+                }
+                ScopeOp::Rename { from } if !exists(from) => Some("renames a file that does not exist in the base"),
+                _ => None,
+            };
+            if let Some(why) = problem {
+                out.push(Check::error(
+                    "scope-ops",
+                    format!("ticket {}: `{}` {why}", t.id, e.pattern),
+                    "fix the scope entry's `op`, or the base branch",
+                ));
+            }
+        }
+    }
+    if out.len() == before {
+        out.push(Check::ok("scope-ops", "scope operations agree with the base tree"));
+    }
+}
+
+fn overlaps(a: &str, b: &str, base: &HashSet<String>) -> bool {
+    let (pa, pb) = (Pattern::new(a), Pattern::new(b));
+    a == b || pa.matches(b) || pb.matches(a) || base.iter().any(|f| pa.matches(f) && pb.matches(f))
+}
+
+fn check_overlap(plan: &Plan, base: &HashSet<String>, out: &mut Vec<Check>) {
+    let anc = ancestors(plan);
+    let before = out.len();
+    for (i, a) in plan.tickets.iter().enumerate() {
+        for b in &plan.tickets[i + 1..] {
+            if anc[a.id.as_str()].contains(b.id.as_str()) || anc[b.id.as_str()].contains(a.id.as_str()) {
+                continue;
+            }
+            let shared: Vec<&str> = a
+                .scope
+                .iter()
+                .flat_map(|x| b.scope.iter().filter(|y| overlaps(&x.pattern, &y.pattern, base)).map(move |_| x.pattern.as_str()))
+                .collect();
+            if let Some(p) = shared.first() {
+                out.push(Check::warning(
+                    "overlap",
+                    format!("tickets {} and {} may run at the same time and both may change `{p}`", a.id, b.id),
+                    format!("make one depend on the other, or split `{p}`; otherwise the later one may hit a merge conflict"),
+                ));
+            }
+        }
+    }
+    if out.len() == before {
+        out.push(Check::ok("overlap", "no scope overlap between tickets that may run at the same time"));
+    }
+}
