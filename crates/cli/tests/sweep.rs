@@ -5,7 +5,14 @@ use std::process::{Command, Output};
 
 fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -17,7 +24,11 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 fn planwright(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright")).args(args).current_dir(dir).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
 }
 
 fn repo_with(files: &[&str]) -> tempfile::TempDir {
@@ -41,16 +52,31 @@ fn target_glob_expands_over_tracked_files_only() {
                    "gate": {"test": "npm test"}, "scopePerTarget": ["{target}", "test/{i}.test.js"]}"#;
     std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
     let out = planwright(repo.path(), &["sweep", "sweep.json", "-o", "plan.json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(repo.path().join("plan.json")).unwrap()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join("plan.json")).unwrap())
+            .unwrap();
     let tickets = plan["tickets"].as_array().unwrap();
     assert_eq!(tickets.len(), 2);
     assert_eq!(tickets[0]["id"], "S1");
     assert_eq!(tickets[0]["title"], "sweep: src/a.js");
     assert_eq!(tickets[1]["body"], "Convert src/b.js to ESM (item 2).");
-    assert_eq!(tickets[1]["scope"], serde_json::json!(["src/b.js", "test/2.test.js"]));
+    assert_eq!(
+        tickets[1]["scope"],
+        serde_json::json!(["src/b.js", "test/2.test.js"])
+    );
     assert!(tickets[0].get("edges").is_none() && tickets[0].get("rails").is_none());
-    assert_eq!(planwright(repo.path(), &["validate", "plan.json"]).status.code(), Some(0));
+    assert_eq!(
+        planwright(repo.path(), &["validate", "plan.json"])
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -61,14 +87,22 @@ fn a_spec_that_compiles_to_an_invalid_plan_is_rejected() {
     let out = planwright(repo.path(), &["sweep", "sweep.json"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("agb.gate.strict"));
-    assert_eq!(planwright(repo.path(), &["sweep", "--no-strict-gates", "sweep.json"]).status.code(), Some(0));
+    assert_eq!(
+        planwright(repo.path(), &["sweep", "--no-strict-gates", "sweep.json"])
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 #[test]
 fn a_glob_outside_a_repository_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("sweep.json"), r#"{"repo": "nowhere", "operation": "{target}", "targetGlob": "*.js"}"#)
-        .unwrap();
+    std::fs::write(
+        dir.path().join("sweep.json"),
+        r#"{"repo": "nowhere", "operation": "{target}", "targetGlob": "*.js"}"#,
+    )
+    .unwrap();
     let out = planwright(dir.path(), &["sweep", "sweep.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot list the files of"));

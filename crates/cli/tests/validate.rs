@@ -18,7 +18,10 @@ fn stdout(o: &Output) -> String {
 }
 
 fn example() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json")).unwrap()
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json"),
+    )
+    .unwrap()
 }
 
 fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -59,7 +62,10 @@ fn human_output_underlines_every_problem() {
 #[test]
 fn json_output_has_pointer_line_and_column() {
     let dir = dir_with(&[("plan.json", BROKEN), ("ok.json", &example())]);
-    let out = planwright(dir.path(), &["validate", "--output", "json", "plan.json", "ok.json"]);
+    let out = planwright(
+        dir.path(),
+        &["validate", "--output", "json", "plan.json", "ok.json"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(reports.as_array().unwrap().len(), 2);
@@ -76,7 +82,10 @@ fn json_output_has_pointer_line_and_column() {
     assert_eq!(edge["severity"], "error");
     assert_eq!(edge["message"], "T1: edge to unknown ticket 'T9'");
     assert_eq!(edge["pointer"], "/tickets/0/edges/0/to");
-    assert_eq!((edge["line"].as_u64(), edge["column"].as_u64()), (Some(6), Some(23)));
+    assert_eq!(
+        (edge["line"].as_u64(), edge["column"].as_u64()),
+        (Some(6), Some(23))
+    );
     assert_eq!(reports[1]["valid"], true);
 }
 
@@ -84,8 +93,18 @@ fn json_output_has_pointer_line_and_column() {
 fn strict_gates_off_by_flag_or_environment() {
     let plan = example().replace("\"npm test\"", "\"cargo test\"");
     let dir = dir_with(&[("plan.json", &plan)]);
-    assert_eq!(planwright(dir.path(), &["validate", "plan.json"]).status.code(), Some(1));
-    assert_eq!(planwright(dir.path(), &["validate", "--no-strict-gates", "plan.json"]).status.code(), Some(0));
+    assert_eq!(
+        planwright(dir.path(), &["validate", "plan.json"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        planwright(dir.path(), &["validate", "--no-strict-gates", "plan.json"])
+            .status
+            .code(),
+        Some(0)
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
         .args(["validate", "plan.json"])
         .current_dir(dir.path())
@@ -97,7 +116,10 @@ fn strict_gates_off_by_flag_or_environment() {
 
 #[test]
 fn syntax_errors_are_diagnostics_with_a_place() {
-    let dir = dir_with(&[("plan.json", "{\n  \"repo\": \"/x\",\n  \"gate\": {\"test\": \"npm test\"},\n}\n")]);
+    let dir = dir_with(&[(
+        "plan.json",
+        "{\n  \"repo\": \"/x\",\n  \"gate\": {\"test\": \"npm test\"},\n}\n",
+    )]);
     let out = planwright(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("syntax_error", stdout(&out));
@@ -108,8 +130,16 @@ fn unreadable_files_and_bad_flags_exit_2() {
     let dir = dir_with(&[]);
     let out = planwright(dir.path(), &["validate", "missing.json"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "error: cannot read `missing.json`: no such file\n");
-    assert_eq!(planwright(dir.path(), &["validate", "--format", "yamlish", "x.json"]).status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: cannot read `missing.json`: no such file\n"
+    );
+    assert_eq!(
+        planwright(dir.path(), &["validate", "--format", "yamlish", "x.json"])
+            .status
+            .code(),
+        Some(2)
+    );
     assert_eq!(planwright(dir.path(), &["validate"]).status.code(), Some(2));
 }
 
@@ -124,11 +154,28 @@ fn unknown_documents_say_which_formats_were_tried() {
 #[test]
 fn format_override_reads_the_document_as_that_format() {
     let dir = dir_with(&[("plan.json", "{\"tickets\": []}")]);
-    let out = planwright(dir.path(), &["validate", "--format", "agb", "--output", "json", "plan.json"]);
+    let out = planwright(
+        dir.path(),
+        &[
+            "validate",
+            "--format",
+            "agb",
+            "--output",
+            "json",
+            "plan.json",
+        ],
+    );
     let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let codes: Vec<&str> =
-        reports[0]["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, ["agb.plan.repo", "agb.gate.missing", "agb.plan.tickets"]);
+    let codes: Vec<&str> = reports[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["agb.plan.repo", "agb.gate.missing", "agb.plan.tickets"]
+    );
 }
 
 #[test]
@@ -137,25 +184,54 @@ fn config_beside_the_plan_changes_the_routing_table() {
     let config = "[[routing.models]]\nname = 'gpt-oss-120b'\nfamily = 'gpt-oss'\ntiers = ['cheap']\npool = 'gpt-oss'\n\
                   [[routing.models]]\nname = 'sonnet'\nfamily = 'claude'\ntiers = ['mid']\npool = 'claude'\n";
     let dir = dir_with(&[("plan.json", &plan)]);
-    assert_eq!(planwright(dir.path(), &["validate", "plan.json"]).status.code(), Some(1));
+    assert_eq!(
+        planwright(dir.path(), &["validate", "plan.json"])
+            .status
+            .code(),
+        Some(1)
+    );
     std::fs::write(dir.path().join("planwright.toml"), config).unwrap();
     let out = planwright(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     std::fs::write(dir.path().join("other.toml"), "[routing]\nmodelz = []\n").unwrap();
-    let out = planwright(dir.path(), &["validate", "--config", "other.toml", "plan.json"]);
+    let out = planwright(
+        dir.path(),
+        &["validate", "--config", "other.toml", "plan.json"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("invalid configuration `other.toml`") && err.contains("modelz"), "{err}");
+    assert!(
+        err.contains("invalid configuration `other.toml`") && err.contains("modelz"),
+        "{err}"
+    );
 }
 
 #[test]
 fn native_conversion_round_trips() {
     let dir = dir_with(&[("plan.json", &example())]);
-    let out = planwright(dir.path(), &["convert", "plan.json", "--to", "native", "-o", "plan.native.json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = planwright(
+        dir.path(),
+        &[
+            "convert",
+            "plan.json",
+            "--to",
+            "native",
+            "-o",
+            "plan.native.json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = planwright(dir.path(), &["validate", "plan.native.json"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stdout(&out), "plan.native.json: valid native plan, 3 tickets (0 errors, 0 warnings)\n");
+    assert_eq!(
+        stdout(&out),
+        "plan.native.json: valid native plan, 3 tickets (0 errors, 0 warnings)\n"
+    );
     let out = planwright(dir.path(), &["convert", "plan.native.json", "--to", "agb"]);
     let back: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let orig: serde_json::Value = serde_json::from_str(&example()).unwrap();

@@ -148,7 +148,9 @@ fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         K::Pattern { pattern } => format!("{instance} does not match the pattern `{pattern}`"),
         K::Format { format } => format!("{instance} is not a valid {format}"),
         K::UniqueItems => "entries must be unique".to_string(),
-        K::OneOfNotValid { .. } | K::AnyOf { .. } => format!("{instance} does not have any of the allowed shapes"),
+        K::OneOfNotValid { .. } | K::AnyOf { .. } => {
+            format!("{instance} does not have any of the allowed shapes")
+        }
         _ => format!("{instance} is not allowed here ({})", kind.keyword()),
     }
 }

@@ -23,7 +23,8 @@ fn checked_in_schema_matches_the_types() {
 
 #[test]
 fn agb_example_round_trips_through_native() {
-    let text = std::fs::read_to_string(manifest_path("../../examples/agb/plan.example.json")).unwrap();
+    let text =
+        std::fs::read_to_string(manifest_path("../../examples/agb/plan.example.json")).unwrap();
     let report = validate_text("plan.example.json", text, &Options::default());
     let plan = report.plan.expect("the seed example is valid");
     let native_text = serde_json::to_string_pretty(&native::emit(&plan)).unwrap();
@@ -46,17 +47,45 @@ fn invalid_native_plans_point_at_the_problem() {
                     {"id": "B", "body": "y", "scope": [], "depends_on": ["Z"]}]}"#;
     let report = validate_text("n.json", text.to_string(), &Options::default());
     assert!(!report.valid);
-    let found: Vec<(&str, &str)> =
-        report.diagnostics.iter().map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str())).collect();
-    assert!(found.iter().any(|(_, p)| p.starts_with("/tickets/0/scope/0")), "{found:?}");
+    let found: Vec<(&str, &str)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str()))
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(_, p)| p.starts_with("/tickets/0/scope/0")),
+        "{found:?}"
+    );
 
     let text = r#"{"planwright": 1, "source_format": "agb", "base": "main",
         "tickets": [{"id": "B", "body": "y", "scope": [], "depends_on": ["Z"]}]}"#;
     let report = validate_text("n.json", text.to_string(), &Options::default());
-    let found: Vec<(&str, &str)> =
-        report.diagnostics.iter().map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str())).collect();
-    assert_eq!(found, [("native.ticket.unknown-dependency", "/tickets/0/depends_on/0")]);
+    let found: Vec<(&str, &str)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "native.ticket.unknown-dependency",
+            "/tickets/0/depends_on/0"
+        )]
+    );
 
-    let report = validate_text("n.json", r#"{"planwright": 2}"#.to_string(), &Options::default());
-    assert!(report.diagnostics.iter().any(|d| d.diagnostic.pointer == "/planwright"), "{:?}", report.diagnostics);
+    let report = validate_text(
+        "n.json",
+        r#"{"planwright": 2}"#.to_string(),
+        &Options::default(),
+    );
+    assert!(
+        report
+            .diagnostics
+            .iter()
+            .any(|d| d.diagnostic.pointer == "/planwright"),
+        "{:?}",
+        report.diagnostics
+    );
 }

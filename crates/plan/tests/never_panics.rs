@@ -6,7 +6,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 fn example_text() -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/agb/plan.example.json");
     std::fs::read_to_string(path).unwrap()
 }
 
@@ -14,7 +15,10 @@ fn check_every_way(text: &str) {
     let mut formats: Vec<Option<Format>> = vec![None];
     formats.extend(Format::ALL.into_iter().map(Some));
     for format in formats {
-        let options = Options { format, ..Options::default() };
+        let options = Options {
+            format,
+            ..Options::default()
+        };
         let report = validate_text("fuzz.json", text.to_string(), &options);
         assert_eq!(report.valid, report.errors == 0);
         for d in &report.diagnostics {
@@ -43,9 +47,14 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
         "[ -~]{0,12}".prop_map(Value::String),
-        prop::sample::select(vec!["T1", "T3", "../x", "*", "a..b", "", "cheap", "npm test"]).prop_map(Value::from),
+        prop::sample::select(vec![
+            "T1", "T3", "../x", "*", "a..b", "", "cheap", "npm test"
+        ])
+        .prop_map(Value::from),
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
         prop_oneof![
