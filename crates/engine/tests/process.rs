@@ -343,3 +343,29 @@ fn find_program_finds_sh_on_a_normal_path() {
     assert!(found.ends_with("sh"));
     assert_eq!(find_program("planwright-no-such-program", Some(PATH)), None);
 }
+
+#[test]
+fn a_child_that_closes_its_output_early_is_still_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh(
+        dir.path(),
+        "echo early; exec >&- 2>&-; sleep 0.2; touch finished; exit 4",
+    );
+    let done = run_ok(&spec);
+    assert_eq!(done.exit, Exit::Code(4));
+    assert_eq!(done.stdout_tail, "early\n");
+    assert!(dir.path().join("finished").exists());
+}
+
+#[test]
+fn output_that_is_not_utf8_is_kept_in_the_log_and_shown_lossily() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(dir.path(), "printf 'a\\377b'");
+    spec.log = Some(dir.path().join("bytes.log"));
+    let done = run_ok(&spec);
+    assert_eq!(done.stdout_tail, "a\u{fffd}b");
+    assert_eq!(
+        std::fs::read(dir.path().join("bytes.log")).unwrap(),
+        b"a\xffb"
+    );
+}
