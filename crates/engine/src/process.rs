@@ -137,7 +137,7 @@ pub enum ProcessError {
     EmptyArgv,
     /// The program is not on the child's PATH, or the path given is not an
     /// executable file.
-    #[error("program `{program}` not found {}", where_looked(.path))]
+    #[error("program `{program}` not found {}", where_looked(.path, .program))]
     NotFound {
         /// The program as given in the argv.
         program: String,
@@ -182,10 +182,11 @@ pub enum ProcessError {
     },
 }
 
-fn where_looked(path: &Option<String>) -> String {
+fn where_looked(path: &Option<String>, program: &str) -> String {
     match path {
         Some(path) => format!("in PATH `{path}`"),
-        None => "(not an executable file, and no PATH to search)".to_string(),
+        None if program.contains('/') => "or not executable".to_string(),
+        None => "(the environment has no PATH)".to_string(),
     }
 }
 
