@@ -270,18 +270,7 @@ fn is_executable(path: &Path) -> bool {
 /// group afterwards is killed too: a gate or agent leaves nothing running.
 pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
     let program_name = spec.argv.first().ok_or(ProcessError::EmptyArgv)?;
-    if !spec.cwd.is_dir() {
-        return Err(ProcessError::Cwd(spec.cwd.clone()));
-    }
-    let program = resolve(program_name, spec)?;
-    let stdin = match &spec.stdin {
-        Some(path) => Stdio::from(File::open(path).map_err(|source| ProcessError::Stdin {
-            path: path.clone(),
-            source,
-        })?),
-        None => Stdio::null(),
-    };
-    let log = spec.log.as_deref().map(open_log).transpose()?;
+    let (program, stdin, log) = prepare(program_name, spec)?;
     if cancel.is_cancelled() {
         return Ok(Finished {
             exit: Exit::Cancelled,
@@ -322,6 +311,24 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
         output_tail: out.all.text(),
         duration,
     })
+}
+
+/// Everything that can fail before the child starts: its program, stdin
+/// and log.
+fn prepare(program: &str, spec: &Spec) -> Result<(PathBuf, Stdio, Option<File>), ProcessError> {
+    if !spec.cwd.is_dir() {
+        return Err(ProcessError::Cwd(spec.cwd.clone()));
+    }
+    let program = resolve(program, spec)?;
+    let stdin = match &spec.stdin {
+        Some(path) => Stdio::from(File::open(path).map_err(|source| ProcessError::Stdin {
+            path: path.clone(),
+            source,
+        })?),
+        None => Stdio::null(),
+    };
+    let log = spec.log.as_deref().map(open_log).transpose()?;
+    Ok((program, stdin, log))
 }
 
 fn resolve(program: &str, spec: &Spec) -> Result<PathBuf, ProcessError> {

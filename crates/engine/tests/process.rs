@@ -372,3 +372,17 @@ fn output_that_is_not_utf8_is_kept_in_the_log_and_shown_lossily() {
         b"a\xffb"
     );
 }
+
+#[test]
+fn a_log_that_fills_up_is_an_error_after_the_child_ends() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(dir.path(), "echo hello; touch finished");
+    spec.log = Some(PathBuf::from("/dev/full"));
+    let err = run(&spec, &Cancel::default()).unwrap_err();
+    assert!(matches!(err, ProcessError::Log { .. }), "{err}");
+    assert!(err.to_string().contains("/dev/full"), "{err}");
+    assert!(dir.path().join("finished").exists());
+}
