@@ -2,3 +2,4 @@
 #![deny(missing_docs)]
 
 pub mod git;
+pub mod process;
