@@ -47,7 +47,7 @@ pub fn run_gates(
 ) -> Result<Verdict, EngineError> {
     for gate in gates {
         let command = gate.argv.join(" ");
-        let scratch = log.with_extension("gate.tmp");
+        append(log, &format!("$ {command}   (in {})\n", dir.display()))?;
         let spec = Spec {
             argv: gate.argv.clone(),
             cwd: dir.to_path_buf(),
@@ -55,18 +55,16 @@ pub fn run_gates(
             stdin: None,
             timeout: settings.timeout,
             grace: Duration::from_secs(5),
-            log: Some(scratch.clone()),
+            log: Some(log.to_path_buf()),
         };
         let done = match process::run(&spec, cancel) {
             Ok(done) => done,
             Err(e) => {
-                append(log, &format!("$ {command}\n{e}\n"))?;
+                append(log, &format!("{e}\n"))?;
                 return Ok(Verdict::Fail(Failure::new(FailureKind::GateFailure, format!("gate `{command}`: {e}"))));
             }
         };
-        let output = std::fs::read_to_string(&scratch).unwrap_or_else(|_| done.output_tail.clone());
-        let _ = std::fs::remove_file(&scratch);
-        append(log, &format!("$ {command}   (in {})\n{output}\n-> {:?}\n", dir.display(), done.exit))?;
+        append(log, &format!("\n-> {}\n", done.exit))?;
         match done.exit {
             Exit::Code(0) => {}
             Exit::Cancelled => return Ok(Verdict::Cancelled),
@@ -80,13 +78,8 @@ pub fn run_gates(
                 ))
             }
             other => {
-                let how = match other {
-                    Exit::Code(c) => format!("exited {c}"),
-                    Exit::Signal(s) => format!("was killed by signal {s}"),
-                    _ => "failed".into(),
-                };
                 return Ok(Verdict::Fail(
-                    Failure::new(FailureKind::GateFailure, format!("gate `{command}` {how}")).with_evidence(tail(&done.output_tail)),
+                    Failure::new(FailureKind::GateFailure, format!("gate `{command}` failed: {other}")).with_evidence(tail(&done.output_tail)),
                 ));
             }
         }

@@ -4,6 +4,7 @@
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
 use crate::repo::Repo;
+use planwright_plan::gate_integrity;
 use planwright_plan::model::Gate;
 
 /// Checks every gate against `package.json` at `base` and at `candidate`.
@@ -16,16 +17,14 @@ pub fn check_gate_scripts(
     let before = repo.file_at(base, "package.json")?;
     let after = repo.file_at(candidate, "package.json")?;
     for gate in gates {
-        let found = tampering(&gate.argv, before.as_deref(), after.as_deref());
+        let found = gate_integrity::check(&gate.argv, before.as_deref(), after.as_deref());
         if let Some(first) = found.first() {
-            let evidence = found.join("\n");
-            return Ok(Err(Failure::new(FailureKind::GateScriptTampering, first.clone()).with_evidence(evidence)));
+            let evidence: Vec<String> = found.iter().map(|t| t.message.clone()).collect();
+            return Ok(Err(
+                Failure::new(FailureKind::GateScriptTampering, first.message.clone()).with_evidence(evidence.join("\n"))
+            ));
         }
     }
     Ok(Ok(()))
 }
 
-// Stand-in until the plan crate's `gate_integrity` lands.
-fn tampering(_argv: &[String], _before: Option<&str>, _after: Option<&str>) -> Vec<String> {
-    Vec::new()
-}

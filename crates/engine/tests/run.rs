@@ -249,3 +249,12 @@ fn gates_rerun_on_the_merged_tree_when_the_base_moved() {
     assert!(f.message.contains("moved base"), "{}", f.message);
     assert!(!env.repo().join("b.txt").exists());
 }
+
+#[test]
+fn changing_the_gate_script_is_tampering() {
+    let env = Env::new(&[("package.json", "{\"scripts\": {\"test\": \"node --test\"}}\n")]);
+    env.fixture("A", 0, "package.json", "{\"scripts\": {\"test\": \"exit 0\"}}\n");
+    let out = single(&env, ticket("A", json!([any("package.json")])), gate(&["npm", "test"]));
+    assert_eq!(failing_kind(&out, "A"), FailureKind::GateScriptTampering);
+    assert!(out.summary.failed["A"].message.contains("test"), "{}", out.summary.failed["A"].message);
+}

@@ -11,6 +11,7 @@ pub mod dag;
 pub mod diag;
 pub mod doc;
 pub mod formats;
+pub mod gate_integrity;
 pub mod model;
 pub mod pathspec;
 pub mod pointer;

@@ -147,9 +147,10 @@ pub struct Ticket {
 }
 
 /// One entry of a ticket's scope: a path or glob and what may happen to it.
-// No `deny_unknown_fields` here: serde ignores it together with `flatten`
-// and then rejects the flattened `op` itself.
+// No `deny_unknown_fields`: serde cannot combine it with `flatten`; the
+// native schema check rejects unknown keys instead.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("unevaluatedProperties" = false))]
 pub struct ScopeEntry {
     /// A repository-relative path or glob (`src/**`).
     pub pattern: String,

@@ -18,8 +18,6 @@ pub enum PathspecError {
     Absolute,
     /// A `.`, `..` or empty segment.
     BadSegment,
-    /// POSIX normalisation would change it.
-    NotNormalized,
     /// Characters outside agb's conservative set.
     Charset,
 }
@@ -31,7 +29,6 @@ impl PathspecError {
             PathspecError::TooBroad => "too-broad",
             PathspecError::Absolute => "absolute",
             PathspecError::BadSegment => "bad-segment",
-            PathspecError::NotNormalized => "not-normalized",
             PathspecError::Charset => "charset",
         }
     }
@@ -42,7 +39,6 @@ impl PathspecError {
             PathspecError::TooBroad => "it would match the whole repository",
             PathspecError::Absolute => "it must be relative to the repository root",
             PathspecError::BadSegment => "it has a `.`, `..` or empty segment",
-            PathspecError::NotNormalized => "it is not in normal form",
             PathspecError::Charset => {
                 "it must match PATHSPEC_RE (letters, digits, `_`, `.`, `-`, `*` and `/` only)"
             }
@@ -73,28 +69,13 @@ pub fn check(raw: &str) -> Result<String, PathspecError> {
     {
         return Err(PathspecError::BadSegment);
     }
-    if posix_normalize(&spec) != spec {
-        return Err(PathspecError::NotNormalized);
-    }
+    // agb also rejects a path that POSIX normalisation would change; after
+    // the trailing-slash rewrite and the segment rule above, only paths
+    // that normalisation leaves alone remain, so that rule cannot fire here.
     if !PATHSPEC_RE.is_match(&spec) {
         return Err(PathspecError::Charset);
     }
     Ok(spec)
-}
-
-/// Node's `path.posix.normalize` for relative paths without `.`/`..`:
-/// only repeated slashes can change, which the segment rule already rejects,
-/// so this guards the invariant rather than adding a reachable rule.
-fn posix_normalize(p: &str) -> String {
-    let parts: Vec<&str> = p
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    let mut out = parts.join("/");
-    if p.ends_with('/') {
-        out.push('/');
-    }
-    out
 }
 
 #[cfg(test)]

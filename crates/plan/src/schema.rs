@@ -50,7 +50,8 @@ impl Checker {
                     .unwrap_or_else(|| property.to_string());
                 (pointer, format!("missing required field `{name}`"))
             }
-            ValidationErrorKind::AdditionalProperties { unexpected } => (
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => (
                 // Point at the first unknown key so the underline lands on it.
                 unexpected
                     .first()
@@ -147,6 +148,9 @@ fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         K::Pattern { pattern } => format!("{instance} does not match the pattern `{pattern}`"),
         K::Format { format } => format!("{instance} is not a valid {format}"),
         K::UniqueItems => "entries must be unique".to_string(),
+        K::OneOfNotValid { .. } | K::AnyOf { .. } => {
+            format!("{instance} does not have any of the allowed shapes")
+        }
         _ => format!("{instance} is not allowed here ({})", kind.keyword()),
     }
 }

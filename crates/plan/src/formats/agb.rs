@@ -478,15 +478,18 @@ fn check_ticket(
     };
     let tier = enum_field(obj, "tier", &TIERS, at, &label, sink);
     let pool_hint = enum_field(obj, "pool_hint", &POOL_HINTS, at, &label, sink);
-    check_route(
-        tier.as_deref(),
-        pool_hint.as_deref(),
-        obj,
-        at,
-        &label,
-        routing,
-        sink,
-    );
+    // An invalid tier or hint is reported above; routing it would only repeat that.
+    let known = |key: &str, value: &Option<String>| !obj.contains_key(key) || value.is_some();
+    if known("tier", &tier) && known("pool_hint", &pool_hint) {
+        check_route(
+            tier.as_deref(),
+            pool_hint.as_deref(),
+            at,
+            &label,
+            routing,
+            sink,
+        );
+    }
     Ticket {
         id,
         title,
@@ -629,48 +632,36 @@ fn enum_field(
     }
 }
 
+/// The tier and hint are known (or absent, meaning their defaults); the
+/// pair must still leave a model in the routing table.
 fn check_route(
     tier: Option<&str>,
     hint: Option<&str>,
-    obj: &Map<String, Value>,
     at: &Pointer,
     label: &str,
     routing: &Routing,
     sink: &mut dyn Sink,
 ) {
-    let bad = |k: &str| {
-        obj.get(k)
-            .is_some_and(|v| !v.as_str().is_some_and(|s| !s.is_empty()))
-    };
-    if bad("tier") || bad("pool_hint") {
-        return; // already reported
-    }
-    let (tier, hint) = (
+    let (tier_name, hint_name) = (
         tier.unwrap_or(DEFAULT_TIER),
         hint.unwrap_or(DEFAULT_POOL_HINT),
     );
-    if (obj.contains_key("tier") && !TIERS.contains(&tier))
-        || (obj.contains_key("pool_hint") && !POOL_HINTS.contains(&hint))
-    {
+    if routing.knows_hint(hint_name) && !routing.candidates(tier_name, hint_name).is_empty() {
         return;
     }
-    if !routing.knows_hint(hint) || routing.candidates(tier, hint).is_empty() {
-        let field = if obj.contains_key("pool_hint") {
-            "pool_hint"
-        } else {
-            "tier"
-        };
-        sink.push(
-            Diagnostic::error(
-                "agb.ticket.no-candidates",
-                at.key(field),
-                format!("{label}: tier '{tier}' with pool_hint '{hint}' has no model candidates"),
-            )
-            .with_hint(
-                "pick another tier or pool_hint, or add a model to `[routing]` in planwright.toml",
+    let field = if hint.is_some() { "pool_hint" } else { "tier" };
+    sink.push(
+        Diagnostic::error(
+            "agb.ticket.no-candidates",
+            at.key(field),
+            format!(
+                "{label}: tier '{tier_name}' with pool_hint '{hint_name}' has no model candidates"
             ),
-        );
-    }
+        )
+        .with_hint(
+            "pick another tier or pool_hint, or add a model to `[routing]` in planwright.toml",
+        ),
+    );
 }
 
 /// Writes `plan` as an agb plan; pushes a warning for everything agb cannot say.

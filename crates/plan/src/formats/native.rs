@@ -2,7 +2,9 @@
 
 use crate::diag::{Diagnostic, Sink};
 use crate::model::Plan;
+use crate::schema::Checker;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 /// The version written in the `planwright` key.
 pub const VERSION: u64 = 1;
@@ -17,17 +19,15 @@ pub fn emit(plan: &Plan) -> Value {
     Value::Object(doc)
 }
 
+static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "native"));
+
 /// Reads a native document back into the IR.
 pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
-    let mut fields = value.as_object()?.clone();
-    if fields.remove("planwright") != Some(Value::from(VERSION)) {
-        sink.push(Diagnostic::error(
-            "native.version",
-            "/planwright",
-            format!("`planwright` must be {VERSION}"),
-        ));
+    if CHECKER.check(value, sink) > 0 {
         return None;
     }
+    let mut fields = value.as_object()?.clone();
+    fields.remove("planwright");
     match serde_json::from_value::<Plan>(Value::Object(fields)) {
         Ok(plan) => {
             crate::dag::check_references(&plan, "native", sink);

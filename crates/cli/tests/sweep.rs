@@ -1,0 +1,109 @@
+//! `planwright sweep` end to end, with `targetGlob` over a real repository.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+fn planwright(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn repo_with(files: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q"]);
+    for f in files {
+        let p = dir.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x\n").unwrap();
+    }
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "init"]);
+    dir
+}
+
+#[test]
+fn target_glob_expands_over_tracked_files_only() {
+    let repo = repo_with(&["src/a.js", "src/b.js", "src/deep/c.js", "README.md"]);
+    std::fs::write(repo.path().join("src/untracked.js"), "y\n").unwrap();
+    let spec = r#"{"repo": ".", "operation": "Convert {target} to ESM (item {i}).", "targetGlob": "src/*.js",
+                   "gate": {"test": "npm test"}, "scopePerTarget": ["{target}", "test/{i}.test.js"]}"#;
+    std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
+    let out = planwright(repo.path(), &["sweep", "sweep.json", "-o", "plan.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join("plan.json")).unwrap())
+            .unwrap();
+    let tickets = plan["tickets"].as_array().unwrap();
+    assert_eq!(tickets.len(), 2);
+    assert_eq!(tickets[0]["id"], "S1");
+    assert_eq!(tickets[0]["title"], "sweep: src/a.js");
+    assert_eq!(tickets[1]["body"], "Convert src/b.js to ESM (item 2).");
+    assert_eq!(
+        tickets[1]["scope"],
+        serde_json::json!(["src/b.js", "test/2.test.js"])
+    );
+    assert!(tickets[0].get("edges").is_none() && tickets[0].get("rails").is_none());
+    assert_eq!(
+        planwright(repo.path(), &["validate", "plan.json"])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn a_spec_that_compiles_to_an_invalid_plan_is_rejected() {
+    let repo = repo_with(&["a.js"]);
+    let spec = r#"{"repo": ".", "operation": "fix {target}", "targets": ["a.js"], "gate": {"test": "make check"}}"#;
+    std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
+    let out = planwright(repo.path(), &["sweep", "sweep.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agb.gate.strict"));
+    assert_eq!(
+        planwright(repo.path(), &["sweep", "--no-strict-gates", "sweep.json"])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn a_glob_outside_a_repository_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sweep.json"),
+        r#"{"repo": "nowhere", "operation": "{target}", "targetGlob": "*.js"}"#,
+    )
+    .unwrap();
+    let out = planwright(dir.path(), &["sweep", "sweep.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot list the files of"));
+}

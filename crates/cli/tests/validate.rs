@@ -1,0 +1,239 @@
+//! `planwright validate` end to end: outputs, exit codes, snapshots.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn planwright(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("AGB_STRICT_GATES")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn example() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json"),
+    )
+    .unwrap()
+}
+
+fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+const BROKEN: &str = r#"{
+  "repo": "/srv/app",
+  "gate": {"test": "cargo test"},
+  "tickets": [
+    {"id": "T1", "body": "Add the parser.", "scope": ["src/parser.rs", "../secrets"],
+     "edges": [{"to": "T9"}]},
+    {"id": "t1", "body": "Add the lexer.", "scope": ["src/lexer.rs"], "tier": "cheap", "pool_hint": "claude"}
+  ]
+}
+"#;
+
+#[test]
+fn valid_plan_exits_0() {
+    let dir = dir_with(&[("plan.json", &example())]);
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(stdout(&out), @"plan.json: valid agb plan, 3 tickets (0 errors, 0 warnings)\n");
+}
+
+#[test]
+fn human_output_underlines_every_problem() {
+    let dir = dir_with(&[("plan.json", BROKEN)]);
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("broken_human", stdout(&out));
+}
+
+#[test]
+fn json_output_has_pointer_line_and_column() {
+    let dir = dir_with(&[("plan.json", BROKEN), ("ok.json", &example())]);
+    let out = planwright(
+        dir.path(),
+        &["validate", "--output", "json", "plan.json", "ok.json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reports.as_array().unwrap().len(), 2);
+    assert_eq!(reports[0]["file"], "plan.json");
+    assert_eq!(reports[0]["format"], "agb");
+    assert_eq!(reports[0]["valid"], false);
+    assert_eq!(reports[0]["errors"], 5);
+    let edge = reports[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "agb.edge.unknown-target")
+        .unwrap();
+    assert_eq!(edge["severity"], "error");
+    assert_eq!(edge["message"], "T1: edge to unknown ticket 'T9'");
+    assert_eq!(edge["pointer"], "/tickets/0/edges/0/to");
+    assert_eq!(
+        (edge["line"].as_u64(), edge["column"].as_u64()),
+        (Some(6), Some(23))
+    );
+    assert_eq!(reports[1]["valid"], true);
+}
+
+#[test]
+fn strict_gates_off_by_flag_or_environment() {
+    let plan = example().replace("\"npm test\"", "\"cargo test\"");
+    let dir = dir_with(&[("plan.json", &plan)]);
+    assert_eq!(
+        planwright(dir.path(), &["validate", "plan.json"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        planwright(dir.path(), &["validate", "--no-strict-gates", "plan.json"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(["validate", "plan.json"])
+        .current_dir(dir.path())
+        .env("AGB_STRICT_GATES", "0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn syntax_errors_are_diagnostics_with_a_place() {
+    let dir = dir_with(&[(
+        "plan.json",
+        "{\n  \"repo\": \"/x\",\n  \"gate\": {\"test\": \"npm test\"},\n}\n",
+    )]);
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("syntax_error", stdout(&out));
+}
+
+#[test]
+fn unreadable_files_and_bad_flags_exit_2() {
+    let dir = dir_with(&[]);
+    let out = planwright(dir.path(), &["validate", "missing.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: cannot read `missing.json`: no such file\n"
+    );
+    assert_eq!(
+        planwright(dir.path(), &["validate", "--format", "yamlish", "x.json"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(planwright(dir.path(), &["validate"]).status.code(), Some(2));
+}
+
+#[test]
+fn unknown_documents_say_which_formats_were_tried() {
+    let dir = dir_with(&[("plan.json", "{\"name\": \"not a plan\"}")]);
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("unknown_format", stdout(&out));
+}
+
+#[test]
+fn format_override_reads_the_document_as_that_format() {
+    let dir = dir_with(&[("plan.json", "{\"tickets\": []}")]);
+    let out = planwright(
+        dir.path(),
+        &[
+            "validate",
+            "--format",
+            "agb",
+            "--output",
+            "json",
+            "plan.json",
+        ],
+    );
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = reports[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["agb.plan.repo", "agb.gate.missing", "agb.plan.tickets"]
+    );
+}
+
+#[test]
+fn config_beside_the_plan_changes_the_routing_table() {
+    let plan = example().replace("\"pool_hint\": \"gemini\"", "\"pool_hint\": \"gpt-oss\"");
+    let config = "[[routing.models]]\nname = 'gpt-oss-120b'\nfamily = 'gpt-oss'\ntiers = ['cheap']\npool = 'gpt-oss'\n\
+                  [[routing.models]]\nname = 'sonnet'\nfamily = 'claude'\ntiers = ['mid']\npool = 'claude'\n";
+    let dir = dir_with(&[("plan.json", &plan)]);
+    assert_eq!(
+        planwright(dir.path(), &["validate", "plan.json"])
+            .status
+            .code(),
+        Some(1)
+    );
+    std::fs::write(dir.path().join("planwright.toml"), config).unwrap();
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    std::fs::write(dir.path().join("other.toml"), "[routing]\nmodelz = []\n").unwrap();
+    let out = planwright(
+        dir.path(),
+        &["validate", "--config", "other.toml", "plan.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid configuration `other.toml`") && err.contains("modelz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn native_conversion_round_trips() {
+    let dir = dir_with(&[("plan.json", &example())]);
+    let out = planwright(
+        dir.path(),
+        &[
+            "convert",
+            "plan.json",
+            "--to",
+            "native",
+            "-o",
+            "plan.native.json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = planwright(dir.path(), &["validate", "plan.native.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out),
+        "plan.native.json: valid native plan, 3 tickets (0 errors, 0 warnings)\n"
+    );
+    let out = planwright(dir.path(), &["convert", "plan.native.json", "--to", "agb"]);
+    let back: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let orig: serde_json::Value = serde_json::from_str(&example()).unwrap();
+    assert_eq!(back, orig);
+}

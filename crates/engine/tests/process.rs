@@ -1,0 +1,388 @@
+//! Behaviour of `process::run`: exit codes, output, logs, environment,
+//! stdin, timeouts and cancellation (whole process group), clear errors.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use planwright_engine::process::{
+    find_program, run, scrubbed_env, Cancel, Exit, Finished, ProcessError, Spec, TAIL_BYTES,
+};
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+fn spec(dir: &Path, argv: &[&str]) -> Spec {
+    Spec {
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+        cwd: dir.to_path_buf(),
+        env: vec![("PATH".to_string(), PATH.to_string())],
+        stdin: None,
+        timeout: None,
+        grace: Duration::from_millis(200),
+        log: None,
+    }
+}
+
+fn sh(dir: &Path, script: &str) -> Spec {
+    spec(dir, &["sh", "-c", script])
+}
+
+fn run_ok(spec: &Spec) -> Finished {
+    run(spec, &Cancel::default()).expect("the child runs")
+}
+
+#[test]
+fn exit_codes_and_signals_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = run_ok(&sh(dir.path(), "exit 0"));
+    assert_eq!(ok.exit, Exit::Code(0));
+    assert!(ok.success());
+
+    let failed = run_ok(&sh(dir.path(), "exit 3"));
+    assert_eq!(failed.exit, Exit::Code(3));
+    assert!(!failed.success());
+
+    let killed = run_ok(&sh(dir.path(), "kill -9 $$"));
+    assert_eq!(killed.exit, Exit::Signal(9));
+    assert!(!killed.success());
+}
+
+#[test]
+fn output_goes_to_the_tails_and_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(dir.path(), "echo out; echo err >&2; echo more");
+    spec.log = Some(dir.path().join("logs/gate.log"));
+    let done = run_ok(&spec);
+    assert_eq!(done.stdout_tail, "out\nmore\n");
+    for line in ["out\n", "err\n", "more\n"] {
+        assert!(done.output_tail.contains(line), "{:?}", done.output_tail);
+    }
+    let log = std::fs::read_to_string(dir.path().join("logs/gate.log")).unwrap();
+    assert_eq!(log.len(), "out\nerr\nmore\n".len());
+    assert!(log.contains("err\n") && log.contains("out\n"));
+
+    // A second run appends; nothing is truncated.
+    run_ok(&spec);
+    let log = std::fs::read_to_string(dir.path().join("logs/gate.log")).unwrap();
+    assert_eq!(log.matches("err\n").count(), 2);
+}
+
+#[test]
+fn large_output_on_both_streams_is_all_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(
+        dir.path(),
+        "head -c 1500000 /dev/zero | tr '\\0' o; head -c 1500000 /dev/zero | tr '\\0' e >&2; echo end",
+    );
+    spec.log = Some(dir.path().join("big.log"));
+    let done = run_ok(&spec);
+    assert!(done.success());
+    let log = std::fs::read(dir.path().join("big.log")).unwrap();
+    assert_eq!(log.len(), 3_000_004);
+    assert_eq!(log.iter().filter(|b| **b == b'o').count(), 1_500_000);
+    assert_eq!(log.iter().filter(|b| **b == b'e').count(), 1_500_001);
+    assert_eq!(done.stdout_tail.len(), TAIL_BYTES);
+    assert!(done.stdout_tail.ends_with("oooend\n"));
+    // The streams are read on two threads, so which one ends the combined
+    // tail may vary; its size does not.
+    assert_eq!(done.output_tail.len(), TAIL_BYTES);
+}
+
+#[test]
+fn the_environment_is_exactly_the_one_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = spec(dir.path(), &["env"]);
+    spec.env.push(("PLANWRIGHT_TEST".into(), "a b=c".into()));
+    std::env::set_var("PLANWRIGHT_LEAK_CHECK", "1");
+    let done = run_ok(&spec);
+    let mut lines: Vec<&str> = done.stdout_tail.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [format!("PATH={PATH}").as_str(), "PLANWRIGHT_TEST=a b=c"]
+    );
+}
+
+#[test]
+fn the_stdin_file_is_fed_and_absent_stdin_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("prompt.txt"), "the charter\n").unwrap();
+    let mut with = spec(dir.path(), &["cat"]);
+    with.stdin = Some(dir.path().join("prompt.txt"));
+    assert_eq!(run_ok(&with).stdout_tail, "the charter\n");
+
+    let without = run_ok(&spec(dir.path(), &["cat"]));
+    assert_eq!(without.exit, Exit::Code(0));
+    assert_eq!(without.stdout_tail, "");
+}
+
+#[test]
+fn the_child_runs_in_the_given_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = run_ok(&spec(dir.path(), &["pwd"]));
+    let expected = dir.path().canonicalize().unwrap();
+    assert_eq!(PathBuf::from(done.stdout_tail.trim_end()), expected);
+}
+
+/// Whether `pid` is gone: no /proc entry, or a zombie nobody reaped yet
+/// (the container's init may not reap).
+fn is_dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap().split_whitespace().next();
+            matches!(state, Some("Z" | "X"))
+        }
+    }
+}
+
+/// SIGKILL is delivered asynchronously: `run` has sent it when it returns,
+/// the process may need a moment to die. Waits for that, with a generous
+/// bound so a loaded machine does not fail the test.
+fn dies(pid: &str) -> bool {
+    for _ in 0..500 {
+        if is_dead(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn grandchild_pid(dir: &Path) -> String {
+    let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
+    let pid = pid.trim().to_string();
+    assert!(!pid.is_empty());
+    pid
+}
+
+#[test]
+fn a_timeout_stops_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(
+        dir.path(),
+        "sleep 100 & echo $! > pid; echo started; sleep 100",
+    );
+    spec.timeout = Some(Duration::from_millis(300));
+    let done = run_ok(&spec);
+    assert_eq!(done.exit, Exit::TimedOut);
+    assert!(!done.success());
+    assert_eq!(done.stdout_tail, "started\n");
+    assert!(dies(&grandchild_pid(dir.path())));
+}
+
+#[test]
+fn a_child_ignoring_term_is_killed_after_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(
+        dir.path(),
+        "trap '' TERM; echo $$ > pid; while :; do sleep 1; done",
+    );
+    spec.timeout = Some(Duration::from_millis(200));
+    spec.grace = Duration::from_millis(100);
+    let done = run_ok(&spec);
+    assert_eq!(done.exit, Exit::TimedOut);
+    assert!(dies(&grandchild_pid(dir.path())));
+}
+
+#[test]
+fn cancel_stops_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh(dir.path(), "sleep 100 & echo $! > pid; sleep 100");
+    let cancel = Cancel::default();
+    let trigger = cancel.clone();
+    let pid_file = dir.path().join("pid");
+    let canceller = std::thread::spawn(move || {
+        while !pid_file.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        trigger.cancel();
+    });
+    let done = run(&spec, &cancel).unwrap();
+    canceller.join().unwrap();
+    assert_eq!(done.exit, Exit::Cancelled);
+    assert!(dies(&grandchild_pid(dir.path())));
+}
+
+#[test]
+fn a_cancelled_flag_means_the_child_never_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = Cancel::default();
+    cancel.cancel();
+    assert!(cancel.is_cancelled());
+    let done = run(&sh(dir.path(), "touch started"), &cancel).unwrap();
+    assert_eq!(done.exit, Exit::Cancelled);
+    assert!(!dir.path().join("started").exists());
+}
+
+#[test]
+fn a_grandchild_holding_the_pipes_is_killed_after_the_child_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh(dir.path(), "sleep 100 & echo $! > pid; echo bye");
+    let done = run_ok(&spec);
+    assert_eq!(done.exit, Exit::Code(0));
+    assert_eq!(done.stdout_tail, "bye\n");
+    assert!(dies(&grandchild_pid(dir.path())));
+}
+
+#[test]
+fn a_background_process_without_the_pipes_is_killed_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh(dir.path(), "sleep 100 >/dev/null 2>&1 & echo $! > pid");
+    assert!(run_ok(&spec).success());
+    assert!(dies(&grandchild_pid(dir.path())));
+}
+
+#[test]
+fn a_missing_program_names_the_program_and_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = run(
+        &spec(dir.path(), &["planwright-no-such-program"]),
+        &Cancel::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ProcessError::NotFound { .. }));
+    let message = err.to_string();
+    assert!(
+        message.contains("`planwright-no-such-program`"),
+        "{message}"
+    );
+    assert!(message.contains(PATH), "{message}");
+}
+
+#[test]
+fn the_program_is_looked_up_in_the_childs_path_not_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = spec(dir.path(), &["sh", "-c", "exit 0"]);
+    spec.env.clear();
+    let err = run(&spec, &Cancel::default()).unwrap_err();
+    assert!(err.to_string().contains("no PATH"), "{err}");
+}
+
+#[test]
+fn a_relative_program_path_is_taken_from_the_working_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("gate.sh");
+    std::fs::write(&script, "#!/bin/sh\necho gated\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let done = run_ok(&spec(dir.path(), &["./gate.sh"]));
+    assert_eq!(done.stdout_tail, "gated\n");
+
+    let err = run(&spec(dir.path(), &["./nope.sh"]), &Cancel::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "program `./nope.sh` not found or not executable"
+    );
+}
+
+#[test]
+fn bad_settings_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = run(&spec(dir.path(), &[]), &Cancel::default()).unwrap_err();
+    assert!(matches!(empty, ProcessError::EmptyArgv));
+
+    let cwd = run(
+        &spec(&dir.path().join("gone"), &["true"]),
+        &Cancel::default(),
+    )
+    .unwrap_err();
+    assert!(cwd.to_string().contains("gone"), "{cwd}");
+
+    let mut stdin = spec(dir.path(), &["cat"]);
+    stdin.stdin = Some(dir.path().join("missing-prompt"));
+    let err = run(&stdin, &Cancel::default()).unwrap_err();
+    assert!(err.to_string().contains("missing-prompt"), "{err}");
+
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let mut log = spec(dir.path(), &["true"]);
+    log.log = Some(dir.path().join("file/under-a-file.log"));
+    let err = run(&log, &Cancel::default()).unwrap_err();
+    assert!(matches!(err, ProcessError::Log { .. }), "{err}");
+    assert!(err.to_string().contains("under-a-file.log"), "{err}");
+}
+
+#[test]
+fn scrubbed_env_keeps_only_the_allowlist_and_the_extras() {
+    std::env::set_var("PLANWRIGHT_SECRET_TOKEN", "hunter2");
+    std::env::set_var("PLANWRIGHT_EXTRA_ONE", "1");
+    std::env::set_var("PLANWRIGHT_PREFIX_A", "a");
+    std::env::set_var("PLANWRIGHT_PREFIX_B", "b");
+    let env = scrubbed_env(&[
+        "PLANWRIGHT_EXTRA_ONE".into(),
+        "PLANWRIGHT_PREFIX_*".into(),
+        "PATH".into(),
+        "PLANWRIGHT_UNSET_VARIABLE".into(),
+        "BAD=NAME".into(),
+    ]);
+    let names: Vec<&str> = env.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(!names.contains(&"PLANWRIGHT_SECRET_TOKEN"));
+    assert!(!names.contains(&"PLANWRIGHT_UNSET_VARIABLE"));
+    assert_eq!(names.iter().filter(|n| **n == "PATH").count(), 1);
+    let tail: Vec<(&str, &str)> = env
+        .iter()
+        .filter(|(n, _)| n.starts_with("PLANWRIGHT_"))
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            ("PLANWRIGHT_EXTRA_ONE", "1"),
+            ("PLANWRIGHT_PREFIX_A", "a"),
+            ("PLANWRIGHT_PREFIX_B", "b")
+        ]
+    );
+    for (name, _) in &env {
+        assert!(
+            name.starts_with("PLANWRIGHT_")
+                || planwright_engine::process::ENV_ALLOWLIST.contains(&name.as_str()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn find_program_finds_sh_on_a_normal_path() {
+    let found = find_program("sh", Some(PATH)).expect("sh is installed");
+    assert!(found.ends_with("sh"));
+    assert_eq!(find_program("planwright-no-such-program", Some(PATH)), None);
+}
+
+#[test]
+fn a_child_that_closes_its_output_early_is_still_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh(
+        dir.path(),
+        "echo early; exec >&- 2>&-; sleep 0.2; touch finished; exit 4",
+    );
+    let done = run_ok(&spec);
+    assert_eq!(done.exit, Exit::Code(4));
+    assert_eq!(done.stdout_tail, "early\n");
+    assert!(dir.path().join("finished").exists());
+}
+
+#[test]
+fn output_that_is_not_utf8_is_kept_in_the_log_and_shown_lossily() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(dir.path(), "printf 'a\\377b'");
+    spec.log = Some(dir.path().join("bytes.log"));
+    let done = run_ok(&spec);
+    assert_eq!(done.stdout_tail, "a\u{fffd}b");
+    assert_eq!(
+        std::fs::read(dir.path().join("bytes.log")).unwrap(),
+        b"a\xffb"
+    );
+}
+
+#[test]
+fn a_log_that_fills_up_is_an_error_after_the_child_ends() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sh(dir.path(), "echo hello; touch finished");
+    spec.log = Some(PathBuf::from("/dev/full"));
+    let err = run(&spec, &Cancel::default()).unwrap_err();
+    assert!(matches!(err, ProcessError::Log { .. }), "{err}");
+    assert!(err.to_string().contains("/dev/full"), "{err}");
+    assert!(dir.path().join("finished").exists());
+}

@@ -1,0 +1,566 @@
+//! Gate-script integrity: a ticket must not change what its npm gate runs.
+//!
+//! `npm test` runs whatever `package.json` says, so a ticket that rewrites
+//! the `test` script to `exit 0` would pass its own gate. Before a candidate
+//! is trusted, its `package.json` is compared with the base's: the gate
+//! script, every script it runs through `npm run`/`npm test` (followed
+//! breadth-first), their `pre`/`post` hooks and the global lifecycle scripts
+//! must be unchanged. Each finding is an error of kind [`KIND`].
+//!
+//! Same rules as agb's `verifyGateScriptIntegrity`, with one deliberate
+//! difference: removing a hook also counts (it changes what the gate runs),
+//! where agb only flags new or changed hooks.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+/// The error kind of every finding.
+pub const KIND: &str = "gate_script_tampering";
+
+/// Scripts npm runs on its own (install, pack, publish): changing them is
+/// tampering whatever the gate is.
+pub const LIFECYCLE_SCRIPTS: &[&str] = &[
+    "install",
+    "preinstall",
+    "postinstall",
+    "prepare",
+    "prepack",
+    "postpack",
+    "publish",
+];
+
+/// How one script hands work to another (agb's pattern). No capture means
+/// `npm test`, that is the script `test`.
+static DELEGATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bnpm\s+(?:run(?:-script)?\s+([a-zA-Z0-9_:-]+)|test)\b").expect("valid regex")
+});
+
+/// One way the candidate changed what the gate runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tampering {
+    /// The script concerned; `None` for the file as a whole (deleted,
+    /// unreadable).
+    pub script: Option<String>,
+    /// What changed, for people: "gate script `test` changed from
+    /// `node --test` to `exit 0`".
+    pub message: String,
+}
+
+impl std::fmt::Display for Tampering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The npm script a gate runs: `test` for `npm test` (also `npm t`,
+/// `npm tst`), `X` for `npm run X` (also `run-script`, `rum`, `urn`).
+/// Arguments after the script (`npm test -- --watch=false`) do not matter.
+/// `None` for every other gate.
+pub fn npm_script(gate_argv: &[String]) -> Option<&str> {
+    let (program, rest) = gate_argv.split_first()?;
+    if program.rsplit('/').next() != Some("npm") {
+        return None;
+    }
+    match rest {
+        [command, ..] if matches!(command.as_str(), "test" | "t" | "tst") => Some("test"),
+        [command, script, ..]
+            if matches!(command.as_str(), "run" | "run-script" | "rum" | "urn")
+                && !script.starts_with('-') =>
+        {
+            Some(script)
+        }
+        _ => None,
+    }
+}
+
+/// Compares the base and candidate `package.json` texts (`None`: the file
+/// does not exist) for a gate, and returns every finding, in a stable
+/// order: the gate script, the scripts it runs (breadth-first) with their
+/// hooks, then the lifecycle scripts. Empty when the gate is not an npm
+/// gate, or nothing changed.
+pub fn check(
+    gate_argv: &[String],
+    base_package_json: Option<&str>,
+    candidate_package_json: Option<&str>,
+) -> Vec<Tampering> {
+    let Some(root) = npm_script(gate_argv) else {
+        return Vec::new();
+    };
+    let base = match base_package_json.map(scripts).transpose() {
+        Ok(base) => base.unwrap_or_default(),
+        Err(why) => {
+            return whole_file(format!(
+                "the base package.json {why}, so the gate script cannot be verified"
+            ))
+        }
+    };
+    let candidate = match candidate_package_json {
+        None if base_package_json.is_none() => return Vec::new(),
+        None => return whole_file("package.json was deleted".to_string()),
+        Some(text) => match scripts(text) {
+            Ok(candidate) => candidate,
+            Err(why) => return whole_file(format!("the candidate's package.json {why}")),
+        },
+    };
+    let mut findings = Findings::new(&base, &candidate);
+    findings.follow(root);
+    for name in LIFECYCLE_SCRIPTS {
+        findings.compare(name, &format!("lifecycle script `{name}`"));
+    }
+    findings.list
+}
+
+fn whole_file(message: String) -> Vec<Tampering> {
+    vec![Tampering {
+        script: None,
+        message,
+    }]
+}
+
+/// The `scripts` object of a package.json; missing or not an object reads
+/// as no scripts (npm runs none then either).
+fn scripts(text: &str) -> Result<Map<String, Value>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(package)) => Ok(match package.get("scripts") {
+            Some(Value::Object(scripts)) => scripts.clone(),
+            _ => Map::new(),
+        }),
+        Ok(_) => Err("is not a JSON object".to_string()),
+        Err(e) => Err(format!("is not valid JSON ({e})")),
+    }
+}
+
+/// Findings so far, one per script.
+struct Findings<'a> {
+    base: &'a Map<String, Value>,
+    candidate: &'a Map<String, Value>,
+    reported: HashSet<String>,
+    list: Vec<Tampering>,
+}
+
+impl<'a> Findings<'a> {
+    fn new(base: &'a Map<String, Value>, candidate: &'a Map<String, Value>) -> Findings<'a> {
+        Findings {
+            base,
+            candidate,
+            reported: HashSet::new(),
+            list: Vec::new(),
+        }
+    }
+
+    /// The gate script, then breadth-first every script it runs, each with
+    /// its `pre`/`post` hooks.
+    fn follow(&mut self, root: &str) {
+        self.root(root);
+        let mut queue = VecDeque::from([(root.to_string(), None::<String>)]);
+        let mut followed = HashSet::from([root.to_string()]);
+        while let Some((name, run_by)) = queue.pop_front() {
+            if let Some(run_by) = &run_by {
+                self.compare(&name, &format!("script `{name}`, run by `{run_by}`,"));
+            }
+            let hooks = [format!("pre{name}"), format!("post{name}")];
+            for hook in &hooks {
+                self.compare(hook, &format!("hook `{hook}` of `{name}`"));
+            }
+            for runner in hooks.iter().chain([&name]) {
+                for next in self.delegations(runner) {
+                    if followed.insert(next.clone()) {
+                        queue.push_back((next, Some(runner.clone())));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The gate script must exist on both sides, unchanged.
+    fn root(&mut self, name: &str) {
+        let subject = format!("gate script `{name}`");
+        match (self.base.get(name), self.candidate.get(name)) {
+            (None, None) => self.report(
+                name,
+                format!(
+                    "{subject} is defined neither in the base nor in the candidate's package.json"
+                ),
+            ),
+            (None, Some(now)) => self.report(
+                name,
+                format!(
+                    "{subject} was added (`{}`); it must already exist in the base package.json",
+                    show(now)
+                ),
+            ),
+            _ => self.compare(name, &subject),
+        }
+    }
+
+    /// Reports `name` if it was added, removed or changed.
+    fn compare(&mut self, name: &str, subject: &str) {
+        let message = match (self.base.get(name), self.candidate.get(name)) {
+            (None, None) => return,
+            (Some(was), Some(now)) if was == now => return,
+            (None, Some(now)) => format!("{subject} was added: `{}`", show(now)),
+            (Some(was), None) => format!("{subject} was removed (it was `{}`)", show(was)),
+            (Some(was), Some(now)) => {
+                format!("{subject} changed from `{}` to `{}`", show(was), show(now))
+            }
+        };
+        self.report(name, message);
+    }
+
+    fn report(&mut self, name: &str, message: String) {
+        if self.reported.insert(name.to_string()) {
+            self.list.push(Tampering {
+                script: Some(name.to_string()),
+                message,
+            });
+        }
+    }
+
+    /// The scripts `name` runs, on either side (a changed script may have
+    /// gained or lost a delegation; both are followed).
+    fn delegations(&self, name: &str) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        let texts = [self.base.get(name), self.candidate.get(name)];
+        for text in texts.into_iter().flatten().filter_map(Value::as_str) {
+            for caps in DELEGATION.captures_iter(text) {
+                let next = caps.get(1).map_or("test", |m| m.as_str()).to_string();
+                if !found.contains(&next) {
+                    found.push(next);
+                }
+            }
+        }
+        found
+    }
+}
+
+/// A script's command as written; a value that is not a string (npm would
+/// reject it) as its JSON text.
+fn show(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(gate: &str) -> Vec<String> {
+        gate.split(' ').map(str::to_string).collect()
+    }
+
+    fn package(scripts: &[(&str, &str)]) -> String {
+        let scripts: Map<String, Value> = scripts
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect();
+        serde_json::json!({"name": "demo", "version": "1.0.0", "scripts": scripts}).to_string()
+    }
+
+    fn findings(gate: &str, base: &[(&str, &str)], candidate: &[(&str, &str)]) -> Vec<Tampering> {
+        check(&argv(gate), Some(&package(base)), Some(&package(candidate)))
+    }
+
+    fn scripts_of(found: &[Tampering]) -> Vec<&str> {
+        found.iter().filter_map(|t| t.script.as_deref()).collect()
+    }
+
+    const TEST: (&str, &str) = ("test", "node --test");
+
+    #[test]
+    fn npm_script_recognises_npm_gates_only() {
+        let script = |gate: &str| npm_script(&argv(gate)).map(str::to_string);
+        assert_eq!(script("npm test").as_deref(), Some("test"));
+        assert_eq!(script("npm t").as_deref(), Some("test"));
+        assert_eq!(script("npm run lint").as_deref(), Some("lint"));
+        assert_eq!(
+            script("npm run-script build:ci").as_deref(),
+            Some("build:ci")
+        );
+        assert_eq!(script("/usr/bin/npm test -- --x").as_deref(), Some("test"));
+        assert_eq!(script("npm run"), None);
+        assert_eq!(script("npm run --silent"), None);
+        assert_eq!(script("npm install"), None);
+        assert_eq!(script("cargo test"), None);
+        assert_eq!(script("npx test"), None);
+        assert_eq!(npm_script(&[]), None);
+    }
+
+    #[test]
+    fn other_gates_are_not_checked() {
+        let found = findings("cargo test", &[TEST], &[("test", "exit 0")]);
+        assert!(found.is_empty());
+        assert_eq!(check(&argv("make check"), Some("{}"), None), []);
+    }
+
+    #[test]
+    fn unchanged_package_json_passes() {
+        let scripts = [
+            TEST,
+            ("pretest", "npm run build"),
+            ("build", "tsc"),
+            ("postinstall", "x"),
+        ];
+        assert_eq!(findings("npm test", &scripts, &scripts), []);
+    }
+
+    #[test]
+    fn a_changed_gate_script_is_tampering() {
+        let found = findings("npm test", &[TEST], &[("test", "exit 0")]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].script.as_deref(), Some("test"));
+        assert_eq!(
+            found[0].message,
+            "gate script `test` changed from `node --test` to `exit 0`"
+        );
+    }
+
+    #[test]
+    fn the_gate_script_must_exist_on_both_sides() {
+        let removed = findings("npm run lint", &[("lint", "eslint .")], &[]);
+        assert_eq!(
+            removed[0].message,
+            "gate script `lint` was removed (it was `eslint .`)"
+        );
+
+        let added = findings("npm run lint", &[], &[("lint", "true")]);
+        assert_eq!(scripts_of(&added), ["lint"]);
+        assert!(
+            added[0].message.contains("must already exist in the base"),
+            "{}",
+            added[0]
+        );
+
+        let neither = findings("npm run lint", &[TEST], &[TEST]);
+        assert_eq!(scripts_of(&neither), ["lint"]);
+
+        let both = findings(
+            "npm run lint",
+            &[("lint", "eslint .")],
+            &[("lint", "eslint .")],
+        );
+        assert_eq!(both, []);
+    }
+
+    #[test]
+    fn scripts_the_gate_delegates_to_are_followed_breadth_first() {
+        let base = [
+            ("test", "npm run build && npm run-script unit"),
+            ("build", "npm run compile"),
+            ("compile", "tsc"),
+            ("unit", "node --test"),
+            ("lint", "eslint ."),
+        ];
+        // Unrelated scripts may change.
+        let mut candidate = base;
+        candidate[4] = ("lint", "true");
+        assert_eq!(findings("npm test", &base, &candidate), []);
+
+        // Two levels down still counts.
+        let mut candidate = base;
+        candidate[2] = ("compile", "true");
+        let found = findings("npm test", &base, &candidate);
+        assert_eq!(scripts_of(&found), ["compile"]);
+        assert_eq!(
+            found[0].message,
+            "script `compile`, run by `build`, changed from `tsc` to `true`"
+        );
+
+        let mut candidate = base;
+        candidate[3] = ("unit", "exit 0");
+        assert_eq!(
+            scripts_of(&findings("npm test", &base, &candidate)),
+            ["unit"]
+        );
+    }
+
+    #[test]
+    fn npm_test_inside_a_script_delegates_to_test() {
+        let base = [("ci", "npm test"), TEST];
+        assert_eq!(findings("npm run ci", &base, &base), []);
+        let found = findings("npm run ci", &base, &[("ci", "npm test"), ("test", "true")]);
+        assert_eq!(scripts_of(&found), ["test"]);
+    }
+
+    #[test]
+    fn a_removed_or_added_delegate_is_tampering() {
+        let base = [("test", "npm run unit"), ("unit", "node --test")];
+        let removed = findings("npm test", &base, &[("test", "npm run unit")]);
+        assert_eq!(scripts_of(&removed), ["unit"]);
+        assert!(removed[0].message.contains("was removed"), "{}", removed[0]);
+
+        let added = findings(
+            "npm test",
+            &[("test", "npm run unit")],
+            &[("test", "npm run unit"), ("unit", "true")],
+        );
+        assert_eq!(scripts_of(&added), ["unit"]);
+    }
+
+    #[test]
+    fn delegation_cycles_end() {
+        let base = [
+            ("test", "npm run a"),
+            ("a", "npm run b"),
+            ("b", "npm run a"),
+        ];
+        assert_eq!(findings("npm test", &base, &base), []);
+        let candidate = [("test", "npm run a"), ("a", "npm run b"), ("b", "true")];
+        assert_eq!(scripts_of(&findings("npm test", &base, &candidate)), ["b"]);
+    }
+
+    #[test]
+    fn new_or_changed_hooks_of_followed_scripts_are_tampering() {
+        let base = [
+            ("test", "npm run build"),
+            ("build", "tsc"),
+            ("prebuild", "rm -rf dist"),
+        ];
+        let new_hook = findings(
+            "npm test",
+            &base,
+            &[base[0], base[1], base[2], ("pretest", "exit 0")],
+        );
+        assert_eq!(scripts_of(&new_hook), ["pretest"]);
+        assert_eq!(
+            new_hook[0].message,
+            "hook `pretest` of `test` was added: `exit 0`"
+        );
+
+        let changed = findings("npm test", &base, &[base[0], base[1], ("prebuild", "true")]);
+        assert_eq!(scripts_of(&changed), ["prebuild"]);
+
+        let post = findings(
+            "npm test",
+            &base,
+            &[base[0], base[1], base[2], ("postbuild", "x")],
+        );
+        assert_eq!(scripts_of(&post), ["postbuild"]);
+    }
+
+    #[test]
+    fn hooks_of_scripts_the_gate_does_not_run_may_change() {
+        let base = [TEST, ("lint", "eslint .")];
+        let candidate = [
+            TEST,
+            ("lint", "eslint ."),
+            ("prelint", "true"),
+            ("postlint", "x"),
+        ];
+        assert_eq!(findings("npm test", &base, &candidate), []);
+    }
+
+    #[test]
+    fn a_removed_hook_is_tampering() {
+        let base = [TEST, ("pretest", "npm run lint"), ("lint", "eslint .")];
+        let found = findings("npm test", &base, &[TEST, ("lint", "eslint .")]);
+        assert_eq!(scripts_of(&found), ["pretest"]);
+        assert!(found[0].message.contains("was removed"), "{}", found[0]);
+    }
+
+    #[test]
+    fn scripts_run_by_hooks_are_followed() {
+        let base = [TEST, ("pretest", "npm run lint"), ("lint", "eslint .")];
+        let found = findings("npm test", &base, &[TEST, base[1], ("lint", "true")]);
+        assert_eq!(scripts_of(&found), ["lint"]);
+        assert!(
+            found[0].message.contains("run by `pretest`"),
+            "{}",
+            found[0]
+        );
+    }
+
+    #[test]
+    fn any_change_to_a_lifecycle_script_is_tampering() {
+        let base = [TEST, ("postinstall", "node setup.js")];
+        let added = findings(
+            "npm test",
+            &base,
+            &[TEST, base[1], ("preinstall", "curl x | sh")],
+        );
+        assert_eq!(scripts_of(&added), ["preinstall"]);
+        assert_eq!(
+            added[0].message,
+            "lifecycle script `preinstall` was added: `curl x | sh`"
+        );
+
+        let removed = findings("npm test", &base, &[TEST]);
+        assert_eq!(scripts_of(&removed), ["postinstall"]);
+
+        let changed = findings("npm test", &base, &[TEST, ("postinstall", "node evil.js")]);
+        assert_eq!(scripts_of(&changed), ["postinstall"]);
+
+        for name in LIFECYCLE_SCRIPTS {
+            let found = findings("npm test", &[TEST], &[TEST, (name, "x")]);
+            assert_eq!(scripts_of(&found), [*name]);
+        }
+        assert_eq!(findings("npm test", &base, &base), []);
+    }
+
+    #[test]
+    fn every_finding_is_reported_once() {
+        let base = [("test", "npm run prepare"), ("prepare", "tsc")];
+        let candidate = [("test", "exit 0"), ("prepare", "true"), ("pretest", "x")];
+        let found = findings("npm test", &base, &candidate);
+        assert_eq!(scripts_of(&found), ["test", "pretest", "prepare"]);
+    }
+
+    #[test]
+    fn a_deleted_package_json_is_tampering() {
+        let base = package(&[TEST]);
+        let found = check(&argv("npm test"), Some(&base), None);
+        assert_eq!(
+            found,
+            [Tampering {
+                script: None,
+                message: "package.json was deleted".into()
+            }]
+        );
+        assert_eq!(check(&argv("npm test"), None, None), []);
+    }
+
+    #[test]
+    fn a_package_json_added_by_the_candidate_defines_no_trusted_gate() {
+        let found = check(&argv("npm test"), None, Some(&package(&[TEST])));
+        assert_eq!(scripts_of(&found), ["test"]);
+    }
+
+    #[test]
+    fn an_unreadable_package_json_is_tampering() {
+        let base = package(&[TEST]);
+        let broken = check(&argv("npm test"), Some(&base), Some("{\"scripts\": {"));
+        assert_eq!(broken.len(), 1);
+        assert_eq!(broken[0].script, None);
+        assert!(broken[0]
+            .message
+            .starts_with("the candidate's package.json is not valid JSON"));
+
+        let not_object = check(&argv("npm test"), Some(&base), Some("[]"));
+        assert!(not_object[0].message.contains("is not a JSON object"));
+
+        let bad_base = check(&argv("npm test"), Some("nope"), Some(&base));
+        assert!(bad_base[0]
+            .message
+            .starts_with("the base package.json is not valid JSON"));
+
+        // Formatting, other fields and a byte-order mark are not changes.
+        let reformatted = "\u{feff}{\n  \"scripts\": { \"test\": \"node --test\" }\n}";
+        assert_eq!(check(&argv("npm test"), Some(&base), Some(reformatted)), []);
+    }
+
+    #[test]
+    fn a_script_that_is_not_a_string_is_compared_as_json() {
+        let base = r#"{"scripts": {"test": "node --test"}}"#;
+        let candidate = r#"{"scripts": {"test": ["exit 0"]}}"#;
+        let found = check(&argv("npm test"), Some(base), Some(candidate));
+        assert_eq!(
+            found[0].message,
+            "gate script `test` changed from `node --test` to `[\"exit 0\"]`"
+        );
+    }
+}

@@ -1,0 +1,344 @@
+//! Every agb rule: a plan breaking it is rejected with the right code and pointer.
+
+use planwright_plan::config::Config;
+use planwright_plan::{validate_text, Format, Options, Severity};
+use serde_json::{json, Value};
+
+fn example() -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/agb/plan.example.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn findings_with(plan: &Value, options: &Options) -> Vec<(String, String, Severity)> {
+    let text = serde_json::to_string_pretty(plan).unwrap();
+    let report = validate_text("plan.json", text, options);
+    report
+        .diagnostics
+        .into_iter()
+        .map(|l| {
+            (
+                l.diagnostic.code,
+                l.diagnostic.pointer,
+                l.diagnostic.severity,
+            )
+        })
+        .collect()
+}
+
+fn errors(plan: &Value) -> Vec<(String, String)> {
+    findings_with(plan, &Options::default())
+        .into_iter()
+        .filter(|(_, _, s)| *s == Severity::Error)
+        .map(|(c, p, _)| (c, p))
+        .collect()
+}
+
+/// Applies `edit` to the example plan and expects exactly `want` as errors.
+fn rejects(edit: impl FnOnce(&mut Value), want: &[(&str, &str)]) {
+    let mut plan = example();
+    edit(&mut plan);
+    let got = errors(&plan);
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(c, p)| (c.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(got, want, "plan: {plan:#}");
+}
+
+#[test]
+fn the_seed_example_is_valid() {
+    let plan = example();
+    assert_eq!(findings_with(&plan, &Options::default()), vec![]);
+    let report = validate_text("p.json", plan.to_string(), &Options::default());
+    let ir = report.plan.unwrap();
+    assert_eq!(ir.source_format, Format::Agb);
+    assert_eq!(ir.ticket("T3").unwrap().depends_on, ["T1"]);
+    assert_eq!(ir.ticket("T3").unwrap().rails, ["lib/math.mjs"]);
+    assert_eq!(ir.gates[0].argv, ["npm", "test"]);
+}
+
+#[test]
+fn plan_level_rules() {
+    rejects(
+        |p| drop(p.as_object_mut().unwrap().remove("repo")),
+        &[("agb.plan.repo", "/repo")],
+    );
+    rejects(|p| p["repo"] = json!("  "), &[("agb.plan.repo", "/repo")]);
+    rejects(
+        |p| p["adlcBin"] = json!("/usr/bin/adlc"),
+        &[("agb.plan.adlc-bin", "/adlcBin")],
+    );
+    rejects(|p| p["gate"] = json!({}), &[("agb.gate.missing", "/gate")]);
+    rejects(
+        |p| drop(p.as_object_mut().unwrap().remove("gate")),
+        &[("agb.gate.missing", "/gate")],
+    );
+    rejects(
+        |p| p["gate"]["test"] = json!(5),
+        &[("agb.gate.type", "/gate/test")],
+    );
+    rejects(
+        |p| p["gate"] = json!({"build": "make", "test": "npm run test:unit"}),
+        &[("agb.gate.strict", "/gate/build")],
+    );
+    rejects(
+        |p| p["tickets"] = json!([]),
+        &[("agb.plan.tickets", "/tickets")],
+    );
+    rejects(
+        |p| p["tickets"] = json!({}),
+        &[("agb.plan.tickets", "/tickets")],
+    );
+}
+
+#[test]
+fn our_additions_at_plan_level() {
+    rejects(|p| p["base"] = json!("a..b"), &[("agb.plan.base", "/base")]);
+    rejects(|p| p["base"] = json!(3), &[("agb.plan.base", "/base")]);
+    rejects(
+        |p| p["caps"] = json!({"claude": 0, "gemini-pro": 2}),
+        &[("agb.plan.caps", "/caps/claude")],
+    );
+    rejects(
+        |p| p["caps"] = json!({"claude": 1.5}),
+        &[("agb.plan.caps", "/caps/claude")],
+    );
+    rejects(|p| p["caps"] = json!([]), &[("agb.plan.caps", "/caps")]);
+    rejects(
+        |p| p["prosecution"] = json!({"dryPasses": 0}),
+        &[("agb.plan.dry-passes", "/prosecution/dryPasses")],
+    );
+    rejects(
+        |p| p["prosecution"] = json!({"dryPasses": "2"}),
+        &[("agb.plan.dry-passes", "/prosecution/dryPasses")],
+    );
+    rejects(
+        |p| p["prosecution"] = json!(true),
+        &[("agb.plan.prosecution", "/prosecution")],
+    );
+}
+
+#[test]
+fn strict_gates_can_be_turned_off() {
+    let mut plan = example();
+    plan["gate"] = json!({"test": "cargo test --workspace"});
+    let lax = Options {
+        strict_gates: false,
+        ..Options::default()
+    };
+    assert_eq!(findings_with(&plan, &lax), vec![]);
+    let report = validate_text("p.json", plan.to_string(), &lax);
+    assert_eq!(
+        report.plan.unwrap().gates[0].argv,
+        ["cargo", "test", "--workspace"]
+    );
+    plan["gate"] = json!({"test": "cargo 'test"});
+    let got: Vec<String> = findings_with(&plan, &lax)
+        .into_iter()
+        .map(|f| f.0)
+        .collect();
+    assert_eq!(got, ["agb.gate.syntax"]);
+}
+
+#[test]
+fn id_rules() {
+    rejects(
+        |p| p["tickets"][1]["id"] = json!("T1"),
+        &[("agb.ticket.duplicate-id", "/tickets/1/id")],
+    );
+    rejects(
+        |p| p["tickets"][1]["id"] = json!("t1"),
+        &[("agb.ticket.case-collision", "/tickets/1/id")],
+    );
+    rejects(
+        |p| p["tickets"][1]["id"] = json!("-x"),
+        &[("agb.ticket.id", "/tickets/1/id")],
+    );
+    rejects(
+        |p| p["tickets"][1]["id"] = json!(7),
+        &[("agb.ticket.id", "/tickets/1/id")],
+    );
+    for bad in ["a..b", "x.lock", "x."] {
+        rejects(
+            |p| p["tickets"][1]["id"] = json!(bad),
+            &[("agb.ticket.id-ref", "/tickets/1/id")],
+        );
+    }
+}
+
+#[test]
+fn edge_rules() {
+    rejects(
+        |p| p["tickets"][0]["edges"][0]["to"] = json!("T9"),
+        &[("agb.edge.unknown-target", "/tickets/0/edges/0/to")],
+    );
+    rejects(
+        |p| p["tickets"][0]["edges"][0]["to"] = json!("T1"),
+        &[("agb.edge.self", "/tickets/0/edges/0/to")],
+    );
+    rejects(
+        |p| p["tickets"][0]["edges"][0]["to"] = json!(" "),
+        &[("agb.edge.to", "/tickets/0/edges/0/to")],
+    );
+    rejects(
+        |p| p["tickets"][0]["edges"][0] = json!({}),
+        &[("agb.edge.to", "/tickets/0/edges/0/to")],
+    );
+    rejects(
+        |p| p["tickets"][0]["edges"] = json!("T3"),
+        &[("agb.ticket.edges", "/tickets/0/edges")],
+    );
+}
+
+#[test]
+fn a_cycle_is_reported_once_with_its_ids() {
+    let mut plan = example();
+    plan["tickets"][2]["edges"] = json!([{"to": "T2"}]);
+    plan["tickets"][1]["edges"] = json!([{"to": "T1"}]);
+    let report = validate_text("p.json", plan.to_string(), &Options::default());
+    let cycles: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.code == "agb.graph.cycle")
+        .collect();
+    assert_eq!(cycles.len(), 1);
+    assert_eq!(cycles[0].diagnostic.pointer, "/tickets/0");
+    assert!(
+        cycles[0].diagnostic.message.contains("T1 -> T2 -> T3"),
+        "{}",
+        cycles[0].diagnostic.message
+    );
+}
+
+#[test]
+fn ticket_field_rules() {
+    rejects(
+        |p| p["tickets"][0]["body"] = json!("   "),
+        &[("agb.ticket.body", "/tickets/0/body")],
+    );
+    rejects(
+        |p| drop(p["tickets"][0].as_object_mut().unwrap().remove("body")),
+        &[("agb.ticket.body", "/tickets/0/body")],
+    );
+    rejects(
+        |p| p["tickets"][0]["scope"] = json!([]),
+        &[("agb.ticket.scope", "/tickets/0/scope")],
+    );
+    rejects(
+        |p| p["tickets"][0]["scope"] = json!("lib/"),
+        &[("agb.ticket.scope", "/tickets/0/scope")],
+    );
+    rejects(
+        |p| p["tickets"][0]["title"] = json!(1),
+        &[("agb.ticket.title", "/tickets/0/title")],
+    );
+    rejects(
+        |p| p["tickets"][2]["rails"] = json!("lib"),
+        &[("agb.ticket.rails", "/tickets/2/rails")],
+    );
+    rejects(
+        |p| p["tickets"][0]["tier"] = json!("huge"),
+        &[("agb.ticket.tier", "/tickets/0/tier")],
+    );
+    rejects(
+        |p| p["tickets"][0]["pool_hint"] = json!("openai"),
+        &[("agb.ticket.pool-hint", "/tickets/0/pool_hint")],
+    );
+    rejects(
+        |p| p["tickets"][0] = json!("T1"),
+        &[("agb.ticket.type", "/tickets/0")],
+    );
+}
+
+#[test]
+fn pathspec_rules_apply_to_scope_and_rails() {
+    let cases = [
+        ("*", "agb.pathspec.too-broad"),
+        ("/abs", "agb.pathspec.absolute"),
+        ("C:/x", "agb.pathspec.absolute"),
+        ("a/../b", "agb.pathspec.bad-segment"),
+        ("a//b", "agb.pathspec.bad-segment"),
+        ("a b", "agb.pathspec.charset"),
+    ];
+    for (spec, code) in cases {
+        rejects(
+            |p| p["tickets"][0]["scope"][1] = json!(spec),
+            &[(code, "/tickets/0/scope/1")],
+        );
+        rejects(
+            |p| p["tickets"][2]["rails"][0] = json!(spec),
+            &[(code, "/tickets/2/rails/0")],
+        );
+    }
+    rejects(
+        |p| p["tickets"][0]["scope"][1] = json!(3),
+        &[("agb.pathspec.type", "/tickets/0/scope/1")],
+    );
+    let mut plan = example();
+    plan["tickets"][0]["scope"][1] = json!("test/");
+    let report = validate_text("p.json", plan.to_string(), &Options::default());
+    assert_eq!(report.plan.unwrap().tickets[0].scope[1].pattern, "test/**");
+}
+
+#[test]
+fn model_candidates_follow_the_routing_table() {
+    rejects(
+        |p| p["tickets"][0]["pool_hint"] = json!("claude"),
+        &[("agb.ticket.no-candidates", "/tickets/0/pool_hint")],
+    );
+    rejects(
+        |p| p["tickets"][1]["pool_hint"] = json!("gpt-oss"),
+        &[("agb.ticket.no-candidates", "/tickets/1/pool_hint")],
+    );
+    // A table that gives cheap tickets a Claude model accepts the same plan.
+    let mut plan = example();
+    plan["tickets"][0]["pool_hint"] = json!("claude");
+    let config = Config::parse(
+        "[[routing.models]]\nname = 'claude-haiku'\nfamily = 'claude'\ntiers = ['cheap', 'mid']\npool = 'claude'\n\
+         [[routing.models]]\nname = 'gemini-flash'\nfamily = 'gemini'\ntiers = ['cheap']\npool = 'gemini-flash'\n",
+    )
+    .unwrap();
+    let options = Options {
+        config,
+        ..Options::default()
+    };
+    let got: Vec<String> = findings_with(&plan, &options)
+        .into_iter()
+        .map(|f| f.0)
+        .collect();
+    assert_eq!(got, Vec::<String>::new());
+}
+
+#[test]
+fn unknown_fields_and_duplicate_keys_are_warnings() {
+    let mut plan = example();
+    plan["tickets"][0]["depends_on"] = json!(["T2"]);
+    let got = findings_with(&plan, &Options::default());
+    assert_eq!(
+        got,
+        [(
+            "agb.field.unknown".to_string(),
+            "/tickets/0/depends_on".to_string(),
+            Severity::Warning
+        )]
+    );
+    let text = r#"{"repo": "/r", "repo": "/s", "gate": {"test": "npm test"}, "tickets": [{"id": "A", "body": "b", "scope": ["a"]}]}"#;
+    let report = validate_text("p.json", text.into(), &Options::default());
+    assert!(report.valid);
+    assert_eq!(report.plan.unwrap().repo.as_deref(), Some("/s"));
+    assert_eq!(
+        report.diagnostics[0].diagnostic.code,
+        "agb.json.duplicate-key"
+    );
+}
+
+#[test]
+fn every_problem_is_reported_in_one_run() {
+    let mut plan = example();
+    plan["gate"] = json!({});
+    plan["tickets"][0]["body"] = json!("");
+    plan["tickets"][1]["scope"] = json!([]);
+    plan["tickets"][2]["tier"] = json!("x");
+    assert_eq!(errors(&plan).len(), 4);
+}

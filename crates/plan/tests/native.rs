@@ -1,0 +1,91 @@
+//! The native format: schema drift, round trips, and readable errors.
+
+use planwright_plan::formats::{agb, native};
+use planwright_plan::{validate_text, Format, Options};
+
+fn manifest_path(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+#[test]
+fn checked_in_schema_matches_the_types() {
+    let generated = serde_json::to_string_pretty(&native::schema()).unwrap() + "\n";
+    let path = manifest_path("../../schemas/native.schema.json");
+    if std::env::var_os("PLANWRIGHT_BLESS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "schemas/native.schema.json is out of date with the IR types; run `PLANWRIGHT_BLESS=1 cargo test -p planwright-plan --test native` and commit it"
+    );
+}
+
+#[test]
+fn agb_example_round_trips_through_native() {
+    let text =
+        std::fs::read_to_string(manifest_path("../../examples/agb/plan.example.json")).unwrap();
+    let report = validate_text("plan.example.json", text, &Options::default());
+    let plan = report.plan.expect("the seed example is valid");
+    let native_text = serde_json::to_string_pretty(&native::emit(&plan)).unwrap();
+    let back = validate_text("plan.native.json", native_text, &Options::default());
+    assert_eq!(back.format, Some(Format::Native));
+    assert!(back.valid, "{:?}", back.diagnostics);
+    assert_eq!(back.plan.as_ref(), Some(&plan));
+    // and back to agb: the same plan.
+    let mut warnings = Vec::new();
+    let agb_text = serde_json::to_string_pretty(&agb::emit(&plan, &mut warnings)).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let again = validate_text("again.json", agb_text, &Options::default());
+    assert_eq!(again.plan.as_ref(), Some(&plan));
+}
+
+#[test]
+fn invalid_native_plans_point_at_the_problem() {
+    let text = r#"{"planwright": 1, "source_format": "agb", "base": "main",
+        "tickets": [{"id": "A", "body": "x", "scope": [{"pattern": "a", "op": "sideways"}]},
+                    {"id": "B", "body": "y", "scope": [], "depends_on": ["Z"]}]}"#;
+    let report = validate_text("n.json", text.to_string(), &Options::default());
+    assert!(!report.valid);
+    let found: Vec<(&str, &str)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str()))
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(_, p)| p.starts_with("/tickets/0/scope/0")),
+        "{found:?}"
+    );
+
+    let text = r#"{"planwright": 1, "source_format": "agb", "base": "main",
+        "tickets": [{"id": "B", "body": "y", "scope": [], "depends_on": ["Z"]}]}"#;
+    let report = validate_text("n.json", text.to_string(), &Options::default());
+    let found: Vec<(&str, &str)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "native.ticket.unknown-dependency",
+            "/tickets/0/depends_on/0"
+        )]
+    );
+
+    let report = validate_text(
+        "n.json",
+        r#"{"planwright": 2}"#.to_string(),
+        &Options::default(),
+    );
+    assert!(
+        report
+            .diagnostics
+            .iter()
+            .any(|d| d.diagnostic.pointer == "/planwright"),
+        "{:?}",
+        report.diagnostics
+    );
+}

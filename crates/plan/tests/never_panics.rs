@@ -1,0 +1,96 @@
+//! Mutated and truncated plans never make the validator panic: every input
+//! gets diagnostics, whatever it is.
+
+use planwright_plan::{validate_text, Format, Options};
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn example_text() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/agb/plan.example.json");
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn check_every_way(text: &str) {
+    let mut formats: Vec<Option<Format>> = vec![None];
+    formats.extend(Format::ALL.into_iter().map(Some));
+    for format in formats {
+        let options = Options {
+            format,
+            ..Options::default()
+        };
+        let report = validate_text("fuzz.json", text.to_string(), &options);
+        assert_eq!(report.valid, report.errors == 0);
+        for d in &report.diagnostics {
+            assert!(d.line >= 1 && d.column >= 1);
+            assert!(d.span.start <= d.span.end && d.span.end <= text.len().max(1));
+        }
+    }
+}
+
+/// Replaces the value at a random place in the tree with `replacement`.
+fn replace_nth(value: &mut Value, n: &mut usize, replacement: &Value) -> bool {
+    if *n == 0 {
+        *value = replacement.clone();
+        return true;
+    }
+    *n -= 1;
+    match value {
+        Value::Array(items) => items.iter_mut().any(|v| replace_nth(v, n, replacement)),
+        Value::Object(map) => map.values_mut().any(|v| replace_nth(v, n, replacement)),
+        _ => false,
+    }
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[ -~]{0,12}".prop_map(Value::String),
+        prop::sample::select(vec![
+            "T1", "T3", "../x", "*", "a..b", "", "cheap", "npm test"
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn truncated_plans(cut in 0usize..2000) {
+        let text = example_text();
+        let mut cut = cut.min(text.len());
+        while !text.is_char_boundary(cut) { cut -= 1; }
+        check_every_way(&text[..cut]);
+    }
+
+    #[test]
+    fn byte_edits(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<char>()), 1..6)) {
+        let mut chars: Vec<char> = example_text().chars().collect();
+        for (at, c) in edits {
+            let i = at.index(chars.len());
+            chars[i] = c;
+        }
+        check_every_way(&chars.into_iter().collect::<String>());
+    }
+
+    #[test]
+    fn tree_edits(at in 0usize..80, replacement in json_value()) {
+        let mut plan: Value = serde_json::from_str(&example_text()).unwrap();
+        let mut n = at;
+        replace_nth(&mut plan, &mut n, &replacement);
+        check_every_way(&serde_json::to_string_pretty(&plan).unwrap());
+    }
+}
