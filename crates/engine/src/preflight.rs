@@ -104,7 +104,7 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
         return;
     }
     match agent.program() {
-        Some(p) if find_program(&p, None).is_none() => out.push(Check::error(
+        Some(p) if find_program(&p, path().as_deref()).is_none() => out.push(Check::error(
             "agent",
             format!("the agent program `{p}` is not on PATH"),
             "install it, or give its full path in `--agent-cmd`",
@@ -134,13 +134,18 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
     }
     for p in programs {
         // A relative path with a slash is resolved in the worktree, like the gate will be.
-        let found = if p.contains('/') && !p.starts_with('/') { dir.join(&p).is_file() } else { find_program(&p, None).is_some() };
+        let found = if p.contains('/') && !p.starts_with('/') { dir.join(&p).is_file() } else { find_program(&p, path().as_deref()).is_some() };
         if found {
             out.push(Check::ok("gates", format!("gate program `{p}` found")));
         } else {
             out.push(Check::error("gates", format!("gate program `{p}` is not on PATH"), format!("install `{p}` or change the gate")));
         }
     }
+}
+
+/// Agents and gates are looked up in planwright's own PATH (gates keep it in their scrubbed environment).
+fn path() -> Option<String> {
+    std::env::var("PATH").ok()
 }
 
 fn is_glob(p: &str) -> bool {

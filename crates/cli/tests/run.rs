@@ -1,0 +1,360 @@
+//! `preflight`, `run`, `status`, `report` and `demo` end to end, on
+//! temporary repositories with the scripted and `cmd` agents.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn planwright(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("AGB_STRICT_GATES")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
+fn write(root: &Path, rel: &str, content: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+struct Env {
+    tmp: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(files: &[(&str, &str)]) -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        for (rel, content) in files {
+            write(&repo, rel, content);
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "base"]);
+        Env { tmp }
+    }
+    fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+    fn repo(&self) -> PathBuf {
+        self.tmp.path().join("repo")
+    }
+    fn fixture(&self, ticket: &str, rel: &str, content: &str) {
+        write(&self.root().join("agent").join(ticket).join("files"), rel, content);
+    }
+    fn run(&self, extra: &[&str]) -> Output {
+        let agent = format!("scripted:{}", self.root().join("agent").display());
+        let mut args = vec!["run", "plan.json", "--repo", "repo", "--agent", &agent];
+        args.extend_from_slice(extra);
+        planwright(self.root(), &args)
+    }
+}
+
+fn example_plan() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json")).unwrap()
+}
+
+const MATH: &str = r#"function check(a, b) {
+  if (!Number.isFinite(a) || !Number.isFinite(b)) throw new TypeError('arguments must be finite numbers');
+}
+export function add(a, b) { check(a, b); return a + b; }
+export function multiply(a, b) { check(a, b); return a * b; }
+"#;
+const MATH_TEST: &str = r#"import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { add, multiply } from '../lib/math.mjs';
+test('add', () => { assert.equal(add(2, 3), 5); });
+test('multiply', () => { assert.equal(multiply(4, 3), 12); });
+test('type errors', () => {
+  assert.throws(() => add('1', 2), TypeError);
+  assert.throws(() => multiply(1, NaN), TypeError);
+});
+"#;
+const STRINGS: &str = r#"export function slugify(input) {
+  if (typeof input !== 'string') throw new TypeError('input must be a string');
+  return input.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+"#;
+const STRINGS_TEST: &str = r#"import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { slugify } from '../lib/strings.mjs';
+test('basic phrase', () => { assert.equal(slugify('Hello World'), 'hello-world'); });
+test('punctuation collapses', () => { assert.equal(slugify('a -- b!! ü c'), 'a-b-c'); });
+test('leading and trailing junk', () => { assert.equal(slugify('  --x--  '), 'x'); });
+test('type error', () => { assert.throws(() => slugify(3), TypeError); });
+"#;
+const STATS: &str = r#"import { add } from './math.mjs';
+export function mean(numbers) {
+  if (!Array.isArray(numbers)) throw new TypeError('numbers must be an array');
+  if (numbers.length === 0) throw new RangeError('numbers must not be empty');
+  return numbers.reduce((sum, n) => add(sum, n), 0) / numbers.length;
+}
+"#;
+const STATS_TEST: &str = r#"import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mean } from '../lib/stats.mjs';
+test('happy path', () => { assert.equal(mean([1, 2, 3, 4]), 2.5); });
+test('single element', () => { assert.equal(mean([7]), 7); });
+test('empty array', () => { assert.throws(() => mean([]), RangeError); });
+test('bad input', () => {
+  assert.throws(() => mean('12'), TypeError);
+  assert.throws(() => mean([1, Infinity]), TypeError);
+});
+"#;
+
+fn have(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
+    if !have("npm") || !have("node") {
+        // .ci/run installs node and npm; a machine without them cannot run npm gates.
+        eprintln!("skipped: node and npm are not installed");
+        return;
+    }
+    let env = Env::new(&[("package.json", "{\n  \"name\": \"target\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"node --test\"}\n}\n")]);
+    write(env.root(), "plan.json", &example_plan());
+    env.fixture("T1", "lib/math.mjs", MATH);
+    env.fixture("T1", "test/math.test.mjs", MATH_TEST);
+    env.fixture("T2", "lib/strings.mjs", STRINGS);
+    env.fixture("T2", "test/strings.test.mjs", STRINGS_TEST);
+    env.fixture("T3", "lib/stats.mjs", STATS);
+    env.fixture("T3", "test/stats.test.mjs", STATS_TEST);
+    let pre = planwright(env.root(), &["preflight", "plan.json", "--repo", "repo", "--agent", &format!("scripted:{}", env.root().join("agent").display())]);
+    assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
+    let out = env.run(&["--output", "json"]);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{summary}");
+    assert_eq!(summary["merged"], serde_json::json!(["T1", "T2", "T3"]));
+    assert_eq!(summary["failed"], serde_json::json!({}));
+    assert_eq!(summary["blocked"], serde_json::json!([]));
+    let run = summary["run"].as_str().unwrap();
+    let log = git(&env.repo(), &["log", "--format=%B%x00", "main"]);
+    let commits: Vec<&str> = log.split('\0').map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(commits.len(), 4, "one commit per ticket on top of the base: {commits:?}");
+    for c in &commits[..3] {
+        assert!(c.contains(&format!("Planwright-Run: {run}")), "{c}");
+    }
+    for id in ["T1", "T2", "T3"] {
+        assert_eq!(commits.iter().filter(|c| c.contains(&format!("Planwright-Ticket: {id}\n"))).count(), 1);
+    }
+    // npm test passes on the result, in a clean checkout of the new base.
+    let check = env.root().join("check");
+    git(env.root(), &["clone", "-q", "repo", "check"]);
+    let npm = Command::new("npm").arg("test").current_dir(&check).output().unwrap();
+    assert!(npm.status.success(), "{}{}", text(&npm.stdout), text(&npm.stderr));
+    assert!(text(&npm.stdout).contains("# pass 11"), "{}", text(&npm.stdout));
+}
+
+const SH_PLAN: &str = r#"{
+  "planwright": 1, "source_format": "native", "base": "main",
+  "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
+  "tickets": [
+    {"id": "A", "title": "a", "body": "make a", "scope": [{"pattern": "a.txt", "op": "create"}]},
+    {"id": "B", "title": "b", "body": "make b", "scope": [{"pattern": "b.txt", "op": "create"}]},
+    {"id": "C", "title": "c", "body": "make c", "scope": [{"pattern": "c.txt", "op": "create"}], "depends_on": ["A"]}
+  ]
+}"#;
+
+fn sh_env() -> Env {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    write(env.root(), "plan.json", SH_PLAN);
+    env.fixture("A", "a.txt", "a\n");
+    env.fixture("B", "b.txt", "b\n");
+    env.fixture("C", "c.txt", "c\n");
+    env
+}
+
+#[test]
+fn dry_run_prints_the_order_and_changes_nothing() {
+    let env = sh_env();
+    let before = git(&env.repo(), &["rev-parse", "main"]);
+    let out = env.run(&["--dry-run", "--jobs", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let order: Vec<&str> = stdout.lines().filter_map(|l| l.trim().strip_prefix("wave ")).collect();
+    assert_eq!(order.len(), 3, "{stdout}");
+    // A heads the longest chain; B and C tie and keep plan order.
+    assert!(order[0].starts_with("1: A") && order[1].starts_with("2: B") && order[2].starts_with("3: C after A"), "{stdout}");
+    assert_eq!(git(&env.repo(), &["rev-parse", "main"]), before);
+    assert!(!env.repo().join(".planwright").exists());
+    assert_eq!(git(&env.repo(), &["status", "--porcelain", "--ignored"]), "");
+    assert_eq!(git(&env.repo(), &["branch", "--list"]), "* main");
+}
+
+#[test]
+fn status_and_report_describe_the_run() {
+    let env = sh_env();
+    write(&env.root().join("agent/B/files"), "README.md", "changed\n");
+    let out = env.run(&["--strikes", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("B: FAILED: scope_violation"), "{stdout}");
+    assert!(stdout.contains("A: merged as "), "{stdout}");
+
+    let status = planwright(env.root(), &["status", "--repo", "repo"]);
+    let s = text(&status.stdout);
+    assert_eq!(status.status.code(), Some(0));
+    let row = |id: &str| s.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{id} missing: {s}")).to_string();
+    assert!(row("A").contains("merged"), "{s}");
+    assert!(row("B").contains("failed") && row("B").contains("scope_violation: modifies `README.md`"), "{s}");
+    assert!(row("C").contains("merged"), "{s}");
+
+    let json: Value = serde_json::from_slice(&planwright(env.root(), &["status", "--repo", "repo", "--output", "json"]).stdout).unwrap();
+    let b = &json["tickets"][1];
+    assert_eq!((b["id"].as_str(), b["state"].as_str(), b["attempts"].as_u64()), (Some("B"), Some("failed"), Some(1)));
+    assert_eq!(b["failure"]["kind"], "scope_violation");
+    let merged_commit = json["tickets"][0]["merge_commit"].as_str().unwrap().to_string();
+    assert!(git(&env.repo(), &["log", "--format=%H", "main"]).contains(&merged_commit));
+
+    let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
+    assert!(md.contains("| B | b | failed | 1 |"), "{md}");
+    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--format", "html"]).stdout);
+    assert!(html.contains("<table>") && html.contains("scope_violation"), "{html}");
+    let json: Value = serde_json::from_slice(&planwright(env.root(), &["report", "--repo", "repo", "--format", "json"]).stdout).unwrap();
+    assert_eq!(json["run"]["status"], "finished");
+}
+
+#[test]
+fn run_json_names_failed_and_blocked_tickets() {
+    let env = sh_env();
+    write(&env.root().join("agent/A/files"), "elsewhere.txt", "x\n");
+    let out = env.run(&["--strikes", "1", "--output", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["merged"], serde_json::json!(["B"]));
+    assert_eq!(summary["failed"]["A"]["kind"], "scope_violation");
+    assert!(summary["failed"]["A"]["message"].as_str().unwrap().contains("elsewhere.txt"));
+    assert_eq!(summary["blocked"], serde_json::json!(["C"]));
+}
+
+#[test]
+fn preflight_reports_every_problem_with_a_fix() {
+    let env = sh_env();
+    write(&env.repo(), "README.md", "dirty\n");
+    let plan = SH_PLAN.replace("\"test\", \"-f\"", "\"no-such-gate-program\", \"-f\"").replace("a.txt\", \"op\": \"create\"", "README.md\", \"op\": \"create\"");
+    write(env.root(), "plan.json", &plan);
+    let out = planwright(env.root(), &["preflight", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", "no-such-agent-program {prompt_file}"]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    for needle in [
+        "error   clean: the working tree has uncommitted changes",
+        "error   agent: the agent program `no-such-agent-program` is not on PATH",
+        "error   gates: gate program `no-such-gate-program` is not on PATH",
+        "error   scope-ops: ticket A: `README.md` is declared `create` but already exists in the base",
+        "hint: ",
+    ] {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+    // run refuses to start on the same problems.
+    let run = planwright(env.root(), &["run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", "no-such-agent-program"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(text(&run.stderr).contains("preflight failed"), "{}", text(&run.stderr));
+    assert!(!env.repo().join(".planwright").exists());
+
+    let not_git = planwright(env.root(), &["status", "--repo", "."]);
+    assert_eq!(not_git.status.code(), Some(2));
+    assert!(text(&not_git.stderr).contains("is not a git repository"), "{}", text(&not_git.stderr));
+}
+
+#[test]
+fn gates_from_the_command_line_and_config() {
+    let env = sh_env();
+    let plan = SH_PLAN.replace("\"gates\": [{\"name\": \"readme\", \"argv\": [\"test\", \"-f\", \"README.md\"]}],", "");
+    write(env.root(), "plan.json", &plan);
+    let no_gate = env.run(&[]);
+    assert_eq!(no_gate.status.code(), Some(1));
+    assert!(text(&no_gate.stdout).contains("has no gate"), "{}", text(&no_gate.stdout));
+    write(env.root(), "planwright.toml", "[gates]\nrun = [[\"test\", \"-f\", \"README.md\"]]\n");
+    let out = env.run(&["--gate", "sh -c 'test -n \"$HOME\"'", "--output", "json"]);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["merged"], serde_json::json!(["A", "B", "C"]), "{}", text(&out.stderr));
+    let log = std::fs::read_to_string(env.repo().join(".planwright/runs").join(summary["run"].as_str().unwrap()).join("A/ticket.log")).unwrap();
+    assert!(log.contains("$ test -f README.md") && log.contains("$ sh -c test -n \"$HOME\""), "{log}");
+}
+
+#[test]
+fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
+    let env = sh_env();
+    // A finishes at once; B waits until it is interrupted.
+    let script = env.root().join("agent.sh");
+    std::fs::write(&script, "t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f \"$MARK\" ]; then sleep 60; fi\necho x > \"$t.txt\"\n").unwrap();
+    let mark = env.root().join("second-run");
+    let agent_cmd = format!("sh {}", script.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", &agent_cmd, "--jobs", "2"])
+        .current_dir(env.root())
+        .env("MARK", &mark)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait (bounded) until A and C merged, then interrupt like Ctrl-C would.
+    let events = env.repo().join(".planwright/runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let merged_c = std::fs::read_dir(&events).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()).map(|e| {
+            std::fs::read_to_string(e.path().join("events.jsonl")).unwrap_or_default().contains("\"event\":\"merged\",\"ticket\":\"C\"")
+        });
+        if merged_c == Some(true) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "A and C never merged");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let first = child.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(1), "{}", text(&first.stdout));
+    assert!(text(&first.stdout).contains("interrupted"), "{}", text(&first.stdout));
+    assert!(!env.repo().join("b.txt").exists());
+
+    std::fs::write(&mark, "").unwrap();
+    let second = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", &agent_cmd])
+        .current_dir(env.root())
+        .env("MARK", &mark)
+        .output()
+        .unwrap();
+    let s = text(&second.stdout);
+    assert_eq!(second.status.code(), Some(0), "{s}{}", text(&second.stderr));
+    assert!(s.contains("continuing run") && s.contains("A: merged by an earlier run, skipped") && s.contains("C: merged by an earlier run, skipped"), "{s}");
+    assert!(!s.contains("A: attempt"), "{s}");
+    assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]).lines().count(), 4);
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
+    assert!(s.contains("farewell: attempt 1 rejected: scope_violation: modifies `README.md`"), "{s}");
+    assert!(s.contains("3 merged, 0 failed, 0 blocked"), "{s}");
+    assert!(s.contains("hello: hello command") && s.contains("what landed on `main`"), "{s}");
+}
