@@ -14,17 +14,38 @@ fn short(commit: &str) -> &str {
 /// One line for an event, or None for events that only move a progress line.
 pub fn describe(event: &Event) -> Option<String> {
     Some(match event {
-        Event::RunStarted { run, base, tickets, continued } => {
+        Event::RunStarted {
+            run,
+            base,
+            tickets,
+            continued,
+        } => {
             let how = if *continued { "continuing run" } else { "run" };
             format!("{how} {run}: {tickets} tickets onto `{base}`")
         }
         Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
-        Event::AttemptStarted { ticket, attempt, base_commit } => {
-            format!("{ticket}: attempt {attempt} started from {}", short(base_commit))
+        Event::AttemptStarted {
+            ticket,
+            attempt,
+            base_commit,
+        } => {
+            format!(
+                "{ticket}: attempt {attempt} started from {}",
+                short(base_commit)
+            )
         }
         Event::Phase { .. } => return None,
-        Event::AttemptRejected { ticket, attempt, failure, retrying } => {
-            let next = if *retrying { ", retrying with the evidence" } else { "" };
+        Event::AttemptRejected {
+            ticket,
+            attempt,
+            failure,
+            retrying,
+        } => {
+            let next = if *retrying {
+                ", retrying with the evidence"
+            } else {
+                ""
+            };
             format!("{ticket}: attempt {attempt} rejected: {failure}{next}")
         }
         Event::Merging { ticket } => format!("{ticket}: passed, merging"),
@@ -32,8 +53,18 @@ pub fn describe(event: &Event) -> Option<String> {
         Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
         Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
         Event::Note { message } => message.clone(),
-        Event::RunFinished { run, merged, failed, blocked, interrupted } => {
-            let stop = if *interrupted { " (interrupted; run again to continue)" } else { "" };
+        Event::RunFinished {
+            run,
+            merged,
+            failed,
+            blocked,
+            interrupted,
+        } => {
+            let stop = if *interrupted {
+                " (interrupted; run again to continue)"
+            } else {
+                ""
+            };
             format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
         }
     })
@@ -69,14 +100,20 @@ pub struct Terminal {
 impl Terminal {
     /// A reporter drawing on stderr.
     pub fn new() -> Self {
-        Terminal { multi: MultiProgress::new(), bars: HashMap::new() }
+        Terminal {
+            multi: MultiProgress::new(),
+            bars: HashMap::new(),
+        }
     }
 
     fn bar(&mut self, ticket: &str) -> &ProgressBar {
         let multi = &self.multi;
         self.bars.entry(ticket.to_string()).or_insert_with(|| {
             let bar = multi.add(ProgressBar::new_spinner());
-            bar.set_style(ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} ({elapsed})").expect("valid template"));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} ({elapsed})")
+                    .expect("valid template"),
+            );
             bar.set_prefix(ticket.to_string());
             bar.enable_steady_tick(Duration::from_millis(120));
             bar
@@ -87,16 +124,27 @@ impl Terminal {
 impl Reporter for Terminal {
     fn report(&mut self, _at: &str, event: &Event) {
         match event {
-            Event::AttemptStarted { ticket, attempt, .. } => {
-                self.bar(ticket).set_message(format!("attempt {attempt}: starting"));
+            Event::AttemptStarted {
+                ticket, attempt, ..
+            } => {
+                self.bar(ticket)
+                    .set_message(format!("attempt {attempt}: starting"));
             }
-            Event::Phase { ticket, attempt, phase } => {
-                self.bar(ticket).set_message(format!("attempt {attempt}: {phase}"));
+            Event::Phase {
+                ticket,
+                attempt,
+                phase,
+            } => {
+                self.bar(ticket)
+                    .set_message(format!("attempt {attempt}: {phase}"));
             }
             Event::Merging { ticket } => self.bar(ticket).set_message("merging"),
             _ => {}
         }
-        let done = matches!(event, Event::Merged { .. } | Event::Failed { .. } | Event::AttemptRejected { .. });
+        let done = matches!(
+            event,
+            Event::Merged { .. } | Event::Failed { .. } | Event::AttemptRejected { .. }
+        );
         if done {
             if let Some(bar) = event.ticket().and_then(|t| self.bars.remove(t)) {
                 bar.finish_and_clear();

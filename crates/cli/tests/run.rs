@@ -22,7 +22,14 @@ fn text(bytes: &[u8]) -> String {
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -62,7 +69,11 @@ impl Env {
         self.tmp.path().join("repo")
     }
     fn fixture(&self, ticket: &str, rel: &str, content: &str) {
-        write(&self.root().join("agent").join(ticket).join("files"), rel, content);
+        write(
+            &self.root().join("agent").join(ticket).join("files"),
+            rel,
+            content,
+        );
     }
     fn run(&self, extra: &[&str]) -> Output {
         let agent = format!("scripted:{}", self.root().join("agent").display());
@@ -73,7 +84,10 @@ impl Env {
 }
 
 fn example_plan() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json")).unwrap()
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json"),
+    )
+    .unwrap()
 }
 
 const MATH: &str = r#"function check(a, b) {
@@ -125,7 +139,10 @@ test('bad input', () => {
 "#;
 
 fn have(program: &str) -> bool {
-    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -143,30 +160,68 @@ fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
     env.fixture("T2", "test/strings.test.mjs", STRINGS_TEST);
     env.fixture("T3", "lib/stats.mjs", STATS);
     env.fixture("T3", "test/stats.test.mjs", STATS_TEST);
-    let pre = planwright(env.root(), &["preflight", "plan.json", "--repo", "repo", "--agent", &format!("scripted:{}", env.root().join("agent").display())]);
+    let pre = planwright(
+        env.root(),
+        &[
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            &format!("scripted:{}", env.root().join("agent").display()),
+        ],
+    );
     assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
     let out = env.run(&["--output", "json"]);
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    let summary: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
     assert_eq!(out.status.code(), Some(0), "{summary}");
     assert_eq!(summary["merged"], serde_json::json!(["T1", "T2", "T3"]));
     assert_eq!(summary["failed"], serde_json::json!({}));
     assert_eq!(summary["blocked"], serde_json::json!([]));
     let run = summary["run"].as_str().unwrap();
     let log = git(&env.repo(), &["log", "--format=%B%x00", "main"]);
-    let commits: Vec<&str> = log.split('\0').map(str::trim).filter(|c| !c.is_empty()).collect();
-    assert_eq!(commits.len(), 4, "one commit per ticket on top of the base: {commits:?}");
+    let commits: Vec<&str> = log
+        .split('\0')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        commits.len(),
+        4,
+        "one commit per ticket on top of the base: {commits:?}"
+    );
     for c in &commits[..3] {
         assert!(c.contains(&format!("Planwright-Run: {run}")), "{c}");
     }
     for id in ["T1", "T2", "T3"] {
-        assert_eq!(commits.iter().filter(|c| c.contains(&format!("Planwright-Ticket: {id}\n"))).count(), 1);
+        assert_eq!(
+            commits
+                .iter()
+                .filter(|c| c.contains(&format!("Planwright-Ticket: {id}\n")))
+                .count(),
+            1
+        );
     }
     // npm test passes on the result, in a clean checkout of the new base.
     let check = env.root().join("check");
     git(env.root(), &["clone", "-q", "repo", "check"]);
-    let npm = Command::new("npm").arg("test").current_dir(&check).output().unwrap();
-    assert!(npm.status.success(), "{}{}", text(&npm.stdout), text(&npm.stderr));
-    assert!(text(&npm.stdout).contains("# pass 11"), "{}", text(&npm.stdout));
+    let npm = Command::new("npm")
+        .arg("test")
+        .current_dir(&check)
+        .output()
+        .unwrap();
+    assert!(
+        npm.status.success(),
+        "{}{}",
+        text(&npm.stdout),
+        text(&npm.stderr)
+    );
+    assert!(
+        text(&npm.stdout).contains("# pass 11"),
+        "{}",
+        text(&npm.stdout)
+    );
 }
 
 const SH_PLAN: &str = r#"{
@@ -195,13 +250,24 @@ fn dry_run_prints_the_order_and_changes_nothing() {
     let out = env.run(&["--dry-run", "--jobs", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    let order: Vec<&str> = stdout.lines().filter_map(|l| l.trim().strip_prefix("wave ")).collect();
+    let order: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("wave "))
+        .collect();
     assert_eq!(order.len(), 3, "{stdout}");
     // A heads the longest chain; B and C tie and keep plan order.
-    assert!(order[0].starts_with("1: A") && order[1].starts_with("2: B") && order[2].starts_with("3: C after A"), "{stdout}");
+    assert!(
+        order[0].starts_with("1: A")
+            && order[1].starts_with("2: B")
+            && order[2].starts_with("3: C after A"),
+        "{stdout}"
+    );
     assert_eq!(git(&env.repo(), &["rev-parse", "main"]), before);
     assert!(!env.repo().join(".planwright").exists());
-    assert_eq!(git(&env.repo(), &["status", "--porcelain", "--ignored"]), "");
+    assert_eq!(
+        git(&env.repo(), &["status", "--porcelain", "--ignored"]),
+        ""
+    );
     assert_eq!(git(&env.repo(), &["branch", "--list"]), "* main");
 }
 
@@ -218,23 +284,64 @@ fn status_and_report_describe_the_run() {
     let status = planwright(env.root(), &["status", "--repo", "repo"]);
     let s = text(&status.stdout);
     assert_eq!(status.status.code(), Some(0));
-    let row = |id: &str| s.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{id} missing: {s}")).to_string();
+    let row = |id: &str| {
+        s.lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} missing: {s}"))
+            .to_string()
+    };
     assert!(row("A").contains("merged"), "{s}");
-    assert!(row("B").contains("failed") && row("B").contains("scope_violation: modifies `README.md`"), "{s}");
+    assert!(
+        row("B").contains("failed") && row("B").contains("scope_violation: modifies `README.md`"),
+        "{s}"
+    );
     assert!(row("C").contains("merged"), "{s}");
 
-    let json: Value = serde_json::from_slice(&planwright(env.root(), &["status", "--repo", "repo", "--output", "json"]).stdout).unwrap();
+    let json: Value = serde_json::from_slice(
+        &planwright(
+            env.root(),
+            &["status", "--repo", "repo", "--output", "json"],
+        )
+        .stdout,
+    )
+    .unwrap();
     let b = &json["tickets"][1];
-    assert_eq!((b["id"].as_str(), b["state"].as_str(), b["attempts"].as_u64()), (Some("B"), Some("failed"), Some(1)));
+    assert_eq!(
+        (
+            b["id"].as_str(),
+            b["state"].as_str(),
+            b["attempts"].as_u64()
+        ),
+        (Some("B"), Some("failed"), Some(1))
+    );
     assert_eq!(b["failure"]["kind"], "scope_violation");
-    let merged_commit = json["tickets"][0]["merge_commit"].as_str().unwrap().to_string();
+    let merged_commit = json["tickets"][0]["merge_commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(git(&env.repo(), &["log", "--format=%H", "main"]).contains(&merged_commit));
 
     let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
     assert!(md.contains("| B | b | failed | 1 |"), "{md}");
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--format", "html"]).stdout);
-    assert!(html.contains("<table>") && html.contains("scope_violation"), "{html}");
-    let json: Value = serde_json::from_slice(&planwright(env.root(), &["report", "--repo", "repo", "--format", "json"]).stdout).unwrap();
+    let html = text(
+        &planwright(
+            env.root(),
+            &["report", "--repo", "repo", "--format", "html"],
+        )
+        .stdout,
+    );
+    assert!(
+        html.contains("<table>") && html.contains("scope_violation"),
+        "{html}"
+    );
+    let json: Value = serde_json::from_slice(
+        &planwright(
+            env.root(),
+            &["report", "--repo", "repo", "--format", "json"],
+        )
+        .stdout,
+    )
+    .unwrap();
     assert_eq!(json["run"]["status"], "finished");
 }
 
@@ -247,7 +354,10 @@ fn run_json_names_failed_and_blocked_tickets() {
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["merged"], serde_json::json!(["B"]));
     assert_eq!(summary["failed"]["A"]["kind"], "scope_violation");
-    assert!(summary["failed"]["A"]["message"].as_str().unwrap().contains("elsewhere.txt"));
+    assert!(summary["failed"]["A"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("elsewhere.txt"));
     assert_eq!(summary["blocked"], serde_json::json!(["C"]));
 }
 
@@ -255,9 +365,26 @@ fn run_json_names_failed_and_blocked_tickets() {
 fn preflight_reports_every_problem_with_a_fix() {
     let env = sh_env();
     write(&env.repo(), "README.md", "dirty\n");
-    let plan = SH_PLAN.replace("\"test\", \"-f\"", "\"no-such-gate-program\", \"-f\"").replace("a.txt\", \"op\": \"create\"", "README.md\", \"op\": \"create\"");
+    let plan = SH_PLAN
+        .replace("\"test\", \"-f\"", "\"no-such-gate-program\", \"-f\"")
+        .replace(
+            "a.txt\", \"op\": \"create\"",
+            "README.md\", \"op\": \"create\"",
+        );
     write(env.root(), "plan.json", &plan);
-    let out = planwright(env.root(), &["preflight", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", "no-such-agent-program {prompt_file}"]);
+    let out = planwright(
+        env.root(),
+        &[
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "cmd",
+            "--agent-cmd",
+            "no-such-agent-program {prompt_file}",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
     for needle in [
@@ -270,30 +397,75 @@ fn preflight_reports_every_problem_with_a_fix() {
         assert!(s.contains(needle), "{needle} missing:\n{s}");
     }
     // run refuses to start on the same problems.
-    let run = planwright(env.root(), &["run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", "no-such-agent-program"]);
+    let run = planwright(
+        env.root(),
+        &[
+            "run",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "cmd",
+            "--agent-cmd",
+            "no-such-agent-program",
+        ],
+    );
     assert_eq!(run.status.code(), Some(1));
-    assert!(text(&run.stderr).contains("preflight failed"), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stderr).contains("preflight failed"),
+        "{}",
+        text(&run.stderr)
+    );
     assert!(!env.repo().join(".planwright").exists());
 
     let not_git = planwright(env.root(), &["status", "--repo", "."]);
     assert_eq!(not_git.status.code(), Some(2));
-    assert!(text(&not_git.stderr).contains("is not a git repository"), "{}", text(&not_git.stderr));
+    assert!(
+        text(&not_git.stderr).contains("is not a git repository"),
+        "{}",
+        text(&not_git.stderr)
+    );
 }
 
 #[test]
 fn gates_from_the_command_line_and_config() {
     let env = sh_env();
-    let plan = SH_PLAN.replace("\"gates\": [{\"name\": \"readme\", \"argv\": [\"test\", \"-f\", \"README.md\"]}],", "");
+    let plan = SH_PLAN.replace(
+        "\"gates\": [{\"name\": \"readme\", \"argv\": [\"test\", \"-f\", \"README.md\"]}],",
+        "",
+    );
     write(env.root(), "plan.json", &plan);
     let no_gate = env.run(&[]);
     assert_eq!(no_gate.status.code(), Some(1));
-    assert!(text(&no_gate.stdout).contains("has no gate"), "{}", text(&no_gate.stdout));
-    write(env.root(), "planwright.toml", "[gates]\nrun = [[\"test\", \"-f\", \"README.md\"]]\n");
+    assert!(
+        text(&no_gate.stdout).contains("has no gate"),
+        "{}",
+        text(&no_gate.stdout)
+    );
+    write(
+        env.root(),
+        "planwright.toml",
+        "[gates]\nrun = [[\"test\", \"-f\", \"README.md\"]]\n",
+    );
     let out = env.run(&["--gate", "sh -c 'test -n \"$HOME\"'", "--output", "json"]);
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(summary["merged"], serde_json::json!(["A", "B", "C"]), "{}", text(&out.stderr));
-    let log = std::fs::read_to_string(env.repo().join(".planwright/runs").join(summary["run"].as_str().unwrap()).join("A/ticket.log")).unwrap();
-    assert!(log.contains("$ test -f README.md") && log.contains("$ sh -c test -n \"$HOME\""), "{log}");
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["A", "B", "C"]),
+        "{}",
+        text(&out.stderr)
+    );
+    let log = std::fs::read_to_string(
+        env.repo()
+            .join(".planwright/runs")
+            .join(summary["run"].as_str().unwrap())
+            .join("A/ticket.log"),
+    )
+    .unwrap();
+    assert!(
+        log.contains("$ test -f README.md") && log.contains("$ sh -c test -n \"$HOME\""),
+        "{log}"
+    );
 }
 
 #[test]
@@ -304,8 +476,19 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     std::fs::write(&script, "t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f \"$MARK\" ]; then sleep 60; fi\necho x > \"$t.txt\"\n").unwrap();
     let mark = env.root().join("second-run");
     let agent_cmd = format!("sh {}", script.display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", &agent_cmd, "--jobs", "2"])
+    let child = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args([
+            "run",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "cmd",
+            "--agent-cmd",
+            &agent_cmd,
+            "--jobs",
+            "2",
+        ])
         .current_dir(env.root())
         .env("MARK", &mark)
         .stdout(std::process::Stdio::piped())
@@ -315,33 +498,65 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     let events = env.repo().join(".planwright/runs");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let merged_c = std::fs::read_dir(&events).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()).map(|e| {
-            std::fs::read_to_string(e.path().join("events.jsonl")).unwrap_or_default().contains("\"event\":\"merged\",\"ticket\":\"C\"")
-        });
+        let merged_c = std::fs::read_dir(&events)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| {
+                std::fs::read_to_string(e.path().join("events.jsonl"))
+                    .unwrap_or_default()
+                    .contains("\"event\":\"merged\",\"ticket\":\"C\"")
+            });
         if merged_c == Some(true) {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "A and C never merged");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let first = child.wait_with_output().unwrap();
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stdout));
-    assert!(text(&first.stdout).contains("interrupted"), "{}", text(&first.stdout));
+    assert!(
+        text(&first.stdout).contains("interrupted"),
+        "{}",
+        text(&first.stdout)
+    );
     assert!(!env.repo().join("b.txt").exists());
 
     std::fs::write(&mark, "").unwrap();
     let second = Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", &agent_cmd])
+        .args([
+            "run",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "cmd",
+            "--agent-cmd",
+            &agent_cmd,
+        ])
         .current_dir(env.root())
         .env("MARK", &mark)
         .output()
         .unwrap();
     let s = text(&second.stdout);
     assert_eq!(second.status.code(), Some(0), "{s}{}", text(&second.stderr));
-    assert!(s.contains("continuing run") && s.contains("A: merged by an earlier run, skipped") && s.contains("C: merged by an earlier run, skipped"), "{s}");
+    assert!(
+        s.contains("continuing run")
+            && s.contains("A: merged by an earlier run, skipped")
+            && s.contains("C: merged by an earlier run, skipped"),
+        "{s}"
+    );
     assert!(!s.contains("A: attempt"), "{s}");
-    assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]).lines().count(), 4);
+    assert_eq!(
+        git(&env.repo(), &["log", "--format=%s", "main"])
+            .lines()
+            .count(),
+        4
+    );
 }
 
 #[test]
@@ -354,7 +569,13 @@ fn demo_runs_end_to_end() {
         .unwrap();
     let s = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
-    assert!(s.contains("farewell: attempt 1 rejected: scope_violation: modifies `README.md`"), "{s}");
+    assert!(
+        s.contains("farewell: attempt 1 rejected: scope_violation: modifies `README.md`"),
+        "{s}"
+    );
     assert!(s.contains("3 merged, 0 failed, 0 blocked"), "{s}");
-    assert!(s.contains("hello: hello command") && s.contains("what landed on `main`"), "{s}");
+    assert!(
+        s.contains("hello: hello command") && s.contains("what landed on `main`"),
+        "{s}"
+    );
 }

@@ -39,13 +39,19 @@ impl Charter<'_> {
             let _ = writeln!(s, "- `{}`: {}", e.pattern, op_text(&e.op));
         }
         if !t.rails.is_empty() {
-            let _ = writeln!(s, "\n## Rails\n\nNever change these paths (read them freely):\n");
+            let _ = writeln!(
+                s,
+                "\n## Rails\n\nNever change these paths (read them freely):\n"
+            );
             for r in &t.rails {
                 let _ = writeln!(s, "- `{r}`");
             }
         }
         if !self.gates.is_empty() {
-            let _ = writeln!(s, "\n## Gates\n\nThese commands must exit 0 on your result:\n");
+            let _ = writeln!(
+                s,
+                "\n## Gates\n\nThese commands must exit 0 on your result:\n"
+            );
             for g in self.gates {
                 let _ = writeln!(s, "- `{}`", g.argv.join(" "));
             }
@@ -66,9 +72,7 @@ impl Charter<'_> {
             let _ = writeln!(
                 s,
                 "\n## Previous attempt failed (attempt {} of this ticket)\n\n{}: {}",
-                self.attempt,
-                f.kind,
-                f.message
+                self.attempt, f.kind, f.message
             );
             if !f.evidence.is_empty() {
                 let _ = writeln!(s, "\n```\n{}\n```", f.evidence.trim_end());
@@ -90,10 +94,27 @@ mod tests {
             "scope": [{"pattern": "a.txt", "op": "create"}], "rails": ["b.txt"]
         }))
         .unwrap();
-        let gates = [Gate { name: "test".into(), argv: vec!["npm".into(), "test".into()] }];
-        let f = Failure::new(FailureKind::GateFailure, "`npm test` exited 1").with_evidence("not ok 1");
-        let text = Charter { ticket: &ticket, gates: &gates, attempt: 2, previous: Some(&f) }.render();
-        for needle in ["Do it.", "`a.txt`: create", "`b.txt`", "`npm test`", "gate_failure", "not ok 1"] {
+        let gates = [Gate {
+            name: "test".into(),
+            argv: vec!["npm".into(), "test".into()],
+        }];
+        let f =
+            Failure::new(FailureKind::GateFailure, "`npm test` exited 1").with_evidence("not ok 1");
+        let text = Charter {
+            ticket: &ticket,
+            gates: &gates,
+            attempt: 2,
+            previous: Some(&f),
+        }
+        .render();
+        for needle in [
+            "Do it.",
+            "`a.txt`: create",
+            "`b.txt`",
+            "`npm test`",
+            "gate_failure",
+            "not ok 1",
+        ] {
             assert!(text.contains(needle), "{needle} missing in:\n{text}");
         }
     }

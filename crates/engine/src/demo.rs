@@ -112,18 +112,33 @@ fn write(path: &Path, text: &str) -> Result<(), EngineError> {
 pub fn prepare(dir: &Path) -> Result<Demo, EngineError> {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).map_err(|e| EngineError::io(&repo, e))?;
-    Git::new(&repo).args(["init", "-q", "-b", "main"]).output()?;
+    Git::new(&repo)
+        .args(["init", "-q", "-b", "main"])
+        .output()?;
     write(&repo.join("README.md"), README)?;
     write(&repo.join("test.sh"), TEST_SH)?;
     write(&repo.join("tests/.keep"), "")?;
     Git::new(&repo).args(["add", "-A"]).output()?;
     let opened = Repo::open(&repo)?;
-    with_identity(Git::new(&repo).args(["commit", "-q", "-m", "hello: empty project with a test runner"]), &opened).output()?;
+    with_identity(
+        Git::new(&repo).args([
+            "commit",
+            "-q",
+            "-m",
+            "hello: empty project with a test runner",
+        ]),
+        &opened,
+    )
+    .output()?;
     let plan = dir.join("plan.json");
     write(&plan, PLAN)?;
     let fixtures = dir.join("agent");
     for (folder, path, text) in FIXTURES {
         write(&fixtures.join(folder).join("files").join(path), text)?;
     }
-    Ok(Demo { repo, plan, fixtures })
+    Ok(Demo {
+        repo,
+        plan,
+        fixtures,
+    })
 }

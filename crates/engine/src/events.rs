@@ -140,7 +140,10 @@ pub struct JsonLines {
 impl JsonLines {
     /// Appends to `path`, creating it.
     pub fn open(path: &Path) -> std::io::Result<JsonLines> {
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
         Ok(JsonLines { file })
     }
 }
@@ -162,6 +165,9 @@ pub struct Recorder(pub std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
 
 impl Reporter for Recorder {
     fn report(&mut self, _at: &str, event: &Event) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event.clone());
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event.clone());
     }
 }

@@ -89,22 +89,32 @@ impl Executor for LocalExecutor {
     ) -> Result<Candidate, EngineError> {
         progress("worktree")?;
         let branch = branch(&input.ticket);
-        let dir = self.pool.prepare(&Self::slot(lane), &input.base_commit, Some(&branch), cancel)?;
+        let dir =
+            self.pool
+                .prepare(&Self::slot(lane), &input.base_commit, Some(&branch), cancel)?;
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
-        let prompt_file = input.files.join(format!("attempt-{}.prompt.md", input.attempt));
-        std::fs::write(&prompt_file, &input.charter).map_err(|e| EngineError::io(&prompt_file, e))?;
+        let prompt_file = input
+            .files
+            .join(format!("attempt-{}.prompt.md", input.attempt));
+        std::fs::write(&prompt_file, &input.charter)
+            .map_err(|e| EngineError::io(&prompt_file, e))?;
         let ctx = AttemptContext {
             ticket: input.ticket.clone(),
             attempt: input.attempt,
             worktree: dir.clone(),
             prompt_file,
-            log: input.files.join(format!("attempt-{}.agent.log", input.attempt)),
+            log: input
+                .files
+                .join(format!("attempt-{}.agent.log", input.attempt)),
             timeout: input.agent_timeout,
         };
         progress("agent")?;
         let outcome = self.agent.attempt(&ctx, cancel)?;
         if outcome != AgentOutcome::Finished {
-            return Ok(Candidate { outcome, commit: None });
+            return Ok(Candidate {
+                outcome,
+                commit: None,
+            });
         }
         progress("commit")?;
         // planwright commits, not the agent: whatever the agent committed is

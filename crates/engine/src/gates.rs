@@ -61,7 +61,10 @@ pub fn run_gates(
             Ok(done) => done,
             Err(e) => {
                 append(log, &format!("{e}\n"))?;
-                return Ok(Verdict::Fail(Failure::new(FailureKind::GateFailure, format!("gate `{command}`: {e}"))));
+                return Ok(Verdict::Fail(Failure::new(
+                    FailureKind::GateFailure,
+                    format!("gate `{command}`: {e}"),
+                )));
             }
         };
         append(log, &format!("\n-> {}\n", done.exit))?;
@@ -72,14 +75,21 @@ pub fn run_gates(
                 return Ok(Verdict::Fail(
                     Failure::new(
                         FailureKind::Timeout,
-                        format!("gate `{command}` ran out of time after {}s", settings.timeout.map_or(0, |t| t.as_secs())),
+                        format!(
+                            "gate `{command}` ran out of time after {}s",
+                            settings.timeout.map_or(0, |t| t.as_secs())
+                        ),
                     )
                     .with_evidence(tail(&done.output_tail)),
                 ))
             }
             other => {
                 return Ok(Verdict::Fail(
-                    Failure::new(FailureKind::GateFailure, format!("gate `{command}` failed: {other}")).with_evidence(tail(&done.output_tail)),
+                    Failure::new(
+                        FailureKind::GateFailure,
+                        format!("gate `{command}` failed: {other}"),
+                    )
+                    .with_evidence(tail(&done.output_tail)),
                 ));
             }
         }
@@ -94,21 +104,32 @@ pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
         .append(true)
         .open(path)
         .map_err(|e| EngineError::io(path, e))?;
-    f.write_all(text.as_bytes()).map_err(|e| EngineError::io(path, e))
+    f.write_all(text.as_bytes())
+        .map_err(|e| EngineError::io(path, e))
 }
 
 /// Splits a `--gate "cargo test -q"` string into a gate, like a shell splits words.
 pub fn parse_gate(text: &str) -> Option<Gate> {
     let argv = shlex::split(text).filter(|a| !a.is_empty())?;
-    Some(Gate { name: text.to_string(), argv })
+    Some(Gate {
+        name: text.to_string(),
+        argv,
+    })
 }
 
 /// A gate from a configured argv.
 pub fn gate_from_argv(argv: &[String]) -> Gate {
-    Gate { name: argv.join(" "), argv: argv.to_vec() }
+    Gate {
+        name: argv.join(" "),
+        argv: argv.to_vec(),
+    }
 }
 
 /// Every program the gates need, for preflight.
 pub fn programs(gates: &[Gate]) -> Vec<PathBuf> {
-    gates.iter().filter_map(|g| g.argv.first()).map(PathBuf::from).collect()
+    gates
+        .iter()
+        .filter_map(|g| g.argv.first())
+        .map(PathBuf::from)
+        .collect()
 }

@@ -20,11 +20,12 @@ pub fn check_gate_scripts(
         let found = gate_integrity::check(&gate.argv, before.as_deref(), after.as_deref());
         if let Some(first) = found.first() {
             let evidence: Vec<String> = found.iter().map(|t| t.message.clone()).collect();
-            return Ok(Err(
-                Failure::new(FailureKind::GateScriptTampering, first.message.clone()).with_evidence(evidence.join("\n"))
-            ));
+            return Ok(Err(Failure::new(
+                FailureKind::GateScriptTampering,
+                first.message.clone(),
+            )
+            .with_evidence(evidence.join("\n"))));
         }
     }
     Ok(Ok(()))
 }
-

@@ -16,8 +16,15 @@ use std::path::Path;
 
 /// The commit message of a ticket's one commit, trailers included.
 pub fn commit_message(ticket: &Ticket, run: &str) -> String {
-    let title = if ticket.title.trim().is_empty() { ticket.id.as_str() } else { ticket.title.trim() };
-    format!("{}: {title}\n\nPlanwright-Ticket: {}\nPlanwright-Run: {run}\n", ticket.id, ticket.id)
+    let title = if ticket.title.trim().is_empty() {
+        ticket.id.as_str()
+    } else {
+        ticket.title.trim()
+    };
+    format!(
+        "{}: {title}\n\nPlanwright-Ticket: {}\nPlanwright-Run: {run}\n",
+        ticket.id, ticket.id
+    )
 }
 
 /// Adds a committer identity when neither the environment nor the
@@ -25,8 +32,16 @@ pub fn commit_message(ticket: &Ticket, run: &str) -> String {
 pub fn with_identity(git: Git, repo: &Repo) -> Git {
     let mut git = git;
     for (key, var) in [("user.name", "NAME"), ("user.email", "EMAIL")] {
-        let configured = repo.git().args(["config", "--get", key]).succeeds().unwrap_or(false);
-        let default = if var == "NAME" { "planwright" } else { "planwright@localhost" };
+        let configured = repo
+            .git()
+            .args(["config", "--get", key])
+            .succeeds()
+            .unwrap_or(false);
+        let default = if var == "NAME" {
+            "planwright"
+        } else {
+            "planwright@localhost"
+        };
         for who in ["AUTHOR", "COMMITTER"] {
             let env = format!("GIT_{who}_{var}");
             if !configured && std::env::var_os(&env).is_none() {
@@ -38,8 +53,15 @@ pub fn with_identity(git: Git, repo: &Repo) -> Git {
 }
 
 /// Makes a commit of `tree` on `parent` with `message`.
-pub fn commit_tree(repo: &Repo, tree: &str, parent: &str, message: &str) -> Result<String, EngineError> {
-    let git = repo.git().args(["commit-tree", tree, "-p", parent, "-m", message]);
+pub fn commit_tree(
+    repo: &Repo,
+    tree: &str,
+    parent: &str,
+    message: &str,
+) -> Result<String, EngineError> {
+    let git = repo
+        .git()
+        .args(["commit-tree", tree, "-p", parent, "-m", message]);
     Ok(with_identity(git, repo).text()?)
 }
 
@@ -86,17 +108,29 @@ impl Merge<'_> {
     ) -> Result<MergeOutcome, EngineError> {
         loop {
             let tip = self.repo.branch_tip(self.base)?.ok_or_else(|| {
-                EngineError::Integrity(format!("the base branch `{}` disappeared during the run", self.base))
+                EngineError::Integrity(format!(
+                    "the base branch `{}` disappeared during the run",
+                    self.base
+                ))
             })?;
-            let git = self.repo.git().args(["merge-tree", "--write-tree", "--name-only", &tip, candidate]);
+            let git = self.repo.git().args([
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                &tip,
+                candidate,
+            ]);
             let out = git.raw()?;
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
             match out.status.code() {
                 Some(0) => {}
                 Some(1) => {
                     return Ok(MergeOutcome::Rejected(
-                        Failure::new(FailureKind::MergeConflict, format!("conflicts with `{}` at {}", self.base, short(&tip)))
-                            .with_evidence(text),
+                        Failure::new(
+                            FailureKind::MergeConflict,
+                            format!("conflicts with `{}` at {}", self.base, short(&tip)),
+                        )
+                        .with_evidence(text),
                     ))
                 }
                 _ => return Err(git.failure(&out).into()),
@@ -105,7 +139,10 @@ impl Merge<'_> {
             let commit = commit_tree(self.repo, &tree, &tip, message)?;
             if tip != verified_on {
                 let dir = self.pool.prepare("merge", &commit, None, cancel)?;
-                crate::gates::append(log, &format!("-- gates again on the merged tree {}\n", short(&commit)))?;
+                crate::gates::append(
+                    log,
+                    &format!("-- gates again on the merged tree {}\n", short(&commit)),
+                )?;
                 match run_gates(self.gates, &dir, self.gate_settings, log, cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
@@ -116,11 +153,19 @@ impl Merge<'_> {
                 }
             }
             before_ref_update(&commit)?;
-            let fast_forward = self.repo.checked_out_branch()?.as_deref() == Some(self.base) && self.repo.is_clean()?;
+            let fast_forward = self.repo.checked_out_branch()?.as_deref() == Some(self.base)
+                && self.repo.is_clean()?;
             let swapped = self
                 .repo
                 .git()
-                .args(["update-ref", "-m", "planwright: merge", &format!("refs/heads/{}", self.base), &commit, &tip])
+                .args([
+                    "update-ref",
+                    "-m",
+                    "planwright: merge",
+                    &format!("refs/heads/{}", self.base),
+                    &commit,
+                    &tip,
+                ])
                 .succeeds()?;
             if !swapped {
                 // Someone else moved the base between our read and our write: merge again.
@@ -128,7 +173,11 @@ impl Merge<'_> {
             }
             if fast_forward {
                 // A checkout the user changed meanwhile is left as it is.
-                let _ = self.repo.git().args(["read-tree", "-m", "-u", &tip, &commit]).output();
+                let _ = self
+                    .repo
+                    .git()
+                    .args(["read-tree", "-m", "-u", &tip, &commit])
+                    .output();
             }
             return Ok(MergeOutcome::Merged { commit });
         }

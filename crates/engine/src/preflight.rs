@@ -30,13 +30,28 @@ pub struct Check {
 
 impl Check {
     fn ok(check: &'static str, message: impl Into<String>) -> Check {
-        Check { check, status: "ok", message: message.into(), hint: None }
+        Check {
+            check,
+            status: "ok",
+            message: message.into(),
+            hint: None,
+        }
     }
     fn error(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
-        Check { check, status: "error", message: message.into(), hint: Some(hint.into()) }
+        Check {
+            check,
+            status: "error",
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
     }
     fn warning(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
-        Check { check, status: "warning", message: message.into(), hint: Some(hint.into()) }
+        Check {
+            check,
+            status: "warning",
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
     }
 }
 
@@ -50,11 +65,18 @@ pub fn preflight(dir: &Path, plan: &Plan, extra_gates: &[Gate], agent: &dyn Agen
     let mut out = Vec::new();
     let repo = match Repo::open(dir) {
         Ok(repo) => {
-            out.push(Check::ok("repo", format!("`{}` is a git repository", repo.root().display())));
+            out.push(Check::ok(
+                "repo",
+                format!("`{}` is a git repository", repo.root().display()),
+            ));
             Some(repo)
         }
         Err(e) => {
-            out.push(Check::error("repo", e.to_string(), "pass a git repository with `--repo DIR`"));
+            out.push(Check::error(
+                "repo",
+                e.to_string(),
+                "pass a git repository with `--repo DIR`",
+            ));
             None
         }
     };
@@ -62,9 +84,18 @@ pub fn preflight(dir: &Path, plan: &Plan, extra_gates: &[Gate], agent: &dyn Agen
     check_agent(agent, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
     if let Some(files) = base_files {
-        let merged = repo.as_ref().and_then(|r| crate::run::already_merged(r, plan).ok()).unwrap_or_default();
+        let merged = repo
+            .as_ref()
+            .and_then(|r| crate::run::already_merged(r, plan).ok())
+            .unwrap_or_default();
         if !merged.is_empty() {
-            out.push(Check::ok("continue", format!("{} tickets merged by an earlier run of this plan are skipped", merged.len())));
+            out.push(Check::ok(
+                "continue",
+                format!(
+                    "{} tickets merged by an earlier run of this plan are skipped",
+                    merged.len()
+                ),
+            ));
         }
         check_scope_ops(plan, &files, &merged, &mut out);
         check_overlap(plan, &files, &mut out);
@@ -75,27 +106,42 @@ pub fn preflight(dir: &Path, plan: &Plan, extra_gates: &[Gate], agent: &dyn Agen
 fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<String>> {
     let tip = match repo.branch_tip(&plan.base) {
         Ok(Some(tip)) => {
-            out.push(Check::ok("base", format!("base branch `{}` is at {}", plan.base, &tip[..tip.len().min(10)])));
+            out.push(Check::ok(
+                "base",
+                format!(
+                    "base branch `{}` is at {}",
+                    plan.base,
+                    &tip[..tip.len().min(10)]
+                ),
+            ));
             tip
         }
         _ => {
             out.push(Check::error(
                 "base",
                 format!("the base branch `{}` does not exist", plan.base),
-                format!("create it (`git branch {} HEAD`) or set the plan's `base`", plan.base),
+                format!(
+                    "create it (`git branch {} HEAD`) or set the plan's `base`",
+                    plan.base
+                ),
             ));
             return None;
         }
     };
     match repo.is_clean() {
-        Ok(true) => out.push(Check::ok("clean", "the working tree has no uncommitted changes")),
+        Ok(true) => out.push(Check::ok(
+            "clean",
+            "the working tree has no uncommitted changes",
+        )),
         _ => out.push(Check::error(
             "clean",
             "the working tree has uncommitted changes",
             "commit or stash them (`git stash`) first",
         )),
     }
-    crate::git::tracked_files(repo.root(), &tip).ok().map(|f| f.into_iter().collect())
+    crate::git::tracked_files(repo.root(), &tip)
+        .ok()
+        .map(|f| f.into_iter().collect())
 }
 
 fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
@@ -109,7 +155,10 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
             format!("the agent program `{p}` is not on PATH"),
             "install it, or give its full path in `--agent-cmd`",
         )),
-        _ => out.push(Check::ok("agent", format!("agent `{}` is runnable", agent.name()))),
+        _ => out.push(Check::ok(
+            "agent",
+            format!("agent `{}` is runnable", agent.name()),
+        )),
     }
 }
 
@@ -134,11 +183,19 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
     }
     for p in programs {
         // A relative path with a slash is resolved in the worktree, like the gate will be.
-        let found = if p.contains('/') && !p.starts_with('/') { dir.join(&p).is_file() } else { find_program(&p, path().as_deref()).is_some() };
+        let found = if p.contains('/') && !p.starts_with('/') {
+            dir.join(&p).is_file()
+        } else {
+            find_program(&p, path().as_deref()).is_some()
+        };
         if found {
             out.push(Check::ok("gates", format!("gate program `{p}` found")));
         } else {
-            out.push(Check::error("gates", format!("gate program `{p}` is not on PATH"), format!("install `{p}` or change the gate")));
+            out.push(Check::error(
+                "gates",
+                format!("gate program `{p}` is not on PATH"),
+                format!("install `{p}` or change the gate"),
+            ));
         }
     }
 }
@@ -170,25 +227,48 @@ fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
     out
 }
 
-fn check_scope_ops(plan: &Plan, base: &HashSet<String>, merged: &HashSet<String>, out: &mut Vec<Check>) {
+fn check_scope_ops(
+    plan: &Plan,
+    base: &HashSet<String>,
+    merged: &HashSet<String>,
+    out: &mut Vec<Check>,
+) {
     let anc = ancestors(plan);
     let before = out.len();
     for t in plan.tickets.iter().filter(|t| !merged.contains(&t.id)) {
         // A file an ancestor may create counts as existing for this ticket.
         let created_before = |path: &str| {
-            anc[t.id.as_str()].iter().filter_map(|a| plan.ticket(a)).any(|a| {
-                a.scope.iter().any(|e| !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete) && Pattern::new(&e.pattern).matches(path))
-            })
+            anc[t.id.as_str()]
+                .iter()
+                .filter_map(|a| plan.ticket(a))
+                .any(|a| {
+                    a.scope.iter().any(|e| {
+                        !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete)
+                            && Pattern::new(&e.pattern).matches(path)
+                    })
+                })
         };
         for e in &t.scope {
             let exists = |p: &str| base.contains(p) || created_before(p);
             let problem = match &e.op {
-                ScopeOp::Create if !is_glob(&e.pattern) && base.contains(&e.pattern) => Some("is declared `create` but already exists in the base"),
-                ScopeOp::Modify | ScopeOp::Delete if !is_glob(&e.pattern) && !exists(&e.pattern) => Some("is declared `modify`/`delete` but does not exist in the base"),
-                ScopeOp::Modify | ScopeOp::Delete if is_glob(&e.pattern) && !base.iter().any(|f| Pattern::new(&e.pattern).matches(f)) && !created_before(&e.pattern) => {
+                ScopeOp::Create if !is_glob(&e.pattern) && base.contains(&e.pattern) => {
+                    Some("is declared `create` but already exists in the base")
+                }
+                ScopeOp::Modify | ScopeOp::Delete
+                    if !is_glob(&e.pattern) && !exists(&e.pattern) =>
+                {
+                    Some("is declared `modify`/`delete` but does not exist in the base")
+                }
+                ScopeOp::Modify | ScopeOp::Delete
+                    if is_glob(&e.pattern)
+                        && !base.iter().any(|f| Pattern::new(&e.pattern).matches(f))
+                        && !created_before(&e.pattern) =>
+                {
                     Some("is declared `modify`/`delete` but matches no file of the base")
                 }
-                ScopeOp::Rename { from } if !exists(from) => Some("renames a file that does not exist in the base"),
+                ScopeOp::Rename { from } if !exists(from) => {
+                    Some("renames a file that does not exist in the base")
+                }
                 _ => None,
             };
             if let Some(why) = problem {
@@ -201,7 +281,10 @@ fn check_scope_ops(plan: &Plan, base: &HashSet<String>, merged: &HashSet<String>
         }
     }
     if out.len() == before {
-        out.push(Check::ok("scope-ops", "scope operations agree with the base tree"));
+        out.push(Check::ok(
+            "scope-ops",
+            "scope operations agree with the base tree",
+        ));
     }
 }
 
@@ -215,13 +298,20 @@ fn check_overlap(plan: &Plan, base: &HashSet<String>, out: &mut Vec<Check>) {
     let before = out.len();
     for (i, a) in plan.tickets.iter().enumerate() {
         for b in &plan.tickets[i + 1..] {
-            if anc[a.id.as_str()].contains(b.id.as_str()) || anc[b.id.as_str()].contains(a.id.as_str()) {
+            if anc[a.id.as_str()].contains(b.id.as_str())
+                || anc[b.id.as_str()].contains(a.id.as_str())
+            {
                 continue;
             }
             let shared: Vec<&str> = a
                 .scope
                 .iter()
-                .flat_map(|x| b.scope.iter().filter(|y| overlaps(&x.pattern, &y.pattern, base)).map(move |_| x.pattern.as_str()))
+                .flat_map(|x| {
+                    b.scope
+                        .iter()
+                        .filter(|y| overlaps(&x.pattern, &y.pattern, base))
+                        .map(move |_| x.pattern.as_str())
+                })
                 .collect();
             if let Some(p) = shared.first() {
                 out.push(Check::warning(
@@ -233,6 +323,9 @@ fn check_overlap(plan: &Plan, base: &HashSet<String>, out: &mut Vec<Check>) {
         }
     }
     if out.len() == before {
-        out.push(Check::ok("overlap", "no scope overlap between tickets that may run at the same time"));
+        out.push(Check::ok(
+            "overlap",
+            "no scope overlap between tickets that may run at the same time",
+        ));
     }
 }

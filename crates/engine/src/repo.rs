@@ -55,7 +55,10 @@ impl Repo {
     /// The commit `refs/heads/<base>` points at, if the branch exists.
     pub fn branch_tip(&self, base: &str) -> Result<Option<String>, EngineError> {
         let spec = format!("refs/heads/{base}^{{commit}}");
-        let out = self.git().args(["rev-parse", "--verify", "--quiet", &spec]).raw()?;
+        let out = self
+            .git()
+            .args(["rev-parse", "--verify", "--quiet", &spec])
+            .raw()?;
         Ok(out
             .status
             .success()
@@ -76,13 +79,18 @@ impl Repo {
         let out = self.git().args(["symbolic-ref", "-q", "HEAD"]).raw()?;
         Ok(out.status.success().then(|| {
             let full = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            full.strip_prefix("refs/heads/").unwrap_or(&full).to_string()
+            full.strip_prefix("refs/heads/")
+                .unwrap_or(&full)
+                .to_string()
         }))
     }
 
     /// Adds `/.planwright/` to `.git/info/exclude` (never to `.gitignore`).
     pub fn ensure_excluded(&self) -> Result<(), EngineError> {
-        let rel = self.git().args(["rev-parse", "--git-path", "info/exclude"]).text()?;
+        let rel = self
+            .git()
+            .args(["rev-parse", "--git-path", "info/exclude"])
+            .text()?;
         let path = self.root.join(rel);
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         let line = format!("/{STATE_DIR}/");
@@ -92,13 +100,21 @@ impl Repo {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
         }
-        let sep = if current.is_empty() || current.ends_with('\n') { "" } else { "\n" };
-        std::fs::write(&path, format!("{current}{sep}{line}\n")).map_err(|e| EngineError::io(&path, e))
+        let sep = if current.is_empty() || current.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        std::fs::write(&path, format!("{current}{sep}{line}\n"))
+            .map_err(|e| EngineError::io(&path, e))
     }
 
     /// The text of `path` at `rev`, or None when it does not exist there.
     pub fn file_at(&self, rev: &str, path: &str) -> Result<Option<String>, EngineError> {
-        let out = self.git().args(["cat-file", "blob", &format!("{rev}:{path}")]).raw()?;
+        let out = self
+            .git()
+            .args(["cat-file", "blob", &format!("{rev}:{path}")])
+            .raw()?;
         Ok(out
             .status
             .success()

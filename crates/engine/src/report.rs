@@ -29,7 +29,10 @@ pub struct RunReport {
 impl RunReport {
     /// How many tickets are in `state`.
     pub fn count(&self, state: TicketState) -> usize {
-        self.tickets.iter().filter(|t| t.ticket.state == state).count()
+        self.tickets
+            .iter()
+            .filter(|t| t.ticket.state == state)
+            .count()
     }
 }
 
@@ -49,34 +52,55 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
     let mut tickets = Vec::new();
     for t in store.tickets(&run.id)? {
         let attempt_log = store.attempts(&run.id, &t.id)?;
-        tickets.push(TicketReport { ticket: t, attempt_log });
+        tickets.push(TicketReport {
+            ticket: t,
+            attempt_log,
+        });
     }
     Ok(Some(RunReport { run, tickets }))
 }
 
 fn failure_text(t: &TicketRow) -> String {
-    t.failure.as_ref().map_or(String::new(), |f| format!("{}: {}", f.kind, f.message))
+    t.failure
+        .as_ref()
+        .map_or(String::new(), |f| format!("{}: {}", f.kind, f.message))
 }
 
 fn short(c: &Option<String>) -> String {
-    c.as_deref().map_or(String::new(), |c| c[..c.len().min(10)].to_string())
+    c.as_deref()
+        .map_or(String::new(), |c| c[..c.len().min(10)].to_string())
 }
 
 /// The run as Markdown.
 pub fn markdown(r: &RunReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# planwright run {}\n", r.run.id);
-    let _ = writeln!(s, "- plan: `{}`\n- base: `{}`\n- started: {}", r.run.plan_path, r.run.base, r.run.started_at);
-    let _ = writeln!(s, "- finished: {}\n- status: {}", r.run.finished_at.as_deref().unwrap_or("-"), r.run.status);
+    let _ = writeln!(
+        s,
+        "- plan: `{}`\n- base: `{}`\n- started: {}",
+        r.run.plan_path, r.run.base, r.run.started_at
+    );
+    let _ = writeln!(
+        s,
+        "- finished: {}\n- status: {}",
+        r.run.finished_at.as_deref().unwrap_or("-"),
+        r.run.status
+    );
     let _ = writeln!(
         s,
         "- tickets: {} merged, {} failed, {} blocked, {} other\n",
         r.count(TicketState::Merged),
         r.count(TicketState::Failed),
         r.count(TicketState::Blocked),
-        r.tickets.len() - r.count(TicketState::Merged) - r.count(TicketState::Failed) - r.count(TicketState::Blocked)
+        r.tickets.len()
+            - r.count(TicketState::Merged)
+            - r.count(TicketState::Failed)
+            - r.count(TicketState::Blocked)
     );
-    let _ = writeln!(s, "| ticket | title | state | attempts | commit | failure |\n|---|---|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| ticket | title | state | attempts | commit | failure |\n|---|---|---|---|---|---|"
+    );
     for t in &r.tickets {
         let t = &t.ticket;
         let _ = writeln!(
@@ -93,15 +117,26 @@ pub fn markdown(r: &RunReport) -> String {
     for t in r.tickets.iter().filter(|t| !t.attempt_log.is_empty()) {
         let _ = writeln!(s, "\n## {}\n", t.ticket.id);
         for a in &t.attempt_log {
-            let what = a.failure.as_ref().map_or(a.phase.clone(), |f| format!("{}: {}", f.kind, f.message));
-            let _ = writeln!(s, "- attempt {} from {}: {what}", a.n, short(&Some(a.base_commit.clone())));
+            let what = a
+                .failure
+                .as_ref()
+                .map_or(a.phase.clone(), |f| format!("{}: {}", f.kind, f.message));
+            let _ = writeln!(
+                s,
+                "- attempt {} from {}: {what}",
+                a.n,
+                short(&Some(a.base_commit.clone()))
+            );
         }
     }
     s
 }
 
 fn esc(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The run as a self-contained HTML page.

@@ -3,7 +3,7 @@
 //! thread), retry with evidence up to the strike limit, and record every
 //! transition in the state store before its side effect.
 
-use crate::agent::{AgentOutcome, Agent};
+use crate::agent::{Agent, AgentOutcome};
 use crate::charter::Charter;
 use crate::clock;
 use crate::error::EngineError;
@@ -94,9 +94,15 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
             return Some(m.pool.clone());
         }
     }
-    let tier = ticket.tier.as_deref().unwrap_or(planwright_plan::config::DEFAULT_TIER);
+    let tier = ticket
+        .tier
+        .as_deref()
+        .unwrap_or(planwright_plan::config::DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
-    routing.candidates(tier, hint).first().map(|m| m.pool.clone())
+    routing
+        .candidates(tier, hint)
+        .first()
+        .map(|m| m.pool.clone())
 }
 
 fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
@@ -161,8 +167,18 @@ pub fn plan_digest(plan: &Plan) -> String {
 }
 
 enum Msg {
-    Phase { ticket: String, attempt: u32, phase: String },
-    Done { lane: usize, ticket: String, attempt: u32, base: String, result: Result<AttemptResult, EngineError> },
+    Phase {
+        ticket: String,
+        attempt: u32,
+        phase: String,
+    },
+    Done {
+        lane: usize,
+        ticket: String,
+        attempt: u32,
+        base: String,
+        result: Result<AttemptResult, EngineError>,
+    },
 }
 
 enum AttemptResult {
@@ -181,7 +197,8 @@ impl Emitter {
     fn emit(&mut self, event: Event) -> Result<(), EngineError> {
         let at = clock::now();
         let data = serde_json::to_string(&event).expect("events serialize");
-        self.store.record_event(&self.run, &at, event.ticket(), &event.name(), &data)?;
+        self.store
+            .record_event(&self.run, &at, event.ticket(), &event.name(), &data)?;
         for r in &mut self.reporters {
             r.report(&at, &event);
         }
@@ -219,8 +236,14 @@ pub fn run(
     let run_dir = state_dir.join("runs").join(&run_id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let events = run_dir.join("events.jsonl");
-    reporters.push(Box::new(JsonLines::open(&events).map_err(|e| EngineError::io(&events, e))?));
-    let mut emitter = Emitter { store: store.clone(), run: run_id.clone(), reporters };
+    reporters.push(Box::new(
+        JsonLines::open(&events).map_err(|e| EngineError::io(&events, e))?,
+    ));
+    let mut emitter = Emitter {
+        store: store.clone(),
+        run: run_id.clone(),
+        reporters,
+    };
     emitter.emit(Event::RunStarted {
         run: run_id.clone(),
         base: plan.base.clone(),
@@ -250,7 +273,15 @@ pub fn run(
     let outcome = std::thread::scope(|scope| coordinate(scope, &shared, &mut sched, &mut emitter));
     let interrupted = cancel.is_cancelled();
     let summary = summarize(&store, &run_id, interrupted)?;
-    store.set_run_status(&run_id, if interrupted { "interrupted" } else { "finished" }, Some(&clock::now()))?;
+    store.set_run_status(
+        &run_id,
+        if interrupted {
+            "interrupted"
+        } else {
+            "finished"
+        },
+        Some(&clock::now()),
+    )?;
     emitter.emit(Event::RunFinished {
         run: run_id,
         merged: summary.merged.len(),
@@ -263,7 +294,12 @@ pub fn run(
 
 /// Finds the run to continue (same plan) or records a new one, and settles
 /// tickets an earlier invocation left half-way.
-fn open_run(store: &Store, repo: &Repo, plan: &Plan, settings: &RunSettings) -> Result<(String, bool), EngineError> {
+fn open_run(
+    store: &Store,
+    repo: &Repo,
+    plan: &Plan,
+    settings: &RunSettings,
+) -> Result<(String, bool), EngineError> {
     let digest = plan_digest(plan);
     let (id, continued) = match store.run_for_digest(&digest)? {
         Some(run) => (run.id, true),
@@ -299,7 +335,10 @@ fn open_run(store: &Store, repo: &Repo, plan: &Plan, settings: &RunSettings) -> 
             TicketState::Merging => {
                 // The ref update may or may not have happened before the stop.
                 let landed = t.merge_commit.as_deref().is_some_and(|c| {
-                    repo.git().args(["merge-base", "--is-ancestor", c, &tip]).succeeds().unwrap_or(false)
+                    repo.git()
+                        .args(["merge-base", "--is-ancestor", c, &tip])
+                        .succeeds()
+                        .unwrap_or(false)
                 });
                 if landed {
                     store.mark_merged(&id, &t.id, t.merge_commit.as_deref().unwrap_or_default())?;
@@ -314,12 +353,20 @@ fn open_run(store: &Store, repo: &Repo, plan: &Plan, settings: &RunSettings) -> 
 }
 
 fn summarize(store: &Store, run: &str, interrupted: bool) -> Result<RunSummary, EngineError> {
-    let mut s = RunSummary { run: run.to_string(), merged: vec![], failed: BTreeMap::new(), blocked: vec![], interrupted };
+    let mut s = RunSummary {
+        run: run.to_string(),
+        merged: vec![],
+        failed: BTreeMap::new(),
+        blocked: vec![],
+        interrupted,
+    };
     for t in store.tickets(run)? {
         match t.state {
             TicketState::Merged => s.merged.push(t.id),
             TicketState::Failed => {
-                let f = t.failure.unwrap_or_else(|| Failure::new(FailureKind::AgentFailed, "failed"));
+                let f = t
+                    .failure
+                    .unwrap_or_else(|| Failure::new(FailureKind::AgentFailed, "failed"));
                 s.failed.insert(t.id, f);
             }
             TicketState::Blocked => s.blocked.push(t.id),
@@ -366,9 +413,26 @@ fn coordinate<'s, 'a: 's>(
         if lp.in_flight == 0 {
             break;
         }
-        match rx.recv().expect("a sender lives while attempts are in flight") {
-            Msg::Phase { ticket, attempt, phase } => em.emit(Event::Phase { ticket, attempt, phase })?,
-            Msg::Done { lane, ticket, attempt, base, result } => {
+        match rx
+            .recv()
+            .expect("a sender lives while attempts are in flight")
+        {
+            Msg::Phase {
+                ticket,
+                attempt,
+                phase,
+            } => em.emit(Event::Phase {
+                ticket,
+                attempt,
+                phase,
+            })?,
+            Msg::Done {
+                lane,
+                ticket,
+                attempt,
+                base,
+                result,
+            } => {
                 lp.in_flight -= 1;
                 lp.free.push(lane);
                 finish(sh, sched, em, &mut lp, &ticket, attempt, &base, result)?;
@@ -392,17 +456,40 @@ fn start<'s, 'a: 's>(
     lane: usize,
     tx: Sender<Msg>,
 ) -> Result<(), EngineError> {
-    let ticket = sh.plan.ticket(id).expect("scheduled tickets are in the plan");
+    let ticket = sh
+        .plan
+        .ticket(id)
+        .expect("scheduled tickets are in the plan");
     let base = sh.repo.branch_tip(&sh.plan.base)?.ok_or_else(|| {
-        EngineError::Integrity(format!("the base branch `{}` disappeared during the run", sh.plan.base))
+        EngineError::Integrity(format!(
+            "the base branch `{}` disappeared during the run",
+            sh.plan.base
+        ))
     })?;
-    let attempt = sh.store.tickets(&sh.run)?.iter().find(|t| t.id == id).map_or(0, |t| t.attempts) + 1;
-    sh.store.start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
+    let attempt = sh
+        .store
+        .tickets(&sh.run)?
+        .iter()
+        .find(|t| t.id == id)
+        .map_or(0, |t| t.attempts)
+        + 1;
+    sh.store
+        .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
     sched.started(id);
     lp.in_flight += 1;
-    em.emit(Event::AttemptStarted { ticket: id.to_string(), attempt, base_commit: base.clone() })?;
+    em.emit(Event::AttemptStarted {
+        ticket: id.to_string(),
+        attempt,
+        base_commit: base.clone(),
+    })?;
     let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-    let charter = Charter { ticket, gates: &gates, attempt, previous: lp.previous.get(id) }.render();
+    let charter = Charter {
+        ticket,
+        gates: &gates,
+        attempt,
+        previous: lp.previous.get(id),
+    }
+    .render();
     let input = AttemptInput {
         ticket: id.to_string(),
         attempt,
@@ -414,7 +501,13 @@ fn start<'s, 'a: 's>(
     };
     scope.spawn(move || {
         let result = attempt_once(sh, ticket, lane, &input, &gates, &tx);
-        let _ = tx.send(Msg::Done { lane, ticket: input.ticket.clone(), attempt, base, result });
+        let _ = tx.send(Msg::Done {
+            lane,
+            ticket: input.ticket.clone(),
+            attempt,
+            base,
+            result,
+        });
     });
     Ok(())
 }
@@ -430,15 +523,23 @@ fn attempt_once(
     tx: &Sender<Msg>,
 ) -> Result<AttemptResult, EngineError> {
     let progress = |phase: &str| -> Result<(), EngineError> {
-        sh.store.set_phase(&sh.run, &input.ticket, input.attempt, phase)?;
-        let _ = tx.send(Msg::Phase { ticket: input.ticket.clone(), attempt: input.attempt, phase: phase.to_string() });
+        sh.store
+            .set_phase(&sh.run, &input.ticket, input.attempt, phase)?;
+        let _ = tx.send(Msg::Phase {
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            phase: phase.to_string(),
+        });
         Ok(())
     };
     let candidate = sh.executor.attempt(lane, input, &progress, sh.cancel)?;
     let timeout_secs = sh.settings.agent_timeout.map_or(0, |t| t.as_secs());
     let agent_failed = |why: &str| {
         let (first, rest) = why_split(why);
-        AttemptResult::Rejected(Failure::new(FailureKind::AgentFailed, format!("the agent {first}")).with_evidence(rest))
+        AttemptResult::Rejected(
+            Failure::new(FailureKind::AgentFailed, format!("the agent {first}"))
+                .with_evidence(rest),
+        )
     };
     let commit = match candidate.outcome {
         AgentOutcome::Cancelled => return Ok(AttemptResult::Cancelled),
@@ -449,7 +550,10 @@ fn attempt_once(
             )))
         }
         AgentOutcome::Blocked(reason) => {
-            return Ok(AttemptResult::Rejected(Failure::new(FailureKind::AgentBlocked, format!("the agent gave up: {reason}"))))
+            return Ok(AttemptResult::Rejected(Failure::new(
+                FailureKind::AgentBlocked,
+                format!("the agent gave up: {reason}"),
+            )))
         }
         AgentOutcome::Failed(why) => return Ok(agent_failed(&why)),
         AgentOutcome::Finished => match candidate.commit {
@@ -457,25 +561,38 @@ fn attempt_once(
             None => return Ok(agent_failed("produced no commit")),
         },
     };
-    sh.store.set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
+    sh.store
+        .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
     progress("verify")?;
     let changes = verify::changes(sh.repo, &input.base_commit, &commit)?;
-    let base_files: HashSet<String> = crate::git::tracked_files(sh.repo.root(), &input.base_commit)?.into_iter().collect();
+    let base_files: HashSet<String> =
+        crate::git::tracked_files(sh.repo.root(), &input.base_commit)?
+            .into_iter()
+            .collect();
     if let Err(f) = verify::check_scope(ticket, &changes, &base_files, sh.repo) {
         return Ok(AttemptResult::Rejected(f));
     }
-    if let Err(f) = crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, &commit)? {
+    if let Err(f) =
+        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, &commit)?
+    {
         return Ok(AttemptResult::Rejected(f));
     }
     progress("gates")?;
-    let dir = sh.pool.prepare(&LocalExecutor::slot(lane), &commit, None, sh.cancel)?;
+    let dir = sh
+        .pool
+        .prepare(&LocalExecutor::slot(lane), &commit, None, sh.cancel)?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
-    crate::gates::append(&log, &format!("== attempt {} candidate {}\n", input.attempt, commit))?;
-    Ok(match run_gates(gates, &dir, &sh.settings.gates, &log, sh.cancel)? {
-        Verdict::Pass => AttemptResult::Passed { candidate: commit },
-        Verdict::Fail(f) => AttemptResult::Rejected(f),
-        Verdict::Cancelled => AttemptResult::Cancelled,
-    })
+    crate::gates::append(
+        &log,
+        &format!("== attempt {} candidate {}\n", input.attempt, commit),
+    )?;
+    Ok(
+        match run_gates(gates, &dir, &sh.settings.gates, &log, sh.cancel)? {
+            Verdict::Pass => AttemptResult::Passed { candidate: commit },
+            Verdict::Fail(f) => AttemptResult::Rejected(f),
+            Verdict::Cancelled => AttemptResult::Cancelled,
+        },
+    )
 }
 
 fn why_split(why: &str) -> (String, String) {
@@ -502,7 +619,8 @@ fn finish(
         Err(e) => {
             // An engine failure (git, disk) is not the ticket's fault: stop the run.
             sh.cancel.cancel();
-            sh.store.set_ticket(&sh.run, id, TicketState::Pending, None)?;
+            sh.store
+                .set_ticket(&sh.run, id, TicketState::Pending, None)?;
             sched.requeue(id);
             lp.fatal.get_or_insert(e);
             return Ok(());
@@ -510,19 +628,26 @@ fn finish(
     };
     match result {
         AttemptResult::Cancelled => {
-            sh.store.finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
+            sh.store
+                .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
             sh.store.set_phase(&sh.run, id, attempt, "interrupted")?;
-            sh.store.set_ticket(&sh.run, id, TicketState::Pending, None)?;
+            sh.store
+                .set_ticket(&sh.run, id, TicketState::Pending, None)?;
             sched.requeue(id);
         }
         AttemptResult::Rejected(f) => {
-            sh.store.finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
+            sh.store
+                .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
             reject(sh, sched, em, lp, id, attempt, f)?;
         }
         AttemptResult::Passed { candidate } => {
-            sh.store.finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
-            sh.store.set_ticket(&sh.run, id, TicketState::Merging, None)?;
-            em.emit(Event::Merging { ticket: id.to_string() })?;
+            sh.store
+                .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
+            sh.store
+                .set_ticket(&sh.run, id, TicketState::Merging, None)?;
+            em.emit(Event::Merging {
+                ticket: id.to_string(),
+            })?;
             land(sh, sched, em, lp, id, attempt, base, &candidate)?;
         }
     }
@@ -542,23 +667,35 @@ fn land(
 ) -> Result<(), EngineError> {
     let ticket = sh.plan.ticket(id).expect("tickets are in the plan");
     let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-    let merge = Merge { repo: sh.repo, base: &sh.plan.base, pool: &sh.pool, gates: &gates, gate_settings: &sh.settings.gates };
+    let merge = Merge {
+        repo: sh.repo,
+        base: &sh.plan.base,
+        pool: &sh.pool,
+        gates: &gates,
+        gate_settings: &sh.settings.gates,
+    };
     let log = sh.run_dir.join(id).join("ticket.log");
     let store = sh.store.clone();
-    let mut record = |commit: &str| -> Result<(), EngineError> { Ok(store.begin_merge(&sh.run, id, commit)?) };
+    let mut record =
+        |commit: &str| -> Result<(), EngineError> { Ok(store.begin_merge(&sh.run, id, commit)?) };
     let message = commit_message(ticket, &sh.run);
     match merge.land(candidate, base, &message, &log, &mut record, sh.cancel)? {
         MergeOutcome::Merged { commit } => {
             sh.store.mark_merged(&sh.run, id, &commit)?;
             sched.merged(id);
-            em.emit(Event::Merged { ticket: id.to_string(), commit })?;
+            em.emit(Event::Merged {
+                ticket: id.to_string(),
+                commit,
+            })?;
         }
         MergeOutcome::Rejected(f) => {
-            sh.store.finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
+            sh.store
+                .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
             reject(sh, sched, em, lp, id, attempt, f)?;
         }
         MergeOutcome::Cancelled => {
-            sh.store.set_ticket(&sh.run, id, TicketState::Pending, None)?;
+            sh.store
+                .set_ticket(&sh.run, id, TicketState::Pending, None)?;
             sched.requeue(id);
         }
     }
@@ -578,18 +715,32 @@ fn reject(
     let used = lp.strikes_used.entry(id.to_string()).or_default();
     *used += 1;
     let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
-    em.emit(Event::AttemptRejected { ticket: id.to_string(), attempt, failure: f.clone(), retrying })?;
+    em.emit(Event::AttemptRejected {
+        ticket: id.to_string(),
+        attempt,
+        failure: f.clone(),
+        retrying,
+    })?;
     if retrying || sh.cancel.is_cancelled() {
-        sh.store.set_ticket(&sh.run, id, TicketState::Pending, Some(&f))?;
+        sh.store
+            .set_ticket(&sh.run, id, TicketState::Pending, Some(&f))?;
         sched.requeue(id);
         lp.previous.insert(id.to_string(), f);
         return Ok(());
     }
-    sh.store.set_ticket(&sh.run, id, TicketState::Failed, Some(&f))?;
-    em.emit(Event::Failed { ticket: id.to_string(), failure: f })?;
+    sh.store
+        .set_ticket(&sh.run, id, TicketState::Failed, Some(&f))?;
+    em.emit(Event::Failed {
+        ticket: id.to_string(),
+        failure: f,
+    })?;
     for b in sched.failed(id) {
-        sh.store.set_ticket(&sh.run, &b, TicketState::Blocked, None)?;
-        em.emit(Event::Blocked { ticket: b, by: id.to_string() })?;
+        sh.store
+            .set_ticket(&sh.run, &b, TicketState::Blocked, None)?;
+        em.emit(Event::Blocked {
+            ticket: b,
+            by: id.to_string(),
+        })?;
     }
     Ok(())
 }

@@ -31,7 +31,11 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// A scheduler for `plan`; `pool_of` maps tickets to their pool, `caps` limits pools.
-    pub fn new(plan: &Plan, pool_of: HashMap<String, String>, caps: BTreeMap<String, u32>) -> Scheduler {
+    pub fn new(
+        plan: &Plan,
+        pool_of: HashMap<String, String>,
+        caps: BTreeMap<String, u32>,
+    ) -> Scheduler {
         let mut children: HashMap<String, Vec<String>> = HashMap::new();
         for t in &plan.tickets {
             for d in &t.depends_on {
@@ -40,12 +44,20 @@ impl Scheduler {
         }
         Scheduler {
             order: plan.tickets.iter().map(|t| t.id.clone()).collect(),
-            deps: plan.tickets.iter().map(|t| (t.id.clone(), t.depends_on.clone())).collect(),
+            deps: plan
+                .tickets
+                .iter()
+                .map(|t| (t.id.clone(), t.depends_on.clone()))
+                .collect(),
             children,
             priority: longest_remaining(plan),
             pool_of,
             caps,
-            state: plan.tickets.iter().map(|t| (t.id.clone(), Slot::Waiting)).collect(),
+            state: plan
+                .tickets
+                .iter()
+                .map(|t| (t.id.clone(), Slot::Waiting))
+                .collect(),
         }
     }
 
@@ -91,7 +103,9 @@ impl Scheduler {
     fn active_in_pool(&self, pool: &str) -> u32 {
         self.state
             .iter()
-            .filter(|(id, s)| **s == Slot::Active && self.pool_of.get(*id).map(String::as_str) == Some(pool))
+            .filter(|(id, s)| {
+                **s == Slot::Active && self.pool_of.get(*id).map(String::as_str) == Some(pool)
+            })
             .count() as u32
     }
 
@@ -101,7 +115,11 @@ impl Scheduler {
             .order
             .iter()
             .filter(|id| self.state.get(*id) == Some(&Slot::Waiting))
-            .filter(|id| self.deps[*id].iter().all(|d| self.state.get(d) == Some(&Slot::Done)))
+            .filter(|id| {
+                self.deps[*id]
+                    .iter()
+                    .all(|d| self.state.get(d) == Some(&Slot::Done))
+            })
             .collect();
         // Stable sort keeps plan order among equals.
         ready.sort_by_key(|id| std::cmp::Reverse(self.priority.get(*id).copied().unwrap_or(0)));
@@ -112,7 +130,8 @@ impl Scheduler {
                 break;
             }
             if let Some(pool) = self.pool_of.get(id) {
-                let used = self.active_in_pool(pool) + taken.get(pool.as_str()).copied().unwrap_or(0);
+                let used =
+                    self.active_in_pool(pool) + taken.get(pool.as_str()).copied().unwrap_or(0);
                 if self.caps.get(pool).is_some_and(|cap| used >= *cap) {
                     continue;
                 }
@@ -137,13 +156,27 @@ impl Scheduler {
 /// Each ticket's longest path to the end of the plan, counting its own
 /// estimate (1 when it has none).
 fn longest_remaining(plan: &Plan) -> HashMap<String, u64> {
-    fn walk(id: &str, plan: &Plan, kids: &HashMap<&str, Vec<&str>>, memo: &mut HashMap<String, u64>) -> u64 {
+    fn walk(
+        id: &str,
+        plan: &Plan,
+        kids: &HashMap<&str, Vec<&str>>,
+        memo: &mut HashMap<String, u64>,
+    ) -> u64 {
         if let Some(v) = memo.get(id) {
             return *v;
         }
         memo.insert(id.to_string(), 0); // a cycle cannot loop forever
-        let own = plan.ticket(id).and_then(|t| t.estimate_minutes).map_or(1, u64::from);
-        let best = kids.get(id).into_iter().flatten().map(|k| walk(k, plan, kids, memo)).max().unwrap_or(0);
+        let own = plan
+            .ticket(id)
+            .and_then(|t| t.estimate_minutes)
+            .map_or(1, u64::from);
+        let best = kids
+            .get(id)
+            .into_iter()
+            .flatten()
+            .map(|k| walk(k, plan, kids, memo))
+            .max()
+            .unwrap_or(0);
         memo.insert(id.to_string(), own + best);
         own + best
     }
@@ -169,12 +202,21 @@ mod tests {
             .iter()
             .map(|(id, deps)| serde_json::json!({"id": id, "body": "b", "scope": [{"pattern": "x", "op": "any"}], "depends_on": deps}))
             .collect();
-        serde_json::from_value(serde_json::json!({"source_format": "native", "base": "main", "tickets": tickets})).unwrap()
+        serde_json::from_value(
+            serde_json::json!({"source_format": "native", "base": "main", "tickets": tickets}),
+        )
+        .unwrap()
     }
 
     #[test]
     fn longest_path_first_and_failures_block_descendants_only() {
-        let p = plan(&[("A", &[]), ("B", &[]), ("C", &["B"]), ("D", &["C"]), ("E", &["A"])]);
+        let p = plan(&[
+            ("A", &[]),
+            ("B", &[]),
+            ("C", &["B"]),
+            ("D", &["C"]),
+            ("E", &["A"]),
+        ]);
         let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
         assert_eq!(s.next(1), ["B"], "B heads the longest chain");
         assert_eq!(s.next(5), ["B", "A"]);
@@ -192,7 +234,10 @@ mod tests {
     #[test]
     fn pool_caps_limit_concurrency() {
         let p = plan(&[("A", &[]), ("B", &[]), ("C", &[])]);
-        let pools = ["A", "B"].iter().map(|t| (t.to_string(), "claude".to_string())).collect();
+        let pools = ["A", "B"]
+            .iter()
+            .map(|t| (t.to_string(), "claude".to_string()))
+            .collect();
         let caps = [("claude".to_string(), 1)].into_iter().collect();
         let mut s = Scheduler::new(&p, pools, caps);
         assert_eq!(s.next(3), ["A", "C"]);

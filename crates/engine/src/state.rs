@@ -160,9 +160,15 @@ pub struct Store {
 
 type Result<T> = std::result::Result<T, rusqlite::Error>;
 
-fn failure_from(kind: Option<String>, message: Option<String>, evidence: Option<String>) -> Option<Failure> {
+fn failure_from(
+    kind: Option<String>,
+    message: Option<String>,
+    evidence: Option<String>,
+) -> Option<Failure> {
     let kind = FailureKind::from_name(&kind?)?;
-    Some(Failure::new(kind, message.unwrap_or_default()).with_evidence(evidence.unwrap_or_default()))
+    Some(
+        Failure::new(kind, message.unwrap_or_default()).with_evidence(evidence.unwrap_or_default()),
+    )
 }
 
 impl Store {
@@ -273,7 +279,13 @@ impl Store {
     }
 
     /// Sets a ticket's state and last failure.
-    pub fn set_ticket(&self, run: &str, id: &str, state: TicketState, failure: Option<&Failure>) -> Result<()> {
+    pub fn set_ticket(
+        &self,
+        run: &str,
+        id: &str,
+        state: TicketState,
+        failure: Option<&Failure>,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "UPDATE tickets SET state = ?3, failure_kind = ?4, failure_message = ?5 WHERE run_id = ?1 AND ticket_id = ?2",
@@ -284,7 +296,14 @@ impl Store {
     }
 
     /// Records that attempt `n` of a ticket starts from `base_commit`.
-    pub fn start_attempt(&self, run: &str, id: &str, n: u32, base_commit: &str, at: &str) -> Result<()> {
+    pub fn start_attempt(
+        &self,
+        run: &str,
+        id: &str,
+        n: u32,
+        base_commit: &str,
+        at: &str,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "INSERT OR REPLACE INTO attempts (run_id, ticket_id, n, phase, base_commit, started_at) VALUES (?1, ?2, ?3, 'starting', ?4, ?5)",
@@ -321,7 +340,14 @@ impl Store {
     }
 
     /// Records how an attempt ended (`failure` is None when it passed).
-    pub fn finish_attempt(&self, run: &str, id: &str, n: u32, failure: Option<&Failure>, at: &str) -> Result<()> {
+    pub fn finish_attempt(
+        &self,
+        run: &str,
+        id: &str,
+        n: u32,
+        failure: Option<&Failure>,
+        at: &str,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "UPDATE attempts SET phase = ?4, finished_at = ?5, failure_kind = ?6, failure_message = ?7, evidence = ?8
@@ -385,7 +411,14 @@ impl Store {
     }
 
     /// Appends an event.
-    pub fn record_event(&self, run: &str, at: &str, ticket: Option<&str>, kind: &str, data: &str) -> Result<()> {
+    pub fn record_event(
+        &self,
+        run: &str,
+        at: &str,
+        ticket: Option<&str>,
+        kind: &str,
+        data: &str,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "INSERT INTO events (run_id, at, ticket_id, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -397,7 +430,13 @@ impl Store {
 
     /// How many events a run has recorded.
     pub fn event_count(&self, run: &str) -> Result<u64> {
-        self.with(|c| c.query_row("SELECT COUNT(*) FROM events WHERE run_id = ?1", [run], |r| r.get(0)))
+        self.with(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM events WHERE run_id = ?1",
+                [run],
+                |r| r.get(0),
+            )
+        })
     }
 }
 
@@ -424,15 +463,27 @@ mod tests {
         store.start_attempt("r1", "T1", 1, "abc", "t1").unwrap();
         let f = Failure::new(FailureKind::ScopeViolation, "x is outside").with_evidence("x");
         store.finish_attempt("r1", "T1", 1, Some(&f), "t2").unwrap();
-        store.set_ticket("r1", "T1", TicketState::Pending, Some(&f)).unwrap();
+        store
+            .set_ticket("r1", "T1", TicketState::Pending, Some(&f))
+            .unwrap();
         let t = &store.tickets("r1").unwrap()[0];
         assert_eq!((t.state, t.attempts), (TicketState::Pending, 1));
-        assert_eq!(t.failure.as_ref().unwrap().kind, FailureKind::ScopeViolation);
+        assert_eq!(
+            t.failure.as_ref().unwrap().kind,
+            FailureKind::ScopeViolation
+        );
         store.begin_merge("r1", "T1", "def").unwrap();
         store.mark_merged("r1", "T1", "def").unwrap();
         let t = &store.tickets("r1").unwrap()[0];
         assert_eq!((t.state, t.failure.clone()), (TicketState::Merged, None));
-        assert_eq!(store.attempts("r1", "T1").unwrap()[0].failure.as_ref().unwrap().evidence, "x");
+        assert_eq!(
+            store.attempts("r1", "T1").unwrap()[0]
+                .failure
+                .as_ref()
+                .unwrap()
+                .evidence,
+            "x"
+        );
         assert_eq!(store.run_for_digest("d").unwrap().unwrap().id, "r1");
         assert_eq!(store.latest_run().unwrap().unwrap().id, "r1");
     }

@@ -29,17 +29,30 @@ pub struct Change {
 pub fn changes(repo: &Repo, base: &str, candidate: &str) -> Result<Vec<Change>, EngineError> {
     let out = repo
         .git()
-        .args(["diff-tree", "-r", "-M", "-C", "--no-commit-id", "-z", base, candidate])
+        .args([
+            "diff-tree",
+            "-r",
+            "-M",
+            "-C",
+            "--no-commit-id",
+            "-z",
+            base,
+            candidate,
+        ])
         .output()?;
     Ok(parse_diff_tree(&out.stdout))
 }
 
 /// Parses `diff-tree -z` raw output.
 pub fn parse_diff_tree(raw: &[u8]) -> Vec<Change> {
-    let mut fields = raw.split(|b| *b == 0).map(|s| String::from_utf8_lossy(s).into_owned());
+    let mut fields = raw
+        .split(|b| *b == 0)
+        .map(|s| String::from_utf8_lossy(s).into_owned());
     let mut out = Vec::new();
     while let Some(meta) = fields.next() {
-        let Some(meta) = meta.strip_prefix(':') else { continue };
+        let Some(meta) = meta.strip_prefix(':') else {
+            continue;
+        };
         let parts: Vec<&str> = meta.split(' ').collect();
         if parts.len() < 5 {
             continue;
@@ -63,7 +76,11 @@ pub fn parse_diff_tree(raw: &[u8]) -> Vec<Change> {
 }
 
 fn matcher(pattern: &str) -> Option<GlobMatcher> {
-    GlobBuilder::new(pattern).literal_separator(true).build().ok().map(|g: Glob| g.compile_matcher())
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .ok()
+        .map(|g: Glob| g.compile_matcher())
 }
 
 /// A compiled scope pattern: the glob, and for a plain path also everything beneath it.
@@ -87,7 +104,8 @@ impl Pattern {
 
     /// Whether `path` is covered.
     pub fn matches(&self, path: &str) -> bool {
-        self.exact.as_ref().is_some_and(|m| m.is_match(path)) || self.under.as_ref().is_some_and(|m| m.is_match(path))
+        self.exact.as_ref().is_some_and(|m| m.is_match(path))
+            || self.under.as_ref().is_some_and(|m| m.is_match(path))
     }
 }
 
@@ -106,7 +124,8 @@ fn allows(op: &ScopeOp, what: Op, path: &str, from: Option<&str>) -> bool {
         ScopeOp::Modify => what == Op::Modified,
         ScopeOp::Delete => what == Op::Deleted,
         ScopeOp::Rename { from: declared } => {
-            (what == Op::Created && from == Some(declared.as_str())) || (what == Op::Deleted && path == declared)
+            (what == Op::Created && from == Some(declared.as_str()))
+                || (what == Op::Deleted && path == declared)
         }
     }
 }
@@ -120,38 +139,81 @@ fn op_name(what: Op) -> &'static str {
 }
 
 /// Checks scope and rails. `base_files` are the files of the base commit.
-pub fn check_scope(ticket: &Ticket, changes: &[Change], base_files: &HashSet<String>, repo: &Repo) -> Result<(), Failure> {
+pub fn check_scope(
+    ticket: &Ticket,
+    changes: &[Change],
+    base_files: &HashSet<String>,
+    repo: &Repo,
+) -> Result<(), Failure> {
     if changes.is_empty() {
-        return Err(Failure::new(FailureKind::EmptyDiff, "the attempt changed nothing"));
+        return Err(Failure::new(
+            FailureKind::EmptyDiff,
+            "the attempt changed nothing",
+        ));
     }
-    let rails: Vec<(String, Pattern)> = ticket.rails.iter().map(|r| (r.clone(), Pattern::new(r))).collect();
-    let scope: Vec<(Pattern, &ScopeOp)> = ticket.scope.iter().map(|e| (Pattern::new(&e.pattern), &e.op)).collect();
+    let rails: Vec<(String, Pattern)> = ticket
+        .rails
+        .iter()
+        .map(|r| (r.clone(), Pattern::new(r)))
+        .collect();
+    let scope: Vec<(Pattern, &ScopeOp)> = ticket
+        .scope
+        .iter()
+        .map(|e| (Pattern::new(&e.pattern), &e.op))
+        .collect();
     for touched in touched_paths(changes) {
         let (path, what, from) = touched;
         if !inside(path) {
-            return Err(Failure::new(FailureKind::ScopeViolation, format!("`{path}` leaves the repository")));
+            return Err(Failure::new(
+                FailureKind::ScopeViolation,
+                format!("`{path}` leaves the repository"),
+            ));
         }
         if let Some((rail, _)) = rails.iter().find(|(_, p)| p.matches(path)) {
             return Err(Failure::new(
                 FailureKind::RailViolation,
-                format!("{} `{path}`, which is protected by rail `{rail}`", op_name(what)),
+                format!(
+                    "{} `{path}`, which is protected by rail `{rail}`",
+                    op_name(what)
+                ),
             ));
         }
         if what == Op::Deleted && !base_files.contains(path) {
-            return Err(Failure::new(FailureKind::ScopeViolation, format!("deletes `{path}`, which is not in the base")));
+            return Err(Failure::new(
+                FailureKind::ScopeViolation,
+                format!("deletes `{path}`, which is not in the base"),
+            ));
         }
-        let matching: Vec<&ScopeOp> = scope.iter().filter(|(p, _)| p.matches(path)).map(|(_, op)| *op).collect();
+        let matching: Vec<&ScopeOp> = scope
+            .iter()
+            .filter(|(p, _)| p.matches(path))
+            .map(|(_, op)| *op)
+            .collect();
         if matching.is_empty() {
             return Err(Failure::new(
                 FailureKind::ScopeViolation,
-                format!("{} `{path}`, which is outside the ticket's scope", op_name(what)),
+                format!(
+                    "{} `{path}`, which is outside the ticket's scope",
+                    op_name(what)
+                ),
             )
-            .with_evidence(format!("scope: {}", ticket.scope.iter().map(|e| e.pattern.as_str()).collect::<Vec<_>>().join(", "))));
+            .with_evidence(format!(
+                "scope: {}",
+                ticket
+                    .scope
+                    .iter()
+                    .map(|e| e.pattern.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
         if !matching.iter().any(|op| allows(op, what, path, from)) {
             return Err(Failure::new(
                 FailureKind::ScopeViolation,
-                format!("{} `{path}`, but its scope entry does not allow that", op_name(what)),
+                format!(
+                    "{} `{path}`, but its scope entry does not allow that",
+                    op_name(what)
+                ),
             ));
         }
     }
@@ -180,14 +242,20 @@ fn touched_paths(changes: &[Change]) -> Vec<(&str, Op, Option<&str>)> {
 }
 
 fn inside(path: &str) -> bool {
-    !path.is_empty() && Path::new(path).components().all(|c| matches!(c, Component::Normal(_)))
+    !path.is_empty()
+        && Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
 }
 
 fn check_mode(c: &Change, repo: &Repo) -> Result<(), Failure> {
     match c.new_mode.as_str() {
         "160000" => Err(Failure::new(
             FailureKind::ScopeViolation,
-            format!("`{}` is a submodule; tickets may not add or change submodules", c.path),
+            format!(
+                "`{}` is a submodule; tickets may not add or change submodules",
+                c.path
+            ),
         )),
         "120000" => {
             let target = repo
@@ -199,7 +267,10 @@ fn check_mode(c: &Change, repo: &Repo) -> Result<(), Failure> {
             if symlink_escapes(&c.path, &target) {
                 Err(Failure::new(
                     FailureKind::ScopeViolation,
-                    format!("`{}` is a symlink to `{target}`, which leaves the worktree", c.path),
+                    format!(
+                        "`{}` is a symlink to `{target}`, which leaves the worktree",
+                        c.path
+                    ),
                 ))
             } else {
                 Ok(())
@@ -215,7 +286,10 @@ pub fn symlink_escapes(link: &str, target: &str) -> bool {
     if target.is_empty() || Path::new(target).is_absolute() {
         return true;
     }
-    let mut at: PathBuf = Path::new(link).parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut at: PathBuf = Path::new(link)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     for c in Path::new(target).components() {
         match c {
             Component::Normal(part) => at.push(part),
@@ -240,7 +314,10 @@ mod tests {
         let raw = b":100644 100644 aaa bbb M\0src/a.rs\0:100644 100644 ccc ddd R090\0old.rs\0new.rs\0:000000 120000 000 eee A\0link\0";
         let c = parse_diff_tree(raw);
         assert_eq!(c.len(), 3);
-        assert_eq!((c[1].status, c[1].from.as_deref(), c[1].path.as_str()), ('R', Some("old.rs"), "new.rs"));
+        assert_eq!(
+            (c[1].status, c[1].from.as_deref(), c[1].path.as_str()),
+            ('R', Some("old.rs"), "new.rs")
+        );
         assert_eq!(c[2].new_mode, "120000");
     }
 

@@ -65,11 +65,24 @@ impl Pool {
         let wt = Git::new(&path);
         match branch {
             Some(b) => wt
-                .args(["checkout", "--force", "--ignore-other-worktrees", "-B", b, commit])
+                .args([
+                    "checkout",
+                    "--force",
+                    "--ignore-other-worktrees",
+                    "-B",
+                    b,
+                    commit,
+                ])
                 .output()?,
-            None => wt.args(["checkout", "--force", "--detach", commit]).output()?,
+            None => wt
+                .args(["checkout", "--force", "--detach", commit])
+                .output()?,
         };
-        let clean = if self.settings.pristine { "-ffdx" } else { "-ffd" };
+        let clean = if self.settings.pristine {
+            "-ffdx"
+        } else {
+            "-ffd"
+        };
         Git::new(&path).args(["clean", clean]).output()?;
         if fresh {
             self.setup(&path, cancel)?;

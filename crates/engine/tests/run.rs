@@ -13,7 +13,12 @@ fn gate(argv: &[&str]) -> serde_json::Value {
 }
 
 fn failing_kind(outcome: &Outcome, id: &str) -> FailureKind {
-    outcome.summary.failed.get(id).unwrap_or_else(|| panic!("{id} did not fail: {:?}", outcome.summary)).kind
+    outcome
+        .summary
+        .failed
+        .get(id)
+        .unwrap_or_else(|| panic!("{id} did not fail: {:?}", outcome.summary))
+        .kind
 }
 
 #[test]
@@ -39,13 +44,22 @@ fn parallel_tickets_and_a_dependency_merge_as_one_commit_each() {
     assert!(c_pos < a_pos, "C lands after A: {log:?}");
     let body = git(&env.repo(), &["log", "-1", "--format=%B", "main"]);
     assert!(body.contains("Planwright-Ticket: "), "{body}");
-    assert!(body.contains(&format!("Planwright-Run: {}", out.summary.run)), "{body}");
+    assert!(
+        body.contains(&format!("Planwright-Run: {}", out.summary.run)),
+        "{body}"
+    );
     // Every merged commit has exactly one parent: no merge commits.
     let parents = git(&env.repo(), &["log", "--format=%p", "main"]);
     assert!(parents.lines().all(|p| !p.contains(' ')), "{parents}");
     // The user's clean checkout of main was fast-forwarded.
     assert!(env.repo().join("c.txt").is_file());
-    assert_eq!(git(&env.repo(), &["status", "--porcelain", "--untracked-files=no"]), "");
+    assert_eq!(
+        git(
+            &env.repo(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
+        ""
+    );
 }
 
 fn single(env: &Env, t: serde_json::Value, gates: serde_json::Value) -> Outcome {
@@ -55,7 +69,11 @@ fn single(env: &Env, t: serde_json::Value, gates: serde_json::Value) -> Outcome 
     s.strikes = 1;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(env, &plan, &s, agent);
-    assert_eq!(env.tip(), before, "nothing of a rejected attempt reaches the base");
+    assert_eq!(
+        env.tip(),
+        before,
+        "nothing of a rejected attempt reaches the base"
+    );
     out
 }
 
@@ -91,7 +109,11 @@ fn rail_hit_is_rejected() {
 fn modifying_a_file_declared_create_is_rejected() {
     let env = Env::new(&[("a.txt", "old\n")]);
     env.fixture("A", 0, "a.txt", "new\n");
-    let out = single(&env, ticket("A", json!([{"pattern": "a.txt", "op": "create"}])), gate(&["true"]));
+    let out = single(
+        &env,
+        ticket("A", json!([{"pattern": "a.txt", "op": "create"}])),
+        gate(&["true"]),
+    );
     assert_eq!(failing_kind(&out, "A"), FailureKind::ScopeViolation);
 }
 
@@ -110,10 +132,17 @@ fn symlink_leaving_the_worktree_is_rejected() {
 fn failing_gate_is_rejected_with_its_output() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 0, "a.txt", "a\n");
-    let out = single(&env, ticket("A", json!([any("a.txt")])), gate(&["sh", "-c", "echo broken-widget >&2; exit 3"]));
+    let out = single(
+        &env,
+        ticket("A", json!([any("a.txt")])),
+        gate(&["sh", "-c", "echo broken-widget >&2; exit 3"]),
+    );
     assert_eq!(failing_kind(&out, "A"), FailureKind::GateFailure);
     let log = std::fs::read_to_string(
-        env.repo().join(".planwright/runs").join(&out.summary.run).join("A/ticket.log"),
+        env.repo()
+            .join(".planwright/runs")
+            .join(&out.summary.run)
+            .join("A/ticket.log"),
     )
     .unwrap();
     assert!(log.contains("broken-widget"), "{log}");
@@ -122,7 +151,11 @@ fn failing_gate_is_rejected_with_its_output() {
 #[test]
 fn blocked_agent_is_rejected() {
     let env = Env::new(&[("README.md", "hi\n")]);
-    std::fs::write(env.fixture_dir("A", 0).join("blocked"), "the spec is contradictory\n").unwrap();
+    std::fs::write(
+        env.fixture_dir("A", 0).join("blocked"),
+        "the spec is contradictory\n",
+    )
+    .unwrap();
     let out = single(&env, ticket("A", json!([any("a.txt")])), gate(&["true"]));
     assert_eq!(failing_kind(&out, "A"), FailureKind::AgentBlocked);
     assert!(out.summary.failed["A"].message.contains("contradictory"));
@@ -137,11 +170,14 @@ fn cmd_agent_blocked_line_and_timeout() {
         "#!/bin/sh\ncase \"$PLANWRIGHT_TICKET\" in\n  A) echo thinking; echo 'TICKET-BLOCKED: needs a human';;\n  B) sleep 30;;\nesac\n",
     )
     .unwrap();
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")]))]}));
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")]))]}),
+    );
     let mut s = settings();
     s.strikes = 1;
     s.agent_timeout = Some(std::time::Duration::from_secs(1));
-    let agent = agent::from_name("cmd", Some(&format!("sh {} {{ticket}}", script.display()))).unwrap();
+    let agent =
+        agent::from_name("cmd", Some(&format!("sh {} {{ticket}}", script.display()))).unwrap();
     let before = env.tip();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(failing_kind(&out, "A"), FailureKind::AgentBlocked);
@@ -159,11 +195,20 @@ fn cmd_agent_edits_with_placeholders_and_env() {
         "#!/bin/sh\nset -e\ncd \"$1\"\ntest -f \"$PLANWRIGHT_PROMPT_FILE\"\necho \"$PLANWRIGHT_TICKET attempt $PLANWRIGHT_ATTEMPT\" > out.txt\n",
     )
     .unwrap();
-    let plan = plan(json!({"gates": gate(&["test", "-f", "out.txt"]), "tickets": [ticket("A", json!([any("out.txt")]))]}));
-    let agent = agent::from_name("cmd", Some(&format!("sh {} {{worktree}}", script.display()))).unwrap();
+    let plan = plan(
+        json!({"gates": gate(&["test", "-f", "out.txt"]), "tickets": [ticket("A", json!([any("out.txt")]))]}),
+    );
+    let agent = agent::from_name(
+        "cmd",
+        Some(&format!("sh {} {{worktree}}", script.display())),
+    )
+    .unwrap();
     let out = run_with(&env, &plan, &settings(), agent);
     assert!(out.summary.all_merged(), "{:?}", out.summary);
-    assert_eq!(std::fs::read_to_string(env.repo().join("out.txt")).unwrap(), "A attempt 1\n");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("out.txt")).unwrap(),
+        "A attempt 1\n"
+    );
 }
 
 #[test]
@@ -172,17 +217,28 @@ fn retry_passes_after_a_rejected_attempt_with_the_evidence_in_the_charter() {
     env.fixture("A", 1, "a.txt", "a\n");
     env.fixture("A", 1, "stray.txt", "oops\n");
     env.fixture("A", 2, "a.txt", "a\n");
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
     let out = run_scripted(&env, &plan);
     assert_eq!(out.summary.merged, ["A"]);
-    let rejected: Vec<_> = out.events.iter().filter(|e| matches!(e, Event::AttemptRejected { .. })).collect();
+    let rejected: Vec<_> = out
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::AttemptRejected { .. }))
+        .collect();
     assert_eq!(rejected.len(), 1);
     assert!(!env.repo().join("stray.txt").exists());
     let prompt = std::fs::read_to_string(
-        env.repo().join(".planwright/runs").join(&out.summary.run).join("A/attempt-2.prompt.md"),
+        env.repo()
+            .join(".planwright/runs")
+            .join(&out.summary.run)
+            .join("A/attempt-2.prompt.md"),
     )
     .unwrap();
-    assert!(prompt.contains("scope_violation") && prompt.contains("stray.txt"), "{prompt}");
+    assert!(
+        prompt.contains("scope_violation") && prompt.contains("stray.txt"),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -196,7 +252,9 @@ fn failed_ticket_blocks_its_descendants_and_nothing_else() {
     c["depends_on"] = json!(["A"]);
     let mut d = ticket("D", json!([any("d.txt")]));
     d["depends_on"] = json!(["C"]);
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")])), c, d]}));
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")])), c, d]}),
+    );
     let out = run_scripted(&env, &plan);
     assert_eq!(out.summary.merged, ["B"]);
     assert_eq!(out.summary.failed.keys().collect::<Vec<_>>(), ["A"]);
@@ -208,17 +266,27 @@ fn a_second_run_continues_and_skips_merged_tickets() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 0, "a.txt", "a\n");
     env.fixture("B", 0, "README.md", "out of scope\n");
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")]))]}));
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")]))]}),
+    );
     let first = run_scripted(&env, &plan);
     assert_eq!(first.summary.merged, ["A"]);
     assert!(first.summary.failed.contains_key("B"));
     std::fs::remove_dir_all(env.fixtures().join("B")).unwrap();
     env.fixture("B", 0, "b.txt", "b\n");
     let second = run_scripted(&env, &plan);
-    assert_eq!(second.summary.run, first.summary.run, "the same plan continues its run");
+    assert_eq!(
+        second.summary.run, first.summary.run,
+        "the same plan continues its run"
+    );
     assert_eq!(second.summary.merged, ["A", "B"]);
-    assert!(second.events.contains(&Event::AlreadyMerged { ticket: "A".into() }));
-    let started_a = second.events.iter().any(|e| matches!(e, Event::AttemptStarted { ticket, .. } if ticket == "A"));
+    assert!(second
+        .events
+        .contains(&Event::AlreadyMerged { ticket: "A".into() }));
+    let started_a = second
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::AttemptStarted { ticket, .. } if ticket == "A"));
     assert!(!started_a, "a merged ticket is not run again");
     assert_eq!(env.log().len(), 3);
 }
@@ -252,9 +320,25 @@ fn gates_rerun_on_the_merged_tree_when_the_base_moved() {
 
 #[test]
 fn changing_the_gate_script_is_tampering() {
-    let env = Env::new(&[("package.json", "{\"scripts\": {\"test\": \"node --test\"}}\n")]);
-    env.fixture("A", 0, "package.json", "{\"scripts\": {\"test\": \"exit 0\"}}\n");
-    let out = single(&env, ticket("A", json!([any("package.json")])), gate(&["npm", "test"]));
+    let env = Env::new(&[(
+        "package.json",
+        "{\"scripts\": {\"test\": \"node --test\"}}\n",
+    )]);
+    env.fixture(
+        "A",
+        0,
+        "package.json",
+        "{\"scripts\": {\"test\": \"exit 0\"}}\n",
+    );
+    let out = single(
+        &env,
+        ticket("A", json!([any("package.json")])),
+        gate(&["npm", "test"]),
+    );
     assert_eq!(failing_kind(&out, "A"), FailureKind::GateScriptTampering);
-    assert!(out.summary.failed["A"].message.contains("test"), "{}", out.summary.failed["A"].message);
+    assert!(
+        out.summary.failed["A"].message.contains("test"),
+        "{}",
+        out.summary.failed["A"].message
+    );
 }

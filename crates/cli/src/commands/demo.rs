@@ -29,29 +29,60 @@ pub fn run(_args: Args, global: &Global) -> CliResult {
         .keep();
     let made = demo::prepare(&dir).map_err(engine_error)?;
     let text = super::read_file(&made.plan)?;
-    let report = planwright_plan::validate_text(&made.plan.display().to_string(), text, &planwright_plan::Options::default());
-    let plan = report.plan.ok_or_else(|| CliError::usage("the built-in demo plan is invalid (a bug)"))?;
-    let agent = agent::from_name(&format!("scripted:{}", made.fixtures.display()), None).map_err(engine_error)?;
+    let report = planwright_plan::validate_text(
+        &made.plan.display().to_string(),
+        text,
+        &planwright_plan::Options::default(),
+    );
+    let plan = report
+        .plan
+        .ok_or_else(|| CliError::usage("the built-in demo plan is invalid (a bug)"))?;
+    let agent = agent::from_name(&format!("scripted:{}", made.fixtures.display()), None)
+        .map_err(engine_error)?;
     let settings = RunSettings {
         plan_path: made.plan.display().to_string(),
         jobs: 2,
         strikes: 2,
         agent_timeout: Some(Duration::from_secs(60)),
         extra_gates: vec![],
-        gates: GateSettings { env: vec![], timeout: Some(Duration::from_secs(60)) },
+        gates: GateSettings {
+            env: vec![],
+            timeout: Some(Duration::from_secs(60)),
+        },
         pool: PoolSettings::default(),
         routing: Default::default(),
     };
     let human = global.output == Output::Human;
     if human {
-        println!("demo: plan `{}`, repository `{}`", made.plan.display(), made.repo.display());
+        println!(
+            "demo: plan `{}`, repository `{}`",
+            made.plan.display(),
+            made.repo.display()
+        );
     }
     let repo = Repo::open(&made.repo).map_err(engine_error)?;
-    let summary = engine_run(&repo, &plan, &settings, Arc::from(agent), reporters(global), &cancel_on_ctrl_c()).map_err(engine_error)?;
+    let summary = engine_run(
+        &repo,
+        &plan,
+        &settings,
+        Arc::from(agent),
+        reporters(global),
+        &cancel_on_ctrl_c(),
+    )
+    .map_err(engine_error)?;
     if human {
-        let log = Git::new(&made.repo).args(["log", "--oneline", "main"]).text().map_err(|e| CliError::usage(e.to_string()))?;
-        println!("\nwhat landed on `main` in `{}`:\n{log}", made.repo.display());
-        println!("\nsee `planwright status --repo {0}` and `planwright report --repo {0}`", made.repo.display());
+        let log = Git::new(&made.repo)
+            .args(["log", "--oneline", "main"])
+            .text()
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        println!(
+            "\nwhat landed on `main` in `{}`:\n{log}",
+            made.repo.display()
+        );
+        println!(
+            "\nsee `planwright status --repo {0}` and `planwright report --repo {0}`",
+            made.repo.display()
+        );
     }
     finish(&summary, global)
 }

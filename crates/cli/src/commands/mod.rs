@@ -5,8 +5,8 @@ pub mod demo;
 pub mod preflight;
 pub mod report;
 pub mod run;
-pub mod status;
 pub mod schema;
+pub mod status;
 pub mod sweep;
 pub mod validate;
 

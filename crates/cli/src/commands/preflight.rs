@@ -23,7 +23,10 @@ pub struct Args {
 /// Prints the checks.
 pub fn print(checks: &[Check], global: &Global) {
     if global.output == Output::Json {
-        println!("{}", serde_json::to_string_pretty(checks).expect("checks serialize"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(checks).expect("checks serialize")
+        );
         return;
     }
     for c in checks {
@@ -49,5 +52,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(&args.engine.repo, &plan, &gates, agent.as_ref());
     print(&checks, global);
-    Ok(if failed(&checks) { exit::INVALID } else { exit::OK })
+    Ok(if failed(&checks) {
+        exit::INVALID
+    } else {
+        exit::OK
+    })
 }

@@ -38,7 +38,10 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
     match args.format {
         ReportFormat::Md => print!("{}", report::markdown(&r)),
         ReportFormat::Html => print!("{}", report::html(&r)),
-        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&r).expect("reports serialize")),
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("reports serialize")
+        ),
     }
     Ok(exit::OK)
 }

@@ -69,7 +69,9 @@ pub struct Args {
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: u64 = num.parse().map_err(|_| format!("'{text}' is not a duration (try 90s, 30m or 2h)"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (try 90s, 30m or 2h)"))?;
     let secs = match unit {
         "" | "s" => n,
         "m" => n * 60,
@@ -81,10 +83,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Gates from `[gates] run` and `--gate`.
 pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliError> {
-    let mut gates: Vec<Gate> = config.gates.run.iter().filter(|a| !a.is_empty()).map(|a| gate_from_argv(a)).collect();
+    let mut gates: Vec<Gate> = config
+        .gates
+        .run
+        .iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| gate_from_argv(a))
+        .collect();
     for g in &args.gate {
         gates.push(parse_gate(g).ok_or_else(|| {
-            CliError::usage(format!("cannot split `--gate {g}` into words (unbalanced quote?)"))
+            CliError::usage(format!(
+                "cannot split `--gate {g}` into words (unbalanced quote?)"
+            ))
         })?);
     }
     Ok(gates)
@@ -102,7 +112,9 @@ pub fn agent(args: &EngineArgs, config: &Config) -> Result<Arc<dyn Agent>, CliEr
             CliError::usage("no agent given")
                 .hint("pass `--agent cmd --agent-cmd \"PROGRAM ARGS...\"` or `--agent scripted:DIR`, or set `[agent]` in planwright.toml")
         })?;
-    agent::from_name(&name, template.as_deref()).map(Arc::from).map_err(|e| CliError::usage(e.to_string()))
+    agent::from_name(&name, template.as_deref())
+        .map(Arc::from)
+        .map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// Run settings from flags, configuration and defaults.
@@ -111,17 +123,31 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     let e = &args.engine;
     Ok(RunSettings {
         plan_path: args.plan.plan.display().to_string(),
-        jobs: args.jobs.or(config.run.jobs.map(|j| j as usize)).unwrap_or(cores).max(1),
+        jobs: args
+            .jobs
+            .or(config.run.jobs.map(|j| j as usize))
+            .unwrap_or(cores)
+            .max(1),
         strikes: args.strikes.or(config.run.strikes).unwrap_or(2).max(1),
         agent_timeout: Some(
-            e.agent_timeout.or(config.agent.timeout_secs.map(Duration::from_secs)).unwrap_or(Duration::from_secs(1800)),
+            e.agent_timeout
+                .or(config.agent.timeout_secs.map(Duration::from_secs))
+                .unwrap_or(Duration::from_secs(1800)),
         ),
         extra_gates: extra_gates(e, config)?,
         gates: GateSettings {
             env: config.gates.env.clone(),
-            timeout: Some(e.gate_timeout.or(config.run.gate_timeout_secs.map(Duration::from_secs)).unwrap_or(Duration::from_secs(600))),
+            timeout: Some(
+                e.gate_timeout
+                    .or(config.run.gate_timeout_secs.map(Duration::from_secs))
+                    .unwrap_or(Duration::from_secs(600)),
+            ),
         },
-        pool: PoolSettings { setup: config.worktree.setup.clone(), pristine: config.worktree.pristine, setup_timeout: Some(Duration::from_secs(1800)) },
+        pool: PoolSettings {
+            setup: config.worktree.setup.clone(),
+            pristine: config.worktree.pristine,
+            setup_timeout: Some(Duration::from_secs(1800)),
+        },
         routing: config.routing.clone(),
     })
 }
@@ -145,7 +171,9 @@ pub fn engine_error(e: EngineError) -> CliError {
 pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
     match global.output {
         Output::Json => vec![],
-        Output::Human if std::io::stderr().is_terminal() => vec![Box::new(progress::Terminal::new())],
+        Output::Human if std::io::stderr().is_terminal() => {
+            vec![Box::new(progress::Terminal::new())]
+        }
         Output::Human => vec![Box::new(progress::Plain::new(std::io::stdout()))],
     }
 }
@@ -170,10 +198,18 @@ pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
         let failed: serde_json::Map<String, serde_json::Value> = summary
             .failed
             .iter()
-            .map(|(id, f)| (id.clone(), serde_json::json!({"kind": f.kind, "message": f.message})))
+            .map(|(id, f)| {
+                (
+                    id.clone(),
+                    serde_json::json!({"kind": f.kind, "message": f.message}),
+                )
+            })
             .collect();
         let json = serde_json::json!({"run": summary.run, "merged": summary.merged, "failed": failed, "blocked": summary.blocked});
-        println!("{}", serde_json::to_string_pretty(&json).expect("summaries serialize"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("summaries serialize")
+        );
     } else {
         for (id, f) in &summary.failed {
             println!("failed: {id}: {f}");
@@ -182,7 +218,11 @@ pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
             println!("blocked: {id}");
         }
     }
-    Ok(if summary.all_merged() { exit::OK } else { exit::INVALID })
+    Ok(if summary.all_merged() {
+        exit::OK
+    } else {
+        exit::INVALID
+    })
 }
 
 /// Runs the command.
@@ -194,31 +234,73 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return dry_run(&plan, &run_settings, global);
     }
     let agent = agent(&args.engine, &config)?;
-    let checks = planwright_engine::preflight::preflight(&args.engine.repo, &plan, &run_settings.extra_gates, agent.as_ref());
+    let checks = planwright_engine::preflight::preflight(
+        &args.engine.repo,
+        &plan,
+        &run_settings.extra_gates,
+        agent.as_ref(),
+    );
     if planwright_engine::preflight::failed(&checks) {
         super::preflight::print(&checks, global);
-        return Err(CliError::with_code(exit::INVALID, "preflight failed; nothing was started")
-            .hint(format!("run `planwright preflight {} --repo {}` after fixing", args.plan.plan.display(), args.engine.repo.display())));
+        return Err(
+            CliError::with_code(exit::INVALID, "preflight failed; nothing was started").hint(
+                format!(
+                    "run `planwright preflight {} --repo {}` after fixing",
+                    args.plan.plan.display(),
+                    args.engine.repo.display()
+                ),
+            ),
+        );
     }
     let repo = Repo::open(&args.engine.repo).map_err(engine_error)?;
     let cancel = cancel_on_ctrl_c();
-    let summary = engine_run::run(&repo, &plan, &run_settings, agent, reporters(global), &cancel).map_err(engine_error)?;
+    let summary = engine_run::run(
+        &repo,
+        &plan,
+        &run_settings,
+        agent,
+        reporters(global),
+        &cancel,
+    )
+    .map_err(engine_error)?;
     finish(&summary, global)
 }
 
 fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global) -> CliResult {
     let waves = engine_run::dry_run(plan, settings);
     if global.output == Output::Json {
-        println!("{}", serde_json::json!({"dry_run": true, "jobs": settings.jobs, "waves": waves}));
+        println!(
+            "{}",
+            serde_json::json!({"dry_run": true, "jobs": settings.jobs, "waves": waves})
+        );
         return Ok(exit::OK);
     }
-    println!("dry run: nothing is changed; {} tickets, up to {} at once, if every ticket passes:", plan.tickets.len(), settings.jobs);
+    println!(
+        "dry run: nothing is changed; {} tickets, up to {} at once, if every ticket passes:",
+        plan.tickets.len(),
+        settings.jobs
+    );
     for (i, wave) in waves.iter().enumerate() {
         for id in wave {
             let t = plan.ticket(id).expect("waves hold plan tickets");
-            let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates).iter().map(|g| format!("`{}`", g.argv.join(" "))).collect();
-            let after = if t.depends_on.is_empty() { String::new() } else { format!(" after {}", t.depends_on.join(", ")) };
-            println!("  wave {}: {id}{after}; gates {}", i + 1, if gates.is_empty() { "none".into() } else { gates.join(", ") });
+            let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates)
+                .iter()
+                .map(|g| format!("`{}`", g.argv.join(" ")))
+                .collect();
+            let after = if t.depends_on.is_empty() {
+                String::new()
+            } else {
+                format!(" after {}", t.depends_on.join(", "))
+            };
+            println!(
+                "  wave {}: {id}{after}; gates {}",
+                i + 1,
+                if gates.is_empty() {
+                    "none".into()
+                } else {
+                    gates.join(", ")
+                }
+            );
         }
     }
     Ok(exit::OK)

@@ -3,8 +3,8 @@
 use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
-use planwright_engine::report::{self, RunReport};
 use planwright_engine::repo::Repo;
+use planwright_engine::report::{self, RunReport};
 use std::path::PathBuf;
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
@@ -22,28 +22,54 @@ pub struct Args {
 /// Loads the report of the chosen run, or explains that there is none.
 pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliError> {
     let repo = Repo::open(repo).map_err(engine_error)?;
-    report::load(&repo, run).map_err(engine_error)?.ok_or_else(|| {
-        let what = run.map_or("no run".to_string(), |r| format!("no run `{r}`"));
-        CliError::usage(format!("{what} in `{}`", repo.root().display()))
-            .hint("start one with `planwright run PLAN --repo DIR`")
-    })
+    report::load(&repo, run)
+        .map_err(engine_error)?
+        .ok_or_else(|| {
+            let what = run.map_or("no run".to_string(), |r| format!("no run `{r}`"));
+            CliError::usage(format!("{what} in `{}`", repo.root().display()))
+                .hint("start one with `planwright run PLAN --repo DIR`")
+        })
 }
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.repo, args.run.as_deref())?;
     if global.output == Output::Json {
-        println!("{}", serde_json::to_string_pretty(&r).expect("reports serialize"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("reports serialize")
+        );
         return Ok(exit::OK);
     }
-    println!("run {} ({}), plan `{}`, base `{}`", r.run.id, r.run.status, r.run.plan_path, r.run.base);
-    let width = r.tickets.iter().map(|t| t.ticket.id.len()).max().unwrap_or(2).max(6);
-    println!("{:width$}  {:8}  {:8}  {:10}  failure", "ticket", "state", "attempts", "commit");
+    println!(
+        "run {} ({}), plan `{}`, base `{}`",
+        r.run.id, r.run.status, r.run.plan_path, r.run.base
+    );
+    let width = r
+        .tickets
+        .iter()
+        .map(|t| t.ticket.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(6);
+    println!(
+        "{:width$}  {:8}  {:8}  {:10}  failure",
+        "ticket", "state", "attempts", "commit"
+    );
     for t in &r.tickets {
         let t = &t.ticket;
-        let commit = t.merge_commit.as_deref().map_or("", |c| &c[..c.len().min(10)]);
+        let commit = t
+            .merge_commit
+            .as_deref()
+            .map_or("", |c| &c[..c.len().min(10)]);
         let failure = t.failure.as_ref().map_or(String::new(), |f| f.to_string());
-        println!("{:width$}  {:8}  {:8}  {:10}  {failure}", t.id, t.state.as_str(), t.attempts, commit);
+        println!(
+            "{:width$}  {:8}  {:8}  {:10}  {failure}",
+            t.id,
+            t.state.as_str(),
+            t.attempts,
+            commit
+        );
     }
     Ok(exit::OK)
 }

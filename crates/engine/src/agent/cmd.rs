@@ -19,7 +19,11 @@ impl CmdAgent {
     pub fn new(template: &str) -> Result<CmdAgent, EngineError> {
         let words = shlex::split(template)
             .filter(|w| !w.is_empty())
-            .ok_or_else(|| EngineError::Settings(format!("cannot split the agent command into words (unbalanced quote?): `{template}`")))?;
+            .ok_or_else(|| {
+                EngineError::Settings(format!(
+                    "cannot split the agent command into words (unbalanced quote?): `{template}`"
+                ))
+            })?;
         Ok(CmdAgent { template: words })
     }
 
@@ -52,7 +56,10 @@ impl Agent for CmdAgent {
             .collect();
         env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
         env.push(("PLANWRIGHT_ATTEMPT".into(), ctx.attempt.to_string()));
-        env.push(("PLANWRIGHT_PROMPT_FILE".into(), ctx.prompt_file.display().to_string()));
+        env.push((
+            "PLANWRIGHT_PROMPT_FILE".into(),
+            ctx.prompt_file.display().to_string(),
+        ));
         let spec = Spec {
             argv: self.argv(ctx),
             cwd: ctx.worktree.clone(),
@@ -69,7 +76,10 @@ impl Agent for CmdAgent {
             _ => match blocked_reason(&done.stdout_tail) {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
-                None => AgentOutcome::Failed(format!("exited with {:?}\n{}", done.exit, done.output_tail)),
+                None => AgentOutcome::Failed(format!(
+                    "exited with {:?}\n{}",
+                    done.exit, done.output_tail
+                )),
             },
         })
     }
@@ -81,7 +91,9 @@ mod tests {
 
     #[test]
     fn placeholders_fill_each_argument() {
-        let agent = CmdAgent::new("run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt}").unwrap();
+        let agent =
+            CmdAgent::new("run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt}")
+                .unwrap();
         let ctx = AttemptContext {
             ticket: "T1".into(),
             attempt: 2,
@@ -90,9 +102,15 @@ mod tests {
             log: "/l".into(),
             timeout: None,
         };
-        assert_eq!(agent.argv(&ctx), ["run-agent", "--in", "/w t", "-p", "/p.md", "T1-2"]);
+        assert_eq!(
+            agent.argv(&ctx),
+            ["run-agent", "--in", "/w t", "-p", "/p.md", "T1-2"]
+        );
         assert!(CmdAgent::new("a 'b").is_err());
-        assert_eq!(blocked_reason("work\nTICKET-BLOCKED: no spec\n\n"), Some("no spec".into()));
+        assert_eq!(
+            blocked_reason("work\nTICKET-BLOCKED: no spec\n\n"),
+            Some("no spec".into())
+        );
         assert_eq!(blocked_reason("TICKET-BLOCKED: x\nmore"), None);
     }
 }

@@ -56,7 +56,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), EngineError> {
 }
 
 fn inside(rel: &str) -> bool {
-    Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)))
+    Path::new(rel)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
 }
 
 impl Agent for Scripted {
@@ -65,7 +67,12 @@ impl Agent for Scripted {
     }
 
     fn unusable(&self) -> Option<String> {
-        (!self.dir.is_dir()).then(|| format!("the scripted agent's folder `{}` does not exist", self.dir.display()))
+        (!self.dir.is_dir()).then(|| {
+            format!(
+                "the scripted agent's folder `{}` does not exist",
+                self.dir.display()
+            )
+        })
     }
 
     fn attempt(&self, ctx: &AttemptContext, _cancel: &Cancel) -> Result<AgentOutcome, EngineError> {
@@ -88,7 +95,9 @@ impl Agent for Scripted {
             let list = std::fs::read_to_string(&delete).map_err(io(&delete))?;
             for rel in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 if !inside(rel) {
-                    return Ok(AgentOutcome::Failed(format!("`delete` lists `{rel}`, which leaves the worktree")));
+                    return Ok(AgentOutcome::Failed(format!(
+                        "`delete` lists `{rel}`, which leaves the worktree"
+                    )));
                 }
                 let path = ctx.worktree.join(rel);
                 let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
@@ -97,11 +106,17 @@ impl Agent for Scripted {
         }
         let patch = fixture.join("patch");
         if patch.is_file() {
-            let out = Git::new(&ctx.worktree).args(["apply", "--whitespace=nowarn"]).arg(&patch).raw()?;
+            let out = Git::new(&ctx.worktree)
+                .args(["apply", "--whitespace=nowarn"])
+                .arg(&patch)
+                .raw()?;
             if !out.status.success() {
                 let why = String::from_utf8_lossy(&out.stderr).into_owned();
                 let _ = std::fs::write(&ctx.log, format!("{log}git apply failed:\n{why}"));
-                return Ok(AgentOutcome::Failed(format!("`git apply` of `{}` failed: {why}", patch.display())));
+                return Ok(AgentOutcome::Failed(format!(
+                    "`git apply` of `{}` failed: {why}",
+                    patch.display()
+                )));
             }
             log.push_str("applied patch\n");
         }

@@ -17,13 +17,26 @@ use std::time::Duration;
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -81,7 +94,10 @@ impl Env {
 
     /// Subjects of the commits on main, newest first.
     pub fn log(&self) -> Vec<String> {
-        git(&self.repo(), &["log", "--format=%s", "main"]).lines().map(String::from).collect()
+        git(&self.repo(), &["log", "--format=%s", "main"])
+            .lines()
+            .map(String::from)
+            .collect()
     }
 }
 
@@ -89,10 +105,16 @@ pub fn plan(json: serde_json::Value) -> Plan {
     let mut json = json;
     json["planwright"] = 1.into();
     json["source_format"] = "native".into();
-    json.as_object_mut().unwrap().entry("base").or_insert("main".into());
+    json.as_object_mut()
+        .unwrap()
+        .entry("base")
+        .or_insert("main".into());
     let text = serde_json::to_string(&json).unwrap();
-    let report = planwright_plan::validate_text("plan.json", text, &planwright_plan::Options::default());
-    report.plan.unwrap_or_else(|| panic!("invalid test plan: {:?}", report.diagnostics))
+    let report =
+        planwright_plan::validate_text("plan.json", text, &planwright_plan::Options::default());
+    report
+        .plan
+        .unwrap_or_else(|| panic!("invalid test plan: {:?}", report.diagnostics))
 }
 
 pub fn settings() -> RunSettings {
@@ -102,7 +124,10 @@ pub fn settings() -> RunSettings {
         strikes: 2,
         agent_timeout: Some(Duration::from_secs(60)),
         extra_gates: vec![],
-        gates: GateSettings { env: vec![], timeout: Some(Duration::from_secs(60)) },
+        gates: GateSettings {
+            env: vec![],
+            timeout: Some(Duration::from_secs(60)),
+        },
         pool: PoolSettings::default(),
         routing: Default::default(),
     }
@@ -116,8 +141,15 @@ pub struct Outcome {
 pub fn run_with(env: &Env, plan: &Plan, settings: &RunSettings, agent: Box<dyn Agent>) -> Outcome {
     let events = Arc::new(Mutex::new(Vec::new()));
     let repo = Repo::open(&env.repo()).unwrap();
-    let summary = run(&repo, plan, settings, Arc::from(agent), vec![Box::new(Recorder(events.clone()))], &Cancel::default())
-        .expect("the run completes");
+    let summary = run(
+        &repo,
+        plan,
+        settings,
+        Arc::from(agent),
+        vec![Box::new(Recorder(events.clone()))],
+        &Cancel::default(),
+    )
+    .expect("the run completes");
     let events = events.lock().unwrap().clone();
     Outcome { summary, events }
 }
