@@ -52,7 +52,6 @@ pub fn describe(event: &Event) -> Option<String> {
         Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
         Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
         Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
-        Event::Note { message } => message.clone(),
         Event::RunFinished {
             run,
             merged,

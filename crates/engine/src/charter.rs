@@ -71,7 +71,8 @@ impl Charter<'_> {
         if let Some(f) = self.previous {
             let _ = writeln!(
                 s,
-                "\n## Previous attempt failed (attempt {} of this ticket)\n\n{}: {}",
+                "\n## Attempt {} was rejected\n\nThis is attempt {} of this ticket. Fix this first:\n\n{}: {}",
+                self.attempt - 1,
                 self.attempt, f.kind, f.message
             );
             if !f.evidence.is_empty() {

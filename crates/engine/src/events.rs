@@ -81,11 +81,6 @@ pub enum Event {
         /// The failed ancestor.
         by: String,
     },
-    /// Something worth a line that changes nothing (a skipped fast-forward).
-    Note {
-        /// The text.
-        message: String,
-    },
     /// The run stopped.
     RunFinished {
         /// The run id.

@@ -342,3 +342,61 @@ fn changing_the_gate_script_is_tampering() {
         out.summary.failed["A"].message
     );
 }
+
+#[test]
+fn a_merge_conflict_sends_the_ticket_back_to_be_rebuilt_on_the_new_base() {
+    // A and B both rewrite the shared file; whichever lands second conflicts,
+    // is rebuilt on the new base (its fixture rewrites the whole file), and lands.
+    let env = Env::new(&[("shared.txt", "one\ntwo\nthree\n")]);
+    env.fixture("A", 0, "shared.txt", "ONE\ntwo\nthree\n");
+    env.fixture("B", 1, "shared.txt", "uno\ntwo\nthree\n");
+    env.fixture("B", 2, "shared.txt", "ONE\ntwo\nthree\nfour\n");
+    let mut b = ticket("B", json!([any("shared.txt")]));
+    // B waits for A to land, so its first candidate is built on the old base.
+    let wait = format!(
+        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done",
+        env.repo().display()
+    );
+    b["gates"] = gate(&["sh", "-c", &wait]);
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
+    );
+    let out = run_scripted(&env, &plan);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let conflict = out.events.iter().any(|e| {
+        matches!(e, Event::AttemptRejected { ticket, failure, .. } if ticket == "B" && failure.kind == FailureKind::MergeConflict)
+    });
+    assert!(conflict, "{:?}", out.events);
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("shared.txt")).unwrap(),
+        "ONE\ntwo\nthree\nfour\n"
+    );
+}
+
+#[test]
+fn worktree_setup_runs_once_per_slot() {
+    let env = Env::new(&[("README.md", "hi\n"), (".gitignore", "deps/\n")]);
+    for id in ["A", "B", "C"] {
+        env.fixture(id, 0, &format!("{id}.txt"), "x\n");
+    }
+    let counter = env.tmp.path().join("setups");
+    let plan = plan(json!({
+        "gates": gate(&["test", "-f", "deps/ready"]),
+        "tickets": [ticket("A", json!([any("A.txt")])), ticket("B", json!([any("B.txt")])), ticket("C", json!([any("C.txt")]))]
+    }));
+    let mut s = settings();
+    s.jobs = 1;
+    let script = format!(
+        "mkdir -p deps && touch deps/ready && echo run >> '{}'",
+        counter.display()
+    );
+    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script]];
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
+    // One slot for the tickets; the ignored `deps/` survived each reset.
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap().lines().count(),
+        1
+    );
+}
