@@ -560,6 +560,41 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
 }
 
 #[test]
+fn the_plans_repo_is_the_default_target() {
+    let env = sh_env();
+    let plan = SH_PLAN.replace(
+        "\"base\": \"main\",",
+        "\"base\": \"main\", \"repo\": \"repo\",",
+    );
+    write(
+        env.root(),
+        "plans/plan.json",
+        &plan.replace("\"repo\": \"repo\"", "\"repo\": \"../repo\""),
+    );
+    let agent = format!("scripted:{}", env.root().join("agent").display());
+    let out = planwright(
+        env.root(),
+        &[
+            "run",
+            "plans/plan.json",
+            "--agent",
+            &agent,
+            "--output",
+            "json",
+        ],
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["A", "B", "C"]),
+        "{summary} {}",
+        text(&out.stderr)
+    );
+    assert!(env.repo().join(".planwright/state.db").is_file());
+}
+
+#[test]
 fn demo_runs_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planwright"))

@@ -8,6 +8,7 @@ use crate::git::Git;
 use crate::process::{self, Cancel, Spec};
 use crate::repo::Repo;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How worktrees are prepared.
@@ -21,17 +22,24 @@ pub struct PoolSettings {
     pub setup_timeout: Option<Duration>,
 }
 
-/// The pool.
+/// The pool. Clones share one creation lock.
 #[derive(Debug, Clone)]
 pub struct Pool {
     repo: Repo,
     settings: PoolSettings,
+    // `git worktree prune` and `git worktree add` of two slots must not
+    // interleave: prune deletes the other's half-made administrative folder.
+    creating: Arc<Mutex<()>>,
 }
 
 impl Pool {
     /// A pool for `repo`.
     pub fn new(repo: Repo, settings: PoolSettings) -> Pool {
-        Pool { repo, settings }
+        Pool {
+            repo,
+            settings,
+            creating: Arc::new(Mutex::new(())),
+        }
     }
 
     /// Where slot `name` lives.
@@ -51,6 +59,7 @@ impl Pool {
         let path = self.path(name);
         let fresh = !path.join(".git").exists();
         if fresh {
+            let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
             if path.exists() {
                 std::fs::remove_dir_all(&path).map_err(|e| EngineError::io(&path, e))?;
             }

@@ -400,3 +400,46 @@ fn worktree_setup_runs_once_per_slot() {
         1
     );
 }
+
+#[test]
+fn a_gate_past_its_time_limit_is_a_timeout() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    let plan = plan(
+        json!({"gates": gate(&["sleep", "30"]), "tickets": [ticket("A", json!([any("a.txt")]))]}),
+    );
+    let mut s = settings();
+    s.strikes = 1;
+    s.gates.timeout = Some(std::time::Duration::from_secs(1));
+    let before = env.tip();
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(failing_kind(&out, "A"), FailureKind::Timeout);
+    assert!(out.summary.failed["A"].message.contains("sleep 30"));
+    assert_eq!(env.tip(), before);
+}
+
+#[test]
+fn a_checkout_of_another_branch_is_left_alone() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    git(&env.repo(), &["checkout", "-q", "-b", "work"]);
+    write(&env.repo(), "notes.txt", "mine, uncommitted\n");
+    env.fixture("A", 0, "a.txt", "a\n");
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let out = run_scripted(&env, &plan);
+    assert_eq!(out.summary.merged, ["A"]);
+    assert_eq!(
+        git(&env.repo(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "work"
+    );
+    assert!(
+        !env.repo().join("a.txt").exists(),
+        "the user's checkout is not touched"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("notes.txt")).unwrap(),
+        "mine, uncommitted\n"
+    );
+    assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
+}

@@ -1,6 +1,6 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
-use super::run::{agent, extra_gates, EngineArgs};
+use super::run::{agent, extra_gates, repo_dir, EngineArgs};
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
@@ -50,7 +50,12 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let agent = agent(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
-    let checks = preflight(&args.engine.repo, &plan, &gates, agent.as_ref());
+    let checks = preflight(
+        &repo_dir(&args.engine, &plan, &args.plan.plan),
+        &plan,
+        &gates,
+        agent.as_ref(),
+    );
     print(&checks, global);
     Ok(if failed(&checks) {
         exit::INVALID

@@ -21,9 +21,9 @@ use std::time::Duration;
 /// Flags `run` and `preflight` share.
 #[derive(clap::Args, Debug, Clone)]
 pub struct EngineArgs {
-    /// The target git repository.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
+    /// The target git repository (default: the plan's `repo`, relative to the plan's folder, else `.`).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
     /// The agent: `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
@@ -79,6 +79,26 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         _ => return Err(format!("'{text}' has an unknown unit (use s, m or h)")),
     };
     Ok(Duration::from_secs(secs))
+}
+
+/// The target repository: `--repo`, else the plan's `repo` (relative to the
+/// plan's folder), else the current directory.
+pub fn repo_dir(
+    args: &EngineArgs,
+    plan: &planwright_plan::Plan,
+    plan_path: &std::path::Path,
+) -> PathBuf {
+    if let Some(dir) = &args.repo {
+        return dir.clone();
+    }
+    match &plan.repo {
+        Some(r) if std::path::Path::new(r).is_absolute() => PathBuf::from(r),
+        Some(r) => plan_path
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(r),
+        None => PathBuf::from("."),
+    }
 }
 
 /// Gates from `[gates] run` and `--gate`.
@@ -234,8 +254,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return dry_run(&plan, &run_settings, global);
     }
     let agent = agent(&args.engine, &config)?;
+    let repo_dir = repo_dir(&args.engine, &plan, &args.plan.plan);
     let checks = planwright_engine::preflight::preflight(
-        &args.engine.repo,
+        &repo_dir,
         &plan,
         &run_settings.extra_gates,
         agent.as_ref(),
@@ -247,12 +268,12 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                 format!(
                     "run `planwright preflight {} --repo {}` after fixing",
                     args.plan.plan.display(),
-                    args.engine.repo.display()
+                    repo_dir.display()
                 ),
             ),
         );
     }
-    let repo = Repo::open(&args.engine.repo).map_err(engine_error)?;
+    let repo = Repo::open(&repo_dir).map_err(engine_error)?;
     let cancel = cancel_on_ctrl_c();
     let summary = engine_run::run(
         &repo,
