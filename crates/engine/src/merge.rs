@@ -106,7 +106,7 @@ impl Merge<'_> {
         before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
-        loop {
+        for _ in 0..CAS_TRIES {
             let tip = self.repo.branch_tip(self.base)?.ok_or_else(|| {
                 EngineError::Integrity(format!(
                     "the base branch `{}` disappeared during the run",
@@ -181,8 +181,15 @@ impl Merge<'_> {
             }
             return Ok(MergeOutcome::Merged { commit });
         }
+        Err(EngineError::Integrity(format!(
+            "the base branch `{}` kept moving under the merge ({CAS_TRIES} tries); is another process writing to it?",
+            self.base
+        )))
     }
 }
+
+/// How often a merge is redone when the base moved between read and write.
+const CAS_TRIES: usize = 5;
 
 /// The first 10 characters of a commit id.
 pub fn short(commit: &str) -> &str {

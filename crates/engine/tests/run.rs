@@ -443,3 +443,23 @@ fn a_checkout_of_another_branch_is_left_alone() {
     );
     assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
 }
+
+#[test]
+fn commits_the_agent_made_are_folded_into_one() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let script = env.tmp.path().join("agent.sh");
+    std::fs::write(
+        &script,
+        "set -e\necho one > one.txt\ngit add one.txt\ngit -c user.name=a -c user.email=a@a commit -qm 'agent wip'\necho two > two.txt\n",
+    )
+    .unwrap();
+    let plan = plan(
+        json!({"gates": gate(&["test", "-f", "one.txt"]), "tickets": [ticket("A", json!([any("one.txt"), any("two.txt")]))]}),
+    );
+    let agent = agent::from_name("cmd", Some(&format!("sh {}", script.display()))).unwrap();
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    assert_eq!(env.log(), ["A: ticket A", "base"]);
+    let files = git(&env.repo(), &["show", "--format=", "--name-only", "main"]);
+    assert_eq!(files.lines().collect::<Vec<_>>(), ["one.txt", "two.txt"]);
+}
