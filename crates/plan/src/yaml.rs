@@ -38,9 +38,8 @@ static OTHER_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `.nan`, `.inf` and `-.inf` in the spellings YAML allows.
-static NON_FINITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\.(nan|NaN|NAN)|[-+]?\.(inf|Inf|INF))$").expect("valid regex")
-});
+static NON_FINITE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\.(nan|NaN|NAN)|[-+]?\.(inf|Inf|INF))$").expect("valid regex"));
 
 /// Parses `text` as strict YAML.
 pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
@@ -109,7 +108,10 @@ impl<'a> Reader<'a> {
 
     /// A span of at least one character at `at`, for underlining.
     fn point(&self, at: usize) -> Span {
-        let end = self.text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+        let end = self.text[at..]
+            .chars()
+            .next()
+            .map_or(at, |c| at + c.len_utf8());
         Span::new(at, end)
     }
 
@@ -235,7 +237,10 @@ impl<'a> Reader<'a> {
 
     fn scalar(&mut self, value: &str, style: ScalarStyle, span: Span) -> Result<(), SyntaxError> {
         let plain = style == ScalarStyle::Plain;
-        if let Some(Frame::Map { key: key @ None, .. }) = self.stack.last_mut() {
+        if let Some(Frame::Map {
+            key: key @ None, ..
+        }) = self.stack.last_mut()
+        {
             if plain && value == "<<" {
                 return Err(error(
                     "yaml.merge-key",
@@ -246,7 +251,11 @@ impl<'a> Reader<'a> {
             }
             let is_string = !plain || matches!(resolve(value), Ok(NodeKind::String(_)));
             if !is_string {
-                let shown = if value.is_empty() { "an empty key" } else { value };
+                let shown = if value.is_empty() {
+                    "an empty key"
+                } else {
+                    value
+                };
                 return Err(error(
                     "yaml.non-string-key",
                     span,
@@ -340,7 +349,10 @@ impl<'a> Reader<'a> {
 
 fn is_yaml_12(directive: &str) -> bool {
     let words: Vec<&str> = directive.split_whitespace().collect();
-    words.len() >= 2 && words[0] == "%YAML" && words[1] == "1.2" && words[2..].iter().all(|w| w.starts_with('#'))
+    words.len() >= 2
+        && words[0] == "%YAML"
+        && words[1] == "1.2"
+        && words[2..].iter().all(|w| w.starts_with('#'))
 }
 
 type Rejection = (&'static str, String, &'static str);
@@ -482,14 +494,20 @@ mod tests {
     #[test]
     fn accepts_the_12_directive_and_quoted_keys() {
         assert_eq!(doc("%YAML 1.2\n---\na: 1\n").value(), json!({"a": 1}));
-        assert_eq!(doc("'1': a\n\"true\": b\n").value(), json!({"1": "a", "true": "b"}));
+        assert_eq!(
+            doc("'1': a\n\"true\": b\n").value(),
+            json!({"1": "a", "true": "b"})
+        );
         assert_eq!(doc("a: \"\"\n").value(), json!({"a": ""}));
     }
 
     #[test]
     fn errors_carry_a_position() {
         let e = parse("t.yaml", "a: 1\nb: 0x10\n".into()).unwrap_err();
-        assert_eq!(crate::doc::line_col("a: 1\nb: 0x10\n", e.span.start), (2, 4));
+        assert_eq!(
+            crate::doc::line_col("a: 1\nb: 0x10\n", e.span.start),
+            (2, 4)
+        );
         let e = parse("t.yaml", "é: [1,\nb: 2\n".into()).unwrap_err();
         assert!(e.span.start <= "é: [1,\nb: 2\n".len());
     }
