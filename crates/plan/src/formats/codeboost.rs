@@ -493,8 +493,8 @@ fn path_problem(path: &str) -> Option<(&'static str, &'static str)> {
 
 fn check_files(item: &Item<'_>, sink: &mut Vec<Diagnostic>) {
     let label = &item.label;
-    // path -> where it was first declared in this item
-    let mut seen: HashMap<&str, Pointer> = HashMap::new();
+    // path -> its position among the item's declared paths
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut sides: Vec<(&str, Pointer)> = Vec::new();
     for file in &item.files {
         check_renamed_from(item, file, sink);
@@ -523,25 +523,24 @@ fn check_files(item: &Item<'_>, sink: &mut Vec<Diagnostic>) {
                 );
                 continue;
             }
-            seen.insert(path, at.clone());
+            seen.insert(path, sides.len());
             sides.push((path, at));
         }
     }
-    for (path, at) in &sides {
+    for (n, (path, at)) in sides.iter().enumerate() {
         for (cut, _) in path.match_indices('/') {
             let parent = &path[..cut];
-            if seen.contains_key(parent) {
-                sink.push(
-                    Diagnostic::error(
-                        "codeboost.files.overlap",
-                        at,
-                        format!(
-                            "{label} declares both `{parent}` and `{path}`, which is inside it"
-                        ),
-                    )
-                    .with_hint("declare the files themselves, not a directory and a file in it"),
-                );
-            }
+            let Some(&p) = seen.get(parent) else { continue };
+            // Underline whichever of the two was declared second.
+            let later = if p > n { &sides[p].1 } else { at };
+            sink.push(
+                Diagnostic::error(
+                    "codeboost.files.overlap",
+                    later,
+                    format!("{label} declares both `{parent}` and `{path}`, which is inside it"),
+                )
+                .with_hint("declare the files themselves, not a directory and a file in it"),
+            );
         }
     }
 }
