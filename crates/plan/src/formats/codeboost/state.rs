@@ -103,12 +103,17 @@ fn check_file(
     }
     let label = &item.label;
     let missing = |p: &str, at, what: &str| {
+        let hint = if kind == Kind::Rename {
+            "check the old path in `renamed_from`"
+        } else {
+            "check the path, or use kind \"add\" for a new file"
+        };
         Diagnostic::error(
             "codeboost.state.missing",
             at,
             format!("{label} {what} `{p}`, which does not exist in the repository tree{after}"),
         )
-        .with_hint("check the path, or use kind \"add\" for a new file")
+        .with_hint(hint)
     };
     let taken = |p: &str, at, what: &str| {
         Diagnostic::error(
