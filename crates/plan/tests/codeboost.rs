@@ -656,3 +656,18 @@ fn emit_from_another_format_warns_for_what_it_changes() {
     let report = check(&out);
     assert!(report.valid, "{:#?}", found(&report));
 }
+
+#[test]
+fn id_pattern_errors_say_what_an_id_is() {
+    let mut plan = base();
+    plan["items"][1]["depends_on"] = json!(["p1"]);
+    let report = check(&plan);
+    has_error(&report, "codeboost.schema.pattern", "/items/1/depends_on/0");
+    let d = report
+        .diagnostics
+        .iter()
+        .find(|d| d.diagnostic.code == "codeboost.schema.pattern")
+        .unwrap();
+    let hint = d.diagnostic.hint.as_deref().unwrap_or("");
+    assert!(hint.contains("P1, P2"), "{hint}");
+}

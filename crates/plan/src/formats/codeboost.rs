@@ -145,14 +145,31 @@ pub fn validate(
         .map(|d| d.pointer.as_str())
         .collect();
     for d in schema_errors {
-        if !(d.code == "codeboost.schema.pattern" && explained.contains(d.pointer.as_str())) {
+        if d.code != "codeboost.schema.pattern" {
             sink.push(d);
+        } else if !explained.contains(d.pointer.as_str()) {
+            sink.push(pattern_hint(d));
         }
     }
     for d in found {
         sink.push(d);
     }
     root.map(build)
+}
+
+/// The schema's patterns, said in words.
+fn pattern_hint(d: Diagnostic) -> Diagnostic {
+    let tokens = crate::pointer::tokens(&d.pointer).unwrap_or_default();
+    let field = tokens.iter().rev().find(|t| t.parse::<usize>().is_err());
+    match field.map(String::as_str) {
+        Some("id" | "depends_on") => {
+            d.with_hint("item ids are `P` and a number without leading zeros: P1, P2, ... P999")
+        }
+        Some("path") => {
+            d.with_hint("paths are relative to the repository root: no leading `/`, no backslash")
+        }
+        _ => d,
+    }
 }
 
 fn meaning(root: &Map<String, Value>, options: &Options, sink: &mut Vec<Diagnostic>) {
