@@ -278,6 +278,15 @@ mod tests {
         let e = parse("é é $").unwrap_err();
         assert_eq!(e.offset, 4);
         assert_eq!(parse("ab 'cd").unwrap_err().offset, 3);
+        for (cmd, at) in [
+            ("echo $HOME", 5),
+            ("a && b", 2),
+            ("git log HEAD~1", 12),
+            (r"test 'a\b'", 7),
+            ("echo 'hi", 5),
+        ] {
+            assert_eq!(parse(cmd).unwrap_err().offset, at, "{cmd}");
+        }
         assert_eq!(
             e.to_string(),
             "`$` is shell syntax and is only allowed inside quotes (commands never run in a shell) (at character 4)"
