@@ -278,7 +278,7 @@ fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
     })
 }
 
-fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, Span> {
+fn json_node(value: &jsonc_parser::ast::Value<'_>, _text: &str) -> Result<Node, Span> {
     use jsonc_parser::ast::{ObjectPropName, Value as V};
     use jsonc_parser::common::Ranged;
     let r = value.range();
@@ -296,7 +296,7 @@ fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, S
         V::Array(a) => NodeKind::Array(
             a.elements
                 .iter()
-                .map(|e| json_node(e, text))
+                .map(|e| json_node(e, _text))
                 .collect::<Result<_, _>>()?,
         ),
         V::Object(o) => NodeKind::Object(
@@ -310,7 +310,7 @@ fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, S
                     Ok(Member {
                         key,
                         key_span: Span::new(kr.start, kr.end),
-                        value: json_node(&p.value, text)?,
+                        value: json_node(&p.value, _text)?,
                     })
                 })
                 .collect::<Result<_, Span>>()?,
