@@ -12,6 +12,9 @@ use std::collections::HashMap;
 /// The most items a codeboost plan may have.
 const MAX_ITEMS: usize = 30;
 
+/// The longest `intent` codeboost accepts, in characters.
+const MAX_INTENT: usize = 600;
+
 fn warn(sink: &mut dyn Sink, code: &str, at: impl Into<String>, message: String) {
     sink.push(Diagnostic::warning(
         format!("convert.codeboost.{code}"),
@@ -277,6 +280,15 @@ fn emit_item(plan: &Plan, i: usize, ids: &HashMap<String, String>, sink: &mut dy
         })
         .collect();
     dropped_fields(t, &at, sink);
+    let length = t.body.chars().count();
+    if length > MAX_INTENT {
+        warn(
+            sink,
+            "intent",
+            at.key("body"),
+            format!("{}: the body is {length} characters, codeboost allows {MAX_INTENT} in `intent`; shorten it before importing", t.id),
+        );
+    }
     json!({
         "id": ids.get(&t.id).cloned().unwrap_or_else(|| t.id.clone()),
         "title": title,
