@@ -6,6 +6,7 @@
 //! back diagnostics and plans.
 #![deny(missing_docs)]
 
+pub mod command;
 pub mod config;
 pub mod dag;
 pub mod diag;

@@ -3,7 +3,7 @@
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global, Output};
-use planwright_plan::formats::{agb, native};
+use planwright_plan::formats::{agb, codeboost, native};
 use planwright_plan::{Diagnostic, Format};
 use std::path::PathBuf;
 
@@ -28,10 +28,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let doc = match args.to {
         Format::Native => native::emit(&plan),
         Format::Agb => agb::emit(&plan, &mut warnings),
+        Format::Codeboost => codeboost::emit(&plan, &mut warnings),
         other => {
             return Err(
                 CliError::usage(format!("converting to {other} is not supported yet"))
-                    .hint("convert to `native` or `agb`"),
+                    .hint("convert to `native`, `agb` or `codeboost`"),
             )
         }
     };

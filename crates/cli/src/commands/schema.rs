@@ -2,7 +2,7 @@
 
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global};
-use planwright_plan::formats::native;
+use planwright_plan::formats::{codeboost, native};
 use planwright_plan::Format;
 
 /// Print the JSON Schema of a plan format.
@@ -17,6 +17,7 @@ pub struct Args {
 pub fn run(args: Args, _global: &Global) -> CliResult {
     let schema = match args.format {
         Format::Native => native::schema(),
+        Format::Codeboost => codeboost::schema(),
         other => {
             return Err(CliError::usage(format!("no JSON Schema for {other} yet"))
                 .hint("try `planwright schema native`"))

@@ -5,6 +5,7 @@
 //! it found no error.
 
 pub mod agb;
+pub mod codeboost;
 pub mod native;
 pub mod sweep;
 
@@ -77,7 +78,8 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let plan = match format {
         Format::Agb => agb::validate(doc, &value, options, &mut counting),
         Format::Native => native::validate(&value, &mut counting),
-        Format::Codeboost | Format::StandardV1 => {
+        Format::Codeboost => codeboost::validate(doc, &value, options, &mut counting),
+        Format::StandardV1 => {
             counting.push(Diagnostic::error(
                 format!("{}.unsupported", format.name()),
                 "",
