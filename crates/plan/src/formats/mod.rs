@@ -6,6 +6,7 @@
 
 pub mod agb;
 pub mod native;
+pub mod standard_v1;
 pub mod sweep;
 
 use crate::config::Config;
@@ -77,7 +78,8 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let plan = match format {
         Format::Agb => agb::validate(doc, &value, options, &mut counting),
         Format::Native => native::validate(&value, &mut counting),
-        Format::Codeboost | Format::StandardV1 => {
+        Format::StandardV1 => standard_v1::validate(doc, &value, options, &mut counting),
+        Format::Codeboost => {
             counting.push(Diagnostic::error(
                 format!("{}.unsupported", format.name()),
                 "",
@@ -90,6 +92,15 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     Outcome {
         format: Some(format),
         plan,
+    }
+}
+
+/// The JSON Schema of `format`, when it has one.
+pub fn schema(format: Format) -> Option<Value> {
+    match format {
+        Format::Native => Some(native::schema()),
+        Format::StandardV1 => Some(standard_v1::schema()),
+        _ => None,
     }
 }
 
