@@ -116,8 +116,9 @@ fn ordered_fields(obj: &Value) -> Vec<(&String, &Value, bool)> {
 }
 
 fn table(obj: &Value) -> String {
-    let mut out =
-        String::from("| Field | Type | Required | Constraints | Description |\n|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| Field | Type | Required | Constraints | Description |\n|---|---|---|---|---|\n",
+    );
     for (name, prop, req) in ordered_fields(obj) {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
@@ -126,7 +127,9 @@ fn table(obj: &Value) -> String {
             if req { "required" } else { "optional" },
             cell(&constraints(prop)),
             cell(&one_line(
-                prop.get("description").and_then(Value::as_str).unwrap_or("")
+                prop.get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
             )),
         ));
     }
@@ -283,8 +286,16 @@ fn changes(old: &Shape, new: &Shape) -> Vec<(String, String, String)> {
             req_word(new.required).into(),
         ));
     }
-    let added: Vec<&String> = new.members.iter().filter(|m| !old.members.contains(m)).collect();
-    let removed: Vec<&String> = old.members.iter().filter(|m| !new.members.contains(m)).collect();
+    let added: Vec<&String> = new
+        .members
+        .iter()
+        .filter(|m| !old.members.contains(m))
+        .collect();
+    let removed: Vec<&String> = old
+        .members
+        .iter()
+        .filter(|m| !new.members.contains(m))
+        .collect();
     if !added.is_empty() || !removed.is_empty() {
         let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
         out.push(("enum members".into(), list(&removed), list(&added)));
@@ -372,8 +383,16 @@ fn render_diff(
         }
     };
     let defs = |v: Vec<String>| v.into_iter().map(|s| format!("| {s} |")).collect();
-    block("Added definitions", "| Definition |\n|---|", defs(added_sections));
-    block("Removed definitions", "| Definition |\n|---|", defs(removed_sections));
+    block(
+        "Added definitions",
+        "| Definition |\n|---|",
+        defs(added_sections),
+    );
+    block(
+        "Removed definitions",
+        "| Definition |\n|---|",
+        defs(removed_sections),
+    );
     let fields = "| Section | Field | Type | Required |\n|---|---|---|---|";
     block("Added fields", fields, added);
     block("Removed fields", fields, removed);
@@ -392,10 +411,22 @@ mod tests {
 
     #[test]
     fn types_and_constraints() {
-        assert_eq!(type_name(&json!({"type": "array", "items": {"$ref": "#/$defs/approach-step"}})), "array of approach-step");
-        assert_eq!(constraints(&json!({"type": "string", "minLength": 1, "maxLength": 200})), "minLength: 1; maxLength: 200");
-        assert_eq!(constraints(&json!({"enum": ["low", "medium", "high"]})), "enum: low, medium, high");
-        assert_eq!(constraints(&json!({"type": "integer", "minimum": 1})), "min: 1");
+        assert_eq!(
+            type_name(&json!({"type": "array", "items": {"$ref": "#/$defs/approach-step"}})),
+            "array of approach-step"
+        );
+        assert_eq!(
+            constraints(&json!({"type": "string", "minLength": 1, "maxLength": 200})),
+            "minLength: 1; maxLength: 200"
+        );
+        assert_eq!(
+            constraints(&json!({"enum": ["low", "medium", "high"]})),
+            "enum: low, medium, high"
+        );
+        assert_eq!(
+            constraints(&json!({"type": "integer", "minimum": 1})),
+            "min: 1"
+        );
     }
 
     #[test]
@@ -405,9 +436,21 @@ mod tests {
         assert!(diff(&old, &same).contains("No shape changes"));
         let new = json!({"properties": {"a": {"type": "integer"}, "b": {"enum": ["x", "z"], "default": "x"}}});
         let d = diff(&old, &new);
-        assert!(d.contains("| top-level | a | type | string | integer |"), "{d}");
-        assert!(d.contains("| top-level | a | requiredness | required | optional |"), "{d}");
-        assert!(d.contains("| top-level | b | enum members | y | z |"), "{d}");
-        assert!(d.contains("| top-level | b | default | (none) | x |"), "{d}");
+        assert!(
+            d.contains("| top-level | a | type | string | integer |"),
+            "{d}"
+        );
+        assert!(
+            d.contains("| top-level | a | requiredness | required | optional |"),
+            "{d}"
+        );
+        assert!(
+            d.contains("| top-level | b | enum members | y | z |"),
+            "{d}"
+        );
+        assert!(
+            d.contains("| top-level | b | default | (none) | x |"),
+            "{d}"
+        );
     }
 }

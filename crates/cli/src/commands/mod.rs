@@ -31,6 +31,12 @@ pub struct ReadArgs {
     /// agb: allow gate commands other than `npm test` / `npm run <script>` (also AGB_STRICT_GATES=0).
     #[arg(long)]
     pub no_strict_gates: bool,
+    /// standard_v1: coerce a bare string into its object where the schema allows it (a warning each).
+    #[arg(long)]
+    pub coerce: bool,
+    /// standard_v1: the implement stage's file cap, for the cap checks (overrides `[standard_v1] max_files_changed`).
+    #[arg(long, value_name = "N")]
+    pub max_files_changed: Option<u32>,
 }
 
 /// Reads a file, mapping I/O failures to exit 2.
@@ -49,7 +55,9 @@ pub fn read_file(path: &Path) -> Result<String, CliError> {
 pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileReport, CliError> {
     let text = read_file(path)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(path))?;
-    let options = settings::options(read.format, read.no_strict_gates, config);
+    let mut options = settings::options(read.format, read.no_strict_gates, config);
+    options.coerce = read.coerce;
+    options.max_files_changed = read.max_files_changed;
     Ok(validate_text(&path.display().to_string(), text, &options))
 }
 

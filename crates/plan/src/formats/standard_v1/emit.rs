@@ -35,7 +35,12 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     out.insert("plan_version".into(), "standard_v1".into());
     let mut fill = |key: &str, value: Value, what: &str, sink: &mut dyn Sink| {
         if !out.contains_key(key) {
-            warn(sink, "default", "", format!("standard_v1 requires `{key}`; wrote {what} {PLACEHOLDER}"));
+            warn(
+                sink,
+                "default",
+                "",
+                format!("standard_v1 requires `{key}`; wrote {what} {PLACEHOLDER}"),
+            );
             out.insert(key.into(), value);
         }
     };
@@ -91,7 +96,10 @@ fn ordered(mut out: Map<String, Value>) -> Value {
 }
 
 fn first_line(s: &str) -> &str {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
 }
 
 fn label(t: &Ticket) -> String {
@@ -118,7 +126,9 @@ fn summary(plan: &Plan) -> String {
 fn approach(plan: &Plan) -> Value {
     let steps: Vec<Value> = match plan.tickets.as_slice() {
         [] => vec![json!({"step": 1, "description": format!("Nothing to do {PLACEHOLDER}")})],
-        [one] => vec![json!({"step": 1, "description": if one.body.trim().is_empty() { label(one) } else { one.body.clone() }})],
+        [one] => vec![
+            json!({"step": 1, "description": if one.body.trim().is_empty() { label(one) } else { one.body.clone() }}),
+        ],
         many => many
             .iter()
             .enumerate()
@@ -134,7 +144,10 @@ fn gates_text(plan: &Plan) -> String {
         all.extend(t.gates.iter().map(|g| g.argv.join(" ")));
     }
     all.dedup();
-    all.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+    all.iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn verification(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
@@ -151,12 +164,17 @@ fn verification(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) 
             warn(sink, "default", "", format!("standard_v1 requires `verification.rollback_plan`; wrote `Revert PR` {PLACEHOLDER}"));
             let mut v = Map::new();
             v.insert("test_strategy".into(), strategy.into());
-            v.insert("rollback_plan".into(), format!("Revert PR {PLACEHOLDER}").into());
+            v.insert(
+                "rollback_plan".into(),
+                format!("Revert PR {PLACEHOLDER}").into(),
+            );
             v
         }
     };
     let known = v.remove("acceptance_criteria");
-    let known: Vec<Value> = known.and_then(|k| k.as_array().cloned()).unwrap_or_default();
+    let known: Vec<Value> = known
+        .and_then(|k| k.as_array().cloned())
+        .unwrap_or_default();
     let mut used = vec![false; known.len()];
     let mut ids: HashSet<String> = HashSet::new();
     let mut criteria = Vec::new();
@@ -214,10 +232,19 @@ fn runtime(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     if out.contains_key("predicted_runtime_minutes") {
         return;
     }
-    let estimates: Vec<u32> = plan.tickets.iter().filter_map(|t| t.estimate_minutes).collect();
+    let estimates: Vec<u32> = plan
+        .tickets
+        .iter()
+        .filter_map(|t| t.estimate_minutes)
+        .collect();
     let total: u32 = estimates.iter().sum();
     if estimates.is_empty() {
-        warn(sink, "default", "", format!("standard_v1 requires `predicted_runtime_minutes`; wrote 1 {PLACEHOLDER}"));
+        warn(
+            sink,
+            "default",
+            "",
+            format!("standard_v1 requires `predicted_runtime_minutes`; wrote 1 {PLACEHOLDER}"),
+        );
     }
     out.insert("predicted_runtime_minutes".into(), total.max(1).into());
 }
@@ -228,7 +255,15 @@ fn files(t: &Ticket, i: usize, sink: &mut dyn Sink) -> Vec<Value> {
     let mut files = Vec::new();
     for (k, s) in t.scope.iter().enumerate() {
         if s.pattern.contains(['*', '?', '[']) {
-            warn(sink, "glob", at.index(k), format!("{}: standard_v1 scope lists files, not globs; wrote '{}' as a path", t.id, s.pattern));
+            warn(
+                sink,
+                "glob",
+                at.index(k),
+                format!(
+                    "{}: standard_v1 scope lists files, not globs; wrote '{}' as a path",
+                    t.id, s.pattern
+                ),
+            );
         }
         let op = match &s.op {
             ScopeOp::Create => "create",
@@ -239,7 +274,15 @@ fn files(t: &Ticket, i: usize, sink: &mut dyn Sink) -> Vec<Value> {
                 "modify"
             }
             ScopeOp::Rename { from } => {
-                warn(sink, "scope-op", at.index(k), format!("{}: standard_v1 has no rename; wrote delete '{from}' and create '{}'", t.id, s.pattern));
+                warn(
+                    sink,
+                    "scope-op",
+                    at.index(k),
+                    format!(
+                        "{}: standard_v1 has no rename; wrote delete '{from}' and create '{}'",
+                        t.id, s.pattern
+                    ),
+                );
                 files.push(json!({"path": from, "operation": "delete"}));
                 "create"
             }
@@ -262,17 +305,31 @@ fn scope_with(rest: Option<&Value>, files: Vec<Value>) -> Value {
     Value::Object(scope)
 }
 
-fn recommendation(model: Option<&str>, known: Option<&Value>, at: Pointer, sink: &mut dyn Sink) -> Option<Value> {
+fn recommendation(
+    model: Option<&str>,
+    known: Option<&Value>,
+    at: Pointer,
+    sink: &mut dyn Sink,
+) -> Option<Value> {
     let model = model?;
-    if let Some(k) = known.filter(|k| k.get("implement_model").and_then(Value::as_str) == Some(model)) {
+    if let Some(k) =
+        known.filter(|k| k.get("implement_model").and_then(Value::as_str) == Some(model))
+    {
         return Some(k.clone());
     }
     warn(sink, "default", at, format!("standard_v1's model_recommendation needs a rationale and a complexity; wrote placeholders for model `{model}`"));
-    Some(json!({"implement_model": model, "rationale": format!("Model named by the source plan {PLACEHOLDER}"), "complexity_assessed": "medium"}))
+    Some(
+        json!({"implement_model": model, "rationale": format!("Model named by the source plan {PLACEHOLDER}"), "complexity_assessed": "medium"}),
+    )
 }
 
 fn single(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
-    let files: Vec<Value> = plan.tickets.iter().enumerate().flat_map(|(i, t)| files(t, i, sink)).collect();
+    let files: Vec<Value> = plan
+        .tickets
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| files(t, i, sink))
+        .collect();
     if files.is_empty() {
         warn(sink, "default", "", "standard_v1 requires at least one scope file; the plan has none, so the output is not a valid plan");
     }
@@ -314,12 +371,27 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
             title = format!("{title} ({})", t.id);
         }
         let mut s = Map::new();
-        s.insert("title".into(), title.chars().take(200).collect::<String>().into());
-        let hint = t.metadata.get("scope_hint").cloned().unwrap_or_else(|| first_line(&t.body).into());
+        s.insert(
+            "title".into(),
+            title.chars().take(200).collect::<String>().into(),
+        );
+        let hint = t
+            .metadata
+            .get("scope_hint")
+            .cloned()
+            .unwrap_or_else(|| first_line(&t.body).into());
         s.insert("scope_hint".into(), hint);
         if !phases {
             let minutes = t.estimate_minutes.unwrap_or_else(|| {
-                warn(sink, "default", at.key("estimate_minutes"), format!("{}: a sub-plan requires predicted_runtime_minutes; wrote 1 {PLACEHOLDER}", t.id));
+                warn(
+                    sink,
+                    "default",
+                    at.key("estimate_minutes"),
+                    format!(
+                        "{}: a sub-plan requires predicted_runtime_minutes; wrote 1 {PLACEHOLDER}",
+                        t.id
+                    ),
+                );
                 1
             });
             s.insert("predicted_runtime_minutes".into(), minutes.max(1).into());
@@ -335,23 +407,46 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
             s.insert("depends_on".into(), deps.into());
         }
         if !phases {
-            if let Some(r) = recommendation(t.model.as_deref(), t.metadata.get("model_recommendation"), at.key("model"), sink) {
+            if let Some(r) = recommendation(
+                t.model.as_deref(),
+                t.metadata.get("model_recommendation"),
+                at.key("model"),
+                sink,
+            ) {
                 s.insert("model_recommendation".into(), r);
             }
         }
         list.push(Value::Object(s));
     }
-    if !out.get("scope").is_some_and(|s| s.get("files").is_some()) {
+    if out.get("scope").is_none_or(|s| s.get("files").is_none()) {
         let scope = scope_with(out.get("scope"), union);
         out.insert("scope".into(), scope);
     }
-    let (key, field) = if phases { ("split_proposal", "phases") } else { ("decomposition", "sub_plans") };
+    let (key, field) = if phases {
+        ("split_proposal", "phases")
+    } else {
+        ("decomposition", "sub_plans")
+    };
     let mut holder = match out.remove(key) {
         Some(Value::Object(h)) => h,
         _ => {
-            warn(sink, "default", "", format!("standard_v1 requires `{key}.rationale`; wrote a placeholder {PLACEHOLDER}"));
+            warn(
+                sink,
+                "default",
+                "",
+                format!(
+                    "standard_v1 requires `{key}.rationale`; wrote a placeholder {PLACEHOLDER}"
+                ),
+            );
             let mut h = Map::new();
-            h.insert("rationale".into(), format!("Split into {} tickets by the source plan {PLACEHOLDER}", plan.tickets.len()).into());
+            h.insert(
+                "rationale".into(),
+                format!(
+                    "Split into {} tickets by the source plan {PLACEHOLDER}",
+                    plan.tickets.len()
+                )
+                .into(),
+            );
             h
         }
     };
@@ -365,7 +460,12 @@ fn counterfactual(c: &Counterfactual, at: Pointer, sink: &mut dyn Sink) -> Value
         Mutation::Patch { patch } => json!({"patch": patch}),
     };
     let package = c.tests.package.clone().unwrap_or_else(|| {
-        warn(sink, "default", at.key("tests").key("package"), "a standard_v1 counterfactual requires tests.package; wrote `./...`");
+        warn(
+            sink,
+            "default",
+            at.key("tests").key("package"),
+            "a standard_v1 counterfactual requires tests.package; wrote `./...`",
+        );
         "./...".into()
     });
     json!({"control_path": c.control_path, "mutation": mutation, "tests": {"run": c.tests.run, "package": package}, "expect": "red"})
@@ -375,7 +475,11 @@ fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sin
     let mut list = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
         for (k, c) in t.counterfactuals.iter().enumerate() {
-            let at = Pointer::root().key("tickets").index(i).key("counterfactuals").index(k);
+            let at = Pointer::root()
+                .key("tickets")
+                .index(i)
+                .key("counterfactuals")
+                .index(k);
             if list.len() == MAX_COUNTERFACTUALS {
                 warn(sink, "counterfactuals", &at, format!("{}: standard_v1 allows at most {MAX_COUNTERFACTUALS} counterfactuals; dropped this one", t.id));
                 continue;
@@ -395,16 +499,34 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
         warn(sink, "gates", root.key("gates"), "standard_v1 has no gates; they are named in verification.test_strategy only when the plan had none (configure them for the run)");
     }
     if let Some(repo) = &plan.repo {
-        warn(sink, "repo", root.key("repo"), format!("standard_v1 names no repository; dropped '{repo}'"));
+        warn(
+            sink,
+            "repo",
+            root.key("repo"),
+            format!("standard_v1 names no repository; dropped '{repo}'"),
+        );
     }
     if plan.base != BASE {
         warn(sink, "base", root.key("base"), format!("standard_v1 names no base branch; dropped '{}' (a standard_v1 plan runs on `{BASE}`)", plan.base));
     }
     if !plan.caps.is_empty() {
-        warn(sink, "caps", root.key("caps"), "standard_v1 has no pool caps; dropped");
+        warn(
+            sink,
+            "caps",
+            root.key("caps"),
+            "standard_v1 has no pool caps; dropped",
+        );
     }
     if plan.review.dry_passes != 1 {
-        warn(sink, "review", root.key("review"), format!("standard_v1 has no review passes; dropped dry_passes = {}", plan.review.dry_passes));
+        warn(
+            sink,
+            "review",
+            root.key("review"),
+            format!(
+                "standard_v1 has no review passes; dropped dry_passes = {}",
+                plan.review.dry_passes
+            ),
+        );
     }
     for (i, t) in plan.tickets.iter().enumerate() {
         let at = root.key("tickets").index(i);
@@ -416,7 +538,12 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
         ];
         for (code, field, present) in dropped {
             if present {
-                warn(sink, code, at.key(field), format!("{}: standard_v1 has no per-ticket `{field}`; dropped", t.id));
+                warn(
+                    sink,
+                    code,
+                    at.key(field),
+                    format!("{}: standard_v1 has no per-ticket `{field}`; dropped", t.id),
+                );
             }
         }
     }

@@ -32,7 +32,7 @@ pub fn advise(plan: &Value, cap: Option<u32>, sink: &mut dyn Sink) {
         None => sink.push(
             advisory(
                 "cap.unchecked",
-                "",
+                "/scope/files",
                 "the max_files_changed cap checks were not run: the cap is unknown",
             )
             .with_hint(
@@ -83,7 +83,10 @@ fn sub_plans(plan: &Value, sink: &mut dyn Sink) {
 }
 
 fn expensive_tests(plan: &Value, sink: &mut dyn Sink) {
-    let Some(strategy) = plan.get("verification").and_then(|v| str(v, "test_strategy")) else {
+    let Some(strategy) = plan
+        .get("verification")
+        .and_then(|v| str(v, "test_strategy"))
+    else {
         return;
     };
     let Some(minutes) = runtime(plan).filter(|m| *m < CHEAP_RUNTIME) else {
@@ -176,16 +179,23 @@ fn declarations(plan: &Value, sink: &mut dyn Sink) {
             .iter()
             .filter_map(Value::as_str)
             .collect();
-        sink.push(advisory(
-            "decision.new",
-            "/new_architectural_decision",
-            format!(
-                "new architectural direction: {:?}; rationale: {:?}; related ADRs: {}",
-                str(d, "decision_summary").unwrap_or(""),
-                str(d, "rationale").unwrap_or(""),
-                if adrs.is_empty() { "none".to_string() } else { adrs.join(", ") }
-            ),
-        ).with_hint("decide whether this direction needs an ADR"));
+        sink.push(
+            advisory(
+                "decision.new",
+                "/new_architectural_decision",
+                format!(
+                    "new architectural direction: {:?}; rationale: {:?}; related ADRs: {}",
+                    str(d, "decision_summary").unwrap_or(""),
+                    str(d, "rationale").unwrap_or(""),
+                    if adrs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        adrs.join(", ")
+                    }
+                ),
+            )
+            .with_hint("decide whether this direction needs an ADR"),
+        );
     }
 }
 

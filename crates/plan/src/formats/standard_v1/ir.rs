@@ -29,8 +29,12 @@ enum Shape {
 
 impl Shape {
     fn of(plan: &Value) -> Shape {
-        let sub = plan.get("decomposition").map_or(&[][..], |d| arr(d, "sub_plans"));
-        let phases = plan.get("split_proposal").map_or(&[][..], |s| arr(s, "phases"));
+        let sub = plan
+            .get("decomposition")
+            .map_or(&[][..], |d| arr(d, "sub_plans"));
+        let phases = plan
+            .get("split_proposal")
+            .map_or(&[][..], |s| arr(s, "phases"));
         if !sub.is_empty() {
             Shape::SubPlans
         } else if !phases.is_empty() {
@@ -154,7 +158,10 @@ fn charter(doc: &Value) -> String {
     body.push_str("\n\nApproach:\n");
     for step in arr(doc, "approach") {
         let n = step.get("step").and_then(Value::as_u64).unwrap_or(0);
-        body.push_str(&format!("{n}. {}\n", str(step, "description").unwrap_or("")));
+        body.push_str(&format!(
+            "{n}. {}\n",
+            str(step, "description").unwrap_or("")
+        ));
     }
     let v = &doc["verification"];
     body.push_str(&format!(
@@ -266,7 +273,10 @@ fn last_sink(tickets: &[Ticket]) -> usize {
 /// needs that slice's change), else to the last slice nothing depends on.
 fn attach_counterfactuals(doc: &Value, tickets: &mut [Ticket]) {
     let fallback = last_sink(tickets);
-    for c in arr(doc, "counterfactuals").iter().filter_map(counterfactual) {
+    for c in arr(doc, "counterfactuals")
+        .iter()
+        .filter_map(counterfactual)
+    {
         let owner = tickets
             .iter()
             .position(|t| t.scope.iter().any(|s| s.pattern == c.control_path))

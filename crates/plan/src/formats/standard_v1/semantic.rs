@@ -102,7 +102,14 @@ fn titles(list: &[Value], at: &Pointer, what: &str, code: &str, sink: &mut dyn S
 /// `depends_on` indexes: in range, not self, no cycle. `what` names an entry
 /// in messages (`sub_plan`), `group` the list (`sub_plans`), `code` the
 /// code prefix (`sub-plan`).
-fn depends_on(list: &[Value], at: &Pointer, what: &str, group: &str, code: &str, sink: &mut dyn Sink) {
+fn depends_on(
+    list: &[Value],
+    at: &Pointer,
+    what: &str,
+    group: &str,
+    code: &str,
+    sink: &mut dyn Sink,
+) {
     let n = list.len();
     let mut g = DiGraph::<usize, ()>::with_capacity(n, n);
     let nodes: Vec<_> = (0..n).map(|i| g.add_node(i)).collect();
@@ -156,8 +163,21 @@ fn split(plan: &Value, sink: &mut dyn Sink) {
     };
     let at = Pointer::root().key("split_proposal").key("phases");
     let phases = arr(sp, "phases");
-    titles(phases, &at, "split_proposal phase", "phase.duplicate-title", sink);
-    depends_on(phases, &at, "split_proposal phase", "split_proposal phases", "phase", sink);
+    titles(
+        phases,
+        &at,
+        "split_proposal phase",
+        "phase.duplicate-title",
+        sink,
+    );
+    depends_on(
+        phases,
+        &at,
+        "split_proposal phase",
+        "split_proposal phases",
+        "phase",
+        sink,
+    );
 }
 
 fn irreducible(plan: &Value, sink: &mut dyn Sink) {
@@ -239,7 +259,9 @@ fn delivery(plan: &Value, sink: &mut dyn Sink) {
                 "/remaining_scope",
                 "remaining_scope is set but delivery is not partial",
             )
-            .with_hint("set `delivery` to \"partial\", or remove `remaining_scope` for a full delivery"),
+            .with_hint(
+                "set `delivery` to \"partial\", or remove `remaining_scope` for a full delivery",
+            ),
         );
     }
     if blank(rest) && !rest.is_empty() {
@@ -342,11 +364,14 @@ fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn Sink) {
     if let Some(t) = c.get("tests").filter(|t| t.is_object()) {
         let tat = at.key("tests");
         if str(t, "run").is_some_and(|r| blank(r) && !r.is_empty()) {
-            sink.push(err(
-                "counterfactual.tests-run",
-                tat.key("run"),
-                format!("counterfactuals[{i}].tests.run is blank"),
-            ).with_hint("name the `go test -run` selector, e.g. `^TestValidate$`"));
+            sink.push(
+                err(
+                    "counterfactual.tests-run",
+                    tat.key("run"),
+                    format!("counterfactuals[{i}].tests.run is blank"),
+                )
+                .with_hint("name the `go test -run` selector, e.g. `^TestValidate$`"),
+            );
         }
         if let Some(pkg) = str(t, "package") {
             let why = if pkg.starts_with('/') {
@@ -363,7 +388,9 @@ fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn Sink) {
                         tat.key("package"),
                         format!("counterfactuals[{i}].tests.package {pkg:?} {why}"),
                     )
-                    .with_hint("use a repository-relative package path such as `./backend/internal/plan`"),
+                    .with_hint(
+                        "use a repository-relative package path such as `./backend/internal/plan`",
+                    ),
                 );
             }
         }
