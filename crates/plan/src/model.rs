@@ -147,8 +147,9 @@ pub struct Ticket {
 }
 
 /// One entry of a ticket's scope: a path or glob and what may happen to it.
+// No `deny_unknown_fields`: serde cannot combine it with `flatten` (every
+// flattened key, `op` included, would be reported as unknown).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ScopeEntry {
     /// A repository-relative path or glob (`src/**`).
     pub pattern: String,

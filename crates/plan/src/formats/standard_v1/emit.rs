@@ -375,12 +375,16 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
             "title".into(),
             title.chars().take(200).collect::<String>().into(),
         );
-        let hint = t
-            .metadata
-            .get("scope_hint")
-            .cloned()
-            .unwrap_or_else(|| first_line(&t.body).into());
-        s.insert("scope_hint".into(), hint);
+        // Required of a sub-plan, optional for a phase.
+        match t.metadata.get("scope_hint") {
+            Some(hint) => {
+                s.insert("scope_hint".into(), hint.clone());
+            }
+            None if !phases || plan.source_format != Format::StandardV1 => {
+                s.insert("scope_hint".into(), first_line(&t.body).into());
+            }
+            None => {}
+        }
         if !phases {
             let minutes = t.estimate_minutes.unwrap_or_else(|| {
                 warn(
@@ -487,8 +491,21 @@ fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sin
             list.push(counterfactual(c, at, sink));
         }
     }
-    if !list.is_empty() {
-        out.insert("counterfactuals".into(), list.into());
+    // A split plan spreads its counterfactuals over the slices; the source
+    // order survives in metadata and wins while the entries are the same.
+    let known = out.remove("counterfactuals");
+    let same = known
+        .as_ref()
+        .and_then(Value::as_array)
+        .is_some_and(|k| k.len() == list.len() && k.iter().all(|c| list.contains(c)));
+    match known {
+        Some(k) if same => {
+            out.insert("counterfactuals".into(), k);
+        }
+        _ if !list.is_empty() => {
+            out.insert("counterfactuals".into(), list.into());
+        }
+        _ => {}
     }
 }
 

@@ -51,7 +51,10 @@ pub fn to_plan(doc: &Value) -> Option<Plan> {
     let shape = Shape::of(doc);
     let mut metadata = root.clone();
     metadata.remove("plan_version");
-    metadata.remove("counterfactuals");
+    if shape == Shape::Single {
+        // Slices keep the source order of the counterfactuals they share out.
+        metadata.remove("counterfactuals");
+    }
     let mut tickets = match shape {
         Shape::Single => {
             if let Some(rest) = without(&doc["scope"], &["files"]) {
