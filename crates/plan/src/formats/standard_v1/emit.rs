@@ -324,6 +324,12 @@ fn recommendation(
 }
 
 fn single(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
+    // A split plan whose IR was cut down to one ticket is no longer split.
+    for (key, list) in [("decomposition", "sub_plans"), ("split_proposal", "phases")] {
+        if out.get(key).is_some_and(|v| v.get(list).is_none()) {
+            out.remove(key);
+        }
+    }
     let files: Vec<Value> = plan
         .tickets
         .iter()
@@ -354,12 +360,10 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     let phases = out
         .get("split_proposal")
         .is_some_and(|s| s.get("phases").is_none());
-    let index = |id: &str| plan.tickets.iter().position(|t| t.id == id);
     let mut titles = HashSet::new();
     let mut union: Vec<Value> = Vec::new();
     let mut list = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
-        let at = Pointer::root().key("tickets").index(i);
         let files = files(t, i, sink);
         for f in &files {
             if !union.contains(f) {
@@ -370,57 +374,7 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
         if !titles.insert(title.clone()) {
             title = format!("{title} ({})", t.id);
         }
-        let mut s = Map::new();
-        s.insert(
-            "title".into(),
-            title.chars().take(200).collect::<String>().into(),
-        );
-        // Required of a sub-plan, optional for a phase.
-        match t.metadata.get("scope_hint") {
-            Some(hint) => {
-                s.insert("scope_hint".into(), hint.clone());
-            }
-            None if !phases || plan.source_format != Format::StandardV1 => {
-                s.insert("scope_hint".into(), first_line(&t.body).into());
-            }
-            None => {}
-        }
-        if !phases {
-            let minutes = t.estimate_minutes.unwrap_or_else(|| {
-                warn(
-                    sink,
-                    "default",
-                    at.key("estimate_minutes"),
-                    format!(
-                        "{}: a sub-plan requires predicted_runtime_minutes; wrote 1 {PLACEHOLDER}",
-                        t.id
-                    ),
-                );
-                1
-            });
-            s.insert("predicted_runtime_minutes".into(), minutes.max(1).into());
-            let confidence = t.metadata.get("predicted_runtime_confidence").cloned().unwrap_or_else(|| {
-                warn(sink, "default", &at, format!("{}: a sub-plan requires predicted_runtime_confidence; wrote `low` {PLACEHOLDER}", t.id));
-                "low".into()
-            });
-            s.insert("predicted_runtime_confidence".into(), confidence);
-        }
-        s.insert("scope".into(), scope_with(t.metadata.get("scope"), files));
-        let deps: Vec<usize> = t.depends_on.iter().filter_map(|d| index(d)).collect();
-        if !deps.is_empty() {
-            s.insert("depends_on".into(), deps.into());
-        }
-        if !phases {
-            if let Some(r) = recommendation(
-                t.model.as_deref(),
-                t.metadata.get("model_recommendation"),
-                at.key("model"),
-                sink,
-            ) {
-                s.insert("model_recommendation".into(), r);
-            }
-        }
-        list.push(Value::Object(s));
+        list.push(slice(plan, i, title, files, phases, sink));
     }
     if out.get("scope").is_none_or(|s| s.get("files").is_none()) {
         let scope = scope_with(out.get("scope"), union);
@@ -442,20 +396,84 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
                     "standard_v1 requires `{key}.rationale`; wrote a placeholder {PLACEHOLDER}"
                 ),
             );
-            let mut h = Map::new();
-            h.insert(
-                "rationale".into(),
-                format!(
-                    "Split into {} tickets by the source plan {PLACEHOLDER}",
-                    plan.tickets.len()
-                )
-                .into(),
+            let rationale = format!(
+                "Split into {} tickets by the source plan {PLACEHOLDER}",
+                plan.tickets.len()
             );
+            let mut h = Map::new();
+            h.insert("rationale".into(), rationale.into());
             h
         }
     };
     holder.insert(field.into(), list.into());
     out.insert(key.into(), Value::Object(holder));
+}
+
+/// Ticket `i` as a sub-plan, or as a phase when `phase`.
+fn slice(
+    plan: &Plan,
+    i: usize,
+    title: String,
+    files: Vec<Value>,
+    phase: bool,
+    sink: &mut dyn Sink,
+) -> Value {
+    let t = &plan.tickets[i];
+    let at = Pointer::root().key("tickets").index(i);
+    let std = plan.source_format == Format::StandardV1;
+    // Another format's ticket metadata means something else.
+    let get = |key: &str| t.metadata.get(key).filter(|_| std).cloned();
+    let mut s = Map::new();
+    s.insert(
+        "title".into(),
+        title.chars().take(200).collect::<String>().into(),
+    );
+    // Required of a sub-plan, optional for a phase.
+    match get("scope_hint") {
+        Some(hint) => {
+            s.insert("scope_hint".into(), hint);
+        }
+        None if !phase || !std => {
+            s.insert("scope_hint".into(), first_line(&t.body).into());
+        }
+        None => {}
+    }
+    if !phase {
+        let minutes = t.estimate_minutes.unwrap_or_else(|| {
+            let m = format!(
+                "{}: a sub-plan requires predicted_runtime_minutes; wrote 1 {PLACEHOLDER}",
+                t.id
+            );
+            warn(sink, "default", at.key("estimate_minutes"), m);
+            1
+        });
+        s.insert("predicted_runtime_minutes".into(), minutes.max(1).into());
+        let confidence = get("predicted_runtime_confidence").unwrap_or_else(|| {
+            let m = format!(
+                "{}: a sub-plan requires predicted_runtime_confidence; wrote `low` {PLACEHOLDER}",
+                t.id
+            );
+            warn(sink, "default", &at, m);
+            "low".into()
+        });
+        s.insert("predicted_runtime_confidence".into(), confidence);
+    }
+    s.insert("scope".into(), scope_with(get("scope").as_ref(), files));
+    let deps: Vec<usize> = t
+        .depends_on
+        .iter()
+        .filter_map(|d| plan.tickets.iter().position(|o| &o.id == d))
+        .collect();
+    if !deps.is_empty() {
+        s.insert("depends_on".into(), deps.into());
+    }
+    if !phase {
+        let known = get("model_recommendation");
+        if let Some(r) = recommendation(t.model.as_deref(), known.as_ref(), at.key("model"), sink) {
+            s.insert("model_recommendation".into(), r);
+        }
+    }
+    Value::Object(s)
 }
 
 fn counterfactual(c: &Counterfactual, at: Pointer, sink: &mut dyn Sink) -> Value {
