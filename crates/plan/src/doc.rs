@@ -278,6 +278,7 @@ fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
     })
 }
 
+#[allow(clippy::only_used_in_recursion)]
 fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, Span> {
     use jsonc_parser::ast::{ObjectPropName, Value as V};
     use jsonc_parser::common::Ranged;
