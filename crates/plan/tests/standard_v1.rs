@@ -1333,3 +1333,102 @@ fn schema_is_closed_everywhere() {
         assert!(s["$defs"][def].get("x-coerce-principal").is_some(), "{def}");
     }
 }
+
+#[test]
+fn empty_slice_files_are_reported_once() {
+    let mut v = minimal();
+    let mut b = sub_plan("b", &[]);
+    b["depends_on"] = json!([0]);
+    set(
+        &mut v,
+        "/decomposition",
+        json!({"rationale": "r", "sub_plans": [sub_plan("a", &["x"]), b]}),
+    );
+    let ds = diags(&v);
+    find(
+        &ds,
+        "standard_v1.schema.min-items",
+        "/decomposition/sub_plans/1/scope/files",
+    );
+    assert_eq!(of(&ds, Severity::Error).len(), 1, "{ds:#?}");
+}
+
+#[test]
+fn every_thing_standard_v1_cannot_say_draws_its_warning() {
+    use planwright_plan::model::{Counterfactual, CounterfactualTests, Gate, ScopeEntry};
+    let (_, plan) = run(&minimal(), &capped(50));
+    let mut plan = plan.unwrap();
+    plan.source_format = Format::Agb;
+    plan.metadata.clear();
+    plan.repo = Some("/repo".into());
+    plan.base = "develop".into();
+    plan.caps.insert("claude".into(), 2);
+    plan.review.dry_passes = 2;
+    plan.gates.push(Gate {
+        name: "test".into(),
+        argv: vec!["go".into(), "test".into(), "./...".into()],
+    });
+    let t = &mut plan.tickets[0];
+    t.rails.push("go.mod".into());
+    t.tier = Some("mid".into());
+    t.pool_hint = Some("claude".into());
+    t.gates.push(Gate {
+        name: "vet".into(),
+        argv: vec!["go".into(), "vet".into()],
+    });
+    t.scope.push(ScopeEntry::any("docs/**"));
+    t.scope.push(ScopeEntry {
+        pattern: "new.go".into(),
+        op: ScopeOp::Rename {
+            from: "old.go".into(),
+        },
+    });
+    let c = Counterfactual {
+        control_path: "a.go".into(),
+        mutation: Mutation::FindReplace {
+            find: "a".into(),
+            replace: "b".into(),
+        },
+        tests: CounterfactualTests {
+            run: "^T$".into(),
+            package: None,
+        },
+    };
+    t.counterfactuals = vec![c; 9];
+    let mut warnings = Vec::new();
+    let doc = standard_v1::emit(&plan, &mut warnings);
+    for (code, at) in [
+        ("repo", "/repo"),
+        ("base", "/base"),
+        ("caps", "/caps"),
+        ("review", "/review"),
+        ("gates", "/gates"),
+        ("gates", "/tickets/0/gates"),
+        ("rails", "/tickets/0/rails"),
+        ("tier", "/tickets/0/tier"),
+        ("pool-hint", "/tickets/0/pool_hint"),
+        ("scope-op", "/tickets/0/scope/2"),
+        ("glob", "/tickets/0/scope/2"),
+        ("scope-op", "/tickets/0/scope/3"),
+        ("counterfactuals", "/tickets/0/counterfactuals/8"),
+        ("default", "/tickets/0/counterfactuals/0/tests/package"),
+        ("default", ""),
+    ] {
+        find(&warnings, &format!("convert.standard_v1.{code}"), at);
+    }
+    assert_eq!(
+        doc["verification"]["test_strategy"],
+        "Run `go test ./...`, `go vet`"
+    );
+    let paths: Vec<&str> = doc["scope"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths[3..], ["old.go", "new.go"]);
+    assert_eq!(doc["counterfactuals"].as_array().unwrap().len(), 8);
+    // The placeholders keep the output a valid plan.
+    let (ds, _) = run(&doc, &capped(50));
+    assert!(of(&ds, Severity::Error).is_empty(), "{ds:#?}");
+}

@@ -112,6 +112,15 @@ fn expensive_tests(plan: &Value, sink: &mut dyn Sink) {
     }
 }
 
+/// `1 file`, `6 files`.
+fn files(n: usize) -> String {
+    if n == 1 {
+        "1 file".into()
+    } else {
+        format!("{n} files")
+    }
+}
+
 fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
     let n = file_count(plan);
     let at = "/scope/files";
@@ -119,7 +128,7 @@ fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
         sink.push(advisory(
             "cap.over",
             at,
-            format!("scope.files lists {n} files, over the max_files_changed cap of {cap} (counted; `over_cap` is not read)"),
+            format!("scope.files lists {}, over the max_files_changed cap of {cap} (counted; `over_cap` is not read)", files(n)),
         ));
         let split = plan.get("split_proposal").is_some();
         let irreducible = plan.get("irreducible");
@@ -128,7 +137,7 @@ fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
                 Diagnostic::error(
                     "standard_v1.cap.no-split",
                     at,
-                    format!("scope.files lists {n} files, over the max_files_changed cap of {cap}, and the plan carries neither split_proposal nor irreducible"),
+                    format!("scope.files lists {}, over the max_files_changed cap of {cap}, and the plan carries neither split_proposal nor irreducible", files(n)),
                 )
                 .with_hint("split the work into `split_proposal.phases` at or under the cap, or declare `irreducible` with a rationale if the change is compile-atomic"),
             ),
@@ -146,7 +155,7 @@ fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
         sink.push(advisory(
             "cap.near",
             at,
-            format!("scope.files lists {n} files, within {NEAR_CAP} of the max_files_changed cap of {cap}; a file or two of drift fails the implement stage"),
+            format!("scope.files lists {}, within {NEAR_CAP} of the max_files_changed cap of {cap}; a file or two of drift fails the implement stage", files(n)),
         ));
     }
     if let Some(sp) = plan.get("split_proposal") {
@@ -156,7 +165,7 @@ fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
                 sink.push(advisory(
                     "cap.phase-over",
                     Pointer::root().key("split_proposal").key("phases").index(i).key("scope").key("files"),
-                    format!("split_proposal phase {i} lists {k} files, itself over the max_files_changed cap of {cap}"),
+                    format!("split_proposal phase {i} lists {}, itself over the max_files_changed cap of {cap}", files(k)),
                 ).with_hint("split this phase further"));
             }
         }
