@@ -179,7 +179,7 @@ fn declarations(plan: &Value, sink: &mut dyn Sink) {
             "/delivery",
             format!(
                 "PARTIAL DELIVERY: the plan delivers only part of the issue (the PR says `Refs`, not `Closes`); remaining: {:?}",
-                str(plan, "remaining_scope").unwrap_or("")
+                str(plan, "remaining_scope").unwrap_or("(not stated)")
             ),
         ));
     }
