@@ -19,6 +19,7 @@ pub mod pointer;
 pub mod refname;
 pub mod report;
 pub mod schema;
+pub mod schema_doc;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};

@@ -40,6 +40,12 @@ pub struct ReadArgs {
     /// The revision of `--repo` whose tree is checked.
     #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
     pub rev: String,
+    /// standard_v1: coerce a bare string into its object where the schema allows it (a warning each).
+    #[arg(long)]
+    pub coerce: bool,
+    /// standard_v1: the implement stage's file cap, for the cap checks (overrides `[standard_v1] max_files_changed`).
+    #[arg(long, value_name = "N")]
+    pub max_files_changed: Option<u32>,
 }
 
 /// Reads a file, mapping I/O failures to exit 2.
@@ -77,6 +83,8 @@ pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileR
         })?;
         options.repo_files = Some(files.into_iter().collect());
     }
+    options.coerce = read.coerce;
+    options.max_files_changed = read.max_files_changed;
     Ok(validate_text(&path.display().to_string(), text, &options))
 }
 
