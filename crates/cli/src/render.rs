@@ -25,8 +25,7 @@ pub fn file_report(report: &FileReport, color: bool) -> String {
         if let Some(h) = &d.hint {
             notes.push(format!("hint: {h}"));
         }
-        let end = located.span.end.min(report.text.len());
-        let start = located.span.start.min(end);
+        let (start, end) = first_line(&report.text, located.span.start, located.span.end);
         let diagnostic = Cs::new(severity)
             .with_code(d.code.as_str())
             .with_message(d.message.as_str())
@@ -52,16 +51,33 @@ pub fn file_report(report: &FileReport, color: bool) -> String {
     out
 }
 
+/// The part of a span on its first line: a whole object or array would
+/// otherwise be underlined line by line, burying the place it starts.
+fn first_line(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let end = end.min(text.len());
+    let start = start.min(end);
+    let line_end = text[start..end].find('\n').map_or(end, |i| start + i);
+    (start, text[start..line_end].trim_end().len() + start)
+}
+
 /// `plan.json: valid agb plan, 3 tickets, 1 warning`.
 pub fn summary(report: &FileReport) -> String {
     let format = report
         .format
         .map_or("plan".to_string(), |f| format!("{f} plan"));
-    let counts = format!(
+    let advisories = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.severity == Severity::Advisory)
+        .count();
+    let mut counts = format!(
         "{}, {}",
         count(report.errors, "error"),
         count(report.warnings, "warning")
     );
+    if advisories > 0 {
+        counts.push_str(&format!(", {}", count(advisories, "advisory")));
+    }
     match &report.plan {
         Some(plan) => format!(
             "{}: valid {format}, {} ({counts})",
@@ -77,6 +93,9 @@ pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
-        format!("{n} {noun}s")
+        match noun.strip_suffix('y') {
+            Some(stem) => format!("{n} {stem}ies"),
+            None => format!("{n} {noun}s"),
+        }
     }
 }

@@ -6,6 +6,7 @@
 //! back diagnostics and plans.
 #![deny(missing_docs)]
 
+pub mod command;
 pub mod config;
 pub mod dag;
 pub mod diag;
@@ -18,6 +19,7 @@ pub mod pointer;
 pub mod refname;
 pub mod report;
 pub mod schema;
+pub mod schema_doc;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};

@@ -3,7 +3,7 @@
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global, Output};
-use planwright_plan::formats::{agb, native};
+use planwright_plan::formats::{agb, codeboost, native, standard_v1};
 use planwright_plan::{Diagnostic, Format};
 use std::path::PathBuf;
 
@@ -28,12 +28,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let doc = match args.to {
         Format::Native => native::emit(&plan),
         Format::Agb => agb::emit(&plan, &mut warnings),
-        other => {
-            return Err(
-                CliError::usage(format!("converting to {other} is not supported yet"))
-                    .hint("convert to `native` or `agb`"),
-            )
-        }
+        Format::Codeboost => codeboost::emit(&plan, &mut warnings),
+        Format::StandardV1 => standard_v1::emit(&plan, &mut warnings),
     };
     let text = serde_json::to_string_pretty(&doc).expect("documents serialize") + "\n";
     match &args.output_file {

@@ -36,6 +36,21 @@ pub struct ReadArgs {
     /// agb: allow gate commands other than `npm test` / `npm run <script>` (also AGB_STRICT_GATES=0).
     #[arg(long)]
     pub no_strict_gates: bool,
+    /// codeboost: the issue the plan must be for.
+    #[arg(long, value_name = "N")]
+    pub issue: Option<u64>,
+    /// Check the plan's file operations against this repository's tree.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// The revision of `--repo` whose tree is checked.
+    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
+    pub rev: String,
+    /// standard_v1: coerce a bare string into its object where the schema allows it (a warning each).
+    #[arg(long)]
+    pub coerce: bool,
+    /// standard_v1: the implement stage's file cap, for the cap checks (overrides `[standard_v1] max_files_changed`).
+    #[arg(long, value_name = "N")]
+    pub max_files_changed: Option<u32>,
 }
 
 /// Reads a file, mapping I/O failures to exit 2.
@@ -54,7 +69,27 @@ pub fn read_file(path: &Path) -> Result<String, CliError> {
 pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileReport, CliError> {
     let text = read_file(path)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(path))?;
-    let options = settings::options(read.format, read.no_strict_gates, config);
+    let mut options = settings::options(read.format, read.no_strict_gates, config);
+    options.issue = read.issue;
+    if let Some(repo) = &read.repo {
+        if !repo.is_dir() {
+            return Err(CliError::usage(format!(
+                "`--repo {}` is not a directory",
+                repo.display()
+            )));
+        }
+        let files = planwright_engine::git::tracked_files(repo, &read.rev).map_err(|e| {
+            CliError::usage(format!(
+                "cannot list the files of `{}` at `{}`: {e}",
+                repo.display(),
+                read.rev
+            ))
+            .hint("`--repo` must be a git repository and `--rev` a revision in it")
+        })?;
+        options.repo_files = Some(files.into_iter().collect());
+    }
+    options.coerce = read.coerce;
+    options.max_files_changed = read.max_files_changed;
     Ok(validate_text(&path.display().to_string(), text, &options))
 }
 

@@ -5,7 +5,9 @@
 //! it found no error.
 
 pub mod agb;
+pub mod codeboost;
 pub mod native;
+pub mod standard_v1;
 pub mod sweep;
 
 use crate::config::Config;
@@ -77,19 +79,23 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let plan = match format {
         Format::Agb => agb::validate(doc, &value, options, &mut counting),
         Format::Native => native::validate(&value, &mut counting),
-        Format::Codeboost | Format::StandardV1 => {
-            counting.push(Diagnostic::error(
-                format!("{}.unsupported", format.name()),
-                "",
-                format!("the {} format is not read yet", format.name()),
-            ));
-            None
-        }
+        Format::Codeboost => codeboost::validate(doc, &value, options, &mut counting),
+        Format::StandardV1 => standard_v1::validate(doc, &value, options, &mut counting),
     };
     let plan = if counting.errors == 0 { plan } else { None };
     Outcome {
         format: Some(format),
         plan,
+    }
+}
+
+/// The JSON Schema of `format`, when it has one.
+pub fn schema(format: Format) -> Option<Value> {
+    match format {
+        Format::Native => Some(native::schema()),
+        Format::StandardV1 => Some(standard_v1::schema()),
+        Format::Codeboost => Some(codeboost::schema()),
+        Format::Agb => None,
     }
 }
 

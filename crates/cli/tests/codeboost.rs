@@ -1,0 +1,126 @@
+//! `planwright validate` with the codeboost flags: `--issue`, `--repo`, `--rev`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/codeboost")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn planwright(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+}
+
+/// A repository whose first commit has the files the example plan edits,
+/// and whose second commit deletes one of them.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    for f in ["internal/client/client.go", "docs/config.md", "go.mod"] {
+        let path = root.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x\n").unwrap();
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "one"]);
+    git(root, &["rm", "-q", "docs/config.md"]);
+    git(root, &["commit", "-q", "-m", "two"]);
+    dir
+}
+
+#[test]
+fn repo_and_rev_select_the_tree() {
+    let dir = repo();
+    let repo = dir.path().to_str().unwrap();
+    let plan = example("plan.json");
+    let ok = planwright(&["validate", &plan, "--repo", repo, "--rev", "HEAD~1"]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    let out = planwright(&["--output", "json", "validate", &plan, "--repo", repo]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &report[0]["diagnostics"][0];
+    assert_eq!(d["code"], "codeboost.state.missing");
+    assert_eq!(d["pointer"], "/items/1/files/2/renamed_from");
+    assert_eq!(d["line"], 51);
+}
+
+#[test]
+fn a_bad_repo_or_rev_is_a_usage_error() {
+    let dir = repo();
+    let repo = dir.path().to_str().unwrap();
+    let plan = example("plan.json");
+    let out = planwright(&["validate", &plan, "--repo", repo, "--rev", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(repo) && err.contains("`nope`"), "{err}");
+    let missing = dir.path().join("missing");
+    let out = planwright(&["validate", &plan, "--repo", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn issue_flag_rejects_a_plan_for_another_issue() {
+    let plan = example("plan.json");
+    let out = planwright(&["validate", &plan, "--issue", "41"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Plan issue does not match the selected issue"),
+        "{text}"
+    );
+    assert_eq!(
+        planwright(&["validate", &plan, "--issue", "42"])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn convert_and_schema_know_codeboost() {
+    let out = planwright(&["convert", &example("plan.yaml"), "--to", "codeboost"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let back: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example("plan.json")).unwrap()).unwrap();
+    assert_eq!(back, original);
+    let schema = planwright(&["schema", "codeboost"]);
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert_eq!(schema["title"], "codeboost plan");
+}

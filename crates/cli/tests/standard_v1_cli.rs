@@ -1,0 +1,153 @@
+//! The standard_v1 flags and the `schema` command, end to end through the binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn planwright(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn schema_prints_the_embedded_schema_and_its_reference() {
+    let o = planwright(&["schema", "standard_v1"], &root());
+    assert_eq!(o.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let published: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/standard_v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(schema, published);
+    let o = planwright(&["schema", "standard_v1", "--reference"], &root());
+    assert_eq!(o.status.code(), Some(0));
+    let md = stdout(&o);
+    assert!(
+        md.contains("| delivery | string | optional | enum: full, partial |"),
+        "{md}"
+    );
+    let o = planwright(&["schema", "native", "--reference"], &root());
+    assert!(stdout(&o).starts_with("## Field reference — native"));
+}
+
+#[test]
+fn schema_diff_takes_two_files_and_no_format() {
+    let o = planwright(
+        &[
+            "schema",
+            "--diff",
+            "crates/plan/tests/data/standard_v1.snapshot.schema.json",
+            "schemas/standard_v1.schema.json",
+        ],
+        &root(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let md = stdout(&o);
+    assert!(
+        md.contains("| top-level | delivery | string | optional |"),
+        "{md}"
+    );
+    assert!(!md.contains("Removed"), "{md}");
+    let o = planwright(
+        &[
+            "schema",
+            "--diff",
+            "missing.json",
+            "schemas/standard_v1.schema.json",
+        ],
+        &root(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let o = planwright(&["schema"], &root());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn cap_and_coerce_flags_reach_the_validator() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/standard_v1/plan.json")).unwrap(),
+    )
+    .unwrap();
+    plan["generated_by"] = "claude-code".into();
+    let path = dir.path().join("plan.json");
+    std::fs::write(&path, plan.to_string()).unwrap();
+    let file = path.to_str().unwrap();
+    let o = planwright(&["validate", file, "--output", "json"], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = planwright(
+        &["validate", file, "--coerce", "--output", "json"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("standard_v1.coerced"), "{out}");
+    assert!(out.contains("standard_v1.cap.unchecked"), "{out}");
+    let o = planwright(
+        &[
+            "validate",
+            file,
+            "--coerce",
+            "--max-files-changed",
+            "1",
+            "--output",
+            "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("standard_v1.cap.no-split") && !out.contains("cap.unchecked"),
+        "{out}"
+    );
+    // From planwright.toml beside the plan.
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[standard_v1]\nmax_files_changed = 1\n",
+    )
+    .unwrap();
+    let o = planwright(
+        &["validate", file, "--coerce", "--output", "json"],
+        dir.path(),
+    );
+    assert!(stdout(&o).contains("standard_v1.cap.no-split"));
+}
+
+#[test]
+fn convert_writes_standard_v1() {
+    let o = planwright(
+        &[
+            "convert",
+            "examples/standard_v1/plan.full.json",
+            "--to",
+            "standard_v1",
+            "--max-files-changed",
+            "50",
+        ],
+        &root(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let back: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let original: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/standard_v1/plan.full.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(back, original);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -1,0 +1,194 @@
+//! fishhawk's standard_v1 plan: the schema of the seed's version, every
+//! semantic rule of `plan.Parse`/`plan.Validate`, the counterfactual rules
+//! and the plan-gate advisories, all in one run (see
+//! `docs/formats/standard_v1.md`).
+//!
+//! fishhawk checks the schema and the semantics at different times, so a
+//! plan can be schema-valid and semantically unchecked; here a document is
+//! never one without the other.
+
+mod emit;
+mod gate;
+mod ir;
+mod semantic;
+
+pub use emit::emit;
+
+use super::Options;
+use crate::diag::{Counting, Diagnostic, Sink};
+use crate::doc::Document;
+use crate::model::Plan;
+use crate::pointer::Pointer;
+use crate::schema::Checker;
+use serde_json::{Map, Value};
+use std::sync::LazyLock;
+
+/// The schema text, as published under `schemas/`.
+pub const SCHEMA_TEXT: &str = include_str!("../../../../schemas/standard_v1.schema.json");
+
+/// fishhawk allows at most this many counterfactuals per plan.
+pub const MAX_COUNTERFACTUALS: usize = 8;
+
+/// How close to the file cap (in files) a plan draws the near-cap advisory.
+pub const NEAR_CAP: usize = 3;
+
+/// The timestamp a coerced `generated_by` gets: fishhawk stamps the clock,
+/// but this crate never reads it, so the value is a visible placeholder.
+pub const COERCED_TIMESTAMP: &str = "1970-01-01T00:00:00Z";
+
+static SCHEMA: LazyLock<Value> =
+    LazyLock::new(|| serde_json::from_str(SCHEMA_TEXT).expect("the embedded schema is JSON"));
+
+static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&SCHEMA, "standard_v1"));
+
+/// The JSON Schema of standard_v1 (draft 2020-12).
+pub fn schema() -> Value {
+    SCHEMA.clone()
+}
+
+/// Validates a standard_v1 plan: schema, semantic rules, counterfactual
+/// rules and plan-gate advisories; returns the IR when there is no error.
+pub fn validate(
+    doc: &Document,
+    value: &Value,
+    options: &Options,
+    sink: &mut dyn Sink,
+) -> Option<Plan> {
+    let mut sink = Counting::new(sink);
+    for (at, _) in doc.duplicate_keys() {
+        sink.push(
+            Diagnostic::warning(
+                "standard_v1.json.duplicate-key",
+                &at,
+                format!("duplicate key; fishhawk uses the last value ({at})"),
+            )
+            .with_hint("remove one of the two"),
+        );
+    }
+    let mut value = value.clone();
+    if options.coerce {
+        coerce(&SCHEMA, &SCHEMA, &mut value, &Pointer::root(), &mut sink);
+    }
+    CHECKER.check(&value, &mut sink);
+    semantic::check(&value, &mut sink);
+    let cap = options
+        .max_files_changed
+        .or(options.config.standard_v1.max_files_changed);
+    gate::advise(&value, cap, &mut sink);
+    if sink.errors > 0 {
+        return None;
+    }
+    ir::to_plan(&value)
+}
+
+/// Follows a local `$ref` (`#/$defs/name`) to its definition.
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        Some(name) => root["$defs"].get(name).unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// The anchor's `--coerce`: a bare string where the schema wants an object
+/// whose definition carries `x-coerce-principal` becomes that object, the
+/// string its principal field and `x-coerce-defaults` the rest.
+fn coerce(root: &Value, schema: &Value, value: &mut Value, at: &Pointer, sink: &mut dyn Sink) {
+    let schema = resolve(root, schema);
+    match value {
+        Value::String(s) => {
+            let Some(principal) = schema.get("x-coerce-principal").and_then(Value::as_str) else {
+                return;
+            };
+            let mut obj = Map::new();
+            obj.insert(principal.to_string(), Value::String(s.clone()));
+            let mut filled = Vec::new();
+            if let Some(Value::Object(defaults)) = schema.get("x-coerce-defaults") {
+                for (k, v) in defaults {
+                    let v = match v.as_str() {
+                        Some("<<runtime:now>>") => Value::from(COERCED_TIMESTAMP),
+                        _ => v.clone(),
+                    };
+                    filled.push(format!("{k} = {v}"));
+                    obj.insert(k.clone(), v);
+                }
+            }
+            sink.push(
+                Diagnostic::warning(
+                    "standard_v1.coerced",
+                    at,
+                    format!(
+                        "coerced the string {} into an object with `{principal}` set to it{}",
+                        Value::String(s.clone()),
+                        if filled.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" and the defaults {}", filled.join(", "))
+                        }
+                    ),
+                )
+                .with_hint(format!(
+                    "write the object out (`{{\"{principal}\": ...}}`) so the plan is valid without `--coerce`"
+                )),
+            );
+            *value = Value::Object(obj);
+        }
+        Value::Object(fields) => {
+            let Some(props) = schema.get("properties") else {
+                return;
+            };
+            for (k, v) in fields.iter_mut() {
+                if let Some(sub) = props.get(k) {
+                    coerce(root, sub, v, &at.key(k), sink);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let Some(sub) = schema.get("items") else {
+                return;
+            };
+            for (i, v) in items.iter_mut().enumerate() {
+                coerce(root, sub, v, &at.index(i), sink);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Small accessors over a document that may not match the schema: every
+/// rule runs on schema-invalid documents too, so nothing here may assume a
+/// shape.
+mod access {
+    use serde_json::Value;
+
+    /// `v[key]` as an array, or an empty slice.
+    pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+        v.get(key)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// `v[key]` as a string.
+    pub fn str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+        v.get(key).and_then(Value::as_str)
+    }
+
+    /// `v.scope.files[*].path`, with the index of each entry.
+    pub fn files(v: &Value) -> Vec<(usize, &str)> {
+        v.get("scope")
+            .map(|s| arr(s, "files"))
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| str(f, "path").map(|p| (i, p)))
+            .collect()
+    }
+
+    /// Whether `v[key]` is an array with at least one file entry.
+    pub fn file_count(v: &Value) -> usize {
+        v.get("scope").map_or(0, |s| arr(s, "files").len())
+    }
+}
