@@ -50,12 +50,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let agent = agent(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
-    let checks = preflight(
-        &repo_dir(&args.engine, &plan, &args.plan.plan),
-        &plan,
-        &gates,
-        agent.as_ref(),
-    );
+    let checks = preflight(&repo_dir(&args.plan, &plan), &plan, &gates, agent.as_ref());
     print(&checks, global);
     Ok(if failed(&checks) {
         exit::INVALID

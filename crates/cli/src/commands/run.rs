@@ -18,12 +18,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Flags `run` and `preflight` share.
+/// Flags `run` and `preflight` share. The target repository is the plan
+/// readers' `--repo DIR` (see [`repo_dir`]).
 #[derive(clap::Args, Debug, Clone)]
 pub struct EngineArgs {
-    /// The target git repository (default: the plan's `repo`, relative to the plan's folder, else `.`).
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
     /// The agent: `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
@@ -83,14 +81,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// The target repository: `--repo`, else the plan's `repo` (relative to the
 /// plan's folder), else the current directory.
-pub fn repo_dir(
-    args: &EngineArgs,
-    plan: &planwright_plan::Plan,
-    plan_path: &std::path::Path,
-) -> PathBuf {
-    if let Some(dir) = &args.repo {
+pub fn repo_dir(plan_args: &PlanArgs, plan: &planwright_plan::Plan) -> PathBuf {
+    if let Some(dir) = &plan_args.read.repo {
         return dir.clone();
     }
+    let plan_path = &plan_args.plan;
     match &plan.repo {
         Some(r) if std::path::Path::new(r).is_absolute() => PathBuf::from(r),
         Some(r) => plan_path
@@ -254,7 +249,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return dry_run(&plan, &run_settings, global);
     }
     let agent = agent(&args.engine, &config)?;
-    let repo_dir = repo_dir(&args.engine, &plan, &args.plan.plan);
+    let repo_dir = repo_dir(&args.plan, &plan);
     let checks = planwright_engine::preflight::preflight(
         &repo_dir,
         &plan,
@@ -297,8 +292,9 @@ fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global
         return Ok(exit::OK);
     }
     println!(
-        "dry run: nothing is changed; {} tickets, up to {} at once, if every ticket passes:",
+        "dry run: nothing is changed; {} ticket{}, up to {} at once, if every ticket passes:",
         plan.tickets.len(),
+        if plan.tickets.len() == 1 { "" } else { "s" },
         settings.jobs
     );
     for (i, wave) in waves.iter().enumerate() {
