@@ -595,6 +595,62 @@ fn the_plans_repo_is_the_default_target() {
 }
 
 #[test]
+fn codeboost_and_standard_v1_plans_run_too() {
+    let env = Env::new(&[("README.md", "hi\n"), ("docs/old.md", "old\n")]);
+    let codeboost = r#"{
+      "schema_version": 1, "issue": 7, "revision": 1, "summary": "two steps", "questions": [],
+      "items": [
+        {"id": "P1", "title": "add a", "intent": "Create a.txt.",
+         "files": [{"path": "a.txt", "kind": "add", "renamed_from": null, "change": "new"}],
+         "acceptance": [{"type": "cmd", "text": "test -f a.txt"}], "depends_on": []},
+        {"id": "P2", "title": "edit a, move docs", "intent": "Extend a.txt and rename the docs.",
+         "files": [{"path": "a.txt", "kind": "edit", "renamed_from": null, "change": "more"},
+                   {"path": "docs/new.md", "kind": "rename", "renamed_from": "docs/old.md", "change": "rename"}],
+         "acceptance": [{"type": "cmd", "text": "test -f docs/new.md"}], "depends_on": ["P1"]}
+      ]
+    }"#;
+    write(env.root(), "plan.json", codeboost);
+    let refused = env.run(&[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stdout).contains("`test -f a.txt` is not on the `[commands] allow` list"),
+        "{}",
+        text(&refused.stdout)
+    );
+    write(env.root(), "planwright.toml", "[commands]\nallow = [[\"test\", \"-f\", \"a.txt\"], [\"test\", \"-f\", \"docs/new.md\"]]\n");
+    env.fixture("P1", "a.txt", "a\n");
+    env.fixture("P2", "a.txt", "a\nmore\n");
+    env.fixture("P2", "docs/new.md", "old\n");
+    std::fs::write(env.root().join("agent/P2/delete"), "docs/old.md\n").unwrap();
+    let out = env.run(&["--output", "json"]);
+    let summary: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["P1", "P2"]),
+        "{summary}"
+    );
+    assert_eq!(git(&env.repo(), &["show", "main:docs/new.md"]), "old");
+
+    let standard = r#"{
+      "plan_version": "standard_v1",
+      "ticket_reference": {"type": "github_issue", "url": "https://example.invalid/issues/1", "id": "W-1"},
+      "generated_by": {"agent": "a", "model": "m", "timestamp": "2026-03-01T12:00:00Z"},
+      "summary": "Say hello in the README.",
+      "scope": {"files": [{"path": "README.md", "operation": "modify"}]},
+      "approach": [{"step": 1, "description": "Edit the README."}],
+      "verification": {"test_strategy": "grep", "rollback_plan": "revert"},
+      "predicted_runtime_minutes": 1, "predicted_runtime_confidence": "high"
+    }"#;
+    write(env.root(), "plan.json", standard);
+    env.fixture("W-1", "README.md", "hello\n");
+    let out = env.run(&["--output", "json", "--gate", "grep -q hello README.md"]);
+    let summary: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(summary["merged"], serde_json::json!(["W-1"]), "{summary}");
+}
+
+#[test]
 fn demo_runs_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planwright"))

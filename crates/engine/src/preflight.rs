@@ -60,8 +60,16 @@ pub fn failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == "error")
 }
 
-/// Runs every check. `extra_gates` are the configured and `--gate` gates.
-pub fn preflight(dir: &Path, plan: &Plan, extra_gates: &[Gate], agent: &dyn Agent) -> Vec<Check> {
+/// Runs every check. `extra_gates` are the configured and `--gate` gates;
+/// `allow` is the `[commands] allow` list that a codeboost plan's own
+/// commands must be on before they run.
+pub fn preflight(
+    dir: &Path,
+    plan: &Plan,
+    extra_gates: &[Gate],
+    allow: &[Vec<String>],
+    agent: &dyn Agent,
+) -> Vec<Check> {
     let mut out = Vec::new();
     let repo = match Repo::open(dir) {
         Ok(repo) => {
@@ -83,6 +91,7 @@ pub fn preflight(dir: &Path, plan: &Plan, extra_gates: &[Gate], agent: &dyn Agen
     let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
     check_agent(agent, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
+    check_allowed(plan, allow, &mut out);
     if let Some(files) = base_files {
         let merged = repo
             .as_ref()
@@ -195,6 +204,30 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
                 "gates",
                 format!("gate program `{p}` is not on PATH"),
                 format!("install `{p}` or change the gate"),
+            ));
+        }
+    }
+}
+
+/// A codeboost plan is written by an agent, so its commands run only once a
+/// person approved them in `[commands] allow`.
+fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
+    if plan.source_format != planwright_plan::Format::Codeboost {
+        return;
+    }
+    for t in &plan.tickets {
+        for g in t.gates.iter().filter(|g| !allow.contains(&g.argv)) {
+            out.push(Check::error(
+                "gates",
+                format!(
+                    "ticket {}: the plan's command `{}` is not on the `[commands] allow` list",
+                    t.id,
+                    g.argv.join(" ")
+                ),
+                format!(
+                    "approve it in planwright.toml: `[commands] allow = [{:?}]`",
+                    g.argv
+                ),
             ));
         }
     }

@@ -184,9 +184,12 @@ pub fn check_scope(
                 format!("deletes `{path}`, which is not in the base"),
             ));
         }
+        // A rename entry covers its new path and, for the deletion, its `from`.
         let matching: Vec<&ScopeOp> = scope
             .iter()
-            .filter(|(p, _)| p.matches(path))
+            .filter(|(p, op)| {
+                p.matches(path) || matches!(op, ScopeOp::Rename { from } if from == path)
+            })
             .map(|(_, op)| *op)
             .collect();
         if matching.is_empty() {
@@ -329,6 +332,51 @@ mod tests {
         assert!(Pattern::new("src/").matches("src/x/a.rs"));
         assert!(Pattern::new("lib").matches("lib/a.mjs"));
         assert!(!Pattern::new("lib").matches("library.mjs"));
+    }
+
+    fn change(status: char, from: Option<&str>, path: &str) -> Change {
+        Change {
+            status,
+            from: from.map(String::from),
+            path: path.into(),
+            new_mode: "100644".into(),
+            new_blob: "0".into(),
+        }
+    }
+
+    #[test]
+    fn ops_must_agree_with_the_declared_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::git::Git::new(dir.path())
+            .args(["init", "-q"])
+            .output()
+            .unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        let ticket: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "T", "body": "b",
+            "scope": [{"pattern": "new.md", "op": "rename", "from": "old.md"},
+                      {"pattern": "a.txt", "op": "modify"}, {"pattern": "gone.txt", "op": "delete"}]
+        }))
+        .unwrap();
+        let base: HashSet<String> = ["old.md", "a.txt", "gone.txt", "other.md"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let ok = [
+            change('R', Some("old.md"), "new.md"),
+            change('M', None, "a.txt"),
+            change('D', None, "gone.txt"),
+        ];
+        assert_eq!(check_scope(&ticket, &ok, &base, &repo), Ok(()));
+        for bad in [
+            change('R', Some("other.md"), "new.md"),
+            change('A', None, "new.md"),
+            change('D', None, "a.txt"),
+            change('M', None, "gone.txt"),
+        ] {
+            let f = check_scope(&ticket, &[bad.clone()], &base, &repo).unwrap_err();
+            assert_eq!(f.kind, FailureKind::ScopeViolation, "{bad:?}");
+        }
     }
 
     #[test]

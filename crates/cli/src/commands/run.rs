@@ -79,6 +79,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
+/// Reads the plan for running it. Scope operations are checked against the
+/// base branch by preflight, which knows the tickets an earlier run merged,
+/// so validation does not check them against `--repo` here.
+pub fn load_target_plan(
+    args: &PlanArgs,
+    global: &Global,
+) -> Result<(planwright_plan::Plan, planwright_plan::FileReport), CliError> {
+    let mut args = args.clone();
+    args.read.repo = None;
+    load_plan(&args, global)
+}
+
 /// The target repository: `--repo`, else the plan's `repo` (relative to the
 /// plan's folder), else the current directory.
 pub fn repo_dir(plan_args: &PlanArgs, plan: &planwright_plan::Plan) -> PathBuf {
@@ -242,7 +254,7 @@ pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_plan(&args.plan, global)?;
+    let (plan, _) = load_target_plan(&args.plan, global)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let run_settings = settings(&args, &config)?;
     if args.dry_run {
@@ -254,6 +266,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &repo_dir,
         &plan,
         &run_settings.extra_gates,
+        &config.commands.allow,
         agent.as_ref(),
     );
     if planwright_engine::preflight::failed(&checks) {
