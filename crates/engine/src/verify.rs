@@ -374,7 +374,7 @@ mod tests {
             change('D', None, "a.txt"),
             change('M', None, "gone.txt"),
         ] {
-            let f = check_scope(&ticket, &[bad.clone()], &base, &repo).unwrap_err();
+            let f = check_scope(&ticket, std::slice::from_ref(&bad), &base, &repo).unwrap_err();
             assert_eq!(f.kind, FailureKind::ScopeViolation, "{bad:?}");
         }
     }
