@@ -500,7 +500,15 @@ fn start<'s, 'a: 's>(
         agent_timeout: sh.settings.agent_timeout,
     };
     scope.spawn(move || {
-        let result = attempt_once(sh, ticket, lane, &input, &gates, &tx);
+        // A panic must still report back, or the coordinator waits for ever.
+        let work =
+            std::panic::AssertUnwindSafe(|| attempt_once(sh, ticket, lane, &input, &gates, &tx));
+        let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
+            Err(EngineError::Settings(format!(
+                "internal error: the attempt of {} panicked",
+                input.ticket
+            )))
+        });
         let _ = tx.send(Msg::Done {
             lane,
             ticket: input.ticket.clone(),
