@@ -57,7 +57,11 @@ impl Pool {
         cancel: &Cancel,
     ) -> Result<PathBuf, EngineError> {
         let path = self.path(name);
-        let fresh = !path.join(".git").exists();
+        // A slot whose registration git no longer knows (pruned) is made anew.
+        let fresh = !path.join(".git").exists()
+            || !Git::new(&path)
+                .args(["rev-parse", "--git-dir"])
+                .succeeds()?;
         if fresh {
             let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
             if path.exists() {

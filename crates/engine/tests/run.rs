@@ -463,3 +463,17 @@ fn commits_the_agent_made_are_folded_into_one() {
     let files = git(&env.repo(), &["show", "--format=", "--name-only", "main"]);
     assert_eq!(files.lines().collect::<Vec<_>>(), ["one.txt", "two.txt"]);
 }
+
+#[test]
+fn a_slot_git_forgot_is_made_anew() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    let first =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    assert_eq!(run_scripted(&env, &first).summary.merged, ["A"]);
+    std::fs::remove_dir_all(env.repo().join(".git/worktrees")).unwrap();
+    let second =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("B", json!([any("b.txt")]))]}));
+    assert_eq!(run_scripted(&env, &second).summary.merged, ["B"]);
+}
