@@ -450,7 +450,7 @@ fn commits_the_agent_made_are_folded_into_one() {
     let script = env.tmp.path().join("agent.sh");
     std::fs::write(
         &script,
-        "set -e\necho one > one.txt\ngit add one.txt\ngit -c user.name=a -c user.email=a@a commit -qm 'agent wip'\necho two > two.txt\n",
+        "set -e\necho one > one.txt\ngit add one.txt\nGIT_CONFIG_GLOBAL=/dev/null git -c user.name=a -c user.email=a@a commit -qm 'agent wip'\necho two > two.txt\n",
     )
     .unwrap();
     let plan = plan(
