@@ -157,3 +157,105 @@ impl Reporter for Terminal {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planwright_engine::{Failure, FailureKind};
+
+    #[test]
+    fn every_event_line() {
+        let f = Failure::new(
+            FailureKind::ScopeViolation,
+            "modifies `README.md`, which is outside the ticket's scope",
+        );
+        let events = [
+            Event::RunStarted {
+                run: "r1".into(),
+                base: "main".into(),
+                tickets: 3,
+                continued: false,
+            },
+            Event::RunStarted {
+                run: "r1".into(),
+                base: "main".into(),
+                tickets: 3,
+                continued: true,
+            },
+            Event::AlreadyMerged {
+                ticket: "T1".into(),
+            },
+            Event::AttemptStarted {
+                ticket: "T2".into(),
+                attempt: 1,
+                base_commit: "0123456789abcdef".into(),
+            },
+            Event::Phase {
+                ticket: "T2".into(),
+                attempt: 1,
+                phase: "agent".into(),
+            },
+            Event::AttemptRejected {
+                ticket: "T2".into(),
+                attempt: 1,
+                failure: f.clone(),
+                retrying: true,
+            },
+            Event::AttemptRejected {
+                ticket: "T2".into(),
+                attempt: 2,
+                failure: f.clone(),
+                retrying: false,
+            },
+            Event::Merging {
+                ticket: "T3".into(),
+            },
+            Event::Merged {
+                ticket: "T3".into(),
+                commit: "fedcba9876543210".into(),
+            },
+            Event::Failed {
+                ticket: "T2".into(),
+                failure: f,
+            },
+            Event::Blocked {
+                ticket: "T4".into(),
+                by: "T2".into(),
+            },
+            Event::RunFinished {
+                run: "r1".into(),
+                merged: 1,
+                failed: 1,
+                blocked: 1,
+                interrupted: false,
+            },
+            Event::RunFinished {
+                run: "r1".into(),
+                merged: 1,
+                failed: 0,
+                blocked: 0,
+                interrupted: true,
+            },
+        ];
+        let mut out = Vec::new();
+        let mut plain = Plain::new(&mut out);
+        for e in &events {
+            plain.report("2026-11-29T22:00:00Z", e);
+        }
+        drop(plain);
+        insta::assert_snapshot!(String::from_utf8(out).unwrap(), @r"
+        2026-11-29T22:00:00Z run r1: 3 tickets onto `main`
+        2026-11-29T22:00:00Z continuing run r1: 3 tickets onto `main`
+        2026-11-29T22:00:00Z T1: merged by an earlier run, skipped
+        2026-11-29T22:00:00Z T2: attempt 1 started from 0123456789
+        2026-11-29T22:00:00Z T2: attempt 1 rejected: scope_violation: modifies `README.md`, which is outside the ticket's scope, retrying with the evidence
+        2026-11-29T22:00:00Z T2: attempt 2 rejected: scope_violation: modifies `README.md`, which is outside the ticket's scope
+        2026-11-29T22:00:00Z T3: passed, merging
+        2026-11-29T22:00:00Z T3: merged as fedcba9876
+        2026-11-29T22:00:00Z T2: FAILED: scope_violation: modifies `README.md`, which is outside the ticket's scope
+        2026-11-29T22:00:00Z T4: blocked, because T2 failed
+        2026-11-29T22:00:00Z run r1 finished: 1 merged, 1 failed, 1 blocked
+        2026-11-29T22:00:00Z run r1 finished: 1 merged, 0 failed, 0 blocked (interrupted; run again to continue)
+        ");
+    }
+}
