@@ -242,7 +242,6 @@ mod tests {
         for e in &events {
             plain.report("2026-11-29T22:00:00Z", e);
         }
-        drop(plain);
         insta::assert_snapshot!(String::from_utf8(out).unwrap(), @r"
         2026-11-29T22:00:00Z run r1: 3 tickets onto `main`
         2026-11-29T22:00:00Z continuing run r1: 3 tickets onto `main`
