@@ -12,6 +12,7 @@ pub mod failure;
 pub mod gates;
 pub mod git;
 pub mod integrity;
+pub mod lock;
 pub mod merge;
 pub mod preflight;
 pub mod process;

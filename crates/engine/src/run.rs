@@ -231,6 +231,7 @@ pub fn run(
     repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
+    let _lock = crate::lock::RunLock::acquire(&state_dir)?;
     let store = Store::open(&state_dir.join("state.db"))?;
     let (run_id, continued) = open_run(&store, repo, plan, settings)?;
     let run_dir = state_dir.join("runs").join(&run_id);
