@@ -7,7 +7,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::process::{self, Cancel, Exit, Spec};
 use planwright_plan::model::Gate;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// How gates run.
@@ -123,13 +123,4 @@ pub fn gate_from_argv(argv: &[String]) -> Gate {
         name: argv.join(" "),
         argv: argv.to_vec(),
     }
-}
-
-/// Every program the gates need, for preflight.
-pub fn programs(gates: &[Gate]) -> Vec<PathBuf> {
-    gates
-        .iter()
-        .filter_map(|g| g.argv.first())
-        .map(PathBuf::from)
-        .collect()
 }

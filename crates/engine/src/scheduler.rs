@@ -146,11 +146,6 @@ impl Scheduler {
     pub fn finished(&self) -> bool {
         !self.state.values().any(|s| *s == Slot::Active) && self.next(usize::MAX).is_empty()
     }
-
-    /// A ticket's state.
-    pub fn state(&self, id: &str) -> Option<Slot> {
-        self.state.get(id).copied()
-    }
 }
 
 /// Each ticket's longest path to the end of the plan, counting its own

@@ -427,17 +427,6 @@ impl Store {
             .map(drop)
         })
     }
-
-    /// How many events a run has recorded.
-    pub fn event_count(&self, run: &str) -> Result<u64> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT COUNT(*) FROM events WHERE run_id = ?1",
-                [run],
-                |r| r.get(0),
-            )
-        })
-    }
 }
 
 #[cfg(test)]
