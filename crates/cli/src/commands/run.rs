@@ -270,16 +270,23 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         agent.as_ref(),
     );
     if planwright_engine::preflight::failed(&checks) {
-        super::preflight::print(&checks, global);
-        return Err(
-            CliError::with_code(exit::INVALID, "preflight failed; nothing was started").hint(
-                format!(
-                    "run `planwright preflight {} --repo {}` after fixing",
-                    args.plan.plan.display(),
-                    repo_dir.display()
-                ),
-            ),
-        );
+        // JSON output stays one document: the failures go into the error.
+        let mut message = "preflight failed; nothing was started".to_string();
+        if global.output == Output::Human {
+            super::preflight::print(&checks, global);
+        } else {
+            let errors: Vec<&str> = checks
+                .iter()
+                .filter(|c| c.status == "error")
+                .map(|c| c.message.as_str())
+                .collect();
+            message = format!("{message}: {}", errors.join("; "));
+        }
+        return Err(CliError::with_code(exit::INVALID, message).hint(format!(
+            "run `planwright preflight {} --repo {}` after fixing",
+            args.plan.plan.display(),
+            repo_dir.display()
+        )));
     }
     let repo = Repo::open(&repo_dir).map_err(engine_error)?;
     let cancel = cancel_on_ctrl_c();
