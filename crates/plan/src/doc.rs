@@ -186,8 +186,9 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
 fn collect_duplicates(node: &Node, at: &Pointer, out: &mut Vec<(Pointer, Span)>) {
     match &node.kind {
         NodeKind::Object(members) => {
-            for (i, m) in members.iter().enumerate() {
-                if members[..i].iter().any(|earlier| earlier.key == m.key) {
+            let mut seen = std::collections::HashSet::with_capacity(members.len());
+            for m in members {
+                if !seen.insert(m.key.as_str()) {
                     out.push((at.key(&m.key), m.key_span));
                 }
                 collect_duplicates(&m.value, &at.key(&m.key), out);

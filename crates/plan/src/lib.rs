@@ -6,12 +6,14 @@
 //! back diagnostics and plans.
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod config;
 pub mod dag;
 pub mod diag;
 pub mod doc;
 pub mod formats;
 pub mod model;
+pub mod overlap;
 pub mod pathspec;
 pub mod pointer;
 pub mod refname;

@@ -3,8 +3,8 @@
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global, Output};
-use planwright_plan::formats::{agb, native};
-use planwright_plan::{Diagnostic, Format};
+use planwright_plan::formats;
+use planwright_plan::{Diagnostic, Format, Severity};
 use std::path::PathBuf;
 
 /// Convert a plan to another format, with a warning for each thing the
@@ -25,16 +25,14 @@ pub struct Args {
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
     let mut warnings: Vec<Diagnostic> = Vec::new();
-    let doc = match args.to {
-        Format::Native => native::emit(&plan),
-        Format::Agb => agb::emit(&plan, &mut warnings),
-        other => {
-            return Err(
-                CliError::usage(format!("converting to {other} is not supported yet"))
-                    .hint("convert to `native` or `agb`"),
-            )
-        }
-    };
+    let doc = formats::emit(&plan, args.to, &mut warnings);
+    if let Some(e) = warnings.iter().find(|d| d.severity == Severity::Error) {
+        let error = CliError::usage(e.message.clone());
+        return Err(match &e.hint {
+            Some(h) => error.hint(h.clone()),
+            None => error,
+        });
+    }
     let text = serde_json::to_string_pretty(&doc).expect("documents serialize") + "\n";
     match &args.output_file {
         Some(path) => std::fs::write(path, &text)

@@ -714,9 +714,20 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
         );
     }
     root.insert("gate".into(), Value::Object(gate));
+    // agb writes an edge on the ticket that merges first: invert `depends_on`.
+    let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
+    for t in &plan.tickets {
+        for dep in &t.depends_on {
+            let list = dependents.entry(dep.as_str()).or_default();
+            if !list.contains(&t.id.as_str()) {
+                list.push(t.id.as_str());
+            }
+        }
+    }
     let mut tickets = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
-        tickets.push(emit_ticket(plan, i, t, sink));
+        let edges = dependents.get(t.id.as_str()).map_or(&[][..], Vec::as_slice);
+        tickets.push(emit_ticket(i, t, edges, sink));
     }
     root.insert("tickets".into(), tickets.into());
     if !plan.caps.is_empty() {
@@ -734,7 +745,7 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     Value::Object(root)
 }
 
-fn emit_ticket(plan: &Plan, i: usize, t: &Ticket, sink: &mut dyn Sink) -> Value {
+fn emit_ticket(i: usize, t: &Ticket, edges: &[&str], sink: &mut dyn Sink) -> Value {
     let at = Pointer::root().key("tickets").index(i);
     let mut obj = Map::new();
     obj.insert("id".into(), t.id.clone().into());
@@ -763,11 +774,9 @@ fn emit_ticket(plan: &Plan, i: usize, t: &Ticket, sink: &mut dyn Sink) -> Value 
     if !t.rails.is_empty() {
         obj.insert("rails".into(), t.rails.clone().into());
     }
-    let edges: Vec<Value> = plan
-        .tickets
+    let edges: Vec<Value> = edges
         .iter()
-        .filter(|other| other.depends_on.contains(&t.id))
-        .map(|other| serde_json::json!({"to": other.id}))
+        .map(|to| serde_json::json!({ "to": to }))
         .collect();
     if !edges.is_empty() {
         obj.insert("edges".into(), edges.into());
