@@ -147,8 +147,11 @@ pub struct Ticket {
 }
 
 /// One entry of a ticket's scope: a path or glob and what may happen to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+// serde cannot combine `deny_unknown_fields` with `flatten` (it rejected every
+// entry, since `op` counts as unknown), so entries are read through a closed
+// flat struct instead (see the `Deserialize` impl below).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ScopeEntry {
     /// A repository-relative path or glob (`src/**`).
     pub pattern: String,
@@ -164,6 +167,54 @@ impl ScopeEntry {
             pattern: pattern.into(),
             op: ScopeOp::Any,
         }
+    }
+}
+
+/// A scope entry as written: flat and closed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScopeEntry {
+    pattern: String,
+    op: RawOp,
+    #[serde(default)]
+    from: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawOp {
+    Any,
+    Create,
+    Modify,
+    Delete,
+    Rename,
+}
+
+impl<'de> Deserialize<'de> for ScopeEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RawScopeEntry::deserialize(d)?
+            .try_into()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<RawScopeEntry> for ScopeEntry {
+    type Error = String;
+
+    fn try_from(raw: RawScopeEntry) -> Result<Self, String> {
+        let op = match (raw.op, raw.from) {
+            (RawOp::Rename, Some(from)) => ScopeOp::Rename { from },
+            (RawOp::Rename, None) => return Err("op `rename` needs `from`".into()),
+            (_, Some(_)) => return Err("`from` is only allowed with op `rename`".into()),
+            (RawOp::Any, None) => ScopeOp::Any,
+            (RawOp::Create, None) => ScopeOp::Create,
+            (RawOp::Modify, None) => ScopeOp::Modify,
+            (RawOp::Delete, None) => ScopeOp::Delete,
+        };
+        Ok(ScopeEntry {
+            pattern: raw.pattern,
+            op,
+        })
     }
 }
 
@@ -242,5 +293,29 @@ impl Plan {
     /// The ticket with this id.
     pub fn ticket(&self, id: &str) -> Option<&Ticket> {
         self.tickets.iter().find(|t| t.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_entries_read_back_and_reject_unknown_fields() {
+        let entry = ScopeEntry {
+            pattern: "b.rs".into(),
+            op: ScopeOp::Rename { from: "a.rs".into() },
+        };
+        let json = serde_json::to_value(&entry).unwrap();
+        assert_eq!(json, serde_json::json!({"pattern": "b.rs", "op": "rename", "from": "a.rs"}));
+        assert_eq!(serde_json::from_value::<ScopeEntry>(json).unwrap(), entry);
+        for bad in [
+            serde_json::json!({"pattern": "b.rs", "op": "create", "form": "a.rs"}),
+            serde_json::json!({"pattern": "b.rs", "op": "create", "from": "a.rs"}),
+            serde_json::json!({"pattern": "b.rs", "op": "rename"}),
+            serde_json::json!({"pattern": "b.rs"}),
+        ] {
+            assert!(serde_json::from_value::<ScopeEntry>(bad.clone()).is_err(), "{bad}");
+        }
     }
 }
