@@ -103,6 +103,19 @@ pub fn longest_remaining(plan: &Plan) -> HashMap<String, u64> {
     out
 }
 
+/// Every dependency edge as plan indices `(dependency, dependent)`, in plan
+/// order of the dependent, then of the dependency; unknown ids and repeats
+/// left out.
+pub fn edges(plan: &Plan) -> Vec<(usize, usize)> {
+    let order = Order::new(plan);
+    order
+        .deps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, deps)| deps.iter().map(move |&d| (d, i)))
+        .collect()
+}
+
 /// The ticket graph by plan index, in topological order.
 pub(crate) struct Order {
     /// Dependencies of each ticket (plan indices, without repeats).
@@ -167,7 +180,12 @@ impl Order {
     }
 
     fn waves(&self, plan: &Plan) -> Vec<Vec<String>> {
-        let count = self.topo.iter().map(|&i| self.level[i] + 1).max().unwrap_or(0);
+        let count = self
+            .topo
+            .iter()
+            .map(|&i| self.level[i] + 1)
+            .max()
+            .unwrap_or(0);
         let mut waves: Vec<Vec<String>> = vec![Vec::new(); count];
         for &i in &self.topo {
             waves[self.level[i]].push(plan.tickets[i].id.clone());
@@ -184,7 +202,11 @@ impl Order {
     fn remaining(&self, plan: &Plan) -> Vec<u64> {
         let mut rem: Vec<u64> = plan.tickets.iter().map(estimate).collect();
         for &i in self.topo.iter().rev() {
-            let tail = self.dependents[i].iter().map(|&s| rem[s]).max().unwrap_or(0);
+            let tail = self.dependents[i]
+                .iter()
+                .map(|&s| rem[s])
+                .max()
+                .unwrap_or(0);
             rem[i] = estimate(&plan.tickets[i]).saturating_add(tail);
         }
         rem
@@ -195,11 +217,19 @@ impl Order {
         let id = |i: usize| plan.tickets[i].id.as_str();
         let best = |candidates: &mut dyn Iterator<Item = usize>| {
             candidates.fold(None, |best: Option<usize>, i| match best {
-                Some(b) if (rem[b], std::cmp::Reverse(id(b))) >= (rem[i], std::cmp::Reverse(id(i))) => Some(b),
+                Some(b)
+                    if (rem[b], std::cmp::Reverse(id(b))) >= (rem[i], std::cmp::Reverse(id(i))) =>
+                {
+                    Some(b)
+                }
                 _ => Some(i),
             })
         };
-        let mut sources = self.topo.iter().copied().filter(|&i| self.deps[i].is_empty());
+        let mut sources = self
+            .topo
+            .iter()
+            .copied()
+            .filter(|&i| self.deps[i].is_empty());
         let Some(mut at) = best(&mut sources) else {
             return (Vec::new(), 0);
         };
@@ -411,7 +441,11 @@ mod tests {
         let n = 5000;
         let mut tickets: Vec<Ticket> = (0..n)
             .map(|i| {
-                let deps = if i == 0 { vec![] } else { vec![format!("c{}", i - 1)] };
+                let deps = if i == 0 {
+                    vec![]
+                } else {
+                    vec![format!("c{}", i - 1)]
+                };
                 let mut x = t(&format!("c{i}"), &[], None);
                 x.depends_on = deps;
                 x

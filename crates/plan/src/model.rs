@@ -304,10 +304,15 @@ mod tests {
     fn scope_entries_read_back_and_reject_unknown_fields() {
         let entry = ScopeEntry {
             pattern: "b.rs".into(),
-            op: ScopeOp::Rename { from: "a.rs".into() },
+            op: ScopeOp::Rename {
+                from: "a.rs".into(),
+            },
         };
         let json = serde_json::to_value(&entry).unwrap();
-        assert_eq!(json, serde_json::json!({"pattern": "b.rs", "op": "rename", "from": "a.rs"}));
+        assert_eq!(
+            json,
+            serde_json::json!({"pattern": "b.rs", "op": "rename", "from": "a.rs"})
+        );
         assert_eq!(serde_json::from_value::<ScopeEntry>(json).unwrap(), entry);
         for bad in [
             serde_json::json!({"pattern": "b.rs", "op": "create", "form": "a.rs"}),
@@ -315,7 +320,10 @@ mod tests {
             serde_json::json!({"pattern": "b.rs", "op": "rename"}),
             serde_json::json!({"pattern": "b.rs"}),
         ] {
-            assert!(serde_json::from_value::<ScopeEntry>(bad.clone()).is_err(), "{bad}");
+            assert!(
+                serde_json::from_value::<ScopeEntry>(bad.clone()).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -59,15 +59,11 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
         .iter()
         .enumerate()
         .flat_map(|(t, ticket)| {
-            ticket
-                .scope
-                .iter()
-                .enumerate()
-                .map(move |(k, s)| Indexed {
-                    ticket: t,
-                    entry: k,
-                    glob: Glob::parse(&s.pattern),
-                })
+            ticket.scope.iter().enumerate().map(move |(k, s)| Indexed {
+                ticket: t,
+                entry: k,
+                glob: Glob::parse(&s.pattern),
+            })
         })
         .collect();
     // Ticket pair -> the first (by scope order) pair of entries that intersect.
@@ -295,7 +291,11 @@ fn expand(segs: &[(Seg, bool)]) -> Vec<Vec<Seg>> {
             inside.push(seg.clone());
             next.push(inside);
             let mut cross = alt;
-            cross.extend([Seg::Part(first.clone()), Seg::Globstar, Seg::Part(last.clone())]);
+            cross.extend([
+                Seg::Part(first.clone()),
+                Seg::Globstar,
+                Seg::Part(last.clone()),
+            ]);
             next.push(cross);
         }
         out = next;
@@ -308,7 +308,10 @@ fn expand(segs: &[(Seg, bool)]) -> Vec<Vec<Seg>> {
 /// Wider than the exact crossing reading, never narrower.
 fn crossing_ends(toks: &[Tok]) -> (Vec<Tok>, Vec<Tok>) {
     let first = toks.iter().position(|t| *t == Tok::Star).unwrap_or(0);
-    let last = toks.iter().rposition(|t| *t == Tok::Star).map_or(0, |i| i + 1);
+    let last = toks
+        .iter()
+        .rposition(|t| *t == Tok::Star)
+        .map_or(0, |i| i + 1);
     let mut before = toks[..first].to_vec();
     before.push(Tok::Star);
     let mut after = vec![Tok::Star];
@@ -385,7 +388,9 @@ fn segs_intersect(a: &[Seg], b: &[Seg]) -> bool {
                 // A globstar takes one segment that the other side's part matches.
                 (Some(Seg::Globstar), Some(Seg::Part(_))) => ok[i][j + 1],
                 (Some(Seg::Part(_)), Some(Seg::Globstar)) => ok[i + 1][j],
-                (Some(Seg::Part(x)), Some(Seg::Part(y))) => ok[i + 1][j + 1] && part_intersect(x, y),
+                (Some(Seg::Part(x)), Some(Seg::Part(y))) => {
+                    ok[i + 1][j + 1] && part_intersect(x, y)
+                }
                 _ => false,
             };
         }
@@ -558,4 +563,61 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].patterns, ["src/*.rs", "src/lib.rs"]);
     }
+
+    /// A plain backtracking matcher for the language without classes,
+    /// braces or in-segment `**`: the reference the DP must agree with.
+    fn matches(pattern: &[&str], path: &[&str]) -> bool {
+        match pattern.split_first() {
+            None => path.is_empty(),
+            Some((&"**", rest)) => {
+                matches(rest, path) || (!path.is_empty() && matches(pattern, &path[1..]))
+            }
+            Some((seg, rest)) => {
+                !path.is_empty()
+                    && seg_matches(seg.as_bytes(), path[0].as_bytes())
+                    && matches(rest, &path[1..])
+            }
+        }
+    }
+
+    fn seg_matches(p: &[u8], s: &[u8]) -> bool {
+        match p.split_first() {
+            None => s.is_empty(),
+            Some((b'*', rest)) => (0..=s.len()).any(|k| seg_matches(rest, &s[k..])),
+            Some((b'?', rest)) => !s.is_empty() && seg_matches(rest, &s[1..]),
+            Some((c, rest)) => s.first() == Some(c) && seg_matches(rest, &s[1..]),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Sound: a path that matches both patterns means they intersect.
+        #[test]
+        fn a_shared_path_is_always_found(
+            a in proptest::collection::vec(proptest::sample::select(SEGS.to_vec()), 1..4),
+            b in proptest::collection::vec(proptest::sample::select(SEGS.to_vec()), 1..4),
+            path in proptest::collection::vec(proptest::sample::select(NAMES.to_vec()), 1..5),
+        ) {
+            if matches(&a, &path) && matches(&b, &path) {
+                proptest::prop_assert!(
+                    Glob::parse(&a.join("/")).intersects(&Glob::parse(&b.join("/"))),
+                    "{} and {} both match {}", a.join("/"), b.join("/"), path.join("/")
+                );
+            }
+        }
+
+        /// Exact for literal paths: a glob meets a path exactly when it matches it.
+        #[test]
+        fn a_path_meets_a_glob_when_it_matches(
+            a in proptest::collection::vec(proptest::sample::select(SEGS.to_vec()), 1..4),
+            path in proptest::collection::vec(proptest::sample::select(NAMES.to_vec()), 1..5),
+        ) {
+            let meets = Glob::parse(&a.join("/")).intersects(&Glob::parse(&path.join("/")));
+            proptest::prop_assert_eq!(meets, matches(&a, &path));
+        }
+    }
+
+    const SEGS: [&str; 10] = ["**", "*", "a", "b", "a*", "*b", "?", "a?", "ab", "*a*"];
+    const NAMES: [&str; 6] = ["a", "b", "ab", "ba", "aa", "abb"];
 }

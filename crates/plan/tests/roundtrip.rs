@@ -76,8 +76,7 @@ fn route() -> impl Strategy<Value = (Option<String>, Option<String>)> {
         (None, Some("claude")),
         (Some("frontier"), None),
     ];
-    prop::sample::select(pairs)
-        .prop_map(|(t, h)| (t.map(String::from), h.map(String::from)))
+    prop::sample::select(pairs).prop_map(|(t, h)| (t.map(String::from), h.map(String::from)))
 }
 
 /// What agb can express of a ticket; `deps` are picked among earlier tickets.
@@ -90,31 +89,33 @@ fn agb_ticket(i: usize) -> impl Strategy<Value = Ticket> {
         prop::collection::vec(0..i.max(1), 0..3),
         route(),
     )
-        .prop_map(move |(title, body, scope, rails, deps, (tier, pool_hint))| {
-            let mut deps: Vec<String> = deps
-                .into_iter()
-                .filter(|&d| d < i)
-                .map(|d| format!("T{d}"))
-                .collect();
-            deps.sort();
-            deps.dedup();
-            Ticket {
-                id: format!("T{i}"),
-                title,
-                body,
-                scope: scope.into_iter().map(ScopeEntry::any).collect(),
-                rails,
-                depends_on: deps,
-                tier,
-                pool_hint,
-                model: None,
-                gates: vec![],
-                checks: vec![],
-                counterfactuals: vec![],
-                estimate_minutes: None,
-                metadata: Map::new(),
-            }
-        })
+        .prop_map(
+            move |(title, body, scope, rails, deps, (tier, pool_hint))| {
+                let mut deps: Vec<String> = deps
+                    .into_iter()
+                    .filter(|&d| d < i)
+                    .map(|d| format!("T{d}"))
+                    .collect();
+                deps.sort();
+                deps.dedup();
+                Ticket {
+                    id: format!("T{i}"),
+                    title,
+                    body,
+                    scope: scope.into_iter().map(ScopeEntry::any).collect(),
+                    rails,
+                    depends_on: deps,
+                    tier,
+                    pool_hint,
+                    model: None,
+                    gates: vec![],
+                    checks: vec![],
+                    counterfactuals: vec![],
+                    estimate_minutes: None,
+                    metadata: Map::new(),
+                }
+            },
+        )
 }
 
 fn agb_plan() -> impl Strategy<Value = Plan> {
@@ -176,59 +177,62 @@ fn counterfactual() -> impl Strategy<Value = Counterfactual> {
         word(),
         prop::option::of(word()),
     )
-        .prop_map(|(control_path, find, replace, patch, run, package)| Counterfactual {
-            control_path,
-            mutation: if patch {
-                Mutation::Patch { patch: find }
-            } else {
-                Mutation::FindReplace { find, replace }
+        .prop_map(
+            |(control_path, find, replace, patch, run, package)| Counterfactual {
+                control_path,
+                mutation: if patch {
+                    Mutation::Patch { patch: find }
+                } else {
+                    Mutation::FindReplace { find, replace }
+                },
+                tests: CounterfactualTests { run, package },
             },
-            tests: CounterfactualTests { run, package },
-        })
+        )
 }
 
 /// Everything the IR can hold.
 fn native_plan() -> impl Strategy<Value = Plan> {
-    agb_plan().prop_flat_map(|plan| {
-        let n = plan.tickets.len();
-        let extras = prop::collection::vec(
-            (
-                prop::collection::vec((pathspec(), scope_op()), 1..3),
-                prop::option::of(word()),
-                prop::collection::vec((word(), argv()), 0..2),
-                prop::collection::vec(any_text(), 0..2),
-                prop::collection::vec(counterfactual(), 0..2),
-                prop::option::of(0u32..500),
-                metadata(),
-            ),
-            n,
-        );
-        (Just(plan), extras, metadata(), prop::option::of(word()))
-    })
-    .prop_map(|(mut plan, extras, meta, no_repo)| {
-        for (t, (scope, model, gates, checks, cfs, minutes, meta)) in
-            plan.tickets.iter_mut().zip(extras)
-        {
-            t.scope = scope
-                .into_iter()
-                .map(|(pattern, op)| ScopeEntry { pattern, op })
-                .collect();
-            t.model = model;
-            t.gates = gates
-                .into_iter()
-                .map(|(name, argv)| Gate { name, argv })
-                .collect();
-            t.checks = checks;
-            t.counterfactuals = cfs;
-            t.estimate_minutes = minutes;
-            t.metadata = meta;
-        }
-        plan.metadata = meta;
-        if no_repo.is_some() {
-            plan.repo = None;
-        }
-        plan
-    })
+    agb_plan()
+        .prop_flat_map(|plan| {
+            let n = plan.tickets.len();
+            let extras = prop::collection::vec(
+                (
+                    prop::collection::vec((pathspec(), scope_op()), 1..3),
+                    prop::option::of(word()),
+                    prop::collection::vec((word(), argv()), 0..2),
+                    prop::collection::vec(any_text(), 0..2),
+                    prop::collection::vec(counterfactual(), 0..2),
+                    prop::option::of(0u32..500),
+                    metadata(),
+                ),
+                n,
+            );
+            (Just(plan), extras, metadata(), prop::option::of(word()))
+        })
+        .prop_map(|(mut plan, extras, meta, no_repo)| {
+            for (t, (scope, model, gates, checks, cfs, minutes, meta)) in
+                plan.tickets.iter_mut().zip(extras)
+            {
+                t.scope = scope
+                    .into_iter()
+                    .map(|(pattern, op)| ScopeEntry { pattern, op })
+                    .collect();
+                t.model = model;
+                t.gates = gates
+                    .into_iter()
+                    .map(|(name, argv)| Gate { name, argv })
+                    .collect();
+                t.checks = checks;
+                t.counterfactuals = cfs;
+                t.estimate_minutes = minutes;
+                t.metadata = meta;
+            }
+            plan.metadata = meta;
+            if no_repo.is_some() {
+                plan.repo = None;
+            }
+            plan
+        })
 }
 
 /// What agb cannot say: the source format, the order of gates (agb reads

@@ -741,7 +741,10 @@ fn emit_gates(plan: &Plan, sink: &mut dyn Sink) -> Map<String, Value> {
             sink.push(Diagnostic::warning(
                 "convert.agb.gate",
                 format!("/gates/{i}"),
-                format!("agb has one {} gate; dropped the second '{}' gate", g.name, g.name),
+                format!(
+                    "agb has one {} gate; dropped the second '{}' gate",
+                    g.name, g.name
+                ),
             ));
             continue;
         }
@@ -749,19 +752,28 @@ fn emit_gates(plan: &Plan, sink: &mut dyn Sink) -> Map<String, Value> {
     }
     for (i, g) in plan.gates.iter().enumerate().filter(|(_, g)| !named(g)) {
         let at = format!("/gates/{i}");
-        match ["test", "build"].into_iter().find(|n| !gate.contains_key(*n)) {
+        match ["test", "build"]
+            .into_iter()
+            .find(|n| !gate.contains_key(*n))
+        {
             Some(free) => {
                 sink.push(Diagnostic::warning(
                     "convert.agb.gate",
                     at,
-                    format!("agb gates are named build and test; gate '{}' became the {free} gate", g.name),
+                    format!(
+                        "agb gates are named build and test; gate '{}' became the {free} gate",
+                        g.name
+                    ),
                 ));
                 gate.insert(free.into(), command(g).into());
             }
             None => sink.push(Diagnostic::warning(
                 "convert.agb.gate",
                 at,
-                format!("agb has one build and one test gate; dropped gate '{}'", g.name),
+                format!(
+                    "agb has one build and one test gate; dropped gate '{}'",
+                    g.name
+                ),
             )),
         }
     }
