@@ -264,7 +264,7 @@ fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
             "invalid JSON: the file is empty".into(),
         ));
     };
-    let root = json_node(&value, &text).map_err(|span| {
+    let root = json_node(&value).map_err(|span| {
         syntax_error(
             span.start,
             span.end,
@@ -279,7 +279,7 @@ fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
     })
 }
 
-fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, Span> {
+fn json_node(value: &jsonc_parser::ast::Value<'_>) -> Result<Node, Span> {
     use jsonc_parser::ast::{ObjectPropName, Value as V};
     use jsonc_parser::common::Ranged;
     let r = value.range();
@@ -294,12 +294,7 @@ fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, S
             NodeKind::Number(n.value.to_string())
         }
         V::StringLit(s) => NodeKind::String(s.value.to_string()),
-        V::Array(a) => NodeKind::Array(
-            a.elements
-                .iter()
-                .map(|e| json_node(e, text))
-                .collect::<Result<_, _>>()?,
-        ),
+        V::Array(a) => NodeKind::Array(a.elements.iter().map(json_node).collect::<Result<_, _>>()?),
         V::Object(o) => NodeKind::Object(
             o.properties
                 .iter()
@@ -311,7 +306,7 @@ fn json_node(value: &jsonc_parser::ast::Value<'_>, text: &str) -> Result<Node, S
                     Ok(Member {
                         key,
                         key_span: Span::new(kr.start, kr.end),
-                        value: json_node(&p.value, text)?,
+                        value: json_node(&p.value)?,
                     })
                 })
                 .collect::<Result<_, Span>>()?,

@@ -640,7 +640,7 @@ fn check_route(
 ) {
     let bad = |k: &str| {
         obj.get(k)
-            .is_some_and(|v| !v.as_str().is_some_and(|s| !s.is_empty()))
+            .is_some_and(|v| v.as_str().is_none_or(|s| s.is_empty()))
     };
     if bad("tier") || bad("pool_hint") {
         return; // already reported
