@@ -149,7 +149,7 @@ fn mermaid_output_escapes_and_highlights() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("flowchart LR\n"), "{text}");
     assert!(
-        text.contains(r#"n0["T1<br/>math #quot;utils#quot; \ #lt;b#gt;"]"#),
+        text.contains(r#"n0["T1<br/>math #quot;utils#quot; #92; #lt;b#gt;"]"#),
         "{text}"
     );
     assert!(text.contains("subgraph wave_2 [\"wave 2\"]"), "{text}");

@@ -2,7 +2,8 @@
 //! and may change the same path.
 //!
 //! Two tickets overlap when neither depends on the other, directly or
-//! transitively, and some path matches a scope pattern of each. The glob
+//! transitively, and some path matches a scope pattern of each (both paths
+//! of a rename count). The glob
 //! test is sound: when it says "no overlap", no path matches both patterns
 //! under the scope glob language below; it may say "overlap" for a pair
 //! that only a contrived path satisfies, never the other way round.
@@ -31,7 +32,7 @@
 //! tickets are ordered is answered from ancestor bitsets computed one block
 //! of 4,096 tickets at a time, so memory stays at 512 bytes per ticket.
 
-use crate::model::Plan;
+use crate::model::{Plan, ScopeOp};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -59,28 +60,42 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
         .iter()
         .enumerate()
         .flat_map(|(t, ticket)| {
-            ticket.scope.iter().enumerate().map(move |(k, s)| Indexed {
-                ticket: t,
-                entry: k,
-                glob: Glob::parse(&s.pattern),
+            ticket.scope.iter().enumerate().flat_map(move |(k, s)| {
+                // A rename changes both of its paths.
+                let from = match &s.op {
+                    ScopeOp::Rename { from } => Some(from.as_str()),
+                    _ => None,
+                };
+                std::iter::once(s.pattern.as_str())
+                    .chain(from)
+                    .enumerate()
+                    .map(move |(side, text)| Indexed {
+                        ticket: t,
+                        order: (k, side),
+                        text,
+                        glob: Glob::parse(text),
+                    })
             })
         })
         .collect();
-    // Ticket pair -> the first (by scope order) pair of entries that intersect.
+    // Ticket pair -> the first (in scope order) pair of patterns that intersect.
     let mut found: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
     for (p, q) in candidate_pairs(&patterns) {
         let (x, y) = (&patterns[p], &patterns[q]);
         if x.ticket == y.ticket {
             continue;
         }
-        let (x, y) = if x.ticket < y.ticket { (x, y) } else { (y, x) };
+        let (p, q) = if x.ticket < y.ticket { (p, q) } else { (q, p) };
+        let (x, y) = (&patterns[p], &patterns[q]);
         let key = (x.ticket, y.ticket);
-        let entries = (x.entry, y.entry);
-        if found.get(&key).is_some_and(|&old| old <= entries) {
+        let earlier = |old: &(usize, usize)| {
+            (patterns[old.0].order, patterns[old.1].order) <= (x.order, y.order)
+        };
+        if found.get(&key).is_some_and(earlier) {
             continue;
         }
         if x.glob.intersects(&y.glob) {
-            found.insert(key, entries);
+            found.insert(key, (p, q));
         }
     }
     let mut pairs: Vec<(usize, usize)> = found.keys().copied().collect();
@@ -92,14 +107,11 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
         .zip(concurrent)
         .filter(|(_, c)| *c)
         .map(|((a, b), _)| {
-            let (ea, eb) = found[&(a, b)];
+            let (p, q) = found[&(a, b)];
             Overlap {
                 a: plan.tickets[a].id.clone(),
                 b: plan.tickets[b].id.clone(),
-                patterns: [
-                    plan.tickets[a].scope[ea].pattern.clone(),
-                    plan.tickets[b].scope[eb].pattern.clone(),
-                ],
+                patterns: [patterns[p].text.to_string(), patterns[q].text.to_string()],
                 a_index: a,
                 b_index: b,
             }
@@ -107,9 +119,11 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
         .collect()
 }
 
-struct Indexed {
+struct Indexed<'a> {
     ticket: usize,
-    entry: usize,
+    /// Scope entry, then 0 for its pattern or 1 for the `from` of a rename.
+    order: (usize, usize),
+    text: &'a str,
     glob: Glob,
 }
 
@@ -551,6 +565,21 @@ mod tests {
                 ("B", "D", ["src/x.rs", "src/x.rs"]),
             ]
         );
+    }
+
+    #[test]
+    fn both_sides_of_a_rename_count() {
+        let mut p = plan(vec![
+            ticket("A", &[], &["src/new.rs"]),
+            ticket("B", &[], &["src/old.rs"]),
+        ]);
+        assert!(forecast(&p).is_empty());
+        p.tickets[0].scope[0].op = ScopeOp::Rename {
+            from: "src/old.rs".into(),
+        };
+        let found = forecast(&p);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].patterns, ["src/old.rs", "src/old.rs"]);
     }
 
     #[test]

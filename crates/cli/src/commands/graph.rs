@@ -137,8 +137,8 @@ fn dot(plan: &Plan, a: &Analysis) -> String {
     out
 }
 
-/// Mermaid label text inside `"..."`: quotes, angle brackets, `#` and
-/// backticks as entity codes, line breaks as `<br/>`.
+/// Mermaid label text inside `"..."`: quotes, angle brackets, `#`, `&`,
+/// backslashes and backticks as entity codes, line breaks as `<br/>`.
 fn mermaid_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -149,6 +149,7 @@ fn mermaid_text(s: &str) -> String {
             '>' => out.push_str("#gt;"),
             '`' => out.push_str("#96;"),
             '&' => out.push_str("#amp;"),
+            '\\' => out.push_str("#92;"),
             '\n' => out.push_str("<br/>"),
             c if c.is_control() => {}
             c => out.push(c),
@@ -210,8 +211,8 @@ mod tests {
     #[test]
     fn mermaid_text_is_escaped() {
         assert_eq!(
-            mermaid_text("a \"b\" <c> #1 `d` & e"),
-            "a #quot;b#quot; #lt;c#gt; #35;1 #96;d#96; #amp; e"
+            mermaid_text("a \"b\" <c> #1 `d` & e \\"),
+            "a #quot;b#quot; #lt;c#gt; #35;1 #96;d#96; #amp; e #92;"
         );
     }
 }

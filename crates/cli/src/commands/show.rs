@@ -47,7 +47,10 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
         .max()
         .unwrap_or(0);
     for t in &plan.tickets {
-        let mut line = format!("  {:width$}  {}", t.id, t.title);
+        let mut line = format!("  {:width$}", t.id);
+        if !t.title.is_empty() {
+            let _ = write!(line, "  {}", one_line(&t.title));
+        }
         if !t.depends_on.is_empty() {
             let _ = write!(line, " (after {})", t.depends_on.join(", "));
         }
@@ -79,4 +82,11 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
         );
     }
     out
+}
+
+/// A title on one line: line breaks and other control characters as spaces.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
