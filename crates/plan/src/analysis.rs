@@ -457,4 +457,78 @@ mod tests {
         let got = order.unordered(&[(0, n - 1), (n - 1, 4200), (n, 4500), (10, n), (4097, 4096)]);
         assert_eq!(got, [false, false, true, true, false]);
     }
+
+    fn random_plan(deps: &[Vec<usize>], minutes: &[u32]) -> Plan {
+        plan(
+            deps.iter()
+                .enumerate()
+                .map(|(i, ds)| {
+                    let ds: Vec<String> = ds
+                        .iter()
+                        .filter(|&&d| d < i)
+                        .map(|d| format!("t{d}"))
+                        .collect();
+                    let mut x = t(&format!("t{i}"), &[], Some(minutes[i]));
+                    x.depends_on = ds;
+                    x
+                })
+                .collect(),
+        )
+    }
+
+    fn reaches(p: &Plan, from: usize, to: usize) -> bool {
+        let mut stack = vec![to];
+        let mut seen = vec![false; p.tickets.len()];
+        while let Some(i) = stack.pop() {
+            if i == from {
+                return true;
+            }
+            for d in &p.tickets[i].depends_on {
+                let j: usize = d[1..].parse().unwrap();
+                if !seen[j] {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        false
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn analysis_agrees_with_brute_force(
+            deps in proptest::collection::vec(proptest::collection::vec(0usize..12, 0..3), 1..12),
+            minutes in proptest::collection::vec(0u32..5, 12),
+        ) {
+            let p = random_plan(&deps, &minutes);
+            let n = p.tickets.len();
+            let order = Order::new(&p);
+            let pairs: Vec<(usize, usize)> = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).filter(|(a, b)| a != b).collect();
+            let got = order.unordered(&pairs);
+            for (&(a, b), &free) in pairs.iter().zip(&got) {
+                proptest::prop_assert_eq!(free, !reaches(&p, a, b) && !reaches(&p, b, a), "{} {}", a, b);
+            }
+            // Every ticket is one wave after its latest dependency.
+            let wave_of: HashMap<String, usize> = waves(&p).iter().enumerate()
+                .flat_map(|(w, ids)| ids.iter().map(move |id| (id.clone(), w))).collect();
+            proptest::prop_assert_eq!(wave_of.len(), n);
+            for tk in &p.tickets {
+                let want = tk.depends_on.iter().map(|d| wave_of[d] + 1).max().unwrap_or(0);
+                proptest::prop_assert_eq!(wave_of[&tk.id], want);
+            }
+            // The critical path is a chain from a source to a sink whose
+            // minutes are the longest remaining path of any ticket.
+            let (path, total) = critical_path(&p);
+            let rem = longest_remaining(&p);
+            proptest::prop_assert_eq!(total, rem.values().copied().max().unwrap());
+            let sum: u64 = path.iter().map(|id| estimate(p.ticket(id).unwrap())).sum();
+            proptest::prop_assert_eq!(sum, total);
+            proptest::prop_assert!(p.ticket(&path[0]).unwrap().depends_on.is_empty());
+            for w in path.windows(2) {
+                proptest::prop_assert!(p.ticket(&w[1]).unwrap().depends_on.contains(&w[0]));
+            }
+            let last = path.last().unwrap();
+            proptest::prop_assert!(p.tickets.iter().all(|tk| !tk.depends_on.contains(last)));
+        }
+    }
 }

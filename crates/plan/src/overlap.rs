@@ -80,10 +80,10 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
         .collect();
     // Ticket pair -> the first (in scope order) pair of patterns that intersect.
     let mut found: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
-    for (p, q) in candidate_pairs(&patterns) {
+    candidate_pairs(&patterns, |p, q| {
         let (x, y) = (&patterns[p], &patterns[q]);
         if x.ticket == y.ticket {
-            continue;
+            return;
         }
         let (p, q) = if x.ticket < y.ticket { (p, q) } else { (q, p) };
         let (x, y) = (&patterns[p], &patterns[q]);
@@ -92,12 +92,12 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
             (patterns[old.0].order, patterns[old.1].order) <= (x.order, y.order)
         };
         if found.get(&key).is_some_and(earlier) {
-            continue;
+            return;
         }
         if x.glob.intersects(&y.glob) {
             found.insert(key, (p, q));
         }
-    }
+    });
     let mut pairs: Vec<(usize, usize)> = found.keys().copied().collect();
     pairs.sort_unstable();
     let order = crate::analysis::Order::new(plan);
@@ -127,10 +127,11 @@ struct Indexed<'a> {
     glob: Glob,
 }
 
-/// Pairs of pattern indices whose literal prefixes are prefix-related, each
-/// once: patterns at one trie node with each other, and each pattern with
-/// those at the strict ancestors of its node.
-fn candidate_pairs(patterns: &[Indexed]) -> Vec<(usize, usize)> {
+/// Calls `f` with every pair of pattern indices whose literal prefixes are
+/// prefix-related, each once: patterns at one trie node with each other, and
+/// each pattern with those at the strict ancestors of its node. Pairs are
+/// not collected: with a file every ticket names there are many.
+fn candidate_pairs(patterns: &[Indexed], mut f: impl FnMut(usize, usize)) {
     struct Node {
         parent: Option<usize>,
         entries: Vec<usize>,
@@ -155,22 +156,22 @@ fn candidate_pairs(patterns: &[Indexed]) -> Vec<(usize, usize)> {
         nodes[node].entries.push(p);
         at.push(node);
     }
-    let mut out = Vec::new();
     for node in &nodes {
         for (i, &p) in node.entries.iter().enumerate() {
             for &q in &node.entries[i + 1..] {
-                out.push((p, q));
+                f(p, q);
             }
         }
     }
     for (p, &node) in at.iter().enumerate() {
         let mut up = nodes[node].parent;
         while let Some(a) = up {
-            out.extend(nodes[a].entries.iter().map(|&q| (q, p)));
+            for &q in &nodes[a].entries {
+                f(q, p);
+            }
             up = nodes[a].parent;
         }
     }
-    out
 }
 
 /// One character position of a segment pattern.
