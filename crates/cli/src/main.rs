@@ -56,6 +56,8 @@ enum Command {
     Convert(commands::convert::Args),
     Schema(commands::schema::Args),
     Sweep(commands::sweep::Args),
+    Show(commands::show::Args),
+    Graph(commands::graph::Args),
 }
 
 fn main() {
@@ -76,6 +78,8 @@ fn main() {
         Command::Convert(args) => commands::convert::run(args, &cli.global),
         Command::Schema(args) => commands::schema::run(args, &cli.global),
         Command::Sweep(args) => commands::sweep::run(args, &cli.global),
+        Command::Show(args) => commands::show::run(args, &cli.global),
+        Command::Graph(args) => commands::graph::run(args, &cli.global),
     };
     let code = match result {
         Ok(code) => code,

@@ -1,7 +1,9 @@
 //! One module per command, each with its clap `Args` and one `run` function.
 
 pub mod convert;
+pub mod graph;
 pub mod schema;
+pub mod show;
 pub mod sweep;
 pub mod validate;
 
