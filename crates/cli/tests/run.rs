@@ -428,6 +428,41 @@ fn preflight_reports_every_problem_with_a_fix() {
 }
 
 #[test]
+fn preflight_warns_of_scope_overlap_between_parallel_tickets() {
+    let env = sh_env();
+    let plan = SH_PLAN.replace(
+        "\"b.txt\", \"op\": \"create\"",
+        "\"a.txt\", \"op\": \"create\"",
+    );
+    write(env.root(), "plan.json", &plan);
+    let agent = format!("scripted:{}", env.root().join("agent").display());
+    let out = planwright(
+        env.root(),
+        &[
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            &agent,
+        ],
+    );
+    let s = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a warning does not fail preflight: {s}"
+    );
+    assert!(
+        s.contains(
+            "warning overlap: tickets A and B may run at the same time and both may change `a.txt`"
+        ),
+        "{s}"
+    );
+    assert!(!s.contains("tickets A and C"), "C depends on A: {s}");
+}
+
+#[test]
 fn gates_from_the_command_line_and_config() {
     let env = sh_env();
     let plan = SH_PLAN.replace(

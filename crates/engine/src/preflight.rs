@@ -107,7 +107,7 @@ pub fn preflight(
             ));
         }
         check_scope_ops(plan, &files, &merged, &mut out);
-        check_overlap(plan, &files, &mut out);
+        check_overlap(plan, &merged, &mut out);
     }
     out
 }
@@ -321,39 +321,24 @@ fn check_scope_ops(
     }
 }
 
-fn overlaps(a: &str, b: &str, base: &HashSet<String>) -> bool {
-    let (pa, pb) = (Pattern::new(a), Pattern::new(b));
-    a == b || pa.matches(b) || pb.matches(a) || base.iter().any(|f| pa.matches(f) && pb.matches(f))
-}
-
-fn check_overlap(plan: &Plan, base: &HashSet<String>, out: &mut Vec<Check>) {
-    let anc = ancestors(plan);
+fn check_overlap(plan: &Plan, merged: &HashSet<String>, out: &mut Vec<Check>) {
     let before = out.len();
-    for (i, a) in plan.tickets.iter().enumerate() {
-        for b in &plan.tickets[i + 1..] {
-            if anc[a.id.as_str()].contains(b.id.as_str())
-                || anc[b.id.as_str()].contains(a.id.as_str())
-            {
-                continue;
-            }
-            let shared: Vec<&str> = a
-                .scope
-                .iter()
-                .flat_map(|x| {
-                    b.scope
-                        .iter()
-                        .filter(|y| overlaps(&x.pattern, &y.pattern, base))
-                        .map(move |_| x.pattern.as_str())
-                })
-                .collect();
-            if let Some(p) = shared.first() {
-                out.push(Check::warning(
-                    "overlap",
-                    format!("tickets {} and {} may run at the same time and both may change `{p}`", a.id, b.id),
-                    format!("make one depend on the other, or split `{p}`; otherwise the later one may hit a merge conflict"),
-                ));
-            }
-        }
+    let open = |id: &String| !merged.contains(id);
+    for o in planwright_plan::overlap::forecast(plan)
+        .into_iter()
+        .filter(|o| open(&o.a) && open(&o.b))
+    {
+        let [pa, pb] = &o.patterns;
+        let what = if pa == pb {
+            format!("`{pa}`")
+        } else {
+            format!("`{pa}` / `{pb}`")
+        };
+        out.push(Check::warning(
+            "overlap",
+            format!("tickets {} and {} may run at the same time and both may change {what}", o.a, o.b),
+            "make one depend on the other, or split the scopes; otherwise the later one may hit a merge conflict",
+        ));
     }
     if out.len() == before {
         out.push(Check::ok(

@@ -50,7 +50,7 @@ impl Scheduler {
                 .map(|t| (t.id.clone(), t.depends_on.clone()))
                 .collect(),
             children,
-            priority: longest_remaining(plan),
+            priority: planwright_plan::analysis::longest_remaining(plan),
             pool_of,
             caps,
             state: plan
@@ -146,46 +146,6 @@ impl Scheduler {
     pub fn finished(&self) -> bool {
         !self.state.values().any(|s| *s == Slot::Active) && self.next(usize::MAX).is_empty()
     }
-}
-
-/// Each ticket's longest path to the end of the plan, counting its own
-/// estimate (1 when it has none).
-fn longest_remaining(plan: &Plan) -> HashMap<String, u64> {
-    fn walk(
-        id: &str,
-        plan: &Plan,
-        kids: &HashMap<&str, Vec<&str>>,
-        memo: &mut HashMap<String, u64>,
-    ) -> u64 {
-        if let Some(v) = memo.get(id) {
-            return *v;
-        }
-        memo.insert(id.to_string(), 0); // a cycle cannot loop forever
-        let own = plan
-            .ticket(id)
-            .and_then(|t| t.estimate_minutes)
-            .map_or(1, u64::from);
-        let best = kids
-            .get(id)
-            .into_iter()
-            .flatten()
-            .map(|k| walk(k, plan, kids, memo))
-            .max()
-            .unwrap_or(0);
-        memo.insert(id.to_string(), own + best);
-        own + best
-    }
-    let mut kids: HashMap<&str, Vec<&str>> = HashMap::new();
-    for t in &plan.tickets {
-        for d in &t.depends_on {
-            kids.entry(d.as_str()).or_default().push(t.id.as_str());
-        }
-    }
-    let mut memo = HashMap::new();
-    for t in &plan.tickets {
-        walk(&t.id, plan, &kids, &mut memo);
-    }
-    memo
 }
 
 #[cfg(test)]

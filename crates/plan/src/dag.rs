@@ -50,6 +50,7 @@ pub fn cycles(plan: &Plan) -> Vec<Vec<String>> {
 /// graph is acyclic. `format` prefixes the codes (`native.dag.cycle`).
 pub fn check_references(plan: &Plan, format: &str, sink: &mut dyn Sink) {
     let mut seen = HashSet::new();
+    let ids: HashSet<&str> = plan.tickets.iter().map(|t| t.id.as_str()).collect();
     for (i, t) in plan.tickets.iter().enumerate() {
         if !seen.insert(t.id.as_str()) {
             sink.push(Diagnostic::error(
@@ -59,7 +60,7 @@ pub fn check_references(plan: &Plan, format: &str, sink: &mut dyn Sink) {
             ));
         }
         for (j, dep) in t.depends_on.iter().enumerate() {
-            if plan.ticket(dep).is_none() {
+            if !ids.contains(dep.as_str()) {
                 sink.push(Diagnostic::error(
                     format!("{format}.ticket.unknown-dependency"),
                     format!("/tickets/{i}/depends_on/{j}"),

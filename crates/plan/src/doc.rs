@@ -186,8 +186,9 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
 fn collect_duplicates(node: &Node, at: &Pointer, out: &mut Vec<(Pointer, Span)>) {
     match &node.kind {
         NodeKind::Object(members) => {
-            for (i, m) in members.iter().enumerate() {
-                if members[..i].iter().any(|earlier| earlier.key == m.key) {
+            let mut seen = std::collections::HashSet::with_capacity(members.len());
+            for m in members {
+                if !seen.insert(m.key.as_str()) {
                     out.push((at.key(&m.key), m.key_span));
                 }
                 collect_duplicates(&m.value, &at.key(&m.key), out);
@@ -293,12 +294,7 @@ fn json_node(value: &jsonc_parser::ast::Value<'_>) -> Result<Node, Span> {
             NodeKind::Number(n.value.to_string())
         }
         V::StringLit(s) => NodeKind::String(s.value.to_string()),
-        V::Array(a) => NodeKind::Array(
-            a.elements
-                .iter()
-                .map(|e| json_node(e))
-                .collect::<Result<_, _>>()?,
-        ),
+        V::Array(a) => NodeKind::Array(a.elements.iter().map(json_node).collect::<Result<_, _>>()?),
         V::Object(o) => NodeKind::Object(
             o.properties
                 .iter()

@@ -6,6 +6,7 @@
 //! back diagnostics and plans.
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod command;
 pub mod config;
 pub mod dag;
@@ -14,6 +15,7 @@ pub mod doc;
 pub mod formats;
 pub mod gate_integrity;
 pub mod model;
+pub mod overlap;
 pub mod pathspec;
 pub mod pointer;
 pub mod refname;

@@ -3,7 +3,7 @@
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global, Output};
-use planwright_plan::formats::{agb, codeboost, native, standard_v1};
+use planwright_plan::formats;
 use planwright_plan::{Diagnostic, Format};
 use std::path::PathBuf;
 
@@ -25,12 +25,7 @@ pub struct Args {
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
     let mut warnings: Vec<Diagnostic> = Vec::new();
-    let doc = match args.to {
-        Format::Native => native::emit(&plan),
-        Format::Agb => agb::emit(&plan, &mut warnings),
-        Format::Codeboost => codeboost::emit(&plan, &mut warnings),
-        Format::StandardV1 => standard_v1::emit(&plan, &mut warnings),
-    };
+    let doc = formats::emit(&plan, args.to, &mut warnings);
     let text = serde_json::to_string_pretty(&doc).expect("documents serialize") + "\n";
     match &args.output_file {
         Some(path) => std::fs::write(path, &text)
@@ -43,6 +38,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                 "{}",
                 serde_json::to_string(w).expect("diagnostics serialize")
             ),
+            Output::Human if w.pointer.is_empty() => {
+                eprintln!("warning[{}]: {}", w.code, w.message)
+            }
             Output::Human => eprintln!("warning[{}]: {} (at {})", w.code, w.message, w.pointer),
         }
     }

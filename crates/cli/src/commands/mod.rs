@@ -2,10 +2,12 @@
 
 pub mod convert;
 pub mod demo;
+pub mod graph;
 pub mod preflight;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod show;
 pub mod status;
 pub mod sweep;
 pub mod validate;

@@ -679,35 +679,29 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
         ));
     }
     root.insert("base".into(), plan.base.clone().into());
-    let mut gate = Map::new();
-    for (i, g) in plan.gates.iter().enumerate() {
-        let name = if g.name == "build" || g.name == "test" {
-            g.name.as_str()
-        } else {
-            "test"
-        };
-        if gate.contains_key(name) {
-            sink.push(Diagnostic::warning(
-                "convert.agb.gate",
-                format!("/gates/{i}"),
-                format!(
-                    "agb has one build and one test gate; dropped gate '{}'",
-                    g.name
-                ),
-            ));
-            continue;
-        }
-        gate.insert(
-            name.into(),
-            shlex::try_join(g.argv.iter().map(String::as_str))
-                .unwrap_or_else(|_| g.argv.join(" "))
-                .into(),
-        );
+    if !plan.metadata.is_empty() {
+        sink.push(Diagnostic::warning(
+            "convert.agb.metadata",
+            "/metadata",
+            "agb plans have no place for the source format's extra fields; dropped `metadata`",
+        ));
     }
+    let gate = emit_gates(plan, sink);
     root.insert("gate".into(), Value::Object(gate));
+    // agb writes an edge on the ticket that merges first: invert `depends_on`.
+    let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
+    for t in &plan.tickets {
+        for dep in &t.depends_on {
+            let list = dependents.entry(dep.as_str()).or_default();
+            if !list.contains(&t.id.as_str()) {
+                list.push(t.id.as_str());
+            }
+        }
+    }
     let mut tickets = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
-        tickets.push(emit_ticket(plan, i, t, sink));
+        let edges = dependents.get(t.id.as_str()).map_or(&[][..], Vec::as_slice);
+        tickets.push(emit_ticket(i, t, edges, sink));
     }
     root.insert("tickets".into(), tickets.into());
     if !plan.caps.is_empty() {
@@ -725,7 +719,59 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     Value::Object(root)
 }
 
-fn emit_ticket(plan: &Plan, i: usize, t: &Ticket, sink: &mut dyn Sink) -> Value {
+/// agb has one `build` and one `test` gate: gates with those names keep
+/// them; any other gate takes a free one (with a warning) or is dropped.
+fn emit_gates(plan: &Plan, sink: &mut dyn Sink) -> Map<String, Value> {
+    let command = |g: &Gate| {
+        shlex::try_join(g.argv.iter().map(String::as_str)).unwrap_or_else(|_| g.argv.join(" "))
+    };
+    let mut gate = Map::new();
+    let named = |g: &Gate| g.name == "build" || g.name == "test";
+    for (i, g) in plan.gates.iter().enumerate().filter(|(_, g)| named(g)) {
+        if gate.contains_key(&g.name) {
+            sink.push(Diagnostic::warning(
+                "convert.agb.gate",
+                format!("/gates/{i}"),
+                format!(
+                    "agb has one {} gate; dropped the second '{}' gate",
+                    g.name, g.name
+                ),
+            ));
+            continue;
+        }
+        gate.insert(g.name.clone(), command(g).into());
+    }
+    for (i, g) in plan.gates.iter().enumerate().filter(|(_, g)| !named(g)) {
+        let at = format!("/gates/{i}");
+        match ["test", "build"]
+            .into_iter()
+            .find(|n| !gate.contains_key(*n))
+        {
+            Some(free) => {
+                sink.push(Diagnostic::warning(
+                    "convert.agb.gate",
+                    at,
+                    format!(
+                        "agb gates are named build and test; gate '{}' became the {free} gate",
+                        g.name
+                    ),
+                ));
+                gate.insert(free.into(), command(g).into());
+            }
+            None => sink.push(Diagnostic::warning(
+                "convert.agb.gate",
+                at,
+                format!(
+                    "agb has one build and one test gate; dropped gate '{}'",
+                    g.name
+                ),
+            )),
+        }
+    }
+    gate
+}
+
+fn emit_ticket(i: usize, t: &Ticket, edges: &[&str], sink: &mut dyn Sink) -> Value {
     let at = Pointer::root().key("tickets").index(i);
     let mut obj = Map::new();
     obj.insert("id".into(), t.id.clone().into());
@@ -754,11 +800,9 @@ fn emit_ticket(plan: &Plan, i: usize, t: &Ticket, sink: &mut dyn Sink) -> Value 
     if !t.rails.is_empty() {
         obj.insert("rails".into(), t.rails.clone().into());
     }
-    let edges: Vec<Value> = plan
-        .tickets
+    let edges: Vec<Value> = edges
         .iter()
-        .filter(|other| other.depends_on.contains(&t.id))
-        .map(|other| serde_json::json!({"to": other.id}))
+        .map(|to| serde_json::json!({ "to": to }))
         .collect();
     if !edges.is_empty() {
         obj.insert("edges".into(), edges.into());
@@ -775,6 +819,7 @@ fn emit_ticket(plan: &Plan, i: usize, t: &Ticket, sink: &mut dyn Sink) -> Value 
         ("checks", !t.checks.is_empty()),
         ("counterfactuals", !t.counterfactuals.is_empty()),
         ("estimate_minutes", t.estimate_minutes.is_some()),
+        ("metadata", !t.metadata.is_empty()),
     ];
     for (field, present) in dropped {
         if present {

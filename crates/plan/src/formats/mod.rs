@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::diag::{Counting, Diagnostic, Sink};
 use crate::doc::Document;
 use crate::model::{Format, Plan};
+use crate::pointer::Pointer;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -83,6 +84,9 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
         Format::StandardV1 => standard_v1::validate(doc, &value, options, &mut counting),
     };
     let plan = if counting.errors == 0 { plan } else { None };
+    if let Some(plan) = &plan {
+        overlap_warnings(doc, format, plan, sink);
+    }
     Outcome {
         format: Some(format),
         plan,
@@ -96,6 +100,56 @@ pub fn schema(format: Format) -> Option<Value> {
         Format::StandardV1 => Some(standard_v1::schema()),
         Format::Codeboost => Some(codeboost::schema()),
         Format::Agb => None,
+    }
+}
+
+/// One `plan.scope.overlap` warning per pair of tickets that may run at the
+/// same time and may change the same path, at the later ticket.
+fn overlap_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn Sink) {
+    for o in crate::overlap::forecast(plan) {
+        sink.push(
+            Diagnostic::warning(
+                "plan.scope.overlap",
+                ticket_pointer(doc, format, o.b_index),
+                format!(
+                    "{} and {} may run at the same time and both may change `{}` / `{}`",
+                    o.a, o.b, o.patterns[0], o.patterns[1]
+                ),
+            )
+            .with_hint("add a dependency between them or narrow their scopes"),
+        );
+    }
+}
+
+/// The pointer of ticket `i`'s scope in `doc` (or of the ticket, or of the
+/// whole document, whichever exists first).
+fn ticket_pointer(doc: &Document, format: Format, i: usize) -> String {
+    let tickets = Pointer::root().key("tickets").index(i);
+    let sub_plans = Pointer::root()
+        .key("decomposition")
+        .key("sub_plans")
+        .index(i);
+    let items = Pointer::root().key("items").index(i);
+    let candidates = match format {
+        Format::Agb | Format::Native => [tickets.key("scope"), tickets],
+        Format::Codeboost => [items.key("files"), items],
+        Format::StandardV1 => [sub_plans.key("scope"), sub_plans],
+    };
+    candidates
+        .into_iter()
+        .find(|p| doc.node(p.as_str()).is_some())
+        .map(String::from)
+        .unwrap_or_default()
+}
+
+/// Writes `plan` in the format `to`; pushes a warning for each thing the
+/// target cannot express.
+pub fn emit(plan: &Plan, to: Format, sink: &mut dyn Sink) -> Value {
+    match to {
+        Format::Native => native::emit(plan),
+        Format::Agb => agb::emit(plan, sink),
+        Format::Codeboost => codeboost::emit(plan, sink),
+        Format::StandardV1 => standard_v1::emit(plan, sink),
     }
 }
 

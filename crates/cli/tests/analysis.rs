@@ -1,0 +1,201 @@
+//! `show`, `graph` and `convert` through the binary.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn planwright(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("AGB_STRICT_GATES")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+/// The agb template with T2 also claiming `lib/**`, and a title that needs
+/// escaping in DOT and Mermaid.
+fn write_plan(dir: &Path) -> PathBuf {
+    let plan = json!({
+        "repo": "/srv/repo",
+        "base": "main",
+        "gate": {"test": "npm test"},
+        "tickets": [
+            {"id": "T1", "title": "math \"utils\" \\ <b>", "body": "b", "scope": ["lib/math.mjs"],
+             "edges": [{"to": "T3"}], "tier": "cheap", "pool_hint": "gemini"},
+            {"id": "T2", "title": "slugify", "body": "b", "scope": ["lib/strings.mjs", "lib/**"]},
+            {"id": "T3", "title": "mean", "body": "b", "scope": ["lib/stats.mjs"], "rails": ["lib/math.mjs"]}
+        ]
+    });
+    let path = dir.join("plan.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn show_json_is_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["show", "plan.json", "--output", "json"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got,
+        json!({
+            "tickets": 3,
+            "waves": [["T1", "T2"], ["T3"]],
+            "critical_path": ["T1", "T3"],
+            "critical_path_minutes": 2,
+            "overlaps": [
+                {"a": "T1", "b": "T2", "patterns": ["lib/math.mjs", "lib/**"]},
+                {"a": "T2", "b": "T3", "patterns": ["lib/**", "lib/stats.mjs"]}
+            ]
+        })
+    );
+}
+
+#[test]
+fn show_for_people_lists_every_part() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["show", "plan.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for part in [
+        "plan.json: agb plan, 3 tickets",
+        "T3  mean (after T1)",
+        "1  T1, T2",
+        "Critical path (2 minutes)\n  T1 -> T3",
+        "Ready now\n  T1, T2",
+        "T1 and T2 may run at the same time and both may change `lib/math.mjs` / `lib/**`",
+    ] {
+        assert!(text.contains(part), "missing {part:?} in\n{text}");
+    }
+}
+
+#[test]
+fn validate_warns_about_overlaps_at_the_later_ticket() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["validate", "plan.json", "--output", "json"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let overlaps: Vec<&Value> = got[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "plan.scope.overlap")
+        .collect();
+    assert_eq!(overlaps.len(), 2);
+    assert_eq!(overlaps[0]["severity"], "warning");
+    assert_eq!(overlaps[0]["pointer"], "/tickets/1/scope");
+    assert_eq!(overlaps[1]["pointer"], "/tickets/2/scope");
+}
+
+#[test]
+fn dot_output_renders_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["graph", "plan.json", "--to", "dot"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let dot_text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        dot_text.contains(r#"label="T1\nmath \"utils\" \\ <b>""#),
+        "{dot_text}"
+    );
+    assert!(dot_text.contains("rank=same"), "{dot_text}");
+    assert!(
+        dot_text.contains("n0 -> n2 [color=red, penwidth=2];"),
+        "{dot_text}"
+    );
+    let child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => panic!(
+            "Graphviz `dot` is needed for this test and could not be started ({e}); \
+             install it (`apt-get install graphviz`; .ci/run does so)"
+        ),
+    };
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dot_text.as_bytes())
+        .unwrap();
+    let rendered = child.wait_with_output().unwrap();
+    assert_eq!(rendered.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&rendered.stderr), "");
+    assert!(String::from_utf8_lossy(&rendered.stdout).contains("<svg"));
+}
+
+#[test]
+fn mermaid_output_escapes_and_highlights() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["graph", "plan.json", "--as", "mermaid"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("flowchart LR\n"), "{text}");
+    assert!(
+        text.contains(r#"n0["T1<br/>math #quot;utils#quot; #92; #lt;b#gt;"]"#),
+        "{text}"
+    );
+    assert!(text.contains("subgraph wave_2 [\"wave 2\"]"), "{text}");
+    assert!(text.contains("class n0,n2 critical"), "{text}");
+    assert!(text.contains("linkStyle 0 stroke"), "{text}");
+}
+
+#[test]
+fn graph_rejects_an_unknown_picture_language() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["graph", "plan.json", "--to", "svg"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn convert_to_agb_and_back_through_native() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(
+        &[
+            "convert",
+            "plan.json",
+            "--to",
+            "native",
+            "-o",
+            "native.json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = planwright(&["convert", "native.json", "--to", "agb"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let back: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let original: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan.json")).unwrap())
+            .unwrap();
+    assert_eq!(back, original);
+}
