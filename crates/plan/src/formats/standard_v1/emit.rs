@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::model::{Counterfactual, Format, Mutation, Plan, ScopeOp, Ticket};
 use crate::pointer::Pointer;
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Marks every value planwright had to invent.
 pub const PLACEHOLDER: &str = "(placeholder written by planwright convert)";
@@ -179,18 +179,36 @@ fn verification(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) 
     let mut ids: HashSet<String> = HashSet::new();
     let mut criteria = Vec::new();
     let mut seen = HashSet::new();
-    for statement in plan.tickets.iter().flat_map(|t| &t.checks) {
-        if !seen.insert(statement.as_str()) {
-            continue;
+    for (i, t) in plan.tickets.iter().enumerate() {
+        for (k, statement) in t.checks.iter().enumerate() {
+            if statement.is_empty() {
+                let at = Pointer::root()
+                    .key("tickets")
+                    .index(i)
+                    .key("checks")
+                    .index(k);
+                let m = format!(
+                    "{}: an acceptance criterion needs a statement; dropped an empty check",
+                    t.id
+                );
+                warn(sink, "checks", at, m);
+            }
         }
+    }
+    let statements = plan.tickets.iter().flat_map(|t| &t.checks);
+    for statement in statements.filter(|s| !s.is_empty()) {
         let found = known.iter().enumerate().find(|(i, c)| {
             !used[*i] && c.get("statement").and_then(Value::as_str) == Some(statement)
         });
+        // Several tickets may share a check; the plan states it once. Two
+        // criteria of the source plan with one statement stay two.
+        let repeat = !seen.insert(statement.as_str());
         let c = match found {
             Some((i, c)) => {
                 used[i] = true;
                 c.clone()
             }
+            None if repeat => continue,
             None => {
                 let mut n = criteria.len() + 1;
                 while ids.contains(&format!("check-{n}")) {
@@ -363,8 +381,9 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     let mut titles = HashSet::new();
     let mut union: Vec<Value> = Vec::new();
     let mut list = Vec::new();
+    let mut owner: HashMap<String, usize> = HashMap::new();
     for (i, t) in plan.tickets.iter().enumerate() {
-        let files = files(t, i, sink);
+        let files = own_files(plan, i, files(t, i, sink), &mut owner, sink);
         for f in &files {
             if !union.contains(f) {
                 union.push(f.clone());
@@ -407,6 +426,38 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     };
     holder.insert(field.into(), list.into());
     out.insert(key.into(), Value::Object(holder));
+}
+
+/// The files of ticket `i` that no earlier slice has: standard_v1 gives
+/// each file to one slice.
+fn own_files(
+    plan: &Plan,
+    i: usize,
+    files: Vec<Value>,
+    owner: &mut HashMap<String, usize>,
+    sink: &mut dyn Sink,
+) -> Vec<Value> {
+    let t = &plan.tickets[i];
+    let at = Pointer::root().key("tickets").index(i).key("scope");
+    let mut kept = Vec::new();
+    for f in files {
+        let path = f["path"].as_str().unwrap_or_default().to_string();
+        match owner.get(&path) {
+            Some(&k) if k != i => {
+                let m = format!("{}: '{path}' is already in the slice of {}; standard_v1 gives each file one slice, so dropped it here", t.id, plan.tickets[k].id);
+                warn(sink, "scope-overlap", &at, m);
+            }
+            _ => {
+                owner.insert(path, i);
+                kept.push(f);
+            }
+        }
+    }
+    if kept.is_empty() {
+        let m = format!("{}: no file of its own is left and a sub-plan needs one, so the output is not a valid plan", t.id);
+        warn(sink, "scope-overlap", &at, m);
+    }
+    kept
 }
 
 /// Ticket `i` as a sub-plan, or as a phase when `phase`.
@@ -493,6 +544,28 @@ fn counterfactual(c: &Counterfactual, at: Pointer, sink: &mut dyn Sink) -> Value
     json!({"control_path": c.control_path, "mutation": mutation, "tests": {"run": c.tests.run, "package": package}, "expect": "red"})
 }
 
+/// Why standard_v1 rejects counterfactual `v`, if it does.
+fn unrunnable(v: &Value, at: &Pointer) -> Option<String> {
+    let empty = [
+        "control_path",
+        "mutation/find",
+        "mutation/patch",
+        "tests/run",
+    ]
+    .into_iter()
+    .find(|k| v.pointer(&format!("/{k}")) == Some(&Value::from("")));
+    if let Some(k) = empty {
+        return Some(format!("`{}` is empty", k.replace('/', ".")));
+    }
+    let mut found: Vec<Diagnostic> = Vec::new();
+    super::semantic::counterfactual(v, at, 0, &mut found);
+    found.into_iter().next().map(|d| {
+        d.message
+            .trim_start_matches("plan: semantic: ")
+            .replacen("counterfactuals[0].", "", 1)
+    })
+}
+
 fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     let mut list = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
@@ -502,11 +575,20 @@ fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sin
                 .index(i)
                 .key("counterfactuals")
                 .index(k);
+            let v = counterfactual(c, at.clone(), sink);
+            if let Some(why) = unrunnable(&v, &at) {
+                let m = format!(
+                    "{}: standard_v1 cannot say this counterfactual ({why}); dropped it",
+                    t.id
+                );
+                warn(sink, "counterfactuals", &at, m);
+                continue;
+            }
             if list.len() == MAX_COUNTERFACTUALS {
                 warn(sink, "counterfactuals", &at, format!("{}: standard_v1 allows at most {MAX_COUNTERFACTUALS} counterfactuals; dropped this one", t.id));
                 continue;
             }
-            list.push(counterfactual(c, at, sink));
+            list.push(v);
         }
     }
     // A split plan spreads its counterfactuals over the slices; the source
