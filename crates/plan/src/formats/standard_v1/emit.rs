@@ -665,3 +665,137 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CounterfactualTests, Review, ScopeEntry};
+
+    fn ticket(id: &str, files: &[&str]) -> Ticket {
+        Ticket {
+            id: id.into(),
+            title: format!("{id} title"),
+            body: "do it".into(),
+            scope: files
+                .iter()
+                .map(|f| ScopeEntry {
+                    pattern: f.to_string(),
+                    op: ScopeOp::Modify,
+                })
+                .collect(),
+            rails: vec![],
+            depends_on: vec![],
+            tier: None,
+            pool_hint: None,
+            model: None,
+            gates: vec![],
+            checks: vec![],
+            counterfactuals: vec![],
+            estimate_minutes: Some(5),
+            metadata: Map::new(),
+        }
+    }
+
+    fn plan(tickets: Vec<Ticket>) -> Plan {
+        Plan {
+            source_format: Format::Native,
+            repo: None,
+            base: BASE.into(),
+            gates: vec![],
+            tickets,
+            caps: Default::default(),
+            review: Review::default(),
+            metadata: Map::new(),
+        }
+    }
+
+    fn with(sink: &[Diagnostic], code: &str) -> Vec<String> {
+        sink.iter()
+            .filter(|d| d.code == format!("convert.standard_v1.{code}"))
+            .map(|d| format!("{} {}", d.pointer, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn two_criteria_with_one_statement_stay_two() {
+        let mut p = plan(vec![ticket("T1", &["a.go"])]);
+        p.source_format = Format::StandardV1;
+        p.tickets[0].checks = vec!["It works.".into(), "It works.".into()];
+        let c = |id: &str| json!({"id": id, "statement": "It works.", "source": "explicit"});
+        let verification = json!({"test_strategy": "t", "rollback_plan": "r", "acceptance_criteria": [c("a"), c("b")]});
+        p.metadata.insert("verification".into(), verification);
+        let doc = emit(&p, &mut Vec::new());
+        let criteria = &doc["verification"]["acceptance_criteria"];
+        assert_eq!(criteria, &json!([c("a"), c("b")]));
+        // Tickets sharing a check still state it once.
+        let mut p = plan(vec![ticket("T1", &["a.go"]), ticket("T2", &["b.go"])]);
+        p.tickets[0].checks = vec!["It works.".into()];
+        p.tickets[1].checks = vec!["It works.".into(), String::new()];
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        assert_eq!(
+            doc["verification"]["acceptance_criteria"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+        assert_eq!(with(&sink, "checks").len(), 1);
+    }
+
+    #[test]
+    fn a_file_goes_to_the_first_slice_that_names_it() {
+        let p = plan(vec![
+            ticket("T1", &["a.go", "b.go"]),
+            ticket("T2", &["b.go", "c.go"]),
+            ticket("T3", &["a.go"]),
+        ]);
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        let subs = &doc["decomposition"]["sub_plans"];
+        assert_eq!(
+            subs[1]["scope"]["files"],
+            json!([{"path": "c.go", "operation": "modify"}])
+        );
+        assert_eq!(subs[2]["scope"]["files"], json!([]));
+        let warned = with(&sink, "scope-overlap");
+        assert_eq!(warned.len(), 3, "{warned:?}");
+        assert!(warned[0].starts_with("/tickets/1/scope T2: 'b.go' is already in the slice of T1"));
+        assert!(warned[2].contains("not a valid plan"));
+    }
+
+    #[test]
+    fn counterfactuals_standard_v1_rejects_are_dropped() {
+        let cf = |path: &str, mutation: Mutation| Counterfactual {
+            control_path: path.into(),
+            mutation,
+            tests: CounterfactualTests {
+                run: "^TestA$".into(),
+                package: Some("./a".into()),
+            },
+        };
+        let fr = |f: &str, r: &str| Mutation::FindReplace {
+            find: f.into(),
+            replace: r.into(),
+        };
+        let mut p = plan(vec![ticket("T1", &["a.go"])]);
+        p.tickets[0].counterfactuals = vec![
+            cf("a.go", fr("x", "y")),
+            cf("a.go", fr("x", "x")),
+            cf("a.go", fr("", "y")),
+            cf("a_test.go", fr("x", "y")),
+            cf(
+                "a.go",
+                Mutation::Patch {
+                    patch: "-x\n+y\n".into(),
+                },
+            ),
+        ];
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        assert_eq!(doc["counterfactuals"].as_array().map(Vec::len), Some(1));
+        let warned = with(&sink, "counterfactuals");
+        assert_eq!(warned.len(), 4, "{warned:?}");
+        assert!(warned[0].contains("replace equals find"), "{warned:?}");
+        assert!(warned[1].contains("`mutation.find` is empty"), "{warned:?}");
+    }
+}
