@@ -578,8 +578,93 @@ fn codeboost_warning_is_true(plan: &Plan, back: &Plan, w: &Diagnostic) -> bool {
         "issue" => meta(plan, "issue") != meta(back, "issue"),
         "summary" => meta(plan, "summary") != meta(back, "summary"),
         "command" if t.is_none() => plan.gates.iter().any(|g| !quotable(g)),
+        "metadata" if t.is_none() => plan_metadata_dropped(plan),
         code => t.is_some_and(|t| ticket_warning_is_true(plan, t, code)),
     }
+}
+
+/// Plan metadata codeboost has no place for: other keys, a revision that
+/// is not a positive integer, questions that are not 0 to 10 texts of 1 to
+/// 400 characters.
+fn plan_metadata_dropped(plan: &Plan) -> bool {
+    let m = &plan.metadata;
+    let keys = ["issue", "revision", "summary", "questions"];
+    let revision = m
+        .get("revision")
+        .is_some_and(|r| r.as_u64().is_none_or(|r| r == 0));
+    let questions = m.get("questions").is_some_and(|q| {
+        q.as_array().is_none_or(|q| {
+            q.len() > 10
+                || q.iter().any(|q| {
+                    q.as_str()
+                        .is_none_or(|q| !(1..=400).contains(&q.chars().count()))
+                })
+        })
+    });
+    m.keys().any(|k| !keys.contains(&k.as_str())) || revision || questions
+}
+
+/// Every id is `P<n>` (1 to 999, no leading zero) and unique.
+fn codeboost_ids(plan: &Plan) -> bool {
+    let ids: BTreeSet<&str> = plan.tickets.iter().map(|t| t.id.as_str()).collect();
+    ids.len() == plan.tickets.len()
+        && ids.iter().all(|id| {
+            id.strip_prefix('P')
+                .and_then(|n| n.parse::<u16>().ok().filter(|v| v.to_string() == n))
+                .is_some_and(|n| (1..=999).contains(&n))
+        })
+}
+
+/// The codes of the warnings codeboost must give for `plan`, except
+/// `producer` and `glob`, which depend on which files survive.
+fn codeboost_must_warn(plan: &Plan) -> BTreeSet<&'static str> {
+    let mut must = BTreeSet::new();
+    let m = &plan.metadata;
+    let plan_level = [
+        ("repo", plan.repo.is_some()),
+        ("base", plan.base != "main"),
+        ("caps", !plan.caps.is_empty()),
+        ("review", plan.review.dry_passes != 1),
+        ("plan-gates", !plan.gates.is_empty()),
+        ("command", plan.gates.iter().any(|g| !quotable(g))),
+        ("items", !(1..=30).contains(&plan.tickets.len())),
+        (
+            "issue",
+            m.get("issue")
+                .and_then(Value::as_u64)
+                .is_none_or(|i| i == 0),
+        ),
+        (
+            "summary",
+            m.get("summary")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty),
+        ),
+        ("metadata", plan_metadata_dropped(plan)),
+        ("ids", !codeboost_ids(plan)),
+    ];
+    must.extend(plan_level.iter().filter(|(_, w)| *w).map(|(c, _)| *c));
+    let codes = [
+        "title",
+        "intent",
+        "depends-on",
+        "acceptance",
+        "scope-op",
+        "rails",
+        "tier",
+        "pool-hint",
+        "model",
+        "counterfactuals",
+        "estimate-minutes",
+        "command",
+        "check",
+        "files",
+        "metadata",
+    ];
+    for t in &plan.tickets {
+        must.extend(codes.iter().filter(|c| ticket_warning_is_true(plan, t, c)));
+    }
+    must
 }
 
 /// Whether the `cmd` grammar can say the gate's argv.
@@ -652,6 +737,10 @@ fn ticket_warning_is_true(plan: &Plan, t: &Ticket, code: &str) -> bool {
         "check" => t.checks.iter().any(String::is_empty),
         "files" => self_overlap(t),
         "producer" => missing_producer(plan, t),
+        "metadata" => t
+            .metadata
+            .keys()
+            .any(|k| k != "changes" && k != "acceptance"),
         _ => false,
     }
 }
@@ -667,13 +756,19 @@ proptest! {
     }
 
     #[test]
-    fn codeboost_warns_only_for_what_it_changes(
+    fn codeboost_warns_for_what_it_changes_and_only_that(
         plan in prop_oneof![native_plan(), crowded_plan()]
     ) {
         let (back, warnings) = through(&plan, Format::Codeboost, &lenient());
         for w in &warnings {
             prop_assert!(codeboost_warning_is_true(&plan, &back, w), "{:?}", w);
         }
+        let warned: BTreeSet<&str> = warnings
+            .iter()
+            .filter_map(|w| w.code.strip_prefix("convert.codeboost."))
+            .collect();
+        let must = codeboost_must_warn(&plan);
+        prop_assert!(must.is_subset(&warned), "{:?} not in {:?}", must, warned);
     }
 }
 

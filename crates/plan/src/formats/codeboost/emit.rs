@@ -81,19 +81,67 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
             made_up_summary(plan)
         }
     };
-    let questions: Vec<Value> = meta
-        .get("questions")
-        .and_then(Value::as_array)
-        .map(|q| q.iter().filter(|v| v.is_string()).cloned().collect())
-        .unwrap_or_default();
+    let questions = questions(meta, sink);
+    let revision = positive("revision").unwrap_or_else(|| {
+        if meta.contains_key("revision") {
+            let m = "the plan's `revision` is not a number of at least 1; wrote 1".into();
+            warn(sink, "metadata", "/metadata/revision", m);
+        }
+        1
+    });
+    let extra: Vec<&str> = meta
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !["issue", "revision", "summary", "questions"].contains(k))
+        .collect();
+    if !extra.is_empty() {
+        let m = format!(
+            "codeboost plans have no place for {}; dropped",
+            fields(&extra)
+        );
+        warn(sink, "metadata", "/metadata", m);
+    }
     json!({
         "schema_version": 1,
         "issue": issue,
-        "revision": positive("revision").unwrap_or(1),
+        "revision": revision,
         "summary": summary,
         "items": items,
         "questions": questions,
     })
+}
+
+/// The most questions a codeboost plan may have, and their longest text.
+const MAX_QUESTIONS: (usize, usize) = (10, 400);
+
+/// The plan's `questions` that codeboost can take; a warning for the rest.
+fn questions(meta: &serde_json::Map<String, Value>, sink: &mut dyn Sink) -> Vec<Value> {
+    let Some(given) = meta.get("questions") else {
+        return Vec::new();
+    };
+    let all = given.as_array().map_or(&[][..], Vec::as_slice);
+    let kept: Vec<Value> = all
+        .iter()
+        .filter(|q| {
+            q.as_str()
+                .is_some_and(|q| (1..=MAX_QUESTIONS.1).contains(&q.chars().count()))
+        })
+        .take(MAX_QUESTIONS.0)
+        .cloned()
+        .collect();
+    if !given.is_array() || kept.len() < all.len() {
+        let (n, len) = MAX_QUESTIONS;
+        let m = format!("codeboost plans have at most {n} questions, each a text of 1 to {len} characters; dropped the rest");
+        warn(sink, "metadata", "/metadata/questions", m);
+    }
+    kept
+}
+
+fn fields(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn made_up_summary(plan: &Plan) -> String {
@@ -329,6 +377,20 @@ fn dropped_fields(t: &Ticket, at: &Pointer, sink: &mut dyn Sink) {
                 format!("{}: codeboost items have no `{field}`; dropped", t.id),
             );
         }
+    }
+    let extra: Vec<&str> = t
+        .metadata
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !["changes", "acceptance"].contains(k))
+        .collect();
+    if !extra.is_empty() {
+        let m = format!(
+            "{}: codeboost items have no place for {}; dropped",
+            t.id,
+            fields(&extra)
+        );
+        warn(sink, "metadata", at.key("metadata"), m);
     }
 }
 
@@ -691,5 +753,38 @@ mod tests {
                 .count(),
             2
         );
+    }
+
+    #[test]
+    fn warns_for_metadata_it_has_no_place_for() {
+        let mut t = ticket("P1", vec![ScopeEntry::any("a.rs")], vec![gate(&["make"])]);
+        t.metadata.insert("changes".into(), json!({}));
+        t.metadata.insert("owner".into(), "me".into());
+        let mut p = plan(vec![t]);
+        p.metadata.insert("revision".into(), 0.into());
+        p.metadata
+            .insert("questions".into(), json!(["Why?", "", 3]));
+        p.metadata.insert("jira".into(), "X-1".into());
+        let mut sink = Vec::new();
+        let v = emit(&p, &mut sink);
+        assert_eq!(v["questions"], json!(["Why?"]));
+        assert_eq!(v["revision"], 1);
+        let warned: Vec<(&str, &str)> = sink
+            .iter()
+            .filter(|d| d.code == "convert.codeboost.metadata")
+            .map(|d| (d.pointer.as_str(), d.message.as_str()))
+            .collect();
+        let pointers: Vec<&str> = warned.iter().map(|w| w.0).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/metadata/questions",
+                "/metadata/revision",
+                "/metadata",
+                "/tickets/0/metadata"
+            ]
+        );
+        assert!(warned[2].1.contains("`jira`"));
+        assert!(warned[3].1.contains("`owner`") && !warned[3].1.contains("changes"));
     }
 }
