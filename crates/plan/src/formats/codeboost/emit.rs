@@ -778,13 +778,13 @@ mod tests {
         assert_eq!(
             pointers,
             [
+                "/tickets/0/metadata",
                 "/metadata/questions",
                 "/metadata/revision",
-                "/metadata",
-                "/tickets/0/metadata"
+                "/metadata"
             ]
         );
-        assert!(warned[2].1.contains("`jira`"));
-        assert!(warned[3].1.contains("`owner`") && !warned[3].1.contains("changes"));
+        assert!(warned[3].1.contains("`jira`"));
+        assert!(warned[0].1.contains("`owner`") && !warned[0].1.contains("changes"));
     }
 }
