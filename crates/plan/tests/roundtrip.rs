@@ -949,8 +949,13 @@ fn standard_v1_doc() -> impl Strategy<Value = Value> {
                 doc["counterfactuals"] = cfs.into();
             }
             if partial {
+                // Fields the IR keeps in metadata only.
                 doc["delivery"] = "partial".into();
                 doc["remaining_scope"] = "the rest".into();
+                doc["scope"]["estimated_lines_changed"] = 120.into();
+                doc["verification"]["out_of_scope"] = json!(["Currency."]);
+                doc["raw_predicted_runtime_minutes"] = (minutes + 1).into();
+                doc["new_architectural_decision"] = json!({"rationale": "r", "related_adrs": ["ADR-1"], "decision_summary": "d"});
             }
             if !slices.is_empty() {
                 let subs = sub_plans(&paths, &ops, slices);
