@@ -1014,6 +1014,55 @@ fn shares_a_file(plan: &Plan, t: &Ticket) -> bool {
     t.scope.is_empty() || t.scope.iter().flat_map(sides).any(|p| earlier.contains(&p))
 }
 
+/// The codes of the warnings standard_v1 must give for `plan` (read from
+/// another format), for what it drops or must make up.
+fn standard_v1_must_warn(plan: &Plan) -> BTreeSet<&'static str> {
+    let many = plan.tickets.len() >= 2;
+    let any_ticket = |f: &dyn Fn(&Ticket) -> bool| plan.tickets.iter().any(f);
+    let cfs: usize = plan.tickets.iter().map(|t| t.counterfactuals.len()).sum();
+    let must = [
+        ("default", true),
+        ("gates", !plan.gates.is_empty()),
+        ("repo", plan.repo.is_some()),
+        ("base", plan.base != "main"),
+        ("caps", !plan.caps.is_empty()),
+        ("review", plan.review.dry_passes != 1),
+        (
+            "metadata",
+            !plan.metadata.is_empty() || any_ticket(&|t| !t.metadata.is_empty()),
+        ),
+        ("ids", many),
+        ("rails", any_ticket(&|t| !t.rails.is_empty())),
+        ("tier", any_ticket(&|t| t.tier.is_some())),
+        ("pool-hint", any_ticket(&|t| t.pool_hint.is_some())),
+        (
+            "scope-op",
+            any_ticket(&|t| {
+                t.scope
+                    .iter()
+                    .any(|s| matches!(s.op, ScopeOp::Any | ScopeOp::Rename { .. }))
+            }),
+        ),
+        (
+            "glob",
+            any_ticket(&|t| t.scope.iter().any(|s| s.pattern.contains(['*', '?', '[']))),
+        ),
+        (
+            "checks",
+            any_ticket(&|t| t.checks.iter().any(String::is_empty)),
+        ),
+        (
+            "counterfactuals",
+            cfs > 8 || any_ticket(&|t| t.counterfactuals.iter().any(|c| !std_runnable(c))),
+        ),
+        (
+            "body",
+            many && any_ticket(&|t| t.body.trim().lines().count() > 1),
+        ),
+    ];
+    must.iter().filter(|(_, w)| *w).map(|(c, _)| *c).collect()
+}
+
 /// Whether a standard_v1 conversion warning names something of `plan`
 /// that standard_v1 cannot say.
 fn standard_v1_warning_is_true(plan: &Plan, w: &Diagnostic) -> bool {
@@ -1044,6 +1093,16 @@ fn standard_v1_warning_is_true(plan: &Plan, w: &Diagnostic) -> bool {
         "scope-overlap" => t.is_some_and(|t| shares_a_file(plan, t)),
         // A value standard_v1 requires that the plan does not have.
         "default" => plan.source_format != Format::StandardV1,
+        "metadata" => match t {
+            Some(t) => !t.metadata.is_empty(),
+            None => !plan.metadata.is_empty(),
+        },
+        "ids" => plan
+            .tickets
+            .iter()
+            .enumerate()
+            .any(|(i, t)| t.id != format!("sub-{}", i + 1)),
+        "body" => t.is_some_and(|t| t.body.trim().lines().count() > 1),
         _ => false,
     }
 }
@@ -1063,7 +1122,7 @@ proptest! {
     }
 
     #[test]
-    fn standard_v1_warns_only_for_what_it_changes(
+    fn standard_v1_warns_for_what_it_drops_and_only_that(
         plan in prop_oneof![native_plan(), crowded_plan()]
     ) {
         let (_, warnings, errors, text) = attempt(&plan, Format::StandardV1, &lenient());
@@ -1073,5 +1132,11 @@ proptest! {
         // Valid, unless the writer said it could not be.
         let said = warnings.iter().any(|w| w.message.contains("not a valid plan"));
         prop_assert!(said || errors.is_empty(), "{:#?}\n{}", errors, text);
+        let warned: BTreeSet<&str> = warnings
+            .iter()
+            .filter_map(|w| w.code.strip_prefix("convert.standard_v1."))
+            .collect();
+        let must = standard_v1_must_warn(&plan);
+        prop_assert!(must.is_subset(&warned), "{:?} not in {:?}", must, warned);
     }
 }

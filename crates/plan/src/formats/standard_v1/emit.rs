@@ -485,7 +485,12 @@ fn slice(
             s.insert("scope_hint".into(), hint);
         }
         None if !phase || !std => {
-            s.insert("scope_hint".into(), first_line(&t.body).into());
+            let hint = first_line(&t.body);
+            if t.body.trim() != hint {
+                let m = format!("{}: a sub-plan has no place for a ticket's whole body; kept its first line as `scope_hint`", t.id);
+                warn(sink, "body", at.key("body"), m);
+            }
+            s.insert("scope_hint".into(), hint.into());
         }
         None => {}
     }
@@ -645,8 +650,31 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
             ),
         );
     }
+    let other = plan.source_format != Format::StandardV1;
+    if other && !plan.metadata.is_empty() {
+        let m = "standard_v1 has no place for the source format's extra fields; dropped `metadata`";
+        warn(sink, "metadata", root.key("metadata"), m);
+    }
+    let renamed: Vec<String> = plan
+        .tickets
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.id != format!("sub-{}", i + 1))
+        .map(|(i, t)| format!("{} -> sub-{}", t.id, i + 1))
+        .collect();
+    if other && plan.tickets.len() >= 2 && !renamed.is_empty() {
+        let m = format!(
+            "standard_v1 numbers its sub-plans; reading this plan back renames {}",
+            renamed.join(", ")
+        );
+        warn(sink, "ids", root.key("tickets"), m);
+    }
     for (i, t) in plan.tickets.iter().enumerate() {
         let at = root.key("tickets").index(i);
+        if other && !t.metadata.is_empty() {
+            let m = format!("{}: standard_v1 has no place for the source format's extra fields; dropped `metadata`", t.id);
+            warn(sink, "metadata", at.key("metadata"), m);
+        }
         let dropped = [
             ("rails", "rails", !t.rails.is_empty()),
             ("gates", "gates", !t.gates.is_empty()),
@@ -797,5 +825,30 @@ mod tests {
         assert_eq!(warned.len(), 4, "{warned:?}");
         assert!(warned[0].contains("replace equals find"), "{warned:?}");
         assert!(warned[1].contains("`mutation.find` is empty"), "{warned:?}");
+    }
+
+    #[test]
+    fn warns_for_ids_bodies_and_metadata_it_drops() {
+        let mut p = plan(vec![ticket("T1", &["a.go"]), ticket("sub-2", &["b.go"])]);
+        p.tickets[0].body = "First line.\nThe rest of the prompt.".into();
+        p.tickets[1].metadata.insert("changes".into(), json!({}));
+        p.metadata.insert("issue".into(), 3.into());
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        assert_eq!(
+            doc["decomposition"]["sub_plans"][0]["scope_hint"],
+            "First line."
+        );
+        assert_eq!(with(&sink, "body"), ["/tickets/0/body T1: a sub-plan has no place for a ticket's whole body; kept its first line as `scope_hint`"]);
+        assert_eq!(with(&sink, "ids"), ["/tickets standard_v1 numbers its sub-plans; reading this plan back renames T1 -> sub-1"]);
+        let metadata = with(&sink, "metadata");
+        assert_eq!(metadata.len(), 2);
+        assert!(metadata[0].starts_with("/metadata "));
+        assert!(metadata[1].starts_with("/tickets/1/metadata sub-2: "));
+        // A plan read from standard_v1 keeps its metadata: no warning.
+        p.source_format = Format::StandardV1;
+        let mut sink = Vec::new();
+        emit(&p, &mut sink);
+        assert!(with(&sink, "metadata").is_empty() && with(&sink, "ids").is_empty());
     }
 }
