@@ -7,13 +7,17 @@ use crate::diag::{Diagnostic, Sink};
 use crate::model::{Gate, Plan, ScopeOp, Ticket};
 use crate::pointer::Pointer;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// The most items a codeboost plan may have.
 const MAX_ITEMS: usize = 30;
 
 /// The longest `intent` codeboost accepts, in characters.
 const MAX_INTENT: usize = 600;
+
+/// The check written for a ticket that has no gates and no checks:
+/// codeboost needs at least one acceptance entry.
+const PLACEHOLDER_CHECK: &str = "The change does what the intent describes.";
 
 fn warn(sink: &mut dyn Sink, code: &str, at: impl Into<String>, message: String) {
     sink.push(Diagnostic::warning(
@@ -48,10 +52,12 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
             "codeboost has no plan-wide gates; they became `cmd` checks of every item".into(),
         );
     }
-    let items: Vec<Value> = order
+    let plan_cmds = cmds(&plan.gates, &Pointer::root().key("gates"), "the plan", sink);
+    let mut items: Vec<Value> = order
         .iter()
-        .map(|&i| emit_item(plan, i, &ids, sink))
+        .map(|&i| emit_item(plan, i, &ids, &plan_cmds, sink))
         .collect();
+    obey_producers(plan, &order, &mut items, sink);
     let meta = &plan.metadata;
     let positive = |k: &str| meta.get(k).and_then(Value::as_u64).filter(|n| *n >= 1);
     let issue = positive("issue").unwrap_or_else(|| {
@@ -75,19 +81,67 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
             made_up_summary(plan)
         }
     };
-    let questions: Vec<Value> = meta
-        .get("questions")
-        .and_then(Value::as_array)
-        .map(|q| q.iter().filter(|v| v.is_string()).cloned().collect())
-        .unwrap_or_default();
+    let questions = questions(meta, sink);
+    let revision = positive("revision").unwrap_or_else(|| {
+        if meta.contains_key("revision") {
+            let m = "the plan's `revision` is not a number of at least 1; wrote 1".into();
+            warn(sink, "metadata", "/metadata/revision", m);
+        }
+        1
+    });
+    let extra: Vec<&str> = meta
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !["issue", "revision", "summary", "questions"].contains(k))
+        .collect();
+    if !extra.is_empty() {
+        let m = format!(
+            "codeboost plans have no place for {}; dropped",
+            fields(&extra)
+        );
+        warn(sink, "metadata", "/metadata", m);
+    }
     json!({
         "schema_version": 1,
         "issue": issue,
-        "revision": positive("revision").unwrap_or(1),
+        "revision": revision,
         "summary": summary,
         "items": items,
         "questions": questions,
     })
+}
+
+/// The most questions a codeboost plan may have, and their longest text.
+const MAX_QUESTIONS: (usize, usize) = (10, 400);
+
+/// The plan's `questions` that codeboost can take; a warning for the rest.
+fn questions(meta: &serde_json::Map<String, Value>, sink: &mut dyn Sink) -> Vec<Value> {
+    let Some(given) = meta.get("questions") else {
+        return Vec::new();
+    };
+    let all = given.as_array().map_or(&[][..], Vec::as_slice);
+    let kept: Vec<Value> = all
+        .iter()
+        .filter(|q| {
+            q.as_str()
+                .is_some_and(|q| (1..=MAX_QUESTIONS.1).contains(&q.chars().count()))
+        })
+        .take(MAX_QUESTIONS.0)
+        .cloned()
+        .collect();
+    if !given.is_array() || kept.len() < all.len() {
+        let (n, len) = MAX_QUESTIONS;
+        let m = format!("codeboost plans have at most {n} questions, each a text of 1 to {len} characters; dropped the rest");
+        warn(sink, "metadata", "/metadata/questions", m);
+    }
+    kept
+}
+
+fn fields(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn made_up_summary(plan: &Plan) -> String {
@@ -243,7 +297,13 @@ fn renumber(plan: &Plan, order: &[usize], sink: &mut dyn Sink) -> HashMap<String
     ids
 }
 
-fn emit_item(plan: &Plan, i: usize, ids: &HashMap<String, String>, sink: &mut dyn Sink) -> Value {
+fn emit_item(
+    plan: &Plan,
+    i: usize,
+    ids: &HashMap<String, String>,
+    plan_cmds: &[Value],
+    sink: &mut dyn Sink,
+) -> Value {
     let t = &plan.tickets[i];
     let at = Pointer::root().key("tickets").index(i);
     let title = if t.title.is_empty() {
@@ -294,7 +354,7 @@ fn emit_item(plan: &Plan, i: usize, ids: &HashMap<String, String>, sink: &mut dy
         "title": title,
         "intent": t.body,
         "files": files(t, &at, sink),
-        "acceptance": acceptance(plan, t, &at, sink),
+        "acceptance": acceptance(plan_cmds, t, &at, sink),
         "depends_on": depends_on,
     })
 }
@@ -318,14 +378,41 @@ fn dropped_fields(t: &Ticket, at: &Pointer, sink: &mut dyn Sink) {
             );
         }
     }
+    let extra: Vec<&str> = t
+        .metadata
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !["changes", "acceptance"].contains(k))
+        .collect();
+    if !extra.is_empty() {
+        let m = format!(
+            "{}: codeboost items have no place for {}; dropped",
+            t.id,
+            fields(&extra)
+        );
+        warn(sink, "metadata", at.key("metadata"), m);
+    }
 }
 
 fn files(t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec<Value> {
     let changes = t.metadata.get("changes").and_then(Value::as_object);
     let mut any = Vec::new();
     let mut out = Vec::new();
+    let mut declared: Vec<&str> = Vec::new();
     for (k, s) in t.scope.iter().enumerate() {
         let (kind, from) = match &s.op {
+            ScopeOp::Rename { from } if overlaps(from, &s.pattern) => {
+                warn(
+                    sink,
+                    "files",
+                    at.key("scope").index(k),
+                    format!(
+                        "{}: codeboost cannot rename `{from}` to `{}`, which overlaps it; wrote an edit of `{}`",
+                        t.id, s.pattern, s.pattern
+                    ),
+                );
+                ("edit", None)
+            }
             ScopeOp::Any => {
                 any.push(s.pattern.as_str());
                 ("edit", None)
@@ -333,8 +420,26 @@ fn files(t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec<Value> {
             ScopeOp::Modify => ("edit", None),
             ScopeOp::Create => ("add", None),
             ScopeOp::Delete => ("delete", None),
-            ScopeOp::Rename { from } => ("rename", Some(from.clone())),
+            ScopeOp::Rename { from } => ("rename", Some(from.as_str())),
         };
+        let mut sides = vec![s.pattern.as_str()];
+        sides.extend(from);
+        if let Some(old) = sides
+            .iter()
+            .find_map(|p| declared.iter().find(|d| overlaps(d, p)))
+        {
+            warn(
+                sink,
+                "files",
+                at.key("scope").index(k),
+                format!(
+                    "{}: codeboost declares each path once per item, none inside another; dropped `{}`, which overlaps `{old}`",
+                    t.id, s.pattern
+                ),
+            );
+            continue;
+        }
+        declared.extend(sides);
         if s.pattern.contains(['*', '?', '[']) {
             warn(
                 sink,
@@ -370,6 +475,77 @@ fn files(t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec<Value> {
     out
 }
 
+/// The same path, or one inside the other.
+fn overlaps(a: &str, b: &str) -> bool {
+    let inside = |x: &str, y: &str| x.strip_prefix(y).is_some_and(|r| r.starts_with('/'));
+    a == b || inside(a, b) || inside(b, a)
+}
+
+/// The paths an item's files touch, each with whether the item adds,
+/// renames or deletes it.
+fn touched(item: &Value) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    for f in item["files"].as_array().map_or(&[][..], Vec::as_slice) {
+        let produces = f["kind"] != "edit";
+        out.extend(f["path"].as_str().map(|p| (p, produces)));
+        out.extend(f["renamed_from"].as_str().map(|p| (p, produces)));
+    }
+    out
+}
+
+/// codeboost's producer rule: an item that touches a path an earlier item
+/// adds, renames or deletes must depend on that item. Adds what is missing.
+fn obey_producers(plan: &Plan, order: &[usize], items: &mut [Value], sink: &mut dyn Sink) {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (n, item) in items.iter().enumerate() {
+        let id = item["id"].as_str().unwrap_or_default().to_string();
+        index.entry(id).or_insert(n);
+    }
+    let mut reach: Vec<BTreeSet<usize>> = Vec::with_capacity(items.len());
+    let mut producers: HashMap<String, Vec<usize>> = HashMap::new();
+    for n in 0..items.len() {
+        let mut mine = BTreeSet::new();
+        let deps = items[n]["depends_on"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for d in deps.iter().filter_map(Value::as_str) {
+            if let Some(&k) = index.get(d).filter(|&&k| k < n) {
+                mine.insert(k);
+                mine.extend(reach[k].iter().copied());
+            }
+        }
+        let paths: Vec<(String, bool)> = touched(&items[n])
+            .into_iter()
+            .map(|(p, produces)| (p.to_string(), produces))
+            .collect();
+        for (path, _) in &paths {
+            for &k in producers.get(path).map_or(&[][..], Vec::as_slice) {
+                if mine.insert(k) {
+                    mine.extend(reach[k].iter().copied());
+                    let dep = items[k]["id"].clone();
+                    let (me, them) = (&plan.tickets[order[n]].id, &plan.tickets[order[k]].id);
+                    warn(
+                        sink,
+                        "producer",
+                        Pointer::root().key("tickets").index(order[n]).key("depends_on"),
+                        format!("{me}: touches `{path}`, which {them} adds, renames or deletes first; codeboost requires a dependency, so added one on {them}"),
+                    );
+                    if let Some(list) = items[n]["depends_on"].as_array_mut() {
+                        list.push(dep);
+                    }
+                }
+            }
+        }
+        for (path, produces) in paths {
+            if produces {
+                producers.entry(path).or_default().push(n);
+            }
+        }
+        reach.push(mine);
+    }
+}
+
 fn default_change(kind: &str) -> String {
     match kind {
         "add" => "New file, as the intent describes.",
@@ -381,26 +557,51 @@ fn default_change(kind: &str) -> String {
 }
 
 /// The command text of a gate: its name when that is the same command
-/// (keeps the author's quoting), else the argv re-quoted.
-fn command_text(g: &Gate) -> String {
+/// (keeps the author's quoting), else the argv re-quoted; `None` when the
+/// `cmd` grammar cannot say the argv (a backslash, a control or format
+/// character, an empty program name).
+fn command_text(g: &Gate) -> Option<String> {
     match command::parse(&g.name) {
-        Ok(argv) if argv == g.argv => g.name.clone(),
-        _ => command::quote(&g.argv),
+        Ok(argv) if argv == g.argv => Some(g.name.clone()),
+        _ => {
+            let text = command::quote(&g.argv);
+            (command::parse(&text).ok()? == g.argv).then_some(text)
+        }
     }
 }
 
-fn acceptance(plan: &Plan, t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec<Value> {
-    let mut cmds: Vec<Value> = plan
-        .gates
-        .iter()
-        .chain(&t.gates)
-        .map(|g| json!({"type": "cmd", "text": command_text(g)}))
-        .collect();
-    let mut checks: Vec<Value> = t
-        .checks
-        .iter()
-        .map(|c| json!({"type": "check", "text": c}))
-        .collect();
+/// `gates` (at `at`) as `cmd` checks, without those the grammar cannot say.
+fn cmds(gates: &[Gate], at: &Pointer, owner: &str, sink: &mut dyn Sink) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (k, g) in gates.iter().enumerate() {
+        match command_text(g) {
+            Some(text) => out.push(json!({"type": "cmd", "text": text})),
+            None => warn(
+                sink,
+                "command",
+                at.index(k),
+                format!(
+                    "{owner}: the gate `{}` cannot be written as a codeboost command (no backslash, control or invisible characters, a program name); dropped",
+                    g.name
+                ),
+            ),
+        }
+    }
+    out
+}
+
+fn acceptance(plan_cmds: &[Value], t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec<Value> {
+    let mut cmds = plan_cmds.to_vec();
+    cmds.extend(self::cmds(&t.gates, &at.key("gates"), &t.id, sink));
+    let mut checks = Vec::new();
+    for (k, c) in t.checks.iter().enumerate() {
+        if c.is_empty() {
+            let m = format!("{}: codeboost has no empty checks; dropped one", t.id);
+            warn(sink, "check", at.key("checks").index(k), m);
+        } else {
+            checks.push(json!({"type": "check", "text": c}));
+        }
+    }
     let order: Vec<&str> = t
         .metadata
         .get("acceptance")
@@ -410,7 +611,7 @@ fn acceptance(plan: &Plan, t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec
     let fits = order.iter().filter(|k| **k == "cmd").count() == cmds.len()
         && order.iter().filter(|k| **k == "check").count() == checks.len()
         && order.len() == cmds.len() + checks.len();
-    let out: Vec<Value> = if fits && !order.is_empty() {
+    let mut out: Vec<Value> = if fits && !order.is_empty() {
         let (mut c, mut s) = (cmds.drain(..), checks.drain(..));
         order
             .iter()
@@ -425,10 +626,165 @@ fn acceptance(plan: &Plan, t: &Ticket, at: &Pointer, sink: &mut dyn Sink) -> Vec
             "acceptance",
             at.key("gates"),
             format!(
-                "{}: no gates or checks; codeboost needs at least one acceptance entry",
+                "{}: no gates or checks; codeboost needs at least one acceptance entry, so wrote the check `{PLACEHOLDER_CHECK}`",
                 t.id
             ),
         );
+        out.push(json!({"type": "check", "text": PLACEHOLDER_CHECK}));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Format, Review, ScopeEntry};
+    use serde_json::Map;
+
+    fn ticket(id: &str, scope: Vec<ScopeEntry>, gates: Vec<Gate>) -> Ticket {
+        Ticket {
+            id: id.into(),
+            title: format!("{id} title"),
+            body: "do it".into(),
+            scope,
+            rails: vec![],
+            depends_on: vec![],
+            tier: None,
+            pool_hint: None,
+            model: None,
+            gates,
+            checks: vec![],
+            counterfactuals: vec![],
+            estimate_minutes: None,
+            metadata: Map::new(),
+        }
+    }
+
+    fn plan(tickets: Vec<Ticket>) -> Plan {
+        let mut metadata = Map::new();
+        metadata.insert("issue".into(), 7.into());
+        metadata.insert("summary".into(), "s".into());
+        Plan {
+            source_format: Format::Native,
+            repo: None,
+            base: "main".into(),
+            gates: vec![],
+            tickets,
+            caps: Default::default(),
+            review: Review::default(),
+            metadata,
+        }
+    }
+
+    fn gate(argv: &[&str]) -> Gate {
+        Gate {
+            name: "g".into(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    fn codes(d: &[Diagnostic]) -> Vec<&str> {
+        d.iter().map(|d| d.code.as_str()).collect()
+    }
+
+    #[test]
+    fn adds_the_dependency_the_producer_rule_needs() {
+        let create = ScopeEntry {
+            pattern: "a.rs".into(),
+            op: ScopeOp::Create,
+        };
+        let ok = vec![gate(&["cargo", "test"])];
+        let p = plan(vec![
+            ticket("P1", vec![create], ok.clone()),
+            ticket("P2", vec![ScopeEntry::any("b.rs")], ok.clone()),
+            ticket("P3", vec![ScopeEntry::any("a.rs")], ok),
+        ]);
+        let mut sink = Vec::new();
+        let v = emit(&p, &mut sink);
+        assert_eq!(v["items"][2]["depends_on"], json!(["P1"]));
+        assert_eq!(v["items"][1]["depends_on"], json!([]));
+        assert!(codes(&sink).contains(&"convert.codeboost.producer"));
+        assert!(sink.iter().any(|d| d.pointer == "/tickets/2/depends_on"));
+    }
+
+    #[test]
+    fn drops_overlapping_files_unquotable_gates_and_empty_checks() {
+        let scope = vec![
+            ScopeEntry::any("a/b"),
+            ScopeEntry::any("a"),
+            ScopeEntry::any("a/b"),
+            ScopeEntry {
+                pattern: "c/d".into(),
+                op: ScopeOp::Rename { from: "c".into() },
+            },
+        ];
+        let mut t = ticket("P1", scope, vec![gate(&["go", "a\\b"]), gate(&["", "x"])]);
+        t.checks = vec![String::new()];
+        let mut sink = Vec::new();
+        let v = emit(&plan(vec![t]), &mut sink);
+        let files = &v["items"][0]["files"];
+        assert_eq!(files.as_array().unwrap().len(), 2, "{files}");
+        assert_eq!(
+            files[1],
+            json!({"path": "c/d", "kind": "edit", "renamed_from": null, "change": "Changed as the intent describes."})
+        );
+        assert_eq!(
+            v["items"][0]["acceptance"],
+            json!([{"type": "check", "text": PLACEHOLDER_CHECK}])
+        );
+        let codes = codes(&sink);
+        for code in ["files", "command", "check", "acceptance"] {
+            assert!(
+                codes.contains(&format!("convert.codeboost.{code}").as_str()),
+                "{code}: {codes:?}"
+            );
+        }
+        assert_eq!(
+            codes
+                .iter()
+                .filter(|c| **c == "convert.codeboost.files")
+                .count(),
+            3
+        );
+        assert_eq!(
+            codes
+                .iter()
+                .filter(|c| **c == "convert.codeboost.command")
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn warns_for_metadata_it_has_no_place_for() {
+        let mut t = ticket("P1", vec![ScopeEntry::any("a.rs")], vec![gate(&["make"])]);
+        t.metadata.insert("changes".into(), json!({}));
+        t.metadata.insert("owner".into(), "me".into());
+        let mut p = plan(vec![t]);
+        p.metadata.insert("revision".into(), 0.into());
+        p.metadata
+            .insert("questions".into(), json!(["Why?", "", 3]));
+        p.metadata.insert("jira".into(), "X-1".into());
+        let mut sink = Vec::new();
+        let v = emit(&p, &mut sink);
+        assert_eq!(v["questions"], json!(["Why?"]));
+        assert_eq!(v["revision"], 1);
+        let warned: Vec<(&str, &str)> = sink
+            .iter()
+            .filter(|d| d.code == "convert.codeboost.metadata")
+            .map(|d| (d.pointer.as_str(), d.message.as_str()))
+            .collect();
+        let pointers: Vec<&str> = warned.iter().map(|w| w.0).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/tickets/0/metadata",
+                "/metadata/questions",
+                "/metadata/revision",
+                "/metadata"
+            ]
+        );
+        assert!(warned[3].1.contains("`jira`"));
+        assert!(warned[0].1.contains("`owner`") && !warned[0].1.contains("changes"));
+    }
 }

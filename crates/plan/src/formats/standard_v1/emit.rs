@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::model::{Counterfactual, Format, Mutation, Plan, ScopeOp, Ticket};
 use crate::pointer::Pointer;
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Marks every value planwright had to invent.
 pub const PLACEHOLDER: &str = "(placeholder written by planwright convert)";
@@ -179,18 +179,36 @@ fn verification(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) 
     let mut ids: HashSet<String> = HashSet::new();
     let mut criteria = Vec::new();
     let mut seen = HashSet::new();
-    for statement in plan.tickets.iter().flat_map(|t| &t.checks) {
-        if !seen.insert(statement.as_str()) {
-            continue;
+    for (i, t) in plan.tickets.iter().enumerate() {
+        for (k, statement) in t.checks.iter().enumerate() {
+            if statement.is_empty() {
+                let at = Pointer::root()
+                    .key("tickets")
+                    .index(i)
+                    .key("checks")
+                    .index(k);
+                let m = format!(
+                    "{}: an acceptance criterion needs a statement; dropped an empty check",
+                    t.id
+                );
+                warn(sink, "checks", at, m);
+            }
         }
+    }
+    let statements = plan.tickets.iter().flat_map(|t| &t.checks);
+    for statement in statements.filter(|s| !s.is_empty()) {
         let found = known.iter().enumerate().find(|(i, c)| {
             !used[*i] && c.get("statement").and_then(Value::as_str) == Some(statement)
         });
+        // Several tickets may share a check; the plan states it once. Two
+        // criteria of the source plan with one statement stay two.
+        let repeat = !seen.insert(statement.as_str());
         let c = match found {
             Some((i, c)) => {
                 used[i] = true;
                 c.clone()
             }
+            None if repeat => continue,
             None => {
                 let mut n = criteria.len() + 1;
                 while ids.contains(&format!("check-{n}")) {
@@ -363,8 +381,9 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     let mut titles = HashSet::new();
     let mut union: Vec<Value> = Vec::new();
     let mut list = Vec::new();
+    let mut owner: HashMap<String, usize> = HashMap::new();
     for (i, t) in plan.tickets.iter().enumerate() {
-        let files = files(t, i, sink);
+        let files = own_files(plan, i, files(t, i, sink), &mut owner, sink);
         for f in &files {
             if !union.contains(f) {
                 union.push(f.clone());
@@ -409,6 +428,38 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     out.insert(key.into(), Value::Object(holder));
 }
 
+/// The files of ticket `i` that no earlier slice has: standard_v1 gives
+/// each file to one slice.
+fn own_files(
+    plan: &Plan,
+    i: usize,
+    files: Vec<Value>,
+    owner: &mut HashMap<String, usize>,
+    sink: &mut dyn Sink,
+) -> Vec<Value> {
+    let t = &plan.tickets[i];
+    let at = Pointer::root().key("tickets").index(i).key("scope");
+    let mut kept = Vec::new();
+    for f in files {
+        let path = f["path"].as_str().unwrap_or_default().to_string();
+        match owner.get(&path) {
+            Some(&k) if k != i => {
+                let m = format!("{}: '{path}' is already in the slice of {}; standard_v1 gives each file one slice, so dropped it here", t.id, plan.tickets[k].id);
+                warn(sink, "scope-overlap", &at, m);
+            }
+            _ => {
+                owner.insert(path, i);
+                kept.push(f);
+            }
+        }
+    }
+    if kept.is_empty() {
+        let m = format!("{}: no file of its own is left and a sub-plan needs one, so the output is not a valid plan", t.id);
+        warn(sink, "scope-overlap", &at, m);
+    }
+    kept
+}
+
 /// Ticket `i` as a sub-plan, or as a phase when `phase`.
 fn slice(
     plan: &Plan,
@@ -434,7 +485,12 @@ fn slice(
             s.insert("scope_hint".into(), hint);
         }
         None if !phase || !std => {
-            s.insert("scope_hint".into(), first_line(&t.body).into());
+            let hint = first_line(&t.body);
+            if t.body.trim() != hint {
+                let m = format!("{}: a sub-plan has no place for a ticket's whole body; kept its first line as `scope_hint`", t.id);
+                warn(sink, "body", at.key("body"), m);
+            }
+            s.insert("scope_hint".into(), hint.into());
         }
         None => {}
     }
@@ -493,6 +549,28 @@ fn counterfactual(c: &Counterfactual, at: Pointer, sink: &mut dyn Sink) -> Value
     json!({"control_path": c.control_path, "mutation": mutation, "tests": {"run": c.tests.run, "package": package}, "expect": "red"})
 }
 
+/// Why standard_v1 rejects counterfactual `v`, if it does.
+fn unrunnable(v: &Value, at: &Pointer) -> Option<String> {
+    let empty = [
+        "control_path",
+        "mutation/find",
+        "mutation/patch",
+        "tests/run",
+    ]
+    .into_iter()
+    .find(|k| v.pointer(&format!("/{k}")) == Some(&Value::from("")));
+    if let Some(k) = empty {
+        return Some(format!("`{}` is empty", k.replace('/', ".")));
+    }
+    let mut found: Vec<Diagnostic> = Vec::new();
+    super::semantic::counterfactual(v, at, 0, &mut found);
+    found.into_iter().next().map(|d| {
+        d.message
+            .trim_start_matches("plan: semantic: ")
+            .replacen("counterfactuals[0].", "", 1)
+    })
+}
+
 fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
     let mut list = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
@@ -502,11 +580,20 @@ fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sin
                 .index(i)
                 .key("counterfactuals")
                 .index(k);
+            let v = counterfactual(c, at.clone(), sink);
+            if let Some(why) = unrunnable(&v, &at) {
+                let m = format!(
+                    "{}: standard_v1 cannot say this counterfactual ({why}); dropped it",
+                    t.id
+                );
+                warn(sink, "counterfactuals", &at, m);
+                continue;
+            }
             if list.len() == MAX_COUNTERFACTUALS {
                 warn(sink, "counterfactuals", &at, format!("{}: standard_v1 allows at most {MAX_COUNTERFACTUALS} counterfactuals; dropped this one", t.id));
                 continue;
             }
-            list.push(counterfactual(c, at, sink));
+            list.push(v);
         }
     }
     // A split plan spreads its counterfactuals over the slices; the source
@@ -563,8 +650,31 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
             ),
         );
     }
+    let other = plan.source_format != Format::StandardV1;
+    if other && !plan.metadata.is_empty() {
+        let m = "standard_v1 has no place for the source format's extra fields; dropped `metadata`";
+        warn(sink, "metadata", root.key("metadata"), m);
+    }
+    let renamed: Vec<String> = plan
+        .tickets
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.id != format!("sub-{}", i + 1))
+        .map(|(i, t)| format!("{} -> sub-{}", t.id, i + 1))
+        .collect();
+    if other && plan.tickets.len() >= 2 && !renamed.is_empty() {
+        let m = format!(
+            "standard_v1 numbers its sub-plans; reading this plan back renames {}",
+            renamed.join(", ")
+        );
+        warn(sink, "ids", root.key("tickets"), m);
+    }
     for (i, t) in plan.tickets.iter().enumerate() {
         let at = root.key("tickets").index(i);
+        if other && !t.metadata.is_empty() {
+            let m = format!("{}: standard_v1 has no place for the source format's extra fields; dropped `metadata`", t.id);
+            warn(sink, "metadata", at.key("metadata"), m);
+        }
         let dropped = [
             ("rails", "rails", !t.rails.is_empty()),
             ("gates", "gates", !t.gates.is_empty()),
@@ -581,5 +691,164 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CounterfactualTests, Review, ScopeEntry};
+
+    fn ticket(id: &str, files: &[&str]) -> Ticket {
+        Ticket {
+            id: id.into(),
+            title: format!("{id} title"),
+            body: "do it".into(),
+            scope: files
+                .iter()
+                .map(|f| ScopeEntry {
+                    pattern: f.to_string(),
+                    op: ScopeOp::Modify,
+                })
+                .collect(),
+            rails: vec![],
+            depends_on: vec![],
+            tier: None,
+            pool_hint: None,
+            model: None,
+            gates: vec![],
+            checks: vec![],
+            counterfactuals: vec![],
+            estimate_minutes: Some(5),
+            metadata: Map::new(),
+        }
+    }
+
+    fn plan(tickets: Vec<Ticket>) -> Plan {
+        Plan {
+            source_format: Format::Native,
+            repo: None,
+            base: BASE.into(),
+            gates: vec![],
+            tickets,
+            caps: Default::default(),
+            review: Review::default(),
+            metadata: Map::new(),
+        }
+    }
+
+    fn with(sink: &[Diagnostic], code: &str) -> Vec<String> {
+        sink.iter()
+            .filter(|d| d.code == format!("convert.standard_v1.{code}"))
+            .map(|d| format!("{} {}", d.pointer, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn two_criteria_with_one_statement_stay_two() {
+        let mut p = plan(vec![ticket("T1", &["a.go"])]);
+        p.source_format = Format::StandardV1;
+        p.tickets[0].checks = vec!["It works.".into(), "It works.".into()];
+        let c = |id: &str| json!({"id": id, "statement": "It works.", "source": "explicit"});
+        let verification = json!({"test_strategy": "t", "rollback_plan": "r", "acceptance_criteria": [c("a"), c("b")]});
+        p.metadata.insert("verification".into(), verification);
+        let doc = emit(&p, &mut Vec::new());
+        let criteria = &doc["verification"]["acceptance_criteria"];
+        assert_eq!(criteria, &json!([c("a"), c("b")]));
+        // Tickets sharing a check still state it once.
+        let mut p = plan(vec![ticket("T1", &["a.go"]), ticket("T2", &["b.go"])]);
+        p.tickets[0].checks = vec!["It works.".into()];
+        p.tickets[1].checks = vec!["It works.".into(), String::new()];
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        assert_eq!(
+            doc["verification"]["acceptance_criteria"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+        assert_eq!(with(&sink, "checks").len(), 1);
+    }
+
+    #[test]
+    fn a_file_goes_to_the_first_slice_that_names_it() {
+        let p = plan(vec![
+            ticket("T1", &["a.go", "b.go"]),
+            ticket("T2", &["b.go", "c.go"]),
+            ticket("T3", &["a.go"]),
+        ]);
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        let subs = &doc["decomposition"]["sub_plans"];
+        assert_eq!(
+            subs[1]["scope"]["files"],
+            json!([{"path": "c.go", "operation": "modify"}])
+        );
+        assert_eq!(subs[2]["scope"]["files"], json!([]));
+        let warned = with(&sink, "scope-overlap");
+        assert_eq!(warned.len(), 3, "{warned:?}");
+        assert!(warned[0].starts_with("/tickets/1/scope T2: 'b.go' is already in the slice of T1"));
+        assert!(warned[2].contains("not a valid plan"));
+    }
+
+    #[test]
+    fn counterfactuals_standard_v1_rejects_are_dropped() {
+        let cf = |path: &str, mutation: Mutation| Counterfactual {
+            control_path: path.into(),
+            mutation,
+            tests: CounterfactualTests {
+                run: "^TestA$".into(),
+                package: Some("./a".into()),
+            },
+        };
+        let fr = |f: &str, r: &str| Mutation::FindReplace {
+            find: f.into(),
+            replace: r.into(),
+        };
+        let mut p = plan(vec![ticket("T1", &["a.go"])]);
+        p.tickets[0].counterfactuals = vec![
+            cf("a.go", fr("x", "y")),
+            cf("a.go", fr("x", "x")),
+            cf("a.go", fr("", "y")),
+            cf("a_test.go", fr("x", "y")),
+            cf(
+                "a.go",
+                Mutation::Patch {
+                    patch: "-x\n+y\n".into(),
+                },
+            ),
+        ];
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        assert_eq!(doc["counterfactuals"].as_array().map(Vec::len), Some(1));
+        let warned = with(&sink, "counterfactuals");
+        assert_eq!(warned.len(), 4, "{warned:?}");
+        assert!(warned[0].contains("replace equals find"), "{warned:?}");
+        assert!(warned[1].contains("`mutation.find` is empty"), "{warned:?}");
+    }
+
+    #[test]
+    fn warns_for_ids_bodies_and_metadata_it_drops() {
+        let mut p = plan(vec![ticket("T1", &["a.go"]), ticket("sub-2", &["b.go"])]);
+        p.tickets[0].body = "First line.\nThe rest of the prompt.".into();
+        p.tickets[1].metadata.insert("changes".into(), json!({}));
+        p.metadata.insert("issue".into(), 3.into());
+        let mut sink = Vec::new();
+        let doc = emit(&p, &mut sink);
+        assert_eq!(
+            doc["decomposition"]["sub_plans"][0]["scope_hint"],
+            "First line."
+        );
+        assert_eq!(with(&sink, "body"), ["/tickets/0/body T1: a sub-plan has no place for a ticket's whole body; kept its first line as `scope_hint`"]);
+        assert_eq!(with(&sink, "ids"), ["/tickets standard_v1 numbers its sub-plans; reading this plan back renames T1 -> sub-1"]);
+        let metadata = with(&sink, "metadata");
+        assert_eq!(metadata.len(), 2);
+        assert!(metadata[0].starts_with("/metadata "));
+        assert!(metadata[1].starts_with("/tickets/1/metadata sub-2: "));
+        // A plan read from standard_v1 keeps its metadata: no warning.
+        p.source_format = Format::StandardV1;
+        let mut sink = Vec::new();
+        emit(&p, &mut sink);
+        assert!(with(&sink, "metadata").is_empty() && with(&sink, "ids").is_empty());
     }
 }

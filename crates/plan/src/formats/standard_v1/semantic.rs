@@ -335,7 +335,8 @@ fn counterfactuals(plan: &Value, sink: &mut dyn Sink) {
     }
 }
 
-fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn Sink) {
+/// The rules of one counterfactual (the `i`-th, at `at`).
+pub(super) fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn Sink) {
     let control = str(c, "control_path");
     if let Some(path) = control {
         // An empty path is the schema's minLength; report only what it misses.
