@@ -113,37 +113,13 @@ impl Merge<'_> {
                     self.base
                 ))
             })?;
-            let git = self.repo.git().args([
-                "merge-tree",
-                "--write-tree",
-                "--name-only",
-                &tip,
-                candidate,
-            ]);
-            let out = git.raw()?;
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            match out.status.code() {
-                Some(0) => {}
-                Some(1) => {
-                    return Ok(MergeOutcome::Rejected(
-                        Failure::new(
-                            FailureKind::MergeConflict,
-                            format!("conflicts with `{}` at {}", self.base, short(&tip)),
-                        )
-                        .with_evidence(text),
-                    ))
-                }
-                _ => return Err(git.failure(&out).into()),
-            }
-            let tree = text.lines().next().unwrap_or_default().to_string();
+            let tree = match self.merge_tree(&tip, candidate)? {
+                Ok(tree) => tree,
+                Err(conflict) => return Ok(MergeOutcome::Rejected(conflict)),
+            };
             let commit = commit_tree(self.repo, &tree, &tip, message)?;
             if tip != verified_on {
-                let dir = self.pool.prepare("merge", &commit, None, cancel)?;
-                crate::gates::append(
-                    log,
-                    &format!("-- gates again on the merged tree {}\n", short(&commit)),
-                )?;
-                match run_gates(self.gates, &dir, self.gate_settings, log, cancel)? {
+                match self.gate_again(&commit, log, cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -153,38 +129,83 @@ impl Merge<'_> {
                 }
             }
             before_ref_update(&commit)?;
-            let fast_forward = self.repo.checked_out_branch()?.as_deref() == Some(self.base)
-                && self.repo.is_clean()?;
-            let swapped = self
-                .repo
-                .git()
-                .args([
-                    "update-ref",
-                    "-m",
-                    "planwright: merge",
-                    &format!("refs/heads/{}", self.base),
-                    &commit,
-                    &tip,
-                ])
-                .succeeds()?;
-            if !swapped {
-                // Someone else moved the base between our read and our write: merge again.
-                continue;
+            if self.advance(&tip, &commit)? {
+                return Ok(MergeOutcome::Merged { commit });
             }
-            if fast_forward {
-                // A checkout the user changed meanwhile is left as it is.
-                let _ = self
-                    .repo
-                    .git()
-                    .args(["read-tree", "-m", "-u", &tip, &commit])
-                    .output();
-            }
-            return Ok(MergeOutcome::Merged { commit });
+            // Someone else moved the base between our read and our write: merge again.
         }
         Err(EngineError::Integrity(format!(
             "the base branch `{}` kept moving under the merge ({CAS_TRIES} tries); is another process writing to it?",
             self.base
         )))
+    }
+
+    /// The merged tree of `tip` and `candidate`, or the conflict.
+    fn merge_tree(
+        &self,
+        tip: &str,
+        candidate: &str,
+    ) -> Result<Result<String, Failure>, EngineError> {
+        let git =
+            self.repo
+                .git()
+                .args(["merge-tree", "--write-tree", "--name-only", tip, candidate]);
+        let out = git.raw()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        match out.status.code() {
+            Some(0) => Ok(Ok(text.lines().next().unwrap_or_default().to_string())),
+            Some(1) => Ok(Err(Failure::new(
+                FailureKind::MergeConflict,
+                format!("conflicts with `{}` at {}", self.base, short(tip)),
+            )
+            .with_evidence(text))),
+            _ => Err(git.failure(&out).into()),
+        }
+    }
+
+    /// Runs the gates on a merged commit, in the pool's `merge` slot.
+    fn gate_again(
+        &self,
+        commit: &str,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Verdict, EngineError> {
+        let dir = self.pool.prepare("merge", commit, None, cancel)?;
+        crate::gates::append(
+            log,
+            &format!("-- gates again on the merged tree {}\n", short(commit)),
+        )?;
+        run_gates(self.gates, &dir, self.gate_settings, log, cancel)
+    }
+
+    /// Moves the base from `tip` to `commit` by compare-and-swap; fast-forwards
+    /// the user's checkout when it is a clean checkout of the base. False when
+    /// the base was no longer at `tip`.
+    fn advance(&self, tip: &str, commit: &str) -> Result<bool, EngineError> {
+        let fast_forward = self.repo.checked_out_branch()?.as_deref() == Some(self.base)
+            && self.repo.is_clean()?;
+        let branch = format!("refs/heads/{}", self.base);
+        let swapped = self
+            .repo
+            .git()
+            .args([
+                "update-ref",
+                "-m",
+                "planwright: merge",
+                &branch,
+                commit,
+                tip,
+            ])
+            .succeeds()?;
+        if swapped && fast_forward {
+            // A checkout the user changed meanwhile is left as it is.
+            let _ = self
+                .repo
+                .git()
+                .args(["read-tree", "-m", "-u", tip, commit])
+                .output();
+        }
+        Ok(swapped)
     }
 }
 

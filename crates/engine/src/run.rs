@@ -8,7 +8,7 @@ use crate::charter::Charter;
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{Event, JsonLines, Reporter};
-use crate::executor::{AttemptInput, Executor, LocalExecutor};
+use crate::executor::{AttemptInput, Candidate, Executor, LocalExecutor};
 use crate::failure::{Failure, FailureKind};
 use crate::gates::{run_gates, GateSettings, Verdict};
 use crate::merge::{commit_message, Merge, MergeOutcome};
@@ -542,33 +542,9 @@ fn attempt_once(
         Ok(())
     };
     let candidate = sh.executor.attempt(lane, input, &progress, sh.cancel)?;
-    let timeout_secs = sh.settings.agent_timeout.map_or(0, |t| t.as_secs());
-    let agent_failed = |why: &str| {
-        let (first, rest) = why_split(why);
-        AttemptResult::Rejected(
-            Failure::new(FailureKind::AgentFailed, format!("the agent {first}"))
-                .with_evidence(rest),
-        )
-    };
-    let commit = match candidate.outcome {
-        AgentOutcome::Cancelled => return Ok(AttemptResult::Cancelled),
-        AgentOutcome::TimedOut => {
-            return Ok(AttemptResult::Rejected(Failure::new(
-                FailureKind::Timeout,
-                format!("the agent ran out of time after {timeout_secs}s"),
-            )))
-        }
-        AgentOutcome::Blocked(reason) => {
-            return Ok(AttemptResult::Rejected(Failure::new(
-                FailureKind::AgentBlocked,
-                format!("the agent gave up: {reason}"),
-            )))
-        }
-        AgentOutcome::Failed(why) => return Ok(agent_failed(&why)),
-        AgentOutcome::Finished => match candidate.commit {
-            Some(commit) => commit,
-            None => return Ok(agent_failed("produced no commit")),
-        },
+    let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
+        Ok(commit) => commit,
+        Err(result) => return Ok(result),
     };
     sh.store
         .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
@@ -602,6 +578,35 @@ fn attempt_once(
             Verdict::Cancelled => AttemptResult::Cancelled,
         },
     )
+}
+
+/// The candidate commit, or how the agent's outcome ends the attempt.
+fn agent_verdict(candidate: Candidate, timeout: Option<Duration>) -> Result<String, AttemptResult> {
+    let agent_failed = |why: &str| {
+        let (first, rest) = why_split(why);
+        AttemptResult::Rejected(
+            Failure::new(FailureKind::AgentFailed, format!("the agent {first}"))
+                .with_evidence(rest),
+        )
+    };
+    match candidate.outcome {
+        AgentOutcome::Cancelled => Err(AttemptResult::Cancelled),
+        AgentOutcome::TimedOut => Err(AttemptResult::Rejected(Failure::new(
+            FailureKind::Timeout,
+            format!(
+                "the agent ran out of time after {}s",
+                timeout.map_or(0, |t| t.as_secs())
+            ),
+        ))),
+        AgentOutcome::Blocked(reason) => Err(AttemptResult::Rejected(Failure::new(
+            FailureKind::AgentBlocked,
+            format!("the agent gave up: {reason}"),
+        ))),
+        AgentOutcome::Failed(why) => Err(agent_failed(&why)),
+        AgentOutcome::Finished => candidate
+            .commit
+            .ok_or_else(|| agent_failed("produced no commit")),
+    }
 }
 
 fn why_split(why: &str) -> (String, String) {

@@ -147,25 +147,44 @@ pub fn check_scope(
             "the attempt changed nothing",
         ));
     }
-    let rails: Vec<(String, Pattern)> = ticket
-        .rails
-        .iter()
-        .map(|r| (r.clone(), Pattern::new(r)))
-        .collect();
-    let scope: Vec<(Pattern, &ScopeOp)> = ticket
-        .scope
-        .iter()
-        .map(|e| (Pattern::new(&e.pattern), &e.op))
-        .collect();
-    for touched in touched_paths(changes) {
-        let (path, what, from) = touched;
+    let rules = Rules {
+        ticket,
+        rails: ticket
+            .rails
+            .iter()
+            .map(|r| (r.clone(), Pattern::new(r)))
+            .collect(),
+        scope: ticket
+            .scope
+            .iter()
+            .map(|e| (Pattern::new(&e.pattern), &e.op))
+            .collect(),
+        base_files,
+    };
+    for (path, what, from) in touched_paths(changes) {
+        rules.check(path, what, from)?;
+    }
+    for c in changes {
+        check_mode(c, repo)?;
+    }
+    Ok(())
+}
+
+/// A ticket's rails and scope, compiled.
+struct Rules<'a> {
+    ticket: &'a Ticket,
+    rails: Vec<(String, Pattern)>,
+    scope: Vec<(Pattern, &'a ScopeOp)>,
+    base_files: &'a HashSet<String>,
+}
+
+impl Rules<'_> {
+    fn check(&self, path: &str, what: Op, from: Option<&str>) -> Result<(), Failure> {
+        let scope_violation = |why: String| Failure::new(FailureKind::ScopeViolation, why);
         if !inside(path) {
-            return Err(Failure::new(
-                FailureKind::ScopeViolation,
-                format!("`{path}` leaves the repository"),
-            ));
+            return Err(scope_violation(format!("`{path}` leaves the repository")));
         }
-        if let Some((rail, _)) = rails.iter().find(|(_, p)| p.matches(path)) {
+        if let Some((rail, _)) = self.rails.iter().find(|(_, p)| p.matches(path)) {
             return Err(Failure::new(
                 FailureKind::RailViolation,
                 format!(
@@ -174,14 +193,14 @@ pub fn check_scope(
                 ),
             ));
         }
-        if what == Op::Deleted && !base_files.contains(path) {
-            return Err(Failure::new(
-                FailureKind::ScopeViolation,
-                format!("deletes `{path}`, which is not in the base"),
-            ));
+        if what == Op::Deleted && !self.base_files.contains(path) {
+            return Err(scope_violation(format!(
+                "deletes `{path}`, which is not in the base"
+            )));
         }
         // A rename entry covers its new path and, for the deletion, its `from`.
-        let matching: Vec<&ScopeOp> = scope
+        let matching: Vec<&ScopeOp> = self
+            .scope
             .iter()
             .filter(|(p, op)| {
                 p.matches(path) || matches!(op, ScopeOp::Rename { from } if from == path)
@@ -189,37 +208,26 @@ pub fn check_scope(
             .map(|(_, op)| *op)
             .collect();
         if matching.is_empty() {
-            return Err(Failure::new(
-                FailureKind::ScopeViolation,
-                format!(
-                    "{} `{path}`, which is outside the ticket's scope",
-                    op_name(what)
-                ),
-            )
-            .with_evidence(format!(
-                "scope: {}",
-                ticket
-                    .scope
-                    .iter()
-                    .map(|e| e.pattern.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            let patterns: Vec<&str> = self
+                .ticket
+                .scope
+                .iter()
+                .map(|e| e.pattern.as_str())
+                .collect();
+            return Err(scope_violation(format!(
+                "{} `{path}`, which is outside the ticket's scope",
+                op_name(what)
+            ))
+            .with_evidence(format!("scope: {}", patterns.join(", "))));
         }
         if !matching.iter().any(|op| allows(op, what, path, from)) {
-            return Err(Failure::new(
-                FailureKind::ScopeViolation,
-                format!(
-                    "{} `{path}`, but its scope entry does not allow that",
-                    op_name(what)
-                ),
-            ));
+            return Err(scope_violation(format!(
+                "{} `{path}`, but its scope entry does not allow that",
+                op_name(what)
+            )));
         }
+        Ok(())
     }
-    for c in changes {
-        check_mode(c, repo)?;
-    }
-    Ok(())
 }
 
 fn touched_paths(changes: &[Change]) -> Vec<(&str, Op, Option<&str>)> {
