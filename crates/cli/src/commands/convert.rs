@@ -38,7 +38,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                 "{}",
                 serde_json::to_string(w).expect("diagnostics serialize")
             ),
-            Output::Human if w.pointer.is_empty() => eprintln!("warning[{}]: {}", w.code, w.message),
+            Output::Human if w.pointer.is_empty() => {
+                eprintln!("warning[{}]: {}", w.code, w.message)
+            }
             Output::Human => eprintln!("warning[{}]: {} (at {})", w.code, w.message, w.pointer),
         }
     }
