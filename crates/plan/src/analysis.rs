@@ -306,38 +306,19 @@ impl Order {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Format, Review, ScopeEntry};
+    use crate::model::{Format, ScopeEntry};
 
     fn t(id: &str, deps: &[&str], minutes: Option<u32>) -> Ticket {
         Ticket {
-            id: id.into(),
-            title: String::new(),
-            body: "b".into(),
             scope: vec![ScopeEntry::any(format!("{id}.txt"))],
-            rails: vec![],
             depends_on: deps.iter().map(|d| d.to_string()).collect(),
-            tier: None,
-            pool_hint: None,
-            model: None,
-            gates: vec![],
-            checks: vec![],
-            counterfactuals: vec![],
             estimate_minutes: minutes,
-            metadata: Default::default(),
+            ..Ticket::new(id, "b")
         }
     }
 
     fn plan(tickets: Vec<Ticket>) -> Plan {
-        Plan {
-            source_format: Format::Native,
-            repo: None,
-            base: "main".into(),
-            gates: vec![],
-            tickets,
-            caps: Default::default(),
-            review: Review::default(),
-            metadata: Default::default(),
-        }
+        Plan::new(Format::Native, tickets)
     }
 
     fn ids(w: &[Vec<String>]) -> Vec<Vec<&str>> {

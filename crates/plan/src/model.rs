@@ -240,7 +240,45 @@ pub struct CounterfactualTests {
     pub package: Option<String>,
 }
 
+impl Ticket {
+    /// A ticket with an id and a body and nothing else: no scope, no
+    /// dependencies, no gates. Fill the rest with struct update syntax.
+    pub fn new(id: impl Into<String>, body: impl Into<String>) -> Ticket {
+        Ticket {
+            id: id.into(),
+            title: String::new(),
+            body: body.into(),
+            scope: Vec::new(),
+            rails: Vec::new(),
+            depends_on: Vec::new(),
+            tier: None,
+            pool_hint: None,
+            model: None,
+            gates: Vec::new(),
+            checks: Vec::new(),
+            counterfactuals: Vec::new(),
+            estimate_minutes: None,
+            metadata: serde_json::Map::new(),
+        }
+    }
+}
+
 impl Plan {
+    /// A plan of `tickets` onto `main`, read from `source_format`, with no
+    /// gates, caps or metadata.
+    pub fn new(source_format: Format, tickets: Vec<Ticket>) -> Plan {
+        Plan {
+            source_format,
+            repo: None,
+            base: "main".to_string(),
+            gates: Vec::new(),
+            tickets,
+            caps: BTreeMap::new(),
+            review: Review::default(),
+            metadata: serde_json::Map::new(),
+        }
+    }
+
     /// The ticket with this id.
     pub fn ticket(&self, id: &str) -> Option<&Ticket> {
         self.tickets.iter().find(|t| t.id == id)

@@ -442,7 +442,7 @@ fn chars_meet(a: Tok, b: Tok) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Format, Plan, Review, ScopeEntry, Ticket};
+    use crate::model::{Format, Plan, ScopeEntry, Ticket};
 
     fn meet(a: &str, b: &str) -> bool {
         let (x, y) = (Glob::parse(a), Glob::parse(b));
@@ -510,34 +510,14 @@ mod tests {
 
     fn ticket(id: &str, deps: &[&str], scope: &[&str]) -> Ticket {
         Ticket {
-            id: id.into(),
-            title: String::new(),
-            body: "b".into(),
             scope: scope.iter().map(|s| ScopeEntry::any(*s)).collect(),
-            rails: vec![],
             depends_on: deps.iter().map(|d| d.to_string()).collect(),
-            tier: None,
-            pool_hint: None,
-            model: None,
-            gates: vec![],
-            checks: vec![],
-            counterfactuals: vec![],
-            estimate_minutes: None,
-            metadata: Default::default(),
+            ..Ticket::new(id, "b")
         }
     }
 
     fn plan(tickets: Vec<Ticket>) -> Plan {
-        Plan {
-            source_format: Format::Native,
-            repo: None,
-            base: "main".into(),
-            gates: vec![],
-            tickets,
-            caps: Default::default(),
-            review: Review::default(),
-            metadata: Default::default(),
-        }
+        Plan::new(Format::Native, tickets)
     }
 
     #[test]

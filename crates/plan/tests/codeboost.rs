@@ -582,23 +582,14 @@ fn open_questions_warn() {
 
 fn ticket(id: &str, deps: &[&str]) -> Ticket {
     Ticket {
-        id: id.into(),
         title: format!("ticket {id}"),
-        body: "do it".into(),
         scope: vec![ScopeEntry::any(format!("src/{id}.rs"))],
-        rails: Vec::new(),
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
-        tier: None,
-        pool_hint: None,
-        model: None,
         gates: vec![Gate {
             name: "test".into(),
             argv: vec!["npm".into(), "run".into(), "test:unit".into(), "a b".into()],
         }],
-        checks: Vec::new(),
-        counterfactuals: Vec::new(),
-        estimate_minutes: None,
-        metadata: Default::default(),
+        ..Ticket::new(id, "do it")
     }
 }
 
@@ -610,14 +601,8 @@ fn emit_from_another_format_warns_for_what_it_changes() {
     t2.tier = Some("cheap".into());
     t2.scope.push(ScopeEntry::any("src/**"));
     let plan = Plan {
-        source_format: Format::Agb,
         repo: Some(".".into()),
-        base: "main".into(),
-        gates: Vec::new(),
-        tickets: vec![ticket("T1", &["T2"]), t2],
-        caps: Default::default(),
-        review: Default::default(),
-        metadata: Default::default(),
+        ..Plan::new(Format::Agb, vec![ticket("T1", &["T2"]), t2])
     };
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let out = codeboost::emit(&plan, &mut warnings);

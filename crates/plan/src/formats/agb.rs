@@ -491,20 +491,12 @@ fn check_ticket(
         );
     }
     Ticket {
-        id,
         title,
-        body,
         scope: scope.into_iter().map(ScopeEntry::any).collect(),
         rails,
-        depends_on: Vec::new(),
         tier,
         pool_hint,
-        model: None,
-        gates: Vec::new(),
-        checks: Vec::new(),
-        counterfactuals: Vec::new(),
-        estimate_minutes: None,
-        metadata: Map::new(),
+        ..Ticket::new(id, body)
     }
 }
 

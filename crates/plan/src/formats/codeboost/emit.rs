@@ -638,25 +638,15 @@ fn acceptance(plan_cmds: &[Value], t: &Ticket, at: &Pointer, sink: &mut dyn Sink
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Format, Review, ScopeEntry};
+    use crate::model::{Format, ScopeEntry};
     use serde_json::Map;
 
     fn ticket(id: &str, scope: Vec<ScopeEntry>, gates: Vec<Gate>) -> Ticket {
         Ticket {
-            id: id.into(),
             title: format!("{id} title"),
-            body: "do it".into(),
             scope,
-            rails: vec![],
-            depends_on: vec![],
-            tier: None,
-            pool_hint: None,
-            model: None,
             gates,
-            checks: vec![],
-            counterfactuals: vec![],
-            estimate_minutes: None,
-            metadata: Map::new(),
+            ..Ticket::new(id, "do it")
         }
     }
 
@@ -665,14 +655,8 @@ mod tests {
         metadata.insert("issue".into(), 7.into());
         metadata.insert("summary".into(), "s".into());
         Plan {
-            source_format: Format::Native,
-            repo: None,
-            base: "main".into(),
-            gates: vec![],
-            tickets,
-            caps: Default::default(),
-            review: Review::default(),
             metadata,
+            ..Plan::new(Format::Native, tickets)
         }
     }
 

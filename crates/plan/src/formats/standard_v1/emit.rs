@@ -697,13 +697,11 @@ fn unsayable(plan: &Plan, sink: &mut dyn Sink) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CounterfactualTests, Review, ScopeEntry};
+    use crate::model::{CounterfactualTests, ScopeEntry};
 
     fn ticket(id: &str, files: &[&str]) -> Ticket {
         Ticket {
-            id: id.into(),
             title: format!("{id} title"),
-            body: "do it".into(),
             scope: files
                 .iter()
                 .map(|f| ScopeEntry {
@@ -711,29 +709,15 @@ mod tests {
                     op: ScopeOp::Modify,
                 })
                 .collect(),
-            rails: vec![],
-            depends_on: vec![],
-            tier: None,
-            pool_hint: None,
-            model: None,
-            gates: vec![],
-            checks: vec![],
-            counterfactuals: vec![],
             estimate_minutes: Some(5),
-            metadata: Map::new(),
+            ..Ticket::new(id, "do it")
         }
     }
 
     fn plan(tickets: Vec<Ticket>) -> Plan {
         Plan {
-            source_format: Format::Native,
-            repo: None,
             base: BASE.into(),
-            gates: vec![],
-            tickets,
-            caps: Default::default(),
-            review: Review::default(),
-            metadata: Map::new(),
+            ..Plan::new(Format::Native, tickets)
         }
     }
 

@@ -138,20 +138,8 @@ fn first_line(s: &str) -> String {
 
 fn ticket(id: String, title: String, body: String) -> Ticket {
     Ticket {
-        id,
         title,
-        body,
-        scope: Vec::new(),
-        rails: Vec::new(),
-        depends_on: Vec::new(),
-        tier: None,
-        pool_hint: None,
-        model: None,
-        gates: Vec::new(),
-        checks: Vec::new(),
-        counterfactuals: Vec::new(),
-        estimate_minutes: None,
-        metadata: Map::new(),
+        ..Ticket::new(id, body)
     }
 }
 
