@@ -125,7 +125,7 @@ pub fn prepare(dir: &Path) -> Result<Demo, EngineError> {
             "commit",
             "-q",
             "-m",
-            "hello: empty project with a test runner",
+            "demo project: empty, with a test runner",
         ]),
         &opened,
     )
