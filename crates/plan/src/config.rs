@@ -121,6 +121,10 @@ pub struct StandardV1Settings {
     /// The implement stage's file cap; the cap advisories need it.
     #[serde(default)]
     pub max_files_changed: Option<u32>,
+    /// The planner's prompts render a calibration hint, so a plan must carry
+    /// `raw_predicted_runtime_minutes` (an advisory when it does not).
+    #[serde(default)]
+    pub calibration_hint: bool,
 }
 
 /// One model a ticket can be routed to.

@@ -1432,3 +1432,28 @@ fn every_thing_standard_v1_cannot_say_draws_its_warning() {
     let (ds, _) = run(&doc, &capped(50));
     assert!(of(&ds, Severity::Error).is_empty(), "{ds:#?}");
 }
+
+#[test]
+fn a_calibration_hint_needs_the_raw_estimate() {
+    let code = "standard_v1.calibration.raw-missing";
+    // Unknown whether a hint was rendered: nothing to say.
+    let (ds, _) = run(&minimal(), &Options::default());
+    assert!(ds.iter().all(|d| d.code != code));
+    let hinted = Options {
+        calibration_hint: true,
+        ..Options::default()
+    };
+    let (ds, plan) = run(&minimal(), &hinted);
+    let d = find(&ds, code, "/predicted_runtime_minutes");
+    assert_eq!(d.severity, Severity::Advisory);
+    assert!(plan.is_some(), "an advisory never rejects");
+    let mut v = minimal();
+    set(&mut v, "/raw_predicted_runtime_minutes", json!(30));
+    let (ds, _) = run(&v, &hinted);
+    assert!(ds.iter().all(|d| d.code != code));
+    // From the configuration, too.
+    let mut options = Options::default();
+    options.config.standard_v1.calibration_hint = true;
+    let (ds, _) = run(&minimal(), &options);
+    find(&ds, code, "/predicted_runtime_minutes");
+}

@@ -53,6 +53,10 @@ pub struct ReadArgs {
     /// standard_v1: the implement stage's file cap, for the cap checks (overrides `[standard_v1] max_files_changed`).
     #[arg(long, value_name = "N")]
     pub max_files_changed: Option<u32>,
+    /// standard_v1: the planner's prompt rendered a calibration hint, so the plan must carry
+    /// `raw_predicted_runtime_minutes` (also `[standard_v1] calibration_hint = true`).
+    #[arg(long)]
+    pub calibration_hint: bool,
 }
 
 /// Reads a file, mapping I/O failures to exit 2.
@@ -92,6 +96,7 @@ pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileR
     }
     options.coerce = read.coerce;
     options.max_files_changed = read.max_files_changed;
+    options.calibration_hint = read.calibration_hint;
     Ok(validate_text(&path.display().to_string(), text, &options))
 }
 

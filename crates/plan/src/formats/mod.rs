@@ -33,6 +33,8 @@ pub struct Options {
     pub coerce: bool,
     /// standard_v1: the implement stage's file cap (overrides the config).
     pub max_files_changed: Option<u32>,
+    /// standard_v1: the planner's prompt rendered a calibration hint.
+    pub calibration_hint: bool,
     /// The files of the repository tree the plan will run on, when known.
     pub repo_files: Option<BTreeSet<String>>,
 }
@@ -46,6 +48,7 @@ impl Default for Options {
             issue: None,
             coerce: false,
             max_files_changed: None,
+            calibration_hint: false,
             repo_files: None,
         }
     }

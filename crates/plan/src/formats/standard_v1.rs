@@ -74,7 +74,8 @@ pub fn validate(
     let cap = options
         .max_files_changed
         .or(options.config.standard_v1.max_files_changed);
-    gate::advise(&value, cap, &mut sink);
+    let hint = options.calibration_hint || options.config.standard_v1.calibration_hint;
+    gate::advise(&value, cap, hint, &mut sink);
     if sink.errors > 0 {
         return None;
     }

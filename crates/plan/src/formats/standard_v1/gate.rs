@@ -23,9 +23,21 @@ fn advisory(code: &str, at: impl Into<String>, message: impl Into<String>) -> Di
 }
 
 /// Pushes the plan-gate advisories of `plan`; `cap` is the implement stage's
-/// `max_files_changed`, when known.
-pub fn advise(plan: &Value, cap: Option<u32>, sink: &mut dyn Sink) {
+/// `max_files_changed`, when known; `calibration_hint` says the planner's
+/// prompt rendered a calibration hint.
+pub fn advise(plan: &Value, cap: Option<u32>, calibration_hint: bool, sink: &mut dyn Sink) {
     sub_plans(plan, sink);
+    if calibration_hint && plan.get("raw_predicted_runtime_minutes").is_none() {
+        sink.push(
+            advisory(
+                "calibration.raw-missing",
+                "/predicted_runtime_minutes",
+                "the prompt rendered a calibration hint but the plan omits raw_predicted_runtime_minutes: \
+                 the implement-budget gate cannot verify that calibration did not pull the plan under the budget",
+            )
+            .with_hint("add `raw_predicted_runtime_minutes`, the estimate before the calibration factor"),
+        );
+    }
     expensive_tests(plan, sink);
     match cap {
         Some(cap) => file_cap(plan, cap as usize, sink),
