@@ -1,0 +1,136 @@
+//! The code tables of `docs/diagnostics.md` and the codes in the sources
+//! agree both ways, so neither can drift from the other.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The first segment of every diagnostic code.
+const PREFIXES: &[&str] = &[
+    "agb",
+    "codeboost",
+    "standard_v1",
+    "plan",
+    "sweep",
+    "native",
+    "convert",
+    "yaml",
+    "json",
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// All library and binary sources (not the tests), concatenated.
+fn sources() -> String {
+    let mut files = Vec::new();
+    for krate in ["plan", "engine", "cli"] {
+        rust_files(&root().join("crates").join(krate).join("src"), &mut files);
+    }
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The codes in the first column of the tables of `docs/diagnostics.md`.
+fn documented() -> BTreeSet<String> {
+    let doc = std::fs::read_to_string(root().join("docs/diagnostics.md")).unwrap();
+    doc.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(code, _)| code.to_string()))
+        .filter(|c| c.contains('.') && PREFIXES.contains(&c.split('.').next().unwrap()))
+        .collect()
+}
+
+fn is_code_char(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '-')
+}
+
+/// Every whole string literal that looks like a code: `"<prefix>.<rule>"`.
+/// File names such as `"plan.json"` are not codes.
+fn literal_codes(src: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for prefix in PREFIXES {
+        let open = format!("\"{prefix}.");
+        for (at, _) in src.match_indices(&open) {
+            let rest = &src[at + 1..];
+            let len = rest.find(|c| !is_code_char(c)).unwrap_or(rest.len());
+            let (code, after) = rest.split_at(len);
+            let file_name = [".json", ".yaml", ".yml", ".toml", ".md", ".db"]
+                .iter()
+                .any(|ext| code.ends_with(ext));
+            if after.starts_with('"') && !code.ends_with('.') && !file_name {
+                found.insert(code.to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_code_in_the_sources_is_documented() {
+    let documented = documented();
+    let missing: Vec<_> = literal_codes(&sources())
+        .into_iter()
+        .filter(|c| !documented.contains(c))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes used in crates/*/src but missing from the tables of docs/diagnostics.md: {missing:?}"
+    );
+}
+
+/// Many codes are assembled (`format!("standard_v1.{code}")` with `code`
+/// `"cap.near"`, `format!("{code}.depends-on-range")`), so a documented code
+/// counts as used when the whole code or one of its trailing parts appears
+/// in the sources as a literal or the end of one. Schema codes are named
+/// after the JSON Schema keyword that failed and are not spelled out.
+#[test]
+fn every_documented_code_is_used() {
+    let src = sources();
+    let used = |code: &str| {
+        let segments: Vec<&str> = code.split('.').collect();
+        (0..segments.len()).any(|k| {
+            let tail = segments[k..].join(".");
+            [tail.clone(), tail.replace('-', "_")].iter().any(|t| {
+                src.contains(&format!("\"{t}\""))
+                    || (k > 0
+                        && (src.contains(&format!(".{t}\"")) || src.contains(&format!("}}{t}\""))))
+            })
+        })
+    };
+    let unused: Vec<_> = documented()
+        .into_iter()
+        .filter(|c| !c.contains('<') && !c.contains(".schema."))
+        .filter(|c| !used(c))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "codes in docs/diagnostics.md that no source file produces: {unused:?}"
+    );
+}
+
+#[test]
+fn the_scan_sees_codes() {
+    // Guards the two tests above against passing because nothing was read.
+    assert!(documented().len() > 100);
+    assert!(documented().contains("agb.edge.unknown-target"));
+    assert!(literal_codes(&sources()).contains("json.syntax"));
+    assert!(literal_codes("x(\"plan.json\"); y(\"agb.gate.missing\")")
+        .into_iter()
+        .eq(["agb.gate.missing".to_string()]));
+}
