@@ -24,6 +24,9 @@ pub struct CliError {
     pub hint: Option<String>,
     /// Process exit code.
     pub code: i32,
+    /// The command already printed its one JSON document on stdout, so with
+    /// `--output json` this error goes to stderr as text, not a second document.
+    pub printed_json: bool,
 }
 
 impl CliError {
@@ -33,6 +36,7 @@ impl CliError {
             message: message.into(),
             hint: None,
             code: exit::USAGE,
+            printed_json: false,
         }
     }
 
@@ -42,12 +46,19 @@ impl CliError {
             message: message.into(),
             hint: None,
             code,
+            printed_json: false,
         }
     }
 
     /// Adds a hint.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Marks that stdout already holds the command's JSON document.
+    pub fn after_json(mut self) -> Self {
+        self.printed_json = true;
         self
     }
 

@@ -100,7 +100,7 @@ fn main() {
 }
 
 fn report_error(e: &CliError, global: &Global) -> i32 {
-    if global.output == Output::Json {
+    if global.output == Output::Json && !e.printed_json {
         let json = serde_json::json!({"error": e.message, "hint": e.hint, "exit_code": e.code});
         println!("{json}");
     } else {

@@ -199,3 +199,24 @@ fn convert_to_agb_and_back_through_native() {
             .unwrap();
     assert_eq!(back, original);
 }
+
+/// With `--output json` stdout holds one document even when the plan is
+/// invalid: the file report; the error line goes to stderr.
+#[test]
+fn an_invalid_plan_gives_one_json_document() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), "").unwrap();
+    for command in ["show", "graph", "convert", "run"] {
+        let mut args = vec![command, "plan.json", "--output", "json"];
+        if command == "convert" {
+            args.extend(["--to", "native"]);
+        }
+        let out = planwright(&args, dir.path());
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let got: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{command}: stdout is not one JSON document: {e}"));
+        assert_eq!(got[0]["diagnostics"][0]["code"], "json.syntax", "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("is not a valid plan"), "{command}: {stderr}");
+    }
+}

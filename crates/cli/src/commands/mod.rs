@@ -107,22 +107,23 @@ pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport),
     match &report.plan {
         Some(plan) => Ok((plan.clone(), report)),
         None => {
-            if global.output == Output::Json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&[&report]).expect("reports serialize")
-                );
-            } else {
-                eprint!("{}", render::file_report(&report, false));
-            }
-            Err(CliError::with_code(
+            let error = CliError::with_code(
                 exit::INVALID,
                 format!("`{}` is not a valid plan", report.file),
             )
             .hint(format!(
                 "run `planwright validate {}` for details",
                 report.file
-            )))
+            ));
+            if global.output == Output::Json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&[&report]).expect("reports serialize")
+                );
+                return Err(error.after_json());
+            }
+            eprint!("{}", render::file_report(&report, false));
+            Err(error)
         }
     }
 }
