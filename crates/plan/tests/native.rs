@@ -89,3 +89,22 @@ fn invalid_native_plans_point_at_the_problem() {
         report.diagnostics
     );
 }
+
+#[test]
+fn converting_a_plan_without_a_plan_wide_gate_to_agb_warns() {
+    let text = r#"{"planwright": 1, "source_format": "native", "base": "main",
+        "tickets": [{"id": "A", "body": "x", "scope": [{"pattern": "a.rs", "op": "any"}],
+                     "gates": [{"name": "test", "argv": ["cargo", "test"]}]}]}"#;
+    let plan = validate_text("n.json", text.to_string(), &Options::default())
+        .plan
+        .expect("valid native plan");
+    let mut warnings = Vec::new();
+    let out = agb::emit(&plan, &mut warnings);
+    assert_eq!(out["gate"], serde_json::json!({}));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.code == "convert.agb.gate" && w.pointer == "/gates"),
+        "{warnings:?}"
+    );
+}

@@ -760,6 +760,15 @@ fn emit_gates(plan: &Plan, sink: &mut dyn Sink) -> Map<String, Value> {
             )),
         }
     }
+    if gate.is_empty() {
+        // agb rejects a plan without a build or test gate; say so now, not
+        // when agb reads the file.
+        sink.push(Diagnostic::warning(
+            "convert.agb.gate",
+            "/gates",
+            "agb requires a build or test gate and this plan has no plan-wide gate; wrote an empty `gate`, which agb rejects (add `\"test\": \"<your test command>\"` to it)",
+        ));
+    }
     gate
 }
 
