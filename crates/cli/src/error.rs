@@ -67,6 +67,7 @@ impl CliError {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            std::io::ErrorKind::IsADirectory => "it is a directory; name a file".to_string(),
             _ => e.to_string(),
         };
         CliError::usage(format!("cannot read `{path}`: {why}"))

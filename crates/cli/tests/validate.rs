@@ -144,6 +144,18 @@ fn unreadable_files_and_bad_flags_exit_2() {
 }
 
 #[test]
+fn a_directory_is_named_as_one() {
+    let dir = dir_with(&[]);
+    std::fs::create_dir(dir.path().join("plans")).unwrap();
+    let out = planwright(dir.path(), &["validate", "plans"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: cannot read `plans`: it is a directory; name a file\n"
+    );
+}
+
+#[test]
 fn unknown_documents_say_which_formats_were_tried() {
     let dir = dir_with(&[("plan.json", "{\"name\": \"not a plan\"}")]);
     let out = planwright(dir.path(), &["validate", "plan.json"]);
