@@ -249,3 +249,24 @@ fn native_conversion_round_trips() {
     let orig: serde_json::Value = serde_json::from_str(&example()).unwrap();
     assert_eq!(back, orig);
 }
+
+#[test]
+fn an_unreadable_file_does_not_hide_the_others() {
+    let dir = dir_with(&[("plan.json", &example())]);
+    let out = planwright(dir.path(), &["validate", "missing.json", "plan.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains("plan.json: valid agb plan"), "{}", stdout(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: cannot read `missing.json`: no such file\n"
+    );
+    let out = planwright(
+        dir.path(),
+        &["validate", "--output", "json", "plan.json", "missing.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reports[0]["valid"], true);
+    assert_eq!(reports.as_array().unwrap().len(), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
+}

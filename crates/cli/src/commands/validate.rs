@@ -1,14 +1,14 @@
 //! `planwright validate PLAN...`: every error and warning of every file.
 
 use super::{check_file, ReadArgs};
-use crate::error::{exit, CliResult};
+use crate::error::{exit, CliError, CliResult};
 use crate::{render, Global, Output};
 use std::path::PathBuf;
 
 /// Check plan files and report every problem at once.
 ///
 /// Exit 0 when every file is valid (warnings allowed), 1 when one is not,
-/// 2 when a file cannot be read.
+/// 2 when a file cannot be read (the other files are still checked).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Plan files (JSON, or YAML for the formats that allow it).
@@ -21,8 +21,21 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let mut reports = Vec::new();
+    let mut failures: Vec<CliError> = Vec::new();
     for path in &args.plans {
-        reports.push(check_file(path, &args.read, global)?);
+        match check_file(path, &args.read, global) {
+            Ok(report) => reports.push(report),
+            // One unreadable file must not hide the findings in the others.
+            Err(e) if !failures.iter().any(|f| f.message == e.message) => failures.push(e),
+            Err(_) => {}
+        }
+    }
+    let last = failures.pop();
+    for e in &failures {
+        eprintln!("{e}");
+    }
+    if reports.is_empty() {
+        return Err(last.expect("at least one plan was given"));
     }
     match global.output {
         Output::Json => println!(
@@ -35,6 +48,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                 print!("{}", render::file_report(r, color));
             }
         }
+    }
+    if let Some(e) = last {
+        return Err(e.after_json());
     }
     Ok(if reports.iter().all(|r| r.valid) {
         exit::OK
