@@ -64,13 +64,26 @@ impl CliError {
 
     /// Reading `path` failed.
     pub fn io(path: &str, e: &std::io::Error) -> Self {
+        CliError::usage(format!("cannot read `{path}`: {}", why(e)))
+    }
+
+    /// Writing `path` failed.
+    pub fn write(path: &str, e: &std::io::Error) -> Self {
         let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            std::io::ErrorKind::IsADirectory => "it is a directory; name a file".to_string(),
-            _ => e.to_string(),
+            std::io::ErrorKind::NotFound => "its folder does not exist".to_string(),
+            _ => why(e),
         };
-        CliError::usage(format!("cannot read `{path}`: {why}"))
+        CliError::usage(format!("cannot write `{path}`: {why}"))
+    }
+}
+
+/// An I/O failure in words, without the OS error number.
+fn why(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::IsADirectory => "it is a directory; name a file".to_string(),
+        _ => e.to_string(),
     }
 }
 

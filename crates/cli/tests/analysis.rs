@@ -220,3 +220,24 @@ fn an_invalid_plan_gives_one_json_document() {
         assert!(stderr.contains("is not a valid plan"), "{command}: {stderr}");
     }
 }
+
+#[test]
+fn convert_names_why_it_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let cases = [
+        (".", "cannot write `.`: it is a directory; name a file\n"),
+        (
+            "no/such/dir.json",
+            "cannot write `no/such/dir.json`: its folder does not exist\n",
+        ),
+    ];
+    for (target, want) in cases {
+        let out = planwright(
+            &["convert", "plan.json", "--to", "native", "-o", target],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("error: {want}"));
+    }
+}

@@ -29,7 +29,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let text = serde_json::to_string_pretty(&doc).expect("documents serialize") + "\n";
     match &args.output_file {
         Some(path) => std::fs::write(path, &text)
-            .map_err(|e| CliError::usage(format!("cannot write `{}`: {e}", path.display())))?,
+            .map_err(|e| CliError::write(&path.display().to_string(), &e))?,
         None => print!("{text}"),
     }
     for w in &warnings {

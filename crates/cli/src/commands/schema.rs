@@ -58,10 +58,8 @@ fn read_schema(path: &Path) -> Result<Value, CliError> {
     let text = read_file(path)?;
     serde_json::from_str(&text).map_err(|e| {
         CliError::usage(format!(
-            "`{}` is not JSON: {e} (line {}, column {})",
+            "`{}` is not JSON: {e}",
             path.display(),
-            e.line(),
-            e.column()
         ))
         .hint("`--diff` compares two JSON Schema files")
     })

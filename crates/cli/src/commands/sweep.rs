@@ -82,7 +82,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     }
     match &args.output_file {
         Some(out) => std::fs::write(out, &text)
-            .map_err(|e| CliError::usage(format!("cannot write `{}`: {e}", out.display())))?,
+            .map_err(|e| CliError::write(&out.display().to_string(), &e))?,
         None => print!("{text}"),
     }
     Ok(exit::OK)
