@@ -21,6 +21,10 @@ pub enum GitError {
         /// What git said.
         stderr: String,
     },
+    /// The directory to run git in does not exist (spawning fails with the
+    /// same error as a missing git, so this is told apart before blaming git).
+    #[error("`{0}` is not a directory")]
+    NoDir(String),
     /// git printed something that is not UTF-8 where text was expected.
     #[error("`git {0}` printed output that is not UTF-8")]
     NotUtf8(String),
@@ -108,7 +112,7 @@ impl Git {
 
     /// Runs the command; a non-zero exit is an error carrying git's stderr.
     pub fn output(&self) -> Result<Output, GitError> {
-        let out = self.command().output().map_err(GitError::Spawn)?;
+        let out = self.command().output().map_err(|e| self.spawn_error(e))?;
         if out.status.success() {
             Ok(out)
         } else {
@@ -123,7 +127,15 @@ impl Git {
     /// Runs the command and returns its output whatever the exit status
     /// (for commands whose exit code is an answer, like `merge-tree`).
     pub fn raw(&self) -> Result<Output, GitError> {
-        self.command().output().map_err(GitError::Spawn)
+        self.command().output().map_err(|e| self.spawn_error(e))
+    }
+
+    fn spawn_error(&self, e: std::io::Error) -> GitError {
+        if self.dir.is_dir() {
+            GitError::Spawn(e)
+        } else {
+            GitError::NoDir(self.dir.display().to_string())
+        }
     }
 
     /// The error for a raw output that did not exit 0.
@@ -153,7 +165,7 @@ impl Git {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .map_err(GitError::Spawn)?;
+            .map_err(|e| self.spawn_error(e))?;
         Ok(status.success())
     }
 }
