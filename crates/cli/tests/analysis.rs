@@ -217,7 +217,10 @@ fn an_invalid_plan_gives_one_json_document() {
             .unwrap_or_else(|e| panic!("{command}: stdout is not one JSON document: {e}"));
         assert_eq!(got[0]["diagnostics"][0]["code"], "json.syntax", "{command}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("is not a valid plan"), "{command}: {stderr}");
+        assert!(
+            stderr.contains("is not a valid plan"),
+            "{command}: {stderr}"
+        );
     }
 }
 
@@ -238,6 +241,9 @@ fn convert_names_why_it_cannot_write() {
             dir.path(),
         );
         assert_eq!(out.status.code(), Some(2));
-        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("error: {want}"));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("error: {want}")
+        );
     }
 }

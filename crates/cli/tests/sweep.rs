@@ -105,5 +105,43 @@ fn a_glob_outside_a_repository_is_a_usage_error() {
     .unwrap();
     let out = planwright(dir.path(), &["sweep", "sweep.json"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot list the files of"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot list the files of"), "{stderr}");
+    // The folder is missing, not git.
+    assert!(stderr.contains("is not a directory"), "{stderr}");
+    assert!(!stderr.contains("is git installed"), "{stderr}");
+}
+
+#[test]
+fn json_output_of_a_bad_spec_is_one_document_with_its_findings() {
+    let repo = repo_with(&["a.js"]);
+    let spec = r#"{"repo": ".", "operation": "no placeholder", "targets": ["a.js"]}"#;
+    std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
+    std::fs::write(repo.path().join("empty.json"), "").unwrap();
+    std::fs::write(
+        repo.path().join("strict.json"),
+        r#"{"repo": ".", "operation": "fix {target}", "targets": ["a.js"], "gate": {"test": "make check"}}"#,
+    )
+    .unwrap();
+    for (file, code) in [
+        ("sweep.json", "sweep.operation"),
+        ("empty.json", "json.syntax"),
+        ("strict.json", "agb.gate.strict"),
+    ] {
+        let out = planwright(repo.path(), &["sweep", "--output", "json", file]);
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        let reports: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{file}: stdout is not one JSON document: {e}"));
+        let codes: Vec<&str> = reports[0]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap())
+            .collect();
+        assert!(codes.contains(&code), "{file}: {codes:?}");
+        assert!(
+            reports[0]["diagnostics"][0]["line"].as_u64().is_some(),
+            "{file}"
+        );
+    }
 }

@@ -255,7 +255,11 @@ fn an_unreadable_file_does_not_hide_the_others() {
     let dir = dir_with(&[("plan.json", &example())]);
     let out = planwright(dir.path(), &["validate", "missing.json", "plan.json"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stdout(&out).contains("plan.json: valid agb plan"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("plan.json: valid agb plan"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "error: cannot read `missing.json`: no such file\n"

@@ -57,10 +57,7 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
 fn read_schema(path: &Path) -> Result<Value, CliError> {
     let text = read_file(path)?;
     serde_json::from_str(&text).map_err(|e| {
-        CliError::usage(format!(
-            "`{}` is not JSON: {e}",
-            path.display(),
-        ))
-        .hint("`--diff` compares two JSON Schema files")
+        CliError::usage(format!("`{}` is not JSON: {e}", path.display(),))
+            .hint("`--diff` compares two JSON Schema files")
     })
 }

@@ -5,7 +5,7 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
 use planwright_engine::git;
 use planwright_plan::formats::sweep;
-use planwright_plan::{validate_text, Document, Format};
+use planwright_plan::{validate_text, Diagnostic, Document, Format, Severity};
 use std::path::{Path, PathBuf};
 
 /// Compile an agb sweep spec (one operation over many targets) into an agb
@@ -31,13 +31,17 @@ pub struct Args {
 pub fn run(args: Args, global: &Global) -> CliResult {
     let path = args.spec.display().to_string();
     let text = read_file(&args.spec)?;
-    let doc = match Document::parse(&path, text) {
+    let doc = match Document::parse(&path, text.clone()) {
         Ok(doc) => doc,
         Err(e) => {
-            return Err(CliError::with_code(
-                exit::INVALID,
-                format!("`{path}`: {}", e.diagnostic.message),
-            ))
+            let (line, column) = planwright_plan::doc::line_col(&text, e.span.start);
+            let message = format!("`{path}`: {}", e.diagnostic.message);
+            return Err(spec_failed(
+                &path,
+                vec![(e.diagnostic, line, column)],
+                message,
+                global,
+            ));
         }
     };
     let spec = doc.value();
@@ -47,21 +51,18 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     };
     let mut diagnostics = Vec::new();
     let compiled = sweep::compile(&spec, tracked.as_deref(), &mut diagnostics);
-    for d in &diagnostics {
-        let (line, col) = doc.line_col(doc.locate(&d.pointer).start);
-        eprintln!(
-            "{}[{}]: {} ({path}:{line}:{col})",
-            d.severity.as_str(),
-            d.code,
-            d.message
-        );
-    }
+    let located: Vec<_> = diagnostics
+        .into_iter()
+        .map(|d| {
+            let (line, column) = doc.line_col(doc.locate(&d.pointer).start);
+            (d, line, column)
+        })
+        .collect();
     let Some(plan) = compiled else {
-        return Err(CliError::with_code(
-            exit::INVALID,
-            format!("`{path}` is not a valid sweep spec"),
-        ));
+        let message = format!("`{path}` is not a valid sweep spec");
+        return Err(spec_failed(&path, located, message, global));
     };
+    print_spec_diagnostics(&path, &located);
     let text = serde_json::to_string_pretty(&plan).expect("plans serialize") + "\n";
     // The compiled plan must pass the same validation as a hand-written one.
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.spec))?;
@@ -72,13 +73,17 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         .map_or("<compiled plan>".to_string(), |p| p.display().to_string());
     let report = validate_text(&name, text.clone(), &options);
     if !report.valid {
-        if global.output == Output::Human {
-            eprint!("{}", render::file_report(&report, false));
+        let error = CliError::with_code(exit::INVALID, "the compiled plan is not valid")
+            .hint("fix the sweep spec's gate, tier, pool_hint or scope templates");
+        if global.output == Output::Json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&[&report]).expect("reports serialize")
+            );
+            return Err(error.after_json());
         }
-        return Err(
-            CliError::with_code(exit::INVALID, "the compiled plan is not valid")
-                .hint("fix the sweep spec's gate, tier, pool_hint or scope templates"),
-        );
+        eprint!("{}", render::file_report(&report, false));
+        return Err(error);
     }
     match &args.output_file {
         Some(out) => std::fs::write(out, &text)
@@ -86,6 +91,50 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         None => print!("{text}"),
     }
     Ok(exit::OK)
+}
+
+/// A finding about the spec with its line and column.
+type SpecFinding = (Diagnostic, usize, usize);
+
+fn print_spec_diagnostics(path: &str, found: &[SpecFinding]) {
+    for (d, line, col) in found {
+        eprintln!(
+            "{}[{}]: {} ({path}:{line}:{col})",
+            d.severity.as_str(),
+            d.code,
+            d.message
+        );
+    }
+}
+
+/// The spec is not usable: its findings go to stderr for people, or to
+/// stdout as one `validate`-shaped array for programs.
+fn spec_failed(path: &str, found: Vec<SpecFinding>, message: String, global: &Global) -> CliError {
+    let error = CliError::with_code(exit::INVALID, message);
+    if global.output == Output::Human {
+        print_spec_diagnostics(path, &found);
+        return error;
+    }
+    let count = |s: Severity| found.iter().filter(|(d, ..)| d.severity == s).count();
+    let diagnostics: Vec<serde_json::Value> = found
+        .iter()
+        .map(|(d, line, column)| {
+            let mut v = serde_json::to_value(d).expect("diagnostics serialize");
+            v["line"] = (*line).into();
+            v["column"] = (*column).into();
+            v
+        })
+        .collect();
+    let report = serde_json::json!([{
+        "file": path, "format": null, "valid": false,
+        "errors": count(Severity::Error), "warnings": count(Severity::Warning),
+        "diagnostics": diagnostics,
+    }]);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).expect("reports serialize")
+    );
+    error.after_json()
 }
 
 fn list_tracked(
