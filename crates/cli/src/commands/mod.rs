@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// How a command that reads one plan reads it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlanArgs {
-    /// The plan file (JSON, or YAML for the formats that allow it).
+    /// The plan file: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format).
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
     #[command(flatten)]

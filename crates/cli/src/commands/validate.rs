@@ -11,7 +11,7 @@ use std::path::PathBuf;
 /// 2 when a file cannot be read (the other files are still checked).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Plan files (JSON, or YAML for the formats that allow it).
+    /// Plan files: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format).
     #[arg(value_name = "PLAN", required = true)]
     pub plans: Vec<PathBuf>,
     #[command(flatten)]
