@@ -247,3 +247,34 @@ fn convert_names_why_it_cannot_write() {
         );
     }
 }
+
+/// agb ids have no length limit; a 70,000-character one must not panic
+/// the column layout.
+#[test]
+fn show_survives_a_huge_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = format!("T{}", "x".repeat(70_000));
+    let plan = json!({
+        "repo": "/srv/repo", "gate": {"test": "npm test"},
+        "tickets": [
+            {"id": big, "body": "b", "scope": ["a"]},
+            {"id": "T2", "title": "two", "body": "b", "scope": ["b"], "edges": [{"to": big}]}
+        ]
+    });
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let out = planwright(&["show", "plan.json"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("  T2 ") && l.ends_with(" two")),
+        "{}",
+        &stdout[..stdout.len().min(2000)]
+    );
+}

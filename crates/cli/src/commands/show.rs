@@ -45,7 +45,9 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
         .iter()
         .map(|t| t.id.chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        // Longer ids go unaligned: a width past u16::MAX panics in `format!`.
+        .min(MAX_ID_COLUMN);
     for t in &plan.tickets {
         let mut line = format!("  {:width$}", t.id);
         if !t.title.is_empty() {
@@ -83,6 +85,9 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
     }
     out
 }
+
+/// The widest id column; an agb id has no length limit.
+pub const MAX_ID_COLUMN: usize = 40;
 
 /// A title on one line: line breaks and other control characters as spaces.
 fn one_line(s: &str) -> String {

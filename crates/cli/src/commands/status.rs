@@ -51,7 +51,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         .map(|t| t.ticket.id.len())
         .max()
         .unwrap_or(2)
-        .max(6);
+        .clamp(6, super::show::MAX_ID_COLUMN);
     println!(
         "{:width$}  {:8}  {:8}  {:10}  failure",
         "ticket", "state", "attempts", "commit"
