@@ -246,6 +246,17 @@ fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
         ),
         span: Span::new(start, end.max(start)),
     };
+    // RFC 8259 forbids a byte order mark, and agb's JSON.parse fails on one
+    // with a bare "Unexpected token"; name the invisible character instead.
+    if text.starts_with('\u{feff}') {
+        let mut error = syntax_error(
+            0,
+            '\u{feff}'.len_utf8(),
+            "invalid JSON: the file starts with a byte order mark (U+FEFF)".into(),
+        );
+        error.diagnostic.hint = Some("save the file as UTF-8 without a byte order mark".into());
+        return Err(error);
+    }
     let parsed = match parse_to_ast(&text, &CollectOptions::default(), &options) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -355,6 +366,18 @@ mod tests {
 
     fn doc(text: &str) -> Document {
         Document::parse("t.json", text.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_named() {
+        let e = Document::parse("t.json", "\u{feff}{}".to_string()).unwrap_err();
+        assert_eq!(e.diagnostic.code, "json.syntax");
+        assert!(
+            e.diagnostic.message.contains("byte order mark"),
+            "{}",
+            e.diagnostic.message
+        );
+        assert_eq!((e.span.start, e.span.end), (0, 3));
     }
 
     #[test]
