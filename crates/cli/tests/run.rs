@@ -273,6 +273,19 @@ fn dry_run_prints_the_order_and_changes_nothing() {
 }
 
 #[test]
+fn rev_is_refused_where_the_base_branch_is_used() {
+    let env = sh_env();
+    let out = env.run(&["--rev", "main"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`--rev main` does not apply here"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!env.repo().join(".planwright").exists());
+}
+
+#[test]
 fn status_and_report_describe_the_run() {
     let env = sh_env();
     write(&env.root().join("agent/B/files"), "README.md", "changed\n");

@@ -86,6 +86,13 @@ pub fn load_target_plan(
     args: &PlanArgs,
     global: &Global,
 ) -> Result<(planwright_plan::Plan, planwright_plan::FileReport), CliError> {
+    if args.read.rev != "HEAD" {
+        return Err(CliError::usage(format!(
+            "`--rev {}` does not apply here: scope operations are checked against the plan's base branch",
+            args.read.rev
+        ))
+        .hint("drop `--rev`; to work from another branch, set the plan's `base`"));
+    }
     let mut args = args.clone();
     args.read.repo = None;
     load_plan(&args, global)
