@@ -71,6 +71,19 @@ fn schema_diff_takes_two_files_and_no_format() {
     assert_eq!(o.status.code(), Some(2));
     let o = planwright(&["schema"], &root());
     assert_eq!(o.status.code(), Some(2));
+    // A format beside `--diff` would be ignored: refused instead.
+    let o = planwright(
+        &[
+            "schema",
+            "codeboost",
+            "--diff",
+            "schemas/standard_v1.schema.json",
+            "schemas/standard_v1.schema.json",
+        ],
+        &root(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
 }
 
 #[test]

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 /// shape delta between two schema versions.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The format (agb, codeboost, standard_v1, native); optional with `--diff`.
-    #[arg(value_name = "FORMAT", value_parser = settings::parse_format, required_unless_present = "diff")]
+    /// The format (codeboost, standard_v1, native; agb has no published schema); not with `--diff`.
+    #[arg(value_name = "FORMAT", value_parser = settings::parse_format, required_unless_present = "diff", conflicts_with = "diff")]
     pub format: Option<Format>,
     /// Print the Markdown field reference generated from the schema instead of the schema.
     #[arg(long, conflicts_with = "diff")]
