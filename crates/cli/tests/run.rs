@@ -286,6 +286,28 @@ fn rev_is_refused_where_the_base_branch_is_used() {
 }
 
 #[test]
+fn zero_jobs_or_strikes_is_refused() {
+    let env = sh_env();
+    for flag in ["--jobs", "--strikes"] {
+        let out = env.run(&[flag, "0", "--dry-run"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(
+            text(&out.stderr).contains("0 is not in 1.."),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    write(env.root(), "planwright.toml", "[run]\nstrikes = 0\n");
+    let out = env.run(&["--dry-run"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`[run] strikes = 0`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn status_and_report_describe_the_run() {
     let env = sh_env();
     write(&env.root().join("agent/B/files"), "README.md", "changed\n");

@@ -53,10 +53,10 @@ pub struct Args {
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Tickets worked on at once (default: `[run] jobs`, else the number of cores).
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// Attempts per ticket (default: `[run] strikes`, else 2).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub strikes: Option<u32>,
     /// Print what would start, in order, and change nothing.
     #[arg(long)]
@@ -155,14 +155,17 @@ pub fn agent(args: &EngineArgs, config: &Config) -> Result<Arc<dyn Agent>, CliEr
 pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let e = &args.engine;
+    for (key, value) in [("jobs", config.run.jobs), ("strikes", config.run.strikes)] {
+        if value == Some(0) {
+            return Err(CliError::usage(format!(
+                "`[run] {key} = 0` in planwright.toml: it must be at least 1"
+            )));
+        }
+    }
     Ok(RunSettings {
         plan_path: args.plan.plan.display().to_string(),
-        jobs: args
-            .jobs
-            .or(config.run.jobs.map(|j| j as usize))
-            .unwrap_or(cores)
-            .max(1),
-        strikes: args.strikes.or(config.run.strikes).unwrap_or(2).max(1),
+        jobs: args.jobs.or(config.run.jobs).map_or(cores, |j| j as usize),
+        strikes: args.strikes.or(config.run.strikes).unwrap_or(2),
         agent_timeout: Some(
             e.agent_timeout
                 .or(config.agent.timeout_secs.map(Duration::from_secs))
