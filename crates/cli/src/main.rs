@@ -30,7 +30,7 @@ pub struct Global {
     /// Output for people (`human`) or programs (`json`).
     #[arg(long, global = true, value_enum, default_value_t = Output::Human)]
     pub output: Output,
-    /// The configuration file (default: `planwright.toml` beside the plan, else in the current directory).
+    /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
