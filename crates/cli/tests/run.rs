@@ -379,6 +379,13 @@ fn status_and_report_describe_the_run() {
     )
     .unwrap();
     assert_eq!(json["run"]["status"], "finished");
+    // `--output json` alone asks for the JSON report too.
+    let out = planwright(
+        env.root(),
+        &["report", "--repo", "repo", "--output", "json"],
+    );
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again, json);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use super::status::load;
 use crate::error::{exit, CliResult};
-use crate::Global;
+use crate::{Global, Output};
 use clap::ValueEnum;
 use planwright_engine::report;
 use std::path::PathBuf;
@@ -27,15 +27,19 @@ pub struct Args {
     /// The run (default: the newest).
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
-    /// The report's format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
+    /// The report's format (default: `json` with `--output json`, else `md`).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
 }
 
 /// Runs the command.
-pub fn run(args: Args, _global: &Global) -> CliResult {
+pub fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.repo, args.run.as_deref())?;
-    match args.format {
+    let format = args.format.unwrap_or(match global.output {
+        Output::Json => ReportFormat::Json,
+        Output::Human => ReportFormat::Md,
+    });
+    match format {
         ReportFormat::Md => print!("{}", report::markdown(&r)),
         ReportFormat::Html => print!("{}", report::html(&r)),
         ReportFormat::Json => println!(
