@@ -748,3 +748,19 @@ fn demo_runs_end_to_end() {
         "{s}"
     );
 }
+
+#[test]
+fn demo_json_says_where_it_ran() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(["demo", "--output", "json"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let repo = PathBuf::from(summary["repo"].as_str().unwrap());
+    assert!(repo.join(".git").exists(), "{summary}");
+    assert!(PathBuf::from(summary["plan"].as_str().unwrap()).is_file());
+    assert_eq!(summary["merged"].as_array().unwrap().len(), 3);
+}

@@ -1,6 +1,6 @@
 //! `planwright demo`: a built-in plan run end to end in a temporary repository.
 
-use super::run::{cancel_on_ctrl_c, engine_error, finish, reporters};
+use super::run::{cancel_on_ctrl_c, engine_error, finish_with, reporters};
 use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::agent;
@@ -84,5 +84,9 @@ pub fn run(_args: Args, global: &Global) -> CliResult {
             made.repo.display()
         );
     }
-    finish(&summary, global)
+    // A program needs to know where the demo ran as much as a person does.
+    let mut place = serde_json::Map::new();
+    place.insert("plan".into(), made.plan.display().to_string().into());
+    place.insert("repo".into(), made.repo.display().to_string().into());
+    finish_with(&summary, place, global)
 }

@@ -231,6 +231,15 @@ pub fn cancel_on_ctrl_c() -> Cancel {
 
 /// Prints the summary and picks the exit code.
 pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
+    finish_with(summary, serde_json::Map::new(), global)
+}
+
+/// [`finish`], with `extra` keys in front of the JSON summary.
+pub fn finish_with(
+    summary: &RunSummary,
+    mut extra: serde_json::Map<String, serde_json::Value>,
+    global: &Global,
+) -> CliResult {
     if global.output == Output::Json {
         let failed: serde_json::Map<String, serde_json::Value> = summary
             .failed
@@ -242,10 +251,13 @@ pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
                 )
             })
             .collect();
-        let json = serde_json::json!({"run": summary.run, "merged": summary.merged, "failed": failed, "blocked": summary.blocked});
+        extra.insert("run".into(), summary.run.clone().into());
+        extra.insert("merged".into(), serde_json::json!(summary.merged));
+        extra.insert("failed".into(), failed.into());
+        extra.insert("blocked".into(), serde_json::json!(summary.blocked));
         println!(
             "{}",
-            serde_json::to_string_pretty(&json).expect("summaries serialize")
+            serde_json::to_string_pretty(&extra).expect("summaries serialize")
         );
     } else {
         for (id, f) in &summary.failed {
