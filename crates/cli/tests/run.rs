@@ -468,6 +468,22 @@ fn preflight_reports_every_problem_with_a_fix() {
         "{}",
         text(&not_git.stderr)
     );
+    // No repository to work in is exit 2 for run and preflight too, as the
+    // exit-code table says.
+    let agent = format!("scripted:{}", env.root().display());
+    for command in ["preflight", "run"] {
+        let out = planwright(
+            env.root(),
+            &[command, "plan.json", "--repo", ".", "--agent", &agent],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{command}: {}",
+            text(&out.stdout)
+        );
+        assert!(text(&out.stdout).contains("is not a git repository"));
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@ use planwright_engine::preflight::{failed, preflight, Check};
 /// programs, scope operations against the base tree, and scope overlap
 /// between tickets that may run at the same time.
 ///
-/// Exit 0 when every check passes (warnings allowed), 1 otherwise.
+/// Exit 0 when every check passes (warnings allowed), 2 when `--repo` is not a git repository, 1 otherwise.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -59,8 +59,21 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     );
     print(&checks, global);
     Ok(if failed(&checks) {
-        exit::INVALID
+        failure_code(&checks)
     } else {
         exit::OK
     })
+}
+
+/// The exit code of a failed preflight: 2 when there is no git repository
+/// to work in (a usage error, as for every command), else 1.
+pub fn failure_code(checks: &[Check]) -> i32 {
+    if checks
+        .iter()
+        .any(|c| c.check == "repo" && c.status == "error")
+    {
+        exit::USAGE
+    } else {
+        exit::INVALID
+    }
 }

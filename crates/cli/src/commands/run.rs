@@ -304,7 +304,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                 .collect();
             message = format!("{message}: {}", errors.join("; "));
         }
-        return Err(CliError::with_code(exit::INVALID, message).hint(format!(
+        let code = super::preflight::failure_code(&checks);
+        return Err(CliError::with_code(code, message).hint(format!(
             "run `planwright preflight {} --repo {}` after fixing",
             args.plan.plan.display(),
             repo_dir.display()
