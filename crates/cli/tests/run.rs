@@ -379,6 +379,13 @@ fn status_and_report_describe_the_run() {
     )
     .unwrap();
     assert_eq!(json["run"]["status"], "finished");
+    let unknown = planwright(env.root(), &["status", "--repo", "repo", "--run", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains("omit `--run` for the newest run"),
+        "{}",
+        text(&unknown.stderr)
+    );
     // `--output json` alone asks for the JSON report too.
     let out = planwright(
         env.root(),

@@ -25,9 +25,14 @@ pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliE
     report::load(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| {
-            let what = run.map_or("no run".to_string(), |r| format!("no run `{r}`"));
-            CliError::usage(format!("{what} in `{}`", repo.root().display()))
-                .hint("start one with `planwright run PLAN --repo DIR`")
+            let root = repo.root().display();
+            match run {
+                Some(r) => CliError::usage(format!("no run `{r}` in `{root}`")).hint(format!(
+                    "omit `--run` for the newest run; the ids are the folders of `{root}/.planwright/runs`"
+                )),
+                None => CliError::usage(format!("no run in `{root}`"))
+                    .hint("start one with `planwright run PLAN --repo DIR`"),
+            }
         })
 }
 
