@@ -48,7 +48,12 @@ impl Checker {
                     .as_str()
                     .map(str::to_string)
                     .unwrap_or_else(|| property.to_string());
-                (pointer, format!("missing required field `{name}`"))
+                // The pointer names the missing field, as in every format's
+                // own checks; it locates to the enclosing object.
+                (
+                    format!("{pointer}/{}", escape(&name)),
+                    format!("missing required field `{name}`"),
+                )
             }
             ValidationErrorKind::AdditionalProperties { unexpected }
             | ValidationErrorKind::UnevaluatedProperties { unexpected } => (
@@ -200,6 +205,6 @@ mod tests {
         let mut out = Vec::new();
         c.check(&json!({}), &mut out);
         assert_eq!(out[0].message, "missing required field `a`");
-        assert_eq!(out[0].pointer, "");
+        assert_eq!(out[0].pointer, "/a");
     }
 }

@@ -235,7 +235,7 @@ fn schema_violations_are_readable() {
     plan["items"][0]["extra"] = json!(1);
     plan["items"][1]["files"][0]["kind"] = json!("modify");
     let report = check(&plan);
-    has_error(&report, "codeboost.schema.required", "/items/0");
+    has_error(&report, "codeboost.schema.required", "/items/0/intent");
     has_error(
         &report,
         "codeboost.schema.additional-properties",

@@ -246,7 +246,7 @@ fn conditionals_of_the_schema() {
             )
         },
         "standard_v1.schema.required",
-        "/verification/acceptance_criteria/0",
+        "/verification/acceptance_criteria/0/rationale",
     );
     rejects(
         minimal(),
@@ -258,13 +258,13 @@ fn conditionals_of_the_schema() {
             )
         },
         "standard_v1.schema.required",
-        "/verification/acceptance_criteria/0",
+        "/verification/acceptance_criteria/0/expectation_basis",
     );
     let d = rejects(
         minimal(),
         |v| set(v, "/delivery", json!("partial")),
         "standard_v1.schema.required",
-        "",
+        "/remaining_scope",
     );
     assert!(d.message.contains("remaining_scope"), "{}", d.message);
     // skip_expected false and explicit criteria need neither.
@@ -318,7 +318,7 @@ fn enums_and_limits_of_the_new_fields() {
             )
         },
         "standard_v1.schema.required",
-        "/new_architectural_decision",
+        "/new_architectural_decision/related_adrs",
     );
 }
 
