@@ -41,11 +41,11 @@ pub struct ReadArgs {
     /// codeboost: the issue the plan must be for.
     #[arg(long, value_name = "N")]
     pub issue: Option<u64>,
-    /// The git repository the plan is for: scope operations are checked against its tree
-    /// (`preflight` and `run`: the repository to work in, checked at the plan's base branch).
+    /// codeboost: check the plan's file operations against this repository's tree
+    /// (`preflight` and `run`: the repository to work in, every format checked at the base branch).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// The revision of `--repo` whose tree is checked (not for `preflight` and `run`).
+    /// codeboost: the revision of `--repo` whose tree is checked (not for `preflight` and `run`).
     #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
     pub rev: String,
     /// standard_v1: coerce a bare string into its object where the schema allows it (a warning each).
