@@ -108,3 +108,19 @@ fn converting_a_plan_without_a_plan_wide_gate_to_agb_warns() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn converting_a_plan_without_tickets_to_agb_warns() {
+    let text = r#"{"planwright": 1, "source_format": "native", "base": "main", "tickets": []}"#;
+    let plan = validate_text("n.json", text.to_string(), &Options::default())
+        .plan
+        .expect("valid native plan");
+    let mut warnings = Vec::new();
+    agb::emit(&plan, &mut warnings);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.code == "convert.agb.tickets" && w.pointer == "/tickets"),
+        "{warnings:?}"
+    );
+}

@@ -690,6 +690,13 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
             }
         }
     }
+    if plan.tickets.is_empty() {
+        sink.push(Diagnostic::warning(
+            "convert.agb.tickets",
+            "/tickets",
+            "agb plans need at least one ticket; this one has none, so the output is not a valid agb plan",
+        ));
+    }
     let mut tickets = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
         let edges = dependents.get(t.id.as_str()).map_or(&[][..], Vec::as_slice);
