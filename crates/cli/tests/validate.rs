@@ -144,6 +144,14 @@ fn unreadable_files_and_bad_flags_exit_2() {
 }
 
 #[test]
+fn standard_input_is_not_a_file_named_dash() {
+    let dir = dir_with(&[]);
+    let out = planwright(dir.path(), &["validate", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not read from standard input"));
+}
+
+#[test]
 fn a_directory_is_named_as_one() {
     let dir = dir_with(&[]);
     std::fs::create_dir(dir.path().join("plans")).unwrap();

@@ -62,6 +62,12 @@ pub struct ReadArgs {
 
 /// Reads a file, mapping I/O failures to exit 2.
 pub fn read_file(path: &Path) -> Result<String, CliError> {
+    if path == Path::new("-") && !path.exists() {
+        return Err(
+            CliError::usage("`-`: plans are not read from standard input")
+                .hint("save the plan to a file and pass its path"),
+        );
+    }
     let bytes = std::fs::read(path).map_err(|e| CliError::io(&path.display().to_string(), &e))?;
     String::from_utf8(bytes).map_err(|e| {
         CliError::usage(format!(
