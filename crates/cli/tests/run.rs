@@ -787,3 +787,19 @@ fn demo_json_says_where_it_ran() {
     assert!(PathBuf::from(summary["plan"].as_str().unwrap()).is_file());
     assert_eq!(summary["merged"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn dry_run_quotes_gates_as_a_shell_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/codeboost");
+    for name in ["plan.yaml", "planwright.toml"] {
+        std::fs::copy(example.join(name), tmp.path().join(name)).unwrap();
+    }
+    let out = planwright(tmp.path(), &["run", "plan.yaml", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("`go test ./internal/retry/... -run 'TestDo.*'`"),
+        "{}",
+        text(&out.stdout)
+    );
+}
