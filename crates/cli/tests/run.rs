@@ -564,7 +564,7 @@ fn gates_from_the_command_line_and_config() {
     )
     .unwrap();
     assert!(
-        log.contains("$ test -f README.md") && log.contains("$ sh -c test -n \"$HOME\""),
+        log.contains("$ test -f README.md") && log.contains("$ sh -c 'test -n \"$HOME\"'"),
         "{log}"
     );
 }

@@ -53,7 +53,7 @@ impl Charter<'_> {
                 "\n## Gates\n\nThese commands must exit 0 on your result:\n"
             );
             for g in self.gates {
-                let _ = writeln!(s, "- `{}`", g.argv.join(" "));
+                let _ = writeln!(s, "- `{}`", g.command_line());
             }
         }
         if !t.checks.is_empty() {

@@ -46,7 +46,7 @@ pub fn run_gates(
     cancel: &Cancel,
 ) -> Result<Verdict, EngineError> {
     for gate in gates {
-        let command = gate.argv.join(" ");
+        let command = gate.command_line();
         append(log, &format!("$ {command}   (in {})\n", dir.display()))?;
         let spec = Spec {
             argv: gate.argv.clone(),

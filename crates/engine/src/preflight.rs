@@ -222,7 +222,7 @@ fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
                 format!(
                     "ticket {}: the plan's command `{}` is not on the `[commands] allow` list",
                     t.id,
-                    g.argv.join(" ")
+                    g.command_line()
                 ),
                 format!(
                     "approve it in planwright.toml: `[commands] allow = [{:?}]`",

@@ -198,6 +198,15 @@ pub struct Gate {
     pub argv: Vec<String>,
 }
 
+impl Gate {
+    /// The argv as one line a shell reads back as the same words (`-run
+    /// 'TestDo.*'`), for messages, prompts and logs; gates never run in one.
+    pub fn command_line(&self) -> String {
+        shlex::try_join(self.argv.iter().map(String::as_str))
+            .unwrap_or_else(|_| self.argv.join(" "))
+    }
+}
+
 /// A mutation of production code that must make the named tests fail,
 /// proving the tests depend on that code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -345,12 +345,7 @@ fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global
             let t = plan.ticket(id).expect("waves hold plan tickets");
             let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates)
                 .iter()
-                // Quoted as a shell would need it, so the line can be pasted.
-                .map(|g| {
-                    let words = g.argv.iter().map(String::as_str);
-                    let line = shlex::try_join(words).unwrap_or_else(|_| g.argv.join(" "));
-                    format!("`{line}`")
-                })
+                .map(|g| format!("`{}`", g.command_line()))
                 .collect();
             let after = if t.depends_on.is_empty() {
                 String::new()

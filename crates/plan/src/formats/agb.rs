@@ -721,9 +721,7 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
 /// agb has one `build` and one `test` gate: gates with those names keep
 /// them; any other gate takes a free one (with a warning) or is dropped.
 fn emit_gates(plan: &Plan, sink: &mut dyn Sink) -> Map<String, Value> {
-    let command = |g: &Gate| {
-        shlex::try_join(g.argv.iter().map(String::as_str)).unwrap_or_else(|_| g.argv.join(" "))
-    };
+    let command = Gate::command_line;
     let mut gate = Map::new();
     let named = |g: &Gate| g.name == "build" || g.name == "test";
     for (i, g) in plan.gates.iter().enumerate().filter(|(_, g)| named(g)) {
