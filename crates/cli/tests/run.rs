@@ -803,3 +803,16 @@ fn dry_run_quotes_gates_as_a_shell_needs() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn a_damaged_state_store_is_named_with_a_way_out() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    write(&env.repo(), ".planwright/state.db", "not a database\n");
+    let out = planwright(env.root(), &["status", "--repo", "repo"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("state store `.planwright/state.db`") && stderr.contains("hint: "),
+        "{stderr}"
+    );
+}

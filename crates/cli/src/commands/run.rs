@@ -200,6 +200,9 @@ pub fn engine_error(e: EngineError) -> CliError {
                 None => err,
             }
         }
+        EngineError::State(_) => CliError::usage(e.to_string()).hint(
+            "another program may hold it; if it is damaged, move `.planwright/` aside to start afresh (its runs are then forgotten)",
+        ),
         other => CliError::usage(other.to_string()),
     }
 }
