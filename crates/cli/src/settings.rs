@@ -59,10 +59,17 @@ pub fn load_config(
 pub fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        format!(
+        let mut message = format!(
             "unknown format '{name}' (expected one of {})",
             names.join(", ")
-        )
+        );
+        if matches!(name, "dot" | "mermaid") {
+            // `graph --format dot` is what one tries first.
+            message.push_str(&format!(
+                "; `--format` names the plan's format, the picture language is `graph --to {name}`"
+            ));
+        }
+        message
     })
 }
 

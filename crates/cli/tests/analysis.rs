@@ -158,6 +158,15 @@ fn mermaid_output_escapes_and_highlights() {
 }
 
 #[test]
+fn graph_format_dot_points_at_to() {
+    let dir = tempfile::tempdir().unwrap();
+    write_plan(dir.path());
+    let out = planwright(&["graph", "--format", "dot", "plan.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`graph --to dot`"));
+}
+
+#[test]
 fn graph_rejects_an_unknown_picture_language() {
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
