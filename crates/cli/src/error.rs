@@ -11,7 +11,6 @@ pub mod exit {
     /// Usage or I/O error.
     pub const USAGE: i32 = 2;
     /// A run stopped because the repository's integrity could not be trusted.
-    #[allow(dead_code)] // used once `run` checks integrity
     pub const INTEGRITY: i32 = 3;
 }
 
