@@ -7,8 +7,8 @@ use crate::agent::Agent;
 use crate::process::find_program;
 use crate::repo::Repo;
 use crate::run::ticket_gates;
-use crate::verify::Pattern;
 use planwright_plan::model::{Gate, ScopeOp};
+use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -236,10 +236,6 @@ fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
 /// Agents and gates are looked up in planwright's own PATH (gates keep it in their scrubbed environment).
 fn path() -> Option<String> {
     std::env::var("PATH").ok()
-}
-
-fn is_glob(p: &str) -> bool {
-    p.contains(['*', '?', '[', '{']) || p.ends_with('/')
 }
 
 /// Ticket id -> its ancestors.
