@@ -8,6 +8,7 @@ use crate::process::find_program;
 use crate::repo::Repo;
 use crate::run::ticket_gates;
 use planwright_plan::model::{Gate, ScopeOp};
+use planwright_plan::overlap::Glob;
 use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
 use serde::Serialize;
@@ -238,6 +239,12 @@ fn path() -> Option<String> {
     std::env::var("PATH").ok()
 }
 
+/// Whether `pattern` matches some file of `files`; compiled once, not per file.
+fn matches_any(pattern: &str, files: &HashSet<String>) -> bool {
+    let pattern = Pattern::new(pattern);
+    files.iter().any(|f| pattern.matches(f))
+}
+
 /// Ticket id -> its ancestors.
 fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
     let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
@@ -266,14 +273,17 @@ fn check_scope_ops(
     let before = out.len();
     for t in plan.tickets.iter().filter(|t| !merged.contains(&t.id)) {
         // A file an ancestor may create counts as existing for this ticket.
-        let created_before = |path: &str| {
+        // `pattern` may be a glob: it is compared with the ancestor's by
+        // intersection, as the overlap forecast compares scopes.
+        let created_before = |pattern: &str| {
+            let wanted = Glob::parse(pattern);
             anc[t.id.as_str()]
                 .iter()
                 .filter_map(|a| plan.ticket(a))
                 .any(|a| {
                     a.scope.iter().any(|e| {
                         !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete)
-                            && Pattern::new(&e.pattern).matches(path)
+                            && Glob::parse(&e.pattern).intersects(&wanted)
                     })
                 })
         };
@@ -290,7 +300,7 @@ fn check_scope_ops(
                 }
                 ScopeOp::Modify | ScopeOp::Delete
                     if is_glob(&e.pattern)
-                        && !base.iter().any(|f| Pattern::new(&e.pattern).matches(f))
+                        && !matches_any(&e.pattern, base)
                         && !created_before(&e.pattern) =>
                 {
                     Some("is declared `modify`/`delete` but matches no file of the base")
@@ -341,5 +351,46 @@ fn check_overlap(plan: &Plan, merged: &HashSet<String>, out: &mut Vec<Check>) {
             "overlap",
             "no scope overlap between tickets that may run at the same time",
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planwright_plan::model::{Format, ScopeEntry, Ticket};
+
+    fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
+        Ticket {
+            scope: vec![scope],
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            ..Ticket::new(id, "b")
+        }
+    }
+
+    #[test]
+    fn a_glob_an_ancestor_may_create_counts_as_existing() {
+        let modify = |p: &str| ScopeEntry {
+            pattern: p.into(),
+            op: ScopeOp::Modify,
+        };
+        let plan = Plan::new(
+            Format::Native,
+            vec![
+                ticket("A", &[], ScopeEntry::any("src/*.rs")),
+                ticket("B", &["A"], modify("src/**/*.rs")),
+                ticket("C", &["A"], modify("docs/*.md")),
+            ],
+        );
+        let mut out = Vec::new();
+        check_scope_ops(&plan, &HashSet::new(), &HashSet::new(), &mut out);
+        let errors: Vec<&str> = out
+            .iter()
+            .filter(|c| c.status == "error")
+            .map(|c| c.message.as_str())
+            .collect();
+        assert_eq!(
+            errors,
+            ["ticket C: `docs/*.md` is declared `modify`/`delete` but matches no file of the base"]
+        );
     }
 }
