@@ -335,16 +335,19 @@ fn open_run(
             TicketState::Merged => {}
             TicketState::Merging => {
                 // The ref update may or may not have happened before the stop.
-                let landed = t.merge_commit.as_deref().is_some_and(|c| {
-                    repo.git()
+                // A git that cannot answer stops the resume: guessing "not
+                // landed" would run the ticket again and merge it twice.
+                let landed = match t.merge_commit.as_deref() {
+                    Some(c) => repo
+                        .git()
                         .args(["merge-base", "--is-ancestor", c, &tip])
-                        .succeeds()
-                        .unwrap_or(false)
-                });
-                if landed {
-                    store.mark_merged(&id, &t.id, t.merge_commit.as_deref().unwrap_or_default())?;
-                } else {
-                    store.set_ticket(&id, &t.id, TicketState::Pending, None)?;
+                        .succeeds()?
+                        .then_some(c),
+                    None => None,
+                };
+                match landed {
+                    Some(c) => store.mark_merged(&id, &t.id, c)?,
+                    None => store.set_ticket(&id, &t.id, TicketState::Pending, None)?,
                 }
             }
             _ => store.set_ticket(&id, &t.id, TicketState::Pending, t.failure.as_ref())?,
