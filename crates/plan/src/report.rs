@@ -46,12 +46,8 @@ pub struct FileReport {
 
 /// Parses, detects and validates `text`, the content of the file `path`.
 pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
-    let mut diagnostics = Vec::new();
-    let (doc, outcome) = match Document::parse(path, text.clone()) {
-        Ok(doc) => {
-            let outcome = formats::validate(&doc, options, &mut diagnostics);
-            (Some(doc), outcome)
-        }
+    let doc = match Document::parse(path, text.clone()) {
+        Ok(doc) => doc,
         Err(e) => {
             let (line, column) = crate::doc::line_col(&text, e.span.start);
             let located = Located {
@@ -63,7 +59,8 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
             return finish(path, text, None, None, vec![located]);
         }
     };
-    let doc = doc.expect("parsed above");
+    let mut diagnostics = Vec::new();
+    let outcome = formats::validate(&doc, options, &mut diagnostics);
     // One pass over the text for all line starts: a line/column per
     // diagnostic from the start of the file would be quadratic in big plans.
     let line_starts: Vec<usize> = std::iter::once(0)
