@@ -508,8 +508,8 @@ fn start<'s, 'a: 's>(
         let work =
             std::panic::AssertUnwindSafe(|| attempt_once(sh, ticket, lane, &input, &gates, &tx));
         let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
-            Err(EngineError::Settings(format!(
-                "internal error: the attempt of {} panicked",
+            Err(EngineError::Internal(format!(
+                "the attempt of {} panicked",
                 input.ticket
             )))
         });
