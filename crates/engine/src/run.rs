@@ -271,7 +271,16 @@ pub fn run(
             emitter.emit(Event::AlreadyMerged { ticket: t.id })?;
         }
     }
-    let outcome = std::thread::scope(|scope| coordinate(scope, &shared, &mut sched, &mut emitter));
+    let outcome = std::thread::scope(|scope| {
+        let outcome = coordinate(scope, &shared, &mut sched, &mut emitter);
+        // The scope joins the attempts still in flight before it returns:
+        // after an error nothing will merge them, so stop them now instead
+        // of waiting for their agents to finish.
+        if outcome.is_err() {
+            cancel.cancel();
+        }
+        outcome
+    });
     let interrupted = cancel.is_cancelled();
     let summary = summarize(&store, &run_id, interrupted)?;
     store.set_run_status(
