@@ -486,12 +486,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             .plan
             .ticket(id)
             .expect("scheduled tickets are in the plan");
-        let base = sh.repo.branch_tip(&sh.plan.base)?.ok_or_else(|| {
-            EngineError::Integrity(format!(
-                "the base branch `{}` disappeared during the run",
-                sh.plan.base
-            ))
-        })?;
+        let base = sh.repo.base_tip(&sh.plan.base)?;
         let attempt = sh
             .store
             .tickets(&sh.run)?
