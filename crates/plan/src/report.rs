@@ -61,16 +61,12 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
     };
     let mut diagnostics = Vec::new();
     let outcome = formats::validate(&doc, options, &mut diagnostics);
-    // One pass over the text for all line starts: a line/column per
-    // diagnostic from the start of the file would be quadratic in big plans.
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(doc.text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let lines = crate::doc::LineIndex::new(&doc.text);
     let mut located: Vec<Located> = diagnostics
         .into_iter()
         .map(|d| {
             let span = doc.locate(&d.pointer);
-            let (line, column) = line_col(&doc.text, &line_starts, span.start);
+            let (line, column) = lines.line_col(&doc.text, span.start);
             Located {
                 diagnostic: d,
                 line,
@@ -83,17 +79,6 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
     // findings at one place keep the validator's order.
     located.sort_by_key(|l| l.span.start);
     finish(path, text, outcome.format, outcome.plan, located)
-}
-
-/// 1-based line and column (in characters) of `offset`, from the line starts.
-fn line_col(text: &str, line_starts: &[usize], offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let line = line_starts.partition_point(|&s| s <= offset);
-    let start = line_starts[line - 1];
-    (line, text[start..offset].chars().count() + 1)
 }
 
 fn finish(
