@@ -108,7 +108,7 @@ impl Pool {
             let spec = Spec {
                 argv: argv.clone(),
                 cwd: path.to_path_buf(),
-                env: std::env::vars().collect(),
+                env: process::inherited_env(),
                 stdin: None,
                 timeout: self.settings.setup_timeout,
                 grace: Duration::from_secs(5),
