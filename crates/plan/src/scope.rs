@@ -164,6 +164,17 @@ mod tests {
         }
     }
 
+    /// Where the forecast is wider than the engine, by design (sound, not
+    /// exact): the engine's `src/**` does not match `src` itself, and its
+    /// in-segment `**` stays within the segment.
+    #[test]
+    fn the_forecast_is_wider_only_where_documented() {
+        for (pattern, path) in [("src/**", "src"), ("a/**.md", "a/b/c.md")] {
+            assert!(!Pattern::new(pattern).matches(path), "{pattern} {path}");
+            assert!(Glob::parse(pattern).intersects(&Glob::parse(path)));
+        }
+    }
+
     const PIECES: [&str; 14] = [
         "**", "*", "a", "b", "a*", "*b", "?", "a?", "ab", "[ab]", "{a,b}", ".", "", "a**",
     ];
