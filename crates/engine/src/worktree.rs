@@ -47,6 +47,29 @@ impl Pool {
         self.repo.state_dir().join("worktrees").join(name)
     }
 
+    /// git in slot `name`, its administrative folder named explicitly. The
+    /// slot's `.git` file is in the agent's reach: one rewritten to point
+    /// elsewhere (at the user's own `.git`, say) must not redirect
+    /// planwright's `checkout`, `add` or `write-tree` to another index.
+    pub fn git(&self, name: &str) -> Result<Git, EngineError> {
+        let path = self.path(name);
+        Ok(Git::new(&path)
+            .arg(format!("--git-dir={}", self.admin_dir(name)?.display()))
+            .arg(format!("--work-tree={}", path.display())))
+    }
+
+    /// `<common git dir>/worktrees/<name>`, where `git worktree add` keeps
+    /// the slot's HEAD and index (slot names are unique and stale entries
+    /// are pruned first, so git uses the name as it is).
+    fn admin_dir(&self, name: &str) -> Result<PathBuf, EngineError> {
+        let common = self
+            .repo
+            .git()
+            .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+            .text()?;
+        Ok(PathBuf::from(common.trim()).join("worktrees").join(name))
+    }
+
     /// Makes slot `name` a clean checkout of `commit`, on `branch` when
     /// given (reset to `commit`), detached otherwise. Returns its path.
     pub fn prepare(
@@ -58,10 +81,7 @@ impl Pool {
     ) -> Result<PathBuf, EngineError> {
         let path = self.path(name);
         // A slot whose registration git no longer knows (pruned) is made anew.
-        let fresh = !path.join(".git").exists()
-            || !Git::new(&path)
-                .args(["rev-parse", "--git-dir"])
-                .succeeds()?;
+        let fresh = !path.join(".git").exists() || !self.admin_dir(name)?.join("gitdir").is_file();
         if fresh {
             let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
             if path.exists() {
@@ -74,8 +94,14 @@ impl Pool {
                 .arg(&path)
                 .arg(commit)
                 .output()?;
+            if !self.admin_dir(name)?.join("gitdir").is_file() {
+                return Err(EngineError::Integrity(format!(
+                    "git registered the worktree `{}` under another name; run `git worktree prune` and try again",
+                    path.display()
+                )));
+            }
         }
-        let wt = Git::new(&path);
+        let wt = self.git(name)?;
         match branch {
             Some(b) => wt
                 .args([
@@ -96,7 +122,7 @@ impl Pool {
         } else {
             "-ffd"
         };
-        Git::new(&path).args(["clean", clean]).output()?;
+        self.git(name)?.args(["clean", clean]).output()?;
         if fresh {
             self.setup(&path, cancel)?;
         }

@@ -187,6 +187,33 @@ fn cmd_agent_blocked_line_and_timeout() {
 }
 
 #[test]
+fn an_agent_that_repoints_its_git_file_cannot_touch_the_users_index() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let script = env.tmp.path().join("agent.sh");
+    // The slot is `<repo>/.planwright/worktrees/slot-1`.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nset -e\ncd \"$1\"\nmain=$(cd ../../.. && pwd)\nprintf 'gitdir: %s/.git\\n' \"$main\" > .git\necho A > a.txt\n",
+    )
+    .unwrap();
+    let plan = plan(
+        json!({"gates": gate(&["test", "-f", "a.txt"]), "tickets": [ticket("A", json!([any("a.txt")]))]}),
+    );
+    let agent = agent::from_name(
+        "cmd",
+        Some(&format!("sh {} {{worktree}}", script.display())),
+    )
+    .unwrap();
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    assert_eq!(git(&env.repo(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("a.txt")).unwrap(),
+        "A\n"
+    );
+}
+
+#[test]
 fn cmd_agent_edits_with_placeholders_and_env() {
     let env = Env::new(&[("README.md", "hi\n")]);
     let script = env.tmp.path().join("agent.sh");
