@@ -7,7 +7,7 @@ use crate::agent::Agent;
 use crate::process::find_program;
 use crate::repo::Repo;
 use crate::run::ticket_gates;
-use planwright_plan::model::{Gate, ScopeOp};
+use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
 use planwright_plan::overlap::Glob;
 use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
@@ -288,28 +288,7 @@ fn check_scope_ops(
                 })
         };
         for e in &t.scope {
-            let exists = |p: &str| base.contains(p) || created_before(p);
-            let problem = match &e.op {
-                ScopeOp::Create if !is_glob(&e.pattern) && base.contains(&e.pattern) => {
-                    Some("is declared `create` but already exists in the base")
-                }
-                ScopeOp::Modify | ScopeOp::Delete
-                    if !is_glob(&e.pattern) && !exists(&e.pattern) =>
-                {
-                    Some("is declared `modify`/`delete` but does not exist in the base")
-                }
-                ScopeOp::Modify | ScopeOp::Delete
-                    if is_glob(&e.pattern)
-                        && !matches_any(&e.pattern, base)
-                        && !created_before(&e.pattern) =>
-                {
-                    Some("is declared `modify`/`delete` but matches no file of the base")
-                }
-                ScopeOp::Rename { from } if !exists(from) => {
-                    Some("renames a file that does not exist in the base")
-                }
-                _ => None,
-            };
+            let problem = op_problem(e, base, &created_before);
             if let Some(why) = problem {
                 out.push(Check::error(
                     "scope-ops",
@@ -324,6 +303,34 @@ fn check_scope_ops(
             "scope-ops",
             "scope operations agree with the base tree",
         ));
+    }
+}
+
+/// What is wrong with scope entry `e` given the base's files and what an
+/// ancestor may create, if anything.
+fn op_problem(
+    e: &ScopeEntry,
+    base: &HashSet<String>,
+    created_before: &dyn Fn(&str) -> bool,
+) -> Option<&'static str> {
+    let exists = |p: &str| base.contains(p) || created_before(p);
+    let glob = is_glob(&e.pattern);
+    match &e.op {
+        ScopeOp::Create if !glob && base.contains(&e.pattern) => {
+            Some("is declared `create` but already exists in the base")
+        }
+        ScopeOp::Modify | ScopeOp::Delete if !glob && !exists(&e.pattern) => {
+            Some("is declared `modify`/`delete` but does not exist in the base")
+        }
+        ScopeOp::Modify | ScopeOp::Delete
+            if glob && !matches_any(&e.pattern, base) && !created_before(&e.pattern) =>
+        {
+            Some("is declared `modify`/`delete` but matches no file of the base")
+        }
+        ScopeOp::Rename { from } if !exists(from) => {
+            Some("renames a file that does not exist in the base")
+        }
+        _ => None,
     }
 }
 
@@ -357,7 +364,7 @@ fn check_overlap(plan: &Plan, merged: &HashSet<String>, out: &mut Vec<Check>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planwright_plan::model::{Format, ScopeEntry, Ticket};
+    use planwright_plan::model::{Format, Ticket};
 
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
         Ticket {
