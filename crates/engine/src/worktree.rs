@@ -8,7 +8,7 @@ use crate::git::Git;
 use crate::process::{self, Cancel, Spec};
 use crate::repo::Repo;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How worktrees are prepared.
@@ -30,6 +30,8 @@ pub struct Pool {
     // `git worktree prune` and `git worktree add` of two slots must not
     // interleave: prune deletes the other's half-made administrative folder.
     creating: Arc<Mutex<()>>,
+    /// The repository's common git dir, asked of git once.
+    common_dir: Arc<OnceLock<PathBuf>>,
 }
 
 impl Pool {
@@ -39,6 +41,7 @@ impl Pool {
             repo,
             settings,
             creating: Arc::new(Mutex::new(())),
+            common_dir: Arc::new(OnceLock::new()),
         }
     }
 
@@ -62,12 +65,18 @@ impl Pool {
     /// the slot's HEAD and index (slot names are unique and stale entries
     /// are pruned first, so git uses the name as it is).
     fn admin_dir(&self, name: &str) -> Result<PathBuf, EngineError> {
-        let common = self
-            .repo
-            .git()
-            .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
-            .text()?;
-        Ok(PathBuf::from(common.trim()).join("worktrees").join(name))
+        let common = match self.common_dir.get() {
+            Some(dir) => dir,
+            None => {
+                let text = self
+                    .repo
+                    .git()
+                    .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                    .text()?;
+                self.common_dir.get_or_init(|| PathBuf::from(text.trim()))
+            }
+        };
+        Ok(common.join("worktrees").join(name))
     }
 
     /// Makes slot `name` a clean checkout of `commit`, on `branch` when
