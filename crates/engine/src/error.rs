@@ -39,6 +39,9 @@ pub enum EngineError {
     /// The repository changed under the run in a way that cannot be trusted.
     #[error("repository integrity: {0}")]
     Integrity(String),
+    /// A bug in planwright (a worker thread panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl EngineError {

@@ -119,9 +119,9 @@ impl Executor for LocalExecutor {
         progress("commit")?;
         // planwright commits, not the agent: whatever the agent committed is
         // folded into one commit whose only parent is the base commit.
-        let wt = crate::git::Git::new(&dir);
-        wt.args(["add", "-A"]).output()?;
-        let tree = crate::git::Git::new(&dir).args(["write-tree"]).text()?;
+        let slot = Self::slot(lane);
+        self.pool.git(&slot)?.args(["add", "-A"]).output()?;
+        let tree = self.pool.git(&slot)?.args(["write-tree"]).text()?;
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
             .git()

@@ -104,3 +104,18 @@ impl fmt::Display for Failure {
         write!(f, "{}: {}", self.kind, self.message)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One name per kind: the stored name, the printed name and the JSON name.
+    #[test]
+    fn names_agree_with_serde() {
+        for kind in FailureKind::ALL {
+            let json = serde_json::to_value(kind).expect("kinds serialize");
+            assert_eq!(json, kind.as_str(), "{kind:?}");
+            assert_eq!(FailureKind::from_name(kind.as_str()), Some(kind));
+        }
+    }
+}

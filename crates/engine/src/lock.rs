@@ -1,67 +1,57 @@
-//! One `run` per repository at a time: `.planwright/run.lock` holds the
-//! process id of the run that owns the repository's state and worktrees.
+//! One `run` per repository at a time: an exclusive `flock` on
+//! `.planwright/run.lock`, which also holds the process id of the run that
+//! owns the repository's state and worktrees (for the message).
+//!
+//! The kernel releases the lock when its holder exits, however it exits, so
+//! there is no stale lock to detect; a lock file that is removed and
+//! re-created by whoever finds it stale lets two runs in when they race.
 
 use crate::error::EngineError;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
 
-/// Held while a run is going on; removes the lock file when dropped.
+/// Held while a run is going on; the lock is released when it is dropped
+/// (the file stays, so that no one can lock a file being removed).
 #[derive(Debug)]
 pub struct RunLock {
-    path: PathBuf,
-}
-
-fn alive(pid: i32) -> bool {
-    // Signal 0 checks for existence without sending anything.
-    // SAFETY: kill with signal 0 has no effect on the target.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    _file: File,
 }
 
 impl RunLock {
-    /// Takes the lock in `state_dir`, replacing one left by a process that is gone.
+    /// Takes the lock in `state_dir`, or says which process holds it.
     pub fn acquire(state_dir: &Path) -> Result<RunLock, EngineError> {
         let path = state_dir.join("run.lock");
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    writeln!(f, "{}", std::process::id()).map_err(|e| EngineError::io(&path, e))?;
-                    return Ok(RunLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let text = std::fs::read_to_string(&path).unwrap_or_default();
-                    let pid: i32 = text.trim().parse().unwrap_or(0);
-                    if alive(pid) {
-                        return Err(EngineError::repo(
-                            format!(
-                                "another `planwright run` (process {pid}) is using this repository"
-                            ),
-                            format!(
-                                "wait for it to finish; if no such process exists, delete `{}`",
-                                path.display()
-                            ),
-                        ));
-                    }
-                    std::fs::remove_file(&path).map_err(|e| EngineError::io(&path, e))?;
-                }
-                Err(e) => return Err(EngineError::io(&path, e)),
+        let io = |e| EngineError::io(&path, e);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(io(err));
             }
+            let mut pid = String::new();
+            let _ = file.read_to_string(&mut pid);
+            let who = match pid.trim() {
+                "" => String::new(),
+                pid => format!(" (process {pid})"),
+            };
+            return Err(EngineError::repo(
+                format!("another `planwright run`{who} is using this repository"),
+                "wait for it to finish, or stop it",
+            ));
         }
-        Err(EngineError::repo(
-            format!("cannot take the run lock `{}`", path.display()),
-            "delete it if no `planwright run` is going on",
-        ))
-    }
-}
-
-impl Drop for RunLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        file.set_len(0).map_err(io)?;
+        file.rewind().map_err(io)?;
+        writeln!(file, "{}", std::process::id()).map_err(io)?;
+        Ok(RunLock { _file: file })
     }
 }
 
@@ -70,18 +60,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_live_lock_refuses_and_a_stale_one_is_replaced() {
+    fn a_held_lock_refuses_and_a_released_or_stale_one_is_taken() {
         let dir = tempfile::tempdir().unwrap();
         let held = RunLock::acquire(dir.path()).unwrap();
         let err = RunLock::acquire(dir.path()).unwrap_err();
+        let pid = std::process::id();
         assert!(
-            err.to_string().contains("another `planwright run`"),
+            err.to_string()
+                .contains(&format!("another `planwright run` (process {pid})")),
             "{err}"
         );
         drop(held);
-        assert!(!dir.path().join("run.lock").exists());
-        // A lock left by a process that is gone (pid beyond the kernel's limit).
+        let again = RunLock::acquire(dir.path()).unwrap();
+        drop(again);
+        // A file left by a process that is gone holds no lock.
         std::fs::write(dir.path().join("run.lock"), "2147483646\n").unwrap();
-        let _again = RunLock::acquire(dir.path()).unwrap();
+        let _taken = RunLock::acquire(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("run.lock")).unwrap();
+        assert_eq!(text, format!("{pid}\n"));
     }
 }

@@ -107,12 +107,7 @@ impl Merge<'_> {
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
         for _ in 0..CAS_TRIES {
-            let tip = self.repo.branch_tip(self.base)?.ok_or_else(|| {
-                EngineError::Integrity(format!(
-                    "the base branch `{}` disappeared during the run",
-                    self.base
-                ))
-            })?;
+            let tip = self.repo.base_tip(self.base)?;
             let tree = match self.merge_tree(&tip, candidate)? {
                 Ok(tree) => tree,
                 Err(conflict) => return Ok(MergeOutcome::Rejected(conflict)),

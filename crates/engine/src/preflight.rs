@@ -7,8 +7,9 @@ use crate::agent::Agent;
 use crate::process::find_program;
 use crate::repo::Repo;
 use crate::run::ticket_gates;
-use crate::verify::Pattern;
-use planwright_plan::model::{Gate, ScopeOp};
+use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
+use planwright_plan::overlap::Glob;
+use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -238,8 +239,10 @@ fn path() -> Option<String> {
     std::env::var("PATH").ok()
 }
 
-fn is_glob(p: &str) -> bool {
-    p.contains(['*', '?', '[', '{']) || p.ends_with('/')
+/// Whether `pattern` matches some file of `files`; compiled once, not per file.
+fn matches_any(pattern: &str, files: &HashSet<String>) -> bool {
+    let pattern = Pattern::new(pattern);
+    files.iter().any(|f| pattern.matches(f))
 }
 
 /// Ticket id -> its ancestors.
@@ -270,40 +273,22 @@ fn check_scope_ops(
     let before = out.len();
     for t in plan.tickets.iter().filter(|t| !merged.contains(&t.id)) {
         // A file an ancestor may create counts as existing for this ticket.
-        let created_before = |path: &str| {
+        // `pattern` may be a glob: it is compared with the ancestor's by
+        // intersection, as the overlap forecast compares scopes.
+        let created_before = |pattern: &str| {
+            let wanted = Glob::parse(pattern);
             anc[t.id.as_str()]
                 .iter()
                 .filter_map(|a| plan.ticket(a))
                 .any(|a| {
                     a.scope.iter().any(|e| {
                         !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete)
-                            && Pattern::new(&e.pattern).matches(path)
+                            && Glob::parse(&e.pattern).intersects(&wanted)
                     })
                 })
         };
         for e in &t.scope {
-            let exists = |p: &str| base.contains(p) || created_before(p);
-            let problem = match &e.op {
-                ScopeOp::Create if !is_glob(&e.pattern) && base.contains(&e.pattern) => {
-                    Some("is declared `create` but already exists in the base")
-                }
-                ScopeOp::Modify | ScopeOp::Delete
-                    if !is_glob(&e.pattern) && !exists(&e.pattern) =>
-                {
-                    Some("is declared `modify`/`delete` but does not exist in the base")
-                }
-                ScopeOp::Modify | ScopeOp::Delete
-                    if is_glob(&e.pattern)
-                        && !base.iter().any(|f| Pattern::new(&e.pattern).matches(f))
-                        && !created_before(&e.pattern) =>
-                {
-                    Some("is declared `modify`/`delete` but matches no file of the base")
-                }
-                ScopeOp::Rename { from } if !exists(from) => {
-                    Some("renames a file that does not exist in the base")
-                }
-                _ => None,
-            };
+            let problem = op_problem(e, base, &created_before);
             if let Some(why) = problem {
                 out.push(Check::error(
                     "scope-ops",
@@ -318,6 +303,34 @@ fn check_scope_ops(
             "scope-ops",
             "scope operations agree with the base tree",
         ));
+    }
+}
+
+/// What is wrong with scope entry `e` given the base's files and what an
+/// ancestor may create, if anything.
+fn op_problem(
+    e: &ScopeEntry,
+    base: &HashSet<String>,
+    created_before: &dyn Fn(&str) -> bool,
+) -> Option<&'static str> {
+    let exists = |p: &str| base.contains(p) || created_before(p);
+    let glob = is_glob(&e.pattern);
+    match &e.op {
+        ScopeOp::Create if !glob && base.contains(&e.pattern) => {
+            Some("is declared `create` but already exists in the base")
+        }
+        ScopeOp::Modify | ScopeOp::Delete if !glob && !exists(&e.pattern) => {
+            Some("is declared `modify`/`delete` but does not exist in the base")
+        }
+        ScopeOp::Modify | ScopeOp::Delete
+            if glob && !matches_any(&e.pattern, base) && !created_before(&e.pattern) =>
+        {
+            Some("is declared `modify`/`delete` but matches no file of the base")
+        }
+        ScopeOp::Rename { from } if !exists(from) => {
+            Some("renames a file that does not exist in the base")
+        }
+        _ => None,
     }
 }
 
@@ -345,5 +358,46 @@ fn check_overlap(plan: &Plan, merged: &HashSet<String>, out: &mut Vec<Check>) {
             "overlap",
             "no scope overlap between tickets that may run at the same time",
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planwright_plan::model::{Format, Ticket};
+
+    fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
+        Ticket {
+            scope: vec![scope],
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            ..Ticket::new(id, "b")
+        }
+    }
+
+    #[test]
+    fn a_glob_an_ancestor_may_create_counts_as_existing() {
+        let modify = |p: &str| ScopeEntry {
+            pattern: p.into(),
+            op: ScopeOp::Modify,
+        };
+        let plan = Plan::new(
+            Format::Native,
+            vec![
+                ticket("A", &[], ScopeEntry::any("src/*.rs")),
+                ticket("B", &["A"], modify("src/**/*.rs")),
+                ticket("C", &["A"], modify("docs/*.md")),
+            ],
+        );
+        let mut out = Vec::new();
+        check_scope_ops(&plan, &HashSet::new(), &HashSet::new(), &mut out);
+        let errors: Vec<&str> = out
+            .iter()
+            .filter(|c| c.status == "error")
+            .map(|c| c.message.as_str())
+            .collect();
+        assert_eq!(
+            errors,
+            ["ticket C: `docs/*.md` is declared `modify`/`delete` but matches no file of the base"]
+        );
     }
 }

@@ -190,6 +190,20 @@ fn where_looked(path: &Option<String>, program: &str) -> String {
     }
 }
 
+/// planwright's own environment, for children that inherit it whole (the
+/// agent, worktree setup). `std::env::vars` would panic on a variable that
+/// is not UTF-8; those are left out instead, since [`Spec::env`] is UTF-8.
+pub fn inherited_env() -> Vec<(String, String)> {
+    unicode_vars(std::env::vars_os())
+}
+
+fn unicode_vars(
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(String, String)> {
+    vars.filter_map(|(n, v)| Some((n.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
 /// From planwright's own environment, the variables of [`ENV_ALLOWLIST`]
 /// plus the names in `extra`, in that order, each once. A name in `extra`
 /// ending in `*` keeps every variable starting with what precedes it
@@ -208,10 +222,8 @@ pub fn scrubbed_env(extra: &[String]) -> Vec<(String, String)> {
         .chain(extra.iter().map(String::as_str));
     for name in names {
         if let Some(prefix) = name.strip_suffix('*') {
-            let mut matching: Vec<(String, String)> = std::env::vars_os()
-                .filter_map(|(n, v)| Some((n.into_string().ok()?, v.into_string().ok()?)))
-                .filter(|(n, _)| n.starts_with(prefix))
-                .collect();
+            let mut matching: Vec<(String, String)> = inherited_env();
+            matching.retain(|(n, _)| n.starts_with(prefix));
             matching.sort();
             for (n, v) in matching {
                 keep(&n, v);
@@ -654,6 +666,21 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variables_that_are_not_unicode_are_left_out() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let vars = [
+            (OsString::from("A"), OsString::from("1")),
+            (OsString::from("B"), OsString::from_vec(vec![0xff])),
+            (OsString::from_vec(vec![0xfe]), OsString::from("2")),
+        ];
+        assert_eq!(
+            unicode_vars(vars.into_iter()),
+            [("A".to_string(), "1".to_string())]
+        );
+    }
 
     #[test]
     fn tail_keeps_the_end_and_drops_a_cut_character() {

@@ -65,6 +65,16 @@ impl Repo {
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
     }
 
+    /// The tip of the base branch of a run in progress; its absence is an
+    /// integrity error, since preflight checked that it exists.
+    pub fn base_tip(&self, base: &str) -> Result<String, EngineError> {
+        self.branch_tip(base)?.ok_or_else(|| {
+            EngineError::Integrity(format!(
+                "the base branch `{base}` disappeared during the run"
+            ))
+        })
+    }
+
     /// Whether tracked files have no uncommitted changes (untracked files are allowed).
     pub fn is_clean(&self) -> Result<bool, EngineError> {
         let status = self

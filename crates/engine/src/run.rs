@@ -271,7 +271,16 @@ pub fn run(
             emitter.emit(Event::AlreadyMerged { ticket: t.id })?;
         }
     }
-    let outcome = std::thread::scope(|scope| coordinate(scope, &shared, &mut sched, &mut emitter));
+    let outcome = std::thread::scope(|scope| {
+        let outcome = coordinate(scope, &shared, &mut sched, &mut emitter);
+        // The scope joins the attempts still in flight before it returns:
+        // after an error nothing will merge them, so stop them now instead
+        // of waiting for their agents to finish.
+        if outcome.is_err() {
+            cancel.cancel();
+        }
+        outcome
+    });
     let interrupted = cancel.is_cancelled();
     let summary = summarize(&store, &run_id, interrupted)?;
     store.set_run_status(
@@ -335,16 +344,19 @@ fn open_run(
             TicketState::Merged => {}
             TicketState::Merging => {
                 // The ref update may or may not have happened before the stop.
-                let landed = t.merge_commit.as_deref().is_some_and(|c| {
-                    repo.git()
+                // A git that cannot answer stops the resume: guessing "not
+                // landed" would run the ticket again and merge it twice.
+                let landed = match t.merge_commit.as_deref() {
+                    Some(c) => repo
+                        .git()
                         .args(["merge-base", "--is-ancestor", c, &tip])
-                        .succeeds()
-                        .unwrap_or(false)
-                });
-                if landed {
-                    store.mark_merged(&id, &t.id, t.merge_commit.as_deref().unwrap_or_default())?;
-                } else {
-                    store.set_ticket(&id, &t.id, TicketState::Pending, None)?;
+                        .succeeds()?
+                        .then_some(c),
+                    None => None,
+                };
+                match landed {
+                    Some(c) => store.mark_merged(&id, &t.id, c)?,
+                    None => store.set_ticket(&id, &t.id, TicketState::Pending, None)?,
                 }
             }
             _ => store.set_ticket(&id, &t.id, TicketState::Pending, t.failure.as_ref())?,
@@ -385,13 +397,21 @@ struct Loop {
     fatal: Option<EngineError>,
 }
 
+/// The coordinator thread: it alone schedules, merges and records; the
+/// attempts run on worker threads and report back through a channel.
+struct Coordinator<'c, 'a> {
+    sh: &'c Shared<'a>,
+    sched: &'c mut Scheduler,
+    em: &'c mut Emitter,
+    lp: Loop,
+}
+
 fn coordinate<'s, 'a: 's>(
     scope: &'s std::thread::Scope<'s, '_>,
     sh: &'s Shared<'a>,
-    sched: &mut Scheduler,
-    em: &mut Emitter,
+    sched: &'s mut Scheduler,
+    em: &'s mut Emitter,
 ) -> Result<(), EngineError> {
-    let (tx, rx) = channel::<Msg>();
     let mut lp = Loop {
         free: (0..sh.settings.jobs.max(1)).rev().collect(),
         in_flight: 0,
@@ -404,121 +424,256 @@ fn coordinate<'s, 'a: 's>(
             lp.previous.insert(t.id, f);
         }
     }
-    loop {
-        if !sh.cancel.is_cancelled() && lp.fatal.is_none() {
-            for id in sched.next(lp.free.len()) {
-                let lane = lp.free.pop().expect("next() respects the free lanes");
-                start(scope, sh, sched, em, &mut lp, &id, lane, tx.clone())?;
+    Coordinator { sh, sched, em, lp }.drive(scope)
+}
+
+impl<'c, 'a: 'c> Coordinator<'c, 'a> {
+    /// Starts attempts while lanes are free and settles each as it ends.
+    fn drive(mut self, scope: &'c std::thread::Scope<'c, '_>) -> Result<(), EngineError> {
+        let (tx, rx) = channel::<Msg>();
+        loop {
+            if !self.sh.cancel.is_cancelled() && self.lp.fatal.is_none() {
+                for id in self.sched.next(self.lp.free.len()) {
+                    let lane = self.lp.free.pop().expect("next() respects the free lanes");
+                    self.start(scope, &id, lane, tx.clone())?;
+                }
+            }
+            if self.lp.in_flight == 0 {
+                break;
+            }
+            match rx
+                .recv()
+                .expect("a sender lives while attempts are in flight")
+            {
+                Msg::Phase {
+                    ticket,
+                    attempt,
+                    phase,
+                } => self.em.emit(Event::Phase {
+                    ticket,
+                    attempt,
+                    phase,
+                })?,
+                Msg::Done {
+                    lane,
+                    ticket,
+                    attempt,
+                    base,
+                    result,
+                } => {
+                    self.lp.in_flight -= 1;
+                    self.lp.free.push(lane);
+                    self.finish(&ticket, attempt, &base, result)?;
+                }
             }
         }
-        if lp.in_flight == 0 {
-            break;
+        match self.lp.fatal {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        match rx
-            .recv()
-            .expect("a sender lives while attempts are in flight")
-        {
-            Msg::Phase {
-                ticket,
-                attempt,
-                phase,
-            } => em.emit(Event::Phase {
-                ticket,
-                attempt,
-                phase,
-            })?,
-            Msg::Done {
+    }
+
+    /// Records and spawns attempt n+1 of `id` on `lane`.
+    fn start(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        id: &str,
+        lane: usize,
+        tx: Sender<Msg>,
+    ) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let ticket = sh
+            .plan
+            .ticket(id)
+            .expect("scheduled tickets are in the plan");
+        let base = sh.repo.base_tip(&sh.plan.base)?;
+        let attempt = sh
+            .store
+            .tickets(&sh.run)?
+            .iter()
+            .find(|t| t.id == id)
+            .map_or(0, |t| t.attempts)
+            + 1;
+        sh.store
+            .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
+        self.sched.started(id);
+        self.lp.in_flight += 1;
+        self.em.emit(Event::AttemptStarted {
+            ticket: id.to_string(),
+            attempt,
+            base_commit: base.clone(),
+        })?;
+        let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+        let charter = Charter {
+            ticket,
+            gates: &gates,
+            attempt,
+            previous: self.lp.previous.get(id),
+        }
+        .render();
+        let input = AttemptInput {
+            ticket: id.to_string(),
+            attempt,
+            base_commit: base.clone(),
+            charter,
+            message: commit_message(ticket, &sh.run),
+            files: sh.run_dir.join(id),
+            agent_timeout: sh.settings.agent_timeout,
+        };
+        scope.spawn(move || {
+            // A panic must still report back, or the coordinator waits for ever.
+            let work = std::panic::AssertUnwindSafe(|| {
+                attempt_once(sh, ticket, lane, &input, &gates, &tx)
+            });
+            let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
+                Err(EngineError::Internal(format!(
+                    "the attempt of {} panicked",
+                    input.ticket
+                )))
+            });
+            let _ = tx.send(Msg::Done {
                 lane,
-                ticket,
+                ticket: input.ticket.clone(),
                 attempt,
                 base,
                 result,
-            } => {
-                lp.in_flight -= 1;
-                lp.free.push(lane);
-                finish(sh, sched, em, &mut lp, &ticket, attempt, &base, result)?;
+            });
+        });
+        Ok(())
+    }
+
+    /// Settles an attempt that ended: requeues, rejects or lands it.
+    fn finish(
+        &mut self,
+        id: &str,
+        attempt: u32,
+        base: &str,
+        result: Result<AttemptResult, EngineError>,
+    ) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                // An engine failure (git, disk) is not the ticket's fault: stop the run.
+                sh.cancel.cancel();
+                sh.store
+                    .set_ticket(&sh.run, id, TicketState::Pending, None)?;
+                self.sched.requeue(id);
+                self.lp.fatal.get_or_insert(e);
+                return Ok(());
+            }
+        };
+        match result {
+            AttemptResult::Cancelled => {
+                sh.store
+                    .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
+                sh.store.set_phase(&sh.run, id, attempt, "interrupted")?;
+                sh.store
+                    .set_ticket(&sh.run, id, TicketState::Pending, None)?;
+                self.sched.requeue(id);
+            }
+            AttemptResult::Rejected(f) => {
+                sh.store
+                    .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
+                self.reject(id, attempt, f)?;
+            }
+            AttemptResult::Passed { candidate } => {
+                sh.store
+                    .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
+                sh.store
+                    .set_ticket(&sh.run, id, TicketState::Merging, None)?;
+                self.em.emit(Event::Merging {
+                    ticket: id.to_string(),
+                })?;
+                self.land(id, attempt, base, &candidate)?;
             }
         }
+        Ok(())
     }
-    match lp.fatal {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
-}
 
-#[allow(clippy::too_many_arguments)]
-fn start<'s, 'a: 's>(
-    scope: &'s std::thread::Scope<'s, '_>,
-    sh: &'s Shared<'a>,
-    sched: &mut Scheduler,
-    em: &mut Emitter,
-    lp: &mut Loop,
-    id: &str,
-    lane: usize,
-    tx: Sender<Msg>,
-) -> Result<(), EngineError> {
-    let ticket = sh
-        .plan
-        .ticket(id)
-        .expect("scheduled tickets are in the plan");
-    let base = sh.repo.branch_tip(&sh.plan.base)?.ok_or_else(|| {
-        EngineError::Integrity(format!(
-            "the base branch `{}` disappeared during the run",
-            sh.plan.base
-        ))
-    })?;
-    let attempt = sh
-        .store
-        .tickets(&sh.run)?
-        .iter()
-        .find(|t| t.id == id)
-        .map_or(0, |t| t.attempts)
-        + 1;
-    sh.store
-        .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
-    sched.started(id);
-    lp.in_flight += 1;
-    em.emit(Event::AttemptStarted {
-        ticket: id.to_string(),
-        attempt,
-        base_commit: base.clone(),
-    })?;
-    let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-    let charter = Charter {
-        ticket,
-        gates: &gates,
-        attempt,
-        previous: lp.previous.get(id),
+    /// Merges a candidate that passed, or rejects it when it no longer fits.
+    fn land(
+        &mut self,
+        id: &str,
+        attempt: u32,
+        base: &str,
+        candidate: &str,
+    ) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let ticket = sh.plan.ticket(id).expect("tickets are in the plan");
+        let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+        let merge = Merge {
+            repo: sh.repo,
+            base: &sh.plan.base,
+            pool: &sh.pool,
+            gates: &gates,
+            gate_settings: &sh.settings.gates,
+        };
+        let log = sh.run_dir.join(id).join("ticket.log");
+        let store = sh.store.clone();
+        let mut record = |commit: &str| -> Result<(), EngineError> {
+            Ok(store.begin_merge(&sh.run, id, commit)?)
+        };
+        let message = commit_message(ticket, &sh.run);
+        match merge.land(candidate, base, &message, &log, &mut record, sh.cancel)? {
+            MergeOutcome::Merged { commit } => {
+                sh.store.mark_merged(&sh.run, id, &commit)?;
+                self.sched.merged(id);
+                self.em.emit(Event::Merged {
+                    ticket: id.to_string(),
+                    commit,
+                })?;
+            }
+            MergeOutcome::Rejected(f) => {
+                sh.store
+                    .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
+                self.reject(id, attempt, f)?;
+            }
+            MergeOutcome::Cancelled => {
+                sh.store
+                    .set_ticket(&sh.run, id, TicketState::Pending, None)?;
+                self.sched.requeue(id);
+            }
+        }
+        Ok(())
     }
-    .render();
-    let input = AttemptInput {
-        ticket: id.to_string(),
-        attempt,
-        base_commit: base.clone(),
-        charter,
-        message: commit_message(ticket, &sh.run),
-        files: sh.run_dir.join(id),
-        agent_timeout: sh.settings.agent_timeout,
-    };
-    scope.spawn(move || {
-        // A panic must still report back, or the coordinator waits for ever.
-        let work =
-            std::panic::AssertUnwindSafe(|| attempt_once(sh, ticket, lane, &input, &gates, &tx));
-        let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
-            Err(EngineError::Settings(format!(
-                "internal error: the attempt of {} panicked",
-                input.ticket
-            )))
-        });
-        let _ = tx.send(Msg::Done {
-            lane,
-            ticket: input.ticket.clone(),
+
+    /// Counts a strike: requeues with the failure as evidence, or fails the
+    /// ticket and blocks its dependents.
+    fn reject(&mut self, id: &str, attempt: u32, f: Failure) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let used = self.lp.strikes_used.entry(id.to_string()).or_default();
+        *used += 1;
+        let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
+        self.em.emit(Event::AttemptRejected {
+            ticket: id.to_string(),
             attempt,
-            base,
-            result,
-        });
-    });
-    Ok(())
+            failure: f.clone(),
+            retrying,
+        })?;
+        if retrying || sh.cancel.is_cancelled() {
+            sh.store
+                .set_ticket(&sh.run, id, TicketState::Pending, Some(&f))?;
+            self.sched.requeue(id);
+            self.lp.previous.insert(id.to_string(), f);
+            return Ok(());
+        }
+        sh.store
+            .set_ticket(&sh.run, id, TicketState::Failed, Some(&f))?;
+        self.em.emit(Event::Failed {
+            ticket: id.to_string(),
+            failure: f,
+        })?;
+        for b in self.sched.failed(id) {
+            sh.store
+                .set_ticket(&sh.run, &b, TicketState::Blocked, None)?;
+            self.em.emit(Event::Blocked {
+                ticket: b,
+                by: id.to_string(),
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// One attempt on a worker thread: the executor's candidate, then scope,
@@ -615,146 +770,4 @@ fn why_split(why: &str) -> (String, String) {
     let rest = lines.next().unwrap_or_default();
     let tail: Vec<&str> = rest.lines().collect();
     (first, tail[tail.len().saturating_sub(40)..].join("\n"))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    sh: &Shared,
-    sched: &mut Scheduler,
-    em: &mut Emitter,
-    lp: &mut Loop,
-    id: &str,
-    attempt: u32,
-    base: &str,
-    result: Result<AttemptResult, EngineError>,
-) -> Result<(), EngineError> {
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            // An engine failure (git, disk) is not the ticket's fault: stop the run.
-            sh.cancel.cancel();
-            sh.store
-                .set_ticket(&sh.run, id, TicketState::Pending, None)?;
-            sched.requeue(id);
-            lp.fatal.get_or_insert(e);
-            return Ok(());
-        }
-    };
-    match result {
-        AttemptResult::Cancelled => {
-            sh.store
-                .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
-            sh.store.set_phase(&sh.run, id, attempt, "interrupted")?;
-            sh.store
-                .set_ticket(&sh.run, id, TicketState::Pending, None)?;
-            sched.requeue(id);
-        }
-        AttemptResult::Rejected(f) => {
-            sh.store
-                .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
-            reject(sh, sched, em, lp, id, attempt, f)?;
-        }
-        AttemptResult::Passed { candidate } => {
-            sh.store
-                .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
-            sh.store
-                .set_ticket(&sh.run, id, TicketState::Merging, None)?;
-            em.emit(Event::Merging {
-                ticket: id.to_string(),
-            })?;
-            land(sh, sched, em, lp, id, attempt, base, &candidate)?;
-        }
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn land(
-    sh: &Shared,
-    sched: &mut Scheduler,
-    em: &mut Emitter,
-    lp: &mut Loop,
-    id: &str,
-    attempt: u32,
-    base: &str,
-    candidate: &str,
-) -> Result<(), EngineError> {
-    let ticket = sh.plan.ticket(id).expect("tickets are in the plan");
-    let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-    let merge = Merge {
-        repo: sh.repo,
-        base: &sh.plan.base,
-        pool: &sh.pool,
-        gates: &gates,
-        gate_settings: &sh.settings.gates,
-    };
-    let log = sh.run_dir.join(id).join("ticket.log");
-    let store = sh.store.clone();
-    let mut record =
-        |commit: &str| -> Result<(), EngineError> { Ok(store.begin_merge(&sh.run, id, commit)?) };
-    let message = commit_message(ticket, &sh.run);
-    match merge.land(candidate, base, &message, &log, &mut record, sh.cancel)? {
-        MergeOutcome::Merged { commit } => {
-            sh.store.mark_merged(&sh.run, id, &commit)?;
-            sched.merged(id);
-            em.emit(Event::Merged {
-                ticket: id.to_string(),
-                commit,
-            })?;
-        }
-        MergeOutcome::Rejected(f) => {
-            sh.store
-                .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
-            reject(sh, sched, em, lp, id, attempt, f)?;
-        }
-        MergeOutcome::Cancelled => {
-            sh.store
-                .set_ticket(&sh.run, id, TicketState::Pending, None)?;
-            sched.requeue(id);
-        }
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn reject(
-    sh: &Shared,
-    sched: &mut Scheduler,
-    em: &mut Emitter,
-    lp: &mut Loop,
-    id: &str,
-    attempt: u32,
-    f: Failure,
-) -> Result<(), EngineError> {
-    let used = lp.strikes_used.entry(id.to_string()).or_default();
-    *used += 1;
-    let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
-    em.emit(Event::AttemptRejected {
-        ticket: id.to_string(),
-        attempt,
-        failure: f.clone(),
-        retrying,
-    })?;
-    if retrying || sh.cancel.is_cancelled() {
-        sh.store
-            .set_ticket(&sh.run, id, TicketState::Pending, Some(&f))?;
-        sched.requeue(id);
-        lp.previous.insert(id.to_string(), f);
-        return Ok(());
-    }
-    sh.store
-        .set_ticket(&sh.run, id, TicketState::Failed, Some(&f))?;
-    em.emit(Event::Failed {
-        ticket: id.to_string(),
-        failure: f,
-    })?;
-    for b in sched.failed(id) {
-        sh.store
-            .set_ticket(&sh.run, &b, TicketState::Blocked, None)?;
-        em.emit(Event::Blocked {
-            ticket: b,
-            by: id.to_string(),
-        })?;
-    }
-    Ok(())
 }

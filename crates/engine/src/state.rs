@@ -304,16 +304,19 @@ impl Store {
         base_commit: &str,
         at: &str,
     ) -> Result<()> {
+        // One transaction: the attempt row and the ticket's count agree
+        // even when the process stops between the two writes.
         self.with(|c| {
-            c.execute(
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
                 "INSERT OR REPLACE INTO attempts (run_id, ticket_id, n, phase, base_commit, started_at) VALUES (?1, ?2, ?3, 'starting', ?4, ?5)",
                 params![run, id, n, base_commit, at],
             )?;
-            c.execute(
+            tx.execute(
                 "UPDATE tickets SET state = 'running', attempts = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
                 params![run, id, n],
-            )
-            .map(drop)
+            )?;
+            tx.commit()
         })
     }
 

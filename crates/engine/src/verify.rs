@@ -5,8 +5,8 @@
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
 use crate::repo::Repo;
-use globset::{Glob, GlobBuilder, GlobMatcher};
 use planwright_plan::model::{ScopeOp, Ticket};
+use planwright_plan::scope::Pattern;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
@@ -73,36 +73,6 @@ pub fn parse_diff_tree(raw: &[u8]) -> Vec<Change> {
         });
     }
     out
-}
-
-fn matcher(pattern: &str) -> Option<GlobMatcher> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .ok()
-        .map(|g: Glob| g.compile_matcher())
-}
-
-/// A compiled scope pattern. A pattern without wildcards names exactly one
-/// file; a trailing `/` means everything below (as in every format's scope).
-pub struct Pattern {
-    glob: Option<GlobMatcher>,
-}
-
-impl Pattern {
-    /// Compiles `pattern`.
-    pub fn new(pattern: &str) -> Pattern {
-        let p = match pattern.strip_suffix('/') {
-            Some(dir) => format!("{dir}/**"),
-            None => pattern.to_string(),
-        };
-        Pattern { glob: matcher(&p) }
-    }
-
-    /// Whether `path` is covered.
-    pub fn matches(&self, path: &str) -> bool {
-        self.glob.as_ref().is_some_and(|m| m.is_match(path))
-    }
 }
 
 /// What happened to one path, from the scope's point of view.
@@ -326,19 +296,6 @@ mod tests {
             ('R', Some("old.rs"), "new.rs")
         );
         assert_eq!(c[2].new_mode, "120000");
-    }
-
-    #[test]
-    fn patterns_respect_separators() {
-        assert!(Pattern::new("src/*.rs").matches("src/a.rs"));
-        assert!(!Pattern::new("src/*.rs").matches("src/x/a.rs"));
-        assert!(Pattern::new("src/**").matches("src/x/a.rs"));
-        assert!(Pattern::new("src/").matches("src/x/a.rs"));
-        assert!(
-            !Pattern::new("lib").matches("lib/a.mjs"),
-            "a plain path names one file"
-        );
-        assert!(Pattern::new("lib").matches("lib"));
     }
 
     fn change(status: char, from: Option<&str>, path: &str) -> Change {

@@ -8,7 +8,7 @@ use crate::git::Git;
 use crate::process::{self, Cancel, Spec};
 use crate::repo::Repo;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How worktrees are prepared.
@@ -30,6 +30,8 @@ pub struct Pool {
     // `git worktree prune` and `git worktree add` of two slots must not
     // interleave: prune deletes the other's half-made administrative folder.
     creating: Arc<Mutex<()>>,
+    /// The repository's common git dir, asked of git once.
+    common_dir: Arc<OnceLock<PathBuf>>,
 }
 
 impl Pool {
@@ -39,12 +41,42 @@ impl Pool {
             repo,
             settings,
             creating: Arc::new(Mutex::new(())),
+            common_dir: Arc::new(OnceLock::new()),
         }
     }
 
     /// Where slot `name` lives.
     pub fn path(&self, name: &str) -> PathBuf {
         self.repo.state_dir().join("worktrees").join(name)
+    }
+
+    /// git in slot `name`, its administrative folder named explicitly. The
+    /// slot's `.git` file is in the agent's reach: one rewritten to point
+    /// elsewhere (at the user's own `.git`, say) must not redirect
+    /// planwright's `checkout`, `add` or `write-tree` to another index.
+    pub fn git(&self, name: &str) -> Result<Git, EngineError> {
+        let path = self.path(name);
+        Ok(Git::new(&path)
+            .arg(format!("--git-dir={}", self.admin_dir(name)?.display()))
+            .arg(format!("--work-tree={}", path.display())))
+    }
+
+    /// `<common git dir>/worktrees/<name>`, where `git worktree add` keeps
+    /// the slot's HEAD and index (slot names are unique and stale entries
+    /// are pruned first, so git uses the name as it is).
+    fn admin_dir(&self, name: &str) -> Result<PathBuf, EngineError> {
+        let common = match self.common_dir.get() {
+            Some(dir) => dir,
+            None => {
+                let text = self
+                    .repo
+                    .git()
+                    .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                    .text()?;
+                self.common_dir.get_or_init(|| PathBuf::from(text.trim()))
+            }
+        };
+        Ok(common.join("worktrees").join(name))
     }
 
     /// Makes slot `name` a clean checkout of `commit`, on `branch` when
@@ -58,10 +90,7 @@ impl Pool {
     ) -> Result<PathBuf, EngineError> {
         let path = self.path(name);
         // A slot whose registration git no longer knows (pruned) is made anew.
-        let fresh = !path.join(".git").exists()
-            || !Git::new(&path)
-                .args(["rev-parse", "--git-dir"])
-                .succeeds()?;
+        let fresh = !path.join(".git").exists() || !self.admin_dir(name)?.join("gitdir").is_file();
         if fresh {
             let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
             if path.exists() {
@@ -74,8 +103,14 @@ impl Pool {
                 .arg(&path)
                 .arg(commit)
                 .output()?;
+            if !self.admin_dir(name)?.join("gitdir").is_file() {
+                return Err(EngineError::Integrity(format!(
+                    "git registered the worktree `{}` under another name; run `git worktree prune` and try again",
+                    path.display()
+                )));
+            }
         }
-        let wt = Git::new(&path);
+        let wt = self.git(name)?;
         match branch {
             Some(b) => wt
                 .args([
@@ -96,7 +131,7 @@ impl Pool {
         } else {
             "-ffd"
         };
-        Git::new(&path).args(["clean", clean]).output()?;
+        self.git(name)?.args(["clean", clean]).output()?;
         if fresh {
             self.setup(&path, cancel)?;
         }
@@ -108,7 +143,7 @@ impl Pool {
             let spec = Spec {
                 argv: argv.clone(),
                 cwd: path.to_path_buf(),
-                env: std::env::vars().collect(),
+                env: process::inherited_env(),
                 stdin: None,
                 timeout: self.settings.setup_timeout,
                 grace: Duration::from_secs(5),

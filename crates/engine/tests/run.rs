@@ -161,23 +161,27 @@ fn blocked_agent_is_rejected() {
     assert!(out.summary.failed["A"].message.contains("contradictory"));
 }
 
+/// The `cmd` agent running the shell script `body` with `args`.
+fn sh_agent(env: &Env, body: &str, args: &str) -> Box<dyn planwright_engine::agent::Agent> {
+    let script = env.tmp.path().join("agent.sh");
+    std::fs::write(&script, body).unwrap();
+    agent::from_name("cmd", Some(&format!("sh {} {args}", script.display()))).unwrap()
+}
+
 #[test]
 fn cmd_agent_blocked_line_and_timeout() {
     let env = Env::new(&[("README.md", "hi\n")]);
-    let script = env.tmp.path().join("agent.sh");
-    std::fs::write(
-        &script,
+    let agent = sh_agent(
+        &env,
         "#!/bin/sh\ncase \"$PLANWRIGHT_TICKET\" in\n  A) echo thinking; echo 'TICKET-BLOCKED: needs a human';;\n  B) sleep 30;;\nesac\n",
-    )
-    .unwrap();
+        "{ticket}",
+    );
     let plan = plan(
         json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")]))]}),
     );
     let mut s = settings();
     s.strikes = 1;
     s.agent_timeout = Some(std::time::Duration::from_secs(1));
-    let agent =
-        agent::from_name("cmd", Some(&format!("sh {} {{ticket}}", script.display()))).unwrap();
     let before = env.tip();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(failing_kind(&out, "A"), FailureKind::AgentBlocked);
@@ -187,22 +191,37 @@ fn cmd_agent_blocked_line_and_timeout() {
 }
 
 #[test]
+fn an_agent_that_repoints_its_git_file_cannot_touch_the_users_index() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    // The slot is `<repo>/.planwright/worktrees/slot-1`.
+    let agent = sh_agent(
+        &env,
+        "#!/bin/sh\nset -e\ncd \"$1\"\nmain=$(cd ../../.. && pwd)\nprintf 'gitdir: %s/.git\\n' \"$main\" > .git\necho A > a.txt\n",
+        "{worktree}",
+    );
+    let plan = plan(
+        json!({"gates": gate(&["test", "-f", "a.txt"]), "tickets": [ticket("A", json!([any("a.txt")]))]}),
+    );
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    assert_eq!(git(&env.repo(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("a.txt")).unwrap(),
+        "A\n"
+    );
+}
+
+#[test]
 fn cmd_agent_edits_with_placeholders_and_env() {
     let env = Env::new(&[("README.md", "hi\n")]);
-    let script = env.tmp.path().join("agent.sh");
-    std::fs::write(
-        &script,
+    let agent = sh_agent(
+        &env,
         "#!/bin/sh\nset -e\ncd \"$1\"\ntest -f \"$PLANWRIGHT_PROMPT_FILE\"\necho \"$PLANWRIGHT_TICKET attempt $PLANWRIGHT_ATTEMPT\" > out.txt\n",
-    )
-    .unwrap();
+        "{worktree}",
+    );
     let plan = plan(
         json!({"gates": gate(&["test", "-f", "out.txt"]), "tickets": [ticket("A", json!([any("out.txt")]))]}),
     );
-    let agent = agent::from_name(
-        "cmd",
-        Some(&format!("sh {} {{worktree}}", script.display())),
-    )
-    .unwrap();
     let out = run_with(&env, &plan, &settings(), agent);
     assert!(out.summary.all_merged(), "{:?}", out.summary);
     assert_eq!(

@@ -169,11 +169,33 @@ fn opening(span: Span) -> Span {
 
 /// 1-based line and column (in characters) of a byte offset in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = floor_char_boundary(text, offset.min(text.len()));
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, text[line_start..offset].chars().count() + 1)
+    LineIndex::new(text).line_col(text, offset)
+}
+
+/// The start of every line of a text, for many line/column lookups: one
+/// pass over the text instead of one per lookup, which would be quadratic
+/// in the diagnostics of a big plan.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// 1-based line and column (in characters) of byte `offset` in `text`,
+    /// the text this index was built from.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, text[start..offset].chars().count() + 1)
+    }
 }
 
 fn floor_char_boundary(text: &str, mut i: usize) -> usize {
@@ -363,6 +385,21 @@ fn is_json_number(raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_index_counts_lines_and_characters() {
+        let text = "ab\né\n\nxé";
+        let lines = LineIndex::new(text);
+        let at = |o| lines.line_col(text, o);
+        assert_eq!(at(0), (1, 1));
+        assert_eq!(at(2), (1, 3), "the newline ends its own line");
+        assert_eq!(at(3), (2, 1));
+        assert_eq!(at(4), (2, 1), "inside `é`: its first byte");
+        assert_eq!(at(5), (2, 2));
+        assert_eq!(at(6), (3, 1));
+        assert_eq!(at(text.len()), (4, 3));
+        assert_eq!(at(99), (4, 3), "past the end: the end");
+    }
 
     fn doc(text: &str) -> Document {
         Document::parse("t.json", text.to_string()).unwrap()

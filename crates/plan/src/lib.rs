@@ -22,6 +22,7 @@ pub mod refname;
 pub mod report;
 pub mod schema;
 pub mod schema_doc;
+pub mod scope;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};

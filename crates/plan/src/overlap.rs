@@ -21,7 +21,8 @@
 //!   read as both `*` and "`*`, then any segments, then `*`", which covers
 //!   matchers that keep it in the segment and matchers that let it cross;
 //! - anything else is a literal character; empty and `.` segments are
-//!   skipped; a trailing `/` means everything below.
+//!   skipped; a trailing `/` means everything below (see
+//!   [`crate::scope::normalize`], which the engine's matcher shares).
 //!
 //! A pattern without wildcards names exactly one path, as in every format's
 //! scope: files, not directories (write `src/` or `src/**` for a directory).
@@ -223,17 +224,13 @@ impl Glob {
     /// Parses a scope pattern. Never fails: what the language does not know
     /// is read conservatively (see the module documentation).
     pub fn parse(pattern: &str) -> Glob {
-        let pattern = slashed_braces_as_globstar(pattern);
-        let mut segs: Vec<(Seg, bool)> = Vec::new(); // (segment, has an in-segment `**`)
-        for raw in pattern.split('/') {
-            if raw.is_empty() || raw == "." {
-                continue;
-            }
-            segs.push(parse_segment(raw));
-        }
-        if pattern.ends_with('/') || segs.is_empty() {
-            segs.push((Seg::Globstar, false));
-        }
+        let pattern = slashed_braces_as_globstar(&crate::scope::normalize(pattern));
+        // (segment, has an in-segment `**`); a brace group may leave an empty segment.
+        let segs: Vec<(Seg, bool)> = pattern
+            .split('/')
+            .filter(|raw| !raw.is_empty())
+            .map(parse_segment)
+            .collect();
         let prefix: Vec<String> = segs.iter().map_while(|(s, _)| s.literal()).collect();
         let mixed = segs.iter().filter(|(_, m)| *m).count();
         let alternatives = if mixed > MAX_MIXED {

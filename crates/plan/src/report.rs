@@ -46,12 +46,8 @@ pub struct FileReport {
 
 /// Parses, detects and validates `text`, the content of the file `path`.
 pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
-    let mut diagnostics = Vec::new();
-    let (doc, outcome) = match Document::parse(path, text.clone()) {
-        Ok(doc) => {
-            let outcome = formats::validate(&doc, options, &mut diagnostics);
-            (Some(doc), outcome)
-        }
+    let doc = match Document::parse(path, text.clone()) {
+        Ok(doc) => doc,
         Err(e) => {
             let (line, column) = crate::doc::line_col(&text, e.span.start);
             let located = Located {
@@ -63,17 +59,14 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
             return finish(path, text, None, None, vec![located]);
         }
     };
-    let doc = doc.expect("parsed above");
-    // One pass over the text for all line starts: a line/column per
-    // diagnostic from the start of the file would be quadratic in big plans.
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(doc.text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let mut diagnostics = Vec::new();
+    let outcome = formats::validate(&doc, options, &mut diagnostics);
+    let lines = crate::doc::LineIndex::new(&doc.text);
     let mut located: Vec<Located> = diagnostics
         .into_iter()
         .map(|d| {
             let span = doc.locate(&d.pointer);
-            let (line, column) = line_col(&doc.text, &line_starts, span.start);
+            let (line, column) = lines.line_col(&doc.text, span.start);
             Located {
                 diagnostic: d,
                 line,
@@ -86,17 +79,6 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
     // findings at one place keep the validator's order.
     located.sort_by_key(|l| l.span.start);
     finish(path, text, outcome.format, outcome.plan, located)
-}
-
-/// 1-based line and column (in characters) of `offset`, from the line starts.
-fn line_col(text: &str, line_starts: &[usize], offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let line = line_starts.partition_point(|&s| s <= offset);
-    let start = line_starts[line - 1];
-    (line, text[start..offset].chars().count() + 1)
 }
 
 fn finish(

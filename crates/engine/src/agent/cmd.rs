@@ -51,9 +51,8 @@ impl Agent for CmdAgent {
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentOutcome, EngineError> {
-        let mut env: Vec<(String, String)> = std::env::vars()
-            .filter(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"))
-            .collect();
+        let mut env = crate::process::inherited_env();
+        env.retain(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"));
         env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
         env.push(("PLANWRIGHT_ATTEMPT".into(), ctx.attempt.to_string()));
         env.push((

@@ -43,16 +43,7 @@ pub fn validate(
     options: &Options,
     sink: &mut dyn Sink,
 ) -> Option<Plan> {
-    for (at, _) in doc.duplicate_keys() {
-        sink.push(
-            Diagnostic::warning(
-                "agb.json.duplicate-key",
-                &at,
-                format!("duplicate key; agb uses the last value ({at})"),
-            )
-            .with_hint("remove one of the two"),
-        );
-    }
+    super::warn_duplicate_keys(doc, "agb", "agb", sink);
     let Some(root) = value.as_object() else {
         sink.push(Diagnostic::error(
             "agb.plan.type",

@@ -126,6 +126,21 @@ fn overlap_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn 
 
 /// The pointer of ticket `i`'s scope in `doc` (or of the ticket, or of the
 /// whole document, whichever exists first).
+/// One `<format>.json.duplicate-key` warning per duplicate key, for formats
+/// whose tool (`tool`) parses JSON with last-value-wins semantics.
+fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn Sink) {
+    for (at, _) in doc.duplicate_keys() {
+        sink.push(
+            Diagnostic::warning(
+                format!("{format}.json.duplicate-key"),
+                &at,
+                format!("duplicate key; {tool} uses the last value ({at})"),
+            )
+            .with_hint("remove one of the two"),
+        );
+    }
+}
+
 fn ticket_pointer(doc: &Document, format: Format, i: usize) -> String {
     let tickets = Pointer::root().key("tickets").index(i);
     let sub_plans = Pointer::root()

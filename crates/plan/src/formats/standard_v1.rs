@@ -55,16 +55,7 @@ pub fn validate(
     sink: &mut dyn Sink,
 ) -> Option<Plan> {
     let mut sink = Counting::new(sink);
-    for (at, _) in doc.duplicate_keys() {
-        sink.push(
-            Diagnostic::warning(
-                "standard_v1.json.duplicate-key",
-                &at,
-                format!("duplicate key; fishhawk uses the last value ({at})"),
-            )
-            .with_hint("remove one of the two"),
-        );
-    }
+    super::warn_duplicate_keys(doc, "standard_v1", "fishhawk", &mut sink);
     let mut value = value.clone();
     if options.coerce {
         coerce(&SCHEMA, &SCHEMA, &mut value, &Pointer::root(), &mut sink);
