@@ -124,3 +124,27 @@ fn converting_a_plan_without_tickets_to_agb_warns() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn native_names_and_patterns_must_work_in_git() {
+    let text = r#"{"planwright": 1, "source_format": "native", "base": "a..b",
+        "tickets": [{"id": "x.lock", "body": "y",
+                     "scope": [{"pattern": "", "op": "any"}, {"pattern": "../up", "op": "any"}, {"pattern": "src/**", "op": "any"}],
+                     "rails": ["/etc/passwd", "ok.txt"]}]}"#;
+    let report = validate_text("n.json", text.to_string(), &Options::default());
+    let found: Vec<(&str, &str)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.diagnostic.code.as_str(), d.diagnostic.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("native.plan.base", "/base"),
+            ("native.ticket.id-ref", "/tickets/0/id"),
+            ("native.scope.pattern", "/tickets/0/scope/0/pattern"),
+            ("native.scope.pattern", "/tickets/0/scope/1/pattern"),
+            ("native.scope.pattern", "/tickets/0/rails/0"),
+        ]
+    );
+}
