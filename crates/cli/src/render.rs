@@ -8,6 +8,15 @@ use planwright_plan::Severity;
 
 /// Renders every diagnostic of `report`, then a one-line summary.
 pub fn file_report(report: &FileReport, color: bool) -> String {
+    let mut out = diagnostics(report, color);
+    out.push_str(&summary(report));
+    out.push('\n');
+    out
+}
+
+/// Renders every diagnostic of `report`: the source line, the span
+/// underlined, the pointer and the hint.
+pub fn diagnostics(report: &FileReport, color: bool) -> String {
     let file = SimpleFile::new(report.file.as_str(), report.text.as_str());
     let config = Config::default();
     let mut out = String::new();
@@ -46,8 +55,6 @@ pub fn file_report(report: &FileReport, color: bool) -> String {
             out.push_str(&text);
         }
     }
-    out.push_str(&summary(report));
-    out.push('\n');
     out
 }
 

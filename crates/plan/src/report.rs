@@ -1,8 +1,8 @@
 //! Validating one file, start to finish: parse, detect, validate, locate.
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Diagnostic, Severity, Sink};
 use crate::doc::{Document, Span};
-use crate::formats::{self, Options};
+use crate::formats::{self, Options, Outcome};
 use crate::model::{Format, Plan};
 use serde::Serialize;
 
@@ -46,6 +46,20 @@ pub struct FileReport {
 
 /// Parses, detects and validates `text`, the content of the file `path`.
 pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
+    check_text(path, text, |doc, sink| {
+        formats::validate(doc, options, sink)
+    })
+}
+
+/// Parses `text` and runs `check` on the document, then gives every finding
+/// its line, column and span. A document that does not parse is one
+/// syntax diagnostic. Shared by plans and other inputs (sweep specs), so
+/// that every file is reported the same way.
+pub fn check_text(
+    path: &str,
+    text: String,
+    check: impl FnOnce(&Document, &mut dyn Sink) -> Outcome,
+) -> FileReport {
     let doc = match Document::parse(path, text.clone()) {
         Ok(doc) => doc,
         Err(e) => {
@@ -60,7 +74,7 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
         }
     };
     let mut diagnostics = Vec::new();
-    let outcome = formats::validate(&doc, options, &mut diagnostics);
+    let outcome = check(&doc, &mut diagnostics);
     let lines = crate::doc::LineIndex::new(&doc.text);
     let mut located: Vec<Located> = diagnostics
         .into_iter()

@@ -5,7 +5,9 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
 use planwright_engine::git;
 use planwright_plan::formats::sweep;
-use planwright_plan::{validate_text, Diagnostic, Document, Format, Severity};
+use planwright_plan::formats::Outcome;
+use planwright_plan::report::{check_text, FileReport};
+use planwright_plan::{validate_text, Document, Format};
 use std::path::{Path, PathBuf};
 
 /// Compile an agb sweep spec (one operation over many targets) into an agb
@@ -31,38 +33,30 @@ pub struct Args {
 pub fn run(args: Args, global: &Global) -> CliResult {
     let path = args.spec.display().to_string();
     let text = read_file(&args.spec)?;
-    let doc = match Document::parse(&path, text.clone()) {
-        Ok(doc) => doc,
-        Err(e) => {
-            let (line, column) = planwright_plan::doc::line_col(&text, e.span.start);
-            let message = format!("`{path}`: {}", e.diagnostic.message);
-            return Err(spec_failed(
-                &path,
-                vec![(e.diagnostic, line, column)],
-                message,
-                global,
-            ));
+    // The glob needs the repository's files before the spec is compiled; a
+    // spec that does not parse is reported by `check_text` below.
+    let tracked = match Document::parse(&path, text.clone()).map(|d| d.value()) {
+        Ok(spec) if sweep::target_glob(&spec).is_some() => {
+            Some(list_tracked(&args.spec, &spec, &args.rev)?)
         }
+        _ => None,
     };
-    let spec = doc.value();
-    let tracked = match sweep::target_glob(&spec) {
-        Some(_) => Some(list_tracked(&args.spec, &spec, &args.rev)?),
-        None => None,
+    let mut compiled = None;
+    let spec_report = check_text(&path, text, |doc, sink| {
+        compiled = sweep::compile(&doc.value(), tracked.as_deref(), sink);
+        Outcome {
+            format: None,
+            plan: None,
+        }
+    });
+    let Some(plan) = compiled.filter(|_| spec_report.valid) else {
+        let error =
+            CliError::with_code(exit::INVALID, format!("`{path}` is not a valid sweep spec"));
+        return Err(report_and(&spec_report, error, global));
     };
-    let mut diagnostics = Vec::new();
-    let compiled = sweep::compile(&spec, tracked.as_deref(), &mut diagnostics);
-    let located: Vec<_> = diagnostics
-        .into_iter()
-        .map(|d| {
-            let (line, column) = doc.line_col(doc.locate(&d.pointer).start);
-            (d, line, column)
-        })
-        .collect();
-    let Some(plan) = compiled else {
-        let message = format!("`{path}` is not a valid sweep spec");
-        return Err(spec_failed(&path, located, message, global));
-    };
-    print_spec_diagnostics(&path, &located);
+    if global.output == Output::Human {
+        eprint!("{}", render::diagnostics(&spec_report, false));
+    }
     let text = serde_json::to_string_pretty(&plan).expect("plans serialize") + "\n";
     // The compiled plan must pass the same validation as a hand-written one.
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.spec))?;
@@ -75,15 +69,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     if !report.valid {
         let error = CliError::with_code(exit::INVALID, "the compiled plan is not valid")
             .hint("fix the sweep spec's gate, tier, pool_hint or scope templates");
-        if global.output == Output::Json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&[&report]).expect("reports serialize")
-            );
-            return Err(error.after_json());
-        }
-        eprint!("{}", render::file_report(&report, false));
-        return Err(error);
+        return Err(report_and(&report, error, global));
     }
     match &args.output_file {
         Some(out) => std::fs::write(out, &text)
@@ -93,48 +79,18 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     Ok(exit::OK)
 }
 
-/// A finding about the spec with its line and column.
-type SpecFinding = (Diagnostic, usize, usize);
-
-fn print_spec_diagnostics(path: &str, found: &[SpecFinding]) {
-    for (d, line, col) in found {
-        eprintln!(
-            "{}[{}]: {} ({path}:{line}:{col})",
-            d.severity.as_str(),
-            d.code,
-            d.message
+/// Prints `report` (to stderr for people, as a `validate`-shaped array on
+/// stdout for programs) and returns `error` to end the command.
+fn report_and(report: &FileReport, error: CliError, global: &Global) -> CliError {
+    if global.output == Output::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&[report]).expect("reports serialize")
         );
+        return error.after_json();
     }
-}
-
-/// The spec is not usable: its findings go to stderr for people, or to
-/// stdout as one `validate`-shaped array for programs.
-fn spec_failed(path: &str, found: Vec<SpecFinding>, message: String, global: &Global) -> CliError {
-    let error = CliError::with_code(exit::INVALID, message);
-    if global.output == Output::Human {
-        print_spec_diagnostics(path, &found);
-        return error;
-    }
-    let count = |s: Severity| found.iter().filter(|(d, ..)| d.severity == s).count();
-    let diagnostics: Vec<serde_json::Value> = found
-        .iter()
-        .map(|(d, line, column)| {
-            let mut v = serde_json::to_value(d).expect("diagnostics serialize");
-            v["line"] = (*line).into();
-            v["column"] = (*column).into();
-            v
-        })
-        .collect();
-    let report = serde_json::json!([{
-        "file": path, "format": null, "valid": false,
-        "errors": count(Severity::Error), "warnings": count(Severity::Warning),
-        "diagnostics": diagnostics,
-    }]);
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&report).expect("reports serialize")
-    );
-    error.after_json()
+    eprint!("{}", render::diagnostics(report, false));
+    error
 }
 
 fn list_tracked(
