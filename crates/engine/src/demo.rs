@@ -7,10 +7,14 @@
 //! the second attempt with the rejection fed back.
 
 use crate::error::EngineError;
+use crate::gates::GateSettings;
 use crate::git::Git;
 use crate::merge::with_identity;
 use crate::repo::Repo;
+use crate::run::RunSettings;
+use crate::worktree::PoolSettings;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 const README: &str = "# hello\n\nA tiny shell library, built by planwright's demo.\n";
 
@@ -99,6 +103,27 @@ pub struct Demo {
     pub plan: PathBuf,
     /// The scripted agent's fixture folder.
     pub fixtures: PathBuf,
+}
+
+impl Demo {
+    /// The run settings of the demo: two jobs, two strikes, one-minute
+    /// limits (it finishes in about a second).
+    pub fn settings(&self) -> RunSettings {
+        let minute = Some(Duration::from_secs(60));
+        RunSettings {
+            plan_path: self.plan.display().to_string(),
+            jobs: 2,
+            strikes: 2,
+            agent_timeout: minute,
+            extra_gates: vec![],
+            gates: GateSettings {
+                env: vec![],
+                timeout: minute,
+            },
+            pool: PoolSettings::default(),
+            routing: Default::default(),
+        }
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), EngineError> {

@@ -5,13 +5,10 @@ use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::agent;
 use planwright_engine::demo;
-use planwright_engine::gates::GateSettings;
 use planwright_engine::git::Git;
 use planwright_engine::repo::Repo;
-use planwright_engine::run::{run as engine_run, RunSettings};
-use planwright_engine::worktree::PoolSettings;
+use planwright_engine::run::run as engine_run;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Run a built-in example plan end to end in a temporary repository with the
 /// scripted agent: no network, no model. Two tickets run in parallel, one
@@ -39,19 +36,7 @@ pub fn run(_args: Args, global: &Global) -> CliResult {
         .ok_or_else(|| CliError::usage("the built-in demo plan is invalid (a bug)"))?;
     let agent = agent::from_name(&format!("scripted:{}", made.fixtures.display()), None)
         .map_err(engine_error)?;
-    let settings = RunSettings {
-        plan_path: made.plan.display().to_string(),
-        jobs: 2,
-        strikes: 2,
-        agent_timeout: Some(Duration::from_secs(60)),
-        extra_gates: vec![],
-        gates: GateSettings {
-            env: vec![],
-            timeout: Some(Duration::from_secs(60)),
-        },
-        pool: PoolSettings::default(),
-        routing: Default::default(),
-    };
+    let settings = made.settings();
     let human = global.output == Output::Human;
     if human {
         println!(
