@@ -27,6 +27,10 @@ pub fn ref_name_problem(name: &str) -> Option<&'static str> {
         return Some("it contains a space, a control character or one of ~ ^ : ? * [ \\");
     }
     for component in name.split('/') {
+        // Every component becomes a file name under .git/refs.
+        if component.len() > 255 {
+            return Some("a component is longer than 255 bytes, more than file systems allow");
+        }
         if component.starts_with('.') {
             return Some("a component starts with `.`");
         }

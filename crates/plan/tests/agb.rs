@@ -159,7 +159,8 @@ fn id_rules() {
         |p| p["tickets"][1]["id"] = json!(7),
         &[("agb.ticket.id", "/tickets/1/id")],
     );
-    for bad in ["a..b", "x.lock", "x."] {
+    let huge = "x".repeat(70_000);
+    for bad in ["a..b", "x.lock", "x.", huge.as_str()] {
         rejects(
             |p| p["tickets"][1]["id"] = json!(bad),
             &[("agb.ticket.id-ref", "/tickets/1/id")],

@@ -79,6 +79,7 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
             }
         },
     };
+    unused_options(format, options, sink);
     let mut counting = Counting::new(sink);
     let plan = match format {
         Format::Agb => agb::validate(doc, &value, options, &mut counting),
@@ -93,6 +94,35 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     Outcome {
         format: Some(format),
         plan,
+    }
+}
+
+/// A warning for each option that only another format reads, so that a
+/// check the user asked for is never silently skipped.
+fn unused_options(format: Format, options: &Options, sink: &mut dyn Sink) {
+    let set = [
+        ("--issue", Format::Codeboost, options.issue.is_some()),
+        ("--repo", Format::Codeboost, options.repo_files.is_some()),
+        ("--coerce", Format::StandardV1, options.coerce),
+        (
+            "--max-files-changed",
+            Format::StandardV1,
+            options.max_files_changed.is_some(),
+        ),
+        (
+            "--calibration-hint",
+            Format::StandardV1,
+            options.calibration_hint,
+        ),
+    ];
+    for (flag, reader, given) in set {
+        if given && format != reader {
+            sink.push(Diagnostic::warning(
+                "plan.option.unused",
+                "",
+                format!("`{flag}` applies to {reader} plans only; it was ignored for this {format} plan"),
+            ));
+        }
     }
 }
 
@@ -276,6 +306,30 @@ fn ambiguous(formats: &[Format]) -> Diagnostic {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn options_of_another_format_are_named_not_ignored() {
+        let doc = Document::parse("p.json", r#"{"planwright": 1}"#.to_string()).unwrap();
+        let options = Options {
+            issue: Some(3),
+            coerce: true,
+            ..Options::default()
+        };
+        let mut found = Vec::new();
+        validate(&doc, &options, &mut found);
+        let unused: Vec<&str> = found
+            .iter()
+            .filter(|d| d.code == "plan.option.unused")
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            unused,
+            [
+                "`--issue` applies to codeboost plans only; it was ignored for this native plan",
+                "`--coerce` applies to standard_v1 plans only; it was ignored for this native plan",
+            ]
+        );
+    }
 
     #[test]
     fn detects_each_format() {
