@@ -273,12 +273,12 @@ fn dry_run_prints_the_order_and_changes_nothing() {
 }
 
 #[test]
-fn rev_is_refused_where_the_base_branch_is_used() {
+fn rev_is_not_a_run_flag_since_run_works_from_the_base_branch() {
     let env = sh_env();
     let out = env.run(&["--rev", "main"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("`--rev main` does not apply here"),
+        text(&out.stderr).contains("unexpected argument '--rev'"),
         "{}",
         text(&out.stderr)
     );

@@ -41,13 +41,6 @@ pub struct ReadArgs {
     /// codeboost: the issue the plan must be for.
     #[arg(long, value_name = "N")]
     pub issue: Option<u64>,
-    /// codeboost: check the plan's file operations against this repository's tree
-    /// (`preflight` and `run`: the repository to work in, every format checked at the base branch).
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
-    /// codeboost: the revision of `--repo` whose tree is checked (not for `preflight` and `run`).
-    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
-    pub rev: String,
     /// standard_v1: coerce a bare string into its object where the schema allows it (a warning each).
     #[arg(long)]
     pub coerce: bool,
@@ -58,6 +51,18 @@ pub struct ReadArgs {
     /// `raw_predicted_runtime_minutes` (also `[standard_v1] calibration_hint = true`).
     #[arg(long)]
     pub calibration_hint: bool,
+}
+
+/// `validate`'s repository tree: codeboost plans' file operations are
+/// checked against it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TreeArgs {
+    /// codeboost: check the plan's file operations against this repository's tree.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// codeboost: the revision of `--repo` whose tree is checked.
+    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
+    pub rev: String,
 }
 
 /// Reads a file, mapping I/O failures to exit 2.
@@ -79,23 +84,28 @@ pub fn read_file(path: &Path) -> Result<String, CliError> {
 }
 
 /// Validates one plan file with the flags and configuration in force.
-pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileReport, CliError> {
+pub fn check_file(
+    path: &Path,
+    read: &ReadArgs,
+    tree: Option<&TreeArgs>,
+    global: &Global,
+) -> Result<FileReport, CliError> {
     let text = read_file(path)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(path))?;
     let mut options = settings::options(read.format, read.no_strict_gates, config);
     options.issue = read.issue;
-    if let Some(repo) = &read.repo {
+    if let Some((repo, rev)) = tree.and_then(|t| Some((t.repo.as_ref()?, &t.rev))) {
         if !repo.is_dir() {
             return Err(CliError::usage(format!(
                 "`--repo {}` is not a directory",
                 repo.display()
             )));
         }
-        let files = planwright_engine::git::tracked_files(repo, &read.rev).map_err(|e| {
+        let files = planwright_engine::git::tracked_files(repo, rev).map_err(|e| {
             CliError::usage(format!(
                 "cannot list the files of `{}` at `{}`: {e}",
                 repo.display(),
-                read.rev
+                rev
             ))
             .hint("`--repo` must be a git repository and `--rev` a revision in it")
         })?;
@@ -110,7 +120,7 @@ pub fn check_file(path: &Path, read: &ReadArgs, global: &Global) -> Result<FileR
 /// Reads a plan that must be valid: an invalid one prints its diagnostics
 /// (to stderr for people, stdout for JSON) and ends the command with exit 1.
 pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport), CliError> {
-    let report = check_file(&args.plan, &args.read, global)?;
+    let report = check_file(&args.plan, &args.read, None, global)?;
     match &report.plan {
         Some(plan) => Ok((plan.clone(), report)),
         None => {

@@ -1,7 +1,7 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
-use super::run::{agent, extra_gates, load_target_plan, repo_dir, EngineArgs};
-use super::PlanArgs;
+use super::run::{agent, extra_gates, repo_dir, EngineArgs};
+use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
 use planwright_engine::preflight::{failed, preflight, Check};
@@ -46,12 +46,12 @@ pub fn print(checks: &[Check], global: &Global) {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_target_plan(&args.plan, global)?;
+    let (plan, _) = load_plan(&args.plan, global)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let agent = agent(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(
-        &repo_dir(&args.plan, &plan),
+        &repo_dir(&args.engine, &args.plan, &plan),
         &plan,
         &gates,
         &config.commands.allow,

@@ -18,10 +18,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Flags `run` and `preflight` share. The target repository is the plan
-/// readers' `--repo DIR` (see [`repo_dir`]).
+/// Flags `run` and `preflight` share.
 #[derive(clap::Args, Debug, Clone)]
 pub struct EngineArgs {
+    /// The repository to work in (default: the plan's `repo`, relative to the plan's folder, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
     /// The agent: `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
@@ -79,29 +81,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
-/// Reads the plan for running it. Scope operations are checked against the
-/// base branch by preflight, which knows the tickets an earlier run merged,
-/// so validation does not check them against `--repo` here.
-pub fn load_target_plan(
-    args: &PlanArgs,
-    global: &Global,
-) -> Result<(planwright_plan::Plan, planwright_plan::FileReport), CliError> {
-    if args.read.rev != "HEAD" {
-        return Err(CliError::usage(format!(
-            "`--rev {}` does not apply here: scope operations are checked against the plan's base branch",
-            args.read.rev
-        ))
-        .hint("drop `--rev`; to work from another branch, set the plan's `base`"));
-    }
-    let mut args = args.clone();
-    args.read.repo = None;
-    load_plan(&args, global)
-}
-
 /// The target repository: `--repo`, else the plan's `repo` (relative to the
 /// plan's folder), else the current directory.
-pub fn repo_dir(plan_args: &PlanArgs, plan: &planwright_plan::Plan) -> PathBuf {
-    if let Some(dir) = &plan_args.read.repo {
+pub fn repo_dir(
+    engine: &EngineArgs,
+    plan_args: &PlanArgs,
+    plan: &planwright_plan::Plan,
+) -> PathBuf {
+    if let Some(dir) = &engine.repo {
         return dir.clone();
     }
     let plan_path = &plan_args.plan;
@@ -279,14 +266,14 @@ pub fn finish_with(
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_target_plan(&args.plan, global)?;
+    let (plan, _) = load_plan(&args.plan, global)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let run_settings = settings(&args, &config)?;
     if args.dry_run {
         return dry_run(&plan, &run_settings, global);
     }
     let agent = agent(&args.engine, &config)?;
-    let repo_dir = repo_dir(&args.plan, &plan);
+    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let checks = planwright_engine::preflight::preflight(
         &repo_dir,
         &plan,

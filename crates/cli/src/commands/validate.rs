@@ -1,6 +1,6 @@
 //! `planwright validate PLAN...`: every error and warning of every file.
 
-use super::{check_file, ReadArgs};
+use super::{check_file, ReadArgs, TreeArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, Global, Output};
 use std::path::PathBuf;
@@ -16,6 +16,8 @@ pub struct Args {
     pub plans: Vec<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub tree: TreeArgs,
 }
 
 /// Runs the command.
@@ -23,7 +25,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut reports = Vec::new();
     let mut failures: Vec<CliError> = Vec::new();
     for path in &args.plans {
-        match check_file(path, &args.read, global) {
+        match check_file(path, &args.read, Some(&args.tree), global) {
             Ok(report) => reports.push(report),
             // One unreadable file must not hide the findings in the others.
             Err(e) if !failures.iter().any(|f| f.message == e.message) => failures.push(e),
