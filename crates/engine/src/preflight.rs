@@ -298,12 +298,12 @@ fn check_scope_ops(
             }
         }
     }
-    if out.len() == before {
-        out.push(Check::ok(
-            "scope-ops",
-            "scope operations agree with the base tree",
-        ));
-    }
+    ok_if_quiet(
+        out,
+        before,
+        "scope-ops",
+        "scope operations agree with the base tree",
+    );
 }
 
 /// What is wrong with scope entry `e` given the base's files and what an
@@ -353,11 +353,19 @@ fn check_overlap(plan: &Plan, merged: &HashSet<String>, out: &mut Vec<Check>) {
             "make one depend on the other, or split the scopes; otherwise the later one may hit a merge conflict",
         ));
     }
+    ok_if_quiet(
+        out,
+        before,
+        "overlap",
+        "no scope overlap between tickets that may run at the same time",
+    );
+}
+
+/// A check that reports each problem it finds says once that all is well
+/// when it found none since `before`.
+fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: &'static str, message: &str) {
     if out.len() == before {
-        out.push(Check::ok(
-            "overlap",
-            "no scope overlap between tickets that may run at the same time",
-        ));
+        out.push(Check::ok(check, message));
     }
 }
 
