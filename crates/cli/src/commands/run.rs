@@ -295,11 +295,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             message = format!("{message}: {}", errors.join("; "));
         }
         let code = super::preflight::failure_code(&checks);
-        return Err(CliError::with_code(code, message).hint(format!(
-            "run `planwright preflight {} --repo {}` after fixing",
-            args.plan.plan.display(),
-            repo_dir.display()
-        )));
+        return Err(CliError::with_code(code, message).hint(
+            "fix what preflight reports, then run again; `planwright preflight` with the same flags checks without starting",
+        ));
     }
     let repo = Repo::open(&repo_dir).map_err(engine_error)?;
     let cancel = cancel_on_ctrl_c();
