@@ -4,7 +4,7 @@
 //! the coordinator, which never believes what an executor reports.
 //! `LocalExecutor` uses the worktree pool on this machine.
 
-use crate::agent::{Agent, AgentOutcome, AttemptContext};
+use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::merge::commit_tree;
 use crate::process::Cancel;
@@ -31,13 +31,15 @@ pub struct AttemptInput {
     pub files: PathBuf,
     /// The agent's wall-clock limit.
     pub agent_timeout: Option<Duration>,
+    /// The model chosen for this attempt.
+    pub model: Option<String>,
 }
 
 /// What an attempt produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    /// How the agent ended.
-    pub outcome: AgentOutcome,
+    /// What the agent reported (its outcome decides; the rest is for reports).
+    pub report: AgentReport,
     /// The candidate commit (when the agent finished).
     pub commit: Option<String>,
 }
@@ -107,12 +109,14 @@ impl Executor for LocalExecutor {
                 .files
                 .join(format!("attempt-{}.agent.log", input.attempt)),
             timeout: input.agent_timeout,
+            model: input.model.clone(),
+            env: vec![],
         };
         progress("agent")?;
-        let outcome = self.agent.attempt(&ctx, cancel)?;
-        if outcome != AgentOutcome::Finished {
+        let report = self.agent.attempt(&ctx, cancel)?;
+        if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate {
-                outcome,
+                report,
                 commit: None,
             });
         }
@@ -128,7 +132,7 @@ impl Executor for LocalExecutor {
             .args(["update-ref", &format!("refs/heads/{branch}"), &commit])
             .output()?;
         Ok(Candidate {
-            outcome,
+            report,
             commit: Some(commit),
         })
     }

@@ -56,6 +56,7 @@ pub fn run_gates(
             timeout: settings.timeout,
             grace: Duration::from_secs(5),
             log: Some(log.to_path_buf()),
+            lines: None,
         };
         let done = match process::run(&spec, cancel) {
             Ok(done) => done,

@@ -65,6 +65,27 @@ pub struct Spec {
     /// A file that receives stdout and stderr, interleaved as received.
     /// Opened for appending and never truncated.
     pub log: Option<PathBuf>,
+    /// Receives stdout line by line as it arrives (an agent's streamed
+    /// JSON), the last line even without its newline.
+    pub lines: Option<LineSink>,
+}
+
+/// A callback for each line of a child's stdout, called on the thread that
+/// runs the child.
+#[derive(Clone)]
+pub struct LineSink(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl LineSink {
+    /// A sink calling `f`.
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> LineSink {
+        LineSink(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for LineSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineSink")
+    }
 }
 
 /// How a child ended.
@@ -306,10 +327,11 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
         source,
     };
     let rx = group.read_output().map_err(lost)?;
-    let mut out = Collected::new(log);
+    let mut out = Collected::new(log, spec.lines.clone());
 
     let stopped = supervise(&group, spec, cancel, start, &rx, &mut out);
     drain(&group, &rx, &mut out);
+    out.flush_line();
     let status = group.reap().map_err(lost)?;
     let duration = start.elapsed();
 
@@ -600,21 +622,47 @@ fn spawn_reader(
     Ok(())
 }
 
-/// Where output goes: the log (everything) and two tails.
+/// Where output goes: the log (everything), two tails and the line sink.
 struct Collected {
     log: Option<File>,
     log_error: Option<io::Error>,
     stdout: Tail,
     all: Tail,
+    lines: Option<LineSink>,
+    /// Stdout after its last newline, not yet given to the sink.
+    partial: Vec<u8>,
 }
 
 impl Collected {
-    fn new(log: Option<File>) -> Collected {
+    fn new(log: Option<File>, lines: Option<LineSink>) -> Collected {
         Collected {
             log,
             log_error: None,
             stdout: Tail::default(),
             all: Tail::default(),
+            lines,
+            partial: Vec::new(),
+        }
+    }
+
+    fn feed_lines(&mut self, bytes: &[u8]) {
+        let Some(sink) = &self.lines else { return };
+        self.partial.extend_from_slice(bytes);
+        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
+            return;
+        };
+        let complete: Vec<u8> = self.partial.drain(..=end).collect();
+        for line in complete[..end].split(|b| *b == b'\n') {
+            (sink.0)(String::from_utf8_lossy(line).trim_end_matches('\r'));
+        }
+    }
+
+    fn flush_line(&mut self) {
+        if let Some(sink) = &self.lines {
+            if !self.partial.is_empty() {
+                (sink.0)(String::from_utf8_lossy(&self.partial).trim_end_matches('\r'));
+                self.partial.clear();
+            }
         }
     }
 
@@ -628,6 +676,7 @@ impl Collected {
         }
         if stream == Stream::Stdout {
             self.stdout.push(&bytes);
+            self.feed_lines(&bytes);
         }
         self.all.push(&bytes);
     }

@@ -519,6 +519,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             message: commit_message(ticket, &sh.run),
             files: sh.run_dir.join(id),
             agent_timeout: sh.settings.agent_timeout,
+            model: ticket.model.clone(),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.
@@ -744,7 +745,7 @@ fn agent_verdict(candidate: Candidate, timeout: Option<Duration>) -> Result<Stri
                 .with_evidence(rest),
         )
     };
-    match candidate.outcome {
+    match candidate.report.outcome {
         AgentOutcome::Cancelled => Err(AttemptResult::Cancelled),
         AgentOutcome::TimedOut => Err(AttemptResult::Rejected(Failure::new(
             FailureKind::Timeout,
@@ -758,6 +759,10 @@ fn agent_verdict(candidate: Candidate, timeout: Option<Duration>) -> Result<Stri
             format!("the agent gave up: {reason}"),
         ))),
         AgentOutcome::Failed(why) => Err(agent_failed(&why)),
+        // TODO(resume seam): a pause of the pool, not a strike.
+        AgentOutcome::Unavailable { reason, .. } => Err(agent_failed(&format!(
+            "could not be served (rate limit or quota): {reason}"
+        ))),
         AgentOutcome::Finished => candidate
             .commit
             .ok_or_else(|| agent_failed("produced no commit")),

@@ -148,6 +148,7 @@ impl Pool {
                 timeout: self.settings.setup_timeout,
                 grace: Duration::from_secs(5),
                 log: None,
+                lines: None,
             };
             let done = process::run(&spec, cancel)?;
             if !done.success() {

@@ -19,6 +19,7 @@ fn spec(dir: &Path, argv: &[&str]) -> Spec {
         timeout: None,
         grace: Duration::from_millis(200),
         log: None,
+        lines: None,
     }
 }
 
@@ -385,4 +386,22 @@ fn a_log_that_fills_up_is_an_error_after_the_child_ends() {
     assert!(matches!(err, ProcessError::Log { .. }), "{err}");
     assert!(err.to_string().contains("/dev/full"), "{err}");
     assert!(dir.path().join("finished").exists());
+}
+
+#[test]
+fn stdout_reaches_the_line_sink_line_by_line() {
+    use planwright_engine::process::LineSink;
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink_seen = seen.clone();
+    let mut spec = sh(
+        dir.path(),
+        "printf 'one\\r\\ntw'; sleep 0.1; printf 'o\\n\\nlast'; echo err >&2",
+    );
+    spec.lines = Some(LineSink::new(move |l| {
+        sink_seen.lock().unwrap().push(l.to_string())
+    }));
+    run_ok(&spec);
+    assert_eq!(*seen.lock().unwrap(), ["one", "two", "", "last"]);
 }

@@ -1,7 +1,7 @@
 //! The `cmd` agent: any program, from a template split into words like a
 //! shell splits them (no shell runs), with placeholders per argument.
 
-use super::{blocked_reason, Agent, AgentOutcome, AttemptContext};
+use super::{blocked_reason, Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};
 use std::time::Duration;
@@ -50,7 +50,7 @@ impl Agent for CmdAgent {
         self.template.first().cloned()
     }
 
-    fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentOutcome, EngineError> {
+    fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let mut env = crate::process::inherited_env();
         env.retain(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"));
         env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
@@ -59,6 +59,7 @@ impl Agent for CmdAgent {
             "PLANWRIGHT_PROMPT_FILE".into(),
             ctx.prompt_file.display().to_string(),
         ));
+        env.extend(ctx.env.iter().cloned());
         let spec = Spec {
             argv: self.argv(ctx),
             cwd: ctx.worktree.clone(),
@@ -67,19 +68,23 @@ impl Agent for CmdAgent {
             timeout: ctx.timeout,
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
+            lines: None,
         };
         let done = process::run(&spec, cancel)?;
-        Ok(match done.exit {
+        let outcome = match done.exit {
             Exit::TimedOut => AgentOutcome::TimedOut,
             Exit::Cancelled => AgentOutcome::Cancelled,
             _ => match blocked_reason(&done.stdout_tail) {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
-                None => AgentOutcome::Failed(format!(
-                    "exited with {:?}\n{}",
-                    done.exit, done.output_tail
-                )),
+                None => {
+                    AgentOutcome::Failed(format!("exited with {}\n{}", done.exit, done.output_tail))
+                }
             },
+        };
+        Ok(AgentReport {
+            model: ctx.model.clone(),
+            ..AgentReport::outcome(outcome)
         })
     }
 }
@@ -100,6 +105,8 @@ mod tests {
             prompt_file: "/p.md".into(),
             log: "/l".into(),
             timeout: None,
+            model: None,
+            env: vec![],
         };
         assert_eq!(
             agent.argv(&ctx),

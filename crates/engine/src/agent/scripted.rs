@@ -6,7 +6,7 @@
 //! `delete` file (one per line), applies its `patch` file with `git apply`,
 //! and, if it has a `blocked` file, gives up with that file's text as reason.
 
-use super::{Agent, AgentOutcome, AttemptContext};
+use super::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::git::Git;
 use crate::process::Cancel;
@@ -75,14 +75,14 @@ impl Agent for Scripted {
         })
     }
 
-    fn attempt(&self, ctx: &AttemptContext, _cancel: &Cancel) -> Result<AgentOutcome, EngineError> {
+    fn attempt(&self, ctx: &AttemptContext, _cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let Some(fixture) = self.fixture(&ctx.ticket, ctx.attempt) else {
-            return Ok(AgentOutcome::Failed(format!(
+            return Ok(AgentReport::from(AgentOutcome::Failed(format!(
                 "no fixture for ticket {} in `{}` (expected `{0}/attempt-{}/` or `{0}/`)",
                 ctx.ticket,
                 self.dir.display(),
                 ctx.attempt
-            )));
+            ))));
         };
         let mut log = format!("scripted agent: fixture `{}`\n", fixture.display());
         let files = fixture.join("files");
@@ -95,9 +95,9 @@ impl Agent for Scripted {
             let list = std::fs::read_to_string(&delete).map_err(io(&delete))?;
             for rel in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 if !inside(rel) {
-                    return Ok(AgentOutcome::Failed(format!(
+                    return Ok(AgentReport::from(AgentOutcome::Failed(format!(
                         "`delete` lists `{rel}`, which leaves the worktree"
-                    )));
+                    ))));
                 }
                 let path = ctx.worktree.join(rel);
                 let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
@@ -113,10 +113,10 @@ impl Agent for Scripted {
             if !out.status.success() {
                 let why = String::from_utf8_lossy(&out.stderr).into_owned();
                 let _ = std::fs::write(&ctx.log, format!("{log}git apply failed:\n{why}"));
-                return Ok(AgentOutcome::Failed(format!(
+                return Ok(AgentReport::from(AgentOutcome::Failed(format!(
                     "`git apply` of `{}` failed: {why}",
                     patch.display()
-                )));
+                ))));
             }
             log.push_str("applied patch\n");
         }
@@ -124,8 +124,8 @@ impl Agent for Scripted {
         let blocked = fixture.join("blocked");
         if blocked.is_file() {
             let reason = std::fs::read_to_string(&blocked).map_err(io(&blocked))?;
-            return Ok(AgentOutcome::Blocked(reason.trim().to_string()));
+            return Ok(AgentOutcome::Blocked(reason.trim().to_string()).into());
         }
-        Ok(AgentOutcome::Finished)
+        Ok(AgentOutcome::Finished.into())
     }
 }
