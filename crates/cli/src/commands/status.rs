@@ -40,13 +40,13 @@ pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliE
 pub fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.repo, args.run.as_deref())?;
     if global.output == Output::Json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&r).expect("reports serialize")
         );
         return Ok(exit::OK);
     }
-    println!(
+    crate::outln!(
         "run {} ({}), plan `{}`, base `{}`",
         r.run.id, r.run.status, r.run.plan_path, r.run.base
     );
@@ -57,7 +57,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         .max()
         .unwrap_or(2)
         .clamp(6, super::show::MAX_ID_COLUMN);
-    println!(
+    crate::outln!(
         "{:width$}  {:8}  {:8}  {:10}  failure",
         "ticket", "state", "attempts", "commit"
     );
@@ -68,7 +68,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             .as_deref()
             .map_or("", |c| &c[..c.len().min(10)]);
         let failure = t.failure.as_ref().map_or(String::new(), |f| f.to_string());
-        println!(
+        crate::outln!(
             "{:width$}  {:8}  {:8}  {:10}  {failure}",
             t.id,
             t.state.as_str(),
