@@ -61,13 +61,13 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         "{:width$}  {:8}  {:8}  {:10}  failure",
         "ticket", "state", "attempts", "commit"
     );
-    for t in &r.tickets {
-        let t = &t.ticket;
+    for report in &r.tickets {
+        let t = &report.ticket;
         let commit = t
             .merge_commit
             .as_deref()
             .map_or("", |c| &c[..c.len().min(10)]);
-        let failure = t.failure.as_ref().map_or(String::new(), |f| f.to_string());
+        let failure = report::failure_text(report);
         crate::outln!(
             "{:width$}  {:8}  {:8}  {:10}  {failure}",
             t.id,
@@ -75,6 +75,18 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             t.attempts,
             commit
         );
+    }
+    // Why each ticket that did not merge failed, without opening its log.
+    let lines = if global.verbose { usize::MAX } else { report::EVIDENCE_LINES };
+    for t in &r.tickets {
+        let why = report::why(t, lines);
+        if why.is_empty() || global.quiet {
+            continue;
+        }
+        crate::outln!("\n{}:", t.ticket.id);
+        for line in why {
+            crate::outln!("  {line}");
+        }
     }
     Ok(exit::OK)
 }
