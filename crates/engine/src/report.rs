@@ -109,7 +109,16 @@ pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
     }
     let Some(f) = &t.ticket.failure else { return out };
     out.push(format!("{}: {}", f.kind, f.message));
-    let (head, more) = evidence_head(&f.evidence, lines);
+    // The ticket row keeps the kind and message; the evidence is the last
+    // failed attempt's.
+    let evidence = t
+        .attempt_log
+        .iter()
+        .rev()
+        .find_map(|a| a.failure.as_ref().map(|f| f.evidence.as_str()))
+        .filter(|e| f.evidence.is_empty() && !e.is_empty())
+        .unwrap_or(&f.evidence);
+    let (head, more) = evidence_head(evidence, lines);
     out.extend(head.iter().map(|l| format!("  {l}")));
     if more > 0 {
         out.push(format!("  ... {more} more line{}", if more == 1 { "" } else { "s" }));
