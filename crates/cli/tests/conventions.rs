@@ -402,3 +402,113 @@ fn demo_removes_its_repository_unless_kept() {
     let repo = summary["repo"].as_str().unwrap();
     assert!(Path::new(repo).join(".planwright").is_dir());
 }
+
+#[test]
+fn the_native_example_in_the_docs_is_valid_and_clean() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats/native.md"),
+    )
+    .unwrap();
+    let start = doc.find("```json\n").unwrap() + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), &doc[start..end]).unwrap();
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(
+        text(&out.stdout),
+        "plan.json: valid native plan, 2 tickets (0 errors, 0 warnings)\n"
+    );
+}
+
+#[test]
+fn native_mistakes_get_a_did_you_mean_and_warnings() {
+    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
+ "tickets": [
+  {"id": "T1", "body": " ", "scope": [{"pattern": "**", "op": "creat"}], "estimat_minutes": 3},
+  {"id": "T2", "body": "x", "scope": [{"pattern": "a", "op": "edit"}]}
+ ]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json", "--output", "json"]).stdout);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let found: Vec<(String, String)> = report[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap().to_string(), d["hint"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("native.scope.op".to_string(), "did you mean `create`?".to_string()),
+            (
+                "native.schema.additional-properties".to_string(),
+                "did you mean `estimate_minutes` for `estimat_minutes`?".to_string()
+            ),
+            ("native.scope.op".to_string(), "native calls it `modify`".to_string()),
+        ]
+    );
+    let fixed = plan
+        .replace("creat\"", "create\"")
+        .replace("\"edit\"", "\"modify\"")
+        .replace(", \"estimat_minutes\": 3", "");
+    std::fs::write(dir.path().join("plan.json"), fixed).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json", "--output", "json"]).stdout);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let codes: Vec<&str> = report[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["native.plan.no-gates", "native.ticket.body-blank", "native.scope.everything"]
+    );
+    let reference = text(&planwright(dir.path(), &["schema", "native", "--reference"]).stdout);
+    assert!(reference.contains("| op | string | required | one of: `any`, `create`, `modify`, `delete`, `rename`"), "{reference}");
+    assert!(reference.contains("| from | string | required when `op` is `rename`"), "{reference}");
+    // No table without rows: every header row is followed by a field row.
+    let lines: Vec<&str> = reference.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("|---") {
+            assert!(lines.get(i + 1).is_some_and(|n| n.starts_with("| ")), "empty table before line {i}:\n{reference}");
+        }
+    }
+}
+
+#[test]
+fn cycles_are_shown_closed() {
+    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
+ "gates": [{"name": "t", "argv": ["true"]}],
+ "tickets": [
+  {"id": "T1", "body": "x", "scope": [{"pattern": "a", "op": "any"}]},
+  {"id": "T2", "body": "x", "scope": [{"pattern": "b", "op": "any"}], "depends_on": ["T3"]},
+  {"id": "T3", "body": "x", "scope": [{"pattern": "c", "op": "any"}], "depends_on": ["T2"]}
+ ]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
+    assert!(out.contains("error[native.dag.cycle]: dependency cycle: T2 -> T3 -> T2"), "{out}");
+}
+
+#[test]
+fn a_minified_plan_shows_a_window_of_its_one_line() {
+    // 300 tickets on one line whose scopes overlap in groups of ten.
+    let tickets: Vec<String> = (0..300)
+        .map(|i| format!(r#"{{"id":"T{i}","body":"b","scope":["src/m{}/**"]}}"#, i / 10))
+        .collect();
+    let plan = format!(
+        r#"{{"repo":"/srv/app","gate":{{"test":"npm test"}},"tickets":[{}]}}"#,
+        tickets.join(",")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), &plan).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
+    let warnings = out.matches("warning[plan.scope.overlap]").count();
+    assert_eq!(warnings, 30 * 45, "{}", &out[..2000.min(out.len())]);
+    let longest = out.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 200, "a line of {longest} characters");
+    assert!(out.contains("1 │ …"), "{}", &out[..2000]);
+    assert!(out.len() < warnings * 800, "{} bytes", out.len());
+}
