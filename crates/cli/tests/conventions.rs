@@ -463,7 +463,13 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
         .collect();
     assert_eq!(
         codes,
-        ["native.plan.no-gates", "native.ticket.body-blank", "native.scope.everything"]
+        // `**` also overlaps T2's `a`.
+        [
+            "native.plan.no-gates",
+            "native.ticket.body-blank",
+            "native.scope.everything",
+            "plan.scope.overlap"
+        ]
     );
     let reference = text(&planwright(dir.path(), &["schema", "native", "--reference"]).stdout);
     assert!(reference.contains("| op | string | required | one of: `any`, `create`, `modify`, `delete`, `rename`"), "{reference}");
@@ -511,4 +517,68 @@ fn a_minified_plan_shows_a_window_of_its_one_line() {
     assert!(longest < 200, "a line of {longest} characters");
     assert!(out.contains("1 │ …"), "{}", &out[..2000]);
     assert!(out.len() < warnings * 800, "{} bytes", out.len());
+}
+
+const FORMATS: [&str; 4] = ["agb", "codeboost", "standard_v1", "native"];
+
+/// The documented native example uses every field of the model.
+fn full_native_plan() -> String {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats/native.md"),
+    )
+    .unwrap();
+    let start = doc.find("```json\n").unwrap() + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    doc[start..end].to_string()
+}
+
+#[test]
+fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("native.json"), full_native_plan()).unwrap();
+    // The plan's gate `cargo test` is not one agb accepts: refused, then forced.
+    let refused = planwright(dir.path(), &["convert", "native.json", "--to", "agb", "-o", "agb.json"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("would not pass agb's own validation"));
+    assert!(!dir.path().join("agb.json").exists());
+    let lost_items = [
+        ("agb", vec!["parser: agb has no per-file operations; 'src/parser.rs'", "parser: agb tickets have no `estimate_minutes`", "eval: agb tickets have no `counterfactuals`", "parser: agb tickets have no `checks`"]),
+        ("codeboost", vec!["parser: codeboost items have no `rails`", "codeboost plans have no pool caps", "parser: codeboost items have no `estimate_minutes`", "parser: codeboost items have no `tier`"]),
+        ("standard_v1", vec!["parser: standard_v1 has no per-ticket `rails`", "standard_v1 has no pool caps", "eval: standard_v1 has no rename"]),
+    ];
+    for (to, needles) in &lost_items {
+        let out = planwright(
+            dir.path(),
+            &["convert", "native.json", "--to", to, "--force", "-o", &format!("{to}.json")],
+        );
+        assert_eq!(out.status.code(), Some(0), "{to}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        for needle in needles {
+            assert!(err.contains(needle), "{to}: {needle} missing:\n{err}");
+        }
+        // Matching renumbered tickets must not report them lost whole.
+        assert!(!err.contains("cannot express ticket"), "{to}: {err}");
+    }
+    let back = planwright(dir.path(), &["convert", "native.json", "--to", "native"]);
+    assert_eq!(back.status.code(), Some(0));
+    assert_eq!(text(&back.stderr), "", "native keeps everything");
+    // Every pair: from each format's version of the plan to every format.
+    for from in FORMATS {
+        for to in FORMATS {
+            let src = format!("{from}.json");
+            let mut args = vec!["convert", src.as_str(), "--to", to, "--no-strict-gates"];
+            let out = planwright(dir.path(), &args);
+            let err = text(&out.stderr);
+            assert!(!err.contains("panicked"), "{from} -> {to}: {err}");
+            match out.status.code() {
+                Some(0) => {}
+                Some(1) => {
+                    assert!(err.contains("own validation"), "{from} -> {to}: {err}");
+                    args.push("--force");
+                    assert_eq!(planwright(dir.path(), &args).status.code(), Some(0), "{from} -> {to} --force");
+                }
+                other => panic!("{from} -> {to}: exit {other:?}: {err}"),
+            }
+        }
+    }
 }

@@ -168,17 +168,21 @@ fn effective_gates<'a>(plan: &'a Plan, t: &'a Ticket) -> Vec<&'a Gate> {
 }
 
 /// Each original ticket with its counterpart: same id, else (ids renumbered)
-/// same title and body.
+/// same title and body, else the ticket at the same place when both plans
+/// have as many tickets (a format that numbers its tickets keeps the order).
 fn match_tickets<'a>(o: &'a Plan, b: &'a Plan) -> Vec<(&'a Ticket, Option<&'a Ticket>)> {
     let mut used = HashSet::new();
+    let same_count = o.tickets.len() == b.tickets.len();
     o.tickets
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(i, t)| {
             let found = b
                 .tickets
                 .iter()
                 .find(|x| x.id == t.id)
-                .or_else(|| b.tickets.iter().find(|x| x.title == t.title && x.body == t.body && !used.contains(&x.id)));
+                .or_else(|| b.tickets.iter().find(|x| x.title == t.title && x.body == t.body && !used.contains(&x.id)))
+                .or_else(|| b.tickets.get(i).filter(|x| same_count && !used.contains(&x.id)));
             if let Some(f) = found {
                 used.insert(f.id.clone());
             }
