@@ -31,7 +31,8 @@ fn copy_diagnostics_doc() {
         println!("cargo:rerun-if-changed={}", doc.display());
     }
     let text = std::fs::read_to_string(&doc).unwrap_or_default();
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("diagnostics.md");
+    let out =
+        Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("diagnostics.md");
     std::fs::write(out, text).expect("OUT_DIR is writable");
 }
 

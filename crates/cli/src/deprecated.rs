@@ -79,7 +79,11 @@ mod tests {
     fn run(args: &[&str]) -> (Vec<String>, Vec<String>) {
         let args = args.iter().map(OsString::from).collect();
         let r = rewrite(args);
-        let args = r.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let args = r
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         (args, r.warnings)
     }
 

@@ -21,7 +21,10 @@ fn failed(e: &std::io::Error) -> ! {
         std::process::exit(BROKEN_PIPE);
     }
     // Best effort: stderr may be gone as well.
-    let _ = writeln!(std::io::stderr(), "error: cannot write to standard output: {e}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: cannot write to standard output: {e}"
+    );
     std::process::exit(crate::error::exit::USAGE);
 }
 

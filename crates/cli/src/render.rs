@@ -1,9 +1,9 @@
 //! Human rendering of diagnostics: the source line with the span underlined.
 
+use crate::Global;
 use codespan_reporting::diagnostic::{Diagnostic as Cs, Label, Severity as CsSeverity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::Buffer, Config};
-use crate::Global;
 use planwright_plan::report::{FileReport, Located};
 use planwright_plan::Severity;
 
@@ -150,7 +150,10 @@ fn windowed(report: &FileReport, located: &Located, w: &Window, notes: &[String]
     let gutter = located.line.to_string();
     let pad = " ".repeat(gutter.len());
     let clean = |s: &str| s.replace(['\t', '\r'], " ");
-    let (lead, trail) = (w.from > w.line_start, w.to < text.len() && !text[w.to..].starts_with('\n'));
+    let (lead, trail) = (
+        w.from > w.line_start,
+        w.to < text.len() && !text[w.to..].starts_with('\n'),
+    );
     let mut line = String::new();
     line.push_str(if lead { "…" } else { "" });
     let before = clean(&text[w.from..w.mark_from]);

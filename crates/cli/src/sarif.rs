@@ -152,7 +152,10 @@ mod tests {
     #[test]
     fn help_is_the_fix_column() {
         let doc = "| `agb.gate.strict` | error | `x \\| y` | use `npm test` |\n| other |";
-        assert_eq!(help_table(doc).get("agb.gate.strict"), Some(&"use `npm test`"));
+        assert_eq!(
+            help_table(doc).get("agb.gate.strict"),
+            Some(&"use `npm test`")
+        );
         assert!(help_table(DIAGNOSTICS_DOC).contains_key("json.syntax"));
     }
 

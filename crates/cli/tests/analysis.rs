@@ -169,7 +169,10 @@ fn dot_tokens(text: &str) -> Vec<String> {
             '{' | '}' | '[' | ']' | ';' | ',' | '=' => tokens.push(c.to_string()),
             c if c.is_alphanumeric() || c == '_' || c == '.' => {
                 let mut s = c.to_string();
-                while let Some(&n) = chars.peek().filter(|n| n.is_alphanumeric() || **n == '_' || **n == '.') {
+                while let Some(&n) = chars
+                    .peek()
+                    .filter(|n| n.is_alphanumeric() || **n == '_' || **n == '.')
+                {
                     s.push(n);
                     chars.next();
                 }
@@ -188,7 +191,11 @@ fn check_dot(text: &str) {
     let t = dot_tokens(text);
     assert_eq!(&t[..3], ["digraph", "plan", "{"], "{text}");
     assert_eq!(t.last().map(String::as_str), Some("}"), "{text}");
-    let is_id = |s: &str| s.starts_with('"') || s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    let is_id = |s: &str| {
+        s.starts_with('"')
+            || s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    };
     let (mut nodes, mut edges, mut depth) = (Vec::new(), Vec::new(), 1);
     let mut i = 3;
     while i < t.len() - 1 {
@@ -219,7 +226,11 @@ fn check_dot(text: &str) {
                 if t[j] == "[" {
                     j += 1;
                     while t[j] != "]" {
-                        assert!(is_id(&t[j]) && t[j + 1] == "=" && is_id(&t[j + 2]), "bad attribute at {}: {text}", t[j]);
+                        assert!(
+                            is_id(&t[j]) && t[j + 1] == "=" && is_id(&t[j + 2]),
+                            "bad attribute at {}: {text}",
+                            t[j]
+                        );
                         j += 3;
                         if t[j] == "," {
                             j += 1;
@@ -234,7 +245,10 @@ fn check_dot(text: &str) {
     }
     assert_eq!(depth, 1, "unbalanced braces: {text}");
     for (from, to) in &edges {
-        assert!(nodes.contains(from) && nodes.contains(to), "edge {from} -> {to} joins an undeclared node");
+        assert!(
+            nodes.contains(from) && nodes.contains(to),
+            "edge {from} -> {to} joins an undeclared node"
+        );
     }
 }
 

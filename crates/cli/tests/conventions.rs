@@ -118,7 +118,10 @@ fn completions_for_every_shell_and_a_man_page() {
     }
     let man = text(&planwright(dir.path(), &["man"]).stdout);
     assert!(man.contains(".TH planwright 1"), "{man}");
-    assert!(man.contains("validate") && man.contains("\\-\\-quiet"), "{man}");
+    assert!(
+        man.contains("validate") && man.contains("\\-\\-quiet"),
+        "{man}"
+    );
     let page = text(&planwright(dir.path(), &["man", "--command", "validate"]).stdout);
     assert!(page.contains(".TH planwright-validate 1"), "{page}");
     let bad = planwright(dir.path(), &["man", "--command", "nope"]);
@@ -139,7 +142,10 @@ fn quiet_prints_only_errors_and_verbose_says_what_was_used() {
     assert_eq!(quiet.status.code(), Some(1));
     let out = text(&quiet.stdout);
     assert!(out.contains("error[agb.gate.strict]"), "{out}");
-    assert!(!out.contains("warning") && !out.contains("invalid agb plan"), "{out}");
+    assert!(
+        !out.contains("warning") && !out.contains("invalid agb plan"),
+        "{out}"
+    );
 
     let verbose = planwright(dir.path(), &["validate", "-v", "ok.json"]);
     let err = text(&verbose.stderr);
@@ -225,7 +231,11 @@ fn a_dash_reads_the_plan_from_standard_input() {
         yaml,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stdout).contains("json.syntax"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("json.syntax"),
+        "{}",
+        text(&out.stdout)
+    );
     let out = with_stdin(
         dir.path(),
         &["convert", "-", "--format", "agb", "--to", "native"],
@@ -278,7 +288,10 @@ fn graph_json_is_json_and_o_writes_a_file() {
     let out = planwright(dir.path(), &["graph", "plan.json", "--output", "json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["to"], "dot");
-    assert!(doc["picture"].as_str().unwrap().starts_with("digraph plan {"));
+    assert!(doc["picture"]
+        .as_str()
+        .unwrap()
+        .starts_with("digraph plan {"));
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 3);
     let out = planwright(dir.path(), &["graph", "plan.json", "-o", "g.dot"]);
     assert_eq!(out.status.code(), Some(0));
@@ -435,17 +448,28 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["code"].as_str().unwrap().to_string(), d["hint"].as_str().unwrap_or("").to_string()))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["hint"].as_str().unwrap_or("").to_string(),
+            )
+        })
         .collect();
     assert_eq!(
         found,
         [
-            ("native.scope.op".to_string(), "did you mean `create`?".to_string()),
+            (
+                "native.scope.op".to_string(),
+                "did you mean `create`?".to_string()
+            ),
             (
                 "native.schema.additional-properties".to_string(),
                 "did you mean `estimate_minutes` for `estimat_minutes`?".to_string()
             ),
-            ("native.scope.op".to_string(), "native calls it `modify`".to_string()),
+            (
+                "native.scope.op".to_string(),
+                "native calls it `modify`".to_string()
+            ),
         ]
     );
     let fixed = plan
@@ -472,13 +496,24 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
         ]
     );
     let reference = text(&planwright(dir.path(), &["schema", "native", "--reference"]).stdout);
-    assert!(reference.contains("| op | string | required | one of: `any`, `create`, `modify`, `delete`, `rename`"), "{reference}");
-    assert!(reference.contains("| from | string | required when `op` is `rename`"), "{reference}");
+    assert!(
+        reference.contains(
+            "| op | string | required | one of: `any`, `create`, `modify`, `delete`, `rename`"
+        ),
+        "{reference}"
+    );
+    assert!(
+        reference.contains("| from | string | required when `op` is `rename`"),
+        "{reference}"
+    );
     // No table without rows: every header row is followed by a field row.
     let lines: Vec<&str> = reference.lines().collect();
     for (i, l) in lines.iter().enumerate() {
         if l.starts_with("|---") {
-            assert!(lines.get(i + 1).is_some_and(|n| n.starts_with("| ")), "empty table before line {i}:\n{reference}");
+            assert!(
+                lines.get(i + 1).is_some_and(|n| n.starts_with("| ")),
+                "empty table before line {i}:\n{reference}"
+            );
         }
     }
 }
@@ -495,14 +530,22 @@ fn cycles_are_shown_closed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), plan).unwrap();
     let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
-    assert!(out.contains("error[native.dag.cycle]: dependency cycle: T2 -> T3 -> T2"), "{out}");
+    assert!(
+        out.contains("error[native.dag.cycle]: dependency cycle: T2 -> T3 -> T2"),
+        "{out}"
+    );
 }
 
 #[test]
 fn a_minified_plan_shows_a_window_of_its_one_line() {
     // 300 tickets on one line whose scopes overlap in groups of ten.
     let tickets: Vec<String> = (0..300)
-        .map(|i| format!(r#"{{"id":"T{i}","body":"b","scope":["src/m{}/**"]}}"#, i / 10))
+        .map(|i| {
+            format!(
+                r#"{{"id":"T{i}","body":"b","scope":["src/m{}/**"]}}"#,
+                i / 10
+            )
+        })
         .collect();
     let plan = format!(
         r#"{{"repo":"/srv/app","gate":{{"test":"npm test"}},"tickets":[{}]}}"#,
@@ -537,19 +580,53 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("native.json"), full_native_plan()).unwrap();
     // The plan's gate `cargo test` is not one agb accepts: refused, then forced.
-    let refused = planwright(dir.path(), &["convert", "native.json", "--to", "agb", "-o", "agb.json"]);
+    let refused = planwright(
+        dir.path(),
+        &["convert", "native.json", "--to", "agb", "-o", "agb.json"],
+    );
     assert_eq!(refused.status.code(), Some(1));
     assert!(text(&refused.stderr).contains("would not pass agb's own validation"));
     assert!(!dir.path().join("agb.json").exists());
     let lost_items = [
-        ("agb", vec!["parser: agb has no per-file operations; 'src/parser.rs'", "parser: agb tickets have no `estimate_minutes`", "eval: agb tickets have no `counterfactuals`", "parser: agb tickets have no `checks`"]),
-        ("codeboost", vec!["parser: codeboost items have no `rails`", "codeboost plans have no pool caps", "parser: codeboost items have no `estimate_minutes`", "parser: codeboost items have no `tier`"]),
-        ("standard_v1", vec!["parser: standard_v1 has no per-ticket `rails`", "standard_v1 has no pool caps", "eval: standard_v1 has no rename"]),
+        (
+            "agb",
+            vec![
+                "parser: agb has no per-file operations; 'src/parser.rs'",
+                "parser: agb tickets have no `estimate_minutes`",
+                "eval: agb tickets have no `counterfactuals`",
+                "parser: agb tickets have no `checks`",
+            ],
+        ),
+        (
+            "codeboost",
+            vec![
+                "parser: codeboost items have no `rails`",
+                "codeboost plans have no pool caps",
+                "parser: codeboost items have no `estimate_minutes`",
+                "parser: codeboost items have no `tier`",
+            ],
+        ),
+        (
+            "standard_v1",
+            vec![
+                "parser: standard_v1 has no per-ticket `rails`",
+                "standard_v1 has no pool caps",
+                "eval: standard_v1 has no rename",
+            ],
+        ),
     ];
     for (to, needles) in &lost_items {
         let out = planwright(
             dir.path(),
-            &["convert", "native.json", "--to", to, "--force", "-o", &format!("{to}.json")],
+            &[
+                "convert",
+                "native.json",
+                "--to",
+                to,
+                "--force",
+                "-o",
+                &format!("{to}.json"),
+            ],
         );
         assert_eq!(out.status.code(), Some(0), "{to}: {}", text(&out.stderr));
         let err = text(&out.stderr);
@@ -575,7 +652,11 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
                 Some(1) => {
                     assert!(err.contains("own validation"), "{from} -> {to}: {err}");
                     args.push("--force");
-                    assert_eq!(planwright(dir.path(), &args).status.code(), Some(0), "{from} -> {to} --force");
+                    assert_eq!(
+                        planwright(dir.path(), &args).status.code(),
+                        Some(0),
+                        "{from} -> {to} --force"
+                    );
                 }
                 other => panic!("{from} -> {to}: exit {other:?}: {err}"),
             }

@@ -359,23 +359,13 @@ fn status_and_report_describe_the_run() {
 
     let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
     assert!(md.contains("| B | b | failed | 1 |"), "{md}");
-    let html = text(
-        &planwright(
-            env.root(),
-            &["report", "--repo", "repo", "--to", "html"],
-        )
-        .stdout,
-    );
+    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
     assert!(
         html.contains("<table>") && html.contains("scope_violation"),
         "{html}"
     );
     let json: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["report", "--repo", "repo", "--to", "json"],
-        )
-        .stdout,
+        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
     )
     .unwrap();
     assert_eq!(json["run"]["status"], "finished");
@@ -776,7 +766,7 @@ fn demo_runs_end_to_end() {
 fn demo_json_says_where_it_ran() {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(["demo", "--output", "json"])
+        .args(["demo", "--keep", "--output", "json"])
         .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
@@ -863,7 +853,10 @@ fn failed_run() -> Env {
 #[test]
 fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     let env = failed_run();
-    let json_out = planwright(env.root(), &["status", "--repo", "repo", "--output", "json"]);
+    let json_out = planwright(
+        env.root(),
+        &["status", "--repo", "repo", "--output", "json"],
+    );
     let status: Value = serde_json::from_slice(&json_out.stdout).unwrap();
     let a = &status["tickets"][0];
     let log = a["log"].as_str().unwrap();
@@ -880,13 +873,24 @@ fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     assert!(verbose.contains("lint: problem 8"), "{verbose}");
 
     let md = planwright(env.root(), &["report", "--repo", "repo", "--to", "md"]);
-    insta::assert_snapshot!("report_md_failed", redact(&text(&md.stdout), &status, env.root()));
+    insta::assert_snapshot!(
+        "report_md_failed",
+        redact(&text(&md.stdout), &status, env.root())
+    );
     let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
-    for needle in ["lint: problem 1", log, "blocked: its ancestor A failed", "blocked by A"] {
+    for needle in [
+        "lint: problem 1",
+        log,
+        "blocked: its ancestor A failed",
+        "blocked by A",
+    ] {
         assert!(html.contains(needle), "{needle}: {html}");
     }
     let json = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout);
-    assert!(json.contains("\"blocked_by\": \"A\"") && json.contains(log), "{json}");
+    assert!(
+        json.contains("\"blocked_by\": \"A\"") && json.contains(log),
+        "{json}"
+    );
 }
 
 #[test]

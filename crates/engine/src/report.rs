@@ -85,7 +85,12 @@ fn blockers(events: &Path) -> HashMap<String, String> {
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|e| e["event"] == "blocked")
-        .filter_map(|e| Some((e["ticket"].as_str()?.to_string(), e["by"].as_str()?.to_string())))
+        .filter_map(|e| {
+            Some((
+                e["ticket"].as_str()?.to_string(),
+                e["by"].as_str()?.to_string(),
+            ))
+        })
         .collect()
 }
 
@@ -107,7 +112,9 @@ pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
     if let Some(by) = &t.blocked_by {
         out.push(format!("blocked: its ancestor {by} failed"));
     }
-    let Some(f) = &t.ticket.failure else { return out };
+    let Some(f) = &t.ticket.failure else {
+        return out;
+    };
     out.push(format!("{}: {}", f.kind, f.message));
     // The ticket row keeps the kind and message; the evidence is the last
     // failed attempt's.
@@ -121,7 +128,10 @@ pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
     let (head, more) = evidence_head(evidence, lines);
     out.extend(head.iter().map(|l| format!("  {l}")));
     if more > 0 {
-        out.push(format!("  ... {more} more line{}", if more == 1 { "" } else { "s" }));
+        out.push(format!(
+            "  ... {more} more line{}",
+            if more == 1 { "" } else { "s" }
+        ));
     }
     if let Some(log) = &t.log {
         out.push(format!("full log: {log}"));
@@ -197,7 +207,8 @@ pub fn markdown(r: &RunReport) -> String {
             let _ = writeln!(s, "{first}");
         }
         let rest: Vec<String> = lines.collect();
-        let (evidence, log): (Vec<&String>, Vec<&String>) = rest.iter().partition(|l| l.starts_with("  "));
+        let (evidence, log): (Vec<&String>, Vec<&String>) =
+            rest.iter().partition(|l| l.starts_with("  "));
         if !evidence.is_empty() {
             let _ = writeln!(s, "\n```");
             for l in evidence {

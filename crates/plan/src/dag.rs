@@ -39,7 +39,10 @@ pub fn cycles(plan: &Plan) -> Vec<Vec<String>> {
         .into_iter()
         .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
         .map(|scc| {
-            let start = *scc.iter().min_by_key(|n| order[g[**n]]).expect("an SCC is not empty");
+            let start = *scc
+                .iter()
+                .min_by_key(|n| order[g[**n]])
+                .expect("an SCC is not empty");
             closed_walk(&g, &scc, start)
                 .into_iter()
                 .map(|n| g[n].to_string())

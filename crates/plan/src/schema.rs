@@ -93,7 +93,8 @@ impl Checker {
                 let found: Vec<String> = unexpected
                     .iter()
                     .filter_map(|k| {
-                        let near = crate::suggest::closest(k, self.names.iter().map(String::as_str))?;
+                        let near =
+                            crate::suggest::closest(k, self.names.iter().map(String::as_str))?;
                         Some(format!("`{near}` for `{k}`"))
                     })
                     .collect();

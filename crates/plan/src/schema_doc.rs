@@ -133,7 +133,9 @@ fn constants(obj: &Value) -> Option<String> {
             Some(format!("- `{c}`: {}\n", one_line(d)))
         })
         .collect();
-    lines.filter(|l| !l.is_empty()).map(|l| format!("One of:\n\n{}", l.concat()))
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("One of:\n\n{}", l.concat()))
 }
 
 /// Rows for the fields of a tagged union (a scope entry's `op`, a
@@ -142,10 +144,10 @@ fn constants(obj: &Value) -> Option<String> {
 fn variant_rows(obj: &Value) -> String {
     let vs = variants(obj);
     let tag = vs.first().and_then(|v| {
-        properties(v)
-            .into_iter()
-            .map(|(k, _)| k)
-            .find(|k| vs.iter().all(|v| v["properties"][k.as_str()].get("const").is_some()))
+        properties(v).into_iter().map(|(k, _)| k).find(|k| {
+            vs.iter()
+                .all(|v| v["properties"][k.as_str()].get("const").is_some())
+        })
     });
     let Some(tag) = tag else { return String::new() };
     let values: Vec<String> = vs
@@ -157,7 +159,11 @@ fn variant_rows(obj: &Value) -> String {
         .map(|v| {
             let d = v.get("description").and_then(Value::as_str).unwrap_or("");
             let d = one_line(d);
-            format!("`{}`: {}", plain(&v["properties"][tag.as_str()]["const"]), d.trim_end_matches('.'))
+            format!(
+                "`{}`: {}",
+                plain(&v["properties"][tag.as_str()]["const"]),
+                d.trim_end_matches('.')
+            )
         })
         .collect();
     let mut out = format!(
@@ -173,7 +179,11 @@ fn variant_rows(obj: &Value) -> String {
                 "| {name} | {} | {when} when `{tag}` is `{value}` | {} | {} |\n",
                 type_name(prop),
                 cell(&constraints(prop)),
-                cell(&one_line(prop.get("description").and_then(Value::as_str).unwrap_or(""))),
+                cell(&one_line(
+                    prop.get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                )),
             ));
         }
     }

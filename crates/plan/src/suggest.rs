@@ -42,7 +42,10 @@ mod tests {
         assert_eq!(closest("estimat_minutes", fields), Some("estimate_minutes"));
         assert_eq!(closest("dependson", fields), Some("depends_on"));
         assert_eq!(closest("colour", fields), None);
-        assert_eq!(closest("creat", ["any", "create", "modify"]), Some("create"));
+        assert_eq!(
+            closest("creat", ["any", "create", "modify"]),
+            Some("create")
+        );
         assert_eq!(distance("kitten", "sitting"), 3);
     }
 }

@@ -43,19 +43,30 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         }
         None if !args.force => {
             print_warnings(&warnings, global);
-            eprint!("{}", render::diagnostics(&back, global, global.color_stderr()));
+            eprint!(
+                "{}",
+                render::diagnostics(&back, global, global.color_stderr())
+            );
             return Err(CliError::with_code(
                 exit::INVALID,
-                format!("the {} output would not pass {}'s own validation; nothing was written", args.to, args.to),
+                format!(
+                    "the {} output would not pass {}'s own validation; nothing was written",
+                    args.to, args.to
+                ),
             )
-            .hint("fix what is listed above in the source plan, or pass `--force` to write it anyway"));
+            .hint(
+                "fix what is listed above in the source plan, or pass `--force` to write it anyway",
+            ));
         }
         None => {
             global.warn(format!(
                 "the {} output does not pass {}'s own validation (written anyway: `--force`)",
                 args.to, args.to
             ));
-            eprint!("{}", render::diagnostics(&back, global, global.color_stderr()));
+            eprint!(
+                "{}",
+                render::diagnostics(&back, global, global.color_stderr())
+            );
         }
     }
     match &args.output_file {

@@ -17,8 +17,8 @@ pub mod validate;
 use crate::error::{exit, CliError};
 use crate::settings;
 use crate::{render, Global, Output};
-use planwright_plan::report::FileReport;
 use planwright_plan::doc::Syntax;
+use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Plan};
 use std::path::{Path, PathBuf};
 
@@ -86,8 +86,9 @@ pub struct TreeArgs {
 /// Writes a command's document to `path`, or to standard output.
 pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), CliError> {
     match path {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| CliError::write(&path.display().to_string(), &e)),
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| CliError::write(&path.display().to_string(), &e))
+        }
         None => {
             crate::out!("{text}");
             Ok(())
@@ -181,7 +182,11 @@ pub fn check_file(
     options.calibration_hint = read.calibration_hint;
     let report = validate_text(&display_name(path), text, &options);
     if let Some(format) = report.format {
-        let how = if read.format.is_some() { "as asked" } else { "detected" };
+        let how = if read.format.is_some() {
+            "as asked"
+        } else {
+            "detected"
+        };
         global.note(format!("`{}` read as a {format} plan ({how})", report.file));
     }
     Ok(report)
@@ -209,7 +214,10 @@ pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport),
                 );
                 return Err(error.after_json());
             }
-            eprint!("{}", render::file_report(&report, global, global.color_stderr()));
+            eprint!(
+                "{}",
+                render::file_report(&report, global, global.color_stderr())
+            );
             Err(error)
         }
     }

@@ -48,7 +48,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     }
     crate::outln!(
         "run {} ({}), plan `{}`, base `{}`",
-        r.run.id, r.run.status, r.run.plan_path, r.run.base
+        r.run.id,
+        r.run.status,
+        r.run.plan_path,
+        r.run.base
     );
     let width = r
         .tickets
@@ -59,7 +62,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         .clamp(6, super::show::MAX_ID_COLUMN);
     crate::outln!(
         "{:width$}  {:8}  {:8}  {:10}  failure",
-        "ticket", "state", "attempts", "commit"
+        "ticket",
+        "state",
+        "attempts",
+        "commit"
     );
     for report in &r.tickets {
         let t = &report.ticket;
@@ -77,7 +83,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         );
     }
     // Why each ticket that did not merge failed, without opening its log.
-    let lines = if global.verbose { usize::MAX } else { report::EVIDENCE_LINES };
+    let lines = if global.verbose {
+        usize::MAX
+    } else {
+        report::EVIDENCE_LINES
+    };
     for t in &r.tickets {
         let why = report::why(t, lines);
         if why.is_empty() || global.quiet {

@@ -55,7 +55,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return Err(report_and(&spec_report, error, global));
     };
     if global.output == Output::Human {
-        eprint!("{}", render::diagnostics(&spec_report, global, global.color_stderr()));
+        eprint!(
+            "{}",
+            render::diagnostics(&spec_report, global, global.color_stderr())
+        );
     }
     let text = serde_json::to_string_pretty(&plan).expect("plans serialize") + "\n";
     // The compiled plan must pass the same validation as a hand-written one.
@@ -89,7 +92,10 @@ fn report_and(report: &FileReport, error: CliError, global: &Global) -> CliError
         );
         return error.after_json();
     }
-    eprint!("{}", render::diagnostics(report, global, global.color_stderr()));
+    eprint!(
+        "{}",
+        render::diagnostics(report, global, global.color_stderr())
+    );
     error
 }
 

@@ -75,10 +75,9 @@ impl Agent for CmdAgent {
             _ => match blocked_reason(&done.stdout_tail) {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
-                None => AgentOutcome::Failed(format!(
-                    "ended with {}\n{}",
-                    done.exit, done.output_tail
-                )),
+                None => {
+                    AgentOutcome::Failed(format!("ended with {}\n{}", done.exit, done.output_tail))
+                }
             },
         })
     }

@@ -12,24 +12,27 @@ use std::collections::{HashMap, HashSet};
 /// warnings) already names that field of that ticket.
 pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let lost = |out: &mut Vec<Diagnostic>, ticket: Option<(usize, &str)>, field: &str, item: String| {
-        if covered(said, ticket.map(|(_, id)| id), field) {
-            return;
-        }
-        let (pointer, who) = match ticket {
-            Some((i, id)) => (format!("/tickets/{i}/{field}"), format!("{id}: ")),
-            None => (format!("/{field}"), String::new()),
+    let lost =
+        |out: &mut Vec<Diagnostic>, ticket: Option<(usize, &str)>, field: &str, item: String| {
+            if covered(said, ticket.map(|(_, id)| id), field) {
+                return;
+            }
+            let (pointer, who) = match ticket {
+                Some((i, id)) => (format!("/tickets/{i}/{field}"), format!("{id}: ")),
+                None => (format!("/{field}"), String::new()),
+            };
+            out.push(
+                Diagnostic::warning(
+                    "convert.lost",
+                    pointer,
+                    format!("{who}{to} cannot express {item}; it is not in the output"),
+                )
+                .with_hint("carry it over by hand, or keep the plan in a format that can say it"),
+            );
         };
-        out.push(
-            Diagnostic::warning(
-                "convert.lost",
-                pointer,
-                format!("{who}{to} cannot express {item}; it is not in the output"),
-            )
-            .with_hint("carry it over by hand, or keep the plan in a format that can say it"),
-        );
-    };
-    plan_level(original, back, &mut |field, item| lost(&mut out, None, field, item));
+    plan_level(original, back, &mut |field, item| {
+        lost(&mut out, None, field, item)
+    });
     let matched = match_tickets(original, back);
     let back_ids: HashMap<&str, &str> = matched
         .iter()
@@ -37,14 +40,24 @@ pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> 
         .collect();
     for (i, (t, b)) in matched.iter().enumerate() {
         let Some(b) = b else {
-            lost(&mut out, Some((i, &t.id)), "id", format!("ticket `{}`", t.id));
+            lost(
+                &mut out,
+                Some((i, &t.id)),
+                "id",
+                format!("ticket `{}`", t.id),
+            );
             continue;
         };
         let orig_gates = effective_gates(original, t);
         let back_gates = effective_gates(back, b);
-        ticket_level(t, b, &back_ids, &orig_gates, &back_gates, &mut |field, item| {
-            lost(&mut out, Some((i, &t.id)), field, item)
-        });
+        ticket_level(
+            t,
+            b,
+            &back_ids,
+            &orig_gates,
+            &back_gates,
+            &mut |field, item| lost(&mut out, Some((i, &t.id)), field, item),
+        );
     }
     out
 }
@@ -98,7 +111,10 @@ fn plan_level(o: &Plan, b: &Plan, lost: &mut dyn FnMut(&str, String)) {
         lost("caps", format!("the cap {pool} = {cap}"));
     }
     if o.review != b.review {
-        lost("review", format!("the review setting dry_passes = {}", o.review.dry_passes));
+        lost(
+            "review",
+            format!("the review setting dry_passes = {}", o.review.dry_passes),
+        );
     }
     for key in o.metadata.keys().filter(|k| !b.metadata.contains_key(*k)) {
         lost("metadata", format!("the field `{key}`"));
@@ -126,27 +142,46 @@ fn ticket_level(
         lost("rails", format!("the rail `{r}`"));
     }
     for d in &t.depends_on {
-        let kept = back_ids.get(d.as_str()).is_some_and(|bd| b.depends_on.iter().any(|x| x == bd));
+        let kept = back_ids
+            .get(d.as_str())
+            .is_some_and(|bd| b.depends_on.iter().any(|x| x == bd));
         if !kept {
             lost("depends_on", format!("the dependency on {d}"));
         }
     }
-    let options = [("tier", &t.tier, &b.tier), ("pool_hint", &t.pool_hint, &b.pool_hint), ("model", &t.model, &b.model)];
+    let options = [
+        ("tier", &t.tier, &b.tier),
+        ("pool_hint", &t.pool_hint, &b.pool_hint),
+        ("model", &t.model, &b.model),
+    ];
     for (field, o, n) in options {
         if let Some(v) = o.as_ref().filter(|_| o != n) {
             lost(field, format!("the {field} `{v}`"));
         }
     }
-    for g in orig_gates.iter().filter(|g| !back_gates.iter().any(|x| x.argv == g.argv)) {
+    for g in orig_gates
+        .iter()
+        .filter(|g| !back_gates.iter().any(|x| x.argv == g.argv))
+    {
         lost("gates", format!("the gate `{}`", g.command_line()));
     }
     for c in t.checks.iter().filter(|c| !b.checks.contains(c)) {
         lost("checks", format!("the check `{c}`"));
     }
-    for c in t.counterfactuals.iter().filter(|c| !b.counterfactuals.contains(c)) {
-        lost("counterfactuals", format!("the counterfactual on `{}`", c.control_path));
+    for c in t
+        .counterfactuals
+        .iter()
+        .filter(|c| !b.counterfactuals.contains(c))
+    {
+        lost(
+            "counterfactuals",
+            format!("the counterfactual on `{}`", c.control_path),
+        );
     }
-    if let Some(m) = t.estimate_minutes.filter(|_| t.estimate_minutes != b.estimate_minutes) {
+    if let Some(m) = t
+        .estimate_minutes
+        .filter(|_| t.estimate_minutes != b.estimate_minutes)
+    {
         lost("estimate_minutes", format!("the estimate of {m} minutes"));
     }
 }
@@ -181,8 +216,16 @@ fn match_tickets<'a>(o: &'a Plan, b: &'a Plan) -> Vec<(&'a Ticket, Option<&'a Ti
                 .tickets
                 .iter()
                 .find(|x| x.id == t.id)
-                .or_else(|| b.tickets.iter().find(|x| x.title == t.title && x.body == t.body && !used.contains(&x.id)))
-                .or_else(|| b.tickets.get(i).filter(|x| same_count && !used.contains(&x.id)));
+                .or_else(|| {
+                    b.tickets
+                        .iter()
+                        .find(|x| x.title == t.title && x.body == t.body && !used.contains(&x.id))
+                })
+                .or_else(|| {
+                    b.tickets
+                        .get(i)
+                        .filter(|x| same_count && !used.contains(&x.id))
+                });
             if let Some(f) = found {
                 used.insert(f.id.clone());
             }

@@ -70,11 +70,17 @@ fn check_ops(value: &Value, sink: &mut dyn Sink) -> Vec<String> {
     for (i, t) in tickets.into_iter().flatten().enumerate() {
         let scope = t.get("scope").and_then(Value::as_array);
         for (j, entry) in scope.into_iter().flatten().enumerate() {
-            let Some(op) = entry.get("op").and_then(Value::as_str) else { continue };
+            let Some(op) = entry.get("op").and_then(Value::as_str) else {
+                continue;
+            };
             if OPS.contains(&op) {
                 continue;
             }
-            let at = Pointer::root().key("tickets").index(i).key("scope").index(j);
+            let at = Pointer::root()
+                .key("tickets")
+                .index(i)
+                .key("scope")
+                .index(j);
             let hint = match op {
                 // codeboost's and standard_v1's words for the same things.
                 "edit" => Some("native calls it `modify`".to_string()),
@@ -103,14 +109,28 @@ fn lint(plan: &Plan, sink: &mut dyn Sink) {
         let at = Pointer::root().key("tickets").index(i);
         if t.body.trim().is_empty() {
             sink.push(
-                Diagnostic::warning("native.ticket.body-blank", at.key("body"), format!("{}: the body is blank; the agent gets no instructions", t.id))
-                    .with_hint("say what to change and how to know it is done"),
+                Diagnostic::warning(
+                    "native.ticket.body-blank",
+                    at.key("body"),
+                    format!(
+                        "{}: the body is blank; the agent gets no instructions",
+                        t.id
+                    ),
+                )
+                .with_hint("say what to change and how to know it is done"),
             );
         }
         if t.scope.is_empty() {
             sink.push(
-                Diagnostic::warning("native.ticket.scope-empty", at.key("scope"), format!("{}: the scope is empty; every change the agent makes will be rejected", t.id))
-                    .with_hint("list the files or globs the ticket may change"),
+                Diagnostic::warning(
+                    "native.ticket.scope-empty",
+                    at.key("scope"),
+                    format!(
+                        "{}: the scope is empty; every change the agent makes will be rejected",
+                        t.id
+                    ),
+                )
+                .with_hint("list the files or globs the ticket may change"),
             );
         }
         for (k, s) in t.scope.iter().enumerate() {
