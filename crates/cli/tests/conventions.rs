@@ -185,8 +185,12 @@ fn color_follows_the_flag_then_no_color_then_clicolor_force() {
 /// Runs `args` with standard output a pipe whose reading end is already
 /// closed, so the first write fails with EPIPE.
 fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
+    // `std::io::pipe` is newer than the minimum supported Rust.
+    let mut fds = [0; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: `fds[1]` is an open descriptor this function owns from here on.
+    let writer = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
     cmd(dir)
         .args(args)
         .stdout(writer)
