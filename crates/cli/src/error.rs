@@ -86,6 +86,20 @@ fn why(e: &std::io::Error) -> String {
     }
 }
 
+impl CliError {
+    /// The message for a terminal: `error:` and `hint:` in colour when `color`.
+    pub fn render(&self, color: bool) -> String {
+        if !color {
+            return self.to_string();
+        }
+        let mut out = format!("\x1b[1;31merror\x1b[0m: {}", self.message);
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!("\n\x1b[1;36mhint\x1b[0m: {hint}"));
+        }
+        out
+    }
+}
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error: {}", self.message)?;

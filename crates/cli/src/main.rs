@@ -4,19 +4,22 @@
 //! `planwright-plan` and `planwright-engine`.
 
 mod commands;
+mod deprecated;
 mod error;
+mod out;
 mod progress;
 mod render;
+mod sarif;
 mod settings;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use error::{exit, CliError};
+use error::{exit, CliError, CliResult};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Validate, convert and run structured plans for AI coding agents.
 #[derive(Parser, Debug)]
-#[command(name = "planwright", version, about, long_about = None, propagate_version = true)]
+#[command(name = "planwright", version = env!("PLANWRIGHT_VERSION"), about, long_about = None, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     global: Global,
@@ -24,21 +27,74 @@ pub struct Cli {
     command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes (see `docs/cli.md`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct Global {
-    /// Output for people (`human`) or programs (`json`).
-    #[arg(long, global = true, value_enum, default_value_t = Output::Human)]
+    /// How results are printed: `human` for people, `json` for programs, `sarif` (validate only) for code scanning.
+    #[arg(long, global = true, value_enum, default_value_t = Output::Human, value_name = "STYLE")]
     pub output: Output,
-    /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory).
+    /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory); it must exist.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Print only errors and the command's result: no warnings, progress or summaries.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more: which configuration and plan format were used, every run phase, whole failure evidence.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// When to use colour: `auto` (a terminal, unless `NO_COLOR` is set or `CLICOLOR_FORCE` forces it), `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
 }
 
 impl Global {
-    /// Colour only for a terminal, and never when `NO_COLOR` is set.
+    /// Colour on standard output.
     pub fn color(&self) -> bool {
-        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        self.color_when(std::io::stdout().is_terminal())
+    }
+
+    /// Colour on standard error.
+    pub fn color_stderr(&self) -> bool {
+        self.color_when(std::io::stderr().is_terminal())
+    }
+
+    /// `--color`, then `NO_COLOR` (any non-empty value turns colour off),
+    /// then `CLICOLOR_FORCE` (any value but `0` turns it on), then whether
+    /// the stream is a terminal: the order of no-color.org and bixense.com/clicolors.
+    fn color_when(&self, terminal: bool) -> bool {
+        let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        match self.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto if set("NO_COLOR").is_some() => false,
+            ColorWhen::Auto if set("CLICOLOR_FORCE").is_some_and(|v| v != "0") => true,
+            ColorWhen::Auto => terminal,
+        }
+    }
+
+    /// A `note:` line on stderr, with `--verbose` only.
+    pub fn note(&self, message: impl std::fmt::Display) {
+        if self.verbose {
+            eprintln!("note: {message}");
+        }
+    }
+
+    /// A `warning:` line on stderr, unless `--quiet`.
+    pub fn warn(&self, message: impl std::fmt::Display) {
+        if !self.quiet {
+            eprintln!("warning: {message}");
+        }
+    }
+
+    /// Fails unless `--output` is human or JSON: `sarif` is for `validate`.
+    pub fn human_or_json(&self, command: &str) -> Result<(), CliError> {
+        if self.output == Output::Sarif {
+            return Err(CliError::usage(format!(
+                "`--output sarif` applies to `validate` only, not `{command}`"
+            ))
+            .hint("use `--output human` or `--output json`"));
+        }
+        Ok(())
     }
 }
 
@@ -49,6 +105,19 @@ pub enum Output {
     Human,
     /// JSON for programs.
     Json,
+    /// SARIF 2.1.0 for code scanning (`validate` only).
+    Sarif,
+}
+
+/// When to use colour.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set; `CLICOLOR_FORCE` forces it.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 #[derive(Subcommand, Debug)]
@@ -64,10 +133,13 @@ enum Command {
     Status(commands::status::Args),
     Report(commands::report::Args),
     Demo(commands::demo::Args),
+    Completions(commands::completions::Args),
+    Man(commands::man::Args),
 }
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let args = deprecated::rewrite(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(&args.args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -75,23 +147,15 @@ fn main() {
             } else {
                 exit::OK
             };
+            // `--help | head` must not panic either.
             let _ = e.print();
             std::process::exit(code);
         }
     };
-    let result = match cli.command {
-        Command::Validate(args) => commands::validate::run(args, &cli.global),
-        Command::Convert(args) => commands::convert::run(args, &cli.global),
-        Command::Schema(args) => commands::schema::run(args, &cli.global),
-        Command::Sweep(args) => commands::sweep::run(args, &cli.global),
-        Command::Show(args) => commands::show::run(args, &cli.global),
-        Command::Graph(args) => commands::graph::run(args, &cli.global),
-        Command::Preflight(args) => commands::preflight::run(args, &cli.global),
-        Command::Run(args) => commands::run::run(args, &cli.global),
-        Command::Status(args) => commands::status::run(args, &cli.global),
-        Command::Report(args) => commands::report::run(args, &cli.global),
-        Command::Demo(args) => commands::demo::run(args, &cli.global),
-    };
+    for warning in &args.warnings {
+        cli.global.warn(warning);
+    }
+    let result = config_exists(&cli.global).and_then(|()| dispatch(cli.command, &cli.global));
     let code = match result {
         Ok(code) => code,
         Err(e) => report_error(&e, &cli.global),
@@ -99,12 +163,64 @@ fn main() {
     std::process::exit(code);
 }
 
+/// `--config` naming a missing file is an error for every command, also
+/// those that read no configuration, so a typo is never silently ignored.
+fn config_exists(global: &Global) -> Result<(), CliError> {
+    match &global.config {
+        Some(path) if !path.is_file() => Err(CliError::usage(format!(
+            "`--config {}`: no such file",
+            path.display()
+        ))
+        .hint("name an existing planwright.toml, or leave out `--config`")),
+        _ => Ok(()),
+    }
+}
+
+fn dispatch(command: Command, global: &Global) -> CliResult {
+    if !matches!(command, Command::Validate(_)) {
+        global.human_or_json(command_name(&command))?;
+    }
+    match command {
+        Command::Validate(args) => commands::validate::run(args, global),
+        Command::Convert(args) => commands::convert::run(args, global),
+        Command::Schema(args) => commands::schema::run(args, global),
+        Command::Sweep(args) => commands::sweep::run(args, global),
+        Command::Show(args) => commands::show::run(args, global),
+        Command::Graph(args) => commands::graph::run(args, global),
+        Command::Preflight(args) => commands::preflight::run(args, global),
+        Command::Run(args) => commands::run::run(args, global),
+        Command::Status(args) => commands::status::run(args, global),
+        Command::Report(args) => commands::report::run(args, global),
+        Command::Demo(args) => commands::demo::run(args, global),
+        Command::Completions(args) => commands::completions::run(args, global),
+        Command::Man(args) => commands::man::run(args, global),
+    }
+}
+
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Validate(_) => "validate",
+        Command::Convert(_) => "convert",
+        Command::Schema(_) => "schema",
+        Command::Sweep(_) => "sweep",
+        Command::Show(_) => "show",
+        Command::Graph(_) => "graph",
+        Command::Preflight(_) => "preflight",
+        Command::Run(_) => "run",
+        Command::Status(_) => "status",
+        Command::Report(_) => "report",
+        Command::Demo(_) => "demo",
+        Command::Completions(_) => "completions",
+        Command::Man(_) => "man",
+    }
+}
+
 fn report_error(e: &CliError, global: &Global) -> i32 {
     if global.output == Output::Json && !e.printed_json {
         let json = serde_json::json!({"error": e.message, "hint": e.hint, "exit_code": e.code});
-        println!("{json}");
+        crate::outln!("{json}");
     } else {
-        eprintln!("{e}");
+        eprintln!("{}", e.render(global.color_stderr()));
     }
     e.code
 }

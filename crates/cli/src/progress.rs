@@ -72,18 +72,34 @@ pub fn describe(event: &Event) -> Option<String> {
 /// Plain `<timestamp> <line>` output.
 pub struct Plain<W: Write + Send> {
     out: W,
+    phases: bool,
 }
 
 impl<W: Write + Send> Plain<W> {
     /// Writes to `out`.
     pub fn new(out: W) -> Self {
-        Plain { out }
+        Plain { out, phases: false }
+    }
+
+    /// Writes to `out`, with a line for every phase of an attempt too (`--verbose`).
+    pub fn verbose(out: W) -> Self {
+        Plain { out, phases: true }
     }
 }
 
 impl<W: Write + Send> Reporter for Plain<W> {
     fn report(&mut self, at: &str, event: &Event) {
-        if let Some(line) = describe(event) {
+        let line = match event {
+            Event::Phase {
+                ticket,
+                attempt,
+                phase,
+            } if self.phases => Some(format!("{ticket}: attempt {attempt}: {phase}")),
+            _ => describe(event),
+        };
+        // A closed pipe (`run | head -2`) must not stop the run: its agents
+        // and merges go on, and a later `status` shows where it stands.
+        if let Some(line) = line {
             let _ = writeln!(self.out, "{at} {line}");
         }
     }

@@ -1,26 +1,42 @@
 //! Human rendering of diagnostics: the source line with the span underlined.
 
+use crate::Global;
 use codespan_reporting::diagnostic::{Diagnostic as Cs, Label, Severity as CsSeverity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::Buffer, Config};
-use planwright_plan::report::FileReport;
+use planwright_plan::report::{FileReport, Located};
 use planwright_plan::Severity;
 
-/// Renders every diagnostic of `report`, then a one-line summary.
-pub fn file_report(report: &FileReport, color: bool) -> String {
-    let mut out = diagnostics(report, color);
-    out.push_str(&summary(report));
-    out.push('\n');
+/// Renders every diagnostic of `report`, then a one-line summary; with
+/// `--quiet`, only the errors.
+pub fn file_report(report: &FileReport, global: &Global, color: bool) -> String {
+    let mut out = diagnostics(report, global, color);
+    if !global.quiet {
+        out.push_str(&summary(report));
+        out.push('\n');
+    }
     out
 }
 
-/// Renders every diagnostic of `report`: the source line, the span
-/// underlined, the pointer and the hint.
-pub fn diagnostics(report: &FileReport, color: bool) -> String {
+/// Lines longer than this are shown as a window around the fault: a
+/// minified plan is one line, and printing it whole for each of its
+/// diagnostics would print megabytes per warning.
+pub const LONG_LINE: usize = 200;
+
+/// Characters shown on each side of the fault in a long line.
+const WINDOW: usize = 60;
+
+/// Renders every diagnostic of `report` (with `--quiet`, the errors only):
+/// the source line, the span underlined, the pointer and the hint.
+pub fn diagnostics(report: &FileReport, global: &Global, color: bool) -> String {
     let file = SimpleFile::new(report.file.as_str(), report.text.as_str());
     let config = Config::default();
     let mut out = String::new();
-    for located in &report.diagnostics {
+    let shown = report
+        .diagnostics
+        .iter()
+        .filter(|l| !global.quiet || l.diagnostic.severity == Severity::Error);
+    for located in shown {
         let d = &located.diagnostic;
         let severity = match d.severity {
             Severity::Error => CsSeverity::Error,
@@ -35,6 +51,10 @@ pub fn diagnostics(report: &FileReport, color: bool) -> String {
             notes.push(format!("hint: {h}"));
         }
         let (start, end) = first_line(&report.text, located.span.start, located.span.end);
+        if let Some(window) = long_line_window(&report.text, start, end) {
+            out.push_str(&windowed(report, located, &window, &notes));
+            continue;
+        }
         let diagnostic = Cs::new(severity)
             .with_code(d.code.as_str())
             .with_message(d.message.as_str())
@@ -60,11 +80,112 @@ pub fn diagnostics(report: &FileReport, color: bool) -> String {
 
 /// The part of a span on its first line: a whole object or array would
 /// otherwise be underlined line by line, burying the place it starts.
+/// Never looks further than a window past the start, so that a span over a
+/// whole huge document costs no more than a small one.
 fn first_line(text: &str, start: usize, end: usize) -> (usize, usize) {
     let end = end.min(text.len());
     let start = start.min(end);
+    let end = ceil_char_boundary(text, end.min(start + LONG_LINE * 4));
     let line_end = text[start..end].find('\n').map_or(end, |i| start + i);
     (start, text[start..line_end].trim_end().len() + start)
+}
+
+fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// What a long line shows of itself: `text[from..to]`, with the fault at
+/// `mark_from..mark_to` in it.
+struct Window {
+    from: usize,
+    to: usize,
+    mark_from: usize,
+    mark_to: usize,
+    line_start: usize,
+}
+
+/// The window around `start..end` when its line is longer than [`LONG_LINE`].
+fn long_line_window(text: &str, start: usize, end: usize) -> Option<Window> {
+    // Only as far as the window needs, either way: the line may be megabytes long.
+    let back = floor_char_boundary(text, start.saturating_sub(LONG_LINE));
+    let line_start = text[back..start].rfind('\n').map(|i| back + i + 1);
+    let probe_end = ceil_char_boundary(text, (start + LONG_LINE).min(text.len()));
+    let line_end = text[start..probe_end]
+        .find('\n')
+        .map_or(probe_end, |i| start + i);
+    if line_start.is_some_and(|s| line_end - s <= LONG_LINE) {
+        return None;
+    }
+    // Without a line start nearby, the window stays well after it.
+    let line_start = line_start.unwrap_or(back);
+    let mark_to = floor_char_boundary(text, end.min(start + WINDOW));
+    let from = floor_char_boundary(text, start.saturating_sub(WINDOW).max(line_start));
+    let after = text[mark_to..probe_end.max(mark_to)]
+        .find('\n')
+        .map_or(text.len(), |i| mark_to + i);
+    let to = floor_char_boundary(text, (mark_to + WINDOW).min(after));
+    Some(Window {
+        from,
+        to,
+        mark_from: start,
+        mark_to: mark_to.max(start),
+        line_start,
+    })
+}
+
+/// A diagnostic on a long line, in codespan's layout, showing only the window.
+fn windowed(report: &FileReport, located: &Located, w: &Window, notes: &[String]) -> String {
+    let d = &located.diagnostic;
+    let text = &report.text;
+    let gutter = located.line.to_string();
+    let pad = " ".repeat(gutter.len());
+    let clean = |s: &str| s.replace(['\t', '\r'], " ");
+    let (lead, trail) = (
+        w.from > w.line_start,
+        w.to < text.len() && !text[w.to..].starts_with('\n'),
+    );
+    let mut line = String::new();
+    line.push_str(if lead { "…" } else { "" });
+    let before = clean(&text[w.from..w.mark_from]);
+    line.push_str(&before);
+    line.push_str(&clean(&text[w.mark_from..w.mark_to]));
+    line.push_str(&clean(&text[w.mark_to..w.to]));
+    line.push_str(if trail { "…" } else { "" });
+    let indent = before.chars().count() + usize::from(lead);
+    let marks = text[w.mark_from..w.mark_to].chars().count().max(1);
+    let word = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Advisory => "advisory",
+    };
+    let mut out = format!(
+        "{word}[{}]: {}\n{pad} ┌─ {}:{}:{}\n{pad} │\n{gutter} │ {line}\n{pad} │ {}{}\n",
+        d.code,
+        d.message,
+        report.file,
+        located.line,
+        located.column,
+        " ".repeat(indent),
+        "^".repeat(marks),
+    );
+    if !notes.is_empty() {
+        out.push_str(&format!("{pad} │\n"));
+    }
+    for note in notes {
+        out.push_str(&format!("{pad} = {note}\n"));
+    }
+    out.push('\n');
+    out
 }
 
 /// `plan.json: valid agb plan, 3 tickets, 1 warning`.

@@ -359,23 +359,13 @@ fn status_and_report_describe_the_run() {
 
     let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
     assert!(md.contains("| B | b | failed | 1 |"), "{md}");
-    let html = text(
-        &planwright(
-            env.root(),
-            &["report", "--repo", "repo", "--format", "html"],
-        )
-        .stdout,
-    );
+    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
     assert!(
         html.contains("<table>") && html.contains("scope_violation"),
         "{html}"
     );
     let json: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["report", "--repo", "repo", "--format", "json"],
-        )
-        .stdout,
+        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
     )
     .unwrap();
     assert_eq!(json["run"]["status"], "finished");
@@ -776,7 +766,7 @@ fn demo_runs_end_to_end() {
 fn demo_json_says_where_it_ran() {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(["demo", "--output", "json"])
+        .args(["demo", "--keep", "--output", "json"])
         .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
@@ -815,4 +805,122 @@ fn a_damaged_state_store_is_named_with_a_way_out() {
         stderr.contains("state store `.planwright/state.db`") && stderr.contains("hint: "),
         "{stderr}"
     );
+}
+
+/// Replaces what changes from run to run (run id, times, commits, temporary
+/// paths) with fixed names, so that the human output can be a snapshot.
+fn redact(text: &str, status: &Value, root: &Path) -> String {
+    let mut out = text.replace(&root.display().to_string(), "[ROOT]");
+    let mut swap = |from: &str, to: &str| {
+        if !from.is_empty() {
+            out = out.replace(from, to);
+        }
+    };
+    swap(status["run"]["id"].as_str().unwrap(), "[RUN]");
+    for key in ["started_at", "finished_at"] {
+        if let Some(t) = status["run"][key].as_str() {
+            swap(t, "[TIME]");
+        }
+    }
+    for t in status["tickets"].as_array().unwrap() {
+        if let Some(c) = t["merge_commit"].as_str() {
+            swap(c, "[COMMIT]");
+            swap(&c[..10], "[COMMIT]");
+        }
+        for a in t["attempt_log"].as_array().unwrap() {
+            let base = a["base_commit"].as_str().unwrap();
+            swap(base, "[BASE]");
+            swap(&base[..10], "[BASE]");
+        }
+    }
+    out
+}
+
+/// A fails its gate with eight lines of output; C, which depends on A, is
+/// blocked; B merges.
+fn failed_run() -> Env {
+    let env = sh_env();
+    let plan = SH_PLAN.replace(
+        r#""body": "make a","#,
+        r#""body": "make a", "gates": [{"name": "lint", "argv": ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do echo \"lint: problem $i\"; done; exit 3"]}],"#,
+    );
+    write(env.root(), "plan.json", &plan);
+    let out = env.run(&["--strikes", "1", "--jobs", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    env
+}
+
+#[test]
+fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
+    let env = failed_run();
+    let json_out = planwright(
+        env.root(),
+        &["status", "--repo", "repo", "--output", "json"],
+    );
+    let status: Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    let a = &status["tickets"][0];
+    let log = a["log"].as_str().unwrap();
+    assert!(env.repo().join(log).is_file(), "{log}");
+    assert_eq!(status["tickets"][2]["blocked_by"], "A");
+
+    let human = planwright(env.root(), &["status", "--repo", "repo"]);
+    assert_eq!(human.status.code(), Some(0));
+    insta::assert_snapshot!(
+        "status_failed",
+        redact(&text(&human.stdout), &status, env.root())
+    );
+    let verbose = text(&planwright(env.root(), &["status", "--repo", "repo", "-v"]).stdout);
+    assert!(verbose.contains("lint: problem 8"), "{verbose}");
+
+    let md = planwright(env.root(), &["report", "--repo", "repo", "--to", "md"]);
+    insta::assert_snapshot!(
+        "report_md_failed",
+        redact(&text(&md.stdout), &status, env.root())
+    );
+    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    for needle in [
+        "lint: problem 1",
+        log,
+        "blocked: its ancestor A failed",
+        "blocked by A",
+    ] {
+        assert!(html.contains(needle), "{needle}: {html}");
+    }
+    let json = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout);
+    assert!(
+        json.contains("\"blocked_by\": \"A\"") && json.contains(log),
+        "{json}"
+    );
+}
+
+#[test]
+fn preflight_failures_snapshot() {
+    let env = sh_env();
+    write(&env.repo(), "README.md", "dirty\n");
+    let plan = SH_PLAN
+        .replace("\"test\", \"-f\"", "\"no-such-gate-program\", \"-f\"")
+        .replace(
+            "a.txt\", \"op\": \"create\"",
+            "README.md\", \"op\": \"create\"",
+        );
+    write(env.root(), "plan.json", &plan);
+    let out = planwright(
+        env.root(),
+        &[
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "cmd",
+            "--agent-cmd",
+            "no-such-agent-program {prompt_file}",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let base = git(&env.repo(), &["rev-parse", "main"]);
+    let stdout = text(&out.stdout)
+        .replace(&env.root().display().to_string(), "[ROOT]")
+        .replace(&base[..10], "[BASE]");
+    insta::assert_snapshot!("preflight_failed", stdout);
 }

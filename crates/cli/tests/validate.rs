@@ -144,11 +144,16 @@ fn unreadable_files_and_bad_flags_exit_2() {
 }
 
 #[test]
-fn standard_input_is_not_a_file_named_dash() {
+fn a_dash_is_standard_input_named_as_such() {
     let dir = dir_with(&[]);
+    // Empty standard input: no plan in it, reported under its name.
     let out = planwright(dir.path(), &["validate", "-"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not read from standard input"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("<stdin>: invalid plan"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

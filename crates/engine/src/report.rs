@@ -5,7 +5,9 @@ use crate::error::EngineError;
 use crate::repo::Repo;
 use crate::state::{AttemptRow, RunRow, Store, TicketRow, TicketState};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::path::Path;
 
 /// One ticket with its attempts.
 #[derive(Debug, Clone, Serialize)]
@@ -15,6 +17,13 @@ pub struct TicketReport {
     pub ticket: TicketRow,
     /// Its attempts, oldest first.
     pub attempt_log: Vec<AttemptRow>,
+    /// The full log of its attempts (`.planwright/runs/<run>/<ticket>/ticket.log`),
+    /// relative to the repository, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// For a blocked ticket: the failed ancestor that blocked it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<String>,
 }
 
 /// A run with its tickets.
@@ -49,10 +58,19 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
         None => store.latest_run()?,
     };
     let Some(run) = run else { return Ok(None) };
+    let run_dir = Path::new(".planwright").join("runs").join(&run.id);
+    let blockers = blockers(&repo.root().join(&run_dir).join("events.jsonl"));
     let mut tickets = Vec::new();
     for t in store.tickets(&run.id)? {
         let attempt_log = store.attempts(&run.id, &t.id)?;
+        let log = run_dir.join(&t.id).join("ticket.log");
         tickets.push(TicketReport {
+            log: repo
+                .root()
+                .join(&log)
+                .is_file()
+                .then(|| log.display().to_string()),
+            blocked_by: blockers.get(&t.id).cloned(),
             ticket: t,
             attempt_log,
         });
@@ -60,10 +78,74 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
     Ok(Some(RunReport { run, tickets }))
 }
 
-fn failure_text(t: &TicketRow) -> String {
-    t.failure
-        .as_ref()
-        .map_or(String::new(), |f| format!("{}: {}", f.kind, f.message))
+/// Which ticket blocked which, from the run's `blocked` events (the last
+/// one wins: a continued run may block a ticket again, for another reason).
+fn blockers(events: &Path) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(events).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "blocked")
+        .filter_map(|e| {
+            Some((
+                e["ticket"].as_str()?.to_string(),
+                e["by"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Lines of evidence shown per failed ticket; the log has all of it.
+pub const EVIDENCE_LINES: usize = 5;
+
+/// The first `n` non-blank lines of a failure's evidence, and how many more there are.
+pub fn evidence_head(evidence: &str, n: usize) -> (Vec<&str>, usize) {
+    let lines: Vec<&str> = evidence.lines().filter(|l| !l.trim().is_empty()).collect();
+    let more = lines.len().saturating_sub(n);
+    (lines.into_iter().take(n).collect(), more)
+}
+
+/// Why a ticket did not merge, in a few lines: the failure kind and
+/// message, the first lines of the evidence, and where the full log is; or
+/// which ancestor blocked it. Empty for a ticket that did not fail.
+pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(by) = &t.blocked_by {
+        out.push(format!("blocked: its ancestor {by} failed"));
+    }
+    let Some(f) = &t.ticket.failure else {
+        return out;
+    };
+    out.push(format!("{}: {}", f.kind, f.message));
+    // The ticket row keeps the kind and message; the evidence is the last
+    // failed attempt's.
+    let evidence = t
+        .attempt_log
+        .iter()
+        .rev()
+        .find_map(|a| a.failure.as_ref().map(|f| f.evidence.as_str()))
+        .filter(|e| f.evidence.is_empty() && !e.is_empty())
+        .unwrap_or(&f.evidence);
+    let (head, more) = evidence_head(evidence, lines);
+    out.extend(head.iter().map(|l| format!("  {l}")));
+    if more > 0 {
+        out.push(format!(
+            "  ... {more} more line{}",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(log) = &t.log {
+        out.push(format!("full log: {log}"));
+    }
+    out
+}
+
+/// The failure column: the failure, or the ancestor that blocked the ticket.
+pub fn failure_text(t: &TicketReport) -> String {
+    match (&t.ticket.failure, &t.blocked_by) {
+        (Some(f), _) => format!("{}: {}", f.kind, f.message),
+        (None, Some(by)) => format!("blocked by {by}"),
+        (None, None) => String::new(),
+    }
 }
 
 fn short(c: &Option<String>) -> String {
@@ -101,8 +183,8 @@ pub fn markdown(r: &RunReport) -> String {
         s,
         "| ticket | title | state | attempts | commit | failure |\n|---|---|---|---|---|---|"
     );
-    for t in &r.tickets {
-        let t = &t.ticket;
+    for report in &r.tickets {
+        let t = &report.ticket;
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} |",
@@ -111,8 +193,32 @@ pub fn markdown(r: &RunReport) -> String {
             t.state.as_str(),
             t.attempts,
             short(&t.merge_commit),
-            failure_text(t).replace('|', "\\|").replace('\n', " ")
+            failure_text(report).replace('|', "\\|").replace('\n', " ")
         );
+    }
+    let failed: Vec<&TicketReport> = r.tickets.iter().filter(|t| !why(t, 0).is_empty()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(s, "\n## Why tickets did not merge");
+    }
+    for t in failed {
+        let _ = writeln!(s, "\n### {}\n", t.ticket.id);
+        let mut lines = why(t, EVIDENCE_LINES).into_iter();
+        if let Some(first) = lines.next() {
+            let _ = writeln!(s, "{first}");
+        }
+        let rest: Vec<String> = lines.collect();
+        let (evidence, log): (Vec<&String>, Vec<&String>) =
+            rest.iter().partition(|l| l.starts_with("  "));
+        if !evidence.is_empty() {
+            let _ = writeln!(s, "\n```");
+            for l in evidence {
+                let _ = writeln!(s, "{}", &l[2..]);
+            }
+            let _ = writeln!(s, "```");
+        }
+        for l in log {
+            let _ = writeln!(s, "\n{}", l.replacen("full log: ", "full log: `", 1) + "`");
+        }
     }
     for t in r.tickets.iter().filter(|t| !t.attempt_log.is_empty()) {
         let _ = writeln!(s, "\n## {}\n", t.ticket.id);
@@ -155,8 +261,8 @@ pub fn html(r: &RunReport) -> String {
         status = esc(&r.run.status),
     );
     s.push_str("<table><tr><th>ticket</th><th>title</th><th>state</th><th>attempts</th><th>commit</th><th>failure</th></tr>");
-    for t in &r.tickets {
-        let t = &t.ticket;
+    for report in &r.tickets {
+        let t = &report.ticket;
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{}</td><td class=\"{st}\">{st}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
@@ -164,10 +270,19 @@ pub fn html(r: &RunReport) -> String {
             esc(&t.title),
             t.attempts,
             short(&t.merge_commit),
-            esc(&failure_text(t)),
+            esc(&failure_text(report)),
             st = t.state.as_str(),
         );
     }
-    s.push_str("</table></body></html>\n");
+    s.push_str("</table>");
+    for t in r.tickets.iter().filter(|t| !why(t, 0).is_empty()) {
+        let _ = write!(
+            s,
+            "<h2>{}</h2><pre>{}</pre>",
+            esc(&t.ticket.id),
+            esc(&why(t, EVIDENCE_LINES).join("\n"))
+        );
+    }
+    s.push_str("</body></html>\n");
     s
 }

@@ -155,7 +155,7 @@ impl Pool {
                 // A half-set-up slot must not be reused as if it were ready.
                 let _ = std::fs::remove_file(path.join(".git"));
                 return Err(EngineError::Settings(format!(
-                    "worktree set-up `{}` failed ({:?}):\n{}",
+                    "worktree set-up `{}` failed ({}):\n{}",
                     argv.join(" "),
                     done.exit,
                     done.output_tail

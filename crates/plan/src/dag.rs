@@ -3,7 +3,7 @@
 use crate::diag::{Diagnostic, Sink};
 use crate::model::Plan;
 use petgraph::algo::tarjan_scc;
-use petgraph::graph::DiGraph;
+use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{HashMap, HashSet};
 
 /// The plan's tickets as a graph: an edge `a -> b` means `a` merges before `b` starts.
@@ -24,7 +24,9 @@ pub fn graph(plan: &Plan) -> DiGraph<&str, ()> {
     g
 }
 
-/// Every cycle of the graph, each as the ids on it in plan order.
+/// Every cycle of the graph (one per strongly connected group), each as a
+/// closed walk: it starts at the group's first ticket in plan order, follows
+/// "merges before" edges, and ends where it started (`T2, T3, T2`).
 pub fn cycles(plan: &Plan) -> Vec<Vec<String>> {
     let g = graph(plan);
     let order: HashMap<&str, usize> = plan
@@ -37,13 +39,46 @@ pub fn cycles(plan: &Plan) -> Vec<Vec<String>> {
         .into_iter()
         .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
         .map(|scc| {
-            let mut ids: Vec<&str> = scc.into_iter().map(|n| g[n]).collect();
-            ids.sort_by_key(|id| order[id]);
-            ids.into_iter().map(String::from).collect()
+            let start = *scc
+                .iter()
+                .min_by_key(|n| order[g[**n]])
+                .expect("an SCC is not empty");
+            closed_walk(&g, &scc, start)
+                .into_iter()
+                .map(|n| g[n].to_string())
+                .collect()
         })
         .collect();
     out.sort_by_key(|ids| order[ids[0].as_str()]);
     out
+}
+
+/// The shortest walk from `start` back to itself inside `group` (breadth
+/// first, so the message names as few tickets as the cycle needs).
+fn closed_walk(g: &DiGraph<&str, ()>, group: &[NodeIndex], start: NodeIndex) -> Vec<NodeIndex> {
+    let inside: HashSet<NodeIndex> = group.iter().copied().collect();
+    let mut came_from: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(n) = queue.pop_front() {
+        for next in g.neighbors(n) {
+            if next == start {
+                let mut walk = vec![start, n];
+                let mut at = n;
+                while at != start {
+                    at = came_from[&at];
+                    walk.push(at);
+                }
+                // Built backwards from the end: `start, n, ..., start`.
+                walk.reverse();
+                return walk;
+            }
+            if inside.contains(&next) && !came_from.contains_key(&next) {
+                came_from.insert(next, n);
+                queue.push_back(next);
+            }
+        }
+    }
+    vec![start, start]
 }
 
 /// Checks that ids are unique, dependencies name existing tickets, and the
@@ -78,7 +113,7 @@ pub fn check_references(plan: &Plan, format: &str, sink: &mut dyn Sink) {
         sink.push(Diagnostic::error(
             format!("{format}.dag.cycle"),
             format!("/tickets/{i}"),
-            format!("dependency cycle among tickets {}", cycle.join(", ")),
+            format!("dependency cycle: {}", cycle.join(" -> ")),
         ));
     }
 }

@@ -101,6 +101,15 @@ impl Document {
         }
     }
 
+    /// Parses `text` in the given syntax, whatever `path` is called (standard
+    /// input has no file name to go by).
+    pub fn parse_as(path: &str, text: String, syntax: Syntax) -> Result<Document, SyntaxError> {
+        match syntax {
+            Syntax::Json => parse_json(path, text),
+            Syntax::Yaml => crate::yaml::parse(path, text),
+        }
+    }
+
     /// The document as a `serde_json::Value` (for a duplicate key, the last wins).
     pub fn value(&self) -> Value {
         to_value(&self.root)
@@ -177,6 +186,9 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// in the diagnostics of a big plan.
 pub struct LineIndex {
     starts: Vec<usize>,
+    /// Columns of an ASCII text are byte distances: no counting along a
+    /// (possibly megabytes long, minified) line for every lookup.
+    ascii: bool,
 }
 
 impl LineIndex {
@@ -185,7 +197,10 @@ impl LineIndex {
         let starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        LineIndex { starts }
+        LineIndex {
+            starts,
+            ascii: text.is_ascii(),
+        }
     }
 
     /// 1-based line and column (in characters) of byte `offset` in `text`,
@@ -194,6 +209,9 @@ impl LineIndex {
         let offset = floor_char_boundary(text, offset.min(text.len()));
         let line = self.starts.partition_point(|&s| s <= offset);
         let start = self.starts[line - 1];
+        if self.ascii {
+            return (line, offset - start + 1);
+        }
         (line, text[start..offset].chars().count() + 1)
     }
 }

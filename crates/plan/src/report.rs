@@ -1,7 +1,7 @@
 //! Validating one file, start to finish: parse, detect, validate, locate.
 
 use crate::diag::{Diagnostic, Severity, Sink};
-use crate::doc::{Document, Span};
+use crate::doc::{Document, Span, Syntax};
 use crate::formats::{self, Options, Outcome};
 use crate::model::{Format, Plan};
 use serde::Serialize;
@@ -46,7 +46,7 @@ pub struct FileReport {
 
 /// Parses, detects and validates `text`, the content of the file `path`.
 pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
-    check_text(path, text, |doc, sink| {
+    check_text_as(path, text, options.syntax, |doc, sink| {
         formats::validate(doc, options, sink)
     })
 }
@@ -60,7 +60,21 @@ pub fn check_text(
     text: String,
     check: impl FnOnce(&Document, &mut dyn Sink) -> Outcome,
 ) -> FileReport {
-    let doc = match Document::parse(path, text.clone()) {
+    check_text_as(path, text, None, check)
+}
+
+/// [`check_text`] in the given syntax (None: by the file name's extension).
+pub fn check_text_as(
+    path: &str,
+    text: String,
+    syntax: Option<Syntax>,
+    check: impl FnOnce(&Document, &mut dyn Sink) -> Outcome,
+) -> FileReport {
+    let parsed = match syntax {
+        Some(syntax) => Document::parse_as(path, text.clone(), syntax),
+        None => Document::parse(path, text.clone()),
+    };
+    let doc = match parsed {
         Ok(doc) => doc,
         Err(e) => {
             let (line, column) = crate::doc::line_col(&text, e.span.start);

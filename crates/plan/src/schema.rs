@@ -10,6 +10,8 @@ use serde_json::Value;
 pub struct Checker {
     validator: Validator,
     code: String,
+    /// Every property name the schema declares, for "did you mean".
+    names: Vec<String>,
 }
 
 impl Checker {
@@ -23,9 +25,14 @@ impl Checker {
             .should_validate_formats(true)
             .build(schema)
             .unwrap_or_else(|e| panic!("embedded {format} schema does not compile: {e}"));
+        let mut names = Vec::new();
+        property_names(schema, &mut names);
+        names.sort();
+        names.dedup();
         Checker {
             validator,
             code: format!("{format}.schema"),
+            names,
         }
     }
 
@@ -70,7 +77,52 @@ impl Checker {
             _ => (pointer, describe(kind, error.instance())),
         };
         let code = format!("{}.{}", self.code, keyword_code(kind.keyword()));
-        Diagnostic::error(code, pointer, message)
+        let hint = self.did_you_mean(kind, error.instance());
+        let d = Diagnostic::error(code, pointer, message);
+        match hint {
+            Some(h) => d.with_hint(h),
+            None => d,
+        }
+    }
+
+    /// The likely intended field name or enum value.
+    fn did_you_mean(&self, kind: &ValidationErrorKind, instance: &Value) -> Option<String> {
+        match kind {
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                let found: Vec<String> = unexpected
+                    .iter()
+                    .filter_map(|k| {
+                        let near =
+                            crate::suggest::closest(k, self.names.iter().map(String::as_str))?;
+                        Some(format!("`{near}` for `{k}`"))
+                    })
+                    .collect();
+                (!found.is_empty()).then(|| format!("did you mean {}?", found.join(", ")))
+            }
+            ValidationErrorKind::Enum { options } => {
+                let word = instance.as_str()?;
+                let options = options.as_array()?.iter().filter_map(Value::as_str);
+                crate::suggest::closest(word, options).map(|near| format!("did you mean `{near}`?"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Collects the keys of every `properties` object in `schema`.
+fn property_names(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            for v in map.values() {
+                property_names(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| property_names(v, out)),
+        _ => {}
     }
 }
 

@@ -115,10 +115,101 @@ fn ordered_fields(obj: &Value) -> Vec<(&String, &Value, bool)> {
     first
 }
 
+/// The variants of a `oneOf`.
+fn variants(obj: &Value) -> &[Value] {
+    obj.get("oneOf")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// A definition that is one of several constant strings (`Format`): a list
+/// of them, not an empty table.
+fn constants(obj: &Value) -> Option<String> {
+    let lines: Option<Vec<String>> = variants(obj)
+        .iter()
+        .map(|v| {
+            let c = v.get("const")?.as_str()?;
+            let d = v.get("description").and_then(Value::as_str).unwrap_or("");
+            Some(format!("- `{c}`: {}\n", one_line(d)))
+        })
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("One of:\n\n{}", l.concat()))
+}
+
+/// Rows for the fields of a tagged union (a scope entry's `op`, a
+/// mutation's `form`): the tag, required, with its values; then each
+/// variant's own fields, required when the tag has that variant's value.
+fn variant_rows(obj: &Value) -> String {
+    let vs = variants(obj);
+    let tag = vs.first().and_then(|v| {
+        properties(v).into_iter().map(|(k, _)| k).find(|k| {
+            vs.iter()
+                .all(|v| v["properties"][k.as_str()].get("const").is_some())
+        })
+    });
+    let Some(tag) = tag else { return String::new() };
+    let values: Vec<String> = vs
+        .iter()
+        .map(|v| format!("`{}`", plain(&v["properties"][tag.as_str()]["const"])))
+        .collect();
+    let meanings: Vec<String> = vs
+        .iter()
+        .map(|v| {
+            let d = v.get("description").and_then(Value::as_str).unwrap_or("");
+            let d = one_line(d);
+            format!(
+                "`{}`: {}",
+                plain(&v["properties"][tag.as_str()]["const"]),
+                d.trim_end_matches('.')
+            )
+        })
+        .collect();
+    let mut out = format!(
+        "| {tag} | string | required | one of: {} | {} |\n",
+        values.join(", "),
+        cell(&meanings.join("; "))
+    );
+    for v in vs {
+        let value = plain(&v["properties"][tag.as_str()]["const"]);
+        for (name, prop, req) in ordered_fields(v).into_iter().filter(|(n, _, _)| *n != tag) {
+            let when = if req { "required" } else { "optional" };
+            out.push_str(&format!(
+                "| {name} | {} | {when} when `{tag}` is `{value}` | {} | {} |\n",
+                type_name(prop),
+                cell(&constraints(prop)),
+                cell(&one_line(
+                    prop.get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                )),
+            ));
+        }
+    }
+    out
+}
+
 fn table(obj: &Value) -> String {
+    if properties(obj).is_empty() {
+        if let Some(list) = constants(obj) {
+            return list;
+        }
+    }
     let mut out = String::from(
         "| Field | Type | Required | Constraints | Description |\n|---|---|---|---|---|\n",
     );
+    let rows = out.len();
+    out.push_str(&table_rows(obj));
+    out.push_str(&variant_rows(obj));
+    if out.len() == rows {
+        return "No fields.\n".to_string();
+    }
+    out
+}
+
+fn table_rows(obj: &Value) -> String {
+    let mut out = String::new();
     for (name, prop, req) in ordered_fields(obj) {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",

@@ -14,17 +14,32 @@ use std::sync::Arc;
 /// scripted agent: no network, no model. Two tickets run in parallel, one
 /// depends on another behind a rail, and one is rejected once for editing a
 /// file outside its scope, then passes.
+///
+/// The temporary repository is removed at the end unless `--keep`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Keep the temporary repository, to look at with `status`, `report` and git.
+    #[arg(long)]
+    pub keep: bool,
+}
 
 /// Runs the command.
-pub fn run(_args: Args, global: &Global) -> CliResult {
-    let dir = tempfile::Builder::new()
+pub fn run(args: Args, global: &Global) -> CliResult {
+    let temp = tempfile::Builder::new()
         .prefix("planwright-demo-")
         .tempdir()
-        .map_err(|e| CliError::usage(format!("cannot create a temporary folder: {e}")))?
-        .keep();
-    let made = demo::prepare(&dir).map_err(engine_error)?;
+        .map_err(|e| CliError::usage(format!("cannot create a temporary folder: {e}")))?;
+    // Dropping `temp` removes the folder, also on an early error return.
+    let dir = temp.path().to_path_buf();
+    let result = demo(&dir, args.keep, global);
+    if args.keep {
+        let _ = temp.keep();
+    }
+    result
+}
+
+fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
+    let made = demo::prepare(dir).map_err(engine_error)?;
     let text = super::read_file(&made.plan)?;
     let report = planwright_plan::validate_text(
         &made.plan.display().to_string(),
@@ -37,9 +52,9 @@ pub fn run(_args: Args, global: &Global) -> CliResult {
     let agent = agent::from_name(&format!("scripted:{}", made.fixtures.display()), None)
         .map_err(engine_error)?;
     let settings = made.settings();
-    let human = global.output == Output::Human;
+    let human = global.output == Output::Human && !global.quiet;
     if human {
-        println!(
+        crate::outln!(
             "demo: plan `{}`, repository `{}`",
             made.plan.display(),
             made.repo.display()
@@ -60,18 +75,23 @@ pub fn run(_args: Args, global: &Global) -> CliResult {
             .args(["log", "--oneline", "main"])
             .text()
             .map_err(|e| CliError::usage(e.to_string()))?;
-        println!(
+        crate::outln!(
             "\nwhat landed on `main` in `{}`:\n{log}",
             made.repo.display()
         );
-        println!(
-            "\nsee `planwright status --repo {0}` and `planwright report --repo {0}`",
-            made.repo.display()
-        );
+        if keep {
+            crate::outln!(
+                "\nsee `planwright status --repo {0}` and `planwright report --repo {0}`",
+                made.repo.display()
+            );
+        } else {
+            crate::outln!("\nthe temporary repository is removed now; pass `--keep` to look at it");
+        }
     }
     // A program needs to know where the demo ran as much as a person does.
     let mut place = serde_json::Map::new();
     place.insert("plan".into(), made.plan.display().to_string().into());
     place.insert("repo".into(), made.repo.display().to_string().into());
+    place.insert("kept".into(), keep.into());
     finish_with(&summary, place, global)
 }

@@ -1,13 +1,14 @@
 //! `planwright graph PLAN --to dot|mermaid`: the ticket DAG as a picture
 //! source, waves as ranks, the critical path highlighted.
 //!
-//! The output flag is `--to` (as in `convert`; `--as` is an alias) because
-//! `--format` already names the plan format, as in every command that reads
-//! a plan.
+//! The picture language is `--to`, as the written format is in `convert`
+//! and `report`, because `--format` names the plan's format in every command
+//! (`--as` is its old spelling). `--output json` wraps the picture and the
+//! graph's parts in one JSON object.
 
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
-use crate::Global;
+use crate::{Global, Output};
 use clap::ValueEnum;
 use planwright_plan::analysis::{self, Analysis};
 use planwright_plan::Plan;
@@ -20,8 +21,11 @@ pub struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
     /// The picture language to write.
-    #[arg(long, visible_alias = "as", value_enum, default_value_t = Picture::Dot)]
+    #[arg(long, value_enum, default_value_t = Picture::Dot)]
     pub to: Picture,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<std::path::PathBuf>,
 }
 
 /// A picture language.
@@ -33,16 +37,36 @@ pub enum Picture {
     Mermaid,
 }
 
-/// Runs the command. `--output json` does not apply: the output is the picture.
+/// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
     let analysis = analysis::analyse(&plan);
-    let text = match args.to {
+    let mut text = match args.to {
         Picture::Dot => dot(&plan, &analysis),
         Picture::Mermaid => mermaid(&plan, &analysis),
     };
-    print!("{text}");
+    if global.output == Output::Json {
+        text = json(&plan, &analysis, args.to, text);
+    }
+    super::write_output(args.output_file.as_deref(), &text)?;
     Ok(exit::OK)
+}
+
+/// `--output json`: the picture with the nodes, edges and waves it draws.
+fn json(plan: &Plan, a: &Analysis, to: Picture, picture: String) -> String {
+    let edges: Vec<serde_json::Value> = analysis::edges(plan)
+        .iter()
+        .map(|&(from, to)| serde_json::json!({"from": plan.tickets[from].id, "to": plan.tickets[to].id}))
+        .collect();
+    let doc = serde_json::json!({
+        "to": to.to_possible_value().map(|v| v.get_name().to_string()),
+        "nodes": plan.tickets.iter().map(|t| &t.id).collect::<Vec<_>>(),
+        "edges": edges,
+        "waves": a.waves,
+        "critical_path": a.critical_path,
+        "picture": picture,
+    });
+    serde_json::to_string_pretty(&doc).expect("graphs serialize") + "\n"
 }
 
 /// The graph parts both pictures need, by plan index.

@@ -1,8 +1,10 @@
 //! One module per command, each with its clap `Args` and one `run` function.
 
+pub mod completions;
 pub mod convert;
 pub mod demo;
 pub mod graph;
+pub mod man;
 pub mod preflight;
 pub mod report;
 pub mod run;
@@ -15,6 +17,7 @@ pub mod validate;
 use crate::error::{exit, CliError};
 use crate::settings;
 use crate::{render, Global, Output};
+use planwright_plan::doc::Syntax;
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Plan};
 use std::path::{Path, PathBuf};
@@ -22,7 +25,7 @@ use std::path::{Path, PathBuf};
 /// How a command that reads one plan reads it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlanArgs {
-    /// The plan file: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format).
+    /// The plan file: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format); `-` reads standard input.
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
     #[command(flatten)]
@@ -35,6 +38,9 @@ pub struct ReadArgs {
     /// Read the plan as this format instead of detecting it (agb, codeboost, standard_v1, native).
     #[arg(long, value_name = "FORMAT", value_parser = settings::parse_format)]
     pub format: Option<Format>,
+    /// The syntax of the plan text, `json` or `yaml` (default: by the file name's extension; for `-`, YAML unless the text starts with `{`).
+    #[arg(long, value_enum, value_name = "SYNTAX")]
+    pub input_format: Option<InputFormat>,
     /// agb: allow gate commands other than `npm test` / `npm run <script>` (also AGB_STRICT_GATES=0).
     #[arg(long)]
     pub no_strict_gates: bool,
@@ -53,6 +59,18 @@ pub struct ReadArgs {
     pub calibration_hint: bool,
 }
 
+/// The surface syntax of a plan.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// JSON (RFC 8259).
+    Json,
+    /// YAML 1.2, in the JSON data model.
+    Yaml,
+}
+
+/// The name standard input goes by in messages.
+pub const STDIN_NAME: &str = "<stdin>";
+
 /// `validate`'s repository tree: codeboost plans' file operations are
 /// checked against it.
 #[derive(clap::Args, Debug, Clone)]
@@ -65,22 +83,63 @@ pub struct TreeArgs {
     pub rev: String,
 }
 
-/// Reads a file, mapping I/O failures to exit 2.
-pub fn read_file(path: &Path) -> Result<String, CliError> {
-    if path == Path::new("-") && !path.exists() {
-        return Err(
-            CliError::usage("`-`: plans are not read from standard input")
-                .hint("save the plan to a file and pass its path"),
-        );
+/// Writes a command's document to `path`, or to standard output.
+pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), CliError> {
+    match path {
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| CliError::write(&path.display().to_string(), &e))
+        }
+        None => {
+            crate::out!("{text}");
+            Ok(())
+        }
     }
-    let bytes = std::fs::read(path).map_err(|e| CliError::io(&path.display().to_string(), &e))?;
+}
+
+/// Whether `path` means standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// The name of `path` in messages.
+pub fn display_name(path: &Path) -> String {
+    if is_stdin(path) {
+        STDIN_NAME.to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Reads a file (`-`: standard input), mapping I/O failures to exit 2.
+pub fn read_file(path: &Path) -> Result<String, CliError> {
+    let name = display_name(path);
+    let bytes = if is_stdin(path) {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .map_err(|e| CliError::io(&name, &e))?;
+        bytes
+    } else {
+        std::fs::read(path).map_err(|e| CliError::io(&name, &e))?
+    };
     String::from_utf8(bytes).map_err(|e| {
         CliError::usage(format!(
-            "`{}` is not UTF-8 text (invalid byte at offset {})",
-            path.display(),
+            "`{name}` is not UTF-8 text (invalid byte at offset {})",
             e.utf8_error().valid_up_to()
         ))
     })
+}
+
+/// The syntax to parse a plan in: `--input-format`, else for standard input
+/// JSON when the text starts with `{` and YAML otherwise, else None (by the
+/// file name).
+fn syntax(path: &Path, text: &str, flag: Option<InputFormat>) -> Option<Syntax> {
+    match flag {
+        Some(InputFormat::Json) => Some(Syntax::Json),
+        Some(InputFormat::Yaml) => Some(Syntax::Yaml),
+        None if is_stdin(path) && text.trim_start().starts_with('{') => Some(Syntax::Json),
+        None if is_stdin(path) => Some(Syntax::Yaml),
+        None => None,
+    }
 }
 
 /// Validates one plan file with the flags and configuration in force.
@@ -91,8 +150,15 @@ pub fn check_file(
     global: &Global,
 ) -> Result<FileReport, CliError> {
     let text = read_file(path)?;
-    let (config, _) = settings::load_config(global.config.as_deref(), Some(path))?;
+    // Standard input has no folder to find a planwright.toml beside.
+    let beside = Some(path).filter(|p| !is_stdin(p));
+    let (config, config_path) = settings::load_config(global.config.as_deref(), beside)?;
+    match &config_path {
+        Some(c) => global.note(format!("configuration `{}`", c.display())),
+        None => global.note("no planwright.toml found; using the defaults"),
+    }
     let mut options = settings::options(read.format, read.no_strict_gates, config);
+    options.syntax = syntax(path, &text, read.input_format);
     options.issue = read.issue;
     if let Some((repo, rev)) = tree.and_then(|t| Some((t.repo.as_ref()?, &t.rev))) {
         if !repo.is_dir() {
@@ -114,7 +180,16 @@ pub fn check_file(
     options.coerce = read.coerce;
     options.max_files_changed = read.max_files_changed;
     options.calibration_hint = read.calibration_hint;
-    Ok(validate_text(&path.display().to_string(), text, &options))
+    let report = validate_text(&display_name(path), text, &options);
+    if let Some(format) = report.format {
+        let how = if read.format.is_some() {
+            "as asked"
+        } else {
+            "detected"
+        };
+        global.note(format!("`{}` read as a {format} plan ({how})", report.file));
+    }
+    Ok(report)
 }
 
 /// Reads a plan that must be valid: an invalid one prints its diagnostics
@@ -133,13 +208,16 @@ pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport),
                 report.file
             ));
             if global.output == Output::Json {
-                println!(
+                crate::outln!(
                     "{}",
                     serde_json::to_string_pretty(&[&report]).expect("reports serialize")
                 );
                 return Err(error.after_json());
             }
-            eprint!("{}", render::file_report(&report, false));
+            eprint!(
+                "{}",
+                render::file_report(&report, global, global.color_stderr())
+            );
             Err(error)
         }
     }

@@ -23,7 +23,7 @@ pub struct Args {
 /// Prints the checks.
 pub fn print(checks: &[Check], global: &Global) {
     if global.output == Output::Json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(checks).expect("checks serialize")
         );
@@ -35,10 +35,10 @@ pub fn print(checks: &[Check], global: &Global) {
             "warning" => "warning",
             _ => "error  ",
         };
-        println!("{mark} {}: {}", c.check, c.message);
+        crate::outln!("{mark} {}: {}", c.check, c.message);
         if c.status != "ok" {
             if let Some(h) = &c.hint {
-                println!("        hint: {h}");
+                crate::outln!("        hint: {h}");
             }
         }
     }

@@ -1,4 +1,4 @@
-//! `planwright report --repo DIR [--format json|md|html]`: a run's report.
+//! `planwright report --repo DIR [--to md|html|json]`: a run's report.
 
 use super::status::load;
 use crate::error::{exit, CliResult};
@@ -27,25 +27,26 @@ pub struct Args {
     /// The run (default: the newest).
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
-    /// The report's format (default: `json` with `--output json`, else `md`).
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    /// The report's format (default: `json` with `--output json`, else `md`; `--format` until the next release).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub to: Option<ReportFormat>,
+    /// Write the report to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
 }
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.repo, args.run.as_deref())?;
-    let format = args.format.unwrap_or(match global.output {
+    let format = args.to.unwrap_or(match global.output {
         Output::Json => ReportFormat::Json,
-        Output::Human => ReportFormat::Md,
+        _ => ReportFormat::Md,
     });
-    match format {
-        ReportFormat::Md => print!("{}", report::markdown(&r)),
-        ReportFormat::Html => print!("{}", report::html(&r)),
-        ReportFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&r).expect("reports serialize")
-        ),
-    }
+    let text = match format {
+        ReportFormat::Md => report::markdown(&r),
+        ReportFormat::Html => report::html(&r),
+        ReportFormat::Json => serde_json::to_string_pretty(&r).expect("reports serialize") + "\n",
+    };
+    super::write_output(args.output_file.as_deref(), &text)?;
     Ok(exit::OK)
 }

@@ -197,7 +197,11 @@ pub fn engine_error(e: EngineError) -> CliError {
 /// The reporters for this output mode.
 pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
     match global.output {
-        Output::Json => vec![],
+        Output::Json | Output::Sarif => vec![],
+        Output::Human if global.quiet => vec![],
+        Output::Human if global.verbose => {
+            vec![Box::new(progress::Plain::verbose(std::io::stdout()))]
+        }
         Output::Human if std::io::stderr().is_terminal() => {
             vec![Box::new(progress::Terminal::new())]
         }
@@ -245,16 +249,16 @@ pub fn finish_with(
         extra.insert("merged".into(), serde_json::json!(summary.merged));
         extra.insert("failed".into(), failed.into());
         extra.insert("blocked".into(), serde_json::json!(summary.blocked));
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&extra).expect("summaries serialize")
         );
     } else {
         for (id, f) in &summary.failed {
-            println!("failed: {id}: {f}");
+            crate::outln!("failed: {id}: {f}");
         }
         for id in &summary.blocked {
-            println!("blocked: {id}");
+            crate::outln!("blocked: {id}");
         }
     }
     Ok(if summary.all_merged() {
@@ -316,13 +320,13 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global) -> CliResult {
     let waves = engine_run::dry_run(plan, settings);
     if global.output == Output::Json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::json!({"dry_run": true, "jobs": settings.jobs, "waves": waves})
         );
         return Ok(exit::OK);
     }
-    println!(
+    crate::outln!(
         "dry run: nothing is changed; {} ticket{}, up to {} at once, if every ticket passes:",
         plan.tickets.len(),
         if plan.tickets.len() == 1 { "" } else { "s" },
@@ -340,7 +344,7 @@ fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global
             } else {
                 format!(" after {}", t.depends_on.join(", "))
             };
-            println!(
+            crate::outln!(
                 "  wave {}: {id}{after}; gates {}",
                 i + 1,
                 if gates.is_empty() {

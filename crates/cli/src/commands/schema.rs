@@ -28,7 +28,7 @@ pub struct Args {
 pub fn run(args: Args, _global: &Global) -> CliResult {
     if let Some(paths) = &args.diff {
         let (old, new) = (read_schema(&paths[0])?, read_schema(&paths[1])?);
-        print!("{}", schema_doc::diff(&old, &new));
+        crate::out!("{}", schema_doc::diff(&old, &new));
         return Ok(exit::OK);
     }
     let format = args
@@ -44,9 +44,9 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
             .hint(format!("schemas exist for {}", have.join(", ")))
     })?;
     if args.reference {
-        print!("{}", schema_doc::reference(&schema, format.name()));
+        crate::out!("{}", schema_doc::reference(&schema, format.name()));
     } else {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&schema).expect("schemas serialize")
         );

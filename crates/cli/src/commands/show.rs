@@ -22,11 +22,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, report) = load_plan(&args.plan, global)?;
     let analysis = analysis::analyse(&plan);
     match global.output {
-        Output::Json => println!(
+        Output::Json => crate::outln!(
             "{}",
             serde_json::to_string_pretty(&analysis).expect("the analysis serializes")
         ),
-        Output::Human => print!("{}", human(&report.file, &plan, &analysis)),
+        Output::Human | Output::Sarif => crate::out!("{}", human(&report.file, &plan, &analysis)),
     }
     Ok(exit::OK)
 }

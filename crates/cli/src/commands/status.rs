@@ -40,15 +40,18 @@ pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliE
 pub fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.repo, args.run.as_deref())?;
     if global.output == Output::Json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&r).expect("reports serialize")
         );
         return Ok(exit::OK);
     }
-    println!(
+    crate::outln!(
         "run {} ({}), plan `{}`, base `{}`",
-        r.run.id, r.run.status, r.run.plan_path, r.run.base
+        r.run.id,
+        r.run.status,
+        r.run.plan_path,
+        r.run.base
     );
     let width = r
         .tickets
@@ -57,24 +60,43 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         .max()
         .unwrap_or(2)
         .clamp(6, super::show::MAX_ID_COLUMN);
-    println!(
+    crate::outln!(
         "{:width$}  {:8}  {:8}  {:10}  failure",
-        "ticket", "state", "attempts", "commit"
+        "ticket",
+        "state",
+        "attempts",
+        "commit"
     );
-    for t in &r.tickets {
-        let t = &t.ticket;
+    for report in &r.tickets {
+        let t = &report.ticket;
         let commit = t
             .merge_commit
             .as_deref()
             .map_or("", |c| &c[..c.len().min(10)]);
-        let failure = t.failure.as_ref().map_or(String::new(), |f| f.to_string());
-        println!(
+        let failure = report::failure_text(report);
+        crate::outln!(
             "{:width$}  {:8}  {:8}  {:10}  {failure}",
             t.id,
             t.state.as_str(),
             t.attempts,
             commit
         );
+    }
+    // Why each ticket that did not merge failed, without opening its log.
+    let lines = if global.verbose {
+        usize::MAX
+    } else {
+        report::EVIDENCE_LINES
+    };
+    for t in &r.tickets {
+        let why = report::why(t, lines);
+        if why.is_empty() || global.quiet {
+            continue;
+        }
+        crate::outln!("\n{}:", t.ticket.id);
+        for line in why {
+            crate::outln!("  {line}");
+        }
     }
     Ok(exit::OK)
 }

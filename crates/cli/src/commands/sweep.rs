@@ -55,7 +55,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return Err(report_and(&spec_report, error, global));
     };
     if global.output == Output::Human {
-        eprint!("{}", render::diagnostics(&spec_report, false));
+        eprint!(
+            "{}",
+            render::diagnostics(&spec_report, global, global.color_stderr())
+        );
     }
     let text = serde_json::to_string_pretty(&plan).expect("plans serialize") + "\n";
     // The compiled plan must pass the same validation as a hand-written one.
@@ -74,7 +77,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     match &args.output_file {
         Some(out) => std::fs::write(out, &text)
             .map_err(|e| CliError::write(&out.display().to_string(), &e))?,
-        None => print!("{text}"),
+        None => crate::out!("{text}"),
     }
     Ok(exit::OK)
 }
@@ -83,13 +86,16 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 /// stdout for programs) and returns `error` to end the command.
 fn report_and(report: &FileReport, error: CliError, global: &Global) -> CliError {
     if global.output == Output::Json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&[report]).expect("reports serialize")
         );
         return error.after_json();
     }
-    eprint!("{}", render::diagnostics(report, false));
+    eprint!(
+        "{}",
+        render::diagnostics(report, global, global.color_stderr())
+    );
     error
 }
 

@@ -2,7 +2,7 @@
 
 use super::{check_file, ReadArgs, TreeArgs};
 use crate::error::{exit, CliError, CliResult};
-use crate::{render, Global, Output};
+use crate::{render, sarif, Global, Output};
 use std::path::PathBuf;
 
 /// Check plan files and report every problem at once.
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 /// 2 when a file cannot be read (the other files are still checked).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Plan files: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format).
+    /// Plan files: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format); `-` reads standard input.
     #[arg(value_name = "PLAN", required = true)]
     pub plans: Vec<PathBuf>,
     #[command(flatten)]
@@ -40,14 +40,18 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return Err(last.expect("at least one plan was given"));
     }
     match global.output {
-        Output::Json => println!(
+        Output::Json => crate::outln!(
             "{}",
             serde_json::to_string_pretty(&reports).expect("reports serialize")
+        ),
+        Output::Sarif => crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(&sarif::log(&reports)).expect("SARIF serializes")
         ),
         Output::Human => {
             let color = global.color();
             for r in &reports {
-                print!("{}", render::file_report(r, color));
+                crate::out!("{}", render::file_report(r, global, color));
             }
         }
     }

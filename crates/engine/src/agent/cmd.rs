@@ -78,7 +78,7 @@ impl Agent for CmdAgent {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
                 None => {
-                    AgentOutcome::Failed(format!("exited with {}\n{}", done.exit, done.output_tail))
+                    AgentOutcome::Failed(format!("ended with {}\n{}", done.exit, done.output_tail))
                 }
             },
         };

@@ -6,6 +6,7 @@
 
 pub mod agb;
 pub mod codeboost;
+pub mod loss;
 pub mod native;
 pub mod standard_v1;
 pub mod sweep;
@@ -37,6 +38,8 @@ pub struct Options {
     pub calibration_hint: bool,
     /// The files of the repository tree the plan will run on, when known.
     pub repo_files: Option<BTreeSet<String>>,
+    /// The surface syntax, when the file name cannot tell (standard input).
+    pub syntax: Option<crate::doc::Syntax>,
 }
 
 impl Default for Options {
@@ -50,6 +53,7 @@ impl Default for Options {
             max_files_changed: None,
             calibration_hint: false,
             repo_files: None,
+            syntax: None,
         }
     }
 }

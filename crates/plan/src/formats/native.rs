@@ -23,9 +23,23 @@ pub fn emit(plan: &Plan) -> Value {
 
 static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "native"));
 
+/// The values a scope entry's `op` may have.
+const OPS: [&str; 5] = ["any", "create", "modify", "delete", "rename"];
+
 /// Reads a native document back into the IR.
 pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
-    if CHECKER.check(value, sink) > 0 {
+    let bad_ops = check_ops(value, sink);
+    let mut schema_errors: Vec<Diagnostic> = Vec::new();
+    CHECKER.check(value, &mut schema_errors);
+    // A misspelt `op` is already named with its fix; the schema's "none of
+    // the shapes" for the same entry would only repeat it, vaguely.
+    schema_errors.retain(|d| {
+        !bad_ops
+            .iter()
+            .any(|b| d.pointer == *b || d.pointer.starts_with(&format!("{b}/")))
+    });
+    if !schema_errors.is_empty() || !bad_ops.is_empty() {
+        schema_errors.into_iter().for_each(|d| sink.push(d));
         return None;
     }
     let mut fields = value.as_object()?.clone();
@@ -34,6 +48,7 @@ pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
         Ok(plan) => {
             crate::dag::check_references(&plan, "native", sink);
             check_names(&plan, sink);
+            lint(&plan, sink);
             Some(plan)
         }
         Err(e) => {
@@ -44,6 +59,94 @@ pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
             ));
             None
         }
+    }
+}
+
+/// One error per scope entry whose `op` is not one of [`OPS`], with the
+/// likely intended one; returns the pointers of those entries.
+fn check_ops(value: &Value, sink: &mut dyn Sink) -> Vec<String> {
+    let mut bad = Vec::new();
+    let tickets = value.get("tickets").and_then(Value::as_array);
+    for (i, t) in tickets.into_iter().flatten().enumerate() {
+        let scope = t.get("scope").and_then(Value::as_array);
+        for (j, entry) in scope.into_iter().flatten().enumerate() {
+            let Some(op) = entry.get("op").and_then(Value::as_str) else {
+                continue;
+            };
+            if OPS.contains(&op) {
+                continue;
+            }
+            let at = Pointer::root()
+                .key("tickets")
+                .index(i)
+                .key("scope")
+                .index(j);
+            let hint = match op {
+                // codeboost's and standard_v1's words for the same things.
+                "edit" => Some("native calls it `modify`".to_string()),
+                "add" => Some("native calls it `create`".to_string()),
+                _ => crate::suggest::closest(op, OPS).map(|near| format!("did you mean `{near}`?")),
+            };
+            let d = Diagnostic::error(
+                "native.scope.op",
+                at.key("op"),
+                format!("scope op '{op}' is not one of {}", OPS.join(", ")),
+            );
+            sink.push(match hint {
+                Some(h) => d.with_hint(h),
+                None => d,
+            });
+            bad.push(String::from(at));
+        }
+    }
+    bad
+}
+
+/// Warnings for a plan that is valid but probably not what was meant: a
+/// blank body, an empty scope, a scope of the whole repository, no gate.
+fn lint(plan: &Plan, sink: &mut dyn Sink) {
+    for (i, t) in plan.tickets.iter().enumerate() {
+        let at = Pointer::root().key("tickets").index(i);
+        if t.body.trim().is_empty() {
+            sink.push(
+                Diagnostic::warning(
+                    "native.ticket.body-blank",
+                    at.key("body"),
+                    format!(
+                        "{}: the body is blank; the agent gets no instructions",
+                        t.id
+                    ),
+                )
+                .with_hint("say what to change and how to know it is done"),
+            );
+        }
+        if t.scope.is_empty() {
+            sink.push(
+                Diagnostic::warning(
+                    "native.ticket.scope-empty",
+                    at.key("scope"),
+                    format!(
+                        "{}: the scope is empty; every change the agent makes will be rejected",
+                        t.id
+                    ),
+                )
+                .with_hint("list the files or globs the ticket may change"),
+            );
+        }
+        for (k, s) in t.scope.iter().enumerate() {
+            if matches!(s.pattern.as_str(), "**" | "**/*") {
+                sink.push(
+                    Diagnostic::warning("native.scope.everything", at.key("scope").index(k).key("pattern"), format!("{}: scope `{}` lets the ticket change every file of the repository", t.id, s.pattern))
+                        .with_hint("narrow it to the folders the ticket needs, so overlaps and scope violations can be caught"),
+                );
+            }
+        }
+    }
+    if plan.gates.is_empty() && plan.tickets.iter().all(|t| t.gates.is_empty()) {
+        sink.push(
+            Diagnostic::warning("native.plan.no-gates", "/gates", "the plan has no gates; nothing checks that a ticket's work is correct")
+                .with_hint("add `gates` (e.g. `{\"name\": \"test\", \"argv\": [\"cargo\", \"test\"]}`), or give them at run time with `[gates] run` or `--gate`"),
+        );
     }
 }
 

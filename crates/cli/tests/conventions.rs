@@ -1,0 +1,669 @@
+//! The conventions users of cargo, ripgrep, uv, gh and just expect (issue
+//! 13): completions, a man page, `--quiet`/`--verbose`, `--color`, a closed
+//! pipe, standard input, `--version`, one meaning per flag, SARIF.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn cmd(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_planwright"));
+    c.current_dir(dir)
+        .env_remove("AGB_STRICT_GATES")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE");
+    c
+}
+
+fn planwright(dir: &Path, args: &[&str]) -> Output {
+    cmd(dir).args(args).output().unwrap()
+}
+
+fn with_stdin(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = cmd(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn example() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agb/plan.example.json"),
+    )
+    .unwrap()
+}
+
+/// An agb plan with one error (strict gate) and one warning (overlap).
+const FLAWED: &str = r#"{
+  "repo": "/srv/app",
+  "gate": {"test": "cargo test"},
+  "tickets": [
+    {"id": "T1", "body": "a", "scope": ["src/**"]},
+    {"id": "T2", "body": "b", "scope": ["src/x.rs"]}
+  ]
+}
+"#;
+
+/// The same plan with a gate agb accepts: valid, one overlap warning.
+fn warned() -> String {
+    FLAWED.replace("cargo test", "npm test")
+}
+
+const COMMANDS: &[&str] = &[
+    "validate",
+    "convert",
+    "schema",
+    "sweep",
+    "show",
+    "graph",
+    "preflight",
+    "run",
+    "status",
+    "report",
+    "demo",
+    "completions",
+    "man",
+];
+
+#[test]
+fn every_command_takes_the_global_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in COMMANDS {
+        for flags in [
+            &["-q"][..],
+            &["--verbose"],
+            &["--color", "never"],
+            &["--output", "json"],
+        ] {
+            let mut args = vec![*command];
+            args.extend_from_slice(flags);
+            args.push("--help");
+            let out = planwright(dir.path(), &args);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn completions_for_every_shell_and_a_man_page() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = planwright(dir.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = text(&out.stdout);
+        assert!(
+            script.contains("planwright") && script.contains("validate"),
+            "{shell}: {script}"
+        );
+    }
+    let man = text(&planwright(dir.path(), &["man"]).stdout);
+    assert!(man.contains(".TH planwright 1"), "{man}");
+    assert!(
+        man.contains("validate") && man.contains("\\-\\-quiet"),
+        "{man}"
+    );
+    let page = text(&planwright(dir.path(), &["man", "--command", "validate"]).stdout);
+    assert!(page.contains(".TH planwright-validate 1"), "{page}");
+    let bad = planwright(dir.path(), &["man", "--command", "nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn quiet_prints_only_errors_and_verbose_says_what_was_used() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ok.json"), warned()).unwrap();
+    std::fs::write(dir.path().join("bad.json"), FLAWED).unwrap();
+    let normal = text(&planwright(dir.path(), &["validate", "ok.json"]).stdout);
+    assert!(normal.contains("warning[plan.scope.overlap]"), "{normal}");
+    let quiet = planwright(dir.path(), &["validate", "-q", "ok.json"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(text(&quiet.stdout), "");
+    let quiet = planwright(dir.path(), &["validate", "--quiet", "bad.json"]);
+    assert_eq!(quiet.status.code(), Some(1));
+    let out = text(&quiet.stdout);
+    assert!(out.contains("error[agb.gate.strict]"), "{out}");
+    assert!(
+        !out.contains("warning") && !out.contains("invalid agb plan"),
+        "{out}"
+    );
+
+    let verbose = planwright(dir.path(), &["validate", "-v", "ok.json"]);
+    let err = text(&verbose.stderr);
+    assert!(
+        err.contains("note: no planwright.toml found; using the defaults"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: `ok.json` read as a agb plan (detected)"),
+        "{err}"
+    );
+    let both = planwright(dir.path(), &["validate", "-q", "-v", "ok.json"]);
+    assert_eq!(both.status.code(), Some(2));
+}
+
+#[test]
+fn color_follows_the_flag_then_no_color_then_clicolor_force() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), FLAWED).unwrap();
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = cmd(dir.path());
+        c.args(["validate", "bad.json"]).args(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        text(&c.output().unwrap().stdout).contains("\x1b[")
+    };
+    // stdout is a pipe here, so `auto` alone means no colour.
+    assert!(!colored(&[], &[]));
+    assert!(colored(&["--color", "always"], &[("NO_COLOR", "1")]));
+    assert!(!colored(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]));
+    assert!(colored(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!colored(&[], &[("CLICOLOR_FORCE", "0")]));
+    assert!(!colored(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]));
+}
+
+/// Runs `args` with standard output a pipe whose reading end is already
+/// closed, so the first write fails with EPIPE.
+fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
+    // `std::io::pipe` is newer than the minimum supported Rust.
+    let mut fds = [0; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: `fds[1]` is an open descriptor this function owns from here on.
+    let writer = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+    cmd(dir)
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_the_sigpipe_status() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    for args in [
+        &["schema", "standard_v1"][..],
+        &["validate", "plan.json"],
+        &["show", "plan.json"],
+        &["completions", "bash"],
+    ] {
+        let out = into_closed_pipe(dir.path(), args);
+        assert_eq!(out.status.code(), Some(141), "{args:?}");
+        assert_eq!(text(&out.stderr), "", "{args:?}");
+    }
+}
+
+#[test]
+fn a_dash_reads_the_plan_from_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = with_stdin(dir.path(), &["validate", "-"], &example());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "<stdin>: valid agb plan, 3 tickets (0 errors, 0 warnings)\n"
+    );
+    let yaml = "planwright: 1\nsource_format: native\nbase: main\ntickets:\n  - id: T1\n    body: do it\n    scope: [{pattern: a.txt, op: create}]\n    gates: [{name: t, argv: [\"true\"]}]\n";
+    let out = with_stdin(dir.path(), &["show", "-"], yaml);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("<stdin>: native plan, 1 ticket"));
+    // Forcing JSON on YAML text is a JSON syntax error, at the right place.
+    let out = with_stdin(
+        dir.path(),
+        &["validate", "-", "--input-format", "json"],
+        yaml,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("json.syntax"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = with_stdin(
+        dir.path(),
+        &["convert", "-", "--format", "agb", "--to", "native"],
+        &example(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let native: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(native["planwright"], 1);
+}
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = text(&planwright(dir.path(), &["--version"]).stdout);
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(out.starts_with(&format!("planwright {version}")), "{out}");
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    match head {
+        Ok(h) if h.status.success() => {
+            let commit = text(&h.stdout).trim().to_string();
+            assert_eq!(out, format!("planwright {version} ({commit})\n"));
+        }
+        // Built outside a git checkout: the version alone.
+        _ => assert_eq!(out, format!("planwright {version}\n")),
+    }
+}
+
+#[test]
+fn old_spellings_still_work_with_a_deprecation_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    let out = planwright(dir.path(), &["graph", "plan.json", "--as", "mermaid"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("flowchart LR"));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: `graph --as` is deprecated and will be removed in the next release; use `graph --to`\n"
+    );
+    let out = planwright(dir.path(), &["-q", "graph", "plan.json", "--as=mermaid"]);
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn graph_json_is_json_and_o_writes_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    let out = planwright(dir.path(), &["graph", "plan.json", "--output", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["to"], "dot");
+    assert!(doc["picture"]
+        .as_str()
+        .unwrap()
+        .starts_with("digraph plan {"));
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 3);
+    let out = planwright(dir.path(), &["graph", "plan.json", "-o", "g.dot"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "");
+    let written = std::fs::read_to_string(dir.path().join("g.dot")).unwrap();
+    assert!(written.starts_with("digraph plan {"));
+}
+
+#[test]
+fn a_missing_config_file_is_an_error_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    for args in [
+        &["schema", "native"][..],
+        &["validate", "plan.json"],
+        &["graph", "plan.json"],
+        &["status"],
+        &["completions", "bash"],
+    ] {
+        let mut all = vec!["--config", "nope.toml"];
+        all.extend_from_slice(args);
+        let out = planwright(dir.path(), &all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("`--config nope.toml`: no such file"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn sarif_is_only_for_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    let out = planwright(dir.path(), &["show", "plan.json", "--output", "sarif"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`--output sarif` applies to `validate` only"));
+}
+
+fn sarif_schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn sarif_output_follows_the_sarif_2_1_0_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), FLAWED).unwrap();
+    std::fs::write(dir.path().join("ok.json"), warned()).unwrap();
+    let out = planwright(
+        dir.path(),
+        &["validate", "bad.json", "ok.json", "--output", "sarif"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let validator = jsonschema::validator_for(&sarif_schema()).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The schema is strict enough to catch a wrong document.
+    let mut broken = log.clone();
+    broken["runs"][0]["results"][0]["level"] = "fatal".into();
+    assert!(!validator.is_valid(&broken));
+
+    let runs = log["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let rules = runs[0]["tool"]["driver"]["rules"].as_array().unwrap();
+    let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["agb.gate.strict", "plan.scope.overlap"]);
+    let help = rules[0]["help"]["text"].as_str().unwrap();
+    assert!(help.contains("npm test"), "{help}");
+    let results = runs[0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    let strict = &results[0];
+    assert_eq!(strict["ruleId"], "agb.gate.strict");
+    assert_eq!(strict["level"], "error");
+    let loc = &strict["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "bad.json");
+    assert_eq!(loc["region"]["startLine"], 3);
+    assert_eq!(loc["region"]["startColumn"], 20);
+    assert_eq!(loc["region"]["endColumn"], 32);
+    assert_eq!(results[1]["level"], "warning");
+    assert_eq!(
+        results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "ok.json"
+    );
+}
+
+#[test]
+fn demo_removes_its_repository_unless_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let demos = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("planwright-demo-")
+            })
+            .count()
+    };
+    let out = cmd(tmp.path())
+        .args(["demo", "--output", "json"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["kept"], false);
+    assert_eq!(demos(), 0);
+    let out = cmd(tmp.path())
+        .args(["demo", "--keep", "--output", "json"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(demos(), 1);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let repo = summary["repo"].as_str().unwrap();
+    assert!(Path::new(repo).join(".planwright").is_dir());
+}
+
+#[test]
+fn the_native_example_in_the_docs_is_valid_and_clean() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats/native.md"),
+    )
+    .unwrap();
+    let start = doc.find("```json\n").unwrap() + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), &doc[start..end]).unwrap();
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(
+        text(&out.stdout),
+        "plan.json: valid native plan, 2 tickets (0 errors, 0 warnings)\n"
+    );
+}
+
+#[test]
+fn native_mistakes_get_a_did_you_mean_and_warnings() {
+    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
+ "tickets": [
+  {"id": "T1", "body": " ", "scope": [{"pattern": "**", "op": "creat"}], "estimat_minutes": 3},
+  {"id": "T2", "body": "x", "scope": [{"pattern": "a", "op": "edit"}]}
+ ]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json", "--output", "json"]).stdout);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let found: Vec<(String, String)> = report[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["hint"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "native.scope.op".to_string(),
+                "did you mean `create`?".to_string()
+            ),
+            (
+                "native.schema.additional-properties".to_string(),
+                "did you mean `estimate_minutes` for `estimat_minutes`?".to_string()
+            ),
+            (
+                "native.scope.op".to_string(),
+                "native calls it `modify`".to_string()
+            ),
+        ]
+    );
+    let fixed = plan
+        .replace("creat\"", "create\"")
+        .replace("\"edit\"", "\"modify\"")
+        .replace(", \"estimat_minutes\": 3", "");
+    std::fs::write(dir.path().join("plan.json"), fixed).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json", "--output", "json"]).stdout);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let codes: Vec<&str> = report[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        // `**` also overlaps T2's `a`.
+        [
+            "native.plan.no-gates",
+            "native.ticket.body-blank",
+            "native.scope.everything",
+            "plan.scope.overlap"
+        ]
+    );
+    let reference = text(&planwright(dir.path(), &["schema", "native", "--reference"]).stdout);
+    assert!(
+        reference.contains(
+            "| op | string | required | one of: `any`, `create`, `modify`, `delete`, `rename`"
+        ),
+        "{reference}"
+    );
+    assert!(
+        reference.contains("| from | string | required when `op` is `rename`"),
+        "{reference}"
+    );
+    // No table without rows: every header row is followed by a field row.
+    let lines: Vec<&str> = reference.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("|---") {
+            assert!(
+                lines.get(i + 1).is_some_and(|n| n.starts_with("| ")),
+                "empty table before line {i}:\n{reference}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cycles_are_shown_closed() {
+    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
+ "gates": [{"name": "t", "argv": ["true"]}],
+ "tickets": [
+  {"id": "T1", "body": "x", "scope": [{"pattern": "a", "op": "any"}]},
+  {"id": "T2", "body": "x", "scope": [{"pattern": "b", "op": "any"}], "depends_on": ["T3"]},
+  {"id": "T3", "body": "x", "scope": [{"pattern": "c", "op": "any"}], "depends_on": ["T2"]}
+ ]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
+    assert!(
+        out.contains("error[native.dag.cycle]: dependency cycle: T2 -> T3 -> T2"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_minified_plan_shows_a_window_of_its_one_line() {
+    // 300 tickets on one line whose scopes overlap in groups of ten.
+    let tickets: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                r#"{{"id":"T{i}","body":"b","scope":["src/m{}/**"]}}"#,
+                i / 10
+            )
+        })
+        .collect();
+    let plan = format!(
+        r#"{{"repo":"/srv/app","gate":{{"test":"npm test"}},"tickets":[{}]}}"#,
+        tickets.join(",")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), &plan).unwrap();
+    let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
+    let warnings = out.matches("warning[plan.scope.overlap]").count();
+    assert_eq!(warnings, 30 * 45, "{}", &out[..2000.min(out.len())]);
+    let longest = out.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 200, "a line of {longest} characters");
+    assert!(out.contains("1 │ …"), "{}", &out[..2000]);
+    assert!(out.len() < warnings * 800, "{} bytes", out.len());
+}
+
+const FORMATS: [&str; 4] = ["agb", "codeboost", "standard_v1", "native"];
+
+/// The documented native example uses every field of the model.
+fn full_native_plan() -> String {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats/native.md"),
+    )
+    .unwrap();
+    let start = doc.find("```json\n").unwrap() + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    doc[start..end].to_string()
+}
+
+#[test]
+fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("native.json"), full_native_plan()).unwrap();
+    // The plan's gate `cargo test` is not one agb accepts: refused, then forced.
+    let refused = planwright(
+        dir.path(),
+        &["convert", "native.json", "--to", "agb", "-o", "agb.json"],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("would not pass agb's own validation"));
+    assert!(!dir.path().join("agb.json").exists());
+    let lost_items = [
+        (
+            "agb",
+            vec![
+                "parser: agb has no per-file operations; 'src/parser.rs'",
+                "parser: agb tickets have no `estimate_minutes`",
+                "eval: agb tickets have no `counterfactuals`",
+                "parser: agb tickets have no `checks`",
+            ],
+        ),
+        (
+            "codeboost",
+            vec![
+                "parser: codeboost items have no `rails`",
+                "codeboost plans have no pool caps",
+                "parser: codeboost items have no `estimate_minutes`",
+                "parser: codeboost items have no `tier`",
+            ],
+        ),
+        (
+            "standard_v1",
+            vec![
+                "parser: standard_v1 has no per-ticket `rails`",
+                "standard_v1 has no pool caps",
+                "eval: standard_v1 has no rename",
+            ],
+        ),
+    ];
+    for (to, needles) in &lost_items {
+        let out = planwright(
+            dir.path(),
+            &[
+                "convert",
+                "native.json",
+                "--to",
+                to,
+                "--force",
+                "-o",
+                &format!("{to}.json"),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{to}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        for needle in needles {
+            assert!(err.contains(needle), "{to}: {needle} missing:\n{err}");
+        }
+        // Matching renumbered tickets must not report them lost whole.
+        assert!(!err.contains("cannot express ticket"), "{to}: {err}");
+    }
+    let back = planwright(dir.path(), &["convert", "native.json", "--to", "native"]);
+    assert_eq!(back.status.code(), Some(0));
+    assert_eq!(text(&back.stderr), "", "native keeps everything");
+    // Every pair: from each format's version of the plan to every format.
+    for from in FORMATS {
+        for to in FORMATS {
+            let src = format!("{from}.json");
+            let mut args = vec!["convert", src.as_str(), "--to", to, "--no-strict-gates"];
+            let out = planwright(dir.path(), &args);
+            let err = text(&out.stderr);
+            assert!(!err.contains("panicked"), "{from} -> {to}: {err}");
+            match out.status.code() {
+                Some(0) => {}
+                Some(1) => {
+                    assert!(err.contains("own validation"), "{from} -> {to}: {err}");
+                    args.push("--force");
+                    assert_eq!(
+                        planwright(dir.path(), &args).status.code(),
+                        Some(0),
+                        "{from} -> {to} --force"
+                    );
+                }
+                other => panic!("{from} -> {to}: exit {other:?}: {err}"),
+            }
+        }
+    }
+}
