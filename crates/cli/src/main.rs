@@ -64,6 +64,7 @@ enum Command {
     Status(commands::status::Args),
     Report(commands::report::Args),
     Demo(commands::demo::Args),
+    Draft(commands::draft::Args),
 }
 
 fn main() {
@@ -91,6 +92,7 @@ fn main() {
         Command::Status(args) => commands::status::run(args, &cli.global),
         Command::Report(args) => commands::report::run(args, &cli.global),
         Command::Demo(args) => commands::demo::run(args, &cli.global),
+        Command::Draft(args) => commands::draft::run(args, &cli.global),
     };
     let code = match result {
         Ok(code) => code,

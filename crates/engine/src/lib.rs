@@ -5,6 +5,7 @@ pub mod agent;
 pub mod charter;
 pub mod clock;
 pub mod demo;
+pub mod draft;
 pub mod error;
 pub mod events;
 pub mod executor;

@@ -2,6 +2,7 @@
 
 pub mod convert;
 pub mod demo;
+pub mod draft;
 pub mod graph;
 pub mod preflight;
 pub mod report;
