@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod charter;
 pub mod clock;
+pub mod counterfactual;
 pub mod demo;
 pub mod draft;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod preflight;
 pub mod process;
 pub mod repo;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod scheduler;
 pub mod state;

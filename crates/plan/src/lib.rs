@@ -23,6 +23,7 @@ pub mod report;
 pub mod schema;
 pub mod schema_doc;
 pub mod scope;
+pub mod verdict;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};
