@@ -135,6 +135,7 @@ enum Command {
     Demo(commands::demo::Args),
     Completions(commands::completions::Args),
     Man(commands::man::Args),
+    Draft(commands::draft::Args),
 }
 
 fn main() {
@@ -194,6 +195,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         Command::Demo(args) => commands::demo::run(args, global),
         Command::Completions(args) => commands::completions::run(args, global),
         Command::Man(args) => commands::man::run(args, global),
+        Command::Draft(args) => commands::draft::run(args, global),
     }
 }
 
@@ -212,6 +214,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Demo(_) => "demo",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
+        Command::Draft(_) => "draft",
     }
 }
 

@@ -26,11 +26,20 @@ pub enum FailureKind {
     AgentFailed,
     /// The candidate does not merge onto the current base.
     MergeConflict,
+    /// A reviewer blocked the candidate (or its diff was too large to review).
+    ReviewBlocked,
+    /// The reviewer gave no valid verdict, twice.
+    ReviewInvalid,
+    /// A counterfactual stayed green: no test pins the control path.
+    ControlUnpinned,
+    /// A counterfactual could not be judged (its baseline failed, its
+    /// mutation did not apply).
+    CounterfactualError,
 }
 
 impl FailureKind {
     /// Every kind, for docs and parsing.
-    pub const ALL: [FailureKind; 9] = [
+    pub const ALL: [FailureKind; 13] = [
         FailureKind::EmptyDiff,
         FailureKind::ScopeViolation,
         FailureKind::RailViolation,
@@ -40,6 +49,10 @@ impl FailureKind {
         FailureKind::AgentBlocked,
         FailureKind::AgentFailed,
         FailureKind::MergeConflict,
+        FailureKind::ReviewBlocked,
+        FailureKind::ReviewInvalid,
+        FailureKind::ControlUnpinned,
+        FailureKind::CounterfactualError,
     ];
 
     /// The stored and printed name.
@@ -54,6 +67,10 @@ impl FailureKind {
             FailureKind::AgentBlocked => "agent_blocked",
             FailureKind::AgentFailed => "agent_failed",
             FailureKind::MergeConflict => "merge_conflict",
+            FailureKind::ReviewBlocked => "review_blocked",
+            FailureKind::ReviewInvalid => "review_invalid",
+            FailureKind::ControlUnpinned => "control_unpinned",
+            FailureKind::CounterfactualError => "counterfactual_error",
         }
     }
 

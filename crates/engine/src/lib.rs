@@ -4,7 +4,9 @@
 pub mod agent;
 pub mod charter;
 pub mod clock;
+pub mod counterfactual;
 pub mod demo;
+pub mod draft;
 pub mod error;
 pub mod events;
 pub mod executor;
@@ -18,6 +20,7 @@ pub mod preflight;
 pub mod process;
 pub mod repo;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod scheduler;
 pub mod state;

@@ -263,7 +263,7 @@ fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
     out
 }
 
-fn check_scope_ops(
+pub(crate) fn check_scope_ops(
     plan: &Plan,
     base: &HashSet<String>,
     merged: &HashSet<String>,

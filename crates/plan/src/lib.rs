@@ -24,6 +24,7 @@ pub mod schema;
 pub mod schema_doc;
 pub mod scope;
 pub mod suggest;
+pub mod verdict;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};

@@ -247,6 +247,11 @@ pub struct CounterfactualTests {
     /// Package or path the tests live in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+    /// The command that runs the tests, when it is not Go's
+    /// (`go test -json -count=1 -run <run> <package>`). An argv, never a
+    /// shell string; native plans only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
 }
 
 impl Ticket {

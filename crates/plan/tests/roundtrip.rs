@@ -196,7 +196,11 @@ fn counterfactual() -> impl Strategy<Value = Counterfactual> {
                 } else {
                     Mutation::FindReplace { find, replace }
                 },
-                tests: CounterfactualTests { run, package },
+                tests: CounterfactualTests {
+                    run,
+                    package,
+                    argv: None,
+                },
             },
         )
 }

@@ -1392,6 +1392,7 @@ fn every_thing_standard_v1_cannot_say_draws_its_warning() {
         tests: CounterfactualTests {
             run: "^T$".into(),
             package: None,
+            argv: None,
         },
     };
     t.counterfactuals = vec![c; 9];

@@ -3,6 +3,7 @@
 pub mod completions;
 pub mod convert;
 pub mod demo;
+pub mod draft;
 pub mod graph;
 pub mod man;
 pub mod preflight;

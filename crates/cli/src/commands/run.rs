@@ -123,10 +123,18 @@ pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliE
 
 /// The agent the flags and configuration name.
 pub fn agent(args: &EngineArgs, config: &Config) -> Result<Arc<dyn Agent>, CliError> {
-    let template = args.agent_cmd.clone().or_else(|| config.agent.cmd.clone());
-    let name = args
-        .agent
-        .clone()
+    agent_from(args.agent.as_deref(), args.agent_cmd.as_deref(), config)
+}
+
+/// The agent named by `--agent` and `--agent-cmd`, else by `[agent]`.
+pub fn agent_from(
+    name: Option<&str>,
+    cmd: Option<&str>,
+    config: &Config,
+) -> Result<Arc<dyn Agent>, CliError> {
+    let template = cmd.map(str::to_string).or_else(|| config.agent.cmd.clone());
+    let name = name
+        .map(str::to_string)
         .or_else(|| config.agent.name.clone())
         .or_else(|| template.as_ref().map(|_| "cmd".to_string()))
         .ok_or_else(|| {

@@ -546,6 +546,14 @@ fn counterfactual(c: &Counterfactual, at: Pointer, sink: &mut dyn Sink) -> Value
         );
         "./...".into()
     });
+    if c.tests.argv.is_some() {
+        warn(
+            sink,
+            "counterfactual-command",
+            at.key("tests").key("argv"),
+            "standard_v1 counterfactuals run Go's tests; dropped the test command `tests.argv`",
+        );
+    }
     json!({"control_path": c.control_path, "mutation": mutation, "tests": {"run": c.tests.run, "package": package}, "expect": "red"})
 }
 
@@ -783,6 +791,7 @@ mod tests {
             tests: CounterfactualTests {
                 run: "^TestA$".into(),
                 package: Some("./a".into()),
+                argv: None,
             },
         };
         let fr = |f: &str, r: &str| Mutation::FindReplace {

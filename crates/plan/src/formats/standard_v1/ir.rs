@@ -244,6 +244,7 @@ fn counterfactual(c: &Value) -> Option<Counterfactual> {
         tests: CounterfactualTests {
             run: str(tests, "run")?.into(),
             package: str(tests, "package").map(String::from),
+            argv: None,
         },
     })
 }

@@ -1,0 +1,318 @@
+//! Verification beyond gates: counterfactuals executed in a checkout, and
+//! review passes by a fake reviewer (a shell script run by the `cmd` agent
+//! that answers recorded verdicts).
+
+use planwright_engine::agent::cmd::CmdAgent;
+use planwright_engine::counterfactual::{self, Outcome};
+use planwright_engine::failure::FailureKind;
+use planwright_engine::gates::GateSettings;
+use planwright_engine::process::Cancel;
+use planwright_engine::review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
+use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
+use planwright_plan::verdict::{CheckStatus, ReviewCheck};
+use std::path::Path;
+use std::time::Duration;
+
+fn settings() -> GateSettings {
+    GateSettings {
+        env: vec![],
+        timeout: Some(Duration::from_secs(60)),
+    }
+}
+
+/// A checkout whose "test" passes while `src/calc.sh` says `echo 4`.
+fn checkout() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/calc.sh"),
+        "echo 4\n# echo 4 is the answer\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("src/unused.sh"), "echo unused\n").unwrap();
+    std::fs::write(
+        dir.path().join("test.sh"),
+        "test \"$(sh src/calc.sh)\" = 4\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn cf(control: &str, mutation: Mutation, test: &[&str]) -> Counterfactual {
+    Counterfactual {
+        control_path: control.into(),
+        mutation,
+        tests: CounterfactualTests {
+            run: "calc".into(),
+            package: None,
+            argv: Some(test.iter().map(|s| s.to_string()).collect()),
+        },
+    }
+}
+
+fn find(find: &str, replace: &str) -> Mutation {
+    Mutation::FindReplace {
+        find: find.into(),
+        replace: replace.into(),
+    }
+}
+
+fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
+    let log = dir.join("../cf.log");
+    counterfactual::run(c, dir, &settings(), &log, &Cancel::default())
+        .unwrap()
+        .expect("not cancelled")
+}
+
+#[test]
+fn a_mutation_the_tests_catch_is_red_and_the_file_is_put_back() {
+    let dir = checkout();
+    let c = cf(
+        "src/calc.sh",
+        find("echo 4\n", "echo 5\n"),
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Red, "{r:?}");
+    assert_eq!(r.command, "sh test.sh");
+    let after = std::fs::read_to_string(dir.path().join("src/calc.sh")).unwrap();
+    assert_eq!(after, "echo 4\n# echo 4 is the answer\n");
+}
+
+#[test]
+fn a_mutation_nothing_notices_is_green() {
+    let dir = checkout();
+    let c = cf(
+        "src/unused.sh",
+        find("unused", "changed"),
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Green, "{r:?}");
+    assert!(r.message.contains("no test pins it"), "{}", r.message);
+}
+
+#[test]
+fn a_find_text_that_occurs_twice_is_an_error_that_says_so() {
+    let dir = checkout();
+    let c = cf("src/calc.sh", find("echo 4", "echo 5"), &["sh", "test.sh"]);
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Error);
+    assert!(r.message.contains("occurs 2 times"), "{}", r.message);
+    let after = std::fs::read_to_string(dir.path().join("src/calc.sh")).unwrap();
+    assert_eq!(
+        after, "echo 4\n# echo 4 is the answer\n",
+        "nothing was changed"
+    );
+}
+
+#[test]
+fn a_failing_baseline_is_an_error_not_an_unpinned_control() {
+    let dir = checkout();
+    std::fs::write(dir.path().join("test.sh"), "exit 1\n").unwrap();
+    let c = cf(
+        "src/calc.sh",
+        find("echo 4\n", "echo 5\n"),
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Error);
+    assert!(r.message.contains("baseline"), "{}", r.message);
+}
+
+#[test]
+fn a_patch_mutation_applies_and_a_bad_one_is_named() {
+    let dir = checkout();
+    let patch = "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1,2 +1,2 @@\n-echo 4\n+echo 3\n # echo 4 is the answer\n";
+    let c = cf(
+        "src/calc.sh",
+        Mutation::Patch {
+            patch: patch.into(),
+        },
+        &["sh", "test.sh"],
+    );
+    assert_eq!(run_cf(dir.path(), &c).outcome, Outcome::Red);
+    let bad = cf(
+        "src/calc.sh",
+        Mutation::Patch {
+            patch: patch.replace("-echo 4", "-echo 9"),
+        },
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &bad);
+    assert_eq!(r.outcome, Outcome::Error);
+    assert!(r.message.contains("does not apply"), "{}", r.message);
+}
+
+#[test]
+fn a_control_path_outside_the_checkout_is_refused() {
+    let dir = checkout();
+    let c = cf("../etc/passwd", find("root", "toor"), &["sh", "test.sh"]);
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Error);
+    assert!(r.message.contains("leaves the repository"), "{}", r.message);
+}
+
+const SHIP: &str = r#"{"verdict": "ship", "summary": "does what it says", "findings": [],
+ "checks": [{"id": "C1", "status": "met", "evidence": "test.sh"}, {"id": "C2", "status": "met"}]}"#;
+const BLOCK: &str = r#"{"verdict": "block", "summary": "the test was weakened",
+ "findings": [{"severity": "blocker", "file": "test.sh", "line": 1, "message": "asserts nothing"}],
+ "checks": [{"id": "C1", "status": "unmet", "evidence": "no assertion"}, {"id": "C2", "status": "met"}]}"#;
+
+/// A reviewer that answers `answers[n]` on its n-th call (the last one
+/// from then on), counting calls in a file.
+fn reviewer(dir: &Path, answers: &[&str]) -> CmdAgent {
+    let mut script = String::from(
+        "#!/bin/sh\nn=$(cat calls 2>/dev/null || echo 0); n=$((n+1)); echo $n > calls\ncase $n in\n",
+    );
+    for (i, a) in answers.iter().enumerate() {
+        let case = if i + 1 == answers.len() {
+            "*".to_string()
+        } else {
+            (i + 1).to_string()
+        };
+        script.push_str(&format!(
+            "{case}) cat > \"$PLANWRIGHT_VERDICT_FILE\" <<'EOF'\n{a}\nEOF\n;;\n"
+        ));
+    }
+    script.push_str("esac\n");
+    let path = dir.join("reviewer.sh");
+    std::fs::write(&path, script).unwrap();
+    CmdAgent::new(&format!("sh {}", path.display())).unwrap()
+}
+
+fn input(dir: &Path) -> (Ticket, ReviewInput) {
+    let ticket = Ticket {
+        title: "calc".into(),
+        checks: vec!["calc prints 4".into(), "nothing else changes".into()],
+        ..Ticket::new("T1", "Make calc print 4.")
+    };
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let checks = ReviewCheck::numbered([
+        ("calc prints 4".to_string(), false),
+        ("nothing else changes".to_string(), true),
+    ]);
+    let input = ReviewInput {
+        checks,
+        diff: "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1 +1 @@\n-echo 3\n+echo 4\n".into(),
+        gates: vec![("sh test.sh".into(), true)],
+        checkout: dir.to_path_buf(),
+        files,
+        attempt: 1,
+        timeout: Some(Duration::from_secs(60)),
+        model: None,
+    };
+    (ticket, input)
+}
+
+fn run_review(dir: &Path, agent: &CmdAgent, passes: u32, max: Option<usize>) -> ReviewOutcome {
+    let (ticket, input) = input(dir);
+    let mut spend = ReviewSpend::default();
+    review(
+        &ticket,
+        &input,
+        agent,
+        passes,
+        max,
+        &mut spend,
+        &Cancel::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_block_is_evidence_and_the_next_review_ships() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = reviewer(dir.path(), &[BLOCK, SHIP]);
+    match run_review(dir.path(), &agent, 1, None) {
+        ReviewOutcome::Rejected { failure, verdicts } => {
+            assert_eq!(failure.kind, FailureKind::ReviewBlocked);
+            assert!(
+                failure.message.contains("the test was weakened"),
+                "{}",
+                failure.message
+            );
+            let evidence = failure.evidence.clone();
+            assert!(
+                evidence.contains("blocker test.sh:1: asserts nothing"),
+                "{evidence}"
+            );
+            assert!(
+                evidence.contains("check C1 unmet: calc prints 4"),
+                "{evidence}"
+            );
+            assert_eq!(verdicts.len(), 1);
+        }
+        other => panic!("expected a block, got {other:?}"),
+    }
+    match run_review(dir.path(), &agent, 1, None) {
+        ReviewOutcome::Shipped { verdicts } => {
+            assert_eq!(verdicts[0].checks[0].status, CheckStatus::Met);
+            // skip_expected is never validated, whatever the reviewer says.
+            assert_eq!(verdicts[0].checks[1].status, CheckStatus::NotValidated);
+        }
+        other => panic!("expected ship, got {other:?}"),
+    }
+}
+
+#[test]
+fn dry_passes_need_consecutive_ships() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = reviewer(dir.path(), &[SHIP, BLOCK]);
+    match run_review(dir.path(), &agent, 2, None) {
+        ReviewOutcome::Rejected { failure, verdicts } => {
+            assert!(
+                failure.message.contains("review pass 2 of 2 blocked"),
+                "{}",
+                failure.message
+            );
+            assert_eq!(verdicts.len(), 2);
+        }
+        other => panic!("expected the second pass to block, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_malformed_verdict_is_retried_once_then_fails_the_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = reviewer(dir.path(), &["LGTM, ship it!"]);
+    match run_review(dir.path(), &agent, 1, None) {
+        ReviewOutcome::Rejected { failure, .. } => {
+            assert_eq!(failure.kind, FailureKind::ReviewInvalid);
+            assert!(failure.evidence.clone().contains("not JSON"));
+        }
+        other => panic!("expected review_invalid, got {other:?}"),
+    }
+    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
+    assert_eq!(calls.trim(), "2", "one retry, no more");
+    // The retry's prompt tells the reviewer what was wrong.
+    let retry =
+        std::fs::read_to_string(dir.path().join("files/attempt-1.review-1.2.prompt.md")).unwrap();
+    assert!(retry.contains("not a valid verdict"), "{retry}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let agent = reviewer(dir.path(), &["{\"verdict\": \"ship\"}", SHIP]);
+    assert!(matches!(
+        run_review(dir.path(), &agent, 1, None),
+        ReviewOutcome::Shipped { .. }
+    ));
+}
+
+#[test]
+fn a_diff_over_the_limit_is_blocked_without_a_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = reviewer(dir.path(), &[SHIP]);
+    match run_review(dir.path(), &agent, 1, Some(3)) {
+        ReviewOutcome::Rejected { failure, .. } => {
+            assert_eq!(failure.kind, FailureKind::ReviewBlocked);
+            assert!(
+                failure.message.contains("max_diff_lines = 3"),
+                "{}",
+                failure.message
+            );
+        }
+        other => panic!("expected a block, got {other:?}"),
+    }
+    assert!(!dir.path().join("calls").exists(), "the reviewer never ran");
+}
