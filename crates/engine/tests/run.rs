@@ -107,14 +107,19 @@ fn rail_hit_is_rejected() {
 
 #[test]
 fn modifying_a_file_declared_create_is_rejected() {
-    let env = Env::new(&[("a.txt", "old\n")]);
-    env.fixture("A", 0, "a.txt", "new\n");
-    let out = single(
-        &env,
-        ticket("A", json!([{"pattern": "a.txt", "op": "create"}])),
-        gate(&["true"]),
-    );
-    assert_eq!(failing_kind(&out, "A"), FailureKind::ScopeViolation);
+    // B declares `create` for a file its dependency A creates: preflight
+    // cannot know, the verifier sees B modify it.
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "old\n");
+    env.fixture("B", 0, "a.txt", "new\n");
+    let mut b = ticket("B", json!([{"pattern": "a.txt", "op": "create"}]));
+    b["depends_on"] = json!(["A"]);
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), b]}));
+    let mut s = settings();
+    s.strikes = 1;
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(failing_kind(&out, "B"), FailureKind::ScopeViolation);
 }
 
 #[test]
@@ -315,6 +320,8 @@ fn gates_rerun_on_the_merged_tree_when_the_base_moved() {
     // B's gate waits until A has landed, passes on B's own tree, and fails
     // on the merged tree, which has A's file.
     let env = Env::new(&[("README.md", "hi\n")]);
+    // Nothing has `main` checked out, so each merge moves it at once.
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
     env.fixture("A", 0, "a.txt", "a\n");
     env.fixture("B", 0, "b.txt", "b\n");
     let mut a = ticket("A", json!([any("a.txt")]));
@@ -367,6 +374,7 @@ fn a_merge_conflict_sends_the_ticket_back_to_be_rebuilt_on_the_new_base() {
     // A and B both rewrite the shared file; whichever lands second conflicts,
     // is rebuilt on the new base (its fixture rewrites the whole file), and lands.
     let env = Env::new(&[("shared.txt", "one\ntwo\nthree\n")]);
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
     env.fixture("A", 0, "shared.txt", "ONE\ntwo\nthree\n");
     env.fixture("B", 1, "shared.txt", "uno\ntwo\nthree\n");
     env.fixture("B", 2, "shared.txt", "ONE\ntwo\nthree\nfour\n");
@@ -387,8 +395,8 @@ fn a_merge_conflict_sends_the_ticket_back_to_be_rebuilt_on_the_new_base() {
     });
     assert!(conflict, "{:?}", out.events);
     assert_eq!(
-        std::fs::read_to_string(env.repo().join("shared.txt")).unwrap(),
-        "ONE\ntwo\nthree\nfour\n"
+        git(&env.repo(), &["show", "main:shared.txt"]),
+        "ONE\ntwo\nthree\nfour"
     );
 }
 
@@ -413,10 +421,14 @@ fn worktree_setup_runs_once_per_slot() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // One slot for the tickets; the ignored `deps/` survived each reset.
+    // Once per workspace (the ticket slot, and the merge slot when a merge
+    // had to gate again); the ignored `deps/` survived each reset.
+    let workspaces = std::fs::read_dir(env.repo().join(".planwright/worktrees"))
+        .unwrap()
+        .count();
     assert_eq!(
         std::fs::read_to_string(&counter).unwrap().lines().count(),
-        1
+        workspaces
     );
 }
 
