@@ -253,7 +253,7 @@ fn dry_run_prints_the_order_and_changes_nothing() {
     let stdout = text(&out.stdout);
     let order: Vec<&str> = stdout
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("wave "))
+        .filter_map(|l| l.trim().strip_prefix("batch "))
         .collect();
     assert_eq!(order.len(), 3, "{stdout}");
     // A heads the longest chain; B and C tie and keep plan order.
@@ -346,7 +346,7 @@ fn status_and_report_describe_the_run() {
         (
             b["id"].as_str(),
             b["state"].as_str(),
-            b["attempts"].as_u64()
+            b["attempt_count"].as_u64()
         ),
         (Some("B"), Some("failed"), Some(1))
     );
@@ -790,18 +790,38 @@ fn demo_json_says_where_it_ran() {
 
 #[test]
 fn dry_run_quotes_gates_as_a_shell_needs() {
-    let tmp = tempfile::tempdir().unwrap();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/codeboost");
-    for name in ["plan.yaml", "planwright.toml"] {
-        std::fs::copy(example.join(name), tmp.path().join(name)).unwrap();
-    }
-    let out = planwright(tmp.path(), &["run", "plan.yaml", "--dry-run"]);
+    let env = sh_env();
+    let out = env.run(&["--dry-run", "--gate", "test -n 'a b'"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("`go test ./internal/retry/... -run 'TestDo.*'`"),
+        text(&out.stdout).contains("`test -n 'a b'`"),
         "{}",
         text(&out.stdout)
     );
+}
+
+#[test]
+fn dry_run_fails_exactly_when_run_would() {
+    let env = sh_env();
+    // A gate program that does not exist fails preflight, dry run or not.
+    let missing = ["--gate", "no-such-gate-program-xyz"];
+    let dry = env.run(&[&["--dry-run"][..], &missing[..]].concat());
+    let real = env.run(&missing);
+    assert_eq!(dry.status.code(), Some(1), "{}", text(&dry.stdout));
+    assert_eq!(real.status.code(), dry.status.code());
+    for out in [&dry, &real] {
+        assert!(
+            text(&out.stdout).contains("gate program `no-such-gate-program-xyz` is not on PATH"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    // So does an uncommitted change to a tracked file.
+    write(&env.repo(), "README.md", "edited\n");
+    let dry = env.run(&["--dry-run"]);
+    assert_eq!(dry.status.code(), Some(1), "{}", text(&dry.stdout));
+    assert!(text(&dry.stdout).contains("uncommitted changes"));
+    assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]), "base");
 }
 
 #[test]

@@ -226,9 +226,14 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
         (Some(s), Some(r)) => s.tickets(&r.id)?.into_iter().map(|t| (t.id.clone(), t)).collect(),
         _ => HashMap::new(),
     };
+    let held = match (&run, resume.new_run) {
+        (Some(r), _) => Some(r.id.clone()),
+        (None, false) => held_run(repo, &plan.base)?,
+        (None, true) => None,
+    };
     let mut refs = vec![format!("refs/heads/{}", plan.base)];
-    if let Some(r) = &run {
-        refs = Target::new(&plan.base, &r.id).refs();
+    if let Some(id) = &held {
+        refs = Target::new(&plan.base, id).refs();
     }
     let ledger = Ledger::read(repo, &refs)?;
     let own = run.as_ref().filter(|r| r.fresh).map(|r| r.id.as_str());
@@ -520,7 +525,7 @@ fn open_run(
     };
     let (run, continued) = match existing {
         Some(run) => (run, true),
-        None => (new_run(store, plan, settings, resume.new_run)?, false),
+        None => (new_run(store, repo, plan, settings, resume.new_run)?, false),
     };
     store.resume_run(&run.id, &settings.plan_path)?;
     for (i, t) in plan.tickets.iter().enumerate() {
@@ -550,17 +555,20 @@ fn open_run(
 
 fn new_run(
     store: &Store,
+    repo: &Repo,
     plan: &Plan,
     settings: &RunSettings,
     fresh: bool,
 ) -> Result<RunRow, EngineError> {
-    let mut n = 0;
-    let id = loop {
-        let id = clock::run_id(n);
-        if store.run(&id)?.is_none() {
-            break id;
-        }
-        n += 1;
+    // A run whose store was lost may still hold merges on its branch: it
+    // is adopted, so its merges count and new work builds on them.
+    let adopted = match fresh {
+        true => None,
+        false => held_run(repo, &plan.base)?,
+    };
+    let id = match adopted {
+        Some(id) => id,
+        None => unused_run_id(store)?,
     };
     let row = RunRow {
         id,
@@ -573,6 +581,44 @@ fn new_run(
     };
     store.create_run(&row)?;
     Ok(row)
+}
+
+/// A run id from the clock that no run has yet.
+fn unused_run_id(store: &Store) -> Result<String, EngineError> {
+    let mut n = 0;
+    loop {
+        let id = clock::run_id(n);
+        if store.run(&id)?.is_none() {
+            return Ok(id);
+        }
+        n += 1;
+    }
+}
+
+/// The run whose branch `planwright/run/<id>` holds merges not yet on
+/// `base` (the newest, if several).
+fn held_run(repo: &Repo, base: &str) -> Result<Option<String>, EngineError> {
+    let text = repo
+        .git()
+        .args([
+            "for-each-ref",
+            "--sort=-committerdate",
+            "--format=%(refname:strip=4)",
+            "refs/heads/planwright/run/",
+        ])
+        .text()?;
+    let tip = repo.base_tip(base)?;
+    for id in text.lines().filter(|l| !l.is_empty()) {
+        let held = format!("refs/heads/{}", merge::held_branch(id));
+        let descends = repo
+            .git()
+            .args(["merge-base", "--is-ancestor", &tip, &held])
+            .succeeds()?;
+        if descends {
+            return Ok(Some(id.to_string()));
+        }
+    }
+    Ok(None)
 }
 
 /// The recovery rules: a ticket's stored state is brought in line with
