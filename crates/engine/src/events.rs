@@ -207,11 +207,7 @@ impl Stamped {
     /// The time as RFC 3339 UTC with milliseconds.
     pub fn at(&self) -> String {
         let secs = crate::clock::format_unix(self.at_ms / 1000);
-        format!(
-            "{}.{:03}Z",
-            secs.trim_end_matches('Z'),
-            self.at_ms % 1000
-        )
+        format!("{}.{:03}Z", secs.trim_end_matches('Z'), self.at_ms % 1000)
     }
 }
 
@@ -263,7 +259,10 @@ impl JsonLines {
 impl Reporter for JsonLines {
     fn report(&mut self, at: &str, event: &Event) {
         let none = serde_json::Value::Null;
-        self.line(event, [("seq", none.clone()), ("at", at.into()), ("at_ms", none)]);
+        self.line(
+            event,
+            [("seq", none.clone()), ("at", at.into()), ("at_ms", none)],
+        );
     }
 
     fn stamped(&mut self, e: &Stamped) {
@@ -406,7 +405,11 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let seqs: Vec<u64> = text
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"].as_u64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
             .collect();
         assert_eq!(seqs, [8, 9]);
         assert!(text.contains("\"at_ms\":"), "{text}");

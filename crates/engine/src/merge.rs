@@ -300,11 +300,7 @@ impl Merge<'_> {
     /// A `merge_conflict` failure whose evidence is what the next attempt
     /// needs: the conflicting paths and the other side's changes to them.
     fn conflict(&self, text: &str, tip: &str, verified_on: &str) -> Result<Failure, EngineError> {
-        let paths: Vec<&str> = text
-            .lines()
-            .skip(1)
-            .take_while(|l| !l.is_empty())
-            .collect();
+        let paths: Vec<&str> = text.lines().skip(1).take_while(|l| !l.is_empty()).collect();
         let range = format!("{verified_on}..{tip}");
         let log = self
             .repo
@@ -411,11 +407,21 @@ pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     let base_ref = target.base_ref();
     let moved = repo
         .git()
-        .args(["update-ref", "-m", "planwright: land run", &base_ref, &held, &base])
+        .args([
+            "update-ref",
+            "-m",
+            "planwright: land run",
+            &base_ref,
+            &held,
+            &base,
+        ])
         .succeeds()?;
     if !moved {
         return Ok(Sync::Held {
-            reason: format!("`{}` moved while it was being advanced; run `{merge_cmd}`", target.base),
+            reason: format!(
+                "`{}` moved while it was being advanced; run `{merge_cmd}`",
+                target.base
+            ),
         });
     }
     for dir in &checkouts {

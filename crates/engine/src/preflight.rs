@@ -38,7 +38,11 @@ impl Check {
             hint: None,
         }
     }
-    pub(crate) fn error(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
+    pub(crate) fn error(
+        check: &'static str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Check {
         Check {
             check,
             status: "error",
@@ -46,7 +50,11 @@ impl Check {
             hint: Some(hint.into()),
         }
     }
-    pub(crate) fn warning(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
+    pub(crate) fn warning(
+        check: &'static str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Check {
         Check {
             check,
             status: "warning",
@@ -143,7 +151,9 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
         out.push(Check::warning(
             "changed",
             format!("ticket {id} was merged from an older definition; it is not run again"),
-            format!("to run it again, pass `--rerun {id}` (or `--rerun-changed` for all such tickets)"),
+            format!(
+                "to run it again, pass `--rerun {id}` (or `--rerun-changed` for all such tickets)"
+            ),
         ));
     }
     if !o.rerun.is_empty() {

@@ -223,7 +223,11 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
         _ => None,
     };
     let rows: HashMap<String, TicketRow> = match (&store, &run) {
-        (Some(s), Some(r)) => s.tickets(&r.id)?.into_iter().map(|t| (t.id.clone(), t)).collect(),
+        (Some(s), Some(r)) => s
+            .tickets(&r.id)?
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect(),
         _ => HashMap::new(),
     };
     let held = match (&run, resume.new_run) {
@@ -288,14 +292,8 @@ pub fn prepare(
     allow: &[Vec<String>],
     agent: &dyn Agent,
 ) -> Result<Prepared, PreflightFailed> {
-    let mut checks = crate::preflight::preflight_with(
-        dir,
-        &plan,
-        &settings.extra_gates,
-        allow,
-        agent,
-        &resume,
-    );
+    let mut checks =
+        crate::preflight::preflight_with(dir, &plan, &settings.extra_gates, allow, agent, &resume);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -349,7 +347,11 @@ impl Prepared {
 
     /// The executor that runs attempts in this repository's workspace pool.
     pub fn local_executor(&self, agent: Arc<dyn Agent>) -> Arc<dyn Executor> {
-        Arc::new(LocalExecutor::new(self.repo.clone(), self.pool.clone(), agent))
+        Arc::new(LocalExecutor::new(
+            self.repo.clone(),
+            self.pool.clone(),
+            agent,
+        ))
     }
 
     /// The order tickets that will run would start in, as batches of at
@@ -550,7 +552,31 @@ fn open_run(
             st => settle(store, repo, &run.id, &row, st)?,
         }
     }
+    sweep_candidates(store, repo, &run.id)?;
     Ok((run, continued))
+}
+
+/// Deletes the candidate refs of tickets that are no longer open (left by
+/// a stop between `merged` being written and the ref being deleted).
+fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<(), EngineError> {
+    let prefix = merge::candidate_ref("");
+    let refs = repo
+        .git()
+        .args(["for-each-ref", "--format=%(refname)", &prefix])
+        .text()?;
+    let open: HashSet<String> = store
+        .tickets(run)?
+        .into_iter()
+        .filter(|t| !matches!(t.state, TicketState::Merged | TicketState::Changed))
+        .map(|t| t.id)
+        .collect();
+    for name in refs.lines() {
+        let id = name.strip_prefix(&prefix).unwrap_or(name);
+        if !open.contains(id) {
+            merge::delete_ref(repo, name)?;
+        }
+    }
+    Ok(())
 }
 
 fn new_run(
@@ -995,8 +1021,11 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// Puts tickets whose pause is over back in the queue.
     fn unpause(&mut self) {
         let now = Instant::now();
-        let (over, waiting): (Vec<_>, Vec<_>) =
-            self.lp.paused.drain(..).partition(|(until, _)| *until <= now);
+        let (over, waiting): (Vec<_>, Vec<_>) = self
+            .lp
+            .paused
+            .drain(..)
+            .partition(|(until, _)| *until <= now);
         self.lp.paused = waiting;
         for (_, id) in over {
             self.sched.requeue(&id);
@@ -1013,7 +1042,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     ) -> Result<(), EngineError> {
         let sh = self.sh;
         let ticket = sh.ticket(id);
-        let row = sh.store.ticket(&sh.run, id)?.expect("run tickets are stored");
+        let row = sh
+            .store
+            .ticket(&sh.run, id)?
+            .expect("run tickets are stored");
         let base = sh.target.tip(sh.repo)?;
         let attempt = row.attempt_count + 1;
         sh.store
@@ -1119,7 +1151,11 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// the time the provider named, else a doubling wait. Pausing the whole
     /// model pool, or routing to another model, hooks in here.
     fn pause(&mut self, id: &str, retry_after: Option<Duration>, reason: String) {
-        let streak = self.lp.unavailable_streak.entry(id.to_string()).or_default();
+        let streak = self
+            .lp
+            .unavailable_streak
+            .entry(id.to_string())
+            .or_default();
         *streak += 1;
         let doubling = defaults::UNAVAILABLE_WAIT.saturating_mul(1 << (*streak - 1).min(10));
         let wait = retry_after

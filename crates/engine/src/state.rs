@@ -93,9 +93,7 @@ macro_rules! stored_enum {
 }
 
 fn unknown(what: &str, value: &str) -> FromSqlError {
-    FromSqlError::Other(
-        format!("unknown {what} `{value}` (written by a newer planwright?)").into(),
-    )
+    FromSqlError::Other(format!("unknown {what} `{value}` (written by a newer planwright?)").into())
 }
 
 stored_enum! {
@@ -300,7 +298,8 @@ fn failure_from(
     ))
 }
 
-const TICKET_COLUMNS: &str = "ticket_id, title, state, attempt_count, failure_kind, failure_message, \
+const TICKET_COLUMNS: &str =
+    "ticket_id, title, state, attempt_count, failure_kind, failure_message, \
     failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of";
 
 fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
@@ -835,12 +834,18 @@ mod tests {
             .unwrap();
         let t = store.ticket("r1", "T1").unwrap().unwrap();
         assert_eq!((t.state, t.attempt_count), (TicketState::Pending, 1));
-        assert_eq!((t.title.as_str(), t.digest.as_deref()), ("one!", Some("d2")));
+        assert_eq!(
+            (t.title.as_str(), t.digest.as_deref()),
+            ("one!", Some("d2"))
+        );
         assert_eq!(t.failure.as_ref().unwrap().evidence, "x");
         store.start_attempt("r1", "T1", 2, "abc", "t3").unwrap();
         store.verified("r1", "T1", 2, "cand", "abc", "t4").unwrap();
         let t = store.ticket("r1", "T1").unwrap().unwrap();
-        assert_eq!((t.state, t.candidate.as_deref()), (TicketState::Verified, Some("cand")));
+        assert_eq!(
+            (t.state, t.candidate.as_deref()),
+            (TicketState::Verified, Some("cand"))
+        );
         store.begin_merge("r1", "T1", "def").unwrap();
         store.mark_merged("r1", "T1", "def").unwrap();
         let t = &store.tickets("r1").unwrap()[0];

@@ -116,7 +116,8 @@ fn modifying_a_file_declared_create_is_rejected() {
     env.fixture("B", 0, "a.txt", "new\n");
     let mut b = ticket("B", json!([{"pattern": "a.txt", "op": "create"}]));
     b["depends_on"] = json!(["A"]);
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), b]}));
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), b]}));
     let mut s = settings();
     s.strikes = 1;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
@@ -514,7 +515,11 @@ fn a_slot_git_forgot_is_made_anew() {
 fn trailers(env: &Env, id: &str) -> usize {
     git(
         &env.repo(),
-        &["log", "--format=%(trailers:key=Planwright-Ticket,valueonly)", "main"],
+        &[
+            "log",
+            "--format=%(trailers:key=Planwright-Ticket,valueonly)",
+            "main",
+        ],
     )
     .lines()
     .filter(|l| l.trim() == id)
@@ -527,7 +532,12 @@ fn an_edited_plan_continues_the_run_and_changed_tickets_run_again_only_when_aske
     for id in ["A", "B", "D"] {
         env.fixture(id, 0, &format!("{id}.txt"), "x\n");
     }
-    let t = |id: &str| ticket(id, json!([{"pattern": format!("{id}.txt"), "op": "create"}]));
+    let t = |id: &str| {
+        ticket(
+            id,
+            json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
+        )
+    };
     let first = plan(json!({"gates": gate(&["true"]), "tickets": [t("A"), t("B")]}));
     let one = run_scripted(&env, &first);
     assert_eq!(one.summary.merged, ["A", "B"]);
@@ -539,12 +549,18 @@ fn an_edited_plan_continues_the_run_and_changed_tickets_run_again_only_when_aske
     assert_eq!(two.summary.run, one.summary.run, "the run continues");
     assert_eq!(two.summary.merged, ["A", "D"]);
     assert_eq!(two.summary.changed, ["B"]);
-    assert!(two.events.iter().any(|e| matches!(e, Event::Changed { ticket, .. } if ticket == "B")));
+    assert!(two
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Changed { ticket, .. } if ticket == "B")));
     // Lost state: git alone says what merged.
     std::fs::remove_dir_all(env.repo().join(".planwright")).unwrap();
     git(&env.repo(), &["worktree", "prune"]);
     let three = run_scripted(&env, &edited);
-    assert_eq!((three.summary.merged.len(), three.summary.changed.len()), (2, 1));
+    assert_eq!(
+        (three.summary.merged.len(), three.summary.changed.len()),
+        (2, 1)
+    );
     let started = |o: &Outcome| {
         o.events
             .iter()
@@ -558,15 +574,23 @@ fn an_edited_plan_continues_the_run_and_changed_tickets_run_again_only_when_aske
     b["body"] = json!("do it differently");
     env.fixture("B", 0, "B.txt", "y\n");
     let edited = plan(json!({"gates": gate(&["true"]), "tickets": [t("A"), b, t("D")]}));
-    let agent: Arc<dyn agent::Agent> =
-        Arc::from(agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap());
+    let agent: Arc<dyn agent::Agent> = Arc::from(
+        agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap(),
+    );
     let resume = Resume {
         rerun_changed: true,
         ..Resume::default()
     };
     let four = run_resume(&env, &edited, &settings(), agent, resume);
     assert_eq!(four.summary.merged, ["A", "B", "D"], "{:?}", four.summary);
-    assert_eq!((trailers(&env, "A"), trailers(&env, "B"), trailers(&env, "D")), (1, 2, 1));
+    assert_eq!(
+        (
+            trailers(&env, "A"),
+            trailers(&env, "B"),
+            trailers(&env, "D")
+        ),
+        (1, 2, 1)
+    );
     assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "y");
 }
 
@@ -601,19 +625,49 @@ fn a_dirty_checkout_of_the_base_is_never_moved_and_the_merges_wait_on_the_run_br
     assert_eq!(out.summary.merged, ["A"]);
     let held = out.summary.held.clone().expect("the merge is held");
     assert_eq!(held.branch, format!("planwright/run/{}", out.summary.run));
-    assert!(held.reason.contains("git merge --ff-only planwright/run/"), "{}", held.reason);
-    assert_eq!(env.tip(), before, "main did not move under the dirty checkout");
-    assert_eq!(std::fs::read_to_string(env.repo().join("README.md")).unwrap(), "the user's edit\n");
-    assert_eq!(git(&env.repo(), &["diff", "--cached", "--name-only"]), "", "nothing staged");
-    assert_eq!(git(&env.repo(), &["show", &format!("{}:a.txt", held.branch)]), "a");
+    assert!(
+        held.reason.contains("git merge --ff-only planwright/run/"),
+        "{}",
+        held.reason
+    );
+    assert_eq!(
+        env.tip(),
+        before,
+        "main did not move under the dirty checkout"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("README.md")).unwrap(),
+        "the user's edit\n"
+    );
+    assert_eq!(
+        git(&env.repo(), &["diff", "--cached", "--name-only"]),
+        "",
+        "nothing staged"
+    );
+    assert_eq!(
+        git(&env.repo(), &["show", &format!("{}:a.txt", held.branch)]),
+        "a"
+    );
     // Once the checkout is clean, the next run lands the held merges.
     git(&env.repo(), &["checkout", "--", "README.md"]);
     env.fixture("A", 0, "a.txt", "unused\n");
     let again = run_scripted(&env, &plan);
-    assert_eq!((again.summary.merged.clone(), again.summary.held.clone()), (vec!["A".to_string()], None));
+    assert_eq!(
+        (again.summary.merged.clone(), again.summary.held.clone()),
+        (vec!["A".to_string()], None)
+    );
     assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
-    assert_eq!(std::fs::read_to_string(env.repo().join("a.txt")).unwrap(), "a\n");
-    assert_eq!(git(&env.repo(), &["status", "--porcelain", "--untracked-files=no"]), "");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("a.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(
+        git(
+            &env.repo(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
+        ""
+    );
     assert_eq!(git(&env.repo(), &["branch", "--list", "planwright/*"]), "");
 }
 
@@ -666,18 +720,29 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
         calls: Default::default(),
     });
     let out = run_resume(&env, &plan, &s, agent, Resume::default());
-    assert_eq!(out.summary.merged, ["A"], "one strike, yet no strike was used");
+    assert_eq!(
+        out.summary.merged,
+        ["A"],
+        "one strike, yet no strike was used"
+    );
     assert!(out.events.iter().any(
         |e| matches!(e, Event::PoolPaused { ticket, wait_ms: 10, reason, .. } if ticket == "A" && reason.contains("429"))
     ));
     let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
-    let report = planwright_engine::report::load(&repo, None).unwrap().unwrap();
+    let report = planwright_engine::report::load(&repo, None)
+        .unwrap()
+        .unwrap();
     let attempts = &report.tickets[0].attempts;
     assert_eq!(attempts.len(), 2);
     assert_eq!(attempts[0].phase, "unavailable");
     let agent = attempts[1].agent.clone().unwrap();
     assert_eq!(
-        (agent.model.as_deref(), agent.cost, agent.session_id.as_deref(), agent.final_message.as_deref()),
+        (
+            agent.model.as_deref(),
+            agent.cost,
+            agent.session_id.as_deref(),
+            agent.final_message.as_deref()
+        ),
         (Some("m-1"), Some(0.25), Some("s-1"), Some("done"))
     );
     assert_eq!(agent.usage.unwrap().output_tokens, 5);
@@ -696,7 +761,9 @@ fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantin
         env.repo().display()
     );
     b["gates"] = gate(&["sh", "-c", &wait]);
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}));
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
+    );
     let mut s = settings();
     s.strikes = 1;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
@@ -704,10 +771,23 @@ fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantin
     assert_eq!(failing_kind(&out, "B"), FailureKind::MergeConflict);
     let f = &out.summary.failed["B"];
     assert!(f.message.contains("shared.txt"), "{}", f.message);
-    assert!(f.evidence.contains("A: ticket A"), "the other side's change: {}", f.evidence);
-    assert_eq!(git(&env.repo(), &["show", "refs/planwright/quarantine/B:shared.txt"]), "uno");
+    assert!(
+        f.evidence.contains("A: ticket A"),
+        "the other side's change: {}",
+        f.evidence
+    );
+    assert_eq!(
+        git(
+            &env.repo(),
+            &["show", "refs/planwright/quarantine/B:shared.txt"]
+        ),
+        "uno"
+    );
     let refs = git(&env.repo(), &["for-each-ref", "--format=%(refname)"]);
-    assert!(!refs.contains("candidates/") && !refs.contains("refs/heads/planwright/"), "{refs}");
+    assert!(
+        !refs.contains("candidates/") && !refs.contains("refs/heads/planwright/"),
+        "{refs}"
+    );
 }
 
 #[test]
@@ -723,7 +803,9 @@ fn the_charter_of_a_rebuild_names_the_conflict() {
         env.repo().display()
     );
     b["gates"] = gate(&["sh", "-c", &wait]);
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}));
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
+    );
     let out = run_scripted(&env, &plan);
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     let charter = std::fs::read_to_string(

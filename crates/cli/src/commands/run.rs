@@ -6,8 +6,8 @@ use crate::{progress, settings, Global, Output};
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::Reporter;
 use planwright_engine::gates::{gate_from_argv, parse_gate};
-use planwright_engine::process::Cancel;
 use planwright_engine::preflight::Check;
+use planwright_engine::process::Cancel;
 use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSettings, RunSummary};
 use planwright_engine::EngineError;
 use planwright_plan::config::Config;
@@ -277,11 +277,16 @@ pub fn finish_with(
             println!("blocked: {id}");
         }
         for id in &summary.changed {
-            println!("changed: {id} was merged from an older definition; `--rerun {id}` runs it again");
+            println!(
+                "changed: {id} was merged from an older definition; `--rerun {id}` runs it again"
+            );
         }
     }
     if let Some(h) = &summary.held {
-        eprintln!("note: the merged tickets wait on branch `{}`: {}", h.branch, h.reason);
+        eprintln!(
+            "note: the merged tickets wait on branch `{}`: {}",
+            h.branch, h.reason
+        );
     }
     Ok(if summary.all_merged() {
         exit::OK
