@@ -17,13 +17,33 @@ pub fn describe(event: &Event) -> Option<String> {
         Event::RunStarted {
             run,
             base,
-            tickets,
+            ticket_count,
             continued,
         } => {
             let how = if *continued { "continuing run" } else { "run" };
-            format!("{how} {run}: {tickets} tickets onto `{base}`")
+            format!("{how} {run}: {ticket_count} tickets onto `{base}`")
         }
         Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
+        Event::Changed { ticket, commit } => format!(
+            "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
+            short(commit)
+        ),
+        Event::AgentReported { .. } => return None,
+        Event::PoolPaused {
+            ticket,
+            wait_ms,
+            reason,
+            ..
+        } => format!(
+            "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
+            wait_ms.div_ceil(1000)
+        ),
+        Event::BaseAdvanced { base, commit } => {
+            format!("`{base}` and its checkout moved to {}", short(commit))
+        }
+        Event::MergesHeld { branch, reason } => {
+            format!("the merged tickets wait on `{branch}`: {reason}")
+        }
         Event::AttemptStarted {
             ticket,
             attempt,
@@ -54,10 +74,11 @@ pub fn describe(event: &Event) -> Option<String> {
         Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
         Event::RunFinished {
             run,
-            merged,
-            failed,
-            blocked,
+            merged_count: merged,
+            failed_count: failed,
+            blocked_count: blocked,
             interrupted,
+            ..
         } => {
             let stop = if *interrupted {
                 " (interrupted; run again to continue)"

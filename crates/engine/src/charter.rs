@@ -1,6 +1,6 @@
 //! The charter: the prompt an agent gets for one attempt of one ticket.
 
-use crate::failure::Failure;
+use crate::failure::{Failure, FailureKind};
 use planwright_plan::model::{Gate, ScopeOp, Ticket};
 use std::fmt::Write;
 
@@ -69,24 +69,39 @@ impl Charter<'_> {
              If you cannot finish, print a last line `TICKET-BLOCKED: <reason>`."
         );
         if let Some(f) = self.previous {
-            let _ = writeln!(
-                s,
-                "\n## Attempt {} was rejected\n\nThis is attempt {} of this ticket. Fix this first:\n\n{}: {}",
-                self.attempt - 1,
-                self.attempt, f.kind, f.message
-            );
-            if !f.evidence.is_empty() {
-                let _ = writeln!(s, "\n```\n{}\n```", f.evidence.trim_end());
-            }
+            self.previous_failure(&mut s, f);
         }
         s
+    }
+
+    /// What the previous attempt ran into. A merge conflict is not the
+    /// agent's mistake: it is told what moved under it and rebuilds.
+    fn previous_failure(&self, s: &mut String, f: &Failure) {
+        let before = self.attempt - 1;
+        if f.kind == FailureKind::MergeConflict {
+            let _ = writeln!(
+                s,
+                "\n## Attempt {before} could not be merged\n\nIts change passed every check, but the base branch moved \
+                 meanwhile and the change no longer merges onto it ({}). This attempt starts from the current base: \
+                 make the change again on top of it, keeping what the other side changed.",
+                f.message
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "\n## Attempt {before} was rejected\n\nThis is attempt {} of this ticket. Fix this first:\n\n{}: {}",
+                self.attempt, f.kind, f.message
+            );
+        }
+        if !f.evidence.is_empty() {
+            let _ = writeln!(s, "\n```\n{}\n```", f.evidence.trim_end());
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::failure::FailureKind;
 
     #[test]
     fn retry_charter_carries_the_evidence() {

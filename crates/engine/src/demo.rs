@@ -7,12 +7,10 @@
 //! the second attempt with the rejection fed back.
 
 use crate::error::EngineError;
-use crate::gates::GateSettings;
 use crate::git::Git;
 use crate::merge::with_identity;
 use crate::repo::Repo;
 use crate::run::RunSettings;
-use crate::worktree::PoolSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -110,19 +108,12 @@ impl Demo {
     /// limits (it finishes in about a second).
     pub fn settings(&self) -> RunSettings {
         let minute = Some(Duration::from_secs(60));
-        RunSettings {
-            plan_path: self.plan.display().to_string(),
-            jobs: 2,
-            strikes: 2,
-            agent_timeout: minute,
-            extra_gates: vec![],
-            gates: GateSettings {
-                env: vec![],
-                timeout: minute,
-            },
-            pool: PoolSettings::default(),
-            routing: Default::default(),
-        }
+        let mut settings = RunSettings::new(self.plan.display().to_string());
+        settings.jobs = 2;
+        settings.strikes = 2;
+        settings.agent_timeout = minute;
+        settings.gates.timeout = minute;
+        settings
     }
 }
 

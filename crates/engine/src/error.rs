@@ -12,7 +12,7 @@ pub enum EngineError {
     Git(#[from] GitError),
     /// The state store could not be read or written.
     #[error("state store `.planwright/state.db`: {0}")]
-    State(#[from] rusqlite::Error),
+    State(#[from] crate::state::StoreError),
     /// A file could not be read or written.
     #[error("cannot access `{path}`: {source}")]
     Io {

@@ -1,30 +1,48 @@
-//! What the engine reports while it runs. The engine emits [`Event`]s;
-//! reporters render them (JSON lines here, terminal and plain text in the CLI).
+//! What the engine reports while it runs. The engine emits [`Event`]s into
+//! a channel; one reporter thread stamps nothing and decides nothing: it
+//! stores each batch in `state.db`, hands every event to the reporters (JSON
+//! lines here, terminal and plain text in the CLI) and flushes them once per
+//! batch. Each event carries a sequence number (per run, across
+//! invocations) and a millisecond timestamp, both given when it is emitted.
 
+use crate::agent::Usage;
 use crate::failure::Failure;
+use crate::state::{EventRow, Store};
 use serde::Serialize;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Something that happened during a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// The run starts (or continues a previous one).
+    /// The run starts (or continues).
     RunStarted {
         /// The run id.
         run: String,
         /// The base branch.
         base: String,
-        /// Tickets in the plan.
-        tickets: usize,
-        /// Whether this continues an earlier run of the same plan.
+        /// How many tickets the plan has.
+        ticket_count: usize,
+        /// Whether this continues an earlier invocation of the run.
         continued: bool,
     },
-    /// A ticket merged by an earlier run is not run again.
+    /// A ticket the base branch already holds (from the plan's current
+    /// definition) is not run again.
     AlreadyMerged {
         /// The ticket.
         ticket: String,
+    },
+    /// A ticket the base branch holds from an older definition: reported,
+    /// and run again only with `--rerun ID` or `--rerun-changed`.
+    Changed {
+        /// The ticket.
+        ticket: String,
+        /// The commit that merged the older definition.
+        commit: String,
     },
     /// An attempt starts.
     AttemptStarted {
@@ -35,7 +53,7 @@ pub enum Event {
         /// The base commit it starts from.
         base_commit: String,
     },
-    /// An attempt enters a phase (`agent`, `commit`, `verify`, `gates`).
+    /// An attempt enters a phase (`workspace`, `agent`, `commit`, `verify`, `gates`).
     Phase {
         /// The ticket.
         ticket: String,
@@ -43,6 +61,38 @@ pub enum Event {
         attempt: u32,
         /// The phase.
         phase: String,
+    },
+    /// The agent of an attempt ended, and said this about it.
+    AgentReported {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
+        outcome: String,
+        /// The model, as the CLI named it.
+        model: Option<String>,
+        /// Tokens used.
+        usage: Option<Usage>,
+        /// Cost in US dollars.
+        cost: Option<f64>,
+        /// The CLI's session id.
+        session_id: Option<String>,
+        /// The agent's final message.
+        final_message: Option<String>,
+    },
+    /// The model could not serve an attempt (rate limit, quota): no strike
+    /// is used and the ticket waits before its next attempt. This is where
+    /// pausing a whole model pool will hook in.
+    PoolPaused {
+        /// The ticket.
+        ticket: String,
+        /// The model pool the ticket routes to, if any.
+        pool: Option<String>,
+        /// How long the ticket waits, in milliseconds.
+        wait_ms: u64,
+        /// What the agent reported.
+        reason: String,
     },
     /// An attempt was rejected.
     AttemptRejected {
@@ -55,19 +105,19 @@ pub enum Event {
         /// Whether another attempt follows.
         retrying: bool,
     },
-    /// A ticket passed verification and is being merged.
+    /// A ticket's candidate passed verification and is being merged.
     Merging {
         /// The ticket.
         ticket: String,
     },
-    /// A ticket landed on the base branch.
+    /// A ticket landed on the run's target branch.
     Merged {
         /// The ticket.
         ticket: String,
-        /// The commit on the base branch.
+        /// The new commit.
         commit: String,
     },
-    /// A ticket ran out of attempts.
+    /// A ticket ran out of strikes.
     Failed {
         /// The ticket.
         ticket: String,
@@ -81,17 +131,35 @@ pub enum Event {
         /// The failed ancestor.
         by: String,
     },
+    /// The base branch (and every clean checkout of it) moved to the
+    /// merges held on the run's branch.
+    BaseAdvanced {
+        /// The base branch.
+        base: String,
+        /// Its new tip.
+        commit: String,
+    },
+    /// Merges stay on the run's branch, because the base branch cannot be
+    /// moved without harming a checkout (or it moved elsewhere).
+    MergesHeld {
+        /// The branch holding them (`planwright/run/<id>`).
+        branch: String,
+        /// Why, and what to run.
+        reason: String,
+    },
     /// The run stopped.
     RunFinished {
         /// The run id.
         run: String,
-        /// Tickets merged (in this or an earlier run of the same plan).
-        merged: usize,
-        /// Tickets failed.
-        failed: usize,
-        /// Tickets blocked.
-        blocked: usize,
-        /// Whether it stopped early (Ctrl-C).
+        /// How many tickets are merged (in any invocation of the run).
+        merged_count: usize,
+        /// How many were merged from an older definition.
+        changed_count: usize,
+        /// How many failed.
+        failed_count: usize,
+        /// How many are blocked.
+        blocked_count: usize,
+        /// Whether it stopped early.
         interrupted: bool,
     },
 }
@@ -101,8 +169,11 @@ impl Event {
     pub fn ticket(&self) -> Option<&str> {
         match self {
             Event::AlreadyMerged { ticket }
+            | Event::Changed { ticket, .. }
             | Event::AttemptStarted { ticket, .. }
             | Event::Phase { ticket, .. }
+            | Event::AgentReported { ticket, .. }
+            | Event::PoolPaused { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
             | Event::Merging { ticket }
             | Event::Merged { ticket, .. }
@@ -121,15 +192,42 @@ impl Event {
     }
 }
 
-/// Receives every event, with its timestamp (RFC 3339 UTC).
-pub trait Reporter: Send {
-    /// One event.
-    fn report(&mut self, at: &str, event: &Event);
+/// An event with its place in the run and its time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamped {
+    /// 1, 2, 3... in the order emitted, continued across invocations.
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// The event.
+    pub event: Event,
 }
 
-/// Writes each event as one JSON object per line (`runs/<run>/events.jsonl`).
+impl Stamped {
+    /// The time as RFC 3339 UTC with milliseconds.
+    pub fn at(&self) -> String {
+        let secs = crate::clock::format_unix(self.at_ms / 1000);
+        format!("{}.{:03}Z", secs.trim_end_matches('Z'), self.at_ms % 1000)
+    }
+}
+
+/// Receives every event. Reporters run on the reporter thread, never on
+/// the coordinator's.
+pub trait Reporter: Send {
+    /// One event with its timestamp (RFC 3339 UTC).
+    fn report(&mut self, at: &str, event: &Event);
+    /// One event with its sequence number; by default [`Reporter::report`].
+    fn stamped(&mut self, e: &Stamped) {
+        self.report(&e.at(), &e.event);
+    }
+    /// The end of a batch of events: write out what is buffered.
+    fn flush(&mut self) {}
+}
+
+/// Writes each event as one JSON object per line (`runs/<run>/events.jsonl`)
+/// with `seq`, `at` and `at_ms`, buffered and flushed once per batch.
 pub struct JsonLines {
-    file: std::fs::File,
+    file: BufWriter<std::fs::File>,
 }
 
 impl JsonLines {
@@ -139,24 +237,51 @@ impl JsonLines {
             .create(true)
             .append(true)
             .open(path)?;
-        Ok(JsonLines { file })
+        Ok(JsonLines {
+            file: BufWriter::new(file),
+        })
     }
 }
 
-impl Reporter for JsonLines {
-    fn report(&mut self, at: &str, event: &Event) {
+impl JsonLines {
+    fn line(&mut self, event: &Event, extra: [(&str, serde_json::Value); 3]) {
         let mut value = serde_json::to_value(event).expect("events serialize");
         if let Some(obj) = value.as_object_mut() {
-            obj.insert("at".into(), at.into());
+            for (k, v) in extra.into_iter().filter(|(_, v)| !v.is_null()) {
+                obj.insert(k.into(), v);
+            }
         }
         // A full disk must not stop the run; the state store is the record.
         let _ = writeln!(self.file, "{value}");
     }
 }
 
+impl Reporter for JsonLines {
+    fn report(&mut self, at: &str, event: &Event) {
+        let none = serde_json::Value::Null;
+        self.line(
+            event,
+            [("seq", none.clone()), ("at", at.into()), ("at_ms", none)],
+        );
+    }
+
+    fn stamped(&mut self, e: &Stamped) {
+        let extra = [
+            ("seq", e.seq.into()),
+            ("at", e.at().into()),
+            ("at_ms", e.at_ms.into()),
+        ];
+        self.line(&e.event, extra);
+    }
+
+    fn flush(&mut self) {
+        let _ = self.file.flush();
+    }
+}
+
 /// Collects events in memory (tests).
 #[derive(Default)]
-pub struct Recorder(pub std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
+pub struct Recorder(pub Arc<Mutex<Vec<Event>>>);
 
 impl Reporter for Recorder {
     fn report(&mut self, _at: &str, event: &Event) {
@@ -164,5 +289,129 @@ impl Reporter for Recorder {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(event.clone());
+    }
+}
+
+/// Where the engine emits events; clones share the sequence and the channel.
+#[derive(Clone)]
+pub struct Emitter {
+    // One lock around numbering and sending keeps the channel in `seq` order.
+    inner: Arc<Mutex<(u64, Option<Sender<Stamped>>)>>,
+}
+
+impl Emitter {
+    /// Emits `event`.
+    pub fn emit(&self, event: Event) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.0 += 1;
+        let stamped = Stamped {
+            seq: inner.0,
+            at_ms: now_ms(),
+            event,
+        };
+        if let Some(tx) = &inner.1 {
+            // The reporter thread outlives every emitter; a send fails only
+            // after `close`, when nothing is reported any more.
+            let _ = tx.send(stamped);
+        }
+    }
+
+    /// Stops emitting; the reporter thread drains what was sent and ends.
+    pub fn close(&self) {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1 = None;
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Starts the reporter thread for `run`: events numbered after `last_seq`
+/// go to `state.db` and to `reporters`. Join the handle after
+/// [`Emitter::close`] to know every event was written.
+pub fn start(
+    store: Store,
+    run: String,
+    last_seq: u64,
+    reporters: Vec<Box<dyn Reporter>>,
+) -> (Emitter, std::thread::JoinHandle<()>) {
+    let (tx, rx) = channel();
+    let handle = std::thread::spawn(move || report_all(&store, &run, rx, reporters));
+    let emitter = Emitter {
+        inner: Arc::new(Mutex::new((last_seq, Some(tx)))),
+    };
+    (emitter, handle)
+}
+
+fn report_all(
+    store: &Store,
+    run: &str,
+    rx: Receiver<Stamped>,
+    mut reporters: Vec<Box<dyn Reporter>>,
+) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        batch.extend(rx.try_iter());
+        let texts: Vec<(String, String, String)> = batch
+            .iter()
+            .map(|e| {
+                let data = serde_json::to_string(&e.event).expect("events serialize");
+                (e.at(), e.event.name(), data)
+            })
+            .collect();
+        let rows: Vec<EventRow> = batch
+            .iter()
+            .zip(&texts)
+            .map(|(e, (at, kind, data))| EventRow {
+                seq: e.seq,
+                at_ms: e.at_ms,
+                at,
+                ticket: e.event.ticket(),
+                kind,
+                data,
+            })
+            .collect();
+        // The state store's tables are the truth; the event log is a
+        // record, so a failed write here does not stop the run.
+        let _ = store.record_events(run, &rows);
+        for r in &mut reporters {
+            for e in &batch {
+                r.stamped(e);
+            }
+            r.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_numbered_in_order_and_flushed_per_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        let path = dir.path().join("events.jsonl");
+        let lines = JsonLines::open(&path).unwrap();
+        let (em, handle) = start(store, "r".into(), 7, vec![Box::new(lines)]);
+        for t in ["A", "B"] {
+            em.emit(Event::Merging { ticket: t.into() });
+        }
+        em.close();
+        handle.join().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let seqs: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(seqs, [8, 9]);
+        assert!(text.contains("\"at_ms\":"), "{text}");
     }
 }

@@ -1,8 +1,26 @@
-//! Executors run one attempt: input the base commit, the charter and the
-//! agent settings; output a candidate commit on `refs/heads/planwright/<id>`.
-//! Everything that decides trust (scope, rails, gates, merging) stays with
-//! the coordinator, which never believes what an executor reports.
-//! `LocalExecutor` uses the worktree pool on this machine.
+//! Executors run one attempt. The contract:
+//!
+//! - **Input** ([`AttemptInput`]): the base commit, the charter, the commit
+//!   message, the agent settings, and the ref the candidate must end on.
+//! - **Output** ([`Candidate`]): what the agent reported, and the candidate
+//!   commit, whose only parent is the base commit, pointed at by
+//!   `input.candidate_ref` **in the coordinator's repository**. How it gets
+//!   there is the executor's business: [`LocalExecutor`] shares the
+//!   repository's object store, so writing the ref is enough; a remote
+//!   executor (a Kubernetes Job, say) fetches the base commit from a shared
+//!   remote and pushes the candidate back, then the coordinator fetches it
+//!   onto `candidate_ref` before returning.
+//! - **Trust**: none. Everything that decides (scope, rails, gate-script
+//!   integrity, gates, merging) stays with the coordinator, which reads the
+//!   candidate from its own repository and never believes what an executor
+//!   or an agent says about it. An executor's workspaces are its own: the
+//!   coordinator never runs anything in them.
+//! - **Stopping**: when `cancel` is set the attempt ends promptly, with
+//!   every process it started, and reports `AgentOutcome::Cancelled`.
+//! - `slot` (0..jobs) is the concurrency index: at most one attempt per
+//!   slot at a time, so an executor may keep one workspace per slot.
+//!
+//! `LocalExecutor` runs attempts in the worktree pool on this machine.
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
@@ -33,6 +51,8 @@ pub struct AttemptInput {
     pub agent_timeout: Option<Duration>,
     /// The model chosen for this attempt.
     pub model: Option<String>,
+    /// The ref the candidate commit must end on, in the coordinator's repository.
+    pub candidate_ref: String,
 }
 
 /// What an attempt produced.
@@ -44,18 +64,13 @@ pub struct Candidate {
     pub commit: Option<String>,
 }
 
-/// The branch a ticket's candidate lives on.
-pub fn branch(ticket: &str) -> String {
-    format!("planwright/{ticket}")
-}
-
-/// Runs attempts. `lane` is the job slot (0..jobs); `progress` is called with
-/// each phase name before the phase starts.
+/// Runs attempts (see the module's documentation for the contract).
+/// `progress` is called with each phase name before the phase starts.
 pub trait Executor: Send + Sync {
-    /// Runs one attempt.
+    /// Runs one attempt in `slot`.
     fn attempt(
         &self,
-        lane: usize,
+        slot: usize,
         input: &AttemptInput,
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
@@ -75,25 +90,24 @@ impl LocalExecutor {
         LocalExecutor { repo, pool, agent }
     }
 
-    /// The pool slot of a lane.
-    pub fn slot(lane: usize) -> String {
-        format!("slot-{}", lane + 1)
+    /// The pool workspace of a slot.
+    pub fn slot(slot: usize) -> String {
+        format!("slot-{}", slot + 1)
     }
 }
 
 impl Executor for LocalExecutor {
     fn attempt(
         &self,
-        lane: usize,
+        slot: usize,
         input: &AttemptInput,
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         progress("worktree")?;
-        let branch = branch(&input.ticket);
-        let dir =
-            self.pool
-                .prepare(&Self::slot(lane), &input.base_commit, Some(&branch), cancel)?;
+        let dir = self
+            .pool
+            .prepare(&Self::slot(slot), &input.base_commit, None, cancel)?;
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prompt_file = input
             .files
@@ -123,13 +137,13 @@ impl Executor for LocalExecutor {
         progress("commit")?;
         // planwright commits, not the agent: whatever the agent committed is
         // folded into one commit whose only parent is the base commit.
-        let slot = Self::slot(lane);
+        let slot = Self::slot(slot);
         self.pool.git(&slot)?.args(["add", "-A"]).output()?;
         let tree = self.pool.git(&slot)?.args(["write-tree"]).text()?;
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
             .git()
-            .args(["update-ref", &format!("refs/heads/{branch}"), &commit])
+            .args(["update-ref", &input.candidate_ref, &commit])
             .output()?;
         Ok(Candidate {
             report,

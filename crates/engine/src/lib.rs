@@ -13,6 +13,7 @@ pub mod executor;
 pub mod failure;
 pub mod gates;
 pub mod git;
+pub mod identity;
 pub mod integrity;
 pub mod lock;
 pub mod merge;

@@ -1,16 +1,19 @@
-//! One `run` per repository at a time: an exclusive `flock` on
-//! `.planwright/run.lock`, which also holds the process id of the run that
-//! owns the repository's state and worktrees (for the message).
+//! One `run` per repository at a time, whichever worktree or subdirectory
+//! `--repo` names: an exclusive `flock` on `planwright-run.lock` in the
+//! repository's common git directory, which also holds the process id of
+//! the run (for the message).
 //!
 //! The kernel releases the lock when its holder exits, however it exits, so
-//! there is no stale lock to detect; a lock file that is removed and
+//! there is no stale lock to detect, and [`is_held`] tells a run that is
+//! going on from one whose process is gone; a lock file that is removed and
 //! re-created by whoever finds it stale lets two runs in when they race.
 
 use crate::error::EngineError;
+use crate::repo::Repo;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Held while a run is going on; the lock is released when it is dropped
 /// (the file stays, so that no one can lock a file being removed).
@@ -19,23 +22,60 @@ pub struct RunLock {
     _file: File,
 }
 
+/// The lock file of `repo`: in the common git directory, shared by every
+/// worktree of the repository.
+pub fn path(repo: &Repo) -> Result<PathBuf, EngineError> {
+    let dir = repo
+        .git()
+        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .text()?;
+    Ok(PathBuf::from(dir.trim()).join("planwright-run.lock"))
+}
+
+/// Whether a `run` holds the lock of `repo` now.
+pub fn is_held(repo: &Repo) -> Result<bool, EngineError> {
+    let path = path(repo)?;
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(EngineError::io(&path, e)),
+    };
+    // A shared lock is refused only while a run holds the exclusive one;
+    // dropping the file releases it at once.
+    // SAFETY: flock on a descriptor this function owns; no memory is involved.
+    let got = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    Ok(!got)
+}
+
 impl RunLock {
-    /// Takes the lock in `state_dir`, or says which process holds it.
-    pub fn acquire(state_dir: &Path) -> Result<RunLock, EngineError> {
-        let path = state_dir.join("run.lock");
-        let io = |e| EngineError::io(&path, e);
+    /// Takes the lock of `repo`, or says which process holds it.
+    pub fn acquire(repo: &Repo) -> Result<RunLock, EngineError> {
+        RunLock::acquire_at(&path(repo)?)
+    }
+
+    /// Takes the lock at `path`.
+    pub fn acquire_at(path: &Path) -> Result<RunLock, EngineError> {
+        let io = |e| EngineError::io(path, e);
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
+            .open(path)
             .map_err(io)?;
+        // `status` probes the lock for an instant with a shared lock; a few
+        // tries keep such a probe from refusing a run.
+        let mut tries = 0;
         // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
                 return Err(io(err));
+            }
+            tries += 1;
+            if tries < 10 {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                continue;
             }
             let mut pid = String::new();
             let _ = file.read_to_string(&mut pid);
@@ -62,8 +102,9 @@ mod tests {
     #[test]
     fn a_held_lock_refuses_and_a_released_or_stale_one_is_taken() {
         let dir = tempfile::tempdir().unwrap();
-        let held = RunLock::acquire(dir.path()).unwrap();
-        let err = RunLock::acquire(dir.path()).unwrap_err();
+        let path = dir.path().join("run.lock");
+        let held = RunLock::acquire_at(&path).unwrap();
+        let err = RunLock::acquire_at(&path).unwrap_err();
         let pid = std::process::id();
         assert!(
             err.to_string()
@@ -71,12 +112,12 @@ mod tests {
             "{err}"
         );
         drop(held);
-        let again = RunLock::acquire(dir.path()).unwrap();
+        let again = RunLock::acquire_at(&path).unwrap();
         drop(again);
         // A file left by a process that is gone holds no lock.
-        std::fs::write(dir.path().join("run.lock"), "2147483646\n").unwrap();
-        let _taken = RunLock::acquire(dir.path()).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("run.lock")).unwrap();
+        std::fs::write(&path, "2147483646\n").unwrap();
+        let _taken = RunLock::acquire_at(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, format!("{pid}\n"));
     }
 }

@@ -1,30 +1,79 @@
-//! Landing a verified candidate on the base branch: serialized (one caller),
-//! merged without a checkout (`git merge-tree --write-tree`), gated again when
-//! the base moved since verification, and advanced by compare-and-swap
-//! (`git update-ref`). The user's working tree is only ever fast-forwarded,
-//! and only when it is a clean checkout of the base branch.
+//! Landing a verified candidate: serialized (one merger thread), merged
+//! without a checkout (`git merge-tree --write-tree`), gated again when the
+//! target moved since verification, and advanced by compare-and-swap
+//! (`git update-ref`).
+//!
+//! The user's checkout is never harmed: while the base branch is checked
+//! out in a working tree, merges land on the run's own branch
+//! `planwright/run/<id>` and the base branch (with every checkout of it)
+//! is fast-forwarded once, when the run ends, and only if each such
+//! checkout has no uncommitted changes to tracked files ([`sync`]).
+//! Otherwise the merges wait on the run's branch and the user is told the
+//! one command to run.
 
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
 use crate::gates::{run_gates, GateSettings, Verdict};
 use crate::git::Git;
+use crate::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};
 use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::worktree::Pool;
 use planwright_plan::model::{Gate, Ticket};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The commit message of a ticket's one commit, trailers included.
-pub fn commit_message(ticket: &Ticket, run: &str) -> String {
+pub fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
     let title = if ticket.title.trim().is_empty() {
         ticket.id.as_str()
     } else {
         ticket.title.trim()
     };
     format!(
-        "{}: {title}\n\nPlanwright-Ticket: {}\nPlanwright-Run: {run}\n",
+        "{}: {title}\n\n{TICKET_TRAILER}: {}\n{DIGEST_TRAILER}: {digest}\n{RUN_TRAILER}: {run}\n",
         ticket.id, ticket.id
     )
+}
+
+/// Where a ticket's newest candidate lives while the ticket is open; the
+/// ref is deleted once it merged (no ref per ticket outlives the run).
+pub fn candidate_ref(ticket: &str) -> String {
+    format!("refs/planwright/candidates/{ticket}")
+}
+
+/// Where the last candidate of a failed ticket is kept for the user.
+pub fn quarantine_ref(ticket: &str) -> String {
+    format!("refs/planwright/quarantine/{ticket}")
+}
+
+/// The branch holding a run's merges while the base cannot move.
+pub fn held_branch(run: &str) -> String {
+    format!("planwright/run/{run}")
+}
+
+/// The commit `name` (a full ref) points at, if it exists.
+pub fn ref_tip(repo: &Repo, name: &str) -> Result<Option<String>, EngineError> {
+    let spec = format!("{name}^{{commit}}");
+    let out = repo
+        .git()
+        .args(["rev-parse", "--verify", "--quiet", &spec])
+        .raw()?;
+    Ok(out
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+}
+
+/// Points `name` at `commit` (creating it).
+pub fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
+    repo.git().args(["update-ref", name, commit]).output()?;
+    Ok(())
+}
+
+/// Deletes `name` if it exists.
+pub fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
+    repo.git().args(["update-ref", "-d", name]).output()?;
+    Ok(())
 }
 
 /// Adds a committer identity when neither the environment nor the
@@ -65,10 +114,96 @@ pub fn commit_tree(
     Ok(with_identity(git, repo).text()?)
 }
 
+/// Where a run's merges go: the base branch, or the run's own branch while
+/// the base branch is checked out somewhere.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The base branch (short name).
+    pub base: String,
+    /// The run's branch (short name, `planwright/run/<id>`).
+    pub held: String,
+}
+
+impl Target {
+    /// The target of run `run` on `base`.
+    pub fn new(base: &str, run: &str) -> Target {
+        Target {
+            base: base.to_string(),
+            held: held_branch(run),
+        }
+    }
+
+    fn base_ref(&self) -> String {
+        format!("refs/heads/{}", self.base)
+    }
+
+    fn held_ref(&self) -> String {
+        format!("refs/heads/{}", self.held)
+    }
+
+    /// Both refs, for reading what landed.
+    pub fn refs(&self) -> Vec<String> {
+        vec![self.base_ref(), self.held_ref()]
+    }
+
+    /// The commit new work starts from: the run's branch when it holds
+    /// merges, else the base branch.
+    pub fn tip(&self, repo: &Repo) -> Result<String, EngineError> {
+        match ref_tip(repo, &self.held_ref())? {
+            Some(tip) => Ok(tip),
+            None => repo.base_tip(&self.base),
+        }
+    }
+
+    /// The ref the next merge moves, its current value, and whether it is
+    /// created by that merge.
+    fn landing(&self, repo: &Repo) -> Result<(String, String, bool), EngineError> {
+        if let Some(tip) = ref_tip(repo, &self.held_ref())? {
+            return Ok((self.held_ref(), tip, false));
+        }
+        let tip = repo.base_tip(&self.base)?;
+        if checkouts_of(repo, &self.base)?.is_empty() {
+            Ok((self.base_ref(), tip, false))
+        } else {
+            Ok((self.held_ref(), tip, true))
+        }
+    }
+}
+
+/// The working trees (the main one and linked ones, planwright's own
+/// workspaces excepted) that have `branch` checked out.
+pub fn checkouts_of(repo: &Repo, branch: &str) -> Result<Vec<PathBuf>, EngineError> {
+    let text = repo
+        .git()
+        .args(["worktree", "list", "--porcelain"])
+        .text()?;
+    let own = repo.state_dir();
+    let wanted = format!("branch refs/heads/{branch}");
+    let mut out = Vec::new();
+    let mut path = None;
+    for line in text.lines() {
+        if let Some(p) = line.strip_prefix("worktree ") {
+            path = Some(PathBuf::from(p));
+        } else if line == wanted {
+            if let Some(p) = path.take().filter(|p| !p.starts_with(&own)) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn is_clean(dir: &Path) -> Result<bool, EngineError> {
+    let status = Git::new(dir)
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .text()?;
+    Ok(status.is_empty())
+}
+
 /// How a merge ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MergeOutcome {
-    /// The base branch now points at `commit`.
+    /// The target now points at `commit`.
     Merged {
         /// The new tip.
         commit: String,
@@ -83,9 +218,9 @@ pub enum MergeOutcome {
 pub struct Merge<'a> {
     /// The target repository.
     pub repo: &'a Repo,
-    /// The base branch.
-    pub base: &'a str,
-    /// Where the gates run again when the base moved.
+    /// Where merges go.
+    pub target: &'a Target,
+    /// Where the gates run again when the target moved.
     pub pool: &'a Pool,
     /// The gates.
     pub gates: &'a [Gate],
@@ -95,7 +230,7 @@ pub struct Merge<'a> {
 
 impl Merge<'_> {
     /// Lands `candidate` (verified on `verified_on`). `before_ref_update` is
-    /// called with the new commit before the branch moves, so the state store
+    /// called with the new commit before the ref moves, so the state store
     /// knows it first.
     pub fn land(
         &self,
@@ -107,8 +242,8 @@ impl Merge<'_> {
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
         for _ in 0..CAS_TRIES {
-            let tip = self.repo.base_tip(self.base)?;
-            let tree = match self.merge_tree(&tip, candidate)? {
+            let (name, tip, create) = self.target.landing(self.repo)?;
+            let tree = match self.merge_tree(&tip, candidate, verified_on)? {
                 Ok(tree) => tree,
                 Err(conflict) => return Ok(MergeOutcome::Rejected(conflict)),
             };
@@ -124,22 +259,30 @@ impl Merge<'_> {
                 }
             }
             before_ref_update(&commit)?;
-            if self.advance(&tip, &commit)? {
+            let old = if create { ZERO } else { tip.as_str() };
+            let swapped = self
+                .repo
+                .git()
+                .args(["update-ref", "-m", "planwright: merge", &name, &commit, old])
+                .succeeds()?;
+            if swapped {
                 return Ok(MergeOutcome::Merged { commit });
             }
-            // Someone else moved the base between our read and our write: merge again.
+            // Someone else moved the ref between our read and our write: merge again.
         }
         Err(EngineError::Integrity(format!(
             "the base branch `{}` kept moving under the merge ({CAS_TRIES} tries); is another process writing to it?",
-            self.base
+            self.target.base
         )))
     }
 
-    /// The merged tree of `tip` and `candidate`, or the conflict.
+    /// The merged tree of `tip` and `candidate`, or the conflict with the
+    /// paths and what changed on the other side since `verified_on`.
     fn merge_tree(
         &self,
         tip: &str,
         candidate: &str,
+        verified_on: &str,
     ) -> Result<Result<String, Failure>, EngineError> {
         let git =
             self.repo
@@ -149,13 +292,48 @@ impl Merge<'_> {
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         match out.status.code() {
             Some(0) => Ok(Ok(text.lines().next().unwrap_or_default().to_string())),
-            Some(1) => Ok(Err(Failure::new(
-                FailureKind::MergeConflict,
-                format!("conflicts with `{}` at {}", self.base, short(tip)),
-            )
-            .with_evidence(text))),
+            Some(1) => Ok(Err(self.conflict(&text, tip, verified_on)?)),
             _ => Err(git.failure(&out).into()),
         }
+    }
+
+    /// A `merge_conflict` failure whose evidence is what the next attempt
+    /// needs: the conflicting paths and the other side's changes to them.
+    fn conflict(&self, text: &str, tip: &str, verified_on: &str) -> Result<Failure, EngineError> {
+        let paths: Vec<&str> = text.lines().skip(1).take_while(|l| !l.is_empty()).collect();
+        let range = format!("{verified_on}..{tip}");
+        let log = self
+            .repo
+            .git()
+            .args(["log", "--format=%h %s", &range, "--"])
+            .args(&paths)
+            .text()?;
+        let stat = self
+            .repo
+            .git()
+            .args(["diff", "--stat", verified_on, tip, "--"])
+            .args(&paths)
+            .text()?;
+        let evidence = format!(
+            "conflicting paths:\n{}\n\nchanged on `{}` since this attempt's base {}:\n{log}\n{stat}",
+            paths
+                .iter()
+                .map(|p| format!("- {p}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            self.target.base,
+            short(verified_on)
+        );
+        Ok(Failure::new(
+            FailureKind::MergeConflict,
+            format!(
+                "conflicts with `{}` at {} in {}",
+                self.target.base,
+                short(tip),
+                paths.join(", ")
+            ),
+        )
+        .with_evidence(evidence))
     }
 
     /// Runs the gates on a merged commit, in the pool's `merge` slot.
@@ -172,40 +350,111 @@ impl Merge<'_> {
         )?;
         run_gates(self.gates, &dir, self.gate_settings, log, cancel)
     }
-
-    /// Moves the base from `tip` to `commit` by compare-and-swap; fast-forwards
-    /// the user's checkout when it is a clean checkout of the base. False when
-    /// the base was no longer at `tip`.
-    fn advance(&self, tip: &str, commit: &str) -> Result<bool, EngineError> {
-        let fast_forward = self.repo.checked_out_branch()?.as_deref() == Some(self.base)
-            && self.repo.is_clean()?;
-        let branch = format!("refs/heads/{}", self.base);
-        let swapped = self
-            .repo
-            .git()
-            .args([
-                "update-ref",
-                "-m",
-                "planwright: merge",
-                &branch,
-                commit,
-                tip,
-            ])
-            .succeeds()?;
-        if swapped && fast_forward {
-            // A checkout the user changed meanwhile is left as it is.
-            let _ = self
-                .repo
-                .git()
-                .args(["read-tree", "-m", "-u", tip, commit])
-                .output();
-        }
-        Ok(swapped)
-    }
 }
 
-/// How often a merge is redone when the base moved between read and write.
+/// What [`sync`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sync {
+    /// The run's branch holds nothing the base lacks.
+    Nothing,
+    /// The base branch and its clean checkouts moved to `commit`.
+    Advanced {
+        /// The new tip.
+        commit: String,
+    },
+    /// The merges stay on the run's branch.
+    Held {
+        /// Why, and what to run.
+        reason: String,
+    },
+}
+
+/// Moves the base branch to the run's branch when that is a fast-forward
+/// and every checkout of the base is clean, updating those checkouts
+/// (`git read-tree -m -u`, which refuses rather than overwrite an edit made
+/// in the meantime; the branch is then moved back). Called when a run
+/// starts and when it ends, never after each merge.
+pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
+    let Some(held) = ref_tip(repo, &target.held_ref())? else {
+        return Ok(Sync::Nothing);
+    };
+    let base = repo.base_tip(&target.base)?;
+    let merge_cmd = format!("git merge --ff-only {}", target.held);
+    if base == held {
+        delete_ref(repo, &target.held_ref())?;
+        return Ok(Sync::Nothing);
+    }
+    let ff = repo
+        .git()
+        .args(["merge-base", "--is-ancestor", &base, &held])
+        .succeeds()?;
+    if !ff {
+        return Ok(Sync::Held {
+            reason: format!(
+                "`{}` moved on its own since the merges began; merge them with `git merge {}`",
+                target.base, target.held
+            ),
+        });
+    }
+    let checkouts = checkouts_of(repo, &target.base)?;
+    for dir in &checkouts {
+        if !is_clean(dir)? {
+            return Ok(Sync::Held {
+                reason: dirty(dir, &target.base, &merge_cmd),
+            });
+        }
+    }
+    let base_ref = target.base_ref();
+    let moved = repo
+        .git()
+        .args([
+            "update-ref",
+            "-m",
+            "planwright: land run",
+            &base_ref,
+            &held,
+            &base,
+        ])
+        .succeeds()?;
+    if !moved {
+        return Ok(Sync::Held {
+            reason: format!(
+                "`{}` moved while it was being advanced; run `{merge_cmd}`",
+                target.base
+            ),
+        });
+    }
+    for dir in &checkouts {
+        let updated = Git::new(dir)
+            .args(["read-tree", "-m", "-u", &base, &held])
+            .succeeds()?;
+        if !updated {
+            // An edit arrived between the check and the update: put the
+            // branch back so the checkout and its branch agree again.
+            repo.git()
+                .args(["update-ref", &base_ref, &base, &held])
+                .output()?;
+            return Ok(Sync::Held {
+                reason: dirty(dir, &target.base, &merge_cmd),
+            });
+        }
+    }
+    delete_ref(repo, &target.held_ref())?;
+    Ok(Sync::Advanced { commit: held })
+}
+
+fn dirty(dir: &Path, base: &str, merge_cmd: &str) -> String {
+    format!(
+        "the checkout `{}` of `{base}` has uncommitted changes; commit or stash them, then run `{merge_cmd}` there (or `planwright run` again)",
+        dir.display()
+    )
+}
+
+/// How often a merge is redone when the target moved between read and write.
 const CAS_TRIES: usize = 5;
+
+/// The old value that makes `git update-ref` create a ref only if it is absent.
+const ZERO: &str = "0000000000000000000000000000000000000000";
 
 /// The first 10 characters of a commit id.
 pub fn short(commit: &str) -> &str {

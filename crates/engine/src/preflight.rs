@@ -6,7 +6,7 @@
 use crate::agent::Agent;
 use crate::process::find_program;
 use crate::repo::Repo;
-use crate::run::ticket_gates;
+use crate::run::{ticket_gates, Resume};
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
 use planwright_plan::overlap::Glob;
 use planwright_plan::scope::{is_glob, Pattern};
@@ -30,7 +30,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn ok(check: &'static str, message: impl Into<String>) -> Check {
+    pub(crate) fn ok(check: &'static str, message: impl Into<String>) -> Check {
         Check {
             check,
             status: "ok",
@@ -38,7 +38,11 @@ impl Check {
             hint: None,
         }
     }
-    fn error(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
+    pub(crate) fn error(
+        check: &'static str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Check {
         Check {
             check,
             status: "error",
@@ -46,7 +50,11 @@ impl Check {
             hint: Some(hint.into()),
         }
     }
-    fn warning(check: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Check {
+    pub(crate) fn warning(
+        check: &'static str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Check {
         Check {
             check,
             status: "warning",
@@ -71,6 +79,19 @@ pub fn preflight(
     allow: &[Vec<String>],
     agent: &dyn Agent,
 ) -> Vec<Check> {
+    preflight_with(dir, plan, extra_gates, allow, agent, &Resume::default())
+}
+
+/// [`preflight`] for a run that treats earlier runs as `resume` says: the
+/// scope checks skip the tickets that will not run.
+pub fn preflight_with(
+    dir: &Path,
+    plan: &Plan,
+    extra_gates: &[Gate],
+    allow: &[Vec<String>],
+    agent: &dyn Agent,
+    resume: &Resume,
+) -> Vec<Check> {
     let mut out = Vec::new();
     let repo = match Repo::open(dir) {
         Ok(repo) => {
@@ -94,23 +115,53 @@ pub fn preflight(
     check_gates(dir, plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
     if let Some(files) = base_files {
-        let merged = repo
-            .as_ref()
-            .and_then(|r| crate::run::already_merged(r, plan).ok())
-            .unwrap_or_default();
-        if !merged.is_empty() {
-            out.push(Check::ok(
-                "continue",
-                format!(
-                    "{} tickets merged by an earlier run of this plan are skipped",
-                    merged.len()
-                ),
-            ));
-        }
+        let outlook = match repo.as_ref().map(|r| crate::run::outlook(r, plan, resume)) {
+            Some(Ok(o)) => o,
+            Some(Err(e)) => {
+                out.push(Check::error(
+                    "continue",
+                    format!("cannot read what earlier runs merged: {e}"),
+                    "if `.planwright/state.db` is damaged, move `.planwright/` aside (git still says what merged)",
+                ));
+                Default::default()
+            }
+            None => Default::default(),
+        };
+        continue_checks(&outlook, &mut out);
+        let merged = outlook.skipped();
         check_scope_ops(plan, &files, &merged, &mut out);
         check_overlap(plan, &merged, &mut out);
     }
     out
+}
+
+/// What earlier runs merged: skipped tickets, and tickets merged from a
+/// definition the plan has changed since (reported, not run again).
+fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
+    if !o.merged.is_empty() {
+        out.push(Check::ok(
+            "continue",
+            format!(
+                "{} tickets already on the base branch are skipped",
+                o.merged.len()
+            ),
+        ));
+    }
+    for id in &o.changed {
+        out.push(Check::warning(
+            "changed",
+            format!("ticket {id} was merged from an older definition; it is not run again"),
+            format!(
+                "to run it again, pass `--rerun {id}` (or `--rerun-changed` for all such tickets)"
+            ),
+        ));
+    }
+    if !o.rerun.is_empty() {
+        out.push(Check::ok(
+            "continue",
+            format!("merged tickets run again: {}", o.rerun.join(", ")),
+        ));
+    }
 }
 
 fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<String>> {

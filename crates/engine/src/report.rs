@@ -3,7 +3,7 @@
 
 use crate::error::EngineError;
 use crate::repo::Repo;
-use crate::state::{AttemptRow, RunRow, Store, TicketRow, TicketState};
+use crate::state::{AttemptRow, RunRow, RunStatus, Store, TicketRow, TicketState};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -16,7 +16,7 @@ pub struct TicketReport {
     #[serde(flatten)]
     pub ticket: TicketRow,
     /// Its attempts, oldest first.
-    pub attempt_log: Vec<AttemptRow>,
+    pub attempts: Vec<AttemptRow>,
     /// The full log of its attempts (`.planwright/runs/<run>/<ticket>/ticket.log`),
     /// relative to the repository, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,7 +46,9 @@ impl RunReport {
 }
 
 /// The report of run `id` (the newest run when None); None when the
-/// repository has no runs. Never creates the state store.
+/// repository has no runs. Never creates the state store. A run recorded
+/// as `running` whose process is gone (nobody holds the run lock) is
+/// reported as `interrupted`.
 pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineError> {
     let db = repo.state_dir().join("state.db");
     if !db.is_file() {
@@ -57,12 +59,15 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
         Some(id) => store.run(id)?,
         None => store.latest_run()?,
     };
-    let Some(run) = run else { return Ok(None) };
+    let Some(mut run) = run else { return Ok(None) };
+    if run.status == RunStatus::Running && !crate::lock::is_held(repo)? {
+        run.status = RunStatus::Interrupted;
+    }
     let run_dir = Path::new(".planwright").join("runs").join(&run.id);
     let blockers = blockers(&repo.root().join(&run_dir).join("events.jsonl"));
     let mut tickets = Vec::new();
     for t in store.tickets(&run.id)? {
-        let attempt_log = store.attempts(&run.id, &t.id)?;
+        let attempts = store.attempts(&run.id, &t.id)?;
         let log = run_dir.join(&t.id).join("ticket.log");
         tickets.push(TicketReport {
             log: repo
@@ -72,7 +77,7 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
                 .then(|| log.display().to_string()),
             blocked_by: blockers.get(&t.id).cloned(),
             ticket: t,
-            attempt_log,
+            attempts,
         });
     }
     Ok(Some(RunReport { run, tickets }))
@@ -119,7 +124,7 @@ pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
     // The ticket row keeps the kind and message; the evidence is the last
     // failed attempt's.
     let evidence = t
-        .attempt_log
+        .attempts
         .iter()
         .rev()
         .find_map(|a| a.failure.as_ref().map(|f| f.evidence.as_str()))
@@ -166,16 +171,18 @@ pub fn markdown(r: &RunReport) -> String {
         s,
         "- finished: {}\n- status: {}",
         r.run.finished_at.as_deref().unwrap_or("-"),
-        r.run.status
+        r.run.status.as_str()
     );
     let _ = writeln!(
         s,
-        "- tickets: {} merged, {} failed, {} blocked, {} other\n",
+        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other\n",
         r.count(TicketState::Merged),
+        r.count(TicketState::Changed),
         r.count(TicketState::Failed),
         r.count(TicketState::Blocked),
         r.tickets.len()
             - r.count(TicketState::Merged)
+            - r.count(TicketState::Changed)
             - r.count(TicketState::Failed)
             - r.count(TicketState::Blocked)
     );
@@ -191,7 +198,7 @@ pub fn markdown(r: &RunReport) -> String {
             t.id,
             t.title.replace('|', "\\|"),
             t.state.as_str(),
-            t.attempts,
+            t.attempt_count,
             short(&t.merge_commit),
             failure_text(report).replace('|', "\\|").replace('\n', " ")
         );
@@ -220,9 +227,9 @@ pub fn markdown(r: &RunReport) -> String {
             let _ = writeln!(s, "\n{}", l.replacen("full log: ", "full log: `", 1) + "`");
         }
     }
-    for t in r.tickets.iter().filter(|t| !t.attempt_log.is_empty()) {
+    for t in r.tickets.iter().filter(|t| !t.attempts.is_empty()) {
         let _ = writeln!(s, "\n## {}\n", t.ticket.id);
-        for a in &t.attempt_log {
+        for a in &t.attempts {
             let what = a
                 .failure
                 .as_ref()
@@ -258,7 +265,7 @@ pub fn html(r: &RunReport) -> String {
         plan = esc(&r.run.plan_path),
         base = esc(&r.run.base),
         start = esc(&r.run.started_at),
-        status = esc(&r.run.status),
+        status = esc(r.run.status.as_str()),
     );
     s.push_str("<table><tr><th>ticket</th><th>title</th><th>state</th><th>attempts</th><th>commit</th><th>failure</th></tr>");
     for report in &r.tickets {
@@ -268,7 +275,7 @@ pub fn html(r: &RunReport) -> String {
             "<tr><td>{}</td><td>{}</td><td class=\"{st}\">{st}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
             esc(&t.id),
             esc(&t.title),
-            t.attempts,
+            t.attempt_count,
             short(&t.merge_commit),
             esc(&failure_text(report)),
             st = t.state.as_str(),

@@ -1,21 +1,29 @@
-//! The run loop: schedule ready tickets, run attempts on worker threads,
-//! verify what they produce, merge what passes (one at a time, on this
-//! thread), retry with evidence up to the strike limit, and record every
-//! transition in the state store before its side effect.
+//! The run loop. A run belongs to a repository and its base branch: which
+//! tickets are merged is read back from git (see [`crate::identity`]).
+//!
+//! [`prepare`] runs every preflight check and is the only way to get a
+//! [`Prepared`] session, which is all [`run`] accepts. The coordinator thread
+//! schedules ready tickets and starts attempts through an [`Executor`] on
+//! worker threads; verified candidates go to one merger thread (merging and
+//! re-gating never hold up the coordinator); events go through a channel to
+//! the reporter thread. Every transition is written to the state store before
+//! its side effect; docs/running.md lists each with its recovery rule.
 
 use crate::agent::{Agent, AgentOutcome};
 use crate::charter::Charter;
 use crate::clock;
 use crate::error::EngineError;
-use crate::events::{Event, JsonLines, Reporter};
+use crate::events::{Emitter, Event, JsonLines, Reporter};
 use crate::executor::{AttemptInput, Candidate, Executor, LocalExecutor};
 use crate::failure::{Failure, FailureKind};
 use crate::gates::{run_gates, GateSettings, Verdict};
-use crate::merge::{commit_message, Merge, MergeOutcome};
+use crate::identity::{standing, ticket_digest, Ledger, Standing};
+use crate::merge::{self, commit_message, Merge, MergeOutcome, Sync, Target};
+use crate::preflight::Check;
 use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::scheduler::Scheduler;
-use crate::state::{RunRow, Store, TicketState};
+use crate::state::{RunRow, RunStatus, Store, TicketRow, TicketState};
 use crate::verify;
 use crate::worktree::{Pool, PoolSettings};
 use planwright_plan::config::Routing;
@@ -24,18 +32,36 @@ use planwright_plan::Plan;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The engine's defaults; front ends override them from flags and files.
+pub mod defaults {
+    use std::time::Duration;
+    /// Rejected attempts a ticket may have in one invocation.
+    pub const STRIKES: u32 = 2;
+    /// The agent's wall-clock limit per attempt.
+    pub const AGENT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+    /// Each gate's wall-clock limit.
+    pub const GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+    /// Each workspace set-up command's limit.
+    pub const SETUP_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+    /// The first wait after the model could not serve an attempt, when it
+    /// named no time; doubled for each further refusal in a row.
+    pub const UNAVAILABLE_WAIT: Duration = Duration::from_secs(30);
+    /// The longest such wait.
+    pub const UNAVAILABLE_WAIT_MAX: Duration = Duration::from_secs(10 * 60);
+}
 
 /// Everything a run is configured with.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
     /// The plan file as given (for the record).
     pub plan_path: String,
-    /// Tickets worked on at once.
+    /// Slots: attempts worked on at once.
     pub jobs: usize,
-    /// Attempts per ticket in this invocation.
+    /// Rejected attempts a ticket may have in one invocation.
     pub strikes: u32,
     /// The agent's wall-clock limit per attempt.
     pub agent_timeout: Option<Duration>,
@@ -43,10 +69,53 @@ pub struct RunSettings {
     pub extra_gates: Vec<Gate>,
     /// How gates run.
     pub gates: GateSettings,
-    /// How worktrees are prepared.
+    /// How workspaces are prepared.
     pub pool: PoolSettings,
-    /// Pools and caps.
+    /// Model pools and caps.
     pub routing: Routing,
+}
+
+impl RunSettings {
+    /// The defaults: one slot per core, [`defaults`] for the rest.
+    pub fn new(plan_path: impl Into<String>) -> RunSettings {
+        RunSettings {
+            plan_path: plan_path.into(),
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            strikes: defaults::STRIKES,
+            agent_timeout: Some(defaults::AGENT_TIMEOUT),
+            extra_gates: vec![],
+            gates: GateSettings {
+                env: vec![],
+                timeout: Some(defaults::GATE_TIMEOUT),
+            },
+            pool: PoolSettings {
+                setup: vec![],
+                pristine: false,
+                setup_timeout: Some(defaults::SETUP_TIMEOUT),
+            },
+            routing: Routing::default(),
+        }
+    }
+}
+
+/// How this invocation treats what earlier ones did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resume {
+    /// Start a new run: only its own merges count as merged.
+    pub new_run: bool,
+    /// Merged tickets to run again (`--rerun ID`).
+    pub rerun: Vec<String>,
+    /// Run again every ticket merged from an older definition.
+    pub rerun_changed: bool,
+}
+
+/// Merges that wait on the run's branch instead of the base branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Held {
+    /// The branch (`planwright/run/<id>`).
+    pub branch: String,
+    /// Why, and the command that lands them.
+    pub reason: String,
 }
 
 /// How a run ended.
@@ -54,19 +123,23 @@ pub struct RunSettings {
 pub struct RunSummary {
     /// The run id.
     pub run: String,
-    /// Tickets on the base branch.
+    /// Tickets merged from the plan's current definition.
     pub merged: Vec<String>,
-    /// Tickets out of attempts, with their last failure.
+    /// Tickets merged from an older definition and not run again.
+    pub changed: Vec<String>,
+    /// Tickets out of strikes, with their last failure.
     pub failed: BTreeMap<String, Failure>,
     /// Tickets not started because an ancestor failed.
     pub blocked: Vec<String>,
-    /// Whether Ctrl-C stopped it early.
+    /// Merges waiting on the run's branch, if any.
+    pub held: Option<Held>,
+    /// Whether a signal stopped it early.
     #[serde(skip)]
     pub interrupted: bool,
 }
 
 impl RunSummary {
-    /// Whether every ticket merged.
+    /// Whether every ticket is merged (possibly on the run's branch).
     pub fn all_merged(&self) -> bool {
         self.failed.is_empty() && self.blocked.is_empty() && !self.interrupted
     }
@@ -84,7 +157,7 @@ pub fn ticket_gates(plan: &Plan, ticket: &Ticket, extra: &[Gate]) -> Vec<Gate> {
         .collect()
 }
 
-/// The pool a ticket counts against, from the routing table.
+/// The model pool a ticket counts against, from the routing table.
 pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
     if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
         return None;
@@ -116,266 +189,543 @@ fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
     Scheduler::new(plan, pools, caps)
 }
 
-/// The order tickets would start in, as waves of at most `jobs`, assuming every ticket passes.
-pub fn dry_run(plan: &Plan, settings: &RunSettings) -> Vec<Vec<String>> {
-    let mut s = scheduler(plan, &settings.routing);
-    let mut waves = Vec::new();
-    loop {
-        let wave = s.next(settings.jobs.max(1));
-        if wave.is_empty() {
-            return waves;
-        }
-        for id in &wave {
-            s.started(id);
-        }
-        for id in &wave {
-            s.merged(id);
-        }
-        waves.push(wave);
+/// What an invocation would do with each ticket, read without changing
+/// anything (nothing is created when the repository has no state store).
+#[derive(Debug, Clone, Default)]
+pub struct Outlook {
+    /// The run that would be continued.
+    pub run: Option<String>,
+    /// Tickets merged from their current definition: skipped.
+    pub merged: Vec<String>,
+    /// Tickets merged from an older definition and not asked to run again: skipped.
+    pub changed: Vec<String>,
+    /// Merged tickets that run again (`--rerun`, `--rerun-changed`).
+    pub rerun: Vec<String>,
+}
+
+impl Outlook {
+    /// The tickets that will not run.
+    pub fn skipped(&self) -> HashSet<String> {
+        self.merged.iter().chain(&self.changed).cloned().collect()
     }
 }
 
-/// Tickets of `plan` that an earlier run of the same plan merged (read-only:
-/// nothing is created when the repository has no state store).
-pub fn already_merged(repo: &Repo, plan: &Plan) -> Result<HashSet<String>, EngineError> {
+/// Reads what `resume` would do with each ticket of `plan` on `repo`.
+pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, EngineError> {
     let db = repo.state_dir().join("state.db");
-    if !db.is_file() {
-        return Ok(HashSet::new());
-    }
-    let store = Store::open(&db)?;
-    let Some(run) = store.run_for_digest(&plan_digest(plan))? else {
-        return Ok(HashSet::new());
+    let store = if db.is_file() {
+        Some(Store::open(&db)?)
+    } else {
+        None
     };
-    Ok(store
-        .tickets(&run.id)?
-        .into_iter()
-        .filter(|t| t.state == TicketState::Merged)
-        .map(|t| t.id)
-        .collect())
-}
-
-/// A digest of the plan, so a second `run` of the same plan continues.
-pub fn plan_digest(plan: &Plan) -> String {
-    let text = serde_json::to_string(plan).expect("plans serialize");
-    // FNV-1a: a stable identity, not a security boundary.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    let run = match (&store, resume.new_run) {
+        (Some(s), false) => s.run_for_base(&plan.base)?,
+        _ => None,
+    };
+    let rows: HashMap<String, TicketRow> = match (&store, &run) {
+        (Some(s), Some(r)) => s
+            .tickets(&r.id)?
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect(),
+        _ => HashMap::new(),
+    };
+    let held = match (&run, resume.new_run) {
+        (Some(r), _) => Some(r.id.clone()),
+        (None, false) => held_run(repo, &plan.base)?,
+        (None, true) => None,
+    };
+    let mut refs = vec![format!("refs/heads/{}", plan.base)];
+    if let Some(id) = &held {
+        refs = Target::new(&plan.base, id).refs();
     }
-    format!("{h:016x}")
-}
-
-enum Msg {
-    Phase {
-        ticket: String,
-        attempt: u32,
-        phase: String,
-    },
-    Done {
-        lane: usize,
-        ticket: String,
-        attempt: u32,
-        base: String,
-        result: Result<AttemptResult, EngineError>,
-    },
-}
-
-enum AttemptResult {
-    Passed { candidate: String },
-    Rejected(Failure),
-    Cancelled,
-}
-
-struct Emitter {
-    store: Store,
-    run: String,
-    reporters: Vec<Box<dyn Reporter>>,
-}
-
-impl Emitter {
-    fn emit(&mut self, event: Event) -> Result<(), EngineError> {
-        let at = clock::now();
-        let data = serde_json::to_string(&event).expect("events serialize");
-        self.store
-            .record_event(&self.run, &at, event.ticket(), &event.name(), &data)?;
-        for r in &mut self.reporters {
-            r.report(&at, &event);
+    let ledger = Ledger::read(repo, &refs)?;
+    let own = run.as_ref().filter(|r| r.fresh).map(|r| r.id.as_str());
+    let mut out = Outlook {
+        run: run.as_ref().map(|r| r.id.clone()),
+        ..Outlook::default()
+    };
+    if resume.new_run {
+        return Ok(out);
+    }
+    for t in &plan.tickets {
+        let rerun_of = rows.get(&t.id).and_then(|r| r.rerun_of.as_deref());
+        let st = standing(&ledger, &t.id, &ticket_digest(t), own, rerun_of);
+        let asked = resume.rerun.contains(&t.id);
+        match st {
+            Standing::Open => {}
+            Standing::Merged(_) if asked => out.rerun.push(t.id.clone()),
+            Standing::Changed(_) if asked || resume.rerun_changed => out.rerun.push(t.id.clone()),
+            Standing::Merged(_) => out.merged.push(t.id.clone()),
+            Standing::Changed(_) => out.changed.push(t.id.clone()),
         }
-        Ok(())
+    }
+    Ok(out)
+}
+
+/// A session whose preflight passed: the only thing [`run`] accepts, and
+/// only [`prepare`] makes one, so no front end can skip a check.
+pub struct Prepared {
+    repo: Repo,
+    plan: Plan,
+    settings: RunSettings,
+    resume: Resume,
+    pool: Pool,
+    checks: Vec<Check>,
+    outlook: Outlook,
+}
+
+/// Preflight found problems; nothing was started.
+#[derive(Debug, Clone)]
+pub struct PreflightFailed {
+    /// Every check, the failed ones included.
+    pub checks: Vec<Check>,
+}
+
+/// Runs every preflight check (with what `resume` asks) and, when none
+/// fails, returns the session [`run`] needs.
+pub fn prepare(
+    dir: &std::path::Path,
+    plan: Plan,
+    settings: RunSettings,
+    resume: Resume,
+    allow: &[Vec<String>],
+    agent: &dyn Agent,
+) -> Result<Prepared, PreflightFailed> {
+    let mut checks =
+        crate::preflight::preflight_with(dir, &plan, &settings.extra_gates, allow, agent, &resume);
+    for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
+        checks.push(Check::error(
+            "rerun",
+            format!("`--rerun {id}` names no ticket of the plan"),
+            "pass the id of a ticket of the plan",
+        ));
+    }
+    let repo = Repo::open(dir).ok();
+    let outlook = repo
+        .as_ref()
+        .map(|r| outlook(r, &plan, &resume))
+        .transpose();
+    let (Some(repo), Ok(outlook), false) = (repo, outlook, crate::preflight::failed(&checks))
+    else {
+        return Err(PreflightFailed { checks });
+    };
+    let pool = Pool::new(repo.clone(), settings.pool.clone());
+    let outlook = outlook.unwrap_or_default();
+    Ok(Prepared {
+        repo,
+        plan,
+        settings,
+        resume,
+        pool,
+        checks,
+        outlook,
+    })
+}
+
+impl Prepared {
+    /// Every preflight check (all passed or warned).
+    pub fn checks(&self) -> &[Check] {
+        &self.checks
+    }
+    /// The repository.
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    /// The settings.
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+    /// What the run will do with each ticket.
+    pub fn outlook(&self) -> &Outlook {
+        &self.outlook
+    }
+
+    /// The executor that runs attempts in this repository's workspace pool.
+    pub fn local_executor(&self, agent: Arc<dyn Agent>) -> Arc<dyn Executor> {
+        Arc::new(LocalExecutor::new(
+            self.repo.clone(),
+            self.pool.clone(),
+            agent,
+        ))
+    }
+
+    /// The order tickets that will run would start in, as batches of at
+    /// most `jobs`, assuming every ticket passes (`run --dry-run`).
+    pub fn start_order(&self) -> Vec<Vec<String>> {
+        let mut s = scheduler(&self.plan, &self.settings.routing);
+        for id in self.outlook.skipped() {
+            s.merged(&id);
+        }
+        let mut batches = Vec::new();
+        loop {
+            let batch = s.next(self.settings.jobs.max(1));
+            if batch.is_empty() {
+                return batches;
+            }
+            for id in &batch {
+                s.started(id);
+                s.merged(id);
+            }
+            batches.push(batch);
+        }
     }
 }
 
-/// Shared, read-only context of the worker threads.
-struct Shared<'a> {
-    repo: &'a Repo,
-    plan: &'a Plan,
-    settings: &'a RunSettings,
-    store: Store,
-    run: String,
-    pool: Pool,
-    executor: &'a dyn Executor,
-    cancel: &'a Cancel,
-    run_dir: PathBuf,
+/// Cancels when dropped during a panic, so a panicking coordinator stops
+/// every attempt before the thread scope waits for them.
+struct CancelOnPanic<'a>(&'a Cancel);
+
+impl Drop for CancelOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.cancel();
+        }
+    }
 }
 
-/// Runs (or continues) `plan` on `repo` with `agent`.
+/// Runs (or continues) a prepared session, its attempts through `executor`.
 pub fn run(
-    repo: &Repo,
-    plan: &Plan,
-    settings: &RunSettings,
-    agent: Arc<dyn Agent>,
-    mut reporters: Vec<Box<dyn Reporter>>,
+    session: Prepared,
+    executor: Arc<dyn Executor>,
+    reporters: Vec<Box<dyn Reporter>>,
     cancel: &Cancel,
 ) -> Result<RunSummary, EngineError> {
+    let Prepared {
+        repo,
+        plan,
+        settings,
+        resume,
+        pool,
+        ..
+    } = session;
     repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
-    let _lock = crate::lock::RunLock::acquire(&state_dir)?;
+    let _lock = crate::lock::RunLock::acquire(&repo)?;
     let store = Store::open(&state_dir.join("state.db"))?;
-    let (run_id, continued) = open_run(&store, repo, plan, settings)?;
-    let run_dir = state_dir.join("runs").join(&run_id);
+    let (row, continued) = open_run(&store, &repo, &plan, &settings, &resume)?;
+    let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
+    let mut reporters = reporters;
     let events = run_dir.join("events.jsonl");
     reporters.push(Box::new(
         JsonLines::open(&events).map_err(|e| EngineError::io(&events, e))?,
     ));
-    let mut emitter = Emitter {
-        store: store.clone(),
-        run: run_id.clone(),
-        reporters,
-    };
-    emitter.emit(Event::RunStarted {
-        run: run_id.clone(),
-        base: plan.base.clone(),
-        tickets: plan.tickets.len(),
-        continued,
-    })?;
-    let pool = Pool::new(repo.clone(), settings.pool.clone());
-    let executor = LocalExecutor::new(repo.clone(), pool.clone(), agent);
+    let last_seq = store.last_event_seq(&row.id)?;
+    let (emitter, reporting) =
+        crate::events::start(store.clone(), row.id.clone(), last_seq, reporters);
     let shared = Shared {
-        repo,
-        plan,
-        settings,
+        target: Target::new(&plan.base, &row.id),
+        digests: plan
+            .tickets
+            .iter()
+            .map(|t| (t.id.clone(), ticket_digest(t)))
+            .collect(),
+        repo: &repo,
+        plan: &plan,
+        settings: &settings,
         store: store.clone(),
-        run: run_id.clone(),
+        run: row.id.clone(),
         pool,
-        executor: &executor,
+        executor,
         cancel,
         run_dir,
+        emitter: emitter.clone(),
     };
-    let mut sched = scheduler(plan, &settings.routing);
-    for t in store.tickets(&run_id)? {
-        if t.state == TicketState::Merged {
-            sched.merged(&t.id);
-            emitter.emit(Event::AlreadyMerged { ticket: t.id })?;
-        }
-    }
+    emitter.emit(Event::RunStarted {
+        run: row.id.clone(),
+        base: plan.base.clone(),
+        ticket_count: plan.tickets.len(),
+        continued,
+    });
+    let result = work(&shared);
+    emitter.close();
+    let _ = reporting.join();
+    result
+}
+
+/// The run after it was opened: land what an earlier invocation held back,
+/// coordinate, land what this one merged, record how it ended.
+fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
+    sync(sh)?;
     let outcome = std::thread::scope(|scope| {
-        let outcome = coordinate(scope, &shared, &mut sched, &mut emitter);
+        let _stop = CancelOnPanic(sh.cancel);
+        let outcome = coordinate(scope, sh);
         // The scope joins the attempts still in flight before it returns:
         // after an error nothing will merge them, so stop them now instead
         // of waiting for their agents to finish.
         if outcome.is_err() {
-            cancel.cancel();
+            sh.cancel.cancel();
         }
         outcome
     });
-    let interrupted = cancel.is_cancelled();
-    let summary = summarize(&store, &run_id, interrupted)?;
-    store.set_run_status(
-        &run_id,
-        if interrupted {
-            "interrupted"
-        } else {
-            "finished"
-        },
-        Some(&clock::now()),
-    )?;
-    emitter.emit(Event::RunFinished {
-        run: run_id,
-        merged: summary.merged.len(),
-        failed: summary.failed.len(),
-        blocked: summary.blocked.len(),
+    let interrupted = sh.cancel.is_cancelled();
+    let held = match &outcome {
+        Ok(()) => sync(sh)?,
+        Err(_) => None,
+    };
+    let summary = summarize(&sh.store, &sh.run, held, interrupted)?;
+    let status = if interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Finished
+    };
+    sh.store.end_run(&sh.run, status, &clock::now())?;
+    sh.emitter.emit(Event::RunFinished {
+        run: sh.run.clone(),
+        merged_count: summary.merged.len(),
+        changed_count: summary.changed.len(),
+        failed_count: summary.failed.len(),
+        blocked_count: summary.blocked.len(),
         interrupted,
-    })?;
+    });
     outcome.map(|()| summary)
 }
 
-/// Finds the run to continue (same plan) or records a new one, and settles
-/// tickets an earlier invocation left half-way.
+/// Lands the run's branch on the base when that harms no checkout.
+fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
+    Ok(match merge::sync(sh.repo, &sh.target)? {
+        Sync::Nothing => None,
+        Sync::Advanced { commit } => {
+            sh.emitter.emit(Event::BaseAdvanced {
+                base: sh.target.base.clone(),
+                commit,
+            });
+            None
+        }
+        Sync::Held { reason } => {
+            sh.emitter.emit(Event::MergesHeld {
+                branch: sh.target.held.clone(),
+                reason: reason.clone(),
+            });
+            Some(Held {
+                branch: sh.target.held.clone(),
+                reason,
+            })
+        }
+    })
+}
+
+/// Finds the run to continue (the newest on this base branch, unless
+/// `--new-run`) or records a new one, then settles every ticket against
+/// what git says landed.
 fn open_run(
     store: &Store,
     repo: &Repo,
     plan: &Plan,
     settings: &RunSettings,
-) -> Result<(String, bool), EngineError> {
-    let digest = plan_digest(plan);
-    let (id, continued) = match store.run_for_digest(&digest)? {
-        Some(run) => (run.id, true),
-        None => {
-            let mut n = 0;
-            let id = loop {
-                let id = clock::run_id(n);
-                if store.run(&id)?.is_none() {
-                    break id;
-                }
-                n += 1;
-            };
-            store.create_run(&RunRow {
-                id: id.clone(),
-                plan_path: settings.plan_path.clone(),
-                plan_digest: digest,
-                base: plan.base.clone(),
-                started_at: clock::now(),
-                finished_at: None,
-                status: "running".into(),
-            })?;
-            (id, false)
-        }
+    resume: &Resume,
+) -> Result<(RunRow, bool), EngineError> {
+    let existing = match resume.new_run {
+        true => None,
+        false => store.run_for_base(&plan.base)?,
     };
-    store.set_run_status(&id, "running", None)?;
+    let (run, continued) = match existing {
+        Some(run) => (run, true),
+        None => (new_run(store, repo, plan, settings, resume.new_run)?, false),
+    };
+    store.resume_run(&run.id, &settings.plan_path)?;
     for (i, t) in plan.tickets.iter().enumerate() {
-        store.ensure_ticket(&id, &t.id, i, &t.title)?;
+        store.sync_ticket(&run.id, &t.id, i, &t.title, &ticket_digest(t))?;
     }
-    let tip = repo.branch_tip(&plan.base)?.unwrap_or_default();
-    for t in store.tickets(&id)? {
-        match t.state {
-            TicketState::Merged => {}
-            TicketState::Merging => {
-                // The ref update may or may not have happened before the stop.
-                // A git that cannot answer stops the resume: guessing "not
-                // landed" would run the ticket again and merge it twice.
-                let landed = match t.merge_commit.as_deref() {
-                    Some(c) => repo
-                        .git()
-                        .args(["merge-base", "--is-ancestor", c, &tip])
-                        .succeeds()?
-                        .then_some(c),
-                    None => None,
-                };
-                match landed {
-                    Some(c) => store.mark_merged(&id, &t.id, c)?,
-                    None => store.set_ticket(&id, &t.id, TicketState::Pending, None)?,
-                }
+    let ids: Vec<String> = plan.tickets.iter().map(|t| t.id.clone()).collect();
+    store.drop_tickets_not_in(&run.id, &ids)?;
+    let target = Target::new(&plan.base, &run.id);
+    let ledger = Ledger::read(repo, &target.refs())?;
+    let own = run.fresh.then_some(run.id.as_str());
+    for row in store.tickets(&run.id)? {
+        let digest = row.digest.clone().unwrap_or_default();
+        let st = standing(&ledger, &row.id, &digest, own, row.rerun_of.as_deref());
+        let asked = resume.rerun.contains(&row.id)
+            || (resume.rerun_changed && matches!(st, Standing::Changed(_)));
+        match st {
+            Standing::Merged(c) | Standing::Changed(c) if asked => {
+                store.request_rerun(&run.id, &row.id, &c)?;
+                let row = store.ticket(&run.id, &row.id)?.expect("the ticket exists");
+                settle(store, repo, &run.id, &row, Standing::Open)?;
             }
-            _ => store.set_ticket(&id, &t.id, TicketState::Pending, t.failure.as_ref())?,
+            st => settle(store, repo, &run.id, &row, st)?,
         }
     }
-    Ok((id, continued))
+    sweep_candidates(store, repo, &run.id)?;
+    Ok((run, continued))
 }
 
-fn summarize(store: &Store, run: &str, interrupted: bool) -> Result<RunSummary, EngineError> {
+/// Deletes the candidate refs of tickets that are no longer open (left by
+/// a stop between `merged` being written and the ref being deleted).
+fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<(), EngineError> {
+    let prefix = merge::candidate_ref("");
+    let refs = repo
+        .git()
+        .args(["for-each-ref", "--format=%(refname)", &prefix])
+        .text()?;
+    let open: HashSet<String> = store
+        .tickets(run)?
+        .into_iter()
+        .filter(|t| !matches!(t.state, TicketState::Merged | TicketState::Changed))
+        .map(|t| t.id)
+        .collect();
+    for name in refs.lines() {
+        let id = name.strip_prefix(&prefix).unwrap_or(name);
+        if !open.contains(id) {
+            merge::delete_ref(repo, name)?;
+        }
+    }
+    Ok(())
+}
+
+fn new_run(
+    store: &Store,
+    repo: &Repo,
+    plan: &Plan,
+    settings: &RunSettings,
+    fresh: bool,
+) -> Result<RunRow, EngineError> {
+    // A run whose store was lost may still hold merges on its branch: it
+    // is adopted, so its merges count and new work builds on them.
+    let adopted = match fresh {
+        true => None,
+        false => held_run(repo, &plan.base)?,
+    };
+    let id = match adopted {
+        Some(id) => id,
+        None => unused_run_id(store)?,
+    };
+    let row = RunRow {
+        id,
+        plan_path: settings.plan_path.clone(),
+        base: plan.base.clone(),
+        started_at: clock::now(),
+        finished_at: None,
+        status: RunStatus::Running,
+        fresh,
+    };
+    store.create_run(&row)?;
+    Ok(row)
+}
+
+/// A run id from the clock that no run has yet.
+fn unused_run_id(store: &Store) -> Result<String, EngineError> {
+    let mut n = 0;
+    loop {
+        let id = clock::run_id(n);
+        if store.run(&id)?.is_none() {
+            return Ok(id);
+        }
+        n += 1;
+    }
+}
+
+/// The run whose branch `planwright/run/<id>` holds merges not yet on
+/// `base` (the newest, if several).
+fn held_run(repo: &Repo, base: &str) -> Result<Option<String>, EngineError> {
+    let text = repo
+        .git()
+        .args([
+            "for-each-ref",
+            "--sort=-committerdate",
+            "--format=%(refname:strip=4)",
+            "refs/heads/planwright/run/",
+        ])
+        .text()?;
+    let tip = repo.base_tip(base)?;
+    for id in text.lines().filter(|l| !l.is_empty()) {
+        let held = format!("refs/heads/{}", merge::held_branch(id));
+        let descends = repo
+            .git()
+            .args(["merge-base", "--is-ancestor", &tip, &held])
+            .succeeds()?;
+        if descends {
+            return Ok(Some(id.to_string()));
+        }
+    }
+    Ok(None)
+}
+
+/// The recovery rules: a ticket's stored state is brought in line with
+/// what git says (`st`), so an invocation stopped anywhere continues right.
+fn settle(
+    store: &Store,
+    repo: &Repo,
+    run: &str,
+    row: &TicketRow,
+    st: Standing,
+) -> Result<(), EngineError> {
+    use TicketState as S;
+    match st {
+        Standing::Merged(c) => {
+            if row.state != S::Merged || row.merge_commit.as_deref() != Some(&c) {
+                store.mark_merged(run, &row.id, &c)?;
+                merge::delete_ref(repo, &merge::candidate_ref(&row.id))?;
+            }
+        }
+        Standing::Changed(c) => {
+            if row.state != S::Changed {
+                store.settle_landed(run, &row.id, S::Changed, &c)?;
+            }
+        }
+        Standing::Open => match row.state {
+            S::Pending => {}
+            S::Verified | S::Merging if candidate_usable(repo, row)? => {
+                if row.state != S::Verified {
+                    store.set_state(run, &row.id, S::Verified)?;
+                }
+            }
+            S::Running => store.end_attempt_without_verdict(
+                run,
+                &row.id,
+                row.attempt_count,
+                "interrupted",
+                &clock::now(),
+            )?,
+            _ => store.set_state(run, &row.id, S::Pending)?,
+        },
+    }
+    Ok(())
+}
+
+/// Whether a verified candidate can still be merged: it exists and was
+/// built from the ticket's current definition.
+fn candidate_usable(repo: &Repo, row: &TicketRow) -> Result<bool, EngineError> {
+    let (Some(candidate), Some(_), Some(digest)) = (&row.candidate, &row.verified_on, &row.digest)
+    else {
+        return Ok(false);
+    };
+    let format = format!(
+        "--format=%(trailers:key={},valueonly)",
+        crate::identity::DIGEST_TRAILER
+    );
+    let out = repo
+        .git()
+        .args(["log", "-1", &format, candidate, "--"])
+        .raw()?;
+    Ok(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == digest)
+}
+
+fn summarize(
+    store: &Store,
+    run: &str,
+    held: Option<Held>,
+    interrupted: bool,
+) -> Result<RunSummary, EngineError> {
     let mut s = RunSummary {
         run: run.to_string(),
         merged: vec![],
+        changed: vec![],
         failed: BTreeMap::new(),
         blocked: vec![],
+        held,
         interrupted,
     };
     for t in store.tickets(run)? {
         match t.state {
             TicketState::Merged => s.merged.push(t.id),
+            TicketState::Changed => s.changed.push(t.id),
             TicketState::Failed => {
                 let f = t
                     .failure
@@ -389,83 +739,244 @@ fn summarize(store: &Store, run: &str, interrupted: bool) -> Result<RunSummary, 
     Ok(s)
 }
 
+/// Shared, read-only context of the coordinator, worker and merger threads.
+struct Shared<'a> {
+    repo: &'a Repo,
+    plan: &'a Plan,
+    settings: &'a RunSettings,
+    store: Store,
+    run: String,
+    target: Target,
+    digests: HashMap<String, String>,
+    pool: Pool,
+    executor: Arc<dyn Executor>,
+    cancel: &'a Cancel,
+    run_dir: PathBuf,
+    emitter: Emitter,
+}
+
+impl Shared<'_> {
+    fn ticket(&self, id: &str) -> &Ticket {
+        self.plan.ticket(id).expect("run tickets are in the plan")
+    }
+
+    fn message(&self, id: &str) -> String {
+        commit_message(self.ticket(id), &self.digests[id], &self.run)
+    }
+}
+
+enum Msg {
+    Phase {
+        ticket: String,
+        attempt: u32,
+        phase: String,
+    },
+    Done {
+        slot: usize,
+        ticket: String,
+        attempt: u32,
+        base: String,
+        result: Result<AttemptResult, EngineError>,
+    },
+    Landed {
+        ticket: String,
+        attempt: u32,
+        result: Result<MergeOutcome, EngineError>,
+    },
+}
+
+enum AttemptResult {
+    Passed {
+        candidate: String,
+    },
+    Rejected(Failure),
+    Cancelled,
+    Unavailable {
+        retry_after: Option<Duration>,
+        reason: String,
+    },
+}
+
+/// A verified candidate for the merger thread.
+struct MergeJob {
+    ticket: String,
+    attempt: u32,
+    candidate: String,
+    verified_on: String,
+}
+
+#[derive(Default)]
 struct Loop {
     free: Vec<usize>,
     in_flight: usize,
+    merging: usize,
     strikes_used: HashMap<String, u32>,
-    previous: HashMap<String, Failure>,
+    unavailable_streak: HashMap<String, u32>,
+    paused: Vec<(Instant, String)>,
     fatal: Option<EngineError>,
 }
 
-/// The coordinator thread: it alone schedules, merges and records; the
-/// attempts run on worker threads and report back through a channel.
+/// The coordinator thread: it alone schedules and decides; attempts run on
+/// worker threads and merges on the merger thread, and both report back
+/// through a channel.
 struct Coordinator<'c, 'a> {
     sh: &'c Shared<'a>,
-    sched: &'c mut Scheduler,
-    em: &'c mut Emitter,
+    sched: Scheduler,
     lp: Loop,
+    merges: Sender<MergeJob>,
 }
 
 fn coordinate<'s, 'a: 's>(
     scope: &'s std::thread::Scope<'s, '_>,
     sh: &'s Shared<'a>,
-    sched: &'s mut Scheduler,
-    em: &'s mut Emitter,
 ) -> Result<(), EngineError> {
-    let mut lp = Loop {
-        free: (0..sh.settings.jobs.max(1)).rev().collect(),
-        in_flight: 0,
-        strikes_used: HashMap::new(),
-        previous: HashMap::new(),
-        fatal: None,
+    let (tx, rx) = channel::<Msg>();
+    let (merges, jobs) = channel::<MergeJob>();
+    let merger_tx = tx.clone();
+    scope.spawn(move || merger(sh, jobs, merger_tx));
+    let mut c = Coordinator {
+        sh,
+        sched: scheduler(sh.plan, &sh.settings.routing),
+        lp: Loop {
+            free: (0..sh.settings.jobs.max(1)).rev().collect(),
+            ..Loop::default()
+        },
+        merges,
     };
-    for t in sh.store.tickets(&sh.run)? {
-        if let Some(f) = t.failure {
-            lp.previous.insert(t.id, f);
-        }
+    c.resume()?;
+    c.drive(scope, tx, rx)
+}
+
+/// The merger thread: lands verified candidates one at a time.
+fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
+    for job in jobs {
+        let work = std::panic::AssertUnwindSafe(|| land(sh, &job));
+        let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
+            Err(EngineError::Internal(format!(
+                "the merge of {} panicked",
+                job.ticket
+            )))
+        });
+        let _ = tx.send(Msg::Landed {
+            ticket: job.ticket,
+            attempt: job.attempt,
+            result,
+        });
     }
-    Coordinator { sh, sched, em, lp }.drive(scope)
+}
+
+/// Merges one verified candidate; the merge commit is recorded before the
+/// target moves, `merged` after, and the candidate's ref goes last.
+fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
+    if sh.cancel.is_cancelled() {
+        return Ok(MergeOutcome::Cancelled);
+    }
+    let id = job.ticket.as_str();
+    let gates = ticket_gates(sh.plan, sh.ticket(id), &sh.settings.extra_gates);
+    let merge = Merge {
+        repo: sh.repo,
+        target: &sh.target,
+        pool: &sh.pool,
+        gates: &gates,
+        gate_settings: &sh.settings.gates,
+    };
+    let log = sh.run_dir.join(id).join("ticket.log");
+    let mut record = |commit: &str| -> Result<(), EngineError> {
+        Ok(sh.store.begin_merge(&sh.run, id, commit)?)
+    };
+    let outcome = merge.land(
+        &job.candidate,
+        &job.verified_on,
+        &sh.message(id),
+        &log,
+        &mut record,
+        sh.cancel,
+    )?;
+    if let MergeOutcome::Merged { commit } = &outcome {
+        sh.store.mark_merged(&sh.run, id, commit)?;
+        merge::delete_ref(sh.repo, &merge::candidate_ref(id))?;
+    }
+    Ok(outcome)
 }
 
 impl<'c, 'a: 'c> Coordinator<'c, 'a> {
-    /// Starts attempts while lanes are free and settles each as it ends.
-    fn drive(mut self, scope: &'c std::thread::Scope<'c, '_>) -> Result<(), EngineError> {
-        let (tx, rx) = channel::<Msg>();
+    /// Tells the scheduler what earlier invocations settled, and sends
+    /// their verified candidates to be merged without another agent run.
+    fn resume(&mut self) -> Result<(), EngineError> {
+        let sh = self.sh;
+        for t in sh.store.tickets(&sh.run)? {
+            match t.state {
+                TicketState::Merged => {
+                    self.sched.merged(&t.id);
+                    sh.emitter.emit(Event::AlreadyMerged { ticket: t.id });
+                }
+                TicketState::Changed => {
+                    self.sched.merged(&t.id);
+                    let commit = t.merge_commit.unwrap_or_default();
+                    sh.emitter.emit(Event::Changed {
+                        ticket: t.id,
+                        commit,
+                    });
+                }
+                TicketState::Verified => {
+                    let (Some(candidate), Some(verified_on)) = (t.candidate, t.verified_on) else {
+                        continue;
+                    };
+                    self.sched.started(&t.id);
+                    self.queue_merge(MergeJob {
+                        ticket: t.id,
+                        attempt: t.attempt_count,
+                        candidate,
+                        verified_on,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn queue_merge(&mut self, job: MergeJob) {
+        self.sh.emitter.emit(Event::Merging {
+            ticket: job.ticket.clone(),
+        });
+        self.lp.merging += 1;
+        // The merger lives as long as this sender.
+        let _ = self.merges.send(job);
+    }
+
+    /// Starts attempts while slots are free and settles each attempt and
+    /// merge as it ends.
+    fn drive(
+        mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: Sender<Msg>,
+        rx: Receiver<Msg>,
+    ) -> Result<(), EngineError> {
         loop {
-            if !self.sh.cancel.is_cancelled() && self.lp.fatal.is_none() {
+            self.unpause();
+            let stopping = self.sh.cancel.is_cancelled() || self.lp.fatal.is_some();
+            if !stopping {
                 for id in self.sched.next(self.lp.free.len()) {
-                    let lane = self.lp.free.pop().expect("next() respects the free lanes");
-                    self.start(scope, &id, lane, tx.clone())?;
+                    let slot = self.lp.free.pop().expect("next() respects the free slots");
+                    self.start(scope, &id, slot, tx.clone())?;
                 }
             }
-            if self.lp.in_flight == 0 {
+            let busy = self.lp.in_flight + self.lp.merging > 0;
+            if !busy && (stopping || self.lp.paused.is_empty()) {
                 break;
             }
-            match rx
-                .recv()
-                .expect("a sender lives while attempts are in flight")
-            {
-                Msg::Phase {
-                    ticket,
-                    attempt,
-                    phase,
-                } => self.em.emit(Event::Phase {
-                    ticket,
-                    attempt,
-                    phase,
-                })?,
-                Msg::Done {
-                    lane,
-                    ticket,
-                    attempt,
-                    base,
-                    result,
-                } => {
-                    self.lp.in_flight -= 1;
-                    self.lp.free.push(lane);
-                    self.finish(&ticket, attempt, &base, result)?;
+            let msg = match self.lp.paused.iter().map(|p| p.0).min() {
+                Some(until) if !stopping => {
+                    match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                        Ok(msg) => msg,
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
                 }
-            }
+                _ => rx.recv().expect("a sender lives while work is in flight"),
+            };
+            self.handle(msg)?;
         }
         match self.lp.fatal {
             Some(e) => Err(e),
@@ -473,42 +984,85 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         }
     }
 
-    /// Records and spawns attempt n+1 of `id` on `lane`.
+    fn handle(&mut self, msg: Msg) -> Result<(), EngineError> {
+        match msg {
+            Msg::Phase {
+                ticket,
+                attempt,
+                phase,
+            } => self.sh.emitter.emit(Event::Phase {
+                ticket,
+                attempt,
+                phase,
+            }),
+            Msg::Done {
+                slot,
+                ticket,
+                attempt,
+                base,
+                result,
+            } => {
+                self.lp.in_flight -= 1;
+                self.lp.free.push(slot);
+                self.finish(&ticket, attempt, &base, result)?;
+            }
+            Msg::Landed {
+                ticket,
+                attempt,
+                result,
+            } => {
+                self.lp.merging -= 1;
+                self.landed(&ticket, attempt, result)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts tickets whose pause is over back in the queue.
+    fn unpause(&mut self) {
+        let now = Instant::now();
+        let (over, waiting): (Vec<_>, Vec<_>) = self
+            .lp
+            .paused
+            .drain(..)
+            .partition(|(until, _)| *until <= now);
+        self.lp.paused = waiting;
+        for (_, id) in over {
+            self.sched.requeue(&id);
+        }
+    }
+
+    /// Records and spawns the next attempt of `id` in `slot`.
     fn start(
         &mut self,
         scope: &'c std::thread::Scope<'c, '_>,
         id: &str,
-        lane: usize,
+        slot: usize,
         tx: Sender<Msg>,
     ) -> Result<(), EngineError> {
         let sh = self.sh;
-        let ticket = sh
-            .plan
-            .ticket(id)
-            .expect("scheduled tickets are in the plan");
-        let base = sh.repo.base_tip(&sh.plan.base)?;
-        let attempt = sh
+        let ticket = sh.ticket(id);
+        let row = sh
             .store
-            .tickets(&sh.run)?
-            .iter()
-            .find(|t| t.id == id)
-            .map_or(0, |t| t.attempts)
-            + 1;
+            .ticket(&sh.run, id)?
+            .expect("run tickets are stored");
+        let base = sh.target.tip(sh.repo)?;
+        let attempt = row.attempt_count + 1;
         sh.store
             .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
         self.sched.started(id);
         self.lp.in_flight += 1;
-        self.em.emit(Event::AttemptStarted {
+        sh.emitter.emit(Event::AttemptStarted {
             ticket: id.to_string(),
             attempt,
             base_commit: base.clone(),
-        })?;
+        });
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
         let charter = Charter {
             ticket,
             gates: &gates,
             attempt,
-            previous: self.lp.previous.get(id),
+            previous: row.failure.as_ref(),
         }
         .render();
         let input = AttemptInput {
@@ -516,15 +1070,16 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             attempt,
             base_commit: base.clone(),
             charter,
-            message: commit_message(ticket, &sh.run),
+            message: sh.message(id),
             files: sh.run_dir.join(id),
             agent_timeout: sh.settings.agent_timeout,
             model: ticket.model.clone(),
+            candidate_ref: merge::candidate_ref(id),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.
             let work = std::panic::AssertUnwindSafe(|| {
-                attempt_once(sh, ticket, lane, &input, &gates, &tx)
+                attempt_once(sh, ticket, slot, &input, &gates, &tx)
             });
             let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
                 Err(EngineError::Internal(format!(
@@ -533,7 +1088,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 )))
             });
             let _ = tx.send(Msg::Done {
-                lane,
+                slot,
                 ticket: input.ticket.clone(),
                 attempt,
                 base,
@@ -543,7 +1098,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         Ok(())
     }
 
-    /// Settles an attempt that ended: requeues, rejects or lands it.
+    /// Settles an attempt that ended: requeues, pauses, rejects, or sends
+    /// its candidate to be merged.
     fn finish(
         &mut self,
         id: &str,
@@ -552,137 +1108,149 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         result: Result<AttemptResult, EngineError>,
     ) -> Result<(), EngineError> {
         let sh = self.sh;
-        let result = match result {
-            Ok(r) => r,
+        let now = clock::now();
+        match result {
             Err(e) => {
                 // An engine failure (git, disk) is not the ticket's fault: stop the run.
                 sh.cancel.cancel();
                 sh.store
-                    .set_ticket(&sh.run, id, TicketState::Pending, None)?;
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "interrupted", &now)?;
                 self.sched.requeue(id);
                 self.lp.fatal.get_or_insert(e);
-                return Ok(());
             }
-        };
-        match result {
-            AttemptResult::Cancelled => {
+            Ok(AttemptResult::Cancelled) => {
                 sh.store
-                    .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
-                sh.store.set_phase(&sh.run, id, attempt, "interrupted")?;
-                sh.store
-                    .set_ticket(&sh.run, id, TicketState::Pending, None)?;
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "interrupted", &now)?;
                 self.sched.requeue(id);
             }
-            AttemptResult::Rejected(f) => {
+            Ok(AttemptResult::Unavailable {
+                retry_after,
+                reason,
+            }) => {
                 sh.store
-                    .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
-                self.reject(id, attempt, f)?;
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
+                self.pause(id, retry_after, reason);
             }
-            AttemptResult::Passed { candidate } => {
+            Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
+            Ok(AttemptResult::Passed { candidate }) => {
                 sh.store
-                    .finish_attempt(&sh.run, id, attempt, None, &clock::now())?;
-                sh.store
-                    .set_ticket(&sh.run, id, TicketState::Merging, None)?;
-                self.em.emit(Event::Merging {
+                    .verified(&sh.run, id, attempt, &candidate, base, &now)?;
+                self.lp.unavailable_streak.remove(id);
+                self.queue_merge(MergeJob {
                     ticket: id.to_string(),
-                })?;
-                self.land(id, attempt, base, &candidate)?;
+                    attempt,
+                    candidate,
+                    verified_on: base.to_string(),
+                });
             }
         }
         Ok(())
     }
 
-    /// Merges a candidate that passed, or rejects it when it no longer fits.
-    fn land(
+    /// The model could not serve the ticket: it waits (no strike used) for
+    /// the time the provider named, else a doubling wait. Pausing the whole
+    /// model pool, or routing to another model, hooks in here.
+    fn pause(&mut self, id: &str, retry_after: Option<Duration>, reason: String) {
+        let streak = self
+            .lp
+            .unavailable_streak
+            .entry(id.to_string())
+            .or_default();
+        *streak += 1;
+        let doubling = defaults::UNAVAILABLE_WAIT.saturating_mul(1 << (*streak - 1).min(10));
+        let wait = retry_after
+            .unwrap_or(doubling)
+            .min(defaults::UNAVAILABLE_WAIT_MAX);
+        self.lp.paused.push((Instant::now() + wait, id.to_string()));
+        let sh = self.sh;
+        sh.emitter.emit(Event::PoolPaused {
+            ticket: id.to_string(),
+            pool: ticket_pool(sh.ticket(id), &sh.settings.routing),
+            wait_ms: wait.as_millis() as u64,
+            reason,
+        });
+    }
+
+    /// Settles a merge the merger thread finished.
+    fn landed(
         &mut self,
         id: &str,
         attempt: u32,
-        base: &str,
-        candidate: &str,
+        result: Result<MergeOutcome, EngineError>,
     ) -> Result<(), EngineError> {
-        let sh = self.sh;
-        let ticket = sh.plan.ticket(id).expect("tickets are in the plan");
-        let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-        let merge = Merge {
-            repo: sh.repo,
-            base: &sh.plan.base,
-            pool: &sh.pool,
-            gates: &gates,
-            gate_settings: &sh.settings.gates,
-        };
-        let log = sh.run_dir.join(id).join("ticket.log");
-        let store = sh.store.clone();
-        let mut record = |commit: &str| -> Result<(), EngineError> {
-            Ok(store.begin_merge(&sh.run, id, commit)?)
-        };
-        let message = commit_message(ticket, &sh.run);
-        match merge.land(candidate, base, &message, &log, &mut record, sh.cancel)? {
-            MergeOutcome::Merged { commit } => {
-                sh.store.mark_merged(&sh.run, id, &commit)?;
+        match result {
+            Err(e) => {
+                // The ticket stays `verified` or `merging`; the next
+                // invocation settles it from git.
+                self.sh.cancel.cancel();
+                self.lp.fatal.get_or_insert(e);
+            }
+            Ok(MergeOutcome::Merged { commit }) => {
                 self.sched.merged(id);
-                self.em.emit(Event::Merged {
+                self.sh.emitter.emit(Event::Merged {
                     ticket: id.to_string(),
                     commit,
-                })?;
+                });
             }
-            MergeOutcome::Rejected(f) => {
-                sh.store
-                    .finish_attempt(&sh.run, id, attempt, Some(&f), &clock::now())?;
-                self.reject(id, attempt, f)?;
-            }
-            MergeOutcome::Cancelled => {
-                sh.store
-                    .set_ticket(&sh.run, id, TicketState::Pending, None)?;
-                self.sched.requeue(id);
-            }
+            Ok(MergeOutcome::Rejected(f)) => self.reject(id, attempt, f)?,
+            // The ticket stays `verified`: the next invocation merges it.
+            Ok(MergeOutcome::Cancelled) => {}
         }
         Ok(())
     }
 
     /// Counts a strike: requeues with the failure as evidence, or fails the
-    /// ticket and blocks its dependents.
+    /// ticket (its last candidate kept under `refs/planwright/quarantine/`)
+    /// and blocks its dependents.
     fn reject(&mut self, id: &str, attempt: u32, f: Failure) -> Result<(), EngineError> {
         let sh = self.sh;
         let used = self.lp.strikes_used.entry(id.to_string()).or_default();
         *used += 1;
         let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
-        self.em.emit(Event::AttemptRejected {
+        let then = if retrying || sh.cancel.is_cancelled() {
+            TicketState::Pending
+        } else {
+            TicketState::Failed
+        };
+        sh.store
+            .reject(&sh.run, id, attempt, &f, then, &clock::now())?;
+        sh.emitter.emit(Event::AttemptRejected {
             ticket: id.to_string(),
             attempt,
             failure: f.clone(),
             retrying,
-        })?;
-        if retrying || sh.cancel.is_cancelled() {
-            sh.store
-                .set_ticket(&sh.run, id, TicketState::Pending, Some(&f))?;
+        });
+        if then == TicketState::Pending {
             self.sched.requeue(id);
-            self.lp.previous.insert(id.to_string(), f);
             return Ok(());
         }
-        sh.store
-            .set_ticket(&sh.run, id, TicketState::Failed, Some(&f))?;
-        self.em.emit(Event::Failed {
+        let candidate = merge::candidate_ref(id);
+        if let Some(commit) = merge::ref_tip(sh.repo, &candidate)? {
+            merge::set_ref(sh.repo, &merge::quarantine_ref(id), &commit)?;
+            merge::delete_ref(sh.repo, &candidate)?;
+        }
+        sh.emitter.emit(Event::Failed {
             ticket: id.to_string(),
             failure: f,
-        })?;
+        });
         for b in self.sched.failed(id) {
-            sh.store
-                .set_ticket(&sh.run, &b, TicketState::Blocked, None)?;
-            self.em.emit(Event::Blocked {
+            sh.store.set_state(&sh.run, &b, TicketState::Blocked)?;
+            sh.emitter.emit(Event::Blocked {
                 ticket: b,
                 by: id.to_string(),
-            })?;
+            });
         }
         Ok(())
     }
 }
 
-/// One attempt on a worker thread: the executor's candidate, then scope,
-/// rails, gate-script integrity and gates, all decided here.
+/// One attempt on a worker thread: the executor's candidate, recorded
+/// before it is verified, then scope, rails, gate-script integrity and
+/// gates, all decided here.
 fn attempt_once(
     sh: &Shared,
     ticket: &Ticket,
-    lane: usize,
+    slot: usize,
     input: &AttemptInput,
     gates: &[Gate],
     tx: &Sender<Msg>,
@@ -697,15 +1265,48 @@ fn attempt_once(
         });
         Ok(())
     };
-    let candidate = sh.executor.attempt(lane, input, &progress, sh.cancel)?;
+    let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel)?;
+    record_agent(sh, input, &candidate)?;
     let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
         Ok(commit) => commit,
         Err(result) => return Ok(result),
     };
     sh.store
         .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
+    verify_and_gate(sh, ticket, slot, input, gates, &commit, &progress)
+}
+
+/// Stores and reports what the agent said (usage, cost, model, final
+/// message, session id).
+fn record_agent(sh: &Shared, input: &AttemptInput, c: &Candidate) -> Result<(), EngineError> {
+    let r = &c.report;
+    sh.store
+        .record_agent(&sh.run, &input.ticket, input.attempt, r)?;
+    sh.emitter.emit(Event::AgentReported {
+        ticket: input.ticket.clone(),
+        attempt: input.attempt,
+        outcome: crate::state::outcome_name(&r.outcome).to_string(),
+        model: r.model.clone(),
+        usage: r.usage,
+        cost: r.cost.map(|c| c.0),
+        session_id: r.session_id.clone(),
+        final_message: r.final_message.clone(),
+    });
+    Ok(())
+}
+
+/// Verification and gates of a recorded candidate.
+fn verify_and_gate(
+    sh: &Shared,
+    ticket: &Ticket,
+    slot: usize,
+    input: &AttemptInput,
+    gates: &[Gate],
+    commit: &str,
+    progress: &dyn Fn(&str) -> Result<(), EngineError>,
+) -> Result<AttemptResult, EngineError> {
     progress("verify")?;
-    let changes = verify::changes(sh.repo, &input.base_commit, &commit)?;
+    let changes = verify::changes(sh.repo, &input.base_commit, commit)?;
     let base_files: HashSet<String> =
         crate::git::tracked_files(sh.repo.root(), &input.base_commit)?
             .into_iter()
@@ -714,14 +1315,14 @@ fn attempt_once(
         return Ok(AttemptResult::Rejected(f));
     }
     if let Err(f) =
-        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, &commit)?
+        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, commit)?
     {
         return Ok(AttemptResult::Rejected(f));
     }
     progress("gates")?;
     let dir = sh
         .pool
-        .prepare(&LocalExecutor::slot(lane), &commit, None, sh.cancel)?;
+        .prepare(&LocalExecutor::slot(slot), commit, None, sh.cancel)?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
     crate::gates::append(
         &log,
@@ -729,7 +1330,9 @@ fn attempt_once(
     )?;
     Ok(
         match run_gates(gates, &dir, &sh.settings.gates, &log, sh.cancel)? {
-            Verdict::Pass => AttemptResult::Passed { candidate: commit },
+            Verdict::Pass => AttemptResult::Passed {
+                candidate: commit.to_string(),
+            },
             Verdict::Fail(f) => AttemptResult::Rejected(f),
             Verdict::Cancelled => AttemptResult::Cancelled,
         },
@@ -759,10 +1362,13 @@ fn agent_verdict(candidate: Candidate, timeout: Option<Duration>) -> Result<Stri
             format!("the agent gave up: {reason}"),
         ))),
         AgentOutcome::Failed(why) => Err(agent_failed(&why)),
-        // TODO(resume seam): a pause of the pool, not a strike.
-        AgentOutcome::Unavailable { reason, .. } => Err(agent_failed(&format!(
-            "could not be served (rate limit or quota): {reason}"
-        ))),
+        AgentOutcome::Unavailable {
+            retry_after,
+            reason,
+        } => Err(AttemptResult::Unavailable {
+            retry_after,
+            reason,
+        }),
         AgentOutcome::Finished => candidate
             .commit
             .ok_or_else(|| agent_failed("produced no commit")),

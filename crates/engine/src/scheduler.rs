@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Where the scheduler thinks a ticket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
-    /// Waiting for dependencies or a free slot.
+pub enum Place {
+    /// Waiting for its dependencies, a free slot, or the end of a pause.
     Waiting,
-    /// An attempt or merge is in progress.
+    /// An attempt, a merge or a pause is in progress.
     Active,
-    /// Merged.
+    /// Merged (or merged from an older definition and not run again).
     Done,
     /// Failed or blocked.
     Dead,
@@ -26,7 +26,7 @@ pub struct Scheduler {
     priority: HashMap<String, u64>,
     pool_of: HashMap<String, String>,
     caps: BTreeMap<String, u32>,
-    state: HashMap<String, Slot>,
+    state: HashMap<String, Place>,
 }
 
 impl Scheduler {
@@ -56,29 +56,29 @@ impl Scheduler {
             state: plan
                 .tickets
                 .iter()
-                .map(|t| (t.id.clone(), Slot::Waiting))
+                .map(|t| (t.id.clone(), Place::Waiting))
                 .collect(),
         }
     }
 
     /// Marks a ticket merged (also for tickets merged by an earlier run).
     pub fn merged(&mut self, id: &str) {
-        self.state.insert(id.to_string(), Slot::Done);
+        self.state.insert(id.to_string(), Place::Done);
     }
 
     /// Marks a ticket as started.
     pub fn started(&mut self, id: &str) {
-        self.state.insert(id.to_string(), Slot::Active);
+        self.state.insert(id.to_string(), Place::Active);
     }
 
     /// Puts a ticket back in the queue (a retry, or an interrupted attempt).
     pub fn requeue(&mut self, id: &str) {
-        self.state.insert(id.to_string(), Slot::Waiting);
+        self.state.insert(id.to_string(), Place::Waiting);
     }
 
     /// Marks a ticket failed; returns its descendants that are now blocked, in plan order.
     pub fn failed(&mut self, id: &str) -> Vec<String> {
-        self.state.insert(id.to_string(), Slot::Dead);
+        self.state.insert(id.to_string(), Place::Dead);
         let mut seen = HashSet::new();
         let mut stack = vec![id.to_string()];
         while let Some(t) = stack.pop() {
@@ -91,11 +91,11 @@ impl Scheduler {
         let blocked: Vec<String> = self
             .order
             .iter()
-            .filter(|t| seen.contains(*t) && self.state.get(*t) == Some(&Slot::Waiting))
+            .filter(|t| seen.contains(*t) && self.state.get(*t) == Some(&Place::Waiting))
             .cloned()
             .collect();
         for t in &blocked {
-            self.state.insert(t.clone(), Slot::Dead);
+            self.state.insert(t.clone(), Place::Dead);
         }
         blocked
     }
@@ -104,7 +104,7 @@ impl Scheduler {
         self.state
             .iter()
             .filter(|(id, s)| {
-                **s == Slot::Active && self.pool_of.get(*id).map(String::as_str) == Some(pool)
+                **s == Place::Active && self.pool_of.get(*id).map(String::as_str) == Some(pool)
             })
             .count() as u32
     }
@@ -114,11 +114,11 @@ impl Scheduler {
         let mut ready: Vec<&String> = self
             .order
             .iter()
-            .filter(|id| self.state.get(*id) == Some(&Slot::Waiting))
+            .filter(|id| self.state.get(*id) == Some(&Place::Waiting))
             .filter(|id| {
                 self.deps[*id]
                     .iter()
-                    .all(|d| self.state.get(d) == Some(&Slot::Done))
+                    .all(|d| self.state.get(d) == Some(&Place::Done))
             })
             .collect();
         // Stable sort keeps plan order among equals.
@@ -144,7 +144,7 @@ impl Scheduler {
 
     /// Whether nothing is waiting that could still start or is active.
     pub fn finished(&self) -> bool {
-        !self.state.values().any(|s| *s == Slot::Active) && self.next(usize::MAX).is_empty()
+        !self.state.values().any(|s| *s == Place::Active) && self.next(usize::MAX).is_empty()
     }
 }
 

@@ -1,99 +1,134 @@
 //! The state store: `.planwright/state.db` (SQLite, WAL). Every transition
 //! is written here before the side effect it announces, so a run stopped at
-//! any point can be continued. No SQL lives outside this file.
+//! any point can be continued (docs/running.md lists each transition and its
+//! recovery rule). The schema carries a version (`PRAGMA user_version`) and
+//! is brought forward by migrations; a value the store does not know is an
+//! error, never a guess. No SQL lives outside this file.
 
+use crate::agent::{AgentReport, CostSource};
 use crate::failure::{Failure, FailureKind};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-const SCHEMA: &str = "
+/// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
+/// the schema of stores made before versioning (which report version 0).
+const MIGRATIONS: [&str; 2] = [
+    "
 CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    plan_path TEXT NOT NULL,
-    plan_digest TEXT NOT NULL,
-    base TEXT NOT NULL,
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    status TEXT NOT NULL
-);
+    id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
+    base TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tickets (
-    run_id TEXT NOT NULL,
-    ticket_id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    title TEXT NOT NULL,
-    state TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    failure_kind TEXT,
-    failure_message TEXT,
-    merge_commit TEXT,
-    PRIMARY KEY (run_id, ticket_id)
-);
+    run_id TEXT NOT NULL, ticket_id TEXT NOT NULL, position INTEGER NOT NULL,
+    title TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    failure_kind TEXT, failure_message TEXT, merge_commit TEXT,
+    PRIMARY KEY (run_id, ticket_id));
 CREATE TABLE IF NOT EXISTS attempts (
-    run_id TEXT NOT NULL,
-    ticket_id TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    phase TEXT NOT NULL,
-    base_commit TEXT NOT NULL,
-    candidate TEXT,
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    failure_kind TEXT,
-    failure_message TEXT,
-    evidence TEXT,
-    PRIMARY KEY (run_id, ticket_id, n)
-);
+    run_id TEXT NOT NULL, ticket_id TEXT NOT NULL, n INTEGER NOT NULL, phase TEXT NOT NULL,
+    base_commit TEXT NOT NULL, candidate TEXT, started_at TEXT NOT NULL, finished_at TEXT,
+    failure_kind TEXT, failure_message TEXT, evidence TEXT,
+    PRIMARY KEY (run_id, ticket_id, n));
 CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    at TEXT NOT NULL,
-    ticket_id TEXT,
-    kind TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-";
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, at TEXT NOT NULL,
+    ticket_id TEXT, kind TEXT NOT NULL, data TEXT NOT NULL);
+",
+    "
+ALTER TABLE runs DROP COLUMN plan_digest;
+ALTER TABLE runs ADD COLUMN fresh INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tickets RENAME COLUMN attempts TO attempt_count;
+ALTER TABLE tickets ADD COLUMN failure_evidence TEXT;
+ALTER TABLE tickets ADD COLUMN digest TEXT;
+ALTER TABLE tickets ADD COLUMN rerun_of TEXT;
+ALTER TABLE tickets ADD COLUMN candidate TEXT;
+ALTER TABLE tickets ADD COLUMN verified_on TEXT;
+ALTER TABLE attempts ADD COLUMN agent_outcome TEXT;
+ALTER TABLE attempts ADD COLUMN model TEXT;
+ALTER TABLE attempts ADD COLUMN input_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN output_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cache_read_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cache_write_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cost REAL;
+ALTER TABLE attempts ADD COLUMN cost_source TEXT;
+ALTER TABLE attempts ADD COLUMN final_message TEXT;
+ALTER TABLE attempts ADD COLUMN session_id TEXT;
+ALTER TABLE events ADD COLUMN seq INTEGER;
+ALTER TABLE events ADD COLUMN at_ms INTEGER;
+",
+];
 
-/// Where a ticket stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TicketState {
-    /// Not started, or waiting for a retry.
-    Pending,
-    /// An attempt is running.
-    Running,
-    /// Passed verification; being merged into the base.
-    Merging,
-    /// On the base branch.
-    Merged,
-    /// Out of attempts.
-    Failed,
-    /// An ancestor failed.
-    Blocked,
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// The test hook's environment variable: see [`Store::open`].
+pub const ABORT_ENV: &str = "PLANWRIGHT_TEST_ABORT_AT";
+
+macro_rules! stored_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($(#[$vm])* $v,)* }
+
+        impl $name {
+            /// The stored and printed name.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$v => $s,)* }
+            }
+            /// Parses a stored name.
+            pub fn from_name(s: &str) -> Option<$name> {
+                match s { $($s => Some($name::$v),)* _ => None }
+            }
+        }
+
+        impl FromSql for $name {
+            fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
+                let s = v.as_str()?;
+                $name::from_name(s).ok_or_else(|| unknown(stringify!($name), s))
+            }
+        }
+    };
 }
 
-impl TicketState {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TicketState::Pending => "pending",
-            TicketState::Running => "running",
-            TicketState::Merging => "merging",
-            TicketState::Merged => "merged",
-            TicketState::Failed => "failed",
-            TicketState::Blocked => "blocked",
-        }
-    }
+fn unknown(what: &str, value: &str) -> FromSqlError {
+    FromSqlError::Other(format!("unknown {what} `{value}` (written by a newer planwright?)").into())
+}
 
-    fn parse(s: &str) -> TicketState {
-        match s {
-            "running" => TicketState::Running,
-            "merging" => TicketState::Merging,
-            "merged" => TicketState::Merged,
-            "failed" => TicketState::Failed,
-            "blocked" => TicketState::Blocked,
-            _ => TicketState::Pending,
-        }
+stored_enum! {
+    /// Where a ticket stands. docs/running.md draws the transitions.
+    TicketState {
+        /// Not started, or waiting for its next attempt.
+        Pending = "pending",
+        /// An attempt is running.
+        Running = "running",
+        /// Its candidate passed verification and waits to be merged.
+        Verified = "verified",
+        /// The merge commit is recorded; the target branch is being moved.
+        Merging = "merging",
+        /// On the base branch, from the plan's current definition.
+        Merged = "merged",
+        /// On the base branch, from a definition the plan has changed since;
+        /// runs again only with `--rerun ID` or `--rerun-changed`.
+        Changed = "changed",
+        /// Out of strikes.
+        Failed = "failed",
+        /// An ancestor failed.
+        Blocked = "blocked",
+    }
+}
+
+stored_enum! {
+    /// How a run stands.
+    RunStatus {
+        /// A `planwright run` is working on it (or was, until it was killed:
+        /// `status` tells the two apart by the run lock).
+        Running = "running",
+        /// Its last invocation ended normally.
+        Finished = "finished",
+        /// Its last invocation was stopped (signal, or a kill found later).
+        Interrupted = "interrupted",
     }
 }
 
@@ -102,18 +137,18 @@ impl TicketState {
 pub struct RunRow {
     /// The run id.
     pub id: String,
-    /// The plan file as given.
+    /// The plan file as last given.
     pub plan_path: String,
-    /// A digest of the plan's content; a second `run` of the same plan continues this run.
-    pub plan_digest: String,
-    /// The base branch.
+    /// The base branch; a run belongs to the repository and this branch.
     pub base: String,
     /// When it started.
     pub started_at: String,
-    /// When it last finished.
+    /// When its last invocation ended.
     pub finished_at: Option<String>,
-    /// `running`, `finished` or `interrupted`.
-    pub status: String,
+    /// How it stands.
+    pub status: RunStatus,
+    /// Started with `--new-run`: only its own merges count as merged.
+    pub fresh: bool,
 }
 
 /// One ticket of a run.
@@ -125,20 +160,52 @@ pub struct TicketRow {
     pub title: String,
     /// Where it stands.
     pub state: TicketState,
-    /// Attempts started so far.
-    pub attempts: u32,
+    /// Attempts started so far, in every invocation of the run.
+    pub attempt_count: u32,
     /// The last failure, if any.
     pub failure: Option<Failure>,
     /// The commit on the base branch (once merging or merged).
     pub merge_commit: Option<String>,
+    /// The digest of the definition it runs (or ran) from.
+    pub digest: Option<String>,
+    /// A verified candidate waiting to be merged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<String>,
+    /// The base commit that candidate was verified on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified_on: Option<String>,
+    /// The merged commit a `--rerun` asked to replace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<String>,
+}
+
+/// What the agent said about one attempt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentRecord {
+    /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
+    pub outcome: String,
+    /// The model that did the work, as the CLI named it.
+    pub model: Option<String>,
+    /// Tokens, when reported.
+    pub usage: Option<crate::agent::Usage>,
+    /// Cost in US dollars.
+    pub cost: Option<f64>,
+    /// Where the cost came from.
+    pub cost_source: Option<CostSource>,
+    /// The agent's final message.
+    pub final_message: Option<String>,
+    /// The CLI's session id.
+    pub session_id: Option<String>,
 }
 
 /// One attempt of a ticket.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AttemptRow {
     /// 1-based attempt number.
     pub n: u32,
-    /// The last phase reached (`agent`, `commit`, `verify`, `gates`, `done`, ...).
+    /// The last phase reached (`workspace`, `agent`, `commit`, `verify`,
+    /// `gates`), then how it ended (`verified`, `rejected`, `interrupted`,
+    /// `unavailable`).
     pub phase: String,
     /// The base commit it started from.
     pub base_commit: String,
@@ -150,48 +217,163 @@ pub struct AttemptRow {
     pub finished_at: Option<String>,
     /// Why it was rejected, if it was.
     pub failure: Option<Failure>,
+    /// What the agent reported, once it ended.
+    pub agent: Option<AgentRecord>,
+}
+
+/// One event as stored.
+#[derive(Debug, Clone)]
+pub struct EventRow<'a> {
+    /// Its sequence number in the run.
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// RFC 3339.
+    pub at: &'a str,
+    /// The ticket it is about.
+    pub ticket: Option<&'a str>,
+    /// Its name.
+    pub kind: &'a str,
+    /// Its JSON.
+    pub data: &'a str,
+}
+
+/// The test hook: the process kills itself (SIGKILL) at the Nth transition
+/// point. Each transition has two points, just before and just after it is
+/// written, so both "written, side effect not done" and "side effect done,
+/// next transition not written" are reached.
+struct AbortHook {
+    at: Option<u64>,
+    seen: AtomicU64,
+}
+
+impl AbortHook {
+    fn point(&self) {
+        let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.at == Some(n) {
+            // SAFETY: sending a signal to this process; no memory is involved.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+    }
 }
 
 /// The store; clones share one connection.
 #[derive(Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
+    hook: Arc<AbortHook>,
 }
 
-type Result<T> = std::result::Result<T, rusqlite::Error>;
+/// Why the store could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+    /// The store was written by a newer planwright.
+    #[error("schema version {found} is newer than this planwright knows ({SCHEMA_VERSION}); use a newer planwright")]
+    TooNew {
+        /// The version found.
+        found: usize,
+    },
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
 
 fn failure_from(
     kind: Option<String>,
     message: Option<String>,
     evidence: Option<String>,
-) -> Option<Failure> {
-    let kind = FailureKind::from_name(&kind?)?;
-    Some(
+) -> rusqlite::Result<Option<Failure>> {
+    let Some(kind) = kind else { return Ok(None) };
+    let kind = FailureKind::from_name(&kind).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            Box::new(unknown("failure kind", &kind)),
+        )
+    })?;
+    Ok(Some(
         Failure::new(kind, message.unwrap_or_default()).with_evidence(evidence.unwrap_or_default()),
-    )
+    ))
+}
+
+const TICKET_COLUMNS: &str =
+    "ticket_id, title, state, attempt_count, failure_kind, failure_message, \
+    failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of";
+
+fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
+    Ok(TicketRow {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        state: r.get(2)?,
+        attempt_count: r.get(3)?,
+        failure: failure_from(r.get(4)?, r.get(5)?, r.get(6)?)?,
+        merge_commit: r.get(7)?,
+        digest: r.get(8)?,
+        candidate: r.get(9)?,
+        verified_on: r.get(10)?,
+        rerun_of: r.get(11)?,
+    })
+}
+
+const RUN_COLUMNS: &str = "id, plan_path, base, started_at, finished_at, status, fresh";
+
+fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        id: r.get(0)?,
+        plan_path: r.get(1)?,
+        base: r.get(2)?,
+        started_at: r.get(3)?,
+        finished_at: r.get(4)?,
+        status: r.get(5)?,
+        fresh: r.get(6)?,
+    })
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`.
+    /// Opens (creating and migrating if needed) the store at `path`.
+    ///
+    /// Test only: when `PLANWRIGHT_TEST_ABORT_AT=N` is set, the process
+    /// kills itself at the Nth transition point (see [`AbortHook`]); the
+    /// crash tests use it to stop a run at every transition in turn.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
+        let at = std::env::var(ABORT_ENV).ok().and_then(|v| v.parse().ok());
         Ok(Store {
             conn: Arc::new(Mutex::new(conn)),
+            hook: Arc::new(AbortHook {
+                at,
+                seen: AtomicU64::new(0),
+            }),
         })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        f(&conn)
+        Ok(f(&conn)?)
     }
 
-    /// The newest run of the plan with this digest.
-    pub fn run_for_digest(&self, digest: &str) -> Result<Option<RunRow>> {
-        self.query_run("WHERE plan_digest = ?1 ORDER BY rowid DESC LIMIT 1", digest)
+    /// Writes one transition, with the test hook's points around it.
+    fn transition(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
+        self.hook.point();
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        // One transaction: a transition is written whole or not at all.
+        let tx = conn.unchecked_transaction()?;
+        f(&tx)?;
+        tx.commit()?;
+        drop(conn);
+        self.hook.point();
+        Ok(())
+    }
+
+    /// The newest run on base branch `base`.
+    pub fn run_for_base(&self, base: &str) -> Result<Option<RunRow>> {
+        self.query_run("WHERE base = ?1 ORDER BY rowid DESC LIMIT 1", base)
     }
 
     /// A run by id.
@@ -205,53 +387,70 @@ impl Store {
     }
 
     fn query_run(&self, clause: &str, arg: &str) -> Result<Option<RunRow>> {
-        let sql = format!(
-            "SELECT id, plan_path, plan_digest, base, started_at, finished_at, status FROM runs {clause}"
-        );
-        self.with(|c| {
-            c.query_row(&sql, [arg], |r| {
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    plan_path: r.get(1)?,
-                    plan_digest: r.get(2)?,
-                    base: r.get(3)?,
-                    started_at: r.get(4)?,
-                    finished_at: r.get(5)?,
-                    status: r.get(6)?,
-                })
-            })
-            .optional()
-        })
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs {clause}");
+        self.with(|c| c.query_row(&sql, [arg], run_row).optional())
     }
 
     /// Records a new run.
     pub fn create_run(&self, run: &RunRow) -> Result<()> {
-        self.with(|c| {
+        self.transition(|c| {
             c.execute(
-                "INSERT INTO runs (id, plan_path, plan_digest, base, started_at, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run.id, run.plan_path, run.plan_digest, run.base, run.started_at, run.status],
+                "INSERT INTO runs (id, plan_path, base, started_at, status, fresh) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![run.id, run.plan_path, run.base, run.started_at, run.status.as_str(), run.fresh],
             )
             .map(drop)
         })
     }
 
-    /// Sets a run's status (`running`, `finished`, `interrupted`).
-    pub fn set_run_status(&self, run: &str, status: &str, at: Option<&str>) -> Result<()> {
-        self.with(|c| {
+    /// Marks a run as being worked on by this invocation, with the plan file given.
+    pub fn resume_run(&self, run: &str, plan_path: &str) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, plan_path = ?2 WHERE id = ?1",
+                params![run, plan_path],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Records how an invocation of a run ended.
+    pub fn end_run(&self, run: &str, status: RunStatus, at: &str) -> Result<()> {
+        self.transition(|c| {
             c.execute(
                 "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
-                params![run, status, at],
+                params![run, status.as_str(), at],
             )
             .map(drop)
         })
     }
 
-    /// Adds a ticket to a run unless it is there already.
-    pub fn ensure_ticket(&self, run: &str, id: &str, position: usize, title: &str) -> Result<()> {
+    /// Adds a ticket to a run, or updates its place, title and definition
+    /// digest after the plan was edited.
+    pub fn sync_ticket(
+        &self,
+        run: &str,
+        id: &str,
+        position: usize,
+        title: &str,
+        digest: &str,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
-                "INSERT OR IGNORE INTO tickets (run_id, ticket_id, position, title, state) VALUES (?1, ?2, ?3, ?4, 'pending')",
-                params![run, id, position as i64, title],
+                "INSERT INTO tickets (run_id, ticket_id, position, title, state, digest) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)
+                 ON CONFLICT (run_id, ticket_id) DO UPDATE SET position = ?3, title = ?4, digest = ?5",
+                params![run, id, position as i64, title, digest],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Removes the tickets of a run that the plan no longer has.
+    pub fn drop_tickets_not_in(&self, run: &str, keep: &[String]) -> Result<()> {
+        let keep = serde_json::to_string(keep).expect("ids serialize");
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM tickets WHERE run_id = ?1 AND ticket_id NOT IN (SELECT value FROM json_each(?2))",
+                params![run, keep],
             )
             .map(drop)
         })
@@ -259,37 +458,56 @@ impl Store {
 
     /// The tickets of a run, in plan order.
     pub fn tickets(&self, run: &str) -> Result<Vec<TicketRow>> {
-        self.with(|c| {
-            let mut st = c.prepare(
-                "SELECT ticket_id, title, state, attempts, failure_kind, failure_message, merge_commit
-                 FROM tickets WHERE run_id = ?1 ORDER BY position",
-            )?;
-            let rows = st.query_map([run], |r| {
-                Ok(TicketRow {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    state: TicketState::parse(&r.get::<_, String>(2)?),
-                    attempts: r.get(3)?,
-                    failure: failure_from(r.get(4)?, r.get(5)?, None),
-                    merge_commit: r.get(6)?,
-                })
-            })?;
-            rows.collect()
+        let sql =
+            format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 ORDER BY position");
+        self.with(|c| c.prepare(&sql)?.query_map([run], ticket_row)?.collect())
+    }
+
+    /// One ticket of a run.
+    pub fn ticket(&self, run: &str, id: &str) -> Result<Option<TicketRow>> {
+        let sql =
+            format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 AND ticket_id = ?2");
+        self.with(|c| c.query_row(&sql, [run, id], ticket_row).optional())
+    }
+
+    /// Sets a ticket's state, keeping its last failure (settling a ticket
+    /// on resume, blocking it, putting it back in the queue).
+    pub fn set_state(&self, run: &str, id: &str, state: TicketState) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE tickets SET state = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, state.as_str()],
+            )
+            .map(drop)
         })
     }
 
-    /// Sets a ticket's state and last failure.
-    pub fn set_ticket(
+    /// Records that a ticket is on the base branch as `commit` (`merged`)
+    /// or was merged from an older definition (`changed`), as git says.
+    pub fn settle_landed(
         &self,
         run: &str,
         id: &str,
         state: TicketState,
-        failure: Option<&Failure>,
+        commit: &str,
     ) -> Result<()> {
-        self.with(|c| {
+        self.transition(|c| {
             c.execute(
-                "UPDATE tickets SET state = ?3, failure_kind = ?4, failure_message = ?5 WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, state.as_str(), failure.map(|f| f.kind.as_str()), failure.map(|f| f.message.as_str())],
+                "UPDATE tickets SET state = ?3, merge_commit = ?4, candidate = NULL, verified_on = NULL,
+                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
+                 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, state.as_str(), commit],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Asks for a merged ticket to run again: `commit` no longer counts.
+    pub fn request_rerun(&self, run: &str, id: &str, commit: &str) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE tickets SET rerun_of = ?3, state = 'pending' WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, commit],
             )
             .map(drop)
         })
@@ -304,23 +522,21 @@ impl Store {
         base_commit: &str,
         at: &str,
     ) -> Result<()> {
-        // One transaction: the attempt row and the ticket's count agree
-        // even when the process stops between the two writes.
-        self.with(|c| {
-            let tx = c.unchecked_transaction()?;
-            tx.execute(
+        self.transition(|c| {
+            c.execute(
                 "INSERT OR REPLACE INTO attempts (run_id, ticket_id, n, phase, base_commit, started_at) VALUES (?1, ?2, ?3, 'starting', ?4, ?5)",
                 params![run, id, n, base_commit, at],
             )?;
-            tx.execute(
-                "UPDATE tickets SET state = 'running', attempts = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
+            c.execute(
+                "UPDATE tickets SET state = 'running', attempt_count = ?3, candidate = NULL, verified_on = NULL
+                 WHERE run_id = ?1 AND ticket_id = ?2",
                 params![run, id, n],
-            )?;
-            tx.commit()
+            )
+            .map(drop)
         })
     }
 
-    /// Records the phase an attempt is entering.
+    /// Records the phase an attempt is entering (progress, not a transition).
     pub fn set_phase(&self, run: &str, id: &str, n: u32, phase: &str) -> Result<()> {
         self.with(|c| {
             c.execute(
@@ -331,9 +547,36 @@ impl Store {
         })
     }
 
-    /// Records an attempt's candidate commit.
-    pub fn set_candidate(&self, run: &str, id: &str, n: u32, commit: &str) -> Result<()> {
+    /// Records what the agent reported for an attempt.
+    pub fn record_agent(&self, run: &str, id: &str, n: u32, r: &AgentReport) -> Result<()> {
+        let u = r.usage;
         self.with(|c| {
+            c.execute(
+                "UPDATE attempts SET agent_outcome = ?4, model = ?5, input_tokens = ?6, output_tokens = ?7,
+                 cache_read_tokens = ?8, cache_write_tokens = ?9, cost = ?10, cost_source = ?11,
+                 final_message = ?12, session_id = ?13
+                 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
+                params![
+                    run, id, n,
+                    outcome_name(&r.outcome),
+                    r.model,
+                    u.map(|u| u.input_tokens as i64),
+                    u.map(|u| u.output_tokens as i64),
+                    u.map(|u| u.cache_read_tokens as i64),
+                    u.map(|u| u.cache_write_tokens as i64),
+                    r.cost.map(|c| c.0),
+                    r.cost.map(|c| cost_source_name(c.1)),
+                    r.final_message,
+                    r.session_id,
+                ],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Records an attempt's candidate commit, before it is verified.
+    pub fn set_candidate(&self, run: &str, id: &str, n: u32, commit: &str) -> Result<()> {
+        self.transition(|c| {
             c.execute(
                 "UPDATE attempts SET candidate = ?4 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
                 params![run, id, n, commit],
@@ -342,27 +585,79 @@ impl Store {
         })
     }
 
-    /// Records how an attempt ended (`failure` is None when it passed).
-    pub fn finish_attempt(
+    /// Records that attempt `n`'s candidate passed verification on
+    /// `verified_on`: the ticket waits to be merged, and no agent runs for
+    /// it again unless the merge rejects it.
+    pub fn verified(
         &self,
         run: &str,
         id: &str,
         n: u32,
-        failure: Option<&Failure>,
+        candidate: &str,
+        verified_on: &str,
         at: &str,
     ) -> Result<()> {
-        self.with(|c| {
+        self.transition(|c| {
             c.execute(
-                "UPDATE attempts SET phase = ?4, finished_at = ?5, failure_kind = ?6, failure_message = ?7, evidence = ?8
+                "UPDATE attempts SET phase = 'verified', finished_at = ?4 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
+                params![run, id, n, at],
+            )?;
+            c.execute(
+                "UPDATE tickets SET state = 'verified', candidate = ?3, verified_on = ?4,
+                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
+                 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, candidate, verified_on],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Records a rejection of attempt `n`: the attempt's failure, and the
+    /// ticket `pending` (another attempt follows) or `failed`.
+    pub fn reject(
+        &self,
+        run: &str,
+        id: &str,
+        n: u32,
+        f: &Failure,
+        then: TicketState,
+        at: &str,
+    ) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE attempts SET phase = 'rejected', finished_at = ?4, failure_kind = ?5, failure_message = ?6, evidence = ?7
                  WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
-                params![
-                    run, id, n,
-                    if failure.is_some() { "rejected" } else { "passed" },
-                    at,
-                    failure.map(|f| f.kind.as_str()),
-                    failure.map(|f| f.message.as_str()),
-                    failure.map(|f| f.evidence.as_str()),
-                ],
+                params![run, id, n, at, f.kind.as_str(), f.message, f.evidence],
+            )?;
+            c.execute(
+                "UPDATE tickets SET state = ?3, candidate = NULL, verified_on = NULL, merge_commit = NULL,
+                 failure_kind = ?4, failure_message = ?5, failure_evidence = ?6
+                 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, then.as_str(), f.kind.as_str(), f.message, f.evidence],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Records that attempt `n` ended without a verdict (`interrupted`, or
+    /// `unavailable`: the model could not serve it); the ticket is pending
+    /// again and no strike is used.
+    pub fn end_attempt_without_verdict(
+        &self,
+        run: &str,
+        id: &str,
+        n: u32,
+        how: &str,
+        at: &str,
+    ) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE attempts SET phase = ?4, finished_at = ?5 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
+                params![run, id, n, how, at],
+            )?;
+            c.execute(
+                "UPDATE tickets SET state = 'pending' WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id],
             )
             .map(drop)
         })
@@ -370,7 +665,7 @@ impl Store {
 
     /// Records the commit a ticket is about to land as (before the ref moves).
     pub fn begin_merge(&self, run: &str, id: &str, commit: &str) -> Result<()> {
-        self.with(|c| {
+        self.transition(|c| {
             c.execute(
                 "UPDATE tickets SET state = 'merging', merge_commit = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
                 params![run, id, commit],
@@ -379,104 +674,228 @@ impl Store {
         })
     }
 
-    /// Records that a ticket is on the base branch as `commit`.
+    /// Records that a ticket is on the target branch as `commit`.
     pub fn mark_merged(&self, run: &str, id: &str, commit: &str) -> Result<()> {
-        self.with(|c| {
-            c.execute(
-                "UPDATE tickets SET state = 'merged', merge_commit = ?3, failure_kind = NULL, failure_message = NULL
-                 WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, commit],
-            )
-            .map(drop)
-        })
+        self.settle_landed(run, id, TicketState::Merged, commit)
     }
 
     /// The attempts of a ticket, oldest first.
     pub fn attempts(&self, run: &str, id: &str) -> Result<Vec<AttemptRow>> {
         self.with(|c| {
             let mut st = c.prepare(
-                "SELECT n, phase, base_commit, candidate, started_at, finished_at, failure_kind, failure_message, evidence
+                "SELECT n, phase, base_commit, candidate, started_at, finished_at, failure_kind, failure_message, evidence,
+                        agent_outcome, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+                        cost, cost_source, final_message, session_id
                  FROM attempts WHERE run_id = ?1 AND ticket_id = ?2 ORDER BY n",
             )?;
-            let rows = st.query_map([run, id], |r| {
-                Ok(AttemptRow {
-                    n: r.get(0)?,
-                    phase: r.get(1)?,
-                    base_commit: r.get(2)?,
-                    candidate: r.get(3)?,
-                    started_at: r.get(4)?,
-                    finished_at: r.get(5)?,
-                    failure: failure_from(r.get(6)?, r.get(7)?, r.get(8)?),
-                })
-            })?;
+            let rows = st.query_map([run, id], attempt_row)?;
             rows.collect()
         })
     }
 
-    /// Appends an event.
-    pub fn record_event(
-        &self,
-        run: &str,
-        at: &str,
-        ticket: Option<&str>,
-        kind: &str,
-        data: &str,
-    ) -> Result<()> {
+    /// Appends a batch of events in one transaction.
+    pub fn record_events(&self, run: &str, events: &[EventRow]) -> Result<()> {
         self.with(|c| {
-            c.execute(
-                "INSERT INTO events (run_id, at, ticket_id, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![run, at, ticket, kind, data],
-            )
-            .map(drop)
+            let tx = c.unchecked_transaction()?;
+            for e in events {
+                tx.execute(
+                    "INSERT INTO events (run_id, at, ticket_id, kind, data, seq, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![run, e.at, e.ticket, e.kind, e.data, e.seq as i64, e.at_ms as i64],
+                )?;
+            }
+            tx.commit()
         })
     }
+
+    /// The highest event sequence number of a run (0 when it has none).
+    pub fn last_event_seq(&self, run: &str) -> Result<u64> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1",
+                [run],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+        .map(|n| n as u64)
+    }
+}
+
+fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
+    let outcome: Option<String> = r.get(9)?;
+    let agent = match outcome {
+        None => None,
+        Some(outcome) => {
+            let tokens: [Option<i64>; 4] = [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?];
+            let usage = tokens[0].map(|_| crate::agent::Usage {
+                input_tokens: tokens[0].unwrap_or(0) as u64,
+                output_tokens: tokens[1].unwrap_or(0) as u64,
+                cache_read_tokens: tokens[2].unwrap_or(0) as u64,
+                cache_write_tokens: tokens[3].unwrap_or(0) as u64,
+            });
+            let source: Option<String> = r.get(16)?;
+            let cost_source = match source.as_deref() {
+                None => None,
+                Some("reported") => Some(CostSource::Reported),
+                Some("computed") => Some(CostSource::Computed),
+                Some(other) => {
+                    return Err(rusqlite::Error::FromSqlConversionFailure(
+                        16,
+                        rusqlite::types::Type::Text,
+                        Box::new(unknown("cost source", other)),
+                    ))
+                }
+            };
+            Some(AgentRecord {
+                outcome,
+                model: r.get(10)?,
+                usage,
+                cost: r.get(15)?,
+                cost_source,
+                final_message: r.get(17)?,
+                session_id: r.get(18)?,
+            })
+        }
+    };
+    Ok(AttemptRow {
+        n: r.get(0)?,
+        phase: r.get(1)?,
+        base_commit: r.get(2)?,
+        candidate: r.get(3)?,
+        started_at: r.get(4)?,
+        finished_at: r.get(5)?,
+        failure: failure_from(r.get(6)?, r.get(7)?, r.get(8)?)?,
+        agent,
+    })
+}
+
+/// The stored name of an agent outcome.
+pub fn outcome_name(o: &crate::agent::AgentOutcome) -> &'static str {
+    use crate::agent::AgentOutcome as O;
+    match o {
+        O::Finished => "finished",
+        O::Blocked(_) => "blocked",
+        O::Failed(_) => "failed",
+        O::TimedOut => "timed_out",
+        O::Cancelled => "cancelled",
+        O::Unavailable { .. } => "unavailable",
+    }
+}
+
+fn cost_source_name(s: CostSource) -> &'static str {
+    match s {
+        CostSource::Reported => "reported",
+        CostSource::Computed => "computed",
+    }
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`], one migration per transaction.
+fn migrate(conn: &Connection) -> Result<()> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let found = found as usize;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { found });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn run_row(id: &str) -> RunRow {
+        RunRow {
+            id: id.into(),
+            plan_path: "plan.json".into(),
+            base: "main".into(),
+            started_at: "t0".into(),
+            finished_at: None,
+            status: RunStatus::Running,
+            fresh: false,
+        }
+    }
+
     #[test]
     fn transitions_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("state.db")).unwrap();
-        let run = RunRow {
-            id: "r1".into(),
-            plan_path: "plan.json".into(),
-            plan_digest: "d".into(),
-            base: "main".into(),
-            started_at: "t0".into(),
-            finished_at: None,
-            status: "running".into(),
-        };
-        store.create_run(&run).unwrap();
-        store.ensure_ticket("r1", "T1", 0, "one").unwrap();
-        store.ensure_ticket("r1", "T1", 0, "one").unwrap();
+        store.create_run(&run_row("r1")).unwrap();
+        store.sync_ticket("r1", "T1", 0, "one", "d1").unwrap();
+        store.sync_ticket("r1", "T1", 0, "one!", "d2").unwrap();
         store.start_attempt("r1", "T1", 1, "abc", "t1").unwrap();
         let f = Failure::new(FailureKind::ScopeViolation, "x is outside").with_evidence("x");
-        store.finish_attempt("r1", "T1", 1, Some(&f), "t2").unwrap();
         store
-            .set_ticket("r1", "T1", TicketState::Pending, Some(&f))
+            .reject("r1", "T1", 1, &f, TicketState::Pending, "t2")
             .unwrap();
-        let t = &store.tickets("r1").unwrap()[0];
-        assert_eq!((t.state, t.attempts), (TicketState::Pending, 1));
+        let t = store.ticket("r1", "T1").unwrap().unwrap();
+        assert_eq!((t.state, t.attempt_count), (TicketState::Pending, 1));
         assert_eq!(
-            t.failure.as_ref().unwrap().kind,
-            FailureKind::ScopeViolation
+            (t.title.as_str(), t.digest.as_deref()),
+            ("one!", Some("d2"))
+        );
+        assert_eq!(t.failure.as_ref().unwrap().evidence, "x");
+        store.start_attempt("r1", "T1", 2, "abc", "t3").unwrap();
+        store.verified("r1", "T1", 2, "cand", "abc", "t4").unwrap();
+        let t = store.ticket("r1", "T1").unwrap().unwrap();
+        assert_eq!(
+            (t.state, t.candidate.as_deref()),
+            (TicketState::Verified, Some("cand"))
         );
         store.begin_merge("r1", "T1", "def").unwrap();
         store.mark_merged("r1", "T1", "def").unwrap();
         let t = &store.tickets("r1").unwrap()[0];
         assert_eq!((t.state, t.failure.clone()), (TicketState::Merged, None));
-        assert_eq!(
-            store.attempts("r1", "T1").unwrap()[0]
-                .failure
-                .as_ref()
-                .unwrap()
-                .evidence,
-            "x"
-        );
-        assert_eq!(store.run_for_digest("d").unwrap().unwrap().id, "r1");
+        assert_eq!(store.attempts("r1", "T1").unwrap()[1].phase, "verified");
+        assert_eq!(store.run_for_base("main").unwrap().unwrap().id, "r1");
         assert_eq!(store.latest_run().unwrap().unwrap().id, "r1");
+    }
+
+    #[test]
+    fn unknown_stored_values_are_errors_and_newer_schemas_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let store = Store::open(&path).unwrap();
+        store.create_run(&run_row("r1")).unwrap();
+        store.sync_ticket("r1", "T1", 0, "one", "d").unwrap();
+        store
+            .with(|c| c.execute("UPDATE tickets SET state = 'sleeping'", []))
+            .unwrap();
+        let err = store.tickets("r1").unwrap_err().to_string();
+        assert!(err.contains("unknown TicketState `sleeping`"), "{err}");
+        store
+            .with(|c| c.pragma_update(None, "user_version", 99))
+            .unwrap();
+        drop(store);
+        let err = Store::open(&path).err().unwrap();
+        assert!(matches!(err, StoreError::TooNew { found: 99 }), "{err}");
+    }
+
+    #[test]
+    fn a_store_from_before_versioning_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.execute(
+            "INSERT INTO runs VALUES ('r0', 'p.json', 'digest', 'main', 't', NULL, 'finished')",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO tickets (run_id, ticket_id, position, title, state, attempts) VALUES ('r0', 'A', 0, 'a', 'merged', 2)",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let store = Store::open(&path).unwrap();
+        let run = store.run("r0").unwrap().unwrap();
+        assert_eq!((run.status, run.fresh), (RunStatus::Finished, false));
+        let t = store.ticket("r0", "A").unwrap().unwrap();
+        assert_eq!((t.state, t.attempt_count), (TicketState::Merged, 2));
     }
 }

@@ -5,8 +5,10 @@ mod common;
 use common::*;
 use planwright_engine::agent;
 use planwright_engine::events::Event;
+use planwright_engine::run::Resume;
 use planwright_engine::FailureKind;
 use serde_json::json;
+use std::sync::Arc;
 
 fn gate(argv: &[&str]) -> serde_json::Value {
     json!([{"name": argv.join(" "), "argv": argv}])
@@ -107,14 +109,20 @@ fn rail_hit_is_rejected() {
 
 #[test]
 fn modifying_a_file_declared_create_is_rejected() {
-    let env = Env::new(&[("a.txt", "old\n")]);
-    env.fixture("A", 0, "a.txt", "new\n");
-    let out = single(
-        &env,
-        ticket("A", json!([{"pattern": "a.txt", "op": "create"}])),
-        gate(&["true"]),
-    );
-    assert_eq!(failing_kind(&out, "A"), FailureKind::ScopeViolation);
+    // B declares `create` for a file its dependency A creates: preflight
+    // cannot know, the verifier sees B modify it.
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "old\n");
+    env.fixture("B", 0, "a.txt", "new\n");
+    let mut b = ticket("B", json!([{"pattern": "a.txt", "op": "create"}]));
+    b["depends_on"] = json!(["A"]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")])), b]}));
+    let mut s = settings();
+    s.strikes = 1;
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(failing_kind(&out, "B"), FailureKind::ScopeViolation);
 }
 
 #[test]
@@ -315,6 +323,8 @@ fn gates_rerun_on_the_merged_tree_when_the_base_moved() {
     // B's gate waits until A has landed, passes on B's own tree, and fails
     // on the merged tree, which has A's file.
     let env = Env::new(&[("README.md", "hi\n")]);
+    // Nothing has `main` checked out, so each merge moves it at once.
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
     env.fixture("A", 0, "a.txt", "a\n");
     env.fixture("B", 0, "b.txt", "b\n");
     let mut a = ticket("A", json!([any("a.txt")]));
@@ -367,6 +377,7 @@ fn a_merge_conflict_sends_the_ticket_back_to_be_rebuilt_on_the_new_base() {
     // A and B both rewrite the shared file; whichever lands second conflicts,
     // is rebuilt on the new base (its fixture rewrites the whole file), and lands.
     let env = Env::new(&[("shared.txt", "one\ntwo\nthree\n")]);
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
     env.fixture("A", 0, "shared.txt", "ONE\ntwo\nthree\n");
     env.fixture("B", 1, "shared.txt", "uno\ntwo\nthree\n");
     env.fixture("B", 2, "shared.txt", "ONE\ntwo\nthree\nfour\n");
@@ -387,8 +398,8 @@ fn a_merge_conflict_sends_the_ticket_back_to_be_rebuilt_on_the_new_base() {
     });
     assert!(conflict, "{:?}", out.events);
     assert_eq!(
-        std::fs::read_to_string(env.repo().join("shared.txt")).unwrap(),
-        "ONE\ntwo\nthree\nfour\n"
+        git(&env.repo(), &["show", "main:shared.txt"]),
+        "ONE\ntwo\nthree\nfour"
     );
 }
 
@@ -413,10 +424,14 @@ fn worktree_setup_runs_once_per_slot() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // One slot for the tickets; the ignored `deps/` survived each reset.
+    // Once per workspace (the ticket slot, and the merge slot when a merge
+    // had to gate again); the ignored `deps/` survived each reset.
+    let workspaces = std::fs::read_dir(env.repo().join(".planwright/worktrees"))
+        .unwrap()
+        .count();
     assert_eq!(
         std::fs::read_to_string(&counter).unwrap().lines().count(),
-        1
+        workspaces
     );
 }
 
@@ -495,4 +510,312 @@ fn a_slot_git_forgot_is_made_anew() {
     let second =
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("B", json!([any("b.txt")]))]}));
     assert_eq!(run_scripted(&env, &second).summary.merged, ["B"]);
+}
+
+fn trailers(env: &Env, id: &str) -> usize {
+    git(
+        &env.repo(),
+        &[
+            "log",
+            "--format=%(trailers:key=Planwright-Ticket,valueonly)",
+            "main",
+        ],
+    )
+    .lines()
+    .filter(|l| l.trim() == id)
+    .count()
+}
+
+#[test]
+fn an_edited_plan_continues_the_run_and_changed_tickets_run_again_only_when_asked() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    for id in ["A", "B", "D"] {
+        env.fixture(id, 0, &format!("{id}.txt"), "x\n");
+    }
+    let t = |id: &str| {
+        ticket(
+            id,
+            json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
+        )
+    };
+    let first = plan(json!({"gates": gate(&["true"]), "tickets": [t("A"), t("B")]}));
+    let one = run_scripted(&env, &first);
+    assert_eq!(one.summary.merged, ["A", "B"]);
+    // B's body changes and D is new: A stays merged, D runs, B is reported.
+    let mut b = t("B");
+    b["body"] = json!("do it differently");
+    let edited = plan(json!({"gates": gate(&["true"]), "tickets": [t("A"), b, t("D")]}));
+    let two = run_scripted(&env, &edited);
+    assert_eq!(two.summary.run, one.summary.run, "the run continues");
+    assert_eq!(two.summary.merged, ["A", "D"]);
+    assert_eq!(two.summary.changed, ["B"]);
+    assert!(two
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Changed { ticket, .. } if ticket == "B")));
+    // Lost state: git alone says what merged.
+    std::fs::remove_dir_all(env.repo().join(".planwright")).unwrap();
+    git(&env.repo(), &["worktree", "prune"]);
+    let three = run_scripted(&env, &edited);
+    assert_eq!(
+        (three.summary.merged.len(), three.summary.changed.len()),
+        (2, 1)
+    );
+    let started = |o: &Outcome| {
+        o.events
+            .iter()
+            .filter(|e| matches!(e, Event::AttemptStarted { .. }))
+            .count()
+    };
+    assert_eq!(started(&three), 0, "nothing runs twice");
+    // B runs again only when asked. Its file exists now, so its scope
+    // says `any` instead of `create` (preflight checks tickets that will run).
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["body"] = json!("do it differently");
+    env.fixture("B", 0, "B.txt", "y\n");
+    let edited = plan(json!({"gates": gate(&["true"]), "tickets": [t("A"), b, t("D")]}));
+    let agent: Arc<dyn agent::Agent> = Arc::from(
+        agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap(),
+    );
+    let resume = Resume {
+        rerun_changed: true,
+        ..Resume::default()
+    };
+    let four = run_resume(&env, &edited, &settings(), agent, resume);
+    assert_eq!(four.summary.merged, ["A", "B", "D"], "{:?}", four.summary);
+    assert_eq!(
+        (
+            trailers(&env, "A"),
+            trailers(&env, "B"),
+            trailers(&env, "D")
+        ),
+        (1, 2, 1)
+    );
+    assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "y");
+}
+
+/// An agent that, while it works, edits a tracked file of the user's checkout.
+struct EditsTheCheckout {
+    repo: std::path::PathBuf,
+}
+
+impl agent::Agent for EditsTheCheckout {
+    fn name(&self) -> &str {
+        "edits-the-checkout"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        std::fs::write(self.repo.join("README.md"), "the user's edit\n").unwrap();
+        std::fs::write(ctx.worktree.join("a.txt"), "a\n").unwrap();
+        Ok(agent::AgentOutcome::Finished.into())
+    }
+}
+
+#[test]
+fn a_dirty_checkout_of_the_base_is_never_moved_and_the_merges_wait_on_the_run_branch() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let before = env.tip();
+    let agent: Arc<dyn agent::Agent> = Arc::new(EditsTheCheckout { repo: env.repo() });
+    let out = run_resume(&env, &plan, &settings(), agent, Resume::default());
+    assert_eq!(out.summary.merged, ["A"]);
+    let held = out.summary.held.clone().expect("the merge is held");
+    assert_eq!(held.branch, format!("planwright/run/{}", out.summary.run));
+    assert!(
+        held.reason.contains("git merge --ff-only planwright/run/"),
+        "{}",
+        held.reason
+    );
+    assert_eq!(
+        env.tip(),
+        before,
+        "main did not move under the dirty checkout"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("README.md")).unwrap(),
+        "the user's edit\n"
+    );
+    assert_eq!(
+        git(&env.repo(), &["diff", "--cached", "--name-only"]),
+        "",
+        "nothing staged"
+    );
+    assert_eq!(
+        git(&env.repo(), &["show", &format!("{}:a.txt", held.branch)]),
+        "a"
+    );
+    // Once the checkout is clean, the next run lands the held merges.
+    git(&env.repo(), &["checkout", "--", "README.md"]);
+    env.fixture("A", 0, "a.txt", "unused\n");
+    let again = run_scripted(&env, &plan);
+    assert_eq!(
+        (again.summary.merged.clone(), again.summary.held.clone()),
+        (vec!["A".to_string()], None)
+    );
+    assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("a.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(
+        git(
+            &env.repo(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
+        ""
+    );
+    assert_eq!(git(&env.repo(), &["branch", "--list", "planwright/*"]), "");
+}
+
+/// An agent whose model refuses the first attempt (a rate limit).
+struct RateLimitedOnce {
+    calls: std::sync::atomic::AtomicU32,
+}
+
+impl agent::Agent for RateLimitedOnce {
+    fn name(&self) -> &str {
+        "rate-limited-once"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        if self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return Ok(agent::AgentOutcome::Unavailable {
+                retry_after: Some(std::time::Duration::from_millis(10)),
+                reason: "429 too many requests".into(),
+            }
+            .into());
+        }
+        std::fs::write(ctx.worktree.join("a.txt"), "a\n").unwrap();
+        Ok(agent::AgentReport {
+            model: Some("m-1".into()),
+            usage: Some(agent::Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                cache_read_tokens: 2,
+                cache_write_tokens: 0,
+            }),
+            cost: Some((0.25, agent::CostSource::Reported)),
+            final_message: Some("done".into()),
+            session_id: Some("s-1".into()),
+            ..agent::AgentReport::outcome(agent::AgentOutcome::Finished)
+        })
+    }
+}
+
+#[test]
+fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let mut s = settings();
+    s.strikes = 1;
+    let agent: Arc<dyn agent::Agent> = Arc::new(RateLimitedOnce {
+        calls: Default::default(),
+    });
+    let out = run_resume(&env, &plan, &s, agent, Resume::default());
+    assert_eq!(
+        out.summary.merged,
+        ["A"],
+        "one strike, yet no strike was used"
+    );
+    assert!(out.events.iter().any(
+        |e| matches!(e, Event::PoolPaused { ticket, wait_ms: 10, reason, .. } if ticket == "A" && reason.contains("429"))
+    ));
+    let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
+    let report = planwright_engine::report::load(&repo, None)
+        .unwrap()
+        .unwrap();
+    let attempts = &report.tickets[0].attempts;
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0].phase, "unavailable");
+    let agent = attempts[1].agent.clone().unwrap();
+    assert_eq!(
+        (
+            agent.model.as_deref(),
+            agent.cost,
+            agent.session_id.as_deref(),
+            agent.final_message.as_deref()
+        ),
+        (Some("m-1"), Some(0.25), Some("s-1"), Some("done"))
+    );
+    assert_eq!(agent.usage.unwrap().output_tokens, 5);
+}
+
+#[test]
+fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantined() {
+    let env = Env::new(&[("shared.txt", "one\n")]);
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
+    env.fixture("A", 0, "shared.txt", "ONE\n");
+    env.fixture("B", 0, "shared.txt", "uno\n");
+    let mut b = ticket("B", json!([any("shared.txt")]));
+    // B's gate holds it until A landed, so each of its candidates conflicts.
+    let wait = format!(
+        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done; test \"$(cat shared.txt)\" = uno",
+        env.repo().display()
+    );
+    b["gates"] = gate(&["sh", "-c", &wait]);
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
+    );
+    let mut s = settings();
+    s.strikes = 1;
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(failing_kind(&out, "B"), FailureKind::MergeConflict);
+    let f = &out.summary.failed["B"];
+    assert!(f.message.contains("shared.txt"), "{}", f.message);
+    assert!(
+        f.evidence.contains("A: ticket A"),
+        "the other side's change: {}",
+        f.evidence
+    );
+    assert_eq!(
+        git(
+            &env.repo(),
+            &["show", "refs/planwright/quarantine/B:shared.txt"]
+        ),
+        "uno"
+    );
+    let refs = git(&env.repo(), &["for-each-ref", "--format=%(refname)"]);
+    assert!(
+        !refs.contains("candidates/") && !refs.contains("refs/heads/planwright/"),
+        "{refs}"
+    );
+}
+
+#[test]
+fn the_charter_of_a_rebuild_names_the_conflict() {
+    let env = Env::new(&[("shared.txt", "one\n")]);
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
+    env.fixture("A", 0, "shared.txt", "ONE\n");
+    env.fixture("B", 1, "shared.txt", "uno\n");
+    env.fixture("B", 2, "shared.txt", "ONE uno\n");
+    let mut b = ticket("B", json!([any("shared.txt")]));
+    let wait = format!(
+        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done",
+        env.repo().display()
+    );
+    b["gates"] = gate(&["sh", "-c", &wait]);
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
+    );
+    let out = run_scripted(&env, &plan);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let charter = std::fs::read_to_string(
+        env.repo()
+            .join(".planwright/runs")
+            .join(&out.summary.run)
+            .join("B/attempt-2.prompt.md"),
+    )
+    .unwrap();
+    for needle in ["could not be merged", "- shared.txt", "A: ticket A"] {
+        assert!(charter.contains(needle), "{needle} missing in:\n{charter}");
+    }
 }

@@ -1,13 +1,12 @@
 //! `planwright demo`: a built-in plan run end to end in a temporary repository.
 
-use super::run::{cancel_on_ctrl_c, engine_error, finish_with, reporters};
+use super::run::{cancel_on_signals, engine_error, finish_with, preflight_failed, reporters};
 use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::agent;
 use planwright_engine::demo;
 use planwright_engine::git::Git;
-use planwright_engine::repo::Repo;
-use planwright_engine::run::run as engine_run;
+use planwright_engine::run::{self as engine_run, Resume};
 use std::sync::Arc;
 
 /// Run a built-in example plan end to end in a temporary repository with the
@@ -60,16 +59,18 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
             made.repo.display()
         );
     }
-    let repo = Repo::open(&made.repo).map_err(engine_error)?;
-    let summary = engine_run(
-        &repo,
-        &plan,
-        &settings,
-        Arc::from(agent),
-        reporters(global),
-        &cancel_on_ctrl_c(),
+    let session = engine_run::prepare(
+        &made.repo,
+        plan,
+        settings,
+        Resume::default(),
+        &[],
+        agent.as_ref(),
     )
-    .map_err(engine_error)?;
+    .map_err(|f| preflight_failed(&f.checks, global))?;
+    let executor = session.local_executor(Arc::from(agent));
+    let summary = engine_run::run(session, executor, reporters(global), &cancel_on_signals())
+        .map_err(engine_error)?;
     if human {
         let log = Git::new(&made.repo)
             .args(["log", "--oneline", "main"])

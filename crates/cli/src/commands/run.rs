@@ -5,11 +5,10 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{progress, settings, Global, Output};
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::Reporter;
-use planwright_engine::gates::{gate_from_argv, parse_gate, GateSettings};
+use planwright_engine::gates::{gate_from_argv, parse_gate};
+use planwright_engine::preflight::Check;
 use planwright_engine::process::Cancel;
-use planwright_engine::repo::Repo;
-use planwright_engine::run::{self as engine_run, RunSettings, RunSummary};
-use planwright_engine::worktree::PoolSettings;
+use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSettings, RunSummary};
 use planwright_engine::EngineError;
 use planwright_plan::config::Config;
 use planwright_plan::model::Gate;
@@ -42,12 +41,13 @@ pub struct EngineArgs {
     pub gate_timeout: Option<Duration>,
 }
 
-/// Execute a plan: one worktree per ticket, the agent does the work,
+/// Execute a plan: one workspace per slot, the agent does the work,
 /// planwright verifies scope, rails and gates and merges what passes.
 ///
 /// Exit 0 when every ticket merged, 1 when one failed or was blocked (or
 /// preflight failed), 2 on usage or I/O errors, 3 when the repository's
-/// integrity could not be trusted. A second `run` of the same plan continues.
+/// integrity could not be trusted. A second `run` on the same base branch
+/// continues the run, even with an edited plan.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -60,9 +60,18 @@ pub struct Args {
     /// Attempts per ticket (default: `[run] strikes`, else 2).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub strikes: Option<u32>,
-    /// Print what would start, in order, and change nothing.
+    /// Run every preflight check, print the order tickets would start in, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Run this merged ticket again (repeatable); its earlier merge no longer counts.
+    #[arg(long, value_name = "ID")]
+    pub rerun: Vec<String>,
+    /// Run again every ticket merged from a definition the plan has changed since.
+    #[arg(long)]
+    pub rerun_changed: bool,
+    /// Start a new run instead of continuing the one on this base branch: only its own merges count.
+    #[arg(long)]
+    pub new_run: bool,
 }
 
 /// Parses `90`, `90s`, `30m`, `2h`.
@@ -146,9 +155,8 @@ pub fn agent_from(
         .map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// Run settings from flags, configuration and defaults.
+/// Run settings from flags and configuration over the engine's defaults.
 pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let e = &args.engine;
     for (key, value) in [("jobs", config.run.jobs), ("strikes", config.run.strikes)] {
         if value == Some(0) {
@@ -157,31 +165,31 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
             )));
         }
     }
-    Ok(RunSettings {
-        plan_path: args.plan.plan.display().to_string(),
-        jobs: args.jobs.or(config.run.jobs).map_or(cores, |j| j as usize),
-        strikes: args.strikes.or(config.run.strikes).unwrap_or(2),
-        agent_timeout: Some(
-            e.agent_timeout
-                .or(config.agent.timeout_secs.map(Duration::from_secs))
-                .unwrap_or(Duration::from_secs(1800)),
-        ),
-        extra_gates: extra_gates(e, config)?,
-        gates: GateSettings {
-            env: config.gates.env.clone(),
-            timeout: Some(
-                e.gate_timeout
-                    .or(config.run.gate_timeout_secs.map(Duration::from_secs))
-                    .unwrap_or(Duration::from_secs(600)),
-            ),
-        },
-        pool: PoolSettings {
-            setup: config.worktree.setup.clone(),
-            pristine: config.worktree.pristine,
-            setup_timeout: Some(Duration::from_secs(1800)),
-        },
-        routing: config.routing.clone(),
-    })
+    let mut s = RunSettings::new(args.plan.plan.display().to_string());
+    if let Some(jobs) = args.jobs.or(config.run.jobs) {
+        s.jobs = jobs as usize;
+    }
+    if let Some(strikes) = args.strikes.or(config.run.strikes) {
+        s.strikes = strikes;
+    }
+    if let Some(t) = e
+        .agent_timeout
+        .or(config.agent.timeout_secs.map(Duration::from_secs))
+    {
+        s.agent_timeout = Some(t);
+    }
+    if let Some(t) = e
+        .gate_timeout
+        .or(config.run.gate_timeout_secs.map(Duration::from_secs))
+    {
+        s.gates.timeout = Some(t);
+    }
+    s.extra_gates = extra_gates(e, config)?;
+    s.gates.env = config.gates.env.clone();
+    s.pool.setup = config.worktree.setup.clone();
+    s.pool.pristine = config.worktree.pristine;
+    s.routing = config.routing.clone();
+    Ok(s)
 }
 
 /// Maps an engine error to the CLI's exit codes.
@@ -217,17 +225,27 @@ pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
     }
 }
 
-/// Ctrl-C stops starting new work and ends running agents and gates; a second one exits at once.
-pub fn cancel_on_ctrl_c() -> Cancel {
+/// Ctrl-C, SIGTERM and SIGHUP stop starting new work and end running
+/// agents and gates; a second signal only says what is still stopping:
+/// planwright never exits while an attempt's processes may outlive it. A
+/// panic cancels the same way before it unwinds.
+pub fn cancel_on_signals() -> Cancel {
     let cancel = Cancel::default();
     let flag = cancel.clone();
     let _ = ctrlc::set_handler(move || {
         if flag.is_cancelled() {
-            std::process::exit(130);
+            eprintln!("still stopping: waiting for running agents and gates to end");
+        } else {
+            eprintln!("stopping: ending running agents and gates");
         }
-        eprintln!("stopping: ending running agents and gates (Ctrl-C again to quit at once)");
         flag.cancel();
     });
+    let flag = cancel.clone();
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        flag.cancel();
+        default_hook(info);
+    }));
     cancel
 }
 
@@ -255,8 +273,10 @@ pub fn finish_with(
             .collect();
         extra.insert("run".into(), summary.run.clone().into());
         extra.insert("merged".into(), serde_json::json!(summary.merged));
+        extra.insert("changed".into(), serde_json::json!(summary.changed));
         extra.insert("failed".into(), failed.into());
         extra.insert("blocked".into(), serde_json::json!(summary.blocked));
+        extra.insert("held".into(), serde_json::json!(summary.held));
         crate::outln!(
             "{}",
             serde_json::to_string_pretty(&extra).expect("summaries serialize")
@@ -268,6 +288,17 @@ pub fn finish_with(
         for id in &summary.blocked {
             crate::outln!("blocked: {id}");
         }
+        for id in &summary.changed {
+            crate::outln!(
+                "changed: {id} was merged from an older definition; `--rerun {id}` runs it again"
+            );
+        }
+    }
+    if let Some(h) = &summary.held {
+        eprintln!(
+            "note: the merged tickets wait on branch `{}`: {}",
+            h.branch, h.reason
+        );
     }
     Ok(if summary.all_merged() {
         exit::OK
@@ -281,68 +312,71 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let run_settings = settings(&args, &config)?;
-    if args.dry_run {
-        return dry_run(&plan, &run_settings, global);
-    }
     let agent = agent(&args.engine, &config)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let checks = planwright_engine::preflight::preflight(
+    let resume = Resume {
+        new_run: args.new_run,
+        rerun: args.rerun.clone(),
+        rerun_changed: args.rerun_changed,
+    };
+    let session = engine_run::prepare(
         &repo_dir,
-        &plan,
-        &run_settings.extra_gates,
+        plan,
+        run_settings,
+        resume,
         &config.commands.allow,
         agent.as_ref(),
-    );
-    if planwright_engine::preflight::failed(&checks) {
-        // JSON output stays one document: the failures go into the error.
-        let mut message = "preflight failed; nothing was started".to_string();
-        if global.output == Output::Human {
-            super::preflight::print(&checks, global);
-        } else {
-            let errors: Vec<&str> = checks
-                .iter()
-                .filter(|c| c.status == "error")
-                .map(|c| c.message.as_str())
-                .collect();
-            message = format!("{message}: {}", errors.join("; "));
-        }
-        let code = super::preflight::failure_code(&checks);
-        return Err(CliError::with_code(code, message).hint(
-            "fix what preflight reports, then run again; `planwright preflight` with the same flags checks without starting",
-        ));
-    }
-    let repo = Repo::open(&repo_dir).map_err(engine_error)?;
-    let cancel = cancel_on_ctrl_c();
-    let summary = engine_run::run(
-        &repo,
-        &plan,
-        &run_settings,
-        agent,
-        reporters(global),
-        &cancel,
     )
-    .map_err(engine_error)?;
+    .map_err(|f| preflight_failed(&f.checks, global))?;
+    if args.dry_run {
+        return dry_run(&session, global);
+    }
+    let executor = session.local_executor(agent);
+    let cancel = cancel_on_signals();
+    let summary =
+        engine_run::run(session, executor, reporters(global), &cancel).map_err(engine_error)?;
     finish(&summary, global)
 }
 
-fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global) -> CliResult {
-    let waves = engine_run::dry_run(plan, settings);
+/// The error of a failed preflight, its checks printed (human) or folded
+/// into the message (JSON output stays one document).
+pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
+    let mut message = "preflight failed; nothing was started".to_string();
+    if global.output == Output::Human {
+        super::preflight::print(checks, global);
+    } else {
+        let errors: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.status == "error")
+            .map(|c| c.message.as_str())
+            .collect();
+        message = format!("{message}: {}", errors.join("; "));
+    }
+    let code = super::preflight::failure_code(checks);
+    CliError::with_code(code, message).hint(
+        "fix what preflight reports, then run again; `planwright preflight` with the same flags checks without starting",
+    )
+}
+
+fn dry_run(session: &Prepared, global: &Global) -> CliResult {
+    let (plan, settings) = (session.plan(), session.settings());
+    let order = session.start_order();
     if global.output == Output::Json {
         crate::outln!(
             "{}",
-            serde_json::json!({"dry_run": true, "jobs": settings.jobs, "waves": waves})
+            serde_json::json!({"dry_run": true, "jobs": settings.jobs, "start_order": order, "skipped": session.outlook().skipped().len()})
         );
         return Ok(exit::OK);
     }
+    let count: usize = order.iter().map(Vec::len).sum();
     crate::outln!(
-        "dry run: nothing is changed; {} ticket{}, up to {} at once, if every ticket passes:",
-        plan.tickets.len(),
-        if plan.tickets.len() == 1 { "" } else { "s" },
+        "dry run: every preflight check passed and nothing is changed; {count} ticket{} to run, up to {} at once, if every ticket passes:",
+        if count == 1 { "" } else { "s" },
         settings.jobs
     );
-    for (i, wave) in waves.iter().enumerate() {
-        for id in wave {
-            let t = plan.ticket(id).expect("waves hold plan tickets");
+    for (i, batch) in order.iter().enumerate() {
+        for id in batch {
+            let t = plan.ticket(id).expect("the start order holds plan tickets");
             let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates)
                 .iter()
                 .map(|g| format!("`{}`", g.command_line()))
@@ -353,7 +387,7 @@ fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global
                 format!(" after {}", t.depends_on.join(", "))
             };
             crate::outln!(
-                "  wave {}: {id}{after}; gates {}",
+                "  batch {}: {id}{after}; gates {}",
                 i + 1,
                 if gates.is_empty() {
                     "none".into()

@@ -5,10 +5,11 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::repo::Repo;
 use planwright_engine::report::{self, RunReport};
+use planwright_engine::state::TicketState;
 use std::path::PathBuf;
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
-/// merged commit.
+/// merged commit. A run whose process is gone shows as `interrupted`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The target git repository.
@@ -49,7 +50,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     crate::outln!(
         "run {} ({}), plan `{}`, base `{}`",
         r.run.id,
-        r.run.status,
+        r.run.status.as_str(),
         r.run.plan_path,
         r.run.base
     );
@@ -78,7 +79,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             "{:width$}  {:8}  {:8}  {:10}  {failure}",
             t.id,
             t.state.as_str(),
-            t.attempts,
+            t.attempt_count,
             commit
         );
     }
@@ -97,6 +98,18 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         for line in why {
             crate::outln!("  {line}");
         }
+    }
+    let changed: Vec<&str> = r
+        .tickets
+        .iter()
+        .filter(|t| t.ticket.state == TicketState::Changed)
+        .map(|t| t.ticket.id.as_str())
+        .collect();
+    if !changed.is_empty() {
+        crate::outln!(
+            "\nchanged: {} merged from an older definition; `planwright run --rerun ID` (or `--rerun-changed`) runs them again",
+            changed.join(", ")
+        );
     }
     Ok(exit::OK)
 }

@@ -3,11 +3,8 @@
 
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
-use planwright_engine::gates::GateSettings;
 use planwright_engine::process::Cancel;
-use planwright_engine::repo::Repo;
-use planwright_engine::run::{run, RunSettings, RunSummary};
-use planwright_engine::worktree::PoolSettings;
+use planwright_engine::run::{prepare, run, Resume, RunSettings, RunSummary};
 use planwright_plan::Plan;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -118,19 +115,12 @@ pub fn plan(json: serde_json::Value) -> Plan {
 }
 
 pub fn settings() -> RunSettings {
-    RunSettings {
-        plan_path: "plan.json".into(),
-        jobs: 2,
-        strikes: 2,
-        agent_timeout: Some(Duration::from_secs(60)),
-        extra_gates: vec![],
-        gates: GateSettings {
-            env: vec![],
-            timeout: Some(Duration::from_secs(60)),
-        },
-        pool: PoolSettings::default(),
-        routing: Default::default(),
-    }
+    let mut s = RunSettings::new("plan.json");
+    s.jobs = 2;
+    s.strikes = 2;
+    s.agent_timeout = Some(Duration::from_secs(60));
+    s.gates.timeout = Some(Duration::from_secs(60));
+    s
 }
 
 pub struct Outcome {
@@ -139,13 +129,31 @@ pub struct Outcome {
 }
 
 pub fn run_with(env: &Env, plan: &Plan, settings: &RunSettings, agent: Box<dyn Agent>) -> Outcome {
+    run_resume(env, plan, settings, Arc::from(agent), Resume::default())
+}
+
+/// A run through `prepare` (which must pass) and the local executor.
+pub fn run_resume(
+    env: &Env,
+    plan: &Plan,
+    settings: &RunSettings,
+    agent: Arc<dyn Agent>,
+    resume: Resume,
+) -> Outcome {
     let events = Arc::new(Mutex::new(Vec::new()));
-    let repo = Repo::open(&env.repo()).unwrap();
+    let session = prepare(
+        &env.repo(),
+        plan.clone(),
+        settings.clone(),
+        resume,
+        &[],
+        agent.as_ref(),
+    )
+    .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+    let executor = session.local_executor(agent);
     let summary = run(
-        &repo,
-        plan,
-        settings,
-        Arc::from(agent),
+        session,
+        executor,
         vec![Box::new(Recorder(events.clone()))],
         &Cancel::default(),
     )
