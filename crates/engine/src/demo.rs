@@ -12,7 +12,7 @@ use crate::git::Git;
 use crate::merge::with_identity;
 use crate::repo::Repo;
 use crate::run::RunSettings;
-use crate::worktree::PoolSettings;
+use crate::workspace::PoolSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -121,6 +121,15 @@ impl Demo {
                 timeout: minute,
             },
             pool: PoolSettings::default(),
+            // The demo runs wherever planwright builds: confined where the
+            // kernel can, as `[sandbox] mode = "off"` otherwise.
+            contain: crate::sandbox::ContainSettings {
+                mode: match crate::sandbox::Containment::new(crate::sandbox::Mode::Enforce) {
+                    Ok(_) => crate::sandbox::Mode::Enforce,
+                    Err(_) => crate::sandbox::Mode::Off,
+                },
+                ..Default::default()
+            },
             routing: Default::default(),
         }
     }

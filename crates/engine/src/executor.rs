@@ -2,14 +2,14 @@
 //! agent settings; output a candidate commit on `refs/heads/planwright/<id>`.
 //! Everything that decides trust (scope, rails, gates, merging) stays with
 //! the coordinator, which never believes what an executor reports.
-//! `LocalExecutor` uses the worktree pool on this machine.
+//! `LocalExecutor` uses the workspace pool on this machine.
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::merge::commit_tree;
 use crate::process::Cancel;
 use crate::repo::Repo;
-use crate::worktree::Pool;
+use crate::workspace::Workspaces;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,22 +62,65 @@ pub trait Executor: Send + Sync {
     ) -> Result<Candidate, EngineError>;
 }
 
-/// Attempts in pooled worktrees on this machine.
+/// Attempts in pooled workspaces on this machine, the agent sandboxed.
 pub struct LocalExecutor {
     repo: Repo,
-    pool: Pool,
+    workspaces: Workspaces,
     agent: Arc<dyn Agent>,
+    log_limit: Option<u64>,
 }
 
 impl LocalExecutor {
-    /// An executor for `repo` using `pool` and `agent`.
-    pub fn new(repo: Repo, pool: Pool, agent: Arc<dyn Agent>) -> LocalExecutor {
-        LocalExecutor { repo, pool, agent }
+    /// An executor for `repo` using `workspaces` and `agent`, whose log is
+    /// capped at `log_limit` bytes per attempt.
+    pub fn new(
+        repo: Repo,
+        workspaces: Workspaces,
+        agent: Arc<dyn Agent>,
+        log_limit: Option<u64>,
+    ) -> LocalExecutor {
+        LocalExecutor {
+            repo,
+            workspaces,
+            agent,
+            log_limit,
+        }
     }
 
     /// The pool slot of a lane.
     pub fn slot(lane: usize) -> String {
         format!("slot-{}", lane + 1)
+    }
+
+    /// The agent's context: its workspace, files, sandbox and environment.
+    fn context(&self, slot: &str, dir: PathBuf, input: &AttemptInput) -> Result<AttemptContext, EngineError> {
+        std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
+        let prompt_file = input
+            .files
+            .join(format!("attempt-{}.prompt.md", input.attempt));
+        std::fs::write(&prompt_file, &input.charter)
+            .map_err(|e| EngineError::io(&prompt_file, e))?;
+        let tmp = self.workspaces.fresh_tmp(slot)?;
+        let ceiling = Workspaces::root(&self.repo);
+        Ok(AttemptContext {
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            confine: Some(self.workspaces.confine(slot, &tmp)),
+            worktree: dir,
+            prompt_file,
+            log: input
+                .files
+                .join(format!("attempt-{}.agent.log", input.attempt)),
+            timeout: input.agent_timeout,
+            model: input.model.clone(),
+            env: vec![
+                ("TMPDIR".into(), tmp.display().to_string()),
+                // The agent's git stops at its workspace: with a broken
+                // `.git` it must not find the user's repository above.
+                ("GIT_CEILING_DIRECTORIES".into(), ceiling.display().to_string()),
+            ],
+            log_limit: self.log_limit,
+        })
     }
 }
 
@@ -89,30 +132,16 @@ impl Executor for LocalExecutor {
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
-        progress("worktree")?;
+        progress("workspace")?;
         let branch = branch(&input.ticket);
-        let dir =
-            self.pool
-                .prepare(&Self::slot(lane), &input.base_commit, Some(&branch), cancel)?;
-        std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
-        let prompt_file = input
-            .files
-            .join(format!("attempt-{}.prompt.md", input.attempt));
-        std::fs::write(&prompt_file, &input.charter)
-            .map_err(|e| EngineError::io(&prompt_file, e))?;
-        let ctx = AttemptContext {
-            ticket: input.ticket.clone(),
-            attempt: input.attempt,
-            worktree: dir.clone(),
-            prompt_file,
-            log: input
-                .files
-                .join(format!("attempt-{}.agent.log", input.attempt)),
-            timeout: input.agent_timeout,
-            model: input.model.clone(),
-            env: vec![],
-        };
+        let slot = Self::slot(lane);
+        let dir = self
+            .workspaces
+            .prepare(&slot, &input.base_commit, &branch)?;
+        let ctx = self.context(&slot, dir, input)?;
         progress("agent")?;
+        // Every process of the agent has ended when this returns (its PID
+        // namespace is gone with it).
         let report = self.agent.attempt(&ctx, cancel)?;
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate {
@@ -121,11 +150,10 @@ impl Executor for LocalExecutor {
             });
         }
         progress("commit")?;
-        // planwright commits, not the agent: whatever the agent committed is
-        // folded into one commit whose only parent is the base commit.
-        let slot = Self::slot(lane);
-        self.pool.git(&slot)?.args(["add", "-A"]).output()?;
-        let tree = self.pool.git(&slot)?.args(["write-tree"]).text()?;
+        // planwright commits, not the agent: the workspace's files become
+        // one commit whose only parent is the base commit, built with
+        // planwright's own git directory and index.
+        let tree = self.workspaces.tree(&slot)?;
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
             .git()

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod charter;
+pub mod checkout;
 pub mod clock;
 pub mod demo;
 pub mod error;
@@ -19,10 +20,11 @@ pub mod process;
 pub mod repo;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod scheduler;
 pub mod state;
 pub mod verify;
-pub mod worktree;
+pub mod workspace;
 
 pub use error::EngineError;
 pub use failure::{Failure, FailureKind};

@@ -6,11 +6,11 @@
 
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
-use crate::gates::{run_gates, GateSettings, Verdict};
+use crate::checkout::Checkouts;
+use crate::gates::{GateSettings, Verdict};
 use crate::git::Git;
 use crate::process::Cancel;
 use crate::repo::Repo;
-use crate::worktree::Pool;
 use planwright_plan::model::{Gate, Ticket};
 use std::path::Path;
 
@@ -86,7 +86,7 @@ pub struct Merge<'a> {
     /// The base branch.
     pub base: &'a str,
     /// Where the gates run again when the base moved.
-    pub pool: &'a Pool,
+    pub checkouts: &'a Checkouts,
     /// The gates.
     pub gates: &'a [Gate],
     /// How gates run.
@@ -124,7 +124,9 @@ impl Merge<'_> {
                 }
             }
             before_ref_update(&commit)?;
-            if self.advance(&tip, &commit)? {
+            // planwright's own write: the integrity guard checks before it
+            // and takes its snapshot after.
+            if self.repo.guard().own_write(|| self.advance(&tip, &commit))? {
                 return Ok(MergeOutcome::Merged { commit });
             }
             // Someone else moved the base between our read and our write: merge again.
@@ -158,19 +160,19 @@ impl Merge<'_> {
         }
     }
 
-    /// Runs the gates on a merged commit, in the pool's `merge` slot.
+    /// Runs the gates on a merged commit, in the `merge` checkout.
     fn gate_again(
         &self,
         commit: &str,
         log: &Path,
         cancel: &Cancel,
     ) -> Result<Verdict, EngineError> {
-        let dir = self.pool.prepare("merge", commit, None, cancel)?;
         crate::gates::append(
             log,
             &format!("-- gates again on the merged tree {}\n", short(commit)),
         )?;
-        run_gates(self.gates, &dir, self.gate_settings, log, cancel)
+        self.checkouts
+            .gate("merge", commit, self.gates, self.gate_settings, log, cancel)
     }
 
     /// Moves the base from `tip` to `commit` by compare-and-swap; fast-forwards

@@ -10,14 +10,16 @@ use crate::error::EngineError;
 use crate::events::{Event, JsonLines, Reporter};
 use crate::executor::{AttemptInput, Candidate, Executor, LocalExecutor};
 use crate::failure::{Failure, FailureKind};
-use crate::gates::{run_gates, GateSettings, Verdict};
+use crate::checkout::Checkouts;
+use crate::gates::{GateSettings, Verdict};
 use crate::merge::{commit_message, Merge, MergeOutcome};
 use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::scheduler::Scheduler;
 use crate::state::{RunRow, Store, TicketState};
+use crate::sandbox::{ContainSettings, Containment};
 use crate::verify;
-use crate::worktree::{Pool, PoolSettings};
+use crate::workspace::{PoolSettings, Workspaces};
 use planwright_plan::config::Routing;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
@@ -43,8 +45,10 @@ pub struct RunSettings {
     pub extra_gates: Vec<Gate>,
     /// How gates run.
     pub gates: GateSettings,
-    /// How worktrees are prepared.
+    /// How workspaces and gate checkouts are prepared.
     pub pool: PoolSettings,
+    /// The sandbox, the accepted git config and the agent's log cap.
+    pub contain: ContainSettings,
     /// Pools and caps.
     pub routing: Routing,
 }
@@ -213,7 +217,7 @@ struct Shared<'a> {
     settings: &'a RunSettings,
     store: Store,
     run: String,
-    pool: Pool,
+    checkouts: Checkouts,
     executor: &'a dyn Executor,
     cancel: &'a Cancel,
     run_dir: PathBuf,
@@ -251,15 +255,17 @@ pub fn run(
         tickets: plan.tickets.len(),
         continued,
     })?;
-    let pool = Pool::new(repo.clone(), settings.pool.clone());
-    let executor = LocalExecutor::new(repo.clone(), pool.clone(), agent);
+    let (executor, checkouts, containment) = contained(repo, settings, agent)?;
+    emitter.emit(Event::Contained {
+        sandbox: containment.describe(),
+    })?;
     let shared = Shared {
         repo,
         plan,
         settings,
         store: store.clone(),
         run: run_id.clone(),
-        pool,
+        checkouts,
         executor: &executor,
         cancel,
         run_dir,
@@ -300,6 +306,25 @@ pub fn run(
         interrupted,
     })?;
     outcome.map(|()| summary)
+}
+
+/// The executor and gate checkouts, confined as `[sandbox]` says; refuses
+/// a kernel that cannot confine in enforce mode and a repository whose git
+/// config would run programs in planwright's git calls.
+fn contained(
+    repo: &Repo,
+    settings: &RunSettings,
+    agent: Arc<dyn Agent>,
+) -> Result<(LocalExecutor, Checkouts, Containment), EngineError> {
+    let c = &settings.contain;
+    let containment = Containment::new(c.mode)?;
+    crate::integrity::refuse_risky_config(repo, &c.allow_config)?;
+    repo.ensure_own_git(&c.allow_config)?;
+    let p = &settings.pool;
+    let workspaces = Workspaces::new(repo.clone(), p.pristine, containment, c.writable.clone());
+    let executor = LocalExecutor::new(repo.clone(), workspaces, agent, c.agent_log_limit);
+    let checkouts = Checkouts::new(repo.clone(), p.clone(), containment, c.gate_network, &c.writable);
+    Ok((executor, checkouts, containment))
 }
 
 /// Finds the run to continue (same plan) or records a new one, and settles
@@ -606,7 +631,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let merge = Merge {
             repo: sh.repo,
             base: &sh.plan.base,
-            pool: &sh.pool,
+            checkouts: &sh.checkouts,
             gates: &gates,
             gate_settings: &sh.settings.gates,
         };
@@ -677,8 +702,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     }
 }
 
-/// One attempt on a worker thread: the executor's candidate, then scope,
-/// rails, gate-script integrity and gates, all decided here.
+/// One attempt on a worker thread: the executor's candidate, then
+/// repository integrity, scope, rails, gate-script integrity and gates (in
+/// a planwright-owned checkout of the candidate), all decided here.
 fn attempt_once(
     sh: &Shared,
     ticket: &Ticket,
@@ -697,8 +723,12 @@ fn attempt_once(
         });
         Ok(())
     };
-    let candidate = sh.executor.attempt(lane, input, &progress, sh.cancel)?;
-    let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
+    // Integrity around the attempt: an error here stops the run (exit 3)
+    // and nothing of this attempt is merged.
+    sh.repo.guard().check()?;
+    let candidate = sh.executor.attempt(lane, input, &progress, sh.cancel);
+    sh.repo.guard().check()?;
+    let commit = match agent_verdict(candidate?, sh.settings.agent_timeout) {
         Ok(commit) => commit,
         Err(result) => return Ok(result),
     };
@@ -713,27 +743,31 @@ fn attempt_once(
     if let Err(f) = verify::check_scope(ticket, &changes, &base_files, sh.repo) {
         return Ok(AttemptResult::Rejected(f));
     }
+    if let Err(f) = verify::check_symlinks(sh.repo, &input.base_commit, &commit, &changes)? {
+        return Ok(AttemptResult::Rejected(f));
+    }
+    let changed: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
     if let Err(f) =
-        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, &commit)?
+        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, &commit, &changed)?
     {
         return Ok(AttemptResult::Rejected(f));
     }
     progress("gates")?;
-    let dir = sh
-        .pool
-        .prepare(&LocalExecutor::slot(lane), &commit, None, sh.cancel)?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
     crate::gates::append(
         &log,
         &format!("== attempt {} candidate {}\n", input.attempt, commit),
     )?;
-    Ok(
-        match run_gates(gates, &dir, &sh.settings.gates, &log, sh.cancel)? {
-            Verdict::Pass => AttemptResult::Passed { candidate: commit },
-            Verdict::Fail(f) => AttemptResult::Rejected(f),
-            Verdict::Cancelled => AttemptResult::Cancelled,
-        },
-    )
+    let name = LocalExecutor::slot(lane);
+    let verdict = sh
+        .checkouts
+        .gate(&name, &commit, gates, &sh.settings.gates, &log, sh.cancel)?;
+    sh.repo.guard().check()?;
+    Ok(match verdict {
+        Verdict::Pass => AttemptResult::Passed { candidate: commit },
+        Verdict::Fail(f) => AttemptResult::Rejected(f),
+        Verdict::Cancelled => AttemptResult::Cancelled,
+    })
 }
 
 /// The candidate commit, or how the agent's outcome ends the attempt.

@@ -20,6 +20,8 @@ fn spec(dir: &Path, argv: &[&str]) -> Spec {
         grace: Duration::from_millis(200),
         log: None,
         lines: None,
+        confine: None,
+        log_limit: None,
     }
 }
 

@@ -9,7 +9,8 @@ use planwright_engine::gates::{gate_from_argv, parse_gate, GateSettings};
 use planwright_engine::process::Cancel;
 use planwright_engine::repo::Repo;
 use planwright_engine::run::{self as engine_run, RunSettings, RunSummary};
-use planwright_engine::worktree::PoolSettings;
+use planwright_engine::sandbox::{ContainSettings, Mode};
+use planwright_engine::workspace::PoolSettings;
 use planwright_engine::EngineError;
 use planwright_plan::config::Config;
 use planwright_plan::model::Gate;
@@ -169,11 +170,38 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
         },
         pool: PoolSettings {
             setup: config.worktree.setup.clone(),
+            setup_inputs: config.worktree.setup_inputs.clone(),
             pristine: config.worktree.pristine,
             setup_timeout: Some(Duration::from_secs(1800)),
         },
+        contain: contain_settings(config),
         routing: config.routing.clone(),
     })
+}
+
+/// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`.
+pub fn contain_settings(config: &Config) -> ContainSettings {
+    use planwright_plan::config::SandboxMode;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let expand = |d: &String| match (d.strip_prefix("~/"), &home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(d),
+    };
+    ContainSettings {
+        mode: match config.sandbox.mode {
+            SandboxMode::Enforce => Mode::Enforce,
+            SandboxMode::Off => Mode::Off,
+        },
+        writable: config.sandbox.writable.iter().map(expand).collect(),
+        gate_network: config.sandbox.gate_network,
+        allow_config: config.git.allow_config.clone(),
+        agent_log_limit: Some(
+            config
+                .agent
+                .log_limit_mib
+                .map_or(planwright_engine::process::AGENT_LOG_LIMIT, |m| m.saturating_mul(1024 * 1024)),
+        ),
+    }
 }
 
 /// Maps an engine error to the CLI's exit codes.
@@ -280,6 +308,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &run_settings.extra_gates,
         &config.commands.allow,
         agent.as_ref(),
+        &run_settings.contain,
     );
     if planwright_engine::preflight::failed(&checks) {
         // JSON output stays one document: the failures go into the error.

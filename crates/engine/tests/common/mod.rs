@@ -7,7 +7,7 @@ use planwright_engine::gates::GateSettings;
 use planwright_engine::process::Cancel;
 use planwright_engine::repo::Repo;
 use planwright_engine::run::{run, RunSettings, RunSummary};
-use planwright_engine::worktree::PoolSettings;
+use planwright_engine::workspace::PoolSettings;
 use planwright_plan::Plan;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -129,6 +129,7 @@ pub fn settings() -> RunSettings {
             timeout: Some(Duration::from_secs(60)),
         },
         pool: PoolSettings::default(),
+        contain: Default::default(),
         routing: Default::default(),
     }
 }
