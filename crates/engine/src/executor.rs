@@ -142,7 +142,11 @@ impl Executor for LocalExecutor {
         progress("agent")?;
         // Every process of the agent has ended when this returns (its PID
         // namespace is gone with it).
-        let report = self.agent.attempt(&ctx, cancel)?;
+        let report = self.agent.attempt(&ctx, cancel);
+        // Before planwright runs git on the user's repository again, make
+        // sure the agent changed nothing there (the coordinator checks too).
+        self.repo.guard().check()?;
+        let report = report?;
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate {
                 report,
