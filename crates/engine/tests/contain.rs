@@ -190,6 +190,8 @@ exit 0
     let plan = one("A", json!([any("answer.txt")]), gate(&["npm", "test"]));
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(kind(&out, "A"), FailureKind::GateFailure);
+    let f = &out.summary.failed["A"];
+    assert!(f.evidence.contains("wrong answer: 41"), "the real test ran: {f:?}");
     assert!(
         !env.repo().join(".planwright/workspaces/node_modules").exists(),
         "the agent wrote above its workspace"
@@ -224,7 +226,7 @@ fn a_setsid_process_that_swaps_content_dies_with_the_agent() {
         &format!(
             r#"cd "$1"
 echo 41 > answer.txt
-setsid sh -c '{RECORD_PID}; while :; do echo 42 > answer.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+setsid sh -c '{RECORD_PID}; sleep 1; while :; do echo 42 > answer.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
 sh -c '{RECORD_PID}; (setsid sleep 1000 </dev/null >/dev/null 2>&1 &); exec sleep 1000' </dev/null >/dev/null 2>&1 &
 while [ "$(wc -l < "$TMPDIR/pids" 2>/dev/null)" != 2 ]; do sleep 0.01; done
 "#
