@@ -83,7 +83,13 @@ impl Checkouts {
         log: &Path,
         cancel: &Cancel,
     ) -> Result<Verdict, EngineError> {
-        let tmp = fresh_dir(&self.repo.state_dir().join("tmp").join(format!("gate-{name}")))?;
+        let tmp = fresh_dir(
+            &self
+                .repo
+                .state_dir()
+                .join("tmp")
+                .join(format!("gate-{name}")),
+        )?;
         let dir = match self.prepare(name, commit, &tmp, log, cancel)? {
             Ok(dir) => dir,
             Err(verdict) => return Ok(verdict),
@@ -113,7 +119,8 @@ impl Checkouts {
                 *v = v
                     .split(':')
                     .filter(|d| {
-                        d.starts_with('/') && !sandbox::below_any(Path::new(d), &self.agent_writable)
+                        d.starts_with('/')
+                            && !sandbox::below_any(Path::new(d), &self.agent_writable)
                     })
                     .collect::<Vec<_>>()
                     .join(":");
@@ -194,10 +201,8 @@ impl Checkouts {
             .collect();
         // Directories of tracked files come and go with the commit: they
         // are not the set-up's.
-        let tracked_dirs: HashSet<&Path> = tracked
-            .iter()
-            .flat_map(|p| p.ancestors().skip(1))
-            .collect();
+        let tracked_dirs: HashSet<&Path> =
+            tracked.iter().flat_map(|p| p.ancestors().skip(1)).collect();
         let mut text = String::new();
         let known = Known {
             files: &tracked,
@@ -217,7 +222,10 @@ impl Checkouts {
     ) -> Result<Option<Verdict>, EngineError> {
         for argv in &self.settings.setup {
             let command = argv.join(" ");
-            crate::gates::append(log, &format!("$ {command}   (set-up in {})\n", dir.display()))?;
+            crate::gates::append(
+                log,
+                &format!("$ {command}   (set-up in {})\n", dir.display()),
+            )?;
             let mut env = process::inherited_env();
             env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
             env.push(("TMPDIR".into(), tmp.display().to_string()));

@@ -93,7 +93,12 @@ impl LocalExecutor {
     }
 
     /// The agent's context: its workspace, files, sandbox and environment.
-    fn context(&self, slot: &str, dir: PathBuf, input: &AttemptInput) -> Result<AttemptContext, EngineError> {
+    fn context(
+        &self,
+        slot: &str,
+        dir: PathBuf,
+        input: &AttemptInput,
+    ) -> Result<AttemptContext, EngineError> {
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prompt_file = input
             .files
@@ -117,7 +122,10 @@ impl LocalExecutor {
                 ("TMPDIR".into(), tmp.display().to_string()),
                 // The agent's git stops at its workspace: with a broken
                 // `.git` it must not find the user's repository above.
-                ("GIT_CEILING_DIRECTORIES".into(), ceiling.display().to_string()),
+                (
+                    "GIT_CEILING_DIRECTORIES".into(),
+                    ceiling.display().to_string(),
+                ),
             ],
             log_limit: self.log_limit,
         })

@@ -4,9 +4,9 @@
 //! (`git update-ref`). The user's working tree is only ever fast-forwarded,
 //! and only when it is a clean checkout of the base branch.
 
+use crate::checkout::Checkouts;
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
-use crate::checkout::Checkouts;
 use crate::gates::{GateSettings, Verdict};
 use crate::git::Git;
 use crate::process::Cancel;
@@ -126,7 +126,11 @@ impl Merge<'_> {
             before_ref_update(&commit)?;
             // planwright's own write: the integrity guard checks before it
             // and takes its snapshot after.
-            if self.repo.guard().own_write(|| self.advance(&tip, &commit))? {
+            if self
+                .repo
+                .guard()
+                .own_write(|| self.advance(&tip, &commit))?
+            {
                 return Ok(MergeOutcome::Merged { commit });
             }
             // Someone else moved the base between our read and our write: merge again.

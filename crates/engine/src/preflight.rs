@@ -186,10 +186,16 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
     match Containment::new(contain.mode) {
         Ok(c) if contain.mode == Mode::Off => out.push(Check::warning(
             "sandbox",
-            format!("`[sandbox] mode = \"off\"`: agents and gates run unconfined ({})", c.describe()),
+            format!(
+                "`[sandbox] mode = \"off\"`: agents and gates run unconfined ({})",
+                c.describe()
+            ),
             "set `[sandbox] mode = \"enforce\"` where the kernel allows it (see docs/security.md)",
         )),
-        Ok(c) => out.push(Check::ok("sandbox", format!("agents and gates run confined: {}", c.describe()))),
+        Ok(c) => out.push(Check::ok(
+            "sandbox",
+            format!("agents and gates run confined: {}", c.describe()),
+        )),
         Err(e) => out.push(Check::error("sandbox", e.to_string(), SandboxError::HINT)),
     }
     let mut guarded: Vec<std::path::PathBuf> = path()
@@ -200,7 +206,10 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
         .collect();
     guarded.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
     for dir in &contain.writable {
-        if let Some(g) = guarded.iter().find(|g| crate::sandbox::below_any(g, std::slice::from_ref(dir))) {
+        if let Some(g) = guarded
+            .iter()
+            .find(|g| crate::sandbox::below_any(g, std::slice::from_ref(dir)))
+        {
             out.push(Check::error(
                 "sandbox",
                 format!("`[sandbox] writable` lists `{}`, which holds `{}`: an agent could change what gates run", dir.display(), g.display()),
@@ -209,7 +218,10 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
         } else if !dir.exists() {
             out.push(Check::error(
                 "sandbox",
-                format!("`[sandbox] writable` lists `{}`, which does not exist", dir.display()),
+                format!(
+                    "`[sandbox] writable` lists `{}`, which does not exist",
+                    dir.display()
+                ),
                 "create it, or remove it from the list",
             ));
         }

@@ -279,7 +279,10 @@ pub fn risky(key: &str, value: &str) -> bool {
     let key = key.to_ascii_lowercase();
     let parts: Vec<&str> = key.split('.').collect();
     let (section, name) = (parts[0], *parts.last().unwrap_or(&""));
-    let truthy = !matches!(value.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0" | "");
+    let truthy = !matches!(
+        value.to_ascii_lowercase().as_str(),
+        "false" | "no" | "off" | "0" | ""
+    );
     match section {
         "filter" => true,
         "include" | "includeif" => true,

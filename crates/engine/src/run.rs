@@ -5,19 +5,19 @@
 
 use crate::agent::{Agent, AgentOutcome};
 use crate::charter::Charter;
+use crate::checkout::Checkouts;
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{Event, JsonLines, Reporter};
 use crate::executor::{AttemptInput, Candidate, Executor, LocalExecutor};
 use crate::failure::{Failure, FailureKind};
-use crate::checkout::Checkouts;
 use crate::gates::{GateSettings, Verdict};
 use crate::merge::{commit_message, Merge, MergeOutcome};
 use crate::process::Cancel;
 use crate::repo::Repo;
+use crate::sandbox::{ContainSettings, Containment};
 use crate::scheduler::Scheduler;
 use crate::state::{RunRow, Store, TicketState};
-use crate::sandbox::{ContainSettings, Containment};
 use crate::verify;
 use crate::workspace::{PoolSettings, Workspaces};
 use planwright_plan::config::Routing;
@@ -323,7 +323,13 @@ fn contained(
     let p = &settings.pool;
     let workspaces = Workspaces::new(repo.clone(), p.pristine, containment, c.writable.clone());
     let executor = LocalExecutor::new(repo.clone(), workspaces, agent, c.agent_log_limit);
-    let checkouts = Checkouts::new(repo.clone(), p.clone(), containment, c.gate_network, &c.writable);
+    let checkouts = Checkouts::new(
+        repo.clone(),
+        p.clone(),
+        containment,
+        c.gate_network,
+        &c.writable,
+    );
     Ok((executor, checkouts, containment))
 }
 

@@ -264,7 +264,10 @@ impl Confine {
             Sandbox::Off => None,
         };
         let ns = if self.containment.namespaces {
-            Some(NsSetup::new(!self.policy.network).map_err(|e| SandboxError::Setup(e.to_string()))?)
+            Some(
+                NsSetup::new(!self.policy.network)
+                    .map_err(|e| SandboxError::Setup(e.to_string()))?,
+            )
         } else {
             None
         };
@@ -284,9 +287,7 @@ const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 /// `writable` (and on [`DEVICES`]). Read and execute are not handled, so
 /// they stay allowed.
 fn landlock_ruleset(writable: &[PathBuf]) -> Result<OwnedFd, SandboxError> {
-    use landlock::{
-        path_beneath_rules, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI,
-    };
+    use landlock::{path_beneath_rules, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI};
     let err = |e: landlock::RulesetError| SandboxError::Setup(e.to_string());
     // Rights newer than the kernel's ABI are dropped by the crate (best
     // effort); `Containment::new` already refused a kernel without any.
@@ -488,11 +489,7 @@ fn fork_and_wait(shim: bool) -> io::Result<()> {
         // Only the program may hold std's exec-error pipe: the parent's
         // spawn waits for it to close.
         close_from(3);
-        let code = if shim {
-            wait_for(pid)
-        } else {
-            reap_until(pid)
-        };
+        let code = if shim { wait_for(pid) } else { reap_until(pid) };
         libc::_exit(match code {
             Ok(status) if libc::WIFEXITED(status) => libc::WEXITSTATUS(status),
             Ok(status) if libc::WIFSIGNALED(status) => 128 + libc::WTERMSIG(status),

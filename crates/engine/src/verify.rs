@@ -341,8 +341,8 @@ pub fn check_symlinks(
         let Err(why) = resolve(link, &targets) else {
             continue;
         };
-        let same_in_base = base_targets.get(link) == targets.get(link)
-            && resolve(link, &base_targets).is_err();
+        let same_in_base =
+            base_targets.get(link) == targets.get(link) && resolve(link, &base_targets).is_err();
         if !same_in_base {
             return Ok(Err(Failure::new(
                 FailureKind::ScopeViolation,
@@ -361,7 +361,10 @@ fn link_targets(repo: &Repo, tree: &Tree) -> Result<HashMap<String, String>, Eng
     let mut out = HashMap::new();
     for (path, id) in tree.symlinks() {
         let target = repo.git().args(["cat-file", "blob", id]).output()?;
-        out.insert(path.clone(), String::from_utf8_lossy(&target.stdout).into_owned());
+        out.insert(
+            path.clone(),
+            String::from_utf8_lossy(&target.stdout).into_owned(),
+        );
     }
     Ok(out)
 }
@@ -478,7 +481,10 @@ mod tests {
     #[test]
     fn chains_of_symlinks_are_resolved_through_the_tree() {
         let t = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
-            pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
         };
         let mut chain = vec![("u0".to_string(), "..".to_string())];
         for i in 1..15 {
@@ -487,12 +493,27 @@ mod tests {
         chain.push(("pw".into(), "u14/etc/passwd".into()));
         let chain: HashMap<String, String> = chain.into_iter().collect();
         assert_eq!(resolve("pw", &chain), Err("leaves the repository"));
-        assert_eq!(resolve("lib/g", &t(&[("lib/g", "../.git")])), Err("enters `.git`"));
-        assert_eq!(resolve("a", &t(&[("a", "b"), ("b", "a")])), Err("is a loop of symlinks"));
+        assert_eq!(
+            resolve("lib/g", &t(&[("lib/g", "../.git")])),
+            Err("enters `.git`")
+        );
+        assert_eq!(
+            resolve("a", &t(&[("a", "b"), ("b", "a")])),
+            Err("is a loop of symlinks")
+        );
         assert_eq!(resolve("a/l", &t(&[("a/l", "../b/x"), ("b", "c")])), Ok(()));
-        assert_eq!(resolve("a/l", &t(&[("a/l", "../b/../../x")])), Err("leaves the repository"));
-        assert_eq!(resolve("l", &t(&[("l", "d/x"), ("d", "..")])), Err("leaves the repository"));
-        assert_eq!(resolve("l", &t(&[("l", "/etc")])), Err("leaves the repository (absolute or empty)"));
+        assert_eq!(
+            resolve("a/l", &t(&[("a/l", "../b/../../x")])),
+            Err("leaves the repository")
+        );
+        assert_eq!(
+            resolve("l", &t(&[("l", "d/x"), ("d", "..")])),
+            Err("leaves the repository")
+        );
+        assert_eq!(
+            resolve("l", &t(&[("l", "/etc")])),
+            Err("leaves the repository (absolute or empty)")
+        );
     }
 
     #[test]

@@ -81,7 +81,13 @@ impl Workspaces {
 
     /// The agent's private temporary directory in slot `slot`, emptied.
     pub fn fresh_tmp(&self, slot: &str) -> Result<PathBuf, EngineError> {
-        fresh_dir(&self.repo.state_dir().join("tmp").join(format!("agent-{slot}")))
+        fresh_dir(
+            &self
+                .repo
+                .state_dir()
+                .join("tmp")
+                .join(format!("agent-{slot}")),
+        )
     }
 
     /// What the agent of slot `slot` may write: its workspace, its
@@ -175,8 +181,15 @@ impl Workspaces {
     pub fn tree(&self, slot: &str) -> Result<String, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
-        self.repo.own_git(&index, &dir).args(["add", "-A"]).output()?;
-        Ok(self.repo.own_git(&index, &dir).args(["write-tree"]).text()?)
+        self.repo
+            .own_git(&index, &dir)
+            .args(["add", "-A"])
+            .output()?;
+        Ok(self
+            .repo
+            .own_git(&index, &dir)
+            .args(["write-tree"])
+            .text()?)
     }
 }
 
@@ -186,7 +199,9 @@ impl Workspaces {
 pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Result<(), EngineError> {
     let git = || repo.own_git(index, dir);
     if index.is_file() {
-        git().args(["read-tree", "--reset", "-u", commit]).output()?;
+        git()
+            .args(["read-tree", "--reset", "-u", commit])
+            .output()?;
     } else {
         git().args(["read-tree", commit]).output()?;
         git().args(["checkout-index", "-a", "-f"]).output()?;

@@ -47,7 +47,11 @@ fn unconfined() -> RunSettings {
 fn sh_agent(env: &Env, body: &str) -> Box<dyn Agent> {
     let script = env.tmp.path().join("agent.sh");
     std::fs::write(&script, body).unwrap();
-    agent::from_name("cmd", Some(&format!("sh {} {{worktree}}", script.display()))).unwrap()
+    agent::from_name(
+        "cmd",
+        Some(&format!("sh {} {{worktree}}", script.display())),
+    )
+    .unwrap()
 }
 
 fn try_run(
@@ -191,9 +195,14 @@ exit 0
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(kind(&out, "A"), FailureKind::GateFailure);
     let f = &out.summary.failed["A"];
-    assert!(f.evidence.contains("wrong answer: 41"), "the real test ran: {f:?}");
     assert!(
-        !env.repo().join(".planwright/workspaces/node_modules").exists(),
+        f.evidence.contains("wrong answer: 41"),
+        "the real test ran: {f:?}"
+    );
+    assert!(
+        !env.repo()
+            .join(".planwright/workspaces/node_modules")
+            .exists(),
         "the agent wrote above its workspace"
     );
     assert_eq!(guarded(&env), before);
@@ -352,11 +361,19 @@ fn unconfined_changes_to_the_repository_stop_the_run_and_are_restored() {
         .join("\n");
     let agent = sh_agent(&env, &script);
     let plan = one("A", json!([any("a.txt")]), gate(&["test", "-f", "a.txt"]));
-    let err = try_run(&env, &plan, &unconfined(), agent).err().expect("the run stops");
+    let err = try_run(&env, &plan, &unconfined(), agent)
+        .err()
+        .expect("the run stops");
     let EngineError::Integrity(message) = &err else {
         panic!("not an integrity error: {err}");
     };
-    for name in ["refs/heads/main", "refs/tags/evil", "refs/heads/keep", "config", "hooks/pre-commit"] {
+    for name in [
+        "refs/heads/main",
+        "refs/tags/evil",
+        "refs/heads/keep",
+        "config",
+        "hooks/pre-commit",
+    ] {
         assert!(message.contains(name), "{name} not named: {message}");
     }
     assert_eq!(guarded(&env), before, "refs, config and hooks are restored");
@@ -372,11 +389,19 @@ fn an_edit_of_the_users_checkout_stops_the_run() {
     let r = env.repo();
     let agent = sh_agent(
         &env,
-        &format!("cd \"$1\"\necho a > a.txt\necho changed >> {}/README.md\n", r.display()),
+        &format!(
+            "cd \"$1\"\necho a > a.txt\necho changed >> {}/README.md\n",
+            r.display()
+        ),
     );
     let plan = one("A", json!([any("a.txt")]), gate(&["true"]));
-    let err = try_run(&env, &plan, &unconfined(), agent).err().expect("the run stops");
-    assert!(matches!(&err, EngineError::Integrity(m) if m.contains("git status")), "{err}");
+    let err = try_run(&env, &plan, &unconfined(), agent)
+        .err()
+        .expect("the run stops");
+    assert!(
+        matches!(&err, EngineError::Integrity(m) if m.contains("git status")),
+        "{err}"
+    );
     assert_eq!(env.log(), ["base"]);
 }
 
@@ -387,8 +412,11 @@ fn risky_repository_config_is_refused_unless_accepted_by_name() {
     git(&env.repo(), &["config", "filter.x.clean", "cat"]);
     git(&env.repo(), &["config", "merge.x.driver", "true"]);
     let plan = one("A", json!([any("a.txt")]), gate(&["true"]));
-    let scripted = || agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
-    let err = try_run(&env, &plan, &enforced(), scripted()).err().expect("refused");
+    let scripted =
+        || agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let err = try_run(&env, &plan, &enforced(), scripted())
+        .err()
+        .expect("refused");
     assert!(
         matches!(&err, EngineError::Integrity(m) if m.contains("filter.x.clean") && m.contains("merge.x.driver")),
         "{err}"
@@ -429,7 +457,11 @@ esac
     s.jobs = 1;
     let out = try_run(&env, &plan, &s, agent).unwrap();
     assert_eq!(out.summary.merged, ["A"]);
-    assert_eq!(kind(&out, "B"), FailureKind::ScopeViolation, "stray.txt is B's own");
+    assert_eq!(
+        kind(&out, "B"),
+        FailureKind::ScopeViolation,
+        "stray.txt is B's own"
+    );
     assert_eq!(env.log(), ["A: ticket A", "base"]);
     assert_eq!(git(&r, &["status", "--porcelain"]), "");
 }
@@ -458,7 +490,11 @@ fn a_symlink_into_git_is_a_scope_violation() {
     let plan = one("A", json!([any("lib/**")]), gate(&["true"]));
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(kind(&out, "A"), FailureKind::ScopeViolation);
-    assert!(out.summary.failed["A"].message.contains(".git"), "{:?}", out.summary);
+    assert!(
+        out.summary.failed["A"].message.contains(".git"),
+        "{:?}",
+        out.summary
+    );
 }
 
 #[test]
@@ -469,8 +505,14 @@ fn an_agent_running_npm_install_and_a_gate_needing_node_modules_pass() {
         "package.json",
         "{\"name\": \"t\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node test.js\"}, \"dependencies\": {\"answer\": \"file:vendor/answer\"}}\n",
     ));
-    files.push(("vendor/answer/package.json", "{\"name\": \"answer\", \"version\": \"1.0.0\", \"main\": \"index.js\"}\n"));
-    files.push(("vendor/answer/index.js", "module.exports = (v) => v === '42';\n"));
+    files.push((
+        "vendor/answer/package.json",
+        "{\"name\": \"answer\", \"version\": \"1.0.0\", \"main\": \"index.js\"}\n",
+    ));
+    files.push((
+        "vendor/answer/index.js",
+        "module.exports = (v) => v === '42';\n",
+    ));
     files.push((
         "test.js",
         "const ok = require('answer');\nconst v = require('fs').readFileSync('answer.txt', 'utf8').trim();\nif (!ok(v)) { console.error('wrong answer: ' + v); process.exit(1); }\n",
@@ -485,7 +527,11 @@ fn an_agent_running_npm_install_and_a_gate_needing_node_modules_pass() {
             .current_dir(dir)
             .output()
             .expect("npm runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     npm(&env.repo(), &["install"]);
     std::fs::remove_dir_all(env.repo().join("node_modules")).unwrap();
@@ -518,5 +564,9 @@ echo 42 > answer.txt
         .events
         .iter()
         .any(|e| matches!(e, Event::Contained { sandbox } if sandbox.starts_with("landlock")));
-    assert!(recorded, "the run records which sandbox ran: {:?}", out.events);
+    assert!(
+        recorded,
+        "the run records which sandbox ran: {:?}",
+        out.events
+    );
 }

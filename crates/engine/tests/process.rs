@@ -420,7 +420,10 @@ fn the_log_is_capped_with_a_marker_where_output_was_dropped() {
     spec.log_limit = Some(1000);
     let done = run_ok(&spec);
     assert!(done.success());
-    assert!(done.stdout_tail.ends_with("the-end\n"), "the tails see everything");
+    assert!(
+        done.stdout_tail.ends_with("the-end\n"),
+        "the tails see everything"
+    );
     let text = std::fs::read_to_string(&log).unwrap();
     let (kept, rest) = text.split_at(1000);
     assert!(kept.starts_with("0123456789"), "{kept}");
@@ -429,7 +432,10 @@ fn the_log_is_capped_with_a_marker_where_output_was_dropped() {
         "{rest}"
     );
     // 1000 lines of 96 bytes and `the-end\n`, less the 1000 kept.
-    assert!(rest.ends_with("[planwright: 95008 more bytes of output were dropped]\n"), "{rest}");
+    assert!(
+        rest.ends_with("[planwright: 95008 more bytes of output were dropped]\n"),
+        "{rest}"
+    );
     assert!(!text.contains("the-end"));
 }
 

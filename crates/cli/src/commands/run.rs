@@ -199,7 +199,9 @@ pub fn contain_settings(config: &Config) -> ContainSettings {
             config
                 .agent
                 .log_limit_mib
-                .map_or(planwright_engine::process::AGENT_LOG_LIMIT, |m| m.saturating_mul(1024 * 1024)),
+                .map_or(planwright_engine::process::AGENT_LOG_LIMIT, |m| {
+                    m.saturating_mul(1024 * 1024)
+                }),
         ),
     }
 }
