@@ -570,3 +570,29 @@ echo 42 > answer.txt
         out.events
     );
 }
+
+#[test]
+fn files_an_agent_hid_behind_its_own_ignore_file_do_not_ride_into_the_next_ticket() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let agent = sh_agent(
+        &env,
+        r#"cd "$1"
+case "$PLANWRIGHT_TICKET" in
+A) mkdir -p sub; printf '*\n' > sub/.gitignore; echo evil > sub/evil.txt; echo a > a.txt ;;
+B) echo b > sub/b.txt 2>/dev/null || { mkdir -p sub; echo b > sub/b.txt; } ;;
+esac
+"#,
+    );
+    let plan = plan(json!({
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([any("a.txt")])), {
+            "id": "B", "title": "ticket B", "body": "b", "scope": [any("sub/**")], "depends_on": ["A"]
+        }]
+    }));
+    let mut s = enforced();
+    s.jobs = 1;
+    let out = try_run(&env, &plan, &s, agent).unwrap();
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let files = git(&env.repo(), &["ls-tree", "-r", "--name-only", "main"]);
+    assert_eq!(files.lines().collect::<Vec<_>>(), ["README.md", "a.txt", "sub/b.txt"]);
+}
