@@ -20,7 +20,7 @@ use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use crate::process::{self, Cancel, Spec};
 use crate::repo::Repo;
 use crate::sandbox::{self, Confine, Containment, Policy};
-use crate::workspace::{fresh_dir, remove_any, reset_files, PoolSettings, Workspaces};
+use crate::workspace::{create_parent, fresh_dir, reset_files, PoolSettings, Workspaces};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -142,10 +142,8 @@ impl Checkouts {
         let dir = self.path(name);
         let index = self.meta(name, "");
         if !index.is_file() {
-            remove_any(&dir)?;
-            std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
-            let idir = index.parent().unwrap_or(&dir);
-            std::fs::create_dir_all(idir).map_err(|e| EngineError::io(idir, e))?;
+            fresh_dir(&dir)?;
+            create_parent(&index)?;
         }
         reset_files(&self.repo, &index, &dir, commit)?;
         let key = self.setup_key(commit)?;

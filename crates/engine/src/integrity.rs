@@ -1,7 +1,8 @@
 //! Repository integrity, the second line behind the sandbox: a [`Guard`]
 //! holds a snapshot of what no agent may change in the user's repository
 //! (`HEAD`, every ref and `packed-refs`, config, hooks, `info/`, object
-//! alternates, and the status of the user's checkout) and compares it
+//! alternates, the status of the user's checkout, and planwright's own git
+//! config) and compares it
 //! around every attempt. Any difference stops the run (exit 3), names what
 //! changed, and puts back what can be put back. planwright's own writes
 //! (a merge moving the base) go through [`Guard::own_write`], which checks
@@ -42,6 +43,9 @@ struct Snapshot {
 #[derive(Debug)]
 pub struct Guard {
     root: PathBuf,
+    /// planwright's own git config: an agent that wrote a filter there
+    /// would run it inside planwright's `add`.
+    own_config: PathBuf,
     git_dir: PathBuf,
     common_dir: PathBuf,
     expected: Mutex<Option<Snapshot>>,
@@ -71,6 +75,7 @@ impl Guard {
     pub fn new(root: &Path, git_dir: &Path, common_dir: &Path) -> Guard {
         Guard {
             root: root.to_path_buf(),
+            own_config: root.join(crate::repo::STATE_DIR).join("git/config"),
             git_dir: git_dir.to_path_buf(),
             common_dir: common_dir.to_path_buf(),
             expected: Mutex::new(None),
@@ -132,6 +137,7 @@ impl Guard {
         let rel = path
             .strip_prefix(&self.common_dir)
             .or_else(|_| path.strip_prefix(&self.git_dir))
+            .or_else(|_| path.strip_prefix(&self.root))
             .unwrap_or(path);
         format!("`{}`", rel.display())
     }
@@ -146,6 +152,7 @@ impl Guard {
         for name in DIRS {
             walk(&self.common_dir.join(name), &mut files)?;
         }
+        read_entry(&self.own_config, &mut files)?;
         let own = self.common_dir.join(OWN_REFS);
         files.retain(|p, _| !p.starts_with(&own));
         Ok(Snapshot {

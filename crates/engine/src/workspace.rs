@@ -110,10 +110,8 @@ impl Workspaces {
         remove_any(&dir.join(".git"))?;
         if !index.is_file() {
             // Nothing is known about what is there: start from nothing.
-            remove_any(&dir)?;
-            for d in [&dir, &index.parent().unwrap_or(&dir).to_path_buf()] {
-                std::fs::create_dir_all(d).map_err(|e| EngineError::io(d, e))?;
-            }
+            fresh_dir(&dir)?;
+            create_parent(&index)?;
         }
         reset_files(&self.repo, &index, &dir, commit)?;
         self.clean(&index, &dir)?;
@@ -243,9 +241,15 @@ pub fn remove_any(path: &Path) -> Result<(), EngineError> {
     done.map_err(|e| EngineError::io(path, e))
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+/// Creates the directory `path` goes in.
+pub fn create_parent(path: &Path) -> Result<(), EngineError> {
+    match path.parent() {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e)),
+        None => Ok(()),
     }
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
+    create_parent(path)?;
     std::fs::write(path, bytes).map_err(|e| EngineError::io(path, e))
 }
