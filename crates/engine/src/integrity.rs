@@ -178,8 +178,7 @@ impl Guard {
         let mut text = String::new();
         for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             let record = String::from_utf8_lossy(record);
-            // The path is the last space-separated field of every record kind.
-            let path = record.rsplit(' ').next().unwrap_or_default();
+            let path = status_path(&record);
             let stat = std::fs::symlink_metadata(self.root.join(path))
                 .map(|m| format!("{} {}.{}", m.len(), m.ctime(), m.ctime_nsec()))
                 .unwrap_or_else(|_| "gone".into());
@@ -214,6 +213,21 @@ impl Guard {
         }
         Ok(())
     }
+}
+
+/// The path of a `git status --porcelain=v2 -z --no-renames` record: after
+/// 8 fields for a changed entry, 10 for an unmerged one, 1 for an
+/// untracked one (paths may hold spaces).
+fn status_path(record: &str) -> &str {
+    let fields = match record.as_bytes().first() {
+        Some(b'1') => 8,
+        Some(b'u') => 10,
+        _ => 1,
+    };
+    record
+        .splitn(fields + 1, ' ')
+        .nth(fields)
+        .unwrap_or_default()
 }
 
 /// Paths whose entry differs, appeared or disappeared.
@@ -337,3 +351,21 @@ pub fn check_gate_scripts(
 
 /// Package-manager configuration files that can replace what a script runs.
 const RC_FILES: [&str; 4] = [".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_paths_keep_their_spaces() {
+        assert_eq!(
+            status_path("1 .M N... 100644 100644 100644 abc abc my file.txt"),
+            "my file.txt"
+        );
+        assert_eq!(status_path("? new dir/a b"), "new dir/a b");
+        assert_eq!(
+            status_path("u UU N... 100644 100644 100644 100644 a b c x y.txt"),
+            "x y.txt"
+        );
+    }
+}

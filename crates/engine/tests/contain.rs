@@ -195,9 +195,16 @@ exit 0
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(kind(&out, "A"), FailureKind::GateFailure);
     let f = &out.summary.failed["A"];
+    let log = std::fs::read_to_string(
+        env.repo()
+            .join(".planwright/runs")
+            .join(&out.summary.run)
+            .join("A/ticket.log"),
+    )
+    .unwrap();
     assert!(
-        f.evidence.contains("wrong answer: 41"),
-        "the real test ran: {f:?}"
+        log.contains("wrong answer: 41"),
+        "the real test ran: {f:?}\n{log}"
     );
     assert!(
         !env.repo()
@@ -594,5 +601,8 @@ esac
     let out = try_run(&env, &plan, &s, agent).unwrap();
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     let files = git(&env.repo(), &["ls-tree", "-r", "--name-only", "main"]);
-    assert_eq!(files.lines().collect::<Vec<_>>(), ["README.md", "a.txt", "sub/b.txt"]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["README.md", "a.txt", "sub/b.txt"]
+    );
 }
