@@ -87,6 +87,7 @@ pub fn describe(event: &Event) -> Option<String> {
             };
             format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
         }
+        Event::Contained { sandbox } => format!("sandbox: {sandbox}"),
     })
 }
 

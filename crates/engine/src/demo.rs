@@ -113,6 +113,11 @@ impl Demo {
         settings.strikes = 2;
         settings.agent_timeout = minute;
         settings.gates.timeout = minute;
+        // The demo runs wherever planwright builds: confined where the
+        // kernel can, as `[sandbox] mode = "off"` otherwise.
+        if crate::sandbox::Containment::new(crate::sandbox::Mode::Enforce).is_err() {
+            settings.contain.mode = crate::sandbox::Mode::Off;
+        }
         settings
     }
 }

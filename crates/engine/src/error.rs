@@ -25,6 +25,9 @@ pub enum EngineError {
     /// A process could not be started.
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
+    /// The sandbox cannot be had (enforce mode on a kernel without it).
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
     /// The target is not usable (not a git repository, no base branch, ...).
     #[error("{message}")]
     Repo {

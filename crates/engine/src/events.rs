@@ -162,6 +162,12 @@ pub enum Event {
         /// Whether it stopped early.
         interrupted: bool,
     },
+    /// How the run confines agents and gates (`[sandbox] mode`), recorded
+    /// right after the run starts.
+    Contained {
+        /// `landlock (ABI 7), user+pid namespaces`, or `off, ...`.
+        sandbox: String,
+    },
 }
 
 impl Event {

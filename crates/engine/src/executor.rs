@@ -20,14 +20,14 @@
 //! - `slot` (0..jobs) is the concurrency index: at most one attempt per
 //!   slot at a time, so an executor may keep one workspace per slot.
 //!
-//! `LocalExecutor` runs attempts in the worktree pool on this machine.
+//! `LocalExecutor` runs attempts in sandboxed, pooled workspaces on this machine.
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::merge::commit_tree;
 use crate::process::Cancel;
 use crate::repo::Repo;
-use crate::worktree::Pool;
+use crate::workspace::Workspaces;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,22 +77,73 @@ pub trait Executor: Send + Sync {
     ) -> Result<Candidate, EngineError>;
 }
 
-/// Attempts in pooled worktrees on this machine.
+/// Attempts in pooled workspaces on this machine, the agent sandboxed.
 pub struct LocalExecutor {
     repo: Repo,
-    pool: Pool,
+    workspaces: Workspaces,
     agent: Arc<dyn Agent>,
+    log_limit: Option<u64>,
 }
 
 impl LocalExecutor {
-    /// An executor for `repo` using `pool` and `agent`.
-    pub fn new(repo: Repo, pool: Pool, agent: Arc<dyn Agent>) -> LocalExecutor {
-        LocalExecutor { repo, pool, agent }
+    /// An executor for `repo` using `workspaces` and `agent`, whose log is
+    /// capped at `log_limit` bytes per attempt.
+    pub fn new(
+        repo: Repo,
+        workspaces: Workspaces,
+        agent: Arc<dyn Agent>,
+        log_limit: Option<u64>,
+    ) -> LocalExecutor {
+        LocalExecutor {
+            repo,
+            workspaces,
+            agent,
+            log_limit,
+        }
     }
 
     /// The pool workspace of a slot.
     pub fn slot(slot: usize) -> String {
         format!("slot-{}", slot + 1)
+    }
+
+    /// The agent's context: its workspace, files, sandbox and environment.
+    fn context(
+        &self,
+        slot: &str,
+        dir: PathBuf,
+        input: &AttemptInput,
+    ) -> Result<AttemptContext, EngineError> {
+        std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
+        let prompt_file = input
+            .files
+            .join(format!("attempt-{}.prompt.md", input.attempt));
+        std::fs::write(&prompt_file, &input.charter)
+            .map_err(|e| EngineError::io(&prompt_file, e))?;
+        let tmp = self.workspaces.fresh_tmp(slot)?;
+        let ceiling = Workspaces::root(&self.repo);
+        Ok(AttemptContext {
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            confine: Some(self.workspaces.confine(slot, &tmp)),
+            worktree: dir,
+            prompt_file,
+            log: input
+                .files
+                .join(format!("attempt-{}.agent.log", input.attempt)),
+            timeout: input.agent_timeout,
+            model: input.model.clone(),
+            env: vec![
+                ("TMPDIR".into(), tmp.display().to_string()),
+                // The agent's git stops at its workspace: with a broken
+                // `.git` it must not find the user's repository above.
+                (
+                    "GIT_CEILING_DIRECTORIES".into(),
+                    ceiling.display().to_string(),
+                ),
+            ],
+            log_limit: self.log_limit,
+        })
     }
 }
 
@@ -104,30 +155,20 @@ impl Executor for LocalExecutor {
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
-        progress("worktree")?;
+        progress("workspace")?;
+        let slot = Self::slot(slot);
         let dir = self
-            .pool
-            .prepare(&Self::slot(slot), &input.base_commit, None, cancel)?;
-        std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
-        let prompt_file = input
-            .files
-            .join(format!("attempt-{}.prompt.md", input.attempt));
-        std::fs::write(&prompt_file, &input.charter)
-            .map_err(|e| EngineError::io(&prompt_file, e))?;
-        let ctx = AttemptContext {
-            ticket: input.ticket.clone(),
-            attempt: input.attempt,
-            worktree: dir.clone(),
-            prompt_file,
-            log: input
-                .files
-                .join(format!("attempt-{}.agent.log", input.attempt)),
-            timeout: input.agent_timeout,
-            model: input.model.clone(),
-            env: vec![],
-        };
+            .workspaces
+            .prepare(&slot, &input.base_commit, &format!("planwright/{}", input.ticket))?;
+        let ctx = self.context(&slot, dir, input)?;
         progress("agent")?;
-        let report = self.agent.attempt(&ctx, cancel)?;
+        // Every process of the agent has ended when this returns (its PID
+        // namespace is gone with it).
+        let report = self.agent.attempt(&ctx, cancel);
+        // Before planwright runs git on the user's repository again, make
+        // sure the agent changed nothing there (the coordinator checks too).
+        self.repo.guard().check()?;
+        let report = report?;
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate {
                 report,
@@ -135,11 +176,10 @@ impl Executor for LocalExecutor {
             });
         }
         progress("commit")?;
-        // planwright commits, not the agent: whatever the agent committed is
-        // folded into one commit whose only parent is the base commit.
-        let slot = Self::slot(slot);
-        self.pool.git(&slot)?.args(["add", "-A"]).output()?;
-        let tree = self.pool.git(&slot)?.args(["write-tree"]).text()?;
+        // planwright commits, not the agent: the workspace's files become
+        // one commit whose only parent is the base commit, built with
+        // planwright's own git directory and index.
+        let tree = self.workspaces.tree(&slot)?;
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
             .git()

@@ -19,6 +19,15 @@ pub struct GateSettings {
     pub timeout: Option<Duration>,
 }
 
+/// Where and how gates run: their whole environment and confinement.
+#[derive(Debug, Clone, Default)]
+pub struct GateRoom {
+    /// The complete environment of each gate.
+    pub env: Vec<(String, String)>,
+    /// The sandbox and namespaces each gate runs in.
+    pub confine: Option<crate::sandbox::Confine>,
+}
+
 /// How a round of gates ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -37,12 +46,14 @@ fn tail(text: &str) -> String {
     lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
 }
 
-/// Runs `gates` in order in `dir`, appending their output to `log`.
+/// Runs `gates` in order in `dir` (a checkout planwright prepared, see
+/// [`crate::checkout`]), appending their output to `log`.
 pub fn run_gates(
     gates: &[Gate],
     dir: &Path,
     settings: &GateSettings,
     log: &Path,
+    room: &GateRoom,
     cancel: &Cancel,
 ) -> Result<Verdict, EngineError> {
     for gate in gates {
@@ -51,12 +62,14 @@ pub fn run_gates(
         let spec = Spec {
             argv: gate.argv.clone(),
             cwd: dir.to_path_buf(),
-            env: process::scrubbed_env(&settings.env),
+            env: room.env.clone(),
             stdin: None,
             timeout: settings.timeout,
             grace: Duration::from_secs(5),
             log: Some(log.to_path_buf()),
             lines: None,
+            confine: room.confine.clone(),
+            log_limit: None,
         };
         let done = match process::run(&spec, cancel) {
             Ok(done) => done,

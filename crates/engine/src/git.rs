@@ -1,5 +1,9 @@
 //! The one way planwright runs git: explicit repository, no hooks, no global
-//! or system configuration, no prompts, stable output.
+//! or system configuration, no attributes or programs from outside the
+//! repository, no replace refs, no automatic gc, no prompts, stable output.
+//! Repository-defined programs (filters, merge and diff drivers, includes)
+//! are refused before a run starts (see [`crate::repo::Repo::risky_config`]);
+//! what this builder sets makes sure nothing else runs.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,31 @@ pub enum GitError {
     #[error("`git {0}` printed output that is not UTF-8")]
     NotUtf8(String),
 }
+
+/// `-c` overrides of every trusted git call: no hooks, no fsmonitor, no
+/// attributes file, no signing, no line-ending conversion, no automatic gc
+/// or maintenance (which would rewrite `packed-refs` under the integrity
+/// snapshots).
+const HARDENING: &[&str] = &[
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "tag.gpgsign=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "advice.detachedHead=false",
+];
 
 /// A git command under construction, hardened for trusted use.
 pub struct Git {
@@ -72,31 +101,23 @@ impl Git {
 
     fn command(&self) -> Command {
         let mut cmd = Command::new("git");
-        cmd.current_dir(&self.dir)
-            // Hooks and user configuration must not run or change behaviour
-            // of the commands planwright trusts.
-            .args([
-                "-c",
-                "core.hooksPath=/dev/null",
-                "-c",
-                "core.fsmonitor=false",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args([
-                "-c",
-                "core.autocrlf=false",
-                "-c",
-                "advice.detachedHead=false",
-            ])
+        cmd.current_dir(&self.dir);
+        // Whatever planwright's own environment says about git (a config
+        // injected through GIT_CONFIG_PARAMETERS, another object directory,
+        // an external diff) must not reach the commands it trusts.
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("GIT_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.args(HARDENING)
             .args(&self.args)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_ATTR_NOSYSTEM", "1")
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("LC_ALL", "C")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         cmd

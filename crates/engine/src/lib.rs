@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod charter;
+pub mod checkout;
 pub mod clock;
 pub mod counterfactual;
 pub mod demo;
@@ -23,10 +24,11 @@ pub mod repo;
 pub mod report;
 pub mod review;
 pub mod run;
+pub mod sandbox;
 pub mod scheduler;
 pub mod state;
 pub mod verify;
-pub mod worktree;
+pub mod workspace;
 
 pub use error::EngineError;
 pub use failure::{Failure, FailureKind};

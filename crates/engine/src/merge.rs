@@ -13,12 +13,12 @@
 
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
-use crate::gates::{run_gates, GateSettings, Verdict};
+use crate::checkout::Checkouts;
+use crate::gates::{GateSettings, Verdict};
 use crate::git::Git;
 use crate::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};
 use crate::process::Cancel;
 use crate::repo::Repo;
-use crate::worktree::Pool;
 use planwright_plan::model::{Gate, Ticket};
 use std::path::{Path, PathBuf};
 
@@ -66,14 +66,18 @@ pub fn ref_tip(repo: &Repo, name: &str) -> Result<Option<String>, EngineError> {
 
 /// Points `name` at `commit` (creating it).
 pub fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
-    repo.git().args(["update-ref", name, commit]).output()?;
-    Ok(())
+    repo.guard().own_write(|| {
+        repo.git().args(["update-ref", name, commit]).output()?;
+        Ok(())
+    })
 }
 
 /// Deletes `name` if it exists.
 pub fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
-    repo.git().args(["update-ref", "-d", name]).output()?;
-    Ok(())
+    repo.guard().own_write(|| {
+        repo.git().args(["update-ref", "-d", name]).output()?;
+        Ok(())
+    })
 }
 
 /// Adds a committer identity when neither the environment nor the
@@ -221,7 +225,7 @@ pub struct Merge<'a> {
     /// Where merges go.
     pub target: &'a Target,
     /// Where the gates run again when the target moved.
-    pub pool: &'a Pool,
+    pub checkouts: &'a Checkouts,
     /// The gates.
     pub gates: &'a [Gate],
     /// How gates run.
@@ -260,11 +264,15 @@ impl Merge<'_> {
             }
             before_ref_update(&commit)?;
             let old = if create { ZERO } else { tip.as_str() };
-            let swapped = self
-                .repo
-                .git()
-                .args(["update-ref", "-m", "planwright: merge", &name, &commit, old])
-                .succeeds()?;
+            // planwright's own write: the integrity guard checks before it
+            // and takes its snapshot after.
+            let swapped = self.repo.guard().own_write(|| {
+                Ok(self
+                    .repo
+                    .git()
+                    .args(["update-ref", "-m", "planwright: merge", &name, &commit, old])
+                    .succeeds()?)
+            })?;
             if swapped {
                 return Ok(MergeOutcome::Merged { commit });
             }
@@ -336,19 +344,19 @@ impl Merge<'_> {
         .with_evidence(evidence))
     }
 
-    /// Runs the gates on a merged commit, in the pool's `merge` slot.
+    /// Runs the gates on a merged commit, in the `merge` checkout.
     fn gate_again(
         &self,
         commit: &str,
         log: &Path,
         cancel: &Cancel,
     ) -> Result<Verdict, EngineError> {
-        let dir = self.pool.prepare("merge", commit, None, cancel)?;
         crate::gates::append(
             log,
             &format!("-- gates again on the merged tree {}\n", short(commit)),
         )?;
-        run_gates(self.gates, &dir, self.gate_settings, log, cancel)
+        self.checkouts
+            .gate("merge", commit, self.gates, self.gate_settings, log, cancel)
     }
 }
 
@@ -404,6 +412,28 @@ pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
             });
         }
     }
+    // planwright's own write to the user's repository: the integrity guard
+    // checks before it and takes its snapshot after.
+    let held_back = repo
+        .guard()
+        .own_write(|| advance(repo, target, &base, &held, &checkouts))?;
+    if let Some(reason) = held_back {
+        return Ok(Sync::Held { reason });
+    }
+    delete_ref(repo, &target.held_ref())?;
+    Ok(Sync::Advanced { commit: held })
+}
+
+/// Moves the base from `base` to `held` and fast-forwards its clean
+/// `checkouts`; the reason it could not, if it could not.
+fn advance(
+    repo: &Repo,
+    target: &Target,
+    base: &str,
+    held: &str,
+    checkouts: &[std::path::PathBuf],
+) -> Result<Option<String>, EngineError> {
+    let merge_cmd = format!("git merge --ff-only {}", target.held);
     let base_ref = target.base_ref();
     let moved = repo
         .git()
@@ -412,35 +442,30 @@ pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
             "-m",
             "planwright: land run",
             &base_ref,
-            &held,
-            &base,
+            held,
+            base,
         ])
         .succeeds()?;
     if !moved {
-        return Ok(Sync::Held {
-            reason: format!(
-                "`{}` moved while it was being advanced; run `{merge_cmd}`",
-                target.base
-            ),
-        });
+        return Ok(Some(format!(
+            "`{}` moved while it was being advanced; run `{merge_cmd}`",
+            target.base
+        )));
     }
-    for dir in &checkouts {
+    for dir in checkouts {
         let updated = Git::new(dir)
-            .args(["read-tree", "-m", "-u", &base, &held])
+            .args(["read-tree", "-m", "-u", base, held])
             .succeeds()?;
         if !updated {
             // An edit arrived between the check and the update: put the
             // branch back so the checkout and its branch agree again.
             repo.git()
-                .args(["update-ref", &base_ref, &base, &held])
+                .args(["update-ref", &base_ref, base, held])
                 .output()?;
-            return Ok(Sync::Held {
-                reason: dirty(dir, &target.base, &merge_cmd),
-            });
+            return Ok(Some(dirty(dir, &target.base, &merge_cmd)));
         }
     }
-    delete_ref(repo, &target.held_ref())?;
-    Ok(Sync::Advanced { commit: held })
+    Ok(None)
 }
 
 fn dirty(dir: &Path, base: &str, merge_cmd: &str) -> String {

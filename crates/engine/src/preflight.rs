@@ -1,12 +1,14 @@
 //! Everything `run` checks before it starts, reported all at once: the
-//! repository, the base branch, a clean tree, the agent, the gate programs,
-//! scope operations against the base tree, and scope overlap between
-//! tickets that may run at the same time.
+//! repository, the base branch, a clean tree, repository configuration
+//! that would run programs in planwright's git, the sandbox, the agent, the
+//! gate programs, scope operations against the base tree, and scope overlap
+//! between tickets that may run at the same time.
 
 use crate::agent::Agent;
 use crate::process::find_program;
 use crate::repo::Repo;
 use crate::run::{ticket_gates, Resume};
+use crate::sandbox::{ContainSettings, Containment, Mode, SandboxError};
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
 use planwright_plan::overlap::Glob;
 use planwright_plan::scope::{is_glob, Pattern};
@@ -18,7 +20,7 @@ use std::path::Path;
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked (`repo`, `base`, `clean`, `agent`, `gates`, `scope-ops`, `overlap`).
+    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `scope-ops`, `overlap`).
     pub check: &'static str,
     /// `ok`, `warning` or `error`.
     pub status: &'static str,
@@ -71,15 +73,16 @@ pub fn failed(checks: &[Check]) -> bool {
 
 /// Runs every check. `extra_gates` are the configured and `--gate` gates;
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
-/// commands must be on before they run.
+/// commands must be on before they run; `contain` the sandbox settings.
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
     extra_gates: &[Gate],
     allow: &[Vec<String>],
     agent: &dyn Agent,
+    contain: &ContainSettings,
 ) -> Vec<Check> {
-    preflight_with(dir, plan, extra_gates, allow, agent, &Resume::default())
+    preflight_with(dir, plan, extra_gates, allow, agent, contain, &Resume::default())
 }
 
 /// [`preflight`] for a run that treats earlier runs as `resume` says: the
@@ -90,6 +93,7 @@ pub fn preflight_with(
     extra_gates: &[Gate],
     allow: &[Vec<String>],
     agent: &dyn Agent,
+    contain: &ContainSettings,
     resume: &Resume,
 ) -> Vec<Check> {
     let mut out = Vec::new();
@@ -111,6 +115,10 @@ pub fn preflight_with(
         }
     };
     let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
+    if let Some(r) = &repo {
+        check_git_config(r, &contain.allow_config, &mut out);
+    }
+    check_sandbox(contain, &mut out);
     check_agent(agent, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
@@ -203,6 +211,73 @@ fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<
     crate::git::tracked_files(repo.root(), &tip)
         .ok()
         .map(|f| f.into_iter().collect())
+}
+
+fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {
+    match repo.risky_config(allow) {
+        Ok(risky) if risky.is_empty() => out.push(Check::ok(
+            "git-config",
+            "the repository's git config runs no programs in planwright's git calls",
+        )),
+        Ok(risky) => out.push(Check::error(
+            "git-config",
+            crate::integrity::risky_config_message(&risky),
+            "a repository whose config runs programs cannot be trusted (exit 3)",
+        )),
+        Err(e) => out.push(Check::error(
+            "git-config",
+            e.to_string(),
+            "check that `git config --list` works in the repository",
+        )),
+    }
+}
+
+/// The sandbox the run would use; a declared writable directory that holds
+/// the home directory or a `PATH` entry would let agents change what gates run.
+fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
+    match Containment::new(contain.mode) {
+        Ok(c) if contain.mode == Mode::Off => out.push(Check::warning(
+            "sandbox",
+            format!(
+                "`[sandbox] mode = \"off\"`: agents and gates run unconfined ({})",
+                c.describe()
+            ),
+            "set `[sandbox] mode = \"enforce\"` where the kernel allows it (see docs/security.md)",
+        )),
+        Ok(c) => out.push(Check::ok(
+            "sandbox",
+            format!("agents and gates run confined: {}", c.describe()),
+        )),
+        Err(e) => out.push(Check::error("sandbox", e.to_string(), SandboxError::HINT)),
+    }
+    let mut guarded: Vec<std::path::PathBuf> = path()
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(std::path::PathBuf::from)
+        .collect();
+    guarded.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
+    for dir in &contain.writable {
+        if let Some(g) = guarded
+            .iter()
+            .find(|g| crate::sandbox::below_any(g, std::slice::from_ref(dir)))
+        {
+            out.push(Check::error(
+                "sandbox",
+                format!("`[sandbox] writable` lists `{}`, which holds `{}`: an agent could change what gates run", dir.display(), g.display()),
+                "declare a narrower directory (the agent CLI's own state folder)",
+            ));
+        } else if !dir.exists() {
+            out.push(Check::error(
+                "sandbox",
+                format!(
+                    "`[sandbox] writable` lists `{}`, which does not exist",
+                    dir.display()
+                ),
+                "create it, or remove it from the list",
+            ));
+        }
+    }
 }
 
 fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {

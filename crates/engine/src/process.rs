@@ -1,22 +1,25 @@
-//! Running a trusted child (a gate or an agent) the way a test runner does:
-//! an argv and never a shell, exactly the environment it is given, its own
-//! process group, both output streams read at once so a chatty child cannot
-//! deadlock, a timeout and a cancel flag that stop the whole group (TERM,
-//! a grace period, then KILL), and every byte of output appended to a log.
+//! Running a child (a gate or an agent) the way a test runner does: an argv
+//! and never a shell, exactly the environment it is given, its own process
+//! group (and, when confined, its own namespaces and sandbox, see
+//! [`crate::sandbox`]), both output streams read at once so a chatty child
+//! cannot deadlock, a timeout and a cancel flag that stop the whole group
+//! (TERM, a grace period, then KILL), and its output appended to a log (up
+//! to a limit). One thread waits in `poll` on the pipes, the child's pidfd
+//! and the cancel flag: nothing is polled on a timer.
 //!
 //! Unix only: process groups and signals are what make "stop everything the
 //! child started" possible.
 
+use crate::sandbox::{Confine, SandboxError};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// How many bytes of output [`Finished::stdout_tail`] and
@@ -33,8 +36,8 @@ pub const LEAK_WAIT: Duration = Duration::from_millis(500);
 /// after this point is not collected.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-/// How often the child, the clock and the cancel flag are looked at.
-const POLL: Duration = Duration::from_millis(20);
+/// The default cap of an agent's log per attempt (`[agent] log_limit_mib`).
+pub const AGENT_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// The environment variables [`scrubbed_env`] keeps. Nothing that usually
 /// carries a secret: locale, terminal, identity, temporary directory and the
@@ -68,6 +71,13 @@ pub struct Spec {
     /// Receives stdout line by line as it arrives (an agent's streamed
     /// JSON), the last line even without its newline.
     pub lines: Option<LineSink>,
+    /// The sandbox and namespaces the child runs in; `None` runs it
+    /// unconfined in its own process group (trusted children only).
+    pub confine: Option<Confine>,
+    /// At most this many bytes go to [`Spec::log`]; past it a marker line
+    /// says where output was dropped, and the total dropped is noted at the
+    /// end. The tails and the line sink still see everything.
+    pub log_limit: Option<u64>,
 }
 
 /// A callback for each line of a child's stdout, called on the thread that
@@ -133,19 +143,54 @@ impl Finished {
 }
 
 /// A flag that stops a running child (and its group) from another thread.
-/// Clones share the flag.
+/// Clones share the flag. It comes with a pipe that becomes readable when
+/// the flag is set, so a waiting [`run`] wakes at once instead of looking
+/// at the flag on a timer.
 #[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+pub struct Cancel(Arc<CancelInner>);
+
+#[derive(Debug)]
+struct CancelInner {
+    flag: AtomicBool,
+    /// Read and write ends; `None` if the pipe could not be made.
+    wake: Option<(OwnedFd, OwnedFd)>,
+}
+
+impl Default for CancelInner {
+    fn default() -> Self {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 returns.
+        let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+        // SAFETY: on success both descriptors are new and ours.
+        let wake = (rc == 0)
+            .then(|| unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) });
+        CancelInner {
+            flag: AtomicBool::new(false),
+            wake,
+        }
+    }
+}
 
 impl Cancel {
     /// Asks every [`run`] using this flag to stop its child.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        if !self.0.flag.swap(true, Ordering::SeqCst) {
+            if let Some((_, w)) = &self.0.wake {
+                // Never read: the pipe stays readable for every waiter.
+                // SAFETY: a one-byte write from a valid buffer.
+                unsafe { libc::write(w.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+            }
+        }
     }
 
     /// Whether [`Cancel::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.flag.load(Ordering::SeqCst)
+    }
+
+    /// The descriptor that becomes readable on cancel.
+    fn wake_fd(&self) -> Option<libc::c_int> {
+        self.0.wake.as_ref().map(|(r, _)| r.as_raw_fd())
     }
 }
 
@@ -193,7 +238,10 @@ pub enum ProcessError {
         /// Why (permission denied, not an executable format, ...).
         source: io::Error,
     },
-    /// Waiting for the child or starting a reader thread failed.
+    /// The child's sandbox could not be prepared.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// Waiting for the child or reading its output failed.
     #[error("lost track of `{program}`: {source}")]
     Wait {
         /// The program as given in the argv.
@@ -300,7 +348,9 @@ fn is_executable(path: &Path) -> bool {
 /// Runs `spec` to the end and reports how it ended. Returns when the child
 /// has exited and its output pipes are closed (or, past [`LEAK_WAIT`], the
 /// rest of its group was killed). Whatever is left in the child's process
-/// group afterwards is killed too: a gate or agent leaves nothing running.
+/// group afterwards is killed too; a confined child (see [`Spec::confine`])
+/// is the shim of a PID namespace, so its exit already means that every
+/// process it started is gone.
 pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
     let program_name = spec.argv.first().ok_or(ProcessError::EmptyArgv)?;
     let (program, stdin, log) = prepare(program_name, spec)?;
@@ -314,7 +364,14 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
     }
 
     let start = Instant::now();
-    let child = command(spec, &program, program_name)
+    let mut cmd = command(spec, &program, program_name);
+    if let Some(confine) = &spec.confine {
+        let mut hook = confine.hook()?;
+        // SAFETY: `Hook::enter` makes only async-signal-safe system calls
+        // on data prepared before the fork.
+        unsafe { cmd.pre_exec(move || hook.enter()) };
+    }
+    let child = cmd
         .stdin(stdin)
         .spawn()
         .map_err(|source| ProcessError::Spawn {
@@ -326,12 +383,13 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
         program: program_name.clone(),
         source,
     };
-    let rx = group.read_output().map_err(lost)?;
-    let mut out = Collected::new(log, spec.lines.clone());
+    let mut pipes = group.pipes().map_err(lost)?;
+    let mut out = Collected::new(log, spec.lines.clone(), spec.log_limit);
 
-    let stopped = supervise(&group, spec, cancel, start, &rx, &mut out);
-    drain(&group, &rx, &mut out);
-    out.flush_line();
+    let stopped = supervise(&group, spec, cancel, start, &mut pipes, &mut out).map_err(lost)?;
+    out.finish();
+    // Background processes that closed their output are still running.
+    group.signal(libc::SIGKILL);
     let status = group.reap().map_err(lost)?;
     let duration = start.elapsed();
 
@@ -415,93 +473,206 @@ fn exit_of(status: ExitStatus) -> Exit {
     }
 }
 
-/// Waits for the child to exit, stopping its group on timeout or cancel.
-/// Returns the reason it was stopped, if it was.
+/// The child's stdout and stderr, non-blocking, until each reaches its end.
+struct Pipes {
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+impl Pipes {
+    fn open(&self) -> bool {
+        self.stdout.is_some() || self.stderr.is_some()
+    }
+}
+
+/// What the supervising loop waits for next.
+struct Watch {
+    exited: bool,
+    stopping: Option<(Exit, Instant)>,
+    killed: bool,
+    /// Once the child exited: when to stop waiting for its pipes to close,
+    /// and whether the group was already killed for holding them.
+    leak: Option<(Instant, bool)>,
+}
+
+/// Waits for the child to exit and its pipes to close, taking its output,
+/// and stops its group on timeout or cancel. Sleeps in `poll` on the
+/// pipes, the child's pidfd and the cancel flag's pipe, so it wakes for
+/// exactly those (and the deadlines). Returns the reason it was stopped,
+/// if it was.
 fn supervise(
     group: &Group,
     spec: &Spec,
     cancel: &Cancel,
     start: Instant,
-    rx: &Receiver<Chunk>,
+    pipes: &mut Pipes,
     out: &mut Collected,
-) -> Option<Exit> {
+) -> io::Result<Option<Exit>> {
     let deadline = spec.timeout.map(|t| start + t);
-    let mut stopping: Option<(Exit, Instant)> = None;
-    let mut killed = false;
+    let mut w = Watch {
+        exited: false,
+        stopping: None,
+        killed: false,
+        leak: None,
+    };
     loop {
-        pump(rx, out);
-        if group.has_exited() {
-            return stopping.map(|(reason, _)| reason);
+        if w.exited && !pipes.open() {
+            return Ok(w.stopping.map(|(reason, _)| reason));
         }
-        match stopping {
-            None => {
+        let wake = next_wake(&w, deadline, spec.grace);
+        wait_ready(group, cancel, pipes, &w, wake)?;
+        read_ready(pipes, out);
+        if !w.exited && group.has_exited() {
+            w.exited = true;
+            w.leak = Some((Instant::now() + LEAK_WAIT, false));
+        }
+        let now = Instant::now();
+        match (w.exited, w.stopping) {
+            (false, None) => {
                 let reason = if cancel.is_cancelled() {
                     Some(Exit::Cancelled)
-                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                } else if deadline.is_some_and(|d| now >= d) {
                     Some(Exit::TimedOut)
                 } else {
                     None
                 };
                 if let Some(reason) = reason {
                     group.signal(libc::SIGTERM);
-                    stopping = Some((reason, Instant::now()));
+                    w.stopping = Some((reason, now));
                 }
             }
-            Some((_, since)) if !killed && since.elapsed() >= spec.grace => {
+            (false, Some((_, since))) if !w.killed && now >= since + spec.grace => {
                 group.signal(libc::SIGKILL);
-                killed = true;
+                w.killed = true;
             }
+            _ => {}
+        }
+        match w.leak {
+            // A grandchild still holds the pipes: kill the group, then give
+            // the pipes a last moment to close.
+            Some((at, false)) if now >= at => {
+                group.signal(libc::SIGKILL);
+                w.leak = Some((now + CLOSE_WAIT, true));
+            }
+            // A process that left the group (`setsid`) can hold them
+            // for ever; its output after this point is not collected.
+            Some((at, true)) if now >= at => return Ok(w.stopping.map(|(r, _)| r)),
+            _ => {}
+        }
+    }
+}
+
+/// The next instant something must happen without any file descriptor
+/// becoming ready.
+fn next_wake(w: &Watch, deadline: Option<Instant>, grace: Duration) -> Option<Instant> {
+    let mut wake: Option<Instant> = None;
+    let mut at = |t: Instant| wake = Some(wake.map_or(t, |w: Instant| w.min(t)));
+    if !w.exited {
+        match w.stopping {
+            None => {
+                if let Some(d) = deadline {
+                    at(d);
+                }
+            }
+            Some((_, since)) if !w.killed => at(since + grace),
             Some(_) => {}
         }
     }
-}
-
-/// Reads what is left after the child exited, bounded: a grandchild that
-/// keeps the pipes open past [`LEAK_WAIT`] is killed with the group.
-fn drain(group: &Group, rx: &Receiver<Chunk>, out: &mut Collected) {
-    if !pump_until_closed(rx, out, LEAK_WAIT) {
-        group.signal(libc::SIGKILL);
-        pump_until_closed(rx, out, CLOSE_WAIT);
+    if let Some((t, _)) = w.leak {
+        at(t);
     }
-    // Background processes that closed their output are still running.
-    group.signal(libc::SIGKILL);
+    wake
 }
 
-/// Takes output for up to one poll interval. A bounded number of chunks per
-/// call, so a chatty child cannot starve the checks in between.
-fn pump(rx: &Receiver<Chunk>, out: &mut Collected) {
-    match rx.recv_timeout(POLL) {
-        Ok(chunk) => {
-            out.take(chunk);
-            for _ in 0..CHANNEL_CHUNKS {
-                match rx.try_recv() {
-                    Ok(chunk) => out.take(chunk),
-                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-                }
-            }
+/// Sleeps until a pipe, the pidfd or the cancel pipe is ready, or `wake`.
+fn wait_ready(
+    group: &Group,
+    cancel: &Cancel,
+    pipes: &Pipes,
+    w: &Watch,
+    wake: Option<Instant>,
+) -> io::Result<()> {
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(4);
+    let mut watch = |fd: libc::c_int| {
+        fds.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+    };
+    if let Some(p) = &pipes.stdout {
+        watch(p.as_raw_fd());
+    }
+    if let Some(p) = &pipes.stderr {
+        watch(p.as_raw_fd());
+    }
+    let mut fallback = false;
+    if !w.exited {
+        match &group.pidfd {
+            Some(fd) => watch(fd.as_raw_fd()),
+            None => fallback = true,
         }
-        Err(RecvTimeoutError::Timeout) => {}
-        // Both pipes are closed but the child still runs.
-        Err(RecvTimeoutError::Disconnected) => thread::sleep(POLL),
-    }
-}
-
-/// Takes output until both pipes are closed (true) or `limit` passed (false).
-fn pump_until_closed(rx: &Receiver<Chunk>, out: &mut Collected, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(chunk) => out.take(chunk),
-            Err(RecvTimeoutError::Disconnected) => return true,
-            Err(RecvTimeoutError::Timeout) => return false,
+        match (w.stopping, cancel.wake_fd()) {
+            (None, Some(fd)) => watch(fd),
+            (None, None) => fallback = true,
+            _ => {}
         }
     }
+    let mut timeout = wake.map(|t| t.saturating_duration_since(Instant::now()));
+    if fallback {
+        // No pidfd (an old kernel) or no cancel pipe: look again now and then.
+        timeout = Some(timeout.map_or(FALLBACK_POLL, |t| t.min(FALLBACK_POLL)));
+    }
+    let ms = timeout.map_or(-1, |t| {
+        // Round up, so a deadline is not polled for in a busy loop.
+        libc::c_int::try_from(t.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX)
+    });
+    // SAFETY: `fds` is a valid array of pollfd of the given length.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
-/// Chunks in flight between the reader threads and the collector. Bounded,
-/// so a child that writes faster than the log takes it waits on its pipe.
-const CHANNEL_CHUNKS: usize = 64;
+/// How often a child is looked at when the kernel has no pidfd for it.
+const FALLBACK_POLL: Duration = Duration::from_millis(50);
+
+/// Takes what the pipes have (bounded per call, so a chatty child cannot
+/// starve the checks), and closes a pipe at its end.
+fn read_ready(pipes: &mut Pipes, out: &mut Collected) {
+    let mut buf = vec![0u8; 64 * 1024];
+    if let Some(p) = &mut pipes.stdout {
+        if !drain_pipe(p, Stream::Stdout, &mut buf, out) {
+            pipes.stdout = None;
+        }
+    }
+    if let Some(p) = &mut pipes.stderr {
+        if !drain_pipe(p, Stream::Stderr, &mut buf, out) {
+            pipes.stderr = None;
+        }
+    }
+}
+
+/// Reads what is there now; false when the pipe reached its end.
+fn drain_pipe(pipe: &mut impl Read, stream: Stream, buf: &mut [u8], out: &mut Collected) -> bool {
+    for _ in 0..READS_PER_WAKE {
+        match pipe.read(buf) {
+            Ok(0) => return false,
+            Ok(n) => out.take(stream, &buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Reads per pipe per wake-up, 64 KiB each.
+const READS_PER_WAKE: usize = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stream {
@@ -509,14 +680,14 @@ enum Stream {
     Stderr,
 }
 
-type Chunk = (Stream, Vec<u8>);
-
 /// A started child that is the leader of its own process group. Dropping
 /// it before [`Group::reap`] kills the group, so an early return or a panic
 /// leaves nothing running.
 struct Group {
     child: Child,
     pgid: libc::pid_t,
+    /// Readable when the child exits (Linux 5.3 and later).
+    pidfd: Option<OwnedFd>,
     reaped: bool,
 }
 
@@ -526,19 +697,23 @@ impl Group {
         Group {
             child,
             pgid,
+            pidfd: pidfd_open(pgid),
             reaped: false,
         }
     }
 
-    fn read_output(&mut self) -> io::Result<Receiver<Chunk>> {
-        let (tx, rx) = mpsc::sync_channel(CHANNEL_CHUNKS);
-        if let Some(pipe) = self.child.stdout.take() {
-            spawn_reader(pipe, Stream::Stdout, tx.clone())?;
+    fn pipes(&mut self) -> io::Result<Pipes> {
+        let pipes = Pipes {
+            stdout: self.child.stdout.take(),
+            stderr: self.child.stderr.take(),
+        };
+        if let Some(p) = &pipes.stdout {
+            set_nonblocking(p.as_raw_fd())?;
         }
-        if let Some(pipe) = self.child.stderr.take() {
-            spawn_reader(pipe, Stream::Stderr, tx)?;
+        if let Some(p) = &pipes.stderr {
+            set_nonblocking(p.as_raw_fd())?;
         }
-        Ok(rx)
+        Ok(pipes)
     }
 
     /// Whether the leader exited, without reaping it: while it is a zombie
@@ -588,6 +763,31 @@ impl Drop for Group {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: plain system call; a non-negative result is a new fd we own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let fd = libc::c_int::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn pidfd_open(_pid: libc::pid_t) -> Option<OwnedFd> {
+    None
+}
+
+fn set_nonblocking(fd: libc::c_int) -> io::Result<()> {
+    // SAFETY: plain fcntl calls on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn siginfo_pid(info: &libc::siginfo_t) -> libc::pid_t {
     // SAFETY: waitid with WEXITED fills the child fields of the union.
     unsafe { info.si_pid() }
@@ -598,34 +798,16 @@ fn siginfo_pid(info: &libc::siginfo_t) -> libc::pid_t {
     info.si_pid
 }
 
-fn spawn_reader(
-    mut pipe: impl Read + Send + 'static,
-    stream: Stream,
-    tx: SyncSender<Chunk>,
-) -> io::Result<()> {
-    let name = format!("planwright-{stream:?}").to_lowercase();
-    thread::Builder::new().name(name).spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => {
-                    if tx.send((stream, buf[..n].to_vec())).is_err() {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return,
-            }
-        }
-    })?;
-    Ok(())
-}
-
-/// Where output goes: the log (everything), two tails and the line sink.
+/// Where output goes: the log (everything, up to its limit), two tails
+/// and the line sink.
 struct Collected {
     log: Option<File>,
     log_error: Option<io::Error>,
+    /// Bytes the log may still take; `None` is unlimited.
+    log_room: Option<u64>,
+    log_limit: Option<u64>,
+    /// Bytes left out of the log once it was full.
+    dropped: u64,
     stdout: Tail,
     all: Tail,
     lines: Option<LineSink>,
@@ -634,10 +816,13 @@ struct Collected {
 }
 
 impl Collected {
-    fn new(log: Option<File>, lines: Option<LineSink>) -> Collected {
+    fn new(log: Option<File>, lines: Option<LineSink>, limit: Option<u64>) -> Collected {
         Collected {
             log,
             log_error: None,
+            log_room: limit,
+            log_limit: limit,
+            dropped: 0,
             stdout: Tail::default(),
             all: Tail::default(),
             lines,
@@ -657,28 +842,61 @@ impl Collected {
         }
     }
 
-    fn flush_line(&mut self) {
+    /// The last line without its newline, and how much the log dropped.
+    fn finish(&mut self) {
         if let Some(sink) = &self.lines {
             if !self.partial.is_empty() {
                 (sink.0)(String::from_utf8_lossy(&self.partial).trim_end_matches('\r'));
                 self.partial.clear();
             }
         }
+        if self.dropped > 0 {
+            let note = format!(
+                "\n[planwright: {} more bytes of output were dropped]\n",
+                self.dropped
+            );
+            self.write_log(note.as_bytes());
+        }
     }
 
-    fn take(&mut self, (stream, bytes): Chunk) {
+    fn take(&mut self, stream: Stream, bytes: &[u8]) {
+        self.log_capped(bytes);
+        if stream == Stream::Stdout {
+            self.stdout.push(bytes);
+            self.feed_lines(bytes);
+        }
+        self.all.push(bytes);
+    }
+
+    /// Writes what fits under the limit; at the limit, a marker line.
+    fn log_capped(&mut self, bytes: &[u8]) {
+        let Some(room) = self.log_room else {
+            self.write_log(bytes);
+            return;
+        };
+        let fits = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+        self.write_log(&bytes[..fits]);
+        self.log_room = Some(room - fits as u64);
+        if fits < bytes.len() {
+            if self.dropped == 0 {
+                let marker = format!(
+                    "\n[planwright: the log reached its limit of {} bytes; output from here on is dropped]\n",
+                    self.log_limit.unwrap_or_default()
+                );
+                self.write_log(marker.as_bytes());
+            }
+            self.dropped += (bytes.len() - fits) as u64;
+        }
+    }
+
+    fn write_log(&mut self, bytes: &[u8]) {
         if let Some(log) = &mut self.log {
-            if let Err(e) = log.write_all(&bytes) {
+            if let Err(e) = log.write_all(bytes) {
                 // Keep running the child to its end; the error is reported then.
                 self.log_error = Some(e);
                 self.log = None;
             }
         }
-        if stream == Stream::Stdout {
-            self.stdout.push(&bytes);
-            self.feed_lines(&bytes);
-        }
-        self.all.push(&bytes);
     }
 }
 

@@ -1,9 +1,13 @@
-//! The target repository: opening it, its base branch, its working tree, and
-//! keeping `.planwright/` out of git's sight through `.git/info/exclude`.
+//! The target repository: opening it, its base branch, its working tree,
+//! keeping `.planwright/` out of git's sight through `.git/info/exclude`,
+//! the configuration that would run programs inside planwright's own git
+//! calls, and planwright's private git directory.
 
 use crate::error::EngineError;
 use crate::git::Git;
+use crate::integrity::Guard;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The folder, inside the target repository, that holds planwright's state.
 pub const STATE_DIR: &str = ".planwright";
@@ -12,6 +16,14 @@ pub const STATE_DIR: &str = ".planwright";
 #[derive(Debug, Clone)]
 pub struct Repo {
     root: PathBuf,
+    /// The git directory of this checkout (`.git`, or `.git/worktrees/x`).
+    git_dir: PathBuf,
+    /// The common git directory (refs, objects, config, hooks).
+    common_dir: PathBuf,
+    /// What no agent may change, shared by every clone of this `Repo`.
+    guard: Arc<Guard>,
+    /// Creating the private git directory once, whichever slot asks first.
+    own_git_made: Arc<Mutex<bool>>,
 }
 
 impl Repo {
@@ -32,9 +44,138 @@ impl Repo {
                     "run `git init` there and commit the base branch, or pass another `--repo`",
                 )
             })?;
+        let root = PathBuf::from(top);
+        let dirs = Git::new(&root)
+            .args([
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-dir",
+                "--git-common-dir",
+            ])
+            .text()?;
+        let mut lines = dirs.lines().map(PathBuf::from);
+        let (Some(git_dir), Some(common_dir)) = (lines.next(), lines.next()) else {
+            return Err(EngineError::Internal(format!(
+                "`git rev-parse` gave no git directory for `{}`",
+                root.display()
+            )));
+        };
         Ok(Repo {
-            root: PathBuf::from(top),
+            guard: Arc::new(Guard::new(&root, &git_dir, &common_dir)),
+            root,
+            git_dir,
+            common_dir,
+            own_git_made: Arc::new(Mutex::new(false)),
         })
+    }
+
+    /// The git directory of the checkout `--repo` names.
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The common git directory: refs, objects, config, hooks.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The integrity guard of this repository.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// planwright's own git directory, `.planwright/git`: its config is
+    /// planwright's alone (plus the keys `[git] allow_config` accepts), and
+    /// it borrows nothing of the user's but the object store, where it
+    /// writes the objects of candidates so the repository has them.
+    pub fn own_git_dir(&self) -> PathBuf {
+        self.state_dir().join("git")
+    }
+
+    /// git on `work_tree` with planwright's own git directory and the index
+    /// file `index`: never the work tree's `.git`, never the user's config.
+    pub fn own_git(&self, index: &Path, work_tree: &Path) -> Git {
+        Git::new(work_tree)
+            .arg(format!("--git-dir={}", self.own_git_dir().display()))
+            .arg(format!("--work-tree={}", work_tree.display()))
+            .env("GIT_INDEX_FILE", index.display().to_string())
+            .env(
+                "GIT_OBJECT_DIRECTORY",
+                self.common_dir.join("objects").display().to_string(),
+            )
+    }
+
+    /// Creates `.planwright/git` when missing, with the accepted keys of
+    /// the user's configuration (an allowed LFS filter must apply to the
+    /// candidate too).
+    pub fn ensure_own_git(&self, allow: &[String]) -> Result<(), EngineError> {
+        let mut made = self.own_git_made.lock().unwrap_or_else(|e| e.into_inner());
+        if *made {
+            return Ok(());
+        }
+        let dir = self.own_git_dir();
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
+        }
+        let format = self
+            .git()
+            .args(["rev-parse", "--show-object-format"])
+            .text()?;
+        Git::new(&self.root)
+            .args(["init", "-q", "--bare", "--template="])
+            .arg(format!("--object-format={format}"))
+            .arg(&dir)
+            .output()?;
+        let own = Git::new(&self.root).arg(format!("--git-dir={}", dir.display()));
+        own.args(["config", "core.bare", "false"]).output()?;
+        for (key, value) in self.config_entries()? {
+            if accepted(&key, allow) {
+                Git::new(&self.root)
+                    .arg(format!("--git-dir={}", dir.display()))
+                    .args(["config", "--add", &key, &value])
+                    .output()?;
+            }
+        }
+        *made = true;
+        Ok(())
+    }
+
+    /// The repository's own configuration (`config` and `config.worktree`,
+    /// includes not followed), as (lower-cased section and key, value).
+    pub fn config_entries(&self) -> Result<Vec<(String, String)>, EngineError> {
+        let mut entries = Vec::new();
+        for file in [
+            self.common_dir.join("config"),
+            self.git_dir.join("config.worktree"),
+        ] {
+            if !file.is_file() {
+                continue;
+            }
+            let out = Git::new(&self.root)
+                .args(["config", "--no-includes", "--list", "-z", "--file"])
+                .arg(&file)
+                .output()?;
+            for item in out.stdout.split(|b| *b == 0).filter(|i| !i.is_empty()) {
+                let item = String::from_utf8_lossy(item);
+                let (key, value) = item.split_once('\n').unwrap_or((&item, ""));
+                entries.push((key.to_string(), value.to_string()));
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The keys of the repository's configuration that would run a program,
+    /// or change which files or repository planwright's git works on,
+    /// except those `allow` accepts by name.
+    pub fn risky_config(&self, allow: &[String]) -> Result<Vec<String>, EngineError> {
+        let mut found: Vec<String> = self
+            .config_entries()?
+            .into_iter()
+            .filter(|(k, v)| risky(k, v) && !accepted(k, allow))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        found.dedup();
+        Ok(found)
     }
 
     /// The top of the working tree.
@@ -129,5 +270,72 @@ impl Repo {
             .status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
+    }
+}
+
+/// Whether the configuration entry `key = value` runs a program in, or
+/// redirects, git calls planwright makes.
+pub fn risky(key: &str, value: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let parts: Vec<&str> = key.split('.').collect();
+    let (section, name) = (parts[0], *parts.last().unwrap_or(&""));
+    let truthy = !matches!(
+        value.to_ascii_lowercase().as_str(),
+        "false" | "no" | "off" | "0" | ""
+    );
+    match section {
+        "filter" => true,
+        "include" | "includeif" => true,
+        "merge" => parts.len() > 2 && name == "driver",
+        "diff" => matches!(name, "command" | "textconv" | "external"),
+        "core" => match name {
+            // `hooksPath` and `attributesFile` are not here: every trusted
+            // call overrides them, and husky-style hook folders are common.
+            "worktree" | "sshcommand" | "askpass" | "gitproxy" | "alternaterefscommand" => true,
+            "bare" | "fsmonitor" => truthy,
+            _ => false,
+        },
+        "gpg" => name == "program",
+        "uploadpack" => name == "packobjectshook",
+        _ => false,
+    }
+}
+
+/// Whether `key` is on the `[git] allow_config` list (section and key
+/// names compare case-insensitively, like git's).
+pub fn accepted(key: &str, allow: &[String]) -> bool {
+    allow.iter().any(|a| a.eq_ignore_ascii_case(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn risky_keys_are_the_ones_that_run_programs_or_redirect_git() {
+        for (k, v) in [
+            ("filter.lfs.clean", "git-lfs clean -- %f"),
+            ("merge.ours.driver", "true"),
+            ("diff.x.textconv", "cat"),
+            ("include.path", "x"),
+            ("includeif.gitdir:/x/.path", "y"),
+            ("core.worktree", "/elsewhere"),
+            ("core.bare", "true"),
+            ("core.fsmonitor", "/tmp/x"),
+            ("core.sshcommand", "ssh -i k"),
+        ] {
+            assert!(risky(k, v), "{k}");
+        }
+        for (k, v) in [
+            ("core.bare", "false"),
+            ("core.fsmonitor", "false"),
+            ("core.hookspath", ".husky"),
+            ("merge.conflictstyle", "diff3"),
+            ("user.name", "x"),
+            ("remote.origin.url", "x"),
+        ] {
+            assert!(!risky(k, v), "{k}");
+        }
+        assert!(accepted("filter.lfs.clean", &["Filter.LFS.Clean".into()]));
     }
 }

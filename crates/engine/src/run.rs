@@ -11,21 +11,23 @@
 
 use crate::agent::{Agent, AgentOutcome};
 use crate::charter::Charter;
+use crate::checkout::Checkouts;
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{Emitter, Event, JsonLines, Reporter};
 use crate::executor::{AttemptInput, Candidate, Executor, LocalExecutor};
 use crate::failure::{Failure, FailureKind};
-use crate::gates::{run_gates, GateSettings, Verdict};
+use crate::gates::{GateSettings, Verdict};
 use crate::identity::{standing, ticket_digest, Ledger, Standing};
 use crate::merge::{self, commit_message, Merge, MergeOutcome, Sync, Target};
 use crate::preflight::Check;
 use crate::process::Cancel;
 use crate::repo::Repo;
+use crate::sandbox::{ContainSettings, Containment};
 use crate::scheduler::Scheduler;
 use crate::state::{RunRow, RunStatus, Store, TicketRow, TicketState};
 use crate::verify;
-use crate::worktree::{Pool, PoolSettings};
+use crate::workspace::{PoolSettings, Workspaces};
 use planwright_plan::config::Routing;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
@@ -69,8 +71,10 @@ pub struct RunSettings {
     pub extra_gates: Vec<Gate>,
     /// How gates run.
     pub gates: GateSettings,
-    /// How workspaces are prepared.
+    /// How workspaces and gate checkouts are prepared.
     pub pool: PoolSettings,
+    /// The sandbox, the accepted git config and the agent's log cap.
+    pub contain: ContainSettings,
     /// Model pools and caps.
     pub routing: Routing,
 }
@@ -90,9 +94,11 @@ impl RunSettings {
             },
             pool: PoolSettings {
                 setup: vec![],
+                setup_inputs: vec![],
                 pristine: false,
                 setup_timeout: Some(defaults::SETUP_TIMEOUT),
             },
+            contain: ContainSettings::default(),
             routing: Routing::default(),
         }
     }
@@ -270,7 +276,7 @@ pub struct Prepared {
     plan: Plan,
     settings: RunSettings,
     resume: Resume,
-    pool: Pool,
+    containment: Containment,
     checks: Vec<Check>,
     outlook: Outlook,
 }
@@ -293,7 +299,15 @@ pub fn prepare(
     agent: &dyn Agent,
 ) -> Result<Prepared, PreflightFailed> {
     let mut checks =
-        crate::preflight::preflight_with(dir, &plan, &settings.extra_gates, allow, agent, &resume);
+        crate::preflight::preflight_with(
+        dir,
+        &plan,
+        &settings.extra_gates,
+        allow,
+        agent,
+        &settings.contain,
+        &resume,
+    );
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -310,14 +324,24 @@ pub fn prepare(
     else {
         return Err(PreflightFailed { checks });
     };
-    let pool = Pool::new(repo.clone(), settings.pool.clone());
+    let containment = match Containment::new(settings.contain.mode) {
+        Ok(c) => c,
+        Err(e) => {
+            checks.push(Check::error(
+                "sandbox",
+                e.to_string(),
+                "run on a kernel with Landlock, or set `[sandbox] mode = \"off\"` to run agents unconfined",
+            ));
+            return Err(PreflightFailed { checks });
+        }
+    };
     let outlook = outlook.unwrap_or_default();
     Ok(Prepared {
         repo,
         plan,
         settings,
         resume,
-        pool,
+        containment,
         checks,
         outlook,
     })
@@ -345,12 +369,21 @@ impl Prepared {
         &self.outlook
     }
 
-    /// The executor that runs attempts in this repository's workspace pool.
+    /// The executor that runs attempts in this repository's workspaces,
+    /// confined as `[sandbox]` says.
     pub fn local_executor(&self, agent: Arc<dyn Agent>) -> Arc<dyn Executor> {
+        let c = &self.settings.contain;
+        let workspaces = Workspaces::new(
+            self.repo.clone(),
+            self.settings.pool.pristine,
+            self.containment,
+            c.writable.clone(),
+        );
         Arc::new(LocalExecutor::new(
             self.repo.clone(),
-            self.pool.clone(),
+            workspaces,
             agent,
+            c.agent_log_limit,
         ))
     }
 
@@ -400,13 +433,17 @@ pub fn run(
         plan,
         settings,
         resume,
-        pool,
+        containment,
         ..
     } = session;
     repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
     let _lock = crate::lock::RunLock::acquire(&repo)?;
+    // A repository whose git config would run programs in planwright's own
+    // git calls is refused before anything runs (exit 3).
+    crate::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
+    repo.ensure_own_git(&settings.contain.allow_config)?;
     let store = Store::open(&state_dir.join("state.db"))?;
     let (row, continued) = open_run(&store, &repo, &plan, &settings, &resume)?;
     let run_dir = state_dir.join("runs").join(&row.id);
@@ -431,7 +468,13 @@ pub fn run(
         settings: &settings,
         store: store.clone(),
         run: row.id.clone(),
-        pool,
+        checkouts: Checkouts::new(
+            repo.clone(),
+            settings.pool.clone(),
+            containment,
+            settings.contain.gate_network,
+            &settings.contain.writable,
+        ),
         executor,
         cancel,
         run_dir,
@@ -442,6 +485,9 @@ pub fn run(
         base: plan.base.clone(),
         ticket_count: plan.tickets.len(),
         continued,
+    });
+    emitter.emit(Event::Contained {
+        sandbox: containment.describe(),
     });
     let result = work(&shared);
     emitter.close();
@@ -748,7 +794,7 @@ struct Shared<'a> {
     run: String,
     target: Target,
     digests: HashMap<String, String>,
-    pool: Pool,
+    checkouts: Checkouts,
     executor: Arc<dyn Executor>,
     cancel: &'a Cancel,
     run_dir: PathBuf,
@@ -876,7 +922,7 @@ fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
     let merge = Merge {
         repo: sh.repo,
         target: &sh.target,
-        pool: &sh.pool,
+        checkouts: &sh.checkouts,
         gates: &gates,
         gate_settings: &sh.settings.gates,
     };
@@ -1265,7 +1311,12 @@ fn attempt_once(
         });
         Ok(())
     };
-    let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel)?;
+    // Integrity around the attempt: an error here stops the run (exit 3)
+    // and nothing of this attempt is merged.
+    sh.repo.guard().check()?;
+    let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
+    sh.repo.guard().check()?;
+    let candidate = candidate?;
     record_agent(sh, input, &candidate)?;
     let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
         Ok(commit) => commit,
@@ -1314,29 +1365,35 @@ fn verify_and_gate(
     if let Err(f) = verify::check_scope(ticket, &changes, &base_files, sh.repo) {
         return Ok(AttemptResult::Rejected(f));
     }
+    if let Err(f) = verify::check_symlinks(sh.repo, &input.base_commit, commit, &changes)? {
+        return Ok(AttemptResult::Rejected(f));
+    }
+    let changed: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
     if let Err(f) =
-        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, commit)?
+        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, commit, &changed)?
     {
         return Ok(AttemptResult::Rejected(f));
     }
     progress("gates")?;
-    let dir = sh
-        .pool
-        .prepare(&LocalExecutor::slot(slot), commit, None, sh.cancel)?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
     crate::gates::append(
         &log,
         &format!("== attempt {} candidate {}\n", input.attempt, commit),
     )?;
-    Ok(
-        match run_gates(gates, &dir, &sh.settings.gates, &log, sh.cancel)? {
-            Verdict::Pass => AttemptResult::Passed {
-                candidate: commit.to_string(),
-            },
-            Verdict::Fail(f) => AttemptResult::Rejected(f),
-            Verdict::Cancelled => AttemptResult::Cancelled,
+    // Gates run in planwright's own checkout of the candidate, never in
+    // the agent's workspace.
+    let name = LocalExecutor::slot(slot);
+    let verdict = sh
+        .checkouts
+        .gate(&name, commit, gates, &sh.settings.gates, &log, sh.cancel)?;
+    sh.repo.guard().check()?;
+    Ok(match verdict {
+        Verdict::Pass => AttemptResult::Passed {
+            candidate: commit.to_string(),
         },
-    )
+        Verdict::Fail(f) => AttemptResult::Rejected(f),
+        Verdict::Cancelled => AttemptResult::Cancelled,
+    })
 }
 
 /// The candidate commit, or how the agent's outcome ends the attempt.

@@ -1,13 +1,14 @@
 //! Scope and rails: the candidate's diff against the base commit, read from
 //! `git diff-tree -r -M -C -z` (both sides of renames and copies), checked
-//! against the ticket's declared scope entries and rails.
+//! against the ticket's declared scope entries and rails; and the
+//! candidate's symlinks, resolved through its tree (chains included).
 
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
 use crate::repo::Repo;
 use planwright_plan::model::{ScopeOp, Ticket};
 use planwright_plan::scope::Pattern;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
 /// One changed path.
@@ -31,6 +32,8 @@ pub fn changes(repo: &Repo, base: &str, candidate: &str) -> Result<Vec<Change>, 
         .git()
         .args([
             "diff-tree",
+            "--no-ext-diff",
+            "--no-textconv",
             "-r",
             "-M",
             "-C",
@@ -282,6 +285,138 @@ pub fn symlink_escapes(link: &str, target: &str) -> bool {
     false
 }
 
+/// The files of a commit: path -> (mode, object id).
+struct Tree(HashMap<String, (String, String)>);
+
+impl Tree {
+    fn read(repo: &Repo, rev: &str) -> Result<Tree, EngineError> {
+        let out = repo
+            .git()
+            .args(["ls-tree", "-r", "-z", "--full-tree", rev])
+            .output()?;
+        let mut files = HashMap::new();
+        for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let record = String::from_utf8_lossy(record);
+            let Some((meta, path)) = record.split_once('\t') else {
+                continue;
+            };
+            let mut meta = meta.split(' ');
+            let (Some(mode), Some(_), Some(id)) = (meta.next(), meta.next(), meta.next()) else {
+                continue;
+            };
+            files.insert(path.to_string(), (mode.to_string(), id.to_string()));
+        }
+        Ok(Tree(files))
+    }
+
+    fn symlinks(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.0
+            .iter()
+            .filter(|(_, (mode, _))| mode == "120000")
+            .map(|(p, (_, id))| (p, id))
+    }
+}
+
+/// Fails a candidate with a symlink whose target, resolved through the
+/// candidate's tree (each link of a chain in turn), leaves the repository
+/// or enters `.git`. A link the base already had, pointing the same way
+/// and escaping there too, is the repository's own and passes.
+pub fn check_symlinks(
+    repo: &Repo,
+    base: &str,
+    candidate: &str,
+    changes: &[Change],
+) -> Result<Result<(), Failure>, EngineError> {
+    let touched_link = changes.iter().any(|c| c.new_mode == "120000");
+    let tree = Tree::read(repo, candidate)?;
+    if !touched_link && tree.symlinks().next().is_none() {
+        return Ok(Ok(()));
+    }
+    let targets = link_targets(repo, &tree)?;
+    let base_tree = Tree::read(repo, base)?;
+    let base_targets = link_targets(repo, &base_tree)?;
+    let mut links: Vec<&String> = targets.keys().collect();
+    links.sort();
+    for link in links {
+        let Err(why) = resolve(link, &targets) else {
+            continue;
+        };
+        let same_in_base =
+            base_targets.get(link) == targets.get(link) && resolve(link, &base_targets).is_err();
+        if !same_in_base {
+            return Ok(Err(Failure::new(
+                FailureKind::ScopeViolation,
+                format!(
+                    "`{link}` is a symlink to `{}` that {why}",
+                    targets.get(link).map_or("", String::as_str)
+                ),
+            )));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Each symlink of `tree` with its target.
+fn link_targets(repo: &Repo, tree: &Tree) -> Result<HashMap<String, String>, EngineError> {
+    let mut out = HashMap::new();
+    for (path, id) in tree.symlinks() {
+        let target = repo.git().args(["cat-file", "blob", id]).output()?;
+        out.insert(
+            path.clone(),
+            String::from_utf8_lossy(&target.stdout).into_owned(),
+        );
+    }
+    Ok(out)
+}
+
+/// Links followed before a chain counts as a loop (Linux's limit).
+const MAX_LINKS: usize = 40;
+
+/// Resolves the symlink at `link` through `targets` (the tree's symlinks)
+/// like the kernel would in a checkout: Ok when it stays inside the
+/// repository and out of `.git`, else why not.
+pub fn resolve(link: &str, targets: &HashMap<String, String>) -> Result<(), &'static str> {
+    let mut at: Vec<String> = link.split('/').map(String::from).collect();
+    at.pop();
+    let mut pending: VecDeque<String> = VecDeque::new();
+    let follow = |target: &str, pending: &mut VecDeque<String>| {
+        if target.starts_with('/') || target.is_empty() {
+            return Err("leaves the repository (absolute or empty)");
+        }
+        for part in target.split('/').rev() {
+            pending.push_front(part.to_string());
+        }
+        Ok(())
+    };
+    follow(targets.get(link).map_or("", String::as_str), &mut pending)?;
+    let mut followed = 1;
+    while let Some(part) = pending.pop_front() {
+        match part.as_str() {
+            "" | "." => {}
+            ".." => {
+                if at.pop().is_none() {
+                    return Err("leaves the repository");
+                }
+            }
+            name => {
+                if name.eq_ignore_ascii_case(".git") {
+                    return Err("enters `.git`");
+                }
+                at.push(name.to_string());
+                if let Some(next) = targets.get(&at.join("/")) {
+                    followed += 1;
+                    if followed > MAX_LINKS {
+                        return Err("is a loop of symlinks");
+                    }
+                    at.pop();
+                    follow(next, &mut pending)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +476,44 @@ mod tests {
             let f = check_scope(&ticket, std::slice::from_ref(&bad), &base, &repo).unwrap_err();
             assert_eq!(f.kind, FailureKind::ScopeViolation, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn chains_of_symlinks_are_resolved_through_the_tree() {
+        let t = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let mut chain = vec![("u0".to_string(), "..".to_string())];
+        for i in 1..15 {
+            chain.push((format!("u{i}"), format!("u{}/..", i - 1)));
+        }
+        chain.push(("pw".into(), "u14/etc/passwd".into()));
+        let chain: HashMap<String, String> = chain.into_iter().collect();
+        assert_eq!(resolve("pw", &chain), Err("leaves the repository"));
+        assert_eq!(
+            resolve("lib/g", &t(&[("lib/g", "../.git")])),
+            Err("enters `.git`")
+        );
+        assert_eq!(
+            resolve("a", &t(&[("a", "b"), ("b", "a")])),
+            Err("is a loop of symlinks")
+        );
+        assert_eq!(resolve("a/l", &t(&[("a/l", "../b/x"), ("b", "c")])), Ok(()));
+        assert_eq!(
+            resolve("a/l", &t(&[("a/l", "../b/../../x")])),
+            Err("leaves the repository")
+        );
+        assert_eq!(
+            resolve("l", &t(&[("l", "d/x"), ("d", "..")])),
+            Err("leaves the repository")
+        );
+        assert_eq!(
+            resolve("l", &t(&[("l", "/etc")])),
+            Err("leaves the repository (absolute or empty)")
+        );
     }
 
     #[test]

@@ -20,6 +20,8 @@ fn spec(dir: &Path, argv: &[&str]) -> Spec {
         grace: Duration::from_millis(200),
         log: None,
         lines: None,
+        confine: None,
+        log_limit: None,
     }
 }
 
@@ -404,4 +406,99 @@ fn stdout_reaches_the_line_sink_line_by_line() {
     }));
     run_ok(&spec);
     assert_eq!(*seen.lock().unwrap(), ["one", "two", "", "last"]);
+}
+
+#[test]
+fn the_log_is_capped_with_a_marker_where_output_was_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let mut spec = sh(
+        dir.path(),
+        "i=0; while [ $i -lt 1000 ]; do echo 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklm; i=$((i+1)); done; echo the-end",
+    );
+    spec.log = Some(log.clone());
+    spec.log_limit = Some(1000);
+    let done = run_ok(&spec);
+    assert!(done.success());
+    assert!(
+        done.stdout_tail.ends_with("the-end\n"),
+        "the tails see everything"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (kept, rest) = text.split_at(1000);
+    assert!(kept.starts_with("0123456789"), "{kept}");
+    assert!(
+        rest.starts_with("\n[planwright: the log reached its limit of 1000 bytes; output from here on is dropped]\n"),
+        "{rest}"
+    );
+    // 1000 lines of 96 bytes and `the-end\n`, less the 1000 kept.
+    assert!(
+        rest.ends_with("[planwright: 95008 more bytes of output were dropped]\n"),
+        "{rest}"
+    );
+    assert!(!text.contains("the-end"));
+}
+
+mod confined {
+    use super::*;
+    use planwright_engine::sandbox::{capabilities, Containment, Mode, Policy};
+
+    fn enforced() -> Containment {
+        let abi = capabilities().landlock_abi;
+        assert!(abi >= 1, "Landlock is missing (ABI {abi})");
+        Containment::new(Mode::Enforce).expect("the kernel confines")
+    }
+
+    fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> Spec {
+        let mut s = sh(dir, script);
+        s.confine = Some(enforced().confine(Policy { writable, network }));
+        s
+    }
+
+    #[test]
+    fn a_confined_child_writes_only_where_it_may() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w");
+        std::fs::create_dir_all(&w).unwrap();
+        let spec = confined(
+            dir.path(),
+            "echo ok > w/ok; echo x > /dev/null; echo no > no || echo denied",
+            vec![w.clone()],
+            true,
+        );
+        let done = run_ok(&spec);
+        assert!(done.success(), "{:?}", done);
+        assert!(w.join("ok").is_file());
+        assert!(!dir.path().join("no").exists());
+        assert!(done.stdout_tail.contains("denied"), "{}", done.stdout_tail);
+    }
+
+    #[test]
+    fn everything_a_confined_child_started_is_gone_when_it_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = confined(
+            dir.path(),
+            "setsid sh -c 'read -r p rest < /proc/self/stat; echo $p > pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &
+             while [ ! -s pid ]; do sleep 0.01; done; exit 7",
+            vec![dir.path().to_path_buf()],
+            true,
+        );
+        let done = run_ok(&spec);
+        assert_eq!(done.exit, Exit::Code(7));
+        // No waiting: the PID namespace is gone when `run` returns.
+        assert!(is_dead(&grandchild_pid(dir.path())));
+    }
+
+    #[test]
+    fn a_confined_child_without_network_has_only_loopback() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = confined(dir.path(), "cat /proc/net/dev", vec![], false);
+        let done = run_ok(&spec);
+        let interfaces: Vec<&str> = done
+            .stdout_tail
+            .lines()
+            .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim()))
+            .collect();
+        assert_eq!(interfaces, ["lo"], "{}", done.stdout_tail);
+    }
 }

@@ -201,10 +201,10 @@ fn cmd_agent_blocked_line_and_timeout() {
 #[test]
 fn an_agent_that_repoints_its_git_file_cannot_touch_the_users_index() {
     let env = Env::new(&[("README.md", "hi\n")]);
-    // The slot is `<repo>/.planwright/worktrees/slot-1`.
+    // The slot is `<repo>/.planwright/workspaces/slot-1`.
     let agent = sh_agent(
         &env,
-        "#!/bin/sh\nset -e\ncd \"$1\"\nmain=$(cd ../../.. && pwd)\nprintf 'gitdir: %s/.git\\n' \"$main\" > .git\necho A > a.txt\n",
+        "#!/bin/sh\nset -e\ncd \"$1\"\nmain=$(cd ../../.. && pwd)\nrm -rf .git\nprintf 'gitdir: %s/.git\\n' \"$main\" > .git\necho A > a.txt\n",
         "{worktree}",
     );
     let plan = plan(
@@ -409,30 +409,30 @@ fn worktree_setup_runs_once_per_slot() {
     for id in ["A", "B", "C"] {
         env.fixture(id, 0, &format!("{id}.txt"), "x\n");
     }
-    let counter = env.tmp.path().join("setups");
     let plan = plan(json!({
         "gates": gate(&["test", "-f", "deps/ready"]),
         "tickets": [ticket("A", json!([any("A.txt")])), ticket("B", json!([any("B.txt")])), ticket("C", json!([any("C.txt")]))]
     }));
     let mut s = settings();
     s.jobs = 1;
-    let script = format!(
-        "mkdir -p deps && touch deps/ready && echo run >> '{}'",
-        counter.display()
-    );
-    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script]];
+    let script = "mkdir -p deps && touch deps/ready";
+    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // Once per workspace (the ticket slot, and the merge slot when a merge
-    // had to gate again); the ignored `deps/` survived each reset.
-    let workspaces = std::fs::read_dir(env.repo().join(".planwright/worktrees"))
+    // One checkout for the tickets; the set-up's `deps/` survived each reset.
+    let logs = ["A", "B", "C"].map(|id| {
+        std::fs::read_to_string(
+            env.repo()
+                .join(".planwright/runs")
+                .join(&out.summary.run)
+                .join(id)
+                .join("ticket.log"),
+        )
         .unwrap()
-        .count();
-    assert_eq!(
-        std::fs::read_to_string(&counter).unwrap().lines().count(),
-        workspaces
-    );
+    });
+    let setups: usize = logs.iter().map(|l| l.matches("(set-up in").count()).sum();
+    assert_eq!(setups, 1, "{logs:?}");
 }
 
 #[test]
@@ -506,7 +506,7 @@ fn a_slot_git_forgot_is_made_anew() {
     let first =
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
     assert_eq!(run_scripted(&env, &first).summary.merged, ["A"]);
-    std::fs::remove_dir_all(env.repo().join(".git/worktrees")).unwrap();
+    std::fs::remove_dir_all(env.repo().join(".planwright/index")).unwrap();
     let second =
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("B", json!([any("b.txt")]))]}));
     assert_eq!(run_scripted(&env, &second).summary.merged, ["B"]);

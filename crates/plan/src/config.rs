@@ -32,6 +32,49 @@ pub struct Config {
     /// `[agent]`: which agent does the work.
     #[serde(default)]
     pub agent: AgentSettings,
+    /// `[sandbox]`: how agents and gates are confined.
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
+    /// `[git]`: repository configuration planwright's git may honour.
+    #[serde(default)]
+    pub git: GitSettings,
+}
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Confine agents and gates, or refuse to run.
+    #[default]
+    Enforce,
+    /// Run them unconfined (processes are still contained where possible).
+    Off,
+}
+
+/// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`, `gate_network = false`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// Enforce (default) or off.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// More directories every agent may write (its CLI's state, a package
+    /// cache); `~/` is the home directory.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// Whether gates may use the network (default: loopback only).
+    #[serde(default)]
+    pub gate_network: bool,
+}
+
+/// `[git]`: `allow_config = ["filter.lfs.clean", "filter.lfs.smudge"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSettings {
+    /// Repository configuration keys accepted by name although they run a
+    /// program (filters, drivers) or redirect git (includes).
+    #[serde(default)]
+    pub allow_config: Vec<String>,
 }
 
 /// `[run]` settings; each has a command-line flag that wins over it.
@@ -71,6 +114,9 @@ pub struct WorktreeSettings {
     /// Also delete ignored files (such as `node_modules`) between tickets.
     #[serde(default)]
     pub pristine: bool,
+    /// Files whose content keys the set-up's cache (`package-lock.json`).
+    #[serde(default)]
+    pub setup_inputs: Vec<String>,
 }
 
 /// `[agent]`: `name = "cmd"`, `cmd = "my-agent {prompt_file}"`, `timeout_secs = 1800`.
@@ -86,6 +132,9 @@ pub struct AgentSettings {
     /// Wall-clock limit of one agent attempt, in seconds (default 1800).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// The cap of one attempt's agent log, in MiB (default 64).
+    #[serde(default)]
+    pub log_limit_mib: Option<u64>,
 }
 
 /// Why a configuration file was rejected.
@@ -304,6 +353,18 @@ mod tests {
         assert_eq!(c.run.jobs, Some(3));
         assert!(c.worktree.pristine);
         assert_eq!(c.agent.cmd.as_deref(), Some("x {prompt_file}"));
+        assert_eq!(c.sandbox.mode, SandboxMode::Enforce);
+        let c = Config::parse(
+            "[sandbox]\nmode='off'\nwritable=['~/.npm']\ngate_network=true\n[git]\nallow_config=['filter.lfs.clean']\n[worktree]\nsetup_inputs=['package-lock.json']\n[agent]\nlog_limit_mib=8\n",
+        )
+        .unwrap();
+        assert_eq!(c.sandbox.mode, SandboxMode::Off);
+        assert_eq!(c.sandbox.writable, ["~/.npm"]);
+        assert!(c.sandbox.gate_network);
+        assert_eq!(c.git.allow_config, ["filter.lfs.clean"]);
+        assert_eq!(c.worktree.setup_inputs, ["package-lock.json"]);
+        assert_eq!(c.agent.log_limit_mib, Some(8));
+        assert!(Config::parse("[sandbox]\nmode='on'\n").is_err());
         let err = Config::parse("[gates]\nrn=[]\n").unwrap_err();
         assert!(err.message.contains("rn"), "{}", err.message);
     }

@@ -56,6 +56,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &gates,
         &config.commands.allow,
         agent.as_ref(),
+        &super::run::contain_settings(&config),
     );
     print(&checks, global);
     Ok(if failed(&checks) {
@@ -66,8 +67,15 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// The exit code of a failed preflight: 2 when there is no git repository
-/// to work in (a usage error, as for every command), else 1.
+/// to work in (a usage error, as for every command), 3 when its git config
+/// runs programs in planwright's git calls (it cannot be trusted), else 1.
 pub fn failure_code(checks: &[Check]) -> i32 {
+    if checks
+        .iter()
+        .any(|c| c.check == "git-config" && c.status == "error")
+    {
+        return exit::INTEGRITY;
+    }
     if checks
         .iter()
         .any(|c| c.check == "repo" && c.status == "error")

@@ -9,6 +9,7 @@ use planwright_engine::gates::{gate_from_argv, parse_gate};
 use planwright_engine::preflight::Check;
 use planwright_engine::process::Cancel;
 use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSettings, RunSummary};
+use planwright_engine::sandbox::{ContainSettings, Mode};
 use planwright_engine::EngineError;
 use planwright_plan::config::Config;
 use planwright_plan::model::Gate;
@@ -187,9 +188,38 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     s.extra_gates = extra_gates(e, config)?;
     s.gates.env = config.gates.env.clone();
     s.pool.setup = config.worktree.setup.clone();
+    s.pool.setup_inputs = config.worktree.setup_inputs.clone();
     s.pool.pristine = config.worktree.pristine;
+    s.contain = contain_settings(config);
     s.routing = config.routing.clone();
     Ok(s)
+}
+
+/// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`.
+pub fn contain_settings(config: &Config) -> ContainSettings {
+    use planwright_plan::config::SandboxMode;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let expand = |d: &String| match (d.strip_prefix("~/"), &home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(d),
+    };
+    ContainSettings {
+        mode: match config.sandbox.mode {
+            SandboxMode::Enforce => Mode::Enforce,
+            SandboxMode::Off => Mode::Off,
+        },
+        writable: config.sandbox.writable.iter().map(expand).collect(),
+        gate_network: config.sandbox.gate_network,
+        allow_config: config.git.allow_config.clone(),
+        agent_log_limit: Some(
+            config
+                .agent
+                .log_limit_mib
+                .map_or(planwright_engine::process::AGENT_LOG_LIMIT, |m| {
+                    m.saturating_mul(1024 * 1024)
+                }),
+        ),
+    }
 }
 
 /// Maps an engine error to the CLI's exit codes.

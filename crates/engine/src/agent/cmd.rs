@@ -69,6 +69,8 @@ impl Agent for CmdAgent {
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
             lines: None,
+            confine: ctx.confine.clone(),
+            log_limit: ctx.log_limit,
         };
         let done = process::run(&spec, cancel)?;
         let outcome = match done.exit {
@@ -107,6 +109,8 @@ mod tests {
             timeout: None,
             model: None,
             env: vec![],
+            confine: None,
+            log_limit: None,
         };
         assert_eq!(
             agent.argv(&ctx),

@@ -32,6 +32,12 @@ pub struct AttemptContext {
     /// Variables the executor adds to the agent's environment (for example
     /// the CLI's per-slot state directory), after the agent's own.
     pub env: Vec<(String, String)>,
+    /// The sandbox every process of the agent runs in; an adapter that
+    /// gives the CLI more to write (its own state directory) adds it with
+    /// [`crate::sandbox::Confine::allow_write`].
+    pub confine: Option<crate::sandbox::Confine>,
+    /// The cap of the agent's log, in bytes.
+    pub log_limit: Option<u64>,
 }
 
 /// How an attempt of the agent ended.

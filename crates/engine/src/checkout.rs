@@ -1,0 +1,298 @@
+//! Gate checkouts: gates and counterfactual tests run where no agent ever
+//! was. Each is a planwright-owned directory, `.planwright/checkouts/<name>`
+//! (one per job slot, and `merge` for the merged tree), holding the tracked
+//! content of the commit under test, written with planwright's own git
+//! directory and index (see [`Repo::own_git`]).
+//!
+//! The project's set-up step (`[worktree] setup`, such as `npm ci`) runs
+//! here, by planwright, sandboxed, and its result is kept for the next
+//! commit while its key (the set-up commands and the content of
+//! `[worktree] setup_inputs`) is the same and nothing untracked in the
+//! checkout changed since (size, change time and inode of every file: a
+//! gate that wrote into `node_modules` makes the next use start afresh).
+//!
+//! Used by the attempt's verification and by the merge's re-gating alike,
+//! and independent of any executor's slots.
+
+use crate::error::EngineError;
+use crate::failure::{Failure, FailureKind};
+use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
+use crate::process::{self, Cancel, Spec};
+use crate::repo::Repo;
+use crate::sandbox::{self, Confine, Containment, Policy};
+use crate::workspace::{create_parent, fresh_dir, reset_files, PoolSettings, Workspaces};
+use planwright_plan::model::Gate;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The gate checkouts of a run.
+#[derive(Debug, Clone)]
+pub struct Checkouts {
+    repo: Repo,
+    settings: PoolSettings,
+    containment: Containment,
+    gate_network: bool,
+    /// Directories an agent may write: kept off every gate's `PATH`.
+    agent_writable: Vec<PathBuf>,
+}
+
+impl Checkouts {
+    /// Checkouts of `repo`, with gates confined by `containment`;
+    /// `declared` are the directories agents may write besides their
+    /// workspace and temporary directory.
+    pub fn new(
+        repo: Repo,
+        settings: PoolSettings,
+        containment: Containment,
+        gate_network: bool,
+        declared: &[PathBuf],
+    ) -> Checkouts {
+        let mut agent_writable = vec![Workspaces::root(&repo), repo.state_dir().join("tmp")];
+        agent_writable.extend(declared.iter().cloned());
+        Checkouts {
+            repo,
+            settings,
+            containment,
+            gate_network,
+            agent_writable,
+        }
+    }
+
+    /// Where checkout `name` lives.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.repo.state_dir().join("checkouts").join(name)
+    }
+
+    fn meta(&self, name: &str, what: &str) -> PathBuf {
+        self.repo
+            .state_dir()
+            .join("index")
+            .join(format!("checkout-{name}{what}"))
+    }
+
+    /// Runs `gates` on `commit` in checkout `name`, appending to `log`.
+    pub fn gate(
+        &self,
+        name: &str,
+        commit: &str,
+        gates: &[Gate],
+        settings: &GateSettings,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Verdict, EngineError> {
+        let tmp = fresh_dir(
+            &self
+                .repo
+                .state_dir()
+                .join("tmp")
+                .join(format!("gate-{name}")),
+        )?;
+        let dir = match self.prepare(name, commit, &tmp, log, cancel)? {
+            Ok(dir) => dir,
+            Err(verdict) => return Ok(verdict),
+        };
+        let room = GateRoom {
+            env: self.gate_env(&settings.env, &tmp),
+            confine: Some(self.confine(&dir, &tmp, self.gate_network)),
+        };
+        run_gates(gates, &dir, settings, log, &room, cancel)
+    }
+
+    fn confine(&self, dir: &Path, tmp: &Path, network: bool) -> Confine {
+        self.containment.confine(Policy {
+            writable: vec![dir.to_path_buf(), tmp.to_path_buf()],
+            network,
+        })
+    }
+
+    /// The scrubbed environment with the private `TMPDIR`, and a `PATH`
+    /// without relative entries or directories an agent may write.
+    fn gate_env(&self, extra: &[String], tmp: &Path) -> Vec<(String, String)> {
+        let mut env = process::scrubbed_env(extra);
+        env.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
+        env.push(("TMPDIR".into(), tmp.display().to_string()));
+        for (k, v) in env.iter_mut() {
+            if k == "PATH" {
+                *v = v
+                    .split(':')
+                    .filter(|d| {
+                        d.starts_with('/')
+                            && !sandbox::below_any(Path::new(d), &self.agent_writable)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(":");
+            }
+        }
+        env
+    }
+
+    /// Makes checkout `name` hold exactly `commit`'s tracked files plus the
+    /// set-up's result. A failing set-up is the candidate's failure.
+    fn prepare(
+        &self,
+        name: &str,
+        commit: &str,
+        tmp: &Path,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Result<PathBuf, Verdict>, EngineError> {
+        let dir = self.path(name);
+        let index = self.meta(name, "");
+        if !index.is_file() {
+            fresh_dir(&dir)?;
+            create_parent(&index)?;
+        }
+        reset_files(&self.repo, &index, &dir, commit)?;
+        let key = self.setup_key(commit)?;
+        let state = self.untracked(&index, &dir)?;
+        let saved = std::fs::read_to_string(self.meta(name, ".setup")).ok();
+        if saved.as_deref() == Some(format!("{key}\n{state}").as_str()) {
+            return Ok(Ok(dir));
+        }
+        let _ = std::fs::remove_file(self.meta(name, ".setup"));
+        self.repo
+            .own_git(&index, &dir)
+            .args(["clean", "-q", "-ffdx"])
+            .output()?;
+        if let Some(verdict) = self.setup(&dir, tmp, log, cancel)? {
+            return Ok(Err(verdict));
+        }
+        // The set-up may have rewritten tracked files (a lock file, say).
+        reset_files(&self.repo, &index, &dir, commit)?;
+        let state = self.untracked(&index, &dir)?;
+        let file = self.meta(name, ".setup");
+        std::fs::write(&file, format!("{key}\n{state}")).map_err(|e| EngineError::io(&file, e))?;
+        Ok(Ok(dir))
+    }
+
+    /// The set-up commands and the blob of each declared input at `commit`.
+    fn setup_key(&self, commit: &str) -> Result<String, EngineError> {
+        let mut key = format!("{:?}", self.settings.setup);
+        for input in &self.settings.setup_inputs {
+            let spec = format!("{commit}:{input}");
+            let out = self
+                .repo
+                .git()
+                .args(["rev-parse", "--verify", "--quiet", &spec])
+                .raw()?;
+            let blob = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let _ = write!(key, " {input}={blob}");
+        }
+        Ok(key)
+    }
+
+    /// Every untracked entry of `dir` with what identifies its content.
+    fn untracked(&self, index: &Path, dir: &Path) -> Result<String, EngineError> {
+        let out = self
+            .repo
+            .own_git(index, dir)
+            .args(["ls-files", "-z"])
+            .output()?;
+        let tracked: HashSet<PathBuf> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| dir.join(String::from_utf8_lossy(p).as_ref()))
+            .collect();
+        // Directories of tracked files come and go with the commit: they
+        // are not the set-up's.
+        let tracked_dirs: HashSet<&Path> =
+            tracked.iter().flat_map(|p| p.ancestors().skip(1)).collect();
+        let mut text = String::new();
+        let known = Known {
+            files: &tracked,
+            dirs: &tracked_dirs,
+        };
+        fingerprint(dir, &known, &mut text).map_err(|e| EngineError::io(dir, e))?;
+        Ok(text)
+    }
+
+    /// Runs the set-up commands in `dir`; `Some` verdict when one failed.
+    fn setup(
+        &self,
+        dir: &Path,
+        tmp: &Path,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Option<Verdict>, EngineError> {
+        for argv in &self.settings.setup {
+            let command = argv.join(" ");
+            crate::gates::append(
+                log,
+                &format!("$ {command}   (set-up in {})\n", dir.display()),
+            )?;
+            let mut env = process::inherited_env();
+            env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
+            env.push(("TMPDIR".into(), tmp.display().to_string()));
+            let spec = Spec {
+                argv: argv.clone(),
+                cwd: dir.to_path_buf(),
+                env,
+                stdin: None,
+                timeout: self.settings.setup_timeout,
+                grace: Duration::from_secs(5),
+                log: Some(log.to_path_buf()),
+                lines: None,
+                // Installing dependencies needs the network.
+                confine: Some(self.confine(dir, tmp, true)),
+                log_limit: None,
+            };
+            let done = match process::run(&spec, cancel) {
+                Ok(done) => done,
+                Err(e) => return Err(EngineError::Settings(format!("set-up `{command}`: {e}"))),
+            };
+            match done.exit {
+                process::Exit::Code(0) => {}
+                process::Exit::Cancelled => return Ok(Some(Verdict::Cancelled)),
+                other => {
+                    return Ok(Some(Verdict::Fail(
+                        Failure::new(
+                            FailureKind::GateFailure,
+                            format!("the set-up `{command}` failed: {other}"),
+                        )
+                        .with_evidence(done.output_tail),
+                    )))
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The tracked files of a checkout and their directories.
+struct Known<'a> {
+    files: &'a HashSet<PathBuf>,
+    dirs: &'a HashSet<&'a Path>,
+}
+
+/// Appends a line per untracked entry below `dir`: its path, kind, size,
+/// inode and change time (which no unprivileged process can set back).
+fn fingerprint(dir: &Path, known: &Known, out: &mut String) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path)?;
+        if meta.is_dir() {
+            if !known.dirs.contains(path.as_path()) {
+                let _ = writeln!(out, "{} dir", path.display());
+            }
+            fingerprint(&path, known, out)?;
+        } else if !known.files.contains(&path) {
+            let _ = writeln!(
+                out,
+                "{} {:o} {} {} {}.{}",
+                path.display(),
+                meta.mode(),
+                meta.len(),
+                meta.ino(),
+                meta.ctime(),
+                meta.ctime_nsec()
+            );
+        }
+    }
+    Ok(())
+}

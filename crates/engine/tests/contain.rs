@@ -1,0 +1,608 @@
+//! Hostile agents: every attack of issue 9, each as a run with an agent
+//! script, asserting how it ends, that the base branch and every other ref,
+//! the user's checkout and config are unchanged, and that no process it
+//! started is left. These tests need Landlock and unprivileged user
+//! namespaces, and fail (not skip) without them.
+
+mod common;
+
+use common::*;
+use planwright_engine::agent::{self, Agent};
+use planwright_engine::events::{Event, Recorder};
+use planwright_engine::process::Cancel;
+use planwright_engine::repo::Repo;
+use planwright_engine::run::{run, RunSettings};
+use planwright_engine::sandbox::{capabilities, Mode};
+use planwright_engine::{EngineError, FailureKind};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Settings of a confined run; fails when the kernel cannot confine.
+fn enforced() -> RunSettings {
+    let caps = capabilities();
+    assert!(
+        caps.landlock_abi >= 1,
+        "Landlock is missing (ABI {}): the containment tests need a kernel with Landlock",
+        caps.landlock_abi
+    );
+    assert!(
+        caps.namespaces.is_ok(),
+        "user namespaces are missing: {:?}",
+        caps.namespaces
+    );
+    let mut s = settings();
+    s.strikes = 1;
+    assert_eq!(s.contain.mode, Mode::Enforce);
+    s
+}
+
+fn unconfined() -> RunSettings {
+    let mut s = enforced();
+    s.contain.mode = Mode::Off;
+    s
+}
+
+/// The `cmd` agent running the shell script `body` with the workspace as `$1`.
+fn sh_agent(env: &Env, body: &str) -> Box<dyn Agent> {
+    let script = env.tmp.path().join("agent.sh");
+    std::fs::write(&script, body).unwrap();
+    agent::from_name(
+        "cmd",
+        Some(&format!("sh {} {{worktree}}", script.display())),
+    )
+    .unwrap()
+}
+
+fn try_run(
+    env: &Env,
+    plan: &planwright_plan::Plan,
+    s: &RunSettings,
+    agent: Box<dyn Agent>,
+) -> Result<Outcome, EngineError> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let repo = Repo::open(&env.repo()).unwrap();
+    let summary = run(
+        &repo,
+        plan,
+        s,
+        Arc::from(agent),
+        vec![Box::new(Recorder(events.clone()))],
+        &Cancel::default(),
+    )?;
+    let events = events.lock().unwrap().clone();
+    Ok(Outcome { summary, events })
+}
+
+fn gate(argv: &[&str]) -> serde_json::Value {
+    json!([{"name": argv.join(" "), "argv": argv}])
+}
+
+fn one(id: &str, scope: serde_json::Value, gates: serde_json::Value) -> planwright_plan::Plan {
+    plan(json!({"gates": gates, "tickets": [ticket(id, scope)]}))
+}
+
+fn kind(out: &Outcome, id: &str) -> FailureKind {
+    out.summary
+        .failed
+        .get(id)
+        .unwrap_or_else(|| panic!("{id} did not fail: {:?}", out.summary))
+        .kind
+}
+
+/// What no agent may change in the user's repository.
+#[derive(Debug, PartialEq)]
+struct Guarded {
+    refs: String,
+    config: String,
+    hooks: Vec<String>,
+    status: String,
+    files: Vec<(String, String)>,
+}
+
+fn guarded(env: &Env) -> Guarded {
+    let repo = env.repo();
+    let refs = git(
+        &repo,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    )
+    .lines()
+    .filter(|l| !l.starts_with("refs/heads/planwright/"))
+    .collect::<Vec<_>>()
+    .join("\n");
+    let mut hooks: Vec<String> = std::fs::read_dir(repo.join(".git/hooks"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    hooks.sort();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&repo).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            files.push((name, std::fs::read_to_string(&path).unwrap_or_default()));
+        }
+    }
+    files.sort();
+    Guarded {
+        refs,
+        config: std::fs::read_to_string(repo.join(".git/config")).unwrap(),
+        hooks,
+        status: git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        files,
+    }
+}
+
+/// Process ids the hostile script wrote, one per line, to `file`.
+fn pids(file: &Path) -> Vec<i32> {
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("the agent wrote no pids to {}: {e}", file.display()));
+    let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    assert!(!pids.is_empty(), "no pids in {text:?}");
+    pids
+}
+
+fn assert_all_dead(pids: &[i32]) {
+    for pid in pids {
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(*pid, 0) } == 0;
+        assert!(!alive, "process {pid} outlived its attempt");
+    }
+}
+
+fn agent_tmp(env: &Env) -> PathBuf {
+    env.repo().join(".planwright/tmp/agent-slot-1")
+}
+
+/// A shell line that appends the outside pid of the shell running it to
+/// `$TMPDIR/pids` (`$$` would be its pid inside the PID namespace).
+const RECORD_PID: &str = "read -r pid rest < /proc/self/stat; echo $pid >> \"$TMPDIR/pids\"";
+
+fn npm_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "package.json",
+            "{\"name\": \"t\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node test.js\"}}\n",
+        ),
+        (
+            "test.js",
+            "const v = require('fs').readFileSync('answer.txt', 'utf8').trim();\nif (v !== '42') { console.error('wrong answer: ' + v); process.exit(1); }\n",
+        ),
+        ("answer.txt", "0\n"),
+        (".gitignore", "node_modules/\n.npmrc\n"),
+    ]
+}
+
+#[test]
+fn planted_node_binaries_and_an_npmrc_do_not_make_npm_test_pass() {
+    let env = Env::new(&npm_project());
+    let before = guarded(&env);
+    let agent = sh_agent(
+        &env,
+        r#"cd "$1"
+echo 41 > answer.txt
+mkdir -p node_modules/.bin ../node_modules/.bin
+printf '#!/bin/sh\nexit 0\n' > node_modules/.bin/node
+chmod +x node_modules/.bin/node
+printf '#!/bin/sh\nexit 0\n' > ../node_modules/.bin/node 2>/dev/null
+echo 'script-shell=/bin/true' > .npmrc
+exit 0
+"#,
+    );
+    let plan = one("A", json!([any("answer.txt")]), gate(&["npm", "test"]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(kind(&out, "A"), FailureKind::GateFailure);
+    let f = &out.summary.failed["A"];
+    let log = std::fs::read_to_string(
+        env.repo()
+            .join(".planwright/runs")
+            .join(&out.summary.run)
+            .join("A/ticket.log"),
+    )
+    .unwrap();
+    assert!(
+        log.contains("wrong answer: 41"),
+        "the real test ran: {f:?}\n{log}"
+    );
+    assert!(
+        !env.repo()
+            .join(".planwright/workspaces/node_modules")
+            .exists(),
+        "the agent wrote above its workspace"
+    );
+    assert_eq!(guarded(&env), before);
+}
+
+#[test]
+fn a_committed_npmrc_is_gate_script_tampering() {
+    let mut files = npm_project();
+    files.retain(|(p, _)| *p != ".gitignore");
+    let env = Env::new(&files);
+    let agent = sh_agent(
+        &env,
+        "cd \"$1\"\necho 'script-shell=/bin/true' > .npmrc\necho 41 > answer.txt\n",
+    );
+    let plan = one(
+        "A",
+        json!([any("answer.txt"), any(".npmrc")]),
+        gate(&["npm", "test"]),
+    );
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(kind(&out, "A"), FailureKind::GateScriptTampering);
+}
+
+#[test]
+fn a_setsid_process_that_swaps_content_dies_with_the_agent() {
+    let env = Env::new(&npm_project());
+    let before = guarded(&env);
+    let agent = sh_agent(
+        &env,
+        &format!(
+            r#"cd "$1"
+echo 41 > answer.txt
+setsid sh -c '{RECORD_PID}; sleep 1; while :; do echo 42 > answer.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+sh -c '{RECORD_PID}; (setsid sleep 1000 </dev/null >/dev/null 2>&1 &); exec sleep 1000' </dev/null >/dev/null 2>&1 &
+while [ "$(wc -l < "$TMPDIR/pids" 2>/dev/null)" != 2 ]; do sleep 0.01; done
+"#
+        ),
+    );
+    let plan = one("A", json!([any("answer.txt")]), gate(&["npm", "test"]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(kind(&out, "A"), FailureKind::GateFailure);
+    assert_all_dead(&pids(&agent_tmp(&env).join("pids")));
+    assert_eq!(guarded(&env), before);
+}
+
+#[test]
+fn an_agent_past_its_time_limit_leaves_nothing_running() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let agent = sh_agent(
+        &env,
+        &format!(
+            "setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n{RECORD_PID}\nexec sleep 1000\n"
+        ),
+    );
+    let mut s = enforced();
+    s.agent_timeout = Some(std::time::Duration::from_secs(2));
+    let plan = one("A", json!([any("a.txt")]), gate(&["true"]));
+    let out = try_run(&env, &plan, &s, agent).unwrap();
+    assert_eq!(kind(&out, "A"), FailureKind::Timeout);
+    assert_all_dead(&pids(&agent_tmp(&env).join("pids")));
+}
+
+#[test]
+fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    let script = format!("setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 0.2; exit 0");
+    let plan = one("A", json!([any("a.txt")]), gate(&["sh", "-c", &script]));
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    assert_all_dead(&pids(&env.repo().join(".planwright/tmp/gate-slot-1/pids")));
+}
+
+/// A script that attacks the user's repository by absolute path: moves the
+/// base, tags, deletes a branch, adds a merge driver and a filter, an
+/// include and `core.worktree`, a hook, edits the user's checkout, a file
+/// outside the repository, another slot and the state store; then does its
+/// ticket properly.
+fn absolute_path_attack(env: &Env, outside: &Path) -> String {
+    let repo = env.repo();
+    let r = repo.display();
+    format!(
+        r#"cd "$1"
+g() {{ git -c user.name=x -c user.email=x@x --git-dir={r}/.git "$@" 2>/dev/null; }}
+c=$(g commit-tree -p main -m evil 'main^{{tree}}')
+[ -n "$c" ] && g update-ref refs/heads/main "$c"
+g tag evil main
+g branch -D keep
+g config merge.evil.driver 'touch {o}/driver-ran'
+g config filter.evil.clean 'touch {o}/filter-ran'
+g config includeIf.gitdir:/.path /tmp/x
+g config core.worktree /tmp
+printf '#!/bin/sh\ntouch {o}/hook-ran\n' > {r}/.git/hooks/pre-commit 2>/dev/null
+chmod +x {r}/.git/hooks/pre-commit 2>/dev/null
+echo changed >> {r}/README.md 2>/dev/null
+echo 'rm -rf ~' >> {o}/.bashrc 2>/dev/null
+mkdir -p ../slot-2 2>/dev/null && echo stolen > ../slot-2/a.txt 2>/dev/null
+echo garbage >> {r}/.planwright/state.db 2>/dev/null
+echo a > a.txt
+exit 0
+"#,
+        o = outside.display()
+    )
+}
+
+#[test]
+fn writes_outside_the_workspace_are_denied() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    git(&env.repo(), &["branch", "keep"]);
+    let outside = env.tmp.path().join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    let before = guarded(&env);
+    let agent = sh_agent(&env, &absolute_path_attack(&env, &outside));
+    let plan = one("A", json!([any("a.txt")]), gate(&["test", "-f", "a.txt"]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    // Every write outside failed; the ticket's own work merged.
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let after = guarded(&env);
+    assert_eq!(after.config, before.config);
+    assert_eq!(after.hooks, before.hooks);
+    let other_refs = |g: &Guarded| {
+        g.refs
+            .lines()
+            .filter(|l| !l.starts_with("refs/heads/main "))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(other_refs(&after), other_refs(&before));
+    assert_eq!(env.log(), ["A: ticket A", "base"]);
+    assert_eq!(git(&env.repo(), &["show", "main:README.md"]), "hi");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("README.md")).unwrap(),
+        "hi\n"
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!env.repo().join(".planwright/workspaces/slot-2").exists());
+    // The state store still reads, and says what is true.
+    let again = try_run(&env, &plan, &enforced(), sh_agent(&env, "exit 1\n")).unwrap();
+    assert_eq!(again.summary.merged, ["A"]);
+}
+
+#[test]
+fn unconfined_changes_to_the_repository_stop_the_run_and_are_restored() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    git(&env.repo(), &["branch", "keep"]);
+    let outside = env.tmp.path().join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    let before = guarded(&env);
+    let mut script = absolute_path_attack(&env, &outside);
+    // Unconfined, these would succeed and are not what is tested here.
+    script = script
+        .lines()
+        .filter(|l| !l.contains("README.md") && !l.contains("state.db") && !l.contains(".bashrc"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let agent = sh_agent(&env, &script);
+    let plan = one("A", json!([any("a.txt")]), gate(&["test", "-f", "a.txt"]));
+    let err = try_run(&env, &plan, &unconfined(), agent)
+        .err()
+        .expect("the run stops");
+    let EngineError::Integrity(message) = &err else {
+        panic!("not an integrity error: {err}");
+    };
+    for name in [
+        "refs/heads/main",
+        "refs/tags/evil",
+        "refs/heads/keep",
+        "config",
+        "hooks/pre-commit",
+    ] {
+        assert!(message.contains(name), "{name} not named: {message}");
+    }
+    assert_eq!(guarded(&env), before, "refs, config and hooks are restored");
+    assert_eq!(env.log(), ["base"]);
+    for ran in ["driver-ran", "filter-ran", "hook-ran"] {
+        assert!(!outside.join(ran).exists(), "{ran}");
+    }
+}
+
+#[test]
+fn an_edit_of_the_users_checkout_stops_the_run() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let r = env.repo();
+    let agent = sh_agent(
+        &env,
+        &format!(
+            "cd \"$1\"\necho a > a.txt\necho changed >> {}/README.md\n",
+            r.display()
+        ),
+    );
+    let plan = one("A", json!([any("a.txt")]), gate(&["true"]));
+    let err = try_run(&env, &plan, &unconfined(), agent)
+        .err()
+        .expect("the run stops");
+    assert!(
+        matches!(&err, EngineError::Integrity(m) if m.contains("git status")),
+        "{err}"
+    );
+    assert_eq!(env.log(), ["base"]);
+}
+
+#[test]
+fn risky_repository_config_is_refused_unless_accepted_by_name() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    git(&env.repo(), &["config", "filter.x.clean", "cat"]);
+    git(&env.repo(), &["config", "merge.x.driver", "true"]);
+    let plan = one("A", json!([any("a.txt")]), gate(&["true"]));
+    let scripted =
+        || agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let err = try_run(&env, &plan, &enforced(), scripted())
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(&err, EngineError::Integrity(m) if m.contains("filter.x.clean") && m.contains("merge.x.driver")),
+        "{err}"
+    );
+    assert_eq!(env.log(), ["base"]);
+    let mut s = enforced();
+    s.contain.allow_config = vec!["filter.x.clean".into(), "merge.x.driver".into()];
+    let out = try_run(&env, &plan, &s, scripted()).unwrap();
+    assert_eq!(out.summary.merged, ["A"]);
+}
+
+#[test]
+fn a_rewritten_git_file_does_not_survive_into_the_next_ticket() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let r = env.repo();
+    let agent = sh_agent(
+        &env,
+        &format!(
+            r#"cd "$1"
+case "$PLANWRIGHT_TICKET" in
+A) rm -rf .git; printf 'gitdir: {r}/.git\n' > .git; echo a > a.txt ;;
+B) test -d .git || exit 9
+   test "$(git rev-parse --git-dir)" = .git || exit 8
+   echo b > b.txt; git add b.txt; git -c user.name=x -c user.email=x@x commit -qm 'agent commit'
+   echo stray > stray.txt ;;
+esac
+"#,
+            r = r.display()
+        ),
+    );
+    let plan = plan(json!({
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([any("a.txt")])), {
+            "id": "B", "title": "ticket B", "body": "b", "scope": [any("b.txt")], "depends_on": ["A"]
+        }]
+    }));
+    let mut s = enforced();
+    s.jobs = 1;
+    let out = try_run(&env, &plan, &s, agent).unwrap();
+    assert_eq!(out.summary.merged, ["A"]);
+    assert_eq!(
+        kind(&out, "B"),
+        FailureKind::ScopeViolation,
+        "stray.txt is B's own"
+    );
+    assert_eq!(env.log(), ["A: ticket A", "base"]);
+    assert_eq!(git(&r, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_chain_of_symlinks_out_of_the_repository_is_a_scope_violation() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let before = guarded(&env);
+    let mut script = String::from("cd \"$1\"\nln -s .. u0\n");
+    for i in 1..15 {
+        script.push_str(&format!("ln -s u{}/.. u{i}\n", i - 1));
+    }
+    script.push_str("ln -s u14/etc/passwd pw\n");
+    let agent = sh_agent(&env, &script);
+    let plan = one("A", json!([any("u*"), any("pw")]), gate(&["true"]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(kind(&out, "A"), FailureKind::ScopeViolation);
+    assert!(out.summary.failed["A"].message.contains("symlink"));
+    assert_eq!(guarded(&env), before);
+}
+
+#[test]
+fn a_symlink_into_git_is_a_scope_violation() {
+    let env = Env::new(&[("lib/x.txt", "x\n")]);
+    let agent = sh_agent(&env, "cd \"$1\"\nln -s ../.git lib/g\n");
+    let plan = one("A", json!([any("lib/**")]), gate(&["true"]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(kind(&out, "A"), FailureKind::ScopeViolation);
+    assert!(
+        out.summary.failed["A"].message.contains(".git"),
+        "{:?}",
+        out.summary
+    );
+}
+
+#[test]
+fn an_agent_running_npm_install_and_a_gate_needing_node_modules_pass() {
+    let mut files = npm_project();
+    files.retain(|(p, _)| *p != "package.json" && *p != "test.js");
+    files.push((
+        "package.json",
+        "{\"name\": \"t\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node test.js\"}, \"dependencies\": {\"answer\": \"file:vendor/answer\"}}\n",
+    ));
+    files.push((
+        "vendor/answer/package.json",
+        "{\"name\": \"answer\", \"version\": \"1.0.0\", \"main\": \"index.js\"}\n",
+    ));
+    files.push((
+        "vendor/answer/index.js",
+        "module.exports = (v) => v === '42';\n",
+    ));
+    files.push((
+        "test.js",
+        "const ok = require('answer');\nconst v = require('fs').readFileSync('answer.txt', 'utf8').trim();\nif (!ok(v)) { console.error('wrong answer: ' + v); process.exit(1); }\n",
+    ));
+    let env = Env::new(&files);
+    // The lock file, as `npm install` writes it, is part of the project.
+    let npm = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("npm")
+            .args(args)
+            .args(["--offline", "--no-audit", "--no-fund", "--cache"])
+            .arg(env.tmp.path().join("npm-cache"))
+            .current_dir(dir)
+            .output()
+            .expect("npm runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    npm(&env.repo(), &["install"]);
+    std::fs::remove_dir_all(env.repo().join("node_modules")).unwrap();
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "lock"]);
+    let before = guarded(&env);
+    let agent = sh_agent(
+        &env,
+        r#"set -e
+cd "$1"
+npm install --offline --no-audit --no-fund --logs-max=0 --update-notifier=false --cache "$TMPDIR/npm-cache" >/dev/null 2>&1
+node -e "process.exit(require('answer')('42') ? 0 : 1)"
+echo 42 > answer.txt
+"#,
+    );
+    let plan = one("A", json!([any("answer.txt")]), gate(&["npm", "test"]));
+    let mut s = enforced();
+    s.pool.setup = vec![vec![
+        "sh".into(),
+        "-c".into(),
+        "npm ci --offline --no-audit --no-fund --logs-max=0 --update-notifier=false --cache \"$TMPDIR/npm-cache\"".into(),
+    ]];
+    s.pool.setup_inputs = vec!["package-lock.json".into()];
+    let out = try_run(&env, &plan, &s, agent).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let after = guarded(&env);
+    assert_eq!(after.config, before.config);
+    assert_eq!(after.hooks, before.hooks);
+    let recorded = out
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Contained { sandbox } if sandbox.starts_with("landlock")));
+    assert!(
+        recorded,
+        "the run records which sandbox ran: {:?}",
+        out.events
+    );
+}
+
+#[test]
+fn files_an_agent_hid_behind_its_own_ignore_file_do_not_ride_into_the_next_ticket() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let agent = sh_agent(
+        &env,
+        r#"cd "$1"
+case "$PLANWRIGHT_TICKET" in
+A) mkdir -p sub; printf '*\n' > sub/.gitignore; echo evil > sub/evil.txt; echo a > a.txt ;;
+B) echo b > sub/b.txt 2>/dev/null || { mkdir -p sub; echo b > sub/b.txt; } ;;
+esac
+"#,
+    );
+    let plan = plan(json!({
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([any("a.txt")])), {
+            "id": "B", "title": "ticket B", "body": "b", "scope": [any("sub/**")], "depends_on": ["A"]
+        }]
+    }));
+    let mut s = enforced();
+    s.jobs = 1;
+    let out = try_run(&env, &plan, &s, agent).unwrap();
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let files = git(&env.repo(), &["ls-tree", "-r", "--name-only", "main"]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["README.md", "a.txt", "sub/b.txt"]
+    );
+}
