@@ -2,13 +2,13 @@
 //! make the declared tests fail. Gates passing says the tests pass; this
 //! says they would notice if the change were wrong.
 //!
-//! Each counterfactual runs in planwright's own checkout of the candidate
+//! Each counterfactual runs confined like a gate, in planwright's own checkout of the candidate
 //! (never the agent's workspace): the tests first run as they are (the
 //! baseline, which must pass), then the control path is mutated, the tests
 //! run again, and the file is put back.
 
 use crate::error::EngineError;
-use crate::gates::{append, GateSettings};
+use crate::gates::{append, GateRoom};
 use crate::git::Git;
 use crate::process::{self, Cancel, Exit, Finished, Spec};
 use planwright_plan::model::{Counterfactual, Mutation};
@@ -79,7 +79,8 @@ fn excerpt(text: &str) -> String {
 pub fn run(
     cf: &Counterfactual,
     dir: &Path,
-    settings: &GateSettings,
+    room: &GateRoom,
+    timeout: Option<Duration>,
     log: &Path,
     cancel: &Cancel,
 ) -> Result<Option<CounterfactualResult>, EngineError> {
@@ -100,7 +101,7 @@ pub fn run(
         log,
         &format!("== counterfactual on `{}`: baseline\n", cf.control_path),
     )?;
-    let Some(baseline) = tests(&argv, dir, settings, log, cancel)? else {
+    let Some(baseline) = tests(&argv, dir, room, timeout, log, cancel)? else {
         return Ok(None);
     };
     if !baseline.success() {
@@ -122,7 +123,7 @@ pub fn run(
         log,
         &format!("== counterfactual on `{}`: mutated\n", cf.control_path),
     )?;
-    let mutated = tests(&argv, dir, settings, log, cancel);
+    let mutated = tests(&argv, dir, room, timeout, log, cancel);
     // Put the file back before anything else, whatever the tests did.
     std::fs::write(&path, &original).map_err(|e| EngineError::io(&path, e))?;
     let Some(mutated) = mutated? else {
@@ -221,19 +222,22 @@ fn mutate(
 fn tests(
     argv: &[String],
     dir: &Path,
-    settings: &GateSettings,
+    room: &GateRoom,
+    timeout: Option<Duration>,
     log: &Path,
     cancel: &Cancel,
 ) -> Result<Option<Finished>, EngineError> {
     let spec = Spec {
         argv: argv.to_vec(),
         cwd: dir.to_path_buf(),
-        env: process::scrubbed_env(&settings.env),
+        env: room.env.clone(),
         stdin: None,
-        timeout: settings.timeout,
+        timeout,
         grace: Duration::from_secs(5),
         log: Some(log.to_path_buf()),
         lines: None,
+        confine: room.confine.clone(),
+        log_limit: None,
     };
     let done = match process::run(&spec, cancel) {
         Ok(done) => done,

@@ -96,6 +96,8 @@ pub fn draft(
         let text = prompt_text(input, round, &findings);
         std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
         let ctx = AttemptContext {
+            confine: None,
+            log_limit: Some(crate::process::AGENT_LOG_LIMIT),
             ticket: "draft".into(),
             attempt: round,
             worktree: work.clone(),

@@ -176,6 +176,8 @@ fn one_pass(
         let text = prompt_text(ticket, input, problem.as_deref());
         std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
         let ctx = AttemptContext {
+            confine: None,
+            log_limit: Some(crate::process::AGENT_LOG_LIMIT),
             ticket: ticket.id.clone(),
             attempt: input.attempt,
             worktree: input.checkout.clone(),

@@ -5,7 +5,8 @@
 use planwright_engine::agent::cmd::CmdAgent;
 use planwright_engine::counterfactual::{self, Outcome};
 use planwright_engine::failure::FailureKind;
-use planwright_engine::gates::GateSettings;
+use planwright_engine::gates::GateRoom;
+use planwright_engine::process::scrubbed_env;
 use planwright_engine::process::Cancel;
 use planwright_engine::review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
@@ -13,10 +14,10 @@ use planwright_plan::verdict::{CheckStatus, ReviewCheck};
 use std::path::Path;
 use std::time::Duration;
 
-fn settings() -> GateSettings {
-    GateSettings {
-        env: vec![],
-        timeout: Some(Duration::from_secs(60)),
+fn room() -> GateRoom {
+    GateRoom {
+        env: scrubbed_env(&[]),
+        confine: None,
     }
 }
 
@@ -59,7 +60,8 @@ fn find(find: &str, replace: &str) -> Mutation {
 
 fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
     let log = dir.join("../cf.log");
-    counterfactual::run(c, dir, &settings(), &log, &Cancel::default())
+    let timeout = Some(Duration::from_secs(60));
+    counterfactual::run(c, dir, &room(), timeout, &log, &Cancel::default())
         .unwrap()
         .expect("not cancelled")
 }

@@ -3,7 +3,7 @@
 //! the plan is valid or the rounds run out.
 
 use super::read_file;
-use super::run::{agent_from, cancel_on_ctrl_c, engine_error, parse_duration};
+use super::run::{agent_from, cancel_on_signals, engine_error, parse_duration};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
 use planwright_engine::draft::{draft, DraftEvent, DraftInput};
@@ -101,7 +101,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         },
         _ => {}
     };
-    let cancel = cancel_on_ctrl_c();
+    let cancel = cancel_on_signals();
     let drafted = draft(&input, agent.as_ref(), &mut progress, &cancel).map_err(engine_error)?;
     let Some(text) = drafted.plan else {
         // Keep the prompts and agent logs: they are what the user looks at next.
