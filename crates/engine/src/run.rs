@@ -236,6 +236,9 @@ pub fn run(
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
     let _lock = crate::lock::RunLock::acquire(&state_dir)?;
+    // Before anything is recorded: a kernel or a repository that cannot be
+    // trusted stops the run here.
+    let (executor, checkouts, containment) = contained(repo, settings, agent)?;
     let store = Store::open(&state_dir.join("state.db"))?;
     let (run_id, continued) = open_run(&store, repo, plan, settings)?;
     let run_dir = state_dir.join("runs").join(&run_id);
@@ -255,7 +258,6 @@ pub fn run(
         tickets: plan.tickets.len(),
         continued,
     })?;
-    let (executor, checkouts, containment) = contained(repo, settings, agent)?;
     emitter.emit(Event::Contained {
         sandbox: containment.describe(),
     })?;
