@@ -1215,3 +1215,21 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
         assert_eq!(s["run"]["status"], "interrupted");
     }
 }
+
+#[test]
+fn a_repository_whose_config_runs_programs_is_refused_with_exit_3() {
+    let env = sh_env();
+    git(&env.repo(), &["config", "filter.evil.clean", "touch ran"]);
+    let out = env.run(&["--gate", "true"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("filter.evil.clean"), "{said}");
+    assert!(said.contains("allow_config"), "{said}");
+    write(
+        env.root(),
+        "planwright.toml",
+        "[git]\nallow_config = [\"filter.evil.clean\"]\n",
+    );
+    let out = env.run(&["--gate", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -16,6 +16,7 @@ use crate::error::EngineError;
 use crate::repo::Repo;
 use crate::sandbox::{Confine, Containment, Policy};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// `[worktree]` settings: how workspaces and gate checkouts are prepared.
@@ -42,6 +43,7 @@ pub struct Workspaces {
     containment: Containment,
     /// `[sandbox] writable`: more directories every agent may write.
     declared: Vec<PathBuf>,
+    object_format: Arc<OnceLock<String>>,
 }
 
 impl Workspaces {
@@ -58,6 +60,7 @@ impl Workspaces {
             pristine,
             containment,
             declared,
+            object_format: Arc::new(OnceLock::new()),
         }
     }
 
@@ -141,7 +144,9 @@ impl Workspaces {
     }
 
     /// A new repository in `dir/.git` on `branch` at `commit`, borrowing
-    /// the user's objects, with planwright's index so it starts clean.
+    /// the user's objects, with planwright's index so it starts clean. The
+    /// branch and `HEAD` are written as files: the repository is brand new
+    /// and planwright's, so no git call is needed for them.
     fn agent_git(
         &self,
         index: &Path,
@@ -149,28 +154,37 @@ impl Workspaces {
         commit: &str,
         branch: &str,
     ) -> Result<(), EngineError> {
-        let git = || crate::git::Git::new(dir);
-        let format = self
+        crate::git::Git::new(dir)
+            .args(["init", "-q", "--template="])
+            .arg(format!("--object-format={}", self.object_format()?))
+            .output()?;
+        let dot_git = dir.join(".git");
+        let objects = self.repo.common_dir().join("objects");
+        write(
+            &dot_git.join("objects/info/alternates"),
+            format!("{}\n", objects.display()).as_bytes(),
+        )?;
+        let branch_ref = format!("refs/heads/{branch}");
+        write(&dot_git.join(&branch_ref), format!("{commit}\n").as_bytes())?;
+        write(
+            &dot_git.join("HEAD"),
+            format!("ref: {branch_ref}\n").as_bytes(),
+        )?;
+        std::fs::copy(index, dot_git.join("index")).map_err(|e| EngineError::io(index, e))?;
+        Ok(())
+    }
+
+    /// The repository's object format (`sha1`, `sha256`), asked once.
+    fn object_format(&self) -> Result<String, EngineError> {
+        if let Some(f) = self.object_format.get() {
+            return Ok(f.clone());
+        }
+        let f = self
             .repo
             .git()
             .args(["rev-parse", "--show-object-format"])
             .text()?;
-        git()
-            .args(["init", "-q", "--template="])
-            .arg(format!("--object-format={format}"))
-            .output()?;
-        let dot_git = dir.join(".git");
-        let alternates = dot_git.join("objects/info/alternates");
-        let objects = self.repo.common_dir().join("objects");
-        write(&alternates, format!("{}\n", objects.display()).as_bytes())?;
-        git()
-            .args(["update-ref", &format!("refs/heads/{branch}"), commit])
-            .output()?;
-        git()
-            .args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")])
-            .output()?;
-        std::fs::copy(index, dot_git.join("index")).map_err(|e| EngineError::io(index, e))?;
-        Ok(())
+        Ok(self.object_format.get_or_init(|| f).clone())
     }
 
     /// The tree of slot `slot`'s files as they are now (what the agent

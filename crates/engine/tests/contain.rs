@@ -261,7 +261,8 @@ fn an_agent_past_its_time_limit_leaves_nothing_running() {
     let agent = sh_agent(
         &env,
         &format!(
-            "setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n{RECORD_PID}\nexec sleep 1000\n"
+            "setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n{RECORD_PID}\n\
+             while [ \"$(wc -l < \"$TMPDIR/pids\")\" != 2 ]; do sleep 0.01; done\nexec sleep 1000\n"
         ),
     );
     let mut s = enforced();
@@ -276,7 +277,10 @@ fn an_agent_past_its_time_limit_leaves_nothing_running() {
 fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 0, "a.txt", "a\n");
-    let script = format!("setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 0.2; exit 0");
+    let script = format!(
+        "setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
+         while [ ! -s \"$TMPDIR/pids\" ]; do sleep 0.01; done"
+    );
     let plan = one("A", json!([any("a.txt")]), gate(&["sh", "-c", &script]));
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
