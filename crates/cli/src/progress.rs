@@ -211,13 +211,13 @@ mod tests {
             Event::RunStarted {
                 run: "r1".into(),
                 base: "main".into(),
-                tickets: 3,
+                ticket_count: 3,
                 continued: false,
             },
             Event::RunStarted {
                 run: "r1".into(),
                 base: "main".into(),
-                tickets: 3,
+                ticket_count: 3,
                 continued: true,
             },
             Event::AlreadyMerged {
@@ -260,18 +260,38 @@ mod tests {
                 ticket: "T4".into(),
                 by: "T2".into(),
             },
+            Event::Changed {
+                ticket: "T5".into(),
+                commit: "abcdef0123456789".into(),
+            },
+            Event::PoolPaused {
+                ticket: "T6".into(),
+                pool: None,
+                wait_ms: 1500,
+                reason: "429".into(),
+            },
+            Event::BaseAdvanced {
+                base: "main".into(),
+                commit: "fedcba9876543210".into(),
+            },
+            Event::MergesHeld {
+                branch: "planwright/run/r1".into(),
+                reason: "the checkout is dirty".into(),
+            },
             Event::RunFinished {
                 run: "r1".into(),
-                merged: 1,
-                failed: 1,
-                blocked: 1,
+                merged_count: 1,
+                changed_count: 0,
+                failed_count: 1,
+                blocked_count: 1,
                 interrupted: false,
             },
             Event::RunFinished {
                 run: "r1".into(),
-                merged: 1,
-                failed: 0,
-                blocked: 0,
+                merged_count: 1,
+                changed_count: 0,
+                failed_count: 0,
+                blocked_count: 0,
                 interrupted: true,
             },
         ];
@@ -291,6 +311,10 @@ mod tests {
         2026-11-29T22:00:00Z T3: merged as fedcba9876
         2026-11-29T22:00:00Z T2: FAILED: scope_violation: modifies `README.md`, which is outside the ticket's scope
         2026-11-29T22:00:00Z T4: blocked, because T2 failed
+        2026-11-29T22:00:00Z T5: merged as abcdef0123 from an older definition, not run again (`--rerun T5` runs it)
+        2026-11-29T22:00:00Z T6: the model could not serve it (429); trying again in 2s, no strike used
+        2026-11-29T22:00:00Z `main` and its checkout moved to fedcba9876
+        2026-11-29T22:00:00Z the merged tickets wait on `planwright/run/r1`: the checkout is dirty
         2026-11-29T22:00:00Z run r1 finished: 1 merged, 1 failed, 1 blocked
         2026-11-29T22:00:00Z run r1 finished: 1 merged, 0 failed, 0 blocked (interrupted; run again to continue)
         ");
