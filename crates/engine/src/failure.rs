@@ -26,11 +26,13 @@ pub enum FailureKind {
     AgentFailed,
     /// The candidate does not merge onto the current base.
     MergeConflict,
+    /// The ticket used up its `[budget.ticket]` cost or tokens.
+    Budget,
 }
 
 impl FailureKind {
     /// Every kind, for docs and parsing.
-    pub const ALL: [FailureKind; 9] = [
+    pub const ALL: [FailureKind; 10] = [
         FailureKind::EmptyDiff,
         FailureKind::ScopeViolation,
         FailureKind::RailViolation,
@@ -40,6 +42,7 @@ impl FailureKind {
         FailureKind::AgentBlocked,
         FailureKind::AgentFailed,
         FailureKind::MergeConflict,
+        FailureKind::Budget,
     ];
 
     /// The stored and printed name.
@@ -54,6 +57,7 @@ impl FailureKind {
             FailureKind::AgentBlocked => "agent_blocked",
             FailureKind::AgentFailed => "agent_failed",
             FailureKind::MergeConflict => "merge_conflict",
+            FailureKind::Budget => "budget",
         }
     }
 
