@@ -110,7 +110,9 @@ impl Executor for LocalExecutor {
                 .join(format!("attempt-{}.agent.log", input.attempt)),
             timeout: input.agent_timeout,
             model: input.model.clone(),
-            env: vec![],
+            // The agent CLI's own state directory for this slot, so parallel
+            // attempts never share session files.
+            env: crate::agent::prepare_home(&self.repo.state_dir(), &Self::slot(lane), self.agent.as_ref())?,
         };
         progress("agent")?;
         let report = self.agent.attempt(&ctx, cancel)?;

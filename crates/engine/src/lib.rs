@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod budget;
 pub mod charter;
 pub mod clock;
 pub mod demo;
@@ -14,6 +15,7 @@ pub mod git;
 pub mod integrity;
 pub mod lock;
 pub mod merge;
+pub mod pools;
 pub mod preflight;
 pub mod process;
 pub mod repo;

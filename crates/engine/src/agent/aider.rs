@@ -114,7 +114,13 @@ impl StreamParser for AiderParser {
             }
         }
         if is_error_line(line) {
-            self.error = Some(line.to_string());
+            // Every error since the last successful call: the reset time may
+            // be in one line and the verdict in the next.
+            let all = match self.error.take() {
+                Some(earlier) => format!("{earlier}\n{line}"),
+                None => line.to_string(),
+            };
+            self.error = Some(all);
         }
         if self.pending.len() < MAX_PENDING {
             self.pending.push(line.to_string());
@@ -149,7 +155,8 @@ impl AiderParser {
         let (tokens, cost) = rest.split_once("Cost:").unwrap_or((rest, ""));
         let mut u = Usage::default();
         let mut sent = 0;
-        for part in tokens.split(',') {
+        // ", " separates the parts; a bare "," groups digits (older aiders).
+        for part in tokens.split(", ") {
             let part = part.trim().trim_end_matches('.');
             let Some((num, what)) = part.split_once(' ') else {
                 continue;

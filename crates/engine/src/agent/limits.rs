@@ -59,6 +59,7 @@ const LIMIT_PHRASES: &[&str] = &[
     "resource exhausted",
     "too many requests",
     "insufficient credits",
+    "credit balance is too low",
 ];
 
 /// Whether `text` reads like a rate limit or an exhausted quota.
@@ -129,10 +130,11 @@ pub fn retry_after(text: &str, now: Now) -> Option<Duration> {
         }
     }
     // Claude Code's older wording: `Claude AI usage limit reached|1760000000`.
-    after_each(&lower, "limit reached|").find_map(|rest| {
+    let legacy = after_each(&lower, "limit reached|").find_map(|rest| {
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         digits.parse().ok().map(|t| until(t, now))
-    })
+    });
+    legacy
 }
 
 fn after_each<'a>(text: &'a str, phrase: &'a str) -> impl Iterator<Item = &'a str> + 'a {
