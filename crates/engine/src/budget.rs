@@ -26,7 +26,9 @@ impl Spent {
     /// One attempt's use.
     pub fn of(usage: Option<&Usage>, cost_usd: Option<f64>) -> Spent {
         Spent {
-            cost_usd: cost_usd.filter(|c| c.is_finite() && *c > 0.0).unwrap_or(0.0),
+            cost_usd: cost_usd
+                .filter(|c| c.is_finite() && *c > 0.0)
+                .unwrap_or(0.0),
             tokens: usage.map_or(0, Usage::total),
         }
     }
@@ -83,7 +85,10 @@ impl BudgetTracker {
     /// Adds one attempt's use.
     pub fn record(&mut self, ticket: &str, spent: Spent) {
         self.run.add(spent);
-        self.tickets.entry(ticket.to_string()).or_default().add(spent);
+        self.tickets
+            .entry(ticket.to_string())
+            .or_default()
+            .add(spent);
     }
 
     /// The whole run's use.
@@ -119,7 +124,10 @@ impl BudgetTracker {
     pub fn remaining_usd(&self, ticket: &str) -> Option<f64> {
         let left = |max: Option<f64>, spent: f64| max.map(|m| (m - spent).max(0.0));
         let run = left(self.limits.max_cost_usd, self.run.cost_usd);
-        let own = left(self.limits.ticket.max_cost_usd, self.ticket_spent(ticket).cost_usd);
+        let own = left(
+            self.limits.ticket.max_cost_usd,
+            self.ticket_spent(ticket).cost_usd,
+        );
         match (run, own) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -154,7 +162,10 @@ mod tests {
     }
 
     fn spent(cost: f64, tokens: u64) -> Spent {
-        Spent { cost_usd: cost, tokens }
+        Spent {
+            cost_usd: cost,
+            tokens,
+        }
     }
 
     #[test]
@@ -172,14 +183,23 @@ mod tests {
         assert!(f.message.contains("$4.50 of $4.00"), "{}", f.message);
         assert_eq!(b.admit("T2"), Admission::Start);
         b.record("T2", spent(0.0, 1000));
-        assert!(matches!(b.admit("T2"), Admission::TicketExhausted(_)), "tokens count too");
+        assert!(
+            matches!(b.admit("T2"), Admission::TicketExhausted(_)),
+            "tokens count too"
+        );
     }
 
     #[test]
     fn run_ceiling_stops_everything_and_resume_continues() {
-        let used = [("T1".to_string(), spent(3.9, 0)), ("T2".to_string(), spent(3.9, 0))];
+        let used = [
+            ("T1".to_string(), spent(3.9, 0)),
+            ("T2".to_string(), spent(3.9, 0)),
+        ];
         let mut b = BudgetTracker::resume(&limits(), used);
-        assert!((b.remaining_usd("T3").unwrap() - 2.2).abs() < 1e-9, "the run's rest is smaller");
+        assert!(
+            (b.remaining_usd("T3").unwrap() - 2.2).abs() < 1e-9,
+            "the run's rest is smaller"
+        );
         b.record("T3", spent(2.5, 0));
         let Admission::RunExhausted(why) = b.admit("T4") else {
             panic!("the run is over its budget")
@@ -193,7 +213,10 @@ mod tests {
         };
         let b = BudgetTracker::resume(&raised, [("T1".to_string(), b.run_spent())]);
         assert_eq!(b.admit("T4"), Admission::Start);
-        assert_eq!(BudgetTracker::new(&BudgetSettings::default()).remaining_usd("T"), None);
+        assert_eq!(
+            BudgetTracker::new(&BudgetSettings::default()).remaining_usd("T"),
+            None
+        );
     }
 
     #[test]

@@ -112,7 +112,11 @@ impl Executor for LocalExecutor {
             model: input.model.clone(),
             // The agent CLI's own state directory for this slot, so parallel
             // attempts never share session files.
-            env: crate::agent::prepare_home(&self.repo.state_dir(), &Self::slot(lane), self.agent.as_ref())?,
+            env: crate::agent::prepare_home(
+                &self.repo.state_dir(),
+                &Self::slot(lane),
+                self.agent.as_ref(),
+            )?,
         };
         progress("agent")?;
         let report = self.agent.attempt(&ctx, cancel)?;

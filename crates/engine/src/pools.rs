@@ -110,9 +110,7 @@ impl PoolPauses {
 /// The backoff of the `strikes`-th pause in a row.
 pub fn backoff(strikes: u32) -> Duration {
     let factor = 1u64 << strikes.saturating_sub(1).min(16);
-    FIRST_BACKOFF
-        .saturating_mul(factor as u32)
-        .min(MAX_BACKOFF)
+    FIRST_BACKOFF.saturating_mul(factor as u32).min(MAX_BACKOFF)
 }
 
 /// The model chosen for one attempt.
@@ -166,9 +164,18 @@ pub fn choose(ticket: &Ticket, routing: &Routing, pauses: &mut PoolPauses, now: 
 }
 
 fn pick(candidates: Vec<(String, Option<String>)>, pauses: &mut PoolPauses, now: u64) -> Choice {
-    let admission = |p: &Option<String>| p.as_deref().map_or(Admission::Open, |p| pauses.peek(p, now));
-    let open = candidates.iter().find(|(_, p)| admission(p) == Admission::Open);
-    let chosen = open.or_else(|| candidates.iter().find(|(_, p)| admission(p) == Admission::Probe));
+    let admission = |p: &Option<String>| {
+        p.as_deref()
+            .map_or(Admission::Open, |p| pauses.peek(p, now))
+    };
+    let open = candidates
+        .iter()
+        .find(|(_, p)| admission(p) == Admission::Open);
+    let chosen = open.or_else(|| {
+        candidates
+            .iter()
+            .find(|(_, p)| admission(p) == Admission::Probe)
+    });
     if let Some((model, pool)) = chosen.cloned() {
         let probe = pool
             .as_deref()
@@ -208,7 +215,11 @@ mod tests {
         p.pause("claude", 1000, Some(Duration::from_secs(300)));
         assert_eq!(p.admit("claude", 1299), Admission::Paused { until: 1300 });
         assert_eq!(p.admit("claude", 1300), Admission::Probe);
-        assert_eq!(p.admit("claude", 1301), Admission::Paused { until: 1300 }, "one probe at a time");
+        assert_eq!(
+            p.admit("claude", 1301),
+            Admission::Paused { until: 1300 },
+            "one probe at a time"
+        );
         assert_eq!(p.admit("gemini-pro", 1301), Admission::Open);
         // The probe is limited again: a longer backoff when no reset is given.
         p.pause("claude", 1400, None);
@@ -241,13 +252,25 @@ mod tests {
         );
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
         let moved = choose(&frontier, &routing, &mut p, 10);
-        assert!(matches!(&moved, Choice::Model { model, probe: false, .. } if model == "claude-sonnet-4-6"), "{moved:?}");
+        assert!(
+            matches!(&moved, Choice::Model { model, probe: false, .. } if model == "claude-sonnet-4-6"),
+            "{moved:?}"
+        );
         // Only gemini may serve a cheap ticket: it waits, then probes once.
         p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
         let cheap = ticket(Some("cheap"), Some("gemini"), None);
-        assert_eq!(choose(&cheap, &routing, &mut p, 50), Choice::Wait { until: 100 });
-        assert!(matches!(choose(&cheap, &routing, &mut p, 100), Choice::Model { probe: true, .. }));
-        assert_eq!(choose(&cheap, &routing, &mut p, 101), Choice::Wait { until: 100 });
+        assert_eq!(
+            choose(&cheap, &routing, &mut p, 50),
+            Choice::Wait { until: 100 }
+        );
+        assert!(matches!(
+            choose(&cheap, &routing, &mut p, 100),
+            Choice::Model { probe: true, .. }
+        ));
+        assert_eq!(
+            choose(&cheap, &routing, &mut p, 101),
+            Choice::Wait { until: 100 }
+        );
     }
 
     #[test]
@@ -257,11 +280,21 @@ mod tests {
         let own = ticket(None, None, Some("my-local-model"));
         assert_eq!(
             choose(&own, &routing, &mut p, 0),
-            Choice::Model { model: "my-local-model".into(), pool: None, probe: false }
+            Choice::Model {
+                model: "my-local-model".into(),
+                pool: None,
+                probe: false
+            }
         );
         p.pause("claude", 0, Some(Duration::from_secs(60)));
         let pinned = ticket(Some("cheap"), None, Some("claude-opus-4-6-thinking"));
-        assert_eq!(choose(&pinned, &routing, &mut p, 1), Choice::Wait { until: 60 });
-        assert_eq!(choose(&ticket(None, None, None), &routing, &mut p, 1), Choice::CliDefault);
+        assert_eq!(
+            choose(&pinned, &routing, &mut p, 1),
+            Choice::Wait { until: 60 }
+        );
+        assert_eq!(
+            choose(&ticket(None, None, None), &routing, &mut p, 1),
+            Choice::CliDefault
+        );
     }
 }

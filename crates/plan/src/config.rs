@@ -195,6 +195,7 @@ const DEFAULT_PRICES: &[(&str, f64, f64, f64, f64)] = &[
     ("gemini-3-flash", 0.50, 3.0, 0.05, 0.50),
     ("gemini-2.5-pro", 1.25, 10.0, 0.125, 1.25),
     ("gemini-2.5-flash", 0.30, 2.50, 0.03, 0.30),
+    ("gemini-2.5-flash-lite", 0.10, 0.40, 0.01, 0.10),
 ];
 
 fn default_prices() -> BTreeMap<String, Price> {
@@ -468,13 +469,19 @@ mod tests {
         .unwrap();
         let mine = c.prices.find("my-model").unwrap();
         assert_eq!(mine.cost(1_000_000, 1_000_000, 1_000_000, 0), 4.0);
-        assert_eq!(c.prices.find("claude-sonnet-4-6-20260217").unwrap().input, 4.0);
+        assert_eq!(
+            c.prices.find("claude-sonnet-4-6-20260217").unwrap().input,
+            4.0
+        );
         let flash = c.prices.find("gemini-3-flash-preview").unwrap();
         assert_eq!(flash.cost(2_000_000, 0, 0, 0), 1.0);
         assert!(c.prices.find("gpt-5.4-mini").unwrap().input < 1.0);
         assert!(c.prices.find("unknown").is_none());
         assert_eq!(c.prices.find("openai/gpt-5.4").unwrap().input, 2.5);
-        assert!(Config::parse("[prices.m]\ninput=1\n").is_err(), "output is required");
+        assert!(
+            Config::parse("[prices.m]\ninput=1\n").is_err(),
+            "output is required"
+        );
     }
 
     #[test]

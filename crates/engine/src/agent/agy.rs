@@ -80,7 +80,12 @@ impl StreamParser for AgyParser {
     fn line(&mut self, line: &str) {
         let Some(v) = json_line(line) else { return };
         let p = &mut self.parsed;
-        for key in ["session_id", "sessionId", "conversation_id", "conversationId"] {
+        for key in [
+            "session_id",
+            "sessionId",
+            "conversation_id",
+            "conversationId",
+        ] {
             if let Some(id) = v.get(key).and_then(Value::as_str) {
                 p.session_id = Some(id.to_string());
             }
@@ -88,7 +93,10 @@ impl StreamParser for AgyParser {
         if let Some(model) = v.get("model").and_then(Value::as_str) {
             p.model = Some(model.to_string());
         }
-        let kind = v.get("type").or_else(|| v.get("event")).and_then(Value::as_str);
+        let kind = v
+            .get("type")
+            .or_else(|| v.get("event"))
+            .and_then(Value::as_str);
         match kind {
             Some("result") => self.result(&v),
             Some("error") => {
@@ -155,14 +163,40 @@ fn first(v: &Value, keys: &[&str]) -> Option<u64> {
 /// Names vary; like Gemini CLI's stream stats, `input_tokens` includes the
 /// cached input and `input` (when present) is the part that was not cached.
 fn usage(t: &Value) -> Usage {
-    let cached = first(t, &["cached", "cached_input_tokens", "cachedTokens", "cache_read_tokens"])
-        .unwrap_or(0);
-    let total_in = first(t, &["input_tokens", "inputTokens", "prompt_tokens", "promptTokens", "prompt"]);
+    let cached = first(
+        t,
+        &[
+            "cached",
+            "cached_input_tokens",
+            "cachedTokens",
+            "cache_read_tokens",
+        ],
+    )
+    .unwrap_or(0);
+    let total_in = first(
+        t,
+        &[
+            "input_tokens",
+            "inputTokens",
+            "prompt_tokens",
+            "promptTokens",
+            "prompt",
+        ],
+    );
     let fresh = first(t, &["input"]).or_else(|| total_in.map(|i| i.saturating_sub(cached)));
-    let output = first(t, &["output_tokens", "outputTokens", "candidates", "completion_tokens"]);
+    let output = first(
+        t,
+        &[
+            "output_tokens",
+            "outputTokens",
+            "candidates",
+            "completion_tokens",
+        ],
+    );
     Usage {
         input_tokens: fresh.unwrap_or(0),
-        output_tokens: output.unwrap_or(0) + first(t, &["thoughts", "reasoning_tokens"]).unwrap_or(0),
+        output_tokens: output.unwrap_or(0)
+            + first(t, &["thoughts", "reasoning_tokens"]).unwrap_or(0),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
     }
@@ -177,7 +211,13 @@ mod tests {
         for l in lines {
             p.line(l);
         }
-        p.finish("", Now { unix: 0, utc_offset: 0 })
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
     }
 
     #[test]
@@ -190,13 +230,18 @@ mod tests {
         assert!(p.complete && p.failure.is_none());
         assert_eq!(p.final_message.as_deref(), Some("Done."));
         let u = p.usage.unwrap();
-        assert_eq!((u.input_tokens, u.cache_read_tokens, u.output_tokens), (70, 30, 7));
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (70, 30, 7)
+        );
         assert_eq!(p.session_id.as_deref(), Some("a1"));
     }
 
     #[test]
     fn error_status_and_quota() {
-        let p = parse(&[r#"{"type":"result","status":"ERROR","error":{"message":"RESOURCE_EXHAUSTED: quota exceeded"}}"#]);
+        let p = parse(&[
+            r#"{"type":"result","status":"ERROR","error":{"message":"RESOURCE_EXHAUSTED: quota exceeded"}}"#,
+        ]);
         assert!(p.failure.is_some() && p.limit.is_some());
         let plain = parse(&[r#"{"status":"failed","error":"no workspace"}"#]);
         assert_eq!(plain.failure.as_deref(), Some("no workspace"));

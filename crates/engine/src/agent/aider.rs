@@ -43,14 +43,17 @@ impl Cli for Aider {
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let beside_log = |suffix: &str| {
-            let name = ctx.log.file_name().map_or_else(
-                || "agent.log".into(),
-                |n| n.to_string_lossy().into_owned(),
-            );
+            let name = ctx
+                .log
+                .file_name()
+                .map_or_else(|| "agent.log".into(), |n| n.to_string_lossy().into_owned());
             let dir = ctx.log.parent().unwrap_or(Path::new("."));
             dir.join(format!("{name}.{suffix}")).display().to_string()
         };
-        let mut args = vec!["--message-file".to_string(), ctx.prompt_file.display().to_string()];
+        let mut args = vec![
+            "--message-file".to_string(),
+            ctx.prompt_file.display().to_string(),
+        ];
         args.extend(
             [
                 "--yes-always",
@@ -66,8 +69,14 @@ impl Cli for Aider {
             ]
             .map(String::from),
         );
-        args.extend(["--chat-history-file".to_string(), beside_log("aider.chat.md")]);
-        args.extend(["--input-history-file".to_string(), beside_log("aider.input")]);
+        args.extend([
+            "--chat-history-file".to_string(),
+            beside_log("aider.chat.md"),
+        ]);
+        args.extend([
+            "--input-history-file".to_string(),
+            beside_log("aider.input"),
+        ]);
         if let Some(model) = run.model {
             args.extend(["--model".to_string(), model.to_string()]);
         }
@@ -133,10 +142,14 @@ impl StreamParser for AiderParser {
             .answer
             .take()
             .or_else(|| (!last.trim().is_empty()).then(|| last.trim().to_string()));
-        let limit = self.error.as_deref().filter(|e| limits::is_limit_text(e)).map(|e| Limit {
-            retry_after: limits::retry_after(e, now),
-            reason: e.to_string(),
-        });
+        let limit = self
+            .error
+            .as_deref()
+            .filter(|e| limits::is_limit_text(e))
+            .map(|e| Limit {
+                retry_after: limits::retry_after(e, now),
+                reason: e.to_string(),
+            });
         Parsed {
             final_message,
             model: self.model.take(),
@@ -226,7 +239,13 @@ mod tests {
         for l in text.lines() {
             p.line(l);
         }
-        p.finish("", Now { unix: 0, utc_offset: 0 })
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
     }
 
     #[test]
@@ -236,16 +255,23 @@ mod tests {
         );
         let u = p.usage.unwrap();
         assert_eq!(u.input_tokens, 12_000 - 1_200 - 3_400 + 1_000);
-        assert_eq!((u.output_tokens, u.cache_read_tokens, u.cache_write_tokens), (466, 3_400, 1_200));
+        assert_eq!(
+            (u.output_tokens, u.cache_read_tokens, u.cache_write_tokens),
+            (466, 3_400, 1_200)
+        );
         assert_eq!(p.cost_usd, Some(0.13));
         assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-6"));
-        assert_eq!(p.final_message.as_deref(), Some("Applied edit to a.py\nDone, all tests pass."));
+        assert_eq!(
+            p.final_message.as_deref(),
+            Some("Applied edit to a.py\nDone, all tests pass.")
+        );
         assert!(p.failure.is_none() && p.complete);
     }
 
     #[test]
     fn errors_decide_because_the_exit_code_does_not() {
-        let limited = parse("The API provider has rate limited you. Try again later or check your quotas.\n");
+        let limited =
+            parse("The API provider has rate limited you. Try again later or check your quotas.\n");
         assert!(limited.failure.is_some() && limited.limit.is_some());
         let recovered = parse("litellm.APIConnectionError: reset\nRetrying in 0.2 seconds...\nTokens: 5 sent, 5 received.\n");
         assert!(recovered.failure.is_none() && recovered.limit.is_none());

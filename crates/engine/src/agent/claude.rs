@@ -231,7 +231,15 @@ mod tests {
         assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-6"));
         assert_eq!(p.cost_usd, Some(0.0123));
         let u = p.usage.unwrap();
-        assert_eq!((u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens), (10, 20, 40, 30));
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens
+            ),
+            (10, 20, 40, 30)
+        );
     }
 
     #[test]

@@ -216,10 +216,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             argv: self.argv(ctx),
             cwd: ctx.worktree.clone(),
             env,
-            stdin: self
-                .cli
-                .prompt_on_stdin()
-                .then(|| ctx.prompt_file.clone()),
+            stdin: self.cli.prompt_on_stdin().then(|| ctx.prompt_file.clone()),
             timeout: ctx.timeout,
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
@@ -266,11 +263,11 @@ pub fn decide(done: &Finished, parsed: &Parsed, now: Now) -> AgentOutcome {
         _ => {}
     }
     let failed = !done.success() || parsed.failure.is_some();
-    if let Some(limit) = parsed
-        .limit
-        .clone()
-        .or_else(|| failed.then(|| limit_in_text(parsed, &done.output_tail, now)).flatten())
-    {
+    if let Some(limit) = parsed.limit.clone().or_else(|| {
+        failed
+            .then(|| limit_in_text(parsed, &done.output_tail, now))
+            .flatten()
+    }) {
         return AgentOutcome::Unavailable {
             retry_after: limit.retry_after,
             reason: limit.reason,
@@ -487,7 +484,10 @@ mod tests {
             complete: true,
             ..Parsed::default()
         };
-        assert_eq!(decide(&done(Exit::Code(0), ""), &ok, NOW), AgentOutcome::Finished);
+        assert_eq!(
+            decide(&done(Exit::Code(0), ""), &ok, NOW),
+            AgentOutcome::Finished
+        );
         assert_eq!(
             decide(&done(Exit::TimedOut, "quota"), &ok, NOW),
             AgentOutcome::TimedOut
@@ -500,19 +500,27 @@ mod tests {
             decide(&done(Exit::Code(0), ""), &blocked, NOW),
             AgentOutcome::Blocked("no spec".into())
         );
-        let quota = done(Exit::Code(1), "work\nError: You have exhausted your daily quota. Please retry in 30s.");
+        let quota = done(
+            Exit::Code(1),
+            "work\nError: You have exhausted your daily quota. Please retry in 30s.",
+        );
         assert_eq!(
             decide(&quota, &Parsed::default(), NOW),
             AgentOutcome::Unavailable {
                 retry_after: Some(Duration::from_secs(30)),
-                reason: "work\nError: You have exhausted your daily quota. Please retry in 30s.".into()
+                reason: "work\nError: You have exhausted your daily quota. Please retry in 30s."
+                    .into()
             }
         );
-        let AgentOutcome::Failed(why) = decide(&done(Exit::Code(2), "boom"), &Parsed::default(), NOW)
+        let AgentOutcome::Failed(why) =
+            decide(&done(Exit::Code(2), "boom"), &Parsed::default(), NOW)
         else {
             panic!("a non-zero exit fails");
         };
-        assert!(why.contains("exit code 2") && why.contains("ended before") && why.contains("boom"), "{why}");
+        assert!(
+            why.contains("exit code 2") && why.contains("ended before") && why.contains("boom"),
+            "{why}"
+        );
         // Success exit, quota words in the work: not a limit.
         assert_eq!(
             decide(&done(Exit::Code(0), "added a quota check"), &ok, NOW),
@@ -558,17 +566,37 @@ mod tests {
         let layout = StateLayout {
             vars: vec![("TOOL_HOME", ""), ("TOOL_DATA", "data")],
             seeds: vec![
-                Seed { from: user.join("auth.json"), to: "auth.json", link: true },
-                Seed { from: user.join("config.toml"), to: "config.toml", link: false },
-                Seed { from: user.join("missing"), to: "missing", link: true },
+                Seed {
+                    from: user.join("auth.json"),
+                    to: "auth.json",
+                    link: true,
+                },
+                Seed {
+                    from: user.join("config.toml"),
+                    to: "config.toml",
+                    link: false,
+                },
+                Seed {
+                    from: user.join("missing"),
+                    to: "missing",
+                    link: true,
+                },
             ],
         };
         let home = tmp.path().join("homes/slot-1/tool");
         let vars = prepare_state(&home, &layout).unwrap();
         assert_eq!(vars[0], ("TOOL_HOME".into(), home.display().to_string()));
         assert!(home.join("data").is_dir());
-        assert_eq!(std::fs::read_link(home.join("auth.json")).unwrap(), user.join("auth.json"));
-        assert!(!home.join("config.toml").symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(
+            std::fs::read_link(home.join("auth.json")).unwrap(),
+            user.join("auth.json")
+        );
+        assert!(!home
+            .join("config.toml")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert!(!home.join("missing").exists());
         // Again: idempotent.
         assert_eq!(prepare_state(&home, &layout).unwrap(), vars);
@@ -581,7 +609,13 @@ mod tests {
             "CODEX_HOME" => Some("/elsewhere".to_string()),
             _ => None,
         };
-        assert_eq!(user_dir(&env, "CODEX_HOME", ".codex"), PathBuf::from("/elsewhere"));
-        assert_eq!(user_dir(&env, "CLAUDE_CONFIG_DIR", ".claude"), PathBuf::from("/home/u/.claude"));
+        assert_eq!(
+            user_dir(&env, "CODEX_HOME", ".codex"),
+            PathBuf::from("/elsewhere")
+        );
+        assert_eq!(
+            user_dir(&env, "CLAUDE_CONFIG_DIR", ".claude"),
+            PathBuf::from("/home/u/.claude")
+        );
     }
 }

@@ -96,9 +96,10 @@ mod tests {
 
     #[test]
     fn placeholders_fill_each_argument() {
-        let agent =
-            CmdAgent::new("run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt} -m={model}")
-                .unwrap();
+        let agent = CmdAgent::new(
+            "run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt} -m={model}",
+        )
+        .unwrap();
         let ctx = AttemptContext {
             ticket: "T1".into(),
             attempt: 2,
@@ -111,7 +112,15 @@ mod tests {
         };
         assert_eq!(
             agent.argv(&ctx),
-            ["run-agent", "--in", "/w t", "-p", "/p.md", "T1-2", "-m=gpt-5.4"]
+            [
+                "run-agent",
+                "--in",
+                "/w t",
+                "-p",
+                "/p.md",
+                "T1-2",
+                "-m=gpt-5.4"
+            ]
         );
         assert!(CmdAgent::new("a 'b").is_err());
         assert_eq!(

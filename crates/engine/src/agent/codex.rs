@@ -147,7 +147,13 @@ mod tests {
         for l in lines {
             p.line(l);
         }
-        p.finish("", Now { unix: 0, utc_offset: 0 })
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
     }
 
     #[test]
@@ -159,7 +165,10 @@ mod tests {
             r#"{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":200,"output_tokens":50}}"#,
         ]);
         let u = p.usage.unwrap();
-        assert_eq!((u.input_tokens, u.cache_read_tokens, u.output_tokens), (100, 200, 50));
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (100, 200, 50)
+        );
         assert_eq!(p.session_id.as_deref(), Some("th_1"));
         assert_eq!(p.final_message.as_deref(), Some("All done."));
         assert!(p.complete && p.failure.is_none());
@@ -172,12 +181,16 @@ mod tests {
             r#"{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}"#,
         ]);
         assert!(retried.failure.is_none());
-        let failed = parse(&[r#"{"type":"turn.failed","error":{"message":"You've hit your usage limit. Try again at 3:05 PM."}}"#]);
+        let failed = parse(&[
+            r#"{"type":"turn.failed","error":{"message":"You've hit your usage limit. Try again at 3:05 PM."}}"#,
+        ]);
         assert_eq!(
             failed.failure.as_deref(),
             Some("You've hit your usage limit. Try again at 3:05 PM.")
         );
-        let odd = parse(&[r#"{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":9}}"#]);
+        let odd = parse(&[
+            r#"{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":9}}"#,
+        ]);
         assert_eq!(odd.usage.unwrap().input_tokens, 0, "no underflow");
     }
 }

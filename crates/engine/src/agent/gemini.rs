@@ -121,7 +121,10 @@ impl StreamParser for GeminiParser {
             let message = text(e, "message").unwrap_or_else(|| e.to_string());
             let kind = text(e, "type").unwrap_or_default();
             let code = e.get("code").map(|c| c.to_string()).unwrap_or_default();
-            if kind.contains("Quota") || code.trim_matches('"') == "429" || limits::is_limit_error(&message) {
+            if kind.contains("Quota")
+                || code.trim_matches('"') == "429"
+                || limits::is_limit_error(&message)
+            {
                 p.limit = Some(Limit {
                     retry_after: limits::retry_after(&message, now),
                     reason: message.clone(),
@@ -185,7 +188,13 @@ mod tests {
         for l in stdout.lines() {
             p.line(l);
         }
-        p.finish(tail, Now { unix: 0, utc_offset: 0 })
+        p.finish(
+            tail,
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
     }
 
     #[test]
@@ -197,7 +206,10 @@ mod tests {
         assert_eq!(p.session_id.as_deref(), Some("g1"));
         assert_eq!(p.model.as_deref(), Some("gemini-3-flash"));
         let u = p.usage.unwrap();
-        assert_eq!((u.input_tokens, u.cache_read_tokens, u.output_tokens), (410, 600, 105));
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (410, 600, 105)
+        );
         assert_eq!(p.per_model.len(), 2);
     }
 
@@ -205,7 +217,10 @@ mod tests {
     fn quota_error_on_stderr() {
         let tail = "{\n  \"error\": {\n    \"type\": \"TerminalQuotaError\",\n    \"message\": \"You have exhausted your daily quota on this model. Your quota will reset after 2h.\",\n    \"code\": 429\n  }\n}\n";
         let p = parse("", tail);
-        assert_eq!(p.limit.unwrap().retry_after, Some(Duration::from_secs(7200)));
+        assert_eq!(
+            p.limit.unwrap().retry_after,
+            Some(Duration::from_secs(7200))
+        );
         assert!(p.failure.is_some());
         let garbage = parse("{\n  \"response\": \"cut", "Error: boom");
         assert_eq!(garbage, Parsed::default());

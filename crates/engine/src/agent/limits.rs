@@ -281,7 +281,9 @@ fn clock(text: &str) -> Option<(i64, &str)> {
     let mut secs = h as i64 * 3600;
     let mut minutes = false;
     while let Some(tail) = rest.strip_prefix(':') {
-        let digits = tail.get(..2).filter(|d| d.bytes().all(|b| b.is_ascii_digit()))?;
+        let digits = tail
+            .get(..2)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))?;
         let scale = if minutes { 1 } else { 60 };
         secs += digits.parse::<i64>().ok()? * scale;
         minutes = true;
@@ -340,7 +342,10 @@ mod tests {
     #[test]
     fn clock_times_and_instants() {
         // 13:00 local is 12:00Z: now. 3:05 PM local is 2h05m away.
-        assert_eq!(secs("You've hit your usage limit. Try again at 3:05 PM."), Some(7500));
+        assert_eq!(
+            secs("You've hit your usage limit. Try again at 3:05 PM."),
+            Some(7500)
+        );
         // 11 AM local has passed: tomorrow.
         assert_eq!(secs("try again at 11:00 AM"), Some(22 * 3600));
         assert_eq!(secs("resets 8pm (UTC)"), Some(8 * 3600));
@@ -351,12 +356,18 @@ mod tests {
         assert_eq!(secs("resets at 2026-11-30T14:00:00Z"), Some(7200));
         assert_eq!(secs("resets at 2026-11-30T15:00:00+02:00"), Some(3600));
         assert_eq!(secs("Claude AI usage limit reached|1796043600"), Some(3600));
-        assert_eq!(secs("resets at 2020-01-01T00:00:00Z"), Some(0), "a past instant");
+        assert_eq!(
+            secs("resets at 2020-01-01T00:00:00Z"),
+            Some(0),
+            "a past instant"
+        );
     }
 
     #[test]
     fn detection_is_by_phrase_and_429_only_in_errors() {
-        assert!(is_limit_text("RESOURCE_EXHAUSTED: You have exhausted your daily quota"));
+        assert!(is_limit_text(
+            "RESOURCE_EXHAUSTED: You have exhausted your daily quota"
+        ));
         assert!(is_limit_text("The API provider has rate limited you."));
         assert!(!is_limit_text("error at line 429"));
         assert!(is_limit_error("API Error: 429 Too Many"));
@@ -367,9 +378,19 @@ mod tests {
 
     #[test]
     fn junk_never_panics() {
-        for junk in ["try again at ", "retry in .", "resets 99:99", "resets é", "reset at 2026-"] {
+        for junk in [
+            "try again at ",
+            "retry in .",
+            "resets 99:99",
+            "resets é",
+            "reset at 2026-",
+        ] {
             let _ = retry_after(junk, NOW);
         }
-        assert_eq!(until(1_796_043_600_000, NOW).as_secs(), 3600, "milliseconds");
+        assert_eq!(
+            until(1_796_043_600_000, NOW).as_secs(),
+            3600,
+            "milliseconds"
+        );
     }
 }

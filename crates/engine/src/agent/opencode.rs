@@ -36,7 +36,9 @@ impl Cli for Opencode {
     }
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
-        let mut args: Vec<String> = ["run", "--format", "json", "--dir"].map(String::from).to_vec();
+        let mut args: Vec<String> = ["run", "--format", "json", "--dir"]
+            .map(String::from)
+            .to_vec();
         args.push(ctx.worktree.display().to_string());
         if let Some(model) = run.model {
             args.extend(["-m".to_string(), with_provider(model)]);
@@ -74,13 +76,18 @@ pub fn with_provider(model: &str) -> String {
     if model.contains('/') {
         return model.to_string();
     }
-    let provider = [("claude", "anthropic"), ("gpt", "openai"), ("o", "openai"), ("gemini", "google")]
-        .iter()
-        .find(|(prefix, _)| {
-            model.starts_with(prefix)
-                && model[prefix.len()..].starts_with(|c: char| c == '-' || c.is_ascii_digit())
-        })
-        .map(|(_, p)| *p);
+    let provider = [
+        ("claude", "anthropic"),
+        ("gpt", "openai"),
+        ("o", "openai"),
+        ("gemini", "google"),
+    ]
+    .iter()
+    .find(|(prefix, _)| {
+        model.starts_with(prefix)
+            && model[prefix.len()..].starts_with(|c: char| c == '-' || c.is_ascii_digit())
+    })
+    .map(|(_, p)| *p);
     match provider {
         Some(p) => format!("{p}/{model}"),
         None => model.to_string(),
@@ -145,7 +152,11 @@ impl OpencodeParser {
         let mut total = self.parsed.usage.unwrap_or_default();
         total += step;
         self.parsed.usage = Some(total);
-        if let Some(c) = part.get("cost").and_then(Value::as_f64).filter(|c| c.is_finite()) {
+        if let Some(c) = part
+            .get("cost")
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite())
+        {
             self.cost += c.max(0.0);
         }
         if part.get("reason").and_then(Value::as_str) == Some("stop") {
@@ -156,7 +167,10 @@ impl OpencodeParser {
     fn error(&mut self, v: &Value) {
         let e = v.get("error").unwrap_or(&Value::Null);
         let data = e.get("data").unwrap_or(&Value::Null);
-        self.status = data.get("statusCode").and_then(Value::as_u64).or(self.status);
+        self.status = data
+            .get("statusCode")
+            .and_then(Value::as_u64)
+            .or(self.status);
         let message = text(data, "message")
             .or_else(|| text(e, "name"))
             .unwrap_or_else(|| "opencode reported an error".into());
@@ -173,7 +187,13 @@ mod tests {
         for l in lines {
             p.line(l);
         }
-        p.finish("", Now { unix: 0, utc_offset: 0 })
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
     }
 
     #[test]
@@ -185,7 +205,15 @@ mod tests {
             r#"{"type":"step_finish","timestamp":4,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","cost":0.02,"tokens":{"input":10,"output":1,"reasoning":0,"cache":{"read":100,"write":0}}}}"#,
         ]);
         let u = p.usage.unwrap();
-        assert_eq!((u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens), (110, 16, 150, 20));
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens
+            ),
+            (110, 16, 150, 20)
+        );
         assert!((p.cost_usd.unwrap() - 0.03).abs() < 1e-9);
         assert_eq!(p.session_id.as_deref(), Some("ses_1"));
         assert_eq!(p.final_message.as_deref(), Some("Done."));
@@ -194,9 +222,14 @@ mod tests {
 
     #[test]
     fn errors_and_providers() {
-        let p = parse(&[r#"{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#]);
+        let p = parse(&[
+            r#"{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#,
+        ]);
         assert!(p.limit.is_some() && p.failure.is_some());
-        assert_eq!(with_provider("claude-sonnet-4-6"), "anthropic/claude-sonnet-4-6");
+        assert_eq!(
+            with_provider("claude-sonnet-4-6"),
+            "anthropic/claude-sonnet-4-6"
+        );
         assert_eq!(with_provider("gpt-5.4"), "openai/gpt-5.4");
         assert_eq!(with_provider("o3"), "openai/o3");
         assert_eq!(with_provider("gemini-3-flash"), "google/gemini-3-flash");
