@@ -1,7 +1,9 @@
 //! Antigravity CLI (`agy`), headless:
 //!
-//!     agy --print=PROMPT --output-format stream-json --print-timeout 1800s
-//!       --dangerously-skip-permissions [--model M]
+//! ```text
+//! agy --print=PROMPT --output-format stream-json --print-timeout 1800s
+//!   --dangerously-skip-permissions [--model M]
+//! ```
 //!
 //! run in the workspace. `--print` takes the prompt itself (no standard
 //! input); a charter too long for one argument is replaced by a sentence

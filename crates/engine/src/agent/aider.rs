@@ -1,10 +1,12 @@
 //! aider, headless:
 //!
-//!     aider --message-file PROMPT --yes-always --no-auto-commits
-//!       --no-dirty-commits --no-gitignore --no-stream --no-pretty
-//!       --no-check-update --no-show-release-notes --analytics-disable
-//!       --no-suggest-shell-commands --chat-history-file LOG.aider.chat.md
-//!       --input-history-file LOG.aider.input [--model M]
+//! ```text
+//! aider --message-file PROMPT --yes-always --no-auto-commits
+//!   --no-dirty-commits --no-gitignore --no-stream --no-pretty
+//!   --no-check-update --no-show-release-notes --analytics-disable
+//!   --no-suggest-shell-commands --chat-history-file LOG.aider.chat.md
+//!   --input-history-file LOG.aider.input [--model M]
+//! ```
 //!
 //! `--yes-always` answers its questions (add a file to the chat, create a
 //! file); it suggests no shell commands, so it runs none; it commits

@@ -1,9 +1,11 @@
 //! Claude Code (`claude`), headless:
 //!
-//!     claude -p --output-format stream-json --verbose
-//!       --permission-mode acceptEdits
-//!       --allowedTools Read,Edit,MultiEdit,Write,Glob,Grep,LS,Bash,TodoWrite
-//!       [--model M] [--max-budget-usd B] < prompt
+//! ```text
+//! claude -p --output-format stream-json --verbose
+//!   --permission-mode acceptEdits
+//!   --allowedTools Read,Edit,MultiEdit,Write,Glob,Grep,LS,Bash,TodoWrite
+//!   [--model M] [--max-budget-usd B] < prompt
+//! ```
 //!
 //! `acceptEdits` accepts file edits inside the working directory without a
 //! prompt; the listed tools run without one; anything else (web access, MCP

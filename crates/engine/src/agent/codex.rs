@@ -1,7 +1,9 @@
 //! OpenAI Codex CLI (`codex exec`), headless:
 //!
-//!     codex exec --json --sandbox workspace-write --skip-git-repo-check
-//!       --color never -C WORKTREE [-m M] - < prompt
+//! ```text
+//! codex exec --json --sandbox workspace-write --skip-git-repo-check
+//!   --color never -C WORKTREE [-m M] - < prompt
+//! ```
 //!
 //! `exec` never asks for approval; `--sandbox workspace-write` lets the
 //! agent's commands write only inside the workspace (and temporary dirs)

@@ -1,8 +1,10 @@
 //! Gemini CLI (`gemini`), headless:
 //!
-//!     GEMINI_CLI_TRUST_WORKSPACE=true \
-//!     gemini --output-format json --approval-mode yolo [-m M] \
-//!       -p "Carry out the task given above." < prompt
+//! ```text
+//! GEMINI_CLI_TRUST_WORKSPACE=true \
+//! gemini --output-format json --approval-mode yolo [-m M] \
+//!   -p "Carry out the task given above." < prompt
+//! ```
 //!
 //! `-p` is appended to what comes on standard input, so the charter needs
 //! no command-line length limit. `yolo` approves every tool call (headless

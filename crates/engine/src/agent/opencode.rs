@@ -1,6 +1,8 @@
 //! opencode (`opencode run`), headless:
 //!
-//!     opencode run --format json --dir WORKTREE [-m PROVIDER/MODEL] < prompt
+//! ```text
+//! opencode run --format json --dir WORKTREE [-m PROVIDER/MODEL] < prompt
+//! ```
 //!
 //! Without `--auto`, `run` rejects every permission request (a question,
 //! a path outside the project), so the agent stays in the workspace with
