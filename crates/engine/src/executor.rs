@@ -122,10 +122,31 @@ impl LocalExecutor {
             .map_err(|e| EngineError::io(&prompt_file, e))?;
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);
+        let mut confine = self.workspaces.confine(slot, &tmp);
+        let mut env = vec![
+            ("TMPDIR".into(), tmp.display().to_string()),
+            // The agent's git stops at its workspace: with a broken
+            // `.git` it must not find the user's repository above.
+            (
+                "GIT_CEILING_DIRECTORIES".into(),
+                ceiling.display().to_string(),
+            ),
+        ];
+        // The agent CLI's own state directory for this slot, so parallel
+        // attempts never share session files; the agent may write there.
+        let homes = self.repo.state_dir().join("homes").join(slot);
+        env.extend(crate::agent::prepare_home(
+            &self.repo.state_dir(),
+            slot,
+            self.agent.as_ref(),
+        )?);
+        if homes.is_dir() {
+            confine.allow_write(homes);
+        }
         Ok(AttemptContext {
             ticket: input.ticket.clone(),
             attempt: input.attempt,
-            confine: Some(self.workspaces.confine(slot, &tmp)),
+            confine: Some(confine),
             worktree: dir,
             prompt_file,
             log: input
@@ -133,15 +154,7 @@ impl LocalExecutor {
                 .join(format!("attempt-{}.agent.log", input.attempt)),
             timeout: input.agent_timeout,
             model: input.model.clone(),
-            env: vec![
-                ("TMPDIR".into(), tmp.display().to_string()),
-                // The agent's git stops at its workspace: with a broken
-                // `.git` it must not find the user's repository above.
-                (
-                    "GIT_CEILING_DIRECTORIES".into(),
-                    ceiling.display().to_string(),
-                ),
-            ],
+            env,
             log_limit: self.log_limit,
         })
     }

@@ -35,11 +35,13 @@ pub enum FailureKind {
     /// A counterfactual could not be judged (its baseline failed, its
     /// mutation did not apply).
     CounterfactualError,
+    /// The ticket used up its `[budget.ticket]` cost or tokens.
+    Budget,
 }
 
 impl FailureKind {
     /// Every kind, for docs and parsing.
-    pub const ALL: [FailureKind; 13] = [
+    pub const ALL: [FailureKind; 14] = [
         FailureKind::EmptyDiff,
         FailureKind::ScopeViolation,
         FailureKind::RailViolation,
@@ -53,6 +55,7 @@ impl FailureKind {
         FailureKind::ReviewInvalid,
         FailureKind::ControlUnpinned,
         FailureKind::CounterfactualError,
+        FailureKind::Budget,
     ];
 
     /// The stored and printed name.
@@ -71,6 +74,7 @@ impl FailureKind {
             FailureKind::ReviewInvalid => "review_invalid",
             FailureKind::ControlUnpinned => "control_unpinned",
             FailureKind::CounterfactualError => "counterfactual_error",
+            FailureKind::Budget => "budget",
         }
     }
 

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod budget;
 pub mod charter;
 pub mod checkout;
 pub mod clock;
@@ -18,6 +19,7 @@ pub mod identity;
 pub mod integrity;
 pub mod lock;
 pub mod merge;
+pub mod pools;
 pub mod preflight;
 pub mod process;
 pub mod repo;

@@ -24,11 +24,11 @@ pub struct EngineArgs {
     /// The repository to work in (default: the plan's `repo`, relative to the plan's folder, else the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// The agent: `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
+    /// The agent: `claude`, `codex`, `gemini`, `agy`, `aider`, `opencode`, `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// The `cmd` agent's command, split into words like a shell does; placeholders
-    /// `{worktree}`, `{prompt_file}`, `{ticket}`, `{attempt}`.
+    /// `{worktree}`, `{prompt_file}`, `{ticket}`, `{attempt}`, `{model}`.
     #[arg(long, value_name = "COMMAND")]
     pub agent_cmd: Option<String>,
     /// A gate for every ticket, e.g. `--gate "cargo test"` (repeatable; added to `[gates] run`).
@@ -151,7 +151,15 @@ pub fn agent_from(
             CliError::usage("no agent given")
                 .hint("pass `--agent cmd --agent-cmd \"PROGRAM ARGS...\"` or `--agent scripted:DIR`, or set `[agent]` in planwright.toml")
         })?;
-    agent::from_name(&name, template.as_deref())
+    let opts = agent::AgentOptions {
+        cmd: template,
+        model: config.agent.model.clone(),
+        args: config.agent.args.clone(),
+        program: config.agent.program.clone(),
+        isolate: config.agent.isolate.unwrap_or(true),
+        prices: config.prices.clone(),
+    };
+    agent::from_options(&name, &opts)
         .map(Arc::from)
         .map_err(|e| CliError::usage(e.to_string()))
 }

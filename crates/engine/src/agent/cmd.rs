@@ -1,13 +1,19 @@
 //! The `cmd` agent: any program, from a template split into words like a
 //! shell splits them (no shell runs), with placeholders per argument.
 
-use super::{blocked_reason, Agent, AgentOutcome, AgentReport, AttemptContext};
+use super::{agent_env, blocked_reason, Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};
 use std::time::Duration;
 
 /// The placeholders a template may use.
-pub const PLACEHOLDERS: [&str; 4] = ["{worktree}", "{prompt_file}", "{ticket}", "{attempt}"];
+pub const PLACEHOLDERS: [&str; 5] = [
+    "{worktree}",
+    "{prompt_file}",
+    "{ticket}",
+    "{attempt}",
+    "{model}",
+];
 
 /// A program run once per attempt.
 pub struct CmdAgent {
@@ -27,7 +33,8 @@ impl CmdAgent {
         Ok(CmdAgent { template: words })
     }
 
-    /// The argv for one attempt.
+    /// The argv for one attempt. `{model}` is the attempt's model, or
+    /// empty when none was chosen.
     pub fn argv(&self, ctx: &AttemptContext) -> Vec<String> {
         self.template
             .iter()
@@ -36,6 +43,7 @@ impl CmdAgent {
                     .replace("{prompt_file}", &ctx.prompt_file.display().to_string())
                     .replace("{ticket}", &ctx.ticket)
                     .replace("{attempt}", &ctx.attempt.to_string())
+                    .replace("{model}", ctx.model.as_deref().unwrap_or(""))
             })
             .collect()
     }
@@ -51,14 +59,7 @@ impl Agent for CmdAgent {
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
-        let mut env = crate::process::inherited_env();
-        env.retain(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"));
-        env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
-        env.push(("PLANWRIGHT_ATTEMPT".into(), ctx.attempt.to_string()));
-        env.push((
-            "PLANWRIGHT_PROMPT_FILE".into(),
-            ctx.prompt_file.display().to_string(),
-        ));
+        let mut env = agent_env(ctx);
         env.extend(ctx.env.iter().cloned());
         let spec = Spec {
             argv: self.argv(ctx),
@@ -97,9 +98,10 @@ mod tests {
 
     #[test]
     fn placeholders_fill_each_argument() {
-        let agent =
-            CmdAgent::new("run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt}")
-                .unwrap();
+        let agent = CmdAgent::new(
+            "run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt} -m={model}",
+        )
+        .unwrap();
         let ctx = AttemptContext {
             ticket: "T1".into(),
             attempt: 2,
@@ -107,14 +109,22 @@ mod tests {
             prompt_file: "/p.md".into(),
             log: "/l".into(),
             timeout: None,
-            model: None,
+            model: Some("gpt-5.4".into()),
             env: vec![],
             confine: None,
             log_limit: None,
         };
         assert_eq!(
             agent.argv(&ctx),
-            ["run-agent", "--in", "/w t", "-p", "/p.md", "T1-2"]
+            [
+                "run-agent",
+                "--in",
+                "/w t",
+                "-p",
+                "/p.md",
+                "T1-2",
+                "-m=gpt-5.4"
+            ]
         );
         assert!(CmdAgent::new("a 'b").is_err());
         assert_eq!(

@@ -1,15 +1,34 @@
 //! Agents: the coding-agent CLIs that do a ticket's work, behind one trait.
-//! Built in: `cmd` (any program, from a template) and `scripted:DIR`
-//! (prepared files and patches per ticket; for tests and the demo).
+//! Built in: adapters for `claude`, `codex`, `gemini`, `agy`, `aider` and
+//! `opencode` (one file each, sharing [`cli`]), `cmd` (any program, from a
+//! template) and `scripted:DIR` (prepared files and patches per ticket; for
+//! tests and the demo).
 
+pub mod agy;
+pub mod aider;
+pub mod claude;
+pub mod cli;
 pub mod cmd;
+pub mod codex;
+pub mod gemini;
+pub mod limits;
+pub mod opencode;
 pub mod scripted;
 
 use crate::error::EngineError;
 use crate::process::Cancel;
+use planwright_plan::config::Prices;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The variable of [`AttemptContext::env`] that carries the budget left for
+/// an attempt, in US dollars; CLIs that can stop themselves at a budget
+/// (Claude Code's `--max-budget-usd`) get it.
+pub const BUDGET_ENV: &str = "PLANWRIGHT_BUDGET_USD";
+
+/// The adapters, with their names for `--agent`.
+pub const ADAPTERS: [&str; 6] = ["claude", "codex", "gemini", "agy", "aider", "opencode"];
 
 /// What an agent gets for one attempt.
 #[derive(Debug, Clone)]
@@ -155,16 +174,81 @@ pub trait Agent: Send + Sync {
     fn unusable(&self) -> Option<String> {
         None
     }
+    /// Prepares `home`, a directory of its own for one job slot, to hold the
+    /// CLI's state (sessions, caches, its copy of the login) and returns the
+    /// variables that point the CLI there. The default keeps no state apart.
+    fn isolate(&self, _home: &Path) -> Result<Vec<(String, String)>, EngineError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The per-slot CLI state of `agent` under `state_dir` (`.planwright/`):
+/// `homes/<slot>/<agent>/`, prepared by [`Agent::isolate`]. Returns the
+/// variables for [`AttemptContext::env`].
+pub fn prepare_home(
+    state_dir: &Path,
+    slot: &str,
+    agent: &dyn Agent,
+) -> Result<Vec<(String, String)>, EngineError> {
+    let home = state_dir.join("homes").join(slot).join(agent.name());
+    agent.isolate(&home)
+}
+
+/// The `[agent]` settings an agent is built with.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The `cmd` agent's template.
+    pub cmd: Option<String>,
+    /// A model for every attempt, over the routed one.
+    pub model: Option<String>,
+    /// Arguments appended to an adapter's own.
+    pub args: Vec<String>,
+    /// The CLI's executable, instead of its usual name.
+    pub program: Option<String>,
+    /// Whether each slot gets its own CLI state.
+    pub isolate: bool,
+    /// Prices for CLIs that report no cost.
+    pub prices: Prices,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            cmd: None,
+            model: None,
+            args: Vec::new(),
+            program: None,
+            isolate: true,
+            prices: Prices::default(),
+        }
+    }
 }
 
 /// The agent named `name` (`cmd`, `scripted:DIR`), with the `cmd` template.
 pub fn from_name(name: &str, cmd_template: Option<&str>) -> Result<Box<dyn Agent>, EngineError> {
+    let opts = AgentOptions {
+        cmd: cmd_template.map(str::to_string),
+        ..AgentOptions::default()
+    };
+    from_options(name, &opts)
+}
+
+/// The agent named `name`, built with `opts`.
+pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, EngineError> {
+    use cli::CliAgent;
     if let Some(dir) = name.strip_prefix("scripted:") {
         return Ok(Box::new(scripted::Scripted::new(PathBuf::from(dir))));
     }
+    let o = opts.clone();
     match name {
+        "claude" => Ok(Box::new(CliAgent::new(claude::Claude, o))),
+        "codex" => Ok(Box::new(CliAgent::new(codex::Codex, o))),
+        "gemini" => Ok(Box::new(CliAgent::new(gemini::Gemini, o))),
+        "agy" => Ok(Box::new(CliAgent::new(agy::Agy, o))),
+        "aider" => Ok(Box::new(CliAgent::new(aider::Aider, o))),
+        "opencode" => Ok(Box::new(CliAgent::new(opencode::Opencode, o))),
         "cmd" => {
-            let template = cmd_template.ok_or_else(|| {
+            let template = opts.cmd.as_deref().ok_or_else(|| {
                 EngineError::Settings(
                     "the `cmd` agent needs a command: `--agent-cmd \"PROGRAM ARGS...\"` or `[agent] cmd` in planwright.toml"
                         .into(),
@@ -176,9 +260,27 @@ pub fn from_name(name: &str, cmd_template: Option<&str>) -> Result<Box<dyn Agent
             "the scripted agent needs its fixture folder: `--agent scripted:DIR`".into(),
         )),
         other => Err(EngineError::Settings(format!(
-            "unknown agent `{other}` (built in: `cmd`, `scripted:DIR`; drive any other CLI with `--agent cmd --agent-cmd \"...\"`)"
+            "unknown agent `{other}` (built in: {}, `cmd`, `scripted:DIR`; drive any other CLI with `--agent cmd --agent-cmd \"...\"`)",
+            ADAPTERS.map(|a| format!("`{a}`")).join(", ")
         ))),
     }
+}
+
+/// The environment of an agent's process: planwright's own (agents need
+/// their API keys) without `GIT_*` (they would point git at the user's
+/// repository) and `PLANWRIGHT_*` variables, plus the attempt's
+/// `PLANWRIGHT_TICKET`, `PLANWRIGHT_ATTEMPT` and `PLANWRIGHT_PROMPT_FILE`.
+/// The attempt's own [`AttemptContext::env`] goes after this.
+pub fn agent_env(ctx: &AttemptContext) -> Vec<(String, String)> {
+    let mut env = crate::process::inherited_env();
+    env.retain(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"));
+    env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
+    env.push(("PLANWRIGHT_ATTEMPT".into(), ctx.attempt.to_string()));
+    env.push((
+        "PLANWRIGHT_PROMPT_FILE".into(),
+        ctx.prompt_file.display().to_string(),
+    ));
+    env
 }
 
 /// `TICKET-BLOCKED: reason` on the last non-empty line of `output`.

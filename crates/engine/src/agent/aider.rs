@@ -1,0 +1,286 @@
+//! aider, headless:
+//!
+//! ```text
+//! aider --message-file PROMPT --yes-always --no-auto-commits
+//!   --no-dirty-commits --no-gitignore --no-stream --no-pretty
+//!   --no-check-update --no-show-release-notes --analytics-disable
+//!   --no-suggest-shell-commands --chat-history-file LOG.aider.chat.md
+//!   --input-history-file LOG.aider.input [--model M]
+//! ```
+//!
+//! `--yes-always` answers its questions (add a file to the chat, create a
+//! file); it suggests no shell commands, so it runs none; it commits
+//! nothing (planwright makes the one commit) and leaves `.gitignore` alone.
+//! Its history files go next to the attempt's log, outside the workspace;
+//! its repository-map cache (`.aider.tags.cache.v*`) is removed from the
+//! workspace after the attempt. Text output only (aider 0.8x): the answer,
+//! then per model call `Tokens: 12k sent, 1.2k cache write, 3.4k cache
+//! hit, 456 received. Cost: $0.05 message, $0.12 session.` aider exits 0
+//! even when the model call failed, so its error lines decide.
+
+use super::cli::{Cli, Invocation, Limit, Parsed, StreamParser};
+use super::limits::{self, Now};
+use super::{AttemptContext, Usage};
+use std::path::Path;
+
+/// The aider adapter.
+pub struct Aider;
+
+impl Cli for Aider {
+    fn name(&self) -> &'static str {
+        "aider"
+    }
+
+    fn program(&self) -> &'static str {
+        "aider"
+    }
+
+    fn install(&self) -> &'static str {
+        "python -m pip install aider-install && aider-install"
+    }
+
+    fn prompt_on_stdin(&self) -> bool {
+        false
+    }
+
+    fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
+        let beside_log = |suffix: &str| {
+            let name = ctx
+                .log
+                .file_name()
+                .map_or_else(|| "agent.log".into(), |n| n.to_string_lossy().into_owned());
+            let dir = ctx.log.parent().unwrap_or(Path::new("."));
+            dir.join(format!("{name}.{suffix}")).display().to_string()
+        };
+        let mut args = vec![
+            "--message-file".to_string(),
+            ctx.prompt_file.display().to_string(),
+        ];
+        args.extend(
+            [
+                "--yes-always",
+                "--no-auto-commits",
+                "--no-dirty-commits",
+                "--no-gitignore",
+                "--no-stream",
+                "--no-pretty",
+                "--no-check-update",
+                "--no-show-release-notes",
+                "--analytics-disable",
+                "--no-suggest-shell-commands",
+            ]
+            .map(String::from),
+        );
+        args.extend([
+            "--chat-history-file".to_string(),
+            beside_log("aider.chat.md"),
+        ]);
+        args.extend([
+            "--input-history-file".to_string(),
+            beside_log("aider.input"),
+        ]);
+        if let Some(model) = run.model {
+            args.extend(["--model".to_string(), model.to_string()]);
+        }
+        args
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<AiderParser>::default()
+    }
+
+    fn strays(&self) -> &'static [&'static str] {
+        &[".aider.tags.cache.v3", ".aider.tags.cache.v4"]
+    }
+}
+
+/// Reads aider's text output.
+#[derive(Debug, Default)]
+pub struct AiderParser {
+    usage: Option<Usage>,
+    session_cost: Option<f64>,
+    model: Option<String>,
+    /// Lines since the last `Tokens:` line (the answer being printed).
+    pending: Vec<String>,
+    /// The answer before the last `Tokens:` line.
+    answer: Option<String>,
+    /// An error line not followed by a successful call.
+    error: Option<String>,
+}
+
+/// Lines kept of an answer in progress, so a chatty run stays bounded.
+const MAX_PENDING: usize = 200;
+
+impl StreamParser for AiderParser {
+    fn line(&mut self, line: &str) {
+        let line = line.trim_end();
+        if let Some(rest) = line.trim_start().strip_prefix("Tokens:") {
+            self.tokens(rest);
+            return;
+        }
+        for prefix in ["Main model: ", "Model: "] {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                self.model = rest.split_whitespace().next().map(str::to_string);
+                return;
+            }
+        }
+        if is_error_line(line) {
+            // Every error since the last successful call: the reset time may
+            // be in one line and the verdict in the next.
+            let all = match self.error.take() {
+                Some(earlier) => format!("{earlier}\n{line}"),
+                None => line.to_string(),
+            };
+            self.error = Some(all);
+        }
+        if self.pending.len() < MAX_PENDING {
+            self.pending.push(line.to_string());
+        }
+    }
+
+    fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
+        let last = std::mem::take(&mut self.pending).join("\n");
+        let final_message = self
+            .answer
+            .take()
+            .or_else(|| (!last.trim().is_empty()).then(|| last.trim().to_string()));
+        let limit = self
+            .error
+            .as_deref()
+            .filter(|e| limits::is_limit_text(e))
+            .map(|e| Limit {
+                retry_after: limits::retry_after(e, now),
+                reason: e.to_string(),
+            });
+        Parsed {
+            final_message,
+            model: self.model.take(),
+            usage: self.usage,
+            cost_usd: self.session_cost,
+            failure: self.error.take(),
+            limit,
+            complete: self.usage.is_some(),
+            ..Parsed::default()
+        }
+    }
+}
+
+impl AiderParser {
+    fn tokens(&mut self, rest: &str) {
+        let (tokens, cost) = rest.split_once("Cost:").unwrap_or((rest, ""));
+        let mut u = Usage::default();
+        let mut sent = 0;
+        // ", " separates the parts; a bare "," groups digits (older aiders).
+        for part in tokens.split(", ") {
+            let part = part.trim().trim_end_matches('.');
+            let Some((num, what)) = part.split_once(' ') else {
+                continue;
+            };
+            let n = tokens_number(num).unwrap_or(0);
+            match what.trim() {
+                "sent" => sent = n,
+                "received" => u.output_tokens = n,
+                "cache hit" => u.cache_read_tokens = n,
+                "cache write" => u.cache_write_tokens = n,
+                _ => {}
+            }
+        }
+        // `sent` is litellm's prompt_tokens, which counts cached input too.
+        u.input_tokens = sent.saturating_sub(u.cache_read_tokens + u.cache_write_tokens);
+        let mut total = self.usage.unwrap_or_default();
+        total += u;
+        self.usage = Some(total);
+        if let Some(session) = dollars_before(cost, "session") {
+            self.session_cost = Some(session);
+        }
+        let answer = std::mem::take(&mut self.pending).join("\n");
+        if !answer.trim().is_empty() {
+            self.answer = Some(answer.trim().to_string());
+        }
+        // A call that succeeded after a retried error clears it.
+        self.error = None;
+    }
+}
+
+/// `456`, `1,234`, `1.2k`, `12k`, `1.5M`.
+fn tokens_number(text: &str) -> Option<u64> {
+    let t = text.trim().replace(',', "");
+    let (num, scale) = match t.chars().last()? {
+        'k' | 'K' => (&t[..t.len() - 1], 1e3),
+        'm' | 'M' => (&t[..t.len() - 1], 1e6),
+        _ => (t.as_str(), 1.0),
+    };
+    let n: f64 = num.parse().ok()?;
+    (n.is_finite() && n >= 0.0).then(|| (n * scale).round() as u64)
+}
+
+/// The dollar amount just before `word` in `$0.05 message, $0.12 session.`.
+fn dollars_before(text: &str, word: &str) -> Option<f64> {
+    text.split(',').find_map(|part| {
+        let part = part.trim().trim_end_matches('.');
+        let amount = part.strip_suffix(word)?.trim().strip_prefix('$')?;
+        amount.parse().ok()
+    })
+}
+
+/// aider's own error lines (it exits 0 after them).
+fn is_error_line(line: &str) -> bool {
+    let l = line.trim_start();
+    (l.starts_with("litellm.") && l.contains("Error"))
+        || l.starts_with("The API provider has rate limited you")
+        || l.starts_with("Insufficient credits")
+        || l.contains("credit balance is too low")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Parsed {
+        let mut p = AiderParser::default();
+        for l in text.lines() {
+            p.line(l);
+        }
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn token_lines_sum_and_session_cost_is_the_last() {
+        let p = parse(
+            "Main model: claude-sonnet-4-6 with diff edit format\nI will edit a.py.\nTokens: 12k sent, 1.2k cache write, 3.4k cache hit, 456 received. Cost: $0.05 message, $0.12 session.\nApplied edit to a.py\nDone, all tests pass.\nTokens: 1,000 sent, 10 received. Cost: $0.01 message, $0.13 session.\n",
+        );
+        let u = p.usage.unwrap();
+        assert_eq!(u.input_tokens, 12_000 - 1_200 - 3_400 + 1_000);
+        assert_eq!(
+            (u.output_tokens, u.cache_read_tokens, u.cache_write_tokens),
+            (466, 3_400, 1_200)
+        );
+        assert_eq!(p.cost_usd, Some(0.13));
+        assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-6"));
+        assert_eq!(
+            p.final_message.as_deref(),
+            Some("Applied edit to a.py\nDone, all tests pass.")
+        );
+        assert!(p.failure.is_none() && p.complete);
+    }
+
+    #[test]
+    fn errors_decide_because_the_exit_code_does_not() {
+        let limited =
+            parse("The API provider has rate limited you. Try again later or check your quotas.\n");
+        assert!(limited.failure.is_some() && limited.limit.is_some());
+        let recovered = parse("litellm.APIConnectionError: reset\nRetrying in 0.2 seconds...\nTokens: 5 sent, 5 received.\n");
+        assert!(recovered.failure.is_none() && recovered.limit.is_none());
+        let auth = parse("litellm.AuthenticationError: bad key\n");
+        assert!(auth.failure.is_some() && auth.limit.is_none());
+        assert_eq!(tokens_number("1.5M"), Some(1_500_000));
+        assert_eq!(tokens_number("x"), None);
+        assert_eq!(parse("Tokens: lots sent\n").usage.unwrap().total(), 0);
+    }
+}

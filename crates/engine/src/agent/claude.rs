@@ -1,0 +1,271 @@
+//! Claude Code (`claude`), headless:
+//!
+//! ```text
+//! claude -p --output-format stream-json --verbose
+//!   --permission-mode acceptEdits
+//!   --allowedTools Read,Edit,MultiEdit,Write,Glob,Grep,LS,Bash,TodoWrite
+//!   [--model M] [--max-budget-usd B] < prompt
+//! ```
+//!
+//! `acceptEdits` accepts file edits inside the working directory without a
+//! prompt; the listed tools run without one; anything else (web access, MCP
+//! tools) would need an approval nobody can give in `-p` mode, so it is
+//! refused. Follows the stream-json format of Claude Code 2.x: a
+//! `system/init` line, `assistant` messages, `rate_limit_event` lines, and
+//! a final `result` line (the only line in `json` mode, which this parser
+//! also reads).
+
+use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
+use super::cli::{Seed, StateLayout, StreamParser};
+use super::limits::{self, Now};
+use super::{AttemptContext, Usage};
+use serde_json::Value;
+
+/// The Claude Code adapter.
+pub struct Claude;
+
+impl Cli for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn program(&self) -> &'static str {
+        "claude"
+    }
+
+    fn install(&self) -> &'static str {
+        "npm install -g @anthropic-ai/claude-code"
+    }
+
+    fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Read,Edit,MultiEdit,Write,Glob,Grep,LS,Bash,TodoWrite",
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(model) = run.model {
+            args.extend(["--model".to_string(), model.to_string()]);
+        }
+        if let Some(budget) = run.max_budget_usd {
+            args.extend(["--max-budget-usd".to_string(), format!("{budget:.4}")]);
+        }
+        args
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<ClaudeParser>::default()
+    }
+
+    /// `CLAUDE_CONFIG_DIR` holds sessions, settings and (on Linux) the
+    /// login in `.credentials.json`; on macOS the login is in the keychain,
+    /// which a redirected directory does not see (use `ANTHROPIC_API_KEY`
+    /// or `[agent] isolate = false` there).
+    fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        let user = user_dir(var, "CLAUDE_CONFIG_DIR", ".claude");
+        Some(StateLayout {
+            vars: vec![("CLAUDE_CONFIG_DIR", "")],
+            seeds: vec![Seed {
+                from: user.join(".credentials.json"),
+                to: ".credentials.json",
+                link: true,
+            }],
+        })
+    }
+}
+
+/// Reads Claude Code's stream-json (or json) output.
+#[derive(Debug, Default)]
+pub struct ClaudeParser {
+    parsed: Parsed,
+    /// The last assistant text, in case the result line never comes.
+    last_text: Option<String>,
+    /// `resetsAt` of a rejected `rate_limit_event`.
+    rejected: Option<Option<i64>>,
+    api_status: Option<u64>,
+}
+
+impl StreamParser for ClaudeParser {
+    fn line(&mut self, line: &str) {
+        let Some(v) = json_line(line) else { return };
+        if let Some(id) = text(&v, "session_id") {
+            self.parsed.session_id = Some(id);
+        }
+        match v.get("type").and_then(Value::as_str) {
+            Some("system") => {
+                if let Some(model) = text(&v, "model") {
+                    self.parsed.model = Some(model);
+                }
+            }
+            Some("assistant") => self.assistant(&v),
+            Some("rate_limit_event") => self.rate_limit(&v),
+            Some("result") => self.result(&v),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
+        let mut parsed = std::mem::take(&mut self.parsed);
+        if parsed.final_message.is_none() {
+            parsed.final_message = self.last_text.take();
+        }
+        let errored = parsed.failure.is_some() || !parsed.complete;
+        let message = parsed.failure.clone().unwrap_or_default();
+        let limited = self.api_status == Some(429)
+            || (parsed.failure.is_some() && limits::is_limit_error(&message))
+            || self.rejected.is_some();
+        if errored && limited {
+            let reset = self.rejected.flatten().map(|t| limits::until(t, now));
+            parsed.limit = Some(Limit {
+                retry_after: reset.or_else(|| limits::retry_after(&message, now)),
+                reason: if message.is_empty() {
+                    "rate limit rejected the request".into()
+                } else {
+                    message
+                },
+            });
+        }
+        parsed
+    }
+}
+
+impl ClaudeParser {
+    fn assistant(&mut self, v: &Value) {
+        let Some(content) = v.pointer("/message/content").and_then(Value::as_array) else {
+            return;
+        };
+        let texts: Vec<&str> = content
+            .iter()
+            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect();
+        if !texts.is_empty() {
+            self.last_text = Some(texts.join("\n"));
+        }
+    }
+
+    fn rate_limit(&mut self, v: &Value) {
+        let Some(info) = v.get("rate_limit_info") else {
+            return;
+        };
+        if info.get("status").and_then(Value::as_str) == Some("rejected") {
+            self.rejected = Some(info.get("resetsAt").and_then(Value::as_i64));
+        }
+    }
+
+    fn result(&mut self, v: &Value) {
+        let p = &mut self.parsed;
+        p.complete = true;
+        p.final_message = text(v, "result").or(p.final_message.take());
+        p.cost_usd = v.get("total_cost_usd").and_then(Value::as_f64);
+        if let Some(u) = v.get("usage") {
+            p.usage = Some(Usage {
+                input_tokens: count(u, "input_tokens"),
+                output_tokens: count(u, "output_tokens"),
+                cache_read_tokens: count(u, "cache_read_input_tokens"),
+                cache_write_tokens: count(u, "cache_creation_input_tokens"),
+            });
+        }
+        if p.model.is_none() {
+            let models = v.get("modelUsage").and_then(Value::as_object);
+            p.model = models.and_then(|m| m.keys().next().cloned());
+        }
+        self.api_status = v.get("api_error_status").and_then(Value::as_u64);
+        if v.get("is_error").and_then(Value::as_bool) == Some(true) {
+            p.failure = Some(error_message(v));
+        }
+    }
+}
+
+/// What a failed result says: its text, else its `errors`, else its subtype
+/// (`error_max_turns`, `error_max_budget_usd`, ...).
+fn error_message(v: &Value) -> String {
+    let errors: Vec<String> = v
+        .get("errors")
+        .and_then(Value::as_array)
+        .map(|e| {
+            e.iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    text(v, "result")
+        .filter(|r| !r.is_empty())
+        .or_else(|| (!errors.is_empty()).then(|| errors.join("; ")))
+        .or_else(|| text(v, "subtype"))
+        .unwrap_or_else(|| "Claude Code reported an error".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const NOW: Now = Now {
+        unix: 1_796_040_000,
+        utc_offset: 0,
+    };
+
+    fn parse(lines: &[&str]) -> Parsed {
+        let mut p = ClaudeParser::default();
+        for l in lines {
+            p.line(l);
+        }
+        p.finish("", NOW)
+    }
+
+    #[test]
+    fn success_reads_result_usage_and_cost() {
+        let p = parse(&[
+            r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-6"}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"working"}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s1","total_cost_usd":0.0123,"usage":{"input_tokens":10,"output_tokens":20,"cache_creation_input_tokens":30,"cache_read_input_tokens":40}}"#,
+        ]);
+        assert!(p.complete && p.failure.is_none() && p.limit.is_none());
+        assert_eq!(p.final_message.as_deref(), Some("Done."));
+        assert_eq!(p.session_id.as_deref(), Some("s1"));
+        assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-6"));
+        assert_eq!(p.cost_usd, Some(0.0123));
+        let u = p.usage.unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens
+            ),
+            (10, 20, 40, 30)
+        );
+    }
+
+    #[test]
+    fn rejected_rate_limit_gives_its_reset() {
+        let p = parse(&[
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1796043600}}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"You've hit your limit","api_error_status":429}"#,
+        ]);
+        let limit = p.limit.unwrap();
+        assert_eq!(limit.retry_after, Some(Duration::from_secs(3600)));
+        assert_eq!(limit.reason, "You've hit your limit");
+    }
+
+    #[test]
+    fn failures_and_truncation() {
+        let p = parse(&[r#"{"type":"result","subtype":"error_max_turns","is_error":true}"#]);
+        assert_eq!(p.failure.as_deref(), Some("error_max_turns"));
+        assert!(p.limit.is_none());
+        let cut = parse(&[
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"half"}]}}"#,
+            r#"{"type":"result","subtype":"succ"#,
+            "not json at all",
+        ]);
+        assert!(!cut.complete && cut.usage.is_none());
+        assert_eq!(cut.final_message.as_deref(), Some("half"));
+    }
+}

@@ -1,0 +1,623 @@
+//! What every CLI adapter shares: running the CLI, feeding its stdout line by
+//! line to the adapter's parser as it streams, deciding the outcome, pricing
+//! the tokens, preflight, and the per-slot state home.
+//!
+//! An adapter (one file per CLI) only says how to call its CLI ([`Cli`]) and
+//! how to read what it prints ([`StreamParser`]); everything here is written
+//! once. The pieces that decide something ([`decide`], [`cost`]) are pure.
+
+use super::limits::{self, Now};
+use super::{
+    agent_env, blocked_reason, Agent, AgentOptions, AgentOutcome, AgentReport, AttemptContext,
+    CostSource, Usage, BUDGET_ENV,
+};
+use crate::error::EngineError;
+use crate::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
+use planwright_plan::config::Prices;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// What a parser made of a CLI's output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    /// The agent's last message.
+    pub final_message: Option<String>,
+    /// The CLI's session (thread, conversation) id.
+    pub session_id: Option<String>,
+    /// The model the CLI says it used.
+    pub model: Option<String>,
+    /// Tokens, normalized (see [`Usage`]).
+    pub usage: Option<Usage>,
+    /// The same tokens per model, when the CLI splits them (so that each
+    /// model is priced at its own rate).
+    pub per_model: Vec<(String, Usage)>,
+    /// Cost in US dollars, when the CLI reports one.
+    pub cost_usd: Option<f64>,
+    /// The CLI reported that the attempt failed, with its message.
+    pub failure: Option<String>,
+    /// The CLI reported a rate limit or an exhausted quota.
+    pub limit: Option<Limit>,
+    /// The CLI's final record was seen (false: the output was cut short).
+    pub complete: bool,
+}
+
+/// A rate limit or exhausted quota, as the CLI reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limit {
+    /// What the CLI said.
+    pub reason: String,
+    /// When it lifts, when the CLI said.
+    pub retry_after: Option<Duration>,
+}
+
+/// An incremental parser of one CLI's stdout. It must never panic: text
+/// that is not what it expects is skipped (the raw output is in the log).
+pub trait StreamParser: Send {
+    /// One line of stdout, as it arrives.
+    fn line(&mut self, line: &str);
+    /// The end: `output_tail` is the end of stdout and stderr together (some
+    /// CLIs put their error object on stderr).
+    fn finish(&mut self, output_tail: &str, now: Now) -> Parsed;
+}
+
+/// What an attempt asks of the CLI beyond the context.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Invocation<'a> {
+    /// The model for this attempt.
+    pub model: Option<&'a str>,
+    /// What is left of the budget, for CLIs that can stop themselves.
+    pub max_budget_usd: Option<f64>,
+}
+
+/// Where a CLI keeps its state, and which of the user's files a fresh
+/// per-slot state directory needs to work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateLayout {
+    /// Variables to set: name, and the path under the slot home they point
+    /// to (`""` is the home itself).
+    pub vars: Vec<(&'static str, &'static str)>,
+    /// Files to bring over from the user's own state.
+    pub seeds: Vec<Seed>,
+}
+
+/// One file of the user's CLI state to make available in a slot home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seed {
+    /// The user's file (absent ones are skipped).
+    pub from: PathBuf,
+    /// Where it goes, relative to the slot home.
+    pub to: &'static str,
+    /// Symlink (credentials: never copied, and a token the CLI refreshes
+    /// in place is seen by every slot) or copy (settings).
+    pub link: bool,
+}
+
+/// One coding-agent CLI, as an adapter describes it.
+pub trait Cli: Send + Sync + 'static {
+    /// The adapter's name (`--agent NAME`).
+    fn name(&self) -> &'static str;
+    /// The executable's usual name on `PATH`.
+    fn program(&self) -> &'static str;
+    /// How to install it, for the preflight message.
+    fn install(&self) -> &'static str;
+    /// The arguments after the program.
+    fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String>;
+    /// Whether the prompt goes to standard input (else it gets `/dev/null`).
+    fn prompt_on_stdin(&self) -> bool {
+        true
+    }
+    /// Variables the CLI needs besides the agent environment.
+    fn env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// A fresh parser for one attempt.
+    fn parser(&self) -> Box<dyn StreamParser>;
+    /// Where its state lives, given the user's environment; `None` when it
+    /// cannot be redirected.
+    fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        None
+    }
+    /// Paths the CLI writes into the workspace for its own use (caches);
+    /// removed after the attempt when they were not there before.
+    fn strays(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+/// An [`Agent`] driving a [`Cli`].
+pub struct CliAgent<C: Cli> {
+    cli: C,
+    opts: AgentOptions,
+}
+
+impl<C: Cli> CliAgent<C> {
+    /// The adapter `cli` with the user's `[agent]` options.
+    pub fn new(cli: C, opts: AgentOptions) -> CliAgent<C> {
+        CliAgent { cli, opts }
+    }
+
+    fn program_name(&self) -> String {
+        self.opts
+            .program
+            .clone()
+            .unwrap_or_else(|| self.cli.program().to_string())
+    }
+
+    fn not_installed(&self) -> String {
+        format!(
+            "the `{}` CLI (`{}`) is not installed or not on PATH; install it with `{}`, or set `[agent] program` to its path",
+            self.cli.name(),
+            self.program_name(),
+            self.cli.install()
+        )
+    }
+
+    /// The whole argv of one attempt.
+    pub fn argv(&self, ctx: &AttemptContext) -> Vec<String> {
+        let budget = ctx
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == BUDGET_ENV)
+            .and_then(|(_, v)| v.parse::<f64>().ok())
+            .filter(|b| b.is_finite() && *b >= 0.0);
+        let run = Invocation {
+            model: self.opts.model.as_deref().or(ctx.model.as_deref()),
+            max_budget_usd: budget,
+        };
+        let mut argv = vec![self.program_name()];
+        argv.extend(self.cli.args(ctx, run));
+        argv.extend(self.opts.args.iter().cloned());
+        argv
+    }
+}
+
+fn lock(parser: &Mutex<Box<dyn StreamParser>>) -> MutexGuard<'_, Box<dyn StreamParser>> {
+    // A poisoned lock means a parser panicked on a line; what it gathered
+    // before is still the best there is.
+    parser.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<C: Cli> Agent for CliAgent<C> {
+    fn name(&self) -> &str {
+        self.cli.name()
+    }
+
+    fn program(&self) -> Option<String> {
+        Some(self.program_name())
+    }
+
+    fn unusable(&self) -> Option<String> {
+        let path = std::env::var("PATH").ok();
+        process::find_program(&self.program_name(), path.as_deref())
+            .is_none()
+            .then(|| self.not_installed())
+    }
+
+    fn isolate(&self, home: &Path) -> Result<Vec<(String, String)>, EngineError> {
+        if !self.opts.isolate {
+            return Ok(Vec::new());
+        }
+        match self.cli.state(&|name| std::env::var(name).ok()) {
+            Some(layout) => prepare_state(home, &layout),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
+        let parser = Arc::new(Mutex::new(self.cli.parser()));
+        let feed = Arc::clone(&parser);
+        let strays = present(&ctx.worktree, self.cli.strays());
+        let mut env = agent_env(ctx);
+        env.extend(self.cli.env());
+        env.extend(ctx.env.iter().cloned());
+        let spec = Spec {
+            argv: self.argv(ctx),
+            cwd: ctx.worktree.clone(),
+            env,
+            stdin: self.cli.prompt_on_stdin().then(|| ctx.prompt_file.clone()),
+            timeout: ctx.timeout,
+            grace: Duration::from_secs(5),
+            log: Some(ctx.log.clone()),
+            lines: Some(LineSink::new(move |line| lock(&feed).line(line))),
+            confine: ctx.confine.clone(),
+            log_limit: ctx.log_limit,
+        };
+        let done = match process::run(&spec, cancel) {
+            Err(ProcessError::NotFound { .. }) => {
+                return Err(EngineError::Settings(self.not_installed()))
+            }
+            other => other?,
+        };
+        remove_strays(&ctx.worktree, self.cli.strays(), &strays);
+        let now = Now::system();
+        let parsed = lock(&parser).finish(&done.output_tail, now);
+        let model = parsed
+            .model
+            .clone()
+            .or_else(|| self.argv_model(ctx).map(str::to_string));
+        Ok(AgentReport {
+            outcome: decide(&done, &parsed, now),
+            cost: cost(&parsed, model.as_deref(), &self.opts.prices),
+            model,
+            usage: parsed.usage,
+            final_message: parsed.final_message,
+            session_id: parsed.session_id,
+        })
+    }
+}
+
+impl<C: Cli> CliAgent<C> {
+    fn argv_model<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {
+        self.opts.model.as_deref().or(ctx.model.as_deref())
+    }
+}
+
+/// How the attempt ended, from how the process ended and what the parser
+/// read. A rate limit is never a failure; a `TICKET-BLOCKED:` last line (of
+/// the final message, else of stdout) gives up; a success exit with output
+/// cut short is still finished (the worktree decides), only without usage.
+pub fn decide(done: &Finished, parsed: &Parsed, now: Now) -> AgentOutcome {
+    match done.exit {
+        Exit::TimedOut => return AgentOutcome::TimedOut,
+        Exit::Cancelled => return AgentOutcome::Cancelled,
+        _ => {}
+    }
+    let failed = !done.success() || parsed.failure.is_some();
+    if let Some(limit) = parsed.limit.clone().or_else(|| {
+        failed
+            .then(|| limit_in_text(parsed, &done.output_tail, now))
+            .flatten()
+    }) {
+        return AgentOutcome::Unavailable {
+            retry_after: limit.retry_after,
+            reason: limit.reason,
+        };
+    }
+    let blocked = parsed
+        .final_message
+        .as_deref()
+        .and_then(blocked_reason)
+        .or_else(|| blocked_reason(&done.stdout_tail));
+    if let Some(reason) = blocked {
+        return AgentOutcome::Blocked(reason);
+    }
+    if !failed {
+        return AgentOutcome::Finished;
+    }
+    let what = parsed
+        .failure
+        .clone()
+        .unwrap_or_else(|| "the CLI reported no error message".to_string());
+    let cut = if parsed.complete {
+        ""
+    } else {
+        " (its output ended before its final record)"
+    };
+    AgentOutcome::Failed(format!(
+        "exited with {}{cut}: {what}\n{}",
+        done.exit, done.output_tail
+    ))
+}
+
+/// The last lines of the output are where CLIs print the error that ended
+/// them; earlier lines are the agent's work, which may mention anything.
+const LIMIT_LINES: usize = 8;
+
+fn limit_in_text(parsed: &Parsed, output_tail: &str, now: Now) -> Option<Limit> {
+    let last: Vec<&str> = output_tail
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(LIMIT_LINES)
+        .collect();
+    let tail: String = last.into_iter().rev().collect::<Vec<_>>().join("\n");
+    let message = parsed.failure.as_deref().unwrap_or("");
+    let reason = if limits::is_limit_error(message) {
+        message.to_string()
+    } else if limits::is_limit_text(&tail) {
+        tail.clone()
+    } else {
+        return None;
+    };
+    Some(Limit {
+        retry_after: limits::retry_after(&format!("{message}\n{tail}"), now),
+        reason,
+    })
+}
+
+/// The cost: the CLI's own figure when it gave one, else the price table's
+/// for the model and tokens, else none.
+pub fn cost(parsed: &Parsed, model: Option<&str>, prices: &Prices) -> Option<(f64, CostSource)> {
+    if let Some(usd) = parsed.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+        return Some((usd, CostSource::Reported));
+    }
+    let priced = |model: &str, u: &Usage| {
+        let p = prices.find(model)?;
+        Some(p.cost(
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+        ))
+    };
+    if !parsed.per_model.is_empty() {
+        let each: Option<f64> = parsed.per_model.iter().map(|(m, u)| priced(m, u)).sum();
+        if let Some(usd) = each {
+            return Some((usd, CostSource::Computed));
+        }
+    }
+    let usd = priced(model?, parsed.usage.as_ref()?)?;
+    Some((usd, CostSource::Computed))
+}
+
+fn present(worktree: &Path, strays: &[&str]) -> Vec<bool> {
+    strays
+        .iter()
+        .map(|s| worktree.join(s).symlink_metadata().is_ok())
+        .collect()
+}
+
+fn remove_strays(worktree: &Path, strays: &[&str], were_there: &[bool]) {
+    for (stray, was) in strays.iter().zip(were_there) {
+        let path = worktree.join(stray);
+        if !was && path.symlink_metadata().is_ok() {
+            // A cache the CLI made for itself; if it cannot be removed, the
+            // scope check will name it.
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+    }
+}
+
+/// Creates the slot home, seeds it and returns the variables that point the
+/// CLI at it.
+pub fn prepare_state(
+    home: &Path,
+    layout: &StateLayout,
+) -> Result<Vec<(String, String)>, EngineError> {
+    std::fs::create_dir_all(home).map_err(|e| EngineError::io(home, e))?;
+    for seed in &layout.seeds {
+        let to = home.join(seed.to);
+        place(&seed.from, &to, seed.link).map_err(|e| EngineError::io(&to, e))?;
+    }
+    let mut vars = Vec::new();
+    for (name, rel) in &layout.vars {
+        let dir = if rel.is_empty() {
+            home.to_path_buf()
+        } else {
+            home.join(rel)
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
+        vars.push((name.to_string(), dir.display().to_string()));
+    }
+    Ok(vars)
+}
+
+/// Links or copies `from` to `to`. A regular file at `to` that is newer
+/// than `from` is the CLI's own refresh of a linked credential (it replaced
+/// the link by renaming a new file over it) and is kept.
+fn place(from: &Path, to: &Path, link: bool) -> std::io::Result<()> {
+    if !from.is_file() {
+        return Ok(());
+    }
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let newer = |a: &Path, b: &Path| -> bool {
+        let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        matches!((m(a), m(b)), (Some(x), Some(y)) if x > y)
+    };
+    match std::fs::symlink_metadata(to) {
+        Ok(m) if m.file_type().is_symlink() => {
+            if link && std::fs::read_link(to)? == from {
+                return Ok(());
+            }
+            std::fs::remove_file(to)?;
+        }
+        Ok(m) if m.is_file() => {
+            if newer(to, from) {
+                return Ok(());
+            }
+            std::fs::remove_file(to)?;
+        }
+        Ok(_) => return Ok(()),
+        Err(_) => {}
+    }
+    if link {
+        std::os::unix::fs::symlink(from, to)
+    } else {
+        std::fs::copy(from, to).map(|_| ())
+    }
+}
+
+/// The user's directory for a CLI's state: `$VAR` when set, else
+/// `$HOME/default` (for example `CODEX_HOME`, else `~/.codex`).
+pub fn user_dir(var: &dyn Fn(&str) -> Option<String>, name: &str, default: &str) -> PathBuf {
+    match var(name).filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(var("HOME").unwrap_or_default()).join(default),
+    }
+}
+
+/// The text of a JSON string field, if it is one.
+pub fn text(v: &serde_json::Value, key: &str) -> Option<String> {
+    v.get(key)?.as_str().map(str::to_string)
+}
+
+/// A JSON number field as a token count (absent, negative or fractional
+/// counts are 0: a count never fails an attempt).
+pub fn count(v: &serde_json::Value, key: &str) -> u64 {
+    v.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0)
+}
+
+/// One line as a JSON object, or `None` (not JSON, or not an object).
+pub fn json_line(line: &str) -> Option<serde_json::Value> {
+    let line = line.trim();
+    if !line.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .filter(serde_json::Value::is_object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: Now = Now {
+        unix: 1_796_040_000,
+        utc_offset: 0,
+    };
+
+    fn done(exit: Exit, out: &str) -> Finished {
+        Finished {
+            exit,
+            stdout_tail: out.to_string(),
+            output_tail: out.to_string(),
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn outcome_order_limit_blocked_failed_finished() {
+        let ok = Parsed {
+            complete: true,
+            ..Parsed::default()
+        };
+        assert_eq!(
+            decide(&done(Exit::Code(0), ""), &ok, NOW),
+            AgentOutcome::Finished
+        );
+        assert_eq!(
+            decide(&done(Exit::TimedOut, "quota"), &ok, NOW),
+            AgentOutcome::TimedOut
+        );
+        let blocked = Parsed {
+            final_message: Some("I looked.\nTICKET-BLOCKED: no spec".into()),
+            ..ok.clone()
+        };
+        assert_eq!(
+            decide(&done(Exit::Code(0), ""), &blocked, NOW),
+            AgentOutcome::Blocked("no spec".into())
+        );
+        let quota = done(
+            Exit::Code(1),
+            "work\nError: You have exhausted your daily quota. Please retry in 30s.",
+        );
+        assert_eq!(
+            decide(&quota, &Parsed::default(), NOW),
+            AgentOutcome::Unavailable {
+                retry_after: Some(Duration::from_secs(30)),
+                reason: "work\nError: You have exhausted your daily quota. Please retry in 30s."
+                    .into()
+            }
+        );
+        let AgentOutcome::Failed(why) =
+            decide(&done(Exit::Code(2), "boom"), &Parsed::default(), NOW)
+        else {
+            panic!("a non-zero exit fails");
+        };
+        assert!(
+            why.contains("exit code 2") && why.contains("ended before") && why.contains("boom"),
+            "{why}"
+        );
+        // Success exit, quota words in the work: not a limit.
+        assert_eq!(
+            decide(&done(Exit::Code(0), "added a quota check"), &ok, NOW),
+            AgentOutcome::Finished
+        );
+    }
+
+    #[test]
+    fn cost_reported_beats_computed() {
+        let prices = Prices::default();
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        };
+        let p = Parsed {
+            usage: Some(usage),
+            ..Parsed::default()
+        };
+        assert_eq!(
+            cost(&p, Some("gpt-5.4"), &prices),
+            Some((2.5, CostSource::Computed))
+        );
+        assert_eq!(cost(&p, Some("no-such-model"), &prices), None);
+        let reported = Parsed {
+            cost_usd: Some(0.25),
+            ..p
+        };
+        assert_eq!(
+            cost(&reported, Some("gpt-5.4"), &prices),
+            Some((0.25, CostSource::Reported))
+        );
+    }
+
+    #[test]
+    fn state_is_seeded_by_link_and_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("user");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join("auth.json"), "{}").unwrap();
+        std::fs::write(user.join("config.toml"), "x = 1").unwrap();
+        let layout = StateLayout {
+            vars: vec![("TOOL_HOME", ""), ("TOOL_DATA", "data")],
+            seeds: vec![
+                Seed {
+                    from: user.join("auth.json"),
+                    to: "auth.json",
+                    link: true,
+                },
+                Seed {
+                    from: user.join("config.toml"),
+                    to: "config.toml",
+                    link: false,
+                },
+                Seed {
+                    from: user.join("missing"),
+                    to: "missing",
+                    link: true,
+                },
+            ],
+        };
+        let home = tmp.path().join("homes/slot-1/tool");
+        let vars = prepare_state(&home, &layout).unwrap();
+        assert_eq!(vars[0], ("TOOL_HOME".into(), home.display().to_string()));
+        assert!(home.join("data").is_dir());
+        assert_eq!(
+            std::fs::read_link(home.join("auth.json")).unwrap(),
+            user.join("auth.json")
+        );
+        assert!(!home
+            .join("config.toml")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(!home.join("missing").exists());
+        // Again: idempotent.
+        assert_eq!(prepare_state(&home, &layout).unwrap(), vars);
+    }
+
+    #[test]
+    fn user_dir_prefers_the_variable() {
+        let env = |name: &str| match name {
+            "HOME" => Some("/home/u".to_string()),
+            "CODEX_HOME" => Some("/elsewhere".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            user_dir(&env, "CODEX_HOME", ".codex"),
+            PathBuf::from("/elsewhere")
+        );
+        assert_eq!(
+            user_dir(&env, "CLAUDE_CONFIG_DIR", ".claude"),
+            PathBuf::from("/home/u/.claude")
+        );
+    }
+}

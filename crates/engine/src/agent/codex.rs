@@ -1,0 +1,198 @@
+//! OpenAI Codex CLI (`codex exec`), headless:
+//!
+//! ```text
+//! codex exec --json --sandbox workspace-write --skip-git-repo-check
+//!   --color never -C WORKTREE [-m M] - < prompt
+//! ```
+//!
+//! `exec` never asks for approval; `--sandbox workspace-write` lets the
+//! agent's commands write only inside the workspace (and temporary dirs)
+//! with the network off, by Codex's own sandbox. `--skip-git-repo-check`
+//! because a workspace is not a folder the user marked as trusted. Follows
+//! the `exec --json` JSONL of codex-rs `exec_events.rs` (0.5x and later):
+//! `thread.started`, `item.completed` (agent_message), `turn.completed`
+//! (usage, running totals), `turn.failed`, `error`.
+
+use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Parsed};
+use super::cli::{Seed, StateLayout, StreamParser};
+use super::limits::Now;
+use super::{AttemptContext, Usage};
+use serde_json::Value;
+
+/// The Codex adapter.
+pub struct Codex;
+
+impl Cli for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn program(&self) -> &'static str {
+        "codex"
+    }
+
+    fn install(&self) -> &'static str {
+        "npm install -g @openai/codex"
+    }
+
+    fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "--skip-git-repo-check",
+            "--color",
+            "never",
+            "-C",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.push(ctx.worktree.display().to_string());
+        if let Some(model) = run.model {
+            args.extend(["-m".to_string(), model.to_string()]);
+        }
+        // The prompt comes from standard input.
+        args.push("-".to_string());
+        args
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<CodexParser>::default()
+    }
+
+    /// `CODEX_HOME` holds sessions, logs, `config.toml` and the login in
+    /// `auth.json`; parallel `codex exec` runs sharing it step on each
+    /// other's session files.
+    fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        let user = user_dir(var, "CODEX_HOME", ".codex");
+        Some(StateLayout {
+            vars: vec![("CODEX_HOME", "")],
+            seeds: vec![
+                Seed {
+                    from: user.join("auth.json"),
+                    to: "auth.json",
+                    link: true,
+                },
+                Seed {
+                    from: user.join("config.toml"),
+                    to: "config.toml",
+                    link: false,
+                },
+            ],
+        })
+    }
+}
+
+/// Reads `codex exec --json` output.
+#[derive(Debug, Default)]
+pub struct CodexParser {
+    parsed: Parsed,
+}
+
+impl StreamParser for CodexParser {
+    fn line(&mut self, line: &str) {
+        let Some(v) = json_line(line) else { return };
+        let p = &mut self.parsed;
+        match v.get("type").and_then(Value::as_str) {
+            Some("thread.started") => p.session_id = text(&v, "thread_id"),
+            Some("item.completed") => {
+                let item = v.get("item").unwrap_or(&Value::Null);
+                if item.get("type").and_then(Value::as_str) == Some("agent_message") {
+                    p.final_message = text(item, "text").or(p.final_message.take());
+                }
+            }
+            // Running totals: the last one is the attempt's (summing would
+            // count early turns several times).
+            Some("turn.completed") => {
+                p.complete = true;
+                p.failure = None;
+                if let Some(u) = v.get("usage") {
+                    p.usage = Some(usage(u));
+                }
+            }
+            Some("turn.failed") => {
+                p.complete = true;
+                let message = v.pointer("/error/message").and_then(Value::as_str);
+                p.failure = Some(message.unwrap_or("the turn failed").to_string());
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _output_tail: &str, _now: Now) -> Parsed {
+        // A usage limit arrives as `turn.failed` with Codex's "You've hit
+        // your usage limit ... try again at 3:05 PM." message, which the
+        // shared decision reads (its reset time is local time).
+        std::mem::take(&mut self.parsed)
+    }
+}
+
+/// `cached_input_tokens` is part of `input_tokens`.
+fn usage(u: &Value) -> Usage {
+    let input = count(u, "input_tokens");
+    let cached = count(u, "cached_input_tokens");
+    Usage {
+        input_tokens: input.saturating_sub(cached),
+        output_tokens: count(u, "output_tokens"),
+        cache_read_tokens: cached.min(input),
+        cache_write_tokens: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Parsed {
+        let mut p = CodexParser::default();
+        for l in lines {
+            p.line(l);
+        }
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn last_turn_usage_not_the_sum() {
+        let p = parse(&[
+            r#"{"type":"thread.started","thread_id":"th_1"}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":10}}"#,
+            r#"{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"All done."}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":200,"output_tokens":50}}"#,
+        ]);
+        let u = p.usage.unwrap();
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (100, 200, 50)
+        );
+        assert_eq!(p.session_id.as_deref(), Some("th_1"));
+        assert_eq!(p.final_message.as_deref(), Some("All done."));
+        assert!(p.complete && p.failure.is_none());
+    }
+
+    #[test]
+    fn turn_failed_is_a_failure_and_errors_alone_are_not() {
+        let retried = parse(&[
+            r#"{"type":"error","message":"stream disconnected, retrying"}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}"#,
+        ]);
+        assert!(retried.failure.is_none());
+        let failed = parse(&[
+            r#"{"type":"turn.failed","error":{"message":"You've hit your usage limit. Try again at 3:05 PM."}}"#,
+        ]);
+        assert_eq!(
+            failed.failure.as_deref(),
+            Some("You've hit your usage limit. Try again at 3:05 PM.")
+        );
+        let odd = parse(&[
+            r#"{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":9}}"#,
+        ]);
+        assert_eq!(odd.usage.unwrap().input_tokens, 0, "no underflow");
+    }
+}

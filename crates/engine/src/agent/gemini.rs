@@ -1,0 +1,230 @@
+//! Gemini CLI (`gemini`), headless:
+//!
+//! ```text
+//! GEMINI_CLI_TRUST_WORKSPACE=true \
+//! gemini --output-format json --approval-mode yolo [-m M] \
+//!   -p "Carry out the task given above." < prompt
+//! ```
+//!
+//! `-p` is appended to what comes on standard input, so the charter needs
+//! no command-line length limit. `yolo` approves every tool call (headless
+//! mode cannot ask); Gemini CLI's file tools stay inside the workspace
+//! (the working directory), its shell does not, which is what planwright's
+//! own sandbox is for. A fresh workspace is an untrusted folder, where
+//! headless mode exits 55: the variable trusts it (used instead of
+//! `--skip-trust`, which older releases reject as an unknown flag). Follows
+//! the `json` output of gemini-cli 0.2x-0.4x (`JsonFormatter`): one
+//! pretty-printed object `{session_id, response, stats: {models: {M:
+//! {tokens: {prompt, candidates, total, cached, thoughts, tool}}}}, error?:
+//! {type, message, code}}`, on stderr when the run fails.
+
+use super::cli::{count, text, user_dir, Cli, Invocation, Limit, Parsed};
+use super::cli::{Seed, StateLayout, StreamParser};
+use super::limits::{self, Now};
+use super::{AttemptContext, Usage};
+use serde_json::Value;
+
+/// The Gemini CLI adapter.
+pub struct Gemini;
+
+/// The instruction after the charter on standard input.
+const PROMPT_TAIL: &str = "Carry out the task given above.";
+
+impl Cli for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn program(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn install(&self) -> &'static str {
+        "npm install -g @google/gemini-cli"
+    }
+
+    fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
+        let mut args: Vec<String> = ["--output-format", "json", "--approval-mode", "yolo"]
+            .map(String::from)
+            .to_vec();
+        if let Some(model) = run.model {
+            args.extend(["-m".to_string(), model.to_string()]);
+        }
+        args.extend(["-p".to_string(), PROMPT_TAIL.to_string()]);
+        args
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into())]
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<GeminiParser>::default()
+    }
+
+    /// `GEMINI_CLI_HOME` replaces the home directory: state goes to
+    /// `$GEMINI_CLI_HOME/.gemini/` (sessions, `settings.json`, the OAuth
+    /// login in `oauth_creds.json`, API keys in `.env`).
+    fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        let user = user_dir(var, "GEMINI_CLI_HOME", "").join(".gemini");
+        let link = |name: &'static str, to: &'static str| Seed {
+            from: user.join(name),
+            to,
+            link: true,
+        };
+        Some(StateLayout {
+            vars: vec![("GEMINI_CLI_HOME", "")],
+            seeds: vec![
+                link("oauth_creds.json", ".gemini/oauth_creds.json"),
+                link("google_accounts.json", ".gemini/google_accounts.json"),
+                link("gemini-credentials.json", ".gemini/gemini-credentials.json"),
+                link(".env", ".gemini/.env"),
+                Seed {
+                    from: user.join("settings.json"),
+                    to: ".gemini/settings.json",
+                    link: false,
+                },
+            ],
+        })
+    }
+}
+
+/// How much stdout the parser keeps: the JSON object comes at the end.
+const KEEP_BYTES: usize = 8 << 20;
+
+/// Reads Gemini CLI's `json` output.
+#[derive(Debug, Default)]
+pub struct GeminiParser {
+    stdout: String,
+}
+
+impl StreamParser for GeminiParser {
+    fn line(&mut self, line: &str) {
+        // One pretty-printed object: collected, read at the end.
+        if self.stdout.len() + line.len() < KEEP_BYTES {
+            self.stdout.push_str(line);
+            self.stdout.push('\n');
+        }
+    }
+
+    fn finish(&mut self, output_tail: &str, now: Now) -> Parsed {
+        let object = last_object(&self.stdout).or_else(|| last_object(output_tail));
+        let Some(v) = object else {
+            return Parsed::default();
+        };
+        let mut p = Parsed {
+            complete: v.get("response").is_some() || v.get("error").is_some(),
+            session_id: text(&v, "session_id"),
+            final_message: text(&v, "response"),
+            ..Parsed::default()
+        };
+        read_stats(&v, &mut p);
+        if let Some(e) = v.get("error") {
+            let message = text(e, "message").unwrap_or_else(|| e.to_string());
+            let kind = text(e, "type").unwrap_or_default();
+            let code = e.get("code").map(|c| c.to_string()).unwrap_or_default();
+            if kind.contains("Quota")
+                || code.trim_matches('"') == "429"
+                || limits::is_limit_error(&message)
+            {
+                p.limit = Some(Limit {
+                    retry_after: limits::retry_after(&message, now),
+                    reason: message.clone(),
+                });
+            }
+            p.failure = Some(message);
+        }
+        p
+    }
+}
+
+/// Tokens per model: `prompt` includes `cached`; thoughts are billed as output.
+fn read_stats(v: &Value, p: &mut Parsed) {
+    let Some(models) = v.pointer("/stats/models").and_then(Value::as_object) else {
+        return;
+    };
+    let mut total = Usage::default();
+    let mut main: Option<(u64, &String)> = None;
+    for (name, m) in models {
+        let t = m.get("tokens").unwrap_or(&Value::Null);
+        let prompt = count(t, "prompt");
+        let cached = count(t, "cached").min(prompt);
+        let u = Usage {
+            input_tokens: prompt - cached,
+            output_tokens: count(t, "candidates") + count(t, "thoughts"),
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+        };
+        total += u;
+        if main.is_none_or(|(most, _)| u.total() > most) {
+            main = Some((u.total(), name));
+        }
+        p.per_model.push((name.clone(), u));
+    }
+    p.usage = Some(total);
+    p.model = main.map(|(_, name)| name.clone());
+}
+
+/// The last JSON object in `text` that starts at the beginning of a line
+/// (what precedes it may be warnings; what follows must be whitespace).
+fn last_object(text: &str) -> Option<Value> {
+    let starts: Vec<usize> = text
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .filter(|&i| i == 0 || text.as_bytes()[i - 1] == b'\n')
+        .collect();
+    starts.into_iter().rev().find_map(|i| {
+        serde_json::from_str::<Value>(text[i..].trim_end())
+            .ok()
+            .filter(Value::is_object)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn parse(stdout: &str, tail: &str) -> Parsed {
+        let mut p = GeminiParser::default();
+        for l in stdout.lines() {
+            p.line(l);
+        }
+        p.finish(
+            tail,
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn per_model_tokens_normalized() {
+        let out = "Loaded cached credentials.\n{\n  \"session_id\": \"g1\",\n  \"response\": \"Done.\",\n  \"stats\": {\"models\": {\n    \"gemini-3-flash\": {\"tokens\": {\"prompt\": 1000, \"candidates\": 50, \"total\": 1100, \"cached\": 600, \"thoughts\": 50, \"tool\": 0}},\n    \"gemini-2.5-flash-lite\": {\"tokens\": {\"prompt\": 10, \"candidates\": 5, \"cached\": 0}}\n  }}\n}\n";
+        let p = parse(out, "");
+        assert!(p.complete && p.failure.is_none());
+        assert_eq!(p.final_message.as_deref(), Some("Done."));
+        assert_eq!(p.session_id.as_deref(), Some("g1"));
+        assert_eq!(p.model.as_deref(), Some("gemini-3-flash"));
+        let u = p.usage.unwrap();
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (410, 600, 105)
+        );
+        assert_eq!(p.per_model.len(), 2);
+    }
+
+    #[test]
+    fn quota_error_on_stderr() {
+        let tail = "{\n  \"error\": {\n    \"type\": \"TerminalQuotaError\",\n    \"message\": \"You have exhausted your daily quota on this model. Your quota will reset after 2h.\",\n    \"code\": 429\n  }\n}\n";
+        let p = parse("", tail);
+        assert_eq!(
+            p.limit.unwrap().retry_after,
+            Some(Duration::from_secs(7200))
+        );
+        assert!(p.failure.is_some());
+        let garbage = parse("{\n  \"response\": \"cut", "Error: boom");
+        assert_eq!(garbage, Parsed::default());
+    }
+}

@@ -1,0 +1,396 @@
+//! Rate-limit and quota signals in what a CLI prints, and when they lift.
+//!
+//! Pure: the wall clock comes in as [`Now`], so every parser that uses
+//! these is testable without a clock. CLIs word their limits differently
+//! and change the wording between versions, so detection is by a few
+//! case-insensitive phrases (the list in `reference/AGENT_CLIS.md`) and the
+//! reset time is read from the common shapes: a relative duration ("retry
+//! in 12.2s", "reset after 5h7m30s", "try again in 5 minutes"), a clock
+//! time ("try again at 3:05 PM", "Dec 29th, 2025 10:15 PM", "resets 8pm
+//! (UTC)"), an RFC 3339 instant or a Unix timestamp.
+
+use std::time::Duration;
+
+/// The wall clock, passed in so that parsing stays pure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    /// Seconds since the Unix epoch.
+    pub unix: i64,
+    /// The local time zone's offset east of UTC, in seconds (clock times
+    /// without a zone, as Codex prints them, are local).
+    pub utc_offset: i64,
+}
+
+impl Now {
+    /// The system clock and local time zone.
+    pub fn system() -> Now {
+        let unix = crate::clock::unix_now() as i64;
+        Now {
+            unix,
+            utc_offset: local_offset(unix),
+        }
+    }
+}
+
+fn local_offset(unix: i64) -> i64 {
+    let t = unix as libc::time_t;
+    // SAFETY: tm is plain data; localtime_r fills it or returns null.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the duration of the call.
+    let filled = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    if filled {
+        tm.tm_gmtoff as i64
+    } else {
+        0
+    }
+}
+
+/// Phrases that mean "not now" rather than "cannot do it", lower case.
+const LIMIT_PHRASES: &[&str] = &[
+    "usage limit",
+    "hit your limit",
+    "limit reached",
+    "quota",
+    "rate limit",
+    "rate-limit",
+    "rate_limit",
+    "ratelimit",
+    "resource_exhausted",
+    "resource exhausted",
+    "too many requests",
+    "insufficient credits",
+    "credit balance is too low",
+];
+
+/// Whether `text` reads like a rate limit or an exhausted quota.
+pub fn is_limit_text(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    LIMIT_PHRASES.iter().any(|p| lower.contains(p))
+}
+
+/// [`is_limit_text`], or an HTTP 429 status, for an error message the CLI
+/// itself reported (a bare `429` in arbitrary output is too likely to be
+/// something else, such as a line number).
+pub fn is_limit_error(message: &str) -> bool {
+    is_limit_text(message) || has_token(message, "429")
+}
+
+fn has_token(text: &str, token: &str) -> bool {
+    text.match_indices(token).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + token.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric()) && !after.is_some_and(|c| c.is_alphanumeric())
+    })
+}
+
+/// The time from `now` until an instant given in Unix seconds (or
+/// milliseconds, which some CLIs print), zero when it has passed.
+pub fn until(instant: i64, now: Now) -> Duration {
+    let secs = if instant > 100_000_000_000 {
+        instant / 1000
+    } else {
+        instant
+    };
+    Duration::from_secs(secs.saturating_sub(now.unix).max(0) as u64)
+}
+
+/// Phrases after which a relative duration follows.
+const RELATIVE: &[&str] = &[
+    "retry in ",
+    "retry after ",
+    "try again in ",
+    "reset after ",
+    "resets in ",
+    "reset in ",
+    "available in ",
+];
+
+/// Phrases after which an instant follows.
+const ABSOLUTE: &[&str] = &[
+    "try again at ",
+    "resets at ",
+    "reset at ",
+    "resets on ",
+    "resets ",
+    "reset: ",
+];
+
+/// When the limit described in `text` lifts, from `now`; `None` when the
+/// text gives no time that can be read.
+pub fn retry_after(text: &str, now: Now) -> Option<Duration> {
+    let lower = text.to_lowercase();
+    for phrase in RELATIVE {
+        if let Some(d) = after_each(&lower, phrase).find_map(duration) {
+            return Some(d);
+        }
+    }
+    for phrase in ABSOLUTE {
+        if let Some(t) = after_each(&lower, phrase).find_map(|rest| instant(rest, now)) {
+            return Some(until(t, now));
+        }
+    }
+    // Claude Code's older wording: `Claude AI usage limit reached|1760000000`.
+    let legacy = after_each(&lower, "limit reached|").find_map(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok().map(|t| until(t, now))
+    });
+    legacy
+}
+
+fn after_each<'a>(text: &'a str, phrase: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    text.match_indices(phrase)
+        .map(move |(i, _)| &text[i + phrase.len()..])
+}
+
+/// A duration at the start of `text`: `1h2m3.5s`, `12.2s`, `30m`, or a
+/// number and a unit word (`5 minutes`, `2 hours`).
+pub fn duration(text: &str) -> Option<Duration> {
+    compact_duration(text).or_else(|| worded_duration(text))
+}
+
+fn compact_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text;
+    let mut parts = 0;
+    loop {
+        let (num, tail) = number(rest)?;
+        let unit = tail.chars().next()?;
+        let scale = match unit {
+            'h' => 3600.0,
+            'm' if !tail.starts_with("ms") => 60.0,
+            's' => 1.0,
+            _ => break,
+        };
+        total += num * scale;
+        parts += 1;
+        rest = &tail[1..];
+        if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+            break;
+        }
+    }
+    (parts > 0).then(|| Duration::from_secs_f64(total))
+}
+
+fn worded_duration(text: &str) -> Option<Duration> {
+    let (num, tail) = number(text)?;
+    let word: String = tail
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    let scale = match word.as_str() {
+        "second" | "seconds" | "sec" | "secs" => 1.0,
+        "minute" | "minutes" | "min" | "mins" => 60.0,
+        "hour" | "hours" | "hr" | "hrs" => 3600.0,
+        "day" | "days" => 86_400.0,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(num * scale))
+}
+
+/// A decimal number at the start of `text`, and what follows it.
+fn number(text: &str) -> Option<(f64, &str)> {
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let num: f64 = text[..end].trim_end_matches('.').parse().ok()?;
+    num.is_finite().then_some((num, &text[end..]))
+}
+
+/// An instant (Unix seconds) at the start of lower-case `text`.
+fn instant(text: &str, now: Now) -> Option<i64> {
+    let text = text.trim_start();
+    rfc3339(text)
+        .or_else(|| dated_clock(text, now))
+        .or_else(|| clock_today(text, now))
+        .or_else(|| epoch(text))
+}
+
+fn epoch(text: &str) -> Option<i64> {
+    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+    (digits.len() == 10 || digits.len() == 13)
+        .then(|| digits.parse::<i64>().ok())
+        .flatten()
+        .map(|t| if digits.len() == 13 { t / 1000 } else { t })
+}
+
+/// `2026-11-30t21:42:11z`, `2026-11-30 21:42:11+02:00` (lower case).
+fn rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b't' | b' ') {
+        return None;
+    }
+    let field = |from: usize, to: usize| text.get(from..to)?.parse::<i64>().ok();
+    let days = days_from_civil(field(0, 4)?, field(5, 7)?, field(8, 10)?)?;
+    let secs = field(11, 13)? * 3600 + field(14, 16)? * 60 + field(17, 19)?;
+    let zone = text[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let offset = zone_offset(zone).unwrap_or(0);
+    Some(days * 86_400 + secs - offset)
+}
+
+fn zone_offset(zone: &str) -> Option<i64> {
+    let sign = match zone.chars().next()? {
+        'z' => return Some(0),
+        '+' => 1,
+        '-' => -1,
+        _ => return None,
+    };
+    let h: i64 = zone.get(1..3)?.parse().ok()?;
+    let m: i64 = zone.get(4..6).and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some(sign * (h * 3600 + m * 60))
+}
+
+const MONTHS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// Codex's form for another day: `dec 29th, 2025 10:15 pm` (local time).
+fn dated_clock(text: &str, now: Now) -> Option<i64> {
+    let month = MONTHS.iter().position(|m| text.starts_with(m))? as i64 + 1;
+    let rest = text.split_once(' ')?.1;
+    let (day, rest) = number(rest)?;
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == ',');
+    let (year, rest) = number(rest.trim_start())?;
+    let (secs, _) = clock(rest.trim_start())?;
+    let days = days_from_civil(year as i64, month, day as i64)?;
+    Some(days * 86_400 + secs - now.utc_offset)
+}
+
+/// A clock time today (`3:05 pm`, `3pm`, `15:05`), local unless followed by
+/// `(utc)`; a time already past today means tomorrow.
+fn clock_today(text: &str, now: Now) -> Option<i64> {
+    let (secs, rest) = clock(text)?;
+    let offset = if rest.trim_start().starts_with("(utc)") {
+        0
+    } else {
+        now.utc_offset
+    };
+    let local_now = now.unix + offset;
+    let midnight = local_now - local_now.rem_euclid(86_400);
+    let mut at = midnight + secs;
+    if at < local_now {
+        at += 86_400;
+    }
+    Some(at - offset)
+}
+
+/// Seconds since midnight of `3:05 pm`, `3pm`, `15:05`, `15:05:30`, and
+/// what follows.
+fn clock(text: &str) -> Option<(i64, &str)> {
+    let (h, mut rest) = number(text).filter(|(h, _)| h.fract() == 0.0)?;
+    let mut secs = h as i64 * 3600;
+    let mut minutes = false;
+    while let Some(tail) = rest.strip_prefix(':') {
+        let digits = tail
+            .get(..2)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))?;
+        let scale = if minutes { 1 } else { 60 };
+        secs += digits.parse::<i64>().ok()? * scale;
+        minutes = true;
+        rest = &tail[2..];
+    }
+    let trimmed = rest.trim_start();
+    let meridiem = [("am", 0), ("pm", 12 * 3600)]
+        .into_iter()
+        .find(|(m, _)| trimmed.starts_with(m));
+    if let Some((m, add)) = meridiem {
+        secs = secs % (12 * 3600) + add;
+        rest = &trimmed[m.len()..];
+    } else if !minutes {
+        return None;
+    }
+    (secs < 86_400).then_some((secs, rest))
+}
+
+// Howard Hinnant's days-from-civil, the inverse of `clock::civil_from_days`.
+fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-11-30T12:00:00Z, in a zone one hour east of UTC.
+    const NOW: Now = Now {
+        unix: 1_796_040_000,
+        utc_offset: 3600,
+    };
+
+    fn secs(text: &str) -> Option<u64> {
+        retry_after(text, NOW).map(|d| d.as_secs())
+    }
+
+    #[test]
+    fn relative_durations() {
+        assert_eq!(secs("Please retry in 12.220604999s."), Some(12));
+        assert_eq!(secs("Your quota will reset after 5h7m30s."), Some(18_450));
+        assert_eq!(secs("Try again in 5 minutes"), Some(300));
+        assert_eq!(secs("Suggested retry after 12s.."), Some(12));
+        assert_eq!(secs("retry in a while"), None);
+    }
+
+    #[test]
+    fn clock_times_and_instants() {
+        // 13:00 local is 12:00Z: now. 3:05 PM local is 2h05m away.
+        assert_eq!(
+            secs("You've hit your usage limit. Try again at 3:05 PM."),
+            Some(7500)
+        );
+        // 11 AM local has passed: tomorrow.
+        assert_eq!(secs("try again at 11:00 AM"), Some(22 * 3600));
+        assert_eq!(secs("resets 8pm (UTC)"), Some(8 * 3600));
+        assert_eq!(
+            secs("or try again at Dec 1st, 2026 1:00 PM."),
+            Some(24 * 3600)
+        );
+        assert_eq!(secs("resets at 2026-11-30T14:00:00Z"), Some(7200));
+        assert_eq!(secs("resets at 2026-11-30T15:00:00+02:00"), Some(3600));
+        assert_eq!(secs("Claude AI usage limit reached|1796043600"), Some(3600));
+        assert_eq!(
+            secs("resets at 2020-01-01T00:00:00Z"),
+            Some(0),
+            "a past instant"
+        );
+    }
+
+    #[test]
+    fn detection_is_by_phrase_and_429_only_in_errors() {
+        assert!(is_limit_text(
+            "RESOURCE_EXHAUSTED: You have exhausted your daily quota"
+        ));
+        assert!(is_limit_text("The API provider has rate limited you."));
+        assert!(!is_limit_text("error at line 429"));
+        assert!(is_limit_error("API Error: 429 Too Many"));
+        assert!(is_limit_error("status 429"));
+        assert!(!is_limit_error("id 14290"));
+        assert!(!is_limit_text("compilation failed"));
+    }
+
+    #[test]
+    fn junk_never_panics() {
+        for junk in [
+            "try again at ",
+            "retry in .",
+            "resets 99:99",
+            "resets é",
+            "reset at 2026-",
+        ] {
+            let _ = retry_after(junk, NOW);
+        }
+        assert_eq!(
+            until(1_796_043_600_000, NOW).as_secs(),
+            3600,
+            "milliseconds"
+        );
+    }
+}

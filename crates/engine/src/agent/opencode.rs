@@ -1,0 +1,241 @@
+//! opencode (`opencode run`), headless:
+//!
+//! ```text
+//! opencode run --format json --dir WORKTREE [-m PROVIDER/MODEL] < prompt
+//! ```
+//!
+//! Without `--auto`, `run` rejects every permission request (a question,
+//! a path outside the project), so the agent stays in the workspace with
+//! the tools opencode's configuration allows there. A model without a
+//! provider gets the provider of its family (`claude-*` anthropic, `gpt-*`
+//! openai, `gemini-*` google). Follows the `--format json` events of
+//! opencode 1.x (`run.ts`): `{type, timestamp, sessionID, ...}` with
+//! `text {part: {text}}`, `tool_use`, `step_finish {part: {reason, cost,
+//! tokens: {input, output, reasoning, cache: {read, write}}}}` (one per
+//! step: summed), `error {error: {name, data: {message, statusCode?}}}`,
+//! and `done` at the end.
+
+use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
+use super::cli::{Seed, StateLayout, StreamParser};
+use super::limits::{self, Now};
+use super::{AttemptContext, Usage};
+use serde_json::Value;
+
+/// The opencode adapter.
+pub struct Opencode;
+
+impl Cli for Opencode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn program(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn install(&self) -> &'static str {
+        "npm install -g opencode-ai"
+    }
+
+    fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
+        let mut args: Vec<String> = ["run", "--format", "json", "--dir"]
+            .map(String::from)
+            .to_vec();
+        args.push(ctx.worktree.display().to_string());
+        if let Some(model) = run.model {
+            args.extend(["-m".to_string(), with_provider(model)]);
+        }
+        args
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::<OpencodeParser>::default()
+    }
+
+    /// Sessions, its database and the login (`auth.json`) live under
+    /// `$XDG_DATA_HOME/opencode`; `$XDG_STATE_HOME` holds its other state.
+    /// Configuration (`$XDG_CONFIG_HOME`) and the package cache stay shared:
+    /// they are read-mostly and the cache is costly to fill.
+    fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        let data = user_dir(var, "XDG_DATA_HOME", ".local/share").join("opencode");
+        let link = |name: &str, to: &'static str| Seed {
+            from: data.join(name),
+            to,
+            link: true,
+        };
+        Some(StateLayout {
+            vars: vec![("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")],
+            seeds: vec![
+                link("auth.json", "data/opencode/auth.json"),
+                link("mcp-auth.json", "data/opencode/mcp-auth.json"),
+            ],
+        })
+    }
+}
+
+/// `provider/model` as opencode wants it.
+pub fn with_provider(model: &str) -> String {
+    if model.contains('/') {
+        return model.to_string();
+    }
+    let provider = [
+        ("claude", "anthropic"),
+        ("gpt", "openai"),
+        ("o", "openai"),
+        ("gemini", "google"),
+    ]
+    .iter()
+    .find(|(prefix, _)| {
+        model.starts_with(prefix)
+            && model[prefix.len()..].starts_with(|c: char| c == '-' || c.is_ascii_digit())
+    })
+    .map(|(_, p)| *p);
+    match provider {
+        Some(p) => format!("{p}/{model}"),
+        None => model.to_string(),
+    }
+}
+
+/// Reads `opencode run --format json` events.
+#[derive(Debug, Default)]
+pub struct OpencodeParser {
+    parsed: Parsed,
+    cost: f64,
+    status: Option<u64>,
+}
+
+impl StreamParser for OpencodeParser {
+    fn line(&mut self, line: &str) {
+        let Some(v) = json_line(line) else { return };
+        if let Some(id) = text(&v, "sessionID") {
+            self.parsed.session_id = Some(id);
+        }
+        let part = v.get("part").unwrap_or(&Value::Null);
+        match v.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = text(part, "text").filter(|t| !t.trim().is_empty()) {
+                    self.parsed.final_message = Some(t);
+                }
+            }
+            Some("step_finish") => self.step(part),
+            Some("error") => self.error(&v),
+            Some("done") => self.parsed.complete = true,
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
+        let mut p = std::mem::take(&mut self.parsed);
+        // opencode prices from its own model list; 0 means it had no price.
+        p.cost_usd = (self.cost > 0.0).then_some(self.cost);
+        if let Some(message) = p.failure.clone() {
+            if self.status == Some(429) || limits::is_limit_error(&message) {
+                p.limit = Some(Limit {
+                    retry_after: limits::retry_after(&message, now),
+                    reason: message,
+                });
+            }
+        }
+        p
+    }
+}
+
+impl OpencodeParser {
+    fn step(&mut self, part: &Value) {
+        let t = part.get("tokens").unwrap_or(&Value::Null);
+        let cache = t.get("cache").unwrap_or(&Value::Null);
+        // opencode's `input` already excludes cache reads and writes.
+        let step = Usage {
+            input_tokens: count(t, "input"),
+            output_tokens: count(t, "output") + count(t, "reasoning"),
+            cache_read_tokens: count(cache, "read"),
+            cache_write_tokens: count(cache, "write"),
+        };
+        let mut total = self.parsed.usage.unwrap_or_default();
+        total += step;
+        self.parsed.usage = Some(total);
+        if let Some(c) = part
+            .get("cost")
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite())
+        {
+            self.cost += c.max(0.0);
+        }
+        if part.get("reason").and_then(Value::as_str) == Some("stop") {
+            self.parsed.complete = true;
+        }
+    }
+
+    fn error(&mut self, v: &Value) {
+        let e = v.get("error").unwrap_or(&Value::Null);
+        let data = e.get("data").unwrap_or(&Value::Null);
+        self.status = data
+            .get("statusCode")
+            .and_then(Value::as_u64)
+            .or(self.status);
+        let message = text(data, "message")
+            .or_else(|| text(e, "name"))
+            .unwrap_or_else(|| "opencode reported an error".into());
+        self.parsed.failure = Some(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Parsed {
+        let mut p = OpencodeParser::default();
+        for l in lines {
+            p.line(l);
+        }
+        p.finish(
+            "",
+            Now {
+                unix: 0,
+                utc_offset: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn steps_are_summed() {
+        let p = parse(&[
+            r#"{"type":"step_start","timestamp":1,"sessionID":"ses_1","part":{"type":"step-start"}}"#,
+            r#"{"type":"step_finish","timestamp":2,"sessionID":"ses_1","part":{"type":"step-finish","reason":"tool-calls","cost":0.01,"tokens":{"input":100,"output":10,"reasoning":5,"cache":{"read":50,"write":20}}}}"#,
+            r#"{"type":"text","timestamp":3,"sessionID":"ses_1","part":{"type":"text","text":"Done."}}"#,
+            r#"{"type":"step_finish","timestamp":4,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","cost":0.02,"tokens":{"input":10,"output":1,"reasoning":0,"cache":{"read":100,"write":0}}}}"#,
+        ]);
+        let u = p.usage.unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens
+            ),
+            (110, 16, 150, 20)
+        );
+        assert!((p.cost_usd.unwrap() - 0.03).abs() < 1e-9);
+        assert_eq!(p.session_id.as_deref(), Some("ses_1"));
+        assert_eq!(p.final_message.as_deref(), Some("Done."));
+        assert!(p.complete);
+    }
+
+    #[test]
+    fn errors_and_providers() {
+        let p = parse(&[
+            r#"{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#,
+        ]);
+        assert!(p.limit.is_some() && p.failure.is_some());
+        assert_eq!(
+            with_provider("claude-sonnet-4-6"),
+            "anthropic/claude-sonnet-4-6"
+        );
+        assert_eq!(with_provider("gpt-5.4"), "openai/gpt-5.4");
+        assert_eq!(with_provider("o3"), "openai/o3");
+        assert_eq!(with_provider("gemini-3-flash"), "google/gemini-3-flash");
+        assert_eq!(with_provider("ollama/qwen3"), "ollama/qwen3");
+        assert_eq!(with_provider("orca"), "orca");
+    }
+}

@@ -1,0 +1,300 @@
+//! Pools: which model an attempt runs on, and pausing a pool (a model
+//! family's quota) while it is rate-limited.
+//!
+//! Pure; time is seconds since the Unix epoch, passed in. A pool pauses
+//! when an attempt comes back `Unavailable`: until the reset time the CLI
+//! gave, else for an exponential backoff. When the pause is over, exactly
+//! one attempt may probe the pool (no thundering herd of every queued
+//! ticket at once); its answer either resumes the pool or pauses it again
+//! with a longer backoff. Meanwhile a ticket whose routing allows another
+//! candidate model in an open pool goes there.
+
+use planwright_plan::config::{Routing, DEFAULT_TIER};
+use planwright_plan::model::Ticket;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The first backoff when a CLI gives no reset time; it doubles with each
+/// pause in a row, up to [`MAX_BACKOFF`].
+pub const FIRST_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The longest backoff.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pause {
+    until: u64,
+    /// Pauses in a row without an answer in between.
+    strikes: u32,
+    probing: bool,
+}
+
+/// May an attempt use a pool now?
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// It is not paused.
+    Open,
+    /// Its pause is over and no probe is out: this attempt is the probe.
+    Probe,
+    /// Paused until this time (or until the probe that is out answers).
+    Paused {
+        /// Seconds since the epoch; a pool with a probe out reports its old
+        /// resume time.
+        until: u64,
+    },
+}
+
+/// The paused pools.
+#[derive(Debug, Clone, Default)]
+pub struct PoolPauses {
+    paused: BTreeMap<String, Pause>,
+}
+
+impl PoolPauses {
+    /// No pool paused.
+    pub fn new() -> PoolPauses {
+        PoolPauses::default()
+    }
+
+    /// An attempt on `pool` came back rate-limited: pause it until
+    /// `retry_after` from `now`, else for the next backoff.
+    pub fn pause(&mut self, pool: &str, now: u64, retry_after: Option<Duration>) {
+        let strikes = self.paused.get(pool).map_or(0, |p| p.strikes) + 1;
+        let wait = retry_after.unwrap_or_else(|| backoff(strikes));
+        self.paused.insert(
+            pool.to_string(),
+            Pause {
+                until: now.saturating_add(wait.as_secs()),
+                strikes,
+                probing: false,
+            },
+        );
+    }
+
+    /// An attempt on `pool` got an answer (any outcome but a rate limit):
+    /// the pool is open again.
+    pub fn answered(&mut self, pool: &str) {
+        self.paused.remove(pool);
+    }
+
+    /// Whether an attempt may use `pool` now, without claiming anything.
+    pub fn peek(&self, pool: &str, now: u64) -> Admission {
+        match self.paused.get(pool) {
+            None => Admission::Open,
+            Some(p) if now < p.until || p.probing => Admission::Paused { until: p.until },
+            Some(_) => Admission::Probe,
+        }
+    }
+
+    /// [`PoolPauses::peek`], and when the answer is [`Admission::Probe`],
+    /// marks the probe as out so no second attempt probes.
+    pub fn admit(&mut self, pool: &str, now: u64) -> Admission {
+        let a = self.peek(pool, now);
+        if a == Admission::Probe {
+            if let Some(p) = self.paused.get_mut(pool) {
+                p.probing = true;
+            }
+        }
+        a
+    }
+
+    /// The paused pools and when each resumes, for `status`.
+    pub fn paused(&self) -> Vec<(String, u64)> {
+        self.paused
+            .iter()
+            .map(|(pool, p)| (pool.clone(), p.until))
+            .collect()
+    }
+}
+
+/// The backoff of the `strikes`-th pause in a row.
+pub fn backoff(strikes: u32) -> Duration {
+    let factor = 1u64 << strikes.saturating_sub(1).min(16);
+    FIRST_BACKOFF.saturating_mul(factor as u32).min(MAX_BACKOFF)
+}
+
+/// The model chosen for one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// The ticket names no model, tier or pool hint: the CLI's own default.
+    CliDefault,
+    /// Run on `model`, counted against `pool` (none for an explicit model
+    /// the routing table does not list); `probe` when the attempt is its
+    /// pool's probe.
+    Model {
+        /// The model's name.
+        model: String,
+        /// Its pool.
+        pool: Option<String>,
+        /// Whether this attempt probes a paused pool.
+        probe: bool,
+    },
+    /// Every candidate's pool is paused: wait until this time.
+    Wait {
+        /// The earliest resume time of the candidates' pools.
+        until: u64,
+    },
+}
+
+/// The model for the next attempt of `ticket`: its explicit model (which
+/// has no alternative), else the first candidate of its tier and pool hint
+/// (through the routing table) whose pool is open, else the first whose
+/// pool may be probed, else wait for the earliest resume. Claims the probe
+/// when it chooses one.
+pub fn choose(ticket: &Ticket, routing: &Routing, pauses: &mut PoolPauses, now: u64) -> Choice {
+    if let Some(model) = &ticket.model {
+        let pool = routing
+            .models
+            .iter()
+            .find(|m| &m.name == model)
+            .map(|m| m.pool.clone());
+        return pick(vec![(model.clone(), pool)], pauses, now);
+    }
+    if ticket.tier.is_none() && ticket.pool_hint.is_none() {
+        return Choice::CliDefault;
+    }
+    let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
+    let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
+    let candidates = routing
+        .candidates(tier, hint)
+        .into_iter()
+        .map(|m| (m.name.clone(), Some(m.pool.clone())))
+        .collect();
+    pick(candidates, pauses, now)
+}
+
+fn pick(candidates: Vec<(String, Option<String>)>, pauses: &mut PoolPauses, now: u64) -> Choice {
+    let admission = |p: &Option<String>| {
+        p.as_deref()
+            .map_or(Admission::Open, |p| pauses.peek(p, now))
+    };
+    let open = candidates
+        .iter()
+        .find(|(_, p)| admission(p) == Admission::Open);
+    let chosen = open.or_else(|| {
+        candidates
+            .iter()
+            .find(|(_, p)| admission(p) == Admission::Probe)
+    });
+    if let Some((model, pool)) = chosen.cloned() {
+        let probe = pool
+            .as_deref()
+            .is_some_and(|p| pauses.admit(p, now) == Admission::Probe);
+        return Choice::Model { model, pool, probe };
+    }
+    let until = candidates
+        .iter()
+        .filter_map(|(_, p)| match admission(p) {
+            Admission::Paused { until } => Some(until),
+            _ => None,
+        })
+        .min();
+    match until {
+        Some(until) => Choice::Wait { until },
+        // No candidate at all: validation rejects such tickets; the CLI's
+        // default is the only thing left.
+        None => Choice::CliDefault,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ticket(tier: Option<&str>, hint: Option<&str>, model: Option<&str>) -> Ticket {
+        let mut t = Ticket::new("T1", "body");
+        t.tier = tier.map(String::from);
+        t.pool_hint = hint.map(String::from);
+        t.model = model.map(String::from);
+        t
+    }
+
+    #[test]
+    fn pause_until_reset_then_one_probe() {
+        let mut p = PoolPauses::new();
+        p.pause("claude", 1000, Some(Duration::from_secs(300)));
+        assert_eq!(p.admit("claude", 1299), Admission::Paused { until: 1300 });
+        assert_eq!(p.admit("claude", 1300), Admission::Probe);
+        assert_eq!(
+            p.admit("claude", 1301),
+            Admission::Paused { until: 1300 },
+            "one probe at a time"
+        );
+        assert_eq!(p.admit("gemini-pro", 1301), Admission::Open);
+        // The probe is limited again: a longer backoff when no reset is given.
+        p.pause("claude", 1400, None);
+        assert_eq!(p.paused(), [("claude".to_string(), 1400 + 120)]);
+        p.answered("claude");
+        assert_eq!(p.admit("claude", 1401), Admission::Open);
+        assert!(p.paused().is_empty());
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        assert_eq!(backoff(1), Duration::from_secs(60));
+        assert_eq!(backoff(3), Duration::from_secs(240));
+        assert_eq!(backoff(40), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn a_paused_pool_sends_tickets_to_another_candidate() {
+        let routing = Routing::default();
+        let mut p = PoolPauses::new();
+        let frontier = ticket(Some("frontier"), Some("auto"), None);
+        let first = choose(&frontier, &routing, &mut p, 0);
+        assert_eq!(
+            first,
+            Choice::Model {
+                model: "gemini-3.1-pro-high".into(),
+                pool: Some("gemini-pro".into()),
+                probe: false
+            }
+        );
+        p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
+        let moved = choose(&frontier, &routing, &mut p, 10);
+        assert!(
+            matches!(&moved, Choice::Model { model, probe: false, .. } if model == "claude-sonnet-4-6"),
+            "{moved:?}"
+        );
+        // Only gemini may serve a cheap ticket: it waits, then probes once.
+        p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
+        let cheap = ticket(Some("cheap"), Some("gemini"), None);
+        assert_eq!(
+            choose(&cheap, &routing, &mut p, 50),
+            Choice::Wait { until: 100 }
+        );
+        assert!(matches!(
+            choose(&cheap, &routing, &mut p, 100),
+            Choice::Model { probe: true, .. }
+        ));
+        assert_eq!(
+            choose(&cheap, &routing, &mut p, 101),
+            Choice::Wait { until: 100 }
+        );
+    }
+
+    #[test]
+    fn explicit_model_and_no_routing() {
+        let routing = Routing::default();
+        let mut p = PoolPauses::new();
+        let own = ticket(None, None, Some("my-local-model"));
+        assert_eq!(
+            choose(&own, &routing, &mut p, 0),
+            Choice::Model {
+                model: "my-local-model".into(),
+                pool: None,
+                probe: false
+            }
+        );
+        p.pause("claude", 0, Some(Duration::from_secs(60)));
+        let pinned = ticket(Some("cheap"), None, Some("claude-opus-4-6-thinking"));
+        assert_eq!(
+            choose(&pinned, &routing, &mut p, 1),
+            Choice::Wait { until: 60 }
+        );
+        assert_eq!(
+            choose(&ticket(None, None, None), &routing, &mut p, 1),
+            Choice::CliDefault
+        );
+    }
+}

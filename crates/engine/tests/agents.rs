@@ -1,0 +1,481 @@
+//! The CLI adapters against fake executables: small shell scripts that
+//! replay recorded output of each real CLI (`tests/data/agents/`), record
+//! the arguments and standard input they were given, and exit as the real
+//! CLI would. No network, no model.
+
+use planwright_engine::agent::limits::Now;
+use planwright_engine::agent::{
+    self, AgentOptions, AgentOutcome, AgentReport, AttemptContext, CostSource, Usage,
+};
+use planwright_engine::clock::format_unix;
+use planwright_engine::process::Cancel;
+use planwright_engine::EngineError;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/agents");
+
+/// Two hours: the reset time the fixtures' placeholders stand for.
+const RESET_IN: u64 = 7200;
+
+/// One attempt of a fake CLI, and what it was given.
+struct Run {
+    report: AgentReport,
+    argv: Vec<String>,
+    stdin: String,
+    log: String,
+    worktree: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+/// The fixture text with its reset placeholders filled in.
+fn fixture(cli: &str, case: &str, ext: &str) -> Option<String> {
+    let text = std::fs::read_to_string(format!("{DATA}/{cli}/{case}.{ext}")).ok()?;
+    let now = Now::system();
+    let reset = now.unix as u64 + RESET_IN;
+    Some(
+        text.replace("@RESET@", &reset.to_string())
+            .replace("@RESET_LOCAL@", &codex_local_time(reset, now.utc_offset)),
+    )
+}
+
+/// `Dec 1st, 2026 3:05 PM` in local time, as Codex prints a reset time.
+fn codex_local_time(unix: u64, offset: i64) -> String {
+    let stamp = format_unix((unix as i64 + offset) as u64); // 2026-12-01T15:05:00Z
+    let num = |a: usize, b: usize| stamp[a..b].parse::<u32>().unwrap();
+    let (year, month, day, hour, minute) =
+        (num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16));
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let suffix = match day {
+        11..=13 => "th",
+        d if d % 10 == 1 => "st",
+        d if d % 10 == 2 => "nd",
+        d if d % 10 == 3 => "rd",
+        _ => "th",
+    };
+    let (h12, meridiem) = match hour {
+        0 => (12, "AM"),
+        1..=11 => (hour, "AM"),
+        12 => (12, "PM"),
+        _ => (hour - 12, "PM"),
+    };
+    let m = months[month as usize - 1];
+    format!("{m} {day}{suffix}, {year} {h12}:{minute:02} {meridiem}")
+}
+
+/// Writes a fake `cli` replaying `case` and exiting with `code`; `extra` is
+/// shell run first (in the workspace).
+fn fake_cli(dir: &Path, cli: &str, case: &str, code: i32, extra: &str) -> PathBuf {
+    let mut body = format!(
+        "#!/bin/sh\n{extra}\nprintf '%s\\n' \"$@\" > '{0}/argv'\ncat > '{0}/stdin'\n",
+        dir.display()
+    );
+    for (ext, redirect) in [("out", ""), ("err", " >&2")] {
+        if let Some(text) = fixture(cli, case, ext) {
+            let file = dir.join(format!("replay.{ext}"));
+            std::fs::write(&file, text).unwrap();
+            body.push_str(&format!("cat '{}'{redirect}\n", file.display()));
+        }
+    }
+    body.push_str(&format!("exit {code}\n"));
+    let script = dir.join(cli);
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> AttemptContext {
+    let worktree = tmp.join("worktree");
+    std::fs::create_dir_all(&worktree).unwrap();
+    let prompt_file = tmp.join("attempt-1.prompt.md");
+    std::fs::write(&prompt_file, "# T1\nAdd `add` to lib/math.mjs.\n").unwrap();
+    AttemptContext {
+        ticket: "T1".into(),
+        attempt: 1,
+        worktree,
+        prompt_file,
+        log: tmp.join("attempt-1.agent.log"),
+        timeout: Some(Duration::from_secs(120)),
+        model: model.map(String::from),
+        env,
+    }
+}
+
+fn attempt_with(cli: &str, case: &str, code: i32, model: Option<&str>, extra: &str) -> Run {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = fake_cli(&bin, cli, case, code, extra);
+    let opts = AgentOptions {
+        program: Some(script.display().to_string()),
+        ..AgentOptions::default()
+    };
+    let agent = agent::from_options(cli, &opts).unwrap();
+    assert_eq!(agent.unusable(), None, "the fake {cli} is runnable");
+    let env = vec![("PLANWRIGHT_BUDGET_USD".to_string(), "1.5".to_string())];
+    let ctx = context(tmp.path(), model, env);
+    let report = agent.attempt(&ctx, &Cancel::default()).unwrap();
+    let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    Run {
+        report,
+        argv: read(bin.join("argv")).lines().map(String::from).collect(),
+        stdin: read(bin.join("stdin")),
+        log: read(ctx.log.clone()),
+        worktree: ctx.worktree.clone(),
+        _tmp: tmp,
+    }
+}
+
+fn attempt(cli: &str, case: &str, code: i32, model: Option<&str>) -> Run {
+    attempt_with(cli, case, code, model, "")
+}
+
+fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Option<Usage> {
+    Some(Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_write_tokens: cache_write,
+    })
+}
+
+fn assert_cost(run: &Run, usd: f64, source: CostSource) {
+    let (got, src) = run.report.cost.expect("a cost");
+    assert!((got - usd).abs() < 1e-9, "cost {got} != {usd}");
+    assert_eq!(src, source);
+}
+
+fn has_args(argv: &[String], want: &[&str]) {
+    let joined = argv.join(" ");
+    assert!(joined.contains(&want.join(" ")), "{want:?} not in {argv:?}");
+}
+
+fn unavailable(run: &Run) -> (Option<Duration>, String) {
+    match &run.report.outcome {
+        AgentOutcome::Unavailable {
+            retry_after,
+            reason,
+        } => (*retry_after, reason.clone()),
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+}
+
+fn failed(run: &Run) -> String {
+    match &run.report.outcome {
+        AgentOutcome::Failed(why) => why.clone(),
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+/// `retry_after` of a fixture that resets [`RESET_IN`] from when it was
+/// written: between then and now, so no bound on how fast the test runs.
+fn resets_in_two_hours(retry: Option<Duration>) {
+    let secs = retry.expect("a reset time").as_secs();
+    assert!(secs <= RESET_IN && secs + 600 >= RESET_IN, "{secs}s");
+}
+
+#[test]
+fn claude_success_reads_usage_cost_and_passes_flags() {
+    let run = attempt("claude", "success", 0, Some("claude-sonnet-4-6"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert_eq!(run.report.usage, usage(12, 640, 20480, 5120));
+    assert_cost(&run, 0.04218, CostSource::Reported);
+    assert_eq!(
+        run.report.session_id.as_deref(),
+        Some("4f1c2a9e-1111-4c3b-9d7e-2b2f6a0c0001")
+    );
+    assert_eq!(run.report.model.as_deref(), Some("claude-sonnet-4-6"));
+    assert_eq!(
+        run.report.final_message.as_deref(),
+        Some("Added `add` to lib/math.mjs; the tests pass.")
+    );
+    has_args(
+        &run.argv,
+        &["-p", "--output-format", "stream-json", "--verbose"],
+    );
+    has_args(&run.argv, &["--permission-mode", "acceptEdits"]);
+    has_args(
+        &run.argv,
+        &["--model", "claude-sonnet-4-6", "--max-budget-usd", "1.5000"],
+    );
+    assert!(run.stdin.contains("Add `add`"), "the prompt goes to stdin");
+    assert!(
+        run.log.contains("\"type\":\"result\""),
+        "the raw output is logged"
+    );
+}
+
+#[test]
+fn codex_success_takes_the_last_turn_and_computes_cost() {
+    let run = attempt("codex", "success", 0, Some("gpt-5.4"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert_eq!(run.report.usage, usage(8000, 900, 16000, 0));
+    assert_cost(&run, 0.0375, CostSource::Computed);
+    assert_eq!(
+        run.report.session_id.as_deref(),
+        Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
+    );
+    assert_eq!(
+        run.report.final_message.as_deref(),
+        Some("Implemented `add`; `node --test` passes.")
+    );
+    has_args(
+        &run.argv,
+        &["exec", "--json", "--sandbox", "workspace-write"],
+    );
+    has_args(&run.argv, &["-m", "gpt-5.4", "-"]);
+    assert!(
+        run.argv.contains(&run.worktree.display().to_string()),
+        "-C WORKTREE"
+    );
+    assert!(run.stdin.contains("Add `add`"));
+}
+
+#[test]
+fn gemini_success_prices_each_model() {
+    let run = attempt("gemini", "success", 0, Some("gemini-3-flash"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert_eq!(run.report.usage, usage(13000, 1920, 40000, 0));
+    // flash: 12000 in, 1900 out, 40000 cached; flash-lite: 1000 in, 20 out.
+    assert_cost(&run, 0.0137 + 0.000108, CostSource::Computed);
+    assert_eq!(run.report.model.as_deref(), Some("gemini-3-flash"));
+    assert_eq!(
+        run.report.session_id.as_deref(),
+        Some("7c1e5b2a-6d0f-4a44-9a3e-1f2b3c4d5e60")
+    );
+    has_args(
+        &run.argv,
+        &[
+            "--output-format",
+            "json",
+            "--approval-mode",
+            "yolo",
+            "-m",
+            "gemini-3-flash",
+            "-p",
+        ],
+    );
+    assert!(run.stdin.contains("Add `add`"));
+}
+
+#[test]
+fn agy_success_passes_the_prompt_as_an_argument() {
+    let run = attempt("agy", "success", 0, None);
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert_eq!(run.report.usage, usage(10000, 700, 20000, 0));
+    assert_cost(&run, 0.0081, CostSource::Computed);
+    assert_eq!(
+        run.report.final_message.as_deref(),
+        Some("Added `add`; tests pass.")
+    );
+    assert!(run.argv[0].starts_with("--print=# T1"), "{:?}", run.argv);
+    has_args(
+        &run.argv,
+        &["--output-format", "stream-json", "--print-timeout", "120s"],
+    );
+    assert!(run.stdin.is_empty(), "agy gets /dev/null");
+}
+
+#[test]
+fn aider_success_sums_calls_and_cleans_its_cache() {
+    let run = attempt_with(
+        "aider",
+        "success",
+        0,
+        Some("claude-sonnet-4-6"),
+        "mkdir -p .aider.tags.cache.v4",
+    );
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert_eq!(run.report.usage, usage(8000, 496, 4900, 1200));
+    assert_cost(&run, 0.06, CostSource::Reported);
+    assert_eq!(
+        run.report.final_message.as_deref(),
+        Some("Applied edit to lib/math.mjs\nThe function is in place.")
+    );
+    has_args(
+        &run.argv,
+        &[
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-dirty-commits",
+            "--no-gitignore",
+        ],
+    );
+    has_args(&run.argv, &["--model", "claude-sonnet-4-6"]);
+    assert!(
+        !run.worktree.join(".aider.tags.cache.v4").exists(),
+        "its cache is not left in the workspace"
+    );
+    let history = run
+        .argv
+        .iter()
+        .position(|a| a == "--chat-history-file")
+        .unwrap();
+    assert!(!Path::new(&run.argv[history + 1]).starts_with(&run.worktree));
+}
+
+#[test]
+fn opencode_success_sums_steps() {
+    let run = attempt("opencode", "success", 0, Some("claude-sonnet-4-6"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert_eq!(run.report.usage, usage(9200, 450, 9000, 9000));
+    // Its own cost is 0 (no price known to it): computed instead.
+    assert_cost(&run, 0.0708, CostSource::Computed);
+    assert_eq!(
+        run.report.session_id.as_deref(),
+        Some("ses_5a1b2c3d4e5fAbCdEf")
+    );
+    has_args(&run.argv, &["run", "--format", "json", "--dir"]);
+    has_args(&run.argv, &["-m", "anthropic/claude-sonnet-4-6"]);
+    assert!(run.stdin.contains("Add `add`"));
+}
+
+#[test]
+fn agent_reported_failures_fail() {
+    let cases = [
+        ("claude", 1, "error_max_turns"),
+        ("codex", 1, "stream disconnected"),
+        ("gemini", 53, "max session turns"),
+        ("agy", 1, "workspace is not trusted"),
+        // aider exits 0 when the model call failed: its error line decides.
+        ("aider", 0, "AuthenticationError"),
+        ("opencode", 1, "Model not found"),
+    ];
+    for (cli, code, says) in cases {
+        let run = attempt(cli, "failure", code, None);
+        let why = failed(&run);
+        assert!(why.contains(says), "{cli}: {why}");
+    }
+}
+
+#[test]
+fn rate_limits_are_unavailable_with_the_reset_time() {
+    resets_in_two_hours(unavailable(&attempt("claude", "rate_limit", 1, None)).0);
+    resets_in_two_hours(unavailable(&attempt("codex", "rate_limit", 1, None)).0);
+    let relative = [("gemini", 42), ("agy", 90), ("aider", 20), ("opencode", 40)];
+    for (cli, secs) in relative {
+        let code = if cli == "aider" { 0 } else { 1 };
+        let (retry, reason) = unavailable(&attempt(cli, "rate_limit", code, None));
+        assert_eq!(retry.map(|d| d.as_secs()), Some(secs), "{cli}: {reason}");
+    }
+}
+
+#[test]
+fn exhausted_quotas_are_unavailable() {
+    resets_in_two_hours(unavailable(&attempt("claude", "quota", 1, None)).0);
+    let (retry, reason) = unavailable(&attempt("gemini", "quota", 1, None));
+    assert_eq!(retry, Some(Duration::from_secs(18_450)), "{reason}");
+    for cli in ["codex", "agy", "aider", "opencode"] {
+        let code = if cli == "aider" { 0 } else { 1 };
+        let (retry, reason) = unavailable(&attempt(cli, "quota", code, None));
+        assert_eq!(retry, None, "{cli} gave no reset time: {reason}");
+    }
+}
+
+#[test]
+fn truncated_output_fails_clearly_or_finishes_without_usage() {
+    for cli in agent::ADAPTERS {
+        let failed_run = attempt(cli, "truncated", 1, None);
+        let why = failed(&failed_run);
+        assert!(why.contains("exit code 1"), "{cli}: {why}");
+        if cli != "aider" {
+            assert!(
+                why.contains("ended before its final record"),
+                "{cli}: {why}"
+            );
+        }
+        assert!(
+            !failed_run.log.is_empty(),
+            "{cli}: the raw output stays in the log"
+        );
+        let ok = attempt(cli, "truncated", 0, None);
+        assert_eq!(ok.report.outcome, AgentOutcome::Finished, "{cli}");
+        assert_eq!(ok.report.usage, None, "{cli}");
+    }
+}
+
+#[test]
+fn a_cli_that_is_not_installed_names_its_install_command() {
+    let installs = [
+        ("claude", "npm install -g @anthropic-ai/claude-code"),
+        ("codex", "npm install -g @openai/codex"),
+        ("gemini", "npm install -g @google/gemini-cli"),
+        ("agy", "antigravity.google/cli/install.sh"),
+        ("aider", "aider-install"),
+        ("opencode", "npm install -g opencode-ai"),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (cli, install) in installs {
+        let opts = AgentOptions {
+            program: Some(format!("planwright-test-no-such-{cli}")),
+            ..AgentOptions::default()
+        };
+        let agent = agent::from_options(cli, &opts).unwrap();
+        let problem = agent.unusable().expect("preflight reports it");
+        assert!(
+            problem.contains(install) && problem.contains("not installed"),
+            "{problem}"
+        );
+        let ctx = context(tmp.path(), None, vec![]);
+        match agent.attempt(&ctx, &Cancel::default()) {
+            Err(EngineError::Settings(message)) => assert!(message.contains(install), "{message}"),
+            other => panic!("{cli}: expected a settings error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn parallel_attempts_get_their_own_cli_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("codex");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf '{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"type\":\"agent_message\",\"text\":\"%s\"}}\\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"cached_input_tokens\":0,\"output_tokens\":1}}\\n' \"$CODEX_HOME\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let opts = AgentOptions {
+        program: Some(script.display().to_string()),
+        ..AgentOptions::default()
+    };
+    let agent = agent::from_options("codex", &opts).unwrap();
+    let state = tmp.path().join(".planwright");
+    let homes: Vec<String> = std::thread::scope(|s| {
+        let runs: Vec<_> = ["slot-1", "slot-2"]
+            .map(|slot| {
+                let (agent, state) = (agent.as_ref(), &state);
+                let dir = tmp.path().join(slot);
+                s.spawn(move || {
+                    let env = agent::prepare_home(state, slot, agent).unwrap();
+                    let ctx = context(&dir, None, env);
+                    let report = agent.attempt(&ctx, &Cancel::default()).unwrap();
+                    assert_eq!(report.outcome, AgentOutcome::Finished);
+                    report.final_message.unwrap()
+                })
+            })
+            .into_iter()
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert_ne!(homes[0], homes[1]);
+    for (home, slot) in homes.iter().zip(["slot-1", "slot-2"]) {
+        let expected = state.join("homes").join(slot).join("codex");
+        assert_eq!(Path::new(home), expected);
+        assert!(expected.is_dir());
+    }
+    // No isolation when it is turned off.
+    let shared = agent::from_options(
+        "codex",
+        &AgentOptions {
+            isolate: false,
+            ..opts
+        },
+    )
+    .unwrap();
+    assert!(agent::prepare_home(&state, "slot-3", shared.as_ref())
+        .unwrap()
+        .is_empty());
+}
