@@ -22,6 +22,7 @@ pub mod run;
 pub mod scheduler;
 pub mod state;
 pub mod verify;
+pub mod view;
 pub mod worktree;
 
 pub use error::EngineError;
