@@ -63,6 +63,8 @@ enum Command {
     Run(commands::run::Args),
     Status(commands::status::Args),
     Report(commands::report::Args),
+    Watch(commands::watch::Args),
+    Serve(commands::serve::Args),
     Demo(commands::demo::Args),
 }
 
@@ -90,6 +92,8 @@ fn main() {
         Command::Run(args) => commands::run::run(args, &cli.global),
         Command::Status(args) => commands::status::run(args, &cli.global),
         Command::Report(args) => commands::report::run(args, &cli.global),
+        Command::Watch(args) => commands::watch::run(args, &cli.global),
+        Command::Serve(args) => commands::serve::run(args, &cli.global),
         Command::Demo(args) => commands::demo::run(args, &cli.global),
     };
     let code = match result {

@@ -10,6 +10,7 @@ pub mod events;
 pub mod executor;
 pub mod failure;
 pub mod gates;
+pub mod html;
 pub mod git;
 pub mod integrity;
 pub mod lock;

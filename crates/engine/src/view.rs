@@ -158,6 +158,9 @@ pub struct AttemptView {
     pub reviews: Vec<Check>,
     /// Counterfactual results, when the log has them.
     pub counterfactuals: Vec<Check>,
+    /// Whether `gates` came from events (then the ticket log is not read).
+    #[serde(skip)]
+    pub(crate) gates_from_events: bool,
 }
 
 /// One gate, review or counterfactual result.
@@ -337,7 +340,7 @@ impl TicketView {
 }
 
 mod fold;
-pub use fold::parse_time;
+pub use fold::{parse_gate_log, parse_time, read_gate_logs};
 
 /// Reads the event log from where the last read stopped, so `watch` and
 /// `serve` fold only what is new; a line still being written waits for its
@@ -431,7 +434,7 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>
         return Ok(None);
     };
     Tail::new(files.events.clone()).poll(&mut view)?;
-    fold::read_gate_logs(&mut view, &files.dir);
+    read_gate_logs(&mut view, &files.dir);
     Ok(Some((view, files)))
 }
 

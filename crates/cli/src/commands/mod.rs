@@ -3,14 +3,17 @@
 pub mod convert;
 pub mod demo;
 pub mod graph;
+pub mod observe;
 pub mod preflight;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod show;
 pub mod status;
 pub mod sweep;
 pub mod validate;
+pub mod watch;
 
 use crate::error::{exit, CliError};
 use crate::settings;

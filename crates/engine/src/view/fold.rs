@@ -314,6 +314,7 @@ impl RunView {
             gates: vec![],
             reviews: vec![],
             counterfactuals: vec![],
+            gates_from_events: false,
         });
         t.state = TicketState::Running;
         t.phase = Some("starting".into());
@@ -396,7 +397,13 @@ impl RunView {
             a.model = Some(m.to_string());
         }
         match kind {
-            Some(0) => a.gates.push(check_of(e)),
+            Some(0) => {
+                if !a.gates_from_events {
+                    a.gates.clear();
+                    a.gates_from_events = true;
+                }
+                a.gates.push(check_of(e));
+            }
             Some(1) => a.reviews.push(check_of(e)),
             Some(2) => a.counterfactuals.push(check_of(e)),
             _ => {}
@@ -405,15 +412,16 @@ impl RunView {
 }
 
 /// Gate results from each ticket's `ticket.log` (`== attempt N ...`, then
-/// `$ command` and `-> exit` per gate), for attempts whose events carry none.
-pub(super) fn read_gate_logs(view: &mut RunView, run_dir: &Path) {
+/// `$ command` and `-> exit` per gate), for attempts whose events carry
+/// none. Followers call it again after new events: the log only grows.
+pub fn read_gate_logs(view: &mut RunView, run_dir: &Path) {
     for t in &mut view.tickets {
         let Ok(log) = std::fs::read_to_string(run_dir.join(&t.id).join("ticket.log")) else {
             continue;
         };
         for (n, checks) in parse_gate_log(&log) {
             if let Some(a) = t.attempts.iter_mut().find(|a| a.n == n) {
-                if a.gates.is_empty() {
+                if !a.gates_from_events {
                     a.gates = checks;
                 }
             }

@@ -1,4 +1,3 @@
-use super::fold::parse_gate_log;
 use super::*;
 use crate::events::Event;
 
