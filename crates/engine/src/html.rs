@@ -45,6 +45,7 @@ pub fn page(view: &RunView, opts: &HtmlOptions) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
+         <link rel=\"icon\" href=\"data:,\">\
          <title>planwright run {}</title><style>{CSS}</style></head><body>\
          <main id=\"report\">",
         esc(&view.run.id)

@@ -96,7 +96,7 @@ fn respond(out: &mut TcpStream, code: u16, kind: &str, body: &[u8]) -> std::io::
 /// No referrer (the URL holds the token), nothing loaded from elsewhere.
 const SECURITY_HEADERS: &str = "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\n\
 X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'; \
-style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'\r\n";
+style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:\r\n";
 
 /// The event stream: the current rendering at once, then each new one.
 fn events(server: &Server, out: &mut TcpStream) -> std::io::Result<()> {
