@@ -11,6 +11,7 @@ use crate::error::{exit, CliError, CliResult};
 use crate::Global;
 use planwright_engine::html::{self, HtmlOptions};
 use planwright_engine::view::{RunFiles, RunView, Tail};
+use std::io::Write;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
@@ -121,7 +122,7 @@ fn follow(server: &Server, mut tail: Tail, interval: Duration) {
             Ok(false) => continue,
             Ok(true) => planwright_engine::view::read_gate_logs(&mut view, &server.files.dir),
             Err(e) => {
-                eprintln!("serve: stopped following the event log: {e}");
+                let _ = writeln!(std::io::stderr(), "serve: stopped following the event log: {e}");
                 return;
             }
         }
@@ -156,8 +157,14 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
     })?;
     let port = listener.local_addr().map_err(|e| CliError::io("socket", &e))?.port();
     let server = Arc::new(server(view, files, token()?));
-    println!("serving run {} at http://127.0.0.1:{port}/?token={}", server.current().view.run.id, server.token);
-    println!("read-only; press Ctrl-C to stop");
+    // Whoever started us may stop reading once it has the URL: a closed
+    // stdout must not stop the server.
+    let _ = writeln!(
+        std::io::stdout(),
+        "serving run {} at http://127.0.0.1:{port}/?token={}\nread-only; press Ctrl-C to stop",
+        server.current().view.run.id,
+        server.token
+    );
     let follower = Arc::clone(&server);
     let interval = Duration::from_millis(args.interval.max(50));
     std::thread::spawn(move || follow(&follower, tail, interval));

@@ -74,6 +74,7 @@ impl Demo {
 struct Serve {
     child: Child,
     url: String,
+    _stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Serve {
@@ -85,13 +86,18 @@ impl Serve {
             .spawn()
             .unwrap();
         let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut first).unwrap();
         let url = first
             .split_whitespace()
             .find(|w| w.starts_with("http://127.0.0.1:"))
             .unwrap_or_else(|| panic!("no URL in {first:?}"))
             .to_string();
-        Serve { child, url }
+        Serve {
+            child,
+            url,
+            _stdout: stdout,
+        }
     }
 
     fn get(&self, path_and_query: &str) -> String {

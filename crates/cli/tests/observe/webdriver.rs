@@ -7,7 +7,7 @@
 //! a missing browser fails the test instead of skipping it.
 
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -63,10 +63,26 @@ fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
         body.len()
     )
     .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (_, json) = raw.split_once("\r\n\r\n").expect("an HTTP answer");
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("{method} {path}: {e}: {raw}"))
+    // chromedriver may keep the connection open: read the head, then
+    // exactly Content-Length bytes.
+    let mut reader = std::io::BufReader::new(s);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "{method} {path}: no answer");
+        if line == "\r\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap_or_else(|e| {
+        panic!("{method} {path}: {e}: {}", String::from_utf8_lossy(&body))
+    })
 }
 
 impl Browser {
