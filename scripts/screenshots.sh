@@ -9,8 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v chromium >/dev/null || { echo "needs chromium (apt-get install chromium)" >&2; exit 2; }
-cargo build --release -q
-bin="$PWD/target/release/planwright"
+# PLANWRIGHT_BIN picks a binary already built (e.g. target/debug/planwright).
+if [ -n "${PLANWRIGHT_BIN:-}" ]; then
+  bin=$(cd "$(dirname "$PLANWRIGHT_BIN")" && pwd)/$(basename "$PLANWRIGHT_BIN")
+else
+  cargo build --release -q
+  bin="$PWD/target/release/planwright"
+fi
 tmp=$(mktemp -d)
 serve_pid=""
 cleanup() {

@@ -70,7 +70,9 @@ pub fn body(view: &RunView, opts: &HtmlOptions) -> String {
     summary(&mut s, view);
     s.push_str("<section id=\"dag\"><h2>Tickets by wave</h2><div class=\"scroll\">");
     s.push_str(&svg::dag(view));
-    s.push_str("</div></section><section id=\"timeline\"><h2>Attempts per slot</h2><div class=\"scroll\">");
+    s.push_str(
+        "</div></section><section id=\"timeline\"><h2>Attempts per slot</h2><div class=\"scroll\">",
+    );
     s.push_str(&svg::gantt(view));
     s.push_str("</div></section><section id=\"tickets\"><h2>Tickets</h2>");
     ticket_table(&mut s, view);
@@ -124,10 +126,16 @@ fn summary(s: &mut String, view: &RunView) {
     };
     let (usage, cost) = view.usage();
     let tokens = usage.map_or("not reported".into(), |u| {
-        format!("{} in, {} out, {} cached", u.input_tokens, u.output_tokens, u.cache_read_tokens)
+        format!(
+            "{} in, {} out, {} cached",
+            u.input_tokens, u.output_tokens, u.cache_read_tokens
+        )
     });
     let cost = cost.map_or("not reported".into(), |c| format!("${c:.2}"));
-    let commit = |c: &Option<String>| c.as_deref().map_or("-".into(), |c| format!("<code>{}</code>", esc(short(c))));
+    let commit = |c: &Option<String>| {
+        c.as_deref()
+            .map_or("-".into(), |c| format!("<code>{}</code>", esc(short(c))))
+    };
     let facts = [
         ("duration", duration),
         ("tokens", tokens),
@@ -143,7 +151,10 @@ fn summary(s: &mut String, view: &RunView) {
     if !view.paused.is_empty() {
         s.push_str("<p class=\"paused\">paused pools: ");
         for (pool, p) in &view.paused {
-            let until = p.until.as_deref().map_or(String::new(), |u| format!(" until {}", esc(u)));
+            let until = p
+                .until
+                .as_deref()
+                .map_or(String::new(), |u| format!(" until {}", esc(u)));
             let _ = write!(s, "<code>{}</code> ({}{until}) ", esc(pool), esc(&p.reason));
         }
         s.push_str("</p>");
@@ -154,10 +165,9 @@ fn summary(s: &mut String, view: &RunView) {
 fn ticket_table(s: &mut String, view: &RunView) {
     s.push_str("<div class=\"scroll\"><table><thead><tr><th>ticket</th><th>title</th><th>state</th><th>attempts</th><th>commit</th><th>failure</th></tr></thead><tbody>");
     for t in &view.tickets {
-        let failure = t
-            .failure
-            .as_ref()
-            .map_or(String::new(), |f| format!("<code>{}</code> {}", f.kind, esc(&f.message)));
+        let failure = t.failure.as_ref().map_or(String::new(), |f| {
+            format!("<code>{}</code> {}", f.kind, esc(&f.message))
+        });
         let _ = write!(
             s,
             "<tr><td><a href=\"#t-{aid}\">{id}</a></td><td>{}</td><td><span class=\"badge st-{st}\">{st}</span></td><td>{}</td><td><code>{}</code></td><td>{failure}</td></tr>",
@@ -177,7 +187,13 @@ fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOpt
         .edges
         .iter()
         .filter(|(_, to)| view.tickets[*to].id == t.id)
-        .map(|(from, _)| format!("<a href=\"#t-{}\">{}</a>", anchor(&view.tickets[*from].id), esc(&view.tickets[*from].id)))
+        .map(|(from, _)| {
+            format!(
+                "<a href=\"#t-{}\">{}</a>",
+                anchor(&view.tickets[*from].id),
+                esc(&view.tickets[*from].id)
+            )
+        })
         .collect();
     let _ = write!(
         s,
@@ -193,7 +209,12 @@ fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOpt
         let _ = write!(s, " · after {}", deps.join(", "));
     }
     if let Some(by) = &t.blocked_by {
-        let _ = write!(s, " · blocked because <a href=\"#t-{}\">{}</a> failed", anchor(by), esc(by));
+        let _ = write!(
+            s,
+            " · blocked because <a href=\"#t-{}\">{}</a> failed",
+            anchor(by),
+            esc(by)
+        );
     }
     if let Some(c) = &t.merged_commit {
         let _ = write!(s, " · merged as <code>{}</code>", esc(c));
@@ -240,9 +261,18 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     }
     s.push_str("</p>");
     if let Some(f) = &a.failure {
-        let _ = write!(s, "<p class=\"failure\"><code>{}</code> {}</p>", f.kind, esc(&f.message));
+        let _ = write!(
+            s,
+            "<p class=\"failure\"><code>{}</code> {}</p>",
+            f.kind,
+            esc(&f.message)
+        );
         if !f.evidence.is_empty() {
-            let _ = write!(s, "<pre class=\"evidence\">{}</pre>", esc(&excerpt(&f.evidence)));
+            let _ = write!(
+                s,
+                "<pre class=\"evidence\">{}</pre>",
+                esc(&excerpt(&f.evidence))
+            );
         }
     }
     checks(s, "gates", &a.gates);
@@ -283,14 +313,22 @@ fn checks(s: &mut String, title: &str, list: &[Check]) {
 }
 
 fn link(opts: &HtmlOptions, ticket: &str, file: &str) -> String {
-    format!("{}{}/{}{}", opts.log_prefix, url_part(ticket), file, opts.log_suffix)
+    format!(
+        "{}{}/{}{}",
+        opts.log_prefix,
+        url_part(ticket),
+        file,
+        opts.log_suffix
+    )
 }
 
 /// Percent-encodes what is not safe in one URL path segment.
 fn url_part(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -320,7 +358,9 @@ fn short(c: &str) -> &str {
 }
 
 fn time(ms: Option<i64>) -> String {
-    ms.map_or("-".into(), |ms| clock::format_unix((ms.max(0) / 1000) as u64))
+    ms.map_or("-".into(), |ms| {
+        clock::format_unix((ms.max(0) / 1000) as u64)
+    })
 }
 
 /// `1h 02m`, `3m 05s`, `4.2s`.

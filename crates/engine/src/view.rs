@@ -40,6 +40,9 @@ pub struct RunView {
     pub skipped_lines: usize,
     /// Events folded so far.
     pub events: usize,
+    /// Whether some event time has milliseconds (else times are whole
+    /// seconds, too coarse to draw a run of a few seconds).
+    pub subsecond_times: bool,
     #[serde(skip)]
     index: HashMap<String, usize>,
     /// Which attempt holds each slot: (ticket index, attempt number).
@@ -140,6 +143,11 @@ pub struct AttemptView {
     pub started_ms: Option<i64>,
     /// When its slot was freed (ms since the epoch).
     pub ended_ms: Option<i64>,
+    /// How many events the log had when it started (1-based position of
+    /// its start event).
+    pub started_event: usize,
+    /// The same for its end.
+    pub ended_event: Option<usize>,
     /// The last phase it entered.
     pub phase: String,
     /// How it ended.
@@ -218,6 +226,7 @@ impl RunView {
             base_after: None,
             skipped_lines: 0,
             events: 0,
+            subsecond_times: false,
             index,
             slots: vec![],
         }

@@ -77,7 +77,10 @@ mod tests {
     #[test]
     fn relative_paths() {
         let r = |a: &str, b: &str| relative(Path::new(a), Path::new(b)).display().to_string();
-        assert_eq!(r("/nonexistent/x", "/nonexistent/x/.planwright/runs/r"), ".planwright/runs/r");
+        assert_eq!(
+            r("/nonexistent/x", "/nonexistent/x/.planwright/runs/r"),
+            ".planwright/runs/r"
+        );
         assert_eq!(r("/nonexistent/x/y", "/nonexistent/z/r"), "../../z/r");
         assert_eq!(r("/nonexistent/x", "/nonexistent/x"), ".");
     }

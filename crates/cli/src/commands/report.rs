@@ -41,7 +41,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     });
     match format {
         ReportFormat::Md => print!("{}", report::markdown(&r)),
-        ReportFormat::Html => print!("{}", super::observe::html_report(&args.repo, args.run.as_deref())?),
+        ReportFormat::Html => print!(
+            "{}",
+            super::observe::html_report(&args.repo, args.run.as_deref())?
+        ),
         ReportFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&r).expect("reports serialize")

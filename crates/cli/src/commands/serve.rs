@@ -70,7 +70,11 @@ impl Server {
 
     /// The latest rendering.
     pub fn current(&self) -> Rendered {
-        self.live.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.live
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Waits until the rendering is newer than `version`, or `timeout`.
@@ -122,7 +126,10 @@ fn follow(server: &Server, mut tail: Tail, interval: Duration) {
             Ok(false) => continue,
             Ok(true) => planwright_engine::view::read_gate_logs(&mut view, &server.files.dir),
             Err(e) => {
-                let _ = writeln!(std::io::stderr(), "serve: stopped following the event log: {e}");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "serve: stopped following the event log: {e}"
+                );
                 return;
             }
         }
@@ -140,7 +147,8 @@ fn follow(server: &Server, mut tail: Tail, interval: Duration) {
 /// A random token from the operating system's generator (128 bits, hex).
 fn token() -> Result<String, CliError> {
     let mut bytes = [0u8; 16];
-    let mut f = std::fs::File::open("/dev/urandom").map_err(|e| CliError::io("/dev/urandom", &e))?;
+    let mut f =
+        std::fs::File::open("/dev/urandom").map_err(|e| CliError::io("/dev/urandom", &e))?;
     std::io::Read::read_exact(&mut f, &mut bytes).map_err(|e| CliError::io("/dev/urandom", &e))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
@@ -155,7 +163,10 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
         CliError::usage(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
             .hint("pick another `--port`, or omit it for a free one")
     })?;
-    let port = listener.local_addr().map_err(|e| CliError::io("socket", &e))?.port();
+    let port = listener
+        .local_addr()
+        .map_err(|e| CliError::io("socket", &e))?
+        .port();
     let server = Arc::new(server(view, files, token()?));
     // Whoever started us may stop reading once it has the URL: a closed
     // stdout must not stop the server.

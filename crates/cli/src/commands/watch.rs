@@ -82,16 +82,24 @@ impl App {
 
     /// Folds new events and rereads the selected ticket's log tail.
     pub fn refresh(&mut self) -> Result<(), CliError> {
-        if self.tail.poll(&mut self.view).map_err(super::run::engine_error)? {
+        if self
+            .tail
+            .poll(&mut self.view)
+            .map_err(super::run::engine_error)?
+        {
             planwright_engine::view::read_gate_logs(&mut self.view, &self.files.dir);
             self.reorder();
         }
-        self.log = self.selected_ticket().map_or(vec![], |t| log_tail(&self.files, t, 200));
+        self.log = self
+            .selected_ticket()
+            .map_or(vec![], |t| log_tail(&self.files, t, 200));
         Ok(())
     }
 
     fn selected_ticket(&self) -> Option<&planwright_engine::view::TicketView> {
-        self.order.get(self.selected).map(|&i| &self.view.tickets[i])
+        self.order
+            .get(self.selected)
+            .map(|&i| &self.view.tickets[i])
     }
 
     /// Handles one key; false when it asks to quit.
@@ -108,7 +116,9 @@ impl App {
             KeyCode::Enter | KeyCode::Char('e') => self.evidence = !self.evidence,
             _ => {}
         }
-        self.log = self.selected_ticket().map_or(vec![], |t| log_tail(&self.files, t, 200));
+        self.log = self
+            .selected_ticket()
+            .map_or(vec![], |t| log_tail(&self.files, t, 200));
         true
     }
 }
@@ -126,8 +136,12 @@ fn log_tail(files: &RunFiles, t: &planwright_engine::view::TicketView, max: usiz
         .into_iter()
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .max_by_key(|(m, _)| *m);
-    let Some((_, path)) = newest else { return vec![] };
-    let Ok(mut f) = std::fs::File::open(&path) else { return vec![] };
+    let Some((_, path)) = newest else {
+        return vec![];
+    };
+    let Ok(mut f) = std::fs::File::open(&path) else {
+        return vec![];
+    };
     let len = f.metadata().map_or(0, |m| m.len());
     let mut bytes = Vec::new();
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(32 * 1024)));
@@ -135,7 +149,11 @@ fn log_tail(files: &RunFiles, t: &planwright_engine::view::TicketView, max: usiz
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<String> = text
         .lines()
-        .map(|l| l.chars().filter(|c| !c.is_control() || *c == '\t').collect())
+        .map(|l| {
+            l.chars()
+                .filter(|c| !c.is_control() || *c == '\t')
+                .collect()
+        })
         .collect();
     lines[lines.len().saturating_sub(max)..].to_vec()
 }

@@ -22,7 +22,11 @@ fn planwright(dir: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -45,12 +49,20 @@ impl Demo {
         let plan = planwright_plan::validate_text("plan.json", text, &Default::default())
             .plan
             .expect("the demo plan stays valid");
-        let agent = agent::from_name(&format!("scripted:{}", made.fixtures.display()), None).unwrap();
+        let agent =
+            agent::from_name(&format!("scripted:{}", made.fixtures.display()), None).unwrap();
         let mut settings = made.settings();
         settings.strikes = strikes;
         let repo = Repo::open(&made.repo).unwrap();
-        planwright_engine::run::run(&repo, &plan, &settings, Arc::from(agent), vec![], &Cancel::default())
-            .unwrap();
+        planwright_engine::run::run(
+            &repo,
+            &plan,
+            &settings,
+            Arc::from(agent),
+            vec![],
+            &Cancel::default(),
+        )
+        .unwrap();
         Demo { tmp }
     }
 
@@ -126,7 +138,10 @@ impl Drop for Serve {
 fn html_counts(html: &str) -> [usize; 5] {
     ["merged", "failed", "blocked", "running", "pending"].map(|name| {
         let marker = format!("data-count=\"{name}\"><dt>{name}</dt><dd>");
-        let at = html.find(&marker).unwrap_or_else(|| panic!("no {name} count")) + marker.len();
+        let at = html
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no {name} count"))
+            + marker.len();
         html[at..].split('<').next().unwrap().parse().unwrap()
     })
 }
@@ -137,7 +152,9 @@ fn text_counts(text: &str) -> [usize; 5] {
         .lines()
         .find(|l| l.contains("merged") && l.contains("pending") && l.contains("blocked"))
         .unwrap_or_else(|| panic!("no counts in {text}"));
-    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ',').collect();
+    let words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .collect();
     ["merged", "failed", "blocked", "running", "pending"].map(|name| {
         let i = words.iter().position(|w| *w == name).unwrap();
         words[i - 1].parse().unwrap()
@@ -157,12 +174,28 @@ fn every_view_shows_the_same_counts() {
         &["status", "--repo", "repo", "--output", "json"],
     )))
     .unwrap();
-    let stored = |s: &str| json["tickets"].as_array().unwrap().iter().filter(|t| t["state"] == s).count();
-    assert_eq!([stored("merged"), stored("failed"), stored("blocked")], [2, 1, 0]);
+    let stored = |s: &str| {
+        json["tickets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["state"] == s)
+            .count()
+    };
+    assert_eq!(
+        [stored("merged"), stored("failed"), stored("blocked")],
+        [2, 1, 0]
+    );
     assert_eq!(json["counts"]["merged"], 2);
-    let html = stdout(&planwright(root, &["report", "--repo", "repo", "--format", "html"]));
+    let html = stdout(&planwright(
+        root,
+        &["report", "--repo", "repo", "--format", "html"],
+    ));
     assert_eq!(html_counts(&html), expected);
-    let frame = stdout(&planwright(root, &["watch", "--repo", "repo", "--once", "120x30"]));
+    let frame = stdout(&planwright(
+        root,
+        &["watch", "--repo", "repo", "--once", "120x30"],
+    ));
     assert_eq!(text_counts(&frame), expected, "{frame}");
     let serve = Serve::start(&demo.repo());
     let page = serve.get(&format!("/?token={}", serve.token()));
@@ -175,8 +208,13 @@ fn the_html_report_draws_in_chromium() {
         return;
     }
     let hostile = "<script>document.title='owned'</script> greeting";
-    let demo = Demo::run(2, |p| p.replace("\"greeting function\"", &format!("{hostile:?}")));
-    let html = stdout(&planwright(demo.root(), &["report", "--repo", "repo", "--format", "html"]));
+    let demo = Demo::run(2, |p| {
+        p.replace("\"greeting function\"", &format!("{hostile:?}"))
+    });
+    let html = stdout(&planwright(
+        demo.root(),
+        &["report", "--repo", "repo", "--format", "html"],
+    ));
     let file = demo.root().join("report.html");
     std::fs::write(&file, &html).unwrap();
     let browser = Browser::start();
@@ -195,10 +233,23 @@ fn the_html_report_draws_in_chromium() {
     assert_eq!(facts["scripts"], 0, "{facts}");
     assert_eq!(facts["fetched"], 0, "{facts}");
     assert_eq!(facts["merged"], "3", "{facts}");
-    assert!(facts["title"].as_str().unwrap().starts_with("planwright run"), "{facts}");
-    assert!(facts["hostile"].as_str().unwrap().contains(hostile), "{facts}");
+    assert!(
+        facts["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("planwright run"),
+        "{facts}"
+    );
+    assert!(
+        facts["hostile"].as_str().unwrap().contains(hostile),
+        "{facts}"
+    );
     let log = demo.root().join(facts["log"].as_str().unwrap());
-    assert!(log.is_file(), "the agent-log link leads to {}", log.display());
+    assert!(
+        log.is_file(),
+        "the agent-log link leads to {}",
+        log.display()
+    );
     assert_eq!(browser.console_errors(), Vec::<String>::new());
 }
 
@@ -216,9 +267,13 @@ fn the_live_page_follows_a_run_in_chromium() {
     let serve = Serve::start(&demo.repo());
     let browser = Browser::start();
     browser.goto(&serve.url);
-    let count = |name: &str| format!("return document.querySelector('[data-count={name}] dd').textContent");
+    let count =
+        |name: &str| format!("return document.querySelector('[data-count={name}] dd').textContent");
     assert_eq!(browser.eval(&count("pending")), "3");
-    let rejected = lines.iter().position(|l| l.contains("attempt_rejected")).unwrap();
+    let rejected = lines
+        .iter()
+        .position(|l| l.contains("attempt_rejected"))
+        .unwrap();
     let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     for line in &lines[1..=rejected] {
         writeln!(file, "{line}").unwrap();
@@ -230,7 +285,10 @@ fn the_live_page_follows_a_run_in_chromium() {
     for line in &lines[rejected + 1..] {
         writeln!(file, "{line}").unwrap();
     }
-    browser.wait_for("every ticket merged", &format!("{} === '3'", count("merged")));
+    browser.wait_for(
+        "every ticket merged",
+        &format!("{} === '3'", count("merged")),
+    );
     let bars = browser.eval("return document.querySelectorAll('svg.gantt .bar').length");
     assert_eq!(bars, 4);
     let updates = browser.eval("return Number(document.body.dataset.updates)");

@@ -23,7 +23,9 @@ pub struct Browser {
 pub fn wanted(test: &str) -> bool {
     let on = std::env::var("PLANWRIGHT_BROWSER_TESTS").is_ok_and(|v| v == "1");
     if !on {
-        eprintln!("{test}: not run; set PLANWRIGHT_BROWSER_TESTS=1 (needs chromium and chromedriver)");
+        eprintln!(
+            "{test}: not run; set PLANWRIGHT_BROWSER_TESTS=1 (needs chromium and chromedriver)"
+        );
     }
     on
 }
@@ -69,7 +71,10 @@ fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
     let mut length = 0;
     loop {
         let mut line = String::new();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "{method} {path}: no answer");
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "{method} {path}: no answer"
+        );
         if line == "\r\n" {
             break;
         }
@@ -80,9 +85,8 @@ fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap_or_else(|e| {
-        panic!("{method} {path}: {e}: {}", String::from_utf8_lossy(&body))
-    })
+    serde_json::from_slice(&body)
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}: {}", String::from_utf8_lossy(&body)))
 }
 
 impl Browser {
@@ -124,13 +128,21 @@ impl Browser {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not start listening");
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not start listening"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
 
     fn session(&self, method: &str, rest: &str, body: Option<&Value>) -> Value {
-        let v = call(self.port, method, &format!("/session/{}{rest}", self.session), body);
+        let v = call(
+            self.port,
+            method,
+            &format!("/session/{}{rest}", self.session),
+            body,
+        );
         if v["value"].get("error").is_some() {
             panic!("{method} {rest}: {}", v["value"]);
         }
@@ -144,7 +156,11 @@ impl Browser {
 
     /// Runs `script` (a function body) in the page; its return value.
     pub fn eval(&self, script: &str) -> Value {
-        self.session("POST", "/execute/sync", Some(&json!({"script": script, "args": []})))
+        self.session(
+            "POST",
+            "/execute/sync",
+            Some(&json!({"script": script, "args": []})),
+        )
     }
 
     /// Runs `script` until it returns true, up to a minute (the machine may
@@ -172,7 +188,12 @@ impl Browser {
 impl Drop for Browser {
     fn drop(&mut self) {
         if !self.session.is_empty() {
-            call(self.port, "DELETE", &format!("/session/{}", self.session), None);
+            call(
+                self.port,
+                "DELETE",
+                &format!("/session/{}", self.session),
+                None,
+            );
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();

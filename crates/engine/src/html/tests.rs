@@ -28,7 +28,10 @@ fn view(title: &str) -> RunView {
 
 #[test]
 fn everything_from_the_run_is_escaped() {
-    let page = page(&view("<script>alert('x')</script>"), &HtmlOptions::default());
+    let page = page(
+        &view("<script>alert('x')</script>"),
+        &HtmlOptions::default(),
+    );
     assert!(!page.contains("<script>alert"), "{page}");
     assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
     assert!(!page.contains("<img src=x"));
@@ -51,7 +54,15 @@ fn the_page_has_lang_viewport_and_both_pictures() {
     assert!(page.contains("data-count=\"running\"><dt>running</dt><dd>1</dd>"));
     assert!(page.contains("data-count=\"pending\"><dt>pending</dt><dd>1</dd>"));
     // Nothing is fetched: no URL but the page's own anchors and log links.
-    for needle in ["http://", "https://", " src=\"", "<link rel=\"stylesheet", "@import", "url(h", "url(/"] {
+    for needle in [
+        "http://",
+        "https://",
+        " src=\"",
+        "<link rel=\"stylesheet",
+        "@import",
+        "url(h",
+        "url(/",
+    ] {
         let outside_svg_ns = page.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
         assert!(!outside_svg_ns.contains(needle), "{needle}");
     }
@@ -76,7 +87,9 @@ fn a_live_page_carries_its_event_url_as_a_safe_string() {
         ..Default::default()
     };
     let page = page(&view("one"), &opts);
-    assert!(page.contains("const PLANWRIGHT_EVENTS = \"/events?token=a\\u0022\\u003c/script\\u003e\";"));
+    assert!(
+        page.contains("const PLANWRIGHT_EVENTS = \"/events?token=a\\u0022\\u003c/script\\u003e\";")
+    );
     assert_eq!(page.matches("</script>").count(), 1);
 }
 
@@ -85,4 +98,17 @@ fn durations_read_well() {
     assert_eq!(duration_text(4200), "4.2s");
     assert_eq!(duration_text(185_000), "3m 05s");
     assert_eq!(duration_text(3_720_000), "1h 02m");
+}
+
+#[test]
+fn the_timeline_uses_event_order_when_times_are_too_coarse() {
+    // Whole seconds over a five-second run: the order of events is drawn.
+    let coarse = page(&view("one"), &HtmlOptions::default());
+    assert!(coarse.contains("data-axis=\"events\""));
+    let mut fine = view("one");
+    fine.fold_text(
+        "{\"event\":\"phase\",\"ticket\":\"A\",\"phase\":\"x\",\"at_ms\":1796076007250}\n",
+    );
+    let fine = page(&fine, &HtmlOptions::default());
+    assert!(fine.contains("data-axis=\"time\""));
 }

@@ -119,7 +119,10 @@ fn check_of(e: &Value) -> Check {
         .or_else(|| e.get("exit_code").and_then(Value::as_i64).map(|c| c == 0));
     let detail = ["verdict", "detail", "result", "message", "exit"]
         .iter()
-        .find_map(|k| e.get(*k).map(|v| v.as_str().map_or(v.to_string(), String::from)))
+        .find_map(|k| {
+            e.get(*k)
+                .map(|v| v.as_str().map_or(v.to_string(), String::from))
+        })
         .unwrap_or_default();
     Check {
         name,
@@ -140,6 +143,7 @@ impl RunView {
         if at.is_some() {
             self.run.last_event_ms = at;
         }
+        self.subsecond_times |= at.is_some_and(|ms| ms % 1000 != 0);
         match name {
             "run_started" => self.run_started(e, at),
             "run_finished" => self.run_finished(e, at),
@@ -200,6 +204,7 @@ impl RunView {
                 if a.outcome == AttemptOutcome::Running {
                     a.outcome = AttemptOutcome::Interrupted;
                     a.ended_ms = at;
+                    a.ended_event = Some(self.events);
                 }
             }
             if matches!(t.state, TicketState::Running | TicketState::Merging) {
@@ -304,6 +309,8 @@ impl RunView {
             slot: Some(slot),
             base_commit: text(e, "base_commit").map(String::from),
             started_ms: at,
+            started_event: self.events,
+            ended_event: None,
             ended_ms: None,
             phase: "starting".into(),
             outcome: AttemptOutcome::Running,
@@ -363,6 +370,7 @@ impl RunView {
             if a.outcome == AttemptOutcome::Running {
                 a.outcome = how;
                 a.ended_ms = at;
+                a.ended_event = Some(self.events);
             }
         }
         for s in &mut self.slots {

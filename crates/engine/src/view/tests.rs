@@ -110,10 +110,16 @@ fn a_finished_run_folds_to_its_counts_attempts_and_slots() {
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
     view.fold_text(&lines(&a_run()));
     let c = view.counts();
-    assert_eq!((c.merged, c.failed, c.blocked, c.running, c.pending), (1, 1, 1, 0, 0));
+    assert_eq!(
+        (c.merged, c.failed, c.blocked, c.running, c.pending),
+        (1, 1, 1, 0, 0)
+    );
     assert_eq!(view.run.status, "finished");
     let a = &view.ticket("A").unwrap().attempts[0];
-    assert_eq!((a.outcome, a.slot, a.phase.as_str()), (AttemptOutcome::Merged, Some(0), "gates"));
+    assert_eq!(
+        (a.outcome, a.slot, a.phase.as_str()),
+        (AttemptOutcome::Merged, Some(0), "gates")
+    );
     let b = &view.ticket("B").unwrap().attempts[0];
     assert_eq!((b.outcome, b.slot), (AttemptOutcome::Rejected, Some(1)));
     assert_eq!(b.failure.as_ref().unwrap().evidence, "README.md");
@@ -168,7 +174,10 @@ fn future_fields_are_used_and_unknown_events_ignored() {
     let mut view = RunView::new(&run_row(), &tickets(&["A"]));
     view.fold_text(text);
     let a = &view.ticket("A").unwrap().attempts[0];
-    assert_eq!((a.slot, a.started_ms, a.ended_ms), (Some(3), Some(1500), Some(2500)));
+    assert_eq!(
+        (a.slot, a.started_ms, a.ended_ms),
+        (Some(3), Some(1500), Some(2500))
+    );
     assert_eq!(a.model.as_deref(), Some("m1"));
     assert_eq!(a.gates[0].passed, Some(false));
     let (usage, cost) = view.usage();
@@ -217,7 +226,13 @@ fn times_parse_as_rfc3339() {
         parse_time(&crate::clock::format_unix(1_796_074_931)),
         Some(1_796_074_931_000)
     );
-    for bad in ["", "yesterday", "2026-13-01T00:00:00Z", "2026-11-29T22:00:00", "2026-11-29T2x:00:00Z"] {
+    for bad in [
+        "",
+        "yesterday",
+        "2026-13-01T00:00:00Z",
+        "2026-11-29T22:00:00",
+        "2026-11-29T2x:00:00Z",
+    ] {
         assert_eq!(parse_time(bad), None, "{bad}");
     }
 }

@@ -25,7 +25,12 @@ pub fn handle(server: &Server, stream: TcpStream) {
     };
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     if !token_ok(query, &server.token) {
-        let _ = respond(&mut out, 403, "text/plain", b"forbidden: open the URL that `planwright serve` printed\n");
+        let _ = respond(
+            &mut out,
+            403,
+            "text/plain",
+            b"forbidden: open the URL that `planwright serve` printed\n",
+        );
         return;
     }
     if method != "GET" {
@@ -65,7 +70,9 @@ fn read_head(mut reader: impl BufRead) -> Option<(String, String)> {
 /// Whether the query has `token=<token>`, compared without an early exit.
 fn token_ok(query: &str, token: &str) -> bool {
     query.split('&').any(|kv| {
-        let Some(given) = kv.strip_prefix("token=") else { return false };
+        let Some(given) = kv.strip_prefix("token=") else {
+            return false;
+        };
         given.len() == token.len()
             && given
                 .bytes()
@@ -157,7 +164,9 @@ pub fn log_name_ok(file: &str) -> bool {
     if file == "ticket.log" {
         return true;
     }
-    let Some(rest) = file.strip_prefix("attempt-") else { return false };
+    let Some(rest) = file.strip_prefix("attempt-") else {
+        return false;
+    };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     digits > 0 && matches!(&rest[digits..], ".agent.log" | ".prompt.md")
 }

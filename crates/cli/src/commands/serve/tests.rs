@@ -46,7 +46,14 @@ fn get(port: u16, target: &str) -> String {
 fn requests_without_the_token_are_forbidden() {
     let dir = tempfile::tempdir().unwrap();
     let (_, port) = serve_fixture(dir.path());
-    for target in ["/", "/?token=wrong", "/?token=t0ke", "/events", "/logs/A/ticket.log", "/?x=t0ken"] {
+    for target in [
+        "/",
+        "/?token=wrong",
+        "/?token=t0ke",
+        "/events",
+        "/logs/A/ticket.log",
+        "/?x=t0ken",
+    ] {
         assert!(get(port, target).starts_with("HTTP/1.1 403 "), "{target}");
     }
     let ok = get(port, "/?token=t0ken");
@@ -60,7 +67,10 @@ fn logs_are_served_by_name_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let (_, port) = serve_fixture(dir.path());
     let log = get(port, "/logs/A/ticket.log?token=t0ken");
-    assert!(log.starts_with("HTTP/1.1 200 ") && log.ends_with("gate output\n"), "{log}");
+    assert!(
+        log.starts_with("HTTP/1.1 200 ") && log.ends_with("gate output\n"),
+        "{log}"
+    );
     for target in [
         "/logs/A/../secret.txt",
         "/logs/%2E%2E/secret.txt",
@@ -91,7 +101,10 @@ fn the_event_stream_sends_the_report_then_each_change() {
     let follower = Arc::clone(&server);
     std::thread::spawn(move || follow(&follower, tail, Duration::from_millis(10)));
     let second = read_event(&mut reader);
-    assert!(second.contains("data-count=\"merged\"><dt>merged</dt><dd>1</dd>"), "{second}");
+    assert!(
+        second.contains("data-count=\"merged\"><dt>merged</dt><dd>1</dd>"),
+        "{second}"
+    );
 }
 
 /// The next `report` event of an event stream (headers skipped).
@@ -115,7 +128,12 @@ fn log_names_and_escapes() {
     for ok in ["ticket.log", "attempt-1.agent.log", "attempt-12.prompt.md"] {
         assert!(log_name_ok(ok), "{ok}");
     }
-    for bad in ["attempt-.agent.log", "attempt-1.agent.log.x", "../x", "state.db"] {
+    for bad in [
+        "attempt-.agent.log",
+        "attempt-1.agent.log.x",
+        "../x",
+        "state.db",
+    ] {
         assert!(!log_name_ok(bad), "{bad}");
     }
     assert_eq!(percent_decode("B%2F1").as_deref(), None);

@@ -74,7 +74,9 @@ fn tickets(f: &mut Frame, app: &App, area: Rect) {
     for (w, wave) in app.view.waves.iter().enumerate() {
         items.push(ListItem::new(Line::styled(
             format!("wave {}", w + 1),
-            Style::new().fg(Color::DarkGray).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(Color::DarkGray)
+                .add_modifier(Modifier::BOLD),
         )));
         for &i in wave {
             rows.push(items.len());
@@ -113,9 +115,9 @@ fn slots(view: &RunView, now: i64) -> Paragraph<'static> {
             Some((i, attempt)) => {
                 let t = &view.tickets[*i];
                 let a = t.attempts.iter().find(|a| a.n == *attempt);
-                let since = a
-                    .and_then(|a| a.started_ms)
-                    .map_or(String::new(), |s| format!(" {}", duration_text((now - s).max(0))));
+                let since = a.and_then(|a| a.started_ms).map_or(String::new(), |s| {
+                    format!(" {}", duration_text((now - s).max(0)))
+                });
                 let phase = a.map_or("", |a| a.phase.as_str());
                 format!("{} #{attempt} {phase}{since}", t.id)
             }
@@ -165,14 +167,25 @@ fn evidence(t: &TicketView) -> Vec<Line<'static>> {
             .failure
             .as_ref()
             .map_or(String::new(), |f| format!(": {}: {}", f.kind, f.message));
-        lines.push(Line::raw(format!("attempt {} {}{what}", a.n, a.outcome.as_str())));
+        lines.push(Line::raw(format!(
+            "attempt {} {}{what}",
+            a.n,
+            a.outcome.as_str()
+        )));
         for g in &a.gates {
-            let mark = if g.passed == Some(false) { "✗" } else { "✓" };
+            let mark = if g.passed == Some(false) {
+                "✗"
+            } else {
+                "✓"
+            };
             lines.push(Line::raw(format!("  {mark} {} ({})", g.name, g.detail)));
         }
         if let Some(f) = &a.failure {
             for l in f.evidence.lines().take(40) {
-                lines.push(Line::styled(format!("  {l}"), Style::new().fg(Color::DarkGray)));
+                lines.push(Line::styled(
+                    format!("  {l}"),
+                    Style::new().fg(Color::DarkGray),
+                ));
             }
         }
     }

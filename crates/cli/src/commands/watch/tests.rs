@@ -52,7 +52,6 @@ fn app(dir: &std::path::Path) -> App {
     app
 }
 
-
 fn now() -> i64 {
     planwright_engine::view::parse_time("2026-11-29T22:00:45Z").unwrap()
 }
@@ -87,7 +86,11 @@ fn new_events_are_folded_on_refresh() {
         .unwrap();
     use std::io::Write;
     // A whole line and half of the next: only the whole one counts.
-    write!(log, "{{\"event\":\"merging\",\"ticket\":\"A\"}}\n{{\"event\":\"merged\",\"ti").unwrap();
+    write!(
+        log,
+        "{{\"event\":\"merging\",\"ticket\":\"A\"}}\n{{\"event\":\"merged\",\"ti"
+    )
+    .unwrap();
     app.refresh().unwrap();
     assert_eq!(app.view.ticket("A").unwrap().state, TicketState::Merging);
     writeln!(log, "cket\":\"A\",\"commit\":\"abc\"}}").unwrap();
