@@ -132,6 +132,8 @@ enum Command {
     Run(commands::run::Args),
     Status(commands::status::Args),
     Report(commands::report::Args),
+    Watch(commands::watch::Args),
+    Serve(commands::serve::Args),
     Demo(commands::demo::Args),
     Completions(commands::completions::Args),
     Man(commands::man::Args),
@@ -196,6 +198,8 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         Command::Completions(args) => commands::completions::run(args, global),
         Command::Man(args) => commands::man::run(args, global),
         Command::Draft(args) => commands::draft::run(args, global),
+        Command::Watch(args) => commands::watch::run(args, global),
+        Command::Serve(args) => commands::serve::run(args, global),
     }
 }
 
@@ -215,6 +219,8 @@ fn command_name(command: &Command) -> &'static str {
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
         Command::Draft(_) => "draft",
+        Command::Watch(_) => "watch",
+        Command::Serve(_) => "serve",
     }
 }
 

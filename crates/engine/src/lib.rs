@@ -16,6 +16,7 @@ pub mod failure;
 pub mod gates;
 pub mod git;
 pub mod identity;
+pub mod html;
 pub mod integrity;
 pub mod lock;
 pub mod merge;
@@ -31,6 +32,7 @@ pub mod scheduler;
 pub mod state;
 pub mod verify;
 pub mod workspace;
+pub mod view;
 
 pub use error::EngineError;
 pub use failure::{Failure, FailureKind};

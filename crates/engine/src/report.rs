@@ -1,5 +1,6 @@
-//! Where a run stands and what it did: data for `status` and `report`, and
-//! the Markdown and HTML renderings of a run.
+//! Where a run stands and what it did: data for `status --output json` and
+//! `report`, and the Markdown rendering of a run (the HTML page is
+//! [`crate::html`], drawn from [`crate::view`]).
 
 use crate::error::EngineError;
 use crate::repo::Repo;
@@ -242,54 +243,5 @@ pub fn markdown(r: &RunReport) -> String {
             );
         }
     }
-    s
-}
-
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The run as a self-contained HTML page.
-pub fn html(r: &RunReport) -> String {
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>planwright run {id}</title>\
-         <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
-         td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}.merged{{color:#060}}.failed,.blocked{{color:#a00}}</style>\
-         </head><body><h1>planwright run {id}</h1><p>plan <code>{plan}</code>, base <code>{base}</code>, started {start}, status {status}</p>",
-        id = esc(&r.run.id),
-        plan = esc(&r.run.plan_path),
-        base = esc(&r.run.base),
-        start = esc(&r.run.started_at),
-        status = esc(r.run.status.as_str()),
-    );
-    s.push_str("<table><tr><th>ticket</th><th>title</th><th>state</th><th>attempts</th><th>commit</th><th>failure</th></tr>");
-    for report in &r.tickets {
-        let t = &report.ticket;
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td>{}</td><td class=\"{st}\">{st}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
-            esc(&t.id),
-            esc(&t.title),
-            t.attempt_count,
-            short(&t.merge_commit),
-            esc(&failure_text(report)),
-            st = t.state.as_str(),
-        );
-    }
-    s.push_str("</table>");
-    for t in r.tickets.iter().filter(|t| !why(t, 0).is_empty()) {
-        let _ = write!(
-            s,
-            "<h2>{}</h2><pre>{}</pre>",
-            esc(&t.ticket.id),
-            esc(&why(t, EVIDENCE_LINES).join("\n"))
-        );
-    }
-    s.push_str("</body></html>\n");
     s
 }

@@ -6,14 +6,17 @@ pub mod demo;
 pub mod draft;
 pub mod graph;
 pub mod man;
+pub mod observe;
 pub mod preflight;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod show;
 pub mod status;
 pub mod sweep;
 pub mod validate;
+pub mod watch;
 
 use crate::error::{exit, CliError};
 use crate::settings;

@@ -44,7 +44,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     });
     let text = match format {
         ReportFormat::Md => report::markdown(&r),
-        ReportFormat::Html => report::html(&r),
+        ReportFormat::Html => super::observe::html_report(&args.repo, args.run.as_deref())?,
         ReportFormat::Json => serde_json::to_string_pretty(&r).expect("reports serialize") + "\n",
     };
     super::write_output(args.output_file.as_deref(), &text)?;

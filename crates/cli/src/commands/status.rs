@@ -6,6 +6,7 @@ use crate::{Global, Output};
 use planwright_engine::repo::Repo;
 use planwright_engine::report::{self, RunReport};
 use planwright_engine::state::TicketState;
+use planwright_engine::view::RunView;
 use std::path::PathBuf;
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
@@ -25,25 +26,24 @@ pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliE
     let repo = Repo::open(repo).map_err(engine_error)?;
     report::load(&repo, run)
         .map_err(engine_error)?
-        .ok_or_else(|| {
-            let root = repo.root().display();
-            match run {
-                Some(r) => CliError::usage(format!("no run `{r}` in `{root}`")).hint(format!(
-                    "omit `--run` for the newest run; the ids are the folders of `{root}/.planwright/runs`"
-                )),
-                None => CliError::usage(format!("no run in `{root}`"))
-                    .hint("start one with `planwright run PLAN --repo DIR`"),
-            }
-        })
+        .ok_or_else(|| super::observe::no_run(&repo, run))
 }
 
 /// Runs the command.
+///
+/// The counts come from the run's view (its event log), like `watch`,
+/// `serve` and the HTML report; the rows, the failures and `--output json`
+/// from the state store's rows with every attempt.
 pub fn run(args: Args, global: &Global) -> CliResult {
+    let (view, _) = super::observe::load_view(&args.repo, args.run.as_deref())?;
+    let counts = view.counts();
     let r = load(&args.repo, args.run.as_deref())?;
     if global.output == Output::Json {
+        let mut json = serde_json::to_value(&r).expect("reports serialize");
+        json["counts"] = serde_json::to_value(counts).expect("counts serialize");
         crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&r).expect("reports serialize")
+            serde_json::to_string_pretty(&json).expect("reports serialize")
         );
         return Ok(exit::OK);
     }
@@ -54,6 +54,26 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
+    crate::outln!("{}", counts_line(&view));
+    rows(&r);
+    why(&r, global);
+    let changed: Vec<&str> = r
+        .tickets
+        .iter()
+        .filter(|t| t.ticket.state == TicketState::Changed)
+        .map(|t| t.ticket.id.as_str())
+        .collect();
+    if !changed.is_empty() {
+        crate::outln!(
+            "\nchanged: {} merged from an older definition; `planwright run --rerun ID` (or `--rerun-changed`) runs them again",
+            changed.join(", ")
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// One row per ticket: state, attempts, merged commit, failure.
+fn rows(r: &RunReport) {
     let width = r
         .tickets
         .iter()
@@ -83,7 +103,13 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             commit
         );
     }
-    // Why each ticket that did not merge failed, without opening its log.
+}
+
+/// Why each ticket that did not merge failed, without opening its log.
+fn why(r: &RunReport, global: &Global) {
+    if global.quiet {
+        return;
+    }
     let lines = if global.verbose {
         usize::MAX
     } else {
@@ -91,7 +117,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     };
     for t in &r.tickets {
         let why = report::why(t, lines);
-        if why.is_empty() || global.quiet {
+        if why.is_empty() {
             continue;
         }
         crate::outln!("\n{}:", t.ticket.id);
@@ -99,17 +125,18 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             crate::outln!("  {line}");
         }
     }
-    let changed: Vec<&str> = r
-        .tickets
-        .iter()
-        .filter(|t| t.ticket.state == TicketState::Changed)
-        .map(|t| t.ticket.id.as_str())
-        .collect();
-    if !changed.is_empty() {
-        crate::outln!(
-            "\nchanged: {} merged from an older definition; `planwright run --rerun ID` (or `--rerun-changed`) runs them again",
-            changed.join(", ")
-        );
-    }
-    Ok(exit::OK)
+}
+
+/// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`.
+pub fn counts_line(view: &RunView) -> String {
+    let c = view.counts();
+    format!(
+        "{} tickets: {} merged, {} failed, {} blocked, {} running, {} pending",
+        view.tickets.len(),
+        c.merged,
+        c.failed,
+        c.blocked,
+        c.running,
+        c.pending
+    )
 }

@@ -1,0 +1,87 @@
+//! What `status`, `report --format html`, `watch` and `serve` share: the
+//! run's view, loaded from its event log (see `planwright_engine::view`).
+
+use super::run::engine_error;
+use crate::error::CliError;
+use planwright_engine::html::{self, HtmlOptions};
+use planwright_engine::repo::Repo;
+use planwright_engine::view::{self, RunFiles, RunView};
+use std::path::{Component, Path, PathBuf};
+
+/// The error for a repository without the asked run.
+pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
+    let root = repo.root().display();
+    match run {
+        Some(r) => CliError::usage(format!("no run `{r}` in `{root}`")).hint(format!(
+            "omit `--run` for the newest run; the ids are the folders of `{root}/.planwright/runs`"
+        )),
+        None => CliError::usage(format!("no run in `{root}`"))
+            .hint("start one with `planwright run PLAN --repo DIR`"),
+    }
+}
+
+/// The view of the chosen run with its whole event log folded.
+pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
+    let repo = Repo::open(repo).map_err(engine_error)?;
+    view::load(&repo, run)
+        .map_err(engine_error)?
+        .ok_or_else(|| no_run(&repo, run))
+}
+
+/// The view of the chosen run before its event log is read (for followers).
+pub fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
+    let repo = Repo::open(repo).map_err(engine_error)?;
+    view::open(&repo, run)
+        .map_err(engine_error)?
+        .ok_or_else(|| no_run(&repo, run))
+}
+
+/// The HTML report, its log links relative to the current directory (where
+/// `> report.html` puts the file).
+pub fn html_report(repo: &Path, run: Option<&str>) -> Result<String, CliError> {
+    let (view, files) = load_view(repo, run)?;
+    let here = std::env::current_dir().map_err(|e| CliError::io(".", &e))?;
+    let prefix = relative(&here, &files.dir);
+    let opts = HtmlOptions {
+        log_prefix: format!("{}/", prefix.display()),
+        ..Default::default()
+    };
+    Ok(html::page(&view, &opts))
+}
+
+/// `target` as seen from the folder `from` (both made absolute first).
+pub fn relative(from: &Path, target: &Path) -> PathBuf {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, target) = (abs(from), abs(target));
+    let a: Vec<Component> = from.components().collect();
+    let b: Vec<Component> = target.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in &b[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+    use std::path::Path;
+
+    #[test]
+    fn relative_paths() {
+        let r = |a: &str, b: &str| relative(Path::new(a), Path::new(b)).display().to_string();
+        assert_eq!(
+            r("/nonexistent/x", "/nonexistent/x/.planwright/runs/r"),
+            ".planwright/runs/r"
+        );
+        assert_eq!(r("/nonexistent/x/y", "/nonexistent/z/r"), "../../z/r");
+        assert_eq!(r("/nonexistent/x", "/nonexistent/x"), ".");
+    }
+}

@@ -1,0 +1,298 @@
+//! `status`, `report --format html`, `watch` and `serve` on real runs of
+//! the demo plan (engine API, scripted agent): the same counts everywhere,
+//! and (with PLANWRIGHT_BROWSER_TESTS=1) the pages drawn in headless
+//! Chromium.
+
+mod webdriver;
+
+use planwright_engine::agent;
+use planwright_engine::process::Cancel;
+use planwright_engine::repo::Repo;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use webdriver::{wanted, Browser};
+
+fn planwright(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+struct Demo {
+    tmp: tempfile::TempDir,
+}
+
+impl Demo {
+    /// The demo plan run to its end with `strikes` attempts per ticket,
+    /// after `tweak` edited the plan's text.
+    fn run(strikes: u32, tweak: impl FnOnce(String) -> String) -> Demo {
+        let tmp = tempfile::tempdir().unwrap();
+        let made = planwright_engine::demo::prepare(tmp.path()).unwrap();
+        let text = tweak(std::fs::read_to_string(&made.plan).unwrap());
+        std::fs::write(&made.plan, &text).unwrap();
+        let plan = planwright_plan::validate_text("plan.json", text, &Default::default())
+            .plan
+            .expect("the demo plan stays valid");
+        let agent =
+            agent::from_name(&format!("scripted:{}", made.fixtures.display()), None).unwrap();
+        let mut settings = made.settings();
+        settings.strikes = strikes;
+        let repo = Repo::open(&made.repo).unwrap();
+        planwright_engine::run::run(
+            &repo,
+            &plan,
+            &settings,
+            Arc::from(agent),
+            vec![],
+            &Cancel::default(),
+        )
+        .unwrap();
+        Demo { tmp }
+    }
+
+    fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.tmp.path().join("repo")
+    }
+
+    /// The run's event log.
+    fn events(&self) -> PathBuf {
+        let runs = self.repo().join(".planwright/runs");
+        let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+        run.path().join("events.jsonl")
+    }
+}
+
+/// `planwright serve` in the background; killed when dropped.
+struct Serve {
+    child: Child,
+    url: String,
+    _stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Serve {
+    fn start(repo: &Path) -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_planwright"))
+            .args(["serve", "--interval", "50", "--repo"])
+            .arg(repo)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut first).unwrap();
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://127.0.0.1:"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .to_string();
+        Serve {
+            child,
+            url,
+            _stdout: stdout,
+        }
+    }
+
+    fn get(&self, path_and_query: &str) -> String {
+        let rest = self.url.trim_start_matches("http://");
+        let host = rest.split('/').next().unwrap();
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(s, "GET {path_and_query} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    fn token(&self) -> &str {
+        self.url.split("token=").nth(1).unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The five counts of an HTML page (`data-count` boxes).
+fn html_counts(html: &str) -> [usize; 5] {
+    ["merged", "failed", "blocked", "running", "pending"].map(|name| {
+        let marker = format!("data-count=\"{name}\"><dt>{name}</dt><dd>");
+        let at = html
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no {name} count"))
+            + marker.len();
+        html[at..].split('<').next().unwrap().parse().unwrap()
+    })
+}
+
+/// The numbers before each state name in `text`'s first line naming them all.
+fn text_counts(text: &str) -> [usize; 5] {
+    let line = text
+        .lines()
+        .find(|l| l.contains("merged") && l.contains("pending") && l.contains("blocked"))
+        .unwrap_or_else(|| panic!("no counts in {text}"));
+    let words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .collect();
+    ["merged", "failed", "blocked", "running", "pending"].map(|name| {
+        let i = words.iter().position(|w| *w == name).unwrap();
+        words[i - 1].parse().unwrap()
+    })
+}
+
+#[test]
+fn every_view_shows_the_same_counts() {
+    // One strike: farewell's out-of-scope first attempt fails it.
+    let demo = Demo::run(1, |p| p);
+    let root = demo.root();
+    let expected = [2, 1, 0, 0, 0];
+    let status = stdout(&planwright(root, &["status", "--repo", "repo"]));
+    assert_eq!(text_counts(&status), expected, "{status}");
+    let json: Value = serde_json::from_str(&stdout(&planwright(
+        root,
+        &["status", "--repo", "repo", "--output", "json"],
+    )))
+    .unwrap();
+    let stored = |s: &str| {
+        json["tickets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["state"] == s)
+            .count()
+    };
+    assert_eq!(
+        [stored("merged"), stored("failed"), stored("blocked")],
+        [2, 1, 0]
+    );
+    assert_eq!(json["counts"]["merged"], 2);
+    let html = stdout(&planwright(
+        root,
+        &["report", "--repo", "repo", "--format", "html"],
+    ));
+    assert_eq!(html_counts(&html), expected);
+    let frame = stdout(&planwright(
+        root,
+        &["watch", "--repo", "repo", "--once", "120x30"],
+    ));
+    assert_eq!(text_counts(&frame), expected, "{frame}");
+    let serve = Serve::start(&demo.repo());
+    let page = serve.get(&format!("/?token={}", serve.token()));
+    assert_eq!(html_counts(&page), expected);
+}
+
+#[test]
+fn the_html_report_draws_in_chromium() {
+    if !wanted("the_html_report_draws_in_chromium") {
+        return;
+    }
+    let hostile = "<script>document.title='owned'</script> greeting";
+    let demo = Demo::run(2, |p| {
+        p.replace("\"greeting function\"", &format!("{hostile:?}"))
+    });
+    let html = stdout(&planwright(
+        demo.root(),
+        &["report", "--repo", "repo", "--format", "html"],
+    ));
+    let file = demo.root().join("report.html");
+    std::fs::write(&file, &html).unwrap();
+    let browser = Browser::start();
+    browser.goto(&format!("file://{}", file.display()));
+    let facts = browser.eval(
+        "const drawn = (sel) => Array.from(document.querySelectorAll(sel)).filter(e => e.getBBox().width > 0).length;
+         return {nodes: drawn('svg.dag .node'), edges: drawn('svg.dag .edge'), bars: drawn('svg.gantt .bar'),
+                 scripts: document.scripts.length, fetched: performance.getEntriesByType('resource').length,
+                 title: document.title, hostile: document.querySelector('#t-greet summary').textContent,
+                 merged: document.querySelector('[data-count=merged] dd').textContent,
+                 log: document.querySelector('#t-farewell .links a').getAttribute('href')};",
+    );
+    assert_eq!(facts["nodes"], 3, "{facts}");
+    assert_eq!(facts["edges"], 1, "{facts}");
+    assert_eq!(facts["bars"], 4, "{facts}");
+    assert_eq!(facts["scripts"], 0, "{facts}");
+    assert_eq!(facts["fetched"], 0, "{facts}");
+    assert_eq!(facts["merged"], "3", "{facts}");
+    assert!(
+        facts["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("planwright run"),
+        "{facts}"
+    );
+    assert!(
+        facts["hostile"].as_str().unwrap().contains(hostile),
+        "{facts}"
+    );
+    let log = demo.root().join(facts["log"].as_str().unwrap());
+    assert!(
+        log.is_file(),
+        "the agent-log link leads to {}",
+        log.display()
+    );
+    assert_eq!(browser.console_errors(), Vec::<String>::new());
+}
+
+#[test]
+fn the_live_page_follows_a_run_in_chromium() {
+    if !wanted("the_live_page_follows_a_run_in_chromium") {
+        return;
+    }
+    let demo = Demo::run(2, |p| p);
+    // Replay the run's real event log from its first line on.
+    let log = demo.events();
+    let all = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = all.lines().collect();
+    std::fs::write(&log, format!("{}\n", lines[0])).unwrap();
+    let serve = Serve::start(&demo.repo());
+    let browser = Browser::start();
+    browser.goto(&serve.url);
+    let count =
+        |name: &str| format!("return document.querySelector('[data-count={name}] dd').textContent");
+    assert_eq!(browser.eval(&count("pending")), "3");
+    let rejected = lines
+        .iter()
+        .position(|l| l.contains("attempt_rejected"))
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    for line in &lines[1..=rejected] {
+        writeln!(file, "{line}").unwrap();
+    }
+    browser.wait_for(
+        "the rejected attempt",
+        "return document.querySelector('#t-farewell .failure') !== null",
+    );
+    for line in &lines[rejected + 1..] {
+        writeln!(file, "{line}").unwrap();
+    }
+    browser.wait_for(
+        "every ticket merged",
+        &format!("{} === '3'", count("merged")),
+    );
+    let bars = browser.eval("return document.querySelectorAll('svg.gantt .bar').length");
+    assert_eq!(bars, 4);
+    let updates = browser.eval("return Number(document.body.dataset.updates)");
+    assert!(updates.as_u64().unwrap() >= 2, "{updates}");
+    assert_eq!(browser.console_errors(), Vec::<String>::new());
+    drop(serve);
+}

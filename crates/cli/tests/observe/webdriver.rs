@@ -1,0 +1,201 @@
+//! A minimal WebDriver client (plain HTTP and JSON over std::net) driving
+//! headless Chromium through chromedriver: enough to load a page, run a
+//! script in it and read its console.
+//!
+//! Browser tests run when `PLANWRIGHT_BROWSER_TESTS=1` (set by `.ci/run`,
+//! which installs Debian's `chromium` and `chromium-driver`); with it set,
+//! a missing browser fails the test instead of skipping it.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+    _profile: tempfile::TempDir,
+}
+
+/// Whether browser tests were asked for; prints why not otherwise.
+pub fn wanted(test: &str) -> bool {
+    let on = std::env::var("PLANWRIGHT_BROWSER_TESTS").is_ok_and(|v| v == "1");
+    if !on {
+        eprintln!(
+            "{test}: not run; set PLANWRIGHT_BROWSER_TESTS=1 (needs chromium and chromedriver)"
+        );
+    }
+    on
+}
+
+fn find(program: &str, env: &str) -> String {
+    if let Ok(p) = std::env::var(env) {
+        return p;
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    });
+    match found {
+        Some(p) => p.display().to_string(),
+        None => panic!(
+            "PLANWRIGHT_BROWSER_TESTS=1 but `{program}` is not on PATH: install Debian's chromium and chromium-driver (or set {env})"
+        ),
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP exchange with chromedriver; the JSON body of its answer.
+fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
+    let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).expect("chromedriver listens");
+    let body = body.map_or(String::new(), Value::to_string);
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // chromedriver may keep the connection open: read the head, then
+    // exactly Content-Length bytes.
+    let mut reader = std::io::BufReader::new(s);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "{method} {path}: no answer"
+        );
+        if line == "\r\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body)
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}: {}", String::from_utf8_lossy(&body)))
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium session.
+    pub fn start() -> Browser {
+        let chromium = find("chromium", "CHROMIUM");
+        let chromedriver = find("chromedriver", "CHROMEDRIVER");
+        let port = free_port();
+        let driver = Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let profile = tempfile::tempdir().unwrap();
+        let mut b = Browser {
+            driver,
+            port,
+            session: String::new(),
+            _profile: profile,
+        };
+        b.wait_ready();
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "goog:chromeOptions": {"binary": chromium, "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync",
+                format!("--user-data-dir={}", b._profile.path().display())]},
+            "goog:loggingPrefs": {"browser": "ALL"}}}});
+        let answer = call(port, "POST", "/session", Some(&caps));
+        b.session = answer["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {answer}"))
+            .to_string();
+        b
+    }
+
+    /// Waits (up to a minute, for a loaded machine) for chromedriver to answer.
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not start listening"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn session(&self, method: &str, rest: &str, body: Option<&Value>) -> Value {
+        let v = call(
+            self.port,
+            method,
+            &format!("/session/{}{rest}", self.session),
+            body,
+        );
+        if v["value"].get("error").is_some() {
+            panic!("{method} {rest}: {}", v["value"]);
+        }
+        v["value"].clone()
+    }
+
+    /// Loads `url` (waits for its load event).
+    pub fn goto(&self, url: &str) {
+        self.session("POST", "/url", Some(&json!({"url": url})));
+    }
+
+    /// Runs `script` (a function body) in the page; its return value.
+    pub fn eval(&self, script: &str) -> Value {
+        self.session(
+            "POST",
+            "/execute/sync",
+            Some(&json!({"script": script, "args": []})),
+        )
+    }
+
+    /// Runs `script` until it returns true, up to a minute (the machine may
+    /// be loaded; the wait ends as soon as the page is as expected).
+    pub fn wait_for(&self, what: &str, script: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.eval(script) != Value::Bool(true) {
+            assert!(Instant::now() < deadline, "the page never showed {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Console messages of level SEVERE (errors) since the last call.
+    pub fn console_errors(&self) -> Vec<String> {
+        let logs = self.session("POST", "/se/log", Some(&json!({"type": "browser"})));
+        logs.as_array()
+            .expect("a log list")
+            .iter()
+            .filter(|l| l["level"] == "SEVERE")
+            .map(|l| l["message"].to_string())
+            .collect()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            call(
+                self.port,
+                "DELETE",
+                &format!("/session/{}", self.session),
+                None,
+            );
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

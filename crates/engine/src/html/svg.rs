@@ -1,0 +1,246 @@
+//! The two pictures of the report, drawn as inline SVG by planwright (no
+//! Graphviz, no script): the DAG laid out in columns by wave, and a Gantt
+//! chart of attempts per job slot.
+
+use super::{anchor, duration_text, esc};
+use crate::view::{AttemptView, RunView};
+use std::fmt::Write;
+
+const NODE_W: i64 = 168;
+const NODE_H: i64 = 44;
+const COL_GAP: i64 = 56;
+const ROW_GAP: i64 = 14;
+const PAD: i64 = 12;
+
+/// Where each ticket's box is: (x, y) by ticket index.
+fn layout(view: &RunView) -> Vec<Option<(i64, i64)>> {
+    let mut at = vec![None; view.tickets.len()];
+    for (w, wave) in view.waves.iter().enumerate() {
+        for (row, &i) in wave.iter().enumerate() {
+            let x = PAD + w as i64 * (NODE_W + COL_GAP);
+            let y = PAD + 20 + row as i64 * (NODE_H + ROW_GAP);
+            if let Some(slot) = at.get_mut(i) {
+                *slot = Some((x, y));
+            }
+        }
+    }
+    at
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max - 1).collect();
+    format!("{head}…")
+}
+
+/// The DAG: one column per wave, a box per ticket coloured by state, an
+/// arrow per dependency; each box links to the ticket's section.
+pub fn dag(view: &RunView) -> String {
+    let at = layout(view);
+    let cols = view.waves.len().max(1) as i64;
+    let rows = view.waves.iter().map(Vec::len).max().unwrap_or(0).max(1) as i64;
+    let width = 2 * PAD + cols * NODE_W + (cols - 1) * COL_GAP;
+    let height = 2 * PAD + 20 + rows * (NODE_H + ROW_GAP);
+    let mut s = format!(
+        "<svg class=\"dag\" role=\"img\" aria-label=\"ticket graph by wave\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\">\
+         <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" class=\"arrowhead\"/></marker></defs>"
+    );
+    for w in 0..view.waves.len() {
+        let x = PAD + w as i64 * (NODE_W + COL_GAP);
+        let _ = write!(
+            s,
+            "<text class=\"wave-label\" x=\"{x}\" y=\"{}\">wave {}</text>",
+            PAD + 10,
+            w + 1
+        );
+    }
+    for &(from, to) in &view.edges {
+        let (Some(Some((x1, y1))), Some(Some((x2, y2)))) = (at.get(from), at.get(to)) else {
+            continue;
+        };
+        let (sx, sy, ex, ey) = (x1 + NODE_W, y1 + NODE_H / 2, *x2, y2 + NODE_H / 2);
+        let mid = (sx + ex) / 2;
+        let _ = write!(
+            s,
+            "<path class=\"edge\" d=\"M{sx},{sy} C{mid},{sy} {mid},{ey} {ex},{ey}\" marker-end=\"url(#arrow)\"/>"
+        );
+    }
+    for (i, t) in view.tickets.iter().enumerate() {
+        let Some((x, y)) = at[i] else { continue };
+        let attempts = match t.attempts.len() {
+            0 => String::new(),
+            1 => " · 1 attempt".into(),
+            n => format!(" · {n} attempts"),
+        };
+        let phase = match (&t.phase, t.state) {
+            (Some(p), crate::state::TicketState::Running) => format!(" · {p}"),
+            _ => String::new(),
+        };
+        let _ = write!(
+            s,
+            "<a href=\"#t-{anchor}\"><g class=\"node st-{st}\" data-ticket=\"{id}\"><title>{id}: {title}</title>\
+             <rect x=\"{x}\" y=\"{y}\" width=\"{NODE_W}\" height=\"{NODE_H}\" rx=\"7\"/>\
+             <text x=\"{tx}\" y=\"{ty1}\" class=\"id\">{label}</text><text x=\"{tx}\" y=\"{ty2}\" class=\"sub\">{sub}</text></g></a>",
+            anchor = anchor(&t.id),
+            st = t.state.as_str(),
+            id = esc(&t.id),
+            title = esc(&t.title),
+            label = esc(&clip(&t.id, 20)),
+            sub = esc(&clip(&format!("{}{phase}{attempts}", t.state.as_str()), 26)),
+            tx = x + 10,
+            ty1 = y + 18,
+            ty2 = y + 35,
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+const GANTT_W: i64 = 900;
+const LABEL_W: i64 = 64;
+const ROW_H: i64 = 30;
+
+/// What the chart's x axis measures: time, or (when times are whole
+/// seconds and the run took a few seconds, as the demo does) the position
+/// of events in the log, which still shows the order and overlap.
+struct Axis {
+    by_events: bool,
+    start: i64,
+    len: i64,
+}
+
+impl Axis {
+    fn of(view: &RunView) -> Option<Axis> {
+        let attempts = view.tickets.iter().flat_map(|t| &t.attempts);
+        let first_event = attempts.clone().map(|a| a.started_event).min()? as i64;
+        let start = attempts.clone().filter_map(|a| a.started_ms).min();
+        let end = attempts
+            .filter_map(|a| a.ended_ms.or(view.run.last_event_ms))
+            .chain(view.run.finished_ms)
+            .max();
+        if let (Some(s), Some(e)) = (start, end) {
+            if view.subsecond_times || e - s >= 10_000 {
+                return Some(Axis {
+                    by_events: false,
+                    start: s,
+                    len: (e - s).max(1000),
+                });
+            }
+        }
+        let len = (view.events as i64 - first_event).max(1);
+        Some(Axis {
+            by_events: true,
+            start: first_event,
+            len,
+        })
+    }
+
+    /// An attempt's start and end on this axis.
+    fn range(&self, a: &AttemptView, view: &RunView) -> Option<(i64, i64)> {
+        if self.by_events {
+            let end = a.ended_event.unwrap_or(view.events);
+            return Some((a.started_event as i64, end.max(a.started_event) as i64));
+        }
+        let start = a.started_ms?;
+        let end = a.ended_ms.or(view.run.last_event_ms).unwrap_or(start);
+        Some((start, end.max(start)))
+    }
+
+    fn label(&self, offset: i64) -> String {
+        if self.by_events {
+            format!("event {}", self.start + offset)
+        } else {
+            duration_text(offset)
+        }
+    }
+}
+
+/// The Gantt chart: a row per job slot, a bar per attempt from its start
+/// until its slot was freed, coloured by outcome.
+pub fn gantt(view: &RunView) -> String {
+    let Some(axis) = Axis::of(view) else {
+        return "<p class=\"muted\" id=\"no-attempts\">no attempt has started yet</p>".into();
+    };
+    let slots = view
+        .tickets
+        .iter()
+        .flat_map(|t| &t.attempts)
+        .filter_map(|a| a.slot)
+        .max()
+        .map_or(1, |m| m + 1) as i64;
+    let height = 24 + slots * ROW_H;
+    let plot = GANTT_W - LABEL_W - PAD - 20;
+    let x_of = |v: i64| LABEL_W + (v - axis.start) * plot / axis.len;
+    let mut s = format!(
+        "<svg class=\"gantt\" role=\"img\" aria-label=\"attempts per slot\" data-axis=\"{}\" viewBox=\"0 0 {GANTT_W} {height}\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\" xmlns=\"http://www.w3.org/2000/svg\">",
+        if axis.by_events { "events" } else { "time" }
+    );
+    for k in 0..=4 {
+        let x = LABEL_W + k * plot / 4;
+        let _ = write!(
+            s,
+            "<line class=\"tick\" x1=\"{x}\" y1=\"0\" x2=\"{x}\" y2=\"{}\"/><text class=\"axis\" x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            height - 14,
+            height - 2,
+            axis.label(k * axis.len / 4)
+        );
+    }
+    for slot in 0..slots {
+        let _ = write!(
+            s,
+            "<text class=\"slot-label\" x=\"4\" y=\"{}\">slot {}</text>",
+            slot * ROW_H + 19,
+            slot + 1
+        );
+    }
+    for t in &view.tickets {
+        for a in &t.attempts {
+            if let Some(range) = axis.range(a, view) {
+                bar(&mut s, &t.id, a, range, &x_of);
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn bar(
+    s: &mut String,
+    id: &str,
+    a: &AttemptView,
+    (start, end): (i64, i64),
+    x_of: &dyn Fn(i64) -> i64,
+) {
+    let Some(slot) = a.slot else { return };
+    let (x, w) = (x_of(start), (x_of(end) - x_of(start)).max(3));
+    let y = slot as i64 * ROW_H + 4;
+    let label = format!("{id} #{}", a.n);
+    let took = match (a.started_ms, a.ended_ms) {
+        (Some(s), Some(e)) if e >= s => format!(", {}", duration_text(e - s)),
+        _ => String::new(),
+    };
+    let _ = write!(
+        s,
+        "<a href=\"#t-{anchor}\"><g class=\"bar out-{o}\" data-ticket=\"{eid}\"><title>{elabel}: {o}{took}</title>\
+         <rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"4\"/>",
+        anchor = anchor(id),
+        o = a.outcome.as_str(),
+        eid = esc(id),
+        elabel = esc(&label),
+        h = ROW_H - 8,
+    );
+    // A label only where it fits (about 7 px a character).
+    let fits = (w / 7).max(0) as usize;
+    if fits >= 4 {
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\">{}</text>",
+            x + 5,
+            y + 16,
+            esc(&clip(&label, fits))
+        );
+    }
+    s.push_str("</g></a>");
+}

@@ -1,0 +1,114 @@
+use super::*;
+use crate::state::RunRow;
+
+fn view(title: &str) -> RunView {
+    let run = RunRow {
+        id: "r<1>".into(),
+        plan_path: "plan\".json".into(),
+        plan_digest: "d".into(),
+        base: "main".into(),
+        started_at: "2026-11-29T22:00:00Z".into(),
+        finished_at: None,
+        status: "running".into(),
+    };
+    let tickets = vec![
+        ("A".to_string(), title.to_string()),
+        ("B/1 & <b>".to_string(), "two".to_string()),
+    ];
+    let mut v = RunView::new(&run, &tickets);
+    v.fold_text(concat!(
+        "{\"event\":\"run_started\",\"at\":\"2026-11-29T22:00:00Z\"}\n",
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":1,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:01Z\"}\n",
+        "{\"event\":\"attempt_rejected\",\"ticket\":\"A\",\"attempt\":1,\"retrying\":true,\"at\":\"2026-11-29T22:00:05Z\",",
+        "\"failure\":{\"kind\":\"gate_failure\",\"message\":\"gate `t` failed\",\"evidence\":\"<img src=x onerror=alert(1)>\"}}\n",
+        "{\"event\":\"attempt_started\",\"ticket\":\"B/1 & <b>\",\"attempt\":1,\"at\":\"2026-11-29T22:00:02Z\"}\n",
+    ));
+    v
+}
+
+#[test]
+fn everything_from_the_run_is_escaped() {
+    let page = page(
+        &view("<script>alert('x')</script>"),
+        &HtmlOptions::default(),
+    );
+    assert!(!page.contains("<script>alert"), "{page}");
+    assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+    assert!(!page.contains("<img src=x"));
+    assert!(!page.contains("<b>"));
+    assert!(page.contains("B/1 &amp; &lt;b&gt;"));
+    assert!(page.contains("plan&quot;.json"));
+    // A static report runs no script at all.
+    assert!(!page.contains("<script"));
+}
+
+#[test]
+fn the_page_has_lang_viewport_and_both_pictures() {
+    let v = view("one");
+    let page = page(&v, &HtmlOptions::default());
+    assert!(page.starts_with("<!doctype html>\n<html lang=\"en\">"));
+    assert!(page.contains("name=\"viewport\""));
+    assert!(page.contains("prefers-color-scheme:dark"));
+    assert_eq!(page.matches("<g class=\"node ").count(), 2);
+    assert_eq!(page.matches("<g class=\"bar ").count(), 2);
+    assert!(page.contains("data-count=\"running\"><dt>running</dt><dd>1</dd>"));
+    assert!(page.contains("data-count=\"pending\"><dt>pending</dt><dd>1</dd>"));
+    // Nothing is fetched: no URL but the page's own anchors and log links.
+    for needle in [
+        "http://",
+        "https://",
+        " src=\"",
+        "<link rel=\"stylesheet",
+        "@import",
+        "url(h",
+        "url(/",
+    ] {
+        let outside_svg_ns = page.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+        assert!(!outside_svg_ns.contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn log_links_are_relative_and_encoded() {
+    let opts = HtmlOptions {
+        log_prefix: ".planwright/runs/r1/".into(),
+        log_suffix: "?token=t".into(),
+        live: None,
+    };
+    let page = page(&view("one"), &opts);
+    assert!(page.contains("href=\".planwright/runs/r1/A/attempt-1.agent.log?token=t\""));
+    assert!(page.contains("href=\".planwright/runs/r1/B%2F1%20%26%20%3Cb%3E/ticket.log?token=t\""));
+}
+
+#[test]
+fn a_live_page_carries_its_event_url_as_a_safe_string() {
+    let opts = HtmlOptions {
+        live: Some("/events?token=a\"</script>".into()),
+        ..Default::default()
+    };
+    let page = page(&view("one"), &opts);
+    assert!(
+        page.contains("const PLANWRIGHT_EVENTS = \"/events?token=a\\u0022\\u003c/script\\u003e\";")
+    );
+    assert_eq!(page.matches("</script>").count(), 1);
+}
+
+#[test]
+fn durations_read_well() {
+    assert_eq!(duration_text(4200), "4.2s");
+    assert_eq!(duration_text(185_000), "3m 05s");
+    assert_eq!(duration_text(3_720_000), "1h 02m");
+}
+
+#[test]
+fn the_timeline_uses_event_order_when_times_are_too_coarse() {
+    // Whole seconds over a five-second run: the order of events is drawn.
+    let coarse = page(&view("one"), &HtmlOptions::default());
+    assert!(coarse.contains("data-axis=\"events\""));
+    let mut fine = view("one");
+    fine.fold_text(
+        "{\"event\":\"phase\",\"ticket\":\"A\",\"phase\":\"x\",\"at_ms\":1796076007250}\n",
+    );
+    let fine = page(&fine, &HtmlOptions::default());
+    assert!(fine.contains("data-axis=\"time\""));
+}

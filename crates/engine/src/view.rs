@@ -1,0 +1,486 @@
+//! One view of a run for every reader: `status`, `report --format html`,
+//! `watch` and `serve` all show a [`RunView`], folded from the run's event
+//! log (`runs/<run>/events.jsonl`), with the state store supplying only what
+//! events do not carry (the run's plan path, ticket titles and plan order).
+//!
+//! Events are read leniently, as JSON objects with optional fields: unknown
+//! events and fields are ignored and a half-written last line is skipped,
+//! so a reader never breaks on a log written by another version of the
+//! engine or by a run still writing it.
+
+use crate::agent::Usage;
+use crate::error::EngineError;
+use crate::failure::{Failure, FailureKind};
+use crate::repo::Repo;
+use crate::state::{RunRow, Store, TicketState};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// A run as every view shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    /// The run.
+    pub run: RunInfo,
+    /// Its tickets, in plan order.
+    pub tickets: Vec<TicketView>,
+    /// Waves of ticket indices (into `tickets`): wave 1 has no dependencies.
+    pub waves: Vec<Vec<usize>>,
+    /// Dependency edges as ticket indices (dependency, dependent).
+    pub edges: Vec<(usize, usize)>,
+    /// Pools paused (rate limit, quota), by name.
+    pub paused: BTreeMap<String, PausedPool>,
+    /// The base branch's tip before the first attempt, when known.
+    pub base_before: Option<String>,
+    /// The base branch's tip after the last merge, when something merged.
+    pub base_after: Option<String>,
+    /// Event-log lines that were not events (half-written, foreign).
+    pub skipped_lines: usize,
+    /// Events folded so far.
+    pub events: usize,
+    /// Whether some event time has milliseconds (else times are whole
+    /// seconds, too coarse to draw a run of a few seconds).
+    pub subsecond_times: bool,
+    #[serde(skip)]
+    index: HashMap<String, usize>,
+    /// Which attempt holds each slot: (ticket index, attempt number).
+    #[serde(skip)]
+    slots: Vec<Option<(usize, u32)>>,
+}
+
+/// The run itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    /// The run id.
+    pub id: String,
+    /// The plan file as given to `run`.
+    pub plan_path: String,
+    /// The base branch.
+    pub base: String,
+    /// `running`, `finished` or `interrupted`.
+    pub status: String,
+    /// When it first started (ms since the epoch).
+    pub started_ms: Option<i64>,
+    /// When it last finished (ms since the epoch).
+    pub finished_ms: Option<i64>,
+    /// The newest event's time (ms since the epoch).
+    pub last_event_ms: Option<i64>,
+}
+
+/// A pool that stopped starting attempts for a while.
+#[derive(Debug, Clone, Serialize)]
+pub struct PausedPool {
+    /// Why, as the agent said.
+    pub reason: String,
+    /// Until when, as the event said it (free text).
+    pub until: Option<String>,
+}
+
+/// One ticket.
+#[derive(Debug, Clone, Serialize)]
+pub struct TicketView {
+    /// The ticket id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Where it stands.
+    pub state: TicketState,
+    /// The phase of its running attempt.
+    pub phase: Option<String>,
+    /// 0-based wave.
+    pub wave: usize,
+    /// Its attempts, oldest first.
+    pub attempts: Vec<AttemptView>,
+    /// The commit on the base branch.
+    pub merged_commit: Option<String>,
+    /// The last failure.
+    pub failure: Option<Failure>,
+    /// The failed ancestor, when blocked.
+    pub blocked_by: Option<String>,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Still running.
+    Running,
+    /// Passed verification; merging.
+    Passed,
+    /// Landed on the base branch.
+    Merged,
+    /// Rejected, with a failure.
+    Rejected,
+    /// Stopped by an interrupt (or the log ends without its end).
+    Interrupted,
+}
+
+impl AttemptOutcome {
+    /// The name shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Running => "running",
+            AttemptOutcome::Passed => "passed",
+            AttemptOutcome::Merged => "merged",
+            AttemptOutcome::Rejected => "rejected",
+            AttemptOutcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One attempt.
+#[derive(Debug, Clone, Serialize)]
+pub struct AttemptView {
+    /// 1-based attempt number.
+    pub n: u32,
+    /// The job slot it ran in (0-based), from the event or inferred.
+    pub slot: Option<usize>,
+    /// The base commit it started from.
+    pub base_commit: Option<String>,
+    /// When it started (ms since the epoch).
+    pub started_ms: Option<i64>,
+    /// When its slot was freed (ms since the epoch).
+    pub ended_ms: Option<i64>,
+    /// How many events the log had when it started (1-based position of
+    /// its start event).
+    pub started_event: usize,
+    /// The same for its end.
+    pub ended_event: Option<usize>,
+    /// The last phase it entered.
+    pub phase: String,
+    /// How it ended.
+    pub outcome: AttemptOutcome,
+    /// Why it was rejected.
+    pub failure: Option<Failure>,
+    /// Tokens, when the agent reported them.
+    pub usage: Option<Usage>,
+    /// Cost in US dollars, when known.
+    pub cost_usd: Option<f64>,
+    /// The model, when known.
+    pub model: Option<String>,
+    /// Gate results, when the log has them.
+    pub gates: Vec<Check>,
+    /// Review verdicts, when the log has them.
+    pub reviews: Vec<Check>,
+    /// Counterfactual results, when the log has them.
+    pub counterfactuals: Vec<Check>,
+    /// Whether `gates` came from events (then the ticket log is not read).
+    #[serde(skip)]
+    pub(crate) gates_from_events: bool,
+}
+
+/// One gate, review or counterfactual result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// What was checked.
+    pub name: String,
+    /// Whether it passed, when said.
+    pub passed: Option<bool>,
+    /// More, as given (verdict, exit status).
+    pub detail: String,
+}
+
+/// Tickets per state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// On the base branch.
+    pub merged: usize,
+    /// Out of attempts.
+    pub failed: usize,
+    /// Behind a failed ancestor.
+    pub blocked: usize,
+    /// Running or merging.
+    pub running: usize,
+    /// Not started, or waiting for a retry.
+    pub pending: usize,
+}
+
+impl RunView {
+    /// An empty view of `run` with its tickets `(id, title)` in plan order.
+    pub fn new(run: &RunRow, tickets: &[(String, String)]) -> RunView {
+        let index = tickets
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (id.clone(), i))
+            .collect();
+        RunView {
+            run: RunInfo {
+                id: run.id.clone(),
+                plan_path: run.plan_path.clone(),
+                base: run.base.clone(),
+                status: run.status.as_str().to_string(),
+                started_ms: parse_time(&run.started_at),
+                finished_ms: run.finished_at.as_deref().and_then(parse_time),
+                last_event_ms: None,
+            },
+            tickets: tickets
+                .iter()
+                .map(|(id, title)| TicketView::new(id, title))
+                .collect(),
+            waves: vec![(0..tickets.len()).collect()],
+            edges: vec![],
+            paused: BTreeMap::new(),
+            base_before: None,
+            base_after: None,
+            skipped_lines: 0,
+            events: 0,
+            subsecond_times: false,
+            index,
+            slots: vec![],
+        }
+    }
+
+    /// Tickets per state.
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for t in &self.tickets {
+            match t.state {
+                // A ticket merged from an older definition is on the base.
+                TicketState::Merged | TicketState::Changed => c.merged += 1,
+                TicketState::Failed => c.failed += 1,
+                TicketState::Blocked => c.blocked += 1,
+                TicketState::Running | TicketState::Verified | TicketState::Merging => {
+                    c.running += 1
+                }
+                TicketState::Pending => c.pending += 1,
+            }
+        }
+        c
+    }
+
+    /// Tokens and cost of every attempt that reported them.
+    pub fn usage(&self) -> (Option<Usage>, Option<f64>) {
+        let attempts = self.tickets.iter().flat_map(|t| &t.attempts);
+        let mut usage: Option<Usage> = None;
+        let mut cost: Option<f64> = None;
+        for a in attempts {
+            if let Some(u) = a.usage {
+                *usage.get_or_insert_with(Usage::default) += u;
+            }
+            if let Some(c) = a.cost_usd {
+                *cost.get_or_insert(0.0) += c;
+            }
+        }
+        (usage, cost)
+    }
+
+    /// The number of job slots seen.
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// What each slot is doing now: the ticket index and attempt number.
+    pub fn slot_holders(&self) -> &[Option<(usize, u32)>] {
+        &self.slots
+    }
+
+    /// The ticket with this id.
+    pub fn ticket(&self, id: &str) -> Option<&TicketView> {
+        self.index.get(id).map(|&i| &self.tickets[i])
+    }
+
+    /// Lays the tickets out by the plan's dependencies (waves and edges);
+    /// tickets the plan lacks go into a wave after the others.
+    pub fn set_plan(&mut self, plan: &planwright_plan::Plan) {
+        let pos = |id: &str| self.index.get(id).copied();
+        let mut waves: Vec<Vec<usize>> = planwright_plan::analysis::waves(plan)
+            .iter()
+            .map(|w| w.iter().filter_map(|id| pos(id)).collect())
+            .collect();
+        let placed: std::collections::HashSet<usize> = waves.iter().flatten().copied().collect();
+        let rest: Vec<usize> = (0..self.tickets.len())
+            .filter(|i| !placed.contains(i))
+            .collect();
+        if !rest.is_empty() {
+            waves.push(rest);
+        }
+        waves.retain(|w| !w.is_empty());
+        self.edges = planwright_plan::analysis::edges(plan)
+            .into_iter()
+            .filter_map(|(d, t)| Some((pos(&plan.tickets[d].id)?, pos(&plan.tickets[t].id)?)))
+            .collect();
+        for (w, ids) in waves.iter().enumerate() {
+            for &i in ids {
+                self.tickets[i].wave = w;
+            }
+        }
+        self.waves = waves;
+    }
+
+    /// Folds the complete lines of `text` (one event each); returns how many
+    /// bytes were consumed (up to the last newline).
+    pub fn fold_text(&mut self, text: &str) -> usize {
+        let end = text.rfind('\n').map_or(0, |i| i + 1);
+        for line in text[..end].lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(obj)) => self.apply(&Value::Object(obj)),
+                _ => self.skipped_lines += 1,
+            }
+        }
+        end
+    }
+}
+
+impl TicketView {
+    fn new(id: &str, title: &str) -> TicketView {
+        TicketView {
+            id: id.to_string(),
+            title: title.to_string(),
+            state: TicketState::Pending,
+            phase: None,
+            wave: 0,
+            attempts: vec![],
+            merged_commit: None,
+            failure: None,
+            blocked_by: None,
+        }
+    }
+
+    /// The attempt still holding a slot, if any.
+    pub fn open_attempt(&self) -> Option<&AttemptView> {
+        self.attempts
+            .last()
+            .filter(|a| a.outcome == AttemptOutcome::Running)
+    }
+
+    /// Where its logs are, relative to the run's folder.
+    pub fn log_dir(&self) -> String {
+        self.id.clone()
+    }
+}
+
+mod fold;
+pub use fold::{parse_gate_log, parse_time, read_gate_logs};
+
+/// Reads the event log from where the last read stopped, so `watch` and
+/// `serve` fold only what is new; a line still being written waits for its
+/// newline.
+#[derive(Debug)]
+pub struct Tail {
+    path: PathBuf,
+    offset: u64,
+}
+
+impl Tail {
+    /// Follows `path` from its start.
+    pub fn new(path: PathBuf) -> Tail {
+        Tail { path, offset: 0 }
+    }
+
+    /// Folds what was appended since the last call into `view`; returns
+    /// whether anything was. A missing file is no news.
+    pub fn poll(&mut self, view: &mut RunView) -> Result<bool, EngineError> {
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(EngineError::io(&self.path, e)),
+        };
+        let io = |e| EngineError::io(&self.path, e);
+        file.seek(SeekFrom::Start(self.offset)).map_err(io)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        // Only whole lines: a writer may be half-way through the last one.
+        let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if end == 0 {
+            return Ok(false);
+        }
+        view.fold_text(&String::from_utf8_lossy(&bytes[..end]));
+        self.offset += end as u64;
+        Ok(true)
+    }
+}
+
+/// Where a run's files are.
+#[derive(Debug, Clone)]
+pub struct RunFiles {
+    /// `.planwright/runs/<run>`.
+    pub dir: PathBuf,
+    /// Its event log.
+    pub events: PathBuf,
+}
+
+impl RunFiles {
+    /// The files of run `id` in `repo`.
+    pub fn new(repo: &Repo, id: &str) -> RunFiles {
+        let dir = repo.state_dir().join("runs").join(id);
+        RunFiles {
+            events: dir.join("events.jsonl"),
+            dir,
+        }
+    }
+}
+
+/// The view of run `id` (the newest when None) before any event is folded,
+/// with its files; None when the repository has no such run. Never creates
+/// the state store.
+pub fn open(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>, EngineError> {
+    let db = repo.state_dir().join("state.db");
+    if !db.is_file() {
+        return Ok(None);
+    }
+    let store = Store::open(&db)?;
+    let run = match id {
+        Some(id) => store.run(id)?,
+        None => store.latest_run()?,
+    };
+    let Some(run) = run else { return Ok(None) };
+    let tickets: Vec<(String, String)> = store
+        .tickets(&run.id)?
+        .into_iter()
+        .map(|t| (t.id, t.title))
+        .collect();
+    let mut view = RunView::new(&run, &tickets);
+    let files = RunFiles::new(repo, &run.id);
+    if let Some(plan) = find_plan(repo, &files, &run.plan_path) {
+        view.set_plan(&plan);
+    }
+    Ok(Some((view, files)))
+}
+
+/// The view of run `id` (the newest when None) with its whole event log
+/// folded, and the gate results of each ticket's log.
+pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>, EngineError> {
+    let Some((mut view, files)) = open(repo, id)? else {
+        return Ok(None);
+    };
+    Tail::new(files.events.clone()).poll(&mut view)?;
+    read_gate_logs(&mut view, &files.dir);
+    Ok(Some((view, files)))
+}
+
+/// The run's plan, for its dependencies: a copy in the run's folder when
+/// the engine keeps one, else the plan file as given to `run` (absolute,
+/// or relative to the repository or the current directory). Read
+/// leniently (gate rules off): only ids and dependencies are used.
+fn find_plan(repo: &Repo, files: &RunFiles, plan_path: &str) -> Option<planwright_plan::Plan> {
+    let given = Path::new(plan_path);
+    let candidates = [
+        files.dir.join("plan.json"),
+        given.to_path_buf(),
+        repo.root().join(given),
+    ];
+    let options = planwright_plan::Options {
+        strict_gates: false,
+        ..Default::default()
+    };
+    candidates.iter().find_map(|p| {
+        let text = std::fs::read_to_string(p).ok()?;
+        planwright_plan::validate_text(&p.display().to_string(), text, &options).plan
+    })
+}
+
+/// A failure from an event's `failure` object, leniently.
+fn failure_of(v: Option<&Value>) -> Option<Failure> {
+    let v = v?;
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(FailureKind::from_name)?;
+    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    Some(Failure::new(kind, text("message")).with_evidence(text("evidence")))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+use super::*;
+use crate::events::Event;
+
+fn run_row() -> RunRow {
+    RunRow {
+        id: "r1".into(),
+        plan_path: "plan.json".into(),
+        plan_digest: "d".into(),
+        base: "main".into(),
+        started_at: "2026-11-29T22:00:00Z".into(),
+        finished_at: None,
+        status: "running".into(),
+    }
+}
+
+fn tickets(ids: &[&str]) -> Vec<(String, String)> {
+    ids.iter()
+        .map(|id| (id.to_string(), format!("title {id}")))
+        .collect()
+}
+
+/// Serializes events the way the engine's JSON-lines reporter does.
+fn lines(events: &[(u64, Event)]) -> String {
+    events
+        .iter()
+        .map(|(secs, e)| {
+            let mut v = serde_json::to_value(e).unwrap();
+            v["at"] = crate::clock::format_unix(1_796_076_000 + secs).into();
+            format!("{v}\n")
+        })
+        .collect()
+}
+
+fn scope_failure() -> Failure {
+    Failure::new(FailureKind::ScopeViolation, "modifies `README.md`").with_evidence("README.md")
+}
+
+fn a_run() -> Vec<(u64, Event)> {
+    let started = |t: &str, n| Event::AttemptStarted {
+        ticket: t.into(),
+        attempt: n,
+        base_commit: format!("base-{t}-{n}"),
+    };
+    vec![
+        (
+            0,
+            Event::RunStarted {
+                run: "r1".into(),
+                base: "main".into(),
+                tickets: 3,
+                continued: false,
+            },
+        ),
+        (1, started("A", 1)),
+        (1, started("B", 1)),
+        (
+            2,
+            Event::Phase {
+                ticket: "A".into(),
+                attempt: 1,
+                phase: "gates".into(),
+            },
+        ),
+        (
+            3,
+            Event::AttemptRejected {
+                ticket: "B".into(),
+                attempt: 1,
+                failure: scope_failure(),
+                retrying: false,
+            },
+        ),
+        (
+            3,
+            Event::Failed {
+                ticket: "B".into(),
+                failure: scope_failure(),
+            },
+        ),
+        (
+            3,
+            Event::Blocked {
+                ticket: "C".into(),
+                by: "B".into(),
+            },
+        ),
+        (4, Event::Merging { ticket: "A".into() }),
+        (
+            5,
+            Event::Merged {
+                ticket: "A".into(),
+                commit: "c0ffee".into(),
+            },
+        ),
+        (
+            6,
+            Event::RunFinished {
+                run: "r1".into(),
+                merged: 1,
+                failed: 1,
+                blocked: 1,
+                interrupted: false,
+            },
+        ),
+    ]
+}
+
+#[test]
+fn a_finished_run_folds_to_its_counts_attempts_and_slots() {
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    view.fold_text(&lines(&a_run()));
+    let c = view.counts();
+    assert_eq!(
+        (c.merged, c.failed, c.blocked, c.running, c.pending),
+        (1, 1, 1, 0, 0)
+    );
+    assert_eq!(view.run.status, "finished");
+    let a = &view.ticket("A").unwrap().attempts[0];
+    assert_eq!(
+        (a.outcome, a.slot, a.phase.as_str()),
+        (AttemptOutcome::Merged, Some(0), "gates")
+    );
+    let b = &view.ticket("B").unwrap().attempts[0];
+    assert_eq!((b.outcome, b.slot), (AttemptOutcome::Rejected, Some(1)));
+    assert_eq!(b.failure.as_ref().unwrap().evidence, "README.md");
+    assert_eq!(b.ended_ms.unwrap() - b.started_ms.unwrap(), 2000);
+    assert_eq!(view.ticket("C").unwrap().blocked_by.as_deref(), Some("B"));
+    assert_eq!(view.base_before.as_deref(), Some("base-A-1"));
+    assert_eq!(view.base_after.as_deref(), Some("c0ffee"));
+    assert_eq!(view.slot_count(), 2);
+    assert_eq!(view.events, 10);
+}
+
+#[test]
+fn a_slot_freed_by_one_attempt_is_reused_by_the_next() {
+    let mut events = a_run();
+    events.truncate(5);
+    events.push((
+        4,
+        Event::AttemptStarted {
+            ticket: "C".into(),
+            attempt: 1,
+            base_commit: "x".into(),
+        },
+    ));
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    view.fold_text(&lines(&events));
+    assert_eq!(view.ticket("C").unwrap().attempts[0].slot, Some(1));
+    assert_eq!(view.slot_holders(), &[Some((0, 1)), Some((2, 1))]);
+    assert_eq!(view.counts().running, 2);
+}
+
+#[test]
+fn half_written_and_foreign_lines_are_skipped_not_fatal() {
+    let mut view = RunView::new(&run_row(), &tickets(&["A"]));
+    let text = "not json\n{\"no_event\":1}\n[1,2]\n{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":1}\n{\"event\":\"merg";
+    let used = view.fold_text(text);
+    assert_eq!(&text[used..], "{\"event\":\"merg");
+    assert_eq!(view.skipped_lines, 3);
+    assert_eq!(view.ticket("A").unwrap().state, TicketState::Running);
+}
+
+#[test]
+fn future_fields_are_used_and_unknown_events_ignored() {
+    // The shape a later engine may write: a sequence number, millisecond
+    // times, an explicit slot, usage, cost and model on the attempt's end.
+    let text = r#"{"seq":1,"event":"run_started","at_ms":1000,"base":"main"}
+{"seq":2,"event":"attempt_started","ticket":"A","attempt":1,"slot":3,"at_ms":1500,"model":"m1"}
+{"seq":3,"event":"something_new","ticket":"A","weird":[1]}
+{"seq":4,"event":"gate_finished","ticket":"A","attempt":1,"name":"npm test","passed":false,"exit":"exit code 1"}
+{"seq":5,"event":"attempt_rejected","ticket":"A","attempt":1,"at_ms":2500,"retrying":true,"failure":{"kind":"gate_failure","message":"m"},"usage":{"input_tokens":10,"output_tokens":5},"cost":{"usd":0.25}}
+{"seq":6,"event":"pool_paused","pool":"claude","reason":"429"}
+"#;
+    let mut view = RunView::new(&run_row(), &tickets(&["A"]));
+    view.fold_text(text);
+    let a = &view.ticket("A").unwrap().attempts[0];
+    assert_eq!(
+        (a.slot, a.started_ms, a.ended_ms),
+        (Some(3), Some(1500), Some(2500))
+    );
+    assert_eq!(a.model.as_deref(), Some("m1"));
+    assert_eq!(a.gates[0].passed, Some(false));
+    let (usage, cost) = view.usage();
+    assert_eq!(usage.unwrap().total(), 15);
+    assert_eq!(cost, Some(0.25));
+    assert_eq!(view.paused["claude"].reason, "429");
+    assert_eq!(view.ticket("A").unwrap().state, TicketState::Pending);
+    assert_eq!(view.run.started_ms, Some(1000));
+}
+
+#[test]
+fn a_continued_run_restarts_unmerged_tickets_and_ends_stray_attempts() {
+    let mut events = a_run();
+    events.truncate(3); // A and B started, then the process died.
+    events.push((
+        9,
+        Event::RunStarted {
+            run: "r1".into(),
+            base: "main".into(),
+            tickets: 3,
+            continued: true,
+        },
+    ));
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    view.fold_text(&lines(&events));
+    let a = &view.ticket("A").unwrap().attempts[0];
+    assert_eq!(a.outcome, AttemptOutcome::Interrupted);
+    assert_eq!(view.counts().pending, 3);
+    assert!(view.slot_holders().iter().all(Option::is_none));
+}
+
+#[test]
+fn events_about_unknown_tickets_add_them() {
+    let mut view = RunView::new(&run_row(), &tickets(&["A"]));
+    view.fold_text("{\"event\":\"merged\",\"ticket\":\"Z\",\"commit\":\"c\"}\n");
+    assert_eq!(view.ticket("Z").unwrap().state, TicketState::Merged);
+    assert_eq!(view.waves, vec![vec![0, 1]]);
+}
+
+#[test]
+fn times_parse_as_rfc3339() {
+    assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0));
+    assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Some(1500));
+    assert_eq!(parse_time("1970-01-01T01:00:00+01:00"), Some(0));
+    assert_eq!(
+        parse_time(&crate::clock::format_unix(1_796_074_931)),
+        Some(1_796_074_931_000)
+    );
+    for bad in [
+        "",
+        "yesterday",
+        "2026-13-01T00:00:00Z",
+        "2026-11-29T22:00:00",
+        "2026-11-29T2x:00:00Z",
+    ] {
+        assert_eq!(parse_time(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn gate_results_are_read_from_the_ticket_log() {
+    let log = "== attempt 1 candidate abc\n$ npm test   (in /x)\nboom\n\n-> exit code 1\n\
+               == attempt 2 candidate def\n$ npm test   (in /x)\nok\n\n-> exit code 0\n\
+               -- gates again on the merged tree 123\n$ npm test   (in /y)\n\n-> exit code 0\n";
+    let got = parse_gate_log(log);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].1[0].passed, Some(false));
+    assert_eq!(got[1].1.len(), 2);
+    assert_eq!(got[1].1[1].name, "npm test (merged tree)");
+    assert_eq!(got[1].1[1].detail, "exit code 0");
+}
