@@ -78,7 +78,14 @@ impl Checker {
         };
         let code = format!("{}.{}", self.code, keyword_code(kind.keyword()));
         let hint = self.did_you_mean(kind, error.instance());
-        let d = Diagnostic::error(code, pointer, message);
+        let mut d = Diagnostic::error(code, pointer, message);
+        if matches!(
+            kind,
+            ValidationErrorKind::AdditionalProperties { .. }
+                | ValidationErrorKind::UnevaluatedProperties { .. }
+        ) {
+            d = d.at_key();
+        }
         match hint {
             Some(h) => d.with_hint(h),
             None => d,

@@ -1457,3 +1457,32 @@ fn a_calibration_hint_needs_the_raw_estimate() {
     let (ds, _) = run(&minimal(), &options);
     find(&ds, code, "/predicted_runtime_minutes");
 }
+
+#[test]
+fn schema_and_semantic_errors_are_reported_together() {
+    // An unknown field in the first criterion (schema) and a second
+    // criterion with the first one's id (semantics), in one run.
+    let mut v = full();
+    let criteria = v["verification"]["acceptance_criteria"]
+        .as_array_mut()
+        .unwrap();
+    let first = criteria[0]["id"].clone();
+    criteria[0]["statment"] = json!("typo");
+    criteria[1]["id"] = first;
+    let ds = diags(&v);
+    let errors = of(&ds, Severity::Error);
+    assert_eq!(
+        errors,
+        [
+            (
+                "standard_v1.schema.additional-properties".to_string(),
+                "/verification/acceptance_criteria/0/statment".to_string()
+            ),
+            (
+                "standard_v1.criterion.duplicate-id".to_string(),
+                "/verification/acceptance_criteria/1/id".to_string()
+            ),
+        ],
+        "{ds:#?}"
+    );
+}

@@ -243,6 +243,7 @@ fn strict_input(doc: &Document, sink: &mut dyn Sink) -> bool {
                 &at,
                 format!("the key `{key}` appears twice in the same object"),
             )
+            .at_key()
             .with_hint("remove one of them; codeboost rejects duplicate keys"),
         );
     }

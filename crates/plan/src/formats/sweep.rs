@@ -47,7 +47,7 @@ pub fn compile(spec: &Value, tracked: Option<&[String]>, sink: &mut dyn Sink) ->
             "sweep.field.unknown",
             Pointer::root().key(key),
             format!("unknown sweep field `{key}`; ignored"),
-        ));
+        ).at_key());
     }
     let repo = obj
         .get("repo")
