@@ -102,8 +102,9 @@ pub fn preflight(
             out.push(Check::ok(
                 "continue",
                 format!(
-                    "{} tickets merged by an earlier run of this plan are skipped",
-                    merged.len()
+                    "{} merged by an earlier run of this plan {} skipped",
+                    planwright_plan::words::count(merged.len(), "ticket"),
+                    if merged.len() == 1 { "is" } else { "are" }
                 ),
             ));
         }
@@ -180,7 +181,7 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
             out.push(Check::error(
                 "gates",
                 format!("ticket {} has no gate", t.id),
-                "add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `--gate \"cargo test\"`",
+                no_gate_hint(dir),
             ));
         }
         for g in gates {
@@ -210,6 +211,19 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
     }
 }
 
+/// The repository's own test command as the gate to add, else no
+/// particular one (never another ecosystem's).
+fn no_gate_hint(dir: &Path) -> String {
+    match planwright_plan::project::test_command(|f| dir.join(f).is_file()) {
+        Some(argv) => format!(
+            "add `[gates] run = [{}]` to planwright.toml or pass `--gate \"{}\"`",
+            planwright_plan::formats::codeboost::toml_argv(&argv),
+            argv.join(" ")
+        ),
+        None => "add the project's test command to planwright.toml (`[gates] run = [[\"PROGRAM\", \"ARGUMENT\"]]`) or pass it with `--gate \"COMMAND\"`".to_string(),
+    }
+}
+
 /// A codeboost plan is written by an agent, so its commands run only once a
 /// person approved them in `[commands] allow`.
 fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
@@ -226,8 +240,8 @@ fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
                     g.command_line()
                 ),
                 format!(
-                    "approve it in planwright.toml: `[commands] allow = [{:?}]`",
-                    g.argv
+                    "approve it in planwright.toml: `[commands] allow = [{}]`",
+                    planwright_plan::formats::codeboost::toml_argv(&g.argv)
                 ),
             ));
         }

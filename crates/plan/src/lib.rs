@@ -18,12 +18,14 @@ pub mod model;
 pub mod overlap;
 pub mod pathspec;
 pub mod pointer;
+pub mod project;
 pub mod refname;
 pub mod report;
 pub mod schema;
 pub mod schema_doc;
 pub mod scope;
 pub mod suggest;
+pub mod words;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};

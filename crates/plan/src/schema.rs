@@ -2,6 +2,7 @@
 //! diagnostics a person understands.
 
 use crate::diag::{Diagnostic, Sink};
+use crate::words::{count, plural};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
@@ -69,8 +70,8 @@ impl Checker {
                     .first()
                     .map_or(pointer.clone(), |k| format!("{pointer}/{}", escape(k))),
                 format!(
-                    "unknown field{} {}",
-                    plural(unexpected.len()),
+                    "unknown {} {}",
+                    plural(unexpected.len(), "field"),
                     ticked(unexpected)
                 ),
             ),
@@ -137,14 +138,6 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
 fn ticked(items: &[String]) -> String {
     items
         .iter()
@@ -202,11 +195,11 @@ fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         }
         K::Constant { expected_value } => format!("must be {expected_value}, found {instance}"),
         K::MinLength { limit } if *limit == 1 => "must not be empty".to_string(),
-        K::MinLength { limit } => format!("must be at least {limit} characters long"),
-        K::MaxLength { limit } => format!("must be at most {limit} characters long"),
+        K::MinLength { limit } => format!("must be at least {} long", count(*limit as usize, "character")),
+        K::MaxLength { limit } => format!("must be at most {} long", count(*limit as usize, "character")),
         K::MinItems { limit } if *limit == 1 => "must have at least one entry".to_string(),
-        K::MinItems { limit } => format!("must have at least {limit} entries"),
-        K::MaxItems { limit } => format!("must have at most {limit} entries"),
+        K::MinItems { limit } => format!("must have at least {}", count(*limit as usize, "entry")),
+        K::MaxItems { limit } => format!("must have at most {}", count(*limit as usize, "entry")),
         K::Minimum { limit } => format!("{instance} is less than the minimum of {limit}"),
         K::Maximum { limit } => format!("{instance} is more than the maximum of {limit}"),
         K::Pattern { pattern } => format!("{instance} does not match the pattern `{pattern}`"),

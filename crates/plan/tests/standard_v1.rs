@@ -502,7 +502,7 @@ fn sub_plan_rules() {
     );
     assert!(
         d.message
-            .contains("\"x\" is scoped by sub_plan 0 and sub_plan 1"),
+            .contains("'x' is scoped by sub_plan 0 and sub_plan 1"),
         "{}",
         d.message
     );

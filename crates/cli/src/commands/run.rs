@@ -327,9 +327,8 @@ fn dry_run(plan: &planwright_plan::Plan, settings: &RunSettings, global: &Global
         return Ok(exit::OK);
     }
     crate::outln!(
-        "dry run: nothing is changed; {} ticket{}, up to {} at once, if every ticket passes:",
-        plan.tickets.len(),
-        if plan.tickets.len() == 1 { "" } else { "s" },
+        "dry run: nothing is changed; {}, up to {} at once, if every ticket passes:",
+        crate::render::count(plan.tickets.len(), "ticket"),
         settings.jobs
     );
     for (i, wave) in waves.iter().enumerate() {
