@@ -388,6 +388,22 @@ mod tests {
     use super::*;
     use planwright_plan::model::{Format, Ticket};
 
+    #[test]
+    fn the_no_gate_hint_names_the_projects_own_test_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let generic = no_gate_hint(dir.path());
+        assert!(!generic.contains("cargo") && !generic.contains("npm"), "{generic}");
+        std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+        let python = no_gate_hint(dir.path());
+        assert!(python.contains("`--gate \"pytest\"`"), "{python}");
+        assert!(!python.contains("cargo"), "{python}");
+        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+        assert_eq!(
+            no_gate_hint(dir.path()),
+            "add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `--gate \"cargo test\"`"
+        );
+    }
+
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
         Ticket {
             scope: vec![scope],
