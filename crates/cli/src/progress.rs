@@ -21,7 +21,10 @@ pub fn describe(event: &Event) -> Option<String> {
             continued,
         } => {
             let how = if *continued { "continuing run" } else { "run" };
-            format!("{how} {run}: {} onto `{base}`", crate::render::count(*tickets, "ticket"))
+            format!(
+                "{how} {run}: {} onto `{base}`",
+                crate::render::count(*tickets, "ticket")
+            )
         }
         Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
         Event::AttemptStarted {

@@ -223,11 +223,17 @@ fn no_message_uses_debug_formatting() {
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        let shown = file.strip_prefix(root()).unwrap_or(&file).display().to_string();
+        let shown = file
+            .strip_prefix(root())
+            .unwrap_or(&file)
+            .display()
+            .to_string();
         let mut in_tests = false;
         for (i, line) in lines.iter().enumerate() {
             if line.trim() == "#[cfg(test)]"
-                && lines.get(i + 1).is_some_and(|l| l.trim_start().starts_with("mod "))
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|l| l.trim_start().starts_with("mod "))
             {
                 in_tests = true;
             }
@@ -236,7 +242,9 @@ fn no_message_uses_debug_formatting() {
                 in_tests = *line != "}";
                 continue;
             }
-            let Some(spec) = debug_format(line) else { continue };
+            let Some(spec) = debug_format(line) else {
+                continue;
+            };
             let allowed = DEBUG_ALLOWED
                 .iter()
                 .any(|(f, content)| shown.ends_with(f) && line.contains(content));

@@ -311,7 +311,13 @@ fn schema_and_semantic_errors_come_in_one_run_and_keys_are_underlined() {
             (d["code"].as_str().unwrap(), n("line"), n("column"))
         })
         .collect();
-    let key_column = plan.lines().nth(3).unwrap().find("\"estimat_minutes\"").unwrap() as u64 + 1;
+    let key_column = plan
+        .lines()
+        .nth(3)
+        .unwrap()
+        .find("\"estimat_minutes\"")
+        .unwrap() as u64
+        + 1;
     assert_eq!(
         found,
         [

@@ -392,7 +392,10 @@ mod tests {
     fn the_no_gate_hint_names_the_projects_own_test_command() {
         let dir = tempfile::tempdir().unwrap();
         let generic = no_gate_hint(dir.path());
-        assert!(!generic.contains("cargo") && !generic.contains("npm"), "{generic}");
+        assert!(
+            !generic.contains("cargo") && !generic.contains("npm"),
+            "{generic}"
+        );
         std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
         let python = no_gate_hint(dir.path());
         assert!(python.contains("`--gate \"pytest\"`"), "{python}");

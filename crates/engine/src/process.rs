@@ -603,7 +603,7 @@ fn spawn_reader(
     stream: Stream,
     tx: SyncSender<Chunk>,
 ) -> io::Result<()> {
-    let name = String::from(if stream == Stream::Stdout { "planwright-stdout" } else { "planwright-stderr" });
+    let name = format!("planwright-std{}", ["out", "err"][stream as usize]);
     thread::Builder::new().name(name).spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {

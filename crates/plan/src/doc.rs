@@ -479,7 +479,11 @@ mod tests {
             &d.text[s.start..s.end]
         };
         assert_eq!(key("/a/b"), "\"b\"");
-        assert_eq!(d.locate_key("/a/b").start, 15, "the last of the repeated keys");
+        assert_eq!(
+            d.locate_key("/a/b").start,
+            15,
+            "the last of the repeated keys"
+        );
         assert_eq!(key("/c/0/d"), "\"d\"");
         assert_eq!(key("/c/0"), "{\"d\": 3}", "not a key: the value, as locate");
         assert_eq!(key("/a/zzz"), "{", "no such key: its object, as locate");

@@ -25,7 +25,13 @@ const MARKERS: &[Marker] = &[
         test: &["npm", "test"],
     },
     Marker {
-        files: &["pyproject.toml", "pytest.ini", "setup.py", "setup.cfg", "tox.ini"],
+        files: &[
+            "pyproject.toml",
+            "pytest.ini",
+            "setup.py",
+            "setup.cfg",
+            "tox.ini",
+        ],
         test: &["pytest"],
     },
 ];

@@ -195,8 +195,14 @@ fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         }
         K::Constant { expected_value } => format!("must be {expected_value}, found {instance}"),
         K::MinLength { limit } if *limit == 1 => "must not be empty".to_string(),
-        K::MinLength { limit } => format!("must be at least {} long", count(*limit as usize, "character")),
-        K::MaxLength { limit } => format!("must be at most {} long", count(*limit as usize, "character")),
+        K::MinLength { limit } => format!(
+            "must be at least {} long",
+            count(*limit as usize, "character")
+        ),
+        K::MaxLength { limit } => format!(
+            "must be at most {} long",
+            count(*limit as usize, "character")
+        ),
         K::MinItems { limit } if *limit == 1 => "must have at least one entry".to_string(),
         K::MinItems { limit } => format!("must have at least {}", count(*limit as usize, "entry")),
         K::MaxItems { limit } => format!("must have at most {}", count(*limit as usize, "entry")),

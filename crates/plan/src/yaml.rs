@@ -453,7 +453,11 @@ mod tests {
             let s = d.locate_key(p);
             (&d.text[s.start..s.end], d.line_col(s.start))
         };
-        assert_eq!(key("/a/b"), ("'b'", (3, 3)), "the last of the repeated keys");
+        assert_eq!(
+            key("/a/b"),
+            ("'b'", (3, 3)),
+            "the last of the repeated keys"
+        );
         assert_eq!(key("/c/d"), ("d", (4, 5)));
     }
 

@@ -91,7 +91,10 @@ fn titles(list: &[Value], at: &Pointer, what: &str, code: &str, sink: &mut dyn S
             Some(first) => sink.push(err(
                 code,
                 at.index(i).key("title"),
-                format!("{what} {i} has the duplicate title {} ({what} {first} has it too)", quoted(title)),
+                format!(
+                    "{what} {i} has the duplicate title {} ({what} {first} has it too)",
+                    quoted(title)
+                ),
             )),
             None => {
                 seen.insert(title, i);
@@ -236,7 +239,10 @@ fn sub_plans(plan: &Value, sink: &mut dyn Sink) {
                     err(
                         "sub-plan.file-overlap",
                         at.index(i).key("scope").key("files").index(k).key("path"),
-                        format!("file {} is scoped by sub_plan {first} and sub_plan {i}", quoted(path)),
+                        format!(
+                            "file {} is scoped by sub_plan {first} and sub_plan {i}",
+                            quoted(path)
+                        ),
                     )
                     .with_hint("each file belongs to exactly one slice"),
                 ),
