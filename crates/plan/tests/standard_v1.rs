@@ -676,7 +676,7 @@ fn counterfactual_patch_touches_only_control_path() {
         "standard_v1.counterfactual.patch-file",
         "/counterfactuals/0/mutation/patch",
     );
-    assert!(d.message.contains("\"b.go\""), "{}", d.message);
+    assert!(d.message.contains("'b.go'"), "{}", d.message);
     let mut c = counterfactual("a.go");
     c["mutation"] = json!({"patch": "@@ -1 +1 @@\n-x\n+y\n"});
     rejects(
