@@ -21,7 +21,10 @@ pub fn describe(event: &Event) -> Option<String> {
             continued,
         } => {
             let how = if *continued { "continuing run" } else { "run" };
-            format!("{how} {run}: {ticket_count} tickets onto `{base}`")
+            format!(
+                "{how} {run}: {} onto `{base}`",
+                crate::render::count(*ticket_count, "ticket")
+            )
         }
         Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
         Event::Changed { ticket, commit } => format!(

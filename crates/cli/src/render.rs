@@ -216,14 +216,5 @@ pub fn summary(report: &FileReport) -> String {
     }
 }
 
-/// `1 error`, `2 errors`.
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        match noun.strip_suffix('y') {
-            Some(stem) => format!("{n} {stem}ies"),
-            None => format!("{n} {noun}s"),
-        }
-    }
-}
+/// `1 error`, `2 errors`: the one plural helper, shared with the library.
+pub use planwright_plan::words::count;

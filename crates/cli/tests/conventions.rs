@@ -459,9 +459,19 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
             )
         })
         .collect();
+    // The warnings that do not depend on the faulty spots come in the same
+    // run; the `**` scope whose op is misspelt gets no warning of its own.
     assert_eq!(
         found,
         [
+            (
+                "native.plan.no-gates".to_string(),
+                "add `gates` that run the project's tests (`{\"name\": \"test\", \"argv\": [PROGRAM, ARGUMENTS...]}`), or give them at run time with `[gates] run` or `--gate`".to_string()
+            ),
+            (
+                "native.ticket.body-blank".to_string(),
+                "say what to change and how to know it is done".to_string()
+            ),
             (
                 "native.scope.op".to_string(),
                 "did you mean `create`?".to_string()

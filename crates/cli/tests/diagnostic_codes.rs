@@ -182,3 +182,88 @@ fn the_scan_sees_codes() {
         .into_iter()
         .eq(["agb.gate.missing".to_string()]));
 }
+
+/// Rust Debug formatting (`{:?}`, `{x:?}`, `{:#?}`) inside a line, if any.
+fn debug_format(line: &str) -> Option<&str> {
+    let mut rest = line;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        if let Some(escaped) = after.strip_prefix('{') {
+            // `{{` is a literal brace, not a placeholder.
+            rest = escaped;
+            continue;
+        }
+        let name = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .unwrap_or(after.len());
+        let spec = &after[name..];
+        if spec.starts_with(":?}") || spec.starts_with(":#?}") {
+            return Some(&rest[open..open + 1 + name + spec.find('}').unwrap() + 1]);
+        }
+        rest = after;
+    }
+    None
+}
+
+/// Debug formatting that never reaches a user: internal panics whose text
+/// is for the developer. Each is named by file and line content.
+const DEBUG_ALLOWED: &[(&str, &str)] = &[];
+
+/// Messages say things in words (`exit code 3`, `'x'`), never in Rust's
+/// Debug notation (`Code(3)`, `"x"` with escapes). Test modules (from a
+/// `#[cfg(test)]` before `mod` to the module's closing brace) are not
+/// messages.
+#[test]
+fn no_message_uses_debug_formatting() {
+    let mut files = Vec::new();
+    for krate in ["plan", "engine", "cli"] {
+        rust_files(&root().join("crates").join(krate).join("src"), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = file
+            .strip_prefix(root())
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let mut in_tests = false;
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim() == "#[cfg(test)]"
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|l| l.trim_start().starts_with("mod "))
+            {
+                in_tests = true;
+            }
+            if in_tests {
+                // rustfmt puts a top-level module's closing brace alone at column 0.
+                in_tests = *line != "}";
+                continue;
+            }
+            let Some(spec) = debug_format(line) else {
+                continue;
+            };
+            let allowed = DEBUG_ALLOWED
+                .iter()
+                .any(|(f, content)| shown.ends_with(f) && line.contains(content));
+            if !allowed && !line.trim_start().starts_with("//") {
+                found.push(format!("{shown}:{}: {spec} in {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Debug formatting in messages (quote with `planwright_plan::words::quoted`, or allow-list an internal use):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_debug_format_finder_finds() {
+    assert_eq!(debug_format(r#"format!("id {id:?} x")"#), Some("{id:?}"));
+    assert_eq!(debug_format(r#"format!("{:#?}", v)"#), Some("{:#?}"));
+    assert_eq!(debug_format(r#"format!("{} {x}", a)"#), None);
+    assert_eq!(debug_format(r#"format!("{{:?}}")"#), None);
+}

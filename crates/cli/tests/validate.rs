@@ -287,3 +287,53 @@ fn an_unreadable_file_does_not_hide_the_others() {
     assert_eq!(reports.as_array().unwrap().len(), 1);
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
 }
+
+#[test]
+fn schema_and_semantic_errors_come_in_one_run_and_keys_are_underlined() {
+    // Ticket 0 has an unknown field (a schema error), ticket 1 depends on a
+    // ticket that does not exist (a semantic error): both, in one run.
+    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
+  "gates": [{"name": "t", "argv": ["make", "check"]}],
+  "tickets": [
+    {"id": "A", "body": "x", "scope": [{"pattern": "a", "op": "any"}], "estimat_minutes": 5},
+    {"id": "B", "body": "y", "scope": [{"pattern": "b", "op": "any"}], "depends_on": ["Z"]}]}
+"#;
+    let dir = dir_with(&[("plan.json", plan)]);
+    let out = planwright(dir.path(), &["validate", "plan.json", "--output", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let found: Vec<(&str, u64, u64)> = json[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let n = |k: &str| d[k].as_u64().unwrap();
+            (d["code"].as_str().unwrap(), n("line"), n("column"))
+        })
+        .collect();
+    let key_column = plan
+        .lines()
+        .nth(3)
+        .unwrap()
+        .find("\"estimat_minutes\"")
+        .unwrap() as u64
+        + 1;
+    assert_eq!(
+        found,
+        [
+            ("native.schema.additional-properties", 4, key_column),
+            ("native.ticket.unknown-dependency", 5, 87),
+        ]
+    );
+    let human = stdout(&planwright(dir.path(), &["validate", "plan.json"]));
+    let underline = human
+        .lines()
+        .skip_while(|l| !l.contains("unknown field `estimat_minutes`"))
+        .find(|l| l.contains('^'))
+        .unwrap();
+    assert_eq!(
+        underline.trim_start_matches(|c: char| c != '^').len(),
+        "\"estimat_minutes\"".len(),
+        "the key is underlined, not its value:\n{human}"
+    );
+}

@@ -306,7 +306,7 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
             out.push(Check::error(
                 "gates",
                 format!("ticket {} has no gate", t.id),
-                "add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `--gate \"cargo test\"`",
+                no_gate_hint(dir),
             ));
         }
         for g in gates {
@@ -336,6 +336,19 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
     }
 }
 
+/// The repository's own test command as the gate to add, else no
+/// particular one (never another ecosystem's).
+fn no_gate_hint(dir: &Path) -> String {
+    match planwright_plan::project::test_command(|f| dir.join(f).is_file()) {
+        Some(argv) => format!(
+            "add `[gates] run = [{}]` to planwright.toml or pass `--gate \"{}\"`",
+            planwright_plan::formats::codeboost::toml_argv(&argv),
+            argv.join(" ")
+        ),
+        None => "add the project's test command to planwright.toml (`[gates] run = [[\"PROGRAM\", \"ARGUMENT\"]]`) or pass it with `--gate \"COMMAND\"`".to_string(),
+    }
+}
+
 /// A codeboost plan is written by an agent, so its commands run only once a
 /// person approved them in `[commands] allow`.
 fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
@@ -352,8 +365,8 @@ fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
                     g.command_line()
                 ),
                 format!(
-                    "approve it in planwright.toml: `[commands] allow = [{:?}]`",
-                    g.argv
+                    "approve it in planwright.toml: `[commands] allow = [{}]`",
+                    planwright_plan::formats::codeboost::toml_argv(&g.argv)
                 ),
             ));
         }
@@ -499,6 +512,25 @@ fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: &'static str, message
 mod tests {
     use super::*;
     use planwright_plan::model::{Format, Ticket};
+
+    #[test]
+    fn the_no_gate_hint_names_the_projects_own_test_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let generic = no_gate_hint(dir.path());
+        assert!(
+            !generic.contains("cargo") && !generic.contains("npm"),
+            "{generic}"
+        );
+        std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+        let python = no_gate_hint(dir.path());
+        assert!(python.contains("`--gate \"pytest\"`"), "{python}");
+        assert!(!python.contains("cargo"), "{python}");
+        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+        assert_eq!(
+            no_gate_hint(dir.path()),
+            "add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `--gate \"cargo test\"`"
+        );
+    }
 
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
         Ticket {

@@ -135,8 +135,8 @@ pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
     out.extend(head.iter().map(|l| format!("  {l}")));
     if more > 0 {
         out.push(format!(
-            "  ... {more} more line{}",
-            if more == 1 { "" } else { "s" }
+            "  ... {more} more {}",
+            planwright_plan::words::plural(more, "line")
         ));
     }
     if let Some(log) = &t.log {

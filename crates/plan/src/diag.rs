@@ -43,6 +43,10 @@ pub struct Diagnostic {
     /// How to fix it, when the message alone does not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The fault is the key the pointer ends in, not its value (an unknown
+    /// field, a repeated key): the key is what gets underlined.
+    #[serde(skip)]
+    pub at_key: bool,
 }
 
 impl Diagnostic {
@@ -85,7 +89,14 @@ impl Diagnostic {
             message: message.into(),
             pointer: pointer.into(),
             hint: None,
+            at_key: false,
         }
+    }
+
+    /// Underlines the key the pointer ends in rather than its value.
+    pub fn at_key(mut self) -> Self {
+        self.at_key = true;
+        self
     }
 
     /// Adds a hint line.

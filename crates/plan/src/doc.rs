@@ -153,6 +153,32 @@ impl Document {
         node.span
     }
 
+    /// The span of the key `pointer` ends in (its last occurrence, the one
+    /// whose value counts), for faults of the key itself: an unknown field,
+    /// a repeated key. Where there is no such key, as [`Document::locate`].
+    pub fn locate_key(&self, pointer: &str) -> Span {
+        let key_span = pointer::tokens(pointer).and_then(|mut tokens| {
+            let key = tokens.pop()?;
+            let mut node = &self.root;
+            for token in &tokens {
+                node = match &node.kind {
+                    NodeKind::Object(members) => {
+                        &members.iter().rev().find(|m| m.key == *token)?.value
+                    }
+                    NodeKind::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+                    _ => return None,
+                };
+            }
+            match &node.kind {
+                NodeKind::Object(members) => {
+                    Some(members.iter().rev().find(|m| m.key == key)?.key_span)
+                }
+                _ => None,
+            }
+        });
+        key_span.unwrap_or_else(|| self.locate(pointer))
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         line_col(&self.text, offset)
@@ -443,6 +469,24 @@ mod tests {
         assert_eq!(d.line_col(s.start), (2, 18));
         let missing = d.locate("/a/1/zzz");
         assert_eq!(&d.text[missing.start..missing.end], "{");
+    }
+
+    #[test]
+    fn locates_keys() {
+        let d = doc("{\"a\": {\"b\": 1, \"b\": [2]}, \"c\": [{\"d\": 3}]}");
+        let key = |p: &str| {
+            let s = d.locate_key(p);
+            &d.text[s.start..s.end]
+        };
+        assert_eq!(key("/a/b"), "\"b\"");
+        assert_eq!(
+            d.locate_key("/a/b").start,
+            15,
+            "the last of the repeated keys"
+        );
+        assert_eq!(key("/c/0/d"), "\"d\"");
+        assert_eq!(key("/c/0"), "{\"d\": 3}", "not a key: the value, as locate");
+        assert_eq!(key("/a/zzz"), "{", "no such key: its object, as locate");
     }
 
     #[test]

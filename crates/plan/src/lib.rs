@@ -18,6 +18,7 @@ pub mod model;
 pub mod overlap;
 pub mod pathspec;
 pub mod pointer;
+pub mod project;
 pub mod refname;
 pub mod report;
 pub mod schema;
@@ -25,6 +26,7 @@ pub mod schema_doc;
 pub mod scope;
 pub mod suggest;
 pub mod verdict;
+pub mod words;
 pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};

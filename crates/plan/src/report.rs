@@ -93,7 +93,11 @@ pub fn check_text_as(
     let mut located: Vec<Located> = diagnostics
         .into_iter()
         .map(|d| {
-            let span = doc.locate(&d.pointer);
+            let span = if d.at_key {
+                doc.locate_key(&d.pointer)
+            } else {
+                doc.locate(&d.pointer)
+            };
             let (line, column) = lines.line_col(&doc.text, span.start);
             Located {
                 diagnostic: d,

@@ -2,6 +2,7 @@
 //! diagnostics a person understands.
 
 use crate::diag::{Diagnostic, Sink};
+use crate::words::{count, plural};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
@@ -69,8 +70,8 @@ impl Checker {
                     .first()
                     .map_or(pointer.clone(), |k| format!("{pointer}/{}", escape(k))),
                 format!(
-                    "unknown field{} {}",
-                    plural(unexpected.len()),
+                    "unknown {} {}",
+                    plural(unexpected.len(), "field"),
                     ticked(unexpected)
                 ),
             ),
@@ -78,7 +79,14 @@ impl Checker {
         };
         let code = format!("{}.{}", self.code, keyword_code(kind.keyword()));
         let hint = self.did_you_mean(kind, error.instance());
-        let d = Diagnostic::error(code, pointer, message);
+        let mut d = Diagnostic::error(code, pointer, message);
+        if matches!(
+            kind,
+            ValidationErrorKind::AdditionalProperties { .. }
+                | ValidationErrorKind::UnevaluatedProperties { .. }
+        ) {
+            d = d.at_key();
+        }
         match hint {
             Some(h) => d.with_hint(h),
             None => d,
@@ -128,14 +136,6 @@ fn property_names(schema: &Value, out: &mut Vec<String>) {
 
 fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 fn ticked(items: &[String]) -> String {
@@ -195,11 +195,17 @@ fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         }
         K::Constant { expected_value } => format!("must be {expected_value}, found {instance}"),
         K::MinLength { limit } if *limit == 1 => "must not be empty".to_string(),
-        K::MinLength { limit } => format!("must be at least {limit} characters long"),
-        K::MaxLength { limit } => format!("must be at most {limit} characters long"),
+        K::MinLength { limit } => format!(
+            "must be at least {} long",
+            count(*limit as usize, "character")
+        ),
+        K::MaxLength { limit } => format!(
+            "must be at most {} long",
+            count(*limit as usize, "character")
+        ),
         K::MinItems { limit } if *limit == 1 => "must have at least one entry".to_string(),
-        K::MinItems { limit } => format!("must have at least {limit} entries"),
-        K::MaxItems { limit } => format!("must have at most {limit} entries"),
+        K::MinItems { limit } => format!("must have at least {}", count(*limit as usize, "entry")),
+        K::MaxItems { limit } => format!("must have at most {}", count(*limit as usize, "entry")),
         K::Minimum { limit } => format!("{instance} is less than the minimum of {limit}"),
         K::Maximum { limit } => format!("{instance} is more than the maximum of {limit}"),
         K::Pattern { pattern } => format!("{instance} does not match the pattern `{pattern}`"),

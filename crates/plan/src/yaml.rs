@@ -447,6 +447,21 @@ mod tests {
     }
 
     #[test]
+    fn locates_keys() {
+        let d = doc("a:\n  b: 1\n  'b': [2]\nc: {d: 3}\n");
+        let key = |p: &str| {
+            let s = d.locate_key(p);
+            (&d.text[s.start..s.end], d.line_col(s.start))
+        };
+        assert_eq!(
+            key("/a/b"),
+            ("'b'", (3, 3)),
+            "the last of the repeated keys"
+        );
+        assert_eq!(key("/c/d"), ("d", (4, 5)));
+    }
+
+    #[test]
     fn keeps_duplicate_keys() {
         let d = doc("a: 1\na: 2\n");
         assert_eq!(d.value(), json!({"a": 2}));

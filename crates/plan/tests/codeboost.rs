@@ -660,3 +660,25 @@ fn id_pattern_errors_say_what_an_id_is() {
     let hint = d.diagnostic.hint.as_deref().unwrap_or("");
     assert!(hint.contains("P1, P2"), "{hint}");
 }
+
+#[test]
+fn the_no_command_hint_fits_the_repository() {
+    let mut plan = base();
+    for item in plan["items"].as_array_mut().unwrap() {
+        item["acceptance"] = json!([{"type": "check", "text": "It works."}]);
+    }
+    let hint = |options: &Options| {
+        let report = check_with(&plan, options);
+        let d = report
+            .diagnostics
+            .iter()
+            .find(|d| d.diagnostic.code == "codeboost.command.none")
+            .unwrap_or_else(|| panic!("{:?}", report.diagnostics));
+        d.diagnostic.hint.clone().unwrap()
+    };
+    let generic = hint(&Options::default());
+    assert!(generic.contains("<test command>"), "{generic}");
+    let go = hint(&tree(&["go.mod", "internal/client/client.go"]));
+    assert!(go.contains("\"go test ./...\""), "{go}");
+    assert!(!go.contains("cargo"), "{go}");
+}

@@ -154,3 +154,60 @@ fn native_names_and_patterns_must_work_in_git() {
         ]
     );
 }
+
+/// (code, pointer) of every finding, warnings too.
+fn findings(text: &str) -> Vec<(String, String)> {
+    validate_text("n.json", text.to_string(), &Options::default())
+        .diagnostics
+        .into_iter()
+        .map(|d| (d.diagnostic.code, d.diagnostic.pointer))
+        .collect()
+}
+
+#[test]
+fn schema_and_semantic_errors_are_reported_together() {
+    let text = r#"{"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "t", "argv": ["make", "check"]}],
+        "tickets": [{"id": "A", "body": "x", "scope": [{"pattern": "a", "op": "any"}], "estimat_minutes": 5},
+                    {"id": "B", "body": "y", "scope": [{"pattern": "b", "op": "any"}], "depends_on": ["Z"]}]}"#;
+    assert_eq!(
+        findings(text),
+        [
+            (
+                "native.schema.additional-properties".to_string(),
+                "/tickets/0/estimat_minutes".to_string()
+            ),
+            (
+                "native.ticket.unknown-dependency".to_string(),
+                "/tickets/1/depends_on/0".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn semantic_checks_stay_quiet_where_the_schema_spoke() {
+    // Ticket A: no body (the schema says so; no "blank body" warning too);
+    // ticket B: a misspelt op on a `**` scope (one error, no "everything"
+    // warning); ticket C: a dependency that is not a string, and no id (no
+    // "unknown dependency", no invented cycle); ticket D: a real cycle.
+    let text = r#"{"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "t", "argv": ["make", "check"]}],
+        "tickets": [{"id": "A", "scope": [{"pattern": "a", "op": "any"}]},
+                    {"id": "B", "body": "y", "scope": [{"pattern": "**", "op": "creat"}]},
+                    {"body": "z", "scope": [{"pattern": "c", "op": "any"}], "depends_on": [7]},
+                    {"id": "D", "body": "w", "scope": [{"pattern": "d", "op": "any"}], "depends_on": ["D"]}]}"#;
+    let found = findings(text);
+    let codes: Vec<&str> = found.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "native.schema.required",
+            "native.scope.op",
+            "native.schema.required",
+            "native.schema.type",
+            "native.dag.cycle",
+        ],
+        "{found:?}"
+    );
+}

@@ -502,7 +502,7 @@ fn sub_plan_rules() {
     );
     assert!(
         d.message
-            .contains("\"x\" is scoped by sub_plan 0 and sub_plan 1"),
+            .contains("'x' is scoped by sub_plan 0 and sub_plan 1"),
         "{}",
         d.message
     );
@@ -676,7 +676,7 @@ fn counterfactual_patch_touches_only_control_path() {
         "standard_v1.counterfactual.patch-file",
         "/counterfactuals/0/mutation/patch",
     );
-    assert!(d.message.contains("\"b.go\""), "{}", d.message);
+    assert!(d.message.contains("'b.go'"), "{}", d.message);
     let mut c = counterfactual("a.go");
     c["mutation"] = json!({"patch": "@@ -1 +1 @@\n-x\n+y\n"});
     rejects(
@@ -1457,4 +1457,33 @@ fn a_calibration_hint_needs_the_raw_estimate() {
     options.config.standard_v1.calibration_hint = true;
     let (ds, _) = run(&minimal(), &options);
     find(&ds, code, "/predicted_runtime_minutes");
+}
+
+#[test]
+fn schema_and_semantic_errors_are_reported_together() {
+    // An unknown field in the first criterion (schema) and a second
+    // criterion with the first one's id (semantics), in one run.
+    let mut v = full();
+    let criteria = v["verification"]["acceptance_criteria"]
+        .as_array_mut()
+        .unwrap();
+    let first = criteria[0]["id"].clone();
+    criteria[0]["statment"] = json!("typo");
+    criteria[1]["id"] = first;
+    let ds = diags(&v);
+    let errors = of(&ds, Severity::Error);
+    assert_eq!(
+        errors,
+        [
+            (
+                "standard_v1.schema.additional-properties".to_string(),
+                "/verification/acceptance_criteria/0/statment".to_string()
+            ),
+            (
+                "standard_v1.criterion.duplicate-id".to_string(),
+                "/verification/acceptance_criteria/1/id".to_string()
+            ),
+        ],
+        "{ds:#?}"
+    );
 }

@@ -408,8 +408,8 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     }
     let count: usize = order.iter().map(Vec::len).sum();
     crate::outln!(
-        "dry run: every preflight check passed and nothing is changed; {count} ticket{} to run, up to {} at once, if every ticket passes:",
-        if count == 1 { "" } else { "s" },
+        "dry run: every preflight check passed and nothing is changed; {} to run, up to {} at once, if every ticket passes:",
+        crate::render::count(count, "ticket"),
         settings.jobs
     );
     for (i, batch) in order.iter().enumerate() {

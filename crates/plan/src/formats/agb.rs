@@ -122,6 +122,7 @@ fn unknown_keys(
                     at.key(key),
                     format!("unknown {what} field `{key}`; agb ignores it"),
                 )
+                .at_key()
                 .with_hint(format!("known {what} fields: {}", known.join(", "))),
             );
         }

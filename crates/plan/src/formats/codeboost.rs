@@ -185,7 +185,7 @@ fn meaning(root: &Map<String, Value>, options: &Options, sink: &mut Vec<Diagnost
     if let Some(files) = &options.repo_files {
         state::check(&items, files, sink);
     }
-    check_commands(&items, &options.config.commands.allow, sink);
+    check_commands(&items, options, sink);
     if let Some(Value::Array(q)) = root.get("questions") {
         if !q.is_empty() {
             sink.push(
@@ -193,9 +193,8 @@ fn meaning(root: &Map<String, Value>, options: &Options, sink: &mut Vec<Diagnost
                     "codeboost.questions.open",
                     "/questions",
                     format!(
-                        "the plan has {} open question{} for the reviewer",
-                        q.len(),
-                        if q.len() == 1 { "" } else { "s" }
+                        "the plan has {} for the reviewer",
+                        crate::words::count(q.len(), "open question")
                     ),
                 )
                 .with_hint("answer them and revise the plan so that `questions` is empty before running it"),
@@ -243,6 +242,7 @@ fn strict_input(doc: &Document, sink: &mut dyn Sink) -> bool {
                 &at,
                 format!("the key `{key}` appears twice in the same object"),
             )
+            .at_key()
             .with_hint("remove one of them; codeboost rejects duplicate keys"),
         );
     }
@@ -640,7 +640,8 @@ fn check_producers(items: &[Item<'_>], reach: &[BTreeSet<usize>], sink: &mut Vec
     }
 }
 
-fn check_commands(items: &[Item<'_>], allow: &[Vec<String>], sink: &mut Vec<Diagnostic>) {
+fn check_commands(items: &[Item<'_>], options: &Options, sink: &mut Vec<Diagnostic>) {
+    let allow = &options.config.commands.allow;
     let mut commands = 0;
     for item in items {
         for check in &item.checks {
@@ -681,10 +682,21 @@ fn check_commands(items: &[Item<'_>], allow: &[Vec<String>], sink: &mut Vec<Diag
                 "/items",
                 "no item has a `cmd` check, so nothing will be run to verify the work",
             )
-            .with_hint(
-                "add an acceptance entry such as {\"type\": \"cmd\", \"text\": \"cargo test\"}",
-            ),
+            .with_hint(command_none_hint(options.repo_files.as_ref())),
         );
+    }
+}
+
+/// The repository's own test command when its files are known (`--repo`),
+/// else no particular one.
+fn command_none_hint(repo_files: Option<&BTreeSet<String>>) -> String {
+    let test = repo_files.and_then(|files| crate::project::test_command(|f| files.contains(f)));
+    match test {
+        Some(argv) => format!(
+            "add an acceptance entry that runs the tests, such as {{\"type\": \"cmd\", \"text\": \"{}\"}}",
+            argv.join(" ")
+        ),
+        None => "add an acceptance entry that runs the project's tests: {\"type\": \"cmd\", \"text\": \"<test command>\"}".to_string(),
     }
 }
 

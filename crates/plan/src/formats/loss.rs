@@ -182,7 +182,13 @@ fn ticket_level(
         .estimate_minutes
         .filter(|_| t.estimate_minutes != b.estimate_minutes)
     {
-        lost("estimate_minutes", format!("the estimate of {m} minutes"));
+        lost(
+            "estimate_minutes",
+            format!(
+                "the estimate of {}",
+                crate::words::count(m as usize, "minute")
+            ),
+        );
     }
 }
 

@@ -170,6 +170,7 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
                 &at,
                 format!("duplicate key; {tool} uses the last value ({at})"),
             )
+            .at_key()
             .with_hint("remove one of the two"),
         );
     }

@@ -8,6 +8,8 @@ use crate::schema::Checker;
 use serde_json::Value;
 use std::sync::LazyLock;
 
+mod lenient;
+
 /// The version written in the `planwright` key.
 pub const VERSION: u64 = 1;
 
@@ -26,29 +28,35 @@ static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "na
 /// The values a scope entry's `op` may have.
 const OPS: [&str; 5] = ["any", "create", "modify", "delete", "rename"];
 
-/// Reads a native document back into the IR.
+/// Reads a native document back into the IR. Schema and semantic errors
+/// are reported together: when the schema rejects the document, the
+/// semantic checks run on what reads leniently, and stay quiet about every
+/// spot the schema (or the lenient read) already named.
 pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
     let bad_ops = check_ops(value, sink);
     let mut schema_errors: Vec<Diagnostic> = Vec::new();
     CHECKER.check(value, &mut schema_errors);
+    let mut flagged: Vec<String> = schema_errors.iter().map(|d| d.pointer.clone()).collect();
+    flagged.extend(bad_ops.iter().cloned());
     // A misspelt `op` is already named with its fix; the schema's "none of
     // the shapes" for the same entry would only repeat it, vaguely.
-    schema_errors.retain(|d| {
-        !bad_ops
-            .iter()
-            .any(|b| d.pointer == *b || d.pointer.starts_with(&format!("{b}/")))
-    });
-    if !schema_errors.is_empty() || !bad_ops.is_empty() {
-        schema_errors.into_iter().for_each(|d| sink.push(d));
+    schema_errors.retain(|d| !bad_ops.iter().any(|b| lenient::covers(b, &d.pointer)));
+    schema_errors.into_iter().for_each(|d| sink.push(d));
+    if !flagged.is_empty() {
+        let plan = lenient::read(value, &mut flagged);
+        let mut found = Vec::new();
+        semantic(&plan, &mut found);
+        found
+            .into_iter()
+            .filter(|d| !flagged.iter().any(|f| lenient::covers(f, &d.pointer)))
+            .for_each(|d| sink.push(d));
         return None;
     }
     let mut fields = value.as_object()?.clone();
     fields.remove("planwright");
     match serde_json::from_value::<Plan>(Value::Object(fields)) {
         Ok(plan) => {
-            crate::dag::check_references(&plan, "native", sink);
-            check_names(&plan, sink);
-            lint(&plan, sink);
+            semantic(&plan, sink);
             Some(plan)
         }
         Err(e) => {
@@ -60,6 +68,14 @@ pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
             None
         }
     }
+}
+
+/// Every check the schema cannot make: references, names, and the
+/// warnings of a plan written by hand.
+fn semantic(plan: &Plan, sink: &mut dyn Sink) {
+    crate::dag::check_references(plan, "native", sink);
+    check_names(plan, sink);
+    lint(plan, sink);
 }
 
 /// One error per scope entry whose `op` is not one of [`OPS`], with the
@@ -145,7 +161,7 @@ fn lint(plan: &Plan, sink: &mut dyn Sink) {
     if plan.gates.is_empty() && plan.tickets.iter().all(|t| t.gates.is_empty()) {
         sink.push(
             Diagnostic::warning("native.plan.no-gates", "/gates", "the plan has no gates; nothing checks that a ticket's work is correct")
-                .with_hint("add `gates` (e.g. `{\"name\": \"test\", \"argv\": [\"cargo\", \"test\"]}`), or give them at run time with `[gates] run` or `--gate`"),
+                .with_hint("add `gates` that run the project's tests (`{\"name\": \"test\", \"argv\": [PROGRAM, ARGUMENTS...]}`), or give them at run time with `[gates] run` or `--gate`"),
         );
     }
 }

@@ -43,11 +43,14 @@ pub fn compile(spec: &Value, tracked: Option<&[String]>, sink: &mut dyn Sink) ->
         sink.push(d);
     };
     for key in obj.keys().filter(|k| !KEYS.contains(&k.as_str())) {
-        sink.push(Diagnostic::warning(
-            "sweep.field.unknown",
-            Pointer::root().key(key),
-            format!("unknown sweep field `{key}`; ignored"),
-        ));
+        sink.push(
+            Diagnostic::warning(
+                "sweep.field.unknown",
+                Pointer::root().key(key),
+                format!("unknown sweep field `{key}`; ignored"),
+            )
+            .at_key(),
+        );
     }
     let repo = obj
         .get("repo")

@@ -416,8 +416,8 @@ fn slices(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sink) {
                 ),
             );
             let rationale = format!(
-                "Split into {} tickets by the source plan {PLACEHOLDER}",
-                plan.tickets.len()
+                "Split into {} by the source plan {PLACEHOLDER}",
+                crate::words::count(plan.tickets.len(), "ticket")
             );
             let mut h = Map::new();
             h.insert("rationale".into(), rationale.into());

@@ -5,6 +5,7 @@ use super::access::{arr, file_count, str};
 use super::NEAR_CAP;
 use crate::diag::{Diagnostic, Sink};
 use crate::pointer::Pointer;
+use crate::words::quoted;
 use regex::Regex;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -71,7 +72,7 @@ fn sub_plans(plan: &Value, sink: &mut dyn Sink) {
         sink.push(advisory(
             "sub-plans.runtime-sum",
             &at,
-            format!("the sub-plans add up to {sum} minutes, less than the plan's predicted_runtime_minutes of {parent}; a slice may be missing or underestimated"),
+            format!("the sub-plans add up to {}, less than the plan's predicted_runtime_minutes of {parent}; a slice may be missing or underestimated", crate::words::count(sum as usize, "minute")),
         ));
     }
     let ordered = list.iter().any(|p| !arr(p, "depends_on").is_empty());
@@ -119,18 +120,14 @@ fn expensive_tests(plan: &Value, sink: &mut dyn Sink) {
         sink.push(advisory(
             "tests.expensive",
             "/verification/test_strategy",
-            format!("the test strategy runs {why}, which is expensive for a plan predicted at {minutes} minutes (under {CHEAP_RUNTIME})"),
+            format!("the test strategy runs {why}, which is expensive for a plan predicted at {} (under {CHEAP_RUNTIME})", crate::words::count(minutes as usize, "minute")),
         ).with_hint("raise predicted_runtime_minutes or narrow the test run"));
     }
 }
 
 /// `1 file`, `6 files`.
 fn files(n: usize) -> String {
-    if n == 1 {
-        "1 file".into()
-    } else {
-        format!("{n} files")
-    }
+    crate::words::count(n, "file")
 }
 
 fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
@@ -157,8 +154,8 @@ fn file_cap(plan: &Value, cap: usize, sink: &mut dyn Sink) {
                 "cap.irreducible",
                 "/irreducible",
                 format!(
-                    "the plan is over the cap and declares itself irreducible, a claim to challenge: {:?}; the implement stage still enforces the cap on the real diff",
-                    str(irr, "rationale").unwrap_or("")
+                    "the plan is over the cap and declares itself irreducible, a claim to challenge: {}; the implement stage still enforces the cap on the real diff",
+                    quoted(str(irr, "rationale").unwrap_or(""))
                 ),
             )),
             _ => {}
@@ -190,8 +187,8 @@ fn declarations(plan: &Value, sink: &mut dyn Sink) {
             "delivery.partial",
             "/delivery",
             format!(
-                "PARTIAL DELIVERY: the plan delivers only part of the issue (the PR says `Refs`, not `Closes`); remaining: {:?}",
-                str(plan, "remaining_scope").unwrap_or("(not stated)")
+                "PARTIAL DELIVERY: the plan delivers only part of the issue (the PR says `Refs`, not `Closes`); remaining: {}",
+                str(plan, "remaining_scope").map_or("(not stated)".to_string(), quoted)
             ),
         ));
     }
@@ -205,9 +202,9 @@ fn declarations(plan: &Value, sink: &mut dyn Sink) {
                 "decision.new",
                 "/new_architectural_decision",
                 format!(
-                    "new architectural direction: {:?}; rationale: {:?}; related ADRs: {}",
-                    str(d, "decision_summary").unwrap_or(""),
-                    str(d, "rationale").unwrap_or(""),
+                    "new architectural direction: {}; rationale: {}; related ADRs: {}",
+                    quoted(str(d, "decision_summary").unwrap_or("")),
+                    quoted(str(d, "rationale").unwrap_or("")),
                     if adrs.is_empty() {
                         "none".to_string()
                     } else {

@@ -6,6 +6,7 @@ use super::access::{arr, files, str};
 use super::MAX_COUNTERFACTUALS;
 use crate::diag::{Diagnostic, Sink};
 use crate::pointer::Pointer;
+use crate::words::quoted;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
 use serde_json::Value;
@@ -50,7 +51,7 @@ fn criteria(plan: &Value, sink: &mut dyn Sink) {
                 err(
                     "criterion.duplicate-id",
                     at.index(i).key("id"),
-                    format!("duplicate acceptance criterion id {id:?} (acceptance_criteria[{first}] has it too)"),
+                    format!("duplicate acceptance criterion id {} (acceptance_criteria[{first}] has it too)", quoted(id)),
                 )
                 .with_hint("criterion ids are the join key downstream; give each a unique slug"),
             );
@@ -70,8 +71,8 @@ fn criteria(plan: &Value, sink: &mut dyn Sink) {
                     "acceptance-surface.drivable-criterion",
                     at.index(i),
                     format!(
-                        "acceptance_surface none declares no observable surface, but acceptance criterion {:?} is drivable (not skip_expected with an expectation_basis)",
-                        str(c, "id").unwrap_or("?")
+                        "acceptance_surface none declares no observable surface, but acceptance criterion {} is drivable (not skip_expected with an expectation_basis)",
+                        quoted(str(c, "id").unwrap_or("?"))
                     ),
                 )
                 .with_hint("remove `verification.acceptance_surface`, or mark the criterion skip_expected with an expectation_basis"),
@@ -90,7 +91,10 @@ fn titles(list: &[Value], at: &Pointer, what: &str, code: &str, sink: &mut dyn S
             Some(first) => sink.push(err(
                 code,
                 at.index(i).key("title"),
-                format!("{what} {i} has the duplicate title {title:?} ({what} {first} has it too)"),
+                format!(
+                    "{what} {i} has the duplicate title {} ({what} {first} has it too)",
+                    quoted(title)
+                ),
             )),
             None => {
                 seen.insert(title, i);
@@ -235,7 +239,10 @@ fn sub_plans(plan: &Value, sink: &mut dyn Sink) {
                     err(
                         "sub-plan.file-overlap",
                         at.index(i).key("scope").key("files").index(k).key("path"),
-                        format!("file {path:?} is scoped by sub_plan {first} and sub_plan {i}"),
+                        format!(
+                            "file {} is scoped by sub_plan {first} and sub_plan {i}",
+                            quoted(path)
+                        ),
                     )
                     .with_hint("each file belongs to exactly one slice"),
                 ),
@@ -345,7 +352,7 @@ pub(super) fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn S
                 err(
                     "counterfactual.control-path",
                     at.key("control_path"),
-                    format!("counterfactuals[{i}].control_path {path:?} {why}"),
+                    format!("counterfactuals[{i}].control_path {} {why}", quoted(path)),
                 )
                 .with_hint("name the production file as a repository-relative path such as `backend/internal/plan/validate.go`"),
             );
@@ -354,7 +361,7 @@ pub(super) fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn S
                 err(
                     "counterfactual.test-file",
                     at.key("control_path"),
-                    format!("counterfactuals[{i}].control_path {path:?} names a _test.go file; a test-side control cannot be shown load-bearing by its own tests"),
+                    format!("counterfactuals[{i}].control_path {} names a _test.go file; a test-side control cannot be shown load-bearing by its own tests", quoted(path)),
                 )
                 .with_hint("name the production file holding the control"),
             );
@@ -388,7 +395,7 @@ pub(super) fn counterfactual(c: &Value, at: &Pointer, i: usize, sink: &mut dyn S
                     err(
                         "counterfactual.tests-package",
                         tat.key("package"),
-                        format!("counterfactuals[{i}].tests.package {pkg:?} {why}"),
+                        format!("counterfactuals[{i}].tests.package {} {why}", quoted(pkg)),
                     )
                     .with_hint(
                         "use a repository-relative package path such as `./backend/internal/plan`",
@@ -434,7 +441,7 @@ fn mutation(m: &Value, control: Option<&str>, at: &Pointer, i: usize, sink: &mut
             sink.push(err(
                 "counterfactual.patch-file",
                 at.key("patch"),
-                format!("counterfactuals[{i}].mutation.patch names no file (no `---`/`+++` header); it must touch control_path {control:?}"),
+                format!("counterfactuals[{i}].mutation.patch names no file (no `---`/`+++` header); it must touch control_path {}", quoted(control)),
             ));
         }
         for f in touched.into_iter().filter(|f| f != control) {
@@ -442,7 +449,7 @@ fn mutation(m: &Value, control: Option<&str>, at: &Pointer, i: usize, sink: &mut
                 err(
                     "counterfactual.patch-file",
                     at.key("patch"),
-                    format!("counterfactuals[{i}].mutation.patch touches {f:?}, not control_path {control:?}"),
+                    format!("counterfactuals[{i}].mutation.patch touches {}, not control_path {}", quoted(&f), quoted(control)),
                 )
                 .with_hint("a counterfactual mutates only its control_path; split it into one counterfactual per file"),
             );
