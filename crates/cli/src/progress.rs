@@ -41,6 +41,19 @@ pub fn describe(event: &Event) -> Option<String> {
             "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
             wait_ms.div_ceil(1000)
         ),
+        Event::Counterfactual {
+            ticket,
+            control_path,
+            outcome,
+            ..
+        } => format!("{ticket}: counterfactual on `{control_path}`: {outcome}"),
+        Event::Review {
+            ticket,
+            pass,
+            verdict,
+            summary,
+            ..
+        } => format!("{ticket}: review pass {pass}: {verdict}: {summary}"),
         Event::BaseAdvanced { base, commit } => {
             format!("`{base}` and its checkout moved to {}", short(commit))
         }

@@ -101,6 +101,38 @@ impl Checkouts {
         run_gates(gates, &dir, settings, log, &room, cancel)
     }
 
+    /// The room of checkout `name` as the last [`Checkouts::gate`] left
+    /// it: its directory and a gate's environment and sandbox, with a fresh
+    /// `TMPDIR`. For the counterfactuals of a candidate that passed its gates.
+    pub fn room(
+        &self,
+        name: &str,
+        settings: &GateSettings,
+    ) -> Result<(PathBuf, GateRoom), EngineError> {
+        let tmp = fresh_dir(
+            &self
+                .repo
+                .state_dir()
+                .join("tmp")
+                .join(format!("gate-{name}")),
+        )?;
+        let dir = self.path(name);
+        let room = GateRoom {
+            env: self.gate_env(&settings.env, &tmp),
+            confine: Some(self.confine(&dir, &tmp, self.gate_network)),
+        };
+        Ok((dir, room))
+    }
+
+    /// A reviewer's sandbox: it reads everything and writes only `writable`
+    /// (its verdict's folder); it needs the network for its model.
+    pub fn reviewer_confine(&self, writable: Vec<PathBuf>) -> Confine {
+        self.containment.confine(Policy {
+            writable,
+            network: true,
+        })
+    }
+
     fn confine(&self, dir: &Path, tmp: &Path, network: bool) -> Confine {
         self.containment.confine(Policy {
             writable: vec![dir.to_path_buf(), tmp.to_path_buf()],

@@ -94,6 +94,42 @@ pub enum Event {
         /// What the agent reported.
         reason: String,
     },
+    /// A counterfactual of a candidate that passed its gates was run.
+    Counterfactual {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// The mutated file.
+        control_path: String,
+        /// The test command.
+        test: String,
+        /// `red`, `green`, `timeout` or `error`.
+        outcome: String,
+        /// Whether the tests caught the mutation (`red`).
+        passed: bool,
+        /// Why, in one line.
+        message: String,
+    },
+    /// A review pass of a candidate ended with a verdict.
+    Review {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// 1-based pass.
+        pass: u32,
+        /// The reviewer's model, when known.
+        reviewer: Option<String>,
+        /// `ship` or `block`.
+        verdict: String,
+        /// Whether it shipped.
+        passed: bool,
+        /// The verdict's summary.
+        summary: String,
+        /// Each check's status (`C1: met`).
+        checks: Vec<String>,
+    },
     /// An attempt was rejected.
     AttemptRejected {
         /// The ticket.
@@ -180,6 +216,8 @@ impl Event {
             | Event::Phase { ticket, .. }
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
+            | Event::Counterfactual { ticket, .. }
+            | Event::Review { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
             | Event::Merging { ticket }
             | Event::Merged { ticket, .. }

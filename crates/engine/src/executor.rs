@@ -170,9 +170,11 @@ impl Executor for LocalExecutor {
     ) -> Result<Candidate, EngineError> {
         progress("workspace")?;
         let slot = Self::slot(slot);
-        let dir = self
-            .workspaces
-            .prepare(&slot, &input.base_commit, &format!("planwright/{}", input.ticket))?;
+        let dir = self.workspaces.prepare(
+            &slot,
+            &input.base_commit,
+            &format!("planwright/{}", input.ticket),
+        )?;
         let ctx = self.context(&slot, dir, input)?;
         progress("agent")?;
         // Every process of the agent has ended when this returns (its PID

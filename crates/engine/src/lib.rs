@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod beyond_gates;
 pub mod budget;
 pub mod charter;
 pub mod checkout;
@@ -15,8 +16,8 @@ pub mod executor;
 pub mod failure;
 pub mod gates;
 pub mod git;
-pub mod identity;
 pub mod html;
+pub mod identity;
 pub mod integrity;
 pub mod lock;
 pub mod merge;
@@ -31,8 +32,8 @@ pub mod sandbox;
 pub mod scheduler;
 pub mod state;
 pub mod verify;
-pub mod workspace;
 pub mod view;
+pub mod workspace;
 
 pub use error::EngineError;
 pub use failure::{Failure, FailureKind};

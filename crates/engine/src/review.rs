@@ -7,6 +7,7 @@ use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext, Usage};
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
 use crate::process::Cancel;
+use crate::sandbox::Confine;
 use planwright_plan::config::{Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use planwright_plan::verdict::{
@@ -38,6 +39,8 @@ pub struct ReviewInput {
     pub timeout: Option<Duration>,
     /// The reviewer's model.
     pub model: Option<String>,
+    /// Variables added to the reviewer's environment (its CLI's state home).
+    pub env: Vec<(String, String)>,
 }
 
 /// How the review of a candidate ended.
@@ -104,6 +107,7 @@ pub fn review(
     dry_passes: u32,
     max_diff_lines: Option<usize>,
     spend: &mut ReviewSpend,
+    confine: Option<Confine>,
     cancel: &Cancel,
 ) -> Result<ReviewOutcome, EngineError> {
     let lines = input.diff.lines().count();
@@ -120,7 +124,7 @@ pub fn review(
     }
     let mut verdicts = Vec::new();
     for pass in 1..=dry_passes {
-        let verdict = match one_pass(ticket, input, reviewer, pass, spend, cancel)? {
+        let verdict = match one_pass(ticket, input, reviewer, pass, spend, &confine, cancel)? {
             Pass::Verdict(v) => v,
             Pass::Invalid(why) => {
                 let failure = Failure::new(
@@ -165,6 +169,7 @@ fn one_pass(
     reviewer: &dyn Agent,
     pass: u32,
     spend: &mut ReviewSpend,
+    confine: &Option<Confine>,
     cancel: &Cancel,
 ) -> Result<Pass, EngineError> {
     let mut problem: Option<String> = None;
@@ -176,7 +181,7 @@ fn one_pass(
         let text = prompt_text(ticket, input, problem.as_deref());
         std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
         let ctx = AttemptContext {
-            confine: None,
+            confine: confine.clone(),
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
             ticket: ticket.id.clone(),
             attempt: input.attempt,
@@ -185,10 +190,15 @@ fn one_pass(
             log: input.files.join(format!("{stem}.log")),
             timeout: input.timeout,
             model: input.model.clone(),
-            env: vec![(
-                "PLANWRIGHT_VERDICT_FILE".into(),
-                verdict_file.display().to_string(),
-            )],
+            env: input
+                .env
+                .iter()
+                .cloned()
+                .chain([(
+                    "PLANWRIGHT_VERDICT_FILE".to_string(),
+                    verdict_file.display().to_string(),
+                )])
+                .collect(),
         };
         let report = reviewer.attempt(&ctx, cancel)?;
         add_spend(spend, &report);

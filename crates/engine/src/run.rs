@@ -77,6 +77,8 @@ pub struct RunSettings {
     pub contain: ContainSettings,
     /// Model pools and caps.
     pub routing: Routing,
+    /// Review passes and counterfactuals, after the gates.
+    pub beyond: crate::beyond_gates::Settings,
 }
 
 impl RunSettings {
@@ -100,6 +102,7 @@ impl RunSettings {
             },
             contain: ContainSettings::default(),
             routing: Routing::default(),
+            beyond: Default::default(),
         }
     }
 }
@@ -298,8 +301,7 @@ pub fn prepare(
     allow: &[Vec<String>],
     agent: &dyn Agent,
 ) -> Result<Prepared, PreflightFailed> {
-    let mut checks =
-        crate::preflight::preflight_with(
+    let mut checks = crate::preflight::preflight_with(
         dir,
         &plan,
         &settings.extra_gates,
@@ -1387,12 +1389,57 @@ fn verify_and_gate(
         .checkouts
         .gate(&name, commit, gates, &sh.settings.gates, &log, sh.cancel)?;
     sh.repo.guard().check()?;
-    Ok(match verdict {
-        Verdict::Pass => AttemptResult::Passed {
+    match verdict {
+        Verdict::Pass => {}
+        Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
+        Verdict::Cancelled => return Ok(AttemptResult::Cancelled),
+    }
+    progress("beyond gates")?;
+    judge(sh, ticket, &name, input, gates, commit)
+}
+
+/// Counterfactuals and review passes of a candidate that passed its gates.
+fn judge(
+    sh: &Shared,
+    ticket: &Ticket,
+    checkout: &str,
+    input: &AttemptInput,
+    gates: &[Gate],
+    commit: &str,
+) -> Result<AttemptResult, EngineError> {
+    use crate::beyond_gates::{self as beyond, Judgement};
+    let skip_expected = beyond::skip_expected(sh.plan);
+    let cx = beyond::Context {
+        repo: sh.repo,
+        checkouts: &sh.checkouts,
+        gates: &sh.settings.gates,
+        settings: &sh.settings.beyond,
+        dry_passes: sh.plan.review.dry_passes,
+        routing: &sh.settings.routing,
+        skip_expected: &skip_expected,
+        emitter: &sh.emitter,
+        cancel: sh.cancel,
+    };
+    let candidate = beyond::Candidate {
+        ticket,
+        attempt: input.attempt,
+        base_commit: &input.base_commit,
+        commit,
+        gates,
+        checkout,
+        writer: input.model.as_deref(),
+        files: &input.files,
+    };
+    Ok(match beyond::judge(&cx, &candidate)? {
+        Judgement::Pass => AttemptResult::Passed {
             candidate: commit.to_string(),
         },
-        Verdict::Fail(f) => AttemptResult::Rejected(f),
-        Verdict::Cancelled => AttemptResult::Cancelled,
+        Judgement::Reject(f) => AttemptResult::Rejected(f),
+        Judgement::Cancelled => AttemptResult::Cancelled,
+        Judgement::Unavailable { retry_after } => AttemptResult::Unavailable {
+            retry_after,
+            reason: "the reviewer's model could not serve the review".into(),
+        },
     })
 }
 

@@ -162,10 +162,11 @@ const BLOCK: &str = r#"{"verdict": "block", "summary": "the test was weakened",
  "checks": [{"id": "C1", "status": "unmet", "evidence": "no assertion"}, {"id": "C2", "status": "met"}]}"#;
 
 /// A reviewer that answers `answers[n]` on its n-th call (the last one
-/// from then on), counting calls in a file.
+/// from then on), counting calls in a file beside its verdict (the one
+/// folder a confined reviewer may write).
 fn reviewer(dir: &Path, answers: &[&str]) -> CmdAgent {
     let mut script = String::from(
-        "#!/bin/sh\nn=$(cat calls 2>/dev/null || echo 0); n=$((n+1)); echo $n > calls\ncase $n in\n",
+        "#!/bin/sh\ncalls=\"$(dirname \"$PLANWRIGHT_VERDICT_FILE\")/calls\"\nn=$(cat \"$calls\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$calls\"\ncase $n in\n",
     );
     for (i, a) in answers.iter().enumerate() {
         let case = if i + 1 == answers.len() {
@@ -204,6 +205,7 @@ fn input(dir: &Path) -> (Ticket, ReviewInput) {
         attempt: 1,
         timeout: Some(Duration::from_secs(60)),
         model: None,
+        env: vec![],
     };
     (ticket, input)
 }
@@ -286,7 +288,7 @@ fn a_malformed_verdict_is_retried_once_then_fails_the_attempt() {
         }
         other => panic!("expected review_invalid, got {other:?}"),
     }
-    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
+    let calls = std::fs::read_to_string(dir.path().join("files/calls")).unwrap();
     assert_eq!(calls.trim(), "2", "one retry, no more");
     // The retry's prompt tells the reviewer what was wrong.
     let retry =
@@ -316,5 +318,109 @@ fn a_diff_over_the_limit_is_blocked_without_a_review() {
         }
         other => panic!("expected a block, got {other:?}"),
     }
-    assert!(!dir.path().join("calls").exists(), "the reviewer never ran");
+    assert!(
+        !dir.path().join("files/calls").exists(),
+        "the reviewer never ran"
+    );
+}
+
+mod common;
+
+use common::{plan, run_with, settings, Env};
+use planwright_engine::agent;
+use planwright_engine::beyond_gates;
+use std::sync::Arc;
+
+/// A repository where `calc.sh` prints 3 and `test.sh` checks it prints 4;
+/// the scripted agent makes it print 4 (and may also weaken the test).
+fn calc_env(weaken_test: bool) -> Env {
+    let env = Env::new(&[
+        ("calc.sh", "echo 3\n"),
+        ("other.sh", "echo other\n"),
+        ("test.sh", "test \"$(sh calc.sh)\" = 4\n"),
+    ]);
+    env.fixture("T1", 0, "calc.sh", "echo 4\n");
+    if weaken_test {
+        env.fixture("T1", 0, "test.sh", "true\n");
+    }
+    env
+}
+
+fn calc_plan(counterfactual: serde_json::Value) -> planwright_plan::Plan {
+    plan(serde_json::json!({
+        "gates": [{"name": "test", "argv": ["sh", "test.sh"]}],
+        "tickets": [{"id": "T1", "body": "make calc print 4",
+            "checks": ["calc prints 4"],
+            "scope": [{"pattern": "calc.sh", "op": "modify"}, {"pattern": "test.sh", "op": "modify"}],
+            "counterfactuals": [counterfactual]}]
+    }))
+}
+
+fn scripted(env: &Env) -> Box<dyn agent::Agent> {
+    agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap()
+}
+
+#[test]
+fn a_run_merges_a_candidate_whose_counterfactual_turns_red() {
+    let env = calc_env(false);
+    let cf = serde_json::json!({"control_path": "calc.sh",
+        "mutation": {"form": "find_replace", "find": "echo 4", "replace": "echo 5"},
+        "tests": {"run": "calc", "argv": ["sh", "test.sh"]}});
+    let out = run_with(&env, &calc_plan(cf), &settings(), scripted(&env));
+    assert_eq!(out.summary.merged, ["T1"], "{:?}", out.summary);
+}
+
+#[test]
+fn a_run_rejects_a_weakened_test_as_control_unpinned_unless_advisory() {
+    let env = calc_env(true);
+    let cf = serde_json::json!({"control_path": "calc.sh",
+        "mutation": {"form": "find_replace", "find": "echo 4", "replace": "echo 5"},
+        "tests": {"run": "calc", "argv": ["sh", "test.sh"]}});
+    let p = calc_plan(cf);
+    let out = run_with(&env, &p, &settings(), scripted(&env));
+    let f = &out.summary.failed["T1"];
+    assert_eq!(f.kind, FailureKind::ControlUnpinned, "{f:?}");
+    assert!(out.summary.merged.is_empty());
+
+    let env = calc_env(true);
+    let mut s = settings();
+    s.beyond.counterfactuals_advisory = true;
+    let out = run_with(&env, &p, &s, scripted(&env));
+    assert_eq!(out.summary.merged, ["T1"], "{:?}", out.summary);
+}
+
+#[test]
+fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() {
+    let env = calc_env(false);
+    let cf = serde_json::json!({"control_path": "calc.sh",
+        "mutation": {"form": "find_replace", "find": "echo 4", "replace": "echo 5"},
+        "tests": {"run": "calc", "argv": ["sh", "test.sh"]}});
+    let p = calc_plan(cf);
+    let ship = SHIP.replace(
+        r#"{"id": "C1", "status": "met", "evidence": "test.sh"}, {"id": "C2", "status": "met"}"#,
+        r#"{"id": "C1", "status": "met"}"#,
+    );
+    let block = BLOCK.replace(
+        r#"{"id": "C1", "status": "unmet", "evidence": "no assertion"}, {"id": "C2", "status": "met"}"#,
+        r#"{"id": "C1", "status": "unmet"}"#,
+    );
+    let mut s = settings();
+    s.beyond = beyond_gates::Settings {
+        reviewer: Some(Arc::new(reviewer(env.tmp.path(), &[&block, &ship]))),
+        timeout: Some(Duration::from_secs(60)),
+        ..Default::default()
+    };
+    let out = run_with(&env, &p, &s, scripted(&env));
+    assert_eq!(out.summary.merged, ["T1"], "{:?}", out.summary);
+    let rejected: Vec<String> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            planwright_engine::events::Event::AttemptRejected { failure, .. } => {
+                Some(failure.kind.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rejected, ["review_blocked"]);
 }

@@ -32,6 +32,12 @@ pub struct Config {
     /// `[agent]`: which agent does the work.
     #[serde(default)]
     pub agent: AgentSettings,
+    /// `[review]`: the reviewer that reads every candidate after its gates.
+    #[serde(default)]
+    pub review: ReviewSettings,
+    /// `[counterfactuals]`: what a counterfactual nothing pins does.
+    #[serde(default)]
+    pub counterfactuals: CounterfactualSettings,
     /// `[prices]`: USD per million tokens per model, for CLIs that report no cost.
     #[serde(default)]
     pub prices: Prices,
@@ -108,6 +114,49 @@ pub struct GateSettings {
     /// Environment variables passed through to gates besides the built-in allowlist.
     #[serde(default)]
     pub env: Vec<String>,
+}
+
+/// `[review]`: `agent = "claude"`, `model = "..."`, `max_diff_lines = 2000`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewSettings {
+    /// The reviewer: an agent name as `[agent] name` takes; none means no
+    /// review passes.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The `cmd` reviewer's command.
+    #[serde(default)]
+    pub cmd: Option<String>,
+    /// The reviewer's model (default: one of another family than the
+    /// writer's, from the routing table).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// A diff longer than this is blocked without spending a review.
+    #[serde(default)]
+    pub max_diff_lines: Option<usize>,
+    /// Time limit of one review, in seconds (default 600).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[counterfactuals] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterfactualMode {
+    /// A counterfactual nothing pins fails the ticket (`control_unpinned`).
+    #[default]
+    Enforce,
+    /// It is reported, and the ticket may still merge.
+    Advisory,
+}
+
+/// `[counterfactuals]`: `mode = "enforce" | "advisory"`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterfactualSettings {
+    /// Enforce (default) or advisory.
+    #[serde(default)]
+    pub mode: CounterfactualMode,
 }
 
 /// `[worktree]`: `setup = [["npm", "ci"]]`, `pristine = false`.

@@ -200,7 +200,42 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     s.pool.pristine = config.worktree.pristine;
     s.contain = contain_settings(config);
     s.routing = config.routing.clone();
+    s.beyond = beyond_gates(config)?;
     Ok(s)
+}
+
+/// `[review]` and `[counterfactuals]`: the reviewer is an agent of its own,
+/// built only from `[review]` (never the writer's `[agent]`).
+pub fn beyond_gates(
+    config: &Config,
+) -> Result<planwright_engine::beyond_gates::Settings, CliError> {
+    use planwright_plan::config::CounterfactualMode;
+    let r = &config.review;
+    let reviewer = match (&r.agent, &r.cmd) {
+        (None, None) => None,
+        (name, cmd) => {
+            let name = name.clone().unwrap_or_else(|| "cmd".into());
+            let opts = agent::AgentOptions {
+                cmd: cmd.clone(),
+                model: r.model.clone(),
+                prices: config.prices.clone(),
+                ..Default::default()
+            };
+            let reviewer = agent::from_options(&name, &opts).map_err(|e| {
+                CliError::usage(format!("`[review] agent`: {e}")).hint(
+                    "name a reviewer agent as `[agent] name` would, or remove `[review] agent`",
+                )
+            })?;
+            Some(Arc::from(reviewer))
+        }
+    };
+    Ok(planwright_engine::beyond_gates::Settings {
+        reviewer,
+        model: r.model.clone(),
+        max_diff_lines: r.max_diff_lines,
+        timeout: Some(Duration::from_secs(r.timeout_secs.unwrap_or(600))),
+        counterfactuals_advisory: config.counterfactuals.mode == CounterfactualMode::Advisory,
+    })
 }
 
 /// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`.

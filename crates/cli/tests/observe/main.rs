@@ -7,7 +7,6 @@ mod webdriver;
 
 use planwright_engine::agent;
 use planwright_engine::process::Cancel;
-use planwright_engine::repo::Repo;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -53,16 +52,17 @@ impl Demo {
             agent::from_name(&format!("scripted:{}", made.fixtures.display()), None).unwrap();
         let mut settings = made.settings();
         settings.strikes = strikes;
-        let repo = Repo::open(&made.repo).unwrap();
-        planwright_engine::run::run(
-            &repo,
-            &plan,
-            &settings,
-            Arc::from(agent),
-            vec![],
-            &Cancel::default(),
+        let session = planwright_engine::run::prepare(
+            &made.repo,
+            plan,
+            settings,
+            Default::default(),
+            &[],
+            agent.as_ref(),
         )
-        .unwrap();
+        .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+        let executor = session.local_executor(Arc::from(agent));
+        planwright_engine::run::run(session, executor, vec![], &Cancel::default()).unwrap();
         Demo { tmp }
     }
 

@@ -1,0 +1,294 @@
+//! Verification beyond gates, for a candidate whose gates passed: its
+//! counterfactuals (each declared mutation must turn the declared tests
+//! red) in planwright's gate checkout, then the review passes by the
+//! configured reviewer. Gates passing is necessary, not sufficient.
+
+use crate::agent::Agent;
+use crate::checkout::Checkouts;
+use crate::counterfactual::{self, Outcome};
+use crate::error::EngineError;
+use crate::events::{Emitter, Event};
+use crate::failure::{Failure, FailureKind};
+use crate::gates::GateSettings;
+use crate::process::Cancel;
+use crate::repo::Repo;
+use crate::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
+use planwright_plan::config::Routing;
+use planwright_plan::model::{Gate, Ticket};
+use planwright_plan::verdict::{CheckStatus, Decision, ReviewCheck, Verdict};
+use planwright_plan::Plan;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How review passes and counterfactuals run.
+#[derive(Clone, Default)]
+pub struct Settings {
+    /// The reviewer; none means no review passes.
+    pub reviewer: Option<Arc<dyn Agent>>,
+    /// Its model (default: another family's, from the routing table).
+    pub model: Option<String>,
+    /// A diff longer than this is blocked without a review.
+    pub max_diff_lines: Option<usize>,
+    /// One review's time limit.
+    pub timeout: Option<Duration>,
+    /// A counterfactual nothing pins is reported, not a failure.
+    pub counterfactuals_advisory: bool,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field(
+                "reviewer",
+                &self.reviewer.as_ref().map(|r| r.name().to_string()),
+            )
+            .field("model", &self.model)
+            .field("max_diff_lines", &self.max_diff_lines)
+            .field("timeout", &self.timeout)
+            .field("counterfactuals_advisory", &self.counterfactuals_advisory)
+            .finish()
+    }
+}
+
+/// What one candidate is checked with.
+pub struct Candidate<'a> {
+    /// The ticket.
+    pub ticket: &'a Ticket,
+    /// The attempt.
+    pub attempt: u32,
+    /// The base commit it was made on.
+    pub base_commit: &'a str,
+    /// The candidate commit.
+    pub commit: &'a str,
+    /// The gates it passed.
+    pub gates: &'a [Gate],
+    /// The gate checkout that holds it.
+    pub checkout: &'a str,
+    /// The model that wrote it, when known.
+    pub writer: Option<&'a str>,
+    /// The ticket's folder of logs and prompts.
+    pub files: &'a Path,
+}
+
+/// How the checks beyond the gates ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judgement {
+    /// Every counterfactual turned red (or is advisory) and every review shipped.
+    Pass,
+    /// The candidate is rejected.
+    Reject(Failure),
+    /// The reviewer's model could not serve the review.
+    Unavailable {
+        /// When to try again, if known.
+        retry_after: Option<Duration>,
+    },
+    /// The run was interrupted.
+    Cancelled,
+}
+
+/// Everything the counterfactuals and the reviewer need of the run.
+pub struct Context<'a> {
+    /// The repository.
+    pub repo: &'a Repo,
+    /// The gate checkouts.
+    pub checkouts: &'a Checkouts,
+    /// How gates (and so counterfactual tests) run.
+    pub gates: &'a GateSettings,
+    /// Review and counterfactual settings.
+    pub settings: &'a Settings,
+    /// The plan's consecutive `ship` verdicts needed.
+    pub dry_passes: u32,
+    /// The routing table, for the reviewer's model.
+    pub routing: &'a Routing,
+    /// Checks never counted as validated ([`skip_expected`]).
+    pub skip_expected: &'a HashSet<String>,
+    /// Where events go.
+    pub emitter: &'a Emitter,
+    /// The run's stop flag.
+    pub cancel: &'a Cancel,
+}
+
+/// Runs the counterfactuals, then the reviews, of a candidate that passed its gates.
+pub fn judge(cx: &Context, c: &Candidate) -> Result<Judgement, EngineError> {
+    let log = c.files.join("ticket.log");
+    let judged = counterfactuals(cx, c, &log)?;
+    if judged != Judgement::Pass {
+        return Ok(judged);
+    }
+    match &cx.settings.reviewer {
+        Some(reviewer) if cx.dry_passes > 0 => reviews(cx, c, reviewer.as_ref()),
+        _ => Ok(Judgement::Pass),
+    }
+}
+
+fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement, EngineError> {
+    if c.ticket.counterfactuals.is_empty() {
+        return Ok(Judgement::Pass);
+    }
+    let (dir, room) = cx.checkouts.room(c.checkout, cx.gates)?;
+    let mut failure: Option<Failure> = None;
+    for cf in &c.ticket.counterfactuals {
+        let Some(r) = counterfactual::run(cf, &dir, &room, cx.gates.timeout, log, cx.cancel)?
+        else {
+            return Ok(Judgement::Cancelled);
+        };
+        cx.emitter.emit(Event::Counterfactual {
+            ticket: c.ticket.id.clone(),
+            attempt: c.attempt,
+            control_path: r.control_path.clone(),
+            test: r.command.clone(),
+            outcome: outcome_name(r.outcome).to_string(),
+            passed: r.outcome == Outcome::Red,
+            message: r.message.clone(),
+        });
+        let kind = match r.outcome {
+            Outcome::Red => continue,
+            Outcome::Green => FailureKind::ControlUnpinned,
+            Outcome::Timeout | Outcome::Error => FailureKind::CounterfactualError,
+        };
+        if failure.is_none() {
+            failure = Some(Failure::new(kind, r.message).with_evidence(r.excerpt));
+        }
+    }
+    cx.repo.guard().check()?;
+    Ok(match failure {
+        Some(f)
+            if f.kind == FailureKind::CounterfactualError
+                || !cx.settings.counterfactuals_advisory =>
+        {
+            Judgement::Reject(f)
+        }
+        _ => Judgement::Pass,
+    })
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Red => "red",
+        Outcome::Green => "green",
+        Outcome::Timeout => "timeout",
+        Outcome::Error => "error",
+    }
+}
+
+/// The statements of a standard_v1 plan's acceptance criteria marked
+/// `skip_expected` (kept in the plan's metadata): never counted as validated.
+pub fn skip_expected(plan: &Plan) -> HashSet<String> {
+    plan.metadata
+        .get("verification")
+        .and_then(|v| v.get("acceptance_criteria"))
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("skip_expected").and_then(|s| s.as_bool()) == Some(true))
+        .filter_map(|c| {
+            c.get("statement")
+                .and_then(|s| s.as_str())
+                .map(String::from)
+        })
+        .collect()
+}
+
+/// The checks a reviewer judges: the ticket's `checks`, numbered.
+fn review_checks(ticket: &Ticket, skipped: &HashSet<String>) -> Vec<ReviewCheck> {
+    ReviewCheck::numbered(
+        ticket
+            .checks
+            .iter()
+            .map(|c| (c.clone(), skipped.contains(c))),
+    )
+}
+
+fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgement, EngineError> {
+    let diff = cx
+        .repo
+        .git()
+        .args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            c.base_commit,
+            c.commit,
+        ])
+        .text()?;
+    let model = cx
+        .settings
+        .model
+        .clone()
+        .or_else(|| reviewer_model(cx.routing, c.ticket, c.writer));
+    // The reviewer CLI's own state, like an agent's, in a home of its own.
+    let env = crate::agent::prepare_home(&cx.repo.state_dir(), "review", reviewer)?;
+    let home = cx.repo.state_dir().join("homes").join("review");
+    let mut writable = vec![c.files.to_path_buf()];
+    if home.is_dir() {
+        writable.push(home);
+    }
+    let input = ReviewInput {
+        checks: review_checks(c.ticket, cx.skip_expected),
+        diff,
+        gates: c.gates.iter().map(|g| (g.command_line(), true)).collect(),
+        checkout: cx.checkouts.path(c.checkout),
+        files: c.files.to_path_buf(),
+        attempt: c.attempt,
+        timeout: cx.settings.timeout,
+        model: model.clone(),
+        env,
+    };
+    let confine = cx.checkouts.reviewer_confine(writable);
+    let mut spend = ReviewSpend::default();
+    let outcome = review(
+        c.ticket,
+        &input,
+        reviewer,
+        cx.dry_passes,
+        cx.settings.max_diff_lines,
+        &mut spend,
+        Some(confine),
+        cx.cancel,
+    )?;
+    cx.repo.guard().check()?;
+    let verdicts = match &outcome {
+        ReviewOutcome::Shipped { verdicts } | ReviewOutcome::Rejected { verdicts, .. } => {
+            verdicts.as_slice()
+        }
+        _ => &[],
+    };
+    for (i, v) in verdicts.iter().enumerate() {
+        emit_verdict(cx, c, i as u32 + 1, model.as_deref(), v);
+    }
+    Ok(match outcome {
+        ReviewOutcome::Shipped { .. } => Judgement::Pass,
+        ReviewOutcome::Rejected { failure, .. } => Judgement::Reject(failure),
+        ReviewOutcome::Unavailable { retry_after } => Judgement::Unavailable { retry_after },
+        ReviewOutcome::Cancelled => Judgement::Cancelled,
+    })
+}
+
+fn emit_verdict(cx: &Context, c: &Candidate, pass: u32, model: Option<&str>, v: &Verdict) {
+    let status = |s: CheckStatus| match s {
+        CheckStatus::Met => "met",
+        CheckStatus::Unmet => "unmet",
+        CheckStatus::NotValidated => "not_validated",
+    };
+    cx.emitter.emit(Event::Review {
+        ticket: c.ticket.id.clone(),
+        attempt: c.attempt,
+        pass,
+        reviewer: model.map(String::from),
+        verdict: if v.verdict == Decision::Ship {
+            "ship"
+        } else {
+            "block"
+        }
+        .to_string(),
+        passed: v.verdict == Decision::Ship,
+        summary: v.summary.clone(),
+        checks: v
+            .checks
+            .iter()
+            .map(|cv| format!("{}: {}", cv.id, status(cv.status)))
+            .collect(),
+    });
+}
