@@ -124,3 +124,20 @@ fn convert_and_schema_know_codeboost() {
     let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
     assert_eq!(schema["title"], "codeboost plan");
 }
+
+#[test]
+fn convert_to_codeboost_warns_of_gates_its_allowlist_would_not_run() {
+    let agb = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/agb/plan.example.json")
+        .display()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("plan.json").display().to_string();
+    let out = planwright(&["convert", &agb, "--to", "codeboost", "-o", &out_file]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("codeboost.command.not-allowed") && stderr.contains("npm"),
+        "{stderr}"
+    );
+}

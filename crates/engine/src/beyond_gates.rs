@@ -106,6 +106,10 @@ pub struct Context<'a> {
     pub skip_expected: &'a HashSet<String>,
     /// Where events go.
     pub emitter: &'a Emitter,
+    /// The state store, where a review's tokens and cost are added to the attempt's.
+    pub store: &'a crate::state::Store,
+    /// The run id.
+    pub run: &'a str,
     /// The run's stop flag.
     pub cancel: &'a Cancel,
 }
@@ -249,6 +253,15 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         cx.cancel,
     )?;
     cx.repo.guard().check()?;
+    if spend.usage.total() > 0 || spend.cost_usd > 0.0 {
+        cx.store.add_review_spend(
+            cx.run,
+            &c.ticket.id,
+            c.attempt,
+            &spend.usage,
+            spend.cost_usd,
+        )?;
+    }
     let verdicts = match &outcome {
         ReviewOutcome::Shipped { verdicts } | ReviewOutcome::Rejected { verdicts, .. } => {
             verdicts.as_slice()

@@ -1418,6 +1418,8 @@ fn judge(
         routing: &sh.settings.routing,
         skip_expected: &skip_expected,
         emitter: &sh.emitter,
+        store: &sh.store,
+        run: &sh.run,
         cancel: sh.cancel,
     };
     let candidate = beyond::Candidate {

@@ -574,6 +574,39 @@ impl Store {
         })
     }
 
+    /// Adds a reviewer's tokens and cost to attempt `n`'s: a review counts
+    /// like the work it reviews.
+    pub fn add_review_spend(
+        &self,
+        run: &str,
+        id: &str,
+        n: u32,
+        usage: &crate::agent::Usage,
+        cost: f64,
+    ) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE attempts SET input_tokens = COALESCE(input_tokens, 0) + ?4,
+                 output_tokens = COALESCE(output_tokens, 0) + ?5,
+                 cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?6,
+                 cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?7,
+                 cost = COALESCE(cost, 0) + ?8
+                 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
+                params![
+                    run,
+                    id,
+                    n,
+                    usage.input_tokens as i64,
+                    usage.output_tokens as i64,
+                    usage.cache_read_tokens as i64,
+                    usage.cache_write_tokens as i64,
+                    cost,
+                ],
+            )
+            .map(drop)
+        })
+    }
+
     /// Records an attempt's candidate commit, before it is verified.
     pub fn set_candidate(&self, run: &str, id: &str, n: u32, commit: &str) -> Result<()> {
         self.transition(|c| {

@@ -40,6 +40,14 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         Some(converted) => {
             let lost = loss::losses(&plan, converted, args.to, &warnings);
             warnings.extend(lost);
+            // A gate the target's own allowlist would not run (codeboost's
+            // `[commands] allow`) is meaning the conversion puts at risk.
+            warnings.extend(
+                back.diagnostics
+                    .iter()
+                    .filter(|d| d.diagnostic.code.ends_with(".command.not-allowed"))
+                    .map(|d| d.diagnostic.clone()),
+            );
         }
         None if !args.force => {
             print_warnings(&warnings, global);
