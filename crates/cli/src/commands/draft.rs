@@ -76,7 +76,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         None => None,
     };
     let mut options = settings::options(Some(args.format), false, config);
-    options.repo_files = repo_files.as_ref().map(|f| f.iter().cloned().collect());
+    options.repo_files = repo_files
+        .as_ref()
+        .map(|f| std::sync::Arc::new(f.iter().cloned().collect()));
     let scratch = tempfile::Builder::new()
         .prefix("planwright-draft-")
         .tempdir()
@@ -108,7 +110,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         let kept = scratch.keep();
         match &drafted.report {
             Some(report) => {
-                eprint!("{}", render::file_report(report, global, global.color_stderr()));
+                eprint!(
+                    "{}",
+                    render::file_report(report, global, global.color_stderr())
+                );
                 for problem in &drafted.repo_problems {
                     eprintln!("error: {problem}");
                 }
