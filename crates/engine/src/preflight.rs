@@ -392,22 +392,64 @@ fn matches_any(pattern: &str, files: &HashSet<String>) -> bool {
     files.iter().any(|f| pattern.matches(f))
 }
 
-/// Ticket id -> its ancestors.
-fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
-    let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for t in &plan.tickets {
+/// The tickets before each ticket, found on first use: most scope entries
+/// never ask (a `create`, or a path the base has), and a chain of n tickets
+/// has n²/2 ancestor pairs, which took seconds at a few thousand tickets.
+struct Ancestry<'p> {
+    plan: &'p Plan,
+    /// Plan index of each id (a repeated id means its first ticket).
+    index: HashMap<&'p str, usize>,
+    /// The patterns of each ticket's entries that may create a file.
+    creates: Vec<Vec<Glob>>,
+}
+
+impl<'p> Ancestry<'p> {
+    fn new(plan: &'p Plan) -> Ancestry<'p> {
+        let mut index = HashMap::with_capacity(plan.tickets.len());
+        for (i, t) in plan.tickets.iter().enumerate() {
+            index.entry(t.id.as_str()).or_insert(i);
+        }
+        let creates = plan
+            .tickets
+            .iter()
+            .map(|t| {
+                t.scope
+                    .iter()
+                    .filter(|e| !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete))
+                    .map(|e| Glob::parse(&e.pattern))
+                    .collect()
+            })
+            .collect();
+        Ancestry {
+            plan,
+            index,
+            creates,
+        }
+    }
+
+    /// Plan indices of the ticket's ancestors; unknown ids are left out.
+    fn of(&self, ticket: usize) -> Vec<usize> {
         let mut seen = HashSet::new();
-        let mut stack: Vec<&str> = t.depends_on.iter().map(String::as_str).collect();
-        while let Some(d) = stack.pop() {
-            if seen.insert(d) {
-                if let Some(dt) = plan.ticket(d) {
-                    stack.extend(dt.depends_on.iter().map(String::as_str));
+        let mut stack = vec![ticket];
+        while let Some(t) = stack.pop() {
+            for d in &self.plan.tickets[t].depends_on {
+                if let Some(&d) = self.index.get(d.as_str()) {
+                    if seen.insert(d) {
+                        stack.push(d);
+                    }
                 }
             }
         }
-        out.insert(&t.id, seen);
+        seen.into_iter().collect()
     }
-    out
+
+    /// Whether some ancestor (`ancestors`) may create a file `pattern` matches.
+    fn created_before(&self, ancestors: &[usize], pattern: &str) -> bool {
+        let wanted = Glob::parse(pattern);
+        ancestors
+            .iter()
+            .any(|&a| self.creates[a].iter().any(|g| g.intersects(&wanted)))
+    }
 }
 
 pub(crate) fn check_scope_ops(
@@ -416,23 +458,19 @@ pub(crate) fn check_scope_ops(
     merged: &HashSet<String>,
     out: &mut Vec<Check>,
 ) {
-    let anc = ancestors(plan);
+    let ancestry = Ancestry::new(plan);
     let before = out.len();
-    for t in plan.tickets.iter().filter(|t| !merged.contains(&t.id)) {
+    for (i, t) in plan.tickets.iter().enumerate() {
+        if merged.contains(&t.id) {
+            continue;
+        }
         // A file an ancestor may create counts as existing for this ticket.
         // `pattern` may be a glob: it is compared with the ancestor's by
         // intersection, as the overlap forecast compares scopes.
+        let ancestors = std::cell::OnceCell::new();
         let created_before = |pattern: &str| {
-            let wanted = Glob::parse(pattern);
-            anc[t.id.as_str()]
-                .iter()
-                .filter_map(|a| plan.ticket(a))
-                .any(|a| {
-                    a.scope.iter().any(|e| {
-                        !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete)
-                            && Glob::parse(&e.pattern).intersects(&wanted)
-                    })
-                })
+            let ancestors = ancestors.get_or_init(|| ancestry.of(i));
+            ancestry.created_before(ancestors, pattern)
         };
         for e in &t.scope {
             let problem = op_problem(e, base, &created_before);

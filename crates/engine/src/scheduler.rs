@@ -1,9 +1,16 @@
 //! Which ticket starts next: a ticket is ready when all its dependencies
 //! have merged; ready tickets start longest remaining path first, within the
 //! job slots and per-pool caps. A failed ticket blocks its descendants only.
+//!
+//! Ready tickets are ordered once, when the scheduler is made, by
+//! [`Scheduler::rank`]; the ready set of each pool is a `BTreeSet` of ranks,
+//! and each ticket counts its dependencies that have not merged, so a pick
+//! and a state change cost a logarithm, not a pass over the plan (10,000
+//! tickets used to take seconds to order).
 
 use planwright_plan::Plan;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Where the scheduler thinks a ticket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,15 +25,29 @@ pub enum Place {
     Dead,
 }
 
-/// The scheduler's view of a run.
+/// The scheduler's view of a run. Tickets are known by their index among
+/// the plan's distinct ids (a repeated id means its first ticket).
 pub struct Scheduler {
-    order: Vec<String>,
-    deps: HashMap<String, Vec<String>>,
-    children: HashMap<String, Vec<String>>,
-    priority: HashMap<String, u64>,
-    pool_of: HashMap<String, String>,
-    caps: BTreeMap<String, u32>,
-    state: HashMap<String, Place>,
+    ids: Vec<String>,
+    index: HashMap<String, usize>,
+    children: Vec<Vec<usize>>,
+    /// Dependencies not merged yet; a dependency on an unknown id never merges.
+    pending: Vec<usize>,
+    /// Position in the start order among ready tickets (0 starts first).
+    rank: Vec<usize>,
+    by_rank: Vec<usize>,
+    /// The pool group of each ticket: an index into `groups`.
+    group: Vec<usize>,
+    groups: Vec<Group>,
+    place: Vec<Place>,
+}
+
+/// The tickets of one pool (or of no pool, uncapped).
+struct Group {
+    cap: Option<u32>,
+    active: u32,
+    /// Ranks of the waiting tickets whose dependencies have all merged.
+    ready: BTreeSet<usize>,
 }
 
 impl Scheduler {
@@ -36,118 +57,308 @@ impl Scheduler {
         pool_of: HashMap<String, String>,
         caps: BTreeMap<String, u32>,
     ) -> Scheduler {
-        let mut children: HashMap<String, Vec<String>> = HashMap::new();
-        for t in &plan.tickets {
-            for d in &t.depends_on {
-                children.entry(d.clone()).or_default().push(t.id.clone());
-            }
+        let graph = Graph::new(plan);
+        let n = graph.ids.len();
+        let mut by_rank: Vec<usize> = (0..n).collect();
+        by_rank.sort_by_key(|&i| graph.key(i));
+        let mut rank = vec![0; n];
+        for (r, &i) in by_rank.iter().enumerate() {
+            rank[i] = r;
         }
-        Scheduler {
-            order: plan.tickets.iter().map(|t| t.id.clone()).collect(),
-            deps: plan
-                .tickets
-                .iter()
-                .map(|t| (t.id.clone(), t.depends_on.clone()))
-                .collect(),
-            children,
-            priority: planwright_plan::analysis::longest_remaining(plan),
-            pool_of,
-            caps,
-            state: plan
-                .tickets
-                .iter()
-                .map(|t| (t.id.clone(), Place::Waiting))
-                .collect(),
+        let (group, groups) = groups(&graph.ids, &pool_of, &caps);
+        let mut s = Scheduler {
+            pending: graph.deps.iter().map(Vec::len).collect(),
+            ids: graph.ids,
+            index: graph.index,
+            children: graph.children,
+            rank,
+            by_rank,
+            group,
+            groups,
+            place: vec![Place::Waiting; n],
+        };
+        for i in 0..n {
+            s.enter(i, Place::Waiting);
         }
+        s
     }
 
     /// Marks a ticket merged (also for tickets merged by an earlier run).
     pub fn merged(&mut self, id: &str) {
-        self.state.insert(id.to_string(), Place::Done);
+        self.set(id, Place::Done);
     }
 
     /// Marks a ticket as started.
     pub fn started(&mut self, id: &str) {
-        self.state.insert(id.to_string(), Place::Active);
+        self.set(id, Place::Active);
     }
 
     /// Puts a ticket back in the queue (a retry, or an interrupted attempt).
     pub fn requeue(&mut self, id: &str) {
-        self.state.insert(id.to_string(), Place::Waiting);
+        self.set(id, Place::Waiting);
     }
 
     /// Marks a ticket failed; returns its descendants that are now blocked, in plan order.
     pub fn failed(&mut self, id: &str) -> Vec<String> {
-        self.state.insert(id.to_string(), Place::Dead);
-        let mut seen = HashSet::new();
-        let mut stack = vec![id.to_string()];
+        self.set(id, Place::Dead);
+        let Some(&root) = self.index.get(id) else {
+            return Vec::new();
+        };
+        let mut seen = vec![false; self.ids.len()];
+        let mut stack = vec![root];
+        let mut blocked = Vec::new();
         while let Some(t) = stack.pop() {
-            for c in self.children.get(&t).into_iter().flatten() {
-                if seen.insert(c.clone()) {
-                    stack.push(c.clone());
+            for &c in &self.children[t] {
+                if !seen[c] {
+                    seen[c] = true;
+                    stack.push(c);
+                    if self.place[c] == Place::Waiting {
+                        blocked.push(c);
+                    }
                 }
             }
         }
-        let blocked: Vec<String> = self
-            .order
-            .iter()
-            .filter(|t| seen.contains(*t) && self.state.get(*t) == Some(&Place::Waiting))
-            .cloned()
-            .collect();
-        for t in &blocked {
-            self.state.insert(t.clone(), Place::Dead);
-        }
+        blocked.sort_unstable();
         blocked
-    }
-
-    fn active_in_pool(&self, pool: &str) -> u32 {
-        self.state
-            .iter()
-            .filter(|(id, s)| {
-                **s == Place::Active && self.pool_of.get(*id).map(String::as_str) == Some(pool)
+            .into_iter()
+            .map(|i| {
+                let id = self.ids[i].clone();
+                self.set(&id, Place::Dead);
+                id
             })
-            .count() as u32
+            .collect()
     }
 
-    /// Up to `free` ready tickets to start now, best first.
+    /// Up to `free` ready tickets to start now, best first: the best head
+    /// among the ready sets of the pools below their cap, one at a time.
     pub fn next(&self, free: usize) -> Vec<String> {
-        let mut ready: Vec<&String> = self
-            .order
+        let mut heads: Vec<_> = self
+            .groups
             .iter()
-            .filter(|id| self.state.get(*id) == Some(&Place::Waiting))
-            .filter(|id| {
-                self.deps[*id]
-                    .iter()
-                    .all(|d| self.state.get(d) == Some(&Place::Done))
-            })
+            .map(|g| g.ready.iter().peekable())
             .collect();
-        // Stable sort keeps plan order among equals.
-        ready.sort_by_key(|id| std::cmp::Reverse(self.priority.get(*id).copied().unwrap_or(0)));
-        let mut taken: HashMap<&str, u32> = HashMap::new();
+        let mut taken = vec![0u32; self.groups.len()];
         let mut out = Vec::new();
-        for id in ready {
-            if out.len() >= free {
-                break;
-            }
-            if let Some(pool) = self.pool_of.get(id) {
-                let used =
-                    self.active_in_pool(pool) + taken.get(pool.as_str()).copied().unwrap_or(0);
-                if self.caps.get(pool).is_some_and(|cap| used >= *cap) {
-                    continue;
-                }
-                *taken.entry(pool.as_str()).or_default() += 1;
-            }
-            out.push(id.clone());
+        while out.len() < free {
+            let best = heads
+                .iter_mut()
+                .enumerate()
+                .filter(|(g, _)| {
+                    let group = &self.groups[*g];
+                    group.cap.is_none_or(|cap| group.active + taken[*g] < cap)
+                })
+                .filter_map(|(g, head)| head.peek().map(|&&r| (r, g)))
+                .min();
+            let Some((r, g)) = best else { break };
+            heads[g].next();
+            taken[g] += 1;
+            out.push(self.ids[self.by_rank[r]].clone());
         }
         out
     }
 
     /// Whether nothing is waiting that could still start or is active.
     pub fn finished(&self) -> bool {
-        !self.state.values().any(|s| *s == Place::Active) && self.next(usize::MAX).is_empty()
+        self.groups.iter().all(|g| g.active == 0) && self.next(1).is_empty()
+    }
+
+    /// Moves a ticket; an id the plan does not have (a ticket of an older
+    /// plan) has nothing to order, so it is ignored.
+    fn set(&mut self, id: &str, to: Place) {
+        let Some(&i) = self.index.get(id) else { return };
+        let from = self.place[i];
+        if from != to {
+            self.leave(i, from);
+            self.place[i] = to;
+            self.enter(i, to);
+        }
+    }
+
+    fn leave(&mut self, i: usize, from: Place) {
+        let g = self.group[i];
+        match from {
+            Place::Waiting => {
+                self.groups[g].ready.remove(&self.rank[i]);
+            }
+            Place::Active => self.groups[g].active = self.groups[g].active.saturating_sub(1),
+            Place::Done => {
+                for k in 0..self.children[i].len() {
+                    let c = self.children[i][k];
+                    self.pending[c] += 1;
+                    if self.pending[c] == 1 && self.place[c] == Place::Waiting {
+                        self.groups[self.group[c]].ready.remove(&self.rank[c]);
+                    }
+                }
+            }
+            Place::Dead => {}
+        }
+    }
+
+    fn enter(&mut self, i: usize, to: Place) {
+        let g = self.group[i];
+        match to {
+            Place::Waiting if self.pending[i] == 0 => {
+                self.groups[g].ready.insert(self.rank[i]);
+            }
+            Place::Active => self.groups[g].active += 1,
+            Place::Done => {
+                for k in 0..self.children[i].len() {
+                    let c = self.children[i][k];
+                    self.pending[c] = self.pending[c].saturating_sub(1);
+                    if self.pending[c] == 0 && self.place[c] == Place::Waiting {
+                        self.groups[self.group[c]].ready.insert(self.rank[c]);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
+/// Group 0 holds the tickets without a pool (never capped); every pool a
+/// ticket names gets its own group with the pool's cap, if it has one.
+fn groups(
+    ids: &[String],
+    pool_of: &HashMap<String, String>,
+    caps: &BTreeMap<String, u32>,
+) -> (Vec<usize>, Vec<Group>) {
+    let group = |cap| Group {
+        cap,
+        active: 0,
+        ready: BTreeSet::new(),
+    };
+    let mut groups = vec![group(None)];
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    let of = ids
+        .iter()
+        .map(|id| match pool_of.get(id) {
+            None => 0,
+            Some(pool) => *named.entry(pool).or_insert_with(|| {
+                groups.push(group(caps.get(pool).copied()));
+                groups.len() - 1
+            }),
+        })
+        .collect();
+    (of, groups)
+}
+
+/// The plan's dependency graph over its distinct ids, with what orders
+/// ready tickets: the longest remaining path by estimate, then in tickets,
+/// then the number of descendants, then plan order (issue 15).
+struct Graph {
+    ids: Vec<String>,
+    index: HashMap<String, usize>,
+    /// Distinct dependencies; `None` for an id the plan does not have.
+    deps: Vec<Vec<Option<usize>>>,
+    children: Vec<Vec<usize>>,
+    minutes: Vec<u64>,
+    length: Vec<u32>,
+    descendants: Vec<u32>,
+}
+
+impl Graph {
+    fn new(plan: &Plan) -> Graph {
+        let mut index = HashMap::with_capacity(plan.tickets.len());
+        let mut firsts = Vec::with_capacity(plan.tickets.len());
+        for t in &plan.tickets {
+            if !index.contains_key(&t.id) {
+                index.insert(t.id.clone(), firsts.len());
+                firsts.push(t);
+            }
+        }
+        let n = firsts.len();
+        let mut children = vec![Vec::new(); n];
+        let deps: Vec<Vec<Option<usize>>> = firsts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut names: Vec<&str> = t.depends_on.iter().map(String::as_str).collect();
+                names.sort_unstable();
+                names.dedup();
+                let ds: Vec<Option<usize>> = names.iter().map(|d| index.get(*d).copied()).collect();
+                for d in ds.iter().flatten() {
+                    children[*d].push(i);
+                }
+                ds
+            })
+            .collect();
+        let topo = topological(&deps, &children);
+        let mut g = Graph {
+            ids: firsts.iter().map(|t| t.id.clone()).collect(),
+            index,
+            deps,
+            descendants: descendant_counts(&children, &topo),
+            children,
+            minutes: vec![0; n],
+            length: vec![0; n],
+        };
+        for &i in topo.iter().rev() {
+            let kids = &g.children[i];
+            let minutes = kids.iter().map(|&c| g.minutes[c]).max().unwrap_or(0);
+            let length = kids.iter().map(|&c| g.length[c]).max().unwrap_or(0);
+            g.minutes[i] = minutes + planwright_plan::analysis::estimate(firsts[i]);
+            g.length[i] = length + 1;
+        }
+        g
+    }
+
+    /// Sorts ascending into the start order.
+    fn key(&self, i: usize) -> (Reverse<u64>, Reverse<u32>, Reverse<u32>, usize) {
+        (
+            Reverse(self.minutes[i]),
+            Reverse(self.length[i]),
+            Reverse(self.descendants[i]),
+            i,
+        )
+    }
+}
+
+/// Kahn's order over the known dependencies; tickets on or after a cycle
+/// (which validation rejects) are left out and never become ready.
+fn topological(deps: &[Vec<Option<usize>>], children: &[Vec<usize>]) -> Vec<usize> {
+    let mut indegree: Vec<usize> = deps.iter().map(|d| d.iter().flatten().count()).collect();
+    let mut topo: Vec<usize> = (0..deps.len()).filter(|&i| indegree[i] == 0).collect();
+    let mut next = 0;
+    while next < topo.len() {
+        let i = topo[next];
+        next += 1;
+        for &c in &children[i] {
+            indegree[c] -= 1;
+            if indegree[c] == 0 {
+                topo.push(c);
+            }
+        }
+    }
+    topo
+}
+
+/// How many tickets depend on each ticket, directly or not. Reachability
+/// bitsets over one block of 4,096 tickets at a time (512 bytes per
+/// ticket) keep memory linear; the time is edges times blocks.
+fn descendant_counts(children: &[Vec<usize>], topo: &[usize]) -> Vec<u32> {
+    const WORDS: usize = 64;
+    const BLOCK: usize = WORDS * 64;
+    let n = children.len();
+    let mut counts = vec![0u32; n];
+    let mut reach = vec![0u64; n * WORDS];
+    for start in (0..n).step_by(BLOCK) {
+        reach.fill(0);
+        for &i in topo.iter().rev() {
+            let mut mine = [0u64; WORDS];
+            for &c in &children[i] {
+                for (m, r) in mine.iter_mut().zip(&reach[c * WORDS..(c + 1) * WORDS]) {
+                    *m |= r;
+                }
+                if (start..start + BLOCK).contains(&c) {
+                    mine[(c - start) / 64] |= 1 << ((c - start) % 64);
+                }
+            }
+            counts[i] += mine.iter().map(|w| w.count_ones()).sum::<u32>();
+            reach[i * WORDS..(i + 1) * WORDS].copy_from_slice(&mine);
+        }
+    }
+    counts
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +409,220 @@ mod tests {
         assert_eq!(s.next(3), ["A", "C"]);
         s.started("A");
         assert_eq!(s.next(3), ["C"]);
+    }
+
+    fn estimated(edges: &[(&str, &[&str], u32)]) -> Plan {
+        let mut p = plan(&edges.iter().map(|(id, d, _)| (*id, *d)).collect::<Vec<_>>());
+        for (t, (_, _, minutes)) in p.tickets.iter_mut().zip(edges) {
+            t.estimate_minutes = Some(*minutes);
+        }
+        p
+    }
+
+    /// Every ticket started and merged as soon as it is offered, `jobs` at a time.
+    fn batches(s: &mut Scheduler, jobs: usize) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        loop {
+            let batch = s.next(jobs);
+            if batch.is_empty() {
+                return out;
+            }
+            for id in &batch {
+                s.started(id);
+                s.merged(id);
+            }
+            out.push(batch);
+        }
+    }
+
+    #[test]
+    fn without_estimates_ties_go_to_more_descendants_then_plan_order() {
+        // All three chains are two tickets long; C has two dependents, A and E one.
+        let p = plan(&[
+            ("A", &[]),
+            ("B", &["A"]),
+            ("C", &[]),
+            ("D", &["C"]),
+            ("F", &["C"]),
+            ("E", &[]),
+            ("G", &["E"]),
+            ("H", &[]),
+        ]);
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        assert_eq!(s.next(8), ["C", "A", "E", "H"]);
+        assert_eq!(
+            batches(&mut s, 2),
+            [
+                vec!["C", "A"],
+                vec!["E", "B"],
+                vec!["D", "F"],
+                vec!["G", "H"]
+            ]
+        );
+    }
+
+    #[test]
+    fn with_estimates_minutes_decide_then_the_path_in_tickets() {
+        // X: 4 minutes alone; Y then Z: 4 minutes over two tickets; W: 5 minutes.
+        let p = estimated(&[
+            ("X", &[], 4),
+            ("Y", &[], 2),
+            ("Z", &["Y"], 2),
+            ("W", &[], 5),
+        ]);
+        let s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        assert_eq!(s.next(4), ["W", "Y", "X"]);
+    }
+
+    #[test]
+    fn the_order_of_the_earlier_scheduler_is_kept_where_descendants_do_not_tie_break() {
+        // The earlier scheduler: longest remaining path first, plan order among equals.
+        let p = plan(&[
+            ("A", &[]),
+            ("B", &[]),
+            ("C", &["A", "B"]),
+            ("D", &["C"]),
+            ("E", &[]),
+            ("F", &["E"]),
+            ("G", &["D", "F"]),
+            ("H", &[]),
+        ]);
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        assert_eq!(
+            batches(&mut s, 2),
+            [
+                vec!["A", "B"],
+                vec!["C", "E"],
+                vec!["D", "F"],
+                vec!["G", "H"]
+            ]
+        );
+    }
+
+    #[test]
+    fn caps_hold_per_pool_and_free_up_as_tickets_end() {
+        let p = plan(&[("A", &[]), ("B", &[]), ("C", &[]), ("D", &[]), ("E", &[])]);
+        let pools = [("A", "x"), ("B", "x"), ("C", "y"), ("D", "y"), ("E", "z")]
+            .iter()
+            .map(|(t, pool)| (t.to_string(), pool.to_string()))
+            .collect();
+        let caps = [("x".to_string(), 1), ("y".to_string(), 0)]
+            .into_iter()
+            .collect();
+        let mut s = Scheduler::new(&p, pools, caps);
+        assert_eq!(
+            s.next(5),
+            ["A", "E"],
+            "y is closed, x takes one, z has no cap"
+        );
+        s.started("A");
+        assert_eq!(s.next(5), ["E"]);
+        s.requeue("A");
+        assert_eq!(s.next(5), ["A", "E"]);
+        s.started("A");
+        s.merged("A");
+        assert_eq!(s.next(5), ["B", "E"]);
+        s.started("B");
+        s.started("E");
+        s.merged("B");
+        s.merged("E");
+        assert!(s.next(5).is_empty());
+        assert!(
+            s.finished(),
+            "C and D can never start in a pool capped at 0"
+        );
+    }
+
+    #[test]
+    fn requeueing_a_merged_ticket_holds_back_its_dependents_again() {
+        let p = plan(&[("A", &[]), ("B", &["A"]), ("C", &["B", "X"])]);
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        s.merged("A");
+        assert_eq!(s.next(3), ["B"]);
+        s.requeue("A");
+        assert_eq!(s.next(3), ["A"]);
+        s.merged("A");
+        s.merged("B");
+        assert!(s.next(3).is_empty(), "C waits for X, which the plan lacks");
+        s.merged("unknown");
+        assert!(s.finished());
+    }
+
+    #[test]
+    fn failing_blocks_waiting_descendants_once_in_plan_order() {
+        let p = plan(&[
+            ("A", &[]),
+            ("B", &["A"]),
+            ("C", &["A"]),
+            ("D", &["B", "C"]),
+            ("E", &[]),
+        ]);
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        s.started("A");
+        assert_eq!(s.failed("A"), ["B", "C", "D"]);
+        assert!(s.failed("A").is_empty(), "they are dead already");
+        assert_eq!(s.next(5), ["E"]);
+    }
+
+    /// Reference: filter every ticket and sort, as the scheduler did before
+    /// it kept ready sets; both must offer the same tickets at every step.
+    fn naive_next(p: &Plan, s: &Scheduler, free: usize) -> Vec<String> {
+        let g = Graph::new(p);
+        let mut ready: Vec<usize> = (0..g.ids.len())
+            .filter(|&i| s.place[i] == Place::Waiting)
+            .filter(|&i| {
+                g.deps[i]
+                    .iter()
+                    .all(|d| d.is_some_and(|d| s.place[d] == Place::Done))
+            })
+            .collect();
+        ready.sort_by_key(|&i| g.key(i));
+        ready
+            .into_iter()
+            .take(free)
+            .map(|i| g.ids[i].clone())
+            .collect()
+    }
+
+    #[test]
+    fn ready_sets_agree_with_a_full_scan_on_random_plans() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..40 {
+            let n = 2 + rand(14) as usize;
+            let names: Vec<String> = (0..n).map(|i| format!("T{i}")).collect();
+            let deps: Vec<Vec<&str>> = (0..n)
+                .map(|i| {
+                    (0..i)
+                        .filter(|_| rand(4) == 0)
+                        .map(|d| names[d].as_str())
+                        .collect()
+                })
+                .collect();
+            let edges: Vec<(&str, &[&str])> = names
+                .iter()
+                .zip(&deps)
+                .map(|(n, d)| (n.as_str(), d.as_slice()))
+                .collect();
+            let p = plan(&edges);
+            let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+            for _ in 0..3 * n {
+                assert_eq!(s.next(n), naive_next(&p, &s, n));
+                let id = names[rand(n as u64) as usize].clone();
+                match rand(5) {
+                    0 => s.started(&id),
+                    1 | 2 => s.merged(&id),
+                    3 => s.requeue(&id),
+                    _ => {
+                        s.failed(&id);
+                    }
+                }
+            }
+        }
     }
 }

@@ -455,7 +455,9 @@ fn renamed_from_is_set_exactly_for_renames() {
 
 fn tree(files: &[&str]) -> Options {
     Options {
-        repo_files: Some(files.iter().map(|f| f.to_string()).collect::<BTreeSet<_>>()),
+        repo_files: Some(std::sync::Arc::new(
+            files.iter().map(|f| f.to_string()).collect::<BTreeSet<_>>(),
+        )),
         ..allow_examples()
     }
 }

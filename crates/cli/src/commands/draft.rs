@@ -76,7 +76,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         None => None,
     };
     let mut options = settings::options(Some(args.format), false, config);
-    options.repo_files = repo_files.as_ref().map(|f| f.iter().cloned().collect());
+    options.repo_files = repo_files
+        .as_ref()
+        .map(|f| std::sync::Arc::new(f.iter().cloned().collect()));
     let scratch = tempfile::Builder::new()
         .prefix("planwright-draft-")
         .tempdir()

@@ -24,7 +24,9 @@ use crate::{render, Global, Output};
 use planwright_plan::doc::Syntax;
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Plan};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// How a command that reads one plan reads it.
 #[derive(clap::Args, Debug, Clone)]
@@ -171,15 +173,7 @@ pub fn check_file(
                 repo.display()
             )));
         }
-        let files = planwright_engine::git::tracked_files(repo, rev).map_err(|e| {
-            CliError::usage(format!(
-                "cannot list the files of `{}` at `{}`: {e}",
-                repo.display(),
-                rev
-            ))
-            .hint("`--repo` must be a git repository and `--rev` a revision in it")
-        })?;
-        options.repo_files = Some(files.into_iter().collect());
+        options.repo_files = Some(tree_files(repo, rev)?);
     }
     options.coerce = read.coerce;
     options.max_files_changed = read.max_files_changed;
@@ -194,6 +188,35 @@ pub fn check_file(
         global.note(format!("`{}` read as a {format} plan ({how})", report.file));
     }
     Ok(report)
+}
+
+/// The trees read so far, by (repository, revision) as given: `validate
+/// --repo` of many plans naming one repository lists its tree once, not one
+/// `git ls-tree -r` per plan. A failure is not kept (the next plan retries).
+type Trees = HashMap<(PathBuf, String), Arc<BTreeSet<String>>>;
+static TREES: Mutex<Option<Trees>> = Mutex::new(None);
+
+/// The files of `repo` at `rev`, read once per process.
+fn tree_files(repo: &Path, rev: &str) -> Result<Arc<BTreeSet<String>>, CliError> {
+    let key = (repo.to_path_buf(), rev.to_string());
+    // A poisoned lock only means another thread panicked while reading; the map is still whole.
+    let mut trees = TREES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(files) = trees.get_or_insert_with(HashMap::new).get(&key) {
+        return Ok(files.clone());
+    }
+    let files = planwright_engine::git::tracked_files(repo, rev).map_err(|e| {
+        CliError::usage(format!(
+            "cannot list the files of `{}` at `{}`: {e}",
+            repo.display(),
+            rev
+        ))
+        .hint("`--repo` must be a git repository and `--rev` a revision in it")
+    })?;
+    let files = Arc::new(files.into_iter().collect::<BTreeSet<String>>());
+    trees
+        .get_or_insert_with(HashMap::new)
+        .insert(key, files.clone());
+    Ok(files)
 }
 
 /// Reads a plan that must be valid: an invalid one prints its diagnostics

@@ -5,11 +5,11 @@ fn view(title: &str) -> RunView {
     let run = RunRow {
         id: "r<1>".into(),
         plan_path: "plan\".json".into(),
-        plan_digest: "d".into(),
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: "running".into(),
+        status: crate::state::RunStatus::Running,
+        fresh: false,
     };
     let tickets = vec![
         ("A".to_string(), title.to_string()),

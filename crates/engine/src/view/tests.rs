@@ -5,11 +5,11 @@ fn run_row() -> RunRow {
     RunRow {
         id: "r1".into(),
         plan_path: "plan.json".into(),
-        plan_digest: "d".into(),
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: "running".into(),
+        status: crate::state::RunStatus::Running,
+        fresh: false,
     }
 }
 
@@ -47,7 +47,7 @@ fn a_run() -> Vec<(u64, Event)> {
             Event::RunStarted {
                 run: "r1".into(),
                 base: "main".into(),
-                tickets: 3,
+                ticket_count: 3,
                 continued: false,
             },
         ),
@@ -96,9 +96,10 @@ fn a_run() -> Vec<(u64, Event)> {
             6,
             Event::RunFinished {
                 run: "r1".into(),
-                merged: 1,
-                failed: 1,
-                blocked: 1,
+                merged_count: 1,
+                changed_count: 0,
+                failed_count: 1,
+                blocked_count: 1,
                 interrupted: false,
             },
         ),
@@ -197,7 +198,7 @@ fn a_continued_run_restarts_unmerged_tickets_and_ends_stray_attempts() {
         Event::RunStarted {
             run: "r1".into(),
             base: "main".into(),
-            tickets: 3,
+            ticket_count: 3,
             continued: true,
         },
     ));

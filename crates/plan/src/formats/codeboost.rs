@@ -682,7 +682,7 @@ fn check_commands(items: &[Item<'_>], options: &Options, sink: &mut Vec<Diagnost
                 "/items",
                 "no item has a `cmd` check, so nothing will be run to verify the work",
             )
-            .with_hint(command_none_hint(options.repo_files.as_ref())),
+            .with_hint(command_none_hint(options.repo_files.as_deref())),
         );
     }
 }

@@ -37,7 +37,7 @@ pub struct Options {
     /// standard_v1: the planner's prompt rendered a calibration hint.
     pub calibration_hint: bool,
     /// The files of the repository tree the plan will run on, when known.
-    pub repo_files: Option<BTreeSet<String>>,
+    pub repo_files: Option<std::sync::Arc<BTreeSet<String>>>,
     /// The surface syntax, when the file name cannot tell (standard input).
     pub syntax: Option<crate::doc::Syntax>,
 }
