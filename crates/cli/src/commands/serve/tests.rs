@@ -7,11 +7,11 @@ fn serve_fixture(dir: &std::path::Path) -> (Arc<Server>, u16) {
     let run = RunRow {
         id: "r1".into(),
         plan_path: "plan.json".into(),
-        plan_digest: "d".into(),
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: "running".into(),
+        status: planwright_engine::state::RunStatus::Running,
+        fresh: false,
     };
     let view = RunView::new(&run, &[("A".into(), "a".into())]);
     std::fs::create_dir_all(dir.join("A")).unwrap();

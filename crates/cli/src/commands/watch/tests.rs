@@ -23,11 +23,11 @@ fn app(dir: &std::path::Path) -> App {
     let run = RunRow {
         id: "r1".into(),
         plan_path: "plan.json".into(),
-        plan_digest: "d".into(),
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: "running".into(),
+        status: planwright_engine::state::RunStatus::Running,
+        fresh: false,
     };
     let tickets: Vec<(String, String)> = [("A", "parser"), ("B", "lexer <fast>"), ("C", "cli")]
         .iter()
