@@ -49,6 +49,10 @@ pub struct Guard {
     git_dir: PathBuf,
     common_dir: PathBuf,
     expected: Mutex<Option<Snapshot>>,
+    /// Whether a change to the checkout's files stops the run. Only an
+    /// unconfined agent can write there; under the sandbox a change is the
+    /// user's own edit, which holds the merges instead (see merge.rs).
+    watch_checkout: std::sync::atomic::AtomicBool,
 }
 
 /// Files of the git directories that are snapshotted whole.
@@ -80,6 +84,7 @@ impl Guard {
             git_dir: git_dir.to_path_buf(),
             common_dir: common_dir.to_path_buf(),
             expected: Mutex::new(None),
+            watch_checkout: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -112,13 +117,24 @@ impl Guard {
         result
     }
 
+    /// Whether changes to the checkout's files stop the run (they do unless
+    /// agents run confined, see the field).
+    pub fn watch_checkout(&self, on: bool) {
+        self.watch_checkout
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn compare(&self, before: &Snapshot, now: &Snapshot) -> Result<(), EngineError> {
         let changed = changes(before, now);
-        if changed.is_empty() && before.status == now.status {
+        let status_changed = before.status != now.status
+            && self
+                .watch_checkout
+                .load(std::sync::atomic::Ordering::SeqCst);
+        if changed.is_empty() && !status_changed {
             return Ok(());
         }
         let mut names: Vec<String> = changed.iter().map(|p| self.name(p)).collect();
-        if before.status != now.status {
+        if status_changed {
             names.push("the checkout's files (`git status` differs)".to_string());
         }
         let restored = self.restore(before, &changed);
@@ -126,7 +142,7 @@ impl Guard {
             "something outside planwright changed the repository during the run: {}; {}",
             names.join(", "),
             match restored {
-                Ok(()) if before.status != now.status => "git files restored; the checkout's files were not touched, look at them with `git status`".to_string(),
+                Ok(()) if status_changed => "git files restored; the checkout's files were not touched, look at them with `git status`".to_string(),
                 Ok(()) => "restored as it was".to_string(),
                 Err(e) => format!("restoring failed: {e}"),
             }

@@ -446,6 +446,10 @@ pub fn run(
     // git calls is refused before anything runs (exit 3).
     crate::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
     repo.ensure_own_git(&settings.contain.allow_config)?;
+    // Confined agents cannot write the user's checkout: a change there is
+    // the user's own edit, which holds the merges rather than stopping the run.
+    repo.guard()
+        .watch_checkout(containment.sandbox == crate::sandbox::Sandbox::Off);
     let store = Store::open(&state_dir.join("state.db"))?;
     let (row, continued) = open_run(&store, &repo, &plan, &settings, &resume)?;
     let run_dir = state_dir.join("runs").join(&row.id);

@@ -10,8 +10,7 @@ use common::*;
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
-use planwright_engine::repo::Repo;
-use planwright_engine::run::{run, RunSettings};
+use planwright_engine::run::{prepare, run, RunSettings};
 use planwright_engine::sandbox::{capabilities, Mode};
 use planwright_engine::{EngineError, FailureKind};
 use serde_json::json;
@@ -61,12 +60,20 @@ fn try_run(
     agent: Box<dyn Agent>,
 ) -> Result<Outcome, EngineError> {
     let events = Arc::new(Mutex::new(Vec::new()));
-    let repo = Repo::open(&env.repo()).unwrap();
+    let agent: Arc<dyn Agent> = Arc::from(agent);
+    let session = prepare(
+        &env.repo(),
+        plan.clone(),
+        s.clone(),
+        Default::default(),
+        &[],
+        agent.as_ref(),
+    )
+    .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+    let executor = session.local_executor(agent);
     let summary = run(
-        &repo,
-        plan,
-        s,
-        Arc::from(agent),
+        session,
+        executor,
         vec![Box::new(Recorder(events.clone()))],
         &Cancel::default(),
     )?;

@@ -420,7 +420,8 @@ fn worktree_setup_runs_once_per_slot() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // One checkout for the tickets; the set-up's `deps/` survived each reset.
+    // Once per gate checkout (the ticket slot's, and the merge's when a
+    // merge had to gate again); the set-up's `deps/` survived each reset.
     let logs = ["A", "B", "C"].map(|id| {
         std::fs::read_to_string(
             env.repo()
@@ -432,7 +433,10 @@ fn worktree_setup_runs_once_per_slot() {
         .unwrap()
     });
     let setups: usize = logs.iter().map(|l| l.matches("(set-up in").count()).sum();
-    assert_eq!(setups, 1, "{logs:?}");
+    let checkouts = std::fs::read_dir(env.repo().join(".planwright/checkouts"))
+        .unwrap()
+        .count();
+    assert_eq!(setups, checkouts, "{logs:?}");
 }
 
 #[test]
