@@ -11,9 +11,9 @@
 //! Otherwise the merges wait on the run's branch and the user is told the
 //! one command to run.
 
+use crate::checkout::Checkouts;
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
-use crate::checkout::Checkouts;
 use crate::gates::{GateSettings, Verdict};
 use crate::git::Git;
 use crate::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};

@@ -82,7 +82,15 @@ pub fn preflight(
     agent: &dyn Agent,
     contain: &ContainSettings,
 ) -> Vec<Check> {
-    preflight_with(dir, plan, extra_gates, allow, agent, contain, &Resume::default())
+    preflight_with(
+        dir,
+        plan,
+        extra_gates,
+        allow,
+        agent,
+        contain,
+        &Resume::default(),
+    )
 }
 
 /// [`preflight`] for a run that treats earlier runs as `resume` says: the

@@ -108,7 +108,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         let kept = scratch.keep();
         match &drafted.report {
             Some(report) => {
-                eprint!("{}", render::file_report(report, global, global.color_stderr()));
+                eprint!(
+                    "{}",
+                    render::file_report(report, global, global.color_stderr())
+                );
                 for problem in &drafted.repo_problems {
                     eprintln!("error: {problem}");
                 }

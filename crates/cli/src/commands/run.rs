@@ -200,6 +200,7 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     s.pool.pristine = config.worktree.pristine;
     s.contain = contain_settings(config);
     s.routing = config.routing.clone();
+    s.budget = config.budget.clone();
     Ok(s)
 }
 
