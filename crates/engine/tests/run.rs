@@ -953,3 +953,103 @@ fn a_pinned_ticket_waits_for_its_pool_and_one_probe_reopens_it() {
         .position(|e| matches!(e, Event::PoolPaused { pool: Some(p), .. } if p == "px"));
     assert!(paused.is_some() && resumed > paused, "{:?}", out.events);
 }
+
+/// An agent whose every attempt costs a dollar, keeping the budget each
+/// ticket's attempt was given; it writes the ticket's file unless told not to.
+struct CostsADollar {
+    budgets: std::sync::Mutex<Vec<(String, Option<String>)>>,
+    idle: bool,
+}
+
+impl agent::Agent for CostsADollar {
+    fn name(&self) -> &str {
+        "costs-a-dollar"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        let budget = ctx
+            .env
+            .iter()
+            .find(|(k, _)| k == agent::BUDGET_ENV)
+            .map(|(_, v)| v.clone());
+        self.budgets
+            .lock()
+            .unwrap()
+            .push((ctx.ticket.clone(), budget));
+        if !self.idle {
+            std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
+        }
+        Ok(agent::AgentReport {
+            cost: Some((1.0, agent::CostSource::Reported)),
+            ..agent::AgentReport::outcome(agent::AgentOutcome::Finished)
+        })
+    }
+}
+
+fn costs_a_dollar(idle: bool) -> Arc<CostsADollar> {
+    Arc::new(CostsADollar {
+        budgets: Default::default(),
+        idle,
+    })
+}
+
+#[test]
+fn a_run_budget_stops_new_attempts_and_a_raised_one_continues() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let mut c = ticket("C", json!([any("C.txt")]));
+    c["depends_on"] = json!(["B"]);
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b, c]}),
+    );
+    let mut s = settings();
+    s.budget.max_cost_usd = Some(2.0);
+    let agent = costs_a_dollar(false);
+    let out = run_resume(&env, &plan, &s, agent.clone(), Resume::default());
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let why = out
+        .summary
+        .budget
+        .clone()
+        .expect("the budget stopped the run");
+    assert!(why.contains("$2.00 of $2.00"), "{why}");
+    assert!(!out.summary.all_merged());
+    assert!(out
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::BudgetReached { .. })));
+    s.budget.max_cost_usd = Some(10.0);
+    let again = run_resume(&env, &plan, &s, agent.clone(), Resume::default());
+    assert!(again.summary.all_merged(), "{:?}", again.summary);
+    assert_eq!(again.summary.merged, ["A", "B", "C"]);
+    let given = agent.budgets.lock().unwrap().clone();
+    let dollars = |v: &str| Some(v.to_string());
+    assert_eq!(
+        given,
+        [
+            ("A".to_string(), dollars("2.0000")),
+            ("B".to_string(), dollars("1.0000")),
+            ("C".to_string(), dollars("8.0000")),
+        ],
+        "what is left of the run's budget, counted across invocations"
+    );
+}
+
+#[test]
+fn a_ticket_budget_fails_the_ticket_with_kind_budget() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
+    let mut s = settings();
+    s.strikes = 3;
+    s.budget.ticket.max_cost_usd = Some(1.0);
+    // It changes nothing: an empty diff, rejected, and its dollar is spent.
+    let agent = costs_a_dollar(true);
+    let out = run_resume(&env, &plan, &s, agent.clone(), Resume::default());
+    assert_eq!(failing_kind(&out, "A"), FailureKind::Budget);
+    assert_eq!(agent.budgets.lock().unwrap().len(), 1, "no second attempt");
+}
