@@ -34,6 +34,16 @@ pub fn describe(event: &Event) -> Option<String> {
         Event::AgentReported { .. } => return None,
         Event::PoolPaused {
             ticket,
+            pool: Some(pool),
+            wait_ms,
+            reason,
+            ..
+        } => format!(
+            "{ticket}: pool {pool} could not serve it ({reason}); paused {}s, its tickets go to another model or wait, no strike used",
+            wait_ms.div_ceil(1000)
+        ),
+        Event::PoolPaused {
+            ticket,
             wait_ms,
             reason,
             ..
@@ -54,6 +64,8 @@ pub fn describe(event: &Event) -> Option<String> {
             summary,
             ..
         } => format!("{ticket}: review pass {pass}: {verdict}: {summary}"),
+        Event::PoolResumed { pool } => format!("pool {pool} answered again: it is open"),
+        Event::BudgetReached { reason } => format!("no new attempts: {reason}"),
         Event::BaseAdvanced { base, commit } => {
             format!("`{base}` and its checkout moved to {}", short(commit))
         }
@@ -284,6 +296,7 @@ mod tests {
                 ticket: "T6".into(),
                 pool: None,
                 wait_ms: 1500,
+                until: None,
                 reason: "429".into(),
             },
             Event::BaseAdvanced {

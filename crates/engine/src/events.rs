@@ -82,15 +82,18 @@ pub enum Event {
         final_message: Option<String>,
     },
     /// The model could not serve an attempt (rate limit, quota): no strike
-    /// is used and the ticket waits before its next attempt. This is where
-    /// pausing a whole model pool will hook in.
+    /// is used. With a pool, the whole pool pauses and its queued tickets go
+    /// to another candidate model or wait; without one, the ticket waits.
     PoolPaused {
         /// The ticket.
         ticket: String,
-        /// The model pool the ticket routes to, if any.
+        /// The model pool of the attempt, if the routing table knows it.
         pool: Option<String>,
-        /// How long the ticket waits, in milliseconds.
+        /// How long the pool (or ticket) waits, in milliseconds.
         wait_ms: u64,
+        /// When the pool may be probed again (RFC 3339), for pools.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        until: Option<String>,
         /// What the agent reported.
         reason: String,
     },
@@ -129,6 +132,17 @@ pub enum Event {
         summary: String,
         /// Each check's status (`C1: met`).
         checks: Vec<String>,
+    },
+    /// A paused pool answered its probe: it is open again.
+    PoolResumed {
+        /// The pool.
+        pool: String,
+    },
+    /// The run's budget is used up: no new attempt starts, the run ends
+    /// once those in flight are settled, and resumes when it is raised.
+    BudgetReached {
+        /// Which ceiling, and by how much.
+        reason: String,
     },
     /// An attempt was rejected.
     AttemptRejected {

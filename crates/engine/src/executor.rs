@@ -51,6 +51,9 @@ pub struct AttemptInput {
     pub agent_timeout: Option<Duration>,
     /// The model chosen for this attempt.
     pub model: Option<String>,
+    /// Dollars the attempt may still spend under `[budget]`, if a dollar
+    /// ceiling applies; the agent gets it as [`crate::agent::BUDGET_ENV`].
+    pub budget_usd: Option<f64>,
     /// The ref the candidate commit must end on, in the coordinator's repository.
     pub candidate_ref: String,
 }
@@ -142,6 +145,9 @@ impl LocalExecutor {
         )?);
         if homes.is_dir() {
             confine.allow_write(homes);
+        }
+        if let Some(usd) = input.budget_usd {
+            env.push((crate::agent::BUDGET_ENV.into(), format!("{usd:.4}")));
         }
         Ok(AttemptContext {
             ticket: input.ticket.clone(),

@@ -10,6 +10,7 @@
 //! its side effect; docs/running.md lists each with its recovery rule.
 
 use crate::agent::{Agent, AgentOutcome};
+use crate::budget::{self, BudgetTracker};
 use crate::charter::Charter;
 use crate::checkout::Checkouts;
 use crate::clock;
@@ -20,6 +21,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::gates::{GateSettings, Verdict};
 use crate::identity::{standing, ticket_digest, Ledger, Standing};
 use crate::merge::{self, commit_message, Merge, MergeOutcome, Sync, Target};
+use crate::pools::{self, Choice, PoolPauses};
 use crate::preflight::Check;
 use crate::process::Cancel;
 use crate::repo::Repo;
@@ -28,7 +30,7 @@ use crate::scheduler::Scheduler;
 use crate::state::{RunRow, RunStatus, Store, TicketRow, TicketState};
 use crate::verify;
 use crate::workspace::{PoolSettings, Workspaces};
-use planwright_plan::config::Routing;
+use planwright_plan::config::{BudgetSettings, Routing};
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
 use serde::Serialize;
@@ -79,6 +81,8 @@ pub struct RunSettings {
     pub routing: Routing,
     /// Review passes and counterfactuals, after the gates.
     pub beyond: crate::beyond_gates::Settings,
+    /// Ceilings on cost and tokens, for the run and each ticket.
+    pub budget: BudgetSettings,
 }
 
 impl RunSettings {
@@ -103,6 +107,7 @@ impl RunSettings {
             contain: ContainSettings::default(),
             routing: Routing::default(),
             beyond: Default::default(),
+            budget: BudgetSettings::default(),
         }
     }
 }
@@ -145,12 +150,19 @@ pub struct RunSummary {
     /// Whether a signal stopped it early.
     #[serde(skip)]
     pub interrupted: bool,
+    /// Why the run's budget stopped it before every ticket ran, if it did
+    /// (raising `[budget]` and running again continues it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
 }
 
 impl RunSummary {
     /// Whether every ticket is merged (possibly on the run's branch).
     pub fn all_merged(&self) -> bool {
-        self.failed.is_empty() && self.blocked.is_empty() && !self.interrupted
+        self.failed.is_empty()
+            && self.blocked.is_empty()
+            && !self.interrupted
+            && self.budget.is_none()
     }
 }
 
@@ -518,10 +530,11 @@ fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
     });
     let interrupted = sh.cancel.is_cancelled();
     let held = match &outcome {
-        Ok(()) => sync(sh)?,
+        Ok(_) => sync(sh)?,
         Err(_) => None,
     };
-    let summary = summarize(&sh.store, &sh.run, held, interrupted)?;
+    let budget = outcome.as_ref().ok().cloned().flatten();
+    let summary = summarize(&sh.store, &sh.run, held, interrupted, budget)?;
     let status = if interrupted {
         RunStatus::Interrupted
     } else {
@@ -536,7 +549,7 @@ fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
         blocked_count: summary.blocked.len(),
         interrupted,
     });
-    outcome.map(|()| summary)
+    outcome.map(|_| summary)
 }
 
 /// Lands the run's branch on the base when that harms no checkout.
@@ -764,6 +777,7 @@ fn summarize(
     run: &str,
     held: Option<Held>,
     interrupted: bool,
+    budget: Option<String>,
 ) -> Result<RunSummary, EngineError> {
     let mut s = RunSummary {
         run: run.to_string(),
@@ -773,6 +787,7 @@ fn summarize(
         blocked: vec![],
         held,
         interrupted,
+        budget,
     };
     for t in store.tickets(run)? {
         match t.state {
@@ -849,6 +864,13 @@ enum AttemptResult {
     },
 }
 
+/// What routing and the budget decided for an attempt about to start.
+struct Route {
+    model: Option<String>,
+    pool: Option<String>,
+    budget_usd: Option<f64>,
+}
+
 /// A verified candidate for the merger thread.
 struct MergeJob {
     ticket: String,
@@ -864,7 +886,15 @@ struct Loop {
     merging: usize,
     strikes_used: HashMap<String, u32>,
     unavailable_streak: HashMap<String, u32>,
+    /// Tickets parked until a time: a pause without a pool, or every
+    /// candidate pool paused.
     paused: Vec<(Instant, String)>,
+    /// The rate-limited model pools.
+    pauses: PoolPauses,
+    /// The pool each ticket's attempt in flight counts against.
+    attempt_pool: HashMap<String, Option<String>>,
+    /// Why the run's budget stops new attempts, once it does.
+    budget_stop: Option<String>,
     fatal: Option<EngineError>,
 }
 
@@ -878,10 +908,11 @@ struct Coordinator<'c, 'a> {
     merges: Sender<MergeJob>,
 }
 
+/// Coordinates the run; `Some(why)` when the run's budget stopped it.
 fn coordinate<'s, 'a: 's>(
     scope: &'s std::thread::Scope<'s, '_>,
     sh: &'s Shared<'a>,
-) -> Result<(), EngineError> {
+) -> Result<Option<String>, EngineError> {
     let (tx, rx) = channel::<Msg>();
     let (merges, jobs) = channel::<MergeJob>();
     let merger_tx = tx.clone();
@@ -1004,16 +1035,16 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         scope: &'c std::thread::Scope<'c, '_>,
         tx: Sender<Msg>,
         rx: Receiver<Msg>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<String>, EngineError> {
         loop {
             self.unpause();
             let stopping = self.sh.cancel.is_cancelled() || self.lp.fatal.is_some();
             if !stopping {
-                for id in self.sched.next(self.lp.free.len()) {
-                    let slot = self.lp.free.pop().expect("next() respects the free slots");
-                    self.start(scope, &id, slot, tx.clone())?;
-                }
+                self.start_ready(scope, &tx)?;
             }
+            // A used-up budget ends the run like a stop, without cancelling
+            // the attempts in flight: what they did is paid for.
+            let stopping = stopping || self.lp.budget_stop.is_some();
             let busy = self.lp.in_flight + self.lp.merging > 0;
             if !busy && (stopping || self.lp.paused.is_empty()) {
                 break;
@@ -1032,7 +1063,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         }
         match self.lp.fatal {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(self.lp.budget_stop),
         }
     }
 
@@ -1084,12 +1115,93 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         }
     }
 
+    /// Starts ready tickets while slots are free. A ticket the budget or a
+    /// paused pool holds back leaves its slot to the next one, so this asks
+    /// the scheduler again until nothing more starts.
+    fn start_ready(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: &Sender<Msg>,
+    ) -> Result<(), EngineError> {
+        loop {
+            let ready = self.sched.next(self.lp.free.len());
+            if ready.is_empty() || self.lp.budget_stop.is_some() {
+                return Ok(());
+            }
+            for id in ready {
+                let Some(budget_usd) = self.admit(&id)? else {
+                    continue;
+                };
+                let Some(route) = self.route(&id, budget_usd) else {
+                    continue;
+                };
+                let slot = self.lp.free.pop().expect("next() respects the free slots");
+                self.start(scope, &id, slot, route, tx.clone())?;
+            }
+        }
+    }
+
+    /// Asks the budget (rebuilt from the store, so earlier invocations
+    /// count) whether `id` may start an attempt: `Some(dollars left)` when
+    /// it may. A used-up run budget stops new attempts; a used-up ticket
+    /// budget fails the ticket.
+    fn admit(&mut self, id: &str) -> Result<Option<Option<f64>>, EngineError> {
+        let sh = self.sh;
+        let tracker = BudgetTracker::resume(&sh.settings.budget, sh.store.spent(&sh.run)?);
+        match tracker.admit(id) {
+            budget::Admission::Start => Ok(Some(tracker.remaining_usd(id))),
+            budget::Admission::RunExhausted(reason) => {
+                if self.lp.budget_stop.is_none() {
+                    sh.emitter.emit(Event::BudgetReached {
+                        reason: reason.clone(),
+                    });
+                    self.lp.budget_stop = Some(reason);
+                }
+                Ok(None)
+            }
+            budget::Admission::TicketExhausted(f) => {
+                sh.store.fail_ticket(&sh.run, id, &f)?;
+                self.fail(id, f)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The model of `id`'s next attempt through the routing table and the
+    /// paused pools; `None` when every candidate pool is paused, and the
+    /// ticket is parked until the earliest may be probed.
+    fn route(&mut self, id: &str, budget_usd: Option<f64>) -> Option<Route> {
+        let sh = self.sh;
+        let now = clock::unix_now();
+        let (model, pool) = match pools::choose(
+            sh.ticket(id),
+            &sh.settings.routing,
+            &mut self.lp.pauses,
+            now,
+        ) {
+            Choice::CliDefault => (None, None),
+            Choice::Model { model, pool, .. } => (Some(model), pool),
+            Choice::Wait { until } => {
+                let wait = Duration::from_secs(until.saturating_sub(now));
+                self.sched.started(id);
+                self.lp.paused.push((Instant::now() + wait, id.to_string()));
+                return None;
+            }
+        };
+        Some(Route {
+            model,
+            pool,
+            budget_usd,
+        })
+    }
+
     /// Records and spawns the next attempt of `id` in `slot`.
     fn start(
         &mut self,
         scope: &'c std::thread::Scope<'c, '_>,
         id: &str,
         slot: usize,
+        route: Route,
         tx: Sender<Msg>,
     ) -> Result<(), EngineError> {
         let sh = self.sh;
@@ -1104,6 +1216,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
         self.sched.started(id);
         self.lp.in_flight += 1;
+        self.lp.attempt_pool.insert(id.to_string(), route.pool);
         sh.emitter.emit(Event::AttemptStarted {
             ticket: id.to_string(),
             attempt,
@@ -1125,7 +1238,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             message: sh.message(id),
             files: sh.run_dir.join(id),
             agent_timeout: sh.settings.agent_timeout,
-            model: ticket.model.clone(),
+            model: route.model,
+            budget_usd: route.budget_usd,
             candidate_ref: merge::candidate_ref(id),
         };
         scope.spawn(move || {
@@ -1161,6 +1275,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     ) -> Result<(), EngineError> {
         let sh = self.sh;
         let now = clock::now();
+        let pool = self.lp.attempt_pool.remove(id).flatten();
+        if let (Some(pool), Ok(r)) = (&pool, &result) {
+            if !matches!(
+                r,
+                AttemptResult::Cancelled | AttemptResult::Unavailable { .. }
+            ) {
+                self.answered(pool);
+            }
+        }
         match result {
             Err(e) => {
                 // An engine failure (git, disk) is not the ticket's fault: stop the run.
@@ -1181,7 +1304,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }) => {
                 sh.store
                     .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
-                self.pause(id, retry_after, reason);
+                match pool {
+                    Some(pool) => self.pause_pool(id, &pool, retry_after, reason),
+                    None => self.pause(id, retry_after, reason),
+                }
             }
             Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
             Ok(AttemptResult::Passed { candidate }) => {
@@ -1199,9 +1325,43 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         Ok(())
     }
 
-    /// The model could not serve the ticket: it waits (no strike used) for
-    /// the time the provider named, else a doubling wait. Pausing the whole
-    /// model pool, or routing to another model, hooks in here.
+    /// The model of a pool could not serve the ticket: the whole pool
+    /// pauses (no strike used) and the ticket goes back to the queue, where
+    /// routing sends it to another candidate model or parks it.
+    fn pause_pool(&mut self, id: &str, pool: &str, retry_after: Option<Duration>, reason: String) {
+        let now = clock::unix_now();
+        self.lp.pauses.pause(pool, now, retry_after);
+        self.sched.requeue(id);
+        let until = self
+            .lp
+            .pauses
+            .paused()
+            .into_iter()
+            .find_map(|(p, until)| (p == pool).then_some(until))
+            .unwrap_or(now);
+        self.sh.emitter.emit(Event::PoolPaused {
+            ticket: id.to_string(),
+            pool: Some(pool.to_string()),
+            wait_ms: until.saturating_sub(now).saturating_mul(1000),
+            until: Some(clock::format_unix(until)),
+            reason,
+        });
+    }
+
+    /// A pool's model answered: a paused pool is open again.
+    fn answered(&mut self, pool: &str) {
+        let was_paused = self.lp.pauses.paused().iter().any(|(p, _)| p == pool);
+        self.lp.pauses.answered(pool);
+        if was_paused {
+            self.sh.emitter.emit(Event::PoolResumed {
+                pool: pool.to_string(),
+            });
+        }
+    }
+
+    /// A model outside the routing table could not serve the ticket: the
+    /// ticket waits (no strike used) for the time the provider named, else
+    /// a doubling wait.
     fn pause(&mut self, id: &str, retry_after: Option<Duration>, reason: String) {
         let streak = self
             .lp
@@ -1217,8 +1377,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let sh = self.sh;
         sh.emitter.emit(Event::PoolPaused {
             ticket: id.to_string(),
-            pool: ticket_pool(sh.ticket(id), &sh.settings.routing),
+            pool: None,
             wait_ms: wait.as_millis() as u64,
+            until: None,
             reason,
         });
     }
@@ -1276,6 +1437,13 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             self.sched.requeue(id);
             return Ok(());
         }
+        self.fail(id, f)
+    }
+
+    /// A ticket failed for good (its state is stored): its last candidate
+    /// is quarantined and its dependents are blocked.
+    fn fail(&mut self, id: &str, f: Failure) -> Result<(), EngineError> {
+        let sh = self.sh;
         let candidate = merge::candidate_ref(id);
         if let Some(commit) = merge::ref_tip(sh.repo, &candidate)? {
             merge::set_ref(sh.repo, &merge::quarantine_ref(id), &commit)?;
@@ -1336,7 +1504,10 @@ fn attempt_once(
 /// Stores and reports what the agent said (usage, cost, model, final
 /// message, session id).
 fn record_agent(sh: &Shared, input: &AttemptInput, c: &Candidate) -> Result<(), EngineError> {
-    let r = &c.report;
+    // The model routing chose is the attempt's model when the CLI names none.
+    let mut r = c.report.clone();
+    r.model = r.model.or_else(|| input.model.clone());
+    let r = &r;
     sh.store
         .record_agent(&sh.run, &input.ticket, input.attempt, r)?;
     sh.emitter.emit(Event::AgentReported {

@@ -672,6 +672,46 @@ impl Store {
         })
     }
 
+    /// Fails a ticket between attempts (its budget is used up): no attempt
+    /// carries this failure, the ticket does.
+    pub fn fail_ticket(&self, run: &str, id: &str, f: &Failure) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE tickets SET state = 'failed', candidate = NULL, verified_on = NULL, merge_commit = NULL,
+                 failure_kind = ?3, failure_message = ?4, failure_evidence = ?5
+                 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, f.kind.as_str(), f.message, f.evidence],
+            )
+            .map(drop)
+        })
+    }
+
+    /// What each ticket's attempts of `run` used (every invocation's), for
+    /// the budget: known costs in dollars and tokens of every kind.
+    pub fn spent(&self, run: &str) -> Result<Vec<(String, crate::budget::Spent)>> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT ticket_id,
+                        SUM(CASE WHEN cost > 0 THEN cost ELSE 0 END),
+                        SUM(COALESCE(input_tokens, 0) + COALESCE(output_tokens, 0)
+                            + COALESCE(cache_read_tokens, 0) + COALESCE(cache_write_tokens, 0))
+                 FROM attempts WHERE run_id = ?1 GROUP BY ticket_id",
+            )?;
+            let rows = st.query_map([run], |r| {
+                let cost: Option<f64> = r.get(1)?;
+                let tokens: Option<i64> = r.get(2)?;
+                Ok((
+                    r.get::<_, String>(0)?,
+                    crate::budget::Spent {
+                        cost_usd: cost.unwrap_or(0.0),
+                        tokens: tokens.unwrap_or(0).max(0) as u64,
+                    },
+                ))
+            })?;
+            rows.collect()
+        })
+    }
+
     /// Records that attempt `n` ended without a verdict (`interrupted`, or
     /// `unavailable`: the model could not serve it); the ticket is pending
     /// again and no strike is used.

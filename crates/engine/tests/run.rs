@@ -823,3 +823,237 @@ fn the_charter_of_a_rebuild_names_the_conflict() {
         assert!(charter.contains(needle), "{needle} missing in:\n{charter}");
     }
 }
+
+/// A routing table of two models for tier `mid`, `x` first, each in its own pool.
+fn two_pools() -> planwright_plan::config::Routing {
+    let model = |name: &str| planwright_plan::config::Model {
+        name: name.into(),
+        family: format!("f{name}"),
+        tiers: vec!["mid".into()],
+        pool: format!("p{name}"),
+    };
+    planwright_plan::config::Routing {
+        models: vec![model("x"), model("y")],
+        caps: Default::default(),
+        ..Default::default()
+    }
+}
+
+/// The model recorded for each attempt of `id`.
+fn attempt_models(env: &Env, id: &str) -> Vec<Option<String>> {
+    let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
+    let report = planwright_engine::report::load(&repo, None)
+        .unwrap()
+        .unwrap();
+    let t = report.tickets.iter().find(|t| t.ticket.id == id).unwrap();
+    t.attempts
+        .iter()
+        .map(|a| a.agent.as_ref().and_then(|g| g.model.clone()))
+        .collect()
+}
+
+#[test]
+fn a_rate_limited_pool_pauses_and_its_tickets_move_to_another_pools_model() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    // Model x is rate-limited for two hours; model y works.
+    let agent = sh_agent(
+        &env,
+        "#!/bin/sh\nif [ \"$2\" = x ]; then echo 'Error: rate limit exceeded, retry in 2h' >&2; exit 1; fi\ncd \"$1\"\necho \"$2\" > \"$PLANWRIGHT_TICKET.txt\"\n",
+        "{worktree} {model}",
+    );
+    let mut a = ticket("A", json!([any("A.txt")]));
+    a["tier"] = "mid".into();
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["tier"] = "mid".into();
+    b["depends_on"] = json!(["A"]);
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a, b]}));
+    let mut s = settings();
+    s.jobs = 1;
+    s.strikes = 1;
+    s.routing = two_pools();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let paused: Vec<_> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PoolPaused {
+                ticket,
+                pool,
+                wait_ms,
+                until,
+                ..
+            } => Some((ticket.clone(), pool.clone(), *wait_ms, until.is_some())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    let (ticket, pool, wait_ms, until) = paused[0].clone();
+    assert_eq!(
+        (ticket.as_str(), pool.as_deref(), until),
+        ("A", Some("px"), true)
+    );
+    assert!(wait_ms > 3_600_000, "paused until the reset: {wait_ms}");
+    let some = |m: &str| Some(m.to_string());
+    assert_eq!(attempt_models(&env, "A"), [some("x"), some("y")]);
+    assert_eq!(attempt_models(&env, "B"), [some("y")], "B never tried x");
+    assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "y");
+}
+
+/// An agent (in-process, so it may keep count) whose first call is
+/// rate-limited for a second; it reports no model of its own.
+struct LimitedOnce {
+    calls: std::sync::atomic::AtomicU32,
+}
+
+impl agent::Agent for LimitedOnce {
+    fn name(&self) -> &str {
+        "limited-once"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        if self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return Ok(agent::AgentOutcome::Unavailable {
+                retry_after: Some(std::time::Duration::from_secs(1)),
+                reason: "quota exceeded".into(),
+            }
+            .into());
+        }
+        std::fs::write(ctx.worktree.join("P.txt"), "p\n").unwrap();
+        Ok(agent::AgentOutcome::Finished.into())
+    }
+}
+
+#[test]
+fn a_pinned_ticket_waits_for_its_pool_and_one_probe_reopens_it() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut p = ticket("P", json!([any("P.txt")]));
+    p["model"] = "x".into();
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [p]}));
+    let mut s = settings();
+    s.strikes = 1;
+    s.routing = two_pools();
+    let agent: Arc<dyn agent::Agent> = Arc::new(LimitedOnce {
+        calls: Default::default(),
+    });
+    let out = run_resume(&env, &plan, &s, agent, Resume::default());
+    assert_eq!(out.summary.merged, ["P"], "{:?}", out.summary);
+    let some = |m: &str| Some(m.to_string());
+    assert_eq!(
+        attempt_models(&env, "P"),
+        [some("x"), some("x")],
+        "the routed model is recorded, and a pinned ticket has no other"
+    );
+    let resumed = out
+        .events
+        .iter()
+        .position(|e| matches!(e, Event::PoolResumed { pool } if pool == "px"));
+    let paused = out
+        .events
+        .iter()
+        .position(|e| matches!(e, Event::PoolPaused { pool: Some(p), .. } if p == "px"));
+    assert!(paused.is_some() && resumed > paused, "{:?}", out.events);
+}
+
+/// An agent whose every attempt costs a dollar, keeping the budget each
+/// ticket's attempt was given; it writes the ticket's file unless told not to.
+struct CostsADollar {
+    budgets: std::sync::Mutex<Vec<(String, Option<String>)>>,
+    idle: bool,
+}
+
+impl agent::Agent for CostsADollar {
+    fn name(&self) -> &str {
+        "costs-a-dollar"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        let budget = ctx
+            .env
+            .iter()
+            .find(|(k, _)| k == agent::BUDGET_ENV)
+            .map(|(_, v)| v.clone());
+        self.budgets
+            .lock()
+            .unwrap()
+            .push((ctx.ticket.clone(), budget));
+        if !self.idle {
+            std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
+        }
+        Ok(agent::AgentReport {
+            cost: Some((1.0, agent::CostSource::Reported)),
+            ..agent::AgentReport::outcome(agent::AgentOutcome::Finished)
+        })
+    }
+}
+
+fn costs_a_dollar(idle: bool) -> Arc<CostsADollar> {
+    Arc::new(CostsADollar {
+        budgets: Default::default(),
+        idle,
+    })
+}
+
+#[test]
+fn a_run_budget_stops_new_attempts_and_a_raised_one_continues() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let mut c = ticket("C", json!([any("C.txt")]));
+    c["depends_on"] = json!(["B"]);
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b, c]}),
+    );
+    let mut s = settings();
+    s.budget.max_cost_usd = Some(2.0);
+    let agent = costs_a_dollar(false);
+    let out = run_resume(&env, &plan, &s, agent.clone(), Resume::default());
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let why = out
+        .summary
+        .budget
+        .clone()
+        .expect("the budget stopped the run");
+    assert!(why.contains("$2.00 of $2.00"), "{why}");
+    assert!(!out.summary.all_merged());
+    assert!(out
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::BudgetReached { .. })));
+    s.budget.max_cost_usd = Some(10.0);
+    let again = run_resume(&env, &plan, &s, agent.clone(), Resume::default());
+    assert!(again.summary.all_merged(), "{:?}", again.summary);
+    assert_eq!(again.summary.merged, ["A", "B", "C"]);
+    let given = agent.budgets.lock().unwrap().clone();
+    let dollars = |v: &str| Some(v.to_string());
+    assert_eq!(
+        given,
+        [
+            ("A".to_string(), dollars("2.0000")),
+            ("B".to_string(), dollars("1.0000")),
+            ("C".to_string(), dollars("8.0000")),
+        ],
+        "what is left of the run's budget, counted across invocations"
+    );
+}
+
+#[test]
+fn a_ticket_budget_fails_the_ticket_with_kind_budget() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
+    let mut s = settings();
+    s.strikes = 3;
+    s.budget.ticket.max_cost_usd = Some(1.0);
+    // It changes nothing: an empty diff, rejected, and its dollar is spent.
+    let agent = costs_a_dollar(true);
+    let out = run_resume(&env, &plan, &s, agent.clone(), Resume::default());
+    assert_eq!(failing_kind(&out, "A"), FailureKind::Budget);
+    assert_eq!(agent.budgets.lock().unwrap().len(), 1, "no second attempt");
+}

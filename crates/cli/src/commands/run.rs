@@ -201,6 +201,7 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     s.contain = contain_settings(config);
     s.routing = config.routing.clone();
     s.beyond = beyond_gates(config)?;
+    s.budget = config.budget.clone();
     Ok(s)
 }
 

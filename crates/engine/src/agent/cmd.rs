@@ -80,15 +80,33 @@ impl Agent for CmdAgent {
             _ => match blocked_reason(&done.stdout_tail) {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
-                None => {
-                    AgentOutcome::Failed(format!("ended with {}\n{}", done.exit, done.output_tail))
-                }
+                None => failed_or_limited(&done.exit.to_string(), &done.output_tail),
             },
         };
         Ok(AgentReport {
             model: ctx.model.clone(),
             ..AgentReport::outcome(outcome)
         })
+    }
+}
+
+/// A failed program whose output reads like a rate limit or an exhausted
+/// quota is `Unavailable` (its pool pauses, no strike), with the reset time
+/// its output names; any other failure is `Failed` with the output's tail.
+fn failed_or_limited(exit: &str, tail: &str) -> AgentOutcome {
+    if !super::limits::is_limit_text(tail) {
+        return AgentOutcome::Failed(format!("ended with {exit}\n{tail}"));
+    }
+    let reason = tail
+        .lines()
+        .rev()
+        .find(|l| super::limits::is_limit_text(l))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    AgentOutcome::Unavailable {
+        retry_after: super::limits::retry_after(tail, super::limits::Now::system()),
+        reason,
     }
 }
 
@@ -132,5 +150,23 @@ mod tests {
             Some("no spec".into())
         );
         assert_eq!(blocked_reason("TICKET-BLOCKED: x\nmore"), None);
+    }
+
+    #[test]
+    fn a_limit_in_the_output_is_unavailable_and_other_failures_are_not() {
+        assert_eq!(
+            failed_or_limited(
+                "exit 1",
+                "working\nError: rate limit exceeded, retry in 2h\n"
+            ),
+            AgentOutcome::Unavailable {
+                retry_after: Some(Duration::from_secs(7200)),
+                reason: "Error: rate limit exceeded, retry in 2h".into()
+            }
+        );
+        assert_eq!(
+            failed_or_limited("exit 2", "syntax error\n"),
+            AgentOutcome::Failed("ended with exit 2\nsyntax error\n".into())
+        );
     }
 }
