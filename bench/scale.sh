@@ -22,8 +22,8 @@ for n in $sizes; do
     plan="$dir/$shape-$n.json"
     agb_plan "$shape" "$n" >"$plan"
     v=$(time_ms "$bin" validate "$plan")
-    d=$(time_ms "$bin" run --dry-run --repo "$dir/repo" "$plan")
-    p=$(time_ms "$bin" preflight --repo "$dir/repo" "$plan")
+    d=$(time_ms "$bin" run --dry-run --agent cmd --agent-cmd true --repo "$dir/repo" "$plan")
+    p=$(time_ms "$bin" preflight --agent cmd --agent-cmd true --repo "$dir/repo" "$plan")
     ((v > 0)) || v=1
     printf '%-12s %7d %8d ms %7d ms %7d ms %8s %8s\n' "$shape" "$n" "$v" "$d" "$p" \
       "$(awk -v a="$d" -v b="$v" 'BEGIN { printf "%.1fx", a / b }')" \
