@@ -3,10 +3,17 @@
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# The binary to measure: $PLANWRIGHT, else a release build of this tree.
+# The binary to measure: $PLANWRIGHT, else a release build of this tree
+# (a debug build in quick mode, which only checks that the scripts work and
+# which CI runs after `cargo test` has built it).
 planwright_bin() {
   if [[ -n "${PLANWRIGHT:-}" ]]; then
     echo "$PLANWRIGHT"
+    return
+  fi
+  if [[ -n "${QUICK:-}" ]]; then
+    (cd "$root" && cargo build --quiet -p planwright) >&2
+    echo "$root/target/debug/planwright"
     return
   fi
   (cd "$root" && cargo build --release --quiet -p planwright) >&2
