@@ -101,6 +101,8 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
         timeout: Some(Duration::from_secs(120)),
         model: model.map(String::from),
         env,
+        confine: None,
+        log_limit: None,
     }
 }
 
