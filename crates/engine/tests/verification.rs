@@ -220,6 +220,7 @@ fn run_review(dir: &Path, agent: &CmdAgent, passes: u32, max: Option<usize>) -> 
         passes,
         max,
         &mut spend,
+        None,
         &Cancel::default(),
     )
     .unwrap()
