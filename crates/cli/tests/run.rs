@@ -901,8 +901,7 @@ fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     for needle in [
         "lint: problem 1",
         log,
-        "blocked: its ancestor A failed",
-        "blocked by A",
+        "blocked because <a href=\"#t-A\">A</a> failed",
     ] {
         assert!(html.contains(needle), "{needle}: {html}");
     }
@@ -941,7 +940,16 @@ fn preflight_failures_snapshot() {
     let base = git(&env.repo(), &["rev-parse", "main"]);
     let stdout = text(&out.stdout)
         .replace(&env.root().display().to_string(), "[ROOT]")
-        .replace(&base[..10], "[BASE]");
+        .replace(&base[..10], "[BASE]")
+        .lines()
+        // The sandbox line names the kernel's Landlock ABI.
+        .map(|l| match l.find("run confined: ") {
+            Some(i) => format!("{}[SANDBOX]", &l[..i + "run confined: ".len()]),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     insta::assert_snapshot!("preflight_failed", stdout);
 }
 
@@ -967,7 +975,7 @@ fn chain_plan(n: usize) -> String {
 /// A `cmd` agent that logs each call (`ticket attempt`), writes its file at
 /// once, then takes `pause` seconds.
 fn logging_agent(env: &Env, pause: &str) -> (String, PathBuf) {
-    let log = env.root().join("agent-calls.log");
+    let log = out_dir(env).join("agent-calls.log");
     let script = env.root().join("agent.sh");
     let body = format!(
         "echo \"$PLANWRIGHT_TICKET $PLANWRIGHT_ATTEMPT\" >> '{}'\nt=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\necho x > \"$t.txt\"\nsleep {pause}\n",
@@ -1085,7 +1093,21 @@ fn assert_exactly_once(env: &Env, ids: &[String], calls: &Path) {
 fn crash_env(n: usize) -> (Env, Vec<String>) {
     let env = Env::new(&[("README.md", "hi\n")]);
     write(env.root(), "plan.json", &chain_plan(n));
+    // The agents are sandboxed: what they tell the test goes to a folder
+    // the configuration lets them write.
+    let out = out_dir(&env);
+    std::fs::create_dir_all(&out).unwrap();
+    write(
+        env.root(),
+        "planwright.toml",
+        &format!("[sandbox]\nwritable = [\"{}\"]\n", out.display()),
+    );
     (env, (1..=n).map(|i| format!("T{i:02}")).collect())
+}
+
+/// The folder sandboxed agents of the crash tests may write.
+fn out_dir(env: &Env) -> PathBuf {
+    env.root().join("out")
 }
 
 #[test]
@@ -1170,11 +1192,11 @@ fn twenty_random_kills_of_a_twelve_ticket_run_merge_each_ticket_once() {
 fn every_signal_ends_the_agents_before_planwright_exits() {
     for signals in [&["-TERM"][..], &["-HUP"], &["-INT", "-INT"]] {
         let (env, _) = crash_env(1);
-        let pids = env.root().join("agent.pid");
+        let pids = out_dir(&env).join("agent.pid");
         let script = env.root().join("agent.sh");
         std::fs::write(
             &script,
-            format!("echo $$ > '{}'\nexec sleep 60\n", pids.display()),
+            format!("echo $$ > '{}'\nsleep 60\n", pids.display()),
         )
         .unwrap();
         let mut child = cmd_run(&env, &format!("sh {}", script.display()), "1")
@@ -1188,7 +1210,6 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let agent_pid = std::fs::read_to_string(&pids).unwrap().trim().to_string();
         for s in signals {
             Command::new("kill")
                 .args([s.to_string(), child.id().to_string()])
@@ -1197,9 +1218,11 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
         }
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(1), "{signals:?}: interrupted");
-        let alive = Command::new("kill")
-            .args(["-0", &agent_pid])
-            .stderr(std::process::Stdio::null())
+        // The agent runs in a PID namespace of its own, so its `$$` means
+        // nothing here: look for its script by its (unique) path instead.
+        let alive = Command::new("pgrep")
+            .args(["-f", &script.display().to_string()])
+            .stdout(std::process::Stdio::null())
             .status()
             .unwrap()
             .success();

@@ -320,7 +320,10 @@ pub fn risky_config_message(risky: &[String]) -> String {
     format!(
         "the repository's git config defines programs or redirections that would run inside planwright's git calls: {}; remove them, or accept each by name in planwright.toml: `[git] allow_config = [{}]`",
         risky.join(", "),
-        keys.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ")
+        keys.iter()
+            .map(|k| format!("\"{}\"", k.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

@@ -69,7 +69,18 @@ fn try_run(
         &[],
         agent.as_ref(),
     )
-    .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+    .map_err(|f| {
+        // What `run` refuses with exit 3 (preflight's git-config check), as
+        // the CLI maps it; anything else is a broken test.
+        match f
+            .checks
+            .iter()
+            .find(|c| c.check == "git-config" && c.status == "error")
+        {
+            Some(c) => EngineError::Integrity(c.message.clone()),
+            None => panic!("preflight failed: {:?}", f.checks),
+        }
+    })?;
     let executor = session.local_executor(agent);
     let summary = run(
         session,
@@ -114,7 +125,8 @@ fn guarded(env: &Env) -> Guarded {
         &["for-each-ref", "--format=%(refname) %(objectname)"],
     )
     .lines()
-    .filter(|l| !l.starts_with("refs/heads/planwright/"))
+    // planwright's own refs: the run's branch, candidates, quarantine.
+    .filter(|l| !l.starts_with("refs/heads/planwright/") && !l.starts_with("refs/planwright/"))
     .collect::<Vec<_>>()
     .join("\n");
     let mut hooks: Vec<String> = std::fs::read_dir(repo.join(".git/hooks"))
