@@ -239,8 +239,8 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         timeout: cx.settings.timeout,
         model: model.clone(),
         env,
+        confine: Some(cx.checkouts.reviewer_confine(writable)),
     };
-    let confine = cx.checkouts.reviewer_confine(writable);
     let mut spend = ReviewSpend::default();
     let outcome = review(
         c.ticket,
@@ -249,7 +249,6 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         cx.dry_passes,
         cx.settings.max_diff_lines,
         &mut spend,
-        Some(confine),
         cx.cancel,
     )?;
     cx.repo.guard().check()?;

@@ -41,6 +41,8 @@ pub struct ReviewInput {
     pub model: Option<String>,
     /// Variables added to the reviewer's environment (its CLI's state home).
     pub env: Vec<(String, String)>,
+    /// The reviewer's sandbox.
+    pub confine: Option<Confine>,
 }
 
 /// How the review of a candidate ended.
@@ -107,7 +109,6 @@ pub fn review(
     dry_passes: u32,
     max_diff_lines: Option<usize>,
     spend: &mut ReviewSpend,
-    confine: Option<Confine>,
     cancel: &Cancel,
 ) -> Result<ReviewOutcome, EngineError> {
     let lines = input.diff.lines().count();
@@ -124,7 +125,7 @@ pub fn review(
     }
     let mut verdicts = Vec::new();
     for pass in 1..=dry_passes {
-        let verdict = match one_pass(ticket, input, reviewer, pass, spend, &confine, cancel)? {
+        let verdict = match one_pass(ticket, input, reviewer, pass, spend, cancel)? {
             Pass::Verdict(v) => v,
             Pass::Invalid(why) => {
                 let failure = Failure::new(
@@ -169,7 +170,6 @@ fn one_pass(
     reviewer: &dyn Agent,
     pass: u32,
     spend: &mut ReviewSpend,
-    confine: &Option<Confine>,
     cancel: &Cancel,
 ) -> Result<Pass, EngineError> {
     let mut problem: Option<String> = None;
@@ -181,7 +181,7 @@ fn one_pass(
         let text = prompt_text(ticket, input, problem.as_deref());
         std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
         let ctx = AttemptContext {
-            confine: confine.clone(),
+            confine: input.confine.clone(),
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
             ticket: ticket.id.clone(),
             attempt: input.attempt,

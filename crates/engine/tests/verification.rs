@@ -206,6 +206,7 @@ fn input(dir: &Path) -> (Ticket, ReviewInput) {
         timeout: Some(Duration::from_secs(60)),
         model: None,
         env: vec![],
+        confine: None,
     };
     (ticket, input)
 }
@@ -220,7 +221,6 @@ fn run_review(dir: &Path, agent: &CmdAgent, passes: u32, max: Option<usize>) -> 
         passes,
         max,
         &mut spend,
-        None,
         &Cancel::default(),
     )
     .unwrap()
