@@ -64,6 +64,7 @@ pub struct Git {
     dir: PathBuf,
     args: Vec<std::ffi::OsString>,
     envs: Vec<(String, String)>,
+    input: Option<Vec<u8>>,
 }
 
 impl Git {
@@ -73,7 +74,14 @@ impl Git {
             dir: dir.as_ref().to_path_buf(),
             args: Vec::new(),
             envs: Vec::new(),
+            input: None,
         }
+    }
+
+    /// Gives the command `bytes` on its standard input (else it reads nothing).
+    pub fn input(mut self, bytes: impl Into<Vec<u8>>) -> Git {
+        self.input = Some(bytes.into());
+        self
     }
 
     /// Sets an environment variable for this command only.
@@ -123,6 +131,24 @@ impl Git {
         cmd
     }
 
+    /// Runs the command to its end, feeding it its input.
+    fn run(&self, mut cmd: Command) -> Result<Output, GitError> {
+        let Some(input) = &self.input else {
+            return cmd.output().map_err(|e| self.spawn_error(e));
+        };
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.spawn_error(e))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A command that exits early closes the pipe; its exit says why.
+            let _ = std::io::Write::write_all(&mut stdin, input);
+        }
+        child.wait_with_output().map_err(GitError::Spawn)
+    }
+
     fn describe(&self) -> String {
         self.args
             .iter()
@@ -133,7 +159,7 @@ impl Git {
 
     /// Runs the command; a non-zero exit is an error carrying git's stderr.
     pub fn output(&self) -> Result<Output, GitError> {
-        let out = self.command().output().map_err(|e| self.spawn_error(e))?;
+        let out = self.run(self.command())?;
         if out.status.success() {
             Ok(out)
         } else {
@@ -148,7 +174,7 @@ impl Git {
     /// Runs the command and returns its output whatever the exit status
     /// (for commands whose exit code is an answer, like `merge-tree`).
     pub fn raw(&self) -> Result<Output, GitError> {
-        self.command().output().map_err(|e| self.spawn_error(e))
+        self.run(self.command())
     }
 
     fn spawn_error(&self, e: std::io::Error) -> GitError {
@@ -181,13 +207,9 @@ impl Git {
 
     /// Runs the command and reports only whether it exited 0 (for `rev-parse --verify` and the like).
     pub fn succeeds(&self) -> Result<bool, GitError> {
-        let status = self
-            .command()
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| self.spawn_error(e))?;
-        Ok(status.success())
+        let mut cmd = self.command();
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        Ok(self.run(cmd)?.status.success())
     }
 }
 

@@ -35,8 +35,10 @@ enum Entry {
 struct Snapshot {
     /// Absolute path -> entry, for the files of the git directories.
     files: BTreeMap<PathBuf, Entry>,
-    /// The checkout's status, each path with its size and change time.
-    status: String,
+    /// The checkout's status, each path with its size and change time;
+    /// only taken while the checkout is watched (`git status` of a large
+    /// checkout is the most expensive part of a snapshot).
+    status: Option<String>,
 }
 
 /// Guards one repository; shared by every clone of its [`Repo`].
@@ -124,12 +126,15 @@ impl Guard {
             .store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
+    fn watching(&self) -> bool {
+        self.watch_checkout
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn compare(&self, before: &Snapshot, now: &Snapshot) -> Result<(), EngineError> {
         let changed = changes(before, now);
-        let status_changed = before.status != now.status
-            && self
-                .watch_checkout
-                .load(std::sync::atomic::Ordering::SeqCst);
+        let status_changed = matches!((&before.status, &now.status), (Some(a), Some(b)) if a != b)
+            && self.watching();
         if changed.is_empty() && !status_changed {
             return Ok(());
         }
@@ -172,10 +177,12 @@ impl Guard {
         read_entry(&self.own_config, &mut files)?;
         let own: Vec<PathBuf> = OWN_REFS.iter().map(|r| self.common_dir.join(r)).collect();
         files.retain(|p, _| !own.iter().any(|o| p.starts_with(o)));
-        Ok(Snapshot {
-            files,
-            status: self.status()?,
-        })
+        let status = if self.watching() {
+            Some(self.status()?)
+        } else {
+            None
+        };
+        Ok(Snapshot { files, status })
     }
 
     /// `git status` of the checkout, each listed path with its size and
@@ -337,6 +344,11 @@ pub fn check_gate_scripts(
     candidate: &str,
     changed: &[String],
 ) -> Result<Result<(), Failure>, EngineError> {
+    // Only a package manager reads package.json or an rc file for its gate:
+    // with none among the gates there is nothing to read.
+    if !gates.iter().any(|g| package_manager(&g.argv)) {
+        return Ok(Ok(()));
+    }
     let before = repo.file_at(base, "package.json")?;
     let after = repo.file_at(candidate, "package.json")?;
     for gate in gates {
@@ -349,10 +361,7 @@ pub fn check_gate_scripts(
             )
             .with_evidence(evidence.join("\n"))));
         }
-        let npm = matches!(
-            gate.argv.first().map(String::as_str),
-            Some("npm" | "npx" | "pnpm" | "yarn")
-        );
+        let npm = package_manager(&gate.argv);
         let rc = changed
             .iter()
             .find(|p| p.rsplit('/').next().is_some_and(|n| RC_FILES.contains(&n)));
@@ -367,6 +376,16 @@ pub fn check_gate_scripts(
         }
     }
     Ok(Ok(()))
+}
+
+/// Whether a gate runs a package manager (the npm gates `gate_integrity`
+/// follows into package.json are among them).
+fn package_manager(argv: &[String]) -> bool {
+    gate_integrity::npm_script(argv).is_some()
+        || matches!(
+            argv.first().map(String::as_str),
+            Some("npm" | "npx" | "pnpm" | "yarn")
+        )
 }
 
 /// Package-manager configuration files that can replace what a script runs.

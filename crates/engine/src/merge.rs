@@ -81,28 +81,11 @@ pub fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
 }
 
 /// Adds a committer identity when neither the environment nor the
-/// repository's own configuration has one (global config is never read).
+/// repository's own configuration has one.
 pub fn with_identity(git: Git, repo: &Repo) -> Git {
-    let mut git = git;
-    for (key, var) in [("user.name", "NAME"), ("user.email", "EMAIL")] {
-        let configured = repo
-            .git()
-            .args(["config", "--get", key])
-            .succeeds()
-            .unwrap_or(false);
-        let default = if var == "NAME" {
-            "planwright"
-        } else {
-            "planwright@localhost"
-        };
-        for who in ["AUTHOR", "COMMITTER"] {
-            let env = format!("GIT_{who}_{var}");
-            if !configured && std::env::var_os(&env).is_none() {
-                git = git.env(env, default);
-            }
-        }
-    }
-    git
+    repo.default_identity()
+        .iter()
+        .fold(git, |git, (name, value)| git.env(name, value))
 }
 
 /// Makes a commit of `tree` on `parent` with `message`.
@@ -233,12 +216,14 @@ pub struct Merge<'a> {
 }
 
 impl Merge<'_> {
-    /// Lands `candidate` (verified on `verified_on`). `before_ref_update` is
+    /// Lands `candidate` (verified on `verified_on`) and deletes
+    /// `candidate_ref`, in one ref transaction. `before_ref_update` is
     /// called with the new commit before the ref moves, so the state store
     /// knows it first.
     pub fn land(
         &self,
         candidate: &str,
+        candidate_ref: &str,
         verified_on: &str,
         message: &str,
         log: &Path,
@@ -266,11 +251,13 @@ impl Merge<'_> {
             let old = if create { ZERO } else { tip.as_str() };
             // planwright's own write: the integrity guard checks before it
             // and takes its snapshot after.
+            let transaction = format!("update {name} {commit} {old}\ndelete {candidate_ref}\n");
             let swapped = self.repo.guard().own_write(|| {
                 Ok(self
                     .repo
                     .git()
-                    .args(["update-ref", "-m", "planwright: merge", &name, &commit, old])
+                    .args(["update-ref", "-m", "planwright: merge", "--stdin"])
+                    .input(transaction)
                     .succeeds()?)
             })?;
             if swapped {

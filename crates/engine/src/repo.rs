@@ -24,6 +24,8 @@ pub struct Repo {
     guard: Arc<Guard>,
     /// Creating the private git directory once, whichever slot asks first.
     own_git_made: Arc<Mutex<bool>>,
+    /// The identity variables planwright's commits need, asked once.
+    identity: Arc<std::sync::OnceLock<Vec<(String, String)>>>,
 }
 
 impl Repo {
@@ -66,6 +68,33 @@ impl Repo {
             git_dir,
             common_dir,
             own_git_made: Arc::new(Mutex::new(false)),
+            identity: Arc::default(),
+        })
+    }
+
+    /// The author and committer variables for a name or email that neither
+    /// the environment nor the repository's own configuration gives (global
+    /// config is never read). Asked once: a run makes a commit per ticket.
+    pub fn default_identity(&self) -> &[(String, String)] {
+        self.identity.get_or_init(|| {
+            let mut env = Vec::new();
+            for (key, var, default) in [
+                ("user.name", "NAME", "planwright"),
+                ("user.email", "EMAIL", "planwright@localhost"),
+            ] {
+                let configured = self
+                    .git()
+                    .args(["config", "--get", key])
+                    .succeeds()
+                    .unwrap_or(false);
+                for who in ["AUTHOR", "COMMITTER"] {
+                    let name = format!("GIT_{who}_{var}");
+                    if !configured && std::env::var_os(&name).is_none() {
+                        env.push((name, default.to_string()));
+                    }
+                }
+            }
+            env
         })
     }
 

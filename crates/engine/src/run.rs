@@ -949,7 +949,8 @@ fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
 }
 
 /// Merges one verified candidate; the merge commit is recorded before the
-/// target moves, `merged` after, and the candidate's ref goes last.
+/// target moves (and the candidate's ref goes with that move), `merged`
+/// after.
 fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
     if sh.cancel.is_cancelled() {
         return Ok(MergeOutcome::Cancelled);
@@ -969,6 +970,7 @@ fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
     };
     let outcome = merge.land(
         &job.candidate,
+        &merge::candidate_ref(id),
         &job.verified_on,
         &sh.message(id),
         &log,
@@ -977,7 +979,6 @@ fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
     )?;
     if let MergeOutcome::Merged { commit } = &outcome {
         sh.store.mark_merged(&sh.run, id, commit)?;
-        merge::delete_ref(sh.repo, &merge::candidate_ref(id))?;
     }
     Ok(outcome)
 }
@@ -1535,11 +1536,7 @@ fn verify_and_gate(
 ) -> Result<AttemptResult, EngineError> {
     progress("verify")?;
     let changes = verify::changes(sh.repo, &input.base_commit, commit)?;
-    let base_files: HashSet<String> =
-        crate::git::tracked_files(sh.repo.root(), &input.base_commit)?
-            .into_iter()
-            .collect();
-    if let Err(f) = verify::check_scope(ticket, &changes, &base_files, sh.repo) {
+    if let Err(f) = verify::check_scope(ticket, &changes, sh.repo) {
         return Ok(AttemptResult::Rejected(f));
     }
     if let Err(f) = verify::check_symlinks(sh.repo, &input.base_commit, commit, &changes)? {

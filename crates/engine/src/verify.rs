@@ -8,7 +8,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::repo::Repo;
 use planwright_plan::model::{ScopeOp, Ticket};
 use planwright_plan::scope::Pattern;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
 /// One changed path.
@@ -20,6 +20,8 @@ pub struct Change {
     pub from: Option<String>,
     /// The path (the new one for renames and copies).
     pub path: String,
+    /// The old file mode (`000000` for a created path).
+    pub old_mode: String,
     /// The new file mode (`120000` for a symlink, `160000` for a submodule).
     pub new_mode: String,
     /// The new blob id.
@@ -71,6 +73,7 @@ pub fn parse_diff_tree(raw: &[u8]) -> Vec<Change> {
             status,
             from,
             path,
+            old_mode: parts[0].to_string(),
             new_mode: parts[1].to_string(),
             new_blob: parts[3].to_string(),
         });
@@ -107,13 +110,9 @@ fn op_name(what: Op) -> &'static str {
     }
 }
 
-/// Checks scope and rails. `base_files` are the files of the base commit.
-pub fn check_scope(
-    ticket: &Ticket,
-    changes: &[Change],
-    base_files: &HashSet<String>,
-    repo: &Repo,
-) -> Result<(), Failure> {
+/// Checks scope and rails. The changes are a diff against the base, so a
+/// deleted or renamed path is always one the base has.
+pub fn check_scope(ticket: &Ticket, changes: &[Change], repo: &Repo) -> Result<(), Failure> {
     if changes.is_empty() {
         return Err(Failure::new(
             FailureKind::EmptyDiff,
@@ -132,7 +131,6 @@ pub fn check_scope(
             .iter()
             .map(|e| (Pattern::new(&e.pattern), &e.op))
             .collect(),
-        base_files,
     };
     for (path, what, from) in touched_paths(changes) {
         rules.check(path, what, from)?;
@@ -148,7 +146,6 @@ struct Rules<'a> {
     ticket: &'a Ticket,
     rails: Vec<(String, Pattern)>,
     scope: Vec<(Pattern, &'a ScopeOp)>,
-    base_files: &'a HashSet<String>,
 }
 
 impl Rules<'_> {
@@ -165,11 +162,6 @@ impl Rules<'_> {
                     op_name(what)
                 ),
             ));
-        }
-        if what == Op::Deleted && !self.base_files.contains(path) {
-            return Err(scope_violation(format!(
-                "deletes `{path}`, which is not in the base"
-            )));
         }
         // A rename entry covers its new path and, for the deletion, its `from`.
         let matching: Vec<&ScopeOp> = self
@@ -312,7 +304,7 @@ impl Tree {
     fn symlinks(&self) -> impl Iterator<Item = (&String, &String)> {
         self.0
             .iter()
-            .filter(|(_, (mode, _))| mode == "120000")
+            .filter(|(_, (mode, _))| mode == LINK)
             .map(|(p, (_, id))| (p, id))
     }
 }
@@ -327,11 +319,16 @@ pub fn check_symlinks(
     candidate: &str,
     changes: &[Change],
 ) -> Result<Result<(), Failure>, EngineError> {
-    let touched_link = changes.iter().any(|c| c.new_mode == "120000");
-    let tree = Tree::read(repo, candidate)?;
-    if !touched_link && tree.symlinks().next().is_none() {
+    // Links resolve through the other links only: when the diff neither
+    // adds, changes nor removes a link, the candidate's links are the
+    // base's, and a base's own link passes.
+    let touched_link = changes
+        .iter()
+        .any(|c| c.new_mode == LINK || c.old_mode == LINK);
+    if !touched_link {
         return Ok(Ok(()));
     }
+    let tree = Tree::read(repo, candidate)?;
     let targets = link_targets(repo, &tree)?;
     let base_tree = Tree::read(repo, base)?;
     let base_targets = link_targets(repo, &base_tree)?;
@@ -368,6 +365,9 @@ fn link_targets(repo: &Repo, tree: &Tree) -> Result<HashMap<String, String>, Eng
     }
     Ok(out)
 }
+
+/// The file mode of a symlink.
+const LINK: &str = "120000";
 
 /// Links followed before a chain counts as a loop (Linux's limit).
 const MAX_LINKS: usize = 40;
@@ -438,6 +438,7 @@ mod tests {
             status,
             from: from.map(String::from),
             path: path.into(),
+            old_mode: "100644".into(),
             new_mode: "100644".into(),
             new_blob: "0".into(),
         }
@@ -457,23 +458,19 @@ mod tests {
                       {"pattern": "a.txt", "op": "modify"}, {"pattern": "gone.txt", "op": "delete"}]
         }))
         .unwrap();
-        let base: HashSet<String> = ["old.md", "a.txt", "gone.txt", "other.md"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
         let ok = [
             change('R', Some("old.md"), "new.md"),
             change('M', None, "a.txt"),
             change('D', None, "gone.txt"),
         ];
-        assert_eq!(check_scope(&ticket, &ok, &base, &repo), Ok(()));
+        assert_eq!(check_scope(&ticket, &ok, &repo), Ok(()));
         for bad in [
             change('R', Some("other.md"), "new.md"),
             change('A', None, "new.md"),
             change('D', None, "a.txt"),
             change('M', None, "gone.txt"),
         ] {
-            let f = check_scope(&ticket, std::slice::from_ref(&bad), &base, &repo).unwrap_err();
+            let f = check_scope(&ticket, std::slice::from_ref(&bad), &repo).unwrap_err();
             assert_eq!(f.kind, FailureKind::ScopeViolation, "{bad:?}");
         }
     }

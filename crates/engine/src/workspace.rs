@@ -144,9 +144,10 @@ impl Workspaces {
     }
 
     /// A new repository in `dir/.git` on `branch` at `commit`, borrowing
-    /// the user's objects, with planwright's index so it starts clean. The
-    /// branch and `HEAD` are written as files: the repository is brand new
-    /// and planwright's, so no git call is needed for them.
+    /// the user's objects, with planwright's index so it starts clean. It
+    /// is written as files, as `git init --template=` would write it: the
+    /// repository is brand new and planwright's, and a ticket should not
+    /// cost a git process that only writes a few known files.
     fn agent_git(
         &self,
         index: &Path,
@@ -154,11 +155,19 @@ impl Workspaces {
         commit: &str,
         branch: &str,
     ) -> Result<(), EngineError> {
-        crate::git::Git::new(dir)
-            .args(["init", "-q", "--template="])
-            .arg(format!("--object-format={}", self.object_format()?))
-            .output()?;
         let dot_git = dir.join(".git");
+        let format = self.object_format()?;
+        let config = match format.as_str() {
+            "sha1" => format!("[core]\n\trepositoryformatversion = 0\n{CORE}"),
+            other => format!(
+                "[core]\n\trepositoryformatversion = 1\n{CORE}[extensions]\n\tobjectformat = {other}\n"
+            ),
+        };
+        write(&dot_git.join("config"), config.as_bytes())?;
+        for empty in ["objects/pack", "refs/tags"] {
+            let path = dot_git.join(empty);
+            std::fs::create_dir_all(&path).map_err(|e| EngineError::io(&path, e))?;
+        }
         let objects = self.repo.common_dir().join("objects");
         write(
             &dot_git.join("objects/info/alternates"),
@@ -204,6 +213,9 @@ impl Workspaces {
             .text()?)
     }
 }
+
+/// The rest of the `[core]` section `git init` writes on Linux.
+const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
 /// Makes the tracked files of `dir` those of `commit`, with `index` as
 /// planwright's index: moves the index to `commit`, then writes back
