@@ -5,7 +5,7 @@
 //! batch. Each event carries a sequence number (per run, across
 //! invocations) and a millisecond timestamp, both given when it is emitted.
 
-use crate::agent::Usage;
+use crate::agent::{CostSource, Usage};
 use crate::failure::Failure;
 use crate::state::{EventRow, Store};
 use serde::Serialize;
@@ -72,10 +72,12 @@ pub enum Event {
         outcome: String,
         /// The model, as the CLI named it.
         model: Option<String>,
-        /// Tokens used.
+        /// Tokens used, normalized (see [`Usage`]).
         usage: Option<Usage>,
         /// Cost in US dollars.
-        cost: Option<f64>,
+        cost_usd: Option<f64>,
+        /// Where the cost came from: `reported` or `computed`.
+        cost_source: Option<CostSource>,
         /// The CLI's session id.
         session_id: Option<String>,
         /// The agent's final message.
@@ -113,6 +115,9 @@ pub enum Event {
         passed: bool,
         /// Why, in one line.
         message: String,
+        /// The end of the mutated (or, when it failed, the baseline) test
+        /// run's output: at most 30 lines and 2 KB.
+        output_excerpt: String,
     },
     /// A review pass of a candidate ended with a verdict.
     Review {

@@ -182,14 +182,16 @@ pub struct TicketRow {
 /// What the agent said about one attempt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentRecord {
-    /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
+    /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`
+    /// (`agent_outcome` in JSON: how the attempt ended is its `phase`).
+    #[serde(rename = "agent_outcome")]
     pub outcome: String,
     /// The model that did the work, as the CLI named it.
     pub model: Option<String>,
     /// Tokens, when reported.
     pub usage: Option<crate::agent::Usage>,
     /// Cost in US dollars.
-    pub cost: Option<f64>,
+    pub cost_usd: Option<f64>,
     /// Where the cost came from.
     pub cost_source: Option<CostSource>,
     /// The agent's final message.
@@ -217,7 +219,9 @@ pub struct AttemptRow {
     pub finished_at: Option<String>,
     /// Why it was rejected, if it was.
     pub failure: Option<Failure>,
-    /// What the agent reported, once it ended.
+    /// What the agent reported, once it ended (its fields sit on the
+    /// attempt in JSON, and are absent until the agent has reported).
+    #[serde(flatten)]
     pub agent: Option<AgentRecord>,
 }
 
@@ -565,7 +569,7 @@ impl Store {
                     u.map(|u| u.cache_read_tokens as i64),
                     u.map(|u| u.cache_write_tokens as i64),
                     r.cost.map(|c| c.0),
-                    r.cost.map(|c| cost_source_name(c.1)),
+                    r.cost.map(|c| c.1.as_str()),
                     r.final_message,
                     r.session_id,
                 ],
@@ -822,7 +826,7 @@ fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
                 outcome,
                 model: r.get(10)?,
                 usage,
-                cost: r.get(15)?,
+                cost_usd: r.get(15)?,
                 cost_source,
                 final_message: r.get(17)?,
                 session_id: r.get(18)?,
@@ -851,13 +855,6 @@ pub fn outcome_name(o: &crate::agent::AgentOutcome) -> &'static str {
         O::TimedOut => "timed_out",
         O::Cancelled => "cancelled",
         O::Unavailable { .. } => "unavailable",
-    }
-}
-
-fn cost_source_name(s: CostSource) -> &'static str {
-    match s {
-        CostSource::Reported => "reported",
-        CostSource::Computed => "computed",
     }
 }
 

@@ -738,12 +738,12 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
         .unwrap();
     let attempts = &report.tickets[0].attempts;
     assert_eq!(attempts.len(), 2);
-    assert_eq!(attempts[0].phase, "unavailable");
-    let agent = attempts[1].agent.clone().unwrap();
+    assert_eq!(attempts[0].attempt.phase, "unavailable");
+    let agent = attempts[1].attempt.agent.clone().unwrap();
     assert_eq!(
         (
             agent.model.as_deref(),
-            agent.cost,
+            agent.cost_usd,
             agent.session_id.as_deref(),
             agent.final_message.as_deref()
         ),
@@ -848,7 +848,7 @@ fn attempt_models(env: &Env, id: &str) -> Vec<Option<String>> {
     let t = report.tickets.iter().find(|t| t.ticket.id == id).unwrap();
     t.attempts
         .iter()
-        .map(|a| a.agent.as_ref().and_then(|g| g.model.clone()))
+        .map(|a| a.attempt.agent.as_ref().and_then(|g| g.model.clone()))
         .collect()
 }
 

@@ -122,6 +122,16 @@ pub enum CostSource {
     Computed,
 }
 
+impl CostSource {
+    /// The name stored, printed and written in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CostSource::Reported => "reported",
+            CostSource::Computed => "computed",
+        }
+    }
+}
+
 /// Everything an agent says about one attempt. Only `outcome` decides
 /// anything; the rest is for reports and budgets.
 #[derive(Debug, Clone, PartialEq)]
