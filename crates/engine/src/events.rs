@@ -62,6 +62,19 @@ pub enum Event {
         /// The phase.
         phase: String,
     },
+    /// The agent of a running attempt reported tokens: its running total,
+    /// emitted each time it changes (by CLIs that report usage while they
+    /// run; `agent_reported` carries the final figures of every CLI).
+    AgentUsage {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// The model, as the CLI named it (else the one asked for).
+        model: Option<String>,
+        /// Tokens so far, normalized (see [`Usage`]).
+        usage: Usage,
+    },
     /// The agent of an attempt ended, and said this about it.
     AgentReported {
         /// The ticket.
@@ -233,6 +246,7 @@ impl Event {
             | Event::Changed { ticket, .. }
             | Event::AttemptStarted { ticket, .. }
             | Event::Phase { ticket, .. }
+            | Event::AgentUsage { ticket, .. }
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
             | Event::Counterfactual { ticket, .. }

@@ -1241,6 +1241,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             model: route.model,
             budget_usd: route.budget_usd,
             candidate_ref: merge::candidate_ref(id),
+            usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.
@@ -1499,6 +1500,19 @@ fn attempt_once(
     sh.store
         .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
     verify_and_gate(sh, ticket, slot, input, gates, &commit, &progress)
+}
+
+/// Emits `agent_usage` with each running total an attempt's agent reports.
+fn usage_events(emitter: &Emitter, ticket: &str, attempt: u32) -> crate::agent::UsageSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    crate::agent::UsageSink::new(move |so_far| {
+        emitter.emit(Event::AgentUsage {
+            ticket: ticket.clone(),
+            attempt,
+            model: so_far.model.clone(),
+            usage: so_far.usage,
+        });
+    })
 }
 
 /// Stores and reports what the agent said (usage, cost, model, final

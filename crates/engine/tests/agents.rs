@@ -103,6 +103,7 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
         env,
         confine: None,
         log_limit: None,
+        usage_sink: None,
     }
 }
 
