@@ -499,6 +499,24 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         ]
     );
     assert_eq!(of_a[2]["cost_source"], "reported");
+
+    // A pool paused by a rate limit shows in `status`, with when it resumes.
+    let log = std::fs::read_dir(env.repo().join(".planwright/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("events.jsonl");
+    let paused = r#"{"event":"pool_paused","ticket":"A","pool":"anthropic","wait_ms":60000,"until":"2026-12-01T15:00:00Z","reason":"429 rate limited"}"#;
+    std::fs::write(&log, format!("{events}{paused}\n")).unwrap();
+    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    assert!(
+        status.contains(
+            "pool `anthropic` paused (429 rate limited); resumes at 2026-12-01T15:00:00Z"
+        ),
+        "{status}"
+    );
 }
 
 #[test]

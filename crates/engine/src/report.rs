@@ -393,7 +393,9 @@ pub fn spend_text(a: &AttemptReport) -> String {
     let agent = a.attempt.agent.as_ref();
     let model = agent.and_then(|g| g.model.as_deref()).unwrap_or("-");
     let outcome = agent.map_or("-", |g| g.outcome.as_str());
-    let tokens = a.usage().map_or("tokens not reported".into(), |u| usage_text(&u));
+    let tokens = a
+        .usage()
+        .map_or("tokens not reported".into(), |u| usage_text(&u));
     let cost = match agent.and_then(|g| g.cost_usd.map(|c| (c, g.cost_source))) {
         Some((c, Some(src))) => format!("{} ({})", cost_text(c), src.as_str()),
         Some((c, None)) => cost_text(c),
