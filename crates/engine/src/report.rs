@@ -392,7 +392,7 @@ fn attempt_markdown(s: &mut String, a: &AttemptReport) {
 pub fn spend_text(a: &AttemptReport) -> String {
     let agent = a.attempt.agent.as_ref();
     let model = agent.and_then(|g| g.model.as_deref()).unwrap_or("-");
-    let outcome = agent.map_or("-", |g| g.outcome.as_str());
+    let outcome = agent.map_or("-", |g| g.agent_outcome.as_str());
     let tokens = a
         .usage()
         .map_or("tokens not reported".into(), |u| usage_text(&u));

@@ -183,9 +183,8 @@ pub struct TicketRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentRecord {
     /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`
-    /// (`agent_outcome` in JSON: how the attempt ended is its `phase`).
-    #[serde(rename = "agent_outcome")]
-    pub outcome: String,
+    /// (the agent's; how the attempt ended is its `phase`).
+    pub agent_outcome: String,
     /// The model that did the work, as the CLI named it.
     pub model: Option<String>,
     /// Tokens, when reported.
@@ -798,10 +797,10 @@ impl Store {
 }
 
 fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
-    let outcome: Option<String> = r.get(9)?;
-    let agent = match outcome {
+    let agent_outcome: Option<String> = r.get(9)?;
+    let agent = match agent_outcome {
         None => None,
-        Some(outcome) => {
+        Some(agent_outcome) => {
             let tokens: [Option<i64>; 4] = [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?];
             let usage = tokens[0].map(|_| crate::agent::Usage {
                 input_tokens: tokens[0].unwrap_or(0) as u64,
@@ -823,7 +822,7 @@ fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
                 }
             };
             Some(AgentRecord {
-                outcome,
+                agent_outcome,
                 model: r.get(10)?,
                 usage,
                 cost_usd: r.get(15)?,
