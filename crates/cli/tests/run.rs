@@ -517,6 +517,15 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         ),
         "{status}"
     );
+    let json: Value = serde_json::from_slice(
+        &planwright(
+            env.root(),
+            &["status", "--repo", "repo", "--output", "json"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["paused"]["anthropic"]["until"], "2026-12-01T15:00:00Z");
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     if global.output == Output::Json {
         let mut json = serde_json::to_value(&r).expect("reports serialize");
         json["counts"] = serde_json::to_value(counts).expect("counts serialize");
+        json["paused"] = serde_json::to_value(&view.paused).expect("pools serialize");
         crate::outln!(
             "{}",
             serde_json::to_string_pretty(&json).expect("reports serialize")
