@@ -31,7 +31,7 @@ pub fn describe(event: &Event) -> Option<String> {
             "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
             short(commit)
         ),
-        Event::AgentReported { .. } => return None,
+        Event::AgentUsage { .. } | Event::AgentReported { .. } => return None,
         Event::PoolPaused {
             ticket,
             pool: Some(pool),

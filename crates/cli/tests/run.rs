@@ -385,6 +385,149 @@ fn status_and_report_describe_the_run() {
     assert_eq!(again, json);
 }
 
+/// A fake `claude` that makes its ticket's file and replays Claude Code's
+/// stream-json: one API call, then the result with the attempt's usage and
+/// its reported cost.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+echo made > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
+cat > /dev/null
+cat <<'EOF'
+{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-6"}
+{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Making it."}],"usage":{"input_tokens":3,"output_tokens":12,"cache_read_input_tokens":100}}}
+{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s-1","total_cost_usd":0.0125,"usage":{"input_tokens":10,"cache_creation_input_tokens":20,"cache_read_input_tokens":300,"output_tokens":40}}
+EOF
+"#;
+
+#[test]
+fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = sh_env();
+    let fake = env.root().join("bin/claude");
+    write(env.root(), "bin/claude", FAKE_CLAUDE);
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
+    write(env.root(), "planwright.toml", &config);
+    let out = planwright(
+        env.root(),
+        &["run", "plan.json", "--repo", "repo", "--agent", "claude"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let attempt = "370 tokens (10 in, 40 out, 300 cache read, 20 cache write)";
+    let run_total = "total: 1110 tokens (30 in, 120 out, 900 cache read, 60 cache write), $0.0375";
+    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    assert!(status.contains(run_total), "{status}");
+    let row = status.lines().find(|l| l.starts_with("A ")).unwrap();
+    assert!(row.contains(" 370 ") && row.contains("$0.0125"), "{status}");
+
+    let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
+    let line = format!(
+        "model claude-sonnet-4-6 · agent finished · {attempt} · $0.0125 (reported) · took "
+    );
+    assert!(md.contains(run_total) && md.contains(&line), "{md}");
+    assert!(
+        md.contains("| A | a | merged | 1 | 370 | $0.0125 |"),
+        "{md}"
+    );
+    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    assert!(
+        html.contains(attempt) && html.contains("$0.0125 (reported)"),
+        "{html}"
+    );
+
+    let json: Value = serde_json::from_slice(
+        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
+    )
+    .unwrap();
+    let usage = |n: u64| {
+        serde_json::json!({"input_tokens": 10 * n, "output_tokens": 40 * n,
+            "cache_read_tokens": 300 * n, "cache_write_tokens": 20 * n})
+    };
+    let a = &json["tickets"][0];
+    let first = &a["attempts"][0];
+    assert_eq!(
+        (
+            &first["agent_outcome"],
+            &first["model"],
+            &first["cost_source"]
+        ),
+        (
+            &Value::from("finished"),
+            &Value::from("claude-sonnet-4-6"),
+            &Value::from("reported")
+        )
+    );
+    assert_eq!(
+        (&first["usage"], &first["cost_usd"]),
+        (&usage(1), &Value::from(0.0125))
+    );
+    assert!(first["duration_ms"].is_u64(), "{first}");
+    assert_eq!(
+        (&a["usage"], &a["cost_usd"]),
+        (&usage(1), &Value::from(0.0125))
+    );
+    assert_eq!(json["run"]["usage"], usage(3));
+    let cost = json["run"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.0375).abs() < 1e-12, "{cost}");
+
+    // The running totals arrived as events while each agent ran, before its report.
+    let events = std::fs::read_dir(env.repo().join(".planwright/runs"))
+        .unwrap()
+        .map(|d| std::fs::read_to_string(d.unwrap().path().join("events.jsonl")).unwrap())
+        .next()
+        .unwrap();
+    let of_a: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["ticket"] == "A" && e["event"].as_str().unwrap().starts_with("agent_"))
+        .collect();
+    let seen: Vec<(&str, u64)> = of_a
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap(),
+                e["usage"]["input_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("agent_usage", 3),
+            ("agent_usage", 10),
+            ("agent_reported", 10)
+        ]
+    );
+    assert_eq!(of_a[2]["cost_source"], "reported");
+
+    // A pool paused by a rate limit shows in `status`, with when it resumes.
+    let log = std::fs::read_dir(env.repo().join(".planwright/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("events.jsonl");
+    let paused = r#"{"event":"pool_paused","ticket":"A","pool":"anthropic","wait_ms":60000,"until":"2026-12-01T15:00:00Z","reason":"429 rate limited"}"#;
+    std::fs::write(&log, format!("{events}{paused}\n")).unwrap();
+    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    assert!(
+        status.contains(
+            "pool `anthropic` paused (429 rate limited); resumes at 2026-12-01T15:00:00Z"
+        ),
+        "{status}"
+    );
+    let json: Value = serde_json::from_slice(
+        &planwright(
+            env.root(),
+            &["status", "--repo", "repo", "--output", "json"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["paused"]["anthropic"]["until"], "2026-12-01T15:00:00Z");
+}
+
 #[test]
 fn run_json_names_failed_and_blocked_tickets() {
     let env = sh_env();
@@ -853,7 +996,16 @@ fn redact(text: &str, status: &Value, root: &Path) -> String {
             swap(&base[..10], "[BASE]");
         }
     }
-    out
+    // Durations are how long the machine took.
+    out.split_inclusive('\n')
+        .map(|line| match line.split_once("took ") {
+            Some((head, tail)) => {
+                let rest = tail.find([' ', '\n']).map_or("", |i| &tail[i..]);
+                format!("{head}took [DURATION]{rest}")
+            }
+            None => line.to_string(),
+        })
+        .collect()
 }
 
 /// A fails its gate with eight lines of output; C, which depends on A, is

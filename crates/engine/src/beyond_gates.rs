@@ -146,6 +146,7 @@ fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement,
             outcome: outcome_name(r.outcome).to_string(),
             passed: r.outcome == Outcome::Red,
             message: r.message.clone(),
+            output_excerpt: r.output_excerpt.clone(),
         });
         let kind = match r.outcome {
             Outcome::Red => continue,
@@ -153,7 +154,7 @@ fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement,
             Outcome::Timeout | Outcome::Error => FailureKind::CounterfactualError,
         };
         if failure.is_none() {
-            failure = Some(Failure::new(kind, r.message).with_evidence(r.excerpt));
+            failure = Some(Failure::new(kind, r.message).with_evidence(r.output_excerpt));
         }
     }
     cx.repo.guard().check()?;

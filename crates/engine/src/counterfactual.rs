@@ -42,8 +42,9 @@ pub struct CounterfactualResult {
     pub outcome: Outcome,
     /// Why, in one line.
     pub message: String,
-    /// The end of the tests' output.
-    pub excerpt: String,
+    /// The end of the tests' output (at most [`EXCERPT_LINES`] lines and
+    /// [`EXCERPT_BYTES`] bytes).
+    pub output_excerpt: String,
 }
 
 /// The argv that runs a counterfactual's tests: its own argv when it has
@@ -67,11 +68,22 @@ pub fn command(cf: &Counterfactual) -> Vec<String> {
     .collect()
 }
 
-const EXCERPT_LINES: usize = 30;
+/// The most lines of test output a counterfactual's result keeps.
+pub const EXCERPT_LINES: usize = 30;
+/// The most bytes of test output a counterfactual's result keeps: it
+/// travels in an event and in every report.
+pub const EXCERPT_BYTES: usize = 2048;
 
-fn excerpt(text: &str) -> String {
+/// The end of `text`: its last lines, cut to the last bytes at a character
+/// boundary (the end of a test run is where the failure is).
+pub fn excerpt(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(EXCERPT_LINES)..].join("\n")
+    let tail = lines[lines.len().saturating_sub(EXCERPT_LINES)..].join("\n");
+    let mut start = tail.len().saturating_sub(EXCERPT_BYTES);
+    while !tail.is_char_boundary(start) {
+        start += 1;
+    }
+    tail[start..].to_string()
 }
 
 /// Runs one counterfactual in `dir`, a planwright-owned checkout of the
@@ -90,12 +102,12 @@ pub fn run(
         argv: argv.clone(),
     }
     .command_line();
-    let result = |outcome, message: String, excerpt: String| CounterfactualResult {
+    let result = |outcome, message: String, output_excerpt: String| CounterfactualResult {
         control_path: cf.control_path.clone(),
         command: command.clone(),
         outcome,
         message,
-        excerpt,
+        output_excerpt,
     };
     append(
         log,

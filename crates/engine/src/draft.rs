@@ -98,6 +98,7 @@ pub fn draft(
         let ctx = AttemptContext {
             confine: None,
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
+            usage_sink: None,
             ticket: "draft".into(),
             attempt: round,
             worktree: work.clone(),

@@ -5,7 +5,7 @@
 //! batch. Each event carries a sequence number (per run, across
 //! invocations) and a millisecond timestamp, both given when it is emitted.
 
-use crate::agent::Usage;
+use crate::agent::{CostSource, Usage};
 use crate::failure::Failure;
 use crate::state::{EventRow, Store};
 use serde::Serialize;
@@ -62,6 +62,19 @@ pub enum Event {
         /// The phase.
         phase: String,
     },
+    /// The agent of a running attempt reported tokens: its running total,
+    /// emitted each time it changes (by CLIs that report usage while they
+    /// run; `agent_reported` carries the final figures of every CLI).
+    AgentUsage {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// The model, as the CLI named it (else the one asked for).
+        model: Option<String>,
+        /// Tokens so far, normalized (see [`Usage`]).
+        usage: Usage,
+    },
     /// The agent of an attempt ended, and said this about it.
     AgentReported {
         /// The ticket.
@@ -72,10 +85,12 @@ pub enum Event {
         outcome: String,
         /// The model, as the CLI named it.
         model: Option<String>,
-        /// Tokens used.
+        /// Tokens used, normalized (see [`Usage`]).
         usage: Option<Usage>,
         /// Cost in US dollars.
-        cost: Option<f64>,
+        cost_usd: Option<f64>,
+        /// Where the cost came from: `reported` or `computed`.
+        cost_source: Option<CostSource>,
         /// The CLI's session id.
         session_id: Option<String>,
         /// The agent's final message.
@@ -113,6 +128,9 @@ pub enum Event {
         passed: bool,
         /// Why, in one line.
         message: String,
+        /// The end of the mutated (or, when it failed, the baseline) test
+        /// run's output: at most 30 lines and 2 KB.
+        output_excerpt: String,
     },
     /// A review pass of a candidate ended with a verdict.
     Review {
@@ -228,6 +246,7 @@ impl Event {
             | Event::Changed { ticket, .. }
             | Event::AttemptStarted { ticket, .. }
             | Event::Phase { ticket, .. }
+            | Event::AgentUsage { ticket, .. }
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
             | Event::Counterfactual { ticket, .. }

@@ -56,6 +56,9 @@ pub struct AttemptInput {
     pub budget_usd: Option<f64>,
     /// The ref the candidate commit must end on, in the coordinator's repository.
     pub candidate_ref: String,
+    /// Where the agent's running token totals go while it works (a remote
+    /// executor relays them as they arrive, or leaves them to the report).
+    pub usage_sink: Option<crate::agent::UsageSink>,
 }
 
 /// What an attempt produced.
@@ -162,6 +165,7 @@ impl LocalExecutor {
             model: input.model.clone(),
             env,
             log_limit: self.log_limit,
+            usage_sink: input.usage_sink.clone(),
         })
     }
 }

@@ -7,6 +7,7 @@
 mod svg;
 
 use crate::clock;
+use crate::report;
 use crate::view::{AttemptView, Check, RunView, TicketView};
 use std::fmt::Write;
 
@@ -125,13 +126,8 @@ fn summary(s: &mut String, view: &RunView) {
         _ => "-".into(),
     };
     let (usage, cost) = view.usage();
-    let tokens = usage.map_or("not reported".into(), |u| {
-        format!(
-            "{} in, {} out, {} cached",
-            u.input_tokens, u.output_tokens, u.cache_read_tokens
-        )
-    });
-    let cost = cost.map_or("not reported".into(), |c| format!("${c:.2}"));
+    let tokens = usage.map_or("not reported".into(), |u| report::usage_text(&u));
+    let cost = cost.map_or("not reported".into(), report::cost_text);
     let commit = |c: &Option<String>| {
         c.as_deref()
             .map_or("-".into(), |c| format!("<code>{}</code>", esc(short(c))))
@@ -205,6 +201,7 @@ fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOpt
         st = t.state.as_str(),
     );
     let _ = write!(s, "<p>wave {}", t.wave + 1);
+    let _ = write!(s, " · {}", esc(&report::totals_text(&t.totals())));
     if !deps.is_empty() {
         let _ = write!(s, " · after {}", deps.join(", "));
     }
@@ -250,11 +247,18 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     if let Some(m) = &a.model {
         let _ = write!(s, " · model <code>{}</code>", esc(m));
     }
+    if let Some(o) = &a.agent_outcome {
+        let _ = write!(s, " · agent {}", esc(o));
+    }
     if let Some(u) = &a.usage {
-        let _ = write!(s, " · {} tokens", u.total());
+        let _ = write!(s, " · {}", report::usage_text(u));
     }
     if let Some(c) = a.cost_usd {
-        let _ = write!(s, " · ${c:.2}");
+        let source = a
+            .cost_source
+            .as_deref()
+            .map_or(String::new(), |x| format!(" ({})", esc(x)));
+        let _ = write!(s, " · {}{source}", report::cost_text(c));
     }
     if let Some(b) = &a.base_commit {
         let _ = write!(s, " · from <code>{}</code>", esc(short(b)));
@@ -299,7 +303,7 @@ fn checks(s: &mut String, title: &str, list: &[Check]) {
         };
         let _ = write!(
             s,
-            "<li class=\"{class}\"><span class=\"mark\">{}</span> {title}: <code>{}</code> {}</li>",
+            "<li class=\"{class}\"><span class=\"mark\">{}</span> {title}: <code>{}</code> {}",
             match c.passed {
                 Some(true) => "✓",
                 Some(false) => "✗",
@@ -308,6 +312,10 @@ fn checks(s: &mut String, title: &str, list: &[Check]) {
             esc(&c.name),
             esc(&c.detail)
         );
+        if let Some(out) = c.output_excerpt.as_deref().filter(|o| !o.is_empty()) {
+            let _ = write!(s, "<pre class=\"evidence\">{}</pre>", esc(out));
+        }
+        s.push_str("</li>");
     }
     s.push_str("</ul>");
 }

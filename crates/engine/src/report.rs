@@ -2,13 +2,63 @@
 //! `report`, and the Markdown rendering of a run (the HTML page is
 //! [`crate::html`], drawn from [`crate::view`]).
 
+use crate::agent::Usage;
 use crate::error::EngineError;
 use crate::repo::Repo;
 use crate::state::{AttemptRow, RunRow, RunStatus, Store, TicketRow, TicketState};
-use serde::Serialize;
+use crate::view::{Check, RunView};
+use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
+
+/// Tokens and dollars summed over attempts. Each sum counts the attempts
+/// that reported it, and is `None` (null in JSON) when none did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Tokens, normalized (see [`Usage`]).
+    pub usage: Option<Usage>,
+    /// Cost in US dollars, reported and computed figures together.
+    pub cost_usd: Option<f64>,
+}
+
+impl Totals {
+    /// Adds one attempt's (or ticket's) figures.
+    pub fn add(&mut self, usage: Option<Usage>, cost_usd: Option<f64>) {
+        if let Some(u) = usage {
+            *self.usage.get_or_insert_with(Usage::default) += u;
+        }
+        if let Some(c) = cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += c;
+        }
+    }
+}
+
+/// One attempt: its row in the state store (with what the agent reported),
+/// and what the run's event log adds.
+#[derive(Debug, Clone, Serialize)]
+pub struct AttemptReport {
+    /// The attempt's row.
+    #[serde(flatten)]
+    pub attempt: AttemptRow,
+    /// Milliseconds from its start to its end, from the event log; `None`
+    /// while it runs, or when the log does not time it.
+    pub duration_ms: Option<u64>,
+    /// The counterfactuals of its candidate, with an excerpt of each test run.
+    pub counterfactuals: Vec<Check>,
+}
+
+impl AttemptReport {
+    /// The attempt's tokens, when its agent reported them.
+    pub fn usage(&self) -> Option<Usage> {
+        self.attempt.agent.as_ref().and_then(|a| a.usage)
+    }
+
+    /// The attempt's cost in US dollars, when known.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.attempt.agent.as_ref().and_then(|a| a.cost_usd)
+    }
+}
 
 /// One ticket with its attempts.
 #[derive(Debug, Clone, Serialize)]
@@ -16,8 +66,11 @@ pub struct TicketReport {
     /// The ticket's row.
     #[serde(flatten)]
     pub ticket: TicketRow,
+    /// The sums over its attempts.
+    #[serde(flatten)]
+    pub totals: Totals,
     /// Its attempts, oldest first.
-    pub attempts: Vec<AttemptRow>,
+    pub attempts: Vec<AttemptReport>,
     /// The full log of its attempts (`.planwright/runs/<run>/<ticket>/ticket.log`),
     /// relative to the repository, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -27,13 +80,41 @@ pub struct TicketReport {
     pub blocked_by: Option<String>,
 }
 
-/// A run with its tickets.
-#[derive(Debug, Clone, Serialize)]
+/// A run with its tickets. In JSON the run's totals sit in the run object
+/// (`run.usage`, `run.cost_usd`).
+#[derive(Debug, Clone)]
 pub struct RunReport {
     /// The run.
     pub run: RunRow,
+    /// The sums over every ticket.
+    pub totals: Totals,
     /// Its tickets, in plan order.
     pub tickets: Vec<TicketReport>,
+}
+
+impl Serialize for RunReport {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Run<'a> {
+            #[serde(flatten)]
+            row: &'a RunRow,
+            #[serde(flatten)]
+            totals: &'a Totals,
+        }
+        #[derive(Serialize)]
+        struct Whole<'a> {
+            run: Run<'a>,
+            tickets: &'a [TicketReport],
+        }
+        Whole {
+            run: Run {
+                row: &self.run,
+                totals: &self.totals,
+            },
+            tickets: &self.tickets,
+        }
+        .serialize(s)
+    }
 }
 
 impl RunReport {
@@ -66,9 +147,20 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
     }
     let run_dir = Path::new(".planwright").join("runs").join(&run.id);
     let blockers = blockers(&repo.root().join(&run_dir).join("events.jsonl"));
+    let view = crate::view::load(repo, Some(&run.id))?.map(|(v, _)| v);
     let mut tickets = Vec::new();
+    let mut totals = Totals::default();
     for t in store.tickets(&run.id)? {
-        let attempts = store.attempts(&run.id, &t.id)?;
+        let attempts: Vec<AttemptReport> = store
+            .attempts(&run.id, &t.id)?
+            .into_iter()
+            .map(|a| from_events(a, view.as_ref(), &t.id))
+            .collect();
+        let mut ticket_totals = Totals::default();
+        for a in &attempts {
+            ticket_totals.add(a.usage(), a.cost_usd());
+        }
+        totals.add(ticket_totals.usage, ticket_totals.cost_usd);
         let log = run_dir.join(&t.id).join("ticket.log");
         tickets.push(TicketReport {
             log: repo
@@ -78,10 +170,31 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
                 .then(|| log.display().to_string()),
             blocked_by: blockers.get(&t.id).cloned(),
             ticket: t,
+            totals: ticket_totals,
             attempts,
         });
     }
-    Ok(Some(RunReport { run, tickets }))
+    Ok(Some(RunReport {
+        run,
+        totals,
+        tickets,
+    }))
+}
+
+/// An attempt's row with its duration and counterfactuals from the run's view.
+fn from_events(attempt: AttemptRow, view: Option<&RunView>, ticket: &str) -> AttemptReport {
+    let seen = view
+        .and_then(|v| v.ticket(ticket))
+        .and_then(|t| t.attempts.iter().find(|a| a.n == attempt.n));
+    let duration_ms = seen.and_then(|a| {
+        let ms = a.ended_ms? - a.started_ms?;
+        u64::try_from(ms).ok()
+    });
+    AttemptReport {
+        attempt,
+        duration_ms,
+        counterfactuals: seen.map(|a| a.counterfactuals.clone()).unwrap_or_default(),
+    }
 }
 
 /// Which ticket blocked which, from the run's `blocked` events (the last
@@ -128,7 +241,7 @@ pub fn why(t: &TicketReport, lines: usize) -> Vec<String> {
         .attempts
         .iter()
         .rev()
-        .find_map(|a| a.failure.as_ref().map(|f| f.evidence.as_str()))
+        .find_map(|a| a.attempt.failure.as_ref().map(|f| f.evidence.as_str()))
         .filter(|e| f.evidence.is_empty() && !e.is_empty())
         .unwrap_or(&f.evidence);
     let (head, more) = evidence_head(evidence, lines);
@@ -176,7 +289,7 @@ pub fn markdown(r: &RunReport) -> String {
     );
     let _ = writeln!(
         s,
-        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other\n",
+        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other",
         r.count(TicketState::Merged),
         r.count(TicketState::Changed),
         r.count(TicketState::Failed),
@@ -187,19 +300,25 @@ pub fn markdown(r: &RunReport) -> String {
             - r.count(TicketState::Failed)
             - r.count(TicketState::Blocked)
     );
+    let _ = writeln!(s, "- {}\n", totals_text(&r.totals));
     let _ = writeln!(
         s,
-        "| ticket | title | state | attempts | commit | failure |\n|---|---|---|---|---|---|"
+        "| ticket | title | state | attempts | tokens | cost | commit | failure |\n|---|---|---|---|---|---|---|---|"
     );
     for report in &r.tickets {
         let t = &report.ticket;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             t.id,
             t.title.replace('|', "\\|"),
             t.state.as_str(),
             t.attempt_count,
+            report
+                .totals
+                .usage
+                .map_or("-".into(), |u| u.total().to_string()),
+            report.totals.cost_usd.map_or("-".into(), cost_text),
             short(&t.merge_commit),
             failure_text(report).replace('|', "\\|").replace('\n', " ")
         );
@@ -229,19 +348,91 @@ pub fn markdown(r: &RunReport) -> String {
         }
     }
     for t in r.tickets.iter().filter(|t| !t.attempts.is_empty()) {
-        let _ = writeln!(s, "\n## {}\n", t.ticket.id);
+        let _ = writeln!(s, "\n## {}\n\n{}\n", t.ticket.id, totals_text(&t.totals));
         for a in &t.attempts {
-            let what = a
-                .failure
-                .as_ref()
-                .map_or(a.phase.clone(), |f| format!("{}: {}", f.kind, f.message));
-            let _ = writeln!(
-                s,
-                "- attempt {} from {}: {what}",
-                a.n,
-                short(&Some(a.base_commit.clone()))
-            );
+            attempt_markdown(&mut s, a);
         }
     }
     s
+}
+
+/// One attempt's line, then its counterfactuals with their test output.
+fn attempt_markdown(s: &mut String, a: &AttemptReport) {
+    let row = &a.attempt;
+    let what = row
+        .failure
+        .as_ref()
+        .map_or(row.phase.clone(), |f| format!("{}: {}", f.kind, f.message));
+    let _ = writeln!(
+        s,
+        "- attempt {} from {}: {what}",
+        row.n,
+        short(&Some(row.base_commit.clone()))
+    );
+    let _ = writeln!(s, "  - {}", spend_text(a));
+    for c in &a.counterfactuals {
+        let verdict = match c.passed {
+            Some(true) => "caught",
+            Some(false) => "not caught",
+            None => "no verdict",
+        };
+        let _ = writeln!(
+            s,
+            "  - counterfactual `{}`: {verdict}: {}",
+            c.name, c.detail
+        );
+        if let Some(out) = c.output_excerpt.as_deref().filter(|o| !o.is_empty()) {
+            let _ = writeln!(s, "\n    ```\n{}    ```\n", indent(out, "    "));
+        }
+    }
+}
+
+/// `model m · agent finished · 1234 tokens (...) · $0.0123 (reported) · 4.2s`:
+/// what an attempt used, `-` for what is not known.
+pub fn spend_text(a: &AttemptReport) -> String {
+    let agent = a.attempt.agent.as_ref();
+    let model = agent.and_then(|g| g.model.as_deref()).unwrap_or("-");
+    let outcome = agent.map_or("-", |g| g.agent_outcome.as_str());
+    let tokens = a
+        .usage()
+        .map_or("tokens not reported".into(), |u| usage_text(&u));
+    let cost = match agent.and_then(|g| g.cost_usd.map(|c| (c, g.cost_source))) {
+        Some((c, Some(src))) => format!("{} ({})", cost_text(c), src.as_str()),
+        Some((c, None)) => cost_text(c),
+        None => "cost not reported".into(),
+    };
+    let took = a
+        .duration_ms
+        .map_or("-".into(), |ms| crate::html::duration_text(ms as i64));
+    format!("model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
+}
+
+/// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.
+pub fn usage_text(u: &Usage) -> String {
+    format!(
+        "{} tokens ({} in, {} out, {} cache read, {} cache write)",
+        u.total(),
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens
+    )
+}
+
+/// Dollars, to a hundredth of a cent (an attempt may cost less than one cent).
+pub fn cost_text(usd: f64) -> String {
+    format!("${usd:.4}")
+}
+
+/// `total: 1234 tokens (...), $0.0123`, saying when nothing was reported.
+pub fn totals_text(t: &Totals) -> String {
+    let tokens = t
+        .usage
+        .map_or("tokens not reported".into(), |u| usage_text(&u));
+    let cost = t.cost_usd.map_or("cost not reported".into(), cost_text);
+    format!("total: {tokens}, {cost}")
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines().map(|l| format!("{by}{l}\n")).collect()
 }

@@ -183,6 +183,7 @@ fn one_pass(
         let ctx = AttemptContext {
             confine: input.confine.clone(),
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
+            usage_sink: None,
             ticket: ticket.id.clone(),
             attempt: input.attempt,
             worktree: input.checkout.clone(),

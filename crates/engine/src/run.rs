@@ -1242,6 +1242,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             model: route.model,
             budget_usd: route.budget_usd,
             candidate_ref: merge::candidate_ref(id),
+            usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.
@@ -1502,6 +1503,19 @@ fn attempt_once(
     verify_and_gate(sh, ticket, slot, input, gates, &commit, &progress)
 }
 
+/// Emits `agent_usage` with each running total an attempt's agent reports.
+fn usage_events(emitter: &Emitter, ticket: &str, attempt: u32) -> crate::agent::UsageSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    crate::agent::UsageSink::new(move |so_far| {
+        emitter.emit(Event::AgentUsage {
+            ticket: ticket.clone(),
+            attempt,
+            model: so_far.model.clone(),
+            usage: so_far.usage,
+        });
+    })
+}
+
 /// Stores and reports what the agent said (usage, cost, model, final
 /// message, session id).
 fn record_agent(sh: &Shared, input: &AttemptInput, c: &Candidate) -> Result<(), EngineError> {
@@ -1517,7 +1531,8 @@ fn record_agent(sh: &Shared, input: &AttemptInput, c: &Candidate) -> Result<(), 
         outcome: crate::state::outcome_name(&r.outcome).to_string(),
         model: r.model.clone(),
         usage: r.usage,
-        cost: r.cost.map(|c| c.0),
+        cost_usd: r.cost.map(|c| c.0),
+        cost_source: r.cost.map(|c| c.1),
         session_id: r.session_id.clone(),
         final_message: r.final_message.clone(),
     });

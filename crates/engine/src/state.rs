@@ -182,14 +182,15 @@ pub struct TicketRow {
 /// What the agent said about one attempt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentRecord {
-    /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
-    pub outcome: String,
+    /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`
+    /// (the agent's; how the attempt ended is its `phase`).
+    pub agent_outcome: String,
     /// The model that did the work, as the CLI named it.
     pub model: Option<String>,
     /// Tokens, when reported.
     pub usage: Option<crate::agent::Usage>,
     /// Cost in US dollars.
-    pub cost: Option<f64>,
+    pub cost_usd: Option<f64>,
     /// Where the cost came from.
     pub cost_source: Option<CostSource>,
     /// The agent's final message.
@@ -217,7 +218,9 @@ pub struct AttemptRow {
     pub finished_at: Option<String>,
     /// Why it was rejected, if it was.
     pub failure: Option<Failure>,
-    /// What the agent reported, once it ended.
+    /// What the agent reported, once it ended (its fields sit on the
+    /// attempt in JSON, and are absent until the agent has reported).
+    #[serde(flatten)]
     pub agent: Option<AgentRecord>,
 }
 
@@ -565,7 +568,7 @@ impl Store {
                     u.map(|u| u.cache_read_tokens as i64),
                     u.map(|u| u.cache_write_tokens as i64),
                     r.cost.map(|c| c.0),
-                    r.cost.map(|c| cost_source_name(c.1)),
+                    r.cost.map(|c| c.1.as_str()),
                     r.final_message,
                     r.session_id,
                 ],
@@ -794,10 +797,10 @@ impl Store {
 }
 
 fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
-    let outcome: Option<String> = r.get(9)?;
-    let agent = match outcome {
+    let agent_outcome: Option<String> = r.get(9)?;
+    let agent = match agent_outcome {
         None => None,
-        Some(outcome) => {
+        Some(agent_outcome) => {
             let tokens: [Option<i64>; 4] = [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?];
             let usage = tokens[0].map(|_| crate::agent::Usage {
                 input_tokens: tokens[0].unwrap_or(0) as u64,
@@ -819,10 +822,10 @@ fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
                 }
             };
             Some(AgentRecord {
-                outcome,
+                agent_outcome,
                 model: r.get(10)?,
                 usage,
-                cost: r.get(15)?,
+                cost_usd: r.get(15)?,
                 cost_source,
                 final_message: r.get(17)?,
                 session_id: r.get(18)?,
@@ -851,13 +854,6 @@ pub fn outcome_name(o: &crate::agent::AgentOutcome) -> &'static str {
         O::TimedOut => "timed_out",
         O::Cancelled => "cancelled",
         O::Unavailable { .. } => "unavailable",
-    }
-}
-
-fn cost_source_name(s: CostSource) -> &'static str {
-    match s {
-        CostSource::Reported => "reported",
-        CostSource::Computed => "computed",
     }
 }
 

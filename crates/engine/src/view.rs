@@ -158,6 +158,10 @@ pub struct AttemptView {
     pub usage: Option<Usage>,
     /// Cost in US dollars, when known.
     pub cost_usd: Option<f64>,
+    /// Where the cost came from (`reported`, `computed`), when said.
+    pub cost_source: Option<String>,
+    /// How the agent ended (`finished`, `blocked`, ...), once it reported.
+    pub agent_outcome: Option<String>,
     /// The model, when known.
     pub model: Option<String>,
     /// Gate results, when the log has them.
@@ -180,6 +184,10 @@ pub struct Check {
     pub passed: Option<bool>,
     /// More, as given (verdict, exit status).
     pub detail: String,
+    /// The end of the check's output, when the event carries it (a
+    /// counterfactual's mutated test run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_excerpt: Option<String>,
 }
 
 /// Tickets per state.
@@ -324,6 +332,15 @@ impl RunView {
 }
 
 impl TicketView {
+    /// Tokens and cost summed over its attempts.
+    pub fn totals(&self) -> crate::report::Totals {
+        let mut totals = crate::report::Totals::default();
+        for a in &self.attempts {
+            totals.add(a.usage, a.cost_usd);
+        }
+        totals
+    }
+
     fn new(id: &str, title: &str) -> TicketView {
         TicketView {
             id: id.to_string(),

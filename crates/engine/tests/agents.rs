@@ -5,7 +5,8 @@
 
 use planwright_engine::agent::limits::Now;
 use planwright_engine::agent::{
-    self, AgentOptions, AgentOutcome, AgentReport, AttemptContext, CostSource, Usage,
+    self, AgentOptions, AgentOutcome, AgentReport, AttemptContext, CostSource, Usage, UsageSink,
+    UsageSoFar,
 };
 use planwright_engine::clock::format_unix;
 use planwright_engine::process::Cancel;
@@ -103,10 +104,22 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
         env,
         confine: None,
         log_limit: None,
+        usage_sink: None,
     }
 }
 
 fn attempt_with(cli: &str, case: &str, code: i32, model: Option<&str>, extra: &str) -> Run {
+    attempt_in(cli, case, code, model, extra, None)
+}
+
+fn attempt_in(
+    cli: &str,
+    case: &str,
+    code: i32,
+    model: Option<&str>,
+    extra: &str,
+    sink: Option<UsageSink>,
+) -> Run {
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -118,7 +131,8 @@ fn attempt_with(cli: &str, case: &str, code: i32, model: Option<&str>, extra: &s
     let agent = agent::from_options(cli, &opts).unwrap();
     assert_eq!(agent.unusable(), None, "the fake {cli} is runnable");
     let env = vec![("PLANWRIGHT_BUDGET_USD".to_string(), "1.5".to_string())];
-    let ctx = context(tmp.path(), model, env);
+    let mut ctx = context(tmp.path(), model, env);
+    ctx.usage_sink = sink;
     let report = agent.attempt(&ctx, &Cancel::default()).unwrap();
     let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_default();
     Run {
@@ -480,4 +494,53 @@ fn parallel_attempts_get_their_own_cli_state() {
     assert!(agent::prepare_home(&state, "slot-3", shared.as_ref())
         .unwrap()
         .is_empty());
+}
+
+/// The running totals a fake CLI's attempt hands its usage sink, in order.
+fn usage_stream(cli: &str, model: Option<&str>) -> (Run, Vec<UsageSoFar>) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let into = std::sync::Arc::clone(&seen);
+    let sink = UsageSink::new(move |u| into.lock().unwrap().push(u.clone()));
+    let run = attempt_in(cli, "success", 0, model, "", Some(sink));
+    let seen = seen.lock().unwrap().clone();
+    (run, seen)
+}
+
+#[test]
+fn codex_usage_streams_each_running_total() {
+    let (run, seen) = usage_stream("codex", Some("gpt-5.4"));
+    let totals: Vec<(Option<&str>, Option<Usage>)> = seen
+        .iter()
+        .map(|s| (s.model.as_deref(), Some(s.usage)))
+        .collect();
+    assert_eq!(
+        totals,
+        [
+            (Some("gpt-5.4"), usage(4000, 300, 8000, 0)),
+            (Some("gpt-5.4"), usage(8000, 900, 16000, 0)),
+        ]
+    );
+    assert_eq!(
+        run.report.usage,
+        usage(8000, 900, 16000, 0),
+        "the last total is the attempt's"
+    );
+}
+
+#[test]
+fn claude_usage_streams_per_api_call_then_the_result() {
+    let (run, seen) = usage_stream("claude", None);
+    let totals: Vec<Option<Usage>> = seen.iter().map(|s| Some(s.usage)).collect();
+    assert_eq!(totals, [usage(3, 12, 0, 0), usage(12, 640, 20480, 5120)]);
+    assert!(seen
+        .iter()
+        .all(|s| s.model.as_deref() == Some("claude-sonnet-4-6")));
+    assert_eq!(run.report.usage, usage(12, 640, 20480, 5120));
+}
+
+#[test]
+fn gemini_reports_usage_only_at_the_end() {
+    let (run, seen) = usage_stream("gemini", None);
+    assert!(seen.is_empty(), "{seen:?}");
+    assert!(run.report.usage.is_some());
 }

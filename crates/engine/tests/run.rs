@@ -7,7 +7,7 @@ use planwright_engine::agent;
 use planwright_engine::events::Event;
 use planwright_engine::run::Resume;
 use planwright_engine::FailureKind;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 fn gate(argv: &[&str]) -> serde_json::Value {
@@ -738,18 +738,43 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
         .unwrap();
     let attempts = &report.tickets[0].attempts;
     assert_eq!(attempts.len(), 2);
-    assert_eq!(attempts[0].phase, "unavailable");
-    let agent = attempts[1].agent.clone().unwrap();
+    assert_eq!(attempts[0].attempt.phase, "unavailable");
+    let agent = attempts[1].attempt.agent.clone().unwrap();
     assert_eq!(
         (
             agent.model.as_deref(),
-            agent.cost,
+            agent.cost_usd,
             agent.session_id.as_deref(),
             agent.final_message.as_deref()
         ),
         (Some("m-1"), Some(0.25), Some("s-1"), Some("done"))
     );
     assert_eq!(agent.usage.unwrap().output_tokens, 5);
+    assert!(out.events.iter().any(|e| matches!(
+        e,
+        Event::AgentReported { cost_usd: Some(c), cost_source: Some(agent::CostSource::Reported), .. } if *c == 0.25
+    )));
+    // JSON: flat agent fields on each attempt, sums on the ticket and the run.
+    let json = serde_json::to_value(&report).unwrap();
+    let want_usage = json!({"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 2, "cache_write_tokens": 0});
+    let a = &json["tickets"][0];
+    let (first, second) = (&a["attempts"][0], &a["attempts"][1]);
+    assert_eq!(first["agent_outcome"], "unavailable");
+    assert_eq!(first["usage"], Value::Null);
+    assert_eq!(second["agent_outcome"], "finished");
+    assert_eq!(second["model"], "m-1");
+    assert_eq!(second["usage"], want_usage);
+    assert_eq!(
+        (&second["cost_usd"], &second["cost_source"]),
+        (&json!(0.25), &json!("reported"))
+    );
+    assert!(second["duration_ms"].is_u64(), "{second}");
+    assert_eq!(second["session_id"], "s-1");
+    for totals in [a, &json["run"]] {
+        assert_eq!(totals["usage"], want_usage, "{totals}");
+        assert_eq!(totals["cost_usd"], 0.25, "{totals}");
+    }
+    assert_eq!(json["run"]["status"], "finished");
 }
 
 #[test]
@@ -848,7 +873,7 @@ fn attempt_models(env: &Env, id: &str) -> Vec<Option<String>> {
     let t = report.tickets.iter().find(|t| t.ticket.id == id).unwrap();
     t.attempts
         .iter()
-        .map(|a| a.agent.as_ref().and_then(|g| g.model.clone()))
+        .map(|a| a.attempt.agent.as_ref().and_then(|g| g.model.clone()))
         .collect()
 }
 

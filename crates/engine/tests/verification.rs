@@ -372,6 +372,55 @@ fn a_run_merges_a_candidate_whose_counterfactual_turns_red() {
 }
 
 #[test]
+fn a_counterfactuals_test_output_travels_in_its_event_and_the_report() {
+    let env = calc_env(false);
+    let cf = serde_json::json!({"control_path": "calc.sh",
+        "mutation": {"form": "find_replace", "find": "echo 4", "replace": "echo 5"},
+        "tests": {"run": "calc", "argv": ["sh", "-c", "echo calc said $(sh calc.sh); sh test.sh"]}});
+    let out = run_with(&env, &calc_plan(cf), &settings(), scripted(&env));
+    assert_eq!(out.summary.merged, ["T1"], "{:?}", out.summary);
+    let excerpt = out
+        .events
+        .iter()
+        .find_map(|e| match e {
+            planwright_engine::events::Event::Counterfactual { output_excerpt, .. } => {
+                Some(output_excerpt.clone())
+            }
+            _ => None,
+        })
+        .expect("a counterfactual event");
+    assert!(
+        excerpt.contains("calc said 5"),
+        "the mutated run's output: {excerpt}"
+    );
+    let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
+    let report = planwright_engine::report::load(&repo, None)
+        .unwrap()
+        .unwrap();
+    let checks = &report.tickets[0].attempts[0].counterfactuals;
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(checks[0].passed, Some(true));
+    assert_eq!(checks[0].output_excerpt.as_deref(), Some(excerpt.as_str()));
+    let md = planwright_engine::report::markdown(&report);
+    assert!(
+        md.contains("counterfactual `sh -c") && md.contains("calc said 5"),
+        "{md}"
+    );
+}
+
+#[test]
+fn an_excerpt_keeps_the_end_within_its_bounds() {
+    let long: String = (0..100)
+        .map(|i| format!("{i:03} {}\n", "é".repeat(60)))
+        .collect();
+    let e = counterfactual::excerpt(&long);
+    assert!(e.len() <= counterfactual::EXCERPT_BYTES, "{}", e.len());
+    assert!(e.lines().count() <= counterfactual::EXCERPT_LINES);
+    assert!(e.ends_with(&"é".repeat(60)) && e.contains("099 "), "{e}");
+    assert_eq!(counterfactual::excerpt("a\nb"), "a\nb");
+}
+
+#[test]
 fn a_run_rejects_a_weakened_test_as_control_unpinned_unless_advisory() {
     let env = calc_env(true);
     let cf = serde_json::json!({"control_path": "calc.sh",

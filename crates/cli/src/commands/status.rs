@@ -41,6 +41,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     if global.output == Output::Json {
         let mut json = serde_json::to_value(&r).expect("reports serialize");
         json["counts"] = serde_json::to_value(counts).expect("counts serialize");
+        json["paused"] = serde_json::to_value(&view.paused).expect("pools serialize");
         crate::outln!(
             "{}",
             serde_json::to_string_pretty(&json).expect("reports serialize")
@@ -55,6 +56,14 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         r.run.base
     );
     crate::outln!("{}", counts_line(&view));
+    crate::outln!("{}", report::totals_text(&r.totals));
+    for (pool, p) in &view.paused {
+        let until = p
+            .until
+            .as_deref()
+            .map_or("when its probe answers".into(), |u| format!("at {u}"));
+        crate::outln!("pool `{pool}` paused ({}); resumes {until}", p.reason);
+    }
     rows(&r);
     why(&r, global);
     let changed: Vec<&str> = r
@@ -72,7 +81,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     Ok(exit::OK)
 }
 
-/// One row per ticket: state, attempts, merged commit, failure.
+/// One row per ticket: state, attempts, tokens and cost over its attempts,
+/// merged commit, failure.
 fn rows(r: &RunReport) {
     let width = r
         .tickets
@@ -82,10 +92,12 @@ fn rows(r: &RunReport) {
         .unwrap_or(2)
         .clamp(6, super::show::MAX_ID_COLUMN);
     crate::outln!(
-        "{:width$}  {:8}  {:8}  {:10}  failure",
+        "{:width$}  {:8}  {:8}  {:>9}  {:>9}  {:10}  failure",
         "ticket",
         "state",
         "attempts",
+        "tokens",
+        "cost",
         "commit"
     );
     for report in &r.tickets {
@@ -95,8 +107,13 @@ fn rows(r: &RunReport) {
             .as_deref()
             .map_or("", |c| &c[..c.len().min(10)]);
         let failure = report::failure_text(report);
+        let tokens = report
+            .totals
+            .usage
+            .map_or("-".into(), |u| u.total().to_string());
+        let cost = report.totals.cost_usd.map_or("-".into(), report::cost_text);
         crate::outln!(
-            "{:width$}  {:8}  {:8}  {:10}  {failure}",
+            "{:width$}  {:8}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
             t.state.as_str(),
             t.attempt_count,

@@ -18,7 +18,7 @@
 
 use super::cli::{json_line, Cli, Invocation, Limit, Parsed, StreamParser};
 use super::limits::{self, Now};
-use super::{AttemptContext, Usage};
+use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The Antigravity CLI adapter.
@@ -109,6 +109,14 @@ impl StreamParser for AgyParser {
             None if v.get("status").is_some() => self.result(&v),
             _ => {}
         }
+    }
+
+    fn so_far(&self) -> Option<UsageSoFar> {
+        let usage = self.parsed.usage?;
+        Some(UsageSoFar {
+            model: self.parsed.model.clone(),
+            usage,
+        })
     }
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {

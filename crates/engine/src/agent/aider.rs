@@ -20,7 +20,7 @@
 
 use super::cli::{Cli, Invocation, Limit, Parsed, StreamParser};
 use super::limits::{self, Now};
-use super::{AttemptContext, Usage};
+use super::{AttemptContext, Usage, UsageSoFar};
 use std::path::Path;
 
 /// The aider adapter.
@@ -136,6 +136,14 @@ impl StreamParser for AiderParser {
         if self.pending.len() < MAX_PENDING {
             self.pending.push(line.to_string());
         }
+    }
+
+    fn so_far(&self) -> Option<UsageSoFar> {
+        let usage = self.usage?;
+        Some(UsageSoFar {
+            model: self.model.clone(),
+            usage,
+        })
     }
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {

@@ -18,7 +18,7 @@
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
 use super::limits::{self, Now};
-use super::{AttemptContext, Usage};
+use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The Claude Code adapter.
@@ -89,6 +89,10 @@ pub struct ClaudeParser {
     /// `resetsAt` of a rejected `rate_limit_event`.
     rejected: Option<Option<i64>>,
     api_status: Option<u64>,
+    /// Each API call's tokens so far, by message id (a message's content
+    /// blocks arrive as separate lines repeating its usage), until the
+    /// result line gives the total.
+    calls: Vec<(String, Usage)>,
 }
 
 impl StreamParser for ClaudeParser {
@@ -108,6 +112,20 @@ impl StreamParser for ClaudeParser {
             Some("result") => self.result(&v),
             _ => {}
         }
+    }
+
+    fn so_far(&self) -> Option<UsageSoFar> {
+        let usage = self.parsed.usage.or_else(|| {
+            let mut sum: Option<Usage> = None;
+            for (_, u) in &self.calls {
+                *sum.get_or_insert_with(Usage::default) += *u;
+            }
+            sum
+        })?;
+        Some(UsageSoFar {
+            model: self.parsed.model.clone(),
+            usage,
+        })
     }
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
@@ -137,6 +155,14 @@ impl StreamParser for ClaudeParser {
 
 impl ClaudeParser {
     fn assistant(&mut self, v: &Value) {
+        let id = v.pointer("/message/id").and_then(Value::as_str);
+        if let (Some(id), Some(u)) = (id, v.pointer("/message/usage")) {
+            let u = usage(u);
+            match self.calls.iter_mut().find(|(seen, _)| seen == id) {
+                Some(call) => call.1 = u,
+                None => self.calls.push((id.to_string(), u)),
+            }
+        }
         let Some(content) = v.pointer("/message/content").and_then(Value::as_array) else {
             return;
         };
@@ -165,12 +191,7 @@ impl ClaudeParser {
         p.final_message = text(v, "result").or(p.final_message.take());
         p.cost_usd = v.get("total_cost_usd").and_then(Value::as_f64);
         if let Some(u) = v.get("usage") {
-            p.usage = Some(Usage {
-                input_tokens: count(u, "input_tokens"),
-                output_tokens: count(u, "output_tokens"),
-                cache_read_tokens: count(u, "cache_read_input_tokens"),
-                cache_write_tokens: count(u, "cache_creation_input_tokens"),
-            });
+            p.usage = Some(usage(u));
         }
         if p.model.is_none() {
             let models = v.get("modelUsage").and_then(Value::as_object);
@@ -180,6 +201,17 @@ impl ClaudeParser {
         if v.get("is_error").and_then(Value::as_bool) == Some(true) {
             p.failure = Some(error_message(v));
         }
+    }
+}
+
+/// Anthropic's usage object: `input_tokens` already excludes cache reads
+/// and writes.
+fn usage(u: &Value) -> Usage {
+    Usage {
+        input_tokens: count(u, "input_tokens"),
+        output_tokens: count(u, "output_tokens"),
+        cache_read_tokens: count(u, "cache_read_input_tokens"),
+        cache_write_tokens: count(u, "cache_creation_input_tokens"),
     }
 }
 
@@ -241,6 +273,39 @@ mod tests {
                 u.cache_write_tokens
             ),
             (10, 20, 40, 30)
+        );
+    }
+
+    #[test]
+    fn usage_so_far_sums_api_calls_until_the_result() {
+        let mut p = ClaudeParser::default();
+        assert_eq!(p.so_far(), None);
+        for l in [
+            r#"{"type":"system","subtype":"init","model":"claude-sonnet-4-6"}"#,
+            r#"{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":5,"output_tokens":1,"cache_read_input_tokens":100}}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":5,"output_tokens":9,"cache_read_input_tokens":100}}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":2,"output_tokens":3,"cache_creation_input_tokens":7}}}"#,
+        ] {
+            p.line(l);
+        }
+        let now = p.so_far().unwrap();
+        assert_eq!(now.model.as_deref(), Some("claude-sonnet-4-6"));
+        assert_eq!(
+            now.usage,
+            Usage {
+                input_tokens: 7,
+                output_tokens: 12,
+                cache_read_tokens: 100,
+                cache_write_tokens: 7
+            }
+        );
+        p.line(
+            r#"{"type":"result","is_error":false,"usage":{"input_tokens":1,"output_tokens":2}}"#,
+        );
+        assert_eq!(
+            p.so_far().unwrap().usage.total(),
+            3,
+            "the result's total wins"
         );
     }
 

@@ -9,7 +9,7 @@
 use super::limits::{self, Now};
 use super::{
     agent_env, blocked_reason, Agent, AgentOptions, AgentOutcome, AgentReport, AttemptContext,
-    CostSource, Usage, BUDGET_ENV,
+    CostSource, Usage, UsageSink, UsageSoFar, BUDGET_ENV,
 };
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
@@ -56,6 +56,12 @@ pub struct Limit {
 pub trait StreamParser: Send {
     /// One line of stdout, as it arrives.
     fn line(&mut self, line: &str);
+    /// The tokens reported so far, after the lines read; `None` until the
+    /// CLI has reported any, and always for CLIs that report them only at
+    /// the end (their total arrives with the attempt's report).
+    fn so_far(&self) -> Option<UsageSoFar> {
+        None
+    }
     /// The end: `output_tail` is the end of stdout and stderr together (some
     /// CLIs put their error object on stderr).
     fn finish(&mut self, output_tail: &str, now: Now) -> Parsed;
@@ -220,7 +226,11 @@ impl<C: Cli> Agent for CliAgent<C> {
             timeout: ctx.timeout,
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
-            lines: Some(LineSink::new(move |line| lock(&feed).line(line))),
+            lines: Some(feed_lines(
+                feed,
+                ctx.usage_sink.clone(),
+                self.argv_model(ctx),
+            )),
             confine: ctx.confine.clone(),
             log_limit: ctx.log_limit,
         };
@@ -246,6 +256,32 @@ impl<C: Cli> Agent for CliAgent<C> {
             session_id: parsed.session_id,
         })
     }
+}
+
+/// Feeds each line of stdout to the parser, and hands `sink` the running
+/// total of tokens whenever the line changed it.
+fn feed_lines(
+    parser: Arc<Mutex<Box<dyn StreamParser>>>,
+    sink: Option<UsageSink>,
+    model: Option<&str>,
+) -> LineSink {
+    let model = model.map(str::to_string);
+    let last: Mutex<Option<Usage>> = Mutex::new(None);
+    LineSink::new(move |line| {
+        let mut parser = lock(&parser);
+        parser.line(line);
+        let Some(sink) = &sink else { return };
+        let Some(mut now) = parser.so_far() else {
+            return;
+        };
+        drop(parser);
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if *last != Some(now.usage) {
+            *last = Some(now.usage);
+            now.model = now.model.or_else(|| model.clone());
+            sink.report(&now);
+        }
+    })
 }
 
 impl<C: Cli> CliAgent<C> {

@@ -131,6 +131,7 @@ mod tests {
             env: vec![],
             confine: None,
             log_limit: None,
+            usage_sink: None,
         };
         assert_eq!(
             agent.argv(&ctx),

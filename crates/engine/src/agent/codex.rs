@@ -16,7 +16,7 @@
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
 use super::limits::Now;
-use super::{AttemptContext, Usage};
+use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The Codex adapter.
@@ -118,6 +118,14 @@ impl StreamParser for CodexParser {
             }
             _ => {}
         }
+    }
+
+    fn so_far(&self) -> Option<UsageSoFar> {
+        let usage = self.parsed.usage?;
+        Some(UsageSoFar {
+            model: self.parsed.model.clone(),
+            usage,
+        })
     }
 
     fn finish(&mut self, _output_tail: &str, _now: Now) -> Parsed {

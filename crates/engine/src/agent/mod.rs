@@ -20,6 +20,7 @@ use crate::process::Cancel;
 use planwright_plan::config::Prices;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The variable of [`AttemptContext::env`] that carries the budget left for
@@ -57,6 +58,41 @@ pub struct AttemptContext {
     pub confine: Option<crate::sandbox::Confine>,
     /// The cap of the agent's log, in bytes.
     pub log_limit: Option<u64>,
+    /// Where the agent reports its tokens while it runs, when anyone listens.
+    pub usage_sink: Option<UsageSink>,
+}
+
+/// Tokens an attempt's agent has used so far, as its CLI reported them
+/// while running (a running total, not an increment).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageSoFar {
+    /// The model, as the CLI named it (else the one asked for).
+    pub model: Option<String>,
+    /// Tokens so far, normalized (see [`Usage`]).
+    pub usage: Usage,
+}
+
+/// Receives [`UsageSoFar`] each time a running agent's total changes; it is
+/// called on the thread reading the agent's output, so it must be quick.
+#[derive(Clone)]
+pub struct UsageSink(Arc<dyn Fn(&UsageSoFar) + Send + Sync>);
+
+impl UsageSink {
+    /// A sink calling `f`.
+    pub fn new(f: impl Fn(&UsageSoFar) + Send + Sync + 'static) -> UsageSink {
+        UsageSink(Arc::new(f))
+    }
+
+    /// Hands over a new running total.
+    pub fn report(&self, so_far: &UsageSoFar) {
+        (self.0)(so_far);
+    }
+}
+
+impl std::fmt::Debug for UsageSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UsageSink")
+    }
 }
 
 /// How an attempt of the agent ended.
@@ -120,6 +156,16 @@ pub enum CostSource {
     Reported,
     /// planwright computed it from the price table.
     Computed,
+}
+
+impl CostSource {
+    /// The name stored, printed and written in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CostSource::Reported => "reported",
+            CostSource::Computed => "computed",
+        }
+    }
 }
 
 /// Everything an agent says about one attempt. Only `outcome` decides

@@ -18,7 +18,7 @@
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
 use super::limits::{self, Now};
-use super::{AttemptContext, Usage};
+use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The opencode adapter.
@@ -122,6 +122,14 @@ impl StreamParser for OpencodeParser {
             Some("done") => self.parsed.complete = true,
             _ => {}
         }
+    }
+
+    fn so_far(&self) -> Option<UsageSoFar> {
+        let usage = self.parsed.usage?;
+        Some(UsageSoFar {
+            model: self.parsed.model.clone(),
+            usage,
+        })
     }
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {

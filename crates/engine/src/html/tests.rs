@@ -112,3 +112,31 @@ fn the_timeline_uses_event_order_when_times_are_too_coarse() {
     let fine = page(&fine, &HtmlOptions::default());
     assert!(fine.contains("data-axis=\"time\""));
 }
+
+#[test]
+fn an_attempt_shows_running_usage_then_its_report_and_counterfactual_output() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"at\":\"2026-11-29T22:00:06Z\"}\n",
+        "{\"event\":\"agent_usage\",\"ticket\":\"A\",\"attempt\":2,\"model\":\"m-1\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2,\"cache_read_tokens\":3,\"cache_write_tokens\":4}}\n",
+    ));
+    let running = page(&v, &HtmlOptions::default());
+    assert!(
+        running.contains("10 tokens (1 in, 2 out, 3 cache read, 4 cache write)"),
+        "{running}"
+    );
+    v.fold_text(concat!(
+        "{\"event\":\"agent_reported\",\"ticket\":\"A\",\"attempt\":2,\"outcome\":\"finished\",\"model\":\"m-1\",\"usage\":{\"input_tokens\":10,\"output_tokens\":20,\"cache_read_tokens\":0,\"cache_write_tokens\":0},\"cost_usd\":0.5,\"cost_source\":\"computed\"}\n",
+        "{\"event\":\"counterfactual\",\"ticket\":\"A\",\"attempt\":2,\"test\":\"sh t.sh\",\"passed\":true,\"message\":\"red\",\"output_excerpt\":\"FAIL <calc>\"}\n",
+    ));
+    let page = page(&v, &HtmlOptions::default());
+    for needle in [
+        "agent finished",
+        "30 tokens (10 in, 20 out, 0 cache read, 0 cache write)",
+        "$0.5000 (computed)",
+        "<pre class=\"evidence\">FAIL &lt;calc&gt;</pre></li>",
+        "total: 30 tokens",
+    ] {
+        assert!(page.contains(needle), "{needle}: {page}");
+    }
+}

@@ -128,6 +128,7 @@ fn check_of(e: &Value) -> Check {
         name,
         passed,
         detail,
+        output_excerpt: text(e, "output_excerpt").map(String::from),
     }
 }
 
@@ -317,6 +318,8 @@ impl RunView {
             failure: None,
             usage: None,
             cost_usd: None,
+            cost_source: None,
+            agent_outcome: None,
             model: text(e, "model").map(String::from),
             gates: vec![],
             reviews: vec![],
@@ -404,6 +407,12 @@ impl RunView {
         if let Some(m) = model {
             a.model = Some(m.to_string());
         }
+        if let Some(src) = text(e, "cost_source") {
+            a.cost_source = Some(src.to_string());
+        }
+        if name == "agent_reported" {
+            a.agent_outcome = text(e, "outcome").map(String::from);
+        }
         match kind {
             Some(0) => {
                 if !a.gates_from_events {
@@ -462,6 +471,7 @@ pub fn parse_gate_log(log: &str) -> Vec<(u32, Vec<Check>)> {
                     name,
                     passed: Some(exit == "exit code 0"),
                     detail: exit.to_string(),
+                    output_excerpt: None,
                 });
             }
         }
