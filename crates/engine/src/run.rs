@@ -103,6 +103,7 @@ impl RunSettings {
                 setup_inputs: vec![],
                 pristine: false,
                 setup_timeout: Some(defaults::SETUP_TIMEOUT),
+                copy: vec![],
             },
             contain: ContainSettings::default(),
             routing: Routing::default(),
@@ -322,6 +323,7 @@ pub fn prepare(
         &settings.contain,
         &resume,
     );
+    crate::preflight::check_copy(dir, &settings.pool.copy, &mut checks);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -389,7 +391,7 @@ impl Prepared {
         let c = &self.settings.contain;
         let workspaces = Workspaces::new(
             self.repo.clone(),
-            self.settings.pool.pristine,
+            self.settings.pool.clone(),
             self.containment,
             c.writable.clone(),
         );
@@ -1491,6 +1493,10 @@ fn attempt_once(
     let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
     sh.repo.guard().check()?;
     let candidate = candidate?;
+    if let Some(f) = candidate.setup_failed {
+        // The agent never ran: nothing of it to record.
+        return Ok(AttemptResult::Rejected(f));
+    }
     record_agent(sh, input, &candidate)?;
     let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
         Ok(commit) => commit,

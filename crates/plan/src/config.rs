@@ -675,13 +675,18 @@ mod tests {
         ] {
             let e = Config::parse(&format!("[worktree]\ncopy=['{bad}']\n")).unwrap_err();
             assert!(
-                e.message.contains(&format!("`[worktree] copy` entry `{bad}` {why}"))
+                e.message
+                    .contains(&format!("`[worktree] copy` entry `{bad}` {why}"))
                     && e.message.contains("relative to the repository root"),
                 "{bad}: {}",
                 e.message
             );
         }
         let e = Config::parse("[worktree]\nsetup_inputs=['/tmp/lock']\n").unwrap_err();
-        assert!(e.message.contains("`[worktree] setup_inputs`"), "{}", e.message);
+        assert!(
+            e.message.contains("`[worktree] setup_inputs`"),
+            "{}",
+            e.message
+        );
     }
 }
