@@ -71,6 +71,24 @@ impl PoolPauses {
         );
     }
 
+    /// Puts back a pause an earlier invocation saved: `pool` is paused
+    /// until `until`, its `strikes`-th pause in a row. No probe is out (an
+    /// earlier invocation's probe ended with it).
+    pub fn restore(&mut self, pool: &str, until: u64, strikes: u32) {
+        let pause = Pause {
+            until,
+            strikes: strikes.max(1),
+            probing: false,
+        };
+        self.paused.insert(pool.to_string(), pause);
+    }
+
+    /// When `pool`'s pause ends and how many pauses in a row it has had,
+    /// if it is paused (what [`PoolPauses::restore`] takes back).
+    pub fn pause_of(&self, pool: &str) -> Option<(u64, u32)> {
+        self.paused.get(pool).map(|p| (p.until, p.strikes))
+    }
+
     /// An attempt on `pool` got an answer (any outcome but a rate limit):
     /// the pool is open again.
     pub fn answered(&mut self, pool: &str) {
@@ -227,6 +245,25 @@ mod tests {
         p.answered("claude");
         assert_eq!(p.admit("claude", 1401), Admission::Open);
         assert!(p.paused().is_empty());
+    }
+
+    #[test]
+    fn a_restored_pause_holds_until_its_time_then_allows_one_probe() {
+        let mut p = PoolPauses::new();
+        p.pause("claude", 1000, None);
+        p.pause("claude", 1100, None);
+        let (until, strikes) = p.pause_of("claude").unwrap();
+        let mut again = PoolPauses::new();
+        again.restore("claude", until, strikes);
+        assert_eq!(
+            again.admit("claude", until - 1),
+            Admission::Paused { until }
+        );
+        assert_eq!(again.admit("claude", until), Admission::Probe);
+        assert_eq!(again.admit("claude", until), Admission::Paused { until });
+        // The backoff goes on from the restored count.
+        again.pause("claude", until, None);
+        assert_eq!(again.pause_of("claude"), Some((until + 240, 3)));
     }
 
     #[test]

@@ -989,6 +989,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// their verified candidates to be merged without another agent run.
     fn resume(&mut self) -> Result<(), EngineError> {
         let sh = self.sh;
+        // A pool an earlier invocation paused stays paused until its time.
+        for (pool, until, strikes) in sh.store.pauses()? {
+            self.lp.pauses.restore(&pool, until, strikes);
+        }
         for t in sh.store.tickets(&sh.run)? {
             match t.state {
                 TicketState::Merged => {
@@ -1283,7 +1287,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 r,
                 AttemptResult::Cancelled | AttemptResult::Unavailable { .. }
             ) {
-                self.answered(pool);
+                self.answered(pool)?;
             }
         }
         match result {
@@ -1307,7 +1311,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 sh.store
                     .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
                 match pool {
-                    Some(pool) => self.pause_pool(id, &pool, retry_after, reason),
+                    Some(pool) => self.pause_pool(id, &pool, retry_after, reason)?,
                     None => self.pause(id, retry_after, reason),
                 }
             }
@@ -1330,17 +1334,19 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// The model of a pool could not serve the ticket: the whole pool
     /// pauses (no strike used) and the ticket goes back to the queue, where
     /// routing sends it to another candidate model or parks it.
-    fn pause_pool(&mut self, id: &str, pool: &str, retry_after: Option<Duration>, reason: String) {
+    fn pause_pool(
+        &mut self,
+        id: &str,
+        pool: &str,
+        retry_after: Option<Duration>,
+        reason: String,
+    ) -> Result<(), EngineError> {
         let now = clock::unix_now();
         self.lp.pauses.pause(pool, now, retry_after);
         self.sched.requeue(id);
-        let until = self
-            .lp
-            .pauses
-            .paused()
-            .into_iter()
-            .find_map(|(p, until)| (p == pool).then_some(until))
-            .unwrap_or(now);
+        let (until, strikes) = self.lp.pauses.pause_of(pool).unwrap_or((now, 1));
+        // Saved, so a run continued after this one ends still waits.
+        self.sh.store.save_pause(pool, until, strikes)?;
         self.sh.emitter.emit(Event::PoolPaused {
             ticket: id.to_string(),
             pool: Some(pool.to_string()),
@@ -1348,17 +1354,19 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             until: Some(clock::format_unix(until)),
             reason,
         });
+        Ok(())
     }
 
     /// A pool's model answered: a paused pool is open again.
-    fn answered(&mut self, pool: &str) {
-        let was_paused = self.lp.pauses.paused().iter().any(|(p, _)| p == pool);
-        self.lp.pauses.answered(pool);
-        if was_paused {
+    fn answered(&mut self, pool: &str) -> Result<(), EngineError> {
+        if self.lp.pauses.pause_of(pool).is_some() {
+            self.lp.pauses.answered(pool);
+            self.sh.store.clear_pause(pool)?;
             self.sh.emitter.emit(Event::PoolResumed {
                 pool: pool.to_string(),
             });
         }
+        Ok(())
     }
 
     /// A model outside the routing table could not serve the ticket: the

@@ -1079,6 +1079,56 @@ fn a_rate_limited_pool_pauses_and_its_tickets_move_to_another_pools_model() {
     assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "y");
 }
 
+#[test]
+fn a_pool_paused_by_an_earlier_invocation_stays_paused_when_the_run_continues() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    // Model x is rate-limited for two hours throughout; model y fails the
+    // first invocation and works in the second.
+    let script = |y_works: bool| {
+        let y = if y_works {
+            "cd \"$1\"\necho \"$2\" > A.txt\n"
+        } else {
+            "echo 'y is broken today' >&2; exit 1\n"
+        };
+        format!("#!/bin/sh\nif [ \"$2\" = x ]; then echo 'Error: rate limit exceeded, retry in 2h' >&2; exit 1; fi\n{y}")
+    };
+    let mut a = ticket("A", json!([any("A.txt")]));
+    a["tier"] = "mid".into();
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a]}));
+    let mut s = settings();
+    s.jobs = 1;
+    s.strikes = 1;
+    s.routing = two_pools();
+    let first = run_with(
+        &env,
+        &plan,
+        &s,
+        sh_agent(&env, &script(false), "{worktree} {model}"),
+    );
+    assert!(
+        first.summary.failed.contains_key("A"),
+        "{:?}",
+        first.summary
+    );
+    let second = run_with(
+        &env,
+        &plan,
+        &s,
+        sh_agent(&env, &script(true), "{worktree} {model}"),
+    );
+    assert_eq!(
+        second.summary.run, first.summary.run,
+        "the same run continued"
+    );
+    assert_eq!(second.summary.merged, ["A"], "{:?}", second.summary);
+    let some = |m: &str| Some(m.to_string());
+    assert_eq!(
+        attempt_models(&env, "A"),
+        [some("x"), some("y"), some("y")],
+        "the second invocation did not try x before its reset time"
+    );
+}
+
 /// An agent (in-process, so it may keep count) whose first call is
 /// rate-limited for a second; it reports no model of its own.
 struct LimitedOnce {
