@@ -1123,11 +1123,27 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
 
     /// Starts ready tickets while slots are free. A ticket the budget or a
     /// paused pool holds back leaves its slot to the next one, so this asks
-    /// the scheduler again until nothing more starts.
+    /// the scheduler again until nothing more starts. A ticket whose open
+    /// pools are all at their cap is set aside until this round ends, and
+    /// tried again after the next attempt ends.
     fn start_ready(
         &mut self,
         scope: &'c std::thread::Scope<'c, '_>,
         tx: &Sender<Msg>,
+    ) -> Result<(), EngineError> {
+        let mut full = Vec::new();
+        let started = self.start_round(scope, tx, &mut full);
+        for id in full {
+            self.sched.requeue(&id);
+        }
+        started
+    }
+
+    fn start_round(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: &Sender<Msg>,
+        full: &mut Vec<String>,
     ) -> Result<(), EngineError> {
         loop {
             let ready = self.sched.next(self.lp.free.len());
@@ -1138,7 +1154,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 let Some(budget_usd) = self.admit(&id)? else {
                     continue;
                 };
-                let Some(route) = self.route(&id, budget_usd) else {
+                let Some(route) = self.route(&id, budget_usd, full) else {
                     continue;
                 };
                 let slot = self.lp.free.pop().expect("next() respects the free slots");
@@ -1173,24 +1189,41 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         }
     }
 
-    /// The model of `id`'s next attempt through the routing table and the
-    /// paused pools; `None` when every candidate pool is paused, and the
-    /// ticket is parked until the earliest may be probed.
-    fn route(&mut self, id: &str, budget_usd: Option<f64>) -> Option<Route> {
+    /// The model of `id`'s next attempt through the routing table, the
+    /// paused pools and the pools' caps; `None` when every candidate pool
+    /// is paused, and the ticket is parked until the earliest may be
+    /// probed, or when every open one is at its cap, and the ticket is put
+    /// in `full` (out of the scheduler's ready set until the round ends).
+    fn route(
+        &mut self,
+        id: &str,
+        budget_usd: Option<f64>,
+        full: &mut Vec<String>,
+    ) -> Option<Route> {
         let sh = self.sh;
         let now = clock::unix_now();
-        let (model, pool) = match pools::choose(
+        let sched = &self.sched;
+        let room = |pool: &str| sched.has_room(pool);
+        let choice = pools::choose(
             sh.ticket(id),
             &sh.settings.routing,
             &mut self.lp.pauses,
             now,
-        ) {
+            &room,
+        );
+        let (model, pool) = match choice {
             Choice::CliDefault => (None, None),
             Choice::Model { model, pool, .. } => (Some(model), pool),
             Choice::Wait { until } => {
                 let wait = Duration::from_secs(until.saturating_sub(now));
-                self.sched.started(id);
+                // Parked, it holds no pool's cap.
+                self.sched.started_on(id, None);
                 self.lp.paused.push((Instant::now() + wait, id.to_string()));
+                return None;
+            }
+            Choice::Full => {
+                self.sched.started_on(id, None);
+                full.push(id.to_string());
                 return None;
             }
         };
@@ -1220,7 +1253,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let attempt = row.attempt_count + 1;
         sh.store
             .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
-        self.sched.started(id);
+        // The attempt counts against the cap of the pool it runs on, which
+        // is not the ticket's first when that one is paused.
+        self.sched.started_on(id, route.pool.as_deref());
         self.lp.in_flight += 1;
         self.lp.attempt_pool.insert(id.to_string(), route.pool);
         sh.emitter.emit(Event::AttemptStarted {

@@ -1129,6 +1129,74 @@ fn a_pool_paused_by_an_earlier_invocation_stays_paused_when_the_run_continues() 
     );
 }
 
+/// An agent whose model x is rate-limited for hours and whose model y
+/// keeps the most attempts it ever ran at once; each y attempt waits (a
+/// while at most) for another to join it, so two that may overlap do.
+#[derive(Default)]
+struct Crowd {
+    on_y: std::sync::Mutex<(u32, u32)>,
+    joined: std::sync::Condvar,
+}
+
+impl agent::Agent for Crowd {
+    fn name(&self) -> &str {
+        "crowd"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        if ctx.model.as_deref() == Some("x") {
+            return Ok(agent::AgentOutcome::Unavailable {
+                retry_after: Some(std::time::Duration::from_secs(7200)),
+                reason: "rate limit".into(),
+            }
+            .into());
+        }
+        let mut on_y = self.on_y.lock().unwrap();
+        on_y.0 += 1;
+        on_y.1 = on_y.1.max(on_y.0);
+        self.joined.notify_all();
+        let (mut on_y, _) = self
+            .joined
+            .wait_timeout_while(on_y, std::time::Duration::from_secs(2), |n| n.0 < 2)
+            .unwrap();
+        on_y.0 -= 1;
+        drop(on_y);
+        std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "y\n").unwrap();
+        Ok(agent::AgentOutcome::Finished.into())
+    }
+}
+
+#[test]
+fn tickets_moved_to_another_pool_count_against_its_cap() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut tickets = Vec::new();
+    for id in ["A", "B"] {
+        let mut t = ticket(id, json!([any(&format!("{id}.txt"))]));
+        t["tier"] = "mid".into();
+        tickets.push(t);
+    }
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": tickets}));
+    let mut s = settings();
+    s.jobs = 2;
+    s.routing = two_pools();
+    s.routing.caps.insert("py".into(), 1);
+    let crowd = Arc::new(Crowd::default());
+    let out = run_resume(&env, &plan, &s, crowd.clone(), Resume::default());
+    assert_eq!(out.summary.merged.len(), 2, "{:?}", out.summary);
+    let some = |m: &str| Some(m.to_string());
+    for id in ["A", "B"] {
+        assert_eq!(attempt_models(&env, id), [some("x"), some("y")]);
+    }
+    assert_eq!(
+        crowd.on_y.lock().unwrap().1,
+        1,
+        "py is capped at one attempt"
+    );
+}
+
 /// An agent (in-process, so it may keep count) whose first call is
 /// rate-limited for a second; it reports no model of its own.
 struct LimitedOnce {
