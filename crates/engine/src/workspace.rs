@@ -347,17 +347,14 @@ pub fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
     let refuse = |why: String| {
         EngineError::Settings(format!(
             "`[worktree] copy` in `planwright.toml` names `{rel}`, {why}; \
-             create it, or remove it from `[worktree] copy`"
+             put the file itself in your checkout, or remove it from `[worktree] copy`"
         ))
     };
     let path = root.join(rel);
     let real = match path.canonicalize() {
         Ok(real) => real,
         Err(_) if path.symlink_metadata().is_ok() => {
-            return Err(refuse(format!(
-                "a symlink whose target `{}` does not exist",
-                path.display()
-            )))
+            return Err(refuse("a symlink whose target does not exist".to_string()))
         }
         Err(_) => {
             return Err(refuse(format!(
