@@ -575,6 +575,39 @@ fn copied_files_are_there_for_the_agent_and_never_in_the_candidate() {
 }
 
 #[test]
+fn a_copy_never_follows_a_symlink_an_agent_left_in_its_workspace() {
+    let env = Env::new(&[("README.md", "hi\n"), (".gitignore", "conf\n")]);
+    write(&env.repo(), "conf/local.env", "MINE=1\n");
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // A replaces the ignored `conf` folder with a link out of its
+    // workspace; B, next in the same slot, reads what it was given.
+    let agent = sh_agent(
+        &env,
+        &format!(
+            "#!/bin/sh\ncd \"$1\"\ncat conf/local.env > \"$PLANWRIGHT_TICKET.txt\"\nif [ \"$PLANWRIGHT_TICKET\" = A ]; then rm -rf conf; ln -s {} conf; fi\n",
+            outside.display()
+        ),
+        "{worktree}",
+    );
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
+    let mut s = settings();
+    s.jobs = 1;
+    s.pool.copy = vec!["conf/local.env".into()];
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "MINE=1");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing was written through the link"
+    );
+}
+
+#[test]
 fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight() {
     let env = Env::new(&[("README.md", "hi\n")]);
     let outside = env.tmp.path().join("outside.env");
