@@ -232,6 +232,25 @@ fn config_beside_the_plan_changes_the_routing_table() {
 }
 
 #[test]
+fn a_worktree_copy_path_leaving_the_repository_is_refused_with_the_fix() {
+    let dir = dir_with(&[("plan.json", &example())]);
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[worktree]\ncopy = ['../secrets/.env']\n",
+    )
+    .unwrap();
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("planwright.toml`: `[worktree] copy`")
+            && err.contains("`[worktree] copy` entry `../secrets/.env` climbs out with `..`")
+            && err.contains("relative to the repository root"),
+        "{err}"
+    );
+}
+
+#[test]
 fn native_conversion_round_trips() {
     let dir = dir_with(&[("plan.json", &example())]);
     let out = planwright(

@@ -4,10 +4,10 @@
 //! content of the commit under test, written with planwright's own git
 //! directory and index (see [`Repo::own_git`]).
 //!
-//! The project's set-up step (`[worktree] setup`, such as `npm ci`) runs
-//! here, by planwright, sandboxed, and its result is kept for the next
-//! commit while its key (the set-up commands and the content of
-//! `[worktree] setup_inputs`) is the same and nothing untracked in the
+//! The project's set-up step (`[worktree] setup`, such as `npm ci`, see
+//! [`crate::setup`]) runs here, by planwright, sandboxed, and its result is
+//! kept for the next commit while its key (the set-up commands and the
+//! content of `[worktree] setup_inputs`) is the same and nothing untracked in the
 //! checkout changed since (size, change time and inode of every file: a
 //! gate that wrote into `node_modules` makes the next use start afresh).
 //!
@@ -15,24 +15,23 @@
 //! and independent of any executor's slots.
 
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
 use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
-use crate::process::{self, Cancel, Spec};
+use crate::process::{self, Cancel};
 use crate::repo::Repo;
 use crate::sandbox::{self, Confine, Containment, Policy};
+use crate::setup::{self, Setup};
 use crate::workspace::{create_parent, fresh_dir, reset_files, PoolSettings, Workspaces};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The gate checkouts of a run.
 #[derive(Debug, Clone)]
 pub struct Checkouts {
     repo: Repo,
-    settings: PoolSettings,
+    setup: Setup,
     containment: Containment,
     gate_network: bool,
     /// Directories an agent may write: kept off every gate's `PATH`.
@@ -53,8 +52,8 @@ impl Checkouts {
         let mut agent_writable = vec![Workspaces::root(&repo), repo.state_dir().join("tmp")];
         agent_writable.extend(declared.iter().cloned());
         Checkouts {
+            setup: Setup::new(repo.clone(), settings),
             repo,
-            settings,
             containment,
             gate_network,
             agent_writable,
@@ -178,42 +177,28 @@ impl Checkouts {
             create_parent(&index)?;
         }
         reset_files(&self.repo, &index, &dir, commit)?;
-        let key = self.setup_key(commit)?;
+        let key = self.setup.key(commit)?;
         let state = self.untracked(&index, &dir)?;
-        let saved = std::fs::read_to_string(self.meta(name, ".setup")).ok();
-        if saved.as_deref() == Some(format!("{key}\n{state}").as_str()) {
+        let stamp = self.meta(name, ".setup");
+        if setup::read_stamp(&stamp).as_deref() == Some(format!("{key}\n{state}").as_str()) {
             return Ok(Ok(dir));
         }
-        let _ = std::fs::remove_file(self.meta(name, ".setup"));
+        setup::clear_stamp(&stamp)?;
         self.repo
             .own_git(&index, &dir)
             .args(["clean", "-q", "-ffdx"])
             .output()?;
-        if let Some(verdict) = self.setup(&dir, tmp, log, cancel)? {
+        // Installing dependencies needs the network.
+        let confine = self.confine(&dir, tmp, true);
+        let place = "in the gate checkout";
+        if let Some(verdict) = self.setup.run(&dir, tmp, &confine, log, place, cancel)? {
             return Ok(Err(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
         reset_files(&self.repo, &index, &dir, commit)?;
         let state = self.untracked(&index, &dir)?;
-        let file = self.meta(name, ".setup");
-        std::fs::write(&file, format!("{key}\n{state}")).map_err(|e| EngineError::io(&file, e))?;
+        setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         Ok(Ok(dir))
-    }
-
-    /// The set-up commands and the blob of each declared input at `commit`.
-    fn setup_key(&self, commit: &str) -> Result<String, EngineError> {
-        let mut key = format!("{:?}", self.settings.setup);
-        for input in &self.settings.setup_inputs {
-            let spec = format!("{commit}:{input}");
-            let out = self
-                .repo
-                .git()
-                .args(["rev-parse", "--verify", "--quiet", &spec])
-                .raw()?;
-            let blob = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            let _ = write!(key, " {input}={blob}");
-        }
-        Ok(key)
     }
 
     /// Every untracked entry of `dir` with what identifies its content.
@@ -240,57 +225,6 @@ impl Checkouts {
         };
         fingerprint(dir, &known, &mut text).map_err(|e| EngineError::io(dir, e))?;
         Ok(text)
-    }
-
-    /// Runs the set-up commands in `dir`; `Some` verdict when one failed.
-    fn setup(
-        &self,
-        dir: &Path,
-        tmp: &Path,
-        log: &Path,
-        cancel: &Cancel,
-    ) -> Result<Option<Verdict>, EngineError> {
-        for argv in &self.settings.setup {
-            let command = argv.join(" ");
-            crate::gates::append(
-                log,
-                &format!("$ {command}   (set-up in {})\n", dir.display()),
-            )?;
-            let mut env = process::inherited_env();
-            env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
-            env.push(("TMPDIR".into(), tmp.display().to_string()));
-            let spec = Spec {
-                argv: argv.clone(),
-                cwd: dir.to_path_buf(),
-                env,
-                stdin: None,
-                timeout: self.settings.setup_timeout,
-                grace: Duration::from_secs(5),
-                log: Some(log.to_path_buf()),
-                lines: None,
-                // Installing dependencies needs the network.
-                confine: Some(self.confine(dir, tmp, true)),
-                log_limit: None,
-            };
-            let done = match process::run(&spec, cancel) {
-                Ok(done) => done,
-                Err(e) => return Err(EngineError::Settings(format!("set-up `{command}`: {e}"))),
-            };
-            match done.exit {
-                process::Exit::Code(0) => {}
-                process::Exit::Cancelled => return Ok(Some(Verdict::Cancelled)),
-                other => {
-                    return Ok(Some(Verdict::Fail(
-                        Failure::new(
-                            FailureKind::GateFailure,
-                            format!("the set-up `{command}` failed: {other}"),
-                        )
-                        .with_evidence(done.output_tail),
-                    )))
-                }
-            }
-        }
-        Ok(None)
     }
 }
 

@@ -24,6 +24,8 @@
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
+use crate::failure::Failure;
+use crate::gates::Verdict;
 use crate::merge::commit_tree;
 use crate::process::Cancel;
 use crate::repo::Repo;
@@ -68,6 +70,9 @@ pub struct Candidate {
     pub report: AgentReport,
     /// The candidate commit (when the agent finished).
     pub commit: Option<String>,
+    /// The workspace's set-up failed, so the agent never ran: why. This
+    /// decides the attempt, not `report`.
+    pub setup_failed: Option<Failure>,
 }
 
 /// Runs attempts (see the module's documentation for the contract).
@@ -180,11 +185,18 @@ impl Executor for LocalExecutor {
     ) -> Result<Candidate, EngineError> {
         progress("workspace")?;
         let slot = Self::slot(slot);
-        let dir = self.workspaces.prepare(
+        std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
+        let prepared = self.workspaces.prepare(
             &slot,
             &input.base_commit,
             &format!("planwright/{}", input.ticket),
+            &input.files.join("ticket.log"),
+            cancel,
         )?;
+        let dir = match prepared {
+            Ok(dir) => dir,
+            Err(verdict) => return Ok(without_agent(verdict)),
+        };
         let ctx = self.context(&slot, dir, input)?;
         progress("agent")?;
         // Every process of the agent has ended when this returns (its PID
@@ -198,13 +210,14 @@ impl Executor for LocalExecutor {
             return Ok(Candidate {
                 report,
                 commit: None,
+                setup_failed: None,
             });
         }
         progress("commit")?;
         // planwright commits, not the agent: the workspace's files become
         // one commit whose only parent is the base commit, built with
         // planwright's own git directory and index.
-        let tree = self.workspaces.tree(&slot)?;
+        let tree = self.workspaces.tree(&slot, &input.base_commit)?;
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
             .git()
@@ -213,6 +226,21 @@ impl Executor for LocalExecutor {
         Ok(Candidate {
             report,
             commit: Some(commit),
+            setup_failed: None,
         })
+    }
+}
+
+/// The attempt whose workspace's set-up ended with `verdict`: the agent
+/// never ran.
+fn without_agent(verdict: Verdict) -> Candidate {
+    let (outcome, setup_failed) = match verdict {
+        Verdict::Fail(f) => (AgentOutcome::Failed(f.message.clone()), Some(f)),
+        Verdict::Cancelled | Verdict::Pass => (AgentOutcome::Cancelled, None),
+    };
+    Candidate {
+        report: AgentReport::from(outcome),
+        commit: None,
+        setup_failed,
     }
 }

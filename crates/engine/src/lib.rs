@@ -30,6 +30,7 @@ pub mod review;
 pub mod run;
 pub mod sandbox;
 pub mod scheduler;
+pub mod setup;
 pub mod state;
 pub mod verify;
 pub mod view;

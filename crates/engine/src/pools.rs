@@ -71,6 +71,24 @@ impl PoolPauses {
         );
     }
 
+    /// Puts back a pause an earlier invocation saved: `pool` is paused
+    /// until `until`, its `strikes`-th pause in a row. No probe is out (an
+    /// earlier invocation's probe ended with it).
+    pub fn restore(&mut self, pool: &str, until: u64, strikes: u32) {
+        let pause = Pause {
+            until,
+            strikes: strikes.max(1),
+            probing: false,
+        };
+        self.paused.insert(pool.to_string(), pause);
+    }
+
+    /// When `pool`'s pause ends and how many pauses in a row it has had,
+    /// if it is paused (what [`PoolPauses::restore`] takes back).
+    pub fn pause_of(&self, pool: &str) -> Option<(u64, u32)> {
+        self.paused.get(pool).map(|p| (p.until, p.strikes))
+    }
+
     /// An attempt on `pool` got an answer (any outcome but a rate limit):
     /// the pool is open again.
     pub fn answered(&mut self, pool: &str) {
@@ -134,21 +152,31 @@ pub enum Choice {
         /// The earliest resume time of the candidates' pools.
         until: u64,
     },
+    /// A candidate's pool is open (or may be probed) but at its cap: try
+    /// again when an attempt ends.
+    Full,
 }
 
 /// The model for the next attempt of `ticket`: its explicit model (which
 /// has no alternative), else the first candidate of its tier and pool hint
 /// (through the routing table) whose pool is open, else the first whose
-/// pool may be probed, else wait for the earliest resume. Claims the probe
-/// when it chooses one.
-pub fn choose(ticket: &Ticket, routing: &Routing, pauses: &mut PoolPauses, now: u64) -> Choice {
+/// pool may be probed, else wait for the earliest resume. Only pools below
+/// their cap (`room`) are chosen: the attempt counts against the pool it
+/// runs on. Claims the probe when it chooses one.
+pub fn choose(
+    ticket: &Ticket,
+    routing: &Routing,
+    pauses: &mut PoolPauses,
+    now: u64,
+    room: &dyn Fn(&str) -> bool,
+) -> Choice {
     if let Some(model) = &ticket.model {
         let pool = routing
             .models
             .iter()
             .find(|m| &m.name == model)
             .map(|m| m.pool.clone());
-        return pick(vec![(model.clone(), pool)], pauses, now);
+        return pick(vec![(model.clone(), pool)], pauses, now, room);
     }
     if ticket.tier.is_none() && ticket.pool_hint.is_none() {
         return Choice::CliDefault;
@@ -160,27 +188,39 @@ pub fn choose(ticket: &Ticket, routing: &Routing, pauses: &mut PoolPauses, now: 
         .into_iter()
         .map(|m| (m.name.clone(), Some(m.pool.clone())))
         .collect();
-    pick(candidates, pauses, now)
+    pick(candidates, pauses, now, room)
 }
 
-fn pick(candidates: Vec<(String, Option<String>)>, pauses: &mut PoolPauses, now: u64) -> Choice {
+fn pick(
+    candidates: Vec<(String, Option<String>)>,
+    pauses: &mut PoolPauses,
+    now: u64,
+    room: &dyn Fn(&str) -> bool,
+) -> Choice {
     let admission = |p: &Option<String>| {
         p.as_deref()
             .map_or(Admission::Open, |p| pauses.peek(p, now))
     };
+    let usable = |p: &Option<String>| p.as_deref().is_none_or(room);
     let open = candidates
         .iter()
-        .find(|(_, p)| admission(p) == Admission::Open);
+        .find(|(_, p)| admission(p) == Admission::Open && usable(p));
     let chosen = open.or_else(|| {
         candidates
             .iter()
-            .find(|(_, p)| admission(p) == Admission::Probe)
+            .find(|(_, p)| admission(p) == Admission::Probe && usable(p))
     });
     if let Some((model, pool)) = chosen.cloned() {
         let probe = pool
             .as_deref()
             .is_some_and(|p| pauses.admit(p, now) == Admission::Probe);
         return Choice::Model { model, pool, probe };
+    }
+    if candidates
+        .iter()
+        .any(|(_, p)| !matches!(admission(p), Admission::Paused { .. }))
+    {
+        return Choice::Full;
     }
     let until = candidates
         .iter()
@@ -209,6 +249,38 @@ mod tests {
         t
     }
 
+    fn any(_: &str) -> bool {
+        true
+    }
+
+    #[test]
+    fn a_paused_pools_ticket_goes_only_to_a_pool_with_room() {
+        let routing = Routing::default();
+        let mut p = PoolPauses::new();
+        let frontier = ticket(Some("frontier"), Some("auto"), None);
+        let gemini_full = |pool: &str| pool != "gemini-pro";
+        let first = choose(&frontier, &routing, &mut p, 0, &gemini_full);
+        assert!(
+            matches!(&first, Choice::Model { pool: Some(pool), .. } if pool == "claude"),
+            "an open pool at its cap is passed over: {first:?}"
+        );
+        p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
+        let claude_full = |pool: &str| pool != "claude";
+        assert_eq!(
+            choose(&frontier, &routing, &mut p, 10, &claude_full),
+            Choice::Full,
+            "the paused pool's ticket does not crowd the pool it moves to"
+        );
+        let none = |_: &str| false;
+        let cheap = ticket(Some("cheap"), Some("gemini"), None);
+        p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
+        assert_eq!(
+            choose(&cheap, &routing, &mut p, 50, &none),
+            Choice::Wait { until: 100 },
+            "paused, not full: wait for the pause"
+        );
+    }
+
     #[test]
     fn pause_until_reset_then_one_probe() {
         let mut p = PoolPauses::new();
@@ -230,6 +302,25 @@ mod tests {
     }
 
     #[test]
+    fn a_restored_pause_holds_until_its_time_then_allows_one_probe() {
+        let mut p = PoolPauses::new();
+        p.pause("claude", 1000, None);
+        p.pause("claude", 1100, None);
+        let (until, strikes) = p.pause_of("claude").unwrap();
+        let mut again = PoolPauses::new();
+        again.restore("claude", until, strikes);
+        assert_eq!(
+            again.admit("claude", until - 1),
+            Admission::Paused { until }
+        );
+        assert_eq!(again.admit("claude", until), Admission::Probe);
+        assert_eq!(again.admit("claude", until), Admission::Paused { until });
+        // The backoff goes on from the restored count.
+        again.pause("claude", until, None);
+        assert_eq!(again.pause_of("claude"), Some((until + 240, 3)));
+    }
+
+    #[test]
     fn backoff_doubles_and_is_capped() {
         assert_eq!(backoff(1), Duration::from_secs(60));
         assert_eq!(backoff(3), Duration::from_secs(240));
@@ -241,7 +332,7 @@ mod tests {
         let routing = Routing::default();
         let mut p = PoolPauses::new();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
-        let first = choose(&frontier, &routing, &mut p, 0);
+        let first = choose(&frontier, &routing, &mut p, 0, &any);
         assert_eq!(
             first,
             Choice::Model {
@@ -251,7 +342,7 @@ mod tests {
             }
         );
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
-        let moved = choose(&frontier, &routing, &mut p, 10);
+        let moved = choose(&frontier, &routing, &mut p, 10, &any);
         assert!(
             matches!(&moved, Choice::Model { model, probe: false, .. } if model == "claude-sonnet-4-6"),
             "{moved:?}"
@@ -260,15 +351,15 @@ mod tests {
         p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
         let cheap = ticket(Some("cheap"), Some("gemini"), None);
         assert_eq!(
-            choose(&cheap, &routing, &mut p, 50),
+            choose(&cheap, &routing, &mut p, 50, &any),
             Choice::Wait { until: 100 }
         );
         assert!(matches!(
-            choose(&cheap, &routing, &mut p, 100),
+            choose(&cheap, &routing, &mut p, 100, &any),
             Choice::Model { probe: true, .. }
         ));
         assert_eq!(
-            choose(&cheap, &routing, &mut p, 101),
+            choose(&cheap, &routing, &mut p, 101, &any),
             Choice::Wait { until: 100 }
         );
     }
@@ -279,7 +370,7 @@ mod tests {
         let mut p = PoolPauses::new();
         let own = ticket(None, None, Some("my-local-model"));
         assert_eq!(
-            choose(&own, &routing, &mut p, 0),
+            choose(&own, &routing, &mut p, 0, &any),
             Choice::Model {
                 model: "my-local-model".into(),
                 pool: None,
@@ -289,11 +380,11 @@ mod tests {
         p.pause("claude", 0, Some(Duration::from_secs(60)));
         let pinned = ticket(Some("cheap"), None, Some("claude-opus-4-6-thinking"));
         assert_eq!(
-            choose(&pinned, &routing, &mut p, 1),
+            choose(&pinned, &routing, &mut p, 1, &any),
             Choice::Wait { until: 60 }
         );
         assert_eq!(
-            choose(&ticket(None, None, None), &routing, &mut p, 1),
+            choose(&ticket(None, None, None), &routing, &mut p, 1, &any),
             Choice::CliDefault
         );
     }

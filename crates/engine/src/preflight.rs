@@ -20,7 +20,7 @@ use std::path::Path;
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `scope-ops`, `overlap`).
+    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `scope-ops`, `overlap`).
     pub check: &'static str,
     /// `ok`, `warning` or `error`.
     pub status: &'static str,
@@ -149,6 +149,44 @@ pub fn preflight_with(
         check_overlap(plan, &merged, &mut out);
     }
     out
+}
+
+/// `[worktree] copy`: each file must be in the user's checkout (a file, or
+/// a symlink that stays inside the repository) and not tracked, as each
+/// workspace already has the commit's version of a tracked file.
+pub(crate) fn check_copy(dir: &Path, copy: &[String], out: &mut Vec<Check>) {
+    let Ok(repo) = Repo::open(dir) else { return };
+    let before = out.len();
+    for rel in copy {
+        if let Err(e) = crate::workspace::copy_source(repo.root(), rel) {
+            out.push(Check::error(
+                "copy",
+                e.to_string(),
+                "`[worktree] copy` names files of your checkout that git ignores, such as `.env`",
+            ));
+            continue;
+        }
+        let literal = format!(":(literal){rel}");
+        let tracked = repo.git().args(["ls-files", "-z", "--", &literal]).output();
+        if tracked.is_ok_and(|o| !o.stdout.is_empty()) {
+            out.push(Check::error(
+                "copy",
+                format!(
+                    "`[worktree] copy` in `planwright.toml` names `{rel}`, which git tracks: \
+                     every workspace already has the commit's version"
+                ),
+                format!("remove `{rel}` from `[worktree] copy`, or untrack and ignore it"),
+            ));
+        }
+    }
+    if !copy.is_empty() {
+        ok_if_quiet(
+            out,
+            before,
+            "copy",
+            "every `[worktree] copy` file is in the checkout",
+        );
+    }
 }
 
 /// What earlier runs merged: skipped tickets, and tickets merged from a

@@ -103,6 +103,7 @@ impl RunSettings {
                 setup_inputs: vec![],
                 pristine: false,
                 setup_timeout: Some(defaults::SETUP_TIMEOUT),
+                copy: vec![],
             },
             contain: ContainSettings::default(),
             routing: Routing::default(),
@@ -322,6 +323,7 @@ pub fn prepare(
         &settings.contain,
         &resume,
     );
+    crate::preflight::check_copy(dir, &settings.pool.copy, &mut checks);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -389,7 +391,7 @@ impl Prepared {
         let c = &self.settings.contain;
         let workspaces = Workspaces::new(
             self.repo.clone(),
-            self.settings.pool.pristine,
+            self.settings.pool.clone(),
             self.containment,
             c.writable.clone(),
         );
@@ -988,6 +990,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// their verified candidates to be merged without another agent run.
     fn resume(&mut self) -> Result<(), EngineError> {
         let sh = self.sh;
+        // A pool an earlier invocation paused stays paused until its time.
+        for (pool, until, strikes) in sh.store.pauses()? {
+            self.lp.pauses.restore(&pool, until, strikes);
+        }
         for t in sh.store.tickets(&sh.run)? {
             match t.state {
                 TicketState::Merged => {
@@ -1118,11 +1124,27 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
 
     /// Starts ready tickets while slots are free. A ticket the budget or a
     /// paused pool holds back leaves its slot to the next one, so this asks
-    /// the scheduler again until nothing more starts.
+    /// the scheduler again until nothing more starts. A ticket whose open
+    /// pools are all at their cap is set aside until this round ends, and
+    /// tried again after the next attempt ends.
     fn start_ready(
         &mut self,
         scope: &'c std::thread::Scope<'c, '_>,
         tx: &Sender<Msg>,
+    ) -> Result<(), EngineError> {
+        let mut full = Vec::new();
+        let started = self.start_round(scope, tx, &mut full);
+        for id in full {
+            self.sched.requeue(&id);
+        }
+        started
+    }
+
+    fn start_round(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: &Sender<Msg>,
+        full: &mut Vec<String>,
     ) -> Result<(), EngineError> {
         loop {
             let ready = self.sched.next(self.lp.free.len());
@@ -1133,7 +1155,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 let Some(budget_usd) = self.admit(&id)? else {
                     continue;
                 };
-                let Some(route) = self.route(&id, budget_usd) else {
+                let Some(route) = self.route(&id, budget_usd, full) else {
                     continue;
                 };
                 let slot = self.lp.free.pop().expect("next() respects the free slots");
@@ -1168,24 +1190,41 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         }
     }
 
-    /// The model of `id`'s next attempt through the routing table and the
-    /// paused pools; `None` when every candidate pool is paused, and the
-    /// ticket is parked until the earliest may be probed.
-    fn route(&mut self, id: &str, budget_usd: Option<f64>) -> Option<Route> {
+    /// The model of `id`'s next attempt through the routing table, the
+    /// paused pools and the pools' caps; `None` when every candidate pool
+    /// is paused, and the ticket is parked until the earliest may be
+    /// probed, or when every open one is at its cap, and the ticket is put
+    /// in `full` (out of the scheduler's ready set until the round ends).
+    fn route(
+        &mut self,
+        id: &str,
+        budget_usd: Option<f64>,
+        full: &mut Vec<String>,
+    ) -> Option<Route> {
         let sh = self.sh;
         let now = clock::unix_now();
-        let (model, pool) = match pools::choose(
+        let sched = &self.sched;
+        let room = |pool: &str| sched.has_room(pool);
+        let choice = pools::choose(
             sh.ticket(id),
             &sh.settings.routing,
             &mut self.lp.pauses,
             now,
-        ) {
+            &room,
+        );
+        let (model, pool) = match choice {
             Choice::CliDefault => (None, None),
             Choice::Model { model, pool, .. } => (Some(model), pool),
             Choice::Wait { until } => {
                 let wait = Duration::from_secs(until.saturating_sub(now));
-                self.sched.started(id);
+                // Parked, it holds no pool's cap.
+                self.sched.started_on(id, None);
                 self.lp.paused.push((Instant::now() + wait, id.to_string()));
+                return None;
+            }
+            Choice::Full => {
+                self.sched.started_on(id, None);
+                full.push(id.to_string());
                 return None;
             }
         };
@@ -1215,7 +1254,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let attempt = row.attempt_count + 1;
         sh.store
             .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
-        self.sched.started(id);
+        // The attempt counts against the cap of the pool it runs on, which
+        // is not the ticket's first when that one is paused.
+        self.sched.started_on(id, route.pool.as_deref());
         self.lp.in_flight += 1;
         self.lp.attempt_pool.insert(id.to_string(), route.pool);
         sh.emitter.emit(Event::AttemptStarted {
@@ -1283,7 +1324,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 r,
                 AttemptResult::Cancelled | AttemptResult::Unavailable { .. }
             ) {
-                self.answered(pool);
+                self.answered(pool)?;
             }
         }
         match result {
@@ -1307,7 +1348,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 sh.store
                     .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
                 match pool {
-                    Some(pool) => self.pause_pool(id, &pool, retry_after, reason),
+                    Some(pool) => self.pause_pool(id, &pool, retry_after, reason)?,
                     None => self.pause(id, retry_after, reason),
                 }
             }
@@ -1330,17 +1371,19 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// The model of a pool could not serve the ticket: the whole pool
     /// pauses (no strike used) and the ticket goes back to the queue, where
     /// routing sends it to another candidate model or parks it.
-    fn pause_pool(&mut self, id: &str, pool: &str, retry_after: Option<Duration>, reason: String) {
+    fn pause_pool(
+        &mut self,
+        id: &str,
+        pool: &str,
+        retry_after: Option<Duration>,
+        reason: String,
+    ) -> Result<(), EngineError> {
         let now = clock::unix_now();
         self.lp.pauses.pause(pool, now, retry_after);
         self.sched.requeue(id);
-        let until = self
-            .lp
-            .pauses
-            .paused()
-            .into_iter()
-            .find_map(|(p, until)| (p == pool).then_some(until))
-            .unwrap_or(now);
+        let (until, strikes) = self.lp.pauses.pause_of(pool).unwrap_or((now, 1));
+        // Saved, so a run continued after this one ends still waits.
+        self.sh.store.save_pause(pool, until, strikes)?;
         self.sh.emitter.emit(Event::PoolPaused {
             ticket: id.to_string(),
             pool: Some(pool.to_string()),
@@ -1348,17 +1391,19 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             until: Some(clock::format_unix(until)),
             reason,
         });
+        Ok(())
     }
 
     /// A pool's model answered: a paused pool is open again.
-    fn answered(&mut self, pool: &str) {
-        let was_paused = self.lp.pauses.paused().iter().any(|(p, _)| p == pool);
-        self.lp.pauses.answered(pool);
-        if was_paused {
+    fn answered(&mut self, pool: &str) -> Result<(), EngineError> {
+        if self.lp.pauses.pause_of(pool).is_some() {
+            self.lp.pauses.answered(pool);
+            self.sh.store.clear_pause(pool)?;
             self.sh.emitter.emit(Event::PoolResumed {
                 pool: pool.to_string(),
             });
         }
+        Ok(())
     }
 
     /// A model outside the routing table could not serve the ticket: the
@@ -1493,6 +1538,10 @@ fn attempt_once(
     let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
     sh.repo.guard().check()?;
     let candidate = candidate?;
+    if let Some(f) = candidate.setup_failed {
+        // The agent never ran: nothing of it to record.
+        return Ok(AttemptResult::Rejected(f));
+    }
     record_agent(sh, input, &candidate)?;
     let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
         Ok(commit) => commit,

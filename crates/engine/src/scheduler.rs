@@ -39,6 +39,12 @@ pub struct Scheduler {
     /// The pool group of each ticket: an index into `groups`.
     group: Vec<usize>,
     groups: Vec<Group>,
+    /// The group of each pool by name (a capped pool no ticket names first
+    /// has one too: rerouted tickets may run there).
+    pool_group: HashMap<String, usize>,
+    /// The group an active ticket counts against: the pool its attempt
+    /// runs on, which a paused first pool may have changed.
+    active_in: Vec<usize>,
     place: Vec<Place>,
 }
 
@@ -65,8 +71,10 @@ impl Scheduler {
         for (r, &i) in by_rank.iter().enumerate() {
             rank[i] = r;
         }
-        let (group, groups) = groups(&graph.ids, &pool_of, &caps);
+        let (group, groups, pool_group) = groups(&graph.ids, &pool_of, &caps);
         let mut s = Scheduler {
+            active_in: group.clone(),
+            pool_group,
             pending: graph.deps.iter().map(Vec::len).collect(),
             ids: graph.ids,
             index: graph.index,
@@ -88,9 +96,35 @@ impl Scheduler {
         self.set(id, Place::Done);
     }
 
-    /// Marks a ticket as started.
+    /// Marks a ticket as started, counted against its own pool's cap.
     pub fn started(&mut self, id: &str) {
-        self.set(id, Place::Active);
+        let Some(&i) = self.index.get(id) else { return };
+        self.start_in(i, self.group[i]);
+    }
+
+    /// Marks a ticket as started on `pool`, the pool its attempt runs on,
+    /// whose cap it counts against; `None` counts against no cap (a ticket
+    /// without a pool, or one parked until a paused pool reopens).
+    pub fn started_on(&mut self, id: &str, pool: Option<&str>) {
+        let Some(&i) = self.index.get(id) else { return };
+        let g = pool.and_then(|p| self.pool_group.get(p)).copied();
+        self.start_in(i, g.unwrap_or(0));
+    }
+
+    /// Whether `pool` is below its cap (a pool without one always is).
+    pub fn has_room(&self, pool: &str) -> bool {
+        self.pool_group.get(pool).is_none_or(|&g| {
+            let group = &self.groups[g];
+            group.cap.is_none_or(|cap| group.active < cap)
+        })
+    }
+
+    fn start_in(&mut self, i: usize, g: usize) {
+        let from = self.place[i];
+        self.leave(i, from);
+        self.active_in[i] = g;
+        self.place[i] = Place::Active;
+        self.enter(i, Place::Active);
     }
 
     /// Puts a ticket back in the queue (a retry, or an interrupted attempt).
@@ -180,7 +214,10 @@ impl Scheduler {
             Place::Waiting => {
                 self.groups[g].ready.remove(&self.rank[i]);
             }
-            Place::Active => self.groups[g].active = self.groups[g].active.saturating_sub(1),
+            Place::Active => {
+                let a = self.active_in[i];
+                self.groups[a].active = self.groups[a].active.saturating_sub(1);
+            }
             Place::Done => {
                 for k in 0..self.children[i].len() {
                     let c = self.children[i][k];
@@ -200,7 +237,7 @@ impl Scheduler {
             Place::Waiting if self.pending[i] == 0 => {
                 self.groups[g].ready.insert(self.rank[i]);
             }
-            Place::Active => self.groups[g].active += 1,
+            Place::Active => self.groups[self.active_in[i]].active += 1,
             Place::Done => {
                 for k in 0..self.children[i].len() {
                     let c = self.children[i][k];
@@ -216,30 +253,37 @@ impl Scheduler {
 }
 
 /// Group 0 holds the tickets without a pool (never capped); every pool a
-/// ticket names gets its own group with the pool's cap, if it has one.
+/// ticket names, and every capped pool, gets its own group with the pool's
+/// cap, if it has one.
 fn groups(
     ids: &[String],
     pool_of: &HashMap<String, String>,
     caps: &BTreeMap<String, u32>,
-) -> (Vec<usize>, Vec<Group>) {
+) -> (Vec<usize>, Vec<Group>, HashMap<String, usize>) {
     let group = |cap| Group {
         cap,
         active: 0,
         ready: BTreeSet::new(),
     };
     let mut groups = vec![group(None)];
-    let mut named: HashMap<&str, usize> = HashMap::new();
-    let of = ids
-        .iter()
-        .map(|id| match pool_of.get(id) {
+    let mut named: HashMap<String, usize> = HashMap::new();
+    let mut of = Vec::with_capacity(ids.len());
+    for id in ids {
+        of.push(match pool_of.get(id) {
             None => 0,
-            Some(pool) => *named.entry(pool).or_insert_with(|| {
+            Some(pool) => *named.entry(pool.clone()).or_insert_with(|| {
                 groups.push(group(caps.get(pool).copied()));
                 groups.len() - 1
             }),
-        })
-        .collect();
-    (of, groups)
+        });
+    }
+    for (pool, cap) in caps {
+        named.entry(pool.clone()).or_insert_with(|| {
+            groups.push(group(Some(*cap)));
+            groups.len() - 1
+        });
+    }
+    (of, groups, named)
 }
 
 /// The plan's dependency graph over its distinct ids, with what orders
@@ -409,6 +453,41 @@ mod tests {
         assert_eq!(s.next(3), ["A", "C"]);
         s.started("A");
         assert_eq!(s.next(3), ["C"]);
+    }
+
+    #[test]
+    fn a_ticket_counts_against_the_pool_it_runs_on() {
+        let p = plan(&[("A", &[]), ("B", &[]), ("C", &[])]);
+        let pools = [("A", "x"), ("B", "x"), ("C", "y")]
+            .iter()
+            .map(|(t, pool)| (t.to_string(), pool.to_string()))
+            .collect();
+        let caps = [
+            ("x".to_string(), 2),
+            ("y".to_string(), 1),
+            ("z".to_string(), 1),
+        ]
+        .into_iter()
+        .collect();
+        let mut s = Scheduler::new(&p, pools, caps);
+        // A's first pool is paused: it runs on y, and takes y's room.
+        s.started_on("A", Some("y"));
+        assert!(!s.has_room("y") && s.has_room("x"));
+        assert_eq!(s.next(3), ["B"], "C's pool y is full; x has room for B");
+        s.started_on("B", Some("z"));
+        assert!(
+            !s.has_room("z"),
+            "a capped pool no ticket names first counts too"
+        );
+        s.requeue("A");
+        assert!(s.has_room("y"));
+        assert_eq!(s.next(3), ["A", "C"]);
+        s.started_on("A", None);
+        assert!(
+            s.has_room("x") && s.has_room("y"),
+            "a parked ticket holds no pool"
+        );
+        assert!(!s.finished());
     }
 
     fn estimated(edges: &[(&str, &[&str], u32)]) -> Plan {

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -56,6 +56,12 @@ ALTER TABLE attempts ADD COLUMN final_message TEXT;
 ALTER TABLE attempts ADD COLUMN session_id TEXT;
 ALTER TABLE events ADD COLUMN seq INTEGER;
 ALTER TABLE events ADD COLUMN at_ms INTEGER;
+",
+    // A pool's rate limit is the account's, not a run's: pauses are kept
+    // across runs and invocations.
+    "
+CREATE TABLE pool_pauses (
+    pool TEXT PRIMARY KEY, until_unix INTEGER NOT NULL, strikes INTEGER NOT NULL);
 ",
 ];
 
@@ -783,6 +789,39 @@ impl Store {
         })
     }
 
+    /// Records that `pool` is paused until `until` (seconds since the
+    /// epoch), its `strikes`-th pause in a row.
+    pub fn save_pause(&self, pool: &str, until: u64, strikes: u32) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO pool_pauses (pool, until_unix, strikes) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (pool) DO UPDATE SET until_unix = ?2, strikes = ?3",
+                params![pool, until as i64, strikes],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Forgets the pause of `pool`: its model answered.
+    pub fn clear_pause(&self, pool: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute("DELETE FROM pool_pauses WHERE pool = ?1", [pool])
+                .map(drop)
+        })
+    }
+
+    /// Every saved pause: pool, until (seconds since the epoch), strikes.
+    pub fn pauses(&self) -> Result<Vec<(String, u64, u32)>> {
+        self.with(|c| {
+            let mut st =
+                c.prepare("SELECT pool, until_unix, strikes FROM pool_pauses ORDER BY pool")?;
+            let rows = st.query_map([], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64, r.get(2)?))
+            })?;
+            rows.collect()
+        })
+    }
+
     /// The highest event sequence number of a run (0 when it has none).
     pub fn last_event_seq(&self, run: &str) -> Result<u64> {
         self.with(|c| {
@@ -887,6 +926,24 @@ mod tests {
             status: RunStatus::Running,
             fresh: false,
         }
+    }
+
+    #[test]
+    fn pool_pauses_are_kept_until_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let store = Store::open(&path).unwrap();
+        store.save_pause("claude", 1000, 1).unwrap();
+        store.save_pause("claude", 2000, 2).unwrap();
+        store.save_pause("gemini-pro", 500, 1).unwrap();
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(
+            store.pauses().unwrap(),
+            [("claude".into(), 2000, 2), ("gemini-pro".into(), 500, 1)]
+        );
+        store.clear_pause("claude").unwrap();
+        assert_eq!(store.pauses().unwrap(), [("gemini-pro".into(), 500, 1)]);
     }
 
     #[test]

@@ -11,10 +11,19 @@
 //! `git status`, `git diff` and commits work for the agent, and whatever it
 //! does to that `.git` (config, hooks, refs, a `.git` file pointing
 //! elsewhere) is thrown away with it and is never read by planwright.
+//!
+//! After each reset the project's set-up runs when its key changed since it
+//! last ran in the slot (see [`crate::setup`]; with `pristine`, every time),
+//! and the `[worktree] copy` files (`.env`) are copied in from the user's
+//! checkout, so every agent starts from the user's version. They never
+//! reach a candidate: its tree keeps them as the base commit has them.
 
 use crate::error::EngineError;
+use crate::gates::Verdict;
+use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::sandbox::{Confine, Containment, Policy};
+use crate::setup::{self, Setup};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -33,13 +42,17 @@ pub struct PoolSettings {
     pub pristine: bool,
     /// Time limit of each set-up command.
     pub setup_timeout: Option<Duration>,
+    /// Files git ignores (`[worktree] copy`, e.g. `.env`) copied from the
+    /// user's checkout into each agent workspace after every reset.
+    pub copy: Vec<String>,
 }
 
 /// The workspaces of a run.
 #[derive(Debug, Clone)]
 pub struct Workspaces {
     repo: Repo,
-    pristine: bool,
+    settings: PoolSettings,
+    setup: Setup,
     containment: Containment,
     /// `[sandbox] writable`: more directories every agent may write.
     declared: Vec<PathBuf>,
@@ -47,17 +60,18 @@ pub struct Workspaces {
 }
 
 impl Workspaces {
-    /// Workspaces of `repo`; agents run under `containment` and may also
-    /// write the `declared` directories.
+    /// Workspaces of `repo`, prepared as `settings` say; agents run under
+    /// `containment` and may also write the `declared` directories.
     pub fn new(
         repo: Repo,
-        pristine: bool,
+        settings: PoolSettings,
         containment: Containment,
         declared: Vec<PathBuf>,
     ) -> Workspaces {
         Workspaces {
+            setup: Setup::new(repo.clone(), settings.clone()),
             repo,
-            pristine,
+            settings,
             containment,
             declared,
             object_format: Arc::new(OnceLock::new()),
@@ -80,6 +94,11 @@ impl Workspaces {
             .state_dir()
             .join("index")
             .join(format!("workspace-{slot}"))
+    }
+
+    /// The stamp of slot `slot`'s set-up, out of the agent's reach.
+    fn stamp(&self, slot: &str) -> PathBuf {
+        self.index(slot).with_extension("setup")
     }
 
     /// The agent's private temporary directory in slot `slot`, emptied.
@@ -105,9 +124,18 @@ impl Workspaces {
         })
     }
 
-    /// Makes slot `slot` a clean copy of `commit`'s files with a fresh
-    /// `.git` for the agent on `branch`. Returns its path.
-    pub fn prepare(&self, slot: &str, commit: &str, branch: &str) -> Result<PathBuf, EngineError> {
+    /// Makes slot `slot` a clean copy of `commit`'s files, set up, with the
+    /// `[worktree] copy` files and a fresh `.git` for the agent on
+    /// `branch`. Returns its path, or the verdict of a set-up that failed
+    /// (logged to `log`).
+    pub fn prepare(
+        &self,
+        slot: &str,
+        commit: &str,
+        branch: &str,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Result<PathBuf, Verdict>, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
         remove_any(&dir.join(".git"))?;
@@ -115,11 +143,78 @@ impl Workspaces {
             // Nothing is known about what is there: start from nothing.
             fresh_dir(&dir)?;
             create_parent(&index)?;
+            setup::clear_stamp(&self.stamp(slot))?;
         }
         reset_files(&self.repo, &index, &dir, commit)?;
         self.clean(&index, &dir)?;
+        if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
+            return Ok(Err(verdict));
+        }
+        // After every reset and set-up, so the agent starts from the
+        // user's version whatever the last agent or the set-up did to it.
+        self.copy_in(&dir)?;
         self.agent_git(&index, &dir, commit, branch)?;
-        Ok(dir)
+        Ok(Ok(dir))
+    }
+
+    /// Runs the set-up in slot `slot` unless it last ran there with the
+    /// same key; with `pristine` always, as the reset removed its result.
+    fn set_up(
+        &self,
+        slot: &str,
+        index: &Path,
+        commit: &str,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Option<Verdict>, EngineError> {
+        if self.setup.is_empty() {
+            return Ok(None);
+        }
+        let dir = self.path(slot);
+        let stamp = self.stamp(slot);
+        let key = self.setup.key(commit)?;
+        if !self.settings.pristine && setup::read_stamp(&stamp).as_deref() == Some(key.as_str()) {
+            return Ok(None);
+        }
+        setup::clear_stamp(&stamp)?;
+        // From the commit's files alone, as in a gate checkout; the copied
+        // files are there because a set-up may read them (`.npmrc`).
+        self.repo
+            .own_git(index, &dir)
+            .args(["clean", "-q", "-ffdx"])
+            .output()?;
+        self.copy_in(&dir)?;
+        let tmp = self.fresh_tmp(slot)?;
+        // Installing dependencies needs the network.
+        let confine = self.containment.confine(Policy {
+            writable: vec![dir.clone(), tmp.clone()],
+            network: true,
+        });
+        let place = "in the agent's workspace";
+        if let Some(verdict) = self.setup.run(&dir, &tmp, &confine, log, place, cancel)? {
+            return Ok(Some(verdict));
+        }
+        // The set-up may have rewritten tracked files (a lock file, say).
+        reset_files(&self.repo, index, &dir, commit)?;
+        setup::write_stamp(&stamp, &key)?;
+        Ok(None)
+    }
+
+    /// Copies each `[worktree] copy` file's content from the user's
+    /// checkout to the same path in `dir`, replacing whatever is there.
+    /// Nothing in the workspace is followed: a symlink or file where a
+    /// directory of the path should be is removed first.
+    fn copy_in(&self, dir: &Path) -> Result<(), EngineError> {
+        for rel in &self.settings.copy {
+            let source = copy_source(self.repo.root(), rel)?;
+            let target = dir.join(rel);
+            if let Some(parent) = Path::new(rel).parent() {
+                real_dirs(dir, parent)?;
+            }
+            remove_any(&target)?;
+            std::fs::copy(&source, &target).map_err(|e| EngineError::io(&target, e))?;
+        }
+        Ok(())
     }
 
     /// Removes what is not tracked. Ignore files the agent left behind are
@@ -135,7 +230,11 @@ impl Workspaces {
             let path = dir.join(String::from_utf8_lossy(rel).as_ref());
             remove_any(&path)?;
         }
-        let mode = if self.pristine { "-ffdx" } else { "-ffd" };
+        let mode = if self.settings.pristine {
+            "-ffdx"
+        } else {
+            "-ffd"
+        };
         self.repo
             .own_git(index, dir)
             .args(["clean", "-q", mode])
@@ -198,19 +297,26 @@ impl Workspaces {
 
     /// The tree of slot `slot`'s files as they are now (what the agent
     /// left), written to the user's object store. Ignore rules are the
-    /// workspace's; the agent's `.git` plays no part.
-    pub fn tree(&self, slot: &str) -> Result<String, EngineError> {
+    /// workspace's; the agent's `.git` plays no part. The copied files keep
+    /// their state at `base` (absent, as git ignores them) whatever the
+    /// agent did to them or to the ignore rules.
+    pub fn tree(&self, slot: &str, base: &str) -> Result<String, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
-        self.repo
-            .own_git(&index, &dir)
-            .args(["add", "-A"])
-            .output()?;
-        Ok(self
-            .repo
-            .own_git(&index, &dir)
-            .args(["write-tree"])
-            .text()?)
+        let git = || self.repo.own_git(&index, &dir);
+        git().args(["add", "-A"]).output()?;
+        if !self.settings.copy.is_empty() {
+            let copied = self
+                .settings
+                .copy
+                .iter()
+                .map(|rel| format!(":(literal){rel}"));
+            git()
+                .args(["reset", "-q", base, "--"])
+                .args(copied)
+                .output()?;
+        }
+        Ok(git().args(["write-tree"]).text()?)
     }
 }
 
@@ -242,6 +348,59 @@ pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Resul
             .args(["checkout-index", "-f", "--"])
             .args(chunk)
             .output()?;
+    }
+    Ok(())
+}
+
+/// The real file `[worktree] copy` entry `rel` names in the user's
+/// checkout at `root`: it must exist and be a regular file, and a symlink
+/// is followed only when it stays inside the repository.
+pub fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
+    let refuse = |why: String| {
+        EngineError::Settings(format!(
+            "`[worktree] copy` in `planwright.toml` names `{rel}`, {why}; \
+             put the file itself in your checkout, or remove it from `[worktree] copy`"
+        ))
+    };
+    let path = root.join(rel);
+    let real = match path.canonicalize() {
+        Ok(real) => real,
+        Err(_) if path.symlink_metadata().is_ok() => {
+            return Err(refuse("a symlink whose target does not exist".to_string()))
+        }
+        Err(_) => {
+            return Err(refuse(format!(
+                "which is not in your checkout `{}`",
+                root.display()
+            )))
+        }
+    };
+    let real_root = root.canonicalize().map_err(|e| EngineError::io(root, e))?;
+    if !real.starts_with(&real_root) {
+        return Err(refuse(format!(
+            "a symlink to `{}`, outside the repository (planwright copies nothing from outside it)",
+            real.display()
+        )));
+    }
+    if !real.is_file() {
+        return Err(refuse("which is not a file".to_string()));
+    }
+    Ok(real)
+}
+
+/// Makes `rel` (a relative directory path) a chain of real directories
+/// below `dir`, replacing any symlink or file on the way, so that writing
+/// below it can never land outside `dir`.
+fn real_dirs(dir: &Path, rel: &Path) -> Result<(), EngineError> {
+    let mut at = dir.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => remove_any(&at)?,
+            Err(_) => {}
+        }
+        std::fs::create_dir(&at).map_err(|e| EngineError::io(&at, e))?;
     }
     Ok(())
 }

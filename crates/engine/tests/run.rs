@@ -432,11 +432,223 @@ fn worktree_setup_runs_once_per_slot() {
         )
         .unwrap()
     });
-    let setups: usize = logs.iter().map(|l| l.matches("(set-up in").count()).sum();
+    let setups_in = |place: &str| -> usize {
+        logs.iter()
+            .flat_map(|l| l.lines())
+            .filter(|l| l.contains("(set-up in") && l.contains(place))
+            .count()
+    };
+    let checkout_setups = setups_in("/checkouts/");
     let checkouts = std::fs::read_dir(env.repo().join(".planwright/checkouts"))
         .unwrap()
         .count();
-    assert_eq!(setups, checkouts, "{logs:?}");
+    assert_eq!(checkout_setups, checkouts, "{logs:?}");
+    // The agents' single workspace was set up once and kept its result.
+    assert_eq!(setups_in("/workspaces/"), 1, "{logs:?}");
+}
+
+/// The `(set-up in …)` lines of agent workspaces in the ticket logs of `ids`.
+fn workspace_setups(env: &Env, run: &str, ids: &[&str]) -> usize {
+    ids.iter()
+        .map(|id| {
+            let log = env
+                .repo()
+                .join(".planwright/runs")
+                .join(run)
+                .join(id)
+                .join("ticket.log");
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            text.lines()
+                .filter(|l| l.contains("(set-up in") && l.contains("workspaces/slot-"))
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn workspace_setup_runs_again_only_when_its_inputs_change() {
+    let env = Env::new(&[
+        ("README.md", "hi\n"),
+        (".gitignore", "deps/\n"),
+        ("lock.txt", "v1\n"),
+    ]);
+    // Each agent reports the lock its workspace was set up from, and B
+    // changes the lock.
+    let agent = sh_agent(
+        &env,
+        "#!/bin/sh\ncd \"$1\"\ncat deps/lock > \"$PLANWRIGHT_TICKET.txt\"\nif [ \"$PLANWRIGHT_TICKET\" = B ]; then echo v2 > lock.txt; fi\n",
+        "{worktree}",
+    );
+    let mut b = ticket("B", json!([any("B.txt"), any("lock.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let mut c = ticket("C", json!([any("C.txt")]));
+    c["depends_on"] = json!(["B"]);
+    let plan = plan(json!({
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([any("A.txt")])), b, c]
+    }));
+    let mut s = settings();
+    s.jobs = 1;
+    let script = "mkdir -p deps && cp lock.txt deps/lock";
+    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
+    s.pool.setup_inputs = vec!["lock.txt".into()];
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
+    for (id, lock) in [("A", "v1"), ("B", "v1"), ("C", "v2")] {
+        assert_eq!(git(&env.repo(), &["show", &format!("main:{id}.txt")]), lock);
+    }
+    // Once for the new slot, once more for C, whose base has the new lock.
+    assert_eq!(
+        workspace_setups(&env, &out.summary.run, &["A", "B", "C"]),
+        2
+    );
+}
+
+#[test]
+fn a_failing_workspace_setup_rejects_the_attempt_before_the_agent_runs() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let agent = sh_agent(&env, "#!/bin/sh\ncd \"$1\"\necho x > A.txt\n", "{worktree}");
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
+    let mut s = settings();
+    s.strikes = 1;
+    s.pool.setup = vec![vec![
+        "sh".into(),
+        "-c".into(),
+        "echo no network >&2; exit 7".into(),
+    ]];
+    let out = run_with(&env, &plan, &s, agent);
+    let failure = out.summary.failed.get("A").expect("A failed");
+    assert_eq!(failure.kind, FailureKind::GateFailure);
+    assert!(
+        failure.message.contains(
+            "the set-up `sh -c echo no network >&2; exit 7` failed in the agent's workspace"
+        ),
+        "{failure:?}"
+    );
+    assert!(
+        !out.events
+            .iter()
+            .any(|e| matches!(e, Event::AgentReported { .. })),
+        "the agent never ran"
+    );
+}
+
+#[test]
+fn copied_files_are_there_for_the_agent_and_never_in_the_candidate() {
+    let env = Env::new(&[("README.md", "hi\n"), (".gitignore", ".env\n")]);
+    write(&env.repo(), ".env", "SECRET=1\n");
+    // Each agent shows what `.env` held and then changes it; B also stops
+    // git from ignoring it.
+    let agent = sh_agent(
+        &env,
+        "#!/bin/sh\ncd \"$1\"\ncat .env > \"$PLANWRIGHT_TICKET.txt\"\necho CHANGED > .env\nif [ \"$PLANWRIGHT_TICKET\" = B ]; then echo '!.env' >> .gitignore; fi\n",
+        "{worktree}",
+    );
+    let mut b = ticket("B", json!([any("B.txt"), any(".gitignore"), any(".env")]));
+    b["depends_on"] = json!(["A"]);
+    let plan = plan(json!({
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([any("A.txt"), any(".env")])), b]
+    }));
+    let mut s = settings();
+    s.jobs = 1;
+    s.pool.copy = vec![".env".into()];
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    for id in ["A", "B"] {
+        let seen = git(&env.repo(), &["show", &format!("main:{id}.txt")]);
+        assert_eq!(seen, "SECRET=1", "{id} started from the user's `.env`");
+    }
+    assert_eq!(
+        git(
+            &env.repo(),
+            &["ls-tree", "-r", "--name-only", "main", ".env"]
+        ),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join(".env")).unwrap(),
+        "SECRET=1\n",
+        "the user's own copy is untouched"
+    );
+}
+
+#[test]
+fn a_copy_never_follows_a_symlink_an_agent_left_in_its_workspace() {
+    let env = Env::new(&[("README.md", "hi\n"), (".gitignore", "conf\n")]);
+    write(&env.repo(), "conf/local.env", "MINE=1\n");
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // A replaces the ignored `conf` folder with a link out of its
+    // workspace; B, next in the same slot, reads what it was given.
+    let agent = sh_agent(
+        &env,
+        &format!(
+            "#!/bin/sh\ncd \"$1\"\ncat conf/local.env > \"$PLANWRIGHT_TICKET.txt\"\nif [ \"$PLANWRIGHT_TICKET\" = A ]; then rm -rf conf; ln -s {} conf; fi\n",
+            outside.display()
+        ),
+        "{worktree}",
+    );
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
+    let mut s = settings();
+    s.jobs = 1;
+    s.pool.copy = vec!["conf/local.env".into()];
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "MINE=1");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing was written through the link"
+    );
+}
+
+#[test]
+fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let outside = env.tmp.path().join("outside.env");
+    std::fs::write(&outside, "x\n").unwrap();
+    std::os::unix::fs::symlink(&outside, env.repo().join("linked.env")).unwrap();
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
+    let mut s = settings();
+    s.pool.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
+    let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
+    let failed = planwright_engine::run::prepare(
+        &env.repo(),
+        plan,
+        s,
+        Resume::default(),
+        &[],
+        agent.as_ref(),
+    )
+    .err()
+    .expect("preflight refuses");
+    let copy: Vec<&str> = failed
+        .checks
+        .iter()
+        .filter(|c| c.check == "copy" && c.status == "error")
+        .map(|c| c.message.as_str())
+        .collect();
+    assert_eq!(copy.len(), 3, "{copy:?}");
+    assert!(
+        copy[0].contains("`.env`, which is not in your checkout"),
+        "{}",
+        copy[0]
+    );
+    assert!(
+        copy[1].contains("`README.md`, which git tracks"),
+        "{}",
+        copy[1]
+    );
+    assert!(copy[2].contains("outside the repository"), "{}", copy[2]);
+    assert!(copy
+        .iter()
+        .all(|m| m.contains("`[worktree] copy` in `planwright.toml`")));
 }
 
 #[test]
@@ -923,6 +1135,124 @@ fn a_rate_limited_pool_pauses_and_its_tickets_move_to_another_pools_model() {
     assert_eq!(attempt_models(&env, "A"), [some("x"), some("y")]);
     assert_eq!(attempt_models(&env, "B"), [some("y")], "B never tried x");
     assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "y");
+}
+
+#[test]
+fn a_pool_paused_by_an_earlier_invocation_stays_paused_when_the_run_continues() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    // Model x is rate-limited for two hours throughout; model y fails the
+    // first invocation and works in the second.
+    let script = |y_works: bool| {
+        let y = if y_works {
+            "cd \"$1\"\necho \"$2\" > A.txt\n"
+        } else {
+            "echo 'y is broken today' >&2; exit 1\n"
+        };
+        format!("#!/bin/sh\nif [ \"$2\" = x ]; then echo 'Error: rate limit exceeded, retry in 2h' >&2; exit 1; fi\n{y}")
+    };
+    let mut a = ticket("A", json!([any("A.txt")]));
+    a["tier"] = "mid".into();
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a]}));
+    let mut s = settings();
+    s.jobs = 1;
+    s.strikes = 1;
+    s.routing = two_pools();
+    let first = run_with(
+        &env,
+        &plan,
+        &s,
+        sh_agent(&env, &script(false), "{worktree} {model}"),
+    );
+    assert!(
+        first.summary.failed.contains_key("A"),
+        "{:?}",
+        first.summary
+    );
+    let second = run_with(
+        &env,
+        &plan,
+        &s,
+        sh_agent(&env, &script(true), "{worktree} {model}"),
+    );
+    assert_eq!(
+        second.summary.run, first.summary.run,
+        "the same run continued"
+    );
+    assert_eq!(second.summary.merged, ["A"], "{:?}", second.summary);
+    let some = |m: &str| Some(m.to_string());
+    assert_eq!(
+        attempt_models(&env, "A"),
+        [some("x"), some("y"), some("y")],
+        "the second invocation did not try x before its reset time"
+    );
+}
+
+/// An agent whose model x is rate-limited for hours and whose model y
+/// keeps the most attempts it ever ran at once; each y attempt waits (a
+/// while at most) for another to join it, so two that may overlap do.
+#[derive(Default)]
+struct Crowd {
+    on_y: std::sync::Mutex<(u32, u32)>,
+    joined: std::sync::Condvar,
+}
+
+impl agent::Agent for Crowd {
+    fn name(&self) -> &str {
+        "crowd"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        if ctx.model.as_deref() == Some("x") {
+            return Ok(agent::AgentOutcome::Unavailable {
+                retry_after: Some(std::time::Duration::from_secs(7200)),
+                reason: "rate limit".into(),
+            }
+            .into());
+        }
+        let mut on_y = self.on_y.lock().unwrap();
+        on_y.0 += 1;
+        on_y.1 = on_y.1.max(on_y.0);
+        self.joined.notify_all();
+        let (mut on_y, _) = self
+            .joined
+            .wait_timeout_while(on_y, std::time::Duration::from_secs(2), |n| n.0 < 2)
+            .unwrap();
+        on_y.0 -= 1;
+        drop(on_y);
+        std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "y\n").unwrap();
+        Ok(agent::AgentOutcome::Finished.into())
+    }
+}
+
+#[test]
+fn tickets_moved_to_another_pool_count_against_its_cap() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut tickets = Vec::new();
+    for id in ["A", "B"] {
+        let mut t = ticket(id, json!([any(&format!("{id}.txt"))]));
+        t["tier"] = "mid".into();
+        tickets.push(t);
+    }
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": tickets}));
+    let mut s = settings();
+    s.jobs = 2;
+    s.routing = two_pools();
+    s.routing.caps.insert("py".into(), 1);
+    let crowd = Arc::new(Crowd::default());
+    let out = run_resume(&env, &plan, &s, crowd.clone(), Resume::default());
+    assert_eq!(out.summary.merged.len(), 2, "{:?}", out.summary);
+    let some = |m: &str| Some(m.to_string());
+    for id in ["A", "B"] {
+        assert_eq!(attempt_models(&env, id), [some("x"), some("y")]);
+    }
+    assert_eq!(
+        crowd.on_y.lock().unwrap().1,
+        1,
+        "py is capped at one attempt"
+    );
 }
 
 /// An agent (in-process, so it may keep count) whose first call is

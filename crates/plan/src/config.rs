@@ -172,6 +172,55 @@ pub struct WorktreeSettings {
     /// Files whose content keys the set-up's cache (`package-lock.json`).
     #[serde(default)]
     pub setup_inputs: Vec<String>,
+    /// Files git ignores (`.env`) copied from the user's checkout into each
+    /// agent workspace after every reset, as paths relative to the root.
+    #[serde(default)]
+    pub copy: Vec<String>,
+}
+
+impl WorktreeSettings {
+    /// Rejects a `copy` or `setup_inputs` path that is absolute, empty or
+    /// climbs with `..`: both name files inside the repository.
+    fn check(&self) -> Result<(), ConfigError> {
+        let keys = [("copy", &self.copy), ("setup_inputs", &self.setup_inputs)];
+        for (key, paths) in keys {
+            for path in paths.iter() {
+                if let Some(why) = outside_repo(path) {
+                    return Err(ConfigError {
+                        message: format!(
+                            "`[worktree] {key}` entry `{path}` {why}: name a file by its path \
+                             relative to the repository root, such as `.env` or `config/local.toml`"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `path` does not name a place inside the repository, if it does not.
+fn outside_repo(path: &str) -> Option<&'static str> {
+    use std::path::{Component, Path};
+    if path.trim().is_empty() {
+        return Some("is empty");
+    }
+    let p = Path::new(path);
+    if p.is_absolute() || path.starts_with('~') {
+        return Some("is absolute");
+    }
+    if p.components().any(|c| c == Component::ParentDir) {
+        return Some("climbs out with `..`");
+    }
+    if !p.components().any(|c| matches!(c, Component::Normal(_))) {
+        return Some("names the repository itself");
+    }
+    if p.components()
+        .any(|c| c.as_os_str() == ".git" || c.as_os_str() == ".planwright")
+    {
+        return Some("is inside `.git` or `.planwright`");
+    }
+    None
 }
 
 /// `[agent]`: `name = "cmd"`, `cmd = "my-agent {prompt_file}"`, `timeout_secs = 1800`.
@@ -350,9 +399,11 @@ pub struct ConfigError {
 impl Config {
     /// Parses the text of a `planwright.toml`.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError {
             message: e.to_string(),
-        })
+        })?;
+        config.worktree.check()?;
+        Ok(config)
     }
 }
 
@@ -607,5 +658,35 @@ mod tests {
         assert_eq!(c.budget.ticket.max_cost_usd, Some(2.0));
         assert_eq!(c.budget.ticket.max_tokens, None);
         assert!(Config::parse("[budget]\nmax_dollars=1\n").is_err());
+    }
+
+    #[test]
+    fn worktree_copy_takes_paths_inside_the_repository_only() {
+        let c = Config::parse("[worktree]\ncopy=['.env','config/local.toml']\n").unwrap();
+        assert_eq!(c.worktree.copy, [".env", "config/local.toml"]);
+        for (bad, why) in [
+            ("/etc/passwd", "is absolute"),
+            ("~/.aws/credentials", "is absolute"),
+            ("../other/.env", "climbs out with `..`"),
+            ("config/../../.env", "climbs out with `..`"),
+            (".", "names the repository itself"),
+            ("", "is empty"),
+            (".git/config", "is inside `.git` or `.planwright`"),
+        ] {
+            let e = Config::parse(&format!("[worktree]\ncopy=['{bad}']\n")).unwrap_err();
+            assert!(
+                e.message
+                    .contains(&format!("`[worktree] copy` entry `{bad}` {why}"))
+                    && e.message.contains("relative to the repository root"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        let e = Config::parse("[worktree]\nsetup_inputs=['/tmp/lock']\n").unwrap_err();
+        assert!(
+            e.message.contains("`[worktree] setup_inputs`"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -198,6 +198,7 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     s.pool.setup = config.worktree.setup.clone();
     s.pool.setup_inputs = config.worktree.setup_inputs.clone();
     s.pool.pristine = config.worktree.pristine;
+    s.pool.copy = config.worktree.copy.clone();
     s.contain = contain_settings(config);
     s.routing = config.routing.clone();
     s.beyond = beyond_gates(config)?;

@@ -1,0 +1,129 @@
+//! The project's set-up step (`[worktree] setup`, such as `npm ci`), shared
+//! by the agents' workspaces and the gate checkouts: its key, its stamp and
+//! how it runs.
+//!
+//! The key is the set-up commands plus the blob of each
+//! `[worktree] setup_inputs` file at the commit a directory was reset to;
+//! a directory whose stamp (kept under `.planwright/index`, out of every
+//! agent's and gate's reach) holds the same key keeps its set-up's result,
+//! and any other runs the set-up again.
+
+use crate::error::EngineError;
+use crate::failure::{Failure, FailureKind};
+use crate::gates::Verdict;
+use crate::process::{self, Cancel, Spec};
+use crate::repo::Repo;
+use crate::sandbox::Confine;
+use crate::workspace::PoolSettings;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// The set-up of a run's directories.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    repo: Repo,
+    settings: PoolSettings,
+}
+
+impl Setup {
+    /// The set-up `settings` say, for directories of `repo`.
+    pub fn new(repo: Repo, settings: PoolSettings) -> Setup {
+        Setup { repo, settings }
+    }
+
+    /// Whether there is anything to run.
+    pub fn is_empty(&self) -> bool {
+        self.settings.setup.is_empty()
+    }
+
+    /// The set-up commands and the blob of each declared input at `commit`
+    /// (an input the commit lacks keys as empty, so adding it changes the key).
+    pub fn key(&self, commit: &str) -> Result<String, EngineError> {
+        let mut key = format!("{:?}", self.settings.setup);
+        for input in &self.settings.setup_inputs {
+            let spec = format!("{commit}:{input}");
+            let out = self
+                .repo
+                .git()
+                .args(["rev-parse", "--verify", "--quiet", &spec])
+                .raw()?;
+            let blob = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let _ = write!(key, " {input}={blob}");
+        }
+        Ok(key)
+    }
+
+    /// Runs the set-up commands in `dir`, each under `confine`, logging to
+    /// `log`; `Some` verdict when one failed (or the run was interrupted).
+    /// `place` says where for the failure's message.
+    pub fn run(
+        &self,
+        dir: &Path,
+        tmp: &Path,
+        confine: &Confine,
+        log: &Path,
+        place: &str,
+        cancel: &Cancel,
+    ) -> Result<Option<Verdict>, EngineError> {
+        for argv in &self.settings.setup {
+            let command = argv.join(" ");
+            crate::gates::append(
+                log,
+                &format!("$ {command}   (set-up in {})\n", dir.display()),
+            )?;
+            let mut env = process::inherited_env();
+            env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
+            env.push(("TMPDIR".into(), tmp.display().to_string()));
+            let spec = Spec {
+                argv: argv.clone(),
+                cwd: dir.to_path_buf(),
+                env,
+                stdin: None,
+                timeout: self.settings.setup_timeout,
+                grace: Duration::from_secs(5),
+                log: Some(log.to_path_buf()),
+                lines: None,
+                confine: Some(confine.clone()),
+                log_limit: None,
+            };
+            let done = match process::run(&spec, cancel) {
+                Ok(done) => done,
+                Err(e) => return Err(EngineError::Settings(format!("set-up `{command}`: {e}"))),
+            };
+            match done.exit {
+                process::Exit::Code(0) => {}
+                process::Exit::Cancelled => return Ok(Some(Verdict::Cancelled)),
+                other => {
+                    return Ok(Some(Verdict::Fail(
+                        Failure::new(
+                            FailureKind::GateFailure,
+                            format!("the set-up `{command}` failed {place}: {other}"),
+                        )
+                        .with_evidence(done.output_tail),
+                    )))
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The stamp saved at `path`, if any.
+pub fn read_stamp(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// Forgets the stamp at `path` (before a set-up that may fail half-way).
+pub fn clear_stamp(path: &Path) -> Result<(), EngineError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(EngineError::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Saves `stamp` at `path`.
+pub fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
+    crate::workspace::create_parent(path)?;
+    std::fs::write(path, stamp).map_err(|e| EngineError::io(path, e))
+}
