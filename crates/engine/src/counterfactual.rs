@@ -10,7 +10,7 @@
 use crate::error::EngineError;
 use crate::gates::{append, GateRoom};
 use crate::git::Git;
-use crate::process::{self, Cancel, Exit, Finished, Spec};
+use crate::process::{self, Cancel, Exit, Finished};
 use planwright_plan::model::{Counterfactual, Mutation};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path};
@@ -239,18 +239,7 @@ fn tests(
     log: &Path,
     cancel: &Cancel,
 ) -> Result<Option<Finished>, EngineError> {
-    let spec = Spec {
-        argv: argv.to_vec(),
-        cwd: dir.to_path_buf(),
-        env: room.env.clone(),
-        stdin: None,
-        timeout,
-        grace: Duration::from_secs(5),
-        log: Some(log.to_path_buf()),
-        lines: None,
-        confine: room.confine.clone(),
-        log_limit: None,
-    };
+    let spec = room.spec(argv, dir, timeout, log);
     let done = match process::run(&spec, cancel) {
         Ok(done) => done,
         Err(e) => {

@@ -28,6 +28,25 @@ pub struct GateRoom {
     pub confine: Option<crate::sandbox::Confine>,
 }
 
+impl GateRoom {
+    /// `argv` run in `dir` in this room, its whole output appended to
+    /// `log`: how gates and the tests of a counterfactual run.
+    pub fn spec(&self, argv: &[String], dir: &Path, timeout: Option<Duration>, log: &Path) -> Spec {
+        Spec {
+            argv: argv.to_vec(),
+            cwd: dir.to_path_buf(),
+            env: self.env.clone(),
+            stdin: None,
+            timeout,
+            grace: Duration::from_secs(5),
+            log: Some(log.to_path_buf()),
+            lines: None,
+            confine: self.confine.clone(),
+            log_limit: None,
+        }
+    }
+}
+
 /// How a round of gates ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -59,18 +78,7 @@ pub fn run_gates(
     for gate in gates {
         let command = gate.command_line();
         append(log, &format!("$ {command}   (in {})\n", dir.display()))?;
-        let spec = Spec {
-            argv: gate.argv.clone(),
-            cwd: dir.to_path_buf(),
-            env: room.env.clone(),
-            stdin: None,
-            timeout: settings.timeout,
-            grace: Duration::from_secs(5),
-            log: Some(log.to_path_buf()),
-            lines: None,
-            confine: room.confine.clone(),
-            log_limit: None,
-        };
+        let spec = room.spec(&gate.argv, dir, settings.timeout, log);
         let done = match process::run(&spec, cancel) {
             Ok(done) => done,
             Err(e) => {

@@ -45,23 +45,22 @@ impl Check {
         message: impl Into<String>,
         hint: impl Into<String>,
     ) -> Check {
-        Check {
-            check,
-            status: "error",
-            message: message.into(),
-            hint: Some(hint.into()),
-        }
+        Check::problem(check, "error", message.into(), hint.into())
     }
     pub(crate) fn warning(
         check: &'static str,
         message: impl Into<String>,
         hint: impl Into<String>,
     ) -> Check {
+        Check::problem(check, "warning", message.into(), hint.into())
+    }
+    /// A check that found something, with what to do about it.
+    fn problem(check: &'static str, status: &'static str, message: String, hint: String) -> Check {
         Check {
             check,
-            status: "warning",
-            message: message.into(),
-            hint: Some(hint.into()),
+            status,
+            message,
+            hint: Some(hint),
         }
     }
 }

@@ -224,15 +224,7 @@ impl Repo {
 
     /// The commit `refs/heads/<base>` points at, if the branch exists.
     pub fn branch_tip(&self, base: &str) -> Result<Option<String>, EngineError> {
-        let spec = format!("refs/heads/{base}^{{commit}}");
-        let out = self
-            .git()
-            .args(["rev-parse", "--verify", "--quiet", &spec])
-            .raw()?;
-        Ok(out
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+        crate::merge::ref_tip(self, &format!("refs/heads/{base}"))
     }
 
     /// The tip of the base branch of a run in progress; its absence is an

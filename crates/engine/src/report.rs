@@ -5,7 +5,7 @@
 use crate::agent::Usage;
 use crate::error::EngineError;
 use crate::repo::Repo;
-use crate::state::{AttemptRow, RunRow, RunStatus, Store, TicketRow, TicketState};
+use crate::state::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
 use crate::view::{Check, RunView};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
@@ -132,16 +132,9 @@ impl RunReport {
 /// as `running` whose process is gone (nobody holds the run lock) is
 /// reported as `interrupted`.
 pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineError> {
-    let db = repo.state_dir().join("state.db");
-    if !db.is_file() {
+    let Some((store, mut run)) = crate::view::find_run(repo, id)? else {
         return Ok(None);
-    }
-    let store = Store::open(&db)?;
-    let run = match id {
-        Some(id) => store.run(id)?,
-        None => store.latest_run()?,
     };
-    let Some(mut run) = run else { return Ok(None) };
     if run.status == RunStatus::Running && !crate::lock::is_held(repo)? {
         run.status = RunStatus::Interrupted;
     }

@@ -429,10 +429,10 @@ impl RunFiles {
     }
 }
 
-/// The view of run `id` (the newest when None) before any event is folded,
-/// with its files; None when the repository has no such run. Never creates
-/// the state store.
-pub fn open(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>, EngineError> {
+/// The state store and its row of run `id` (the newest when None); None
+/// when the repository has no store or no such run. Never creates the
+/// store: reading a run must not leave one behind.
+pub fn find_run(repo: &Repo, id: Option<&str>) -> Result<Option<(Store, RunRow)>, EngineError> {
     let db = repo.state_dir().join("state.db");
     if !db.is_file() {
         return Ok(None);
@@ -442,7 +442,16 @@ pub fn open(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>
         Some(id) => store.run(id)?,
         None => store.latest_run()?,
     };
-    let Some(run) = run else { return Ok(None) };
+    Ok(run.map(|run| (store, run)))
+}
+
+/// The view of run `id` (the newest when None) before any event is folded,
+/// with its files; None when the repository has no such run. Never creates
+/// the state store.
+pub fn open(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>, EngineError> {
+    let Some((store, run)) = find_run(repo, id)? else {
+        return Ok(None);
+    };
     let tickets: Vec<(String, String)> = store
         .tickets(&run.id)?
         .into_iter()

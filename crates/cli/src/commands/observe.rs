@@ -8,6 +8,18 @@ use planwright_engine::repo::Repo;
 use planwright_engine::view::{self, RunFiles, RunView};
 use std::path::{Component, Path, PathBuf};
 
+/// The run a command looks at: the flags `status`, `report`, `watch` and
+/// `serve` share.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The target git repository.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// The run (default: the newest).
+    #[arg(long = "run", value_name = "ID")]
+    pub id: Option<String>,
+}
+
 /// The error for a repository without the asked run.
 pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
     let root = repo.root().display();

@@ -1,5 +1,6 @@
 //! `planwright report --repo DIR [--to md|html|json]`: a run's report.
 
+use super::observe::RunArgs;
 use super::status::load;
 use crate::error::{exit, CliResult};
 use crate::{Global, Output};
@@ -21,12 +22,8 @@ pub enum ReportFormat {
 /// Print a run's report: every ticket with its state, attempts, failures and commits.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The target git repository.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
-    /// The run (default: the newest).
-    #[arg(long, value_name = "ID")]
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The report's format (default: `json` with `--output json`, else `md`; `--format` until the next release).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub to: Option<ReportFormat>,
@@ -37,14 +34,14 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let r = load(&args.repo, args.run.as_deref())?;
+    let r = load(&args.run.repo, args.run.id.as_deref())?;
     let format = args.to.unwrap_or(match global.output {
         Output::Json => ReportFormat::Json,
         _ => ReportFormat::Md,
     });
     let text = match format {
         ReportFormat::Md => report::markdown(&r),
-        ReportFormat::Html => super::observe::html_report(&args.repo, args.run.as_deref())?,
+        ReportFormat::Html => super::observe::html_report(&args.run.repo, args.run.id.as_deref())?,
         ReportFormat::Json => serde_json::to_string_pretty(&r).expect("reports serialize") + "\n",
     };
     super::write_output(args.output_file.as_deref(), &text)?;

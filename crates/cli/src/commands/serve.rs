@@ -7,13 +7,13 @@
 mod http;
 
 use super::observe::open_view;
+use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
 use planwright_engine::html::{self, HtmlOptions};
 use planwright_engine::view::{RunFiles, RunView, Tail};
 use std::io::Write;
 use std::net::{Ipv4Addr, TcpListener};
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -21,12 +21,8 @@ use std::time::Duration;
 /// page as `report --format html`, updated as the run goes on.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The target git repository.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
-    /// The run (default: the newest).
-    #[arg(long, value_name = "ID")]
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The port on 127.0.0.1 (default: a free one).
     #[arg(long, value_name = "PORT", default_value_t = 0)]
     pub port: u16,
@@ -155,7 +151,7 @@ fn token() -> Result<String, CliError> {
 
 /// Runs the command.
 pub fn run(args: Args, _global: &Global) -> CliResult {
-    let (mut view, files) = open_view(&args.repo, args.run.as_deref())?;
+    let (mut view, files) = open_view(&args.run.repo, args.run.id.as_deref())?;
     let mut tail = Tail::new(files.events.clone());
     tail.poll(&mut view).map_err(super::run::engine_error)?;
     planwright_engine::view::read_gate_logs(&mut view, &files.dir);

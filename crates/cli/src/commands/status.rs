@@ -1,5 +1,6 @@
 //! `planwright status --repo DIR`: where the newest run stands.
 
+use super::observe::RunArgs;
 use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
@@ -7,18 +8,13 @@ use planwright_engine::repo::Repo;
 use planwright_engine::report::{self, RunReport};
 use planwright_engine::state::TicketState;
 use planwright_engine::view::RunView;
-use std::path::PathBuf;
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
 /// merged commit. A run whose process is gone shows as `interrupted`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The target git repository.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
-    /// The run (default: the newest).
-    #[arg(long, value_name = "ID")]
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Loads the report of the chosen run, or explains that there is none.
@@ -35,9 +31,9 @@ pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliE
 /// `serve` and the HTML report; the rows, the failures and `--output json`
 /// from the state store's rows with every attempt.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (view, _) = super::observe::load_view(&args.repo, args.run.as_deref())?;
+    let (view, _) = super::observe::load_view(&args.run.repo, args.run.id.as_deref())?;
     let counts = view.counts();
-    let r = load(&args.repo, args.run.as_deref())?;
+    let r = load(&args.run.repo, args.run.id.as_deref())?;
     if global.output == Output::Json {
         let mut json = serde_json::to_value(&r).expect("reports serialize");
         json["counts"] = serde_json::to_value(counts).expect("counts serialize");

@@ -4,6 +4,7 @@
 //! run started elsewhere and never slows it.
 
 use super::observe::open_view;
+use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
 use planwright_engine::state::TicketState;
@@ -12,7 +13,6 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers
 use ratatui::crossterm::terminal;
 use ratatui::style::Color;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Watch a run live in the terminal: tickets by wave with state, phase and
@@ -21,12 +21,8 @@ use std::time::Duration;
 /// e) shows the selected ticket's evidence, q quits.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The target git repository.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
-    /// The run (default: the newest).
-    #[arg(long, value_name = "ID")]
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// How often to look for new events, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub interval: u64,
@@ -174,7 +170,7 @@ pub use draw::draw;
 
 /// Runs the command.
 pub fn run(args: Args, _global: &Global) -> CliResult {
-    let (view, files) = open_view(&args.repo, args.run.as_deref())?;
+    let (view, files) = open_view(&args.run.repo, args.run.id.as_deref())?;
     let mut app = App::new(view, files);
     app.refresh()?;
     if let Some((w, h)) = args.once {

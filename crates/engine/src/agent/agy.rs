@@ -28,21 +28,9 @@ pub struct Agy;
 const MAX_INLINE_PROMPT: usize = 100 * 1024;
 
 impl Cli for Agy {
-    fn name(&self) -> &'static str {
-        "agy"
-    }
-
-    fn program(&self) -> &'static str {
-        "agy"
-    }
-
-    fn install(&self) -> &'static str {
-        "curl -fsSL https://antigravity.google/cli/install.sh | bash"
-    }
-
-    fn prompt_on_stdin(&self) -> bool {
-        false
-    }
+    const NAME: &'static str = "agy";
+    const INSTALL: &'static str = "curl -fsSL https://antigravity.google/cli/install.sh | bash";
+    const PROMPT_ON_STDIN: bool = false;
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let prompt = match std::fs::read_to_string(&ctx.prompt_file) {
@@ -61,9 +49,7 @@ impl Cli for Agy {
             format!("{secs}s"),
             "--dangerously-skip-permissions".into(),
         ];
-        if let Some(model) = run.model {
-            args.extend(["--model".to_string(), model.to_string()]);
-        }
+        args.extend(run.model_args("--model"));
         args
     }
 
@@ -112,20 +98,13 @@ impl StreamParser for AgyParser {
     }
 
     fn so_far(&self) -> Option<UsageSoFar> {
-        let usage = self.parsed.usage?;
-        Some(UsageSoFar {
-            model: self.parsed.model.clone(),
-            usage,
-        })
+        self.parsed.so_far()
     }
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
         let mut p = std::mem::take(&mut self.parsed);
         if let Some(message) = p.failure.clone().filter(|m| limits::is_limit_error(m)) {
-            p.limit = Some(Limit {
-                retry_after: limits::retry_after(&message, now),
-                reason: message,
-            });
+            p.limit = Some(Limit::from_message(message, now));
         }
         p
     }
@@ -215,19 +194,10 @@ fn usage(t: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::{parse_output, EPOCH};
 
     fn parse(lines: &[&str]) -> Parsed {
-        let mut p = AgyParser::default();
-        for l in lines {
-            p.line(l);
-        }
-        p.finish(
-            "",
-            Now {
-                unix: 0,
-                utc_offset: 0,
-            },
-        )
+        parse_output(AgyParser::default(), lines, "", EPOCH)
     }
 
     #[test]

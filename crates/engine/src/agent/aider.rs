@@ -27,21 +27,10 @@ use std::path::Path;
 pub struct Aider;
 
 impl Cli for Aider {
-    fn name(&self) -> &'static str {
-        "aider"
-    }
-
-    fn program(&self) -> &'static str {
-        "aider"
-    }
-
-    fn install(&self) -> &'static str {
-        "python -m pip install aider-install && aider-install"
-    }
-
-    fn prompt_on_stdin(&self) -> bool {
-        false
-    }
+    const NAME: &'static str = "aider";
+    const INSTALL: &'static str = "python -m pip install aider-install && aider-install";
+    const PROMPT_ON_STDIN: bool = false;
+    const STRAYS: &'static [&'static str] = &[".aider.tags.cache.v3", ".aider.tags.cache.v4"];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let beside_log = |suffix: &str| {
@@ -79,18 +68,12 @@ impl Cli for Aider {
             "--input-history-file".to_string(),
             beside_log("aider.input"),
         ]);
-        if let Some(model) = run.model {
-            args.extend(["--model".to_string(), model.to_string()]);
-        }
+        args.extend(run.model_args("--model"));
         args
     }
 
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<AiderParser>::default()
-    }
-
-    fn strays(&self) -> &'static [&'static str] {
-        &[".aider.tags.cache.v3", ".aider.tags.cache.v4"]
     }
 }
 
@@ -156,10 +139,7 @@ impl StreamParser for AiderParser {
             .error
             .as_deref()
             .filter(|e| limits::is_limit_text(e))
-            .map(|e| Limit {
-                retry_after: limits::retry_after(e, now),
-                reason: e.to_string(),
-            });
+            .map(|e| Limit::from_message(e.to_string(), now));
         Parsed {
             final_message,
             model: self.model.take(),
@@ -243,19 +223,10 @@ fn is_error_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::{parse_output, EPOCH};
 
     fn parse(text: &str) -> Parsed {
-        let mut p = AiderParser::default();
-        for l in text.lines() {
-            p.line(l);
-        }
-        p.finish(
-            "",
-            Now {
-                unix: 0,
-                utc_offset: 0,
-            },
-        )
+        parse_output(AiderParser::default(), text.lines(), "", EPOCH)
     }
 
     #[test]

@@ -25,17 +25,8 @@ use serde_json::Value;
 pub struct Claude;
 
 impl Cli for Claude {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
-    fn program(&self) -> &'static str {
-        "claude"
-    }
-
-    fn install(&self) -> &'static str {
-        "npm install -g @anthropic-ai/claude-code"
-    }
+    const NAME: &'static str = "claude";
+    const INSTALL: &'static str = "npm install -g @anthropic-ai/claude-code";
 
     fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = [
@@ -50,9 +41,7 @@ impl Cli for Claude {
         ]
         .map(String::from)
         .to_vec();
-        if let Some(model) = run.model {
-            args.extend(["--model".to_string(), model.to_string()]);
-        }
+        args.extend(run.model_args("--model"));
         if let Some(budget) = run.max_budget_usd {
             args.extend(["--max-budget-usd".to_string(), format!("{budget:.4}")]);
         }
@@ -71,11 +60,10 @@ impl Cli for Claude {
         let user = user_dir(var, "CLAUDE_CONFIG_DIR", ".claude");
         Some(StateLayout {
             vars: vec![("CLAUDE_CONFIG_DIR", "")],
-            seeds: vec![Seed {
-                from: user.join(".credentials.json"),
-                to: ".credentials.json",
-                link: true,
-            }],
+            seeds: vec![Seed::link(
+                user.join(".credentials.json"),
+                ".credentials.json",
+            )],
         })
     }
 }
@@ -237,6 +225,7 @@ fn error_message(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::parse_output;
     use std::time::Duration;
 
     const NOW: Now = Now {
@@ -245,11 +234,7 @@ mod tests {
     };
 
     fn parse(lines: &[&str]) -> Parsed {
-        let mut p = ClaudeParser::default();
-        for l in lines {
-            p.line(l);
-        }
-        p.finish("", NOW)
+        parse_output(ClaudeParser::default(), lines, "", NOW)
     }
 
     #[test]

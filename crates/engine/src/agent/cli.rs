@@ -42,6 +42,17 @@ pub struct Parsed {
     pub complete: bool,
 }
 
+impl Parsed {
+    /// The running total for [`StreamParser::so_far`], for parsers that
+    /// keep their tokens in a [`Parsed`] as they read.
+    pub fn so_far(&self) -> Option<UsageSoFar> {
+        Some(UsageSoFar {
+            model: self.model.clone(),
+            usage: self.usage?,
+        })
+    }
+}
+
 /// A rate limit or exhausted quota, as the CLI reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limit {
@@ -49,6 +60,17 @@ pub struct Limit {
     pub reason: String,
     /// When it lifts, when the CLI said.
     pub retry_after: Option<Duration>,
+}
+
+impl Limit {
+    /// The limit a CLI's error `message` reports, lifting when the message
+    /// says it does.
+    pub fn from_message(message: String, now: Now) -> Limit {
+        Limit {
+            retry_after: limits::retry_after(&message, now),
+            reason: message,
+        }
+    }
 }
 
 /// An incremental parser of one CLI's stdout. It must never panic: text
@@ -76,6 +98,16 @@ pub struct Invocation<'a> {
     pub max_budget_usd: Option<f64>,
 }
 
+impl Invocation<'_> {
+    /// `FLAG MODEL` when the attempt names a model, else nothing: how
+    /// most CLIs are given one.
+    pub fn model_args(&self, flag: &str) -> Vec<String> {
+        self.model
+            .map(|model| vec![flag.to_string(), model.to_string()])
+            .unwrap_or_default()
+    }
+}
+
 /// Where a CLI keeps its state, and which of the user's files a fresh
 /// per-slot state directory needs to work.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,20 +131,42 @@ pub struct Seed {
     pub link: bool,
 }
 
-/// One coding-agent CLI, as an adapter describes it.
+impl Seed {
+    /// A credential, linked.
+    pub fn link(from: PathBuf, to: &'static str) -> Seed {
+        Seed {
+            from,
+            to,
+            link: true,
+        }
+    }
+
+    /// A setting, copied.
+    pub fn copy(from: PathBuf, to: &'static str) -> Seed {
+        Seed {
+            from,
+            to,
+            link: false,
+        }
+    }
+}
+
+/// One coding-agent CLI, as an adapter describes it. The facts that do not
+/// depend on an attempt are constants, so an adapter states each in one line.
 pub trait Cli: Send + Sync + 'static {
     /// The adapter's name (`--agent NAME`).
-    fn name(&self) -> &'static str;
+    const NAME: &'static str;
     /// The executable's usual name on `PATH`.
-    fn program(&self) -> &'static str;
+    const PROGRAM: &'static str = Self::NAME;
     /// How to install it, for the preflight message.
-    fn install(&self) -> &'static str;
+    const INSTALL: &'static str;
+    /// Whether the prompt goes to standard input (else it gets `/dev/null`).
+    const PROMPT_ON_STDIN: bool = true;
+    /// Paths the CLI writes into the workspace for its own use (caches);
+    /// removed after the attempt when they were not there before.
+    const STRAYS: &'static [&'static str] = &[];
     /// The arguments after the program.
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String>;
-    /// Whether the prompt goes to standard input (else it gets `/dev/null`).
-    fn prompt_on_stdin(&self) -> bool {
-        true
-    }
     /// Variables the CLI needs besides the agent environment.
     fn env(&self) -> Vec<(String, String)> {
         Vec::new()
@@ -123,11 +177,6 @@ pub trait Cli: Send + Sync + 'static {
     /// cannot be redirected.
     fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         None
-    }
-    /// Paths the CLI writes into the workspace for its own use (caches);
-    /// removed after the attempt when they were not there before.
-    fn strays(&self) -> &'static [&'static str] {
-        &[]
     }
 }
 
@@ -147,15 +196,15 @@ impl<C: Cli> CliAgent<C> {
         self.opts
             .program
             .clone()
-            .unwrap_or_else(|| self.cli.program().to_string())
+            .unwrap_or_else(|| C::PROGRAM.to_string())
     }
 
     fn not_installed(&self) -> String {
         format!(
             "the `{}` CLI (`{}`) is not installed or not on PATH; install it with `{}`, or set `[agent] program` to its path",
-            self.cli.name(),
+            C::NAME,
             self.program_name(),
-            self.cli.install()
+            C::INSTALL
         )
     }
 
@@ -187,7 +236,7 @@ fn lock(parser: &Mutex<Box<dyn StreamParser>>) -> MutexGuard<'_, Box<dyn StreamP
 
 impl<C: Cli> Agent for CliAgent<C> {
     fn name(&self) -> &str {
-        self.cli.name()
+        C::NAME
     }
 
     fn program(&self) -> Option<String> {
@@ -214,7 +263,7 @@ impl<C: Cli> Agent for CliAgent<C> {
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
-        let strays = present(&ctx.worktree, self.cli.strays());
+        let strays = present(&ctx.worktree, C::STRAYS);
         let mut env = agent_env(ctx);
         env.extend(self.cli.env());
         env.extend(ctx.env.iter().cloned());
@@ -222,7 +271,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             argv: self.argv(ctx),
             cwd: ctx.worktree.clone(),
             env,
-            stdin: self.cli.prompt_on_stdin().then(|| ctx.prompt_file.clone()),
+            stdin: C::PROMPT_ON_STDIN.then(|| ctx.prompt_file.clone()),
             timeout: ctx.timeout,
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
@@ -240,7 +289,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             }
             other => other?,
         };
-        remove_strays(&ctx.worktree, self.cli.strays(), &strays);
+        remove_strays(&ctx.worktree, C::STRAYS, &strays);
         let now = Now::system();
         let parsed = lock(&parser).finish(&done.output_tail, now);
         let model = parsed
@@ -498,6 +547,29 @@ pub fn json_line(line: &str) -> Option<serde_json::Value> {
         .filter(serde_json::Value::is_object)
 }
 
+/// What `parser` makes of a CLI that printed `lines` on stdout and ended
+/// with `output_tail`, at `now`: the adapters' parser tests.
+#[cfg(test)]
+pub(crate) fn parse_output(
+    mut parser: impl StreamParser,
+    lines: impl IntoIterator<Item = impl AsRef<str>>,
+    output_tail: &str,
+    now: Now,
+) -> Parsed {
+    for line in lines {
+        parser.line(line.as_ref());
+    }
+    parser.finish(output_tail, now)
+}
+
+/// The start of the Unix epoch, UTC: for parser tests where time does not
+/// matter.
+#[cfg(test)]
+pub(crate) const EPOCH: Now = Now {
+    unix: 0,
+    utc_offset: 0,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,21 +676,9 @@ mod tests {
         let layout = StateLayout {
             vars: vec![("TOOL_HOME", ""), ("TOOL_DATA", "data")],
             seeds: vec![
-                Seed {
-                    from: user.join("auth.json"),
-                    to: "auth.json",
-                    link: true,
-                },
-                Seed {
-                    from: user.join("config.toml"),
-                    to: "config.toml",
-                    link: false,
-                },
-                Seed {
-                    from: user.join("missing"),
-                    to: "missing",
-                    link: true,
-                },
+                Seed::link(user.join("auth.json"), "auth.json"),
+                Seed::copy(user.join("config.toml"), "config.toml"),
+                Seed::link(user.join("missing"), "missing"),
             ],
         };
         let home = tmp.path().join("homes/slot-1/tool");

@@ -23,17 +23,8 @@ use serde_json::Value;
 pub struct Codex;
 
 impl Cli for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
-    fn install(&self) -> &'static str {
-        "npm install -g @openai/codex"
-    }
+    const NAME: &'static str = "codex";
+    const INSTALL: &'static str = "npm install -g @openai/codex";
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = [
@@ -49,9 +40,7 @@ impl Cli for Codex {
         .map(String::from)
         .to_vec();
         args.push(ctx.worktree.display().to_string());
-        if let Some(model) = run.model {
-            args.extend(["-m".to_string(), model.to_string()]);
-        }
+        args.extend(run.model_args("-m"));
         // The prompt comes from standard input.
         args.push("-".to_string());
         args
@@ -69,16 +58,8 @@ impl Cli for Codex {
         Some(StateLayout {
             vars: vec![("CODEX_HOME", "")],
             seeds: vec![
-                Seed {
-                    from: user.join("auth.json"),
-                    to: "auth.json",
-                    link: true,
-                },
-                Seed {
-                    from: user.join("config.toml"),
-                    to: "config.toml",
-                    link: false,
-                },
+                Seed::link(user.join("auth.json"), "auth.json"),
+                Seed::copy(user.join("config.toml"), "config.toml"),
             ],
         })
     }
@@ -121,11 +102,7 @@ impl StreamParser for CodexParser {
     }
 
     fn so_far(&self) -> Option<UsageSoFar> {
-        let usage = self.parsed.usage?;
-        Some(UsageSoFar {
-            model: self.parsed.model.clone(),
-            usage,
-        })
+        self.parsed.so_far()
     }
 
     fn finish(&mut self, _output_tail: &str, _now: Now) -> Parsed {
@@ -151,19 +128,10 @@ fn usage(u: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::{parse_output, EPOCH};
 
     fn parse(lines: &[&str]) -> Parsed {
-        let mut p = CodexParser::default();
-        for l in lines {
-            p.line(l);
-        }
-        p.finish(
-            "",
-            Now {
-                unix: 0,
-                utc_offset: 0,
-            },
-        )
+        parse_output(CodexParser::default(), lines, "", EPOCH)
     }
 
     #[test]

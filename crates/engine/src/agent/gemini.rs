@@ -31,25 +31,14 @@ pub struct Gemini;
 const PROMPT_TAIL: &str = "Carry out the task given above.";
 
 impl Cli for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn program(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn install(&self) -> &'static str {
-        "npm install -g @google/gemini-cli"
-    }
+    const NAME: &'static str = "gemini";
+    const INSTALL: &'static str = "npm install -g @google/gemini-cli";
 
     fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = ["--output-format", "json", "--approval-mode", "yolo"]
             .map(String::from)
             .to_vec();
-        if let Some(model) = run.model {
-            args.extend(["-m".to_string(), model.to_string()]);
-        }
+        args.extend(run.model_args("-m"));
         args.extend(["-p".to_string(), PROMPT_TAIL.to_string()]);
         args
     }
@@ -67,23 +56,20 @@ impl Cli for Gemini {
     /// login in `oauth_creds.json`, API keys in `.env`).
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let user = user_dir(var, "GEMINI_CLI_HOME", "").join(".gemini");
-        let link = |name: &'static str, to: &'static str| Seed {
-            from: user.join(name),
-            to,
-            link: true,
-        };
         Some(StateLayout {
             vars: vec![("GEMINI_CLI_HOME", "")],
             seeds: vec![
-                link("oauth_creds.json", ".gemini/oauth_creds.json"),
-                link("google_accounts.json", ".gemini/google_accounts.json"),
-                link("gemini-credentials.json", ".gemini/gemini-credentials.json"),
-                link(".env", ".gemini/.env"),
-                Seed {
-                    from: user.join("settings.json"),
-                    to: ".gemini/settings.json",
-                    link: false,
-                },
+                Seed::link(user.join("oauth_creds.json"), ".gemini/oauth_creds.json"),
+                Seed::link(
+                    user.join("google_accounts.json"),
+                    ".gemini/google_accounts.json",
+                ),
+                Seed::link(
+                    user.join("gemini-credentials.json"),
+                    ".gemini/gemini-credentials.json",
+                ),
+                Seed::link(user.join(".env"), ".gemini/.env"),
+                Seed::copy(user.join("settings.json"), ".gemini/settings.json"),
             ],
         })
     }
@@ -127,10 +113,7 @@ impl StreamParser for GeminiParser {
                 || code.trim_matches('"') == "429"
                 || limits::is_limit_error(&message)
             {
-                p.limit = Some(Limit {
-                    retry_after: limits::retry_after(&message, now),
-                    reason: message.clone(),
-                });
+                p.limit = Some(Limit::from_message(message.clone(), now));
             }
             p.failure = Some(message);
         }
@@ -183,20 +166,11 @@ fn last_object(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::{parse_output, EPOCH};
     use std::time::Duration;
 
     fn parse(stdout: &str, tail: &str) -> Parsed {
-        let mut p = GeminiParser::default();
-        for l in stdout.lines() {
-            p.line(l);
-        }
-        p.finish(
-            tail,
-            Now {
-                unix: 0,
-                utc_offset: 0,
-            },
-        )
+        parse_output(GeminiParser::default(), stdout.lines(), tail, EPOCH)
     }
 
     #[test]

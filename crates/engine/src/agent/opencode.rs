@@ -25,17 +25,8 @@ use serde_json::Value;
 pub struct Opencode;
 
 impl Cli for Opencode {
-    fn name(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn program(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn install(&self) -> &'static str {
-        "npm install -g opencode-ai"
-    }
+    const NAME: &'static str = "opencode";
+    const INSTALL: &'static str = "npm install -g opencode-ai";
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = ["run", "--format", "json", "--dir"]
@@ -58,16 +49,11 @@ impl Cli for Opencode {
     /// they are read-mostly and the cache is costly to fill.
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let data = user_dir(var, "XDG_DATA_HOME", ".local/share").join("opencode");
-        let link = |name: &str, to: &'static str| Seed {
-            from: data.join(name),
-            to,
-            link: true,
-        };
         Some(StateLayout {
             vars: vec![("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")],
             seeds: vec![
-                link("auth.json", "data/opencode/auth.json"),
-                link("mcp-auth.json", "data/opencode/mcp-auth.json"),
+                Seed::link(data.join("auth.json"), "data/opencode/auth.json"),
+                Seed::link(data.join("mcp-auth.json"), "data/opencode/mcp-auth.json"),
             ],
         })
     }
@@ -125,11 +111,7 @@ impl StreamParser for OpencodeParser {
     }
 
     fn so_far(&self) -> Option<UsageSoFar> {
-        let usage = self.parsed.usage?;
-        Some(UsageSoFar {
-            model: self.parsed.model.clone(),
-            usage,
-        })
+        self.parsed.so_far()
     }
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
@@ -138,10 +120,7 @@ impl StreamParser for OpencodeParser {
         p.cost_usd = (self.cost > 0.0).then_some(self.cost);
         if let Some(message) = p.failure.clone() {
             if self.status == Some(429) || limits::is_limit_error(&message) {
-                p.limit = Some(Limit {
-                    retry_after: limits::retry_after(&message, now),
-                    reason: message,
-                });
+                p.limit = Some(Limit::from_message(message, now));
             }
         }
         p
@@ -191,19 +170,10 @@ impl OpencodeParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::{parse_output, EPOCH};
 
     fn parse(lines: &[&str]) -> Parsed {
-        let mut p = OpencodeParser::default();
-        for l in lines {
-            p.line(l);
-        }
-        p.finish(
-            "",
-            Now {
-                unix: 0,
-                utc_offset: 0,
-            },
-        )
+        parse_output(OpencodeParser::default(), lines, "", EPOCH)
     }
 
     #[test]
