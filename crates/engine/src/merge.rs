@@ -213,6 +213,8 @@ pub struct Merge<'a> {
     pub gates: &'a [Gate],
     /// How gates run.
     pub gate_settings: &'a GateSettings,
+    /// The ticket's log, which gates run again append to.
+    pub log: &'a Path,
 }
 
 impl Merge<'_> {
@@ -226,7 +228,6 @@ impl Merge<'_> {
         candidate_ref: &str,
         verified_on: &str,
         message: &str,
-        log: &Path,
         before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
@@ -238,7 +239,7 @@ impl Merge<'_> {
             };
             let commit = commit_tree(self.repo, &tree, &tip, message)?;
             if tip != verified_on {
-                match self.gate_again(&commit, log, cancel)? {
+                match self.gate_again(&commit, cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -332,18 +333,19 @@ impl Merge<'_> {
     }
 
     /// Runs the gates on a merged commit, in the `merge` checkout.
-    fn gate_again(
-        &self,
-        commit: &str,
-        log: &Path,
-        cancel: &Cancel,
-    ) -> Result<Verdict, EngineError> {
+    fn gate_again(&self, commit: &str, cancel: &Cancel) -> Result<Verdict, EngineError> {
         crate::gates::append(
-            log,
+            self.log,
             &format!("-- gates again on the merged tree {}\n", short(commit)),
         )?;
-        self.checkouts
-            .gate("merge", commit, self.gates, self.gate_settings, log, cancel)
+        self.checkouts.gate(
+            "merge",
+            commit,
+            self.gates,
+            self.gate_settings,
+            self.log,
+            cancel,
+        )
     }
 }
 

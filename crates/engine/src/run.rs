@@ -898,6 +898,14 @@ struct Loop {
     /// Why the run's budget stops new attempts, once it does.
     budget_stop: Option<String>,
     fatal: Option<EngineError>,
+    /// The target's tip as this run last saw it (an attempt's base, or
+    /// the commit a merge landed).
+    tip: Option<String>,
+    /// A merge is in flight that needs no gates (its candidate was
+    /// verified on the tip). New attempts wait the few git calls it
+    /// takes: started from the merged tip, their own merge needs no second
+    /// gate run, which would cost a whole gate run to save those calls.
+    quick_merge: bool,
 }
 
 /// The coordinator thread: it alone schedules and decides; attempts run on
@@ -959,14 +967,15 @@ fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
     }
     let id = job.ticket.as_str();
     let gates = ticket_gates(sh.plan, sh.ticket(id), &sh.settings.extra_gates);
+    let log = sh.run_dir.join(id).join("ticket.log");
     let merge = Merge {
         repo: sh.repo,
         target: &sh.target,
         checkouts: &sh.checkouts,
         gates: &gates,
         gate_settings: &sh.settings.gates,
+        log: &log,
     };
-    let log = sh.run_dir.join(id).join("ticket.log");
     let mut record = |commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, id, commit)?)
     };
@@ -975,7 +984,6 @@ fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
         &merge::candidate_ref(id),
         &job.verified_on,
         &sh.message(id),
-        &log,
         &mut record,
         sh.cancel,
     )?;
@@ -1030,6 +1038,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.sh.emitter.emit(Event::Merging {
             ticket: job.ticket.clone(),
         });
+        self.lp.quick_merge =
+            self.lp.merging == 0 && self.lp.tip.as_deref() == Some(job.verified_on.as_str());
         self.lp.merging += 1;
         // The merger lives as long as this sender.
         let _ = self.merges.send(job);
@@ -1046,7 +1056,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         loop {
             self.unpause();
             let stopping = self.sh.cancel.is_cancelled() || self.lp.fatal.is_some();
-            if !stopping {
+            if !stopping && !self.lp.quick_merge {
                 self.start_ready(scope, &tx)?;
             }
             // A used-up budget ends the run like a stop, without cancelling
@@ -1102,6 +1112,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 result,
             } => {
                 self.lp.merging -= 1;
+                self.lp.quick_merge = false;
                 self.landed(&ticket, attempt, result)?;
             }
         }
@@ -1251,6 +1262,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             .ticket(&sh.run, id)?
             .expect("run tickets are stored");
         let base = sh.target.tip(sh.repo)?;
+        self.lp.tip = Some(base.clone());
         let attempt = row.attempt_count + 1;
         sh.store
             .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
@@ -1447,6 +1459,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
             Ok(MergeOutcome::Merged { commit }) => {
                 self.sched.merged(id);
+                self.lp.tip = Some(commit.clone());
                 self.sh.emitter.emit(Event::Merged {
                     ticket: id.to_string(),
                     commit,

@@ -334,7 +334,9 @@ pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Resul
             .output()?;
     } else {
         git().args(["read-tree", commit]).output()?;
-        git().args(["checkout-index", "-a", "-f"]).output()?;
+        // `-u` records each file's stat in the index: without it every file
+        // would look changed to `diff-files` and be written again.
+        git().args(["checkout-index", "-a", "-f", "-u"]).output()?;
     }
     let dirty = git().args(["diff-files", "--name-only", "-z"]).output()?;
     let paths: Vec<String> = dirty
@@ -345,7 +347,7 @@ pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Resul
         .collect();
     for chunk in paths.chunks(256) {
         git()
-            .args(["checkout-index", "-f", "--"])
+            .args(["checkout-index", "-f", "-u", "--"])
             .args(chunk)
             .output()?;
     }

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The floor of planwright's design, with plain git (issue 15 item 1): the
+# steps a run cannot avoid for each ticket, done by a shell script with
+# nothing else around them. `overhead.sh` runs it beside planwright.
+#
+#   bash bench/floor.sh REPO TICKETS JOBS
+#
+# REPO is a repository as `overhead.sh` makes it (a `main` branch, a `m/`
+# directory); TICKETS independent tickets each create `m/t<i>.txt`, JOBS at
+# a time. Per ticket, as planwright's design does it:
+#
+#   workspace   read-tree --reset -u, clean             (the slot's own index)
+#   agent       the trivial agent, in user and PID namespaces
+#   candidate   add -A, write-tree, commit-tree, update-ref (the candidate ref)
+#   scope       diff-tree against the base
+#   gates       read-tree --reset -u in the slot's gate checkout, the gate
+#               (`true`) in user, PID and network namespaces
+#   merge       merge-tree, commit-tree, one update-ref transaction that
+#               moves the branch (compare-and-swap) and drops the candidate
+#               ref; when the branch moved since the candidate's base (every
+#               ticket but the first of a round of JOBS), read-tree and the
+#               gate again in the merge checkout
+#
+# and once per run: the workspaces and checkouts made (checkout-index of
+# every file), and the user's checkout moved to the result at the end.
+set -euo pipefail
+repo="$(cd "$1" && pwd)" tickets="$2" jobs="$3"
+state="$repo/.floor"
+rm -rf "$state"
+mkdir -p "$state"
+export GIT_AUTHOR_NAME=floor GIT_AUTHOR_EMAIL=floor@localhost
+export GIT_COMMITTER_NAME=floor GIT_COMMITTER_EMAIL=floor@localhost
+gd="$repo/.git"
+own() { # own INDEX DIR ARGS...: git on a work tree with its own index
+  local index="$1" dir="$2"
+  shift 2
+  GIT_INDEX_FILE="$index" git --git-dir="$gd" --work-tree="$dir" "$@"
+}
+contained() { unshare --user --map-root-user --pid --fork "$@"; }
+start=$(git -C "$repo" rev-parse main)
+
+make_tree() { # make_tree NAME: a checkout of `main` with its own index
+  mkdir -p "$state/$1"
+  own "$state/$1.index" "$state/$1" read-tree "$start"
+  own "$state/$1.index" "$state/$1" checkout-index -a -f -u
+}
+for ((s = 0; s < jobs; s++)); do
+  make_tree "ws$s"
+  make_tree "gate$s"
+done
+make_tree merge
+
+attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
+  local s="$1" t="$2" base="$3" ws="$state/ws$1" tree commit
+  own "$state/ws$s.index" "$ws" read-tree --reset -u "$base"
+  own "$state/ws$s.index" "$ws" clean -q -ffd
+  (cd "$ws" && contained sh -c "echo $t > m/$t.txt")
+  own "$state/ws$s.index" "$ws" add -A
+  tree=$(own "$state/ws$s.index" "$ws" write-tree)
+  commit=$(git -C "$repo" commit-tree "$tree" -p "$base" -m "$t")
+  git -C "$repo" update-ref "refs/floor/candidates/$t" "$commit"
+  git -C "$repo" diff-tree -r --no-commit-id -z "$base" "$commit" >/dev/null
+  own "$state/gate$s.index" "$state/gate$s" read-tree --reset -u "$commit"
+  (cd "$state/gate$s" && contained --net true)
+  echo "$commit"
+}
+
+tip="$start"
+merge() { # merge TICKET CANDIDATE BASE: lands it on `main` (updates $tip)
+  local t="$1" candidate="$2" base="$3" tree commit
+  tree=$(git -C "$repo" merge-tree --write-tree --name-only "$tip" "$candidate" | head -1)
+  commit=$(git -C "$repo" commit-tree "$tree" -p "$tip" -m "$t")
+  if [[ "$tip" != "$base" ]]; then
+    own "$state/merge.index" "$state/merge" read-tree --reset -u "$commit"
+    (cd "$state/merge" && contained --net true)
+  fi
+  printf 'update refs/heads/main %s %s\ndelete refs/floor/candidates/%s\n' "$commit" "$tip" "$t" |
+    git -C "$repo" update-ref --stdin
+  tip="$commit"
+}
+
+for ((i = 0; i < tickets; i += jobs)); do
+  base="$tip"
+  pids=()
+  for ((s = 0; s < jobs && i + s < tickets; s++)); do
+    attempt "$s" "t$((i + s))" "$base" >"$state/out$s" &
+    pids+=($!)
+  done
+  for ((s = 0; s < ${#pids[@]}; s++)); do
+    wait "${pids[$s]}"
+    merge "t$((i + s))" "$(cat "$state/out$s")" "$base"
+  done
+done
+git -C "$repo" read-tree -m -u "$start" main
+rm -rf "$state"

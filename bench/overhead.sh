@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Benchmark (not a test), issue 15 item 1: planwright's cost per ticket
+# beside the floor of its design (`floor.sh`: the same git steps, agent and
+# gate with plain git and a shell), on a repository of 3,000 files, with a
+# trivial agent (`echo`) and gate (`true`), run side by side, at `--jobs 1`
+# and `--jobs 2`; the git processes planwright starts per ticket; and, for
+# runs of 200 tickets or more, how flat the cost stays: the time between
+# the last 100 merges against the first 100.
+#
+#   bash bench/overhead.sh                  # 200 tickets, jobs 1 and 2
+#   TICKETS=2000 JOBS=1 bash bench/overhead.sh   # flatness over 2,000
+#   QUICK=1 bash bench/overhead.sh          # 6 tickets: checks the script works
+#   PLANWRIGHT=/path/to/planwright bash bench/overhead.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+bin="$(planwright_bin)"
+tickets="${TICKETS:-200}"
+jobs_list="${JOBS:-1 2}"
+[[ -n "${QUICK:-}" ]] && tickets=6
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+
+# A native plan of N independent tickets; ticket t<i> creates m/t<i>.txt.
+native_plan() {
+  awk -v n="$1" 'BEGIN {
+    printf "{\"planwright\":1,\"source_format\":\"native\",\"base\":\"main\","
+    printf "\"gates\":[{\"name\":\"ok\",\"argv\":[\"true\"]}],\"tickets\":[\n"
+    for (i = 0; i < n; i++)
+      printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
+    printf "\n]}\n"
+  }'
+}
+
+fresh_repo() {
+  rm -rf "$dir/repo"
+  make_repo "$dir/repo" 3000
+  mkdir "$dir/repo/m"
+  touch "$dir/repo/m/.keep"
+  git -C "$dir/repo" add m
+  git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
+}
+
+run_planwright() { # run_planwright JOBS [PATH prefix]
+  "$bin" run "$dir/plan.json" --repo "$dir/repo" --jobs "$1" --agent cmd \
+    --agent-cmd 'sh -c "echo {ticket} > m/{ticket}.txt"'
+}
+
+merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
+
+native_plan "$tickets" >"$dir/plan.json"
+echo "$tickets independent tickets, a repository of 3,000 files, agent \`echo\`, gate \`true\`:"
+printf '%-6s %12s %12s %8s %14s\n' jobs planwright floor ratio 'git per ticket'
+for jobs in $jobs_list; do
+  fresh_repo
+  pw=$(time_ms run_planwright "$jobs")
+  n=$(merged)
+  if ((n != tickets)); then
+    echo "bench: planwright merged $n of $tickets tickets" >&2
+    exit 1
+  fi
+  events=("$dir"/repo/.planwright/runs/*/events.jsonl)
+  cp "${events[0]}" "$dir/events-$jobs.jsonl"
+  fresh_repo
+  fl=$(time_ms bash "$root/bench/floor.sh" "$dir/repo" "$tickets" "$jobs")
+  ((fl > 0)) || fl=1
+  # The git processes, counted in a smaller run through a wrapper (which
+  # slows them, so it is not timed).
+  fresh_repo
+  mkdir -p "$dir/wrap"
+  printf '#!/bin/sh\necho >>"%s/git.count"\nexec %s "$@"\n' "$dir" "$(command -v git)" >"$dir/wrap/git"
+  chmod +x "$dir/wrap/git"
+  : >"$dir/git.count"
+  PATH="$dir/wrap:$PATH" time_ms run_planwright "$jobs" >/dev/null
+  git_per=$(awk -v c="$(wc -l <"$dir/git.count")" -v n="$tickets" 'BEGIN { printf "%.1f", c / n }')
+  printf '%-6s %9.1f ms %9.1f ms %7.2fx %14s\n' "$jobs" \
+    "$(awk -v t="$pw" -v n="$tickets" 'BEGIN { print t / n }')" \
+    "$(awk -v t="$fl" -v n="$tickets" 'BEGIN { print t / n }')" \
+    "$(awk -v a="$pw" -v b="$fl" 'BEGIN { print a / b }')" "$git_per"
+done
+
+# Flatness: milliseconds between merge 1 and merge 100, and between the
+# last 100 merges, from the event log of the last planwright run.
+if ((tickets >= 200)); then
+  awk -F'"at_ms":' '/"event":"merged"/ { split($2, a, /[,}]/); t[n++] = a[1] }
+    END {
+      first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
+      printf "flatness (jobs %s): first 100 merges %d ms, last 100 %d ms: %.2fx\n", jobs, first, last, last / first
+    }' jobs="$jobs" "$dir/events-$jobs.jsonl"
+fi
