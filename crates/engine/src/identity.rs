@@ -144,14 +144,16 @@ pub enum Standing {
     Changed(String),
 }
 
-/// Where `ticket` (with definition `digest`) stands in `ledger`. `run`
-/// limits the search to one run's commits (a run started with `--new-run`);
-/// `rerun_of`, when set, is the commit a `--rerun` asked to replace: it and
-/// older commits no longer count.
+/// Where `ticket` (whose definition's digest `digest` gives) stands in
+/// `ledger`. `run` limits the search to one run's commits (a run started
+/// with `--new-run`); `rerun_of`, when set, is the commit a `--rerun` asked
+/// to replace: it and older commits no longer count. The digest is asked
+/// only for a ticket that landed: most tickets of a large plan have not,
+/// and a digest serializes the whole ticket.
 pub fn standing(
     ledger: &Ledger,
     ticket: &str,
-    digest: &str,
+    digest: impl FnOnce() -> String,
     run: Option<&str>,
     rerun_of: Option<&str>,
 ) -> Standing {
@@ -161,6 +163,10 @@ pub fn standing(
             landed.truncate(i);
         }
     }
+    if landed.is_empty() {
+        return Standing::Open;
+    }
+    let digest = digest();
     if let Some(l) = landed.iter().find(|l| l.digest == digest) {
         return Standing::Merged(l.commit.clone());
     }
@@ -195,15 +201,24 @@ mod tests {
         assert_eq!(l.landed("T1", None).len(), 2);
         assert!(l.landed("A", None).is_empty());
         assert_eq!(
-            standing(&l, "T1", "d1", None, None),
+            standing(&l, "T1", || "d1".to_string(), None, None),
             Standing::Merged("c1".into())
         );
         assert_eq!(
-            standing(&l, "T1", "d9", None, None),
+            standing(&l, "T1", || "d9".to_string(), None, None),
             Standing::Changed("c2".into())
         );
-        assert_eq!(standing(&l, "T1", "d1", Some("r2"), None), Standing::Open);
-        assert_eq!(standing(&l, "T1", "d2", None, Some("c2")), Standing::Open);
-        assert_eq!(standing(&l, "T2", "d", None, None), Standing::Open);
+        assert_eq!(
+            standing(&l, "T1", || "d1".to_string(), Some("r2"), None),
+            Standing::Open
+        );
+        assert_eq!(
+            standing(&l, "T1", || "d2".to_string(), None, Some("c2")),
+            Standing::Open
+        );
+        assert_eq!(
+            standing(&l, "T2", || "d".to_string(), None, None),
+            Standing::Open
+        );
     }
 }

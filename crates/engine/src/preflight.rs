@@ -103,6 +103,29 @@ pub fn preflight_with(
     contain: &ContainSettings,
     resume: &Resume,
 ) -> Vec<Check> {
+    examine(dir, plan, extra_gates, allow, agent, contain, resume).checks
+}
+
+/// What preflight learnt on the way, which a run keeps rather than asking
+/// git again.
+pub(crate) struct Findings {
+    pub checks: Vec<Check>,
+    /// The repository, when `dir` is one.
+    pub repo: Option<Repo>,
+    /// What earlier runs merged, when the base branch could be read.
+    pub outlook: Option<crate::run::Outlook>,
+}
+
+/// [`preflight_with`], keeping the repository and the outlook it read.
+pub(crate) fn examine(
+    dir: &Path,
+    plan: &Plan,
+    extra_gates: &[Gate],
+    allow: &[Vec<String>],
+    agent: &dyn Agent,
+    contain: &ContainSettings,
+    resume: &Resume,
+) -> Findings {
     let mut out = Vec::new();
     let repo = match Repo::open(dir) {
         Ok(repo) => {
@@ -129,10 +152,11 @@ pub fn preflight_with(
     check_agent(agent, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
-    if let Some(files) = base_files {
-        let outlook = match repo.as_ref().map(|r| crate::run::outlook(r, plan, resume)) {
-            Some(Ok(o)) => o,
-            Some(Err(e)) => {
+    let mut outlook = None;
+    if let (Some(files), Some(r)) = (base_files, &repo) {
+        let found = match crate::run::outlook(r, plan, resume) {
+            Ok(o) => o,
+            Err(e) => {
                 out.push(Check::error(
                     "continue",
                     format!("cannot read what earlier runs merged: {e}"),
@@ -140,21 +164,24 @@ pub fn preflight_with(
                 ));
                 Default::default()
             }
-            None => Default::default(),
         };
-        continue_checks(&outlook, &mut out);
-        let merged = outlook.skipped();
+        continue_checks(&found, &mut out);
+        let merged = found.skipped();
         check_scope_ops(plan, &files, &merged, &mut out);
         check_overlap(plan, &merged, &mut out);
+        outlook = Some(found);
     }
-    out
+    Findings {
+        checks: out,
+        repo,
+        outlook,
+    }
 }
 
 /// `[worktree] copy`: each file must be in the user's checkout (a file, or
 /// a symlink that stays inside the repository) and not tracked, as each
 /// workspace already has the commit's version of a tracked file.
-pub(crate) fn check_copy(dir: &Path, copy: &[String], out: &mut Vec<Check>) {
-    let Ok(repo) = Repo::open(dir) else { return };
+pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
     let before = out.len();
     for rel in copy {
         if let Err(e) = crate::workspace::copy_source(repo.root(), rel) {

@@ -272,7 +272,7 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
     }
     for t in &plan.tickets {
         let rerun_of = rows.get(&t.id).and_then(|r| r.rerun_of.as_deref());
-        let st = standing(&ledger, &t.id, &ticket_digest(t), own, rerun_of);
+        let st = standing(&ledger, &t.id, || ticket_digest(t), own, rerun_of);
         let asked = resume.rerun.contains(&t.id);
         match st {
             Standing::Open => {}
@@ -314,7 +314,7 @@ pub fn prepare(
     allow: &[Vec<String>],
     agent: &dyn Agent,
 ) -> Result<Prepared, PreflightFailed> {
-    let mut checks = crate::preflight::preflight_with(
+    let found = crate::preflight::examine(
         dir,
         &plan,
         &settings.extra_gates,
@@ -323,7 +323,10 @@ pub fn prepare(
         &settings.contain,
         &resume,
     );
-    crate::preflight::check_copy(dir, &settings.pool.copy, &mut checks);
+    let mut checks = found.checks;
+    if let Some(repo) = &found.repo {
+        crate::preflight::check_copy(repo, &settings.pool.copy, &mut checks);
+    }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -331,13 +334,7 @@ pub fn prepare(
             "pass the id of a ticket of the plan",
         ));
     }
-    let repo = Repo::open(dir).ok();
-    let outlook = repo
-        .as_ref()
-        .map(|r| outlook(r, &plan, &resume))
-        .transpose();
-    let (Some(repo), Ok(outlook), false) = (repo, outlook, crate::preflight::failed(&checks))
-    else {
+    let (Some(repo), false) = (found.repo, crate::preflight::failed(&checks)) else {
         return Err(PreflightFailed { checks });
     };
     let containment = match Containment::new(settings.contain.mode) {
@@ -351,7 +348,7 @@ pub fn prepare(
             return Err(PreflightFailed { checks });
         }
     };
-    let outlook = outlook.unwrap_or_default();
+    let outlook = found.outlook.unwrap_or_default();
     Ok(Prepared {
         repo,
         plan,
@@ -465,7 +462,9 @@ pub fn run(
     repo.guard()
         .watch_checkout(containment.sandbox == crate::sandbox::Sandbox::Off);
     let store = Store::open(&state_dir.join("state.db"))?;
-    let (row, continued) = open_run(&store, &repo, &plan, &settings, &resume)?;
+    // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
+    let digests: Vec<String> = plan.tickets.iter().map(ticket_digest).collect();
+    let (row, continued) = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -478,11 +477,13 @@ pub fn run(
         crate::events::start(store.clone(), row.id.clone(), last_seq, reporters);
     let shared = Shared {
         target: Target::new(&plan.base, &row.id),
-        digests: plan
+        index: plan
             .tickets
             .iter()
-            .map(|t| (t.id.clone(), ticket_digest(t)))
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
             .collect(),
+        digests,
         repo: &repo,
         plan: &plan,
         settings: &settings,
@@ -585,6 +586,7 @@ fn open_run(
     store: &Store,
     repo: &Repo,
     plan: &Plan,
+    digests: &[String],
     settings: &RunSettings,
     resume: &Resume,
 ) -> Result<(RunRow, bool), EngineError> {
@@ -597,17 +599,21 @@ fn open_run(
         None => (new_run(store, repo, plan, settings, resume.new_run)?, false),
     };
     store.resume_run(&run.id, &settings.plan_path)?;
-    for (i, t) in plan.tickets.iter().enumerate() {
-        store.sync_ticket(&run.id, &t.id, i, &t.title, &ticket_digest(t))?;
-    }
+    store.sync_tickets(
+        &run.id,
+        plan.tickets
+            .iter()
+            .zip(digests)
+            .map(|(t, d)| (t.id.as_str(), t.title.as_str(), d.as_str())),
+    )?;
     let ids: Vec<String> = plan.tickets.iter().map(|t| t.id.clone()).collect();
     store.drop_tickets_not_in(&run.id, &ids)?;
     let target = Target::new(&plan.base, &run.id);
     let ledger = Ledger::read(repo, &target.refs())?;
     let own = run.fresh.then_some(run.id.as_str());
     for row in store.tickets(&run.id)? {
-        let digest = row.digest.clone().unwrap_or_default();
-        let st = standing(&ledger, &row.id, &digest, own, row.rerun_of.as_deref());
+        let digest = || row.digest.clone().unwrap_or_default();
+        let st = standing(&ledger, &row.id, digest, own, row.rerun_of.as_deref());
         let asked = resume.rerun.contains(&row.id)
             || (resume.rerun_changed && matches!(st, Standing::Changed(_)));
         match st {
@@ -816,7 +822,10 @@ struct Shared<'a> {
     store: Store,
     run: String,
     target: Target,
-    digests: HashMap<String, String>,
+    /// Each ticket's place in the plan, by id.
+    index: HashMap<String, usize>,
+    /// Each ticket's digest, in plan order.
+    digests: Vec<String>,
     checkouts: Checkouts,
     executor: Arc<dyn Executor>,
     cancel: &'a Cancel,
@@ -826,11 +835,11 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     fn ticket(&self, id: &str) -> &Ticket {
-        self.plan.ticket(id).expect("run tickets are in the plan")
+        &self.plan.tickets[self.index[id]]
     }
 
     fn message(&self, id: &str) -> String {
-        commit_message(self.ticket(id), &self.digests[id], &self.run)
+        commit_message(self.ticket(id), &self.digests[self.index[id]], &self.run)
     }
 }
 

@@ -433,23 +433,27 @@ impl Store {
         })
     }
 
-    /// Adds a ticket to a run, or updates its place, title and definition
-    /// digest after the plan was edited.
-    pub fn sync_ticket(
+    /// Adds the plan's tickets (id, title and definition digest, in plan
+    /// order) to a run, or updates their place, title and digest after the
+    /// plan was edited.
+    pub fn sync_tickets<'t>(
         &self,
         run: &str,
-        id: &str,
-        position: usize,
-        title: &str,
-        digest: &str,
+        tickets: impl IntoIterator<Item = (&'t str, &'t str, &'t str)>,
     ) -> Result<()> {
+        // One transaction: a plan of 10,000 tickets is one write, not 10,000.
         self.with(|c| {
-            c.execute(
-                "INSERT INTO tickets (run_id, ticket_id, position, title, state, digest) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)
-                 ON CONFLICT (run_id, ticket_id) DO UPDATE SET position = ?3, title = ?4, digest = ?5",
-                params![run, id, position as i64, title, digest],
-            )
-            .map(drop)
+            let tx = c.unchecked_transaction()?;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO tickets (run_id, ticket_id, position, title, state, digest) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)
+                     ON CONFLICT (run_id, ticket_id) DO UPDATE SET position = ?3, title = ?4, digest = ?5",
+                )?;
+                for (position, (id, title, digest)) in tickets.into_iter().enumerate() {
+                    insert.execute(params![run, id, position as i64, title, digest])?;
+                }
+            }
+            tx.commit()
         })
     }
 
@@ -951,8 +955,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("state.db")).unwrap();
         store.create_run(&run_row("r1")).unwrap();
-        store.sync_ticket("r1", "T1", 0, "one", "d1").unwrap();
-        store.sync_ticket("r1", "T1", 0, "one!", "d2").unwrap();
+        store.sync_tickets("r1", [("T1", "one", "d1")]).unwrap();
+        store.sync_tickets("r1", [("T1", "one!", "d2")]).unwrap();
         store.start_attempt("r1", "T1", 1, "abc", "t1").unwrap();
         let f = Failure::new(FailureKind::ScopeViolation, "x is outside").with_evidence("x");
         store
@@ -987,7 +991,7 @@ mod tests {
         let path = dir.path().join("state.db");
         let store = Store::open(&path).unwrap();
         store.create_run(&run_row("r1")).unwrap();
-        store.sync_ticket("r1", "T1", 0, "one", "d").unwrap();
+        store.sync_tickets("r1", [("T1", "one", "d")]).unwrap();
         store
             .with(|c| c.execute("UPDATE tickets SET state = 'sleeping'", []))
             .unwrap();

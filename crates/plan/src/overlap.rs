@@ -237,6 +237,9 @@ impl Glob {
             let mut anything: Vec<Seg> = prefix.iter().map(|s| lit_seg(s)).collect();
             anything.push(Seg::Globstar);
             vec![anything]
+        } else if mixed == 0 {
+            // The common case has one reading: no copy of the segments.
+            vec![segs.into_iter().map(|(seg, _)| seg).collect()]
         } else {
             expand(&segs)
         };

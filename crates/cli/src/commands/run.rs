@@ -449,9 +449,11 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
         crate::render::count(count, "ticket"),
         settings.jobs
     );
+    let by_id: std::collections::HashMap<&str, &planwright_plan::model::Ticket> =
+        plan.tickets.iter().map(|t| (t.id.as_str(), t)).collect();
     for (i, batch) in order.iter().enumerate() {
         for id in batch {
-            let t = plan.ticket(id).expect("the start order holds plan tickets");
+            let t = by_id[id.as_str()];
             let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates)
                 .iter()
                 .map(|g| format!("`{}`", g.command_line()))
