@@ -7,6 +7,11 @@
 #   bash bench/validate_repo.sh            # 1,000 plans
 #   QUICK=1 bash bench/validate_repo.sh    # 20 plans: checks the script works
 #   PLANWRIGHT=/path/to/planwright bash bench/validate_repo.sh
+#   AJV=/path/to/node_modules/.bin/ajv bash bench/validate_repo.sh
+#
+# With AJV set (`npm install ajv-cli@5` in a scratch directory gives one),
+# ajv-cli's schema-only pass over the same plans, with the schema
+# `planwright schema codeboost` prints, is timed beside them.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bin="$(planwright_bin)"
@@ -27,3 +32,8 @@ with=$(time_ms "$bin" validate --repo "$dir/repo" "${files[@]}")
 echo "$plans codeboost plans, one repository of 3,000 files:"
 echo "  validate:        $without ms"
 echo "  validate --repo: $with ms ($(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.1fx", a / b }') of validate)"
+if [[ -n "${AJV:-}" ]]; then
+  "$bin" schema codeboost >"$dir/codeboost.schema.json"
+  ajv=$(time_ms "$AJV" validate --spec=draft2020 -s "$dir/codeboost.schema.json" -d "$dir/plans/p*.json")
+  echo "  ajv-cli validate (schema only): $ajv ms (validate --repo is $(awk -v a="$with" -v b="$ajv" 'BEGIN { printf "%.2fx", a / b }') of it)"
+fi

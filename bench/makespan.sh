@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Benchmark (not a test), issue 15 item 4: the makespan of a 20-ticket DAG
+# whose agents take fixed times, against its lower bound
+# max(critical path, work / jobs), at `--jobs 2` and `--jobs 4`, with
+# `estimate_minutes` on every ticket and without any.
+#
+#   bash bench/makespan.sh             # ticket times of 2 to 12 s: about 8 minutes
+#   SCALE=0.5 bash bench/makespan.sh   # times halved
+#   QUICK=1 bash bench/makespan.sh     # times of 0.2 to 1.2 s: checks the script works
+#   PLANWRIGHT=/path/to/planwright bash bench/makespan.sh
+#
+# The makespan runs from the first attempt's start to the last merge (the
+# event log's times); the bound counts the agents' times only, so what is
+# above it is planwright's own cost and its scheduling.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+bin="$(planwright_bin)"
+scale="${SCALE:-1}"
+[[ -n "${QUICK:-}" ]] && scale=0.1
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+
+# The DAG (fixed, so runs compare): ticket i takes times[i] seconds and
+# depends on the tickets listed in deps[i]. Its critical path is
+# t0 t2 t6 t11 t15 t19 (2+9+4+10+7+6 = 38 s) and its work 120 s.
+times=(2 3 9 2 5 4 4 8 6 3 7 10 4 9 5 7 3 12 11 6)
+deps=("" "" "0" "0" "1" "1" "2" "3" "4" "5" "6" "6 7" "8" "9" "10" "11" "12 13" "13" "14" "15 16")
+
+plan() { # plan with|without: the native plan, with or without estimates
+  {
+    printf '{"planwright":1,"source_format":"native","base":"main",'
+    printf '"gates":[{"name":"ok","argv":["true"]}],"tickets":[\n'
+    for i in "${!times[@]}"; do
+      local d="" est=""
+      for j in ${deps[$i]}; do d="$d${d:+,}\"t$j\""; done
+      # An estimate in minutes; the scheduler only compares them.
+      [[ "$1" == with ]] && est=",\"estimate_minutes\":${times[$i]}"
+      printf '%s{"id":"t%d","body":"Take %d s.","scope":[{"pattern":"m/t%d.txt","op":"create"}],"depends_on":[%s]%s}' \
+        "$([[ $i -gt 0 ]] && echo ,)" "$i" "${times[$i]}" "$i" "$d" "$est"
+    done
+    printf '\n]}\n'
+  } >"$dir/plan-$1.json"
+}
+
+# The agent: sleeps its ticket's time, then writes its file.
+for i in "${!times[@]}"; do
+  echo "t$i $(awk -v t="${times[$i]}" -v s="$scale" 'BEGIN { print t * s }')"
+done >"$dir/times"
+cat >"$dir/agent.sh" <<EOF
+#!/bin/sh
+sleep "\$(awk -v t="\$1" '\$1 == t { print \$2 }' "$dir/times")"
+echo "\$1" > "m/\$1.txt"
+EOF
+
+# The lower bound, in seconds: max(longest path, work / jobs).
+bound() {
+  awk -v jobs="$1" -v s="$scale" -v times="${times[*]}" -v deps="$(printf '%s;' "${deps[@]}")" 'BEGIN {
+    n = split(times, t, " "); split(deps, d, ";"); work = 0; cp = 0
+    for (i = 1; i <= n; i++) {
+      finish[i] = t[i]; k = split(d[i], ds, " ")
+      for (j = 1; j <= k; j++) if (finish[ds[j] + 1] + t[i] > finish[i]) finish[i] = finish[ds[j] + 1] + t[i]
+      if (finish[i] > cp) cp = finish[i]; work += t[i]
+    }
+    b = work / jobs; if (cp > b) b = cp; print b * s
+  }'
+}
+
+printf '%-5s %-10s %10s %10s %8s\n' jobs estimates makespan bound ratio
+for jobs in 2 4; do
+  for est in with without; do
+    plan "$est"
+    rm -rf "$dir/repo"
+    make_repo "$dir/repo" 10
+    mkdir "$dir/repo/m"
+    touch "$dir/repo/m/.keep"
+    git -C "$dir/repo" add m
+    git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
+    "$bin" run "$dir/plan-$est.json" --repo "$dir/repo" --jobs "$jobs" --agent cmd \
+      --agent-cmd "sh $dir/agent.sh {ticket}" >"$dir/out" 2>&1 || {
+      cat "$dir/out" >&2
+      exit 1
+    }
+    events=("$dir"/repo/.planwright/runs/*/events.jsonl)
+    span=$(awk -F'"at_ms":' '/"event":"(attempt_started|merged)"/ {
+        split($2, a, /[,}]/); if (!first) first = a[1]; last = a[1] }
+      END { print (last - first) / 1000 }' "${events[0]}")
+    b=$(bound "$jobs")
+    printf '%-5s %-10s %8.2f s %8.2f s %7.3fx\n' "$jobs" "$est" "$span" "$b" \
+      "$(awk -v a="$span" -v b="$b" 'BEGIN { print a / b }')"
+  done
+done

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark (not a test), issue 15 item 2: continuing a run of 10,000
+# tickets. A run is started and stopped (SIGINT) once its first attempt
+# runs; then `planwright run` is started again and timed until its first
+# attempt starts (reading the plan, preflight, settling every ticket's
+# stored state against git, scheduling), beside `validate` of the same
+# plan; and the resident memory of that second process.
+#
+#   bash bench/resume.sh                 # 10,000 independent tickets
+#   SHAPE=chain bash bench/resume.sh     # or chain, layers
+#   QUICK=1 bash bench/resume.sh         # 100 tickets: checks the script works
+#   PLANWRIGHT=/path/to/planwright bash bench/resume.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+bin="$(planwright_bin)"
+n="${TICKETS:-10000}"
+[[ -n "${QUICK:-}" ]] && n=100
+shape="${SHAPE:-independent}"
+dir="$(mktemp -d)"
+pid=""
+trap '[[ -n "$pid" ]] && kill -INT "$pid" 2>/dev/null; wait; rm -rf "$dir"' EXIT
+make_repo "$dir/repo" 10
+agb_plan "$shape" "$n" >"$dir/plan.json"
+
+# The run's event log, once it exists.
+events() { ls "$dir"/repo/.planwright/runs/*/events.jsonl 2>/dev/null | head -1 || true; }
+
+# Starts `planwright run` in the background (its pid in $pid) and waits
+# until the event log has an `attempt_started` line after its first
+# SKIP lines.
+start_until_attempt() {
+  local skip="$1"
+  "$bin" run --repo "$dir/repo" --agent cmd --agent-cmd 'sleep 600' --jobs 1 \
+    "$dir/plan.json" >"$dir/out" 2>&1 &
+  pid=$!
+  until [[ -n "$(events)" ]] && tail -n +"$((skip + 1))" "$(events)" | grep -q '"event":"attempt_started"'; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$dir/out" >&2
+      exit 1
+    fi
+    sleep 0.02
+  done
+}
+stop() {
+  kill -INT "$pid"
+  wait "$pid" || true
+  pid=""
+}
+
+start_until_attempt 0
+stop
+lines=$(wc -l <"$(events)")
+begin=$(date +%s%3N)
+start_until_attempt "$lines"
+first=$(tail -n +"$((lines + 1))" "$(events)" | grep -m1 '"event":"attempt_started"' | sed 's/.*"at_ms":\([0-9]*\).*/\1/')
+rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+stop
+resume=$((first - begin))
+v=$(time_ms "$bin" validate "$dir/plan.json")
+((v > 0)) || v=1
+echo "$n $shape tickets, a run continued after a stop:"
+echo "  validate:                          $v ms"
+echo "  run, until its first attempt starts: $resume ms ($(awk -v a="$resume" -v b="$v" 'BEGIN { printf "%.1fx", a / b }') of validate)"
+echo "  its peak resident memory:          $((rss / 1024)) MB"
