@@ -210,7 +210,7 @@ fn debug_format(line: &str) -> Option<&str> {
 const DEBUG_ALLOWED: &[(&str, &str)] = &[
     // A cache key, never shown to anyone.
     (
-        "crates/engine/src/checkout.rs",
+        "crates/engine/src/setup.rs",
         "let mut key = format!(\"{:?}\", self.settings.setup);",
     ),
 ];

@@ -637,6 +637,9 @@ fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<(), EngineE
         .git()
         .args(["for-each-ref", "--format=%(refname)", &prefix])
         .text()?;
+    if refs.is_empty() {
+        return Ok(());
+    }
     let open: HashSet<String> = store
         .tickets(run)?
         .into_iter()
