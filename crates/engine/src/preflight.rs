@@ -72,7 +72,8 @@ pub fn failed(checks: &[Check]) -> bool {
 
 /// Runs every check. `extra_gates` are the configured and `--gate` gates;
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
-/// commands must be on before they run; `contain` the sandbox settings.
+/// commands must be on before they run; `contain` the sandbox settings;
+/// `copy` the `[worktree] copy` files.
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
@@ -80,8 +81,9 @@ pub fn preflight(
     allow: &[Vec<String>],
     agent: &dyn Agent,
     contain: &ContainSettings,
+    copy: &[String],
 ) -> Vec<Check> {
-    preflight_with(
+    let found = examine(
         dir,
         plan,
         extra_gates,
@@ -89,21 +91,12 @@ pub fn preflight(
         agent,
         contain,
         &Resume::default(),
-    )
-}
-
-/// [`preflight`] for a run that treats earlier runs as `resume` says: the
-/// scope checks skip the tickets that will not run.
-pub fn preflight_with(
-    dir: &Path,
-    plan: &Plan,
-    extra_gates: &[Gate],
-    allow: &[Vec<String>],
-    agent: &dyn Agent,
-    contain: &ContainSettings,
-    resume: &Resume,
-) -> Vec<Check> {
-    examine(dir, plan, extra_gates, allow, agent, contain, resume).checks
+    );
+    let mut checks = found.checks;
+    if let Some(repo) = &found.repo {
+        check_copy(repo, copy, &mut checks);
+    }
+    checks
 }
 
 /// What preflight learnt on the way, which a run keeps rather than asking
@@ -116,7 +109,9 @@ pub(crate) struct Findings {
     pub outlook: Option<crate::run::Outlook>,
 }
 
-/// [`preflight_with`], keeping the repository and the outlook it read.
+/// [`preflight`] for a run that treats earlier runs as `resume` says (the
+/// scope checks skip the tickets that will not run), keeping the
+/// repository and the outlook it read.
 pub(crate) fn examine(
     dir: &Path,
     plan: &Plan,

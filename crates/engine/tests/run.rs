@@ -618,6 +618,16 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     let mut s = settings();
     s.pool.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
+    // `planwright preflight` says what `run` would.
+    let alone = planwright_engine::preflight::preflight(
+        &env.repo(),
+        &plan,
+        &[],
+        &[],
+        agent.as_ref(),
+        &s.contain,
+        &s.pool.copy,
+    );
     let failed = planwright_engine::run::prepare(
         &env.repo(),
         plan,
@@ -628,6 +638,14 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     )
     .err()
     .expect("preflight refuses");
+    let copy_checks = |checks: &[planwright_engine::preflight::Check]| {
+        checks
+            .iter()
+            .filter(|c| c.check == "copy")
+            .map(|c| c.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(copy_checks(&alone), copy_checks(&failed.checks));
     let copy: Vec<&str> = failed
         .checks
         .iter()

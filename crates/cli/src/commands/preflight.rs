@@ -57,6 +57,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &config.commands.allow,
         agent.as_ref(),
         &super::run::contain_settings(&config),
+        &config.worktree.copy,
     );
     print(&checks, global);
     Ok(if failed(&checks) {
