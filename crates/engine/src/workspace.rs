@@ -324,8 +324,11 @@ impl Workspaces {
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
 /// Makes the tracked files of `dir` those of `commit`, with `index` as
-/// planwright's index: moves the index to `commit`, then writes back
-/// every tracked file that differs from it (an agent or a gate changed it).
+/// planwright's index. `read-tree --reset -u` moves the index and, for an
+/// entry it keeps, checks the file against the index's stat data (and its
+/// content when the stat data cannot tell) and writes it back when an
+/// agent or a gate changed it: modified, deleted, made executable, turned
+/// into a symlink or a directory, or moved under a symlinked directory.
 pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Result<(), EngineError> {
     let git = || repo.own_git(index, dir);
     if index.is_file() {
@@ -335,21 +338,8 @@ pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Resul
     } else {
         git().args(["read-tree", commit]).output()?;
         // `-u` records each file's stat in the index: without it every file
-        // would look changed to `diff-files` and be written again.
+        // would look changed to the next reset and be written again.
         git().args(["checkout-index", "-a", "-f", "-u"]).output()?;
-    }
-    let dirty = git().args(["diff-files", "--name-only", "-z"]).output()?;
-    let paths: Vec<String> = dirty
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect();
-    for chunk in paths.chunks(256) {
-        git()
-            .args(["checkout-index", "-f", "-u", "--"])
-            .args(chunk)
-            .output()?;
     }
     Ok(())
 }
@@ -439,4 +429,66 @@ pub fn create_parent(path: &Path) -> Result<(), EngineError> {
 fn write(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
     create_parent(path)?;
     std::fs::write(path, bytes).map_err(|e| EngineError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// What an agent or a gate may do to tracked files; one reset undoes all.
+    #[test]
+    fn a_reset_writes_back_every_tracked_file_that_was_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        for f in ["a", "b", "c", "d", "e", "src/x"] {
+            std::fs::write(root.join(f), format!("hello {f}\n")).unwrap();
+        }
+        let git = |args: &[&str]| {
+            crate::git::Git::new(&root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .text()
+                .unwrap()
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "base"]);
+        let commit = git(&["rev-parse", "HEAD"]);
+        let repo = Repo::open(&root).unwrap();
+        repo.ensure_own_git(&[]).unwrap();
+        let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
+        std::fs::create_dir_all(&dir).unwrap();
+        reset_files(&repo, &index, &dir, &commit).unwrap();
+
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        // Same size, same second: only the content tells.
+        std::fs::write(dir.join("a"), "HELLO a\n").unwrap();
+        std::fs::set_permissions(dir.join("b"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::remove_file(dir.join("c")).unwrap();
+        std::fs::remove_file(dir.join("d")).unwrap();
+        std::fs::create_dir_all(dir.join("d")).unwrap();
+        std::fs::write(dir.join("d/inner"), "x").unwrap();
+        std::fs::remove_file(dir.join("e")).unwrap();
+        symlink("/etc/passwd", dir.join("e")).unwrap();
+        std::fs::remove_dir_all(dir.join("src")).unwrap();
+        symlink(&outside, dir.join("src")).unwrap();
+
+        reset_files(&repo, &index, &dir, &commit).unwrap();
+        for f in ["a", "b", "c", "d", "e", "src/x"] {
+            let meta = std::fs::symlink_metadata(dir.join(f)).unwrap();
+            assert!(meta.is_file(), "{f} is a file again");
+            assert_eq!(
+                meta.permissions().mode() & 0o111,
+                0,
+                "{f} is not executable"
+            );
+            let text = std::fs::read_to_string(dir.join(f)).unwrap();
+            assert_eq!(text, format!("hello {f}\n"));
+        }
+        assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
 }
