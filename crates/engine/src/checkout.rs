@@ -82,22 +82,32 @@ impl Checkouts {
         log: &Path,
         cancel: &Cancel,
     ) -> Result<Verdict, EngineError> {
-        let tmp = fresh_dir(
+        let tmp = self.fresh_tmp(name)?;
+        let dir = match self.prepare(name, commit, &tmp, log, cancel)? {
+            Ok(dir) => dir,
+            Err(verdict) => return Ok(verdict),
+        };
+        let room = self.gate_room(&dir, &tmp, settings);
+        run_gates(gates, &dir, settings, log, &room, cancel)
+    }
+
+    /// A fresh `TMPDIR` for the gates of checkout `name`.
+    fn fresh_tmp(&self, name: &str) -> Result<PathBuf, EngineError> {
+        fresh_dir(
             &self
                 .repo
                 .state_dir()
                 .join("tmp")
                 .join(format!("gate-{name}")),
-        )?;
-        let dir = match self.prepare(name, commit, &tmp, log, cancel)? {
-            Ok(dir) => dir,
-            Err(verdict) => return Ok(verdict),
-        };
-        let room = GateRoom {
-            env: self.gate_env(&settings.env, &tmp),
-            confine: Some(self.confine(&dir, &tmp, self.gate_network)),
-        };
-        run_gates(gates, &dir, settings, log, &room, cancel)
+        )
+    }
+
+    /// How a gate runs in `dir`: its environment and its sandbox.
+    fn gate_room(&self, dir: &Path, tmp: &Path, settings: &GateSettings) -> GateRoom {
+        GateRoom {
+            env: self.gate_env(&settings.env, tmp),
+            confine: Some(self.confine(dir, tmp, self.gate_network)),
+        }
     }
 
     /// The room of checkout `name` as the last [`Checkouts::gate`] left
@@ -108,18 +118,9 @@ impl Checkouts {
         name: &str,
         settings: &GateSettings,
     ) -> Result<(PathBuf, GateRoom), EngineError> {
-        let tmp = fresh_dir(
-            &self
-                .repo
-                .state_dir()
-                .join("tmp")
-                .join(format!("gate-{name}")),
-        )?;
+        let tmp = self.fresh_tmp(name)?;
         let dir = self.path(name);
-        let room = GateRoom {
-            env: self.gate_env(&settings.env, &tmp),
-            confine: Some(self.confine(&dir, &tmp, self.gate_network)),
-        };
+        let room = self.gate_room(&dir, &tmp, settings);
         Ok((dir, room))
     }
 
