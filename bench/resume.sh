@@ -4,7 +4,8 @@
 # runs; then `planwright run` is started again and timed until its first
 # attempt starts (reading the plan, preflight, settling every ticket's
 # stored state against git, scheduling), beside `validate` of the same
-# plan; and the resident memory of that second process.
+# plan; and the resident memory of that second process. Each figure is
+# the fastest of three tries (the run is stopped and continued three times).
 #
 #   bash bench/resume.sh                 # 10,000 independent tickets
 #   SHAPE=chain bash bench/resume.sh     # or chain, layers
@@ -49,16 +50,25 @@ stop() {
 
 start_until_attempt 0
 stop
-lines=$(wc -l <"$(events)")
-begin=$(date +%s%3N)
-start_until_attempt "$lines"
-first=$(tail -n +"$((lines + 1))" "$(events)" | grep -m1 '"event":"attempt_started"' | sed 's/.*"at_ms":\([0-9]*\).*/\1/')
-rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
-stop
-resume=$((first - begin))
-v=$(time_ms "$bin" validate "$dir/plan.json")
+# The machine is shared: each figure is the fastest of three tries.
+resume="" rss=""
+for _ in 1 2 3; do
+  lines=$(wc -l <"$(events)")
+  begin=$(date +%s%3N)
+  start_until_attempt "$lines"
+  first=$(tail -n +"$((lines + 1))" "$(events)" | grep -m1 '"event":"attempt_started"' | sed 's/.*"at_ms":\([0-9]*\).*/\1/')
+  rss=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+  stop
+  took=$((first - begin))
+  [[ -z "$resume" ]] || ((took < resume)) && resume=$took
+done
+v=""
+for _ in 1 2 3; do
+  took=$(time_ms "$bin" validate "$dir/plan.json")
+  [[ -z "$v" ]] || ((took < v)) && v=$took
+done
 ((v > 0)) || v=1
-echo "$n $shape tickets, a run continued after a stop:"
+echo "$n $shape tickets, a run continued after a stop (fastest of three):"
 echo "  validate:                          $v ms"
 echo "  run, until its first attempt starts: $resume ms ($(awk -v a="$resume" -v b="$v" 'BEGIN { printf "%.1fx", a / b }') of validate)"
 echo "  its peak resident memory:          $((rss / 1024)) MB"

@@ -10,7 +10,8 @@
 
 use crate::error::EngineError;
 use crate::repo::Repo;
-use planwright_plan::model::Ticket;
+use planwright_plan::model::{Counterfactual, ScopeEntry, Ticket};
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// The trailer naming a merged commit's ticket.
@@ -27,31 +28,62 @@ pub const RUN_TRAILER: &str = "Planwright-Run";
 /// or where the work runs, not what it must produce. The same ticket read
 /// from two formats therefore has the same digest.
 pub fn ticket_digest(t: &Ticket) -> String {
-    let mut deps = t.depends_on.clone();
-    deps.sort();
-    let meaning = serde_json::json!({
-        "id": t.id,
-        "title": t.title.trim(),
-        "body": t.body.trim(),
-        "scope": t.scope,
-        "rails": t.rails,
-        "depends_on": deps,
-        "gates": t.gates.iter().map(|g| &g.argv).collect::<Vec<_>>(),
-        "checks": t.checks,
-        "counterfactuals": t.counterfactuals,
-    });
-    fnv128(meaning.to_string().as_bytes())
+    // Serialized straight into the hash: a run digests every ticket of the
+    // plan, and the bytes must stay those of the JSON object below, field
+    // for field, or every stored digest would read as changed.
+    #[derive(Serialize)]
+    struct Meaning<'t> {
+        id: &'t str,
+        title: &'t str,
+        body: &'t str,
+        scope: &'t [ScopeEntry],
+        rails: &'t [String],
+        depends_on: Vec<&'t str>,
+        gates: Vec<&'t [String]>,
+        checks: &'t [String],
+        counterfactuals: &'t [Counterfactual],
+    }
+    let mut depends_on: Vec<&str> = t.depends_on.iter().map(String::as_str).collect();
+    depends_on.sort_unstable();
+    let meaning = Meaning {
+        id: &t.id,
+        title: t.title.trim(),
+        body: t.body.trim(),
+        scope: &t.scope,
+        rails: &t.rails,
+        depends_on,
+        gates: t.gates.iter().map(|g| g.argv.as_slice()).collect(),
+        checks: &t.checks,
+        counterfactuals: &t.counterfactuals,
+    };
+    let mut hash = Fnv128::default();
+    serde_json::to_writer(&mut hash, &meaning).expect("a ticket serializes");
+    format!("{:032x}", hash.0)
 }
 
-/// FNV-1a, 128 bits, as hex: a stable identity, not a security boundary
-/// (the coordinator verifies every candidate whatever its trailers say).
-fn fnv128(bytes: &[u8]) -> String {
-    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-    for b in bytes {
-        h ^= u128::from(*b);
-        h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+/// FNV-1a, 128 bits: a stable identity, not a security boundary (the
+/// coordinator verifies every candidate whatever its trailers say).
+struct Fnv128(u128);
+
+impl Default for Fnv128 {
+    fn default() -> Self {
+        Fnv128(0x6c62_272e_07bb_0142_62b8_2175_6295_c58d)
     }
-    format!("{h:032x}")
+}
+
+impl std::io::Write for Fnv128 {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for b in bytes {
+            self.0 ^= u128::from(*b);
+            // The prime is 2^88 + 0x13b: a shift and a small product.
+            self.0 = (self.0 << 88).wrapping_add(self.0.wrapping_mul(0x13b));
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One merged commit of a ticket.
@@ -192,6 +224,63 @@ mod tests {
         let changed = Ticket::new("T1", "do something else");
         assert_ne!(ticket_digest(&t), ticket_digest(&changed));
         assert_eq!(ticket_digest(&t).len(), 32);
+    }
+
+    /// Every stored digest and every merged commit's trailer was made by
+    /// this definition: the JSON text of the ticket's meaning, FNV-1a 128.
+    fn reference(t: &Ticket) -> String {
+        let mut deps = t.depends_on.clone();
+        deps.sort();
+        let meaning = serde_json::json!({
+            "id": t.id,
+            "title": t.title.trim(),
+            "body": t.body.trim(),
+            "scope": t.scope,
+            "rails": t.rails,
+            "depends_on": deps,
+            "gates": t.gates.iter().map(|g| &g.argv).collect::<Vec<_>>(),
+            "checks": t.checks,
+            "counterfactuals": t.counterfactuals,
+        });
+        let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+        for b in meaning.to_string().bytes() {
+            h ^= u128::from(b);
+            h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+        }
+        format!("{h:032x}")
+    }
+
+    #[test]
+    fn the_digest_is_the_one_earlier_versions_stored() {
+        let rich: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "T-1 \"é\"",
+            "title": "  Parse <config>\n",
+            "body": "Line one.\n\tLine \u{1F600} two\\ end  ",
+            "scope": [
+                {"pattern": "src/**/*.rs", "op": "modify"},
+                {"pattern": "docs/new.md", "op": "create"},
+                {"pattern": "b.txt", "op": "rename", "from": "a.txt"}
+            ],
+            "rails": ["package.json", "src/lib/**"],
+            "depends_on": ["T-9", "T-10", "T-2"],
+            "gates": [{"name": "test", "argv": ["cargo", "test", "--", "--nocapture"]}],
+            "checks": ["no unwrap"],
+            "counterfactuals": [{
+                "control_path": "src/lib.rs",
+                "mutation": {"form": "find_replace", "find": "a < b", "replace": "a <= b"},
+                "tests": {"run": "TestOrder", "argv": ["go", "test"]}
+            }],
+            "model": "ignored",
+            "estimate_minutes": 7
+        }))
+        .unwrap();
+        for t in [rich, Ticket::new("T1", "do it")] {
+            assert_eq!(ticket_digest(&t), reference(&t), "{}", t.id);
+        }
+        assert_eq!(
+            ticket_digest(&Ticket::new("T1", "do it")),
+            "dbd41ec8321646ee21f97074d71c491d"
+        );
     }
 
     #[test]

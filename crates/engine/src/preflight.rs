@@ -7,13 +7,14 @@
 use crate::agent::Agent;
 use crate::process::find_program;
 use crate::repo::Repo;
-use crate::run::{ticket_gates, Resume};
+use crate::run::{ticket_gates, Outlook, Resume};
 use crate::sandbox::{ContainSettings, Containment, Mode, SandboxError};
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
-use planwright_plan::overlap::Glob;
+use planwright_plan::overlap::{Glob, Overlap};
 use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
 use serde::Serialize;
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -93,6 +94,9 @@ pub fn preflight(
         &Resume::default(),
     );
     let mut checks = found.checks;
+    if let Some(outlook) = &found.outlook {
+        check_overlap(plan, None, outlook, &mut checks);
+    }
     if let Some(repo) = &found.repo {
         check_copy(repo, copy, &mut checks);
     }
@@ -163,7 +167,6 @@ pub(crate) fn examine(
         continue_checks(&found, &mut out);
         let merged = found.skipped();
         check_scope_ops(plan, &files, &merged, &mut out);
-        check_overlap(plan, &merged, &mut out);
         outlook = Some(found);
     }
     Findings {
@@ -458,8 +461,9 @@ struct Ancestry<'p> {
     plan: &'p Plan,
     /// Plan index of each id (a repeated id means its first ticket).
     index: HashMap<&'p str, usize>,
-    /// The patterns of each ticket's entries that may create a file.
-    creates: Vec<Vec<Glob>>,
+    /// The patterns of each ticket's entries that may create a file,
+    /// parsed when an entry first asks about that ticket.
+    creates: Vec<OnceCell<Vec<Glob>>>,
 }
 
 impl<'p> Ancestry<'p> {
@@ -468,22 +472,22 @@ impl<'p> Ancestry<'p> {
         for (i, t) in plan.tickets.iter().enumerate() {
             index.entry(t.id.as_str()).or_insert(i);
         }
-        let creates = plan
-            .tickets
-            .iter()
-            .map(|t| {
-                t.scope
-                    .iter()
-                    .filter(|e| !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete))
-                    .map(|e| Glob::parse(&e.pattern))
-                    .collect()
-            })
-            .collect();
         Ancestry {
             plan,
             index,
-            creates,
+            creates: vec![OnceCell::new(); plan.tickets.len()],
         }
+    }
+
+    fn creates(&self, ticket: usize) -> &[Glob] {
+        self.creates[ticket].get_or_init(|| {
+            self.plan.tickets[ticket]
+                .scope
+                .iter()
+                .filter(|e| !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete))
+                .map(|e| Glob::parse(&e.pattern))
+                .collect()
+        })
     }
 
     /// Plan indices of the ticket's ancestors; unknown ids are left out.
@@ -507,7 +511,7 @@ impl<'p> Ancestry<'p> {
         let wanted = Glob::parse(pattern);
         ancestors
             .iter()
-            .any(|&a| self.creates[a].iter().any(|g| g.intersects(&wanted)))
+            .any(|&a| self.creates(a).iter().any(|g| g.intersects(&wanted)))
     }
 }
 
@@ -517,7 +521,8 @@ pub(crate) fn check_scope_ops(
     merged: &HashSet<String>,
     out: &mut Vec<Check>,
 ) {
-    let ancestry = Ancestry::new(plan);
+    // Most plans never ask (no entry names a path the base lacks).
+    let ancestry = OnceCell::new();
     let before = out.len();
     for (i, t) in plan.tickets.iter().enumerate() {
         if merged.contains(&t.id) {
@@ -526,8 +531,9 @@ pub(crate) fn check_scope_ops(
         // A file an ancestor may create counts as existing for this ticket.
         // `pattern` may be a glob: it is compared with the ancestor's by
         // intersection, as the overlap forecast compares scopes.
-        let ancestors = std::cell::OnceCell::new();
+        let ancestors = OnceCell::new();
         let created_before = |pattern: &str| {
+            let ancestry = ancestry.get_or_init(|| Ancestry::new(plan));
             let ancestors = ancestors.get_or_init(|| ancestry.of(i));
             ancestry.created_before(ancestors, pattern)
         };
@@ -578,13 +584,24 @@ fn op_problem(
     }
 }
 
-fn check_overlap(plan: &Plan, merged: &HashSet<String>, out: &mut Vec<Check>) {
+pub(crate) fn check_overlap(
+    plan: &Plan,
+    known: Option<&[Overlap]>,
+    outlook: &Outlook,
+    out: &mut Vec<Check>,
+) {
     let before = out.len();
-    let open = |id: &String| !merged.contains(id);
-    for o in planwright_plan::overlap::forecast(plan)
-        .into_iter()
-        .filter(|o| open(&o.a) && open(&o.b))
-    {
+    let made;
+    let overlaps = match known {
+        Some(known) => known,
+        None => {
+            made = planwright_plan::overlap::forecast(plan);
+            &made
+        }
+    };
+    let skipped = outlook.skipped();
+    let open = |id: &String| !skipped.contains(id);
+    for o in overlaps.iter().filter(|o| open(&o.a) && open(&o.b)) {
         let [pa, pb] = &o.patterns;
         let what = if pa == pb {
             format!("`{pa}`")
@@ -669,6 +686,37 @@ mod tests {
         assert_eq!(
             errors,
             ["ticket C: `docs/*.md` is declared `modify`/`delete` but matches no file of the base"]
+        );
+    }
+
+    #[test]
+    fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets() {
+        let plan = Plan::new(
+            Format::Native,
+            vec![
+                ticket("A", &[], ScopeEntry::any("src/*.rs")),
+                ticket("B", &[], ScopeEntry::any("src/lib.rs")),
+                ticket("C", &[], ScopeEntry::any("src/**")),
+            ],
+        );
+        let messages = |known: Option<&[Overlap]>, outlook: &Outlook| {
+            let mut out = Vec::new();
+            check_overlap(&plan, known, outlook, &mut out);
+            out.into_iter().map(|c| c.message).collect::<Vec<_>>()
+        };
+        let forecast = planwright_plan::overlap::forecast(&plan);
+        let fresh = Outlook::default();
+        assert_eq!(messages(None, &fresh).len(), 3);
+        assert_eq!(messages(Some(&forecast), &fresh), messages(None, &fresh));
+        let a_merged = Outlook {
+            merged: vec!["A".into()],
+            ..Outlook::default()
+        };
+        let left = messages(Some(&forecast), &a_merged);
+        assert_eq!(left, messages(None, &a_merged));
+        assert_eq!(
+            left,
+            ["tickets B and C may run at the same time and both may change `src/lib.rs` / `src/**`"]
         );
     }
 }

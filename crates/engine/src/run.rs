@@ -32,6 +32,7 @@ use crate::verify;
 use crate::workspace::{PoolSettings, Workspaces};
 use planwright_plan::config::{BudgetSettings, Routing};
 use planwright_plan::model::{Gate, Ticket};
+use planwright_plan::overlap::Overlap;
 use planwright_plan::Plan;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -83,6 +84,10 @@ pub struct RunSettings {
     pub beyond: crate::beyond_gates::Settings,
     /// Ceilings on cost and tokens, for the run and each ticket.
     pub budget: BudgetSettings,
+    /// The plan's overlap forecast when the caller already made it
+    /// (validation does, for its warnings): preflight filters it rather
+    /// than forecasting a large plan again. `None`: preflight makes it.
+    pub overlaps: Option<Vec<Overlap>>,
 }
 
 impl RunSettings {
@@ -109,6 +114,7 @@ impl RunSettings {
             routing: Routing::default(),
             beyond: Default::default(),
             budget: BudgetSettings::default(),
+            overlaps: None,
         }
     }
 }
@@ -201,10 +207,23 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
 }
 
 fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
+    // Tickets share a few routes (model, tier, pool hint): each is looked
+    // up in the routing table once, not once per ticket.
+    let mut routes = HashMap::new();
     let pools: HashMap<String, String> = plan
         .tickets
         .iter()
-        .filter_map(|t| ticket_pool(t, routing).map(|p| (t.id.clone(), p)))
+        .filter_map(|t| {
+            let route = (
+                t.model.as_deref(),
+                t.tier.as_deref(),
+                t.pool_hint.as_deref(),
+            );
+            let pool = routes
+                .entry(route)
+                .or_insert_with(|| ticket_pool(t, routing));
+            Some((t.id.clone(), pool.clone()?))
+        })
         .collect();
     let mut caps = routing.caps.clone();
     caps.extend(plan.caps.clone());
@@ -244,12 +263,8 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
         (Some(s), false) => s.run_for_base(&plan.base)?,
         _ => None,
     };
-    let rows: HashMap<String, TicketRow> = match (&store, &run) {
-        (Some(s), Some(r)) => s
-            .tickets(&r.id)?
-            .into_iter()
-            .map(|t| (t.id.clone(), t))
-            .collect(),
+    let reruns = match (&store, &run) {
+        (Some(s), Some(r)) => s.reruns(&r.id)?,
         _ => HashMap::new(),
     };
     let held = match (&run, resume.new_run) {
@@ -271,7 +286,7 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
         return Ok(out);
     }
     for t in &plan.tickets {
-        let rerun_of = rows.get(&t.id).and_then(|r| r.rerun_of.as_deref());
+        let rerun_of = reruns.get(&t.id).map(String::as_str);
         let st = standing(&ledger, &t.id, || ticket_digest(t), own, rerun_of);
         let asked = resume.rerun.contains(&t.id);
         match st {
@@ -324,6 +339,10 @@ pub fn prepare(
         &resume,
     );
     let mut checks = found.checks;
+    if let Some(outlook) = &found.outlook {
+        let known = settings.overlaps.as_deref();
+        crate::preflight::check_overlap(&plan, known, outlook, &mut checks);
+    }
     if let Some(repo) = &found.repo {
         crate::preflight::check_copy(repo, &settings.pool.copy, &mut checks);
     }
@@ -520,6 +539,7 @@ pub fn run(
 /// coordinate, land what this one merged, record how it ended.
 fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
     sync(sh)?;
+
     let outcome = std::thread::scope(|scope| {
         let _stop = CancelOnPanic(sh.cancel);
         let outcome = coordinate(scope, sh);
@@ -599,19 +619,17 @@ fn open_run(
         None => (new_run(store, repo, plan, settings, resume.new_run)?, false),
     };
     store.resume_run(&run.id, &settings.plan_path)?;
-    store.sync_tickets(
+    let rows = store.sync_tickets(
         &run.id,
         plan.tickets
             .iter()
             .zip(digests)
             .map(|(t, d)| (t.id.as_str(), t.title.as_str(), d.as_str())),
     )?;
-    let ids: Vec<String> = plan.tickets.iter().map(|t| t.id.clone()).collect();
-    store.drop_tickets_not_in(&run.id, &ids)?;
     let target = Target::new(&plan.base, &run.id);
     let ledger = Ledger::read(repo, &target.refs())?;
     let own = run.fresh.then_some(run.id.as_str());
-    for row in store.tickets(&run.id)? {
+    for row in rows {
         let digest = || row.digest.clone().unwrap_or_default();
         let st = standing(&ledger, &row.id, digest, own, row.rerun_of.as_deref());
         let asked = resume.rerun.contains(&row.id)
@@ -1014,7 +1032,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         for (pool, until, strikes) in sh.store.pauses()? {
             self.lp.pauses.restore(&pool, until, strikes);
         }
-        for t in sh.store.tickets(&sh.run)? {
+        for t in sh.store.settled_tickets(&sh.run)? {
             match t.state {
                 TicketState::Merged => {
                     self.sched.merged(&t.id);

@@ -10,6 +10,7 @@ use crate::failure::{Failure, FailureKind};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -312,17 +313,22 @@ const TICKET_COLUMNS: &str =
     failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of";
 
 fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
+    ticket_row_from(r, 0)
+}
+
+/// A [`TicketRow`] from [`TICKET_COLUMNS`] starting at column `at`.
+fn ticket_row_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<TicketRow> {
     Ok(TicketRow {
-        id: r.get(0)?,
-        title: r.get(1)?,
-        state: r.get(2)?,
-        attempt_count: r.get(3)?,
-        failure: failure_from(r.get(4)?, r.get(5)?, r.get(6)?)?,
-        merge_commit: r.get(7)?,
-        digest: r.get(8)?,
-        candidate: r.get(9)?,
-        verified_on: r.get(10)?,
-        rerun_of: r.get(11)?,
+        id: r.get(at)?,
+        title: r.get(at + 1)?,
+        state: r.get(at + 2)?,
+        attempt_count: r.get(at + 3)?,
+        failure: failure_from(r.get(at + 4)?, r.get(at + 5)?, r.get(at + 6)?)?,
+        merge_commit: r.get(at + 7)?,
+        digest: r.get(at + 8)?,
+        candidate: r.get(at + 9)?,
+        verified_on: r.get(at + 10)?,
+        rerun_of: r.get(at + 11)?,
     })
 }
 
@@ -433,39 +439,83 @@ impl Store {
         })
     }
 
-    /// Adds the plan's tickets (id, title and definition digest, in plan
-    /// order) to a run, or updates their place, title and digest after the
-    /// plan was edited.
+    /// Stores the plan's tickets for `run` as (id, title, digest), in plan
+    /// order: a new one pending, a known one keeping its state with its
+    /// position, title and digest brought up to date; removes the tickets
+    /// the plan no longer has. Returns every ticket's row, in plan order.
+    /// Only what differs is written: continuing an unchanged plan of
+    /// 10,000 tickets reads them and writes nothing.
     pub fn sync_tickets<'t>(
         &self,
         run: &str,
         tickets: impl IntoIterator<Item = (&'t str, &'t str, &'t str)>,
-    ) -> Result<()> {
-        // One transaction: a plan of 10,000 tickets is one write, not 10,000.
+    ) -> Result<Vec<TicketRow>> {
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
+            let sql = format!("SELECT position, {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1");
+            let mut stored: HashMap<String, (i64, TicketRow)> = tx
+                .prepare(&sql)?
+                .query_map([run], |r| {
+                    let row = ticket_row_from(r, 1)?;
+                    Ok((row.id.clone(), (r.get(0)?, row)))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            // In plan order; `None` for a ticket that is new to the run.
+            let mut rows: Vec<(&str, Option<TicketRow>)> = Vec::new();
             {
-                let mut insert = tx.prepare_cached(
+                let mut upsert = tx.prepare_cached(
                     "INSERT INTO tickets (run_id, ticket_id, position, title, state, digest) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)
                      ON CONFLICT (run_id, ticket_id) DO UPDATE SET position = ?3, title = ?4, digest = ?5",
                 )?;
                 for (position, (id, title, digest)) in tickets.into_iter().enumerate() {
-                    insert.execute(params![run, id, position as i64, title, digest])?;
+                    let position = position as i64;
+                    let row = stored.remove(id).map(|(p, mut row)| {
+                        let same = p == position
+                            && row.title == title
+                            && row.digest.as_deref() == Some(digest);
+                        (row.title, row.digest) = (title.to_string(), Some(digest.to_string()));
+                        (same, row)
+                    });
+                    if !row.as_ref().is_some_and(|(same, _)| *same) {
+                        upsert.execute(params![run, id, position, title, digest])?;
+                    }
+                    rows.push((id, row.map(|(_, row)| row)));
+                }
+                // What is left in `stored` is what the plan no longer has.
+                let mut delete =
+                    tx.prepare_cached("DELETE FROM tickets WHERE run_id = ?1 AND ticket_id = ?2")?;
+                for id in stored.keys() {
+                    delete.execute([run, id])?;
                 }
             }
-            tx.commit()
+            tx.commit()?;
+            let read = format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 AND ticket_id = ?2");
+            rows.into_iter()
+                .map(|(id, row)| match row {
+                    Some(row) => Ok(row),
+                    None => c.query_row(&read, [run, id], ticket_row),
+                })
+                .collect()
         })
     }
 
-    /// Removes the tickets of a run that the plan no longer has.
-    pub fn drop_tickets_not_in(&self, run: &str, keep: &[String]) -> Result<()> {
-        let keep = serde_json::to_string(keep).expect("ids serialize");
+    /// The tickets of a run that are merged, changed or verified (what a
+    /// continued run takes up without an agent), in plan order.
+    pub fn settled_tickets(&self, run: &str) -> Result<Vec<TicketRow>> {
+        let sql = format!(
+            "SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 \
+             AND state IN ('merged', 'changed', 'verified') ORDER BY position"
+        );
+        self.with(|c| c.prepare(&sql)?.query_map([run], ticket_row)?.collect())
+    }
+
+    /// The tickets of a run that a `--rerun` runs again, with the merged
+    /// commit each replaces.
+    pub fn reruns(&self, run: &str) -> Result<HashMap<String, String>> {
         self.with(|c| {
-            c.execute(
-                "DELETE FROM tickets WHERE run_id = ?1 AND ticket_id NOT IN (SELECT value FROM json_each(?2))",
-                params![run, keep],
-            )
-            .map(drop)
+            c.prepare("SELECT ticket_id, rerun_of FROM tickets WHERE run_id = ?1 AND rerun_of IS NOT NULL")?
+                .query_map([run], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
         })
     }
 
@@ -983,6 +1033,37 @@ mod tests {
         assert_eq!(store.attempts("r1", "T1").unwrap()[1].phase, "verified");
         assert_eq!(store.run_for_base("main").unwrap().unwrap().id, "r1");
         assert_eq!(store.latest_run().unwrap().unwrap().id, "r1");
+    }
+
+    #[test]
+    fn syncing_tickets_keeps_their_state_and_writes_only_what_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        store.create_run(&run_row("r1")).unwrap();
+        let plan = [("A", "a", "da"), ("B", "b", "db"), ("C", "c", "dc")];
+        store.sync_tickets("r1", plan).unwrap();
+        store.mark_merged("r1", "B", "m").unwrap();
+        let writes = || store.with(|c| Ok(c.total_changes())).unwrap();
+        let before = writes();
+        let rows = store.sync_tickets("r1", plan).unwrap();
+        assert_eq!(writes(), before, "an unchanged plan writes nothing");
+        assert_eq!(rows[1].state, TicketState::Merged);
+        // Reordered, one retitled, one gone, one new.
+        let edited = [("B", "b!", "db"), ("A", "a", "da"), ("D", "d", "dd")];
+        let rows = store.sync_tickets("r1", edited).unwrap();
+        let seen = |rows: &[TicketRow]| -> Vec<(String, String, TicketState)> {
+            rows.iter()
+                .map(|t| (t.id.clone(), t.title.clone(), t.state))
+                .collect()
+        };
+        let want = vec![
+            ("B".into(), "b!".into(), TicketState::Merged),
+            ("A".into(), "a".into(), TicketState::Pending),
+            ("D".into(), "d".into(), TicketState::Pending),
+        ];
+        assert_eq!(seen(&rows), want);
+        assert_eq!(seen(&store.tickets("r1").unwrap()), want, "as stored");
+        assert_eq!(rows[2].digest.as_deref(), Some("dd"));
     }
 
     #[test]

@@ -4,6 +4,7 @@ use crate::diag::{Diagnostic, Severity, Sink};
 use crate::doc::{Document, Span, Syntax};
 use crate::formats::{self, Options, Outcome};
 use crate::model::{Format, Plan};
+use crate::overlap::Overlap;
 use serde::Serialize;
 
 /// A diagnostic with its place in the file.
@@ -42,6 +43,9 @@ pub struct FileReport {
     /// The plan, when valid.
     #[serde(skip)]
     pub plan: Option<Plan>,
+    /// The plan's overlap forecast, when valid (what its warnings came from).
+    #[serde(skip)]
+    pub overlaps: Vec<Overlap>,
 }
 
 /// Parses, detects and validates `text`, the content of the file `path`.
@@ -84,7 +88,7 @@ pub fn check_text_as(
                 column,
                 span: e.span,
             };
-            return finish(path, text, None, None, vec![located]);
+            return finish(path, text, Outcome::default(), vec![located]);
         }
     };
     let mut diagnostics = Vec::new();
@@ -110,16 +114,10 @@ pub fn check_text_as(
     // Source order reads best, top to bottom; the sort is stable, so
     // findings at one place keep the validator's order.
     located.sort_by_key(|l| l.span.start);
-    finish(path, text, outcome.format, outcome.plan, located)
+    finish(path, text, outcome, located)
 }
 
-fn finish(
-    path: &str,
-    text: String,
-    format: Option<Format>,
-    plan: Option<Plan>,
-    diagnostics: Vec<Located>,
-) -> FileReport {
+fn finish(path: &str, text: String, outcome: Outcome, diagnostics: Vec<Located>) -> FileReport {
     let count = |s: Severity| {
         diagnostics
             .iter()
@@ -127,13 +125,18 @@ fn finish(
             .count()
     };
     let errors = count(Severity::Error);
+    let (plan, overlaps) = match errors {
+        0 => (outcome.plan, outcome.overlaps),
+        _ => (None, vec![]),
+    };
     FileReport {
         file: path.to_string(),
-        format,
+        format: outcome.format,
         valid: errors == 0,
         errors,
         warnings: count(Severity::Warning),
-        plan: if errors == 0 { plan } else { None },
+        plan,
+        overlaps,
         diagnostics,
         text,
     }

@@ -221,10 +221,11 @@ fn tree_files(repo: &Path, rev: &str) -> Result<Arc<BTreeSet<String>>, CliError>
 
 /// Reads a plan that must be valid: an invalid one prints its diagnostics
 /// (to stderr for people, stdout for JSON) and ends the command with exit 1.
+/// The plan is moved out of the report it comes with.
 pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport), CliError> {
-    let report = check_file(&args.plan, &args.read, None, global)?;
-    match &report.plan {
-        Some(plan) => Ok((plan.clone(), report)),
+    let mut report = check_file(&args.plan, &args.read, None, global)?;
+    match report.plan.take() {
+        Some(plan) => Ok((plan, report)),
         None => {
             let error = CliError::with_code(
                 exit::INVALID,

@@ -384,9 +384,10 @@ pub fn finish_with(
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_plan(&args.plan, global)?;
+    let (plan, report) = load_plan(&args.plan, global)?;
     let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
-    let run_settings = settings(&args, &config)?;
+    let mut run_settings = settings(&args, &config)?;
+    run_settings.overlaps = Some(report.overlaps);
     let agent = agent(&args.engine, &config)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let resume = Resume {

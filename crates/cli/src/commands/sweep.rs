@@ -44,10 +44,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut compiled = None;
     let spec_report = check_text(&path, text, |doc, sink| {
         compiled = sweep::compile(&doc.value(), tracked.as_deref(), sink);
-        Outcome {
-            format: None,
-            plan: None,
-        }
+        Outcome::default()
     });
     let Some(plan) = compiled.filter(|_| spec_report.valid) else {
         let error =

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::diag::{Counting, Diagnostic, Sink};
 use crate::doc::Document;
 use crate::model::{Format, Plan};
+use crate::overlap::Overlap;
 use crate::pointer::Pointer;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -59,12 +60,15 @@ impl Default for Options {
 }
 
 /// What validating one document gave.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Outcome {
     /// The format the document was read as, if one was chosen.
     pub format: Option<Format>,
     /// The plan, when there was no error.
     pub plan: Option<Plan>,
+    /// The plan's overlap forecast, made once here for its warnings and
+    /// kept for whoever checks the plan next (a run's preflight).
+    pub overlaps: Vec<Overlap>,
 }
 
 /// Detects the format of `doc` (unless `options.format` says) and validates it.
@@ -79,6 +83,7 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
                 return Outcome {
                     format: None,
                     plan: None,
+                    overlaps: vec![],
                 };
             }
         },
@@ -92,12 +97,14 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
         Format::StandardV1 => standard_v1::validate(doc, &value, options, &mut counting),
     };
     let plan = if counting.errors == 0 { plan } else { None };
-    if let Some(plan) = &plan {
-        overlap_warnings(doc, format, plan, sink);
-    }
+    let overlaps = match &plan {
+        Some(plan) => overlap_warnings(doc, format, plan, sink),
+        None => vec![],
+    };
     Outcome {
         format: Some(format),
         plan,
+        overlaps,
     }
 }
 
@@ -141,9 +148,16 @@ pub fn schema(format: Format) -> Option<Value> {
 }
 
 /// One `plan.scope.overlap` warning per pair of tickets that may run at the
-/// same time and may change the same path, at the later ticket.
-fn overlap_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn Sink) {
-    for o in crate::overlap::forecast(plan) {
+/// same time and may change the same path, at the later ticket. Returns
+/// the forecast.
+fn overlap_warnings(
+    doc: &Document,
+    format: Format,
+    plan: &Plan,
+    sink: &mut dyn Sink,
+) -> Vec<Overlap> {
+    let overlaps = crate::overlap::forecast(plan);
+    for o in &overlaps {
         sink.push(
             Diagnostic::warning(
                 "plan.scope.overlap",
@@ -156,6 +170,7 @@ fn overlap_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn 
             .with_hint("add a dependency between them or narrow their scopes"),
         );
     }
+    overlaps
 }
 
 /// The pointer of ticket `i`'s scope in `doc` (or of the ticket, or of the
