@@ -200,7 +200,7 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
         .map(|m| m.pool.clone())
 }
 
-fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
+fn scheduler(plan: &Plan, routing: &Routing, jobs: usize) -> Scheduler {
     let pools: HashMap<String, String> = plan
         .tickets
         .iter()
@@ -208,7 +208,7 @@ fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
         .collect();
     let mut caps = routing.caps.clone();
     caps.extend(plan.caps.clone());
-    Scheduler::new(plan, pools, caps)
+    Scheduler::new(plan, pools, caps, jobs)
 }
 
 /// What an invocation would do with each ticket, read without changing
@@ -403,7 +403,11 @@ impl Prepared {
     /// The order tickets that will run would start in, as batches of at
     /// most `jobs`, assuming every ticket passes (`run --dry-run`).
     pub fn start_order(&self) -> Vec<Vec<String>> {
-        let mut s = scheduler(&self.plan, &self.settings.routing);
+        let mut s = scheduler(
+            &self.plan,
+            &self.settings.routing,
+            self.settings.jobs.max(1),
+        );
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
@@ -941,7 +945,7 @@ fn coordinate<'s, 'a: 's>(
     scope.spawn(move || merger(sh, jobs, merger_tx));
     let mut c = Coordinator {
         sh,
-        sched: scheduler(sh.plan, &sh.settings.routing),
+        sched: scheduler(sh.plan, &sh.settings.routing, sh.settings.jobs.max(1)),
         lp: Loop {
             free: (0..sh.settings.jobs.max(1)).rev().collect(),
             ..Loop::default()
