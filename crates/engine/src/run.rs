@@ -400,29 +400,16 @@ impl Prepared {
         ))
     }
 
-    /// The order tickets that will run would start in, as batches of at
-    /// most `jobs`, assuming every ticket passes (`run --dry-run`).
+    /// The order tickets that will run would start in, as batches that
+    /// start together (at most `jobs`), assuming every ticket passes and
+    /// takes its estimate (`run --dry-run`).
     pub fn start_order(&self) -> Vec<Vec<String>> {
-        let mut s = scheduler(
-            &self.plan,
-            &self.settings.routing,
-            self.settings.jobs.max(1),
-        );
+        let jobs = self.settings.jobs.max(1);
+        let mut s = scheduler(&self.plan, &self.settings.routing, jobs);
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
-        let mut batches = Vec::new();
-        loop {
-            let batch = s.next(self.settings.jobs.max(1));
-            if batch.is_empty() {
-                return batches;
-            }
-            for id in &batch {
-                s.started(id);
-                s.merged(id);
-            }
-            batches.push(batch);
-        }
+        s.rehearse(jobs).0
     }
 }
 

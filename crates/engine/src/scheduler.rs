@@ -14,7 +14,7 @@ mod search;
 
 use planwright_plan::Plan;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 /// Where the scheduler thinks a ticket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,8 @@ pub struct Scheduler {
     ids: Vec<String>,
     index: HashMap<String, usize>,
     children: Vec<Vec<usize>>,
+    /// Each ticket's estimate in minutes (1 without one).
+    minutes: Vec<u64>,
     /// Dependencies not merged yet; a dependency on an unknown id never merges.
     pending: Vec<usize>,
     /// Position in the start order among ready tickets (0 starts first).
@@ -91,6 +93,7 @@ impl Scheduler {
             ids: graph.ids,
             index: graph.index,
             children: graph.children,
+            minutes: graph.own,
             rank,
             by_rank,
             group,
@@ -201,6 +204,36 @@ impl Scheduler {
             out.push(self.ids[self.by_rank[r]].clone());
         }
         out
+    }
+
+    /// Plays the rest of the run on `jobs` slots as if every ticket passed
+    /// and took its estimate, as a run starts them when the estimates hold
+    /// (`run --dry-run`): the tickets that start together, in order, and
+    /// the minute the last one ends.
+    pub fn rehearse(&mut self, jobs: usize) -> (Vec<Vec<String>>, u64) {
+        let mut running = BinaryHeap::new();
+        let mut batches = Vec::new();
+        let mut now = 0;
+        loop {
+            let batch = self.next(jobs.saturating_sub(running.len()));
+            for id in &batch {
+                self.started(id);
+                running.push(Reverse((now + self.minutes[self.index[id]], id.clone())));
+            }
+            if !batch.is_empty() {
+                batches.push(batch);
+            }
+            let Some(Reverse((end, _))) = running.peek() else {
+                return (batches, now);
+            };
+            now = *end;
+            // Every ticket ending now merges before the slots fill again.
+            while running.peek().is_some_and(|Reverse((end, _))| *end == now) {
+                if let Some(Reverse((_, id))) = running.pop() {
+                    self.merged(&id);
+                }
+            }
+        }
     }
 
     /// Whether nothing is waiting that could still start or is active.
@@ -517,20 +550,25 @@ mod tests {
         p
     }
 
-    /// Every ticket started and merged as soon as it is offered, `jobs` at a time.
+    /// Without estimates every ticket takes a minute: batches of `jobs`.
     fn batches(s: &mut Scheduler, jobs: usize) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        loop {
-            let batch = s.next(jobs);
-            if batch.is_empty() {
-                return out;
-            }
-            for id in &batch {
-                s.started(id);
-                s.merged(id);
-            }
-            out.push(batch);
-        }
+        s.rehearse(jobs).0
+    }
+
+    #[test]
+    fn a_rehearsal_starts_a_ticket_as_soon_as_a_slot_frees() {
+        let p = estimated(&[
+            ("A", &[], 3),
+            ("B", &[], 1),
+            ("C", &["B"], 1),
+            ("D", &[], 1),
+        ]);
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let (order, end) = s.rehearse(2);
+        // B ends at minute 1 while A runs on: C and then D take its slot.
+        assert_eq!(order, [vec!["A", "B"], vec!["C"], vec!["D"]]);
+        assert_eq!(end, 3);
+        assert!(s.finished());
     }
 
     #[test]
@@ -724,35 +762,6 @@ mod tests {
         }
     }
 
-    /// Drives `s` on `jobs` slots with a simulated clock: it starts what
-    /// `next` offers, each ticket ends its estimate later, and everything
-    /// ending at one time merges before slots fill again. Returns the end.
-    fn drive(s: &mut Scheduler, p: &Plan, jobs: usize) -> u64 {
-        let minutes: HashMap<&str, u64> = p
-            .tickets
-            .iter()
-            .map(|t| (t.id.as_str(), planwright_plan::analysis::estimate(t)))
-            .collect();
-        let mut running = std::collections::BinaryHeap::new();
-        let mut now = 0;
-        loop {
-            for id in s.next(jobs - running.len()) {
-                s.started(&id);
-                running.push(Reverse((now + minutes[id.as_str()], id)));
-            }
-            let Some(Reverse((t, _))) = running.peek() else {
-                return now;
-            };
-            now = *t;
-            while running.peek().is_some_and(|Reverse((t, _))| *t == now) {
-                let Some(Reverse((_, id))) = running.pop() else {
-                    break;
-                };
-                s.merged(&id);
-            }
-        }
-    }
-
     /// The bench's DAG (bench/makespan.sh): critical path 38, work 120.
     fn bench_dag(with_estimates: bool) -> Plan {
         let times = [
@@ -800,14 +809,14 @@ mod tests {
         let p = bench_dag(true);
         let mut base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
         assert_eq!(
-            drive(&mut base, &p, 2),
+            base.rehearse(2).1,
             62,
             "longest remaining path first leaves a slot idle"
         );
         let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
-        assert_eq!(drive(&mut s, &p, 2), 60, "work / 2 slots");
+        assert_eq!(s.rehearse(2).1, 60, "work / 2 slots");
         let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 4);
-        assert_eq!(drive(&mut s, &p, 4), 38, "the critical path");
+        assert_eq!(s.rehearse(4).1, 38, "the critical path");
     }
 
     #[test]
@@ -857,7 +866,7 @@ mod tests {
             // On one slot the search is skipped: the base order.
             let mut base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
             let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), jobs);
-            let (before, after) = (drive(&mut base, &p, jobs), drive(&mut s, &p, jobs));
+            let (before, after) = (base.rehearse(jobs).1, s.rehearse(jobs).1);
             assert!(after <= before, "round {round}: {after} > {before}");
             if after == before {
                 assert_eq!(
@@ -907,7 +916,7 @@ mod tests {
                 limits: &limits,
             };
             let predicted = sim.run(&s.rank, None).makespan;
-            assert_eq!(drive(&mut s, &p, jobs), predicted, "round {round}");
+            assert_eq!(s.rehearse(jobs).1, predicted, "round {round}");
         }
     }
 }

@@ -24,9 +24,9 @@ use std::collections::BinaryHeap;
 
 /// The simulation budget, in tickets plus dependencies per simulated run
 /// (a run costs a few heap steps for each): a plan of 20 tickets gets
-/// [`MAX_RUNS`] runs, one of 10,000 tickets a few dozen, and a plan too
+/// [`MAX_RUNS`] runs, one of 10,000 tickets about a dozen, and a plan too
 /// large for [`MIN_RUNS`] keeps its base order without simulating at all.
-const BUDGET: usize = 2_000_000;
+const BUDGET: usize = 250_000;
 const MAX_RUNS: usize = 300;
 const MIN_RUNS: usize = 4;
 /// Forward-backward passes from one order, stopping at the first that does not shorten it.
@@ -207,22 +207,28 @@ impl<'a> Search<'a> {
     /// each improved, until the budget runs out or a run meets the bound.
     fn explore(&mut self, first: Timeline) {
         self.improve(first);
+        if self.done() {
+            return;
+        }
         let g = self.sim.graph;
         let head = heads(g);
         let critical = g.minutes.iter().copied().max().unwrap_or(0);
-        let rules: [Vec<usize>; 4] = [
-            // Least slack: latest start minus earliest start.
-            self.ranked(|i| (critical - g.minutes[i]).saturating_sub(head[i])),
-            self.ranked(|i| Reverse(g.descendants[i])),
-            // The longest path after the ticket: what it unblocks.
-            self.ranked(|i| Reverse(g.minutes[i] - g.own[i])),
-            self.ranked(|i| Reverse(g.children[i].len())),
-        ];
-        for rank in rules {
+        for rule in 0..4 {
+            if self.done() {
+                return;
+            }
+            let rank = match rule {
+                // Least slack: latest start minus earliest start.
+                0 => self.ranked(|i| (critical - g.minutes[i]).saturating_sub(head[i])),
+                1 => self.ranked(|i| Reverse(g.descendants[i])),
+                // The longest path after the ticket: what it unblocks.
+                2 => self.ranked(|i| Reverse(g.minutes[i] - g.own[i])),
+                _ => self.ranked(|i| Reverse(g.children[i].len())),
+            };
             self.attempt(rank);
         }
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        while self.left > 0 && self.makespan() > self.bound {
+        while !self.done() {
             let keys: Vec<u64> = g
                 .minutes
                 .iter()
@@ -239,6 +245,11 @@ impl<'a> Search<'a> {
         }
     }
 
+    /// Whether the budget is spent or the best run meets the bound.
+    fn done(&self) -> bool {
+        self.left == 0 || self.makespan() <= self.bound
+    }
+
     /// Simulates an order and improves it.
     fn attempt(&mut self, rank: Vec<usize>) {
         if let Some(timeline) = self.forward(rank) {
@@ -249,7 +260,7 @@ impl<'a> Search<'a> {
     /// Forward-backward passes while they shorten the run.
     fn improve(&mut self, mut timeline: Timeline) {
         for _ in 0..PASSES {
-            if self.makespan() <= self.bound || self.left == 0 {
+            if self.done() {
                 return;
             }
             self.left -= 1;
