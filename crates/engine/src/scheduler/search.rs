@@ -1,11 +1,11 @@
 //! The start order by simulation (issue 15). Longest remaining path first
 //! is a good rule but not an optimal one: on two slots it can leave a slot
-//! idle that another order fills. Where the estimates say so, a run is
-//! simulated (each ticket takes its estimate, a free slot starts the first
-//! ready ticket in the order, within the pools' caps, as
-//! [`super::Scheduler::next`] does) for the base order and for a bounded
-//! number of others, and the order whose run ends first is kept; ties keep
-//! the base order, so nothing changes where no other order helps.
+//! idle that another order would have filled. So a run is simulated over
+//! the estimates (each ticket takes its estimate; whenever a slot is free
+//! it starts the first ready ticket in the order whose pool is below its
+//! cap, as [`super::Scheduler::next`] does) for the base order and for a
+//! bounded number of others, and the order whose run ends first is kept;
+//! ties keep the base order, so nothing changes where no other order helps.
 //!
 //! The other orders: a few classic priority rules, each improved by
 //! forward-backward passes (a run is replayed backwards in time, latest
@@ -16,7 +16,8 @@
 //!
 //! Without estimates every ticket weighs 1 and the base order already
 //! breaks ties by tickets then descendants; another order replaces it only
-//! if it is strictly shorter in that equal-duration run.
+//! if it is strictly shorter in that equal-duration run. The search sees
+//! the whole plan: a resumed run keeps the order chosen for all of it.
 
 use super::{topological, Graph};
 use std::cmp::Reverse;
@@ -160,6 +161,7 @@ fn pick(
         .map(|(_, k)| k)
 }
 
+/// A bounded search for a start order whose run ends before the base one's.
 struct Search<'a> {
     sim: Sim<'a>,
     /// Each ticket's rank in the base order, which breaks every tie.
@@ -199,6 +201,7 @@ impl<'a> Search<'a> {
         (search, timeline)
     }
 
+    /// The end of the shortest run so far.
     fn makespan(&self) -> u64 {
         self.best.as_ref().map_or(self.first, |(m, _)| *m)
     }
