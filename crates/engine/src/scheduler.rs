@@ -3,8 +3,8 @@
 //! and per-pool caps. A failed ticket blocks its descendants only.
 //!
 //! The order is made once, when the scheduler is made: longest remaining
-//! path first ([`Graph::key`]), unless a simulated run over the estimates
-//! finds an order that ends sooner at the run's job count (see [`search`]).
+//! path first (`Graph::key`), unless a run simulated over the estimates at
+//! the run's job count ends sooner with another order (module `search`).
 //! The ready set of each pool is a `BTreeSet` of ranks, and each ticket
 //! counts its dependencies that have not merged, so a pick and a state
 //! change cost a logarithm, not a pass over the plan (10,000 tickets used
@@ -209,29 +209,37 @@ impl Scheduler {
     /// Plays the rest of the run on `jobs` slots as if every ticket passed
     /// and took its estimate, as a run starts them when the estimates hold
     /// (`run --dry-run`): the tickets that start together, in order, and
-    /// the minute the last one ends.
+    /// the minute the last one ends. Merges take no time and hold the slot
+    /// as in a run (see the `search` module).
     pub fn rehearse(&mut self, jobs: usize) -> (Vec<Vec<String>>, u64) {
         let mut running = BinaryHeap::new();
-        let mut batches = Vec::new();
-        let mut now = 0;
+        let mut batches: Vec<(u64, Vec<String>)> = Vec::new();
+        let (mut now, mut merges) = (0, 0);
+        let mut merging = None;
         loop {
-            let batch = self.next(jobs.saturating_sub(running.len()));
-            for id in &batch {
-                self.started(id);
-                running.push(Reverse((now + self.minutes[self.index[id]], id.clone())));
-            }
-            if !batch.is_empty() {
-                batches.push(batch);
-            }
-            let Some(Reverse((end, _))) = running.peek() else {
-                return (batches, now);
-            };
-            now = *end;
-            // Every ticket ending now merges before the slots fill again.
-            while running.peek().is_some_and(|Reverse((end, _))| *end == now) {
-                if let Some(Reverse((_, id))) = running.pop() {
-                    self.merged(&id);
+            for id in self.next(jobs.saturating_sub(running.len())) {
+                let i = self.index[&id];
+                self.start_in(i, self.group[i]);
+                running.push(Reverse((now + self.minutes[i], i, merges)));
+                match batches.last_mut() {
+                    Some((at, batch)) if *at == now => batch.push(id),
+                    _ => batches.push((now, vec![id])),
                 }
+            }
+            if let Some(i) = merging.take() {
+                self.set_at(i, Place::Done);
+                continue;
+            }
+            let Some(Reverse((end, i, base))) = running.pop() else {
+                return (batches.into_iter().map(|(_, b)| b).collect(), now);
+            };
+            (now, merges) = (end, merges + 1);
+            // A merge that needs no gates holds the slot; another leaves it
+            // to the tickets ready already.
+            if base + 1 == merges {
+                self.set_at(i, Place::Done);
+            } else {
+                merging = Some(i);
             }
         }
     }
@@ -244,7 +252,12 @@ impl Scheduler {
     /// Moves a ticket; an id the plan does not have (a ticket of an older
     /// plan) has nothing to order, so it is ignored.
     fn set(&mut self, id: &str, to: Place) {
-        let Some(&i) = self.index.get(id) else { return };
+        if let Some(&i) = self.index.get(id) {
+            self.set_at(i, to);
+        }
+    }
+
+    fn set_at(&mut self, i: usize, to: Place) {
         let from = self.place[i];
         if from != to {
             self.leave(i, from);
@@ -550,9 +563,20 @@ mod tests {
         p
     }
 
-    /// Without estimates every ticket takes a minute: batches of `jobs`.
+    /// Every ticket started and merged as soon as it is offered, `jobs` at a time.
     fn batches(s: &mut Scheduler, jobs: usize) -> Vec<Vec<String>> {
-        s.rehearse(jobs).0
+        let mut out = Vec::new();
+        loop {
+            let batch = s.next(jobs);
+            if batch.is_empty() {
+                return out;
+            }
+            for id in &batch {
+                s.started(id);
+                s.merged(id);
+            }
+            out.push(batch);
+        }
     }
 
     #[test]
@@ -569,6 +593,25 @@ mod tests {
         assert_eq!(order, [vec!["A", "B"], vec!["C"], vec!["D"]]);
         assert_eq!(end, 3);
         assert!(s.finished());
+    }
+
+    #[test]
+    fn a_merge_that_needs_gates_leaves_the_slot_to_a_ready_ticket() {
+        let p = estimated(&[
+            ("B", &[], 2),
+            ("C", &["B"], 5),
+            ("X", &[], 1),
+            ("Z", &["X"], 4),
+            ("E", &[], 1),
+        ]);
+        // Made for one slot, so the order is longest remaining path first.
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+        let (order, end) = s.rehearse(2);
+        // X's merge needs no gates: Z takes its slot. X merged while B
+        // ran, so B's merge runs the gates: its slot goes to E, ready
+        // already, and C waits for the next one.
+        assert_eq!(order, [vec!["B", "X"], vec!["Z"], vec!["E"], vec!["C"]]);
+        assert_eq!(end, 8);
     }
 
     #[test]
@@ -700,6 +743,16 @@ mod tests {
         assert_eq!(s.next(5), ["E"]);
     }
 
+    /// A fixed-seed generator of numbers below its argument.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// Reference: filter every ticket and sort by rank, as the scheduler did
     /// before it kept ready sets; both must offer the same tickets at every step.
     fn naive_next(p: &Plan, s: &Scheduler, free: usize) -> Vec<String> {
@@ -722,13 +775,7 @@ mod tests {
 
     #[test]
     fn ready_sets_agree_with_a_full_scan_on_random_plans() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rand = xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..40 {
             let n = 2 + rand(14) as usize;
             let names: Vec<String> = (0..n).map(|i| format!("T{i}")).collect();
@@ -767,35 +814,21 @@ mod tests {
         let times = [
             2, 3, 9, 2, 5, 4, 4, 8, 6, 3, 7, 10, 4, 9, 5, 7, 3, 12, 11, 6,
         ];
-        let deps: [&[usize]; 20] = [
-            &[],
-            &[],
-            &[0],
-            &[0],
-            &[1],
-            &[1],
-            &[2],
-            &[3],
-            &[4],
-            &[5],
-            &[6],
-            &[6, 7],
-            &[8],
-            &[9],
-            &[10],
-            &[11],
-            &[12, 13],
-            &[13],
-            &[14],
-            &[15, 16],
+        let deps = [
+            "", "", "0", "0", "1", "1", "2", "3", "4", "5", "6", "6 7", "8", "9", "10", "11",
+            "12 13", "13", "14", "15 16",
         ];
         let names: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();
-        let dep_names: Vec<Vec<&str>> = deps
+        let dep_names: Vec<Vec<String>> = deps
             .iter()
-            .map(|ds| ds.iter().map(|&d| names[d].as_str()).collect())
+            .map(|ds| ds.split_whitespace().map(|d| format!("t{d}")).collect())
+            .collect();
+        let dep_refs: Vec<Vec<&str>> = dep_names
+            .iter()
+            .map(|ds| ds.iter().map(String::as_str).collect())
             .collect();
         let edges: Vec<(&str, &[&str], u32)> = (0..20)
-            .map(|i| (names[i].as_str(), dep_names[i].as_slice(), times[i]))
+            .map(|i| (names[i].as_str(), dep_refs[i].as_slice(), times[i]))
             .collect();
         if with_estimates {
             estimated(&edges)
@@ -852,13 +885,7 @@ mod tests {
 
     #[test]
     fn the_chosen_order_never_runs_longer_than_longest_path_first() {
-        let mut seed = 0x9d2c_5680_1b87_3a5fu64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rand = xorshift(0x9d2c_5680_1b87_3a5fu64);
         let mut shorter = 0;
         for round in 0..60 {
             let p = random_plan(&mut rand, 30, round % 3 != 0);
@@ -885,13 +912,7 @@ mod tests {
 
     #[test]
     fn the_simulation_predicts_the_scheduler_within_pool_caps() {
-        let mut seed = 0x51f1_5e5c_a1d0_c0deu64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rand = xorshift(0x51f1_5e5c_a1d0_c0deu64);
         for round in 0..30 {
             let p = random_plan(&mut rand, 24, true);
             let mut pools = HashMap::new();

@@ -1,11 +1,16 @@
 //! The start order by simulation (issue 15). Longest remaining path first
 //! is a good rule but not an optimal one: on two slots it can leave a slot
-//! idle that another order would have filled. So a run is simulated over
-//! the estimates (each ticket takes its estimate; whenever a slot is free
-//! it starts the first ready ticket in the order whose pool is below its
-//! cap, as [`super::Scheduler::next`] does) for the base order and for a
-//! bounded number of others, and the order whose run ends first is kept;
-//! ties keep the base order, so nothing changes where no other order helps.
+//! idle that another order would have filled. So runs are simulated over
+//! the estimates, for the base order and a bounded number of others, and
+//! the order whose run ends first is kept; ties keep the base order, so
+//! nothing changes where no other order helps.
+//!
+//! A simulated run does what a run does when every ticket passes and takes
+//! its estimate: whenever a slot is free it starts the first ready ticket
+//! in the order whose pool is below its cap ([`super::Scheduler::next`]).
+//! Merges take no time; one that needs no gates (nothing merged since its
+//! attempt started) holds the slot for the dependents it readies, and any
+//! other leaves the slot to the tickets ready already, as a run does.
 //!
 //! The other orders: a few classic priority rules, each improved by
 //! forward-backward passes (a run is replayed backwards in time, latest
@@ -105,7 +110,9 @@ impl Sim<'_> {
         let mut active = vec![0u32; caps.len()];
         let mut running = BinaryHeap::new();
         let mut start = vec![None; pending.len()];
-        let mut now = 0;
+        // Merges so far, and how many there were when each ticket started.
+        let (mut merges, mut base) = (0, vec![0; pending.len()]);
+        let (mut now, mut merging) = (0, None);
         loop {
             while running.len() < self.limits.jobs {
                 let Some(k) = pick(&ready, &active, caps) else {
@@ -115,30 +122,38 @@ impl Sim<'_> {
                     break;
                 };
                 active[k] += 1;
-                start[i] = Some(now);
+                (start[i], base[i]) = (Some(now), merges);
                 running.push(Reverse((now + g.own[i], i)));
             }
-            let Some(&Reverse((t, _))) = running.peek() else {
-                break;
-            };
-            now = t;
-            // Everything ending now ends before the slots fill again.
-            while let Some(&Reverse((t, i))) = running.peek() {
-                if t != now {
-                    break;
-                }
-                running.pop();
-                active[group[i]] -= 1;
-                let mut release = |n: usize| {
-                    pending[n] -= 1;
-                    if pending[n] == 0 {
-                        ready[group[n]].push(Reverse((rank[n], n)));
+            let i = match merging.take() {
+                Some(i) => i,
+                None => {
+                    let Some(Reverse((end, i))) = running.pop() else {
+                        break;
+                    };
+                    (now, merges) = (end, merges + 1);
+                    // As in a run: a merge that needs no gates (nothing
+                    // merged since the attempt started) holds the slot for
+                    // the dependents it readies; any other merge leaves it
+                    // to the tickets ready already, while the ticket still
+                    // counts against its pool's cap until it merges.
+                    if base[i] + 1 != merges {
+                        merging = Some(i);
+                        continue;
                     }
-                };
-                match backward {
-                    None => g.children[i].iter().for_each(|&c| release(c)),
-                    Some(_) => g.deps[i].iter().flatten().for_each(|&d| release(d)),
+                    i
                 }
+            };
+            active[group[i]] -= 1;
+            let mut release = |n: usize| {
+                pending[n] -= 1;
+                if pending[n] == 0 {
+                    ready[group[n]].push(Reverse((rank[n], n)));
+                }
+            };
+            match backward {
+                None => g.children[i].iter().for_each(|&c| release(c)),
+                Some(_) => g.deps[i].iter().flatten().for_each(|&d| release(d)),
             }
         }
         Timeline {
