@@ -86,32 +86,21 @@ pub(super) struct Sim<'a> {
     pub limits: &'a Limits<'a>,
 }
 
+/// Ready tickets of each pool group, best rank first.
+type Ready = Vec<BinaryHeap<Reverse<(usize, usize)>>>;
+
 impl Sim<'_> {
     /// Runs forwards, or, given the tickets that run forwards, backwards in
     /// time: dependents first, over the same slots and caps (a schedule
     /// turned around in time keeps within them).
     pub fn run(&self, rank: &[usize], backward: Option<&[bool]>) -> Timeline {
-        let (g, caps) = (self.graph, &self.limits.caps);
-        let group = self.limits.group;
-        let mut pending: Vec<usize> = match backward {
-            None => g.deps.iter().map(Vec::len).collect(),
-            Some(runs) => g
-                .children
-                .iter()
-                .map(|cs| cs.iter().filter(|&&c| runs[c]).count())
-                .collect(),
-        };
-        let mut ready = vec![BinaryHeap::new(); caps.len()];
-        for i in 0..pending.len() {
-            if pending[i] == 0 && backward.is_none_or(|runs| runs[i]) {
-                ready[group[i]].push(Reverse((rank[i], i)));
-            }
-        }
+        let (g, caps, group) = (self.graph, &self.limits.caps, self.limits.group);
+        let (mut pending, mut ready) = self.waiting(rank, backward);
         let mut active = vec![0u32; caps.len()];
         let mut running = BinaryHeap::new();
-        let mut start = vec![None; pending.len()];
+        let mut start = vec![None; g.ids.len()];
         // Merges so far, and how many there were when each ticket started.
-        let (mut merges, mut base) = (0, vec![0; pending.len()]);
+        let (mut merges, mut base) = (0, vec![0; g.ids.len()]);
         let (mut now, mut merging) = (0, None);
         loop {
             while running.len() < self.limits.jobs {
@@ -145,30 +134,62 @@ impl Sim<'_> {
                 }
             };
             active[group[i]] -= 1;
-            let mut release = |n: usize| {
-                pending[n] -= 1;
-                if pending[n] == 0 {
-                    ready[group[n]].push(Reverse((rank[n], n)));
-                }
-            };
-            match backward {
-                None => g.children[i].iter().for_each(|&c| release(c)),
-                Some(_) => g.deps[i].iter().flatten().for_each(|&d| release(d)),
-            }
+            self.release(i, rank, backward, &mut pending, &mut ready);
         }
         Timeline {
             start,
             makespan: now,
         }
     }
+
+    /// Each ticket's unmet dependencies (dependents, backwards), and the
+    /// tickets with none.
+    fn waiting(&self, rank: &[usize], backward: Option<&[bool]>) -> (Vec<usize>, Ready) {
+        let g = self.graph;
+        let pending: Vec<usize> = match backward {
+            None => g.deps.iter().map(Vec::len).collect(),
+            Some(runs) => g
+                .children
+                .iter()
+                .map(|cs| cs.iter().filter(|&&c| runs[c]).count())
+                .collect(),
+        };
+        let mut ready = vec![BinaryHeap::new(); self.limits.caps.len()];
+        for i in 0..pending.len() {
+            if pending[i] == 0 && backward.is_none_or(|runs| runs[i]) {
+                ready[self.limits.group[i]].push(Reverse((rank[i], i)));
+            }
+        }
+        (pending, ready)
+    }
+
+    /// `i` merged: the tickets waiting only for it are ready.
+    fn release(
+        &self,
+        i: usize,
+        rank: &[usize],
+        backward: Option<&[bool]>,
+        pending: &mut [usize],
+        ready: &mut Ready,
+    ) {
+        let mut release = |n: usize| {
+            pending[n] -= 1;
+            if pending[n] == 0 {
+                ready[self.limits.group[n]].push(Reverse((rank[n], n)));
+            }
+        };
+        match backward {
+            None => self.graph.children[i].iter().for_each(|&c| release(c)),
+            Some(_) => self.graph.deps[i]
+                .iter()
+                .flatten()
+                .for_each(|&d| release(d)),
+        }
+    }
 }
 
 /// The group whose best ready ticket is best among those below their cap.
-fn pick(
-    ready: &[BinaryHeap<Reverse<(usize, usize)>>],
-    active: &[u32],
-    caps: &[Option<u32>],
-) -> Option<usize> {
+fn pick(ready: &Ready, active: &[u32], caps: &[Option<u32>]) -> Option<usize> {
     (0..ready.len())
         .filter(|&k| caps[k].is_none_or(|cap| active[k] < cap))
         .filter_map(|k| ready[k].peek().map(|Reverse(head)| (*head, k)))
