@@ -206,7 +206,7 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
         .map(|m| m.pool.clone())
 }
 
-fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
+fn scheduler(plan: &Plan, routing: &Routing, jobs: usize) -> Scheduler {
     // Tickets share a few routes (model, tier, pool hint): each is looked
     // up in the routing table once, not once per ticket.
     let mut routes = HashMap::new();
@@ -227,7 +227,7 @@ fn scheduler(plan: &Plan, routing: &Routing) -> Scheduler {
         .collect();
     let mut caps = routing.caps.clone();
     caps.extend(plan.caps.clone());
-    Scheduler::new(plan, pools, caps)
+    Scheduler::new(plan, pools, caps, jobs)
 }
 
 /// What an invocation would do with each ticket, read without changing
@@ -419,25 +419,16 @@ impl Prepared {
         ))
     }
 
-    /// The order tickets that will run would start in, as batches of at
-    /// most `jobs`, assuming every ticket passes (`run --dry-run`).
+    /// The order tickets that will run would start in, as batches that
+    /// start together (at most `jobs`), assuming every ticket passes and
+    /// takes its estimate (`run --dry-run`).
     pub fn start_order(&self) -> Vec<Vec<String>> {
-        let mut s = scheduler(&self.plan, &self.settings.routing);
+        let jobs = self.settings.jobs.max(1);
+        let mut s = scheduler(&self.plan, &self.settings.routing, jobs);
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
-        let mut batches = Vec::new();
-        loop {
-            let batch = s.next(self.settings.jobs.max(1));
-            if batch.is_empty() {
-                return batches;
-            }
-            for id in &batch {
-                s.started(id);
-                s.merged(id);
-            }
-            batches.push(batch);
-        }
+        s.rehearse(jobs).0
     }
 }
 
@@ -959,7 +950,7 @@ fn coordinate<'s, 'a: 's>(
     scope.spawn(move || merger(sh, jobs, merger_tx));
     let mut c = Coordinator {
         sh,
-        sched: scheduler(sh.plan, &sh.settings.routing),
+        sched: scheduler(sh.plan, &sh.settings.routing, sh.settings.jobs.max(1)),
         lp: Loop {
             free: (0..sh.settings.jobs.max(1)).rev().collect(),
             ..Loop::default()

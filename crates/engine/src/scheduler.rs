@@ -1,16 +1,20 @@
 //! Which ticket starts next: a ticket is ready when all its dependencies
-//! have merged; ready tickets start longest remaining path first, within the
-//! job slots and per-pool caps. A failed ticket blocks its descendants only.
+//! have merged; ready tickets start in one fixed order, within the job slots
+//! and per-pool caps. A failed ticket blocks its descendants only.
 //!
-//! Ready tickets are ordered once, when the scheduler is made, by
-//! [`Scheduler::rank`]; the ready set of each pool is a `BTreeSet` of ranks,
-//! and each ticket counts its dependencies that have not merged, so a pick
-//! and a state change cost a logarithm, not a pass over the plan (10,000
-//! tickets used to take seconds to order).
+//! The order is made once, when the scheduler is made: longest remaining
+//! path first (`Graph::key`), unless a run simulated over the estimates at
+//! the run's job count ends sooner with another order (module `search`).
+//! The ready set of each pool is a `BTreeSet` of ranks, and each ticket
+//! counts its dependencies that have not merged, so a pick and a state
+//! change cost a logarithm, not a pass over the plan (10,000 tickets used
+//! to take seconds to order).
+
+mod search;
 
 use planwright_plan::Plan;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 /// Where the scheduler thinks a ticket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +35,8 @@ pub struct Scheduler {
     ids: Vec<String>,
     index: HashMap<String, usize>,
     children: Vec<Vec<usize>>,
+    /// Each ticket's estimate in minutes (1 without one).
+    minutes: Vec<u64>,
     /// Dependencies not merged yet; a dependency on an unknown id never merges.
     pending: Vec<usize>,
     /// Position in the start order among ready tickets (0 starts first).
@@ -57,21 +63,29 @@ struct Group {
 }
 
 impl Scheduler {
-    /// A scheduler for `plan`; `pool_of` maps tickets to their pool, `caps` limits pools.
+    /// A scheduler for `plan` on `jobs` slots; `pool_of` maps tickets to
+    /// their pool, `caps` limits pools.
     pub fn new(
         plan: &Plan,
         pool_of: HashMap<String, String>,
         caps: BTreeMap<String, u32>,
+        jobs: usize,
     ) -> Scheduler {
         let graph = Graph::new(plan);
         let n = graph.ids.len();
+        let (group, groups, pool_group) = groups(&graph.ids, &pool_of, &caps);
         let mut by_rank: Vec<usize> = (0..n).collect();
         by_rank.sort_by_key(|&i| graph.key(i));
+        let limits = search::Limits {
+            jobs,
+            group: &group,
+            caps: groups.iter().map(|g| g.cap).collect(),
+        };
+        let by_rank = search::order(&graph, &limits, by_rank);
         let mut rank = vec![0; n];
         for (r, &i) in by_rank.iter().enumerate() {
             rank[i] = r;
         }
-        let (group, groups, pool_group) = groups(&graph.ids, &pool_of, &caps);
         let mut s = Scheduler {
             active_in: group.clone(),
             pool_group,
@@ -79,6 +93,7 @@ impl Scheduler {
             ids: graph.ids,
             index: graph.index,
             children: graph.children,
+            minutes: graph.own,
             rank,
             by_rank,
             group,
@@ -191,6 +206,44 @@ impl Scheduler {
         out
     }
 
+    /// Plays the rest of the run on `jobs` slots as if every ticket passed
+    /// and took its estimate, as a run starts them when the estimates hold
+    /// (`run --dry-run`): the tickets that start together, in order, and
+    /// the minute the last one ends. Merges take no time and hold the slot
+    /// as in a run (see the `search` module).
+    pub fn rehearse(&mut self, jobs: usize) -> (Vec<Vec<String>>, u64) {
+        let mut running = BinaryHeap::new();
+        let mut batches: Vec<(u64, Vec<String>)> = Vec::new();
+        let (mut now, mut merges) = (0, 0);
+        let mut merging = None;
+        loop {
+            for id in self.next(jobs.saturating_sub(running.len())) {
+                let i = self.index[&id];
+                self.start_in(i, self.group[i]);
+                running.push(Reverse((now + self.minutes[i], i, merges)));
+                match batches.last_mut() {
+                    Some((at, batch)) if *at == now => batch.push(id),
+                    _ => batches.push((now, vec![id])),
+                }
+            }
+            if let Some(i) = merging.take() {
+                self.set_at(i, Place::Done);
+                continue;
+            }
+            let Some(Reverse((end, i, base))) = running.pop() else {
+                return (batches.into_iter().map(|(_, b)| b).collect(), now);
+            };
+            (now, merges) = (end, merges + 1);
+            // A merge that needs no gates holds the slot; another leaves it
+            // to the tickets ready already.
+            if base + 1 == merges {
+                self.set_at(i, Place::Done);
+            } else {
+                merging = Some(i);
+            }
+        }
+    }
+
     /// Whether nothing is waiting that could still start or is active.
     pub fn finished(&self) -> bool {
         self.groups.iter().all(|g| g.active == 0) && self.next(1).is_empty()
@@ -199,7 +252,12 @@ impl Scheduler {
     /// Moves a ticket; an id the plan does not have (a ticket of an older
     /// plan) has nothing to order, so it is ignored.
     fn set(&mut self, id: &str, to: Place) {
-        let Some(&i) = self.index.get(id) else { return };
+        if let Some(&i) = self.index.get(id) {
+            self.set_at(i, to);
+        }
+    }
+
+    fn set_at(&mut self, i: usize, to: Place) {
         let from = self.place[i];
         if from != to {
             self.leave(i, from);
@@ -295,6 +353,9 @@ struct Graph {
     /// Distinct dependencies; `None` for an id the plan does not have.
     deps: Vec<Vec<Option<usize>>>,
     children: Vec<Vec<usize>>,
+    /// Each ticket's own estimate (1 without one).
+    own: Vec<u64>,
+    /// The longest remaining path by estimate, the ticket included.
     minutes: Vec<u64>,
     length: Vec<u32>,
     descendants: Vec<u32>,
@@ -333,6 +394,10 @@ impl Graph {
             deps,
             descendants: descendant_counts(&children, &topo),
             children,
+            own: firsts
+                .iter()
+                .map(|t| planwright_plan::analysis::estimate(t))
+                .collect(),
             minutes: vec![0; n],
             length: vec![0; n],
         };
@@ -340,7 +405,7 @@ impl Graph {
             let kids = &g.children[i];
             let minutes = kids.iter().map(|&c| g.minutes[c]).max().unwrap_or(0);
             let length = kids.iter().map(|&c| g.length[c]).max().unwrap_or(0);
-            g.minutes[i] = minutes + planwright_plan::analysis::estimate(firsts[i]);
+            g.minutes[i] = minutes + g.own[i];
             g.length[i] = length + 1;
         }
         g
@@ -427,7 +492,7 @@ mod tests {
             ("D", &["C"]),
             ("E", &["A"]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.next(1), ["B"], "B heads the longest chain");
         assert_eq!(s.next(5), ["B", "A"]);
         s.started("B");
@@ -449,7 +514,7 @@ mod tests {
             .map(|t| (t.to_string(), "claude".to_string()))
             .collect();
         let caps = [("claude".to_string(), 1)].into_iter().collect();
-        let mut s = Scheduler::new(&p, pools, caps);
+        let mut s = Scheduler::new(&p, pools, caps, 2);
         assert_eq!(s.next(3), ["A", "C"]);
         s.started("A");
         assert_eq!(s.next(3), ["C"]);
@@ -469,7 +534,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let mut s = Scheduler::new(&p, pools, caps);
+        let mut s = Scheduler::new(&p, pools, caps, 2);
         // A's first pool is paused: it runs on y, and takes y's room.
         s.started_on("A", Some("y"));
         assert!(!s.has_room("y") && s.has_room("x"));
@@ -515,6 +580,41 @@ mod tests {
     }
 
     #[test]
+    fn a_rehearsal_starts_a_ticket_as_soon_as_a_slot_frees() {
+        let p = estimated(&[
+            ("A", &[], 3),
+            ("B", &[], 1),
+            ("C", &["B"], 1),
+            ("D", &[], 1),
+        ]);
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let (order, end) = s.rehearse(2);
+        // B ends at minute 1 while A runs on: C and then D take its slot.
+        assert_eq!(order, [vec!["A", "B"], vec!["C"], vec!["D"]]);
+        assert_eq!(end, 3);
+        assert!(s.finished());
+    }
+
+    #[test]
+    fn a_merge_that_needs_gates_leaves_the_slot_to_a_ready_ticket() {
+        let p = estimated(&[
+            ("B", &[], 2),
+            ("C", &["B"], 5),
+            ("X", &[], 1),
+            ("Z", &["X"], 4),
+            ("E", &[], 1),
+        ]);
+        // Made for one slot, so the order is longest remaining path first.
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+        let (order, end) = s.rehearse(2);
+        // X's merge needs no gates: Z takes its slot. X merged while B
+        // ran, so B's merge runs the gates: its slot goes to E, ready
+        // already, and C waits for the next one.
+        assert_eq!(order, [vec!["B", "X"], vec!["Z"], vec!["E"], vec!["C"]]);
+        assert_eq!(end, 8);
+    }
+
+    #[test]
     fn without_estimates_ties_go_to_more_descendants_then_plan_order() {
         // All three chains are two tickets long; C has two dependents, A and E one.
         let p = plan(&[
@@ -527,7 +627,7 @@ mod tests {
             ("G", &["E"]),
             ("H", &[]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.next(8), ["C", "A", "E", "H"]);
         assert_eq!(
             batches(&mut s, 2),
@@ -549,7 +649,7 @@ mod tests {
             ("Z", &["Y"], 2),
             ("W", &[], 5),
         ]);
-        let s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        let s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.next(4), ["W", "Y", "X"]);
     }
 
@@ -566,7 +666,7 @@ mod tests {
             ("G", &["D", "F"]),
             ("H", &[]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(
             batches(&mut s, 2),
             [
@@ -588,7 +688,7 @@ mod tests {
         let caps = [("x".to_string(), 1), ("y".to_string(), 0)]
             .into_iter()
             .collect();
-        let mut s = Scheduler::new(&p, pools, caps);
+        let mut s = Scheduler::new(&p, pools, caps, 2);
         assert_eq!(
             s.next(5),
             ["A", "E"],
@@ -615,7 +715,7 @@ mod tests {
     #[test]
     fn requeueing_a_merged_ticket_holds_back_its_dependents_again() {
         let p = plan(&[("A", &[]), ("B", &["A"]), ("C", &["B", "X"])]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
         s.merged("A");
         assert_eq!(s.next(3), ["B"]);
         s.requeue("A");
@@ -636,15 +736,25 @@ mod tests {
             ("D", &["B", "C"]),
             ("E", &[]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
         s.started("A");
         assert_eq!(s.failed("A"), ["B", "C", "D"]);
         assert!(s.failed("A").is_empty(), "they are dead already");
         assert_eq!(s.next(5), ["E"]);
     }
 
-    /// Reference: filter every ticket and sort, as the scheduler did before
-    /// it kept ready sets; both must offer the same tickets at every step.
+    /// A fixed-seed generator of numbers below its argument.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
+    /// Reference: filter every ticket and sort by rank, as the scheduler did
+    /// before it kept ready sets; both must offer the same tickets at every step.
     fn naive_next(p: &Plan, s: &Scheduler, free: usize) -> Vec<String> {
         let g = Graph::new(p);
         let mut ready: Vec<usize> = (0..g.ids.len())
@@ -655,7 +765,7 @@ mod tests {
                     .all(|d| d.is_some_and(|d| s.place[d] == Place::Done))
             })
             .collect();
-        ready.sort_by_key(|&i| g.key(i));
+        ready.sort_by_key(|&i| s.rank[i]);
         ready
             .into_iter()
             .take(free)
@@ -665,13 +775,7 @@ mod tests {
 
     #[test]
     fn ready_sets_agree_with_a_full_scan_on_random_plans() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rand = xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..40 {
             let n = 2 + rand(14) as usize;
             let names: Vec<String> = (0..n).map(|i| format!("T{i}")).collect();
@@ -689,7 +793,7 @@ mod tests {
                 .map(|(n, d)| (n.as_str(), d.as_slice()))
                 .collect();
             let p = plan(&edges);
-            let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new());
+            let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
             for _ in 0..3 * n {
                 assert_eq!(s.next(n), naive_next(&p, &s, n));
                 let id = names[rand(n as u64) as usize].clone();
@@ -702,6 +806,138 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The bench's DAG (bench/makespan.sh): critical path 38, work 120.
+    fn bench_dag(with_estimates: bool) -> Plan {
+        let times = [
+            2, 3, 9, 2, 5, 4, 4, 8, 6, 3, 7, 10, 4, 9, 5, 7, 3, 12, 11, 6,
+        ];
+        let deps = [
+            "", "", "0", "0", "1", "1", "2", "3", "4", "5", "6", "6 7", "8", "9", "10", "11",
+            "12 13", "13", "14", "15 16",
+        ];
+        let names: Vec<String> = (0..20).map(|i| format!("t{i}")).collect();
+        let dep_names: Vec<Vec<String>> = deps
+            .iter()
+            .map(|ds| ds.split_whitespace().map(|d| format!("t{d}")).collect())
+            .collect();
+        let dep_refs: Vec<Vec<&str>> = dep_names
+            .iter()
+            .map(|ds| ds.iter().map(String::as_str).collect())
+            .collect();
+        let edges: Vec<(&str, &[&str], u32)> = (0..20)
+            .map(|i| (names[i].as_str(), dep_refs[i].as_slice(), times[i]))
+            .collect();
+        if with_estimates {
+            estimated(&edges)
+        } else {
+            plan(&edges.iter().map(|(id, d, _)| (*id, *d)).collect::<Vec<_>>())
+        }
+    }
+
+    #[test]
+    fn with_estimates_the_bench_dag_meets_its_bound() {
+        let p = bench_dag(true);
+        let mut base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+        assert_eq!(
+            base.rehearse(2).1,
+            62,
+            "longest remaining path first leaves a slot idle"
+        );
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        assert_eq!(s.rehearse(2).1, 60, "work / 2 slots");
+        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 4);
+        assert_eq!(s.rehearse(4).1, 38, "the critical path");
+    }
+
+    #[test]
+    fn without_estimates_the_bench_dag_keeps_the_tie_break_rule() {
+        // In equal durations the rule already takes ceil(20 / 2) steps.
+        let p = bench_dag(false);
+        let base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+        let s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        assert_eq!(s.by_rank, base.by_rank);
+    }
+
+    /// A random plan of up to `size` tickets, estimates 1 to 12 minutes when asked.
+    fn random_plan(rand: &mut impl FnMut(u64) -> u64, size: u64, estimates: bool) -> Plan {
+        let n = 2 + rand(size - 1) as usize;
+        let names: Vec<String> = (0..n).map(|i| format!("T{i}")).collect();
+        let deps: Vec<Vec<&str>> = (0..n)
+            .map(|i| {
+                (i.saturating_sub(6)..i)
+                    .filter(|_| rand(3) == 0)
+                    .map(|d| names[d].as_str())
+                    .collect()
+            })
+            .collect();
+        let edges: Vec<(&str, &[&str], u32)> = (0..n)
+            .map(|i| (names[i].as_str(), deps[i].as_slice(), 1 + rand(12) as u32))
+            .collect();
+        if estimates {
+            estimated(&edges)
+        } else {
+            plan(&edges.iter().map(|(id, d, _)| (*id, *d)).collect::<Vec<_>>())
+        }
+    }
+
+    #[test]
+    fn the_chosen_order_never_runs_longer_than_longest_path_first() {
+        let mut rand = xorshift(0x9d2c_5680_1b87_3a5fu64);
+        let mut shorter = 0;
+        for round in 0..60 {
+            let p = random_plan(&mut rand, 30, round % 3 != 0);
+            let jobs = 2 + round % 3;
+            // On one slot the search is skipped: the base order.
+            let mut base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+            let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), jobs);
+            let (before, after) = (base.rehearse(jobs).1, s.rehearse(jobs).1);
+            assert!(after <= before, "round {round}: {after} > {before}");
+            if after == before {
+                assert_eq!(
+                    s.by_rank, base.by_rank,
+                    "round {round}: a tie keeps the rule"
+                );
+            } else {
+                shorter += 1;
+            }
+        }
+        assert!(
+            shorter > 0,
+            "some random plan has a better order than the rule"
+        );
+    }
+
+    #[test]
+    fn the_simulation_predicts_the_scheduler_within_pool_caps() {
+        let mut rand = xorshift(0x51f1_5e5c_a1d0_c0deu64);
+        for round in 0..30 {
+            let p = random_plan(&mut rand, 24, true);
+            let mut pools = HashMap::new();
+            for t in &p.tickets {
+                if rand(2) == 0 {
+                    pools.insert(t.id.clone(), format!("pool{}", rand(2)));
+                }
+            }
+            let caps = [("pool0".to_string(), 1), ("pool1".to_string(), 2)]
+                .into_iter()
+                .collect();
+            let jobs = 2 + round % 3;
+            let mut s = Scheduler::new(&p, pools, caps, jobs);
+            let graph = Graph::new(&p);
+            let limits = search::Limits {
+                jobs,
+                group: &s.group,
+                caps: s.groups.iter().map(|g| g.cap).collect(),
+            };
+            let sim = search::Sim {
+                graph: &graph,
+                limits: &limits,
+            };
+            let predicted = sim.run(&s.rank, None).makespan;
+            assert_eq!(s.rehearse(jobs).1, predicted, "round {round}");
         }
     }
 }

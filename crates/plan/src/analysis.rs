@@ -91,7 +91,8 @@ pub fn critical_path(plan: &Plan) -> (Vec<String>, u64) {
 
 /// For each ticket, the sum of estimates on the longest path from it to a
 /// ticket nothing depends on, itself included. The engine starts ready
-/// tickets with the longest remaining path first. With duplicate ids the
+/// tickets with the longest remaining path first unless a simulated run
+/// over the estimates finds a shorter order. With duplicate ids the
 /// first ticket's value is kept.
 pub fn longest_remaining(plan: &Plan) -> HashMap<String, u64> {
     let order = Order::new(plan);
