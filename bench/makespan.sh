@@ -4,7 +4,8 @@
 # max(critical path, work / jobs), at `--jobs 2` and `--jobs 4`, with
 # `estimate_minutes` on every ticket and without any.
 #
-#   bash bench/makespan.sh             # ticket times of 2 to 12 s: about 8 minutes
+#   bash bench/makespan.sh             # ticket times of 2 to 12 s: about 4 minutes
+#   TIMES=uniform bash bench/makespan.sh   # every ticket 6 s
 #   SCALE=0.5 bash bench/makespan.sh   # times halved
 #   QUICK=1 bash bench/makespan.sh     # times of 0.2 to 1.2 s: checks the script works
 #   PLANWRIGHT=/path/to/planwright bash bench/makespan.sh
@@ -24,6 +25,11 @@ trap 'rm -rf "$dir"' EXIT
 # depends on the tickets listed in deps[i]. Its critical path is
 # t0 t2 t6 t11 t15 t19 (2+9+4+10+7+6 = 38 s) and its work 120 s.
 times=(2 3 9 2 5 4 4 8 6 3 7 10 4 9 5 7 3 12 11 6)
+# TIMES=uniform: every ticket takes the mean, 6 s (critical path 36 s):
+# agents of one fixed duration, where estimates have nothing to add.
+if [[ "${TIMES:-}" == uniform ]]; then
+  times=(6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6)
+fi
 deps=("" "" "0" "0" "1" "1" "2" "3" "4" "5" "6" "6 7" "8" "9" "10" "11" "12 13" "13" "14" "15 16")
 
 plan() { # plan with|without: the native plan, with or without estimates

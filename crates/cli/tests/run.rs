@@ -922,6 +922,29 @@ fn demo_json_says_where_it_ran() {
 }
 
 #[test]
+fn run_and_its_dry_run_warn_of_overlapping_scopes_that_preflight_found() {
+    let env = sh_env();
+    let plan = SH_PLAN.replace(
+        r#""pattern": "b.txt", "op": "create""#,
+        r#""pattern": "*.txt", "op": "create""#,
+    );
+    write(env.root(), "plan.json", &plan);
+    let out = env.run(&["--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: overlap:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        ["warning: overlap: tickets A and B may run at the same time and both may change `a.txt` / `*.txt`",
+         "warning: overlap: tickets B and C may run at the same time and both may change `*.txt` / `c.txt`"],
+        "{stderr}"
+    );
+}
+
+#[test]
 fn dry_run_quotes_gates_as_a_shell_needs() {
     let env = sh_env();
     let out = env.run(&["--dry-run", "--gate", "test -n 'a b'"]);

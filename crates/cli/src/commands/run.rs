@@ -404,6 +404,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         agent.as_ref(),
     )
     .map_err(|f| preflight_failed(&f.checks, global))?;
+    warn_checks(session.checks(), global);
     if args.dry_run {
         return dry_run(&session, global);
     }
@@ -412,6 +413,22 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let summary =
         engine_run::run(session, executor, reporters(global), &cancel).map_err(engine_error)?;
     finish(&summary, global)
+}
+
+/// Preflight's warnings (overlapping scopes, say) on stderr, as `warning:`
+/// lines: the first few, then how many more `planwright preflight` lists.
+fn warn_checks(checks: &[Check], global: &Global) {
+    const SHOWN: usize = 5;
+    let warnings: Vec<&Check> = checks.iter().filter(|c| c.status == "warning").collect();
+    for c in warnings.iter().take(SHOWN) {
+        global.warn(format!("{}: {}", c.check, c.message));
+    }
+    if warnings.len() > SHOWN {
+        global.warn(format!(
+            "{} more preflight warnings; `planwright preflight` lists every one",
+            warnings.len() - SHOWN
+        ));
+    }
 }
 
 /// The error of a failed preflight, its checks printed (human) or folded
