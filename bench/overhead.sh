@@ -113,5 +113,5 @@ flatness() { # flatness WHO: reads merge times in milliseconds, one a line
 if ((tickets >= 200)); then
   awk -F'"at_ms":' '/"event":"merged"/ { split($2, a, /[,}]/); print a[1] }' "$dir/events-$jobs.jsonl" |
     flatness planwright
-  awk '{ printf "%d\n", $1 / 1000 }' "$dir/floor-$jobs.log" | flatness floor
+  awk '{ printf "%.0f\n", $1 / 1000 }' "$dir/floor-$jobs.log" | flatness floor
 fi

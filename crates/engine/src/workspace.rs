@@ -220,7 +220,16 @@ impl Workspaces {
     /// Removes what is not tracked. Ignore files the agent left behind are
     /// deleted first, so only the commit's own ignore rules keep anything
     /// (otherwise a leftover could ride into the next ticket's candidate).
+    /// With `pristine` no ignore rule keeps anything, and that pass, a
+    /// second walk of every directory, is not needed.
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
+        if self.settings.pristine {
+            self.repo
+                .own_git(index, dir)
+                .args(["clean", "-q", "-ffdx"])
+                .output()?;
+            return Ok(());
+        }
         let strays = self
             .repo
             .own_git(index, dir)
@@ -230,14 +239,9 @@ impl Workspaces {
             let path = dir.join(String::from_utf8_lossy(rel).as_ref());
             remove_any(&path)?;
         }
-        let mode = if self.settings.pristine {
-            "-ffdx"
-        } else {
-            "-ffd"
-        };
         self.repo
             .own_git(index, dir)
-            .args(["clean", "-q", mode])
+            .args(["clean", "-q", "-ffd"])
             .output()?;
         Ok(())
     }
