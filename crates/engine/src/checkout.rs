@@ -11,11 +11,6 @@
 //! checkout changed since (size, change time and inode of every file: a
 //! gate that wrote into `node_modules` makes the next use start afresh).
 //!
-//! Without a set-up, a checkout holds nothing but tracked files once
-//! prepared, and the clean that makes it so (a walk of every directory
-//! with the index in hand) is skipped when every entry's name and kind are
-//! as the last preparation left them: then nothing untracked was added.
-//!
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
@@ -29,12 +24,10 @@ use crate::workspace::{
     create_parent, fresh_dir, remove_any, reset_files, PoolSettings, Workspaces,
 };
 use planwright_plan::model::Gate;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 /// The gate checkouts of a run.
 #[derive(Debug, Clone)]
@@ -45,9 +38,6 @@ pub struct Checkouts {
     gate_network: bool,
     /// Directories an agent may write: kept off every gate's `PATH`.
     agent_writable: Vec<PathBuf>,
-    /// What each checkout without a set-up held when last prepared: its
-    /// index's identity and every entry (see [`listing`]).
-    left: Arc<Mutex<HashMap<String, Vec<u8>>>>,
 }
 
 impl Checkouts {
@@ -69,7 +59,6 @@ impl Checkouts {
             containment,
             gate_network,
             agent_writable,
-            left: Arc::default(),
         }
     }
 
@@ -193,11 +182,15 @@ impl Checkouts {
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
+        reset_files(&self.repo, &index, &dir, commit)?;
         if self.setup.is_empty() {
-            self.reset_bare(name, &index, &dir, commit)?;
+            // Nothing to keep between gate runs: what the last one left goes.
+            self.repo
+                .own_git(&index, &dir)
+                .args(["clean", "-q", "-ffdx"])
+                .output()?;
             return Ok(Ok(dir));
         }
-        reset_files(&self.repo, &index, &dir, commit)?;
         let key = self.setup.key(commit)?;
         let state = self.untracked(&index, &dir)?;
         let stamp = self.meta(name, ".setup");
@@ -220,36 +213,6 @@ impl Checkouts {
         let state = self.untracked(&index, &dir)?;
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         Ok(Ok(dir))
-    }
-
-    /// Makes checkout `name`, which has no set-up, hold `commit`'s tracked
-    /// files and nothing else: nothing is kept between gate runs. The last
-    /// preparation left only tracked files; when the listing is the same
-    /// (and the index the one it wrote), the gates since added nothing, and
-    /// what they changed in tracked files the reset writes back.
-    fn reset_bare(
-        &self,
-        name: &str,
-        index: &Path,
-        dir: &Path,
-        commit: &str,
-    ) -> Result<(), EngineError> {
-        let last = self.left().remove(name);
-        let untouched = last.is_some() && last == Some(listing(index, dir)?);
-        reset_files(&self.repo, index, dir, commit)?;
-        if !untouched {
-            self.repo
-                .own_git(index, dir)
-                .args(["clean", "-q", "-ffdx"])
-                .output()?;
-        }
-        let now = listing(index, dir)?;
-        self.left().insert(name.to_string(), now);
-        Ok(())
-    }
-
-    fn left(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<u8>>> {
-        self.left.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Every untracked entry of `dir` with what identifies its content.
@@ -283,49 +246,6 @@ impl Checkouts {
 struct Known<'a> {
     files: &'a HashSet<PathBuf>,
     dirs: &'a HashSet<&'a Path>,
-}
-
-/// The identity of `index` (a rewrite replaces the file) and every entry
-/// below `dir`, name and kind, in name order. Symlinks are not followed.
-fn listing(index: &Path, dir: &Path) -> Result<Vec<u8>, EngineError> {
-    let meta = std::fs::symlink_metadata(index).map_err(|e| EngineError::io(index, e))?;
-    let mut out = format!(
-        "{} {} {}.{}\n",
-        meta.ino(),
-        meta.len(),
-        meta.ctime(),
-        meta.ctime_nsec()
-    )
-    .into_bytes();
-    list(dir, &mut out).map_err(|e| EngineError::io(dir, e))?;
-    Ok(out)
-}
-
-/// Appends each entry of `dir` as its name, a NUL, a letter for its kind
-/// and a NUL, a directory's entries after it and then a NUL: names are
-/// never empty and never hold a NUL, so no two trees list alike.
-fn list(dir: &Path, out: &mut Vec<u8>) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let kind = entry.file_type()?;
-        let letter = if kind.is_dir() {
-            b'd'
-        } else if kind.is_file() {
-            b'f'
-        } else if kind.is_symlink() {
-            b'l'
-        } else {
-            b'o'
-        };
-        out.extend_from_slice(entry.file_name().as_bytes());
-        out.extend_from_slice(&[0, letter, 0]);
-        if kind.is_dir() {
-            list(&entry.path(), out)?;
-            out.push(0);
-        }
-    }
-    Ok(())
 }
 
 /// Appends a line per untracked entry below `dir`: its path, kind, size,
@@ -408,9 +328,8 @@ mod tests {
     }
 
     /// Whatever a gate leaves, the next gate in the checkout finds the
-    /// commit's tracked files and nothing else: after a gate that added
-    /// entries (the clean runs) and after one that only changed tracked
-    /// files in place (the listing is the same and the clean is skipped).
+    /// commit's tracked files and nothing else: no untracked or ignored
+    /// file, no `.git`, no tracked file changed in place or in kind.
     #[test]
     fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
         let tmp = tempfile::tempdir().unwrap();
@@ -457,7 +376,7 @@ mod tests {
              mkdir .git; echo x > .git/config",
         );
         assert_eq!(run(&first, "true"), first_files);
-        // Tracked files changed in place only: the same listing.
+        // Tracked files changed in place, nothing added.
         run(&first, "echo gate > a; chmod +x src/x; echo gate > src/x");
         assert_eq!(run(&second, "true"), second_files);
         run(
