@@ -182,7 +182,7 @@ impl Checkouts {
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
-        reset_files(&self.repo, &index, &dir, commit)?;
+        reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
         if self.setup.is_empty() {
             // Nothing to keep between gate runs: what the last one left goes.
             self.repo
@@ -209,7 +209,7 @@ impl Checkouts {
             return Ok(Err(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
-        reset_files(&self.repo, &index, &dir, commit)?;
+        reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
         let state = self.untracked(&index, &dir)?;
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         Ok(Ok(dir))

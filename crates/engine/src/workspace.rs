@@ -20,6 +20,7 @@
 
 use crate::error::EngineError;
 use crate::gates::Verdict;
+use crate::git::Git;
 use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::sandbox::{Confine, Containment, Policy};
@@ -145,7 +146,8 @@ impl Workspaces {
             create_parent(&index)?;
             setup::clear_stamp(&self.stamp(slot))?;
         }
-        reset_files(&self.repo, &index, &dir, commit)?;
+        // Checksummed: the agent's `.git` gets a copy of this index.
+        reset_files(|| self.repo.own_git(&index, &dir), &index, commit)?;
         self.clean(&index, &dir)?;
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
@@ -195,7 +197,7 @@ impl Workspaces {
             return Ok(Some(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
-        reset_files(&self.repo, index, &dir, commit)?;
+        reset_files(|| self.repo.own_git(index, &dir), index, commit)?;
         setup::write_stamp(&stamp, &key)?;
         Ok(None)
     }
@@ -307,7 +309,9 @@ impl Workspaces {
     pub fn tree(&self, slot: &str, base: &str) -> Result<String, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
-        let git = || self.repo.own_git(&index, &dir);
+        // The next reset writes the index whole, checksummed, before the
+        // next agent gets a copy.
+        let git = || self.repo.own_git_unhashed(&index, &dir);
         git().args(["add", "-A"]).output()?;
         if !self.settings.copy.is_empty() {
             let copied = self
@@ -327,14 +331,14 @@ impl Workspaces {
 /// The rest of the `[core]` section `git init` writes on Linux.
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
-/// Makes the tracked files of `dir` those of `commit`, with `index` as
-/// planwright's index. `read-tree --reset -u` moves the index and, for an
+/// Makes the tracked files of the work tree of `git` (planwright's git on
+/// it, with `index` as its index) those of `commit`. `read-tree --reset -u`
+/// moves the index and, for an
 /// entry it keeps, checks the file against the index's stat data (and its
 /// content when the stat data cannot tell) and writes it back when an
 /// agent or a gate changed it: modified, deleted, made executable, turned
 /// into a symlink or a directory, or moved under a symlinked directory.
-pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Result<(), EngineError> {
-    let git = || repo.own_git(index, dir);
+pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
     if index.is_file() {
         git()
             .args(["read-tree", "--reset", "-u", commit])
@@ -464,7 +468,7 @@ mod tests {
         repo.ensure_own_git(&[]).unwrap();
         let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
         std::fs::create_dir_all(&dir).unwrap();
-        reset_files(&repo, &index, &dir, &commit).unwrap();
+        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
 
         let outside = tmp.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
@@ -480,7 +484,7 @@ mod tests {
         std::fs::remove_dir_all(dir.join("src")).unwrap();
         symlink(&outside, dir.join("src")).unwrap();
 
-        reset_files(&repo, &index, &dir, &commit).unwrap();
+        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
         for f in ["a", "b", "c", "d", "e", "src/x"] {
             let meta = std::fs::symlink_metadata(dir.join(f)).unwrap();
             assert!(meta.is_file(), "{f} is a file again");
