@@ -332,12 +332,12 @@ impl Workspaces {
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
 /// Makes the tracked files of the work tree of `git` (planwright's git on
-/// it, with `index` as its index) those of `commit`. `read-tree --reset -u`
-/// moves the index and, for an
-/// entry it keeps, checks the file against the index's stat data (and its
-/// content when the stat data cannot tell) and writes it back when an
-/// agent or a gate changed it: modified, deleted, made executable, turned
-/// into a symlink or a directory, or moved under a symlinked directory.
+/// it, with `index` as its index) those of `commit`. `read-tree --reset
+/// -u` moves the index and, for an entry it keeps, checks the file against
+/// the index's stat data (and its content when the stat data cannot tell)
+/// and writes it back when an agent or a gate changed it: modified,
+/// deleted, made executable, turned into a symlink or a directory, or
+/// moved under a symlinked directory.
 pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
     if index.is_file() {
         git()
@@ -498,5 +498,54 @@ mod tests {
         }
         assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// The last 20 bytes of an index: its SHA-1, or zeros when skipped.
+    fn checksum(index: &Path) -> Vec<u8> {
+        let bytes = std::fs::read(index).unwrap();
+        bytes[bytes.len() - 20..].to_vec()
+    }
+
+    /// planwright skips the checksum of the index it builds a candidate
+    /// with, but the agent's `.git` always gets an index with one (as any
+    /// git tool, such as libgit2, may check it), whatever the last
+    /// ticket's candidate left.
+    #[test]
+    fn the_agent_gets_a_checksummed_index_after_an_unhashed_candidate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a"), "a\n").unwrap();
+        let git = |args: &[&str]| {
+            crate::git::Git::new(&root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .text()
+                .unwrap()
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "base"]);
+        let commit = git(&["rev-parse", "HEAD"]);
+        let repo = Repo::open(&root).unwrap();
+        repo.ensure_own_git(&[]).unwrap();
+        let pools = Workspaces::new(repo, PoolSettings::default(), Containment::none(), vec![]);
+        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let prepare = || {
+            let dir = pools
+                .prepare("s", &commit, "b", &log, &cancel)
+                .unwrap()
+                .unwrap();
+            checksum(&dir.join(".git/index"))
+        };
+        assert_ne!(prepare(), [0; 20]);
+        std::fs::write(pools.path("s").join("new"), "new\n").unwrap();
+        pools.tree("s", &commit).unwrap();
+        assert_eq!(
+            checksum(&pools.index("s")),
+            [0; 20],
+            "the candidate's index skips it"
+        );
+        assert_ne!(prepare(), [0; 20]);
     }
 }
