@@ -103,11 +103,16 @@ done
 # Flatness: milliseconds between merge 1 and merge 100, and between the
 # last 100 merges, from the event log of the last planwright run and the
 # merge times the floor logged in its run.
+# Every hundredth merge is listed too: on a shared machine a burst of load
+# shows as one slow hundred, a cost that grows as a slope.
 flatness() { # flatness WHO: reads merge times in milliseconds, one a line
   awk -v who="$1" -v jobs="$jobs" '{ t[n++] = $1 }
     END {
       first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
       printf "flatness of %-10s (jobs %s): first 100 merges %6d ms, last 100 %6d ms: %.2fx\n", who, jobs, first, last, last / first
+      printf "  seconds per 100 merges:"
+      for (i = 100; i < n; i += 100) printf " %.1f", (t[i] - t[i - 100]) / 1000
+      printf "\n"
     }'
 }
 if ((tickets >= 200)); then
