@@ -3,11 +3,15 @@
 # steps a run cannot avoid for each ticket, done by a shell script with
 # nothing else around them. `overhead.sh` runs it beside planwright.
 #
-#   bash bench/floor.sh REPO TICKETS JOBS
+#   bash bench/floor.sh REPO TICKETS JOBS [SHAPE [LOG]]
 #
 # REPO is a repository as `overhead.sh` makes it (a `main` branch, a `m/`
-# directory); TICKETS independent tickets each create `m/t<i>.txt`, JOBS at
-# a time. Per ticket, as planwright's design does it:
+# directory, `src/f<i>.txt`); TICKETS independent tickets, JOBS at a time,
+# each create `m/t<i>.txt` (SHAPE `create`, the default) or append a line
+# to `src/f<i>.txt` (`modify`). When LOG is given, the time of each merge
+# (microseconds since the epoch) is appended to it, one a line, so
+# `overhead.sh` can tell how the cost per ticket moves over the run. Per
+# ticket, as planwright's design does it:
 #
 #   workspace   read-tree --reset -u, clean             (the slot's own index)
 #   agent       the trivial agent, in user and PID namespaces
@@ -24,7 +28,7 @@
 # and once per run: the workspaces and checkouts made (checkout-index of
 # every file), and the user's checkout moved to the result at the end.
 set -euo pipefail
-repo="$(cd "$1" && pwd)" tickets="$2" jobs="$3"
+repo="$(cd "$1" && pwd)" tickets="$2" jobs="$3" shape="${4:-create}" log="${5:-}"
 state="$repo/.floor"
 rm -rf "$state"
 mkdir -p "$state"
@@ -54,7 +58,11 @@ attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
   local s="$1" t="$2" base="$3" ws="$state/ws$1" tree commit
   own "$state/ws$s.index" "$ws" read-tree --reset -u "$base"
   own "$state/ws$s.index" "$ws" clean -q -ffd
-  (cd "$ws" && contained sh -c "echo $t > m/$t.txt")
+  if [[ "$shape" == modify ]]; then
+    (cd "$ws" && contained sh -c "echo $t >> src/f${t#t}.txt")
+  else
+    (cd "$ws" && contained sh -c "echo $t > m/$t.txt")
+  fi
   own "$state/ws$s.index" "$ws" add -A
   tree=$(own "$state/ws$s.index" "$ws" write-tree)
   commit=$(git -C "$repo" commit-tree "$tree" -p "$base" -m "$t")
@@ -76,6 +84,8 @@ merge() { # merge TICKET CANDIDATE BASE: lands it on `main` (updates $tip)
   fi
   printf 'update refs/heads/main %s %s\ndelete refs/floor/candidates/%s\n' "$commit" "$tip" "$t" |
     git -C "$repo" update-ref --stdin
+  # A builtin clock: a `date` process per merge would weigh on the floor.
+  [[ -z "$log" ]] || echo "${EPOCHREALTIME/./}" >>"$log"
   tip="$commit"
 }
 

@@ -5,10 +5,17 @@
 # trivial agent (`echo`) and gate (`true`), run side by side, at `--jobs 1`
 # and `--jobs 2`; the git processes planwright starts per ticket; and, for
 # runs of 200 tickets or more, how flat the cost stays: the time between
-# the last 100 merges against the first 100.
+# the last 100 merges against the first 100, for planwright and the floor.
+#
+# Each ticket creates a file (SHAPE=create, the default), so the repository
+# grows by a file a ticket and every git step that reads the work tree costs
+# a little more each time, the floor's too; or it appends to one of the
+# 3,000 files (SHAPE=modify, at most 3,000 tickets), so the repository keeps
+# its size and what grows is planwright's own.
 #
 #   bash bench/overhead.sh                  # 200 tickets, jobs 1 and 2
 #   TICKETS=2000 JOBS=1 bash bench/overhead.sh   # flatness over 2,000
+#   SHAPE=modify TICKETS=2000 JOBS=1 bash bench/overhead.sh
 #   QUICK=1 bash bench/overhead.sh          # 6 tickets: checks the script works
 #   PLANWRIGHT=/path/to/planwright bash bench/overhead.sh
 set -euo pipefail
@@ -16,17 +23,27 @@ source "$(dirname "$0")/lib.sh"
 bin="$(planwright_bin)"
 tickets="${TICKETS:-200}"
 jobs_list="${JOBS:-1 2}"
+shape="${SHAPE:-create}"
 [[ -n "${QUICK:-}" ]] && tickets=6
+case "$shape" in
+create) ;;
+modify) ((tickets <= 3000)) || { echo "bench: SHAPE=modify takes at most 3000 tickets" >&2; exit 2; } ;;
+*) echo "bench: SHAPE is create or modify" >&2; exit 2 ;;
+esac
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 
-# A native plan of N independent tickets; ticket t<i> creates m/t<i>.txt.
+# A native plan of N independent tickets; ticket t<i> creates m/t<i>.txt
+# (or, SHAPE=modify, changes src/f<i>.txt).
 native_plan() {
-  awk -v n="$1" 'BEGIN {
+  awk -v n="$1" -v shape="$shape" 'BEGIN {
     printf "{\"planwright\":1,\"source_format\":\"native\",\"base\":\"main\","
     printf "\"gates\":[{\"name\":\"ok\",\"argv\":[\"true\"]}],\"tickets\":[\n"
     for (i = 0; i < n; i++)
-      printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
+      if (shape == "modify")
+        printf "%s{\"id\":\"t%d\",\"body\":\"Change src/f%d.txt.\",\"scope\":[{\"pattern\":\"src/f%d.txt\",\"op\":\"modify\"}]}", (i ? ",\n" : ""), i, i, i
+      else
+        printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
     printf "\n]}\n"
   }'
 }
@@ -40,15 +57,16 @@ fresh_repo() {
   git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
 }
 
-run_planwright() { # run_planwright JOBS [PATH prefix]
-  "$bin" run "$dir/plan.json" --repo "$dir/repo" --jobs "$1" --agent cmd \
-    --agent-cmd 'sh -c "echo {ticket} > m/{ticket}.txt"'
+run_planwright() { # run_planwright JOBS
+  local agent='sh -c "echo {ticket} > m/{ticket}.txt"'
+  [[ "$shape" == modify ]] && agent='sh -c "echo $0 >> src/f${0#t}.txt" {ticket}'
+  "$bin" run "$dir/plan.json" --repo "$dir/repo" --jobs "$1" --agent cmd --agent-cmd "$agent"
 }
 
 merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
 
 native_plan "$tickets" >"$dir/plan.json"
-echo "$tickets independent tickets, a repository of 3,000 files, agent \`echo\`, gate \`true\`:"
+echo "$tickets independent tickets (each to $shape a file), a repository of 3,000 files, agent \`echo\`, gate \`true\`:"
 printf '%-6s %12s %12s %8s %14s\n' jobs planwright floor ratio 'git per ticket'
 for jobs in $jobs_list; do
   fresh_repo
@@ -61,7 +79,8 @@ for jobs in $jobs_list; do
   events=("$dir"/repo/.planwright/runs/*/events.jsonl)
   cp "${events[0]}" "$dir/events-$jobs.jsonl"
   fresh_repo
-  fl=$(time_ms bash "$root/bench/floor.sh" "$dir/repo" "$tickets" "$jobs")
+  rm -f "$dir/floor-$jobs.log"
+  fl=$(time_ms bash "$root/bench/floor.sh" "$dir/repo" "$tickets" "$jobs" "$shape" "$dir/floor-$jobs.log")
   ((fl > 0)) || fl=1
   # The git processes, counted in a run of at most 50 tickets through a
   # wrapper (which slows them, so it is not timed).
@@ -82,11 +101,22 @@ for jobs in $jobs_list; do
 done
 
 # Flatness: milliseconds between merge 1 and merge 100, and between the
-# last 100 merges, from the event log of the last planwright run.
-if ((tickets >= 200)); then
-  awk -F'"at_ms":' '/"event":"merged"/ { split($2, a, /[,}]/); t[n++] = a[1] }
+# last 100 merges, from the event log of the last planwright run and the
+# merge times the floor logged in its run.
+# Every hundredth merge is listed too: on a shared machine a burst of load
+# shows as one slow hundred, a cost that grows as a slope.
+flatness() { # flatness WHO: reads merge times in milliseconds, one a line
+  awk -v who="$1" -v jobs="$jobs" '{ t[n++] = $1 }
     END {
       first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
-      printf "flatness (jobs %s): first 100 merges %d ms, last 100 %d ms: %.2fx\n", jobs, first, last, last / first
-    }' jobs="$jobs" "$dir/events-$jobs.jsonl"
+      printf "flatness of %-10s (jobs %s): first 100 merges %6d ms, last 100 %6d ms: %.2fx\n", who, jobs, first, last, last / first
+      printf "  seconds per 100 merges:"
+      for (i = 100; i < n; i += 100) printf " %.1f", (t[i] - t[i - 100]) / 1000
+      printf "\n"
+    }'
+}
+if ((tickets >= 200)); then
+  awk -F'"at_ms":' '/"event":"merged"/ { split($2, a, /[,}]/); print a[1] }' "$dir/events-$jobs.jsonl" |
+    flatness planwright
+  awk '{ printf "%.0f\n", $1 / 1000 }' "$dir/floor-$jobs.log" | flatness floor
 fi

@@ -20,7 +20,9 @@ use crate::process::{self, Cancel};
 use crate::repo::Repo;
 use crate::sandbox::{self, Confine, Containment, Policy};
 use crate::setup::{self, Setup};
-use crate::workspace::{create_parent, fresh_dir, reset_files, PoolSettings, Workspaces};
+use crate::workspace::{
+    create_parent, fresh_dir, remove_any, reset_files, PoolSettings, Workspaces,
+};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -177,7 +179,10 @@ impl Checkouts {
             fresh_dir(&dir)?;
             create_parent(&index)?;
         }
-        reset_files(&self.repo, &index, &dir, commit)?;
+        // git never cleans a `.git` at the top of a work tree, and one a gate
+        // left would be the repository of every git command the next runs.
+        remove_any(&dir.join(".git"))?;
+        reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
         if self.setup.is_empty() {
             // Nothing to keep between gate runs: what the last one left goes.
             self.repo
@@ -204,7 +209,7 @@ impl Checkouts {
             return Ok(Err(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
-        reset_files(&self.repo, &index, &dir, commit)?;
+        reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
         let state = self.untracked(&index, &dir)?;
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         Ok(Ok(dir))
@@ -270,4 +275,115 @@ fn fingerprint(dir: &Path, known: &Known, out: &mut String) -> std::io::Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::PoolSettings;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn commit_files(root: &Path, files: &[(&str, &str)]) -> String {
+        let git = |args: &[&str]| {
+            crate::git::Git::new(root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .text()
+                .unwrap()
+        };
+        for (path, text) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "c"]);
+        git(&["rev-parse", "HEAD"])
+    }
+
+    /// Every path below `dir`: a directory, a symlink, or a file with its
+    /// content and whether it is executable.
+    fn tree(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut list = vec![dir.to_path_buf()];
+        while let Some(at) = list.pop() {
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                if meta.is_dir() {
+                    list.push(path);
+                    out.push(format!("{rel}/"));
+                } else if meta.is_symlink() {
+                    out.push(format!("{rel} ->"));
+                } else {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let exec = meta.permissions().mode() & 0o111 != 0;
+                    out.push(format!("{rel} {} {exec}", text.trim()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Whatever a gate leaves, the next gate in the checkout finds the
+    /// commit's tracked files and nothing else: no untracked or ignored
+    /// file, no `.git`, no tracked file changed in place or in kind.
+    #[test]
+    fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        crate::git::Git::new(&root)
+            .args(["init", "-q"])
+            .output()
+            .unwrap();
+        let first = commit_files(&root, &[("a", "hello\n"), ("src/x", "hello\n")]);
+        let second = commit_files(&root, &[("b", "hello\n")]);
+        let repo = Repo::open(&root).unwrap();
+        repo.ensure_own_git(&[]).unwrap();
+        let checkouts = Checkouts::new(
+            repo,
+            PoolSettings::default(),
+            Containment::none(),
+            false,
+            &[],
+        );
+        let log = tmp.path().join("log");
+        let run = |commit: &str, script: &str| {
+            let gate = Gate {
+                name: "g".into(),
+                argv: vec!["sh".into(), "-c".into(), script.into()],
+            };
+            let settings = GateSettings::default();
+            let cancel = Cancel::default();
+            let verdict = checkouts.gate("slot", commit, &[gate], &settings, &log, &cancel);
+            assert_eq!(verdict.unwrap(), Verdict::Pass);
+            tree(&checkouts.path("slot"))
+        };
+        let first_files = ["a hello false", "src/", "src/x hello false"];
+        let second_files = [
+            "a hello false",
+            "b hello false",
+            "src/",
+            "src/x hello false",
+        ];
+        run(
+            &first,
+            "echo gate > a; mkdir -p junk/deep; echo j > junk/deep/f; echo s > src/stray; \
+             ln -s /etc/passwd link; mkdir sub; printf '*\\n' > sub/.gitignore; echo e > sub/evil; \
+             mkdir .git; echo x > .git/config",
+        );
+        assert_eq!(run(&first, "true"), first_files);
+        // Tracked files changed in place, nothing added.
+        run(&first, "echo gate > a; chmod +x src/x; echo gate > src/x");
+        assert_eq!(run(&second, "true"), second_files);
+        run(
+            &second,
+            "rm a; mkdir a; echo x > a/inner; echo s > src/stray",
+        );
+        assert_eq!(run(&second, "true"), second_files);
+        assert_eq!(run(&first, "true"), first_files);
+    }
 }

@@ -134,6 +134,15 @@ impl Repo {
             )
     }
 
+    /// [`Repo::own_git`] for an index only planwright's git reads: its
+    /// writes leave out the trailing checksum (`index.skipHash`), a SHA-1
+    /// of the whole file that git checks only in `fsck` and that costs as
+    /// much as the rest of writing it, more with every file a run adds.
+    pub fn own_git_unhashed(&self, index: &Path, work_tree: &Path) -> Git {
+        self.own_git(index, work_tree)
+            .args(["-c", "index.skipHash=true"])
+    }
+
     /// Creates `.planwright/git` when missing, with the accepted keys of
     /// the user's configuration (an allowed LFS filter must apply to the
     /// candidate too).

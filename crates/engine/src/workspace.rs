@@ -20,6 +20,7 @@
 
 use crate::error::EngineError;
 use crate::gates::Verdict;
+use crate::git::Git;
 use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::sandbox::{Confine, Containment, Policy};
@@ -145,7 +146,8 @@ impl Workspaces {
             create_parent(&index)?;
             setup::clear_stamp(&self.stamp(slot))?;
         }
-        reset_files(&self.repo, &index, &dir, commit)?;
+        // Checksummed: the agent's `.git` gets a copy of this index.
+        reset_files(|| self.repo.own_git(&index, &dir), &index, commit)?;
         self.clean(&index, &dir)?;
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
@@ -195,7 +197,7 @@ impl Workspaces {
             return Ok(Some(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
-        reset_files(&self.repo, index, &dir, commit)?;
+        reset_files(|| self.repo.own_git(index, &dir), index, commit)?;
         setup::write_stamp(&stamp, &key)?;
         Ok(None)
     }
@@ -220,7 +222,16 @@ impl Workspaces {
     /// Removes what is not tracked. Ignore files the agent left behind are
     /// deleted first, so only the commit's own ignore rules keep anything
     /// (otherwise a leftover could ride into the next ticket's candidate).
+    /// With `pristine` no ignore rule keeps anything, and that pass, a
+    /// second walk of every directory, is not needed.
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
+        if self.settings.pristine {
+            self.repo
+                .own_git(index, dir)
+                .args(["clean", "-q", "-ffdx"])
+                .output()?;
+            return Ok(());
+        }
         let strays = self
             .repo
             .own_git(index, dir)
@@ -230,14 +241,9 @@ impl Workspaces {
             let path = dir.join(String::from_utf8_lossy(rel).as_ref());
             remove_any(&path)?;
         }
-        let mode = if self.settings.pristine {
-            "-ffdx"
-        } else {
-            "-ffd"
-        };
         self.repo
             .own_git(index, dir)
-            .args(["clean", "-q", mode])
+            .args(["clean", "-q", "-ffd"])
             .output()?;
         Ok(())
     }
@@ -303,7 +309,9 @@ impl Workspaces {
     pub fn tree(&self, slot: &str, base: &str) -> Result<String, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
-        let git = || self.repo.own_git(&index, &dir);
+        // The next reset writes the index whole, checksummed, before the
+        // next agent gets a copy.
+        let git = || self.repo.own_git_unhashed(&index, &dir);
         git().args(["add", "-A"]).output()?;
         if !self.settings.copy.is_empty() {
             let copied = self
@@ -323,14 +331,14 @@ impl Workspaces {
 /// The rest of the `[core]` section `git init` writes on Linux.
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
-/// Makes the tracked files of `dir` those of `commit`, with `index` as
-/// planwright's index. `read-tree --reset -u` moves the index and, for an
-/// entry it keeps, checks the file against the index's stat data (and its
-/// content when the stat data cannot tell) and writes it back when an
-/// agent or a gate changed it: modified, deleted, made executable, turned
-/// into a symlink or a directory, or moved under a symlinked directory.
-pub fn reset_files(repo: &Repo, index: &Path, dir: &Path, commit: &str) -> Result<(), EngineError> {
-    let git = || repo.own_git(index, dir);
+/// Makes the tracked files of the work tree of `git` (planwright's git on
+/// it, with `index` as its index) those of `commit`. `read-tree --reset
+/// -u` moves the index and, for an entry it keeps, checks the file against
+/// the index's stat data (and its content when the stat data cannot tell)
+/// and writes it back when an agent or a gate changed it: modified,
+/// deleted, made executable, turned into a symlink or a directory, or
+/// moved under a symlinked directory.
+pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
     if index.is_file() {
         git()
             .args(["read-tree", "--reset", "-u", commit])
@@ -460,7 +468,7 @@ mod tests {
         repo.ensure_own_git(&[]).unwrap();
         let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
         std::fs::create_dir_all(&dir).unwrap();
-        reset_files(&repo, &index, &dir, &commit).unwrap();
+        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
 
         let outside = tmp.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
@@ -476,7 +484,7 @@ mod tests {
         std::fs::remove_dir_all(dir.join("src")).unwrap();
         symlink(&outside, dir.join("src")).unwrap();
 
-        reset_files(&repo, &index, &dir, &commit).unwrap();
+        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
         for f in ["a", "b", "c", "d", "e", "src/x"] {
             let meta = std::fs::symlink_metadata(dir.join(f)).unwrap();
             assert!(meta.is_file(), "{f} is a file again");
@@ -490,5 +498,54 @@ mod tests {
         }
         assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// The last 20 bytes of an index: its SHA-1, or zeros when skipped.
+    fn checksum(index: &Path) -> Vec<u8> {
+        let bytes = std::fs::read(index).unwrap();
+        bytes[bytes.len() - 20..].to_vec()
+    }
+
+    /// planwright skips the checksum of the index it builds a candidate
+    /// with, but the agent's `.git` always gets an index with one (as any
+    /// git tool, such as libgit2, may check it), whatever the last
+    /// ticket's candidate left.
+    #[test]
+    fn the_agent_gets_a_checksummed_index_after_an_unhashed_candidate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a"), "a\n").unwrap();
+        let git = |args: &[&str]| {
+            crate::git::Git::new(&root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .text()
+                .unwrap()
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "base"]);
+        let commit = git(&["rev-parse", "HEAD"]);
+        let repo = Repo::open(&root).unwrap();
+        repo.ensure_own_git(&[]).unwrap();
+        let pools = Workspaces::new(repo, PoolSettings::default(), Containment::none(), vec![]);
+        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let prepare = || {
+            let dir = pools
+                .prepare("s", &commit, "b", &log, &cancel)
+                .unwrap()
+                .unwrap();
+            checksum(&dir.join(".git/index"))
+        };
+        assert_ne!(prepare(), [0; 20]);
+        std::fs::write(pools.path("s").join("new"), "new\n").unwrap();
+        pools.tree("s", &commit).unwrap();
+        assert_eq!(
+            checksum(&pools.index("s")),
+            [0; 20],
+            "the candidate's index skips it"
+        );
+        assert_ne!(prepare(), [0; 20]);
     }
 }

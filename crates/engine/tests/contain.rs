@@ -601,8 +601,17 @@ echo 42 > answer.txt
     );
 }
 
+/// In both ways a workspace is cleaned: keeping what the commit's ignore
+/// rules ignore (after deleting the ignore files an agent left), and
+/// `pristine` (where no ignore file is read).
 #[test]
 fn files_an_agent_hid_behind_its_own_ignore_file_do_not_ride_into_the_next_ticket() {
+    for pristine in [false, true] {
+        hidden_files_do_not_ride(pristine);
+    }
+}
+
+fn hidden_files_do_not_ride(pristine: bool) {
     let env = Env::new(&[("README.md", "hi\n")]);
     let agent = sh_agent(
         &env,
@@ -621,11 +630,18 @@ esac
     }));
     let mut s = enforced();
     s.jobs = 1;
+    s.pool.pristine = pristine;
     let out = try_run(&env, &plan, &s, agent).unwrap();
-    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    assert_eq!(
+        out.summary.merged,
+        ["A", "B"],
+        "pristine {pristine}: {:?}",
+        out.summary
+    );
     let files = git(&env.repo(), &["ls-tree", "-r", "--name-only", "main"]);
     assert_eq!(
         files.lines().collect::<Vec<_>>(),
-        ["README.md", "a.txt", "sub/b.txt"]
+        ["README.md", "a.txt", "sub/b.txt"],
+        "pristine {pristine}"
     );
 }
