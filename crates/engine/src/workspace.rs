@@ -444,14 +444,14 @@ mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
-    /// What an agent or a gate may do to tracked files; one reset undoes all.
-    #[test]
-    fn a_reset_writes_back_every_tracked_file_that_was_changed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        for f in ["a", "b", "c", "d", "e", "src/x"] {
-            std::fs::write(root.join(f), format!("hello {f}\n")).unwrap();
+    /// A repository in `dir/repo` with `files` committed, planwright's own
+    /// git directory made, and the commit.
+    fn committed(dir: &Path, files: &[(&str, String)]) -> (Repo, String) {
+        let root = dir.join("repo");
+        for (rel, text) in files {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
         }
         let git = |args: &[&str]| {
             crate::git::Git::new(&root)
@@ -466,6 +466,18 @@ mod tests {
         let commit = git(&["rev-parse", "HEAD"]);
         let repo = Repo::open(&root).unwrap();
         repo.ensure_own_git(&[]).unwrap();
+        (repo, commit)
+    }
+
+    /// What an agent or a gate may do to tracked files; one reset undoes all.
+    #[test]
+    fn a_reset_writes_back_every_tracked_file_that_was_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files: Vec<(&str, String)> = ["a", "b", "c", "d", "e", "src/x"]
+            .into_iter()
+            .map(|f| (f, format!("hello {f}\n")))
+            .collect();
+        let (repo, commit) = committed(tmp.path(), &files);
         let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
         std::fs::create_dir_all(&dir).unwrap();
         reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
@@ -513,22 +525,7 @@ mod tests {
     #[test]
     fn the_agent_gets_a_checksummed_index_after_an_unhashed_candidate() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::write(root.join("a"), "a\n").unwrap();
-        let git = |args: &[&str]| {
-            crate::git::Git::new(&root)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .text()
-                .unwrap()
-        };
-        git(&["init", "-q"]);
-        git(&["add", "-A"]);
-        git(&["commit", "-qm", "base"]);
-        let commit = git(&["rev-parse", "HEAD"]);
-        let repo = Repo::open(&root).unwrap();
-        repo.ensure_own_git(&[]).unwrap();
+        let (repo, commit) = committed(tmp.path(), &[("a", "a\n".to_string())]);
         let pools = Workspaces::new(repo, PoolSettings::default(), Containment::none(), vec![]);
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = || {
