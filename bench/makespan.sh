@@ -27,9 +27,14 @@ trap 'rm -rf "$dir"' EXIT
 times=(2 3 9 2 5 4 4 8 6 3 7 10 4 9 5 7 3 12 11 6)
 # TIMES=uniform: every ticket takes the mean, 6 s (critical path 36 s):
 # agents of one fixed duration, where estimates have nothing to add.
-if [[ "${TIMES:-}" == uniform ]]; then
-  times=(6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6)
-fi
+case "${TIMES:-mixed}" in
+  mixed) ;;
+  uniform) times=(6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6 6) ;;
+  *)
+    echo "bench: TIMES=${TIMES} is not a set of times; use TIMES=mixed (2 to 12 s, the default) or TIMES=uniform (every ticket 6 s)" >&2
+    exit 2
+    ;;
+esac
 deps=("" "" "0" "0" "1" "1" "2" "3" "4" "5" "6" "6 7" "8" "9" "10" "11" "12 13" "13" "14" "15 16")
 
 plan() { # plan with|without: the native plan, with or without estimates

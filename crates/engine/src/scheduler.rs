@@ -830,8 +830,14 @@ mod tests {
         let edges: Vec<(&str, &[&str], u32)> = (0..20)
             .map(|i| (names[i].as_str(), dep_refs[i].as_slice(), times[i]))
             .collect();
-        if with_estimates {
-            estimated(&edges)
+        timed_plan(&edges, with_estimates)
+    }
+
+    /// The plan of (id, dependencies, minutes), with the minutes as
+    /// estimates or without any.
+    fn timed_plan(edges: &[(&str, &[&str], u32)], estimates: bool) -> Plan {
+        if estimates {
+            estimated(edges)
         } else {
             plan(&edges.iter().map(|(id, d, _)| (*id, *d)).collect::<Vec<_>>())
         }
@@ -876,11 +882,7 @@ mod tests {
         let edges: Vec<(&str, &[&str], u32)> = (0..n)
             .map(|i| (names[i].as_str(), deps[i].as_slice(), 1 + rand(12) as u32))
             .collect();
-        if estimates {
-            estimated(&edges)
-        } else {
-            plan(&edges.iter().map(|(id, d, _)| (*id, *d)).collect::<Vec<_>>())
-        }
+        timed_plan(&edges, estimates)
     }
 
     #[test]
