@@ -219,10 +219,10 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     if !o.merged.is_empty() {
         out.push(Check::ok(
             "continue",
-            format!(
-                "{} tickets already on the base branch are skipped",
-                o.merged.len()
-            ),
+            match o.merged.len() {
+                1 => "1 ticket already on the base branch is skipped".to_string(),
+                n => format!("{n} tickets already on the base branch are skipped"),
+            },
         ));
     }
     for id in &o.changed {
