@@ -13,17 +13,20 @@
 # `overhead.sh` can tell how the cost per ticket moves over the run. Per
 # ticket, as planwright's design does it:
 #
-#   workspace   read-tree --reset -u, clean             (the slot's own index)
+#   workspace   read-tree --reset -u, clean (deleting untracked ignore
+#               files: the agent's must not keep its leftovers)
+#                                                       (the slot's own index)
 #   agent       the trivial agent, in user and PID namespaces
 #   candidate   add -A, write-tree, commit-tree, update-ref (the candidate ref)
 #   scope       diff-tree against the base
-#   gates       read-tree --reset -u in the slot's gate checkout, the gate
-#               (`true`) in user, PID and network namespaces
+#   gates       read-tree --reset -u and clean -x in the slot's gate
+#               checkout (what the last gate left must not reach the next),
+#               the gate (`true`) in user, PID and network namespaces
 #   merge       merge-tree, commit-tree, one update-ref transaction that
 #               moves the branch (compare-and-swap) and drops the candidate
 #               ref; when the branch moved since the candidate's base (every
-#               ticket but the first of a round of JOBS), read-tree and the
-#               gate again in the merge checkout
+#               ticket but the first of a round of JOBS), read-tree, clean -x
+#               and the gate again in the merge checkout
 #
 # and once per run: the workspaces and checkouts made (checkout-index of
 # every file), and the user's checkout moved to the result at the end.
@@ -57,7 +60,7 @@ make_tree merge
 attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
   local s="$1" t="$2" base="$3" ws="$state/ws$1" tree commit
   own "$state/ws$s.index" "$ws" read-tree --reset -u "$base"
-  own "$state/ws$s.index" "$ws" clean -q -ffd
+  own "$state/ws$s.index" "$ws" clean -q -ffd -e '!.gitignore'
   if [[ "$shape" == modify ]]; then
     (cd "$ws" && contained sh -c "echo $t >> src/f${t#t}.txt")
   else
@@ -69,6 +72,7 @@ attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
   git -C "$repo" update-ref "refs/floor/candidates/$t" "$commit"
   git -C "$repo" diff-tree -r --no-commit-id -z "$base" "$commit" >/dev/null
   own "$state/gate$s.index" "$state/gate$s" read-tree --reset -u "$commit"
+  own "$state/gate$s.index" "$state/gate$s" clean -q -ffdx
   (cd "$state/gate$s" && contained --net true)
   echo "$commit"
 }
@@ -80,6 +84,7 @@ merge() { # merge TICKET CANDIDATE BASE: lands it on `main` (updates $tip)
   commit=$(git -C "$repo" commit-tree "$tree" -p "$tip" -m "$t")
   if [[ "$tip" != "$base" ]]; then
     own "$state/merge.index" "$state/merge" read-tree --reset -u "$commit"
+    own "$state/merge.index" "$state/merge" clean -q -ffdx
     (cd "$state/merge" && contained --net true)
   fi
   printf 'update refs/heads/main %s %s\ndelete refs/floor/candidates/%s\n' "$commit" "$tip" "$t" |

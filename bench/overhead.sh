@@ -104,12 +104,25 @@ done
 # last 100 merges, from the event log of the last planwright run and the
 # merge times the floor logged in its run.
 # Every hundredth merge is listed too: on a shared machine a burst of load
-# shows as one slow hundred, a cost that grows as a slope.
+# shows as one slow hundred, a cost that grows as a slope. So is the median
+# time from one merge to the next within the first and the last 100, which
+# a burst that stalls a few tickets barely moves.
 flatness() { # flatness WHO: reads merge times in milliseconds, one a line
-  awk -v who="$1" -v jobs="$jobs" '{ t[n++] = $1 }
+  awk -v who="$1" -v jobs="$jobs" '
+    function median(from,    i, j, k, v, m) { # of t[from+1]-t[from] .. t[from+99]-t[from+98]
+      for (i = 0; i < 99; i++) {
+        v = t[from + i + 1] - t[from + i]
+        for (j = i; j > 0 && m[j - 1] > v; j--) m[j] = m[j - 1]
+        m[j] = v
+      }
+      return m[49]
+    }
+    { t[n++] = $1 }
     END {
       first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
       printf "flatness of %-10s (jobs %s): first 100 merges %6d ms, last 100 %6d ms: %.2fx\n", who, jobs, first, last, last / first
+      mf = median(0); ml = median(n - 100)
+      printf "  median between two merges: first 100 %.1f ms, last 100 %.1f ms: %.2fx\n", mf, ml, ml / mf
       printf "  seconds per 100 merges:"
       for (i = 100; i < n; i += 100) printf " %.1f", (t[i] - t[i - 100]) / 1000
       printf "\n"

@@ -220,31 +220,35 @@ impl Workspaces {
     }
 
     /// Removes what is not tracked. Ignore files the agent left behind are
-    /// deleted first, so only the commit's own ignore rules keep anything
+    /// deleted too, so only the commit's own ignore rules keep anything
     /// (otherwise a leftover could ride into the next ticket's candidate).
-    /// With `pristine` no ignore rule keeps anything, and that pass, a
-    /// second walk of every directory, is not needed.
+    /// With `pristine` no ignore rule keeps anything.
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
+        let git = || self.repo.own_git(index, dir);
         if self.settings.pristine {
-            self.repo
-                .own_git(index, dir)
-                .args(["clean", "-q", "-ffdx"])
-                .output()?;
+            git().args(["clean", "-q", "-ffdx"]).output()?;
             return Ok(());
         }
-        let strays = self
-            .repo
-            .own_git(index, dir)
+        // A command-line rule outranks every ignore file, so this one walk
+        // deletes the agent's ignore files with the rest; it does not enter
+        // what the commit ignores (a set-up's `node_modules`, say).
+        let removed = git()
+            .args(["clean", "-ffd", "-e", "!.gitignore"])
+            .output()?;
+        if !removed.stdout.windows(10).any(|w| w == b".gitignore") {
+            return Ok(());
+        }
+        // The deleted files' rules still hid files from that walk, and
+        // from ignore files below them: delete every untracked ignore
+        // file, then clean without them.
+        let strays = git()
             .args(["ls-files", "--others", "-z", "--", ":(glob)**/.gitignore"])
             .output()?;
         for rel in strays.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
             let path = dir.join(String::from_utf8_lossy(rel).as_ref());
             remove_any(&path)?;
         }
-        self.repo
-            .own_git(index, dir)
-            .args(["clean", "-q", "-ffd"])
-            .output()?;
+        git().args(["clean", "-q", "-ffd"]).output()?;
         Ok(())
     }
 
@@ -510,6 +514,64 @@ mod tests {
         }
         assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// Ignore files an agent left, nested too, are deleted with what they
+    /// hid; what the commit's own rules ignore stays, ignore files in it
+    /// included, when the agent left none.
+    #[test]
+    fn a_reset_deletes_the_agents_ignore_files_and_keeps_what_the_commit_ignores() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = [
+            (".gitignore", "cache/\n".to_string()),
+            ("sub/a", "a\n".to_string()),
+        ];
+        let (repo, commit) = committed(tmp.path(), &files);
+        let pools = Workspaces::new(repo, PoolSettings::default(), Containment::none(), vec![]);
+        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let prepare = || {
+            pools
+                .prepare("s", &commit, "b", &log, &cancel)
+                .unwrap()
+                .unwrap()
+        };
+        let dir = prepare();
+        let leave = |files: &[(&str, &str)]| {
+            for (rel, text) in files {
+                let path = dir.join(rel);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+        };
+        let kept = [("cache/x/.gitignore", "y\n"), ("cache/x/build", "b\n")];
+        leave(&kept);
+        leave(&[("loose", "l\n")]);
+        prepare();
+        for (rel, _) in kept {
+            assert!(dir.join(rel).is_file(), "{rel} is the commit's to ignore");
+        }
+        assert!(!dir.join("loose").exists());
+
+        // Each set alone: an ignore file that hides itself, one in a new
+        // directory, and one that hides another.
+        let hidden: [&[(&str, &str)]; 3] = [
+            &[("sub/.gitignore", "*\n"), ("sub/evil", "e\n")],
+            &[("new/.gitignore", "*\n"), ("new/evil", "e\n")],
+            &[
+                ("a/.gitignore", "b/\n"),
+                ("a/b/.gitignore", "*\n"),
+                ("a/b/evil", "e\n"),
+            ],
+        ];
+        for set in hidden {
+            leave(set);
+            prepare();
+            for (rel, _) in set {
+                assert!(!dir.join(rel).exists(), "{rel} is gone");
+            }
+        }
+        assert!(dir.join("sub/a").is_file());
+        assert!(dir.join("cache/x/build").is_file());
     }
 
     /// The last 20 bytes of an index: its SHA-1, or zeros when skipped.
