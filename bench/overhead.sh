@@ -57,10 +57,35 @@ fresh_repo() {
   git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
 }
 
-run_planwright() { # run_planwright JOBS
-  local agent='sh -c "echo {ticket} > m/{ticket}.txt"'
-  [[ "$shape" == modify ]] && agent='sh -c "echo $0 >> src/f${0#t}.txt" {ticket}'
-  "$bin" run "$dir/plan.json" --repo "$dir/repo" --jobs "$1" --agent cmd --agent-cmd "$agent"
+agent='sh -c "echo {ticket} > m/{ticket}.txt"'
+[[ "$shape" == modify ]] && agent='sh -c "echo $0 >> src/f${0#t}.txt" {ticket}'
+run_planwright=("$bin" run "$dir/plan.json" --repo "$dir/repo" --agent cmd --agent-cmd "$agent")
+
+# sampled LOG COMMAND...: time_ms, and while COMMAND runs, a line
+# "microseconds-since-the-epoch CPU-milliseconds" every 50 ms in LOG: the
+# CPU time of COMMAND and of every process it has waited for. On a shared
+# machine CPU time moves less with the load than the wall clock does.
+sampled() {
+  local log="$1" start end pid stat status=0
+  shift
+  local tick=$((1000 / $(getconf CLK_TCK)))
+  start=$(date +%s%N)
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  while read -r stat 2>/dev/null <"/proc/$pid/stat"; do
+    local f=(${stat##*) })
+    [[ "${f[0]}" != Z ]] || break
+    # utime, stime, cutime and cstime: fields 14 to 17 of the file.
+    echo "${EPOCHREALTIME/./} $(((f[11] + f[12] + f[13] + f[14]) * tick))" >>"$log"
+    read -rt 0.05 <> <(:) || true
+  done
+  wait "$pid" || status=$?
+  end=$(date +%s%N)
+  if ((status > 2)); then
+    echo "bench: \`$*\` exited $status" >&2
+    return 1
+  fi
+  echo $(((end - start) / 1000000))
 }
 
 merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
@@ -70,7 +95,8 @@ echo "$tickets independent tickets (each to $shape a file), a repository of 3,00
 printf '%-6s %12s %12s %8s %14s\n' jobs planwright floor ratio 'git per ticket'
 for jobs in $jobs_list; do
   fresh_repo
-  pw=$(time_ms run_planwright "$jobs")
+  rm -f "$dir/cpu-planwright" "$dir/cpu-floor"
+  pw=$(sampled "$dir/cpu-planwright" "${run_planwright[@]}" --jobs "$jobs")
   n=$(merged)
   if ((n != tickets)); then
     echo "bench: planwright merged $n of $tickets tickets" >&2
@@ -80,7 +106,7 @@ for jobs in $jobs_list; do
   cp "${events[0]}" "$dir/events-$jobs.jsonl"
   fresh_repo
   rm -f "$dir/floor-$jobs.log"
-  fl=$(time_ms bash "$root/bench/floor.sh" "$dir/repo" "$tickets" "$jobs" "$shape" "$dir/floor-$jobs.log")
+  fl=$(sampled "$dir/cpu-floor" bash "$root/bench/floor.sh" "$dir/repo" "$tickets" "$jobs" "$shape" "$dir/floor-$jobs.log")
   ((fl > 0)) || fl=1
   # The git processes, counted in a run of at most 50 tickets through a
   # wrapper (which slows them, so it is not timed).
@@ -91,7 +117,7 @@ for jobs in $jobs_list; do
   printf '#!/bin/sh\necho >>"%s/git.count"\nexec %s "$@"\n' "$dir" "$(command -v git)" >"$dir/wrap/git"
   chmod +x "$dir/wrap/git"
   : >"$dir/git.count"
-  PATH="$dir/wrap:$PATH" time_ms run_planwright "$jobs" >/dev/null
+  PATH="$dir/wrap:$PATH" time_ms "${run_planwright[@]}" --jobs "$jobs" >/dev/null
   native_plan "$tickets" >"$dir/plan.json"
   git_per=$(awk -v c="$(wc -l <"$dir/git.count")" -v n="$counted" 'BEGIN { printf "%.1f", c / n }')
   printf '%-6s %9.1f ms %9.1f ms %7.2fx %14s\n' "$jobs" \
@@ -102,14 +128,15 @@ done
 
 # Flatness: milliseconds between merge 1 and merge 100, and between the
 # last 100 merges, from the event log of the last planwright run and the
-# merge times the floor logged in its run.
+# merge times the floor logged in its run; and the CPU time each spent over
+# the same stretches (from the samples `sampled` took).
 # Every hundredth merge is listed too: on a shared machine a burst of load
 # shows as one slow hundred, a cost that grows as a slope. So is the median
 # time from one merge to the next within the first and the last 100, which
 # a burst that stalls a few tickets barely moves.
-flatness() { # flatness WHO: reads merge times in milliseconds, one a line
+flatness() { # flatness WHO CPU-SAMPLES: reads merge times in milliseconds, one a line
   awk -v who="$1" -v jobs="$jobs" '
-    function median(from,    i, j, k, v, m) { # of t[from+1]-t[from] .. t[from+99]-t[from+98]
+    function median(from,    i, j, v, m) { # of t[from+1]-t[from] .. t[from+99]-t[from+98]
       for (i = 0; i < 99; i++) {
         v = t[from + i + 1] - t[from + i]
         for (j = i; j > 0 && m[j - 1] > v; j--) m[j] = m[j - 1]
@@ -117,19 +144,27 @@ flatness() { # flatness WHO: reads merge times in milliseconds, one a line
       }
       return m[49]
     }
+    function cpu(at,    k) { # CPU milliseconds at time `at`, between two samples
+      for (k = 1; k < ns - 1 && st[k] < at; k++);
+      if (st[k] == st[k - 1]) return sc[k]
+      return sc[k - 1] + (sc[k] - sc[k - 1]) * (at - st[k - 1]) / (st[k] - st[k - 1])
+    }
+    NR == FNR { st[ns] = $1 / 1000; sc[ns++] = $2; next }
     { t[n++] = $1 }
     END {
       first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
       printf "flatness of %-10s (jobs %s): first 100 merges %6d ms, last 100 %6d ms: %.2fx\n", who, jobs, first, last, last / first
       mf = median(0); ml = median(n - 100)
       printf "  median between two merges: first 100 %.1f ms, last 100 %.1f ms: %.2fx\n", mf, ml, ml / mf
+      cf = cpu(t[99]) - cpu(t[0]); cl = cpu(t[n - 1]) - cpu(t[n - 100])
+      printf "  CPU time: first 100 %d ms, last 100 %d ms: %.2fx\n", cf, cl, cl / cf
       printf "  seconds per 100 merges:"
       for (i = 100; i < n; i += 100) printf " %.1f", (t[i] - t[i - 100]) / 1000
       printf "\n"
-    }'
+    }' "$2" -
 }
 if ((tickets >= 200)); then
   awk -F'"at_ms":' '/"event":"merged"/ { split($2, a, /[,}]/); print a[1] }' "$dir/events-$jobs.jsonl" |
-    flatness planwright
-  awk '{ printf "%.0f\n", $1 / 1000 }' "$dir/floor-$jobs.log" | flatness floor
+    flatness planwright "$dir/cpu-planwright"
+  awk '{ printf "%.0f\n", $1 / 1000 }' "$dir/floor-$jobs.log" | flatness floor "$dir/cpu-floor"
 fi
