@@ -43,6 +43,14 @@ own() { # own INDEX DIR ARGS...: git on a work tree with its own index
   shift 2
   GIT_INDEX_FILE="$index" git --git-dir="$gd" --work-tree="$dir" "$@"
 }
+# As planwright does, an index only this script's git reads is written
+# without its trailing checksum; the workspace's reset writes one, as the
+# agent's git gets a copy of that index.
+unhashed() { # unhashed INDEX DIR ARGS...
+  local index="$1" dir="$2"
+  shift 2
+  own "$index" "$dir" -c index.skipHash=true "$@"
+}
 contained() { unshare --user --map-root-user --pid --fork "$@"; }
 start=$(git -C "$repo" rev-parse main)
 
@@ -66,12 +74,12 @@ attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
   else
     (cd "$ws" && contained sh -c "echo $t > m/$t.txt")
   fi
-  own "$state/ws$s.index" "$ws" add -A
-  tree=$(own "$state/ws$s.index" "$ws" write-tree)
+  unhashed "$state/ws$s.index" "$ws" add -A
+  tree=$(unhashed "$state/ws$s.index" "$ws" write-tree)
   commit=$(git -C "$repo" commit-tree "$tree" -p "$base" -m "$t")
   git -C "$repo" update-ref "refs/floor/candidates/$t" "$commit"
   git -C "$repo" diff-tree -r --no-commit-id -z "$base" "$commit" >/dev/null
-  own "$state/gate$s.index" "$state/gate$s" read-tree --reset -u "$commit"
+  unhashed "$state/gate$s.index" "$state/gate$s" read-tree --reset -u "$commit"
   own "$state/gate$s.index" "$state/gate$s" clean -q -ffdx
   (cd "$state/gate$s" && contained --net true)
   echo "$commit"
@@ -83,7 +91,7 @@ merge() { # merge TICKET CANDIDATE BASE: lands it on `main` (updates $tip)
   tree=$(git -C "$repo" merge-tree --write-tree --name-only "$tip" "$candidate" | head -1)
   commit=$(git -C "$repo" commit-tree "$tree" -p "$tip" -m "$t")
   if [[ "$tip" != "$base" ]]; then
-    own "$state/merge.index" "$state/merge" read-tree --reset -u "$commit"
+    unhashed "$state/merge.index" "$state/merge" read-tree --reset -u "$commit"
     own "$state/merge.index" "$state/merge" clean -q -ffdx
     (cd "$state/merge" && contained --net true)
   fi
