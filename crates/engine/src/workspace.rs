@@ -229,18 +229,21 @@ impl Workspaces {
             git().args(["clean", "-q", "-ffdx"]).output()?;
             return Ok(());
         }
-        // A command-line rule outranks every ignore file, so this one walk
-        // deletes the agent's ignore files with the rest; it does not enter
-        // what the commit ignores (a set-up's `node_modules`, say).
-        let removed = git()
-            .args(["clean", "-ffd", "-e", "!.gitignore"])
-            .output()?;
-        if !removed.stdout.windows(10).any(|w| w == b".gitignore") {
-            return Ok(());
+        // A command-line rule outranks every ignore file, so a walk deletes
+        // the agent's ignore files with the rest; it does not enter what
+        // the commit ignores (a set-up's `node_modules`, say). The rules of
+        // one it deleted still hid files (and ignore files) from that
+        // walk: walk again until a walk deletes none.
+        for _ in 0..CLEAN_WALKS {
+            let removed = git()
+                .args(["clean", "-ffd", "-e", "!.gitignore"])
+                .output()?;
+            if !removed.stdout.windows(10).any(|w| w == b".gitignore") {
+                return Ok(());
+            }
         }
-        // The deleted files' rules still hid files from that walk, and
-        // from ignore files below them: delete every untracked ignore
-        // file, then clean without them.
+        // Ignore files nested deeper than that: delete every untracked one
+        // at once (a walk into every directory), then clean.
         let strays = git()
             .args(["ls-files", "--others", "-z", "--", ":(glob)**/.gitignore"])
             .output()?;
@@ -333,6 +336,11 @@ impl Workspaces {
 }
 
 /// The rest of the `[core]` section `git init` writes on Linux.
+/// Walks a workspace's clean makes before it deletes every untracked
+/// ignore file at once: one when the agent left none, two when it left
+/// one (a tool's cache directory with its own `.gitignore`, say).
+const CLEAN_WALKS: usize = 3;
+
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
 /// Makes the tracked files of the work tree of `git` (planwright's git on
@@ -553,8 +561,16 @@ mod tests {
         assert!(!dir.join("loose").exists());
 
         // Each set alone: an ignore file that hides itself, one in a new
-        // directory, and one that hides another.
-        let hidden: [&[(&str, &str)]; 3] = [
+        // directory, one that hides another, and ignore files nested
+        // deeper than the clean walks.
+        let deep = [
+            ("d/.gitignore", "e/\n"),
+            ("d/e/.gitignore", "f/\n"),
+            ("d/e/f/.gitignore", "g/\n"),
+            ("d/e/f/g/.gitignore", "*\n"),
+            ("d/e/f/g/evil", "e\n"),
+        ];
+        let hidden: [&[(&str, &str)]; 4] = [
             &[("sub/.gitignore", "*\n"), ("sub/evil", "e\n")],
             &[("new/.gitignore", "*\n"), ("new/evil", "e\n")],
             &[
@@ -562,6 +578,7 @@ mod tests {
                 ("a/b/.gitignore", "*\n"),
                 ("a/b/evil", "e\n"),
             ],
+            &deep,
         ];
         for set in hidden {
             leave(set);
