@@ -14,8 +14,8 @@
 # ticket, as planwright's design does it:
 #
 #   workspace   read-tree --reset -u, clean (deleting untracked ignore
-#               files: the agent's must not keep its leftovers)
-#                                                       (the slot's own index)
+#               files: the agent's must not keep its leftovers), with the
+#               slot's own index
 #   agent       the trivial agent, in user and PID namespaces
 #   candidate   add -A, write-tree, commit-tree, update-ref (the candidate ref)
 #   scope       diff-tree against the base

@@ -24,10 +24,19 @@ planwright_bin() {
 # ignored (preflight reports a missing gate program with exit 1, say), but
 # a status above 2 (a crash, a usage error) stops the benchmark.
 time_ms() {
-  local start end status=0
+  local start status=0
   start=$(date +%s%N)
   "$@" >/dev/null 2>&1 || status=$?
+  took_ms "$start" "$status" "$@"
+}
+
+# took_ms START STATUS COMMAND...: the milliseconds since START (from `date
+# +%s%N`) of COMMAND that ended with STATUS, or the benchmark stops when
+# STATUS is above 2.
+took_ms() {
+  local end start="$1" status="$2"
   end=$(date +%s%N)
+  shift 2
   if ((status > 2)); then
     echo "bench: \`$*\` exited $status" >&2
     return 1

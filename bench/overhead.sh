@@ -66,7 +66,7 @@ run_planwright=("$bin" run "$dir/plan.json" --repo "$dir/repo" --agent cmd --age
 # CPU time of COMMAND and of every process it has waited for. On a shared
 # machine CPU time moves less with the load than the wall clock does.
 sampled() {
-  local log="$1" start end pid stat status=0
+  local log="$1" start pid stat status=0
   shift
   local tick=$((1000 / $(getconf CLK_TCK)))
   start=$(date +%s%N)
@@ -80,12 +80,7 @@ sampled() {
     read -rt 0.05 <> <(:) || true
   done
   wait "$pid" || status=$?
-  end=$(date +%s%N)
-  if ((status > 2)); then
-    echo "bench: \`$*\` exited $status" >&2
-    return 1
-  fi
-  echo $(((end - start) / 1000000))
+  took_ms "$start" "$status" "$@"
 }
 
 merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
