@@ -28,7 +28,7 @@ shape="${SHAPE:-create}"
 case "$shape" in
 create) ;;
 modify) ((tickets <= 3000)) || { echo "bench: SHAPE=modify takes at most 3000 tickets" >&2; exit 2; } ;;
-*) echo "bench: SHAPE is create or modify" >&2; exit 2 ;;
+*) echo "bench: SHAPE=${shape} is not a shape; use SHAPE=create (a file a ticket, the default) or SHAPE=modify (one of the 3,000 files a ticket)" >&2; exit 2 ;;
 esac
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
