@@ -75,7 +75,7 @@ attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
     (cd "$ws" && contained sh -c "echo $t > m/$t.txt")
   fi
   unhashed "$state/ws$s.index" "$ws" add -A
-  tree=$(unhashed "$state/ws$s.index" "$ws" write-tree)
+  tree=$(unhashed "$state/ws$s.index" "$ws" write-tree --missing-ok)
   commit=$(git -C "$repo" commit-tree "$tree" -p "$base" -m "$t")
   git -C "$repo" update-ref "refs/floor/candidates/$t" "$commit"
   git -C "$repo" diff-tree -r --no-commit-id -z "$base" "$commit" >/dev/null

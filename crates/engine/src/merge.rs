@@ -21,6 +21,7 @@ use crate::process::Cancel;
 use crate::repo::Repo;
 use planwright_plan::model::{Gate, Ticket};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The commit message of a ticket's one commit, trailers included.
 pub fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
@@ -103,12 +104,30 @@ pub fn commit_tree(
 
 /// Where a run's merges go: the base branch, or the run's own branch while
 /// the base branch is checked out somewhere.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Target {
     /// The base branch (short name).
     pub base: String,
     /// The run's branch (short name, `planwright/run/<id>`).
     pub held: String,
+    /// What planwright last did to the run's branch. The branch is
+    /// planwright's own, so reading it back before each attempt and each
+    /// merge would only cost a git process; should anyone else move it, the
+    /// next merge's compare-and-swap fails and the branch is read again.
+    /// The base branch is always read: the user may move it, or check it
+    /// out, at any time.
+    held_tip: Mutex<HeldTip>,
+}
+
+/// The run's branch as planwright last left it.
+#[derive(Debug)]
+enum HeldTip {
+    /// Not known: read it.
+    Unknown,
+    /// It does not exist.
+    Absent,
+    /// It points at this commit.
+    At(String),
 }
 
 impl Target {
@@ -117,7 +136,27 @@ impl Target {
         Target {
             base: base.to_string(),
             held: held_branch(run),
+            held_tip: Mutex::new(HeldTip::Unknown),
         }
+    }
+
+    /// The run's branch's tip, when it exists.
+    fn held_tip(&self, repo: &Repo) -> Result<Option<String>, EngineError> {
+        let mut known = self.held_tip.lock().unwrap_or_else(|e| e.into_inner());
+        if let HeldTip::Unknown = *known {
+            *known = match ref_tip(repo, &self.held_ref())? {
+                Some(tip) => HeldTip::At(tip),
+                None => HeldTip::Absent,
+            };
+        }
+        Ok(match &*known {
+            HeldTip::At(tip) => Some(tip.clone()),
+            _ => None,
+        })
+    }
+
+    fn know_held_tip(&self, tip: HeldTip) {
+        *self.held_tip.lock().unwrap_or_else(|e| e.into_inner()) = tip;
     }
 
     fn base_ref(&self) -> String {
@@ -136,7 +175,7 @@ impl Target {
     /// The commit new work starts from: the run's branch when it holds
     /// merges, else the base branch.
     pub fn tip(&self, repo: &Repo) -> Result<String, EngineError> {
-        match ref_tip(repo, &self.held_ref())? {
+        match self.held_tip(repo)? {
             Some(tip) => Ok(tip),
             None => repo.base_tip(&self.base),
         }
@@ -145,7 +184,7 @@ impl Target {
     /// The ref the next merge moves, its current value, and whether it is
     /// created by that merge.
     fn landing(&self, repo: &Repo) -> Result<(String, String, bool), EngineError> {
-        if let Some(tip) = ref_tip(repo, &self.held_ref())? {
+        if let Some(tip) = self.held_tip(repo)? {
             return Ok((self.held_ref(), tip, false));
         }
         let tip = repo.base_tip(&self.base)?;
@@ -262,9 +301,14 @@ impl Merge<'_> {
                     .succeeds()?)
             })?;
             if swapped {
+                if name == self.target.held_ref() {
+                    self.target.know_held_tip(HeldTip::At(commit.clone()));
+                }
                 return Ok(MergeOutcome::Merged { commit });
             }
-            // Someone else moved the ref between our read and our write: merge again.
+            // Someone else moved the ref between our read and our write:
+            // read it again and merge again.
+            self.target.know_held_tip(HeldTip::Unknown);
         }
         Err(EngineError::Integrity(format!(
             "the base branch `{}` kept moving under the merge ({CAS_TRIES} tries); is another process writing to it?",
@@ -372,6 +416,8 @@ pub enum Sync {
 /// in the meantime; the branch is then moved back). Called when a run
 /// starts and when it ends, never after each merge.
 pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
+    // Whatever sync does to the run's branch, it is read again after.
+    target.know_held_tip(HeldTip::Unknown);
     let Some(held) = ref_tip(repo, &target.held_ref())? else {
         return Ok(Sync::Nothing);
     };

@@ -331,7 +331,11 @@ impl Workspaces {
                 .args(copied)
                 .output()?;
         }
-        Ok(git().args(["write-tree"]).text()?)
+        // Every entry came from the commit's tree or was just written by
+        // `add`: checking that each object exists would only cost a lookup
+        // for every file of each directory the agent changed, a `stat` each
+        // while the objects are loose.
+        Ok(git().args(["write-tree", "--missing-ok"]).text()?)
     }
 }
 

@@ -828,6 +828,65 @@ fn an_edited_plan_continues_the_run_and_changed_tickets_run_again_only_when_aske
     assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "y");
 }
 
+/// An agent that writes `<ticket>.txt`, and that, in B's first attempt,
+/// puts a commit of someone else's on the run's branch.
+struct MovesTheRunBranch {
+    repo: std::path::PathBuf,
+}
+
+impl agent::Agent for MovesTheRunBranch {
+    fn name(&self) -> &str {
+        "moves-the-run-branch"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        if ctx.ticket == "B" && ctx.attempt == 1 {
+            let held = git(
+                &self.repo,
+                &[
+                    "for-each-ref",
+                    "--format=%(refname)",
+                    "refs/heads/planwright/run/",
+                ],
+            );
+            assert!(!held.is_empty(), "A's merge is on the run's branch");
+            let tip = git(&self.repo, &["rev-parse", &held]);
+            let tree = format!("{tip}^{{tree}}");
+            let theirs = git(
+                &self.repo,
+                &["commit-tree", &tree, "-p", &tip, "-m", "someone else's"],
+            );
+            git(&self.repo, &["update-ref", &held, &theirs, &tip]);
+        }
+        let rel = format!("{}.txt", ctx.ticket);
+        std::fs::write(ctx.worktree.join(rel), "done\n").unwrap();
+        Ok(agent::AgentOutcome::Finished.into())
+    }
+}
+
+#[test]
+fn a_merge_lands_on_the_run_branch_where_someone_else_moved_it() {
+    // `main` is checked out, so the merges go to the run's branch, and B's
+    // merge finds it moved since A's merge put it where planwright knew it.
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let plan = plan(json!({
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([any("A.txt")])), b]
+    }));
+    let agent: Arc<dyn agent::Agent> = Arc::new(MovesTheRunBranch { repo: env.repo() });
+    let out = run_resume(&env, &plan, &settings(), agent, Resume::default());
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    assert_eq!(
+        env.log(),
+        ["B: ticket B", "someone else's", "A: ticket A", "base"]
+    );
+}
+
 /// An agent that, while it works, edits a tracked file of the user's checkout.
 struct EditsTheCheckout {
     repo: std::path::PathBuf,
