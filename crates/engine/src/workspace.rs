@@ -25,8 +25,9 @@ use crate::process::Cancel;
 use crate::repo::Repo;
 use crate::sandbox::{Confine, Containment, Policy};
 use crate::setup::{self, Setup};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// `[worktree]` settings: how workspaces and gate checkouts are prepared.
@@ -58,6 +59,11 @@ pub struct Workspaces {
     /// `[sandbox] writable`: more directories every agent may write.
     declared: Vec<PathBuf>,
     object_format: Arc<OnceLock<String>>,
+    /// The slots whose index matched every tracked file when [`Workspaces::tree`]
+    /// last read them, with nothing run in them since: the agent's
+    /// processes ended with its PID namespace. Their next reset need only
+    /// touch the files that differ between the two commits.
+    synced: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Workspaces {
@@ -76,6 +82,7 @@ impl Workspaces {
             containment,
             declared,
             object_format: Arc::new(OnceLock::new()),
+            synced: Arc::default(),
         }
     }
 
@@ -139,6 +146,7 @@ impl Workspaces {
     ) -> Result<Result<PathBuf, Verdict>, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
+        let synced = self.synced_slots().remove(slot);
         remove_any(&dir.join(".git"))?;
         if !index.is_file() {
             // Nothing is known about what is there: start from nothing.
@@ -147,7 +155,15 @@ impl Workspaces {
             setup::clear_stamp(&self.stamp(slot))?;
         }
         // Checksummed: the agent's `.git` gets a copy of this index.
-        reset_files(|| self.repo.own_git(&index, &dir), &index, commit)?;
+        let git = || self.repo.own_git(&index, &dir);
+        // A one-way merge checks and writes only the files that differ
+        // between the index and `commit`; it refuses, and leaves all as it
+        // was, when a file it would write is in the way (one the index
+        // does not track, say).
+        let moved = synced && git().args(["read-tree", "-m", "-u", commit]).succeeds()?;
+        if !moved {
+            reset_files(git, &index, commit)?;
+        }
         self.clean(&index, &dir)?;
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
@@ -295,6 +311,11 @@ impl Workspaces {
         Ok(())
     }
 
+    /// The synced slots, locked.
+    fn synced_slots(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.synced.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The repository's object format (`sha1`, `sha256`), asked once.
     fn object_format(&self) -> Result<String, EngineError> {
         if let Some(f) = self.object_format.get() {
@@ -335,7 +356,12 @@ impl Workspaces {
         // `add`: checking that each object exists would only cost a lookup
         // for every file of each directory the agent changed, a `stat` each
         // while the objects are loose.
-        Ok(git().args(["write-tree", "--missing-ok"]).text()?)
+        let tree = git().args(["write-tree", "--missing-ok"]).text()?;
+        // Without a PID namespace a process the agent left may still write.
+        if self.containment.namespaces {
+            self.synced_slots().insert(slot.to_string());
+        }
+        Ok(tree)
     }
 }
 
@@ -593,6 +619,96 @@ mod tests {
         }
         assert!(dir.join("sub/a").is_file());
         assert!(dir.join("cache/x/build").is_file());
+    }
+
+    /// After a candidate, the next reset moves the files from what the
+    /// agent left to the next commit, whichever way they differ, and falls
+    /// back to a whole reset when a file the index does not track, and no
+    /// rule ignores, is in the way.
+    #[test]
+    fn a_reset_after_a_candidate_leaves_exactly_the_next_commit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files: Vec<(&str, String)> = [".gitignore", "a", "b", "d", "sub/c"]
+            .into_iter()
+            .map(|f| (f, format!("{f} 1\n")))
+            .collect();
+        let (repo, first) = committed(tmp.path(), &files);
+        let root = tmp.path().join("repo");
+        let git = |args: &[&str]| {
+            Git::new(&root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .text()
+                .unwrap()
+        };
+        for (rel, text) in [("a", "a 2\n"), ("e", "e 2\n"), (".env", "env 2\n")] {
+            std::fs::write(root.join(rel), text).unwrap();
+        }
+        git(&["rm", "-q", "b"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "second"]);
+        let second = git(&["rev-parse", "HEAD"]);
+        let confined = Containment {
+            sandbox: crate::sandbox::Sandbox::Off,
+            namespaces: true,
+        };
+        let plain = Workspaces::new(repo.clone(), PoolSettings::default(), confined, vec![]);
+        let copying = PoolSettings {
+            copy: vec![".env".into()],
+            ..PoolSettings::default()
+        };
+        let copying = Workspaces::new(repo, copying, confined, vec![]);
+        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let prepare = |pools: &Workspaces, commit: &str| {
+            pools
+                .prepare("s", commit, "b", &log, &cancel)
+                .unwrap()
+                .unwrap()
+        };
+        let expect_second = |dir: &Path| {
+            let files = [
+                (".env", "env 2\n"),
+                (".gitignore", ".gitignore 1\n"),
+                ("a", "a 2\n"),
+                ("d", "d 1\n"),
+                ("e", "e 2\n"),
+                ("sub/c", "sub/c 1\n"),
+            ];
+            for (rel, text) in files {
+                assert_eq!(
+                    std::fs::read_to_string(dir.join(rel)).unwrap(),
+                    text,
+                    "{rel}"
+                );
+            }
+            assert!(!dir.join("b").exists() && !dir.join("new").exists());
+            let status = Git::new(dir)
+                .args(["status", "--porcelain"])
+                .text()
+                .unwrap();
+            assert_eq!(status, "", "the agent's git sees the commit");
+        };
+
+        let dir = prepare(&plain, &first);
+        std::fs::write(dir.join("d"), "agent\n").unwrap();
+        std::fs::write(dir.join("new"), "agent\n").unwrap();
+        std::fs::remove_file(dir.join("sub/c")).unwrap();
+        plain.tree("s", &first).unwrap();
+        expect_second(&prepare(&plain, &second));
+
+        // The agent hid `e` from its candidate with an ignore file of its own.
+        let dir = prepare(&plain, &first);
+        std::fs::write(dir.join(".gitignore"), "e\n").unwrap();
+        std::fs::write(dir.join("e"), "agent\n").unwrap();
+        plain.tree("s", &first).unwrap();
+        expect_second(&prepare(&plain, &second));
+
+        // The copied `.env` is kept out of the candidate but stays in the
+        // workspace, where the second commit tracks it.
+        let dir = prepare(&copying, &first);
+        assert!(dir.join(".env").is_file());
+        copying.tree("s", &first).unwrap();
+        expect_second(&prepare(&copying, &second));
     }
 
     /// The last 20 bytes of an index: its SHA-1, or zeros when skipped.
