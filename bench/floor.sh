@@ -13,9 +13,10 @@
 # `overhead.sh` can tell how the cost per ticket moves over the run. Per
 # ticket, as planwright's design does it:
 #
-#   workspace   read-tree --reset -u, clean (deleting untracked ignore
-#               files: the agent's must not keep its leftovers), with the
-#               slot's own index
+#   workspace   read-tree -m -u (the slot's index matches its files, as
+#               the last candidate's add -A left them), clean (deleting
+#               untracked ignore files: the agent's must not keep its
+#               leftovers), with the slot's own index
 #   agent       the trivial agent, in user and PID namespaces
 #   candidate   add -A, write-tree, commit-tree, update-ref (the candidate ref)
 #   scope       diff-tree against the base
@@ -67,7 +68,9 @@ make_tree merge
 
 attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
   local s="$1" t="$2" base="$3" ws="$state/ws$1" tree commit
-  own "$state/ws$s.index" "$ws" read-tree --reset -u "$base"
+  # The slot's index matches its files (the last candidate's `add -A`, or
+  # the checkout): only the files that differ from the new base are touched.
+  own "$state/ws$s.index" "$ws" read-tree -m -u "$base"
   own "$state/ws$s.index" "$ws" clean -q -ffd -e '!.gitignore'
   if [[ "$shape" == modify ]]; then
     (cd "$ws" && contained sh -c "echo $t >> src/f${t#t}.txt")
