@@ -135,6 +135,16 @@ impl BudgetTracker {
     }
 }
 
+/// Whether `limits` set no ceiling at all: then every attempt may start,
+/// with no dollar figure to pass on, whatever was spent.
+pub fn unlimited(limits: &BudgetSettings) -> bool {
+    let t = &limits.ticket;
+    limits.max_cost_usd.is_none()
+        && limits.max_tokens.is_none()
+        && t.max_cost_usd.is_none()
+        && t.max_tokens.is_none()
+}
+
 /// Which ceiling `spent` reached, if any.
 fn over(spent: Spent, max_cost: Option<f64>, max_tokens: Option<u64>) -> Option<String> {
     if let Some(max) = max_cost.filter(|m| spent.cost_usd >= *m) {
@@ -229,5 +239,23 @@ mod tests {
         };
         assert_eq!(Spent::of(Some(&usage), None), spent(0.0, 26));
         assert_eq!(Spent::of(None, Some(f64::NAN)), spent(0.0, 0));
+    }
+
+    #[test]
+    fn any_one_ceiling_makes_a_budget_limited() {
+        assert!(unlimited(&BudgetSettings::default()));
+        let mut each = [
+            BudgetSettings::default(),
+            BudgetSettings::default(),
+            BudgetSettings::default(),
+            BudgetSettings::default(),
+        ];
+        each[0].max_cost_usd = Some(1.0);
+        each[1].max_tokens = Some(1);
+        each[2].ticket.max_cost_usd = Some(1.0);
+        each[3].ticket.max_tokens = Some(1);
+        for limits in each {
+            assert!(!unlimited(&limits), "{limits:?}");
+        }
     }
 }

@@ -60,10 +60,13 @@ pub struct Workspaces {
     declared: Vec<PathBuf>,
     object_format: Arc<OnceLock<String>>,
     /// The slots whose index matched every tracked file when [`Workspaces::tree`]
-    /// last read them, with nothing run in them since: the agent's
-    /// processes ended with its PID namespace. Their next reset need only
-    /// touch the files that differ between the two commits.
+    /// last read them, with nothing run in them since. Their next reset
+    /// need only touch the files that differ between the two commits.
     synced: Arc<Mutex<HashSet<String>>>,
+    /// Whether a workspace stays as its candidate left it: the agent's
+    /// processes end with its PID namespace, and no other agent may write
+    /// there (no `[sandbox] writable` directory holds the workspaces).
+    quiet_after_candidate: bool,
 }
 
 impl Workspaces {
@@ -75,6 +78,11 @@ impl Workspaces {
         containment: Containment,
         declared: Vec<PathBuf>,
     ) -> Workspaces {
+        let root = Self::root(&repo);
+        let shared = crate::sandbox::below_any(&root, &declared)
+            || declared
+                .iter()
+                .any(|d| crate::sandbox::below_any(d, std::slice::from_ref(&root)));
         Workspaces {
             setup: Setup::new(repo.clone(), settings.clone()),
             repo,
@@ -83,6 +91,7 @@ impl Workspaces {
             declared,
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
+            quiet_after_candidate: containment.namespaces && !shared,
         }
     }
 
@@ -357,8 +366,7 @@ impl Workspaces {
         // for every file of each directory the agent changed, a `stat` each
         // while the objects are loose.
         let tree = git().args(["write-tree", "--missing-ok"]).text()?;
-        // Without a PID namespace a process the agent left may still write.
-        if self.containment.namespaces {
+        if self.quiet_after_candidate {
             self.synced_slots().insert(slot.to_string());
         }
         Ok(tree)
@@ -622,9 +630,9 @@ mod tests {
     }
 
     /// After a candidate, the next reset moves the files from what the
-    /// agent left to the next commit, whichever way they differ, and falls
-    /// back to a whole reset when a file the index does not track, and no
-    /// rule ignores, is in the way.
+    /// agent left to the next commit, whichever way they differ; it checks
+    /// every file when an untracked file that no rule ignores is in the
+    /// way, or when a `[sandbox] writable` directory holds the workspaces.
     #[test]
     fn a_reset_after_a_candidate_leaves_exactly_the_next_commit() {
         let tmp = tempfile::tempdir().unwrap();
@@ -657,7 +665,9 @@ mod tests {
             copy: vec![".env".into()],
             ..PoolSettings::default()
         };
-        let copying = Workspaces::new(repo, copying, confined, vec![]);
+        let copying = Workspaces::new(repo.clone(), copying, confined, vec![]);
+        let others = vec![repo.state_dir()];
+        let shared = Workspaces::new(repo, PoolSettings::default(), confined, others);
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = |pools: &Workspaces, commit: &str| {
             pools
@@ -709,6 +719,13 @@ mod tests {
         assert!(dir.join(".env").is_file());
         copying.tree("s", &first).unwrap();
         expect_second(&prepare(&copying, &second));
+
+        // Another agent may write here after the candidate: `d` is the same
+        // in both commits, and only a whole reset sees the change.
+        let dir = prepare(&shared, &first);
+        shared.tree("s", &first).unwrap();
+        std::fs::write(dir.join("d"), "another agent\n").unwrap();
+        expect_second(&prepare(&shared, &second));
     }
 
     /// The last 20 bytes of an index: its SHA-1, or zeros when skipped.
