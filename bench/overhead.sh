@@ -62,9 +62,10 @@ agent='sh -c "echo {ticket} > m/{ticket}.txt"'
 run_planwright=("$bin" run "$dir/plan.json" --repo "$dir/repo" --agent cmd --agent-cmd "$agent")
 
 # sampled LOG COMMAND...: time_ms, and while COMMAND runs, a line
-# "microseconds-since-the-epoch CPU-milliseconds" every 50 ms in LOG: the
-# CPU time of COMMAND and of every process it has waited for. On a shared
-# machine CPU time moves less with the load than the wall clock does.
+# "microseconds-since-the-epoch CPU-milliseconds own-CPU-milliseconds"
+# every 50 ms in LOG: the CPU time of COMMAND and of every process it has
+# waited for, and of COMMAND's process alone. On a shared machine CPU time
+# moves less with the load than the wall clock does.
 sampled() {
   local log="$1" start pid stat status=0
   shift
@@ -76,7 +77,7 @@ sampled() {
     local f=(${stat##*) })
     [[ "${f[0]}" != Z ]] || break
     # utime, stime, cutime and cstime: fields 14 to 17 of the file.
-    echo "${EPOCHREALTIME/./} $(((f[11] + f[12] + f[13] + f[14]) * tick))" >>"$log"
+    echo "${EPOCHREALTIME/./} $(((f[11] + f[12] + f[13] + f[14]) * tick)) $(((f[11] + f[12]) * tick))" >>"$log"
     read -rt 0.05 <> <(:) || true
   done
   wait "$pid" || status=$?
@@ -124,7 +125,9 @@ done
 # Flatness: milliseconds between merge 1 and merge 100, and between the
 # last 100 merges, from the event log of the last planwright run and the
 # merge times the floor logged in its run; and the CPU time each spent over
-# the same stretches (from the samples `sampled` took).
+# the same stretches (from the samples `sampled` took), all of it and its
+# own process's alone: planwright's own work without the git, agent and
+# gate processes it waits for.
 # Every hundredth merge is listed too: on a shared machine a burst of load
 # shows as one slow hundred, a cost that grows as a slope. So is the median
 # time from one merge to the next within the first and the last 100, which
@@ -139,20 +142,24 @@ flatness() { # flatness WHO CPU-SAMPLES: reads merge times in milliseconds, one 
       }
       return m[49]
     }
-    function cpu(at,    k) { # CPU milliseconds at time `at`, between two samples
+    function cpu(at, sc,    k) { # CPU milliseconds (of samples `sc`) at time `at`, between two samples
       for (k = 1; k < ns - 1 && st[k] < at; k++);
       if (st[k] == st[k - 1]) return sc[k]
       return sc[k - 1] + (sc[k] - sc[k - 1]) * (at - st[k - 1]) / (st[k] - st[k - 1])
     }
-    NR == FNR { st[ns] = $1 / 1000; sc[ns++] = $2; next }
+    function stretches(what, sc,    cf, cl) { # CPU time over the first and the last 100 merges
+      cf = cpu(t[99], sc) - cpu(t[0], sc); cl = cpu(t[n - 1], sc) - cpu(t[n - 100], sc)
+      printf "  %s: first 100 %d ms, last 100 %d ms: %.2fx\n", what, cf, cl, cl / (cf ? cf : 1)
+    }
+    NR == FNR { st[ns] = $1 / 1000; all[ns] = $2; own[ns++] = $3; next }
     { t[n++] = $1 }
     END {
       first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
       printf "flatness of %-10s (jobs %s): first 100 merges %6d ms, last 100 %6d ms: %.2fx\n", who, jobs, first, last, last / first
       mf = median(0); ml = median(n - 100)
       printf "  median between two merges: first 100 %.1f ms, last 100 %.1f ms: %.2fx\n", mf, ml, ml / mf
-      cf = cpu(t[99]) - cpu(t[0]); cl = cpu(t[n - 1]) - cpu(t[n - 100])
-      printf "  CPU time: first 100 %d ms, last 100 %d ms: %.2fx\n", cf, cl, cl / cf
+      stretches("CPU time", all)
+      stretches("CPU time of its own process, without its children", own)
       printf "  seconds per 100 merges:"
       for (i = 100; i < n; i += 100) printf " %.1f", (t[i] - t[i - 100]) / 1000
       printf "\n"
