@@ -14,9 +14,10 @@
 # ticket, as planwright's design does it:
 #
 #   workspace   read-tree -m -u (the slot's index matches its files, as
-#               the last candidate's add -A left them), clean (deleting
-#               untracked ignore files: the agent's must not keep its
-#               leftovers), with the slot's own index
+#               the last candidate's add -A or the checkout left them, so
+#               only what differs from the new base is touched), clean
+#               (deleting untracked ignore files: the agent's must not
+#               keep its leftovers), with the slot's own index
 #   agent       the trivial agent, in user and PID namespaces
 #   candidate   add -A, write-tree, commit-tree, update-ref (the candidate ref)
 #   scope       diff-tree against the base
@@ -68,8 +69,6 @@ make_tree merge
 
 attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
   local s="$1" t="$2" base="$3" ws="$state/ws$1" tree commit
-  # The slot's index matches its files (the last candidate's `add -A`, or
-  # the checkout): only the files that differ from the new base are touched.
   own "$state/ws$s.index" "$ws" read-tree -m -u "$base"
   own "$state/ws$s.index" "$ws" clean -q -ffd -e '!.gitignore'
   if [[ "$shape" == modify ]]; then

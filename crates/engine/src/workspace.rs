@@ -163,16 +163,7 @@ impl Workspaces {
             create_parent(&index)?;
             setup::clear_stamp(&self.stamp(slot))?;
         }
-        // Checksummed: the agent's `.git` gets a copy of this index.
-        let git = || self.repo.own_git(&index, &dir);
-        // A one-way merge checks and writes only the files that differ
-        // between the index and `commit`; it refuses, and leaves all as it
-        // was, when a file it would write is in the way (one the index
-        // does not track, say).
-        let moved = synced && git().args(["read-tree", "-m", "-u", commit]).succeeds()?;
-        if !moved {
-            reset_files(git, &index, commit)?;
-        }
+        self.reset(&index, &dir, commit, synced)?;
         self.clean(&index, &dir)?;
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
@@ -182,6 +173,26 @@ impl Workspaces {
         self.copy_in(&dir)?;
         self.agent_git(&index, &dir, commit, branch)?;
         Ok(Ok(dir))
+    }
+
+    /// Makes the tracked files of `dir` those of `commit`. When the index
+    /// is `synced` with them, a one-way merge checks and writes only the
+    /// files that differ between the index and `commit`; it refuses, and
+    /// leaves all as it was, when a file it would write is in the way (one
+    /// the index does not track, say), and then every file is checked.
+    fn reset(
+        &self,
+        index: &Path,
+        dir: &Path,
+        commit: &str,
+        synced: bool,
+    ) -> Result<(), EngineError> {
+        // Checksummed: the agent's `.git` gets a copy of this index.
+        let git = || self.repo.own_git(index, dir);
+        if synced && git().args(["read-tree", "-m", "-u", commit]).succeeds()? {
+            return Ok(());
+        }
+        reset_files(git, index, commit)
     }
 
     /// Runs the set-up in slot `slot` unless it last ran there with the
