@@ -27,7 +27,7 @@ shape="${SHAPE:-create}"
 [[ -n "${QUICK:-}" ]] && tickets=6
 case "$shape" in
 create) ;;
-modify) ((tickets <= 3000)) || { echo "bench: SHAPE=modify takes at most 3000 tickets" >&2; exit 2; } ;;
+modify) ((tickets <= 3000)) || { echo "bench: SHAPE=modify changes one of the 3,000 files a ticket, so TICKETS=${tickets} is too many; use TICKETS=3000 or fewer, or SHAPE=create" >&2; exit 2; } ;;
 *) echo "bench: SHAPE=${shape} is not a shape; use SHAPE=create (a file a ticket, the default) or SHAPE=modify (one of the 3,000 files a ticket)" >&2; exit 2 ;;
 esac
 dir="$(mktemp -d)"
