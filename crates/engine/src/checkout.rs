@@ -11,6 +11,12 @@
 //! checkout changed since (size, change time and inode of every file: a
 //! gate that wrote into `node_modules` makes the next use start afresh).
 //!
+//! With Landlock and namespaces, gates write through an overlay (see
+//! [`Overlay`]): what they write lands in a layer of its own, thrown away
+//! before the next commit, and the checkout itself is written by
+//! planwright alone. Its next reset then checks and writes only the files
+//! that differ between the two commits, and nothing needs cleaning.
+//!
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
@@ -18,16 +24,17 @@ use crate::error::EngineError;
 use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use crate::process::{self, Cancel};
 use crate::repo::Repo;
-use crate::sandbox::{self, Confine, Containment, Policy};
+use crate::sandbox::{self, Confine, Containment, Overlay, Policy, Sandbox};
 use crate::setup::{self, Setup};
 use crate::workspace::{
-    create_parent, fresh_dir, remove_any, reset_files, PoolSettings, Workspaces,
+    create_parent, fresh_dir, remove_any, reset, reset_files, PoolSettings, Workspaces,
 };
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The gate checkouts of a run.
 #[derive(Debug, Clone)]
@@ -38,6 +45,13 @@ pub struct Checkouts {
     gate_network: bool,
     /// Directories an agent may write: kept off every gate's `PATH`.
     agent_writable: Vec<PathBuf>,
+    /// Whether gates write through an overlay, so only planwright writes
+    /// the checkouts.
+    overlay: bool,
+    /// The checkouts that hold what planwright last wrote there, their
+    /// index matching every file: the next reset need only touch the
+    /// files that differ between the two commits.
+    synced: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Checkouts {
@@ -53,12 +67,21 @@ impl Checkouts {
     ) -> Checkouts {
         let mut agent_writable = vec![Workspaces::root(&repo), repo.state_dir().join("tmp")];
         agent_writable.extend(declared.iter().cloned());
+        let root = repo.state_dir().join("checkouts");
+        // An agent that may write the checkouts could change one behind
+        // the quick reset's back; without Landlock, so could a gate.
+        let overlay = matches!(containment.sandbox, Sandbox::Landlock { .. })
+            && containment.namespaces
+            && !sandbox::overlaps_any(&root, declared)
+            && sandbox::probe_overlay(&repo.state_dir().join("overlay").join("probe")).is_ok();
         Checkouts {
             setup: Setup::new(repo.clone(), settings),
             repo,
             containment,
             gate_network,
             agent_writable,
+            overlay,
+            synced: Arc::default(),
         }
     }
 
@@ -89,8 +112,33 @@ impl Checkouts {
             Ok(dir) => dir,
             Err(verdict) => return Ok(verdict),
         };
-        let room = self.gate_room(&dir, &tmp, settings);
+        let overlay = match self.overlay {
+            true => Some(self.fresh_overlay(name)?),
+            false => None,
+        };
+        let room = self.gate_room(&dir, &tmp, settings, overlay);
         run_gates(gates, &dir, settings, log, &room, cancel)
+    }
+
+    /// The overlay the gates of checkout `name` write through, its layer
+    /// emptied of what the last gates wrote.
+    fn fresh_overlay(&self, name: &str) -> Result<Overlay, EngineError> {
+        let layers = self.layers(name);
+        Ok(Overlay {
+            dir: self.path(name),
+            upper: fresh_dir(&layers.join("upper"))?,
+            work: fresh_dir(&layers.join("work"))?,
+        })
+    }
+
+    /// Where the overlay of checkout `name` keeps its layer.
+    fn layers(&self, name: &str) -> PathBuf {
+        self.repo.state_dir().join("overlay").join(name)
+    }
+
+    /// The checkouts known to hold what planwright last wrote, locked.
+    fn synced(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.synced.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A fresh `TMPDIR` for the gates of checkout `name`.
@@ -104,17 +152,33 @@ impl Checkouts {
         )
     }
 
-    /// How a gate runs in `dir`: its environment and its sandbox.
-    fn gate_room(&self, dir: &Path, tmp: &Path, settings: &GateSettings) -> GateRoom {
+    /// How a gate runs in `dir`: its environment and its sandbox, writing
+    /// through `overlay` when there is one.
+    fn gate_room(
+        &self,
+        dir: &Path,
+        tmp: &Path,
+        settings: &GateSettings,
+        overlay: Option<Overlay>,
+    ) -> GateRoom {
+        let mut confine = self.confine(dir, tmp, self.gate_network);
+        if let Some(overlay) = overlay {
+            // Below the overlay's mount the checkout is planwright's alone.
+            confine.policy.writable.retain(|d| d != dir);
+            confine.policy.overlay = Some(overlay);
+        }
         GateRoom {
             env: self.gate_env(&settings.env, tmp),
-            confine: Some(self.confine(dir, tmp, self.gate_network)),
+            confine: Some(confine),
         }
     }
 
     /// The room of checkout `name` as the last [`Checkouts::gate`] left
     /// it: its directory and a gate's environment and sandbox, with a fresh
-    /// `TMPDIR`. For the counterfactuals of a candidate that passed its gates.
+    /// `TMPDIR`. For the counterfactuals of a candidate that passed its
+    /// gates, which change a file there and run the tests again: what the
+    /// gates wrote through their overlay is moved into the checkout first,
+    /// and the counterfactuals write it directly.
     pub fn room(
         &self,
         name: &str,
@@ -122,7 +186,14 @@ impl Checkouts {
     ) -> Result<(PathBuf, GateRoom), EngineError> {
         let tmp = self.fresh_tmp(name)?;
         let dir = self.path(name);
-        let room = self.gate_room(&dir, &tmp, settings);
+        if self.overlay {
+            self.synced().remove(name);
+            let upper = self.layers(name).join("upper");
+            if upper.is_dir() {
+                fold(&upper, &dir)?;
+            }
+        }
+        let room = self.gate_room(&dir, &tmp, settings, None);
         Ok((dir, room))
     }
 
@@ -132,6 +203,7 @@ impl Checkouts {
         self.containment.confine(Policy {
             writable,
             network: true,
+            overlay: None,
         })
     }
 
@@ -139,6 +211,7 @@ impl Checkouts {
         self.containment.confine(Policy {
             writable: vec![dir.to_path_buf(), tmp.to_path_buf()],
             network,
+            overlay: None,
         })
     }
 
@@ -175,6 +248,7 @@ impl Checkouts {
     ) -> Result<Result<PathBuf, Verdict>, EngineError> {
         let dir = self.path(name);
         let index = self.meta(name, "");
+        let synced = self.synced().remove(name);
         if !index.is_file() {
             fresh_dir(&dir)?;
             create_parent(&index)?;
@@ -182,19 +256,28 @@ impl Checkouts {
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
-        reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
+        reset(
+            || self.repo.own_git_unhashed(&index, &dir),
+            &index,
+            commit,
+            synced,
+        )?;
         if self.setup.is_empty() {
-            // Nothing to keep between gate runs: what the last one left goes.
-            self.repo
-                .own_git(&index, &dir)
-                .args(["clean", "-q", "-ffdx"])
-                .output()?;
+            if !synced {
+                // Nothing to keep between gate runs: what the last one left goes.
+                self.repo
+                    .own_git(&index, &dir)
+                    .args(["clean", "-q", "-ffdx"])
+                    .output()?;
+            }
+            self.written(name);
             return Ok(Ok(dir));
         }
         let key = self.setup.key(commit)?;
         let state = self.untracked(&index, &dir)?;
         let stamp = self.meta(name, ".setup");
         if setup::read_stamp(&stamp).as_deref() == Some(format!("{key}\n{state}").as_str()) {
+            self.written(name);
             return Ok(Ok(dir));
         }
         setup::clear_stamp(&stamp)?;
@@ -212,7 +295,16 @@ impl Checkouts {
         reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
         let state = self.untracked(&index, &dir)?;
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
+        self.written(name);
         Ok(Ok(dir))
+    }
+
+    /// Checkout `name` holds what planwright just wrote there: with an
+    /// overlay, no gate can change that.
+    fn written(&self, name: &str) {
+        if self.overlay {
+            self.synced().insert(name.to_string());
+        }
     }
 
     /// Every untracked entry of `dir` with what identifies its content.
@@ -246,6 +338,55 @@ impl Checkouts {
 struct Known<'a> {
     files: &'a HashSet<PathBuf>,
     dirs: &'a HashSet<&'a Path>,
+}
+
+/// Moves what gates wrote through an overlay, its layer `upper`, into the
+/// directory `lower` below it, so that `lower` holds what they saw: an
+/// entry replaces the one of the same name, a whiteout (a character
+/// device 0/0) deletes it, an opaque directory (one the gates made anew)
+/// replaces the whole directory, and any other directory is merged.
+fn fold(upper: &Path, lower: &Path) -> Result<(), EngineError> {
+    fn io(path: &Path) -> impl Fn(std::io::Error) -> EngineError + '_ {
+        move |e| EngineError::io(path, e)
+    }
+    for entry in std::fs::read_dir(upper).map_err(io(upper))? {
+        let from = entry.map_err(io(upper))?.path();
+        let to = lower.join(from.file_name().unwrap_or_default());
+        let meta = std::fs::symlink_metadata(&from).map_err(io(&from))?;
+        let kind = meta.file_type();
+        if kind.is_char_device() && meta.rdev() == 0 {
+            remove_any(&to)?;
+            continue;
+        }
+        let into_dir = std::fs::symlink_metadata(&to).is_ok_and(|m| m.is_dir());
+        if kind.is_dir() && into_dir && !opaque(&from) {
+            fold(&from, &to)?;
+            std::fs::set_permissions(&to, meta.permissions()).map_err(io(&to))?;
+            continue;
+        }
+        remove_any(&to)?;
+        std::fs::rename(&from, &to).map_err(io(&from))?;
+    }
+    Ok(())
+}
+
+/// Whether overlayfs marked directory `dir` of an upper layer opaque: it
+/// hides everything below it in the lower layer.
+fn opaque(dir: &Path) -> bool {
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut value = [0u8; 1];
+    // SAFETY: a valid C string and a buffer of the length given.
+    let n = unsafe {
+        libc::lgetxattr(
+            path.as_ptr(),
+            c"user.overlay.opaque".as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    n == 1 && value[0] == b'y'
 }
 
 /// Appends a line per untracked entry below `dir`: its path, kind, size,
@@ -327,13 +468,10 @@ mod tests {
         out
     }
 
-    /// Whatever a gate leaves, the next gate in the checkout finds the
-    /// commit's tracked files and nothing else: no untracked or ignored
-    /// file, no `.git`, no tracked file changed in place or in kind.
-    #[test]
-    fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
+    /// A repository with two commits, planwright's git made, and checkouts
+    /// of it under `containment`: the commits' ids and the checkouts.
+    fn two_commits(dir: &Path, containment: Containment) -> (String, String, Checkouts) {
+        let root = dir.join("repo");
         std::fs::create_dir_all(&root).unwrap();
         crate::git::Git::new(&root)
             .args(["init", "-q"])
@@ -343,47 +481,105 @@ mod tests {
         let second = commit_files(&root, &[("b", "hello\n")]);
         let repo = Repo::open(&root).unwrap();
         repo.ensure_own_git(&[]).unwrap();
-        let checkouts = Checkouts::new(
-            repo,
-            PoolSettings::default(),
-            Containment::none(),
-            false,
-            &[],
-        );
+        let settings = PoolSettings::default();
+        let checkouts = Checkouts::new(repo, settings, containment, false, &[]);
+        (first, second, checkouts)
+    }
+
+    const FIRST_FILES: [&str; 3] = ["a hello false", "src/", "src/x hello false"];
+    const SECOND_FILES: [&str; 4] = [
+        "a hello false",
+        "b hello false",
+        "src/",
+        "src/x hello false",
+    ];
+
+    /// Runs one gate per script on `commit` in checkout `slot`.
+    fn gate(checkouts: &Checkouts, log: &Path, commit: &str, scripts: &[&str]) -> Verdict {
+        let gates: Vec<Gate> = scripts
+            .iter()
+            .map(|script| Gate {
+                name: "g".into(),
+                argv: vec!["sh".into(), "-c".into(), script.to_string()],
+            })
+            .collect();
+        let settings = GateSettings::default();
+        let cancel = Cancel::default();
+        checkouts
+            .gate("slot", commit, &gates, &settings, log, &cancel)
+            .unwrap()
+    }
+
+    /// Whatever a gate leaves, the next gate in the checkout finds the
+    /// commit's tracked files and nothing else: no untracked or ignored
+    /// file, no `.git`, no tracked file changed in place or in kind.
+    #[test]
+    fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, second, checkouts) = two_commits(tmp.path(), Containment::none());
         let log = tmp.path().join("log");
         let run = |commit: &str, script: &str| {
-            let gate = Gate {
-                name: "g".into(),
-                argv: vec!["sh".into(), "-c".into(), script.into()],
-            };
-            let settings = GateSettings::default();
-            let cancel = Cancel::default();
-            let verdict = checkouts.gate("slot", commit, &[gate], &settings, &log, &cancel);
-            assert_eq!(verdict.unwrap(), Verdict::Pass);
+            assert_eq!(gate(&checkouts, &log, commit, &[script]), Verdict::Pass);
             tree(&checkouts.path("slot"))
         };
-        let first_files = ["a hello false", "src/", "src/x hello false"];
-        let second_files = [
-            "a hello false",
-            "b hello false",
-            "src/",
-            "src/x hello false",
-        ];
         run(
             &first,
             "echo gate > a; mkdir -p junk/deep; echo j > junk/deep/f; echo s > src/stray; \
              ln -s /etc/passwd link; mkdir sub; printf '*\\n' > sub/.gitignore; echo e > sub/evil; \
              mkdir .git; echo x > .git/config",
         );
-        assert_eq!(run(&first, "true"), first_files);
+        assert_eq!(run(&first, "true"), FIRST_FILES);
         // Tracked files changed in place, nothing added.
         run(&first, "echo gate > a; chmod +x src/x; echo gate > src/x");
-        assert_eq!(run(&second, "true"), second_files);
+        assert_eq!(run(&second, "true"), SECOND_FILES);
         run(
             &second,
             "rm a; mkdir a; echo x > a/inner; echo s > src/stray",
         );
-        assert_eq!(run(&second, "true"), second_files);
-        assert_eq!(run(&first, "true"), first_files);
+        assert_eq!(run(&second, "true"), SECOND_FILES);
+        assert_eq!(run(&first, "true"), FIRST_FILES);
+    }
+
+    /// With Landlock and namespaces, the gates of a candidate write through
+    /// an overlay: each sees what the ones before it wrote, the checkout
+    /// keeps exactly the commit's files (so its next reset is quick and
+    /// nothing is cleaned), and the next candidate's gates see none of it.
+    /// The counterfactuals' room holds what the gates left, deletions and
+    /// directories made anew included, and the gate after it finds the
+    /// commit's files alone again.
+    #[test]
+    fn gates_write_through_an_overlay_the_next_candidate_never_sees() {
+        let tmp = tempfile::tempdir().unwrap();
+        let containment = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
+        let (first, second, checkouts) = two_commits(tmp.path(), containment);
+        assert!(checkouts.overlay, "overlayfs is refused here");
+        let log = tmp.path().join("log");
+        let lower = checkouts.path("slot");
+        let writes = "echo gate > a; mkdir -p junk; echo j > junk/f; rm src/x; mkdir .git";
+        let sees_writes = "test \"$(cat a)\" = gate && test -f junk/f && test ! -e src/x";
+        assert_eq!(
+            gate(&checkouts, &log, &first, &[writes, sees_writes]),
+            Verdict::Pass
+        );
+        assert_eq!(tree(&lower), FIRST_FILES);
+        let clean = "test \"$(cat a)\" = hello && test -f b && test -f src/x \
+                     && test ! -e junk && test ! -e .git";
+        assert_eq!(gate(&checkouts, &log, &second, &[clean]), Verdict::Pass);
+        assert_eq!(tree(&lower), SECOND_FILES);
+        let remakes = "echo gate > a; rm b; rm -r src; mkdir src; echo y > src/y; mkdir junk; echo j > junk/f";
+        assert_eq!(gate(&checkouts, &log, &second, &[remakes]), Verdict::Pass);
+        let (dir, _) = checkouts.room("slot", &GateSettings::default()).unwrap();
+        assert_eq!(
+            tree(&dir),
+            [
+                "a gate false",
+                "junk/",
+                "junk/f j false",
+                "src/",
+                "src/y y false"
+            ]
+        );
+        assert_eq!(gate(&checkouts, &log, &first, &["true"]), Verdict::Pass);
+        assert_eq!(tree(&lower), FIRST_FILES);
     }
 }

@@ -110,6 +110,23 @@ pub struct Policy {
     pub writable: Vec<PathBuf>,
     /// Whether it may use the network; without, it gets loopback only.
     pub network: bool,
+    /// A directory the child starts in and may write, whose writes land in
+    /// an overlay: only with Landlock and namespaces.
+    pub overlay: Option<Overlay>,
+}
+
+/// A directory a child sees and writes as usual, while for everyone else
+/// it stays as it was: the child's writes land in `upper` (an overlayfs
+/// mounted over `dir` in the child's own mount namespace), which its maker
+/// throws away. The child starts in `dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlay {
+    /// The directory, as the child sees it.
+    pub dir: PathBuf,
+    /// Where the child's writes land.
+    pub upper: PathBuf,
+    /// overlayfs's own work directory, empty, on `upper`'s file system.
+    pub work: PathBuf,
 }
 
 /// How a run confines its children: chosen once by [`Containment::new`].
@@ -218,14 +235,46 @@ fn landlock_abi() -> i32 {
 
 /// Forks a child that tries to enter the namespaces a confined child needs.
 fn probe_namespaces() -> Result<(), String> {
-    let hook = NsSetup::new(false).map_err(|e| e.to_string())?;
+    let ns = NsSetup::new(false, false).map_err(|e| e.to_string())?;
+    probe(|| ns.enter())
+}
+
+/// Whether a confined child can mount an overlay in `scratch`, a
+/// directory on the file system where its upper layers will be (some file
+/// systems cannot hold one, and older kernels refuse it unprivileged).
+/// `scratch` is made and removed.
+pub fn probe_overlay(scratch: &Path) -> Result<(), String> {
+    let overlay = Overlay {
+        dir: scratch.join("dir"),
+        upper: scratch.join("upper"),
+        work: scratch.join("work"),
+    };
+    let made = [&overlay.dir, &overlay.upper, &overlay.work]
+        .iter()
+        .try_for_each(std::fs::create_dir_all);
+    let result = match made {
+        Ok(()) => OverlaySetup::new(&overlay, 0)
+            .map_err(|e| e.to_string())
+            .and_then(|setup| {
+                let ns = NsSetup::new(false, true).map_err(|e| e.to_string())?;
+                probe(|| ns.enter().and_then(|()| setup.enter(None)))
+            }),
+        Err(e) => Err(e.to_string()),
+    };
+    let _ = std::fs::remove_dir_all(scratch);
+    result
+}
+
+/// Forks a child that runs `enter` (plain system calls on prepared data)
+/// and exits: whether it succeeded.
+fn probe(enter: impl Fn() -> io::Result<()>) -> Result<(), String> {
     // SAFETY: the child only makes system calls on prepared data, then exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(io::Error::last_os_error().to_string());
     }
     if pid == 0 {
-        let code = match hook.enter() {
+        let code = match enter() {
             Ok(()) => 0,
             Err(e) => e.raw_os_error().unwrap_or(1),
         };
@@ -259,13 +308,28 @@ impl Confine {
     /// Prepares, in the parent, what the child applies between fork and
     /// exec.
     pub fn hook(&self) -> Result<Hook, SandboxError> {
-        let ruleset = match self.containment.sandbox {
-            Sandbox::Landlock { .. } => Some(landlock_ruleset(&self.policy.writable)?),
+        let access = match self.containment.sandbox {
+            Sandbox::Landlock { abi } => Some(write_access(abi)),
             Sandbox::Off => None,
+        };
+        let ruleset = match access {
+            Some(access) => Some(landlock_ruleset(&self.policy.writable, access)?),
+            None => None,
+        };
+        let overlay = match (&self.policy.overlay, access) {
+            (None, _) => None,
+            (Some(overlay), Some(access)) if self.containment.namespaces => {
+                Some(OverlaySetup::new(overlay, access.bits())?)
+            }
+            (Some(_), _) => {
+                return Err(SandboxError::Setup(
+                    "an overlay needs Landlock and namespaces".into(),
+                ))
+            }
         };
         let ns = if self.containment.namespaces {
             Some(
-                NsSetup::new(!self.policy.network)
+                NsSetup::new(!self.policy.network, overlay.is_some())
                     .map_err(|e| SandboxError::Setup(e.to_string()))?,
             )
         } else {
@@ -274,10 +338,17 @@ impl Confine {
         Ok(Hook {
             ruleset,
             ns,
+            overlay,
             // SAFETY: plain system call.
             parent: unsafe { libc::getpid() },
         })
     }
+}
+
+/// The write rights handled on a kernel of Landlock ABI `abi`: those of
+/// ABI 5 at most, so a newer kernel confines exactly as tested.
+fn write_access(abi: i32) -> landlock::BitFlags<landlock::AccessFs> {
+    landlock::AccessFs::from_write(landlock::ABI::from(abi.min(5)))
 }
 
 /// Devices every program expects to write to.
@@ -286,13 +357,12 @@ const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 /// A Landlock ruleset that handles every write access and allows it below
 /// `writable` (and on [`DEVICES`]). Read and execute are not handled, so
 /// they stay allowed.
-fn landlock_ruleset(writable: &[PathBuf]) -> Result<OwnedFd, SandboxError> {
-    use landlock::{path_beneath_rules, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI};
+fn landlock_ruleset(
+    writable: &[PathBuf],
+    write: landlock::BitFlags<landlock::AccessFs>,
+) -> Result<OwnedFd, SandboxError> {
+    use landlock::{path_beneath_rules, Ruleset, RulesetAttr, RulesetCreatedAttr};
     let err = |e: landlock::RulesetError| SandboxError::Setup(e.to_string());
-    // Rights newer than the kernel's ABI are dropped by the crate (best
-    // effort); `Containment::new` already refused a kernel without any.
-    let target = ABI::V5;
-    let write = AccessFs::from_write(target);
     for dir in writable {
         if !dir.exists() {
             return Err(SandboxError::Setup(format!(
@@ -328,13 +398,17 @@ struct NsSetup {
 }
 
 impl NsSetup {
-    fn new(loopback_only: bool) -> io::Result<NsSetup> {
+    /// With `mounts`, a mount namespace too.
+    fn new(loopback_only: bool, mounts: bool) -> io::Result<NsSetup> {
         let c = |s: &str| CString::new(s).map_err(io::Error::other);
         // SAFETY: plain system calls.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID;
         if loopback_only {
             flags |= libc::CLONE_NEWNET;
+        }
+        if mounts {
+            flags |= libc::CLONE_NEWNS;
         }
         Ok(NsSetup {
             flags,
@@ -362,6 +436,115 @@ impl NsSetup {
         }
         Ok(())
     }
+}
+
+/// Data for mounting an [`Overlay`], made before the fork.
+#[derive(Debug)]
+struct OverlaySetup {
+    /// The directory the paths of `options` and `target` are relative to.
+    base: CString,
+    target: CString,
+    options: CString,
+    /// The overlay's directory, absolute: the child starts there.
+    dir: CString,
+    /// The Landlock rights the child gets below `dir`.
+    access: u64,
+}
+
+impl OverlaySetup {
+    fn new(overlay: &Overlay, access: u64) -> Result<OverlaySetup, SandboxError> {
+        let setup = |why: String| SandboxError::Setup(why);
+        let base = overlay
+            .dir
+            .ancestors()
+            .find(|a| overlay.upper.starts_with(a) && overlay.work.starts_with(a))
+            .unwrap_or(Path::new("/"));
+        // Mount options separate with `,` and `:` and escape with `\`:
+        // relative paths keep the user's directory names out of them.
+        let rel = |p: &Path| match p.strip_prefix(base).ok().and_then(Path::to_str) {
+            Some(r) if !r.is_empty() && !r.contains([',', ':', '\\', '=']) => Ok(r.to_string()),
+            _ => Err(setup(format!(
+                "cannot name `{}` in an overlay's options",
+                p.display()
+            ))),
+        };
+        let (dir, upper, work) = (
+            rel(&overlay.dir)?,
+            rel(&overlay.upper)?,
+            rel(&overlay.work)?,
+        );
+        let c = |s: &[u8]| CString::new(s).map_err(|e| setup(e.to_string()));
+        Ok(OverlaySetup {
+            base: c(base.as_os_str().as_encoded_bytes())?,
+            options: c(
+                format!("lowerdir={dir},upperdir={upper},workdir={work},userxattr").as_bytes(),
+            )?,
+            target: c(dir.as_bytes())?,
+            dir: c(overlay.dir.as_os_str().as_encoded_bytes())?,
+            access,
+        })
+    }
+
+    /// In the child, in its new user and mount namespaces: mounts the
+    /// overlay, enters it, and lets the child write there.
+    fn enter(&self, ruleset: Option<&OwnedFd>) -> io::Result<()> {
+        let check = |rc: libc::c_long| {
+            if rc < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        // SAFETY: plain system calls on prepared C strings and a packed
+        // struct that outlives the call.
+        unsafe {
+            check(libc::chdir(self.base.as_ptr()).into())?;
+            let fs = c"overlay".as_ptr();
+            check(
+                libc::mount(
+                    fs,
+                    self.target.as_ptr(),
+                    fs,
+                    0,
+                    self.options.as_ptr().cast(),
+                )
+                .into(),
+            )?;
+            check(libc::chdir(self.dir.as_ptr()).into())?;
+            let Some(ruleset) = ruleset else {
+                return Ok(());
+            };
+            // The rule for `dir` the parent made holds the directory under
+            // the mount, which Landlock no longer sees on the way up.
+            let fd = libc::open(self.dir.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            check(fd.into())?;
+            let attr = PathBeneathAttr {
+                allowed_access: self.access,
+                parent_fd: fd,
+            };
+            const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
+            let rc = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0,
+            );
+            let err = io::Error::last_os_error();
+            libc::close(fd);
+            if rc != 0 {
+                return Err(err);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: libc::c_int,
 }
 
 fn write_file(path: &CString, bytes: &[u8]) -> io::Result<()> {
@@ -411,6 +594,7 @@ fn loopback_up() -> io::Result<()> {
 pub struct Hook {
     ruleset: Option<OwnedFd>,
     ns: Option<NsSetup>,
+    overlay: Option<OverlaySetup>,
     parent: libc::pid_t,
 }
 
@@ -423,6 +607,9 @@ impl Hook {
         die_with_parent(self.parent)?;
         if let Some(ns) = &self.ns {
             ns.enter()?;
+        }
+        if let Some(overlay) = &self.overlay {
+            overlay.enter(self.ruleset.as_ref())?;
         }
         if let Some(fd) = &self.ruleset {
             restrict(fd)?;
@@ -547,6 +734,14 @@ pub fn below_any(path: &Path, dirs: &[PathBuf]) -> bool {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let path = real(path);
     dirs.iter().any(|d| path.starts_with(real(d)))
+}
+
+/// Whether `dir` lies below one of `dirs` or holds one of them.
+pub fn overlaps_any(dir: &Path, dirs: &[PathBuf]) -> bool {
+    below_any(dir, dirs)
+        || dirs
+            .iter()
+            .any(|d| below_any(d, std::slice::from_ref(&dir.to_path_buf())))
 }
 
 #[cfg(test)]

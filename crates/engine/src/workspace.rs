@@ -79,10 +79,7 @@ impl Workspaces {
         declared: Vec<PathBuf>,
     ) -> Workspaces {
         let root = Self::root(&repo);
-        let shared = crate::sandbox::below_any(&root, &declared)
-            || declared
-                .iter()
-                .any(|d| crate::sandbox::below_any(d, std::slice::from_ref(&root)));
+        let shared = crate::sandbox::overlaps_any(&root, &declared);
         Workspaces {
             setup: Setup::new(repo.clone(), settings.clone()),
             repo,
@@ -138,6 +135,7 @@ impl Workspaces {
         self.containment.confine(Policy {
             writable,
             network: true,
+            overlay: None,
         })
     }
 
@@ -163,7 +161,8 @@ impl Workspaces {
             create_parent(&index)?;
             setup::clear_stamp(&self.stamp(slot))?;
         }
-        self.reset(&index, &dir, commit, synced)?;
+        // Checksummed: the agent's `.git` gets a copy of this index.
+        reset(|| self.repo.own_git(&index, &dir), &index, commit, synced)?;
         self.clean(&index, &dir)?;
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
@@ -173,26 +172,6 @@ impl Workspaces {
         self.copy_in(&dir)?;
         self.agent_git(&index, &dir, commit, branch)?;
         Ok(Ok(dir))
-    }
-
-    /// Makes the tracked files of `dir` those of `commit`. When the index
-    /// is `synced` with them, a one-way merge checks and writes only the
-    /// files that differ between the index and `commit`; it refuses, and
-    /// leaves all as it was, when a file it would write is in the way (one
-    /// the index does not track, say), and then every file is checked.
-    fn reset(
-        &self,
-        index: &Path,
-        dir: &Path,
-        commit: &str,
-        synced: bool,
-    ) -> Result<(), EngineError> {
-        // Checksummed: the agent's `.git` gets a copy of this index.
-        let git = || self.repo.own_git(index, dir);
-        if synced && git().args(["read-tree", "-m", "-u", commit]).succeeds()? {
-            return Ok(());
-        }
-        reset_files(git, index, commit)
     }
 
     /// Runs the set-up in slot `slot` unless it last ran there with the
@@ -227,6 +206,7 @@ impl Workspaces {
         let confine = self.containment.confine(Policy {
             writable: vec![dir.clone(), tmp.clone()],
             network: true,
+            overlay: None,
         });
         let place = "in the agent's workspace";
         if let Some(verdict) = self.setup.run(&dir, &tmp, &confine, log, place, cancel)? {
@@ -399,6 +379,25 @@ const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true
 /// and writes it back when an agent or a gate changed it: modified,
 /// deleted, made executable, turned into a symlink or a directory, or
 /// moved under a symlinked directory.
+/// Makes the tracked files of a work tree those of `commit`. When its
+/// index is `synced` with them, a one-way merge checks and writes only the
+/// files that differ between the index and `commit`; it refuses, and
+/// leaves all as it was, when a file it would write is in the way (one
+/// the index does not track, say), and then every file is checked.
+pub fn reset(
+    git: impl Fn() -> Git,
+    index: &Path,
+    commit: &str,
+    synced: bool,
+) -> Result<(), EngineError> {
+    if synced && git().args(["read-tree", "-m", "-u", commit]).succeeds()? {
+        return Ok(());
+    }
+    reset_files(git, index, commit)
+}
+
+/// Makes the tracked files of a work tree those of `commit`, checking
+/// every file.
 pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
     if index.is_file() {
         git()

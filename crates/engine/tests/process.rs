@@ -441,7 +441,7 @@ fn the_log_is_capped_with_a_marker_where_output_was_dropped() {
 
 mod confined {
     use super::*;
-    use planwright_engine::sandbox::{capabilities, Containment, Mode, Policy};
+    use planwright_engine::sandbox::{capabilities, Containment, Mode, Overlay, Policy};
 
     fn enforced() -> Containment {
         let abi = capabilities().landlock_abi;
@@ -451,8 +451,75 @@ mod confined {
 
     fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> Spec {
         let mut s = sh(dir, script);
-        s.confine = Some(enforced().confine(Policy { writable, network }));
+        s.confine = Some(enforced().confine(Policy {
+            writable,
+            network,
+            overlay: None,
+        }));
         s
+    }
+
+    /// Every path below `dir` with its content (or `/` for a directory).
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            if path.is_dir() {
+                out.push(format!("{name}/"));
+                out.extend(listing(&path).into_iter().map(|p| format!("{name}/{p}")));
+            } else {
+                out.push(format!(
+                    "{name} {}",
+                    std::fs::read_to_string(&path).unwrap_or_default().trim()
+                ));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A child that writes through an overlay sees its writes (and starts
+    /// in the overlay whatever its working directory), while the directory
+    /// stays as it was for everyone else; nothing else becomes writable.
+    #[test]
+    fn a_child_writing_through_an_overlay_leaves_the_directory_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let (lower, layers) = (dir.path().join("checkout"), dir.path().join("layers"));
+        for d in [lower.join("sub"), layers.join("upper"), layers.join("work")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(lower.join("kept"), "kept").unwrap();
+        std::fs::write(lower.join("changed"), "before").unwrap();
+        std::fs::write(lower.join("sub/gone"), "gone").unwrap();
+        let before = listing(&lower);
+        let mut spec = sh(
+            dir.path(),
+            "echo after > changed; rm sub/gone; mkdir new; echo n > new/file; \
+             echo leak > ../leak || echo denied; test \"$(cat kept)\" = kept && echo read; \
+             test \"$(cat changed)\" = after && test ! -e sub/gone && echo seen",
+        );
+        spec.confine = Some(enforced().confine(Policy {
+            writable: vec![],
+            network: false,
+            overlay: Some(Overlay {
+                dir: lower.clone(),
+                upper: layers.join("upper"),
+                work: layers.join("work"),
+            }),
+        }));
+        let done = run_ok(&spec);
+        assert!(done.success(), "{done:?}");
+        assert_eq!(
+            done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
+            ["denied", "read", "seen"]
+        );
+        assert_eq!(listing(&lower), before);
+        assert!(!dir.path().join("leak").exists());
+        assert_eq!(
+            std::fs::read_to_string(layers.join("upper/changed")).unwrap(),
+            "after\n"
+        );
     }
 
     #[test]
