@@ -85,6 +85,11 @@ impl Checkouts {
         }
     }
 
+    /// Whether gates write through an overlay.
+    pub fn overlay(&self) -> bool {
+        self.overlay
+    }
+
     /// Where checkout `name` lives.
     pub fn path(&self, name: &str) -> PathBuf {
         self.repo.state_dir().join("checkouts").join(name)

@@ -233,7 +233,8 @@ pub enum Event {
     /// How the run confines agents and gates (`[sandbox] mode`), recorded
     /// right after the run starts.
     Contained {
-        /// `landlock (ABI 7), user+pid namespaces`, or `off, ...`.
+        /// `landlock (ABI 7), user+pid namespaces, gate overlay`, or
+        /// `off, ...`.
         sandbox: String,
     },
 }

@@ -517,9 +517,11 @@ pub fn run(
         ticket_count: plan.tickets.len(),
         continued,
     });
-    emitter.emit(Event::Contained {
-        sandbox: containment.describe(),
-    });
+    let mut sandbox = containment.describe();
+    if shared.checkouts.overlay() {
+        sandbox.push_str(", gate overlay");
+    }
+    emitter.emit(Event::Contained { sandbox });
     let result = work(&shared);
     emitter.close();
     let _ = reporting.join();

@@ -12,6 +12,10 @@
 //!   PID namespace, so when it ends the kernel kills everything it started
 //!   (`setsid`, double forks and daemons included), and a child without
 //!   network access gets a network namespace of its own with only loopback.
+//! - **Overlays**, with both: a child may write a directory through an
+//!   overlayfs mounted in a mount namespace of its own ([`Overlay`]), so
+//!   its writes land in a layer its maker throws away (a gate in its
+//!   checkout).
 //!
 //! Everything that runs in the child between fork and exec is in
 //! [`Hook::enter`]: plain system calls on data prepared in the parent, no

@@ -593,7 +593,7 @@ echo 42 > answer.txt
     let recorded = out
         .events
         .iter()
-        .any(|e| matches!(e, Event::Contained { sandbox } if sandbox.starts_with("landlock")));
+        .any(|e| matches!(e, Event::Contained { sandbox } if sandbox.starts_with("landlock") && sandbox.ends_with(", gate overlay")));
     assert!(
         recorded,
         "the run records which sandbox ran: {:?}",
