@@ -73,7 +73,7 @@ impl Checkouts {
         let overlay = matches!(containment.sandbox, Sandbox::Landlock { .. })
             && containment.namespaces
             && !sandbox::overlaps_any(&root, declared)
-            && sandbox::probe_overlay(&repo.state_dir().join("overlay").join("probe")).is_ok();
+            && probe_overlay(&repo.state_dir().join("overlay").join("probe"));
         Checkouts {
             setup: Setup::new(repo.clone(), settings),
             repo,
@@ -129,10 +129,13 @@ impl Checkouts {
     /// emptied of what the last gates wrote.
     fn fresh_overlay(&self, name: &str) -> Result<Overlay, EngineError> {
         let layers = self.layers(name);
+        // overlayfs empties its work directory itself when it mounts.
+        let work = layers.join("work");
+        std::fs::create_dir_all(&work).map_err(|e| EngineError::io(&work, e))?;
         Ok(Overlay {
             dir: self.path(name),
             upper: fresh_dir(&layers.join("upper"))?,
-            work: fresh_dir(&layers.join("work"))?,
+            work,
         })
     }
 
@@ -343,6 +346,13 @@ impl Checkouts {
 struct Known<'a> {
     files: &'a HashSet<PathBuf>,
     dirs: &'a HashSet<&'a Path>,
+}
+
+/// Whether gates can write through an overlay whose layers are in
+/// `scratch`'s file system (see [`sandbox::probe_overlay`]).
+fn probe_overlay(scratch: &Path) -> bool {
+    let works = sandbox::probe_overlay(scratch).is_ok();
+    works && remove_any(scratch).is_ok()
 }
 
 /// Moves what gates wrote through an overlay, its layer `upper`, into the

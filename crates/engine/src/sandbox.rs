@@ -246,27 +246,21 @@ fn probe_namespaces() -> Result<(), String> {
 /// Whether a confined child can mount an overlay in `scratch`, a
 /// directory on the file system where its upper layers will be (some file
 /// systems cannot hold one, and older kernels refuse it unprivileged).
-/// `scratch` is made and removed.
+/// `scratch` is made, and left for the caller to remove (overlayfs leaves
+/// a directory in it that only its owner's `chmod` lets anyone remove).
 pub fn probe_overlay(scratch: &Path) -> Result<(), String> {
     let overlay = Overlay {
         dir: scratch.join("dir"),
         upper: scratch.join("upper"),
         work: scratch.join("work"),
     };
-    let made = [&overlay.dir, &overlay.upper, &overlay.work]
+    [&overlay.dir, &overlay.upper, &overlay.work]
         .iter()
-        .try_for_each(std::fs::create_dir_all);
-    let result = match made {
-        Ok(()) => OverlaySetup::new(&overlay, 0)
-            .map_err(|e| e.to_string())
-            .and_then(|setup| {
-                let ns = NsSetup::new(false, true).map_err(|e| e.to_string())?;
-                probe(|| ns.enter().and_then(|()| setup.enter(None)))
-            }),
-        Err(e) => Err(e.to_string()),
-    };
-    let _ = std::fs::remove_dir_all(scratch);
-    result
+        .try_for_each(std::fs::create_dir_all)
+        .map_err(|e| e.to_string())?;
+    let setup = OverlaySetup::new(&overlay, 0).map_err(|e| e.to_string())?;
+    let ns = NsSetup::new(false, true).map_err(|e| e.to_string())?;
+    probe(|| ns.enter().and_then(|()| setup.enter(None)))
 }
 
 /// Forks a child that runs `enter` (plain system calls on prepared data)

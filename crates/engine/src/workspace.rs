@@ -479,11 +479,32 @@ pub fn remove_any(path: &Path) -> Result<(), EngineError> {
         return Ok(());
     };
     let done = if meta.is_dir() {
-        std::fs::remove_dir_all(path)
+        std::fs::remove_dir_all(path).or_else(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                open_up(path)?;
+                std::fs::remove_dir_all(path)
+            }
+            _ => Err(e),
+        })
     } else {
         std::fs::remove_file(path)
     };
     done.map_err(|e| EngineError::io(path, e))
+}
+
+/// Lets the owner into every directory below `dir`, so that it can be
+/// removed: a gate or an agent may leave one it made unreadable, and
+/// overlayfs leaves its work directory so.
+fn open_up(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            open_up(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// Creates the directory `path` goes in.
@@ -503,6 +524,34 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// A directory its owner made unreadable (as gates may, and overlayfs
+    /// does with its work directory) is opened up for removal; `remove_any`
+    /// does so when removing fails (only for a user other than root).
+    #[test]
+    fn directories_their_owner_cannot_enter_are_opened_up_for_removal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().join("upper");
+        let (shut, inner) = (top.join("shut"), top.join("shut/inner"));
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::write(inner.join("f"), "x").unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o755)).unwrap();
+        symlink(&outside, top.join("link")).unwrap();
+        for dir in [&inner, &shut] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+        open_up(&top).unwrap();
+        for dir in [&top, &shut, &inner] {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        }
+        let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "a symlink is not followed");
+        remove_any(&top).unwrap();
+        assert!(!top.exists());
+    }
 
     /// A repository in `dir/repo` with `files` committed, planwright's own
     /// git directory made, and the commit.
