@@ -121,21 +121,26 @@ impl Checkouts {
             true => Some(self.fresh_overlay(name)?),
             false => None,
         };
+        let work = overlay.as_ref().map(|o| o.work.clone());
         let room = self.gate_room(&dir, &tmp, settings, overlay);
-        run_gates(gates, &dir, settings, log, &room, cancel)
+        let verdict = run_gates(gates, &dir, settings, log, &room, cancel);
+        if let Some(work) = work {
+            // overlayfs leaves a directory there that no one but its owner
+            // (after a `chmod`) may remove, which `rm -rf` manages but
+            // many other tools do not.
+            remove_any(&work)?;
+        }
+        verdict
     }
 
     /// The overlay the gates of checkout `name` write through, its layer
     /// emptied of what the last gates wrote.
     fn fresh_overlay(&self, name: &str) -> Result<Overlay, EngineError> {
         let layers = self.layers(name);
-        // overlayfs empties its work directory itself when it mounts.
-        let work = layers.join("work");
-        std::fs::create_dir_all(&work).map_err(|e| EngineError::io(&work, e))?;
         Ok(Overlay {
             dir: self.path(name),
             upper: fresh_dir(&layers.join("upper"))?,
-            work,
+            work: fresh_dir(&layers.join("work"))?,
         })
     }
 
