@@ -86,12 +86,18 @@ sampled() {
 
 merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
 
+# Writes what the run before (or the fresh repository) left in memory to
+# disk before the next is timed: otherwise the kernel's writeback of it
+# slows the next run's first hundred merges, which then looks flatter.
+settle() { sync; }
+
 native_plan "$tickets" >"$dir/plan.json"
 echo "$tickets independent tickets (each to $shape a file), a repository of 3,000 files, agent \`echo\`, gate \`true\`:"
 printf '%-6s %12s %12s %8s %14s\n' jobs planwright floor ratio 'git per ticket'
 for jobs in $jobs_list; do
   fresh_repo
   rm -f "$dir/cpu-planwright" "$dir/cpu-floor"
+  settle
   pw=$(sampled "$dir/cpu-planwright" "${run_planwright[@]}" --jobs "$jobs")
   n=$(merged)
   if ((n != tickets)); then
@@ -102,6 +108,7 @@ for jobs in $jobs_list; do
   cp "${events[0]}" "$dir/events-$jobs.jsonl"
   fresh_repo
   rm -f "$dir/floor-$jobs.log"
+  settle
   fl=$(sampled "$dir/cpu-floor" bash "$root/bench/floor.sh" "$dir/repo" "$tickets" "$jobs" "$shape" "$dir/floor-$jobs.log")
   ((fl > 0)) || fl=1
   # The git processes, counted in a run of at most 50 tickets through a

@@ -24,7 +24,7 @@ use crate::error::EngineError;
 use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use crate::process::{self, Cancel};
 use crate::repo::Repo;
-use crate::sandbox::{self, Confine, Containment, Overlay, Policy, Sandbox};
+use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy, Sandbox};
 use crate::setup::{self, Setup};
 use crate::workspace::{
     create_parent, fresh_dir, remove_any, reset, reset_files, PoolSettings, Workspaces,
@@ -55,30 +55,35 @@ pub struct Checkouts {
 }
 
 impl Checkouts {
-    /// Checkouts of `repo`, with gates confined by `containment`;
-    /// `declared` are the directories agents may write besides their
-    /// workspace and temporary directory.
+    /// Checkouts of `repo`, with gates confined by `containment` as
+    /// `contain` says (`[sandbox]`); its `writable` directories are those
+    /// agents may write besides their workspace and temporary directory.
     pub fn new(
         repo: Repo,
         settings: PoolSettings,
         containment: Containment,
-        gate_network: bool,
-        declared: &[PathBuf],
+        contain: &ContainSettings,
     ) -> Checkouts {
+        let declared = &contain.writable;
         let mut agent_writable = vec![Workspaces::root(&repo), repo.state_dir().join("tmp")];
         agent_writable.extend(declared.iter().cloned());
-        let root = repo.state_dir().join("checkouts");
-        // An agent that may write the checkouts could change one behind
-        // the quick reset's back; without Landlock, so could a gate.
-        let overlay = matches!(containment.sandbox, Sandbox::Landlock { .. })
+        let layers = repo.state_dir().join("overlay");
+        // An agent that may write the checkouts or their layers could change
+        // what a gate sees behind the quick reset's back; without Landlock,
+        // so could a gate.
+        let shared = [repo.state_dir().join("checkouts"), layers.clone()]
+            .iter()
+            .any(|dir| sandbox::overlaps_any(dir, declared));
+        let overlay = contain.gate_overlay
+            && matches!(containment.sandbox, Sandbox::Landlock { .. })
             && containment.namespaces
-            && !sandbox::overlaps_any(&root, declared)
-            && probe_overlay(&repo.state_dir().join("overlay").join("probe"));
+            && !shared
+            && probe_overlay(&layers.join("probe"));
         Checkouts {
             setup: Setup::new(repo.clone(), settings),
             repo,
             containment,
-            gate_network,
+            gate_network: contain.gate_network,
             agent_writable,
             overlay,
             synced: Arc::default(),
@@ -502,7 +507,8 @@ mod tests {
         let repo = Repo::open(&root).unwrap();
         repo.ensure_own_git(&[]).unwrap();
         let settings = PoolSettings::default();
-        let checkouts = Checkouts::new(repo, settings, containment, false, &[]);
+        let contain = ContainSettings::default();
+        let checkouts = Checkouts::new(repo, settings, containment, &contain);
         (first, second, checkouts)
     }
 
@@ -601,5 +607,32 @@ mod tests {
         );
         assert_eq!(gate(&checkouts, &log, &first, &["true"]), Verdict::Pass);
         assert_eq!(tree(&lower), FIRST_FILES);
+    }
+
+    /// A `[sandbox] writable` directory that holds the checkouts or their
+    /// layers (or lies below them) lets agents write there: then gates
+    /// write the checkout itself, which is checked and cleaned in full;
+    /// as with `[sandbox] gate_overlay = false`.
+    #[test]
+    fn no_overlay_where_agents_may_write_the_checkouts_or_when_turned_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let containment = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
+        let (_, _, checkouts) = two_commits(tmp.path(), containment);
+        let state = checkouts.repo.state_dir();
+        let with = |writable: &[PathBuf], gate_overlay: bool| {
+            let settings = PoolSettings::default();
+            let contain = ContainSettings {
+                writable: writable.to_vec(),
+                gate_overlay,
+                ..ContainSettings::default()
+            };
+            Checkouts::new(checkouts.repo.clone(), settings, containment, &contain).overlay
+        };
+        std::fs::create_dir_all(state.join("overlay/slot-1")).unwrap();
+        assert!(with(&[tmp.path().join("cache")], true));
+        assert!(!with(&[tmp.path().join("cache")], false));
+        assert!(!with(std::slice::from_ref(&state), true));
+        assert!(!with(&[state.join("overlay/slot-1")], true));
+        assert!(!with(&[tmp.path().to_path_buf()], true));
     }
 }

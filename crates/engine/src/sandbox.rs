@@ -58,6 +58,9 @@ pub struct ContainSettings {
     pub writable: Vec<PathBuf>,
     /// Whether gates may use the network (`[sandbox] gate_network`).
     pub gate_network: bool,
+    /// Whether gates write their checkout through an overlay where the
+    /// kernel allows (`[sandbox] gate_overlay`).
+    pub gate_overlay: bool,
     /// Repository configuration keys accepted although they run programs.
     pub allow_config: Vec<String>,
     /// The cap of an agent's log per attempt, in bytes.
@@ -70,6 +73,7 @@ impl Default for ContainSettings {
             mode: Mode::Enforce,
             writable: Vec::new(),
             gate_network: false,
+            gate_overlay: true,
             allow_config: Vec::new(),
             agent_log_limit: Some(crate::process::AGENT_LOG_LIMIT),
         }

@@ -63,8 +63,9 @@ pub enum SandboxMode {
     Off,
 }
 
-/// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`, `gate_network = false`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`,
+/// `gate_network = false`, `gate_overlay = true`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxSettings {
     /// Enforce (default) or off.
@@ -77,6 +78,25 @@ pub struct SandboxSettings {
     /// Whether gates may use the network (default: loopback only).
     #[serde(default)]
     pub gate_network: bool,
+    /// Whether gates write their checkout through an overlay where the
+    /// kernel allows (default), rather than the checkout itself.
+    #[serde(default = "yes")]
+    pub gate_overlay: bool,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: SandboxMode::default(),
+            writable: Vec::new(),
+            gate_network: false,
+            gate_overlay: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `[git]`: `allow_config = ["filter.lfs.clean", "filter.lfs.smudge"]`.
@@ -607,13 +627,21 @@ mod tests {
         assert!(c.worktree.pristine);
         assert_eq!(c.agent.cmd.as_deref(), Some("x {prompt_file}"));
         assert_eq!(c.sandbox.mode, SandboxMode::Enforce);
+        assert!(c.sandbox.gate_overlay);
+        assert!(
+            Config::parse("[sandbox]\nmode='enforce'\n")
+                .unwrap()
+                .sandbox
+                .gate_overlay
+        );
         let c = Config::parse(
-            "[sandbox]\nmode='off'\nwritable=['~/.npm']\ngate_network=true\n[git]\nallow_config=['filter.lfs.clean']\n[worktree]\nsetup_inputs=['package-lock.json']\n[agent]\nlog_limit_mib=8\n",
+            "[sandbox]\nmode='off'\nwritable=['~/.npm']\ngate_network=true\ngate_overlay=false\n[git]\nallow_config=['filter.lfs.clean']\n[worktree]\nsetup_inputs=['package-lock.json']\n[agent]\nlog_limit_mib=8\n",
         )
         .unwrap();
         assert_eq!(c.sandbox.mode, SandboxMode::Off);
         assert_eq!(c.sandbox.writable, ["~/.npm"]);
         assert!(c.sandbox.gate_network);
+        assert!(!c.sandbox.gate_overlay);
         assert_eq!(c.git.allow_config, ["filter.lfs.clean"]);
         assert_eq!(c.worktree.setup_inputs, ["package-lock.json"]);
         assert_eq!(c.agent.log_limit_mib, Some(8));

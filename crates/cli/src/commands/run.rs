@@ -255,6 +255,7 @@ pub fn contain_settings(config: &Config) -> ContainSettings {
         },
         writable: config.sandbox.writable.iter().map(expand).collect(),
         gate_network: config.sandbox.gate_network,
+        gate_overlay: config.sandbox.gate_overlay,
         allow_config: config.git.allow_config.clone(),
         agent_log_limit: Some(
             config
