@@ -364,21 +364,14 @@ impl Workspaces {
     }
 }
 
-/// The rest of the `[core]` section `git init` writes on Linux.
 /// Walks a workspace's clean makes before it deletes every untracked
 /// ignore file at once: one when the agent left none, two when it left
 /// one (a tool's cache directory with its own `.gitignore`, say).
 const CLEAN_WALKS: usize = 3;
 
+/// The rest of the `[core]` section `git init` writes on Linux.
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
-/// Makes the tracked files of the work tree of `git` (planwright's git on
-/// it, with `index` as its index) those of `commit`. `read-tree --reset
-/// -u` moves the index and, for an entry it keeps, checks the file against
-/// the index's stat data (and its content when the stat data cannot tell)
-/// and writes it back when an agent or a gate changed it: modified,
-/// deleted, made executable, turned into a symlink or a directory, or
-/// moved under a symlinked directory.
 /// Makes the tracked files of a work tree those of `commit`. When its
 /// index is `synced` with them, a one-way merge checks and writes only the
 /// files that differ between the index and `commit`; it refuses, and
@@ -396,8 +389,13 @@ pub fn reset(
     reset_files(git, index, commit)
 }
 
-/// Makes the tracked files of a work tree those of `commit`, checking
-/// every file.
+/// Makes the tracked files of the work tree of `git` (planwright's git on
+/// it, with `index` as its index) those of `commit`. `read-tree --reset
+/// -u` moves the index and, for an entry it keeps, checks the file against
+/// the index's stat data (and its content when the stat data cannot tell)
+/// and writes it back when an agent or a gate changed it: modified,
+/// deleted, made executable, turned into a symlink or a directory, or
+/// moved under a symlinked directory.
 pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
     if index.is_file() {
         git()
