@@ -481,7 +481,8 @@ mod confined {
 
     /// A child that writes through an overlay sees its writes (and starts
     /// in the overlay whatever its working directory), while the directory
-    /// stays as it was for everyone else; nothing else becomes writable.
+    /// stays as it was for everyone else; nothing else becomes writable,
+    /// and the child cannot unmount the overlay to write below it.
     #[test]
     fn a_child_writing_through_an_overlay_leaves_the_directory_as_it_was() {
         let dir = tempfile::tempdir().unwrap();
@@ -497,7 +498,8 @@ mod confined {
             dir.path(),
             "echo after > changed; rm sub/gone; mkdir new; echo n > new/file; \
              echo leak > ../leak || echo denied; test \"$(cat kept)\" = kept && echo read; \
-             test \"$(cat changed)\" = after && test ! -e sub/gone && echo seen",
+             test \"$(cat changed)\" = after && test ! -e sub/gone && echo seen; \
+             umount \"$PWD\" 2>/dev/null || echo mounted; echo under > under",
         );
         spec.confine = Some(enforced().confine(Policy {
             writable: vec![],
@@ -512,7 +514,7 @@ mod confined {
         assert!(done.success(), "{done:?}");
         assert_eq!(
             done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
-            ["denied", "read", "seen"]
+            ["denied", "read", "seen", "mounted"]
         );
         assert_eq!(listing(&lower), before);
         assert!(!dir.path().join("leak").exists());
