@@ -78,7 +78,7 @@ impl Checkouts {
             && matches!(containment.sandbox, Sandbox::Landlock { .. })
             && containment.namespaces
             && !shared
-            && probe_overlay(&layers.join("probe"));
+            && overlay_works(&layers.join("probe"));
         Checkouts {
             setup: Setup::new(repo.clone(), settings),
             repo,
@@ -360,9 +360,10 @@ struct Known<'a> {
 
 /// Whether gates can write through an overlay whose layers are in
 /// `scratch`'s file system (see [`sandbox::probe_overlay`]).
-fn probe_overlay(scratch: &Path) -> bool {
+fn overlay_works(scratch: &Path) -> bool {
     let works = sandbox::probe_overlay(scratch).is_ok();
-    works && remove_any(scratch).is_ok()
+    let removed = remove_any(scratch).is_ok();
+    works && removed
 }
 
 /// Moves what gates wrote through an overlay, its layer `upper`, into the
