@@ -87,8 +87,9 @@ sampled() {
 merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
 
 # Writes what the run before (or the fresh repository) left in memory to
-# disk before the next is timed: otherwise the kernel's writeback of it
-# slows the next run's first hundred merges, which then looks flatter.
+# disk before the next is timed, so its writeback is not in the next
+# run's time. (It does not undo the order effect docs/performance.md
+# describes: the run that goes second still tends to look flatter.)
 settle() { sync; }
 
 native_plan "$tickets" >"$dir/plan.json"
