@@ -122,10 +122,7 @@ impl Checkouts {
             Ok(dir) => dir,
             Err(verdict) => return Ok(verdict),
         };
-        let overlay = match self.overlay {
-            true => Some(self.fresh_overlay(name)?),
-            false => None,
-        };
+        let overlay = self.overlay.then(|| self.fresh_overlay(name)).transpose()?;
         let work = overlay.as_ref().map(|o| o.work.clone());
         let room = self.gate_room(&dir, &tmp, settings, overlay);
         let verdict = run_gates(gates, &dir, settings, log, &room, cancel);
@@ -179,15 +176,9 @@ impl Checkouts {
         settings: &GateSettings,
         overlay: Option<Overlay>,
     ) -> GateRoom {
-        let mut confine = self.confine(dir, tmp, self.gate_network);
-        if let Some(overlay) = overlay {
-            // Below the overlay's mount the checkout is planwright's alone.
-            confine.policy.writable.retain(|d| d != dir);
-            confine.policy.overlay = Some(overlay);
-        }
         GateRoom {
             env: self.gate_env(&settings.env, tmp),
-            confine: Some(confine),
+            confine: Some(self.confine(dir, tmp, self.gate_network, overlay)),
         }
     }
 
@@ -225,11 +216,17 @@ impl Checkouts {
         })
     }
 
-    fn confine(&self, dir: &Path, tmp: &Path, network: bool) -> Confine {
+    /// A sandbox that may write `dir` (through `overlay` when there is
+    /// one: below its mount the checkout is planwright's alone) and `tmp`.
+    fn confine(&self, dir: &Path, tmp: &Path, network: bool, overlay: Option<Overlay>) -> Confine {
+        let mut writable = vec![tmp.to_path_buf()];
+        if overlay.is_none() {
+            writable.push(dir.to_path_buf());
+        }
         self.containment.confine(Policy {
-            writable: vec![dir.to_path_buf(), tmp.to_path_buf()],
+            writable,
             network,
-            overlay: None,
+            overlay,
         })
     }
 
@@ -304,7 +301,7 @@ impl Checkouts {
             .args(["clean", "-q", "-ffdx"])
             .output()?;
         // Installing dependencies needs the network.
-        let confine = self.confine(&dir, tmp, true);
+        let confine = self.confine(&dir, tmp, true, None);
         let place = "in the gate checkout";
         if let Some(verdict) = self.setup.run(&dir, tmp, &confine, log, place, cancel)? {
             return Ok(Err(verdict));
