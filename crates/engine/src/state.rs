@@ -267,6 +267,18 @@ impl AbortHook {
     }
 }
 
+/// How a transition is committed: the write-ahead log is synced to disk,
+/// so a power loss right after cannot undo it.
+const TRANSITION_SYNC: &str = "FULL";
+
+/// How the rest (an attempt's phase, the agent's report and spend, the
+/// event log, pool pauses) is committed: the log is not synced, so that
+/// progress costs no disk flush. A killed process loses none of it (the
+/// operating system holds what was written); a power loss can lose what
+/// came after the last transition, which the next transition's sync
+/// would have made durable, never a transition.
+const PROGRESS_SYNC: &str = "NORMAL";
+
 /// The store; clones share one connection.
 #[derive(Clone)]
 pub struct Store {
@@ -355,7 +367,7 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "synchronous", PROGRESS_SYNC)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         migrate(&conn)?;
         let at = std::env::var(ABORT_ENV).ok().and_then(|v| v.parse().ok());
@@ -373,14 +385,18 @@ impl Store {
         Ok(f(&conn)?)
     }
 
-    /// Writes one transition, with the test hook's points around it.
+    /// Writes one transition, with the test hook's points around it, and
+    /// syncs it (and all progress written before it) to disk before its
+    /// side effect follows.
     fn transition(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
         self.hook.point();
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        conn.pragma_update(None, "synchronous", TRANSITION_SYNC)?;
         // One transaction: a transition is written whole or not at all.
         let tx = conn.unchecked_transaction()?;
         f(&tx)?;
         tx.commit()?;
+        conn.pragma_update(None, "synchronous", PROGRESS_SYNC)?;
         drop(conn);
         self.hook.point();
         Ok(())
@@ -998,6 +1014,23 @@ mod tests {
         );
         store.clear_pause("claude").unwrap();
         assert_eq!(store.pauses().unwrap(), [("gemini-pro".into(), 500, 1)]);
+    }
+
+    #[test]
+    fn transitions_are_synced_to_disk_and_progress_waits_for_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        let level = |c: &Connection| c.query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0));
+        let mut during = None;
+        store
+            .transition(|c| {
+                during = Some(level(c)?);
+                Ok(())
+            })
+            .unwrap();
+        // 2 is FULL (the log synced at commit), 1 is NORMAL (not synced).
+        assert_eq!(during, Some(2));
+        assert_eq!(store.with(level).unwrap(), 1);
     }
 
     #[test]
