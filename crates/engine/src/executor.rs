@@ -220,6 +220,8 @@ impl Executor for LocalExecutor {
         let tree = self.workspaces.tree(&slot, &input.base_commit)?;
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
+            .made_candidate(&commit, &input.base_commit, &input.message);
+        self.repo
             .git()
             .args(["update-ref", &input.candidate_ref, &commit])
             .output()?;

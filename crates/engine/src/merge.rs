@@ -1,7 +1,9 @@
 //! Landing a verified candidate: serialized (one merger thread), merged
 //! without a checkout (`git merge-tree --write-tree`), gated again when the
 //! target moved since verification, and advanced by compare-and-swap
-//! (`git update-ref`).
+//! (`git update-ref`). A candidate planwright committed on a target that
+//! has not moved since is already the commit that merge would make, and
+//! lands as it is.
 //!
 //! The user's checkout is never harmed: while the base branch is checked
 //! out in a working tree, merges land on the run's own branch
@@ -272,11 +274,18 @@ impl Merge<'_> {
     ) -> Result<MergeOutcome, EngineError> {
         for _ in 0..CAS_TRIES {
             let (name, tip, create) = self.target.landing(self.repo)?;
-            let tree = match self.merge_tree(&tip, candidate, verified_on)? {
-                Ok(tree) => tree,
-                Err(conflict) => return Ok(MergeOutcome::Rejected(conflict)),
-            };
-            let commit = commit_tree(self.repo, &tree, &tip, message)?;
+            let commit =
+                if tip == verified_on && self.repo.take_own_candidate(candidate, &tip, message) {
+                    // planwright committed the candidate on this very tip with
+                    // this message: it is the commit a merge would make.
+                    candidate.to_string()
+                } else {
+                    let tree = match self.merge_tree(&tip, candidate, verified_on)? {
+                        Ok(tree) => tree,
+                        Err(conflict) => return Ok(MergeOutcome::Rejected(conflict)),
+                    };
+                    commit_tree(self.repo, &tree, &tip, message)?
+                };
             if tip != verified_on {
                 match self.gate_again(&commit, cancel)? {
                     Verdict::Pass => {}

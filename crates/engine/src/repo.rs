@@ -6,6 +6,7 @@
 use crate::error::EngineError;
 use crate::git::Git;
 use crate::integrity::Guard;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -26,6 +27,9 @@ pub struct Repo {
     own_git_made: Arc<Mutex<bool>>,
     /// The identity variables planwright's commits need, asked once.
     identity: Arc<std::sync::OnceLock<Vec<(String, String)>>>,
+    /// The candidates this process committed, each with its parent and
+    /// message (see [`Repo::made_candidate`]).
+    own_candidates: Arc<Mutex<HashMap<String, (String, String)>>>,
 }
 
 impl Repo {
@@ -69,7 +73,31 @@ impl Repo {
             common_dir,
             own_git_made: Arc::new(Mutex::new(false)),
             identity: Arc::default(),
+            own_candidates: Arc::default(),
         })
+    }
+
+    /// Notes that planwright itself committed candidate `commit` on `parent`
+    /// with `message`. Such a commit is the one a merge onto `parent` would
+    /// make, so it can land as it is; a commit only an executor vouches
+    /// for is always merged.
+    pub fn made_candidate(&self, commit: &str, parent: &str, message: &str) {
+        self.own_candidates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(commit.into(), (parent.into(), message.into()));
+    }
+
+    /// Whether this process committed candidate `commit` on `parent` with
+    /// `message` ([`Repo::made_candidate`]). It is asked once, when the
+    /// candidate lands, so the answer is forgotten.
+    pub fn take_own_candidate(&self, commit: &str, parent: &str, message: &str) -> bool {
+        let made = self
+            .own_candidates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(commit);
+        made.is_some_and(|(p, m)| p == parent && m == message)
     }
 
     /// The author and committer variables for a name or email that neither
@@ -367,5 +395,20 @@ mod tests {
             assert!(!risky(k, v), "{k}");
         }
         assert!(accepted("filter.lfs.clean", &["Filter.LFS.Clean".into()]));
+    }
+
+    #[test]
+    fn only_a_candidate_made_here_on_that_parent_with_that_message_is_own() {
+        let dir = tempfile::tempdir().unwrap();
+        Git::new(dir.path()).args(["init", "-q"]).output().unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        assert!(!repo.take_own_candidate("c1", "p", "m"), "made elsewhere");
+        repo.made_candidate("c1", "p", "m");
+        repo.made_candidate("c2", "p", "m");
+        repo.made_candidate("c3", "p", "m");
+        assert!(!repo.take_own_candidate("c1", "q", "m"), "another parent");
+        assert!(!repo.take_own_candidate("c2", "p", "n"), "another message");
+        assert!(repo.take_own_candidate("c3", "p", "m"));
+        assert!(!repo.take_own_candidate("c3", "p", "m"), "asked once");
     }
 }

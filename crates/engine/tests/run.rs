@@ -289,6 +289,53 @@ fn failed_ticket_blocks_its_descendants_and_nothing_else() {
 }
 
 #[test]
+fn a_candidate_on_a_base_that_did_not_move_lands_as_it_is() {
+    // A and B start together on one base. The first to land finds the
+    // base where its candidate was made, so its candidate is the commit;
+    // the second is merged onto the moved base, a new commit. The gate
+    // outlasts a second, so a commit made again at the merge would differ
+    // from the candidate in its time.
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    let plan = plan(
+        json!({"gates": gate(&["sleep", "1.1"]), "tickets": [ticket("A", json!([any("a.txt")])), ticket("B", json!([any("b.txt")]))]}),
+    );
+    let base = env.tip();
+    let out = run_scripted(&env, &plan);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    let store =
+        planwright_engine::state::Store::open(&env.repo().join(".planwright/state.db")).unwrap();
+    let candidate = |id: &str| {
+        let attempts = store.attempts(&out.summary.run, id).unwrap();
+        assert_eq!(attempts.len(), 1, "{id}: {attempts:?}");
+        attempts[0].candidate.clone().unwrap()
+    };
+    let landed: Vec<(String, String)> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Merged { ticket, commit } => Some((ticket.clone(), commit.clone())),
+            _ => None,
+        })
+        .collect();
+    let [(first, first_commit), (second, second_commit)] = &landed[..] else {
+        panic!("two merges: {landed:?}");
+    };
+    assert_eq!(*first_commit, candidate(first));
+    assert_eq!(
+        git(&env.repo(), &["rev-parse", &format!("{first_commit}^")]),
+        base
+    );
+    assert_ne!(*second_commit, candidate(second));
+    assert_eq!(
+        git(&env.repo(), &["rev-parse", &format!("{second_commit}^")]),
+        *first_commit
+    );
+    assert_eq!(env.tip(), *second_commit);
+}
+
+#[test]
 fn a_second_run_continues_and_skips_merged_tickets() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 0, "a.txt", "a\n");
