@@ -28,11 +28,13 @@
 #               mount is left out (planwright makes it in the gate's own
 #               process; a shell would need two more), so the floor is a
 #               little under the design's
-#   merge       merge-tree, commit-tree, one update-ref transaction that
-#               moves the branch (compare-and-swap) and drops the candidate
-#               ref; when the branch moved since the candidate's base (every
-#               ticket but the first of a round of JOBS), read-tree -m -u
-#               and the gate again in the merge checkout
+#   merge       one update-ref transaction that moves the branch
+#               (compare-and-swap) and drops the candidate ref; when the
+#               branch has not moved since the candidate's base, the
+#               candidate itself lands (it is the commit a merge would
+#               make); else (every ticket but the first of a round of JOBS)
+#               merge-tree, commit-tree, and read-tree -m -u and the gate
+#               again in the merge checkout, before that transaction
 #
 # and once per run: the workspaces and checkouts made (checkout-index of
 # every file), and the user's checkout moved to the result at the end.
@@ -92,10 +94,10 @@ attempt() { # attempt SLOT TICKET BASE: prints the candidate commit
 
 tip="$start"
 merge() { # merge TICKET CANDIDATE BASE: lands it on `main` (updates $tip)
-  local t="$1" candidate="$2" base="$3" tree commit
-  tree=$(git -C "$repo" merge-tree --write-tree --name-only "$tip" "$candidate" | head -1)
-  commit=$(git -C "$repo" commit-tree "$tree" -p "$tip" -m "$t")
+  local t="$1" candidate="$2" base="$3" tree commit="$2"
   if [[ "$tip" != "$base" ]]; then
+    tree=$(git -C "$repo" merge-tree --write-tree --name-only "$tip" "$candidate" | head -1)
+    commit=$(git -C "$repo" commit-tree "$tree" -p "$tip" -m "$t")
     unhashed "$state/merge.index" "$state/merge" read-tree -m -u "$commit"
     (cd "$state/merge" && contained --net true)
   fi
