@@ -38,6 +38,10 @@
 #
 # and once per run: the workspaces and checkouts made (checkout-index of
 # every file), and the user's checkout moved to the result at the end.
+# They stay in REPO/.floor, as planwright's stay in its `.planwright/`
+# (the next run of this script removes them): deleting them would not be
+# a step of the design, and would slow down whatever runs next on a
+# filesystem that does not reuse deleted inodes at once.
 set -euo pipefail
 repo="$(cd "$1" && pwd)" tickets="$2" jobs="$3" shape="${4:-create}" log="${5:-}"
 state="$repo/.floor"
@@ -121,4 +125,3 @@ for ((i = 0; i < tickets; i += jobs)); do
   done
 done
 git -C "$repo" read-tree -m -u "$start" main
-rm -rf "$state"
