@@ -393,10 +393,13 @@ impl Store {
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         conn.pragma_update(None, "synchronous", TRANSITION_SYNC)?;
         // One transaction: a transition is written whole or not at all.
-        let tx = conn.unchecked_transaction()?;
-        f(&tx)?;
-        tx.commit()?;
+        let written = (|| {
+            let tx = conn.unchecked_transaction()?;
+            f(&tx)?;
+            tx.commit()
+        })();
         conn.pragma_update(None, "synchronous", PROGRESS_SYNC)?;
+        written?;
         drop(conn);
         self.hook.point();
         Ok(())
