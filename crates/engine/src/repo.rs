@@ -81,7 +81,7 @@ impl Repo {
     /// with `message`. Such a commit is the one a merge onto `parent` would
     /// make, so it can land as it is; a commit only an executor vouches
     /// for is always merged.
-    pub fn made_candidate(&self, commit: &str, parent: &str, message: &str) {
+    pub(crate) fn made_candidate(&self, commit: &str, parent: &str, message: &str) {
         self.own_candidates
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -91,7 +91,7 @@ impl Repo {
     /// Whether this process committed candidate `commit` on `parent` with
     /// `message` ([`Repo::made_candidate`]). It is asked once, when the
     /// candidate lands, so the answer is forgotten.
-    pub fn take_own_candidate(&self, commit: &str, parent: &str, message: &str) -> bool {
+    pub(crate) fn take_own_candidate(&self, commit: &str, parent: &str, message: &str) -> bool {
         let made = self
             .own_candidates
             .lock()
