@@ -5,7 +5,8 @@
 # trivial agent (`echo`) and gate (`true`), run side by side, at `--jobs 1`
 # and `--jobs 2`; the git processes planwright starts per ticket; and, for
 # runs of 200 tickets or more, how flat the cost stays: the time between
-# the last 100 merges against the first 100, for planwright and the floor.
+# the last 100 merges against the first 100, for planwright and the floor,
+# and planwright's figure over the floor's: the growth that is its own.
 #
 # Each ticket creates a file (SHAPE=create, the default), so the repository
 # grows by a file a ticket and every git step that reads the work tree costs
@@ -150,7 +151,7 @@ done
 # time from one merge to the next within the first and the last 100, which
 # a burst that stalls a few tickets barely moves.
 flatness() { # flatness WHO CPU-SAMPLES: reads merge times in milliseconds, one a line
-  awk -v who="$1" -v jobs="$jobs" '
+  awk -v who="$1" -v jobs="$jobs" -v growth="$dir/growth-$1" '
     function median(from,    i, j, v, m) { # of t[from+1]-t[from] .. t[from+99]-t[from+98]
       for (i = 0; i < 99; i++) {
         v = t[from + i + 1] - t[from + i]
@@ -173,6 +174,7 @@ flatness() { # flatness WHO CPU-SAMPLES: reads merge times in milliseconds, one 
     END {
       first = t[99] - t[0]; last = t[n - 1] - t[n - 100]
       printf "flatness of %-10s (jobs %s): first 100 merges %6d ms, last 100 %6d ms: %.2fx\n", who, jobs, first, last, last / first
+      printf "%.4f\n", last / first > growth
       mf = median(0); ml = median(n - 100)
       printf "  median between two merges: first 100 %.1f ms, last 100 %.1f ms: %.2fx\n", mf, ml, ml / mf
       stretches("CPU time", all)
@@ -186,4 +188,8 @@ if ((tickets >= 200)); then
   awk -F'"at_ms":' '/"event":"merged"/ { split($2, a, /[,}]/); print a[1] }' "$dir/events-$jobs.jsonl" |
     flatness planwright "$dir/cpu-planwright"
   awk '{ printf "%.0f\n", $1 / 1000 }' "$dir/floor-$jobs.log" | flatness floor "$dir/cpu-floor"
+  # What the repository's growth costs git shows in the floor's figure;
+  # planwright's over the floor's is the growth that is planwright's own.
+  awk -v p="$(cat "$dir/growth-planwright")" -v f="$(cat "$dir/growth-floor")" \
+    'BEGIN { printf "growth of planwright beyond the floor'"'"'s: %.2fx / %.2fx = %.2fx\n", p, f, p / f }'
 fi
