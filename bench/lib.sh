@@ -20,6 +20,22 @@ planwright_bin() {
   echo "$root/target/release/planwright"
 }
 
+# counts NAME VALUE EXAMPLE: stops the benchmark (exit 2) unless VALUE,
+# what the environment variable NAME was set to, is one or more whole
+# numbers above zero, separated by spaces; EXAMPLE is a good setting.
+counts() {
+  local name="$1" value="$2" example="$3" v words bad=""
+  read -ra words <<<"$value"
+  ((${#words[@]})) || bad="no count"
+  for v in "${words[@]}"; do
+    [[ -n "$bad" || "$v" =~ ^[1-9][0-9]*$ ]] || bad="\`${v}\`, which is not a count"
+  done
+  if [[ -n "$bad" ]]; then
+    echo "bench: ${name}=\"${value}\" holds ${bad}; use whole numbers above zero, for example ${name}=\"${example}\"" >&2
+    exit 2
+  fi
+}
+
 # Milliseconds a command takes; its output is discarded and its exit status
 # ignored (preflight reports a missing gate program with exit 1, say), but
 # a status above 2 (a crash, a usage error) stops the benchmark.

@@ -21,9 +21,10 @@
 #   PLANWRIGHT=/path/to/planwright bash bench/overhead.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-bin="$(planwright_bin)"
 tickets="${TICKETS:-200}"
 jobs_list="${JOBS:-1 2}"
+counts TICKETS "$tickets" 2000
+counts JOBS "$jobs_list" "1 2"
 shape="${SHAPE:-create}"
 [[ -n "${QUICK:-}" ]] && tickets=6
 case "$shape" in
@@ -31,6 +32,7 @@ create) ;;
 modify) ((tickets <= 3000)) || { echo "bench: SHAPE=modify changes one of the 3,000 files a ticket, so TICKETS=${tickets} is too many; use TICKETS=3000 or fewer, or SHAPE=create" >&2; exit 2; } ;;
 *) echo "bench: SHAPE=${shape} is not a shape; use SHAPE=create (a file a ticket, the default) or SHAPE=modify (one of the 3,000 files a ticket)" >&2; exit 2 ;;
 esac
+bin="$(planwright_bin)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 

@@ -13,8 +13,9 @@
 #   PLANWRIGHT=/path/to/planwright bash bench/resume.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-bin="$(planwright_bin)"
 n="${TICKETS:-10000}"
+counts TICKETS "$n" 10000
+bin="$(planwright_bin)"
 [[ -n "${QUICK:-}" ]] && n=100
 shape="${SHAPE:-independent}"
 dir="$(mktemp -d)"

@@ -10,8 +10,9 @@
 #   PLANWRIGHT=/path/to/planwright bash bench/scale.sh   # another binary
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-bin="$(planwright_bin)"
 sizes="${SIZES:-1000 10000}"
+counts SIZES "$sizes" "1000 10000"
+bin="$(planwright_bin)"
 [[ -n "${QUICK:-}" ]] && sizes=100
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT

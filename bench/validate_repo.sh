@@ -14,8 +14,9 @@
 # `planwright schema codeboost` prints, is timed beside them.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-bin="$(planwright_bin)"
 plans="${PLANS:-1000}"
+counts PLANS "$plans" 1000
+bin="$(planwright_bin)"
 [[ -n "${QUICK:-}" ]] && plans=20
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
