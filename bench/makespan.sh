@@ -17,9 +17,13 @@
 # of planwright's own.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-bin="$(planwright_bin)"
 scale="${SCALE:-1}"
 [[ -n "${QUICK:-}" ]] && scale=0.1
+if [[ ! "$scale" =~ ^[0-9]*\.?[0-9]+$ ]] || ! awk -v s="$scale" 'BEGIN { exit !(s > 0) }'; then
+  echo "bench: SCALE=\"${scale}\" is not a factor above zero; use a number such as SCALE=0.5 (times halved)" >&2
+  exit 2
+fi
+bin="$(planwright_bin)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 
