@@ -358,6 +358,35 @@ fn an_invalid_plan_gives_one_json_document() {
     }
 }
 
+/// For people, an invalid plan's diagnostics are printed once, and the
+/// error after them points at them rather than at another command.
+#[test]
+fn an_invalid_plan_is_reported_once_before_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), "{}").unwrap();
+    for command in ["show", "graph", "run", "preflight"] {
+        let out = planwright(&[command, "plan.json"], dir.path());
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.matches("plan.format.unknown").count(),
+            1,
+            "{command}: {stderr}"
+        );
+        let error = stderr
+            .find("is not a valid plan")
+            .unwrap_or_else(|| panic!("{command}: {stderr}"));
+        assert!(
+            stderr.find("plan.format.unknown").unwrap() < error,
+            "{command}: {stderr}"
+        );
+        assert!(
+            stderr[error..].contains("fix what is reported above"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn convert_names_why_it_cannot_write() {
     let dir = tempfile::tempdir().unwrap();

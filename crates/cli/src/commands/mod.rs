@@ -231,8 +231,9 @@ pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport),
                 exit::INVALID,
                 format!("`{}` is not a valid plan", report.file),
             )
+            // The diagnostics are printed just before this error.
             .hint(format!(
-                "run `planwright validate {}` for details",
+                "fix what is reported above; `planwright validate {}` checks the file again",
                 report.file
             ));
             if global.output == Output::Json {
