@@ -27,6 +27,9 @@ pub fn describe(event: &Event) -> Option<String> {
             )
         }
         Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
+        Event::Removed { ticket } => {
+            format!("{ticket}: no longer in the plan, forgotten by the run")
+        }
         Event::Changed { ticket, commit } => format!(
             "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
             short(commit)
@@ -251,6 +254,9 @@ mod tests {
             Event::AlreadyMerged {
                 ticket: "T1".into(),
             },
+            Event::Removed {
+                ticket: "T0".into(),
+            },
             Event::AttemptStarted {
                 ticket: "T2".into(),
                 attempt: 1,
@@ -333,6 +339,7 @@ mod tests {
         2026-11-29T22:00:00Z run r1: 3 tickets onto `main`
         2026-11-29T22:00:00Z continuing run r1: 3 tickets onto `main`
         2026-11-29T22:00:00Z T1: merged by an earlier run, skipped
+        2026-11-29T22:00:00Z T0: no longer in the plan, forgotten by the run
         2026-11-29T22:00:00Z T2: attempt 1 started from 0123456789
         2026-11-29T22:00:00Z T2: attempt 1 rejected: scope_violation: modifies `README.md`, which is outside the ticket's scope, retrying with the evidence
         2026-11-29T22:00:00Z T2: attempt 2 rejected: scope_violation: modifies `README.md`, which is outside the ticket's scope

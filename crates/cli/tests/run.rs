@@ -307,6 +307,41 @@ fn zero_jobs_or_strikes_is_refused() {
     );
 }
 
+/// Running an edited plan continues the run; a ticket the plan no longer
+/// has is forgotten there and in every view of the run alike.
+#[test]
+fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
+    let env = sh_env();
+    let out = env.run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let without_b = SH_PLAN
+        .lines()
+        .filter(|l| !l.contains("\"id\": \"B\""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    write(env.root(), "plan.json", &without_b);
+    let out = env.run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("B: no longer in the plan, forgotten by the run"),
+        "{}",
+        text(&out.stdout)
+    );
+    let s = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    assert!(s.contains("2 tickets: 2 merged"), "{s}");
+    assert!(!s.lines().any(|l| l.starts_with("B ")), "{s}");
+    let json: Value = serde_json::from_slice(
+        &planwright(
+            env.root(),
+            &["status", "--repo", "repo", "--output", "json"],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["counts"]["merged"], 2);
+    assert_eq!(json["tickets"].as_array().unwrap().len(), 2);
+}
+
 #[test]
 fn status_and_report_describe_the_run() {
     let env = sh_env();

@@ -30,6 +30,12 @@ pub enum Event {
         /// Whether this continues an earlier invocation of the run.
         continued: bool,
     },
+    /// A ticket of a continued run that the plan no longer has: the run
+    /// forgets it (its merges stay on the base branch).
+    Removed {
+        /// The ticket.
+        ticket: String,
+    },
     /// A ticket the base branch already holds (from the plan's current
     /// definition) is not run again.
     AlreadyMerged {
@@ -244,6 +250,7 @@ impl Event {
     pub fn ticket(&self) -> Option<&str> {
         match self {
             Event::AlreadyMerged { ticket }
+            | Event::Removed { ticket }
             | Event::Changed { ticket, .. }
             | Event::AttemptStarted { ticket, .. }
             | Event::Phase { ticket, .. }

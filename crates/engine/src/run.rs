@@ -474,7 +474,11 @@ pub fn run(
     let store = Store::open(&state_dir.join("state.db"))?;
     // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
     let digests: Vec<String> = plan.tickets.iter().map(ticket_digest).collect();
-    let (row, continued) = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
+    let Opened {
+        run: row,
+        continued,
+        removed,
+    } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -516,6 +520,9 @@ pub fn run(
         ticket_count: plan.tickets.len(),
         continued,
     });
+    for ticket in removed {
+        emitter.emit(Event::Removed { ticket });
+    }
     let mut sandbox = containment.describe();
     if shared.checkouts.overlay() {
         sandbox.push_str(", gate overlay");
@@ -591,6 +598,15 @@ fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
     })
 }
 
+/// A run found or recorded by [`open_run`].
+struct Opened {
+    run: RunRow,
+    /// Whether an earlier invocation started it.
+    continued: bool,
+    /// Its tickets the plan no longer has, forgotten.
+    removed: Vec<String>,
+}
+
 /// Finds the run to continue (the newest on this base branch, unless
 /// `--new-run`) or records a new one, then settles every ticket against
 /// what git says landed.
@@ -601,7 +617,7 @@ fn open_run(
     digests: &[String],
     settings: &RunSettings,
     resume: &Resume,
-) -> Result<(RunRow, bool), EngineError> {
+) -> Result<Opened, EngineError> {
     let existing = match resume.new_run {
         true => None,
         false => store.run_for_base(&plan.base)?,
@@ -611,7 +627,7 @@ fn open_run(
         None => (new_run(store, repo, plan, settings, resume.new_run)?, false),
     };
     store.resume_run(&run.id, &settings.plan_path)?;
-    let rows = store.sync_tickets(
+    let synced = store.sync_tickets(
         &run.id,
         plan.tickets
             .iter()
@@ -621,7 +637,7 @@ fn open_run(
     let target = Target::new(&plan.base, &run.id);
     let ledger = Ledger::read(repo, &target.refs())?;
     let own = run.fresh.then_some(run.id.as_str());
-    for row in rows {
+    for row in synced.rows {
         let digest = || row.digest.clone().unwrap_or_default();
         let st = standing(&ledger, &row.id, digest, own, row.rerun_of.as_deref());
         let asked = resume.rerun.contains(&row.id)
@@ -636,7 +652,11 @@ fn open_run(
         }
     }
     sweep_candidates(store, repo, &run.id)?;
-    Ok((run, continued))
+    Ok(Opened {
+        run,
+        continued,
+        removed: synced.removed,
+    })
 }
 
 /// Deletes the candidate refs of tickets that are no longer open (left by

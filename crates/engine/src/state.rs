@@ -158,6 +158,15 @@ pub struct RunRow {
     pub fresh: bool,
 }
 
+/// What [`Store::sync_tickets`] did.
+#[derive(Debug)]
+pub struct Synced {
+    /// Every ticket of the plan, in plan order.
+    pub rows: Vec<TicketRow>,
+    /// The tickets the run had that the plan no longer has, now forgotten.
+    pub removed: Vec<String>,
+}
+
 /// One ticket of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TicketRow {
@@ -461,14 +470,14 @@ impl Store {
     /// Stores the plan's tickets for `run` as (id, title, digest), in plan
     /// order: a new one pending, a known one keeping its state with its
     /// position, title and digest brought up to date; removes the tickets
-    /// the plan no longer has. Returns every ticket's row, in plan order.
-    /// Only what differs is written: continuing an unchanged plan of
-    /// 10,000 tickets reads them and writes nothing.
+    /// the plan no longer has. Returns every ticket's row, in plan order,
+    /// and the ids removed. Only what differs is written: continuing an
+    /// unchanged plan of 10,000 tickets reads them and writes nothing.
     pub fn sync_tickets<'t>(
         &self,
         run: &str,
         tickets: impl IntoIterator<Item = (&'t str, &'t str, &'t str)>,
-    ) -> Result<Vec<TicketRow>> {
+    ) -> Result<Synced> {
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
             let sql = format!("SELECT position, {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1");
@@ -509,12 +518,19 @@ impl Store {
             }
             tx.commit()?;
             let read = format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 AND ticket_id = ?2");
-            rows.into_iter()
+            let rows = rows
+                .into_iter()
                 .map(|(id, row)| match row {
                     Some(row) => Ok(row),
                     None => c.query_row(&read, [run, id], ticket_row),
                 })
-                .collect()
+                .collect::<rusqlite::Result<_>>()?;
+            // In the order they had in the plan before.
+            let mut removed: Vec<(i64, String)> =
+                stored.into_iter().map(|(id, (p, _))| (p, id)).collect();
+            removed.sort();
+            let removed = removed.into_iter().map(|(_, id)| id).collect();
+            Ok(Synced { rows, removed })
         })
     }
 
@@ -1081,12 +1097,16 @@ mod tests {
         store.mark_merged("r1", "B", "m").unwrap();
         let writes = || store.with(|c| Ok(c.total_changes())).unwrap();
         let before = writes();
-        let rows = store.sync_tickets("r1", plan).unwrap();
+        let synced = store.sync_tickets("r1", plan).unwrap();
         assert_eq!(writes(), before, "an unchanged plan writes nothing");
+        assert!(synced.removed.is_empty());
+        let rows = synced.rows;
         assert_eq!(rows[1].state, TicketState::Merged);
         // Reordered, one retitled, one gone, one new.
         let edited = [("B", "b!", "db"), ("A", "a", "da"), ("D", "d", "dd")];
-        let rows = store.sync_tickets("r1", edited).unwrap();
+        let synced = store.sync_tickets("r1", edited).unwrap();
+        assert_eq!(synced.removed, ["C"]);
+        let rows = synced.rows;
         let seen = |rows: &[TicketRow]| -> Vec<(String, String, TicketState)> {
             rows.iter()
                 .map(|t| (t.id.clone(), t.title.clone(), t.state))

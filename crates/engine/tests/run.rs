@@ -366,6 +366,30 @@ fn a_second_run_continues_and_skips_merged_tickets() {
 }
 
 #[test]
+fn a_ticket_the_plan_no_longer_has_is_forgotten_with_an_event() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    let a = ticket("A", json!([any("a.txt")]));
+    let b = ticket("B", json!([any("b.txt")]));
+    let first = run_scripted(
+        &env,
+        &plan(json!({"gates": gate(&["true"]), "tickets": [a, b.clone()]})),
+    );
+    assert_eq!(first.summary.merged, ["A", "B"]);
+    let second = run_scripted(
+        &env,
+        &plan(json!({"gates": gate(&["true"]), "tickets": [b]})),
+    );
+    assert_eq!(second.summary.run, first.summary.run);
+    let removed: Vec<&Event> = (second.events.iter())
+        .filter(|e| matches!(e, Event::Removed { .. }))
+        .collect();
+    assert_eq!(removed, [&Event::Removed { ticket: "A".into() }]);
+    assert_eq!(second.summary.merged, ["B"]);
+}
+
+#[test]
 fn gates_rerun_on_the_merged_tree_when_the_base_moved() {
     // B's gate waits until A has landed, passes on B's own tree, and fails
     // on the merged tree, which has A's file.

@@ -156,6 +156,11 @@ impl RunView {
                         .insert(pool.to_string(), PausedPool { reason, until });
                 }
             }
+            "removed" => {
+                if let Some(id) = text(e, "ticket") {
+                    self.forget(id);
+                }
+            }
             "pool_resumed" => {
                 if let Some(pool) = text(e, "pool") {
                     self.paused.remove(pool);
@@ -214,6 +219,32 @@ impl RunView {
             t.phase = None;
         }
         self.slots.iter_mut().for_each(|s| *s = None);
+    }
+
+    /// Forgets ticket `id`, which a continued run's plan no longer has, as
+    /// the run does: each index past it moves down by one.
+    fn forget(&mut self, id: &str) {
+        let Some(gone) = self.index.remove(id) else {
+            return;
+        };
+        self.tickets.remove(gone);
+        let shift = |i: usize| if i > gone { i - 1 } else { i };
+        self.index.values_mut().for_each(|i| *i = shift(*i));
+        for wave in &mut self.waves {
+            wave.retain(|&i| i != gone);
+            wave.iter_mut().for_each(|i| *i = shift(*i));
+        }
+        self.waves.retain(|w| !w.is_empty());
+        for (w, wave) in self.waves.iter().enumerate() {
+            wave.iter().for_each(|&i| self.tickets[i].wave = w);
+        }
+        self.edges = (self.edges.iter())
+            .filter(|&&(d, t)| d != gone && t != gone)
+            .map(|&(d, t)| (shift(d), shift(t)))
+            .collect();
+        for slot in &mut self.slots {
+            *slot = slot.filter(|&(i, _)| i != gone).map(|(i, n)| (shift(i), n));
+        }
     }
 
     /// The ticket index of an event about a ticket, adding a ticket the

@@ -211,6 +211,45 @@ fn a_continued_run_restarts_unmerged_tickets_and_ends_stray_attempts() {
 }
 
 #[test]
+fn a_ticket_the_plan_no_longer_has_is_forgotten() {
+    let mut events = a_run();
+    events.push((
+        9,
+        Event::RunStarted {
+            run: "r1".into(),
+            base: "main".into(),
+            ticket_count: 2,
+            continued: true,
+        },
+    ));
+    events.push((9, Event::Removed { ticket: "A".into() }));
+    events.push((9, Event::Removed { ticket: "Z".into() }));
+    events.push((
+        10,
+        Event::AttemptStarted {
+            ticket: "C".into(),
+            attempt: 1,
+            base_commit: "c0ffee".into(),
+        },
+    ));
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    // A, then B and C after it; B before C.
+    view.waves = vec![vec![0], vec![1, 2]];
+    view.edges = vec![(0, 1), (1, 2)];
+    view.fold_text(&lines(&events));
+    let ids: Vec<&str> = view.tickets.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["B", "C"]);
+    assert!(view.ticket("A").is_none());
+    assert_eq!(view.ticket("C").unwrap().state, TicketState::Running);
+    assert_eq!(view.ticket("C").unwrap().wave, 0);
+    assert_eq!(view.waves, vec![vec![0, 1]]);
+    assert_eq!(view.edges, vec![(0, 1)]);
+    assert_eq!(view.slot_holders(), &[Some((1, 1)), None]);
+    let c = view.counts();
+    assert_eq!((c.merged, c.running, c.pending), (0, 1, 1));
+}
+
+#[test]
 fn events_about_unknown_tickets_add_them() {
     let mut view = RunView::new(&run_row(), &tickets(&["A"]));
     view.fold_text("{\"event\":\"merged\",\"ticket\":\"Z\",\"commit\":\"c\"}\n");
