@@ -75,6 +75,14 @@ impl Env {
             content,
         );
     }
+    /// `status --output json` of the run in `repo`.
+    fn status_json(&self) -> Value {
+        let out = planwright(
+            self.root(),
+            &["status", "--repo", "repo", "--output", "json"],
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
     fn run(&self, extra: &[&str]) -> Output {
         let agent = format!("scripted:{}", self.root().join("agent").display());
         let mut args = vec!["run", "plan.json", "--repo", "repo", "--agent", &agent];
@@ -330,14 +338,7 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
     let s = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
     assert!(s.contains("2 tickets: 2 merged"), "{s}");
     assert!(!s.lines().any(|l| l.starts_with("B ")), "{s}");
-    let json: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        )
-        .stdout,
-    )
-    .unwrap();
+    let json = env.status_json();
     assert_eq!(json["counts"]["merged"], 2);
     assert_eq!(json["tickets"].as_array().unwrap().len(), 2);
 }
@@ -368,14 +369,7 @@ fn status_and_report_describe_the_run() {
     );
     assert!(row("C").contains("merged"), "{s}");
 
-    let json: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        )
-        .stdout,
-    )
-    .unwrap();
+    let json = env.status_json();
     let b = &json["tickets"][1];
     assert_eq!(
         (
@@ -552,14 +546,7 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         ),
         "{status}"
     );
-    let json: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        )
-        .stdout,
-    )
-    .unwrap();
+    let json = env.status_json();
     assert_eq!(json["paused"]["anthropic"]["until"], "2026-12-01T15:00:00Z");
 }
 
