@@ -198,6 +198,15 @@ impl Drop for Restore {
 }
 
 fn live(app: &mut App, interval: Duration) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(CliError::usage(
+            "`watch` takes over a terminal, and its input or output is not one",
+        )
+        .hint(
+            "`watch --once 100x30` prints one frame as text; `status` and `serve` show the run too",
+        ));
+    }
     let io = |e: std::io::Error| CliError::usage(format!("cannot draw on the terminal: {e}"));
     terminal::enable_raw_mode().map_err(io)?;
     let _restore = Restore;

@@ -203,6 +203,20 @@ fn every_view_shows_the_same_counts() {
 }
 
 #[test]
+fn watch_without_a_terminal_says_what_to_use_instead() {
+    let demo = Demo::run(2, |p| p);
+    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+        .args(["watch", "--repo", "repo"])
+        .current_dir(demo.root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("takes over a terminal"), "{stderr}");
+    assert!(stderr.contains("`watch --once 100x30`"), "{stderr}");
+}
+
+#[test]
 fn the_html_report_draws_in_chromium() {
     if !wanted("the_html_report_draws_in_chromium") {
         return;
