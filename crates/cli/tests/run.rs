@@ -315,6 +315,24 @@ fn zero_jobs_or_strikes_is_refused() {
     );
 }
 
+#[test]
+fn commands_that_read_a_run_ask_for_the_repository_it_ran_in() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["status", "report", "watch", "serve"] {
+        let out = planwright(dir.path(), &[command]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("is not a git repository"),
+            "{command}: {stderr}"
+        );
+        assert!(
+            stderr.contains("pass `--repo` the repository the run ran in"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
 /// Running an edited plan continues the run; a ticket the plan no longer
 /// has is forgotten there and in every view of the run alike.
 #[test]

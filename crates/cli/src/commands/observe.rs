@@ -20,6 +20,17 @@ pub struct RunArgs {
     pub id: Option<String>,
 }
 
+/// The repository of `--repo`. The engine's hint when there is none (make
+/// one) is for `run`; a command that reads a run needs the one it ran in.
+pub fn open_repo(dir: &Path) -> Result<Repo, CliError> {
+    Repo::open(dir).map_err(|e| match e {
+        planwright_engine::EngineError::Repo { message, .. } => {
+            CliError::usage(message).hint("pass `--repo` the repository the run ran in")
+        }
+        e => engine_error(e),
+    })
+}
+
 /// The error for a repository without the asked run.
 pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
     let root = repo.root().display();
@@ -34,7 +45,7 @@ pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
 
 /// The view of the chosen run with its whole event log folded.
 pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
-    let repo = Repo::open(repo).map_err(engine_error)?;
+    let repo = open_repo(repo)?;
     view::load(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| no_run(&repo, run))
@@ -42,7 +53,7 @@ pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), 
 
 /// The view of the chosen run before its event log is read (for followers).
 pub fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
-    let repo = Repo::open(repo).map_err(engine_error)?;
+    let repo = open_repo(repo)?;
     view::open(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| no_run(&repo, run))

@@ -4,7 +4,6 @@ use super::observe::RunArgs;
 use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
-use planwright_engine::repo::Repo;
 use planwright_engine::report::{self, RunReport};
 use planwright_engine::state::TicketState;
 use planwright_engine::view::RunView;
@@ -19,7 +18,7 @@ pub struct Args {
 
 /// Loads the report of the chosen run, or explains that there is none.
 pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliError> {
-    let repo = Repo::open(repo).map_err(engine_error)?;
+    let repo = super::observe::open_repo(repo)?;
     report::load(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| super::observe::no_run(&repo, run))
