@@ -14,7 +14,7 @@ pub enum FailureKind {
     ScopeViolation,
     /// A protected path was changed.
     RailViolation,
-    /// A script a gate relies on was changed (npm rules).
+    /// A file a gate runs, or a script an npm gate relies on, was changed.
     GateScriptTampering,
     /// A gate exited non-zero.
     GateFailure,

@@ -8,8 +8,9 @@
 //! (a merge moving the base) go through [`Guard::own_write`], which checks
 //! before and takes the new snapshot after.
 //!
-//! Also gate-script integrity: a candidate must not change the scripts its
-//! gates run (agb's npm rules, see ANCHORS.md), or the gates prove nothing.
+//! Also gate-script integrity: a candidate must not change the files its
+//! gates run, nor the scripts an npm gate runs (agb's npm rules, see
+//! ANCHORS.md), or the gates prove nothing.
 
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
@@ -334,9 +335,11 @@ pub fn risky_config_message(risky: &[String]) -> String {
     )
 }
 
-/// Checks every gate against `package.json` at `base` and at `candidate`,
-/// and that a candidate of a package-manager gate does not change an
-/// `.npmrc` (whose `script-shell` would decide what `npm test` runs).
+/// Checks that a candidate, which changed the paths `changed` (both sides
+/// of renames), leaves alone the files its gates run as programs, every
+/// gate against `package.json` at `base` and at `candidate`, and that a
+/// candidate of a package-manager gate does not change an `.npmrc` (whose
+/// `script-shell` would decide what `npm test` runs).
 pub fn check_gate_scripts(
     repo: &Repo,
     gates: &[Gate],
@@ -344,6 +347,9 @@ pub fn check_gate_scripts(
     candidate: &str,
     changed: &[String],
 ) -> Result<Result<(), Failure>, EngineError> {
+    if let Some(failure) = changed_gate_program(gates, changed) {
+        return Ok(Err(failure));
+    }
     // Only a package manager reads package.json or an rc file for its gate:
     // with none among the gates there is nothing to read.
     if !gates.iter().any(|g| package_manager(&g.argv)) {
@@ -376,6 +382,23 @@ pub fn check_gate_scripts(
         }
     }
     Ok(Ok(()))
+}
+
+/// The failure of a candidate that changed a file one of `gates` runs as
+/// its program (`./check.sh`, `sh scripts/test.sh`).
+fn changed_gate_program(gates: &[Gate], changed: &[String]) -> Option<Failure> {
+    gates.iter().find_map(|gate| {
+        let file = gate_integrity::program_files(&gate.argv)
+            .into_iter()
+            .find(|f| changed.contains(f))?;
+        Some(Failure::new(
+            FailureKind::GateScriptTampering,
+            format!(
+                "`{file}` changed; the gate `{}` runs it",
+                gate.command_line()
+            ),
+        ))
+    })
 }
 
 /// Whether a gate runs a package manager (the npm gates `gate_integrity`

@@ -1666,7 +1666,11 @@ fn verify_and_gate(
     if let Err(f) = verify::check_symlinks(sh.repo, &input.base_commit, commit, &changes)? {
         return Ok(AttemptResult::Rejected(f));
     }
-    let changed: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
+    // Both sides of a rename: moving a gate's file away changes it too.
+    let changed: Vec<String> = (changes.iter())
+        .flat_map(|c| c.from.iter().chain([&c.path]))
+        .cloned()
+        .collect();
     if let Err(f) =
         crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, commit, &changed)?
     {

@@ -444,6 +444,23 @@ fn changing_the_gate_script_is_tampering() {
 }
 
 #[test]
+fn changing_the_file_a_gate_runs_is_tampering() {
+    // The base's check fails; the agent's passes, in scope.
+    let env = Env::new(&[("ci/check.sh", "exit 1\n")]);
+    env.fixture("A", 0, "ci/check.sh", "exit 0\n");
+    let out = single(
+        &env,
+        ticket("A", json!([any("ci/**")])),
+        gate(&["sh", "./ci/check.sh"]),
+    );
+    assert_eq!(failing_kind(&out, "A"), FailureKind::GateScriptTampering);
+    assert_eq!(
+        out.summary.failed["A"].message,
+        "`ci/check.sh` changed; the gate `sh ./ci/check.sh` runs it"
+    );
+}
+
+#[test]
 fn a_merge_conflict_sends_the_ticket_back_to_be_rebuilt_on_the_new_base() {
     // A and B both rewrite the shared file; whichever lands second conflicts,
     // is rebuilt on the new base (its fixture rewrites the whole file), and lands.

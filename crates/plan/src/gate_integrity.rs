@@ -1,4 +1,6 @@
-//! Gate-script integrity: a ticket must not change what its npm gate runs.
+//! Gate-script integrity: a ticket must not change what its gates run.
+//! [`program_files`] names the repository files any gate runs as its
+//! program; the rest of this module is about npm gates.
 //!
 //! `npm test` runs whatever `package.json` says, so a ticket that rewrites
 //! the `test` script to `exit 0` would pass its own gate. Before a candidate
@@ -74,6 +76,95 @@ pub fn npm_script(gate_argv: &[String]) -> Option<&str> {
         }
         _ => None,
     }
+}
+
+/// The repository files a gate runs as its program, as paths from the
+/// repository's top, where gates run: the program itself when it is a
+/// relative path (`./check.sh`, `scripts/test`), and the script an
+/// interpreter is given (`sh scripts/test.sh`, `python3 tools/check.py`,
+/// also after `env` and its settings). None when the interpreter is given
+/// its code inline (`sh -c`, `python -m`, `node -e`). A candidate that
+/// changes one of these files changes what judges it.
+pub fn program_files(gate_argv: &[String]) -> Vec<String> {
+    let mut words = gate_argv.iter().map(String::as_str).peekable();
+    if words.peek() == Some(&"env") {
+        words.next();
+        while words
+            .next_if(|w| w.starts_with('-') || w.contains('='))
+            .is_some()
+        {}
+    }
+    let Some(program) = words.next() else {
+        return Vec::new();
+    };
+    // A bare program name is looked up on `PATH`; a bare script name is a
+    // file where the gate runs.
+    let mut files: Vec<String> = (program.contains('/'))
+        .then(|| repo_path(program))
+        .flatten()
+        .into_iter()
+        .collect();
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if INTERPRETERS.contains(&name) {
+        files.extend(script(words).and_then(repo_path));
+    }
+    files
+}
+
+/// The script an interpreter's arguments name: the first word that is not
+/// an option or an option's value.
+fn script<'w>(mut words: impl Iterator<Item = &'w str>) -> Option<&'w str> {
+    while let Some(word) = words.next() {
+        if INLINE_CODE.contains(&word) {
+            return None;
+        }
+        if VALUED.contains(&word) {
+            words.next();
+        } else if !word.starts_with('-') {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// Programs that run the file named by their first argument.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "ruby", "perl", "php",
+];
+
+/// Options after which an interpreter runs code given inline, or a module,
+/// rather than a file.
+const INLINE_CODE: &[&str] = &["-c", "-e", "-m", "-p", "--eval", "--print"];
+
+/// Interpreters' options whose value is the next word.
+const VALUED: &[&str] = &[
+    "-W",
+    "-X",
+    "-o",
+    "-O",
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+];
+
+/// `word` as a path from the repository's top, when it names one there:
+/// relative, and never above the top.
+fn repo_path(word: &str) -> Option<String> {
+    if word.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in word.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 /// Compares the base and candidate `package.json` texts (`None`: the file
@@ -252,6 +343,34 @@ mod tests {
 
     fn argv(gate: &str) -> Vec<String> {
         gate.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_files_a_gate_runs_are_its_program_and_its_interpreters_script() {
+        let cases: &[(&str, &[&str])] = &[
+            ("./check.sh", &["check.sh"]),
+            ("scripts/test --fast", &["scripts/test"]),
+            ("./tools/../ci/run.sh", &["ci/run.sh"]),
+            ("sh check.sh", &["check.sh"]),
+            ("bash -eu ./scripts/test.sh arg", &["scripts/test.sh"]),
+            ("python3 tools/check.py", &["tools/check.py"]),
+            ("/usr/bin/python3 -W ignore::x t.py", &["t.py"]),
+            ("env CI=1 ./check.sh", &["check.sh"]),
+            ("./bin/sh x.sh", &["bin/sh", "x.sh"]),
+            // Code inline, a module, a program on PATH or outside the repository.
+            ("sh -c ./check.sh", &[]),
+            ("python3 -m pytest tests", &[]),
+            ("node -r ts-node/register test/all.ts", &["test/all.ts"]),
+            ("node -e 1", &[]),
+            ("node --test", &[]),
+            ("cargo test", &[]),
+            ("/usr/local/bin/check", &[]),
+            ("../outside.sh", &[]),
+            ("npm test", &[]),
+        ];
+        for (gate, want) in cases {
+            assert_eq!(program_files(&argv(gate)), *want, "{gate}");
+        }
     }
 
     fn package(scripts: &[(&str, &str)]) -> String {
