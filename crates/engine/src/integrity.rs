@@ -17,7 +17,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::git::Git;
 use crate::repo::Repo;
 use planwright_plan::gate_integrity;
-use planwright_plan::model::Gate;
+use planwright_plan::model::{Gate, ScopeEntry};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -335,19 +335,21 @@ pub fn risky_config_message(risky: &[String]) -> String {
     )
 }
 
-/// Checks that a candidate, which changed the paths `changed` (both sides
-/// of renames), leaves alone the files its gates run as programs, every
-/// gate against `package.json` at `base` and at `candidate`, and that a
-/// candidate of a package-manager gate does not change an `.npmrc` (whose
-/// `script-shell` would decide what `npm test` runs).
+/// Checks that a candidate of a ticket with scope `scope`, which changed
+/// the paths `changed` (both sides of renames), leaves alone the files its
+/// gates run as programs unless the scope names them; every gate against
+/// `package.json` at `base` and at `candidate`; and that a candidate of a
+/// package-manager gate does not change an `.npmrc` (whose `script-shell`
+/// would decide what `npm test` runs).
 pub fn check_gate_scripts(
     repo: &Repo,
     gates: &[Gate],
+    scope: &[ScopeEntry],
     base: &str,
     candidate: &str,
     changed: &[String],
 ) -> Result<Result<(), Failure>, EngineError> {
-    if let Some(failure) = changed_gate_program(gates, changed) {
+    if let Some(failure) = changed_gate_program(gates, scope, changed) {
         return Ok(Err(failure));
     }
     // Only a package manager reads package.json or an rc file for its gate:
@@ -385,16 +387,21 @@ pub fn check_gate_scripts(
 }
 
 /// The failure of a candidate that changed a file one of `gates` runs as
-/// its program (`./check.sh`, `sh scripts/test.sh`).
-fn changed_gate_program(gates: &[Gate], changed: &[String]) -> Option<Failure> {
+/// its program (`./check.sh`, `sh scripts/test.sh`), which `scope` does not
+/// name.
+fn changed_gate_program(
+    gates: &[Gate],
+    scope: &[ScopeEntry],
+    changed: &[String],
+) -> Option<Failure> {
     gates.iter().find_map(|gate| {
         let file = gate_integrity::program_files(&gate.argv)
             .into_iter()
-            .find(|f| changed.contains(f))?;
+            .find(|f| changed.contains(f) && !gate_integrity::named(scope, f))?;
         Some(Failure::new(
             FailureKind::GateScriptTampering,
             format!(
-                "`{file}` changed; the gate `{}` runs it",
+                "`{file}` changed; the gate `{}` runs it, and the ticket's scope does not name it",
                 gate.command_line()
             ),
         ))

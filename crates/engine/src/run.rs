@@ -1671,9 +1671,14 @@ fn verify_and_gate(
         .flat_map(|c| c.from.iter().chain([&c.path]))
         .cloned()
         .collect();
-    if let Err(f) =
-        crate::integrity::check_gate_scripts(sh.repo, gates, &input.base_commit, commit, &changed)?
-    {
+    if let Err(f) = crate::integrity::check_gate_scripts(
+        sh.repo,
+        gates,
+        &ticket.scope,
+        &input.base_commit,
+        commit,
+        &changed,
+    )? {
         return Ok(AttemptResult::Rejected(f));
     }
     progress("gates")?;

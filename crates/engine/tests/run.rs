@@ -444,8 +444,8 @@ fn changing_the_gate_script_is_tampering() {
 }
 
 #[test]
-fn changing_the_file_a_gate_runs_is_tampering() {
-    // The base's check fails; the agent's passes, in scope.
+fn changing_the_file_a_gate_runs_is_tampering_unless_the_scope_names_it() {
+    // The base's check fails; the agent's passes, in a glob of its scope.
     let env = Env::new(&[("ci/check.sh", "exit 1\n")]);
     env.fixture("A", 0, "ci/check.sh", "exit 0\n");
     let out = single(
@@ -456,8 +456,18 @@ fn changing_the_file_a_gate_runs_is_tampering() {
     assert_eq!(failing_kind(&out, "A"), FailureKind::GateScriptTampering);
     assert_eq!(
         out.summary.failed["A"].message,
-        "`ci/check.sh` changed; the gate `sh ./ci/check.sh` runs it"
+        "`ci/check.sh` changed; the gate `sh ./ci/check.sh` runs it, and the ticket's scope does not name it"
     );
+    // Named in the scope, the ticket may change it (the gate then runs the
+    // ticket's version: a test script the ticket extends, say).
+    let env = Env::new(&[("ci/check.sh", "exit 1\n")]);
+    env.fixture("A", 0, "ci/check.sh", "exit 0\n");
+    let named = ticket("A", json!([any("ci/**"), any("ci/check.sh")]));
+    let out = run_scripted(
+        &env,
+        &plan(json!({"gates": gate(&["sh", "./ci/check.sh"]), "tickets": [named]})),
+    );
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
 }
 
 #[test]

@@ -111,6 +111,15 @@ pub fn program_files(gate_argv: &[String]) -> Vec<String> {
     files
 }
 
+/// Whether `scope` names `file` itself, with a pattern without wildcards:
+/// the plan's leave for the ticket to change a file one of its gates runs
+/// (a test script the ticket extends, say). A glob that happens to cover
+/// it (`**`, `ci/**`) gives no such leave.
+pub fn named(scope: &[crate::model::ScopeEntry], file: &str) -> bool {
+    (scope.iter())
+        .any(|e| !crate::scope::is_glob(&e.pattern) && crate::scope::normalize(&e.pattern) == file)
+}
+
 /// The script an interpreter's arguments name: the first word that is not
 /// an option or an option's value.
 fn script<'w>(mut words: impl Iterator<Item = &'w str>) -> Option<&'w str> {

@@ -211,3 +211,39 @@ fn semantic_checks_stay_quiet_where_the_schema_spoke() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_scope_that_covers_a_file_a_gate_runs_is_warned_of() {
+    let text = r#"{"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "check", "argv": ["sh", "ci/check.sh"]}, {"name": "test", "argv": ["cargo", "test"]}],
+        "tickets": [
+            {"id": "A", "body": "x", "scope": [{"pattern": "src/**", "op": "any"}, {"pattern": "ci/*.sh", "op": "modify"}]},
+            {"id": "B", "body": "y", "scope": [{"pattern": "src/**", "op": "any"}], "depends_on": ["A"]},
+            {"id": "C", "body": "z", "scope": [{"pattern": "tools/lint.py", "op": "create"}], "depends_on": ["B"],
+             "gates": [{"name": "lint", "argv": ["python3", "./tools/lint.py"]}]},
+            {"id": "D", "body": "w", "scope": [{"pattern": "tools/**", "op": "any"}], "depends_on": ["C"],
+             "gates": [{"name": "lint", "argv": ["python3", "./tools/lint.py"]}]},
+            {"id": "E", "body": "v", "scope": [{"pattern": "ci/**", "op": "any"}, {"pattern": "ci/check.sh", "op": "modify"}], "depends_on": ["D"]}
+        ]}"#;
+    let report = validate_text("n.json", text.to_string(), &Options::default());
+    assert!(report.valid, "{:?}", report.diagnostics);
+    let found: Vec<(&str, &str)> = (report.diagnostics.iter())
+        .filter(|d| d.diagnostic.code == "plan.gate.in-scope")
+        .map(|d| (d.diagnostic.pointer.as_str(), d.diagnostic.message.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "/tickets/0/scope",
+                "A: scope `ci/*.sh` covers `ci/check.sh`, which the gate `sh ci/check.sh` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it"
+            ),
+            (
+                "/tickets/3/scope",
+                "D: scope `tools/**` covers `tools/lint.py`, which the gate `python3 ./tools/lint.py` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it"
+            ),
+        ],
+        "C and E name the file in their scope: they may change it"
+
+    );
+}

@@ -98,7 +98,10 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     };
     let plan = if counting.errors == 0 { plan } else { None };
     let overlaps = match &plan {
-        Some(plan) => overlap_warnings(doc, format, plan, sink),
+        Some(plan) => {
+            gate_file_warnings(doc, format, plan, sink);
+            overlap_warnings(doc, format, plan, sink)
+        }
         None => vec![],
     };
     Outcome {
@@ -145,6 +148,61 @@ pub fn schema(format: Format) -> Option<Value> {
         Format::Codeboost => Some(codeboost::schema()),
         Format::Agb => None,
     }
+}
+
+/// One `plan.gate.in-scope` warning per ticket whose scope covers a file
+/// one of its gates runs with a glob, and does not name it: a candidate
+/// that changes it is rejected.
+fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn Sink) {
+    let with_files = |gates: &'_ [crate::model::Gate]| -> Vec<(String, Vec<String>)> {
+        (gates.iter())
+            .map(|g| {
+                (
+                    g.command_line(),
+                    crate::gate_integrity::program_files(&g.argv),
+                )
+            })
+            .filter(|(_, files)| !files.is_empty())
+            .collect()
+    };
+    // Most gates (`npm test`, `cargo test`) run no file of the repository.
+    let shared = with_files(&plan.gates);
+    for (i, ticket) in plan.tickets.iter().enumerate() {
+        let own = with_files(&ticket.gates);
+        let Some((gate, pattern, file)) = shared
+            .iter()
+            .chain(&own)
+            .find_map(|(gate, files)| in_scope(ticket, files).map(|(p, f)| (gate, p, f)))
+        else {
+            continue;
+        };
+        sink.push(
+            Diagnostic::warning(
+                "plan.gate.in-scope",
+                ticket_pointer(doc, format, i),
+                format!(
+                    "{}: scope `{pattern}` covers `{file}`, which the gate `{gate}` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it",
+                    ticket.id
+                ),
+            )
+            .with_hint(format!(
+                "narrow the scope to leave `{file}` out, or name `{file}` in the scope if the ticket is meant to change it"
+            )),
+        );
+    }
+}
+
+/// The first scope pattern of `ticket` that covers one of `files` without
+/// the scope naming that file itself, with the file.
+fn in_scope<'t>(ticket: &'t crate::model::Ticket, files: &[String]) -> Option<(&'t str, String)> {
+    let unnamed: Vec<&String> = (files.iter())
+        .filter(|f| !crate::gate_integrity::named(&ticket.scope, f))
+        .collect();
+    ticket.scope.iter().find_map(|entry| {
+        let pattern = crate::scope::Pattern::new(&entry.pattern);
+        let file = unnamed.iter().find(|f| pattern.matches(f))?;
+        Some((entry.pattern.as_str(), file.to_string()))
+    })
 }
 
 /// One `plan.scope.overlap` warning per pair of tickets that may run at the
