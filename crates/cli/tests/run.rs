@@ -701,6 +701,39 @@ fn preflight_warns_of_scope_overlap_between_parallel_tickets() {
     assert!(!s.contains("tickets A and C"), "C depends on A: {s}");
 }
 
+/// Gates from the command line count as the plan's do.
+#[test]
+fn preflight_warns_of_a_scope_glob_over_a_file_a_gate_runs() {
+    let env = sh_env();
+    let plan = SH_PLAN.replace("\"b.txt\", \"op\": \"create\"", "\"**\", \"op\": \"any\"");
+    write(env.root(), "plan.json", &plan);
+    let agent = format!("scripted:{}", env.root().join("agent").display());
+    let preflight = |gate: &str| {
+        let args = [
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            &agent,
+            "--gate",
+            gate,
+        ];
+        text(&planwright(env.root(), &args).stdout)
+    };
+    let s = preflight("sh ci/check.sh");
+    assert!(
+        s.contains("warning gate-files: ticket B's scope `**` covers `ci/check.sh`, which the gate `sh ci/check.sh` runs; a candidate that changes it is rejected (gate_script_tampering)"),
+        "{s}"
+    );
+    assert!(!s.contains("ticket A's scope"), "A's scope is `a.txt`: {s}");
+    let s = preflight("true");
+    assert!(
+        !s.contains("gate-files"),
+        "no gate runs a file of the repository: {s}"
+    );
+}
+
 #[test]
 fn gates_from_the_command_line_and_config() {
     let env = sh_env();

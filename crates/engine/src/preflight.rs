@@ -9,6 +9,7 @@ use crate::process::find_program;
 use crate::repo::Repo;
 use crate::run::{ticket_gates, Outlook, Resume};
 use crate::sandbox::{ContainSettings, Containment, Mode, SandboxError};
+use planwright_plan::gate_integrity;
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
 use planwright_plan::overlap::{Glob, Overlap};
 use planwright_plan::scope::{is_glob, Pattern};
@@ -150,6 +151,7 @@ pub(crate) fn examine(
     check_sandbox(contain, &mut out);
     check_agent(agent, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
+    check_gate_files(plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
     let mut outlook = None;
     if let (Some(files), Some(r)) = (base_files, &repo) {
@@ -403,6 +405,42 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
                 format!("install `{p}` or change the gate"),
             ));
         }
+    }
+}
+
+/// Each ticket whose scope covers, with a glob, a file one of its gates
+/// runs (`./check.sh`, `sh ci/check.sh`) without naming it: a candidate
+/// that changes the file is rejected, so the ticket could not do that part
+/// of its work. Said once to be fine when some gate runs such a file.
+fn check_gate_files(plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
+    let before = out.len();
+    let mut any = false;
+    for t in &plan.tickets {
+        for gate in ticket_gates(plan, t, extra) {
+            let files = gate_integrity::program_files(&gate.argv);
+            any |= !files.is_empty();
+            let Some((pattern, file)) = gate_integrity::unnamed_in_scope(&t.scope, &files) else {
+                continue;
+            };
+            out.push(Check::warning(
+                "gate-files",
+                format!(
+                    "ticket {}'s scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it is rejected (gate_script_tampering)",
+                    t.id,
+                    gate.command_line()
+                ),
+                format!("narrow the scope to leave `{file}` out, or name `{file}` in the scope if the ticket is meant to change it"),
+            ));
+            break;
+        }
+    }
+    if any {
+        ok_if_quiet(
+            out,
+            before,
+            "gate-files",
+            "no ticket may change a file its gates run unless its scope names it",
+        );
     }
 }
 

@@ -120,6 +120,21 @@ pub fn named(scope: &[crate::model::ScopeEntry], file: &str) -> bool {
         .any(|e| !crate::scope::is_glob(&e.pattern) && crate::scope::normalize(&e.pattern) == file)
 }
 
+/// The first pattern of `scope` that covers one of `files` (what a gate
+/// runs) without the scope naming that file, with the file: a candidate
+/// that changes it will be rejected.
+pub fn unnamed_in_scope<'s>(
+    scope: &'s [crate::model::ScopeEntry],
+    files: &[String],
+) -> Option<(&'s str, String)> {
+    let unnamed: Vec<&String> = files.iter().filter(|f| !named(scope, f)).collect();
+    scope.iter().find_map(|entry| {
+        let pattern = crate::scope::Pattern::new(&entry.pattern);
+        let file = unnamed.iter().find(|f| pattern.matches(f))?;
+        Some((entry.pattern.as_str(), file.to_string()))
+    })
+}
+
 /// The script an interpreter's arguments name: the first word that is not
 /// an option or an option's value.
 fn script<'w>(mut words: impl Iterator<Item = &'w str>) -> Option<&'w str> {

@@ -169,11 +169,9 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
     let shared = with_files(&plan.gates);
     for (i, ticket) in plan.tickets.iter().enumerate() {
         let own = with_files(&ticket.gates);
-        let Some((gate, pattern, file)) = shared
-            .iter()
-            .chain(&own)
-            .find_map(|(gate, files)| in_scope(ticket, files).map(|(p, f)| (gate, p, f)))
-        else {
+        let Some((gate, pattern, file)) = shared.iter().chain(&own).find_map(|(gate, files)| {
+            crate::gate_integrity::unnamed_in_scope(&ticket.scope, files).map(|(p, f)| (gate, p, f))
+        }) else {
             continue;
         };
         sink.push(
@@ -190,19 +188,6 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
             )),
         );
     }
-}
-
-/// The first scope pattern of `ticket` that covers one of `files` without
-/// the scope naming that file itself, with the file.
-fn in_scope<'t>(ticket: &'t crate::model::Ticket, files: &[String]) -> Option<(&'t str, String)> {
-    let unnamed: Vec<&String> = (files.iter())
-        .filter(|f| !crate::gate_integrity::named(&ticket.scope, f))
-        .collect();
-    ticket.scope.iter().find_map(|entry| {
-        let pattern = crate::scope::Pattern::new(&entry.pattern);
-        let file = unnamed.iter().find(|f| pattern.matches(f))?;
-        Some((entry.pattern.as_str(), file.to_string()))
-    })
 }
 
 /// One `plan.scope.overlap` warning per pair of tickets that may run at the
