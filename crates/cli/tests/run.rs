@@ -84,8 +84,15 @@ impl Env {
         serde_json::from_slice(&out.stdout).unwrap()
     }
     fn run(&self, extra: &[&str]) -> Output {
+        self.with_agent("run", extra)
+    }
+    fn preflight(&self, extra: &[&str]) -> Output {
+        self.with_agent("preflight", extra)
+    }
+    /// `COMMAND plan.json --repo repo` with the scripted agent of `agent/`.
+    fn with_agent(&self, command: &str, extra: &[&str]) -> Output {
         let agent = format!("scripted:{}", self.root().join("agent").display());
-        let mut args = vec!["run", "plan.json", "--repo", "repo", "--agent", &agent];
+        let mut args = vec![command, "plan.json", "--repo", "repo", "--agent", &agent];
         args.extend_from_slice(extra);
         planwright(self.root(), &args)
     }
@@ -674,18 +681,7 @@ fn preflight_warns_of_scope_overlap_between_parallel_tickets() {
         "\"a.txt\", \"op\": \"create\"",
     );
     write(env.root(), "plan.json", &plan);
-    let agent = format!("scripted:{}", env.root().join("agent").display());
-    let out = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            &agent,
-        ],
-    );
+    let out = env.preflight(&[]);
     let s = text(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -707,20 +703,7 @@ fn preflight_warns_of_a_scope_glob_over_a_file_a_gate_runs() {
     let env = sh_env();
     let plan = SH_PLAN.replace("\"b.txt\", \"op\": \"create\"", "\"**\", \"op\": \"any\"");
     write(env.root(), "plan.json", &plan);
-    let agent = format!("scripted:{}", env.root().join("agent").display());
-    let preflight = |gate: &str| {
-        let args = [
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            &agent,
-            "--gate",
-            gate,
-        ];
-        text(&planwright(env.root(), &args).stdout)
-    };
+    let preflight = |gate: &str| text(&env.preflight(&["--gate", gate]).stdout);
     let s = preflight("sh ci/check.sh");
     assert!(
         s.contains("warning gate-files: ticket B's scope `**` covers `ci/check.sh`, which the gate `sh ci/check.sh` runs; a candidate that changes it is rejected (gate_script_tampering)"),
