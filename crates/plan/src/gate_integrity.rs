@@ -80,11 +80,12 @@ pub fn npm_script(gate_argv: &[String]) -> Option<&str> {
 
 /// The repository files a gate runs as its program, as paths from the
 /// repository's top, where gates run: the program itself when it is a
-/// relative path (`./check.sh`, `scripts/test`), and the script an
-/// interpreter is given (`sh scripts/test.sh`, `python3 tools/check.py`,
-/// also after `env` and its settings). None when the interpreter is given
-/// its code inline (`sh -c`, `python -m`, `node -e`). A candidate that
-/// changes one of these files changes what judges it.
+/// relative path (`./check.sh`, `scripts/test`), the script an interpreter
+/// is given (`sh scripts/test.sh`, `python3 tools/check.py`), and the
+/// makefile `make` reads (`-f`, or the names it looks for, in `-C`'s
+/// directory), also after `env` and its settings. None when the
+/// interpreter is given its code inline (`sh -c`, `python -m`, `node -e`).
+/// A candidate that changes one of these files changes what judges it.
 pub fn program_files(gate_argv: &[String]) -> Vec<String> {
     let mut words = gate_argv.iter().map(String::as_str).peekable();
     if words.peek() == Some(&"env") {
@@ -107,8 +108,48 @@ pub fn program_files(gate_argv: &[String]) -> Vec<String> {
     let name = program.rsplit('/').next().unwrap_or(program);
     if INTERPRETERS.contains(&name) {
         files.extend(script(words).and_then(repo_path));
+    } else if matches!(name, "make" | "gmake") {
+        files.extend(makefiles(words));
     }
     files
+}
+
+/// The makefiles `make` reads with these arguments: each `-f FILE`, else
+/// the first of `GNUmakefile`, `makefile` and `Makefile` that exists, so
+/// all three (creating one ahead of the others replaces it); in the
+/// directory `-C` names.
+fn makefiles<'w>(mut words: impl Iterator<Item = &'w str>) -> Vec<String> {
+    let (mut dir, mut given) = (String::new(), Vec::new());
+    while let Some(word) = words.next() {
+        let value = |flag: &str, long: &str| {
+            word.strip_prefix(long)
+                .or_else(|| word.strip_prefix(flag).filter(|v| !v.is_empty()))
+        };
+        match word {
+            "-C" | "--directory" => dir = words.next().unwrap_or("").to_string(),
+            "-f" | "--file" | "--makefile" => given.extend(words.next()),
+            _ => {
+                if let Some(d) = value("-C", "--directory=") {
+                    dir = d.to_string();
+                } else if let Some(f) = value("-f", "--file=").or(word.strip_prefix("--makefile="))
+                {
+                    given.push(f);
+                }
+            }
+        }
+    }
+    if given.is_empty() {
+        given = vec!["GNUmakefile", "makefile", "Makefile"];
+    }
+    let under = |f: &str| match dir.as_str() {
+        "" => f.to_string(),
+        _ if f.starts_with('/') => f.to_string(),
+        dir => format!("{dir}/{f}"),
+    };
+    given
+        .into_iter()
+        .filter_map(|f| repo_path(&under(f)))
+        .collect()
 }
 
 /// Whether `scope` names `file` itself, with a pattern without wildcards:
@@ -370,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn the_files_a_gate_runs_are_its_program_and_its_interpreters_script() {
+    fn the_files_a_gate_runs_are_its_program_script_or_makefile() {
         let cases: &[(&str, &[&str])] = &[
             ("./check.sh", &["check.sh"]),
             ("scripts/test --fast", &["scripts/test"]),
@@ -388,6 +429,12 @@ mod tests {
             ("node -e 1", &[]),
             ("node --test", &[]),
             ("cargo test", &[]),
+            ("make check", &["GNUmakefile", "makefile", "Makefile"]),
+            ("make -C sub -f ci.mk test", &["sub/ci.mk"]),
+            (
+                "make --directory=sub --file=a.mk -fb.mk",
+                &["sub/a.mk", "sub/b.mk"],
+            ),
             ("/usr/local/bin/check", &[]),
             ("../outside.sh", &[]),
             ("npm test", &[]),
