@@ -201,17 +201,9 @@ const INTERPRETERS: &[&str] = &[
 /// rather than a file.
 const INLINE_CODE: &[&str] = &["-c", "-e", "-m", "-p", "--eval", "--print"];
 
-/// Interpreters' options whose value is the next word.
-const VALUED: &[&str] = &[
-    "-W",
-    "-X",
-    "-o",
-    "-O",
-    "-r",
-    "--require",
-    "--import",
-    "--loader",
-];
+/// Interpreters' options whose value is the next word (not bash's `-O`,
+/// which would take python's `-O script.py` apart).
+const VALUED: &[&str] = &["-W", "-X", "-o", "-r", "--require", "--import", "--loader"];
 
 /// `word` as a path from the repository's top, when it names one there:
 /// relative, and never above the top.
@@ -419,6 +411,7 @@ mod tests {
             ("sh check.sh", &["check.sh"]),
             ("bash -eu ./scripts/test.sh arg", &["scripts/test.sh"]),
             ("python3 tools/check.py", &["tools/check.py"]),
+            ("python3 -O -X dev tools/check.py", &["tools/check.py"]),
             ("/usr/bin/python3 -W ignore::x t.py", &["t.py"]),
             ("env CI=1 ./check.sh", &["check.sh"]),
             ("./bin/sh x.sh", &["bin/sh", "x.sh"]),
