@@ -416,23 +416,20 @@ fn check_gate_files(plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
     let before = out.len();
     let mut any = false;
     for t in &plan.tickets {
-        for gate in ticket_gates(plan, t, extra) {
-            let files = gate_integrity::program_files(&gate.argv);
-            any |= !files.is_empty();
-            let Some((pattern, file)) = gate_integrity::unnamed_in_scope(&t.scope, &files) else {
-                continue;
-            };
-            out.push(Check::warning(
-                "gate-files",
-                format!(
-                    "ticket {}'s scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it is rejected (gate_script_tampering)",
-                    t.id,
-                    gate.command_line()
-                ),
-                format!("narrow the scope to leave `{file}` out, or name `{file}` in the scope if the ticket is meant to change it"),
-            ));
-            break;
-        }
+        let gates = ticket_gates(plan, t, extra);
+        any |= (gates.iter()).any(|g| !gate_integrity::program_files(&g.argv).is_empty());
+        let Some((gate, pattern, file)) = gate_integrity::exposed(&t.scope, &gates) else {
+            continue;
+        };
+        out.push(Check::warning(
+            "gate-files",
+            format!(
+                "ticket {}'s scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it is rejected (gate_script_tampering)",
+                t.id,
+                gate.command_line()
+            ),
+            format!("narrow the scope to leave `{file}` out, or name `{file}` in the scope if the ticket is meant to change it"),
+        ));
     }
     if any {
         ok_if_quiet(

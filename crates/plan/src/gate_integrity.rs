@@ -161,10 +161,23 @@ pub fn named(scope: &[crate::model::ScopeEntry], file: &str) -> bool {
         .any(|e| !crate::scope::is_glob(&e.pattern) && crate::scope::normalize(&e.pattern) == file)
 }
 
-/// The first pattern of `scope` that covers one of `files` (what a gate
-/// runs) without the scope naming that file, with the file: a candidate
-/// that changes it will be rejected.
-pub fn unnamed_in_scope<'s>(
+/// The first of `gates` that runs a file a glob of `scope` covers without
+/// the scope naming it, with that pattern and file: a candidate that
+/// changes the file will be rejected. What `validate` and `preflight` warn
+/// of.
+pub fn exposed<'g, 's>(
+    scope: &'s [crate::model::ScopeEntry],
+    gates: impl IntoIterator<Item = &'g crate::model::Gate>,
+) -> Option<(&'g crate::model::Gate, &'s str, String)> {
+    gates.into_iter().find_map(|gate| {
+        let (pattern, file) = unnamed_in_scope(scope, &program_files(&gate.argv))?;
+        Some((gate, pattern, file))
+    })
+}
+
+/// The first pattern of `scope` that covers one of `files` without the
+/// scope naming that file, with the file.
+fn unnamed_in_scope<'s>(
     scope: &'s [crate::model::ScopeEntry],
     files: &[String],
 ) -> Option<(&'s str, String)> {

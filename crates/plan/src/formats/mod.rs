@@ -154,24 +154,10 @@ pub fn schema(format: Format) -> Option<Value> {
 /// one of its gates runs with a glob, and does not name it: a candidate
 /// that changes it is rejected.
 fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn Sink) {
-    let with_files = |gates: &'_ [crate::model::Gate]| -> Vec<(String, Vec<String>)> {
-        (gates.iter())
-            .map(|g| {
-                (
-                    g.command_line(),
-                    crate::gate_integrity::program_files(&g.argv),
-                )
-            })
-            .filter(|(_, files)| !files.is_empty())
-            .collect()
-    };
-    // Most gates (`npm test`, `cargo test`) run no file of the repository.
-    let shared = with_files(&plan.gates);
     for (i, ticket) in plan.tickets.iter().enumerate() {
-        let own = with_files(&ticket.gates);
-        let Some((gate, pattern, file)) = shared.iter().chain(&own).find_map(|(gate, files)| {
-            crate::gate_integrity::unnamed_in_scope(&ticket.scope, files).map(|(p, f)| (gate, p, f))
-        }) else {
+        let gates = plan.gates.iter().chain(&ticket.gates);
+        let Some((gate, pattern, file)) = crate::gate_integrity::exposed(&ticket.scope, gates)
+        else {
             continue;
         };
         sink.push(
@@ -179,8 +165,9 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
                 "plan.gate.in-scope",
                 ticket_pointer(doc, format, i),
                 format!(
-                    "{}: scope `{pattern}` covers `{file}`, which the gate `{gate}` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it",
-                    ticket.id
+                    "{}: scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it",
+                    ticket.id,
+                    gate.command_line()
                 ),
             )
             .with_hint(format!(
