@@ -1375,14 +1375,18 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
                 "point {n}: the run's process is gone"
             );
         }
+        // Both streams: with `--output json` an error is a JSON document on
+        // stdout, and stderr is empty.
         let again = cmd_run(&env, &agent, "2")
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .output()
             .unwrap();
         assert_eq!(
             again.status.code(),
             Some(0),
-            "point {n}: the second run completes: {}",
+            "point {n}: the second run completes: {}{}",
+            text(&again.stdout),
             text(&again.stderr)
         );
         assert_exactly_once(&env, &ids, &calls);
