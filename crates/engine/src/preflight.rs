@@ -1,8 +1,9 @@
 //! Everything `run` checks before it starts, reported all at once: the
 //! repository, the base branch, a clean tree, repository configuration
 //! that would run programs in planwright's git, the sandbox, the agent, the
-//! gate programs, scope operations against the base tree, and scope overlap
-//! between tickets that may run at the same time.
+//! gate programs, scope operations against the base tree, scope globs that
+//! cover a file a gate runs, and scope overlap between tickets that may run
+//! at the same time.
 
 use crate::agent::Agent;
 use crate::process::find_program;
