@@ -132,10 +132,11 @@ fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement,
         return Ok(Judgement::Pass);
     }
     let (dir, room) = cx.checkouts.room(c.checkout, cx.gates)?;
+    let git = cx.checkouts.git(c.checkout, c.commit);
     let mut failure: Option<Failure> = None;
     for cf in &c.ticket.counterfactuals {
-        let Some(r) = counterfactual::run(cf, &dir, &room, cx.gates.timeout, log, cx.cancel)?
-        else {
+        let timeout = cx.gates.timeout;
+        let Some(r) = counterfactual::run(cf, &dir, &git, &room, timeout, log, cx.cancel)? else {
             return Ok(Judgement::Cancelled);
         };
         cx.emitter.emit(Event::Counterfactual {

@@ -20,6 +20,7 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
+use crate::beneath::{Dir, Kind};
 use crate::error::EngineError;
 use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use crate::process::{self, Cancel};
@@ -32,7 +33,7 @@ use crate::workspace::{
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -199,11 +200,20 @@ impl Checkouts {
             self.synced().remove(name);
             let upper = self.layers(name).join("upper");
             if upper.is_dir() {
-                fold(&upper, &dir)?;
+                fold(&Dir::open(&upper)?, &Dir::open(&dir)?)?;
             }
         }
         let room = self.gate_room(&dir, &tmp, settings, None);
         Ok((dir, room))
+    }
+
+    /// planwright's own git on checkout `name`, which holds `commit`:
+    /// attributes come from the commit, never from a `.gitattributes` a
+    /// gate left in the checkout.
+    pub fn git(&self, name: &str, commit: &str) -> crate::git::Git {
+        self.repo
+            .own_git(&self.meta(name, ""), &self.path(name))
+            .arg(format!("--attr-source={commit}"))
     }
 
     /// A reviewer's sandbox: it reads everything and writes only `writable`
@@ -367,49 +377,37 @@ fn overlay_works(scratch: &Path) -> bool {
 /// directory `lower` below it, so that `lower` holds what they saw: an
 /// entry replaces the one of the same name, a whiteout (a character
 /// device 0/0) deletes it, an opaque directory (one the gates made anew)
-/// replaces the whole directory, and any other directory is merged.
-fn fold(upper: &Path, lower: &Path) -> Result<(), EngineError> {
-    fn io(path: &Path) -> impl Fn(std::io::Error) -> EngineError + '_ {
-        move |e| EngineError::io(path, e)
-    }
-    for entry in std::fs::read_dir(upper).map_err(io(upper))? {
-        let from = entry.map_err(io(upper))?.path();
-        let to = lower.join(from.file_name().unwrap_or_default());
-        let meta = std::fs::symlink_metadata(&from).map_err(io(&from))?;
-        let kind = meta.file_type();
-        if kind.is_char_device() && meta.rdev() == 0 {
-            remove_any(&to)?;
+/// replaces the whole directory, and any other directory is merged. The
+/// layer is the gates' writing: nothing in it, or in `lower`, is followed.
+fn fold(upper: &Dir, lower: &Dir) -> Result<(), EngineError> {
+    for name in upper.names()? {
+        let Some(entry) = upper.entry(&name)? else {
+            continue;
+        };
+        if entry.kind == Kind::Special && entry.device == 0 {
+            lower.remove(&name)?;
             continue;
         }
-        let into_dir = std::fs::symlink_metadata(&to).is_ok_and(|m| m.is_dir());
-        if kind.is_dir() && into_dir && !opaque(&from) {
-            fold(&from, &to)?;
-            std::fs::set_permissions(&to, meta.permissions()).map_err(io(&to))?;
-            continue;
+        let into_dir = lower.entry(&name)?.is_some_and(|e| e.kind == Kind::Dir);
+        if entry.kind == Kind::Dir && into_dir {
+            let from = upper.dir(&name)?;
+            if !opaque(&from) {
+                let to = lower.dir(&name)?;
+                fold(&from, &to)?;
+                to.set_mode(entry.mode)?;
+                continue;
+            }
         }
-        remove_any(&to)?;
-        std::fs::rename(&from, &to).map_err(io(&from))?;
+        lower.remove(&name)?;
+        upper.rename(&name, lower, &name)?;
     }
     Ok(())
 }
 
 /// Whether overlayfs marked directory `dir` of an upper layer opaque: it
 /// hides everything below it in the lower layer.
-fn opaque(dir: &Path) -> bool {
-    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut value = [0u8; 1];
-    // SAFETY: a valid C string and a buffer of the length given.
-    let n = unsafe {
-        libc::lgetxattr(
-            path.as_ptr(),
-            c"user.overlay.opaque".as_ptr(),
-            value.as_mut_ptr().cast(),
-            value.len(),
-        )
-    };
-    n == 1 && value[0] == b'y'
+fn opaque(dir: &Dir) -> bool {
+    dir.xattr("user.overlay.opaque").as_deref() == Some(b"y")
 }
 
 /// Appends a line per untracked entry below `dir`: its path, kind, size,
@@ -449,7 +447,7 @@ mod tests {
 
     fn commit_files(root: &Path, files: &[(&str, &str)]) -> String {
         let git = |args: &[&str]| {
-            crate::git::Git::new(root)
+            crate::git::Git::with_tree(root.join(".git"), root)
                 .args(["-c", "user.name=t", "-c", "user.email=t@t"])
                 .args(args)
                 .text()
@@ -496,8 +494,9 @@ mod tests {
     fn two_commits(dir: &Path, containment: Containment) -> (String, String, Checkouts) {
         let root = dir.join("repo");
         std::fs::create_dir_all(&root).unwrap();
-        crate::git::Git::new(&root)
+        crate::git::Git::outside()
             .args(["init", "-q"])
+            .arg(&root)
             .output()
             .unwrap();
         let first = commit_files(&root, &[("a", "hello\n"), ("src/x", "hello\n")]);

@@ -7,13 +7,14 @@
 //! baseline, which must pass), then the control path is mutated, the tests
 //! run again, and the file is put back.
 
+use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
 use crate::gates::{append, GateRoom};
 use crate::git::Git;
 use crate::process::{self, Cancel, Exit, Finished};
 use planwright_plan::model::{Counterfactual, Mutation};
 use serde::{Deserialize, Serialize};
-use std::path::{Component, Path};
+use std::path::Path;
 use std::time::Duration;
 
 /// What the mutated tests did.
@@ -87,10 +88,14 @@ pub fn excerpt(text: &str) -> String {
 }
 
 /// Runs one counterfactual in `dir`, a planwright-owned checkout of the
-/// candidate, appending every output to `log`. `dir` is left as it was.
+/// candidate, appending every output to `log`; `git` is planwright's own
+/// git on `dir` (for a `patch` mutation). `dir` is left as it was. Every
+/// file operation is beneath `dir` and through no symlink: the tests are
+/// the candidate's code and may have replaced the control path.
 pub fn run(
     cf: &Counterfactual,
     dir: &Path,
+    git: &Git,
     room: &GateRoom,
     timeout: Option<Duration>,
     log: &Path,
@@ -123,12 +128,13 @@ pub fn run(
             excerpt(&baseline.output_tail),
         )));
     }
-    let path = match control_file(dir, &cf.control_path) {
-        Ok(path) => path,
+    let root = Dir::open(dir)?;
+    let rel = Path::new(&cf.control_path);
+    let original = match control_file(&root, rel) {
+        Ok(original) => original,
         Err(why) => return Ok(Some(result(Outcome::Error, why, String::new()))),
     };
-    let original = std::fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
-    if let Err(why) = mutate(&cf.mutation, dir, &path, &original)? {
+    if let Err(why) = mutate(&cf.mutation, &root, rel, git, &original)? {
         return Ok(Some(result(Outcome::Error, why, String::new())));
     }
     append(
@@ -137,7 +143,9 @@ pub fn run(
     )?;
     let mutated = tests(&argv, dir, room, timeout, log, cancel);
     // Put the file back before anything else, whatever the tests did.
-    std::fs::write(&path, &original).map_err(|e| EngineError::io(&path, e))?;
+    if let Some(why) = put_back(&root, rel, &original)? {
+        return Ok(Some(result(Outcome::Error, why, String::new())));
+    }
     let Some(mutated) = mutated? else {
         return Ok(None);
     };
@@ -164,36 +172,79 @@ pub fn run(
     }))
 }
 
-/// The control path inside `dir`, refusing one that leaves it.
-fn control_file(dir: &Path, rel: &str) -> Result<std::path::PathBuf, String> {
-    let inside = Path::new(rel)
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)));
-    if !inside {
-        return Err(format!("control path `{rel}` leaves the repository"));
+/// A control file's content and permissions, to put back.
+struct Original {
+    bytes: Vec<u8>,
+    mode: u32,
+}
+
+/// The control path's content, refusing one that leaves `root` or is not
+/// a regular file reached through no symlink.
+fn control_file(root: &Dir, rel: &Path) -> Result<Original, String> {
+    let shown = rel.display();
+    let entry = match root.entry(rel) {
+        Ok(Some(entry)) => entry,
+        Ok(None) => {
+            return Err(format!(
+                "control path `{shown}` does not exist in the candidate"
+            ))
+        }
+        Err(BeneathError::Escapes { .. }) => {
+            return Err(format!(
+                "control path `{shown}` leaves the repository or goes through a symlink"
+            ))
+        }
+        Err(e) => return Err(format!("control path `{shown}`: {e}")),
+    };
+    if entry.kind != Kind::File {
+        return Err(format!(
+            "control path `{shown}` is {}, not a regular file",
+            entry.kind
+        ));
     }
-    let path = dir.join(rel);
-    let meta = std::fs::symlink_metadata(&path);
-    match meta {
-        Ok(m) if m.is_file() => Ok(path),
-        Ok(_) => Err(format!("control path `{rel}` is not a regular file")),
-        Err(_) => Err(format!(
-            "control path `{rel}` does not exist in the candidate"
+    let bytes = root
+        .read(rel)
+        .map_err(|e| format!("control path `{shown}`: {e}"))?;
+    Ok(Original {
+        bytes,
+        mode: entry.mode,
+    })
+}
+
+/// Restores the control file after the mutated run; what the tests had
+/// put in its place (a symlink, a FIFO, a directory) is removed, not
+/// written through, and makes the counterfactual an error.
+fn put_back(root: &Dir, rel: &Path, original: &Original) -> Result<Option<String>, EngineError> {
+    let found = root.entry(rel)?.map(|e| e.kind);
+    if found.is_some_and(|k| k != Kind::File) {
+        root.remove(rel)?;
+    }
+    root.replace(rel, &original.bytes, original.mode)?;
+    Ok(match found {
+        Some(Kind::File) => None,
+        None => Some(format!(
+            "the mutated tests removed the control path `{}`",
+            rel.display()
         )),
-    }
+        Some(kind) => Some(format!(
+            "the mutated tests replaced the control path `{}` with {kind}",
+            rel.display()
+        )),
+    })
 }
 
 /// Applies the mutation; the inner error says why it did not apply.
 fn mutate(
     mutation: &Mutation,
-    dir: &Path,
-    path: &Path,
-    original: &[u8],
+    root: &Dir,
+    rel: &Path,
+    git: &Git,
+    original: &Original,
 ) -> Result<Result<(), String>, EngineError> {
     match mutation {
         Mutation::FindReplace { find, replace } => {
-            let Ok(text) = std::str::from_utf8(original) else {
-                return Ok(Err(format!("`{}` is not UTF-8 text", path.display())));
+            let Ok(text) = std::str::from_utf8(&original.bytes) else {
+                return Ok(Err(format!("`{}` is not UTF-8 text", rel.display())));
             };
             let count = if find.is_empty() {
                 0
@@ -206,17 +257,16 @@ fn mutate(
                 )));
             }
             let mutated = text.replacen(find.as_str(), replace, 1);
-            std::fs::write(path, mutated).map_err(|e| EngineError::io(path, e))?;
+            root.replace(rel, mutated.as_bytes(), original.mode)?;
             Ok(Ok(()))
         }
         Mutation::Patch { patch } => {
-            let file = tempfile::NamedTempFile::new().map_err(|e| EngineError::io(dir, e))?;
-            std::fs::write(file.path(), patch).map_err(|e| EngineError::io(file.path(), e))?;
-            // `git apply` outside a repository is a plain patch tool; inside
-            // planwright's checkout it must not consult the index either.
-            let out = Git::new(dir)
-                .args(["apply", "--unsafe-paths", "--whitespace=nowarn"])
-                .arg(file.path())
+            // planwright's own git directory, never one the tests left in
+            // the checkout; the patch on stdin, so no file is involved.
+            let out = git
+                .clone()
+                .args(["apply", "--whitespace=nowarn", "-"])
+                .input(patch.as_bytes())
                 .raw()?;
             if out.status.success() {
                 Ok(Ok(()))

@@ -133,16 +133,17 @@ fn write(path: &Path, text: &str) -> Result<(), EngineError> {
 pub fn prepare(dir: &Path) -> Result<Demo, EngineError> {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).map_err(|e| EngineError::io(&repo, e))?;
-    Git::new(&repo)
+    Git::outside()
         .args(["init", "-q", "-b", "main"])
+        .arg(&repo)
         .output()?;
     write(&repo.join("README.md"), README)?;
     write(&repo.join("test.sh"), TEST_SH)?;
     write(&repo.join("tests/.keep"), "")?;
-    Git::new(&repo).args(["add", "-A"]).output()?;
     let opened = Repo::open(&repo)?;
+    opened.git().args(["add", "-A"]).output()?;
     with_identity(
-        Git::new(&repo).args([
+        opened.git().args([
             "commit",
             "-q",
             "-m",

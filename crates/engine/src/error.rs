@@ -22,6 +22,10 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    /// A file operation in a directory an agent or a gate can write was
+    /// refused (a symlink, a special file) or failed.
+    #[error(transparent)]
+    Beneath(#[from] crate::beneath::BeneathError),
     /// A process could not be started.
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),

@@ -121,11 +121,7 @@ pub fn run_gates(
 
 /// Appends `text` to the log at `path`.
 pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| EngineError::io(path, e))?;
+    let mut f = crate::beneath::append(path)?;
     f.write_all(text.as_bytes())
         .map_err(|e| EngineError::io(path, e))
 }

@@ -59,22 +59,61 @@ const HARDENING: &[&str] = &[
     "advice.detachedHead=false",
 ];
 
-/// A git command under construction, hardened for trusted use.
+/// A git command under construction, hardened for trusted use. It never
+/// looks for a repository: it names the git directory (and the work tree)
+/// it works on, so a `.git` an agent or a gate planted in a directory is
+/// never consulted (see [`Git::bare`], [`Git::with_tree`], [`Git::outside`],
+/// and [`Git::find`] for the one directory the user names).
+#[derive(Debug, Clone)]
 pub struct Git {
     dir: PathBuf,
     args: Vec<std::ffi::OsString>,
     envs: Vec<(String, String)>,
     input: Option<Vec<u8>>,
+    /// Only [`Git::find`] searches (upwards from the user's directory).
+    search: bool,
 }
 
 impl Git {
-    /// A git command that runs in `dir`.
-    pub fn new(dir: impl AsRef<Path>) -> Git {
+    fn in_dir(dir: &Path, args: Vec<std::ffi::OsString>) -> Git {
         Git {
-            dir: dir.as_ref().to_path_buf(),
-            args: Vec::new(),
+            dir: dir.to_path_buf(),
+            args,
             envs: Vec::new(),
             input: None,
+            search: false,
+        }
+    }
+
+    /// git on the repository whose git directory is `git_dir`, without a
+    /// work tree (refs, objects, `merge-tree`, `update-ref`).
+    pub fn bare(git_dir: impl AsRef<Path>) -> Git {
+        let git_dir = git_dir.as_ref();
+        Git::in_dir(git_dir, vec![git_dir_arg(git_dir)])
+    }
+
+    /// git on `work_tree` with the git directory `git_dir` (a directory, or
+    /// the `.git` file of a linked worktree), run from the top of `work_tree`.
+    pub fn with_tree(git_dir: impl AsRef<Path>, work_tree: impl AsRef<Path>) -> Git {
+        let work_tree = work_tree.as_ref();
+        let mut tree = std::ffi::OsString::from("--work-tree=");
+        tree.push(work_tree);
+        Git::in_dir(work_tree, vec![git_dir_arg(git_dir.as_ref()), tree])
+    }
+
+    /// git outside any repository (`init` of a new one, `--version`): it
+    /// runs in `/`, where no one but root could plant a `.git`.
+    pub fn outside() -> Git {
+        Git::in_dir(Path::new("/"), Vec::new())
+    }
+
+    /// The repository whose working tree contains `dir`, a directory the
+    /// user named (`--repo`): the only search planwright's git makes. Use
+    /// it to learn the repository's git directory, then [`Git::with_tree`].
+    pub fn find(dir: impl AsRef<Path>) -> Git {
+        Git {
+            search: true,
+            ..Git::in_dir(dir.as_ref(), Vec::new())
         }
     }
 
@@ -117,6 +156,11 @@ impl Git {
             if name.to_string_lossy().starts_with("GIT_") {
                 cmd.env_remove(name);
             }
+        }
+        if !self.search {
+            // Should a command look for a repository after all, it finds
+            // none above where it runs.
+            cmd.env("GIT_CEILING_DIRECTORIES", &self.dir);
         }
         cmd.args(HARDENING)
             .args(&self.args)
@@ -213,9 +257,17 @@ impl Git {
     }
 }
 
-/// The files git tracks at `rev` in the repository at `repo`, sorted.
+/// `--git-dir=<dir>`.
+fn git_dir_arg(dir: &Path) -> std::ffi::OsString {
+    let mut arg = std::ffi::OsString::from("--git-dir=");
+    arg.push(dir);
+    arg
+}
+
+/// The files git tracks at `rev` in the repository the user named with
+/// `repo` (a directory in its working tree), sorted.
 pub fn tracked_files(repo: &Path, rev: &str) -> Result<Vec<String>, GitError> {
-    let out = Git::new(repo)
+    let out = Git::find(repo)
         .args(["ls-tree", "-r", "-z", "--name-only", "--full-tree", rev])
         .output()?;
     let mut files: Vec<String> = out

@@ -190,7 +190,7 @@ impl Guard {
     /// change time, so writing again to a file that was already modified
     /// or untracked shows too.
     fn status(&self) -> Result<String, EngineError> {
-        let out = Git::new(&self.root)
+        let out = Git::with_tree(&self.git_dir, &self.root)
             .env("GIT_OPTIONAL_LOCKS", "0")
             .args([
                 "status",

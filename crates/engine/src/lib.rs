@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod beneath;
 pub mod beyond_gates;
 pub mod budget;
 pub mod charter;

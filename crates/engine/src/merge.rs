@@ -221,8 +221,13 @@ pub fn checkouts_of(repo: &Repo, branch: &str) -> Result<Vec<PathBuf>, EngineErr
     Ok(out)
 }
 
+/// git on one of the user's checkouts that `git worktree list` gave.
+fn user_checkout(dir: &Path) -> Git {
+    Git::with_tree(dir.join(".git"), dir)
+}
+
 fn is_clean(dir: &Path) -> Result<bool, EngineError> {
-    let status = Git::new(dir)
+    let status = user_checkout(dir)
         .args(["status", "--porcelain", "--untracked-files=no"])
         .text()?;
     Ok(status.is_empty())
@@ -497,7 +502,7 @@ fn advance(
         )));
     }
     for dir in checkouts {
-        let updated = Git::new(dir)
+        let updated = user_checkout(dir)
             .args(["read-tree", "-m", "-u", base, held])
             .succeeds()?;
         if !updated {

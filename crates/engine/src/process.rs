@@ -11,7 +11,7 @@
 //! child started" possible.
 
 use crate::sandbox::{Confine, SandboxError};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
@@ -443,7 +443,7 @@ fn open_log(path: &Path) -> Result<File, ProcessError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        OpenOptions::new().create(true).append(true).open(path)
+        crate::beneath::append(path).map_err(io::Error::other)
     };
     open().map_err(|source| ProcessError::Log {
         path: path.to_path_buf(),
@@ -459,10 +459,22 @@ fn command(spec: &Spec, program: &Path, argv0: &str) -> Command {
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group, so a timeout or cancel reaches everything it started.
-        .process_group(0);
+        .stderr(Stdio::piped());
+    // SAFETY: `setsid` is async-signal-safe and touches no memory.
+    unsafe { cmd.pre_exec(new_session) };
     cmd
+}
+
+/// In the forked child: a session of its own, so it has no controlling
+/// terminal (a child that keeps planwright's could push keystrokes into
+/// the user's shell with TIOCSTI, or draw on the terminal), and a process
+/// group of its own, so a timeout or cancel reaches everything it started.
+fn new_session() -> io::Result<()> {
+    // SAFETY: plain system call in the single-threaded forked child.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn exit_of(status: ExitStatus) -> Exit {

@@ -41,7 +41,7 @@ impl Repo {
                 "pass the target repository with `--repo DIR`",
             ));
         }
-        let top = Git::new(dir)
+        let top = Git::find(dir)
             .args(["rev-parse", "--show-toplevel"])
             .text()
             .map_err(|_| {
@@ -51,7 +51,7 @@ impl Repo {
                 )
             })?;
         let root = PathBuf::from(top);
-        let dirs = Git::new(&root)
+        let dirs = Git::find(&root)
             .args([
                 "rev-parse",
                 "--path-format=absolute",
@@ -152,9 +152,7 @@ impl Repo {
     /// git on `work_tree` with planwright's own git directory and the index
     /// file `index`: never the work tree's `.git`, never the user's config.
     pub fn own_git(&self, index: &Path, work_tree: &Path) -> Git {
-        Git::new(work_tree)
-            .arg(format!("--git-dir={}", self.own_git_dir().display()))
-            .arg(format!("--work-tree={}", work_tree.display()))
+        Git::with_tree(self.own_git_dir(), work_tree)
             .env("GIT_INDEX_FILE", index.display().to_string())
             .env(
                 "GIT_OBJECT_DIRECTORY",
@@ -187,17 +185,17 @@ impl Repo {
             .git()
             .args(["rev-parse", "--show-object-format"])
             .text()?;
-        Git::new(&self.root)
+        Git::outside()
             .args(["init", "-q", "--bare", "--template="])
             .arg(format!("--object-format={format}"))
             .arg(&dir)
             .output()?;
-        let own = Git::new(&self.root).arg(format!("--git-dir={}", dir.display()));
-        own.args(["config", "core.bare", "false"]).output()?;
+        Git::bare(&dir)
+            .args(["config", "core.bare", "false"])
+            .output()?;
         for (key, value) in self.config_entries()? {
             if accepted(&key, allow) {
-                Git::new(&self.root)
-                    .arg(format!("--git-dir={}", dir.display()))
+                Git::bare(&dir)
                     .args(["config", "--add", &key, &value])
                     .output()?;
             }
@@ -217,7 +215,7 @@ impl Repo {
             if !file.is_file() {
                 continue;
             }
-            let out = Git::new(&self.root)
+            let out = Git::outside()
                 .args(["config", "--no-includes", "--list", "-z", "--file"])
                 .arg(&file)
                 .output()?;
@@ -254,9 +252,9 @@ impl Repo {
         self.root.join(STATE_DIR)
     }
 
-    /// A git command in the main working tree.
+    /// A git command on the user's repository and its main working tree.
     pub fn git(&self) -> Git {
-        Git::new(&self.root)
+        Git::with_tree(&self.git_dir, &self.root)
     }
 
     /// The commit `refs/heads/<base>` points at, if the branch exists.
@@ -400,7 +398,11 @@ mod tests {
     #[test]
     fn only_a_candidate_made_here_on_that_parent_with_that_message_is_own() {
         let dir = tempfile::tempdir().unwrap();
-        Git::new(dir.path()).args(["init", "-q"]).output().unwrap();
+        Git::outside()
+            .args(["init", "-q"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
         let repo = Repo::open(dir.path()).unwrap();
         assert!(!repo.take_own_candidate("c1", "p", "m"), "made elsewhere");
         repo.made_candidate("c1", "p", "m");

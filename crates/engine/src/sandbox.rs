@@ -353,8 +353,10 @@ fn write_access(abi: i32) -> landlock::BitFlags<landlock::AccessFs> {
     landlock::AccessFs::from_write(landlock::ABI::from(abi.min(5)))
 }
 
-/// Devices every program expects to write to.
-const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Devices every program expects to write to. Not `/dev/tty`: a confined
+/// child has no controlling terminal (it starts in a session of its own),
+/// and must not reach the user's.
+const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 /// A Landlock ruleset that handles every write access and allows it below
 /// `writable` (and on [`DEVICES`]). Read and execute are not handled, so

@@ -447,8 +447,9 @@ mod tests {
     #[test]
     fn ops_must_agree_with_the_declared_ones() {
         let dir = tempfile::tempdir().unwrap();
-        crate::git::Git::new(dir.path())
+        crate::git::Git::outside()
             .args(["init", "-q"])
+            .arg(dir.path())
             .output()
             .unwrap();
         let repo = Repo::open(dir.path()).unwrap();

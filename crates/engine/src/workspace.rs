@@ -18,6 +18,7 @@
 //! checkout, so every agent starts from the user's version. They never
 //! reach a candidate: its tree keeps them as the base commit has them.
 
+use crate::beneath::Dir;
 use crate::error::EngineError;
 use crate::gates::Verdict;
 use crate::git::Git;
@@ -223,14 +224,15 @@ impl Workspaces {
     /// Nothing in the workspace is followed: a symlink or file where a
     /// directory of the path should be is removed first.
     fn copy_in(&self, dir: &Path) -> Result<(), EngineError> {
+        let workspace = Dir::open(dir)?;
         for rel in &self.settings.copy {
             let source = copy_source(self.repo.root(), rel)?;
-            let target = dir.join(rel);
-            if let Some(parent) = Path::new(rel).parent() {
-                real_dirs(dir, parent)?;
+            let rel = Path::new(rel);
+            if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                workspace.create_dirs(parent)?;
             }
-            remove_any(&target)?;
-            std::fs::copy(&source, &target).map_err(|e| EngineError::io(&target, e))?;
+            workspace.remove(rel)?;
+            workspace.copy_in(&source, rel)?;
         }
         Ok(())
     }
@@ -283,7 +285,6 @@ impl Workspaces {
         commit: &str,
         branch: &str,
     ) -> Result<(), EngineError> {
-        let dot_git = dir.join(".git");
         let format = self.object_format()?;
         let config = match format.as_str() {
             "sha1" => format!("[core]\n\trepositoryformatversion = 0\n{CORE}"),
@@ -291,23 +292,22 @@ impl Workspaces {
                 "[core]\n\trepositoryformatversion = 1\n{CORE}[extensions]\n\tobjectformat = {other}\n"
             ),
         };
-        write(&dot_git.join("config"), config.as_bytes())?;
+        // A set-up ran in the workspace since the last agent's `.git` was
+        // removed: nothing there is followed.
+        let workspace = Dir::open(dir)?;
+        workspace.remove(Path::new(".git"))?;
+        let dot_git = workspace.create_dirs(Path::new(".git"))?;
+        dot_git.write(Path::new("config"), config.as_bytes())?;
         for empty in ["objects/pack", "refs/tags"] {
-            let path = dot_git.join(empty);
-            std::fs::create_dir_all(&path).map_err(|e| EngineError::io(&path, e))?;
+            dot_git.create_dirs(Path::new(empty))?;
         }
         let objects = self.repo.common_dir().join("objects");
-        write(
-            &dot_git.join("objects/info/alternates"),
-            format!("{}\n", objects.display()).as_bytes(),
-        )?;
+        let alternates = format!("{}\n", objects.display());
+        dot_git.write(Path::new("objects/info/alternates"), alternates.as_bytes())?;
         let branch_ref = format!("refs/heads/{branch}");
-        write(&dot_git.join(&branch_ref), format!("{commit}\n").as_bytes())?;
-        write(
-            &dot_git.join("HEAD"),
-            format!("ref: {branch_ref}\n").as_bytes(),
-        )?;
-        std::fs::copy(index, dot_git.join("index")).map_err(|e| EngineError::io(index, e))?;
+        dot_git.write(Path::new(&branch_ref), format!("{commit}\n").as_bytes())?;
+        dot_git.write(Path::new("HEAD"), format!("ref: {branch_ref}\n").as_bytes())?;
+        dot_git.copy_in(index, Path::new("index"))?;
         Ok(())
     }
 
@@ -446,23 +446,6 @@ pub fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
     Ok(real)
 }
 
-/// Makes `rel` (a relative directory path) a chain of real directories
-/// below `dir`, replacing any symlink or file on the way, so that writing
-/// below it can never land outside `dir`.
-fn real_dirs(dir: &Path, rel: &Path) -> Result<(), EngineError> {
-    let mut at = dir.to_path_buf();
-    for part in rel.components() {
-        at.push(part);
-        match std::fs::symlink_metadata(&at) {
-            Ok(meta) if meta.is_dir() => continue,
-            Ok(_) => remove_any(&at)?,
-            Err(_) => {}
-        }
-        std::fs::create_dir(&at).map_err(|e| EngineError::io(&at, e))?;
-    }
-    Ok(())
-}
-
 /// `path` emptied (created when missing).
 pub fn fresh_dir(path: &Path) -> Result<PathBuf, EngineError> {
     remove_any(path)?;
@@ -513,11 +496,6 @@ pub fn create_parent(path: &Path) -> Result<(), EngineError> {
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
-    create_parent(path)?;
-    std::fs::write(path, bytes).map_err(|e| EngineError::io(path, e))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,14 +538,18 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
+        crate::git::Git::outside()
+            .args(["init", "-q"])
+            .arg(&root)
+            .output()
+            .unwrap();
         let git = |args: &[&str]| {
-            crate::git::Git::new(&root)
+            crate::git::Git::with_tree(root.join(".git"), &root)
                 .args(["-c", "user.name=t", "-c", "user.email=t@t"])
                 .args(args)
                 .text()
                 .unwrap()
         };
-        git(&["init", "-q"]);
         git(&["add", "-A"]);
         git(&["commit", "-qm", "base"]);
         let commit = git(&["rev-parse", "HEAD"]);
@@ -700,7 +682,7 @@ mod tests {
         let (repo, first) = committed(tmp.path(), &files);
         let root = tmp.path().join("repo");
         let git = |args: &[&str]| {
-            Git::new(&root)
+            Git::with_tree(root.join(".git"), &root)
                 .args(["-c", "user.name=t", "-c", "user.email=t@t"])
                 .args(args)
                 .text()
@@ -749,7 +731,8 @@ mod tests {
                 );
             }
             assert!(!dir.join("b").exists() && !dir.join("new").exists());
-            let status = Git::new(dir)
+            // The agent's own git, which finds the workspace's repository.
+            let status = Git::find(dir)
                 .args(["status", "--porcelain"])
                 .text()
                 .unwrap();

@@ -72,7 +72,7 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
     let summary = engine_run::run(session, executor, reporters(global), &cancel_on_signals())
         .map_err(engine_error)?;
     if human {
-        let log = Git::new(&made.repo)
+        let log = Git::find(&made.repo)
             .args(["log", "--oneline", "main"])
             .text()
             .map_err(|e| CliError::usage(e.to_string()))?;

@@ -11,6 +11,7 @@ use super::{
     agent_env, blocked_reason, Agent, AgentOptions, AgentOutcome, AgentReport, AttemptContext,
     CostSource, Usage, UsageSink, UsageSoFar, BUDGET_ENV,
 };
+use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
 use planwright_plan::config::Prices;
@@ -461,20 +462,22 @@ pub fn prepare_state(
     home: &Path,
     layout: &StateLayout,
 ) -> Result<Vec<(String, String)>, EngineError> {
+    // The home's own folder is planwright's; what is in it, the last
+    // attempt's CLI (and so its agent) could have written.
     std::fs::create_dir_all(home).map_err(|e| EngineError::io(home, e))?;
+    let dir = Dir::open(home)?;
     for seed in &layout.seeds {
-        let to = home.join(seed.to);
-        place(&seed.from, &to, seed.link).map_err(|e| EngineError::io(&to, e))?;
+        place(&dir, &seed.from, Path::new(seed.to), seed.link)?;
     }
     let mut vars = Vec::new();
     for (name, rel) in &layout.vars {
-        let dir = if rel.is_empty() {
+        let path = if rel.is_empty() {
             home.to_path_buf()
         } else {
+            dir.create_dirs(Path::new(rel))?;
             home.join(rel)
         };
-        std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
-        vars.push((name.to_string(), dir.display().to_string()));
+        vars.push((name.to_string(), path.display().to_string()));
     }
     Ok(vars)
 }
@@ -482,37 +485,33 @@ pub fn prepare_state(
 /// Links or copies `from` to `to`. A regular file at `to` that is newer
 /// than `from` is the CLI's own refresh of a linked credential (it replaced
 /// the link by renaming a new file over it) and is kept.
-fn place(from: &Path, to: &Path, link: bool) -> std::io::Result<()> {
-    if !from.is_file() {
+fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<(), BeneathError> {
+    let Some(source) = std::fs::metadata(from).ok().filter(|m| m.is_file()) else {
         return Ok(());
-    }
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let newer = |a: &Path, b: &Path| -> bool {
-        let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        matches!((m(a), m(b)), (Some(x), Some(y)) if x > y)
     };
-    match std::fs::symlink_metadata(to) {
-        Ok(m) if m.file_type().is_symlink() => {
-            if link && std::fs::read_link(to)? == from {
+    if let Some(up) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
+        home.create_dirs(up)?;
+    }
+    match home.entry(to)? {
+        Some(e) if e.kind == Kind::Symlink => {
+            if link && home.read_link(to)? == from {
                 return Ok(());
             }
-            std::fs::remove_file(to)?;
+            home.remove(to)?;
         }
-        Ok(m) if m.is_file() => {
-            if newer(to, from) {
+        Some(e) if e.kind == Kind::File => {
+            if source.modified().is_ok_and(|m| e.modified > m) {
                 return Ok(());
             }
-            std::fs::remove_file(to)?;
+            home.remove(to)?;
         }
-        Ok(_) => return Ok(()),
-        Err(_) => {}
+        Some(_) => return Ok(()),
+        None => {}
     }
     if link {
-        std::os::unix::fs::symlink(from, to)
+        home.symlink(from, to)
     } else {
-        std::fs::copy(from, to).map(|_| ())
+        home.copy_in(from, to)
     }
 }
 

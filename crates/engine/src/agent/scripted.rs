@@ -106,7 +106,8 @@ impl Agent for Scripted {
         }
         let patch = fixture.join("patch");
         if patch.is_file() {
-            let out = Git::new(&ctx.worktree)
+            // As an agent would: with the workspace's own repository.
+            let out = Git::with_tree(ctx.worktree.join(".git"), &ctx.worktree)
                 .args(["apply", "--whitespace=nowarn"])
                 .arg(&patch)
                 .raw()?;
