@@ -27,6 +27,18 @@ pub fn describe(event: &Event) -> Option<String> {
             )
         }
         Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
+        Event::InputChanged {
+            role,
+            file,
+            merged_by,
+            ..
+        } => match merged_by.as_slice() {
+            [] => format!("the {role} `{file}` changed since the run last started; this run follows it as it is now"),
+            by => format!(
+                "the {role} `{file}` was changed by the merge of {} (allowed by `--allow-config-change`); this run follows it as it is now",
+                by.join(", ")
+            ),
+        },
         Event::Removed { ticket } => {
             format!("{ticket}: no longer in the plan, forgotten by the run")
         }

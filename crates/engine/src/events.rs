@@ -36,6 +36,21 @@ pub enum Event {
         /// The ticket.
         ticket: String,
     },
+    /// A file that decides the run (its plan or configuration) is not what
+    /// it was when the run last started.
+    InputChanged {
+        /// `plan` or `configuration`.
+        role: String,
+        /// The file, as given.
+        file: String,
+        /// The blob id recorded then.
+        before: String,
+        /// The blob id now.
+        after: String,
+        /// The run's merges that changed it (with `--allow-config-change`);
+        /// none when the change is not the run's own.
+        merged_by: Vec<String>,
+    },
     /// A ticket the base branch already holds (from the plan's current
     /// definition) is not run again.
     AlreadyMerged {

@@ -29,6 +29,7 @@ pub mod repo;
 pub mod report;
 pub mod review;
 pub mod run;
+pub mod run_inputs;
 pub mod sandbox;
 pub mod scheduler;
 pub mod setup;

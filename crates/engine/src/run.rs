@@ -64,6 +64,11 @@ pub mod defaults {
 pub struct RunSettings {
     /// The plan file as given (for the record).
     pub plan_path: String,
+    /// The configuration file the settings came from, if any.
+    pub config_path: Option<PathBuf>,
+    /// `--allow-config-change`: a ticket whose scope names the plan or
+    /// configuration file itself may change it.
+    pub allow_config_change: bool,
     /// Slots: attempts worked on at once.
     pub jobs: usize,
     /// Rejected attempts a ticket may have in one invocation.
@@ -95,6 +100,8 @@ impl RunSettings {
     pub fn new(plan_path: impl Into<String>) -> RunSettings {
         RunSettings {
             plan_path: plan_path.into(),
+            config_path: None,
+            allow_config_change: false,
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             strikes: defaults::STRIKES,
             agent_timeout: Some(defaults::AGENT_TIMEOUT),
@@ -479,6 +486,10 @@ pub fn run(
         continued,
         removed,
     } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
+    let inputs =
+        crate::run_inputs::read(&repo, &settings.plan_path, settings.config_path.as_deref())?;
+    let recorded = store.run_inputs(&row.id)?;
+    store.set_run_inputs(&row.id, &crate::run_inputs::record(&inputs))?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -513,6 +524,7 @@ pub fn run(
         cancel,
         run_dir,
         emitter: emitter.clone(),
+        run_rails: crate::run_inputs::rails(&inputs, settings.allow_config_change),
     };
     emitter.emit(Event::RunStarted {
         run: row.id.clone(),
@@ -522,6 +534,11 @@ pub fn run(
     });
     for ticket in removed {
         emitter.emit(Event::Removed { ticket });
+    }
+    if let Some(recorded) = recorded {
+        for event in input_changes(&shared, &recorded, &inputs)? {
+            emitter.emit(event);
+        }
     }
     let mut sandbox = containment.describe();
     if shared.checkouts.overlay() {
@@ -596,6 +613,34 @@ fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
             })
         }
     })
+}
+
+/// An event for each file deciding the run whose content differs from what
+/// the run recorded when it last started, naming the run's merges that
+/// changed it (none: the user's own edit).
+fn input_changes(
+    sh: &Shared,
+    recorded: &str,
+    inputs: &[crate::run_inputs::RunInput],
+) -> Result<Vec<Event>, EngineError> {
+    let merged: Vec<(String, String)> = (sh.store.tickets(&sh.run)?.into_iter())
+        .filter_map(|t| Some((t.id, t.merge_commit?)))
+        .collect();
+    let mut events = Vec::new();
+    for (input, before) in crate::run_inputs::changed(recorded, inputs) {
+        let merged_by = match &input.in_repo {
+            Some(path) => crate::run_inputs::merged_by(sh.repo, path, &merged)?,
+            None => Vec::new(),
+        };
+        events.push(Event::InputChanged {
+            role: input.role.to_string(),
+            file: input.shown.clone(),
+            before,
+            after: input.blob.clone(),
+            merged_by,
+        });
+    }
+    Ok(events)
 }
 
 /// A run found or recorded by [`open_run`].
@@ -864,6 +909,8 @@ struct Shared<'a> {
     cancel: &'a Cancel,
     run_dir: PathBuf,
     emitter: Emitter,
+    /// What no ticket may change (see [`verify::RunRails`]).
+    run_rails: verify::RunRails,
 }
 
 impl Shared<'_> {
@@ -1660,7 +1707,7 @@ fn verify_and_gate(
 ) -> Result<AttemptResult, EngineError> {
     progress("verify")?;
     let changes = verify::changes(sh.repo, &input.base_commit, commit)?;
-    if let Err(f) = verify::check_scope(ticket, &changes, sh.repo) {
+    if let Err(f) = verify::check_scope(ticket, &sh.run_rails, &changes, sh.repo) {
         return Ok(AttemptResult::Rejected(f));
     }
     if let Err(f) = verify::check_symlinks(sh.repo, &input.base_commit, commit, &changes)? {

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -63,6 +63,11 @@ ALTER TABLE events ADD COLUMN at_ms INTEGER;
     "
 CREATE TABLE pool_pauses (
     pool TEXT PRIMARY KEY, until_unix INTEGER NOT NULL, strikes INTEGER NOT NULL);
+",
+    // The files that decide a run (its plan and configuration), as
+    // `run_inputs::record` writes them.
+    "
+ALTER TABLE runs ADD COLUMN inputs TEXT;
 ",
 ];
 
@@ -440,6 +445,26 @@ impl Store {
             c.execute(
                 "INSERT INTO runs (id, plan_path, base, started_at, status, fresh) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![run.id, run.plan_path, run.base, run.started_at, run.status.as_str(), run.fresh],
+            )
+            .map(drop)
+        })
+    }
+
+    /// What [`Store::set_run_inputs`] last recorded for `run`.
+    pub fn run_inputs(&self, run: &str) -> Result<Option<String>> {
+        self.with(|c| {
+            c.query_row("SELECT inputs FROM runs WHERE id = ?1", [run], |r| r.get(0))
+                .optional()
+                .map(Option::flatten)
+        })
+    }
+
+    /// Records the files that decide `run` (see [`crate::run_inputs`]).
+    pub fn set_run_inputs(&self, run: &str, inputs: &str) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE runs SET inputs = ?2 WHERE id = ?1",
+                params![run, inputs],
             )
             .map(drop)
         })

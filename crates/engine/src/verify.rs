@@ -112,7 +112,12 @@ fn op_name(what: Op) -> &'static str {
 
 /// Checks scope and rails. The changes are a diff against the base, so a
 /// deleted or renamed path is always one the base has.
-pub fn check_scope(ticket: &Ticket, changes: &[Change], repo: &Repo) -> Result<(), Failure> {
+pub fn check_scope(
+    ticket: &Ticket,
+    run_rails: &RunRails,
+    changes: &[Change],
+    repo: &Repo,
+) -> Result<(), Failure> {
     if changes.is_empty() {
         return Err(Failure::new(
             FailureKind::EmptyDiff,
@@ -121,6 +126,7 @@ pub fn check_scope(ticket: &Ticket, changes: &[Change], repo: &Repo) -> Result<(
     }
     let rules = Rules {
         ticket,
+        run_rails,
         rails: ticket
             .rails
             .iter()
@@ -141,9 +147,55 @@ pub fn check_scope(ticket: &Ticket, changes: &[Change], repo: &Repo) -> Result<(
     Ok(())
 }
 
+/// What no ticket's scope gives leave to change: planwright's own state
+/// (`.planwright/`), and the files that decide the run, its plan and its
+/// `planwright.toml` (an agent that rewrites them rewrites what judges it
+/// on the next run), unless the user passed `--allow-config-change` and the
+/// ticket's scope names the file itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunRails {
+    /// Each deciding file's path in the repository, with what it is to the
+    /// run ("the plan", "the configuration").
+    pub decisive: Vec<(String, &'static str)>,
+    /// `--allow-config-change`.
+    pub allow_change: bool,
+}
+
+impl RunRails {
+    fn check(&self, ticket: &Ticket, path: &str, what: Op) -> Result<(), Failure> {
+        let own = Path::new(crate::repo::STATE_DIR);
+        if Path::new(path).starts_with(own) {
+            return Err(Failure::new(
+                FailureKind::ScopeViolation,
+                format!(
+                    "{} `{path}`, inside `{}/`, which is planwright's own state: no ticket may change it",
+                    op_name(what),
+                    crate::repo::STATE_DIR
+                ),
+            ));
+        }
+        let Some((_, role)) = self.decisive.iter().find(|(p, _)| p == path) else {
+            return Ok(());
+        };
+        let named = planwright_plan::gate_integrity::named(&ticket.scope, path);
+        if self.allow_change && named {
+            return Ok(());
+        }
+        let hint = match named {
+            true => "the ticket's scope names it; pass `--allow-config-change` to let it",
+            false => "only a ticket whose scope names the file, in a run with `--allow-config-change`, may change it",
+        };
+        Err(Failure::new(
+            FailureKind::RailViolation,
+            format!("{} `{path}`, {role} of this run ({hint})", op_name(what)),
+        ))
+    }
+}
+
 /// A ticket's rails and scope, compiled.
 struct Rules<'a> {
     ticket: &'a Ticket,
+    run_rails: &'a RunRails,
     rails: Vec<(String, Pattern)>,
     scope: Vec<(Pattern, &'a ScopeOp)>,
 }
@@ -154,6 +206,7 @@ impl Rules<'_> {
         if !inside(path) {
             return Err(scope_violation(format!("`{path}` leaves the repository")));
         }
+        self.run_rails.check(self.ticket, path, what)?;
         if let Some((rail, _)) = self.rails.iter().find(|(_, p)| p.matches(path)) {
             return Err(Failure::new(
                 FailureKind::RailViolation,
@@ -464,14 +517,15 @@ mod tests {
             change('M', None, "a.txt"),
             change('D', None, "gone.txt"),
         ];
-        assert_eq!(check_scope(&ticket, &ok, &repo), Ok(()));
+        let rails = RunRails::default();
+        assert_eq!(check_scope(&ticket, &rails, &ok, &repo), Ok(()));
         for bad in [
             change('R', Some("other.md"), "new.md"),
             change('A', None, "new.md"),
             change('D', None, "a.txt"),
             change('M', None, "gone.txt"),
         ] {
-            let f = check_scope(&ticket, std::slice::from_ref(&bad), &repo).unwrap_err();
+            let f = check_scope(&ticket, &rails, std::slice::from_ref(&bad), &repo).unwrap_err();
             assert_eq!(f.kind, FailureKind::ScopeViolation, "{bad:?}");
         }
     }

@@ -6,6 +6,7 @@ use planwright_engine::agent::cmd::CmdAgent;
 use planwright_engine::counterfactual::{self, Outcome};
 use planwright_engine::failure::FailureKind;
 use planwright_engine::gates::GateRoom;
+use planwright_engine::git::Git;
 use planwright_engine::process::scrubbed_env;
 use planwright_engine::process::Cancel;
 use planwright_engine::review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
@@ -58,10 +59,29 @@ fn find(find: &str, replace: &str) -> Mutation {
     }
 }
 
+/// An empty git directory of planwright's, outside every checkout (`git
+/// apply` only reads it).
+fn own_git_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        Git::outside()
+            .args(["init", "-q", "--bare"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        dir
+    })
+    .path()
+}
+
+/// Runs `c` in `dir` with planwright's own git directory, as the engine
+/// does: never one found in `dir`.
 fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
     let log = dir.join("../cf.log");
+    let git = Git::with_tree(own_git_dir(), dir);
     let timeout = Some(Duration::from_secs(60));
-    counterfactual::run(c, dir, &room(), timeout, &log, &Cancel::default())
+    counterfactual::run(c, dir, &git, &room(), timeout, &log, &Cancel::default())
         .unwrap()
         .expect("not cancelled")
 }
@@ -120,6 +140,95 @@ fn a_failing_baseline_is_an_error_not_an_unpinned_control() {
     let r = run_cf(dir.path(), &c);
     assert_eq!(r.outcome, Outcome::Error);
     assert!(r.message.contains("baseline"), "{}", r.message);
+}
+
+/// A test script that, under the mutation (`echo 5`), puts `what` where
+/// the control file was, and passes its baseline.
+fn hostile_test(dir: &Path, what: &str) {
+    let script = format!(
+        "if grep -q 'echo 5' src/calc.sh; then rm src/calc.sh; {what}; exit 1; fi\ntest \"$(sh src/calc.sh)\" = 4\n"
+    );
+    std::fs::write(dir.join("test.sh"), script).unwrap();
+}
+
+#[test]
+fn a_symlink_the_mutated_tests_leave_is_replaced_not_written_through() {
+    let dir = checkout();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("gitconfig");
+    std::fs::write(&target, "[user]\n\tname = me\n").unwrap();
+    hostile_test(
+        dir.path(),
+        &format!("ln -s {} src/calc.sh", target.display()),
+    );
+    let c = cf(
+        "src/calc.sh",
+        find("echo 4\n", "echo 5\n"),
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Error, "{r:?}");
+    assert!(r.message.contains("with a symlink"), "{}", r.message);
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "[user]\n\tname = me\n"
+    );
+    let put_back = dir.path().join("src/calc.sh");
+    assert!(!put_back.is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(put_back).unwrap(),
+        "echo 4\n# echo 4 is the answer\n"
+    );
+}
+
+#[test]
+fn a_fifo_the_mutated_tests_leave_is_an_error_in_bounded_time() {
+    let dir = checkout();
+    hostile_test(dir.path(), "mkfifo src/calc.sh");
+    let c = cf(
+        "src/calc.sh",
+        find("echo 4\n", "echo 5\n"),
+        &["sh", "test.sh"],
+    );
+    // A write-back that opened the FIFO would never return.
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Error, "{r:?}");
+    assert!(r.message.contains("FIFO"), "{}", r.message);
+    let meta = std::fs::symlink_metadata(dir.path().join("src/calc.sh")).unwrap();
+    assert!(meta.is_file());
+}
+
+#[test]
+fn a_repository_the_baseline_leaves_is_never_the_patchs_git() {
+    let dir = checkout();
+    let marker = dir
+        .path()
+        .join("../filter-ran-".to_string() + &std::process::id().to_string());
+    // The baseline run plants a repository whose filter would run as
+    // planwright, and attributes that name it.
+    let plant = format!(
+        "mkdir -p .git/objects .git/refs; echo 'ref: refs/heads/main' > .git/HEAD; \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n[filter \"x\"]\\n\\tclean = touch {m}\\n\\tsmudge = touch {m}\\n' > .git/config; \
+         echo '* filter=x' > .gitattributes\n",
+        m = marker.display()
+    );
+    let script = format!("{plant}test \"$(sh src/calc.sh)\" = 4\n");
+    std::fs::write(dir.path().join("test.sh"), script).unwrap();
+    let patch = "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1,2 +1,2 @@\n-echo 4\n+echo 3\n # echo 4 is the answer\n";
+    let c = cf(
+        "src/calc.sh",
+        Mutation::Patch {
+            patch: patch.into(),
+        },
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &c);
+    assert!(
+        dir.path().join(".git/config").is_file(),
+        "the test planted it"
+    );
+    assert_eq!(r.outcome, Outcome::Red, "{r:?}");
+    assert!(!marker.exists(), "the planted filter ran");
 }
 
 #[test]

@@ -73,6 +73,9 @@ pub struct Args {
     /// Start a new run instead of continuing the one on this base branch: only its own merges count.
     #[arg(long)]
     pub new_run: bool,
+    /// Let a ticket whose scope names the plan file or planwright.toml itself change it (otherwise that is a rail violation, whatever the scope says).
+    #[arg(long)]
+    pub allow_config_change: bool,
 }
 
 /// Parses `90`, `90s`, `30m`, `2h`.
@@ -386,9 +389,12 @@ pub fn finish_with(
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, report) = load_plan(&args.plan, global)?;
-    let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
+    let (config, config_path) =
+        settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
+    run_settings.config_path = config_path;
+    run_settings.allow_config_change = args.allow_config_change;
     let agent = agent(&args.engine, &config)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let resume = Resume {
