@@ -14,6 +14,7 @@
 
 use crate::error::EngineError;
 use crate::failure::{Failure, FailureKind};
+use crate::gates::gate_from_argv;
 use crate::git::Git;
 use crate::repo::Repo;
 use planwright_plan::gate_integrity;
@@ -337,47 +338,66 @@ pub fn risky_config_message(risky: &[String]) -> String {
 
 /// Checks that a candidate of a ticket with scope `scope`, which changed
 /// the paths `changed` (both sides of renames), leaves alone the files its
-/// gates run as programs unless the scope names them; every gate against
-/// `package.json` at `base` and at `candidate`; and that a candidate of a
-/// package-manager gate does not change an `.npmrc` (whose `script-shell`
-/// would decide what `npm test` runs).
+/// gates and the set-up commands `setups` run as programs unless the scope
+/// names them; every npm gate against `package.json` at `base` and at
+/// `candidate`, and every package-manager command against its lifecycle
+/// scripts (npm runs them on its own); and that a candidate of a
+/// package-manager command does not change an `.npmrc` (whose
+/// `script-shell` would decide what `npm test` runs).
 pub fn check_gate_scripts(
     repo: &Repo,
     gates: &[Gate],
+    setups: &[Vec<String>],
     scope: &[ScopeEntry],
     base: &str,
     candidate: &str,
     changed: &[String],
 ) -> Result<Result<(), Failure>, EngineError> {
-    if let Some(failure) = changed_gate_program(gates, scope, changed) {
+    let commands: Vec<(&str, Gate)> = (gates.iter().map(|g| ("gate", g.clone())))
+        .chain(setups.iter().map(|argv| ("set-up", gate_from_argv(argv))))
+        .collect();
+    if let Some(failure) = changed_gate_program(&commands, scope, changed) {
         return Ok(Err(failure));
     }
-    // Only a package manager reads package.json or an rc file for its gate:
-    // with none among the gates there is nothing to read.
-    if !gates.iter().any(|g| package_manager(&g.argv)) {
+    // Only a package manager reads package.json or an rc file: with none
+    // among the commands there is nothing to read.
+    if !commands
+        .iter()
+        .any(|(_, g)| gate_integrity::package_manager(&g.argv))
+    {
         return Ok(Ok(()));
     }
     let before = repo.file_at(base, "package.json")?;
     let after = repo.file_at(candidate, "package.json")?;
-    for gate in gates {
-        let found = gate_integrity::check(&gate.argv, before.as_deref(), after.as_deref());
+    for (what, gate) in &commands {
+        let (before, after) = (before.as_deref(), after.as_deref());
+        let found = match gate_integrity::npm_script(&gate.argv) {
+            Some(_) => gate_integrity::check(&gate.argv, before, after),
+            None if gate_integrity::package_manager(&gate.argv) => {
+                gate_integrity::check_installs(before, after)
+            }
+            None => Vec::new(),
+        };
         if let Some(first) = found.first() {
-            let evidence: Vec<String> = found.iter().map(|t| t.message.clone()).collect();
+            let mut evidence: Vec<String> = found.iter().map(|t| t.message.clone()).collect();
+            evidence.push(format!("(the {what} `{}` runs them)", gate.command_line()));
             return Ok(Err(Failure::new(
                 FailureKind::GateScriptTampering,
                 first.message.clone(),
             )
             .with_evidence(evidence.join("\n"))));
         }
-        let npm = package_manager(&gate.argv);
-        let rc = changed
-            .iter()
-            .find(|p| p.rsplit('/').next().is_some_and(|n| RC_FILES.contains(&n)));
+        let npm = gate_integrity::package_manager(&gate.argv);
+        let rc = changed.iter().find(|p| {
+            p.rsplit('/')
+                .next()
+                .is_some_and(|n| gate_integrity::RC_FILES.contains(&n))
+        });
         if let (true, Some(rc)) = (npm, rc) {
             return Ok(Err(Failure::new(
                 FailureKind::GateScriptTampering,
                 format!(
-                    "`{rc}` changed; it configures how `{}` runs scripts",
+                    "`{rc}` changed; it configures how the {what} `{}` runs scripts",
                     gate.command_line()
                 ),
             )));
@@ -386,40 +406,27 @@ pub fn check_gate_scripts(
     Ok(Ok(()))
 }
 
-/// The failure of a candidate that changed a file one of `gates` runs as
-/// its program (`./check.sh`, `sh scripts/test.sh`), which `scope` does not
-/// name.
+/// The failure of a candidate that changed a file one of `commands` (each
+/// a gate or a set-up) runs as its program (`./check.sh`, `sh
+/// scripts/test.sh`), which `scope` does not name.
 fn changed_gate_program(
-    gates: &[Gate],
+    commands: &[(&str, Gate)],
     scope: &[ScopeEntry],
     changed: &[String],
 ) -> Option<Failure> {
-    gates.iter().find_map(|gate| {
+    commands.iter().find_map(|(what, gate)| {
         let file = gate_integrity::program_files(&gate.argv)
             .into_iter()
             .find(|f| changed.contains(f) && !gate_integrity::named(scope, f))?;
         Some(Failure::new(
             FailureKind::GateScriptTampering,
             format!(
-                "`{file}` changed; the gate `{}` runs it, and the ticket's scope does not name it",
+                "`{file}` changed; the {what} `{}` runs it, and the ticket's scope does not name it",
                 gate.command_line()
             ),
         ))
     })
 }
-
-/// Whether a gate runs a package manager (the npm gates `gate_integrity`
-/// follows into package.json are among them).
-fn package_manager(argv: &[String]) -> bool {
-    gate_integrity::npm_script(argv).is_some()
-        || matches!(
-            argv.first().map(String::as_str),
-            Some("npm" | "npx" | "pnpm" | "yarn")
-        )
-}
-
-/// Package-manager configuration files that can replace what a script runs.
-const RC_FILES: [&str; 4] = [".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"];
 
 #[cfg(test)]
 mod tests {

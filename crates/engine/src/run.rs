@@ -1721,6 +1721,7 @@ fn verify_and_gate(
     if let Err(f) = crate::integrity::check_gate_scripts(
         sh.repo,
         gates,
+        &sh.settings.pool.setup,
         &ticket.scope,
         &input.base_commit,
         commit,

@@ -15,6 +15,7 @@ use crate::process::{self, Cancel, Spec};
 use crate::repo::Repo;
 use crate::sandbox::Confine;
 use crate::workspace::PoolSettings;
+use planwright_plan::gate_integrity;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
@@ -37,11 +38,13 @@ impl Setup {
         self.settings.setup.is_empty()
     }
 
-    /// The set-up commands and the blob of each declared input at `commit`
-    /// (an input the commit lacks keys as empty, so adding it changes the key).
+    /// The set-up commands and the blob of each input at `commit` (an
+    /// input the commit lacks keys as empty, so adding it changes the key):
+    /// the declared ones and those the commands read whatever is declared
+    /// ([`Setup::inputs`]).
     pub fn key(&self, commit: &str) -> Result<String, EngineError> {
         let mut key = format!("{:?}", self.settings.setup);
-        for input in &self.settings.setup_inputs {
+        for input in self.inputs() {
             let spec = format!("{commit}:{input}");
             let out = self
                 .repo
@@ -52,6 +55,25 @@ impl Setup {
             let _ = write!(key, " {input}={blob}");
         }
         Ok(key)
+    }
+
+    /// `[worktree] setup_inputs`, then the files the commands run or read
+    /// as they install: each command's own script (`sh scripts/setup.sh`),
+    /// and for a package manager `package.json` (its lifecycle scripts run)
+    /// and the rc files. A result is kept only for the same content of all
+    /// of them, so no candidate's change to them rides on another's result.
+    pub fn inputs(&self) -> Vec<String> {
+        let mut inputs = self.settings.setup_inputs.clone();
+        for argv in &self.settings.setup {
+            inputs.extend(gate_integrity::program_files(argv));
+            if gate_integrity::package_manager(argv) {
+                inputs.push("package.json".to_string());
+                inputs.extend(gate_integrity::RC_FILES.iter().map(|f| f.to_string()));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        inputs.retain(|i| seen.insert(i.clone()));
+        inputs
     }
 
     /// Runs the set-up commands in `dir`, each under `confine`, logging to
@@ -126,4 +148,58 @@ pub fn clear_stamp(path: &Path) -> Result<(), EngineError> {
 pub fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
     crate::workspace::create_parent(path)?;
     std::fs::write(path, stamp).map_err(|e| EngineError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::Git;
+
+    fn commit(root: &Path, package_json: &str) -> String {
+        std::fs::write(root.join("package.json"), package_json).unwrap();
+        std::fs::write(root.join("package-lock.json"), "{}\n").unwrap();
+        let git = || {
+            Git::with_tree(root.join(".git"), root).args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+            ])
+        };
+        git().args(["add", "-A"]).output().unwrap();
+        git().args(["commit", "-qm", "c"]).output().unwrap();
+        git().args(["rev-parse", "HEAD"]).text().unwrap()
+    }
+
+    #[test]
+    fn an_install_keys_on_package_json_whatever_the_declared_inputs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        Git::outside()
+            .args(["init", "-q"])
+            .arg(root)
+            .output()
+            .unwrap();
+        let base = commit(root, r#"{"scripts": {"postinstall": "node setup.js"}}"#);
+        let poisoned = commit(root, r#"{"scripts": {"postinstall": "node evil.js"}}"#);
+        let repo = Repo::open(root).unwrap();
+        let setup = |argv: &[&str]| {
+            Setup::new(
+                repo.clone(),
+                PoolSettings {
+                    setup: vec![argv.iter().map(|s| s.to_string()).collect()],
+                    setup_inputs: vec!["package-lock.json".into()],
+                    pristine: false,
+                    setup_timeout: None,
+                    copy: vec![],
+                },
+            )
+        };
+        let npm = setup(&["npm", "ci"]);
+        assert!(npm.inputs().contains(&"package.json".to_string()));
+        assert_ne!(npm.key(&base).unwrap(), npm.key(&poisoned).unwrap());
+        let script = setup(&["sh", "scripts/setup.sh"]);
+        assert_eq!(script.inputs(), ["package-lock.json", "scripts/setup.sh"]);
+        assert_eq!(script.key(&base).unwrap(), script.key(&poisoned).unwrap());
+    }
 }

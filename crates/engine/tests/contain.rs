@@ -645,3 +645,122 @@ esac
         "pristine {pristine}"
     );
 }
+
+/// A repository whose plan and configuration are committed, and the
+/// settings of a confined run that reads both from there.
+fn decided_by_files() -> (Env, RunSettings) {
+    let env = Env::new(&[
+        ("a.txt", "a\n"),
+        ("plan.json", "{}\n"),
+        ("planwright.toml", "[run]\njobs = 1\n"),
+    ]);
+    let mut s = enforced();
+    s.plan_path = env.repo().join("plan.json").display().to_string();
+    s.config_path = Some(env.repo().join("planwright.toml"));
+    (env, s)
+}
+
+#[test]
+fn a_candidate_that_rewrites_the_runs_plan_configuration_or_state_is_rejected() {
+    for (path, expected) in [
+        ("planwright.toml", FailureKind::RailViolation),
+        ("plan.json", FailureKind::RailViolation),
+        (".planwright/state.db", FailureKind::ScopeViolation),
+    ] {
+        let (env, s) = decided_by_files();
+        let before = env.tip();
+        let agent = sh_agent(
+            &env,
+            &format!(
+                "cd \"$1\"\necho b > a.txt\nmkdir -p \"$(dirname {path})\"\nprintf '[sandbox]\\nmode = \"off\"\\n' > {path}\n"
+            ),
+        );
+        // Even a scope that names the file gives no leave without the flag.
+        let plan = one("A", json!([any("**"), any(path)]), gate(&["true"]));
+        let out = try_run(&env, &plan, &s, agent).unwrap();
+        assert_eq!(kind(&out, "A"), expected, "{path}: {:?}", out.summary);
+        assert!(
+            out.summary.failed["A"].message.contains(path),
+            "{path}: {}",
+            out.summary.failed["A"].message
+        );
+        assert_eq!(env.tip(), before, "{path}: nothing landed");
+    }
+}
+
+#[test]
+fn allowed_a_config_change_lands_and_the_next_run_says_which_merge_made_it() {
+    let (env, mut s) = decided_by_files();
+    s.allow_config_change = true;
+    let agent = sh_agent(
+        &env,
+        "cd \"$1\"\nprintf '[run]\\njobs = 2\\n' > planwright.toml\n",
+    );
+    let plan = one("A", json!([any("planwright.toml")]), gate(&["true"]));
+    let out = try_run(&env, &plan, &s, agent).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let config = std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap();
+    assert_eq!(
+        config, "[run]\njobs = 2\n",
+        "the base and the checkout moved"
+    );
+    // The next invocation reads the changed file and says where it came from.
+    let again = try_run(&env, &plan, &s, sh_agent(&env, "exit 1\n")).unwrap();
+    let changed: Vec<&Event> = (again.events.iter())
+        .filter(|e| matches!(e, Event::InputChanged { .. }))
+        .collect();
+    assert!(
+        matches!(changed.as_slice(), [Event::InputChanged { role, merged_by, .. }]
+            if role == "configuration" && merged_by == &["A".to_string()]),
+        "{changed:?}"
+    );
+}
+
+#[test]
+fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
+    // A stand-in `npm` that records each run in its working directory.
+    let bin = tempfile::tempdir().unwrap();
+    let npm = bin.path().join("npm");
+    std::fs::write(&npm, "#!/bin/sh\necho \"$@\" >> ran-set-up.txt\n").unwrap();
+    std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cases = [
+        (
+            vec![npm.display().to_string(), "ci".to_string()],
+            "cd \"$1\"\necho '{\"scripts\": {\"postinstall\": \"touch poisoned\"}}' > package.json\n",
+        ),
+        (
+            vec!["sh".to_string(), "setup.sh".to_string()],
+            "cd \"$1\"\necho 'touch poisoned' > setup.sh\n",
+        ),
+    ];
+    for (setup, body) in cases {
+        let env = Env::new(&[
+            (
+                "package.json",
+                "{\"scripts\": {\"postinstall\": \"true\"}}\n",
+            ),
+            ("setup.sh", "echo set-up >> ran-set-up.txt\n"),
+            (".gitignore", "ran-set-up.txt\n"),
+        ]);
+        let mut s = enforced();
+        s.pool.setup = vec![setup.clone()];
+        let plan = one("A", json!([any("**")]), gate(&["true"]));
+        let out = try_run(&env, &plan, &s, sh_agent(&env, body)).unwrap();
+        assert_eq!(
+            kind(&out, "A"),
+            FailureKind::GateScriptTampering,
+            "{setup:?}"
+        );
+        let checkouts = env.repo().join(".planwright/checkouts");
+        let ran = std::fs::read_dir(&checkouts)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.path().join("ran-set-up.txt").exists())
+            })
+            .unwrap_or(false);
+        assert!(
+            !ran,
+            "{setup:?}: the candidate's set-up ran in a gate checkout"
+        );
+    }
+}

@@ -57,6 +57,20 @@ impl std::fmt::Display for Tampering {
     }
 }
 
+/// Whether a command runs a package manager (npm gates among them): one
+/// that reads `package.json`, runs its lifecycle scripts when it installs,
+/// and reads the [`RC_FILES`].
+pub fn package_manager(argv: &[String]) -> bool {
+    npm_script(argv).is_some()
+        || matches!(
+            argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)),
+            Some("npm" | "npx" | "pnpm" | "yarn")
+        )
+}
+
+/// Package-manager configuration files that can replace what a script runs.
+pub const RC_FILES: [&str; 4] = [".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"];
+
 /// The npm script a gate runs: `test` for `npm test` (also `npm t`,
 /// `npm tst`), `X` for `npm run X` (also `run-script`, `rum`, `urn`).
 /// Arguments after the script (`npm test -- --watch=false`) do not matter.
@@ -247,9 +261,28 @@ pub fn check(
     base_package_json: Option<&str>,
     candidate_package_json: Option<&str>,
 ) -> Vec<Tampering> {
-    let Some(root) = npm_script(gate_argv) else {
-        return Vec::new();
-    };
+    match npm_script(gate_argv) {
+        Some(root) => compare(Some(root), base_package_json, candidate_package_json),
+        None => Vec::new(),
+    }
+}
+
+/// Compares the lifecycle scripts alone, for a command that installs
+/// (`npm ci`, `pnpm install`, `yarn`): npm runs them on its own.
+pub fn check_installs(
+    base_package_json: Option<&str>,
+    candidate_package_json: Option<&str>,
+) -> Vec<Tampering> {
+    compare(None, base_package_json, candidate_package_json)
+}
+
+/// The gate script `root` with what it runs (when there is one), then the
+/// lifecycle scripts.
+fn compare(
+    root: Option<&str>,
+    base_package_json: Option<&str>,
+    candidate_package_json: Option<&str>,
+) -> Vec<Tampering> {
     let base = match base_package_json.map(scripts).transpose() {
         Ok(base) => base.unwrap_or_default(),
         Err(why) => {
@@ -267,7 +300,9 @@ pub fn check(
         },
     };
     let mut findings = Findings::new(&base, &candidate);
-    findings.follow(root);
+    if let Some(root) = root {
+        findings.follow(root);
+    }
     for name in LIFECYCLE_SCRIPTS {
         findings.compare(name, &format!("lifecycle script `{name}`"));
     }
@@ -515,6 +550,18 @@ mod tests {
             found[0].message,
             "gate script `test` changed from `node --test` to `exit 0`"
         );
+    }
+
+    #[test]
+    fn an_install_compares_the_lifecycle_scripts_alone() {
+        let base = package(&[("test", "node --test"), ("postinstall", "node setup.js")]);
+        let same = package(&[("test", "exit 0"), ("postinstall", "node setup.js")]);
+        assert_eq!(check_installs(Some(&base), Some(&same)), []);
+        let poisoned = package(&[("test", "node --test"), ("postinstall", "node evil.js")]);
+        let found = check_installs(Some(&base), Some(&poisoned));
+        assert_eq!(scripts_of(&found), ["postinstall"]);
+        let added = package(&[("prepare", "node evil.js")]);
+        assert_eq!(scripts_of(&check_installs(None, Some(&added))), ["prepare"]);
     }
 
     #[test]
