@@ -141,8 +141,8 @@ mod tests {
     fn input(role: &'static str, blob: &str) -> RunInput {
         RunInput {
             role,
-            shown: format!("{role}.file"),
-            in_repo: Some(format!("{role}.file")),
+            shown: format!("{role}-file"),
+            in_repo: Some(format!("{role}-file")),
             blob: blob.into(),
         }
     }
@@ -168,6 +168,6 @@ mod tests {
         let mut outside = input("configuration", "x");
         outside.in_repo = None;
         let rails = rails(&[input("plan", "p"), outside], false);
-        assert_eq!(rails.decisive, vec![("plan.file".to_string(), "the plan")]);
+        assert_eq!(rails.decisive, vec![("plan-file".to_string(), "the plan")]);
     }
 }
