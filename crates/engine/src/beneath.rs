@@ -225,7 +225,10 @@ impl Dir {
             Ok(stat) => Ok(Some(Entry {
                 kind: kind(FileType::from_raw_mode(stat.st_mode)),
                 mode: stat.st_mode & 0o7777,
-                modified: time(stat.st_mtime as i64, stat.st_mtime_nsec as i64),
+                modified: time(
+                    stat.st_mtime,
+                    u32::try_from(stat.st_mtime_nsec).unwrap_or(0),
+                ),
                 device: stat.st_rdev,
             })),
             Err(rustix::io::Errno::NOENT) => Ok(None),
@@ -399,13 +402,13 @@ impl AsFd for Dir {
     }
 }
 
-fn time(secs: i64, nanos: i64) -> SystemTime {
-    let since = |s: i64| Duration::new(s.unsigned_abs(), nanos.clamp(0, 999_999_999) as u32);
-    if secs >= 0 {
-        SystemTime::UNIX_EPOCH + since(secs)
-    } else {
-        SystemTime::UNIX_EPOCH - since(secs)
-    }
+fn time(secs: i64, nanos: u32) -> SystemTime {
+    let whole = Duration::from_secs(secs.unsigned_abs());
+    let base = match secs >= 0 {
+        true => SystemTime::UNIX_EPOCH + whole,
+        false => SystemTime::UNIX_EPOCH - whole,
+    };
+    base + Duration::from_nanos(u64::from(nanos))
 }
 
 fn kind(t: FileType) -> Kind {
@@ -417,9 +420,8 @@ fn kind(t: FileType) -> Kind {
     }
 }
 
-/// Opens the file `path` for appending (made if missing), refusing a
-/// symlink or a special file at its name: a log in a folder planwright made.
-pub fn append(path: &Path) -> Result<File, BeneathError> {
+/// The folder of `path` (one planwright made), opened, and the name in it.
+fn split(path: &Path) -> Result<(Dir, &Path), BeneathError> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(BeneathError::Kind {
             path: path.to_path_buf(),
@@ -432,7 +434,33 @@ pub fn append(path: &Path) -> Result<File, BeneathError> {
     } else {
         dir
     };
-    Dir::open(dir)?.append(Path::new(name))
+    Ok((Dir::open(dir)?, Path::new(name)))
+}
+
+/// Opens the file `path` for appending (made if missing), refusing a
+/// symlink or a special file at its name: a log in a folder planwright
+/// made, which a confined reviewer may write too.
+pub fn append(path: &Path) -> Result<File, BeneathError> {
+    let (dir, name) = split(path)?;
+    dir.append(name)
+}
+
+/// The content of the regular file `path` (see [`append`]).
+pub fn read_file(path: &Path) -> Result<Vec<u8>, BeneathError> {
+    let (dir, name) = split(path)?;
+    dir.read(name)
+}
+
+/// Makes `path` a new regular file holding `bytes` (see [`append`]).
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), BeneathError> {
+    let (dir, name) = split(path)?;
+    dir.replace(name, bytes, 0o644)
+}
+
+/// Removes whatever stands at `path` (see [`append`]).
+pub fn remove(path: &Path) -> Result<(), BeneathError> {
+    let (dir, name) = split(path)?;
+    dir.remove(name)
 }
 
 #[cfg(test)]

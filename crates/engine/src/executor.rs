@@ -129,8 +129,8 @@ impl LocalExecutor {
         let prompt_file = input
             .files
             .join(format!("attempt-{}.prompt.md", input.attempt));
-        std::fs::write(&prompt_file, &input.charter)
-            .map_err(|e| EngineError::io(&prompt_file, e))?;
+        // The ticket's folder is a reviewer's to write too.
+        crate::beneath::write_file(&prompt_file, input.charter.as_bytes())?;
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);
         let mut confine = self.workspaces.confine(slot, &tmp);

@@ -176,10 +176,11 @@ fn one_pass(
     for try_no in 1..=2 {
         let stem = format!("attempt-{}.review-{pass}.{try_no}", input.attempt);
         let verdict_file = input.files.join(format!("{stem}.{VERDICT_FILE}"));
-        let _ = std::fs::remove_file(&verdict_file);
+        // The folder is the reviewer's to write: nothing there is followed.
+        crate::beneath::remove(&verdict_file)?;
         let prompt = input.files.join(format!("{stem}.prompt.md"));
         let text = prompt_text(ticket, input, problem.as_deref());
-        std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
+        crate::beneath::write_file(&prompt, text.as_bytes())?;
         let ctx = AttemptContext {
             confine: input.confine.clone(),
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
@@ -238,12 +239,20 @@ fn answer(
     file: &std::path::Path,
     final_message: Option<&str>,
 ) -> Result<Result<String, String>, EngineError> {
-    match std::fs::read_to_string(file) {
-        Ok(text) => Ok(Ok(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(final_message
-            .map(str::to_string)
-            .ok_or_else(|| format!("no verdict: `{}` was not written", file.display()))),
-        Err(e) => Err(EngineError::io(file, e)),
+    use crate::beneath::BeneathError;
+    match crate::beneath::read_file(file) {
+        Ok(bytes) => Ok(String::from_utf8(bytes)
+            .map_err(|_| format!("the verdict `{}` is not UTF-8 text", file.display()))),
+        Err(BeneathError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(final_message
+                .map(str::to_string)
+                .ok_or_else(|| format!("no verdict: `{}` was not written", file.display())))
+        }
+        // A symlink or a FIFO the reviewer left: no verdict, said so.
+        Err(e @ (BeneathError::Kind { .. } | BeneathError::Escapes { .. })) => {
+            Ok(Err(format!("no verdict: {e}")))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

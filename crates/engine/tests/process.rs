@@ -2,6 +2,7 @@
 //! stdin, timeouts and cancellation (whole process group), clear errors.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use planwright_engine::process::{
@@ -377,17 +378,28 @@ fn output_that_is_not_utf8_is_kept_in_the_log_and_shown_lossily() {
 }
 
 #[test]
-fn a_log_that_fills_up_is_an_error_after_the_child_ends() {
-    if !Path::new("/dev/full").exists() {
-        return;
-    }
+fn a_log_that_is_a_device_fifo_or_symlink_is_refused_before_the_child_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = sh(dir.path(), "echo hello; touch finished");
-    spec.log = Some(PathBuf::from("/dev/full"));
-    let err = run(&spec, &Cancel::default()).unwrap_err();
-    assert!(matches!(err, ProcessError::Log { .. }), "{err}");
-    assert!(err.to_string().contains("/dev/full"), "{err}");
-    assert!(dir.path().join("finished").exists());
+    let fifo = dir.path().join("fifo.log");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
+    for log in [PathBuf::from("/dev/full"), fifo, link] {
+        let mut spec = sh(dir.path(), "touch started");
+        spec.log = Some(log.clone());
+        let err = run(&spec, &Cancel::default()).unwrap_err();
+        assert!(matches!(err, ProcessError::Log { .. }), "{err}");
+        assert!(err.to_string().contains(&*log.to_string_lossy()), "{err}");
+        assert!(!dir.path().join("started").exists(), "{}", log.display());
+    }
+    assert!(
+        !dir.path().join("elsewhere").exists(),
+        "the symlink was followed"
+    );
 }
 
 #[test]
