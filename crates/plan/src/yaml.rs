@@ -13,14 +13,10 @@
 //! the JSON reader, so diagnostics carry line and column for YAML too.
 
 use crate::diag::Diagnostic;
-use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax, SyntaxError};
+use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax, SyntaxError, MAX_DEPTH};
 use regex::Regex;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 use std::sync::LazyLock;
-
-/// Deeper nesting than this is rejected while reading, so that the
-/// recursive walks over the tree can never exhaust the stack.
-pub const MAX_DEPTH: usize = 256;
 
 /// A JSON number (RFC 8259).
 static JSON_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
