@@ -8,7 +8,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::doc::{Document, Node, NodeKind};
 use crate::model::{Format, Gate, Plan, Review, ScopeEntry, ScopeOp, Ticket};
 use crate::pointer::Pointer;
-use crate::schema::Checker;
+use crate::schema::{Checker, Formats};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -22,7 +22,8 @@ pub use emit::emit;
 /// The seed's JSON Schema, verbatim (published as `schemas/codeboost.schema.json`).
 pub const SCHEMA_TEXT: &str = include_str!("../../../../schemas/codeboost.schema.json");
 
-static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "codeboost"));
+static CHECKER: LazyLock<Checker> =
+    LazyLock::new(|| Checker::new(&schema(), "codeboost", Formats::Assert));
 
 /// The largest plan file codeboost reads, in bytes.
 pub const MAX_BYTES: usize = 1024 * 1024;

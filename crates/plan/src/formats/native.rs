@@ -4,7 +4,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::model::Plan;
 use crate::pointer::Pointer;
 use crate::refname::ref_name_problem;
-use crate::schema::Checker;
+use crate::schema::{Checker, Formats};
 use serde_json::Value;
 use std::sync::LazyLock;
 
@@ -23,7 +23,8 @@ pub fn emit(plan: &Plan) -> Value {
     Value::Object(doc)
 }
 
-static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "native"));
+static CHECKER: LazyLock<Checker> =
+    LazyLock::new(|| Checker::new(&schema(), "native", Formats::Assert));
 
 /// The values a scope entry's `op` may have.
 const OPS: [&str; 5] = ["any", "create", "modify", "delete", "rename"];
