@@ -41,6 +41,9 @@ pub struct Options {
     pub repo_files: Option<std::sync::Arc<BTreeSet<String>>>,
     /// The surface syntax, when the file name cannot tell (standard input).
     pub syntax: Option<crate::doc::Syntax>,
+    /// How many overlapping pairs of tickets to show besides the groups
+    /// (`validate --verbose`); 0 shows none.
+    pub overlap_pairs: usize,
 }
 
 impl Default for Options {
@@ -55,6 +58,7 @@ impl Default for Options {
             calibration_hint: false,
             repo_files: None,
             syntax: None,
+            overlap_pairs: 0,
         }
     }
 }
@@ -66,8 +70,9 @@ pub struct Outcome {
     pub format: Option<Format>,
     /// The plan, when there was no error.
     pub plan: Option<Plan>,
-    /// The plan's overlap forecast, made once here for its warnings and
-    /// kept for whoever checks the plan next (a run's preflight).
+    /// The plan's overlap forecast (groups of tickets), made once here for
+    /// its warnings and kept for whoever checks the plan next (a run's
+    /// preflight).
     pub overlaps: Vec<Overlap>,
 }
 
@@ -100,7 +105,7 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let overlaps = match &plan {
         Some(plan) => {
             gate_file_warnings(doc, format, plan, sink);
-            overlap_warnings(doc, format, plan, sink)
+            overlap_warnings(doc, format, plan, options, sink)
         }
         None => vec![],
     };
@@ -177,30 +182,42 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
     }
 }
 
-/// One `plan.scope.overlap` warning per pair of tickets that may run at the
-/// same time and may change the same path, at the later ticket. Returns
-/// the forecast.
+/// One `plan.scope.overlap` warning per group of tickets that may run at
+/// the same time and may change the same paths, at its first ticket; with
+/// `options.overlap_pairs`, that many of the pairs behind them as
+/// advisories. Returns the forecast.
 fn overlap_warnings(
     doc: &Document,
     format: Format,
     plan: &Plan,
+    options: &Options,
     sink: &mut dyn Sink,
 ) -> Vec<Overlap> {
-    let overlaps = crate::overlap::forecast(plan);
-    for o in &overlaps {
+    let groups = crate::overlap::forecast(plan);
+    for group in &groups {
         sink.push(
             Diagnostic::warning(
                 "plan.scope.overlap",
-                ticket_pointer(doc, format, o.b_index),
-                format!(
-                    "{} and {} may run at the same time and both may change `{}` / `{}`",
-                    o.a, o.b, o.patterns[0], o.patterns[1]
-                ),
+                ticket_pointer(doc, format, group.indices[0]),
+                crate::words::overlap_message(&group.tickets, &group.patterns),
             )
-            .with_hint("add a dependency between them or narrow their scopes"),
+            .with_hint("add dependencies between them (so one merges before the next starts) or narrow their scopes; `--verbose` shows the pairs, `--output json` lists every ticket"),
         );
     }
-    overlaps
+    if options.overlap_pairs > 0 {
+        for pair in crate::overlap::pairs(plan, &groups, options.overlap_pairs) {
+            let [pa, pb] = &pair.patterns;
+            sink.push(Diagnostic::advisory(
+                "plan.scope.overlap-pair",
+                ticket_pointer(doc, format, pair.b_index),
+                format!(
+                    "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
+                    pair.a, pair.b
+                ),
+            ));
+        }
+    }
+    groups
 }
 
 /// The pointer of ticket `i`'s scope in `doc` (or of the ticket, or of the
