@@ -111,10 +111,13 @@ pub fn pairs(plan: &Plan, groups: &[Overlap], limit: usize) -> Vec<OverlapPair> 
             }
             let row: Vec<(usize, usize)> = group.indices[k + 1..].iter().map(|&b| (a, b)).collect();
             for (&(a, b), concurrent) in row.iter().zip(order.unordered(&row)) {
+                if out.len() >= limit {
+                    return out;
+                }
                 let shared = concurrent
                     .then(|| first_shared(&plan.tickets[a], &plan.tickets[b]))
                     .flatten();
-                if let (Some(patterns), true) = (shared, out.len() < limit) {
+                if let Some(patterns) = shared {
                     out.push(OverlapPair {
                         a: plan.tickets[a].id.clone(),
                         b: plan.tickets[b].id.clone(),
@@ -238,28 +241,36 @@ impl<'a> Distinct<'a> {
 
 /// The groups of `tickets` (plan indices, ascending) joined by "may run at
 /// the same time", with two or more tickets each. A pair already in one
-/// group is never asked about, so a plan of tickets that are all
-/// concurrent costs one row of questions.
+/// group is never asked about, so tickets that are all concurrent cost
+/// about one batch of questions; questions go in batches of [`BATCH`]
+/// pairs, which bounds the memory and the passes over the plan.
 fn concurrent_groups(order: &Order, tickets: &[usize]) -> Vec<Vec<usize>> {
+    const BATCH: usize = 1 << 16;
     let n = tickets.len();
     let mut sets = UnionFind::new(n);
     let mut separate = n;
+    let mut pending: Vec<(usize, usize)> = Vec::new();
     for i in 0..n {
         if separate == 1 {
             break;
         }
-        let open: Vec<usize> = (i + 1..n)
-            .filter(|&j| sets.find(i) != sets.find(j))
-            .collect();
-        if open.is_empty() {
-            continue;
-        }
-        let row: Vec<(usize, usize)> = open.iter().map(|&j| (tickets[i], tickets[j])).collect();
-        for (&j, concurrent) in open.iter().zip(order.unordered(&row)) {
-            if concurrent && sets.find(i) != sets.find(j) {
-                sets.union(i, j);
-                separate -= 1;
+        for j in i + 1..n {
+            if sets.find(i) != sets.find(j) {
+                pending.push((i, j));
             }
+        }
+        if pending.len() >= BATCH || i + 1 == n {
+            let asked: Vec<(usize, usize)> = pending
+                .iter()
+                .map(|&(i, j)| (tickets[i], tickets[j]))
+                .collect();
+            for (&(i, j), concurrent) in pending.iter().zip(order.unordered(&asked)) {
+                if concurrent && sets.find(i) != sets.find(j) {
+                    sets.union(i, j);
+                    separate -= 1;
+                }
+            }
+            pending.clear();
         }
     }
     let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
