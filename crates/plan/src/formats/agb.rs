@@ -901,3 +901,44 @@ fn emit_ticket(i: usize, t: &Ticket, edges: &[&str], sink: &mut dyn Sink) -> Val
     }
     Value::Object(obj)
 }
+/// agb in the table of formats.
+pub struct Agb;
+
+impl super::PlanFormat for Agb {
+    fn format(&self) -> Format {
+        Format::Agb
+    }
+
+    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match (root.contains_key("tickets"), root.contains_key("gate")) {
+            (true, true) => Fit::Full,
+            (true, false) => Fit::Partial("no `gate` key".into()),
+            (false, true) => Fit::Partial("no `tickets` key".into()),
+            (false, false) => Fit::No("no `tickets` and `gate` keys".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(doc, value, options, sink)
+    }
+
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
+        emit(plan, sink)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        None
+    }
+
+    fn pointer(&self, i: usize) -> [Pointer; 2] {
+        let ticket = Pointer::root().key("tickets").index(i);
+        [ticket.key("scope"), ticket]
+    }
+}

@@ -812,6 +812,49 @@ fn build_ticket(item: &Item<'_>) -> Ticket {
     }
 }
 
+/// codeboost plan v1 in the table of formats.
+pub struct Codeboost;
+
+impl super::PlanFormat for Codeboost {
+    fn format(&self) -> crate::model::Format {
+        crate::model::Format::Codeboost
+    }
+
+    fn detect(&self, root: &serde_json::Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match (root.get("schema_version"), root.contains_key("items")) {
+            (Some(v), true) if v == 1 => Fit::Full,
+            (Some(_), false) => Fit::Partial("no `items` key".into()),
+            (Some(v), true) => Fit::Partial(format!("`schema_version` is {v}, expected 1")),
+            (None, true) => Fit::Partial("no `schema_version` key".into()),
+            (None, false) => Fit::No("no `schema_version` and `items` keys".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(doc, value, options, sink)
+    }
+
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
+        emit(plan, sink)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        Some(schema())
+    }
+
+    fn pointer(&self, i: usize) -> [Pointer; 2] {
+        let item = Pointer::root().key("items").index(i);
+        [item.key("files"), item]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -247,3 +247,43 @@ pub fn schema() -> Value {
     }
     schema
 }
+/// The native format in the table of formats.
+pub struct Native;
+
+impl super::PlanFormat for Native {
+    fn format(&self) -> crate::model::Format {
+        crate::model::Format::Native
+    }
+
+    fn detect(&self, root: &serde_json::Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match root.get("planwright") {
+            Some(v) if v == 1 => Fit::Full,
+            Some(v) => Fit::Partial(format!("`planwright` is {v}, expected 1")),
+            None => Fit::No("no `planwright` key".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        _doc: &crate::doc::Document,
+        value: &Value,
+        _options: &super::Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(value, sink)
+    }
+
+    fn emit(&self, plan: &Plan, _sink: &mut dyn Sink) -> Value {
+        emit(plan)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        Some(schema())
+    }
+
+    fn pointer(&self, i: usize) -> [crate::pointer::Pointer; 2] {
+        let ticket = crate::pointer::Pointer::root().key("tickets").index(i);
+        [ticket.key("scope"), ticket]
+    }
+}

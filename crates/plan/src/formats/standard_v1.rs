@@ -223,3 +223,46 @@ mod access {
         v.get("scope").map_or(0, |s| arr(s, "files").len())
     }
 }
+/// standard_v1 in the table of formats.
+pub struct StandardV1;
+
+impl super::PlanFormat for StandardV1 {
+    fn format(&self) -> crate::model::Format {
+        crate::model::Format::StandardV1
+    }
+
+    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match root.get("plan_version") {
+            Some(v) if v == "standard_v1" => Fit::Full,
+            Some(v) => Fit::Partial(format!("`plan_version` is {v}, expected \"standard_v1\"")),
+            None => Fit::No("no `plan_version` key".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(doc, value, options, sink)
+    }
+
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
+        emit(plan, sink)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        Some(schema())
+    }
+
+    fn pointer(&self, i: usize) -> [Pointer; 2] {
+        let sub_plan = Pointer::root()
+            .key("decomposition")
+            .key("sub_plans")
+            .index(i);
+        [sub_plan.key("scope"), sub_plan]
+    }
+}
