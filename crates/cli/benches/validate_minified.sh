@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): `planwright validate` of a minified, one-line agb
-# plan of 2,000 tickets whose scopes overlap in groups of ten (9,000
-# `plan.scope.overlap` warnings), with human output. Each warning shows a
+# plan of 2,000 tickets whose scopes overlap in groups of ten (200
+# `plan.scope.overlap` warnings, one per group), with human output. Each warning shows a
 # window of the one long line, never the whole line (issue 13); this used
 # to take minutes and gigabytes.
 #

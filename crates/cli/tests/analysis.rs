@@ -52,9 +52,10 @@ fn show_json_is_the_analysis() {
             "waves": [["T1", "T2"], ["T3"]],
             "critical_path": ["T1", "T3"],
             "critical_path_minutes": 2,
+            // One group: T2 may run with T1 and with T3 (T3 waits for T1).
             "overlaps": [
-                {"a": "T1", "b": "T2", "patterns": ["lib/math.mjs", "lib/**"]},
-                {"a": "T2", "b": "T3", "patterns": ["lib/**", "lib/stats.mjs"]}
+                {"tickets": ["T1", "T2", "T3"],
+                 "patterns": ["lib/math.mjs", "lib/strings.mjs", "lib/**", "lib/stats.mjs"]}
             ]
         })
     );
@@ -73,14 +74,14 @@ fn show_for_people_lists_every_part() {
         "1  T1, T2",
         "Critical path (2 minutes)\n  T1 -> T3",
         "Ready now\n  T1, T2",
-        "T1 and T2 may run at the same time and both may change `lib/math.mjs` / `lib/**`",
+        "3 tickets may run at the same time and may change the same paths (`lib/math.mjs`, `lib/strings.mjs`, `lib/**`, `lib/stats.mjs`): T1, T2, T3",
     ] {
         assert!(text.contains(part), "missing {part:?} in\n{text}");
     }
 }
 
 #[test]
-fn validate_warns_about_overlaps_at_the_later_ticket() {
+fn validate_warns_once_per_overlapping_group_at_its_first_ticket() {
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
     let out = planwright(&["validate", "plan.json", "--output", "json"], dir.path());
@@ -92,10 +93,41 @@ fn validate_warns_about_overlaps_at_the_later_ticket() {
         .iter()
         .filter(|d| d["code"] == "plan.scope.overlap")
         .collect();
-    assert_eq!(overlaps.len(), 2);
+    assert_eq!(overlaps.len(), 1);
     assert_eq!(overlaps[0]["severity"], "warning");
-    assert_eq!(overlaps[0]["pointer"], "/tickets/1/scope");
-    assert_eq!(overlaps[1]["pointer"], "/tickets/2/scope");
+    assert_eq!(overlaps[0]["pointer"], "/tickets/0/scope");
+    assert_eq!(got[0]["overlaps"][0]["tickets"], json!(["T1", "T2", "T3"]));
+    // --verbose adds the pairs behind the group, each at its later ticket.
+    let out = planwright(
+        &["validate", "plan.json", "--output", "json", "--verbose"],
+        dir.path(),
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs: Vec<(&str, &str)> = got[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "plan.scope.overlap-pair")
+        .map(|d| {
+            (
+                d["message"].as_str().unwrap(),
+                d["pointer"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            (
+                "T1 and T2 may run at the same time and both may change `lib/math.mjs` / `lib/**`",
+                "/tickets/1/scope"
+            ),
+            (
+                "T2 and T3 may run at the same time and both may change `lib/**` / `lib/stats.mjs`",
+                "/tickets/2/scope"
+            ),
+        ]
+    );
 }
 
 #[test]
@@ -420,7 +452,7 @@ fn show_survives_a_huge_id() {
     let plan = json!({
         "repo": "/srv/repo", "gate": {"test": "npm test"},
         "tickets": [
-            {"id": big, "body": "b", "scope": ["a"]},
+            {"id": big, "title": "one", "body": "b", "scope": ["a"]},
             {"id": "T2", "title": "two", "body": "b", "scope": ["b"], "edges": [{"to": big}]}
         ]
     });

@@ -37,8 +37,8 @@ const BROKEN: &str = r#"{
   "gate": {"test": "cargo test"},
   "tickets": [
     {"id": "T1", "body": "Add the parser.", "scope": ["src/parser.rs", "../secrets"],
-     "edges": [{"to": "T9"}]},
-    {"id": "t1", "body": "Add the lexer.", "scope": ["src/lexer.rs"], "tier": "cheap", "pool_hint": "claude"}
+     "edges": [{"to": "T9"}], "title": "parser"},
+    {"id": "t1", "body": "Add the lexer.", "scope": ["src/lexer.rs"], "tier": "cheap", "pool_hint": "claude", "title": "lexer"}
   ]
 }
 "#;

@@ -636,18 +636,20 @@ pub(crate) fn check_overlap(
         }
     };
     let skipped = outlook.skipped();
-    let open = |id: &String| !skipped.contains(id);
-    for o in overlaps.iter().filter(|o| open(&o.a) && open(&o.b)) {
-        let [pa, pb] = &o.patterns;
-        let what = if pa == pb {
-            format!("`{pa}`")
-        } else {
-            format!("`{pa}` / `{pb}`")
-        };
+    for o in overlaps {
+        let open: Vec<String> = o
+            .tickets
+            .iter()
+            .filter(|id| !skipped.contains(*id))
+            .cloned()
+            .collect();
+        if open.len() < 2 {
+            continue;
+        }
         out.push(Check::warning(
             "overlap",
-            format!("tickets {} and {} may run at the same time and both may change {what}", o.a, o.b),
-            "make one depend on the other, or split the scopes; otherwise the later one may hit a merge conflict",
+            planwright_plan::words::overlap_message(&open, &o.patterns),
+            "make them depend on one another, or split the scopes; otherwise a later one may hit a merge conflict",
         ));
     }
     ok_if_quiet(
@@ -742,7 +744,10 @@ mod tests {
         };
         let forecast = planwright_plan::overlap::forecast(&plan);
         let fresh = Outlook::default();
-        assert_eq!(messages(None, &fresh).len(), 3);
+        assert_eq!(
+            messages(None, &fresh),
+            ["3 tickets may run at the same time and may change the same paths (`src/*.rs`, `src/lib.rs`, `src/**`): A, B, C"]
+        );
         assert_eq!(messages(Some(&forecast), &fresh), messages(None, &fresh));
         let a_merged = Outlook {
             merged: vec!["A".into()],
@@ -752,7 +757,7 @@ mod tests {
         assert_eq!(left, messages(None, &a_merged));
         assert_eq!(
             left,
-            ["tickets B and C may run at the same time and both may change `src/lib.rs` / `src/**`"]
+            ["B and C may run at the same time and both may change `src/*.rs` / `src/lib.rs` / `src/**`"]
         );
     }
 }

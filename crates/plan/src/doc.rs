@@ -6,6 +6,10 @@ use crate::diag::Diagnostic;
 use crate::pointer::{self, Pointer};
 use serde_json::Value;
 
+/// Deeper nesting than this is refused while reading (JSON and YAML alike),
+/// so that the recursive walks over the tree can never exhaust the stack.
+pub const MAX_DEPTH: usize = 256;
+
 /// A byte range in the source text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Span {
@@ -97,7 +101,7 @@ impl Document {
         if lower.ends_with(".yaml") || lower.ends_with(".yml") {
             crate::yaml::parse(path, text)
         } else {
-            parse_json(path, text)
+            crate::json::parse(path, text)
         }
     }
 
@@ -105,7 +109,7 @@ impl Document {
     /// input has no file name to go by).
     pub fn parse_as(path: &str, text: String, syntax: Syntax) -> Result<Document, SyntaxError> {
         match syntax {
-            Syntax::Json => parse_json(path, text),
+            Syntax::Json => crate::json::parse(path, text),
             Syntax::Yaml => crate::yaml::parse(path, text),
         }
     }
@@ -292,140 +296,6 @@ pub fn to_value(node: &Node) -> Value {
     }
 }
 
-fn parse_json(path: &str, text: String) -> Result<Document, SyntaxError> {
-    use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
-    let options = ParseOptions {
-        allow_comments: false,
-        allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    };
-    let syntax_error = |start: usize, end: usize, message: String| SyntaxError {
-        diagnostic: Diagnostic::error("json.syntax", "", message).with_hint(
-            "the file must be one JSON value (RFC 8259): no comments, no trailing commas",
-        ),
-        span: Span::new(start, end.max(start)),
-    };
-    // RFC 8259 forbids a byte order mark, and agb's JSON.parse fails on one
-    // with a bare "Unexpected token"; name the invisible character instead.
-    if text.starts_with('\u{feff}') {
-        let mut error = syntax_error(
-            0,
-            '\u{feff}'.len_utf8(),
-            "invalid JSON: the file starts with a byte order mark (U+FEFF)".into(),
-        );
-        error.diagnostic.hint = Some("save the file as UTF-8 without a byte order mark".into());
-        return Err(error);
-    }
-    let parsed = match parse_to_ast(&text, &CollectOptions::default(), &options) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let range = e.range();
-            return Err(syntax_error(
-                range.start,
-                range.end,
-                format!("invalid JSON: {}", e.kind()),
-            ));
-        }
-    };
-    let Some(value) = parsed.value else {
-        return Err(syntax_error(
-            0,
-            text.len(),
-            "invalid JSON: the file is empty".into(),
-        ));
-    };
-    let root = json_node(&value).map_err(|span| {
-        syntax_error(
-            span.start,
-            span.end,
-            "invalid JSON: not a number RFC 8259 allows".into(),
-        )
-    })?;
-    Ok(Document {
-        path: path.to_string(),
-        syntax: Syntax::Json,
-        root,
-        text,
-    })
-}
-
-fn json_node(value: &jsonc_parser::ast::Value<'_>) -> Result<Node, Span> {
-    use jsonc_parser::ast::{ObjectPropName, Value as V};
-    use jsonc_parser::common::Ranged;
-    let r = value.range();
-    let span = Span::new(r.start, r.end);
-    let kind = match value {
-        V::NullKeyword(_) => NodeKind::Null,
-        V::BooleanLit(b) => NodeKind::Bool(b.value),
-        V::NumberLit(n) => {
-            if !is_json_number(n.value) {
-                return Err(span);
-            }
-            NodeKind::Number(n.value.to_string())
-        }
-        V::StringLit(s) => NodeKind::String(s.value.to_string()),
-        V::Array(a) => NodeKind::Array(a.elements.iter().map(json_node).collect::<Result<_, _>>()?),
-        V::Object(o) => NodeKind::Object(
-            o.properties
-                .iter()
-                .map(|p| {
-                    let (key, kr) = match &p.name {
-                        ObjectPropName::String(s) => (s.value.to_string(), s.range),
-                        ObjectPropName::Word(w) => (w.value.to_string(), w.range),
-                    };
-                    Ok(Member {
-                        key,
-                        key_span: Span::new(kr.start, kr.end),
-                        value: json_node(&p.value)?,
-                    })
-                })
-                .collect::<Result<_, Span>>()?,
-        ),
-    };
-    Ok(Node { span, kind })
-}
-
-/// RFC 8259 number grammar: `-? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?`.
-fn is_json_number(raw: &str) -> bool {
-    let b = raw.as_bytes();
-    let mut i = usize::from(b.first() == Some(&b'-'));
-    let digits = |i: &mut usize| {
-        let s = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - s
-    };
-    let int_start = i;
-    let n = digits(&mut i);
-    if n == 0 || (n > 1 && b[int_start] == b'0') {
-        return false;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,18 +317,6 @@ mod tests {
 
     fn doc(text: &str) -> Document {
         Document::parse("t.json", text.to_string()).unwrap()
-    }
-
-    #[test]
-    fn a_byte_order_mark_is_named() {
-        let e = Document::parse("t.json", "\u{feff}{}".to_string()).unwrap_err();
-        assert_eq!(e.diagnostic.code, "json.syntax");
-        assert!(
-            e.diagnostic.message.contains("byte order mark"),
-            "{}",
-            e.diagnostic.message
-        );
-        assert_eq!((e.span.start, e.span.end), (0, 3));
     }
 
     #[test]
@@ -487,21 +345,6 @@ mod tests {
         assert_eq!(key("/c/0/d"), "\"d\"");
         assert_eq!(key("/c/0"), "{\"d\": 3}", "not a key: the value, as locate");
         assert_eq!(key("/a/zzz"), "{", "no such key: its object, as locate");
-    }
-
-    #[test]
-    fn rejects_non_json() {
-        for bad in [
-            "{\"a\": 1,}",
-            "// c\n{}",
-            "{'a': 1}",
-            "{\"a\": 01}",
-            "{\"a\": +1}",
-            "",
-            "{\"a\": .5}",
-        ] {
-            assert!(Document::parse("t.json", bad.to_string()).is_err(), "{bad}");
-        }
     }
 
     #[test]

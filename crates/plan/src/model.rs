@@ -275,6 +275,15 @@ impl Ticket {
             metadata: serde_json::Map::new(),
         }
     }
+
+    /// A title for a format that requires one, for a ticket that has none:
+    /// the first line of its body (at most 120 characters), else its id.
+    pub fn made_up_title(&self) -> String {
+        match self.body.lines().next().map(str::trim) {
+            Some(first) if !first.is_empty() => first.chars().take(120).collect(),
+            _ => self.id.clone(),
+        }
+    }
 }
 
 impl Plan {

@@ -1,5 +1,5 @@
-//! The scope-overlap forecast: pairs of tickets that may run at the same time
-//! and may change the same path.
+//! The scope-overlap forecast: groups of tickets that may run at the same
+//! time and may change the same path.
 //!
 //! Two tickets overlap when neither depends on the other, directly or
 //! transitively, and some path matches a scope pattern of each (both paths
@@ -27,112 +27,289 @@
 //! A pattern without wildcards names exactly one path, as in every format's
 //! scope: files, not directories (write `src/` or `src/**` for a directory).
 //!
-//! Scale: patterns are indexed in a trie by their literal directory prefix
-//! (the segments before the first wildcard), and only patterns whose
-//! prefixes are equal or one a prefix of the other are compared. Whether two
-//! tickets are ordered is answered from ancestor bitsets computed one block
-//! of 4,096 tickets at a time, so memory stays at 512 bytes per ticket.
+//! Scale: the forecast reports groups, not pairs, since 2,000 tickets that
+//! share one scope are 2 million pairs. Patterns are compared once per
+//! distinct text, only where their literal directory prefixes (the segments
+//! before the first wildcard) are equal or one a prefix of the other, and
+//! intersecting patterns are joined into clusters; within a cluster, tickets
+//! are joined into groups by "may run at the same time", asking only about
+//! pairs not already in one group. Whether two tickets are ordered is
+//! answered from ancestor bitsets computed one block of 4,096 tickets at a
+//! time, so memory stays at 512 bytes per ticket, and the groups hold each
+//! ticket once per cluster.
 
-use crate::model::{Plan, ScopeOp};
+use crate::analysis::Order;
+use crate::model::{Plan, ScopeOp, Ticket};
 use serde::Serialize;
 use std::collections::HashMap;
 
-/// Two tickets that may run at the same time and may change the same path.
+/// A connected group of tickets that may run at the same time and may
+/// change the same paths: each may run at the same time as another of the
+/// group, and their scopes share patterns that intersect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Overlap {
+    /// The tickets, in plan order.
+    pub tickets: Vec<String>,
+    /// The intersecting patterns of their scopes, in the order the tickets
+    /// name them, each once.
+    pub patterns: Vec<String>,
+    /// Plan index of each ticket.
+    #[serde(skip)]
+    pub indices: Vec<usize>,
+}
+
+/// Two tickets of a group that may run at the same time and may change the
+/// same path: the detail behind an [`Overlap`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OverlapPair {
     /// The earlier of the two tickets in plan order.
     pub a: String,
     /// The later one.
     pub b: String,
     /// The first pair of intersecting patterns in scope order: `a`'s, then `b`'s.
     pub patterns: [String; 2],
-    /// Plan index of `a`.
-    #[serde(skip)]
-    pub a_index: usize,
     /// Plan index of `b`.
     #[serde(skip)]
     pub b_index: usize,
 }
 
-/// Every overlapping pair of tickets, ordered by the plan index of `a`, then of `b`.
+/// Every group of overlapping tickets, ordered by the plan index of its
+/// first ticket.
 pub fn forecast(plan: &Plan) -> Vec<Overlap> {
-    let patterns: Vec<Indexed> = plan
-        .tickets
-        .iter()
-        .enumerate()
-        .flat_map(|(t, ticket)| {
-            ticket.scope.iter().enumerate().flat_map(move |(k, s)| {
-                // A rename changes both of its paths.
-                let from = match &s.op {
-                    ScopeOp::Rename { from } => Some(from.as_str()),
-                    _ => None,
-                };
-                std::iter::once(s.pattern.as_str())
-                    .chain(from)
-                    .enumerate()
-                    .map(move |(side, text)| Indexed {
-                        ticket: t,
-                        order: (k, side),
-                        text,
-                        glob: Glob::parse(text),
-                    })
-            })
+    let distinct = Distinct::new(plan);
+    let order = Order::new(plan);
+    let (cluster, shared) = distinct.clusters();
+    let mut groups: Vec<Overlap> = shared
+        .into_iter()
+        .flat_map(|(root, tickets)| {
+            concurrent_groups(&order, &tickets)
+                .into_iter()
+                .map(move |indices| (root, indices))
+        })
+        .map(|(root, indices)| Overlap {
+            tickets: indices
+                .iter()
+                .map(|&i| plan.tickets[i].id.clone())
+                .collect(),
+            patterns: distinct.patterns_of(plan, &indices, &cluster, root),
+            indices,
         })
         .collect();
-    // Ticket pair -> the first (in scope order) pair of patterns that intersect.
-    let mut found: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
-    candidate_pairs(&patterns, |p, q| {
-        let (x, y) = (&patterns[p], &patterns[q]);
-        if x.ticket == y.ticket {
-            return;
-        }
-        let (p, q) = if x.ticket < y.ticket { (p, q) } else { (q, p) };
-        let (x, y) = (&patterns[p], &patterns[q]);
-        let key = (x.ticket, y.ticket);
-        let earlier = |old: &(usize, usize)| {
-            (patterns[old.0].order, patterns[old.1].order) <= (x.order, y.order)
-        };
-        if found.get(&key).is_some_and(earlier) {
-            return;
-        }
-        if x.glob.intersects(&y.glob) {
-            found.insert(key, (p, q));
-        }
-    });
-    let mut pairs: Vec<(usize, usize)> = found.keys().copied().collect();
-    pairs.sort_unstable();
-    let order = crate::analysis::Order::new(plan);
-    let concurrent = order.unordered(&pairs);
-    pairs
-        .into_iter()
-        .zip(concurrent)
-        .filter(|(_, c)| *c)
-        .map(|((a, b), _)| {
-            let (p, q) = found[&(a, b)];
-            Overlap {
-                a: plan.tickets[a].id.clone(),
-                b: plan.tickets[b].id.clone(),
-                patterns: [patterns[p].text.to_string(), patterns[q].text.to_string()],
-                a_index: a,
-                b_index: b,
+    groups.sort_by(|x, y| x.indices.cmp(&y.indices));
+    groups
+}
+
+/// The first `limit` overlapping pairs, group by group, in plan order
+/// within each: the detail `validate --verbose` shows.
+pub fn pairs(plan: &Plan, groups: &[Overlap], limit: usize) -> Vec<OverlapPair> {
+    let order = Order::new(plan);
+    let mut out = Vec::new();
+    for group in groups {
+        for (k, &a) in group.indices.iter().enumerate() {
+            if out.len() >= limit {
+                return out;
             }
-        })
-        .collect()
+            let row: Vec<(usize, usize)> = group.indices[k + 1..].iter().map(|&b| (a, b)).collect();
+            for (&(a, b), concurrent) in row.iter().zip(order.unordered(&row)) {
+                if out.len() >= limit {
+                    return out;
+                }
+                let shared = concurrent
+                    .then(|| first_shared(&plan.tickets[a], &plan.tickets[b]))
+                    .flatten();
+                if let Some(patterns) = shared {
+                    out.push(OverlapPair {
+                        a: plan.tickets[a].id.clone(),
+                        b: plan.tickets[b].id.clone(),
+                        patterns,
+                        b_index: b,
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
-struct Indexed<'a> {
-    ticket: usize,
-    /// Scope entry, then 0 for its pattern or 1 for the `from` of a rename.
-    order: (usize, usize),
-    text: &'a str,
-    glob: Glob,
+/// The first pair of intersecting patterns, in scope order: `a`'s, then `b`'s.
+fn first_shared(a: &Ticket, b: &Ticket) -> Option<[String; 2]> {
+    let theirs: Vec<(&str, Glob)> = sides(b).map(|p| (p, Glob::parse(p))).collect();
+    sides(a).find_map(|p| {
+        let mine = Glob::parse(p);
+        theirs
+            .iter()
+            .find(|(_, g)| mine.intersects(g))
+            .map(|(q, _)| [p.to_string(), q.to_string()])
+    })
 }
 
-/// Calls `f` with every pair of pattern indices whose literal prefixes are
-/// prefix-related, each once: patterns at one trie node with each other, and
-/// each pattern with those at the strict ancestors of its node. Pairs are
-/// not collected: with a file every ticket names there are many.
-fn candidate_pairs(patterns: &[Indexed], mut f: impl FnMut(usize, usize)) {
+/// Every path pattern a ticket may change, in scope order: a rename
+/// changes both of its paths.
+fn sides(ticket: &Ticket) -> impl Iterator<Item = &str> {
+    ticket.scope.iter().flat_map(|s| {
+        let from = match &s.op {
+            ScopeOp::Rename { from } => Some(from.as_str()),
+            _ => None,
+        };
+        std::iter::once(s.pattern.as_str()).chain(from)
+    })
+}
+
+/// The distinct pattern texts of a plan and the tickets that name each.
+struct Distinct<'a> {
+    texts: Vec<&'a str>,
+    globs: Vec<Glob>,
+    /// Plan indices of the tickets naming each pattern, ascending, once each.
+    users: Vec<Vec<usize>>,
+    id: HashMap<&'a str, usize>,
+}
+
+impl<'a> Distinct<'a> {
+    fn new(plan: &'a Plan) -> Self {
+        let mut d = Distinct {
+            texts: Vec::new(),
+            globs: Vec::new(),
+            users: Vec::new(),
+            id: HashMap::new(),
+        };
+        for (t, ticket) in plan.tickets.iter().enumerate() {
+            for text in sides(ticket) {
+                let next = d.texts.len();
+                let p = *d.id.entry(text).or_insert(next);
+                if p == next {
+                    d.texts.push(text);
+                    d.globs.push(Glob::parse(text));
+                    d.users.push(Vec::new());
+                }
+                if d.users[p].last() != Some(&t) {
+                    d.users[p].push(t);
+                }
+            }
+        }
+        d
+    }
+
+    /// The cluster of every pattern (patterns that intersect, directly or
+    /// through others, share one), and the tickets naming any pattern of
+    /// each cluster that two or more tickets name.
+    fn clusters(&self) -> (Vec<usize>, Vec<(usize, Vec<usize>)>) {
+        let mut sets = UnionFind::new(self.texts.len());
+        candidate_pairs(&self.globs, |p, q| {
+            if sets.find(p) != sets.find(q) && self.globs[p].intersects(&self.globs[q]) {
+                sets.union(p, q);
+            }
+        });
+        let cluster: Vec<usize> = (0..self.texts.len()).map(|p| sets.find(p)).collect();
+        let mut tickets: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (p, users) in self.users.iter().enumerate() {
+            tickets.entry(cluster[p]).or_default().extend(users);
+        }
+        let mut shared: Vec<(usize, Vec<usize>)> = tickets
+            .into_iter()
+            .filter_map(|(root, mut list)| {
+                list.sort_unstable();
+                list.dedup();
+                (list.len() > 1).then_some((root, list))
+            })
+            .collect();
+        shared.sort_unstable();
+        (cluster, shared)
+    }
+
+    /// The patterns of `cluster` that `tickets` name, in the order they
+    /// name them, each once.
+    fn patterns_of(
+        &self,
+        plan: &Plan,
+        tickets: &[usize],
+        cluster: &[usize],
+        root: usize,
+    ) -> Vec<String> {
+        let mut seen = vec![false; self.texts.len()];
+        let mut out = Vec::new();
+        for &t in tickets {
+            for text in sides(&plan.tickets[t]) {
+                let p = self.id[text];
+                if cluster[p] == root && !std::mem::replace(&mut seen[p], true) {
+                    out.push(text.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The groups of `tickets` (plan indices, ascending) joined by "may run at
+/// the same time", with two or more tickets each. A pair already in one
+/// group is never asked about, so tickets that are all concurrent cost
+/// about one batch of questions; questions go in batches of [`BATCH`]
+/// pairs, which bounds the memory and the passes over the plan.
+fn concurrent_groups(order: &Order, tickets: &[usize]) -> Vec<Vec<usize>> {
+    const BATCH: usize = 1 << 16;
+    let n = tickets.len();
+    let mut sets = UnionFind::new(n);
+    let mut separate = n;
+    let mut pending: Vec<(usize, usize)> = Vec::new();
+    for i in 0..n {
+        if separate == 1 {
+            break;
+        }
+        for j in i + 1..n {
+            if sets.find(i) != sets.find(j) {
+                pending.push((i, j));
+            }
+        }
+        if pending.len() >= BATCH || i + 1 == n {
+            let asked: Vec<(usize, usize)> = pending
+                .iter()
+                .map(|&(i, j)| (tickets[i], tickets[j]))
+                .collect();
+            for (&(i, j), concurrent) in pending.iter().zip(order.unordered(&asked)) {
+                if concurrent && sets.find(i) != sets.find(j) {
+                    sets.union(i, j);
+                    separate -= 1;
+                }
+            }
+            pending.clear();
+        }
+    }
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, &t) in tickets.iter().enumerate() {
+        groups.entry(sets.find(i)).or_default().push(t);
+    }
+    groups.into_values().filter(|g| g.len() > 1).collect()
+}
+
+/// Disjoint sets over `0..n`, with path halving.
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n).collect(),
+        }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        self.parent[a.max(b)] = a.min(b);
+    }
+}
+
+/// Calls `f` with every pair of glob indices whose literal prefixes are
+/// prefix-related, each once: globs at one trie node with each other, and
+/// each glob with those at the strict ancestors of its node.
+fn candidate_pairs(globs: &[Glob], mut f: impl FnMut(usize, usize)) {
     struct Node {
         parent: Option<usize>,
         entries: Vec<usize>,
@@ -142,10 +319,10 @@ fn candidate_pairs(patterns: &[Indexed], mut f: impl FnMut(usize, usize)) {
         entries: Vec::new(),
     }];
     let mut children: HashMap<(usize, &str), usize> = HashMap::new();
-    let mut at = Vec::with_capacity(patterns.len());
-    for (p, x) in patterns.iter().enumerate() {
+    let mut at = Vec::with_capacity(globs.len());
+    for (p, glob) in globs.iter().enumerate() {
         let mut node = 0;
-        for seg in x.glob.prefix() {
+        for seg in glob.prefix() {
             node = *children.entry((node, seg)).or_insert_with(|| {
                 nodes.push(Node {
                     parent: Some(node),
@@ -520,6 +697,13 @@ mod tests {
         Plan::new(Format::Native, tickets)
     }
 
+    fn pair_list(p: &Plan, limit: usize) -> Vec<(String, String, [String; 2])> {
+        pairs(p, &forecast(p), limit)
+            .into_iter()
+            .map(|o| (o.a, o.b, o.patterns))
+            .collect()
+    }
+
     #[test]
     fn ordered_tickets_never_overlap() {
         let p = plan(vec![
@@ -529,23 +713,40 @@ mod tests {
             ticket("D", &[], &["docs/*.md", "src/x.rs"]),
         ]);
         let found = forecast(&p);
-        let pairs: Vec<(&str, &str, [&str; 2])> = found
-            .iter()
-            .map(|o| {
-                (
-                    o.a.as_str(),
-                    o.b.as_str(),
-                    [o.patterns[0].as_str(), o.patterns[1].as_str()],
-                )
-            })
-            .collect();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].tickets, ["A", "B", "C", "D"], "C runs with D");
+        assert_eq!(found[0].patterns, ["src/**", "src/x.rs", "src/y.rs"]);
+        let s = |x: &str| x.to_string();
         assert_eq!(
-            pairs,
+            pair_list(&p, 10),
             [
-                ("A", "D", ["src/**", "src/x.rs"]),
-                ("B", "D", ["src/x.rs", "src/x.rs"]),
+                (s("A"), s("D"), [s("src/**"), s("src/x.rs")]),
+                (s("B"), s("D"), [s("src/x.rs"), s("src/x.rs")]),
             ]
         );
+        assert_eq!(pair_list(&p, 1).len(), 1, "the cap holds");
+        let chain = plan(vec![
+            ticket("A", &[], &["src/**"]),
+            ticket("B", &["A"], &["src/**"]),
+            ticket("C", &["B"], &["src/**"]),
+        ]);
+        assert!(forecast(&chain).is_empty());
+    }
+
+    #[test]
+    fn one_group_per_connected_set_not_one_warning_per_pair() {
+        let mut tickets: Vec<Ticket> = (0..300)
+            .map(|i| ticket(&format!("T{i}"), &[], &["src/**"]))
+            .collect();
+        tickets.push(ticket("D", &[], &["docs/a.md"]));
+        tickets.push(ticket("E", &[], &["docs/*.md"]));
+        tickets.push(ticket("F", &["E"], &["docs/b.md"]));
+        let found = forecast(&plan(tickets));
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].tickets.len(), 300);
+        assert_eq!(found[0].patterns, ["src/**"]);
+        assert_eq!(found[1].tickets, ["D", "E", "F"], "F runs with D");
+        assert_eq!(found[1].patterns, ["docs/a.md", "docs/*.md", "docs/b.md"]);
     }
 
     #[test]
@@ -560,7 +761,8 @@ mod tests {
         };
         let found = forecast(&p);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].patterns, ["src/old.rs", "src/old.rs"]);
+        assert_eq!(found[0].patterns, ["src/old.rs"]);
+        assert_eq!(pair_list(&p, 5)[0].2, ["src/old.rs", "src/old.rs"]);
     }
 
     #[test]
@@ -569,9 +771,11 @@ mod tests {
             ticket("A", &[], &["a.txt", "src/*.rs", "src/**"]),
             ticket("B", &[], &["src/lib.rs", "src/main.rs"]),
         ]);
-        let found = forecast(&p);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].patterns, ["src/*.rs", "src/lib.rs"]);
+        assert_eq!(pair_list(&p, 5)[0].2, ["src/*.rs", "src/lib.rs"]);
+        assert_eq!(
+            forecast(&p)[0].patterns,
+            ["src/*.rs", "src/**", "src/lib.rs", "src/main.rs"]
+        );
     }
 
     /// A plain backtracking matcher for the language without classes,

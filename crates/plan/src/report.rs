@@ -43,8 +43,9 @@ pub struct FileReport {
     /// The plan, when valid.
     #[serde(skip)]
     pub plan: Option<Plan>,
-    /// The plan's overlap forecast, when valid (what its warnings came from).
-    #[serde(skip)]
+    /// The plan's overlap forecast, when valid (what its warnings came
+    /// from): every ticket of each group, where a warning names 20.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overlaps: Vec<Overlap>,
 }
 

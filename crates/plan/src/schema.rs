@@ -7,6 +7,15 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
 
+/// Whether a schema's `format` keywords are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formats {
+    /// A value must be of its format (`date-time`, `uri`, ...).
+    Assert,
+    /// `format` is a note for the reader, as draft 2020-12 has it by default.
+    Annotate,
+}
+
 /// A compiled schema. Compile once, check many documents.
 pub struct Checker {
     validator: Validator,
@@ -20,10 +29,10 @@ impl Checker {
     ///
     /// Panics when the schema itself is invalid: schemas are embedded in the
     /// binary and covered by tests, so that is a bug, not user input.
-    pub fn new(schema: &Value, format: &str) -> Checker {
+    pub fn new(schema: &Value, format: &str, formats: Formats) -> Checker {
         let validator = jsonschema::options()
             .with_draft(Draft::Draft202012)
-            .should_validate_formats(true)
+            .should_validate_formats(formats == Formats::Assert)
             .build(schema)
             .unwrap_or_else(|e| panic!("embedded {format} schema does not compile: {e}"));
         let mut names = Vec::new();
@@ -229,7 +238,7 @@ mod tests {
             "type": "object", "additionalProperties": false, "required": ["a"],
             "properties": {"a": {"type": "string", "minLength": 1}, "b": {"enum": ["x", "y"]}}
         });
-        let c = Checker::new(&schema, "t");
+        let c = Checker::new(&schema, "t", Formats::Assert);
         let mut out = Vec::new();
         c.check(&json!({"a": "", "b": "z", "zz": 1}), &mut out);
         let got: Vec<(String, String, String)> = out

@@ -3,7 +3,7 @@
 //! against the checks it was asked about.
 
 use crate::diag::Diagnostic;
-use crate::schema::Checker;
+use crate::schema::{Checker, Formats};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -117,7 +117,7 @@ fn checker() -> &'static Checker {
     static CHECKER: OnceLock<Checker> = OnceLock::new();
     CHECKER.get_or_init(|| {
         let schema: Value = serde_json::from_str(SCHEMA).expect("the verdict schema is JSON");
-        Checker::new(&schema, "review")
+        Checker::new(&schema, "review", Formats::Assert)
     })
 }
 

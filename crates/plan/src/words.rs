@@ -18,6 +18,42 @@ pub fn count(n: usize, noun: &str) -> String {
     format!("{n} {}", plural(n, noun))
 }
 
+/// How many tickets an overlap message names before it counts the rest.
+pub const NAMED_TICKETS: usize = 20;
+
+/// `T1 and T2 may run at the same time and both may change `a` / `b``, or
+/// for more tickets, the count, the patterns and the first
+/// [`NAMED_TICKETS`] of them; shared by `validate`, `show` and `preflight`.
+pub fn overlap_message(tickets: &[String], patterns: &[String]) -> String {
+    const NAMED_PATTERNS: usize = 5;
+    let mut ticked: Vec<String> = patterns
+        .iter()
+        .take(NAMED_PATTERNS)
+        .map(|p| format!("`{p}`"))
+        .collect();
+    if patterns.len() > NAMED_PATTERNS {
+        ticked.push(format!("{} more", patterns.len() - NAMED_PATTERNS));
+    }
+    if let [a, b] = tickets {
+        return format!(
+            "{a} and {b} may run at the same time and both may change {}",
+            ticked.join(" / ")
+        );
+    }
+    let named = &tickets[..tickets.len().min(NAMED_TICKETS)];
+    let rest = tickets.len() - named.len();
+    let list = if rest == 0 {
+        named.join(", ")
+    } else {
+        format!("{} and {rest} more", named.join(", "))
+    };
+    format!(
+        "{} may run at the same time and may change the same paths ({}): {list}",
+        count(tickets.len(), "ticket"),
+        ticked.join(", ")
+    )
+}
+
 /// A value taken from the input, quoted for a message: `'x'`, as the
 /// messages of every format quote ids and paths. Control characters are
 /// shown escaped so that a message stays on one line.

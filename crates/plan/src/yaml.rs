@@ -5,22 +5,19 @@
 //! aliases, tags, merge keys, several documents, directives other than
 //! `%YAML 1.2`, empty values, `.nan`/`.inf`, numbers JSON cannot write
 //! (hex, octal, `+1`, `01`, `1_000`, `.5`), and keys that are not strings.
-//! Plain scalars resolve with the YAML 1.2 core schema (`null`, `~`, `true`,
-//! `false` and their capitalised forms, JSON numbers); everything else, and
-//! every quoted or block scalar, is a string.
+//! Plain scalars resolve as codeboost's reader resolves them: `null`,
+//! `true`, `false` and JSON numbers; the core schema's other spellings of
+//! null and the booleans (`~`, `Null`, `TRUE`, ...) are refused, not read as
+//! text; everything else, and every quoted or block scalar, is a string.
 //!
 //! The tree keeps byte spans for values and keys, and duplicate keys, like
 //! the JSON reader, so diagnostics carry line and column for YAML too.
 
 use crate::diag::Diagnostic;
-use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax, SyntaxError};
+use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax, SyntaxError, MAX_DEPTH};
 use regex::Regex;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 use std::sync::LazyLock;
-
-/// Deeper nesting than this is rejected while reading, so that the
-/// recursive walks over the tree can never exhaust the stack.
-pub const MAX_DEPTH: usize = 256;
 
 /// A JSON number (RFC 8259).
 static JSON_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
@@ -211,7 +208,7 @@ impl<'a> Reader<'a> {
         let mut at = 0;
         for line in self.text[..end].split_inclusive('\n') {
             let trimmed = line.trim_end();
-            if trimmed.starts_with('%') && !is_yaml_12(trimmed) {
+            if trimmed.starts_with('%') && !is_yaml_12(trimmed) && !is_tag_directive(trimmed) {
                 let len = trimmed.len();
                 return Err(error(
                     "yaml.directive",
@@ -365,6 +362,10 @@ fn is_yaml_12(directive: &str) -> bool {
         && words[2..].iter().all(|w| w.starts_with('#'))
 }
 
+fn is_tag_directive(directive: &str) -> bool {
+    directive.split_whitespace().next() == Some("%TAG")
+}
+
 type Rejection = (&'static str, String, &'static str);
 
 /// The value of a plain scalar under the YAML 1.2 core schema, restricted
@@ -378,9 +379,23 @@ fn resolve(raw: &str) -> Result<NodeKind, Rejection> {
                 "give the key a value",
             ))
         }
-        "null" | "Null" | "NULL" | "~" => NodeKind::Null,
-        "true" | "True" | "TRUE" => NodeKind::Bool(true),
-        "false" | "False" | "FALSE" => NodeKind::Bool(false),
+        "null" => NodeKind::Null,
+        "true" => NodeKind::Bool(true),
+        "false" => NodeKind::Bool(false),
+        // codeboost's reader refuses the other core-schema spellings rather
+        // than read them as text: so must we, or the plan means two things.
+        "Null" | "NULL" | "~" | "True" | "TRUE" | "False" | "FALSE" => {
+            let json = match raw {
+                "True" | "TRUE" => "true",
+                "False" | "FALSE" => "false",
+                _ => "null",
+            };
+            return Err((
+                "yaml.literal-spelling",
+                format!("`{raw}` is YAML's `{json}` in a spelling JSON does not have; plans take only `null`, `true` and `false`"),
+                "write it in lower case as JSON does, or quote it if it is text",
+            ));
+        }
         _ if JSON_NUMBER.is_match(raw) => NodeKind::Number(raw.to_string()),
         _ if NON_FINITE.is_match(raw) => {
             return Err((
@@ -419,11 +434,11 @@ mod tests {
 
     #[test]
     fn reads_the_json_data_model() {
-        let d = doc("a: \"x y\"\nb:\n  - 1\n  - 'q'\nc: |\n  lit\nd: [1, {e: f}]\nh: ~\ni: True\nj: -2.5e3\nk: 0.5\nl: yes\nm: '01'\n");
+        let d = doc("a: \"x y\"\nb:\n  - 1\n  - 'q'\nc: |\n  lit\nd: [1, {e: f}]\nh: null\ni: true\nj: -2.5e3\nk: 0.5\nl: yes\nm: '01'\nn: '~'\n");
         assert_eq!(
             d.value(),
             json!({"a": "x y", "b": [1, "q"], "c": "lit\n", "d": [1, {"e": "f"}],
-                   "h": null, "i": true, "j": -2.5e3, "k": 0.5, "l": "yes", "m": "01"})
+                   "h": null, "i": true, "j": -2.5e3, "k": 0.5, "l": "yes", "m": "01", "n": "~"})
         );
         assert_eq!(d.syntax, Syntax::Yaml);
     }
@@ -498,7 +513,14 @@ mod tests {
             ("? [a]\n: 1\n", "yaml.non-string-key"),
             ("a: [1,\nb: 2\n", "yaml.syntax"),
             ("%YAML 1.1\n---\na: 1\n", "yaml.directive"),
-            ("%TAG ! tag:x,2000:\n---\na: 1\n", "yaml.directive"),
+            ("%FOO bar\n---\na: 1\n", "yaml.directive"),
+            ("%TAG !e! tag:x,2000:\n---\na: !e!f 1\n", "yaml.tag"),
+            ("a: ~\n", "yaml.literal-spelling"),
+            ("a: Null\n", "yaml.literal-spelling"),
+            ("a: [NULL]\n", "yaml.literal-spelling"),
+            ("a: True\n", "yaml.literal-spelling"),
+            ("a: FALSE\n", "yaml.literal-spelling"),
+            ("~: a\n", "yaml.non-string-key"),
             ("", "yaml.syntax"),
             ("# only a comment\n", "yaml.syntax"),
         ];
@@ -519,6 +541,10 @@ mod tests {
     #[test]
     fn accepts_the_12_directive_and_quoted_keys() {
         assert_eq!(doc("%YAML 1.2\n---\na: 1\n").value(), json!({"a": 1}));
+        assert_eq!(
+            doc("%TAG ! tag:x,2000:\n---\na: 1\n").value(),
+            json!({"a": 1})
+        );
         assert_eq!(
             doc("'1': a\n\"true\": b\n").value(),
             json!({"1": "a", "true": "b"})

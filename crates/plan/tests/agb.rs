@@ -329,7 +329,7 @@ fn unknown_fields_and_duplicate_keys_are_warnings() {
             Severity::Warning
         )]
     );
-    let text = r#"{"repo": "/r", "repo": "/s", "gate": {"test": "npm test"}, "tickets": [{"id": "A", "body": "b", "scope": ["a"]}]}"#;
+    let text = r#"{"repo": "/r", "repo": "/s", "gate": {"test": "npm test"}, "tickets": [{"id": "A", "title": "a", "body": "b", "scope": ["a"]}]}"#;
     let report = validate_text("p.json", text.into(), &Options::default());
     assert!(report.valid);
     assert_eq!(report.plan.unwrap().repo.as_deref(), Some("/s"));
@@ -337,6 +337,42 @@ fn unknown_fields_and_duplicate_keys_are_warnings() {
         report.diagnostics[0].diagnostic.code,
         "agb.json.duplicate-key"
     );
+}
+
+#[test]
+fn adlc_ticket_rules_title_duration_and_the_archive_key() {
+    let title = &[("agb.ticket.title", "/tickets/0/title")];
+    rejects(
+        |p| drop(p["tickets"][0].as_object_mut().unwrap().remove("title")),
+        title,
+    );
+    rejects(|p| p["tickets"][0]["title"] = json!(""), title);
+    rejects(|p| p["tickets"][0]["title"] = json!(7), title);
+    rejects(|p| p["tickets"][0]["title"] = json!(null), title);
+    let duration = &[("agb.ticket.duration", "/tickets/1/duration")];
+    for bad in [json!(0), json!(-1), json!("2"), json!(null), json!([1])] {
+        rejects(|p| p["tickets"][1]["duration"] = bad, duration);
+    }
+    rejects(
+        |p| p["tickets"][2]["_adlcArchive"] = json!({"version": 1}),
+        &[("agb.ticket.reserved", "/tickets/2/_adlcArchive")],
+    );
+    // adlc checks the length, not the content: a blank title passes.
+    let mut plan = example();
+    plan["tickets"][0]["title"] = json!(" ");
+    plan["tickets"][1]["duration"] = json!(2.5);
+    assert_eq!(findings_with(&plan, &Options::default()), vec![]);
+}
+
+#[test]
+fn a_duration_survives_conversion_back_to_agb() {
+    let mut plan = example();
+    plan["tickets"][1]["duration"] = json!(2.5);
+    let report = validate_text("p.json", plan.to_string(), &Options::default());
+    let mut warnings = Vec::new();
+    let back = planwright_plan::formats::emit(&report.plan.unwrap(), Format::Agb, &mut warnings);
+    assert_eq!(back["tickets"][1]["duration"], json!(2.5));
+    assert_eq!(warnings, vec![]);
 }
 
 #[test]

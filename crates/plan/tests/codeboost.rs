@@ -495,10 +495,29 @@ fn projected_state_against_the_repository_tree() {
         "/items/1/files/2/renamed_from",
     );
     has_error(&report, "codeboost.state.exists", "/items/1/files/2/path");
-    // a directory exists when a file is under it; delete needs an existing path
+    // codeboost's projected state holds files only: a directory with files
+    // under it cannot be edited, deleted or renamed ("Missing source")
     let mut plan = base();
-    plan["items"][1]["files"][0] = file("internal/client", "delete", None);
-    assert!(check_with(&plan, &good).valid);
+    for kind in ["delete", "edit"] {
+        plan["items"][1]["files"][0] = file("internal/client", kind, None);
+        let report = check_with(&plan, &good);
+        has_error(
+            &report,
+            "codeboost.state.directory",
+            "/items/1/files/0/path",
+        );
+        let message = &report.diagnostics[0].diagnostic.message;
+        assert!(
+            message.contains("`internal/client`, a directory with 1 file under it"),
+            "{message}"
+        );
+    }
+    plan["items"][1]["files"][0] = file("docs/new.md", "rename", Some("internal"));
+    has_error(
+        &check_with(&plan, &good),
+        "codeboost.state.directory",
+        "/items/1/files/0/renamed_from",
+    );
     plan["items"][1]["files"][0] = file("internal/server", "delete", None);
     has_error(
         &check_with(&plan, &good),

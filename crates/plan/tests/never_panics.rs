@@ -11,6 +11,41 @@ fn example_text() -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
+/// Characters that look like whitespace, or nothing, but are not JSON
+/// whitespace; and the control characters a JSON string may not hold raw.
+const INVISIBLE: [char; 9] = [
+    '\u{a0}', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{3000}', '\u{0}', '\u{1f}', '\t',
+];
+
+/// Pieces of JSON, and of what is nearly JSON, for the reader to meet in
+/// any order.
+const TOKENS: [&str; 24] = [
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"a\"",
+    "\"tickets\"",
+    "\"\\ud800\"",
+    "\"\\u00e9\\n\"",
+    "\"\\",
+    "\"",
+    "1",
+    "-0.5e3",
+    "01",
+    "true",
+    "nul",
+    " ",
+    "\n",
+    "\u{a0}",
+    "\u{2028}",
+    "\"x\ty\"",
+    "\u{feff}",
+    "\u{0}",
+];
+
 fn check_every_way(text: &str) {
     let mut formats: Vec<Option<Format>> = vec![None];
     formats.extend(Format::ALL.into_iter().map(Some));
@@ -84,6 +119,28 @@ proptest! {
             chars[i] = c;
         }
         check_every_way(&chars.into_iter().collect::<String>());
+    }
+
+    #[test]
+    fn inserted_invisible_characters(edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(INVISIBLE.to_vec())), 1..4)) {
+        let mut chars: Vec<char> = example_text().chars().collect();
+        for (at, c) in edits {
+            chars.insert(at.index(chars.len() + 1), c);
+        }
+        check_every_way(&chars.into_iter().collect::<String>());
+    }
+
+    #[test]
+    fn token_soup_reads_or_fails_at_a_place_in_it(tokens in prop::collection::vec(prop::sample::select(TOKENS.to_vec()), 0..40)) {
+        let text = tokens.concat();
+        match planwright_plan::json::parse("fuzz.json", text.clone()) {
+            Ok(doc) => prop_assert!(doc.root.span.end <= text.len()),
+            Err(e) => {
+                prop_assert!(e.span.start <= e.span.end && e.span.end <= text.len());
+                prop_assert!(e.diagnostic.code.starts_with("json."));
+            }
+        }
+        check_every_way(&text);
     }
 
     #[test]

@@ -93,7 +93,8 @@ fn route() -> impl Strategy<Value = (Option<String>, Option<String>)> {
 /// What agb can express of a ticket; `deps` are picked among earlier tickets.
 fn agb_ticket(i: usize) -> impl Strategy<Value = Ticket> {
     (
-        any_text(),
+        // agb requires a title.
+        nonblank(),
         nonblank(),
         prop::collection::vec(pathspec(), 1..4),
         prop::collection::vec(pathspec(), 0..2),
@@ -318,6 +319,7 @@ proptest! {
         formats::emit(&plan, Format::Agb, &mut warnings);
         let dropped = plan.tickets.iter().any(|t| {
             t.model.is_some()
+                || t.title.is_empty()
                 || !t.gates.is_empty()
                 || !t.checks.is_empty()
                 || !t.counterfactuals.is_empty()

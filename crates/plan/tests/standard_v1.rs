@@ -216,22 +216,97 @@ fn schema_rejects_unknown_fields_everywhere() {
     );
 }
 
+/// The codes of the errors planwright gives the text `text`.
+fn error_codes(text: &str, options: &Options) -> Vec<(String, String)> {
+    let report = validate_text("plan.json", text.to_string(), options);
+    report
+        .diagnostics
+        .into_iter()
+        .filter(|l| l.diagnostic.severity == Severity::Error)
+        .map(|l| (l.diagnostic.code, l.diagnostic.pointer))
+        .collect()
+}
+
 #[test]
-fn formats_uri_and_date_time_are_asserted() {
-    let d = rejects(
-        minimal(),
-        |v| set(v, "/ticket_reference/url", json!("not a uri")),
-        "standard_v1.schema.format",
-        "/ticket_reference/url",
-    );
-    assert!(d.message.contains("uri"), "{}", d.message);
-    let d = rejects(
-        minimal(),
-        |v| set(v, "/generated_by/timestamp", json!("yesterday")),
-        "standard_v1.schema.format",
+fn format_is_an_annotation_as_in_fishhawk() {
+    let mut v = minimal();
+    set(&mut v, "/ticket_reference/url", json!("not a uri"));
+    let (ds, plan) = run(&v, &capped(50));
+    assert!(plan.is_some(), "{ds:#?}");
+}
+
+#[test]
+fn timestamps_are_read_as_go_reads_them() {
+    for bad in [
+        "yesterday",
+        "2026-03-01t12:00:00Z",
+        "2026-03-01T12:00:00z",
+        "2026-06-30T23:59:60Z",
+    ] {
+        let d = rejects(
+            minimal(),
+            |v| set(v, "/generated_by/timestamp", json!(bad)),
+            "standard_v1.decode.timestamp",
+            "/generated_by/timestamp",
+        );
+        assert!(
+            d.message.contains("not a timestamp fishhawk reads"),
+            "{}",
+            d.message
+        );
+    }
+    let mut v = minimal();
+    set(
+        &mut v,
         "/generated_by/timestamp",
+        json!("2026-03-01T12:00:00.5+02:00"),
     );
-    assert!(d.message.contains("date-time"), "{}", d.message);
+    assert!(run(&v, &capped(50)).1.is_some());
+}
+
+#[test]
+fn integers_are_read_as_go_ints() {
+    let at = "/predicted_runtime_minutes";
+    for written in ["30.0", "1e2", "9223372036854775808"] {
+        let text = MINIMAL.replace(
+            "\"predicted_runtime_minutes\": 15",
+            &format!("\"predicted_runtime_minutes\": {written}"),
+        );
+        assert_eq!(
+            error_codes(&text, &capped(50)),
+            [("standard_v1.decode.integer".to_string(), at.to_string())],
+            "{written}"
+        );
+    }
+}
+
+#[test]
+fn every_occurrence_of_a_repeated_key_must_fit() {
+    let text = MINIMAL.replace(
+        "\"summary\": \"Reject",
+        "\"summary\": 5,\n  \"summary\": \"Reject",
+    );
+    assert_eq!(
+        error_codes(&text, &capped(50)),
+        [(
+            "standard_v1.decode.duplicate-key".to_string(),
+            "/summary".to_string()
+        )]
+    );
+    let text = MINIMAL.replace(
+        "\"summary\": \"Reject",
+        "\"summary\": \"first\",\n  \"summary\": \"Reject",
+    );
+    assert_eq!(error_codes(&text, &capped(50)), []);
+    // Inside an earlier value, the same rules as anywhere.
+    let text = MINIMAL.replace(
+        "\"plan_version\": \"standard_v1\",",
+        "\"plan_version\": \"standard_v1\",\n  \"generated_by\": {\"agent\": 1, \"model\": \"m\", \"timestamp\": \"2026-03-01T12:00:00Z\"},",
+    );
+    assert!(error_codes(&text, &capped(50)).contains(&(
+        "standard_v1.decode.duplicate-key".to_string(),
+        "/generated_by/agent".to_string()
+    )));
 }
 
 #[test]
@@ -968,6 +1043,32 @@ fn all_criteria_skip_expected() {
 }
 
 // ---- coercion ---------------------------------------------------------------
+
+#[test]
+fn coerce_drops_optional_fields_set_to_null() {
+    let mut v = minimal();
+    set(&mut v, "/risks_and_assumptions", json!(null));
+    set(&mut v, "/decomposition", json!(null));
+    let (ds, plan) = run(&v, &capped(50));
+    assert!(plan.is_none());
+    find(&ds, "standard_v1.schema.type", "/risks_and_assumptions");
+    let options = Options {
+        coerce: true,
+        ..capped(50)
+    };
+    let (ds, plan) = run(&v, &options);
+    assert!(plan.is_some(), "{ds:#?}");
+    for at in ["/risks_and_assumptions", "/decomposition"] {
+        assert_eq!(
+            find(&ds, "standard_v1.coerced", at).severity,
+            Severity::Warning
+        );
+    }
+    // A required field set to null stays an error, as in fishhawk.
+    set(&mut v, "/summary", json!(null));
+    let (ds, _) = run(&v, &options);
+    find(&ds, "standard_v1.schema.type", "/summary");
+}
 
 #[test]
 fn coerce_turns_bare_strings_into_objects() {

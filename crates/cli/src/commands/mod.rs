@@ -148,6 +148,10 @@ fn syntax(path: &Path, text: &str, flag: Option<InputFormat>) -> Option<Syntax> 
     }
 }
 
+/// How many overlapping pairs of tickets `--verbose` shows behind the
+/// groups: enough to see the shape, few enough to read.
+const VERBOSE_OVERLAP_PAIRS: usize = 50;
+
 /// Validates one plan file with the flags and configuration in force.
 pub fn check_file(
     path: &Path,
@@ -178,6 +182,9 @@ pub fn check_file(
     options.coerce = read.coerce;
     options.max_files_changed = read.max_files_changed;
     options.calibration_hint = read.calibration_hint;
+    if global.verbose {
+        options.overlap_pairs = VERBOSE_OVERLAP_PAIRS;
+    }
     let report = validate_text(&display_name(path), text, &options);
     if let Some(format) = report.format {
         let how = if read.format.is_some() {

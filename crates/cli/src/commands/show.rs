@@ -79,8 +79,8 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
     for o in &a.overlaps {
         let _ = writeln!(
             out,
-            "  {} and {} may run at the same time and both may change `{}` / `{}`",
-            o.a, o.b, o.patterns[0], o.patterns[1]
+            "  {}",
+            planwright_plan::words::overlap_message(&o.tickets, &o.patterns)
         );
     }
     out

@@ -23,7 +23,7 @@ pub static NPM_GATE_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^npm (test|run [a-zA-Z0-9_:-]+)$").expect("valid regex"));
 
 const PLAN_KEYS: [&str; 6] = ["repo", "base", "gate", "tickets", "caps", "prosecution"];
-const TICKET_KEYS: [&str; 8] = [
+const TICKET_KEYS: [&str; 9] = [
     "id",
     "title",
     "body",
@@ -32,7 +32,11 @@ const TICKET_KEYS: [&str; 8] = [
     "edges",
     "tier",
     "pool_hint",
+    "duration",
 ];
+/// The ticket key adlc's ticket store keeps for archived tickets; agb's
+/// ticket check refuses it in a plan.
+const ARCHIVE_KEY: &str = "_adlcArchive";
 const POOL_HINTS: [&str; 5] = ["gemini", "claude", "claude-gpt", "gpt-oss", "auto"];
 const DEFAULT_POOL_HINT: &str = "auto";
 
@@ -115,7 +119,7 @@ fn unknown_keys(
     sink: &mut dyn Sink,
 ) {
     for key in obj.keys() {
-        if !known.contains(&key.as_str()) && key != "adlcBin" {
+        if !known.contains(&key.as_str()) && key != "adlcBin" && key != ARCHIVE_KEY {
             sink.push(
                 Diagnostic::warning(
                     "agb.field.unknown",
@@ -416,18 +420,7 @@ fn check_ticket(
     } else {
         id.clone()
     };
-    let title = match obj.get("title") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => {
-            sink.push(Diagnostic::error(
-                "agb.ticket.title",
-                at.key("title"),
-                format!("{label}: title must be a string"),
-            ));
-            String::new()
-        }
-    };
+    let title = check_title(obj, at, &label, sink);
     let body = match obj.get("body") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         _ => {
@@ -482,13 +475,78 @@ fn check_ticket(
             sink,
         );
     }
+    let mut metadata = Map::new();
+    if let Some(duration) = check_duration(obj, at, &label, sink) {
+        metadata.insert("duration".into(), duration);
+    }
+    if obj.contains_key(ARCHIVE_KEY) {
+        sink.push(
+            Diagnostic::error(
+                "agb.ticket.reserved",
+                at.key(ARCHIVE_KEY),
+                format!("{label}: {ARCHIVE_KEY} is reserved for archived tickets"),
+            )
+            .at_key()
+            .with_hint(format!(
+                "remove `{ARCHIVE_KEY}`; a plan holds live tickets only"
+            )),
+        );
+    }
     Ticket {
         title,
+        metadata,
         scope: scope.into_iter().map(ScopeEntry::any).collect(),
         rails,
         tier,
         pool_hint,
         ..Ticket::new(id, body)
+    }
+}
+
+/// adlc's ticket check, which agb runs on every ticket, wants a title:
+/// a string of at least one character (a blank one passes).
+fn check_title(obj: &Map<String, Value>, at: &Pointer, label: &str, sink: &mut dyn Sink) -> String {
+    match obj.get("title") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => {
+            sink.push(
+                Diagnostic::error(
+                    "agb.ticket.title",
+                    at.key("title"),
+                    format!("{label}: title is required and must be a non-empty string"),
+                )
+                .with_hint(
+                    "give the ticket a short title, for example `\"title\": \"math utilities\"`",
+                ),
+            );
+            String::new()
+        }
+    }
+}
+
+/// adlc's relative build-time estimate: when given, a positive finite
+/// number. Kept as ticket metadata so that writing the plan back as agb
+/// keeps it.
+fn check_duration(
+    obj: &Map<String, Value>,
+    at: &Pointer,
+    label: &str,
+    sink: &mut dyn Sink,
+) -> Option<Value> {
+    let value = obj.get("duration")?;
+    match value.as_f64() {
+        Some(d) if d.is_finite() && d > 0.0 => Some(value.clone()),
+        _ => {
+            sink.push(
+                Diagnostic::error(
+                    "agb.ticket.duration",
+                    at.key("duration"),
+                    format!("{label}: duration must be a positive number (got {value})"),
+                )
+                .with_hint("`duration` is a relative estimate (default 1): write a number above 0, or remove it"),
+            );
+            None
+        }
     }
 }
 
@@ -773,9 +831,18 @@ fn emit_ticket(i: usize, t: &Ticket, edges: &[&str], sink: &mut dyn Sink) -> Val
     let at = Pointer::root().key("tickets").index(i);
     let mut obj = Map::new();
     obj.insert("id".into(), t.id.clone().into());
-    if !t.title.is_empty() {
-        obj.insert("title".into(), t.title.clone().into());
-    }
+    let title = if t.title.is_empty() {
+        let title = t.made_up_title();
+        sink.push(Diagnostic::warning(
+            "convert.agb.title",
+            at.key("title"),
+            format!("{}: agb tickets need a title; used `{title}`", t.id),
+        ));
+        title
+    } else {
+        t.title.clone()
+    };
+    obj.insert("title".into(), title.into());
     obj.insert("body".into(), t.body.clone().into());
     let mut scope = Vec::new();
     for (k, s) in t.scope.iter().enumerate() {
@@ -811,13 +878,17 @@ fn emit_ticket(i: usize, t: &Ticket, edges: &[&str], sink: &mut dyn Sink) -> Val
     if let Some(hint) = &t.pool_hint {
         obj.insert("pool_hint".into(), hint.clone().into());
     }
+    let mut metadata = t.metadata.clone();
+    if let Some(duration) = metadata.remove("duration").filter(Value::is_number) {
+        obj.insert("duration".into(), duration);
+    }
     let dropped = [
         ("model", t.model.is_some()),
         ("gates", !t.gates.is_empty()),
         ("checks", !t.checks.is_empty()),
         ("counterfactuals", !t.counterfactuals.is_empty()),
         ("estimate_minutes", t.estimate_minutes.is_some()),
-        ("metadata", !t.metadata.is_empty()),
+        ("metadata", !metadata.is_empty()),
     ];
     for (field, present) in dropped {
         if present {
@@ -829,4 +900,45 @@ fn emit_ticket(i: usize, t: &Ticket, edges: &[&str], sink: &mut dyn Sink) -> Val
         }
     }
     Value::Object(obj)
+}
+/// agb in the table of formats.
+pub struct Agb;
+
+impl super::PlanFormat for Agb {
+    fn format(&self) -> Format {
+        Format::Agb
+    }
+
+    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match (root.contains_key("tickets"), root.contains_key("gate")) {
+            (true, true) => Fit::Full,
+            (true, false) => Fit::Partial("no `gate` key".into()),
+            (false, true) => Fit::Partial("no `tickets` key".into()),
+            (false, false) => Fit::No("no `tickets` and `gate` keys".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(doc, value, options, sink)
+    }
+
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
+        emit(plan, sink)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        None
+    }
+
+    fn pointer(&self, i: usize) -> [Pointer; 2] {
+        let ticket = Pointer::root().key("tickets").index(i);
+        [ticket.key("scope"), ticket]
+    }
 }

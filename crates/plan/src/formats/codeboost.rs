@@ -8,7 +8,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::doc::{Document, Node, NodeKind};
 use crate::model::{Format, Gate, Plan, Review, ScopeEntry, ScopeOp, Ticket};
 use crate::pointer::Pointer;
-use crate::schema::Checker;
+use crate::schema::{Checker, Formats};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -22,7 +22,8 @@ pub use emit::emit;
 /// The seed's JSON Schema, verbatim (published as `schemas/codeboost.schema.json`).
 pub const SCHEMA_TEXT: &str = include_str!("../../../../schemas/codeboost.schema.json");
 
-static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "codeboost"));
+static CHECKER: LazyLock<Checker> =
+    LazyLock::new(|| Checker::new(&schema(), "codeboost", Formats::Assert));
 
 /// The largest plan file codeboost reads, in bytes.
 pub const MAX_BYTES: usize = 1024 * 1024;
@@ -808,6 +809,49 @@ fn build_ticket(item: &Item<'_>) -> Ticket {
         counterfactuals: Vec::new(),
         estimate_minutes: None,
         metadata,
+    }
+}
+
+/// codeboost plan v1 in the table of formats.
+pub struct Codeboost;
+
+impl super::PlanFormat for Codeboost {
+    fn format(&self) -> crate::model::Format {
+        crate::model::Format::Codeboost
+    }
+
+    fn detect(&self, root: &serde_json::Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match (root.get("schema_version"), root.contains_key("items")) {
+            (Some(v), true) if v == 1 => Fit::Full,
+            (Some(_), false) => Fit::Partial("no `items` key".into()),
+            (Some(v), true) => Fit::Partial(format!("`schema_version` is {v}, expected 1")),
+            (None, true) => Fit::Partial("no `schema_version` key".into()),
+            (None, false) => Fit::No("no `schema_version` and `items` keys".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(doc, value, options, sink)
+    }
+
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
+        emit(plan, sink)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        Some(schema())
+    }
+
+    fn pointer(&self, i: usize) -> [Pointer; 2] {
+        let item = Pointer::root().key("items").index(i);
+        [item.key("files"), item]
     }
 }
 

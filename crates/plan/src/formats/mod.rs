@@ -1,5 +1,8 @@
 //! The plan formats: detection, and the validator and writer of each.
 //!
+//! Each format is one [`PlanFormat`] implementation and one row of
+//! [`FORMATS`]; nothing here matches on the format.
+//!
 //! Every validator walks the document, pushes every problem it finds into a
 //! sink (never stopping at the first), and returns the plan (IR) only when
 //! it found no error.
@@ -17,7 +20,7 @@ use crate::doc::Document;
 use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
 use crate::pointer::Pointer;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// Everything a validator may take into account besides the document.
@@ -41,6 +44,9 @@ pub struct Options {
     pub repo_files: Option<std::sync::Arc<BTreeSet<String>>>,
     /// The surface syntax, when the file name cannot tell (standard input).
     pub syntax: Option<crate::doc::Syntax>,
+    /// How many overlapping pairs of tickets to show besides the groups
+    /// (`validate --verbose`); 0 shows none.
+    pub overlap_pairs: usize,
 }
 
 impl Default for Options {
@@ -55,6 +61,7 @@ impl Default for Options {
             calibration_hint: false,
             repo_files: None,
             syntax: None,
+            overlap_pairs: 0,
         }
     }
 }
@@ -66,8 +73,9 @@ pub struct Outcome {
     pub format: Option<Format>,
     /// The plan, when there was no error.
     pub plan: Option<Plan>,
-    /// The plan's overlap forecast, made once here for its warnings and
-    /// kept for whoever checks the plan next (a run's preflight).
+    /// The plan's overlap forecast (groups of tickets), made once here for
+    /// its warnings and kept for whoever checks the plan next (a run's
+    /// preflight).
     pub overlaps: Vec<Overlap>,
 }
 
@@ -90,17 +98,12 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     };
     unused_options(format, options, sink);
     let mut counting = Counting::new(sink);
-    let plan = match format {
-        Format::Agb => agb::validate(doc, &value, options, &mut counting),
-        Format::Native => native::validate(&value, &mut counting),
-        Format::Codeboost => codeboost::validate(doc, &value, options, &mut counting),
-        Format::StandardV1 => standard_v1::validate(doc, &value, options, &mut counting),
-    };
+    let plan = plan_format(format).validate(doc, &value, options, &mut counting);
     let plan = if counting.errors == 0 { plan } else { None };
     let overlaps = match &plan {
         Some(plan) => {
             gate_file_warnings(doc, format, plan, sink);
-            overlap_warnings(doc, format, plan, sink)
+            overlap_warnings(doc, format, plan, options, sink)
         }
         None => vec![],
     };
@@ -142,12 +145,7 @@ fn unused_options(format: Format, options: &Options, sink: &mut dyn Sink) {
 
 /// The JSON Schema of `format`, when it has one.
 pub fn schema(format: Format) -> Option<Value> {
-    match format {
-        Format::Native => Some(native::schema()),
-        Format::StandardV1 => Some(standard_v1::schema()),
-        Format::Codeboost => Some(codeboost::schema()),
-        Format::Agb => None,
-    }
+    plan_format(format).schema()
 }
 
 /// One `plan.gate.in-scope` warning per ticket whose scope covers a file
@@ -177,30 +175,42 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
     }
 }
 
-/// One `plan.scope.overlap` warning per pair of tickets that may run at the
-/// same time and may change the same path, at the later ticket. Returns
-/// the forecast.
+/// One `plan.scope.overlap` warning per group of tickets that may run at
+/// the same time and may change the same paths, at its first ticket; with
+/// `options.overlap_pairs`, that many of the pairs behind them as
+/// advisories. Returns the forecast.
 fn overlap_warnings(
     doc: &Document,
     format: Format,
     plan: &Plan,
+    options: &Options,
     sink: &mut dyn Sink,
 ) -> Vec<Overlap> {
-    let overlaps = crate::overlap::forecast(plan);
-    for o in &overlaps {
+    let groups = crate::overlap::forecast(plan);
+    for group in &groups {
         sink.push(
             Diagnostic::warning(
                 "plan.scope.overlap",
-                ticket_pointer(doc, format, o.b_index),
-                format!(
-                    "{} and {} may run at the same time and both may change `{}` / `{}`",
-                    o.a, o.b, o.patterns[0], o.patterns[1]
-                ),
+                ticket_pointer(doc, format, group.indices[0]),
+                crate::words::overlap_message(&group.tickets, &group.patterns),
             )
-            .with_hint("add a dependency between them or narrow their scopes"),
+            .with_hint("add dependencies between them (so one merges before the next starts) or narrow their scopes; `--verbose` shows the pairs, `--output json` lists every ticket"),
         );
     }
-    overlaps
+    if options.overlap_pairs > 0 {
+        for pair in crate::overlap::pairs(plan, &groups, options.overlap_pairs) {
+            let [pa, pb] = &pair.patterns;
+            sink.push(Diagnostic::advisory(
+                "plan.scope.overlap-pair",
+                ticket_pointer(doc, format, pair.b_index),
+                format!(
+                    "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
+                    pair.a, pair.b
+                ),
+            ));
+        }
+    }
+    groups
 }
 
 /// The pointer of ticket `i`'s scope in `doc` (or of the ticket, or of the
@@ -222,18 +232,8 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
 }
 
 fn ticket_pointer(doc: &Document, format: Format, i: usize) -> String {
-    let tickets = Pointer::root().key("tickets").index(i);
-    let sub_plans = Pointer::root()
-        .key("decomposition")
-        .key("sub_plans")
-        .index(i);
-    let items = Pointer::root().key("items").index(i);
-    let candidates = match format {
-        Format::Agb | Format::Native => [tickets.key("scope"), tickets],
-        Format::Codeboost => [items.key("files"), items],
-        Format::StandardV1 => [sub_plans.key("scope"), sub_plans],
-    };
-    candidates
+    plan_format(format)
+        .pointer(i)
         .into_iter()
         .find(|p| doc.node(p.as_str()).is_some())
         .map(String::from)
@@ -243,16 +243,11 @@ fn ticket_pointer(doc: &Document, format: Format, i: usize) -> String {
 /// Writes `plan` in the format `to`; pushes a warning for each thing the
 /// target cannot express.
 pub fn emit(plan: &Plan, to: Format, sink: &mut dyn Sink) -> Value {
-    match to {
-        Format::Native => native::emit(plan),
-        Format::Agb => agb::emit(plan, sink),
-        Format::Codeboost => codeboost::emit(plan, sink),
-        Format::StandardV1 => standard_v1::emit(plan, sink),
-    }
+    plan_format(to).emit(plan, sink)
 }
 
 /// How strongly a document looks like one format.
-enum Fit {
+pub enum Fit {
     /// Every signature field is there.
     Full,
     /// Some of them are, with what is missing.
@@ -261,32 +256,54 @@ enum Fit {
     No(String),
 }
 
-fn fit(format: Format, root: &serde_json::Map<String, Value>) -> Fit {
-    let has = |k: &str| root.contains_key(k);
-    match format {
-        Format::Native => match root.get("planwright") {
-            Some(v) if v == 1 => Fit::Full,
-            Some(v) => Fit::Partial(format!("`planwright` is {v}, expected 1")),
-            None => Fit::No("no `planwright` key".into()),
-        },
-        Format::StandardV1 => match root.get("plan_version") {
-            Some(v) if v == "standard_v1" => Fit::Full,
-            Some(v) => Fit::Partial(format!("`plan_version` is {v}, expected \"standard_v1\"")),
-            None => Fit::No("no `plan_version` key".into()),
-        },
-        Format::Codeboost => match (root.get("schema_version"), has("items")) {
-            (Some(v), true) if v == 1 => Fit::Full,
-            (Some(_), false) => Fit::Partial("no `items` key".into()),
-            (Some(v), true) => Fit::Partial(format!("`schema_version` is {v}, expected 1")),
-            (None, true) => Fit::Partial("no `schema_version` key".into()),
-            (None, false) => Fit::No("no `schema_version` and `items` keys".into()),
-        },
-        Format::Agb => match (has("tickets"), has("gate")) {
-            (true, true) => Fit::Full,
-            (true, false) => Fit::Partial("no `gate` key".into()),
-            (false, true) => Fit::Partial("no `tickets` key".into()),
-            (false, false) => Fit::No("no `tickets` and `gate` keys".into()),
-        },
+/// One plan format: how to tell it, read it, write it and point into it.
+/// A new format is one implementation and one row of [`FORMATS`].
+pub trait PlanFormat: Sync {
+    /// Which format this is.
+    fn format(&self) -> Format;
+
+    /// The name used on the command line, in JSON output and in codes.
+    fn name(&self) -> &'static str {
+        self.format().name()
+    }
+
+    /// How strongly a document's top-level object looks like this format.
+    fn detect(&self, root: &Map<String, Value>) -> Fit;
+
+    /// Validates a document of this format; the plan when there was no error.
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan>;
+
+    /// Writes `plan` in this format, with a warning for each thing it cannot say.
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value;
+
+    /// The JSON Schema, when the format has one.
+    fn schema(&self) -> Option<Value>;
+
+    /// Where ticket `i` stands in a document of this format: its scope,
+    /// then the ticket itself.
+    fn pointer(&self, i: usize) -> [Pointer; 2];
+}
+
+/// Every format, in the order detection tries them.
+pub static FORMATS: [&dyn PlanFormat; 4] = [
+    &agb::Agb,
+    &codeboost::Codeboost,
+    &standard_v1::StandardV1,
+    &native::Native,
+];
+
+/// The implementation of `format`.
+pub fn plan_format(format: Format) -> &'static dyn PlanFormat {
+    match FORMATS.iter().find(|f| f.format() == format) {
+        Some(f) => *f,
+        // `every_format_has_a_row` holds this.
+        None => unreachable!("{format} has no row in FORMATS"),
     }
 }
 
@@ -303,7 +320,10 @@ pub fn detect(value: &Value) -> Result<Format, Diagnostic> {
             "a plan must be a JSON object (or YAML mapping) at the top level",
         ));
     };
-    let fits: Vec<(Format, Fit)> = Format::ALL.into_iter().map(|f| (f, fit(f, root))).collect();
+    let fits: Vec<(Format, Fit)> = FORMATS
+        .iter()
+        .map(|f| (f.format(), f.detect(root)))
+        .collect();
     let full: Vec<Format> = fits
         .iter()
         .filter(|(_, x)| matches!(x, Fit::Full))
@@ -379,6 +399,15 @@ mod tests {
                 "`--coerce` applies to standard_v1 plans only; it was ignored for this native plan",
             ]
         );
+    }
+
+    #[test]
+    fn every_format_has_a_row() {
+        for format in Format::ALL {
+            assert_eq!(plan_format(format).format(), format);
+            assert_eq!(plan_format(format).name(), format.name());
+        }
+        assert_eq!(FORMATS.len(), Format::ALL.len());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::model::Plan;
 use crate::pointer::Pointer;
 use crate::refname::ref_name_problem;
-use crate::schema::Checker;
+use crate::schema::{Checker, Formats};
 use serde_json::Value;
 use std::sync::LazyLock;
 
@@ -23,7 +23,8 @@ pub fn emit(plan: &Plan) -> Value {
     Value::Object(doc)
 }
 
-static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&schema(), "native"));
+static CHECKER: LazyLock<Checker> =
+    LazyLock::new(|| Checker::new(&schema(), "native", Formats::Assert));
 
 /// The values a scope entry's `op` may have.
 const OPS: [&str; 5] = ["any", "create", "modify", "delete", "rename"];
@@ -245,4 +246,44 @@ pub fn schema() -> Value {
         }
     }
     schema
+}
+/// The native format in the table of formats.
+pub struct Native;
+
+impl super::PlanFormat for Native {
+    fn format(&self) -> crate::model::Format {
+        crate::model::Format::Native
+    }
+
+    fn detect(&self, root: &serde_json::Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match root.get("planwright") {
+            Some(v) if v == 1 => Fit::Full,
+            Some(v) => Fit::Partial(format!("`planwright` is {v}, expected 1")),
+            None => Fit::No("no `planwright` key".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        _doc: &crate::doc::Document,
+        value: &Value,
+        _options: &super::Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(value, sink)
+    }
+
+    fn emit(&self, plan: &Plan, _sink: &mut dyn Sink) -> Value {
+        emit(plan)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        Some(schema())
+    }
+
+    fn pointer(&self, i: usize) -> [crate::pointer::Pointer; 2] {
+        let ticket = crate::pointer::Pointer::root().key("tickets").index(i);
+        [ticket.key("scope"), ticket]
+    }
 }

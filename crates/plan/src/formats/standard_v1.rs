@@ -7,6 +7,7 @@
 //! plan can be schema-valid and semantically unchecked; here a document is
 //! never one without the other.
 
+mod decode;
 mod emit;
 mod gate;
 mod ir;
@@ -19,7 +20,7 @@ use crate::diag::{Counting, Diagnostic, Sink};
 use crate::doc::Document;
 use crate::model::Plan;
 use crate::pointer::Pointer;
-use crate::schema::Checker;
+use crate::schema::{Checker, Formats};
 use serde_json::{Map, Value};
 use std::sync::LazyLock;
 
@@ -39,7 +40,11 @@ pub const COERCED_TIMESTAMP: &str = "1970-01-01T00:00:00Z";
 static SCHEMA: LazyLock<Value> =
     LazyLock::new(|| serde_json::from_str(SCHEMA_TEXT).expect("the embedded schema is JSON"));
 
-static CHECKER: LazyLock<Checker> = LazyLock::new(|| Checker::new(&SCHEMA, "standard_v1"));
+// fishhawk's schema library treats `format` as an annotation, as draft
+// 2020-12 does by default: a `uri` is any string, and a timestamp is
+// checked by the typed decode instead (`decode`).
+static CHECKER: LazyLock<Checker> =
+    LazyLock::new(|| Checker::new(&SCHEMA, "standard_v1", Formats::Annotate));
 
 /// The JSON Schema of standard_v1 (draft 2020-12).
 pub fn schema() -> Value {
@@ -58,9 +63,11 @@ pub fn validate(
     super::warn_duplicate_keys(doc, "standard_v1", "fishhawk", &mut sink);
     let mut value = value.clone();
     if options.coerce {
+        drop_optional_nulls(&SCHEMA, &mut value, &mut sink);
         coerce(&SCHEMA, &SCHEMA, &mut value, &Pointer::root(), &mut sink);
     }
     CHECKER.check(&value, &mut sink);
+    decode::check(doc, &SCHEMA, &mut sink);
     semantic::check(&value, &mut sink);
     let cap = options
         .max_files_changed
@@ -82,6 +89,38 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     {
         Some(name) => root["$defs"].get(name).unwrap_or(schema),
         None => schema,
+    }
+}
+
+/// fishhawk's coercion reads a top-level field that the schema does not
+/// require, set to null, as absent.
+fn drop_optional_nulls(schema: &Value, value: &mut Value, sink: &mut dyn Sink) {
+    let (Some(props), Some(fields)) = (
+        schema.get("properties").and_then(Value::as_object),
+        value.as_object_mut(),
+    ) else {
+        return;
+    };
+    let required = |k: &str| {
+        access::arr(schema, "required")
+            .iter()
+            .any(|r| r.as_str() == Some(k))
+    };
+    let dropped: Vec<String> = fields
+        .iter()
+        .filter(|(k, v)| v.is_null() && props.contains_key(k.as_str()) && !required(k))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in dropped {
+        fields.remove(&key);
+        sink.push(
+            Diagnostic::warning(
+                "standard_v1.coerced",
+                Pointer::root().key(&key),
+                format!("dropped `{key}`: null, which fishhawk's coercion reads as an absent optional field"),
+            )
+            .with_hint(format!("remove `{key}` so the plan is valid without `--coerce`")),
+        );
     }
 }
 
@@ -182,5 +221,48 @@ mod access {
     /// Whether `v[key]` is an array with at least one file entry.
     pub fn file_count(v: &Value) -> usize {
         v.get("scope").map_or(0, |s| arr(s, "files").len())
+    }
+}
+/// standard_v1 in the table of formats.
+pub struct StandardV1;
+
+impl super::PlanFormat for StandardV1 {
+    fn format(&self) -> crate::model::Format {
+        crate::model::Format::StandardV1
+    }
+
+    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+        use super::Fit;
+        match root.get("plan_version") {
+            Some(v) if v == "standard_v1" => Fit::Full,
+            Some(v) => Fit::Partial(format!("`plan_version` is {v}, expected \"standard_v1\"")),
+            None => Fit::No("no `plan_version` key".into()),
+        }
+    }
+
+    fn validate(
+        &self,
+        doc: &Document,
+        value: &Value,
+        options: &Options,
+        sink: &mut dyn Sink,
+    ) -> Option<Plan> {
+        validate(doc, value, options, sink)
+    }
+
+    fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
+        emit(plan, sink)
+    }
+
+    fn schema(&self) -> Option<Value> {
+        Some(schema())
+    }
+
+    fn pointer(&self, i: usize) -> [Pointer; 2] {
+        let sub_plan = Pointer::root()
+            .key("decomposition")
+            .key("sub_plans")
+            .index(i);
+        [sub_plan.key("scope"), sub_plan]
     }
 }

@@ -307,12 +307,7 @@ fn emit_item(
     let t = &plan.tickets[i];
     let at = Pointer::root().key("tickets").index(i);
     let title = if t.title.is_empty() {
-        let first = t.body.lines().next().unwrap_or_default();
-        let title: String = if first.is_empty() {
-            t.id.clone()
-        } else {
-            first.chars().take(120).collect()
-        };
+        let title = t.made_up_title();
         warn(
             sink,
             "title",

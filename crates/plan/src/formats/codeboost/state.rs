@@ -6,8 +6,9 @@ use super::{path_problem, FileEntry, Item, Kind};
 use crate::diag::Diagnostic;
 use std::collections::BTreeSet;
 
-/// The tracked files of the tree, as the items so far changed it. A
-/// directory exists when some file is under it.
+/// The tracked files of the tree, as the items so far changed it. Like
+/// codeboost's projected state it holds files only: a directory is where
+/// files are, never itself something an item may edit, delete or rename.
 struct Tree {
     files: BTreeSet<String>,
 }
@@ -21,26 +22,20 @@ impl Tree {
     }
 
     fn exists(&self, path: &str) -> bool {
-        self.files.contains(path) || self.under(path).next().is_some()
+        self.files.contains(path)
     }
 
-    /// Nothing is there, and no parent is a file.
+    fn is_directory(&self, path: &str) -> bool {
+        self.under(path).next().is_some()
+    }
+
+    /// Nothing is there, no file under it, and no parent is a file.
     fn free(&self, path: &str) -> bool {
         !self.exists(path)
+            && !self.is_directory(path)
             && !path
                 .match_indices('/')
                 .any(|(cut, _)| self.files.contains(&path[..cut]))
-    }
-
-    fn remove(&mut self, path: &str) -> Vec<String> {
-        let mut gone: Vec<String> = self.under(path).cloned().collect();
-        if self.files.contains(path) {
-            gone.push(path.to_string());
-        }
-        for f in &gone {
-            self.files.remove(f);
-        }
-        gone
     }
 
     fn apply(&mut self, file: &FileEntry<'_>) {
@@ -53,15 +48,14 @@ impl Tree {
                 self.files.insert(path.to_string());
             }
             Kind::Delete => {
-                self.remove(path);
+                self.files.remove(path);
             }
             Kind::Rename => {
                 let Some(Some(from)) = file.renamed_from else {
                     return;
                 };
-                let moved = self.remove(from);
-                for f in moved {
-                    self.files.insert(format!("{path}{}", &f[from.len()..]));
+                if self.files.remove(from) {
+                    self.files.insert(path.to_string());
                 }
             }
         }
@@ -103,6 +97,18 @@ fn check_file(
     }
     let label = &item.label;
     let missing = |p: &str, at, what: &str| {
+        if tree.is_directory(p) {
+            let count = tree.under(p).count();
+            return Diagnostic::error(
+                "codeboost.state.directory",
+                at,
+                format!(
+                    "{label} {what} `{p}`, a directory with {} under it in the repository tree{after}; codeboost plans name files, not directories",
+                    crate::words::count(count, "file")
+                ),
+            )
+            .with_hint("list the files to change one by one");
+        }
         let hint = if kind == Kind::Rename {
             "check the old path in `renamed_from`"
         } else {
@@ -148,13 +154,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn directories_exist_through_their_files() {
+    fn directories_are_where_files_are_not_entries() {
         let tree = Tree {
             files: ["src/a.rs", "src/b/c.rs", "srcx"].map(String::from).into(),
         };
-        assert!(tree.exists("src"));
-        assert!(tree.exists("src/b"));
-        assert!(!tree.exists("sr"));
+        assert!(!tree.exists("src"), "a directory is not an entry");
+        assert!(tree.is_directory("src") && tree.is_directory("src/b"));
+        assert!(!tree.exists("sr") && !tree.is_directory("sr"));
+        assert!(!tree.free("src") && !tree.free("src/b"));
         assert!(!tree.free("src/a.rs/x"), "a file cannot hold files");
         assert!(tree.free("src/new.rs"));
         assert_eq!(tree.under("src").count(), 2);
