@@ -294,3 +294,19 @@ fn ctrl_c_during_a_pools_two_hour_pause_ends_the_run() {
     assert_eq!(env.report()["run"]["status"], "interrupted");
     assert_eq!(env.named("pool_paused")[0]["pool"], "claude");
 }
+
+#[test]
+fn bounds_that_would_not_bound_are_refused() {
+    for (config, says) in [
+        ("[agent]\nmax_unavailable = 0\n", "max_unavailable = 0"),
+        ("[agent]\nmax_pause = 0\n", "max_pause = 0s"),
+        ("[agent]\nmax_pause = \"169h\"\n", "at most 168h"),
+        ("[agent]\nmax_pause = \"6x\"\n", "unknown unit"),
+    ] {
+        let env = Env::new(None, config);
+        let out = finish(env.run(&env.agent("exit 0\n")));
+        assert_eq!(out.status.code(), Some(2), "{config}");
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(all.contains(says), "{config}: {all}");
+    }
+}

@@ -275,7 +275,7 @@ pub struct AgentSettings {
     /// The longest pause after the model could not serve an attempt,
     /// whatever reset time its CLI named (default 6h).
     #[serde(default)]
-    pub max_pause: Option<Span>,
+    pub max_pause: Option<DurationSetting>,
     /// Unavailable outcomes in a row after which a ticket fails as
     /// `unavailable` (default 5).
     #[serde(default)]
@@ -285,30 +285,30 @@ pub struct AgentSettings {
 /// A length of time in `planwright.toml`: whole seconds, or a string with
 /// a unit (`"90s"`, `"30m"`, `"6h"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "SpanText", into = "SpanText")]
-pub struct Span(pub std::time::Duration);
+#[serde(try_from = "DurationText", into = "DurationText")]
+pub struct DurationSetting(pub std::time::Duration);
 
-/// How a [`Span`] is written.
+/// How a [`DurationSetting`] is written.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
-enum SpanText {
+enum DurationText {
     Seconds(u64),
     Text(String),
 }
 
-impl TryFrom<SpanText> for Span {
+impl TryFrom<DurationText> for DurationSetting {
     type Error = String;
-    fn try_from(t: SpanText) -> Result<Span, String> {
+    fn try_from(t: DurationText) -> Result<DurationSetting, String> {
         match t {
-            SpanText::Seconds(n) => Ok(Span(std::time::Duration::from_secs(n))),
-            SpanText::Text(text) => parse_duration(&text).map(Span),
+            DurationText::Seconds(n) => Ok(DurationSetting(std::time::Duration::from_secs(n))),
+            DurationText::Text(text) => parse_duration(&text).map(DurationSetting),
         }
     }
 }
 
-impl From<Span> for SpanText {
-    fn from(s: Span) -> SpanText {
-        SpanText::Seconds(s.0.as_secs())
+impl From<DurationSetting> for DurationText {
+    fn from(s: DurationSetting) -> DurationText {
+        DurationText::Seconds(s.0.as_secs())
     }
 }
 
@@ -735,10 +735,16 @@ mod tests {
     #[test]
     fn the_pause_bounds_parse_as_seconds_or_with_a_unit() {
         let c = Config::parse("[agent]\nmax_pause='90m'\nmax_unavailable=3\n").unwrap();
-        assert_eq!(c.agent.max_pause, Some(Span(Duration::from_secs(5400))));
+        assert_eq!(
+            c.agent.max_pause,
+            Some(DurationSetting(Duration::from_secs(5400)))
+        );
         assert_eq!(c.agent.max_unavailable, Some(3));
         let c = Config::parse("[agent]\nmax_pause=120\n").unwrap();
-        assert_eq!(c.agent.max_pause, Some(Span(Duration::from_secs(120))));
+        assert_eq!(
+            c.agent.max_pause,
+            Some(DurationSetting(Duration::from_secs(120)))
+        );
         let err = Config::parse("[agent]\nmax_pause='6x'\n").unwrap_err();
         assert!(err.message.contains("unknown unit"), "{}", err.message);
         assert!(parse_duration("99999999999999999999h").is_err());
