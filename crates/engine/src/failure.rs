@@ -37,11 +37,14 @@ pub enum FailureKind {
     CounterfactualError,
     /// The ticket used up its `[budget.ticket]` cost or tokens.
     Budget,
+    /// Its model could not serve it (rate limit, quota) `[agent]
+    /// max_unavailable` times in a row.
+    Unavailable,
 }
 
 impl FailureKind {
     /// Every kind, for docs and parsing.
-    pub const ALL: [FailureKind; 14] = [
+    pub const ALL: [FailureKind; 15] = [
         FailureKind::EmptyDiff,
         FailureKind::ScopeViolation,
         FailureKind::RailViolation,
@@ -56,6 +59,7 @@ impl FailureKind {
         FailureKind::ControlUnpinned,
         FailureKind::CounterfactualError,
         FailureKind::Budget,
+        FailureKind::Unavailable,
     ];
 
     /// The stored and printed name.
@@ -75,6 +79,7 @@ impl FailureKind {
             FailureKind::ControlUnpinned => "control_unpinned",
             FailureKind::CounterfactualError => "counterfactual_error",
             FailureKind::Budget => "budget",
+            FailureKind::Unavailable => "unavailable",
         }
     }
 

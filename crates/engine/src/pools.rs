@@ -2,8 +2,9 @@
 //! family's quota) while it is rate-limited.
 //!
 //! Pure; time is seconds since the Unix epoch, passed in. A pool pauses
-//! when an attempt comes back `Unavailable`: until the reset time the CLI
-//! gave, else for an exponential backoff. When the pause is over, exactly
+//! when an attempt comes back `Unavailable`, for [`pause_length`]: the
+//! reset time the CLI gave, but at least an exponential backoff and at most
+//! `[agent] max_pause`. When the pause is over, exactly
 //! one attempt may probe the pool (no thundering herd of every queued
 //! ticket at once); its answer either resumes the pool or pauses it again
 //! with a longer backoff. Meanwhile a ticket whose routing allows another
@@ -14,12 +15,22 @@ use planwright_plan::model::Ticket;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The first backoff when a CLI gives no reset time; it doubles with each
-/// pause in a row, up to [`MAX_BACKOFF`].
+/// The first backoff: the pause when a CLI gives no reset time, and the
+/// shortest pause when it does. It doubles with each pause in a row, up to
+/// [`MAX_BACKOFF`].
 pub const FIRST_BACKOFF: Duration = Duration::from_secs(60);
 
 /// The longest backoff.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+
+/// How long the `streak`-th pause in a row lasts: the time the provider
+/// named, but at least the backoff (a CLI that says "retry in 1s" every
+/// time must not make a loop of attempts), and at most `max` (a CLI may
+/// name any time, "in 900000 hours" included).
+pub fn pause_length(retry_after: Option<Duration>, streak: u32, max: Duration) -> Duration {
+    let floor = backoff(streak);
+    retry_after.map_or(floor, |r| r.max(floor)).min(max)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pause {
@@ -45,22 +56,33 @@ pub enum Admission {
 }
 
 /// The paused pools.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PoolPauses {
     paused: BTreeMap<String, Pause>,
+    /// The longest pause (`[agent] max_pause`).
+    max_pause: Duration,
+}
+
+impl Default for PoolPauses {
+    fn default() -> PoolPauses {
+        PoolPauses::new(crate::run::defaults::MAX_PAUSE)
+    }
 }
 
 impl PoolPauses {
-    /// No pool paused.
-    pub fn new() -> PoolPauses {
-        PoolPauses::default()
+    /// No pool paused; no pause will last longer than `max_pause`.
+    pub fn new(max_pause: Duration) -> PoolPauses {
+        PoolPauses {
+            paused: BTreeMap::new(),
+            max_pause,
+        }
     }
 
-    /// An attempt on `pool` came back rate-limited: pause it until
-    /// `retry_after` from `now`, else for the next backoff.
+    /// An attempt on `pool` came back rate-limited: pause it from `now`
+    /// for [`pause_length`] of `retry_after`.
     pub fn pause(&mut self, pool: &str, now: u64, retry_after: Option<Duration>) {
         let strikes = self.paused.get(pool).map_or(0, |p| p.strikes) + 1;
-        let wait = retry_after.unwrap_or_else(|| backoff(strikes));
+        let wait = pause_length(retry_after, strikes, self.max_pause);
         self.paused.insert(
             pool.to_string(),
             Pause {
@@ -72,15 +94,19 @@ impl PoolPauses {
     }
 
     /// Puts back a pause an earlier invocation saved: `pool` is paused
-    /// until `until`, its `strikes`-th pause in a row. No probe is out (an
+    /// until `until`, its `strikes`-th pause in a row, but no longer than
+    /// the longest pause from `now` (the saved one may predate the bound,
+    /// or a lower one); returns the end it keeps. No probe is out (an
     /// earlier invocation's probe ended with it).
-    pub fn restore(&mut self, pool: &str, until: u64, strikes: u32) {
+    pub fn restore(&mut self, pool: &str, until: u64, strikes: u32, now: u64) -> u64 {
+        let until = until.min(now.saturating_add(self.max_pause.as_secs()));
         let pause = Pause {
             until,
             strikes: strikes.max(1),
             probing: false,
         };
         self.paused.insert(pool.to_string(), pause);
+        until
     }
 
     /// When `pool`'s pause ends and how many pauses in a row it has had,
@@ -256,7 +282,7 @@ mod tests {
     #[test]
     fn a_paused_pools_ticket_goes_only_to_a_pool_with_room() {
         let routing = Routing::default();
-        let mut p = PoolPauses::new();
+        let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
         let gemini_full = |pool: &str| pool != "gemini-pro";
         let first = choose(&frontier, &routing, &mut p, 0, &gemini_full);
@@ -283,7 +309,7 @@ mod tests {
 
     #[test]
     fn pause_until_reset_then_one_probe() {
-        let mut p = PoolPauses::new();
+        let mut p = PoolPauses::default();
         p.pause("claude", 1000, Some(Duration::from_secs(300)));
         assert_eq!(p.admit("claude", 1299), Admission::Paused { until: 1300 });
         assert_eq!(p.admit("claude", 1300), Admission::Probe);
@@ -303,12 +329,12 @@ mod tests {
 
     #[test]
     fn a_restored_pause_holds_until_its_time_then_allows_one_probe() {
-        let mut p = PoolPauses::new();
+        let mut p = PoolPauses::default();
         p.pause("claude", 1000, None);
         p.pause("claude", 1100, None);
         let (until, strikes) = p.pause_of("claude").unwrap();
-        let mut again = PoolPauses::new();
-        again.restore("claude", until, strikes);
+        let mut again = PoolPauses::default();
+        assert_eq!(again.restore("claude", until, strikes, 1100), until);
         assert_eq!(
             again.admit("claude", until - 1),
             Admission::Paused { until }
@@ -328,9 +354,35 @@ mod tests {
     }
 
     #[test]
+    fn a_pause_is_at_least_the_backoff_and_at_most_the_bound() {
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        let max = hours(6);
+        let secs = Duration::from_secs;
+        assert_eq!(pause_length(Some(secs(1)), 1, max), secs(60), "a floor");
+        assert_eq!(pause_length(Some(secs(1)), 3, max), secs(240), "growing");
+        assert_eq!(pause_length(Some(hours(2)), 1, max), hours(2));
+        assert_eq!(pause_length(Some(hours(900_000)), 1, max), max);
+        assert_eq!(pause_length(Some(Duration::MAX), 1, max), max);
+        assert_eq!(pause_length(None, 2, max), secs(120));
+        assert_eq!(pause_length(None, 2, secs(5)), secs(5), "the bound wins");
+    }
+
+    #[test]
+    fn pauses_are_bounded_when_made_and_when_restored() {
+        let max = Duration::from_secs(6 * 3600);
+        let mut p = PoolPauses::new(max);
+        p.pause("claude", 1000, Some(Duration::from_secs(900_000 * 3600)));
+        assert_eq!(p.pause_of("claude"), Some((1000 + 6 * 3600, 1)));
+        // Saved by an older planwright: until 2129.
+        let kept = p.restore("gemini-pro", 5_000_000_000, 1, 1000);
+        assert_eq!(kept, 1000 + 6 * 3600);
+        assert_eq!(p.peek("gemini-pro", kept), Admission::Probe);
+    }
+
+    #[test]
     fn a_paused_pool_sends_tickets_to_another_candidate() {
         let routing = Routing::default();
-        let mut p = PoolPauses::new();
+        let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
         let first = choose(&frontier, &routing, &mut p, 0, &any);
         assert_eq!(
@@ -367,7 +419,7 @@ mod tests {
     #[test]
     fn explicit_model_and_no_routing() {
         let routing = Routing::default();
-        let mut p = PoolPauses::new();
+        let mut p = PoolPauses::default();
         let own = ticket(None, None, Some("my-local-model"));
         assert_eq!(
             choose(&own, &routing, &mut p, 0, &any),

@@ -9,7 +9,7 @@
 //! the reporter thread. Every transition is written to the state store before
 //! its side effect; docs/running.md lists each with its recovery rule.
 
-use crate::agent::{Agent, AgentOutcome};
+use crate::agent::{limits, Agent, AgentOutcome};
 use crate::budget::{self, BudgetTracker};
 use crate::charter::Charter;
 use crate::checkout::Checkouts;
@@ -52,11 +52,12 @@ pub mod defaults {
     pub const GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
     /// Each workspace set-up command's limit.
     pub const SETUP_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-    /// The first wait after the model could not serve an attempt, when it
-    /// named no time; doubled for each further refusal in a row.
-    pub const UNAVAILABLE_WAIT: Duration = Duration::from_secs(30);
-    /// The longest such wait.
-    pub const UNAVAILABLE_WAIT_MAX: Duration = Duration::from_secs(10 * 60);
+    /// The longest pause after the model could not serve an attempt
+    /// (`[agent] max_pause`).
+    pub const MAX_PAUSE: Duration = Duration::from_secs(6 * 3600);
+    /// Unavailable outcomes in a row after which a ticket fails
+    /// (`[agent] max_unavailable`).
+    pub const MAX_UNAVAILABLE: u32 = 5;
 }
 
 /// Everything a run is configured with.
@@ -73,6 +74,11 @@ pub struct RunSettings {
     pub jobs: usize,
     /// Rejected attempts a ticket may have in one invocation.
     pub strikes: u32,
+    /// The longest pause of a pool or ticket whose model could not serve it.
+    pub max_pause: Duration,
+    /// Unavailable outcomes in a row after which a ticket fails, in one
+    /// invocation.
+    pub max_unavailable: u32,
     /// The agent's wall-clock limit per attempt.
     pub agent_timeout: Option<Duration>,
     /// Gates added to every ticket (from `[gates] run` and `--gate`).
@@ -104,6 +110,8 @@ impl RunSettings {
             allow_config_change: false,
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             strikes: defaults::STRIKES,
+            max_pause: defaults::MAX_PAUSE,
+            max_unavailable: defaults::MAX_UNAVAILABLE,
             agent_timeout: Some(defaults::AGENT_TIMEOUT),
             extra_gates: vec![],
             gates: GateSettings {
@@ -976,7 +984,9 @@ struct Loop {
     in_flight: usize,
     merging: usize,
     strikes_used: HashMap<String, u32>,
-    unavailable_streak: HashMap<String, u32>,
+    /// What the model said each time it could not serve a ticket, since
+    /// the ticket's last attempt that got an answer.
+    unavailable: HashMap<String, Vec<String>>,
     /// Tickets parked until a time: a pause without a pool, or every
     /// candidate pool paused.
     paused: Vec<(Instant, String)>,
@@ -996,6 +1006,10 @@ struct Loop {
     /// gate run, which would cost a whole gate run to save those calls.
     quick_merge: bool,
 }
+
+/// How often the coordinator looks at the cancel flag while every ticket
+/// it could start is paused.
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// The coordinator thread: it alone schedules and decides; attempts run on
 /// worker threads and merges on the merger thread, and both report back
@@ -1021,6 +1035,7 @@ fn coordinate<'s, 'a: 's>(
         sched: scheduler(sh.plan, &sh.settings.routing, sh.settings.jobs.max(1)),
         lp: Loop {
             free: (0..sh.settings.jobs.max(1)).rev().collect(),
+            pauses: PoolPauses::new(sh.settings.max_pause),
             ..Loop::default()
         },
         merges,
@@ -1087,9 +1102,14 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// their verified candidates to be merged without another agent run.
     fn resume(&mut self) -> Result<(), EngineError> {
         let sh = self.sh;
-        // A pool an earlier invocation paused stays paused until its time.
+        // A pool an earlier invocation paused stays paused until its time,
+        // within this invocation's bound.
+        let now = clock::unix_now();
         for (pool, until, strikes) in sh.store.pauses()? {
-            self.lp.pauses.restore(&pool, until, strikes);
+            let kept = self.lp.pauses.restore(&pool, until, strikes, now);
+            if kept != until {
+                sh.store.save_pause(&pool, kept, strikes)?;
+            }
         }
         for t in sh.store.settled_tickets(&sh.run)? {
             match t.state {
@@ -1157,7 +1177,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
             let msg = match self.lp.paused.iter().map(|p| p.0).min() {
                 Some(until) if !stopping => {
-                    match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    // A cancel sends no message: a pause is waited in short
+                    // steps so that Ctrl-C ends a parked run at once.
+                    let left = until.saturating_duration_since(Instant::now());
+                    match rx.recv_timeout(left.min(CANCEL_CHECK)) {
                         Ok(msg) => msg,
                         Err(RecvTimeoutError::Timeout) => continue,
                         Err(RecvTimeoutError::Disconnected) => break,
@@ -1425,11 +1448,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let sh = self.sh;
         let now = clock::now();
         let pool = self.lp.attempt_pool.remove(id).flatten();
-        if let (Some(pool), Ok(r)) = (&pool, &result) {
-            if !matches!(
-                r,
-                AttemptResult::Cancelled | AttemptResult::Unavailable { .. }
-            ) {
+        if let Ok(AttemptResult::Passed { .. } | AttemptResult::Rejected(_)) = &result {
+            self.lp.unavailable.remove(id);
+            if let Some(pool) = &pool {
                 self.answered(pool)?;
             }
         }
@@ -1453,16 +1474,12 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }) => {
                 sh.store
                     .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
-                match pool {
-                    Some(pool) => self.pause_pool(id, &pool, retry_after, reason)?,
-                    None => self.pause(id, retry_after, reason),
-                }
+                self.unavailable(id, pool, retry_after, reason)?;
             }
             Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
             Ok(AttemptResult::Passed { candidate }) => {
                 sh.store
                     .verified(&sh.run, id, attempt, &candidate, base, &now)?;
-                self.lp.unavailable_streak.remove(id);
                 self.queue_merge(MergeJob {
                     ticket: id.to_string(),
                     attempt,
@@ -1474,9 +1491,43 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         Ok(())
     }
 
-    /// The model of a pool could not serve the ticket: the whole pool
-    /// pauses (no strike used) and the ticket goes back to the queue, where
-    /// routing sends it to another candidate model or parks it.
+    /// The model could not serve the ticket: no strike is used, the pool
+    /// (or, without one, the ticket) pauses, and the ticket waits for it or
+    /// goes to another candidate model; after `max_unavailable` such
+    /// outcomes in a row the ticket fails as `unavailable` instead.
+    fn unavailable(
+        &mut self,
+        id: &str,
+        pool: Option<String>,
+        retry_after: Option<Duration>,
+        reason: String,
+    ) -> Result<(), EngineError> {
+        let reasons = self.lp.unavailable.entry(id.to_string()).or_default();
+        reasons.push(reason.clone());
+        let streak = reasons.len() as u32;
+        let exhausted = streak >= self.sh.settings.max_unavailable;
+        match pool {
+            Some(pool) => {
+                self.pause_pool(id, &pool, retry_after, reason)?;
+                if !exhausted {
+                    self.sched.requeue(id);
+                }
+            }
+            None if !exhausted => self.pause(id, retry_after, streak, reason),
+            None => {}
+        }
+        if !exhausted {
+            return Ok(());
+        }
+        let reasons = self.lp.unavailable.remove(id).unwrap_or_default();
+        let f = unavailable_failure(&reasons);
+        self.sh.store.fail_ticket(&self.sh.run, id, &f)?;
+        self.fail(id, f)
+    }
+
+    /// The model of a pool could not serve a ticket: the whole pool pauses,
+    /// and routing sends its queued tickets to another candidate model or
+    /// parks them.
     fn pause_pool(
         &mut self,
         id: &str,
@@ -1486,7 +1537,6 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     ) -> Result<(), EngineError> {
         let now = clock::unix_now();
         self.lp.pauses.pause(pool, now, retry_after);
-        self.sched.requeue(id);
         let (until, strikes) = self.lp.pauses.pause_of(pool).unwrap_or((now, 1));
         // Saved, so a run continued after this one ends still waits.
         self.sh.store.save_pause(pool, until, strikes)?;
@@ -1512,23 +1562,13 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         Ok(())
     }
 
-    /// A model outside the routing table could not serve the ticket: the
-    /// ticket waits (no strike used) for the time the provider named, else
-    /// a doubling wait.
-    fn pause(&mut self, id: &str, retry_after: Option<Duration>, reason: String) {
-        let streak = self
-            .lp
-            .unavailable_streak
-            .entry(id.to_string())
-            .or_default();
-        *streak += 1;
-        let doubling = defaults::UNAVAILABLE_WAIT.saturating_mul(1 << (*streak - 1).min(10));
-        let wait = retry_after
-            .unwrap_or(doubling)
-            .min(defaults::UNAVAILABLE_WAIT_MAX);
+    /// A model outside the routing table could not serve the ticket, the
+    /// `streak`-th time in a row: the ticket alone waits, as long as a pool
+    /// would.
+    fn pause(&mut self, id: &str, retry_after: Option<Duration>, streak: u32, reason: String) {
+        let wait = pools::pause_length(retry_after, streak, self.sh.settings.max_pause);
         self.lp.paused.push((Instant::now() + wait, id.to_string()));
-        let sh = self.sh;
-        sh.emitter.emit(Event::PoolPaused {
+        self.sh.emitter.emit(Event::PoolPaused {
             ticket: id.to_string(),
             pool: None,
             wait_ms: wait.as_millis() as u64,
@@ -1832,6 +1872,25 @@ fn agent_verdict(candidate: Candidate, timeout: Option<Duration>) -> Result<Stri
             .commit
             .ok_or_else(|| agent_failed("produced no commit")),
     }
+}
+
+/// The failure of a ticket whose model could not serve it `reasons.len()`
+/// times in a row: the last reason in its message, each in its evidence.
+fn unavailable_failure(reasons: &[String]) -> Failure {
+    let last = reasons.last().map_or("", |r| limits::last_line(r));
+    let evidence: Vec<String> = reasons
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{}. {}", i + 1, r.trim()))
+        .collect();
+    Failure::new(
+        FailureKind::Unavailable,
+        format!(
+            "its model could not serve it {} times in a row (`[agent] max_unavailable`): {last}",
+            reasons.len()
+        ),
+    )
+    .with_evidence(evidence.join("\n"))
 }
 
 fn why_split(why: &str) -> (String, String) {

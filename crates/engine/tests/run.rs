@@ -1107,6 +1107,8 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
     let mut s = settings();
     s.strikes = 1;
+    // Below the shortest pause (a minute), so that the provider's 10 ms is waited.
+    s.max_pause = std::time::Duration::from_millis(10);
     let agent: Arc<dyn agent::Agent> = Arc::new(RateLimitedOnce {
         calls: Default::default(),
     });
@@ -1466,6 +1468,8 @@ fn a_pinned_ticket_waits_for_its_pool_and_one_probe_reopens_it() {
     let mut s = settings();
     s.strikes = 1;
     s.routing = two_pools();
+    // Below the shortest pause (a minute), so that the provider's second is waited.
+    s.max_pause = std::time::Duration::from_secs(1);
     let agent: Arc<dyn agent::Agent> = Arc::new(LimitedOnce {
         calls: Default::default(),
     });

@@ -272,6 +272,64 @@ pub struct AgentSettings {
     /// Give each job slot its own CLI state directory (default true).
     #[serde(default)]
     pub isolate: Option<bool>,
+    /// The longest pause after the model could not serve an attempt,
+    /// whatever reset time its CLI named (default 6h).
+    #[serde(default)]
+    pub max_pause: Option<DurationSetting>,
+    /// Unavailable outcomes in a row after which a ticket fails as
+    /// `unavailable` (default 5).
+    #[serde(default)]
+    pub max_unavailable: Option<u32>,
+}
+
+/// A length of time in `planwright.toml`: whole seconds, or a string with
+/// a unit (`"90s"`, `"30m"`, `"6h"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "DurationText", into = "DurationText")]
+pub struct DurationSetting(pub std::time::Duration);
+
+/// How a [`DurationSetting`] is written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum DurationText {
+    Seconds(u64),
+    Text(String),
+}
+
+impl TryFrom<DurationText> for DurationSetting {
+    type Error = String;
+    fn try_from(t: DurationText) -> Result<DurationSetting, String> {
+        match t {
+            DurationText::Seconds(n) => Ok(DurationSetting(std::time::Duration::from_secs(n))),
+            DurationText::Text(text) => parse_duration(&text).map(DurationSetting),
+        }
+    }
+}
+
+impl From<DurationSetting> for DurationText {
+    fn from(s: DurationSetting) -> DurationText {
+        DurationText::Seconds(s.0.as_secs())
+    }
+}
+
+/// Parses `90`, `90s`, `30m`, `2h`: the one reading of a duration, for
+/// flags and `planwright.toml` alike.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (try 90s, 30m or 2h)"))?;
+    let scale = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("'{text}' has an unknown unit (use s, m or h)")),
+    };
+    let secs = n
+        .checked_mul(scale)
+        .ok_or_else(|| format!("'{text}' is too long a duration"))?;
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// What one model costs, in US dollars per million tokens of each kind.
@@ -580,6 +638,7 @@ fn default_caps() -> BTreeMap<String, u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn default_table_matches_agb() {
@@ -671,6 +730,24 @@ mod tests {
             Config::parse("[prices.m]\ninput=1\n").is_err(),
             "output is required"
         );
+    }
+
+    #[test]
+    fn the_pause_bounds_parse_as_seconds_or_with_a_unit() {
+        let c = Config::parse("[agent]\nmax_pause='90m'\nmax_unavailable=3\n").unwrap();
+        assert_eq!(
+            c.agent.max_pause,
+            Some(DurationSetting(Duration::from_secs(5400)))
+        );
+        assert_eq!(c.agent.max_unavailable, Some(3));
+        let c = Config::parse("[agent]\nmax_pause=120\n").unwrap();
+        assert_eq!(
+            c.agent.max_pause,
+            Some(DurationSetting(Duration::from_secs(120)))
+        );
+        let err = Config::parse("[agent]\nmax_pause='6x'\n").unwrap_err();
+        assert!(err.message.contains("unknown unit"), "{}", err.message);
+        assert!(parse_duration("99999999999999999999h").is_err());
     }
 
     #[test]

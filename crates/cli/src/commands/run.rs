@@ -80,18 +80,7 @@ pub struct Args {
 
 /// Parses `90`, `90s`, `30m`, `2h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration (try 90s, 30m or 2h)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        _ => return Err(format!("'{text}' has an unknown unit (use s, m or h)")),
-    };
-    Ok(Duration::from_secs(secs))
+    planwright_plan::config::parse_duration(text)
 }
 
 /// The target repository: `--repo`, else the plan's `repo` (relative to the
@@ -184,6 +173,9 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     if let Some(strikes) = args.strikes.or(config.run.strikes) {
         s.strikes = strikes;
     }
+    let (max_pause, max_unavailable) = pause_bounds(config)?;
+    s.max_pause = max_pause;
+    s.max_unavailable = max_unavailable;
     if let Some(t) = e
         .agent_timeout
         .or(config.agent.timeout_secs.map(Duration::from_secs))
@@ -207,6 +199,34 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     s.beyond = beyond_gates(config)?;
     s.budget = config.budget.clone();
     Ok(s)
+}
+
+/// The longest pause a provider's reset time is cut to: a week covers the
+/// weekly limits of subscriptions, and keeps every deadline representable.
+const LONGEST_MAX_PAUSE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `[agent] max_pause` and `max_unavailable`, over the engine's defaults.
+pub fn pause_bounds(config: &Config) -> Result<(Duration, u32), CliError> {
+    let max_pause = config
+        .agent
+        .max_pause
+        .map_or(engine_run::defaults::MAX_PAUSE, |s| s.0);
+    if max_pause.is_zero() || max_pause > LONGEST_MAX_PAUSE {
+        return Err(CliError::usage(format!(
+            "`[agent] max_pause = {}s` in planwright.toml: it must be at least 1s and at most 168h",
+            max_pause.as_secs()
+        )));
+    }
+    let max_unavailable = config
+        .agent
+        .max_unavailable
+        .unwrap_or(engine_run::defaults::MAX_UNAVAILABLE);
+    if max_unavailable == 0 {
+        return Err(CliError::usage(
+            "`[agent] max_unavailable = 0` in planwright.toml: it must be at least 1",
+        ));
+    }
+    Ok((max_pause, max_unavailable))
 }
 
 /// `[review]` and `[counterfactuals]`: the reviewer is an agent of its own,

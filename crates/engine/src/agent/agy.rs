@@ -62,7 +62,17 @@ impl Cli for Agy {
 #[derive(Debug, Default)]
 pub struct AgyParser {
     parsed: Parsed,
+    /// Whether the last error is the provider's refusal.
+    limited: bool,
 }
+
+/// How agy's refusals by its provider (Google's API) begin, lower case.
+const LIMITS: &[&str] = &[
+    "resource_exhausted",
+    "you have exhausted your",
+    "quota exceeded",
+    "429",
+];
 
 impl StreamParser for AgyParser {
     fn line(&mut self, line: &str) {
@@ -87,10 +97,7 @@ impl StreamParser for AgyParser {
             .and_then(Value::as_str);
         match kind {
             Some("result") => self.result(&v),
-            Some("error") => {
-                let message = message(&v).unwrap_or_else(|| v.to_string());
-                self.parsed.failure = Some(message);
-            }
+            Some("error") => self.error(&v),
             // The one-object `json` format has no type, only a status.
             None if v.get("status").is_some() => self.result(&v),
             _ => {}
@@ -103,7 +110,7 @@ impl StreamParser for AgyParser {
 
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
         let mut p = std::mem::take(&mut self.parsed);
-        if let Some(message) = p.failure.clone().filter(|m| limits::is_limit_error(m)) {
+        if let Some(message) = p.failure.clone().filter(|_| self.limited) {
             p.limit = Some(Limit::from_message(message, now));
         }
         p
@@ -111,10 +118,22 @@ impl StreamParser for AgyParser {
 }
 
 impl AgyParser {
+    /// An error: its message, and whether it is the provider's refusal (by
+    /// its code or status, else by how the message begins). A later
+    /// result replaces it.
+    fn error(&mut self, v: &Value) {
+        let e = v.get("error").filter(|e| e.is_object()).unwrap_or(v);
+        let message = message(v).unwrap_or_else(|| v.to_string());
+        let code = e.get("code").and_then(Value::as_u64);
+        let status = e.get("status").and_then(Value::as_str);
+        self.limited = code == Some(429)
+            || status == Some("RESOURCE_EXHAUSTED")
+            || limits::begins_with(&message, LIMITS);
+        self.parsed.failure = Some(message);
+    }
+
     fn result(&mut self, v: &Value) {
         let body = v.get("result").filter(|r| r.is_object()).unwrap_or(v);
-        let p = &mut self.parsed;
-        p.complete = true;
         let status = [v, body]
             .iter()
             .find_map(|x| x.get("status").and_then(Value::as_str))
@@ -123,16 +142,26 @@ impl AgyParser {
         let answer = ["response", "structured_output", "result"]
             .iter()
             .find_map(|k| body.get(*k).and_then(Value::as_str));
+        let p = &mut self.parsed;
+        p.complete = true;
         p.final_message = answer.map(str::to_string).or(p.final_message.take());
-        if matches!(status.as_str(), "error" | "failed" | "failure") {
-            let why = message(body).or_else(|| message(v));
-            p.failure = Some(why.unwrap_or_else(|| format!("agy reported status {status}")));
-        }
         let tokens = ["usage", "telemetry", "stats"]
             .iter()
             .find_map(|k| body.get(*k).or_else(|| v.get(*k)));
         if let Some(t) = tokens {
             p.usage = Some(usage(t));
+        }
+        p.failure = None;
+        self.limited = false;
+        if matches!(status.as_str(), "error" | "failed" | "failure") {
+            match [body, v].into_iter().find(|x| x.get("error").is_some()) {
+                Some(holder) => self.error(holder),
+                None => {
+                    let why = message(body).or_else(|| message(v));
+                    self.parsed.failure =
+                        Some(why.unwrap_or_else(|| format!("agy reported status {status}")));
+                }
+            }
         }
     }
 }
@@ -223,6 +252,18 @@ mod tests {
             r#"{"type":"result","status":"ERROR","error":{"message":"RESOURCE_EXHAUSTED: quota exceeded"}}"#,
         ]);
         assert!(p.failure.is_some() && p.limit.is_some());
+        let recovered = parse(&[
+            r#"{"type":"error","error":{"message":"RESOURCE_EXHAUSTED: retry in 5s"}}"#,
+            r#"{"type":"result","status":"SUCCESS","response":"Done."}"#,
+        ]);
+        assert!(recovered.failure.is_none() && recovered.limit.is_none());
+        let words = parse(&[
+            r#"{"type":"result","status":"ERROR","error":{"message":"tests failed: quota exceeded"}}"#,
+        ]);
+        assert!(words.failure.is_some() && words.limit.is_none());
+        let coded =
+            parse(&[r#"{"type":"result","status":"ERROR","error":{"message":"busy","code":429}}"#]);
+        assert!(coded.limit.is_some());
         let plain = parse(&[r#"{"status":"failed","error":"no workspace"}"#]);
         assert_eq!(plain.failure.as_deref(), Some("no workspace"));
         assert!(plain.limit.is_none());

@@ -138,7 +138,7 @@ impl StreamParser for AiderParser {
         let limit = self
             .error
             .as_deref()
-            .filter(|e| limits::is_limit_text(e))
+            .filter(|e| e.lines().any(is_limit_line))
             .map(|e| Limit::from_message(e.to_string(), now));
         Parsed {
             final_message,
@@ -211,13 +211,27 @@ fn dollars_before(text: &str, word: &str) -> Option<f64> {
     })
 }
 
-/// aider's own error lines (it exits 0 after them).
+/// aider's own error lines (it exits 0 after them): litellm's exceptions
+/// and aider's sentences about them, each at the start of its line.
 fn is_error_line(line: &str) -> bool {
     let l = line.trim_start();
-    (l.starts_with("litellm.") && l.contains("Error"))
-        || l.starts_with("The API provider has rate limited you")
-        || l.starts_with("Insufficient credits")
-        || l.contains("credit balance is too low")
+    (l.starts_with("litellm.") && l.contains("Error")) || limits::begins_with(l, AIDER_LIMITS)
+}
+
+/// How aider's own sentences about a refusal by the provider begin.
+const AIDER_LIMITS: &[&str] = &[
+    "the api provider has rate limited you",
+    "insufficient credits",
+];
+
+/// Whether one of aider's error lines is the provider's refusal: litellm's
+/// rate-limit exception, aider's sentences about one, or litellm's
+/// exception carrying Anthropic's empty-balance message.
+fn is_limit_line(line: &str) -> bool {
+    let l = line.trim_start();
+    l.starts_with("litellm.RateLimitError")
+        || limits::begins_with(l, AIDER_LIMITS)
+        || (l.starts_with("litellm.") && l.contains("Your credit balance is too low"))
 }
 
 #[cfg(test)]
@@ -256,6 +270,12 @@ mod tests {
         assert!(limited.failure.is_some() && limited.limit.is_some());
         let recovered = parse("litellm.APIConnectionError: reset\nRetrying in 0.2 seconds...\nTokens: 5 sent, 5 received.\n");
         assert!(recovered.failure.is_none() && recovered.limit.is_none());
+        let answered = parse(
+            "The API provider has rate limited you, the test says.\nTokens: 5 sent, 5 received.\n",
+        );
+        assert!(answered.failure.is_none() && answered.limit.is_none());
+        let words = parse("litellm.APIError: quota exceeded while testing the rate limit\n");
+        assert!(words.failure.is_some() && words.limit.is_none());
         let auth = parse("litellm.AuthenticationError: bad key\n");
         assert!(auth.failure.is_some() && auth.limit.is_none());
         assert_eq!(tokens_number("1.5M"), Some(1_500_000));

@@ -14,6 +14,12 @@
 //! `system/init` line, `assistant` messages, `rate_limit_event` lines, and
 //! a final `result` line (the only line in `json` mode, which this parser
 //! also reads).
+//!
+//! Any process the agent starts can write lines into the CLI's stdout
+//! (through `/proc/<pid>/fd/1`), so no line but the CLI's last `result`
+//! decides anything: a later `result` replaces every verdict before it,
+//! and a `rate_limit_event` only says when a limit that result reports
+//! lifts.
 
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
@@ -68,19 +74,49 @@ impl Cli for Claude {
     }
 }
 
+/// How Claude Code words a refusal by its provider at the start of a
+/// failed result's text (lower case): the subscription's usage limits, an
+/// API error with status 429 or 529 (overloaded), an empty balance.
+const LIMITS: &[&str] = &[
+    "claude ai usage limit reached",
+    "you've hit your limit",
+    "5-hour limit reached",
+    "api error: 429",
+    "api error: 529",
+    "api error: rate limit",
+    "api error: overloaded",
+    "api error: repeated 529",
+    "credit balance is too low",
+];
+
+/// The HTTP statuses of `api_error_status` that are the provider's refusal:
+/// rate limited, overloaded.
+const LIMIT_STATUSES: [u64; 2] = [429, 529];
+
 /// Reads Claude Code's stream-json (or json) output.
 #[derive(Debug, Default)]
 pub struct ClaudeParser {
     parsed: Parsed,
     /// The last assistant text, in case the result line never comes.
     last_text: Option<String>,
-    /// `resetsAt` of a rejected `rate_limit_event`.
-    rejected: Option<Option<i64>>,
-    api_status: Option<u64>,
+    /// `resetsAt` of the last rejected `rate_limit_event` since the last
+    /// result line.
+    rejected: Option<i64>,
+    /// What the last result line decided.
+    verdict: Option<Verdict>,
     /// Each API call's tokens so far, by message id (a message's content
     /// blocks arrive as separate lines repeating its usage), until the
     /// result line gives the total.
     calls: Vec<(String, Usage)>,
+}
+
+/// A failed result line: its message, whether it is the provider's
+/// refusal, and the reset of a rejected rate limit that came before it.
+#[derive(Debug)]
+struct Verdict {
+    message: String,
+    limited: bool,
+    resets_at: Option<i64>,
 }
 
 impl StreamParser for ClaudeParser {
@@ -121,21 +157,15 @@ impl StreamParser for ClaudeParser {
         if parsed.final_message.is_none() {
             parsed.final_message = self.last_text.take();
         }
-        let errored = parsed.failure.is_some() || !parsed.complete;
-        let message = parsed.failure.clone().unwrap_or_default();
-        let limited = self.api_status == Some(429)
-            || (parsed.failure.is_some() && limits::is_limit_error(&message))
-            || self.rejected.is_some();
-        if errored && limited {
-            let reset = self.rejected.flatten().map(|t| limits::until(t, now));
-            parsed.limit = Some(Limit {
-                retry_after: reset.or_else(|| limits::retry_after(&message, now)),
-                reason: if message.is_empty() {
-                    "rate limit rejected the request".into()
-                } else {
-                    message
-                },
-            });
+        if let Some(v) = self.verdict.take() {
+            if v.limited {
+                let reset = v.resets_at.map(|t| limits::until(t, now));
+                parsed.limit = Some(Limit {
+                    retry_after: reset.or_else(|| limits::retry_after(&v.message, now)),
+                    reason: v.message.clone(),
+                });
+            }
+            parsed.failure = Some(v.message);
         }
         parsed
     }
@@ -169,10 +199,12 @@ impl ClaudeParser {
             return;
         };
         if info.get("status").and_then(Value::as_str) == Some("rejected") {
-            self.rejected = Some(info.get("resetsAt").and_then(Value::as_i64));
+            self.rejected = info.get("resetsAt").and_then(Value::as_i64);
         }
     }
 
+    /// A result line: the attempt's totals, and a verdict that replaces
+    /// any earlier line's.
     fn result(&mut self, v: &Value) {
         let p = &mut self.parsed;
         p.complete = true;
@@ -185,10 +217,20 @@ impl ClaudeParser {
             let models = v.get("modelUsage").and_then(Value::as_object);
             p.model = models.and_then(|m| m.keys().next().cloned());
         }
-        self.api_status = v.get("api_error_status").and_then(Value::as_u64);
-        if v.get("is_error").and_then(Value::as_bool) == Some(true) {
-            p.failure = Some(error_message(v));
+        let rejected = self.rejected.take();
+        self.verdict = None;
+        if v.get("is_error").and_then(Value::as_bool) != Some(true) {
+            return;
         }
+        let message = error_message(v);
+        let status = v.get("api_error_status").and_then(Value::as_u64);
+        let limited = status.is_some_and(|s| LIMIT_STATUSES.contains(&s))
+            || limits::begins_with(&message, LIMITS);
+        self.verdict = Some(Verdict {
+            message,
+            limited,
+            resets_at: rejected,
+        });
     }
 }
 
@@ -303,6 +345,38 @@ mod tests {
         let limit = p.limit.unwrap();
         assert_eq!(limit.retry_after, Some(Duration::from_secs(3600)));
         assert_eq!(limit.reason, "You've hit your limit");
+    }
+
+    #[test]
+    fn the_last_result_decides_and_earlier_lines_do_not() {
+        let forged = [
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":4102444800}}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 429","api_error_status":429}"#,
+        ];
+        let success = r#"{"type":"result","subtype":"success","is_error":false,"result":"Done."}"#;
+        let p = parse(&[forged[0], forged[1], success]);
+        assert!(p.failure.is_none() && p.limit.is_none(), "{p:?}");
+        assert_eq!(p.final_message.as_deref(), Some("Done."));
+        let max_turns = r#"{"type":"result","subtype":"error_max_turns","is_error":true}"#;
+        let p = parse(&[success, max_turns]);
+        assert_eq!(p.failure.as_deref(), Some("error_max_turns"));
+        // A rejection before a failure that is not a limit makes it none.
+        let p = parse(&[forged[0], max_turns]);
+        assert!(p.failure.is_some() && p.limit.is_none(), "{p:?}");
+    }
+
+    #[test]
+    fn a_limit_is_the_results_status_or_the_start_of_its_text() {
+        let limited = |result: &str| {
+            let line = format!(r#"{{"type":"result","is_error":true,"result":{result:?}}}"#);
+            parse(&[line.as_str()]).limit.is_some()
+        };
+        assert!(limited("Claude AI usage limit reached|1796043600"));
+        assert!(limited("API Error: 529 {\"type\":\"overloaded_error\"}"));
+        assert!(!limited("Tests fail: the quota check hits its rate limit"));
+        let status =
+            parse(&[r#"{"type":"result","is_error":true,"result":"boom","api_error_status":529}"#]);
+        assert!(status.limit.is_some());
     }
 
     #[test]

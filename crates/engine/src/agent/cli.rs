@@ -298,7 +298,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             .clone()
             .or_else(|| self.argv_model(ctx).map(str::to_string));
         Ok(AgentReport {
-            outcome: decide(&done, &parsed, now),
+            outcome: decide(&done, &parsed),
             cost: cost(&parsed, model.as_deref(), &self.opts.prices),
             model,
             usage: parsed.usage,
@@ -341,21 +341,20 @@ impl<C: Cli> CliAgent<C> {
 }
 
 /// How the attempt ended, from how the process ended and what the parser
-/// read. A rate limit is never a failure; a `TICKET-BLOCKED:` last line (of
-/// the final message, else of stdout) gives up; a success exit with output
-/// cut short is still finished (the worktree decides), only without usage.
-pub fn decide(done: &Finished, parsed: &Parsed, now: Now) -> AgentOutcome {
+/// read. A limit the parser found in the CLI's own final error is
+/// `Unavailable` (never a failure) when the attempt failed: a limit record
+/// in the output of a CLI that exited 0 and reported no failure was not
+/// the CLI's verdict. A `TICKET-BLOCKED:` last line (of the final message,
+/// else of stdout) gives up; a success exit with output cut short is still
+/// finished (the worktree decides), only without usage.
+pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
     match done.exit {
         Exit::TimedOut => return AgentOutcome::TimedOut,
         Exit::Cancelled => return AgentOutcome::Cancelled,
         _ => {}
     }
     let failed = !done.success() || parsed.failure.is_some();
-    if let Some(limit) = parsed.limit.clone().or_else(|| {
-        failed
-            .then(|| limit_in_text(parsed, &done.output_tail, now))
-            .flatten()
-    }) {
+    if let Some(limit) = parsed.limit.clone().filter(|_| failed) {
         return AgentOutcome::Unavailable {
             retry_after: limit.retry_after,
             reason: limit.reason,
@@ -385,32 +384,6 @@ pub fn decide(done: &Finished, parsed: &Parsed, now: Now) -> AgentOutcome {
         "exited with {}{cut}: {what}\n{}",
         done.exit, done.output_tail
     ))
-}
-
-/// The last lines of the output are where CLIs print the error that ended
-/// them; earlier lines are the agent's work, which may mention anything.
-const LIMIT_LINES: usize = 8;
-
-fn limit_in_text(parsed: &Parsed, output_tail: &str, now: Now) -> Option<Limit> {
-    let last: Vec<&str> = output_tail
-        .lines()
-        .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(LIMIT_LINES)
-        .collect();
-    let tail: String = last.into_iter().rev().collect::<Vec<_>>().join("\n");
-    let message = parsed.failure.as_deref().unwrap_or("");
-    let reason = if limits::is_limit_error(message) {
-        message.to_string()
-    } else if limits::is_limit_text(&tail) {
-        tail.clone()
-    } else {
-        return None;
-    };
-    Some(Limit {
-        retry_after: limits::retry_after(&format!("{message}\n{tail}"), now),
-        reason,
-    })
 }
 
 /// The cost: the CLI's own figure when it gave one, else the price table's
@@ -573,11 +546,6 @@ pub(crate) const EPOCH: Now = Now {
 mod tests {
     use super::*;
 
-    const NOW: Now = Now {
-        unix: 1_796_040_000,
-        utc_offset: 0,
-    };
-
     fn done(exit: Exit, out: &str) -> Finished {
         Finished {
             exit,
@@ -594,11 +562,11 @@ mod tests {
             ..Parsed::default()
         };
         assert_eq!(
-            decide(&done(Exit::Code(0), ""), &ok, NOW),
+            decide(&done(Exit::Code(0), ""), &ok),
             AgentOutcome::Finished
         );
         assert_eq!(
-            decide(&done(Exit::TimedOut, "quota"), &ok, NOW),
+            decide(&done(Exit::TimedOut, "quota"), &ok),
             AgentOutcome::TimedOut
         );
         let blocked = Parsed {
@@ -606,23 +574,45 @@ mod tests {
             ..ok.clone()
         };
         assert_eq!(
-            decide(&done(Exit::Code(0), ""), &blocked, NOW),
+            decide(&done(Exit::Code(0), ""), &blocked),
             AgentOutcome::Blocked("no spec".into())
         );
-        let quota = done(
-            Exit::Code(1),
-            "work\nError: You have exhausted your daily quota. Please retry in 30s.",
-        );
+        let limited = Parsed {
+            failure: Some("API Error: 429".into()),
+            limit: Some(Limit {
+                reason: "API Error: 429".into(),
+                retry_after: Some(Duration::from_secs(30)),
+            }),
+            ..ok.clone()
+        };
         assert_eq!(
-            decide(&quota, &Parsed::default(), NOW),
+            decide(&done(Exit::Code(1), ""), &limited),
             AgentOutcome::Unavailable {
                 retry_after: Some(Duration::from_secs(30)),
-                reason: "work\nError: You have exhausted your daily quota. Please retry in 30s."
-                    .into()
+                reason: "API Error: 429".into()
             }
         );
-        let AgentOutcome::Failed(why) =
-            decide(&done(Exit::Code(2), "boom"), &Parsed::default(), NOW)
+        // A limit record, but the CLI exited 0 and reported no failure.
+        let claimed = Parsed {
+            failure: None,
+            ..limited
+        };
+        assert_eq!(
+            decide(&done(Exit::Code(0), ""), &claimed),
+            AgentOutcome::Finished
+        );
+        // Limit words in the output of a failed CLI decide nothing.
+        let AgentOutcome::Failed(quota) = decide(
+            &done(
+                Exit::Code(1),
+                "work\nError: You have exhausted your daily quota.",
+            ),
+            &Parsed::default(),
+        ) else {
+            panic!("a failure whose CLI reported no limit is a failure");
+        };
+        assert!(quota.contains("exhausted your daily quota"), "{quota}");
+        let AgentOutcome::Failed(why) = decide(&done(Exit::Code(2), "boom"), &Parsed::default())
         else {
             panic!("a non-zero exit fails");
         };
@@ -632,7 +622,7 @@ mod tests {
         );
         // Success exit, quota words in the work: not a limit.
         assert_eq!(
-            decide(&done(Exit::Code(0), "added a quota check"), &ok, NOW),
+            decide(&done(Exit::Code(0), "added a quota check"), &ok),
             AgentOutcome::Finished
         );
     }

@@ -1,6 +1,7 @@
 //! The `cmd` agent: any program, from a template split into words like a
 //! shell splits them (no shell runs), with placeholders per argument.
 
+use super::limits::{self, Now};
 use super::{agent_env, blocked_reason, Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};
@@ -14,6 +15,10 @@ pub const PLACEHOLDERS: [&str; 5] = [
     "{attempt}",
     "{model}",
 ];
+
+/// The exit code that says "the provider refused me, try again later":
+/// `EX_TEMPFAIL` of `sysexits.h`.
+pub const EX_TEMPFAIL: i32 = 75;
 
 /// A program run once per attempt.
 pub struct CmdAgent {
@@ -80,7 +85,7 @@ impl Agent for CmdAgent {
             _ => match blocked_reason(&done.stdout_tail) {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
-                None => failed_or_limited(&done.exit.to_string(), &done.output_tail),
+                None => failed_or_unavailable(&done.exit, &done.output_tail, Now::system()),
             },
         };
         Ok(AgentReport {
@@ -90,22 +95,24 @@ impl Agent for CmdAgent {
     }
 }
 
-/// A failed program whose output reads like a rate limit or an exhausted
-/// quota is `Unavailable` (its pool pauses, no strike), with the reset time
-/// its output names; any other failure is `Failed` with the output's tail.
-fn failed_or_limited(exit: &str, tail: &str) -> AgentOutcome {
-    if !super::limits::is_limit_text(tail) {
+/// A failed program is `Unavailable` (its pool pauses, no strike) when it
+/// exited [`EX_TEMPFAIL`] or its last line is its provider's refusal
+/// ([`limits::is_provider_line`]), with the reset time that line names;
+/// any other failure is `Failed` with the output's tail, whatever words
+/// the output holds before that line.
+fn failed_or_unavailable(exit: &Exit, tail: &str, now: Now) -> AgentOutcome {
+    let last = limits::last_line(tail);
+    let tempfail = *exit == Exit::Code(EX_TEMPFAIL);
+    if !tempfail && !limits::is_provider_line(last) {
         return AgentOutcome::Failed(format!("ended with {exit}\n{tail}"));
     }
-    let reason = tail
-        .lines()
-        .rev()
-        .find(|l| super::limits::is_limit_text(l))
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+    let reason = if last.is_empty() {
+        format!("ended with {exit} (EX_TEMPFAIL)")
+    } else {
+        last.to_string()
+    };
     AgentOutcome::Unavailable {
-        retry_after: super::limits::retry_after(tail, super::limits::Now::system()),
+        retry_after: limits::retry_after(last, now),
         reason,
     }
 }
@@ -153,12 +160,18 @@ mod tests {
         assert_eq!(blocked_reason("TICKET-BLOCKED: x\nmore"), None);
     }
 
+    const NOW: Now = Now {
+        unix: 1_796_040_000,
+        utc_offset: 0,
+    };
+
     #[test]
-    fn a_limit_in_the_output_is_unavailable_and_other_failures_are_not() {
+    fn exit_75_or_a_provider_last_line_is_unavailable_and_other_failures_are_not() {
         assert_eq!(
-            failed_or_limited(
-                "exit 1",
-                "working\nError: rate limit exceeded, retry in 2h\n"
+            failed_or_unavailable(
+                &Exit::Code(1),
+                "working\nError: rate limit exceeded, retry in 2h\n",
+                NOW
             ),
             AgentOutcome::Unavailable {
                 retry_after: Some(Duration::from_secs(7200)),
@@ -166,8 +179,20 @@ mod tests {
             }
         );
         assert_eq!(
-            failed_or_limited("exit 2", "syntax error\n"),
-            AgentOutcome::Failed("ended with exit 2\nsyntax error\n".into())
+            failed_or_unavailable(&Exit::Code(EX_TEMPFAIL), "", NOW),
+            AgentOutcome::Unavailable {
+                retry_after: None,
+                reason: "ended with exit code 75 (EX_TEMPFAIL)".into()
+            }
+        );
+        let quota_test = "test quota::refuses_past_the_limit ... FAILED\nquota exceeded: expected 3, got 4\ntest result: FAILED. 1 passed; 1 failed\n";
+        assert_eq!(
+            failed_or_unavailable(&Exit::Code(101), quota_test, NOW),
+            AgentOutcome::Failed(format!("ended with exit code 101\n{quota_test}"))
+        );
+        assert_eq!(
+            failed_or_unavailable(&Exit::Code(2), "syntax error\n", NOW),
+            AgentOutcome::Failed("ended with exit code 2\nsyntax error\n".into())
         );
     }
 }

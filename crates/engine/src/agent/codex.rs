@@ -13,9 +13,9 @@
 //! `thread.started`, `item.completed` (agent_message), `turn.completed`
 //! (usage, running totals), `turn.failed`, `error`.
 
-use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Parsed};
+use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
-use super::limits::Now;
+use super::limits::{self, Now};
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
@@ -105,13 +105,25 @@ impl StreamParser for CodexParser {
         self.parsed.so_far()
     }
 
-    fn finish(&mut self, _output_tail: &str, _now: Now) -> Parsed {
-        // A usage limit arrives as `turn.failed` with Codex's "You've hit
-        // your usage limit ... try again at 3:05 PM." message, which the
-        // shared decision reads (its reset time is local time).
-        std::mem::take(&mut self.parsed)
+    fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
+        let mut p = std::mem::take(&mut self.parsed);
+        // The last turn's `turn.failed` message, when it is one of Codex's
+        // own refusals (the reset time in "try again at 3:05 PM" is local).
+        if let Some(message) = p.failure.clone().filter(|m| limits::begins_with(m, LIMITS)) {
+            p.limit = Some(Limit::from_message(message, now));
+        }
+        p
     }
 }
+
+/// How Codex's refusals by its provider begin (lower case): the ChatGPT
+/// plan's usage limit, an exhausted API quota, and its retries of HTTP 429
+/// running out (codex-rs `error.rs`).
+const LIMITS: &[&str] = &[
+    "you've hit your usage limit",
+    "quota exceeded",
+    "exceeded retry limit, last status: 429",
+];
 
 /// `cached_input_tokens` is part of `input_tokens`.
 fn usage(u: &Value) -> Usage {
@@ -166,6 +178,15 @@ mod tests {
             failed.failure.as_deref(),
             Some("You've hit your usage limit. Try again at 3:05 PM.")
         );
+        assert!(parse(&[
+            r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#,
+        ])
+        .limit
+        .is_some());
+        let words = parse(&[
+            r#"{"type":"turn.failed","error":{"message":"tests failed: quota exceeded in test_quota"}}"#,
+        ]);
+        assert!(words.failure.is_some() && words.limit.is_none());
         let odd = parse(&[
             r#"{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":9}}"#,
         ]);

@@ -20,7 +20,7 @@
 
 use super::cli::{count, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
-use super::limits::{self, Now};
+use super::limits::Now;
 use super::{AttemptContext, Usage};
 use serde_json::Value;
 
@@ -107,18 +107,24 @@ impl StreamParser for GeminiParser {
         read_stats(&v, &mut p);
         if let Some(e) = v.get("error") {
             let message = text(e, "message").unwrap_or_else(|| e.to_string());
-            let kind = text(e, "type").unwrap_or_default();
-            let code = e.get("code").map(|c| c.to_string()).unwrap_or_default();
-            if kind.contains("Quota")
-                || code.trim_matches('"') == "429"
-                || limits::is_limit_error(&message)
-            {
+            if is_limit(e) {
                 p.limit = Some(Limit::from_message(message.clone(), now));
             }
             p.failure = Some(message);
         }
         p
     }
+}
+
+/// Whether Gemini CLI's error object is its provider's refusal: by its
+/// type (`TerminalQuotaError`, `RetryableQuotaError`) or its code 429,
+/// never by its message.
+fn is_limit(error: &Value) -> bool {
+    let kind = text(error, "type").unwrap_or_default();
+    let code = error.get("code");
+    kind.ends_with("QuotaError")
+        || code.and_then(Value::as_u64) == Some(429)
+        || code.and_then(Value::as_str) == Some("429")
 }
 
 /// Tokens per model: `prompt` includes `cached`; thoughts are billed as output.
@@ -198,6 +204,9 @@ mod tests {
             Some(Duration::from_secs(7200))
         );
         assert!(p.failure.is_some());
+        let words = "{\"error\": {\"type\": \"FatalToolExecutionError\", \"message\": \"quota exceeded: RESOURCE_EXHAUSTED in test\", \"code\": 54}}\n";
+        let p = parse("", words);
+        assert!(p.failure.is_some() && p.limit.is_none(), "{p:?}");
         let garbage = parse("{\n  \"response\": \"cut", "Error: boom");
         assert_eq!(garbage, Parsed::default());
     }

@@ -1,13 +1,16 @@
 //! Rate-limit and quota signals in what a CLI prints, and when they lift.
 //!
 //! Pure: the wall clock comes in as [`Now`], so every parser that uses
-//! these is testable without a clock. CLIs word their limits differently
-//! and change the wording between versions, so detection is by a few
-//! case-insensitive phrases (the list in `reference/AGENT_CLIS.md`) and the
-//! reset time is read from the common shapes: a relative duration ("retry
-//! in 12.2s", "reset after 5h7m30s", "try again in 5 minutes"), a clock
-//! time ("try again at 3:05 PM", "Dec 29th, 2025 10:15 PM", "resets 8pm
-//! (UTC)"), an RFC 3339 instant or a Unix timestamp.
+//! these is testable without a clock. Whether an attempt was refused by
+//! its provider is never read from a word anywhere in the output (a test
+//! about quotas would read like one): each adapter decides it from its
+//! CLI's own error record, or from the start of one of that CLI's own error
+//! messages ([`begins_with`]); the `cmd` agent from its exit code or the
+//! start of its last line ([`is_provider_line`]). Once decided, the reset
+//! time is read from that message alone, in the common shapes: a relative
+//! duration ("retry in 12.2s", "reset after 5h7m30s", "try again in 5
+//! minutes"), a clock time ("try again at 3:05 PM", "Dec 29th, 2025 10:15
+//! PM", "resets 8pm (UTC)"), an RFC 3339 instant or a Unix timestamp.
 
 use std::time::Duration;
 
@@ -45,42 +48,58 @@ fn local_offset(unix: i64) -> i64 {
     }
 }
 
-/// Phrases that mean "not now" rather than "cannot do it", lower case.
-const LIMIT_PHRASES: &[&str] = &[
-    "usage limit",
-    "hit your limit",
-    "limit reached",
-    "quota",
-    "rate limit",
-    "rate-limit",
-    "rate_limit",
-    "ratelimit",
+/// What a `cmd` program's last line starts with when its provider refused
+/// it (lower case; `docs/agents.md` lists them).
+pub const PROVIDER_PHRASES: &[&str] = &[
+    "429",
+    "rate limit exceeded",
+    "quota exceeded",
     "resource_exhausted",
-    "resource exhausted",
-    "too many requests",
-    "insufficient credits",
-    "credit balance is too low",
+    "overloaded",
 ];
 
-/// Whether `text` reads like a rate limit or an exhausted quota.
-pub fn is_limit_text(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    LIMIT_PHRASES.iter().any(|p| lower.contains(p))
-}
-
-/// [`is_limit_text`], or an HTTP 429 status, for an error message the CLI
-/// itself reported (a bare `429` in arbitrary output is too likely to be
-/// something else, such as a line number).
-pub fn is_limit_error(message: &str) -> bool {
-    is_limit_text(message) || has_token(message, "429")
-}
-
-fn has_token(text: &str, token: &str) -> bool {
-    text.match_indices(token).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + token.len()..].chars().next();
-        !before.is_some_and(|c| c.is_alphanumeric()) && !after.is_some_and(|c| c.is_alphanumeric())
+/// Whether `text`, without leading blanks, begins with one of `phrases`
+/// (lower case) as a whole word: case-insensitive, with `’` read as `'`.
+/// Anchoring at the start is what keeps an agent's work from reading like
+/// the CLI's error: a message that only mentions a phrase is not one.
+pub fn begins_with(text: &str, phrases: &[&str]) -> bool {
+    let lower = text.trim_start().to_lowercase().replace('\u{2019}', "'");
+    phrases.iter().any(|p| {
+        lower
+            .strip_prefix(p)
+            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
     })
+}
+
+/// `line` without its leading labels: words ending in `:` such as
+/// `Error:`, `error: api:` or `openai.RateLimitError:`.
+pub fn without_labels(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    while let Some((word, after)) = rest.split_once(char::is_whitespace) {
+        if word.len() < 2 || !word.ends_with(':') {
+            break;
+        }
+        rest = after.trim_start();
+    }
+    if rest.len() > 1 && rest.ends_with(':') && !rest.contains(char::is_whitespace) {
+        return "";
+    }
+    rest
+}
+
+/// Whether a `cmd` program's last line is its provider's refusal: after
+/// its labels it begins with one of [`PROVIDER_PHRASES`].
+pub fn is_provider_line(line: &str) -> bool {
+    begins_with(without_labels(line), PROVIDER_PHRASES)
+}
+
+/// The last line of `text` that is not blank, trimmed.
+pub fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 /// The time from `now` until an instant given in Unix seconds (or
@@ -168,7 +187,7 @@ fn compact_duration(text: &str) -> Option<Duration> {
             break;
         }
     }
-    (parts > 0).then(|| Duration::from_secs_f64(total))
+    (parts > 0).then(|| seconds(total))
 }
 
 fn worded_duration(text: &str) -> Option<Duration> {
@@ -185,7 +204,13 @@ fn worded_duration(text: &str) -> Option<Duration> {
         "day" | "days" => 86_400.0,
         _ => return None,
     };
-    Some(Duration::from_secs_f64(num * scale))
+    Some(seconds(num * scale))
+}
+
+/// `secs` as a duration; a number too large for one (a message may say
+/// anything) is the longest, which the pause's bound then cuts down.
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
 }
 
 /// A decimal number at the start of `text`, and what follows it.
@@ -251,6 +276,9 @@ fn dated_clock(text: &str, now: Now) -> Option<i64> {
     let (day, rest) = number(rest)?;
     let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == ',');
     let (year, rest) = number(rest.trim_start())?;
+    if !(1970.0..=9999.0).contains(&year) {
+        return None;
+    }
     let (secs, _) = clock(rest.trim_start())?;
     let days = days_from_civil(year as i64, month, day as i64)?;
     Some(days * 86_400 + secs - now.utc_offset)
@@ -277,7 +305,7 @@ fn clock_today(text: &str, now: Now) -> Option<i64> {
 /// Seconds since midnight of `3:05 pm`, `3pm`, `15:05`, `15:05:30`, and
 /// what follows.
 fn clock(text: &str) -> Option<(i64, &str)> {
-    let (h, mut rest) = number(text).filter(|(h, _)| h.fract() == 0.0)?;
+    let (h, mut rest) = number(text).filter(|(h, _)| h.fract() == 0.0 && *h < 24.0)?;
     let mut secs = h as i64 * 3600;
     let mut minutes = false;
     while let Some(tail) = rest.strip_prefix(':') {
@@ -364,16 +392,33 @@ mod tests {
     }
 
     #[test]
-    fn detection_is_by_phrase_and_429_only_in_errors() {
-        assert!(is_limit_text(
-            "RESOURCE_EXHAUSTED: You have exhausted your daily quota"
+    fn a_provider_line_begins_with_its_phrase_after_labels() {
+        for line in [
+            "429 Too Many Requests",
+            "Error: rate limit exceeded, retry in 2h",
+            "error: api: Quota exceeded for this project",
+            "openai.RateLimitError: RESOURCE_EXHAUSTED",
+            "  Overloaded",
+        ] {
+            assert!(is_provider_line(line), "{line}");
+        }
+        for line in [
+            "test quota::exceeded ... FAILED",
+            "assertion failed: quota exceeded",
+            "4290 tests passed",
+            "the quota exceeded check failed",
+            "Error:",
+            "",
+            "error: test failed, to rerun pass `--lib`",
+        ] {
+            assert!(!is_provider_line(line), "{line}");
+        }
+        assert!(begins_with(
+            "You\u{2019}ve hit your limit",
+            &["you've hit your limit"]
         ));
-        assert!(is_limit_text("The API provider has rate limited you."));
-        assert!(!is_limit_text("error at line 429"));
-        assert!(is_limit_error("API Error: 429 Too Many"));
-        assert!(is_limit_error("status 429"));
-        assert!(!is_limit_error("id 14290"));
-        assert!(!is_limit_text("compilation failed"));
+        assert!(!begins_with("429x", &["429"]));
+        assert_eq!(last_line("a\n  b  \n\n"), "b");
     }
 
     #[test]
@@ -384,9 +429,17 @@ mod tests {
             "resets 99:99",
             "resets é",
             "reset at 2026-",
+            "try again in 900000000000000000000000000000 hours",
+            "resets at Dec 1st, 99999999999999999999 1:00 PM",
+            "try again at 99999999999999999999:00 pm",
         ] {
             let _ = retry_after(junk, NOW);
         }
+        assert_eq!(
+            secs("try again in 900000000000000000000000000000 hours"),
+            Some(u64::MAX),
+            "too long for a duration: the longest, for the pause's bound to cut"
+        );
         assert_eq!(
             until(1_796_043_600_000, NOW).as_secs(),
             3600,

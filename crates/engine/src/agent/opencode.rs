@@ -17,7 +17,7 @@
 
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
-use super::limits::{self, Now};
+use super::limits::Now;
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
@@ -82,6 +82,10 @@ pub fn with_provider(model: &str) -> String {
     }
 }
 
+/// The HTTP statuses of an `APIError` that are the provider's refusal:
+/// rate limited, overloaded (Anthropic's 529).
+const LIMIT_STATUSES: [u64; 2] = [429, 529];
+
 /// Reads `opencode run --format json` events.
 #[derive(Debug, Default)]
 pub struct OpencodeParser {
@@ -118,8 +122,9 @@ impl StreamParser for OpencodeParser {
         let mut p = std::mem::take(&mut self.parsed);
         // opencode prices from its own model list; 0 means it had no price.
         p.cost_usd = (self.cost > 0.0).then_some(self.cost);
+        // The provider's refusal is the error's HTTP status, never its words.
         if let Some(message) = p.failure.clone() {
-            if self.status == Some(429) || limits::is_limit_error(&message) {
+            if self.status.is_some_and(|s| LIMIT_STATUSES.contains(&s)) {
                 p.limit = Some(Limit::from_message(message, now));
             }
         }
@@ -149,17 +154,18 @@ impl OpencodeParser {
             self.cost += c.max(0.0);
         }
         if part.get("reason").and_then(Value::as_str) == Some("stop") {
+            // The session went on to its end: an error before it (retried,
+            // or written into the stream by a tool) is not the verdict.
             self.parsed.complete = true;
+            self.parsed.failure = None;
+            self.status = None;
         }
     }
 
     fn error(&mut self, v: &Value) {
         let e = v.get("error").unwrap_or(&Value::Null);
         let data = e.get("data").unwrap_or(&Value::Null);
-        self.status = data
-            .get("statusCode")
-            .and_then(Value::as_u64)
-            .or(self.status);
+        self.status = data.get("statusCode").and_then(Value::as_u64);
         let message = text(data, "message")
             .or_else(|| text(e, "name"))
             .unwrap_or_else(|| "opencode reported an error".into());
@@ -206,6 +212,15 @@ mod tests {
             r#"{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#,
         ]);
         assert!(p.limit.is_some() && p.failure.is_some());
+        let words = parse(&[
+            r#"{"type":"error","sessionID":"s","error":{"name":"UnknownError","data":{"message":"429: rate limit exceeded in the quota test"}}}"#,
+        ]);
+        assert!(words.failure.is_some() && words.limit.is_none());
+        let recovered = parse(&[
+            r#"{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#,
+            r#"{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{"input":1,"output":1}}}"#,
+        ]);
+        assert!(recovered.failure.is_none() && recovered.limit.is_none());
         assert_eq!(
             with_provider("claude-sonnet-4-6"),
             "anthropic/claude-sonnet-4-6"
