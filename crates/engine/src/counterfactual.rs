@@ -297,6 +297,7 @@ fn tests(
             return Ok(Some(Finished {
                 exit: Exit::Code(127),
                 stdout_tail: String::new(),
+                stderr_tail: String::new(),
                 output_tail: e.to_string(),
                 duration: Duration::ZERO,
             }));

@@ -129,6 +129,9 @@ pub struct Finished {
     pub exit: Exit,
     /// The last [`TAIL_BYTES`] of stdout alone (where agents print their answer).
     pub stdout_tail: String,
+    /// The last [`TAIL_BYTES`] of stderr alone (where programs say why
+    /// they failed).
+    pub stderr_tail: String,
     /// The last [`TAIL_BYTES`] of stdout and stderr interleaved, as received.
     pub output_tail: String,
     /// Wall-clock time from start to the end of its output.
@@ -149,11 +152,21 @@ impl Finished {
 #[derive(Debug, Clone, Default)]
 pub struct Cancel(Arc<CancelInner>);
 
-#[derive(Debug)]
 struct CancelInner {
     flag: AtomicBool,
     /// Read and write ends; `None` if the pipe could not be made.
     wake: Option<(OwnedFd, OwnedFd)>,
+    /// Called once on cancel, for waiters that sleep on something other
+    /// than the pipe (the coordinator, on its channel).
+    listeners: std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for CancelInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelInner")
+            .field("flag", &self.flag)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for CancelInner {
@@ -167,6 +180,7 @@ impl Default for CancelInner {
         CancelInner {
             flag: AtomicBool::new(false),
             wake,
+            listeners: Default::default(),
         }
     }
 }
@@ -180,7 +194,26 @@ impl Cancel {
                 // SAFETY: a one-byte write from a valid buffer.
                 unsafe { libc::write(w.as_raw_fd(), b"x".as_ptr().cast(), 1) };
             }
+            for wake in self.listeners().iter() {
+                wake();
+            }
         }
+    }
+
+    /// Calls `wake` when [`Cancel::cancel`] is called (at once if it was).
+    pub fn on_cancel(&self, wake: impl Fn() + Send + Sync + 'static) {
+        let mut listeners = self.listeners();
+        // Under the lock, so a cancel in between cannot miss it.
+        if self.is_cancelled() {
+            drop(listeners);
+            wake();
+        } else {
+            listeners.push(Box::new(wake));
+        }
+    }
+
+    fn listeners(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Fn() + Send + Sync>>> {
+        self.0.listeners.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether [`Cancel::cancel`] was called.
@@ -358,6 +391,7 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
         return Ok(Finished {
             exit: Exit::Cancelled,
             stdout_tail: String::new(),
+            stderr_tail: String::new(),
             output_tail: String::new(),
             duration: Duration::ZERO,
         });
@@ -400,6 +434,7 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
     Ok(Finished {
         exit: stopped.unwrap_or_else(|| exit_of(status)),
         stdout_tail: out.stdout.text(),
+        stderr_tail: out.stderr.text(),
         output_tail: out.all.text(),
         duration,
     })
@@ -821,6 +856,7 @@ struct Collected {
     /// Bytes left out of the log once it was full.
     dropped: u64,
     stdout: Tail,
+    stderr: Tail,
     all: Tail,
     lines: Option<LineSink>,
     /// Stdout after its last newline, not yet given to the sink.
@@ -836,6 +872,7 @@ impl Collected {
             log_limit: limit,
             dropped: 0,
             stdout: Tail::default(),
+            stderr: Tail::default(),
             all: Tail::default(),
             lines,
             partial: Vec::new(),
@@ -873,9 +910,12 @@ impl Collected {
 
     fn take(&mut self, stream: Stream, bytes: &[u8]) {
         self.log_capped(bytes);
-        if stream == Stream::Stdout {
-            self.stdout.push(bytes);
-            self.feed_lines(bytes);
+        match stream {
+            Stream::Stdout => {
+                self.stdout.push(bytes);
+                self.feed_lines(bytes);
+            }
+            Stream::Stderr => self.stderr.push(bytes),
         }
         self.all.push(bytes);
     }

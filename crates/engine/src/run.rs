@@ -949,6 +949,8 @@ enum Msg {
         attempt: u32,
         result: Result<MergeOutcome, EngineError>,
     },
+    /// The run was cancelled: wakes a coordinator waiting out a pause.
+    Cancelled,
 }
 
 enum AttemptResult {
@@ -1007,10 +1009,6 @@ struct Loop {
     quick_merge: bool,
 }
 
-/// How often the coordinator looks at the cancel flag while every ticket
-/// it could start is paused.
-const CANCEL_CHECK: Duration = Duration::from_millis(100);
-
 /// The coordinator thread: it alone schedules and decides; attempts run on
 /// worker threads and merges on the merger thread, and both report back
 /// through a channel.
@@ -1027,6 +1025,10 @@ fn coordinate<'s, 'a: 's>(
     sh: &'s Shared<'a>,
 ) -> Result<Option<String>, EngineError> {
     let (tx, rx) = channel::<Msg>();
+    let wake = tx.clone();
+    sh.cancel.on_cancel(move || {
+        let _ = wake.send(Msg::Cancelled);
+    });
     let (merges, jobs) = channel::<MergeJob>();
     let merger_tx = tx.clone();
     scope.spawn(move || merger(sh, jobs, merger_tx));
@@ -1177,10 +1179,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
             let msg = match self.lp.paused.iter().map(|p| p.0).min() {
                 Some(until) if !stopping => {
-                    // A cancel sends no message: a pause is waited in short
-                    // steps so that Ctrl-C ends a parked run at once.
+                    // A cancel wakes it with `Msg::Cancelled`.
                     let left = until.saturating_duration_since(Instant::now());
-                    match rx.recv_timeout(left.min(CANCEL_CHECK)) {
+                    match rx.recv_timeout(left) {
                         Ok(msg) => msg,
                         Err(RecvTimeoutError::Timeout) => continue,
                         Err(RecvTimeoutError::Disconnected) => break,
@@ -1227,6 +1228,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 self.lp.quick_merge = false;
                 self.landed(&ticket, attempt, result)?;
             }
+            // The loop sees the flag as it goes round.
+            Msg::Cancelled => {}
         }
         Ok(())
     }

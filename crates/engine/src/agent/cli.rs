@@ -550,6 +550,7 @@ mod tests {
         Finished {
             exit,
             stdout_tail: out.to_string(),
+            stderr_tail: String::new(),
             output_tail: out.to_string(),
             duration: Duration::ZERO,
         }

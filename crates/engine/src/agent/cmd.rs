@@ -85,7 +85,7 @@ impl Agent for CmdAgent {
             _ => match blocked_reason(&done.stdout_tail) {
                 Some(reason) => AgentOutcome::Blocked(reason),
                 None if done.success() => AgentOutcome::Finished,
-                None => failed_or_unavailable(&done.exit, &done.output_tail, Now::system()),
+                None => failed_or_unavailable(&done, Now::system()),
             },
         };
         Ok(AgentReport {
@@ -96,12 +96,13 @@ impl Agent for CmdAgent {
 }
 
 /// A failed program is `Unavailable` (its pool pauses, no strike) when it
-/// exited [`EX_TEMPFAIL`] or its last line is its provider's refusal
-/// ([`limits::is_provider_line`]), with the reset time that line names;
-/// any other failure is `Failed` with the output's tail, whatever words
-/// the output holds before that line.
-fn failed_or_unavailable(exit: &Exit, tail: &str, now: Now) -> AgentOutcome {
-    let last = limits::last_line(tail);
+/// exited [`EX_TEMPFAIL`] or the last line of its stderr is its provider's
+/// refusal ([`limits::is_provider_line`]), with the reset time that line
+/// names; any other failure is `Failed` with the output's tail, whatever
+/// words the output holds elsewhere.
+fn failed_or_unavailable(done: &process::Finished, now: Now) -> AgentOutcome {
+    let (exit, tail) = (&done.exit, &done.output_tail);
+    let last = limits::last_line(&done.stderr_tail);
     let tempfail = *exit == Exit::Code(EX_TEMPFAIL);
     if !tempfail && !limits::is_provider_line(last) {
         return AgentOutcome::Failed(format!("ended with {exit}\n{tail}"));
@@ -165,12 +166,23 @@ mod tests {
         utc_offset: 0,
     };
 
+    /// A program that ended with `code`, having written `stderr` after
+    /// `stdout`.
+    fn ended(code: i32, stdout: &str, stderr: &str) -> process::Finished {
+        process::Finished {
+            exit: Exit::Code(code),
+            stdout_tail: stdout.into(),
+            stderr_tail: stderr.into(),
+            output_tail: format!("{stdout}{stderr}"),
+            duration: Duration::ZERO,
+        }
+    }
+
     #[test]
     fn exit_75_or_a_provider_last_line_is_unavailable_and_other_failures_are_not() {
         assert_eq!(
             failed_or_unavailable(
-                &Exit::Code(1),
-                "working\nError: rate limit exceeded, retry in 2h\n",
+                &ended(1, "", "working\nError: rate limit exceeded, retry in 2h\n"),
                 NOW
             ),
             AgentOutcome::Unavailable {
@@ -179,7 +191,7 @@ mod tests {
             }
         );
         assert_eq!(
-            failed_or_unavailable(&Exit::Code(EX_TEMPFAIL), "", NOW),
+            failed_or_unavailable(&ended(EX_TEMPFAIL, "", ""), NOW),
             AgentOutcome::Unavailable {
                 retry_after: None,
                 reason: "ended with exit code 75 (EX_TEMPFAIL)".into()
@@ -187,12 +199,18 @@ mod tests {
         );
         let quota_test = "test quota::refuses_past_the_limit ... FAILED\nquota exceeded: expected 3, got 4\ntest result: FAILED. 1 passed; 1 failed\n";
         assert_eq!(
-            failed_or_unavailable(&Exit::Code(101), quota_test, NOW),
+            failed_or_unavailable(&ended(101, "", quota_test), NOW),
             AgentOutcome::Failed(format!("ended with exit code 101\n{quota_test}"))
         );
         assert_eq!(
-            failed_or_unavailable(&Exit::Code(2), "syntax error\n", NOW),
+            failed_or_unavailable(&ended(2, "", "syntax error\n"), NOW),
             AgentOutcome::Failed("ended with exit code 2\nsyntax error\n".into())
         );
+        // A refusal printed to stdout, with stderr quiet, is the program's
+        // own output (a test that prints one), not its provider's refusal.
+        assert!(matches!(
+            failed_or_unavailable(&ended(1, "429 Too Many Requests\n", ""), NOW),
+            AgentOutcome::Failed(_)
+        ));
     }
 }
