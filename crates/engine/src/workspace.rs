@@ -376,14 +376,20 @@ const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true
 /// index is `synced` with them, a one-way merge checks and writes only the
 /// files that differ between the index and `commit`; it refuses, and
 /// leaves all as it was, when a file it would write is in the way (one
-/// the index does not track, say), and then every file is checked.
+/// the index does not track, say), and then every file is checked. Line
+/// endings and the like follow `commit`'s attributes, never a
+/// `.gitattributes` an agent or a gate left in the work tree.
 pub fn reset(
     git: impl Fn() -> Git,
     index: &Path,
     commit: &str,
     synced: bool,
 ) -> Result<(), EngineError> {
-    if synced && git().args(["read-tree", "-m", "-u", commit]).succeeds()? {
+    let merge =
+        git()
+            .arg(format!("--attr-source={commit}"))
+            .args(["read-tree", "-m", "-u", commit]);
+    if synced && merge.succeeds()? {
         return Ok(());
     }
     reset_files(git, index, commit)
@@ -395,8 +401,10 @@ pub fn reset(
 /// the index's stat data (and its content when the stat data cannot tell)
 /// and writes it back when an agent or a gate changed it: modified,
 /// deleted, made executable, turned into a symlink or a directory, or
-/// moved under a symlinked directory.
+/// moved under a symlinked directory. Attributes are `commit`'s (see
+/// [`reset`]).
 pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
+    let git = || git().arg(format!("--attr-source={commit}"));
     if index.is_file() {
         git()
             .args(["read-tree", "--reset", "-u", commit])
@@ -599,6 +607,21 @@ mod tests {
         }
         assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// A `.gitattributes` left in the work tree does not decide how the
+    /// next reset writes files: the commit's attributes do.
+    #[test]
+    fn a_reset_writes_files_by_the_commits_attributes_not_the_work_trees() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, commit) = committed(tmp.path(), &[("a", "one\ntwo\n".to_string())]);
+        let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
+        std::fs::create_dir_all(&dir).unwrap();
+        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
+        std::fs::write(dir.join(".gitattributes"), "* text eol=crlf\n").unwrap();
+        std::fs::remove_file(dir.join("a")).unwrap();
+        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
+        assert_eq!(std::fs::read(dir.join("a")).unwrap(), b"one\ntwo\n");
     }
 
     /// Ignore files an agent left, nested too, are deleted with what they
