@@ -669,6 +669,7 @@ fn a_candidate_that_rewrites_the_runs_plan_configuration_or_state_is_rejected() 
     ] {
         let (env, s) = decided_by_files();
         let before = env.tip();
+        let guard = guarded(&env);
         let agent = sh_agent(
             &env,
             &format!(
@@ -685,6 +686,7 @@ fn a_candidate_that_rewrites_the_runs_plan_configuration_or_state_is_rejected() 
             out.summary.failed["A"].message
         );
         assert_eq!(env.tip(), before, "{path}: nothing landed");
+        assert_eq!(guarded(&env), guard, "{path}");
     }
 }
 
@@ -742,6 +744,7 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
             ("setup.sh", "echo set-up >> ran-set-up.txt\n"),
             (".gitignore", "ran-set-up.txt\n"),
         ]);
+        let guard = guarded(&env);
         let mut s = enforced();
         s.pool.setup = vec![setup.clone()];
         let plan = one("A", json!([any("**")]), gate(&["true"]));
@@ -762,5 +765,6 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
             !ran,
             "{setup:?}: the candidate's set-up ran in a gate checkout"
         );
+        assert_eq!(guarded(&env), guard, "{setup:?}");
     }
 }
