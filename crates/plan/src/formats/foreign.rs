@@ -128,8 +128,9 @@ pub fn scope_entry(
         Ok(pattern) => Some(ScopeEntry { pattern, op }),
         Err(why) => {
             sink.push(
-                Diagnostic::error(code, at, format!("{label}: path '{path}' {why}"))
-                    .with_hint("write a path relative to the repository root, with `/` between segments"),
+                Diagnostic::error(code, at, format!("{label}: path '{path}' {why}")).with_hint(
+                    "write a path relative to the repository root, with `/` between segments",
+                ),
             );
             None
         }
@@ -155,9 +156,8 @@ mod tests {
         options.config.commands.allow = vec![vec!["npm".into(), "test".into()]];
         let mut found = Vec::new();
         let at = Pointer::root();
-        let mut read = |text: &str, stated| {
-            verification("x", "T1", text, stated, &at, &options, &mut found)
-        };
+        let mut read =
+            |text: &str, stated| verification("x", "T1", text, stated, &at, &options, &mut found);
         let gate = read("`npm test`", Stated::Text);
         assert!(matches!(gate, Verification::Gate(g) if g.argv == ["npm", "test"]));
         let check = Verification::Check("cargo test".into());

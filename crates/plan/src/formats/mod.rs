@@ -136,7 +136,9 @@ fn syntax_mismatch(format: Format) -> Diagnostic {
         "plan.format.syntax",
         "",
         match format {
-            Format::Speckit => "a Spec Kit tasks.md is Markdown; this file was read as JSON or YAML".to_string(),
+            Format::Speckit => {
+                "a Spec Kit tasks.md is Markdown; this file was read as JSON or YAML".to_string()
+            }
             _ => format!("a {format} plan is JSON or YAML, and this file was read as Markdown"),
         },
     );

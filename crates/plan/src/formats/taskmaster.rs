@@ -97,32 +97,16 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
         );
         return None;
     };
-    let mut errors = 0;
-    let mut counting = CountErrors {
-        inner: sink,
-        errors: &mut errors,
-    };
+    let mut counting = crate::diag::Counting::new(sink);
     let tasks = read_tasks(items, &tasks_at, None, &mut counting);
     check_ids(&tasks, None, &mut counting);
     let deps = resolve(&tasks, &mut counting);
     let plan = build(&list, &tasks, deps, options, &mut counting);
-    check_cycles(&plan, &tasks, &mut counting);
-    (errors == 0).then_some(plan)
-}
-
-/// A sink that counts the errors through it.
-struct CountErrors<'a, 'b> {
-    inner: &'a mut dyn Sink,
-    errors: &'b mut usize,
-}
-
-impl Sink for CountErrors<'_, '_> {
-    fn push(&mut self, d: Diagnostic) {
-        if d.severity == crate::diag::Severity::Error {
-            *self.errors += 1;
-        }
-        self.inner.push(d)
+    // Repeated or missing ids make cycles of their own; they are named already.
+    if counting.errors == 0 {
+        check_cycles(&plan, &tasks, &mut counting);
     }
+    (counting.errors == 0).then_some(plan)
 }
 
 /// The task list Taskmaster would read: the standard form's, else the
@@ -161,7 +145,10 @@ fn select<'a>(
                 Diagnostic::error(
                     "taskmaster.tag.unknown",
                     "",
-                    format!("no tag `{t}` in this tasks.json (it has {})", tag_list(&tags)),
+                    format!(
+                        "no tag `{t}` in this tasks.json (it has {})",
+                        tag_list(&tags)
+                    ),
                 )
                 .with_hint("pass `--tag NAME` with one of the tags above"),
             );
@@ -175,7 +162,10 @@ fn select<'a>(
             Diagnostic::advisory(
                 "taskmaster.tag.others",
                 &at,
-                format!("reading the tag `{tag}`; the file also has {}, which are not read", tag_list(&others)),
+                format!(
+                    "reading the tag `{tag}`; the file also has {}, which are not read",
+                    tag_list(&others)
+                ),
             )
             .at_key()
             .with_hint("pass `--tag NAME` to read another tag"),
@@ -262,7 +252,10 @@ fn read_tasks<'a>(
                 Diagnostic::error(
                     "taskmaster.subtask.subtasks",
                     task.at.key("subtasks"),
-                    format!("{}: a subtask cannot have subtasks of its own", task.label(parent)),
+                    format!(
+                        "{}: a subtask cannot have subtasks of its own",
+                        task.label(parent)
+                    ),
                 )
                 .at_key(),
             );
@@ -300,10 +293,7 @@ fn read_id(
 }
 
 fn is_number(s: &str) -> bool {
-    s.len() <= 15
-        && s.bytes().all(|b| b.is_ascii_digit())
-        && !s.starts_with('0')
-        && !s.is_empty()
+    s.len() <= 15 && s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0') && !s.is_empty()
 }
 
 /// The field checks of Taskmaster's `Task` type: required `title` and
@@ -329,7 +319,9 @@ fn check_fields(task: &mut Task<'_>, parent: Option<&Task<'_>>, sink: &mut dyn S
                         Some(v) => format!("{label}: `{key}` must be a string, not {v}"),
                     },
                 )
-                .with_hint(format!("Taskmaster requires a non-empty `{key}` on every {what}")),
+                .with_hint(format!(
+                    "Taskmaster requires a non-empty `{key}` on every {what}"
+                )),
             ),
         }
     }
@@ -514,13 +506,11 @@ fn reference<'t, 'a>(
         _ => None,
     });
     let Some((task_id, sub_id)) = parts else {
-        sink.push(
-            Diagnostic::error(
-                "taskmaster.dependency.form",
-                at,
-                format!("{label}: dependency {dep} is not a task id (`3`) or a subtask id (`3.2`)"),
-            ),
-        );
+        sink.push(Diagnostic::error(
+            "taskmaster.dependency.form",
+            at,
+            format!("{label}: dependency {dep} is not a task id (`3`) or a subtask id (`3.2`)"),
+        ));
         return None;
     };
     // A bare number in a subtask's list is a sibling subtask when there
@@ -536,15 +526,22 @@ fn reference<'t, 'a>(
         None => task_id.clone(),
     };
     let own = match parent {
-        Some(p) => format!("{}.{}", p.id.as_deref().unwrap_or("?"), who.id.as_deref().unwrap_or("?")),
+        Some(p) => format!(
+            "{}.{}",
+            p.id.as_deref().unwrap_or("?"),
+            who.id.as_deref().unwrap_or("?")
+        ),
         None => who.id.clone().unwrap_or_default(),
     };
     if shown == own {
-        sink.push(Diagnostic::error(
-            "taskmaster.dependency.self",
-            at,
-            format!("{label} depends on itself"),
-        ).with_hint("remove it; `task-master fix-dependencies` does the same"));
+        sink.push(
+            Diagnostic::error(
+                "taskmaster.dependency.self",
+                at,
+                format!("{label} depends on itself"),
+            )
+            .with_hint("remove it; `task-master fix-dependencies` does the same"),
+        );
         return None;
     }
     let target = by_id.get(task_id.as_str()).copied();
@@ -614,7 +611,9 @@ fn check_cycles(plan: &Plan, tasks: &[Task<'_>], sink: &mut dyn Sink) {
                 at,
                 format!("dependency cycle: task {}", cycle.join(" -> task ")),
             )
-            .with_hint("remove one of these dependencies; Taskmaster never makes any of these tasks next"),
+            .with_hint(
+                "remove one of these dependencies; Taskmaster never makes any of these tasks next",
+            ),
         );
     }
 }
@@ -659,7 +658,8 @@ fn build(
         source.insert("finished".into(), Value::Array(finished));
     }
     let mut plan = Plan::new(Format::Taskmaster, tickets);
-    plan.metadata.insert("taskmaster".into(), Value::Object(source));
+    plan.metadata
+        .insert("taskmaster".into(), Value::Object(source));
     plan
 }
 
@@ -676,7 +676,15 @@ fn ticket(
     ticket.depends_on = depends_on;
     ticket.scope = scope(t, &label, sink);
     for (at, text) in verifications(t) {
-        match foreign::verification("taskmaster", &label, &text, Stated::Text, &at, options, sink) {
+        match foreign::verification(
+            "taskmaster",
+            &label,
+            &text,
+            Stated::Text,
+            &at,
+            options,
+            sink,
+        ) {
             Verification::Gate(g) => ticket.gates.push(g),
             Verification::Check(c) => ticket.checks.push(c),
         }
@@ -710,7 +718,10 @@ fn verifications(t: &Task<'_>) -> Vec<(Pointer, String)> {
         if let Some(text) = strategy(s.obj) {
             let id = s.id.as_deref().unwrap_or("?");
             let parent = t.id.as_deref().unwrap_or("?");
-            out.push((s.at.key("testStrategy"), format!("subtask {parent}.{id}: {text}")));
+            out.push((
+                s.at.key("testStrategy"),
+                format!("subtask {parent}.{id}: {text}"),
+            ));
         }
     }
     out
@@ -734,7 +745,14 @@ fn scope(t: &Task<'_>, label: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
             _ => continue,
         };
         let at = t.at.key("relevantFiles").index(i).key("path");
-        scope.extend(foreign::scope_entry("taskmaster.task.path", label, path, op, &at, sink));
+        scope.extend(foreign::scope_entry(
+            "taskmaster.task.path",
+            label,
+            path,
+            op,
+            &at,
+            sink,
+        ));
     }
     if scope.is_empty() {
         return foreign::everything(
@@ -780,7 +798,11 @@ fn subtask_line(s: &Map<String, Value>) -> String {
         Some(v) => v.to_string(),
         None => "?".into(),
     };
-    let mut line = format!("- [{}] {id}. {}", if done { "x" } else { " " }, text(s, "title").trim());
+    let mut line = format!(
+        "- [{}] {id}. {}",
+        if done { "x" } else { " " },
+        text(s, "title").trim()
+    );
     let description = text(s, "description").trim();
     if !description.is_empty() {
         line.push_str(&format!(": {description}"));
@@ -802,7 +824,9 @@ impl super::PlanFormat for Taskmaster {
     fn detect(&self, root: &Map<String, Value>) -> super::Fit {
         use super::Fit;
         let holds_tasks = |v: &Value| v.get("tasks").is_some_and(Value::is_array);
-        if root.keys().all(|k| STANDARD_KEYS.contains(&k.as_str())) && holds_tasks(&Value::Object(root.clone())) {
+        if root.keys().all(|k| STANDARD_KEYS.contains(&k.as_str()))
+            && holds_tasks(&Value::Object(root.clone()))
+        {
             return Fit::Full;
         }
         let tags: Vec<&Value> = root
@@ -814,7 +838,9 @@ impl super::PlanFormat for Taskmaster {
             return Fit::Full;
         }
         if root.contains_key("tasks") || tags.iter().any(|v| v.get("tasks").is_some()) {
-            return Fit::Partial("`tasks` is not an array of tasks at the top or under every tag".into());
+            return Fit::Partial(
+                "`tasks` is not an array of tasks at the top or under every tag".into(),
+            );
         }
         Fit::No("no `tasks` key, at the top or under a tag".into())
     }
@@ -857,7 +883,10 @@ impl super::PlanFormat for Taskmaster {
         };
         let value = doc.value();
         let tasks = list_tasks(&value, tag);
-        let Some(k) = tasks.iter().position(|t| id_text(t.get("id")).as_deref() == Some(id)) else {
+        let Some(k) = tasks
+            .iter()
+            .position(|t| id_text(t.get("id")).as_deref() == Some(id))
+        else {
             return vec![];
         };
         let task = list.key("tasks").index(k);

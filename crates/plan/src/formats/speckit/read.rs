@@ -12,7 +12,12 @@ use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax};
 
 /// The `**Label**:` lines of a phase that say what it is for; they go
 /// into the prompts of its tasks.
-const NOTES: [&str; 4] = ["**Purpose**", "**Goal**", "**Independent Test**", "**Checkpoint**"];
+const NOTES: [&str; 4] = [
+    "**Purpose**",
+    "**Goal**",
+    "**Independent Test**",
+    "**Checkpoint**",
+];
 
 /// Reads `text` as a tasks.md. Every text is one: a file with no task line
 /// reads as no phases, which the validator reports.
@@ -130,7 +135,10 @@ impl<'t> Reader<'t> {
         if let Some(title) = line.strip_prefix("# ") {
             let text = title.trim();
             if self.title.is_none() {
-                self.title = Some(string(text, at + 2 + (title.len() - title.trim_start().len())));
+                self.title = Some(string(
+                    text,
+                    at + 2 + (title.len() - title.trim_start().len()),
+                ));
             }
             return false;
         }
@@ -194,16 +202,18 @@ impl<'t> Reader<'t> {
     }
 
     fn continuation(&mut self, line: &str, at: usize) {
-        let Some(NodeKind::Object(members)) = self.phase().tasks.last_mut().map(|t| &mut t.kind) else {
+        let Some(NodeKind::Object(members)) = self.phase().tasks.last_mut().map(|t| &mut t.kind)
+        else {
             return;
         };
         let node = string(line.trim_end(), at);
         match members.iter_mut().find(|m| m.key == "more") {
             Some(Member {
-                value: Node {
-                    kind: NodeKind::Array(items),
-                    span,
-                },
+                value:
+                    Node {
+                        kind: NodeKind::Array(items),
+                        span,
+                    },
                 ..
             }) => {
                 span.end = node.span.end;
@@ -279,7 +289,9 @@ fn task(line: &str, at: usize) -> Option<Vec<Member>> {
         } else if let Some(story) = word
             .strip_prefix('[')
             .and_then(|w| w.strip_suffix(']'))
-            .filter(|w| w.starts_with("US") && w.len() > 2 && w[2..].bytes().all(|b| b.is_ascii_digit()))
+            .filter(|w| {
+                w.starts_with("US") && w.len() > 2 && w[2..].bytes().all(|b| b.is_ascii_digit())
+            })
         {
             members.push(member("story", string(story, start + 1)));
         } else {
@@ -367,7 +379,8 @@ mod tests {
 
     #[test]
     fn lines_that_lost_parts_are_still_tasks() {
-        let v = read("## P\nT001 [US1] Create model\n- [ ] [US1] Create User model\n- plain item\n");
+        let v =
+            read("## P\nT001 [US1] Create model\n- [ ] [US1] Create User model\n- plain item\n");
         let tasks = v["phases"][0]["tasks"].as_array().unwrap();
         assert_eq!(tasks.len(), 2);
         assert!(tasks[0].get("checkbox").is_none());

@@ -32,7 +32,10 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     for (i, t) in plan.tickets.iter().enumerate() {
         tasks.push(Value::Object(task(t, i, &ids, sink)));
     }
-    let numeric = |v: &Value| v.get("id").and_then(|id| super::id_text(Some(id))?.parse::<u64>().ok());
+    let numeric = |v: &Value| {
+        v.get("id")
+            .and_then(|id| super::id_text(Some(id))?.parse::<u64>().ok())
+    };
     if tasks.iter().all(|t| numeric(t).is_some()) {
         tasks.sort_by_key(|t| numeric(t).unwrap_or_default());
     }
@@ -76,14 +79,22 @@ fn numbers(plan: &Plan, finished: &[Value], sink: &mut dyn Sink) -> HashMap<Stri
         sink.push(Diagnostic::warning(
             "taskmaster.emit.id",
             Pointer::root().key("tickets").index(i).key("id"),
-            format!("{}: Taskmaster ids are whole numbers; written as task {n}", t.id),
+            format!(
+                "{}: Taskmaster ids are whole numbers; written as task {n}",
+                t.id
+            ),
         ));
         out.insert(t.id.clone(), n);
     }
     out
 }
 
-fn task(t: &Ticket, i: usize, ids: &HashMap<String, u64>, sink: &mut dyn Sink) -> Map<String, Value> {
+fn task(
+    t: &Ticket,
+    i: usize,
+    ids: &HashMap<String, u64>,
+    sink: &mut dyn Sink,
+) -> Map<String, Value> {
     let original = t.metadata.get("taskmaster").and_then(Value::as_object);
     let mut task = original.cloned().unwrap_or_else(|| {
         let mut m = Map::new();
@@ -93,15 +104,31 @@ fn task(t: &Ticket, i: usize, ids: &HashMap<String, u64>, sink: &mut dyn Sink) -
     });
     let id = ids.get(&t.id).copied().unwrap_or(i as u64 + 1);
     let keeps_string = original.is_some_and(|o| o.get("id").is_some_and(Value::is_string));
-    task.insert("id".into(), if keeps_string { id.to_string().into() } else { id.into() });
-    let title = if t.title.is_empty() { t.made_up_title() } else { t.title.clone() };
+    task.insert(
+        "id".into(),
+        if keeps_string {
+            id.to_string().into()
+        } else {
+            id.into()
+        },
+    );
+    let title = if t.title.is_empty() {
+        t.made_up_title()
+    } else {
+        t.title.clone()
+    };
     task.insert("title".into(), title.into());
     if original.map(body) != Some(t.body.clone()) {
         task.insert("description".into(), t.body.clone().into());
         task.insert("details".into(), "".into());
         task.remove("subtasks");
     }
-    let deps: Vec<Value> = t.depends_on.iter().filter_map(|d| ids.get(d)).map(|n| json!(n)).collect();
+    let deps: Vec<Value> = t
+        .depends_on
+        .iter()
+        .filter_map(|d| ids.get(d))
+        .map(|n| json!(n))
+        .collect();
     // Subtasks' own dependencies on other tasks became the ticket's; the
     // task keeps only those the plan still has.
     task.insert("dependencies".into(), Value::Array(deps));
@@ -112,7 +139,12 @@ fn task(t: &Ticket, i: usize, ids: &HashMap<String, u64>, sink: &mut dyn Sink) -
 
 /// The ticket's texts as a task read back would give them.
 fn texts(t: &Ticket) -> Vec<String> {
-    let mut all: Vec<String> = t.gates.iter().map(|g| g.name.clone()).chain(t.checks.iter().cloned()).collect();
+    let mut all: Vec<String> = t
+        .gates
+        .iter()
+        .map(|g| g.name.clone())
+        .chain(t.checks.iter().cloned())
+        .collect();
     all.sort();
     all
 }
@@ -125,8 +157,17 @@ fn verification(
     sink: &mut dyn Sink,
 ) {
     if let Some(o) = original {
-        let read = Task { at: Pointer::root(), obj: o, id: None, status: "pending", subtasks: subtasks(o) };
-        let mut was: Vec<String> = super::verifications(&read).into_iter().map(|(_, s)| s).collect();
+        let read = Task {
+            at: Pointer::root(),
+            obj: o,
+            id: None,
+            status: "pending",
+            subtasks: subtasks(o),
+        };
+        let mut was: Vec<String> = super::verifications(&read)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect();
         was.sort();
         if was == texts(t) {
             return;
@@ -142,7 +183,11 @@ fn verification(
         sink.push(Diagnostic::warning(
             "taskmaster.emit.gates",
             Pointer::root().key("tickets").index(i).key("gates"),
-            format!("{}: Taskmaster has one `testStrategy`; the gate `{}` is not written", t.id, g.command_line()),
+            format!(
+                "{}: Taskmaster has one `testStrategy`; the gate `{}` is not written",
+                t.id,
+                g.command_line()
+            ),
         ));
     }
     task.insert("testStrategy".into(), strategy.into());
@@ -163,7 +208,13 @@ fn subtasks(o: &Map<String, Value>) -> Vec<Task<'_>> {
         .flatten()
         .filter_map(|s| {
             let obj = s.as_object()?;
-            Some(Task { at: Pointer::root(), obj, id: super::id_text(obj.get("id")), status: "pending", subtasks: vec![] })
+            Some(Task {
+                at: Pointer::root(),
+                obj,
+                id: super::id_text(obj.get("id")),
+                status: "pending",
+                subtasks: vec![],
+            })
         })
         .collect()
 }
@@ -178,7 +229,13 @@ fn files(
     sink: &mut dyn Sink,
 ) {
     if let Some(o) = original {
-        let read = Task { at: Pointer::root(), obj: o, id: None, status: "pending", subtasks: vec![] };
+        let read = Task {
+            at: Pointer::root(),
+            obj: o,
+            id: None,
+            status: "pending",
+            subtasks: vec![],
+        };
         if super::scope(&read, "", &mut Vec::new()) == t.scope {
             return;
         }
@@ -191,7 +248,8 @@ fn files(
         .filter(|f| f.get("action").and_then(Value::as_str) == Some("reference"))
         .cloned()
         .collect();
-    let everything = t.scope.len() == 1 && t.scope[0].pattern == "**" && t.scope[0].op == ScopeOp::Any;
+    let everything =
+        t.scope.len() == 1 && t.scope[0].pattern == "**" && t.scope[0].op == ScopeOp::Any;
     for s in t.scope.iter().filter(|_| !everything) {
         let action = match &s.op {
             ScopeOp::Create => "create",
