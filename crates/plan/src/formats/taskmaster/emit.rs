@@ -123,18 +123,64 @@ fn task(
         task.insert("details".into(), "".into());
         task.remove("subtasks");
     }
-    let deps: Vec<Value> = t
-        .depends_on
-        .iter()
-        .filter_map(|d| ids.get(d))
-        .map(|n| json!(n))
-        .collect();
-    // Subtasks' own dependencies on other tasks became the ticket's; the
-    // task keeps only those the plan still has.
-    task.insert("dependencies".into(), Value::Array(deps));
+    if original.map(|o| stated(o, ids)) != Some(sorted(&t.depends_on)) {
+        let deps: Vec<Value> = t
+            .depends_on
+            .iter()
+            .filter_map(|d| ids.get(d))
+            .map(|n| json!(n))
+            .collect();
+        task.insert("dependencies".into(), Value::Array(deps));
+        // The ticket's dependencies are the task's now; its subtasks keep
+        // only those on each other.
+        if let Some(Value::Array(subs)) = task.get_mut("subtasks") {
+            for s in subs.iter_mut().filter_map(Value::as_object_mut) {
+                if let Some(Value::Array(d)) = s.get_mut("dependencies") {
+                    d.retain(Value::is_number);
+                }
+            }
+        }
+    }
     verification(t, i, original, &mut task, sink);
     files(t, i, original, &mut task, sink);
     task
+}
+
+/// The tickets a task read from a file waits for, as the reader found
+/// them: every task its dependencies and its subtasks' name, other than
+/// itself, that is still a ticket (a finished one is met).
+fn stated(o: &Map<String, Value>, ids: &HashMap<String, u64>) -> Vec<String> {
+    let own = super::id_text(o.get("id"));
+    let subs = o
+        .get("subtasks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let lists = std::iter::once(o.get("dependencies")).chain(subs.map(|s| s.get("dependencies")));
+    let mut out: Vec<String> = Vec::new();
+    for (k, list) in lists.enumerate() {
+        for d in list.and_then(Value::as_array).into_iter().flatten() {
+            // A bare number in a subtask's list is a sibling: not a ticket's.
+            if k > 0 && d.is_number() {
+                continue;
+            }
+            let Some(text) = super::id_text(Some(d)) else {
+                continue;
+            };
+            let task = text.split('.').next().unwrap_or_default().to_string();
+            if Some(&task) != own.as_ref() && ids.contains_key(&task) && !out.contains(&task) {
+                out.push(task);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn sorted(v: &[String]) -> Vec<String> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
 }
 
 /// The ticket's texts as a task read back would give them.
@@ -160,7 +206,7 @@ fn verification(
         let read = Task {
             at: Pointer::root(),
             obj: o,
-            id: None,
+            id: super::id_text(o.get("id")),
             status: "pending",
             subtasks: subtasks(o),
         };
