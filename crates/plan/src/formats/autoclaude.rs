@@ -691,7 +691,7 @@ fn describe(kind: &str, v: &Map<String, Value>) -> String {
         }
     }
     if let Some(s) = v.get("expect_contains").and_then(Value::as_str) {
-        words.push(format!("containing {s:?}"));
+        words.push(format!("containing {}", crate::words::quoted(s)));
     }
     for key in ["scenario", "instructions"] {
         if let Some(s) = v.get(key).and_then(Value::as_str) {

@@ -325,10 +325,10 @@ fn check_fields(task: &mut Task<'_>, parent: Option<&Task<'_>>, sink: &mut dyn S
             ),
         }
     }
-    for key in ["details", "testStrategy"] {
+    for (key, rule) in [("details", "details"), ("testStrategy", "test-strategy")] {
         if let Some(v) = task.obj.get(key).filter(|v| !v.is_string() && !v.is_null()) {
             sink.push(Diagnostic::error(
-                format!("taskmaster.{what}.{}", kebab(key)),
+                format!("taskmaster.{what}.{rule}"),
                 task.at.key(key),
                 format!("{label}: `{key}` must be a string or null, not {v}"),
             ));
@@ -338,7 +338,7 @@ fn check_fields(task: &mut Task<'_>, parent: Option<&Task<'_>>, sink: &mut dyn S
         task.status = s;
     }
     one_of(task, "priority", &PRIORITIES, &label, what, sink);
-    check_strings(task, "acceptanceCriteria", &label, what, sink);
+    check_criteria(task, &label, what, sink);
     check_relevant_files(task, &label, what, sink);
     match task.obj.get("dependencies") {
         None | Some(Value::Null) | Some(Value::Array(_)) => {}
@@ -348,15 +348,6 @@ fn check_fields(task: &mut Task<'_>, parent: Option<&Task<'_>>, sink: &mut dyn S
             format!("{label}: `dependencies` must be an array of ids, not {v}"),
         )),
     }
-}
-
-fn kebab(key: &str) -> String {
-    key.chars()
-        .flat_map(|c| match c.is_ascii_uppercase() {
-            true => vec!['-', c.to_ascii_lowercase()],
-            false => vec![c],
-        })
-        .collect()
 }
 
 /// The value of `key` when it is one of `allowed` (null and absent are
@@ -391,14 +382,15 @@ fn one_of<'a>(
     None
 }
 
-fn check_strings(task: &Task<'_>, key: &str, label: &str, what: &str, sink: &mut dyn Sink) {
+fn check_criteria(task: &Task<'_>, label: &str, what: &str, sink: &mut dyn Sink) {
+    let key = "acceptanceCriteria";
     let Some(v) = task.obj.get(key) else { return };
     let ok = v
         .as_array()
         .is_some_and(|items| items.iter().all(Value::is_string));
     if !ok {
         sink.push(Diagnostic::error(
-            format!("taskmaster.{what}.{}", kebab(key)),
+            format!("taskmaster.{what}.acceptance-criteria"),
             task.at.key(key),
             format!("{label}: `{key}` must be an array of strings"),
         ));
