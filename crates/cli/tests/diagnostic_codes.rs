@@ -15,6 +15,9 @@ const PREFIXES: &[&str] = &[
     "convert",
     "yaml",
     "json",
+    "taskmaster",
+    "autoclaude",
+    "speckit",
 ];
 
 fn root() -> PathBuf {

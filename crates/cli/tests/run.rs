@@ -941,6 +941,123 @@ fn codeboost_and_standard_v1_plans_run_too() {
     assert_eq!(summary["merged"], serde_json::json!(["W-1"]), "{summary}");
 }
 
+/// A plan of another tool, from the plan crate's fixtures.
+fn foreign_fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plan/tests/data/foreign")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Runs `plan` (a file of `env`'s root) with the scripted agent and the
+/// gate `test -f README.md`; the run's summary.
+fn run_foreign(env: &Env, plan: &str) -> Value {
+    let agent = format!("scripted:{}", env.root().join("agent").display());
+    let args = [
+        "run",
+        plan,
+        "--repo",
+        "repo",
+        "--agent",
+        &agent,
+        "--output",
+        "json",
+        "--gate",
+        "test -f README.md",
+    ];
+    let out = planwright(env.root(), &args);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)))
+}
+
+fn merged(summary: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = summary["merged"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{summary}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn taskmaster_autoclaude_and_speckit_plans_run_too() {
+    let base = [
+        ("README.md", "hi\n"),
+        ("src/__init__.py", "\n"),
+        ("src/existing.py", "\n"),
+    ];
+
+    let env = Env::new(&base);
+    write(
+        env.root(),
+        "tasks.json",
+        &foreign_fixture("taskmaster.tasks.json"),
+    );
+    env.fixture(
+        "2",
+        "src/greet.py",
+        "def greet(name):\n    return f'hello, {name}'\n",
+    );
+    env.fixture("3", "README.md", "hi\n\ngreet('Ada')\n");
+    let summary = run_foreign(&env, "tasks.json");
+    assert_eq!(merged(&summary), ["2", "3"], "{summary}");
+    assert_eq!(
+        git(&env.repo(), &["show", "main:README.md"]),
+        "hi\n\ngreet('Ada')"
+    );
+
+    let env = Env::new(&base);
+    write(
+        env.root(),
+        "implementation_plan.json",
+        &foreign_fixture("autoclaude.implementation_plan.json"),
+    );
+    env.fixture(
+        "subtask-1-1",
+        "src/greet.py",
+        "def greet(name):\n    return name\n",
+    );
+    env.fixture(
+        "subtask-1-2",
+        "src/__init__.py",
+        "from .greet import greet\n",
+    );
+    env.fixture("subtask-2-1", "README.md", "hi\n\ngreet('Ada')\n");
+    env.fixture("subtask-2-2", "notes.txt", "checked\n");
+    let summary = run_foreign(&env, "implementation_plan.json");
+    assert_eq!(
+        merged(&summary),
+        ["subtask-1-1", "subtask-1-2", "subtask-2-1", "subtask-2-2"],
+        "{summary}"
+    );
+
+    let env = Env::new(&base);
+    write(env.root(), "tasks.md", &foreign_fixture("speckit.tasks.md"));
+    for (id, file) in [
+        ("T002", "config/greeting.toml"),
+        ("T003", "tests/test_greeting.py"),
+        ("T004", "src/models/greeter.py"),
+        ("T005", "src/models/name.py"),
+        ("T006", "src/services/greeting.py"),
+        ("T007", "docs/greeting.md"),
+        ("T008", "NOTES.md"),
+    ] {
+        env.fixture(id, file, &format!("{id}\n"));
+    }
+    let summary = run_foreign(&env, "tasks.md");
+    assert_eq!(
+        merged(&summary),
+        ["T002", "T003", "T004", "T005", "T006", "T007", "T008"],
+        "{summary}"
+    );
+    assert_eq!(
+        git(&env.repo(), &["show", "main:src/services/greeting.py"]),
+        "T006"
+    );
+}
+
 #[test]
 fn demo_runs_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();

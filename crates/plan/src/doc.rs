@@ -33,6 +33,8 @@ pub enum Syntax {
     Json,
     /// YAML 1.2, restricted to the JSON data model.
     Yaml,
+    /// Markdown: a Spec Kit `tasks.md`, read as the tree of its task lines.
+    Markdown,
 }
 
 /// A value with its place in the source.
@@ -95,11 +97,14 @@ pub struct SyntaxError {
 }
 
 impl Document {
-    /// Parses `text` as JSON, or as YAML when `path` ends in `.yaml`/`.yml`.
+    /// Parses `text` as JSON, as YAML when `path` ends in `.yaml`/`.yml`,
+    /// or as a Spec Kit tasks.md when it ends in `.md`.
     pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
         let lower = path.to_ascii_lowercase();
         if lower.ends_with(".yaml") || lower.ends_with(".yml") {
             crate::yaml::parse(path, text)
+        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            Ok(crate::formats::speckit::read::parse(path, text))
         } else {
             crate::json::parse(path, text)
         }
@@ -111,6 +116,7 @@ impl Document {
         match syntax {
             Syntax::Json => crate::json::parse(path, text),
             Syntax::Yaml => crate::yaml::parse(path, text),
+            Syntax::Markdown => Ok(crate::formats::speckit::read::parse(path, text)),
         }
     }
 

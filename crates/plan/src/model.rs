@@ -24,15 +24,24 @@ pub enum Format {
     StandardV1,
     /// planwright's own IR (`planwright: 1`).
     Native,
+    /// Taskmaster's `tasks.json` (`tasks`, or tags each holding `tasks`).
+    Taskmaster,
+    /// Auto-Claude's `implementation_plan.json` (`feature`, `workflow_type`, `phases`).
+    Autoclaude,
+    /// GitHub Spec Kit's `tasks.md` (Markdown checklist lines `- [ ] T001 ...`).
+    Speckit,
 }
 
 impl Format {
     /// Every format, in detection order.
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 7] = [
         Format::Agb,
         Format::Codeboost,
         Format::StandardV1,
         Format::Native,
+        Format::Taskmaster,
+        Format::Autoclaude,
+        Format::Speckit,
     ];
 
     /// The name used on the command line, in JSON output and in codes.
@@ -42,6 +51,9 @@ impl Format {
             Format::Codeboost => "codeboost",
             Format::StandardV1 => "standard_v1",
             Format::Native => "native",
+            Format::Taskmaster => "taskmaster",
+            Format::Autoclaude => "autoclaude",
+            Format::Speckit => "speckit",
         }
     }
 

@@ -51,7 +51,12 @@ pub struct FileReport {
 
 /// Parses, detects and validates `text`, the content of the file `path`.
 pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
-    check_text_as(path, text, options.syntax, |doc, sink| {
+    // A Spec Kit tasks.md is Markdown whatever the file is called.
+    let syntax = match options.format {
+        Some(Format::Speckit) => Some(Syntax::Markdown),
+        _ => options.syntax,
+    };
+    check_text_as(path, text, syntax, |doc, sink| {
         formats::validate(doc, options, sink)
     })
 }

@@ -1,5 +1,6 @@
 //! Mutated and truncated plans never make the validator panic: every input
-//! gets diagnostics, whatever it is.
+//! gets diagnostics, whatever it is; and a plan that reads can be written
+//! as a Taskmaster, Auto-Claude or Spec Kit plan.
 
 use planwright_plan::{validate_text, Format, Options};
 use proptest::prelude::*;
@@ -46,7 +47,49 @@ const TOKENS: [&str; 24] = [
     "\u{0}",
 ];
 
+/// The plans of other tools (Taskmaster, Auto-Claude: JSON; Spec Kit: Markdown).
+const FOREIGN: [&str; 3] = [
+    "taskmaster.tasks.json",
+    "autoclaude.implementation_plan.json",
+    "speckit.tasks.md",
+];
+
+fn foreign_text(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/foreign")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Pieces of tasks.md lines, for the Markdown reader to meet in any order.
+const MARKDOWN: [&str; 20] = [
+    "- [ ] ",
+    "- [x] ",
+    "* [X] ",
+    "T001 ",
+    "T0 ",
+    "TXXX ",
+    "[P] ",
+    "[US1] ",
+    "[",
+    "]",
+    "## Phase 1\n",
+    "### Tests\n",
+    "# Tasks\n",
+    "```\n",
+    "<!--",
+    "-->",
+    "---\n",
+    "src/a.py ",
+    "(depends on T001, T002) ",
+    "\n  é\u{2028}\t\r\n",
+];
+
 fn check_every_way(text: &str) {
+    check_as(text, "fuzz.json");
+}
+
+fn check_as(text: &str, name: &str) {
     let mut formats: Vec<Option<Format>> = vec![None];
     formats.extend(Format::ALL.into_iter().map(Some));
     for format in formats {
@@ -54,11 +97,17 @@ fn check_every_way(text: &str) {
             format,
             ..Options::default()
         };
-        let report = validate_text("fuzz.json", text.to_string(), &options);
+        let report = validate_text(name, text.to_string(), &options);
         assert_eq!(report.valid, report.errors == 0);
         for d in &report.diagnostics {
             assert!(d.line >= 1 && d.column >= 1);
             assert!(d.span.start <= d.span.end && d.span.end <= text.len().max(1));
+        }
+        // Whatever reads, the writers of the other tools' formats can write.
+        if let Some(plan) = &report.plan {
+            for to in [Format::Taskmaster, Format::Autoclaude, Format::Speckit] {
+                planwright_plan::formats::write(plan, to, &mut Vec::new());
+            }
         }
     }
 }
@@ -149,5 +198,39 @@ proptest! {
         let mut n = at;
         replace_nth(&mut plan, &mut n, &replacement);
         check_every_way(&serde_json::to_string_pretty(&plan).unwrap());
+    }
+
+    #[test]
+    fn foreign_plans_truncated(which in 0usize..3, cut in 0usize..4000) {
+        let name = FOREIGN[which];
+        let text = foreign_text(name);
+        let mut cut = cut.min(text.len());
+        while !text.is_char_boundary(cut) { cut -= 1; }
+        check_as(&text[..cut], name);
+    }
+
+    #[test]
+    fn foreign_plans_byte_edits(which in 0usize..3, edits in prop::collection::vec((any::<prop::sample::Index>(), any::<char>()), 1..6)) {
+        let name = FOREIGN[which];
+        let mut chars: Vec<char> = foreign_text(name).chars().collect();
+        for (at, c) in edits {
+            let i = at.index(chars.len());
+            chars[i] = c;
+        }
+        check_as(&chars.into_iter().collect::<String>(), name);
+    }
+
+    #[test]
+    fn foreign_plans_tree_edits(which in 0usize..2, at in 0usize..120, replacement in json_value()) {
+        let name = FOREIGN[which];
+        let mut plan: Value = serde_json::from_str(&foreign_text(name)).unwrap();
+        let mut n = at;
+        replace_nth(&mut plan, &mut n, &replacement);
+        check_as(&serde_json::to_string_pretty(&plan).unwrap(), name);
+    }
+
+    #[test]
+    fn markdown_soup(pieces in prop::collection::vec(prop::sample::select(MARKDOWN.to_vec()), 0..60)) {
+        check_as(&pieces.concat(), "fuzz.md");
     }
 }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
-    /// The format to write (agb, codeboost, standard_v1, native).
+    /// The format to write (agb, codeboost, standard_v1, native, taskmaster, autoclaude, speckit).
     #[arg(long, value_name = "FORMAT", value_parser = settings::parse_format)]
     pub to: Format,
     /// Write to this file instead of standard output.
@@ -33,8 +33,7 @@ pub struct Args {
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
     let mut warnings: Vec<Diagnostic> = Vec::new();
-    let doc = formats::emit(&plan, args.to, &mut warnings);
-    let text = serde_json::to_string_pretty(&doc).expect("documents serialize") + "\n";
+    let text = formats::write(&plan, args.to, &mut warnings);
     let back = read_back(&text, &args, global)?;
     match &back.plan {
         Some(converted) => {
@@ -45,7 +44,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             warnings.extend(
                 back.diagnostics
                     .iter()
-                    .filter(|d| d.diagnostic.code.ends_with(".command.not-allowed"))
+                    .filter(|d| d.diagnostic.code == "codeboost.command.not-allowed")
                     .map(|d| d.diagnostic.clone()),
             );
         }

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 /// How a command that reads one plan reads it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlanArgs {
-    /// The plan file: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format); `-` reads standard input.
+    /// The plan file: JSON, YAML when the name ends in `.yaml` or `.yml`, a Spec Kit tasks.md when it ends in `.md`; `-` reads standard input.
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
     #[command(flatten)]
@@ -41,7 +41,7 @@ pub struct PlanArgs {
 /// Flags that change how a plan is read.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReadArgs {
-    /// Read the plan as this format instead of detecting it (agb, codeboost, standard_v1, native).
+    /// Read the plan as this format instead of detecting it (agb, codeboost, standard_v1, native, taskmaster, autoclaude, speckit).
     #[arg(long, value_name = "FORMAT", value_parser = settings::parse_format)]
     pub format: Option<Format>,
     /// The syntax of the plan text, `json` or `yaml` (default: by the file name's extension; for `-`, YAML unless the text starts with `{`).
@@ -53,6 +53,9 @@ pub struct ReadArgs {
     /// codeboost: the issue the plan must be for.
     #[arg(long, value_name = "N")]
     pub issue: Option<u64>,
+    /// taskmaster: the tag of a tagged tasks.json to read (default: `master`, else the first tag).
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
     /// standard_v1: coerce a bare string into its object where the schema allows it (a warning each).
     #[arg(long)]
     pub coerce: bool,
@@ -180,6 +183,7 @@ pub fn check_file(
         options.repo_files = Some(tree_files(repo, rev)?);
     }
     options.coerce = read.coerce;
+    options.tag = read.tag.clone();
     options.max_files_changed = read.max_files_changed;
     options.calibration_hint = read.calibration_hint;
     if global.verbose {

@@ -8,11 +8,15 @@
 //! it found no error.
 
 pub mod agb;
+pub mod autoclaude;
 pub mod codeboost;
+pub mod foreign;
 pub mod loss;
 pub mod native;
+pub mod speckit;
 pub mod standard_v1;
 pub mod sweep;
+pub mod taskmaster;
 
 use crate::config::Config;
 use crate::diag::{Counting, Diagnostic, Sink};
@@ -47,6 +51,8 @@ pub struct Options {
     /// How many overlapping pairs of tickets to show besides the groups
     /// (`validate --verbose`); 0 shows none.
     pub overlap_pairs: usize,
+    /// taskmaster: the tag to read (default: `master`, else the first).
+    pub tag: Option<String>,
 }
 
 impl Default for Options {
@@ -62,6 +68,7 @@ impl Default for Options {
             repo_files: None,
             syntax: None,
             overlap_pairs: 0,
+            tag: None,
         }
     }
 }
@@ -84,6 +91,7 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let value = doc.value();
     let format = match options.format {
         Some(f) => f,
+        None if doc.syntax == crate::doc::Syntax::Markdown => Format::Speckit,
         None => match detect(&value) {
             Ok(f) => f,
             Err(d) => {
@@ -96,6 +104,14 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
             }
         },
     };
+    if (doc.syntax == crate::doc::Syntax::Markdown) != (format == Format::Speckit) {
+        sink.push(syntax_mismatch(format));
+        return Outcome {
+            format: Some(format),
+            plan: None,
+            overlaps: vec![],
+        };
+    }
     unused_options(format, options, sink);
     let mut counting = Counting::new(sink);
     let plan = plan_format(format).validate(doc, &value, options, &mut counting);
@@ -112,6 +128,21 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
         plan,
         overlaps,
     }
+}
+
+/// Only Spec Kit plans are Markdown, and they are nothing else.
+fn syntax_mismatch(format: Format) -> Diagnostic {
+    let d = Diagnostic::error(
+        "plan.format.syntax",
+        "",
+        match format {
+            Format::Speckit => {
+                "a Spec Kit tasks.md is Markdown; this file was read as JSON or YAML".to_string()
+            }
+            _ => format!("a {format} plan is JSON or YAML, and this file was read as Markdown"),
+        },
+    );
+    d.with_hint("name the file for its syntax (`.md` for a tasks.md, `.json` or `.yaml` otherwise), or pass the right `--format`")
 }
 
 /// A warning for each option that only another format reads, so that a
@@ -131,6 +162,7 @@ fn unused_options(format: Format, options: &Options, sink: &mut dyn Sink) {
             Format::StandardV1,
             options.calibration_hint,
         ),
+        ("--tag", Format::Taskmaster, options.tag.is_some()),
     ];
     for (flag, reader, given) in set {
         if given && format != reader {
@@ -161,7 +193,7 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
         sink.push(
             Diagnostic::warning(
                 "plan.gate.in-scope",
-                ticket_pointer(doc, format, i),
+                ticket_pointer(doc, format, plan, i),
                 format!(
                     "{}: scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it",
                     ticket.id,
@@ -191,7 +223,7 @@ fn overlap_warnings(
         sink.push(
             Diagnostic::warning(
                 "plan.scope.overlap",
-                ticket_pointer(doc, format, group.indices[0]),
+                ticket_pointer(doc, format, plan, group.indices[0]),
                 crate::words::overlap_message(&group.tickets, &group.patterns),
             )
             .with_hint("add dependencies between them (so one merges before the next starts) or narrow their scopes; `--verbose` shows the pairs, `--output json` lists every ticket"),
@@ -202,7 +234,7 @@ fn overlap_warnings(
             let [pa, pb] = &pair.patterns;
             sink.push(Diagnostic::advisory(
                 "plan.scope.overlap-pair",
-                ticket_pointer(doc, format, pair.b_index),
+                ticket_pointer(doc, format, plan, pair.b_index),
                 format!(
                     "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
                     pair.a, pair.b
@@ -231,9 +263,9 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
     }
 }
 
-fn ticket_pointer(doc: &Document, format: Format, i: usize) -> String {
+fn ticket_pointer(doc: &Document, format: Format, plan: &Plan, i: usize) -> String {
     plan_format(format)
-        .pointer(i)
+        .ticket_pointers(doc, plan, i)
         .into_iter()
         .find(|p| doc.node(p.as_str()).is_some())
         .map(String::from)
@@ -244,6 +276,12 @@ fn ticket_pointer(doc: &Document, format: Format, i: usize) -> String {
 /// target cannot express.
 pub fn emit(plan: &Plan, to: Format, sink: &mut dyn Sink) -> Value {
     plan_format(to).emit(plan, sink)
+}
+
+/// The text of `plan` written in the format `to`; pushes a warning for
+/// each thing the target cannot express.
+pub fn write(plan: &Plan, to: Format, sink: &mut dyn Sink) -> String {
+    plan_format(to).write(plan, sink)
 }
 
 /// How strongly a document looks like one format.
@@ -282,20 +320,37 @@ pub trait PlanFormat: Sync {
     /// Writes `plan` in this format, with a warning for each thing it cannot say.
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value;
 
+    /// The text of [`PlanFormat::emit`]'s document: pretty JSON, unless the
+    /// format is not JSON.
+    fn write(&self, plan: &Plan, sink: &mut dyn Sink) -> String {
+        let doc = self.emit(plan, sink);
+        serde_json::to_string_pretty(&doc).expect("documents serialize") + "\n"
+    }
+
     /// The JSON Schema, when the format has one.
     fn schema(&self) -> Option<Value>;
 
     /// Where ticket `i` stands in a document of this format: its scope,
     /// then the ticket itself.
     fn pointer(&self, i: usize) -> [Pointer; 2];
+
+    /// Where ticket `i` of `plan`, read from `doc`, stands in it, for
+    /// formats whose tickets are not one to one with a list of the
+    /// document (finished tasks left out, phases flattened).
+    fn ticket_pointers(&self, _doc: &Document, _plan: &Plan, i: usize) -> Vec<Pointer> {
+        self.pointer(i).to_vec()
+    }
 }
 
 /// Every format, in the order detection tries them.
-pub static FORMATS: [&dyn PlanFormat; 4] = [
+pub static FORMATS: [&dyn PlanFormat; 7] = [
     &agb::Agb,
     &codeboost::Codeboost,
     &standard_v1::StandardV1,
     &native::Native,
+    &taskmaster::Taskmaster,
+    &autoclaude::Autoclaude,
+    &speckit::Speckit,
 ];
 
 /// The implementation of `format`.
@@ -352,7 +407,7 @@ pub fn detect(value: &Value) -> Result<Format, Diagnostic> {
                     why.join("; ")
                 ),
             )
-            .with_hint("pass `--format agb|codeboost|standard_v1|native` to choose one"))
+            .with_hint("pass `--format agb|codeboost|standard_v1|native|taskmaster|autoclaude|speckit` to choose one"))
         }
         (many, _) if many.len() > 1 => Err(ambiguous(many)),
         (_, many) => Err(ambiguous(many)),

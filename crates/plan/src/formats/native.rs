@@ -211,7 +211,7 @@ fn check_names(plan: &Plan, sink: &mut dyn Sink) {
 }
 
 /// Why a scope or rail pattern cannot name files inside the repository.
-fn pattern_problem(pattern: &str) -> Option<&'static str> {
+pub(crate) fn pattern_problem(pattern: &str) -> Option<&'static str> {
     if pattern.is_empty() {
         return Some("is empty");
     }
