@@ -32,8 +32,8 @@
 //! distinct text, only where their literal directory prefixes (the segments
 //! before the first wildcard) are equal or one a prefix of the other, and
 //! intersecting patterns are joined into clusters; within a cluster, tickets
-//! are joined into groups by "may run at the same time", asking only about
-//! pairs not already in one group. Whether two tickets are ordered is
+//! are joined into groups by "may run at the same time and name patterns
+//! that intersect", asking only about pairs not already in one group. Whether two tickets are ordered is
 //! answered from ancestor bitsets computed one block of 4,096 tickets at a
 //! time, so memory stays at 512 bytes per ticket, and the groups hold each
 //! ticket once per cluster.
@@ -45,7 +45,7 @@ use std::collections::HashMap;
 
 /// A connected group of tickets that may run at the same time and may
 /// change the same paths: each may run at the same time as another of the
-/// group, and their scopes share patterns that intersect.
+/// group whose scope has a pattern that intersects one of its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Overlap {
     /// The tickets, in plan order.
@@ -82,7 +82,8 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
     let mut groups: Vec<Overlap> = shared
         .into_iter()
         .flat_map(|(root, tickets)| {
-            concurrent_groups(&order, &tickets)
+            let mut meets = distinct.meeting(plan, &tickets, &cluster, root);
+            concurrent_groups(&order, &tickets, &mut meets)
                 .into_iter()
                 .map(move |indices| (root, indices))
         })
@@ -216,6 +217,41 @@ impl<'a> Distinct<'a> {
         (cluster, shared)
     }
 
+    /// Whether two of `tickets` (by their place in it) name patterns of
+    /// `cluster` that intersect: patterns join a cluster through others
+    /// (`x.py` and `y.py` through `**`), which says nothing of two tickets
+    /// that name only `x.py` and `y.py`. Answers per pattern pair are kept.
+    fn meeting<'s>(
+        &'s self,
+        plan: &Plan,
+        tickets: &[usize],
+        cluster: &[usize],
+        root: usize,
+    ) -> impl FnMut(usize, usize) -> bool + 's {
+        let named: Vec<Vec<usize>> = (tickets.iter())
+            .map(|&t| {
+                let mut ps: Vec<usize> = sides(&plan.tickets[t])
+                    .map(|text| self.id[text])
+                    .filter(|&p| cluster[p] == root)
+                    .collect();
+                ps.sort_unstable();
+                ps.dedup();
+                ps
+            })
+            .collect();
+        let mut known: HashMap<(usize, usize), bool> = HashMap::new();
+        move |i, j| {
+            named[i].iter().any(|&p| {
+                named[j].iter().any(|&q| {
+                    p == q
+                        || *known
+                            .entry((p.min(q), p.max(q)))
+                            .or_insert_with(|| self.globs[p].intersects(&self.globs[q]))
+                })
+            })
+        }
+    }
+
     /// The patterns of `cluster` that `tickets` name, in the order they
     /// name them, each once.
     fn patterns_of(
@@ -240,11 +276,16 @@ impl<'a> Distinct<'a> {
 }
 
 /// The groups of `tickets` (plan indices, ascending) joined by "may run at
-/// the same time", with two or more tickets each. A pair already in one
-/// group is never asked about, so tickets that are all concurrent cost
-/// about one batch of questions; questions go in batches of [`BATCH`]
-/// pairs, which bounds the memory and the passes over the plan.
-fn concurrent_groups(order: &Order, tickets: &[usize]) -> Vec<Vec<usize>> {
+/// the same time and name patterns that intersect" (`meets`, by place in
+/// `tickets`), with two or more tickets each. A pair already in one group
+/// is never asked about, so tickets that are all concurrent cost about one
+/// batch of questions; questions go in batches of [`BATCH`] pairs, which
+/// bounds the memory and the passes over the plan.
+fn concurrent_groups(
+    order: &Order,
+    tickets: &[usize],
+    meets: &mut dyn FnMut(usize, usize) -> bool,
+) -> Vec<Vec<usize>> {
     const BATCH: usize = 1 << 16;
     let n = tickets.len();
     let mut sets = UnionFind::new(n);
@@ -255,7 +296,7 @@ fn concurrent_groups(order: &Order, tickets: &[usize]) -> Vec<Vec<usize>> {
             break;
         }
         for j in i + 1..n {
-            if sets.find(i) != sets.find(j) {
+            if sets.find(i) != sets.find(j) && meets(i, j) {
                 pending.push((i, j));
             }
         }
@@ -714,8 +755,9 @@ mod tests {
         ]);
         let found = forecast(&p);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].tickets, ["A", "B", "C", "D"], "C runs with D");
-        assert_eq!(found[0].patterns, ["src/**", "src/x.rs", "src/y.rs"]);
+        // C may run with D, but `src/y.rs` is not `src/x.rs`.
+        assert_eq!(found[0].tickets, ["A", "B", "D"]);
+        assert_eq!(found[0].patterns, ["src/**", "src/x.rs"]);
         let s = |x: &str| x.to_string();
         assert_eq!(
             pair_list(&p, 10),
@@ -745,8 +787,19 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].tickets.len(), 300);
         assert_eq!(found[0].patterns, ["src/**"]);
-        assert_eq!(found[1].tickets, ["D", "E", "F"], "F runs with D");
-        assert_eq!(found[1].patterns, ["docs/a.md", "docs/*.md", "docs/b.md"]);
+        // F may run with D, but `docs/b.md` is not `docs/a.md`.
+        assert_eq!(found[1].tickets, ["D", "E"]);
+        assert_eq!(found[1].patterns, ["docs/a.md", "docs/*.md"]);
+    }
+
+    #[test]
+    fn tickets_whose_patterns_meet_only_through_a_third_do_not_overlap() {
+        let found = forecast(&plan(vec![
+            ticket("A", &[], &["x.py"]),
+            ticket("B", &[], &["y.py"]),
+            ticket("C", &["A", "B"], &["**"]),
+        ]));
+        assert!(found.is_empty(), "{found:?}");
     }
 
     #[test]
