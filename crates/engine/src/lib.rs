@@ -1,8 +1,9 @@
-//! planwright-engine: git, processes, agents, scheduler, merge queue, state store.
+//! planwright-engine: git, agents, scheduler, merge queue, state store (processes and the sandbox are planwright-os).
 #![deny(missing_docs)]
+// Every system call that needs `unsafe` is in planwright-os.
+#![forbid(unsafe_code)]
 
 pub mod agent;
-pub mod beneath;
 pub mod beyond_gates;
 pub mod budget;
 pub mod charter;
@@ -24,13 +25,11 @@ pub mod lock;
 pub mod merge;
 pub mod pools;
 pub mod preflight;
-pub mod process;
 pub mod repo;
 pub mod report;
 pub mod review;
 pub mod run;
 pub mod run_inputs;
-pub mod sandbox;
 pub mod scheduler;
 pub mod setup;
 pub mod state;
@@ -40,3 +39,6 @@ pub mod workspace;
 
 pub use error::EngineError;
 pub use failure::{Failure, FailureKind};
+/// Processes, the sandbox and file operations where agents write live in
+/// planwright-os; they keep their paths here.
+pub use planwright_os::{beneath, process, sandbox};

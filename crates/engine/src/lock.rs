@@ -12,7 +12,6 @@ use crate::error::EngineError;
 use crate::repo::Repo;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Held while a run is going on; the lock is released when it is dropped
@@ -42,8 +41,7 @@ pub fn is_held(repo: &Repo) -> Result<bool, EngineError> {
     };
     // A shared lock is refused only while a run holds the exclusive one;
     // dropping the file releases it at once.
-    // SAFETY: flock on a descriptor this function owns; no memory is involved.
-    let got = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    let got = planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(&path, e))?;
     Ok(!got)
 }
 
@@ -66,12 +64,7 @@ impl RunLock {
         // `status` probes the lock for an instant with a shared lock; a few
         // tries keep such a probe from refusing a run.
         let mut tries = 0;
-        // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(io(err));
-            }
+        while !planwright_os::lock::try_exclusive(&file).map_err(io)? {
             tries += 1;
             if tries < 10 {
                 std::thread::sleep(std::time::Duration::from_millis(20));

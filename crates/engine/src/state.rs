@@ -275,8 +275,7 @@ impl AbortHook {
     fn point(&self) {
         let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
         if self.at == Some(n) {
-            // SAFETY: sending a signal to this process; no memory is involved.
-            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            planwright_os::process::kill_self();
         }
     }
 }

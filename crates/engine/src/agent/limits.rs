@@ -30,21 +30,8 @@ impl Now {
         let unix = crate::clock::unix_now() as i64;
         Now {
             unix,
-            utc_offset: local_offset(unix),
+            utc_offset: planwright_os::time::utc_offset(unix),
         }
-    }
-}
-
-fn local_offset(unix: i64) -> i64 {
-    let t = unix as libc::time_t;
-    // SAFETY: tm is plain data; localtime_r fills it or returns null.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are valid for the duration of the call.
-    let filled = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
-    if filled {
-        tm.tm_gmtoff as i64
-    } else {
-        0
     }
 }
 

@@ -378,6 +378,13 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Ends this process at once with SIGKILL, as a crash would: no destructor
+/// runs and nothing is flushed (for tests that stop a run at a given step).
+pub fn kill_self() {
+    // SAFETY: a signal to this process; no memory is involved.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+}
+
 /// Runs `spec` to the end and reports how it ended. Returns when the child
 /// has exited and its output pipes are closed (or, past [`LEAK_WAIT`], the
 /// rest of its group was killed). Whatever is left in the child's process

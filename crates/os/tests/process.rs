@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use planwright_engine::process::{
+use planwright_os::process::{
     find_program, run, scrubbed_env, Cancel, Exit, Finished, ProcessError, Spec, TAIL_BYTES,
 };
 
@@ -338,7 +338,7 @@ fn scrubbed_env_keeps_only_the_allowlist_and_the_extras() {
     for (name, _) in &env {
         assert!(
             name.starts_with("PLANWRIGHT_")
-                || planwright_engine::process::ENV_ALLOWLIST.contains(&name.as_str()),
+                || planwright_os::process::ENV_ALLOWLIST.contains(&name.as_str()),
             "{name}"
         );
     }
@@ -404,7 +404,7 @@ fn a_log_that_is_a_device_fifo_or_symlink_is_refused_before_the_child_starts() {
 
 #[test]
 fn stdout_reaches_the_line_sink_line_by_line() {
-    use planwright_engine::process::LineSink;
+    use planwright_os::process::LineSink;
     use std::sync::{Arc, Mutex};
     let dir = tempfile::tempdir().unwrap();
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -453,7 +453,7 @@ fn the_log_is_capped_with_a_marker_where_output_was_dropped() {
 
 mod confined {
     use super::*;
-    use planwright_engine::sandbox::{capabilities, Containment, Mode, Overlay, Policy};
+    use planwright_os::sandbox::{capabilities, Containment, Mode, Overlay, Policy};
 
     fn enforced() -> Containment {
         let abi = capabilities().landlock_abi;
