@@ -215,22 +215,39 @@ fn control_file(root: &Dir, rel: &Path) -> Result<Original, String> {
 /// put in its place (a symlink, a FIFO, a directory) is removed, not
 /// written through, and makes the counterfactual an error.
 fn put_back(root: &Dir, rel: &Path, original: &Original) -> Result<Option<String>, EngineError> {
-    let found = root.entry(rel)?.map(|e| e.kind);
+    let shown = rel.display();
+    let (found, why) = match root.entry(rel) {
+        Ok(None) => (
+            None,
+            Some(format!(
+                "the mutated tests removed the control path `{shown}`"
+            )),
+        ),
+        Ok(Some(e)) if e.kind == Kind::File => (Some(Kind::File), None),
+        Ok(Some(e)) => (
+            Some(e.kind),
+            Some(format!(
+                "the mutated tests replaced the control path `{shown}` with {}",
+                e.kind
+            )),
+        ),
+        // A directory on its way is a symlink or a file now.
+        Err(e @ (BeneathError::Escapes { .. } | BeneathError::Kind { .. })) => (
+            None,
+            Some(format!(
+                "the mutated tests replaced a directory of the control path: {e}"
+            )),
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(up) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        root.create_dirs(up)?;
+    }
     if found.is_some_and(|k| k != Kind::File) {
         root.remove(rel)?;
     }
     root.replace(rel, &original.bytes, original.mode)?;
-    Ok(match found {
-        Some(Kind::File) => None,
-        None => Some(format!(
-            "the mutated tests removed the control path `{}`",
-            rel.display()
-        )),
-        Some(kind) => Some(format!(
-            "the mutated tests replaced the control path `{}` with {kind}",
-            rel.display()
-        )),
-    })
+    Ok(why)
 }
 
 /// Applies the mutation; the inner error says why it did not apply.

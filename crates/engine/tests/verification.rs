@@ -182,6 +182,31 @@ fn a_symlink_the_mutated_tests_leave_is_replaced_not_written_through() {
 }
 
 #[test]
+fn a_directory_the_mutated_tests_turn_into_a_symlink_is_made_anew() {
+    let dir = checkout();
+    let outside = tempfile::tempdir().unwrap();
+    let script = format!(
+        "if grep -q 'echo 5' src/calc.sh; then mv src src.old; ln -s {} src; exit 1; fi\ntest \"$(sh src/calc.sh)\" = 4\n",
+        outside.path().display()
+    );
+    std::fs::write(dir.path().join("test.sh"), script).unwrap();
+    let c = cf(
+        "src/calc.sh",
+        find("echo 4\n", "echo 5\n"),
+        &["sh", "test.sh"],
+    );
+    let r = run_cf(dir.path(), &c);
+    assert_eq!(r.outcome, Outcome::Error, "{r:?}");
+    assert!(r.message.contains("replaced a directory"), "{}", r.message);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert!(!dir.path().join("src").is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/calc.sh")).unwrap(),
+        "echo 4\n# echo 4 is the answer\n"
+    );
+}
+
+#[test]
 fn a_fifo_the_mutated_tests_leave_is_an_error_in_bounded_time() {
     let dir = checkout();
     hostile_test(dir.path(), "mkfifo src/calc.sh");

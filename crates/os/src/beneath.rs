@@ -150,6 +150,22 @@ impl Dir {
         }
     }
 
+    /// The error for `rel`, which is not a directory: a symlink leads
+    /// elsewhere; anything else is the wrong kind. (The look is for the
+    /// message only: nothing is opened.)
+    fn not_a_dir(&self, rel: &Path) -> BeneathError {
+        let found = rustix::fs::statat(&self.fd, rel, AtFlags::SYMLINK_NOFOLLOW)
+            .map(|stat| kind(FileType::from_raw_mode(stat.st_mode)));
+        match found {
+            Ok(found) if found != Kind::Symlink => BeneathError::Kind {
+                path: self.path.join(rel),
+                found,
+                expected: Kind::Dir,
+            },
+            _ => self.error(rel, rustix::io::Errno::LOOP),
+        }
+    }
+
     /// `rel` split into the directory that holds it (opened) and its name.
     fn parent<'r>(&self, rel: &'r Path) -> Result<(Dir, &'r Path), BeneathError> {
         let escapes = || BeneathError::Escapes {
@@ -170,8 +186,12 @@ impl Dir {
     /// The directory `rel` below this one.
     pub fn dir(&self, rel: &Path) -> Result<Dir, BeneathError> {
         let flags = OFlags::DIRECTORY | OFlags::RDONLY | OPEN;
-        let fd = rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), RESOLVE)
-            .map_err(|e| self.error(rel, e))?;
+        let fd = rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), RESOLVE).map_err(
+            |e| match e {
+                rustix::io::Errno::NOTDIR => self.not_a_dir(rel),
+                e => self.error(rel, e),
+            },
+        )?;
         Ok(Dir {
             fd,
             path: self.path.join(rel),
