@@ -129,6 +129,8 @@ pub fn run(
         )));
     }
     let root = Dir::open(dir)?;
+    // No git call of planwright's reads it, but none should find it there.
+    root.remove(Path::new(".git"))?;
     let rel = Path::new(&cf.control_path);
     let original = match control_file(&root, rel) {
         Ok(original) => original,
