@@ -52,6 +52,19 @@ fn cf(control: &str, mutation: Mutation, test: &[&str]) -> Counterfactual {
     }
 }
 
+/// A patch that makes `src/calc.sh` print 3.
+const CALC_PATCH: &str = "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1,2 +1,2 @@\n-echo 4\n+echo 3\n # echo 4 is the answer\n";
+
+/// The counterfactual most tests use: `src/calc.sh` made to print 5,
+/// which `sh test.sh` notices.
+fn calc_to_5() -> Counterfactual {
+    cf(
+        "src/calc.sh",
+        find("echo 4\n", "echo 5\n"),
+        &["sh", "test.sh"],
+    )
+}
+
 fn find(find: &str, replace: &str) -> Mutation {
     Mutation::FindReplace {
         find: find.into(),
@@ -89,11 +102,7 @@ fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResul
 #[test]
 fn a_mutation_the_tests_catch_is_red_and_the_file_is_put_back() {
     let dir = checkout();
-    let c = cf(
-        "src/calc.sh",
-        find("echo 4\n", "echo 5\n"),
-        &["sh", "test.sh"],
-    );
+    let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
     assert_eq!(r.outcome, Outcome::Red, "{r:?}");
     assert_eq!(r.command, "sh test.sh");
@@ -132,11 +141,7 @@ fn a_find_text_that_occurs_twice_is_an_error_that_says_so() {
 fn a_failing_baseline_is_an_error_not_an_unpinned_control() {
     let dir = checkout();
     std::fs::write(dir.path().join("test.sh"), "exit 1\n").unwrap();
-    let c = cf(
-        "src/calc.sh",
-        find("echo 4\n", "echo 5\n"),
-        &["sh", "test.sh"],
-    );
+    let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
     assert_eq!(r.outcome, Outcome::Error);
     assert!(r.message.contains("baseline"), "{}", r.message);
@@ -161,11 +166,7 @@ fn a_symlink_the_mutated_tests_leave_is_replaced_not_written_through() {
         dir.path(),
         &format!("ln -s {} src/calc.sh", target.display()),
     );
-    let c = cf(
-        "src/calc.sh",
-        find("echo 4\n", "echo 5\n"),
-        &["sh", "test.sh"],
-    );
+    let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
     assert_eq!(r.outcome, Outcome::Error, "{r:?}");
     assert!(r.message.contains("with a symlink"), "{}", r.message);
@@ -190,11 +191,7 @@ fn a_directory_the_mutated_tests_turn_into_a_symlink_is_made_anew() {
         outside.path().display()
     );
     std::fs::write(dir.path().join("test.sh"), script).unwrap();
-    let c = cf(
-        "src/calc.sh",
-        find("echo 4\n", "echo 5\n"),
-        &["sh", "test.sh"],
-    );
+    let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
     assert_eq!(r.outcome, Outcome::Error, "{r:?}");
     assert!(r.message.contains("replaced a directory"), "{}", r.message);
@@ -210,11 +207,7 @@ fn a_directory_the_mutated_tests_turn_into_a_symlink_is_made_anew() {
 fn a_fifo_the_mutated_tests_leave_is_an_error_in_bounded_time() {
     let dir = checkout();
     hostile_test(dir.path(), "mkfifo src/calc.sh");
-    let c = cf(
-        "src/calc.sh",
-        find("echo 4\n", "echo 5\n"),
-        &["sh", "test.sh"],
-    );
+    let c = calc_to_5();
     // A write-back that opened the FIFO would never return.
     let r = run_cf(dir.path(), &c);
     assert_eq!(r.outcome, Outcome::Error, "{r:?}");
@@ -239,7 +232,7 @@ fn a_repository_the_baseline_leaves_is_never_the_patchs_git() {
     );
     let script = format!("{plant}test \"$(sh src/calc.sh)\" = 4\n");
     std::fs::write(dir.path().join("test.sh"), script).unwrap();
-    let patch = "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1,2 +1,2 @@\n-echo 4\n+echo 3\n # echo 4 is the answer\n";
+    let patch = CALC_PATCH;
     let c = cf(
         "src/calc.sh",
         Mutation::Patch {
@@ -259,7 +252,7 @@ fn a_repository_the_baseline_leaves_is_never_the_patchs_git() {
 #[test]
 fn a_patch_mutation_applies_and_a_bad_one_is_named() {
     let dir = checkout();
-    let patch = "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1,2 +1,2 @@\n-echo 4\n+echo 3\n # echo 4 is the answer\n";
+    let patch = CALC_PATCH;
     let c = cf(
         "src/calc.sh",
         Mutation::Patch {

@@ -63,6 +63,14 @@ pub fn waves(plan: &Plan) -> Vec<Vec<String>> {
     Order::new(plan).waves(plan)
 }
 
+/// Each ticket's wave, by id, from 0 (see [`Analysis::waves`]): for
+/// formats that write a plan as phases.
+pub fn wave_of(plan: &Plan) -> HashMap<String, usize> {
+    (waves(plan).into_iter().enumerate())
+        .flat_map(|(k, wave)| wave.into_iter().map(move |id| (id, k)))
+        .collect()
+}
+
 /// The tickets without dependencies, sorted by id.
 pub fn ready(plan: &Plan) -> Vec<String> {
     let mut ids: Vec<String> = Order::new(plan)

@@ -760,28 +760,9 @@ impl super::PlanFormat for Autoclaude {
         let Some(id) = plan.tickets.get(i).map(|t| t.id.as_str()) else {
             return vec![];
         };
-        let value = doc.value();
-        let phases = value
-            .get("phases")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        for (pi, p) in phases.iter().enumerate() {
-            let subs = p
-                .get("subtasks")
-                .and_then(Value::as_array)
-                .map_or(&[][..], Vec::as_slice);
-            if let Some(k) = subs
-                .iter()
-                .position(|s| s.get("id").and_then(Value::as_str) == Some(id))
-            {
-                let at = Pointer::root()
-                    .key("phases")
-                    .index(pi)
-                    .key("subtasks")
-                    .index(k);
-                return vec![at.key("files_to_modify"), at.key("files_to_create"), at];
-            }
+        match super::phase_item(&doc.value(), "subtasks", id) {
+            Some(at) => vec![at.key("files_to_modify"), at.key("files_to_create"), at],
+            None => vec![],
         }
-        vec![]
     }
 }

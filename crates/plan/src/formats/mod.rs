@@ -342,6 +342,21 @@ pub trait PlanFormat: Sync {
     }
 }
 
+/// Where the ticket `id` is in a document of phases holding items
+/// (`/phases/<p>/<items>/<k>`, the item's `id` being the ticket's), for
+/// formats that flatten phases into tickets.
+pub(crate) fn phase_item(value: &Value, items: &str, id: &str) -> Option<Pointer> {
+    fn list<'v>(v: &'v Value, key: &str) -> Option<&'v Vec<Value>> {
+        v.get(key).and_then(Value::as_array)
+    }
+    let phases = list(value, "phases")?;
+    phases.iter().enumerate().find_map(|(p, phase)| {
+        let k = (list(phase, items)?.iter())
+            .position(|item| item.get("id").and_then(Value::as_str) == Some(id))?;
+        Some(Pointer::root().key("phases").index(p).key(items).index(k))
+    })
+}
+
 /// Every format, in the order detection tries them.
 pub static FORMATS: [&dyn PlanFormat; 7] = [
     &agb::Agb,

@@ -536,25 +536,10 @@ impl super::PlanFormat for Speckit {
         let Some(id) = plan.tickets.get(i).map(|t| t.id.as_str()) else {
             return vec![];
         };
-        let value = doc.value();
-        let phases = value
-            .get("phases")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        for (p, phase) in phases.iter().enumerate() {
-            let tasks = phase
-                .get("tasks")
-                .and_then(Value::as_array)
-                .map_or(&[][..], Vec::as_slice);
-            if let Some(k) = tasks
-                .iter()
-                .position(|t| t.get("id").and_then(Value::as_str) == Some(id))
-            {
-                let at = Pointer::root().key("phases").index(p).key("tasks").index(k);
-                return vec![at.key("description"), at];
-            }
+        match super::phase_item(&doc.value(), "tasks", id) {
+            Some(at) => vec![at.key("description"), at],
+            None => vec![],
         }
-        vec![]
     }
 }
 

@@ -118,19 +118,7 @@ fn waves(
     subtasks: &HashMap<&str, Value>,
     sink: &mut dyn Sink,
 ) -> Value {
-    let mut depth: HashMap<&str, usize> = HashMap::new();
-    for _ in 0..plan.tickets.len() {
-        for t in &plan.tickets {
-            let d = t
-                .depends_on
-                .iter()
-                .filter_map(|d| depth.get(d.as_str()))
-                .map(|d| d + 1)
-                .max()
-                .unwrap_or(0);
-            depth.insert(&t.id, d);
-        }
-    }
+    let depth = crate::analysis::wave_of(plan);
     let count = depth.values().max().map_or(0, |d| d + 1);
     let mut phases: Vec<Value> = Vec::new();
     for k in 0..count {

@@ -142,19 +142,7 @@ fn line(t: &Ticket, ids: &HashMap<String, String>, description: &str, more: &[&s
 /// One phase per wave: a ticket goes in the phase after its deepest
 /// dependency's; all of a phase's tasks are `[P]`.
 fn waves(plan: &Plan, ids: &HashMap<String, String>, sink: &mut dyn Sink) -> String {
-    let mut depth: HashMap<&str, usize> = HashMap::new();
-    for _ in 0..plan.tickets.len() {
-        for t in &plan.tickets {
-            let d = t
-                .depends_on
-                .iter()
-                .filter_map(|d| depth.get(d.as_str()))
-                .map(|d| d + 1)
-                .max()
-                .unwrap_or(0);
-            depth.insert(&t.id, d);
-        }
-    }
+    let depth = crate::analysis::wave_of(plan);
     let count = depth.values().max().map_or(0, |d| d + 1);
     let mut out = title(&format!(
         "Tasks: plan converted from {}",
