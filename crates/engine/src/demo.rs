@@ -7,9 +7,9 @@
 //! the second attempt with the rejection fed back.
 
 use crate::error::EngineError;
+use crate::git::merge::with_identity;
+use crate::git::repo::Repo;
 use crate::git::Git;
-use crate::merge::with_identity;
-use crate::repo::Repo;
 use crate::run::RunSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! The engine's error type: what stops a run (as opposed to a ticket failing,
-//! which is a [`crate::failure::Failure`]).
+//! which is a [`crate::model::failure::Failure`]).
 
 use crate::git::GitError;
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ pub enum EngineError {
     Git(#[from] GitError),
     /// The state store could not be read or written.
     #[error("state store `.planwright/state.db`: {0}")]
-    State(#[from] crate::state::StoreError),
+    State(#[from] crate::store::StoreError),
     /// A file could not be read or written.
     #[error("cannot access `{path}`: {source}")]
     Io {

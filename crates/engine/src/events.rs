@@ -6,8 +6,8 @@
 //! invocations) and a millisecond timestamp, both given when it is emitted.
 
 use crate::agent::{CostSource, Usage};
-use crate::failure::Failure;
-use crate::state::{EventRow, Store};
+use crate::model::failure::Failure;
+use crate::store::{EventRow, Store};
 use serde::Serialize;
 use std::io::{BufWriter, Write};
 use std::path::Path;

@@ -4,8 +4,8 @@
 
 use crate::agent::Usage;
 use crate::error::EngineError;
-use crate::repo::Repo;
-use crate::state::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
+use crate::git::repo::Repo;
+use crate::store::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
 use crate::view::{Check, RunView};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
@@ -135,7 +135,7 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
     let Some((store, mut run)) = crate::view::find_run(repo, id)? else {
         return Ok(None);
     };
-    if run.status == RunStatus::Running && !crate::lock::is_held(repo)? {
+    if run.status == RunStatus::Running && !crate::store::lock::is_held(repo)? {
         run.status = RunStatus::Interrupted;
     }
     let run_dir = Path::new(".planwright").join("runs").join(&run.id);

@@ -10,9 +10,9 @@
 
 use crate::agent::Usage;
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
-use crate::repo::Repo;
-use crate::state::{RunRow, Store, TicketState};
+use crate::git::repo::Repo;
+use crate::model::failure::{Failure, FailureKind};
+use crate::store::{RunRow, Store, TicketState};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

@@ -305,7 +305,7 @@ fn a_candidate_on_a_base_that_did_not_move_lands_as_it_is() {
     let out = run_scripted(&env, &plan);
     assert!(out.summary.all_merged(), "{:?}", out.summary);
     let store =
-        planwright_engine::state::Store::open(&env.repo().join(".planwright/state.db")).unwrap();
+        planwright_engine::store::Store::open(&env.repo().join(".planwright/state.db")).unwrap();
     let candidate = |id: &str| {
         let attempts = store.attempts(&out.summary.run, id).unwrap();
         assert_eq!(attempts.len(), 1, "{id}: {attempts:?}");
@@ -717,7 +717,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     s.pool.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
     // `planwright preflight` says what `run` would.
-    let alone = planwright_engine::preflight::preflight(
+    let alone = planwright_engine::run::preflight::preflight(
         &env.repo(),
         &plan,
         &[],
@@ -736,7 +736,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     )
     .err()
     .expect("preflight refuses");
-    let copy_checks = |checks: &[planwright_engine::preflight::Check]| {
+    let copy_checks = |checks: &[planwright_engine::run::preflight::Check]| {
         checks
             .iter()
             .filter(|c| c.check == "copy")
@@ -1121,7 +1121,7 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
     assert!(out.events.iter().any(
         |e| matches!(e, Event::PoolPaused { ticket, wait_ms: 10, reason, .. } if ticket == "A" && reason.contains("429"))
     ));
-    let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
+    let repo = planwright_engine::git::repo::Repo::open(&env.repo()).unwrap();
     let report = planwright_engine::report::load(&repo, None)
         .unwrap()
         .unwrap();
@@ -1255,7 +1255,7 @@ fn two_pools() -> planwright_plan::config::Routing {
 
 /// The model recorded for each attempt of `id`.
 fn attempt_models(env: &Env, id: &str) -> Vec<Option<String>> {
-    let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
+    let repo = planwright_engine::git::repo::Repo::open(&env.repo()).unwrap();
     let report = planwright_engine::report::load(&repo, None)
         .unwrap()
         .unwrap();

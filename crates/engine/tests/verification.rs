@@ -3,13 +3,13 @@
 //! that answers recorded verdicts).
 
 use planwright_engine::agent::cmd::CmdAgent;
-use planwright_engine::counterfactual::{self, Outcome};
-use planwright_engine::failure::FailureKind;
-use planwright_engine::gates::GateRoom;
 use planwright_engine::git::Git;
+use planwright_engine::model::failure::FailureKind;
 use planwright_engine::process::scrubbed_env;
 use planwright_engine::process::Cancel;
-use planwright_engine::review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
+use planwright_engine::verify::counterfactual::{self, Outcome};
+use planwright_engine::verify::gates::GateRoom;
+use planwright_engine::verify::review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
 use planwright_plan::verdict::{CheckStatus, ReviewCheck};
 use std::path::Path;
@@ -456,7 +456,7 @@ mod common;
 
 use common::{plan, run_with, settings, Env};
 use planwright_engine::agent;
-use planwright_engine::beyond_gates;
+use planwright_engine::verify::beyond_gates;
 use std::sync::Arc;
 
 /// A repository where `calc.sh` prints 3 and `test.sh` checks it prints 4;
@@ -520,7 +520,7 @@ fn a_counterfactuals_test_output_travels_in_its_event_and_the_report() {
         excerpt.contains("calc said 5"),
         "the mutated run's output: {excerpt}"
     );
-    let repo = planwright_engine::repo::Repo::open(&env.repo()).unwrap();
+    let repo = planwright_engine::git::repo::Repo::open(&env.repo()).unwrap();
     let report = planwright_engine::report::load(&repo, None)
         .unwrap()
         .unwrap();

@@ -3,8 +3,8 @@
 
 use super::run::engine_error;
 use crate::error::CliError;
+use planwright_engine::git::repo::Repo;
 use planwright_engine::html::{self, HtmlOptions};
-use planwright_engine::repo::Repo;
 use planwright_engine::view::{self, RunFiles, RunView};
 use std::path::{Component, Path, PathBuf};
 

@@ -4,7 +4,7 @@ use super::run::{agent, extra_gates, repo_dir, EngineArgs};
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
-use planwright_engine::preflight::{failed, preflight, Check};
+use planwright_engine::run::preflight::{failed, preflight, Check};
 
 /// Check everything `run` would check before starting, and start nothing:
 /// the repository, the base branch, a clean working tree, the agent, the gate

@@ -5,11 +5,11 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{progress, settings, Global, Output};
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::Reporter;
-use planwright_engine::gates::{gate_from_argv, parse_gate};
-use planwright_engine::preflight::Check;
 use planwright_engine::process::Cancel;
+use planwright_engine::run::preflight::Check;
 use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSettings, RunSummary};
 use planwright_engine::sandbox::{ContainSettings, Mode};
+use planwright_engine::verify::gates::{gate_from_argv, parse_gate};
 use planwright_engine::EngineError;
 use planwright_plan::config::Config;
 use planwright_plan::model::Gate;
@@ -233,7 +233,7 @@ pub fn pause_bounds(config: &Config) -> Result<(Duration, u32), CliError> {
 /// built only from `[review]` (never the writer's `[agent]`).
 pub fn beyond_gates(
     config: &Config,
-) -> Result<planwright_engine::beyond_gates::Settings, CliError> {
+) -> Result<planwright_engine::verify::beyond_gates::Settings, CliError> {
     use planwright_plan::config::CounterfactualMode;
     let r = &config.review;
     let reviewer = match (&r.agent, &r.cmd) {
@@ -254,7 +254,7 @@ pub fn beyond_gates(
             Some(Arc::from(reviewer))
         }
     };
-    Ok(planwright_engine::beyond_gates::Settings {
+    Ok(planwright_engine::verify::beyond_gates::Settings {
         reviewer,
         model: r.model.clone(),
         max_diff_lines: r.max_diff_lines,

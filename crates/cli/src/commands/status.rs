@@ -5,7 +5,7 @@ use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::report::{self, RunReport};
-use planwright_engine::state::TicketState;
+use planwright_engine::store::TicketState;
 use planwright_engine::view::RunView;
 
 /// Show where a run stands: each ticket's state, attempts, last failure and

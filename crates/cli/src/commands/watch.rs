@@ -7,7 +7,7 @@ use super::observe::open_view;
 use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
-use planwright_engine::state::TicketState;
+use planwright_engine::store::TicketState;
 use planwright_engine::view::{RunFiles, RunView, Tail};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::state::RunRow;
+use crate::store::RunRow;
 
 fn view(title: &str) -> RunView {
     let run = RunRow {
@@ -8,7 +8,7 @@ fn view(title: &str) -> RunView {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: crate::state::RunStatus::Running,
+        status: crate::store::RunStatus::Running,
         fresh: false,
     };
     let tickets = vec![

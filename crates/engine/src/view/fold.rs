@@ -4,7 +4,7 @@
 
 use super::{failure_of, AttemptOutcome, AttemptView, Check, PausedPool, RunView};
 use crate::agent::Usage;
-use crate::state::TicketState;
+use crate::store::TicketState;
 use serde_json::Value;
 use std::path::Path;
 

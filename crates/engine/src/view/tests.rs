@@ -8,7 +8,7 @@ fn run_row() -> RunRow {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: crate::state::RunStatus::Running,
+        status: crate::store::RunStatus::Running,
         fresh: false,
     }
 }

@@ -94,7 +94,7 @@ fn tickets(f: &mut Frame, app: &App, area: Rect) {
 
 fn ticket_line(t: &TicketView) -> Line<'static> {
     let phase = match (&t.phase, t.state) {
-        (Some(p), planwright_engine::state::TicketState::Running) => format!(" {p}"),
+        (Some(p), planwright_engine::store::TicketState::Running) => format!(" {p}"),
         _ => String::new(),
     };
     let attempt = match t.attempts.len() {

@@ -4,15 +4,15 @@
 //! configured reviewer. Gates passing is necessary, not sufficient.
 
 use crate::agent::Agent;
-use crate::checkout::Checkouts;
-use crate::counterfactual::{self, Outcome};
 use crate::error::EngineError;
 use crate::events::{Emitter, Event};
-use crate::failure::{Failure, FailureKind};
-use crate::gates::GateSettings;
+use crate::git::repo::Repo;
+use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
-use crate::repo::Repo;
-use crate::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
+use crate::verify::checkout::Checkouts;
+use crate::verify::counterfactual::{self, Outcome};
+use crate::verify::gates::GateSettings;
+use crate::verify::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_plan::config::Routing;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::verdict::{CheckStatus, Decision, ReviewCheck, Verdict};
@@ -107,7 +107,7 @@ pub struct Context<'a> {
     /// Where events go.
     pub emitter: &'a Emitter,
     /// The state store, where a review's tokens and cost are added to the attempt's.
-    pub store: &'a crate::state::Store,
+    pub store: &'a crate::store::Store,
     /// The run id.
     pub run: &'a str,
     /// The run's stop flag.

@@ -9,7 +9,7 @@
 //! continues the run.
 
 use crate::error::EngineError;
-use crate::repo::Repo;
+use crate::git::repo::Repo;
 use planwright_plan::model::{Counterfactual, ScopeEntry, Ticket};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -118,7 +118,7 @@ impl Ledger {
         ]);
         let mut any = false;
         for r in refs {
-            if crate::merge::ref_tip(repo, r)?.is_some() {
+            if crate::git::merge::ref_tip(repo, r)?.is_some() {
                 git = git.arg(r);
                 any = true;
             }

@@ -5,8 +5,10 @@
 //! is brought forward by migrations; a value the store does not know is an
 //! error, never a guess. No SQL lives outside this file.
 
+pub mod lock;
+
 use crate::agent::{AgentReport, CostSource};
-use crate::failure::{Failure, FailureKind};
+use crate::model::failure::{Failure, FailureKind};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -458,7 +460,7 @@ impl Store {
         })
     }
 
-    /// Records the files that decide `run` (see [`crate::run_inputs`]).
+    /// Records the files that decide `run` (see [`crate::run::inputs`]).
     pub fn set_run_inputs(&self, run: &str, inputs: &str) -> Result<()> {
         self.transition(|c| {
             c.execute(
@@ -810,7 +812,7 @@ impl Store {
 
     /// What each ticket's attempts of `run` used (every invocation's), for
     /// the budget: known costs in dollars and tokens of every kind.
-    pub fn spent(&self, run: &str) -> Result<Vec<(String, crate::budget::Spent)>> {
+    pub fn spent(&self, run: &str) -> Result<Vec<(String, crate::run::budget::Spent)>> {
         self.with(|c| {
             let mut st = c.prepare(
                 "SELECT ticket_id,
@@ -824,7 +826,7 @@ impl Store {
                 let tokens: Option<i64> = r.get(2)?;
                 Ok((
                     r.get::<_, String>(0)?,
-                    crate::budget::Spent {
+                    crate::run::budget::Spent {
                         cost_usd: cost.unwrap_or(0.0),
                         tokens: tokens.unwrap_or(0).max(0) as u64,
                     },

@@ -6,7 +6,7 @@
 //! of its merges.
 
 use crate::error::EngineError;
-use crate::repo::Repo;
+use crate::git::repo::Repo;
 use crate::verify::RunRails;
 use std::path::{Path, PathBuf};
 

@@ -13,10 +13,10 @@
 //! ANCHORS.md), or the gates prove nothing.
 
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
-use crate::gates::gate_from_argv;
+use crate::git::repo::Repo;
 use crate::git::Git;
-use crate::repo::Repo;
+use crate::model::failure::{Failure, FailureKind};
+use crate::verify::gates::gate_from_argv;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::{Gate, ScopeEntry};
 use std::collections::BTreeMap;
@@ -84,7 +84,7 @@ impl Guard {
     pub fn new(root: &Path, git_dir: &Path, common_dir: &Path) -> Guard {
         Guard {
             root: root.to_path_buf(),
-            own_config: root.join(crate::repo::STATE_DIR).join("git/config"),
+            own_config: root.join(crate::git::repo::STATE_DIR).join("git/config"),
             git_dir: git_dir.to_path_buf(),
             common_dir: common_dir.to_path_buf(),
             expected: Mutex::new(None),

@@ -5,7 +5,7 @@
 //! directory and index (see [`Repo::own_git`]).
 //!
 //! The project's set-up step (`[worktree] setup`, such as `npm ci`, see
-//! [`crate::setup`]) runs here, by planwright, sandboxed, and its result is
+//! [`crate::exec::setup`]) runs here, by planwright, sandboxed, and its result is
 //! kept for the next commit while its key (the set-up commands and the
 //! content of `[worktree] setup_inputs`) is the same and nothing untracked in the
 //! checkout changed since (size, change time and inode of every file: a
@@ -22,14 +22,14 @@
 
 use crate::beneath::{Dir, Kind};
 use crate::error::EngineError;
-use crate::gates::{run_gates, GateRoom, GateSettings, Verdict};
-use crate::process::{self, Cancel};
-use crate::repo::Repo;
-use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy, Sandbox};
-use crate::setup::{self, Setup};
-use crate::workspace::{
+use crate::exec::setup::{self, Setup};
+use crate::exec::workspace::{
     create_parent, fresh_dir, remove_any, reset, reset_files, PoolSettings, Workspaces,
 };
+use crate::git::repo::Repo;
+use crate::process::{self, Cancel};
+use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy, Sandbox};
+use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -442,7 +442,7 @@ fn fingerprint(dir: &Path, known: &Known, out: &mut String) -> std::io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::PoolSettings;
+    use crate::exec::workspace::PoolSettings;
     use std::os::unix::fs::PermissionsExt;
 
     fn commit_files(root: &Path, files: &[(&str, &str)]) -> String {

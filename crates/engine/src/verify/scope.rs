@@ -4,8 +4,8 @@
 //! candidate's symlinks, resolved through its tree (chains included).
 
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
-use crate::repo::Repo;
+use crate::git::repo::Repo;
+use crate::model::failure::{Failure, FailureKind};
 use planwright_plan::model::{ScopeOp, Ticket};
 use planwright_plan::scope::Pattern;
 use std::collections::{HashMap, VecDeque};
@@ -163,14 +163,14 @@ pub struct RunRails {
 
 impl RunRails {
     fn check(&self, ticket: &Ticket, path: &str, what: Op) -> Result<(), Failure> {
-        let own = Path::new(crate::repo::STATE_DIR);
+        let own = Path::new(crate::git::repo::STATE_DIR);
         if Path::new(path).starts_with(own) {
             return Err(Failure::new(
                 FailureKind::ScopeViolation,
                 format!(
                     "{} `{path}`, inside `{}/`, which is planwright's own state: no ticket may change it",
                     op_name(what),
-                    crate::repo::STATE_DIR
+                    crate::git::repo::STATE_DIR
                 ),
             ));
         }

@@ -13,14 +13,14 @@
 //! Otherwise the merges wait on the run's branch and the user is told the
 //! one command to run.
 
-use crate::checkout::Checkouts;
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
-use crate::gates::{GateSettings, Verdict};
+use crate::git::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};
+use crate::git::repo::Repo;
 use crate::git::Git;
-use crate::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};
+use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
-use crate::repo::Repo;
+use crate::verify::checkout::Checkouts;
+use crate::verify::gates::{GateSettings, Verdict};
 use planwright_plan::model::{Gate, Ticket};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -392,7 +392,7 @@ impl Merge<'_> {
 
     /// Runs the gates on a merged commit, in the `merge` checkout.
     fn gate_again(&self, commit: &str, cancel: &Cancel) -> Result<Verdict, EngineError> {
-        crate::gates::append(
+        crate::verify::gates::append(
             self.log,
             &format!("-- gates again on the merged tree {}\n", short(commit)),
         )?;

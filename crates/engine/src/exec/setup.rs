@@ -9,12 +9,12 @@
 //! and any other runs the set-up again.
 
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
-use crate::gates::Verdict;
+use crate::exec::workspace::PoolSettings;
+use crate::git::repo::Repo;
+use crate::model::failure::{Failure, FailureKind};
 use crate::process::{self, Cancel, Spec};
-use crate::repo::Repo;
 use crate::sandbox::Confine;
-use crate::workspace::PoolSettings;
+use crate::verify::gates::Verdict;
 use planwright_plan::gate_integrity;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -90,7 +90,7 @@ impl Setup {
     ) -> Result<Option<Verdict>, EngineError> {
         for argv in &self.settings.setup {
             let command = argv.join(" ");
-            crate::gates::append(
+            crate::verify::gates::append(
                 log,
                 &format!("$ {command}   (set-up in {})\n", dir.display()),
             )?;
@@ -146,7 +146,7 @@ pub fn clear_stamp(path: &Path) -> Result<(), EngineError> {
 
 /// Saves `stamp` at `path`.
 pub fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
-    crate::workspace::create_parent(path)?;
+    crate::exec::workspace::create_parent(path)?;
     std::fs::write(path, stamp).map_err(|e| EngineError::io(path, e))
 }
 

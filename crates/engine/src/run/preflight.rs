@@ -6,8 +6,8 @@
 //! at the same time.
 
 use crate::agent::Agent;
+use crate::git::repo::Repo;
 use crate::process::find_program;
-use crate::repo::Repo;
 use crate::run::{ticket_gates, Outlook, Resume};
 use crate::sandbox::{ContainSettings, Containment, Mode, SandboxError};
 use planwright_plan::gate_integrity;
@@ -185,7 +185,7 @@ pub(crate) fn examine(
 pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
     let before = out.len();
     for rel in copy {
-        if let Err(e) = crate::workspace::copy_source(repo.root(), rel) {
+        if let Err(e) = crate::exec::workspace::copy_source(repo.root(), rel) {
             out.push(Check::error(
                 "copy",
                 e.to_string(),
@@ -294,7 +294,7 @@ fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {
         )),
         Ok(risky) => out.push(Check::error(
             "git-config",
-            crate::integrity::risky_config_message(&risky),
+            crate::git::integrity::risky_config_message(&risky),
             "a repository whose config runs programs cannot be trusted (exit 3)",
         )),
         Err(e) => out.push(Check::error(

@@ -9,7 +9,7 @@
 //! re-created by whoever finds it stale lets two runs in when they race.
 
 use crate::error::EngineError;
-use crate::repo::Repo;
+use crate::git::repo::Repo;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};

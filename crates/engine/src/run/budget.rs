@@ -9,7 +9,7 @@
 //! its tokens but no dollars.
 
 use crate::agent::Usage;
-use crate::failure::{Failure, FailureKind};
+use crate::model::failure::{Failure, FailureKind};
 use planwright_plan::config::BudgetSettings;
 use std::collections::BTreeMap;
 

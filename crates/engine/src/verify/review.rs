@@ -5,7 +5,7 @@
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext, Usage};
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
+use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
 use crate::sandbox::Confine;
 use planwright_plan::config::{Routing, DEFAULT_TIER};

@@ -4,8 +4,8 @@
 //! calls, and planwright's private git directory.
 
 use crate::error::EngineError;
+use crate::git::integrity::Guard;
 use crate::git::Git;
-use crate::integrity::Guard;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -259,7 +259,7 @@ impl Repo {
 
     /// The commit `refs/heads/<base>` points at, if the branch exists.
     pub fn branch_tip(&self, base: &str) -> Result<Option<String>, EngineError> {
-        crate::merge::ref_tip(self, &format!("refs/heads/{base}"))
+        crate::git::merge::ref_tip(self, &format!("refs/heads/{base}"))
     }
 
     /// The tip of the base branch of a run in progress; its absence is an

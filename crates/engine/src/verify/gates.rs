@@ -3,7 +3,7 @@
 //! Their whole output is appended to the ticket's log; a failure carries the tail.
 
 use crate::error::EngineError;
-use crate::failure::{Failure, FailureKind};
+use crate::model::failure::{Failure, FailureKind};
 use crate::process::{self, Cancel, Exit, Spec};
 use planwright_plan::model::Gate;
 use std::io::Write;
@@ -66,7 +66,7 @@ fn tail(text: &str) -> String {
 }
 
 /// Runs `gates` in order in `dir` (a checkout planwright prepared, see
-/// [`crate::checkout`]), appending their output to `log`.
+/// [`crate::verify::checkout`]), appending their output to `log`.
 pub fn run_gates(
     gates: &[Gate],
     dir: &Path,

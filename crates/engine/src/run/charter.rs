@@ -1,6 +1,6 @@
 //! The charter: the prompt an agent gets for one attempt of one ticket.
 
-use crate::failure::{Failure, FailureKind};
+use crate::model::failure::{Failure, FailureKind};
 use planwright_plan::model::{Gate, ScopeOp, Ticket};
 use std::fmt::Write;
 

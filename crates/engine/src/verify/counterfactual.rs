@@ -9,9 +9,9 @@
 
 use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
-use crate::gates::{append, GateRoom};
 use crate::git::Git;
 use crate::process::{self, Cancel, Exit, Finished};
+use crate::verify::gates::{append, GateRoom};
 use planwright_plan::model::{Counterfactual, Mutation};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! The run loop. A run belongs to a repository and its base branch: which
-//! tickets are merged is read back from git (see [`crate::identity`]).
+//! tickets are merged is read back from git (see [`crate::git::identity`]).
 //!
 //! [`prepare`] runs every preflight check and is the only way to get a
 //! [`Prepared`] session, which is all [`run`] accepts. The coordinator thread
@@ -10,26 +10,26 @@
 //! its side effect; docs/running.md lists each with its recovery rule.
 
 use crate::agent::{limits, Agent, AgentOutcome};
-use crate::budget::{self, BudgetTracker};
-use crate::charter::Charter;
-use crate::checkout::Checkouts;
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{Emitter, Event, JsonLines, Reporter};
-use crate::executor::{AttemptInput, Candidate, Executor, LocalExecutor};
-use crate::failure::{Failure, FailureKind};
-use crate::gates::{GateSettings, Verdict};
-use crate::identity::{standing, ticket_digest, Ledger, Standing};
-use crate::merge::{self, commit_message, Merge, MergeOutcome, Sync, Target};
-use crate::pools::{self, Choice, PoolPauses};
-use crate::preflight::Check;
+use crate::exec::workspace::{PoolSettings, Workspaces};
+use crate::exec::{AttemptInput, Candidate, Executor, LocalExecutor};
+use crate::git::identity::{standing, ticket_digest, Ledger, Standing};
+use crate::git::merge::{self, commit_message, Merge, MergeOutcome, Sync, Target};
+use crate::git::repo::Repo;
+use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
-use crate::repo::Repo;
+use crate::run::budget::BudgetTracker;
+use crate::run::charter::Charter;
+use crate::run::pools::{Choice, PoolPauses};
+use crate::run::preflight::Check;
+use crate::run::scheduler::Scheduler;
 use crate::sandbox::{ContainSettings, Containment};
-use crate::scheduler::Scheduler;
-use crate::state::{RunRow, RunStatus, Store, TicketRow, TicketState};
+use crate::store::{RunRow, RunStatus, Store, TicketRow, TicketState};
 use crate::verify;
-use crate::workspace::{PoolSettings, Workspaces};
+use crate::verify::checkout::Checkouts;
+use crate::verify::gates::{GateSettings, Verdict};
 use planwright_plan::config::{BudgetSettings, Routing};
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::overlap::Overlap;
@@ -40,6 +40,13 @@ use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+pub mod budget;
+pub mod charter;
+pub mod inputs;
+pub mod pools;
+pub mod preflight;
+pub mod scheduler;
 
 /// The engine's defaults; front ends override them from flags and files.
 pub mod defaults {
@@ -92,7 +99,7 @@ pub struct RunSettings {
     /// Model pools and caps.
     pub routing: Routing,
     /// Review passes and counterfactuals, after the gates.
-    pub beyond: crate::beyond_gates::Settings,
+    pub beyond: crate::verify::beyond_gates::Settings,
     /// Ceilings on cost and tokens, for the run and each ticket.
     pub budget: BudgetSettings,
     /// The plan's overlap forecast when the caller already made it
@@ -344,7 +351,7 @@ pub fn prepare(
     allow: &[Vec<String>],
     agent: &dyn Agent,
 ) -> Result<Prepared, PreflightFailed> {
-    let found = crate::preflight::examine(
+    let found = crate::run::preflight::examine(
         dir,
         &plan,
         &settings.extra_gates,
@@ -356,10 +363,10 @@ pub fn prepare(
     let mut checks = found.checks;
     if let Some(outlook) = &found.outlook {
         let known = settings.overlaps.as_deref();
-        crate::preflight::check_overlap(&plan, known, outlook, &mut checks);
+        crate::run::preflight::check_overlap(&plan, known, outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
-        crate::preflight::check_copy(repo, &settings.pool.copy, &mut checks);
+        crate::run::preflight::check_copy(repo, &settings.pool.copy, &mut checks);
     }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
@@ -368,7 +375,7 @@ pub fn prepare(
             "pass the id of a ticket of the plan",
         ));
     }
-    let (Some(repo), false) = (found.repo, crate::preflight::failed(&checks)) else {
+    let (Some(repo), false) = (found.repo, crate::run::preflight::failed(&checks)) else {
         return Err(PreflightFailed { checks });
     };
     let containment = match Containment::new(settings.contain.mode) {
@@ -477,10 +484,10 @@ pub fn run(
     repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
-    let _lock = crate::lock::RunLock::acquire(&repo)?;
+    let _lock = crate::store::lock::RunLock::acquire(&repo)?;
     // A repository whose git config would run programs in planwright's own
     // git calls is refused before anything runs (exit 3).
-    crate::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
+    crate::git::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
     repo.ensure_own_git(&settings.contain.allow_config)?;
     // Confined agents cannot write the user's checkout: a change there is
     // the user's own edit, which holds the merges rather than stopping the run.
@@ -495,9 +502,9 @@ pub fn run(
         removed,
     } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
     let inputs =
-        crate::run_inputs::read(&repo, &settings.plan_path, settings.config_path.as_deref())?;
+        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_path.as_deref())?;
     let recorded = store.run_inputs(&row.id)?;
-    store.set_run_inputs(&row.id, &crate::run_inputs::record(&inputs))?;
+    store.set_run_inputs(&row.id, &crate::run::inputs::record(&inputs))?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -532,7 +539,7 @@ pub fn run(
         cancel,
         run_dir,
         emitter: emitter.clone(),
-        run_rails: crate::run_inputs::rails(&inputs, settings.allow_config_change),
+        run_rails: crate::run::inputs::rails(&inputs, settings.allow_config_change),
     };
     emitter.emit(Event::RunStarted {
         run: row.id.clone(),
@@ -629,15 +636,15 @@ fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
 fn input_changes(
     sh: &Shared,
     recorded: &str,
-    inputs: &[crate::run_inputs::RunInput],
+    inputs: &[crate::run::inputs::RunInput],
 ) -> Result<Vec<Event>, EngineError> {
     let merged: Vec<(String, String)> = (sh.store.tickets(&sh.run)?.into_iter())
         .filter_map(|t| Some((t.id, t.merge_commit?)))
         .collect();
     let mut events = Vec::new();
-    for (input, before) in crate::run_inputs::changed(recorded, inputs) {
+    for (input, before) in crate::run::inputs::changed(recorded, inputs) {
         let merged_by = match &input.in_repo {
-            Some(path) => crate::run_inputs::merged_by(sh.repo, path, &merged)?,
+            Some(path) => crate::run::inputs::merged_by(sh.repo, path, &merged)?,
             None => Vec::new(),
         };
         events.push(Event::InputChanged {
@@ -857,7 +864,7 @@ fn candidate_usable(repo: &Repo, row: &TicketRow) -> Result<bool, EngineError> {
     };
     let format = format!(
         "--format=%(trailers:key={},valueonly)",
-        crate::identity::DIGEST_TRAILER
+        crate::git::identity::DIGEST_TRAILER
     );
     let out = repo
         .git()
@@ -1727,7 +1734,7 @@ fn record_agent(sh: &Shared, input: &AttemptInput, c: &Candidate) -> Result<(), 
     sh.emitter.emit(Event::AgentReported {
         ticket: input.ticket.clone(),
         attempt: input.attempt,
-        outcome: crate::state::outcome_name(&r.outcome).to_string(),
+        outcome: crate::store::outcome_name(&r.outcome).to_string(),
         model: r.model.clone(),
         usage: r.usage,
         cost_usd: r.cost.map(|c| c.0),
@@ -1761,7 +1768,7 @@ fn verify_and_gate(
         .flat_map(|c| c.from.iter().chain([&c.path]))
         .cloned()
         .collect();
-    if let Err(f) = crate::integrity::check_gate_scripts(
+    if let Err(f) = crate::git::integrity::check_gate_scripts(
         sh.repo,
         gates,
         &sh.settings.pool.setup,
@@ -1774,7 +1781,7 @@ fn verify_and_gate(
     }
     progress("gates")?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
-    crate::gates::append(
+    crate::verify::gates::append(
         &log,
         &format!("== attempt {} candidate {}\n", input.attempt, commit),
     )?;
@@ -1803,7 +1810,7 @@ fn judge(
     gates: &[Gate],
     commit: &str,
 ) -> Result<AttemptResult, EngineError> {
-    use crate::beyond_gates::{self as beyond, Judgement};
+    use crate::verify::beyond_gates::{self as beyond, Judgement};
     let skip_expected = beyond::skip_expected(sh.plan);
     let cx = beyond::Context {
         repo: sh.repo,

@@ -2,7 +2,7 @@
 //! or system configuration, no attributes or programs from outside the
 //! repository, no replace refs, no automatic gc, no prompts, stable output.
 //! Repository-defined programs (filters, merge and diff drivers, includes)
-//! are refused before a run starts (see [`crate::repo::Repo::risky_config`]);
+//! are refused before a run starts (see [`crate::git::repo::Repo::risky_config`]);
 //! what this builder sets makes sure nothing else runs.
 
 use std::ffi::OsStr;

@@ -24,12 +24,12 @@
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
-use crate::failure::Failure;
-use crate::gates::Verdict;
-use crate::merge::commit_tree;
+use crate::exec::workspace::Workspaces;
+use crate::git::merge::commit_tree;
+use crate::git::repo::Repo;
+use crate::model::failure::Failure;
 use crate::process::Cancel;
-use crate::repo::Repo;
-use crate::workspace::Workspaces;
+use crate::verify::gates::Verdict;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

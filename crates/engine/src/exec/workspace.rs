@@ -13,19 +13,19 @@
 //! elsewhere) is thrown away with it and is never read by planwright.
 //!
 //! After each reset the project's set-up runs when its key changed since it
-//! last ran in the slot (see [`crate::setup`]; with `pristine`, every time),
+//! last ran in the slot (see [`crate::exec::setup`]; with `pristine`, every time),
 //! and the `[worktree] copy` files (`.env`) are copied in from the user's
 //! checkout, so every agent starts from the user's version. They never
 //! reach a candidate: its tree keeps them as the base commit has them.
 
 use crate::beneath::Dir;
 use crate::error::EngineError;
-use crate::gates::Verdict;
+use crate::exec::setup::{self, Setup};
+use crate::git::repo::Repo;
 use crate::git::Git;
 use crate::process::Cancel;
-use crate::repo::Repo;
 use crate::sandbox::{Confine, Containment, Policy};
-use crate::setup::{self, Setup};
+use crate::verify::gates::Verdict;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};

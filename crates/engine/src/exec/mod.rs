@@ -1,0 +1,8 @@
+//! Where an attempt runs: the `Executor` trait, the local executor, the
+//! slots' workspaces and their set-up.
+
+mod executor;
+pub mod setup;
+pub mod workspace;
+
+pub use executor::*;
