@@ -1,0 +1,164 @@
+//! One attempt on a worker thread, and how the agent's outcome ends it.
+
+use super::coordinator::{AttemptResult, Msg};
+use super::session::Shared;
+use super::verification::verify_and_gate;
+use crate::agent::{limits, AgentOutcome};
+use crate::error::EngineError;
+use crate::events::{Emitter, Event};
+use crate::exec::{AttemptInput, Candidate};
+use crate::model::failure::{Failure, FailureKind};
+use planwright_plan::model::{Gate, Ticket};
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+/// One attempt on a worker thread: the executor's candidate, recorded
+/// before it is verified, then scope, rails, gate-script integrity and
+/// gates, all decided here.
+pub(super) fn attempt_once(
+    sh: &Shared,
+    ticket: &Ticket,
+    slot: usize,
+    input: &AttemptInput,
+    gates: &[Gate],
+    tx: &Sender<Msg>,
+) -> Result<AttemptResult, EngineError> {
+    let progress = |phase: &str| -> Result<(), EngineError> {
+        sh.store
+            .set_phase(&sh.run, &input.ticket, input.attempt, phase)?;
+        let _ = tx.send(Msg::Phase {
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            phase: phase.to_string(),
+        });
+        Ok(())
+    };
+    // Integrity around the attempt: an error here stops the run (exit 3)
+    // and nothing of this attempt is merged.
+    sh.repo.guard().check()?;
+    let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
+    sh.repo.guard().check()?;
+    let candidate = candidate?;
+    if let Some(f) = candidate.setup_failed {
+        // The agent never ran: nothing of it to record.
+        return Ok(AttemptResult::Rejected(f));
+    }
+    record_agent(sh, input, &candidate)?;
+    let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
+        Ok(commit) => commit,
+        Err(result) => return Ok(result),
+    };
+    sh.store
+        .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
+    verify_and_gate(sh, ticket, slot, input, gates, &commit, &progress)
+}
+
+/// Emits `agent_usage` with each running total an attempt's agent reports.
+pub(super) fn usage_events(
+    emitter: &Emitter,
+    ticket: &str,
+    attempt: u32,
+) -> crate::agent::UsageSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    crate::agent::UsageSink::new(move |so_far| {
+        emitter.emit(Event::AgentUsage {
+            ticket: ticket.clone(),
+            attempt,
+            model: so_far.model.clone(),
+            usage: so_far.usage,
+        });
+    })
+}
+
+/// Stores and reports what the agent said (usage, cost, model, final
+/// message, session id).
+pub(super) fn record_agent(
+    sh: &Shared,
+    input: &AttemptInput,
+    c: &Candidate,
+) -> Result<(), EngineError> {
+    // The model routing chose is the attempt's model when the CLI names none.
+    let mut r = c.report.clone();
+    r.model = r.model.or_else(|| input.model.clone());
+    let r = &r;
+    sh.store
+        .record_agent(&sh.run, &input.ticket, input.attempt, r)?;
+    sh.emitter.emit(Event::AgentReported {
+        ticket: input.ticket.clone(),
+        attempt: input.attempt,
+        outcome: crate::store::outcome_name(&r.outcome).to_string(),
+        model: r.model.clone(),
+        usage: r.usage,
+        cost_usd: r.cost.map(|c| c.0),
+        cost_source: r.cost.map(|c| c.1),
+        session_id: r.session_id.clone(),
+        final_message: r.final_message.clone(),
+    });
+    Ok(())
+}
+
+/// The candidate commit, or how the agent's outcome ends the attempt.
+pub(super) fn agent_verdict(
+    candidate: Candidate,
+    timeout: Option<Duration>,
+) -> Result<String, AttemptResult> {
+    let agent_failed = |why: &str| {
+        let (first, rest) = why_split(why);
+        AttemptResult::Rejected(
+            Failure::new(FailureKind::AgentFailed, format!("the agent {first}"))
+                .with_evidence(rest),
+        )
+    };
+    match candidate.report.outcome {
+        AgentOutcome::Cancelled => Err(AttemptResult::Cancelled),
+        AgentOutcome::TimedOut => Err(AttemptResult::Rejected(Failure::new(
+            FailureKind::Timeout,
+            format!(
+                "the agent ran out of time after {}s",
+                timeout.map_or(0, |t| t.as_secs())
+            ),
+        ))),
+        AgentOutcome::Blocked(reason) => Err(AttemptResult::Rejected(Failure::new(
+            FailureKind::AgentBlocked,
+            format!("the agent gave up: {reason}"),
+        ))),
+        AgentOutcome::Failed(why) => Err(agent_failed(&why)),
+        AgentOutcome::Unavailable {
+            retry_after,
+            reason,
+        } => Err(AttemptResult::Unavailable {
+            retry_after,
+            reason,
+        }),
+        AgentOutcome::Finished => candidate
+            .commit
+            .ok_or_else(|| agent_failed("produced no commit")),
+    }
+}
+
+/// The failure of a ticket whose model could not serve it `reasons.len()`
+/// times in a row: the last reason in its message, each in its evidence.
+pub(super) fn unavailable_failure(reasons: &[String]) -> Failure {
+    let last = reasons.last().map_or("", |r| limits::last_line(r));
+    let evidence: Vec<String> = reasons
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{}. {}", i + 1, r.trim()))
+        .collect();
+    Failure::new(
+        FailureKind::Unavailable,
+        format!(
+            "its model could not serve it {} times in a row (`[agent] max_unavailable`): {last}",
+            reasons.len()
+        ),
+    )
+    .with_evidence(evidence.join("\n"))
+}
+
+pub(super) fn why_split(why: &str) -> (String, String) {
+    let mut lines = why.splitn(2, '\n');
+    let first = lines.next().unwrap_or_default().to_string();
+    let rest = lines.next().unwrap_or_default();
+    let tail: Vec<&str> = rest.lines().collect();
+    (first, tail[tail.len().saturating_sub(40)..].join("\n"))
+}

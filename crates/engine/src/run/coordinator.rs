@@ -1,0 +1,477 @@
+//! The coordinator thread: it alone schedules and decides; attempts run on
+//! worker threads and merges on the merger thread.
+
+use super::attempt::{attempt_once, usage_events};
+use super::merger::merger;
+use super::routes::{scheduler, ticket_gates};
+use super::session::Shared;
+use crate::clock;
+use crate::error::EngineError;
+use crate::events::Event;
+use crate::exec::AttemptInput;
+use crate::git::merge::{self, MergeOutcome};
+use crate::model::failure::Failure;
+use crate::run::budget::{self, BudgetTracker};
+use crate::run::charter::Charter;
+use crate::run::pools::{self, Choice, PoolPauses};
+use crate::run::scheduler::Scheduler;
+use crate::store::TicketState;
+use std::collections::HashMap;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+pub(super) enum Msg {
+    Phase {
+        ticket: String,
+        attempt: u32,
+        phase: String,
+    },
+    Done {
+        slot: usize,
+        ticket: String,
+        attempt: u32,
+        base: String,
+        result: Result<AttemptResult, EngineError>,
+    },
+    Landed {
+        ticket: String,
+        attempt: u32,
+        result: Result<MergeOutcome, EngineError>,
+    },
+    /// The run was cancelled: wakes a coordinator waiting out a pause.
+    Cancelled,
+}
+
+pub(super) enum AttemptResult {
+    Passed {
+        candidate: String,
+    },
+    Rejected(Failure),
+    Cancelled,
+    Unavailable {
+        retry_after: Option<Duration>,
+        reason: String,
+    },
+}
+
+/// What routing and the budget decided for an attempt about to start.
+pub(super) struct Route {
+    pub(super) model: Option<String>,
+    pub(super) pool: Option<String>,
+    pub(super) budget_usd: Option<f64>,
+}
+
+/// A verified candidate for the merger thread.
+pub(super) struct MergeJob {
+    pub(super) ticket: String,
+    pub(super) attempt: u32,
+    pub(super) candidate: String,
+    pub(super) verified_on: String,
+}
+
+#[derive(Default)]
+pub(super) struct Loop {
+    pub(super) free: Vec<usize>,
+    pub(super) in_flight: usize,
+    pub(super) merging: usize,
+    pub(super) strikes_used: HashMap<String, u32>,
+    /// What the model said each time it could not serve a ticket, since
+    /// the ticket's last attempt that got an answer.
+    pub(super) unavailable: HashMap<String, Vec<String>>,
+    /// Tickets parked until a time: a pause without a pool, or every
+    /// candidate pool paused.
+    pub(super) paused: Vec<(Instant, String)>,
+    /// The rate-limited model pools.
+    pub(super) pauses: PoolPauses,
+    /// The pool each ticket's attempt in flight counts against.
+    pub(super) attempt_pool: HashMap<String, Option<String>>,
+    /// Why the run's budget stops new attempts, once it does.
+    pub(super) budget_stop: Option<String>,
+    pub(super) fatal: Option<EngineError>,
+    /// The target's tip as this run last saw it (an attempt's base, or
+    /// the commit a merge landed).
+    pub(super) tip: Option<String>,
+    /// A merge is in flight that needs no gates (its candidate was
+    /// verified on the tip). New attempts wait the few git calls it
+    /// takes: started from the merged tip, their own merge needs no second
+    /// gate run, which would cost a whole gate run to save those calls.
+    pub(super) quick_merge: bool,
+}
+
+/// The coordinator thread: it alone schedules and decides; attempts run on
+/// worker threads and merges on the merger thread, and both report back
+/// through a channel.
+pub(super) struct Coordinator<'c, 'a> {
+    pub(super) sh: &'c Shared<'a>,
+    pub(super) sched: Scheduler,
+    pub(super) lp: Loop,
+    pub(super) merges: Sender<MergeJob>,
+}
+
+/// Coordinates the run; `Some(why)` when the run's budget stopped it.
+pub(super) fn coordinate<'s, 'a: 's>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    sh: &'s Shared<'a>,
+) -> Result<Option<String>, EngineError> {
+    let (tx, rx) = channel::<Msg>();
+    let wake = tx.clone();
+    sh.cancel.on_cancel(move || {
+        let _ = wake.send(Msg::Cancelled);
+    });
+    let (merges, jobs) = channel::<MergeJob>();
+    let merger_tx = tx.clone();
+    scope.spawn(move || merger(sh, jobs, merger_tx));
+    let mut c = Coordinator {
+        sh,
+        sched: scheduler(sh.plan, &sh.settings.routing, sh.settings.jobs.max(1)),
+        lp: Loop {
+            free: (0..sh.settings.jobs.max(1)).rev().collect(),
+            pauses: PoolPauses::new(sh.settings.max_pause),
+            ..Loop::default()
+        },
+        merges,
+    };
+    c.resume()?;
+    c.drive(scope, tx, rx)
+}
+
+impl<'c, 'a: 'c> Coordinator<'c, 'a> {
+    /// Tells the scheduler what earlier invocations settled, and sends
+    /// their verified candidates to be merged without another agent run.
+    pub(super) fn resume(&mut self) -> Result<(), EngineError> {
+        let sh = self.sh;
+        // A pool an earlier invocation paused stays paused until its time,
+        // within this invocation's bound.
+        let now = clock::unix_now();
+        for (pool, until, strikes) in sh.store.pauses()? {
+            let kept = self.lp.pauses.restore(&pool, until, strikes, now);
+            if kept != until {
+                sh.store.save_pause(&pool, kept, strikes)?;
+            }
+        }
+        for t in sh.store.settled_tickets(&sh.run)? {
+            match t.state {
+                TicketState::Merged => {
+                    self.sched.merged(&t.id);
+                    sh.emitter.emit(Event::AlreadyMerged { ticket: t.id });
+                }
+                TicketState::Changed => {
+                    self.sched.merged(&t.id);
+                    let commit = t.merge_commit.unwrap_or_default();
+                    sh.emitter.emit(Event::Changed {
+                        ticket: t.id,
+                        commit,
+                    });
+                }
+                TicketState::Verified => {
+                    let (Some(candidate), Some(verified_on)) = (t.candidate, t.verified_on) else {
+                        continue;
+                    };
+                    self.sched.started(&t.id);
+                    self.queue_merge(MergeJob {
+                        ticket: t.id,
+                        attempt: t.attempt_count,
+                        candidate,
+                        verified_on,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn queue_merge(&mut self, job: MergeJob) {
+        self.sh.emitter.emit(Event::Merging {
+            ticket: job.ticket.clone(),
+        });
+        self.lp.quick_merge =
+            self.lp.merging == 0 && self.lp.tip.as_deref() == Some(job.verified_on.as_str());
+        self.lp.merging += 1;
+        // The merger lives as long as this sender.
+        let _ = self.merges.send(job);
+    }
+
+    /// Starts attempts while slots are free and settles each attempt and
+    /// merge as it ends.
+    pub(super) fn drive(
+        mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: Sender<Msg>,
+        rx: Receiver<Msg>,
+    ) -> Result<Option<String>, EngineError> {
+        loop {
+            self.unpause();
+            let stopping = self.sh.cancel.is_cancelled() || self.lp.fatal.is_some();
+            if !stopping && !self.lp.quick_merge {
+                self.start_ready(scope, &tx)?;
+            }
+            // A used-up budget ends the run like a stop, without cancelling
+            // the attempts in flight: what they did is paid for.
+            let stopping = stopping || self.lp.budget_stop.is_some();
+            let busy = self.lp.in_flight + self.lp.merging > 0;
+            if !busy && (stopping || self.lp.paused.is_empty()) {
+                break;
+            }
+            let msg = match self.lp.paused.iter().map(|p| p.0).min() {
+                Some(until) if !stopping => {
+                    // A cancel wakes it with `Msg::Cancelled`.
+                    let left = until.saturating_duration_since(Instant::now());
+                    match rx.recv_timeout(left) {
+                        Ok(msg) => msg,
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                _ => rx.recv().expect("a sender lives while work is in flight"),
+            };
+            self.handle(msg)?;
+        }
+        match self.lp.fatal {
+            Some(e) => Err(e),
+            None => Ok(self.lp.budget_stop),
+        }
+    }
+
+    pub(super) fn handle(&mut self, msg: Msg) -> Result<(), EngineError> {
+        match msg {
+            Msg::Phase {
+                ticket,
+                attempt,
+                phase,
+            } => self.sh.emitter.emit(Event::Phase {
+                ticket,
+                attempt,
+                phase,
+            }),
+            Msg::Done {
+                slot,
+                ticket,
+                attempt,
+                base,
+                result,
+            } => {
+                self.lp.in_flight -= 1;
+                self.lp.free.push(slot);
+                self.finish(&ticket, attempt, &base, result)?;
+            }
+            Msg::Landed {
+                ticket,
+                attempt,
+                result,
+            } => {
+                self.lp.merging -= 1;
+                self.lp.quick_merge = false;
+                self.landed(&ticket, attempt, result)?;
+            }
+            // The loop sees the flag as it goes round.
+            Msg::Cancelled => {}
+        }
+        Ok(())
+    }
+
+    /// Puts tickets whose pause is over back in the queue.
+    pub(super) fn unpause(&mut self) {
+        let now = Instant::now();
+        let (over, waiting): (Vec<_>, Vec<_>) = self
+            .lp
+            .paused
+            .drain(..)
+            .partition(|(until, _)| *until <= now);
+        self.lp.paused = waiting;
+        for (_, id) in over {
+            self.sched.requeue(&id);
+        }
+    }
+
+    /// Starts ready tickets while slots are free. A ticket the budget or a
+    /// paused pool holds back leaves its slot to the next one, so this asks
+    /// the scheduler again until nothing more starts. A ticket whose open
+    /// pools are all at their cap is set aside until this round ends, and
+    /// tried again after the next attempt ends.
+    pub(super) fn start_ready(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: &Sender<Msg>,
+    ) -> Result<(), EngineError> {
+        let mut full = Vec::new();
+        let started = self.start_round(scope, tx, &mut full);
+        for id in full {
+            self.sched.requeue(&id);
+        }
+        started
+    }
+
+    pub(super) fn start_round(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        tx: &Sender<Msg>,
+        full: &mut Vec<String>,
+    ) -> Result<(), EngineError> {
+        loop {
+            let ready = self.sched.next(self.lp.free.len());
+            if ready.is_empty() || self.lp.budget_stop.is_some() {
+                return Ok(());
+            }
+            for id in ready {
+                let Some(budget_usd) = self.admit(&id)? else {
+                    continue;
+                };
+                let Some(route) = self.route(&id, budget_usd, full) else {
+                    continue;
+                };
+                let slot = self.lp.free.pop().expect("next() respects the free slots");
+                self.start(scope, &id, slot, route, tx.clone())?;
+            }
+        }
+    }
+
+    /// Asks the budget (rebuilt from the store, so earlier invocations
+    /// count) whether `id` may start an attempt: `Some(dollars left)` when
+    /// it may. A used-up run budget stops new attempts; a used-up ticket
+    /// budget fails the ticket.
+    pub(super) fn admit(&mut self, id: &str) -> Result<Option<Option<f64>>, EngineError> {
+        let sh = self.sh;
+        if budget::unlimited(&sh.settings.budget) {
+            // Nothing to count against: summing every attempt of the run
+            // would cost more with each ticket done.
+            return Ok(Some(None));
+        }
+        let tracker = BudgetTracker::resume(&sh.settings.budget, sh.store.spent(&sh.run)?);
+        match tracker.admit(id) {
+            budget::Admission::Start => Ok(Some(tracker.remaining_usd(id))),
+            budget::Admission::RunExhausted(reason) => {
+                if self.lp.budget_stop.is_none() {
+                    sh.emitter.emit(Event::BudgetReached {
+                        reason: reason.clone(),
+                    });
+                    self.lp.budget_stop = Some(reason);
+                }
+                Ok(None)
+            }
+            budget::Admission::TicketExhausted(f) => {
+                sh.store.fail_ticket(&sh.run, id, &f)?;
+                self.fail(id, f)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The model of `id`'s next attempt through the routing table, the
+    /// paused pools and the pools' caps; `None` when every candidate pool
+    /// is paused, and the ticket is parked until the earliest may be
+    /// probed, or when every open one is at its cap, and the ticket is put
+    /// in `full` (out of the scheduler's ready set until the round ends).
+    pub(super) fn route(
+        &mut self,
+        id: &str,
+        budget_usd: Option<f64>,
+        full: &mut Vec<String>,
+    ) -> Option<Route> {
+        let sh = self.sh;
+        let now = clock::unix_now();
+        let sched = &self.sched;
+        let room = |pool: &str| sched.has_room(pool);
+        let choice = pools::choose(
+            sh.ticket(id),
+            &sh.settings.routing,
+            &mut self.lp.pauses,
+            now,
+            &room,
+        );
+        let (model, pool) = match choice {
+            Choice::CliDefault => (None, None),
+            Choice::Model { model, pool, .. } => (Some(model), pool),
+            Choice::Wait { until } => {
+                let wait = Duration::from_secs(until.saturating_sub(now));
+                // Parked, it holds no pool's cap.
+                self.sched.started_on(id, None);
+                self.lp.paused.push((Instant::now() + wait, id.to_string()));
+                return None;
+            }
+            Choice::Full => {
+                self.sched.started_on(id, None);
+                full.push(id.to_string());
+                return None;
+            }
+        };
+        Some(Route {
+            model,
+            pool,
+            budget_usd,
+        })
+    }
+
+    /// Records and spawns the next attempt of `id` in `slot`.
+    pub(super) fn start(
+        &mut self,
+        scope: &'c std::thread::Scope<'c, '_>,
+        id: &str,
+        slot: usize,
+        route: Route,
+        tx: Sender<Msg>,
+    ) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let ticket = sh.ticket(id);
+        let row = sh
+            .store
+            .ticket(&sh.run, id)?
+            .expect("run tickets are stored");
+        let base = sh.target.tip(sh.repo)?;
+        self.lp.tip = Some(base.clone());
+        let attempt = row.attempt_count + 1;
+        sh.store
+            .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
+        // The attempt counts against the cap of the pool it runs on, which
+        // is not the ticket's first when that one is paused.
+        self.sched.started_on(id, route.pool.as_deref());
+        self.lp.in_flight += 1;
+        self.lp.attempt_pool.insert(id.to_string(), route.pool);
+        sh.emitter.emit(Event::AttemptStarted {
+            ticket: id.to_string(),
+            attempt,
+            base_commit: base.clone(),
+        });
+        let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+        let charter = Charter {
+            ticket,
+            gates: &gates,
+            attempt,
+            previous: row.failure.as_ref(),
+        }
+        .render();
+        let input = AttemptInput {
+            ticket: id.to_string(),
+            attempt,
+            base_commit: base.clone(),
+            charter,
+            message: sh.message(id),
+            files: sh.run_dir.join(id),
+            agent_timeout: sh.settings.agent_timeout,
+            model: route.model,
+            budget_usd: route.budget_usd,
+            candidate_ref: merge::candidate_ref(id),
+            usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
+        };
+        scope.spawn(move || {
+            // A panic must still report back, or the coordinator waits for ever.
+            let work = std::panic::AssertUnwindSafe(|| {
+                attempt_once(sh, ticket, slot, &input, &gates, &tx)
+            });
+            let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
+                Err(EngineError::Internal(format!(
+                    "the attempt of {} panicked",
+                    input.ticket
+                )))
+            });
+            let _ = tx.send(Msg::Done {
+                slot,
+                ticket: input.ticket.clone(),
+                attempt,
+                base,
+                result,
+            });
+        });
+        Ok(())
+    }
+}

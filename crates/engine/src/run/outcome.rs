@@ -1,0 +1,241 @@
+//! How the coordinator settles what attempts and merges report.
+
+use super::attempt::unavailable_failure;
+use super::coordinator::{AttemptResult, Coordinator, MergeJob};
+use crate::clock;
+use crate::error::EngineError;
+use crate::events::Event;
+use crate::git::merge::{self, MergeOutcome};
+use crate::model::failure::Failure;
+use crate::run::pools::{self};
+use crate::store::TicketState;
+use std::time::{Duration, Instant};
+
+impl<'c, 'a: 'c> Coordinator<'c, 'a> {
+    /// Settles an attempt that ended: requeues, pauses, rejects, or sends
+    /// its candidate to be merged.
+    pub(super) fn finish(
+        &mut self,
+        id: &str,
+        attempt: u32,
+        base: &str,
+        result: Result<AttemptResult, EngineError>,
+    ) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let now = clock::now();
+        let pool = self.lp.attempt_pool.remove(id).flatten();
+        if let Ok(AttemptResult::Passed { .. } | AttemptResult::Rejected(_)) = &result {
+            self.lp.unavailable.remove(id);
+            if let Some(pool) = &pool {
+                self.answered(pool)?;
+            }
+        }
+        match result {
+            Err(e) => {
+                // An engine failure (git, disk) is not the ticket's fault: stop the run.
+                sh.cancel.cancel();
+                sh.store
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "interrupted", &now)?;
+                self.sched.requeue(id);
+                self.lp.fatal.get_or_insert(e);
+            }
+            Ok(AttemptResult::Cancelled) => {
+                sh.store
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "interrupted", &now)?;
+                self.sched.requeue(id);
+            }
+            Ok(AttemptResult::Unavailable {
+                retry_after,
+                reason,
+            }) => {
+                sh.store
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
+                self.unavailable(id, pool, retry_after, reason)?;
+            }
+            Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
+            Ok(AttemptResult::Passed { candidate }) => {
+                sh.store
+                    .verified(&sh.run, id, attempt, &candidate, base, &now)?;
+                self.queue_merge(MergeJob {
+                    ticket: id.to_string(),
+                    attempt,
+                    candidate,
+                    verified_on: base.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The model could not serve the ticket: no strike is used, the pool
+    /// (or, without one, the ticket) pauses, and the ticket waits for it or
+    /// goes to another candidate model; after `max_unavailable` such
+    /// outcomes in a row the ticket fails as `unavailable` instead.
+    pub(super) fn unavailable(
+        &mut self,
+        id: &str,
+        pool: Option<String>,
+        retry_after: Option<Duration>,
+        reason: String,
+    ) -> Result<(), EngineError> {
+        let reasons = self.lp.unavailable.entry(id.to_string()).or_default();
+        reasons.push(reason.clone());
+        let streak = reasons.len() as u32;
+        let exhausted = streak >= self.sh.settings.max_unavailable;
+        match pool {
+            Some(pool) => {
+                self.pause_pool(id, &pool, retry_after, reason)?;
+                if !exhausted {
+                    self.sched.requeue(id);
+                }
+            }
+            None if !exhausted => self.pause(id, retry_after, streak, reason),
+            None => {}
+        }
+        if !exhausted {
+            return Ok(());
+        }
+        let reasons = self.lp.unavailable.remove(id).unwrap_or_default();
+        let f = unavailable_failure(&reasons);
+        self.sh.store.fail_ticket(&self.sh.run, id, &f)?;
+        self.fail(id, f)
+    }
+
+    /// The model of a pool could not serve a ticket: the whole pool pauses,
+    /// and routing sends its queued tickets to another candidate model or
+    /// parks them.
+    pub(super) fn pause_pool(
+        &mut self,
+        id: &str,
+        pool: &str,
+        retry_after: Option<Duration>,
+        reason: String,
+    ) -> Result<(), EngineError> {
+        let now = clock::unix_now();
+        self.lp.pauses.pause(pool, now, retry_after);
+        let (until, strikes) = self.lp.pauses.pause_of(pool).unwrap_or((now, 1));
+        // Saved, so a run continued after this one ends still waits.
+        self.sh.store.save_pause(pool, until, strikes)?;
+        self.sh.emitter.emit(Event::PoolPaused {
+            ticket: id.to_string(),
+            pool: Some(pool.to_string()),
+            wait_ms: until.saturating_sub(now).saturating_mul(1000),
+            until: Some(clock::format_unix(until)),
+            reason,
+        });
+        Ok(())
+    }
+
+    /// A pool's model answered: a paused pool is open again.
+    pub(super) fn answered(&mut self, pool: &str) -> Result<(), EngineError> {
+        if self.lp.pauses.pause_of(pool).is_some() {
+            self.lp.pauses.answered(pool);
+            self.sh.store.clear_pause(pool)?;
+            self.sh.emitter.emit(Event::PoolResumed {
+                pool: pool.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A model outside the routing table could not serve the ticket, the
+    /// `streak`-th time in a row: the ticket alone waits, as long as a pool
+    /// would.
+    pub(super) fn pause(
+        &mut self,
+        id: &str,
+        retry_after: Option<Duration>,
+        streak: u32,
+        reason: String,
+    ) {
+        let wait = pools::pause_length(retry_after, streak, self.sh.settings.max_pause);
+        self.lp.paused.push((Instant::now() + wait, id.to_string()));
+        self.sh.emitter.emit(Event::PoolPaused {
+            ticket: id.to_string(),
+            pool: None,
+            wait_ms: wait.as_millis() as u64,
+            until: None,
+            reason,
+        });
+    }
+
+    /// Settles a merge the merger thread finished.
+    pub(super) fn landed(
+        &mut self,
+        id: &str,
+        attempt: u32,
+        result: Result<MergeOutcome, EngineError>,
+    ) -> Result<(), EngineError> {
+        match result {
+            Err(e) => {
+                // The ticket stays `verified` or `merging`; the next
+                // invocation settles it from git.
+                self.sh.cancel.cancel();
+                self.lp.fatal.get_or_insert(e);
+            }
+            Ok(MergeOutcome::Merged { commit }) => {
+                self.sched.merged(id);
+                self.lp.tip = Some(commit.clone());
+                self.sh.emitter.emit(Event::Merged {
+                    ticket: id.to_string(),
+                    commit,
+                });
+            }
+            Ok(MergeOutcome::Rejected(f)) => self.reject(id, attempt, f)?,
+            // The ticket stays `verified`: the next invocation merges it.
+            Ok(MergeOutcome::Cancelled) => {}
+        }
+        Ok(())
+    }
+
+    /// Counts a strike: requeues with the failure as evidence, or fails the
+    /// ticket (its last candidate kept under `refs/planwright/quarantine/`)
+    /// and blocks its dependents.
+    pub(super) fn reject(&mut self, id: &str, attempt: u32, f: Failure) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let used = self.lp.strikes_used.entry(id.to_string()).or_default();
+        *used += 1;
+        let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
+        let then = if retrying || sh.cancel.is_cancelled() {
+            TicketState::Pending
+        } else {
+            TicketState::Failed
+        };
+        sh.store
+            .reject(&sh.run, id, attempt, &f, then, &clock::now())?;
+        sh.emitter.emit(Event::AttemptRejected {
+            ticket: id.to_string(),
+            attempt,
+            failure: f.clone(),
+            retrying,
+        });
+        if then == TicketState::Pending {
+            self.sched.requeue(id);
+            return Ok(());
+        }
+        self.fail(id, f)
+    }
+
+    /// A ticket failed for good (its state is stored): its last candidate
+    /// is quarantined and its dependents are blocked.
+    pub(super) fn fail(&mut self, id: &str, f: Failure) -> Result<(), EngineError> {
+        let sh = self.sh;
+        let candidate = merge::candidate_ref(id);
+        if let Some(commit) = merge::ref_tip(sh.repo, &candidate)? {
+            merge::set_ref(sh.repo, &merge::quarantine_ref(id), &commit)?;
+            merge::delete_ref(sh.repo, &candidate)?;
+        }
+        sh.emitter.emit(Event::Failed {
+            ticket: id.to_string(),
+            failure: f,
+        });
+        for b in self.sched.failed(id) {
+            sh.store.set_state(&sh.run, &b, TicketState::Blocked)?;
+            sh.emitter.emit(Event::Blocked {
+                ticket: b,
+                by: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,64 @@
+//! Each ticket's gates and model pool, and the scheduler built from them.
+
+use crate::run::scheduler::Scheduler;
+use planwright_plan::config::Routing;
+use planwright_plan::model::{Gate, Ticket};
+use planwright_plan::Plan;
+use std::collections::{HashMap, HashSet};
+
+/// The gates of one ticket: the plan's, the ticket's, then the configured ones, without repeats.
+pub fn ticket_gates(plan: &Plan, ticket: &Ticket, extra: &[Gate]) -> Vec<Gate> {
+    let mut seen = HashSet::new();
+    plan.gates
+        .iter()
+        .chain(&ticket.gates)
+        .chain(extra)
+        .filter(|g| seen.insert(g.argv.clone()))
+        .cloned()
+        .collect()
+}
+
+/// The model pool a ticket counts against, from the routing table.
+pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
+    if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
+        return None;
+    }
+    if let Some(model) = &ticket.model {
+        if let Some(m) = routing.models.iter().find(|m| &m.name == model) {
+            return Some(m.pool.clone());
+        }
+    }
+    let tier = ticket
+        .tier
+        .as_deref()
+        .unwrap_or(planwright_plan::config::DEFAULT_TIER);
+    let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
+    routing
+        .candidates(tier, hint)
+        .first()
+        .map(|m| m.pool.clone())
+}
+
+pub(super) fn scheduler(plan: &Plan, routing: &Routing, jobs: usize) -> Scheduler {
+    // Tickets share a few routes (model, tier, pool hint): each is looked
+    // up in the routing table once, not once per ticket.
+    let mut routes = HashMap::new();
+    let pools: HashMap<String, String> = plan
+        .tickets
+        .iter()
+        .filter_map(|t| {
+            let route = (
+                t.model.as_deref(),
+                t.tier.as_deref(),
+                t.pool_hint.as_deref(),
+            );
+            let pool = routes
+                .entry(route)
+                .or_insert_with(|| ticket_pool(t, routing));
+            Some((t.id.clone(), pool.clone()?))
+        })
+        .collect();
+    let mut caps = routing.caps.clone();
+    caps.extend(plan.caps.clone());
+    Scheduler::new(plan, pools, caps, jobs)
+}

@@ -1,0 +1,394 @@
+//! A run's session: preflight, then the run opened, coordinated and closed.
+
+use super::coordinator::coordinate;
+use super::resume::{open_run, Opened, Outlook, Resume};
+use super::routes::scheduler;
+use super::settings::RunSettings;
+use super::summary::{summarize, Held, RunSummary};
+use crate::agent::Agent;
+use crate::clock;
+use crate::error::EngineError;
+use crate::events::{Emitter, Event, JsonLines, Reporter};
+use crate::exec::workspace::Workspaces;
+use crate::exec::{Executor, LocalExecutor};
+use crate::git::identity::ticket_digest;
+use crate::git::merge::{self, commit_message, Sync, Target};
+use crate::git::repo::Repo;
+use crate::process::Cancel;
+use crate::run::preflight::Check;
+use crate::sandbox::Containment;
+use crate::store::{RunStatus, Store};
+use crate::verify;
+use crate::verify::checkout::Checkouts;
+use planwright_plan::model::Ticket;
+use planwright_plan::Plan;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A session whose preflight passed: the only thing [`run`] accepts, and
+/// only [`prepare`] makes one, so no front end can skip a check.
+pub struct Prepared {
+    repo: Repo,
+    plan: Plan,
+    settings: RunSettings,
+    resume: Resume,
+    containment: Containment,
+    checks: Vec<Check>,
+    outlook: Outlook,
+}
+
+/// Preflight found problems; nothing was started.
+#[derive(Debug, Clone)]
+pub struct PreflightFailed {
+    /// Every check, the failed ones included.
+    pub checks: Vec<Check>,
+}
+
+/// Runs every preflight check (with what `resume` asks) and, when none
+/// fails, returns the session [`run`] needs.
+pub fn prepare(
+    dir: &std::path::Path,
+    plan: Plan,
+    settings: RunSettings,
+    resume: Resume,
+    allow: &[Vec<String>],
+    agent: &dyn Agent,
+) -> Result<Prepared, PreflightFailed> {
+    let found = crate::run::preflight::examine(
+        dir,
+        &plan,
+        &settings.extra_gates,
+        allow,
+        agent,
+        &settings.contain,
+        &resume,
+    );
+    let mut checks = found.checks;
+    if let Some(outlook) = &found.outlook {
+        let known = settings.overlaps.as_deref();
+        crate::run::preflight::check_overlap(&plan, known, outlook, &mut checks);
+    }
+    if let Some(repo) = &found.repo {
+        crate::run::preflight::check_copy(repo, &settings.pool.copy, &mut checks);
+    }
+    for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
+        checks.push(Check::error(
+            "rerun",
+            format!("`--rerun {id}` names no ticket of the plan"),
+            "pass the id of a ticket of the plan",
+        ));
+    }
+    let (Some(repo), false) = (found.repo, crate::run::preflight::failed(&checks)) else {
+        return Err(PreflightFailed { checks });
+    };
+    let containment = match Containment::new(settings.contain.mode) {
+        Ok(c) => c,
+        Err(e) => {
+            checks.push(Check::error(
+                "sandbox",
+                e.to_string(),
+                "run on a kernel with Landlock, or set `[sandbox] mode = \"off\"` to run agents unconfined",
+            ));
+            return Err(PreflightFailed { checks });
+        }
+    };
+    let outlook = found.outlook.unwrap_or_default();
+    Ok(Prepared {
+        repo,
+        plan,
+        settings,
+        resume,
+        containment,
+        checks,
+        outlook,
+    })
+}
+
+impl Prepared {
+    /// Every preflight check (all passed or warned).
+    pub fn checks(&self) -> &[Check] {
+        &self.checks
+    }
+    /// The repository.
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    /// The settings.
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+    /// What the run will do with each ticket.
+    pub fn outlook(&self) -> &Outlook {
+        &self.outlook
+    }
+
+    /// The executor that runs attempts in this repository's workspaces,
+    /// confined as `[sandbox]` says.
+    pub fn local_executor(&self, agent: Arc<dyn Agent>) -> Arc<dyn Executor> {
+        let c = &self.settings.contain;
+        let workspaces = Workspaces::new(
+            self.repo.clone(),
+            self.settings.pool.clone(),
+            self.containment,
+            c.writable.clone(),
+        );
+        Arc::new(LocalExecutor::new(
+            self.repo.clone(),
+            workspaces,
+            agent,
+            c.agent_log_limit,
+        ))
+    }
+
+    /// The order tickets that will run would start in, as batches that
+    /// start together (at most `jobs`), assuming every ticket passes and
+    /// takes its estimate (`run --dry-run`).
+    pub fn start_order(&self) -> Vec<Vec<String>> {
+        let jobs = self.settings.jobs.max(1);
+        let mut s = scheduler(&self.plan, &self.settings.routing, jobs);
+        for id in self.outlook.skipped() {
+            s.merged(&id);
+        }
+        s.rehearse(jobs).0
+    }
+}
+
+/// Cancels when dropped during a panic, so a panicking coordinator stops
+/// every attempt before the thread scope waits for them.
+pub(super) struct CancelOnPanic<'a>(&'a Cancel);
+
+impl Drop for CancelOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.cancel();
+        }
+    }
+}
+
+/// Runs (or continues) a prepared session, its attempts through `executor`.
+pub fn run(
+    session: Prepared,
+    executor: Arc<dyn Executor>,
+    reporters: Vec<Box<dyn Reporter>>,
+    cancel: &Cancel,
+) -> Result<RunSummary, EngineError> {
+    let Prepared {
+        repo,
+        plan,
+        settings,
+        resume,
+        containment,
+        ..
+    } = session;
+    repo.ensure_excluded()?;
+    let state_dir = repo.state_dir();
+    std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
+    let _lock = crate::store::lock::RunLock::acquire(&repo)?;
+    // A repository whose git config would run programs in planwright's own
+    // git calls is refused before anything runs (exit 3).
+    crate::git::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
+    repo.ensure_own_git(&settings.contain.allow_config)?;
+    // Confined agents cannot write the user's checkout: a change there is
+    // the user's own edit, which holds the merges rather than stopping the run.
+    repo.guard()
+        .watch_checkout(containment.sandbox == crate::sandbox::Sandbox::Off);
+    let store = Store::open(&state_dir.join("state.db"))?;
+    // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
+    let digests: Vec<String> = plan.tickets.iter().map(ticket_digest).collect();
+    let Opened {
+        run: row,
+        continued,
+        removed,
+    } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
+    let inputs =
+        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_path.as_deref())?;
+    let recorded = store.run_inputs(&row.id)?;
+    store.set_run_inputs(&row.id, &crate::run::inputs::record(&inputs))?;
+    let run_dir = state_dir.join("runs").join(&row.id);
+    std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
+    let mut reporters = reporters;
+    let events = run_dir.join("events.jsonl");
+    reporters.push(Box::new(
+        JsonLines::open(&events).map_err(|e| EngineError::io(&events, e))?,
+    ));
+    let last_seq = store.last_event_seq(&row.id)?;
+    let (emitter, reporting) =
+        crate::events::start(store.clone(), row.id.clone(), last_seq, reporters);
+    let shared = Shared {
+        target: Target::new(&plan.base, &row.id),
+        index: plan
+            .tickets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect(),
+        digests,
+        repo: &repo,
+        plan: &plan,
+        settings: &settings,
+        store: store.clone(),
+        run: row.id.clone(),
+        checkouts: Checkouts::new(
+            repo.clone(),
+            settings.pool.clone(),
+            containment,
+            &settings.contain,
+        ),
+        executor,
+        cancel,
+        run_dir,
+        emitter: emitter.clone(),
+        run_rails: crate::run::inputs::rails(&inputs, settings.allow_config_change),
+    };
+    emitter.emit(Event::RunStarted {
+        run: row.id.clone(),
+        base: plan.base.clone(),
+        ticket_count: plan.tickets.len(),
+        continued,
+    });
+    for ticket in removed {
+        emitter.emit(Event::Removed { ticket });
+    }
+    if let Some(recorded) = recorded {
+        for event in input_changes(&shared, &recorded, &inputs)? {
+            emitter.emit(event);
+        }
+    }
+    let mut sandbox = containment.describe();
+    if shared.checkouts.overlay() {
+        sandbox.push_str(", gate overlay");
+    }
+    emitter.emit(Event::Contained { sandbox });
+    let result = work(&shared);
+    emitter.close();
+    let _ = reporting.join();
+    result
+}
+
+/// The run after it was opened: land what an earlier invocation held back,
+/// coordinate, land what this one merged, record how it ended.
+pub(super) fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
+    sync(sh)?;
+
+    let outcome = std::thread::scope(|scope| {
+        let _stop = CancelOnPanic(sh.cancel);
+        let outcome = coordinate(scope, sh);
+        // The scope joins the attempts still in flight before it returns:
+        // after an error nothing will merge them, so stop them now instead
+        // of waiting for their agents to finish.
+        if outcome.is_err() {
+            sh.cancel.cancel();
+        }
+        outcome
+    });
+    let interrupted = sh.cancel.is_cancelled();
+    let held = match &outcome {
+        Ok(_) => sync(sh)?,
+        Err(_) => None,
+    };
+    let budget = outcome.as_ref().ok().cloned().flatten();
+    let summary = summarize(&sh.store, &sh.run, held, interrupted, budget)?;
+    let status = if interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Finished
+    };
+    sh.store.end_run(&sh.run, status, &clock::now())?;
+    sh.emitter.emit(Event::RunFinished {
+        run: sh.run.clone(),
+        merged_count: summary.merged.len(),
+        changed_count: summary.changed.len(),
+        failed_count: summary.failed.len(),
+        blocked_count: summary.blocked.len(),
+        interrupted,
+    });
+    outcome.map(|_| summary)
+}
+
+/// Lands the run's branch on the base when that harms no checkout.
+pub(super) fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
+    Ok(match merge::sync(sh.repo, &sh.target)? {
+        Sync::Nothing => None,
+        Sync::Advanced { commit } => {
+            sh.emitter.emit(Event::BaseAdvanced {
+                base: sh.target.base.clone(),
+                commit,
+            });
+            None
+        }
+        Sync::Held { reason } => {
+            sh.emitter.emit(Event::MergesHeld {
+                branch: sh.target.held.clone(),
+                reason: reason.clone(),
+            });
+            Some(Held {
+                branch: sh.target.held.clone(),
+                reason,
+            })
+        }
+    })
+}
+
+/// An event for each file deciding the run whose content differs from what
+/// the run recorded when it last started, naming the run's merges that
+/// changed it (none: the user's own edit).
+pub(super) fn input_changes(
+    sh: &Shared,
+    recorded: &str,
+    inputs: &[crate::run::inputs::RunInput],
+) -> Result<Vec<Event>, EngineError> {
+    let merged: Vec<(String, String)> = (sh.store.tickets(&sh.run)?.into_iter())
+        .filter_map(|t| Some((t.id, t.merge_commit?)))
+        .collect();
+    let mut events = Vec::new();
+    for (input, before) in crate::run::inputs::changed(recorded, inputs) {
+        let merged_by = match &input.in_repo {
+            Some(path) => crate::run::inputs::merged_by(sh.repo, path, &merged)?,
+            None => Vec::new(),
+        };
+        events.push(Event::InputChanged {
+            role: input.role.to_string(),
+            file: input.shown.clone(),
+            before,
+            after: input.blob.clone(),
+            merged_by,
+        });
+    }
+    Ok(events)
+}
+
+/// Shared, read-only context of the coordinator, worker and merger threads.
+pub(super) struct Shared<'a> {
+    pub(super) repo: &'a Repo,
+    pub(super) plan: &'a Plan,
+    pub(super) settings: &'a RunSettings,
+    pub(super) store: Store,
+    pub(super) run: String,
+    pub(super) target: Target,
+    /// Each ticket's place in the plan, by id.
+    pub(super) index: HashMap<String, usize>,
+    /// Each ticket's digest, in plan order.
+    pub(super) digests: Vec<String>,
+    pub(super) checkouts: Checkouts,
+    pub(super) executor: Arc<dyn Executor>,
+    pub(super) cancel: &'a Cancel,
+    pub(super) run_dir: PathBuf,
+    pub(super) emitter: Emitter,
+    /// What no ticket may change (see [`verify::RunRails`]).
+    pub(super) run_rails: verify::RunRails,
+}
+
+impl Shared<'_> {
+    pub(super) fn ticket(&self, id: &str) -> &Ticket {
+        &self.plan.tickets[self.index[id]]
+    }
+
+    pub(super) fn message(&self, id: &str) -> String {
+        commit_message(self.ticket(id), &self.digests[self.index[id]], &self.run)
+    }
+}
