@@ -1,5 +1,8 @@
-//! The engine's vocabulary as types: failures and their kinds.
+//! The engine's vocabulary as types: failures and their kinds, and the
+//! ticket state machine.
 
 pub mod failure;
+pub mod ticket;
 
 pub use failure::{Failure, FailureKind};
+pub use ticket::{transition, IllegalTransition, Place, RunStatus, Step, TicketState};

@@ -150,13 +150,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
         }
         for t in sh.store.settled_tickets(&sh.run)? {
+            if t.state != TicketState::Verified || t.candidate.is_some() && t.verified_on.is_some()
+            {
+                self.sched.settled(&t.id, t.state);
+            }
             match t.state {
                 TicketState::Merged => {
-                    self.sched.merged(&t.id);
                     sh.emitter.emit(Event::AlreadyMerged { ticket: t.id });
                 }
                 TicketState::Changed => {
-                    self.sched.merged(&t.id);
                     let commit = t.merge_commit.unwrap_or_default();
                     sh.emitter.emit(Event::Changed {
                         ticket: t.id,
@@ -167,7 +169,6 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                     let (Some(candidate), Some(verified_on)) = (t.candidate, t.verified_on) else {
                         continue;
                     };
-                    self.sched.started(&t.id);
                     self.queue_merge(MergeJob {
                         ticket: t.id,
                         attempt: t.attempt_count,

@@ -5,6 +5,7 @@ use super::routes::ticket_gates;
 use super::session::Shared;
 use crate::error::EngineError;
 use crate::git::merge::{self, Merge, MergeOutcome};
+use crate::model::Step;
 use std::sync::mpsc::{Receiver, Sender};
 
 /// The merger thread: lands verified candidates one at a time.
@@ -55,7 +56,7 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
         sh.cancel,
     )?;
     if let MergeOutcome::Merged { commit } = &outcome {
-        sh.store.mark_merged(&sh.run, id, commit)?;
+        sh.store.landed(&sh.run, id, Step::Merge, commit)?;
     }
     Ok(outcome)
 }

@@ -7,8 +7,8 @@ use crate::error::EngineError;
 use crate::events::Event;
 use crate::git::merge::{self, MergeOutcome};
 use crate::model::failure::Failure;
-use crate::run::pools::{self};
-use crate::store::TicketState;
+use crate::model::Step;
+use crate::run::pools;
 use std::time::{Duration, Instant};
 
 impl<'c, 'a: 'c> Coordinator<'c, 'a> {
@@ -196,20 +196,19 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let used = self.lp.strikes_used.entry(id.to_string()).or_default();
         *used += 1;
         let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
-        let then = if retrying || sh.cancel.is_cancelled() {
-            TicketState::Pending
-        } else {
-            TicketState::Failed
+        let step = match retrying || sh.cancel.is_cancelled() {
+            true => Step::Retry,
+            false => Step::Fail,
         };
         sh.store
-            .reject(&sh.run, id, attempt, &f, then, &clock::now())?;
+            .reject(&sh.run, id, attempt, &f, step, &clock::now())?;
         sh.emitter.emit(Event::AttemptRejected {
             ticket: id.to_string(),
             attempt,
             failure: f.clone(),
             retrying,
         });
-        if then == TicketState::Pending {
+        if step == Step::Retry {
             self.sched.requeue(id);
             return Ok(());
         }
@@ -230,7 +229,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             failure: f,
         });
         for b in self.sched.failed(id) {
-            sh.store.set_state(&sh.run, &b, TicketState::Blocked)?;
+            sh.store.set_state(&sh.run, &b, Step::Block)?;
             sh.emitter.emit(Event::Blocked {
                 ticket: b,
                 by: id.to_string(),

@@ -7,6 +7,7 @@ use crate::error::EngineError;
 use crate::git::identity::{standing, ticket_digest, Ledger, Standing};
 use crate::git::merge::{self, Target};
 use crate::git::repo::Repo;
+use crate::model::Step;
 use crate::store::{RunRow, RunStatus, Store, TicketRow, TicketState};
 use planwright_plan::Plan;
 use std::collections::{HashMap, HashSet};
@@ -260,20 +261,20 @@ pub(super) fn settle(
     match st {
         Standing::Merged(c) => {
             if row.state != S::Merged || row.merge_commit.as_deref() != Some(&c) {
-                store.mark_merged(run, &row.id, &c)?;
+                store.landed(run, &row.id, Step::Landed, &c)?;
                 merge::delete_ref(repo, &merge::candidate_ref(&row.id))?;
             }
         }
         Standing::Changed(c) => {
             if row.state != S::Changed {
-                store.settle_landed(run, &row.id, S::Changed, &c)?;
+                store.landed(run, &row.id, Step::LandedChanged, &c)?;
             }
         }
         Standing::Open => match row.state {
             S::Pending => {}
             S::Verified | S::Merging if candidate_usable(repo, row)? => {
                 if row.state != S::Verified {
-                    store.set_state(run, &row.id, S::Verified)?;
+                    store.set_state(run, &row.id, Step::Reverify)?;
                 }
             }
             S::Running => store.end_attempt_without_verdict(
@@ -283,7 +284,7 @@ pub(super) fn settle(
                 "interrupted",
                 &clock::now(),
             )?,
-            _ => store.set_state(run, &row.id, S::Pending)?,
+            _ => store.set_state(run, &row.id, Step::Reopen)?,
         },
     }
     Ok(())

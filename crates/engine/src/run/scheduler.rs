@@ -12,22 +12,10 @@
 
 mod search;
 
+use crate::model::{Place, TicketState};
 use planwright_plan::Plan;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
-
-/// Where the scheduler thinks a ticket is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    /// Waiting for its dependencies, a free slot, or the end of a pause.
-    Waiting,
-    /// An attempt, a merge or a pause is in progress.
-    Active,
-    /// Merged (or merged from an older definition and not run again).
-    Done,
-    /// Failed or blocked.
-    Dead,
-}
 
 /// The scheduler's view of a run. Tickets are known by their index among
 /// the plan's distinct ids (a repeated id means its first ticket).
@@ -104,6 +92,17 @@ impl Scheduler {
             s.enter(i, Place::Waiting);
         }
         s
+    }
+
+    /// Places a ticket where its stored state puts it ([`Place::of`]): how
+    /// a continued run takes up what earlier invocations settled.
+    pub fn settled(&mut self, id: &str, state: TicketState) {
+        match Place::of(state) {
+            Place::Done => self.merged(id),
+            Place::Active => self.started(id),
+            Place::Waiting => self.requeue(id),
+            Place::Dead => self.set(id, Place::Dead),
+        }
     }
 
     /// Marks a ticket merged (also for tickets merged by an earlier run).

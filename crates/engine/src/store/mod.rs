@@ -5,282 +5,26 @@
 //! is brought forward by migrations; a value the store does not know is an
 //! error, never a guess. No SQL lives outside this file.
 
+mod hook;
 pub mod lock;
+mod migrations;
+mod rows;
 
-use crate::agent::{AgentReport, CostSource};
-use crate::model::failure::{Failure, FailureKind};
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
+pub use crate::model::ticket::{RunStatus, TicketState};
+pub use hook::ABORT_ENV;
+pub use migrations::SCHEMA_VERSION;
+pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
+
+use crate::agent::AgentReport;
+use crate::model::failure::Failure;
+use crate::model::ticket::{transition, IllegalTransition, Step};
+use hook::AbortHook;
+use migrations::migrate;
+use rows::{attempt_row, run_row, ticket_row, ticket_row_from, RUN_COLUMNS, TICKET_COLUMNS};
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
-/// the schema of stores made before versioning (which report version 0).
-const MIGRATIONS: [&str; 4] = [
-    "
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
-    base TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tickets (
-    run_id TEXT NOT NULL, ticket_id TEXT NOT NULL, position INTEGER NOT NULL,
-    title TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-    failure_kind TEXT, failure_message TEXT, merge_commit TEXT,
-    PRIMARY KEY (run_id, ticket_id));
-CREATE TABLE IF NOT EXISTS attempts (
-    run_id TEXT NOT NULL, ticket_id TEXT NOT NULL, n INTEGER NOT NULL, phase TEXT NOT NULL,
-    base_commit TEXT NOT NULL, candidate TEXT, started_at TEXT NOT NULL, finished_at TEXT,
-    failure_kind TEXT, failure_message TEXT, evidence TEXT,
-    PRIMARY KEY (run_id, ticket_id, n));
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, at TEXT NOT NULL,
-    ticket_id TEXT, kind TEXT NOT NULL, data TEXT NOT NULL);
-",
-    "
-ALTER TABLE runs DROP COLUMN plan_digest;
-ALTER TABLE runs ADD COLUMN fresh INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE tickets RENAME COLUMN attempts TO attempt_count;
-ALTER TABLE tickets ADD COLUMN failure_evidence TEXT;
-ALTER TABLE tickets ADD COLUMN digest TEXT;
-ALTER TABLE tickets ADD COLUMN rerun_of TEXT;
-ALTER TABLE tickets ADD COLUMN candidate TEXT;
-ALTER TABLE tickets ADD COLUMN verified_on TEXT;
-ALTER TABLE attempts ADD COLUMN agent_outcome TEXT;
-ALTER TABLE attempts ADD COLUMN model TEXT;
-ALTER TABLE attempts ADD COLUMN input_tokens INTEGER;
-ALTER TABLE attempts ADD COLUMN output_tokens INTEGER;
-ALTER TABLE attempts ADD COLUMN cache_read_tokens INTEGER;
-ALTER TABLE attempts ADD COLUMN cache_write_tokens INTEGER;
-ALTER TABLE attempts ADD COLUMN cost REAL;
-ALTER TABLE attempts ADD COLUMN cost_source TEXT;
-ALTER TABLE attempts ADD COLUMN final_message TEXT;
-ALTER TABLE attempts ADD COLUMN session_id TEXT;
-ALTER TABLE events ADD COLUMN seq INTEGER;
-ALTER TABLE events ADD COLUMN at_ms INTEGER;
-",
-    // A pool's rate limit is the account's, not a run's: pauses are kept
-    // across runs and invocations.
-    "
-CREATE TABLE pool_pauses (
-    pool TEXT PRIMARY KEY, until_unix INTEGER NOT NULL, strikes INTEGER NOT NULL);
-",
-    // The files that decide a run (its plan and configuration), as
-    // `run_inputs::record` writes them.
-    "
-ALTER TABLE runs ADD COLUMN inputs TEXT;
-",
-];
-
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
-
-/// The test hook's environment variable: see [`Store::open`].
-pub const ABORT_ENV: &str = "PLANWRIGHT_TEST_ABORT_AT";
-
-macro_rules! stored_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name { $($(#[$vm])* $v,)* }
-
-        impl $name {
-            /// The stored and printed name.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$v => $s,)* }
-            }
-            /// Parses a stored name.
-            pub fn from_name(s: &str) -> Option<$name> {
-                match s { $($s => Some($name::$v),)* _ => None }
-            }
-        }
-
-        impl FromSql for $name {
-            fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
-                let s = v.as_str()?;
-                $name::from_name(s).ok_or_else(|| unknown(stringify!($name), s))
-            }
-        }
-    };
-}
-
-fn unknown(what: &str, value: &str) -> FromSqlError {
-    FromSqlError::Other(format!("unknown {what} `{value}` (written by a newer planwright?)").into())
-}
-
-stored_enum! {
-    /// Where a ticket stands. docs/running.md draws the transitions.
-    TicketState {
-        /// Not started, or waiting for its next attempt.
-        Pending = "pending",
-        /// An attempt is running.
-        Running = "running",
-        /// Its candidate passed verification and waits to be merged.
-        Verified = "verified",
-        /// The merge commit is recorded; the target branch is being moved.
-        Merging = "merging",
-        /// On the base branch, from the plan's current definition.
-        Merged = "merged",
-        /// On the base branch, from a definition the plan has changed since;
-        /// runs again only with `--rerun ID` or `--rerun-changed`.
-        Changed = "changed",
-        /// Out of strikes.
-        Failed = "failed",
-        /// An ancestor failed.
-        Blocked = "blocked",
-    }
-}
-
-stored_enum! {
-    /// How a run stands.
-    RunStatus {
-        /// A `planwright run` is working on it (or was, until it was killed:
-        /// `status` tells the two apart by the run lock).
-        Running = "running",
-        /// Its last invocation ended normally.
-        Finished = "finished",
-        /// Its last invocation was stopped (signal, or a kill found later).
-        Interrupted = "interrupted",
-    }
-}
-
-/// One run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunRow {
-    /// The run id.
-    pub id: String,
-    /// The plan file as last given.
-    pub plan_path: String,
-    /// The base branch; a run belongs to the repository and this branch.
-    pub base: String,
-    /// When it started.
-    pub started_at: String,
-    /// When its last invocation ended.
-    pub finished_at: Option<String>,
-    /// How it stands.
-    pub status: RunStatus,
-    /// Started with `--new-run`: only its own merges count as merged.
-    pub fresh: bool,
-}
-
-/// What [`Store::sync_tickets`] did.
-#[derive(Debug)]
-pub struct Synced {
-    /// Every ticket of the plan, in plan order.
-    pub rows: Vec<TicketRow>,
-    /// The tickets the run had that the plan no longer has, now forgotten.
-    pub removed: Vec<String>,
-}
-
-/// One ticket of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TicketRow {
-    /// The ticket id.
-    pub id: String,
-    /// Its title.
-    pub title: String,
-    /// Where it stands.
-    pub state: TicketState,
-    /// Attempts started so far, in every invocation of the run.
-    pub attempt_count: u32,
-    /// The last failure, if any.
-    pub failure: Option<Failure>,
-    /// The commit on the base branch (once merging or merged).
-    pub merge_commit: Option<String>,
-    /// The digest of the definition it runs (or ran) from.
-    pub digest: Option<String>,
-    /// A verified candidate waiting to be merged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub candidate: Option<String>,
-    /// The base commit that candidate was verified on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verified_on: Option<String>,
-    /// The merged commit a `--rerun` asked to replace.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rerun_of: Option<String>,
-}
-
-/// What the agent said about one attempt.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentRecord {
-    /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`
-    /// (the agent's; how the attempt ended is its `phase`).
-    pub agent_outcome: String,
-    /// The model that did the work, as the CLI named it.
-    pub model: Option<String>,
-    /// Tokens, when reported.
-    pub usage: Option<crate::agent::Usage>,
-    /// Cost in US dollars.
-    pub cost_usd: Option<f64>,
-    /// Where the cost came from.
-    pub cost_source: Option<CostSource>,
-    /// The agent's final message.
-    pub final_message: Option<String>,
-    /// The CLI's session id.
-    pub session_id: Option<String>,
-}
-
-/// One attempt of a ticket.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AttemptRow {
-    /// 1-based attempt number.
-    pub n: u32,
-    /// The last phase reached (`workspace`, `agent`, `commit`, `verify`,
-    /// `gates`), then how it ended (`verified`, `rejected`, `interrupted`,
-    /// `unavailable`).
-    pub phase: String,
-    /// The base commit it started from.
-    pub base_commit: String,
-    /// The candidate commit, once made.
-    pub candidate: Option<String>,
-    /// When it started.
-    pub started_at: String,
-    /// When it ended.
-    pub finished_at: Option<String>,
-    /// Why it was rejected, if it was.
-    pub failure: Option<Failure>,
-    /// What the agent reported, once it ended (its fields sit on the
-    /// attempt in JSON, and are absent until the agent has reported).
-    #[serde(flatten)]
-    pub agent: Option<AgentRecord>,
-}
-
-/// One event as stored.
-#[derive(Debug, Clone)]
-pub struct EventRow<'a> {
-    /// Its sequence number in the run.
-    pub seq: u64,
-    /// Milliseconds since the Unix epoch.
-    pub at_ms: u64,
-    /// RFC 3339.
-    pub at: &'a str,
-    /// The ticket it is about.
-    pub ticket: Option<&'a str>,
-    /// Its name.
-    pub kind: &'a str,
-    /// Its JSON.
-    pub data: &'a str,
-}
-
-/// The test hook: the process kills itself (SIGKILL) at the Nth transition
-/// point. Each transition has two points, just before and just after it is
-/// written, so both "written, side effect not done" and "side effect done,
-/// next transition not written" are reached.
-struct AbortHook {
-    at: Option<u64>,
-    seen: AtomicU64,
-}
-
-impl AbortHook {
-    fn point(&self) {
-        let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.at == Some(n) {
-            planwright_os::process::kill_self();
-        }
-    }
-}
 
 /// How a transition is committed: the write-ahead log is synced to disk,
 /// so a power loss right after cannot undo it.
@@ -313,85 +57,33 @@ pub enum StoreError {
         /// The version found.
         found: usize,
     },
+    /// A step the ticket state machine does not allow (a bug).
+    #[error("ticket {ticket}: {source}")]
+    Illegal {
+        /// The ticket.
+        ticket: String,
+        /// The state and the step.
+        source: IllegalTransition,
+    },
 }
 
 type Result<T> = std::result::Result<T, StoreError>;
 
-fn failure_from(
-    kind: Option<String>,
-    message: Option<String>,
-    evidence: Option<String>,
-) -> rusqlite::Result<Option<Failure>> {
-    let Some(kind) = kind else { return Ok(None) };
-    let kind = FailureKind::from_name(&kind).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            0,
-            rusqlite::types::Type::Text,
-            Box::new(unknown("failure kind", &kind)),
-        )
-    })?;
-    Ok(Some(
-        Failure::new(kind, message.unwrap_or_default()).with_evidence(evidence.unwrap_or_default()),
-    ))
-}
-
-const TICKET_COLUMNS: &str =
-    "ticket_id, title, state, attempt_count, failure_kind, failure_message, \
-    failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of";
-
-fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
-    ticket_row_from(r, 0)
-}
-
-/// A [`TicketRow`] from [`TICKET_COLUMNS`] starting at column `at`.
-fn ticket_row_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<TicketRow> {
-    Ok(TicketRow {
-        id: r.get(at)?,
-        title: r.get(at + 1)?,
-        state: r.get(at + 2)?,
-        attempt_count: r.get(at + 3)?,
-        failure: failure_from(r.get(at + 4)?, r.get(at + 5)?, r.get(at + 6)?)?,
-        merge_commit: r.get(at + 7)?,
-        digest: r.get(at + 8)?,
-        candidate: r.get(at + 9)?,
-        verified_on: r.get(at + 10)?,
-        rerun_of: r.get(at + 11)?,
-    })
-}
-
-const RUN_COLUMNS: &str = "id, plan_path, base, started_at, finished_at, status, fresh";
-
-fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
-    Ok(RunRow {
-        id: r.get(0)?,
-        plan_path: r.get(1)?,
-        base: r.get(2)?,
-        started_at: r.get(3)?,
-        finished_at: r.get(4)?,
-        status: r.get(5)?,
-        fresh: r.get(6)?,
-    })
-}
-
 impl Store {
     /// Opens (creating and migrating if needed) the store at `path`.
     ///
-    /// Test only: when `PLANWRIGHT_TEST_ABORT_AT=N` is set, the process
-    /// kills itself at the Nth transition point (see [`AbortHook`]); the
-    /// crash tests use it to stop a run at every transition in turn.
+    /// With the `crash-hook` feature, `PLANWRIGHT_TEST_ABORT_AT=N` kills
+    /// the process at the Nth transition point (see `hook.rs`); the crash
+    /// tests use it to stop a run at every transition in turn.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", PROGRESS_SYNC)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         migrate(&conn)?;
-        let at = std::env::var(ABORT_ENV).ok().and_then(|v| v.parse().ok());
         Ok(Store {
             conn: Arc::new(Mutex::new(conn)),
-            hook: Arc::new(AbortHook {
-                at,
-                seen: AtomicU64::new(0),
-            }),
+            hook: Arc::new(AbortHook::from_env()),
         })
     }
 
@@ -403,21 +95,51 @@ impl Store {
     /// Writes one transition, with the test hook's points around it, and
     /// syncs it (and all progress written before it) to disk before its
     /// side effect follows.
-    fn transition(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
+    fn transition<E>(&self, f: impl FnOnce(&Connection) -> std::result::Result<(), E>) -> Result<()>
+    where
+        StoreError: From<E>,
+    {
         self.hook.point();
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         conn.pragma_update(None, "synchronous", TRANSITION_SYNC)?;
         // One transaction: a transition is written whole or not at all.
-        let written = (|| {
+        let written = (|| -> Result<()> {
             let tx = conn.unchecked_transaction()?;
             f(&tx)?;
-            tx.commit()
+            Ok(tx.commit()?)
         })();
         conn.pragma_update(None, "synchronous", PROGRESS_SYNC)?;
         written?;
         drop(conn);
         self.hook.point();
         Ok(())
+    }
+
+    /// Writes one step of a ticket's state machine: its state becomes what
+    /// [`transition`] says, then `write` records the rest with that state.
+    /// A ticket the run does not have is left alone.
+    fn step(
+        &self,
+        run: &str,
+        id: &str,
+        step: Step,
+        write: impl FnOnce(&Connection, &str) -> rusqlite::Result<()>,
+    ) -> Result<()> {
+        self.transition(|c| -> Result<()> {
+            let from: Option<TicketState> = c
+                .query_row(
+                    "SELECT state FROM tickets WHERE run_id = ?1 AND ticket_id = ?2",
+                    [run, id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let Some(from) = from else { return Ok(()) };
+            let to = transition(from, step).map_err(|source| StoreError::Illegal {
+                ticket: id.to_string(),
+                source,
+            })?;
+            Ok(write(c, to.as_str())?)
+        })
     }
 
     /// The newest run on base branch `base`.
@@ -594,33 +316,28 @@ impl Store {
         self.with(|c| c.query_row(&sql, [run, id], ticket_row).optional())
     }
 
-    /// Sets a ticket's state, keeping its last failure (settling a ticket
-    /// on resume, blocking it, putting it back in the queue).
-    pub fn set_state(&self, run: &str, id: &str, state: TicketState) -> Result<()> {
-        self.transition(|c| {
+    /// Moves a ticket by a step that records nothing else, keeping its
+    /// last failure (blocking it; settling it on resume).
+    pub fn set_state(&self, run: &str, id: &str, step: Step) -> Result<()> {
+        self.step(run, id, step, |c, to| {
             c.execute(
                 "UPDATE tickets SET state = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, state.as_str()],
+                params![run, id, to],
             )
             .map(drop)
         })
     }
 
-    /// Records that a ticket is on the base branch as `commit` (`merged`)
-    /// or was merged from an older definition (`changed`), as git says.
-    pub fn settle_landed(
-        &self,
-        run: &str,
-        id: &str,
-        state: TicketState,
-        commit: &str,
-    ) -> Result<()> {
-        self.transition(|c| {
+    /// Records that a ticket is on the base branch as `commit`: `merged`
+    /// by this invocation's merger ([`Step::Merge`]), or as git says on
+    /// resume ([`Step::Landed`], [`Step::LandedChanged`]).
+    pub fn landed(&self, run: &str, id: &str, step: Step, commit: &str) -> Result<()> {
+        self.step(run, id, step, |c, to| {
             c.execute(
                 "UPDATE tickets SET state = ?3, merge_commit = ?4, candidate = NULL, verified_on = NULL,
                  failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, state.as_str(), commit],
+                params![run, id, to, commit],
             )
             .map(drop)
         })
@@ -628,10 +345,10 @@ impl Store {
 
     /// Asks for a merged ticket to run again: `commit` no longer counts.
     pub fn request_rerun(&self, run: &str, id: &str, commit: &str) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, Step::Reopen, |c, to| {
             c.execute(
-                "UPDATE tickets SET rerun_of = ?3, state = 'pending' WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, commit],
+                "UPDATE tickets SET rerun_of = ?3, state = ?4 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, commit, to],
             )
             .map(drop)
         })
@@ -646,15 +363,15 @@ impl Store {
         base_commit: &str,
         at: &str,
     ) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, Step::Start, |c, to| {
             c.execute(
                 "INSERT OR REPLACE INTO attempts (run_id, ticket_id, n, phase, base_commit, started_at) VALUES (?1, ?2, ?3, 'starting', ?4, ?5)",
                 params![run, id, n, base_commit, at],
             )?;
             c.execute(
-                "UPDATE tickets SET state = 'running', attempt_count = ?3, candidate = NULL, verified_on = NULL
+                "UPDATE tickets SET state = ?4, attempt_count = ?3, candidate = NULL, verified_on = NULL
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, n],
+                params![run, id, n, to],
             )
             .map(drop)
         })
@@ -754,33 +471,34 @@ impl Store {
         verified_on: &str,
         at: &str,
     ) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, Step::Verify, |c, to| {
             c.execute(
                 "UPDATE attempts SET phase = 'verified', finished_at = ?4 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
                 params![run, id, n, at],
             )?;
             c.execute(
-                "UPDATE tickets SET state = 'verified', candidate = ?3, verified_on = ?4,
+                "UPDATE tickets SET state = ?5, candidate = ?3, verified_on = ?4,
                  failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, candidate, verified_on],
+                params![run, id, candidate, verified_on, to],
             )
             .map(drop)
         })
     }
 
     /// Records a rejection of attempt `n`: the attempt's failure, and the
-    /// ticket `pending` (another attempt follows) or `failed`.
+    /// ticket `pending` ([`Step::Retry`]: another attempt follows) or
+    /// `failed` ([`Step::Fail`]).
     pub fn reject(
         &self,
         run: &str,
         id: &str,
         n: u32,
         f: &Failure,
-        then: TicketState,
+        step: Step,
         at: &str,
     ) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, step, |c, then| {
             c.execute(
                 "UPDATE attempts SET phase = 'rejected', finished_at = ?4, failure_kind = ?5, failure_message = ?6, evidence = ?7
                  WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
@@ -790,7 +508,7 @@ impl Store {
                 "UPDATE tickets SET state = ?3, candidate = NULL, verified_on = NULL, merge_commit = NULL,
                  failure_kind = ?4, failure_message = ?5, failure_evidence = ?6
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, then.as_str(), f.kind.as_str(), f.message, f.evidence],
+                params![run, id, then, f.kind.as_str(), f.message, f.evidence],
             )
             .map(drop)
         })
@@ -799,12 +517,12 @@ impl Store {
     /// Fails a ticket between attempts (its budget is used up): no attempt
     /// carries this failure, the ticket does.
     pub fn fail_ticket(&self, run: &str, id: &str, f: &Failure) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, Step::Fail, |c, to| {
             c.execute(
-                "UPDATE tickets SET state = 'failed', candidate = NULL, verified_on = NULL, merge_commit = NULL,
+                "UPDATE tickets SET state = ?6, candidate = NULL, verified_on = NULL, merge_commit = NULL,
                  failure_kind = ?3, failure_message = ?4, failure_evidence = ?5
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, f.kind.as_str(), f.message, f.evidence],
+                params![run, id, f.kind.as_str(), f.message, f.evidence, to],
             )
             .map(drop)
         })
@@ -847,14 +565,14 @@ impl Store {
         how: &str,
         at: &str,
     ) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, Step::Interrupt, |c, to| {
             c.execute(
                 "UPDATE attempts SET phase = ?4, finished_at = ?5 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
                 params![run, id, n, how, at],
             )?;
             c.execute(
-                "UPDATE tickets SET state = 'pending' WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id],
+                "UPDATE tickets SET state = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, to],
             )
             .map(drop)
         })
@@ -862,18 +580,13 @@ impl Store {
 
     /// Records the commit a ticket is about to land as (before the ref moves).
     pub fn begin_merge(&self, run: &str, id: &str, commit: &str) -> Result<()> {
-        self.transition(|c| {
+        self.step(run, id, Step::BeginMerge, |c, to| {
             c.execute(
-                "UPDATE tickets SET state = 'merging', merge_commit = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, commit],
+                "UPDATE tickets SET state = ?4, merge_commit = ?3 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, commit, to],
             )
             .map(drop)
         })
-    }
-
-    /// Records that a ticket is on the target branch as `commit`.
-    pub fn mark_merged(&self, run: &str, id: &str, commit: &str) -> Result<()> {
-        self.settle_landed(run, id, TicketState::Merged, commit)
     }
 
     /// The attempts of a ticket, oldest first.
@@ -950,86 +663,11 @@ impl Store {
     }
 }
 
-fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
-    let agent_outcome: Option<String> = r.get(9)?;
-    let agent = match agent_outcome {
-        None => None,
-        Some(agent_outcome) => {
-            let tokens: [Option<i64>; 4] = [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?];
-            let usage = tokens[0].map(|_| crate::agent::Usage {
-                input_tokens: tokens[0].unwrap_or(0) as u64,
-                output_tokens: tokens[1].unwrap_or(0) as u64,
-                cache_read_tokens: tokens[2].unwrap_or(0) as u64,
-                cache_write_tokens: tokens[3].unwrap_or(0) as u64,
-            });
-            let source: Option<String> = r.get(16)?;
-            let cost_source = match source.as_deref() {
-                None => None,
-                Some("reported") => Some(CostSource::Reported),
-                Some("computed") => Some(CostSource::Computed),
-                Some(other) => {
-                    return Err(rusqlite::Error::FromSqlConversionFailure(
-                        16,
-                        rusqlite::types::Type::Text,
-                        Box::new(unknown("cost source", other)),
-                    ))
-                }
-            };
-            Some(AgentRecord {
-                agent_outcome,
-                model: r.get(10)?,
-                usage,
-                cost_usd: r.get(15)?,
-                cost_source,
-                final_message: r.get(17)?,
-                session_id: r.get(18)?,
-            })
-        }
-    };
-    Ok(AttemptRow {
-        n: r.get(0)?,
-        phase: r.get(1)?,
-        base_commit: r.get(2)?,
-        candidate: r.get(3)?,
-        started_at: r.get(4)?,
-        finished_at: r.get(5)?,
-        failure: failure_from(r.get(6)?, r.get(7)?, r.get(8)?)?,
-        agent,
-    })
-}
-
-/// The stored name of an agent outcome.
-pub fn outcome_name(o: &crate::agent::AgentOutcome) -> &'static str {
-    use crate::agent::AgentOutcome as O;
-    match o {
-        O::Finished => "finished",
-        O::Blocked(_) => "blocked",
-        O::Failed(_) => "failed",
-        O::TimedOut => "timed_out",
-        O::Cancelled => "cancelled",
-        O::Unavailable { .. } => "unavailable",
-    }
-}
-
-/// Brings the schema to [`SCHEMA_VERSION`], one migration per transaction.
-fn migrate(conn: &Connection) -> Result<()> {
-    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let found = found as usize;
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::TooNew { found });
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::migrations::MIGRATIONS;
     use super::*;
+    use crate::model::FailureKind;
 
     fn run_row(id: &str) -> RunRow {
         RunRow {
@@ -1068,7 +706,7 @@ mod tests {
         let level = |c: &Connection| c.query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0));
         let mut during = None;
         store
-            .transition(|c| {
+            .transition(|c| -> Result<()> {
                 during = Some(level(c)?);
                 Ok(())
             })
@@ -1087,9 +725,7 @@ mod tests {
         store.sync_tickets("r1", [("T1", "one!", "d2")]).unwrap();
         store.start_attempt("r1", "T1", 1, "abc", "t1").unwrap();
         let f = Failure::new(FailureKind::ScopeViolation, "x is outside").with_evidence("x");
-        store
-            .reject("r1", "T1", 1, &f, TicketState::Pending, "t2")
-            .unwrap();
+        store.reject("r1", "T1", 1, &f, Step::Retry, "t2").unwrap();
         let t = store.ticket("r1", "T1").unwrap().unwrap();
         assert_eq!((t.state, t.attempt_count), (TicketState::Pending, 1));
         assert_eq!(
@@ -1105,12 +741,27 @@ mod tests {
             (TicketState::Verified, Some("cand"))
         );
         store.begin_merge("r1", "T1", "def").unwrap();
-        store.mark_merged("r1", "T1", "def").unwrap();
+        store.landed("r1", "T1", Step::Merge, "def").unwrap();
         let t = &store.tickets("r1").unwrap()[0];
         assert_eq!((t.state, t.failure.clone()), (TicketState::Merged, None));
         assert_eq!(store.attempts("r1", "T1").unwrap()[1].phase, "verified");
         assert_eq!(store.run_for_base("main").unwrap().unwrap().id, "r1");
         assert_eq!(store.latest_run().unwrap().unwrap().id, "r1");
+    }
+
+    #[test]
+    fn a_step_the_machine_does_not_allow_is_refused_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        store.create_run(&run_row("r1")).unwrap();
+        store.sync_tickets("r1", [("T1", "one", "d1")]).unwrap();
+        let err = store.begin_merge("r1", "T1", "def").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ticket T1: a ticket cannot begin_merge from `pending`"
+        );
+        let t = store.ticket("r1", "T1").unwrap().unwrap();
+        assert_eq!((t.state, t.merge_commit), (TicketState::Pending, None));
     }
 
     #[test]
@@ -1120,7 +771,7 @@ mod tests {
         store.create_run(&run_row("r1")).unwrap();
         let plan = [("A", "a", "da"), ("B", "b", "db"), ("C", "c", "dc")];
         store.sync_tickets("r1", plan).unwrap();
-        store.mark_merged("r1", "B", "m").unwrap();
+        store.landed("r1", "B", Step::Landed, "m").unwrap();
         let writes = || store.with(|c| Ok(c.total_changes())).unwrap();
         let before = writes();
         let synced = store.sync_tickets("r1", plan).unwrap();

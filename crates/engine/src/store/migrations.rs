@@ -1,0 +1,80 @@
+//! The schema and its migrations: a store carries its version
+//! (`PRAGMA user_version`) and is brought forward one migration at a time.
+
+use super::{Result, StoreError};
+use rusqlite::Connection;
+
+/// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
+/// the schema of stores made before versioning (which report version 0).
+pub(super) const MIGRATIONS: [&str; 4] = [
+    "
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
+    base TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tickets (
+    run_id TEXT NOT NULL, ticket_id TEXT NOT NULL, position INTEGER NOT NULL,
+    title TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    failure_kind TEXT, failure_message TEXT, merge_commit TEXT,
+    PRIMARY KEY (run_id, ticket_id));
+CREATE TABLE IF NOT EXISTS attempts (
+    run_id TEXT NOT NULL, ticket_id TEXT NOT NULL, n INTEGER NOT NULL, phase TEXT NOT NULL,
+    base_commit TEXT NOT NULL, candidate TEXT, started_at TEXT NOT NULL, finished_at TEXT,
+    failure_kind TEXT, failure_message TEXT, evidence TEXT,
+    PRIMARY KEY (run_id, ticket_id, n));
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, at TEXT NOT NULL,
+    ticket_id TEXT, kind TEXT NOT NULL, data TEXT NOT NULL);
+",
+    "
+ALTER TABLE runs DROP COLUMN plan_digest;
+ALTER TABLE runs ADD COLUMN fresh INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tickets RENAME COLUMN attempts TO attempt_count;
+ALTER TABLE tickets ADD COLUMN failure_evidence TEXT;
+ALTER TABLE tickets ADD COLUMN digest TEXT;
+ALTER TABLE tickets ADD COLUMN rerun_of TEXT;
+ALTER TABLE tickets ADD COLUMN candidate TEXT;
+ALTER TABLE tickets ADD COLUMN verified_on TEXT;
+ALTER TABLE attempts ADD COLUMN agent_outcome TEXT;
+ALTER TABLE attempts ADD COLUMN model TEXT;
+ALTER TABLE attempts ADD COLUMN input_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN output_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cache_read_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cache_write_tokens INTEGER;
+ALTER TABLE attempts ADD COLUMN cost REAL;
+ALTER TABLE attempts ADD COLUMN cost_source TEXT;
+ALTER TABLE attempts ADD COLUMN final_message TEXT;
+ALTER TABLE attempts ADD COLUMN session_id TEXT;
+ALTER TABLE events ADD COLUMN seq INTEGER;
+ALTER TABLE events ADD COLUMN at_ms INTEGER;
+",
+    // A pool's rate limit is the account's, not a run's: pauses are kept
+    // across runs and invocations.
+    "
+CREATE TABLE pool_pauses (
+    pool TEXT PRIMARY KEY, until_unix INTEGER NOT NULL, strikes INTEGER NOT NULL);
+",
+    // The files that decide a run (its plan and configuration), as
+    // `run_inputs::record` writes them.
+    "
+ALTER TABLE runs ADD COLUMN inputs TEXT;
+",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// Brings the schema to [`SCHEMA_VERSION`], one migration per transaction.
+pub(super) fn migrate(conn: &Connection) -> Result<()> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let found = found as usize;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { found });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
