@@ -393,7 +393,7 @@ fn exhausted_quotas_are_unavailable() {
 
 #[test]
 fn truncated_output_fails_clearly_or_finishes_without_usage() {
-    for cli in agent::ADAPTERS {
+    for cli in agent::ADAPTERS.iter().map(|a| a.name) {
         let failed_run = attempt(cli, "truncated", 1, None);
         let why = failed(&failed_run);
         assert!(why.contains("exit code 1"), "{cli}: {why}");

@@ -18,14 +18,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+fn agent_help() -> String {
+    format!(
+        "The agent: {} (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).",
+        agent::agent_names()
+    )
+}
+
 /// Flags `run` and `preflight` share.
 #[derive(clap::Args, Debug, Clone)]
 pub struct EngineArgs {
     /// The repository to work in (default: the plan's `repo`, relative to the plan's folder, else the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// The agent: `claude`, `codex`, `gemini`, `agy`, `aider`, `opencode`, `cmd` or `scripted:DIR` (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).
-    #[arg(long, value_name = "NAME")]
+    /// The agent (its names come from the engine's adapter table).
+    #[arg(long, value_name = "NAME", help = agent_help())]
     pub agent: Option<String>,
     /// The `cmd` agent's command, split into words like a shell does; placeholders
     /// `{worktree}`, `{prompt_file}`, `{ticket}`, `{attempt}`, `{model}`.

@@ -22,6 +22,7 @@ use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The Antigravity CLI adapter.
+#[derive(Default)]
 pub struct Agy;
 
 /// Linux refuses a single argument longer than 128 KiB (`MAX_ARG_STRLEN`).

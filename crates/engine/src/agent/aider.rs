@@ -24,6 +24,7 @@ use super::{AttemptContext, Usage, UsageSoFar};
 use std::path::Path;
 
 /// The aider adapter.
+#[derive(Default)]
 pub struct Aider;
 
 impl Cli for Aider {

@@ -28,6 +28,7 @@ use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The Claude Code adapter.
+#[derive(Default)]
 pub struct Claude;
 
 impl Cli for Claude {

@@ -20,6 +20,7 @@ use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The Codex adapter.
+#[derive(Default)]
 pub struct Codex;
 
 impl Cli for Codex {

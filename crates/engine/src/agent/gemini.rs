@@ -25,6 +25,7 @@ use super::{AttemptContext, Usage};
 use serde_json::Value;
 
 /// The Gemini CLI adapter.
+#[derive(Default)]
 pub struct Gemini;
 
 /// The instruction after the charter on standard input.

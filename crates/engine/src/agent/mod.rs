@@ -28,8 +28,53 @@ use std::time::Duration;
 /// (Claude Code's `--max-budget-usd`) get it.
 pub const BUDGET_ENV: &str = "PLANWRIGHT_BUDGET_USD";
 
-/// The adapters, with their names for `--agent`.
-pub const ADAPTERS: [&str; 6] = ["claude", "codex", "gemini", "agy", "aider", "opencode"];
+/// One built-in adapter of a coding-agent CLI: the row of [`ADAPTERS`]
+/// that flag parsing, `--help`, preflight and the docs tests read.
+#[derive(Clone, Copy)]
+pub struct Adapter {
+    /// Its name for `--agent` and `[agent] name`.
+    pub name: &'static str,
+    /// How to install its CLI.
+    pub install: &'static str,
+    build: fn(AgentOptions) -> Box<dyn Agent>,
+}
+
+impl Adapter {
+    const fn of<C: cli::Cli + Default>() -> Adapter {
+        Adapter {
+            name: C::NAME,
+            install: C::INSTALL,
+            build: |o| Box::new(cli::CliAgent::new(C::default(), o)),
+        }
+    }
+
+    /// The agent this adapter drives, with the user's `[agent]` options.
+    pub fn agent(&self, opts: &AgentOptions) -> Box<dyn Agent> {
+        (self.build)(opts.clone())
+    }
+}
+
+/// The built-in adapters. Adding one is its file and a row here.
+pub const ADAPTERS: &[Adapter] = &[
+    Adapter::of::<claude::Claude>(),
+    Adapter::of::<codex::Codex>(),
+    Adapter::of::<gemini::Gemini>(),
+    Adapter::of::<agy::Agy>(),
+    Adapter::of::<aider::Aider>(),
+    Adapter::of::<opencode::Opencode>(),
+];
+
+/// The adapter named `name`, if one is built in.
+pub fn adapter(name: &str) -> Option<&'static Adapter> {
+    ADAPTERS.iter().find(|a| a.name == name)
+}
+
+/// Every name `--agent` accepts, ticked and listed (`` `claude`, `codex`,
+/// ..., `cmd` or `scripted:DIR` ``).
+pub fn agent_names() -> String {
+    let names: Vec<String> = ADAPTERS.iter().map(|a| format!("`{}`", a.name)).collect();
+    format!("{}, `cmd` or `scripted:DIR`", names.join(", "))
+}
 
 /// What an agent gets for one attempt.
 #[derive(Debug, Clone)]
@@ -281,18 +326,13 @@ pub fn from_name(name: &str, cmd_template: Option<&str>) -> Result<Box<dyn Agent
 
 /// The agent named `name`, built with `opts`.
 pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, EngineError> {
-    use cli::CliAgent;
     if let Some(dir) = name.strip_prefix("scripted:") {
         return Ok(Box::new(scripted::Scripted::new(PathBuf::from(dir))));
     }
-    let o = opts.clone();
+    if let Some(adapter) = adapter(name) {
+        return Ok(adapter.agent(opts));
+    }
     match name {
-        "claude" => Ok(Box::new(CliAgent::new(claude::Claude, o))),
-        "codex" => Ok(Box::new(CliAgent::new(codex::Codex, o))),
-        "gemini" => Ok(Box::new(CliAgent::new(gemini::Gemini, o))),
-        "agy" => Ok(Box::new(CliAgent::new(agy::Agy, o))),
-        "aider" => Ok(Box::new(CliAgent::new(aider::Aider, o))),
-        "opencode" => Ok(Box::new(CliAgent::new(opencode::Opencode, o))),
         "cmd" => {
             let template = opts.cmd.as_deref().ok_or_else(|| {
                 EngineError::Settings(
@@ -306,8 +346,8 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
             "the scripted agent needs its fixture folder: `--agent scripted:DIR`".into(),
         )),
         other => Err(EngineError::Settings(format!(
-            "unknown agent `{other}` (built in: {}, `cmd`, `scripted:DIR`; drive any other CLI with `--agent cmd --agent-cmd \"...\"`)",
-            ADAPTERS.map(|a| format!("`{a}`")).join(", ")
+            "unknown agent `{other}` (built in: {}; drive any other CLI with `--agent cmd --agent-cmd \"...\"`)",
+            agent_names()
         ))),
     }
 }

@@ -22,6 +22,7 @@ use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
 /// The opencode adapter.
+#[derive(Default)]
 pub struct Opencode;
 
 impl Cli for Opencode {
