@@ -75,7 +75,7 @@ pub fn dag(view: &RunView) -> String {
             n => format!(" · {n} attempts"),
         };
         let phase = match (&t.phase, t.state) {
-            (Some(p), crate::state::TicketState::Running) => format!(" · {p}"),
+            (Some(p), planwright_engine::state::TicketState::Running) => format!(" · {p}"),
             _ => String::new(),
         };
         let _ = write!(
