@@ -166,7 +166,7 @@ fn from_events(attempt: AttemptRow, ticket: Option<&TicketView>) -> AttemptRepor
 pub const EVIDENCE_LINES: usize = 5;
 
 /// The first `n` non-blank lines of a failure's evidence, and how many more there are.
-pub fn evidence_head(evidence: &str, n: usize) -> (Vec<&str>, usize) {
+pub(crate) fn evidence_head(evidence: &str, n: usize) -> (Vec<&str>, usize) {
     let lines: Vec<&str> = evidence.lines().filter(|l| !l.trim().is_empty()).collect();
     let more = lines.len().saturating_sub(n);
     (lines.into_iter().take(n).collect(), more)
@@ -338,7 +338,7 @@ fn attempt_markdown(s: &mut String, a: &AttemptReport) {
 
 /// `model m · agent finished · 1234 tokens (...) · $0.0123 (reported) · 4.2s`:
 /// what an attempt used, `-` for what is not known.
-pub fn spend_text(a: &AttemptReport) -> String {
+pub(crate) fn spend_text(a: &AttemptReport) -> String {
     let agent = a.attempt.agent.as_ref();
     let model = agent.and_then(|g| g.model.as_deref()).unwrap_or("-");
     let outcome = agent.map_or("-", |g| g.agent_outcome.as_str());
@@ -357,7 +357,7 @@ pub fn spend_text(a: &AttemptReport) -> String {
 }
 
 /// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.
-pub fn usage_text(u: &Usage) -> String {
+pub(crate) fn usage_text(u: &Usage) -> String {
     format!(
         "{} tokens ({} in, {} out, {} cache read, {} cache write)",
         u.total(),

@@ -455,7 +455,7 @@ pub fn read_gate_logs(view: &mut RunView, run_dir: &Path) {
 
 /// (attempt, its gate results) from a ticket log. Gates run again after a
 /// merge onto a moved base are counted with the attempt before them.
-pub fn parse_gate_log(log: &str) -> Vec<(u32, Vec<CheckResult>)> {
+pub(crate) fn parse_gate_log(log: &str) -> Vec<(u32, Vec<CheckResult>)> {
     let mut out: Vec<(u32, Vec<CheckResult>)> = vec![];
     let mut pending: Option<String> = None;
     let mut merged_tree = false;
