@@ -1,4 +1,4 @@
-//! One view of a run for every reader: `status`, `report --format html`,
+//! One view of a run for every reader: `status`, `report --to html`,
 //! `watch` and `serve` all show a [`RunView`], folded from the run's event
 //! log (`runs/<run>/events.jsonl`), with the state store supplying only what
 //! events do not carry (the run's plan path, ticket titles and plan order).
