@@ -1,7 +1,7 @@
 //! planwright: validate, convert and run structured plans for AI coding agents.
 //!
 //! This crate only parses arguments and prints; the work happens in
-//! `planwright-plan` and `planwright-engine`.
+//! `planwright-plan`, `planwright-engine` and (reading runs) `planwright-view`.
 
 mod commands;
 mod deprecated;

@@ -11,13 +11,10 @@ pub mod error;
 pub mod events;
 pub mod exec;
 pub mod git;
-pub mod html;
 pub mod model;
-pub mod report;
 pub mod run;
 pub mod store;
 pub mod verify;
-pub mod view;
 
 pub use error::EngineError;
 pub use model::{Failure, FailureKind};

@@ -1,11 +1,10 @@
 //! What `status`, `report --format html`, `watch` and `serve` share: the
-//! run's view, loaded from its event log (see `planwright_engine::view`).
+//! run's view, loaded from its event log (see `planwright_view`).
 
 use super::run::engine_error;
 use crate::error::CliError;
 use planwright_engine::git::repo::Repo;
-use planwright_engine::html::{self, HtmlOptions};
-use planwright_engine::view::{self, RunFiles, RunView};
+use planwright_view::{html_page, HtmlOptions, RunFiles, RunView};
 use std::path::{Component, Path, PathBuf};
 
 /// The run a command looks at: the flags `status`, `report`, `watch` and
@@ -46,7 +45,7 @@ pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
 /// The view of the chosen run with its whole event log folded.
 pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
     let repo = open_repo(repo)?;
-    view::load(&repo, run)
+    planwright_view::load_view(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| no_run(&repo, run))
 }
@@ -54,7 +53,7 @@ pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), 
 /// The view of the chosen run before its event log is read (for followers).
 pub fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
     let repo = open_repo(repo)?;
-    view::open(&repo, run)
+    planwright_view::open_view(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| no_run(&repo, run))
 }
@@ -69,7 +68,7 @@ pub fn html_report(repo: &Path, run: Option<&str>) -> Result<String, CliError> {
         log_prefix: format!("{}/", prefix.display()),
         ..Default::default()
     };
-    Ok(html::page(&view, &opts))
+    Ok(html_page(&view, &opts))
 }
 
 /// `target` as seen from the folder `from` (both made absolute first).

@@ -5,7 +5,7 @@ use super::status::load;
 use crate::error::{exit, CliResult};
 use crate::{Global, Output};
 use clap::ValueEnum;
-use planwright_engine::report;
+use planwright_view::{markdown, RunDocument};
 use std::path::PathBuf;
 
 /// Report formats.
@@ -40,9 +40,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         _ => ReportFormat::Md,
     });
     let text = match format {
-        ReportFormat::Md => report::markdown(&r),
+        ReportFormat::Md => markdown(&r),
         ReportFormat::Html => super::observe::html_report(&args.run.repo, args.run.id.as_deref())?,
-        ReportFormat::Json => serde_json::to_string_pretty(&r).expect("reports serialize") + "\n",
+        ReportFormat::Json => {
+            serde_json::to_string_pretty(&RunDocument::new(&r)).expect("reports serialize") + "\n"
+        }
     };
     super::write_output(args.output_file.as_deref(), &text)?;
     Ok(exit::OK)

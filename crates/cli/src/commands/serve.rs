@@ -10,8 +10,7 @@ use super::observe::open_view;
 use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
-use planwright_engine::html::{self, HtmlOptions};
-use planwright_engine::view::{RunFiles, RunView, Tail};
+use planwright_view::{html_body, read_gate_logs, HtmlOptions, RunFiles, RunView, Tail};
 use std::io::Write;
 use std::net::{Ipv4Addr, TcpListener};
 use std::sync::{Arc, Condvar, Mutex};
@@ -87,7 +86,7 @@ impl Server {
 
 /// A server for `view` (with `files`), its first rendering done.
 pub fn server(view: RunView, files: RunFiles, token: String) -> Server {
-    let body = html::body(&view, &options(&token));
+    let body = html_body(&view, &options(&token));
     Server {
         token,
         files,
@@ -120,7 +119,7 @@ fn follow(server: &Server, mut tail: Tail, interval: Duration) {
         std::thread::sleep(interval);
         match tail.poll(&mut view) {
             Ok(false) => continue,
-            Ok(true) => planwright_engine::view::read_gate_logs(&mut view, &server.files.dir),
+            Ok(true) => read_gate_logs(&mut view, &server.files.dir),
             Err(e) => {
                 let _ = writeln!(
                     std::io::stderr(),
@@ -129,7 +128,7 @@ fn follow(server: &Server, mut tail: Tail, interval: Duration) {
                 return;
             }
         }
-        let body = html::body(&view, &server.options());
+        let body = html_body(&view, &server.options());
         let mut state = server.live.state.lock().unwrap_or_else(|e| e.into_inner());
         *state = Rendered {
             version: state.version + 1,
@@ -154,7 +153,7 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
     let (mut view, files) = open_view(&args.run.repo, args.run.id.as_deref())?;
     let mut tail = Tail::new(files.events.clone());
     tail.poll(&mut view).map_err(super::run::engine_error)?;
-    planwright_engine::view::read_gate_logs(&mut view, &files.dir);
+    read_gate_logs(&mut view, &files.dir);
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, args.port)).map_err(|e| {
         CliError::usage(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
             .hint("pick another `--port`, or omit it for a free one")

@@ -4,9 +4,8 @@ use super::observe::RunArgs;
 use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
-use planwright_engine::report::{self, RunReport};
 use planwright_engine::store::TicketState;
-use planwright_engine::view::RunView;
+use planwright_view::{self as view, RunReport, RunView, StatusDocument};
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
 /// merged commit. A run whose process is gone shows as `interrupted`.
@@ -19,24 +18,20 @@ pub struct Args {
 /// Loads the report of the chosen run, or explains that there is none.
 pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliError> {
     let repo = super::observe::open_repo(repo)?;
-    report::load(&repo, run)
+    view::load_report(&repo, run)
         .map_err(engine_error)?
         .ok_or_else(|| super::observe::no_run(&repo, run))
 }
 
 /// Runs the command.
 ///
-/// The counts come from the run's view (its event log), like `watch`,
-/// `serve` and the HTML report; the rows, the failures and `--output json`
+/// The counts and paused pools come from the run's view (its event log),
+/// like `watch`, `serve` and the HTML report; the rows and the failures
 /// from the state store's rows with every attempt.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (view, _) = super::observe::load_view(&args.run.repo, args.run.id.as_deref())?;
-    let counts = view.counts();
     let r = load(&args.run.repo, args.run.id.as_deref())?;
     if global.output == Output::Json {
-        let mut json = serde_json::to_value(&r).expect("reports serialize");
-        json["counts"] = serde_json::to_value(counts).expect("counts serialize");
-        json["paused"] = serde_json::to_value(&view.paused).expect("pools serialize");
+        let json = StatusDocument::new(&r);
         crate::outln!(
             "{}",
             serde_json::to_string_pretty(&json).expect("reports serialize")
@@ -50,9 +45,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
-    crate::outln!("{}", counts_line(&view));
-    crate::outln!("{}", report::totals_text(&r.totals));
-    for (pool, p) in &view.paused {
+    crate::outln!("{}", counts_line(&r.view));
+    crate::outln!("{}", view::totals_text(&r.totals));
+    for (pool, p) in &r.view.paused {
         let until = p
             .until
             .as_deref()
@@ -101,12 +96,12 @@ fn rows(r: &RunReport) {
             .merge_commit
             .as_deref()
             .map_or("", |c| &c[..c.len().min(10)]);
-        let failure = report::failure_text(report);
+        let failure = view::failure_text(report);
         let tokens = report
             .totals
             .usage
             .map_or("-".into(), |u| u.total().to_string());
-        let cost = report.totals.cost_usd.map_or("-".into(), report::cost_text);
+        let cost = report.totals.cost_usd.map_or("-".into(), view::cost_text);
         crate::outln!(
             "{:width$}  {:8}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
@@ -125,10 +120,10 @@ fn why(r: &RunReport, global: &Global) {
     let lines = if global.verbose {
         usize::MAX
     } else {
-        report::EVIDENCE_LINES
+        view::EVIDENCE_LINES
     };
     for t in &r.tickets {
-        let why = report::why(t, lines);
+        let why = view::why(t, lines);
         if why.is_empty() {
             continue;
         }

@@ -8,7 +8,7 @@ use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
 use planwright_engine::store::TicketState;
-use planwright_engine::view::{RunFiles, RunView, Tail};
+use planwright_view::{RunFiles, RunView, Tail, TicketView};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal;
 use ratatui::style::Color;
@@ -83,7 +83,7 @@ impl App {
             .poll(&mut self.view)
             .map_err(super::run::engine_error)?
         {
-            planwright_engine::view::read_gate_logs(&mut self.view, &self.files.dir);
+            planwright_view::read_gate_logs(&mut self.view, &self.files.dir);
             self.reorder();
         }
         self.log = self
@@ -92,7 +92,7 @@ impl App {
         Ok(())
     }
 
-    fn selected_ticket(&self) -> Option<&planwright_engine::view::TicketView> {
+    fn selected_ticket(&self) -> Option<&TicketView> {
         self.order
             .get(self.selected)
             .map(|&i| &self.view.tickets[i])
@@ -122,7 +122,7 @@ impl App {
 /// The last `max` lines of the ticket's newest log (its last attempt's
 /// agent log or its gate log, whichever changed last), without control
 /// characters, which would move the cursor of the watching terminal.
-fn log_tail(files: &RunFiles, t: &planwright_engine::view::TicketView, max: usize) -> Vec<String> {
+fn log_tail(files: &RunFiles, t: &TicketView, max: usize) -> Vec<String> {
     let dir = files.dir.join(&t.id);
     let mut candidates = vec![dir.join("ticket.log")];
     if let Some(a) = t.attempts.last() {

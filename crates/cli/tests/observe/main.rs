@@ -203,6 +203,33 @@ fn every_view_shows_the_same_counts() {
 }
 
 #[test]
+fn status_and_report_json_count_in_count_fields_and_status_keeps_the_old_names() {
+    let demo = Demo::run(1, |p| p);
+    let json_of = |args: &[&str]| -> Value {
+        serde_json::from_str(&stdout(&planwright(demo.root(), args))).unwrap()
+    };
+    let status = json_of(&["status", "--repo", "repo", "--output", "json"]);
+    let report = json_of(&["report", "--repo", "repo", "--to", "json"]);
+    let states = ["merged", "failed", "blocked", "running", "pending"];
+    for json in [&status, &report] {
+        let counts = states.map(|s| json["run"][format!("{s}_count")].as_u64().unwrap());
+        assert_eq!(counts, [2, 1, 0, 0, 0], "{json}");
+        assert_eq!(json["paused_pools"], serde_json::json!([]), "{json}");
+        assert_eq!(json["tickets"], status["tickets"]);
+    }
+    // The names status wrote before, for one release; the report never had them.
+    for s in states {
+        assert_eq!(
+            status["counts"][s],
+            status["run"][format!("{s}_count")],
+            "{s}"
+        );
+    }
+    assert_eq!(status["paused"], serde_json::json!({}));
+    assert!(report.get("counts").is_none() && report.get("paused").is_none());
+}
+
+#[test]
 fn watch_without_a_terminal_says_what_to_use_instead() {
     let demo = Demo::run(2, |p| p);
     let out = Command::new(env!("CARGO_BIN_EXE_planwright"))

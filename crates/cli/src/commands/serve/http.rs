@@ -2,7 +2,7 @@
 //! the token checked before anything else is looked at.
 
 use super::Server;
-use planwright_engine::html;
+use planwright_view::html_page;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -39,7 +39,7 @@ pub fn handle(server: &Server, stream: TcpStream) {
     }
     let _ = match path {
         "/" => {
-            let page = html::page(&server.current().view, &server.options());
+            let page = html_page(&server.current().view, &server.options());
             respond(&mut out, 200, "text/html; charset=utf-8", page.as_bytes())
         }
         "/events" => events(server, &mut out),

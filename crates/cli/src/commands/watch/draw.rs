@@ -2,8 +2,7 @@
 //! wave, the slots, and the selected ticket's log or evidence.
 
 use super::{state_color, App};
-use planwright_engine::html::duration_text;
-use planwright_engine::view::{RunView, TicketView};
+use planwright_view::{duration_text, RunView, TicketView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

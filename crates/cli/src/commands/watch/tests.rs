@@ -9,14 +9,15 @@ const PLAN: &str = r#"{"planwright": 1, "source_format": "native", "base": "main
     {"id": "C", "title": "cli", "body": "b", "scope": [{"pattern": "c", "op": "any"}], "depends_on": ["A", "B"]}
   ]}"#;
 
-const EVENTS: &str = r#"{"event":"run_started","run":"r1","base":"main","tickets":3,"continued":false,"at":"2026-11-29T22:00:00Z"}
+const EVENTS: &str = r#"{"event":"run_started","run":"r1","base":"main","ticket_count":3,"continued":false,"at":"2026-11-29T22:00:00Z"}
 {"event":"attempt_started","ticket":"A","attempt":1,"base_commit":"0123456789","at":"2026-11-29T22:00:01Z"}
 {"event":"attempt_started","ticket":"B","attempt":1,"base_commit":"0123456789","at":"2026-11-29T22:00:01Z"}
 {"event":"phase","ticket":"A","attempt":1,"phase":"gates","at":"2026-11-29T22:00:20Z"}
-{"event":"attempt_rejected","ticket":"B","attempt":1,"retrying":true,"at":"2026-11-29T22:00:30Z","failure":{"kind":"scope_violation","message":"modifies `README.md`, which is outside the ticket's scope","evidence":"README.md"},"usage":{"input_tokens":1200,"output_tokens":300},"cost_usd":0.05}
+{"event":"agent_reported","ticket":"B","attempt":1,"outcome":"finished","usage":{"input_tokens":1200,"output_tokens":300,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":0.05,"at":"2026-11-29T22:00:29Z"}
+{"event":"attempt_rejected","ticket":"B","attempt":1,"retrying":true,"at":"2026-11-29T22:00:30Z","failure":{"kind":"scope_violation","message":"modifies `README.md`, which is outside the ticket's scope","evidence":"README.md"}}
 {"event":"attempt_started","ticket":"B","attempt":2,"base_commit":"0123456789","at":"2026-11-29T22:00:31Z"}
 {"event":"phase","ticket":"B","attempt":2,"phase":"agent","at":"2026-11-29T22:00:31Z"}
-{"event":"pool_paused","pool":"claude","reason":"rate limited","at":"2026-11-29T22:00:40Z"}
+{"event":"pool_paused","ticket":"B","pool":"claude","wait_ms":60000,"reason":"rate limited","at":"2026-11-29T22:00:40Z"}
 "#;
 
 fn app(dir: &std::path::Path) -> App {
@@ -53,7 +54,7 @@ fn app(dir: &std::path::Path) -> App {
 }
 
 fn now() -> i64 {
-    planwright_engine::view::parse_time("2026-11-29T22:00:45Z").unwrap()
+    planwright_view::parse_time("2026-11-29T22:00:45Z").unwrap()
 }
 
 #[test]

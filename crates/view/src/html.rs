@@ -6,9 +6,9 @@
 
 mod svg;
 
-use crate::clock;
 use crate::report;
-use crate::view::{AttemptView, Check, RunView, TicketView};
+use crate::view::{AttemptView, CheckResult, RunView, TicketView};
+use planwright_engine::clock;
 use std::fmt::Write;
 
 /// How links and liveness are rendered.
@@ -23,7 +23,7 @@ pub struct HtmlOptions {
 }
 
 /// Escapes text for HTML content and attribute values.
-pub fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -39,7 +39,7 @@ pub fn esc(text: &str) -> String {
 }
 
 /// The whole page.
-pub fn page(view: &RunView, opts: &HtmlOptions) -> String {
+pub fn html_page(view: &RunView, opts: &HtmlOptions) -> String {
     let mut s = String::with_capacity(16 * 1024);
     let _ = write!(
         s,
@@ -51,7 +51,7 @@ pub fn page(view: &RunView, opts: &HtmlOptions) -> String {
          <main id=\"report\">",
         esc(&view.run.id)
     );
-    s.push_str(&body(view, opts));
+    s.push_str(&html_body(view, opts));
     s.push_str("</main>");
     if let Some(url) = &opts.live {
         let _ = write!(
@@ -65,7 +65,7 @@ pub fn page(view: &RunView, opts: &HtmlOptions) -> String {
 }
 
 /// The content of `<main>`: what a live page replaces on each update.
-pub fn body(view: &RunView, opts: &HtmlOptions) -> String {
+pub fn html_body(view: &RunView, opts: &HtmlOptions) -> String {
     let mut s = String::new();
     header(&mut s, view, opts);
     summary(&mut s, view);
@@ -256,8 +256,7 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     if let Some(c) = a.cost_usd {
         let source = a
             .cost_source
-            .as_deref()
-            .map_or(String::new(), |x| format!(" ({})", esc(x)));
+            .map_or(String::new(), |x| format!(" ({})", x.as_str()));
         let _ = write!(s, " · {}{source}", report::cost_text(c));
     }
     if let Some(b) = &a.base_commit {
@@ -290,7 +289,7 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     );
 }
 
-fn checks(s: &mut String, title: &str, list: &[Check]) {
+fn checks(s: &mut String, title: &str, list: &[CheckResult]) {
     if list.is_empty() {
         return;
     }

@@ -1,5 +1,6 @@
 use super::*;
-use crate::events::Event;
+use planwright_engine::events::{Event, JsonLines, Reporter, Stamped};
+use planwright_engine::model::failure::FailureKind;
 
 fn run_row() -> RunRow {
     RunRow {
@@ -8,7 +9,7 @@ fn run_row() -> RunRow {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: crate::store::RunStatus::Running,
+        status: planwright_engine::store::RunStatus::Running,
         fresh: false,
     }
 }
@@ -25,7 +26,7 @@ fn lines(events: &[(u64, Event)]) -> String {
         .iter()
         .map(|(secs, e)| {
             let mut v = serde_json::to_value(e).unwrap();
-            v["at"] = crate::clock::format_unix(1_796_076_000 + secs).into();
+            v["at"] = planwright_engine::clock::format_unix(1_796_076_000 + secs).into();
             format!("{v}\n")
         })
         .collect()
@@ -154,7 +155,7 @@ fn a_slot_freed_by_one_attempt_is_reused_by_the_next() {
 #[test]
 fn half_written_and_foreign_lines_are_skipped_not_fatal() {
     let mut view = RunView::new(&run_row(), &tickets(&["A"]));
-    let text = "not json\n{\"no_event\":1}\n[1,2]\n{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":1}\n{\"event\":\"merg";
+    let text = "not json\n{\"no_event\":1}\n[1,2]\n{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":1,\"base_commit\":\"b\"}\n{\"event\":\"merg";
     let used = view.fold_text(text);
     assert_eq!(&text[used..], "{\"event\":\"merg");
     assert_eq!(view.skipped_lines, 3);
@@ -162,31 +163,106 @@ fn half_written_and_foreign_lines_are_skipped_not_fatal() {
 }
 
 #[test]
-fn future_fields_are_used_and_unknown_events_ignored() {
-    // The shape a later engine may write: a sequence number, millisecond
-    // times, an explicit slot, usage, cost and model on the attempt's end.
-    let text = r#"{"seq":1,"event":"run_started","at_ms":1000,"base":"main"}
-{"seq":2,"event":"attempt_started","ticket":"A","attempt":1,"slot":3,"at_ms":1500,"model":"m1"}
+fn a_newer_engines_log_folds_as_far_as_this_version_knows_it() {
+    // What a later engine may write: fields this version does not know, an
+    // event of a new kind, a failure of a new kind. The rest is used.
+    let text = r#"{"seq":1,"event":"run_started","run":"r1","base":"main","ticket_count":1,"continued":false,"at_ms":1000,"new_field":true}
+{"seq":2,"event":"attempt_started","ticket":"A","attempt":1,"base_commit":"b","at_ms":1500,"slot":3}
 {"seq":3,"event":"something_new","ticket":"A","weird":[1]}
-{"seq":4,"event":"gate_finished","ticket":"A","attempt":1,"name":"npm test","passed":false,"exit":"exit code 1"}
-{"seq":5,"event":"attempt_rejected","ticket":"A","attempt":1,"at_ms":2500,"retrying":true,"failure":{"kind":"gate_failure","message":"m"},"usage":{"input_tokens":10,"output_tokens":5},"cost":{"usd":0.25}}
-{"seq":6,"event":"pool_paused","pool":"claude","reason":"429"}
+{"seq":4,"event":"agent_reported","ticket":"A","attempt":1,"outcome":"finished","model":"m1","usage":{"input_tokens":10,"output_tokens":5,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":0.25,"cost_source":"reported","at_ms":2000}
+{"seq":5,"event":"attempt_rejected","ticket":"A","attempt":1,"at_ms":2500,"retrying":true,"failure":{"kind":"gate_failure","message":"m"}}
+{"seq":6,"event":"failed","ticket":"A","failure":{"kind":"a_kind_from_the_future","message":"m"}}
+{"seq":7,"event":"pool_paused","ticket":"A","pool":"claude","wait_ms":1,"reason":"429"}
 "#;
     let mut view = RunView::new(&run_row(), &tickets(&["A"]));
     view.fold_text(text);
     let a = &view.ticket("A").unwrap().attempts[0];
     assert_eq!(
         (a.slot, a.started_ms, a.ended_ms),
-        (Some(3), Some(1500), Some(2500))
+        (Some(0), Some(1500), Some(2500))
     );
     assert_eq!(a.model.as_deref(), Some("m1"));
-    assert_eq!(a.gates[0].passed, Some(false));
+    assert_eq!(
+        a.cost_source,
+        Some(planwright_engine::agent::CostSource::Reported)
+    );
     let (usage, cost) = view.usage();
     assert_eq!(usage.unwrap().total(), 15);
     assert_eq!(cost, Some(0.25));
     assert_eq!(view.paused["claude"].reason, "429");
+    // The failure of an unknown kind is not taken for one this version knows.
     assert_eq!(view.ticket("A").unwrap().state, TicketState::Pending);
     assert_eq!(view.run.started_ms, Some(1000));
+    assert_eq!((view.events, view.skipped_lines), (7, 0));
+}
+
+#[test]
+fn the_log_the_engine_writes_folds_with_its_millisecond_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = JsonLines::open(&path).unwrap();
+    for (seq, (secs, event)) in a_run().into_iter().enumerate() {
+        let at_ms = 1_796_076_000_000 + secs * 1000 + 250;
+        log.stamped(&Stamped {
+            seq: seq as u64 + 1,
+            at_ms,
+            event,
+        });
+    }
+    log.flush();
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    Tail::new(path).poll(&mut view).unwrap();
+    assert_eq!((view.events, view.skipped_lines), (10, 0));
+    assert!(view.subsecond_times);
+    let b = &view.ticket("B").unwrap().attempts[0];
+    assert_eq!(b.started_ms, Some(1_796_076_001_250));
+    assert_eq!(view.counts().merged, 1);
+}
+
+#[test]
+fn reviews_and_counterfactuals_are_the_attempts_results() {
+    let mut events = a_run();
+    events.truncate(2);
+    events.push((
+        2,
+        Event::Counterfactual {
+            ticket: "A".into(),
+            attempt: 1,
+            control_path: "calc.sh".into(),
+            test: "sh test.sh".into(),
+            outcome: "red".into(),
+            passed: true,
+            message: "the tests caught it".into(),
+            output_excerpt: "FAIL".into(),
+        },
+    ));
+    events.push((
+        3,
+        Event::Review {
+            ticket: "A".into(),
+            attempt: 1,
+            pass: 1,
+            reviewer: Some("m-2".into()),
+            verdict: "block".into(),
+            passed: false,
+            summary: "no".into(),
+            checks: vec![],
+        },
+    ));
+    let mut view = RunView::new(&run_row(), &tickets(&["A"]));
+    view.fold_text(&lines(&events));
+    let a = &view.ticket("A").unwrap().attempts[0];
+    let cf = &a.counterfactuals[0];
+    assert_eq!(
+        (cf.name.as_str(), cf.passed, cf.detail.as_str()),
+        ("sh test.sh", Some(true), "the tests caught it")
+    );
+    assert_eq!(cf.output_excerpt.as_deref(), Some("FAIL"));
+    let review = &a.reviews[0];
+    assert_eq!(
+        (review.name.as_str(), review.passed, review.detail.as_str()),
+        ("m-2", Some(false), "block")
+    );
 }
 
 #[test]
@@ -263,7 +339,7 @@ fn times_parse_as_rfc3339() {
     assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Some(1500));
     assert_eq!(parse_time("1970-01-01T01:00:00+01:00"), Some(0));
     assert_eq!(
-        parse_time(&crate::clock::format_unix(1_796_074_931)),
+        parse_time(&planwright_engine::clock::format_unix(1_796_074_931)),
         Some(1_796_074_931_000)
     );
     for bad in [

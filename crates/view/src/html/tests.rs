@@ -1,5 +1,5 @@
 use super::*;
-use crate::store::RunRow;
+use planwright_engine::store::RunRow;
 
 fn view(title: &str) -> RunView {
     let run = RunRow {
@@ -8,7 +8,7 @@ fn view(title: &str) -> RunView {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: crate::store::RunStatus::Running,
+        status: planwright_engine::store::RunStatus::Running,
         fresh: false,
     };
     let tickets = vec![
@@ -17,18 +17,18 @@ fn view(title: &str) -> RunView {
     ];
     let mut v = RunView::new(&run, &tickets);
     v.fold_text(concat!(
-        "{\"event\":\"run_started\",\"at\":\"2026-11-29T22:00:00Z\"}\n",
+        "{\"event\":\"run_started\",\"run\":\"r<1>\",\"base\":\"main\",\"ticket_count\":2,\"continued\":false,\"at\":\"2026-11-29T22:00:00Z\"}\n",
         "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":1,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:01Z\"}\n",
         "{\"event\":\"attempt_rejected\",\"ticket\":\"A\",\"attempt\":1,\"retrying\":true,\"at\":\"2026-11-29T22:00:05Z\",",
         "\"failure\":{\"kind\":\"gate_failure\",\"message\":\"gate `t` failed\",\"evidence\":\"<img src=x onerror=alert(1)>\"}}\n",
-        "{\"event\":\"attempt_started\",\"ticket\":\"B/1 & <b>\",\"attempt\":1,\"at\":\"2026-11-29T22:00:02Z\"}\n",
+        "{\"event\":\"attempt_started\",\"ticket\":\"B/1 & <b>\",\"attempt\":1,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:02Z\"}\n",
     ));
     v
 }
 
 #[test]
 fn everything_from_the_run_is_escaped() {
-    let page = page(
+    let page = html_page(
         &view("<script>alert('x')</script>"),
         &HtmlOptions::default(),
     );
@@ -45,7 +45,7 @@ fn everything_from_the_run_is_escaped() {
 #[test]
 fn the_page_has_lang_viewport_and_both_pictures() {
     let v = view("one");
-    let page = page(&v, &HtmlOptions::default());
+    let page = html_page(&v, &HtmlOptions::default());
     assert!(page.starts_with("<!doctype html>\n<html lang=\"en\">"));
     assert!(page.contains("name=\"viewport\""));
     assert!(page.contains("prefers-color-scheme:dark"));
@@ -75,7 +75,7 @@ fn log_links_are_relative_and_encoded() {
         log_suffix: "?token=t".into(),
         live: None,
     };
-    let page = page(&view("one"), &opts);
+    let page = html_page(&view("one"), &opts);
     assert!(page.contains("href=\".planwright/runs/r1/A/attempt-1.agent.log?token=t\""));
     assert!(page.contains("href=\".planwright/runs/r1/B%2F1%20%26%20%3Cb%3E/ticket.log?token=t\""));
 }
@@ -86,7 +86,7 @@ fn a_live_page_carries_its_event_url_as_a_safe_string() {
         live: Some("/events?token=a\"</script>".into()),
         ..Default::default()
     };
-    let page = page(&view("one"), &opts);
+    let page = html_page(&view("one"), &opts);
     assert!(
         page.contains("const PLANWRIGHT_EVENTS = \"/events?token=a\\u0022\\u003c/script\\u003e\";")
     );
@@ -103,13 +103,13 @@ fn durations_read_well() {
 #[test]
 fn the_timeline_uses_event_order_when_times_are_too_coarse() {
     // Whole seconds over a five-second run: the order of events is drawn.
-    let coarse = page(&view("one"), &HtmlOptions::default());
+    let coarse = html_page(&view("one"), &HtmlOptions::default());
     assert!(coarse.contains("data-axis=\"events\""));
     let mut fine = view("one");
     fine.fold_text(
-        "{\"event\":\"phase\",\"ticket\":\"A\",\"phase\":\"x\",\"at_ms\":1796076007250}\n",
+        "{\"event\":\"phase\",\"ticket\":\"A\",\"attempt\":1,\"phase\":\"x\",\"at_ms\":1796076007250}\n",
     );
-    let fine = page(&fine, &HtmlOptions::default());
+    let fine = html_page(&fine, &HtmlOptions::default());
     assert!(fine.contains("data-axis=\"time\""));
 }
 
@@ -117,19 +117,19 @@ fn the_timeline_uses_event_order_when_times_are_too_coarse() {
 fn an_attempt_shows_running_usage_then_its_report_and_counterfactual_output() {
     let mut v = view("one");
     v.fold_text(concat!(
-        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"at\":\"2026-11-29T22:00:06Z\"}\n",
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\"}\n",
         "{\"event\":\"agent_usage\",\"ticket\":\"A\",\"attempt\":2,\"model\":\"m-1\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2,\"cache_read_tokens\":3,\"cache_write_tokens\":4}}\n",
     ));
-    let running = page(&v, &HtmlOptions::default());
+    let running = html_page(&v, &HtmlOptions::default());
     assert!(
         running.contains("10 tokens (1 in, 2 out, 3 cache read, 4 cache write)"),
         "{running}"
     );
     v.fold_text(concat!(
         "{\"event\":\"agent_reported\",\"ticket\":\"A\",\"attempt\":2,\"outcome\":\"finished\",\"model\":\"m-1\",\"usage\":{\"input_tokens\":10,\"output_tokens\":20,\"cache_read_tokens\":0,\"cache_write_tokens\":0},\"cost_usd\":0.5,\"cost_source\":\"computed\"}\n",
-        "{\"event\":\"counterfactual\",\"ticket\":\"A\",\"attempt\":2,\"test\":\"sh t.sh\",\"passed\":true,\"message\":\"red\",\"output_excerpt\":\"FAIL <calc>\"}\n",
+        "{\"event\":\"counterfactual\",\"ticket\":\"A\",\"attempt\":2,\"control_path\":\"calc.sh\",\"test\":\"sh t.sh\",\"outcome\":\"red\",\"passed\":true,\"message\":\"red\",\"output_excerpt\":\"FAIL <calc>\"}\n",
     ));
-    let page = page(&v, &HtmlOptions::default());
+    let page = html_page(&v, &HtmlOptions::default());
     for needle in [
         "agent finished",
         "30 tokens (10 in, 20 out, 0 cache read, 0 cache write)",

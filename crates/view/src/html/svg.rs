@@ -37,7 +37,7 @@ fn clip(text: &str, max: usize) -> String {
 
 /// The DAG: one column per wave, a box per ticket coloured by state, an
 /// arrow per dependency; each box links to the ticket's section.
-pub fn dag(view: &RunView) -> String {
+pub(crate) fn dag(view: &RunView) -> String {
     let at = layout(view);
     let cols = view.waves.len().max(1) as i64;
     let rows = view.waves.iter().map(Vec::len).max().unwrap_or(0).max(1) as i64;
@@ -75,7 +75,7 @@ pub fn dag(view: &RunView) -> String {
             n => format!(" · {n} attempts"),
         };
         let phase = match (&t.phase, t.state) {
-            (Some(p), crate::store::TicketState::Running) => format!(" · {p}"),
+            (Some(p), planwright_engine::store::TicketState::Running) => format!(" · {p}"),
             _ => String::new(),
         };
         let _ = write!(
@@ -159,7 +159,7 @@ impl Axis {
 
 /// The Gantt chart: a row per job slot, a bar per attempt from its start
 /// until its slot was freed, coloured by outcome.
-pub fn gantt(view: &RunView) -> String {
+pub(crate) fn gantt(view: &RunView) -> String {
     let Some(axis) = Axis::of(view) else {
         return "<p class=\"muted\" id=\"no-attempts\">no attempt has started yet</p>".into();
     };

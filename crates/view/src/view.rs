@@ -1,26 +1,27 @@
-//! One view of a run for every reader: `status`, `report --format html`,
+//! One view of a run for every reader: `status`, `report --to html`,
 //! `watch` and `serve` all show a [`RunView`], folded from the run's event
 //! log (`runs/<run>/events.jsonl`), with the state store supplying only what
 //! events do not carry (the run's plan path, ticket titles and plan order).
 //!
-//! Events are read leniently, as JSON objects with optional fields: unknown
-//! events and fields are ignored and a half-written last line is skipped,
-//! so a reader never breaks on a log written by another version of the
-//! engine or by a run still writing it.
+//! Each line is read back as the engine's typed [`Event`]: unknown events
+//! and fields are passed over and a half-written last line waits, so a
+//! reader never breaks on a log written by another version of the engine
+//! or by a run still writing it.
 
-use crate::agent::Usage;
-use crate::error::EngineError;
-use crate::git::repo::Repo;
-use crate::model::failure::{Failure, FailureKind};
-use crate::store::{RunRow, Store, TicketState};
+use planwright_engine::agent::{CostSource, Usage};
+use planwright_engine::error::EngineError;
+#[cfg(doc)]
+use planwright_engine::events::Event;
+use planwright_engine::git::repo::Repo;
+use planwright_engine::model::failure::Failure;
+use planwright_engine::store::{RunRow, Store, TicketState};
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// A run as every view shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RunView {
     /// The run.
     pub run: RunInfo,
@@ -43,15 +44,13 @@ pub struct RunView {
     /// Whether some event time has milliseconds (else times are whole
     /// seconds, too coarse to draw a run of a few seconds).
     pub subsecond_times: bool,
-    #[serde(skip)]
     index: HashMap<String, usize>,
     /// Which attempt holds each slot: (ticket index, attempt number).
-    #[serde(skip)]
     slots: Vec<Option<(usize, u32)>>,
 }
 
 /// The run itself.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RunInfo {
     /// The run id.
     pub id: String,
@@ -70,7 +69,7 @@ pub struct RunInfo {
 }
 
 /// A pool that stopped starting attempts for a while.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct PausedPool {
     /// Why, as the agent said.
     pub reason: String,
@@ -79,7 +78,7 @@ pub struct PausedPool {
 }
 
 /// One ticket.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct TicketView {
     /// The ticket id.
     pub id: String,
@@ -102,8 +101,7 @@ pub struct TicketView {
 }
 
 /// How an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttemptOutcome {
     /// Still running.
     Running,
@@ -131,11 +129,11 @@ impl AttemptOutcome {
 }
 
 /// One attempt.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct AttemptView {
     /// 1-based attempt number.
     pub n: u32,
-    /// The job slot it ran in (0-based), from the event or inferred.
+    /// The slot it ran in (0-based): the lowest free one when it started.
     pub slot: Option<usize>,
     /// The base commit it started from.
     pub base_commit: Option<String>,
@@ -158,26 +156,51 @@ pub struct AttemptView {
     pub usage: Option<Usage>,
     /// Cost in US dollars, when known.
     pub cost_usd: Option<f64>,
-    /// Where the cost came from (`reported`, `computed`), when said.
-    pub cost_source: Option<String>,
+    /// Where the cost came from, when said.
+    pub cost_source: Option<CostSource>,
     /// How the agent ended (`finished`, `blocked`, ...), once it reported.
     pub agent_outcome: Option<String>,
     /// The model, when known.
     pub model: Option<String>,
-    /// Gate results, when the log has them.
-    pub gates: Vec<Check>,
-    /// Review verdicts, when the log has them.
-    pub reviews: Vec<Check>,
-    /// Counterfactual results, when the log has them.
-    pub counterfactuals: Vec<Check>,
-    /// Whether `gates` came from events (then the ticket log is not read).
-    #[serde(skip)]
-    pub(crate) gates_from_events: bool,
+    /// Gate results, from the ticket's log.
+    pub gates: Vec<CheckResult>,
+    /// Review verdicts, from `review` events.
+    pub reviews: Vec<CheckResult>,
+    /// Counterfactual results, from `counterfactual` events.
+    pub counterfactuals: Vec<CheckResult>,
 }
 
-/// One gate, review or counterfactual result.
+impl AttemptView {
+    /// Attempt `n`, started in `slot` from `base_commit` at `at` (ms), as
+    /// the log's `event`th event.
+    fn new(n: u32, slot: usize, base_commit: &str, at: Option<i64>, event: usize) -> AttemptView {
+        AttemptView {
+            n,
+            slot: Some(slot),
+            base_commit: Some(base_commit.to_string()),
+            started_ms: at,
+            started_event: event,
+            ended_event: None,
+            ended_ms: None,
+            phase: "starting".into(),
+            outcome: AttemptOutcome::Running,
+            failure: None,
+            usage: None,
+            cost_usd: None,
+            cost_source: None,
+            agent_outcome: None,
+            model: None,
+            gates: vec![],
+            reviews: vec![],
+            counterfactuals: vec![],
+        }
+    }
+}
+
+/// One gate, review or counterfactual result (named apart from preflight's
+/// checks and a plan's review checks).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Check {
+pub struct CheckResult {
     /// What was checked.
     pub name: String,
     /// Whether it passed, when said.
@@ -191,7 +214,7 @@ pub struct Check {
 }
 
 /// Tickets per state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// On the base branch.
     pub merged: usize,
@@ -322,9 +345,10 @@ impl RunView {
     pub fn fold_text(&mut self, text: &str) -> usize {
         let end = text.rfind('\n').map_or(0, |i| i + 1);
         for line in text[..end].lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str::<Value>(line) {
-                Ok(Value::Object(obj)) => self.apply(&Value::Object(obj)),
-                _ => self.skipped_lines += 1,
+            match fold::read_line(line) {
+                fold::Line::Event(event, at_ms) => self.apply(&event, at_ms),
+                fold::Line::Unknown(at_ms) => self.apply_unknown(at_ms),
+                fold::Line::Foreign => self.skipped_lines += 1,
             }
         }
         end
@@ -369,7 +393,9 @@ impl TicketView {
 }
 
 mod fold;
-pub use fold::{parse_gate_log, parse_time, read_gate_logs};
+#[cfg(test)]
+use fold::parse_gate_log;
+pub use fold::{parse_time, read_gate_logs};
 
 /// Reads the event log from where the last read stopped, so `watch` and
 /// `serve` fold only what is new; a line still being written waits for its
@@ -432,7 +458,10 @@ impl RunFiles {
 /// The state store and its row of run `id` (the newest when None); None
 /// when the repository has no store or no such run. Never creates the
 /// store: reading a run must not leave one behind.
-pub fn find_run(repo: &Repo, id: Option<&str>) -> Result<Option<(Store, RunRow)>, EngineError> {
+pub(crate) fn find_run(
+    repo: &Repo,
+    id: Option<&str>,
+) -> Result<Option<(Store, RunRow)>, EngineError> {
     let db = repo.state_dir().join("state.db");
     if !db.is_file() {
         return Ok(None);
@@ -448,32 +477,54 @@ pub fn find_run(repo: &Repo, id: Option<&str>) -> Result<Option<(Store, RunRow)>
 /// The view of run `id` (the newest when None) before any event is folded,
 /// with its files; None when the repository has no such run. Never creates
 /// the state store.
-pub fn open(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>, EngineError> {
-    let Some((store, run)) = find_run(repo, id)? else {
-        return Ok(None);
-    };
+pub fn open_view(
+    repo: &Repo,
+    id: Option<&str>,
+) -> Result<Option<(RunView, RunFiles)>, EngineError> {
+    match find_run(repo, id)? {
+        Some((store, run)) => view_of(repo, &store, &run).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The view of run `id` (the newest when None) with its whole event log
+/// folded, and the gate results of each ticket's log.
+pub fn load_view(
+    repo: &Repo,
+    id: Option<&str>,
+) -> Result<Option<(RunView, RunFiles)>, EngineError> {
+    match find_run(repo, id)? {
+        Some((store, run)) => fold_all(repo, &store, &run).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The view of `run` before any event is folded: its tickets from the
+/// store, laid out by its plan.
+fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFiles), EngineError> {
     let tickets: Vec<(String, String)> = store
         .tickets(&run.id)?
         .into_iter()
         .map(|t| (t.id, t.title))
         .collect();
-    let mut view = RunView::new(&run, &tickets);
+    let mut view = RunView::new(run, &tickets);
     let files = RunFiles::new(repo, &run.id);
     if let Some(plan) = find_plan(repo, &files, &run.plan_path) {
         view.set_plan(&plan);
     }
-    Ok(Some((view, files)))
+    Ok((view, files))
 }
 
-/// The view of run `id` (the newest when None) with its whole event log
-/// folded, and the gate results of each ticket's log.
-pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<(RunView, RunFiles)>, EngineError> {
-    let Some((mut view, files)) = open(repo, id)? else {
-        return Ok(None);
-    };
+/// The view of `run` with its whole event log and its gate logs folded.
+pub(crate) fn fold_all(
+    repo: &Repo,
+    store: &Store,
+    run: &RunRow,
+) -> Result<(RunView, RunFiles), EngineError> {
+    let (mut view, files) = view_of(repo, store, run)?;
     Tail::new(files.events.clone()).poll(&mut view)?;
     read_gate_logs(&mut view, &files.dir);
-    Ok(Some((view, files)))
+    Ok((view, files))
 }
 
 /// The run's plan, for its dependencies: a copy in the run's folder when
@@ -495,17 +546,6 @@ fn find_plan(repo: &Repo, files: &RunFiles, plan_path: &str) -> Option<planwrigh
         let text = std::fs::read_to_string(p).ok()?;
         planwright_plan::validate_text(&p.display().to_string(), text, &options).plan
     })
-}
-
-/// A failure from an event's `failure` object, leniently.
-fn failure_of(v: Option<&Value>) -> Option<Failure> {
-    let v = v?;
-    let kind = v
-        .get("kind")
-        .and_then(Value::as_str)
-        .and_then(FailureKind::from_name)?;
-    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    Some(Failure::new(kind, text("message")).with_evidence(text("evidence")))
 }
 
 #[cfg(test)]

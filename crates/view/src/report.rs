@@ -1,20 +1,19 @@
-//! Where a run stands and what it did: data for `status --output json` and
-//! `report`, and the Markdown rendering of a run (the HTML page is
-//! [`crate::html`], drawn from [`crate::view`]).
+//! Where a run stands and what it did: the state store's rows of a run
+//! with what its view adds, for `status` and `report` (their JSON is
+//! [`crate::json`]), and the Markdown rendering of a run (the HTML page is
+//! [`crate::html`], drawn from the view alone).
 
-use crate::agent::Usage;
-use crate::error::EngineError;
-use crate::git::repo::Repo;
-use crate::store::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
-use crate::view::{Check, RunView};
-use serde::{Serialize, Serializer};
-use std::collections::HashMap;
+use crate::view::{CheckResult, RunView, TicketView};
+use planwright_engine::agent::Usage;
+use planwright_engine::error::EngineError;
+use planwright_engine::git::repo::Repo;
+use planwright_engine::store::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
 use std::fmt::Write;
 use std::path::Path;
 
 /// Tokens and dollars summed over attempts. Each sum counts the attempts
 /// that reported it, and is `None` (null in JSON) when none did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Totals {
     /// Tokens, normalized (see [`Usage`]).
     pub usage: Option<Usage>,
@@ -36,16 +35,15 @@ impl Totals {
 
 /// One attempt: its row in the state store (with what the agent reported),
 /// and what the run's event log adds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct AttemptReport {
     /// The attempt's row.
-    #[serde(flatten)]
     pub attempt: AttemptRow,
     /// Milliseconds from its start to its end, from the event log; `None`
     /// while it runs, or when the log does not time it.
     pub duration_ms: Option<u64>,
     /// The counterfactuals of its candidate, with an excerpt of each test run.
-    pub counterfactuals: Vec<Check>,
+    pub counterfactuals: Vec<CheckResult>,
 }
 
 impl AttemptReport {
@@ -61,27 +59,22 @@ impl AttemptReport {
 }
 
 /// One ticket with its attempts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct TicketReport {
     /// The ticket's row.
-    #[serde(flatten)]
     pub ticket: TicketRow,
     /// The sums over its attempts.
-    #[serde(flatten)]
     pub totals: Totals,
     /// Its attempts, oldest first.
     pub attempts: Vec<AttemptReport>,
     /// The full log of its attempts (`.planwright/runs/<run>/<ticket>/ticket.log`),
     /// relative to the repository, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
     /// For a blocked ticket: the failed ancestor that blocked it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
 }
 
-/// A run with its tickets. In JSON the run's totals sit in the run object
-/// (`run.usage`, `run.cost_usd`).
+/// A run with its tickets, and the view they were read with.
 #[derive(Debug, Clone)]
 pub struct RunReport {
     /// The run.
@@ -90,31 +83,10 @@ pub struct RunReport {
     pub totals: Totals,
     /// Its tickets, in plan order.
     pub tickets: Vec<TicketReport>,
-}
-
-impl Serialize for RunReport {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Run<'a> {
-            #[serde(flatten)]
-            row: &'a RunRow,
-            #[serde(flatten)]
-            totals: &'a Totals,
-        }
-        #[derive(Serialize)]
-        struct Whole<'a> {
-            run: Run<'a>,
-            tickets: &'a [TicketReport],
-        }
-        Whole {
-            run: Run {
-                row: &self.run,
-                totals: &self.totals,
-            },
-            tickets: &self.tickets,
-        }
-        .serialize(s)
-    }
+    /// The run's view, whose event log gives each attempt its duration
+    /// and counterfactuals, each blocked ticket its blocker, and the run
+    /// its counts and paused pools.
+    pub view: RunView,
 }
 
 impl RunReport {
@@ -131,23 +103,23 @@ impl RunReport {
 /// repository has no runs. Never creates the state store. A run recorded
 /// as `running` whose process is gone (nobody holds the run lock) is
 /// reported as `interrupted`.
-pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineError> {
+pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineError> {
     let Some((store, mut run)) = crate::view::find_run(repo, id)? else {
         return Ok(None);
     };
-    if run.status == RunStatus::Running && !crate::store::lock::is_held(repo)? {
+    let (view, _) = crate::view::fold_all(repo, &store, &run)?;
+    if run.status == RunStatus::Running && !planwright_engine::store::lock::is_held(repo)? {
         run.status = RunStatus::Interrupted;
     }
     let run_dir = Path::new(".planwright").join("runs").join(&run.id);
-    let blockers = blockers(&repo.root().join(&run_dir).join("events.jsonl"));
-    let view = crate::view::load(repo, Some(&run.id))?.map(|(v, _)| v);
     let mut tickets = Vec::new();
     let mut totals = Totals::default();
     for t in store.tickets(&run.id)? {
+        let seen = view.ticket(&t.id);
         let attempts: Vec<AttemptReport> = store
             .attempts(&run.id, &t.id)?
             .into_iter()
-            .map(|a| from_events(a, view.as_ref(), &t.id))
+            .map(|a| from_events(a, seen))
             .collect();
         let mut ticket_totals = Totals::default();
         for a in &attempts {
@@ -161,7 +133,7 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
                 .join(&log)
                 .is_file()
                 .then(|| log.display().to_string()),
-            blocked_by: blockers.get(&t.id).cloned(),
+            blocked_by: seen.and_then(|v| v.blocked_by.clone()),
             ticket: t,
             totals: ticket_totals,
             attempts,
@@ -171,14 +143,14 @@ pub fn load(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineEr
         run,
         totals,
         tickets,
+        view,
     }))
 }
 
-/// An attempt's row with its duration and counterfactuals from the run's view.
-fn from_events(attempt: AttemptRow, view: Option<&RunView>, ticket: &str) -> AttemptReport {
-    let seen = view
-        .and_then(|v| v.ticket(ticket))
-        .and_then(|t| t.attempts.iter().find(|a| a.n == attempt.n));
+/// An attempt's row with its duration and counterfactuals from the
+/// ticket's view.
+fn from_events(attempt: AttemptRow, ticket: Option<&TicketView>) -> AttemptReport {
+    let seen = ticket.and_then(|t| t.attempts.iter().find(|a| a.n == attempt.n));
     let duration_ms = seen.and_then(|a| {
         let ms = a.ended_ms? - a.started_ms?;
         u64::try_from(ms).ok()
@@ -190,27 +162,11 @@ fn from_events(attempt: AttemptRow, view: Option<&RunView>, ticket: &str) -> Att
     }
 }
 
-/// Which ticket blocked which, from the run's `blocked` events (the last
-/// one wins: a continued run may block a ticket again, for another reason).
-fn blockers(events: &Path) -> HashMap<String, String> {
-    let text = std::fs::read_to_string(events).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e["event"] == "blocked")
-        .filter_map(|e| {
-            Some((
-                e["ticket"].as_str()?.to_string(),
-                e["by"].as_str()?.to_string(),
-            ))
-        })
-        .collect()
-}
-
 /// Lines of evidence shown per failed ticket; the log has all of it.
 pub const EVIDENCE_LINES: usize = 5;
 
 /// The first `n` non-blank lines of a failure's evidence, and how many more there are.
-pub fn evidence_head(evidence: &str, n: usize) -> (Vec<&str>, usize) {
+pub(crate) fn evidence_head(evidence: &str, n: usize) -> (Vec<&str>, usize) {
     let lines: Vec<&str> = evidence.lines().filter(|l| !l.trim().is_empty()).collect();
     let more = lines.len().saturating_sub(n);
     (lines.into_iter().take(n).collect(), more)
@@ -382,7 +338,7 @@ fn attempt_markdown(s: &mut String, a: &AttemptReport) {
 
 /// `model m · agent finished · 1234 tokens (...) · $0.0123 (reported) · 4.2s`:
 /// what an attempt used, `-` for what is not known.
-pub fn spend_text(a: &AttemptReport) -> String {
+pub(crate) fn spend_text(a: &AttemptReport) -> String {
     let agent = a.attempt.agent.as_ref();
     let model = agent.and_then(|g| g.model.as_deref()).unwrap_or("-");
     let outcome = agent.map_or("-", |g| g.agent_outcome.as_str());
@@ -401,7 +357,7 @@ pub fn spend_text(a: &AttemptReport) -> String {
 }
 
 /// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.
-pub fn usage_text(u: &Usage) -> String {
+pub(crate) fn usage_text(u: &Usage) -> String {
     format!(
         "{} tokens ({} in, {} out, {} cache read, {} cache write)",
         u.total(),

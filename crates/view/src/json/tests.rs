@@ -1,0 +1,129 @@
+use super::*;
+use crate::report::Totals;
+use crate::view::RunView;
+use planwright_engine::store::{AttemptRow, RunRow, TicketRow};
+use serde_json::{json, Value};
+
+fn report() -> RunReport {
+    let run = RunRow {
+        id: "r1".into(),
+        plan_path: "plan.json".into(),
+        base: "main".into(),
+        started_at: "2026-11-29T22:00:00Z".into(),
+        finished_at: None,
+        status: RunStatus::Running,
+        fresh: false,
+    };
+    let mut view = RunView::new(&run, &[("A".into(), "a".into()), ("B".into(), "b".into())]);
+    view.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":1,\"base_commit\":\"b0\"}\n",
+        "{\"event\":\"pool_paused\",\"ticket\":\"A\",\"pool\":\"anthropic\",\"wait_ms\":60000,\"until\":\"2026-12-01T15:00:00Z\",\"reason\":\"429\"}\n",
+    ));
+    let usage = Usage {
+        input_tokens: 1,
+        output_tokens: 2,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+    };
+    let attempt = AttemptRow {
+        n: 1,
+        phase: "agent".into(),
+        base_commit: "b0".into(),
+        candidate: None,
+        started_at: "2026-11-29T22:00:01Z".into(),
+        finished_at: None,
+        failure: None,
+        agent: Some(AgentRecord {
+            agent_outcome: "finished".into(),
+            model: Some("m-1".into()),
+            usage: Some(usage),
+            cost_usd: Some(0.5),
+            cost_source: Some(CostSource::Computed),
+            final_message: None,
+            session_id: None,
+        }),
+    };
+    let ticket = |id: &str, state, attempts: Vec<AttemptReport>| TicketReport {
+        ticket: TicketRow {
+            id: id.into(),
+            title: id.to_lowercase(),
+            state,
+            attempt_count: attempts.len() as u32,
+            failure: None,
+            merge_commit: None,
+            digest: None,
+            candidate: None,
+            verified_on: None,
+            rerun_of: None,
+        },
+        totals: Totals::default(),
+        attempts,
+        log: None,
+        blocked_by: None,
+    };
+    let a = AttemptReport {
+        attempt,
+        duration_ms: None,
+        counterfactuals: vec![],
+    };
+    RunReport {
+        run,
+        totals: Totals {
+            usage: Some(usage),
+            cost_usd: Some(0.5),
+        },
+        tickets: vec![
+            ticket("A", TicketState::Running, vec![a]),
+            ticket("B", TicketState::Pending, vec![]),
+        ],
+        view,
+    }
+}
+
+#[test]
+fn counts_are_named_count_and_paused_pools_are_a_list() {
+    let json = serde_json::to_value(RunDocument::new(&report())).unwrap();
+    let run = &json["run"];
+    let counts = ["merged", "failed", "blocked", "running", "pending"]
+        .map(|c| run[format!("{c}_count")].as_u64().unwrap());
+    assert_eq!(counts, [0, 0, 0, 1, 1]);
+    assert_eq!(
+        json["paused_pools"],
+        json!([{"pool": "anthropic", "reason": "429", "until": "2026-12-01T15:00:00Z"}])
+    );
+    // The report has no deprecated names.
+    assert!(json.get("counts").is_none() && json.get("paused").is_none());
+    let a = &json["tickets"][0]["attempts"][0];
+    assert_eq!(a["cost_source"], "computed");
+    assert_eq!(a["usage"]["output_tokens"], 2);
+    assert!(json["tickets"][1]["attempts"][0].is_null());
+}
+
+#[test]
+fn status_keeps_the_old_names_beside_the_new_ones() {
+    let json = serde_json::to_value(StatusDocument::new(&report())).unwrap();
+    for c in ["merged", "failed", "blocked", "running", "pending"] {
+        assert_eq!(json["counts"][c], json["run"][format!("{c}_count")], "{c}");
+    }
+    assert_eq!(json["paused"]["anthropic"]["until"], "2026-12-01T15:00:00Z");
+    assert_eq!(json["paused"]["anthropic"]["reason"], "429");
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["run", "tickets", "paused_pools", "counts", "paused"]);
+}
+
+#[test]
+fn an_attempt_without_an_agent_report_has_none_of_its_fields() {
+    let mut r = report();
+    r.tickets[0].attempts[0].attempt.agent = None;
+    let json = serde_json::to_value(RunDocument::new(&r)).unwrap();
+    let a = json["tickets"][0]["attempts"][0].as_object().unwrap();
+    for field in ["agent_outcome", "model", "usage", "cost_usd", "cost_source"] {
+        assert!(!a.contains_key(field), "{field}: {a:?}");
+    }
+    assert_eq!(a["duration_ms"], Value::Null);
+}
