@@ -2,6 +2,7 @@
 //!
 //! This crate only parses arguments and prints; the work happens in
 //! `planwright-plan` and `planwright-engine`.
+#![forbid(unsafe_code)]
 
 mod commands;
 mod deprecated;
