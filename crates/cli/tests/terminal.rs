@@ -56,8 +56,7 @@ fn git(dir: &Path, args: &[&str]) {
 fn pty() -> (OwnedFd, OwnedFd) {
     use rustix::fs::{Mode, OFlags};
     use rustix::pty::OpenptFlags;
-    let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
-    let master = rustix::pty::openpt(flags).expect("openpt");
+    let master = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
     rustix::pty::grantpt(&master).expect("grantpt");
     rustix::pty::unlockpt(&master).expect("unlockpt");
     let name = rustix::pty::ptsname(&master, Vec::new()).expect("ptsname");
