@@ -1,4 +1,5 @@
 //! `show`, `graph` and `convert` through the binary.
+#![forbid(unsafe_code)]
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

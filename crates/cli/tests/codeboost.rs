@@ -1,4 +1,5 @@
 //! `planwright validate` with the codeboost flags: `--issue`, `--repo`, `--rev`.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};

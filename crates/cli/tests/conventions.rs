@@ -1,6 +1,7 @@
 //! The conventions users of cargo, ripgrep, uv, gh and just expect (issue
 //! 13): completions, a man page, `--quiet`/`--verbose`, `--color`, a closed
 //! pipe, standard input, `--version`, one meaning per flag, SARIF.
+#![forbid(unsafe_code)]
 
 use serde_json::Value;
 use std::io::Write;
@@ -186,11 +187,9 @@ fn color_follows_the_flag_then_no_color_then_clicolor_force() {
 /// closed, so the first write fails with EPIPE.
 fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
     // `std::io::pipe` is newer than the minimum supported Rust.
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { libc::close(fds[0]) };
-    // SAFETY: `fds[1]` is an open descriptor this function owns from here on.
-    let writer = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+    let (reader, writer) = rustix::pipe::pipe().unwrap();
+    drop(reader);
+    let writer = std::fs::File::from(writer);
     cmd(dir)
         .args(args)
         .stdout(writer)

@@ -1,5 +1,6 @@
 //! `draft` end to end with fake agents (shell scripts run by the `cmd`
 //! agent): findings go back to the agent, only a valid plan is written.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};

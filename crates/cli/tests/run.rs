@@ -1,5 +1,6 @@
 //! `preflight`, `run`, `status`, `report` and `demo` end to end, on
 //! temporary repositories with the scripted and `cmd` agents.
+#![forbid(unsafe_code)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
 //! The standard_v1 flags and the `schema` command, end to end through the binary.
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,4 +1,5 @@
 //! `planwright sweep` end to end, with `targetGlob` over a real repository.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};

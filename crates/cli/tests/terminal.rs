@@ -3,11 +3,11 @@
 //! terminal's input (TIOCSTI) or draw on it reach neither. The check is
 //! on what the terminal received, so it holds on kernels that refuse
 //! TIOCSTI outright (`legacy_tiocsti = 0`) too.
+#![forbid(unsafe_code)]
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -54,29 +54,20 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// A pseudo-terminal: its master, and its slave.
 fn pty() -> (OwnedFd, OwnedFd) {
-    let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty writes two descriptors; the other arguments may be null.
-    let r = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both were just opened and are owned by nothing else.
-    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::OpenptFlags;
+    let master = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
+    rustix::pty::grantpt(&master).expect("grantpt");
+    rustix::pty::unlockpt(&master).expect("unlockpt");
+    let name = rustix::pty::ptsname(&master, Vec::new()).expect("ptsname");
+    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let slave = rustix::fs::open(name.as_c_str(), flags, Mode::empty()).expect("open the slave");
+    (master, slave)
 }
 
 /// Bytes waiting in the terminal's input queue.
-fn queued(slave: &OwnedFd) -> i32 {
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    let r = unsafe { libc::ioctl(slave.as_raw_fd(), libc::FIONREAD, &mut n) };
-    assert_eq!(r, 0);
-    n
+fn queued(slave: &OwnedFd) -> u64 {
+    rustix::io::ioctl_fionread(slave).expect("FIONREAD")
 }
 
 #[test]
@@ -85,6 +76,11 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
     assert!(
         have_python.is_ok_and(|s| s.success()),
         "this test's hostile agent is a python3 script"
+    );
+    let have_setsid = Command::new("setsid").arg("--version").output();
+    assert!(
+        have_setsid.is_ok_and(|o| o.status.success()),
+        "this test gives planwright its terminal with util-linux's `setsid --ctty`"
     );
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
@@ -104,8 +100,13 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
 
     let (master, slave) = pty();
     let stdio = || Stdio::from(slave.try_clone().unwrap());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planwright"));
-    cmd.args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
+    // The pseudo-terminal becomes planwright's controlling terminal: a
+    // session of its own (setsid execs planwright in place, as the child
+    // is no group leader) with its standard input's terminal.
+    let mut cmd = Command::new("setsid");
+    cmd.arg("--ctty")
+        .arg(env!("CARGO_BIN_EXE_planwright"))
+        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
         .arg("--agent-cmd")
         .arg(format!("sh {} {{worktree}}", agent.display()))
         .current_dir(tmp.path())
@@ -113,16 +114,6 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
         .stdin(stdio())
         .stdout(stdio())
         .stderr(stdio());
-    // SAFETY: setsid and ioctl are async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            // The pseudo-terminal becomes planwright's controlling terminal.
-            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    };
     let mut child = cmd.spawn().unwrap();
     let reader = std::thread::spawn({
         let mut master = File::from(master.try_clone().unwrap());

@@ -1,4 +1,5 @@
 //! `planwright validate` end to end: outputs, exit codes, snapshots.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,6 +3,7 @@
 //! the user's checkout and config are unchanged, and that no process it
 //! started is left. These tests need Landlock and unprivileged user
 //! namespaces, and fail (not skip) without them.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -11,7 +12,7 @@ use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
 use planwright_engine::run::{prepare, run, RunSettings};
-use planwright_engine::sandbox::{capabilities, Mode};
+use planwright_engine::sandbox::{Containment, Mode};
 use planwright_engine::{EngineError, FailureKind};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -19,17 +20,9 @@ use std::sync::{Arc, Mutex};
 
 /// Settings of a confined run; fails when the kernel cannot confine.
 fn enforced() -> RunSettings {
-    let caps = capabilities();
-    assert!(
-        caps.landlock_abi >= 1,
-        "Landlock is missing (ABI {}): the containment tests need a kernel with Landlock",
-        caps.landlock_abi
-    );
-    assert!(
-        caps.namespaces.is_ok(),
-        "user namespaces are missing: {:?}",
-        caps.namespaces
-    );
+    if let Err(e) = Containment::new(Mode::Enforce) {
+        panic!("the containment tests need Landlock and user namespaces: {e}");
+    }
     let mut s = settings();
     s.strikes = 1;
     assert_eq!(s.contain.mode, Mode::Enforce);
@@ -165,8 +158,9 @@ fn pids(file: &Path) -> Vec<i32> {
 
 fn assert_all_dead(pids: &[i32]) {
     for pid in pids {
-        // SAFETY: signal 0 only asks whether the process exists.
-        let alive = unsafe { libc::kill(*pid, 0) } == 0;
+        // Signal 0 only asks whether the process exists.
+        let pid = rustix::process::Pid::from_raw(*pid).expect("a process id");
+        let alive = rustix::process::test_kill_process(pid).is_ok();
         assert!(!alive, "process {pid} outlived its attempt");
     }
 }

@@ -1,4 +1,5 @@
 //! End-to-end runs of the engine on temporary repositories.
+#![forbid(unsafe_code)]
 
 mod common;
 

@@ -1,10 +1,17 @@
 //! planwright's operating-system layer, and the one crate of the workspace
 //! that may use `unsafe`: running and supervising children ([`process`]),
-//! confining them ([`sandbox`]: Landlock, namespaces, overlays), file
-//! operations in directories untrusted processes write ([`beneath`]), file
-//! locks ([`lock`]) and the local time zone ([`time`]). Plain system calls
-//! go through `rustix` where it has them; what it lacks is called through
-//! `libc` here, each block with the reason it is sound.
+//! confining them ([`sandbox`]), file operations in directories untrusted
+//! processes write ([`beneath`]), file locks ([`lock`]) and the local time
+//! zone ([`time`]).
+//!
+//! Every module has one platform-free face; what only one system has sits
+//! behind `#[cfg(target_os)]` inside it (the Linux sandbox in
+//! `sandbox/linux/`, `openat2` in `beneath/resolve.rs`, the pidfd in
+//! `process/supervise.rs`), with a fallback or a typed "unsupported"
+//! elsewhere. Plain system calls go through `rustix`; what it lacks (fork,
+//! the Landlock calls, an interface's flags, `close_range`, the local
+//! time zone) or marks unsafe (`pre_exec`, `unshare`) is called here, each
+//! block with the reason it is sound.
 
 #![deny(missing_docs)]
 

@@ -1,4 +1,5 @@
 //! Every agb rule: a plan breaking it is rejected with the right code and pointer.
+#![forbid(unsafe_code)]
 
 use planwright_plan::config::Config;
 use planwright_plan::{validate_text, Format, Options, Severity};

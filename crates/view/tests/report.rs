@@ -3,6 +3,8 @@
 //! a real run writes them; these show what `report` and `status` make of
 //! them.)
 
+#![forbid(unsafe_code)]
+
 use planwright_engine::agent::{AgentOutcome, AgentReport, CostSource, Usage};
 use planwright_engine::events::{Event, JsonLines, Reporter, Stamped};
 use planwright_engine::git::repo::Repo;

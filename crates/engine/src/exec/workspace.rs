@@ -89,7 +89,7 @@ impl Workspaces {
             declared,
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
-            quiet_after_candidate: containment.namespaces && !shared,
+            quiet_after_candidate: containment.ends_descendants() && !shared,
         }
     }
 
@@ -718,10 +718,12 @@ mod tests {
         git(&["add", "-A"]);
         git(&["commit", "-qm", "second"]);
         let second = git(&["rev-parse", "HEAD"]);
-        let confined = Containment {
-            sandbox: crate::sandbox::Sandbox::Off,
-            namespaces: true,
-        };
+        // Processes contained (in namespaces), writes not: as `mode = "off"`.
+        let confined = Containment::new(crate::sandbox::Mode::Off).unwrap();
+        assert!(
+            confined.ends_descendants(),
+            "the kernel has no user namespaces"
+        );
         let plain = Workspaces::new(repo.clone(), PoolSettings::default(), confined, vec![]);
         let copying = PoolSettings {
             copy: vec![".env".into()],

@@ -195,8 +195,7 @@ pub fn run(
     repo.ensure_own_git(&settings.contain.allow_config)?;
     // Confined agents cannot write the user's checkout: a change there is
     // the user's own edit, which holds the merges rather than stopping the run.
-    repo.guard()
-        .watch_checkout(containment.sandbox == crate::sandbox::Sandbox::Off);
+    repo.guard().watch_checkout(!containment.confines_writes());
     let store = Store::open(&state_dir.join("state.db"))?;
     // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
     let digests: Vec<String> = plan.tickets.iter().map(ticket_digest).collect();

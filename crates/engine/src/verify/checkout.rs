@@ -20,7 +20,7 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
-use crate::beneath::{Dir, Kind};
+use crate::beneath::Dir;
 use crate::error::EngineError;
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
@@ -28,7 +28,7 @@ use crate::exec::workspace::{
 };
 use crate::git::repo::Repo;
 use crate::process::{self, Cancel};
-use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy, Sandbox};
+use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy};
 use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
@@ -76,8 +76,7 @@ impl Checkouts {
             .iter()
             .any(|dir| sandbox::overlaps_any(dir, declared));
         let overlay = contain.gate_overlay
-            && matches!(containment.sandbox, Sandbox::Landlock { .. })
-            && containment.namespaces
+            && containment.overlays()
             && !shared
             && overlay_works(&layers.join("probe"));
         Checkouts {
@@ -200,7 +199,7 @@ impl Checkouts {
             self.synced().remove(name);
             let upper = self.layers(name).join("upper");
             if upper.is_dir() {
-                fold(&Dir::open(&upper)?, &Dir::open(&dir)?)?;
+                sandbox::fold_layer(&Dir::open(&upper)?, &Dir::open(&dir)?)?;
             }
         }
         let room = self.gate_room(&dir, &tmp, settings, None);
@@ -371,43 +370,6 @@ fn overlay_works(scratch: &Path) -> bool {
     let works = sandbox::probe_overlay(scratch).is_ok();
     let removed = remove_any(scratch).is_ok();
     works && removed
-}
-
-/// Moves what gates wrote through an overlay, its layer `upper`, into the
-/// directory `lower` below it, so that `lower` holds what they saw: an
-/// entry replaces the one of the same name, a whiteout (a character
-/// device 0/0) deletes it, an opaque directory (one the gates made anew)
-/// replaces the whole directory, and any other directory is merged. The
-/// layer is the gates' writing: nothing in it, or in `lower`, is followed.
-fn fold(upper: &Dir, lower: &Dir) -> Result<(), EngineError> {
-    for name in upper.names()? {
-        let Some(entry) = upper.entry(&name)? else {
-            continue;
-        };
-        if entry.kind == Kind::Special && entry.device == 0 {
-            lower.remove(&name)?;
-            continue;
-        }
-        let into_dir = lower.entry(&name)?.is_some_and(|e| e.kind == Kind::Dir);
-        if entry.kind == Kind::Dir && into_dir {
-            let from = upper.dir(&name)?;
-            if !opaque(&from) {
-                let to = lower.dir(&name)?;
-                fold(&from, &to)?;
-                to.set_mode(entry.mode)?;
-                continue;
-            }
-        }
-        lower.remove(&name)?;
-        upper.rename(&name, lower, &name)?;
-    }
-    Ok(())
-}
-
-/// Whether overlayfs marked directory `dir` of an upper layer opaque: it
-/// hides everything below it in the lower layer.
-fn opaque(dir: &Dir) -> bool {
-    dir.xattr("user.overlay.opaque").as_deref() == Some(b"y")
 }
 
 /// Appends a line per untracked entry below `dir`: its path, kind, size,

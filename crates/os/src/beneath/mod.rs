@@ -1,8 +1,8 @@
 //! File operations in directories an untrusted process can write: an
 //! agent's workspace, a gate checkout, an overlay layer, a CLI home. Every
 //! path is resolved beneath an open directory and through no symlink
-//! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-//! RESOLVE_NO_MAGICLINKS`), a file is opened so that a FIFO or a device
+//! (see `resolve.rs`: `openat2` on Linux, a walk one component at a time
+//! elsewhere), a file is opened so that a FIFO or a device
 //! cannot block the opener (`O_NONBLOCK`, `O_NOCTTY`) and checked for its
 //! type before use, and a file is replaced by renaming a new one over it,
 //! never written through whatever stands at its name.
@@ -10,7 +10,10 @@
 //! planwright's own folders above such a directory are made by planwright
 //! and out of every sandbox's reach, so a [`Dir`] is opened by its path.
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+mod resolve;
+
+use resolve::open_beneath;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -99,11 +102,6 @@ pub struct Entry {
     pub device: u64,
 }
 
-/// The one resolution every operation uses.
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
-    .union(ResolveFlags::NO_SYMLINKS)
-    .union(ResolveFlags::NO_MAGICLINKS);
-
 /// Flags of every open: nothing blocks, nothing becomes a terminal.
 const OPEN: OFlags = OFlags::NOFOLLOW
     .union(OFlags::NONBLOCK)
@@ -186,12 +184,10 @@ impl Dir {
     /// The directory `rel` below this one.
     pub fn dir(&self, rel: &Path) -> Result<Dir, BeneathError> {
         let flags = OFlags::DIRECTORY | OFlags::RDONLY | OPEN;
-        let fd = rustix::fs::openat2(&self.fd, rel, flags, Mode::empty(), RESOLVE).map_err(
-            |e| match e {
-                rustix::io::Errno::NOTDIR => self.not_a_dir(rel),
-                e => self.error(rel, e),
-            },
-        )?;
+        let fd = open_beneath(self.fd.as_fd(), rel, flags, Mode::empty()).map_err(|e| match e {
+            rustix::io::Errno::NOTDIR => self.not_a_dir(rel),
+            e => self.error(rel, e),
+        })?;
         Ok(Dir {
             fd,
             path: self.path.join(rel),
@@ -244,12 +240,12 @@ impl Dir {
         match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => Ok(Some(Entry {
                 kind: kind(FileType::from_raw_mode(stat.st_mode)),
-                mode: stat.st_mode & 0o7777,
+                mode: u32_mode(stat.st_mode) & 0o7777,
                 modified: time(
                     stat.st_mtime,
                     u32::try_from(stat.st_mtime_nsec).unwrap_or(0),
                 ),
-                device: stat.st_rdev,
+                device: u64_device(stat.st_rdev),
             })),
             Err(rustix::io::Errno::NOENT) => Ok(None),
             Err(e) => Err(self.error(rel, e)),
@@ -258,14 +254,8 @@ impl Dir {
 
     /// Opens the regular file `rel` with `flags` (plus [`OPEN`]).
     fn file(&self, rel: &Path, flags: OFlags, mode: u32) -> Result<File, BeneathError> {
-        let fd = rustix::fs::openat2(
-            &self.fd,
-            rel,
-            flags | OPEN,
-            Mode::from_raw_mode(mode),
-            RESOLVE,
-        )
-        .map_err(|e| self.error(rel, e))?;
+        let fd = open_beneath(self.fd.as_fd(), rel, flags | OPEN, raw_mode(mode))
+            .map_err(|e| self.error(rel, e))?;
         let stat = rustix::fs::fstat(&fd).map_err(|e| self.error(rel, e))?;
         let found = kind(FileType::from_raw_mode(stat.st_mode));
         if found != Kind::File {
@@ -403,8 +393,7 @@ impl Dir {
 
     /// Sets this directory's permission bits.
     pub fn set_mode(&self, mode: u32) -> Result<(), BeneathError> {
-        rustix::fs::fchmod(&self.fd, Mode::from_raw_mode(mode))
-            .map_err(|e| self.error(Path::new("."), e))
+        rustix::fs::fchmod(&self.fd, raw_mode(mode)).map_err(|e| self.error(Path::new("."), e))
     }
 
     /// The value of this directory's extended attribute `name`, if set.
@@ -429,6 +418,24 @@ fn time(secs: i64, nanos: u32) -> SystemTime {
         false => SystemTime::UNIX_EPOCH - whole,
     };
     base + Duration::from_nanos(u64::from(nanos))
+}
+
+// `mode_t` and `dev_t` are `u32` and `u64` on Linux, `u16` and `i32` on
+// macOS: the conversions below are no-ops on one and needed on the other.
+
+#[allow(clippy::useless_conversion)]
+fn u32_mode(mode: rustix::fs::RawMode) -> u32 {
+    u32::from(mode)
+}
+
+#[allow(clippy::unnecessary_cast)]
+fn u64_device(dev: rustix::fs::Dev) -> u64 {
+    dev as u64
+}
+
+#[allow(clippy::unnecessary_cast)]
+fn raw_mode(mode: u32) -> Mode {
+    Mode::from_raw_mode((mode & 0o7777) as rustix::fs::RawMode)
 }
 
 fn kind(t: FileType) -> Kind {
@@ -554,7 +561,8 @@ mod tests {
     fn a_fifo_where_a_file_was_expected_fails_at_once() {
         let (_tmp, inside, outside) = setup();
         let fifo = inside.join("f");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, Mode::from_raw_mode(0o644)).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
         let dir = Dir::open(&inside).unwrap();
         for result in [
             dir.read(Path::new("f")).map(|_| ()),

@@ -1,0 +1,232 @@
+//! The Linux backend: Landlock ([`landlock`]), user, PID, network and
+//! mount namespaces ([`namespaces`]) and overlayfs ([`overlay`]).
+//!
+//! Everything a confined child runs between fork and exec is in
+//! [`Hook::enter`]: plain system calls on data prepared in the parent, no
+//! allocation, because the parent is multi-threaded.
+
+mod landlock;
+mod namespaces;
+mod overlay;
+
+pub(super) use overlay::fold_layer;
+
+use super::{Confine, Mode, Overlay, SandboxError};
+use namespaces::NsSetup;
+use overlay::OverlaySetup;
+use rustix::process::Pid;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub(super) const HINT: &str = "use a Linux kernel with Landlock (5.13 or later, `lsm=landlock` enabled) and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
+
+/// How a run confines its children on Linux.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Backend {
+    sandbox: Sandbox,
+    /// Whether children run in their own user and PID namespaces.
+    namespaces: bool,
+}
+
+/// The file-system sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sandbox {
+    /// Landlock with the kernel's ABI version (1 or more).
+    Landlock { abi: i32 },
+    /// Nothing confines writes.
+    Off,
+}
+
+impl Backend {
+    /// Enforce needs Landlock and user namespaces; off uses namespaces
+    /// when it can (and process groups otherwise).
+    pub(super) fn new(mode: Mode) -> Result<Backend, SandboxError> {
+        let caps = capabilities();
+        match mode {
+            Mode::Off => Ok(Backend {
+                sandbox: Sandbox::Off,
+                namespaces: caps.namespaces.is_ok(),
+            }),
+            Mode::Enforce => {
+                if caps.landlock_abi < 1 {
+                    return Err(SandboxError::Unavailable {
+                        why: "the kernel has no Landlock (needs Linux 5.13 or later with Landlock enabled)".into(),
+                    });
+                }
+                if let Err(why) = &caps.namespaces {
+                    return Err(SandboxError::Unavailable {
+                        why: format!("user and PID namespaces cannot be created ({why})"),
+                    });
+                }
+                Ok(Backend {
+                    sandbox: Sandbox::Landlock {
+                        abi: caps.landlock_abi,
+                    },
+                    namespaces: true,
+                })
+            }
+        }
+    }
+
+    pub(super) fn none() -> Backend {
+        Backend {
+            sandbox: Sandbox::Off,
+            namespaces: false,
+        }
+    }
+
+    pub(super) fn confines_writes(&self) -> bool {
+        self.sandbox != Sandbox::Off
+    }
+
+    pub(super) fn ends_descendants(&self) -> bool {
+        self.namespaces
+    }
+
+    /// overlayfs needs a mount namespace, and Landlock to keep the child
+    /// from writing below the mount.
+    pub(super) fn overlays(&self) -> bool {
+        self.confines_writes() && self.namespaces
+    }
+
+    pub(super) fn describe(&self) -> String {
+        let fs = match self.sandbox {
+            Sandbox::Landlock { abi } => format!("landlock (ABI {abi})"),
+            Sandbox::Off => "off".to_string(),
+        };
+        let procs = if self.namespaces {
+            "user+pid namespaces"
+        } else {
+            "process groups"
+        };
+        format!("{fs}, {procs}")
+    }
+}
+
+/// What the kernel offers, asked once per process.
+#[derive(Debug)]
+struct Capabilities {
+    /// The Landlock ABI version; 0 or less when there is none.
+    landlock_abi: i32,
+    /// Whether a child can enter new user, PID and network namespaces.
+    namespaces: Result<(), String>,
+}
+
+fn capabilities() -> &'static Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    CAPS.get_or_init(|| Capabilities {
+        landlock_abi: landlock::abi(),
+        namespaces: probe_namespaces(),
+    })
+}
+
+/// Forks a child that tries to enter the namespaces a confined child needs.
+fn probe_namespaces() -> Result<(), String> {
+    let ns = NsSetup::new(false, false).map_err(|e| e.to_string())?;
+    namespaces::probe(|| ns.enter())
+}
+
+pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
+    let overlay = Overlay {
+        dir: scratch.join("dir"),
+        upper: scratch.join("upper"),
+        work: scratch.join("work"),
+    };
+    [&overlay.dir, &overlay.upper, &overlay.work]
+        .iter()
+        .try_for_each(std::fs::create_dir_all)
+        .map_err(|e| e.to_string())?;
+    let setup = OverlaySetup::new(&overlay, 0).map_err(|e| e.to_string())?;
+    let ns = NsSetup::new(false, true).map_err(|e| e.to_string())?;
+    namespaces::probe(|| ns.enter().and_then(|()| setup.enter(None)))
+}
+
+pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<(), SandboxError> {
+    let mut hook = Hook::new(confine)?;
+    // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
+    // child of a multi-threaded parent; `Hook::enter` makes only system
+    // calls on data prepared here, allocates nothing and takes no lock.
+    unsafe { cmd.pre_exec(move || hook.enter()) };
+    Ok(())
+}
+
+/// What a confined child does between fork and exec.
+#[derive(Debug)]
+struct Hook {
+    ruleset: Option<OwnedFd>,
+    ns: Option<NsSetup>,
+    overlay: Option<OverlaySetup>,
+    parent: Pid,
+}
+
+impl Hook {
+    /// Prepares, in the parent, what the child applies.
+    fn new(confine: &Confine) -> Result<Hook, SandboxError> {
+        let backend = confine.containment.0;
+        let policy = &confine.policy;
+        let access = match backend.sandbox {
+            Sandbox::Landlock { abi } => Some(landlock::write_access(abi)),
+            Sandbox::Off => None,
+        };
+        let ruleset = match access {
+            Some(access) => Some(landlock::ruleset(&policy.writable, access)?),
+            None => None,
+        };
+        let overlay = match (&policy.overlay, access) {
+            (None, _) => None,
+            (Some(overlay), Some(access)) if backend.namespaces => {
+                Some(OverlaySetup::new(overlay, access.bits())?)
+            }
+            (Some(_), _) => {
+                return Err(SandboxError::Setup(
+                    "an overlay needs Landlock and namespaces".into(),
+                ))
+            }
+        };
+        let ns = if backend.namespaces {
+            Some(
+                NsSetup::new(!policy.network, overlay.is_some())
+                    .map_err(|e| SandboxError::Setup(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        Ok(Hook {
+            ruleset,
+            ns,
+            overlay,
+            parent: rustix::process::getpid(),
+        })
+    }
+
+    /// Runs in the forked child, before exec. With namespaces, the process
+    /// that returns from here (and execs) is the grandchild; the child
+    /// and the namespace's init stay behind to wait and pass its exit
+    /// status on, so that the child's exit means everything has ended.
+    fn enter(&mut self) -> io::Result<()> {
+        namespaces::die_with_parent(self.parent)?;
+        if let Some(ns) = &self.ns {
+            ns.enter()?;
+        }
+        if let Some(overlay) = &self.overlay {
+            overlay.enter(self.ruleset.as_ref())?;
+        }
+        if let Some(fd) = &self.ruleset {
+            landlock::restrict(fd)?;
+        }
+        if self.ns.is_some() {
+            // This process stays outside the namespace: it becomes its
+            // init's parent and passes the status on. SIGTERM is ignored
+            // there so a graceful stop reaches the program, not the shim.
+            namespaces::fork_and_wait(true)?;
+            // Now pid 1 of the new namespace: when it exits, the kernel
+            // kills every process left in the namespace.
+            namespaces::fork_and_wait(false)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,279 @@
+//! Confinement of the children planwright does not trust: the agent, the
+//! project's set-up step and the gates.
+//!
+//! The face is the same on every platform: a run chooses once how it
+//! confines its children ([`Containment::new`], from [`Mode`]), and each
+//! child gets a [`Confine`] (the containment plus the [`Policy`] of what
+//! that child may write, whether it may use the network, and an optional
+//! [`Overlay`]). What a backend offers is asked through
+//! [`Containment::confines_writes`], [`Containment::ends_descendants`]
+//! and [`Containment::overlays`]; nothing here names a kernel facility.
+//!
+//! The backends, one module each behind `#[cfg(target_os)]`:
+//!
+//! - **Linux** (`linux/`): Landlock limits writes to the policy's
+//!   directories; each child is the first process of new user and PID
+//!   namespaces (so when it ends, the kernel ends everything it started),
+//!   with a network namespace of loopback alone when it has no network;
+//!   overlays are overlayfs, mounted in a mount namespace of the child's
+//!   own.
+//! - **Everywhere else** (`unsupported.rs`): no sandbox. [`Mode::Enforce`]
+//!   is refused with [`SandboxError::Unsupported`]; [`Mode::Off`] runs
+//!   children in process groups of their own.
+//!
+//! A macOS Seatbelt backend is one more module that provides the same few
+//! items as `unsupported.rs` (a `Backend`, `apply`, `probe_overlay`,
+//! `fold_layer`, `HINT`).
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
+
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+#[cfg(not(target_os = "linux"))]
+use unsupported as imp;
+
+use crate::beneath::{BeneathError, Dir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Confine or refuse to run.
+    #[default]
+    Enforce,
+    /// No write sandbox; processes are still contained where the
+    /// platform allows.
+    Off,
+}
+
+impl Mode {
+    /// Parses `enforce` or `off`.
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "enforce" => Some(Mode::Enforce),
+            "off" => Some(Mode::Off),
+            _ => None,
+        }
+    }
+}
+
+/// What `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib` set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainSettings {
+    /// Enforce or off.
+    pub mode: Mode,
+    /// More directories every agent may write (`[sandbox] writable`).
+    pub writable: Vec<PathBuf>,
+    /// Whether gates may use the network (`[sandbox] gate_network`).
+    pub gate_network: bool,
+    /// Whether gates write their checkout through an overlay where the
+    /// platform allows (`[sandbox] gate_overlay`).
+    pub gate_overlay: bool,
+    /// Repository configuration keys accepted although they run programs.
+    pub allow_config: Vec<String>,
+    /// The cap of an agent's log per attempt, in bytes.
+    pub agent_log_limit: Option<u64>,
+}
+
+impl Default for ContainSettings {
+    fn default() -> Self {
+        ContainSettings {
+            mode: Mode::Enforce,
+            writable: Vec::new(),
+            gate_network: false,
+            gate_overlay: true,
+            allow_config: Vec::new(),
+            agent_log_limit: Some(crate::process::AGENT_LOG_LIMIT),
+        }
+    }
+}
+
+/// Why the sandbox cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// Enforce mode where the platform could confine, but this machine
+    /// cannot (an old kernel, a feature turned off).
+    #[error("the sandbox cannot be enforced here: {why}")]
+    Unavailable {
+        /// What the machine lacks.
+        why: String,
+    },
+    /// Enforce mode on an operating system planwright has no sandbox for.
+    #[error("the sandbox cannot be enforced here: planwright has no sandbox for {os}")]
+    Unsupported {
+        /// The operating system (`std::env::consts::OS`).
+        os: &'static str,
+    },
+    /// A rule could not be made (a writable directory that cannot be opened, ...).
+    #[error("cannot set up the sandbox: {0}")]
+    Setup(String),
+}
+
+impl SandboxError {
+    /// How to get going anyway.
+    pub const HINT: &'static str = imp::HINT;
+}
+
+/// What one child may do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Directories (or files) the child may write below.
+    pub writable: Vec<PathBuf>,
+    /// Whether it may use the network; without, it gets loopback only.
+    pub network: bool,
+    /// A directory the child starts in and may write, whose writes land in
+    /// an overlay: only where [`Containment::overlays`].
+    pub overlay: Option<Overlay>,
+}
+
+/// A directory a child sees and writes as usual, while for everyone else
+/// it stays as it was: the child's writes land in `upper` (a layer over
+/// `dir` that only the child sees), which its maker folds in
+/// ([`fold_layer`]) or throws away. The child starts in `dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlay {
+    /// The directory, as the child sees it.
+    pub dir: PathBuf,
+    /// Where the child's writes land.
+    pub upper: PathBuf,
+    /// The overlay's own work directory, empty, on `upper`'s file system.
+    pub work: PathBuf,
+}
+
+/// How a run confines its children: chosen once by [`Containment::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Containment(imp::Backend);
+
+impl Containment {
+    /// The containment `mode` asks for, or why this machine cannot give
+    /// it. Enforce needs the platform's write sandbox and process
+    /// containment; off uses process containment where it can (and
+    /// process groups otherwise).
+    pub fn new(mode: Mode) -> Result<Containment, SandboxError> {
+        imp::Backend::new(mode).map(Containment)
+    }
+
+    /// No confinement at all (children only get their own process group).
+    pub fn none() -> Containment {
+        Containment(imp::Backend::none())
+    }
+
+    /// The containment applied to one child with `policy`.
+    pub fn confine(&self, policy: Policy) -> Confine {
+        Confine {
+            containment: *self,
+            policy,
+        }
+    }
+
+    /// Whether a child writes only where its [`Policy`] lets it.
+    pub fn confines_writes(&self) -> bool {
+        self.0.confines_writes()
+    }
+
+    /// Whether everything a child starts ends when the child does, however
+    /// it tried to stay (`setsid`, double forks, daemons).
+    pub fn ends_descendants(&self) -> bool {
+        self.0.ends_descendants()
+    }
+
+    /// Whether a child can write a directory through an [`Overlay`].
+    pub fn overlays(&self) -> bool {
+        self.0.overlays()
+    }
+
+    /// For the run record: `landlock (ABI 7), user+pid namespaces`.
+    pub fn describe(&self) -> String {
+        self.0.describe()
+    }
+}
+
+/// A containment and what one child may write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confine {
+    /// How.
+    pub containment: Containment,
+    /// What it may do.
+    pub policy: Policy,
+}
+
+impl Confine {
+    /// Lets the child also write below `dir` (an agent CLI's state
+    /// directory, say).
+    pub fn allow_write(&mut self, dir: impl Into<PathBuf>) {
+        self.policy.writable.push(dir.into());
+    }
+
+    /// Prepares `cmd` (in the parent) so that the child it starts is
+    /// confined. Called after the command's other set-up: what it adds
+    /// runs last before the program.
+    pub(crate) fn apply(&self, cmd: &mut Command) -> Result<(), SandboxError> {
+        imp::apply(self, cmd)
+    }
+}
+
+/// Whether a confined child can write through an overlay whose layers are
+/// in `scratch`, a directory on the file system where its upper layers
+/// will be (some file systems cannot hold one, some kernels refuse it
+/// unprivileged). `scratch` is made, and left for the caller to remove
+/// (a layer's work directory can be one that only its owner's `chmod`
+/// lets anyone remove).
+pub fn probe_overlay(scratch: &Path) -> Result<(), String> {
+    imp::probe_overlay(scratch)
+}
+
+/// Moves what a child wrote through an overlay, its layer `upper`, into
+/// the directory `lower` below it, so that `lower` holds what the child
+/// saw. The layer is the child's writing: nothing in it, or in `lower`,
+/// is followed.
+pub fn fold_layer(upper: &Dir, lower: &Dir) -> Result<(), BeneathError> {
+    imp::fold_layer(upper, lower)
+}
+
+/// Whether `path` lies below one of `dirs` (both taken as given, after
+/// resolving what exists, so a symlinked prefix does not hide it).
+pub fn below_any(path: &Path, dirs: &[PathBuf]) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let path = real(path);
+    dirs.iter().any(|d| path.starts_with(real(d)))
+}
+
+/// Whether `dir` lies below one of `dirs` or holds one of them.
+pub fn overlaps_any(dir: &Path, dirs: &[PathBuf]) -> bool {
+    below_any(dir, dirs)
+        || dirs
+            .iter()
+            .any(|d| below_any(d, std::slice::from_ref(&dir.to_path_buf())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_describe() {
+        assert_eq!(Mode::parse("enforce"), Some(Mode::Enforce));
+        assert_eq!(Mode::parse("off"), Some(Mode::Off));
+        assert_eq!(Mode::parse("on"), None);
+        let none = Containment::none();
+        assert_eq!(none.describe(), "off, process groups");
+        assert!(!none.confines_writes() && !none.ends_descendants() && !none.overlays());
+    }
+
+    #[test]
+    fn below_any_sees_through_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("x")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        assert!(below_any(
+            &dir.path().join("link/x"),
+            std::slice::from_ref(&real)
+        ));
+        assert!(!below_any(dir.path(), &[real]));
+    }
+}

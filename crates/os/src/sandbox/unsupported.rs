@@ -1,0 +1,72 @@
+//! No backend: an operating system planwright has no sandbox for.
+//! [`Mode::Enforce`] is refused with [`SandboxError::Unsupported`];
+//! [`Mode::Off`] runs children unconfined, each in a process group (and
+//! session) of its own, which [`crate::process`] makes everywhere.
+
+use super::{Confine, Mode, SandboxError};
+use crate::beneath::{BeneathError, Dir};
+use std::io;
+use std::path::Path;
+use std::process::Command;
+
+pub(super) const HINT: &str = "planwright's sandbox needs Linux for now; set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
+
+/// Children are never confined here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Backend;
+
+impl Backend {
+    pub(super) fn new(mode: Mode) -> Result<Backend, SandboxError> {
+        match mode {
+            Mode::Off => Ok(Backend),
+            Mode::Enforce => Err(SandboxError::Unsupported {
+                os: std::env::consts::OS,
+            }),
+        }
+    }
+
+    pub(super) fn none() -> Backend {
+        Backend
+    }
+
+    pub(super) fn confines_writes(&self) -> bool {
+        false
+    }
+
+    pub(super) fn ends_descendants(&self) -> bool {
+        false
+    }
+
+    pub(super) fn overlays(&self) -> bool {
+        false
+    }
+
+    pub(super) fn describe(&self) -> String {
+        "off, process groups".to_string()
+    }
+}
+
+pub(super) fn apply(confine: &Confine, _cmd: &mut Command) -> Result<(), SandboxError> {
+    match confine.policy.overlay {
+        Some(_) => Err(SandboxError::Setup(format!(
+            "planwright has no overlays on {}",
+            std::env::consts::OS
+        ))),
+        None => Ok(()),
+    }
+}
+
+pub(super) fn probe_overlay(_scratch: &Path) -> Result<(), String> {
+    Err(format!(
+        "planwright has no overlays on {}",
+        std::env::consts::OS
+    ))
+}
+
+/// Never called where [`Backend::overlays`] is false; refuses.
+pub(super) fn fold_layer(upper: &Dir, _lower: &Dir) -> Result<(), BeneathError> {
+    Err(BeneathError::Io {
+        path: upper.path().to_path_buf(),
+        source: io::Error::new(io::ErrorKind::Unsupported, "no overlays on this system"),
+    })
+}
