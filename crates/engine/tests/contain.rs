@@ -5,15 +5,13 @@
 //! namespaces, and fail (not skip) without them.
 #![forbid(unsafe_code)]
 
-mod common;
-
-use common::*;
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
 use planwright_engine::run::{prepare, run, RunSettings};
 use planwright_engine::sandbox::{Containment, Mode};
 use planwright_engine::{EngineError, FailureKind};
+use planwright_testkit::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -83,10 +81,6 @@ fn try_run(
     )?;
     let events = events.lock().unwrap().clone();
     Ok(Outcome { summary, events })
-}
-
-fn gate(argv: &[&str]) -> serde_json::Value {
-    json!([{"name": argv.join(" "), "argv": argv}])
 }
 
 fn one(id: &str, scope: serde_json::Value, gates: serde_json::Value) -> planwright_plan::Plan {

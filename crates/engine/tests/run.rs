@@ -1,19 +1,13 @@
 //! End-to-end runs of the engine on temporary repositories.
 #![forbid(unsafe_code)]
 
-mod common;
-
-use common::*;
 use planwright_engine::agent;
 use planwright_engine::events::Event;
 use planwright_engine::run::Resume;
 use planwright_engine::FailureKind;
+use planwright_testkit::*;
 use serde_json::json;
 use std::sync::Arc;
-
-fn gate(argv: &[&str]) -> serde_json::Value {
-    json!([{"name": argv.join(" "), "argv": argv}])
-}
 
 fn failing_kind(outcome: &Outcome, id: &str) -> FailureKind {
     outcome

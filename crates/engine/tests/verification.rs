@@ -453,11 +453,9 @@ fn a_diff_over_the_limit_is_blocked_without_a_review() {
     );
 }
 
-mod common;
-
-use common::{plan, run_with, settings, Env};
 use planwright_engine::agent;
 use planwright_engine::verify::beyond_gates;
+use planwright_testkit::{plan, run_with, settings, Env};
 use std::sync::Arc;
 
 /// A repository where `calc.sh` prints 3 and `test.sh` checks it prints 4;

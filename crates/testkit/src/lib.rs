@@ -1,5 +1,14 @@
-//! Test helpers: hermetic temporary repositories, fixtures and runs.
-#![allow(dead_code)]
+//! planwright's test environment, shared by every test crate: hermetic
+//! temporary repositories ([`Env`], [`git`]), plans ([`plan`], [`ticket`]),
+//! scripted-agent fixtures, runs through the engine ([`run_with`]), a
+//! [`FakeExecutor`] that builds candidates in a clone of its own, and the
+//! [`contract`] every executor must pass.
+#![forbid(unsafe_code)]
+
+pub mod contract;
+mod fake_executor;
+
+pub use fake_executor::FakeExecutor;
 
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
@@ -169,6 +178,11 @@ pub fn run_scripted(env: &Env, plan: &Plan) -> Outcome {
 
 pub fn ticket(id: &str, scope: serde_json::Value) -> serde_json::Value {
     serde_json::json!({"id": id, "title": format!("ticket {id}"), "body": "do it", "scope": scope})
+}
+
+/// A plan's `gates`: one gate running `argv`.
+pub fn gate(argv: &[&str]) -> serde_json::Value {
+    serde_json::json!([{"name": argv.join(" "), "argv": argv}])
 }
 
 pub fn any(pattern: &str) -> serde_json::Value {
