@@ -225,8 +225,7 @@ fn autoclaude_fixture_maps_phases_to_dependencies() {
     );
     assert_eq!(plan.tickets[3].scope, [ScopeEntry::any("**")]);
     let mut options = Options::default();
-    options.allowed_commands =
-        vec![vec!["test".into(), "-f".into(), "src/__init__.py".into()]];
+    options.allowed_commands = vec![vec!["test".into(), "-f".into(), "src/__init__.py".into()]];
     let report = read(
         "implementation_plan.json",
         &fixture("autoclaude.implementation_plan.json"),
