@@ -7,11 +7,12 @@
 mod common;
 
 use common::*;
+use planwright_config::SandboxMode as Mode;
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
 use planwright_engine::run::{prepare, run, RunSettings};
-use planwright_engine::sandbox::{capabilities, Mode};
+use planwright_engine::sandbox::capabilities;
 use planwright_engine::{EngineError, FailureKind};
 use serde_json::json;
 use std::path::{Path, PathBuf};
