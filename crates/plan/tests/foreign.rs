@@ -224,8 +224,10 @@ fn autoclaude_fixture_maps_phases_to_dependencies() {
         ["e2e check: Call greet; Read the README example"]
     );
     assert_eq!(plan.tickets[3].scope, [ScopeEntry::any("**")]);
-    let mut options = Options::default();
-    options.allowed_commands = vec![vec!["test".into(), "-f".into(), "src/__init__.py".into()]];
+    let options = Options {
+        allowed_commands: vec![vec!["test".into(), "-f".into(), "src/__init__.py".into()]],
+        ..Options::default()
+    };
     let report = read(
         "implementation_plan.json",
         &fixture("autoclaude.implementation_plan.json"),

@@ -152,8 +152,10 @@ mod tests {
 
     #[test]
     fn only_allowed_commands_become_gates() {
-        let mut options = Options::default();
-        options.allowed_commands = vec![vec!["npm".into(), "test".into()]];
+        let options = Options {
+            allowed_commands: vec![vec!["npm".into(), "test".into()]],
+            ..Options::default()
+        };
         let mut found = Vec::new();
         let at = Pointer::root();
         let mut read =
