@@ -325,7 +325,11 @@ fn zero_jobs_or_strikes_is_refused() {
 #[test]
 fn worktree_is_read_as_workspace_and_warned_about_once() {
     let env = sh_env();
-    write(env.root(), "planwright.toml", "[run]\njobs = 1\n[worktree]\ncopy = ['.env']\n");
+    write(
+        env.root(),
+        "planwright.toml",
+        "[run]\njobs = 1\n[worktree]\ncopy = ['.env']\n",
+    );
     let out = env.run(&["--dry-run"]);
     let err = text(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
@@ -336,9 +340,17 @@ fn worktree_is_read_as_workspace_and_warned_about_once() {
         said.contains("`[workspace] copy` in `planwright.toml` names `.env`"),
         "the copy of the section under its former name is applied: {said}"
     );
-    write(env.root(), "planwright.toml", "[run]\njobs = 1\n[workspace]\ncopy = ['.env']\n");
+    write(
+        env.root(),
+        "planwright.toml",
+        "[run]\njobs = 1\n[workspace]\ncopy = ['.env']\n",
+    );
     let out = env.run(&["--dry-run"]);
-    assert!(!text(&out.stderr).contains("deprecated"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("deprecated"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -266,16 +266,25 @@ fn workspace_and_its_former_name_at_once_are_refused_naming_both() {
             && err.contains("`[workspace]` (line 1) and `[worktree]` (line 4), its former name"),
         "{err}"
     );
-    std::fs::write(dir.path().join("planwright.toml"), "[worktree]\nsetup = []\n").unwrap();
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[worktree]\nsetup = []\n",
+    )
+    .unwrap();
     let out = planwright(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("`[worktree]` in `./planwright.toml` (line 1) is deprecated"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("`[worktree]` in `./planwright.toml` (line 1) is deprecated"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let quiet = planwright(dir.path(), &["--quiet", "validate", "plan.json"]);
-    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
 }
 
 #[test]
