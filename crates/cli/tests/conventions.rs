@@ -186,8 +186,9 @@ fn color_follows_the_flag_then_no_color_then_clicolor_force() {
 /// Runs `args` with standard output a pipe whose reading end is already
 /// closed, so the first write fails with EPIPE.
 fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
-    // `std::io::pipe` is newer than the minimum supported Rust.
-    let (reader, writer) = rustix::pipe::pipe().unwrap();
+    // `std::io::pipe` is newer than the minimum supported Rust. Close on
+    // exec: a child another test spawns meanwhile must not hold the reader.
+    let (reader, writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
     drop(reader);
     let writer = std::fs::File::from(writer);
     cmd(dir)

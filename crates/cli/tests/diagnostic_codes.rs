@@ -230,8 +230,14 @@ fn no_message_uses_debug_formatting() {
         rust_files(&krate.unwrap().path().join("src"), &mut files);
     }
     let mut found = Vec::new();
-    // A `tests.rs` is a test module of its own (`#[cfg(test)] mod tests;`).
-    for file in files.into_iter().filter(|f| !f.ends_with("tests.rs")) {
+    // A `tests.rs` or a `tests/` folder is a test module of its own
+    // (`#[cfg(test)] mod tests;`), and the testkit is test code.
+    let tests = |f: &PathBuf| {
+        f.components().any(|c| {
+            ["tests.rs", "tests", "testkit"].contains(&c.as_os_str().to_str().unwrap_or(""))
+        })
+    };
+    for file in files.into_iter().filter(|f| !tests(f)) {
         let text = std::fs::read_to_string(&file).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let shown = file

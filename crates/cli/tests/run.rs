@@ -324,6 +324,37 @@ fn zero_jobs_or_strikes_is_refused() {
 }
 
 #[test]
+fn worktree_is_read_as_workspace_and_warned_about_once() {
+    let env = sh_env();
+    write(
+        env.root(),
+        "planwright.toml",
+        "[run]\njobs = 1\n[worktree]\ncopy = ['.env']\n",
+    );
+    let out = env.run(&["--dry-run"]);
+    let err = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    let warning = "warning: `[worktree]` in `./planwright.toml` (line 3) is deprecated; rename it to `[workspace]`";
+    assert_eq!(err.matches(warning).count(), 1, "{err}");
+    let said = format!("{}{err}", text(&out.stdout));
+    assert!(
+        said.contains("`[workspace] copy` in `planwright.toml` names `.env`"),
+        "the copy of the section under its former name is applied: {said}"
+    );
+    write(
+        env.root(),
+        "planwright.toml",
+        "[run]\njobs = 1\n[workspace]\ncopy = ['.env']\n",
+    );
+    let out = env.run(&["--dry-run"]);
+    assert!(
+        !text(&out.stderr).contains("deprecated"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn commands_that_read_a_run_ask_for_the_repository_it_ran_in() {
     let dir = tempfile::tempdir().unwrap();
     for command in ["status", "report", "watch", "serve"] {

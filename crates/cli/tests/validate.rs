@@ -252,6 +252,43 @@ fn a_worktree_copy_path_leaving_the_repository_is_refused_with_the_fix() {
 }
 
 #[test]
+fn workspace_and_its_former_name_at_once_are_refused_naming_both() {
+    let dir = dir_with(&[("plan.json", &example())]);
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[workspace]\npristine = true\n\n[worktree]\nsetup = []\n",
+    )
+    .unwrap();
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid configuration `./planwright.toml`")
+            && err.contains("`[workspace]` (line 1) and `[worktree]` (line 4), its former name"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[worktree]\nsetup = []\n",
+    )
+    .unwrap();
+    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("`[worktree]` in `./planwright.toml` (line 1) is deprecated"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let quiet = planwright(dir.path(), &["--quiet", "validate", "plan.json"]);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+}
+
+#[test]
 fn native_conversion_round_trips() {
     let dir = dir_with(&[("plan.json", &example())]);
     let out = planwright(

@@ -116,7 +116,7 @@ impl Demo {
         // The demo runs wherever planwright builds: confined where the
         // kernel can, as `[sandbox] mode = "off"` otherwise.
         if crate::sandbox::Containment::new(crate::sandbox::Mode::Enforce).is_err() {
-            settings.contain.mode = crate::sandbox::Mode::Off;
+            settings.contain.mode = planwright_config::SandboxMode::Off;
         }
         settings
     }

@@ -5,6 +5,7 @@
 //! namespaces, and fail (not skip) without them.
 #![forbid(unsafe_code)]
 
+use planwright_config::SandboxMode;
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
@@ -23,13 +24,13 @@ fn enforced() -> RunSettings {
     }
     let mut s = settings();
     s.strikes = 1;
-    assert_eq!(s.contain.mode, Mode::Enforce);
+    assert_eq!(s.contain.mode, SandboxMode::Enforce);
     s
 }
 
 fn unconfined() -> RunSettings {
     let mut s = enforced();
-    s.contain.mode = Mode::Off;
+    s.contain.mode = SandboxMode::Off;
     s
 }
 

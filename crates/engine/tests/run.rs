@@ -759,7 +759,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     assert!(copy[2].contains("outside the repository"), "{}", copy[2]);
     assert!(copy
         .iter()
-        .all(|m| m.contains("`[worktree] copy` in `planwright.toml`")));
+        .all(|m| m.contains("`[workspace] copy` in `planwright.toml`")));
 }
 
 #[test]
@@ -1228,14 +1228,14 @@ fn the_charter_of_a_rebuild_names_the_conflict() {
 }
 
 /// A routing table of two models for tier `mid`, `x` first, each in its own pool.
-fn two_pools() -> planwright_plan::config::Routing {
-    let model = |name: &str| planwright_plan::config::Model {
+fn two_pools() -> planwright_config::Routing {
+    let model = |name: &str| planwright_config::Model {
         name: name.into(),
         family: format!("f{name}"),
         tiers: vec!["mid".into()],
         pool: format!("p{name}"),
     };
-    planwright_plan::config::Routing {
+    planwright_config::Routing {
         models: vec![model("x"), model("y")],
         caps: Default::default(),
         ..Default::default()

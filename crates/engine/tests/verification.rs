@@ -292,7 +292,13 @@ const BLOCK: &str = r#"{"verdict": "block", "summary": "the test was weakened",
 /// A reviewer that answers `answers[n]` on its n-th call (the last one
 /// from then on), counting calls in a file beside its verdict (the one
 /// folder a confined reviewer may write).
+/// A reviewer giving `answers` in turn (the last one ever after).
 fn reviewer(dir: &Path, answers: &[&str]) -> CmdAgent {
+    CmdAgent::new(&reviewer_command(dir, answers)).unwrap()
+}
+
+/// The command line of [`reviewer`].
+fn reviewer_command(dir: &Path, answers: &[&str]) -> String {
     let mut script = String::from(
         "#!/bin/sh\ncalls=\"$(dirname \"$PLANWRIGHT_VERDICT_FILE\")/calls\"\nn=$(cat \"$calls\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$calls\"\ncase $n in\n",
     );
@@ -309,7 +315,7 @@ fn reviewer(dir: &Path, answers: &[&str]) -> CmdAgent {
     script.push_str("esac\n");
     let path = dir.join("reviewer.sh");
     std::fs::write(&path, script).unwrap();
-    CmdAgent::new(&format!("sh {}", path.display())).unwrap()
+    format!("sh {}", path.display())
 }
 
 fn input(dir: &Path) -> (Ticket, ReviewInput) {
@@ -453,10 +459,9 @@ fn a_diff_over_the_limit_is_blocked_without_a_review() {
     );
 }
 
-use planwright_engine::agent;
+use planwright_engine::agent::{self, AgentSpec};
 use planwright_engine::verify::beyond_gates;
 use planwright_testkit::{plan, run_with, settings, Env};
-use std::sync::Arc;
 
 /// A repository where `calc.sh` prints 3 and `test.sh` checks it prints 4;
 /// the scripted agent makes it print 4 (and may also weaken the test).
@@ -584,7 +589,10 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
     );
     let mut s = settings();
     s.beyond = beyond_gates::Settings {
-        reviewer: Some(Arc::new(reviewer(env.tmp.path(), &[&block, &ship]))),
+        reviewer: Some(AgentSpec::cmd(reviewer_command(
+            env.tmp.path(),
+            &[&block, &ship],
+        ))),
         timeout: Some(Duration::from_secs(60)),
         ..Default::default()
     };

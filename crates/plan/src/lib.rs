@@ -9,7 +9,6 @@
 
 pub mod analysis;
 pub mod command;
-pub mod config;
 pub mod dag;
 pub mod diag;
 pub mod doc;
@@ -23,6 +22,7 @@ pub mod pointer;
 pub mod project;
 pub mod refname;
 pub mod report;
+pub mod routing;
 pub mod schema;
 pub mod schema_doc;
 pub mod scope;

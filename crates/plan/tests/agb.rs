@@ -1,7 +1,7 @@
 //! Every agb rule: a plan breaking it is rejected with the right code and pointer.
 #![forbid(unsafe_code)]
 
-use planwright_plan::config::Config;
+use planwright_plan::routing::{Model, Routing};
 use planwright_plan::{validate_text, Format, Options, Severity};
 use serde_json::{json, Value};
 
@@ -301,13 +301,21 @@ fn model_candidates_follow_the_routing_table() {
     // A table that gives cheap tickets a Claude model accepts the same plan.
     let mut plan = example();
     plan["tickets"][0]["pool_hint"] = json!("claude");
-    let config = Config::parse(
-        "[[routing.models]]\nname = 'claude-haiku'\nfamily = 'claude'\ntiers = ['cheap', 'mid']\npool = 'claude'\n\
-         [[routing.models]]\nname = 'gemini-flash'\nfamily = 'gemini'\ntiers = ['cheap']\npool = 'gemini-flash'\n",
-    )
-    .unwrap();
+    let model = |name: &str, family: &str, tiers: &[&str], pool: &str| Model {
+        name: name.into(),
+        family: family.into(),
+        tiers: tiers.iter().map(|t| t.to_string()).collect(),
+        pool: pool.into(),
+    };
+    let routing = Routing {
+        models: vec![
+            model("claude-haiku", "claude", &["cheap", "mid"], "claude"),
+            model("gemini-flash", "gemini", &["cheap"], "gemini-flash"),
+        ],
+        ..Routing::default()
+    };
     let options = Options {
-        config,
+        routing,
         ..Options::default()
     };
     let got: Vec<String> = findings_with(&plan, &options)

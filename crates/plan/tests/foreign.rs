@@ -101,7 +101,7 @@ fn taskmaster_test_strategy_is_a_gate_when_allowed() {
     let mut options = Options::default();
     let report = read("tasks.json", text, &options);
     assert_eq!(plan_of(&report).tickets[0].checks, ["`npm test`"]);
-    options.config.commands.allow = vec![vec!["npm".into(), "test".into()]];
+    options.allowed_commands = vec![vec!["npm".into(), "test".into()]];
     let report = read("tasks.json", text, &options);
     let t = &plan_of(&report).tickets[0];
     assert!(t.checks.is_empty());
@@ -225,9 +225,10 @@ fn autoclaude_fixture_maps_phases_to_dependencies() {
         ["e2e check: Call greet; Read the README example"]
     );
     assert_eq!(plan.tickets[3].scope, [ScopeEntry::any("**")]);
-    let mut options = Options::default();
-    options.config.commands.allow =
-        vec![vec!["test".into(), "-f".into(), "src/__init__.py".into()]];
+    let options = Options {
+        allowed_commands: vec![vec!["test".into(), "-f".into(), "src/__init__.py".into()]],
+        ..Options::default()
+    };
     let report = read(
         "implementation_plan.json",
         &fixture("autoclaude.implementation_plan.json"),

@@ -838,7 +838,7 @@ fn unknown_cap_says_the_checks_did_not_run() {
     assert!(plan.is_some());
     // From the configuration, too.
     let mut options = Options::default();
-    options.config.standard_v1.max_files_changed = Some(1);
+    options.standard_v1.max_files_changed = Some(1);
     let mut v = minimal();
     set(&mut v, "/scope/files", files(3));
     let (ds, _) = run(&v, &options);
@@ -1556,7 +1556,7 @@ fn a_calibration_hint_needs_the_raw_estimate() {
     assert!(ds.iter().all(|d| d.code != code));
     // From the configuration, too.
     let mut options = Options::default();
-    options.config.standard_v1.calibration_hint = true;
+    options.standard_v1.calibration_hint = true;
     let (ds, _) = run(&minimal(), &options);
     find(&ds, code, "/predicted_runtime_minutes");
 }

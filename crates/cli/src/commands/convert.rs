@@ -3,6 +3,7 @@
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
+use planwright_config::ValidationFlags;
 use planwright_plan::formats::{self, loss};
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Diagnostic, Format};
@@ -88,10 +89,16 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 /// The output as the target format reads it, with the options in force.
 fn read_back(text: &str, args: &Args, global: &Global) -> Result<FileReport, CliError> {
     let beside = Some(args.plan.plan.as_path()).filter(|p| !super::is_stdin(p));
-    let (config, _) = settings::load_config(global.config.as_deref(), beside)?;
+    let (config, _) = settings::load_config(global, beside)?;
     let read = &args.plan.read;
-    let mut options = settings::options(Some(args.to), read.no_strict_gates, config);
-    options.max_files_changed = read.max_files_changed;
+    // The output is read back as its target format: only these flags apply.
+    let flags = ValidationFlags {
+        format: Some(args.to),
+        no_strict_gates: read.no_strict_gates,
+        max_files_changed: read.max_files_changed,
+        ..ValidationFlags::default()
+    };
+    let options = settings::options(flags, &config);
     let name = args
         .output_file
         .as_ref()

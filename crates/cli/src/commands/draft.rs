@@ -6,6 +6,7 @@ use super::read_file;
 use super::run::{agent_from, cancel_on_signals, engine_error, parse_duration};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
+use planwright_config::ValidationFlags;
 use planwright_engine::draft::{draft, DraftEvent, DraftInput};
 use planwright_plan::Format;
 use std::path::PathBuf;
@@ -57,7 +58,7 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let spec = read_file(&args.from)?;
-    let (config, _) = settings::load_config(global.config.as_deref(), None)?;
+    let (config, _) = settings::load_config(global, None)?;
     let agent = agent_from(args.agent.as_deref(), args.agent_cmd.as_deref(), &config)?;
     if let Some(problem) = agent.unusable() {
         return Err(CliError::usage(problem));
@@ -75,7 +76,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         ),
         None => None,
     };
-    let mut options = settings::options(Some(args.format), false, config);
+    let flags = ValidationFlags {
+        format: Some(args.format),
+        ..ValidationFlags::default()
+    };
+    let mut options = settings::options(flags, &config);
     options.repo_files = repo_files
         .as_ref()
         .map(|f| std::sync::Arc::new(f.iter().cloned().collect()));

@@ -21,6 +21,7 @@ pub mod watch;
 use crate::error::{exit, CliError};
 use crate::settings;
 use crate::{render, Global, Output};
+use planwright_config::ValidationFlags;
 use planwright_plan::doc::Syntax;
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Plan};
@@ -66,6 +67,32 @@ pub struct ReadArgs {
     /// `raw_predicted_runtime_minutes` (also `[standard_v1] calibration_hint = true`).
     #[arg(long)]
     pub calibration_hint: bool,
+}
+
+impl ReadArgs {
+    /// The flags validation resolves with the configuration; taken apart
+    /// without `..`, so a new flag must say whether it is one.
+    pub fn validation_flags(&self) -> ValidationFlags {
+        let ReadArgs {
+            format,
+            input_format: _,
+            no_strict_gates,
+            issue,
+            tag,
+            coerce,
+            max_files_changed,
+            calibration_hint,
+        } = self;
+        ValidationFlags {
+            format: *format,
+            no_strict_gates: *no_strict_gates,
+            issue: *issue,
+            coerce: *coerce,
+            max_files_changed: *max_files_changed,
+            calibration_hint: *calibration_hint,
+            tag: tag.clone(),
+        }
+    }
 }
 
 /// The surface syntax of a plan.
@@ -165,14 +192,13 @@ pub fn check_file(
     let text = read_file(path)?;
     // Standard input has no folder to find a planwright.toml beside.
     let beside = Some(path).filter(|p| !is_stdin(p));
-    let (config, config_path) = settings::load_config(global.config.as_deref(), beside)?;
+    let (config, config_path) = settings::load_config(global, beside)?;
     match &config_path {
         Some(c) => global.note(format!("configuration `{}`", c.display())),
         None => global.note("no planwright.toml found; using the defaults"),
     }
-    let mut options = settings::options(read.format, read.no_strict_gates, config);
+    let mut options = settings::options(read.validation_flags(), &config);
     options.syntax = syntax(path, &text, read.input_format);
-    options.issue = read.issue;
     if let Some((repo, rev)) = tree.and_then(|t| Some((t.repo.as_ref()?, &t.rev))) {
         if !repo.is_dir() {
             return Err(CliError::usage(format!(
@@ -182,10 +208,6 @@ pub fn check_file(
         }
         options.repo_files = Some(tree_files(repo, rev)?);
     }
-    options.coerce = read.coerce;
-    options.tag = read.tag.clone();
-    options.max_files_changed = read.max_files_changed;
-    options.calibration_hint = read.calibration_hint;
     if global.verbose {
         options.overlap_pairs = VERBOSE_OVERLAP_PAIRS;
     }

@@ -4,6 +4,7 @@ use super::run::{agent, extra_gates, repo_dir, EngineArgs};
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
+use planwright_config::resolve;
 use planwright_engine::run::preflight::{failed, preflight, Check};
 
 /// Check everything `run` would check before starting, and start nothing:
@@ -48,7 +49,7 @@ pub fn print(checks: &[Check], global: &Global) {
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
-    let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
+    let (config, _) = settings::load_config(global, Some(&args.plan.plan))?;
     let agent = agent(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(
@@ -57,8 +58,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &gates,
         &config.commands.allow,
         agent.as_ref(),
-        &super::run::contain_settings(&config),
-        &config.worktree.copy,
+        &resolve::sandbox(&config, &settings::env()),
+        &resolve::workspace(&config).copy,
     );
     print(&checks, global);
     Ok(if failed(&checks) {

@@ -3,15 +3,14 @@
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{progress, settings, Global, Output};
+use planwright_config::resolve::{self, AgentFlags, RunFlags};
+use planwright_config::{Config, RunSettings};
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::events::Reporter;
 use planwright_engine::process::Cancel;
 use planwright_engine::run::preflight::Check;
-use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSettings, RunSummary};
-use planwright_engine::sandbox::{ContainSettings, Mode};
-use planwright_engine::verify::gates::{gate_from_argv, parse_gate};
+use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSummary};
 use planwright_engine::EngineError;
-use planwright_plan::config::Config;
 use planwright_plan::model::Gate;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -87,7 +86,7 @@ pub struct Args {
 
 /// Parses `90`, `90s`, `30m`, `2h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    planwright_plan::config::parse_duration(text)
+    planwright_config::parse_duration(text)
 }
 
 /// The target repository: `--repo`, else the plan's `repo` (relative to the
@@ -113,21 +112,7 @@ pub fn repo_dir(
 
 /// Gates from `[gates] run` and `--gate`.
 pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliError> {
-    let mut gates: Vec<Gate> = config
-        .gates
-        .run
-        .iter()
-        .filter(|a| !a.is_empty())
-        .map(|a| gate_from_argv(a))
-        .collect();
-    for g in &args.gate {
-        gates.push(parse_gate(g).ok_or_else(|| {
-            CliError::usage(format!(
-                "cannot split `--gate {g}` into words (unbalanced quote?)"
-            ))
-        })?);
-    }
-    Ok(gates)
+    resolve::extra_gates(args.gate.clone(), config).map_err(settings::settings_error)
 }
 
 /// The agent the flags and configuration name.
@@ -141,161 +126,38 @@ pub fn agent_from(
     cmd: Option<&str>,
     config: &Config,
 ) -> Result<Arc<dyn Agent>, CliError> {
-    let template = cmd.map(str::to_string).or_else(|| config.agent.cmd.clone());
-    let name = name
-        .map(str::to_string)
-        .or_else(|| config.agent.name.clone())
-        .or_else(|| template.as_ref().map(|_| "cmd".to_string()))
-        .ok_or_else(|| {
-            CliError::usage("no agent given")
-                .hint("pass `--agent cmd --agent-cmd \"PROGRAM ARGS...\"` or `--agent scripted:DIR`, or set `[agent]` in planwright.toml")
-        })?;
-    let opts = agent::AgentOptions {
-        cmd: template,
-        model: config.agent.model.clone(),
-        args: config.agent.args.clone(),
-        program: config.agent.program.clone(),
-        isolate: config.agent.isolate.unwrap_or(true),
-        prices: config.prices.clone(),
+    let flags = AgentFlags {
+        name: name.map(str::to_string),
+        cmd: cmd.map(str::to_string),
     };
-    agent::from_options(&name, &opts)
+    let spec = resolve::agent(flags, config).map_err(settings::settings_error)?;
+    agent::from_options(&spec.name, &spec.options)
         .map(Arc::from)
         .map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// Run settings from flags and configuration over the engine's defaults.
+/// Run settings: the flags over the configuration over the defaults.
 pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     let e = &args.engine;
-    for (key, value) in [("jobs", config.run.jobs), ("strikes", config.run.strikes)] {
-        if value == Some(0) {
-            return Err(CliError::usage(format!(
-                "`[run] {key} = 0` in planwright.toml: it must be at least 1"
-            )));
-        }
+    let flags = RunFlags {
+        plan: args.plan.plan.display().to_string(),
+        jobs: args.jobs,
+        strikes: args.strikes,
+        agent_timeout: e.agent_timeout,
+        gate_timeout: e.gate_timeout,
+        gates: e.gate.clone(),
+        allow_config_change: args.allow_config_change,
+    };
+    let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
+    if let Some(spec) = &s.beyond.reviewer {
+        // The engine builds the reviewer when it first reviews; an unknown
+        // one must stop the run before it starts.
+        agent::from_options(&spec.name, &spec.options).map_err(|e| {
+            CliError::usage(format!("`[review] agent`: {e}"))
+                .hint("name a reviewer agent as `[agent] name` would, or remove `[review] agent`")
+        })?;
     }
-    let mut s = RunSettings::new(args.plan.plan.display().to_string());
-    if let Some(jobs) = args.jobs.or(config.run.jobs) {
-        s.jobs = jobs as usize;
-    }
-    if let Some(strikes) = args.strikes.or(config.run.strikes) {
-        s.strikes = strikes;
-    }
-    let (max_pause, max_unavailable) = pause_bounds(config)?;
-    s.max_pause = max_pause;
-    s.max_unavailable = max_unavailable;
-    if let Some(t) = e
-        .agent_timeout
-        .or(config.agent.timeout_secs.map(Duration::from_secs))
-    {
-        s.agent_timeout = Some(t);
-    }
-    if let Some(t) = e
-        .gate_timeout
-        .or(config.run.gate_timeout_secs.map(Duration::from_secs))
-    {
-        s.gates.timeout = Some(t);
-    }
-    s.extra_gates = extra_gates(e, config)?;
-    s.gates.env = config.gates.env.clone();
-    s.pool.setup = config.worktree.setup.clone();
-    s.pool.setup_inputs = config.worktree.setup_inputs.clone();
-    s.pool.pristine = config.worktree.pristine;
-    s.pool.copy = config.worktree.copy.clone();
-    s.contain = contain_settings(config);
-    s.routing = config.routing.clone();
-    s.beyond = beyond_gates(config)?;
-    s.budget = config.budget.clone();
     Ok(s)
-}
-
-/// The longest pause a provider's reset time is cut to: a week covers the
-/// weekly limits of subscriptions, and keeps every deadline representable.
-const LONGEST_MAX_PAUSE: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// `[agent] max_pause` and `max_unavailable`, over the engine's defaults.
-pub fn pause_bounds(config: &Config) -> Result<(Duration, u32), CliError> {
-    let max_pause = config
-        .agent
-        .max_pause
-        .map_or(engine_run::defaults::MAX_PAUSE, |s| s.0);
-    if max_pause.is_zero() || max_pause > LONGEST_MAX_PAUSE {
-        return Err(CliError::usage(format!(
-            "`[agent] max_pause = {}s` in planwright.toml: it must be at least 1s and at most 168h",
-            max_pause.as_secs()
-        )));
-    }
-    let max_unavailable = config
-        .agent
-        .max_unavailable
-        .unwrap_or(engine_run::defaults::MAX_UNAVAILABLE);
-    if max_unavailable == 0 {
-        return Err(CliError::usage(
-            "`[agent] max_unavailable = 0` in planwright.toml: it must be at least 1",
-        ));
-    }
-    Ok((max_pause, max_unavailable))
-}
-
-/// `[review]` and `[counterfactuals]`: the reviewer is an agent of its own,
-/// built only from `[review]` (never the writer's `[agent]`).
-pub fn beyond_gates(
-    config: &Config,
-) -> Result<planwright_engine::verify::beyond_gates::Settings, CliError> {
-    use planwright_plan::config::CounterfactualMode;
-    let r = &config.review;
-    let reviewer = match (&r.agent, &r.cmd) {
-        (None, None) => None,
-        (name, cmd) => {
-            let name = name.clone().unwrap_or_else(|| "cmd".into());
-            let opts = agent::AgentOptions {
-                cmd: cmd.clone(),
-                model: r.model.clone(),
-                prices: config.prices.clone(),
-                ..Default::default()
-            };
-            let reviewer = agent::from_options(&name, &opts).map_err(|e| {
-                CliError::usage(format!("`[review] agent`: {e}")).hint(
-                    "name a reviewer agent as `[agent] name` would, or remove `[review] agent`",
-                )
-            })?;
-            Some(Arc::from(reviewer))
-        }
-    };
-    Ok(planwright_engine::verify::beyond_gates::Settings {
-        reviewer,
-        model: r.model.clone(),
-        max_diff_lines: r.max_diff_lines,
-        timeout: Some(Duration::from_secs(r.timeout_secs.unwrap_or(600))),
-        counterfactuals_advisory: config.counterfactuals.mode == CounterfactualMode::Advisory,
-    })
-}
-
-/// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`.
-pub fn contain_settings(config: &Config) -> ContainSettings {
-    use planwright_plan::config::SandboxMode;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let expand = |d: &String| match (d.strip_prefix("~/"), &home) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ => PathBuf::from(d),
-    };
-    ContainSettings {
-        mode: match config.sandbox.mode {
-            SandboxMode::Enforce => Mode::Enforce,
-            SandboxMode::Off => Mode::Off,
-        },
-        writable: config.sandbox.writable.iter().map(expand).collect(),
-        gate_network: config.sandbox.gate_network,
-        gate_overlay: config.sandbox.gate_overlay,
-        allow_config: config.git.allow_config.clone(),
-        agent_log_limit: Some(
-            config
-                .agent
-                .log_limit_mib
-                .map_or(planwright_engine::process::AGENT_LOG_LIMIT, |m| {
-                    m.saturating_mul(1024 * 1024)
-                }),
-        ),
-    }
 }
 
 /// Maps an engine error to the CLI's exit codes.
@@ -416,12 +278,10 @@ pub fn finish_with(
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, report) = load_plan(&args.plan, global)?;
-    let (config, config_path) =
-        settings::load_config(global.config.as_deref(), Some(&args.plan.plan))?;
+    let (config, config_path) = settings::load_config(global, Some(&args.plan.plan))?;
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
     run_settings.config_path = config_path;
-    run_settings.allow_config_change = args.allow_config_change;
     let agent = agent(&args.engine, &config)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let resume = Resume {

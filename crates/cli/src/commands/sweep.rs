@@ -3,6 +3,7 @@
 use super::read_file;
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
+use planwright_config::ValidationFlags;
 use planwright_engine::git;
 use planwright_plan::formats::sweep;
 use planwright_plan::formats::Outcome;
@@ -59,8 +60,13 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     }
     let text = serde_json::to_string_pretty(&plan).expect("plans serialize") + "\n";
     // The compiled plan must pass the same validation as a hand-written one.
-    let (config, _) = settings::load_config(global.config.as_deref(), Some(&args.spec))?;
-    let options = settings::options(Some(Format::Agb), args.no_strict_gates, config);
+    let (config, _) = settings::load_config(global, Some(&args.spec))?;
+    let flags = ValidationFlags {
+        format: Some(Format::Agb),
+        no_strict_gates: args.no_strict_gates,
+        ..ValidationFlags::default()
+    };
+    let options = settings::options(flags, &config);
     let name = args
         .output_file
         .as_ref()

@@ -14,7 +14,7 @@ use super::{
 use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
-use planwright_plan::config::Prices;
+use planwright_config::Prices;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;

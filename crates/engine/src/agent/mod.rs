@@ -17,7 +17,6 @@ pub mod scripted;
 
 use crate::error::EngineError;
 use crate::process::Cancel;
-use planwright_plan::config::Prices;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -285,35 +284,8 @@ pub fn prepare_home(
     agent.isolate(&home)
 }
 
-/// The `[agent]` settings an agent is built with.
-#[derive(Debug, Clone)]
-pub struct AgentOptions {
-    /// The `cmd` agent's template.
-    pub cmd: Option<String>,
-    /// A model for every attempt, over the routed one.
-    pub model: Option<String>,
-    /// Arguments appended to an adapter's own.
-    pub args: Vec<String>,
-    /// The CLI's executable, instead of its usual name.
-    pub program: Option<String>,
-    /// Whether each slot gets its own CLI state.
-    pub isolate: bool,
-    /// Prices for CLIs that report no cost.
-    pub prices: Prices,
-}
-
-impl Default for AgentOptions {
-    fn default() -> Self {
-        AgentOptions {
-            cmd: None,
-            model: None,
-            args: Vec::new(),
-            program: None,
-            isolate: true,
-            prices: Prices::default(),
-        }
-    }
-}
+/// The `[agent]` settings an agent is built with: resolved by planwright-config.
+pub use planwright_config::{AgentOptions, AgentSpec};
 
 /// The agent named `name` (`cmd`, `scripted:DIR`), with the `cmd` template.
 pub fn from_name(name: &str, cmd_template: Option<&str>) -> Result<Box<dyn Agent>, EngineError> {

@@ -1,9 +1,9 @@
-//! The project's set-up step (`[worktree] setup`, such as `npm ci`), shared
+//! The project's set-up step (`[workspace] setup`, such as `npm ci`), shared
 //! by the agents' workspaces and the gate checkouts: its key, its stamp and
 //! how it runs.
 //!
 //! The key is the set-up commands plus the blob of each
-//! `[worktree] setup_inputs` file at the commit a directory was reset to;
+//! `[workspace] setup_inputs` file at the commit a directory was reset to;
 //! a directory whose stamp (kept under `.planwright/index`, out of every
 //! agent's and gate's reach) holds the same key keeps its set-up's result,
 //! and any other runs the set-up again.
@@ -57,7 +57,7 @@ impl Setup {
         Ok(key)
     }
 
-    /// `[worktree] setup_inputs`, then the files the commands run or read
+    /// `[workspace] setup_inputs`, then the files the commands run or read
     /// as they install: each command's own script (`sh scripts/setup.sh`),
     /// and for a package manager `package.json` (its lifecycle scripts run)
     /// and the rc files. A result is kept only for the same content of all

@@ -14,7 +14,7 @@
 //!
 //! After each reset the project's set-up runs when its key changed since it
 //! last ran in the slot (see [`crate::exec::setup`]; with `pristine`, every time),
-//! and the `[worktree] copy` files (`.env`) are copied in from the user's
+//! and the `[workspace] copy` files (`.env`) are copied in from the user's
 //! checkout, so every agent starts from the user's version. They never
 //! reach a candidate: its tree keeps them as the base commit has them.
 
@@ -29,26 +29,10 @@ use crate::verify::gates::Verdict;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
-/// `[worktree]` settings: how workspaces and gate checkouts are prepared.
-#[derive(Debug, Clone, Default)]
-pub struct PoolSettings {
-    /// The project's set-up step, run by planwright in each gate checkout
-    /// (`[worktree] setup`, e.g. `npm ci`).
-    pub setup: Vec<Vec<String>>,
-    /// Files whose content keys the set-up cache (`[worktree] setup_inputs`,
-    /// e.g. `package-lock.json`): set-up runs again when one changes.
-    pub setup_inputs: Vec<String>,
-    /// Also remove ignored files (such as an agent's `node_modules`) from a
-    /// workspace between tickets.
-    pub pristine: bool,
-    /// Time limit of each set-up command.
-    pub setup_timeout: Option<Duration>,
-    /// Files git ignores (`[worktree] copy`, e.g. `.env`) copied from the
-    /// user's checkout into each agent workspace after every reset.
-    pub copy: Vec<String>,
-}
+/// `[workspace]` settings: how workspaces and gate checkouts are prepared
+/// (resolved by planwright-config). `PoolSettings` is its former name.
+pub use planwright_config::{WorkspaceSettings, WorkspaceSettings as PoolSettings};
 
 /// The workspaces of a run.
 #[derive(Debug, Clone)]
@@ -141,7 +125,7 @@ impl Workspaces {
     }
 
     /// Makes slot `slot` a clean copy of `commit`'s files, set up, with the
-    /// `[worktree] copy` files and a fresh `.git` for the agent on
+    /// `[workspace] copy` files and a fresh `.git` for the agent on
     /// `branch`. Returns its path, or the verdict of a set-up that failed
     /// (logged to `log`).
     pub fn prepare(
@@ -219,7 +203,7 @@ impl Workspaces {
         Ok(None)
     }
 
-    /// Copies each `[worktree] copy` file's content from the user's
+    /// Copies each `[workspace] copy` file's content from the user's
     /// checkout to the same path in `dir`, replacing whatever is there.
     /// Nothing in the workspace is followed: a symlink or file where a
     /// directory of the path should be is removed first.
@@ -418,14 +402,14 @@ pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<
     Ok(())
 }
 
-/// The real file `[worktree] copy` entry `rel` names in the user's
+/// The real file `[workspace] copy` entry `rel` names in the user's
 /// checkout at `root`: it must exist and be a regular file, and a symlink
 /// is followed only when it stays inside the repository.
 pub fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
     let refuse = |why: String| {
         EngineError::Settings(format!(
-            "`[worktree] copy` in `planwright.toml` names `{rel}`, {why}; \
-             put the file itself in your checkout, or remove it from `[worktree] copy`"
+            "`[workspace] copy` in `planwright.toml` names `{rel}`, {why}; \
+             put the file itself in your checkout, or remove it from `[workspace] copy`"
         ))
     };
     let path = root.join(rel);

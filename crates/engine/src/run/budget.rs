@@ -10,7 +10,7 @@
 
 use crate::agent::Usage;
 use crate::model::failure::{Failure, FailureKind};
-use planwright_plan::config::BudgetSettings;
+use planwright_config::BudgetSettings;
 use std::collections::BTreeMap;
 
 /// What has been used.
@@ -158,7 +158,7 @@ fn over(spent: Spent, max_cost: Option<f64>, max_tokens: Option<u64>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planwright_plan::config::TicketBudget;
+    use planwright_config::TicketBudget;
 
     fn limits() -> BudgetSettings {
         BudgetSettings {

@@ -10,7 +10,7 @@
 //! with a longer backoff. Meanwhile a ticket whose routing allows another
 //! candidate model in an open pool goes there.
 
-use planwright_plan::config::{Routing, DEFAULT_TIER};
+use planwright_config::{Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use std::collections::BTreeMap;
 use std::time::Duration;

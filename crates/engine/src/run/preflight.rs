@@ -9,7 +9,8 @@ use crate::agent::Agent;
 use crate::git::repo::Repo;
 use crate::process::find_program;
 use crate::run::{ticket_gates, Outlook, Resume};
-use crate::sandbox::{ContainSettings, Containment, Mode, SandboxError};
+use crate::sandbox::{ContainSettings, SandboxError};
+use planwright_config::SandboxMode;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
 use planwright_plan::overlap::{Glob, Overlap};
@@ -76,7 +77,7 @@ pub fn failed(checks: &[Check]) -> bool {
 /// Runs every check. `extra_gates` are the configured and `--gate` gates;
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
 /// commands must be on before they run; `contain` the sandbox settings;
-/// `copy` the `[worktree] copy` files.
+/// `copy` the `[workspace] copy` files.
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
@@ -179,7 +180,7 @@ pub(crate) fn examine(
     }
 }
 
-/// `[worktree] copy`: each file must be in the user's checkout (a file, or
+/// `[workspace] copy`: each file must be in the user's checkout (a file, or
 /// a symlink that stays inside the repository) and not tracked, as each
 /// workspace already has the commit's version of a tracked file.
 pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
@@ -189,7 +190,7 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
             out.push(Check::error(
                 "copy",
                 e.to_string(),
-                "`[worktree] copy` names files of your checkout that git ignores, such as `.env`",
+                "`[workspace] copy` names files of your checkout that git ignores, such as `.env`",
             ));
             continue;
         }
@@ -199,10 +200,10 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
             out.push(Check::error(
                 "copy",
                 format!(
-                    "`[worktree] copy` in `planwright.toml` names `{rel}`, which git tracks: \
+                    "`[workspace] copy` in `planwright.toml` names `{rel}`, which git tracks: \
                      every workspace already has the commit's version"
                 ),
-                format!("remove `{rel}` from `[worktree] copy`, or untrack and ignore it"),
+                format!("remove `{rel}` from `[workspace] copy`, or untrack and ignore it"),
             ));
         }
     }
@@ -211,7 +212,7 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
             out,
             before,
             "copy",
-            "every `[worktree] copy` file is in the checkout",
+            "every `[workspace] copy` file is in the checkout",
         );
     }
 }
@@ -308,8 +309,8 @@ fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {
 /// The sandbox the run would use; a declared writable directory that holds
 /// the home directory or a `PATH` entry would let agents change what gates run.
 fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
-    match Containment::new(contain.mode) {
-        Ok(c) if contain.mode == Mode::Off => out.push(Check::warning(
+    match crate::sandbox::containment(contain.mode) {
+        Ok(c) if contain.mode == SandboxMode::Off => out.push(Check::warning(
             "sandbox",
             format!(
                 "`[sandbox] mode = \"off\"`: agents and gates run unconfined ({})",

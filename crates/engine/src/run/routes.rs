@@ -1,7 +1,7 @@
 //! Each ticket's gates and model pool, and the scheduler built from them.
 
 use crate::run::scheduler::Scheduler;
-use planwright_plan::config::Routing;
+use planwright_config::Routing;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
 use std::collections::{HashMap, HashSet};
@@ -31,7 +31,7 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
     let tier = ticket
         .tier
         .as_deref()
-        .unwrap_or(planwright_plan::config::DEFAULT_TIER);
+        .unwrap_or(planwright_config::DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
     routing
         .candidates(tier, hint)

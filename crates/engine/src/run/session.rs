@@ -82,7 +82,7 @@ pub fn prepare(
     let (Some(repo), false) = (found.repo, crate::run::preflight::failed(&checks)) else {
         return Err(PreflightFailed { checks });
     };
-    let containment = match Containment::new(settings.contain.mode) {
+    let containment = match crate::sandbox::containment(settings.contain.mode) {
         Ok(c) => c,
         Err(e) => {
             checks.push(Check::error(

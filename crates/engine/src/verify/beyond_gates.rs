@@ -13,44 +13,17 @@ use crate::verify::checkout::Checkouts;
 use crate::verify::counterfactual::{self, Outcome};
 use crate::verify::gates::GateSettings;
 use crate::verify::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
-use planwright_plan::config::Routing;
+use planwright_config::Routing;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::verdict::{CheckStatus, Decision, ReviewCheck, Verdict};
 use planwright_plan::Plan;
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-/// How review passes and counterfactuals run.
-#[derive(Clone, Default)]
-pub struct Settings {
-    /// The reviewer; none means no review passes.
-    pub reviewer: Option<Arc<dyn Agent>>,
-    /// Its model (default: another family's, from the routing table).
-    pub model: Option<String>,
-    /// A diff longer than this is blocked without a review.
-    pub max_diff_lines: Option<usize>,
-    /// One review's time limit.
-    pub timeout: Option<Duration>,
-    /// A counterfactual nothing pins is reported, not a failure.
-    pub counterfactuals_advisory: bool,
-}
-
-impl std::fmt::Debug for Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Settings")
-            .field(
-                "reviewer",
-                &self.reviewer.as_ref().map(|r| r.name().to_string()),
-            )
-            .field("model", &self.model)
-            .field("max_diff_lines", &self.max_diff_lines)
-            .field("timeout", &self.timeout)
-            .field("counterfactuals_advisory", &self.counterfactuals_advisory)
-            .finish()
-    }
-}
+/// How review passes and counterfactuals run: resolved by
+/// planwright-config from `[review]` and `[counterfactuals]`.
+pub use planwright_config::ReviewSettings as Settings;
 
 /// What one candidate is checked with.
 pub struct Candidate<'a> {
@@ -122,7 +95,10 @@ pub fn judge(cx: &Context, c: &Candidate) -> Result<Judgement, EngineError> {
         return Ok(judged);
     }
     match &cx.settings.reviewer {
-        Some(reviewer) if cx.dry_passes > 0 => reviews(cx, c, reviewer.as_ref()),
+        Some(spec) if cx.dry_passes > 0 => {
+            let reviewer = crate::agent::from_options(&spec.name, &spec.options)?;
+            reviews(cx, c, reviewer.as_ref())
+        }
         _ => Ok(Judgement::Pass),
     }
 }

@@ -4,10 +4,10 @@
 //! content of the commit under test, written with planwright's own git
 //! directory and index (see [`Repo::own_git`]).
 //!
-//! The project's set-up step (`[worktree] setup`, such as `npm ci`, see
+//! The project's set-up step (`[workspace] setup`, such as `npm ci`, see
 //! [`crate::exec::setup`]) runs here, by planwright, sandboxed, and its result is
 //! kept for the next commit while its key (the set-up commands and the
-//! content of `[worktree] setup_inputs`) is the same and nothing untracked in the
+//! content of `[workspace] setup_inputs`) is the same and nothing untracked in the
 //! checkout changed since (size, change time and inode of every file: a
 //! gate that wrote into `node_modules` makes the next use start afresh).
 //!

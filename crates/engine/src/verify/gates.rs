@@ -10,14 +10,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-/// How gates run.
-#[derive(Debug, Clone, Default)]
-pub struct GateSettings {
-    /// Variables passed through besides the built-in allowlist (`[gates] env`).
-    pub env: Vec<String>,
-    /// Wall-clock limit of each gate.
-    pub timeout: Option<Duration>,
-}
+/// How gates run: resolved by planwright-config.
+pub use planwright_config::GateSettings;
 
 /// Where and how gates run: their whole environment and confinement.
 #[derive(Debug, Clone, Default)]
@@ -126,19 +120,6 @@ pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
         .map_err(|e| EngineError::io(path, e))
 }
 
-/// Splits a `--gate "cargo test -q"` string into a gate, like a shell splits words.
-pub fn parse_gate(text: &str) -> Option<Gate> {
-    let argv = shlex::split(text).filter(|a| !a.is_empty())?;
-    Some(Gate {
-        name: text.to_string(),
-        argv,
-    })
-}
-
-/// A gate from a configured argv.
-pub fn gate_from_argv(argv: &[String]) -> Gate {
-    Gate {
-        name: argv.join(" "),
-        argv: argv.to_vec(),
-    }
-}
+/// Gates from command lines and configured argv: planwright-config makes
+/// them, as it reads `[gates] run` and the command line's gates.
+pub use planwright_config::{gate_from_argv, parse_gate};

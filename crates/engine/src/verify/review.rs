@@ -8,7 +8,7 @@ use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
 use crate::sandbox::Confine;
-use planwright_plan::config::{Routing, DEFAULT_TIER};
+use planwright_config::{Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use planwright_plan::verdict::{
     self, CheckStatus, Decision, FindingSeverity, ReviewCheck, Verdict,

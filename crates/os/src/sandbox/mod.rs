@@ -61,37 +61,6 @@ impl Mode {
     }
 }
 
-/// What `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib` set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainSettings {
-    /// Enforce or off.
-    pub mode: Mode,
-    /// More directories every agent may write (`[sandbox] writable`).
-    pub writable: Vec<PathBuf>,
-    /// Whether gates may use the network (`[sandbox] gate_network`).
-    pub gate_network: bool,
-    /// Whether gates write their checkout through an overlay where the
-    /// platform allows (`[sandbox] gate_overlay`).
-    pub gate_overlay: bool,
-    /// Repository configuration keys accepted although they run programs.
-    pub allow_config: Vec<String>,
-    /// The cap of an agent's log per attempt, in bytes.
-    pub agent_log_limit: Option<u64>,
-}
-
-impl Default for ContainSettings {
-    fn default() -> Self {
-        ContainSettings {
-            mode: Mode::Enforce,
-            writable: Vec::new(),
-            gate_network: false,
-            gate_overlay: true,
-            allow_config: Vec::new(),
-            agent_log_limit: Some(crate::process::AGENT_LOG_LIMIT),
-        }
-    }
-}
-
 /// Why the sandbox cannot be had.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {

@@ -2,13 +2,13 @@
 //! agb leaves to run time (see `docs/formats/agb.md`).
 
 use super::Options;
-use crate::config::{Routing, DEFAULT_TIER, TIERS};
 use crate::diag::{Diagnostic, Sink};
 use crate::doc::Document;
 use crate::model::{Format, Gate, Plan, Review, ScopeEntry, ScopeOp, Ticket};
 use crate::pathspec;
 use crate::pointer::Pointer;
 use crate::refname::ref_name_problem;
+use crate::routing::{Routing, DEFAULT_TIER, TIERS};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -82,7 +82,7 @@ pub fn validate(
     let gates = check_gate(root, options.strict_gates, sink);
     let caps = check_caps(root, sink);
     let review = check_prosecution(root, sink);
-    let tickets = check_tickets(root, &options.config.routing, sink);
+    let tickets = check_tickets(root, &options.routing, sink);
     let plan = Plan {
         source_format: Format::Agb,
         repo,

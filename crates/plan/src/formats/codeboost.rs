@@ -642,7 +642,7 @@ fn check_producers(items: &[Item<'_>], reach: &[BTreeSet<usize>], sink: &mut Vec
 }
 
 fn check_commands(items: &[Item<'_>], options: &Options, sink: &mut Vec<Diagnostic>) {
-    let allow = &options.config.commands.allow;
+    let allow = &options.allowed_commands;
     let mut commands = 0;
     for item in items {
         for check in &item.checks {

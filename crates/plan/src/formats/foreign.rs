@@ -47,7 +47,7 @@ pub fn verification(
         .unwrap_or(command);
     let parsed = crate::command::parse(command);
     if let Ok(argv) = &parsed {
-        if options.config.commands.allow.contains(argv) {
+        if options.allowed_commands.contains(argv) {
             return Verification::Gate(Gate {
                 name: command.to_string(),
                 argv: argv.clone(),
@@ -152,8 +152,10 @@ mod tests {
 
     #[test]
     fn only_allowed_commands_become_gates() {
-        let mut options = Options::default();
-        options.config.commands.allow = vec![vec!["npm".into(), "test".into()]];
+        let options = Options {
+            allowed_commands: vec![vec!["npm".into(), "test".into()]],
+            ..Options::default()
+        };
         let mut found = Vec::new();
         let at = Pointer::root();
         let mut read =

@@ -18,7 +18,6 @@ pub mod standard_v1;
 pub mod sweep;
 pub mod taskmaster;
 
-use crate::config::Config;
 use crate::diag::{Counting, Diagnostic, Sink};
 use crate::doc::Document;
 use crate::model::{Format, Plan};
@@ -34,16 +33,26 @@ pub struct Options {
     pub format: Option<Format>,
     /// agb: gates must be `npm test` or `npm run <script>`.
     pub strict_gates: bool,
-    /// The configuration in force.
-    pub config: Config,
+    /// The routing table in force (`[routing]`): agb's tier and pool hint
+    /// must leave a candidate model in it.
+    pub routing: crate::routing::Routing,
+    /// The argv a codeboost `cmd` check (or a foreign format's test
+    /// command) may run as a gate (`[commands] allow`), matched exactly.
+    pub allowed_commands: Vec<Vec<String>>,
     /// codeboost: the issue the plan must be for.
     pub issue: Option<u64>,
     /// standard_v1: coerce bare strings into objects where the schema allows.
     pub coerce: bool,
-    /// standard_v1: the implement stage's file cap (overrides the config).
+    /// standard_v1: the implement stage's file cap, given for this
+    /// validation (it wins over `standard_v1`'s).
     pub max_files_changed: Option<u32>,
-    /// standard_v1: the planner's prompt rendered a calibration hint.
+    /// standard_v1: the planner's prompt rendered a calibration hint,
+    /// given for this validation.
     pub calibration_hint: bool,
+    /// standard_v1: what the run configuration says of the cap and the
+    /// hint. Kept apart from the two above because only those make a plan of
+    /// another format warn that they were ignored.
+    pub standard_v1: StandardV1Defaults,
     /// The files of the repository tree the plan will run on, when known.
     pub repo_files: Option<std::sync::Arc<BTreeSet<String>>>,
     /// The surface syntax, when the file name cannot tell (standard input).
@@ -60,17 +69,29 @@ impl Default for Options {
         Options {
             format: None,
             strict_gates: true,
-            config: Config::default(),
+            routing: crate::routing::Routing::default(),
+            allowed_commands: Vec::new(),
             issue: None,
             coerce: false,
             max_files_changed: None,
             calibration_hint: false,
+            standard_v1: StandardV1Defaults::default(),
             repo_files: None,
             syntax: None,
             overlap_pairs: 0,
             tag: None,
         }
     }
+}
+
+/// `[standard_v1]` of the run configuration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StandardV1Defaults {
+    /// The implement stage's file cap; the cap advisories need it.
+    pub max_files_changed: Option<u32>,
+    /// The planner's prompts render a calibration hint, so a plan must carry
+    /// `raw_predicted_runtime_minutes` (an advisory when it does not).
+    pub calibration_hint: bool,
 }
 
 /// What validating one document gave.

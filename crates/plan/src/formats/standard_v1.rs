@@ -71,8 +71,8 @@ pub fn validate(
     semantic::check(&value, &mut sink);
     let cap = options
         .max_files_changed
-        .or(options.config.standard_v1.max_files_changed);
-    let hint = options.calibration_hint || options.config.standard_v1.calibration_hint;
+        .or(options.standard_v1.max_files_changed);
+    let hint = options.calibration_hint || options.standard_v1.calibration_hint;
     gate::advise(&value, cap, hint, &mut sink);
     if sink.errors > 0 {
         return None;

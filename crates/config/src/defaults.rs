@@ -1,0 +1,36 @@
+//! Every default a setting falls back to when neither a flag nor
+//! `planwright.toml` gives it, and the bounds a given value must keep.
+
+use std::time::Duration;
+
+/// Slots when the number of cores cannot be read (otherwise one slot per
+/// core).
+pub const JOBS: usize = 2;
+/// Rejected attempts a ticket may have in one invocation.
+pub const STRIKES: u32 = 2;
+/// The agent's wall-clock limit per attempt.
+pub const AGENT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// Each gate's wall-clock limit.
+pub const GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// Each workspace set-up command's limit.
+pub const SETUP_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// One review's limit (`[review] timeout_secs`).
+pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// The longest pause after the model could not serve an attempt
+/// (`[agent] max_pause`).
+pub const MAX_PAUSE: Duration = Duration::from_secs(6 * 3600);
+/// The longest `[agent] max_pause` accepted: a week covers the weekly
+/// limits of subscriptions, and keeps every deadline representable.
+pub const LONGEST_MAX_PAUSE: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Unavailable outcomes in a row after which a ticket fails
+/// (`[agent] max_unavailable`).
+pub const MAX_UNAVAILABLE: u32 = 5;
+/// The cap of one attempt's agent log, in bytes (`[agent] log_limit_mib`).
+pub const AGENT_LOG_LIMIT: u64 = 64 * MIB;
+/// Whether each slot gets its own CLI state directory (`[agent] isolate`).
+pub const ISOLATE: bool = true;
+/// The agent a command template alone selects.
+pub const TEMPLATE_AGENT: &str = "cmd";
+
+/// Bytes in a MiB, the unit of `[agent] log_limit_mib`.
+pub const MIB: u64 = 1024 * 1024;

@@ -1,0 +1,265 @@
+//! `planwright.toml`: what the file says, section by section, before any
+//! flag or default is applied ([`crate::resolve`] does that).
+//!
+//! Unknown keys are errors, so a typo never silently falls back to a
+//! default. Reading the file from disk is the caller's business.
+
+use crate::budget::BudgetSettings;
+use crate::duration::DurationSetting;
+use crate::prices::Prices;
+use planwright_plan::routing::Routing;
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[routing]`: tier x pool hint -> candidate models, and model pool caps.
+    #[serde(default)]
+    pub routing: Routing,
+    /// `[commands]`: the codeboost `cmd` allowlist.
+    #[serde(default)]
+    pub commands: Commands,
+    /// `[standard_v1]`.
+    #[serde(default)]
+    pub standard_v1: StandardV1,
+    /// `[run]`: how `planwright run` schedules and retries.
+    #[serde(default)]
+    pub run: Run,
+    /// `[gates]`: gates for formats that cannot state them, and their environment.
+    #[serde(default)]
+    pub gates: Gates,
+    /// `[workspace]` (formerly `[worktree]`): how each slot's workspace
+    /// and gate checkout are prepared.
+    #[serde(default)]
+    pub workspace: Workspace,
+    /// `[agent]`: which agent does the work.
+    #[serde(default)]
+    pub agent: Agent,
+    /// `[review]`: the reviewer that reads every candidate after its gates.
+    #[serde(default)]
+    pub review: Review,
+    /// `[counterfactuals]`: what a counterfactual nothing pins does.
+    #[serde(default)]
+    pub counterfactuals: Counterfactuals,
+    /// `[prices]`: USD per million tokens per model, for CLIs that report no cost.
+    #[serde(default)]
+    pub prices: Prices,
+    /// `[budget]`: cost and token ceilings per run and per ticket.
+    #[serde(default)]
+    pub budget: BudgetSettings,
+    /// `[sandbox]`: how agents and gates are confined.
+    #[serde(default)]
+    pub sandbox: Sandbox,
+    /// `[git]`: repository configuration planwright's git may honour.
+    #[serde(default)]
+    pub git: Git,
+}
+
+/// `[sandbox] mode`, and the mode a run is confined in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Confine agents and gates, or refuse to run.
+    #[default]
+    Enforce,
+    /// Run them unconfined (processes are still contained where possible).
+    Off,
+}
+
+/// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`,
+/// `gate_network = false`, `gate_overlay = true`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sandbox {
+    /// Enforce (default) or off.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// More directories every agent may write (its CLI's state, a package
+    /// cache); `~/` is the home directory.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// Whether gates may use the network (default: loopback only).
+    #[serde(default)]
+    pub gate_network: bool,
+    /// Whether gates write their checkout through an overlay where the
+    /// kernel allows (default), rather than the checkout itself.
+    #[serde(default = "yes")]
+    pub gate_overlay: bool,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox {
+            mode: SandboxMode::default(),
+            writable: Vec::new(),
+            gate_network: false,
+            gate_overlay: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[git]`: `allow_config = ["filter.lfs.clean", "filter.lfs.smudge"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Git {
+    /// Repository configuration keys accepted by name although they run a
+    /// program (filters, drivers) or redirect git (includes).
+    #[serde(default)]
+    pub allow_config: Vec<String>,
+}
+
+/// `[run]`; each key has a command-line flag that wins over it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Slots: tickets worked on at once (default: the number of cores).
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// Attempts per ticket before it fails (default 2).
+    #[serde(default)]
+    pub strikes: Option<u32>,
+    /// Wall-clock limit of one gate command, in seconds (default 600).
+    #[serde(default)]
+    pub gate_timeout_secs: Option<u64>,
+}
+
+/// `[gates]`: `run = [["cargo", "test"]]`, `env = ["RUST_LOG"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gates {
+    /// Gates added to every ticket, as argv (never a shell string).
+    #[serde(default)]
+    pub run: Vec<Vec<String>>,
+    /// Environment variables passed through to gates besides the built-in allowlist.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// `[review]`: `agent = "claude"`, `model = "..."`, `max_diff_lines = 2000`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The reviewer: an agent name as `[agent] name` takes; none means no
+    /// review passes.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The `cmd` reviewer's command.
+    #[serde(default)]
+    pub cmd: Option<String>,
+    /// The reviewer's model (default: one of another family than the
+    /// writer's, from the routing table).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// A diff longer than this is blocked without spending a review.
+    #[serde(default)]
+    pub max_diff_lines: Option<usize>,
+    /// Time limit of one review, in seconds (default 600).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[counterfactuals] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterfactualMode {
+    /// A counterfactual nothing pins fails the ticket (`control_unpinned`).
+    #[default]
+    Enforce,
+    /// It is reported, and the ticket may still merge.
+    Advisory,
+}
+
+/// `[counterfactuals]`: `mode = "enforce" | "advisory"`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Counterfactuals {
+    /// Enforce (default) or advisory.
+    #[serde(default)]
+    pub mode: CounterfactualMode,
+}
+
+/// `[workspace]` (formerly `[worktree]`): `setup = [["npm", "ci"]]`,
+/// `pristine = false`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workspace {
+    /// Commands run once in each new workspace and gate checkout, as argv.
+    #[serde(default)]
+    pub setup: Vec<Vec<String>>,
+    /// Also delete ignored files (such as `node_modules`) between tickets.
+    #[serde(default)]
+    pub pristine: bool,
+    /// Files whose content keys the set-up's cache (`package-lock.json`).
+    #[serde(default)]
+    pub setup_inputs: Vec<String>,
+    /// Files git ignores (`.env`) copied from the user's checkout into each
+    /// agent workspace after every reset, as paths relative to the root.
+    #[serde(default)]
+    pub copy: Vec<String>,
+}
+
+/// `[agent]`: `name = "cmd"`, `cmd = "my-agent {prompt_file}"`, `timeout_secs = 1800`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    /// The agent: `claude`, `codex`, `gemini`, `agy`, `aider`, `opencode`,
+    /// `cmd` or `scripted:DIR`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The `cmd` agent's command template.
+    #[serde(default)]
+    pub cmd: Option<String>,
+    /// Wall-clock limit of one agent attempt, in seconds (default 1800).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// The cap of one attempt's agent log, in MiB (default 64).
+    #[serde(default)]
+    pub log_limit_mib: Option<u64>,
+    /// A model for every attempt, overriding the one the routing table chose.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Extra arguments appended to the CLI's own (an adapter only).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The CLI's executable, when it is not the usual name on `PATH`.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// Give each slot its own CLI state directory (default true).
+    #[serde(default)]
+    pub isolate: Option<bool>,
+    /// The longest pause after the model could not serve an attempt,
+    /// whatever reset time its CLI named (default 6h).
+    #[serde(default)]
+    pub max_pause: Option<DurationSetting>,
+    /// Unavailable outcomes in a row after which a ticket fails as
+    /// `unavailable` (default 5).
+    #[serde(default)]
+    pub max_unavailable: Option<u32>,
+}
+
+/// `[commands]`: the codeboost command allowlist, `allow = [["cargo", "test"]]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Commands {
+    /// Approved argv, matched by exact equality.
+    #[serde(default)]
+    pub allow: Vec<Vec<String>>,
+}
+
+/// `[standard_v1]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StandardV1 {
+    /// The implement stage's file cap; the cap advisories need it.
+    #[serde(default)]
+    pub max_files_changed: Option<u32>,
+    /// The planner's prompts render a calibration hint, so a plan must carry
+    /// `raw_predicted_runtime_minutes` (an advisory when it does not).
+    #[serde(default)]
+    pub calibration_hint: bool,
+}

@@ -1,0 +1,35 @@
+//! planwright-config: `planwright.toml` (its schema and parse), the
+//! defaults, the settings a run works with, and [`resolve`], the one place
+//! where flags, the file and the environment meet.
+//!
+//! This crate is pure, like planwright-plan beneath it: it never starts a
+//! process, touches git, reads the clock or the environment. The caller
+//! reads the file and the environment and hands them in as data.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod budget;
+pub mod defaults;
+mod duration;
+pub mod file;
+mod parse;
+mod prices;
+pub mod resolve;
+mod settings;
+
+pub use budget::{BudgetSettings, TicketBudget};
+pub use duration::{parse_duration, DurationSetting};
+pub use file::{Config, CounterfactualMode, SandboxMode};
+pub use parse::{ConfigError, Deprecation, Parsed, RENAMED};
+pub use planwright_plan::routing::{Model, Routing, DEFAULT_TIER, TIERS};
+pub use prices::{Price, Prices};
+pub use resolve::{
+    gate_from_argv, parse_gate, AgentFlags, Env, RunFlags, SettingsError, ValidationFlags,
+};
+#[cfg(test)]
+mod tests;
+
+pub use settings::{
+    AgentOptions, AgentSpec, ContainSettings, GateSettings, ReviewSettings, RunSettings,
+    WorkspaceSettings,
+};

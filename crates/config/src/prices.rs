@@ -1,0 +1,110 @@
+//! `[prices]`: what each model costs, for CLIs that report no cost.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What one model costs, in US dollars per million tokens of each kind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input not read from a cache.
+    pub input: f64,
+    /// Output (reasoning included).
+    pub output: f64,
+    /// Input read from a cache (default: the input price).
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    /// Input written to a cache (default: the input price).
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+}
+
+impl Price {
+    /// The cost of the given token counts, in US dollars.
+    pub fn cost(&self, input: u64, output: u64, cache_read: u64, cache_write: u64) -> f64 {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        per(input, self.input)
+            + per(output, self.output)
+            + per(cache_read, self.cache_read.unwrap_or(self.input))
+            + per(cache_write, self.cache_write.unwrap_or(self.input))
+    }
+}
+
+/// `[prices]`: model name -> [`Price`]. Entries in `planwright.toml` are
+/// added to the shipped defaults (and replace a default of the same name),
+/// so a user names only the models they change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "BTreeMap<String, Price>", into = "BTreeMap<String, Price>")]
+pub struct Prices(pub BTreeMap<String, Price>);
+
+impl Default for Prices {
+    fn default() -> Self {
+        Prices(default_prices())
+    }
+}
+
+impl From<BTreeMap<String, Price>> for Prices {
+    fn from(user: BTreeMap<String, Price>) -> Self {
+        let mut all = default_prices();
+        all.extend(user);
+        Prices(all)
+    }
+}
+
+impl From<Prices> for BTreeMap<String, Price> {
+    fn from(p: Prices) -> Self {
+        p.0
+    }
+}
+
+impl Prices {
+    /// The price of `model`: an exact entry, else the longest entry the
+    /// model's name starts with, since CLIs report dated or suffixed names
+    /// (`claude-sonnet-4-6-20260217`, `gemini-3-flash-preview`).
+    /// A `provider/model` name (opencode's) is looked up by its model part.
+    pub fn find(&self, model: &str) -> Option<&Price> {
+        let model = model.rsplit('/').next().unwrap_or(model);
+        if let Some(p) = self.0.get(model) {
+            return Some(p);
+        }
+        self.0
+            .iter()
+            .filter(|(name, _)| model.starts_with(name.as_str()))
+            .max_by_key(|(name, _)| name.len())
+            .map(|(_, p)| p)
+    }
+}
+
+/// The shipped prices, per million tokens: (model, input, output,
+/// cache read, cache write). Dated and sourced in docs/agents.md; a model
+/// missing here gets no computed cost.
+const DEFAULT_PRICES: &[(&str, f64, f64, f64, f64)] = &[
+    ("claude-sonnet-4-6", 3.0, 15.0, 0.30, 3.75),
+    ("claude-opus-4-6", 5.0, 25.0, 0.50, 6.25),
+    ("claude-haiku-4-5", 1.0, 5.0, 0.10, 1.25),
+    ("gpt-5.5", 5.0, 30.0, 0.50, 5.0),
+    ("gpt-5.4", 2.50, 15.0, 0.25, 2.50),
+    ("gpt-5.4-mini", 0.75, 4.52, 0.075, 0.75),
+    ("gpt-5.3-codex", 1.75, 14.0, 0.175, 1.75),
+    ("gpt-5-codex", 1.25, 10.0, 0.125, 1.25),
+    ("gemini-3.1-pro", 2.0, 12.0, 0.20, 2.0),
+    ("gemini-3-flash", 0.50, 3.0, 0.05, 0.50),
+    ("gemini-2.5-pro", 1.25, 10.0, 0.125, 1.25),
+    ("gemini-2.5-flash", 0.30, 2.50, 0.03, 0.30),
+    ("gemini-2.5-flash-lite", 0.10, 0.40, 0.01, 0.10),
+];
+
+fn default_prices() -> BTreeMap<String, Price> {
+    DEFAULT_PRICES
+        .iter()
+        .map(|&(name, input, output, read, write)| {
+            let price = Price {
+                input,
+                output,
+                cache_read: Some(read),
+                cache_write: Some(write),
+            };
+            (name.to_string(), price)
+        })
+        .collect()
+}

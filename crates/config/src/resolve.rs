@@ -1,0 +1,382 @@
+//! Where flags, `planwright.toml` and the environment meet: one function
+//! per area, and the only place that says which wins (a flag over the
+//! file over the default).
+//!
+//! Each function takes apart its flags and its sections without `..`, so a
+//! flag or key added later that nothing resolves does not compile.
+
+use crate::budget::BudgetSettings;
+use crate::defaults;
+use crate::file::{self, Config, CounterfactualMode};
+use crate::settings::{
+    AgentOptions, AgentSpec, ContainSettings, GateSettings, ReviewSettings, RunSettings,
+    WorkspaceSettings,
+};
+use planwright_plan::formats::StandardV1Defaults;
+use planwright_plan::model::Gate;
+use planwright_plan::{Format, Options};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What settings read of the machine and the environment, read by the
+/// caller (this crate reads nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    /// `HOME`: where `~/` in `[sandbox] writable` points.
+    pub home: Option<PathBuf>,
+    /// `AGB_STRICT_GATES`: `0` turns agb's strict gate rule off.
+    pub agb_strict_gates: Option<String>,
+    /// The cores there are to work on: one slot per core by default.
+    pub cores: Option<usize>,
+}
+
+/// Why settings could not be resolved. Each names the source of the
+/// value; the front end words what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// A value of `planwright.toml` is out of its range.
+    #[error("`[{section}] {key} = {value}` in planwright.toml: it must be {bound}")]
+    OutOfRange {
+        /// The section.
+        section: &'static str,
+        /// The key.
+        key: &'static str,
+        /// The value, as it reads in the file (with its unit).
+        value: String,
+        /// What it must be ("at least 1").
+        bound: &'static str,
+    },
+    /// A gate given as one command line cannot be split into words.
+    #[error("cannot split `{0}` into words (unbalanced quote?)")]
+    Unsplittable(String),
+    /// Neither the front end nor `[agent]` names an agent.
+    #[error("no agent given")]
+    NoAgent,
+}
+
+/// The flags of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFlags {
+    /// The plan file as given.
+    pub plan: String,
+    /// Slots, over `[run] jobs`.
+    pub jobs: Option<u32>,
+    /// Attempts per ticket, over `[run] strikes`.
+    pub strikes: Option<u32>,
+    /// The agent's limit, over `[agent] timeout_secs`.
+    pub agent_timeout: Option<Duration>,
+    /// Each gate's limit, over `[run] gate_timeout_secs`.
+    pub gate_timeout: Option<Duration>,
+    /// Gates for every ticket as command lines, after `[gates] run`.
+    pub gates: Vec<String>,
+    /// A ticket may change the plan or configuration file it names.
+    pub allow_config_change: bool,
+}
+
+/// The flags that name the agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentFlags {
+    /// The agent, over `[agent] name`.
+    pub name: Option<String>,
+    /// The `cmd` agent's template, over `[agent] cmd`.
+    pub cmd: Option<String>,
+}
+
+/// The flags of reading a plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidationFlags {
+    /// Read the plan as this format instead of detecting it.
+    pub format: Option<Format>,
+    /// agb's strict gate rule off (as `AGB_STRICT_GATES=0`).
+    pub no_strict_gates: bool,
+    /// codeboost: the issue the plan must be for.
+    pub issue: Option<u64>,
+    /// standard_v1: coerce bare strings into objects.
+    pub coerce: bool,
+    /// standard_v1: the file cap, over `[standard_v1] max_files_changed`.
+    pub max_files_changed: Option<u32>,
+    /// standard_v1: a calibration hint was rendered (or
+    /// `[standard_v1] calibration_hint`).
+    pub calibration_hint: bool,
+    /// taskmaster: the tag to read.
+    pub tag: Option<String>,
+}
+
+/// A run's settings: [`RunFlags`] over `file` over [`defaults`].
+pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, SettingsError> {
+    let RunFlags {
+        plan,
+        jobs,
+        strikes,
+        agent_timeout,
+        gate_timeout,
+        gates: flag_gates,
+        allow_config_change,
+    } = flags;
+    let file::Run {
+        jobs: file_jobs,
+        strikes: file_strikes,
+        gate_timeout_secs: _,
+    } = &file.run;
+    at_least_one("run", "jobs", *file_jobs)?;
+    at_least_one("run", "strikes", *file_strikes)?;
+    let (max_pause, max_unavailable) = pause_bounds(&file.agent)?;
+    let cores = env.cores.unwrap_or(defaults::JOBS);
+    Ok(RunSettings {
+        plan_path: plan,
+        config_path: None,
+        allow_config_change,
+        jobs: jobs.or(*file_jobs).map_or(cores, |j| j as usize),
+        strikes: strikes.or(*file_strikes).unwrap_or(defaults::STRIKES),
+        max_pause,
+        max_unavailable,
+        agent_timeout: Some(
+            agent_timeout
+                .or(file.agent.timeout_secs.map(Duration::from_secs))
+                .unwrap_or(defaults::AGENT_TIMEOUT),
+        ),
+        extra_gates: extra_gates(flag_gates, file)?,
+        gates: gates(gate_timeout, file),
+        pool: workspace(file),
+        contain: sandbox(file, env),
+        routing: file.routing.clone(),
+        beyond: review(file),
+        budget: budget(file),
+        overlaps: None,
+    })
+}
+
+fn at_least_one(
+    section: &'static str,
+    key: &'static str,
+    v: Option<u32>,
+) -> Result<(), SettingsError> {
+    match v {
+        Some(0) => Err(SettingsError::OutOfRange {
+            section,
+            key,
+            value: "0".into(),
+            bound: "at least 1",
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `[agent] max_pause` and `max_unavailable`, over the defaults.
+fn pause_bounds(agent: &file::Agent) -> Result<(Duration, u32), SettingsError> {
+    let max_pause = agent.max_pause.map_or(defaults::MAX_PAUSE, |s| s.0);
+    if max_pause.is_zero() || max_pause > defaults::LONGEST_MAX_PAUSE {
+        return Err(SettingsError::OutOfRange {
+            section: "agent",
+            key: "max_pause",
+            value: format!("{}s", max_pause.as_secs()),
+            bound: "at least 1s and at most 168h",
+        });
+    }
+    let max_unavailable = agent.max_unavailable.unwrap_or(defaults::MAX_UNAVAILABLE);
+    at_least_one("agent", "max_unavailable", Some(max_unavailable))?;
+    Ok((max_pause, max_unavailable))
+}
+
+/// Gates for every ticket: `[gates] run`, then `flag_gates` (command
+/// lines, split like a shell splits words).
+pub fn extra_gates(flag_gates: Vec<String>, file: &Config) -> Result<Vec<Gate>, SettingsError> {
+    let mut gates: Vec<Gate> = file
+        .gates
+        .run
+        .iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| gate_from_argv(a))
+        .collect();
+    for g in flag_gates {
+        gates.push(parse_gate(&g).ok_or(SettingsError::Unsplittable(g))?);
+    }
+    Ok(gates)
+}
+
+/// How gates run: `timeout` over `[run] gate_timeout_secs` over the default.
+pub fn gates(timeout: Option<Duration>, file: &Config) -> GateSettings {
+    let file::Gates { run: _, env } = &file.gates;
+    let timeout = timeout
+        .or(file.run.gate_timeout_secs.map(Duration::from_secs))
+        .unwrap_or(defaults::GATE_TIMEOUT);
+    GateSettings {
+        env: env.clone(),
+        timeout: Some(timeout),
+    }
+}
+
+/// `[workspace]` (formerly `[worktree]`).
+pub fn workspace(file: &Config) -> WorkspaceSettings {
+    let file::Workspace {
+        setup,
+        pristine,
+        setup_inputs,
+        copy,
+    } = &file.workspace;
+    WorkspaceSettings {
+        setup: setup.clone(),
+        setup_inputs: setup_inputs.clone(),
+        pristine: *pristine,
+        setup_timeout: Some(defaults::SETUP_TIMEOUT),
+        copy: copy.clone(),
+    }
+}
+
+/// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`; `~/` in
+/// `writable` is `env.home`.
+pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
+    let file::Sandbox {
+        mode,
+        writable,
+        gate_network,
+        gate_overlay,
+    } = &file.sandbox;
+    let file::Git { allow_config } = &file.git;
+    let expand = |d: &String| match (d.strip_prefix("~/"), &env.home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(d),
+    };
+    let log_limit = file
+        .agent
+        .log_limit_mib
+        .map_or(defaults::AGENT_LOG_LIMIT, |m| {
+            m.saturating_mul(defaults::MIB)
+        });
+    ContainSettings {
+        mode: *mode,
+        writable: writable.iter().map(expand).collect(),
+        gate_network: *gate_network,
+        gate_overlay: *gate_overlay,
+        allow_config: allow_config.clone(),
+        agent_log_limit: Some(log_limit),
+    }
+}
+
+/// The agent that does the work: `flags` over `[agent]`; a template alone
+/// selects the `cmd` agent.
+pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsError> {
+    let AgentFlags { name, cmd } = flags;
+    let file::Agent {
+        name: file_name,
+        cmd: file_cmd,
+        model,
+        args,
+        program,
+        isolate,
+        timeout_secs: _,
+        log_limit_mib: _,
+        max_pause: _,
+        max_unavailable: _,
+    } = &file.agent;
+    let template = cmd.or_else(|| file_cmd.clone());
+    let name = name
+        .or_else(|| file_name.clone())
+        .or_else(|| template.as_ref().map(|_| defaults::TEMPLATE_AGENT.into()))
+        .ok_or(SettingsError::NoAgent)?;
+    Ok(AgentSpec {
+        name,
+        options: AgentOptions {
+            cmd: template,
+            model: model.clone(),
+            args: args.clone(),
+            program: program.clone(),
+            isolate: isolate.unwrap_or(defaults::ISOLATE),
+            prices: file.prices.clone(),
+        },
+    })
+}
+
+/// `[review]` and `[counterfactuals]`. The reviewer is an agent of its own,
+/// built only from `[review]` (never the writer's `[agent]`).
+pub fn review(file: &Config) -> ReviewSettings {
+    let file::Review {
+        agent,
+        cmd,
+        model,
+        max_diff_lines,
+        timeout_secs,
+    } = &file.review;
+    let file::Counterfactuals { mode } = &file.counterfactuals;
+    let reviewer = match (agent, cmd) {
+        (None, None) => None,
+        (name, cmd) => Some(AgentSpec {
+            name: name
+                .clone()
+                .unwrap_or_else(|| defaults::TEMPLATE_AGENT.into()),
+            options: AgentOptions {
+                cmd: cmd.clone(),
+                model: model.clone(),
+                prices: file.prices.clone(),
+                ..AgentOptions::default()
+            },
+        }),
+    };
+    ReviewSettings {
+        reviewer,
+        model: model.clone(),
+        max_diff_lines: *max_diff_lines,
+        timeout: Some(timeout_secs.map_or(defaults::REVIEW_TIMEOUT, Duration::from_secs)),
+        counterfactuals_advisory: *mode == CounterfactualMode::Advisory,
+    }
+}
+
+/// `[budget]`, as written.
+pub fn budget(file: &Config) -> BudgetSettings {
+    file.budget.clone()
+}
+
+/// What validating a plan takes into account besides the document:
+/// `flags` and `env`, `[routing]`, `[commands]` and `[standard_v1]`.
+/// The caller adds what is not a setting (the syntax, the repository's
+/// files, how many overlaps to show).
+pub fn validation(flags: ValidationFlags, file: &Config, env: &Env) -> Options {
+    let ValidationFlags {
+        format,
+        no_strict_gates,
+        issue,
+        coerce,
+        max_files_changed,
+        calibration_hint,
+        tag,
+    } = flags;
+    let file::StandardV1 {
+        max_files_changed: file_cap,
+        calibration_hint: file_hint,
+    } = &file.standard_v1;
+    let strict_env = env.agb_strict_gates.as_deref().is_none_or(|v| v != "0");
+    Options {
+        format,
+        strict_gates: !no_strict_gates && strict_env,
+        routing: file.routing.clone(),
+        allowed_commands: file.commands.allow.clone(),
+        issue,
+        coerce,
+        max_files_changed,
+        calibration_hint,
+        standard_v1: StandardV1Defaults {
+            max_files_changed: *file_cap,
+            calibration_hint: *file_hint,
+        },
+        tag,
+        ..Options::default()
+    }
+}
+
+/// Splits a gate given as one command line (`cargo test -q`) into a gate,
+/// like a shell splits words.
+pub fn parse_gate(text: &str) -> Option<Gate> {
+    let argv = shlex::split(text).filter(|a| !a.is_empty())?;
+    Some(Gate {
+        name: text.to_string(),
+        argv,
+    })
+}
+
+/// A gate from a configured argv.
+pub fn gate_from_argv(argv: &[String]) -> Gate {
+    Gate {
+        name: argv.join(" "),
+        argv: argv.to_vec(),
+    }
+}

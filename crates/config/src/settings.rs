@@ -1,0 +1,220 @@
+//! The settings a run works with, every flag, file value and default
+//! already applied ([`crate::resolve`] makes them). The engine takes these
+//! types as they are.
+
+use crate::budget::BudgetSettings;
+use crate::defaults;
+use crate::file::SandboxMode;
+use crate::prices::Prices;
+use planwright_plan::model::Gate;
+use planwright_plan::overlap::Overlap;
+use planwright_plan::routing::Routing;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything a run is configured with.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The plan file as given (for the record).
+    pub plan_path: String,
+    /// The configuration file the settings came from, if any.
+    pub config_path: Option<PathBuf>,
+    /// A ticket whose scope names the plan or configuration file itself may
+    /// change it.
+    pub allow_config_change: bool,
+    /// Slots: attempts worked on at once.
+    pub jobs: usize,
+    /// Rejected attempts a ticket may have in one invocation.
+    pub strikes: u32,
+    /// The longest pause of a model pool or ticket whose model could not
+    /// serve it.
+    pub max_pause: Duration,
+    /// Unavailable outcomes in a row after which a ticket fails, in one
+    /// invocation.
+    pub max_unavailable: u32,
+    /// The agent's wall-clock limit per attempt.
+    pub agent_timeout: Option<Duration>,
+    /// Gates added to every ticket (`[gates] run`, then the command line's).
+    pub extra_gates: Vec<Gate>,
+    /// How gates run.
+    pub gates: GateSettings,
+    /// How workspaces and gate checkouts are prepared (`[workspace]`). The
+    /// field keeps its old name until the run loop's code is renamed.
+    pub pool: WorkspaceSettings,
+    /// The sandbox, the accepted git config and the agent's log cap.
+    pub contain: ContainSettings,
+    /// Model pools and caps.
+    pub routing: Routing,
+    /// Review passes and counterfactuals, after the gates.
+    pub beyond: ReviewSettings,
+    /// Ceilings on cost and tokens, for the run and each ticket.
+    pub budget: BudgetSettings,
+    /// The plan's overlap forecast when the caller already made it
+    /// (validation does, for its warnings): preflight filters it rather
+    /// than forecasting a large plan again. `None`: preflight makes it.
+    pub overlaps: Option<Vec<Overlap>>,
+}
+
+impl RunSettings {
+    /// The defaults ([`defaults`]), with [`defaults::JOBS`] slots: a front
+    /// end that knows the machine resolves the number of slots from its
+    /// cores ([`crate::resolve::run`]).
+    pub fn new(plan_path: impl Into<String>) -> RunSettings {
+        RunSettings {
+            plan_path: plan_path.into(),
+            config_path: None,
+            allow_config_change: false,
+            jobs: defaults::JOBS,
+            strikes: defaults::STRIKES,
+            max_pause: defaults::MAX_PAUSE,
+            max_unavailable: defaults::MAX_UNAVAILABLE,
+            agent_timeout: Some(defaults::AGENT_TIMEOUT),
+            extra_gates: vec![],
+            gates: GateSettings {
+                env: vec![],
+                timeout: Some(defaults::GATE_TIMEOUT),
+            },
+            pool: WorkspaceSettings {
+                setup: vec![],
+                setup_inputs: vec![],
+                pristine: false,
+                setup_timeout: Some(defaults::SETUP_TIMEOUT),
+                copy: vec![],
+            },
+            contain: ContainSettings::default(),
+            routing: Routing::default(),
+            beyond: ReviewSettings::default(),
+            budget: BudgetSettings::default(),
+            overlaps: None,
+        }
+    }
+}
+
+/// How gates run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GateSettings {
+    /// Variables passed through besides the built-in allowlist (`[gates] env`).
+    pub env: Vec<String>,
+    /// Wall-clock limit of each gate.
+    pub timeout: Option<Duration>,
+}
+
+/// `[workspace]`: how workspaces and gate checkouts are prepared.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceSettings {
+    /// The project's set-up step, run by planwright in each workspace and
+    /// gate checkout (`[workspace] setup`, e.g. `npm ci`).
+    pub setup: Vec<Vec<String>>,
+    /// Files whose content keys the set-up cache (`[workspace]
+    /// setup_inputs`, e.g. `package-lock.json`): set-up runs again when one
+    /// changes.
+    pub setup_inputs: Vec<String>,
+    /// Also remove ignored files (such as an agent's `node_modules`) from a
+    /// workspace between tickets.
+    pub pristine: bool,
+    /// Time limit of each set-up command.
+    pub setup_timeout: Option<Duration>,
+    /// Files git ignores (`[workspace] copy`, e.g. `.env`) copied from the
+    /// user's checkout into each agent workspace after every reset.
+    pub copy: Vec<String>,
+}
+
+/// What `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib` set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainSettings {
+    /// Enforce or off.
+    pub mode: SandboxMode,
+    /// More directories every agent may write (`[sandbox] writable`), `~/`
+    /// already expanded.
+    pub writable: Vec<PathBuf>,
+    /// Whether gates may use the network (`[sandbox] gate_network`).
+    pub gate_network: bool,
+    /// Whether gates write their checkout through an overlay where the
+    /// kernel allows (`[sandbox] gate_overlay`).
+    pub gate_overlay: bool,
+    /// Repository configuration keys accepted although they run programs.
+    pub allow_config: Vec<String>,
+    /// The cap of an agent's log per attempt, in bytes.
+    pub agent_log_limit: Option<u64>,
+}
+
+impl Default for ContainSettings {
+    fn default() -> Self {
+        ContainSettings {
+            mode: SandboxMode::Enforce,
+            writable: Vec::new(),
+            gate_network: false,
+            gate_overlay: true,
+            allow_config: Vec::new(),
+            agent_log_limit: Some(defaults::AGENT_LOG_LIMIT),
+        }
+    }
+}
+
+/// The `[agent]` settings an agent is built with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOptions {
+    /// The `cmd` agent's template.
+    pub cmd: Option<String>,
+    /// A model for every attempt, over the routed one.
+    pub model: Option<String>,
+    /// Arguments appended to an adapter's own.
+    pub args: Vec<String>,
+    /// The CLI's executable, instead of its usual name.
+    pub program: Option<String>,
+    /// Whether each slot gets its own CLI state.
+    pub isolate: bool,
+    /// Prices for CLIs that report no cost.
+    pub prices: Prices,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            cmd: None,
+            model: None,
+            args: Vec::new(),
+            program: None,
+            isolate: defaults::ISOLATE,
+            prices: Prices::default(),
+        }
+    }
+}
+
+/// An agent as settings name it: the engine's adapter registry builds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentSpec {
+    /// `claude`, `codex`, ..., `cmd` or `scripted:DIR`.
+    pub name: String,
+    /// What it is built with.
+    pub options: AgentOptions,
+}
+
+impl AgentSpec {
+    /// The `cmd` agent running `template`.
+    pub fn cmd(template: impl Into<String>) -> AgentSpec {
+        AgentSpec {
+            name: defaults::TEMPLATE_AGENT.into(),
+            options: AgentOptions {
+                cmd: Some(template.into()),
+                ..AgentOptions::default()
+            },
+        }
+    }
+}
+
+/// How review passes and counterfactuals run (`[review]`,
+/// `[counterfactuals]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReviewSettings {
+    /// The reviewer; none means no review passes.
+    pub reviewer: Option<AgentSpec>,
+    /// Its model (default: another family's, from the routing table).
+    pub model: Option<String>,
+    /// A diff longer than this is blocked without a review.
+    pub max_diff_lines: Option<usize>,
+    /// One review's time limit.
+    pub timeout: Option<Duration>,
+    /// A counterfactual nothing pins is reported, not a failure.
+    pub counterfactuals_advisory: bool,
+}

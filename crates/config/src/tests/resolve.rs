@@ -1,0 +1,295 @@
+//! Precedence, area by area: a flag over the file over the default.
+
+use super::parse;
+use crate::resolve::{self, AgentFlags, Env, RunFlags, ValidationFlags};
+use crate::{defaults, AgentSpec, Config, ContainSettings, SandboxMode, SettingsError};
+use planwright_plan::{Format, Options};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn flags() -> RunFlags {
+    RunFlags {
+        plan: "plan.json".into(),
+        ..RunFlags::default()
+    }
+}
+
+fn env() -> Env {
+    Env {
+        home: Some(PathBuf::from("/home/u")),
+        agb_strict_gates: None,
+        cores: Some(8),
+    }
+}
+
+fn run(flags: RunFlags, file: &str) -> Result<crate::RunSettings, SettingsError> {
+    resolve::run(flags, &parse(file), &env())
+}
+
+const FILE: &str = "[run]\njobs = 3\nstrikes = 4\ngate_timeout_secs = 30\n\
+                    [agent]\ntimeout_secs = 90\nmax_pause = '1h'\nmax_unavailable = 2\n";
+
+#[test]
+fn run_flags_win_over_the_file_which_wins_over_the_defaults() {
+    let s = run(flags(), "").unwrap();
+    assert_eq!(
+        (s.jobs, s.strikes, s.agent_timeout, s.gates.timeout),
+        (
+            8,
+            defaults::STRIKES,
+            Some(defaults::AGENT_TIMEOUT),
+            Some(defaults::GATE_TIMEOUT)
+        )
+    );
+    assert_eq!(
+        (s.max_pause, s.max_unavailable),
+        (defaults::MAX_PAUSE, defaults::MAX_UNAVAILABLE)
+    );
+    let s = run(flags(), FILE).unwrap();
+    assert_eq!(
+        (s.jobs, s.strikes, s.agent_timeout, s.gates.timeout),
+        (
+            3,
+            4,
+            Some(Duration::from_secs(90)),
+            Some(Duration::from_secs(30))
+        )
+    );
+    assert_eq!(
+        (s.max_pause, s.max_unavailable),
+        (Duration::from_secs(3600), 2)
+    );
+    let given = RunFlags {
+        jobs: Some(5),
+        strikes: Some(6),
+        agent_timeout: Some(Duration::from_secs(7)),
+        gate_timeout: Some(Duration::from_secs(8)),
+        allow_config_change: true,
+        ..flags()
+    };
+    let s = run(given, FILE).unwrap();
+    assert_eq!(
+        (s.jobs, s.strikes, s.agent_timeout, s.gates.timeout),
+        (
+            5,
+            6,
+            Some(Duration::from_secs(7)),
+            Some(Duration::from_secs(8))
+        )
+    );
+    assert!(s.allow_config_change);
+    assert_eq!(s.plan_path, "plan.json");
+}
+
+#[test]
+fn without_cores_a_run_gets_the_default_slots() {
+    let s = resolve::run(flags(), &Config::default(), &Env::default()).unwrap();
+    assert_eq!(s.jobs, defaults::JOBS);
+}
+
+#[test]
+fn values_that_would_not_bound_are_refused_naming_the_key() {
+    for (file, says) in [
+        (
+            "[run]\njobs = 0\n",
+            "`[run] jobs = 0` in planwright.toml: it must be at least 1",
+        ),
+        ("[run]\nstrikes = 0\n", "`[run] strikes = 0`"),
+        (
+            "[agent]\nmax_unavailable = 0\n",
+            "`[agent] max_unavailable = 0`",
+        ),
+        ("[agent]\nmax_pause = 0\n", "`[agent] max_pause = 0s`"),
+        (
+            "[agent]\nmax_pause = '169h'\n",
+            "at least 1s and at most 168h",
+        ),
+    ] {
+        let e = run(flags(), file).unwrap_err().to_string();
+        assert!(e.contains(says), "{file}: {e}");
+    }
+    assert!(run(flags(), "[agent]\nmax_pause = '168h'\n").is_ok());
+}
+
+#[test]
+fn file_gates_come_before_flag_gates() {
+    let given = RunFlags {
+        gates: vec!["sh -c 'test -n \"$HOME\"'".into()],
+        ..flags()
+    };
+    let s = run(
+        given,
+        "[gates]\nrun = [['test', '-f', 'README.md'], []]\nenv = ['RUST_LOG']\n",
+    )
+    .unwrap();
+    let argv: Vec<&[String]> = s.extra_gates.iter().map(|g| g.argv.as_slice()).collect();
+    assert_eq!(argv.len(), 2, "an empty argv is no gate");
+    assert_eq!(argv[0], ["test", "-f", "README.md"]);
+    assert_eq!(argv[1], ["sh", "-c", "test -n \"$HOME\""]);
+    assert_eq!(s.extra_gates[1].name, "sh -c 'test -n \"$HOME\"'");
+    assert_eq!(s.gates.env, ["RUST_LOG"]);
+    let bad = RunFlags {
+        gates: vec!["echo 'open".into()],
+        ..flags()
+    };
+    assert_eq!(
+        run(bad, "").unwrap_err(),
+        SettingsError::Unsplittable("echo 'open".into())
+    );
+}
+
+#[test]
+fn the_workspace_comes_from_the_file_under_either_name() {
+    let s = run(flags(), "").unwrap();
+    assert_eq!(s.pool, crate::RunSettings::new("p").pool);
+    let file = "[worktree]\nsetup = [['npm', 'ci']]\nsetup_inputs = ['package-lock.json']\ncopy = ['.env']\npristine = true\n";
+    let old = run(flags(), file).unwrap().pool;
+    let new = run(flags(), &file.replace("worktree", "workspace"))
+        .unwrap()
+        .pool;
+    assert_eq!(old, new);
+    assert_eq!(new.setup, [["npm", "ci"]]);
+    assert_eq!(new.setup_inputs, ["package-lock.json"]);
+    assert_eq!(new.copy, [".env"]);
+    assert!(new.pristine);
+    assert_eq!(new.setup_timeout, Some(defaults::SETUP_TIMEOUT));
+}
+
+#[test]
+fn the_sandbox_expands_home_and_caps_the_log() {
+    let c = resolve::sandbox(&Config::default(), &env());
+    assert_eq!(c, ContainSettings::default());
+    let file = parse(
+        "[sandbox]\nmode = 'off'\nwritable = ['~/.npm', '/opt/cache', '~user/x']\ngate_network = true\ngate_overlay = false\n\
+         [git]\nallow_config = ['filter.lfs.clean']\n[agent]\nlog_limit_mib = 8\n",
+    );
+    let c = resolve::sandbox(&file, &env());
+    assert_eq!(c.mode, SandboxMode::Off);
+    assert_eq!(
+        c.writable,
+        [
+            PathBuf::from("/home/u/.npm"),
+            PathBuf::from("/opt/cache"),
+            PathBuf::from("~user/x")
+        ]
+    );
+    assert!(c.gate_network && !c.gate_overlay);
+    assert_eq!(c.allow_config, ["filter.lfs.clean"]);
+    assert_eq!(c.agent_log_limit, Some(8 * 1024 * 1024));
+    let homeless = resolve::sandbox(&file, &Env::default());
+    assert_eq!(homeless.writable[0], PathBuf::from("~/.npm"));
+}
+
+#[test]
+fn the_agent_flags_win_over_agent_and_a_template_alone_means_cmd() {
+    let none = resolve::agent(AgentFlags::default(), &Config::default());
+    assert_eq!(none, Err(SettingsError::NoAgent));
+    let file = parse(
+        "[agent]\nname = 'codex'\ncmd = 'file {prompt_file}'\nmodel = 'm'\nargs = ['-x']\nprogram = '/opt/codex'\nisolate = false\n",
+    );
+    let from_file = resolve::agent(AgentFlags::default(), &file).unwrap();
+    assert_eq!(from_file.name, "codex");
+    assert_eq!(from_file.options.cmd.as_deref(), Some("file {prompt_file}"));
+    assert_eq!(from_file.options.model.as_deref(), Some("m"));
+    assert_eq!(from_file.options.args, ["-x"]);
+    assert_eq!(from_file.options.program.as_deref(), Some("/opt/codex"));
+    assert!(!from_file.options.isolate);
+    let flags = AgentFlags {
+        name: Some("claude".into()),
+        cmd: Some("flag {prompt_file}".into()),
+    };
+    let from_flags = resolve::agent(flags, &file).unwrap();
+    assert_eq!(from_flags.name, "claude");
+    assert_eq!(
+        from_flags.options.cmd.as_deref(),
+        Some("flag {prompt_file}")
+    );
+    let template = AgentFlags {
+        cmd: Some("x".into()),
+        ..AgentFlags::default()
+    };
+    let spec = resolve::agent(template, &Config::default()).unwrap();
+    assert_eq!(spec, AgentSpec::cmd("x"));
+    assert!(spec.options.isolate, "isolated by default");
+}
+
+#[test]
+fn the_reviewer_comes_from_review_only() {
+    let s = resolve::review(&parse("[agent]\nname = 'claude'\n"));
+    assert_eq!(s.reviewer, None);
+    assert_eq!(s.timeout, Some(defaults::REVIEW_TIMEOUT));
+    assert!(!s.counterfactuals_advisory);
+    let s = resolve::review(&parse(
+        "[review]\ncmd = 'review.sh'\nmodel = 'r'\nmax_diff_lines = 10\ntimeout_secs = 5\n[counterfactuals]\nmode = 'advisory'\n",
+    ));
+    let reviewer = s.reviewer.unwrap();
+    assert_eq!(reviewer.name, "cmd");
+    assert_eq!(reviewer.options.cmd.as_deref(), Some("review.sh"));
+    assert_eq!(reviewer.options.model.as_deref(), Some("r"));
+    assert_eq!(s.model.as_deref(), Some("r"));
+    assert_eq!(s.max_diff_lines, Some(10));
+    assert_eq!(s.timeout, Some(Duration::from_secs(5)));
+    assert!(s.counterfactuals_advisory);
+    let named = resolve::review(&parse("[review]\nagent = 'gemini'\n"));
+    assert_eq!(named.reviewer.unwrap().name, "gemini");
+}
+
+#[test]
+fn the_run_takes_routing_and_budget_from_the_file() {
+    let s = run(
+        flags(),
+        "[routing.caps]\nclaude = 1\n[budget]\nmax_cost_usd = 2.5\n[budget.ticket]\nmax_tokens = 10\n",
+    )
+    .unwrap();
+    assert_eq!(s.routing.caps["claude"], 1);
+    assert_eq!(s.budget.max_cost_usd, Some(2.5));
+    assert_eq!(s.budget.ticket.max_tokens, Some(10));
+    assert_eq!(s.overlaps, None);
+}
+
+#[test]
+fn validation_takes_flags_env_and_the_file() {
+    let file = parse(
+        "[commands]\nallow = [['npm', 'test']]\n[standard_v1]\nmax_files_changed = 12\ncalibration_hint = true\n",
+    );
+    let o = resolve::validation(ValidationFlags::default(), &file, &env());
+    assert!(o.strict_gates);
+    assert_eq!(o.allowed_commands, [["npm", "test"]]);
+    assert_eq!(o.max_files_changed, None, "the file's cap is not a flag");
+    assert!(!o.calibration_hint);
+    assert_eq!(o.standard_v1.max_files_changed, Some(12));
+    assert!(o.standard_v1.calibration_hint);
+    let flags = ValidationFlags {
+        format: Some(Format::StandardV1),
+        no_strict_gates: false,
+        issue: Some(7),
+        coerce: true,
+        max_files_changed: Some(3),
+        calibration_hint: true,
+        tag: Some("t".into()),
+    };
+    let o = resolve::validation(flags, &file, &env());
+    assert_eq!(o.format, Some(Format::StandardV1));
+    assert_eq!(
+        (o.issue, o.coerce, o.max_files_changed),
+        (Some(7), true, Some(3))
+    );
+    assert_eq!(o.tag.as_deref(), Some("t"));
+    let lax = |no_strict_gates: bool, var: Option<&str>| {
+        let flags = ValidationFlags {
+            no_strict_gates,
+            ..ValidationFlags::default()
+        };
+        let env = Env {
+            agb_strict_gates: var.map(String::from),
+            ..env()
+        };
+        !resolve::validation(flags, &Config::default(), &env).strict_gates
+    };
+    assert!(lax(true, None) && lax(false, Some("0")));
+    assert!(!lax(false, Some("1")) && !lax(false, None));
+    let routing = parse("[routing.hints]\nmine = ['claude']\n");
+    let o = resolve::validation(ValidationFlags::default(), &routing, &env());
+    assert!(o.routing.knows_hint("mine"));
+    assert_eq!(Options::default().routing, Config::default().routing);
+}

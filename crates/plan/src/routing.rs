@@ -1,0 +1,169 @@
+//! The routing table: which models a ticket's tier and pool hint allow, and
+//! the model pools they count against.
+//!
+//! It lives here, not in planwright-config, because validation needs it
+//! (agb's rule "the tier and pool hint must leave a candidate"); the
+//! `[routing]` section of `planwright.toml` deserializes into it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One model a ticket can be routed to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The model's name as the agent CLI knows it.
+    pub name: String,
+    /// Its family (`gemini`, `claude`, `gpt`, `gpt-oss`); pool hints select families.
+    pub family: String,
+    /// The tiers it serves.
+    pub tiers: Vec<String>,
+    /// The model pool it counts against (see `caps`).
+    pub pool: String,
+}
+
+/// The routing table. `[routing]` in `planwright.toml` replaces any part it
+/// names; a part it leaves out keeps agb's default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Routing {
+    /// Candidate models, in order of preference.
+    #[serde(default = "default_models")]
+    pub models: Vec<Model>,
+    /// Pool hint -> the families it accepts. `auto` accepts every family.
+    #[serde(default = "default_hints")]
+    pub hints: BTreeMap<String, Vec<String>>,
+    /// Model pool -> how many tickets may use it at once.
+    #[serde(default = "default_caps")]
+    pub caps: BTreeMap<String, u32>,
+}
+
+impl Default for Routing {
+    fn default() -> Self {
+        Routing {
+            models: default_models(),
+            hints: default_hints(),
+            caps: default_caps(),
+        }
+    }
+}
+
+/// The tiers a ticket may ask for.
+pub const TIERS: [&str; 3] = ["cheap", "mid", "frontier"];
+
+/// The tier of a ticket that names none.
+pub const DEFAULT_TIER: &str = "mid";
+
+impl Routing {
+    /// The models a ticket of `tier` with `pool_hint` may run on.
+    pub fn candidates(&self, tier: &str, pool_hint: &str) -> Vec<&Model> {
+        let families = self.hints.get(pool_hint);
+        self.models
+            .iter()
+            .filter(|m| m.tiers.iter().any(|t| t == tier))
+            .filter(|m| pool_hint == "auto" || families.is_some_and(|f| f.contains(&m.family)))
+            .collect()
+    }
+
+    /// Whether `hint` is a pool hint this table knows.
+    pub fn knows_hint(&self, hint: &str) -> bool {
+        hint == "auto" || self.hints.contains_key(hint)
+    }
+
+    /// The known pool hints, for error messages.
+    pub fn hint_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.hints.keys().map(String::as_str).collect();
+        names.push("auto");
+        names
+    }
+}
+
+fn model(name: &str, family: &str, tiers: &[&str], pool: &str) -> Model {
+    Model {
+        name: name.into(),
+        family: family.into(),
+        tiers: tiers.iter().map(|t| t.to_string()).collect(),
+        pool: pool.into(),
+    }
+}
+
+/// agb's defaults: cheap is Gemini-only; frontier is gemini-3.1-pro-high,
+/// claude-sonnet-4-6 and claude-opus-4-6-thinking. agb's newest table also
+/// makes mid Gemini-only, which rejects its own shipped template (ticket T2
+/// is mid + claude); the seed's template is the contract, so mid keeps
+/// claude-sonnet-4-6 here (see docs/formats/agb.md).
+fn default_models() -> Vec<Model> {
+    vec![
+        model("gemini-3-flash", "gemini", &["cheap"], "gemini-flash"),
+        model("gemini-3.1-pro-low", "gemini", &["mid"], "gemini-pro"),
+        model("gemini-3.1-pro-high", "gemini", &["frontier"], "gemini-pro"),
+        model(
+            "claude-sonnet-4-6",
+            "claude",
+            &["mid", "frontier"],
+            "claude",
+        ),
+        model(
+            "claude-opus-4-6-thinking",
+            "claude",
+            &["frontier"],
+            "claude",
+        ),
+    ]
+}
+
+fn default_hints() -> BTreeMap<String, Vec<String>> {
+    [
+        ("gemini", vec!["gemini"]),
+        ("claude", vec!["claude"]),
+        ("claude-gpt", vec!["claude", "gpt"]),
+        ("gpt-oss", vec!["gpt-oss"]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+    .collect()
+}
+
+fn default_caps() -> BTreeMap<String, u32> {
+    [
+        ("gemini-flash", 8),
+        ("gemini-pro", 4),
+        ("claude", 4),
+        ("gpt-oss", 2),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_table_matches_agb() {
+        let r = Routing::default();
+        assert!(r.candidates("cheap", "claude").is_empty());
+        assert!(!r.candidates("cheap", "gemini").is_empty());
+        assert!(
+            !r.candidates("mid", "claude").is_empty(),
+            "the seed's template uses mid + claude"
+        );
+        for tier in TIERS {
+            assert!(r.candidates(tier, "gpt-oss").is_empty());
+        }
+        let frontier: Vec<_> = r
+            .candidates("frontier", "auto")
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(
+            frontier,
+            [
+                "gemini-3.1-pro-high",
+                "claude-sonnet-4-6",
+                "claude-opus-4-6-thinking"
+            ]
+        );
+    }
+}
