@@ -2,7 +2,7 @@
 //! terminal (indicatif), plain timestamped lines otherwise.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use planwright_engine::events::{Event, Reporter};
+use planwright_engine::{Event, Reporter};
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::Duration;

@@ -233,7 +233,7 @@ fn try_again_in_900000_hours_pauses_the_pool_for_max_pause_at_most() {
     let until = (before + six_hours..=after + six_hours)
         .find(|t| planwright_engine::clock::format_unix(*t) == stamp)
         .unwrap_or_else(|| panic!("{stamp} is not six hours after the refusal"));
-    let store = planwright_engine::store::Store::open(&env.state_db()).unwrap();
+    let store = planwright_engine::Store::open(&env.state_db()).unwrap();
     let stored = store.pauses().unwrap();
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!((stored[0].0.as_str(), stored[0].1), ("claude", until));

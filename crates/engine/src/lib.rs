@@ -3,21 +3,39 @@
 // Every system call that needs `unsafe` is in planwright-os.
 #![forbid(unsafe_code)]
 
+// The modules are the engine's own; what other crates use is the façade
+// below, so a module can be reshaped without touching them.
 pub mod agent;
 pub mod clock;
-pub mod demo;
-pub mod draft;
-pub mod error;
-pub mod events;
-pub mod exec;
-pub mod git;
-pub mod model;
-pub mod run;
-pub mod store;
+mod demo;
+mod draft;
+mod error;
+mod events;
+mod exec;
+mod git;
+mod model;
+mod run;
+mod store;
 pub mod verify;
 
+pub use demo::{prepare as prepare_demo, Demo};
+pub use draft::{draft, DraftEvent, DraftInput};
 pub use error::EngineError;
-pub use model::{Failure, FailureKind};
+pub use events::{Emitter, Event, JsonLines, Recorder, Reporter, Stamped};
+pub use exec::{AttemptInput, Candidate, Executor, LocalExecutor};
+pub use git::repo::Repo;
+pub use git::{tracked_files, Git};
+pub use model::{
+    transition, Failure, FailureKind, IllegalTransition, RunStatus, Step, TicketState,
+};
+pub use run::preflight::{failed as preflight_failed, preflight, Check};
+pub use run::{
+    defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,
+    Prepared, Resume, RunSettings, RunSummary,
+};
+pub use store::lock::is_held as run_lock_held;
+pub use store::{AgentRecord, AttemptRow, RunRow, Store, TicketRow};
+
 /// Processes and file operations where agents write live in planwright-os;
 /// they keep their paths here.
 pub use planwright_os::{beneath, process};

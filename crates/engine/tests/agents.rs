@@ -4,7 +4,7 @@
 //! CLI would. No network, no model.
 #![forbid(unsafe_code)]
 
-use planwright_engine::agent::limits::Now;
+use planwright_engine::agent::Now;
 use planwright_engine::agent::{
     self, AgentOptions, AgentOutcome, AgentReport, AttemptContext, CostSource, Usage, UsageSink,
     UsageSoFar,

@@ -7,11 +7,11 @@
 
 use planwright_config::SandboxMode;
 use planwright_engine::agent::{self, Agent};
-use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
-use planwright_engine::run::{prepare, run, RunSettings};
 use planwright_engine::sandbox::{Containment, Mode};
+use planwright_engine::{prepare, run, RunSettings};
 use planwright_engine::{EngineError, FailureKind};
+use planwright_engine::{Event, Recorder};
 use planwright_testkit::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -2,9 +2,9 @@
 #![forbid(unsafe_code)]
 
 use planwright_engine::agent;
-use planwright_engine::events::Event;
-use planwright_engine::run::Resume;
+use planwright_engine::Event;
 use planwright_engine::FailureKind;
+use planwright_engine::Resume;
 use planwright_testkit::*;
 use serde_json::json;
 use std::sync::Arc;
@@ -299,8 +299,7 @@ fn a_candidate_on_a_base_that_did_not_move_lands_as_it_is() {
     let base = env.tip();
     let out = run_scripted(&env, &plan);
     assert!(out.summary.all_merged(), "{:?}", out.summary);
-    let store =
-        planwright_engine::store::Store::open(&env.repo().join(".planwright/state.db")).unwrap();
+    let store = planwright_engine::Store::open(&env.repo().join(".planwright/state.db")).unwrap();
     let candidate = |id: &str| {
         let attempts = store.attempts(&out.summary.run, id).unwrap();
         assert_eq!(attempts.len(), 1, "{id}: {attempts:?}");
@@ -712,7 +711,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     s.pool.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
     // `planwright preflight` says what `run` would.
-    let alone = planwright_engine::run::preflight::preflight(
+    let alone = planwright_engine::preflight(
         &env.repo(),
         &plan,
         &[],
@@ -721,17 +720,11 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &s.contain,
         &s.pool.copy,
     );
-    let failed = planwright_engine::run::prepare(
-        &env.repo(),
-        plan,
-        s,
-        Resume::default(),
-        &[],
-        agent.as_ref(),
-    )
-    .err()
-    .expect("preflight refuses");
-    let copy_checks = |checks: &[planwright_engine::run::preflight::Check]| {
+    let failed =
+        planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())
+            .err()
+            .expect("preflight refuses");
+    let copy_checks = |checks: &[planwright_engine::Check]| {
         checks
             .iter()
             .filter(|c| c.check == "copy")
@@ -1142,15 +1135,15 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
     );
     assert_eq!(agent.agent_outcome, "finished");
     let db = env.repo().join(".planwright/state.db");
-    let store = planwright_engine::store::Store::open(&db).unwrap();
+    let store = planwright_engine::Store::open(&db).unwrap();
     let run = store.latest_run().unwrap().unwrap();
-    assert_eq!(run.status, planwright_engine::store::RunStatus::Finished);
+    assert_eq!(run.status, planwright_engine::RunStatus::Finished);
 }
 
 /// The attempts of ticket `id` in the newest run, as the state store has them.
-fn stored_attempts(env: &Env, id: &str) -> Vec<planwright_engine::store::AttemptRow> {
+fn stored_attempts(env: &Env, id: &str) -> Vec<planwright_engine::AttemptRow> {
     let db = env.repo().join(".planwright/state.db");
-    let store = planwright_engine::store::Store::open(&db).unwrap();
+    let store = planwright_engine::Store::open(&db).unwrap();
     let run = store.latest_run().unwrap().unwrap();
     store.attempts(&run.id, id).unwrap()
 }

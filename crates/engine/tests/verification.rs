@@ -3,14 +3,14 @@
 //! that answers recorded verdicts).
 #![forbid(unsafe_code)]
 
-use planwright_engine::agent::cmd::CmdAgent;
-use planwright_engine::git::Git;
-use planwright_engine::model::failure::FailureKind;
+use planwright_engine::agent::CmdAgent;
 use planwright_engine::process::scrubbed_env;
 use planwright_engine::process::Cancel;
 use planwright_engine::verify::counterfactual::{self, Outcome};
-use planwright_engine::verify::gates::GateRoom;
-use planwright_engine::verify::review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
+use planwright_engine::verify::GateRoom;
+use planwright_engine::verify::{review, ReviewInput, ReviewOutcome, ReviewSpend};
+use planwright_engine::FailureKind;
+use planwright_engine::Git;
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
 use planwright_plan::verdict::{CheckStatus, ReviewCheck};
 use std::path::Path;
@@ -459,8 +459,8 @@ fn a_diff_over_the_limit_is_blocked_without_a_review() {
     );
 }
 
+use planwright_config::ReviewSettings;
 use planwright_engine::agent::{self, AgentSpec};
-use planwright_engine::verify::beyond_gates;
 use planwright_testkit::{plan, run_with, settings, Env};
 
 /// A repository where `calc.sh` prints 3 and `test.sh` checks it prints 4;
@@ -514,7 +514,7 @@ fn a_counterfactuals_test_output_travels_in_its_event_and_the_log() {
         .events
         .iter()
         .find_map(|e| match e {
-            planwright_engine::events::Event::Counterfactual { output_excerpt, .. } => {
+            planwright_engine::Event::Counterfactual { output_excerpt, .. } => {
                 Some(output_excerpt.clone())
             }
             _ => None,
@@ -531,11 +531,9 @@ fn a_counterfactuals_test_output_travels_in_its_event_and_the_log() {
     let log = std::fs::read_to_string(run.path().join("events.jsonl")).unwrap();
     let logged = log
         .lines()
-        .filter_map(|l| serde_json::from_str::<planwright_engine::events::Event>(l).ok())
+        .filter_map(|l| serde_json::from_str::<planwright_engine::Event>(l).ok())
         .find_map(|e| match e {
-            planwright_engine::events::Event::Counterfactual { output_excerpt, .. } => {
-                Some(output_excerpt)
-            }
+            planwright_engine::Event::Counterfactual { output_excerpt, .. } => Some(output_excerpt),
             _ => None,
         });
     assert_eq!(logged.as_deref(), Some(excerpt.as_str()));
@@ -588,7 +586,7 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
         r#"{"id": "C1", "status": "unmet"}"#,
     );
     let mut s = settings();
-    s.beyond = beyond_gates::Settings {
+    s.beyond = ReviewSettings {
         reviewer: Some(AgentSpec::cmd(reviewer_command(
             env.tmp.path(),
             &[&block, &ship],
@@ -602,7 +600,7 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
         .events
         .iter()
         .filter_map(|e| match e {
-            planwright_engine::events::Event::AttemptRejected { failure, .. } => {
+            planwright_engine::Event::AttemptRejected { failure, .. } => {
                 Some(failure.kind.to_string())
             }
             _ => None,

@@ -8,8 +8,8 @@
 
 use crate::{git, Env};
 use planwright_engine::agent::{self, Agent, AgentOutcome};
-use planwright_engine::exec::{AttemptInput, Candidate, Executor};
 use planwright_engine::process::Cancel;
+use planwright_engine::{AttemptInput, Candidate, Executor};
 use std::path::Path;
 use std::sync::Arc;
 

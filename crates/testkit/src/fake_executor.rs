@@ -5,9 +5,9 @@
 
 use crate::git;
 use planwright_engine::agent::{Agent, AgentOutcome, AttemptContext};
-use planwright_engine::exec::{AttemptInput, Candidate, Executor};
 use planwright_engine::process::Cancel;
 use planwright_engine::EngineError;
+use planwright_engine::{AttemptInput, Candidate, Executor};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

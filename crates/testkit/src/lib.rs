@@ -11,9 +11,9 @@ mod fake_executor;
 pub use fake_executor::FakeExecutor;
 
 use planwright_engine::agent::{self, Agent};
-use planwright_engine::events::{Event, Recorder};
 use planwright_engine::process::Cancel;
-use planwright_engine::run::{prepare, run, Resume, RunSettings, RunSummary};
+use planwright_engine::{prepare, run, Resume, RunSettings, RunSummary};
+use planwright_engine::{Event, Recorder};
 use planwright_plan::Plan;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,10 +4,10 @@
 #![forbid(unsafe_code)]
 
 use planwright_engine::agent::Agent;
-use planwright_engine::events::Recorder;
-use planwright_engine::exec::Executor;
 use planwright_engine::process::Cancel;
-use planwright_engine::run::{prepare, run, Resume};
+use planwright_engine::Executor;
+use planwright_engine::Recorder;
+use planwright_engine::{prepare, run, Resume};
 use planwright_testkit::contract::executor_contract;
 use planwright_testkit::{any, gate, plan, settings, ticket, Env, FakeExecutor};
 use serde_json::json;

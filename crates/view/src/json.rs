@@ -7,8 +7,8 @@
 use crate::report::{AttemptReport, RunReport, TicketReport};
 use crate::view::CheckResult;
 use planwright_engine::agent::{CostSource, Usage};
-use planwright_engine::model::failure::Failure;
-use planwright_engine::store::{AgentRecord, RunStatus, TicketState};
+use planwright_engine::Failure;
+use planwright_engine::{AgentRecord, RunStatus, TicketState};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! planwright-view: the read side of a run. Every reader (`status`,
 //! `report`, `watch`, `serve`) shows one [`RunView`], folded from the run's
-//! typed [`Event`](planwright_engine::events::Event)s as `events.jsonl`
+//! typed [`Event`](planwright_engine::Event)s as `events.jsonl`
 //! holds them, with the state store supplying what events do not carry.
 //! It only reads: no processes, no writes to the run.
 #![deny(missing_docs)]

@@ -5,9 +5,9 @@
 
 use crate::view::{CheckResult, RunView, TicketView};
 use planwright_engine::agent::Usage;
-use planwright_engine::error::EngineError;
-use planwright_engine::git::repo::Repo;
-use planwright_engine::store::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
+use planwright_engine::EngineError;
+use planwright_engine::Repo;
+use planwright_engine::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -108,7 +108,7 @@ pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, E
         return Ok(None);
     };
     let (view, _) = crate::view::fold_all(repo, &store, &run)?;
-    if run.status == RunStatus::Running && !planwright_engine::store::lock::is_held(repo)? {
+    if run.status == RunStatus::Running && !planwright_engine::run_lock_held(repo)? {
         run.status = RunStatus::Interrupted;
     }
     let run_dir = Path::new(".planwright").join("runs").join(&run.id);

@@ -9,12 +9,12 @@
 //! or by a run still writing it.
 
 use planwright_engine::agent::{CostSource, Usage};
-use planwright_engine::error::EngineError;
+use planwright_engine::EngineError;
 #[cfg(doc)]
-use planwright_engine::events::Event;
-use planwright_engine::git::repo::Repo;
-use planwright_engine::model::failure::Failure;
-use planwright_engine::store::{RunRow, Store, TicketState};
+use planwright_engine::Event;
+use planwright_engine::Failure;
+use planwright_engine::Repo;
+use planwright_engine::{RunRow, Store, TicketState};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};

@@ -6,10 +6,10 @@
 #![forbid(unsafe_code)]
 
 use planwright_engine::agent::{AgentOutcome, AgentReport, CostSource, Usage};
-use planwright_engine::events::{Event, JsonLines, Reporter, Stamped};
-use planwright_engine::git::repo::Repo;
-use planwright_engine::model::Step;
-use planwright_engine::store::{RunRow, RunStatus, Store};
+use planwright_engine::Repo;
+use planwright_engine::Step;
+use planwright_engine::{Event, JsonLines, Reporter, Stamped};
+use planwright_engine::{RunRow, RunStatus, Store};
 use planwright_view::{load_report, markdown, RunDocument, StatusDocument};
 use serde_json::{json, Value};
 use std::path::Path;

@@ -4,9 +4,8 @@ use super::run::{cancel_on_signals, engine_error, finish_with, preflight_failed,
 use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::agent;
-use planwright_engine::demo;
-use planwright_engine::git::Git;
-use planwright_engine::run::{self as engine_run, Resume};
+use planwright_engine::Git;
+use planwright_engine::{prepare_demo, Resume};
 use std::sync::Arc;
 
 /// Run a built-in example plan end to end in a temporary repository with the
@@ -38,7 +37,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 }
 
 fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
-    let made = demo::prepare(dir).map_err(engine_error)?;
+    let made = prepare_demo(dir).map_err(engine_error)?;
     let text = super::read_file(&made.plan)?;
     let report = planwright_plan::validate_text(
         &made.plan.display().to_string(),
@@ -59,7 +58,7 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
             made.repo.display()
         );
     }
-    let session = engine_run::prepare(
+    let session = planwright_engine::prepare(
         &made.repo,
         plan,
         settings,
@@ -69,8 +68,9 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
     )
     .map_err(|f| preflight_failed(&f.checks, global))?;
     let executor = session.local_executor(Arc::from(agent));
-    let summary = engine_run::run(session, executor, reporters(global), &cancel_on_signals())
-        .map_err(engine_error)?;
+    let summary =
+        planwright_engine::run(session, executor, reporters(global), &cancel_on_signals())
+            .map_err(engine_error)?;
     if human {
         let log = Git::find(&made.repo)
             .args(["log", "--oneline", "main"])

@@ -7,7 +7,7 @@ use super::run::{agent_from, cancel_on_signals, engine_error, parse_duration};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
 use planwright_config::ValidationFlags;
-use planwright_engine::draft::{draft, DraftEvent, DraftInput};
+use planwright_engine::{draft, DraftEvent, DraftInput};
 use planwright_plan::Format;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -65,7 +65,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     }
     let repo_files = match &args.repo {
         Some(repo) => Some(
-            planwright_engine::git::tracked_files(repo, &args.rev).map_err(|e| {
+            planwright_engine::tracked_files(repo, &args.rev).map_err(|e| {
                 CliError::usage(format!(
                     "cannot list the files of `{}` at `{}`: {e}",
                     repo.display(),

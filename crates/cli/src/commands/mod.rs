@@ -237,7 +237,7 @@ fn tree_files(repo: &Path, rev: &str) -> Result<Arc<BTreeSet<String>>, CliError>
     if let Some(files) = trees.get_or_insert_with(HashMap::new).get(&key) {
         return Ok(files.clone());
     }
-    let files = planwright_engine::git::tracked_files(repo, rev).map_err(|e| {
+    let files = planwright_engine::tracked_files(repo, rev).map_err(|e| {
         CliError::usage(format!(
             "cannot list the files of `{}` at `{}`: {e}",
             repo.display(),

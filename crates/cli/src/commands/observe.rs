@@ -3,7 +3,7 @@
 
 use super::run::engine_error;
 use crate::error::CliError;
-use planwright_engine::git::repo::Repo;
+use planwright_engine::Repo;
 use planwright_view::{html_page, HtmlOptions, RunFiles, RunView};
 use std::path::{Component, Path, PathBuf};
 

@@ -5,7 +5,7 @@ use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
 use planwright_config::resolve;
-use planwright_engine::run::preflight::{failed, preflight, Check};
+use planwright_engine::{preflight, preflight_failed, Check};
 
 /// Check everything `run` would check before starting, and start nothing:
 /// the repository, the base branch, a clean working tree, the agent, the gate
@@ -62,7 +62,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &resolve::workspace(&config).copy,
     );
     print(&checks, global);
-    Ok(if failed(&checks) {
+    Ok(if preflight_failed(&checks) {
         failure_code(&checks)
     } else {
         exit::OK

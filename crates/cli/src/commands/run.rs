@@ -6,11 +6,11 @@ use crate::{progress, settings, Global, Output};
 use planwright_config::resolve::{self, AgentFlags, RunFlags};
 use planwright_config::{Config, RunSettings};
 use planwright_engine::agent::{self, Agent};
-use planwright_engine::events::Reporter;
 use planwright_engine::process::Cancel;
-use planwright_engine::run::preflight::Check;
-use planwright_engine::run::{self as engine_run, Prepared, Resume, RunSummary};
+use planwright_engine::Check;
 use planwright_engine::EngineError;
+use planwright_engine::Reporter;
+use planwright_engine::{Prepared, Resume, RunSummary};
 use planwright_plan::model::Gate;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -289,7 +289,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         rerun: args.rerun.clone(),
         rerun_changed: args.rerun_changed,
     };
-    let session = engine_run::prepare(
+    let session = planwright_engine::prepare(
         &repo_dir,
         plan,
         run_settings,
@@ -304,8 +304,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     }
     let executor = session.local_executor(agent);
     let cancel = cancel_on_signals();
-    let summary =
-        engine_run::run(session, executor, reporters(global), &cancel).map_err(engine_error)?;
+    let summary = planwright_engine::run(session, executor, reporters(global), &cancel)
+        .map_err(engine_error)?;
     finish(&summary, global)
 }
 
@@ -366,10 +366,11 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     for (i, batch) in order.iter().enumerate() {
         for id in batch {
             let t = by_id[id.as_str()];
-            let gates: Vec<String> = engine_run::ticket_gates(plan, t, &settings.extra_gates)
-                .iter()
-                .map(|g| format!("`{}`", g.command_line()))
-                .collect();
+            let gates: Vec<String> =
+                planwright_engine::ticket_gates(plan, t, &settings.extra_gates)
+                    .iter()
+                    .map(|g| format!("`{}`", g.command_line()))
+                    .collect();
             let after = if t.depends_on.is_empty() {
                 String::new()
             } else {

@@ -4,7 +4,7 @@ use super::observe::RunArgs;
 use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
-use planwright_engine::store::TicketState;
+use planwright_engine::TicketState;
 use planwright_view::{self as view, RunReport, RunView, StatusDocument};
 
 /// Show where a run stands: each ticket's state, attempts, last failure and

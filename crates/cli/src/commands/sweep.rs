@@ -4,7 +4,6 @@ use super::read_file;
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
 use planwright_config::ValidationFlags;
-use planwright_engine::git;
 use planwright_plan::formats::sweep;
 use planwright_plan::formats::Outcome;
 use planwright_plan::report::{check_text, FileReport};
@@ -112,7 +111,7 @@ fn list_tracked(
         p if p.is_absolute() => p.to_path_buf(),
         p => spec_path.parent().unwrap_or(Path::new(".")).join(p),
     };
-    git::tracked_files(&repo, rev).map_err(|e| {
+    planwright_engine::tracked_files(&repo, rev).map_err(|e| {
         CliError::usage(format!(
             "cannot list the files of `{}` at {rev}: {e}",
             repo.display()

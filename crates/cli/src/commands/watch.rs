@@ -7,7 +7,7 @@ use super::observe::open_view;
 use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
-use planwright_engine::store::TicketState;
+use planwright_engine::TicketState;
 use planwright_view::{RunFiles, RunView, Tail, TicketView};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal;

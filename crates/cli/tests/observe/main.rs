@@ -43,7 +43,7 @@ impl Demo {
     /// after `tweak` edited the plan's text.
     fn run(strikes: u32, tweak: impl FnOnce(String) -> String) -> Demo {
         let tmp = tempfile::tempdir().unwrap();
-        let made = planwright_engine::demo::prepare(tmp.path()).unwrap();
+        let made = planwright_engine::prepare_demo(tmp.path()).unwrap();
         let text = tweak(std::fs::read_to_string(&made.plan).unwrap());
         std::fs::write(&made.plan, &text).unwrap();
         let plan = planwright_plan::validate_text("plan.json", text, &Default::default())
@@ -53,7 +53,7 @@ impl Demo {
             agent::from_name(&format!("scripted:{}", made.fixtures.display()), None).unwrap();
         let mut settings = made.settings();
         settings.strikes = strikes;
-        let session = planwright_engine::run::prepare(
+        let session = planwright_engine::prepare(
             &made.repo,
             plan,
             settings,
@@ -63,7 +63,7 @@ impl Demo {
         )
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
         let executor = session.local_executor(Arc::from(agent));
-        planwright_engine::run::run(session, executor, vec![], &Cancel::default()).unwrap();
+        planwright_engine::run(session, executor, vec![], &Cancel::default()).unwrap();
         Demo { tmp }
     }
 

@@ -7,15 +7,6 @@ use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};
 use std::time::Duration;
 
-/// The placeholders a template may use.
-pub const PLACEHOLDERS: [&str; 5] = [
-    "{worktree}",
-    "{prompt_file}",
-    "{ticket}",
-    "{attempt}",
-    "{model}",
-];
-
 /// The exit code that says "the provider refused me, try again later":
 /// `EX_TEMPFAIL` of `sysexits.h`.
 pub const EX_TEMPFAIL: i32 = 75;

@@ -4,16 +4,19 @@
 //! template) and `scripted:DIR` (prepared files and patches per ticket; for
 //! tests and the demo).
 
-pub mod agy;
-pub mod aider;
-pub mod claude;
-pub mod cli;
-pub mod cmd;
-pub mod codex;
-pub mod gemini;
-pub mod limits;
-pub mod opencode;
-pub mod scripted;
+pub(crate) mod agy;
+pub(crate) mod aider;
+pub(crate) mod claude;
+pub(crate) mod cli;
+pub(crate) mod cmd;
+pub(crate) mod codex;
+pub(crate) mod gemini;
+pub(crate) mod limits;
+pub(crate) mod opencode;
+pub(crate) mod scripted;
+
+pub use cmd::CmdAgent;
+pub use limits::Now;
 
 use crate::error::EngineError;
 use crate::process::Cancel;

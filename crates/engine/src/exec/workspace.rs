@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// `[workspace]` settings: how workspaces and gate checkouts are prepared
 /// (resolved by planwright-config). `PoolSettings` is its former name.
-pub use planwright_config::{WorkspaceSettings, WorkspaceSettings as PoolSettings};
+pub use planwright_config::WorkspaceSettings as PoolSettings;
 
 /// The workspaces of a run.
 #[derive(Debug, Clone)]

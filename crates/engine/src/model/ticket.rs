@@ -181,6 +181,7 @@ impl Place {
     }
 }
 
+#[cfg(test)]
 /// The rows of docs/running.md's transition table, as this build has them:
 /// `| from | step | to |`.
 pub fn transition_table() -> String {

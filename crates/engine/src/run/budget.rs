@@ -91,6 +91,7 @@ impl BudgetTracker {
             .add(spent);
     }
 
+    #[cfg(test)]
     /// The whole run's use.
     pub fn run_spent(&self) -> Spent {
         self.run

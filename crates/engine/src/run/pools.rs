@@ -142,6 +142,7 @@ impl PoolPauses {
         a
     }
 
+    #[cfg(test)]
     /// The paused pools and when each resumes, for `status`.
     pub fn paused(&self) -> Vec<(String, u64)> {
         self.paused

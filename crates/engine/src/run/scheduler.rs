@@ -243,6 +243,7 @@ impl Scheduler {
         }
     }
 
+    #[cfg(test)]
     /// Whether nothing is waiting that could still start or is active.
     pub fn finished(&self) -> bool {
         self.groups.iter().all(|g| g.active == 0) && self.next(1).is_empty()

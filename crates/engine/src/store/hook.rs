@@ -6,7 +6,8 @@
 //! "side effect done, next transition not written" are reached.
 
 /// The hook's environment variable.
-pub const ABORT_ENV: &str = "PLANWRIGHT_TEST_ABORT_AT";
+#[cfg(feature = "crash-hook")]
+const ABORT_ENV: &str = "PLANWRIGHT_TEST_ABORT_AT";
 
 #[cfg(feature = "crash-hook")]
 pub(super) struct AbortHook {

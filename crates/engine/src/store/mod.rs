@@ -11,7 +11,6 @@ mod migrations;
 mod rows;
 
 pub use crate::model::ticket::{RunStatus, TicketState};
-pub use hook::ABORT_ENV;
 pub use migrations::SCHEMA_VERSION;
 pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
 

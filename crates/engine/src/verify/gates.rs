@@ -120,6 +120,6 @@ pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
         .map_err(|e| EngineError::io(path, e))
 }
 
-/// Gates from command lines and configured argv: planwright-config makes
-/// them, as it reads `[gates] run` and the command line's gates.
-pub use planwright_config::{gate_from_argv, parse_gate};
+/// Gates from configured argv: planwright-config makes them, as it reads
+/// `[gates] run` and the command line's gates.
+pub use planwright_config::gate_from_argv;

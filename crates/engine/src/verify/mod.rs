@@ -2,11 +2,13 @@
 //! scope and rails, gates in planwright's own checkouts, counterfactuals and
 //! review.
 
-pub mod beyond_gates;
-pub mod checkout;
+pub(crate) mod beyond_gates;
+pub(crate) mod checkout;
 pub mod counterfactual;
-pub mod gates;
-pub mod review;
+pub(crate) mod gates;
+pub(crate) mod review;
 mod scope;
 
+pub use gates::GateRoom;
+pub use review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
 pub use scope::*;

@@ -75,7 +75,7 @@ pub(crate) fn dag(view: &RunView) -> String {
             n => format!(" · {n} attempts"),
         };
         let phase = match (&t.phase, t.state) {
-            (Some(p), planwright_engine::store::TicketState::Running) => format!(" · {p}"),
+            (Some(p), planwright_engine::TicketState::Running) => format!(" · {p}"),
             _ => String::new(),
         };
         let _ = write!(

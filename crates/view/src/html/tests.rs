@@ -1,5 +1,5 @@
 use super::*;
-use planwright_engine::store::RunRow;
+use planwright_engine::RunRow;
 
 fn view(title: &str) -> RunView {
     let run = RunRow {
@@ -8,7 +8,7 @@ fn view(title: &str) -> RunView {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: planwright_engine::store::RunStatus::Running,
+        status: planwright_engine::RunStatus::Running,
         fresh: false,
     };
     let tickets = vec![

@@ -1,7 +1,7 @@
 use super::*;
 use crate::report::Totals;
 use crate::view::RunView;
-use planwright_engine::store::{AttemptRow, RunRow, TicketRow};
+use planwright_engine::{AttemptRow, RunRow, TicketRow};
 use serde_json::{json, Value};
 
 fn report() -> RunReport {

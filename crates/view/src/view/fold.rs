@@ -5,9 +5,9 @@
 //! a log from another engine version folds as far as it can.
 
 use super::{AttemptOutcome, AttemptView, CheckResult, PausedPool, RunView};
-use planwright_engine::events::Event;
-use planwright_engine::model::failure::Failure;
-use planwright_engine::store::TicketState;
+use planwright_engine::Event;
+use planwright_engine::Failure;
+use planwright_engine::TicketState;
 use serde::Deserialize;
 use std::path::Path;
 

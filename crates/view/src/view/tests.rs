@@ -1,6 +1,6 @@
 use super::*;
-use planwright_engine::events::{Event, JsonLines, Reporter, Stamped};
-use planwright_engine::model::failure::FailureKind;
+use planwright_engine::FailureKind;
+use planwright_engine::{Event, JsonLines, Reporter, Stamped};
 
 fn run_row() -> RunRow {
     RunRow {
@@ -9,7 +9,7 @@ fn run_row() -> RunRow {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: planwright_engine::store::RunStatus::Running,
+        status: planwright_engine::RunStatus::Running,
         fresh: false,
     }
 }

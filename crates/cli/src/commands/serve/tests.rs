@@ -1,6 +1,6 @@
 use super::http::{log_name_ok, percent_decode};
 use super::*;
-use planwright_engine::store::RunRow;
+use planwright_engine::RunRow;
 use std::io::{Read, Write};
 
 fn serve_fixture(dir: &std::path::Path) -> (Arc<Server>, u16) {
@@ -10,7 +10,7 @@ fn serve_fixture(dir: &std::path::Path) -> (Arc<Server>, u16) {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: planwright_engine::store::RunStatus::Running,
+        status: planwright_engine::RunStatus::Running,
         fresh: false,
     };
     let view = RunView::new(&run, &[("A".into(), "a".into())]);

@@ -93,7 +93,7 @@ fn tickets(f: &mut Frame, app: &App, area: Rect) {
 
 fn ticket_line(t: &TicketView) -> Line<'static> {
     let phase = match (&t.phase, t.state) {
-        (Some(p), planwright_engine::store::TicketState::Running) => format!(" {p}"),
+        (Some(p), planwright_engine::TicketState::Running) => format!(" {p}"),
         _ => String::new(),
     };
     let attempt = match t.attempts.len() {

@@ -1,5 +1,5 @@
 use super::*;
-use planwright_engine::store::RunRow;
+use planwright_engine::RunRow;
 
 const PLAN: &str = r#"{"planwright": 1, "source_format": "native", "base": "main",
   "gates": [{"name": "t", "argv": ["true"]}],
@@ -27,7 +27,7 @@ fn app(dir: &std::path::Path) -> App {
         base: "main".into(),
         started_at: "2026-11-29T22:00:00Z".into(),
         finished_at: None,
-        status: planwright_engine::store::RunStatus::Running,
+        status: planwright_engine::RunStatus::Running,
         fresh: false,
     };
     let tickets: Vec<(String, String)> = [("A", "parser"), ("B", "lexer <fast>"), ("C", "cli")]
