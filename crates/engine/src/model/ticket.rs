@@ -156,6 +156,16 @@ pub fn transition(from: TicketState, step: Step) -> Result<TicketState, IllegalT
         .ok_or(IllegalTransition { from, step })
 }
 
+impl Step {
+    /// The state this step leads to, from whichever state allows it (each
+    /// step has one row of [`TRANSITIONS`]).
+    pub fn to(self) -> TicketState {
+        (TRANSITIONS.iter())
+            .find(|(_, s, _)| *s == self)
+            .map_or(TicketState::Pending, |&(_, _, to)| to)
+    }
+}
+
 /// Where the scheduler keeps a ticket in a given state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -214,6 +224,16 @@ mod tests {
                 assert!(rows <= 1, "{step} from {from} is listed {rows} times");
             }
         }
+    }
+
+    #[test]
+    fn each_step_has_one_row() {
+        for &step in Step::ALL {
+            let rows = TRANSITIONS.iter().filter(|(_, s, _)| *s == step).count();
+            assert_eq!(rows, 1, "{step}");
+        }
+        assert_eq!(St::Block.to(), S::Blocked);
+        assert_eq!(St::Reopen.to(), S::Pending);
     }
 
     #[test]

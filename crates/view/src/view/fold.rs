@@ -7,7 +7,7 @@
 use super::{AttemptOutcome, AttemptView, CheckResult, PausedPool, RunView};
 use planwright_engine::Event;
 use planwright_engine::Failure;
-use planwright_engine::TicketState;
+use planwright_engine::{transition, Step, TicketState};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -168,7 +168,7 @@ impl RunView {
         self.close_open_attempts(at);
         for t in &mut self.tickets {
             if !matches!(t.state, TicketState::Merged) {
-                t.state = TicketState::Pending;
+                replay(&mut t.state, Step::Reopen);
                 t.blocked_by = None;
             }
             t.phase = None;
@@ -195,8 +195,9 @@ impl RunView {
                     a.ended_event = Some(self.events);
                 }
             }
+            // What the log never saw end stopped with the run.
             if matches!(t.state, TicketState::Running | TicketState::Merging) {
-                t.state = TicketState::Pending;
+                replay(&mut t.state, Step::Reopen);
             }
             t.phase = None;
         }
@@ -250,7 +251,7 @@ impl RunView {
 
     fn ticket_event(&mut self, i: usize, event: &Event, at: Option<i64>) {
         match event {
-            Event::AlreadyMerged { .. } => self.tickets[i].state = TicketState::Merged,
+            Event::AlreadyMerged { .. } => replay(&mut self.tickets[i].state, Step::Landed),
             Event::AttemptStarted {
                 attempt,
                 base_commit,
@@ -267,19 +268,19 @@ impl RunView {
             } => self.attempt_rejected(i, *attempt, failure, at),
             Event::Merging { .. } => {
                 self.end_attempt(i, None, at, AttemptOutcome::Passed);
-                self.tickets[i].state = TicketState::Merging;
+                replay(&mut self.tickets[i].state, Step::BeginMerge);
                 self.tickets[i].phase = Some("merge".into());
             }
             Event::Merged { commit, .. } => self.merged(i, commit),
             Event::Failed { failure, .. } => {
                 let t = &mut self.tickets[i];
-                t.state = TicketState::Failed;
+                replay(&mut t.state, Step::Fail);
                 t.phase = None;
                 t.failure = Some(failure.clone());
             }
             Event::Blocked { by, .. } => {
                 let t = &mut self.tickets[i];
-                t.state = TicketState::Blocked;
+                replay(&mut t.state, Step::Block);
                 t.blocked_by = Some(by.clone());
             }
             _ => self.attempt_report(i, event),
@@ -300,7 +301,7 @@ impl RunView {
         t.attempts.retain(|a| a.n != n);
         t.attempts
             .push(AttemptView::new(n, slot, base_commit, at, self.events));
-        t.state = TicketState::Running;
+        replay(&mut t.state, Step::Start);
         t.phase = Some("starting".into());
         t.blocked_by = None;
         if self.base_before.is_none() {
@@ -315,7 +316,7 @@ impl RunView {
             a.failure = Some(failure.clone());
         }
         let t = &mut self.tickets[i];
-        t.state = TicketState::Pending;
+        replay(&mut t.state, Step::Retry);
         t.phase = None;
         t.failure = Some(failure.clone());
     }
@@ -327,7 +328,7 @@ impl RunView {
             }
         }
         let t = &mut self.tickets[i];
-        t.state = TicketState::Merged;
+        replay(&mut t.state, Step::Merge);
         t.phase = None;
         t.failure = None;
         t.merged_commit = Some(commit.to_string());
@@ -484,4 +485,12 @@ pub(crate) fn parse_gate_log(log: &str) -> Vec<(u32, Vec<CheckResult>)> {
         }
     }
     out
+}
+
+/// A ticket's state after the engine's `step`, by the engine's one state
+/// machine. Where the log lacks the step before (a run stopped between
+/// them, a verified ticket an earlier invocation left), the state is the
+/// step's own target, as the engine's store says it is.
+fn replay(state: &mut TicketState, step: Step) {
+    *state = transition(*state, step).unwrap_or(step.to());
 }
