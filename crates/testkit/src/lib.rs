@@ -188,3 +188,20 @@ pub fn gate(argv: &[&str]) -> serde_json::Value {
 pub fn any(pattern: &str) -> serde_json::Value {
     serde_json::json!({"pattern": pattern, "op": "any"})
 }
+
+/// The kind of failure ticket `id` ended with (it must have failed).
+pub fn failing_kind(outcome: &Outcome, id: &str) -> planwright_engine::FailureKind {
+    outcome
+        .summary
+        .failed
+        .get(id)
+        .unwrap_or_else(|| panic!("{id} did not fail: {:?}", outcome.summary))
+        .kind
+}
+
+/// The `cmd` agent running the shell script `body` with `args`.
+pub fn sh_agent(env: &Env, body: &str, args: &str) -> Box<dyn Agent> {
+    let script = env.tmp.path().join("agent.sh");
+    std::fs::write(&script, body).unwrap();
+    agent::from_name("cmd", Some(&format!("sh {} {args}", script.display()))).unwrap()
+}
