@@ -1,7 +1,6 @@
 //! The engine's error type: what stops a run (as opposed to a ticket failing,
 //! which is a [`crate::model::failure::Failure`]).
 
-use crate::git::GitError;
 use std::path::PathBuf;
 
 /// Why the engine could not go on.
@@ -12,7 +11,7 @@ pub enum EngineError {
     Git(#[from] GitError),
     /// The state store could not be read or written.
     #[error("state store `.planwright/state.db`: {0}")]
-    State(#[from] crate::store::StoreError),
+    State(#[from] StoreError),
     /// A file could not be read or written.
     #[error("cannot access `{path}`: {source}")]
     Io {
@@ -67,4 +66,53 @@ impl EngineError {
             hint: Some(hint.into()),
         }
     }
+}
+
+/// Why a git command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// git could not be started.
+    #[error("cannot run git: {0} (is git installed and on PATH?)")]
+    Spawn(#[source] std::io::Error),
+    /// git ran and failed.
+    #[error("`git {args}` failed in `{dir}`: {stderr}")]
+    Failed {
+        /// The arguments, for the message.
+        args: String,
+        /// Where it ran.
+        dir: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// The directory to run git in does not exist (spawning fails with the
+    /// same error as a missing git, so this is told apart before blaming git).
+    #[error("`{0}` is not a directory")]
+    NoDir(String),
+    /// git printed something that is not UTF-8 where text was expected.
+    #[error("`git {0}` printed output that is not UTF-8")]
+    NotUtf8(String),
+}
+
+/// Why the store could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+    /// The store was written by a newer planwright.
+    #[error("schema version {found} is newer than this planwright knows ({known}); use a newer planwright")]
+    TooNew {
+        /// The version found.
+        found: usize,
+        /// The newest version this build knows.
+        known: usize,
+    },
+    /// A step the ticket state machine does not allow (a bug).
+    #[error("ticket {ticket}: {source}")]
+    Illegal {
+        /// The ticket.
+        ticket: String,
+        /// The state and the step.
+        source: crate::model::IllegalTransition,
+    },
 }

@@ -6,8 +6,8 @@
 //! invocations) and a millisecond timestamp, both given when it is emitted.
 //! The views read the log back as the same [`Event`]s.
 
-use crate::agent::{CostSource, Usage};
 use crate::model::failure::Failure;
+use crate::model::report::{CostSource, Usage};
 use crate::store::{EventRow, Store};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};

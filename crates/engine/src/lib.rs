@@ -13,6 +13,7 @@ mod error;
 mod events;
 mod exec;
 mod git;
+mod log;
 mod model;
 mod run;
 mod store;
@@ -28,12 +29,12 @@ pub use git::{tracked_files, Git};
 pub use model::{
     transition, Failure, FailureKind, IllegalTransition, RunStatus, Step, TicketState,
 };
+pub use run::lock::is_held as run_lock_held;
 pub use run::preflight::{failed as preflight_failed, preflight, Check};
 pub use run::{
     defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,
     Prepared, Resume, RunSettings, RunSummary,
 };
-pub use store::lock::is_held as run_lock_held;
 pub use store::{AgentRecord, AttemptRow, RunRow, Store, TicketRow};
 
 /// Processes and file operations where agents write live in planwright-os;

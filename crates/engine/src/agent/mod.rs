@@ -20,7 +20,6 @@ pub use limits::Now;
 
 use crate::error::EngineError;
 use crate::process::Cancel;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -142,116 +141,7 @@ impl std::fmt::Debug for UsageSink {
     }
 }
 
-/// How an attempt of the agent ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AgentOutcome {
-    /// It finished; the worktree holds its work.
-    Finished,
-    /// It gave up (`TICKET-BLOCKED: reason`).
-    Blocked(String),
-    /// It failed (non-zero exit), with the tail of its output.
-    Failed(String),
-    /// It ran out of time.
-    TimedOut,
-    /// The run was interrupted.
-    Cancelled,
-    /// The model could not serve the attempt (rate limit, quota): not the
-    /// ticket's fault, so no strike is used; its pool pauses.
-    Unavailable {
-        /// When the provider said it may be tried again, if it said.
-        retry_after: Option<Duration>,
-        /// What the CLI reported.
-        reason: String,
-    },
-}
-
-/// Tokens one attempt used, normalized across CLIs: `input_tokens` counts
-/// only input not read from a cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Input tokens not read from a cache.
-    pub input_tokens: u64,
-    /// Output tokens (reasoning included where the CLI counts it).
-    pub output_tokens: u64,
-    /// Input tokens read from a cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to a cache.
-    pub cache_write_tokens: u64,
-}
-
-impl Usage {
-    /// Every token of every kind.
-    pub fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
-    }
-}
-
-impl std::ops::AddAssign for Usage {
-    fn add_assign(&mut self, o: Usage) {
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
-        self.cache_read_tokens += o.cache_read_tokens;
-        self.cache_write_tokens += o.cache_write_tokens;
-    }
-}
-
-/// Where a cost figure came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CostSource {
-    /// The CLI reported it.
-    Reported,
-    /// planwright computed it from the price table.
-    Computed,
-}
-
-impl CostSource {
-    /// The name stored, printed and written in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CostSource::Reported => "reported",
-            CostSource::Computed => "computed",
-        }
-    }
-}
-
-/// Everything an agent says about one attempt. Only `outcome` decides
-/// anything; the rest is for reports and budgets.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentReport {
-    /// How it ended.
-    pub outcome: AgentOutcome,
-    /// The model that did the work, as the CLI named it.
-    pub model: Option<String>,
-    /// Tokens used, when the CLI reports them.
-    pub usage: Option<Usage>,
-    /// Cost in US dollars, with where it came from.
-    pub cost: Option<(f64, CostSource)>,
-    /// The agent's final message.
-    pub final_message: Option<String>,
-    /// The CLI's session id (to look the session up in the CLI).
-    pub session_id: Option<String>,
-}
-
-impl AgentReport {
-    /// A report that carries only an outcome.
-    pub fn outcome(outcome: AgentOutcome) -> AgentReport {
-        AgentReport {
-            outcome,
-            model: None,
-            usage: None,
-            cost: None,
-            final_message: None,
-            session_id: None,
-        }
-    }
-}
-
-impl From<AgentOutcome> for AgentReport {
-    fn from(outcome: AgentOutcome) -> AgentReport {
-        AgentReport::outcome(outcome)
-    }
-}
+pub use crate::model::report::{AgentOutcome, AgentReport, CostSource, Usage};
 
 /// A coding agent.
 pub trait Agent: Send + Sync {

@@ -12,9 +12,9 @@ use crate::error::EngineError;
 use crate::exec::workspace::PoolSettings;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
+use crate::model::Verdict;
 use crate::process::{self, Cancel, Spec};
 use crate::sandbox::Confine;
-use crate::verify::gates::Verdict;
 use planwright_plan::gate_integrity;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -90,7 +90,7 @@ impl Setup {
     ) -> Result<Option<Verdict>, EngineError> {
         for argv in &self.settings.setup {
             let command = argv.join(" ");
-            crate::verify::gates::append(
+            crate::log::append(
                 log,
                 &format!("$ {command}   (set-up in {})\n", dir.display()),
             )?;

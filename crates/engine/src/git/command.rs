@@ -9,30 +9,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Why a git command failed.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    /// git could not be started.
-    #[error("cannot run git: {0} (is git installed and on PATH?)")]
-    Spawn(#[source] std::io::Error),
-    /// git ran and failed.
-    #[error("`git {args}` failed in `{dir}`: {stderr}")]
-    Failed {
-        /// The arguments, for the message.
-        args: String,
-        /// Where it ran.
-        dir: String,
-        /// What git said.
-        stderr: String,
-    },
-    /// The directory to run git in does not exist (spawning fails with the
-    /// same error as a missing git, so this is told apart before blaming git).
-    #[error("`{0}` is not a directory")]
-    NoDir(String),
-    /// git printed something that is not UTF-8 where text was expected.
-    #[error("`git {0}` printed output that is not UTF-8")]
-    NotUtf8(String),
-}
+pub use crate::error::GitError;
 
 /// `-c` overrides of every trusted git call: no hooks, no fsmonitor, no
 /// attributes file, no signing, no line-ending conversion, no automatic gc

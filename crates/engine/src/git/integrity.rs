@@ -16,7 +16,7 @@ use crate::error::EngineError;
 use crate::git::repo::Repo;
 use crate::git::Git;
 use crate::model::failure::{Failure, FailureKind};
-use crate::verify::gates::gate_from_argv;
+use planwright_config::gate_from_argv;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::{Gate, ScopeEntry};
 use std::collections::BTreeMap;

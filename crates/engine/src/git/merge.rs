@@ -1,9 +1,7 @@
-//! Landing a verified candidate: serialized (one merger thread), merged
-//! without a checkout (`git merge-tree --write-tree`), gated again when the
-//! target moved since verification, and advanced by compare-and-swap
-//! (`git update-ref`). A candidate planwright committed on a target that
-//! has not moved since is already the commit that merge would make, and
-//! lands as it is.
+//! The refs and commits of merges: a ticket's commit message, candidate
+//! and quarantine refs, the run's branch and its target, and the sync of
+//! the run's branch onto the base ([`crate::run::merge`] lands each
+//! candidate).
 //!
 //! The user's checkout is never harmed: while the base branch is checked
 //! out in a working tree, merges land on the run's own branch
@@ -17,11 +15,7 @@ use crate::error::EngineError;
 use crate::git::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};
 use crate::git::repo::Repo;
 use crate::git::Git;
-use crate::model::failure::{Failure, FailureKind};
-use crate::process::Cancel;
-use crate::verify::checkout::Checkouts;
-use crate::verify::gates::{GateSettings, Verdict};
-use planwright_plan::model::{Gate, Ticket};
+use planwright_plan::model::Ticket;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -123,7 +117,7 @@ pub struct Target {
 
 /// The run's branch as planwright last left it.
 #[derive(Debug)]
-enum HeldTip {
+pub(crate) enum HeldTip {
     /// Not known: read it.
     Unknown,
     /// It does not exist.
@@ -157,7 +151,7 @@ impl Target {
         })
     }
 
-    fn know_held_tip(&self, tip: HeldTip) {
+    pub(crate) fn know_held_tip(&self, tip: HeldTip) {
         *self.held_tip.lock().unwrap_or_else(|e| e.into_inner()) = tip;
     }
 
@@ -165,7 +159,7 @@ impl Target {
         format!("refs/heads/{}", self.base)
     }
 
-    fn held_ref(&self) -> String {
+    pub(crate) fn held_ref(&self) -> String {
         format!("refs/heads/{}", self.held)
     }
 
@@ -185,7 +179,7 @@ impl Target {
 
     /// The ref the next merge moves, its current value, and whether it is
     /// created by that merge.
-    fn landing(&self, repo: &Repo) -> Result<(String, String, bool), EngineError> {
+    pub(crate) fn landing(&self, repo: &Repo) -> Result<(String, String, bool), EngineError> {
         if let Some(tip) = self.held_tip(repo)? {
             return Ok((self.held_ref(), tip, false));
         }
@@ -231,180 +225,6 @@ fn is_clean(dir: &Path) -> Result<bool, EngineError> {
         .args(["status", "--porcelain", "--untracked-files=no"])
         .text()?;
     Ok(status.is_empty())
-}
-
-/// How a merge ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MergeOutcome {
-    /// The target now points at `commit`.
-    Merged {
-        /// The new tip.
-        commit: String,
-    },
-    /// The candidate does not merge onto the current tip, or its gates fail there.
-    Rejected(Failure),
-    /// The run was interrupted during the gates.
-    Cancelled,
-}
-
-/// What a merge needs.
-pub struct Merge<'a> {
-    /// The target repository.
-    pub repo: &'a Repo,
-    /// Where merges go.
-    pub target: &'a Target,
-    /// Where the gates run again when the target moved.
-    pub checkouts: &'a Checkouts,
-    /// The gates.
-    pub gates: &'a [Gate],
-    /// How gates run.
-    pub gate_settings: &'a GateSettings,
-    /// The ticket's log, which gates run again append to.
-    pub log: &'a Path,
-}
-
-impl Merge<'_> {
-    /// Lands `candidate` (verified on `verified_on`) and deletes
-    /// `candidate_ref`, in one ref transaction. `before_ref_update` is
-    /// called with the new commit before the ref moves, so the state store
-    /// knows it first.
-    pub fn land(
-        &self,
-        candidate: &str,
-        candidate_ref: &str,
-        verified_on: &str,
-        message: &str,
-        before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
-        cancel: &Cancel,
-    ) -> Result<MergeOutcome, EngineError> {
-        for _ in 0..CAS_TRIES {
-            let (name, tip, create) = self.target.landing(self.repo)?;
-            let commit =
-                if tip == verified_on && self.repo.take_own_candidate(candidate, &tip, message) {
-                    // planwright committed the candidate on this very tip with
-                    // this message: it is the commit a merge would make.
-                    candidate.to_string()
-                } else {
-                    let tree = match self.merge_tree(&tip, candidate, verified_on)? {
-                        Ok(tree) => tree,
-                        Err(conflict) => return Ok(MergeOutcome::Rejected(conflict)),
-                    };
-                    commit_tree(self.repo, &tree, &tip, message)?
-                };
-            if tip != verified_on {
-                match self.gate_again(&commit, cancel)? {
-                    Verdict::Pass => {}
-                    Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
-                    Verdict::Fail(f) => {
-                        let message = format!("after merging onto the moved base: {}", f.message);
-                        return Ok(MergeOutcome::Rejected(Failure { message, ..f }));
-                    }
-                }
-            }
-            before_ref_update(&commit)?;
-            let old = if create { ZERO } else { tip.as_str() };
-            // planwright's own write: the integrity guard checks before it
-            // and takes its snapshot after.
-            let transaction = format!("update {name} {commit} {old}\ndelete {candidate_ref}\n");
-            let swapped = self.repo.guard().own_write(|| {
-                Ok(self
-                    .repo
-                    .git()
-                    .args(["update-ref", "-m", "planwright: merge", "--stdin"])
-                    .input(transaction)
-                    .succeeds()?)
-            })?;
-            if swapped {
-                if name == self.target.held_ref() {
-                    self.target.know_held_tip(HeldTip::At(commit.clone()));
-                }
-                return Ok(MergeOutcome::Merged { commit });
-            }
-            // Someone else moved the ref between our read and our write:
-            // read it again and merge again.
-            self.target.know_held_tip(HeldTip::Unknown);
-        }
-        Err(EngineError::Integrity(format!(
-            "the base branch `{}` kept moving under the merge ({CAS_TRIES} tries); is another process writing to it?",
-            self.target.base
-        )))
-    }
-
-    /// The merged tree of `tip` and `candidate`, or the conflict with the
-    /// paths and what changed on the other side since `verified_on`.
-    fn merge_tree(
-        &self,
-        tip: &str,
-        candidate: &str,
-        verified_on: &str,
-    ) -> Result<Result<String, Failure>, EngineError> {
-        let git =
-            self.repo
-                .git()
-                .args(["merge-tree", "--write-tree", "--name-only", tip, candidate]);
-        let out = git.raw()?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        match out.status.code() {
-            Some(0) => Ok(Ok(text.lines().next().unwrap_or_default().to_string())),
-            Some(1) => Ok(Err(self.conflict(&text, tip, verified_on)?)),
-            _ => Err(git.failure(&out).into()),
-        }
-    }
-
-    /// A `merge_conflict` failure whose evidence is what the next attempt
-    /// needs: the conflicting paths and the other side's changes to them.
-    fn conflict(&self, text: &str, tip: &str, verified_on: &str) -> Result<Failure, EngineError> {
-        let paths: Vec<&str> = text.lines().skip(1).take_while(|l| !l.is_empty()).collect();
-        let range = format!("{verified_on}..{tip}");
-        let log = self
-            .repo
-            .git()
-            .args(["log", "--format=%h %s", &range, "--"])
-            .args(&paths)
-            .text()?;
-        let stat = self
-            .repo
-            .git()
-            .args(["diff", "--stat", verified_on, tip, "--"])
-            .args(&paths)
-            .text()?;
-        let evidence = format!(
-            "conflicting paths:\n{}\n\nchanged on `{}` since this attempt's base {}:\n{log}\n{stat}",
-            paths
-                .iter()
-                .map(|p| format!("- {p}"))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            self.target.base,
-            short(verified_on)
-        );
-        Ok(Failure::new(
-            FailureKind::MergeConflict,
-            format!(
-                "conflicts with `{}` at {} in {}",
-                self.target.base,
-                short(tip),
-                paths.join(", ")
-            ),
-        )
-        .with_evidence(evidence))
-    }
-
-    /// Runs the gates on a merged commit, in the `merge` checkout.
-    fn gate_again(&self, commit: &str, cancel: &Cancel) -> Result<Verdict, EngineError> {
-        crate::verify::gates::append(
-            self.log,
-            &format!("-- gates again on the merged tree {}\n", short(commit)),
-        )?;
-        self.checkouts.gate(
-            "merge",
-            commit,
-            self.gates,
-            self.gate_settings,
-            self.log,
-            cancel,
-        )
-    }
 }
 
 /// What [`sync`] did.
@@ -525,10 +345,10 @@ fn dirty(dir: &Path, base: &str, merge_cmd: &str) -> String {
 }
 
 /// How often a merge is redone when the target moved between read and write.
-const CAS_TRIES: usize = 5;
+pub(crate) const CAS_TRIES: usize = 5;
 
 /// The old value that makes `git update-ref` create a ref only if it is absent.
-const ZERO: &str = "0000000000000000000000000000000000000000";
+pub(crate) const ZERO: &str = "0000000000000000000000000000000000000000";
 
 /// The first 10 characters of a commit id.
 pub fn short(commit: &str) -> &str {

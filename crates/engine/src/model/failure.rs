@@ -131,6 +131,17 @@ impl fmt::Display for Failure {
     }
 }
 
+/// How a round of gates (or a set-up) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every gate exited 0.
+    Pass,
+    /// A gate failed or timed out.
+    Fail(Failure),
+    /// The run was interrupted.
+    Cancelled,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

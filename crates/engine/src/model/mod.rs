@@ -2,7 +2,8 @@
 //! ticket state machine.
 
 pub mod failure;
+pub mod report;
 pub mod ticket;
 
-pub use failure::{Failure, FailureKind};
+pub use failure::{Failure, FailureKind, Verdict};
 pub use ticket::{transition, IllegalTransition, Place, RunStatus, Step, TicketState};

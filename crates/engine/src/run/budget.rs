@@ -8,36 +8,11 @@
 //! cost is unknown (no figure from the CLI, no price for the model) counts
 //! its tokens but no dollars.
 
-use crate::agent::Usage;
 use crate::model::failure::{Failure, FailureKind};
 use planwright_config::BudgetSettings;
 use std::collections::BTreeMap;
 
-/// What has been used.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Spent {
-    /// US dollars (known costs only).
-    pub cost_usd: f64,
-    /// Tokens of every kind.
-    pub tokens: u64,
-}
-
-impl Spent {
-    /// One attempt's use.
-    pub fn of(usage: Option<&Usage>, cost_usd: Option<f64>) -> Spent {
-        Spent {
-            cost_usd: cost_usd
-                .filter(|c| c.is_finite() && *c > 0.0)
-                .unwrap_or(0.0),
-            tokens: usage.map_or(0, Usage::total),
-        }
-    }
-
-    fn add(&mut self, other: Spent) {
-        self.cost_usd += other.cost_usd;
-        self.tokens = self.tokens.saturating_add(other.tokens);
-    }
-}
+pub use crate::model::report::Spent;
 
 /// May another attempt start?
 #[derive(Debug, Clone, PartialEq)]
@@ -159,6 +134,7 @@ fn over(spent: Spent, max_cost: Option<f64>, max_tokens: Option<u64>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::report::Usage;
     use planwright_config::TicketBudget;
 
     fn limits() -> BudgetSettings {

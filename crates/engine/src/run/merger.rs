@@ -4,8 +4,9 @@ use super::coordinator::{MergeJob, Msg};
 use super::routes::ticket_gates;
 use super::session::Shared;
 use crate::error::EngineError;
-use crate::git::merge::{self, Merge, MergeOutcome};
+use crate::git::merge;
 use crate::model::Step;
+use crate::run::merge::{Merge, MergeOutcome};
 use std::sync::mpsc::{Receiver, Sender};
 
 /// The merger thread: lands verified candidates one at a time.

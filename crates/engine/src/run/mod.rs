@@ -14,6 +14,8 @@ pub mod budget;
 pub mod charter;
 mod coordinator;
 pub mod inputs;
+pub mod lock;
+pub mod merge;
 mod merger;
 mod outcome;
 pub mod pools;

@@ -5,9 +5,10 @@ use super::coordinator::{AttemptResult, Coordinator, MergeJob};
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::Event;
-use crate::git::merge::{self, MergeOutcome};
+use crate::git::merge;
 use crate::model::failure::Failure;
 use crate::model::Step;
+use crate::run::merge::MergeOutcome;
 use crate::run::pools;
 use std::time::{Duration, Instant};
 

@@ -188,7 +188,7 @@ pub fn run(
     repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
-    let _lock = crate::store::lock::RunLock::acquire(&repo)?;
+    let _lock = crate::run::lock::RunLock::acquire(&repo)?;
     // A repository whose git config would run programs in planwright's own
     // git calls is refused before anything runs (exit 3).
     crate::git::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;

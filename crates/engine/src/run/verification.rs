@@ -4,8 +4,8 @@ use super::coordinator::AttemptResult;
 use super::session::Shared;
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, LocalExecutor};
+use crate::model::Verdict;
 use crate::verify;
-use crate::verify::gates::Verdict;
 use planwright_plan::model::{Gate, Ticket};
 
 /// Verification and gates of a recorded candidate.
@@ -44,7 +44,7 @@ pub(super) fn verify_and_gate(
     }
     progress("gates")?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
-    crate::verify::gates::append(
+    crate::log::append(
         &log,
         &format!("== attempt {} candidate {}\n", input.attempt, commit),
     )?;

@@ -68,7 +68,10 @@ pub(super) fn migrate(conn: &Connection) -> Result<()> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let found = found as usize;
     if found > SCHEMA_VERSION {
-        return Err(StoreError::TooNew { found });
+        return Err(StoreError::TooNew {
+            found,
+            known: SCHEMA_VERSION,
+        });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found) {
         let tx = conn.unchecked_transaction()?;

@@ -6,17 +6,16 @@
 //! error, never a guess. No SQL lives outside this file.
 
 mod hook;
-pub mod lock;
+
 mod migrations;
 mod rows;
 
 pub use crate::model::ticket::{RunStatus, TicketState};
-pub use migrations::SCHEMA_VERSION;
 pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
 
-use crate::agent::AgentReport;
 use crate::model::failure::Failure;
-use crate::model::ticket::{transition, IllegalTransition, Step};
+use crate::model::report::AgentReport;
+use crate::model::ticket::{transition, Step};
 use hook::AbortHook;
 use migrations::migrate;
 use rows::{attempt_row, run_row, ticket_row, ticket_row_from, RUN_COLUMNS, TICKET_COLUMNS};
@@ -44,27 +43,7 @@ pub struct Store {
     hook: Arc<AbortHook>,
 }
 
-/// Why the store could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// SQLite failed.
-    #[error(transparent)]
-    Sql(#[from] rusqlite::Error),
-    /// The store was written by a newer planwright.
-    #[error("schema version {found} is newer than this planwright knows ({SCHEMA_VERSION}); use a newer planwright")]
-    TooNew {
-        /// The version found.
-        found: usize,
-    },
-    /// A step the ticket state machine does not allow (a bug).
-    #[error("ticket {ticket}: {source}")]
-    Illegal {
-        /// The ticket.
-        ticket: String,
-        /// The state and the step.
-        source: IllegalTransition,
-    },
-}
+pub use crate::error::StoreError;
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -181,7 +160,7 @@ impl Store {
         })
     }
 
-    /// Records the files that decide `run` (see [`crate::run::inputs`]).
+    /// Records the files that decide `run` (the run's inputs).
     pub fn set_run_inputs(&self, run: &str, inputs: &str) -> Result<()> {
         self.transition(|c| {
             c.execute(
@@ -421,7 +400,7 @@ impl Store {
         run: &str,
         id: &str,
         n: u32,
-        usage: &crate::agent::Usage,
+        usage: &crate::model::report::Usage,
         cost: f64,
     ) -> Result<()> {
         self.with(|c| {
@@ -529,7 +508,7 @@ impl Store {
 
     /// What each ticket's attempts of `run` used (every invocation's), for
     /// the budget: known costs in dollars and tokens of every kind.
-    pub fn spent(&self, run: &str) -> Result<Vec<(String, crate::run::budget::Spent)>> {
+    pub fn spent(&self, run: &str) -> Result<Vec<(String, crate::model::report::Spent)>> {
         self.with(|c| {
             let mut st = c.prepare(
                 "SELECT ticket_id,
@@ -543,7 +522,7 @@ impl Store {
                 let tokens: Option<i64> = r.get(2)?;
                 Ok((
                     r.get::<_, String>(0)?,
-                    crate::run::budget::Spent {
+                    crate::model::report::Spent {
                         cost_usd: cost.unwrap_or(0.0),
                         tokens: tokens.unwrap_or(0).max(0) as u64,
                     },
@@ -815,7 +794,7 @@ mod tests {
             .unwrap();
         drop(store);
         let err = Store::open(&path).err().unwrap();
-        assert!(matches!(err, StoreError::TooNew { found: 99 }), "{err}");
+        assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
     }
 
     #[test]

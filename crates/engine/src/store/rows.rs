@@ -1,6 +1,6 @@
 //! The rows the store reads and writes, and how each is read from SQLite.
 
-use crate::agent::CostSource;
+use crate::model::report::CostSource;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::ticket::{RunStatus, TicketState};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
@@ -89,7 +89,7 @@ pub struct AgentRecord {
     /// The model that did the work, as the CLI named it.
     pub model: Option<String>,
     /// Tokens, when reported.
-    pub usage: Option<crate::agent::Usage>,
+    pub usage: Option<crate::model::report::Usage>,
     /// Cost in US dollars.
     pub cost_usd: Option<f64>,
     /// Where the cost came from.
@@ -204,7 +204,7 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
         None => None,
         Some(agent_outcome) => {
             let tokens: [Option<i64>; 4] = [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?];
-            let usage = tokens[0].map(|_| crate::agent::Usage {
+            let usage = tokens[0].map(|_| crate::model::report::Usage {
                 input_tokens: tokens[0].unwrap_or(0) as u64,
                 output_tokens: tokens[1].unwrap_or(0) as u64,
                 cache_read_tokens: tokens[2].unwrap_or(0) as u64,
@@ -247,8 +247,8 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
 }
 
 /// The stored name of an agent outcome.
-pub fn outcome_name(o: &crate::agent::AgentOutcome) -> &'static str {
-    use crate::agent::AgentOutcome as O;
+pub fn outcome_name(o: &crate::model::report::AgentOutcome) -> &'static str {
+    use crate::model::report::AgentOutcome as O;
     match o {
         O::Finished => "finished",
         O::Blocked(_) => "blocked",

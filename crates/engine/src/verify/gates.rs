@@ -6,7 +6,6 @@ use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
 use crate::process::{self, Cancel, Exit, Spec};
 use planwright_plan::model::Gate;
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -41,16 +40,7 @@ impl GateRoom {
     }
 }
 
-/// How a round of gates ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// Every gate exited 0.
-    Pass,
-    /// A gate failed or timed out.
-    Fail(Failure),
-    /// The run was interrupted.
-    Cancelled,
-}
+pub use crate::model::Verdict;
 
 const TAIL_LINES: usize = 40;
 
@@ -113,13 +103,4 @@ pub fn run_gates(
     Ok(Verdict::Pass)
 }
 
-/// Appends `text` to the log at `path`.
-pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
-    let mut f = crate::beneath::append(path)?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| EngineError::io(path, e))
-}
-
-/// Gates from configured argv: planwright-config makes them, as it reads
-/// `[gates] run` and the command line's gates.
-pub use planwright_config::gate_from_argv;
+pub use crate::log::append;
