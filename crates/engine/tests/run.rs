@@ -220,7 +220,7 @@ fn cmd_agent_edits_with_placeholders_and_env() {
     let agent = sh_agent(
         &env,
         "#!/bin/sh\nset -e\ncd \"$1\"\ntest -f \"$PLANWRIGHT_PROMPT_FILE\"\necho \"$PLANWRIGHT_TICKET attempt $PLANWRIGHT_ATTEMPT\" > out.txt\n",
-        "{worktree}",
+        "{workspace}",
     );
     let plan = plan(
         json!({"gates": gate(&["test", "-f", "out.txt"]), "tickets": [ticket("A", json!([any("out.txt")]))]}),
@@ -509,7 +509,7 @@ fn worktree_setup_runs_once_per_slot() {
     let mut s = settings();
     s.jobs = 1;
     let script = "mkdir -p deps && touch deps/ready";
-    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
@@ -583,8 +583,8 @@ fn workspace_setup_runs_again_only_when_its_inputs_change() {
     let mut s = settings();
     s.jobs = 1;
     let script = "mkdir -p deps && cp lock.txt deps/lock";
-    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
-    s.pool.setup_inputs = vec!["lock.txt".into()];
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
+    s.workspace.setup_inputs = vec!["lock.txt".into()];
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
     for (id, lock) in [("A", "v1"), ("B", "v1"), ("C", "v2")] {
@@ -605,7 +605,7 @@ fn a_failing_workspace_setup_rejects_the_attempt_before_the_agent_runs() {
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
     let mut s = settings();
     s.strikes = 1;
-    s.pool.setup = vec![vec![
+    s.workspace.setup = vec![vec![
         "sh".into(),
         "-c".into(),
         "echo no network >&2; exit 7".into(),
@@ -646,7 +646,7 @@ fn copied_files_are_there_for_the_agent_and_never_in_the_candidate() {
     }));
     let mut s = settings();
     s.jobs = 1;
-    s.pool.copy = vec![".env".into()];
+    s.workspace.copy = vec![".env".into()];
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     for id in ["A", "B"] {
@@ -689,7 +689,7 @@ fn a_copy_never_follows_a_symlink_an_agent_left_in_its_workspace() {
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
     let mut s = settings();
     s.jobs = 1;
-    s.pool.copy = vec!["conf/local.env".into()];
+    s.workspace.copy = vec!["conf/local.env".into()];
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "MINE=1");
@@ -709,7 +709,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     let plan =
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
     let mut s = settings();
-    s.pool.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
+    s.workspace.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
     // `planwright preflight` says what `run` would.
     let alone = planwright_engine::run::preflight::preflight(
@@ -719,7 +719,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &[],
         agent.as_ref(),
         &s.contain,
-        &s.pool.copy,
+        &s.workspace.copy,
     );
     let failed = planwright_engine::run::prepare(
         &env.repo(),
@@ -955,7 +955,7 @@ impl agent::Agent for MovesTheRunBranch {
             git(&self.repo, &["update-ref", &held, &theirs, &tip]);
         }
         let rel = format!("{}.txt", ctx.ticket);
-        std::fs::write(ctx.worktree.join(rel), "done\n").unwrap();
+        std::fs::write(ctx.workspace.join(rel), "done\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -995,7 +995,7 @@ impl agent::Agent for EditsTheCheckout {
         _cancel: &planwright_engine::process::Cancel,
     ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
         std::fs::write(self.repo.join("README.md"), "the user's edit\n").unwrap();
-        std::fs::write(ctx.worktree.join("a.txt"), "a\n").unwrap();
+        std::fs::write(ctx.workspace.join("a.txt"), "a\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -1078,7 +1078,7 @@ impl agent::Agent for RateLimitedOnce {
             }
             .into());
         }
-        std::fs::write(ctx.worktree.join("a.txt"), "a\n").unwrap();
+        std::fs::write(ctx.workspace.join("a.txt"), "a\n").unwrap();
         Ok(agent::AgentReport {
             model: Some("m-1".into()),
             usage: Some(agent::Usage {
@@ -1383,7 +1383,7 @@ impl agent::Agent for Crowd {
             .unwrap();
         on_y.0 -= 1;
         drop(on_y);
-        std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "y\n").unwrap();
+        std::fs::write(ctx.workspace.join(format!("{}.txt", ctx.ticket)), "y\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -1438,7 +1438,7 @@ impl agent::Agent for LimitedOnce {
             }
             .into());
         }
-        std::fs::write(ctx.worktree.join("P.txt"), "p\n").unwrap();
+        std::fs::write(ctx.workspace.join("P.txt"), "p\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -1502,7 +1502,7 @@ impl agent::Agent for CostsADollar {
             .unwrap()
             .push((ctx.ticket.clone(), budget));
         if !self.idle {
-            std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
+            std::fs::write(ctx.workspace.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
         }
         Ok(agent::AgentReport {
             cost: Some((1.0, agent::CostSource::Reported)),

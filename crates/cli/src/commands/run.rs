@@ -34,7 +34,7 @@ pub struct EngineArgs {
     #[arg(long, value_name = "NAME", help = agent_help())]
     pub agent: Option<String>,
     /// The `cmd` agent's command, split into words like a shell does; placeholders
-    /// `{worktree}`, `{prompt_file}`, `{ticket}`, `{attempt}`, `{model}`.
+    /// `{workspace}` (formerly `{worktree}`), `{prompt_file}`, `{ticket}`, `{attempt}`, `{model}`.
     #[arg(long, value_name = "COMMAND")]
     pub agent_cmd: Option<String>,
     /// A gate for every ticket, e.g. `--gate "cargo test"` (repeatable; added to `[gates] run`).

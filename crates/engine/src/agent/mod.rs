@@ -82,8 +82,8 @@ pub struct AttemptContext {
     pub ticket: String,
     /// 1-based attempt number.
     pub attempt: u32,
-    /// The worktree to edit (also the working directory).
-    pub worktree: PathBuf,
+    /// The workspace to edit (also the working directory).
+    pub workspace: PathBuf,
     /// The charter, written to a file.
     pub prompt_file: PathBuf,
     /// Where the agent's whole output goes.
@@ -142,7 +142,7 @@ impl std::fmt::Debug for UsageSink {
 /// How an attempt of the agent ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentOutcome {
-    /// It finished; the worktree holds its work.
+    /// It finished; the workspace holds its work.
     Finished,
     /// It gave up (`TICKET-BLOCKED: reason`).
     Blocked(String),
@@ -254,7 +254,7 @@ impl From<AgentOutcome> for AgentReport {
 pub trait Agent: Send + Sync {
     /// Its name for reports.
     fn name(&self) -> &str;
-    /// Does one attempt of a ticket in `ctx.worktree`.
+    /// Does one attempt of a ticket in `ctx.workspace`.
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError>;
     /// The program it needs, for preflight (None when it needs none).
     fn program(&self) -> Option<String> {

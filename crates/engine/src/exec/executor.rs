@@ -161,7 +161,7 @@ impl LocalExecutor {
             ticket: input.ticket.clone(),
             attempt: input.attempt,
             confine: Some(confine),
-            worktree: dir,
+            workspace: dir,
             prompt_file,
             log: input
                 .files

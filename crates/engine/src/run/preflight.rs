@@ -392,7 +392,7 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
         }
     }
     for p in programs {
-        // A relative path with a slash is resolved in the worktree, like the gate will be.
+        // A relative path with a slash is resolved in the workspace, like the gate will be.
         let found = if p.contains('/') && !p.starts_with('/') {
             dir.join(&p).is_file()
         } else {

@@ -293,7 +293,7 @@ fn check_mode(c: &Change, repo: &Repo) -> Result<(), Failure> {
                 Err(Failure::new(
                     FailureKind::ScopeViolation,
                     format!(
-                        "`{}` is a symlink to `{target}`, which leaves the worktree",
+                        "`{}` is a symlink to `{target}`, which leaves the workspace",
                         c.path
                     ),
                 ))
