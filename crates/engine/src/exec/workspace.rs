@@ -619,7 +619,7 @@ mod tests {
             ("sub/a", "a\n".to_string()),
         ];
         let (repo, commit) = committed(tmp.path(), &files);
-        let pools = Workspaces::new(
+        let spaces = Workspaces::new(
             repo,
             WorkspaceSettings::default(),
             Containment::none(),
@@ -627,7 +627,7 @@ mod tests {
         );
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = || {
-            pools
+            spaces
                 .prepare("s", &commit, "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
@@ -722,8 +722,8 @@ mod tests {
         let others = vec![repo.state_dir()];
         let shared = Workspaces::new(repo, WorkspaceSettings::default(), confined, others);
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
-        let prepare = |pools: &Workspaces, commit: &str| {
-            pools
+        let prepare = |spaces: &Workspaces, commit: &str| {
+            spaces
                 .prepare("s", commit, "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
@@ -796,7 +796,7 @@ mod tests {
     fn the_agent_gets_a_checksummed_index_after_an_unhashed_candidate() {
         let tmp = tempfile::tempdir().unwrap();
         let (repo, commit) = committed(tmp.path(), &[("a", "a\n".to_string())]);
-        let pools = Workspaces::new(
+        let spaces = Workspaces::new(
             repo,
             WorkspaceSettings::default(),
             Containment::none(),
@@ -804,17 +804,17 @@ mod tests {
         );
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = || {
-            let dir = pools
+            let dir = spaces
                 .prepare("s", &commit, "b", &log, &cancel)
                 .unwrap()
                 .unwrap();
             checksum(&dir.join(".git/index"))
         };
         assert_ne!(prepare(), [0; 20]);
-        std::fs::write(pools.path("s").join("new"), "new\n").unwrap();
-        pools.tree("s", &commit).unwrap();
+        std::fs::write(spaces.path("s").join("new"), "new\n").unwrap();
+        spaces.tree("s", &commit).unwrap();
         assert_eq!(
-            checksum(&pools.index("s")),
+            checksum(&spaces.index("s")),
             [0; 20],
             "the candidate's index skips it"
         );
