@@ -101,7 +101,7 @@ pub fn validate(
             .unwrap_or(0);
         sink.push(
             Diagnostic::error(
-                "agb.graph.cycle",
+                "agb.dag.cycle",
                 format!("/tickets/{i}"),
                 format!("ticket graph has a cycle: {}", cycle.join(" -> ")),
             )
