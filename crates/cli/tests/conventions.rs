@@ -283,6 +283,11 @@ fn old_spellings_still_work_with_a_deprecation_warning() {
     );
     let out = planwright(dir.path(), &["-q", "graph", "plan.json", "--as=mermaid"]);
     assert_eq!(text(&out.stderr), "");
+    // `--help` names each old spelling beside its new flag.
+    for (command, old) in [("graph", "`--as` until"), ("report", "`--format` until")] {
+        let help = text(&planwright(dir.path(), &[command, "--help"]).stdout);
+        assert!(help.contains(old), "{command} --help: {help}");
+    }
 }
 
 #[test]
