@@ -307,19 +307,22 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
     match name {
         "cmd" => {
             let template = opts.cmd.as_deref().ok_or_else(|| {
-                EngineError::Settings(
-                    "the `cmd` agent needs a command: `--agent-cmd \"PROGRAM ARGS...\"` or `[agent] cmd` in planwright.toml"
-                        .into(),
-                )
+                EngineError::Settings(format!(
+                    "the `cmd` agent needs a command: `{} \"PROGRAM ARGS...\"` or `[agent] cmd` in planwright.toml",
+                    planwright_plan::Flag::AgentCmd
+                ))
             })?;
             Ok(Box::new(cmd::CmdAgent::new(template)?))
         }
-        "scripted" => Err(EngineError::Settings(
-            "the scripted agent needs its fixture folder: `--agent scripted:DIR`".into(),
-        )),
+        "scripted" => Err(EngineError::Settings(format!(
+            "the scripted agent needs its fixture folder: `{} scripted:DIR`",
+            planwright_plan::Flag::Agent
+        ))),
         other => Err(EngineError::Settings(format!(
-            "unknown agent `{other}` (built in: {}; drive any other CLI with `--agent cmd --agent-cmd \"...\"`)",
-            agent_names()
+            "unknown agent `{other}` (built in: {}; drive any other CLI with `{} cmd {} \"...\"`)",
+            agent_names(),
+            planwright_plan::Flag::Agent,
+            planwright_plan::Flag::AgentCmd
         ))),
     }
 }

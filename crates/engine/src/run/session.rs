@@ -75,7 +75,10 @@ pub fn prepare(
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
-            format!("`--rerun {id}` names no ticket of the plan"),
+            format!(
+                "`{} {id}` names no ticket of the plan",
+                planwright_plan::Flag::Rerun
+            ),
             "pass the id of a ticket of the plan",
         ));
     }

@@ -181,9 +181,12 @@ impl RunRails {
         if self.allow_change && named {
             return Ok(());
         }
+        let allow = planwright_plan::Flag::AllowConfigChange;
         let hint = match named {
-            true => "the ticket's scope names it; pass `--allow-config-change` to let it",
-            false => "only a ticket whose scope names the file, in a run with `--allow-config-change`, may change it",
+            true => format!("the ticket's scope names it; pass `{allow}` to let it"),
+            false => format!(
+                "only a ticket whose scope names the file, in a run with `{allow}`, may change it"
+            ),
         };
         Err(Failure::new(
             FailureKind::RailViolation,
