@@ -1,5 +1,6 @@
 //! The one place where failures become messages and exit codes.
 
+use planwright_plan::Flag;
 use std::fmt;
 
 /// Exit codes, the same for every command (see `docs/diagnostics.md`).
@@ -112,3 +113,46 @@ impl fmt::Display for CliError {
 
 /// The result of a command: its exit code, or an error to render.
 pub type CliResult = Result<i32, CliError>;
+
+/// How the command line spells each setting the libraries' messages name
+/// (they say [`Flag`], never the flag): installed once, at start.
+pub fn flag(f: Flag) -> &'static str {
+    match f {
+        Flag::Agent => "--agent",
+        Flag::AgentCmd => "--agent-cmd",
+        Flag::AllowConfigChange => "--allow-config-change",
+        Flag::CalibrationHint => "--calibration-hint",
+        Flag::Coerce => "--coerce",
+        Flag::Format => "--format",
+        Flag::Gate => "--gate",
+        Flag::Issue => "--issue",
+        Flag::MaxFilesChanged => "--max-files-changed",
+        Flag::NoStrictGates => "--no-strict-gates",
+        Flag::Output => "--output",
+        Flag::Repo => "--repo",
+        Flag::Rerun => "--rerun",
+        Flag::RerunChanged => "--rerun-changed",
+        Flag::Tag => "--tag",
+        Flag::To => "--to",
+        Flag::Verbose => "--verbose",
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_flag_a_message_names_is_a_flag_of_some_command() {
+        let cli = crate::Cli::command();
+        let longs: Vec<String> = cli
+            .get_arguments()
+            .chain(cli.get_subcommands().flat_map(|c| c.get_arguments()))
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        for f in Flag::ALL {
+            assert!(longs.iter().any(|l| l == flag(f)), "{f:?}: {}", flag(f));
+        }
+    }
+}

@@ -142,6 +142,7 @@ enum Command {
 }
 
 fn main() {
+    planwright_plan::flag::set_spelling(error::flag);
     let args = deprecated::rewrite(std::env::args_os().collect());
     let cli = match Cli::try_parse_from(&args.args) {
         Ok(cli) => cli,

@@ -200,8 +200,8 @@ pub fn summary(report: &FileReport) -> String {
         .count();
     let mut counts = format!(
         "{}, {}",
-        count(report.errors, "error"),
-        count(report.warnings, "warning")
+        count(report.error_count, "error"),
+        count(report.warning_count, "warning")
     );
     if advisories > 0 {
         counts.push_str(&format!(", {}", count(advisories, "advisory")));

@@ -66,12 +66,18 @@ fn rule(code: &str, first: &Located, help: Option<&str>) -> Value {
         .map(str::to_string)
         .or_else(|| d.hint.clone())
         .unwrap_or_else(|| format!("see `{code}` in docs/diagnostics.md"));
-    json!({
+    let mut rule = json!({
         "id": code,
         "shortDescription": {"text": code},
         "help": {"text": help},
         "defaultConfiguration": {"level": level(d.severity)},
-    })
+    });
+    // So that code scanning carries alerts of a renamed code over.
+    let former: Vec<&str> = planwright_plan::diag::former_codes(code).collect();
+    if !former.is_empty() {
+        rule["deprecatedIds"] = json!(former);
+    }
+    rule
 }
 
 fn result(report: &FileReport, lines: &LineIndex, d: &Located, rule_index: usize) -> Value {
@@ -157,6 +163,20 @@ mod tests {
             Some(&"use `npm test`")
         );
         assert!(help_table(DIAGNOSTICS_DOC).contains_key("json.syntax"));
+    }
+
+    #[test]
+    fn a_renamed_code_lists_its_former_id() {
+        let first = |code: &str| Located {
+            diagnostic: planwright_plan::Diagnostic::error(code, "", "cycle"),
+            line: 1,
+            column: 1,
+            span: planwright_plan::doc::Span { start: 0, end: 0 },
+        };
+        let cycle = rule("agb.dag.cycle", &first("agb.dag.cycle"), None);
+        assert_eq!(cycle["deprecatedIds"], json!(["agb.graph.cycle"]));
+        let native = rule("native.dag.cycle", &first("native.dag.cycle"), None);
+        assert!(native.get("deprecatedIds").is_none());
     }
 
     #[test]

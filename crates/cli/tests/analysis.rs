@@ -49,6 +49,8 @@ fn show_json_is_the_analysis() {
     assert_eq!(
         got,
         json!({
+            "ticket_count": 3,
+            // The former name of `ticket_count`, for one release.
             "tickets": 3,
             "waves": [["T1", "T2"], ["T3"]],
             "critical_path": ["T1", "T3"],

@@ -283,6 +283,11 @@ fn old_spellings_still_work_with_a_deprecation_warning() {
     );
     let out = planwright(dir.path(), &["-q", "graph", "plan.json", "--as=mermaid"]);
     assert_eq!(text(&out.stderr), "");
+    // `--help` names each old spelling beside its new flag.
+    for (command, old) in [("graph", "`--as` until"), ("report", "`--format` until")] {
+        let help = text(&planwright(dir.path(), &[command, "--help"]).stdout);
+        assert!(help.contains(old), "{command} --help: {help}");
+    }
 }
 
 #[test]
@@ -682,4 +687,63 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
             }
         }
     }
+}
+
+/// The places in `src` (tests left out) where a line that is not a comment
+/// holds a backticked flag, as in "pass `--gate`".
+fn flags_named(src: &str) -> Vec<String> {
+    // Test modules close a file; what follows their `#[cfg(test)]` is tests.
+    let code = match src.find("#[cfg(test)]\nmod ") {
+        Some(at) => &src[..at],
+        None => src,
+    };
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .filter(|l| {
+            l.match_indices("`--")
+                .any(|(at, _)| l[at + 3..].starts_with(|c: char| c.is_ascii_lowercase()))
+        })
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+fn library_sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() && name != "tests" {
+            library_sources(&path, out);
+        } else if name.ends_with(".rs") && name != "tests.rs" {
+            out.push(path);
+        }
+    }
+}
+
+/// Libraries name a setting with `planwright_plan::Flag`; only the CLI
+/// spells it (`error::flag`), so a renamed flag changes one table.
+#[test]
+fn no_library_message_names_a_cli_flag() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    for krate in ["plan", "config", "engine", "view"] {
+        library_sources(&root.join("crates").join(krate).join("src"), &mut files);
+    }
+    assert!(files.len() > 50, "{files:?}");
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let src = std::fs::read_to_string(f).unwrap();
+            let name = f.strip_prefix(&root).unwrap().display().to_string();
+            flags_named(&src)
+                .into_iter()
+                .map(move |l| format!("{name}: {l}"))
+        })
+        .collect();
+    assert!(found.is_empty(), "flag names in library crates: {found:#?}");
+}
+
+#[test]
+fn the_flag_finder_finds() {
+    let src = "let a = \"pass `--gate` now\";\n/// `--doc`\nlet b = \"`--` and `-x`\";\n#[cfg(test)]\nmod tests {\n\"`--test`\"\n}\n";
+    assert_eq!(flags_named(src), ["let a = \"pass `--gate` now\";"]);
 }

@@ -286,6 +286,18 @@ fn dry_run_prints_the_order_and_changes_nothing() {
         ""
     );
     assert_eq!(git(&env.repo(), &["branch", "--list"]), "* main");
+    let out = env.run(&["--dry-run", "--jobs", "2", "--output", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["start_order"].as_array().unwrap().len(), 2, "{json}");
+    // The counts' names, and their former ones for one release.
+    assert_eq!(
+        (&json["job_count"], &json["skipped_count"]),
+        (&serde_json::json!(2), &serde_json::json!(0))
+    );
+    assert_eq!(
+        (&json["jobs"], &json["skipped"]),
+        (&serde_json::json!(2), &serde_json::json!(0))
+    );
 }
 
 #[test]

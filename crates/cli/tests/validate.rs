@@ -74,6 +74,9 @@ fn json_output_has_pointer_line_and_column() {
     assert_eq!(reports[0]["format"], "agb");
     assert_eq!(reports[0]["valid"], false);
     assert_eq!(reports[0]["errors"], 5);
+    // The counts' names, and their former ones for one release.
+    assert_eq!(reports[0]["error_count"], 5);
+    assert_eq!(reports[0]["warning_count"], reports[0]["warnings"]);
     let edge = reports[0]["diagnostics"]
         .as_array()
         .unwrap()

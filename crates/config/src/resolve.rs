@@ -137,7 +137,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         ),
         extra_gates: extra_gates(flag_gates, file)?,
         gates: gates(gate_timeout, file),
-        pool: workspace(file),
+        workspace: workspace(file),
         contain: sandbox(file, env),
         routing: file.routing.clone(),
         beyond: review(file),

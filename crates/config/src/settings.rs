@@ -38,9 +38,8 @@ pub struct RunSettings {
     pub extra_gates: Vec<Gate>,
     /// How gates run.
     pub gates: GateSettings,
-    /// How workspaces and gate checkouts are prepared (`[workspace]`). The
-    /// field keeps its old name until the run loop's code is renamed.
-    pub pool: WorkspaceSettings,
+    /// How workspaces and gate checkouts are prepared (`[workspace]`).
+    pub workspace: WorkspaceSettings,
     /// The sandbox, the accepted git config and the agent's log cap.
     pub contain: ContainSettings,
     /// Model pools and caps.
@@ -74,7 +73,7 @@ impl RunSettings {
                 env: vec![],
                 timeout: Some(defaults::GATE_TIMEOUT),
             },
-            pool: WorkspaceSettings {
+            workspace: WorkspaceSettings {
                 setup: vec![],
                 setup_inputs: vec![],
                 pristine: false,

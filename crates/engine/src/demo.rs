@@ -58,7 +58,7 @@ const PLAN: &str = r#"{
 }
 "#;
 
-/// Scripted fixtures: (ticket/attempt folder, path in the worktree, content).
+/// Scripted fixtures: (ticket/attempt folder, path in the workspace, content).
 const FIXTURES: &[(&str, &str, &str)] = &[
     ("greet", "lib/greet.sh", "greet() {\n  echo \"Hello, $1!\"\n}\n"),
     (

@@ -101,7 +101,7 @@ pub fn draft(
             usage_sink: None,
             ticket: "draft".into(),
             attempt: round,
-            worktree: work.clone(),
+            workspace: work.clone(),
             prompt_file: prompt,
             log: input.dir.join(format!("round-{round}.agent.log")),
             timeout: input.timeout,

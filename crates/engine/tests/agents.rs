@@ -97,7 +97,7 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
     AttemptContext {
         ticket: "T1".into(),
         attempt: 1,
-        worktree,
+        workspace: worktree,
         prompt_file,
         log: tmp.join("attempt-1.agent.log"),
         timeout: Some(Duration::from_secs(120)),
@@ -141,7 +141,7 @@ fn attempt_in(
         argv: read(bin.join("argv")).lines().map(String::from).collect(),
         stdin: read(bin.join("stdin")),
         log: read(ctx.log.clone()),
-        worktree: ctx.worktree.clone(),
+        worktree: ctx.workspace.clone(),
         _tmp: tmp,
     }
 }

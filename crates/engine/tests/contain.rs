@@ -568,12 +568,12 @@ echo 42 > answer.txt
     );
     let plan = one("A", json!([any("answer.txt")]), gate(&["npm", "test"]));
     let mut s = enforced();
-    s.pool.setup = vec![vec![
+    s.workspace.setup = vec![vec![
         "sh".into(),
         "-c".into(),
         "npm ci --offline --no-audit --no-fund --logs-max=0 --update-notifier=false --cache \"$TMPDIR/npm-cache\"".into(),
     ]];
-    s.pool.setup_inputs = vec!["package-lock.json".into()];
+    s.workspace.setup_inputs = vec!["package-lock.json".into()];
     let out = try_run(&env, &plan, &s, agent).unwrap();
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
     let after = guarded(&env);
@@ -619,7 +619,7 @@ esac
     }));
     let mut s = enforced();
     s.jobs = 1;
-    s.pool.pristine = pristine;
+    s.workspace.pristine = pristine;
     let out = try_run(&env, &plan, &s, agent).unwrap();
     assert_eq!(
         out.summary.merged,
@@ -735,7 +735,7 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
         ]);
         let guard = guarded(&env);
         let mut s = enforced();
-        s.pool.setup = vec![setup.clone()];
+        s.workspace.setup = vec![setup.clone()];
         let plan = one("A", json!([any("**")]), gate(&["true"]));
         let out = try_run(&env, &plan, &s, sh_agent(&env, body)).unwrap();
         assert_eq!(

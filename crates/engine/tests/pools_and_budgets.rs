@@ -31,7 +31,7 @@ impl agent::Agent for RateLimitedOnce {
             }
             .into());
         }
-        std::fs::write(ctx.worktree.join("a.txt"), "a\n").unwrap();
+        std::fs::write(ctx.workspace.join("a.txt"), "a\n").unwrap();
         Ok(agent::AgentReport {
             model: Some("m-1".into()),
             usage: Some(agent::Usage {
@@ -336,7 +336,7 @@ impl agent::Agent for Crowd {
             .unwrap();
         on_y.0 -= 1;
         drop(on_y);
-        std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "y\n").unwrap();
+        std::fs::write(ctx.workspace.join(format!("{}.txt", ctx.ticket)), "y\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -391,7 +391,7 @@ impl agent::Agent for LimitedOnce {
             }
             .into());
         }
-        std::fs::write(ctx.worktree.join("P.txt"), "p\n").unwrap();
+        std::fs::write(ctx.workspace.join("P.txt"), "p\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -455,7 +455,7 @@ impl agent::Agent for CostsADollar {
             .unwrap()
             .push((ctx.ticket.clone(), budget));
         if !self.idle {
-            std::fs::write(ctx.worktree.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
+            std::fs::write(ctx.workspace.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
         }
         Ok(agent::AgentReport {
             cost: Some((1.0, agent::CostSource::Reported)),

@@ -204,7 +204,7 @@ fn cmd_agent_edits_with_placeholders_and_env() {
     let agent = sh_agent(
         &env,
         "#!/bin/sh\nset -e\ncd \"$1\"\ntest -f \"$PLANWRIGHT_PROMPT_FILE\"\necho \"$PLANWRIGHT_TICKET attempt $PLANWRIGHT_ATTEMPT\" > out.txt\n",
-        "{worktree}",
+        "{workspace}",
     );
     let plan = plan(
         json!({"gates": gate(&["test", "-f", "out.txt"]), "tickets": [ticket("A", json!([any("out.txt")]))]}),
@@ -492,7 +492,7 @@ fn worktree_setup_runs_once_per_slot() {
     let mut s = settings();
     s.jobs = 1;
     let script = "mkdir -p deps && touch deps/ready";
-    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
@@ -566,8 +566,8 @@ fn workspace_setup_runs_again_only_when_its_inputs_change() {
     let mut s = settings();
     s.jobs = 1;
     let script = "mkdir -p deps && cp lock.txt deps/lock";
-    s.pool.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
-    s.pool.setup_inputs = vec!["lock.txt".into()];
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
+    s.workspace.setup_inputs = vec!["lock.txt".into()];
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
     for (id, lock) in [("A", "v1"), ("B", "v1"), ("C", "v2")] {
@@ -588,7 +588,7 @@ fn a_failing_workspace_setup_rejects_the_attempt_before_the_agent_runs() {
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
     let mut s = settings();
     s.strikes = 1;
-    s.pool.setup = vec![vec![
+    s.workspace.setup = vec![vec![
         "sh".into(),
         "-c".into(),
         "echo no network >&2; exit 7".into(),
@@ -629,7 +629,7 @@ fn copied_files_are_there_for_the_agent_and_never_in_the_candidate() {
     }));
     let mut s = settings();
     s.jobs = 1;
-    s.pool.copy = vec![".env".into()];
+    s.workspace.copy = vec![".env".into()];
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     for id in ["A", "B"] {
@@ -672,7 +672,7 @@ fn a_copy_never_follows_a_symlink_an_agent_left_in_its_workspace() {
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
     let mut s = settings();
     s.jobs = 1;
-    s.pool.copy = vec!["conf/local.env".into()];
+    s.workspace.copy = vec!["conf/local.env".into()];
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     assert_eq!(git(&env.repo(), &["show", "main:B.txt"]), "MINE=1");
@@ -692,7 +692,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     let plan =
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
     let mut s = settings();
-    s.pool.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
+    s.workspace.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
     // `planwright preflight` says what `run` would.
     let alone = planwright_engine::preflight(
@@ -702,7 +702,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &[],
         agent.as_ref(),
         &s.contain,
-        &s.pool.copy,
+        &s.workspace.copy,
     );
     let failed =
         planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())
@@ -932,7 +932,7 @@ impl agent::Agent for MovesTheRunBranch {
             git(&self.repo, &["update-ref", &held, &theirs, &tip]);
         }
         let rel = format!("{}.txt", ctx.ticket);
-        std::fs::write(ctx.worktree.join(rel), "done\n").unwrap();
+        std::fs::write(ctx.workspace.join(rel), "done\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }
@@ -972,7 +972,7 @@ impl agent::Agent for EditsTheCheckout {
         _cancel: &planwright_engine::process::Cancel,
     ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
         std::fs::write(self.repo.join("README.md"), "the user's edit\n").unwrap();
-        std::fs::write(ctx.worktree.join("a.txt"), "a\n").unwrap();
+        std::fs::write(ctx.workspace.join("a.txt"), "a\n").unwrap();
         Ok(agent::AgentOutcome::Finished.into())
     }
 }

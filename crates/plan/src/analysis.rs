@@ -19,6 +19,8 @@ use std::collections::{HashMap, VecDeque};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Analysis {
     /// Number of tickets.
+    pub ticket_count: usize,
+    /// `ticket_count` under its former name, written for one release more.
     pub tickets: usize,
     /// Topological levels: wave 1 (index 0) holds the tickets without
     /// dependencies; a ticket is in the wave after its latest dependency.
@@ -45,6 +47,7 @@ pub fn analyse(plan: &Plan) -> Analysis {
     let order = Order::new(plan);
     let (critical_path, critical_path_minutes) = order.critical_path(plan);
     Analysis {
+        ticket_count: plan.tickets.len(),
         tickets: plan.tickets.len(),
         waves: order.waves(plan),
         critical_path,

@@ -29,6 +29,31 @@ impl Severity {
     }
 }
 
+/// Codes that were renamed, `(former, current)`. A former code still
+/// names the diagnostics of its current one wherever codes are matched
+/// ([`Diagnostic::is`], SARIF's `deprecatedIds`), as clippy's renamed lints
+/// do; output always says the current code.
+pub const RENAMED_CODES: &[(&str, &str)] = &[
+    // Every other format calls its cycle rule `<format>.dag.cycle`.
+    ("agb.graph.cycle", "agb.dag.cycle"),
+];
+
+/// The current spelling of `code`, which may be a former one.
+pub fn current_code(code: &str) -> &str {
+    RENAMED_CODES
+        .iter()
+        .find(|(former, _)| *former == code)
+        .map_or(code, |(_, current)| current)
+}
+
+/// The former spellings of the current code `code`.
+pub fn former_codes(code: &str) -> impl Iterator<Item = &'static str> + '_ {
+    RENAMED_CODES
+        .iter()
+        .filter(move |(_, current)| *current == code)
+        .map(|(former, _)| *former)
+}
+
 /// One finding of a validator.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
@@ -103,6 +128,12 @@ impl Diagnostic {
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
+    }
+
+    /// Whether this diagnostic has `code`, given in its current spelling or
+    /// a former one.
+    pub fn is(&self, code: &str) -> bool {
+        self.code == current_code(code)
     }
 }
 

@@ -12,6 +12,7 @@ pub mod command;
 pub mod dag;
 pub mod diag;
 pub mod doc;
+pub mod flag;
 pub mod formats;
 pub mod gate_integrity;
 pub mod json;
@@ -34,6 +35,7 @@ pub mod yaml;
 
 pub use diag::{Diagnostic, Severity, Sink};
 pub use doc::Document;
+pub use flag::Flag;
 pub use formats::Options;
 pub use model::{Format, Plan};
 pub use report::{validate_text, FileReport};

@@ -112,7 +112,7 @@ impl Default for Review {
     }
 }
 
-/// One unit of work: one worktree, one branch, one merged commit.
+/// One unit of work: one workspace, one branch, one merged commit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ticket {

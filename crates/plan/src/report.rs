@@ -32,8 +32,12 @@ pub struct FileReport {
     /// No errors.
     pub valid: bool,
     /// Number of errors.
-    pub errors: usize,
+    pub error_count: usize,
     /// Number of warnings.
+    pub warning_count: usize,
+    /// `error_count` under its former name, written for one release more.
+    pub errors: usize,
+    /// `warning_count` under its former name, written for one release more.
     pub warnings: usize,
     /// Every finding, in the order the validator found them.
     pub diagnostics: Vec<Located>,
@@ -131,6 +135,7 @@ fn finish(path: &str, text: String, outcome: Outcome, diagnostics: Vec<Located>)
             .count()
     };
     let errors = count(Severity::Error);
+    let warnings = count(Severity::Warning);
     let (plan, overlaps) = match errors {
         0 => (outcome.plan, outcome.overlaps),
         _ => (None, vec![]),
@@ -139,8 +144,10 @@ fn finish(path: &str, text: String, outcome: Outcome, diagnostics: Vec<Located>)
         file: path.to_string(),
         format: outcome.format,
         valid: errors == 0,
+        error_count: errors,
+        warning_count: warnings,
         errors,
-        warnings: count(Severity::Warning),
+        warnings,
         plan,
         overlaps,
         diagnostics,

@@ -202,9 +202,12 @@ fn a_cycle_is_reported_once_with_its_ids() {
     let cycles: Vec<_> = report
         .diagnostics
         .iter()
-        .filter(|d| d.diagnostic.code == "agb.graph.cycle")
+        .filter(|d| d.diagnostic.code == "agb.dag.cycle")
         .collect();
     assert_eq!(cycles.len(), 1);
+    // The former code names the same diagnostic.
+    assert!(cycles[0].diagnostic.is("agb.graph.cycle") && cycles[0].diagnostic.is("agb.dag.cycle"));
+    assert!(!cycles[0].diagnostic.is("native.dag.cycle"));
     assert_eq!(cycles[0].diagnostic.pointer, "/tickets/0");
     assert!(
         cycles[0]

@@ -89,7 +89,7 @@ impl FakeExecutor {
             ticket: input.ticket.clone(),
             attempt: input.attempt,
             confine: None,
-            worktree: dir.clone(),
+            workspace: dir.clone(),
             prompt_file,
             log: input
                 .files

@@ -30,7 +30,7 @@ pub struct Args {
     /// The agent: a name (`cmd`, ...) or `scripted:DIR` (default: `[agent] name`).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// The `cmd` agent's command (placeholders `{worktree}`, `{prompt_file}`).
+    /// The `cmd` agent's command (placeholders `{workspace}`, `{prompt_file}`).
     #[arg(long, value_name = "COMMAND")]
     pub agent_cmd: Option<String>,
     /// The model to ask the agent for.

@@ -20,7 +20,7 @@ use std::fmt::Write;
 pub struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
-    /// The picture language to write.
+    /// The picture language to write (`--as` until the next release).
     #[arg(long, value_enum, default_value_t = Picture::Dot)]
     pub to: Picture,
     /// Write to this file instead of standard output.

@@ -34,7 +34,7 @@ pub struct EngineArgs {
     #[arg(long, value_name = "NAME", help = agent_help())]
     pub agent: Option<String>,
     /// The `cmd` agent's command, split into words like a shell does; placeholders
-    /// `{worktree}`, `{prompt_file}`, `{ticket}`, `{attempt}`, `{model}`.
+    /// `{workspace}` (formerly `{worktree}`), `{prompt_file}`, `{ticket}`, `{attempt}`, `{model}`.
     #[arg(long, value_name = "COMMAND")]
     pub agent_cmd: Option<String>,
     /// A gate for every ticket, e.g. `--gate "cargo test"` (repeatable; added to `[gates] run`).
@@ -348,10 +348,20 @@ pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
 fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     let (plan, settings) = (session.plan(), session.settings());
     let order = session.start_order();
+    let skipped = session.outlook().skipped().len();
     if global.output == Output::Json {
         crate::outln!(
             "{}",
-            serde_json::json!({"dry_run": true, "jobs": settings.jobs, "start_order": order, "skipped": session.outlook().skipped().len()})
+            // `jobs` and `skipped` are the former names of the two counts,
+            // written for one release more.
+            serde_json::json!({
+                "dry_run": true,
+                "job_count": settings.jobs,
+                "start_order": order,
+                "skipped_count": skipped,
+                "jobs": settings.jobs,
+                "skipped": skipped,
+            })
         );
         return Ok(exit::OK);
     }

@@ -37,7 +37,7 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
         out,
         "{file}: {} plan, {}",
         plan.source_format,
-        count(a.tickets, "ticket")
+        count(a.ticket_count, "ticket")
     );
     out.push_str("\nTickets\n");
     let width = plan

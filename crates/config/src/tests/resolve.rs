@@ -141,12 +141,12 @@ fn file_gates_come_before_flag_gates() {
 #[test]
 fn the_workspace_comes_from_the_file_under_either_name() {
     let s = run(flags(), "").unwrap();
-    assert_eq!(s.pool, crate::RunSettings::new("p").pool);
+    assert_eq!(s.workspace, crate::RunSettings::new("p").workspace);
     let file = "[worktree]\nsetup = [['npm', 'ci']]\nsetup_inputs = ['package-lock.json']\ncopy = ['.env']\npristine = true\n";
-    let old = run(flags(), file).unwrap().pool;
+    let old = run(flags(), file).unwrap().workspace;
     let new = run(flags(), &file.replace("worktree", "workspace"))
         .unwrap()
-        .pool;
+        .workspace;
     assert_eq!(old, new);
     assert_eq!(new.setup, [["npm", "ci"]]);
     assert_eq!(new.setup_inputs, ["package-lock.json"]);

@@ -264,13 +264,13 @@ impl<C: Cli> Agent for CliAgent<C> {
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
-        let strays = present(&ctx.worktree, C::STRAYS);
+        let strays = present(&ctx.workspace, C::STRAYS);
         let mut env = agent_env(ctx);
         env.extend(self.cli.env());
         env.extend(ctx.env.iter().cloned());
         let spec = Spec {
             argv: self.argv(ctx),
-            cwd: ctx.worktree.clone(),
+            cwd: ctx.workspace.clone(),
             env,
             stdin: C::PROMPT_ON_STDIN.then(|| ctx.prompt_file.clone()),
             timeout: ctx.timeout,
@@ -290,7 +290,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             }
             other => other?,
         };
-        remove_strays(&ctx.worktree, C::STRAYS, &strays);
+        remove_strays(&ctx.workspace, C::STRAYS, &strays);
         let now = Now::system();
         let parsed = lock(&parser).finish(&done.output_tail, now);
         let model = parsed
@@ -346,7 +346,7 @@ impl<C: Cli> CliAgent<C> {
 /// in the output of a CLI that exited 0 and reported no failure was not
 /// the CLI's verdict. A `TICKET-BLOCKED:` last line (of the final message,
 /// else of stdout) gives up; a success exit with output cut short is still
-/// finished (the worktree decides), only without usage.
+/// finished (the workspace decides), only without usage.
 pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
     match done.exit {
         Exit::TimedOut => return AgentOutcome::TimedOut,
@@ -411,16 +411,16 @@ pub fn cost(parsed: &Parsed, model: Option<&str>, prices: &Prices) -> Option<(f6
     Some((usd, CostSource::Computed))
 }
 
-fn present(worktree: &Path, strays: &[&str]) -> Vec<bool> {
+fn present(workspace: &Path, strays: &[&str]) -> Vec<bool> {
     strays
         .iter()
-        .map(|s| worktree.join(s).symlink_metadata().is_ok())
+        .map(|s| workspace.join(s).symlink_metadata().is_ok())
         .collect()
 }
 
-fn remove_strays(worktree: &Path, strays: &[&str], were_there: &[bool]) {
+fn remove_strays(workspace: &Path, strays: &[&str], were_there: &[bool]) {
     for (stray, was) in strays.iter().zip(were_there) {
-        let path = worktree.join(stray);
+        let path = workspace.join(stray);
         if !was && path.symlink_metadata().is_ok() {
             // A cache the CLI made for itself; if it cannot be removed, the
             // scope check will name it.

@@ -35,7 +35,9 @@ impl CmdAgent {
         self.template
             .iter()
             .map(|w| {
-                w.replace("{worktree}", &ctx.worktree.display().to_string())
+                let workspace = ctx.workspace.display().to_string();
+                w.replace("{workspace}", &workspace)
+                    .replace("{worktree}", &workspace)
                     .replace("{prompt_file}", &ctx.prompt_file.display().to_string())
                     .replace("{ticket}", &ctx.ticket)
                     .replace("{attempt}", &ctx.attempt.to_string())
@@ -59,7 +61,7 @@ impl Agent for CmdAgent {
         env.extend(ctx.env.iter().cloned());
         let spec = Spec {
             argv: self.argv(ctx),
-            cwd: ctx.worktree.clone(),
+            cwd: ctx.workspace.clone(),
             env,
             stdin: Some(ctx.prompt_file.clone()),
             timeout: ctx.timeout,
@@ -116,13 +118,13 @@ mod tests {
     #[test]
     fn placeholders_fill_each_argument() {
         let agent = CmdAgent::new(
-            "run-agent --in '{worktree}' -p {prompt_file} {ticket}-{attempt} -m={model}",
+            "run-agent --in '{workspace}' -p {prompt_file} {ticket}-{attempt} -m={model} --old={worktree}",
         )
         .unwrap();
         let ctx = AttemptContext {
             ticket: "T1".into(),
             attempt: 2,
-            worktree: "/w t".into(),
+            workspace: "/w t".into(),
             prompt_file: "/p.md".into(),
             log: "/l".into(),
             timeout: None,
@@ -141,7 +143,8 @@ mod tests {
                 "-p",
                 "/p.md",
                 "T1-2",
-                "-m=gpt-5.4"
+                "-m=gpt-5.4",
+                "--old=/w t"
             ]
         );
         assert!(CmdAgent::new("a 'b").is_err());

@@ -40,7 +40,7 @@ impl Cli for Codex {
         ]
         .map(String::from)
         .to_vec();
-        args.push(ctx.worktree.display().to_string());
+        args.push(ctx.workspace.display().to_string());
         args.extend(run.model_args("-m"));
         // The prompt comes from standard input.
         args.push("-".to_string());

@@ -84,8 +84,8 @@ pub struct AttemptContext {
     pub ticket: String,
     /// 1-based attempt number.
     pub attempt: u32,
-    /// The worktree to edit (also the working directory).
-    pub worktree: PathBuf,
+    /// The workspace to edit (also the working directory).
+    pub workspace: PathBuf,
     /// The charter, written to a file.
     pub prompt_file: PathBuf,
     /// Where the agent's whole output goes.
@@ -147,7 +147,7 @@ pub use crate::model::report::{AgentOutcome, AgentReport, CostSource, Usage};
 pub trait Agent: Send + Sync {
     /// Its name for reports.
     fn name(&self) -> &str;
-    /// Does one attempt of a ticket in `ctx.worktree`.
+    /// Does one attempt of a ticket in `ctx.workspace`.
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError>;
     /// The program it needs, for preflight (None when it needs none).
     fn program(&self) -> Option<String> {
@@ -200,19 +200,22 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
     match name {
         "cmd" => {
             let template = opts.cmd.as_deref().ok_or_else(|| {
-                EngineError::Settings(
-                    "the `cmd` agent needs a command: `--agent-cmd \"PROGRAM ARGS...\"` or `[agent] cmd` in planwright.toml"
-                        .into(),
-                )
+                EngineError::Settings(format!(
+                    "the `cmd` agent needs a command: `{} \"PROGRAM ARGS...\"` or `[agent] cmd` in planwright.toml",
+                    planwright_plan::Flag::AgentCmd
+                ))
             })?;
             Ok(Box::new(cmd::CmdAgent::new(template)?))
         }
-        "scripted" => Err(EngineError::Settings(
-            "the scripted agent needs its fixture folder: `--agent scripted:DIR`".into(),
-        )),
+        "scripted" => Err(EngineError::Settings(format!(
+            "the scripted agent needs its fixture folder: `{} scripted:DIR`",
+            planwright_plan::Flag::Agent
+        ))),
         other => Err(EngineError::Settings(format!(
-            "unknown agent `{other}` (built in: {}; drive any other CLI with `--agent cmd --agent-cmd \"...\"`)",
-            agent_names()
+            "unknown agent `{other}` (built in: {}; drive any other CLI with `{} cmd {} \"...\"`)",
+            agent_names(),
+            planwright_plan::Flag::Agent,
+            planwright_plan::Flag::AgentCmd
         ))),
     }
 }

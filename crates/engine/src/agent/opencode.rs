@@ -33,7 +33,7 @@ impl Cli for Opencode {
         let mut args: Vec<String> = ["run", "--format", "json", "--dir"]
             .map(String::from)
             .to_vec();
-        args.push(ctx.worktree.display().to_string());
+        args.push(ctx.workspace.display().to_string());
         if let Some(model) = run.model {
             args.extend(["-m".to_string(), with_provider(model)]);
         }

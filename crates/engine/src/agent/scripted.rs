@@ -2,7 +2,7 @@
 //!
 //! For ticket ID on attempt N it takes the first existing of
 //! `DIR/ID/attempt-N/` and `DIR/ID/`, then: copies its `files/` tree over the
-//! worktree (symlinks stay symlinks), deletes the paths listed in its
+//! workspace (symlinks stay symlinks), deletes the paths listed in its
 //! `delete` file (one per line), applies its `patch` file with `git apply`,
 //! and, if it has a `blocked` file, gives up with that file's text as reason.
 
@@ -87,7 +87,7 @@ impl Agent for Scripted {
         let mut log = format!("scripted agent: fixture `{}`\n", fixture.display());
         let files = fixture.join("files");
         if files.is_dir() {
-            copy_tree(&files, &ctx.worktree)?;
+            copy_tree(&files, &ctx.workspace)?;
             log.push_str("copied files/\n");
         }
         let delete = fixture.join("delete");
@@ -96,10 +96,10 @@ impl Agent for Scripted {
             for rel in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 if !inside(rel) {
                     return Ok(AgentReport::from(AgentOutcome::Failed(format!(
-                        "`delete` lists `{rel}`, which leaves the worktree"
+                        "`delete` lists `{rel}`, which leaves the workspace"
                     ))));
                 }
-                let path = ctx.worktree.join(rel);
+                let path = ctx.workspace.join(rel);
                 let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
                 log.push_str(&format!("deleted {rel}\n"));
             }
@@ -107,7 +107,7 @@ impl Agent for Scripted {
         let patch = fixture.join("patch");
         if patch.is_file() {
             // As an agent would: with the workspace's own repository.
-            let out = Git::with_tree(ctx.worktree.join(".git"), &ctx.worktree)
+            let out = Git::with_tree(ctx.workspace.join(".git"), &ctx.workspace)
                 .args(["apply", "--whitespace=nowarn"])
                 .arg(&patch)
                 .raw()?;

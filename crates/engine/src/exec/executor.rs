@@ -20,7 +20,7 @@
 //! - `slot` (0..jobs) is the concurrency index: at most one attempt per
 //!   slot at a time, so an executor may keep one workspace per slot.
 //!
-//! `LocalExecutor` runs attempts in sandboxed, pooled workspaces on this machine.
+//! `LocalExecutor` runs attempts in sandboxed workspaces on this machine, one per slot.
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
@@ -88,7 +88,7 @@ pub trait Executor: Send + Sync {
     ) -> Result<Candidate, EngineError>;
 }
 
-/// Attempts in pooled workspaces on this machine, the agent sandboxed.
+/// Attempts in the slots' workspaces on this machine, the agent sandboxed.
 pub struct LocalExecutor {
     repo: Repo,
     workspaces: Workspaces,
@@ -113,7 +113,7 @@ impl LocalExecutor {
         }
     }
 
-    /// The pool workspace of a slot.
+    /// The workspace of a slot.
     pub fn slot(slot: usize) -> String {
         format!("slot-{}", slot + 1)
     }
@@ -161,7 +161,7 @@ impl LocalExecutor {
             ticket: input.ticket.clone(),
             attempt: input.attempt,
             confine: Some(confine),
-            worktree: dir,
+            workspace: dir,
             prompt_file,
             log: input
                 .files

@@ -9,7 +9,7 @@
 //! and any other runs the set-up again.
 
 use crate::error::EngineError;
-use crate::exec::workspace::PoolSettings;
+use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Verdict;
@@ -24,12 +24,12 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Setup {
     repo: Repo,
-    settings: PoolSettings,
+    settings: WorkspaceSettings,
 }
 
 impl Setup {
     /// The set-up `settings` say, for directories of `repo`.
-    pub fn new(repo: Repo, settings: PoolSettings) -> Setup {
+    pub fn new(repo: Repo, settings: WorkspaceSettings) -> Setup {
         Setup { repo, settings }
     }
 
@@ -186,7 +186,7 @@ mod tests {
         let setup = |argv: &[&str]| {
             Setup::new(
                 repo.clone(),
-                PoolSettings {
+                WorkspaceSettings {
                     setup: vec![argv.iter().map(|s| s.to_string()).collect()],
                     setup_inputs: vec!["package-lock.json".into()],
                     pristine: false,

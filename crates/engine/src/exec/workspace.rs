@@ -31,14 +31,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// `[workspace]` settings: how workspaces and gate checkouts are prepared
-/// (resolved by planwright-config). `PoolSettings` is its former name.
-pub use planwright_config::WorkspaceSettings as PoolSettings;
+/// (resolved by planwright-config).
+pub use planwright_config::WorkspaceSettings;
 
 /// The workspaces of a run.
 #[derive(Debug, Clone)]
 pub struct Workspaces {
     repo: Repo,
-    settings: PoolSettings,
+    settings: WorkspaceSettings,
     setup: Setup,
     containment: Containment,
     /// `[sandbox] writable`: more directories every agent may write.
@@ -59,7 +59,7 @@ impl Workspaces {
     /// `containment` and may also write the `declared` directories.
     pub fn new(
         repo: Repo,
-        settings: PoolSettings,
+        settings: WorkspaceSettings,
         containment: Containment,
         declared: Vec<PathBuf>,
     ) -> Workspaces {
@@ -619,10 +619,15 @@ mod tests {
             ("sub/a", "a\n".to_string()),
         ];
         let (repo, commit) = committed(tmp.path(), &files);
-        let pools = Workspaces::new(repo, PoolSettings::default(), Containment::none(), vec![]);
+        let spaces = Workspaces::new(
+            repo,
+            WorkspaceSettings::default(),
+            Containment::none(),
+            vec![],
+        );
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = || {
-            pools
+            spaces
                 .prepare("s", &commit, "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
@@ -708,17 +713,17 @@ mod tests {
             confined.ends_descendants(),
             "the kernel has no user namespaces"
         );
-        let plain = Workspaces::new(repo.clone(), PoolSettings::default(), confined, vec![]);
-        let copying = PoolSettings {
+        let plain = Workspaces::new(repo.clone(), WorkspaceSettings::default(), confined, vec![]);
+        let copying = WorkspaceSettings {
             copy: vec![".env".into()],
-            ..PoolSettings::default()
+            ..WorkspaceSettings::default()
         };
         let copying = Workspaces::new(repo.clone(), copying, confined, vec![]);
         let others = vec![repo.state_dir()];
-        let shared = Workspaces::new(repo, PoolSettings::default(), confined, others);
+        let shared = Workspaces::new(repo, WorkspaceSettings::default(), confined, others);
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
-        let prepare = |pools: &Workspaces, commit: &str| {
-            pools
+        let prepare = |spaces: &Workspaces, commit: &str| {
+            spaces
                 .prepare("s", commit, "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
@@ -791,20 +796,25 @@ mod tests {
     fn the_agent_gets_a_checksummed_index_after_an_unhashed_candidate() {
         let tmp = tempfile::tempdir().unwrap();
         let (repo, commit) = committed(tmp.path(), &[("a", "a\n".to_string())]);
-        let pools = Workspaces::new(repo, PoolSettings::default(), Containment::none(), vec![]);
+        let spaces = Workspaces::new(
+            repo,
+            WorkspaceSettings::default(),
+            Containment::none(),
+            vec![],
+        );
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = || {
-            let dir = pools
+            let dir = spaces
                 .prepare("s", &commit, "b", &log, &cancel)
                 .unwrap()
                 .unwrap();
             checksum(&dir.join(".git/index"))
         };
         assert_ne!(prepare(), [0; 20]);
-        std::fs::write(pools.path("s").join("new"), "new\n").unwrap();
-        pools.tree("s", &commit).unwrap();
+        std::fs::write(spaces.path("s").join("new"), "new\n").unwrap();
+        spaces.tree("s", &commit).unwrap();
         assert_eq!(
-            checksum(&pools.index("s")),
+            checksum(&spaces.index("s")),
             [0; 20],
             "the candidate's index skips it"
         );

@@ -38,7 +38,10 @@ impl Repo {
         if !dir.is_dir() {
             return Err(EngineError::repo(
                 format!("`{}` is not a directory", dir.display()),
-                "pass the target repository with `--repo DIR`",
+                format!(
+                    "pass the target repository with `{} DIR`",
+                    planwright_plan::Flag::Repo
+                ),
             ));
         }
         let top = Git::find(dir)
@@ -47,7 +50,10 @@ impl Repo {
             .map_err(|_| {
                 EngineError::repo(
                     format!("`{}` is not a git repository", dir.display()),
-                    "run `git init` there and commit the base branch, or pass another `--repo`",
+                    format!(
+                        "run `git init` there and commit the base branch, or pass another `{}`",
+                        planwright_plan::Flag::Repo
+                    ),
                 )
             })?;
         let root = PathBuf::from(top);

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// How an attempt of the agent ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentOutcome {
-    /// It finished; the worktree holds its work.
+    /// It finished; the workspace holds its work.
     Finished,
     /// It gave up (`TICKET-BLOCKED: reason`).
     Blocked(String),

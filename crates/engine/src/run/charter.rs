@@ -65,7 +65,7 @@ impl Charter<'_> {
         let _ = writeln!(
             s,
             "\n## Definition of done\n\nThe change is complete, stays inside the scope, leaves the rails untouched, \
-             and every gate passes. You need not commit: planwright commits the worktree as one commit (commits you make are folded into it). \
+             and every gate passes. You need not commit: planwright commits the workspace as one commit (commits you make are folded into it). \
              If you cannot finish, print a last line `TICKET-BLOCKED: <reason>`."
         );
         if let Some(f) = self.previous {

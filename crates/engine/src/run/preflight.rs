@@ -141,7 +141,10 @@ pub(crate) fn examine(
             out.push(Check::error(
                 "repo",
                 e.to_string(),
-                "pass a git repository with `--repo DIR`",
+                format!(
+                    "pass a git repository with `{} DIR`",
+                    planwright_plan::Flag::Repo
+                ),
             ));
             None
         }
@@ -234,7 +237,9 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
             "changed",
             format!("ticket {id} was merged from an older definition; it is not run again"),
             format!(
-                "to run it again, pass `--rerun {id}` (or `--rerun-changed` for all such tickets)"
+                "to run it again, pass `{} {id}` (or `{}` for all such tickets)",
+                planwright_plan::Flag::Rerun,
+                planwright_plan::Flag::RerunChanged
             ),
         ));
     }
@@ -356,14 +361,21 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
 
 fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
     if let Some(problem) = agent.unusable() {
-        out.push(Check::error("agent", problem, "check `--agent`"));
+        out.push(Check::error(
+            "agent",
+            problem,
+            format!("check `{}`", planwright_plan::Flag::Agent),
+        ));
         return;
     }
     match agent.program() {
         Some(p) if find_program(&p, path().as_deref()).is_none() => out.push(Check::error(
             "agent",
             format!("the agent program `{p}` is not on PATH"),
-            "install it, or give its full path in `--agent-cmd`",
+            format!(
+                "install it, or give its full path in `{}`",
+                planwright_plan::Flag::AgentCmd
+            ),
         )),
         _ => out.push(Check::ok(
             "agent",
@@ -392,7 +404,7 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
         }
     }
     for p in programs {
-        // A relative path with a slash is resolved in the worktree, like the gate will be.
+        // A relative path with a slash is resolved in the workspace, like the gate will be.
         let found = if p.contains('/') && !p.starts_with('/') {
             dir.join(&p).is_file()
         } else {
@@ -448,11 +460,12 @@ fn check_gate_files(plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
 fn no_gate_hint(dir: &Path) -> String {
     match planwright_plan::project::test_command(|f| dir.join(f).is_file()) {
         Some(argv) => format!(
-            "add `[gates] run = [{}]` to planwright.toml or pass `--gate \"{}\"`",
+            "add `[gates] run = [{}]` to planwright.toml or pass `{} \"{}\"`",
             planwright_plan::formats::codeboost::toml_argv(&argv),
+            planwright_plan::Flag::Gate,
             argv.join(" ")
         ),
-        None => "add the project's test command to planwright.toml (`[gates] run = [[\"PROGRAM\", \"ARGUMENT\"]]`) or pass it with `--gate \"COMMAND\"`".to_string(),
+        None => format!("add the project's test command to planwright.toml (`[gates] run = [[\"PROGRAM\", \"ARGUMENT\"]]`) or pass it with `{} \"COMMAND\"`", planwright_plan::Flag::Gate),
     }
 }
 
@@ -684,12 +697,15 @@ mod tests {
         );
         std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
         let python = no_gate_hint(dir.path());
-        assert!(python.contains("`--gate \"pytest\"`"), "{python}");
+        assert!(
+            python.contains(&format!("`{} \"pytest\"`", planwright_plan::Flag::Gate)),
+            "{python}"
+        );
         assert!(!python.contains("cargo"), "{python}");
         std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
         assert_eq!(
             no_gate_hint(dir.path()),
-            "add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `--gate \"cargo test\"`"
+            format!("add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `{} \"cargo test\"`", planwright_plan::Flag::Gate)
         );
     }
 

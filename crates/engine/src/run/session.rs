@@ -70,12 +70,15 @@ pub fn prepare(
         crate::run::preflight::check_overlap(&plan, known, outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
-        crate::run::preflight::check_copy(repo, &settings.pool.copy, &mut checks);
+        crate::run::preflight::check_copy(repo, &settings.workspace.copy, &mut checks);
     }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
-            format!("`--rerun {id}` names no ticket of the plan"),
+            format!(
+                "`{} {id}` names no ticket of the plan",
+                planwright_plan::Flag::Rerun
+            ),
             "pass the id of a ticket of the plan",
         ));
     }
@@ -133,7 +136,7 @@ impl Prepared {
         let c = &self.settings.contain;
         let workspaces = Workspaces::new(
             self.repo.clone(),
-            self.settings.pool.clone(),
+            self.settings.workspace.clone(),
             self.containment,
             c.writable.clone(),
         );
@@ -234,7 +237,7 @@ pub fn run(
         run: row.id.clone(),
         checkouts: Checkouts::new(
             repo.clone(),
-            settings.pool.clone(),
+            settings.workspace.clone(),
             containment,
             &settings.contain,
         ),

@@ -34,7 +34,7 @@ pub(super) fn verify_and_gate(
     if let Err(f) = crate::git::integrity::check_gate_scripts(
         sh.repo,
         gates,
-        &sh.settings.pool.setup,
+        &sh.settings.workspace.setup,
         &ticket.scope,
         &input.base_commit,
         commit,

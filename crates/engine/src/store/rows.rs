@@ -1,7 +1,7 @@
 //! The rows the store reads and writes, and how each is read from SQLite.
 
-use crate::model::report::CostSource;
 use crate::model::failure::{Failure, FailureKind};
+use crate::model::report::CostSource;
 use crate::model::ticket::{RunStatus, TicketState};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use serde::Serialize;

@@ -24,7 +24,7 @@ use crate::beneath::Dir;
 use crate::error::EngineError;
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
-    create_parent, fresh_dir, remove_any, reset, reset_files, PoolSettings, Workspaces,
+    create_parent, fresh_dir, remove_any, reset, reset_files, WorkspaceSettings, Workspaces,
 };
 use crate::git::repo::Repo;
 use crate::process::{self, Cancel};
@@ -61,7 +61,7 @@ impl Checkouts {
     /// agents may write besides their workspace and temporary directory.
     pub fn new(
         repo: Repo,
-        settings: PoolSettings,
+        settings: WorkspaceSettings,
         containment: Containment,
         contain: &ContainSettings,
     ) -> Checkouts {
@@ -404,7 +404,7 @@ fn fingerprint(dir: &Path, known: &Known, out: &mut String) -> std::io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::workspace::PoolSettings;
+    use crate::exec::workspace::WorkspaceSettings;
     use std::os::unix::fs::PermissionsExt;
 
     fn commit_files(root: &Path, files: &[(&str, &str)]) -> String {
@@ -465,7 +465,7 @@ mod tests {
         let second = commit_files(&root, &[("b", "hello\n")]);
         let repo = Repo::open(&root).unwrap();
         repo.ensure_own_git(&[]).unwrap();
-        let settings = PoolSettings::default();
+        let settings = WorkspaceSettings::default();
         let contain = ContainSettings::default();
         let checkouts = Checkouts::new(repo, settings, containment, &contain);
         (first, second, checkouts)
@@ -579,7 +579,7 @@ mod tests {
         let (_, _, checkouts) = two_commits(tmp.path(), containment);
         let state = checkouts.repo.state_dir();
         let with = |writable: &[PathBuf], gate_overlay: bool| {
-            let settings = PoolSettings::default();
+            let settings = WorkspaceSettings::default();
             let contain = ContainSettings {
                 writable: writable.to_vec(),
                 gate_overlay,

@@ -187,7 +187,7 @@ fn one_pass(
             usage_sink: None,
             ticket: ticket.id.clone(),
             attempt: input.attempt,
-            worktree: input.checkout.clone(),
+            workspace: input.checkout.clone(),
             prompt_file: prompt,
             log: input.files.join(format!("{stem}.log")),
             timeout: input.timeout,

@@ -181,9 +181,12 @@ impl RunRails {
         if self.allow_change && named {
             return Ok(());
         }
+        let allow = planwright_plan::Flag::AllowConfigChange;
         let hint = match named {
-            true => "the ticket's scope names it; pass `--allow-config-change` to let it",
-            false => "only a ticket whose scope names the file, in a run with `--allow-config-change`, may change it",
+            true => format!("the ticket's scope names it; pass `{allow}` to let it"),
+            false => format!(
+                "only a ticket whose scope names the file, in a run with `{allow}`, may change it"
+            ),
         };
         Err(Failure::new(
             FailureKind::RailViolation,
@@ -293,7 +296,7 @@ fn check_mode(c: &Change, repo: &Repo) -> Result<(), Failure> {
                 Err(Failure::new(
                     FailureKind::ScopeViolation,
                     format!(
-                        "`{}` is a symlink to `{target}`, which leaves the worktree",
+                        "`{}` is a symlink to `{target}`, which leaves the workspace",
                         c.path
                     ),
                 ))

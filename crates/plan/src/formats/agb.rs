@@ -66,15 +66,23 @@ pub fn validate(
                 "/adlcBin",
                 "plan.adlcBin is prohibited",
             )
-            .with_hint("remove `adlcBin`; agents are chosen with `--agent`"),
+            .with_hint(format!(
+                "remove `adlcBin`; agents are chosen with `{}`",
+                crate::Flag::Agent
+            )),
         );
     }
     let repo = match root.get("repo") {
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
         _ => {
-            sink.push(Diagnostic::error("agb.plan.repo", "/repo", "plan.repo is required").with_hint(
-                "set `repo` to the path of the target repository (`run --repo` may override it)",
-            ));
+            sink.push(
+                Diagnostic::error("agb.plan.repo", "/repo", "plan.repo is required").with_hint(
+                    format!(
+                    "set `repo` to the path of the target repository (`run {}` may override it)",
+                    crate::Flag::Repo
+                ),
+                ),
+            );
             None
         }
     };
@@ -101,7 +109,7 @@ pub fn validate(
             .unwrap_or(0);
         sink.push(
             Diagnostic::error(
-                "agb.graph.cycle",
+                "agb.dag.cycle",
                 format!("/tickets/{i}"),
                 format!("ticket graph has a cycle: {}", cycle.join(" -> ")),
             )
@@ -189,7 +197,7 @@ fn check_gate(root: &Map<String, Value>, strict: bool, sink: &mut dyn Sink) -> V
                             &at,
                             format!("plan.gate.{name} must match {} (got '{cmd}')", NPM_GATE_RE.as_str()),
                         )
-                        .with_hint("use `npm test` or `npm run <script>`, or turn strict gates off with `--no-strict-gates` (or AGB_STRICT_GATES=0)"),
+                        .with_hint(format!("use `npm test` or `npm run <script>`, or turn strict gates off with `{}` (or AGB_STRICT_GATES=0)", crate::Flag::NoStrictGates)),
                     );
                 }
                 match shlex::split(cmd) {

@@ -70,7 +70,7 @@ pub fn verification(
                 at,
                 format!("{label}: `{command}` cannot run without a shell ({e}), so it is a check for the reviewer, not a gate"),
             )
-            .with_hint("gates are one program and literal arguments; give the run a gate with `[gates] run` or `--gate`"),
+            .with_hint(format!("gates are one program and literal arguments; give the run a gate with `[gates] run` or `{}`", crate::Flag::Gate)),
         };
         sink.push(d);
     }
@@ -93,7 +93,7 @@ pub fn everything(
             at,
             format!("{label}: {what}, so its scope is the whole repository (`**`)"),
         )
-        .with_hint("name the files it changes, or narrow the scope by hand after `planwright convert --to native`"),
+        .with_hint(format!("name the files it changes, or narrow the scope by hand after `planwright convert {} native`", crate::Flag::To)),
     );
     vec![ScopeEntry::any("**")]
 }

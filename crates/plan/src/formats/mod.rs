@@ -20,6 +20,7 @@ pub mod taskmaster;
 
 use crate::diag::{Counting, Diagnostic, Sink};
 use crate::doc::Document;
+use crate::flag::Flag;
 use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
 use crate::pointer::Pointer;
@@ -163,27 +164,27 @@ fn syntax_mismatch(format: Format) -> Diagnostic {
             _ => format!("a {format} plan is JSON or YAML, and this file was read as Markdown"),
         },
     );
-    d.with_hint("name the file for its syntax (`.md` for a tasks.md, `.json` or `.yaml` otherwise), or pass the right `--format`")
+    d.with_hint(format!("name the file for its syntax (`.md` for a tasks.md, `.json` or `.yaml` otherwise), or pass the right `{}`", crate::Flag::Format))
 }
 
 /// A warning for each option that only another format reads, so that a
 /// check the user asked for is never silently skipped.
 fn unused_options(format: Format, options: &Options, sink: &mut dyn Sink) {
     let set = [
-        ("--issue", Format::Codeboost, options.issue.is_some()),
-        ("--repo", Format::Codeboost, options.repo_files.is_some()),
-        ("--coerce", Format::StandardV1, options.coerce),
+        (Flag::Issue, Format::Codeboost, options.issue.is_some()),
+        (Flag::Repo, Format::Codeboost, options.repo_files.is_some()),
+        (Flag::Coerce, Format::StandardV1, options.coerce),
         (
-            "--max-files-changed",
+            Flag::MaxFilesChanged,
             Format::StandardV1,
             options.max_files_changed.is_some(),
         ),
         (
-            "--calibration-hint",
+            Flag::CalibrationHint,
             Format::StandardV1,
             options.calibration_hint,
         ),
-        ("--tag", Format::Taskmaster, options.tag.is_some()),
+        (Flag::Tag, Format::Taskmaster, options.tag.is_some()),
     ];
     for (flag, reader, given) in set {
         if given && format != reader {
@@ -247,7 +248,7 @@ fn overlap_warnings(
                 ticket_pointer(doc, format, plan, group.indices[0]),
                 crate::words::overlap_message(&group.tickets, &group.patterns),
             )
-            .with_hint("add dependencies between them (so one merges before the next starts) or narrow their scopes; `--verbose` shows the pairs, `--output json` lists every ticket"),
+            .with_hint(format!("add dependencies between them (so one merges before the next starts) or narrow their scopes; `{}` shows the pairs, `{} json` lists every ticket", crate::Flag::Verbose, crate::Flag::Output)),
         );
     }
     if options.overlap_pairs > 0 {
@@ -443,7 +444,7 @@ pub fn detect(value: &Value) -> Result<Format, Diagnostic> {
                     why.join("; ")
                 ),
             )
-            .with_hint("pass `--format agb|codeboost|standard_v1|native|taskmaster|autoclaude|speckit` to choose one"))
+            .with_hint(format!("pass `{} agb|codeboost|standard_v1|native|taskmaster|autoclaude|speckit` to choose one", crate::Flag::Format)))
         }
         (many, _) if many.len() > 1 => Err(ambiguous(many)),
         (_, many) => Err(ambiguous(many)),
@@ -460,7 +461,7 @@ fn ambiguous(formats: &[Format]) -> Diagnostic {
             names.join(", ")
         ),
     )
-    .with_hint("pass `--format NAME` to choose one")
+    .with_hint(format!("pass `{} NAME` to choose one", crate::Flag::Format))
 }
 
 #[cfg(test)]
@@ -486,8 +487,14 @@ mod tests {
         assert_eq!(
             unused,
             [
-                "`--issue` applies to codeboost plans only; it was ignored for this native plan",
-                "`--coerce` applies to standard_v1 plans only; it was ignored for this native plan",
+                format!(
+                    "`{}` applies to codeboost plans only; it was ignored for this native plan",
+                    Flag::Issue
+                ),
+                format!(
+                    "`{}` applies to standard_v1 plans only; it was ignored for this native plan",
+                    Flag::Coerce
+                ),
             ]
         );
     }

@@ -162,7 +162,7 @@ fn lint(plan: &Plan, sink: &mut dyn Sink) {
     if plan.gates.is_empty() && plan.tickets.iter().all(|t| t.gates.is_empty()) {
         sink.push(
             Diagnostic::warning("native.plan.no-gates", "/gates", "the plan has no gates; nothing checks that a ticket's work is correct")
-                .with_hint("add `gates` that run the project's tests (`{\"name\": \"test\", \"argv\": [PROGRAM, ARGUMENTS...]}`), or give them at run time with `[gates] run` or `--gate`"),
+                .with_hint(format!("add `gates` that run the project's tests (`{{\"name\": \"test\", \"argv\": [PROGRAM, ARGUMENTS...]}}`), or give them at run time with `[gates] run` or `{}`", crate::Flag::Gate)),
         );
     }
 }

@@ -501,9 +501,10 @@ impl super::PlanFormat for Speckit {
     }
 
     fn detect(&self, _root: &Map<String, Value>) -> super::Fit {
-        super::Fit::No(
-            "a Spec Kit tasks.md is Markdown (a `.md` file, or `--format speckit`)".into(),
-        )
+        super::Fit::No(format!(
+            "a Spec Kit tasks.md is Markdown (a `.md` file, or `{} speckit`)",
+            crate::Flag::Format
+        ))
     }
 
     fn validate(

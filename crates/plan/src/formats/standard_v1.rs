@@ -119,7 +119,10 @@ fn drop_optional_nulls(schema: &Value, value: &mut Value, sink: &mut dyn Sink) {
                 Pointer::root().key(&key),
                 format!("dropped `{key}`: null, which fishhawk's coercion reads as an absent optional field"),
             )
-            .with_hint(format!("remove `{key}` so the plan is valid without `--coerce`")),
+            .with_hint(format!(
+                "remove `{key}` so the plan is valid without `{}`",
+                crate::Flag::Coerce
+            )),
         );
     }
 }
@@ -162,7 +165,8 @@ fn coerce(root: &Value, schema: &Value, value: &mut Value, at: &Pointer, sink: &
                     ),
                 )
                 .with_hint(format!(
-                    "write the object out (`{{\"{principal}\": ...}}`) so the plan is valid without `--coerce`"
+                    "write the object out (`{{\"{principal}\": ...}}`) so the plan is valid without `{}`",
+                    crate::Flag::Coerce
                 )),
             );
             *value = Value::Object(obj);

@@ -150,7 +150,10 @@ fn select<'a>(
                         tag_list(&tags)
                     ),
                 )
-                .with_hint("pass `--tag NAME` with one of the tags above"),
+                .with_hint(format!(
+                    "pass `{} NAME` with one of the tags above",
+                    crate::Flag::Tag
+                )),
             );
             return None;
         }
@@ -168,7 +171,10 @@ fn select<'a>(
                 ),
             )
             .at_key()
-            .with_hint("pass `--tag NAME` to read another tag"),
+            .with_hint(format!(
+                "pass `{} NAME` to read another tag",
+                crate::Flag::Tag
+            )),
         );
     }
     match root.get(tag).and_then(Value::as_object) {

@@ -128,7 +128,9 @@ fn unknown_cap_says_the_checks_did_not_run() {
     let (ds, plan) = run(&minimal(), &Options::default());
     let d = find(&ds, "standard_v1.cap.unchecked", "/scope/files");
     assert_eq!(d.severity, Severity::Advisory);
-    assert!(d.hint.as_deref().unwrap().contains("--max-files-changed"));
+    // The hint names the setting; the CLI spells it `--max-files-changed`.
+    let flag = planwright_plan::Flag::MaxFilesChanged.to_string();
+    assert!(d.hint.as_deref().unwrap().contains(&format!("`{flag} N`")));
     assert!(plan.is_some());
     // From the configuration, too.
     let mut options = Options::default();

@@ -45,7 +45,10 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
                 "/gates",
                 "Auto-Claude has no plan-wide gates; they are not written",
             )
-            .with_hint("give them at run time with `[gates] run` or `--gate`"),
+            .with_hint(format!(
+                "give them at run time with `[gates] run` or `{}`",
+                crate::Flag::Gate
+            )),
         );
     }
     let source = plan.metadata.get("autoclaude").and_then(Value::as_object);

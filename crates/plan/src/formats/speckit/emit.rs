@@ -18,7 +18,10 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> String {
                 "/gates",
                 "a tasks.md has no gates; they are not written",
             )
-            .with_hint("give them at run time with `[gates] run` or `--gate`"),
+            .with_hint(format!(
+                "give them at run time with `[gates] run` or `{}`",
+                crate::Flag::Gate
+            )),
         );
     }
     let ids = ids(plan, sink);

@@ -48,9 +48,10 @@ pub fn advise(plan: &Value, cap: Option<u32>, calibration_hint: bool, sink: &mut
                 "/scope/files",
                 "the max_files_changed cap checks were not run: the cap is unknown",
             )
-            .with_hint(
-                "pass `--max-files-changed N` or set `max_files_changed = N` under `[standard_v1]` in planwright.toml",
-            ),
+            .with_hint(format!(
+                "pass `{} N` or set `max_files_changed = N` under `[standard_v1]` in planwright.toml",
+                crate::Flag::MaxFilesChanged
+            )),
         ),
     }
     declarations(plan, sink);

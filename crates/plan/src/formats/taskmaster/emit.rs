@@ -25,7 +25,10 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
                 "/gates",
                 "Taskmaster has no plan-wide gates; they are not written",
             )
-            .with_hint("give them at run time with `[gates] run` or `--gate`"),
+            .with_hint(format!(
+                "give them at run time with `[gates] run` or `{}`",
+                crate::Flag::Gate
+            )),
         );
     }
     let mut tasks: Vec<Value> = finished;
