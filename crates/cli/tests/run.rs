@@ -2,86 +2,31 @@
 //! temporary repositories with the scripted and `cmd` agents.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::{git, have, text, write, Cli, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("AGB_STRICT_GATES")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
+
+/// This file's environments: `files` committed in `repo/`, the binary
+/// run in the root.
+fn env_with(files: &[(&str, &str)]) -> Env {
+    Env::new(files).with_cli(BIN)
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+/// What these tests run on an environment.
+trait Commands {
+    fn status_json(&self) -> Value;
+    fn run(&self, extra: &[&str]) -> Output;
+    fn preflight(&self, extra: &[&str]) -> Output;
+    fn with_agent(&self, command: &str, extra: &[&str]) -> Output;
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_string()
-}
-
-fn write(root: &Path, rel: &str, content: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, content).unwrap();
-}
-
-struct Env {
-    tmp: tempfile::TempDir,
-}
-
-impl Env {
-    fn new(files: &[(&str, &str)]) -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        for (rel, content) in files {
-            write(&repo, rel, content);
-        }
-        git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-q", "-m", "base"]);
-        Env { tmp }
-    }
-    fn root(&self) -> &Path {
-        self.tmp.path()
-    }
-    fn repo(&self) -> PathBuf {
-        self.tmp.path().join("repo")
-    }
-    fn fixture(&self, ticket: &str, rel: &str, content: &str) {
-        write(
-            &self.root().join("agent").join(ticket).join("files"),
-            rel,
-            content,
-        );
-    }
+impl Commands for Env {
     /// `status --output json` of the run in `repo`.
     fn status_json(&self) -> Value {
-        let out = planwright(
-            self.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        );
+        let out = self.planwright(&["status", "--repo", "repo", "--output", "json"]);
         serde_json::from_slice(&out.stdout).unwrap()
     }
     fn run(&self, extra: &[&str]) -> Output {
@@ -90,12 +35,12 @@ impl Env {
     fn preflight(&self, extra: &[&str]) -> Output {
         self.with_agent("preflight", extra)
     }
-    /// `COMMAND plan.json --repo repo` with the scripted agent of `agent/`.
+    /// `COMMAND plan.json --repo repo` with the scripted agent of the fixtures.
     fn with_agent(&self, command: &str, extra: &[&str]) -> Output {
-        let agent = format!("scripted:{}", self.root().join("agent").display());
+        let agent = format!("scripted:{}", self.fixtures().display());
         let mut args = vec![command, "plan.json", "--repo", "repo", "--agent", &agent];
         args.extend_from_slice(extra);
-        planwright(self.root(), &args)
+        self.planwright(&args)
     }
 }
 
@@ -154,13 +99,6 @@ test('bad input', () => {
 });
 "#;
 
-fn have(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
     // The seed's plan gates on `npm test`; .ci/run installs node and npm
@@ -169,25 +107,22 @@ fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
         have("npm") && have("node"),
         "this test runs `npm test` with node's test runner: install node and npm (`apt-get install nodejs npm`, as .ci/run does)"
     );
-    let env = Env::new(&[("package.json", "{\n  \"name\": \"target\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"node --test\"}\n}\n")]);
+    let env = env_with(&[("package.json", "{\n  \"name\": \"target\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"node --test\"}\n}\n")]);
     write(env.root(), "plan.json", &example_plan());
-    env.fixture("T1", "lib/math.mjs", MATH);
-    env.fixture("T1", "test/math.test.mjs", MATH_TEST);
-    env.fixture("T2", "lib/strings.mjs", STRINGS);
-    env.fixture("T2", "test/strings.test.mjs", STRINGS_TEST);
-    env.fixture("T3", "lib/stats.mjs", STATS);
-    env.fixture("T3", "test/stats.test.mjs", STATS_TEST);
-    let pre = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            &format!("scripted:{}", env.root().join("agent").display()),
-        ],
-    );
+    env.fixture("T1", 0, "lib/math.mjs", MATH);
+    env.fixture("T1", 0, "test/math.test.mjs", MATH_TEST);
+    env.fixture("T2", 0, "lib/strings.mjs", STRINGS);
+    env.fixture("T2", 0, "test/strings.test.mjs", STRINGS_TEST);
+    env.fixture("T3", 0, "lib/stats.mjs", STATS);
+    env.fixture("T3", 0, "test/stats.test.mjs", STATS_TEST);
+    let pre = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        &format!("scripted:{}", env.fixtures().display()),
+    ]);
     assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
     let out = env.run(&["--output", "json"]);
     let summary: Value = serde_json::from_slice(&out.stdout)
@@ -252,11 +187,11 @@ const SH_PLAN: &str = r#"{
 }"#;
 
 fn sh_env() -> Env {
-    let env = Env::new(&[("README.md", "hi\n")]);
+    let env = env_with(&[("README.md", "hi\n")]);
     write(env.root(), "plan.json", SH_PLAN);
-    env.fixture("A", "a.txt", "a\n");
-    env.fixture("B", "b.txt", "b\n");
-    env.fixture("C", "c.txt", "c\n");
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    env.fixture("C", 0, "c.txt", "c\n");
     env
 }
 
@@ -358,7 +293,7 @@ fn worktree_is_read_as_workspace_and_warned_about_once() {
 fn commands_that_read_a_run_ask_for_the_repository_it_ran_in() {
     let dir = tempfile::tempdir().unwrap();
     for command in ["status", "report", "watch", "serve"] {
-        let out = planwright(dir.path(), &[command]);
+        let out = Cli::new(BIN).run(dir.path(), &[command]);
         assert_eq!(out.status.code(), Some(2), "{command}");
         let stderr = text(&out.stderr);
         assert!(
@@ -392,7 +327,7 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
         "{}",
         text(&out.stdout)
     );
-    let s = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    let s = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(s.contains("2 tickets: 2 merged"), "{s}");
     assert!(!s.lines().any(|l| l.starts_with("B ")), "{s}");
     let json = env.status_json();
@@ -403,14 +338,18 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
 #[test]
 fn status_and_report_describe_the_run() {
     let env = sh_env();
-    write(&env.root().join("agent/B/files"), "README.md", "changed\n");
+    write(
+        &env.fixture_dir("B", 0).join("files"),
+        "README.md",
+        "changed\n",
+    );
     let out = env.run(&["--strikes", "1"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("B: FAILED: scope_violation"), "{stdout}");
     assert!(stdout.contains("A: merged as "), "{stdout}");
 
-    let status = planwright(env.root(), &["status", "--repo", "repo"]);
+    let status = env.planwright(&["status", "--repo", "repo"]);
     let s = text(&status.stdout);
     assert_eq!(status.status.code(), Some(0));
     let row = |id: &str| {
@@ -443,19 +382,23 @@ fn status_and_report_describe_the_run() {
         .to_string();
     assert!(git(&env.repo(), &["log", "--format=%H", "main"]).contains(&merged_commit));
 
-    let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
+    let md = text(&env.planwright(&["report", "--repo", "repo"]).stdout);
     assert!(md.contains("| B | b | failed | 1 |"), "{md}");
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
     assert!(
         html.contains("<table>") && html.contains("scope_violation"),
         "{html}"
     );
     let json: Value = serde_json::from_slice(
-        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
+        &env.planwright(&["report", "--repo", "repo", "--to", "json"])
+            .stdout,
     )
     .unwrap();
     assert_eq!(json["run"]["status"], "finished");
-    let unknown = planwright(env.root(), &["status", "--repo", "repo", "--run", "nope"]);
+    let unknown = env.planwright(&["status", "--repo", "repo", "--run", "nope"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(
         text(&unknown.stderr).contains("omit `--run` for the newest run"),
@@ -463,10 +406,7 @@ fn status_and_report_describe_the_run() {
         text(&unknown.stderr)
     );
     // `--output json` alone asks for the JSON report too.
-    let out = planwright(
-        env.root(),
-        &["report", "--repo", "repo", "--output", "json"],
-    );
+    let out = env.planwright(&["report", "--repo", "repo", "--output", "json"]);
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(again, json);
 }
@@ -493,20 +433,17 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
     write(env.root(), "planwright.toml", &config);
-    let out = planwright(
-        env.root(),
-        &["run", "plan.json", "--repo", "repo", "--agent", "claude"],
-    );
+    let out = env.planwright(&["run", "plan.json", "--repo", "repo", "--agent", "claude"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     let attempt = "370 tokens (10 in, 40 out, 300 cache read, 20 cache write)";
     let run_total = "total: 1110 tokens (30 in, 120 out, 900 cache read, 60 cache write), $0.0375";
-    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    let status = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(status.contains(run_total), "{status}");
     let row = status.lines().find(|l| l.starts_with("A ")).unwrap();
     assert!(row.contains(" 370 ") && row.contains("$0.0125"), "{status}");
 
-    let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
+    let md = text(&env.planwright(&["report", "--repo", "repo"]).stdout);
     let line = format!(
         "model claude-sonnet-4-6 · agent finished · {attempt} · $0.0125 (reported) · took "
     );
@@ -515,14 +452,18 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         md.contains("| A | a | merged | 1 | 370 | $0.0125 |"),
         "{md}"
     );
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
     assert!(
         html.contains(attempt) && html.contains("$0.0125 (reported)"),
         "{html}"
     );
 
     let json: Value = serde_json::from_slice(
-        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
+        &env.planwright(&["report", "--repo", "repo", "--to", "json"])
+            .stdout,
     )
     .unwrap();
     let usage = |n: u64| {
@@ -596,7 +537,7 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         .join("events.jsonl");
     let paused = r#"{"event":"pool_paused","ticket":"A","pool":"anthropic","wait_ms":60000,"until":"2026-12-01T15:00:00Z","reason":"429 rate limited"}"#;
     std::fs::write(&log, format!("{events}{paused}\n")).unwrap();
-    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    let status = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(
         status.contains(
             "pool `anthropic` paused (429 rate limited); resumes at 2026-12-01T15:00:00Z"
@@ -610,7 +551,11 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
 #[test]
 fn run_json_names_failed_and_blocked_tickets() {
     let env = sh_env();
-    write(&env.root().join("agent/A/files"), "elsewhere.txt", "x\n");
+    write(
+        &env.fixture_dir("A", 0).join("files"),
+        "elsewhere.txt",
+        "x\n",
+    );
     let out = env.run(&["--strikes", "1", "--output", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -634,19 +579,16 @@ fn preflight_reports_every_problem_with_a_fix() {
             "README.md\", \"op\": \"create\"",
         );
     write(env.root(), "plan.json", &plan);
-    let out = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "no-such-agent-program {prompt_file}",
-        ],
-    );
+    let out = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "no-such-agent-program {prompt_file}",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
     for needle in [
@@ -659,19 +601,16 @@ fn preflight_reports_every_problem_with_a_fix() {
         assert!(s.contains(needle), "{needle} missing:\n{s}");
     }
     // run refuses to start on the same problems.
-    let run = planwright(
-        env.root(),
-        &[
-            "run",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "no-such-agent-program",
-        ],
-    );
+    let run = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "no-such-agent-program",
+    ]);
     assert_eq!(run.status.code(), Some(1));
     assert!(
         text(&run.stderr).contains("preflight failed"),
@@ -680,7 +619,7 @@ fn preflight_reports_every_problem_with_a_fix() {
     );
     assert!(!env.repo().join(".planwright").exists());
 
-    let not_git = planwright(env.root(), &["status", "--repo", "."]);
+    let not_git = env.planwright(&["status", "--repo", "."]);
     assert_eq!(not_git.status.code(), Some(2));
     assert!(
         text(&not_git.stderr).contains("is not a git repository"),
@@ -691,10 +630,7 @@ fn preflight_reports_every_problem_with_a_fix() {
     // exit-code table says.
     let agent = format!("scripted:{}", env.root().display());
     for command in ["preflight", "run"] {
-        let out = planwright(
-            env.root(),
-            &[command, "plan.json", "--repo", ".", "--agent", &agent],
-        );
+        let out = env.planwright(&[command, "plan.json", "--repo", ".", "--agent", &agent]);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -799,7 +735,8 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     std::fs::write(&script, "t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f \"$MARK\" ]; then sleep 60; fi\necho x > \"$t.txt\"\n").unwrap();
     let mark = env.root().join("second-run");
     let agent_cmd = format!("sh {}", script.display());
-    let child = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let child = env
+        .command()
         .args([
             "run",
             "plan.json",
@@ -812,7 +749,6 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
             "--jobs",
             "2",
         ])
-        .current_dir(env.root())
         .env("MARK", &mark)
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -850,7 +786,8 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     assert!(!env.repo().join("b.txt").exists());
 
     std::fs::write(&mark, "").unwrap();
-    let second = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let second = env
+        .command()
         .args([
             "run",
             "plan.json",
@@ -861,7 +798,6 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
             "--agent-cmd",
             &agent_cmd,
         ])
-        .current_dir(env.root())
         .env("MARK", &mark)
         .output()
         .unwrap();
@@ -894,18 +830,15 @@ fn the_plans_repo_is_the_default_target() {
         "plans/plan.json",
         &plan.replace("\"repo\": \"repo\"", "\"repo\": \"../repo\""),
     );
-    let agent = format!("scripted:{}", env.root().join("agent").display());
-    let out = planwright(
-        env.root(),
-        &[
-            "run",
-            "plans/plan.json",
-            "--agent",
-            &agent,
-            "--output",
-            "json",
-        ],
-    );
+    let agent = format!("scripted:{}", env.fixtures().display());
+    let out = env.planwright(&[
+        "run",
+        "plans/plan.json",
+        "--agent",
+        &agent,
+        "--output",
+        "json",
+    ]);
     let summary: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
     assert_eq!(
@@ -919,7 +852,7 @@ fn the_plans_repo_is_the_default_target() {
 
 #[test]
 fn codeboost_and_standard_v1_plans_run_too() {
-    let env = Env::new(&[("README.md", "hi\n"), ("docs/old.md", "old\n")]);
+    let env = env_with(&[("README.md", "hi\n"), ("docs/old.md", "old\n")]);
     let codeboost = r#"{
       "schema_version": 1, "issue": 7, "revision": 1, "summary": "two steps", "questions": [],
       "items": [
@@ -941,10 +874,10 @@ fn codeboost_and_standard_v1_plans_run_too() {
         text(&refused.stdout)
     );
     write(env.root(), "planwright.toml", "[commands]\nallow = [[\"test\", \"-f\", \"a.txt\"], [\"test\", \"-f\", \"docs/new.md\"]]\n");
-    env.fixture("P1", "a.txt", "a\n");
-    env.fixture("P2", "a.txt", "a\nmore\n");
-    env.fixture("P2", "docs/new.md", "old\n");
-    std::fs::write(env.root().join("agent/P2/delete"), "docs/old.md\n").unwrap();
+    env.fixture("P1", 0, "a.txt", "a\n");
+    env.fixture("P2", 0, "a.txt", "a\nmore\n");
+    env.fixture("P2", 0, "docs/new.md", "old\n");
+    std::fs::write(env.fixture_dir("P2", 0).join("delete"), "docs/old.md\n").unwrap();
     let out = env.run(&["--output", "json"]);
     let summary: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
@@ -966,7 +899,7 @@ fn codeboost_and_standard_v1_plans_run_too() {
       "predicted_runtime_minutes": 1, "predicted_runtime_confidence": "high"
     }"#;
     write(env.root(), "plan.json", standard);
-    env.fixture("W-1", "README.md", "hello\n");
+    env.fixture("W-1", 0, "README.md", "hello\n");
     let out = env.run(&["--output", "json", "--gate", "grep -q hello README.md"]);
     let summary: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
@@ -984,7 +917,7 @@ fn foreign_fixture(name: &str) -> String {
 /// Runs `plan` (a file of `env`'s root) with the scripted agent and the
 /// gate `test -f README.md`; the run's summary.
 fn run_foreign(env: &Env, plan: &str) -> Value {
-    let agent = format!("scripted:{}", env.root().join("agent").display());
+    let agent = format!("scripted:{}", env.fixtures().display());
     let args = [
         "run",
         plan,
@@ -997,7 +930,7 @@ fn run_foreign(env: &Env, plan: &str) -> Value {
         "--gate",
         "test -f README.md",
     ];
-    let out = planwright(env.root(), &args);
+    let out = env.planwright(&args);
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)))
 }
@@ -1021,7 +954,7 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
         ("src/existing.py", "\n"),
     ];
 
-    let env = Env::new(&base);
+    let env = env_with(&base);
     write(
         env.root(),
         "tasks.json",
@@ -1029,10 +962,11 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
     );
     env.fixture(
         "2",
+        0,
         "src/greet.py",
         "def greet(name):\n    return f'hello, {name}'\n",
     );
-    env.fixture("3", "README.md", "hi\n\ngreet('Ada')\n");
+    env.fixture("3", 0, "README.md", "hi\n\ngreet('Ada')\n");
     let summary = run_foreign(&env, "tasks.json");
     assert_eq!(merged(&summary), ["2", "3"], "{summary}");
     assert_eq!(
@@ -1040,7 +974,7 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
         "hi\n\ngreet('Ada')"
     );
 
-    let env = Env::new(&base);
+    let env = env_with(&base);
     write(
         env.root(),
         "implementation_plan.json",
@@ -1048,16 +982,18 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
     );
     env.fixture(
         "subtask-1-1",
+        0,
         "src/greet.py",
         "def greet(name):\n    return name\n",
     );
     env.fixture(
         "subtask-1-2",
+        0,
         "src/__init__.py",
         "from .greet import greet\n",
     );
-    env.fixture("subtask-2-1", "README.md", "hi\n\ngreet('Ada')\n");
-    env.fixture("subtask-2-2", "notes.txt", "checked\n");
+    env.fixture("subtask-2-1", 0, "README.md", "hi\n\ngreet('Ada')\n");
+    env.fixture("subtask-2-2", 0, "notes.txt", "checked\n");
     let summary = run_foreign(&env, "implementation_plan.json");
     assert_eq!(
         merged(&summary),
@@ -1065,7 +1001,7 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
         "{summary}"
     );
 
-    let env = Env::new(&base);
+    let env = env_with(&base);
     write(env.root(), "tasks.md", &foreign_fixture("speckit.tasks.md"));
     for (id, file) in [
         ("T002", "config/greeting.toml"),
@@ -1076,7 +1012,7 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
         ("T007", "docs/greeting.md"),
         ("T008", "NOTES.md"),
     ] {
-        env.fixture(id, file, &format!("{id}\n"));
+        env.fixture(id, 0, file, &format!("{id}\n"));
     }
     let summary = run_foreign(&env, "tasks.md");
     assert_eq!(
@@ -1093,7 +1029,8 @@ fn taskmaster_autoclaude_and_speckit_plans_run_too() {
 #[test]
 fn demo_runs_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let out = Cli::new(BIN)
+        .command(Path::new("."))
         .arg("demo")
         .env("TMPDIR", tmp.path())
         .output()
@@ -1114,7 +1051,8 @@ fn demo_runs_end_to_end() {
 #[test]
 fn demo_json_says_where_it_ran() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let out = Cli::new(BIN)
+        .command(Path::new("."))
         .args(["demo", "--keep", "--output", "json"])
         .env("TMPDIR", tmp.path())
         .output()
@@ -1188,9 +1126,9 @@ fn dry_run_fails_exactly_when_run_would() {
 
 #[test]
 fn a_damaged_state_store_is_named_with_a_way_out() {
-    let env = Env::new(&[("README.md", "hi\n")]);
+    let env = env_with(&[("README.md", "hi\n")]);
     write(&env.repo(), ".planwright/state.db", "not a database\n");
-    let out = planwright(env.root(), &["status", "--repo", "repo"]);
+    let out = env.planwright(&["status", "--repo", "repo"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(
@@ -1254,31 +1192,31 @@ fn failed_run() -> Env {
 #[test]
 fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     let env = failed_run();
-    let json_out = planwright(
-        env.root(),
-        &["status", "--repo", "repo", "--output", "json"],
-    );
+    let json_out = env.planwright(&["status", "--repo", "repo", "--output", "json"]);
     let status: Value = serde_json::from_slice(&json_out.stdout).unwrap();
     let a = &status["tickets"][0];
     let log = a["log"].as_str().unwrap();
     assert!(env.repo().join(log).is_file(), "{log}");
     assert_eq!(status["tickets"][2]["blocked_by"], "A");
 
-    let human = planwright(env.root(), &["status", "--repo", "repo"]);
+    let human = env.planwright(&["status", "--repo", "repo"]);
     assert_eq!(human.status.code(), Some(0));
     insta::assert_snapshot!(
         "status_failed",
         redact(&text(&human.stdout), &status, env.root())
     );
-    let verbose = text(&planwright(env.root(), &["status", "--repo", "repo", "-v"]).stdout);
+    let verbose = text(&env.planwright(&["status", "--repo", "repo", "-v"]).stdout);
     assert!(verbose.contains("lint: problem 8"), "{verbose}");
 
-    let md = planwright(env.root(), &["report", "--repo", "repo", "--to", "md"]);
+    let md = env.planwright(&["report", "--repo", "repo", "--to", "md"]);
     insta::assert_snapshot!(
         "report_md_failed",
         redact(&text(&md.stdout), &status, env.root())
     );
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
     for needle in [
         "lint: problem 1",
         log,
@@ -1286,7 +1224,10 @@ fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     ] {
         assert!(html.contains(needle), "{needle}: {html}");
     }
-    let json = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout);
+    let json = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "json"])
+            .stdout,
+    );
     assert!(
         json.contains("\"blocked_by\": \"A\"") && json.contains(log),
         "{json}"
@@ -1304,19 +1245,16 @@ fn preflight_failures_snapshot() {
             "README.md\", \"op\": \"create\"",
         );
     write(env.root(), "plan.json", &plan);
-    let out = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "no-such-agent-program {prompt_file}",
-        ],
-    );
+    let out = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "no-such-agent-program {prompt_file}",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let base = git(&env.repo(), &["rev-parse", "main"]);
     let stdout = text(&out.stdout)
@@ -1367,11 +1305,9 @@ fn logging_agent(env: &Env, pause: &str) -> (String, PathBuf) {
 }
 
 fn cmd_run(env: &Env, agent_cmd: &str, jobs: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_planwright"));
+    let mut c = env.command();
     c.args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
         .args(["--agent-cmd", agent_cmd, "--jobs", jobs, "--output", "json"])
-        .current_dir(env.root())
-        .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
@@ -1416,11 +1352,8 @@ fn assert_exactly_once(env: &Env, ids: &[String], calls: &Path) {
         assert_eq!(n, 1, "{id} merged {n} times:\n{trailers}");
     }
     let status: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        )
-        .stdout,
+        &env.planwright(&["status", "--repo", "repo", "--output", "json"])
+            .stdout,
     )
     .unwrap();
     let history = git(&repo, &["log", "--format=%H", "main"]);
@@ -1472,7 +1405,7 @@ fn assert_exactly_once(env: &Env, ids: &[String], calls: &Path) {
 }
 
 fn crash_env(n: usize) -> (Env, Vec<String>) {
-    let env = Env::new(&[("README.md", "hi\n")]);
+    let env = env_with(&[("README.md", "hi\n")]);
     write(env.root(), "plan.json", &chain_plan(n));
     // The agents are sandboxed: what they tell the test goes to a folder
     // the configuration lets them write.
@@ -1513,11 +1446,8 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
         assert_eq!(status.code(), None, "point {n}: killed, not failed");
         if env.repo().join(".planwright/state.db").is_file() {
             let s: Value = serde_json::from_slice(
-                &planwright(
-                    env.root(),
-                    &["status", "--repo", "repo", "--output", "json"],
-                )
-                .stdout,
+                &env.planwright(&["status", "--repo", "repo", "--output", "json"])
+                    .stdout,
             )
             .unwrap();
             assert_ne!(
@@ -1613,11 +1543,8 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
             .success();
         assert!(!alive, "{signals:?}: the agent outlived planwright");
         let s: Value = serde_json::from_slice(
-            &planwright(
-                env.root(),
-                &["status", "--repo", "repo", "--output", "json"],
-            )
-            .stdout,
+            &env.planwright(&["status", "--repo", "repo", "--output", "json"])
+                .stdout,
         )
         .unwrap();
         assert_eq!(s["run"]["status"], "interrupted");

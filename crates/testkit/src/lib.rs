@@ -1,13 +1,16 @@
 //! planwright's test environment, shared by every test crate: hermetic
 //! temporary repositories ([`Env`], [`git`]), plans ([`plan`], [`ticket`]),
-//! scripted-agent fixtures, runs through the engine ([`run_with`]), a
+//! scripted-agent fixtures, runs through the engine ([`run_with`]) and of
+//! the `planwright` binary in a hermetic environment ([`Cli`]), a
 //! [`FakeExecutor`] that builds candidates in a clone of its own, and the
 //! [`contract`] every executor must pass.
 #![forbid(unsafe_code)]
 
+mod cli;
 pub mod contract;
 mod fake_executor;
 
+pub use cli::{have, text, Cli};
 pub use fake_executor::FakeExecutor;
 
 use planwright_engine::agent::{self, Agent};
@@ -55,6 +58,7 @@ pub fn write(root: &Path, rel: &str, text: &str) {
 /// A temporary repository with `files` committed on `main`, and a fixture folder.
 pub struct Env {
     pub tmp: tempfile::TempDir,
+    cli: Option<Cli>,
 }
 
 impl Env {
@@ -68,7 +72,11 @@ impl Env {
         }
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-q", "-m", "base"]);
-        Env { tmp }
+        Env { tmp, cli: None }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
     }
 
     pub fn repo(&self) -> PathBuf {

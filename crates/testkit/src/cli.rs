@@ -1,0 +1,122 @@
+//! The `planwright` binary run as a user would, but in an environment of the
+//! test's making, as jj's `TestEnvironment` runs `jj`: the variables are
+//! cleared, then set to a home inside a temporary folder, no global or
+//! system git configuration and no colour. Nothing of the person running
+//! the tests (`PLANWRIGHT_*`, `AGB_STRICT_GATES`, `CLICOLOR_FORCE`, their
+//! git identity) reaches the binary; a test that wants a variable sets it
+//! on the [`Command`] it gets, where it reads.
+//!
+//! The binary's path is `env!("CARGO_BIN_EXE_planwright")`, which only the
+//! cli crate's tests know, so they pass it in.
+
+use crate::Env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Variables the binary keeps from the test's environment: where its
+/// programs (git, sh, node, python3) are found.
+const KEPT: &[&str] = &["PATH"];
+
+/// The `planwright` binary and the home it runs with.
+pub struct Cli {
+    bin: PathBuf,
+    home: PathBuf,
+    // Holds the home of a `Cli` that is not part of an `Env`.
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Cli {
+    /// `bin` with a home of its own in a new temporary folder.
+    pub fn new(bin: impl Into<PathBuf>) -> Cli {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut cli = Cli::with_home(bin, &tmp.path().join("home"));
+        cli._tmp = Some(tmp);
+        cli
+    }
+
+    /// `bin` with `home` (created here) as its home.
+    pub fn with_home(bin: impl Into<PathBuf>, home: &Path) -> Cli {
+        std::fs::create_dir_all(home).unwrap();
+        Cli {
+            bin: bin.into(),
+            home: home.to_path_buf(),
+            _tmp: None,
+        }
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Gives `cmd` (the binary, or a program that runs it) the hermetic
+    /// environment.
+    pub fn hermetic<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        cmd.env_clear();
+        for name in KEPT {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
+        cmd.env("HOME", &self.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("NO_COLOR", "1")
+    }
+
+    /// The binary, to run in `dir`, in the hermetic environment.
+    pub fn command(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.current_dir(dir);
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    /// `planwright ARGS` in `dir`, to its end.
+    pub fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        self.command(dir)
+            .args(args)
+            .output()
+            .expect("planwright runs")
+    }
+}
+
+impl Env {
+    /// This environment for the CLI's tests: [`Env::planwright`] runs
+    /// `bin` in the environment's root, with its home in `home/` there.
+    pub fn with_cli(mut self, bin: impl Into<PathBuf>) -> Env {
+        self.cli = Some(Cli::with_home(bin, &self.root().join("home")));
+        self
+    }
+
+    /// The binary given to [`Env::with_cli`].
+    pub fn cli(&self) -> &Cli {
+        self.cli.as_ref().expect("an Env made `with_cli`")
+    }
+
+    /// `planwright ARGS` in the environment's root, to its end.
+    pub fn planwright(&self, args: &[&str]) -> Output {
+        self.cli().run(self.root(), args)
+    }
+
+    /// The binary, to run in the environment's root.
+    pub fn command(&self) -> Command {
+        self.cli().command(self.root())
+    }
+}
+
+/// Bytes a program printed, as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Whether `program --version` runs and succeeds.
+pub fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
