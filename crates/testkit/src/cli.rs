@@ -1,7 +1,7 @@
 //! The `planwright` binary run as a user would, but in an environment of the
 //! test's making, as jj's `TestEnvironment` runs `jj`: the variables are
 //! cleared, then set to a home inside a temporary folder, no global or
-//! system git configuration and no colour. Nothing of the person running
+//! system git configuration and no colour (unless [`Cli::color_auto`]). Nothing of the person running
 //! the tests (`PLANWRIGHT_*`, `AGB_STRICT_GATES`, `CLICOLOR_FORCE`, their
 //! git identity) reaches the binary; a test that wants a variable sets it
 //! on the [`Command`] it gets, where it reads.
@@ -21,6 +21,7 @@ const KEPT: &[&str] = &["PATH"];
 pub struct Cli {
     bin: PathBuf,
     home: PathBuf,
+    no_color: bool,
     // Holds the home of a `Cli` that is not part of an `Env`.
     _tmp: Option<tempfile::TempDir>,
 }
@@ -40,8 +41,15 @@ impl Cli {
         Cli {
             bin: bin.into(),
             home: home.to_path_buf(),
+            no_color: true,
             _tmp: None,
         }
+    }
+
+    /// Leaves `NO_COLOR` unset, for tests of how the binary chooses colour.
+    pub fn color_auto(mut self) -> Cli {
+        self.no_color = false;
+        self
     }
 
     pub fn bin(&self) -> &Path {
@@ -63,8 +71,11 @@ impl Cli {
         }
         cmd.env("HOME", &self.home)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("NO_COLOR", "1")
+            .env("GIT_CONFIG_NOSYSTEM", "1");
+        if self.no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        cmd
     }
 
     /// The binary, to run in `dir`, in the hermetic environment.
