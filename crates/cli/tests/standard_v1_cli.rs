@@ -1,18 +1,13 @@
 //! The standard_v1 flags and the `schema` command, end to end through the binary.
 #![forbid(unsafe_code)]
 
-use planwright_testkit::Cli;
+use planwright_testkit::{text, Cli};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]
@@ -28,13 +23,13 @@ fn schema_prints_the_embedded_schema_and_its_reference() {
     assert_eq!(schema, published);
     let o = cli.run(&root(), &["schema", "standard_v1", "--reference"]);
     assert_eq!(o.status.code(), Some(0));
-    let md = stdout(&o);
+    let md = text(&o.stdout);
     assert!(
         md.contains("| delivery | string | optional | enum: full, partial |"),
         "{md}"
     );
     let o = cli.run(&root(), &["schema", "native", "--reference"]);
-    assert!(stdout(&o).starts_with("## Field reference — native"));
+    assert!(text(&o.stdout).starts_with("## Field reference — native"));
 }
 
 #[test]
@@ -50,7 +45,7 @@ fn schema_diff_takes_two_files_and_no_format() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{o:?}");
-    let md = stdout(&o);
+    let md = text(&o.stdout);
     assert!(
         md.contains("| top-level | delivery | string | optional |"),
         "{md}"
@@ -96,13 +91,13 @@ fn cap_and_coerce_flags_reach_the_validator() {
     std::fs::write(&path, plan.to_string()).unwrap();
     let file = path.to_str().unwrap();
     let o = cli.run(dir.path(), &["validate", file, "--output", "json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let o = cli.run(
         dir.path(),
         &["validate", file, "--coerce", "--output", "json"],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let out = text(&o.stdout);
     assert!(out.contains("standard_v1.coerced"), "{out}");
     assert!(out.contains("standard_v1.cap.unchecked"), "{out}");
     let o = cli.run(
@@ -118,7 +113,7 @@ fn cap_and_coerce_flags_reach_the_validator() {
         ],
     );
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = text(&o.stdout);
     assert!(
         out.contains("standard_v1.cap.no-split") && !out.contains("cap.unchecked"),
         "{out}"
@@ -133,7 +128,7 @@ fn cap_and_coerce_flags_reach_the_validator() {
         dir.path(),
         &["validate", file, "--coerce", "--output", "json"],
     );
-    assert!(stdout(&o).contains("standard_v1.cap.no-split"));
+    assert!(text(&o.stdout).contains("standard_v1.cap.no-split"));
 }
 
 #[test]

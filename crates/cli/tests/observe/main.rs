@@ -8,7 +8,7 @@ mod webdriver;
 
 use planwright_engine::agent;
 use planwright_engine::process::Cancel;
-use planwright_testkit::Cli;
+use planwright_testkit::{text, Cli};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -17,10 +17,6 @@ use std::sync::Arc;
 use webdriver::{wanted, Browser};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 struct Demo {
     tmp: tempfile::TempDir,
@@ -169,10 +165,12 @@ fn every_view_shows_the_same_counts() {
     // One strike: farewell's out-of-scope first attempt fails it.
     let demo = Demo::run(1, |p| p);
     let expected = [2, 1, 0, 0, 0];
-    let status = stdout(&demo.planwright(&["status", "--repo", "repo"]));
+    let status = text(&demo.planwright(&["status", "--repo", "repo"]).stdout);
     assert_eq!(text_counts(&status), expected, "{status}");
-    let json: Value = serde_json::from_str(&stdout(
-        &demo.planwright(&["status", "--repo", "repo", "--output", "json"]),
+    let json: Value = serde_json::from_str(&text(
+        &demo
+            .planwright(&["status", "--repo", "repo", "--output", "json"])
+            .stdout,
     ))
     .unwrap();
     let stored = |s: &str| {
@@ -188,9 +186,17 @@ fn every_view_shows_the_same_counts() {
         [2, 1, 0]
     );
     assert_eq!(json["counts"]["merged"], 2);
-    let html = stdout(&demo.planwright(&["report", "--repo", "repo", "--format", "html"]));
+    let html = text(
+        &demo
+            .planwright(&["report", "--repo", "repo", "--format", "html"])
+            .stdout,
+    );
     assert_eq!(html_counts(&html), expected);
-    let frame = stdout(&demo.planwright(&["watch", "--repo", "repo", "--once", "120x30"]));
+    let frame = text(
+        &demo
+            .planwright(&["watch", "--repo", "repo", "--once", "120x30"])
+            .stdout,
+    );
     assert_eq!(text_counts(&frame), expected, "{frame}");
     let serve = Serve::start(&demo.cli, &demo.repo());
     let page = serve.get(&format!("/?token={}", serve.token()));
@@ -200,8 +206,9 @@ fn every_view_shows_the_same_counts() {
 #[test]
 fn status_and_report_json_count_in_count_fields_and_status_keeps_the_old_names() {
     let demo = Demo::run(1, |p| p);
-    let json_of =
-        |args: &[&str]| -> Value { serde_json::from_str(&stdout(&demo.planwright(args))).unwrap() };
+    let json_of = |args: &[&str]| -> Value {
+        serde_json::from_str(&text(&demo.planwright(args).stdout)).unwrap()
+    };
     let status = json_of(&["status", "--repo", "repo", "--output", "json"]);
     let report = json_of(&["report", "--repo", "repo", "--to", "json"]);
     let states = ["merged", "failed", "blocked", "running", "pending"];
@@ -247,7 +254,11 @@ fn the_html_report_draws_in_chromium() {
     let demo = Demo::run(2, |p| {
         p.replace("\"greeting function\"", &format!("{hostile:?}"))
     });
-    let html = stdout(&demo.planwright(&["report", "--repo", "repo", "--format", "html"]));
+    let html = text(
+        &demo
+            .planwright(&["report", "--repo", "repo", "--format", "html"])
+            .stdout,
+    );
     let file = demo.root().join("report.html");
     std::fs::write(&file, &html).unwrap();
     let browser = Browser::start();
