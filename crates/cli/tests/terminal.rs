@@ -88,8 +88,8 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
     // is no group leader) with its standard input's terminal.
     let mut cmd = Command::new("setsid");
     env.cli().hermetic(&mut cmd);
-    // A user's terminal names its type; without TERM planwright's progress
-    // display (indicatif) treats the terminal as one nobody watches.
+    // A user's terminal names its type. Without TERM the terminal reporter
+    // (indicatif) shows nothing, so planwright's own output is not seen.
     cmd.env("TERM", "xterm");
     cmd.arg("--ctty")
         .arg(env.cli().bin())

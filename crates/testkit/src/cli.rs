@@ -1,10 +1,11 @@
 //! The `planwright` binary run as a user would, but in an environment of the
 //! test's making, as jj's `TestEnvironment` runs `jj`: the variables are
 //! cleared, then set to a home inside a temporary folder, no global or
-//! system git configuration and no colour (unless [`Cli::color_auto`]). Nothing of the person running
-//! the tests (`PLANWRIGHT_*`, `AGB_STRICT_GATES`, `CLICOLOR_FORCE`, their
-//! git identity) reaches the binary; a test that wants a variable sets it
-//! on the [`Command`] it gets, where it reads.
+//! system git configuration and no colour (unless [`Cli::color_auto`]).
+//! Nothing of the person running the tests (`PLANWRIGHT_*`,
+//! `AGB_STRICT_GATES`, `CLICOLOR_FORCE`, `TERM`, their git identity)
+//! reaches the binary; a test that wants a variable sets it on the
+//! [`Command`] it gets, where it reads.
 //!
 //! The binary's path is `env!("CARGO_BIN_EXE_planwright")`, which only the
 //! cli crate's tests know, so they pass it in.

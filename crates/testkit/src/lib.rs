@@ -55,9 +55,12 @@ pub fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
-/// A temporary repository with `files` committed on `main`, and a fixture folder.
+/// A temporary folder (the root) holding a repository, `repo/`, with
+/// `files` committed on `main`, and a fixture folder; for the CLI's tests
+/// ([`Env::with_cli`]) also the binary's home.
 pub struct Env {
     pub tmp: tempfile::TempDir,
+    // The binary the CLI's tests run here.
     cli: Option<Cli>,
 }
 
