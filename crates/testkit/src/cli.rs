@@ -132,3 +132,50 @@ pub fn have(program: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `env` in place of the binary prints what it was given.
+    fn given(cli: &Cli) -> Vec<String> {
+        let out = cli.run(Path::new("."), &[]);
+        assert!(out.status.success());
+        let mut names: Vec<String> = text(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(name, _)| name.to_string()))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_binary_gets_only_the_variables_set_for_it() {
+        let cli = Cli::new("env");
+        let names = given(&cli);
+        let expected = [
+            "GIT_CONFIG_GLOBAL",
+            "GIT_CONFIG_NOSYSTEM",
+            "HOME",
+            "NO_COLOR",
+        ];
+        let mut expected: Vec<String> = expected.map(String::from).to_vec();
+        if std::env::var_os("PATH").is_some() {
+            expected.push("PATH".to_string());
+            expected.sort();
+        }
+        assert_eq!(names, expected);
+        let home = format!("HOME={}\n", cli.home().display());
+        assert!(text(&cli.run(Path::new("."), &[]).stdout).contains(&home));
+        assert!(cli.home().is_dir());
+        assert!(!given(&Cli::new("env").color_auto()).contains(&"NO_COLOR".to_string()));
+    }
+
+    #[test]
+    fn an_envs_binary_lives_in_its_root() {
+        let env = Env::new(&[("a.txt", "a\n")]).with_cli("env");
+        assert_eq!(env.cli().home(), env.root().join("home"));
+        let out = text(&env.planwright(&[]).stdout);
+        assert!(out.contains(&format!("HOME={}\n", env.root().join("home").display())));
+    }
+}
