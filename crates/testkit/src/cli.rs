@@ -118,6 +118,22 @@ impl Env {
     pub fn command(&self) -> Command {
         self.cli().command(self.root())
     }
+
+    /// `COMMAND plan.json --repo repo --agent scripted:FIXTURES EXTRA...`:
+    /// the root's plan run (or checked) with the scripted agent of the
+    /// environment's fixtures.
+    pub fn scripted(&self, command: &str, extra: &[&str]) -> Output {
+        let agent = format!("scripted:{}", self.fixtures().display());
+        let mut args = vec![command, "plan.json", "--repo", "repo", "--agent", &agent];
+        args.extend_from_slice(extra);
+        self.planwright(&args)
+    }
+
+    /// `status --output json` of the run in `repo`.
+    pub fn status_json(&self) -> serde_json::Value {
+        let out = self.planwright(&["status", "--repo", "repo", "--output", "json"]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
 }
 
 /// Bytes a program printed, as text.
