@@ -1,19 +1,12 @@
 //! `show`, `graph` and `convert` through the binary.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::Cli;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn planwright(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("AGB_STRICT_GATES")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 /// The agb template with T2 also claiming `lib/**`, and a title that needs
 /// escaping in DOT and Mermaid.
@@ -36,9 +29,10 @@ fn write_plan(dir: &Path) -> PathBuf {
 
 #[test]
 fn show_json_is_the_analysis() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["show", "plan.json", "--output", "json"], dir.path());
+    let out = cli.run(dir.path(), &["show", "plan.json", "--output", "json"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -66,9 +60,10 @@ fn show_json_is_the_analysis() {
 
 #[test]
 fn show_for_people_lists_every_part() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["show", "plan.json"], dir.path());
+    let out = cli.run(dir.path(), &["show", "plan.json"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     for part in [
@@ -85,9 +80,10 @@ fn show_for_people_lists_every_part() {
 
 #[test]
 fn validate_warns_once_per_overlapping_group_at_its_first_ticket() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["validate", "plan.json", "--output", "json"], dir.path());
+    let out = cli.run(dir.path(), &["validate", "plan.json", "--output", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     let overlaps: Vec<&Value> = got[0]["diagnostics"]
@@ -101,9 +97,9 @@ fn validate_warns_once_per_overlapping_group_at_its_first_ticket() {
     assert_eq!(overlaps[0]["pointer"], "/tickets/0/scope");
     assert_eq!(got[0]["overlaps"][0]["tickets"], json!(["T1", "T2", "T3"]));
     // --verbose adds the pairs behind the group, each at its later ticket.
-    let out = planwright(
-        &["validate", "plan.json", "--output", "json", "--verbose"],
+    let out = cli.run(
         dir.path(),
+        &["validate", "plan.json", "--output", "json", "--verbose"],
     );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     let pairs: Vec<(&str, &str)> = got[0]["diagnostics"]
@@ -135,9 +131,10 @@ fn validate_warns_once_per_overlapping_group_at_its_first_ticket() {
 
 #[test]
 fn dot_output_renders_without_warnings() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["graph", "plan.json", "--to", "dot"], dir.path());
+    let out = cli.run(dir.path(), &["graph", "plan.json", "--to", "dot"]);
     assert_eq!(out.status.code(), Some(0));
     let dot_text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -302,9 +299,10 @@ fn the_dot_check_catches_broken_dot() {
 
 #[test]
 fn mermaid_output_escapes_and_highlights() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["graph", "plan.json", "--to", "mermaid"], dir.path());
+    let out = cli.run(dir.path(), &["graph", "plan.json", "--to", "mermaid"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("flowchart LR\n"), "{text}");
@@ -319,26 +317,30 @@ fn mermaid_output_escapes_and_highlights() {
 
 #[test]
 fn graph_format_dot_points_at_to() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["graph", "--format", "dot", "plan.json"], dir.path());
+    let out = cli.run(dir.path(), &["graph", "--format", "dot", "plan.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("`graph --to dot`"));
 }
 
 #[test]
 fn graph_rejects_an_unknown_picture_language() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(&["graph", "plan.json", "--to", "svg"], dir.path());
+    let out = cli.run(dir.path(), &["graph", "plan.json", "--to", "svg"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn convert_to_agb_and_back_through_native() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
-    let out = planwright(
+    let out = cli.run(
+        dir.path(),
         &[
             "convert",
             "plan.json",
@@ -347,7 +349,6 @@ fn convert_to_agb_and_back_through_native() {
             "-o",
             "native.json",
         ],
-        dir.path(),
     );
     assert_eq!(
         out.status.code(),
@@ -355,7 +356,7 @@ fn convert_to_agb_and_back_through_native() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = planwright(&["convert", "native.json", "--to", "agb"], dir.path());
+    let out = cli.run(dir.path(), &["convert", "native.json", "--to", "agb"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -373,6 +374,7 @@ fn convert_to_agb_and_back_through_native() {
 /// invalid: the file report; the error line goes to stderr.
 #[test]
 fn an_invalid_plan_gives_one_json_document() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), "").unwrap();
     for command in ["show", "graph", "convert", "run"] {
@@ -380,7 +382,7 @@ fn an_invalid_plan_gives_one_json_document() {
         if command == "convert" {
             args.extend(["--to", "native"]);
         }
-        let out = planwright(&args, dir.path());
+        let out = cli.run(dir.path(), &args);
         assert_eq!(out.status.code(), Some(1), "{command}");
         let got: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{command}: stdout is not one JSON document: {e}"));
@@ -397,10 +399,11 @@ fn an_invalid_plan_gives_one_json_document() {
 /// error after them points at them rather than at another command.
 #[test]
 fn an_invalid_plan_is_reported_once_before_the_error() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), "{}").unwrap();
     for command in ["show", "graph", "run", "preflight"] {
-        let out = planwright(&[command, "plan.json"], dir.path());
+        let out = cli.run(dir.path(), &[command, "plan.json"]);
         assert_eq!(out.status.code(), Some(1), "{command}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
@@ -424,6 +427,7 @@ fn an_invalid_plan_is_reported_once_before_the_error() {
 
 #[test]
 fn convert_names_why_it_cannot_write() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     write_plan(dir.path());
     let cases = [
@@ -434,9 +438,9 @@ fn convert_names_why_it_cannot_write() {
         ),
     ];
     for (target, want) in cases {
-        let out = planwright(
-            &["convert", "plan.json", "--to", "native", "-o", target],
+        let out = cli.run(
             dir.path(),
+            &["convert", "plan.json", "--to", "native", "-o", target],
         );
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
@@ -450,6 +454,7 @@ fn convert_names_why_it_cannot_write() {
 /// stretch or break the column layout.
 #[test]
 fn show_survives_a_huge_id() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     let big = format!("T{}", "x".repeat(254));
     let plan = json!({
@@ -460,7 +465,7 @@ fn show_survives_a_huge_id() {
         ]
     });
     std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
-    let out = planwright(&["show", "plan.json"], dir.path());
+    let out = cli.run(dir.path(), &["show", "plan.json"]);
     assert_eq!(
         out.status.code(),
         Some(0),

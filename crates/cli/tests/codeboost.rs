@@ -1,23 +1,10 @@
 //! `planwright validate` with the codeboost flags: `--issue`, `--repo`, `--rev`.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::{git, Cli};
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 fn example(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,15 +12,6 @@ fn example(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
-}
-
-fn planwright(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap()
 }
 
 /// A repository whose first commit has the files the example plan edits,
@@ -56,10 +34,14 @@ fn repo() -> tempfile::TempDir {
 
 #[test]
 fn repo_and_rev_select_the_tree() {
+    let cli = Cli::new(BIN);
     let dir = repo();
     let repo = dir.path().to_str().unwrap();
     let plan = example("plan.json");
-    let ok = planwright(&["validate", &plan, "--repo", repo, "--rev", "HEAD~1"]);
+    let ok = cli.run(
+        Path::new("."),
+        &["validate", &plan, "--repo", repo, "--rev", "HEAD~1"],
+    );
     assert_eq!(
         ok.status.code(),
         Some(0),
@@ -67,7 +49,10 @@ fn repo_and_rev_select_the_tree() {
         String::from_utf8_lossy(&ok.stderr)
     );
 
-    let out = planwright(&["--output", "json", "validate", &plan, "--repo", repo]);
+    let out = cli.run(
+        Path::new("."),
+        &["--output", "json", "validate", &plan, "--repo", repo],
+    );
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let d = &report[0]["diagnostics"][0];
@@ -78,22 +63,30 @@ fn repo_and_rev_select_the_tree() {
 
 #[test]
 fn a_bad_repo_or_rev_is_a_usage_error() {
+    let cli = Cli::new(BIN);
     let dir = repo();
     let repo = dir.path().to_str().unwrap();
     let plan = example("plan.json");
-    let out = planwright(&["validate", &plan, "--repo", repo, "--rev", "nope"]);
+    let out = cli.run(
+        Path::new("."),
+        &["validate", &plan, "--repo", repo, "--rev", "nope"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(repo) && err.contains("`nope`"), "{err}");
     let missing = dir.path().join("missing");
-    let out = planwright(&["validate", &plan, "--repo", missing.to_str().unwrap()]);
+    let out = cli.run(
+        Path::new("."),
+        &["validate", &plan, "--repo", missing.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn issue_flag_rejects_a_plan_for_another_issue() {
+    let cli = Cli::new(BIN);
     let plan = example("plan.json");
-    let out = planwright(&["validate", &plan, "--issue", "41"]);
+    let out = cli.run(Path::new("."), &["validate", &plan, "--issue", "41"]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -101,7 +94,7 @@ fn issue_flag_rejects_a_plan_for_another_issue() {
         "{text}"
     );
     assert_eq!(
-        planwright(&["validate", &plan, "--issue", "42"])
+        cli.run(Path::new("."), &["validate", &plan, "--issue", "42"])
             .status
             .code(),
         Some(0)
@@ -110,7 +103,11 @@ fn issue_flag_rejects_a_plan_for_another_issue() {
 
 #[test]
 fn convert_and_schema_know_codeboost() {
-    let out = planwright(&["convert", &example("plan.yaml"), "--to", "codeboost"]);
+    let cli = Cli::new(BIN);
+    let out = cli.run(
+        Path::new("."),
+        &["convert", &example("plan.yaml"), "--to", "codeboost"],
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -121,20 +118,24 @@ fn convert_and_schema_know_codeboost() {
     let original: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(example("plan.json")).unwrap()).unwrap();
     assert_eq!(back, original);
-    let schema = planwright(&["schema", "codeboost"]);
+    let schema = cli.run(Path::new("."), &["schema", "codeboost"]);
     let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
     assert_eq!(schema["title"], "codeboost plan");
 }
 
 #[test]
 fn convert_to_codeboost_warns_of_gates_its_allowlist_would_not_run() {
+    let cli = Cli::new(BIN);
     let agb = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/agb/plan.example.json")
         .display()
         .to_string();
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("plan.json").display().to_string();
-    let out = planwright(&["convert", &agb, "--to", "codeboost", "-o", &out_file]);
+    let out = cli.run(
+        Path::new("."),
+        &["convert", &agb, "--to", "codeboost", "-o", &out_file],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(

@@ -3,26 +3,23 @@
 //! pipe, standard input, `--version`, one meaning per flag, SARIF.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::{text, Cli};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn cmd(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_planwright"));
-    c.current_dir(dir)
-        .env_remove("AGB_STRICT_GATES")
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE");
-    c
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
+
+/// The binary with colour left to it: these tests set `NO_COLOR` and
+/// `CLICOLOR_FORCE` themselves.
+fn cli() -> Cli {
+    Cli::new(BIN).color_auto()
 }
 
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    cmd(dir).args(args).output().unwrap()
-}
-
-fn with_stdin(dir: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = cmd(dir)
+fn with_stdin(cli: &Cli, dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = cli
+        .command(dir)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -36,10 +33,6 @@ fn with_stdin(dir: &Path, args: &[&str], input: &str) -> Output {
         .write_all(input.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn example() -> String {
@@ -83,6 +76,7 @@ const COMMANDS: &[&str] = &[
 
 #[test]
 fn every_command_takes_the_global_flags() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     for command in COMMANDS {
         for flags in [
@@ -94,7 +88,7 @@ fn every_command_takes_the_global_flags() {
             let mut args = vec![*command];
             args.extend_from_slice(flags);
             args.push("--help");
-            let out = planwright(dir.path(), &args);
+            let out = cli.run(dir.path(), &args);
             assert_eq!(
                 out.status.code(),
                 Some(0),
@@ -107,9 +101,10 @@ fn every_command_takes_the_global_flags() {
 
 #[test]
 fn completions_for_every_shell_and_a_man_page() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let out = planwright(dir.path(), &["completions", shell]);
+        let out = cli.run(dir.path(), &["completions", shell]);
         assert_eq!(out.status.code(), Some(0), "{shell}");
         let script = text(&out.stdout);
         assert!(
@@ -117,29 +112,33 @@ fn completions_for_every_shell_and_a_man_page() {
             "{shell}: {script}"
         );
     }
-    let man = text(&planwright(dir.path(), &["man"]).stdout);
+    let man = text(&cli.run(dir.path(), &["man"]).stdout);
     assert!(man.contains(".TH planwright 1"), "{man}");
     assert!(
         man.contains("validate") && man.contains("\\-\\-quiet"),
         "{man}"
     );
-    let page = text(&planwright(dir.path(), &["man", "--command", "validate"]).stdout);
+    let page = text(
+        &cli.run(dir.path(), &["man", "--command", "validate"])
+            .stdout,
+    );
     assert!(page.contains(".TH planwright-validate 1"), "{page}");
-    let bad = planwright(dir.path(), &["man", "--command", "nope"]);
+    let bad = cli.run(dir.path(), &["man", "--command", "nope"]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]
 fn quiet_prints_only_errors_and_verbose_says_what_was_used() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ok.json"), warned()).unwrap();
     std::fs::write(dir.path().join("bad.json"), FLAWED).unwrap();
-    let normal = text(&planwright(dir.path(), &["validate", "ok.json"]).stdout);
+    let normal = text(&cli.run(dir.path(), &["validate", "ok.json"]).stdout);
     assert!(normal.contains("warning[plan.scope.overlap]"), "{normal}");
-    let quiet = planwright(dir.path(), &["validate", "-q", "ok.json"]);
+    let quiet = cli.run(dir.path(), &["validate", "-q", "ok.json"]);
     assert_eq!(quiet.status.code(), Some(0));
     assert_eq!(text(&quiet.stdout), "");
-    let quiet = planwright(dir.path(), &["validate", "--quiet", "bad.json"]);
+    let quiet = cli.run(dir.path(), &["validate", "--quiet", "bad.json"]);
     assert_eq!(quiet.status.code(), Some(1));
     let out = text(&quiet.stdout);
     assert!(out.contains("error[agb.gate.strict]"), "{out}");
@@ -148,7 +147,7 @@ fn quiet_prints_only_errors_and_verbose_says_what_was_used() {
         "{out}"
     );
 
-    let verbose = planwright(dir.path(), &["validate", "-v", "ok.json"]);
+    let verbose = cli.run(dir.path(), &["validate", "-v", "ok.json"]);
     let err = text(&verbose.stderr);
     assert!(
         err.contains("note: no planwright.toml found; using the defaults"),
@@ -158,16 +157,17 @@ fn quiet_prints_only_errors_and_verbose_says_what_was_used() {
         err.contains("note: `ok.json` read as a agb plan (detected)"),
         "{err}"
     );
-    let both = planwright(dir.path(), &["validate", "-q", "-v", "ok.json"]);
+    let both = cli.run(dir.path(), &["validate", "-q", "-v", "ok.json"]);
     assert_eq!(both.status.code(), Some(2));
 }
 
 #[test]
 fn color_follows_the_flag_then_no_color_then_clicolor_force() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bad.json"), FLAWED).unwrap();
     let colored = |args: &[&str], env: &[(&str, &str)]| {
-        let mut c = cmd(dir.path());
+        let mut c = cli.command(dir.path());
         c.args(["validate", "bad.json"]).args(args);
         for (k, v) in env {
             c.env(k, v);
@@ -185,13 +185,13 @@ fn color_follows_the_flag_then_no_color_then_clicolor_force() {
 
 /// Runs `args` with standard output a pipe whose reading end is already
 /// closed, so the first write fails with EPIPE.
-fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
+fn into_closed_pipe(cli: &Cli, dir: &Path, args: &[&str]) -> Output {
     // `std::io::pipe` is newer than the minimum supported Rust. Close on
     // exec: a child another test spawns meanwhile must not hold the reader.
     let (reader, writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
     drop(reader);
     let writer = std::fs::File::from(writer);
-    cmd(dir)
+    cli.command(dir)
         .args(args)
         .stdout(writer)
         .stderr(Stdio::piped())
@@ -201,6 +201,7 @@ fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn a_closed_pipe_ends_quietly_with_the_sigpipe_status() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), example()).unwrap();
     for args in [
@@ -209,7 +210,7 @@ fn a_closed_pipe_ends_quietly_with_the_sigpipe_status() {
         &["show", "plan.json"],
         &["completions", "bash"],
     ] {
-        let out = into_closed_pipe(dir.path(), args);
+        let out = into_closed_pipe(&cli, dir.path(), args);
         assert_eq!(out.status.code(), Some(141), "{args:?}");
         assert_eq!(text(&out.stderr), "", "{args:?}");
     }
@@ -217,19 +218,21 @@ fn a_closed_pipe_ends_quietly_with_the_sigpipe_status() {
 
 #[test]
 fn a_dash_reads_the_plan_from_standard_input() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
-    let out = with_stdin(dir.path(), &["validate", "-"], &example());
+    let out = with_stdin(&cli, dir.path(), &["validate", "-"], &example());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
         "<stdin>: valid agb plan, 3 tickets (0 errors, 0 warnings)\n"
     );
     let yaml = "planwright: 1\nsource_format: native\nbase: main\ntickets:\n  - id: T1\n    body: do it\n    scope: [{pattern: a.txt, op: create}]\n    gates: [{name: t, argv: [\"true\"]}]\n";
-    let out = with_stdin(dir.path(), &["show", "-"], yaml);
+    let out = with_stdin(&cli, dir.path(), &["show", "-"], yaml);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).starts_with("<stdin>: native plan, 1 ticket"));
     // Forcing JSON on YAML text is a JSON syntax error, at the right place.
     let out = with_stdin(
+        &cli,
         dir.path(),
         &["validate", "-", "--input-format", "json"],
         yaml,
@@ -241,6 +244,7 @@ fn a_dash_reads_the_plan_from_standard_input() {
         text(&out.stdout)
     );
     let out = with_stdin(
+        &cli,
         dir.path(),
         &["convert", "-", "--format", "agb", "--to", "native"],
         &example(),
@@ -252,8 +256,9 @@ fn a_dash_reads_the_plan_from_standard_input() {
 
 #[test]
 fn version_names_the_commit_it_was_built_from() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
-    let out = text(&planwright(dir.path(), &["--version"]).stdout);
+    let out = text(&cli.run(dir.path(), &["--version"]).stdout);
     let version = env!("CARGO_PKG_VERSION");
     assert!(out.starts_with(&format!("planwright {version}")), "{out}");
     let head = Command::new("git")
@@ -272,29 +277,31 @@ fn version_names_the_commit_it_was_built_from() {
 
 #[test]
 fn old_spellings_still_work_with_a_deprecation_warning() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), example()).unwrap();
-    let out = planwright(dir.path(), &["graph", "plan.json", "--as", "mermaid"]);
+    let out = cli.run(dir.path(), &["graph", "plan.json", "--as", "mermaid"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("flowchart LR"));
     assert_eq!(
         text(&out.stderr),
         "warning: `graph --as` is deprecated and will be removed in the next release; use `graph --to`\n"
     );
-    let out = planwright(dir.path(), &["-q", "graph", "plan.json", "--as=mermaid"]);
+    let out = cli.run(dir.path(), &["-q", "graph", "plan.json", "--as=mermaid"]);
     assert_eq!(text(&out.stderr), "");
     // `--help` names each old spelling beside its new flag.
     for (command, old) in [("graph", "`--as` until"), ("report", "`--format` until")] {
-        let help = text(&planwright(dir.path(), &[command, "--help"]).stdout);
+        let help = text(&cli.run(dir.path(), &[command, "--help"]).stdout);
         assert!(help.contains(old), "{command} --help: {help}");
     }
 }
 
 #[test]
 fn graph_json_is_json_and_o_writes_a_file() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), example()).unwrap();
-    let out = planwright(dir.path(), &["graph", "plan.json", "--output", "json"]);
+    let out = cli.run(dir.path(), &["graph", "plan.json", "--output", "json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["to"], "dot");
     assert!(doc["picture"]
@@ -302,7 +309,7 @@ fn graph_json_is_json_and_o_writes_a_file() {
         .unwrap()
         .starts_with("digraph plan {"));
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 3);
-    let out = planwright(dir.path(), &["graph", "plan.json", "-o", "g.dot"]);
+    let out = cli.run(dir.path(), &["graph", "plan.json", "-o", "g.dot"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(text(&out.stdout), "");
     let written = std::fs::read_to_string(dir.path().join("g.dot")).unwrap();
@@ -311,6 +318,7 @@ fn graph_json_is_json_and_o_writes_a_file() {
 
 #[test]
 fn a_missing_config_file_is_an_error_for_every_command() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), example()).unwrap();
     for args in [
@@ -322,7 +330,7 @@ fn a_missing_config_file_is_an_error_for_every_command() {
     ] {
         let mut all = vec!["--config", "nope.toml"];
         all.extend_from_slice(args);
-        let out = planwright(dir.path(), &all);
+        let out = cli.run(dir.path(), &all);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
             text(&out.stderr).contains("`--config nope.toml`: no such file"),
@@ -334,9 +342,10 @@ fn a_missing_config_file_is_an_error_for_every_command() {
 
 #[test]
 fn sarif_is_only_for_validate() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), example()).unwrap();
-    let out = planwright(dir.path(), &["show", "plan.json", "--output", "sarif"]);
+    let out = cli.run(dir.path(), &["show", "plan.json", "--output", "sarif"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("`--output sarif` applies to `validate` only"));
 }
@@ -348,10 +357,11 @@ fn sarif_schema() -> Value {
 
 #[test]
 fn sarif_output_follows_the_sarif_2_1_0_schema() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bad.json"), FLAWED).unwrap();
     std::fs::write(dir.path().join("ok.json"), warned()).unwrap();
-    let out = planwright(
+    let out = cli.run(
         dir.path(),
         &["validate", "bad.json", "ok.json", "--output", "sarif"],
     );
@@ -391,6 +401,7 @@ fn sarif_output_follows_the_sarif_2_1_0_schema() {
 
 #[test]
 fn demo_removes_its_repository_unless_kept() {
+    let cli = cli();
     let tmp = tempfile::tempdir().unwrap();
     let demos = || {
         std::fs::read_dir(tmp.path())
@@ -404,7 +415,8 @@ fn demo_removes_its_repository_unless_kept() {
             })
             .count()
     };
-    let out = cmd(tmp.path())
+    let out = cli
+        .command(tmp.path())
         .args(["demo", "--output", "json"])
         .env("TMPDIR", tmp.path())
         .output()
@@ -413,7 +425,8 @@ fn demo_removes_its_repository_unless_kept() {
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["kept"], false);
     assert_eq!(demos(), 0);
-    let out = cmd(tmp.path())
+    let out = cli
+        .command(tmp.path())
         .args(["demo", "--keep", "--output", "json"])
         .env("TMPDIR", tmp.path())
         .output()
@@ -427,6 +440,7 @@ fn demo_removes_its_repository_unless_kept() {
 
 #[test]
 fn the_native_example_in_the_docs_is_valid_and_clean() {
+    let cli = cli();
     let doc = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/formats/native.md"),
     )
@@ -435,7 +449,7 @@ fn the_native_example_in_the_docs_is_valid_and_clean() {
     let end = start + doc[start..].find("```").unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), &doc[start..end]).unwrap();
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(
         text(&out.stdout),
         "plan.json: valid native plan, 2 tickets (0 errors, 0 warnings)\n"
@@ -444,6 +458,7 @@ fn the_native_example_in_the_docs_is_valid_and_clean() {
 
 #[test]
 fn native_mistakes_get_a_did_you_mean_and_warnings() {
+    let cli = cli();
     let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
  "tickets": [
   {"id": "T1", "body": " ", "scope": [{"pattern": "**", "op": "creat"}], "estimat_minutes": 3},
@@ -451,7 +466,10 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
  ]}"#;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), plan).unwrap();
-    let out = text(&planwright(dir.path(), &["validate", "plan.json", "--output", "json"]).stdout);
+    let out = text(
+        &cli.run(dir.path(), &["validate", "plan.json", "--output", "json"])
+            .stdout,
+    );
     let report: Value = serde_json::from_str(&out).unwrap();
     let found: Vec<(String, String)> = report[0]["diagnostics"]
         .as_array()
@@ -496,7 +514,10 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
         .replace("\"edit\"", "\"modify\"")
         .replace(", \"estimat_minutes\": 3", "");
     std::fs::write(dir.path().join("plan.json"), fixed).unwrap();
-    let out = text(&planwright(dir.path(), &["validate", "plan.json", "--output", "json"]).stdout);
+    let out = text(
+        &cli.run(dir.path(), &["validate", "plan.json", "--output", "json"])
+            .stdout,
+    );
     let report: Value = serde_json::from_str(&out).unwrap();
     let codes: Vec<&str> = report[0]["diagnostics"]
         .as_array()
@@ -514,7 +535,10 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
             "native.scope.everything"
         ]
     );
-    let reference = text(&planwright(dir.path(), &["schema", "native", "--reference"]).stdout);
+    let reference = text(
+        &cli.run(dir.path(), &["schema", "native", "--reference"])
+            .stdout,
+    );
     assert!(
         reference.contains(
             "| op | string | required | one of: `any`, `create`, `modify`, `delete`, `rename`"
@@ -539,6 +563,7 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
 
 #[test]
 fn cycles_are_shown_closed() {
+    let cli = cli();
     let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
  "gates": [{"name": "t", "argv": ["true"]}],
  "tickets": [
@@ -548,7 +573,7 @@ fn cycles_are_shown_closed() {
  ]}"#;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), plan).unwrap();
-    let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
+    let out = text(&cli.run(dir.path(), &["validate", "plan.json"]).stdout);
     assert!(
         out.contains("error[native.dag.cycle]: dependency cycle: T2 -> T3 -> T2"),
         "{out}"
@@ -557,6 +582,7 @@ fn cycles_are_shown_closed() {
 
 #[test]
 fn a_minified_plan_shows_a_window_of_its_one_line() {
+    let cli = cli();
     // 300 tickets on one line whose scopes overlap in groups of ten.
     let tickets: Vec<String> = (0..300)
         .map(|i| {
@@ -572,7 +598,7 @@ fn a_minified_plan_shows_a_window_of_its_one_line() {
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), &plan).unwrap();
-    let out = text(&planwright(dir.path(), &["validate", "plan.json"]).stdout);
+    let out = text(&cli.run(dir.path(), &["validate", "plan.json"]).stdout);
     let warnings = out.matches("warning[plan.scope.overlap]").count();
     // One warning per group of ten, not one per pair (45 in each group).
     assert_eq!(
@@ -602,10 +628,11 @@ fn full_native_plan() -> String {
 
 #[test]
 fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
+    let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("native.json"), full_native_plan()).unwrap();
     // The plan's gate `cargo test` is not one agb accepts: refused, then forced.
-    let refused = planwright(
+    let refused = cli.run(
         dir.path(),
         &["convert", "native.json", "--to", "agb", "-o", "agb.json"],
     );
@@ -641,7 +668,7 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
         ),
     ];
     for (to, needles) in &lost_items {
-        let out = planwright(
+        let out = cli.run(
             dir.path(),
             &[
                 "convert",
@@ -661,7 +688,7 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
         // Matching renumbered tickets must not report them lost whole.
         assert!(!err.contains("cannot express ticket"), "{to}: {err}");
     }
-    let back = planwright(dir.path(), &["convert", "native.json", "--to", "native"]);
+    let back = cli.run(dir.path(), &["convert", "native.json", "--to", "native"]);
     assert_eq!(back.status.code(), Some(0));
     assert_eq!(text(&back.stderr), "", "native keeps everything");
     // Every pair: from each format's version of the plan to every format.
@@ -669,7 +696,7 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
         for to in FORMATS {
             let src = format!("{from}.json");
             let mut args = vec!["convert", src.as_str(), "--to", to, "--no-strict-gates"];
-            let out = planwright(dir.path(), &args);
+            let out = cli.run(dir.path(), &args);
             let err = text(&out.stderr);
             assert!(!err.contains("panicked"), "{from} -> {to}: {err}");
             match out.status.code() {
@@ -678,7 +705,7 @@ fn every_conversion_names_what_it_loses_and_refuses_invalid_output() {
                     assert!(err.contains("own validation"), "{from} -> {to}: {err}");
                     args.push("--force");
                     assert_eq!(
-                        planwright(dir.path(), &args).status.code(),
+                        cli.run(dir.path(), &args).status.code(),
                         Some(0),
                         "{from} -> {to} --force"
                     );

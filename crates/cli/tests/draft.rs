@@ -2,44 +2,17 @@
 //! agent): findings go back to the agent, only a valid plan is written.
 #![forbid(unsafe_code)]
 
-use std::path::Path;
-use std::process::{Command, Output};
+use planwright_testkit::{text, Env};
+use std::process::Output;
 
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 /// A repository with `src/lib.rs`, a spec, and an agent script that keeps
 /// every prompt it gets and writes `plans[round - 1]` (the last one again
 /// when it runs out).
-fn setup(dir: &Path, plans: &[&str]) {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(repo.join("src")).unwrap();
-    std::fs::write(repo.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "init"]);
+fn setup(plans: &[&str]) -> Env {
+    let env = Env::new(&[("src/lib.rs", "pub fn f() {}\n")]).with_cli(BIN);
+    let dir = env.root();
     std::fs::write(dir.join("spec.md"), "Add a greeting module.\n").unwrap();
     let prompts = dir.join("prompts");
     std::fs::create_dir_all(&prompts).unwrap();
@@ -62,6 +35,7 @@ fn setup(dir: &Path, plans: &[&str]) {
     std::fs::write(&agent, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env
 }
 
 // Three scope entries that contradict the repository: `modify` and
@@ -82,43 +56,39 @@ const GOOD: &str = r#"{"planwright": 1, "source_format": "native", "base": "main
    "scope": [{"pattern": "src/greet.rs", "op": "create"},
              {"pattern": "src/lib.rs", "op": "modify"}]}]}"#;
 
-fn draft(dir: &Path, rounds: &str) -> Output {
+fn draft(env: &Env, rounds: &str) -> Output {
     // The agent runs in a scratch folder: its program is named absolutely.
-    let agent = dir.join("agent.sh").display().to_string();
-    planwright(
-        dir,
-        &[
-            "draft",
-            "--from",
-            "spec.md",
-            "--format",
-            "native",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            &agent,
-            "--repo",
-            "repo",
-            "--rounds",
-            rounds,
-            "-o",
-            "plan.json",
-        ],
-    )
+    let agent = env.root().join("agent.sh").display().to_string();
+    env.planwright(&[
+        "draft",
+        "--from",
+        "spec.md",
+        "--format",
+        "native",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        &agent,
+        "--repo",
+        "repo",
+        "--rounds",
+        rounds,
+        "-o",
+        "plan.json",
+    ])
 }
 
 #[test]
 fn findings_go_back_and_the_corrected_plan_is_written() {
-    let tmp = tempfile::tempdir().unwrap();
-    setup(tmp.path(), &[BAD, GOOD]);
-    let out = draft(tmp.path(), "3");
+    let env = setup(&[BAD, GOOD]);
+    let out = draft(&env, "3");
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("round 1: 3 errors"), "{stderr}");
     assert!(stderr.contains("round 2: the plan is valid"), "{stderr}");
-    let written = std::fs::read_to_string(tmp.path().join("plan.json")).unwrap();
+    let written = std::fs::read_to_string(env.root().join("plan.json")).unwrap();
     assert_eq!(written.trim(), GOOD);
-    let prompts = tmp.path().join("prompts");
+    let prompts = env.root().join("prompts");
     let first = std::fs::read_to_string(prompts.join("prompt-1.md")).unwrap();
     assert!(first.contains("Add a greeting module."), "{first}");
     assert!(
@@ -142,12 +112,11 @@ fn findings_go_back_and_the_corrected_plan_is_written() {
 
 #[test]
 fn no_valid_plan_writes_nothing_and_exits_1_with_the_findings() {
-    let tmp = tempfile::tempdir().unwrap();
-    setup(tmp.path(), &[BAD, BROKEN]);
-    let out = draft(tmp.path(), "2");
+    let env = setup(&[BAD, BROKEN]);
+    let out = draft(&env, "2");
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(!tmp.path().join("plan.json").exists());
+    assert!(!env.root().join("plan.json").exists());
     assert!(stderr.contains("no valid plan after 2 rounds"), "{stderr}");
     // The last round's findings, underlined in its plan.
     assert!(
@@ -156,15 +125,14 @@ fn no_valid_plan_writes_nothing_and_exits_1_with_the_findings() {
     );
     assert!(stderr.contains("\"T9\""), "{stderr}");
     assert!(stderr.contains("prompts and agent logs are in"), "{stderr}");
-    assert!(tmp.path().join("prompts/prompt-2.md").exists());
+    assert!(env.root().join("prompts/prompt-2.md").exists());
 }
 
 #[test]
 fn an_agent_that_writes_no_plan_is_told_so() {
-    let tmp = tempfile::tempdir().unwrap();
-    setup(tmp.path(), &[]);
-    let out = draft(tmp.path(), "2");
+    let env = setup(&[]);
+    let out = draft(&env, "2");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let second = std::fs::read_to_string(tmp.path().join("prompts/prompt-2.md")).unwrap();
+    let second = std::fs::read_to_string(env.root().join("prompts/prompt-2.md")).unwrap();
     assert!(second.contains("was not written"), "{second}");
 }

@@ -2,101 +2,17 @@
 //! temporary repositories with the scripted and `cmd` agents.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::{git, have, text, write, Cli, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("AGB_STRICT_GATES")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_string()
-}
-
-fn write(root: &Path, rel: &str, content: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, content).unwrap();
-}
-
-struct Env {
-    tmp: tempfile::TempDir,
-}
-
-impl Env {
-    fn new(files: &[(&str, &str)]) -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        for (rel, content) in files {
-            write(&repo, rel, content);
-        }
-        git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-q", "-m", "base"]);
-        Env { tmp }
-    }
-    fn root(&self) -> &Path {
-        self.tmp.path()
-    }
-    fn repo(&self) -> PathBuf {
-        self.tmp.path().join("repo")
-    }
-    fn fixture(&self, ticket: &str, rel: &str, content: &str) {
-        write(
-            &self.root().join("agent").join(ticket).join("files"),
-            rel,
-            content,
-        );
-    }
-    /// `status --output json` of the run in `repo`.
-    fn status_json(&self) -> Value {
-        let out = planwright(
-            self.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-    fn run(&self, extra: &[&str]) -> Output {
-        self.with_agent("run", extra)
-    }
-    fn preflight(&self, extra: &[&str]) -> Output {
-        self.with_agent("preflight", extra)
-    }
-    /// `COMMAND plan.json --repo repo` with the scripted agent of `agent/`.
-    fn with_agent(&self, command: &str, extra: &[&str]) -> Output {
-        let agent = format!("scripted:{}", self.root().join("agent").display());
-        let mut args = vec![command, "plan.json", "--repo", "repo", "--agent", &agent];
-        args.extend_from_slice(extra);
-        planwright(self.root(), &args)
-    }
+/// This file's environments: `files` committed in `repo/`, the binary
+/// run in the root.
+fn env_with(files: &[(&str, &str)]) -> Env {
+    Env::new(files).with_cli(BIN)
 }
 
 fn example_plan() -> String {
@@ -154,13 +70,6 @@ test('bad input', () => {
 });
 "#;
 
-fn have(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
     // The seed's plan gates on `npm test`; .ci/run installs node and npm
@@ -169,27 +78,24 @@ fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
         have("npm") && have("node"),
         "this test runs `npm test` with node's test runner: install node and npm (`apt-get install nodejs npm`, as .ci/run does)"
     );
-    let env = Env::new(&[("package.json", "{\n  \"name\": \"target\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"node --test\"}\n}\n")]);
+    let env = env_with(&[("package.json", "{\n  \"name\": \"target\",\n  \"private\": true,\n  \"scripts\": {\"test\": \"node --test\"}\n}\n")]);
     write(env.root(), "plan.json", &example_plan());
-    env.fixture("T1", "lib/math.mjs", MATH);
-    env.fixture("T1", "test/math.test.mjs", MATH_TEST);
-    env.fixture("T2", "lib/strings.mjs", STRINGS);
-    env.fixture("T2", "test/strings.test.mjs", STRINGS_TEST);
-    env.fixture("T3", "lib/stats.mjs", STATS);
-    env.fixture("T3", "test/stats.test.mjs", STATS_TEST);
-    let pre = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            &format!("scripted:{}", env.root().join("agent").display()),
-        ],
-    );
+    env.fixture("T1", 0, "lib/math.mjs", MATH);
+    env.fixture("T1", 0, "test/math.test.mjs", MATH_TEST);
+    env.fixture("T2", 0, "lib/strings.mjs", STRINGS);
+    env.fixture("T2", 0, "test/strings.test.mjs", STRINGS_TEST);
+    env.fixture("T3", 0, "lib/stats.mjs", STATS);
+    env.fixture("T3", 0, "test/stats.test.mjs", STATS_TEST);
+    let pre = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        &format!("scripted:{}", env.fixtures().display()),
+    ]);
     assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
-    let out = env.run(&["--output", "json"]);
+    let out = env.scripted("run", &["--output", "json"]);
     let summary: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
     assert_eq!(out.status.code(), Some(0), "{summary}");
@@ -252,11 +158,11 @@ const SH_PLAN: &str = r#"{
 }"#;
 
 fn sh_env() -> Env {
-    let env = Env::new(&[("README.md", "hi\n")]);
+    let env = env_with(&[("README.md", "hi\n")]);
     write(env.root(), "plan.json", SH_PLAN);
-    env.fixture("A", "a.txt", "a\n");
-    env.fixture("B", "b.txt", "b\n");
-    env.fixture("C", "c.txt", "c\n");
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    env.fixture("C", 0, "c.txt", "c\n");
     env
 }
 
@@ -264,7 +170,7 @@ fn sh_env() -> Env {
 fn dry_run_prints_the_order_and_changes_nothing() {
     let env = sh_env();
     let before = git(&env.repo(), &["rev-parse", "main"]);
-    let out = env.run(&["--dry-run", "--jobs", "1"]);
+    let out = env.scripted("run", &["--dry-run", "--jobs", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let order: Vec<&str> = stdout
@@ -286,7 +192,7 @@ fn dry_run_prints_the_order_and_changes_nothing() {
         ""
     );
     assert_eq!(git(&env.repo(), &["branch", "--list"]), "* main");
-    let out = env.run(&["--dry-run", "--jobs", "2", "--output", "json"]);
+    let out = env.scripted("run", &["--dry-run", "--jobs", "2", "--output", "json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["start_order"].as_array().unwrap().len(), 2, "{json}");
     // The counts' names, and their former ones for one release.
@@ -303,7 +209,7 @@ fn dry_run_prints_the_order_and_changes_nothing() {
 #[test]
 fn rev_is_not_a_run_flag_since_run_works_from_the_base_branch() {
     let env = sh_env();
-    let out = env.run(&["--rev", "main"]);
+    let out = env.scripted("run", &["--rev", "main"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("unexpected argument '--rev'"),
@@ -317,7 +223,7 @@ fn rev_is_not_a_run_flag_since_run_works_from_the_base_branch() {
 fn zero_jobs_or_strikes_is_refused() {
     let env = sh_env();
     for flag in ["--jobs", "--strikes"] {
-        let out = env.run(&[flag, "0", "--dry-run"]);
+        let out = env.scripted("run", &[flag, "0", "--dry-run"]);
         assert_eq!(out.status.code(), Some(2), "{flag}");
         assert!(
             text(&out.stderr).contains("0 is not in 1.."),
@@ -326,7 +232,7 @@ fn zero_jobs_or_strikes_is_refused() {
         );
     }
     write(env.root(), "planwright.toml", "[run]\nstrikes = 0\n");
-    let out = env.run(&["--dry-run"]);
+    let out = env.scripted("run", &["--dry-run"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("`[run] strikes = 0`"),
@@ -343,7 +249,7 @@ fn worktree_is_read_as_workspace_and_warned_about_once() {
         "planwright.toml",
         "[run]\njobs = 1\n[worktree]\ncopy = ['.env']\n",
     );
-    let out = env.run(&["--dry-run"]);
+    let out = env.scripted("run", &["--dry-run"]);
     let err = text(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
     let warning = "warning: `[worktree]` in `./planwright.toml` (line 3) is deprecated; rename it to `[workspace]`";
@@ -358,7 +264,7 @@ fn worktree_is_read_as_workspace_and_warned_about_once() {
         "planwright.toml",
         "[run]\njobs = 1\n[workspace]\ncopy = ['.env']\n",
     );
-    let out = env.run(&["--dry-run"]);
+    let out = env.scripted("run", &["--dry-run"]);
     assert!(
         !text(&out.stderr).contains("deprecated"),
         "{}",
@@ -370,7 +276,7 @@ fn worktree_is_read_as_workspace_and_warned_about_once() {
 fn commands_that_read_a_run_ask_for_the_repository_it_ran_in() {
     let dir = tempfile::tempdir().unwrap();
     for command in ["status", "report", "watch", "serve"] {
-        let out = planwright(dir.path(), &[command]);
+        let out = Cli::new(BIN).run(dir.path(), &[command]);
         assert_eq!(out.status.code(), Some(2), "{command}");
         let stderr = text(&out.stderr);
         assert!(
@@ -389,7 +295,7 @@ fn commands_that_read_a_run_ask_for_the_repository_it_ran_in() {
 #[test]
 fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
     let env = sh_env();
-    let out = env.run(&[]);
+    let out = env.scripted("run", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let without_b = SH_PLAN
         .lines()
@@ -397,14 +303,14 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
         .collect::<Vec<_>>()
         .join("\n");
     write(env.root(), "plan.json", &without_b);
-    let out = env.run(&[]);
+    let out = env.scripted("run", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("B: no longer in the plan, forgotten by the run"),
         "{}",
         text(&out.stdout)
     );
-    let s = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    let s = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(s.contains("2 tickets: 2 merged"), "{s}");
     assert!(!s.lines().any(|l| l.starts_with("B ")), "{s}");
     let json = env.status_json();
@@ -415,14 +321,18 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
 #[test]
 fn status_and_report_describe_the_run() {
     let env = sh_env();
-    write(&env.root().join("agent/B/files"), "README.md", "changed\n");
-    let out = env.run(&["--strikes", "1"]);
+    write(
+        &env.fixture_dir("B", 0).join("files"),
+        "README.md",
+        "changed\n",
+    );
+    let out = env.scripted("run", &["--strikes", "1"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("B: FAILED: scope_violation"), "{stdout}");
     assert!(stdout.contains("A: merged as "), "{stdout}");
 
-    let status = planwright(env.root(), &["status", "--repo", "repo"]);
+    let status = env.planwright(&["status", "--repo", "repo"]);
     let s = text(&status.stdout);
     assert_eq!(status.status.code(), Some(0));
     let row = |id: &str| {
@@ -455,19 +365,23 @@ fn status_and_report_describe_the_run() {
         .to_string();
     assert!(git(&env.repo(), &["log", "--format=%H", "main"]).contains(&merged_commit));
 
-    let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
+    let md = text(&env.planwright(&["report", "--repo", "repo"]).stdout);
     assert!(md.contains("| B | b | failed | 1 |"), "{md}");
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
     assert!(
         html.contains("<table>") && html.contains("scope_violation"),
         "{html}"
     );
     let json: Value = serde_json::from_slice(
-        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
+        &env.planwright(&["report", "--repo", "repo", "--to", "json"])
+            .stdout,
     )
     .unwrap();
     assert_eq!(json["run"]["status"], "finished");
-    let unknown = planwright(env.root(), &["status", "--repo", "repo", "--run", "nope"]);
+    let unknown = env.planwright(&["status", "--repo", "repo", "--run", "nope"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(
         text(&unknown.stderr).contains("omit `--run` for the newest run"),
@@ -475,10 +389,7 @@ fn status_and_report_describe_the_run() {
         text(&unknown.stderr)
     );
     // `--output json` alone asks for the JSON report too.
-    let out = planwright(
-        env.root(),
-        &["report", "--repo", "repo", "--output", "json"],
-    );
+    let out = env.planwright(&["report", "--repo", "repo", "--output", "json"]);
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(again, json);
 }
@@ -505,20 +416,17 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
     write(env.root(), "planwright.toml", &config);
-    let out = planwright(
-        env.root(),
-        &["run", "plan.json", "--repo", "repo", "--agent", "claude"],
-    );
+    let out = env.planwright(&["run", "plan.json", "--repo", "repo", "--agent", "claude"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     let attempt = "370 tokens (10 in, 40 out, 300 cache read, 20 cache write)";
     let run_total = "total: 1110 tokens (30 in, 120 out, 900 cache read, 60 cache write), $0.0375";
-    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    let status = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(status.contains(run_total), "{status}");
     let row = status.lines().find(|l| l.starts_with("A ")).unwrap();
     assert!(row.contains(" 370 ") && row.contains("$0.0125"), "{status}");
 
-    let md = text(&planwright(env.root(), &["report", "--repo", "repo"]).stdout);
+    let md = text(&env.planwright(&["report", "--repo", "repo"]).stdout);
     let line = format!(
         "model claude-sonnet-4-6 · agent finished · {attempt} · $0.0125 (reported) · took "
     );
@@ -527,14 +435,18 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         md.contains("| A | a | merged | 1 | 370 | $0.0125 |"),
         "{md}"
     );
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
     assert!(
         html.contains(attempt) && html.contains("$0.0125 (reported)"),
         "{html}"
     );
 
     let json: Value = serde_json::from_slice(
-        &planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout,
+        &env.planwright(&["report", "--repo", "repo", "--to", "json"])
+            .stdout,
     )
     .unwrap();
     let usage = |n: u64| {
@@ -608,7 +520,7 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
         .join("events.jsonl");
     let paused = r#"{"event":"pool_paused","ticket":"A","pool":"anthropic","wait_ms":60000,"until":"2026-12-01T15:00:00Z","reason":"429 rate limited"}"#;
     std::fs::write(&log, format!("{events}{paused}\n")).unwrap();
-    let status = text(&planwright(env.root(), &["status", "--repo", "repo"]).stdout);
+    let status = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(
         status.contains(
             "pool `anthropic` paused (429 rate limited); resumes at 2026-12-01T15:00:00Z"
@@ -622,8 +534,12 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
 #[test]
 fn run_json_names_failed_and_blocked_tickets() {
     let env = sh_env();
-    write(&env.root().join("agent/A/files"), "elsewhere.txt", "x\n");
-    let out = env.run(&["--strikes", "1", "--output", "json"]);
+    write(
+        &env.fixture_dir("A", 0).join("files"),
+        "elsewhere.txt",
+        "x\n",
+    );
+    let out = env.scripted("run", &["--strikes", "1", "--output", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["merged"], serde_json::json!(["B"]));
@@ -646,19 +562,16 @@ fn preflight_reports_every_problem_with_a_fix() {
             "README.md\", \"op\": \"create\"",
         );
     write(env.root(), "plan.json", &plan);
-    let out = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "no-such-agent-program {prompt_file}",
-        ],
-    );
+    let out = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "no-such-agent-program {prompt_file}",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
     for needle in [
@@ -671,19 +584,16 @@ fn preflight_reports_every_problem_with_a_fix() {
         assert!(s.contains(needle), "{needle} missing:\n{s}");
     }
     // run refuses to start on the same problems.
-    let run = planwright(
-        env.root(),
-        &[
-            "run",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "no-such-agent-program",
-        ],
-    );
+    let run = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "no-such-agent-program",
+    ]);
     assert_eq!(run.status.code(), Some(1));
     assert!(
         text(&run.stderr).contains("preflight failed"),
@@ -692,7 +602,7 @@ fn preflight_reports_every_problem_with_a_fix() {
     );
     assert!(!env.repo().join(".planwright").exists());
 
-    let not_git = planwright(env.root(), &["status", "--repo", "."]);
+    let not_git = env.planwright(&["status", "--repo", "."]);
     assert_eq!(not_git.status.code(), Some(2));
     assert!(
         text(&not_git.stderr).contains("is not a git repository"),
@@ -703,10 +613,7 @@ fn preflight_reports_every_problem_with_a_fix() {
     // exit-code table says.
     let agent = format!("scripted:{}", env.root().display());
     for command in ["preflight", "run"] {
-        let out = planwright(
-            env.root(),
-            &[command, "plan.json", "--repo", ".", "--agent", &agent],
-        );
+        let out = env.planwright(&[command, "plan.json", "--repo", ".", "--agent", &agent]);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -725,7 +632,7 @@ fn preflight_warns_of_scope_overlap_between_parallel_tickets() {
         "\"a.txt\", \"op\": \"create\"",
     );
     write(env.root(), "plan.json", &plan);
-    let out = env.preflight(&[]);
+    let out = env.scripted("preflight", &[]);
     let s = text(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -748,7 +655,7 @@ fn preflight_warns_of_a_scope_glob_over_a_file_a_gate_runs() {
     let env = sh_env();
     let plan = SH_PLAN.replace("\"b.txt\", \"op\": \"create\"", "\"**\", \"op\": \"any\"");
     write(env.root(), "plan.json", &plan);
-    let preflight = |gate: &str| text(&env.preflight(&["--gate", gate]).stdout);
+    let preflight = |gate: &str| text(&env.scripted("preflight", &["--gate", gate]).stdout);
     let s = preflight("sh ci/check.sh");
     assert!(
         s.contains("warning gate-files: ticket B's scope `**` covers `ci/check.sh`, which the gate `sh ci/check.sh` runs; a candidate that changes it is rejected (gate_script_tampering)"),
@@ -770,7 +677,7 @@ fn gates_from_the_command_line_and_config() {
         "",
     );
     write(env.root(), "plan.json", &plan);
-    let no_gate = env.run(&[]);
+    let no_gate = env.scripted("run", &[]);
     assert_eq!(no_gate.status.code(), Some(1));
     assert!(
         text(&no_gate.stdout).contains("has no gate"),
@@ -782,7 +689,10 @@ fn gates_from_the_command_line_and_config() {
         "planwright.toml",
         "[gates]\nrun = [[\"test\", \"-f\", \"README.md\"]]\n",
     );
-    let out = env.run(&["--gate", "sh -c 'test -n \"$HOME\"'", "--output", "json"]);
+    let out = env.scripted(
+        "run",
+        &["--gate", "sh -c 'test -n \"$HOME\"'", "--output", "json"],
+    );
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         summary["merged"],
@@ -811,7 +721,8 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     std::fs::write(&script, "t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f \"$MARK\" ]; then sleep 60; fi\necho x > \"$t.txt\"\n").unwrap();
     let mark = env.root().join("second-run");
     let agent_cmd = format!("sh {}", script.display());
-    let child = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let child = env
+        .command()
         .args([
             "run",
             "plan.json",
@@ -824,7 +735,6 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
             "--jobs",
             "2",
         ])
-        .current_dir(env.root())
         .env("MARK", &mark)
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -862,7 +772,8 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     assert!(!env.repo().join("b.txt").exists());
 
     std::fs::write(&mark, "").unwrap();
-    let second = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let second = env
+        .command()
         .args([
             "run",
             "plan.json",
@@ -873,7 +784,6 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
             "--agent-cmd",
             &agent_cmd,
         ])
-        .current_dir(env.root())
         .env("MARK", &mark)
         .output()
         .unwrap();
@@ -906,18 +816,15 @@ fn the_plans_repo_is_the_default_target() {
         "plans/plan.json",
         &plan.replace("\"repo\": \"repo\"", "\"repo\": \"../repo\""),
     );
-    let agent = format!("scripted:{}", env.root().join("agent").display());
-    let out = planwright(
-        env.root(),
-        &[
-            "run",
-            "plans/plan.json",
-            "--agent",
-            &agent,
-            "--output",
-            "json",
-        ],
-    );
+    let agent = format!("scripted:{}", env.fixtures().display());
+    let out = env.planwright(&[
+        "run",
+        "plans/plan.json",
+        "--agent",
+        &agent,
+        "--output",
+        "json",
+    ]);
     let summary: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
     assert_eq!(
@@ -930,182 +837,10 @@ fn the_plans_repo_is_the_default_target() {
 }
 
 #[test]
-fn codeboost_and_standard_v1_plans_run_too() {
-    let env = Env::new(&[("README.md", "hi\n"), ("docs/old.md", "old\n")]);
-    let codeboost = r#"{
-      "schema_version": 1, "issue": 7, "revision": 1, "summary": "two steps", "questions": [],
-      "items": [
-        {"id": "P1", "title": "add a", "intent": "Create a.txt.",
-         "files": [{"path": "a.txt", "kind": "add", "renamed_from": null, "change": "new"}],
-         "acceptance": [{"type": "cmd", "text": "test -f a.txt"}], "depends_on": []},
-        {"id": "P2", "title": "edit a, move docs", "intent": "Extend a.txt and rename the docs.",
-         "files": [{"path": "a.txt", "kind": "edit", "renamed_from": null, "change": "more"},
-                   {"path": "docs/new.md", "kind": "rename", "renamed_from": "docs/old.md", "change": "rename"}],
-         "acceptance": [{"type": "cmd", "text": "test -f docs/new.md"}], "depends_on": ["P1"]}
-      ]
-    }"#;
-    write(env.root(), "plan.json", codeboost);
-    let refused = env.run(&[]);
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        text(&refused.stdout).contains("`test -f a.txt` is not on the `[commands] allow` list"),
-        "{}",
-        text(&refused.stdout)
-    );
-    write(env.root(), "planwright.toml", "[commands]\nallow = [[\"test\", \"-f\", \"a.txt\"], [\"test\", \"-f\", \"docs/new.md\"]]\n");
-    env.fixture("P1", "a.txt", "a\n");
-    env.fixture("P2", "a.txt", "a\nmore\n");
-    env.fixture("P2", "docs/new.md", "old\n");
-    std::fs::write(env.root().join("agent/P2/delete"), "docs/old.md\n").unwrap();
-    let out = env.run(&["--output", "json"]);
-    let summary: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
-    assert_eq!(
-        summary["merged"],
-        serde_json::json!(["P1", "P2"]),
-        "{summary}"
-    );
-    assert_eq!(git(&env.repo(), &["show", "main:docs/new.md"]), "old");
-
-    let standard = r#"{
-      "plan_version": "standard_v1",
-      "ticket_reference": {"type": "github_issue", "url": "https://example.invalid/issues/1", "id": "W-1"},
-      "generated_by": {"agent": "a", "model": "m", "timestamp": "2026-03-01T12:00:00Z"},
-      "summary": "Say hello in the README.",
-      "scope": {"files": [{"path": "README.md", "operation": "modify"}]},
-      "approach": [{"step": 1, "description": "Edit the README."}],
-      "verification": {"test_strategy": "grep", "rollback_plan": "revert"},
-      "predicted_runtime_minutes": 1, "predicted_runtime_confidence": "high"
-    }"#;
-    write(env.root(), "plan.json", standard);
-    env.fixture("W-1", "README.md", "hello\n");
-    let out = env.run(&["--output", "json", "--gate", "grep -q hello README.md"]);
-    let summary: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
-    assert_eq!(summary["merged"], serde_json::json!(["W-1"]), "{summary}");
-}
-
-/// A plan of another tool, from the plan crate's fixtures.
-fn foreign_fixture(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../plan/tests/data/foreign")
-        .join(name);
-    std::fs::read_to_string(path).unwrap()
-}
-
-/// Runs `plan` (a file of `env`'s root) with the scripted agent and the
-/// gate `test -f README.md`; the run's summary.
-fn run_foreign(env: &Env, plan: &str) -> Value {
-    let agent = format!("scripted:{}", env.root().join("agent").display());
-    let args = [
-        "run",
-        plan,
-        "--repo",
-        "repo",
-        "--agent",
-        &agent,
-        "--output",
-        "json",
-        "--gate",
-        "test -f README.md",
-    ];
-    let out = planwright(env.root(), &args);
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)))
-}
-
-fn merged(summary: &Value) -> Vec<String> {
-    let mut ids: Vec<String> = summary["merged"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{summary}"))
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
-    ids.sort();
-    ids
-}
-
-#[test]
-fn taskmaster_autoclaude_and_speckit_plans_run_too() {
-    let base = [
-        ("README.md", "hi\n"),
-        ("src/__init__.py", "\n"),
-        ("src/existing.py", "\n"),
-    ];
-
-    let env = Env::new(&base);
-    write(
-        env.root(),
-        "tasks.json",
-        &foreign_fixture("taskmaster.tasks.json"),
-    );
-    env.fixture(
-        "2",
-        "src/greet.py",
-        "def greet(name):\n    return f'hello, {name}'\n",
-    );
-    env.fixture("3", "README.md", "hi\n\ngreet('Ada')\n");
-    let summary = run_foreign(&env, "tasks.json");
-    assert_eq!(merged(&summary), ["2", "3"], "{summary}");
-    assert_eq!(
-        git(&env.repo(), &["show", "main:README.md"]),
-        "hi\n\ngreet('Ada')"
-    );
-
-    let env = Env::new(&base);
-    write(
-        env.root(),
-        "implementation_plan.json",
-        &foreign_fixture("autoclaude.implementation_plan.json"),
-    );
-    env.fixture(
-        "subtask-1-1",
-        "src/greet.py",
-        "def greet(name):\n    return name\n",
-    );
-    env.fixture(
-        "subtask-1-2",
-        "src/__init__.py",
-        "from .greet import greet\n",
-    );
-    env.fixture("subtask-2-1", "README.md", "hi\n\ngreet('Ada')\n");
-    env.fixture("subtask-2-2", "notes.txt", "checked\n");
-    let summary = run_foreign(&env, "implementation_plan.json");
-    assert_eq!(
-        merged(&summary),
-        ["subtask-1-1", "subtask-1-2", "subtask-2-1", "subtask-2-2"],
-        "{summary}"
-    );
-
-    let env = Env::new(&base);
-    write(env.root(), "tasks.md", &foreign_fixture("speckit.tasks.md"));
-    for (id, file) in [
-        ("T002", "config/greeting.toml"),
-        ("T003", "tests/test_greeting.py"),
-        ("T004", "src/models/greeter.py"),
-        ("T005", "src/models/name.py"),
-        ("T006", "src/services/greeting.py"),
-        ("T007", "docs/greeting.md"),
-        ("T008", "NOTES.md"),
-    ] {
-        env.fixture(id, file, &format!("{id}\n"));
-    }
-    let summary = run_foreign(&env, "tasks.md");
-    assert_eq!(
-        merged(&summary),
-        ["T002", "T003", "T004", "T005", "T006", "T007", "T008"],
-        "{summary}"
-    );
-    assert_eq!(
-        git(&env.repo(), &["show", "main:src/services/greeting.py"]),
-        "T006"
-    );
-}
-
-#[test]
 fn demo_runs_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let out = Cli::new(BIN)
+        .command(Path::new("."))
         .arg("demo")
         .env("TMPDIR", tmp.path())
         .output()
@@ -1126,7 +861,8 @@ fn demo_runs_end_to_end() {
 #[test]
 fn demo_json_says_where_it_ran() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let out = Cli::new(BIN)
+        .command(Path::new("."))
         .args(["demo", "--keep", "--output", "json"])
         .env("TMPDIR", tmp.path())
         .output()
@@ -1147,7 +883,7 @@ fn run_and_its_dry_run_warn_of_overlapping_scopes_that_preflight_found() {
         r#""pattern": "*.txt", "op": "create""#,
     );
     write(env.root(), "plan.json", &plan);
-    let out = env.run(&["--dry-run"]);
+    let out = env.scripted("run", &["--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     let warnings: Vec<&str> = stderr
@@ -1165,7 +901,7 @@ fn run_and_its_dry_run_warn_of_overlapping_scopes_that_preflight_found() {
 #[test]
 fn dry_run_quotes_gates_as_a_shell_needs() {
     let env = sh_env();
-    let out = env.run(&["--dry-run", "--gate", "test -n 'a b'"]);
+    let out = env.scripted("run", &["--dry-run", "--gate", "test -n 'a b'"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("`test -n 'a b'`"),
@@ -1179,8 +915,8 @@ fn dry_run_fails_exactly_when_run_would() {
     let env = sh_env();
     // A gate program that does not exist fails preflight, dry run or not.
     let missing = ["--gate", "no-such-gate-program-xyz"];
-    let dry = env.run(&[&["--dry-run"][..], &missing[..]].concat());
-    let real = env.run(&missing);
+    let dry = env.scripted("run", &[&["--dry-run"][..], &missing[..]].concat());
+    let real = env.scripted("run", &missing);
     assert_eq!(dry.status.code(), Some(1), "{}", text(&dry.stdout));
     assert_eq!(real.status.code(), dry.status.code());
     for out in [&dry, &real] {
@@ -1192,7 +928,7 @@ fn dry_run_fails_exactly_when_run_would() {
     }
     // So does an uncommitted change to a tracked file.
     write(&env.repo(), "README.md", "edited\n");
-    let dry = env.run(&["--dry-run"]);
+    let dry = env.scripted("run", &["--dry-run"]);
     assert_eq!(dry.status.code(), Some(1), "{}", text(&dry.stdout));
     assert!(text(&dry.stdout).contains("uncommitted changes"));
     assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]), "base");
@@ -1200,9 +936,9 @@ fn dry_run_fails_exactly_when_run_would() {
 
 #[test]
 fn a_damaged_state_store_is_named_with_a_way_out() {
-    let env = Env::new(&[("README.md", "hi\n")]);
+    let env = env_with(&[("README.md", "hi\n")]);
     write(&env.repo(), ".planwright/state.db", "not a database\n");
-    let out = planwright(env.root(), &["status", "--repo", "repo"]);
+    let out = env.planwright(&["status", "--repo", "repo"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(
@@ -1258,7 +994,7 @@ fn failed_run() -> Env {
         r#""body": "make a", "gates": [{"name": "lint", "argv": ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do echo \"lint: problem $i\"; done; exit 3"]}],"#,
     );
     write(env.root(), "plan.json", &plan);
-    let out = env.run(&["--strikes", "1", "--jobs", "1"]);
+    let out = env.scripted("run", &["--strikes", "1", "--jobs", "1"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     env
 }
@@ -1266,31 +1002,31 @@ fn failed_run() -> Env {
 #[test]
 fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     let env = failed_run();
-    let json_out = planwright(
-        env.root(),
-        &["status", "--repo", "repo", "--output", "json"],
-    );
+    let json_out = env.planwright(&["status", "--repo", "repo", "--output", "json"]);
     let status: Value = serde_json::from_slice(&json_out.stdout).unwrap();
     let a = &status["tickets"][0];
     let log = a["log"].as_str().unwrap();
     assert!(env.repo().join(log).is_file(), "{log}");
     assert_eq!(status["tickets"][2]["blocked_by"], "A");
 
-    let human = planwright(env.root(), &["status", "--repo", "repo"]);
+    let human = env.planwright(&["status", "--repo", "repo"]);
     assert_eq!(human.status.code(), Some(0));
     insta::assert_snapshot!(
         "status_failed",
         redact(&text(&human.stdout), &status, env.root())
     );
-    let verbose = text(&planwright(env.root(), &["status", "--repo", "repo", "-v"]).stdout);
+    let verbose = text(&env.planwright(&["status", "--repo", "repo", "-v"]).stdout);
     assert!(verbose.contains("lint: problem 8"), "{verbose}");
 
-    let md = planwright(env.root(), &["report", "--repo", "repo", "--to", "md"]);
+    let md = env.planwright(&["report", "--repo", "repo", "--to", "md"]);
     insta::assert_snapshot!(
         "report_md_failed",
         redact(&text(&md.stdout), &status, env.root())
     );
-    let html = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "html"]).stdout);
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
     for needle in [
         "lint: problem 1",
         log,
@@ -1298,7 +1034,10 @@ fn status_and_report_say_why_a_ticket_failed_and_what_blocked_another() {
     ] {
         assert!(html.contains(needle), "{needle}: {html}");
     }
-    let json = text(&planwright(env.root(), &["report", "--repo", "repo", "--to", "json"]).stdout);
+    let json = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "json"])
+            .stdout,
+    );
     assert!(
         json.contains("\"blocked_by\": \"A\"") && json.contains(log),
         "{json}"
@@ -1316,19 +1055,16 @@ fn preflight_failures_snapshot() {
             "README.md\", \"op\": \"create\"",
         );
     write(env.root(), "plan.json", &plan);
-    let out = planwright(
-        env.root(),
-        &[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "no-such-agent-program {prompt_file}",
-        ],
-    );
+    let out = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "no-such-agent-program {prompt_file}",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let base = git(&env.repo(), &["rev-parse", "main"]);
     let stdout = text(&out.stdout)
@@ -1346,301 +1082,11 @@ fn preflight_failures_snapshot() {
     insta::assert_snapshot!("preflight_failed", stdout);
 }
 
-/// A plan of `n` tickets `T01`..; every third depends on the one three
-/// before it, so the run has chains and parallel work.
-fn chain_plan(n: usize) -> String {
-    let tickets: Vec<Value> = (1..=n)
-        .map(|i| {
-            let id = format!("T{i:02}");
-            let mut t = serde_json::json!({"id": id, "title": id, "body": "make it",
-                "scope": [{"pattern": format!("{}.txt", id.to_lowercase()), "op": "create"}]});
-            if i > 3 {
-                t["depends_on"] = serde_json::json!([format!("T{:02}", i - 3)]);
-            }
-            t
-        })
-        .collect();
-    serde_json::json!({"planwright": 1, "source_format": "native", "base": "main",
-        "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}], "tickets": tickets})
-    .to_string()
-}
-
-/// A `cmd` agent that logs each call (`ticket attempt`), writes its file at
-/// once, then takes `pause` seconds.
-fn logging_agent(env: &Env, pause: &str) -> (String, PathBuf) {
-    let log = out_dir(env).join("agent-calls.log");
-    let script = env.root().join("agent.sh");
-    let body = format!(
-        "echo \"$PLANWRIGHT_TICKET $PLANWRIGHT_ATTEMPT\" >> '{}'\nt=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\necho x > \"$t.txt\"\nsleep {pause}\n",
-        log.display()
-    );
-    std::fs::write(&script, body).unwrap();
-    (format!("sh {}", script.display()), log)
-}
-
-fn cmd_run(env: &Env, agent_cmd: &str, jobs: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_planwright"));
-    c.args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
-        .args(["--agent-cmd", agent_cmd, "--jobs", jobs, "--output", "json"])
-        .current_dir(env.root())
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
-    c
-}
-
-/// Whether any process is left in process group `pgid`.
-fn group_alive(pgid: u32) -> bool {
-    Command::new("kill")
-        .args(["-0", "--", &format!("-{pgid}")])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .success()
-}
-
-/// Waits (bounded) until the killed run's own children (git) are gone, as
-/// they would be by the time a person runs planwright again.
-fn wait_group_gone(pgid: u32) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while group_alive(pgid) {
-        assert!(std::time::Instant::now() < deadline, "group {pgid} lingers");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// After a run finished: every ticket merged exactly once, no agent ran
-/// again for a ticket after its candidate was verified, the state store
-/// agrees with git, and the user's checkout is clean and up to date.
-fn assert_exactly_once(env: &Env, ids: &[String], calls: &Path) {
-    let repo = env.repo();
-    let trailers = git(
-        &repo,
-        &[
-            "log",
-            "--format=%(trailers:key=Planwright-Ticket,valueonly)",
-            "main",
-        ],
-    );
-    for id in ids {
-        let n = trailers.lines().filter(|l| l.trim() == id).count();
-        assert_eq!(n, 1, "{id} merged {n} times:\n{trailers}");
-    }
-    let status: Value = serde_json::from_slice(
-        &planwright(
-            env.root(),
-            &["status", "--repo", "repo", "--output", "json"],
-        )
-        .stdout,
-    )
-    .unwrap();
-    let history = git(&repo, &["log", "--format=%H", "main"]);
-    let calls = std::fs::read_to_string(calls).unwrap_or_default();
-    for t in status["tickets"].as_array().unwrap() {
-        let id = t["id"].as_str().unwrap();
-        assert_eq!(t["state"], "merged", "{t}");
-        assert!(history.contains(t["merge_commit"].as_str().unwrap()), "{t}");
-        let verified = t["attempts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["phase"] == "verified")
-            .and_then(|a| a["n"].as_u64());
-        let later = calls.lines().filter(|l| {
-            let (who, n) = l.split_once(' ').unwrap();
-            who == id && n.parse::<u64>().unwrap() > verified.unwrap_or(u64::MAX)
-        });
-        assert_eq!(
-            later.count(),
-            0,
-            "{id}: the agent ran after a verified candidate\n{calls}"
-        );
-    }
-    assert_eq!(
-        git(&repo, &["status", "--porcelain", "--untracked-files=no"]),
-        ""
-    );
-    assert_eq!(
-        git(&repo, &["rev-parse", "HEAD"]),
-        git(&repo, &["rev-parse", "main"])
-    );
-    for id in ids {
-        assert!(
-            repo.join(format!("{}.txt", id.to_lowercase())).is_file(),
-            "{id}"
-        );
-    }
-    let refs = git(
-        &repo,
-        &[
-            "for-each-ref",
-            "--format=%(refname)",
-            "refs/planwright",
-            "refs/heads/planwright",
-        ],
-    );
-    assert_eq!(refs, "", "no ref per ticket or run is left");
-}
-
-fn crash_env(n: usize) -> (Env, Vec<String>) {
-    let env = Env::new(&[("README.md", "hi\n")]);
-    write(env.root(), "plan.json", &chain_plan(n));
-    // The agents are sandboxed: what they tell the test goes to a folder
-    // the configuration lets them write.
-    let out = out_dir(&env);
-    std::fs::create_dir_all(&out).unwrap();
-    write(
-        env.root(),
-        "planwright.toml",
-        &format!("[sandbox]\nwritable = [\"{}\"]\n", out.display()),
-    );
-    (env, (1..=n).map(|i| format!("T{i:02}")).collect())
-}
-
-/// The folder sandboxed agents of the crash tests may write.
-fn out_dir(env: &Env) -> PathBuf {
-    env.root().join("out")
-}
-
-#[test]
-fn a_run_killed_at_each_transition_resumes_exactly() {
-    // PLANWRIGHT_TEST_ABORT_AT=N kills planwright at its Nth transition
-    // point; N grows until a run completes without reaching it.
-    let mut n = 1;
-    loop {
-        let (env, ids) = crash_env(2);
-        let (agent, calls) = logging_agent(&env, "0");
-        let mut child = cmd_run(&env, &agent, "2")
-            .env("PLANWRIGHT_TEST_ABORT_AT", n.to_string())
-            .spawn()
-            .unwrap();
-        let pgid = child.id();
-        let status = child.wait().unwrap();
-        wait_group_gone(pgid);
-        if status.code() == Some(0) {
-            assert!(n > 20, "only {n} transition points");
-            break;
-        }
-        assert_eq!(status.code(), None, "point {n}: killed, not failed");
-        if env.repo().join(".planwright/state.db").is_file() {
-            let s: Value = serde_json::from_slice(
-                &planwright(
-                    env.root(),
-                    &["status", "--repo", "repo", "--output", "json"],
-                )
-                .stdout,
-            )
-            .unwrap();
-            assert_ne!(
-                s["run"]["status"], "running",
-                "point {n}: the run's process is gone"
-            );
-        }
-        // Both streams: with `--output json` an error is a JSON document on
-        // stdout, and stderr is empty.
-        let again = cmd_run(&env, &agent, "2")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .output()
-            .unwrap();
-        assert_eq!(
-            again.status.code(),
-            Some(0),
-            "point {n}: the second run completes: {}{}",
-            text(&again.stdout),
-            text(&again.stderr)
-        );
-        assert_exactly_once(&env, &ids, &calls);
-        n += 1;
-    }
-}
-
-#[test]
-fn twenty_random_kills_of_a_twelve_ticket_run_merge_each_ticket_once() {
-    let (env, ids) = crash_env(12);
-    let (agent, calls) = logging_agent(&env, "0.3");
-    // A fixed-seed generator: the kill times vary, the test repeats.
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut kills = 0;
-    while kills < 20 {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        let delay = 100 + (seed >> 33) % 800;
-        let mut child = cmd_run(&env, &agent, "3").spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay));
-        let pgid = child.id();
-        let _ = child.kill();
-        let status = child.wait().unwrap();
-        wait_group_gone(pgid);
-        if status.code() == Some(0) {
-            break;
-        }
-        kills += 1;
-    }
-    assert!(kills >= 20 || calls.exists(), "{kills} kills");
-    let last = cmd_run(&env, &agent, "3").status().unwrap();
-    assert_eq!(last.code(), Some(0));
-    assert_exactly_once(&env, &ids, &calls);
-}
-
-#[test]
-fn every_signal_ends_the_agents_before_planwright_exits() {
-    for signals in [&["-TERM"][..], &["-HUP"], &["-INT", "-INT"]] {
-        let (env, _) = crash_env(1);
-        let pids = out_dir(&env).join("agent.pid");
-        let script = env.root().join("agent.sh");
-        std::fs::write(
-            &script,
-            format!("echo $$ > '{}'\nsleep 60\n", pids.display()),
-        )
-        .unwrap();
-        let mut child = cmd_run(&env, &format!("sh {}", script.display()), "1")
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while std::fs::read_to_string(&pids).map_or(true, |p| !p.ends_with('\n')) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the agent never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        for s in signals {
-            Command::new("kill")
-                .args([s.to_string(), child.id().to_string()])
-                .status()
-                .unwrap();
-        }
-        let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(1), "{signals:?}: interrupted");
-        // The agent runs in a PID namespace of its own, so its `$$` means
-        // nothing here: look for its script by its (unique) path instead.
-        let alive = Command::new("pgrep")
-            .args(["-f", &script.display().to_string()])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap()
-            .success();
-        assert!(!alive, "{signals:?}: the agent outlived planwright");
-        let s: Value = serde_json::from_slice(
-            &planwright(
-                env.root(),
-                &["status", "--repo", "repo", "--output", "json"],
-            )
-            .stdout,
-        )
-        .unwrap();
-        assert_eq!(s["run"]["status"], "interrupted");
-    }
-}
-
 #[test]
 fn a_repository_whose_config_runs_programs_is_refused_with_exit_3() {
     let env = sh_env();
     git(&env.repo(), &["config", "filter.evil.clean", "touch ran"]);
-    let out = env.run(&["--gate", "true"]);
+    let out = env.scripted("run", &["--gate", "true"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(said.contains("filter.evil.clean"), "{said}");
@@ -1650,6 +1096,6 @@ fn a_repository_whose_config_runs_programs_is_refused_with_exit_3() {
         "planwright.toml",
         "[git]\nallow_config = [\"filter.evil.clean\"]\n",
     );
-    let out = env.run(&["--gate", "true"]);
+    let out = env.scripted("run", &["--gate", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

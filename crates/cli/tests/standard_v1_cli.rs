@@ -1,29 +1,19 @@
 //! The standard_v1 flags and the `schema` command, end to end through the binary.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::{text, Cli};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn planwright(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 fn schema_prints_the_embedded_schema_and_its_reference() {
-    let o = planwright(&["schema", "standard_v1"], &root());
+    let cli = Cli::new(BIN);
+    let o = cli.run(&root(), &["schema", "standard_v1"]);
     assert_eq!(o.status.code(), Some(0));
     let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let published: serde_json::Value = serde_json::from_str(
@@ -31,49 +21,51 @@ fn schema_prints_the_embedded_schema_and_its_reference() {
     )
     .unwrap();
     assert_eq!(schema, published);
-    let o = planwright(&["schema", "standard_v1", "--reference"], &root());
+    let o = cli.run(&root(), &["schema", "standard_v1", "--reference"]);
     assert_eq!(o.status.code(), Some(0));
-    let md = stdout(&o);
+    let md = text(&o.stdout);
     assert!(
         md.contains("| delivery | string | optional | enum: full, partial |"),
         "{md}"
     );
-    let o = planwright(&["schema", "native", "--reference"], &root());
-    assert!(stdout(&o).starts_with("## Field reference — native"));
+    let o = cli.run(&root(), &["schema", "native", "--reference"]);
+    assert!(text(&o.stdout).starts_with("## Field reference — native"));
 }
 
 #[test]
 fn schema_diff_takes_two_files_and_no_format() {
-    let o = planwright(
+    let cli = Cli::new(BIN);
+    let o = cli.run(
+        &root(),
         &[
             "schema",
             "--diff",
             "crates/plan/tests/data/standard_v1.snapshot.schema.json",
             "schemas/standard_v1.schema.json",
         ],
-        &root(),
     );
     assert_eq!(o.status.code(), Some(0), "{o:?}");
-    let md = stdout(&o);
+    let md = text(&o.stdout);
     assert!(
         md.contains("| top-level | delivery | string | optional |"),
         "{md}"
     );
     assert!(!md.contains("Removed"), "{md}");
-    let o = planwright(
+    let o = cli.run(
+        &root(),
         &[
             "schema",
             "--diff",
             "missing.json",
             "schemas/standard_v1.schema.json",
         ],
-        &root(),
     );
     assert_eq!(o.status.code(), Some(2));
-    let o = planwright(&["schema"], &root());
+    let o = cli.run(&root(), &["schema"]);
     assert_eq!(o.status.code(), Some(2));
     // A format beside `--diff` would be ignored: refused instead.
-    let o = planwright(
+    let o = cli.run(
+        &root(),
         &[
             "schema",
             "codeboost",
@@ -81,7 +73,6 @@ fn schema_diff_takes_two_files_and_no_format() {
             "schemas/standard_v1.schema.json",
             "schemas/standard_v1.schema.json",
         ],
-        &root(),
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
@@ -89,6 +80,7 @@ fn schema_diff_takes_two_files_and_no_format() {
 
 #[test]
 fn cap_and_coerce_flags_reach_the_validator() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     let mut plan: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("examples/standard_v1/plan.json")).unwrap(),
@@ -98,17 +90,18 @@ fn cap_and_coerce_flags_reach_the_validator() {
     let path = dir.path().join("plan.json");
     std::fs::write(&path, plan.to_string()).unwrap();
     let file = path.to_str().unwrap();
-    let o = planwright(&["validate", file, "--output", "json"], dir.path());
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let o = planwright(
-        &["validate", file, "--coerce", "--output", "json"],
+    let o = cli.run(dir.path(), &["validate", file, "--output", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    let o = cli.run(
         dir.path(),
+        &["validate", file, "--coerce", "--output", "json"],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let out = text(&o.stdout);
     assert!(out.contains("standard_v1.coerced"), "{out}");
     assert!(out.contains("standard_v1.cap.unchecked"), "{out}");
-    let o = planwright(
+    let o = cli.run(
+        dir.path(),
         &[
             "validate",
             file,
@@ -118,10 +111,9 @@ fn cap_and_coerce_flags_reach_the_validator() {
             "--output",
             "json",
         ],
-        dir.path(),
     );
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = text(&o.stdout);
     assert!(
         out.contains("standard_v1.cap.no-split") && !out.contains("cap.unchecked"),
         "{out}"
@@ -132,16 +124,18 @@ fn cap_and_coerce_flags_reach_the_validator() {
         "[standard_v1]\nmax_files_changed = 1\n",
     )
     .unwrap();
-    let o = planwright(
-        &["validate", file, "--coerce", "--output", "json"],
+    let o = cli.run(
         dir.path(),
+        &["validate", file, "--coerce", "--output", "json"],
     );
-    assert!(stdout(&o).contains("standard_v1.cap.no-split"));
+    assert!(text(&o.stdout).contains("standard_v1.cap.no-split"));
 }
 
 #[test]
 fn convert_writes_standard_v1() {
-    let o = planwright(
+    let cli = Cli::new(BIN);
+    let o = cli.run(
+        &root(),
         &[
             "convert",
             "examples/standard_v1/plan.full.json",
@@ -150,7 +144,6 @@ fn convert_writes_standard_v1() {
             "--max-files-changed",
             "50",
         ],
-        &root(),
     );
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let back: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

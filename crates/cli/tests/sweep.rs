@@ -1,36 +1,9 @@
 //! `planwright sweep` end to end, with `targetGlob` over a real repository.
 #![forbid(unsafe_code)]
 
-use std::path::Path;
-use std::process::{Command, Output};
+use planwright_testkit::{git, Cli};
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 fn repo_with(files: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -47,12 +20,13 @@ fn repo_with(files: &[&str]) -> tempfile::TempDir {
 
 #[test]
 fn target_glob_expands_over_tracked_files_only() {
+    let cli = Cli::new(BIN);
     let repo = repo_with(&["src/a.js", "src/b.js", "src/deep/c.js", "README.md"]);
     std::fs::write(repo.path().join("src/untracked.js"), "y\n").unwrap();
     let spec = r#"{"repo": ".", "operation": "Convert {target} to ESM (item {i}).", "targetGlob": "src/*.js",
                    "gate": {"test": "npm test"}, "scopePerTarget": ["{target}", "test/{i}.test.js"]}"#;
     std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
-    let out = planwright(repo.path(), &["sweep", "sweep.json", "-o", "plan.json"]);
+    let out = cli.run(repo.path(), &["sweep", "sweep.json", "-o", "plan.json"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -73,7 +47,7 @@ fn target_glob_expands_over_tracked_files_only() {
     );
     assert!(tickets[0].get("edges").is_none() && tickets[0].get("rails").is_none());
     assert_eq!(
-        planwright(repo.path(), &["validate", "plan.json"])
+        cli.run(repo.path(), &["validate", "plan.json"])
             .status
             .code(),
         Some(0)
@@ -82,14 +56,15 @@ fn target_glob_expands_over_tracked_files_only() {
 
 #[test]
 fn a_spec_that_compiles_to_an_invalid_plan_is_rejected() {
+    let cli = Cli::new(BIN);
     let repo = repo_with(&["a.js"]);
     let spec = r#"{"repo": ".", "operation": "fix {target}", "targets": ["a.js"], "gate": {"test": "make check"}}"#;
     std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
-    let out = planwright(repo.path(), &["sweep", "sweep.json"]);
+    let out = cli.run(repo.path(), &["sweep", "sweep.json"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("agb.gate.strict"));
     assert_eq!(
-        planwright(repo.path(), &["sweep", "--no-strict-gates", "sweep.json"])
+        cli.run(repo.path(), &["sweep", "--no-strict-gates", "sweep.json"])
             .status
             .code(),
         Some(0)
@@ -98,13 +73,14 @@ fn a_spec_that_compiles_to_an_invalid_plan_is_rejected() {
 
 #[test]
 fn a_glob_outside_a_repository_is_a_usage_error() {
+    let cli = Cli::new(BIN);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("sweep.json"),
         r#"{"repo": "nowhere", "operation": "{target}", "targetGlob": "*.js"}"#,
     )
     .unwrap();
-    let out = planwright(dir.path(), &["sweep", "sweep.json"]);
+    let out = cli.run(dir.path(), &["sweep", "sweep.json"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot list the files of"), "{stderr}");
@@ -115,6 +91,7 @@ fn a_glob_outside_a_repository_is_a_usage_error() {
 
 #[test]
 fn json_output_of_a_bad_spec_is_one_document_with_its_findings() {
+    let cli = Cli::new(BIN);
     let repo = repo_with(&["a.js"]);
     let spec = r#"{"repo": ".", "operation": "no placeholder", "targets": ["a.js"]}"#;
     std::fs::write(repo.path().join("sweep.json"), spec).unwrap();
@@ -129,7 +106,7 @@ fn json_output_of_a_bad_spec_is_one_document_with_its_findings() {
         ("empty.json", "json.syntax"),
         ("strict.json", "agb.gate.strict"),
     ] {
-        let out = planwright(repo.path(), &["sweep", "--output", "json", file]);
+        let out = cli.run(repo.path(), &["sweep", "--output", "json", file]);
         assert_eq!(out.status.code(), Some(1), "{file}");
         let reports: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{file}: stdout is not one JSON document: {e}"));

@@ -5,12 +5,14 @@
 //! TIOCSTI outright (`legacy_tiocsti = 0`) too.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::Env;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 /// What a hostile agent or gate does to every terminal it can find: its
 /// controlling one, its standard streams, and each `/dev/pts` device.
@@ -39,18 +41,6 @@ for path in ["/dev/tty"] + glob.glob("/dev/pts/[0-9]*"):
 for fd in (0, 1, 2):
     push(fd)
 "#;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-}
 
 /// A pseudo-terminal: its master, and its slave.
 fn pty() -> (OwnedFd, OwnedFd) {
@@ -82,21 +72,14 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
         have_setsid.is_ok_and(|o| o.status.success()),
         "this test gives planwright its terminal with util-linux's `setsid --ctty`"
     );
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-    std::fs::write(repo.join("hostile.py"), HOSTILE).unwrap();
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
-    let agent = tmp.path().join("agent.sh");
+    let env = Env::new(&[("a.txt", "a\n"), ("hostile.py", HOSTILE)]).with_cli(BIN);
+    let agent = env.root().join("agent.sh");
     std::fs::write(&agent, "cd \"$1\"\npython3 hostile.py\necho b > a.txt\n").unwrap();
     let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
       "gates": [{"name": "hostile", "argv": ["python3", "hostile.py"]}],
       "tickets": [{"id": "A", "title": "a", "body": "b",
                    "scope": [{"pattern": "a.txt", "op": "any"}]}]}"#;
-    std::fs::write(tmp.path().join("plan.json"), plan).unwrap();
+    std::fs::write(env.root().join("plan.json"), plan).unwrap();
 
     let (master, slave) = pty();
     let stdio = || Stdio::from(slave.try_clone().unwrap());
@@ -104,13 +87,16 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
     // session of its own (setsid execs planwright in place, as the child
     // is no group leader) with its standard input's terminal.
     let mut cmd = Command::new("setsid");
+    env.cli().hermetic(&mut cmd);
+    // A user's terminal names its type. Without TERM the terminal reporter
+    // (indicatif) shows nothing, so planwright's own output is not seen.
+    cmd.env("TERM", "xterm");
     cmd.arg("--ctty")
-        .arg(env!("CARGO_BIN_EXE_planwright"))
+        .arg(env.cli().bin())
         .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
         .arg("--agent-cmd")
         .arg(format!("sh {} {{worktree}}", agent.display()))
-        .current_dir(tmp.path())
-        .env("NO_COLOR", "1")
+        .current_dir(env.root())
         .stdin(stdio())
         .stdout(stdio())
         .stderr(stdio());

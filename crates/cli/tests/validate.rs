@@ -1,18 +1,11 @@
 //! `planwright validate` end to end: outputs, exit codes, snapshots.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::Cli;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("AGB_STRICT_GATES")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
@@ -46,24 +39,27 @@ const BROKEN: &str = r#"{
 
 #[test]
 fn valid_plan_exits_0() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", &example())]);
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!(stdout(&out), @"plan.json: valid agb plan, 3 tickets (0 errors, 0 warnings)\n");
 }
 
 #[test]
 fn human_output_underlines_every_problem() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", BROKEN)]);
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("broken_human", stdout(&out));
 }
 
 #[test]
 fn json_output_has_pointer_line_and_column() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", BROKEN), ("ok.json", &example())]);
-    let out = planwright(
+    let out = cli.run(
         dir.path(),
         &["validate", "--output", "json", "plan.json", "ok.json"],
     );
@@ -95,23 +91,24 @@ fn json_output_has_pointer_line_and_column() {
 
 #[test]
 fn strict_gates_off_by_flag_or_environment() {
+    let cli = Cli::new(BIN);
     let plan = example().replace("\"npm test\"", "\"cargo test\"");
     let dir = dir_with(&[("plan.json", &plan)]);
     assert_eq!(
-        planwright(dir.path(), &["validate", "plan.json"])
+        cli.run(dir.path(), &["validate", "plan.json"])
             .status
             .code(),
         Some(1)
     );
     assert_eq!(
-        planwright(dir.path(), &["validate", "--no-strict-gates", "plan.json"])
+        cli.run(dir.path(), &["validate", "--no-strict-gates", "plan.json"])
             .status
             .code(),
         Some(0)
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let out = cli
+        .command(dir.path())
         .args(["validate", "plan.json"])
-        .current_dir(dir.path())
         .env("AGB_STRICT_GATES", "0")
         .output()
         .unwrap();
@@ -120,38 +117,41 @@ fn strict_gates_off_by_flag_or_environment() {
 
 #[test]
 fn syntax_errors_are_diagnostics_with_a_place() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[(
         "plan.json",
         "{\n  \"repo\": \"/x\",\n  \"gate\": {\"test\": \"npm test\"},\n}\n",
     )]);
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("syntax_error", stdout(&out));
 }
 
 #[test]
 fn unreadable_files_and_bad_flags_exit_2() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[]);
-    let out = planwright(dir.path(), &["validate", "missing.json"]);
+    let out = cli.run(dir.path(), &["validate", "missing.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "error: cannot read `missing.json`: no such file\n"
     );
     assert_eq!(
-        planwright(dir.path(), &["validate", "--format", "yamlish", "x.json"])
+        cli.run(dir.path(), &["validate", "--format", "yamlish", "x.json"])
             .status
             .code(),
         Some(2)
     );
-    assert_eq!(planwright(dir.path(), &["validate"]).status.code(), Some(2));
+    assert_eq!(cli.run(dir.path(), &["validate"]).status.code(), Some(2));
 }
 
 #[test]
 fn a_dash_is_standard_input_named_as_such() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[]);
     // Empty standard input: no plan in it, reported under its name.
-    let out = planwright(dir.path(), &["validate", "-"]);
+    let out = cli.run(dir.path(), &["validate", "-"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout(&out).contains("<stdin>: invalid plan"),
@@ -162,9 +162,10 @@ fn a_dash_is_standard_input_named_as_such() {
 
 #[test]
 fn a_directory_is_named_as_one() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[]);
     std::fs::create_dir(dir.path().join("plans")).unwrap();
-    let out = planwright(dir.path(), &["validate", "plans"]);
+    let out = cli.run(dir.path(), &["validate", "plans"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -174,16 +175,18 @@ fn a_directory_is_named_as_one() {
 
 #[test]
 fn unknown_documents_say_which_formats_were_tried() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", "{\"name\": \"not a plan\"}")]);
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("unknown_format", stdout(&out));
 }
 
 #[test]
 fn format_override_reads_the_document_as_that_format() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", "{\"tickets\": []}")]);
-    let out = planwright(
+    let out = cli.run(
         dir.path(),
         &[
             "validate",
@@ -209,21 +212,22 @@ fn format_override_reads_the_document_as_that_format() {
 
 #[test]
 fn config_beside_the_plan_changes_the_routing_table() {
+    let cli = Cli::new(BIN);
     let plan = example().replace("\"pool_hint\": \"gemini\"", "\"pool_hint\": \"gpt-oss\"");
     let config = "[[routing.models]]\nname = 'gpt-oss-120b'\nfamily = 'gpt-oss'\ntiers = ['cheap']\npool = 'gpt-oss'\n\
                   [[routing.models]]\nname = 'sonnet'\nfamily = 'claude'\ntiers = ['mid']\npool = 'claude'\n";
     let dir = dir_with(&[("plan.json", &plan)]);
     assert_eq!(
-        planwright(dir.path(), &["validate", "plan.json"])
+        cli.run(dir.path(), &["validate", "plan.json"])
             .status
             .code(),
         Some(1)
     );
     std::fs::write(dir.path().join("planwright.toml"), config).unwrap();
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     std::fs::write(dir.path().join("other.toml"), "[routing]\nmodelz = []\n").unwrap();
-    let out = planwright(
+    let out = cli.run(
         dir.path(),
         &["validate", "--config", "other.toml", "plan.json"],
     );
@@ -237,13 +241,14 @@ fn config_beside_the_plan_changes_the_routing_table() {
 
 #[test]
 fn a_worktree_copy_path_leaving_the_repository_is_refused_with_the_fix() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", &example())]);
     std::fs::write(
         dir.path().join("planwright.toml"),
         "[worktree]\ncopy = ['../secrets/.env']\n",
     )
     .unwrap();
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -256,13 +261,14 @@ fn a_worktree_copy_path_leaving_the_repository_is_refused_with_the_fix() {
 
 #[test]
 fn workspace_and_its_former_name_at_once_are_refused_naming_both() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", &example())]);
     std::fs::write(
         dir.path().join("planwright.toml"),
         "[workspace]\npristine = true\n\n[worktree]\nsetup = []\n",
     )
     .unwrap();
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -275,7 +281,7 @@ fn workspace_and_its_former_name_at_once_are_refused_naming_both() {
         "[worktree]\nsetup = []\n",
     )
     .unwrap();
-    let out = planwright(dir.path(), &["validate", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(
         String::from_utf8_lossy(&out.stderr)
@@ -283,7 +289,7 @@ fn workspace_and_its_former_name_at_once_are_refused_naming_both() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let quiet = planwright(dir.path(), &["--quiet", "validate", "plan.json"]);
+    let quiet = cli.run(dir.path(), &["--quiet", "validate", "plan.json"]);
     assert!(
         quiet.stderr.is_empty(),
         "{}",
@@ -293,8 +299,9 @@ fn workspace_and_its_former_name_at_once_are_refused_naming_both() {
 
 #[test]
 fn native_conversion_round_trips() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", &example())]);
-    let out = planwright(
+    let out = cli.run(
         dir.path(),
         &[
             "convert",
@@ -311,13 +318,13 @@ fn native_conversion_round_trips() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = planwright(dir.path(), &["validate", "plan.native.json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.native.json"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stdout(&out),
         "plan.native.json: valid native plan, 3 tickets (0 errors, 0 warnings)\n"
     );
-    let out = planwright(dir.path(), &["convert", "plan.native.json", "--to", "agb"]);
+    let out = cli.run(dir.path(), &["convert", "plan.native.json", "--to", "agb"]);
     let back: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let orig: serde_json::Value = serde_json::from_str(&example()).unwrap();
     assert_eq!(back, orig);
@@ -325,8 +332,9 @@ fn native_conversion_round_trips() {
 
 #[test]
 fn an_unreadable_file_does_not_hide_the_others() {
+    let cli = Cli::new(BIN);
     let dir = dir_with(&[("plan.json", &example())]);
-    let out = planwright(dir.path(), &["validate", "missing.json", "plan.json"]);
+    let out = cli.run(dir.path(), &["validate", "missing.json", "plan.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stdout(&out).contains("plan.json: valid agb plan"),
@@ -337,7 +345,7 @@ fn an_unreadable_file_does_not_hide_the_others() {
         String::from_utf8_lossy(&out.stderr),
         "error: cannot read `missing.json`: no such file\n"
     );
-    let out = planwright(
+    let out = cli.run(
         dir.path(),
         &["validate", "--output", "json", "plan.json", "missing.json"],
     );
@@ -350,6 +358,7 @@ fn an_unreadable_file_does_not_hide_the_others() {
 
 #[test]
 fn schema_and_semantic_errors_come_in_one_run_and_keys_are_underlined() {
+    let cli = Cli::new(BIN);
     // Ticket 0 has an unknown field (a schema error), ticket 1 depends on a
     // ticket that does not exist (a semantic error): both, in one run.
     let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
@@ -359,7 +368,7 @@ fn schema_and_semantic_errors_come_in_one_run_and_keys_are_underlined() {
     {"id": "B", "body": "y", "scope": [{"pattern": "b", "op": "any"}], "depends_on": ["Z"]}]}
 "#;
     let dir = dir_with(&[("plan.json", plan)]);
-    let out = planwright(dir.path(), &["validate", "plan.json", "--output", "json"]);
+    let out = cli.run(dir.path(), &["validate", "plan.json", "--output", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let found: Vec<(&str, u64, u64)> = json[0]["diagnostics"]
@@ -385,7 +394,7 @@ fn schema_and_semantic_errors_come_in_one_run_and_keys_are_underlined() {
             ("native.ticket.unknown-dependency", 5, 87),
         ]
     );
-    let human = stdout(&planwright(dir.path(), &["validate", "plan.json"]));
+    let human = stdout(&cli.run(dir.path(), &["validate", "plan.json"]));
     let underline = human
         .lines()
         .skip_while(|l| !l.contains("unknown field `estimat_minutes`"))

@@ -3,9 +3,10 @@
 //! that every wait ends (the pause's bound, the streak's bound, a cancel).
 #![forbid(unsafe_code)]
 
+use planwright_testkit::{text, Env};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,56 +14,37 @@ use std::time::{Duration, Instant};
 /// than each needs, far less than the pauses they provoke.
 const HUNG: Duration = Duration::from_secs(120);
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 /// A repository with one ticket, `A`, that creates `a.txt`; `model` pins
 /// it to a model of the default routing table (and so to its pool).
-struct Env {
-    tmp: tempfile::TempDir,
+fn waits_env(model: Option<&str>, config: &str) -> Env {
+    let env = Env::new(&[("README.md", "hi\n")]).with_cli(BIN);
+    let mut a = serde_json::json!({"id": "A", "title": "A", "body": "make a.txt",
+        "scope": [{"pattern": "a.txt", "op": "create"}]});
+    if let Some(m) = model {
+        a["model"] = m.into();
+    }
+    let plan = serde_json::json!({"planwright": 1, "source_format": "native",
+        "base": "main", "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
+        "tickets": [a]});
+    std::fs::write(env.root().join("plan.json"), plan.to_string()).unwrap();
+    env.config(config);
+    env
 }
 
-impl Env {
-    fn new(model: Option<&str>, config: &str) -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join("README.md"), "hi\n").unwrap();
-        git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-q", "-m", "base"]);
-        let mut a = serde_json::json!({"id": "A", "title": "A", "body": "make a.txt",
-            "scope": [{"pattern": "a.txt", "op": "create"}]});
-        if let Some(m) = model {
-            a["model"] = m.into();
-        }
-        let plan = serde_json::json!({"planwright": 1, "source_format": "native",
-            "base": "main", "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
-            "tickets": [a]});
-        std::fs::write(tmp.path().join("plan.json"), plan.to_string()).unwrap();
-        let env = Env { tmp };
-        env.config(config);
-        env
-    }
+/// What these tests do in an environment.
+trait Waits {
+    fn config(&self, toml: &str);
+    fn agent(&self, body: &str) -> String;
+    fn run(&self, agent_cmd: &str) -> Child;
+    fn events(&self) -> Vec<Value>;
+    fn named(&self, event: &str) -> Vec<Value>;
+    fn report(&self) -> Value;
+    fn state_db(&self) -> PathBuf;
+}
 
-    fn root(&self) -> &Path {
-        self.tmp.path()
-    }
-
+impl Waits for Env {
     fn config(&self, toml: &str) {
         std::fs::write(self.root().join("planwright.toml"), toml).unwrap();
     }
@@ -76,11 +58,9 @@ impl Env {
     }
 
     fn run(&self, agent_cmd: &str) -> Child {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_planwright"));
+        let mut c = self.command();
         c.args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
             .args(["--agent-cmd", agent_cmd, "--jobs", "1", "--output", "json"])
-            .current_dir(self.root())
-            .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         c.spawn().unwrap()
@@ -105,11 +85,7 @@ impl Env {
     }
 
     fn report(&self) -> Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
-            .args(["report", "--repo", "repo", "--output", "json"])
-            .current_dir(self.root())
-            .output()
-            .unwrap();
+        let out = self.planwright(&["report", "--repo", "repo", "--output", "json"]);
         serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stdout)))
     }
 
@@ -153,7 +129,7 @@ fn outcomes(env: &Env) -> Vec<String> {
 
 #[test]
 fn failing_output_that_mentions_quota_is_a_failure_with_a_strike() {
-    let env = Env::new(None, "");
+    let env = waits_env(None, "");
     // On stdout alone, so that the last line is the summary's (stdout and
     // stderr reach planwright on two pipes, in no set order).
     let agent = env.agent(
@@ -175,7 +151,7 @@ fn failing_output_that_mentions_quota_is_a_failure_with_a_strike() {
 
 #[test]
 fn exit_75_is_unavailable_until_max_unavailable_then_the_ticket_fails() {
-    let env = Env::new(None, "[agent]\nmax_pause = 1\nmax_unavailable = 3\n");
+    let env = waits_env(None, "[agent]\nmax_pause = 1\nmax_unavailable = 3\n");
     let agent = env.agent("exit 75\n");
     let out = finish(env.run(&agent));
     assert_eq!(out.status.code(), Some(1));
@@ -194,7 +170,7 @@ fn exit_75_is_unavailable_until_max_unavailable_then_the_ticket_fails() {
 
 #[test]
 fn retry_in_1s_forever_ends_in_bounded_time() {
-    let env = Env::new(None, "[agent]\nmax_pause = \"2s\"\n");
+    let env = waits_env(None, "[agent]\nmax_pause = \"2s\"\n");
     let agent = env.agent("echo 'Error: rate limit exceeded, retry in 1s' >&2\nexit 1\n");
     let out = finish(env.run(&agent));
     assert_eq!(out.status.code(), Some(1));
@@ -213,7 +189,7 @@ fn retry_in_1s_forever_ends_in_bounded_time() {
 #[test]
 fn try_again_in_900000_hours_pauses_the_pool_for_max_pause_at_most() {
     // One refusal fails the ticket, so the run ends with its pool paused.
-    let env = Env::new(Some("claude-sonnet-4-6"), "[agent]\nmax_unavailable = 1\n");
+    let env = waits_env(Some("claude-sonnet-4-6"), "[agent]\nmax_unavailable = 1\n");
     let ok = env.root().join("ok");
     let agent = env.agent(&format!(
         "if [ -f '{}' ]; then echo a > a.txt; exit 0; fi\n\
@@ -250,7 +226,7 @@ fn try_again_in_900000_hours_pauses_the_pool_for_max_pause_at_most() {
 /// Starts a run whose agent's provider asks for two hours, waits until
 /// the pause began, sends `signal`, and returns the run's output.
 fn cancel_during_a_two_hour_pause(model: Option<&str>, signal: &str) -> (Env, Output) {
-    let env = Env::new(model, "");
+    let env = waits_env(model, "");
     let agent = env.agent("echo 'Error: 429 Too Many Requests, retry in 2h' >&2\nexit 75\n");
     let child = env.run(&agent);
     let start = Instant::now();
@@ -292,7 +268,7 @@ fn bounds_that_would_not_bound_are_refused() {
         ("[agent]\nmax_pause = \"169h\"\n", "at most 168h"),
         ("[agent]\nmax_pause = \"6x\"\n", "unknown unit"),
     ] {
-        let env = Env::new(None, config);
+        let env = waits_env(None, config);
         let out = finish(env.run(&env.agent("exit 0\n")));
         assert_eq!(out.status.code(), Some(2), "{config}");
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));

@@ -1,13 +1,16 @@
 //! planwright's test environment, shared by every test crate: hermetic
 //! temporary repositories ([`Env`], [`git`]), plans ([`plan`], [`ticket`]),
-//! scripted-agent fixtures, runs through the engine ([`run_with`]), a
+//! scripted-agent fixtures, runs through the engine ([`run_with`]) and of
+//! the `planwright` binary in a hermetic environment ([`Cli`]), a
 //! [`FakeExecutor`] that builds candidates in a clone of its own, and the
 //! [`contract`] every executor must pass.
 #![forbid(unsafe_code)]
 
+mod cli;
 pub mod contract;
 mod fake_executor;
 
+pub use cli::{have, text, Cli};
 pub use fake_executor::FakeExecutor;
 
 use planwright_engine::agent::{self, Agent};
@@ -52,9 +55,13 @@ pub fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
-/// A temporary repository with `files` committed on `main`, and a fixture folder.
+/// A temporary folder (the root) holding a repository, `repo/`, with
+/// `files` committed on `main`, and a fixture folder; for the CLI's tests
+/// ([`Env::with_cli`]) also the binary's home.
 pub struct Env {
     pub tmp: tempfile::TempDir,
+    // The binary the CLI's tests run here.
+    cli: Option<Cli>,
 }
 
 impl Env {
@@ -68,7 +75,11 @@ impl Env {
         }
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-q", "-m", "base"]);
-        Env { tmp }
+        Env { tmp, cli: None }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
     }
 
     pub fn repo(&self) -> PathBuf {

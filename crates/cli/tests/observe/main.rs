@@ -8,34 +8,19 @@ mod webdriver;
 
 use planwright_engine::agent;
 use planwright_engine::process::Cancel;
+use planwright_testkit::{text, Cli};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::Arc;
 use webdriver::{wanted, Browser};
 
-fn planwright(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 struct Demo {
     tmp: tempfile::TempDir,
+    cli: Cli,
 }
 
 impl Demo {
@@ -64,7 +49,8 @@ impl Demo {
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
         let executor = session.local_executor(Arc::from(agent));
         planwright_engine::run(session, executor, vec![], &Cancel::default()).unwrap();
-        Demo { tmp }
+        let cli = Cli::with_home(BIN, &tmp.path().join("home"));
+        Demo { tmp, cli }
     }
 
     fn root(&self) -> &Path {
@@ -73,6 +59,17 @@ impl Demo {
 
     fn repo(&self) -> PathBuf {
         self.tmp.path().join("repo")
+    }
+
+    /// `planwright ARGS` in the root, which must succeed.
+    fn planwright(&self, args: &[&str]) -> Output {
+        let out = self.cli.run(self.root(), args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
     }
 
     /// The run's event log.
@@ -91,8 +88,9 @@ struct Serve {
 }
 
 impl Serve {
-    fn start(repo: &Path) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    fn start(cli: &Cli, repo: &Path) -> Serve {
+        let mut child = cli
+            .command(Path::new("."))
             .args(["serve", "--interval", "50", "--repo"])
             .arg(repo)
             .stdout(Stdio::piped())
@@ -166,14 +164,14 @@ fn text_counts(text: &str) -> [usize; 5] {
 fn every_view_shows_the_same_counts() {
     // One strike: farewell's out-of-scope first attempt fails it.
     let demo = Demo::run(1, |p| p);
-    let root = demo.root();
     let expected = [2, 1, 0, 0, 0];
-    let status = stdout(&planwright(root, &["status", "--repo", "repo"]));
+    let status = text(&demo.planwright(&["status", "--repo", "repo"]).stdout);
     assert_eq!(text_counts(&status), expected, "{status}");
-    let json: Value = serde_json::from_str(&stdout(&planwright(
-        root,
-        &["status", "--repo", "repo", "--output", "json"],
-    )))
+    let json: Value = serde_json::from_str(&text(
+        &demo
+            .planwright(&["status", "--repo", "repo", "--output", "json"])
+            .stdout,
+    ))
     .unwrap();
     let stored = |s: &str| {
         json["tickets"]
@@ -188,17 +186,19 @@ fn every_view_shows_the_same_counts() {
         [2, 1, 0]
     );
     assert_eq!(json["counts"]["merged"], 2);
-    let html = stdout(&planwright(
-        root,
-        &["report", "--repo", "repo", "--format", "html"],
-    ));
+    let html = text(
+        &demo
+            .planwright(&["report", "--repo", "repo", "--format", "html"])
+            .stdout,
+    );
     assert_eq!(html_counts(&html), expected);
-    let frame = stdout(&planwright(
-        root,
-        &["watch", "--repo", "repo", "--once", "120x30"],
-    ));
+    let frame = text(
+        &demo
+            .planwright(&["watch", "--repo", "repo", "--once", "120x30"])
+            .stdout,
+    );
     assert_eq!(text_counts(&frame), expected, "{frame}");
-    let serve = Serve::start(&demo.repo());
+    let serve = Serve::start(&demo.cli, &demo.repo());
     let page = serve.get(&format!("/?token={}", serve.token()));
     assert_eq!(html_counts(&page), expected);
 }
@@ -207,7 +207,7 @@ fn every_view_shows_the_same_counts() {
 fn status_and_report_json_count_in_count_fields_and_status_keeps_the_old_names() {
     let demo = Demo::run(1, |p| p);
     let json_of = |args: &[&str]| -> Value {
-        serde_json::from_str(&stdout(&planwright(demo.root(), args))).unwrap()
+        serde_json::from_str(&text(&demo.planwright(args).stdout)).unwrap()
     };
     let status = json_of(&["status", "--repo", "repo", "--output", "json"]);
     let report = json_of(&["report", "--repo", "repo", "--to", "json"]);
@@ -233,9 +233,10 @@ fn status_and_report_json_count_in_count_fields_and_status_keeps_the_old_names()
 #[test]
 fn watch_without_a_terminal_says_what_to_use_instead() {
     let demo = Demo::run(2, |p| p);
-    let out = Command::new(env!("CARGO_BIN_EXE_planwright"))
+    let out = demo
+        .cli
+        .command(demo.root())
         .args(["watch", "--repo", "repo"])
-        .current_dir(demo.root())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -253,10 +254,11 @@ fn the_html_report_draws_in_chromium() {
     let demo = Demo::run(2, |p| {
         p.replace("\"greeting function\"", &format!("{hostile:?}"))
     });
-    let html = stdout(&planwright(
-        demo.root(),
-        &["report", "--repo", "repo", "--format", "html"],
-    ));
+    let html = text(
+        &demo
+            .planwright(&["report", "--repo", "repo", "--format", "html"])
+            .stdout,
+    );
     let file = demo.root().join("report.html");
     std::fs::write(&file, &html).unwrap();
     let browser = Browser::start();
@@ -306,7 +308,7 @@ fn the_live_page_follows_a_run_in_chromium() {
     let all = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = all.lines().collect();
     std::fs::write(&log, format!("{}\n", lines[0])).unwrap();
-    let serve = Serve::start(&demo.repo());
+    let serve = Serve::start(&demo.cli, &demo.repo());
     let browser = Browser::start();
     browser.goto(&serve.url);
     let count =
