@@ -62,6 +62,17 @@ fn queued(slave: &OwnedFd) -> u64 {
 
 #[test]
 fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
+    on_a_terminal(Some("xterm"));
+}
+
+#[test]
+fn a_terminal_of_no_type_gets_plain_lines_and_the_summary() {
+    on_a_terminal(None);
+}
+
+/// A run on a pseudo-terminal whose type is `term`, with a hostile agent
+/// and gate: planwright's own output is seen, and theirs never.
+fn on_a_terminal(term: Option<&str>) {
     let have_python = Command::new("python3").arg("-c").arg("1").status();
     assert!(
         have_python.is_ok_and(|s| s.success()),
@@ -88,9 +99,11 @@ fn agents_and_gates_reach_neither_the_terminals_input_nor_its_screen() {
     // is no group leader) with its standard input's terminal.
     let mut cmd = Command::new("setsid");
     env.cli().hermetic(&mut cmd);
-    // A user's terminal names its type. Without TERM the terminal reporter
-    // (indicatif) shows nothing, so planwright's own output is not seen.
-    cmd.env("TERM", "xterm");
+    // A terminal without a type (TERM unset or `dumb`) cannot be drawn on:
+    // planwright prints plain lines there instead.
+    if let Some(term) = term {
+        cmd.env("TERM", term);
+    }
     cmd.arg("--ctty")
         .arg(env.cli().bin())
         .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])

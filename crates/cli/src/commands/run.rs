@@ -178,6 +178,13 @@ pub fn engine_error(e: EngineError) -> CliError {
     }
 }
 
+/// Whether the terminal names a type that can be drawn on: without one
+/// (`TERM` unset or `dumb`) the drawn progress shows nothing at all, so
+/// plain lines are printed instead.
+fn drawable() -> bool {
+    std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
+}
+
 /// The reporters for this output mode.
 pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
     match global.output {
@@ -186,7 +193,7 @@ pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
         Output::Human if global.verbose => {
             vec![Box::new(progress::Plain::verbose(std::io::stdout()))]
         }
-        Output::Human if std::io::stderr().is_terminal() => {
+        Output::Human if std::io::stderr().is_terminal() && drawable() => {
             vec![Box::new(progress::Terminal::new())]
         }
         Output::Human => vec![Box::new(progress::Plain::new(std::io::stdout()))],
