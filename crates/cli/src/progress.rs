@@ -13,6 +13,12 @@ fn short(commit: &str) -> &str {
 
 /// One line for an event, or None for events that only move a progress line.
 pub fn describe(event: &Event) -> Option<String> {
+    // What agents, gates and file names put in an event is shown, never
+    // acted on by the terminal.
+    line(event).map(|l| planwright_plan::words::inert(&l).into_owned())
+}
+
+fn line(event: &Event) -> Option<String> {
     Some(match event {
         Event::RunStarted {
             run,

@@ -97,7 +97,7 @@ fn result(report: &FileReport, lines: &LineIndex, d: &Located, rule_index: usize
         "ruleId": d.diagnostic.code,
         "ruleIndex": rule_index,
         "level": level(d.diagnostic.severity),
-        "message": {"text": message},
+        "message": {"text": planwright_plan::words::inert(&message)},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": uri(&report.file), "uriBaseId": "%SRCROOT%"},
             "region": region,

@@ -91,3 +91,61 @@ mod tests {
         assert_eq!(quoted("a\nb\t\"c\""), "'a\\nb\\t\"c\"'");
     }
 }
+
+/// `text` made inert for a terminal or a Markdown page: every control
+/// character but a newline and a tab (escape sequences among them), and the
+/// bidirectional overrides that reorder what a reader sees, shown as
+/// `\x1b`, `\u{202e}` instead of acting. Text from agents, gates and file
+/// names passes through here before it is shown.
+pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(acts) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if acts(c) && (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// `text` for Markdown prose: [`inert`], with `&`, `<` and `>` as entities,
+/// so no HTML in it is ever rendered.
+pub fn markdown_text(text: &str) -> String {
+    inert(text)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A Markdown code fence that `text` cannot close: one backtick more than
+/// its longest run of backticks, and at least three.
+pub fn fence(text: &str) -> String {
+    let longest = (text.split(|c| c != '`')).map(str::len).max().unwrap_or(0);
+    "`".repeat((longest + 1).max(3))
+}
+
+#[cfg(test)]
+mod inert_tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_overrides_are_shown_not_acted_on() {
+        assert_eq!(inert("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(inert("\x1b[2Jgone\x07"), "\\x1b[2Jgone\\x07");
+        assert_eq!(inert("a\u{202e}b\u{9b}c"), "a\\u{202e}b\\x9bc");
+        assert_eq!(
+            markdown_text("<img src=x> & \x1b"),
+            "&lt;img src=x&gt; &amp; \\x1b"
+        );
+        assert_eq!(fence("no ticks"), "```");
+        assert_eq!(fence("a ```` b"), "`````");
+    }
+}

@@ -8,6 +8,7 @@ use planwright_engine::agent::Usage;
 use planwright_engine::EngineError;
 use planwright_engine::Repo;
 use planwright_engine::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
+use planwright_plan::words::{fence, inert, markdown_text};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -269,7 +270,9 @@ pub fn markdown(r: &RunReport) -> String {
                 .map_or("-".into(), |u| u.total().to_string()),
             report.totals.cost_usd.map_or("-".into(), cost_text),
             short(&t.merge_commit),
-            failure_text(report).replace('|', "\\|").replace('\n', " ")
+            markdown_text(&failure_text(report))
+                .replace('|', "\\|")
+                .replace('\n', " ")
         );
     }
     let failed: Vec<&TicketReport> = r.tickets.iter().filter(|t| !why(t, 0).is_empty()).collect();
@@ -280,17 +283,18 @@ pub fn markdown(r: &RunReport) -> String {
         let _ = writeln!(s, "\n### {}\n", t.ticket.id);
         let mut lines = why(t, EVIDENCE_LINES).into_iter();
         if let Some(first) = lines.next() {
-            let _ = writeln!(s, "{first}");
+            let _ = writeln!(s, "{}", markdown_text(&first));
         }
         let rest: Vec<String> = lines.collect();
         let (evidence, log): (Vec<&String>, Vec<&String>) =
             rest.iter().partition(|l| l.starts_with("  "));
         if !evidence.is_empty() {
-            let _ = writeln!(s, "\n```");
-            for l in evidence {
-                let _ = writeln!(s, "{}", &l[2..]);
-            }
-            let _ = writeln!(s, "```");
+            let text: Vec<String> = evidence
+                .iter()
+                .map(|l| inert(&l[2..]).into_owned())
+                .collect();
+            let fence = fence(&text.join("\n"));
+            let _ = writeln!(s, "\n{fence}\n{}\n{fence}", text.join("\n"));
         }
         for l in log {
             let _ = writeln!(s, "\n{}", l.replacen("full log: ", "full log: `", 1) + "`");
@@ -312,13 +316,14 @@ fn attempt_markdown(s: &mut String, a: &AttemptReport) {
         .failure
         .as_ref()
         .map_or(row.phase.clone(), |f| format!("{}: {}", f.kind, f.message));
+    let what = markdown_text(&what);
     let _ = writeln!(
         s,
         "- attempt {} from {}: {what}",
         row.n,
         short(&Some(row.base_commit.clone()))
     );
-    let _ = writeln!(s, "  - {}", spend_text(a));
+    let _ = writeln!(s, "  - {}", markdown_text(&spend_text(a)));
     for c in &a.counterfactuals {
         let verdict = match c.passed {
             Some(true) => "caught",
@@ -328,10 +333,13 @@ fn attempt_markdown(s: &mut String, a: &AttemptReport) {
         let _ = writeln!(
             s,
             "  - counterfactual `{}`: {verdict}: {}",
-            c.name, c.detail
+            c.name,
+            markdown_text(&c.detail)
         );
         if let Some(out) = c.output_excerpt.as_deref().filter(|o| !o.is_empty()) {
-            let _ = writeln!(s, "\n    ```\n{}    ```\n", indent(out, "    "));
+            let out = inert(out);
+            let fence = fence(&out);
+            let _ = writeln!(s, "\n    {fence}\n{}    {fence}\n", indent(&out, "    "));
         }
     }
 }

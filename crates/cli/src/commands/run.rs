@@ -258,6 +258,7 @@ pub fn finish_with(
         );
     } else {
         for (id, f) in &summary.failed {
+            let f = planwright_plan::words::inert(&f.to_string()).into_owned();
             crate::outln!("failed: {id}: {f}");
         }
         for id in &summary.blocked {
@@ -272,7 +273,8 @@ pub fn finish_with(
     if let Some(h) = &summary.held {
         eprintln!(
             "note: the merged tickets wait on branch `{}`: {}",
-            h.branch, h.reason
+            h.branch,
+            planwright_plan::words::inert(&h.reason)
         );
     }
     Ok(if summary.all_merged() {

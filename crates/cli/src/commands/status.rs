@@ -5,6 +5,7 @@ use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::TicketState;
+use planwright_plan::words::inert;
 use planwright_view::{self as view, RunReport, RunView, StatusDocument};
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
@@ -97,6 +98,7 @@ fn rows(r: &RunReport) {
             .as_deref()
             .map_or("", |c| &c[..c.len().min(10)]);
         let failure = view::failure_text(report);
+        let failure = inert(&failure);
         let tokens = report
             .totals
             .usage
@@ -129,7 +131,7 @@ fn why(r: &RunReport, global: &Global) {
         }
         crate::outln!("\n{}:", t.ticket.id);
         for line in why {
-            crate::outln!("  {line}");
+            crate::outln!("  {}", inert(&line));
         }
     }
 }
