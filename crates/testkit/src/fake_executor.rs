@@ -107,6 +107,7 @@ impl FakeExecutor {
                 report,
                 commit: None,
                 setup_failed: None,
+                rejected: None,
             });
         }
         progress("commit")?;
@@ -123,6 +124,7 @@ impl FakeExecutor {
             report,
             commit: Some(commit),
             setup_failed: None,
+            rejected: None,
         })
     }
 }

@@ -73,6 +73,9 @@ pub struct Candidate {
     /// The workspace's set-up failed, so the agent never ran: why. This
     /// decides the attempt, not `report`.
     pub setup_failed: Option<Failure>,
+    /// The agent finished but its work cannot be a candidate (a path git
+    /// refuses to index): why. This decides the attempt.
+    pub rejected: Option<Failure>,
 }
 
 /// Runs attempts (see the module's documentation for the contract).
@@ -211,13 +214,24 @@ impl Executor for LocalExecutor {
                 report,
                 commit: None,
                 setup_failed: None,
+                rejected: None,
             });
         }
         progress("commit")?;
         // planwright commits, not the agent: the workspace's files become
         // one commit whose only parent is the base commit, built with
         // planwright's own git directory and index.
-        let tree = self.workspaces.tree(&slot, &input.base_commit)?;
+        let tree = match self.workspaces.tree(&slot, &input.base_commit)? {
+            Ok(tree) => tree,
+            Err(f) => {
+                return Ok(Candidate {
+                    report,
+                    commit: None,
+                    setup_failed: None,
+                    rejected: Some(f),
+                })
+            }
+        };
         let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
         self.repo
             .made_candidate(&commit, &input.base_commit, &input.message);
@@ -229,6 +243,7 @@ impl Executor for LocalExecutor {
             report,
             commit: Some(commit),
             setup_failed: None,
+            rejected: None,
         })
     }
 }
@@ -244,5 +259,6 @@ fn without_agent(verdict: Verdict) -> Candidate {
         report: AgentReport::from(outcome),
         commit: None,
         setup_failed,
+        rejected: None,
     }
 }

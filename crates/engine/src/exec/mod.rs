@@ -2,6 +2,7 @@
 //! slots' workspaces and their set-up.
 
 mod executor;
+mod names;
 pub mod setup;
 pub mod workspace;
 

@@ -20,10 +20,11 @@
 
 use crate::beneath::Dir;
 use crate::error::EngineError;
+use crate::exec::names;
 use crate::exec::setup::{self, Setup};
 use crate::git::repo::Repo;
 use crate::git::Git;
-use crate::model::Verdict;
+use crate::model::{Failure, FailureKind, Verdict};
 use crate::process::Cancel;
 use crate::sandbox::{Confine, Containment, Policy};
 use std::collections::HashSet;
@@ -318,13 +319,28 @@ impl Workspaces {
     /// workspace's; the agent's `.git` plays no part. The copied files keep
     /// their state at `base` (absent, as git ignores them) whatever the
     /// agent did to them or to the ignore rules.
-    pub fn tree(&self, slot: &str, base: &str) -> Result<String, EngineError> {
+    ///
+    /// A path git refuses to index is the attempt's fault: the tree is then
+    /// a `scope_violation` naming it, and the slot's index no longer matches
+    /// its files, so the next reset checks every file.
+    pub fn tree(&self, slot: &str, base: &str) -> Result<Result<String, Failure>, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
         // The next reset writes the index whole, checksummed, before the
         // next agent gets a copy.
         let git = || self.repo.own_git_unhashed(&index, &dir);
-        git().args(["add", "-A"]).output()?;
+        let add = git().args(["add", "-A"]);
+        let out = add.raw()?;
+        if !out.status.success() {
+            return match refused_among(git().args(["ls-files", "-z", "-o", "--exclude-standard"]))?
+            {
+                Some(f) => Ok(Err(f)),
+                None => match git_refusal(&out.stderr) {
+                    Some(f) => Ok(Err(f)),
+                    None => Err(add.failure(&out).into()),
+                },
+            };
+        }
         if !self.settings.copy.is_empty() {
             let copied = self
                 .settings
@@ -340,12 +356,48 @@ impl Workspaces {
         // `add`: checking that each object exists would only cost a lookup
         // for every file of each directory the agent changed, a `stat` each
         // while the objects are loose.
+        // Names git indexes here but refuses where `core.protectHFS` or
+        // `core.protectNTFS` is on (git's defaults on macOS and Windows).
+        let added = git().args([
+            "diff-index",
+            "--cached",
+            "-z",
+            "--name-only",
+            "--no-renames",
+        ]);
+        if let Some(f) = refused_among(added.args(["--diff-filter=A", base, "--"]))? {
+            return Ok(Err(f));
+        }
         let tree = git().args(["write-tree", "--missing-ok"]).text()?;
         if self.quiet_after_candidate {
             self.synced_slots().insert(slot.to_string());
         }
-        Ok(tree)
+        Ok(Ok(tree))
     }
+}
+
+/// The first path `list` prints (NUL-separated) that git refuses to index.
+fn refused_among(list: Git) -> Result<Option<Failure>, EngineError> {
+    let out = list.output()?;
+    Ok(out
+        .stdout
+        .split(|&b| b == 0)
+        .find_map(|path| Some((path, names::refused(path)?)))
+        .map(|(path, why)| bad_name(&String::from_utf8_lossy(path), why)))
+}
+
+/// The path of git's own `error: invalid path '...'`, for a refusal the
+/// rules of [`names`] do not know.
+fn git_refusal(stderr: &[u8]) -> Option<Failure> {
+    let text = String::from_utf8_lossy(stderr);
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("error: invalid path '")?.strip_suffix('\''))?;
+    Some(bad_name(path, "git refuses to index this path"))
+}
+
+fn bad_name(path: &str, why: &str) -> Failure {
+    Failure::new(FailureKind::ScopeViolation, format!("`{path}`: {why}")).with_evidence(path)
 }
 
 /// Walks a workspace's clean makes before it deletes every untracked
@@ -757,27 +809,27 @@ mod tests {
         std::fs::write(dir.join("d"), "agent\n").unwrap();
         std::fs::write(dir.join("new"), "agent\n").unwrap();
         std::fs::remove_file(dir.join("sub/c")).unwrap();
-        plain.tree("s", &first).unwrap();
+        plain.tree("s", &first).unwrap().unwrap();
         expect_second(&prepare(&plain, &second));
 
         // The agent hid `e` from its candidate with an ignore file of its own.
         let dir = prepare(&plain, &first);
         std::fs::write(dir.join(".gitignore"), "e\n").unwrap();
         std::fs::write(dir.join("e"), "agent\n").unwrap();
-        plain.tree("s", &first).unwrap();
+        plain.tree("s", &first).unwrap().unwrap();
         expect_second(&prepare(&plain, &second));
 
         // The copied `.env` is kept out of the candidate but stays in the
         // workspace, where the second commit tracks it.
         let dir = prepare(&copying, &first);
         assert!(dir.join(".env").is_file());
-        copying.tree("s", &first).unwrap();
+        copying.tree("s", &first).unwrap().unwrap();
         expect_second(&prepare(&copying, &second));
 
         // Another agent may write here after the candidate: `d` is the same
         // in both commits, and only a whole reset sees the change.
         let dir = prepare(&shared, &first);
-        shared.tree("s", &first).unwrap();
+        shared.tree("s", &first).unwrap().unwrap();
         std::fs::write(dir.join("d"), "another agent\n").unwrap();
         expect_second(&prepare(&shared, &second));
     }
@@ -812,7 +864,7 @@ mod tests {
         };
         assert_ne!(prepare(), [0; 20]);
         std::fs::write(spaces.path("s").join("new"), "new\n").unwrap();
-        spaces.tree("s", &commit).unwrap();
+        spaces.tree("s", &commit).unwrap().unwrap();
         assert_eq!(
             checksum(&spaces.index("s")),
             [0; 20],

@@ -44,6 +44,9 @@ pub(super) fn attempt_once(
         return Ok(AttemptResult::Rejected(f));
     }
     record_agent(sh, input, &candidate)?;
+    if let Some(f) = &candidate.rejected {
+        return Ok(AttemptResult::Rejected(f.clone()));
+    }
     let commit = match agent_verdict(candidate, sh.settings.agent_timeout) {
         Ok(commit) => commit,
         Err(result) => return Ok(result),
