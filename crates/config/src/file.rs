@@ -240,6 +240,10 @@ pub struct Agent {
     /// `unavailable` (default 5).
     #[serde(default)]
     pub max_unavailable: Option<u32>,
+    /// Variables of planwright's environment the agent gets besides the
+    /// base set and its adapter's own (`NAME`, or `PREFIX_*`).
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 /// `[commands]`: the codeboost command allowlist, `allow = [["cargo", "test"]]`.

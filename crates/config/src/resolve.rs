@@ -268,6 +268,7 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
         log_limit_mib: _,
         max_pause: _,
         max_unavailable: _,
+        env,
     } = &file.agent;
     let template = cmd.or_else(|| file_cmd.clone());
     let name = name
@@ -283,6 +284,7 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
             program: program.clone(),
             isolate: isolate.unwrap_or(defaults::ISOLATE),
             prices: file.prices.clone(),
+            env: env.clone(),
         },
     })
 }

@@ -165,6 +165,9 @@ pub struct AgentOptions {
     pub isolate: bool,
     /// Prices for CLIs that report no cost.
     pub prices: Prices,
+    /// Variables passed through besides the base set and the adapter's
+    /// own (`[agent] env`; `PREFIX_*` keeps every name with that prefix).
+    pub env: Vec<String>,
 }
 
 impl Default for AgentOptions {
@@ -176,6 +179,7 @@ impl Default for AgentOptions {
             program: None,
             isolate: defaults::ISOLATE,
             prices: Prices::default(),
+            env: Vec::new(),
         }
     }
 }
