@@ -201,6 +201,10 @@ pub struct Workspace {
     /// agent workspace after every reset, as paths relative to the root.
     #[serde(default)]
     pub copy: Vec<String>,
+    /// Variables of planwright's environment the set-up gets besides the
+    /// base set (`NPM_TOKEN`, or `PREFIX_*`).
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 /// `[agent]`: `name = "cmd"`, `cmd = "my-agent {prompt_file}"`, `timeout_secs = 1800`.

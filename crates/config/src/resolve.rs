@@ -213,6 +213,7 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
         pristine,
         setup_inputs,
         copy,
+        env,
     } = &file.workspace;
     WorkspaceSettings {
         setup: setup.clone(),
@@ -220,6 +221,7 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
         pristine: *pristine,
         setup_timeout: Some(defaults::SETUP_TIMEOUT),
         copy: copy.clone(),
+        env: env.clone(),
     }
 }
 

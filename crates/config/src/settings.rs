@@ -79,6 +79,7 @@ impl RunSettings {
                 pristine: false,
                 setup_timeout: Some(defaults::SETUP_TIMEOUT),
                 copy: vec![],
+                env: vec![],
             },
             contain: ContainSettings::default(),
             routing: Routing::default(),
@@ -116,6 +117,9 @@ pub struct WorkspaceSettings {
     /// Files git ignores (`[workspace] copy`, e.g. `.env`) copied from the
     /// user's checkout into each agent workspace after every reset.
     pub copy: Vec<String>,
+    /// Variables passed to the set-up besides the base set (`[workspace]
+    /// env`; `PREFIX_*` keeps every name with that prefix).
+    pub env: Vec<String>,
 }
 
 /// What `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib` set.
