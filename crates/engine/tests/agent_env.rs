@@ -5,6 +5,8 @@
 
 use planwright_engine::agent::{self, AgentOptions, AttemptContext, CmdAgent, ADAPTERS};
 use planwright_engine::process::Cancel;
+use planwright_testkit::{any, gate, git, plan, run_with, settings, ticket, Env};
+use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
@@ -154,4 +156,58 @@ fn the_cmd_agent_gets_the_base_set_and_what_agent_env_names() {
         "a prefix: {names:?}"
     );
     assert!(names.iter().any(|n| n == "PLANWRIGHT_TICKET"), "{names:?}");
+}
+
+/// The first log of an attempt under `.planwright/runs`.
+fn attempt_log(dir: &Path) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        if path.is_dir() {
+            if let Some(found) = attempt_log(&path) {
+                return Some(found);
+            }
+        } else if path.ends_with("attempt-1.agent.log") {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_run_passes_its_agent_only_the_allowed_names_and_records_them() {
+    set_all();
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let script = env.tmp.path().join("agent.sh");
+    std::fs::write(&script, "cd \"$1\"\nenv | cut -d= -f1 | sort > names.txt\n").unwrap();
+    let opts = AgentOptions {
+        cmd: Some(format!("sh {} {{workspace}}", script.display())),
+        env: vec!["TEAM_TOOL_TOKEN".into()],
+        ..AgentOptions::default()
+    };
+    let agent = agent::from_options("cmd", &opts).unwrap();
+    let plan = plan(json!({
+        "gates": gate(&["test", "-f", "names.txt"]),
+        "tickets": [ticket("A", json!([any("names.txt")]))],
+    }));
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let merged = git(&env.repo(), &["show", "main:names.txt"]);
+    let names: Vec<String> = merged.lines().map(String::from).collect();
+    let log = attempt_log(&env.repo().join(".planwright/runs")).expect("the attempt's log");
+    let log = std::fs::read_to_string(log).unwrap();
+    let first = log.lines().next().unwrap_or_default();
+    assert_withheld(&names, first, "the run's agent");
+    assert!(!names.iter().any(|n| n == "ANTHROPIC_API_KEY"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "TEAM_TOOL_TOKEN"),
+        "named: {names:?}"
+    );
+    assert!(
+        first.starts_with("environment: ") && first.contains("TEAM_TOOL_TOKEN"),
+        "{first}"
+    );
+    assert!(
+        !first.contains("named-value"),
+        "names, never values: {first}"
+    );
 }
