@@ -718,8 +718,10 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     let env = sh_env();
     // A finishes at once; B waits until it is interrupted.
     let script = env.root().join("agent.sh");
-    std::fs::write(&script, "t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f \"$MARK\" ]; then sleep 60; fi\necho x > \"$t.txt\"\n").unwrap();
     let mark = env.root().join("second-run");
+    // The mark's path is in the script: an agent gets no variable of the
+    // test's own environment that `[agent] env` does not name.
+    std::fs::write(&script, format!("t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f '{}' ]; then sleep 60; fi\necho x > \"$t.txt\"\n", mark.display())).unwrap();
     let agent_cmd = format!("sh {}", script.display());
     let child = env
         .command()
@@ -735,7 +737,6 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
             "--jobs",
             "2",
         ])
-        .env("MARK", &mark)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -784,7 +785,6 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
             "--agent-cmd",
             &agent_cmd,
         ])
-        .env("MARK", &mark)
         .output()
         .unwrap();
     let s = text(&second.stdout);

@@ -201,6 +201,10 @@ pub struct Workspace {
     /// agent workspace after every reset, as paths relative to the root.
     #[serde(default)]
     pub copy: Vec<String>,
+    /// Variables of planwright's environment the set-up gets besides the
+    /// base set (`NPM_TOKEN`, or `PREFIX_*`).
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 /// `[agent]`: `name = "cmd"`, `cmd = "my-agent {prompt_file}"`, `timeout_secs = 1800`.
@@ -240,6 +244,10 @@ pub struct Agent {
     /// `unavailable` (default 5).
     #[serde(default)]
     pub max_unavailable: Option<u32>,
+    /// Variables of planwright's environment the agent gets besides the
+    /// base set and its adapter's own (`NAME`, or `PREFIX_*`).
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 /// `[commands]`: the codeboost command allowlist, `allow = [["cargo", "test"]]`.

@@ -213,6 +213,7 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
         pristine,
         setup_inputs,
         copy,
+        env,
     } = &file.workspace;
     WorkspaceSettings {
         setup: setup.clone(),
@@ -220,6 +221,7 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
         pristine: *pristine,
         setup_timeout: Some(defaults::SETUP_TIMEOUT),
         copy: copy.clone(),
+        env: env.clone(),
     }
 }
 
@@ -268,6 +270,7 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
         log_limit_mib: _,
         max_pause: _,
         max_unavailable: _,
+        env,
     } = &file.agent;
     let template = cmd.or_else(|| file_cmd.clone());
     let name = name
@@ -283,6 +286,7 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
             program: program.clone(),
             isolate: isolate.unwrap_or(defaults::ISOLATE),
             prices: file.prices.clone(),
+            env: env.clone(),
         },
     })
 }

@@ -79,6 +79,7 @@ impl RunSettings {
                 pristine: false,
                 setup_timeout: Some(defaults::SETUP_TIMEOUT),
                 copy: vec![],
+                env: vec![],
             },
             contain: ContainSettings::default(),
             routing: Routing::default(),
@@ -116,6 +117,9 @@ pub struct WorkspaceSettings {
     /// Files git ignores (`[workspace] copy`, e.g. `.env`) copied from the
     /// user's checkout into each agent workspace after every reset.
     pub copy: Vec<String>,
+    /// Variables passed to the set-up besides the base set (`[workspace]
+    /// env`; `PREFIX_*` keeps every name with that prefix).
+    pub env: Vec<String>,
 }
 
 /// What `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib` set.
@@ -165,6 +169,9 @@ pub struct AgentOptions {
     pub isolate: bool,
     /// Prices for CLIs that report no cost.
     pub prices: Prices,
+    /// Variables passed through besides the base set and the adapter's
+    /// own (`[agent] env`; `PREFIX_*` keeps every name with that prefix).
+    pub env: Vec<String>,
 }
 
 impl Default for AgentOptions {
@@ -176,6 +183,7 @@ impl Default for AgentOptions {
             program: None,
             isolate: defaults::ISOLATE,
             prices: Prices::default(),
+            env: Vec::new(),
         }
     }
 }

@@ -185,7 +185,7 @@ fn the_agent_flags_win_over_agent_and_a_template_alone_means_cmd() {
     let none = resolve::agent(AgentFlags::default(), &Config::default());
     assert_eq!(none, Err(SettingsError::NoAgent));
     let file = parse(
-        "[agent]\nname = 'codex'\ncmd = 'file {prompt_file}'\nmodel = 'm'\nargs = ['-x']\nprogram = '/opt/codex'\nisolate = false\n",
+        "[agent]\nname = 'codex'\ncmd = 'file {prompt_file}'\nmodel = 'm'\nargs = ['-x']\nprogram = '/opt/codex'\nisolate = false\nenv = ['MY_KEY', 'CORP_*']\n",
     );
     let from_file = resolve::agent(AgentFlags::default(), &file).unwrap();
     assert_eq!(from_file.name, "codex");
@@ -194,6 +194,7 @@ fn the_agent_flags_win_over_agent_and_a_template_alone_means_cmd() {
     assert_eq!(from_file.options.args, ["-x"]);
     assert_eq!(from_file.options.program.as_deref(), Some("/opt/codex"));
     assert!(!from_file.options.isolate);
+    assert_eq!(from_file.options.env, ["MY_KEY", "CORP_*"]);
     let flags = AgentFlags {
         name: Some("claude".into()),
         cmd: Some("flag {prompt_file}".into()),
@@ -211,6 +212,7 @@ fn the_agent_flags_win_over_agent_and_a_template_alone_means_cmd() {
     let spec = resolve::agent(template, &Config::default()).unwrap();
     assert_eq!(spec, AgentSpec::cmd("x"));
     assert!(spec.options.isolate, "isolated by default");
+    assert!(spec.options.env.is_empty(), "nothing named by default");
 }
 
 #[test]

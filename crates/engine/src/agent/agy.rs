@@ -31,6 +31,7 @@ const MAX_INLINE_PROMPT: usize = 100 * 1024;
 impl Cli for Agy {
     const NAME: &'static str = "agy";
     const INSTALL: &'static str = "curl -fsSL https://antigravity.google/cli/install.sh | bash";
+    const ENV: &'static [&'static str] = &["GEMINI_*", "GOOGLE_*"];
     const PROMPT_ON_STDIN: bool = false;
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {

@@ -30,6 +30,13 @@ pub struct Aider;
 impl Cli for Aider {
     const NAME: &'static str = "aider";
     const INSTALL: &'static str = "python -m pip install aider-install && aider-install";
+    const ENV: &'static [&'static str] = &[
+        "AIDER_*",
+        "OPENAI_*",
+        "ANTHROPIC_*",
+        "OPENROUTER_*",
+        "GEMINI_*",
+    ];
     const PROMPT_ON_STDIN: bool = false;
     const STRAYS: &'static [&'static str] = &[".aider.tags.cache.v3", ".aider.tags.cache.v4"];
 

@@ -34,6 +34,7 @@ pub struct Claude;
 impl Cli for Claude {
     const NAME: &'static str = "claude";
     const INSTALL: &'static str = "npm install -g @anthropic-ai/claude-code";
+    const ENV: &'static [&'static str] = &["ANTHROPIC_*", "CLAUDE_*", "CLAUDE_CODE_*"];
 
     fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = [

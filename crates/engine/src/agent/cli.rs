@@ -8,8 +8,8 @@
 
 use super::limits::{self, Now};
 use super::{
-    agent_env, blocked_reason, Agent, AgentOptions, AgentOutcome, AgentReport, AttemptContext,
-    CostSource, Usage, UsageSink, UsageSoFar, BUDGET_ENV,
+    agent_env, allowed_names, blocked_reason, record_env, Agent, AgentOptions, AgentOutcome,
+    AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar, BUDGET_ENV,
 };
 use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
@@ -166,6 +166,10 @@ pub trait Cli: Send + Sync + 'static {
     /// Paths the CLI writes into the workspace for its own use (caches);
     /// removed after the attempt when they were not there before.
     const STRAYS: &'static [&'static str] = &[];
+    /// The variables of planwright's environment the CLI needs besides
+    /// [`super::BASE_ENV`]: its keys and settings (`ANTHROPIC_*` keeps a
+    /// prefix). Nothing else reaches it unless `[agent] env` names it.
+    const ENV: &'static [&'static str];
     /// The arguments after the program.
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String>;
     /// Variables the CLI needs besides the agent environment.
@@ -265,9 +269,10 @@ impl<C: Cli> Agent for CliAgent<C> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
         let strays = present(&ctx.workspace, C::STRAYS);
-        let mut env = agent_env(ctx);
+        let mut env = agent_env(ctx, &allowed_names(C::ENV, &self.opts.env));
         env.extend(self.cli.env());
         env.extend(ctx.env.iter().cloned());
+        record_env(&ctx.log, &env)?;
         let spec = Spec {
             argv: self.argv(ctx),
             cwd: ctx.workspace.clone(),

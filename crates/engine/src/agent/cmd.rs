@@ -2,7 +2,9 @@
 //! shell splits them (no shell runs), with placeholders per argument.
 
 use super::limits::{self, Now};
-use super::{agent_env, blocked_reason, Agent, AgentOutcome, AgentReport, AttemptContext};
+use super::{
+    agent_env, blocked_reason, record_env, Agent, AgentOutcome, AgentReport, AttemptContext,
+};
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};
 use std::time::Duration;
@@ -14,6 +16,7 @@ pub const EX_TEMPFAIL: i32 = 75;
 /// A program run once per attempt.
 pub struct CmdAgent {
     template: Vec<String>,
+    env: Vec<String>,
 }
 
 impl CmdAgent {
@@ -26,7 +29,18 @@ impl CmdAgent {
                     "cannot split the agent command into words (unbalanced quote?): `{template}`"
                 ))
             })?;
-        Ok(CmdAgent { template: words })
+        Ok(CmdAgent {
+            template: words,
+            env: Vec::new(),
+        })
+    }
+
+    /// The same agent also given the variables `names` (`[agent] env`)
+    /// besides the base set: the template is the user's, so they name what
+    /// it needs.
+    pub fn with_env(mut self, names: Vec<String>) -> CmdAgent {
+        self.env = names;
+        self
     }
 
     /// The argv for one attempt. `{model}` is the attempt's model, or
@@ -57,8 +71,9 @@ impl Agent for CmdAgent {
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
-        let mut env = agent_env(ctx);
+        let mut env = agent_env(ctx, &self.env);
         env.extend(ctx.env.iter().cloned());
+        record_env(&ctx.log, &env)?;
         let spec = Spec {
             argv: self.argv(ctx),
             cwd: ctx.workspace.clone(),

@@ -26,6 +26,7 @@ pub struct Codex;
 impl Cli for Codex {
     const NAME: &'static str = "codex";
     const INSTALL: &'static str = "npm install -g @openai/codex";
+    const ENV: &'static [&'static str] = &["OPENAI_*", "CODEX_*"];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = [

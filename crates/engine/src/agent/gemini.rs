@@ -34,6 +34,7 @@ const PROMPT_TAIL: &str = "Carry out the task given above.";
 impl Cli for Gemini {
     const NAME: &'static str = "gemini";
     const INSTALL: &'static str = "npm install -g @google/gemini-cli";
+    const ENV: &'static [&'static str] = &["GEMINI_*", "GOOGLE_*"];
 
     fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = ["--output-format", "json", "--approval-mode", "yolo"]

@@ -205,7 +205,9 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
                     planwright_plan::Flag::AgentCmd
                 ))
             })?;
-            Ok(Box::new(cmd::CmdAgent::new(template)?))
+            Ok(Box::new(
+                cmd::CmdAgent::new(template)?.with_env(opts.env.clone()),
+            ))
         }
         "scripted" => Err(EngineError::Settings(format!(
             "the scripted agent needs its fixture folder: `{} scripted:DIR`",
@@ -220,13 +222,51 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
     }
 }
 
-/// The environment of an agent's process: planwright's own (agents need
-/// their API keys) without `GIT_*` (they would point git at the user's
-/// repository) and `PLANWRIGHT_*` variables, plus the attempt's
+/// What every agent gets of planwright's environment, whatever its adapter:
+/// what any program needs to run (search path, identity, locale, terminal),
+/// and what it needs to reach the network where the machine routes it
+/// through a proxy or trusts a private certificate authority. `HOME` and
+/// `TMPDIR` are replaced by the slot's own where planwright sets them.
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+/// The environment of an agent's process, by allowlist: from planwright's
+/// own, only [`BASE_ENV`] and the names in `allowed` (the adapter's and the
+/// user's `[agent] env`; `PREFIX_*` keeps a prefix), then the attempt's
 /// `PLANWRIGHT_TICKET`, `PLANWRIGHT_ATTEMPT` and `PLANWRIGHT_PROMPT_FILE`.
-/// The attempt's own [`AttemptContext::env`] goes after this.
-pub fn agent_env(ctx: &AttemptContext) -> Vec<(String, String)> {
-    let mut env = crate::process::inherited_env();
+/// Everything else (`GITHUB_TOKEN`, `SSH_AUTH_SOCK`, cloud keys, `GIT_*`)
+/// is withheld unless named. The attempt's own [`AttemptContext::env`]
+/// goes after this.
+pub fn agent_env(ctx: &AttemptContext, allowed: &[String]) -> Vec<(String, String)> {
+    let names: Vec<String> = BASE_ENV
+        .iter()
+        .map(|n| n.to_string())
+        .chain(allowed.iter().cloned())
+        .collect();
+    let mut env = crate::process::scrubbed_env(&names);
+    // A name the user lists cannot bring planwright's own back: they would
+    // point git at the user's repository or forge an attempt's identity.
     env.retain(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"));
     env.push(("PLANWRIGHT_TICKET".into(), ctx.ticket.clone()));
     env.push(("PLANWRIGHT_ATTEMPT".into(), ctx.attempt.to_string()));
@@ -235,6 +275,28 @@ pub fn agent_env(ctx: &AttemptContext) -> Vec<(String, String)> {
         ctx.prompt_file.display().to_string(),
     ));
     env
+}
+
+/// Writes the names (never the values) of `env`, the agent's whole
+/// environment, as the first line of the attempt's log, so a run shows
+/// what each attempt was given.
+pub(crate) fn record_env(log: &Path, env: &[(String, String)]) -> Result<(), EngineError> {
+    let mut names: Vec<&str> = Vec::new();
+    for (name, _) in env {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    crate::log::append(log, &format!("environment: {}\n", names.join(", ")))?;
+    Ok(())
+}
+
+/// An adapter's `own` names, then the user's `[agent] env`.
+pub(crate) fn allowed_names(own: &[&str], user: &[String]) -> Vec<String> {
+    own.iter()
+        .map(|n| n.to_string())
+        .chain(user.iter().cloned())
+        .collect()
 }
 
 /// `TICKET-BLOCKED: reason` on the last non-empty line of `output`.

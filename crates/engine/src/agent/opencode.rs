@@ -28,6 +28,13 @@ pub struct Opencode;
 impl Cli for Opencode {
     const NAME: &'static str = "opencode";
     const INSTALL: &'static str = "npm install -g opencode-ai";
+    const ENV: &'static [&'static str] = &[
+        "ANTHROPIC_*",
+        "OPENAI_*",
+        "OPENROUTER_*",
+        "GEMINI_*",
+        "OPENCODE_*",
+    ];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = ["run", "--format", "json", "--dir"]

@@ -33,6 +33,22 @@ impl Setup {
         Setup { repo, settings }
     }
 
+    /// A set-up's environment, by allowlist like an agent's: the base set
+    /// ([`crate::agent::BASE_ENV`]) and `[workspace] env`, never `GIT_*`
+    /// (it would point git at the user's repository), with the private
+    /// `TMPDIR`. Registry tokens and the like are withheld unless named.
+    fn env(&self, tmp: &Path) -> Vec<(String, String)> {
+        let names: Vec<String> = crate::agent::BASE_ENV
+            .iter()
+            .map(|n| n.to_string())
+            .chain(self.settings.env.iter().cloned())
+            .collect();
+        let mut env = process::scrubbed_env(&names);
+        env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
+        env.push(("TMPDIR".into(), tmp.display().to_string()));
+        env
+    }
+
     /// Whether there is anything to run.
     pub fn is_empty(&self) -> bool {
         self.settings.setup.is_empty()
@@ -88,15 +104,18 @@ impl Setup {
         place: &str,
         cancel: &Cancel,
     ) -> Result<Option<Verdict>, EngineError> {
+        let env = self.env(tmp);
+        if !self.settings.setup.is_empty() {
+            let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+            crate::log::append(log, &format!("environment: {}\n", names.join(", ")))?;
+        }
         for argv in &self.settings.setup {
             let command = argv.join(" ");
             crate::log::append(
                 log,
                 &format!("$ {command}   (set-up in {})\n", dir.display()),
             )?;
-            let mut env = process::inherited_env();
-            env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
-            env.push(("TMPDIR".into(), tmp.display().to_string()));
+            let env = env.clone();
             let spec = Spec {
                 argv: argv.clone(),
                 cwd: dir.to_path_buf(),
@@ -192,6 +211,7 @@ mod tests {
                     pristine: false,
                     setup_timeout: None,
                     copy: vec![],
+                    env: vec![],
                 },
             )
         };
@@ -201,5 +221,35 @@ mod tests {
         let script = setup(&["sh", "scripts/setup.sh"]);
         assert_eq!(script.inputs(), ["package-lock.json", "scripts/setup.sh"]);
         assert_eq!(script.key(&base).unwrap(), script.key(&poisoned).unwrap());
+    }
+
+    #[test]
+    fn a_set_up_gets_the_base_set_and_what_workspace_env_names_only() {
+        std::env::set_var("SETUP_TEST_WITHHELD_TOKEN", "secret");
+        std::env::set_var("SETUP_TEST_NAMED_TOKEN", "named");
+        // git ignores a `GIT_*` name it does not know; other tests run git.
+        std::env::set_var("GIT_SETUP_TEST_NAMED", "1");
+        let tmp = tempfile::tempdir().unwrap();
+        Git::outside()
+            .args(["init", "-q"])
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        let settings = WorkspaceSettings {
+            env: vec!["SETUP_TEST_NAMED_*".into(), "GIT_SETUP_TEST_NAMED".into()],
+            ..WorkspaceSettings::default()
+        };
+        let setup = Setup::new(Repo::open(tmp.path()).unwrap(), settings);
+        let env = setup.env(Path::new("/private/tmp"));
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(names.contains(&"SETUP_TEST_NAMED_TOKEN"), "{names:?}");
+        assert!(!names.contains(&"SETUP_TEST_WITHHELD_TOKEN"), "{names:?}");
+        assert!(
+            !names.contains(&"GIT_SETUP_TEST_NAMED"),
+            "never GIT_*, even named"
+        );
+        let tmpdirs: Vec<_> = env.iter().filter(|(k, _)| k == "TMPDIR").collect();
+        assert_eq!(tmpdirs.len(), 1);
+        assert_eq!(tmpdirs[0].1, "/private/tmp");
     }
 }
