@@ -103,12 +103,7 @@ impl FakeExecutor {
         progress("agent")?;
         let report = self.agent.attempt(&ctx, cancel)?;
         if report.outcome != AgentOutcome::Finished {
-            return Ok(Candidate {
-                report,
-                commit: None,
-                setup_failed: None,
-                rejected: None,
-            });
+            return Ok(Candidate::without_commit(report));
         }
         progress("commit")?;
         git(&dir, &["add", "-A"]);

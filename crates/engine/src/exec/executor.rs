@@ -78,6 +78,18 @@ pub struct Candidate {
     pub rejected: Option<Failure>,
 }
 
+impl Candidate {
+    /// An attempt whose agent ended without a commit: `report` decides it.
+    pub fn without_commit(report: AgentReport) -> Candidate {
+        Candidate {
+            report,
+            commit: None,
+            setup_failed: None,
+            rejected: None,
+        }
+    }
+}
+
 /// Runs attempts (see the module's documentation for the contract).
 /// `progress` is called with each phase name before the phase starts.
 pub trait Executor: Send + Sync {
@@ -210,12 +222,7 @@ impl Executor for LocalExecutor {
         self.repo.guard().check()?;
         let report = report?;
         if report.outcome != AgentOutcome::Finished {
-            return Ok(Candidate {
-                report,
-                commit: None,
-                setup_failed: None,
-                rejected: None,
-            });
+            return Ok(Candidate::without_commit(report));
         }
         progress("commit")?;
         // planwright commits, not the agent: the workspace's files become
