@@ -1,0 +1,393 @@
+//! The real-agent tier: `planwright run` with each adapter's real CLI, set
+//! up as docs/agents.md tells users (environment variables and the CLI's
+//! own files in a test `$HOME`), against testkit's mock model server on
+//! loopback.
+//!
+//! Runs when `PLANWRIGHT_REAL_AGENTS=1` (set by `.ci/run`, after
+//! `.ci/install-agents` put the pinned CLIs in its cache); with it set, a
+//! CLI that is missing, or a mock its CLI never called, fails the test.
+//! The CLIs are found in the folders of `PLANWRIGHT_AGENT_BIN_DIRS` (`:`
+//! between them), else in those listed in the cache's `agents/bin-dirs`.
+#![forbid(unsafe_code)]
+
+use planwright_testkit::mock_model::{MockModel, Script, Trouble, FINAL_MESSAGE, USAGE};
+use planwright_testkit::{text, Env};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
+
+/// What the ticket's file holds once its agent wrote it.
+const CONTENT: &str = "made by a real agent";
+
+/// Whether the tier was asked for; says why not otherwise.
+fn wanted(test: &str) -> bool {
+    let on = std::env::var("PLANWRIGHT_REAL_AGENTS").is_ok_and(|v| v == "1");
+    if !on {
+        eprintln!("{test}: not run; set PLANWRIGHT_REAL_AGENTS=1 (after .ci/install-agents)");
+    }
+    on
+}
+
+/// The folders the pinned CLIs were installed in.
+fn bin_dirs() -> Vec<PathBuf> {
+    if let Some(dirs) = std::env::var_os("PLANWRIGHT_AGENT_BIN_DIRS") {
+        return std::env::split_paths(&dirs).collect();
+    }
+    let cache = std::env::var_os("PLANWRIGHT_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/planwright-ci"),
+        PathBuf::from,
+    );
+    let listed = std::fs::read_to_string(cache.join("agents/bin-dirs")).unwrap_or_default();
+    listed.lines().map(PathBuf::from).collect()
+}
+
+/// The folder holding `cli`, or a failure naming how to install it.
+fn cli_dir(cli: &str) -> PathBuf {
+    let dirs = bin_dirs();
+    dirs.iter()
+        .find(|d| d.join(cli).is_file())
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "PLANWRIGHT_REAL_AGENTS=1 but `{cli}` is in none of {dirs:?}: run .ci/install-agents \
+                 (or set PLANWRIGHT_AGENT_BIN_DIRS)"
+            )
+        })
+}
+
+/// One CLI's set-up, as docs/agents.md describes it for a user with a
+/// gateway.
+struct Setup {
+    /// The adapter (and the CLI's name).
+    agent: &'static str,
+    /// The model `[agent] model` names.
+    model: &'static str,
+    /// Variables for planwright's environment.
+    env: Vec<(&'static str, String)>,
+    /// Files in the test `$HOME`.
+    files: Vec<(&'static str, String)>,
+}
+
+fn claude(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "claude",
+        model: "claude-sonnet-4-6",
+        env: vec![
+            ("ANTHROPIC_BASE_URL", mock.base_url()),
+            ("ANTHROPIC_API_KEY", "test-key".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ],
+        files: vec![],
+    }
+}
+
+fn gemini(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "gemini",
+        model: "gemini-2.5-flash",
+        env: vec![
+            ("GOOGLE_GEMINI_BASE_URL", mock.base_url()),
+            ("GEMINI_API_KEY", "test-key".into()),
+        ],
+        files: vec![(
+            ".gemini/settings.json",
+            json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
+        )],
+    }
+}
+
+fn codex(mock: &MockModel) -> Setup {
+    let config = format!(
+        "model = \"gpt-5.4\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
+        mock.base_url()
+    );
+    Setup {
+        agent: "codex",
+        model: "gpt-5.4",
+        env: vec![("OPENAI_API_KEY", "test-key".into())],
+        files: vec![(".codex/config.toml", config)],
+    }
+}
+
+fn opencode(mock: &MockModel) -> Setup {
+    let config = json!({"provider": {"mock": {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "mock",
+        "options": {"baseURL": format!("{}/v1", mock.base_url()), "apiKey": "test-key"},
+        "models": {"gpt-5.4": {"name": "gpt-5.4",
+            "cost": {"input": 2.5, "output": 15.0, "cache_read": 0.25, "cache_write": 2.5}}}}}});
+    Setup {
+        agent: "opencode",
+        model: "mock/gpt-5.4",
+        env: vec![],
+        files: vec![(".config/opencode/opencode.json", config.to_string())],
+    }
+}
+
+fn aider(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "aider",
+        model: "openai/gpt-5.4",
+        env: vec![
+            ("OPENAI_API_BASE", format!("{}/v1", mock.base_url())),
+            ("OPENAI_API_KEY", "test-key".into()),
+        ],
+        files: vec![],
+    }
+}
+
+/// A repository with one ticket, `A`, that creates `a.txt`, checked by a
+/// gate; the CLI's files in the home; `[agent]` as given.
+fn tier_env(setup: &Setup, agent_toml: &str) -> Env {
+    let env = Env::new(&[("README.md", "hi\n")]).with_cli(BIN);
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "made", "argv": ["grep", "-qx", CONTENT, "a.txt"]}],
+        "tickets": [{"id": "A", "title": "A",
+            "body": format!("Create the file a.txt holding the line `{CONTENT}`."),
+            "scope": [{"pattern": "a.txt", "op": "create"}]}]});
+    std::fs::write(env.root().join("plan.json"), plan.to_string()).unwrap();
+    for (rel, body) in &setup.files {
+        planwright_testkit::write(env.cli().home(), rel, body);
+    }
+    let config = format!(
+        "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{agent_toml}",
+        setup.model,
+        cli_dir(setup.agent).join(setup.agent).display()
+    );
+    std::fs::write(env.root().join("planwright.toml"), config).unwrap();
+    env
+}
+
+/// Every file under `dir` with its content, but `repo/` (the run's own).
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path == dir.join("repo") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                todo.push(path);
+            } else {
+                let body = std::fs::read(&path).unwrap_or_default();
+                files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), body);
+            }
+        }
+    }
+    files
+}
+
+/// `planwright run` with the set-up's CLI; the summary, after checking
+/// that nothing outside the repository changed.
+fn run(env: &Env, setup: &Setup) -> (Output, Value) {
+    let before = tree(env.root());
+    let path = std::env::join_paths(
+        std::iter::once(cli_dir(setup.agent))
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let mut cmd = env.command();
+    cmd.args(["run", "plan.json", "--repo", "repo", "--agent", setup.agent])
+        .args(["--jobs", "1", "--output", "json"])
+        .env("PATH", path);
+    for (k, v) in &setup.env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let after = tree(env.root());
+    let changed: Vec<&PathBuf> = after
+        .iter()
+        .filter(|(p, body)| before.get(*p) != Some(*body))
+        .map(|(p, _)| p)
+        .chain(before.keys().filter(|p| !after.contains_key(*p)))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "{} wrote outside its slot: {changed:?}",
+        setup.agent
+    );
+    let summary = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    });
+    (out, summary)
+}
+
+fn report(env: &Env) -> Value {
+    let out = env.planwright(&["report", "--repo", "repo", "--output", "json"]);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stdout)))
+}
+
+fn events(env: &Env, name: &str) -> Vec<Value> {
+    let runs = env.repo().join(".planwright/runs");
+    let run = std::fs::read_dir(runs).unwrap().next().unwrap().unwrap();
+    std::fs::read_to_string(run.path().join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == name)
+        .collect()
+}
+
+/// The agent logs of the ticket's attempts, for failure messages.
+fn logs(env: &Env) -> String {
+    let mut all = String::new();
+    let runs = env.repo().join(".planwright/runs");
+    for run in std::fs::read_dir(runs).into_iter().flatten().flatten() {
+        let dir = run.path().join("tickets/A");
+        for f in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if f.file_name().to_string_lossy().ends_with(".agent.log") {
+                all.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+            }
+        }
+    }
+    all
+}
+
+/// The usage of `calls` answered calls, as planwright normalizes it; the
+/// providers but Anthropic report no cache writes.
+fn usage_of(calls: usize, cache_write: bool) -> Value {
+    let n = calls as u64;
+    json!({"input_tokens": USAGE.input * n, "output_tokens": USAGE.output * n,
+        "cache_read_tokens": USAGE.cache_read * n,
+        "cache_write_tokens": if cache_write { USAGE.cache_write * n } else { 0 }})
+}
+
+/// The price table's figure for `usage` of `model` (USD per million).
+fn priced(usage: &Value, rates: [f64; 4]) -> f64 {
+    let kinds = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
+    kinds
+        .iter()
+        .zip(rates)
+        .map(|(k, r)| usage[k].as_u64().unwrap() as f64 * r)
+        .sum::<f64>()
+        / 1e6
+}
+
+/// What the tests expect of a CLI's figures.
+struct Expect {
+    /// Its model, as the report names it.
+    model: &'static str,
+    cache_write: bool,
+    /// The shipped prices of its model: input, output, cache read, cache write.
+    rates: [f64; 4],
+    cost_source: &'static str,
+}
+
+/// The ticket merged with the file's content, and its last attempt's
+/// figures are exactly what the mock sent.
+fn assert_merged(env: &Env, mock: &MockModel, summary: &Value, expect: &Expect) {
+    let logs = logs(env);
+    assert_eq!(summary["merged"], json!(["A"]), "{summary}\n{logs}");
+    let file = std::fs::read_to_string(env.repo().join("a.txt")).unwrap_or_default();
+    assert_eq!(file, format!("{CONTENT}\n"));
+    let answered = mock.answered();
+    assert!(!answered.is_empty(), "the CLI never called the mock\n{logs}");
+    let report = report(env);
+    let attempts = report["tickets"][0]["attempts"].as_array().unwrap();
+    let last = attempts.last().unwrap();
+    assert_eq!(last["agent_outcome"], "finished", "{last}");
+    assert_eq!(last["model"], expect.model, "{last}");
+    // Only the last attempt's calls were answered.
+    let usage = usage_of(answered.len(), expect.cache_write);
+    assert_eq!(last["usage"], usage, "{} calls\n{logs}", answered.len());
+    assert_eq!(last["cost_source"], expect.cost_source, "{last}");
+    let cost = last["cost_usd"].as_f64().unwrap();
+    let want = priced(&usage, expect.rates);
+    assert!((cost - want).abs() < 1e-9, "cost {cost}, priced {want}");
+    let final_message = report["tickets"][0]["attempts"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["final_message"]
+        .as_str()
+        .unwrap_or(FINAL_MESSAGE)
+        .to_string();
+    assert!(final_message.contains(FINAL_MESSAGE) || expect.model.contains('/'));
+}
+
+const CLAUDE: Expect = Expect {
+    model: "claude-sonnet-4-6",
+    cache_write: true,
+    rates: [3.0, 15.0, 0.3, 3.75],
+    cost_source: "reported",
+};
+
+const GEMINI: Expect = Expect {
+    model: "gemini-2.5-flash",
+    cache_write: false,
+    rates: [0.30, 2.50, 0.03, 0.30],
+    cost_source: "computed",
+};
+
+const CODEX: Expect = Expect {
+    model: "gpt-5.4",
+    cache_write: false,
+    rates: [2.5, 15.0, 0.25, 2.5],
+    cost_source: "computed",
+};
+
+fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
+    if !wanted(test) {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let setup = setup(&mock);
+    let env = tier_env(&setup, "timeout_secs = 120\n");
+    let (out, summary) = run(&env, &setup);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_merged(&env, &mock, &summary, expect);
+}
+
+fn script(trouble: Option<(Trouble, usize)>) -> Script {
+    Script {
+        file: "a.txt".into(),
+        content: CONTENT.into(),
+        trouble,
+    }
+}
+
+#[test]
+fn claude_ok() {
+    ok("claude_ok", claude, &CLAUDE);
+}
+
+#[test]
+fn gemini_ok() {
+    ok("gemini_ok", gemini, &GEMINI);
+}
+
+#[test]
+fn codex_ok() {
+    ok("codex_ok", codex, &CODEX);
+}
+
+#[test]
+fn opencode_ok() {
+    ok(
+        "opencode_ok",
+        opencode,
+        &Expect {
+            model: "mock/gpt-5.4",
+            cost_source: "reported",
+            ..CODEX
+        },
+    );
+}
+
+#[test]
+fn aider_ok() {
+    ok(
+        "aider_ok",
+        aider,
+        &Expect {
+            model: "openai/gpt-5.4",
+            ..CODEX
+        },
+    );
+}
