@@ -69,6 +69,12 @@ pub struct Request {
 }
 
 impl Request {
+    /// Whether the request offered the model tools (a CLI's own side
+    /// calls, such as opencode's title, offer none).
+    pub fn offers_tools(&self) -> bool {
+        self.body["tools"].as_array().is_some_and(|t| !t.is_empty())
+    }
+
     /// Whether this asked a model for an answer (not a token count or a
     /// listing of models).
     pub fn is_model_call(&self) -> bool {
@@ -471,6 +477,9 @@ fn next_turn(api: Api, body: &Value, script: &Script) -> Turn {
         Turn::Tool("exec_command".into(), json!({"cmd": shell}))
     } else if has("shell") {
         Turn::Tool("shell".into(), json!({"command": ["bash", "-lc", shell]}))
+    } else if has("apply_patch") {
+        let patch = format!("*** Begin Patch\n*** Add File: {file}\n+{content}\n*** End Patch\n");
+        Turn::Tool("apply_patch".into(), json!({"patchText": patch}))
     } else {
         // aider's "whole" edit format: the file name, then the whole file.
         Turn::Text(format!("{file}\n```\n{content}\n```\n"))

@@ -1,13 +1,14 @@
 //! OpenAI Codex CLI (`codex exec`), headless:
 //!
 //! ```text
-//! codex exec --json --sandbox workspace-write --skip-git-repo-check
+//! codex exec --json --sandbox danger-full-access --skip-git-repo-check
 //!   --color never -C WORKTREE [-m M] - < prompt
 //! ```
 //!
-//! `exec` never asks for approval; `--sandbox workspace-write` lets the
-//! agent's commands write only inside the workspace (and temporary dirs)
-//! with the network off, by Codex's own sandbox. `--skip-git-repo-check`
+//! `exec` never asks for approval; planwright's sandbox confines the
+//! agent's commands, and Codex's own (which cannot start inside it) is off;
+//! with `[sandbox] mode = "off"`, `--sandbox workspace-write` lets them
+//! write only inside the workspace (and temporary dirs), by Codex's own. `--skip-git-repo-check`
 //! because a workspace is not a folder the user marked as trusted. Follows
 //! the `exec --json` JSONL of codex-rs `exec_events.rs` (0.5x and later):
 //! `thread.started`, `item.completed` (agent_message), `turn.completed`
@@ -33,7 +34,7 @@ impl Cli for Codex {
             "exec",
             "--json",
             "--sandbox",
-            "workspace-write",
+            own_sandbox(ctx),
             "--skip-git-repo-check",
             "--color",
             "never",
@@ -64,6 +65,23 @@ impl Cli for Codex {
                 Seed::copy(user.join("config.toml"), "config.toml"),
             ],
         })
+    }
+}
+
+/// Codex's own sandbox for the agent's commands. Its bundled bubblewrap
+/// cannot mount inside planwright's sandbox (`bwrap: Failed to make /
+/// slave`), so every command would hang and fail: where planwright
+/// confines the agent's writes, Codex's is off (`danger-full-access`) and
+/// planwright's holds; `workspace-write` only when planwright's is off.
+fn own_sandbox(ctx: &AttemptContext) -> &'static str {
+    let confined = ctx
+        .confine
+        .as_ref()
+        .is_some_and(|c| c.containment.confines_writes());
+    if confined {
+        "danger-full-access"
+    } else {
+        "workspace-write"
     }
 }
 
