@@ -420,6 +420,56 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
     assert_merged(&env, &mock, &summary, expect);
 }
 
+/// `trouble` for the first `times` model calls; then the ticket must merge
+/// (after the attempt outcomes `outcomes`) with the figures of the calls
+/// answered.
+fn troubled(
+    test: &str,
+    setup: fn(&MockModel) -> Setup,
+    expect: &Expect,
+    trouble: (Trouble, usize),
+    outcomes: &[&str],
+) -> (Env, MockModel) {
+    let mock = MockModel::start(script(Some(trouble)));
+    let setup = setup(&mock);
+    // A pause is at least the first backoff, and at most `max_pause`.
+    let env = tier_env(&setup, "timeout_secs = 20\nmax_pause = 2\n");
+    let (out, summary) = run(&env, &setup);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{test}: {summary}\n{}\n{}",
+        logs(&env),
+        seen(&mock)
+    );
+    assert_merged(&env, &mock, &summary, expect);
+    let report = report(&env);
+    let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["agent_outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(seen_outcomes, outcomes, "{test}\n{}", logs(&env));
+    let troubled =
+        mock.requests().iter().filter(|r| r.is_model_call()).count() - mock.answered().len();
+    assert!(
+        troubled >= trouble.1,
+        "{test}: the CLI never met the trouble\n{}",
+        seen(&mock)
+    );
+    (env, mock)
+}
+
+/// An `Unavailable` attempt paused its pool (or ticket) once, and used
+/// no strike.
+fn assert_paused(env: &Env, reason_starts: &str) {
+    let paused = events(env, "pool_paused");
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    let reason = paused[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with(reason_starts), "{reason}");
+}
+
 fn script(trouble: Option<(Trouble, usize)>) -> Script {
     Script {
         file: "a.txt".into(),
@@ -469,3 +519,94 @@ fn aider_ok() {
         },
     );
 }
+
+/// Claude Code makes this many calls before it gives up on a refusal.
+const CLAUDE_CALLS: usize = 3;
+
+#[test]
+fn claude_rate_limited() {
+    if !wanted("claude_rate_limited") {
+        return;
+    }
+    let limited = Trouble::RateLimited {
+        retry_after_secs: 1,
+    };
+    let (env, _) = troubled(
+        "claude_rate_limited",
+        claude,
+        &CLAUDE,
+        (limited, CLAUDE_CALLS),
+        &["unavailable", "finished"],
+    );
+    assert_paused(&env, "API Error: Request rejected (429)");
+}
+
+#[test]
+fn claude_overloaded() {
+    if !wanted("claude_overloaded") {
+        return;
+    }
+    let over = Trouble::Overloaded { status: 529 };
+    let (env, _) = troubled(
+        "claude_overloaded",
+        claude,
+        &CLAUDE,
+        (over, CLAUDE_CALLS),
+        &["unavailable", "finished"],
+    );
+    assert_paused(&env, "API Error: ");
+}
+
+#[test]
+fn claude_hung_stream() {
+    if !wanted("claude_hung_stream") {
+        return;
+    }
+    let (env, _) = troubled(
+        "claude_hung_stream",
+        claude,
+        &CLAUDE,
+        (Trouble::Hang, 1),
+        &["timed_out", "finished"],
+    );
+    assert!(events(&env, "pool_paused").is_empty());
+}
+
+#[test]
+fn gemini_rate_limited() {
+    if !wanted("gemini_rate_limited") {
+        return;
+    }
+    let limited = Trouble::RateLimited {
+        retry_after_secs: 1,
+    };
+    let (env, _) = troubled(
+        "gemini_rate_limited",
+        gemini,
+        &GEMINI,
+        (limited, GEMINI_CALLS),
+        &["unavailable", "finished"],
+    );
+    assert_paused(&env, "Gemini CLI was retrying when it stopped: Attempt ");
+}
+
+#[test]
+fn gemini_overloaded() {
+    if !wanted("gemini_overloaded") {
+        return;
+    }
+    let over = Trouble::Overloaded { status: 503 };
+    let (env, _) = troubled(
+        "gemini_overloaded",
+        gemini,
+        &GEMINI,
+        (over, GEMINI_CALLS),
+        &["unavailable", "finished"],
+    );
+    assert_paused(&env, "Gemini CLI was retrying when it stopped: Attempt ");
+}
+
+/// Refused calls for Gemini CLI: it retries them on its own (ten times,
+/// with growing waits) past the test's agent timeout, which ends the
+/// first attempt while it waits; the second gets an answer.
+const GEMINI_CALLS: usize = 3;

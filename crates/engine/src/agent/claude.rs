@@ -26,6 +26,7 @@ use super::cli::{Seed, StateLayout, StreamParser};
 use super::limits::{self, Now};
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
+use std::time::Duration;
 
 /// The Claude Code adapter.
 #[derive(Default)]
@@ -56,6 +57,13 @@ impl Cli for Claude {
         args
     }
 
+    /// Claude Code retries a refused call up to ten times on its own, with
+    /// growing waits that can outlast the agent's timeout; after two it
+    /// gives up and planwright's pause (which honours the reset) takes over.
+    fn env(&self) -> Vec<(String, String)> {
+        vec![(MAX_RETRIES_ENV.into(), MAX_RETRIES.to_string())]
+    }
+
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<ClaudeParser>::default()
     }
@@ -76,6 +84,12 @@ impl Cli for Claude {
     }
 }
 
+/// The variable that bounds Claude Code's own retries of a refused call.
+pub const MAX_RETRIES_ENV: &str = "CLAUDE_CODE_MAX_RETRIES";
+
+/// Its retries: a refused attempt makes `1 + MAX_RETRIES` calls.
+pub const MAX_RETRIES: u32 = 2;
+
 /// How Claude Code words a refusal by its provider at the start of a
 /// failed result's text (lower case): the subscription's usage limits, an
 /// API error with status 429 or 529 (overloaded), an empty balance.
@@ -85,15 +99,19 @@ const LIMITS: &[&str] = &[
     "5-hour limit reached",
     "api error: 429",
     "api error: 529",
+    "api error: 500",
+    "api error: 502",
+    "api error: 503",
+    "api error: request rejected (429)",
     "api error: rate limit",
     "api error: overloaded",
     "api error: repeated 529",
     "credit balance is too low",
 ];
 
-/// The HTTP statuses of `api_error_status` that are the provider's refusal:
-/// rate limited, overloaded.
-const LIMIT_STATUSES: [u64; 2] = [429, 529];
+/// The HTTP statuses of `api_error_status` (and of `api_retry` lines) that
+/// are the provider's refusal: rate limited, failing, overloaded.
+const LIMIT_STATUSES: [u64; 5] = [429, 500, 502, 503, 529];
 
 /// Reads Claude Code's stream-json (or json) output.
 #[derive(Debug, Default)]
@@ -106,6 +124,10 @@ pub struct ClaudeParser {
     rejected: Option<i64>,
     /// What the last result line decided.
     verdict: Option<Verdict>,
+    /// The last `system/api_retry` line of a refusal since the last
+    /// answered call or result: its status and the delay Claude Code chose
+    /// (from the provider's `retry-after`).
+    retry: Option<(u64, Option<u64>)>,
     /// Each API call's tokens so far, by message id (a message's content
     /// blocks arrive as separate lines repeating its usage), until the
     /// result line gives the total.
@@ -128,6 +150,12 @@ impl StreamParser for ClaudeParser {
             self.parsed.session_id = Some(id);
         }
         match v.get("type").and_then(Value::as_str) {
+            Some("system") if text(&v, "subtype").as_deref() == Some("api_retry") => {
+                let status = v.get("error_status").and_then(Value::as_u64);
+                self.retry = status
+                    .filter(|s| LIMIT_STATUSES.contains(s))
+                    .map(|s| (s, v.get("retry_delay_ms").and_then(Value::as_u64)));
+            }
             Some("system") => {
                 if let Some(model) = text(&v, "model") {
                     self.parsed.model = Some(model);
@@ -159,15 +187,23 @@ impl StreamParser for ClaudeParser {
         if parsed.final_message.is_none() {
             parsed.final_message = self.last_text.take();
         }
+        let delay = self.retry.and_then(|(_, ms)| ms).map(Duration::from_millis);
         if let Some(v) = self.verdict.take() {
             if v.limited {
                 let reset = v.resets_at.map(|t| limits::until(t, now));
                 parsed.limit = Some(Limit {
-                    retry_after: reset.or_else(|| limits::retry_after(&v.message, now)),
+                    retry_after: reset
+                        .or_else(|| limits::retry_after(&v.message, now))
+                        .or(delay),
                     reason: v.message.clone(),
                 });
             }
             parsed.failure = Some(v.message);
+        } else if let Some((status, _)) = self.retry {
+            parsed.retrying = Some(Limit {
+                reason: format!("Claude Code was retrying API error {status} when it stopped"),
+                retry_after: delay,
+            });
         }
         parsed
     }
@@ -175,6 +211,10 @@ impl StreamParser for ClaudeParser {
 
 impl ClaudeParser {
     fn assistant(&mut self, v: &Value) {
+        // A call answered after retries: the refusal is over.
+        if v.get("is_api_error_message").and_then(Value::as_bool) != Some(true) {
+            self.retry = None;
+        }
         let id = v.pointer("/message/id").and_then(Value::as_str);
         if let (Some(id), Some(u)) = (id, v.pointer("/message/usage")) {
             let u = usage(u);
@@ -221,6 +261,7 @@ impl ClaudeParser {
         }
         let rejected = self.rejected.take();
         self.verdict = None;
+        let retry = self.retry.take();
         if v.get("is_error").and_then(Value::as_bool) != Some(true) {
             return;
         }
@@ -233,6 +274,8 @@ impl ClaudeParser {
             limited,
             resets_at: rejected,
         });
+        // Its delay stays the reset hint of this verdict.
+        self.retry = retry.filter(|_| limited);
     }
 }
 
@@ -270,7 +313,6 @@ fn error_message(v: &Value) -> String {
 mod tests {
     use super::*;
     use crate::agent::cli::parse_output;
-    use std::time::Duration;
 
     const NOW: Now = Now {
         unix: 1_796_040_000,
@@ -393,5 +435,42 @@ mod tests {
         ]);
         assert!(!cut.complete && cut.usage.is_none());
         assert_eq!(cut.final_message.as_deref(), Some("half"));
+    }
+
+    /// Claude Code 2.1.332 against a server answering 429 with
+    /// `retry-after: 1` (recorded by the real-agent tier).
+    const RETRY: &str = r#"{"type":"system","subtype":"api_retry","attempt":2,"max_retries":2,"retry_delay_ms":1148,"error_status":429,"error":"rate_limit","session_id":"s"}"#;
+
+    #[test]
+    fn a_refusal_takes_its_reset_from_the_retry_delay_claude_chose() {
+        let p = parse(&[
+            RETRY,
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit"}]},"is_api_error_message":true,"api_error_status":429}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit"}"#,
+        ]);
+        let limit = p.limit.unwrap();
+        assert_eq!(limit.retry_after, Some(Duration::from_millis(1148)));
+        assert!(p.retrying.is_none());
+        for status in [500, 502, 503, 529] {
+            let line = format!(
+                r#"{{"type":"result","is_error":true,"api_error_status":{status},"result":"API Error: {status}"}}"#
+            );
+            assert!(parse(&[line.as_str()]).limit.is_some(), "{status}");
+        }
+    }
+
+    #[test]
+    fn output_that_ends_while_retrying_a_refusal_says_so() {
+        let p = parse(&[RETRY]);
+        let retrying = p.retrying.unwrap();
+        assert_eq!(retrying.retry_after, Some(Duration::from_millis(1148)));
+        assert!(retrying.reason.contains("429"), "{}", retrying.reason);
+        // A call answered after the retry ends it; a retry of another
+        // error (a 400) is no refusal.
+        let answered =
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"ok"}]}}"#;
+        assert!(parse(&[RETRY, answered]).retrying.is_none());
+        let other = RETRY.replace("\"error_status\":429", "\"error_status\":400");
+        assert!(parse(&[other.as_str()]).retrying.is_none());
     }
 }

@@ -39,6 +39,9 @@ pub struct Parsed {
     pub failure: Option<String>,
     /// The CLI reported a rate limit or an exhausted quota.
     pub limit: Option<Limit>,
+    /// The CLI was waiting to retry a call its provider refused when its
+    /// output ended: a timeout then is the provider's, not the ticket's.
+    pub retrying: Option<Limit>,
     /// The CLI's final record was seen (false: the output was cut short).
     pub complete: bool,
 }
@@ -353,9 +356,15 @@ impl<C: Cli> CliAgent<C> {
 /// else of stdout) gives up; a success exit with output cut short is still
 /// finished (the workspace decides), only without usage.
 pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
-    match done.exit {
-        Exit::TimedOut => return AgentOutcome::TimedOut,
-        Exit::Cancelled => return AgentOutcome::Cancelled,
+    match (&done.exit, parsed.retrying.clone()) {
+        (Exit::TimedOut, Some(limit)) => {
+            return AgentOutcome::Unavailable {
+                retry_after: limit.retry_after,
+                reason: limit.reason,
+            }
+        }
+        (Exit::TimedOut, None) => return AgentOutcome::TimedOut,
+        (Exit::Cancelled, _) => return AgentOutcome::Cancelled,
         _ => {}
     }
     let failed = !done.success() || parsed.failure.is_some();
@@ -574,6 +583,21 @@ mod tests {
         assert_eq!(
             decide(&done(Exit::TimedOut, "quota"), &ok),
             AgentOutcome::TimedOut
+        );
+        let retrying = Parsed {
+            retrying: Some(Limit {
+                reason: "retrying API error 429".into(),
+                retry_after: Some(Duration::from_secs(9)),
+            }),
+            ..ok.clone()
+        };
+        assert_eq!(
+            decide(&done(Exit::TimedOut, ""), &retrying),
+            AgentOutcome::Unavailable {
+                retry_after: Some(Duration::from_secs(9)),
+                reason: "retrying API error 429".into()
+            },
+            "a timeout while the CLI waited to retry a refusal"
         );
         let blocked = Parsed {
             final_message: Some("I looked.\nTICKET-BLOCKED: no spec".into()),

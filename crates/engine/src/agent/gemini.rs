@@ -20,7 +20,7 @@
 
 use super::cli::{count, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
-use super::limits::Now;
+use super::limits::{self, Now};
 use super::{AttemptContext, Usage};
 use serde_json::Value;
 
@@ -98,7 +98,10 @@ impl StreamParser for GeminiParser {
     fn finish(&mut self, output_tail: &str, now: Now) -> Parsed {
         let object = last_object(&self.stdout).or_else(|| last_object(output_tail));
         let Some(v) = object else {
-            return Parsed::default();
+            return Parsed {
+                retrying: retrying(output_tail),
+                ..Parsed::default()
+            };
         };
         let mut p = Parsed {
             complete: v.get("response").is_some() || v.get("error").is_some(),
@@ -127,6 +130,36 @@ fn is_limit(error: &Value) -> bool {
     kind.ends_with("QuotaError")
         || code.and_then(Value::as_u64) == Some(429)
         || code.and_then(Value::as_str) == Some("429")
+}
+
+/// The statuses Gemini CLI retries on its own that are its provider's
+/// trouble: rate limited, failing, overloaded.
+const RETRIED_STATUSES: [&str; 5] = ["429", "500", "502", "503", "529"];
+
+/// Whether Gemini CLI's output ended while it waited to retry a refused
+/// call: its last `Attempt N failed` line is a quota refusal (followed by
+/// `Suggested retry after 1s.. Retrying after 5365ms...`) or names one of
+/// [`RETRIED_STATUSES`] (`Attempt 1 failed with status 503. Retrying with
+/// backoff...`). The suggested delay is the reset.
+fn retrying(tail: &str) -> Option<Limit> {
+    let lines: Vec<&str> = tail.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .rposition(|l| l.starts_with("Attempt ") && l.contains(" failed"))?;
+    let line = lines[at];
+    let next = lines.get(at + 1).copied().unwrap_or("");
+    let suggested = next.strip_prefix("Suggested retry after ");
+    let status = line
+        .split_once(" failed with status ")
+        .map(|(_, rest)| rest.get(..3).unwrap_or(""));
+    let refused = suggested.is_some() || status.is_some_and(|s| RETRIED_STATUSES.contains(&s));
+    if !refused {
+        return None;
+    }
+    Some(Limit {
+        reason: format!("Gemini CLI was retrying when it stopped: {line}"),
+        retry_after: suggested.and_then(limits::duration),
+    })
 }
 
 /// Tokens per model: `prompt` includes `cached`; thoughts are billed as output.
@@ -211,5 +244,23 @@ mod tests {
         assert!(p.failure.is_some() && p.limit.is_none(), "{p:?}");
         let garbage = parse("{\n  \"response\": \"cut", "Error: boom");
         assert_eq!(garbage, Parsed::default());
+    }
+
+    #[test]
+    fn output_that_ends_while_retrying_a_refusal_says_so() {
+        // gemini-cli 0.61.0 against a server answering 429 with
+        // `retryDelay: 1s`, then 503 (recorded by the real-agent tier).
+        let quota = "YOLO mode is enabled.\nAttempt 1 failed: Resource has been exhausted (e.g. check quota).\nSuggested retry after 1s.. Retrying after 5365ms...\n";
+        let r = parse("", quota).retrying.unwrap();
+        assert_eq!(r.retry_after, Some(Duration::from_secs(1)));
+        assert!(r.reason.contains("Attempt 1 failed"), "{}", r.reason);
+        let over = "Attempt 2 failed with status 503. Retrying with backoff... _ApiError: {\"error\":{\"code\":503}}\n    at async retryWithBackoff (file:///x.js:1:2)\n";
+        let r = parse("", over).retrying.unwrap();
+        assert_eq!(r.retry_after, None);
+        let bad_request = "Attempt 1 failed with status 400. Retrying with backoff...\n";
+        assert!(parse("", bad_request).retrying.is_none());
+        // A final object says how the run ended: no retry was pending.
+        let done = "{\"response\": \"Done.\"}\n";
+        assert!(parse(done, quota).retrying.is_none());
     }
 }
