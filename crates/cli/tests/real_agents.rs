@@ -610,3 +610,18 @@ fn gemini_overloaded() {
 /// with growing waits) past the test's agent timeout, which ends the
 /// first attempt while it waits; the second gets an answer.
 const GEMINI_CALLS: usize = 3;
+
+#[test]
+fn gemini_hung_stream() {
+    if !wanted("gemini_hung_stream") {
+        return;
+    }
+    let (env, _) = troubled(
+        "gemini_hung_stream",
+        gemini,
+        &GEMINI,
+        (Trouble::Hang, 1),
+        &["timed_out", "finished"],
+    );
+    assert!(events(&env, "pool_paused").is_empty());
+}
