@@ -10,7 +10,7 @@
 //! between them), else in those listed in the cache's `agents/bin-dirs`.
 #![forbid(unsafe_code)]
 
-use planwright_testkit::mock_model::{MockModel, Script, Trouble, FINAL_MESSAGE, USAGE};
+use planwright_testkit::mock_model::{MockModel, Script, Trouble, USAGE};
 use planwright_testkit::{text, Env};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -364,15 +364,6 @@ fn assert_merged(env: &Env, mock: &MockModel, summary: &Value, expect: &Expect) 
     let cost = last["cost_usd"].as_f64().unwrap();
     let want = priced(&usage, expect.rates);
     assert!((cost - want).abs() < 1e-9, "cost {cost}, priced {want}");
-    let final_message = report["tickets"][0]["attempts"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["final_message"]
-        .as_str()
-        .unwrap_or(FINAL_MESSAGE)
-        .to_string();
-    assert!(final_message.contains(FINAL_MESSAGE) || expect.model.contains('/'));
 }
 
 const CLAUDE: Expect = Expect {
