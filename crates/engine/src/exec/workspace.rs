@@ -121,6 +121,7 @@ impl Workspaces {
         self.containment.confine(Policy {
             writable,
             network: true,
+            proxy: None,
             overlay: None,
         })
     }
@@ -192,6 +193,7 @@ impl Workspaces {
         let confine = self.containment.confine(Policy {
             writable: vec![dir.clone(), tmp.clone()],
             network: true,
+            proxy: None,
             overlay: None,
         });
         let place = "in the agent's workspace";

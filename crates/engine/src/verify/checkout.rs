@@ -221,6 +221,7 @@ impl Checkouts {
         self.containment.confine(Policy {
             writable,
             network: true,
+            proxy: None,
             overlay: None,
         })
     }
@@ -235,6 +236,7 @@ impl Checkouts {
         self.containment.confine(Policy {
             writable,
             network,
+            proxy: None,
             overlay,
         })
     }
