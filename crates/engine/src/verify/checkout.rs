@@ -22,6 +22,7 @@
 
 use crate::beneath::Dir;
 use crate::error::EngineError;
+use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
     create_parent, fresh_dir, remove_any, reset, reset_files, WorkspaceSettings, Workspaces,
@@ -44,6 +45,8 @@ pub struct Checkouts {
     setup: Setup,
     containment: Containment,
     gate_network: bool,
+    /// How set-ups reach the network.
+    network: Network,
     /// Directories an agent may write: kept off every gate's `PATH`.
     agent_writable: Vec<PathBuf>,
     /// Whether gates write through an overlay, so only planwright writes
@@ -84,6 +87,7 @@ impl Checkouts {
             repo,
             containment,
             gate_network: contain.gate_network,
+            network: Network::new(contain),
             agent_writable,
             overlay,
             synced: Arc::default(),
@@ -311,8 +315,9 @@ impl Checkouts {
             .own_git(&index, &dir)
             .args(["clean", "-q", "-ffdx"])
             .output()?;
-        // Installing dependencies needs the network.
-        let confine = self.confine(&dir, tmp, true, None);
+        // Installing dependencies needs the registries.
+        let mut confine = self.confine(&dir, tmp, false, None);
+        self.network.apply(&mut confine.policy, SETUP_HOSTS);
         let place = "in the gate checkout";
         if let Some(verdict) = self.setup.run(&dir, tmp, &confine, log, place, cancel)? {
             return Ok(Err(verdict));
