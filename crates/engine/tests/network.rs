@@ -31,7 +31,9 @@ fn server(body: &'static str) -> SocketAddr {
 /// Tries the mapped name, the other server directly and through the
 /// proxy: one line each, what came back (or nothing) and curl's code.
 fn probe_script(other: SocketAddr) -> String {
-    let curl = |args: String| format!("printf '%s rc=%s\\n' \"$(curl -sSf {args} 2>/dev/null)\" $?");
+    let curl = |args: String| {
+        format!("out=$(curl -sSf {args} 2>/dev/null); printf 'got=%s rc=%s\\n' \"$out\" $?")
+    };
     [
         curl("http://allowed.test/".into()),
         curl(format!("--noproxy '*' http://{other}/")),
@@ -93,7 +95,7 @@ fn probing_run(network: AgentNetwork) -> (String, String, String) {
     )
 }
 
-/// The probe's lines after `marker` (the set-up's are in its log).
+/// The probe's lines (the set-up's are among the rest of its log).
 fn probe_lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| l.contains(" rc="))
@@ -101,27 +103,42 @@ fn probe_lines(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// How many times the probe ran in `text`, each time seeing `expected`.
+fn probes_seeing(text: &str, expected: &[&str]) -> usize {
+    let lines = probe_lines(text);
+    assert!(!lines.is_empty(), "{text}");
+    for probe in lines.chunks(expected.len()) {
+        assert_eq!(probe, expected, "{text}");
+    }
+    lines.len() / expected.len()
+}
+
 #[test]
 fn agents_and_set_ups_reach_a_mapped_name_through_the_proxy_and_nothing_else() {
     let (probe, agent_log, setup_log) = probing_run(AgentNetwork::Proxy);
-    // Direct: host loopback is not in the agent's network namespace (7);
+    // Direct: host loopback is not in the child's network namespace (7);
     // through the proxy: refused (22, the proxy's 403).
-    let expected = ["allowed rc=0", " rc=7", " rc=22"];
-    assert_eq!(probe_lines(&probe), expected, "{probe}");
-    assert_eq!(probe_lines(&setup_log), expected, "{setup_log}");
-    for log in [&agent_log, &setup_log] {
-        assert!(log.contains("network: through planwright's proxy at 127.0.0.1:3128"), "{log}");
-        assert_eq!(log.matches("proxy: refused 127.0.0.1:").count(), 1, "{log}");
-        assert!(log.contains(": not in the allowlist\n"), "{log}");
+    let expected = ["got=allowed rc=0", "got= rc=7", "got= rc=22"];
+    assert_eq!(probes_seeing(&probe, &expected), 1);
+    // In the workspace, and in the gate checkout.
+    let setups = probes_seeing(&setup_log, &expected);
+    for (log, runs) in [(&agent_log, 1), (&setup_log, setups)] {
+        let proxied = "network: through planwright's proxy at 127.0.0.1:3128";
+        assert_eq!(log.matches(proxied).count(), runs, "{log}");
+        let refused = log.lines().filter(|l| l.starts_with("proxy: refused 127.0.0.1:"));
+        assert!(refused.clone().all(|l| l.ends_with(": not in the allowlist")), "{log}");
+        assert_eq!(refused.count(), runs, "{log}");
     }
 }
 
 #[test]
 fn with_agent_network_none_agents_and_set_ups_reach_nothing() {
     let (probe, agent_log, setup_log) = probing_run(AgentNetwork::None);
-    // No proxy: curl cannot connect to it (7), nor to host loopback.
-    let expected = [" rc=7", " rc=7", " rc=7"];
-    assert_eq!(probe_lines(&probe), expected, "{probe}");
-    assert_eq!(probe_lines(&setup_log), expected, "{setup_log}");
+    // No name resolves (6), and nothing listens at the proxy's address or
+    // the other server's (7).
+    let expected = ["got= rc=6", "got= rc=7", "got= rc=7"];
+    assert_eq!(probes_seeing(&probe, &expected), 1);
+    probes_seeing(&setup_log, &expected);
     assert!(!agent_log.contains("proxy"), "{agent_log}");
+    assert!(!setup_log.contains("proxy"), "{setup_log}");
 }
