@@ -101,12 +101,32 @@ mod tests {
 
     #[test]
     fn allow_entries_parse_and_print_back() {
-        for text in ["api.example.com:443", "*.example.com:443", "10.0.0.7:8080", "[::1]:80"] {
+        for text in [
+            "api.example.com:443",
+            "*.example.com:443",
+            "10.0.0.7:8080",
+            "[::1]:80",
+        ] {
             assert_eq!(HostPort::parse(text).unwrap().to_string(), text);
         }
         let wild = HostPort::parse("*.Example.COM:8443").unwrap();
-        assert_eq!((wild.host.as_str(), wild.subdomains, wild.port), ("example.com", true, 8443));
-        for bad in ["example.com", "example.com:0", "example.com:x", ":443", "*.:443", "a b:443", "*.[::1]:443", "::1:443", "[x]:443", "a/b:443", ".a:443"] {
+        assert_eq!(
+            (wild.host.as_str(), wild.subdomains, wild.port),
+            ("example.com", true, 8443)
+        );
+        for bad in [
+            "example.com",
+            "example.com:0",
+            "example.com:x",
+            ":443",
+            "*.:443",
+            "a b:443",
+            "*.[::1]:443",
+            "::1:443",
+            "[x]:443",
+            "a/b:443",
+            ".a:443",
+        ] {
             assert!(HostPort::parse(bad).is_err(), "{bad}");
         }
     }

@@ -21,7 +21,10 @@ fn server(body: &'static str) -> SocketAddr {
         for mut conn in listener.incoming().flatten() {
             let mut head = [0u8; 4096];
             let _ = conn.read(&mut head);
-            let answer = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+            let answer = format!(
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
             let _ = conn.write_all(answer.as_bytes());
         }
     });
@@ -57,7 +60,10 @@ fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
 }
 
 fn read_all(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+    paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
 }
 
 /// A run whose set-up and agent both probe; the agent's probe is merged
@@ -69,7 +75,11 @@ fn probing_run(network: AgentNetwork) -> (String, String, String) {
     let probe = env.tmp.path().join("probe.sh");
     std::fs::write(&probe, probe_script(other)).unwrap();
     let agent_script = env.tmp.path().join("agent.sh");
-    std::fs::write(&agent_script, format!("cd \"$1\" && sh {} > probe.txt\n", probe.display())).unwrap();
+    std::fs::write(
+        &agent_script,
+        format!("cd \"$1\" && sh {} > probe.txt\n", probe.display()),
+    )
+    .unwrap();
     let opts = AgentOptions {
         cmd: Some(format!("sh {} {{workspace}}", agent_script.display())),
         ..AgentOptions::default()
@@ -125,8 +135,15 @@ fn agents_and_set_ups_reach_a_mapped_name_through_the_proxy_and_nothing_else() {
     for (log, runs) in [(&agent_log, 1), (&setup_log, setups)] {
         let proxied = "network: through planwright's proxy at 127.0.0.1:3128";
         assert_eq!(log.matches(proxied).count(), runs, "{log}");
-        let refused = log.lines().filter(|l| l.starts_with("proxy: refused 127.0.0.1:"));
-        assert!(refused.clone().all(|l| l.ends_with(": not in the allowlist")), "{log}");
+        let refused = log
+            .lines()
+            .filter(|l| l.starts_with("proxy: refused 127.0.0.1:"));
+        assert!(
+            refused
+                .clone()
+                .all(|l| l.ends_with(": not in the allowlist")),
+            "{log}"
+        );
         assert_eq!(refused.count(), runs, "{log}");
     }
 }

@@ -22,7 +22,10 @@ fn server(body: &'static str) -> SocketAddr {
         for mut conn in listener.incoming().flatten() {
             let mut head = [0u8; 4096];
             let _ = conn.read(&mut head);
-            let answer = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+            let answer = format!(
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
             let _ = conn.write_all(answer.as_bytes());
         }
     });

@@ -222,5 +222,8 @@ fn the_network_keys_parse_and_a_bad_allow_entry_says_where_and_how() {
     refusal("[sandbox]\nagent_network = 'direct'\n");
     refusal("[sandbox]\nhosts = { 'x' = 'localhost' }\n");
     let err = refusal("[sandbox]\nallow = ['api.github.com']\n").to_string();
-    assert!(err.contains("line 2") && err.contains("names no port"), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("names no port"),
+        "{err}"
+    );
 }

@@ -45,7 +45,7 @@ pub struct Checkouts {
     setup: Setup,
     containment: Containment,
     gate_network: bool,
-    /// How set-ups reach the network.
+    /// How set-ups and reviewers reach the network.
     network: Network,
     /// Directories an agent may write: kept off every gate's `PATH`.
     agent_writable: Vec<PathBuf>,
@@ -220,14 +220,15 @@ impl Checkouts {
     }
 
     /// A reviewer's sandbox: it reads everything and writes only `writable`
-    /// (its verdict's folder); it needs the network for its model.
-    pub fn reviewer_confine(&self, writable: Vec<PathBuf>) -> Confine {
-        self.containment.confine(Policy {
+    /// (its verdict's folder); it reaches its model as an agent does, its
+    /// adapter's `hosts` through the proxy by default.
+    pub fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
+        let mut policy = Policy {
             writable,
-            network: true,
-            proxy: None,
-            overlay: None,
-        })
+            ..Policy::default()
+        };
+        self.network.apply(&mut policy, hosts);
+        self.containment.confine(policy)
     }
 
     /// A sandbox that may write `dir` (through `overlay` when there is

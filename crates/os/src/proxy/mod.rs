@@ -132,7 +132,14 @@ fn describe(rules: &Rules, at: SocketAddr) -> String {
     let allow: Vec<String> = rules
         .allow
         .iter()
-        .map(|a| format!("{}{}:{}", if a.subdomains { "*." } else { "" }, a.host, a.port))
+        .map(|a| {
+            format!(
+                "{}{}:{}",
+                if a.subdomains { "*." } else { "" },
+                a.host,
+                a.port
+            )
+        })
         .collect();
     let hosts: Vec<String> = rules
         .hosts
@@ -258,7 +265,11 @@ fn serve(client: &TcpStream, id: u64, shared: &Shared) {
         Ok(upstream) => upstream,
         Err(e) => {
             shared.note(&format!("proxy: cannot reach {target}: {e}\n"));
-            let _ = reply(client, "502 Bad Gateway", &format!("cannot reach {target}: {e}"));
+            let _ = reply(
+                client,
+                "502 Bad Gateway",
+                &format!("cannot reach {target}: {e}"),
+            );
             return;
         }
     };
@@ -288,7 +299,11 @@ fn read_head(client: &TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
             return Some((buf, rest));
         }
         if buf.len() > request::MAX_HEAD {
-            let _ = reply(client, "431 Request Header Fields Too Large", "the head is too long");
+            let _ = reply(
+                client,
+                "431 Request Header Fields Too Large",
+                "the head is too long",
+            );
             return None;
         }
         match (&*client).read(&mut chunk) {
@@ -377,7 +392,10 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
         let proxy = Proxy::start(listener, Arc::new(rules), Some(log.clone())).unwrap();
-        let answer = roundtrip(at, b"GET http://svc.test/x HTTP/1.1\r\nHost: svc.test\r\n\r\n");
+        let answer = roundtrip(
+            at,
+            b"GET http://svc.test/x HTTP/1.1\r\nHost: svc.test\r\n\r\n",
+        );
         assert!(answer.ends_with("hello"), "{answer}");
         assert!(server.join().unwrap().starts_with("GET /x HTTP/1.1\r\n"));
         let answer = roundtrip(at, b"CONNECT other.test:443 HTTP/1.1\r\n\r\n");
@@ -391,7 +409,10 @@ mod tests {
             logged.contains("proxy: refused other.test:443: not in the allowlist\n"),
             "{logged}"
         );
-        assert!(logged.contains("proxy: refused a malformed request"), "{logged}");
+        assert!(
+            logged.contains("proxy: refused a malformed request"),
+            "{logged}"
+        );
     }
 
     #[test]

@@ -64,7 +64,11 @@ pub fn parse(head: &[u8]) -> Result<Request, String> {
     let (host, port) = authority(auth, Some(80))?;
     let mut forward = format!("{method} {path} {version}\r\n");
     for line in lines.take_while(|l| !l.is_empty()) {
-        let name = line.split(':').next().unwrap_or_default().to_ascii_lowercase();
+        let name = line
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         if name.starts_with("proxy-") || name == "connection" || name == "keep-alive" {
             continue;
         }
@@ -116,7 +120,10 @@ mod tests {
     #[test]
     fn connect_and_plain_requests_parse() {
         let r = parse(b"CONNECT api.example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-        assert_eq!((r.host.as_str(), r.port, r.forward), ("api.example.com", 443, None));
+        assert_eq!(
+            (r.host.as_str(), r.port, r.forward),
+            ("api.example.com", 443, None)
+        );
         let r = parse(b"CONNECT [::1]:8443 HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((r.host.as_str(), r.port), ("::1", 8443));
         let r = parse(

@@ -53,7 +53,12 @@ impl ListenerSetup {
         if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
             return Err(io::Error::other("the control message does not fit"));
         }
-        rustix::net::sendmsg(&self.child, &[IoSlice::new(b"L")], &mut control, SendFlags::empty())?;
+        rustix::net::sendmsg(
+            &self.child,
+            &[IoSlice::new(b"L")],
+            &mut control,
+            SendFlags::empty(),
+        )?;
         drop(listener);
         Ok(())
     }
