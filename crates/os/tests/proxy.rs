@@ -118,3 +118,48 @@ fn without_a_proxy_a_confined_child_reaches_nothing() {
     assert!(lines.iter().all(|l| l.ends_with(" rc=7")), "{out}");
     assert!(!log.contains("proxy"), "{log}");
 }
+
+#[test]
+fn without_a_network_namespace_the_proxy_listens_on_host_loopback() {
+    let allowed = server("allowed");
+    let other = server("other");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let script = [
+        curl("http://allowed.test/"),
+        curl(&format!("-f http://{other}/")),
+        "echo \"proxy=$HTTP_PROXY\"".to_string(),
+    ]
+    .concat();
+    let rules = Rules {
+        allow: vec![],
+        hosts: vec![("allowed.test".into(), allowed)],
+    };
+    let containment = Containment::none();
+    assert!(!containment.isolates_network());
+    let spec = Spec {
+        argv: vec!["sh".into(), "-c".into(), script],
+        cwd: dir.path().to_path_buf(),
+        env: vec![("PATH".to_string(), PATH.to_string())],
+        stdin: None,
+        timeout: None,
+        grace: Duration::from_millis(200),
+        log: Some(log.clone()),
+        lines: None,
+        confine: Some(containment.confine(Policy {
+            proxy: Some(Arc::new(rules)),
+            ..Policy::default()
+        })),
+        log_limit: None,
+    };
+    let done = run(&spec, &Cancel::default()).expect("the child runs");
+    let lines: Vec<&str> = done.stdout_tail.lines().collect();
+    assert_eq!(lines[..2], ["allowed rc=0", " rc=22"], "{lines:?}");
+    let proxy = lines[2].strip_prefix("proxy=http://127.0.0.1:").unwrap();
+    assert_ne!(proxy, "3128", "a free port of the host's");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains(&format!("proxy: refused {other}: not in the allowlist")),
+        "{log}"
+    );
+}

@@ -22,8 +22,8 @@
 //!   children in process groups of their own.
 //!
 //! A macOS Seatbelt backend is one more module that provides the same few
-//! items as `unsupported.rs` (a `Backend`, `apply`, `probe_overlay`,
-//! `fold_layer`, `HINT`).
+//! items as `unsupported.rs` (a `Backend`, `apply`, `receive`,
+//! `probe_overlay`, `fold_layer`, `HINT`).
 
 #[cfg(target_os = "linux")]
 mod linux;
