@@ -58,10 +58,14 @@ impl Rules {
         if let Some((_, addr)) = self.hosts.iter().find(|(name, _)| *name == host) {
             return Decision::Connect(vec![*addr]);
         }
-        if !self.allow.iter().any(|a| a.matches(&host, port)) {
+        // An address is allowed only by an entry that names it, never by
+        // a wildcard (`*.0.0.1` would otherwise match `127.0.0.1`).
+        let ip = host.parse::<IpAddr>().ok();
+        let named = |a: &&Allow| a.matches(&host, port) && (ip.is_none() || !a.subdomains);
+        if !self.allow.iter().any(|a| named(&a)) {
             return Decision::Refuse("not in the allowlist".into());
         }
-        if let Ok(ip) = host.parse::<IpAddr>() {
+        if let Some(ip) = ip {
             return Decision::Connect(vec![SocketAddr::new(ip, port)]);
         }
         let addrs: Vec<SocketAddr> = match (host.as_str(), port).to_socket_addrs() {
@@ -196,6 +200,7 @@ mod tests {
             allow: vec![
                 allow("localhost", false, 80),
                 allow("10.0.0.7", false, 8080),
+                allow("0.0.1", true, 80),
             ],
             hosts: vec![("gateway.test".into(), mapped)],
         };
@@ -211,10 +216,13 @@ mod tests {
             rules.decide("other.test", 80),
             Decision::Refuse("not in the allowlist".into())
         );
-        assert_eq!(
-            rules.decide("127.0.0.1", 4000),
-            Decision::Refuse("not in the allowlist".into())
-        );
+        for (host, port) in [("127.0.0.1", 4000), ("127.0.0.1", 80)] {
+            assert_eq!(
+                rules.decide(host, port),
+                Decision::Refuse("not in the allowlist".into()),
+                "{host}:{port}"
+            );
+        }
         // An allowed name that resolves to loopback is still refused.
         match rules.decide("localhost", 80) {
             Decision::Refuse(why) => assert!(why.contains("loopback"), "{why}"),
