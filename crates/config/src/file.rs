@@ -6,9 +6,12 @@
 
 use crate::budget::BudgetSettings;
 use crate::duration::DurationSetting;
+use crate::network::{AgentNetwork, HostPort};
 use crate::prices::Prices;
 use planwright_plan::routing::Routing;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -68,7 +71,8 @@ pub enum SandboxMode {
 }
 
 /// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`,
-/// `gate_network = false`, `gate_overlay = true`.
+/// `gate_network = false`, `gate_overlay = true`, `agent_network =
+/// "proxy"`, `allow = ["host:port"]`, `hosts = { "name" = "127.0.0.1:PORT" }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sandbox {
@@ -86,6 +90,18 @@ pub struct Sandbox {
     /// kernel allows (default), rather than the checkout itself.
     #[serde(default = "yes")]
     pub gate_overlay: bool,
+    /// How agents and set-ups reach the network (default: through
+    /// planwright's proxy).
+    #[serde(default)]
+    pub agent_network: AgentNetwork,
+    /// Hosts the proxy lets agents and set-ups reach, besides the
+    /// adapter's and the package managers' defaults.
+    #[serde(default)]
+    pub allow: Vec<HostPort>,
+    /// Names the proxy maps to an address (a local model gateway), each
+    /// reached whatever its address.
+    #[serde(default)]
+    pub hosts: BTreeMap<String, SocketAddr>,
 }
 
 impl Default for Sandbox {
@@ -95,6 +111,9 @@ impl Default for Sandbox {
             writable: Vec::new(),
             gate_network: false,
             gate_overlay: true,
+            agent_network: AgentNetwork::default(),
+            allow: Vec::new(),
+            hosts: BTreeMap::new(),
         }
     }
 }

@@ -233,6 +233,9 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
         writable,
         gate_network,
         gate_overlay,
+        agent_network,
+        allow,
+        hosts,
     } = &file.sandbox;
     let file::Git { allow_config } = &file.git;
     let expand = |d: &String| match (d.strip_prefix("~/"), &env.home) {
@@ -252,6 +255,12 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
         gate_overlay: *gate_overlay,
         allow_config: allow_config.clone(),
         agent_log_limit: Some(log_limit),
+        agent_network: *agent_network,
+        allow: allow.clone(),
+        hosts: hosts
+            .iter()
+            .map(|(name, addr)| (name.trim_end_matches('.').to_ascii_lowercase(), *addr))
+            .collect(),
     }
 }
 

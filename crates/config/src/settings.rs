@@ -5,10 +5,12 @@
 use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::SandboxMode;
+use crate::network::{AgentNetwork, HostPort};
 use crate::prices::Prices;
 use planwright_plan::model::Gate;
 use planwright_plan::overlap::Overlap;
 use planwright_plan::routing::Routing;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -139,6 +141,12 @@ pub struct ContainSettings {
     pub allow_config: Vec<String>,
     /// The cap of an agent's log per attempt, in bytes.
     pub agent_log_limit: Option<u64>,
+    /// How agents and set-ups reach the network (`[sandbox] agent_network`).
+    pub agent_network: AgentNetwork,
+    /// More hosts they may reach through the proxy (`[sandbox] allow`).
+    pub allow: Vec<HostPort>,
+    /// Names mapped to an address (`[sandbox] hosts`), in lower case.
+    pub hosts: Vec<(String, SocketAddr)>,
 }
 
 impl Default for ContainSettings {
@@ -150,6 +158,9 @@ impl Default for ContainSettings {
             gate_overlay: true,
             allow_config: Vec::new(),
             agent_log_limit: Some(defaults::AGENT_LOG_LIMIT),
+            agent_network: AgentNetwork::Proxy,
+            allow: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 }

@@ -39,7 +39,7 @@ pub use store::{AgentRecord, AttemptRow, RunRow, Store, TicketRow};
 
 /// Processes and file operations where agents write live in planwright-os;
 /// they keep their paths here.
-pub use planwright_os::{beneath, process};
+pub use planwright_os::{beneath, process, proxy};
 
 /// The sandbox of planwright-os, with the settings planwright-config
 /// resolves for it.

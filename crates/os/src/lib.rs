@@ -1,6 +1,7 @@
 //! planwright's operating-system layer, and the one crate of the workspace
 //! that may use `unsafe`: running and supervising children ([`process`]),
-//! confining them ([`sandbox`]), file operations in directories untrusted
+//! confining them ([`sandbox`]), the egress proxy of confined children
+//! ([`proxy`]), file operations in directories untrusted
 //! processes write ([`beneath`]), file locks ([`lock`]) and the local time
 //! zone ([`time`]).
 //!
@@ -18,5 +19,6 @@
 pub mod beneath;
 pub mod lock;
 pub mod process;
+pub mod proxy;
 pub mod sandbox;
 pub mod time;

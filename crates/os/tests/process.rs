@@ -466,6 +466,7 @@ mod confined {
         s.confine = Some(enforced().confine(Policy {
             writable,
             network,
+            proxy: None,
             overlay: None,
         }));
         s
@@ -516,6 +517,7 @@ mod confined {
         spec.confine = Some(enforced().confine(Policy {
             writable: vec![],
             network: false,
+            proxy: None,
             overlay: Some(Overlay {
                 dir: lower.clone(),
                 upper: layers.join("upper"),

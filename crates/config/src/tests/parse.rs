@@ -200,3 +200,30 @@ fn every_example_configuration_parses() {
     }
     assert!(seen > 0, "no planwright.toml under {root:?}");
 }
+
+#[test]
+fn the_network_keys_parse_and_a_bad_allow_entry_says_where_and_how() {
+    use crate::AgentNetwork;
+    assert_eq!(parse("").sandbox.agent_network, AgentNetwork::Proxy);
+    // The example of docs/configuration.md.
+    let c = parse(
+        "[sandbox]\nagent_network = \"proxy\"\nallow = [\"api.github.com:443\", \"*.githubusercontent.com:443\"]\nhosts = { \"gateway.local\" = \"127.0.0.1:4000\" }\n",
+    );
+    let allow: Vec<String> = c.sandbox.allow.iter().map(|a| a.to_string()).collect();
+    assert_eq!(allow, ["api.github.com:443", "*.githubusercontent.com:443"]);
+    assert_eq!(
+        c.sandbox.hosts.get("gateway.local"),
+        Some(&"127.0.0.1:4000".parse().unwrap())
+    );
+    for mode in ["open", "none"] {
+        let c = parse(&format!("[sandbox]\nagent_network = '{mode}'\n"));
+        assert_ne!(c.sandbox.agent_network, AgentNetwork::Proxy);
+    }
+    refusal("[sandbox]\nagent_network = 'direct'\n");
+    refusal("[sandbox]\nhosts = { 'x' = 'localhost' }\n");
+    let err = refusal("[sandbox]\nallow = ['api.github.com']\n").to_string();
+    assert!(
+        err.contains("line 2") && err.contains("names no port"),
+        "{err}"
+    );
+}

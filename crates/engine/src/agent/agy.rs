@@ -32,6 +32,13 @@ impl Cli for Agy {
     const NAME: &'static str = "agy";
     const INSTALL: &'static str = "curl -fsSL https://antigravity.google/cli/install.sh | bash";
     const ENV: &'static [&'static str] = &["GEMINI_*", "GOOGLE_*"];
+    const HOSTS: &'static [&'static str] = &[
+        "generativelanguage.googleapis.com:443",
+        "cloudcode-pa.googleapis.com:443",
+        "oauth2.googleapis.com:443",
+        "accounts.google.com:443",
+        "www.googleapis.com:443",
+    ];
     const PROMPT_ON_STDIN: bool = false;
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {

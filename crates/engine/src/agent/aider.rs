@@ -37,6 +37,12 @@ impl Cli for Aider {
         "OPENROUTER_*",
         "GEMINI_*",
     ];
+    const HOSTS: &'static [&'static str] = &[
+        "api.openai.com:443",
+        "api.anthropic.com:443",
+        "openrouter.ai:443",
+        "generativelanguage.googleapis.com:443",
+    ];
     const PROMPT_ON_STDIN: bool = false;
     const STRAYS: &'static [&'static str] = &[".aider.tags.cache.v3", ".aider.tags.cache.v4"];
 

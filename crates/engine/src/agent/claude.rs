@@ -36,6 +36,12 @@ impl Cli for Claude {
     const NAME: &'static str = "claude";
     const INSTALL: &'static str = "npm install -g @anthropic-ai/claude-code";
     const ENV: &'static [&'static str] = &["ANTHROPIC_*", "CLAUDE_*", "CLAUDE_CODE_*"];
+    const HOSTS: &'static [&'static str] = &[
+        "api.anthropic.com:443",
+        "console.anthropic.com:443",
+        "platform.claude.com:443",
+        "claude.ai:443",
+    ];
 
     fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = [

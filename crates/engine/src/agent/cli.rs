@@ -173,6 +173,10 @@ pub trait Cli: Send + Sync + 'static {
     /// [`super::BASE_ENV`]: its keys and settings (`ANTHROPIC_*` keeps a
     /// prefix). Nothing else reaches it unless `[agent] env` names it.
     const ENV: &'static [&'static str];
+    /// The hosts (`host:port`) its proxy lets it reach by default: the
+    /// CLI's model API and sign-in (see docs/security.md, with the date of
+    /// the list). `[sandbox] allow` adds more.
+    const HOSTS: &'static [&'static str];
     /// The arguments after the program.
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String>;
     /// Variables the CLI needs besides the agent environment.
@@ -249,6 +253,10 @@ impl<C: Cli> Agent for CliAgent<C> {
 
     fn program(&self) -> Option<String> {
         Some(self.program_name())
+    }
+
+    fn hosts(&self) -> &'static [&'static str] {
+        C::HOSTS
     }
 
     fn unusable(&self) -> Option<String> {

@@ -28,6 +28,11 @@ impl Cli for Codex {
     const NAME: &'static str = "codex";
     const INSTALL: &'static str = "npm install -g @openai/codex";
     const ENV: &'static [&'static str] = &["OPENAI_*", "CODEX_*"];
+    const HOSTS: &'static [&'static str] = &[
+        "api.openai.com:443",
+        "auth.openai.com:443",
+        "chatgpt.com:443",
+    ];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = [

@@ -35,6 +35,13 @@ impl Cli for Gemini {
     const NAME: &'static str = "gemini";
     const INSTALL: &'static str = "npm install -g @google/gemini-cli";
     const ENV: &'static [&'static str] = &["GEMINI_*", "GOOGLE_*"];
+    const HOSTS: &'static [&'static str] = &[
+        "generativelanguage.googleapis.com:443",
+        "cloudcode-pa.googleapis.com:443",
+        "oauth2.googleapis.com:443",
+        "accounts.google.com:443",
+        "www.googleapis.com:443",
+    ];
 
     fn args(&self, _ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = ["--output-format", "json", "--approval-mode", "yolo"]

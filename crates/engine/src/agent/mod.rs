@@ -37,6 +37,8 @@ pub struct Adapter {
     pub name: &'static str,
     /// How to install its CLI.
     pub install: &'static str,
+    /// The hosts its proxy lets it reach by default ([`cli::Cli::HOSTS`]).
+    pub hosts: &'static [&'static str],
     build: fn(AgentOptions) -> Box<dyn Agent>,
 }
 
@@ -45,6 +47,7 @@ impl Adapter {
         Adapter {
             name: C::NAME,
             install: C::INSTALL,
+            hosts: C::HOSTS,
             build: |o| Box::new(cli::CliAgent::new(C::default(), o)),
         }
     }
@@ -156,6 +159,11 @@ pub trait Agent: Send + Sync {
     /// A problem that would stop it from running at all, for preflight.
     fn unusable(&self) -> Option<String> {
         None
+    }
+    /// The hosts (`host:port`) planwright's proxy lets it reach besides
+    /// `[sandbox] allow`: none unless an adapter names its CLI's.
+    fn hosts(&self) -> &'static [&'static str] {
+        &[]
     }
     /// Prepares `home`, a directory of its own for one job slot, to hold the
     /// CLI's state (sessions, caches, its copy of the login) and returns the

@@ -35,6 +35,14 @@ impl Cli for Opencode {
         "GEMINI_*",
         "OPENCODE_*",
     ];
+    const HOSTS: &'static [&'static str] = &[
+        "api.anthropic.com:443",
+        "api.openai.com:443",
+        "openrouter.ai:443",
+        "generativelanguage.googleapis.com:443",
+        "models.dev:443",
+        "opencode.ai:443",
+    ];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
         let mut args: Vec<String> = ["run", "--format", "json", "--dir"]

@@ -148,7 +148,7 @@ impl LocalExecutor {
         crate::beneath::write_file(&prompt_file, input.charter.as_bytes())?;
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);
-        let mut confine = self.workspaces.confine(slot, &tmp);
+        let mut confine = self.workspaces.confine(slot, &tmp, self.agent.hosts());
         let mut env = vec![
             ("TMPDIR".into(), tmp.display().to_string()),
             // The agent's git stops at its workspace: with a broken

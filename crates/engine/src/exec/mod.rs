@@ -3,6 +3,7 @@
 
 mod executor;
 mod names;
+pub mod network;
 pub mod setup;
 pub mod workspace;
 

@@ -21,6 +21,7 @@
 use crate::beneath::Dir;
 use crate::error::EngineError;
 use crate::exec::names;
+use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::git::repo::Repo;
 use crate::git::Git;
@@ -42,6 +43,8 @@ pub struct Workspaces {
     settings: WorkspaceSettings,
     setup: Setup,
     containment: Containment,
+    /// How agents and set-ups reach the network.
+    network: Network,
     /// `[sandbox] writable`: more directories every agent may write.
     declared: Vec<PathBuf>,
     object_format: Arc<OnceLock<String>>,
@@ -71,6 +74,7 @@ impl Workspaces {
             repo,
             settings,
             containment,
+            network: Network::default(),
             declared,
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
@@ -101,6 +105,14 @@ impl Workspaces {
         self.index(slot).with_extension("setup")
     }
 
+    /// The same workspaces, their agents and set-ups reaching the network
+    /// as `network` says (by default through the proxy, with no more
+    /// than the adapter's hosts and the registries).
+    pub fn with_network(mut self, network: Network) -> Workspaces {
+        self.network = network;
+        self
+    }
+
     /// The agent's private temporary directory in slot `slot`, emptied.
     pub fn fresh_tmp(&self, slot: &str) -> Result<PathBuf, EngineError> {
         fresh_dir(
@@ -113,16 +125,18 @@ impl Workspaces {
     }
 
     /// What the agent of slot `slot` may write: its workspace, its
-    /// temporary directory and the declared directories; it keeps the
-    /// network.
-    pub fn confine(&self, slot: &str, tmp: &Path) -> Confine {
+    /// temporary directory and the declared directories; it reaches the
+    /// network as `[sandbox] agent_network` says, through the proxy to its
+    /// adapter's `hosts` and `[sandbox] allow` by default.
+    pub fn confine(&self, slot: &str, tmp: &Path, hosts: &[&str]) -> Confine {
         let mut writable = vec![self.path(slot), tmp.to_path_buf()];
         writable.extend(self.declared.iter().cloned());
-        self.containment.confine(Policy {
+        let mut policy = Policy {
             writable,
-            network: true,
-            overlay: None,
-        })
+            ..Policy::default()
+        };
+        self.network.apply(&mut policy, hosts);
+        self.containment.confine(policy)
     }
 
     /// Makes slot `slot` a clean copy of `commit`'s files, set up, with the
@@ -188,12 +202,13 @@ impl Workspaces {
             .output()?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
-        // Installing dependencies needs the network.
-        let confine = self.containment.confine(Policy {
+        // Installing dependencies needs the registries.
+        let mut policy = Policy {
             writable: vec![dir.clone(), tmp.clone()],
-            network: true,
-            overlay: None,
-        });
+            ..Policy::default()
+        };
+        self.network.apply(&mut policy, SETUP_HOSTS);
+        let confine = self.containment.confine(policy);
         let place = "in the agent's workspace";
         if let Some(verdict) = self.setup.run(&dir, &tmp, &confine, log, place, cancel)? {
             return Ok(Some(verdict));

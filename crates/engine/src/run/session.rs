@@ -9,6 +9,7 @@ use crate::agent::Agent;
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{Emitter, Event, JsonLines, Reporter};
+use crate::exec::network::Network;
 use crate::exec::workspace::Workspaces;
 use crate::exec::{Executor, LocalExecutor};
 use crate::git::identity::ticket_digest;
@@ -139,7 +140,8 @@ impl Prepared {
             self.settings.workspace.clone(),
             self.containment,
             c.writable.clone(),
-        );
+        )
+        .with_network(Network::new(c));
         Arc::new(LocalExecutor::new(
             self.repo.clone(),
             workspaces,

@@ -217,7 +217,7 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         timeout: cx.settings.timeout,
         model: model.clone(),
         env,
-        confine: Some(cx.checkouts.reviewer_confine(writable)),
+        confine: Some(cx.checkouts.reviewer_confine(writable, reviewer.hosts())),
     };
     let mut spend = ReviewSpend::default();
     let outcome = review(

@@ -22,6 +22,7 @@
 
 use crate::beneath::Dir;
 use crate::error::EngineError;
+use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
     create_parent, fresh_dir, remove_any, reset, reset_files, WorkspaceSettings, Workspaces,
@@ -44,6 +45,8 @@ pub struct Checkouts {
     setup: Setup,
     containment: Containment,
     gate_network: bool,
+    /// How set-ups and reviewers reach the network.
+    network: Network,
     /// Directories an agent may write: kept off every gate's `PATH`.
     agent_writable: Vec<PathBuf>,
     /// Whether gates write through an overlay, so only planwright writes
@@ -84,6 +87,7 @@ impl Checkouts {
             repo,
             containment,
             gate_network: contain.gate_network,
+            network: Network::new(contain),
             agent_writable,
             overlay,
             synced: Arc::default(),
@@ -216,13 +220,15 @@ impl Checkouts {
     }
 
     /// A reviewer's sandbox: it reads everything and writes only `writable`
-    /// (its verdict's folder); it needs the network for its model.
-    pub fn reviewer_confine(&self, writable: Vec<PathBuf>) -> Confine {
-        self.containment.confine(Policy {
+    /// (its verdict's folder); it reaches its model as an agent does, its
+    /// adapter's `hosts` through the proxy by default.
+    pub fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
+        let mut policy = Policy {
             writable,
-            network: true,
-            overlay: None,
-        })
+            ..Policy::default()
+        };
+        self.network.apply(&mut policy, hosts);
+        self.containment.confine(policy)
     }
 
     /// A sandbox that may write `dir` (through `overlay` when there is
@@ -235,6 +241,7 @@ impl Checkouts {
         self.containment.confine(Policy {
             writable,
             network,
+            proxy: None,
             overlay,
         })
     }
@@ -309,8 +316,9 @@ impl Checkouts {
             .own_git(&index, &dir)
             .args(["clean", "-q", "-ffdx"])
             .output()?;
-        // Installing dependencies needs the network.
-        let confine = self.confine(&dir, tmp, true, None);
+        // Installing dependencies needs the registries.
+        let mut confine = self.confine(&dir, tmp, false, None);
+        self.network.apply(&mut confine.policy, SETUP_HOSTS);
         let place = "in the gate checkout";
         if let Some(verdict) = self.setup.run(&dir, tmp, &confine, log, place, cancel)? {
             return Ok(Err(verdict));

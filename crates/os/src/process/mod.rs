@@ -323,9 +323,10 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
 
     let start = Instant::now();
     let mut cmd = command(spec, &program, program_name);
-    if let Some(confine) = &spec.confine {
-        confine.apply(&mut cmd)?;
-    }
+    let pending = match &spec.confine {
+        Some(confine) => confine.apply(&mut cmd)?,
+        None => None,
+    };
     let child = cmd
         .stdin(stdin)
         .spawn()
@@ -334,6 +335,15 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
             source,
         })?;
     let mut group = Group::new(child);
+    // Stops when dropped, whichever way this returns.
+    let _proxy = match pending.map(|p| p.start(spec.log.clone())).transpose() {
+        Ok(proxy) => proxy,
+        Err(e) => {
+            group.signal(Signal::KILL);
+            let _ = group.reap();
+            return Err(e.into());
+        }
+    };
     let lost = |source| ProcessError::Wait {
         program: program_name.clone(),
         source,

@@ -22,8 +22,8 @@
 //!   children in process groups of their own.
 //!
 //! A macOS Seatbelt backend is one more module that provides the same few
-//! items as `unsupported.rs` (a `Backend`, `apply`, `probe_overlay`,
-//! `fold_layer`, `HINT`).
+//! items as `unsupported.rs` (a `Backend`, `apply`, `receive`,
+//! `probe_overlay`, `fold_layer`, `HINT`).
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -36,8 +36,12 @@ mod unsupported;
 use unsupported as imp;
 
 use crate::beneath::{BeneathError, Dir};
+use crate::proxy::{Proxy, Rules};
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 /// `[sandbox] mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -94,6 +98,12 @@ pub struct Policy {
     pub writable: Vec<PathBuf>,
     /// Whether it may use the network; without, it gets loopback only.
     pub network: bool,
+    /// With `network` false: the child reaches the network through
+    /// planwright's proxy ([`crate::proxy`]) under these rules. Where the
+    /// containment has no network namespace ([`Containment::isolates_network`]
+    /// is false) the proxy listens on the host's loopback instead, and the
+    /// child could go around it.
+    pub proxy: Option<Arc<Rules>>,
     /// A directory the child starts in and may write, whose writes land in
     /// an overlay: only where [`Containment::overlays`].
     pub overlay: Option<Overlay>,
@@ -155,6 +165,12 @@ impl Containment {
         self.0.overlays()
     }
 
+    /// Whether a child without network gets a network namespace of its
+    /// own (loopback alone), which only the proxy leads out of.
+    pub fn isolates_network(&self) -> bool {
+        self.0.ends_descendants()
+    }
+
     /// For the run record: `landlock (ABI 7), user+pid namespaces`.
     pub fn describe(&self) -> String {
         self.0.describe()
@@ -179,9 +195,55 @@ impl Confine {
 
     /// Prepares `cmd` (in the parent) so that the child it starts is
     /// confined. Called after the command's other set-up: what it adds
-    /// runs last before the program.
-    pub(crate) fn apply(&self, cmd: &mut Command) -> Result<(), SandboxError> {
-        imp::apply(self, cmd)
+    /// runs last before the program. With a [`Policy::proxy`], what starts
+    /// the proxy once the child has started.
+    pub(crate) fn apply(&self, cmd: &mut Command) -> Result<Option<PendingProxy>, SandboxError> {
+        let from_child = imp::apply(self, cmd)?;
+        let Some(rules) = &self.policy.proxy else {
+            return Ok(None);
+        };
+        let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
+        let (listener, at) = match from_child {
+            Some(fd) => (Listener::FromChild(fd), SocketAddr::V4(crate::proxy::ADDR)),
+            None => {
+                let listener = TcpListener::bind("127.0.0.1:0").map_err(setup)?;
+                let at = listener.local_addr().map_err(setup)?;
+                (Listener::Ready(listener), at)
+            }
+        };
+        crate::proxy::set_env(cmd, at);
+        Ok(Some(PendingProxy {
+            listener,
+            rules: Arc::clone(rules),
+        }))
+    }
+}
+
+/// A child's proxy, ready to start once the child has.
+#[derive(Debug)]
+pub(crate) struct PendingProxy {
+    listener: Listener,
+    rules: Arc<Rules>,
+}
+
+#[derive(Debug)]
+enum Listener {
+    /// The child sends it over this socket before its program starts.
+    FromChild(OwnedFd),
+    /// Made by planwright on the host's loopback.
+    Ready(TcpListener),
+}
+
+impl PendingProxy {
+    /// Starts serving, noting refusals in `log`. Called once the child's
+    /// spawn returned, so its hook has sent the listener.
+    pub(crate) fn start(self, log: Option<PathBuf>) -> Result<Proxy, SandboxError> {
+        let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
+        let listener = match self.listener {
+            Listener::FromChild(fd) => imp::receive(&fd).map_err(setup)?,
+            Listener::Ready(listener) => listener,
+        };
+        Proxy::start(listener, self.rules, log).map_err(setup)
     }
 }
 

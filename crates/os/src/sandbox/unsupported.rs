@@ -46,14 +46,24 @@ impl Backend {
     }
 }
 
-pub(super) fn apply(confine: &Confine, _cmd: &mut Command) -> Result<(), SandboxError> {
+/// No network namespace here: the face starts a proxy on the host's
+/// loopback itself, so there is never a listener to receive.
+pub(super) fn apply(
+    confine: &Confine,
+    _cmd: &mut Command,
+) -> Result<Option<std::os::fd::OwnedFd>, SandboxError> {
     match confine.policy.overlay {
         Some(_) => Err(SandboxError::Setup(format!(
             "planwright has no overlays on {}",
             std::env::consts::OS
         ))),
-        None => Ok(()),
+        None => Ok(None),
     }
+}
+
+/// Never called: [`apply`] hands nothing off.
+pub(super) fn receive(_fd: &std::os::fd::OwnedFd) -> std::io::Result<std::net::TcpListener> {
+    Err(std::io::Error::other("no listener is handed off here"))
 }
 
 pub(super) fn probe_overlay(_scratch: &Path) -> Result<(), String> {

@@ -5,10 +5,12 @@
 //! [`Hook::enter`]: plain system calls on data prepared in the parent, no
 //! allocation, because the parent is multi-threaded.
 
+mod handoff;
 mod landlock;
 mod namespaces;
 mod overlay;
 
+pub(super) use handoff::receive;
 pub(super) use overlay::fold_layer;
 
 use super::{Confine, Mode, Overlay, SandboxError};
@@ -145,13 +147,15 @@ pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
     namespaces::probe(|| ns.enter().and_then(|()| setup.enter(None)))
 }
 
-pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<(), SandboxError> {
-    let mut hook = Hook::new(confine)?;
+/// Returns planwright's end of the proxy's socket pair when the child
+/// makes the proxy's listener in its own network namespace.
+pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<Option<OwnedFd>, SandboxError> {
+    let (mut hook, handoff) = Hook::new(confine)?;
     // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
     // child of a multi-threaded parent; `Hook::enter` makes only system
     // calls on data prepared here, allocates nothing and takes no lock.
     unsafe { cmd.pre_exec(move || hook.enter()) };
-    Ok(())
+    Ok(handoff)
 }
 
 /// What a confined child does between fork and exec.
@@ -160,12 +164,14 @@ struct Hook {
     ruleset: Option<OwnedFd>,
     ns: Option<NsSetup>,
     overlay: Option<OverlaySetup>,
+    listener: Option<handoff::ListenerSetup>,
     parent: Pid,
 }
 
 impl Hook {
-    /// Prepares, in the parent, what the child applies.
-    fn new(confine: &Confine) -> Result<Hook, SandboxError> {
+    /// Prepares, in the parent, what the child applies, and planwright's
+    /// end of the proxy's hand-off.
+    fn new(confine: &Confine) -> Result<(Hook, Option<OwnedFd>), SandboxError> {
         let backend = confine.containment.0;
         let policy = &confine.policy;
         let access = match backend.sandbox {
@@ -187,20 +193,30 @@ impl Hook {
                 ))
             }
         };
+        let proxied = policy.proxy.is_some() && backend.namespaces;
+        let (handoff, listener) = if proxied {
+            let (parent, child) = handoff::prepare(crate::proxy::ADDR)
+                .map_err(|e| SandboxError::Setup(format!("the proxy's socket pair: {e}")))?;
+            (Some(parent), Some(child))
+        } else {
+            (None, None)
+        };
         let ns = if backend.namespaces {
             Some(
-                NsSetup::new(!policy.network, overlay.is_some())
+                NsSetup::new(!policy.network || proxied, overlay.is_some())
                     .map_err(|e| SandboxError::Setup(e.to_string()))?,
             )
         } else {
             None
         };
-        Ok(Hook {
+        let hook = Hook {
             ruleset,
             ns,
             overlay,
+            listener,
             parent: rustix::process::getpid(),
-        })
+        };
+        Ok((hook, handoff))
     }
 
     /// Runs in the forked child, before exec. With namespaces, the process
@@ -211,6 +227,9 @@ impl Hook {
         namespaces::die_with_parent(self.parent)?;
         if let Some(ns) = &self.ns {
             ns.enter()?;
+        }
+        if let Some(listener) = &mut self.listener {
+            listener.enter()?;
         }
         if let Some(overlay) = &self.overlay {
             overlay.enter(self.ruleset.as_ref())?;
