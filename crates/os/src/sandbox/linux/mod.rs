@@ -93,9 +93,22 @@ impl Backend {
         self.confines_writes() && self.namespaces
     }
 
+    /// The Landlock ABI in use; 0 with none.
+    fn abi(&self) -> i32 {
+        match self.sandbox {
+            Sandbox::Landlock { abi } => abi,
+            Sandbox::Off => 0,
+        }
+    }
+
     pub(super) fn describe(&self) -> String {
         let fs = match self.sandbox {
-            Sandbox::Landlock { abi } => format!("landlock (ABI {abi})"),
+            Sandbox::Landlock { abi } if landlock::scopes(abi).is_empty() => {
+                format!("landlock (ABI {abi})")
+            }
+            Sandbox::Landlock { abi } => {
+                format!("landlock (ABI {abi}, scoped signals and abstract sockets)")
+            }
             Sandbox::Off => "off".to_string(),
         };
         let procs = if self.namespaces {
@@ -173,7 +186,11 @@ impl Hook {
             Sandbox::Off => None,
         };
         let ruleset = match access {
-            Some(access) => Some(landlock::ruleset(&policy.writable, access)?),
+            Some(access) => Some(landlock::ruleset(
+                &policy.writable,
+                access,
+                landlock::scopes(backend.abi()),
+            )?),
             None => None,
         };
         let overlay = match (&policy.overlay, access) {

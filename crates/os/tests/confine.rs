@@ -1,0 +1,132 @@
+//! What a confined child cannot reach outside its sandbox: sockets,
+//! signals. These tests need Landlock (ABI 6 for the scopes) and
+//! unprivileged user namespaces, and fail (not skip) without them.
+#![forbid(unsafe_code)]
+
+use planwright_os::process::{run, Cancel, Finished, Spec};
+use planwright_os::sandbox::{Containment, Mode, Policy};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Fails (says why) where Landlock or user namespaces are missing.
+fn enforced() -> Containment {
+    Containment::new(Mode::Enforce).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `sh -c script` in `dir`, confined to write `writable` only.
+fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> Finished {
+    let spec = Spec {
+        argv: ["sh", "-c", script].map(String::from).to_vec(),
+        cwd: dir.to_path_buf(),
+        env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())],
+        stdin: None,
+        timeout: None,
+        grace: Duration::from_millis(200),
+        log: None,
+        lines: None,
+        confine: Some(enforced().confine(Policy {
+            writable,
+            network,
+            overlay: None,
+        })),
+        log_limit: None,
+    };
+    let done = run(&spec, &Cancel::default()).expect("the child runs");
+    assert!(done.success(), "{done:?}");
+    done
+}
+
+/// A python script in `dir` that connects to the unix socket of each
+/// argument (`@name` is abstract) and prints `reached` or `refused`.
+fn connector(dir: &Path) -> PathBuf {
+    let path = dir.join("connect.py");
+    std::fs::write(
+        &path,
+        "import socket, sys\n\
+         for a in sys.argv[1:]:\n\
+         \x20   s = socket.socket(socket.AF_UNIX)\n\
+         \x20   try:\n\
+         \x20       s.connect('\\0' + a[1:] if a.startswith('@') else a)\n\
+         \x20       print('reached')\n\
+         \x20   except OSError:\n\
+         \x20       print('refused')\n",
+    )
+    .unwrap();
+    path
+}
+
+fn abstract_listener(name: &str) -> UnixListener {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name).unwrap();
+    UnixListener::bind_addr(&addr).unwrap()
+}
+
+/// With the network (as agents have it), the abstract socket namespace is
+/// the host's: Landlock's scope is what keeps a child from sockets made
+/// outside, while it still reaches one it made itself.
+#[test]
+fn a_confined_child_reaches_no_abstract_socket_made_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("planwright-test-{}", std::process::id());
+    let _outside = abstract_listener(&name);
+    let script = connector(dir.path());
+    let own = "import socket, subprocess, sys\n\
+               l = socket.socket(socket.AF_UNIX); l.bind('\\0' + sys.argv[1] + '-own'); l.listen()\n\
+               subprocess.run(['python3', sys.argv[2], '@' + sys.argv[1] + '-own'])\n";
+    std::fs::write(dir.path().join("own.py"), own).unwrap();
+    let done = confined(
+        dir.path(),
+        &format!(
+            "python3 {} @{name}; python3 own.py {name} {}",
+            script.display(),
+            script.display()
+        ),
+        vec![dir.path().to_path_buf()],
+        true,
+    );
+    assert_eq!(
+        done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
+        ["refused", "reached"]
+    );
+}
+
+/// A child signals what it started, never a process outside.
+#[test]
+fn a_confined_child_signals_its_own_descendants_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outside = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let done = confined(
+        dir.path(),
+        &format!(
+            "kill -TERM {} 2>/dev/null || echo outside-denied; \
+             sleep 1000 & kill -TERM $!; wait $!; echo own-ended $?",
+            outside.id()
+        ),
+        vec![dir.path().to_path_buf()],
+        true,
+    );
+    assert_eq!(
+        done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
+        ["outside-denied", "own-ended", "143"]
+    );
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "the outside process was signalled"
+    );
+    outside.kill().unwrap();
+    outside.wait().unwrap();
+}
+
+/// The run record says which scopes are on.
+#[test]
+fn the_containment_names_its_scopes() {
+    let described = enforced().describe();
+    assert!(
+        described.contains("scoped signals and abstract sockets"),
+        "{described}"
+    );
+}
