@@ -130,3 +130,79 @@ fn the_containment_names_its_scopes() {
         "{described}"
     );
 }
+
+/// A pathname socket outside the writable areas, in a directory below
+/// `/tmp` that is not the child's, does not exist for it; one in its
+/// writable area (also below `/tmp`) is reached, and files there are seen
+/// and written.
+#[test]
+fn a_confined_child_sees_no_socket_outside_its_writable_areas() {
+    let outside = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w");
+    std::fs::create_dir(&w).unwrap();
+    std::fs::write(w.join("seen"), "seen").unwrap();
+    let _out = UnixListener::bind(outside.path().join("s")).unwrap();
+    let _ins = UnixListener::bind(w.join("s")).unwrap();
+    let script = connector(&w);
+    let done = confined(
+        dir.path(),
+        &format!(
+            "python3 {} {} {}; test -e {} || echo gone; cat w/seen; echo more >> w/seen",
+            script.display(),
+            outside.path().join("s").display(),
+            w.join("s").display(),
+            outside.path().display(),
+        ),
+        vec![w.clone()],
+        true,
+    );
+    assert_eq!(
+        done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
+        ["refused", "reached", "gone", "seen"]
+    );
+    assert_eq!(std::fs::read_to_string(w.join("seen")).unwrap(), "seenmore\n");
+}
+
+/// chmod, utimes and extended attributes: `EROFS` outside the writable
+/// areas (in a directory below `/tmp` bound back read-only as the child's
+/// working directory, and in one that is not hidden at all), allowed inside.
+#[test]
+fn a_confined_child_changes_no_metadata_outside_its_writable_areas() {
+    let dir = tempfile::tempdir().unwrap();
+    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let w = dir.path().join("w");
+    std::fs::create_dir(&w).unwrap();
+    let files = [dir.path().join("f"), visible.path().join("f"), w.join("f")];
+    for f in &files {
+        std::fs::write(f, "x").unwrap();
+    }
+    std::fs::write(
+        w.join("meta.py"),
+        "import errno, os, sys\n\
+         for f in sys.argv[1:]:\n\
+         \x20   for name, op in [('chmod', lambda: os.chmod(f, 0)), ('utime', lambda: os.utime(f, (0, 0))),\n\
+         \x20                    ('xattr', lambda: os.setxattr(f, 'user.planwright', b'1'))]:\n\
+         \x20       try:\n\
+         \x20           op(); print(name, 'ok')\n\
+         \x20       except OSError as e:\n\
+         \x20           print(name, errno.errorcode[e.errno])\n",
+    )
+    .unwrap();
+    let args: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let done = confined(
+        dir.path(),
+        &format!("python3 w/meta.py {}", args.join(" ")),
+        vec![w.clone()],
+        false,
+    );
+    let lines: Vec<&str> = done.stdout_tail.lines().collect();
+    let denied = ["chmod EROFS", "utime EROFS", "xattr EROFS"];
+    assert_eq!(lines[..3], denied, "{}", done.stdout_tail);
+    assert_eq!(lines[3..6], denied, "{}", done.stdout_tail);
+    assert_eq!(lines[6..], ["chmod ok", "utime ok", "xattr ok"]);
+    use std::os::unix::fs::PermissionsExt;
+    for f in &files[..2] {
+        assert_eq!(std::fs::metadata(f).unwrap().permissions().mode() & 0o777, 0o644);
+    }
+}

@@ -1,17 +1,20 @@
 //! The Linux backend: Landlock ([`landlock`]), user, PID, network and
-//! mount namespaces ([`namespaces`]) and overlayfs ([`overlay`]).
+//! mount namespaces ([`namespaces`]), the read-only view of the file
+//! system with sockets hidden ([`mounts`]) and overlayfs ([`overlay`]).
 //!
 //! Everything a confined child runs between fork and exec is in
 //! [`Hook::enter`]: plain system calls on data prepared in the parent, no
 //! allocation, because the parent is multi-threaded.
 
 mod landlock;
+mod mounts;
 mod namespaces;
 mod overlay;
 
 pub(super) use overlay::fold_layer;
 
 use super::{Confine, Mode, Overlay, SandboxError};
+use mounts::{MountSetup, View};
 use namespaces::NsSetup;
 use overlay::OverlaySetup;
 use rustix::process::Pid;
@@ -60,6 +63,13 @@ impl Backend {
                 if let Err(why) = &caps.namespaces {
                     return Err(SandboxError::Unavailable {
                         why: format!("user and PID namespaces cannot be created ({why})"),
+                    });
+                }
+                if let Err(why) = &caps.view {
+                    return Err(SandboxError::Unavailable {
+                        why: format!(
+                            "a child cannot get a read-only view of the file system (a mount namespace with `mount_setattr`, Linux 5.12 or later: {why})"
+                        ),
                     });
                 }
                 Ok(Backend {
@@ -111,7 +121,9 @@ impl Backend {
             }
             Sandbox::Off => "off".to_string(),
         };
-        let procs = if self.namespaces {
+        let procs = if self.namespaces && self.confines_writes() {
+            "user+pid+mount namespaces, read-only view, sockets hidden"
+        } else if self.namespaces {
             "user+pid namespaces"
         } else {
             "process groups"
@@ -127,6 +139,8 @@ struct Capabilities {
     landlock_abi: i32,
     /// Whether a child can enter new user, PID and network namespaces.
     namespaces: Result<(), String>,
+    /// Whether a child can get its read-only view of the file system.
+    view: Result<(), String>,
 }
 
 fn capabilities() -> &'static Capabilities {
@@ -134,6 +148,7 @@ fn capabilities() -> &'static Capabilities {
     CAPS.get_or_init(|| Capabilities {
         landlock_abi: landlock::abi(),
         namespaces: probe_namespaces(),
+        view: probe_view(),
     })
 }
 
@@ -141,6 +156,11 @@ fn capabilities() -> &'static Capabilities {
 fn probe_namespaces() -> Result<(), String> {
     let ns = NsSetup::new(false, false).map_err(|e| e.to_string())?;
     namespaces::probe(|| ns.enter())
+}
+
+fn probe_view() -> Result<(), String> {
+    let ns = NsSetup::new(false, true).map_err(|e| e.to_string())?;
+    mounts::probe(|| ns.enter())
 }
 
 pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
@@ -159,7 +179,7 @@ pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
 }
 
 pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<(), SandboxError> {
-    let mut hook = Hook::new(confine)?;
+    let mut hook = Hook::new(confine, cmd)?;
     // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
     // child of a multi-threaded parent; `Hook::enter` makes only system
     // calls on data prepared here, allocates nothing and takes no lock.
@@ -172,13 +192,14 @@ pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<(), SandboxE
 struct Hook {
     ruleset: Option<OwnedFd>,
     ns: Option<NsSetup>,
+    mounts: Option<MountSetup>,
     overlay: Option<OverlaySetup>,
     parent: Pid,
 }
 
 impl Hook {
     /// Prepares, in the parent, what the child applies.
-    fn new(confine: &Confine) -> Result<Hook, SandboxError> {
+    fn new(confine: &Confine, cmd: &Command) -> Result<Hook, SandboxError> {
         let backend = confine.containment.0;
         let policy = &confine.policy;
         let access = match backend.sandbox {
@@ -204,9 +225,16 @@ impl Hook {
                 ))
             }
         };
+        let mounts = match backend.sandbox {
+            Sandbox::Landlock { .. } if backend.namespaces => Some(
+                MountSetup::new(&view(confine, cmd))
+                    .map_err(|e| SandboxError::Setup(e.to_string()))?,
+            ),
+            _ => None,
+        };
         let ns = if backend.namespaces {
             Some(
-                NsSetup::new(!policy.network, overlay.is_some())
+                NsSetup::new(!policy.network, overlay.is_some() || mounts.is_some())
                     .map_err(|e| SandboxError::Setup(e.to_string()))?,
             )
         } else {
@@ -215,6 +243,7 @@ impl Hook {
         Ok(Hook {
             ruleset,
             ns,
+            mounts,
             overlay,
             parent: rustix::process::getpid(),
         })
@@ -228,6 +257,9 @@ impl Hook {
         namespaces::die_with_parent(self.parent)?;
         if let Some(ns) = &self.ns {
             ns.enter()?;
+        }
+        if let Some(mounts) = &mut self.mounts {
+            mounts.enter()?;
         }
         if let Some(overlay) = &self.overlay {
             overlay.enter(self.ruleset.as_ref())?;
@@ -246,4 +278,27 @@ impl Hook {
         }
         Ok(())
     }
+}
+
+/// What a confined child's view binds back: its writable areas (and an
+/// overlay's layers, which overlayfs needs on a writable mount), and what
+/// it is given to read (what its command names, an overlay's directory).
+fn view(confine: &Confine, cmd: &Command) -> View {
+    let policy = &confine.policy;
+    let mut view = View {
+        writable: policy.writable.clone(),
+        readable: mounts::named_by(cmd),
+        cwd: cmd.get_current_dir().map(Path::to_path_buf),
+    };
+    if let Some(overlay) = &policy.overlay {
+        // Upper and work must be on one mount.
+        let layers = overlay
+            .upper
+            .ancestors()
+            .find(|a| overlay.work.starts_with(a))
+            .unwrap_or(Path::new("/"));
+        view.writable.push(layers.to_path_buf());
+        view.readable.push(overlay.dir.clone());
+    }
+    view
 }
