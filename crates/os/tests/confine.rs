@@ -26,6 +26,7 @@ fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> 
         log: None,
         lines: None,
         confine: Some(enforced().confine(Policy {
+            readable: vec![],
             writable,
             network,
             overlay: None,
@@ -161,7 +162,10 @@ fn a_confined_child_sees_no_socket_outside_its_writable_areas() {
         done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
         ["refused", "reached", "gone", "seen"]
     );
-    assert_eq!(std::fs::read_to_string(w.join("seen")).unwrap(), "seenmore\n");
+    assert_eq!(
+        std::fs::read_to_string(w.join("seen")).unwrap(),
+        "seenmore\n"
+    );
 }
 
 /// chmod, utimes and extended attributes: `EROFS` outside the writable
@@ -203,6 +207,52 @@ fn a_confined_child_changes_no_metadata_outside_its_writable_areas() {
     assert_eq!(lines[6..], ["chmod ok", "utime ok", "xattr ok"]);
     use std::os::unix::fs::PermissionsExt;
     for f in &files[..2] {
-        assert_eq!(std::fs::metadata(f).unwrap().permissions().mode() & 0o777, 0o644);
+        assert_eq!(
+            std::fs::metadata(f).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
     }
+}
+
+/// The child cannot take its view apart: unmounting a hidden directory's
+/// tmpfs, remounting the tree writable, or clearing its read-only flag
+/// (`mount_setattr`) all fail, so what was hidden stays hidden.
+#[test]
+fn a_confined_child_cannot_undo_its_view() {
+    let outside = tempfile::tempdir().unwrap();
+    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(visible.path().join("f"), "x").unwrap();
+    std::fs::write(
+        dir.path().join("undo.py"),
+        "import ctypes\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         attr = (ctypes.c_uint64 * 4)(0, 1, 0, 0)\n\
+         rc = libc.syscall(442, -100, b'/', 0x8000, ctypes.byref(attr), 32)\n\
+         print('setattr', 'ok' if rc == 0 else 'denied')\n",
+    )
+    .unwrap();
+    let done = confined(
+        dir.path(),
+        &format!(
+            "umount -l /tmp 2>/dev/null && echo umount-ok || echo umount-denied; \
+             mount -o remount,bind,rw / 2>/dev/null && echo remount-ok || echo remount-denied; \
+             python3 undo.py; test -e {} && echo outside-seen; \
+             chmod 600 {} 2>/dev/null && echo chmod-ok || echo chmod-denied",
+            outside.path().display(),
+            visible.path().join("f").display(),
+        ),
+        vec![],
+        false,
+    );
+    assert_eq!(
+        done.stdout_tail.split_whitespace().collect::<Vec<_>>(),
+        [
+            "umount-denied",
+            "remount-denied",
+            "setattr",
+            "denied",
+            "chmod-denied"
+        ]
+    );
 }

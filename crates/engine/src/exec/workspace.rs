@@ -120,6 +120,7 @@ impl Workspaces {
         writable.extend(self.declared.iter().cloned());
         self.containment.confine(Policy {
             writable,
+            readable: vec![self.repo.root().to_path_buf()],
             network: true,
             overlay: None,
         })
@@ -191,6 +192,7 @@ impl Workspaces {
         // Installing dependencies needs the network.
         let confine = self.containment.confine(Policy {
             writable: vec![dir.clone(), tmp.clone()],
+            readable: vec![self.repo.root().to_path_buf()],
             network: true,
             overlay: None,
         });

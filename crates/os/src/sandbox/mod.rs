@@ -92,6 +92,10 @@ impl SandboxError {
 pub struct Policy {
     /// Directories (or files) the child may write below.
     pub writable: Vec<PathBuf>,
+    /// What it is given to read (the repository it works on): where
+    /// the sandbox hides a directory ([`Containment::describe`]), these
+    /// are shown again, read-only.
+    pub readable: Vec<PathBuf>,
     /// Whether it may use the network; without, it gets loopback only.
     pub network: bool,
     /// A directory the child starts in and may write, whose writes land in

@@ -285,9 +285,11 @@ impl Hook {
 /// it is given to read (what its command names, an overlay's directory).
 fn view(confine: &Confine, cmd: &Command) -> View {
     let policy = &confine.policy;
+    let mut readable = policy.readable.clone();
+    readable.extend(mounts::named_by(cmd));
     let mut view = View {
         writable: policy.writable.clone(),
-        readable: mounts::named_by(cmd),
+        readable,
         cwd: cmd.get_current_dir().map(Path::to_path_buf),
     };
     if let Some(overlay) = &policy.overlay {

@@ -126,8 +126,7 @@ impl MountSetup {
             for path in paths {
                 let mut make = Vec::new();
                 if let Some(top) = under_hidden(path) {
-                    let mut below: Vec<&Path> =
-                        path.ancestors().take_while(|a| a != top).collect();
+                    let mut below: Vec<&Path> = path.ancestors().take_while(|a| a != top).collect();
                     below.reverse();
                     for p in below {
                         make.push((c_path(p)?, p != path.as_path() || path.is_dir()));
@@ -190,7 +189,10 @@ impl MountSetup {
     /// read-only copy is made read-only throughout.
     fn copy(&mut self, writable: bool) -> io::Result<()> {
         for (step, copy) in self.steps.iter().zip(self.copies.iter_mut()) {
-            let Step::Bind { path, writable: rw, .. } = step else {
+            let Step::Bind {
+                path, writable: rw, ..
+            } = step
+            else {
                 continue;
             };
             if *rw != writable {
@@ -330,10 +332,7 @@ pub(super) fn probe(enter_ns: impl Fn() -> io::Result<()>) -> Result<(), String>
 
 /// A fresh empty directory in the temporary directory, for the probe.
 fn tempfile_dir() -> io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!(
-        ".planwright-view-probe-{}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!(".planwright-view-probe-{}", std::process::id()));
     match std::fs::create_dir(&dir) {
         Ok(()) => Ok(dir),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(dir),
