@@ -296,6 +296,58 @@ fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     assert_all_dead(&pids(&env.repo().join(".planwright/tmp/gate-slot-1/pids")));
 }
 
+/// A gate that makes a tracked test file unreadable (`chmod 000`) fails
+/// no later gate of its slot: the next candidate's gate there finds the
+/// mode git writes, with the overlay (the change lands in its layer) and
+/// without (the reset writes the file anew). Root reads a file of mode
+/// `0000`, so the gate checks the mode itself, and after the run an
+/// ordinary user (`nobody`, through `setpriv`) runs the test file where
+/// the gates ran.
+#[test]
+fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
+    let want = format!("{:o}", 0o666 & !planwright_engine::process::umask());
+    for overlay in [true, false] {
+        let env = Env::new(&[("t.sh", "echo ran\n")]);
+        std::fs::set_permissions(
+            env.tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        env.fixture("A", 0, "a.txt", "a\n");
+        env.fixture("B", 0, "b.txt", "b\n");
+        let mut a = ticket("A", json!([any("a.txt")]));
+        a["gates"] = gate(&["sh", "-c", "chmod 000 t.sh"]);
+        let mut b = ticket("B", json!([any("b.txt")]));
+        b["depends_on"] = json!(["A"]);
+        b["gates"] = gate(&["sh", "-c", &format!("test \"$(stat -c %a t.sh)\" = {want}")]);
+        let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a, b]}));
+        let mut s = enforced();
+        s.jobs = 1;
+        s.contain.gate_overlay = overlay;
+        let agent =
+            agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+        let out = try_run(&env, &plan, &s, agent).unwrap();
+        assert_eq!(
+            out.summary.merged,
+            ["A", "B"],
+            "overlay {overlay}: {:?}",
+            out.summary
+        );
+        let test_file = env.repo().join(".planwright/checkouts/slot-1/t.sh");
+        let nobody = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh"])
+            .arg(&test_file)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&nobody.stdout),
+            "ran\n",
+            "overlay {overlay}: {}",
+            String::from_utf8_lossy(&nobody.stderr)
+        );
+    }
+}
+
 /// A script that attacks the user's repository by absolute path: moves the
 /// base, tags, deletes a branch, adds a merge driver and a filter, an
 /// include and `core.worktree`, a hook, edits the user's checkout, a file
