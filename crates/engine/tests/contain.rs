@@ -348,6 +348,45 @@ fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
     }
 }
 
+/// A pathname socket (in a directory below `/tmp` that is neither's) and
+/// an abstract socket, both listened on outside: neither the agent nor a
+/// gate reaches them. The agent (which has the network) fails and the
+/// gate fails when either connect succeeds.
+#[test]
+fn neither_agent_nor_gate_reaches_a_unix_socket_outside() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    let path = outside.path().join("service.sock");
+    let _pathname = UnixListener::bind(&path).unwrap();
+    let name = format!("planwright-contain-{}", std::process::id());
+    let _abstract =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
+    let connect = env.tmp.path().join("connect.py");
+    std::fs::write(
+        &connect,
+        format!(
+            "import socket, sys\n\
+             for a in [{path:?}, '\\0{name}']:\n\
+             \x20   try:\n\
+             \x20       socket.socket(socket.AF_UNIX).connect(a); sys.exit('reached ' + a)\n\
+             \x20   except OSError:\n\
+             \x20       pass\n"
+        ),
+    )
+    .unwrap();
+    let c = connect.display();
+    let agent = sh_agent(
+        &env,
+        &format!("python3 {c} && cd \"$1\" && echo a > a.txt\n"),
+    );
+    let connect = connect.to_str().unwrap();
+    let plan = one("A", json!([any("a.txt")]), gate(&["python3", connect]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+}
+
 /// A script that attacks the user's repository by absolute path: moves the
 /// base, tags, deletes a branch, adds a merge driver and a filter, an
 /// include and `core.worktree`, a hook, edits the user's checkout, a file
