@@ -25,7 +25,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-pub(super) const HINT: &str = "use a Linux kernel with Landlock (5.13 or later, `lsm=landlock` enabled) and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
+pub(super) const HINT: &str = "use a Linux kernel with Landlock (5.13 or later, `lsm=landlock` enabled), unprivileged user namespaces and `mount_setattr` (5.12 or later), or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
 
 /// How a run confines its children on Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
