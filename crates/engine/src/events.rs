@@ -256,7 +256,9 @@ pub enum Event {
     /// How the run confines agents and gates (`[sandbox] mode`), recorded
     /// right after the run starts.
     Contained {
-        /// `landlock (ABI 7), user+pid namespaces, gate overlay`, or
+        /// `landlock (ABI 7, scoped signals and abstract sockets),
+        /// user+pid+mount namespaces, read-only view, sockets hidden, gate
+        /// overlay`, or
         /// `off, ...`.
         sandbox: String,
     },

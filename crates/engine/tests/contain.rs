@@ -296,6 +296,97 @@ fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     assert_all_dead(&pids(&env.repo().join(".planwright/tmp/gate-slot-1/pids")));
 }
 
+/// A gate that makes a tracked test file unreadable (`chmod 000`) fails
+/// no later gate of its slot: the next candidate's gate there finds the
+/// mode git writes, with the overlay (the change lands in its layer) and
+/// without (the reset writes the file anew). Root reads a file of mode
+/// `0000`, so the gate checks the mode itself, and after the run an
+/// ordinary user (`nobody`, through `setpriv`) runs the test file where
+/// the gates ran.
+#[test]
+fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
+    let want = format!("{:o}", 0o666 & !planwright_engine::process::umask());
+    for overlay in [true, false] {
+        let env = Env::new(&[("t.sh", "echo ran\n")]);
+        std::fs::set_permissions(
+            env.tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        env.fixture("A", 0, "a.txt", "a\n");
+        env.fixture("B", 0, "b.txt", "b\n");
+        let mut a = ticket("A", json!([any("a.txt")]));
+        a["gates"] = gate(&["sh", "-c", "chmod 000 t.sh"]);
+        let mut b = ticket("B", json!([any("b.txt")]));
+        b["depends_on"] = json!(["A"]);
+        b["gates"] = gate(&["sh", "-c", &format!("test \"$(stat -c %a t.sh)\" = {want}")]);
+        let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a, b]}));
+        let mut s = enforced();
+        s.jobs = 1;
+        s.contain.gate_overlay = overlay;
+        let agent =
+            agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+        let out = try_run(&env, &plan, &s, agent).unwrap();
+        assert_eq!(
+            out.summary.merged,
+            ["A", "B"],
+            "overlay {overlay}: {:?}",
+            out.summary
+        );
+        let test_file = env.repo().join(".planwright/checkouts/slot-1/t.sh");
+        let nobody = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh"])
+            .arg(&test_file)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&nobody.stdout),
+            "ran\n",
+            "overlay {overlay}: {}",
+            String::from_utf8_lossy(&nobody.stderr)
+        );
+    }
+}
+
+/// A pathname socket (in a directory below `/tmp` that is neither's) and
+/// an abstract socket, both listened on outside: neither the agent nor a
+/// gate reaches them. The agent (which has the network) fails and the
+/// gate fails when either connect succeeds.
+#[test]
+fn neither_agent_nor_gate_reaches_a_unix_socket_outside() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    let path = outside.path().join("service.sock");
+    let _pathname = UnixListener::bind(&path).unwrap();
+    let name = format!("planwright-contain-{}", std::process::id());
+    let _abstract =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
+    let connect = env.tmp.path().join("connect.py");
+    std::fs::write(
+        &connect,
+        format!(
+            "import socket, sys\n\
+             for a in [{path:?}, '\\0{name}']:\n\
+             \x20   try:\n\
+             \x20       socket.socket(socket.AF_UNIX).connect(a); sys.exit('reached ' + a)\n\
+             \x20   except OSError:\n\
+             \x20       pass\n"
+        ),
+    )
+    .unwrap();
+    let c = connect.display();
+    let agent = sh_agent(
+        &env,
+        &format!("python3 {c} && cd \"$1\" && echo a > a.txt\n"),
+    );
+    let connect = connect.to_str().unwrap();
+    let plan = one("A", json!([any("a.txt")]), gate(&["python3", connect]));
+    let out = try_run(&env, &plan, &enforced(), agent).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+}
+
 /// A script that attacks the user's repository by absolute path: moves the
 /// base, tags, deletes a branch, adds a merge driver and a filter, an
 /// include and `core.worktree`, a hook, edits the user's checkout, a file

@@ -464,6 +464,7 @@ mod confined {
     fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> Spec {
         let mut s = sh(dir, script);
         s.confine = Some(enforced().confine(Policy {
+            readable: vec![],
             writable,
             network,
             proxy: None,
@@ -515,6 +516,7 @@ mod confined {
              umount \"$PWD\" 2>/dev/null || echo mounted; echo under > under",
         );
         spec.confine = Some(enforced().confine(Policy {
+            readable: vec![],
             writable: vec![],
             network: false,
             proxy: None,

@@ -133,6 +133,7 @@ impl Workspaces {
         writable.extend(self.declared.iter().cloned());
         let mut policy = Policy {
             writable,
+            readable: vec![self.repo.root().to_path_buf()],
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -205,6 +206,7 @@ impl Workspaces {
         // Installing dependencies needs the registries.
         let mut policy = Policy {
             writable: vec![dir.clone(), tmp.clone()],
+            readable: vec![self.repo.root().to_path_buf()],
             ..Policy::default()
         };
         self.network.apply(&mut policy, SETUP_HOSTS);

@@ -20,7 +20,7 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
-use crate::beneath::Dir;
+use crate::beneath::{Dir, Kind};
 use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
@@ -34,6 +34,7 @@ use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -225,6 +226,7 @@ impl Checkouts {
     pub fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
         let mut policy = Policy {
             writable,
+            readable: vec![self.repo.root().to_path_buf()],
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -240,6 +242,7 @@ impl Checkouts {
         }
         self.containment.confine(Policy {
             writable,
+            readable: vec![self.repo.root().to_path_buf()],
             network,
             proxy: None,
             overlay,
@@ -287,6 +290,9 @@ impl Checkouts {
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
+        if !synced && index.is_file() {
+            self.remove_changed_modes(&index, &dir)?;
+        }
         reset(
             || self.repo.own_git_unhashed(&index, &dir),
             &index,
@@ -329,6 +335,39 @@ impl Checkouts {
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         self.written(name);
         Ok(Ok(dir))
+    }
+
+    /// Removes each tracked regular file of `dir` whose permission bits
+    /// are not those git writes (`0666`, or `0777` for an executable, less
+    /// the umask), for the reset to write it anew: git's own check sees
+    /// only the executable bit, so a test file a gate made unreadable
+    /// (`chmod 000`) would stay so for every later gate. Nothing in `dir`
+    /// is followed.
+    fn remove_changed_modes(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
+        let out = self
+            .repo
+            .own_git(index, dir)
+            .args(["ls-files", "-s", "-z"])
+            .output()?;
+        let root = Dir::open(dir)?;
+        let umask = crate::process::umask();
+        for record in out.stdout.split(|b| *b == 0) {
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+                continue;
+            };
+            let want = match record.get(..6) {
+                Some(b"100644") => 0o666 & !umask,
+                Some(b"100755") => 0o777 & !umask,
+                _ => continue,
+            };
+            let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
+            // A path through a symlink is the reset's to put right.
+            let found = root.entry(rel).ok().flatten();
+            if found.is_some_and(|e| e.kind == Kind::File && e.mode != want) {
+                root.remove(rel)?;
+            }
+        }
+        Ok(())
     }
 
     /// Checkout `name` holds what planwright just wrote there: with an
@@ -531,6 +570,39 @@ mod tests {
         );
         assert_eq!(run(&second, "true"), SECOND_FILES);
         assert_eq!(run(&first, "true"), FIRST_FILES);
+    }
+
+    /// A gate that changes the mode of tracked files (`chmod 000`, a
+    /// setuid bit) leaves the next gate, of the same commit or the next,
+    /// the modes git writes: with the overlay (the change lands in the
+    /// layer) and without (the reset writes the files anew). Root reads a
+    /// file of mode `0000`, so the modes themselves are compared.
+    #[test]
+    fn a_tracked_files_mode_a_gate_changed_is_restored_for_the_next_gate() {
+        let enforce = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
+        let umask = crate::process::umask();
+        for containment in [Containment::none(), enforce] {
+            let tmp = tempfile::tempdir().unwrap();
+            let (first, second, checkouts) = two_commits(tmp.path(), containment);
+            let log = tmp.path().join("log");
+            let lower = checkouts.path("slot");
+            let mode = |rel: &str| {
+                let meta = std::fs::symlink_metadata(lower.join(rel)).unwrap();
+                meta.permissions().mode() & 0o7777
+            };
+            let changes = "chmod 000 a && chmod 4700 src/x";
+            assert_eq!(gate(&checkouts, &log, &first, &[changes]), Verdict::Pass);
+            for commit in [&first, &second] {
+                let check = format!(
+                    "test \"$(stat -c %a a)\" = {:o} && test \"$(stat -c %a src/x)\" = {:o}",
+                    0o666 & !umask,
+                    0o666 & !umask
+                );
+                assert_eq!(gate(&checkouts, &log, commit, &[&check]), Verdict::Pass);
+                assert_eq!((mode("a"), mode("src/x")), (0o666 & !umask, 0o666 & !umask));
+                assert_eq!(gate(&checkouts, &log, commit, &[changes]), Verdict::Pass);
+            }
+        }
     }
 
     /// With Landlock and namespaces, the gates of a candidate write through

@@ -262,6 +262,22 @@ fn valid_name(name: &str) -> bool {
     !name.is_empty() && !name.contains(['=', '\0'])
 }
 
+/// This process's file mode creation mask, which the children it starts
+/// (git writing a checkout, say) inherit: read, not set (setting it to
+/// read it would race with other threads creating files). `0o022` where
+/// the system does not say.
+pub fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
 /// Where `name` would be found, like `which`: a name containing `/` is
 /// checked as a path; otherwise each directory of `path_env` is searched in
 /// order for an executable file. Empty PATH entries (meaning "the current

@@ -12,8 +12,11 @@
 //! The backends, one module each behind `#[cfg(target_os)]`:
 //!
 //! - **Linux** (`linux/`): Landlock limits writes to the policy's
-//!   directories; each child is the first process of new user and PID
-//!   namespaces (so when it ends, the kernel ends everything it started),
+//!   directories (and, from ABI 6, abstract sockets and signals to the
+//!   child's own); each child sees the file system read-only but for
+//!   those directories, with the directories of services' sockets
+//!   hidden; it is the first process of new user and PID namespaces (so
+//!   when it ends, the kernel ends everything it started),
 //!   with a network namespace of loopback alone when it has no network;
 //!   overlays are overlayfs, mounted in a mount namespace of the child's
 //!   own.
@@ -96,6 +99,10 @@ impl SandboxError {
 pub struct Policy {
     /// Directories (or files) the child may write below.
     pub writable: Vec<PathBuf>,
+    /// What it is given to read (the repository it works on): where the
+    /// sandbox hides the directory they lie in (`/tmp`, say), these are
+    /// shown again, read-only.
+    pub readable: Vec<PathBuf>,
     /// Whether it may use the network; without, it gets loopback only.
     pub network: bool,
     /// With `network` false: the child reaches the network through
@@ -171,7 +178,8 @@ impl Containment {
         self.0.ends_descendants()
     }
 
-    /// For the run record: `landlock (ABI 7), user+pid namespaces`.
+    /// For the run record: `landlock (ABI 7, scoped signals and abstract
+    /// sockets), user+pid+mount namespaces, read-only view, sockets hidden`.
     pub fn describe(&self) -> String {
         self.0.describe()
     }

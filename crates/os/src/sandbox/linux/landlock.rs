@@ -1,6 +1,8 @@
 //! Landlock: a confined child may write only below the directories of its
 //! policy (and to `/dev/null` and friends); reading and executing stay
-//! allowed everywhere. The ruleset is made in the parent with the
+//! allowed everywhere. From ABI 6 on it may also neither connect to an
+//! abstract unix socket nor signal a process outside its own domain (what
+//! it started itself is inside). The ruleset is made in the parent with the
 //! `landlock` crate; the calls the child makes after the fork (where
 //! nothing may allocate) and the ABI question are the plain system calls,
 //! which neither that crate nor rustix offers on a bare descriptor.
@@ -30,7 +32,14 @@ pub(super) fn abi() -> i32 {
 /// The write rights handled on a kernel of Landlock ABI `abi`: those of
 /// ABI 5 at most, so a newer kernel confines exactly as tested.
 pub(super) fn write_access(abi: i32) -> landlock::BitFlags<landlock::AccessFs> {
-    landlock::AccessFs::from_write(landlock::ABI::from(abi.min(5)))
+    landlock::AccessFs::from_write(landlock::ABI::from(abi.min(6)))
+}
+
+/// The scopes handled on a kernel of Landlock ABI `abi`: those of ABI 6
+/// at most (abstract unix sockets and signals), none before it.
+pub(super) fn scopes(abi: i32) -> landlock::BitFlags<landlock::Scope> {
+    use landlock::Access;
+    landlock::Scope::from_all(landlock::ABI::from(abi.min(6)))
 }
 
 /// Devices every program expects to write to. Not `/dev/tty`: a confined
@@ -39,11 +48,12 @@ pub(super) fn write_access(abi: i32) -> landlock::BitFlags<landlock::AccessFs> {
 const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 /// A Landlock ruleset that handles every write access and allows it below
-/// `writable` (and on [`DEVICES`]). Read and execute are not handled, so
-/// they stay allowed.
+/// `writable` (and on [`DEVICES`]), and is limited to its own domain in
+/// `scopes`. Read and execute are not handled, so they stay allowed.
 pub(super) fn ruleset(
     writable: &[PathBuf],
     write: landlock::BitFlags<landlock::AccessFs>,
+    scopes: landlock::BitFlags<landlock::Scope>,
 ) -> Result<OwnedFd, SandboxError> {
     use landlock::{path_beneath_rules, Ruleset, RulesetAttr, RulesetCreatedAttr};
     let err = |e: landlock::RulesetError| SandboxError::Setup(e.to_string());
@@ -55,9 +65,11 @@ pub(super) fn ruleset(
             )));
         }
     }
-    let created = Ruleset::default()
-        .handle_access(write)
-        .map_err(err)?
+    let mut attr = Ruleset::default().handle_access(write).map_err(err)?;
+    if !scopes.is_empty() {
+        attr = attr.scope(scopes).map_err(err)?;
+    }
+    let created = attr
         .create()
         .map_err(err)?
         .add_rules(path_beneath_rules(writable, write))

@@ -1,5 +1,6 @@
 //! The Linux backend: Landlock ([`landlock`]), user, PID, network and
-//! mount namespaces ([`namespaces`]) and overlayfs ([`overlay`]).
+//! mount namespaces ([`namespaces`]), the read-only view of the file
+//! system with sockets hidden ([`mounts`]) and overlayfs ([`overlay`]).
 //!
 //! Everything a confined child runs between fork and exec is in
 //! [`Hook::enter`]: plain system calls on data prepared in the parent, no
@@ -7,6 +8,7 @@
 
 mod handoff;
 mod landlock;
+mod mounts;
 mod namespaces;
 mod overlay;
 
@@ -14,6 +16,7 @@ pub(super) use handoff::receive;
 pub(super) use overlay::fold_layer;
 
 use super::{Confine, Mode, Overlay, SandboxError};
+use mounts::{MountSetup, View};
 use namespaces::NsSetup;
 use overlay::OverlaySetup;
 use rustix::process::Pid;
@@ -24,7 +27,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-pub(super) const HINT: &str = "use a Linux kernel with Landlock (5.13 or later, `lsm=landlock` enabled) and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
+pub(super) const HINT: &str = "use a Linux kernel with Landlock (5.13 or later, `lsm=landlock` enabled), unprivileged user namespaces and `mount_setattr` (5.12 or later), or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
 
 /// How a run confines its children on Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +67,13 @@ impl Backend {
                         why: format!("user and PID namespaces cannot be created ({why})"),
                     });
                 }
+                if let Err(why) = &caps.view {
+                    return Err(SandboxError::Unavailable {
+                        why: format!(
+                            "a child cannot get a read-only view of the file system (a mount namespace with `mount_setattr`, Linux 5.12 or later: {why})"
+                        ),
+                    });
+                }
                 Ok(Backend {
                     sandbox: Sandbox::Landlock {
                         abi: caps.landlock_abi,
@@ -95,12 +105,27 @@ impl Backend {
         self.confines_writes() && self.namespaces
     }
 
+    /// The Landlock ABI in use; 0 with none.
+    fn abi(&self) -> i32 {
+        match self.sandbox {
+            Sandbox::Landlock { abi } => abi,
+            Sandbox::Off => 0,
+        }
+    }
+
     pub(super) fn describe(&self) -> String {
         let fs = match self.sandbox {
-            Sandbox::Landlock { abi } => format!("landlock (ABI {abi})"),
+            Sandbox::Landlock { abi } if landlock::scopes(abi).is_empty() => {
+                format!("landlock (ABI {abi})")
+            }
+            Sandbox::Landlock { abi } => {
+                format!("landlock (ABI {abi}, scoped signals and abstract sockets)")
+            }
             Sandbox::Off => "off".to_string(),
         };
-        let procs = if self.namespaces {
+        let procs = if self.namespaces && self.confines_writes() {
+            "user+pid+mount namespaces, read-only view, sockets hidden"
+        } else if self.namespaces {
             "user+pid namespaces"
         } else {
             "process groups"
@@ -116,6 +141,8 @@ struct Capabilities {
     landlock_abi: i32,
     /// Whether a child can enter new user, PID and network namespaces.
     namespaces: Result<(), String>,
+    /// Whether a child can get its read-only view of the file system.
+    view: Result<(), String>,
 }
 
 fn capabilities() -> &'static Capabilities {
@@ -123,6 +150,7 @@ fn capabilities() -> &'static Capabilities {
     CAPS.get_or_init(|| Capabilities {
         landlock_abi: landlock::abi(),
         namespaces: probe_namespaces(),
+        view: probe_view(),
     })
 }
 
@@ -130,6 +158,11 @@ fn capabilities() -> &'static Capabilities {
 fn probe_namespaces() -> Result<(), String> {
     let ns = NsSetup::new(false, false).map_err(|e| e.to_string())?;
     namespaces::probe(|| ns.enter())
+}
+
+fn probe_view() -> Result<(), String> {
+    let ns = NsSetup::new(false, true).map_err(|e| e.to_string())?;
+    mounts::probe(|| ns.enter())
 }
 
 pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
@@ -150,7 +183,7 @@ pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
 /// Returns planwright's end of the proxy's socket pair when the child
 /// makes the proxy's listener in its own network namespace.
 pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<Option<OwnedFd>, SandboxError> {
-    let (mut hook, handoff) = Hook::new(confine)?;
+    let (mut hook, handoff) = Hook::new(confine, cmd)?;
     // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
     // child of a multi-threaded parent; `Hook::enter` makes only system
     // calls on data prepared here, allocates nothing and takes no lock.
@@ -163,6 +196,7 @@ pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<Option<Owned
 struct Hook {
     ruleset: Option<OwnedFd>,
     ns: Option<NsSetup>,
+    mounts: Option<MountSetup>,
     overlay: Option<OverlaySetup>,
     listener: Option<handoff::ListenerSetup>,
     parent: Pid,
@@ -171,7 +205,7 @@ struct Hook {
 impl Hook {
     /// Prepares, in the parent, what the child applies, and planwright's
     /// end of the proxy's hand-off.
-    fn new(confine: &Confine) -> Result<(Hook, Option<OwnedFd>), SandboxError> {
+    fn new(confine: &Confine, cmd: &Command) -> Result<(Hook, Option<OwnedFd>), SandboxError> {
         let backend = confine.containment.0;
         let policy = &confine.policy;
         let access = match backend.sandbox {
@@ -179,7 +213,11 @@ impl Hook {
             Sandbox::Off => None,
         };
         let ruleset = match access {
-            Some(access) => Some(landlock::ruleset(&policy.writable, access)?),
+            Some(access) => Some(landlock::ruleset(
+                &policy.writable,
+                access,
+                landlock::scopes(backend.abi()),
+            )?),
             None => None,
         };
         let overlay = match (&policy.overlay, access) {
@@ -201,9 +239,19 @@ impl Hook {
         } else {
             (None, None)
         };
+        let mounts = match backend.sandbox {
+            Sandbox::Landlock { .. } if backend.namespaces => Some(
+                MountSetup::new(&view(confine, cmd))
+                    .map_err(|e| SandboxError::Setup(e.to_string()))?,
+            ),
+            _ => None,
+        };
         let ns = if backend.namespaces {
             Some(
-                NsSetup::new(!policy.network || proxied, overlay.is_some())
+                NsSetup::new(
+                    !policy.network || proxied,
+                    overlay.is_some() || mounts.is_some(),
+                )
                     .map_err(|e| SandboxError::Setup(e.to_string()))?,
             )
         } else {
@@ -212,6 +260,7 @@ impl Hook {
         let hook = Hook {
             ruleset,
             ns,
+            mounts,
             overlay,
             listener,
             parent: rustix::process::getpid(),
@@ -231,6 +280,9 @@ impl Hook {
         if let Some(listener) = &mut self.listener {
             listener.enter()?;
         }
+        if let Some(mounts) = &mut self.mounts {
+            mounts.enter()?;
+        }
         if let Some(overlay) = &self.overlay {
             overlay.enter(self.ruleset.as_ref())?;
         }
@@ -248,4 +300,29 @@ impl Hook {
         }
         Ok(())
     }
+}
+
+/// What a confined child's view binds back: its writable areas (and an
+/// overlay's layers, which overlayfs needs on a writable mount), and what
+/// it is given to read (what its command names, an overlay's directory).
+fn view(confine: &Confine, cmd: &Command) -> View {
+    let policy = &confine.policy;
+    let mut readable = policy.readable.clone();
+    readable.extend(mounts::named_by(cmd));
+    let mut view = View {
+        writable: policy.writable.clone(),
+        readable,
+        cwd: cmd.get_current_dir().map(Path::to_path_buf),
+    };
+    if let Some(overlay) = &policy.overlay {
+        // Upper and work must be on one mount.
+        let layers = overlay
+            .upper
+            .ancestors()
+            .find(|a| overlay.work.starts_with(a))
+            .unwrap_or(Path::new("/"));
+        view.writable.push(layers.to_path_buf());
+        view.readable.push(overlay.dir.clone());
+    }
+    view
 }
