@@ -702,7 +702,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &[],
         agent.as_ref(),
         &s.contain,
-        &s.workspace.copy,
+        &s.workspace,
     );
     let failed =
         planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())
