@@ -111,14 +111,14 @@ impl Caches {
         let Some(home) = user_cargo_home() else {
             return Ok(());
         };
-        let dir = Dir::open(&self.root)?;
+        let dir = Dir::open(&self.root)?.create_dirs(Path::new("cargo"))?;
         for file in CARGO_CONFIG {
-            let rel = Path::new("cargo").join(file);
+            let rel = Path::new(file);
             match std::fs::read(home.join(file)) {
-                Ok(bytes) => dir.write(&rel, &bytes)?,
+                Ok(bytes) => dir.write(rel, &bytes)?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    if dir.entry(&rel)?.is_some() {
-                        dir.remove(&rel)?;
+                    if dir.entry(rel)?.is_some() {
+                        dir.remove(rel)?;
                     }
                 }
                 Err(e) => return Err(EngineError::io(home.join(file), e)),

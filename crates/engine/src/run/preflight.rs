@@ -137,6 +137,29 @@ pub(crate) fn check_setup(
     let Ok(containment) = crate::sandbox::containment(contain.mode) else {
         return;
     };
+    // planwright's own git and checkouts are a run's: none may be going on.
+    let _lock = match crate::run::lock::RunLock::acquire(repo) {
+        Ok(lock) => lock,
+        Err(e) => {
+            out.push(Check::warning(
+                "setup",
+                format!("the set-up was not tried on the base commit {short}: {e}"),
+                "run preflight again when that run has ended",
+            ));
+            return;
+        }
+    };
+    let ready = repo
+        .ensure_excluded()
+        .and_then(|()| repo.ensure_own_git(&contain.allow_config));
+    if let Err(e) = ready {
+        out.push(Check::error(
+            "setup",
+            format!("cannot try the set-up on the base commit {short}: {e}"),
+            "check that `.planwright/` in the repository is writable",
+        ));
+        return;
+    }
     let checkouts = Checkouts::new(repo.clone(), workspace.clone(), containment, contain);
     let log = repo.state_dir().join("preflight-setup.log");
     let _ = std::fs::remove_file(&log);
