@@ -66,7 +66,9 @@ fn confined(setup: &[&[&str]]) -> RunSettings {
 /// and that the package manager's variable `var` pointed into the
 /// per-slot caches of the workspace's and the gate checkout's set-ups.
 fn merges(env: &Env, s: &RunSettings, gate_argv: &[&str], agent: &str, var: &str) {
-    let plan = plan(json!({"gates": gate(gate_argv), "tickets": [ticket("A", json!([any("answer.txt")]))]}));
+    let plan = plan(
+        json!({"gates": gate(gate_argv), "tickets": [ticket("A", json!([any("answer.txt")]))]}),
+    );
     let body = format!("set -e\ncd \"$1\"\n{agent}\necho 42 > answer.txt\n");
     let out = run_with(env, &plan, s, sh_agent(env, &body, "{worktree}"));
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
@@ -176,8 +178,12 @@ fn npm_ci_installs_a_registry_dependency_and_the_ticket_merges() {
     git(&env.repo(), &["add", "-A"]);
     git(&env.repo(), &["commit", "-qm", "lock"]);
     let s = confined(&[&["npm", "ci"]]);
-    // The agent installs too: its npm has a cache it may write.
-    let agent = "npm ci >/dev/null\nnode -e \"require('is-number')\"";
+    // The agent installs too: its npm has a cache it may write, and none
+    // it may not (the gate checkouts' set-ups' caches).
+    let agent = "npm ci >/dev/null\nnode -e \"require('is-number')\"\n\
+theirs=\"$npm_config_cache/../../../checkouts/preflight/npm\"\n\
+test -d \"$theirs\"\n\
+if touch \"$theirs/poison\" 2>/dev/null; then echo 'wrote a set-up cache' >&2; exit 1; fi";
     merges(&env, &s, &["npm", "test"], agent, "npm_config_cache");
 }
 
@@ -252,7 +258,8 @@ fn a_set_up_failing_on_the_base_commit_is_a_preflight_error_with_the_tools_messa
         "-c",
         "echo 'npm error code E404: left-pad is not in this registry' >&2; exit 3",
     ]]);
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
     let agent = sh_agent(&env, "echo a > \"$1/a.txt\"\n", "{worktree}");
     let failed = prepare(
         &env.repo(),
@@ -272,10 +279,15 @@ fn a_set_up_failing_on_the_base_commit_is_a_preflight_error_with_the_tools_messa
     assert_eq!(setup.len(), 1, "{:?}", failed.checks);
     assert_eq!(setup[0].status, "error");
     assert!(
-        setup[0].message.contains("left-pad is not in this registry")
+        setup[0]
+            .message
+            .contains("left-pad is not in this registry")
             && setup[0].message.contains("exit"),
         "{}",
         setup[0].message
     );
-    assert!(!env.repo().join(".planwright/runs").exists(), "no run started");
+    assert!(
+        !env.repo().join(".planwright/runs").exists(),
+        "no run started"
+    );
 }

@@ -8,8 +8,9 @@
 
 use super::limits::{self, Now};
 use super::{
-    add_attempt_env, agent_env, allowed_names, blocked_reason, record_env, Agent, AgentOptions, AgentOutcome,
-    AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar, BUDGET_ENV,
+    add_attempt_env, agent_env, allowed_names, blocked_reason, record_env, Agent, AgentOptions,
+    AgentOutcome, AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar,
+    BUDGET_ENV,
 };
 use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;

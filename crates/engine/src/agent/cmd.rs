@@ -3,7 +3,8 @@
 
 use super::limits::{self, Now};
 use super::{
-    add_attempt_env, agent_env, blocked_reason, record_env, Agent, AgentOutcome, AgentReport, AttemptContext,
+    add_attempt_env, agent_env, blocked_reason, record_env, Agent, AgentOutcome, AgentReport,
+    AttemptContext,
 };
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};

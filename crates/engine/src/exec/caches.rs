@@ -39,11 +39,7 @@ struct Var {
 }
 
 const fn var(name: &'static str, dir: &'static str, at_gate: AtGate) -> Var {
-    Var {
-        name,
-        dir,
-        at_gate,
-    }
+    Var { name, dir, at_gate }
 }
 
 /// Every variable planwright sets, by package manager (the table in

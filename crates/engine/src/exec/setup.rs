@@ -264,7 +264,10 @@ mod tests {
         let tmpdirs: Vec<_> = env.iter().filter(|(k, _)| k == "TMPDIR").collect();
         assert_eq!(tmpdirs.len(), 1);
         assert_eq!(tmpdirs[0].1, "/private/tmp");
-        let npm: Vec<_> = env.iter().filter(|(k, _)| k == "npm_config_cache").collect();
+        let npm: Vec<_> = env
+            .iter()
+            .filter(|(k, _)| k == "npm_config_cache")
+            .collect();
         assert_eq!(npm.len(), 1);
         assert_eq!(Path::new(&npm[0].1), caches.root().join("npm"));
     }

@@ -8,13 +8,13 @@
 
 use crate::agent::Agent;
 use crate::exec::workspace::WorkspaceSettings;
-use crate::model::Verdict;
-use crate::process::Cancel;
-use crate::verify::checkout::Checkouts;
 use crate::git::repo::Repo;
+use crate::model::Verdict;
 use crate::process::find_program;
+use crate::process::Cancel;
 use crate::run::{ticket_gates, Outlook, Resume};
 use crate::sandbox::{ContainSettings, SandboxError};
+use crate::verify::checkout::Checkouts;
 use planwright_config::SandboxMode;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
