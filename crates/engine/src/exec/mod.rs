@@ -1,7 +1,6 @@
 //! Where an attempt runs: the `Executor` trait, the local executor, the
 //! slots' workspaces and their set-up.
 
-pub mod caches;
 mod executor;
 mod names;
 pub mod setup;

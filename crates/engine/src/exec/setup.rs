@@ -8,8 +8,8 @@
 //! agent's and gate's reach) holds the same key keeps its set-up's result,
 //! and any other runs the set-up again.
 
+use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::caches::Caches;
 use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};

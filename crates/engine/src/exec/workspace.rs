@@ -19,8 +19,8 @@
 //! reach a candidate: its tree keeps them as the base commit has them.
 
 use crate::beneath::Dir;
+use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::caches::Caches;
 use crate::exec::names;
 use crate::exec::setup::{self, Setup};
 use crate::git::repo::Repo;

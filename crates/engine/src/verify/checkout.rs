@@ -21,8 +21,8 @@
 //! and independent of any executor's slots.
 
 use crate::beneath::Dir;
+use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::caches::Caches;
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
     create_parent, fresh_dir, remove_any, reset, reset_files, WorkspaceSettings, Workspaces,
