@@ -104,9 +104,15 @@ impl Caches {
     /// write, so nothing in it is followed.
     pub fn prepare(&self) -> Result<(), EngineError> {
         std::fs::create_dir_all(&self.root).map_err(|e| EngineError::io(&self.root, e))?;
-        let Some(home) = user_cargo_home() else {
-            return Ok(());
-        };
+        match user_cargo_home() {
+            Some(home) => self.seed_cargo(&home),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies the cargo configuration of `home` into cargo's home here
+    /// (and removes a copy of a file `home` no longer has).
+    fn seed_cargo(&self, home: &Path) -> Result<(), EngineError> {
         let dir = Dir::open(&self.root)?.create_dirs(Path::new("cargo"))?;
         for file in CARGO_CONFIG {
             let rel = Path::new(file);
@@ -186,5 +192,31 @@ mod tests {
         );
         assert_eq!(env.len(), VARS.len());
         assert!(is_cache_var("CARGO_HOME") && !is_cache_var("HOME"));
+    }
+
+    #[test]
+    fn cargo_gets_the_users_config_but_never_through_a_planted_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("config.toml"), "[net]\nretry = 5\n").unwrap();
+        std::fs::write(home.join("credentials.toml"), "token = \"secret\"\n").unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let caches = Caches {
+            root: tmp.path().join("slot-1"),
+        };
+        std::fs::create_dir_all(caches.root()).unwrap();
+        // What an agent that may write its caches could leave there.
+        std::os::unix::fs::symlink(&elsewhere, caches.root().join("cargo")).unwrap();
+        caches.seed_cargo(&home).unwrap();
+        let cargo = caches.root().join("cargo");
+        assert!(!cargo.is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(cargo.join("config.toml")).unwrap(),
+            "[net]\nretry = 5\n"
+        );
+        assert!(!cargo.join("credentials.toml").exists());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 }
