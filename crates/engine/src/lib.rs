@@ -6,6 +6,7 @@
 // The modules are the engine's own; what other crates use is the façade
 // below, so a module can be reshaped without touching them.
 pub mod agent;
+mod caches;
 pub mod clock;
 mod demo;
 mod draft;

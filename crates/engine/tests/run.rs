@@ -515,8 +515,10 @@ fn worktree_setup_runs_once_per_slot() {
             .count()
     };
     let checkout_setups = setups_in("/checkouts/");
+    // Preflight's own checkout logs its set-up elsewhere.
     let checkouts = std::fs::read_dir(env.repo().join(".planwright/checkouts"))
         .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name() != "preflight")
         .count();
     assert_eq!(checkout_setups, checkouts, "{logs:?}");
     // The agents' single workspace was set up once and kept its result.
@@ -588,18 +590,17 @@ fn a_failing_workspace_setup_rejects_the_attempt_before_the_agent_runs() {
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
     let mut s = settings();
     s.strikes = 1;
-    s.workspace.setup = vec![vec![
-        "sh".into(),
-        "-c".into(),
-        "echo no network >&2; exit 7".into(),
-    ]];
+    // It works on the base commit in preflight's checkout, and fails in
+    // the agent's workspace (a registry gone down since, say).
+    let script = "case $PWD in */workspaces/*) echo no network >&2; exit 7;; esac";
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), script.into()]];
     let out = run_with(&env, &plan, &s, agent);
     let failure = out.summary.failed.get("A").expect("A failed");
     assert_eq!(failure.kind, FailureKind::GateFailure);
     assert!(
-        failure.message.contains(
-            "the set-up `sh -c echo no network >&2; exit 7` failed in the agent's workspace"
-        ),
+        failure.message.contains(&format!(
+            "the set-up `sh -c {script}` failed in the agent's workspace"
+        )),
         "{failure:?}"
     );
     assert!(
@@ -702,7 +703,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &[],
         agent.as_ref(),
         &s.contain,
-        &s.workspace.copy,
+        &s.workspace,
     );
     let failed =
         planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())

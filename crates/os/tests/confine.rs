@@ -29,6 +29,7 @@ fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> 
             readable: vec![],
             writable,
             network,
+            proxy: None,
             overlay: None,
         })),
         log_limit: None,

@@ -52,6 +52,7 @@ fn confined(dir: &Path, script: &str, proxy: Option<Rules>) -> (String, String) 
         lines: None,
         confine: Some(containment.confine(Policy {
             writable: vec![dir.to_path_buf()],
+            readable: Vec::new(),
             network: false,
             proxy: proxy.map(Arc::new),
             overlay: None,

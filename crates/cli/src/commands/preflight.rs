@@ -59,7 +59,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &config.commands.allow,
         agent.as_ref(),
         &resolve::sandbox(&config, &settings::env()),
-        &resolve::workspace(&config).copy,
+        &resolve::workspace(&config),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

@@ -8,8 +8,9 @@
 
 use super::limits::{self, Now};
 use super::{
-    agent_env, allowed_names, blocked_reason, record_env, Agent, AgentOptions, AgentOutcome,
-    AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar, BUDGET_ENV,
+    add_attempt_env, agent_env, allowed_names, blocked_reason, record_env, Agent, AgentOptions,
+    AgentOutcome, AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar,
+    BUDGET_ENV,
 };
 use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
@@ -282,7 +283,7 @@ impl<C: Cli> Agent for CliAgent<C> {
         let strays = present(&ctx.workspace, C::STRAYS);
         let mut env = agent_env(ctx, &allowed_names(C::ENV, &self.opts.env));
         env.extend(self.cli.env());
-        env.extend(ctx.env.iter().cloned());
+        add_attempt_env(&mut env, ctx);
         record_env(&ctx.log, &env)?;
         let spec = Spec {
             argv: self.argv(ctx),

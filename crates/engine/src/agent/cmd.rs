@@ -3,7 +3,8 @@
 
 use super::limits::{self, Now};
 use super::{
-    agent_env, blocked_reason, record_env, Agent, AgentOutcome, AgentReport, AttemptContext,
+    add_attempt_env, agent_env, blocked_reason, record_env, Agent, AgentOutcome, AgentReport,
+    AttemptContext,
 };
 use crate::error::EngineError;
 use crate::process::{self, Cancel, Exit, Spec};
@@ -72,7 +73,7 @@ impl Agent for CmdAgent {
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let mut env = agent_env(ctx, &self.env);
-        env.extend(ctx.env.iter().cloned());
+        add_attempt_env(&mut env, ctx);
         record_env(&ctx.log, &env)?;
         let spec = Spec {
             argv: self.argv(ctx),

@@ -285,6 +285,18 @@ pub fn agent_env(ctx: &AttemptContext, allowed: &[String]) -> Vec<(String, Strin
     env
 }
 
+/// Appends the attempt's own [`AttemptContext::env`] to `env`, the
+/// agent's; a package manager's cache variable (see
+/// [`crate::caches`]) that `env` already has, because the user named
+/// it, keeps the user's value.
+pub(crate) fn add_attempt_env(env: &mut Vec<(String, String)>, ctx: &AttemptContext) {
+    for (k, v) in &ctx.env {
+        if !(crate::caches::is_cache_var(k) && env.iter().any(|(n, _)| n == k)) {
+            env.push((k.clone(), v.clone()));
+        }
+    }
+}
+
 /// Writes the names (never the values) of `env`, the agent's whole
 /// environment, as the first line of the attempt's log, so a run shows
 /// what each attempt was given.

@@ -149,6 +149,8 @@ impl LocalExecutor {
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);
         let mut confine = self.workspaces.confine(slot, &tmp, self.agent.hosts());
+        let caches = self.workspaces.caches(slot);
+        caches.prepare()?;
         let mut env = vec![
             ("TMPDIR".into(), tmp.display().to_string()),
             // The agent's git stops at its workspace: with a broken
@@ -169,6 +171,8 @@ impl LocalExecutor {
         if homes.is_dir() {
             confine.allow_write(homes);
         }
+        // After the home: an adapter's home does not move the caches.
+        caches.add_to(&mut env);
         if let Some(usd) = input.budget_usd {
             env.push((crate::agent::BUDGET_ENV.into(), format!("{usd:.4}")));
         }

@@ -8,6 +8,7 @@
 //! agent's and gate's reach) holds the same key keeps its set-up's result,
 //! and any other runs the set-up again.
 
+use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
@@ -19,6 +20,15 @@ use planwright_plan::gate_integrity;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
+
+/// Where a set-up runs: its directory, its private `TMPDIR`, its
+/// package-manager caches and its sandbox (which may write all three).
+pub struct Room<'a> {
+    pub dir: &'a Path,
+    pub tmp: &'a Path,
+    pub caches: &'a Caches,
+    pub confine: &'a Confine,
+}
 
 /// The set-up of a run's directories.
 #[derive(Debug, Clone)]
@@ -36,8 +46,10 @@ impl Setup {
     /// A set-up's environment, by allowlist like an agent's: the base set
     /// ([`crate::agent::BASE_ENV`]) and `[workspace] env`, never `GIT_*`
     /// (it would point git at the user's repository), with the private
-    /// `TMPDIR`. Registry tokens and the like are withheld unless named.
-    fn env(&self, tmp: &Path) -> Vec<(String, String)> {
+    /// `TMPDIR` and the package managers pointed at `caches` (a variable
+    /// `[workspace] env` names keeps the user's value). Registry tokens and
+    /// the like are withheld unless named.
+    fn env(&self, tmp: &Path, caches: &Caches) -> Vec<(String, String)> {
         let names: Vec<String> = crate::agent::BASE_ENV
             .iter()
             .map(|n| n.to_string())
@@ -46,6 +58,7 @@ impl Setup {
         let mut env = process::scrubbed_env(&names);
         env.retain(|(k, _)| !k.starts_with("GIT_") && k != "TMPDIR");
         env.push(("TMPDIR".into(), tmp.display().to_string()));
+        caches.add_to(&mut env);
         env
     }
 
@@ -92,19 +105,18 @@ impl Setup {
         inputs
     }
 
-    /// Runs the set-up commands in `dir`, each under `confine`, logging to
-    /// `log`; `Some` verdict when one failed (or the run was interrupted).
-    /// `place` says where for the failure's message.
+    /// Runs the set-up commands in `room`, logging to `log`; `Some`
+    /// verdict when one failed (or the run was interrupted). `place` says
+    /// where for the failure's message.
     pub fn run(
         &self,
-        dir: &Path,
-        tmp: &Path,
-        confine: &Confine,
+        room: &Room,
         log: &Path,
         place: &str,
         cancel: &Cancel,
     ) -> Result<Option<Verdict>, EngineError> {
-        let env = self.env(tmp);
+        let dir = room.dir;
+        let env = self.env(room.tmp, room.caches);
         if !self.settings.setup.is_empty() {
             let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
             crate::log::append(log, &format!("environment: {}\n", names.join(", ")))?;
@@ -125,7 +137,7 @@ impl Setup {
                 grace: Duration::from_secs(5),
                 log: Some(log.to_path_buf()),
                 lines: None,
-                confine: Some(confine.clone()),
+                confine: Some(room.confine.clone()),
                 log_limit: None,
             };
             let done = match process::run(&spec, cancel) {
@@ -240,7 +252,8 @@ mod tests {
             ..WorkspaceSettings::default()
         };
         let setup = Setup::new(Repo::open(tmp.path()).unwrap(), settings);
-        let env = setup.env(Path::new("/private/tmp"));
+        let caches = Caches::checkout(&setup.repo, "merge");
+        let env = setup.env(Path::new("/private/tmp"), &caches);
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert!(names.contains(&"SETUP_TEST_NAMED_TOKEN"), "{names:?}");
         assert!(!names.contains(&"SETUP_TEST_WITHHELD_TOKEN"), "{names:?}");
@@ -251,5 +264,11 @@ mod tests {
         let tmpdirs: Vec<_> = env.iter().filter(|(k, _)| k == "TMPDIR").collect();
         assert_eq!(tmpdirs.len(), 1);
         assert_eq!(tmpdirs[0].1, "/private/tmp");
+        let npm: Vec<_> = env
+            .iter()
+            .filter(|(k, _)| k == "npm_config_cache")
+            .collect();
+        assert_eq!(npm.len(), 1);
+        assert_eq!(Path::new(&npm[0].1), caches.root().join("npm"));
     }
 }

@@ -19,6 +19,7 @@
 //! reach a candidate: its tree keeps them as the base commit has them.
 
 use crate::beneath::Dir;
+use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::names;
 use crate::exec::network::{Network, SETUP_HOSTS};
@@ -124,12 +125,21 @@ impl Workspaces {
         )
     }
 
+    /// The package-manager caches of slot `slot`'s agent and set-up.
+    pub fn caches(&self, slot: &str) -> Caches {
+        Caches::agent(&self.repo, slot)
+    }
+
     /// What the agent of slot `slot` may write: its workspace, its
-    /// temporary directory and the declared directories; it reaches the
-    /// network as `[sandbox] agent_network` says, through the proxy to its
-    /// adapter's `hosts` and `[sandbox] allow` by default.
+    /// temporary directory, its caches and the declared directories; it
+    /// reaches the network as `[sandbox] agent_network` says, through the
+    /// proxy to its adapter's `hosts` and `[sandbox] allow` by default.
     pub fn confine(&self, slot: &str, tmp: &Path, hosts: &[&str]) -> Confine {
-        let mut writable = vec![self.path(slot), tmp.to_path_buf()];
+        let mut writable = vec![
+            self.path(slot),
+            tmp.to_path_buf(),
+            self.caches(slot).root().to_path_buf(),
+        ];
         writable.extend(self.declared.iter().cloned());
         let mut policy = Policy {
             writable,
@@ -203,16 +213,24 @@ impl Workspaces {
             .output()?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
+        let caches = self.caches(slot);
+        caches.prepare()?;
         // Installing dependencies needs the registries.
         let mut policy = Policy {
-            writable: vec![dir.clone(), tmp.clone()],
+            writable: vec![dir.clone(), tmp.clone(), caches.root().to_path_buf()],
             readable: vec![self.repo.root().to_path_buf()],
             ..Policy::default()
         };
         self.network.apply(&mut policy, SETUP_HOSTS);
         let confine = self.containment.confine(policy);
         let place = "in the agent's workspace";
-        if let Some(verdict) = self.setup.run(&dir, &tmp, &confine, log, place, cancel)? {
+        let room = setup::Room {
+            dir: &dir,
+            tmp: &tmp,
+            caches: &caches,
+            confine: &confine,
+        };
+        if let Some(verdict) = self.setup.run(&room, log, place, cancel)? {
             return Ok(Some(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).

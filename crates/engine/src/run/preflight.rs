@@ -2,14 +2,19 @@
 //! repository, the base branch, a clean tree, repository configuration
 //! that would run programs in planwright's git, the sandbox, the agent, the
 //! gate programs, scope operations against the base tree, scope globs that
-//! cover a file a gate runs, and scope overlap between tickets that may run
-//! at the same time.
+//! cover a file a gate runs, scope overlap between tickets that may run
+//! at the same time, and (when all that passed) the set-up on the base
+//! commit.
 
 use crate::agent::Agent;
+use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
+use crate::model::Verdict;
 use crate::process::find_program;
+use crate::process::Cancel;
 use crate::run::{ticket_gates, Outlook, Resume};
 use crate::sandbox::{ContainSettings, SandboxError};
+use crate::verify::checkout::Checkouts;
 use planwright_config::SandboxMode;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
@@ -24,7 +29,7 @@ use std::path::Path;
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `scope-ops`, `overlap`).
+    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `setup`, `scope-ops`, `overlap`).
     pub check: &'static str,
     /// `ok`, `warning` or `error`.
     pub status: &'static str,
@@ -77,7 +82,7 @@ pub fn failed(checks: &[Check]) -> bool {
 /// Runs every check. `extra_gates` are the configured and `--gate` gates;
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
 /// commands must be on before they run; `contain` the sandbox settings;
-/// `copy` the `[workspace] copy` files.
+/// `workspace` the `[workspace]` settings (its `copy` files, its set-up).
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
@@ -85,7 +90,7 @@ pub fn preflight(
     allow: &[Vec<String>],
     agent: &dyn Agent,
     contain: &ContainSettings,
-    copy: &[String],
+    workspace: &WorkspaceSettings,
 ) -> Vec<Check> {
     let found = examine(
         dir,
@@ -101,9 +106,94 @@ pub fn preflight(
         check_overlap(plan, None, outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
-        check_copy(repo, copy, &mut checks);
+        check_copy(repo, &workspace.copy, &mut checks);
+        check_setup(repo, plan, workspace, contain, &mut checks);
     }
     checks
+}
+
+/// The checkout preflight tries the set-up in: not one a run uses, so a
+/// preflight beside a run disturbs nothing.
+const TRIAL: &str = "preflight";
+
+/// `[workspace] setup`: run once on the base commit, confined and with its
+/// caches as in a gate checkout of a run (a result kept from the last try
+/// on the same key is reused). One that fails there would fail every
+/// ticket, so it is an error naming what the tool said, not a strike.
+pub(crate) fn check_setup(
+    repo: &Repo,
+    plan: &Plan,
+    workspace: &WorkspaceSettings,
+    contain: &ContainSettings,
+    out: &mut Vec<Check>,
+) {
+    if workspace.setup.is_empty() || failed(out) {
+        return;
+    }
+    let Ok(Some(base)) = repo.branch_tip(&plan.base) else {
+        return;
+    };
+    let short = &base[..base.len().min(10)];
+    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+        return;
+    };
+    // planwright's own git and checkouts are a run's: none may be going on.
+    let _lock = match crate::run::lock::RunLock::acquire(repo) {
+        Ok(lock) => lock,
+        Err(e) => {
+            out.push(Check::warning(
+                "setup",
+                format!("the set-up was not tried on the base commit {short}: {e}"),
+                "run preflight again when that run has ended",
+            ));
+            return;
+        }
+    };
+    let ready = repo
+        .ensure_excluded()
+        .and_then(|()| repo.ensure_own_git(&contain.allow_config));
+    if let Err(e) = ready {
+        out.push(Check::error(
+            "setup",
+            format!("cannot try the set-up on the base commit {short}: {e}"),
+            "check that `.planwright/` in the repository is writable",
+        ));
+        return;
+    }
+    let checkouts = Checkouts::new(repo.clone(), workspace.clone(), containment, contain);
+    let log = repo.state_dir().join("preflight-setup.log");
+    let _ = std::fs::remove_file(&log);
+    let hint = format!(
+        "make `[workspace] setup` in `planwright.toml` work on the base branch `{}` \
+         (the whole log is {})",
+        plan.base,
+        log.display()
+    );
+    match checkouts.try_setup(TRIAL, &base, &log, &Cancel::default()) {
+        Ok(None) => out.push(Check::ok(
+            "setup",
+            format!("the set-up runs on the base commit {short}"),
+        )),
+        Ok(Some(Verdict::Fail(f))) => out.push(Check::error(
+            "setup",
+            format!(
+                "on the base commit {short}, {}:\n{}",
+                f.message,
+                f.evidence.trim_end()
+            ),
+            hint,
+        )),
+        Ok(Some(_)) => out.push(Check::error(
+            "setup",
+            "the set-up's trial was interrupted",
+            "run preflight again",
+        )),
+        Err(e) => out.push(Check::error(
+            "setup",
+            format!("cannot try the set-up on the base commit {short}: {e}"),
+            hint,
+        )),
+    }
 }
 
 /// What preflight learnt on the way, which a run keeps rather than asking

@@ -72,6 +72,8 @@ pub fn prepare(
     }
     if let Some(repo) = &found.repo {
         crate::run::preflight::check_copy(repo, &settings.workspace.copy, &mut checks);
+        let (ws, contain) = (&settings.workspace, &settings.contain);
+        crate::run::preflight::check_setup(repo, &plan, ws, contain, &mut checks);
     }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(

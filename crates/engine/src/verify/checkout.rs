@@ -21,6 +21,7 @@
 //! and independent of any executor's slots.
 
 use crate::beneath::{Dir, Kind};
+use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
@@ -70,7 +71,11 @@ impl Checkouts {
         contain: &ContainSettings,
     ) -> Checkouts {
         let declared = &contain.writable;
-        let mut agent_writable = vec![Workspaces::root(&repo), repo.state_dir().join("tmp")];
+        let mut agent_writable = vec![
+            Workspaces::root(&repo),
+            repo.state_dir().join("tmp"),
+            Caches::agents_root(&repo),
+        ];
         agent_writable.extend(declared.iter().cloned());
         let layers = repo.state_dir().join("overlay");
         // An agent that may write the checkouts or their layers could change
@@ -93,6 +98,20 @@ impl Checkouts {
             overlay,
             synced: Arc::default(),
         }
+    }
+
+    /// Makes checkout `name` hold `commit` set up, as before its gates
+    /// run (preflight's trial of the set-up on the base commit); the
+    /// verdict of a set-up that failed, logged to `log`.
+    pub fn try_setup(
+        &self,
+        name: &str,
+        commit: &str,
+        log: &Path,
+        cancel: &Cancel,
+    ) -> Result<Option<Verdict>, EngineError> {
+        let tmp = self.fresh_tmp(name)?;
+        Ok(self.prepare(name, commit, &tmp, log, cancel)?.err())
     }
 
     /// Whether gates write through an overlay.
@@ -129,7 +148,7 @@ impl Checkouts {
         };
         let overlay = self.overlay.then(|| self.fresh_overlay(name)).transpose()?;
         let work = overlay.as_ref().map(|o| o.work.clone());
-        let room = self.gate_room(&dir, &tmp, settings, overlay);
+        let room = self.gate_room(name, &dir, &tmp, settings, overlay);
         let verdict = run_gates(gates, &dir, settings, log, &room, cancel);
         if let Some(work) = work {
             // overlayfs leaves a directory there that no one but its owner
@@ -172,17 +191,18 @@ impl Checkouts {
         )
     }
 
-    /// How a gate runs in `dir`: its environment and its sandbox, writing
-    /// through `overlay` when there is one.
+    /// How a gate runs in checkout `name` at `dir`: its environment and
+    /// its sandbox, writing through `overlay` when there is one.
     fn gate_room(
         &self,
+        name: &str,
         dir: &Path,
         tmp: &Path,
         settings: &GateSettings,
         overlay: Option<Overlay>,
     ) -> GateRoom {
         GateRoom {
-            env: self.gate_env(&settings.env, tmp),
+            env: self.gate_env(name, &settings.env, tmp),
             confine: Some(self.confine(dir, tmp, self.gate_network, overlay)),
         }
     }
@@ -207,7 +227,7 @@ impl Checkouts {
                 sandbox::fold_layer(&Dir::open(&upper)?, &Dir::open(&dir)?)?;
             }
         }
-        let room = self.gate_room(&dir, &tmp, settings, None);
+        let room = self.gate_room(name, &dir, &tmp, settings, None);
         Ok((dir, room))
     }
 
@@ -249,12 +269,15 @@ impl Checkouts {
         })
     }
 
-    /// The scrubbed environment with the private `TMPDIR`, and a `PATH`
-    /// without relative entries or directories an agent may write.
-    fn gate_env(&self, extra: &[String], tmp: &Path) -> Vec<(String, String)> {
+    /// The scrubbed environment with the private `TMPDIR`, the set-up's
+    /// package-manager caches of checkout `name` (which the gate reads
+    /// only), and a `PATH` without relative entries or directories an
+    /// agent may write.
+    fn gate_env(&self, name: &str, extra: &[String], tmp: &Path) -> Vec<(String, String)> {
         let mut env = process::scrubbed_env(extra);
         env.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
         env.push(("TMPDIR".into(), tmp.display().to_string()));
+        Caches::checkout(&self.repo, name).add_for_gate(&mut env, tmp);
         for (k, v) in env.iter_mut() {
             if k == "PATH" {
                 *v = v
@@ -322,11 +345,20 @@ impl Checkouts {
             .own_git(&index, &dir)
             .args(["clean", "-q", "-ffdx"])
             .output()?;
+        let caches = Caches::checkout(&self.repo, name);
+        caches.prepare()?;
         // Installing dependencies needs the registries.
         let mut confine = self.confine(&dir, tmp, false, None);
         self.network.apply(&mut confine.policy, SETUP_HOSTS);
+        confine.allow_write(caches.root().to_path_buf());
         let place = "in the gate checkout";
-        if let Some(verdict) = self.setup.run(&dir, tmp, &confine, log, place, cancel)? {
+        let run = setup::Room {
+            dir: &dir,
+            tmp,
+            caches: &caches,
+            confine: &confine,
+        };
+        if let Some(verdict) = self.setup.run(&run, log, place, cancel)? {
             return Ok(Err(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).

@@ -1,0 +1,293 @@
+//! Package managers under the default sandbox: a real project per package
+//! manager with a registry dependency, whose `[workspace] setup` is the
+//! command its users write (`npm ci`, `pip install -r requirements.txt`,
+//! `cargo fetch`), merges its ticket. The packages come from the test cache
+//! `.ci/fetch-test-packages` fills once per machine
+//! (`${PLANWRIGHT_CACHE:-$HOME/.cache/planwright-ci}/packages`); the tool
+//! reaches them through the project's own configuration (`.npmrc` naming a
+//! loopback registry, `--find-links` in the requirements, a vendored
+//! `.cargo/config.toml` source), so no test touches the network.
+//!
+//! These tests run when `PLANWRIGHT_PACKAGE_TESTS=1` (set by `.ci/run`),
+//! and then fail when the package manager or its packages are missing.
+#![forbid(unsafe_code)]
+
+use planwright_engine::sandbox::{Containment, Mode};
+use planwright_engine::{prepare, RunSettings};
+use planwright_testkit::*;
+use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+/// The test cache's directory for `tool`, when this test is to run: with
+/// `PLANWRIGHT_PACKAGE_TESTS=1`, `program` and the cache must be there.
+fn packages(test: &str, program: &str, tool: &str) -> Option<PathBuf> {
+    if std::env::var("PLANWRIGHT_PACKAGE_TESTS").map_or(true, |v| v != "1") {
+        eprintln!("{test}: not run; set PLANWRIGHT_PACKAGE_TESTS=1 (needs {program})");
+        return None;
+    }
+    if planwright_engine::process::find_program(program, std::env::var("PATH").ok().as_deref())
+        .is_none()
+    {
+        panic!("PLANWRIGHT_PACKAGE_TESTS=1 but `{program}` is not on PATH: install it");
+    }
+    let root = match std::env::var_os("PLANWRIGHT_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/planwright-ci"),
+    };
+    let dir = root.join("packages").join(tool);
+    let filled = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some());
+    assert!(
+        filled,
+        "PLANWRIGHT_PACKAGE_TESTS=1 but {} is empty: run .ci/fetch-test-packages",
+        dir.display()
+    );
+    Some(dir)
+}
+
+/// Settings of a run under the default sandbox; fails when the kernel
+/// cannot confine.
+fn confined(setup: &[&[&str]]) -> RunSettings {
+    if let Err(e) = Containment::new(Mode::Enforce) {
+        panic!("the package tests need Landlock and user namespaces: {e}");
+    }
+    let mut s = settings();
+    s.strikes = 1;
+    s.workspace.setup = setup
+        .iter()
+        .map(|argv| argv.iter().map(|a| a.to_string()).collect())
+        .collect();
+    s
+}
+
+/// Runs one ticket whose agent writes `42` to `answer.txt` (after running
+/// `agent` in its workspace) and whose gate is `gate`; asserts it merged
+/// and that the package manager's variable `var` pointed into the
+/// per-slot caches of the workspace's and the gate checkout's set-ups.
+fn merges(env: &Env, s: &RunSettings, gate_argv: &[&str], agent: &str, var: &str) {
+    let plan = plan(
+        json!({"gates": gate(gate_argv), "tickets": [ticket("A", json!([any("answer.txt")]))]}),
+    );
+    let body = format!("set -e\ncd \"$1\"\n{agent}\necho 42 > answer.txt\n");
+    let out = run_with(env, &plan, s, sh_agent(env, &body, "{worktree}"));
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let state = env.repo().join(".planwright");
+    let logs = std::fs::read_dir(state.join("runs")).unwrap();
+    let mut seen = String::new();
+    for run in logs {
+        let ticket = run.unwrap().path().join("A/ticket.log");
+        seen.push_str(&std::fs::read_to_string(ticket).unwrap_or_default());
+    }
+    assert!(
+        seen.contains(var),
+        "the set-up's environment names {var}: {seen}"
+    );
+    for dir in ["agents/slot-1", "checkouts/preflight"] {
+        let cache = state.join("caches").join(dir);
+        let filled = std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some());
+        assert!(filled, "{} holds the set-up's cache", cache.display());
+    }
+}
+
+/// A registry on loopback serving `tarball` as `name@version`.
+fn registry(name: &'static str, version: &'static str, tarball: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let file = format!("/{name}/-/{name}-{version}.tgz");
+    let packument = json!({
+        "name": name,
+        "dist-tags": {"latest": version},
+        "versions": {version: {"name": name, "version": version, "dist": {"tarball": format!("{url}{file}")}}}
+    })
+    .to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).map_or(true, |n| n == 0) || header == "\r\n" {
+                    break;
+                }
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("");
+            let (status, body) = if path == file {
+                ("200 OK", tarball.clone())
+            } else if path == format!("/{name}") {
+                ("200 OK", packument.clone().into_bytes())
+            } else {
+                ("404 Not Found", b"{}".to_vec())
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    url
+}
+
+fn command(program: &str, dir: &Path, args: &[&str], envs: &[(&str, &Path)]) {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, *v)))
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const TEST_JS: &str = "const isNumber = require('is-number');\n\
+const v = require('fs').readFileSync('answer.txt', 'utf8').trim();\n\
+if (!isNumber(v) || v !== '42') { console.error('wrong answer: ' + v); process.exit(1); }\n";
+
+#[test]
+fn npm_ci_installs_a_registry_dependency_and_the_ticket_merges() {
+    let Some(dir) = packages("npm", "npm", "npm") else {
+        return;
+    };
+    let tarball = std::fs::read(dir.join("is-number-7.0.0.tgz")).unwrap();
+    let url = registry("is-number", "7.0.0", tarball);
+    let npmrc = format!("registry={url}/\naudit=false\nfund=false\nupdate-notifier=false\n");
+    let package = r#"{"name": "t", "version": "1.0.0", "scripts": {"test": "node test.js"}, "dependencies": {"is-number": "7.0.0"}}
+"#;
+    let env = Env::new(&[
+        ("package.json", package),
+        (".npmrc", &npmrc),
+        ("test.js", TEST_JS),
+        ("answer.txt", "0\n"),
+        (".gitignore", "node_modules/\n"),
+    ]);
+    // The lock file, as the project's own `npm install` wrote it.
+    let cache = env.root().join("npm-cache");
+    command(
+        "npm",
+        &env.repo(),
+        &["install", "--package-lock-only"],
+        &[("npm_config_cache", &cache)],
+    );
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "lock"]);
+    let s = confined(&[&["npm", "ci"]]);
+    // The agent installs too: its npm has a cache it may write, and none
+    // it may not (the gate checkouts' set-ups' caches).
+    let agent = "npm ci >/dev/null\nnode -e \"require('is-number')\"\n\
+theirs=\"$npm_config_cache/../../../checkouts/preflight/npm\"\n\
+test -d \"$theirs\"\n\
+if touch \"$theirs/poison\" 2>/dev/null; then echo 'wrote a set-up cache' >&2; exit 1; fi";
+    merges(&env, &s, &["npm", "test"], agent, "npm_config_cache");
+}
+
+#[test]
+fn pip_installs_a_registry_dependency_into_a_venv_and_the_ticket_merges() {
+    let Some(dir) = packages("pip", "python3", "pip") else {
+        return;
+    };
+    let requirements = format!("--no-index\n--find-links {}\nsix==1.16.0\n", dir.display());
+    let test_py = "import six\nv = open('answer.txt').read().strip()\n\
+assert six.PY3 and v == '42', 'wrong answer: ' + v\n";
+    let env = Env::new(&[
+        ("requirements.txt", &requirements),
+        ("test.py", test_py),
+        ("answer.txt", "0\n"),
+        (".gitignore", ".venv/\n"),
+    ]);
+    let s = confined(&[
+        &["python3", "-m", "venv", ".venv"],
+        &[".venv/bin/pip", "install", "-r", "requirements.txt"],
+    ]);
+    merges(
+        &env,
+        &s,
+        &["sh", "-c", ".venv/bin/python test.py"],
+        ".venv/bin/python -c 'import six'",
+        "PIP_CACHE_DIR",
+    );
+}
+
+#[test]
+fn cargo_fetches_a_registry_dependency_and_the_ticket_merges() {
+    let Some(dir) = packages("cargo", "cargo", "cargo") else {
+        return;
+    };
+    let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+[dependencies]\nitoa = \"=1.0.11\"\n";
+    let config = format!(
+        "[source.crates-io]\nreplace-with = \"vendored\"\n\n[source.vendored]\ndirectory = \"{}\"\n",
+        dir.join("vendor").display()
+    );
+    let lib = "#[test]\nfn answer() {\n    let mut b = itoa::Buffer::new();\n    \
+let v = std::fs::read_to_string(\"answer.txt\").unwrap();\n    \
+assert_eq!(b.format(42), v.trim());\n}\n";
+    let env = Env::new(&[
+        ("Cargo.toml", manifest),
+        (".cargo/config.toml", &config),
+        ("src/lib.rs", lib),
+        ("answer.txt", "0\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let home = env.root().join("cargo-home");
+    command(
+        "cargo",
+        &env.repo(),
+        &["generate-lockfile", "--offline"],
+        &[("CARGO_HOME", &home)],
+    );
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "lock"]);
+    let s = confined(&[&["cargo", "fetch"]]);
+    merges(&env, &s, &["cargo", "test"], "true", "CARGO_HOME");
+}
+
+/// A set-up that cannot work on the base commit would fail every ticket:
+/// preflight says so with the tool's own words, and nothing runs.
+#[test]
+fn a_set_up_failing_on_the_base_commit_is_a_preflight_error_with_the_tools_message() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let s = confined(&[&[
+        "sh",
+        "-c",
+        "echo 'npm error code E404: left-pad is not in this registry' >&2; exit 3",
+    ]]);
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let agent = sh_agent(&env, "echo a > \"$1/a.txt\"\n", "{worktree}");
+    let failed = prepare(
+        &env.repo(),
+        plan,
+        s,
+        Default::default(),
+        &[],
+        agent.as_ref(),
+    )
+    .err()
+    .expect("preflight refuses");
+    let setup: Vec<_> = failed
+        .checks
+        .iter()
+        .filter(|c| c.check == "setup")
+        .collect();
+    assert_eq!(setup.len(), 1, "{:?}", failed.checks);
+    assert_eq!(setup[0].status, "error");
+    assert!(
+        setup[0]
+            .message
+            .contains("left-pad is not in this registry")
+            && setup[0].message.contains("exit"),
+        "{}",
+        setup[0].message
+    );
+    assert!(
+        !env.repo().join(".planwright/runs").exists(),
+        "no run started"
+    );
+}
