@@ -89,8 +89,16 @@ fn probing_run(network: AgentNetwork) -> (String, String, String) {
     s.jobs = 1;
     s.contain.agent_network = network;
     s.contain.hosts = vec![("allowed.test".into(), allowed)];
-    let setup = format!("echo set-up probe; sh {}", probe.display());
-    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), setup]];
+    // The script is an argument of its own: a child's view of `/tmp` holds
+    // the directories of the files its arguments name, not those of paths
+    // inside a shell string.
+    s.workspace.setup = vec![vec![
+        "sh".into(),
+        "-c".into(),
+        "echo set-up probe; sh \"$1\"".into(),
+        "sh".into(),
+        probe.display().to_string(),
+    ]];
     let plan = plan(json!({
         "gates": gate(&["test", "-f", "probe.txt"]),
         "tickets": [ticket("A", json!([any("probe.txt")]))],

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 use planwright_engine::sandbox::{Containment, Mode};
+use planwright_config::HostPort;
 use planwright_engine::{prepare, RunSettings};
 use planwright_testkit::*;
 use serde_json::json;
@@ -177,7 +178,11 @@ fn npm_ci_installs_a_registry_dependency_and_the_ticket_merges() {
     );
     git(&env.repo(), &["add", "-A"]);
     git(&env.repo(), &["commit", "-qm", "lock"]);
-    let s = confined(&[&["npm", "ci"]]);
+    let mut s = confined(&[&["npm", "ci"]]);
+    // A registry on loopback is reached through the proxy only when named
+    // by its address in `[sandbox] allow`.
+    let address = url.trim_start_matches("http://");
+    s.contain.allow.push(HostPort::parse(address).unwrap());
     // The agent installs too: its npm has a cache it may write, and none
     // it may not (the gate checkouts' set-ups' caches).
     let agent = "npm ci >/dev/null\nnode -e \"require('is-number')\"\n\
