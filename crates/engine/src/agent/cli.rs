@@ -123,12 +123,13 @@ pub struct StateLayout {
 /// One file of the user's CLI state to make available in a slot home.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seed {
-    /// The user's file (absent ones are skipped).
+    /// The user's file, or (copied) folder; absent ones are skipped.
     pub from: PathBuf,
     /// Where it goes, relative to the slot home.
     pub to: &'static str,
     /// Symlink (credentials: never copied, and a token the CLI refreshes
-    /// in place is seen by every slot) or copy (settings).
+    /// in place is seen by every slot) or copy (settings, which the agent
+    /// may change in its slot: the next reset copies them anew).
     pub link: bool,
 }
 
@@ -434,18 +435,32 @@ fn remove_strays(workspace: &Path, strays: &[&str], were_there: &[bool]) {
     }
 }
 
-/// Creates the slot home, seeds it and returns the variables that point the
-/// CLI at it.
+/// Resets the slot home to its seed and returns the variables that point
+/// the CLI at it. Everything the last attempt's CLI (and so its agent) left
+/// in the slot's homes goes, symlinks included, and nothing there is
+/// followed; only a linked credential the CLI refreshed in place is kept
+/// (see [`refreshed`]).
 pub fn prepare_state(
     home: &Path,
     layout: &StateLayout,
 ) -> Result<Vec<(String, String)>, EngineError> {
-    // The home's own folder is planwright's; what is in it, the last
-    // attempt's CLI (and so its agent) could have written.
-    std::fs::create_dir_all(home).map_err(|e| EngineError::io(home, e))?;
-    let dir = Dir::open(home)?;
+    let (Some(slot), Some(name)) = (home.parent(), home.file_name()) else {
+        return Err(EngineError::io(
+            home,
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        ));
+    };
+    // The slot's folder is planwright's; what is in it, the agent's.
+    std::fs::create_dir_all(slot).map_err(|e| EngineError::io(slot, e))?;
+    let slot = Dir::open(slot)?;
+    let kept = refreshed(&slot, Path::new(name), layout);
+    slot.empty()?;
+    let dir = slot.create_dirs(Path::new(name))?;
     for seed in &layout.seeds {
         place(&dir, &seed.from, Path::new(seed.to), seed.link)?;
+    }
+    for (to, bytes) in kept {
+        dir.replace(Path::new(to), &bytes, 0o600)?;
     }
     let mut vars = Vec::new();
     for (name, rel) in &layout.vars {
@@ -460,37 +475,66 @@ pub fn prepare_state(
     Ok(vars)
 }
 
-/// Links or copies `from` to `to`. A regular file at `to` that is newer
-/// than `from` is the CLI's own refresh of a linked credential (it replaced
-/// the link by renaming a new file over it) and is kept.
+/// The linked credentials of `layout` that the CLI replaced in `home` (in
+/// `slot`) by a regular file newer than the user's: its refresh of a token
+/// (it renamed a new file over the link), which the next attempt needs
+/// once the user's copy is stale. Only regular files, read beneath the
+/// home, each at most [`MAX_CREDENTIAL`] bytes.
+fn refreshed(slot: &Dir, home: &Path, layout: &StateLayout) -> Vec<(&'static str, Vec<u8>)> {
+    let Ok(dir) = slot.dir(home) else {
+        return Vec::new();
+    };
+    let newer = |seed: &Seed| {
+        let user = std::fs::metadata(&seed.from).ok()?.modified().ok()?;
+        let entry = dir.entry(Path::new(seed.to)).ok()??;
+        (entry.kind == Kind::File && entry.modified > user).then_some(())?;
+        let bytes = dir.read(Path::new(seed.to)).ok()?;
+        (bytes.len() <= MAX_CREDENTIAL).then_some((seed.to, bytes))
+    };
+    layout
+        .seeds
+        .iter()
+        .filter(|seed| seed.link)
+        .filter_map(newer)
+        .collect()
+}
+
+/// The largest refreshed credential kept (a login is a few kilobytes).
+const MAX_CREDENTIAL: usize = 1 << 20;
+
+/// Links or copies the user's `from` to `to` in a fresh home: a file, or
+/// (copied) a folder of settings with the regular files and folders in it.
 fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<(), BeneathError> {
-    let Some(source) = std::fs::metadata(from).ok().filter(|m| m.is_file()) else {
+    let Ok(source) = std::fs::metadata(from) else {
         return Ok(());
     };
     if let Some(up) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
         home.create_dirs(up)?;
     }
-    match home.entry(to)? {
-        Some(e) if e.kind == Kind::Symlink => {
-            if link && home.read_link(to)? == from {
-                return Ok(());
-            }
-            home.remove(to)?;
-        }
-        Some(e) if e.kind == Kind::File => {
-            if source.modified().is_ok_and(|m| e.modified > m) {
-                return Ok(());
-            }
-            home.remove(to)?;
-        }
-        Some(_) => return Ok(()),
-        None => {}
+    if source.is_file() && link {
+        return home.symlink(from, to);
     }
-    if link {
-        home.symlink(from, to)
-    } else {
-        home.copy_in(from, to)
+    if source.is_file() {
+        return home.copy_in(from, to);
     }
+    if !source.is_dir() || link {
+        return Ok(());
+    }
+    home.create_dirs(to)?;
+    let entries = std::fs::read_dir(from).map_err(|source| BeneathError::Io {
+        path: from.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        // A folder is entered only as itself, so no symlink loops; a
+        // symlink to a file is the user's way to share one.
+        let inner = entry.file_type().is_ok_and(|t| t.is_dir());
+        let path = entry.path();
+        if inner || path.is_file() {
+            place(home, &path, &to.join(entry.file_name()), false)?;
+        }
+    }
+    Ok(())
 }
 
 /// The user's directory for a CLI's state: `$VAR` when set, else
@@ -550,6 +594,7 @@ pub(crate) const EPOCH: Now = Now {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
 
     fn done(exit: Exit, out: &str) -> Finished {
         Finished {
@@ -693,6 +738,81 @@ mod tests {
         assert!(!home.join("missing").exists());
         // Again: idempotent.
         assert_eq!(prepare_state(&home, &layout).unwrap(), vars);
+    }
+
+    /// What an attempt's CLI left in its slot is gone at the next reset,
+    /// and seeding writes through none of its symlinks; a credential it
+    /// refreshed in place is kept; a folder of settings is copied.
+    #[test]
+    fn a_reset_leaves_only_the_seed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("user");
+        std::fs::create_dir_all(user.join("agents/deep")).unwrap();
+        std::fs::write(user.join("auth.json"), "user login").unwrap();
+        std::fs::write(user.join("settings.json"), "user settings").unwrap();
+        std::fs::write(user.join("agents/deep/a.md"), "agent").unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("target"), "untouched").unwrap();
+        symlink(&outside, user.join("agents/loop")).unwrap();
+        let layout = StateLayout {
+            vars: vec![("TOOL_HOME", "")],
+            seeds: vec![
+                Seed::link(user.join("auth.json"), "auth.json"),
+                Seed::copy(user.join("settings.json"), "conf/settings.json"),
+                Seed::copy(user.join("agents"), "agents"),
+            ],
+        };
+        let slot = tmp.path().join("homes/slot-1");
+        let home = slot.join("tool");
+        prepare_state(&home, &layout).unwrap();
+        assert_eq!(read(&home.join("agents/deep/a.md")), "agent");
+        assert!(!home.join("agents/loop").exists(), "a folder link is not followed");
+
+        // What the agent leaves: a file, symlinks where seeds go and one
+        // beside its home, settings of its own.
+        std::fs::write(home.join("planted"), "x").unwrap();
+        std::fs::remove_dir_all(home.join("conf")).unwrap();
+        symlink(&outside, home.join("conf")).unwrap();
+        std::fs::remove_dir_all(home.join("agents")).unwrap();
+        symlink(outside.join("target"), home.join("agents")).unwrap();
+        symlink(&outside, slot.join("other")).unwrap();
+        prepare_state(&home, &layout).unwrap();
+        assert_eq!(std::fs::read_dir(&slot).unwrap().count(), 1, "only the home");
+        assert!(!home.join("planted").exists());
+        assert_eq!(read(&home.join("conf/settings.json")), "user settings");
+        assert_eq!(read(&home.join("agents/deep/a.md")), "agent");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+        assert_eq!(read(&outside.join("target")), "untouched");
+
+        // The CLI renamed a refreshed login over its link: kept, as a file.
+        std::fs::remove_file(home.join("auth.json")).unwrap();
+        std::fs::write(home.join("auth.json"), "refreshed").unwrap();
+        let later = std::time::SystemTime::now() + Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(home.join("auth.json"))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        prepare_state(&home, &layout).unwrap();
+        assert_eq!(read(&home.join("auth.json")), "refreshed");
+        // An older file there is not the CLI's refresh: linked anew.
+        std::fs::remove_file(home.join("auth.json")).unwrap();
+        std::fs::write(home.join("auth.json"), "stale").unwrap();
+        let earlier = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(home.join("auth.json"))
+            .unwrap()
+            .set_modified(earlier)
+            .unwrap();
+        prepare_state(&home, &layout).unwrap();
+        assert!(home.join("auth.json").symlink_metadata().unwrap().is_symlink());
+    }
+
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap()
     }
 
     #[test]
