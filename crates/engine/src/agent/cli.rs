@@ -113,9 +113,11 @@ impl Invocation<'_> {
 /// per-slot state directory needs to work.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateLayout {
-    /// Variables to set: name, and the path under the slot home they point
-    /// to (`""` is the home itself).
+    /// Variables to set: name, and the folder under the slot home they
+    /// point to (`""` is the home itself), made there.
     pub vars: Vec<(&'static str, &'static str)>,
+    /// Variables naming a file under the slot home, which the CLI makes.
+    pub files: Vec<(&'static str, &'static str)>,
     /// Files to bring over from the user's own state.
     pub seeds: Vec<Seed>,
 }
@@ -182,6 +184,11 @@ pub trait Cli: Send + Sync + 'static {
     /// Where its state lives, given the user's environment; `None` when it
     /// cannot be redirected.
     fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        None
+    }
+    /// The model the CLI will use when the attempt names none, from its
+    /// configuration as the attempt starts (for the report and the cost).
+    fn configured_model(&self, _ctx: &AttemptContext) -> Option<String> {
         None
     }
 }
@@ -270,6 +277,7 @@ impl<C: Cli> Agent for CliAgent<C> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
         let strays = present(&ctx.workspace, C::STRAYS);
+        let configured = self.cli.configured_model(ctx);
         let mut env = agent_env(ctx, &allowed_names(C::ENV, &self.opts.env));
         env.extend(self.cli.env());
         env.extend(ctx.env.iter().cloned());
@@ -302,7 +310,8 @@ impl<C: Cli> Agent for CliAgent<C> {
         let model = parsed
             .model
             .clone()
-            .or_else(|| self.argv_model(ctx).map(str::to_string));
+            .or_else(|| self.argv_model(ctx).map(str::to_string))
+            .or(configured);
         Ok(AgentReport {
             outcome: decide(&done, &parsed),
             cost: cost(&parsed, model.as_deref(), &self.opts.prices),
@@ -470,6 +479,10 @@ pub fn prepare_state(
             dir.create_dirs(Path::new(rel))?;
             home.join(rel)
         };
+        vars.push((name.to_string(), path.display().to_string()));
+    }
+    for (name, rel) in &layout.files {
+        let path = home.join(rel);
         vars.push((name.to_string(), path.display().to_string()));
     }
     Ok(vars)
@@ -715,6 +728,7 @@ mod tests {
         std::fs::write(user.join("config.toml"), "x = 1").unwrap();
         let layout = StateLayout {
             vars: vec![("TOOL_HOME", ""), ("TOOL_DATA", "data")],
+            files: vec![("TOOL_LOG", "history.md")],
             seeds: vec![
                 Seed::link(user.join("auth.json"), "auth.json"),
                 Seed::copy(user.join("config.toml"), "config.toml"),
@@ -725,6 +739,9 @@ mod tests {
         let vars = prepare_state(&home, &layout).unwrap();
         assert_eq!(vars[0], ("TOOL_HOME".into(), home.display().to_string()));
         assert!(home.join("data").is_dir());
+        let log = home.join("history.md").display().to_string();
+        assert_eq!(vars[2], ("TOOL_LOG".into(), log));
+        assert!(!home.join("history.md").exists(), "the CLI makes it");
         assert_eq!(
             std::fs::read_link(home.join("auth.json")).unwrap(),
             user.join("auth.json")
@@ -757,6 +774,7 @@ mod tests {
         symlink(&outside, user.join("agents/loop")).unwrap();
         let layout = StateLayout {
             vars: vec![("TOOL_HOME", "")],
+            files: vec![],
             seeds: vec![
                 Seed::link(user.join("auth.json"), "auth.json"),
                 Seed::copy(user.join("settings.json"), "conf/settings.json"),

@@ -1,13 +1,17 @@
 //! OpenAI Codex CLI (`codex exec`), headless:
 //!
 //! ```text
-//! codex exec --json --sandbox workspace-write --skip-git-repo-check
+//! codex exec --json --sandbox danger-full-access --skip-git-repo-check
 //!   --color never -C WORKTREE [-m M] - < prompt
 //! ```
 //!
-//! `exec` never asks for approval; `--sandbox workspace-write` lets the
-//! agent's commands write only inside the workspace (and temporary dirs)
-//! with the network off, by Codex's own sandbox. `--skip-git-repo-check`
+//! `exec` never asks for approval. Codex's own sandbox (the bubblewrap it
+//! bundles) cannot start inside planwright's (`bwrap: Failed to make /
+//! slave`), so where planwright's sandbox confines writes Codex runs its
+//! commands unsandboxed (`danger-full-access`) inside it; only with
+//! `[sandbox] mode = "off"` is it `workspace-write`, Codex's sandbox then
+//! the only one. Without `-m`, the model is the seeded `config.toml`'s
+//! top-level `model`, for the report and the cost. `--skip-git-repo-check`
 //! because a workspace is not a folder the user marked as trusted. Follows
 //! the `exec --json` JSONL of codex-rs `exec_events.rs` (0.5x and later):
 //! `thread.started`, `item.completed` (agent_message), `turn.completed`
@@ -29,11 +33,20 @@ impl Cli for Codex {
     const ENV: &'static [&'static str] = &["OPENAI_*", "CODEX_*"];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
+        let confined = ctx
+            .confine
+            .as_ref()
+            .is_some_and(|c| c.containment.confines_writes());
+        let sandbox = if confined {
+            "danger-full-access"
+        } else {
+            "workspace-write"
+        };
         let mut args: Vec<String> = [
             "exec",
             "--json",
             "--sandbox",
-            "workspace-write",
+            sandbox,
             "--skip-git-repo-check",
             "--color",
             "never",
@@ -48,6 +61,19 @@ impl Cli for Codex {
         args
     }
 
+    /// From the `config.toml` the attempt's Codex reads: the slot's seeded
+    /// copy (read before the agent starts, through no symlink), else the
+    /// user's own.
+    fn configured_model(&self, ctx: &AttemptContext) -> Option<String> {
+        let home = ctx.env.iter().rev().find(|(k, _)| k == "CODEX_HOME");
+        let dir = match home {
+            Some((_, dir)) => std::path::PathBuf::from(dir),
+            None => user_dir(&|name| std::env::var(name).ok(), "CODEX_HOME", ".codex"),
+        };
+        let bytes = crate::beneath::read_file(&dir.join("config.toml")).ok()?;
+        config_model(&String::from_utf8_lossy(&bytes))
+    }
+
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<CodexParser>::default()
     }
@@ -59,12 +85,27 @@ impl Cli for Codex {
         let user = user_dir(var, "CODEX_HOME", ".codex");
         Some(StateLayout {
             vars: vec![("CODEX_HOME", "")],
+            files: vec![],
             seeds: vec![
                 Seed::link(user.join("auth.json"), "auth.json"),
                 Seed::copy(user.join("config.toml"), "config.toml"),
             ],
         })
     }
+}
+
+/// The top-level `model = "..."` of a Codex `config.toml` (before its
+/// first table).
+pub fn config_model(config: &str) -> Option<String> {
+    let top = config.lines().take_while(|l| !l.trim_start().starts_with('['));
+    top.filter_map(|l| l.trim().strip_prefix("model")?.trim_start().strip_prefix('='))
+        .filter_map(|v| {
+            let v = v.trim();
+            let quote = v.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+            let inner = &v[1..];
+            Some(inner[..inner.find(quote)?].to_string())
+        })
+        .find(|m| !m.is_empty())
 }
 
 /// Reads `codex exec --json` output.
