@@ -355,7 +355,10 @@ fn aider_keeps_its_history_in_its_slot_home() {
     let env = agent::prepare_home(tmp.path(), "slot-1", aider.as_ref()).unwrap();
     let home = tmp.path().join("homes/slot-1/aider");
     let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(names, ["AIDER_CHAT_HISTORY_FILE", "AIDER_INPUT_HISTORY_FILE"]);
+    assert_eq!(
+        names,
+        ["AIDER_CHAT_HISTORY_FILE", "AIDER_INPUT_HISTORY_FILE"]
+    );
     for (_, path) in &env {
         assert_eq!(Path::new(path).parent(), Some(home.as_path()));
     }
@@ -376,7 +379,8 @@ fn codex_runs_unsandboxed_inside_planwrights_sandbox_on_its_configured_model() {
             "# mine\nmodel = \"gpt-5.4\" # the default\n[profiles.x]\nmodel = \"o3\"\n",
         )
         .unwrap();
-        ctx.env.push(("CODEX_HOME".into(), home.display().to_string()));
+        ctx.env
+            .push(("CODEX_HOME".into(), home.display().to_string()));
         let containment = Containment::new(Mode::Enforce).expect("Landlock on this kernel");
         ctx.confine = Some(containment.confine(Policy {
             writable: vec![tmp.to_path_buf()],

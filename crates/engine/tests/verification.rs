@@ -306,7 +306,8 @@ fn reviewer_command(dir: &Path, answers: &[&str]) -> String {
 /// A reviewer of a run, giving `answers[n]` for attempt n+1 (the last one
 /// from then on): its verdict's folder starts empty for every attempt.
 fn reviewer_by_attempt(dir: &Path, answers: &[&str]) -> String {
-    let attempt = "n=$(basename \"$PLANWRIGHT_VERDICT_FILE\" | sed 's/^attempt-\\([0-9]*\\)\\..*/\\1/')\n";
+    let attempt =
+        "n=$(basename \"$PLANWRIGHT_VERDICT_FILE\" | sed 's/^attempt-\\([0-9]*\\)\\..*/\\1/')\n";
     answering(dir, attempt, answers)
 }
 

@@ -186,6 +186,12 @@ pub trait Cli: Send + Sync + 'static {
     fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         None
     }
+    /// The arguments of preflight's probe ([`Agent::probe`]): a command
+    /// that starts the CLI without a model call; `confined` when
+    /// planwright's sandbox confines its writes.
+    fn probe_args(&self, _confined: bool) -> Vec<String> {
+        vec!["--version".to_string()]
+    }
     /// The model the CLI will use when the attempt names none, from its
     /// configuration as the attempt starts (for the report and the cost).
     fn configured_model(&self, _ctx: &AttemptContext) -> Option<String> {
@@ -273,6 +279,47 @@ impl<C: Cli> Agent for CliAgent<C> {
         }
     }
 
+    fn probe(
+        &self,
+        scratch: &Path,
+        confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<(), String> {
+        let ctx = self
+            .probe_context(scratch, confine)
+            .map_err(|e| e.to_string())?;
+        let confined = confine.is_some_and(|c| c.containment.confines_writes());
+        let mut env = agent_env(&ctx, &allowed_names(C::ENV, &self.opts.env));
+        env.extend(self.cli.env());
+        env.extend(ctx.env.iter().cloned());
+        let mut argv = vec![self.program_name()];
+        argv.extend(self.cli.probe_args(confined));
+        let spec = Spec {
+            argv,
+            cwd: ctx.workspace.clone(),
+            env,
+            stdin: None,
+            timeout: ctx.timeout,
+            grace: Duration::from_secs(2),
+            log: Some(ctx.log.clone()),
+            lines: None,
+            confine: ctx.confine.clone(),
+            log_limit: ctx.log_limit,
+        };
+        let done = match process::run(&spec, &Cancel::default()) {
+            Err(ProcessError::NotFound { .. }) => return Err(self.not_installed()),
+            other => other.map_err(|e| e.to_string())?,
+        };
+        if done.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "`{}` exited with {}: {}",
+            spec.argv.join(" "),
+            done.exit,
+            done.output_tail.trim()
+        ))
+    }
+
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
@@ -323,6 +370,12 @@ impl<C: Cli> Agent for CliAgent<C> {
     }
 }
 
+/// How long preflight's probe may take: a CLI's start, no model call.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The probe's log cap, in bytes.
+const PROBE_LOG_LIMIT: u64 = 1 << 20;
+
 /// Feeds each line of stdout to the parser, and hands `sink` the running
 /// total of tokens whenever the line changed it.
 fn feed_lines(
@@ -350,6 +403,41 @@ fn feed_lines(
 }
 
 impl<C: Cli> CliAgent<C> {
+    /// A probe's attempt: an empty workspace, temporary folder and slot
+    /// home below `scratch`, all three writable under `confine`.
+    fn probe_context(
+        &self,
+        scratch: &Path,
+        confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<AttemptContext, EngineError> {
+        let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
+        let homes = scratch.join("homes").join("probe");
+        for dir in [&workspace, &tmp, &homes] {
+            std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+        }
+        let mut env = vec![("TMPDIR".to_string(), tmp.display().to_string())];
+        env.extend(self.isolate(&homes.join(C::NAME))?);
+        let confine = confine.cloned().map(|mut c| {
+            for dir in [&workspace, &tmp, &homes] {
+                c.allow_write(dir.clone());
+            }
+            c
+        });
+        Ok(AttemptContext {
+            ticket: "preflight".to_string(),
+            attempt: 0,
+            prompt_file: scratch.join("probe.prompt.md"),
+            log: scratch.join("probe.log"),
+            workspace,
+            timeout: Some(PROBE_TIMEOUT),
+            model: None,
+            env,
+            confine,
+            log_limit: Some(PROBE_LOG_LIMIT),
+            usage_sink: None,
+        })
+    }
+
     fn argv_model<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {
         self.opts.model.as_deref().or(ctx.model.as_deref())
     }
@@ -785,7 +873,10 @@ mod tests {
         let home = slot.join("tool");
         prepare_state(&home, &layout).unwrap();
         assert_eq!(read(&home.join("agents/deep/a.md")), "agent");
-        assert!(!home.join("agents/loop").exists(), "a folder link is not followed");
+        assert!(
+            !home.join("agents/loop").exists(),
+            "a folder link is not followed"
+        );
 
         // What the agent leaves: a file, symlinks where seeds go and one
         // beside its home, settings of its own.
@@ -796,7 +887,11 @@ mod tests {
         symlink(outside.join("target"), home.join("agents")).unwrap();
         symlink(&outside, slot.join("other")).unwrap();
         prepare_state(&home, &layout).unwrap();
-        assert_eq!(std::fs::read_dir(&slot).unwrap().count(), 1, "only the home");
+        assert_eq!(
+            std::fs::read_dir(&slot).unwrap().count(),
+            1,
+            "only the home"
+        );
         assert!(!home.join("planted").exists());
         assert_eq!(read(&home.join("conf/settings.json")), "user settings");
         assert_eq!(read(&home.join("agents/deep/a.md")), "agent");
@@ -826,7 +921,11 @@ mod tests {
             .set_modified(earlier)
             .unwrap();
         prepare_state(&home, &layout).unwrap();
-        assert!(home.join("auth.json").symlink_metadata().unwrap().is_symlink());
+        assert!(home
+            .join("auth.json")
+            .symlink_metadata()
+            .unwrap()
+            .is_symlink());
     }
 
     fn read(path: &Path) -> String {

@@ -78,6 +78,17 @@ impl Cli for Codex {
         Box::<CodexParser>::default()
     }
 
+    /// Unconfined by planwright, Codex's own sandbox is the one the agent
+    /// runs in: its self-test runs a command in it.
+    fn probe_args(&self, confined: bool) -> Vec<String> {
+        let args: &[&str] = if confined {
+            &["--version"]
+        } else {
+            &["sandbox", "linux", "--full-auto", "true"]
+        };
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
     /// `CODEX_HOME` holds sessions, logs, `config.toml` and the login in
     /// `auth.json`; parallel `codex exec` runs sharing it step on each
     /// other's session files.
@@ -97,15 +108,22 @@ impl Cli for Codex {
 /// The top-level `model = "..."` of a Codex `config.toml` (before its
 /// first table).
 pub fn config_model(config: &str) -> Option<String> {
-    let top = config.lines().take_while(|l| !l.trim_start().starts_with('['));
-    top.filter_map(|l| l.trim().strip_prefix("model")?.trim_start().strip_prefix('='))
-        .filter_map(|v| {
-            let v = v.trim();
-            let quote = v.chars().next().filter(|q| *q == '"' || *q == '\'')?;
-            let inner = &v[1..];
-            Some(inner[..inner.find(quote)?].to_string())
-        })
-        .find(|m| !m.is_empty())
+    let top = config
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['));
+    top.filter_map(|l| {
+        l.trim()
+            .strip_prefix("model")?
+            .trim_start()
+            .strip_prefix('=')
+    })
+    .filter_map(|v| {
+        let v = v.trim();
+        let quote = v.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+        let inner = &v[1..];
+        Some(inner[..inner.find(quote)?].to_string())
+    })
+    .find(|m| !m.is_empty())
 }
 
 /// Reads `codex exec --json` output.

@@ -165,6 +165,17 @@ pub trait Agent: Send + Sync {
     fn isolate(&self, _home: &Path) -> Result<Vec<(String, String)>, EngineError> {
         Ok(Vec::new())
     }
+    /// For preflight: starts its program as an attempt would, confined by
+    /// `confine` with a fresh CLI home below `scratch`, far enough for it
+    /// to make its state and cache folders, without a model call. `Err`
+    /// holds the program's own words. The default has nothing to start.
+    fn probe(
+        &self,
+        _scratch: &Path,
+        _confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The per-slot CLI state of `agent` under `state_dir` (`.planwright/`):

@@ -155,6 +155,9 @@ pub(crate) fn examine(
     }
     check_sandbox(contain, &mut out);
     check_agent(agent, &mut out);
+    if let Some(r) = &repo {
+        probe_agent(r, agent, contain, &mut out);
+    }
     check_gates(dir, plan, extra_gates, &mut out);
     check_gate_files(plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
@@ -381,6 +384,42 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
             "agent",
             format!("agent `{}` is runnable", agent.name()),
         )),
+    }
+}
+
+/// Starts the agent's CLI as an attempt would (see [`Agent::probe`]), in
+/// `.planwright/tmp/probe`, when the checks before found it and the sandbox
+/// usable: a CLI that cannot start there fails here, in its own words,
+/// rather than in a paid attempt.
+fn probe_agent(repo: &Repo, agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
+    let blocked = |check: &str| out.iter().any(|c| c.check == check && c.status == "error");
+    if blocked("agent") || blocked("sandbox") {
+        return;
+    }
+    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+        return;
+    };
+    let scratch = repo.state_dir().join("tmp").join("probe");
+    let probed = crate::exec::workspace::fresh_dir(&scratch)
+        .map_err(|e| e.to_string())
+        .and_then(|scratch| {
+            let confine = containment.confine(crate::sandbox::Policy {
+                writable: contain.writable.clone(),
+                network: true,
+                overlay: None,
+            });
+            agent.probe(&scratch, Some(&confine))
+        });
+    let _ = crate::exec::workspace::remove_any(&scratch);
+    if let Err(words) = probed {
+        out.push(Check::error(
+            "agent",
+            format!(
+                "agent `{}` did not start as an attempt would (confined, in a fresh CLI home): {words}",
+                agent.name()
+            ),
+            "see docs/agents.md for what the CLI needs from you",
+        ));
     }
 }
 
