@@ -155,9 +155,7 @@ pub(crate) fn examine(
     }
     check_sandbox(contain, &mut out);
     check_agent(agent, &mut out);
-    if let Some(r) = &repo {
-        probe_agent(r, agent, contain, &mut out);
-    }
+    probe_agent(agent, contain, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
     check_gate_files(plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
@@ -388,10 +386,11 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
 }
 
 /// Starts the agent's CLI as an attempt would (see [`Agent::probe`]), in
-/// `.planwright/tmp/probe`, when the checks before found it and the sandbox
-/// usable: a CLI that cannot start there fails here, in its own words,
-/// rather than in a paid attempt.
-fn probe_agent(repo: &Repo, agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
+/// a temporary folder outside the repository (a dry run changes nothing
+/// there), when the checks before found it and the sandbox usable: a CLI
+/// that cannot start there fails here, in its own words, rather than in a
+/// paid attempt.
+fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
     let blocked = |check: &str| out.iter().any(|c| c.check == check && c.status == "error");
     if blocked("agent") || blocked("sandbox") {
         return;
@@ -399,18 +398,21 @@ fn probe_agent(repo: &Repo, agent: &dyn Agent, contain: &ContainSettings, out: &
     let Ok(containment) = crate::sandbox::containment(contain.mode) else {
         return;
     };
-    let scratch = repo.state_dir().join("tmp").join("probe");
-    let probed = crate::exec::workspace::fresh_dir(&scratch)
-        .map_err(|e| e.to_string())
-        .and_then(|scratch| {
-            let confine = containment.confine(crate::sandbox::Policy {
-                writable: contain.writable.clone(),
-                network: true,
-                overlay: None,
-            });
-            agent.probe(&scratch, Some(&confine))
+    let scratch = tempfile::Builder::new()
+        .prefix("planwright-probe-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary folder for it: {e}"));
+    let probed = scratch.and_then(|scratch| {
+        let confine = containment.confine(crate::sandbox::Policy {
+            writable: contain.writable.clone(),
+            network: true,
+            overlay: None,
         });
-    let _ = crate::exec::workspace::remove_any(&scratch);
+        let probed = agent.probe(scratch.path(), Some(&confine));
+        // A folder the CLI made unreadable is opened up to be removed.
+        let _ = crate::exec::workspace::remove_any(scratch.path());
+        probed
+    });
     if let Err(words) = probed {
         out.push(Check::error(
             "agent",
