@@ -547,12 +547,12 @@ pub fn prepare_state(
             std::io::Error::from(std::io::ErrorKind::InvalidInput),
         ));
     };
-    // The slot's folder is planwright's; what is in it, and its mode, the
-    // agent's (a folder it made unreadable is opened up to be removed).
+    // The slot's folder is planwright's; what is in it, the agent's.
     std::fs::create_dir_all(slot).map_err(|e| EngineError::io(slot, e))?;
-    let kept = refreshed(&Dir::open(slot)?, Path::new(name), layout);
-    crate::exec::workspace::fresh_dir(slot)?;
-    let dir = Dir::open(slot)?.create_dirs(Path::new(name))?;
+    let slot = Dir::open(slot)?;
+    let kept = refreshed(&slot, Path::new(name), layout);
+    slot.empty()?;
+    let dir = slot.create_dirs(Path::new(name))?;
     for seed in &layout.seeds {
         place(&dir, &seed.from, Path::new(seed.to), seed.link)?;
     }
@@ -695,7 +695,7 @@ pub(crate) const EPOCH: Now = Now {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::{symlink, PermissionsExt};
+    use std::os::unix::fs::symlink;
 
     fn done(exit: Exit, out: &str) -> Finished {
         Finished {
@@ -886,9 +886,6 @@ mod tests {
         std::fs::remove_dir_all(home.join("agents")).unwrap();
         symlink(outside.join("target"), home.join("agents")).unwrap();
         symlink(&outside, slot.join("other")).unwrap();
-        std::fs::create_dir_all(home.join("shut/inner")).unwrap();
-        std::fs::set_permissions(home.join("shut"), std::fs::Permissions::from_mode(0o000))
-            .unwrap();
         prepare_state(&home, &layout).unwrap();
         assert_eq!(
             std::fs::read_dir(&slot).unwrap().count(),
