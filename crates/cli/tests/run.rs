@@ -1099,3 +1099,125 @@ fn a_repository_whose_config_runs_programs_is_refused_with_exit_3() {
     let out = env.scripted("run", &["--gate", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// A fake `claude` that fails when it finds anything an earlier ticket's
+/// agent left in its slot home, then leaves a file and, where the seeded
+/// settings were, a symlink to `outside`; it makes its ticket's file.
+fn leaving_claude(outside: &Path) -> String {
+    format!(
+        r#"#!/bin/sh
+cat > /dev/null
+h="$CLAUDE_CONFIG_DIR"
+if [ -e "$h/planted" ] || [ -L "$h/settings.json" ] || ! grep -q from-the-user "$h/settings.json"; then
+  echo "left over in $h: $(ls -A "$h")" >&2
+  exit 3
+fi
+echo planted > "$h/planted"
+rm -f "$h/settings.json"
+ln -s '{outside}' "$h/settings.json"
+echo made > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
+echo '{{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s","usage":{{"input_tokens":1,"output_tokens":1}}}}'
+"#,
+        outside = outside.display()
+    )
+}
+
+#[test]
+fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = sh_env();
+    let outside = env.root().join("outside.json");
+    write(env.root(), "outside.json", "untouched\n");
+    let user = env.cli().home().join(".claude");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), "{\"from-the-user\": true}\n").unwrap();
+    let fake = env.root().join("bin/claude");
+    write(env.root(), "bin/claude", &leaving_claude(&outside));
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
+    write(env.root(), "planwright.toml", &config);
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "claude",
+        "--jobs",
+        "1",
+        "--strikes",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = env.status_json();
+    assert_eq!(status["counts"]["merged"], 3, "{status}");
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "untouched\n",
+        "seeding wrote through no symlink"
+    );
+    assert_eq!(
+        std::fs::read_to_string(user.join("settings.json")).unwrap(),
+        "{\"from-the-user\": true}\n"
+    );
+}
+
+/// preflight starts the chosen CLI as an attempt would: confined, in a
+/// fresh slot home. Fake CLIs on a `PATH` the test makes fail as the real
+/// ones did: an opencode that makes its cache under `$HOME` (outside what
+/// it may write), a codex whose own sandbox cannot start.
+#[test]
+fn preflight_starts_the_cli_confined_and_reports_its_own_words() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = sh_env();
+    let bin = env.root().join("bin");
+    let fake = |name: &str, body: &str| {
+        write(
+            env.root(),
+            &format!("bin/{name}"),
+            &format!("#!/bin/sh\n{body}"),
+        );
+        let path = bin.join(name);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let preflight = |agent: &str| {
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let out = env
+            .command()
+            .env("PATH", path)
+            .args(["preflight", "plan.json", "--repo", "repo", "--agent", agent])
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out.stdout))
+    };
+    let cache = "mkdir -p \"${XDG_CACHE_HOME:-$HOME/.cache}/opencode\" 2>/dev/null || { echo \"EACCES: permission denied, mkdir '$HOME/.cache'\" >&2; exit 1; }\n";
+    fake("opencode", cache);
+    let (code, out) = preflight("opencode");
+    assert_eq!(code, Some(0), "its cache is in its slot home:\n{out}");
+    fake(
+        "opencode",
+        &cache.replace("${XDG_CACHE_HOME:-$HOME/.cache}", "$HOME/.cache"),
+    );
+    let (code, out) = preflight("opencode");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("error   agent: agent `opencode` did not start as an attempt would")
+            && out.contains("EACCES: permission denied, mkdir '"),
+        "{out}"
+    );
+
+    fake(
+        "codex",
+        "if [ \"$1\" = sandbox ]; then echo 'bwrap: Failed to make / slave: Operation not permitted' >&2; exit 1; fi\necho 'codex-cli 0.171.0'\n",
+    );
+    let (code, out) = preflight("codex");
+    assert_eq!(
+        code,
+        Some(0),
+        "inside planwright's sandbox codex uses none:\n{out}"
+    );
+    write(env.root(), "planwright.toml", "[sandbox]\nmode = \"off\"\n");
+    let (code, out) = preflight("codex");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("bwrap: Failed to make / slave"), "{out}");
+}

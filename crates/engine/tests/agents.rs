@@ -121,6 +121,21 @@ fn attempt_in(
     extra: &str,
     sink: Option<UsageSink>,
 ) -> Run {
+    attempt_adjusted(cli, case, code, model, extra, move |ctx, _| {
+        ctx.usage_sink = sink;
+    })
+}
+
+/// [`attempt_in`] with the context as `adjust` leaves it (given the
+/// test's folder).
+fn attempt_adjusted(
+    cli: &str,
+    case: &str,
+    code: i32,
+    model: Option<&str>,
+    extra: &str,
+    adjust: impl FnOnce(&mut AttemptContext, &Path),
+) -> Run {
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -133,7 +148,7 @@ fn attempt_in(
     assert_eq!(agent.unusable(), None, "the fake {cli} is runnable");
     let env = vec![("PLANWRIGHT_BUDGET_USD".to_string(), "1.5".to_string())];
     let mut ctx = context(tmp.path(), model, env);
-    ctx.usage_sink = sink;
+    adjust(&mut ctx, tmp.path());
     let report = agent.attempt(&ctx, &Cancel::default()).unwrap();
     let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_default();
     Run {
@@ -326,12 +341,59 @@ fn aider_success_sums_calls_and_cleans_its_cache() {
         !run.worktree.join(".aider.tags.cache.v4").exists(),
         "its cache is not left in the workspace"
     );
-    let history = run
-        .argv
-        .iter()
-        .position(|a| a == "--chat-history-file")
+    assert!(
+        !run.argv.iter().any(|a| a.ends_with("history-file")),
+        "its history files are named by its slot home's variables"
+    );
+}
+
+/// aider's history files are in its slot home, which it may write.
+#[test]
+fn aider_keeps_its_history_in_its_slot_home() {
+    let tmp = tempfile::tempdir().unwrap();
+    let aider = agent::from_options("aider", &AgentOptions::default()).unwrap();
+    let env = agent::prepare_home(tmp.path(), "slot-1", aider.as_ref()).unwrap();
+    let home = tmp.path().join("homes/slot-1/aider");
+    let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        ["AIDER_CHAT_HISTORY_FILE", "AIDER_INPUT_HISTORY_FILE"]
+    );
+    for (_, path) in &env {
+        assert_eq!(Path::new(path).parent(), Some(home.as_path()));
+    }
+    assert!(home.is_dir());
+}
+
+/// Inside planwright's sandbox Codex runs its commands without its own
+/// (which cannot start there); without a model it names the one of the
+/// `config.toml` it reads, priced by the table.
+#[test]
+fn codex_runs_unsandboxed_inside_planwrights_sandbox_on_its_configured_model() {
+    use planwright_engine::sandbox::{Containment, Mode, Policy};
+    let run = attempt_adjusted("codex", "success", 0, None, "", |ctx, tmp| {
+        let home = tmp.join("codex-home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join("config.toml"),
+            "# mine\nmodel = \"gpt-5.4\" # the default\n[profiles.x]\nmodel = \"o3\"\n",
+        )
         .unwrap();
-    assert!(!Path::new(&run.argv[history + 1]).starts_with(&run.worktree));
+        ctx.env
+            .push(("CODEX_HOME".into(), home.display().to_string()));
+        let containment = Containment::new(Mode::Enforce).expect("Landlock on this kernel");
+        ctx.confine = Some(containment.confine(Policy {
+            writable: vec![tmp.to_path_buf()],
+            ..Policy::default()
+        }));
+    });
+    has_args(
+        &run.argv,
+        &["exec", "--json", "--sandbox", "danger-full-access"],
+    );
+    assert!(!run.argv.iter().any(|a| a == "-m"), "{:?}", run.argv);
+    assert_eq!(run.report.model.as_deref(), Some("gpt-5.4"));
+    assert_cost(&run, 0.0375, CostSource::Computed);
 }
 
 #[test]

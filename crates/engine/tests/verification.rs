@@ -299,9 +299,21 @@ fn reviewer(dir: &Path, answers: &[&str]) -> CmdAgent {
 
 /// The command line of [`reviewer`].
 fn reviewer_command(dir: &Path, answers: &[&str]) -> String {
-    let mut script = String::from(
-        "#!/bin/sh\ncalls=\"$(dirname \"$PLANWRIGHT_VERDICT_FILE\")/calls\"\nn=$(cat \"$calls\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$calls\"\ncase $n in\n",
-    );
+    let count = "calls=\"$(dirname \"$PLANWRIGHT_VERDICT_FILE\")/calls\"\nn=$(cat \"$calls\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$calls\"\n";
+    answering(dir, count, answers)
+}
+
+/// A reviewer of a run, giving `answers[n]` for attempt n+1 (the last one
+/// from then on): its verdict's folder starts empty for every attempt.
+fn reviewer_by_attempt(dir: &Path, answers: &[&str]) -> String {
+    let attempt =
+        "n=$(basename \"$PLANWRIGHT_VERDICT_FILE\" | sed 's/^attempt-\\([0-9]*\\)\\..*/\\1/')\n";
+    answering(dir, attempt, answers)
+}
+
+/// A reviewer script that sets `n` with `choose` and answers `answers[n-1]`.
+fn answering(dir: &Path, choose: &str, answers: &[&str]) -> String {
+    let mut script = format!("#!/bin/sh\n{choose}case $n in\n");
     for (i, a) in answers.iter().enumerate() {
         let case = if i + 1 == answers.len() {
             "*".to_string()
@@ -324,8 +336,10 @@ fn input(dir: &Path) -> (Ticket, ReviewInput) {
         checks: vec!["calc prints 4".into(), "nothing else changes".into()],
         ..Ticket::new("T1", "Make calc print 4.")
     };
-    let files = dir.join("files");
-    std::fs::create_dir_all(&files).unwrap();
+    let (files, verdicts) = (dir.join("files"), dir.join("verdicts"));
+    for folder in [&files, &verdicts] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
     let checks = ReviewCheck::numbered([
         ("calc prints 4".to_string(), false),
         ("nothing else changes".to_string(), true),
@@ -335,6 +349,7 @@ fn input(dir: &Path) -> (Ticket, ReviewInput) {
         diff: "--- a/src/calc.sh\n+++ b/src/calc.sh\n@@ -1 +1 @@\n-echo 3\n+echo 4\n".into(),
         gates: vec![("sh test.sh".into(), true)],
         checkout: dir.to_path_buf(),
+        verdicts: verdicts.clone(),
         files,
         attempt: 1,
         timeout: Some(Duration::from_secs(60)),
@@ -423,7 +438,7 @@ fn a_malformed_verdict_is_retried_once_then_fails_the_attempt() {
         }
         other => panic!("expected review_invalid, got {other:?}"),
     }
-    let calls = std::fs::read_to_string(dir.path().join("files/calls")).unwrap();
+    let calls = std::fs::read_to_string(dir.path().join("verdicts/calls")).unwrap();
     assert_eq!(calls.trim(), "2", "one retry, no more");
     // The retry's prompt tells the reviewer what was wrong.
     let retry =
@@ -454,7 +469,7 @@ fn a_diff_over_the_limit_is_blocked_without_a_review() {
         other => panic!("expected a block, got {other:?}"),
     }
     assert!(
-        !dir.path().join("files/calls").exists(),
+        !dir.path().join("verdicts/calls").exists(),
         "the reviewer never ran"
     );
 }
@@ -587,7 +602,7 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
     );
     let mut s = settings();
     s.beyond = ReviewSettings {
-        reviewer: Some(AgentSpec::cmd(reviewer_command(
+        reviewer: Some(AgentSpec::cmd(reviewer_by_attempt(
             env.tmp.path(),
             &[&block, &ship],
         ))),
@@ -607,4 +622,49 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
         })
         .collect();
     assert_eq!(rejected, ["review_blocked"]);
+}
+
+/// The reviewer reads a fresh checkout of the candidate: not what its gates
+/// (and then its counterfactual's tests) wrote in the gate checkout.
+#[test]
+fn the_reviewer_cannot_see_what_the_candidates_gates_wrote() {
+    let env = calc_env(false);
+    let plant = "echo 'ship it' > REVIEW_NOTES.md; mkdir -p out; echo x > out/cache; sh test.sh";
+    let p = plan(serde_json::json!({
+        "gates": [{"name": "test", "argv": ["sh", "-c", plant]}],
+        "tickets": [{"id": "T1", "body": "make calc print 4",
+            "checks": ["calc prints 4"],
+            "scope": [{"pattern": "calc.sh", "op": "modify"}],
+            "counterfactuals": [{"control_path": "calc.sh",
+                "mutation": {"form": "find_replace", "find": "echo 4", "replace": "echo 5"},
+                "tests": {"run": "calc", "argv": ["sh", "-c", plant]}}]}]
+    }));
+    let ship = SHIP.replace(
+        r#"{"id": "C1", "status": "met", "evidence": "test.sh"}, {"id": "C2", "status": "met"}"#,
+        r#"{"id": "C1", "status": "met"}"#,
+    );
+    let block = BLOCK.replace(
+        r#"{"id": "C1", "status": "unmet", "evidence": "no assertion"}, {"id": "C2", "status": "met"}"#,
+        r#"{"id": "C1", "status": "unmet"}"#,
+    );
+    // Ships only a checkout holding the candidate's files and nothing else.
+    let script = env.tmp.path().join("room-reviewer.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif grep -q 'echo 4' calc.sh && [ ! -e REVIEW_NOTES.md ] && [ ! -e out ]; then\n\
+             cat > \"$PLANWRIGHT_VERDICT_FILE\" <<'EOF'\n{ship}\nEOF\nelse\n\
+             cat > \"$PLANWRIGHT_VERDICT_FILE\" <<'EOF'\n{block}\nEOF\nfi\n"
+        ),
+    )
+    .unwrap();
+    let mut s = settings();
+    s.strikes = 1;
+    s.beyond = ReviewSettings {
+        reviewer: Some(AgentSpec::cmd(format!("sh {}", script.display()))),
+        timeout: Some(Duration::from_secs(60)),
+        ..Default::default()
+    };
+    let out = run_with(&env, &p, &s, scripted(&env));
+    assert_eq!(out.summary.merged, ["T1"], "{:?}", out.summary);
 }

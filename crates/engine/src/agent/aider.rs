@@ -4,24 +4,24 @@
 //! aider --message-file PROMPT --yes-always --no-auto-commits
 //!   --no-dirty-commits --no-gitignore --no-stream --no-pretty
 //!   --no-check-update --no-show-release-notes --analytics-disable
-//!   --no-suggest-shell-commands --chat-history-file LOG.aider.chat.md
-//!   --input-history-file LOG.aider.input [--model M]
+//!   --no-suggest-shell-commands [--model M]
 //! ```
 //!
 //! `--yes-always` answers its questions (add a file to the chat, create a
 //! file); it suggests no shell commands, so it runs none; it commits
 //! nothing (planwright makes the one commit) and leaves `.gitignore` alone.
-//! Its history files go next to the attempt's log, outside the workspace;
-//! its repository-map cache (`.aider.tags.cache.v*`) is removed from the
+//! Its history files go in its slot home (`AIDER_CHAT_HISTORY_FILE`,
+//! `AIDER_INPUT_HISTORY_FILE`), which it may write, reset before each
+//! attempt (in the workspace, removed after the attempt, with
+//! `[agent] isolate = false`); its repository-map cache (`.aider.tags.cache.v*`) is removed from the
 //! workspace after the attempt. Text output only (aider 0.8x): the answer,
 //! then per model call `Tokens: 12k sent, 1.2k cache write, 3.4k cache
 //! hit, 456 received. Cost: $0.05 message, $0.12 session.` aider exits 0
 //! even when the model call failed, so its error lines decide.
 
-use super::cli::{Cli, Invocation, Limit, Parsed, StreamParser};
+use super::cli::{Cli, Invocation, Limit, Parsed, StateLayout, StreamParser};
 use super::limits::{self, Now};
 use super::{AttemptContext, Usage, UsageSoFar};
-use std::path::Path;
 
 /// The aider adapter.
 #[derive(Default)]
@@ -44,17 +44,14 @@ impl Cli for Aider {
         "generativelanguage.googleapis.com:443",
     ];
     const PROMPT_ON_STDIN: bool = false;
-    const STRAYS: &'static [&'static str] = &[".aider.tags.cache.v3", ".aider.tags.cache.v4"];
+    const STRAYS: &'static [&'static str] = &[
+        ".aider.tags.cache.v3",
+        ".aider.tags.cache.v4",
+        ".aider.chat.history.md",
+        ".aider.input.history",
+    ];
 
     fn args(&self, ctx: &AttemptContext, run: Invocation<'_>) -> Vec<String> {
-        let beside_log = |suffix: &str| {
-            let name = ctx
-                .log
-                .file_name()
-                .map_or_else(|| "agent.log".into(), |n| n.to_string_lossy().into_owned());
-            let dir = ctx.log.parent().unwrap_or(Path::new("."));
-            dir.join(format!("{name}.{suffix}")).display().to_string()
-        };
         let mut args = vec![
             "--message-file".to_string(),
             ctx.prompt_file.display().to_string(),
@@ -74,16 +71,20 @@ impl Cli for Aider {
             ]
             .map(String::from),
         );
-        args.extend([
-            "--chat-history-file".to_string(),
-            beside_log("aider.chat.md"),
-        ]);
-        args.extend([
-            "--input-history-file".to_string(),
-            beside_log("aider.input"),
-        ]);
         args.extend(run.model_args("--model"));
         args
+    }
+
+    /// Nothing to seed: its history files, in the slot home.
+    fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        Some(StateLayout {
+            vars: vec![],
+            files: vec![
+                ("AIDER_CHAT_HISTORY_FILE", "chat.history.md"),
+                ("AIDER_INPUT_HISTORY_FILE", "input.history"),
+            ],
+            seeds: vec![],
+        })
     }
 
     fn parser(&self) -> Box<dyn StreamParser> {

@@ -77,15 +77,21 @@ impl Cli for Claude {
     /// `CLAUDE_CONFIG_DIR` holds sessions, settings and (on Linux) the
     /// login in `.credentials.json`; on macOS the login is in the keychain,
     /// which a redirected directory does not see (use `ANTHROPIC_API_KEY`
-    /// or `[agent] isolate = false` there).
+    /// or `[agent] isolate = false` there). The user's settings (a gateway
+    /// URL and key in `settings.json`'s `env`), memory, subagents and
+    /// commands are copied.
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let user = user_dir(var, "CLAUDE_CONFIG_DIR", ".claude");
         Some(StateLayout {
             vars: vec![("CLAUDE_CONFIG_DIR", "")],
-            seeds: vec![Seed::link(
-                user.join(".credentials.json"),
-                ".credentials.json",
-            )],
+            files: vec![],
+            seeds: vec![
+                Seed::link(user.join(".credentials.json"), ".credentials.json"),
+                Seed::copy(user.join("settings.json"), "settings.json"),
+                Seed::copy(user.join("CLAUDE.md"), "CLAUDE.md"),
+                Seed::copy(user.join("agents"), "agents"),
+                Seed::copy(user.join("commands"), "commands"),
+            ],
         })
     }
 }

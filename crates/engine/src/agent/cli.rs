@@ -117,9 +117,11 @@ impl Invocation<'_> {
 /// per-slot state directory needs to work.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateLayout {
-    /// Variables to set: name, and the path under the slot home they point
-    /// to (`""` is the home itself).
+    /// Variables to set: name, and the folder under the slot home they
+    /// point to (`""` is the home itself), made there.
     pub vars: Vec<(&'static str, &'static str)>,
+    /// Variables naming a file under the slot home, which the CLI makes.
+    pub files: Vec<(&'static str, &'static str)>,
     /// Files to bring over from the user's own state.
     pub seeds: Vec<Seed>,
 }
@@ -127,12 +129,13 @@ pub struct StateLayout {
 /// One file of the user's CLI state to make available in a slot home.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seed {
-    /// The user's file (absent ones are skipped).
+    /// The user's file, or (copied) folder; absent ones are skipped.
     pub from: PathBuf,
     /// Where it goes, relative to the slot home.
     pub to: &'static str,
     /// Symlink (credentials: never copied, and a token the CLI refreshes
-    /// in place is seen by every slot) or copy (settings).
+    /// in place is seen by every slot) or copy (settings, which the agent
+    /// may change in its slot: the next reset copies them anew).
     pub link: bool,
 }
 
@@ -189,6 +192,17 @@ pub trait Cli: Send + Sync + 'static {
     /// Where its state lives, given the user's environment; `None` when it
     /// cannot be redirected.
     fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
+        None
+    }
+    /// The arguments of preflight's probe ([`Agent::probe`]): a command
+    /// that starts the CLI without a model call; `confined` when
+    /// planwright's sandbox confines its writes.
+    fn probe_args(&self, _confined: bool) -> Vec<String> {
+        vec!["--version".to_string()]
+    }
+    /// The model the CLI will use when the attempt names none, from its
+    /// configuration as the attempt starts (for the report and the cost).
+    fn configured_model(&self, _ctx: &AttemptContext) -> Option<String> {
         None
     }
 }
@@ -277,10 +291,52 @@ impl<C: Cli> Agent for CliAgent<C> {
         }
     }
 
+    fn probe(
+        &self,
+        scratch: &Path,
+        confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<(), String> {
+        let ctx = self
+            .probe_context(scratch, confine)
+            .map_err(|e| e.to_string())?;
+        let confined = confine.is_some_and(|c| c.containment.confines_writes());
+        let mut env = agent_env(&ctx, &allowed_names(C::ENV, &self.opts.env));
+        env.extend(self.cli.env());
+        env.extend(ctx.env.iter().cloned());
+        let mut argv = vec![self.program_name()];
+        argv.extend(self.cli.probe_args(confined));
+        let spec = Spec {
+            argv,
+            cwd: ctx.workspace.clone(),
+            env,
+            stdin: None,
+            timeout: ctx.timeout,
+            grace: Duration::from_secs(2),
+            log: Some(ctx.log.clone()),
+            lines: None,
+            confine: ctx.confine.clone(),
+            log_limit: ctx.log_limit,
+        };
+        let done = match process::run(&spec, &Cancel::default()) {
+            Err(ProcessError::NotFound { .. }) => return Err(self.not_installed()),
+            other => other.map_err(|e| e.to_string())?,
+        };
+        if done.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "`{}` exited with {}: {}",
+            spec.argv.join(" "),
+            done.exit,
+            done.output_tail.trim()
+        ))
+    }
+
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
         let strays = present(&ctx.workspace, C::STRAYS);
+        let configured = self.cli.configured_model(ctx);
         let mut env = agent_env(ctx, &allowed_names(C::ENV, &self.opts.env));
         env.extend(self.cli.env());
         add_attempt_env(&mut env, ctx);
@@ -313,7 +369,8 @@ impl<C: Cli> Agent for CliAgent<C> {
         let model = parsed
             .model
             .clone()
-            .or_else(|| self.argv_model(ctx).map(str::to_string));
+            .or_else(|| self.argv_model(ctx).map(str::to_string))
+            .or(configured);
         Ok(AgentReport {
             outcome: decide(&done, &parsed),
             cost: cost(&parsed, model.as_deref(), &self.opts.prices),
@@ -324,6 +381,12 @@ impl<C: Cli> Agent for CliAgent<C> {
         })
     }
 }
+
+/// How long preflight's probe may take: a CLI's start, no model call.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The probe's log cap, in bytes.
+const PROBE_LOG_LIMIT: u64 = 1 << 20;
 
 /// Feeds each line of stdout to the parser, and hands `sink` the running
 /// total of tokens whenever the line changed it.
@@ -352,6 +415,41 @@ fn feed_lines(
 }
 
 impl<C: Cli> CliAgent<C> {
+    /// A probe's attempt: an empty workspace, temporary folder and slot
+    /// home below `scratch`, all three writable under `confine`.
+    fn probe_context(
+        &self,
+        scratch: &Path,
+        confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<AttemptContext, EngineError> {
+        let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
+        let homes = scratch.join("homes").join("probe");
+        for dir in [&workspace, &tmp, &homes] {
+            std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+        }
+        let mut env = vec![("TMPDIR".to_string(), tmp.display().to_string())];
+        env.extend(self.isolate(&homes.join(C::NAME))?);
+        let confine = confine.cloned().map(|mut c| {
+            for dir in [&workspace, &tmp, &homes] {
+                c.allow_write(dir.clone());
+            }
+            c
+        });
+        Ok(AttemptContext {
+            ticket: "preflight".to_string(),
+            attempt: 0,
+            prompt_file: scratch.join("probe.prompt.md"),
+            log: scratch.join("probe.log"),
+            workspace,
+            timeout: Some(PROBE_TIMEOUT),
+            model: None,
+            env,
+            confine,
+            log_limit: Some(PROBE_LOG_LIMIT),
+            usage_sink: None,
+        })
+    }
+
     fn argv_model<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {
         self.opts.model.as_deref().or(ctx.model.as_deref())
     }
@@ -452,18 +550,32 @@ fn remove_strays(workspace: &Path, strays: &[&str], were_there: &[bool]) {
     }
 }
 
-/// Creates the slot home, seeds it and returns the variables that point the
-/// CLI at it.
+/// Resets the slot home to its seed and returns the variables that point
+/// the CLI at it. Everything the last attempt's CLI (and so its agent) left
+/// in the slot's homes goes, symlinks included, and nothing there is
+/// followed; only a linked credential the CLI refreshed in place is kept
+/// (see [`refreshed`]).
 pub fn prepare_state(
     home: &Path,
     layout: &StateLayout,
 ) -> Result<Vec<(String, String)>, EngineError> {
-    // The home's own folder is planwright's; what is in it, the last
-    // attempt's CLI (and so its agent) could have written.
-    std::fs::create_dir_all(home).map_err(|e| EngineError::io(home, e))?;
-    let dir = Dir::open(home)?;
+    let (Some(slot), Some(name)) = (home.parent(), home.file_name()) else {
+        return Err(EngineError::io(
+            home,
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        ));
+    };
+    // The slot's folder is planwright's; what is in it, the agent's.
+    std::fs::create_dir_all(slot).map_err(|e| EngineError::io(slot, e))?;
+    let slot = Dir::open(slot)?;
+    let kept = refreshed(&slot, Path::new(name), layout);
+    slot.empty()?;
+    let dir = slot.create_dirs(Path::new(name))?;
     for seed in &layout.seeds {
         place(&dir, &seed.from, Path::new(seed.to), seed.link)?;
+    }
+    for (to, bytes) in kept {
+        dir.replace(Path::new(to), &bytes, 0o600)?;
     }
     let mut vars = Vec::new();
     for (name, rel) in &layout.vars {
@@ -475,40 +587,73 @@ pub fn prepare_state(
         };
         vars.push((name.to_string(), path.display().to_string()));
     }
+    for (name, rel) in &layout.files {
+        let path = home.join(rel);
+        vars.push((name.to_string(), path.display().to_string()));
+    }
     Ok(vars)
 }
 
-/// Links or copies `from` to `to`. A regular file at `to` that is newer
-/// than `from` is the CLI's own refresh of a linked credential (it replaced
-/// the link by renaming a new file over it) and is kept.
+/// The linked credentials of `layout` that the CLI replaced in `home` (in
+/// `slot`) by a regular file newer than the user's: its refresh of a token
+/// (it renamed a new file over the link), which the next attempt needs
+/// once the user's copy is stale. Only regular files, read beneath the
+/// home, each at most [`MAX_CREDENTIAL`] bytes.
+fn refreshed(slot: &Dir, home: &Path, layout: &StateLayout) -> Vec<(&'static str, Vec<u8>)> {
+    let Ok(dir) = slot.dir(home) else {
+        return Vec::new();
+    };
+    let newer = |seed: &Seed| {
+        let user = std::fs::metadata(&seed.from).ok()?.modified().ok()?;
+        let entry = dir.entry(Path::new(seed.to)).ok()??;
+        (entry.kind == Kind::File && entry.modified > user).then_some(())?;
+        let bytes = dir.read(Path::new(seed.to)).ok()?;
+        (bytes.len() <= MAX_CREDENTIAL).then_some((seed.to, bytes))
+    };
+    layout
+        .seeds
+        .iter()
+        .filter(|seed| seed.link)
+        .filter_map(newer)
+        .collect()
+}
+
+/// The largest refreshed credential kept (a login is a few kilobytes).
+const MAX_CREDENTIAL: usize = 1 << 20;
+
+/// Links or copies the user's `from` to `to` in a fresh home: a file, or
+/// (copied) a folder of settings with the regular files and folders in it.
 fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<(), BeneathError> {
-    let Some(source) = std::fs::metadata(from).ok().filter(|m| m.is_file()) else {
+    let Ok(source) = std::fs::metadata(from) else {
         return Ok(());
     };
     if let Some(up) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
         home.create_dirs(up)?;
     }
-    match home.entry(to)? {
-        Some(e) if e.kind == Kind::Symlink => {
-            if link && home.read_link(to)? == from {
-                return Ok(());
-            }
-            home.remove(to)?;
-        }
-        Some(e) if e.kind == Kind::File => {
-            if source.modified().is_ok_and(|m| e.modified > m) {
-                return Ok(());
-            }
-            home.remove(to)?;
-        }
-        Some(_) => return Ok(()),
-        None => {}
+    if source.is_file() && link {
+        return home.symlink(from, to);
     }
-    if link {
-        home.symlink(from, to)
-    } else {
-        home.copy_in(from, to)
+    if source.is_file() {
+        return home.copy_in(from, to);
     }
+    if !source.is_dir() || link {
+        return Ok(());
+    }
+    home.create_dirs(to)?;
+    let entries = std::fs::read_dir(from).map_err(|source| BeneathError::Io {
+        path: from.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        // A folder is entered only as itself, so no symlink loops; a
+        // symlink to a file is the user's way to share one.
+        let inner = entry.file_type().is_ok_and(|t| t.is_dir());
+        let path = entry.path();
+        if inner || path.is_file() {
+            place(home, &path, &to.join(entry.file_name()), false)?;
+        }
+    }
+    Ok(())
 }
 
 /// The user's directory for a CLI's state: `$VAR` when set, else
@@ -568,6 +713,7 @@ pub(crate) const EPOCH: Now = Now {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
 
     fn done(exit: Exit, out: &str) -> Finished {
         Finished {
@@ -703,6 +849,7 @@ mod tests {
         std::fs::write(user.join("config.toml"), "x = 1").unwrap();
         let layout = StateLayout {
             vars: vec![("TOOL_HOME", ""), ("TOOL_DATA", "data")],
+            files: vec![("TOOL_LOG", "history.md")],
             seeds: vec![
                 Seed::link(user.join("auth.json"), "auth.json"),
                 Seed::copy(user.join("config.toml"), "config.toml"),
@@ -713,6 +860,9 @@ mod tests {
         let vars = prepare_state(&home, &layout).unwrap();
         assert_eq!(vars[0], ("TOOL_HOME".into(), home.display().to_string()));
         assert!(home.join("data").is_dir());
+        let log = home.join("history.md").display().to_string();
+        assert_eq!(vars[2], ("TOOL_LOG".into(), log));
+        assert!(!home.join("history.md").exists(), "the CLI makes it");
         assert_eq!(
             std::fs::read_link(home.join("auth.json")).unwrap(),
             user.join("auth.json")
@@ -726,6 +876,93 @@ mod tests {
         assert!(!home.join("missing").exists());
         // Again: idempotent.
         assert_eq!(prepare_state(&home, &layout).unwrap(), vars);
+    }
+
+    /// What an attempt's CLI left in its slot is gone at the next reset,
+    /// and seeding writes through none of its symlinks; a credential it
+    /// refreshed in place is kept; a folder of settings is copied.
+    #[test]
+    fn a_reset_leaves_only_the_seed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("user");
+        std::fs::create_dir_all(user.join("agents/deep")).unwrap();
+        std::fs::write(user.join("auth.json"), "user login").unwrap();
+        std::fs::write(user.join("settings.json"), "user settings").unwrap();
+        std::fs::write(user.join("agents/deep/a.md"), "agent").unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("target"), "untouched").unwrap();
+        symlink(&outside, user.join("agents/loop")).unwrap();
+        let layout = StateLayout {
+            vars: vec![("TOOL_HOME", "")],
+            files: vec![],
+            seeds: vec![
+                Seed::link(user.join("auth.json"), "auth.json"),
+                Seed::copy(user.join("settings.json"), "conf/settings.json"),
+                Seed::copy(user.join("agents"), "agents"),
+            ],
+        };
+        let slot = tmp.path().join("homes/slot-1");
+        let home = slot.join("tool");
+        prepare_state(&home, &layout).unwrap();
+        assert_eq!(read(&home.join("agents/deep/a.md")), "agent");
+        assert!(
+            !home.join("agents/loop").exists(),
+            "a folder link is not followed"
+        );
+
+        // What the agent leaves: a file, symlinks where seeds go and one
+        // beside its home, settings of its own.
+        std::fs::write(home.join("planted"), "x").unwrap();
+        std::fs::remove_dir_all(home.join("conf")).unwrap();
+        symlink(&outside, home.join("conf")).unwrap();
+        std::fs::remove_dir_all(home.join("agents")).unwrap();
+        symlink(outside.join("target"), home.join("agents")).unwrap();
+        symlink(&outside, slot.join("other")).unwrap();
+        prepare_state(&home, &layout).unwrap();
+        assert_eq!(
+            std::fs::read_dir(&slot).unwrap().count(),
+            1,
+            "only the home"
+        );
+        assert!(!home.join("planted").exists());
+        assert_eq!(read(&home.join("conf/settings.json")), "user settings");
+        assert_eq!(read(&home.join("agents/deep/a.md")), "agent");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+        assert_eq!(read(&outside.join("target")), "untouched");
+
+        // The CLI renamed a refreshed login over its link: kept, as a file.
+        std::fs::remove_file(home.join("auth.json")).unwrap();
+        std::fs::write(home.join("auth.json"), "refreshed").unwrap();
+        let later = std::time::SystemTime::now() + Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(home.join("auth.json"))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        prepare_state(&home, &layout).unwrap();
+        assert_eq!(read(&home.join("auth.json")), "refreshed");
+        // An older file there is not the CLI's refresh: linked anew.
+        std::fs::remove_file(home.join("auth.json")).unwrap();
+        std::fs::write(home.join("auth.json"), "stale").unwrap();
+        let earlier = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(home.join("auth.json"))
+            .unwrap()
+            .set_modified(earlier)
+            .unwrap();
+        prepare_state(&home, &layout).unwrap();
+        assert!(home
+            .join("auth.json")
+            .symlink_metadata()
+            .unwrap()
+            .is_symlink());
+    }
+
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap()
     }
 
     #[test]

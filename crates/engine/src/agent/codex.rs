@@ -5,10 +5,13 @@
 //!   --color never -C WORKTREE [-m M] - < prompt
 //! ```
 //!
-//! `exec` never asks for approval; planwright's sandbox confines the
-//! agent's commands, and Codex's own (which cannot start inside it) is off;
-//! with `[sandbox] mode = "off"`, `--sandbox workspace-write` lets them
-//! write only inside the workspace (and temporary dirs), by Codex's own. `--skip-git-repo-check`
+//! `exec` never asks for approval. Codex's own sandbox (the bubblewrap it
+//! bundles) cannot start inside planwright's (`bwrap: Failed to make /
+//! slave`), so where planwright's sandbox confines writes Codex runs its
+//! commands unsandboxed (`danger-full-access`) inside it; only with
+//! `[sandbox] mode = "off"` is it `workspace-write`, Codex's sandbox then
+//! the only one. Without `-m`, the model is the seeded `config.toml`'s
+//! top-level `model`, for the report and the cost. `--skip-git-repo-check`
 //! because a workspace is not a folder the user marked as trusted. Follows
 //! the `exec --json` JSONL of codex-rs `exec_events.rs` (0.5x and later):
 //! `thread.started`, `item.completed` (agent_message), `turn.completed`
@@ -54,8 +57,32 @@ impl Cli for Codex {
         args
     }
 
+    /// From the `config.toml` the attempt's Codex reads: the slot's seeded
+    /// copy (read before the agent starts, through no symlink), else the
+    /// user's own.
+    fn configured_model(&self, ctx: &AttemptContext) -> Option<String> {
+        let home = ctx.env.iter().rev().find(|(k, _)| k == "CODEX_HOME");
+        let dir = match home {
+            Some((_, dir)) => std::path::PathBuf::from(dir),
+            None => user_dir(&|name| std::env::var(name).ok(), "CODEX_HOME", ".codex"),
+        };
+        let bytes = crate::beneath::read_file(&dir.join("config.toml")).ok()?;
+        config_model(&String::from_utf8_lossy(&bytes))
+    }
+
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<CodexParser>::default()
+    }
+
+    /// Unconfined by planwright, Codex's own sandbox is the one the agent
+    /// runs in: its self-test runs a command in it.
+    fn probe_args(&self, confined: bool) -> Vec<String> {
+        let args: &[&str] = if confined {
+            &["--version"]
+        } else {
+            &["sandbox", "linux", "--full-auto", "true"]
+        };
+        args.iter().map(|a| a.to_string()).collect()
     }
 
     /// `CODEX_HOME` holds sessions, logs, `config.toml` and the login in
@@ -65,6 +92,7 @@ impl Cli for Codex {
         let user = user_dir(var, "CODEX_HOME", ".codex");
         Some(StateLayout {
             vars: vec![("CODEX_HOME", "")],
+            files: vec![],
             seeds: vec![
                 Seed::link(user.join("auth.json"), "auth.json"),
                 Seed::copy(user.join("config.toml"), "config.toml"),
@@ -88,6 +116,27 @@ fn own_sandbox(ctx: &AttemptContext) -> &'static str {
     } else {
         "workspace-write"
     }
+}
+
+/// The top-level `model = "..."` of a Codex `config.toml` (before its
+/// first table).
+pub fn config_model(config: &str) -> Option<String> {
+    let top = config
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['));
+    top.filter_map(|l| {
+        l.trim()
+            .strip_prefix("model")?
+            .trim_start()
+            .strip_prefix('=')
+    })
+    .filter_map(|v| {
+        let v = v.trim();
+        let quote = v.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+        let inner = &v[1..];
+        Some(inner[..inner.find(quote)?].to_string())
+    })
+    .find(|m| !m.is_empty())
 }
 
 /// Reads `codex exec --json` output.

@@ -67,6 +67,7 @@ impl Cli for Gemini {
         let user = user_dir(var, "GEMINI_CLI_HOME", "").join(".gemini");
         Some(StateLayout {
             vars: vec![("GEMINI_CLI_HOME", "")],
+            files: vec![],
             seeds: vec![
                 Seed::link(user.join("oauth_creds.json"), ".gemini/oauth_creds.json"),
                 Seed::link(

@@ -165,17 +165,31 @@ pub trait Agent: Send + Sync {
     fn hosts(&self) -> &'static [&'static str] {
         &[]
     }
-    /// Prepares `home`, a directory of its own for one job slot, to hold the
-    /// CLI's state (sessions, caches, its copy of the login) and returns the
-    /// variables that point the CLI there. The default keeps no state apart.
+    /// Resets `home`, a directory of its own for one job slot, to the seed
+    /// of the CLI's state (its copy of the user's settings, links to the
+    /// login) before each attempt, with room for its sessions and caches,
+    /// and returns the variables that point the CLI there. The default
+    /// keeps no state apart.
     fn isolate(&self, _home: &Path) -> Result<Vec<(String, String)>, EngineError> {
         Ok(Vec::new())
+    }
+    /// For preflight: starts its program as an attempt would, confined by
+    /// `confine` with a fresh CLI home below `scratch`, far enough for it
+    /// to make its state and cache folders, without a model call. `Err`
+    /// holds the program's own words. The default has nothing to start.
+    fn probe(
+        &self,
+        _scratch: &Path,
+        _confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<(), String> {
+        Ok(())
     }
 }
 
 /// The per-slot CLI state of `agent` under `state_dir` (`.planwright/`):
-/// `homes/<slot>/<agent>/`, prepared by [`Agent::isolate`]. Returns the
-/// variables for [`AttemptContext::env`].
+/// `homes/<slot>/<agent>/`, reset by [`Agent::isolate`] (with all else in
+/// `homes/<slot>/`, which the attempt may write). Returns the variables for
+/// [`AttemptContext::env`].
 pub fn prepare_home(
     state_dir: &Path,
     slot: &str,

@@ -60,10 +60,10 @@ impl Cli for Opencode {
     }
 
     /// Sessions, its database and the login (`auth.json`) live under
-    /// `$XDG_DATA_HOME/opencode`; `$XDG_STATE_HOME` holds its other state;
-    /// it creates `$XDG_CACHE_HOME/opencode` at start and exits when it
-    /// cannot, so the cache is the slot's too. Configuration
-    /// (`$XDG_CONFIG_HOME`) stays shared: it is read-only to the agent.
+    /// `$XDG_DATA_HOME/opencode`; `$XDG_STATE_HOME` holds its other state
+    /// and `$XDG_CACHE_HOME` its caches (it makes `$XDG_CACHE_HOME/opencode`
+    /// as it starts, and fails when it cannot): all three per slot, reset
+    /// with the home. Configuration (`$XDG_CONFIG_HOME`) stays the user's.
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let data = user_dir(var, "XDG_DATA_HOME", ".local/share").join("opencode");
         Some(StateLayout {
@@ -72,6 +72,7 @@ impl Cli for Opencode {
                 ("XDG_STATE_HOME", "state"),
                 ("XDG_CACHE_HOME", "cache"),
             ],
+            files: vec![],
             seeds: vec![
                 Seed::link(data.join("auth.json"), "data/opencode/auth.json"),
                 Seed::link(data.join("mcp-auth.json"), "data/opencode/mcp-auth.json"),

@@ -144,7 +144,7 @@ impl LocalExecutor {
         let prompt_file = input
             .files
             .join(format!("attempt-{}.prompt.md", input.attempt));
-        // The ticket's folder is a reviewer's to write too.
+        // Nothing in a run folder is followed, whoever could write there.
         crate::beneath::write_file(&prompt_file, input.charter.as_bytes())?;
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);

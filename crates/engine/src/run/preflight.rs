@@ -245,6 +245,7 @@ pub(crate) fn examine(
     }
     check_sandbox(contain, &mut out);
     check_agent(agent, &mut out);
+    probe_agent(agent, contain, &mut out);
     check_gates(dir, plan, extra_gates, &mut out);
     check_gate_files(plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
@@ -471,6 +472,46 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
             "agent",
             format!("agent `{}` is runnable", agent.name()),
         )),
+    }
+}
+
+/// Starts the agent's CLI as an attempt would (see [`Agent::probe`]), in
+/// a temporary folder outside the repository (a dry run changes nothing
+/// there), when the checks before found it and the sandbox usable: a CLI
+/// that cannot start there fails here, in its own words, rather than in a
+/// paid attempt.
+fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
+    let blocked = |check: &str| out.iter().any(|c| c.check == check && c.status == "error");
+    if blocked("agent") || blocked("sandbox") {
+        return;
+    }
+    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+        return;
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("planwright-probe-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary folder for it: {e}"));
+    let probed = scratch.and_then(|scratch| {
+        // No network: the probe makes no model call.
+        let confine = containment.confine(crate::sandbox::Policy {
+            writable: contain.writable.clone(),
+            ..crate::sandbox::Policy::default()
+        });
+        let probed = agent.probe(scratch.path(), Some(&confine));
+        // A folder the CLI made unreadable is opened up to be removed.
+        let _ = crate::exec::workspace::remove_any(scratch.path());
+        probed
+    });
+    if let Err(words) = probed {
+        out.push(Check::error(
+            "agent",
+            format!(
+                "agent `{}` did not start as an attempt would (confined, in a fresh CLI home): {words}",
+                agent.name()
+            ),
+            "see docs/agents.md for what the CLI needs from you",
+        ));
     }
 }
 

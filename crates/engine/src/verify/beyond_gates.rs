@@ -200,10 +200,15 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         .model
         .clone()
         .or_else(|| reviewer_model(cx.routing, c.ticket, c.writer));
-    // The reviewer CLI's own state, like an agent's, in a home of its own.
-    let env = crate::agent::prepare_home(&cx.repo.state_dir(), "review", reviewer)?;
-    let home = cx.repo.state_dir().join("homes").join("review");
-    let mut writable = vec![c.files.to_path_buf()];
+    // Not the gate checkout, which holds what the candidate's tests wrote,
+    // nor the ticket's folder: a room of its own.
+    let room = cx.checkouts.review_room(c.checkout, c.commit)?;
+    // The reviewer CLI's own state, like an agent's, in a home of its own
+    // per checkout (reviews of two slots run side by side), reset.
+    let slot = format!("review-{}", c.checkout);
+    let env = crate::agent::prepare_home(&cx.repo.state_dir(), &slot, reviewer)?;
+    let home = cx.repo.state_dir().join("homes").join(&slot);
+    let mut writable = vec![room.verdicts.clone()];
     if home.is_dir() {
         writable.push(home);
     }
@@ -211,7 +216,8 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         checks: review_checks(c.ticket, cx.skip_expected),
         diff,
         gates: c.gates.iter().map(|g| (g.command_line(), true)).collect(),
-        checkout: cx.checkouts.path(c.checkout),
+        checkout: room.checkout,
+        verdicts: room.verdicts,
         files: c.files.to_path_buf(),
         attempt: c.attempt,
         timeout: cx.settings.timeout,

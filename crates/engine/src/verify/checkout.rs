@@ -240,9 +240,31 @@ impl Checkouts {
             .arg(format!("--attr-source={commit}"))
     }
 
+    /// A reviewer's room for a candidate gated in checkout `name`: a fresh
+    /// checkout of `commit`'s tracked files alone (nothing a gate or the
+    /// set-up wrote there), and an empty folder for its verdict.
+    pub fn review_room(&self, name: &str, commit: &str) -> Result<ReviewRoom, EngineError> {
+        let root = self.repo.state_dir().join("review").join(name);
+        let checkout = fresh_dir(&root.join("checkout"))?;
+        let verdicts = fresh_dir(&root.join("verdicts"))?;
+        let index = self
+            .repo
+            .state_dir()
+            .join("index")
+            .join(format!("review-{name}"));
+        remove_any(&index)?;
+        create_parent(&index)?;
+        reset_files(
+            || self.repo.own_git_unhashed(&index, &checkout),
+            &index,
+            commit,
+        )?;
+        Ok(ReviewRoom { checkout, verdicts })
+    }
+
     /// A reviewer's sandbox: it reads everything and writes only `writable`
-    /// (its verdict's folder); it reaches its model as an agent does, its
-    /// adapter's `hosts` through the proxy by default.
+    /// (its verdict's folder and its CLI home); it reaches its model as an
+    /// agent does, its adapter's `hosts` through the proxy by default.
     pub fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
         let mut policy = Policy {
             writable,
@@ -435,6 +457,15 @@ impl Checkouts {
         fingerprint(dir, &known, &mut text).map_err(|e| EngineError::io(dir, e))?;
         Ok(text)
     }
+}
+
+/// Where a reviewer works: it reads `checkout` and writes `verdicts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewRoom {
+    /// The candidate's tracked files, for the reviewer to read.
+    pub checkout: PathBuf,
+    /// The one folder the reviewer may write (besides its CLI home).
+    pub verdicts: PathBuf,
 }
 
 /// The tracked files of a checkout and their directories.

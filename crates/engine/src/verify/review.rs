@@ -31,7 +31,10 @@ pub struct ReviewInput {
     pub gates: Vec<(String, bool)>,
     /// A checkout of the candidate for the reviewer to read.
     pub checkout: PathBuf,
-    /// Where prompts, logs and verdicts go.
+    /// The folder the reviewer writes its verdict in.
+    pub verdicts: PathBuf,
+    /// Where prompts, logs and a copy of each verdict go (planwright's
+    /// alone).
     pub files: PathBuf,
     /// The attempt being reviewed.
     pub attempt: u32,
@@ -175,7 +178,7 @@ fn one_pass(
     let mut problem: Option<String> = None;
     for try_no in 1..=2 {
         let stem = format!("attempt-{}.review-{pass}.{try_no}", input.attempt);
-        let verdict_file = input.files.join(format!("{stem}.{VERDICT_FILE}"));
+        let verdict_file = input.verdicts.join(format!("{stem}.{VERDICT_FILE}"));
         // The folder is the reviewer's to write: nothing there is followed.
         crate::beneath::remove(&verdict_file)?;
         let prompt = input.files.join(format!("{stem}.prompt.md"));
@@ -209,7 +212,14 @@ fn one_pass(
             AgentOutcome::Unavailable { retry_after, .. } => {
                 return Ok(Pass::Unavailable(retry_after))
             }
-            AgentOutcome::Finished => answer(&verdict_file, report.final_message.as_deref())?,
+            AgentOutcome::Finished => {
+                let text = answer(&verdict_file, report.final_message.as_deref())?;
+                if let Ok(text) = &text {
+                    let record = input.files.join(format!("{stem}.{VERDICT_FILE}"));
+                    crate::beneath::write_file(&record, text.as_bytes())?;
+                }
+                text
+            }
             AgentOutcome::Blocked(why) => Err(format!("the reviewer gave up: {why}")),
             AgentOutcome::Failed(why) => Err(format!(
                 "the reviewer failed: {}",
