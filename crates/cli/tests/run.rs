@@ -1099,3 +1099,80 @@ fn a_repository_whose_config_runs_programs_is_refused_with_exit_3() {
     let out = env.scripted("run", &["--gate", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// `./agent.sh`, typed as at a shell, is the script in the directory
+/// `run` was started in, not one the ticket's workspace would have to hold.
+#[test]
+fn a_relative_agent_program_is_found_where_run_was_started() {
+    let env = sh_env();
+    write(
+        env.root(),
+        "agent.sh",
+        "#!/bin/sh\nt=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\necho x > \"$t.txt\"\n",
+    );
+    let script = env.root().join("agent.sh");
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let args = [
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "./agent.sh {prompt_file}",
+    ];
+    let preflight = env.planwright(&[&["preflight"][..], &args].concat());
+    assert_eq!(
+        preflight.status.code(),
+        Some(0),
+        "{}",
+        text(&preflight.stdout)
+    );
+    let out = env.planwright(&[&["run"][..], &args, &["--output", "json"]].concat());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["merged"], serde_json::json!(["A", "B", "C"]));
+}
+
+/// While a run holds the lock, `preflight` and `run --dry-run` refuse in
+/// `run`'s words and with its exit code; once it is released they pass.
+#[test]
+fn preflight_and_dry_run_report_a_held_run_lock_as_run_does() {
+    let env = sh_env();
+    let common = git(
+        &env.repo(),
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let lock = PathBuf::from(common.trim()).join("planwright-run.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    std::fs::write(&lock, "4242\n").unwrap();
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let words = "another `planwright run` (process 4242) is using this repository";
+    for out in [
+        env.scripted("run", &[]),
+        env.scripted("preflight", &[]),
+        env.scripted("run", &["--dry-run"]),
+    ] {
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(
+            all.contains(words) && all.contains("wait for it to finish"),
+            "{all}"
+        );
+    }
+    assert!(!env.repo().join("a.txt").exists());
+    drop(file);
+    assert_eq!(env.scripted("preflight", &[]).status.code(), Some(0));
+    assert_eq!(env.scripted("run", &["--dry-run"]).status.code(), Some(0));
+}

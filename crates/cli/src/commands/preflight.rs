@@ -70,7 +70,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// The exit code of a failed preflight: 2 when there is no git repository
-/// to work in (a usage error, as for every command), 3 when its git config
+/// to work in (a usage error, as for every command) or another run holds
+/// its lock (as `run` refuses then), 3 when its git config
 /// runs programs in planwright's git calls (it cannot be trusted), else 1.
 pub fn failure_code(checks: &[Check]) -> i32 {
     if checks
@@ -81,7 +82,7 @@ pub fn failure_code(checks: &[Check]) -> i32 {
     }
     if checks
         .iter()
-        .any(|c| c.check == "repo" && c.status == "error")
+        .any(|c| (c.check == "repo" || c.check == "lock") && c.status == "error")
     {
         exit::USAGE
     } else {

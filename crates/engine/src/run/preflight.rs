@@ -24,7 +24,7 @@ use std::path::Path;
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `scope-ops`, `overlap`).
+    /// What was checked (`repo`, `lock`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `scope-ops`, `overlap`).
     pub check: &'static str,
     /// `ok`, `warning` or `error`.
     pub status: &'static str,
@@ -151,6 +151,7 @@ pub(crate) fn examine(
     };
     let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
     if let Some(r) = &repo {
+        check_lock(r, &mut out);
         check_git_config(r, &contain.allow_config, &mut out);
     }
     check_sandbox(contain, &mut out);
@@ -356,6 +357,22 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
                 "create it, or remove it from the list",
             ));
         }
+    }
+}
+
+/// A run lock held now refuses `run` (exit 2), so preflight and
+/// `--dry-run` refuse in its words.
+fn check_lock(repo: &Repo, out: &mut Vec<Check>) {
+    match crate::run::lock::holder(repo) {
+        Ok(None) => {}
+        Ok(Some(crate::error::EngineError::Repo { message, hint })) => {
+            out.push(Check::error("lock", message, hint.unwrap_or_default()))
+        }
+        Ok(Some(e)) | Err(e) => out.push(Check::error(
+            "lock",
+            format!("cannot read the run lock: {e}"),
+            "check the permissions of the repository's git directory",
+        )),
     }
 }
 
