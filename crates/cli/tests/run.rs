@@ -1176,3 +1176,92 @@ fn preflight_and_dry_run_report_a_held_run_lock_as_run_does() {
     assert_eq!(env.scripted("preflight", &[]).status.code(), Some(0));
     assert_eq!(env.scripted("run", &["--dry-run"]).status.code(), Some(0));
 }
+
+/// The `N` of a dry run's "up to N at once".
+fn dry_run_jobs(env: &Env, extra: &[&str]) -> String {
+    let mut args = vec!["--dry-run"];
+    args.extend_from_slice(extra);
+    let out = env.scripted("run", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let at = s.find(" at once").unwrap_or_else(|| panic!("{s}"));
+    s[..at].rsplit(' ').next().unwrap().to_string()
+}
+
+/// The repository root's `planwright.toml` is read from the base commit,
+/// after `--config` and the file beside the plan; it is a rail like the
+/// plan-side file, and one that is not committed is said to be unread.
+#[test]
+fn the_repository_roots_configuration_is_read_from_the_base_commit() {
+    let env = env_with(&[
+        ("README.md", "hi\n"),
+        ("planwright.toml", "[run]\njobs = 3\n"),
+    ]);
+    write(env.root(), "plan.json", SH_PLAN);
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    env.fixture("C", 0, "c.txt", "c\n");
+    // The working tree is on another branch whose file says otherwise.
+    git(&env.repo(), &["checkout", "-q", "-b", "elsewhere"]);
+    write(&env.repo(), "planwright.toml", "[run]\njobs = 5\n");
+    git(&env.repo(), &["commit", "-qam", "elsewhere"]);
+    assert_eq!(dry_run_jobs(&env, &[]), "3");
+    // From inside the repository's root, too.
+    let inside = env.cli().run(
+        &env.repo(),
+        &[
+            "run",
+            "../plan.json",
+            "--repo",
+            ".",
+            "--agent",
+            "scripted:../fixtures",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        text(&inside.stdout).contains("up to 3 at once"),
+        "{}",
+        text(&inside.stdout)
+    );
+    // The plan's own file wins, and `--config` over both.
+    write(env.root(), "planwright.toml", "[run]\njobs = 2\n");
+    assert_eq!(dry_run_jobs(&env, &[]), "2");
+    write(env.root(), "other.toml", "[run]\njobs = 4\n");
+    assert_eq!(dry_run_jobs(&env, &["--config", "other.toml"]), "4");
+    std::fs::remove_file(env.root().join("planwright.toml")).unwrap();
+
+    // A ticket may not change it: a rail, whatever its scope says.
+    git(&env.repo(), &["checkout", "-q", "main"]);
+    let plan = SH_PLAN.replace(
+        r#"{"pattern": "a.txt", "op": "create"}"#,
+        r#"{"pattern": "a.txt", "op": "create"}, {"pattern": "planwright.toml", "op": "modify"}"#,
+    );
+    write(env.root(), "plan.json", &plan);
+    env.fixture("A", 0, "planwright.toml", "[sandbox]\nmode = \"off\"\n");
+    let out = env.scripted("run", &["--output", "json"]);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        summary["failed"]["A"]["kind"], "rail_violation",
+        "{summary}"
+    );
+    assert!(
+        summary["failed"]["A"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("planwright.toml"),
+        "{summary}"
+    );
+
+    // One that is not committed is not read, and the user is told.
+    let env = env_with(&[("README.md", "hi\n")]);
+    write(env.root(), "plan.json", SH_PLAN);
+    write(&env.repo(), "planwright.toml", "[run]\njobs = 3\n");
+    let out = env.scripted("run", &["--dry-run", "--jobs", "1"]);
+    assert!(
+        text(&out.stderr)
+            .contains("planwright.toml` is not in the base branch `main`, so it is not read"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -30,6 +30,9 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, ContainSettings, GateSettings, ReviewSettings, RunSettings,
-    WorkspaceSettings,
+    AgentOptions, AgentSpec, ConfigSource, ContainSettings, GateSettings, ReviewSettings,
+    RunSettings, WorkspaceSettings,
 };
+
+/// The configuration file's name, wherever it is looked for.
+pub const CONFIG_FILE: &str = "planwright.toml";

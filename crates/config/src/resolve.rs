@@ -124,7 +124,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
     let cores = env.cores.unwrap_or(defaults::JOBS);
     Ok(RunSettings {
         plan_path: plan,
-        config_path: None,
+        config_source: None,
         allow_config_change,
         jobs: jobs.or(*file_jobs).map_or(cores, |j| j as usize),
         strikes: strikes.or(*file_strikes).unwrap_or(defaults::STRIKES),

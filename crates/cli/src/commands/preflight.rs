@@ -49,11 +49,12 @@ pub fn print(checks: &[Check], global: &Global) {
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
-    let (config, _) = settings::load_config(global, Some(&args.plan.plan))?;
+    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
+    let (config, _) = settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
     let agent = agent(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(
-        &repo_dir(&args.engine, &args.plan, &plan),
+        &repo_dir,
         &plan,
         &gates,
         &config.commands.allow,

@@ -208,7 +208,7 @@ pub fn run(
         removed,
     } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
     let inputs =
-        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_path.as_deref())?;
+        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
     store.set_run_inputs(&row.id, &crate::run::inputs::record(&inputs))?;
     let run_dir = state_dir.join("runs").join(&row.id);
