@@ -61,6 +61,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         agent.as_ref(),
         &resolve::sandbox(&config, &settings::env()),
         &resolve::workspace(&config).copy,
+        &resolve::review(&config),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

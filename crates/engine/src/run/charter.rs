@@ -14,6 +14,9 @@ pub struct Charter<'a> {
     pub attempt: u32,
     /// The previous attempt's failure, on a retry.
     pub previous: Option<&'a Failure>,
+    /// Whether a reviewer will judge the ticket's checks; without one they
+    /// are the agent's guidance only, and the charter says so.
+    pub checks_judged: bool,
 }
 
 fn op_text(op: &ScopeOp) -> String {
@@ -38,6 +41,7 @@ impl Charter<'_> {
         for e in &t.scope {
             let _ = writeln!(s, "- `{}`: {}", e.pattern, op_text(&e.op));
         }
+        self.changes(&mut s);
         if !t.rails.is_empty() {
             let _ = writeln!(
                 s,
@@ -57,7 +61,15 @@ impl Charter<'_> {
             }
         }
         if !t.checks.is_empty() {
-            let _ = writeln!(s, "\n## Checks a reviewer will make\n");
+            let _ = if self.checks_judged {
+                writeln!(s, "\n## Checks a reviewer will make\n")
+            } else {
+                writeln!(
+                    s,
+                    "\n## Checks to satisfy\n\nNo reviewer will judge these; only the gates decide. \
+                     Meet them anyway: they say what the finished change does.\n"
+                )
+            };
             for c in &t.checks {
                 let _ = writeln!(s, "- {c}");
             }
@@ -72,6 +84,32 @@ impl Charter<'_> {
             self.previous_failure(&mut s, f);
         }
         s
+    }
+
+    /// What the plan says to change in each file (codeboost's per-file
+    /// `change`, kept as the ticket's `changes`), file by file in scope order.
+    fn changes(&self, s: &mut String) {
+        let Some(changes) = self
+            .ticket
+            .metadata
+            .get("changes")
+            .and_then(|c| c.as_object())
+        else {
+            return;
+        };
+        let texts: Vec<(&str, &str)> = (self.ticket.scope.iter())
+            .filter_map(|e| {
+                let text = changes.get(&e.pattern)?.as_str()?.trim();
+                (!text.is_empty()).then_some((e.pattern.as_str(), text))
+            })
+            .collect();
+        if texts.is_empty() {
+            return;
+        }
+        let _ = writeln!(s, "\n## What to change, file by file\n");
+        for (path, text) in texts {
+            let _ = writeln!(s, "- `{path}`: {}", text.replace('\n', "\n  "));
+        }
     }
 
     /// What the previous attempt ran into. A merge conflict is not the
@@ -121,6 +159,7 @@ mod tests {
             gates: &gates,
             attempt: 2,
             previous: Some(&f),
+            checks_judged: true,
         }
         .render();
         for needle in [
@@ -133,5 +172,41 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing in:\n{text}");
         }
+    }
+
+    #[test]
+    fn unjudged_checks_are_guidance_and_each_files_change_is_said() {
+        let ticket: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "T1", "title": "t", "body": "Do it.",
+            "scope": [{"pattern": "b.rs", "op": "create"}, {"pattern": "a.rs", "op": "modify"}, {"pattern": "c.rs", "op": "delete"}],
+            "checks": ["add() rejects NaN"],
+            "metadata": {"changes": {"a.rs": "call b::check\nbefore adding", "b.rs": "define check()", "c.rs": " "}}
+        }))
+        .unwrap();
+        let charter = |checks_judged| {
+            Charter {
+                ticket: &ticket,
+                gates: &[],
+                attempt: 1,
+                previous: None,
+                checks_judged,
+            }
+            .render()
+        };
+        let guidance = charter(false);
+        assert!(
+            guidance.contains("## Checks to satisfy\n\nNo reviewer will judge these")
+                && guidance.contains("- add() rejects NaN")
+                && !guidance.contains("reviewer will make"),
+            "{guidance}"
+        );
+        // `c.rs` has only blanks to say: it has no line.
+        assert!(
+            guidance.contains(
+                "## What to change, file by file\n\n- `b.rs`: define check()\n- `a.rs`: call b::check\n  before adding\n\n"
+            ),
+            "{guidance}"
+        );
+        assert!(charter(true).contains("## Checks a reviewer will make"));
     }
 }

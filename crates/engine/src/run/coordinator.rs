@@ -440,6 +440,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             gates: &gates,
             attempt,
             previous: row.failure.as_ref(),
+            checks_judged: crate::run::preflight::checks_judged(sh.plan, &sh.settings.beyond),
         }
         .render();
         let input = AttemptInput {

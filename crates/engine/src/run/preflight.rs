@@ -69,6 +69,43 @@ impl Check {
     }
 }
 
+/// Whether a reviewer will judge the tickets' checks: one is configured
+/// and the plan asks for at least one review pass.
+pub fn checks_judged(plan: &Plan, review: &planwright_config::ReviewSettings) -> bool {
+    review.reviewer.is_some() && plan.review.dry_passes > 0
+}
+
+/// What a run without a reviewer leaves unverified: the tickets' checks
+/// (codeboost `check` items, native `checks`, standard_v1 acceptance
+/// criteria), said as a warning, or `None` when a reviewer judges them
+/// or there are none.
+pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) -> Option<Check> {
+    let count: usize = plan.tickets.iter().map(|t| t.checks.len()).sum();
+    if count == 0 || checks_judged(plan, review) {
+        return None;
+    }
+    let items = match plan.source_format {
+        planwright_plan::Format::Codeboost => "codeboost `check` item",
+        planwright_plan::Format::StandardV1 => "acceptance criterion",
+        _ => "check",
+    };
+    let what = match (count, items) {
+        (1, _) => format!("1 {items}"),
+        (_, "acceptance criterion") => format!("{count} acceptance criteria"),
+        _ => format!("{count} {items}s"),
+    };
+    let why = if review.reviewer.is_none() {
+        "no reviewer is configured"
+    } else {
+        "the plan asks for no review pass"
+    };
+    Some(Check::warning(
+        "checks",
+        format!("{what} will not be judged: {why}, so agents get them as guidance only and only gates decide"),
+        "set `[review] agent` in planwright.toml to have a reviewer judge them, or make them gates",
+    ))
+}
+
 /// Whether any check failed.
 pub fn failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == "error")
@@ -77,7 +114,9 @@ pub fn failed(checks: &[Check]) -> bool {
 /// Runs every check. `extra_gates` are the configured and `--gate` gates;
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
 /// commands must be on before they run; `contain` the sandbox settings;
-/// `copy` the `[workspace] copy` files.
+/// `copy` the `[workspace] copy` files; `review` says whether a reviewer
+/// will judge the tickets' checks.
+#[allow(clippy::too_many_arguments)]
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
@@ -86,6 +125,7 @@ pub fn preflight(
     agent: &dyn Agent,
     contain: &ContainSettings,
     copy: &[String],
+    review: &planwright_config::ReviewSettings,
 ) -> Vec<Check> {
     let found = examine(
         dir,
@@ -103,6 +143,7 @@ pub fn preflight(
     if let Some(repo) = &found.repo {
         check_copy(repo, copy, &mut checks);
     }
+    checks.extend(unjudged_checks(plan, review));
     checks
 }
 

@@ -72,6 +72,10 @@ pub fn prepare(
     if let Some(repo) = &found.repo {
         crate::run::preflight::check_copy(repo, &settings.workspace.copy, &mut checks);
     }
+    checks.extend(crate::run::preflight::unjudged_checks(
+        &plan,
+        &settings.beyond,
+    ));
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
