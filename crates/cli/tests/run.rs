@@ -1265,3 +1265,80 @@ fn the_repository_roots_configuration_is_read_from_the_base_commit() {
         text(&out.stderr)
     );
 }
+
+/// The `Planwright-Ticket-Digest` trailers of `ticket`'s merges on `main`,
+/// newest first.
+fn merged_digests(env: &Env, ticket: &str) -> Vec<String> {
+    let log = git(
+        &env.repo(),
+        &[
+            "log",
+            "--format=%(trailers:key=Planwright-Ticket,valueonly,separator=,)%x01%(trailers:key=Planwright-Ticket-Digest,valueonly,separator=,)",
+            "main",
+        ],
+    );
+    log.lines()
+        .filter_map(|l| l.split_once('\u{1}'))
+        .filter(|(t, _)| t.trim() == ticket)
+        .map(|(_, d)| d.trim().to_string())
+        .collect()
+}
+
+/// A ticket that created its file is rerun (asked by id, then because its
+/// definition changed): its own earlier `create` does not stop it, and
+/// each merge carries the digest of the definition it was made from.
+#[test]
+fn a_ticket_that_created_a_file_runs_again_and_merges_again() {
+    let env = sh_env();
+    let first = env.scripted("run", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let digest = merged_digests(&env, "A");
+    assert_eq!(digest.len(), 1);
+
+    env.fixture("A", 0, "a.txt", "a again\n");
+    let pre = env.scripted("run", &["--rerun", "A", "--dry-run"]);
+    assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
+    let again = env.scripted("run", &["--rerun", "A", "--output", "json"]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}{}",
+        text(&again.stdout),
+        text(&again.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["A", "B", "C"]),
+        "{summary}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("a.txt")).unwrap(),
+        "a again\n"
+    );
+    assert_eq!(
+        merged_digests(&env, "A"),
+        [digest[0].clone(), digest[0].clone()]
+    );
+
+    // A changed definition runs again with `--rerun-changed`; its merge
+    // carries the new digest, so the next run counts it merged.
+    let plan = SH_PLAN.replace("\"make a\"", "\"make a, once more\"");
+    write(env.root(), "plan.json", &plan);
+    env.fixture("A", 0, "a.txt", "a thrice\n");
+    let changed = env.scripted("run", &["--rerun-changed", "--output", "json"]);
+    assert_eq!(
+        changed.status.code(),
+        Some(0),
+        "{}{}",
+        text(&changed.stdout),
+        text(&changed.stderr)
+    );
+    let digests = merged_digests(&env, "A");
+    assert_eq!(digests.len(), 3, "{digests:?}");
+    assert_ne!(digests[0], digest[0]);
+    let after = env.scripted("run", &["--output", "json"]);
+    let summary: Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(summary["changed"], serde_json::json!([]), "{summary}");
+    assert_eq!(merged_digests(&env, "A").len(), 3);
+}

@@ -215,7 +215,7 @@ pub(crate) fn examine(
         };
         continue_checks(&found, &mut out);
         let merged = found.skipped();
-        check_scope_ops(plan, &files, &merged, &mut out);
+        check_scope_ops(plan, &files, &merged, &found.earlier, &mut out);
         outlook = Some(found);
     }
     Findings {
@@ -623,10 +623,14 @@ impl<'p> Ancestry<'p> {
     }
 }
 
+/// Scope operations against the base's files; a ticket that runs again is
+/// judged against the base as it was before its own earlier merge
+/// (`earlier`).
 pub(crate) fn check_scope_ops(
     plan: &Plan,
     base: &HashSet<String>,
     merged: &HashSet<String>,
+    earlier: &HashMap<String, crate::verify::Earlier>,
     out: &mut Vec<Check>,
 ) {
     // Most plans never ask (no entry names a path the base lacks).
@@ -645,6 +649,8 @@ pub(crate) fn check_scope_ops(
             let ancestors = ancestors.get_or_init(|| ancestry.of(i));
             ancestry.created_before(ancestors, pattern)
         };
+        let before_own = earlier.get(&t.id).map(|e| e.undo(base));
+        let base = before_own.as_ref().unwrap_or(base);
         for e in &t.scope {
             let problem = op_problem(e, base, &created_before);
             if let Some(why) = problem {
@@ -790,7 +796,13 @@ mod tests {
             ],
         );
         let mut out = Vec::new();
-        check_scope_ops(&plan, &HashSet::new(), &HashSet::new(), &mut out);
+        check_scope_ops(
+            &plan,
+            &HashSet::new(),
+            &HashSet::new(),
+            &HashMap::new(),
+            &mut out,
+        );
         let errors: Vec<&str> = out
             .iter()
             .filter(|c| c.status == "error")

@@ -190,6 +190,7 @@ pub fn run(
         settings,
         resume,
         containment,
+        outlook,
         ..
     } = session;
     repo.ensure_excluded()?;
@@ -250,6 +251,7 @@ pub fn run(
         run_dir,
         emitter: emitter.clone(),
         run_rails: crate::run::inputs::rails(&inputs, settings.allow_config_change),
+        earlier: outlook.earlier,
     };
     emitter.emit(Event::RunStarted {
         run: row.id.clone(),
@@ -387,6 +389,8 @@ pub(super) struct Shared<'a> {
     pub(super) emitter: Emitter,
     /// What no ticket may change (see [`verify::RunRails`]).
     pub(super) run_rails: verify::RunRails,
+    /// What the earlier merges of each ticket that runs again did.
+    pub(super) earlier: HashMap<String, verify::Earlier>,
 }
 
 impl Shared<'_> {
