@@ -19,7 +19,7 @@ mod settings;
 
 pub use budget::{BudgetSettings, TicketBudget};
 pub use duration::{parse_duration, DurationSetting};
-pub use file::{Config, CounterfactualMode, SandboxMode};
+pub use file::{Config, CounterfactualMode, RetryFrom, SandboxMode};
 pub use parse::{ConfigError, Deprecation, Parsed, RENAMED};
 pub use planwright_plan::routing::{Model, Routing, DEFAULT_TIER, TIERS};
 pub use prices::{Price, Prices};

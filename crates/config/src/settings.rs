@@ -40,6 +40,8 @@ pub struct RunSettings {
     pub jobs: usize,
     /// Rejected attempts a ticket may have in one invocation.
     pub strikes: u32,
+    /// Where a retry after a rejected candidate starts (`[run] retry_from`).
+    pub retry_from: crate::RetryFrom,
     /// The longest pause of a model pool or ticket whose model could not
     /// serve it.
     pub max_pause: Duration,
@@ -79,6 +81,7 @@ impl RunSettings {
             allow_config_change: false,
             jobs: defaults::JOBS,
             strikes: defaults::STRIKES,
+            retry_from: crate::RetryFrom::default(),
             max_pause: defaults::MAX_PAUSE,
             max_unavailable: defaults::MAX_UNAVAILABLE,
             agent_timeout: Some(defaults::AGENT_TIMEOUT),

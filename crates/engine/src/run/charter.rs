@@ -17,6 +17,81 @@ pub struct Charter<'a> {
     /// Whether a reviewer will judge the ticket's checks; without one they
     /// are the agent's guidance only, and the charter says so.
     pub checks_judged: bool,
+    /// Where the workspace starts (on a retry, with the previous change).
+    pub start: &'a Start,
+}
+
+/// The most of the previous attempt's diff a charter shows: enough for
+/// the change of a ticket, short enough to leave the agent room to work.
+pub const PREVIOUS_DIFF_LIMIT: usize = 40 * 1024;
+
+/// The previous attempt's change, as `git diff` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousDiff {
+    /// The diff, cut at [`PREVIOUS_DIFF_LIMIT`] at a line's end.
+    pub text: String,
+    /// Its whole size in bytes, when it was cut.
+    pub cut_from: Option<usize>,
+}
+
+impl PreviousDiff {
+    /// `diff`, cut to fit.
+    pub fn new(diff: String) -> PreviousDiff {
+        if diff.len() <= PREVIOUS_DIFF_LIMIT {
+            return PreviousDiff {
+                text: diff,
+                cut_from: None,
+            };
+        }
+        let mut end = PREVIOUS_DIFF_LIMIT;
+        while !diff.is_char_boundary(end) {
+            end -= 1;
+        }
+        let end = diff[..end].rfind('\n').map_or(end, |i| i + 1);
+        PreviousDiff {
+            text: diff[..end].to_string(),
+            cut_from: Some(diff.len()),
+        }
+    }
+}
+
+/// Where an attempt's workspace starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// A first attempt: the current base.
+    Base,
+    /// A retry from the previous attempt's candidate (`[run] retry_from =
+    /// "candidate"`), carried onto the base when the base moved since.
+    Previous {
+        /// The commit the workspace starts from (its parent is the base).
+        commit: String,
+        /// Whether the base moved since the previous attempt.
+        moved: bool,
+        /// The previous attempt's change.
+        diff: PreviousDiff,
+    },
+    /// A retry from the current base.
+    Fresh {
+        /// Why the previous change is not in the workspace.
+        why: Fresh,
+        /// The previous attempt's change, when it made one.
+        diff: Option<PreviousDiff>,
+    },
+}
+
+/// Why a retry starts from the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fresh {
+    /// The previous attempt left no candidate (its agent failed, ran out
+    /// of time, or gave up).
+    NoCandidate,
+    /// `[run] retry_from = "base"`.
+    Asked,
+    /// The base moved and the previous change no longer applies onto it.
+    NoLongerApplies,
+    /// The previous change passed but no longer merges: it is rebuilt on
+    /// the current base.
+    Conflict,
 }
 
 fn op_text(op: &ScopeOp) -> String {
@@ -83,7 +158,54 @@ impl Charter<'_> {
         if let Some(f) = self.previous {
             self.previous_failure(&mut s, f);
         }
+        self.start_text(&mut s);
         s
+    }
+
+    /// Where the workspace starts, and the previous change.
+    fn start_text(&self, s: &mut String) {
+        let before = self.attempt.saturating_sub(1);
+        let (text, diff) = match self.start {
+            Start::Base => return,
+            Start::Previous { moved, diff, .. } => {
+                let onto = if *moved {
+                    ", carried onto the current base (it moved since: other tickets merged)"
+                } else {
+                    ""
+                };
+                (format!("Your workspace already holds attempt {before}'s change{onto}, shown below. \
+                 Keep what is right in it and fix what was rejected; do not start over. \
+                 Your result is judged as a whole against the base."), Some(diff))
+            }
+            Start::Fresh { why, diff } => {
+                let why = match why {
+                    Fresh::NoCandidate => format!("attempt {before} left no change to start from"),
+                    Fresh::Asked => format!("attempt {before}'s change was discarded (`[run] retry_from = \"base\"`)"),
+                    Fresh::NoLongerApplies => format!("attempt {before}'s change no longer applies onto the base, which moved since"),
+                    Fresh::Conflict => format!("attempt {before}'s change no longer merges onto it"),
+                };
+                let redo = match diff {
+                    Some(_) => " Make the whole change again; its diff is below, for reference.",
+                    None => " Make the whole change.",
+                };
+                (
+                    format!("Your workspace starts from the current base: {why}.{redo}"),
+                    diff.as_ref(),
+                )
+            }
+        };
+        let _ = writeln!(s, "\n## Where this attempt starts\n\n{text}");
+        if let Some(d) = diff {
+            let _ = writeln!(s, "\n```diff\n{}\n```", d.text.trim_end());
+            if let Some(whole) = d.cut_from {
+                let _ = writeln!(
+                    s,
+                    "\n(The diff is cut at {} KB of {} KB.)",
+                    PREVIOUS_DIFF_LIMIT / 1024,
+                    whole.div_ceil(1024)
+                );
+            }
+        }
     }
 
     /// What the plan says to change in each file (codeboost's per-file
@@ -120,8 +242,8 @@ impl Charter<'_> {
             let _ = writeln!(
                 s,
                 "\n## Attempt {before} could not be merged\n\nIts change passed every check, but the base branch moved \
-                 meanwhile and the change no longer merges onto it ({}). This attempt starts from the current base: \
-                 make the change again on top of it, keeping what the other side changed.",
+                 meanwhile and the change no longer merges onto it ({}). Make the change again on top of the current base, \
+                 keeping what the other side changed.",
                 f.message
             );
         } else {
@@ -160,6 +282,7 @@ mod tests {
             attempt: 2,
             previous: Some(&f),
             checks_judged: true,
+            start: &Start::Base,
         }
         .render();
         for needle in [
@@ -190,6 +313,7 @@ mod tests {
                 attempt: 1,
                 previous: None,
                 checks_judged,
+                start: &Start::Base,
             }
             .render()
         };
