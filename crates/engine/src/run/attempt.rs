@@ -62,13 +62,17 @@ pub(super) fn attempt_once(
 /// failure `previous`: a first attempt from the base; a retry from the
 /// previous attempt's candidate (`[run] retry_from = "candidate"`),
 /// carried onto `base` with a merge when the base moved, else from the
-/// base, saying why. A merge conflict's rebuild starts from the base.
+/// base, saying why. A merge conflict's rebuild starts from the base, and
+/// so does the first attempt of an invocation (`retried` is whether this
+/// one already rejected an attempt of the ticket): a ticket that failed
+/// and is run again starts afresh.
 pub(super) fn start_point(
     sh: &Shared,
     id: &str,
     attempt: u32,
     previous: Option<&Failure>,
     base: &str,
+    retried: bool,
 ) -> Result<Start, EngineError> {
     let Some(failure) = previous.filter(|_| attempt > 1) else {
         return Ok(Start::Base);
@@ -94,6 +98,9 @@ pub(super) fn start_point(
     let diff = PreviousDiff::new(String::from_utf8_lossy(&out.stdout).into_owned());
     if failure.kind == FailureKind::MergeConflict {
         return Ok(fresh(Fresh::Conflict, Some(diff)));
+    }
+    if !retried {
+        return Ok(fresh(Fresh::EarlierRun, Some(diff)));
     }
     if sh.settings.retry_from == RetryFrom::Base {
         return Ok(fresh(Fresh::Asked, Some(diff)));

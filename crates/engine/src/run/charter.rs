@@ -92,6 +92,9 @@ pub enum Fresh {
     /// The previous change passed but no longer merges: it is rebuilt on
     /// the current base.
     Conflict,
+    /// The previous attempt was an earlier invocation's, which ended with
+    /// the ticket failed: a new `run` starts it afresh.
+    EarlierRun,
 }
 
 fn op_text(op: &ScopeOp) -> String {
@@ -183,6 +186,7 @@ impl Charter<'_> {
                     Fresh::Asked => format!("attempt {before}'s change was discarded (`[run] retry_from = \"base\"`)"),
                     Fresh::NoLongerApplies => format!("attempt {before}'s change no longer applies onto the base, which moved since"),
                     Fresh::Conflict => format!("attempt {before}'s change no longer merges onto it"),
+                    Fresh::EarlierRun => format!("attempt {before} was made by an earlier `planwright run`, and this one starts the ticket afresh"),
                 };
                 let redo = match diff {
                     Some(_) => " Make the whole change again; its diff is below, for reference.",

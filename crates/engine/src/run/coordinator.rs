@@ -435,7 +435,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             base_commit: base.clone(),
         });
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base)?;
+        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
+        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         let charter = Charter {
             ticket,
             gates: &gates,
