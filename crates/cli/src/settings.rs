@@ -67,10 +67,10 @@ pub fn load_run_config(
             Ok((config, Some(source)))
         }
         None => {
-            if let Some(p) = Some(root.in_tree).filter(|p| p.is_file()) {
+            if root.in_tree.is_file() {
                 warn_once(global, format!(
                     "`{}` is not in the base branch `{base}`, so it is not read (a run reads the repository's `{CONFIG_FILE}` from the base commit); commit it to `{base}` to use it",
-                    p.display()
+                    root.in_tree.display()
                 ));
             }
             Ok((Config::default(), None))

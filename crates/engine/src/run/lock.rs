@@ -46,11 +46,23 @@ pub fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(EngineError::io(&path, e)),
     };
-    // A shared lock is refused only while a run holds the exclusive one;
-    // dropping the file releases it at once.
-    let got = planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(&path, e))?;
-    Ok((!got).then(|| busy(&mut file)))
+    // A shared lock is refused only while a run holds the exclusive one
+    // (or, for an instant, a child forked while one was held, before its
+    // exec closes the file); dropping the file releases it at once.
+    for _ in 0..TRIES {
+        if planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(&path, e))? {
+            return Ok(None);
+        }
+        std::thread::sleep(PAUSE);
+    }
+    Ok(Some(busy(&mut file)))
 }
+
+/// How often a lock is tried before it counts as held, and the pause
+/// between tries: a probe of `status`, or a child forked while the lock
+/// was held, holds it for an instant only.
+const TRIES: u32 = 10;
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The error of a lock held by the process whose id `file` holds.
 fn busy(file: &mut File) -> EngineError {
@@ -87,8 +99,8 @@ impl RunLock {
         let mut tries = 0;
         while !planwright_os::lock::try_exclusive(&file).map_err(io)? {
             tries += 1;
-            if tries < 10 {
-                std::thread::sleep(std::time::Duration::from_millis(20));
+            if tries < TRIES {
+                std::thread::sleep(PAUSE);
                 continue;
             }
             return Err(busy(&mut file));
