@@ -5,15 +5,15 @@
 use crate::error::CliError;
 use crate::Global;
 use planwright_config::resolve::{self, ValidationFlags};
-use planwright_config::{Config, ConfigError, Deprecation, Env, SettingsError};
+use planwright_config::{Config, ConfigError, ConfigSource, Deprecation, Env, SettingsError};
 use planwright_plan::{Format, Options};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The configuration file name looked for next to the plan, then in the
-/// current directory.
-pub const CONFIG_FILE: &str = "planwright.toml";
+/// current directory, then (for a run) at the repository's root.
+pub use planwright_config::CONFIG_FILE;
 
 /// Finds and parses the configuration for a plan at `plan_path`: `--config`
 /// if given, else `planwright.toml` in the plan's directory, else in the
@@ -23,58 +23,115 @@ pub fn load_config(
     global: &Global,
     plan_path: Option<&Path>,
 ) -> Result<(Config, Option<PathBuf>), CliError> {
-    let explicit = global.config.as_deref();
-    let candidates: Vec<PathBuf> = match explicit {
-        Some(p) => vec![p.to_path_buf()],
-        None => {
-            let beside = plan_path
-                .and_then(Path::parent)
-                .map(|d| {
-                    if d.as_os_str().is_empty() {
-                        Path::new(".")
-                    } else {
-                        d
-                    }
-                })
-                .map(|d| d.join(CONFIG_FILE));
-            beside
-                .into_iter()
-                .chain([PathBuf::from(CONFIG_FILE)])
-                .collect()
-        }
-    };
-    for path in candidates {
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let parsed = Config::parse(&text).map_err(|e| config_error(&path, &e))?;
-                for d in &parsed.deprecations {
-                    warn_once(global, deprecated(&path, d));
-                }
-                return Ok((parsed.config, Some(path)));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => continue,
-            Err(e) => return Err(CliError::io(&path.display().to_string(), &e)),
+    for path in candidates(global, plan_path) {
+        if let Some(text) = read_candidate(global, &path)? {
+            let config = parse(global, &path.display().to_string(), &text)?;
+            return Ok((config, Some(path)));
         }
     }
     Ok((Config::default(), None))
 }
 
-fn config_error(path: &Path, e: &ConfigError) -> CliError {
+/// [`load_config`] for a run on the repository in `repo_dir` from the
+/// branch `base`: the search goes on to `planwright.toml` at the
+/// repository's root, which is read from the base commit wherever the
+/// search meets it (beside a plan at the root, in the current directory
+/// at the root, or last), never from the working tree.
+pub fn load_run_config(
+    global: &Global,
+    plan_path: &Path,
+    repo_dir: &Path,
+    base: &str,
+) -> Result<(Config, Option<ConfigSource>), CliError> {
+    // A repository that cannot be read is preflight's to report.
+    let root = planwright_engine::root_config(repo_dir, base).ok();
+    let real = |p: &Path| p.canonicalize().ok();
+    let root_real = root.as_ref().and_then(|r| real(&r.in_tree));
+    let is_root = |p: &Path| root_real.is_some() && real(p) == root_real;
+    for path in candidates(global, Some(plan_path)) {
+        if global.config.is_none() && is_root(&path) {
+            break;
+        }
+        if let Some(text) = read_candidate(global, &path)? {
+            let config = parse(global, &path.display().to_string(), &text)?;
+            return Ok((config, Some(ConfigSource::File(path))));
+        }
+    }
+    let Some(root) = root else {
+        return Ok((Config::default(), None));
+    };
+    match root.at_base {
+        Some((source, text)) => {
+            let shown = format!("{CONFIG_FILE} of branch `{base}`");
+            let config = parse(global, &shown, &text)?;
+            Ok((config, Some(source)))
+        }
+        None => {
+            if root.in_tree.is_file() {
+                warn_once(global, format!(
+                    "`{}` is not in the base branch `{base}`, so it is not read (a run reads the repository's `{CONFIG_FILE}` from the base commit); commit it to `{base}` to use it",
+                    root.in_tree.display()
+                ));
+            }
+            Ok((Config::default(), None))
+        }
+    }
+}
+
+/// `--config`, else the file beside the plan, then the current directory's.
+fn candidates(global: &Global, plan_path: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(p) = &global.config {
+        return vec![p.clone()];
+    }
+    let beside = plan_path
+        .and_then(Path::parent)
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
+        .map(|d| d.join(CONFIG_FILE));
+    beside
+        .into_iter()
+        .chain([PathBuf::from(CONFIG_FILE)])
+        .collect()
+}
+
+/// The text of a candidate, or `None` when a searched-for one is absent
+/// (`--config` must exist).
+fn read_candidate(global: &Global, path: &Path) -> Result<Option<String>, CliError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && global.config.is_none() => Ok(None),
+        Err(e) => Err(CliError::io(&path.display().to_string(), &e)),
+    }
+}
+
+/// Parses the configuration `shown` names; a section under its former
+/// name is read, with a warning.
+fn parse(global: &Global, shown: &str, text: &str) -> Result<Config, CliError> {
+    let parsed = Config::parse(text).map_err(|e| config_error(shown, &e))?;
+    for d in &parsed.deprecations {
+        warn_once(global, deprecated(shown, d));
+    }
+    Ok(parsed.config)
+}
+
+fn config_error(shown: &str, e: &ConfigError) -> CliError {
     CliError::usage(format!(
         "invalid configuration `{}`: {}",
-        path.display(),
+        shown,
         e.to_string().trim_end()
     ))
     .hint("see docs/configuration.md for every key")
 }
 
-fn deprecated(path: &Path, d: &Deprecation) -> String {
+fn deprecated(shown: &str, d: &Deprecation) -> String {
     format!(
         "`[{}]` in `{}` (line {}) is deprecated; rename it to `[{}]` (its keys stay the same)",
-        d.old,
-        path.display(),
-        d.line,
-        d.new
+        d.old, shown, d.line, d.new
     )
 }
 

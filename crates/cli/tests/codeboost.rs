@@ -143,3 +143,29 @@ fn convert_to_codeboost_warns_of_gates_its_allowlist_would_not_run() {
         "{stderr}"
     );
 }
+
+/// The example's `check` items have no reviewer to judge them (its
+/// planwright.toml names none): `validate` says so, and still passes.
+#[test]
+fn validate_warns_of_checks_no_reviewer_will_judge() {
+    let cli = Cli::new(BIN);
+    let plan = example("plan.json");
+    let out = cli.run(Path::new("."), &["validate", &plan]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: ")
+            && err.contains(
+                "2 codeboost `check` items will not be judged: no reviewer is configured"
+            )
+            && err.contains("set `[review] agent`"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let reviewed = dir.path().join("planwright.toml");
+    std::fs::write(&reviewed, "[review]\nagent = \"claude\"\n").unwrap();
+    let config = reviewed.to_str().unwrap();
+    let out = cli.run(Path::new("."), &["--config", config, "validate", &plan]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("will not be judged"), "{err}");
+}

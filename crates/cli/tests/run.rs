@@ -1221,3 +1221,246 @@ fn preflight_starts_the_cli_confined_and_reports_its_own_words() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("bwrap: Failed to make / slave"), "{out}");
 }
+
+/// `./agent.sh`, typed as at a shell, is the script in the directory
+/// `run` was started in, not one the ticket's workspace would have to hold.
+#[test]
+fn a_relative_agent_program_is_found_where_run_was_started() {
+    let env = sh_env();
+    write(
+        env.root(),
+        "agent.sh",
+        "#!/bin/sh\nt=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\necho x > \"$t.txt\"\n",
+    );
+    let script = env.root().join("agent.sh");
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let args = [
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "./agent.sh {prompt_file}",
+    ];
+    let preflight = env.planwright(&[&["preflight"][..], &args].concat());
+    assert_eq!(
+        preflight.status.code(),
+        Some(0),
+        "{}",
+        text(&preflight.stdout)
+    );
+    let out = env.planwright(&[&["run"][..], &args, &["--output", "json"]].concat());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["merged"], serde_json::json!(["A", "B", "C"]));
+}
+
+/// While a run holds the lock, `preflight` and `run --dry-run` refuse in
+/// `run`'s words and with its exit code; once it is released they pass.
+#[test]
+fn preflight_and_dry_run_report_a_held_run_lock_as_run_does() {
+    let env = sh_env();
+    let common = git(
+        &env.repo(),
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let lock = PathBuf::from(common.trim()).join("planwright-run.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    std::fs::write(&lock, "4242\n").unwrap();
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let words = "another `planwright run` (process 4242) is using this repository";
+    for out in [
+        env.scripted("run", &[]),
+        env.scripted("preflight", &[]),
+        env.scripted("run", &["--dry-run"]),
+    ] {
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(
+            all.contains(words) && all.contains("wait for it to finish"),
+            "{all}"
+        );
+    }
+    assert!(!env.repo().join("a.txt").exists());
+    drop(file);
+    assert_eq!(env.scripted("preflight", &[]).status.code(), Some(0));
+    assert_eq!(env.scripted("run", &["--dry-run"]).status.code(), Some(0));
+}
+
+/// The `N` of a dry run's "up to N at once".
+fn dry_run_jobs(env: &Env, extra: &[&str]) -> String {
+    let mut args = vec!["--dry-run"];
+    args.extend_from_slice(extra);
+    let out = env.scripted("run", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let at = s.find(" at once").unwrap_or_else(|| panic!("{s}"));
+    s[..at].rsplit(' ').next().unwrap().to_string()
+}
+
+/// The repository root's `planwright.toml` is read from the base commit,
+/// after `--config` and the file beside the plan; it is a rail like the
+/// plan-side file, and one that is not committed is said to be unread.
+#[test]
+fn the_repository_roots_configuration_is_read_from_the_base_commit() {
+    let env = env_with(&[
+        ("README.md", "hi\n"),
+        ("planwright.toml", "[run]\njobs = 3\n"),
+    ]);
+    write(env.root(), "plan.json", SH_PLAN);
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    env.fixture("C", 0, "c.txt", "c\n");
+    // The working tree is on another branch whose file says otherwise.
+    git(&env.repo(), &["checkout", "-q", "-b", "elsewhere"]);
+    write(&env.repo(), "planwright.toml", "[run]\njobs = 5\n");
+    git(&env.repo(), &["commit", "-qam", "elsewhere"]);
+    assert_eq!(dry_run_jobs(&env, &[]), "3");
+    // From inside the repository's root, too.
+    let inside = env.cli().run(
+        &env.repo(),
+        &[
+            "run",
+            "../plan.json",
+            "--repo",
+            ".",
+            "--agent",
+            "scripted:../fixtures",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        text(&inside.stdout).contains("up to 3 at once"),
+        "{}",
+        text(&inside.stdout)
+    );
+    // The plan's own file wins, and `--config` over both.
+    write(env.root(), "planwright.toml", "[run]\njobs = 2\n");
+    assert_eq!(dry_run_jobs(&env, &[]), "2");
+    write(env.root(), "other.toml", "[run]\njobs = 4\n");
+    assert_eq!(dry_run_jobs(&env, &["--config", "other.toml"]), "4");
+    std::fs::remove_file(env.root().join("planwright.toml")).unwrap();
+
+    // A ticket may not change it: a rail, whatever its scope says.
+    git(&env.repo(), &["checkout", "-q", "main"]);
+    let plan = SH_PLAN.replace(
+        r#"{"pattern": "a.txt", "op": "create"}"#,
+        r#"{"pattern": "a.txt", "op": "create"}, {"pattern": "planwright.toml", "op": "modify"}"#,
+    );
+    write(env.root(), "plan.json", &plan);
+    env.fixture("A", 0, "planwright.toml", "[sandbox]\nmode = \"off\"\n");
+    let out = env.scripted("run", &["--output", "json"]);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        summary["failed"]["A"]["kind"], "rail_violation",
+        "{summary}"
+    );
+    assert!(
+        summary["failed"]["A"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("planwright.toml"),
+        "{summary}"
+    );
+
+    // One that is not committed is not read, and the user is told.
+    let env = env_with(&[("README.md", "hi\n")]);
+    write(env.root(), "plan.json", SH_PLAN);
+    write(&env.repo(), "planwright.toml", "[run]\njobs = 3\n");
+    let out = env.scripted("run", &["--dry-run", "--jobs", "1"]);
+    assert!(
+        text(&out.stderr)
+            .contains("planwright.toml` is not in the base branch `main`, so it is not read"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The `Planwright-Ticket-Digest` trailers of `ticket`'s merges on `main`,
+/// newest first.
+fn merged_digests(env: &Env, ticket: &str) -> Vec<String> {
+    let log = git(
+        &env.repo(),
+        &[
+            "log",
+            "--format=%(trailers:key=Planwright-Ticket,valueonly,separator=,)%x01%(trailers:key=Planwright-Ticket-Digest,valueonly,separator=,)",
+            "main",
+        ],
+    );
+    log.lines()
+        .filter_map(|l| l.split_once('\u{1}'))
+        .filter(|(t, _)| t.trim() == ticket)
+        .map(|(_, d)| d.trim().to_string())
+        .collect()
+}
+
+/// A ticket that created its file is rerun (asked by id, then because its
+/// definition changed): its own earlier `create` does not stop it, and
+/// each merge carries the digest of the definition it was made from.
+#[test]
+fn a_ticket_that_created_a_file_runs_again_and_merges_again() {
+    let env = sh_env();
+    let first = env.scripted("run", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let digest = merged_digests(&env, "A");
+    assert_eq!(digest.len(), 1);
+
+    env.fixture("A", 0, "a.txt", "a again\n");
+    let pre = env.scripted("run", &["--rerun", "A", "--dry-run"]);
+    assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
+    let again = env.scripted("run", &["--rerun", "A", "--output", "json"]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}{}",
+        text(&again.stdout),
+        text(&again.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(
+        summary["merged"],
+        serde_json::json!(["A", "B", "C"]),
+        "{summary}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("a.txt")).unwrap(),
+        "a again\n"
+    );
+    assert_eq!(
+        merged_digests(&env, "A"),
+        [digest[0].clone(), digest[0].clone()]
+    );
+
+    // A changed definition runs again with `--rerun-changed`; its merge
+    // carries the new digest, so the next run counts it merged.
+    let plan = SH_PLAN.replace("\"make a\"", "\"make a, once more\"");
+    write(env.root(), "plan.json", &plan);
+    env.fixture("A", 0, "a.txt", "a thrice\n");
+    let changed = env.scripted("run", &["--rerun-changed", "--output", "json"]);
+    assert_eq!(
+        changed.status.code(),
+        Some(0),
+        "{}{}",
+        text(&changed.stdout),
+        text(&changed.stderr)
+    );
+    let digests = merged_digests(&env, "A");
+    assert_eq!(digests.len(), 3, "{digests:?}");
+    assert_ne!(digests[0], digest[0]);
+    let after = env.scripted("run", &["--output", "json"]);
+    let summary: Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(summary["changed"], serde_json::json!([]), "{summary}");
+    assert_eq!(merged_digests(&env, "A").len(), 3);
+}

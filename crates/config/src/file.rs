@@ -145,6 +145,22 @@ pub struct Run {
     /// Wall-clock limit of one gate command, in seconds (default 600).
     #[serde(default)]
     pub gate_timeout_secs: Option<u64>,
+    /// Where a retry after a rejected candidate starts (default `candidate`).
+    #[serde(default)]
+    pub retry_from: RetryFrom,
+}
+
+/// `[run] retry_from`: where the workspace of a retry after a rejected
+/// candidate starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetryFrom {
+    /// From the previous attempt's candidate, carried onto the current
+    /// base (from the base when there is none, or it no longer applies).
+    #[default]
+    Candidate,
+    /// From the current base, with the previous work discarded.
+    Base,
 }
 
 /// `[gates]`: `run = [["cargo", "test"]]`, `env = ["RUST_LOG"]`.

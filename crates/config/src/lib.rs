@@ -20,7 +20,7 @@ mod settings;
 
 pub use budget::{BudgetSettings, TicketBudget};
 pub use duration::{parse_duration, DurationSetting};
-pub use file::{Config, CounterfactualMode, SandboxMode};
+pub use file::{Config, CounterfactualMode, RetryFrom, SandboxMode};
 pub use network::{AgentNetwork, HostPort};
 pub use parse::{ConfigError, Deprecation, Parsed, RENAMED};
 pub use planwright_plan::routing::{Model, Routing, DEFAULT_TIER, TIERS};
@@ -32,6 +32,9 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, ContainSettings, GateSettings, ReviewSettings, RunSettings,
-    WorkspaceSettings,
+    AgentOptions, AgentSpec, ConfigSource, ContainSettings, GateSettings, ReviewSettings,
+    RunSettings, WorkspaceSettings,
 };
+
+/// The configuration file's name, wherever it is looked for.
+pub const CONFIG_FILE: &str = "planwright.toml";

@@ -117,6 +117,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         jobs: file_jobs,
         strikes: file_strikes,
         gate_timeout_secs: _,
+        retry_from,
     } = &file.run;
     at_least_one("run", "jobs", *file_jobs)?;
     at_least_one("run", "strikes", *file_strikes)?;
@@ -124,10 +125,11 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
     let cores = env.cores.unwrap_or(defaults::JOBS);
     Ok(RunSettings {
         plan_path: plan,
-        config_path: None,
+        config_source: None,
         allow_config_change,
         jobs: jobs.or(*file_jobs).map_or(cores, |j| j as usize),
         strikes: strikes.or(*file_strikes).unwrap_or(defaults::STRIKES),
+        retry_from: *retry_from,
         max_pause,
         max_unavailable,
         agent_timeout: Some(

@@ -14,13 +14,27 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Where a run's `planwright.toml` was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// A file on disk: `--config`, or the one found beside the plan or in
+    /// the current directory.
+    File(PathBuf),
+    /// [`CONFIG_FILE`](crate::CONFIG_FILE) at the repository's root, as the
+    /// base commit `commit` holds it (never the working tree).
+    Base {
+        /// The base commit it was read from.
+        commit: String,
+    },
+}
+
 /// Everything a run is configured with.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
     /// The plan file as given (for the record).
     pub plan_path: String,
-    /// The configuration file the settings came from, if any.
-    pub config_path: Option<PathBuf>,
+    /// Where the settings' `planwright.toml` came from, if there is one.
+    pub config_source: Option<ConfigSource>,
     /// A ticket whose scope names the plan or configuration file itself may
     /// change it.
     pub allow_config_change: bool,
@@ -28,6 +42,8 @@ pub struct RunSettings {
     pub jobs: usize,
     /// Rejected attempts a ticket may have in one invocation.
     pub strikes: u32,
+    /// Where a retry after a rejected candidate starts (`[run] retry_from`).
+    pub retry_from: crate::RetryFrom,
     /// The longest pause of a model pool or ticket whose model could not
     /// serve it.
     pub max_pause: Duration,
@@ -63,10 +79,11 @@ impl RunSettings {
     pub fn new(plan_path: impl Into<String>) -> RunSettings {
         RunSettings {
             plan_path: plan_path.into(),
-            config_path: None,
+            config_source: None,
             allow_config_change: false,
             jobs: defaults::JOBS,
             strikes: defaults::STRIKES,
+            retry_from: crate::RetryFrom::default(),
             max_pause: defaults::MAX_PAUSE,
             max_unavailable: defaults::MAX_UNAVAILABLE,
             agent_timeout: Some(defaults::AGENT_TIMEOUT),

@@ -207,7 +207,13 @@ fn check(
     if let (Some(plan), Some(files)) = (&report.plan, repo_files) {
         let base: HashSet<String> = files.iter().cloned().collect();
         let mut checks = Vec::new();
-        crate::run::preflight::check_scope_ops(plan, &base, &HashSet::new(), &mut checks);
+        crate::run::preflight::check_scope_ops(
+            plan,
+            &base,
+            &HashSet::new(),
+            &Default::default(),
+            &mut checks,
+        );
         problems = checks
             .into_iter()
             .filter(|c| c.status == "error")

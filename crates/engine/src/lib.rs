@@ -30,8 +30,11 @@ pub use git::{tracked_files, Git};
 pub use model::{
     transition, Failure, FailureKind, IllegalTransition, RunStatus, Step, TicketState,
 };
+pub use run::inputs::{root_config, RootConfig};
 pub use run::lock::is_held as run_lock_held;
-pub use run::preflight::{failed as preflight_failed, preflight, Check};
+pub use run::preflight::{
+    checks_judged, failed as preflight_failed, preflight, unjudged_checks, Check,
+};
 pub use run::{
     defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,
     Prepared, Resume, RunSettings, RunSummary,

@@ -5,7 +5,7 @@
 //! namespaces, and fail (not skip) without them.
 #![forbid(unsafe_code)]
 
-use planwright_config::SandboxMode;
+use planwright_config::{ConfigSource, SandboxMode};
 use planwright_engine::agent::{self, Agent};
 use planwright_engine::process::Cancel;
 use planwright_engine::sandbox::{Containment, Mode};
@@ -736,7 +736,7 @@ fn decided_by_files() -> (Env, RunSettings) {
     ]);
     let mut s = enforced();
     s.plan_path = env.repo().join("plan.json").display().to_string();
-    s.config_path = Some(env.repo().join("planwright.toml"));
+    s.config_source = Some(ConfigSource::File(env.repo().join("planwright.toml")));
     (env, s)
 }
 

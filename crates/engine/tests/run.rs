@@ -222,7 +222,8 @@ fn retry_passes_after_a_rejected_attempt_with_the_evidence_in_the_charter() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 1, "a.txt", "a\n");
     env.fixture("A", 1, "stray.txt", "oops\n");
-    env.fixture("A", 2, "a.txt", "a\n");
+    // The retry starts from attempt 1's candidate: it removes the stray file.
+    write(&env.fixture_dir("A", 2), "delete", "stray.txt\n");
     let plan =
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
     let out = run_scripted(&env, &plan);
@@ -704,6 +705,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         agent.as_ref(),
         &s.contain,
         &s.workspace,
+        &s.beyond,
     );
     let failed =
         planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())
@@ -1033,4 +1035,120 @@ fn a_dirty_checkout_of_the_base_is_never_moved_and_the_merges_wait_on_the_run_br
         ""
     );
     assert_eq!(git(&env.repo(), &["branch", "--list", "planwright/*"]), "");
+}
+
+/// Without a reviewer a codeboost item's `check` is guidance: preflight
+/// says it will not be judged, and the charter says so too, with the
+/// item's `change` for each file.
+#[test]
+fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("P1", 0, "a.txt", "a\n");
+    let text = json!({
+        "schema_version": 1, "issue": 1, "revision": 1, "summary": "s", "questions": [],
+        "items": [{
+            "id": "P1", "title": "a", "intent": "Add a.", "depends_on": [],
+            "files": [{"path": "a.txt", "kind": "add", "renamed_from": null, "change": "Write the letter a."}],
+            "acceptance": [{"type": "check", "text": "a.txt holds one line."}]
+        }]
+    });
+    let report = planwright_plan::validate_text(
+        "plan.json",
+        text.to_string(),
+        &planwright_plan::Options::default(),
+    );
+    let plan = report.plan.expect("a valid codeboost plan");
+    let mut s = settings();
+    s.extra_gates = vec![planwright_config::gate_from_argv(&["true".to_string()])];
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let checks = planwright_engine::preflight(
+        &env.repo(),
+        &plan,
+        &s.extra_gates,
+        &[],
+        agent.as_ref(),
+        &s.contain,
+        &s.workspace,
+        &s.beyond,
+    );
+    let warned: Vec<&str> = (checks.iter())
+        .filter(|c| c.check == "checks")
+        .map(|c| c.message.as_str())
+        .collect();
+    assert_eq!(
+        warned,
+        ["1 codeboost `check` item will not be judged: no reviewer is configured, so agents get them as guidance only and only gates decide"]
+    );
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["P1"], "{:?}", out.summary);
+    let prompt = std::fs::read_to_string(
+        env.repo()
+            .join(".planwright/runs")
+            .join(&out.summary.run)
+            .join("P1/attempt-1.prompt.md"),
+    )
+    .unwrap();
+    for needle in [
+        "## What to change, file by file\n\n- `a.txt`: Write the letter a.\n",
+        "## Checks to satisfy\n\nNo reviewer will judge these",
+        "- a.txt holds one line.",
+    ] {
+        assert!(prompt.contains(needle), "{needle} missing:\n{prompt}");
+    }
+    assert!(!prompt.contains("reviewer will make"), "{prompt}");
+}
+
+/// The prompt of attempt `n` of `ticket` in the run of `out`.
+fn prompt(env: &Env, out: &Outcome, ticket: &str, n: u32) -> String {
+    let path = (env.repo().join(".planwright/runs"))
+        .join(&out.summary.run)
+        .join(format!("{ticket}/attempt-{n}.prompt.md"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// A retry after a rejected candidate starts from that candidate (the
+/// default), its charter saying so and showing the diff; with `[run]
+/// retry_from = "base"` it starts from the base, and the charter says the
+/// change was discarded.
+#[test]
+fn a_retry_starts_from_its_previous_candidate_unless_asked_for_the_base() {
+    for from in [
+        planwright_config::RetryFrom::Candidate,
+        planwright_config::RetryFrom::Base,
+    ] {
+        let env = Env::new(&[("README.md", "hi\n")]);
+        env.fixture("A", 1, "a.txt", "a\n");
+        env.fixture("A", 1, "stray.txt", "oops\n");
+        write(&env.fixture_dir("A", 2), "delete", "stray.txt\n");
+        let plan = plan(
+            json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}),
+        );
+        let mut s = settings();
+        s.retry_from = from;
+        let agent =
+            agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+        let out = run_with(&env, &plan, &s, agent);
+        let second = prompt(&env, &out, "A", 2);
+        assert!(
+            second.contains("## Where this attempt starts")
+                && second.contains("+++ b/stray.txt")
+                && second.contains("```diff\ndiff --git a/a.txt b/a.txt"),
+            "{second}"
+        );
+        if from == planwright_config::RetryFrom::Candidate {
+            assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+            assert!(
+                second.contains("already holds attempt 1's change"),
+                "{second}"
+            );
+            assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
+        } else {
+            // Only the deletion was made again: nothing is left to merge.
+            assert_eq!(failing_kind(&out, "A"), FailureKind::EmptyDiff);
+            assert!(
+                second.contains("starts from the current base: attempt 1's change was discarded (`[run] retry_from = \"base\"`)"),
+                "{second}"
+            );
+        }
+    }
 }

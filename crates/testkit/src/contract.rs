@@ -41,6 +41,7 @@ fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
         ticket: ticket.into(),
         attempt,
         base_commit: env.tip(),
+        start_commit: env.tip(),
         charter: format!("do {ticket}"),
         message: format!("{ticket}: the work\n\nPlanwright-Ticket: {ticket}\n"),
         files: env.tmp.path().join("files").join(ticket),

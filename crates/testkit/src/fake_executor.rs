@@ -78,7 +78,7 @@ impl FakeExecutor {
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         progress("workspace")?;
-        let dir = self.clone_at(slot, &input.base_commit);
+        let dir = self.clone_at(slot, &input.start_commit);
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prompt_file = input
             .files
@@ -106,6 +106,17 @@ impl FakeExecutor {
             return Ok(Candidate::without_commit(report));
         }
         progress("commit")?;
+        // The candidate's parent is the base, whatever the workspace started from.
+        git(
+            &dir,
+            &[
+                "fetch",
+                "-q",
+                &self.repo.display().to_string(),
+                &input.base_commit,
+            ],
+        );
+        git(&dir, &["reset", "-q", "--soft", &input.base_commit]);
         git(&dir, &["add", "-A"]);
         git(
             &dir,

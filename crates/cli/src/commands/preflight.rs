@@ -49,17 +49,19 @@ pub fn print(checks: &[Check], global: &Global) {
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
-    let (config, _) = settings::load_config(global, Some(&args.plan.plan))?;
+    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
+    let (config, _) = settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
     let agent = agent(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(
-        &repo_dir(&args.engine, &args.plan, &plan),
+        &repo_dir,
         &plan,
         &gates,
         &config.commands.allow,
         agent.as_ref(),
         &resolve::sandbox(&config, &settings::env()),
         &resolve::workspace(&config),
+        &resolve::review(&config),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {
@@ -70,7 +72,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// The exit code of a failed preflight: 2 when there is no git repository
-/// to work in (a usage error, as for every command), 3 when its git config
+/// to work in (a usage error, as for every command) or another run holds
+/// its lock (as `run` refuses then), 3 when its git config
 /// runs programs in planwright's git calls (it cannot be trusted), else 1.
 pub fn failure_code(checks: &[Check]) -> i32 {
     if checks
@@ -81,7 +84,7 @@ pub fn failure_code(checks: &[Check]) -> i32 {
     }
     if checks
         .iter()
-        .any(|c| c.check == "repo" && c.status == "error")
+        .any(|c| (c.check == "repo" || c.check == "lock") && c.status == "error")
     {
         exit::USAGE
     } else {

@@ -287,12 +287,13 @@ pub fn finish_with(
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, report) = load_plan(&args.plan, global)?;
-    let (config, config_path) = settings::load_config(global, Some(&args.plan.plan))?;
+    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
+    let (config, config_source) =
+        settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
-    run_settings.config_path = config_path;
+    run_settings.config_source = config_source;
     let agent = agent(&args.engine, &config)?;
-    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let resume = Resume {
         new_run: args.new_run,
         rerun: args.rerun.clone(),

@@ -1,9 +1,10 @@
 //! `planwright validate PLAN...`: every error and warning of every file.
 
-use super::{check_file, ReadArgs, TreeArgs};
+use super::{check_file, is_stdin, ReadArgs, TreeArgs};
 use crate::error::{exit, CliError, CliResult};
-use crate::{render, sarif, Global, Output};
-use std::path::PathBuf;
+use crate::{render, sarif, settings, Global, Output};
+use planwright_plan::report::FileReport;
+use std::path::{Path, PathBuf};
 
 /// Check plan files and report every problem at once.
 ///
@@ -25,7 +26,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut reports = Vec::new();
     let mut failures: Vec<CliError> = Vec::new();
     for path in &args.plans {
-        match check_file(path, &args.read, Some(&args.tree), global) {
+        match check_file(path, &args.read, Some(&args.tree), global)
+            .and_then(|report| warn_unjudged(path, &report, global).map(|()| report))
+        {
             Ok(report) => reports.push(report),
             // One unreadable file must not hide the findings in the others.
             Err(e) if !failures.iter().any(|f| f.message == e.message) => failures.push(e),
@@ -63,4 +66,20 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     } else {
         exit::INVALID
     })
+}
+
+/// Checks no reviewer will judge, said as `preflight` says them (a valid
+/// plan's, with the configuration its run would find beside it).
+fn warn_unjudged(path: &Path, report: &FileReport, global: &Global) -> Result<(), CliError> {
+    let Some(plan) = &report.plan else {
+        return Ok(());
+    };
+    let beside = Some(path).filter(|p| !is_stdin(p));
+    let (config, _) = settings::load_config(global, beside)?;
+    let review = planwright_config::resolve::review(&config);
+    if let Some(c) = planwright_engine::unjudged_checks(plan, &review) {
+        let hint = c.hint.map(|h| format!("; {h}")).unwrap_or_default();
+        global.warn(format!("{}: {}{hint}", report.file, c.message));
+    }
+    Ok(())
 }

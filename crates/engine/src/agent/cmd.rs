@@ -21,15 +21,19 @@ pub struct CmdAgent {
 }
 
 impl CmdAgent {
-    /// Parses `template` (`"my-agent --prompt {prompt_file}"`).
+    /// Parses `template` (`"my-agent --prompt {prompt_file}"`); its
+    /// program is [`anchored`](super::anchored).
     pub fn new(template: &str) -> Result<CmdAgent, EngineError> {
-        let words = shlex::split(template)
+        let mut words: Vec<String> = shlex::split(template)
             .filter(|w| !w.is_empty())
             .ok_or_else(|| {
                 EngineError::Settings(format!(
                     "cannot split the agent command into words (unbalanced quote?): `{template}`"
                 ))
             })?;
+        if let Some(program) = words.first_mut() {
+            *program = super::anchored(program);
+        }
         Ok(CmdAgent {
             template: words,
             env: Vec::new(),

@@ -217,7 +217,11 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
         return Ok(Box::new(scripted::Scripted::new(PathBuf::from(dir))));
     }
     if let Some(adapter) = adapter(name) {
-        return Ok(adapter.agent(opts));
+        let opts = AgentOptions {
+            program: opts.program.as_deref().map(anchored),
+            ..opts.clone()
+        };
+        return Ok(adapter.agent(&opts));
     }
     match name {
         "cmd" => {
@@ -241,6 +245,18 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
             planwright_plan::Flag::Agent,
             planwright_plan::Flag::AgentCmd
         ))),
+    }
+}
+
+/// `program` as the agent's process will find it: a relative path with a
+/// slash (`./agent.sh`, `bin/agent`) is taken from the directory planwright
+/// was started in, as a shell would take it, since the agent itself starts
+/// in the ticket's workspace; a bare name is still looked up on `PATH`.
+pub fn anchored(program: &str) -> String {
+    let relative = program.contains('/') && !Path::new(program).is_absolute();
+    match std::env::current_dir() {
+        Ok(dir) if relative => dir.join(program).display().to_string(),
+        _ => program.to_string(),
     }
 }
 

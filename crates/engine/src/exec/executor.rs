@@ -41,8 +41,12 @@ pub struct AttemptInput {
     pub ticket: String,
     /// 1-based attempt number.
     pub attempt: u32,
-    /// The base commit to start from.
+    /// The base commit: the candidate's parent, which it is judged against.
     pub base_commit: String,
+    /// The commit the workspace starts from: `base_commit`, or on a retry
+    /// the previous attempt's candidate (carried onto `base_commit`, whose
+    /// child it then is) as `[run] retry_from` says.
+    pub start_commit: String,
     /// The prompt.
     pub charter: String,
     /// The candidate commit's message.
@@ -207,7 +211,7 @@ impl Executor for LocalExecutor {
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prepared = self.workspaces.prepare(
             &slot,
-            &input.base_commit,
+            &input.start_commit,
             &format!("planwright/{}", input.ticket),
             &input.files.join("ticket.log"),
             cancel,

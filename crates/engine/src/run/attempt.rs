@@ -8,6 +8,8 @@ use crate::error::EngineError;
 use crate::events::{Emitter, Event};
 use crate::exec::{AttemptInput, Candidate};
 use crate::model::failure::{Failure, FailureKind};
+use crate::run::charter::{Fresh, PreviousDiff, Start};
+use planwright_config::RetryFrom;
 use planwright_plan::model::{Gate, Ticket};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
@@ -54,6 +56,92 @@ pub(super) fn attempt_once(
     sh.store
         .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
     verify_and_gate(sh, ticket, slot, input, gates, &commit, &progress)
+}
+
+/// Where attempt `attempt` of `id` starts on the base `base`, after the
+/// failure `previous`: a first attempt from the base; a retry from the
+/// previous attempt's candidate (`[run] retry_from = "candidate"`),
+/// carried onto `base` with a merge when the base moved, else from the
+/// base, saying why. A merge conflict's rebuild starts from the base, and
+/// so does the first attempt of an invocation (`retried` is whether this
+/// one already rejected an attempt of the ticket): a ticket that failed
+/// and is run again starts afresh.
+pub(super) fn start_point(
+    sh: &Shared,
+    id: &str,
+    attempt: u32,
+    previous: Option<&Failure>,
+    base: &str,
+    retried: bool,
+) -> Result<Start, EngineError> {
+    let Some(failure) = previous.filter(|_| attempt > 1) else {
+        return Ok(Start::Base);
+    };
+    let last = (sh.store.attempts(&sh.run, id)?.into_iter()).find(|a| a.n == attempt - 1);
+    let Some((from, candidate)) = last.and_then(|a| Some((a.base_commit, a.candidate?))) else {
+        return Ok(fresh(Fresh::NoCandidate, None));
+    };
+    let out = (sh.repo.git())
+        .args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            &from,
+            &candidate,
+        ])
+        .raw()?;
+    if !out.status.success() {
+        // A candidate of an invocation long gone may have been pruned.
+        return Ok(fresh(Fresh::NoCandidate, None));
+    }
+    let diff = PreviousDiff::new(String::from_utf8_lossy(&out.stdout).into_owned());
+    if failure.kind == FailureKind::MergeConflict {
+        return Ok(fresh(Fresh::Conflict, Some(diff)));
+    }
+    if !retried {
+        return Ok(fresh(Fresh::EarlierRun, Some(diff)));
+    }
+    if sh.settings.retry_from == RetryFrom::Base {
+        return Ok(fresh(Fresh::Asked, Some(diff)));
+    }
+    if from == base {
+        return Ok(Start::Previous {
+            commit: candidate,
+            moved: false,
+            diff,
+        });
+    }
+    let git = (sh.repo.git()).args([
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        base,
+        &candidate,
+    ]);
+    let out = git.raw()?;
+    match out.status.code() {
+        Some(0) => {
+            let tree = String::from_utf8_lossy(&out.stdout);
+            let tree = tree.lines().next().unwrap_or_default();
+            let message = format!(
+                "planwright: attempt {} of {id}, carried onto the base",
+                attempt - 1
+            );
+            let commit = crate::git::merge::commit_tree(sh.repo, tree, base, &message)?;
+            Ok(Start::Previous {
+                commit,
+                moved: true,
+                diff,
+            })
+        }
+        Some(1) => Ok(fresh(Fresh::NoLongerApplies, Some(diff))),
+        _ => Err(git.failure(&out).into()),
+    }
+}
+
+fn fresh(why: Fresh, diff: Option<PreviousDiff>) -> Start {
+    Start::Fresh { why, diff }
 }
 
 /// Emits `agent_usage` with each running total an attempt's agent reports.

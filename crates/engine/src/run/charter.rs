@@ -14,6 +14,87 @@ pub struct Charter<'a> {
     pub attempt: u32,
     /// The previous attempt's failure, on a retry.
     pub previous: Option<&'a Failure>,
+    /// Whether a reviewer will judge the ticket's checks; without one they
+    /// are the agent's guidance only, and the charter says so.
+    pub checks_judged: bool,
+    /// Where the workspace starts (on a retry, with the previous change).
+    pub start: &'a Start,
+}
+
+/// The most of the previous attempt's diff a charter shows: enough for
+/// the change of a ticket, short enough to leave the agent room to work.
+pub const PREVIOUS_DIFF_LIMIT: usize = 40 * 1024;
+
+/// The previous attempt's change, as `git diff` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousDiff {
+    /// The diff, cut at [`PREVIOUS_DIFF_LIMIT`] at a line's end.
+    pub text: String,
+    /// Its whole size in bytes, when it was cut.
+    pub cut_from: Option<usize>,
+}
+
+impl PreviousDiff {
+    /// `diff`, cut to fit.
+    pub fn new(diff: String) -> PreviousDiff {
+        if diff.len() <= PREVIOUS_DIFF_LIMIT {
+            return PreviousDiff {
+                text: diff,
+                cut_from: None,
+            };
+        }
+        let mut end = PREVIOUS_DIFF_LIMIT;
+        while !diff.is_char_boundary(end) {
+            end -= 1;
+        }
+        let end = diff[..end].rfind('\n').map_or(end, |i| i + 1);
+        PreviousDiff {
+            text: diff[..end].to_string(),
+            cut_from: Some(diff.len()),
+        }
+    }
+}
+
+/// Where an attempt's workspace starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// A first attempt: the current base.
+    Base,
+    /// A retry from the previous attempt's candidate (`[run] retry_from =
+    /// "candidate"`), carried onto the base when the base moved since.
+    Previous {
+        /// The commit the workspace starts from (its parent is the base).
+        commit: String,
+        /// Whether the base moved since the previous attempt.
+        moved: bool,
+        /// The previous attempt's change.
+        diff: PreviousDiff,
+    },
+    /// A retry from the current base.
+    Fresh {
+        /// Why the previous change is not in the workspace.
+        why: Fresh,
+        /// The previous attempt's change, when it made one.
+        diff: Option<PreviousDiff>,
+    },
+}
+
+/// Why a retry starts from the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fresh {
+    /// The previous attempt left no candidate (its agent failed, ran out
+    /// of time, or gave up).
+    NoCandidate,
+    /// `[run] retry_from = "base"`.
+    Asked,
+    /// The base moved and the previous change no longer applies onto it.
+    NoLongerApplies,
+    /// The previous change passed but no longer merges: it is rebuilt on
+    /// the current base.
+    Conflict,
+    /// The previous attempt was an earlier invocation's, which ended with
+    /// the ticket failed: a new `run` starts it afresh.
+    EarlierRun,
 }
 
 fn op_text(op: &ScopeOp) -> String {
@@ -38,6 +119,7 @@ impl Charter<'_> {
         for e in &t.scope {
             let _ = writeln!(s, "- `{}`: {}", e.pattern, op_text(&e.op));
         }
+        self.changes(&mut s);
         if !t.rails.is_empty() {
             let _ = writeln!(
                 s,
@@ -57,7 +139,15 @@ impl Charter<'_> {
             }
         }
         if !t.checks.is_empty() {
-            let _ = writeln!(s, "\n## Checks a reviewer will make\n");
+            let _ = if self.checks_judged {
+                writeln!(s, "\n## Checks a reviewer will make\n")
+            } else {
+                writeln!(
+                    s,
+                    "\n## Checks to satisfy\n\nNo reviewer will judge these; only the gates decide. \
+                     Meet them anyway: they say what the finished change does.\n"
+                )
+            };
             for c in &t.checks {
                 let _ = writeln!(s, "- {c}");
             }
@@ -71,7 +161,81 @@ impl Charter<'_> {
         if let Some(f) = self.previous {
             self.previous_failure(&mut s, f);
         }
+        self.start_text(&mut s);
         s
+    }
+
+    /// Where the workspace starts, and the previous change.
+    fn start_text(&self, s: &mut String) {
+        let before = self.attempt.saturating_sub(1);
+        let (text, diff) = match self.start {
+            Start::Base => return,
+            Start::Previous { moved, diff, .. } => {
+                let onto = if *moved {
+                    ", carried onto the current base (it moved since: other tickets merged)"
+                } else {
+                    ""
+                };
+                (format!("Your workspace already holds attempt {before}'s change{onto}, shown below. \
+                 Keep what is right in it and fix what was rejected; do not start over. \
+                 Your result is judged as a whole against the base."), Some(diff))
+            }
+            Start::Fresh { why, diff } => {
+                let why = match why {
+                    Fresh::NoCandidate => format!("attempt {before} left no change to start from"),
+                    Fresh::Asked => format!("attempt {before}'s change was discarded (`[run] retry_from = \"base\"`)"),
+                    Fresh::NoLongerApplies => format!("attempt {before}'s change no longer applies onto the base, which moved since"),
+                    Fresh::Conflict => format!("attempt {before}'s change no longer merges onto it"),
+                    Fresh::EarlierRun => format!("attempt {before} was made by an earlier `planwright run`, and this one starts the ticket afresh"),
+                };
+                let redo = match diff {
+                    Some(_) => " Make the whole change again; its diff is below, for reference.",
+                    None => " Make the whole change.",
+                };
+                (
+                    format!("Your workspace starts from the current base: {why}.{redo}"),
+                    diff.as_ref(),
+                )
+            }
+        };
+        let _ = writeln!(s, "\n## Where this attempt starts\n\n{text}");
+        if let Some(d) = diff {
+            let _ = writeln!(s, "\n```diff\n{}\n```", d.text.trim_end());
+            if let Some(whole) = d.cut_from {
+                let _ = writeln!(
+                    s,
+                    "\n(The diff is cut at {} KB of {} KB.)",
+                    PREVIOUS_DIFF_LIMIT / 1024,
+                    whole.div_ceil(1024)
+                );
+            }
+        }
+    }
+
+    /// What the plan says to change in each file (codeboost's per-file
+    /// `change`, kept as the ticket's `changes`), file by file in scope order.
+    fn changes(&self, s: &mut String) {
+        let Some(changes) = self
+            .ticket
+            .metadata
+            .get("changes")
+            .and_then(|c| c.as_object())
+        else {
+            return;
+        };
+        let texts: Vec<(&str, &str)> = (self.ticket.scope.iter())
+            .filter_map(|e| {
+                let text = changes.get(&e.pattern)?.as_str()?.trim();
+                (!text.is_empty()).then_some((e.pattern.as_str(), text))
+            })
+            .collect();
+        if texts.is_empty() {
+            return;
+        }
+        let _ = writeln!(s, "\n## What to change, file by file\n");
+        for (path, text) in texts {
+            let _ = writeln!(s, "- `{path}`: {}", text.replace('\n', "\n  "));
+        }
     }
 
     /// What the previous attempt ran into. A merge conflict is not the
@@ -82,8 +246,8 @@ impl Charter<'_> {
             let _ = writeln!(
                 s,
                 "\n## Attempt {before} could not be merged\n\nIts change passed every check, but the base branch moved \
-                 meanwhile and the change no longer merges onto it ({}). This attempt starts from the current base: \
-                 make the change again on top of it, keeping what the other side changed.",
+                 meanwhile and the change no longer merges onto it ({}). Make the change again on top of the current base, \
+                 keeping what the other side changed.",
                 f.message
             );
         } else {
@@ -121,6 +285,8 @@ mod tests {
             gates: &gates,
             attempt: 2,
             previous: Some(&f),
+            checks_judged: true,
+            start: &Start::Base,
         }
         .render();
         for needle in [
@@ -133,5 +299,42 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing in:\n{text}");
         }
+    }
+
+    #[test]
+    fn unjudged_checks_are_guidance_and_each_files_change_is_said() {
+        let ticket: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "T1", "title": "t", "body": "Do it.",
+            "scope": [{"pattern": "b.rs", "op": "create"}, {"pattern": "a.rs", "op": "modify"}, {"pattern": "c.rs", "op": "delete"}],
+            "checks": ["add() rejects NaN"],
+            "metadata": {"changes": {"a.rs": "call b::check\nbefore adding", "b.rs": "define check()", "c.rs": " "}}
+        }))
+        .unwrap();
+        let charter = |checks_judged| {
+            Charter {
+                ticket: &ticket,
+                gates: &[],
+                attempt: 1,
+                previous: None,
+                checks_judged,
+                start: &Start::Base,
+            }
+            .render()
+        };
+        let guidance = charter(false);
+        assert!(
+            guidance.contains("## Checks to satisfy\n\nNo reviewer will judge these")
+                && guidance.contains("- add() rejects NaN")
+                && !guidance.contains("reviewer will make"),
+            "{guidance}"
+        );
+        // `c.rs` has only blanks to say: it has no line.
+        assert!(
+            guidance.contains(
+                "## What to change, file by file\n\n- `b.rs`: define check()\n- `a.rs`: call b::check\n  before adding\n\n"
+            ),
+            "{guidance}"
+        );
+        assert!(charter(true).contains("## Checks a reviewer will make"));
     }
 }

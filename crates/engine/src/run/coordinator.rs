@@ -1,7 +1,7 @@
 //! The coordinator thread: it alone schedules and decides; attempts run on
 //! worker threads and merges on the merger thread.
 
-use super::attempt::{attempt_once, usage_events};
+use super::attempt::{attempt_once, start_point, usage_events};
 use super::merger::merger;
 use super::routes::{scheduler, ticket_gates};
 use super::session::Shared;
@@ -12,7 +12,7 @@ use crate::exec::AttemptInput;
 use crate::git::merge;
 use crate::model::failure::Failure;
 use crate::run::budget::{self, BudgetTracker};
-use crate::run::charter::Charter;
+use crate::run::charter::{Charter, Start};
 use crate::run::merge::MergeOutcome;
 use crate::run::pools::{self, Choice, PoolPauses};
 use crate::run::scheduler::Scheduler;
@@ -435,17 +435,26 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             base_commit: base.clone(),
         });
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
+        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         let charter = Charter {
             ticket,
             gates: &gates,
             attempt,
             previous: row.failure.as_ref(),
+            checks_judged: crate::run::preflight::checks_judged(sh.plan, &sh.settings.beyond),
+            start: &start,
         }
         .render();
+        let start_commit = match start {
+            Start::Previous { commit, .. } => commit,
+            _ => base.clone(),
+        };
         let input = AttemptInput {
             ticket: id.to_string(),
             attempt,
             base_commit: base.clone(),
+            start_commit,
             charter,
             message: sh.message(id),
             files: sh.run_dir.join(id),

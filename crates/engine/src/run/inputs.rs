@@ -8,6 +8,7 @@
 use crate::error::EngineError;
 use crate::git::repo::Repo;
 use crate::verify::RunRails;
+use planwright_config::{ConfigSource, CONFIG_FILE};
 use std::path::{Path, PathBuf};
 
 /// One deciding file.
@@ -23,38 +24,90 @@ pub struct RunInput {
     pub blob: String,
 }
 
-/// Reads the plan at `plan` and the configuration at `config` (when there
+/// Reads the plan at `plan` and the configuration from `config` (when there
 /// is one) once, for their blob ids and their place in `repo`. A plan on
 /// standard input, or one a library caller made in memory (its path names
 /// no file), has no file to protect or compare.
-pub fn read(repo: &Repo, plan: &str, config: Option<&Path>) -> Result<Vec<RunInput>, EngineError> {
-    let files = [
-        ("plan", Some(PathBuf::from(plan))),
-        ("configuration", config.map(Path::to_path_buf)),
-    ];
+pub fn read(
+    repo: &Repo,
+    plan: &str,
+    config: Option<&ConfigSource>,
+) -> Result<Vec<RunInput>, EngineError> {
     let mut inputs = Vec::new();
-    for (role, path) in files {
-        let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
-            continue;
-        };
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && role == "plan" => continue,
-            Err(e) => return Err(EngineError::io(&path, e)),
-        };
-        let blob = repo
-            .git()
-            .args(["hash-object", "--no-filters", "--stdin"])
-            .input(bytes)
-            .text()?;
-        inputs.push(RunInput {
-            role,
-            shown: path.display().to_string(),
-            in_repo: in_repo(repo.root(), &path),
-            blob,
-        });
+    if plan != "-" {
+        if let Some(input) = from_disk(repo, "plan", Path::new(plan))? {
+            inputs.push(input);
+        }
+    }
+    match config {
+        Some(ConfigSource::File(path)) => inputs.extend(from_disk(repo, "configuration", path)?),
+        Some(ConfigSource::Base { commit }) => inputs.push(RunInput {
+            role: "configuration",
+            shown: format!("{CONFIG_FILE} of the base commit {}", short(commit)),
+            in_repo: Some(CONFIG_FILE.to_string()),
+            blob: (repo.git().args(["rev-parse", "--verify", "--quiet"]))
+                .arg(format!("{commit}:{CONFIG_FILE}"))
+                .text()?,
+        }),
+        None => {}
     }
     Ok(inputs)
+}
+
+/// The file at `path` as the run input `role`; a plan that is no file is
+/// none (a configuration that vanished is an error).
+fn from_disk(
+    repo: &Repo,
+    role: &'static str,
+    path: &Path,
+) -> Result<Option<RunInput>, EngineError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && role == "plan" => return Ok(None),
+        Err(e) => return Err(EngineError::io(path, e)),
+    };
+    let blob = repo
+        .git()
+        .args(["hash-object", "--no-filters", "--stdin"])
+        .input(bytes)
+        .text()?;
+    Ok(Some(RunInput {
+        role,
+        shown: path.display().to_string(),
+        in_repo: in_repo(repo.root(), path),
+        blob,
+    }))
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
+}
+
+/// `planwright.toml` at the root of the repository in `dir`, as the tip of
+/// the branch `base` holds it. The working tree's copy is never read: it
+/// may differ from what the run's tickets start from.
+pub fn root_config(dir: &Path, base: &str) -> Result<RootConfig, EngineError> {
+    let repo = Repo::open(dir)?;
+    let at_base = match repo.branch_tip(base)? {
+        Some(commit) => repo
+            .file_at(&commit, CONFIG_FILE)?
+            .map(|text| (ConfigSource::Base { commit }, text)),
+        None => None,
+    };
+    Ok(RootConfig {
+        in_tree: repo.root().join(CONFIG_FILE),
+        at_base,
+    })
+}
+
+/// The repository root's `planwright.toml`.
+#[derive(Debug, Clone)]
+pub struct RootConfig {
+    /// Where the working tree has it (which is never what is read).
+    pub in_tree: PathBuf,
+    /// The base commit's file, for the run's record, and its text; `None`
+    /// when the base commit has none.
+    pub at_base: Option<(ConfigSource, String)>,
 }
 
 /// `path` relative to the working tree at `root`, when it lies inside.

@@ -33,16 +33,49 @@ pub fn path(repo: &Repo) -> Result<PathBuf, EngineError> {
 
 /// Whether a `run` holds the lock of `repo` now.
 pub fn is_held(repo: &Repo) -> Result<bool, EngineError> {
+    Ok(holder(repo)?.is_some())
+}
+
+/// The refusal of a run while another holds the lock of `repo`, as `run`
+/// gives it (preflight and `--dry-run` say the same), or `None` when the
+/// lock is free.
+pub fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
     let path = path(repo)?;
-    let file = match File::open(&path) {
+    let mut file = match File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(EngineError::io(&path, e)),
     };
-    // A shared lock is refused only while a run holds the exclusive one;
-    // dropping the file releases it at once.
-    let got = planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(&path, e))?;
-    Ok(!got)
+    // A shared lock is refused only while a run holds the exclusive one
+    // (or, for an instant, a child forked while one was held, before its
+    // exec closes the file); dropping the file releases it at once.
+    for _ in 0..TRIES {
+        if planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(&path, e))? {
+            return Ok(None);
+        }
+        std::thread::sleep(PAUSE);
+    }
+    Ok(Some(busy(&mut file)))
+}
+
+/// How often a lock is tried before it counts as held, and the pause
+/// between tries: a probe of `status`, or a child forked while the lock
+/// was held, holds it for an instant only.
+const TRIES: u32 = 10;
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The error of a lock held by the process whose id `file` holds.
+fn busy(file: &mut File) -> EngineError {
+    let mut pid = String::new();
+    let _ = file.read_to_string(&mut pid);
+    let who = match pid.trim() {
+        "" => String::new(),
+        pid => format!(" (process {pid})"),
+    };
+    EngineError::repo(
+        format!("another `planwright run`{who} is using this repository"),
+        "wait for it to finish, or stop it",
+    )
 }
 
 impl RunLock {
@@ -66,20 +99,11 @@ impl RunLock {
         let mut tries = 0;
         while !planwright_os::lock::try_exclusive(&file).map_err(io)? {
             tries += 1;
-            if tries < 10 {
-                std::thread::sleep(std::time::Duration::from_millis(20));
+            if tries < TRIES {
+                std::thread::sleep(PAUSE);
                 continue;
             }
-            let mut pid = String::new();
-            let _ = file.read_to_string(&mut pid);
-            let who = match pid.trim() {
-                "" => String::new(),
-                pid => format!(" (process {pid})"),
-            };
-            return Err(EngineError::repo(
-                format!("another `planwright run`{who} is using this repository"),
-                "wait for it to finish, or stop it",
-            ));
+            return Err(busy(&mut file));
         }
         file.set_len(0).map_err(io)?;
         file.rewind().map_err(io)?;

@@ -29,7 +29,7 @@ use std::path::Path;
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked (`repo`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `setup`, `scope-ops`, `overlap`).
+    /// What was checked (`repo`, `lock`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `setup`, `scope-ops`, `overlap`).
     pub check: &'static str,
     /// `ok`, `warning` or `error`.
     pub status: &'static str,
@@ -74,6 +74,43 @@ impl Check {
     }
 }
 
+/// Whether a reviewer will judge the tickets' checks: one is configured
+/// and the plan asks for at least one review pass.
+pub fn checks_judged(plan: &Plan, review: &planwright_config::ReviewSettings) -> bool {
+    review.reviewer.is_some() && plan.review.dry_passes > 0
+}
+
+/// What a run without a reviewer leaves unverified: the tickets' checks
+/// (codeboost `check` items, native `checks`, standard_v1 acceptance
+/// criteria), said as a warning, or `None` when a reviewer judges them
+/// or there are none.
+pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) -> Option<Check> {
+    let count: usize = plan.tickets.iter().map(|t| t.checks.len()).sum();
+    if count == 0 || checks_judged(plan, review) {
+        return None;
+    }
+    let items = match plan.source_format {
+        planwright_plan::Format::Codeboost => "codeboost `check` item",
+        planwright_plan::Format::StandardV1 => "acceptance criterion",
+        _ => "check",
+    };
+    let what = match (count, items) {
+        (1, _) => format!("1 {items}"),
+        (_, "acceptance criterion") => format!("{count} acceptance criteria"),
+        _ => format!("{count} {items}s"),
+    };
+    let why = if review.reviewer.is_none() {
+        "no reviewer is configured"
+    } else {
+        "the plan asks for no review pass"
+    };
+    Some(Check::warning(
+        "checks",
+        format!("{what} will not be judged: {why}, so agents get them as guidance only and only gates decide"),
+        "set `[review] agent` in planwright.toml to have a reviewer judge them, or make them gates",
+    ))
+}
+
 /// Whether any check failed.
 pub fn failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == "error")
@@ -82,7 +119,9 @@ pub fn failed(checks: &[Check]) -> bool {
 /// Runs every check. `extra_gates` are the configured and `--gate` gates;
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
 /// commands must be on before they run; `contain` the sandbox settings;
-/// `workspace` the `[workspace]` settings (its `copy` files, its set-up).
+/// `workspace` the `[workspace]` settings (its `copy` files, its set-up);
+/// `review` says whether a reviewer will judge the tickets' checks.
+#[allow(clippy::too_many_arguments)]
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
@@ -91,6 +130,7 @@ pub fn preflight(
     agent: &dyn Agent,
     contain: &ContainSettings,
     workspace: &WorkspaceSettings,
+    review: &planwright_config::ReviewSettings,
 ) -> Vec<Check> {
     let found = examine(
         dir,
@@ -109,6 +149,7 @@ pub fn preflight(
         check_copy(repo, &workspace.copy, &mut checks);
         check_setup(repo, plan, workspace, contain, &mut checks);
     }
+    checks.extend(unjudged_checks(plan, review));
     checks
 }
 
@@ -241,6 +282,7 @@ pub(crate) fn examine(
     };
     let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
     if let Some(r) = &repo {
+        check_lock(r, &mut out);
         check_git_config(r, &contain.allow_config, &mut out);
     }
     check_sandbox(contain, &mut out);
@@ -264,7 +306,7 @@ pub(crate) fn examine(
         };
         continue_checks(&found, &mut out);
         let merged = found.skipped();
-        check_scope_ops(plan, &files, &merged, &mut out);
+        check_scope_ops(plan, &files, &merged, &found.earlier, &mut out);
         outlook = Some(found);
     }
     Findings {
@@ -447,6 +489,22 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
                 "create it, or remove it from the list",
             ));
         }
+    }
+}
+
+/// A run lock held now refuses `run` (exit 2), so preflight and
+/// `--dry-run` refuse in its words.
+fn check_lock(repo: &Repo, out: &mut Vec<Check>) {
+    match crate::run::lock::holder(repo) {
+        Ok(None) => {}
+        Ok(Some(crate::error::EngineError::Repo { message, hint })) => {
+            out.push(Check::error("lock", message, hint.unwrap_or_default()))
+        }
+        Ok(Some(e)) | Err(e) => out.push(Check::error(
+            "lock",
+            format!("cannot read the run lock: {e}"),
+            "check the permissions of the repository's git directory",
+        )),
     }
 }
 
@@ -696,10 +754,14 @@ impl<'p> Ancestry<'p> {
     }
 }
 
+/// Scope operations against the base's files; a ticket that runs again is
+/// judged against the base as it was before its own earlier merge
+/// (`earlier`).
 pub(crate) fn check_scope_ops(
     plan: &Plan,
     base: &HashSet<String>,
     merged: &HashSet<String>,
+    earlier: &HashMap<String, crate::verify::Earlier>,
     out: &mut Vec<Check>,
 ) {
     // Most plans never ask (no entry names a path the base lacks).
@@ -718,6 +780,8 @@ pub(crate) fn check_scope_ops(
             let ancestors = ancestors.get_or_init(|| ancestry.of(i));
             ancestry.created_before(ancestors, pattern)
         };
+        let before_own = earlier.get(&t.id).map(|e| e.undo(base));
+        let base = before_own.as_ref().unwrap_or(base);
         for e in &t.scope {
             let problem = op_problem(e, base, &created_before);
             if let Some(why) = problem {
@@ -863,7 +927,13 @@ mod tests {
             ],
         );
         let mut out = Vec::new();
-        check_scope_ops(&plan, &HashSet::new(), &HashSet::new(), &mut out);
+        check_scope_ops(
+            &plan,
+            &HashSet::new(),
+            &HashSet::new(),
+            &HashMap::new(),
+            &mut out,
+        );
         let errors: Vec<&str> = out
             .iter()
             .filter(|c| c.status == "error")

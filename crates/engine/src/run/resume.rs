@@ -9,6 +9,7 @@ use crate::git::merge::{self, Target};
 use crate::git::repo::Repo;
 use crate::model::Step;
 use crate::store::{RunRow, RunStatus, Store, TicketRow, TicketState};
+use crate::verify::Earlier;
 use planwright_plan::Plan;
 use std::collections::{HashMap, HashSet};
 
@@ -35,9 +36,29 @@ pub struct Outlook {
     pub changed: Vec<String>,
     /// Merged tickets that run again (`--rerun`, `--rerun-changed`).
     pub rerun: Vec<String>,
+    /// What the earlier merges of each ticket that runs again did (asked
+    /// now, or by an earlier invocation of the run), by ticket: its scope
+    /// operations are judged against the base as it was before them.
+    pub earlier: HashMap<String, Earlier>,
 }
 
 impl Outlook {
+    /// `ticket` runs again: what each of its merges in `ledger` did.
+    fn again(
+        &mut self,
+        repo: &Repo,
+        ledger: &Ledger,
+        ticket: &str,
+        run: Option<&str>,
+    ) -> Result<(), EngineError> {
+        let mut earlier = Earlier::default();
+        for landed in ledger.landed(ticket, run) {
+            earlier.add(Earlier::of_merge(repo, &landed.commit)?);
+        }
+        self.earlier.insert(ticket.to_string(), earlier);
+        Ok(())
+    }
+
     /// The tickets that will not run.
     pub fn skipped(&self) -> HashSet<String> {
         self.merged.iter().chain(&self.changed).cloned().collect()
@@ -83,9 +104,16 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
         let st = standing(&ledger, &t.id, || ticket_digest(t), own, rerun_of);
         let asked = resume.rerun.contains(&t.id);
         match st {
+            Standing::Open if rerun_of.is_some() => out.again(repo, &ledger, &t.id, own)?,
             Standing::Open => {}
-            Standing::Merged(_) if asked => out.rerun.push(t.id.clone()),
-            Standing::Changed(_) if asked || resume.rerun_changed => out.rerun.push(t.id.clone()),
+            Standing::Merged(_) if asked => {
+                out.rerun.push(t.id.clone());
+                out.again(repo, &ledger, &t.id, own)?;
+            }
+            Standing::Changed(_) if asked || resume.rerun_changed => {
+                out.rerun.push(t.id.clone());
+                out.again(repo, &ledger, &t.id, own)?;
+            }
             Standing::Merged(_) => out.merged.push(t.id.clone()),
             Standing::Changed(_) => out.changed.push(t.id.clone()),
         }

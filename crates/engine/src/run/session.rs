@@ -75,6 +75,10 @@ pub fn prepare(
         let (ws, contain) = (&settings.workspace, &settings.contain);
         crate::run::preflight::check_setup(repo, &plan, ws, contain, &mut checks);
     }
+    checks.extend(crate::run::preflight::unjudged_checks(
+        &plan,
+        &settings.beyond,
+    ));
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -190,6 +194,7 @@ pub fn run(
         settings,
         resume,
         containment,
+        outlook,
         ..
     } = session;
     repo.ensure_excluded()?;
@@ -212,7 +217,7 @@ pub fn run(
         removed,
     } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
     let inputs =
-        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_path.as_deref())?;
+        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
     store.set_run_inputs(&row.id, &crate::run::inputs::record(&inputs))?;
     let run_dir = state_dir.join("runs").join(&row.id);
@@ -250,6 +255,7 @@ pub fn run(
         run_dir,
         emitter: emitter.clone(),
         run_rails: crate::run::inputs::rails(&inputs, settings.allow_config_change),
+        earlier: outlook.earlier,
     };
     emitter.emit(Event::RunStarted {
         run: row.id.clone(),
@@ -387,6 +393,8 @@ pub(super) struct Shared<'a> {
     pub(super) emitter: Emitter,
     /// What no ticket may change (see [`verify::RunRails`]).
     pub(super) run_rails: verify::RunRails,
+    /// What the earlier merges of each ticket that runs again did.
+    pub(super) earlier: HashMap<String, verify::Earlier>,
 }
 
 impl Shared<'_> {

@@ -20,7 +20,9 @@ pub(super) fn verify_and_gate(
 ) -> Result<AttemptResult, EngineError> {
     progress("verify")?;
     let changes = verify::changes(sh.repo, &input.base_commit, commit)?;
-    if let Err(f) = verify::check_scope(ticket, &sh.run_rails, &changes, sh.repo) {
+    let none = verify::Earlier::default();
+    let earlier = sh.earlier.get(&ticket.id).unwrap_or(&none);
+    if let Err(f) = verify::check_scope(ticket, &sh.run_rails, &changes, sh.repo, earlier) {
         return Ok(AttemptResult::Rejected(f));
     }
     if let Err(f) = verify::check_symlinks(sh.repo, &input.base_commit, commit, &changes)? {

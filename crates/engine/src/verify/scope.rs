@@ -8,7 +8,7 @@ use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use planwright_plan::model::{ScopeOp, Ticket};
 use planwright_plan::scope::Pattern;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
 /// One changed path.
@@ -110,13 +110,63 @@ fn op_name(what: Op) -> &'static str {
     }
 }
 
+/// What the earlier merge of a ticket that runs again (`--rerun`) did, for
+/// its scope operations to be judged against the base as it was before
+/// that merge: a path the ticket itself created may exist, one it deleted
+/// may be gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Earlier {
+    /// The paths it created, each with the path it renamed it from, if any.
+    pub created: HashMap<String, Option<String>>,
+    /// The paths it deleted (or renamed away).
+    pub deleted: HashSet<String>,
+}
+
+impl Earlier {
+    /// What the merged commit `commit` (a ticket's one commit on its first
+    /// parent) created and deleted.
+    pub fn of_merge(repo: &Repo, commit: &str) -> Result<Earlier, EngineError> {
+        let changes = changes(repo, &format!("{commit}^"), commit)?;
+        let mut earlier = Earlier::default();
+        for (path, what, from) in touched_paths(&changes) {
+            match what {
+                Op::Created => {
+                    earlier
+                        .created
+                        .insert(path.to_string(), from.map(str::to_string));
+                }
+                Op::Deleted => {
+                    earlier.deleted.insert(path.to_string());
+                }
+                Op::Modified => {}
+            }
+        }
+        Ok(earlier)
+    }
+
+    /// Adds what `other`, another merge of the same ticket, did.
+    pub fn add(&mut self, other: Earlier) {
+        self.created.extend(other.created);
+        self.deleted.extend(other.deleted);
+    }
+
+    /// `base` (a tree's paths) as it was before this merge.
+    pub fn undo(&self, base: &HashSet<String>) -> HashSet<String> {
+        let kept = base.iter().filter(|p| !self.created.contains_key(*p));
+        kept.chain(&self.deleted).cloned().collect()
+    }
+}
+
 /// Checks scope and rails. The changes are a diff against the base, so a
-/// deleted or renamed path is always one the base has.
+/// deleted or renamed path is always one the base has. `earlier` is what
+/// the ticket's own earlier merge did, when it runs again: changing a path
+/// that merge created is creating it again.
 pub fn check_scope(
     ticket: &Ticket,
     run_rails: &RunRails,
     changes: &[Change],
     repo: &Repo,
+    earlier: &Earlier,
 ) -> Result<(), Failure> {
     if changes.is_empty() {
         return Err(Failure::new(
@@ -139,7 +189,10 @@ pub fn check_scope(
             .collect(),
     };
     for (path, what, from) in touched_paths(changes) {
-        rules.check(path, what, from)?;
+        match earlier.created.get(path) {
+            Some(was) if what == Op::Modified => rules.check(path, Op::Created, was.as_deref())?,
+            _ => rules.check(path, what, from)?,
+        }
     }
     for c in changes {
         check_mode(c, repo)?;
@@ -521,16 +574,61 @@ mod tests {
             change('D', None, "gone.txt"),
         ];
         let rails = RunRails::default();
-        assert_eq!(check_scope(&ticket, &rails, &ok, &repo), Ok(()));
+        assert_eq!(
+            check_scope(&ticket, &rails, &ok, &repo, &Earlier::default()),
+            Ok(())
+        );
         for bad in [
             change('R', Some("other.md"), "new.md"),
             change('A', None, "new.md"),
             change('D', None, "a.txt"),
             change('M', None, "gone.txt"),
         ] {
-            let f = check_scope(&ticket, &rails, std::slice::from_ref(&bad), &repo).unwrap_err();
+            let f = check_scope(
+                &ticket,
+                &rails,
+                std::slice::from_ref(&bad),
+                &repo,
+                &Earlier::default(),
+            )
+            .unwrap_err();
             assert_eq!(f.kind, FailureKind::ScopeViolation, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_rerun_may_change_what_its_own_earlier_merge_created() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::git::Git::outside()
+            .args(["init", "-q"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        let ticket: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "T", "body": "b",
+            "scope": [{"pattern": "a.txt", "op": "create"}, {"pattern": "new.md", "op": "rename", "from": "old.md"}]
+        }))
+        .unwrap();
+        let rails = RunRails::default();
+        let again = [change('M', None, "a.txt"), change('M', None, "new.md")];
+        let first = check_scope(&ticket, &rails, &again, &repo, &Earlier::default()).unwrap_err();
+        assert_eq!(first.kind, FailureKind::ScopeViolation);
+        let earlier = Earlier {
+            created: [
+                ("a.txt".into(), None),
+                ("new.md".into(), Some("old.md".into())),
+            ]
+            .into(),
+            deleted: ["old.md".to_string()].into(),
+        };
+        assert_eq!(
+            check_scope(&ticket, &rails, &again, &repo, &earlier),
+            Ok(())
+        );
+        let base: HashSet<String> = ["a.txt", "new.md", "README"].map(String::from).into();
+        let before: HashSet<String> = ["old.md", "README"].map(String::from).into();
+        assert_eq!(earlier.undo(&base), before);
     }
 
     #[test]
