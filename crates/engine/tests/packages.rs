@@ -12,8 +12,8 @@
 //! and then fail when the package manager or its packages are missing.
 #![forbid(unsafe_code)]
 
-use planwright_engine::sandbox::{Containment, Mode};
 use planwright_config::HostPort;
+use planwright_engine::sandbox::{Containment, Mode};
 use planwright_engine::{prepare, RunSettings};
 use planwright_testkit::*;
 use serde_json::json;

@@ -252,7 +252,7 @@ impl Hook {
                     !policy.network || proxied,
                     overlay.is_some() || mounts.is_some(),
                 )
-                    .map_err(|e| SandboxError::Setup(e.to_string()))?,
+                .map_err(|e| SandboxError::Setup(e.to_string()))?,
             )
         } else {
             None
