@@ -553,8 +553,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ops_must_agree_with_the_declared_ones() {
+    /// A new repository with no commit (kept while the tempdir lives).
+    fn empty_repo() -> (tempfile::TempDir, Repo) {
         let dir = tempfile::tempdir().unwrap();
         crate::git::Git::outside()
             .args(["init", "-q"])
@@ -562,6 +562,12 @@ mod tests {
             .output()
             .unwrap();
         let repo = Repo::open(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn ops_must_agree_with_the_declared_ones() {
+        let (_dir, repo) = empty_repo();
         let ticket: Ticket = serde_json::from_value(serde_json::json!({
             "id": "T", "body": "b",
             "scope": [{"pattern": "new.md", "op": "rename", "from": "old.md"},
@@ -598,13 +604,7 @@ mod tests {
 
     #[test]
     fn a_rerun_may_change_what_its_own_earlier_merge_created() {
-        let dir = tempfile::tempdir().unwrap();
-        crate::git::Git::outside()
-            .args(["init", "-q"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        let repo = Repo::open(dir.path()).unwrap();
+        let (_dir, repo) = empty_repo();
         let ticket: Ticket = serde_json::from_value(serde_json::json!({
             "id": "T", "body": "b",
             "scope": [{"pattern": "a.txt", "op": "create"}, {"pattern": "new.md", "op": "rename", "from": "old.md"}]
