@@ -58,6 +58,16 @@ fn cli_dir(cli: &str) -> PathBuf {
         })
 }
 
+/// The name under which the agents reach the mock: planwright's proxy (the
+/// default `agent_network`) maps it to the mock's loopback port through
+/// `[sandbox] hosts`, as a user maps a local gateway.
+const MOCK_HOST: &str = "mock-model.test";
+
+/// Where each CLI is pointed: the mock, by its mapped name.
+fn url(mock: &MockModel) -> String {
+    mock.url_at(MOCK_HOST)
+}
+
 /// One CLI's set-up, as docs/agents.md describes it for a user with a
 /// gateway.
 struct Setup {
@@ -71,6 +81,8 @@ struct Setup {
     files: Vec<(&'static str, String)>,
     /// More of `[agent]`.
     agent_toml: &'static str,
+    /// `[sandbox] agent_network`.
+    network: &'static str,
 }
 
 fn claude(mock: &MockModel) -> Setup {
@@ -78,12 +90,13 @@ fn claude(mock: &MockModel) -> Setup {
         agent: "claude",
         model: "claude-sonnet-4-6",
         env: vec![
-            ("ANTHROPIC_BASE_URL", mock.base_url()),
+            ("ANTHROPIC_BASE_URL", url(mock)),
             ("ANTHROPIC_API_KEY", "test-key".into()),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
         ],
         files: vec![],
         agent_toml: "",
+        network: "proxy",
     }
 }
 
@@ -92,7 +105,7 @@ fn gemini(mock: &MockModel) -> Setup {
         agent: "gemini",
         model: "gemini-2.5-flash",
         env: vec![
-            ("GOOGLE_GEMINI_BASE_URL", mock.base_url()),
+            ("GOOGLE_GEMINI_BASE_URL", url(mock)),
             ("GEMINI_API_KEY", "test-key".into()),
         ],
         files: vec![(
@@ -100,13 +113,14 @@ fn gemini(mock: &MockModel) -> Setup {
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )],
         agent_toml: "",
+        network: "proxy",
     }
 }
 
 fn codex(mock: &MockModel) -> Setup {
     let config = format!(
         "model = \"gpt-5.4\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
-        mock.base_url()
+        url(mock)
     );
     Setup {
         agent: "codex",
@@ -114,6 +128,7 @@ fn codex(mock: &MockModel) -> Setup {
         env: vec![("OPENAI_API_KEY", "test-key".into())],
         files: vec![(".codex/config.toml", config)],
         agent_toml: "",
+        network: "proxy",
     }
 }
 
@@ -121,7 +136,7 @@ fn opencode(mock: &MockModel) -> Setup {
     let config = json!({"provider": {"mock": {
         "npm": "@ai-sdk/openai-compatible",
         "name": "mock",
-        "options": {"baseURL": format!("{}/v1", mock.base_url()), "apiKey": "test-key"},
+        "options": {"baseURL": format!("{}/v1", url(mock)), "apiKey": "test-key"},
         "models": {"gpt-5.4": {"name": "gpt-5.4",
             "cost": {"input": 2.5, "output": 15.0, "cache_read": 0.25, "cache_write": 2.5}}}}}});
     Setup {
@@ -133,6 +148,7 @@ fn opencode(mock: &MockModel) -> Setup {
         ],
         files: vec![(".config/opencode/opencode.json", config.to_string())],
         agent_toml: "",
+        network: "proxy",
     }
 }
 
@@ -141,19 +157,21 @@ fn aider(mock: &MockModel) -> Setup {
         agent: "aider",
         model: "openai/gpt-5.4",
         env: vec![
-            ("OPENAI_API_BASE", format!("{}/v1", mock.base_url())),
+            ("OPENAI_API_BASE", format!("{}/v1", url(mock))),
             ("OPENAI_API_KEY", "test-key".into()),
             // litellm's price list from its package, not from the network.
             ("LITELLM_LOCAL_MODEL_COST_MAP", "True".into()),
         ],
         files: vec![],
         agent_toml: "env = [\"LITELLM_LOCAL_MODEL_COST_MAP\"]\n",
+        network: "proxy",
     }
 }
 
 /// A repository with one ticket, `A`, that creates `a.txt`, checked by a
-/// gate; the CLI's files in the home; `[agent]` as given.
-fn tier_env(setup: &Setup, agent_toml: &str) -> Env {
+/// gate; the CLI's files in the home; `[agent]` as given; `[sandbox]
+/// hosts` mapping [`MOCK_HOST`] to the mock.
+fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     let env = Env::new(&[("README.md", "hi\n")]).with_cli(BIN);
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
         "gates": [{"name": "made", "argv": ["grep", "-qx", CONTENT, "a.txt"]}],
@@ -165,10 +183,13 @@ fn tier_env(setup: &Setup, agent_toml: &str) -> Env {
         planwright_testkit::write(env.cli().home(), rel, body);
     }
     let config = format!(
-        "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}",
+        "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}\n\
+         [sandbox]\nagent_network = \"{}\"\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
         setup.model,
         cli_dir(setup.agent).join(setup.agent).display(),
-        setup.agent_toml
+        setup.agent_toml,
+        setup.network,
+        mock.addr()
     );
     std::fs::write(env.root().join("planwright.toml"), config).unwrap();
     env
@@ -393,13 +414,46 @@ const CODEX: Expect = Expect {
     cache_lumped: false,
 };
 
+/// Through the proxy, every call the mock saw came by its mapped name
+/// (which only the proxy resolves), the log names the mapping, and no
+/// call to the mock was refused.
+fn assert_proxied(env: &Env, mock: &MockModel, setup: &Setup) {
+    let logs = logs(env);
+    if setup.network != "proxy" {
+        assert!(!logs.contains("network: through"), "{logs}");
+        return;
+    }
+    let mapped = format!("hosts: {MOCK_HOST} = {}", mock.addr());
+    assert!(logs.contains(&mapped), "no `{mapped}` in\n{logs}");
+    let refused = |l: &&str| {
+        l.starts_with("proxy: refused")
+            && (l.contains(MOCK_HOST) || l.contains(&mock.addr().to_string()))
+    };
+    let refusals: Vec<&str> = logs.lines().filter(refused).collect();
+    assert!(refusals.is_empty(), "{refusals:?}");
+    let host = format!("{MOCK_HOST}:{}", mock.addr().port());
+    for r in mock.requests() {
+        let to = r
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("host"));
+        assert_eq!(
+            to.map(|(_, v)| v.as_str()),
+            Some(host.as_str()),
+            "{} {}",
+            r.method,
+            r.path
+        );
+    }
+}
+
 fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
     if !wanted(test) {
         return;
     }
     let mock = MockModel::start(script(None));
     let setup = setup(&mock);
-    let env = tier_env(&setup, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -409,6 +463,7 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
         seen(&mock)
     );
     assert_merged(&env, &mock, &summary, expect);
+    assert_proxied(&env, &mock, &setup);
 }
 
 /// `trouble` for the first `times` model calls; then the ticket must merge
@@ -424,7 +479,7 @@ fn troubled(
     let mock = MockModel::start(script(Some(trouble)));
     let setup = setup(&mock);
     // A pause is at least the first backoff, and at most `max_pause`.
-    let env = tier_env(&setup, "timeout_secs = 20\nmax_pause = 2\n");
+    let env = tier_env(&setup, &mock, "timeout_secs = 20\nmax_pause = 2\n");
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -434,6 +489,7 @@ fn troubled(
         seen(&mock)
     );
     assert_merged(&env, &mock, &summary, expect);
+    assert_proxied(&env, &mock, &setup);
     let report = report(&env);
     let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
         .as_array()
@@ -509,6 +565,26 @@ fn aider_ok() {
             ..CODEX
         },
     );
+}
+
+/// The mock's own loopback address, not its mapped name: inside the
+/// agent's network namespace nothing listens there, and the proxy refuses
+/// loopback it was not given by name, so the CLI never reaches the mock.
+#[test]
+fn claude_cannot_reach_the_mock_directly() {
+    if !wanted("claude_cannot_reach_the_mock_directly") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let mut setup = claude(&mock);
+    setup.env[0].1 = mock.base_url();
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let (out, summary) = run(&env, &setup);
+    assert_eq!(out.status.code(), Some(1), "{summary}");
+    assert_eq!(summary["merged"], json!([]), "{summary}");
+    assert!(mock.requests().is_empty(), "{}", seen(&mock));
+    let refusal = format!("proxy: refused {}: not in the allowlist", mock.addr());
+    assert!(logs(&env).contains(&refusal), "{}", logs(&env));
 }
 
 /// Claude Code makes this many calls before it gives up on a refusal.
