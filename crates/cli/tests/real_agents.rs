@@ -1,7 +1,8 @@
 //! The real-agent tier: `planwright run` with each adapter's real CLI, set
 //! up as docs/agents.md tells users (environment variables and the CLI's
 //! own files in a test `$HOME`), against testkit's mock model server on
-//! loopback.
+//! loopback, which they reach through planwright's proxy (the default
+//! `[sandbox] agent_network`) by a name `[sandbox] hosts` maps to it.
 //!
 //! Runs when `PLANWRIGHT_REAL_AGENTS=1` (set by `.ci/run`, after
 //! `.ci/install-agents` put the pinned CLIs in its cache); with it set, a
@@ -81,8 +82,6 @@ struct Setup {
     files: Vec<(&'static str, String)>,
     /// More of `[agent]`.
     agent_toml: &'static str,
-    /// `[sandbox] agent_network`.
-    network: &'static str,
 }
 
 fn claude(mock: &MockModel) -> Setup {
@@ -96,7 +95,6 @@ fn claude(mock: &MockModel) -> Setup {
         ],
         files: vec![],
         agent_toml: "",
-        network: "proxy",
     }
 }
 
@@ -113,7 +111,6 @@ fn gemini(mock: &MockModel) -> Setup {
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )],
         agent_toml: "",
-        network: "proxy",
     }
 }
 
@@ -128,7 +125,6 @@ fn codex(mock: &MockModel) -> Setup {
         env: vec![("OPENAI_API_KEY", "test-key".into())],
         files: vec![(".codex/config.toml", config)],
         agent_toml: "",
-        network: "proxy",
     }
 }
 
@@ -148,7 +144,6 @@ fn opencode(mock: &MockModel) -> Setup {
         ],
         files: vec![(".config/opencode/opencode.json", config.to_string())],
         agent_toml: "",
-        network: "proxy",
     }
 }
 
@@ -164,7 +159,6 @@ fn aider(mock: &MockModel) -> Setup {
         ],
         files: vec![],
         agent_toml: "env = [\"LITELLM_LOCAL_MODEL_COST_MAP\"]\n",
-        network: "proxy",
     }
 }
 
@@ -184,11 +178,10 @@ fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     }
     let config = format!(
         "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}\n\
-         [sandbox]\nagent_network = \"{}\"\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
+         [sandbox]\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
         setup.model,
         cli_dir(setup.agent).join(setup.agent).display(),
         setup.agent_toml,
-        setup.network,
         mock.addr()
     );
     std::fs::write(env.root().join("planwright.toml"), config).unwrap();
@@ -417,12 +410,8 @@ const CODEX: Expect = Expect {
 /// Through the proxy, every call the mock saw came by its mapped name
 /// (which only the proxy resolves), the log names the mapping, and no
 /// call to the mock was refused.
-fn assert_proxied(env: &Env, mock: &MockModel, setup: &Setup) {
+fn assert_proxied(env: &Env, mock: &MockModel) {
     let logs = logs(env);
-    if setup.network != "proxy" {
-        assert!(!logs.contains("network: through"), "{logs}");
-        return;
-    }
     let mapped = format!("hosts: {MOCK_HOST} = {}", mock.addr());
     assert!(logs.contains(&mapped), "no `{mapped}` in\n{logs}");
     let refused = |l: &&str| {
@@ -463,7 +452,7 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
         seen(&mock)
     );
     assert_merged(&env, &mock, &summary, expect);
-    assert_proxied(&env, &mock, &setup);
+    assert_proxied(&env, &mock);
 }
 
 /// `trouble` for the first `times` model calls; then the ticket must merge
@@ -489,7 +478,7 @@ fn troubled(
         seen(&mock)
     );
     assert_merged(&env, &mock, &summary, expect);
-    assert_proxied(&env, &mock, &setup);
+    assert_proxied(&env, &mock);
     let report = report(&env);
     let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
         .as_array()
