@@ -1,7 +1,8 @@
 //! The real-agent tier: `planwright run` with each adapter's real CLI, set
 //! up as docs/agents.md tells users (environment variables and the CLI's
 //! own files in a test `$HOME`), against testkit's mock model server on
-//! loopback.
+//! loopback, which they reach through planwright's proxy (the default
+//! `[sandbox] agent_network`) by a name `[sandbox] hosts` maps to it.
 //!
 //! Runs when `PLANWRIGHT_REAL_AGENTS=1` (set by `.ci/run`, after
 //! `.ci/install-agents` put the pinned CLIs in its cache); with it set, a
@@ -58,6 +59,16 @@ fn cli_dir(cli: &str) -> PathBuf {
         })
 }
 
+/// The name under which the agents reach the mock: planwright's proxy (the
+/// default `agent_network`) maps it to the mock's loopback port through
+/// `[sandbox] hosts`, as a user maps a local gateway.
+const MOCK_HOST: &str = "mock-model.test";
+
+/// Where each CLI is pointed: the mock, by its mapped name.
+fn url(mock: &MockModel) -> String {
+    mock.url_at(MOCK_HOST)
+}
+
 /// One CLI's set-up, as docs/agents.md describes it for a user with a
 /// gateway.
 struct Setup {
@@ -78,7 +89,7 @@ fn claude(mock: &MockModel) -> Setup {
         agent: "claude",
         model: "claude-sonnet-4-6",
         env: vec![
-            ("ANTHROPIC_BASE_URL", mock.base_url()),
+            ("ANTHROPIC_BASE_URL", url(mock)),
             ("ANTHROPIC_API_KEY", "test-key".into()),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
         ],
@@ -92,7 +103,7 @@ fn gemini(mock: &MockModel) -> Setup {
         agent: "gemini",
         model: "gemini-2.5-flash",
         env: vec![
-            ("GOOGLE_GEMINI_BASE_URL", mock.base_url()),
+            ("GOOGLE_GEMINI_BASE_URL", url(mock)),
             ("GEMINI_API_KEY", "test-key".into()),
         ],
         files: vec![(
@@ -106,7 +117,7 @@ fn gemini(mock: &MockModel) -> Setup {
 fn codex(mock: &MockModel) -> Setup {
     let config = format!(
         "model = \"gpt-5.4\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
-        mock.base_url()
+        url(mock)
     );
     Setup {
         agent: "codex",
@@ -121,7 +132,7 @@ fn opencode(mock: &MockModel) -> Setup {
     let config = json!({"provider": {"mock": {
         "npm": "@ai-sdk/openai-compatible",
         "name": "mock",
-        "options": {"baseURL": format!("{}/v1", mock.base_url()), "apiKey": "test-key"},
+        "options": {"baseURL": format!("{}/v1", url(mock)), "apiKey": "test-key"},
         "models": {"gpt-5.4": {"name": "gpt-5.4",
             "cost": {"input": 2.5, "output": 15.0, "cache_read": 0.25, "cache_write": 2.5}}}}}});
     Setup {
@@ -141,7 +152,7 @@ fn aider(mock: &MockModel) -> Setup {
         agent: "aider",
         model: "openai/gpt-5.4",
         env: vec![
-            ("OPENAI_API_BASE", format!("{}/v1", mock.base_url())),
+            ("OPENAI_API_BASE", format!("{}/v1", url(mock))),
             ("OPENAI_API_KEY", "test-key".into()),
             // litellm's price list from its package, not from the network.
             ("LITELLM_LOCAL_MODEL_COST_MAP", "True".into()),
@@ -152,8 +163,9 @@ fn aider(mock: &MockModel) -> Setup {
 }
 
 /// A repository with one ticket, `A`, that creates `a.txt`, checked by a
-/// gate; the CLI's files in the home; `[agent]` as given.
-fn tier_env(setup: &Setup, agent_toml: &str) -> Env {
+/// gate; the CLI's files in the home; `[agent]` as given; `[sandbox]
+/// hosts` mapping [`MOCK_HOST`] to the mock.
+fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     let env = Env::new(&[("README.md", "hi\n")]).with_cli(BIN);
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
         "gates": [{"name": "made", "argv": ["grep", "-qx", CONTENT, "a.txt"]}],
@@ -165,10 +177,12 @@ fn tier_env(setup: &Setup, agent_toml: &str) -> Env {
         planwright_testkit::write(env.cli().home(), rel, body);
     }
     let config = format!(
-        "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}",
+        "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}\n\
+         [sandbox]\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
         setup.model,
         cli_dir(setup.agent).join(setup.agent).display(),
-        setup.agent_toml
+        setup.agent_toml,
+        mock.addr()
     );
     std::fs::write(env.root().join("planwright.toml"), config).unwrap();
     env
@@ -393,13 +407,42 @@ const CODEX: Expect = Expect {
     cache_lumped: false,
 };
 
+/// Through the proxy, every call the mock saw came by its mapped name
+/// (which only the proxy resolves), the log names the mapping, and no
+/// call to the mock was refused.
+fn assert_proxied(env: &Env, mock: &MockModel) {
+    let logs = logs(env);
+    let mapped = format!("hosts: {MOCK_HOST} = {}", mock.addr());
+    assert!(logs.contains(&mapped), "no `{mapped}` in\n{logs}");
+    let refused = |l: &&str| {
+        l.starts_with("proxy: refused")
+            && (l.contains(MOCK_HOST) || l.contains(&mock.addr().to_string()))
+    };
+    let refusals: Vec<&str> = logs.lines().filter(refused).collect();
+    assert!(refusals.is_empty(), "{refusals:?}");
+    let host = format!("{MOCK_HOST}:{}", mock.addr().port());
+    for r in mock.requests() {
+        let to = r
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("host"));
+        assert_eq!(
+            to.map(|(_, v)| v.as_str()),
+            Some(host.as_str()),
+            "{} {}",
+            r.method,
+            r.path
+        );
+    }
+}
+
 fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
     if !wanted(test) {
         return;
     }
     let mock = MockModel::start(script(None));
     let setup = setup(&mock);
-    let env = tier_env(&setup, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -409,6 +452,7 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
         seen(&mock)
     );
     assert_merged(&env, &mock, &summary, expect);
+    assert_proxied(&env, &mock);
 }
 
 /// `trouble` for the first `times` model calls; then the ticket must merge
@@ -424,7 +468,7 @@ fn troubled(
     let mock = MockModel::start(script(Some(trouble)));
     let setup = setup(&mock);
     // A pause is at least the first backoff, and at most `max_pause`.
-    let env = tier_env(&setup, "timeout_secs = 20\nmax_pause = 2\n");
+    let env = tier_env(&setup, &mock, "timeout_secs = 20\nmax_pause = 2\n");
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -434,6 +478,7 @@ fn troubled(
         seen(&mock)
     );
     assert_merged(&env, &mock, &summary, expect);
+    assert_proxied(&env, &mock);
     let report = report(&env);
     let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
         .as_array()
@@ -509,6 +554,26 @@ fn aider_ok() {
             ..CODEX
         },
     );
+}
+
+/// The mock's own loopback address, not its mapped name: inside the
+/// agent's network namespace nothing listens there, and the proxy refuses
+/// loopback it was not given by name, so the CLI never reaches the mock.
+#[test]
+fn claude_cannot_reach_the_mock_directly() {
+    if !wanted("claude_cannot_reach_the_mock_directly") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let mut setup = claude(&mock);
+    setup.env[0].1 = mock.base_url();
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let (out, summary) = run(&env, &setup);
+    assert_eq!(out.status.code(), Some(1), "{summary}");
+    assert_eq!(summary["merged"], json!([]), "{summary}");
+    assert!(mock.requests().is_empty(), "{}", seen(&mock));
+    let refusal = format!("proxy: refused {}: not in the allowlist", mock.addr());
+    assert!(logs(&env).contains(&refusal), "{}", logs(&env));
 }
 
 /// Claude Code makes this many calls before it gives up on a refusal.

@@ -130,9 +130,20 @@ impl MockModel {
         }
     }
 
-    /// `http://127.0.0.1:PORT`: where a CLI is pointed.
+    /// `http://127.0.0.1:PORT`: where a client outside any sandbox reaches it.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.url_at("127.0.0.1")
+    }
+
+    /// `http://HOST:PORT`: where a CLI is pointed when `[sandbox] hosts`
+    /// maps `host` to [`MockModel::addr`].
+    pub fn url_at(&self, host: &str) -> String {
+        format!("http://{host}:{}", self.port)
+    }
+
+    /// The loopback address it listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        (Ipv4Addr::LOCALHOST, self.port).into()
     }
 
     /// Every request so far, in order.
