@@ -235,8 +235,14 @@ fn twenty_random_kills_of_a_twelve_ticket_run_merge_each_ticket_once() {
         kills += 1;
     }
     assert!(kills >= 20 || calls.exists(), "{kills} kills");
-    let last = cmd_run(&env, &agent, "3").status().unwrap();
-    assert_eq!(last.code(), Some(0));
+    let last = cmd_run(&env, &agent, "3").output().unwrap();
+    assert_eq!(
+        last.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&last.stdout),
+        String::from_utf8_lossy(&last.stderr)
+    );
     assert_exactly_once(&env, &ids, &calls);
 }
 
