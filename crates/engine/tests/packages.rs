@@ -1,12 +1,15 @@
 //! Package managers under the default sandbox: a real project per package
 //! manager with a registry dependency, whose `[workspace] setup` is the
-//! command its users write (`npm ci`, `pip install -r requirements.txt`,
-//! `cargo fetch`), merges its ticket. The packages come from the test cache
-//! `.ci/fetch-test-packages` fills once per machine
+//! command its users write (`npm ci`, `pnpm install --frozen-lockfile`,
+//! `yarn install --frozen-lockfile`, `pip install -r requirements.txt`,
+//! `uv pip install -r requirements.txt`, `cargo fetch`), merges its
+//! ticket. The packages, and the pinned pnpm, yarn and uv, come from the
+//! test cache `.ci/fetch-test-packages` fills once per machine
 //! (`${PLANWRIGHT_CACHE:-$HOME/.cache/planwright-ci}/packages`); the tool
-//! reaches them through the project's own configuration (`.npmrc` naming a
-//! loopback registry, `--find-links` in the requirements, a vendored
-//! `.cargo/config.toml` source), so no test touches the network.
+//! reaches them through the project's own configuration (`.npmrc` or
+//! `.yarnrc` naming a loopback registry, `--find-links` in the
+//! requirements, a vendored `.cargo/config.toml` source), so no test
+//! touches the network.
 //!
 //! These tests run when `PLANWRIGHT_PACKAGE_TESTS=1` (set by `.ci/run`),
 //! and then fail when the package manager or its packages are missing.
