@@ -2,14 +2,14 @@
 //! manager with a registry dependency, whose `[workspace] setup` is the
 //! command its users write (`npm ci`, `pnpm install --frozen-lockfile`,
 //! `yarn install --frozen-lockfile`, `pip install -r requirements.txt`,
-//! `uv pip install -r requirements.txt`, `cargo fetch`), merges its
-//! ticket. The packages, and the pinned pnpm, yarn and uv, come from the
-//! test cache `.ci/fetch-test-packages` fills once per machine
-//! (`${PLANWRIGHT_CACHE:-$HOME/.cache/planwright-ci}/packages`); the tool
-//! reaches them through the project's own configuration (`.npmrc` or
-//! `.yarnrc` naming a loopback registry, `--find-links` in the
-//! requirements, a vendored `.cargo/config.toml` source), so no test
-//! touches the network.
+//! `uv pip install -r requirements.txt`, `cargo fetch`, `go mod
+//! download`), merges its ticket. The packages, and the pinned pnpm, yarn,
+//! uv and go, come from the test cache `.ci/fetch-test-packages` fills once
+//! per machine (`${PLANWRIGHT_CACHE:-$HOME/.cache/planwright-ci}/packages`);
+//! the tool reaches them through the project's own configuration (`.npmrc`
+//! or `.yarnrc` naming a loopback registry, `--find-links` in the
+//! requirements, a vendored `.cargo/config.toml` source, a `GOPROXY` of
+//! files), so no test touches the network.
 //!
 //! These tests run when `PLANWRIGHT_PACKAGE_TESTS=1` (set by `.ci/run`),
 //! and then fail when the package manager or its packages are missing.
@@ -389,6 +389,51 @@ assert_eq!(b.format(42), v.trim());\n}\n";
     git(&env.repo(), &["commit", "-qm", "lock"]);
     let s = confined(&[&["cargo", "fetch"]]);
     merges(&env, &s, &["cargo", "test"], "true", "CARGO_HOME");
+}
+
+#[test]
+fn go_downloads_a_module_dependency_and_the_ticket_merges() {
+    let Some(dir) = packages("go", "python3", "go") else {
+        return;
+    };
+    let go = cached_tool(&dir, "venv/bin/go");
+    let module = "module t\n\ngo 1.25.0\n\nrequire golang.org/x/sync v0.20.0\n";
+    let test_go = "package t\n\nimport (\n\t\"os\"\n\t\"strings\"\n\t\"testing\"\n\n\t\
+\"golang.org/x/sync/errgroup\"\n)\n\nfunc TestAnswer(t *testing.T) {\n\tvar g errgroup.Group\n\t\
+g.Go(func() error {\n\t\tb, err := os.ReadFile(\"answer.txt\")\n\t\t\
+if err == nil && strings.TrimSpace(string(b)) != \"42\" {\n\t\t\tt.Errorf(\"wrong answer: %s\", b)\n\t\t}\n\t\t\
+return err\n\t})\n\tif err := g.Wait(); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n";
+    let env = Env::new(&[
+        ("go.mod", module),
+        ("answer_test.go", test_go),
+        ("answer.txt", "0\n"),
+    ]);
+    // The module proxy is the project's: `GOPROXY` as its users set it.
+    let proxy = format!("GOPROXY=file://{}", dir.join("proxy").display());
+    let scratch = env.root().join("go-scratch");
+    command(
+        &go,
+        &env.repo(),
+        &["mod", "tidy"],
+        &[
+            ("GOPROXY", Path::new(&proxy["GOPROXY=".len()..])),
+            ("GOMODCACHE", &scratch.join("mod")),
+            ("GOCACHE", &scratch.join("build")),
+            ("GOFLAGS", Path::new("-modcacherw")),
+            // The rebuilt module is not the one the checksum database knows.
+            ("GOSUMDB", Path::new("off")),
+        ],
+    );
+    commit_lock(&env);
+    let go = go.to_str().unwrap();
+    let s = confined(&[&["env", &proxy, go, "mod", "download"]]);
+    merges(
+        &env,
+        &s,
+        &[go, "test", "./..."],
+        "test -d \"$GOMODCACHE\"",
+        "GOMODCACHE",
+    );
 }
 
 /// A set-up that cannot work on the base commit would fail every ticket:
