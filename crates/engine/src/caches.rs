@@ -43,16 +43,16 @@ const fn var(name: &'static str, dir: &'static str, at_gate: AtGate) -> Var {
 }
 
 /// Every variable planwright sets, by package manager (the table in
-/// docs/configuration.md). npm keeps its logs in its cache; pnpm reads
-/// `npm_config_*` settings (its store, metadata cache and state); yarn 1
+/// docs/configuration.md). npm keeps its logs in its cache; pnpm keeps its
+/// store in `$PNPM_HOME/store` (its `npm_config_store_dir` would make every
+/// npm 11 command warn of an unknown setting) and, where it may not write
+/// its metadata cache and state in the home, goes on without them; yarn 1
 /// reads the cache folder, yarn 2+ also the global folder; cargo's home is
 /// seeded with the user's cargo configuration (see [`Caches::prepare`]).
 /// `XDG_CACHE_HOME` is left alone: agent CLIs keep costly caches there.
 const VARS: &[Var] = &[
     var("npm_config_cache", "npm", AtGate::Read),
-    var("npm_config_store_dir", "pnpm-store", AtGate::Read),
-    var("npm_config_cache_dir", "pnpm-cache", AtGate::Fresh),
-    var("npm_config_state_dir", "pnpm-state", AtGate::Fresh),
+    var("PNPM_HOME", "pnpm", AtGate::Read),
     var("YARN_CACHE_FOLDER", "yarn", AtGate::Read),
     var("YARN_GLOBAL_FOLDER", "yarn-global", AtGate::Read),
     var("PIP_CACHE_DIR", "pip", AtGate::Read),

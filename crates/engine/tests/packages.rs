@@ -1,12 +1,15 @@
 //! Package managers under the default sandbox: a real project per package
 //! manager with a registry dependency, whose `[workspace] setup` is the
-//! command its users write (`npm ci`, `pip install -r requirements.txt`,
-//! `cargo fetch`), merges its ticket. The packages come from the test cache
-//! `.ci/fetch-test-packages` fills once per machine
-//! (`${PLANWRIGHT_CACHE:-$HOME/.cache/planwright-ci}/packages`); the tool
-//! reaches them through the project's own configuration (`.npmrc` naming a
-//! loopback registry, `--find-links` in the requirements, a vendored
-//! `.cargo/config.toml` source), so no test touches the network.
+//! command its users write (`npm ci`, `pnpm install --frozen-lockfile`,
+//! `yarn install --frozen-lockfile`, `pip install -r requirements.txt`,
+//! `uv pip install -r requirements.txt`, `cargo fetch`, `go mod
+//! download`), merges its ticket. The packages, and the pinned pnpm, yarn,
+//! uv and go, come from the test cache `.ci/fetch-test-packages` fills once
+//! per machine (`${PLANWRIGHT_CACHE:-$HOME/.cache/planwright-ci}/packages`);
+//! the tool reaches them through the project's own configuration (`.npmrc`
+//! or `.yarnrc` naming a loopback registry, `--find-links` in the
+//! requirements, a vendored `.cargo/config.toml` source, a `GOPROXY` of
+//! files), so no test touches the network.
 //!
 //! These tests run when `PLANWRIGHT_PACKAGE_TESTS=1` (set by `.ci/run`),
 //! and then fail when the package manager or its packages are missing.
@@ -45,6 +48,19 @@ fn packages(test: &str, program: &str, tool: &str) -> Option<PathBuf> {
         dir.display()
     );
     Some(dir)
+}
+
+/// A package manager `.ci/fetch-test-packages` installed into the test
+/// cache at `rel` below `dir`, pinned, so the test does not depend on the
+/// machine's version of it.
+fn cached_tool(dir: &Path, rel: &str) -> PathBuf {
+    let program = dir.join(rel);
+    assert!(
+        program.is_file(),
+        "PLANWRIGHT_PACKAGE_TESTS=1 but {} is missing: run .ci/fetch-test-packages",
+        program.display()
+    );
+    program
 }
 
 /// Settings of a run under the default sandbox; fails when the kernel
@@ -91,15 +107,30 @@ fn merges(env: &Env, s: &RunSettings, gate_argv: &[&str], agent: &str, var: &str
     }
 }
 
-/// A registry on loopback serving `tarball` as `name@version`.
-fn registry(name: &'static str, version: &'static str, tarball: Vec<u8>) -> String {
+/// The npm test cache's `is-number` tarball and its digests.
+fn is_number(npm: &Path) -> (Vec<u8>, serde_json::Value) {
+    let tarball = std::fs::read(npm.join("is-number-7.0.0.tgz")).unwrap();
+    let digests = npm.join("is-number-7.0.0.dist.json");
+    let digests = std::fs::read_to_string(&digests)
+        .unwrap_or_else(|e| panic!("{}: {e}: run .ci/fetch-test-packages", digests.display()));
+    (tarball, serde_json::from_str(&digests).unwrap())
+}
+
+/// A registry on loopback serving `tarball` as `name@version`, with the
+/// digests `dist` (`integrity`, `shasum`) in its metadata.
+fn registry(
+    name: &'static str,
+    version: &'static str,
+    (tarball, mut dist): (Vec<u8>, serde_json::Value),
+) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let file = format!("/{name}/-/{name}-{version}.tgz");
+    dist["tarball"] = json!(format!("{url}{file}"));
     let packument = json!({
         "name": name,
         "dist-tags": {"latest": version},
-        "versions": {version: {"name": name, "version": version, "dist": {"tarball": format!("{url}{file}")}}}
+        "versions": {version: {"name": name, "version": version, "dist": dist}}
     })
     .to_string();
     std::thread::spawn(move || {
@@ -133,16 +164,22 @@ fn registry(name: &'static str, version: &'static str, tarball: Vec<u8>) -> Stri
     url
 }
 
-fn command(program: &str, dir: &Path, args: &[&str], envs: &[(&str, &Path)]) {
+fn command(
+    program: impl AsRef<std::ffi::OsStr>,
+    dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &Path)],
+) {
+    let program = program.as_ref();
     let out = std::process::Command::new(program)
         .args(args)
         .envs(envs.iter().map(|(k, v)| (*k, *v)))
         .current_dir(dir)
         .output()
-        .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+        .unwrap_or_else(|e| panic!("{program:?} runs: {e}"));
     assert!(
         out.status.success(),
-        "{program} {args:?}: {}",
+        "{program:?} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -156,8 +193,7 @@ fn npm_ci_installs_a_registry_dependency_and_the_ticket_merges() {
     let Some(dir) = packages("npm", "npm", "npm") else {
         return;
     };
-    let tarball = std::fs::read(dir.join("is-number-7.0.0.tgz")).unwrap();
-    let url = registry("is-number", "7.0.0", tarball);
+    let url = registry("is-number", "7.0.0", is_number(&dir));
     let npmrc = format!("registry={url}/\naudit=false\nfund=false\nupdate-notifier=false\n");
     let package = r#"{"name": "t", "version": "1.0.0", "scripts": {"test": "node test.js"}, "dependencies": {"is-number": "7.0.0"}}
 "#;
@@ -190,6 +226,108 @@ theirs=\"$npm_config_cache/../../../checkouts/preflight/npm\"\n\
 test -d \"$theirs\"\n\
 if touch \"$theirs/poison\" 2>/dev/null; then echo 'wrote a set-up cache' >&2; exit 1; fi";
     merges(&env, &s, &["npm", "test"], agent, "npm_config_cache");
+}
+
+/// A Node project depending on `is-number` from a loopback registry (the
+/// npm test's tarball), with `rc` (naming the registry as `{url}`) at
+/// `rc_file`; returns it with the registry's address.
+fn node_project(dir: &Path, rc_file: &str, rc: &str, ignore: &str) -> (Env, String) {
+    let npm = dir.parent().unwrap().join("npm");
+    let url = registry("is-number", "7.0.0", is_number(&npm));
+    let package = r#"{"name": "t", "version": "1.0.0", "scripts": {"test": "node test.js"}, "dependencies": {"is-number": "7.0.0"}}
+"#;
+    let rc = rc.replace("{url}", &url);
+    let env = Env::new(&[
+        ("package.json", package),
+        (rc_file, &rc),
+        ("test.js", TEST_JS),
+        ("answer.txt", "0\n"),
+        (".gitignore", ignore),
+    ]);
+    (env, url.trim_start_matches("http://").to_string())
+}
+
+fn commit_lock(env: &Env) {
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "lock"]);
+}
+
+#[test]
+fn pnpm_installs_a_registry_dependency_and_the_ticket_merges() {
+    let Some(dir) = packages("pnpm", "node", "pnpm") else {
+        return;
+    };
+    let pnpm = cached_tool(&dir, "node_modules/.bin/pnpm");
+    let (env, address) = node_project(&dir, ".npmrc", "registry={url}/\n", "node_modules/\n");
+    let home = env.root().join("pnpm-home");
+    command(
+        &pnpm,
+        &env.repo(),
+        &["install", "--lockfile-only"],
+        &[("PNPM_HOME", &home)],
+    );
+    commit_lock(&env);
+    let pnpm = pnpm.to_str().unwrap();
+    let mut s = confined(&[&[pnpm, "install", "--frozen-lockfile"]]);
+    s.contain.allow.push(HostPort::parse(&address).unwrap());
+    let agent = "node -e \"require('is-number')\"\ntest -d \"$PNPM_HOME/store\"";
+    merges(&env, &s, &[pnpm, "test"], agent, "PNPM_HOME");
+}
+
+#[test]
+fn yarn_installs_a_registry_dependency_and_the_ticket_merges() {
+    let Some(dir) = packages("yarn", "node", "yarn") else {
+        return;
+    };
+    let yarn = cached_tool(&dir, "node_modules/.bin/yarn");
+    let rc = "registry \"{url}/\"\ndisable-self-update-check true\n";
+    let (env, address) = node_project(&dir, ".yarnrc", rc, "node_modules/\n");
+    let cache = env.root().join("yarn-cache");
+    command(
+        &yarn,
+        &env.repo(),
+        &["install", "--ignore-scripts"],
+        &[("YARN_CACHE_FOLDER", &cache)],
+    );
+    commit_lock(&env);
+    let yarn = yarn.to_str().unwrap();
+    let mut s = confined(&[&[yarn, "install", "--frozen-lockfile"]]);
+    s.contain.allow.push(HostPort::parse(&address).unwrap());
+    let agent = "node -e \"require('is-number')\"\ntest -d \"$YARN_CACHE_FOLDER\"";
+    merges(&env, &s, &[yarn, "test"], agent, "YARN_CACHE_FOLDER");
+}
+
+#[test]
+fn uv_installs_a_registry_dependency_into_a_venv_and_the_ticket_merges() {
+    let Some(dir) = packages("uv", "python3", "uv") else {
+        return;
+    };
+    let uv = cached_tool(&dir, "venv/bin/uv");
+    let wheels = dir.parent().unwrap().join("pip");
+    let requirements = format!(
+        "--no-index\n--find-links {}\nsix==1.16.0\n",
+        wheels.display()
+    );
+    let test_py = "import six\nv = open('answer.txt').read().strip()\n\
+assert six.PY3 and v == '42', 'wrong answer: ' + v\n";
+    let env = Env::new(&[
+        ("requirements.txt", &requirements),
+        ("test.py", test_py),
+        ("answer.txt", "0\n"),
+        (".gitignore", ".venv/\n"),
+    ]);
+    let uv = uv.to_str().unwrap();
+    let s = confined(&[
+        &[uv, "venv", "--python", "python3", ".venv"],
+        &[uv, "pip", "install", "-r", "requirements.txt"],
+    ]);
+    merges(
+        &env,
+        &s,
+        &["sh", "-c", ".venv/bin/python test.py"],
+        ".venv/bin/python -c 'import six'\ntest -d \"$UV_CACHE_DIR\"",
+        "UV_CACHE_DIR",
+    );
 }
 
 #[test]
@@ -251,6 +389,51 @@ assert_eq!(b.format(42), v.trim());\n}\n";
     git(&env.repo(), &["commit", "-qm", "lock"]);
     let s = confined(&[&["cargo", "fetch"]]);
     merges(&env, &s, &["cargo", "test"], "true", "CARGO_HOME");
+}
+
+#[test]
+fn go_downloads_a_module_dependency_and_the_ticket_merges() {
+    let Some(dir) = packages("go", "python3", "go") else {
+        return;
+    };
+    let go = cached_tool(&dir, "venv/bin/go");
+    let module = "module t\n\ngo 1.25.0\n\nrequire golang.org/x/sync v0.20.0\n";
+    let test_go = "package t\n\nimport (\n\t\"os\"\n\t\"strings\"\n\t\"testing\"\n\n\t\
+\"golang.org/x/sync/errgroup\"\n)\n\nfunc TestAnswer(t *testing.T) {\n\tvar g errgroup.Group\n\t\
+g.Go(func() error {\n\t\tb, err := os.ReadFile(\"answer.txt\")\n\t\t\
+if err == nil && strings.TrimSpace(string(b)) != \"42\" {\n\t\t\tt.Errorf(\"wrong answer: %s\", b)\n\t\t}\n\t\t\
+return err\n\t})\n\tif err := g.Wait(); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n";
+    let env = Env::new(&[
+        ("go.mod", module),
+        ("answer_test.go", test_go),
+        ("answer.txt", "0\n"),
+    ]);
+    // The module proxy is the project's: `GOPROXY` as its users set it.
+    let proxy = format!("GOPROXY=file://{}", dir.join("proxy").display());
+    let scratch = env.root().join("go-scratch");
+    command(
+        &go,
+        &env.repo(),
+        &["mod", "tidy"],
+        &[
+            ("GOPROXY", Path::new(&proxy["GOPROXY=".len()..])),
+            ("GOMODCACHE", &scratch.join("mod")),
+            ("GOCACHE", &scratch.join("build")),
+            ("GOFLAGS", Path::new("-modcacherw")),
+            // The rebuilt module is not the one the checksum database knows.
+            ("GOSUMDB", Path::new("off")),
+        ],
+    );
+    commit_lock(&env);
+    let go = go.to_str().unwrap();
+    let s = confined(&[&["env", &proxy, go, "mod", "download"]]);
+    merges(
+        &env,
+        &s,
+        &[go, "test", "./..."],
+        "test -d \"$GOMODCACHE\"",
+        "GOMODCACHE",
+    );
 }
 
 /// A set-up that cannot work on the base commit would fail every ticket:
