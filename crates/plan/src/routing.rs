@@ -72,20 +72,36 @@ impl Routing {
     pub fn for_family(&self, tier: &str, pool_hint: &str, family: Option<&str>) -> FamilyRoute<'_> {
         let hinted = self.candidates(tier, pool_hint);
         let Some(family) = family else {
-            return FamilyRoute { models: hinted, honoured: true };
+            return FamilyRoute {
+                models: hinted,
+                honoured: true,
+            };
         };
         let of_family = |m: &&Model| m.family == family;
         let kept: Vec<&Model> = hinted.into_iter().filter(of_family).collect();
         if !kept.is_empty() {
-            return FamilyRoute { models: kept, honoured: true };
+            return FamilyRoute {
+                models: kept,
+                honoured: true,
+            };
         }
-        let models = self.candidates(tier, "auto").into_iter().filter(of_family).collect();
-        FamilyRoute { models, honoured: false }
+        let models = self
+            .candidates(tier, "auto")
+            .into_iter()
+            .filter(of_family)
+            .collect();
+        FamilyRoute {
+            models,
+            honoured: false,
+        }
     }
 
     /// The family of `model` in this table, if it lists it.
     pub fn family_of(&self, model: &str) -> Option<&str> {
-        self.models.iter().find(|m| m.name == model).map(|m| m.family.as_str())
+        self.models
+            .iter()
+            .find(|m| m.name == model)
+            .map(|m| m.family.as_str())
     }
 
     /// Whether `hint` is a pool hint this table knows.
@@ -176,7 +192,10 @@ mod tests {
     fn a_family_gets_its_own_model_of_the_tier_when_the_hint_names_another() {
         let r = Routing::default();
         let names = |f: FamilyRoute<'_>| -> (Vec<String>, bool) {
-            (f.models.iter().map(|m| m.name.clone()).collect(), f.honoured)
+            (
+                f.models.iter().map(|m| m.name.clone()).collect(),
+                f.honoured,
+            )
         };
         assert_eq!(
             names(r.for_family("mid", "gemini", Some("claude"))),
@@ -195,7 +214,10 @@ mod tests {
             names(r.for_family("frontier", "auto", Some("claude"))).0,
             ["claude-sonnet-4-6", "claude-opus-4-6-thinking"]
         );
-        assert_eq!(names(r.for_family("mid", "gemini", None)).0, ["gemini-3.1-pro-low"]);
+        assert_eq!(
+            names(r.for_family("mid", "gemini", None)).0,
+            ["gemini-3.1-pro-low"]
+        );
     }
 
     #[test]

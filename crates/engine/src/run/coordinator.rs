@@ -124,7 +124,12 @@ pub(super) fn coordinate<'s, 'a: 's>(
     scope.spawn(move || merger(sh, jobs, merger_tx));
     let mut c = Coordinator {
         sh,
-        sched: scheduler(sh.plan, &sh.settings.routing, sh.family, sh.settings.jobs.max(1)),
+        sched: scheduler(
+            sh.plan,
+            &sh.settings.routing,
+            sh.family,
+            sh.settings.jobs.max(1),
+        ),
         lp: Loop {
             free: (0..sh.settings.jobs.max(1)).rev().collect(),
             pauses: PoolPauses::new(sh.settings.max_pause),

@@ -201,7 +201,11 @@ pub fn choose(
     now: u64,
     room: &dyn Fn(&str) -> bool,
 ) -> Choice {
-    if let Some(model) = ticket.model.as_ref().filter(|m| foreign(routing, m, family).is_none()) {
+    if let Some(model) = ticket
+        .model
+        .as_ref()
+        .filter(|m| foreign(routing, m, family).is_none())
+    {
         let pool = routing
             .models
             .iter()
@@ -290,6 +294,42 @@ mod tests {
 
     fn any(_: &str) -> bool {
         true
+    }
+
+    #[test]
+    fn a_cli_of_one_family_never_gets_another_familys_model() {
+        let routing = Routing::default();
+        let mut p = PoolPauses::default();
+        let claude = Some("claude");
+        let hinted = ticket(Some("mid"), Some("gemini"), None);
+        assert_eq!(
+            choose(&hinted, &routing, claude, &mut p, 0, &any),
+            Choice::Model {
+                model: "claude-sonnet-4-6".into(),
+                pool: Some("claude".into()),
+                probe: false
+            }
+        );
+        let pinned = ticket(Some("frontier"), None, Some("gemini-3-flash"));
+        assert!(
+            matches!(choose(&pinned, &routing, claude, &mut p, 0, &any),
+                Choice::Model { model, .. } if model == "claude-sonnet-4-6"),
+            "an explicit model of another family routes by tier"
+        );
+        let unlisted = ticket(None, None, Some("my-own-model"));
+        assert!(
+            matches!(choose(&unlisted, &routing, claude, &mut p, 0, &any),
+            Choice::Model { model, pool: None, .. } if model == "my-own-model")
+        );
+        assert_eq!(
+            choose(&hinted, &routing, None, &mut p, 0, &any),
+            Choice::Model {
+                model: "gemini-3.1-pro-low".into(),
+                pool: Some("gemini-pro".into()),
+                probe: false
+            },
+            "a CLI of any family keeps the hint"
+        );
     }
 
     #[test]

@@ -126,7 +126,10 @@ pub fn check_routing(
         let explicit = t.model.as_deref();
         let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, m, family));
         if let (Some(model), None) = (explicit, foreign) {
-            out.push(Check::ok("routing", format!("{} -> {agent} -> {model}", t.id)));
+            out.push(Check::ok(
+                "routing",
+                format!("{} -> {agent} -> {model}", t.id),
+            ));
             continue;
         }
         if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
@@ -957,6 +960,59 @@ mod tests {
             no_gate_hint(dir.path()),
             format!("add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `{} \"cargo test\"`", planwright_plan::Flag::Gate)
         );
+    }
+
+    fn routed(id: &str, tier: &str, hint: Option<&str>, model: Option<&str>) -> Ticket {
+        let mut t = Ticket::new(id, "b");
+        t.tier = Some(tier.into());
+        t.pool_hint = hint.map(String::from);
+        t.model = model.map(String::from);
+        t
+    }
+
+    #[test]
+    fn routing_gives_each_ticket_a_model_of_the_agents_family_and_says_so() {
+        let plan = Plan::new(
+            Format::Agb,
+            vec![
+                routed("T1", "mid", Some("claude"), None),
+                routed("T2", "mid", Some("gemini"), None),
+                routed("T3", "cheap", Some("gemini"), None),
+                routed("T4", "mid", None, Some("gemini-3-flash")),
+                Ticket::new("T5", "b"),
+            ],
+        );
+        let routing = planwright_config::Routing::default();
+        let mut out = Vec::new();
+        check_routing(&plan, &routing, "claude", Some("claude"), &mut out);
+        let seen: Vec<(&str, &str)> = out.iter().map(|c| (c.status, c.message.as_str())).collect();
+        assert_eq!(seen[0], ("ok", "T1 -> claude -> claude-sonnet-4-6"));
+        assert_eq!(seen[1].0, "warning");
+        assert!(
+            seen[1]
+                .1
+                .starts_with("T2 -> claude -> claude-sonnet-4-6: its pool hint `gemini`"),
+            "{}",
+            seen[1].1
+        );
+        assert_eq!(seen[2].0, "error");
+        assert!(seen[2].1.starts_with("ticket T3: "), "{}", seen[2].1);
+        assert!(
+            seen[2].1.contains("no claude model of tier `cheap`"),
+            "{}",
+            seen[2].1
+        );
+        assert_eq!(seen[3].0, "warning");
+        assert!(
+            seen[3].1.contains("model `gemini-3-flash` (family gemini)"),
+            "{}",
+            seen[3].1
+        );
+        assert_eq!(seen[4], ("ok", "T5 -> claude -> the CLI's default model"));
+        let mut any = Vec::new();
+        check_routing(&plan, &routing, "opencode", None, &mut any);
+        assert!(any.iter().all(|c| c.status == "ok"), "{any:?}");
+        assert_eq!(any[1].message, "T2 -> opencode -> gemini-3.1-pro-low");
     }
 
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
