@@ -220,6 +220,34 @@ mod tests {
         );
     }
 
+    /// docs/agents.md's table of the model each family's CLI gets per tier.
+    #[test]
+    fn the_docs_table_is_the_default_table() {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/agents.md"));
+        let rows: Vec<Vec<&str>> = doc
+            .lines()
+            .map(str::trim)
+            .skip_while(|l| !l.starts_with("| family | cheap | mid | frontier |"))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect();
+        let r = Routing::default();
+        let mut families: Vec<&str> = r.models.iter().map(|m| m.family.as_str()).collect();
+        families.dedup();
+        let expected: Vec<Vec<String>> = families
+            .iter()
+            .map(|f| {
+                let cells = TIERS.iter().map(|t| {
+                    let first = r.for_family(t, "auto", Some(f)).models.first().copied();
+                    first.map_or("—".to_string(), |m| m.name.clone())
+                });
+                std::iter::once(f.to_string()).chain(cells).collect()
+            })
+            .collect();
+        assert_eq!(rows, expected);
+    }
+
     #[test]
     fn default_table_matches_agb() {
         let r = Routing::default();
