@@ -407,6 +407,88 @@ cat <<'EOF'
 EOF
 "#;
 
+/// A claude CLI that writes its command line into the ticket's file.
+const ECHOING_CLAUDE: &str = r#"#!/bin/sh
+printf '%s\n' "$*" > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
+cat > /dev/null
+cat <<'EOF'
+{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-6"}
+{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s-1","total_cost_usd":0.01,"usage":{"input_tokens":10,"output_tokens":40}}
+EOF
+"#;
+
+const ROUTED_PLAN: &str = r#"{
+  "planwright": 1, "source_format": "native", "base": "main",
+  "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
+  "tickets": [
+    {"id": "A", "title": "a", "body": "make a", "scope": [{"pattern": "a.txt", "op": "create"}], "tier": "mid", "pool_hint": "gemini"},
+    {"id": "B", "title": "b", "body": "make b", "scope": [{"pattern": "b.txt", "op": "create"}], "tier": "frontier", "pool_hint": "claude"}CHEAP
+  ]
+}"#;
+
+fn routed_env(cheap: bool) -> Env {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env_with(&[("README.md", "hi\n")]);
+    let c = r#",
+    {"id": "C", "title": "c", "body": "make c", "scope": [{"pattern": "c.txt", "op": "create"}], "tier": "cheap", "pool_hint": "gemini"}"#;
+    let plan = ROUTED_PLAN.replace("CHEAP", if cheap { c } else { "" });
+    write(env.root(), "plan.json", &plan);
+    let fake = env.root().join("bin/claude");
+    write(env.root(), "bin/claude", ECHOING_CLAUDE);
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
+    write(env.root(), "planwright.toml", &config);
+    env
+}
+
+#[test]
+fn a_claude_run_gives_gemini_hinted_tickets_claudes_model_and_says_so() {
+    let env = routed_env(false);
+    let args = ["plan.json", "--repo", "repo", "--agent", "claude"];
+    let dry = env.planwright(&[&["run", "--dry-run"][..], &args].concat());
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    let stdout = text(&dry.stdout);
+    assert!(
+        stdout.contains("routes (ticket -> adapter -> model):"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  B -> claude -> claude-sonnet-4-6\n"),
+        "{stdout}"
+    );
+    let stderr = text(&dry.stderr);
+    let warning = "routing: A -> claude -> claude-sonnet-4-6: its pool hint `gemini` cannot run on the `claude` CLI";
+    assert!(stderr.contains(warning), "{stderr}");
+    let out = env.planwright(&[&["run"][..], &args].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for file in ["a.txt", "b.txt"] {
+        let argv = git(&env.repo(), &["show", &format!("main:{file}")]);
+        assert!(argv.contains("--model claude-sonnet-4-6"), "{file}: {argv}");
+        assert!(!argv.contains("gemini"), "{file}: {argv}");
+    }
+}
+
+#[test]
+fn preflight_fails_naming_a_ticket_the_agents_family_has_no_model_for() {
+    let env = routed_env(true);
+    let out = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "claude",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    let error = "routing: ticket C: the routing table has no claude model of tier `cheap`";
+    assert!(stdout.contains(error), "{stdout}");
+    assert!(
+        stdout.contains("routing: B -> claude -> claude-sonnet-4-6"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
     use std::os::unix::fs::PermissionsExt;

@@ -706,6 +706,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &s.contain,
         &s.workspace,
         &s.beyond,
+        &s.routing,
     );
     let failed =
         planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())
@@ -1070,6 +1071,7 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
         &s.contain,
         &s.workspace,
         &s.beyond,
+        &s.routing,
     );
     let warned: Vec<&str> = (checks.iter())
         .filter(|c| c.check == "checks")

@@ -65,6 +65,45 @@ impl Routing {
             .collect()
     }
 
+    /// The models a ticket of `tier` with `pool_hint` may run on with a CLI
+    /// that runs only `family`'s models (`None`: a CLI of any family). When
+    /// the hint leaves none of that family, the family's models of the same
+    /// tier, and `honoured` is false; empty when the family has none.
+    pub fn for_family(&self, tier: &str, pool_hint: &str, family: Option<&str>) -> FamilyRoute<'_> {
+        let hinted = self.candidates(tier, pool_hint);
+        let Some(family) = family else {
+            return FamilyRoute {
+                models: hinted,
+                honoured: true,
+            };
+        };
+        let of_family = |m: &&Model| m.family == family;
+        let kept: Vec<&Model> = hinted.into_iter().filter(of_family).collect();
+        if !kept.is_empty() {
+            return FamilyRoute {
+                models: kept,
+                honoured: true,
+            };
+        }
+        let models = self
+            .candidates(tier, "auto")
+            .into_iter()
+            .filter(of_family)
+            .collect();
+        FamilyRoute {
+            models,
+            honoured: false,
+        }
+    }
+
+    /// The family of `model` in this table, if it lists it.
+    pub fn family_of(&self, model: &str) -> Option<&str> {
+        self.models
+            .iter()
+            .find(|m| m.name == model)
+            .map(|m| m.family.as_str())
+    }
+
     /// Whether `hint` is a pool hint this table knows.
     pub fn knows_hint(&self, hint: &str) -> bool {
         hint == "auto" || self.hints.contains_key(hint)
@@ -76,6 +115,15 @@ impl Routing {
         names.push("auto");
         names
     }
+}
+
+/// What [`Routing::for_family`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyRoute<'a> {
+    /// The candidates, in order of preference.
+    pub models: Vec<&'a Model>,
+    /// Whether they are the ticket's pool hint's (else the family's own).
+    pub honoured: bool,
 }
 
 fn model(name: &str, family: &str, tiers: &[&str], pool: &str) -> Model {
@@ -139,6 +187,66 @@ fn default_caps() -> BTreeMap<String, u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_family_gets_its_own_model_of_the_tier_when_the_hint_names_another() {
+        let r = Routing::default();
+        let names = |f: FamilyRoute<'_>| -> (Vec<String>, bool) {
+            (
+                f.models.iter().map(|m| m.name.clone()).collect(),
+                f.honoured,
+            )
+        };
+        assert_eq!(
+            names(r.for_family("mid", "gemini", Some("claude"))),
+            (vec!["claude-sonnet-4-6".to_string()], false)
+        );
+        assert_eq!(
+            names(r.for_family("mid", "gemini", Some("gemini"))),
+            (vec!["gemini-3.1-pro-low".to_string()], true)
+        );
+        assert_eq!(
+            names(r.for_family("cheap", "gemini", Some("claude"))),
+            (vec![], false),
+            "claude has no cheap model"
+        );
+        assert_eq!(
+            names(r.for_family("frontier", "auto", Some("claude"))).0,
+            ["claude-sonnet-4-6", "claude-opus-4-6-thinking"]
+        );
+        assert_eq!(
+            names(r.for_family("mid", "gemini", None)).0,
+            ["gemini-3.1-pro-low"]
+        );
+    }
+
+    /// docs/agents.md's table of the model each family's CLI gets per tier.
+    #[test]
+    fn the_docs_table_is_the_default_table() {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/agents.md"));
+        let rows: Vec<Vec<&str>> = doc
+            .lines()
+            .map(str::trim)
+            .skip_while(|l| !l.starts_with("| family | cheap | mid | frontier |"))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect();
+        let r = Routing::default();
+        let mut families: Vec<&str> = r.models.iter().map(|m| m.family.as_str()).collect();
+        families.dedup();
+        let expected: Vec<Vec<String>> = families
+            .iter()
+            .map(|f| {
+                let cells = TIERS.iter().map(|t| {
+                    let first = r.for_family(t, "auto", Some(f)).models.first().copied();
+                    first.map_or("—".to_string(), |m| m.name.clone())
+                });
+                std::iter::once(f.to_string()).chain(cells).collect()
+            })
+            .collect();
+        assert_eq!(rows, expected);
+    }
 
     #[test]
     fn default_table_matches_agb() {

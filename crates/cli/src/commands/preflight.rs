@@ -62,6 +62,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &resolve::sandbox(&config, &settings::env()),
         &resolve::workspace(&config),
         &resolve::review(&config),
+        &config.routing,
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

@@ -359,6 +359,12 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     let (plan, settings) = (session.plan(), session.settings());
     let order = session.start_order();
     let skipped = session.outlook().skipped().len();
+    let routes: Vec<&str> = session
+        .checks()
+        .iter()
+        .filter(|c| c.check == "routing")
+        .map(|c| c.message.as_str())
+        .collect();
     if global.output == Output::Json {
         crate::outln!(
             "{}",
@@ -369,6 +375,7 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
                 "job_count": settings.jobs,
                 "start_order": order,
                 "skipped_count": skipped,
+                "routes": routes,
                 "jobs": settings.jobs,
                 "skipped": skipped,
             })
@@ -406,6 +413,10 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
                 }
             );
         }
+    }
+    crate::outln!("routes (ticket -> adapter -> model):");
+    for route in routes {
+        crate::outln!("  {route}");
     }
     Ok(exit::OK)
 }

@@ -34,6 +34,7 @@ pub struct Claude;
 
 impl Cli for Claude {
     const NAME: &'static str = "claude";
+    const FAMILY: Option<&'static str> = Some("claude");
     const INSTALL: &'static str = "npm install -g @anthropic-ai/claude-code";
     const ENV: &'static [&'static str] = &["ANTHROPIC_*", "CLAUDE_*", "CLAUDE_CODE_*"];
     const HOSTS: &'static [&'static str] = &[

@@ -168,6 +168,9 @@ pub trait Cli: Send + Sync + 'static {
     const PROGRAM: &'static str = Self::NAME;
     /// How to install it, for the preflight message.
     const INSTALL: &'static str;
+    /// The model family (the routing table's) it runs, when it runs only
+    /// one; `None` for a CLI that runs any provider's models.
+    const FAMILY: Option<&'static str> = None;
     /// Whether the prompt goes to standard input (else it gets `/dev/null`).
     const PROMPT_ON_STDIN: bool = true;
     /// Paths the CLI writes into the workspace for its own use (caches);
@@ -272,6 +275,10 @@ impl<C: Cli> Agent for CliAgent<C> {
 
     fn hosts(&self) -> &'static [&'static str] {
         C::HOSTS
+    }
+
+    fn family(&self) -> Option<&'static str> {
+        C::FAMILY
     }
 
     fn unusable(&self) -> Option<String> {

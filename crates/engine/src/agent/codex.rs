@@ -29,6 +29,7 @@ pub struct Codex;
 
 impl Cli for Codex {
     const NAME: &'static str = "codex";
+    const FAMILY: Option<&'static str> = Some("gpt");
     const INSTALL: &'static str = "npm install -g @openai/codex";
     const ENV: &'static [&'static str] = &["OPENAI_*", "CODEX_*"];
     const HOSTS: &'static [&'static str] = &[

@@ -33,6 +33,7 @@ const PROMPT_TAIL: &str = "Carry out the task given above.";
 
 impl Cli for Gemini {
     const NAME: &'static str = "gemini";
+    const FAMILY: Option<&'static str> = Some("gemini");
     const INSTALL: &'static str = "npm install -g @google/gemini-cli";
     const ENV: &'static [&'static str] = &["GEMINI_*", "GOOGLE_*"];
     const HOSTS: &'static [&'static str] = &[

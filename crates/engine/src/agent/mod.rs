@@ -156,6 +156,11 @@ pub trait Agent: Send + Sync {
     fn program(&self) -> Option<String> {
         None
     }
+    /// The model family it runs, when only one (see [`cli::Cli::FAMILY`]):
+    /// routing never gives it another family's model.
+    fn family(&self) -> Option<&'static str> {
+        None
+    }
     /// A problem that would stop it from running at all, for preflight.
     fn unusable(&self) -> Option<String> {
         None

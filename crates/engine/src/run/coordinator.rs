@@ -124,7 +124,12 @@ pub(super) fn coordinate<'s, 'a: 's>(
     scope.spawn(move || merger(sh, jobs, merger_tx));
     let mut c = Coordinator {
         sh,
-        sched: scheduler(sh.plan, &sh.settings.routing, sh.settings.jobs.max(1)),
+        sched: scheduler(
+            sh.plan,
+            &sh.settings.routing,
+            sh.family,
+            sh.settings.jobs.max(1),
+        ),
         lp: Loop {
             free: (0..sh.settings.jobs.max(1)).rev().collect(),
             pauses: PoolPauses::new(sh.settings.max_pause),
@@ -377,6 +382,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let choice = pools::choose(
             sh.ticket(id),
             &sh.settings.routing,
+            sh.family,
             &mut self.lp.pauses,
             now,
             &room,

@@ -189,15 +189,23 @@ pub enum Choice {
 /// (through the routing table) whose pool is open, else the first whose
 /// pool may be probed, else wait for the earliest resume. Only pools below
 /// their cap (`room`) are chosen: the attempt counts against the pool it
-/// runs on. Claims the probe when it chooses one.
+/// runs on. Claims the probe when it chooses one. A CLI that runs only
+/// `family`'s models never gets another family's: an explicit model the
+/// table lists under another family, or a hint that leaves none of the
+/// family, routes by tier within the family (see [`Routing::for_family`]).
 pub fn choose(
     ticket: &Ticket,
     routing: &Routing,
+    family: Option<&str>,
     pauses: &mut PoolPauses,
     now: u64,
     room: &dyn Fn(&str) -> bool,
 ) -> Choice {
-    if let Some(model) = &ticket.model {
+    if let Some(model) = ticket
+        .model
+        .as_ref()
+        .filter(|m| foreign(routing, m, family).is_none())
+    {
         let pool = routing
             .models
             .iter()
@@ -205,17 +213,25 @@ pub fn choose(
             .map(|m| m.pool.clone());
         return pick(vec![(model.clone(), pool)], pauses, now, room);
     }
-    if ticket.tier.is_none() && ticket.pool_hint.is_none() {
+    if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
         return Choice::CliDefault;
     }
     let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
     let candidates = routing
-        .candidates(tier, hint)
+        .for_family(tier, hint, family)
+        .models
         .into_iter()
         .map(|m| (m.name.clone(), Some(m.pool.clone())))
         .collect();
     pick(candidates, pauses, now, room)
+}
+
+/// The family of `model` when the table lists it under one other than
+/// `family`, the CLI's.
+pub fn foreign<'r>(routing: &'r Routing, model: &str, family: Option<&str>) -> Option<&'r str> {
+    let of_model = routing.family_of(model)?;
+    family.filter(|f| *f != of_model).map(|_| of_model)
 }
 
 fn pick(
@@ -281,12 +297,48 @@ mod tests {
     }
 
     #[test]
+    fn a_cli_of_one_family_never_gets_another_familys_model() {
+        let routing = Routing::default();
+        let mut p = PoolPauses::default();
+        let claude = Some("claude");
+        let hinted = ticket(Some("mid"), Some("gemini"), None);
+        assert_eq!(
+            choose(&hinted, &routing, claude, &mut p, 0, &any),
+            Choice::Model {
+                model: "claude-sonnet-4-6".into(),
+                pool: Some("claude".into()),
+                probe: false
+            }
+        );
+        let pinned = ticket(Some("frontier"), None, Some("gemini-3-flash"));
+        assert!(
+            matches!(choose(&pinned, &routing, claude, &mut p, 0, &any),
+                Choice::Model { model, .. } if model == "claude-sonnet-4-6"),
+            "an explicit model of another family routes by tier"
+        );
+        let unlisted = ticket(None, None, Some("my-own-model"));
+        assert!(
+            matches!(choose(&unlisted, &routing, claude, &mut p, 0, &any),
+            Choice::Model { model, pool: None, .. } if model == "my-own-model")
+        );
+        assert_eq!(
+            choose(&hinted, &routing, None, &mut p, 0, &any),
+            Choice::Model {
+                model: "gemini-3.1-pro-low".into(),
+                pool: Some("gemini-pro".into()),
+                probe: false
+            },
+            "a CLI of any family keeps the hint"
+        );
+    }
+
+    #[test]
     fn a_paused_pools_ticket_goes_only_to_a_pool_with_room() {
         let routing = Routing::default();
         let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
         let gemini_full = |pool: &str| pool != "gemini-pro";
-        let first = choose(&frontier, &routing, &mut p, 0, &gemini_full);
+        let first = choose(&frontier, &routing, None, &mut p, 0, &gemini_full);
         assert!(
             matches!(&first, Choice::Model { pool: Some(pool), .. } if pool == "claude"),
             "an open pool at its cap is passed over: {first:?}"
@@ -294,7 +346,7 @@ mod tests {
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
         let claude_full = |pool: &str| pool != "claude";
         assert_eq!(
-            choose(&frontier, &routing, &mut p, 10, &claude_full),
+            choose(&frontier, &routing, None, &mut p, 10, &claude_full),
             Choice::Full,
             "the paused pool's ticket does not crowd the pool it moves to"
         );
@@ -302,7 +354,7 @@ mod tests {
         let cheap = ticket(Some("cheap"), Some("gemini"), None);
         p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
         assert_eq!(
-            choose(&cheap, &routing, &mut p, 50, &none),
+            choose(&cheap, &routing, None, &mut p, 50, &none),
             Choice::Wait { until: 100 },
             "paused, not full: wait for the pause"
         );
@@ -385,7 +437,7 @@ mod tests {
         let routing = Routing::default();
         let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
-        let first = choose(&frontier, &routing, &mut p, 0, &any);
+        let first = choose(&frontier, &routing, None, &mut p, 0, &any);
         assert_eq!(
             first,
             Choice::Model {
@@ -395,7 +447,7 @@ mod tests {
             }
         );
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
-        let moved = choose(&frontier, &routing, &mut p, 10, &any);
+        let moved = choose(&frontier, &routing, None, &mut p, 10, &any);
         assert!(
             matches!(&moved, Choice::Model { model, probe: false, .. } if model == "claude-sonnet-4-6"),
             "{moved:?}"
@@ -404,15 +456,15 @@ mod tests {
         p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
         let cheap = ticket(Some("cheap"), Some("gemini"), None);
         assert_eq!(
-            choose(&cheap, &routing, &mut p, 50, &any),
+            choose(&cheap, &routing, None, &mut p, 50, &any),
             Choice::Wait { until: 100 }
         );
         assert!(matches!(
-            choose(&cheap, &routing, &mut p, 100, &any),
+            choose(&cheap, &routing, None, &mut p, 100, &any),
             Choice::Model { probe: true, .. }
         ));
         assert_eq!(
-            choose(&cheap, &routing, &mut p, 101, &any),
+            choose(&cheap, &routing, None, &mut p, 101, &any),
             Choice::Wait { until: 100 }
         );
     }
@@ -423,7 +475,7 @@ mod tests {
         let mut p = PoolPauses::default();
         let own = ticket(None, None, Some("my-local-model"));
         assert_eq!(
-            choose(&own, &routing, &mut p, 0, &any),
+            choose(&own, &routing, None, &mut p, 0, &any),
             Choice::Model {
                 model: "my-local-model".into(),
                 pool: None,
@@ -433,11 +485,11 @@ mod tests {
         p.pause("claude", 0, Some(Duration::from_secs(60)));
         let pinned = ticket(Some("cheap"), None, Some("claude-opus-4-6-thinking"));
         assert_eq!(
-            choose(&pinned, &routing, &mut p, 1, &any),
+            choose(&pinned, &routing, None, &mut p, 1, &any),
             Choice::Wait { until: 60 }
         );
         assert_eq!(
-            choose(&ticket(None, None, None), &routing, &mut p, 1, &any),
+            choose(&ticket(None, None, None), &routing, None, &mut p, 1, &any),
             Choice::CliDefault
         );
     }

@@ -29,7 +29,7 @@ use std::path::Path;
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked (`repo`, `lock`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `setup`, `scope-ops`, `overlap`).
+    /// What was checked (`repo`, `lock`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `setup`, `scope-ops`, `overlap`, `routing`).
     pub check: &'static str,
     /// `ok`, `warning` or `error`.
     pub status: &'static str,
@@ -111,6 +111,61 @@ pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) 
     ))
 }
 
+/// The `routing` checks: each routed ticket's adapter and model, a
+/// warning for each whose pool hint the agent's family could not honour,
+/// and an error for each the family has no model for. `agent` is the
+/// adapter's name, `family` its model family ([`Agent::family`]).
+pub fn check_routing(
+    plan: &Plan,
+    routing: &planwright_config::Routing,
+    agent: &str,
+    family: Option<&str>,
+    out: &mut Vec<Check>,
+) {
+    for t in &plan.tickets {
+        let explicit = t.model.as_deref();
+        let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, m, family));
+        if let (Some(model), None) = (explicit, foreign) {
+            out.push(Check::ok(
+                "routing",
+                format!("{} -> {agent} -> {model}", t.id),
+            ));
+            continue;
+        }
+        if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
+            let route = format!("{} -> {agent} -> the CLI's default model", t.id);
+            out.push(Check::ok("routing", route));
+            continue;
+        }
+        let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
+        let hint = t.pool_hint.as_deref().unwrap_or("auto");
+        let route = routing.for_family(tier, hint, family);
+        let fam = family.unwrap_or_default();
+        let Some(first) = route.models.first() else {
+            out.push(Check::error(
+                "routing",
+                format!("ticket {}: the routing table has no {fam} model of tier `{tier}` for the `{agent}` CLI", t.id),
+                format!("give {} a tier the {fam} family serves, add a {fam} model of tier `{tier}` to `[routing] models`, or pick an agent of the family its pool hint `{hint}` names", t.id),
+            ));
+            continue;
+        };
+        let line = format!("{} -> {agent} -> {}", t.id, first.name);
+        let asked = match (explicit, foreign) {
+            (Some(model), Some(of)) => Some(format!("model `{model}` (family {of})")),
+            _ if !route.honoured => Some(format!("pool hint `{hint}`")),
+            _ => None,
+        };
+        out.push(match asked {
+            None => Check::ok("routing", line),
+            Some(asked) => Check::warning(
+                "routing",
+                format!("{line}: its {asked} cannot run on the `{agent}` CLI, so it gets the {fam} model of tier `{tier}`"),
+                format!("pick an agent of the family {} asks for, or drop its {asked}", t.id),
+            ),
+        });
+    }
+}
+
 /// Whether any check failed.
 pub fn failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == "error")
@@ -120,7 +175,8 @@ pub fn failed(checks: &[Check]) -> bool {
 /// `allow` is the `[commands] allow` list that a codeboost plan's own
 /// commands must be on before they run; `contain` the sandbox settings;
 /// `workspace` the `[workspace]` settings (its `copy` files, its set-up);
-/// `review` says whether a reviewer will judge the tickets' checks.
+/// `review` says whether a reviewer will judge the tickets' checks;
+/// `routing` is the routing table ([`check_routing`]).
 #[allow(clippy::too_many_arguments)]
 pub fn preflight(
     dir: &Path,
@@ -131,6 +187,7 @@ pub fn preflight(
     contain: &ContainSettings,
     workspace: &WorkspaceSettings,
     review: &planwright_config::ReviewSettings,
+    routing: &planwright_config::Routing,
 ) -> Vec<Check> {
     let found = examine(
         dir,
@@ -149,6 +206,7 @@ pub fn preflight(
         check_copy(repo, &workspace.copy, &mut checks);
         check_setup(repo, plan, workspace, contain, &mut checks);
     }
+    check_routing(plan, routing, agent.name(), agent.family(), &mut checks);
     checks.extend(unjudged_checks(plan, review));
     checks
 }
@@ -902,6 +960,59 @@ mod tests {
             no_gate_hint(dir.path()),
             format!("add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `{} \"cargo test\"`", planwright_plan::Flag::Gate)
         );
+    }
+
+    fn routed(id: &str, tier: &str, hint: Option<&str>, model: Option<&str>) -> Ticket {
+        let mut t = Ticket::new(id, "b");
+        t.tier = Some(tier.into());
+        t.pool_hint = hint.map(String::from);
+        t.model = model.map(String::from);
+        t
+    }
+
+    #[test]
+    fn routing_gives_each_ticket_a_model_of_the_agents_family_and_says_so() {
+        let plan = Plan::new(
+            Format::Agb,
+            vec![
+                routed("T1", "mid", Some("claude"), None),
+                routed("T2", "mid", Some("gemini"), None),
+                routed("T3", "cheap", Some("gemini"), None),
+                routed("T4", "mid", None, Some("gemini-3-flash")),
+                Ticket::new("T5", "b"),
+            ],
+        );
+        let routing = planwright_config::Routing::default();
+        let mut out = Vec::new();
+        check_routing(&plan, &routing, "claude", Some("claude"), &mut out);
+        let seen: Vec<(&str, &str)> = out.iter().map(|c| (c.status, c.message.as_str())).collect();
+        assert_eq!(seen[0], ("ok", "T1 -> claude -> claude-sonnet-4-6"));
+        assert_eq!(seen[1].0, "warning");
+        assert!(
+            seen[1]
+                .1
+                .starts_with("T2 -> claude -> claude-sonnet-4-6: its pool hint `gemini`"),
+            "{}",
+            seen[1].1
+        );
+        assert_eq!(seen[2].0, "error");
+        assert!(seen[2].1.starts_with("ticket T3: "), "{}", seen[2].1);
+        assert!(
+            seen[2].1.contains("no claude model of tier `cheap`"),
+            "{}",
+            seen[2].1
+        );
+        assert_eq!(seen[3].0, "warning");
+        assert!(
+            seen[3].1.contains("model `gemini-3-flash` (family gemini)"),
+            "{}",
+            seen[3].1
+        );
+        assert_eq!(seen[4], ("ok", "T5 -> claude -> the CLI's default model"));
+        let mut any = Vec::new();
+        check_routing(&plan, &routing, "opencode", None, &mut any);
+        assert!(any.iter().all(|c| c.status == "ok"), "{any:?}");
+        assert_eq!(any[1].message, "T2 -> opencode -> gemini-3.1-pro-low");
     }
 
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {

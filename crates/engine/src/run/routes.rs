@@ -18,14 +18,17 @@ pub fn ticket_gates(plan: &Plan, ticket: &Ticket, extra: &[Gate]) -> Vec<Gate> {
         .collect()
 }
 
-/// The model pool a ticket counts against, from the routing table.
-pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
+/// The model pool a ticket counts against, from the routing table, for a
+/// CLI of `family` (see [`crate::run::pools::choose`]).
+pub fn ticket_pool(ticket: &Ticket, routing: &Routing, family: Option<&str>) -> Option<String> {
     if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
         return None;
     }
     if let Some(model) = &ticket.model {
         if let Some(m) = routing.models.iter().find(|m| &m.name == model) {
-            return Some(m.pool.clone());
+            if family.is_none_or(|f| f == m.family) {
+                return Some(m.pool.clone());
+            }
         }
     }
     let tier = ticket
@@ -34,12 +37,18 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing) -> Option<String> {
         .unwrap_or(planwright_config::DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
     routing
-        .candidates(tier, hint)
+        .for_family(tier, hint, family)
+        .models
         .first()
         .map(|m| m.pool.clone())
 }
 
-pub(super) fn scheduler(plan: &Plan, routing: &Routing, jobs: usize) -> Scheduler {
+pub(super) fn scheduler(
+    plan: &Plan,
+    routing: &Routing,
+    family: Option<&str>,
+    jobs: usize,
+) -> Scheduler {
     // Tickets share a few routes (model, tier, pool hint): each is looked
     // up in the routing table once, not once per ticket.
     let mut routes = HashMap::new();
@@ -54,7 +63,7 @@ pub(super) fn scheduler(plan: &Plan, routing: &Routing, jobs: usize) -> Schedule
             );
             let pool = routes
                 .entry(route)
-                .or_insert_with(|| ticket_pool(t, routing));
+                .or_insert_with(|| ticket_pool(t, routing, family));
             Some((t.id.clone(), pool.clone()?))
         })
         .collect();

@@ -37,6 +37,8 @@ pub struct Prepared {
     containment: Containment,
     checks: Vec<Check>,
     outlook: Outlook,
+    /// The agent's model family (see [`Agent::family`]).
+    family: Option<&'static str>,
 }
 
 /// Preflight found problems; nothing was started.
@@ -79,6 +81,8 @@ pub fn prepare(
         &plan,
         &settings.beyond,
     ));
+    let (name, family) = (agent.name(), agent.family());
+    crate::run::preflight::check_routing(&plan, &settings.routing, name, family, &mut checks);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -112,6 +116,7 @@ pub fn prepare(
         containment,
         checks,
         outlook,
+        family: agent.family(),
     })
 }
 
@@ -161,7 +166,7 @@ impl Prepared {
     /// takes its estimate (`run --dry-run`).
     pub fn start_order(&self) -> Vec<Vec<String>> {
         let jobs = self.settings.jobs.max(1);
-        let mut s = scheduler(&self.plan, &self.settings.routing, jobs);
+        let mut s = scheduler(&self.plan, &self.settings.routing, self.family, jobs);
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
@@ -195,6 +200,7 @@ pub fn run(
         resume,
         containment,
         outlook,
+        family,
         ..
     } = session;
     repo.ensure_excluded()?;
@@ -251,6 +257,7 @@ pub fn run(
             &settings.contain,
         ),
         executor,
+        family,
         cancel,
         run_dir,
         emitter: emitter.clone(),
@@ -388,6 +395,8 @@ pub(super) struct Shared<'a> {
     pub(super) digests: Vec<String>,
     pub(super) checkouts: Checkouts,
     pub(super) executor: Arc<dyn Executor>,
+    /// The agent's model family: routing gives it no other family's model.
+    pub(super) family: Option<&'static str>,
     pub(super) cancel: &'a Cancel,
     pub(super) run_dir: PathBuf,
     pub(super) emitter: Emitter,
