@@ -220,17 +220,7 @@ impl Hook {
             )?),
             None => None,
         };
-        let overlay = match (&policy.overlay, access) {
-            (None, _) => None,
-            (Some(overlay), Some(access)) if backend.namespaces => {
-                Some(OverlaySetup::new(overlay, access.bits())?)
-            }
-            (Some(_), _) => {
-                return Err(SandboxError::Setup(
-                    "an overlay needs Landlock and namespaces".into(),
-                ))
-            }
-        };
+        let overlay = overlay_setup(confine, access)?;
         let proxied = policy.proxy.is_some() && backend.namespaces;
         let (handoff, listener) = if proxied {
             let (parent, child) = handoff::prepare(crate::proxy::ADDR)
@@ -299,6 +289,23 @@ impl Hook {
             namespaces::fork_and_wait(false)?;
         }
         Ok(())
+    }
+}
+
+/// The overlay a child writes through, if its policy has one: it needs
+/// Landlock (`access`, the write rights it handles) and namespaces.
+fn overlay_setup(
+    confine: &Confine,
+    access: Option<::landlock::BitFlags<::landlock::AccessFs>>,
+) -> Result<Option<OverlaySetup>, SandboxError> {
+    match (&confine.policy.overlay, access) {
+        (None, _) => Ok(None),
+        (Some(overlay), Some(access)) if confine.containment.0.namespaces => {
+            Ok(Some(OverlaySetup::new(overlay, access.bits())?))
+        }
+        (Some(_), _) => Err(SandboxError::Setup(
+            "an overlay needs Landlock and namespaces".into(),
+        )),
     }
 }
 
