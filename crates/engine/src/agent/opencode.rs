@@ -63,19 +63,24 @@ impl Cli for Opencode {
     /// `$XDG_DATA_HOME/opencode`; `$XDG_STATE_HOME` holds its other state
     /// and `$XDG_CACHE_HOME` its caches (it makes `$XDG_CACHE_HOME/opencode`
     /// as it starts, and fails when it cannot): all three per slot, reset
-    /// with the home. Configuration (`$XDG_CONFIG_HOME`) stays the user's.
+    /// with the home. Its configuration folder is a copy of the user's in
+    /// the slot too: opencode writes there as it starts (a `.gitignore`),
+    /// and dies when it cannot.
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let data = user_dir(var, "XDG_DATA_HOME", ".local/share").join("opencode");
+        let config = user_dir(var, "XDG_CONFIG_HOME", ".config").join("opencode");
         Some(StateLayout {
             vars: vec![
                 ("XDG_DATA_HOME", "data"),
                 ("XDG_STATE_HOME", "state"),
                 ("XDG_CACHE_HOME", "cache"),
+                ("XDG_CONFIG_HOME", "config"),
             ],
             files: vec![],
             seeds: vec![
                 Seed::link(data.join("auth.json"), "data/opencode/auth.json"),
                 Seed::link(data.join("mcp-auth.json"), "data/opencode/mcp-auth.json"),
+                Seed::copy(config, "config/opencode"),
             ],
         })
     }
