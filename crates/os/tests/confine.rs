@@ -169,13 +169,20 @@ fn a_confined_child_sees_no_socket_outside_its_writable_areas() {
     );
 }
 
+/// A temporary directory that no child's view hides: `/var/tmp` is
+/// neither `/tmp` nor below `/run` (the build's own folder may lie below
+/// `/tmp`, as in a CI clone there).
+fn not_hidden() -> tempfile::TempDir {
+    tempfile::tempdir_in("/var/tmp").expect("/var/tmp is writable")
+}
+
 /// chmod, utimes and extended attributes: `EROFS` outside the writable
 /// areas (in a directory below `/tmp` bound back read-only as the child's
 /// working directory, and in one that is not hidden at all), allowed inside.
 #[test]
 fn a_confined_child_changes_no_metadata_outside_its_writable_areas() {
     let dir = tempfile::tempdir().unwrap();
-    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let visible = not_hidden();
     let w = dir.path().join("w");
     std::fs::create_dir(&w).unwrap();
     let files = [dir.path().join("f"), visible.path().join("f"), w.join("f")];
@@ -221,7 +228,7 @@ fn a_confined_child_changes_no_metadata_outside_its_writable_areas() {
 #[test]
 fn a_confined_child_cannot_undo_its_view() {
     let outside = tempfile::tempdir().unwrap();
-    let visible = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let visible = not_hidden();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(visible.path().join("f"), "x").unwrap();
     std::fs::write(
