@@ -159,24 +159,29 @@ fn outcome(
     }
 }
 
-/// A JSON-RPC error: `Unavailable` when its message or data is the
-/// provider's refusal (rate limit, quota, overload), else `Failed`.
+/// A JSON-RPC error: `Unavailable` when its message, or a text of its
+/// data (a string, or a string field of an object), is the provider's
+/// refusal (rate limit, quota, overload), else `Failed`.
 fn error_outcome(error: &Value, now: Now) -> AgentOutcome {
-    let message = error["message"].as_str().unwrap_or("").to_string();
-    let data = match &error["data"] {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let text = format!("{message} {data}");
-    let code = error["code"].as_i64().unwrap_or(0);
-    if limits::is_provider_line(&text) {
+    let message = error["message"].as_str().unwrap_or("");
+    let mut texts = vec![message];
+    match &error["data"] {
+        Value::String(s) => texts.push(s),
+        Value::Object(fields) => texts.extend(fields.values().filter_map(Value::as_str)),
+        _ => {}
+    }
+    if let Some(refusal) = texts.iter().find(|t| limits::is_provider_line(t)) {
         return AgentOutcome::Unavailable {
-            retry_after: limits::retry_after(&text, now),
-            reason: text.trim().to_string(),
+            retry_after: limits::retry_after(refusal, now),
+            reason: refusal.to_string(),
         };
     }
-    AgentOutcome::Failed(format!("error {code}: {}", text.trim()))
+    let code = error["code"].as_i64().unwrap_or(0);
+    let data = match &error["data"] {
+        Value::Null => String::new(),
+        data => format!(" {data}"),
+    };
+    AgentOutcome::Failed(format!("error {code}: {message}{data}"))
 }
 
 #[cfg(test)]

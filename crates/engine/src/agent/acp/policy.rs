@@ -38,8 +38,7 @@ pub(super) fn decide(params: &Value, workspace: &Path) -> Answer {
         .as_array()
         .map(|l| l.iter().filter_map(|l| l["path"].as_str()).collect())
         .unwrap_or_default();
-    let allowed =
-        kind == "edit" && !paths.is_empty() && paths.iter().all(|p| inside(p, workspace));
+    let allowed = kind == "edit" && !paths.is_empty() && paths.iter().all(|p| inside(p, workspace));
     let kinds: &[&str] = if allowed {
         &["allow_once", "allow_always"]
     } else {

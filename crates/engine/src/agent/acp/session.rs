@@ -106,7 +106,9 @@ impl Session {
             (Some("session/update"), None) => self.update(&msg["params"]["update"]),
             (Some(method), None) => self.note(&format!("acp: notification {method} ignored")),
             (None, Some(id)) => self.response(id, &msg),
-            (None, None) => self.note(&format!("acp: a message with neither method nor id: {line}")),
+            (None, None) => self.note(&format!(
+                "acp: a message with neither method nor id: {line}"
+            )),
         }
     }
 
@@ -153,7 +155,9 @@ impl Session {
                 self.note(&format!("acp: turn ended: {reason}"));
                 self.finish(TurnEnd::Stopped(reason.to_string()));
             }
-            _ => self.note(&format!("acp: an answer to no request of planwright's: {id}")),
+            _ => self.note(&format!(
+                "acp: an answer to no request of planwright's: {id}"
+            )),
         }
     }
 
@@ -188,7 +192,9 @@ impl Session {
             self.note(&format!("acp: permission {}", answer.log_line()));
             json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": answer.outcome()}})
         } else {
-            self.note(&format!("acp: refused {method}: planwright offers no such method"));
+            self.note(&format!(
+                "acp: refused {method}: planwright offers no such method"
+            ));
             json!({"jsonrpc": "2.0", "id": id,
                 "error": {"code": -32601, "message": format!("{method} is not offered")}})
         };
