@@ -76,7 +76,7 @@ pub fn adapter(name: &str) -> Option<&'static Adapter> {
 }
 
 /// Every name `--agent` accepts, ticked and listed (`` `claude`, `codex`,
-/// ..., `cmd` or `scripted:DIR` ``).
+/// ..., `cmd`, `acp` or `scripted:DIR` ``).
 pub fn agent_names() -> String {
     let names: Vec<String> = ADAPTERS.iter().map(|a| format!("`{}`", a.name)).collect();
     format!("{}, `cmd`, `acp` or `scripted:DIR`", names.join(", "))
