@@ -1,9 +1,11 @@
 //! Agents: the coding-agent CLIs that do a ticket's work, behind one trait.
 //! Built in: adapters for `claude`, `codex`, `gemini`, `agy`, `aider` and
 //! `opencode` (one file each, sharing [`cli`]), `cmd` (any program, from a
-//! template) and `scripted:DIR` (prepared files and patches per ticket; for
+//! template), `acp` (any Agent Client Protocol agent, from a template) and
+//! `scripted:DIR` (prepared files and patches per ticket; for
 //! tests and the demo).
 
+pub(crate) mod acp;
 pub(crate) mod agy;
 pub(crate) mod aider;
 pub(crate) mod claude;
@@ -74,10 +76,10 @@ pub fn adapter(name: &str) -> Option<&'static Adapter> {
 }
 
 /// Every name `--agent` accepts, ticked and listed (`` `claude`, `codex`,
-/// ..., `cmd` or `scripted:DIR` ``).
+/// ..., `cmd`, `acp` or `scripted:DIR` ``).
 pub fn agent_names() -> String {
     let names: Vec<String> = ADAPTERS.iter().map(|a| format!("`{}`", a.name)).collect();
-    format!("{}, `cmd` or `scripted:DIR`", names.join(", "))
+    format!("{}, `cmd`, `acp` or `scripted:DIR`", names.join(", "))
 }
 
 /// What an agent gets for one attempt.
@@ -239,6 +241,15 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
             Ok(Box::new(
                 cmd::CmdAgent::new(template)?.with_env(opts.env.clone()),
             ))
+        }
+        "acp" => {
+            let template = opts.cmd.as_deref().ok_or_else(|| {
+                EngineError::Settings(format!(
+                    "the `acp` agent needs the command that starts it: `{} \"gemini --acp\"` or `[agent] cmd` in planwright.toml",
+                    planwright_plan::Flag::AgentCmd
+                ))
+            })?;
+            Ok(Box::new(acp::Acp::new(template, opts.env.clone())?))
         }
         "scripted" => Err(EngineError::Settings(format!(
             "the scripted agent needs its fixture folder: `{} scripted:DIR`",

@@ -466,6 +466,15 @@ fn exit_of(status: ExitStatus) -> Exit {
     }
 }
 
+/// Makes a named pipe at `path` (mode 0600): the stdin of a child that a
+/// caller keeps talking to while it runs (see [`Spec::stdin`]), which it
+/// opens for reading and writing first so that neither side's open blocks.
+pub fn make_fifo(path: &Path) -> io::Result<()> {
+    use rustix::fs::{FileType, Mode, CWD};
+    rustix::fs::mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o600), 0)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,57 @@
+#!/bin/bash
+# A fake Agent Client Protocol agent for crates/engine/tests/acp.rs: answers
+# planwright's three requests (ids 1, 2, 3) and plays the session named by
+# $1 in the workspace it starts in; $2 is a path outside the workspace.
+mode=$1 outside=$2
+say() { printf '%s\n' "$1"; }
+update() { say "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s1\",\"update\":$1}}"; }
+ask() { # id kind path: a permission request, then the answer read back
+  say "{\"jsonrpc\":\"2.0\",\"id\":\"$1\",\"method\":\"session/request_permission\",\"params\":{\"sessionId\":\"s1\",\"toolCall\":{\"toolCallId\":\"$1\",\"title\":\"$2 $3\",\"kind\":\"$2\",\"locations\":[{\"path\":\"$3\"}]},\"options\":[{\"optionId\":\"ok\",\"name\":\"Allow\",\"kind\":\"allow_once\"},{\"optionId\":\"no\",\"name\":\"Reject\",\"kind\":\"reject_once\"}]}}"
+  read -r answer
+  case $answer in *'"optionId":"ok"'*) return 0 ;; *) return 1 ;; esac
+}
+end_turn() { say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":120,"outputTokens":30,"cachedReadTokens":20,"cachedWriteTokens":5,"totalTokens":175}}}'; }
+
+read -r _initialize
+if [ "$mode" = malformed ]; then
+  say 'this is not json'
+  say '[1,2,3]'
+  say '{"jsonrpc":"2.0"}'
+fi
+say '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}'
+read -r _new
+say '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}'
+read -r prompt
+case $prompt in *'"method":"session/prompt"'*) ;; *) exit 3 ;; esac
+case $mode in
+edit)
+  printf '%s\n' "$_initialize" > initialize.json
+  update '{"sessionUpdate":"plan","entries":[{"content":"write hello.txt","priority":"high","status":"pending"}]}'
+  update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Write hello.txt","kind":"edit","status":"pending"}'
+  ask c1 edit "$PWD/hello.txt" && echo hello > hello.txt
+  update '{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"}'
+  update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"wrote hello.txt"}}'
+  end_turn ;;
+deny)
+  ask c1 edit "$outside" && echo planted > "$outside"
+  ask c2 execute "$PWD/run.sh" && echo ran > ran.txt
+  end_turn ;;
+error)
+  say '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error","data":{"details":"429 Too Many Requests: rate limit exceeded, retry in 30s"}}}' ;;
+refusal)
+  say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"refusal"}}' ;;
+hang)
+  while read -r line; do
+    case $line in *'"method":"session/cancel"'*)
+      echo "$line" > cancelled.json
+      say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}' ;;
+    esac
+  done ;;
+malformed)
+  say '{"jsonrpc":"2.0","id":"f1","method":"fs/read_text_file","params":{"sessionId":"s1","path":"/etc/hostname"}}'
+  read -r refusal
+  echo "$refusal" > fs-answer.json
+  end_turn ;;
+esac
+# An agent stays until its client is done with it.
+cat > /dev/null
