@@ -30,6 +30,18 @@ pub enum MergeOutcome {
     Cancelled,
 }
 
+/// One verified candidate of a batch.
+pub struct StackMember<'a> {
+    /// The candidate commit.
+    pub candidate: &'a str,
+    /// Its ref, deleted as the batch lands.
+    pub candidate_ref: &'a str,
+    /// The tip it was verified on.
+    pub verified_on: &'a str,
+    /// Its commit message, trailers included.
+    pub message: &'a str,
+}
+
 /// What a merge needs.
 pub struct Merge<'a> {
     /// The target repository.
@@ -111,6 +123,75 @@ impl Merge<'_> {
             "the base branch `{}` kept moving under the merge ({CAS_TRIES} tries); is another process writing to it?",
             self.target.base
         )))
+    }
+
+    /// Lands a batch of verified candidates at once: one commit per member,
+    /// each made without a checkout on the one before, the gates run once
+    /// on the stack's tip, and the target advanced to that tip with every
+    /// candidate ref deleted in one ref transaction. `None` when the stack
+    /// does not merge or its gates fail (the caller lands the members one
+    /// at a time, so the base never moves to a tree whose gates failed).
+    /// `before_ref_update` receives each member's commit before the ref moves.
+    pub fn land_stack(
+        &self,
+        members: &[StackMember<'_>],
+        before_ref_update: &mut dyn FnMut(usize, &str) -> Result<(), EngineError>,
+        cancel: &Cancel,
+    ) -> Result<Option<Vec<String>>, EngineError> {
+        let (name, tip, create) = self.target.landing(self.repo)?;
+        let mut commits = Vec::with_capacity(members.len());
+        let mut top = tip.clone();
+        for m in members {
+            let Ok(tree) = self.merge_tree(&top, m.candidate, m.verified_on)? else {
+                return Ok(None);
+            };
+            top = commit_tree(self.repo, &tree, &top, m.message)?;
+            commits.push(top.clone());
+        }
+        crate::log::append(
+            self.log,
+            &format!(
+                "-- gates on a stack of {} tickets {}\n",
+                members.len(),
+                short(&top)
+            ),
+        )?;
+        let verdict = (self.checkouts).gate(
+            "merge",
+            &top,
+            self.gates,
+            self.gate_settings,
+            self.log,
+            cancel,
+        )?;
+        if verdict != Verdict::Pass {
+            return Ok(None);
+        }
+        for (i, commit) in commits.iter().enumerate() {
+            before_ref_update(i, commit)?;
+        }
+        let old = if create { ZERO } else { tip.as_str() };
+        let mut transaction = format!("update {name} {top} {old}\n");
+        for m in members {
+            transaction.push_str(&format!("delete {}\n", m.candidate_ref));
+        }
+        let swapped = self.repo.guard().own_write(|| {
+            Ok(self
+                .repo
+                .git()
+                .args(["update-ref", "-m", "planwright: merge batch", "--stdin"])
+                .input(transaction)
+                .succeeds()?)
+        })?;
+        if !swapped {
+            // Moved under us: the members land one at a time from the new tip.
+            self.target.know_held_tip(HeldTip::Unknown);
+            return Ok(None);
+        }
+        if name == self.target.held_ref() {
+            self.target.know_held_tip(HeldTip::At(top));
+        }
+        Ok(Some(commits))
     }
 
     /// The merged tree of `tip` and `candidate`, or the conflict with the
