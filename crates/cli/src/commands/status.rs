@@ -88,8 +88,11 @@ fn rows(r: &RunReport) {
         .max()
         .unwrap_or(2)
         .clamp(6, super::show::MAX_ID_COLUMN);
+    // A dead run's ticket is no longer running: its attempt was cut off.
+    let dead = r.run.status == RunStatus::Interrupted;
+    let state_width = if dead { "interrupted".len() } else { 8 };
     crate::outln!(
-        "{:width$}  {:11}  {:8}  {:>9}  {:>9}  {:10}  failure",
+        "{:width$}  {:state_width$}  {:8}  {:>9}  {:>9}  {:10}  failure",
         "ticket",
         "state",
         "attempts",
@@ -110,8 +113,6 @@ fn rows(r: &RunReport) {
             .usage
             .map_or("-".into(), |u| u.total().to_string());
         let cost = report.totals.cost_usd.map_or("-".into(), view::cost_text);
-        // A dead run's ticket is no longer running: its attempt was cut off.
-        let dead = r.run.status == RunStatus::Interrupted;
         let state = match t.state {
             TicketState::Running | TicketState::Verified | TicketState::Merging if dead => {
                 "interrupted"
@@ -119,7 +120,7 @@ fn rows(r: &RunReport) {
             state => state.as_str(),
         };
         crate::outln!(
-            "{:width$}  {:11}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
+            "{:width$}  {:state_width$}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
             state,
             t.attempt_count,
