@@ -22,7 +22,8 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "planwright", version = env!("PLANWRIGHT_VERSION"), about, long_about = None, propagate_version = true)]
 pub struct Cli {
-    #[command(flatten)]
+    // Under their own heading, so a command's help lists its own options first.
+    #[command(flatten, next_help_heading = "Global options")]
     global: Global,
     #[command(subcommand)]
     command: Command,
@@ -168,8 +169,9 @@ fn main() {
     std::process::exit(code);
 }
 
-/// `--config` naming a missing file is an error for every command, also
-/// those that read no configuration, so a typo is never silently ignored.
+/// `--config` naming a missing or invalid file is an error (exit 2) for
+/// every command, also those that read no configuration, so a typo is
+/// never silently ignored.
 fn config_exists(global: &Global) -> Result<(), CliError> {
     match &global.config {
         Some(path) if !path.is_file() => Err(CliError::usage(format!(
@@ -177,7 +179,8 @@ fn config_exists(global: &Global) -> Result<(), CliError> {
             path.display()
         ))
         .hint("name an existing planwright.toml, or leave out `--config`")),
-        _ => Ok(()),
+        Some(path) => settings::check_config(path),
+        None => Ok(()),
     }
 }
 

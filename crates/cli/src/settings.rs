@@ -109,6 +109,15 @@ fn read_candidate(global: &Global, path: &Path) -> Result<Option<String>, CliErr
     }
 }
 
+/// Fails when the file at `path` is not a valid configuration.
+pub fn check_config(path: &Path) -> Result<(), CliError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), &e))?;
+    let shown = path.display().to_string();
+    Config::parse(&text).map_err(|e| config_error(&shown, &e))?;
+    Ok(())
+}
+
 /// Parses the configuration `shown` names; a section under its former
 /// name is read, with a warning.
 fn parse(global: &Global, shown: &str, text: &str) -> Result<Config, CliError> {

@@ -13,7 +13,7 @@ use planwright_engine::Reporter;
 use planwright_engine::{Prepared, Resume, RunSummary};
 use planwright_plan::model::Gate;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -316,7 +316,36 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let cancel = cancel_on_signals();
     let summary = planwright_engine::run(session, executor, reporters(global), &cancel)
         .map_err(engine_error)?;
-    finish(&summary, global)
+    let code = finish(&summary, global)?;
+    next_step(&summary, &args, &repo_dir, global);
+    Ok(code)
+}
+
+/// After a run that did not merge everything, what to do next: where it
+/// stands, where the logs are, how to continue and how to run a merged
+/// ticket again.
+fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global) {
+    let stopped = summary.interrupted || summary.budget.is_some();
+    if global.quiet || global.output == Output::Json || (summary.all_merged() && !stopped) {
+        return;
+    }
+    let quote = |p: &Path| {
+        let text = p.to_string_lossy();
+        shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
+    };
+    let run = format!("planwright run {}", quote(&args.plan.plan));
+    let logs = repo_dir
+        .join(".planwright/runs")
+        .join(&summary.run)
+        .join("TICKET/ticket.log");
+    crate::outln!("\nnext:");
+    crate::outln!(
+        "  planwright status --repo {}   where each ticket stands and why",
+        quote(repo_dir)
+    );
+    crate::outln!("  {}   a ticket's whole log", logs.display());
+    crate::outln!("  {run}   (with the same options) continues the run: failed and blocked tickets start again with fresh strikes");
+    crate::outln!("  {run} --rerun ID   also runs the merged ticket ID again");
 }
 
 /// Preflight's warnings (overlapping scopes, say) on stderr, as `warning:`

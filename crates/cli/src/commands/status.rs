@@ -4,7 +4,7 @@ use super::observe::RunArgs;
 use super::run::engine_error;
 use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
-use planwright_engine::TicketState;
+use planwright_engine::{RunStatus, TicketState};
 use planwright_plan::words::inert;
 use planwright_view::{self as view, RunReport, RunView, StatusDocument};
 
@@ -46,7 +46,13 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
-    crate::outln!("{}", counts_line(&r.view));
+    let counts = counts_line(&r.view);
+    if r.run.status == RunStatus::Interrupted {
+        // The run's process is gone, so nothing it started is still running.
+        crate::outln!("{}", counts.replace(" running,", " interrupted,"));
+    } else {
+        crate::outln!("{counts}");
+    }
     crate::outln!("{}", view::totals_text(&r.totals));
     for (pool, p) in &r.view.paused {
         let until = p
@@ -82,8 +88,11 @@ fn rows(r: &RunReport) {
         .max()
         .unwrap_or(2)
         .clamp(6, super::show::MAX_ID_COLUMN);
+    // A dead run's ticket is no longer running: its attempt was cut off.
+    let dead = r.run.status == RunStatus::Interrupted;
+    let state_width = if dead { "interrupted".len() } else { 8 };
     crate::outln!(
-        "{:width$}  {:8}  {:8}  {:>9}  {:>9}  {:10}  failure",
+        "{:width$}  {:state_width$}  {:8}  {:>9}  {:>9}  {:10}  failure",
         "ticket",
         "state",
         "attempts",
@@ -104,10 +113,16 @@ fn rows(r: &RunReport) {
             .usage
             .map_or("-".into(), |u| u.total().to_string());
         let cost = report.totals.cost_usd.map_or("-".into(), view::cost_text);
+        let state = match t.state {
+            TicketState::Running | TicketState::Verified | TicketState::Merging if dead => {
+                "interrupted"
+            }
+            state => state.as_str(),
+        };
         crate::outln!(
-            "{:width$}  {:8}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
+            "{:width$}  {:state_width$}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
-            t.state.as_str(),
+            state,
             t.attempt_count,
             commit
         );
@@ -140,8 +155,8 @@ fn why(r: &RunReport, global: &Global) {
 pub fn counts_line(view: &RunView) -> String {
     let c = view.counts();
     format!(
-        "{} tickets: {} merged, {} failed, {} blocked, {} running, {} pending",
-        view.tickets.len(),
+        "{}: {} merged, {} failed, {} blocked, {} running, {} pending",
+        crate::render::count(view.tickets.len(), "ticket"),
         c.merged,
         c.failed,
         c.blocked,
