@@ -103,7 +103,7 @@ impl Agent for Acp {
         let done = ran?;
         let end = session.end();
         let outcome = outcome(end.turn, &done, cancel.is_cancelled(), &end.message);
-        crate::log::append(&ctx.log, &format!("acp: outcome {outcome:?}\n"))?;
+        crate::log::append(&ctx.log, &format!("acp: outcome {outcome}\n"))?;
         Ok(AgentReport {
             model: ctx.model.clone(),
             usage: end.usage,

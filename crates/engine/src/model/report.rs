@@ -28,6 +28,28 @@ pub enum AgentOutcome {
     },
 }
 
+impl std::fmt::Display for AgentOutcome {
+    /// One line for the agent log: the outcome's name and what it carries.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentOutcome::Finished => f.write_str("finished"),
+            AgentOutcome::Blocked(reason) => write!(f, "blocked: {reason}"),
+            AgentOutcome::Failed(tail) => write!(f, "failed: {tail}"),
+            AgentOutcome::TimedOut => f.write_str("timed out"),
+            AgentOutcome::Cancelled => f.write_str("cancelled"),
+            AgentOutcome::Unavailable {
+                retry_after: Some(wait),
+                reason,
+            } => write!(
+                f,
+                "unavailable (retry after {} s): {reason}",
+                wait.as_secs()
+            ),
+            AgentOutcome::Unavailable { reason, .. } => write!(f, "unavailable: {reason}"),
+        }
+    }
+}
+
 /// Tokens one attempt used, normalized across CLIs: `input_tokens` counts
 /// only input not read from a cache.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
