@@ -30,6 +30,7 @@ pub use git::{tracked_files, Git};
 pub use model::{
     transition, Failure, FailureKind, IllegalTransition, RunStatus, Step, TicketState,
 };
+pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};
 pub use run::lock::is_held as run_lock_held;
 pub use run::preflight::{

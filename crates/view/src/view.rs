@@ -1,7 +1,7 @@
 //! One view of a run for every reader: `status`, `report --to html`,
 //! `watch` and `serve` all show a [`RunView`], folded from the run's event
 //! log (`runs/<run>/events.jsonl`), with the state store supplying only what
-//! events do not carry (the run's plan path, ticket titles and plan order).
+//! events do not carry (the run's plan path, ticket titles, plan order and the plan's graph).
 //!
 //! Each line is read back as the engine's typed [`Event`]: unknown events
 //! and fields are passed over and a half-written last line waits, so a
@@ -14,11 +14,12 @@ use planwright_engine::EngineError;
 use planwright_engine::Event;
 use planwright_engine::Failure;
 use planwright_engine::Repo;
+use planwright_engine::RunGraph;
 use planwright_engine::{RunRow, Store, TicketState};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A run as every view shows it.
 #[derive(Debug, Clone)]
@@ -44,6 +45,10 @@ pub struct RunView {
     /// Whether some event time has milliseconds (else times are whole
     /// seconds, too coarse to draw a run of a few seconds).
     pub subsecond_times: bool,
+    /// Whether the run recorded its plan's graph. A run made by an older
+    /// planwright did not: its tickets are shown in one wave, without edges,
+    /// and every view says so rather than draw a wrong graph.
+    pub graph_recorded: bool,
     index: HashMap<String, usize>,
     /// Which attempt holds each slot: (ticket index, attempt number).
     slots: Vec<Option<(usize, u32)>>,
@@ -258,6 +263,7 @@ impl RunView {
             skipped_lines: 0,
             events: 0,
             subsecond_times: false,
+            graph_recorded: false,
             index,
             slots: vec![],
         }
@@ -315,9 +321,14 @@ impl RunView {
     /// Lays the tickets out by the plan's dependencies (waves and edges);
     /// tickets the plan lacks go into a wave after the others.
     pub fn set_plan(&mut self, plan: &planwright_plan::Plan) {
+        self.set_graph(&RunGraph::of(plan));
+    }
+
+    /// Lays the tickets out by the graph the run recorded; tickets it lacks
+    /// go into a wave after the others.
+    pub fn set_graph(&mut self, graph: &RunGraph) {
         let pos = |id: &str| self.index.get(id).copied();
-        let mut waves: Vec<Vec<usize>> = planwright_plan::analysis::waves(plan)
-            .iter()
+        let mut waves: Vec<Vec<usize>> = (graph.waves.iter())
             .map(|w| w.iter().filter_map(|id| pos(id)).collect())
             .collect();
         let placed: std::collections::HashSet<usize> = waves.iter().flatten().copied().collect();
@@ -328,9 +339,8 @@ impl RunView {
             waves.push(rest);
         }
         waves.retain(|w| !w.is_empty());
-        self.edges = planwright_plan::analysis::edges(plan)
-            .into_iter()
-            .filter_map(|(d, t)| Some((pos(&plan.tickets[d].id)?, pos(&plan.tickets[t].id)?)))
+        self.edges = (graph.edges.iter())
+            .filter_map(|(d, t)| Some((pos(d)?, pos(t)?)))
             .collect();
         for (w, ids) in waves.iter().enumerate() {
             for &i in ids {
@@ -338,6 +348,7 @@ impl RunView {
             }
         }
         self.waves = waves;
+        self.graph_recorded = true;
     }
 
     /// Folds the complete lines of `text` (one event each); returns how many
@@ -500,7 +511,7 @@ pub fn load_view(
 }
 
 /// The view of `run` before any event is folded: its tickets from the
-/// store, laid out by its plan.
+/// store, laid out by the graph the run recorded.
 fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFiles), EngineError> {
     let tickets: Vec<(String, String)> = store
         .tickets(&run.id)?
@@ -509,8 +520,9 @@ fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFile
         .collect();
     let mut view = RunView::new(run, &tickets);
     let files = RunFiles::new(repo, &run.id);
-    if let Some(plan) = find_plan(repo, &files, &run.plan_path) {
-        view.set_plan(&plan);
+    let graph = store.run_graph(&run.id)?;
+    if let Some(graph) = graph.as_deref().and_then(RunGraph::from_json) {
+        view.set_graph(&graph);
     }
     Ok((view, files))
 }
@@ -525,27 +537,6 @@ pub(crate) fn fold_all(
     Tail::new(files.events.clone()).poll(&mut view)?;
     read_gate_logs(&mut view, &files.dir);
     Ok((view, files))
-}
-
-/// The run's plan, for its dependencies: a copy in the run's folder when
-/// the engine keeps one, else the plan file as given to `run` (absolute,
-/// or relative to the repository or the current directory). Read
-/// leniently (gate rules off): only ids and dependencies are used.
-fn find_plan(repo: &Repo, files: &RunFiles, plan_path: &str) -> Option<planwright_plan::Plan> {
-    let given = Path::new(plan_path);
-    let candidates = [
-        files.dir.join("plan.json"),
-        given.to_path_buf(),
-        repo.root().join(given),
-    ];
-    let options = planwright_plan::Options {
-        strict_gates: false,
-        ..Default::default()
-    };
-    candidates.iter().find_map(|p| {
-        let text = std::fs::read_to_string(p).ok()?;
-        planwright_plan::validate_text(&p.display().to_string(), text, &options).plan
-    })
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod attempt;
 pub mod budget;
 pub mod charter;
 mod coordinator;
+pub mod graph;
 pub mod inputs;
 pub mod lock;
 pub mod merge;

@@ -226,6 +226,7 @@ pub fn run(
         crate::run::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
     store.set_run_inputs(&row.id, &crate::run::inputs::record(&inputs))?;
+    store.set_run_graph(&row.id, &crate::run::graph::RunGraph::of(&plan).to_json())?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-pub(super) const MIGRATIONS: [&str; 4] = [
+pub(super) const MIGRATIONS: [&str; 5] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -57,6 +57,12 @@ CREATE TABLE pool_pauses (
     // `run_inputs::record` writes them.
     "
 ALTER TABLE runs ADD COLUMN inputs TEXT;
+",
+    // The plan's dependency graph as the run last started (a
+    // `run::graph::RunGraph`), so views draw it from any folder without
+    // re-reading the plan file by the path typed at `run`.
+    "
+ALTER TABLE runs ADD COLUMN graph TEXT;
 ",
 ];
 

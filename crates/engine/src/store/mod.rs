@@ -171,6 +171,27 @@ impl Store {
         })
     }
 
+    /// What [`Store::set_run_graph`] last recorded for `run`; None for a run
+    /// made before graphs were recorded.
+    pub fn run_graph(&self, run: &str) -> Result<Option<String>> {
+        self.with(|c| {
+            c.query_row("SELECT graph FROM runs WHERE id = ?1", [run], |r| r.get(0))
+                .optional()
+                .map(Option::flatten)
+        })
+    }
+
+    /// Records the plan's dependency graph (JSON) for `run`.
+    pub fn set_run_graph(&self, run: &str, graph: &str) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE runs SET graph = ?2 WHERE id = ?1",
+                params![run, graph],
+            )
+            .map(drop)
+        })
+    }
+
     /// Marks a run as being worked on by this invocation, with the plan file given.
     pub fn resume_run(&self, run: &str, plan_path: &str) -> Result<()> {
         self.transition(|c| {
