@@ -340,3 +340,39 @@ fn the_live_page_follows_a_run_in_chromium() {
     assert_eq!(browser.console_errors(), Vec::<String>::new());
     drop(serve);
 }
+
+#[test]
+fn the_dag_is_drawn_from_the_runs_record_without_the_plan_file() {
+    let demo = Demo::run(2, |p| p);
+    let edges = |html: &str| html.matches("class=\"edge\"").count();
+    let html = |dir: &Path, repo: &Path| {
+        let out = demo.cli.run(
+            dir,
+            &[
+                "report",
+                "--repo",
+                repo.to_str().unwrap(),
+                "--format",
+                "html",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let before = html(demo.root(), &demo.repo());
+    assert!(
+        edges(&before) > 0,
+        "the demo plan has a dependency: {before}"
+    );
+    // The plan file gone, and the report asked from inside the repository:
+    // a view that re-read the plan by the path typed at `run` would draw
+    // every ticket in one wave with no edges.
+    for entry in std::fs::read_dir(demo.root()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let after = html(&demo.repo(), Path::new("."));
+    assert_eq!(edges(&after), edges(&before));
+}
