@@ -102,6 +102,9 @@ fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
         time(r.finished_ms),
         st = esc(&r.status),
     );
+    if let Some(note) = view.graph_note() {
+        let _ = write!(s, "<p class=\"meta\">{}</p>", esc(note));
+    }
 }
 
 fn summary(s: &mut String, view: &RunView) {

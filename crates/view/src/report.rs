@@ -237,6 +237,9 @@ pub fn markdown(r: &RunReport) -> String {
         r.run.finished_at.as_deref().unwrap_or("-"),
         r.run.status.as_str()
     );
+    if let Some(note) = r.view.graph_note() {
+        let _ = writeln!(s, "- note: {note}");
+    }
     let _ = writeln!(
         s,
         "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other",

@@ -54,6 +54,10 @@ pub struct RunView {
     slots: Vec<Option<(usize, u32)>>,
 }
 
+/// Said of a run an older planwright made, which kept no graph.
+pub const GRAPH_NOT_RECORDED: &str =
+    "this run was recorded before planwright stored its plan's graph: its DAG shows one wave and no edges";
+
 /// The run itself.
 #[derive(Debug, Clone)]
 pub struct RunInfo {
@@ -349,6 +353,11 @@ impl RunView {
         }
         self.waves = waves;
         self.graph_recorded = true;
+    }
+
+    /// What every view says of a run that recorded no graph.
+    pub fn graph_note(&self) -> Option<&'static str> {
+        (!self.graph_recorded).then_some(GRAPH_NOT_RECORDED)
     }
 
     /// Folds the complete lines of `text` (one event each); returns how many

@@ -365,3 +365,20 @@ fn gate_results_are_read_from_the_ticket_log() {
     assert_eq!(got[1].1[1].name, "npm test (merged tree)");
     assert_eq!(got[1].1[1].detail, "exit code 0");
 }
+
+#[test]
+fn a_run_without_a_recorded_graph_says_so_and_one_with_it_draws_its_edges() {
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B"]));
+    assert_eq!(view.graph_note(), Some(GRAPH_NOT_RECORDED));
+    assert!(view.edges.is_empty());
+    view.set_graph(&planwright_engine::RunGraph {
+        waves: vec![vec!["A".into()], vec!["B".into()]],
+        edges: vec![("A".into(), "B".into())],
+    });
+    assert_eq!(view.graph_note(), None);
+    assert_eq!(view.edges, vec![(0, 1)]);
+    assert_eq!(
+        (view.tickets[0].wave, view.tickets[1].wave, view.waves.len()),
+        (0, 1, 2)
+    );
+}

@@ -60,6 +60,12 @@ fn header(view: &RunView) -> Vec<Line<'static>> {
             Style::new().fg(Color::Yellow),
         ));
     }
+    if let Some(note) = view.graph_note() {
+        parts.push(Span::styled(
+            format!("· {note} "),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
     vec![title, Line::from(parts)]
 }
 
