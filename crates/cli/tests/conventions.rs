@@ -774,3 +774,49 @@ fn the_flag_finder_finds() {
     let src = "let a = \"pass `--gate` now\";\n/// `--doc`\nlet b = \"`--` and `-x`\";\n#[cfg(test)]\nmod tests {\n\"`--test`\"\n}\n";
     assert_eq!(flags_named(src), ["let a = \"pass `--gate` now\";"]);
 }
+
+#[test]
+fn an_invalid_config_file_is_an_error_for_every_command() {
+    let cli = cli();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    std::fs::write(dir.path().join("bad.toml"), "[run\n").unwrap();
+    for args in [
+        &["schema", "native"][..],
+        &["validate", "plan.json"],
+        &["status"],
+        &["report"],
+        &["completions", "bash"],
+    ] {
+        let mut all = vec!["--config", "bad.toml"];
+        all.extend_from_slice(args);
+        let out = cli.run(dir.path(), &all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("bad.toml"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn man_all_writes_one_page_per_subcommand_into_a_new_folder() {
+    let cli = cli();
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli.run(dir.path(), &["man", "--all", "pages/man1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pages = dir.path().join("pages/man1");
+    for name in ["planwright.1", "planwright-run.1", "planwright-status.1"] {
+        let page = std::fs::read_to_string(pages.join(name)).unwrap();
+        assert!(page.contains(".TH"), "{name}: {page}");
+    }
+}
+
+#[test]
+fn a_subcommands_help_lists_its_own_options_before_the_global_ones() {
+    let help = text(&cli().run(Path::new("."), &["status", "--help"]).stdout);
+    let own = help.find("--run").expect("status has --run");
+    let global = help.find("Global options").expect("a global heading");
+    assert!(own < global, "{help}");
+}
