@@ -5,7 +5,7 @@
 use planwright_testkit::{git, have, text, write, Cli, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
@@ -1070,6 +1070,10 @@ fn redact(text: &str, status: &Value, root: &Path) -> String {
 /// A fails its gate with eight lines of output; C, which depends on A, is
 /// blocked; B merges.
 fn failed_run() -> Env {
+    failed_run_and_its_output().0
+}
+
+fn failed_run_and_its_output() -> (Env, Output) {
     let env = sh_env();
     let plan = SH_PLAN.replace(
         r#""body": "make a","#,
@@ -1078,7 +1082,24 @@ fn failed_run() -> Env {
     write(env.root(), "plan.json", &plan);
     let out = env.scripted("run", &["--strikes", "1", "--jobs", "1"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    env
+    (env, out)
+}
+
+#[test]
+fn a_failed_run_ends_with_the_next_step() {
+    let (env, out) = failed_run_and_its_output();
+    let stdout = text(&out.stdout);
+    let next = &stdout[stdout.find("\nnext:\n").expect("a next-step block")..];
+    assert!(next.contains("planwright status --repo"), "{next}");
+    assert!(next.contains("--rerun ID"), "{next}");
+    let log = (next.lines())
+        .find_map(|l| l.trim().strip_suffix("   a ticket's whole log"))
+        .expect("the log line");
+    assert!(log.ends_with("/A/ticket.log"), "{log}");
+    assert!(
+        std::path::Path::new(log).is_file() || env.root().join(log).is_file(),
+        "{log}"
+    );
 }
 
 #[test]

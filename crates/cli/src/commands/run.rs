@@ -334,10 +334,17 @@ fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global
         shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
     };
     let run = format!("planwright run {}", quote(&args.plan.plan));
+    // The first failed ticket's log, else the place of every ticket's.
+    let ticket = summary
+        .failed
+        .keys()
+        .next()
+        .map_or("TICKET", String::as_str);
     let logs = repo_dir
         .join(".planwright/runs")
         .join(&summary.run)
-        .join("TICKET/ticket.log");
+        .join(ticket)
+        .join("ticket.log");
     crate::outln!("\nnext:");
     crate::outln!(
         "  planwright status --repo {}   where each ticket stands and why",
