@@ -318,14 +318,24 @@ fn graph_json_is_json_and_o_writes_a_file() {
 
 #[test]
 fn a_missing_config_file_is_an_error_for_every_command() {
+    config_error_everywhere(None, "`--config nope.toml`: no such file");
+}
+
+/// Every command given `--config nope.toml` (written with `text` when
+/// there is one) fails with exit 2 and says `expected`.
+fn config_error_everywhere(text_of_file: Option<&str>, expected: &str) {
     let cli = cli();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), example()).unwrap();
+    if let Some(t) = text_of_file {
+        std::fs::write(dir.path().join("nope.toml"), t).unwrap();
+    }
     for args in [
         &["schema", "native"][..],
         &["validate", "plan.json"],
         &["graph", "plan.json"],
         &["status"],
+        &["report"],
         &["completions", "bash"],
     ] {
         let mut all = vec!["--config", "nope.toml"];
@@ -333,7 +343,7 @@ fn a_missing_config_file_is_an_error_for_every_command() {
         let out = cli.run(dir.path(), &all);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
-            text(&out.stderr).contains("`--config nope.toml`: no such file"),
+            text(&out.stderr).contains(expected),
             "{args:?}: {}",
             text(&out.stderr)
         );
@@ -777,27 +787,7 @@ fn the_flag_finder_finds() {
 
 #[test]
 fn an_invalid_config_file_is_an_error_for_every_command() {
-    let cli = cli();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("plan.json"), example()).unwrap();
-    std::fs::write(dir.path().join("bad.toml"), "[run\n").unwrap();
-    for args in [
-        &["schema", "native"][..],
-        &["validate", "plan.json"],
-        &["status"],
-        &["report"],
-        &["completions", "bash"],
-    ] {
-        let mut all = vec!["--config", "bad.toml"];
-        all.extend_from_slice(args);
-        let out = cli.run(dir.path(), &all);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            text(&out.stderr).contains("bad.toml"),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-    }
+    config_error_everywhere(Some("[run\n"), "invalid configuration `nope.toml`");
 }
 
 #[test]

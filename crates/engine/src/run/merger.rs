@@ -7,6 +7,8 @@ use crate::error::EngineError;
 use crate::git::merge;
 use crate::model::Step;
 use crate::run::merge::{Merge, MergeOutcome, StackMember};
+use planwright_plan::model::Gate;
+use std::path::Path;
 use std::sync::mpsc::{Receiver, Sender};
 
 /// At most this many verified candidates are checked as one stack: one
@@ -24,9 +26,7 @@ pub(super) fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
                 Err(_) => break,
             }
         }
-        let work = std::panic::AssertUnwindSafe(|| land_batch(sh, &batch));
-        let landed = std::panic::catch_unwind(work)
-            .unwrap_or_else(|_| Err(EngineError::Internal("a batch merge panicked".into())));
+        let landed = guarded("a batch merge", || land_batch(sh, &batch));
         let landed = match landed {
             Ok(landed) => landed,
             Err(e) => {
@@ -46,17 +46,30 @@ pub(super) fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
             }
             None => {
                 for job in &batch {
-                    let work = std::panic::AssertUnwindSafe(|| land(sh, job));
-                    let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
-                        Err(EngineError::Internal(format!(
-                            "the merge of {} panicked",
-                            job.ticket
-                        )))
-                    });
+                    let result = guarded(&format!("the merge of {}", job.ticket), || land(sh, job));
                     report(&tx, job, result);
                 }
             }
         }
+    }
+}
+
+/// `work`'s result, or an internal error naming `what` if it panicked: a
+/// panic in one merge must reach the coordinator, not end the thread.
+fn guarded<T>(what: &str, work: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|_| Err(EngineError::Internal(format!("{what} panicked"))))
+}
+
+/// The merge of `gates` on the run's target, its output into `log`.
+fn merge_with<'a>(sh: &'a Shared, gates: &'a [Gate], log: &'a Path) -> Merge<'a> {
+    Merge {
+        repo: sh.repo,
+        target: &sh.target,
+        checkouts: &sh.checkouts,
+        gates,
+        gate_settings: &sh.settings.gates,
+        log,
     }
 }
 
@@ -101,14 +114,7 @@ fn land_batch(sh: &Shared, batch: &[MergeJob]) -> Result<Option<Vec<String>>, En
         );
         crate::log::append(&sh.run_dir.join(id).join("ticket.log"), &note)?;
     }
-    let merge = Merge {
-        repo: sh.repo,
-        target: &sh.target,
-        checkouts: &sh.checkouts,
-        gates: &gates,
-        gate_settings: &sh.settings.gates,
-        log: &log,
-    };
+    let merge = merge_with(sh, &gates, &log);
     let mut record = |i: usize, commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, ids[i], commit)?)
     };
@@ -131,14 +137,7 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
     let id = job.ticket.as_str();
     let gates = ticket_gates(sh.plan, sh.ticket(id), &sh.settings.extra_gates);
     let log = sh.run_dir.join(id).join("ticket.log");
-    let merge = Merge {
-        repo: sh.repo,
-        target: &sh.target,
-        checkouts: &sh.checkouts,
-        gates: &gates,
-        gate_settings: &sh.settings.gates,
-        log: &log,
-    };
+    let merge = merge_with(sh, &gates, &log);
     let mut record = |commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, id, commit)?)
     };
