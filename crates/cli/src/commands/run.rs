@@ -1,6 +1,6 @@
 //! `planwright run PLAN --repo DIR`: execute a plan on a git repository.
 
-use super::{load_plan, PlanArgs};
+use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{progress, settings, Global, Output};
 use planwright_config::resolve::{self, AgentFlags, RunFlags};
@@ -96,18 +96,11 @@ pub fn repo_dir(
     plan_args: &PlanArgs,
     plan: &planwright_plan::Plan,
 ) -> PathBuf {
-    if let Some(dir) = &engine.repo {
-        return dir.clone();
-    }
-    let plan_path = &plan_args.plan;
-    match &plan.repo {
-        Some(r) if std::path::Path::new(r).is_absolute() => PathBuf::from(r),
-        Some(r) => plan_path
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join(r),
-        None => PathBuf::from("."),
-    }
+    super::plan_repo_dir(
+        engine.repo.as_deref(),
+        &plan_args.plan,
+        plan.repo.as_deref(),
+    )
 }
 
 /// Gates from `[gates] run` and `--gate`.
@@ -286,10 +279,13 @@ pub fn finish_with(
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, report) = load_plan(&args.plan, global)?;
+    let Loaded {
+        plan,
+        report,
+        config,
+        source: config_source,
+    } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let (config, config_source) =
-        settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
     run_settings.config_source = config_source;
