@@ -97,9 +97,16 @@ fn line(event: &Event) -> Option<String> {
             ticket,
             attempt,
             base_commit,
+            starts_from,
         } => {
+            let before = attempt.saturating_sub(1);
+            let from = match starts_from.as_str() {
+                "candidate" => format!(" with attempt {before}'s change"),
+                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
+                _ => String::new(),
+            };
             format!(
-                "{ticket}: attempt {attempt} started from {}",
+                "{ticket}: attempt {attempt} started from {}{from}",
                 short(base_commit)
             )
         }
@@ -279,6 +286,7 @@ mod tests {
                 ticket: "T2".into(),
                 attempt: 1,
                 base_commit: "0123456789abcdef".into(),
+                starts_from: "base".into(),
             },
             Event::Phase {
                 ticket: "T2".into(),

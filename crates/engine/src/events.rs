@@ -75,6 +75,14 @@ pub enum Event {
         attempt: u32,
         /// The base commit it starts from.
         base_commit: String,
+        /// Where its workspace starts: `base`, the previous attempt's
+        /// `candidate` (`candidate_carried` when carried onto a base that
+        /// moved), or the base after a rejected attempt whose change it
+        /// does not hold, saying why (`base_no_candidate`, `base_asked`,
+        /// `base_no_longer_applies`, `base_conflict`, `base_earlier_run`).
+        /// Logs written before it was recorded read as `base`.
+        #[serde(default = "base_start")]
+        starts_from: String,
     },
     /// An attempt enters a phase (`workspace`, `agent`, `commit`, `verify`, `gates`).
     Phase {
@@ -262,6 +270,10 @@ pub enum Event {
         /// `off, ...`.
         sandbox: String,
     },
+}
+
+fn base_start() -> String {
+    "base".to_string()
 }
 
 impl Event {
@@ -555,6 +567,7 @@ mod tests {
                 ticket: t(),
                 attempt: 1,
                 base_commit: "b".into(),
+                starts_from: "base".into(),
             },
             Event::Phase {
                 ticket: t(),

@@ -435,14 +435,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.sched.started_on(id, route.pool.as_deref());
         self.lp.in_flight += 1;
         self.lp.attempt_pool.insert(id.to_string(), route.pool);
+        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
+        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         sh.emitter.emit(Event::AttemptStarted {
             ticket: id.to_string(),
             attempt,
             base_commit: base.clone(),
+            starts_from: start.name().to_string(),
         });
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
-        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         let charter = Charter {
             ticket,
             gates: &gates,
