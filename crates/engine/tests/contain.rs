@@ -850,3 +850,40 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
         assert_eq!(guarded(&env), guard, "{setup:?}");
     }
 }
+
+/// The gate checkout's package cache is the set-up's: its gates read it and
+/// cannot write it, and no agent reaches it; the agent's own cache is its
+/// slot's, not the user's.
+#[test]
+fn a_gate_checkouts_package_cache_is_read_only_to_gates_and_out_of_agents_reach() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let checkouts = env.repo().join(".planwright/caches/checkouts");
+    let fill = "mkdir -p \"$npm_config_cache\" && echo seed > \"$npm_config_cache/seed\"";
+    let gate_script =
+        "grep -q seed \"$npm_config_cache/seed\" && ! touch \"$npm_config_cache/planted\"";
+    let agent_script = format!(
+        "cd \"$1\"\n\
+         case \"$npm_config_cache\" in *\"/.planwright/caches/agents/\"*) ;; *) exit 9 ;; esac\n\
+         for d in {dir}/*/npm; do touch \"$d/planted\" 2>/dev/null && exit 8; done\n\
+         echo ok > answer.txt\n",
+        dir = checkouts.display()
+    );
+    let mut s = enforced();
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), fill.into()]];
+    let plan = one(
+        "A",
+        json!([any("answer.txt")]),
+        gate(&["sh", "-c", gate_script]),
+    );
+    let out = try_run(&env, &plan, &s, sh_agent(&env, &agent_script)).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let filled: Vec<PathBuf> = std::fs::read_dir(&checkouts)
+        .unwrap()
+        .map(|d| d.unwrap().path().join("npm"))
+        .collect();
+    assert!(
+        filled.iter().any(|npm| npm.join("seed").is_file()),
+        "{filled:?}"
+    );
+    assert!(filled.iter().all(|npm| !npm.join("planted").exists()));
+}
