@@ -28,7 +28,7 @@ pub struct Args {
     /// How often to look for new events, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub interval: u64,
-    /// Print one frame as text (COLSxROWS, e.g. `100x30`) and exit, instead
+    /// Print one frame of the list as text (COLSxROWS, e.g. `100x30`) and exit, instead
     /// of taking over the terminal.
     #[arg(long, value_name = "COLSxROWS", value_parser = parse_size)]
     pub once: Option<(u16, u16)>,
@@ -295,17 +295,11 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
     let mut app = App::new(view, files);
     app.refresh()?;
     if let Some((w, h)) = args.once {
-        print!("{}", draw::to_text(&app, w, h, now_ms()));
+        print!("{}", draw::to_text(&app, w, h, crate::progress::now_ms()));
         return Ok(exit::OK);
     }
     live(&mut app, Duration::from_millis(args.interval.max(50)))?;
     Ok(exit::OK)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Restores the terminal however the view ends.
@@ -336,7 +330,7 @@ fn live(app: &mut App, interval: Duration) -> Result<(), CliError> {
     let mut term = ratatui::Terminal::new(backend).map_err(io)?;
     loop {
         app.refresh()?;
-        let now = now_ms();
+        let now = crate::progress::now_ms();
         term.draw(|f| draw(f, app, now)).map_err(io)?;
         if !event::poll(interval).map_err(io)? {
             continue;
