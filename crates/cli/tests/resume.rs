@@ -161,17 +161,28 @@ fn out_dir(env: &Env) -> PathBuf {
     env.root().join("out")
 }
 
-/// Waits (bounded) until the agent has written its whole first line to
-/// `path`: it is running.
-fn wait_for_line(path: &Path) {
+/// Starts a run of `env`'s plan whose agent says it started, then sleeps
+/// for a minute; returns once the agent runs, with the agent's script.
+fn sleeping_run(env: &Env) -> (std::process::Child, PathBuf) {
+    let started = out_dir(env).join("agent.started");
+    let script = env.root().join("agent.sh");
+    std::fs::write(
+        &script,
+        format!("echo started > '{}'\nsleep 60\n", started.display()),
+    )
+    .unwrap();
+    let child = cmd_run(env, &format!("sh {}", script.display()), "1")
+        .spawn()
+        .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while std::fs::read_to_string(path).map_or(true, |p| !p.ends_with('\n')) {
+    while std::fs::read_to_string(&started).map_or(true, |p| !p.ends_with('\n')) {
         assert!(
             std::time::Instant::now() < deadline,
             "the agent never started"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    (child, script)
 }
 
 #[test]
@@ -263,17 +274,7 @@ fn twenty_random_kills_of_a_twelve_ticket_run_merge_each_ticket_once() {
 fn every_signal_ends_the_agents_before_planwright_exits() {
     for signals in [&["-TERM"][..], &["-HUP"], &["-INT", "-INT"]] {
         let (env, _) = crash_env(1);
-        let pids = out_dir(&env).join("agent.pid");
-        let script = env.root().join("agent.sh");
-        std::fs::write(
-            &script,
-            format!("echo $$ > '{}'\nsleep 60\n", pids.display()),
-        )
-        .unwrap();
-        let mut child = cmd_run(&env, &format!("sh {}", script.display()), "1")
-            .spawn()
-            .unwrap();
-        wait_for_line(&pids);
+        let (mut child, script) = sleeping_run(&env);
         for s in signals {
             Command::new("kill")
                 .args([s.to_string(), child.id().to_string()])
@@ -303,17 +304,7 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
 #[test]
 fn status_after_a_kill_shows_no_ticket_running_in_either_output() {
     let (env, _) = crash_env(1);
-    let started = out_dir(&env).join("agent.started");
-    let script = env.root().join("agent.sh");
-    std::fs::write(
-        &script,
-        format!("echo started > '{}'\nsleep 60\n", started.display()),
-    )
-    .unwrap();
-    let mut child = cmd_run(&env, &format!("sh {}", script.display()), "1")
-        .spawn()
-        .unwrap();
-    wait_for_line(&started);
+    let (mut child, _) = sleeping_run(&env);
     let pgid = child.id();
     child.kill().unwrap();
     assert_eq!(child.wait().unwrap().code(), None, "killed");

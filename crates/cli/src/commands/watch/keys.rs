@@ -79,20 +79,26 @@ const fn bind(keys: &'static [Key], does: &'static str, action: Action) -> Bindi
     Binding { keys, does, action }
 }
 
+// The moves both screens share.
+const UP: Binding = bind(&[Key::plain(KeyCode::Up), Key::char('k')], "up", Action::Up);
+const DOWN: Binding = bind(
+    &[Key::plain(KeyCode::Down), Key::char('j')],
+    "down",
+    Action::Down,
+);
+const PAGE_UP: Binding = bind(&[Key::plain(KeyCode::PageUp)], "page up", Action::PageUp);
+const PAGE_DOWN: Binding = bind(
+    &[Key::plain(KeyCode::PageDown), Key::char(' ')],
+    "page down",
+    Action::PageDown,
+);
+
 /// The list of tickets.
 pub const LIST: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Up), Key::char('k')], "up", Action::Up),
-    bind(
-        &[Key::plain(KeyCode::Down), Key::char('j')],
-        "down",
-        Action::Down,
-    ),
-    bind(&[Key::plain(KeyCode::PageUp)], "page up", Action::PageUp),
-    bind(
-        &[Key::plain(KeyCode::PageDown)],
-        "page down",
-        Action::PageDown,
-    ),
+    UP,
+    DOWN,
+    PAGE_UP,
+    PAGE_DOWN,
     bind(
         &[Key::plain(KeyCode::Home), Key::char('g')],
         "first",
@@ -117,18 +123,10 @@ pub const LIST: &[Binding] = &[
 
 /// One ticket's evidence or log.
 pub const TICKET: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Up), Key::char('k')], "up", Action::Up),
-    bind(
-        &[Key::plain(KeyCode::Down), Key::char('j')],
-        "down",
-        Action::Down,
-    ),
-    bind(&[Key::plain(KeyCode::PageUp)], "page up", Action::PageUp),
-    bind(
-        &[Key::plain(KeyCode::PageDown), Key::char(' ')],
-        "page down",
-        Action::PageDown,
-    ),
+    UP,
+    DOWN,
+    PAGE_UP,
+    PAGE_DOWN,
     bind(
         &[Key::plain(KeyCode::Home), Key::char('g')],
         "top",

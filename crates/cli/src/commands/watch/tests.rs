@@ -98,7 +98,7 @@ planwright run r1 (running) onto main
 │                                                          ││                                      │
 │                                                          ││                                      │
 └──────────────────────────────────────────────────────────┘└──────────────────────────────────────┘
-↑/k up · ↓/j down · PgUp page up · PgDn page down · Home/g first · End/G last · Enter/e open
+↑/k up · ↓/j down · PgUp page up · PgDn/Space page down · Home/g first · End/G last · Enter/e open
 q/Esc/^C quit
 ";
 
