@@ -105,17 +105,63 @@ fn list_screen(f: &mut Frame, app: &App, area: Rect, now: i64) {
     log_preview(f, app, log_area);
 }
 
+/// What a ticket's row of the list says, column by column.
+struct Cells {
+    state: String,
+    attempt: String,
+    time: String,
+    rejected: String,
+}
+
+impl Cells {
+    fn of(t: &TicketView, now: i64) -> Cells {
+        let state = match (&t.phase, t.state) {
+            (Some(p), TicketState::Running) => format!("{} {p}", t.state),
+            _ => t.state.to_string(),
+        };
+        let attempt = match t.attempts.len() {
+            0 => String::new(),
+            n => format!("#{n}"),
+        };
+        let rejected = match rejections(t) {
+            0 => String::new(),
+            n => format!("✗{n}"),
+        };
+        Cells {
+            state,
+            attempt,
+            time: ticket_time(t, now).map_or(String::new(), duration_text),
+            rejected,
+        }
+    }
+}
+
 /// The widths of the list's columns, so that its rows line up.
-struct Columns {
+struct Widths {
     id: usize,
     state: usize,
+    attempt: usize,
+    time: usize,
+    rejected: usize,
 }
 
 fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
-    let shown: Vec<&TicketView> = app.order.iter().map(|&i| &app.view.tickets[i]).collect();
-    let columns = Columns {
-        id: shown.iter().map(|t| t.id.len()).max().unwrap_or(0),
-        state: shown.iter().map(|t| state_text(t).len()).max().unwrap_or(0),
+    let cells: Vec<Cells> = (app.view.tickets.iter())
+        .map(|t| Cells::of(t, now))
+        .collect();
+    let widest = |cell: fn(&Cells) -> &str| {
+        let shown = app.order.iter().map(|&i| text_width(cell(&cells[i])));
+        shown.max().unwrap_or(0)
+    };
+    let widths = Widths {
+        id: (app.order.iter())
+            .map(|&i| text_width(&app.view.tickets[i].id))
+            .max()
+            .unwrap_or(0),
+        state: widest(|c| &c.state),
+        attempt: widest(|c| &c.attempt),
+        time: widest(|c| &c.time),
+        rejected: widest(|c| &c.rejected),
     };
     let mut items = Vec::new();
     let mut rows = Vec::new(); // list row of each ticket in `order`
@@ -128,11 +174,8 @@ fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
         )));
         for &i in wave {
             rows.push(items.len());
-            items.push(ListItem::new(ticket_line(
-                &app.view.tickets[i],
-                &columns,
-                now,
-            )));
+            let t = &app.view.tickets[i];
+            items.push(ListItem::new(ticket_line(t, &cells[i], &widths)));
         }
     }
     app.extent.set(Extent {
@@ -146,14 +189,6 @@ fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
         .highlight_style(Style::new().add_modifier(Modifier::REVERSED))
         .highlight_symbol("› ");
     f.render_stateful_widget(list, area, &mut state);
-}
-
-/// The state, with the phase of a running attempt.
-fn state_text(t: &TicketView) -> String {
-    match (&t.phase, t.state) {
-        (Some(p), TicketState::Running) => format!("{} {p}", t.state),
-        _ => t.state.to_string(),
-    }
 }
 
 /// From its first attempt's start to its last one's end, or to `now`
@@ -174,31 +209,29 @@ fn rejections(t: &TicketView) -> usize {
         .count()
 }
 
-/// `● B  running agent  #2   44.0s  ✗1  lexer <fast>`: state, attempt,
-/// time, attempts rejected (blank when none), title.
-fn ticket_line(t: &TicketView, c: &Columns, now: i64) -> Line<'static> {
-    let attempt = match t.attempts.len() {
-        0 => String::new(),
-        n => format!("#{n}"),
-    };
-    let time = ticket_time(t, now).map_or(String::new(), duration_text);
-    let rejected = match rejections(t) {
-        0 => String::new(),
-        n => format!("✗{n}"),
+/// `● B  running agent  #2  44.0s  ✗1  lexer <fast>`: state, attempt,
+/// time, attempts rejected (blank when none), title; a column no ticket
+/// fills takes no room.
+fn ticket_line(t: &TicketView, c: &Cells, w: &Widths) -> Line<'static> {
+    let column = |text: &str, width: usize, right: bool| match (width, right) {
+        (0, _) => String::new(),
+        (_, true) => format!("  {text:>width$}"),
+        (_, false) => format!("  {text:width$}"),
     };
     Line::from(vec![
         Span::styled("● ", Style::new().fg(state_color(t.state))),
         Span::styled(
-            format!("{:w$}", t.id, w = c.id),
+            format!("{:w$}", t.id, w = w.id),
             Style::new().add_modifier(Modifier::BOLD),
         ),
-        Span::raw(format!(
-            "  {:w$}  {attempt:>3}  {time:>7}  ",
-            state_text(t),
-            w = c.state
-        )),
-        Span::styled(format!("{rejected:3}"), Style::new().fg(Color::Red)),
-        Span::raw(format!(" {}", t.title)),
+        Span::raw(column(&c.state, w.state, false)),
+        Span::raw(column(&c.attempt, w.attempt, true)),
+        Span::raw(column(&c.time, w.time, true)),
+        Span::styled(
+            column(&c.rejected, w.rejected, false),
+            Style::new().fg(Color::Red),
+        ),
+        Span::raw(format!("  {}", t.title)),
     ])
 }
 

@@ -82,11 +82,11 @@ planwright run r1 (running) onto main
 1 merged 0 failed 0 blocked 2 running 1 pending · 1500 tokens · $0.05 · claude paused (rate limited)
 ┌ tickets ─────────────────────────────────────────────────┐┌ slots ───────────────────────────────┐
 │  wave 1                                                  ││slot 1: A #1 gates 44.0s              │
-│› ● A  running gates   #1    44.0s      parser            ││slot 2: B #2 agent 14.0s              │
-│  ● B  running agent   #2    44.0s  ✗1  lexer <fast>      ││slot 3: idle                          │
-│  ● D  merged          #1    12.0s      docs              │└──────────────────────────────────────┘
+│› ● A  running gates  #1  44.0s      parser               ││slot 2: B #2 agent 14.0s              │
+│  ● B  running agent  #2  44.0s  ✗1  lexer <fast>         ││slot 3: idle                          │
+│  ● D  merged         #1  12.0s      docs                 │└──────────────────────────────────────┘
 │  wave 2                                                  │┌ A log ───────────────────────────────┐
-│  ● C  pending                          cli               ││reading the spec                      │
+│  ● C  pending                       cli                  ││reading the spec                      │
 │                                                          ││writing src/parser.rs                 │
 │                                                          ││done                                  │
 │                                                          ││                                      │
