@@ -1567,3 +1567,59 @@ fn a_ticket_that_created_a_file_runs_again_and_merges_again() {
     assert_eq!(summary["changed"], serde_json::json!([]), "{summary}");
     assert_eq!(merged_digests(&env, "A").len(), 3);
 }
+
+#[test]
+fn plain_output_says_every_heartbeat_what_each_running_ticket_does() {
+    let env = env_with(&[("README.md", "hi\n")]);
+    write(
+        env.root(),
+        "plan.json",
+        r#"{"planwright": 1, "source_format": "native", "base": "main",
+  "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
+  "tickets": [{"id": "A", "title": "a", "body": "make a", "scope": [{"pattern": "a.txt", "op": "create"}]}]}"#,
+    );
+    // The agent works until the test has seen a heartbeat (or a minute).
+    let go = env.root().join("go");
+    let script = env.root().join("agent.sh");
+    let body = format!(
+        "i=0\nwhile [ ! -f '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\necho a > a.txt\n",
+        go.display()
+    );
+    std::fs::write(&script, body).unwrap();
+    let agent_cmd = format!("sh {}", script.display());
+    let mut child = env
+        .command()
+        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
+        .args(["--agent-cmd", &agent_cmd, "--heartbeat", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = vec![];
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    for line in std::io::BufRead::lines(stdout) {
+        let line = line.unwrap();
+        if line.contains(" A still running (attempt 1, ") {
+            std::fs::write(&go, "").unwrap();
+        }
+        lines.push(line);
+    }
+    let all = lines.join("\n");
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{all}");
+    let beat = lines
+        .iter()
+        .position(|l| l.contains(" A still running (attempt 1, agent, "))
+        .unwrap_or_else(|| panic!("no heartbeat line:\n{all}"));
+    assert!(lines[beat].ends_with("s)"), "{all}");
+    let finished = lines
+        .iter()
+        .position(|l| l.contains(" finished: "))
+        .unwrap();
+    assert!(beat < finished, "{all}");
+    assert!(
+        lines[finished..]
+            .iter()
+            .all(|l| !l.contains("still running")),
+        "no heartbeat after the run: {all}"
+    );
+}

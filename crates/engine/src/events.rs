@@ -322,8 +322,7 @@ pub struct Stamped {
 impl Stamped {
     /// The time as RFC 3339 UTC with milliseconds.
     pub fn at(&self) -> String {
-        let secs = crate::clock::format_unix(self.at_ms / 1000);
-        format!("{}.{:03}Z", secs.trim_end_matches('Z'), self.at_ms % 1000)
+        crate::clock::format_unix_ms(self.at_ms)
     }
 }
 
