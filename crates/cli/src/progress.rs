@@ -130,6 +130,47 @@ fn line(event: &Event) -> Option<String> {
         }
         Event::Merging { ticket } => format!("{ticket}: passed, merging"),
         Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
+        Event::BatchStarted { tickets, tip } => format!(
+            "merge queue: checking {} stacked on {}",
+            tickets.join(", "),
+            short(tip)
+        ),
+        Event::BatchVerified {
+            tickets,
+            flaky,
+            ..
+        } => {
+            let flaky = if *flaky {
+                " (flaky: it failed first, then passed)"
+            } else {
+                ""
+            };
+            format!("merge queue: {} passed together{flaky}", tickets.join(", "))
+        }
+        Event::BatchFailed { tickets, message } => format!(
+            "merge queue: {} failed together ({message}); bisecting",
+            tickets.join(", ")
+        ),
+        Event::Bisected {
+            landed,
+            culprit,
+            requeued,
+            gate_runs,
+        } => {
+            let landed = match landed.as_slice() {
+                [] => "nothing lands".to_string(),
+                l => format!("{} land", l.join(", ")),
+            };
+            let again = match requeued.as_slice() {
+                [] => String::new(),
+                r => format!("; {} queued again", r.join(", ")),
+            };
+            format!("merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({gate_runs} gate runs)")
+        }
+        Event::Rebuild { ticket, reason } => match reason.as_str() {
+            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
+            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
+        },
         Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
         Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
         Event::RunFinished {
@@ -417,6 +458,7 @@ mod tests {
             ticket: ticket.into(),
             attempt,
             base_commit: "0123456789".into(),
+            starts_from: "base".into(),
         }
     }
 
