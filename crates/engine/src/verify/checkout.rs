@@ -332,12 +332,14 @@ impl Checkouts {
             fresh_dir(&dir)?;
             create_parent(&index)?;
         }
+        if !synced && index.is_file() {
+            // First: git can neither enter nor clean a directory a gate
+            // shut (`chmod 000`) when planwright is not root.
+            self.restore_modes(&index, &dir)?;
+        }
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
-        if !synced && index.is_file() {
-            self.remove_changed_modes(&index, &dir)?;
-        }
         reset(
             || self.repo.own_git_unhashed(&index, &dir),
             &index,
@@ -391,30 +393,54 @@ impl Checkouts {
         Ok(Ok(dir))
     }
 
-    /// Removes each tracked regular file of `dir` whose permission bits
+    /// Gives the checkout `dir` and each tracked directory in it the mode
+    /// git makes a directory with (`0777` less the umask), from the top
+    /// down, and removes each tracked regular file whose permission bits
     /// are not those git writes (`0666`, or `0777` for an executable, less
     /// the umask), for the reset to write it anew: git's own check sees
-    /// only the executable bit, so a test file a gate made unreadable
-    /// (`chmod 000`) would stay so for every later gate. Nothing in `dir`
-    /// is followed.
-    fn remove_changed_modes(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
+    /// only a file's executable bit and no directory's mode, so a test
+    /// file or folder a gate made unreadable (`chmod 000`) would stay so
+    /// for every later gate. A file may be a hard link to one outside, so
+    /// it is written anew, never changed in place; a directory cannot be.
+    /// Nothing in `dir` is followed.
+    fn restore_modes(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
         let out = self
             .repo
             .own_git(index, dir)
             .args(["ls-files", "-s", "-z"])
             .output()?;
-        let root = Dir::open(dir)?;
         let umask = crate::process::umask();
+        let mut files = Vec::new();
+        // Sorted by component: a directory comes before what it holds.
+        let mut dirs = std::collections::BTreeSet::from([PathBuf::new()]);
         for record in out.stdout.split(|b| *b == 0) {
             let Some(tab) = record.iter().position(|b| *b == b'\t') else {
                 continue;
             };
+            let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
+            dirs.extend(rel.ancestors().skip(1).map(Path::to_path_buf));
             let want = match record.get(..6) {
                 Some(b"100644") => 0o666 & !umask,
                 Some(b"100755") => 0o777 & !umask,
                 _ => continue,
             };
-            let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
+            files.push((rel, want));
+        }
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Ok(());
+        };
+        let checkouts = Dir::open(parent)?;
+        let want = 0o777 & !umask;
+        for rel in dirs {
+            let rel = Path::new(name).join(rel);
+            // Not a directory any more: the reset's to put right.
+            let found = checkouts.entry(&rel).ok().flatten();
+            if found.is_some_and(|e| e.kind == Kind::Dir && e.mode != want) {
+                checkouts.set_dir_mode(&rel, want)?;
+            }
+        }
+        let root = Dir::open(dir)?;
+        for (rel, want) in files {
             // A path through a symlink is the reset's to put right.
             let found = root.entry(rel).ok().flatten();
             if found.is_some_and(|e| e.kind == Kind::File && e.mode != want) {
@@ -636,12 +662,19 @@ mod tests {
     }
 
     /// A gate that changes the mode of tracked files (`chmod 000`, a
-    /// setuid bit) leaves the next gate, of the same commit or the next,
-    /// the modes git writes: with the overlay (the change lands in the
-    /// layer) and without (the reset writes the files anew). Root reads a
-    /// file of mode `0000`, so the modes themselves are compared.
+    /// setuid bit), of a tracked directory and of the checkout itself
+    /// leaves the next gate, of the same commit or the next, the modes git
+    /// writes: with the overlay (the change lands in the layer) and without
+    /// (the reset writes the files anew and sets the directories' modes).
+    /// Root reads a file of mode `0000`, so the modes themselves are
+    /// compared, and run as root the test runs again as an ordinary user,
+    /// for whom a directory of mode `0000` stops git's reset.
     #[test]
-    fn a_tracked_files_mode_a_gate_changed_is_restored_for_the_next_gate() {
+    fn a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate() {
+        again_as_an_ordinary_user(
+            "verify::checkout::tests::\
+             a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate",
+        );
         let enforce = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
         let umask = crate::process::umask();
         for containment in [Containment::none(), enforce] {
@@ -653,19 +686,45 @@ mod tests {
                 let meta = std::fs::symlink_metadata(lower.join(rel)).unwrap();
                 meta.permissions().mode() & 0o7777
             };
-            let changes = "chmod 000 a && chmod 4700 src/x";
+            let changes = "chmod 000 a && chmod 4700 src/x && chmod 000 src && chmod 1700 .";
             assert_eq!(gate(&checkouts, &log, &first, &[changes]), Verdict::Pass);
+            let (file, dir) = (0o666 & !umask, 0o777 & !umask);
             for commit in [&first, &second] {
                 let check = format!(
-                    "test \"$(stat -c %a a)\" = {:o} && test \"$(stat -c %a src/x)\" = {:o}",
-                    0o666 & !umask,
-                    0o666 & !umask
+                    "test \"$(stat -c %a a) $(stat -c %a src/x) $(stat -c %a src) $(stat -c %a .)\" \
+                     = '{file:o} {file:o} {dir:o} {dir:o}'"
                 );
                 assert_eq!(gate(&checkouts, &log, commit, &[&check]), Verdict::Pass);
-                assert_eq!((mode("a"), mode("src/x")), (0o666 & !umask, 0o666 & !umask));
+                let modes = [mode("a"), mode("src/x"), mode("src"), mode("")];
+                assert_eq!(modes, [file, file, dir, dir]);
                 assert_eq!(gate(&checkouts, &log, commit, &[changes]), Verdict::Pass);
             }
         }
+    }
+
+    /// When this process is root: runs the test `name` of this test binary
+    /// again as uid and gid 65534 (through `setpriv`), with `/tmp` for its
+    /// temporary directories, and fails when it fails.
+    fn again_as_an_ordinary_user(name: &str) {
+        let me = std::fs::metadata("/proc/self").expect("/proc is mounted");
+        if me.uid() != 0 {
+            return;
+        }
+        let test = std::env::current_exe().unwrap();
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&test)
+            .args(["--exact", name, "--test-threads=1"])
+            .env("TMPDIR", "/tmp")
+            .env("HOME", "/tmp")
+            .output()
+            .expect("root runs the test again as an ordinary user with `setpriv`");
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "as uid 65534: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// With Landlock and namespaces, the gates of a candidate write through
