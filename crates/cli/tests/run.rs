@@ -1265,6 +1265,71 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
     );
 }
 
+/// A fake `opencode` that fails unless its cache holds the seed alone (the
+/// user's `bin`, lent, and nothing an earlier ticket's agent left), fails
+/// when it can write to the lent `bin` (through the link or by replacing
+/// `rg` there), then leaves a file in its cache and a `bin` of its own in
+/// place of the link; it makes its ticket's file.
+const LEAVING_OPENCODE: &str = r#"#!/bin/sh
+cat > /dev/null
+c="$XDG_CACHE_HOME/opencode"
+if [ -e "$c/planted" ] || [ ! -L "$c/bin" ] || [ "$(cat "$c/bin/rg")" != "the user's rg" ]; then
+  echo "not the seed in $c: $(ls -A "$c")" >&2
+  exit 3
+fi
+if echo tampered 2>/dev/null > "$c/bin/rg" || touch "$c/bin/new" 2>/dev/null \
+   || mv "$c/bin/rg" "$c/bin/old" 2>/dev/null; then
+  echo "wrote the lent bin" >&2
+  exit 4
+fi
+echo planted > "$c/planted"
+rm "$c/bin" && mkdir "$c/bin" && echo mine > "$c/bin/rg" || exit 5
+echo made > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
+echo '{"type":"text","sessionID":"s","part":{"text":"Done."}}'
+echo '{"type":"done","sessionID":"s"}'
+"#;
+
+/// Where a CLI needs a populated cache to start (opencode's `bin`),
+/// planwright lends every slot its copy of the user's, which no attempt
+/// writes; the rest of the slot's cache is reset to its seed before each
+/// ticket, and the user's folder is never written.
+#[test]
+fn opencodes_bin_is_lent_read_only_and_its_cache_is_reset_before_each_ticket() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = sh_env();
+    let user_bin = env.cli().home().join(".cache/opencode/bin");
+    write(&user_bin, "rg", "the user's rg");
+    let fake = env.root().join("bin/opencode");
+    write(env.root(), "bin/opencode", LEAVING_OPENCODE);
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
+    write(env.root(), "planwright.toml", &config);
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "opencode",
+        "--jobs",
+        "1",
+        "--strikes",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let status = env.status_json();
+    assert_eq!(status["counts"]["merged"], 3, "{status}");
+    assert_eq!(
+        std::fs::read_dir(&user_bin).unwrap().count(),
+        1,
+        "nothing added to the user's folder"
+    );
+    assert_eq!(
+        std::fs::read_to_string(user_bin.join("rg")).unwrap(),
+        "the user's rg"
+    );
+}
+
 /// preflight starts the chosen CLI as an attempt would: confined, in a
 /// fresh slot home. Fake CLIs on a `PATH` the test makes fail as the real
 /// ones did: an opencode that makes its cache under `$HOME` (outside what
