@@ -453,8 +453,12 @@ impl<C: Cli> CliAgent<C> {
             for dir in [&workspace, &tmp, &homes] {
                 c.allow_write(dir.clone());
             }
+            // Made by `isolate` when the CLI is lent a folder; a child's
+            // view cannot show what does not exist.
             let lent = crate::caches::lent_root(&scratch.join("homes"));
-            c.policy.readable.push(lent);
+            if lent.is_dir() {
+                c.policy.readable.push(lent);
+            }
             c
         });
         Ok(AttemptContext {
