@@ -602,7 +602,7 @@ pub fn prepare_state(
         match seed.how {
             Placing::Lend => {
                 let homes = home.parent().and_then(Path::parent).unwrap_or(home);
-                crate::caches::lend(homes, &dir, name.as_ref(), &seed.from, to)?;
+                crate::caches::lend(homes, &dir, name, &seed.from, to)?;
             }
             how => place(&dir, &seed.from, to, how == Placing::Link)?,
         }

@@ -646,7 +646,10 @@ mod tests {
         let dir = Dir::open(&inside).unwrap();
         dir.set_dir_mode(Path::new("d"), 0o755).unwrap();
         dir.set_dir_mode(Path::new("d/e"), 0o2750).unwrap();
-        assert_eq!((mode(&inside.join("d")), mode(&inside.join("d/e"))), (0o755, 0o2750));
+        assert_eq!(
+            (mode(&inside.join("d")), mode(&inside.join("d/e"))),
+            (0o755, 0o2750)
+        );
         for rel in ["l", "l/x", "../outside", "f"] {
             let refused = dir.set_dir_mode(Path::new(rel), 0o700);
             assert!(
@@ -657,7 +660,10 @@ mod tests {
                 "{rel}: {refused:?}"
             );
         }
-        assert_eq!((mode(&outside), mode(&inside.join("f"))), (outside_mode, file_mode));
+        assert_eq!(
+            (mode(&outside), mode(&inside.join("f"))),
+            (outside_mode, file_mode)
+        );
         untouched(&outside);
     }
 
