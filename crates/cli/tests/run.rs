@@ -1225,17 +1225,12 @@ echo '{{"type":"result","subtype":"success","is_error":false,"result":"Done.","s
     )
 }
 
-#[test]
-fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
+/// Runs the three tickets of [`sh_env`] one after the other in one slot
+/// with adapter `agent`, its program the fake CLI `script`: all merge.
+fn all_three_merge_with_a_fake(env: &Env, agent: &str, script: &str) {
     use std::os::unix::fs::PermissionsExt;
-    let env = sh_env();
-    let outside = env.root().join("outside.json");
-    write(env.root(), "outside.json", "untouched\n");
-    let user = env.cli().home().join(".claude");
-    std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("settings.json"), "{\"from-the-user\": true}\n").unwrap();
-    let fake = env.root().join("bin/claude");
-    write(env.root(), "bin/claude", &leaving_claude(&outside));
+    let fake = env.root().join("bin").join(agent);
+    write(env.root(), &format!("bin/{agent}"), script);
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
     write(env.root(), "planwright.toml", &config);
@@ -1245,7 +1240,7 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
         "--repo",
         "repo",
         "--agent",
-        "claude",
+        agent,
         "--jobs",
         "1",
         "--strikes",
@@ -1254,6 +1249,17 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let status = env.status_json();
     assert_eq!(status["counts"]["merged"], 3, "{status}");
+}
+
+#[test]
+fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
+    let env = sh_env();
+    let outside = env.root().join("outside.json");
+    write(env.root(), "outside.json", "untouched\n");
+    let user = env.cli().home().join(".claude");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), "{\"from-the-user\": true}\n").unwrap();
+    all_three_merge_with_a_fake(&env, "claude", &leaving_claude(&outside));
     assert_eq!(
         std::fs::read_to_string(&outside).unwrap(),
         "untouched\n",
@@ -1295,30 +1301,10 @@ echo '{"type":"done","sessionID":"s"}'
 /// ticket, and the user's folder is never written.
 #[test]
 fn opencodes_bin_is_lent_read_only_and_its_cache_is_reset_before_each_ticket() {
-    use std::os::unix::fs::PermissionsExt;
     let env = sh_env();
     let user_bin = env.cli().home().join(".cache/opencode/bin");
     write(&user_bin, "rg", "the user's rg");
-    let fake = env.root().join("bin/opencode");
-    write(env.root(), "bin/opencode", LEAVING_OPENCODE);
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
-    write(env.root(), "planwright.toml", &config);
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "opencode",
-        "--jobs",
-        "1",
-        "--strikes",
-        "1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let status = env.status_json();
-    assert_eq!(status["counts"]["merged"], 3, "{status}");
+    all_three_merge_with_a_fake(&env, "opencode", LEAVING_OPENCODE);
     assert_eq!(
         std::fs::read_dir(&user_bin).unwrap().count(),
         1,
