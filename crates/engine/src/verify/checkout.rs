@@ -20,13 +20,14 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
-use crate::beneath::{Dir, Kind};
+use crate::beneath::Dir;
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
-    create_parent, fresh_dir, remove_any, reset, reset_files, WorkspaceSettings, Workspaces,
+    create_parent, fresh_dir, remove_any, reset, reset_files, restore_modes, WorkspaceSettings,
+    Workspaces,
 };
 use crate::git::repo::Repo;
 use crate::process::{self, Cancel};
@@ -35,7 +36,6 @@ use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -335,7 +335,7 @@ impl Checkouts {
         if !synced && index.is_file() {
             // First: git can neither enter nor clean a directory a gate
             // shut (`chmod 000`) when planwright is not root.
-            self.restore_modes(&index, &dir)?;
+            restore_modes(self.repo.own_git(&index, &dir), &dir)?;
         }
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
@@ -391,63 +391,6 @@ impl Checkouts {
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         self.written(name);
         Ok(Ok(dir))
-    }
-
-    /// Gives the checkout `dir` and each tracked directory in it the mode
-    /// git makes a directory with (`0777` less the umask), from the top
-    /// down, and removes each tracked regular file whose permission bits
-    /// are not those git writes (`0666`, or `0777` for an executable, less
-    /// the umask), for the reset to write it anew: git's own check sees
-    /// only a file's executable bit and no directory's mode, so a test
-    /// file or folder a gate made unreadable (`chmod 000`) would stay so
-    /// for every later gate. A file may be a hard link to one outside, so
-    /// it is written anew, never changed in place; a directory cannot be.
-    /// Nothing in `dir` is followed.
-    fn restore_modes(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
-        let out = self
-            .repo
-            .own_git(index, dir)
-            .args(["ls-files", "-s", "-z"])
-            .output()?;
-        let umask = crate::process::umask();
-        let mut files = Vec::new();
-        // Sorted by component: a directory comes before what it holds.
-        let mut dirs = std::collections::BTreeSet::from([PathBuf::new()]);
-        for record in out.stdout.split(|b| *b == 0) {
-            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
-                continue;
-            };
-            let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
-            dirs.extend(rel.ancestors().skip(1).map(Path::to_path_buf));
-            let want = match record.get(..6) {
-                Some(b"100644") => 0o666 & !umask,
-                Some(b"100755") => 0o777 & !umask,
-                _ => continue,
-            };
-            files.push((rel, want));
-        }
-        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-            return Ok(());
-        };
-        let checkouts = Dir::open(parent)?;
-        let want = 0o777 & !umask;
-        for rel in dirs {
-            let rel = Path::new(name).join(rel);
-            // Not a directory any more: the reset's to put right.
-            let found = checkouts.entry(&rel).ok().flatten();
-            if found.is_some_and(|e| e.kind == Kind::Dir && e.mode != want) {
-                checkouts.set_dir_mode(&rel, want)?;
-            }
-        }
-        let root = Dir::open(dir)?;
-        for (rel, want) in files {
-            // A path through a symlink is the reset's to put right.
-            let found = root.entry(rel).ok().flatten();
-            if found.is_some_and(|e| e.kind == Kind::File && e.mode != want) {
-                root.remove(rel)?;
-            }
-        }
-        Ok(())
     }
 
     /// Checkout `name` holds what planwright just wrote there: with an
@@ -671,7 +614,7 @@ mod tests {
     /// for whom a directory of mode `0000` stops git's reset.
     #[test]
     fn a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate() {
-        again_as_an_ordinary_user(
+        crate::exec::workspace::again_as_an_ordinary_user(
             "verify::checkout::tests::\
              a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate",
         );
@@ -700,31 +643,6 @@ mod tests {
                 assert_eq!(gate(&checkouts, &log, commit, &[changes]), Verdict::Pass);
             }
         }
-    }
-
-    /// When this process is root: runs the test `name` of this test binary
-    /// again as uid and gid 65534 (through `setpriv`), with `/tmp` for its
-    /// temporary directories, and fails when it fails.
-    fn again_as_an_ordinary_user(name: &str) {
-        let me = std::fs::metadata("/proc/self").expect("/proc is mounted");
-        if me.uid() != 0 {
-            return;
-        }
-        let test = std::env::current_exe().unwrap();
-        let out = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&test)
-            .args(["--exact", name, "--test-threads=1"])
-            .env("TMPDIR", "/tmp")
-            .env("HOME", "/tmp")
-            .output()
-            .expect("root runs the test again as an ordinary user with `setpriv`");
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-            "as uid 65534: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
 
     /// With Landlock and namespaces, the gates of a candidate write through
