@@ -213,10 +213,12 @@ impl Workspaces {
         setup::clear_stamp(&stamp)?;
         // From the commit's files alone, as in a gate checkout; the copied
         // files are there because a set-up may read them (`.npmrc`).
-        self.repo
-            .own_git(index, &dir)
-            .args(["clean", "-q", "-ffdx"])
-            .output()?;
+        let clean = || {
+            self.repo
+                .own_git(index, &dir)
+                .args(["clean", "-q", "-ffdx"])
+        };
+        git_clean(clean, &dir)?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
         let caches = self.caches(slot);
@@ -270,7 +272,7 @@ impl Workspaces {
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
         let git = || self.repo.own_git(index, dir);
         if self.settings.pristine {
-            git().args(["clean", "-q", "-ffdx"]).output()?;
+            git_clean(|| git().args(["clean", "-q", "-ffdx"]), dir)?;
             return Ok(());
         }
         // A command-line rule outranks every ignore file, so a walk deletes
@@ -279,9 +281,7 @@ impl Workspaces {
         // one it deleted still hid files (and ignore files) from that
         // walk: walk again until a walk deletes none.
         for _ in 0..CLEAN_WALKS {
-            let removed = git()
-                .args(["clean", "-ffd", "-e", "!.gitignore"])
-                .output()?;
+            let removed = git_clean(|| git().args(["clean", "-ffd", "-e", "!.gitignore"]), dir)?;
             if !removed.stdout.windows(10).any(|w| w == b".gitignore") {
                 return Ok(());
             }
@@ -295,7 +295,7 @@ impl Workspaces {
             let path = dir.join(String::from_utf8_lossy(rel).as_ref());
             remove_any(&path)?;
         }
-        git().args(["clean", "-q", "-ffd"]).output()?;
+        git_clean(|| git().args(["clean", "-q", "-ffd"]), dir)?;
         Ok(())
     }
 
@@ -598,31 +598,63 @@ pub fn remove_any(path: &Path) -> Result<(), EngineError> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
-    let done = if meta.is_dir() {
-        std::fs::remove_dir_all(path).or_else(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied => {
-                open_up(path)?;
-                std::fs::remove_dir_all(path)
-            }
-            _ => Err(e),
-        })
-    } else {
-        std::fs::remove_file(path)
-    };
-    done.map_err(|e| EngineError::io(path, e))
+    if !meta.is_dir() {
+        return std::fs::remove_file(path).map_err(|e| EngineError::io(path, e));
+    }
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            open_up(path)?;
+            std::fs::remove_dir_all(path).map_err(|e| EngineError::io(path, e))
+        }
+        done => done.map_err(|e| EngineError::io(path, e)),
+    }
+}
+
+/// Runs `clean`, a `git clean` of the work tree `dir`. git cannot enter a
+/// folder no one may open or search (an agent's or a gate's `chmod 000`;
+/// root can), and then fails: the folders it names are opened up (see
+/// [`open_up_beneath`]) and it runs once more. Its output.
+pub fn git_clean(clean: impl Fn() -> Git, dir: &Path) -> Result<std::process::Output, EngineError> {
+    let out = clean().raw()?;
+    if out.status.success() {
+        return Ok(out);
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let shut: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: could not open directory '"))
+        .filter_map(|l| l.rsplit_once("': ").map(|(rel, _)| rel))
+        .collect();
+    if shut.is_empty() {
+        return Err(clean().failure(&out).into());
+    }
+    let root = Dir::open(dir)?;
+    for rel in shut {
+        open_up_beneath(&root, Path::new(rel.trim_end_matches('/')))?;
+    }
+    Ok(clean().output()?)
 }
 
 /// Lets the owner into every directory below `dir`, so that it can be
 /// removed: a gate or an agent may leave one it made unreadable, and
 /// overlayfs leaves its work directory so.
-fn open_up(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            open_up(&entry.path())?;
-        }
+fn open_up(dir: &Path) -> Result<(), EngineError> {
+    let (Some(up), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(());
+    };
+    Ok(open_up_beneath(&Dir::open(up)?, Path::new(name))?)
+}
+
+/// Gives the owner every right on the directory `rel` below `root` and on
+/// each directory in it, from the top down, following nothing.
+fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), crate::beneath::BeneathError> {
+    let mut todo = vec![rel.to_path_buf()];
+    while let Some(rel) = todo.pop() {
+        let Some(entry) = root.entry(&rel)?.filter(|e| e.kind == Kind::Dir) else {
+            continue;
+        };
+        root.set_dir_mode(&rel, entry.mode | 0o700)?;
+        todo.extend(root.dir(&rel)?.names()?.into_iter().map(|n| rel.join(n)));
     }
     Ok(())
 }
@@ -687,7 +719,7 @@ mod tests {
         open_up(&top).unwrap();
         for dir in [&top, &shut, &inner] {
             let mode = std::fs::metadata(dir).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+            assert_eq!(mode & 0o700, 0o700, "{}", dir.display());
         }
         let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755, "a symlink is not followed");
@@ -768,10 +800,11 @@ mod tests {
     }
 
     /// An agent that shuts a tracked folder, a tracked file and its
-    /// workspace itself (`chmod 000`, a sticky bit) leaves the next ticket
-    /// of its slot the modes git writes and the commit's content. Run as
-    /// root, the test runs again as an ordinary user, for whom a folder of
-    /// mode `0000` stops git's reset and clean.
+    /// workspace itself (`chmod 000`, a sticky bit), and folders of its own,
+    /// leaves the next ticket of its slot the modes git writes, the
+    /// commit's content and nothing else. Run as root, the test runs again
+    /// as an ordinary user, for whom a folder of mode `0000` stops git's
+    /// reset and clean.
     #[test]
     fn the_next_prepare_undoes_an_agents_chmod_of_tracked_folders_and_files() {
         again_as_an_ordinary_user(
@@ -796,13 +829,14 @@ mod tests {
         };
         let dir = prepare();
         std::fs::write(dir.join("sub/deep/stray"), "x").unwrap();
+        std::fs::create_dir_all(dir.join("junk/inner")).unwrap();
         let shut = |rel: &str, mode: u32| {
             let perms = std::fs::Permissions::from_mode(mode);
             std::fs::set_permissions(dir.join(rel), perms).unwrap();
         };
-        shut("sub/deep/a", 0o000);
-        shut("sub/deep", 0o000);
-        shut("sub", 0o000);
+        for rel in ["sub/deep/a", "sub/deep", "sub", "junk/inner", "junk"] {
+            shut(rel, 0o000);
+        }
         shut("", 0o1700);
         assert_eq!(prepare(), dir);
         let umask = crate::process::umask();
@@ -818,6 +852,7 @@ mod tests {
             "a\n"
         );
         assert!(!dir.join("sub/deep/stray").exists());
+        assert!(!dir.join("junk").exists());
     }
 
     /// A `.gitattributes` left in the work tree does not decide how the

@@ -26,8 +26,8 @@ use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
-    create_parent, fresh_dir, remove_any, reset, reset_files, restore_modes, WorkspaceSettings,
-    Workspaces,
+    create_parent, fresh_dir, git_clean, remove_any, reset, reset_files, restore_modes,
+    WorkspaceSettings, Workspaces,
 };
 use crate::git::repo::Repo;
 use crate::process::{self, Cancel};
@@ -346,29 +346,32 @@ impl Checkouts {
             commit,
             synced,
         )?;
+        let clean = || {
+            self.repo
+                .own_git(&index, &dir)
+                .args(["clean", "-q", "-ffdx"])
+        };
         if self.setup.is_empty() {
             if !synced {
                 // Nothing to keep between gate runs: what the last one left goes.
-                self.repo
-                    .own_git(&index, &dir)
-                    .args(["clean", "-q", "-ffdx"])
-                    .output()?;
+                git_clean(clean, &dir)?;
             }
             self.written(name);
             return Ok(Ok(dir));
         }
         let key = self.setup.key(commit)?;
-        let state = self.untracked(&index, &dir)?;
+        // A folder a gate shut cannot be read: then the set-up runs again.
+        let state = self.untracked(&index, &dir).ok();
         let stamp = self.meta(name, ".setup");
-        if setup::read_stamp(&stamp).as_deref() == Some(format!("{key}\n{state}").as_str()) {
+        let kept = state.is_some_and(|state| {
+            setup::read_stamp(&stamp).as_deref() == Some(format!("{key}\n{state}").as_str())
+        });
+        if kept {
             self.written(name);
             return Ok(Ok(dir));
         }
         setup::clear_stamp(&stamp)?;
-        self.repo
-            .own_git(&index, &dir)
-            .args(["clean", "-q", "-ffdx"])
-            .output()?;
+        git_clean(clean, &dir)?;
         let caches = Caches::checkout(&self.repo, name);
         caches.prepare()?;
         // Installing dependencies needs the registries.
@@ -576,9 +579,15 @@ mod tests {
 
     /// Whatever a gate leaves, the next gate in the checkout finds the
     /// commit's tracked files and nothing else: no untracked or ignored
-    /// file, no `.git`, no tracked file changed in place or in kind.
+    /// file, no `.git`, no tracked file changed in place or in kind, no
+    /// folder of its own it shut. Run as root, the test runs again as an
+    /// ordinary user, for whom a shut folder stops `git clean`.
     #[test]
     fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
+        crate::exec::workspace::again_as_an_ordinary_user(
+            "verify::checkout::tests::\
+             the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left",
+        );
         let tmp = tempfile::tempdir().unwrap();
         let (first, second, checkouts) = two_commits(tmp.path(), Containment::none());
         let log = tmp.path().join("log");
@@ -592,6 +601,9 @@ mod tests {
              ln -s /etc/passwd link; mkdir sub; printf '*\\n' > sub/.gitignore; echo e > sub/evil; \
              mkdir .git; echo x > .git/config",
         );
+        assert_eq!(run(&first, "true"), FIRST_FILES);
+        let shut = "mkdir -p shut/in; chmod 000 shut/in shut";
+        assert_eq!(gate(&checkouts, &log, &first, &[shut]), Verdict::Pass);
         assert_eq!(run(&first, "true"), FIRST_FILES);
         // Tracked files changed in place, nothing added.
         run(&first, "echo gate > a; chmod +x src/x; echo gate > src/x");
