@@ -148,7 +148,7 @@ pub enum Placing {
     Copy,
     /// Lent: a folder of the user's CLI cache the CLI needs populated to
     /// start, copied once into a folder no sandbox may write and symlinked
-    /// there (see [`crate::caches::lend`]).
+    /// there (see [`super::lend::lend`]).
     Lend,
 }
 
@@ -455,7 +455,7 @@ impl<C: Cli> CliAgent<C> {
             }
             // Made by `isolate` when the CLI is lent a folder; a child's
             // view cannot show what does not exist.
-            let lent = crate::caches::lent_root(&scratch.join("homes"));
+            let lent = super::lend::lent_root(&scratch.join("homes"));
             if lent.is_dir() {
                 c.policy.readable.push(lent);
             }
@@ -602,7 +602,7 @@ pub fn prepare_state(
         match seed.how {
             Placing::Lend => {
                 let homes = home.parent().and_then(Path::parent).unwrap_or(home);
-                crate::caches::lend(homes, &dir, name, &seed.from, to)?;
+                super::lend::lend(homes, &dir, name, &seed.from, to)?;
             }
             how => place(&dir, &seed.from, to, how == Placing::Link)?,
         }
