@@ -59,3 +59,44 @@ fn fill_once(lent: &Path, from: &Path) -> Result<(), EngineError> {
     filled.insert(lent.to_path_buf());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two slots get links to one copy of the user's folder, made when the
+    /// first was lent it (a later change of the user's reaches neither);
+    /// without the user's folder nothing is lent.
+    #[test]
+    fn every_slot_links_to_one_copy_filled_once_and_nothing_without_the_users() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("user-cache/bin");
+        std::fs::create_dir_all(user.join("sub")).unwrap();
+        std::fs::write(user.join("rg"), "the user's").unwrap();
+        std::fs::write(user.join("sub/x"), "x").unwrap();
+        let homes = tmp.path().join("homes");
+        let to = Path::new("cache/tool/bin");
+        let lent = lent_root(&homes).join("tool").join(to);
+        let home = |slot: &str| {
+            let dir = homes.join(slot).join("tool");
+            std::fs::create_dir_all(&dir).unwrap();
+            (Dir::open(&dir).unwrap(), dir)
+        };
+        let (one, one_path) = home("slot-1");
+        lend(&homes, &one, OsStr::new("tool"), &user, to).unwrap();
+        std::fs::write(user.join("rg"), "changed later").unwrap();
+        let (two, two_path) = home("slot-2");
+        lend(&homes, &two, OsStr::new("tool"), &user, to).unwrap();
+        for path in [&one_path, &two_path] {
+            assert_eq!(std::fs::read_link(path.join(to)).unwrap(), lent);
+            let rg = std::fs::read_to_string(path.join(to).join("rg")).unwrap();
+            assert_eq!(rg, "the user's");
+            assert_eq!(std::fs::read(path.join(to).join("sub/x")).unwrap(), b"x");
+        }
+        let (three, three_path) = home("slot-3");
+        let missing = tmp.path().join("no-cache/bin");
+        lend(&homes, &three, OsStr::new("other"), &missing, to).unwrap();
+        assert!(std::fs::symlink_metadata(three_path.join(to)).is_err());
+        assert!(!lent_root(&homes).join("other").exists());
+    }
+}
