@@ -29,7 +29,7 @@ use crate::git::Git;
 use crate::model::{Failure, FailureKind, Verdict};
 use crate::process::Cancel;
 use crate::sandbox::{Confine, Containment, Policy};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -511,7 +511,7 @@ pub fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
     let umask = crate::process::umask();
     let mut files = Vec::new();
     // Sorted by component: a directory comes before what it holds.
-    let mut dirs = std::collections::BTreeSet::from([PathBuf::new()]);
+    let mut dirs = BTreeSet::from([PathBuf::new()]);
     for record in out.stdout.split(|b| *b == 0) {
         let Some(tab) = record.iter().position(|b| *b == b'\t') else {
             continue;
@@ -667,11 +667,11 @@ pub fn create_parent(path: &Path) -> Result<(), EngineError> {
     }
 }
 
-#[cfg(test)]
 /// For tests of what an ordinary user meets (root enters any folder):
 /// when this process is root, runs the test `name` of this test binary
 /// again as uid and gid 65534 (through `setpriv`), with `/tmp` for its
 /// temporary directories, and fails when that fails.
+#[cfg(test)]
 pub(crate) fn again_as_an_ordinary_user(name: &str) {
     let me = std::fs::metadata("/proc/self").expect("/proc is mounted");
     if std::os::unix::fs::MetadataExt::uid(&me) != 0 {
