@@ -296,18 +296,19 @@ fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     assert_all_dead(&pids(&env.repo().join(".planwright/tmp/gate-slot-1/pids")));
 }
 
-/// A gate that makes a tracked test file unreadable (`chmod 000`) fails
-/// no later gate of its slot: the next candidate's gate there finds the
-/// mode git writes, with the overlay (the change lands in its layer) and
-/// without (the reset writes the file anew). Root reads a file of mode
-/// `0000`, so the gate checks the mode itself, and after the run an
-/// ordinary user (`nobody`, through `setpriv`) runs the test file where
-/// the gates ran.
+/// A gate that makes a tracked test file and its folder unreadable
+/// (`chmod 000`) fails no later gate of its slot: the next candidate's gate
+/// there finds the modes git writes, with the overlay (the change lands in
+/// its layer) and without (the reset writes the file anew and sets the
+/// folder's mode). Root reads a file of mode `0000`, so the gate checks the
+/// modes itself, and after the run an ordinary user (`nobody`, through
+/// `setpriv`) runs the test file where the gates ran.
 #[test]
-fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
-    let want = format!("{:o}", 0o666 & !planwright_engine::process::umask());
+fn a_test_file_and_folder_a_gate_made_unreadable_are_restored_for_the_next_candidate() {
+    let umask = planwright_engine::process::umask();
+    let want = format!("{:o} {:o}", 0o777 & !umask, 0o666 & !umask);
     for overlay in [true, false] {
-        let env = Env::new(&[("t.sh", "echo ran\n")]);
+        let env = Env::new(&[("t/t.sh", "echo ran\n")]);
         std::fs::set_permissions(
             env.tmp.path(),
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -316,10 +317,11 @@ fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
         env.fixture("A", 0, "a.txt", "a\n");
         env.fixture("B", 0, "b.txt", "b\n");
         let mut a = ticket("A", json!([any("a.txt")]));
-        a["gates"] = gate(&["sh", "-c", "chmod 000 t.sh"]);
+        a["gates"] = gate(&["sh", "-c", "chmod 000 t/t.sh t"]);
         let mut b = ticket("B", json!([any("b.txt")]));
         b["depends_on"] = json!(["A"]);
-        b["gates"] = gate(&["sh", "-c", &format!("test \"$(stat -c %a t.sh)\" = {want}")]);
+        let check = format!("test \"$(stat -c %a t) $(stat -c %a t/t.sh)\" = '{want}'");
+        b["gates"] = gate(&["sh", "-c", &check]);
         let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a, b]}));
         let mut s = enforced();
         s.jobs = 1;
@@ -333,7 +335,7 @@ fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
             "overlay {overlay}: {:?}",
             out.summary
         );
-        let test_file = env.repo().join(".planwright/checkouts/slot-1/t.sh");
+        let test_file = env.repo().join(".planwright/checkouts/slot-1/t/t.sh");
         let nobody = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh"])
             .arg(&test_file)
