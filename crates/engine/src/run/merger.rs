@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The merger thread: lands the verified candidates as the coordinator
 /// sends them, batch by batch, until the coordinator hangs up.
@@ -65,13 +65,18 @@ fn fill(sh: &Shared, jobs: &Receiver<MergeJob>, queue: &mut VecDeque<MergeJob>) 
     let deadline = Instant::now() + sh.settings.merge.wait;
     while queue.len() < full && sh.verifying.load(Ordering::SeqCst) > 0 && !sh.cancel.is_cancelled()
     {
+        // The count falls just after a candidate is sent: look again soon.
         let left = deadline.saturating_duration_since(Instant::now());
-        match jobs.recv_timeout(left) {
+        match jobs.recv_timeout(left.min(RECHECK)) {
             Ok(job) => queue.push_back(job),
+            Err(RecvTimeoutError::Timeout) if !left.is_zero() => {}
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
         }
     }
 }
+
+/// How often a filling batch looks again at the verifications in flight.
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// `work`'s result, or an internal error naming `what` if it panicked: a
 /// panic in one merge must reach the coordinator, not end the thread.
