@@ -105,6 +105,9 @@ fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
     if let Some(note) = view.graph_note() {
         let _ = write!(s, "<p class=\"meta\">{}</p>", esc(note));
     }
+    if let Some(line) = view.queue_line() {
+        let _ = write!(s, "<p class=\"meta\">{}</p>", esc(&line));
+    }
 }
 
 fn summary(s: &mut String, view: &RunView) {

@@ -21,6 +21,9 @@ pub struct RunDocument {
     pub tickets: Vec<TicketJson>,
     /// The model pools paused when the event log ends, by name.
     pub paused_pools: Vec<PausedPoolJson>,
+    /// The stacks the merge queue checked, in order (`tickets`, `state`,
+    /// `flaky`, `landed`, `culprit`).
+    pub merge_queue: Vec<crate::BatchView>,
 }
 
 /// Where a run stands, as `status --output json` writes it: the report,
@@ -230,6 +233,7 @@ impl RunDocument {
                     until: p.until.clone(),
                 })
                 .collect(),
+            merge_queue: r.view.batches.clone(),
         }
     }
 }

@@ -21,6 +21,6 @@ pub use report::{
     ShownState, TicketReport, Totals, EVIDENCE_LINES,
 };
 pub use view::{
-    load_view, open_view, parse_time, read_gate_logs, AttemptOutcome, AttemptView, CheckResult,
-    Counts, PausedPool, RunFiles, RunInfo, RunView, Tail, TicketView,
+    load_view, open_view, parse_time, read_gate_logs, AttemptOutcome, AttemptView, BatchView,
+    CheckResult, Counts, PausedPool, RunFiles, RunInfo, RunView, Tail, TicketView,
 };

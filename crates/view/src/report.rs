@@ -284,6 +284,9 @@ pub fn markdown(r: &RunReport) -> String {
     if let Some(note) = r.view.graph_note() {
         let _ = writeln!(s, "- note: {note}");
     }
+    if let Some(line) = r.view.queue_line() {
+        let _ = writeln!(s, "- {}", markdown_text(&line));
+    }
     let _ = writeln!(
         s,
         "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other",

@@ -34,6 +34,8 @@ pub struct RunView {
     pub edges: Vec<(usize, usize)>,
     /// Pools paused (rate limit, quota), by name.
     pub paused: BTreeMap<String, PausedPool>,
+    /// The stacks the merge queue checked, in order.
+    pub batches: Vec<BatchView>,
     /// The base branch's tip before the first attempt, when known.
     pub base_before: Option<String>,
     /// The base branch's tip after the last merge, when something merged.
@@ -52,6 +54,23 @@ pub struct RunView {
     index: HashMap<String, usize>,
     /// Which attempt holds each slot: (ticket index, attempt number).
     slots: Vec<Option<(usize, u32)>>,
+}
+
+/// A stack of verified candidates the merge queue checked as one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BatchView {
+    /// Its tickets, in landing order.
+    pub tickets: Vec<String>,
+    /// `checking`, `verified` (its gates passed; it lands), `bisecting`
+    /// (its gates failed) or `bisected`.
+    pub state: String,
+    /// Its gates failed first and passed when run again.
+    pub flaky: bool,
+    /// What of it landed: all of it once verified, the green prefix once
+    /// bisected.
+    pub landed: Vec<String>,
+    /// The member that broke the gates on top of `landed`, once bisected.
+    pub culprit: Option<String>,
 }
 
 /// Said of a run an older planwright made, which kept no graph.
@@ -262,6 +281,7 @@ impl RunView {
             waves: vec![(0..tickets.len()).collect()],
             edges: vec![],
             paused: BTreeMap::new(),
+            batches: Vec::new(),
             base_before: None,
             base_after: None,
             skipped_lines: 0,
@@ -353,6 +373,36 @@ impl RunView {
         }
         self.waves = waves;
         self.graph_recorded = true;
+    }
+
+    /// The merge queue in one line, for every view: the stacks it checked,
+    /// the flaky and bisected ones, and what it checks now. `None` when it
+    /// checked no stack (every merge was of one candidate).
+    pub fn queue_line(&self) -> Option<String> {
+        let last = self.batches.last()?;
+        let landed: usize = self.batches.iter().map(|b| b.landed.len()).sum();
+        let mut line = format!(
+            "merge queue: {} checked, {landed} landed from them",
+            plural(self.batches.len(), "stack")
+        );
+        let flaky = self.batches.iter().filter(|b| b.flaky).count();
+        if flaky > 0 {
+            line.push_str(&format!(", {flaky} flaky"));
+        }
+        let culprits: Vec<&str> = (self.batches.iter())
+            .filter_map(|b| b.culprit.as_deref())
+            .collect();
+        if !culprits.is_empty() {
+            line.push_str(&format!(
+                ", {} bisected (rebuilt: {})",
+                culprits.len(),
+                culprits.join(", ")
+            ));
+        }
+        if matches!(last.state.as_str(), "checking" | "bisecting") && self.run.status == "running" {
+            line.push_str(&format!("; now {} {}", last.state, last.tickets.join(", ")));
+        }
+        Some(line)
     }
 
     /// What every view says of a run that recorded no graph.
@@ -550,3 +600,11 @@ pub(crate) fn fold_all(
 
 #[cfg(test)]
 mod tests;
+
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        _ => format!("{n} {thing}s"),
+    }
+}

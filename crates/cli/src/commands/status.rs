@@ -55,6 +55,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             .map_or("when its probe answers".into(), |u| format!("at {u}"));
         crate::outln!("pool `{pool}` paused ({}); resumes {until}", p.reason);
     }
+    if let Some(line) = r.view.queue_line() {
+        crate::outln!("{}", planwright_plan::words::inert(&line));
+    }
     rows(&r);
     why(&r, global);
     let changed: Vec<&str> = r

@@ -113,7 +113,17 @@ fn status_keeps_the_old_names_beside_the_new_ones() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["run", "tickets", "paused_pools", "counts", "paused"]);
+    assert_eq!(
+        keys,
+        [
+            "run",
+            "tickets",
+            "paused_pools",
+            "merge_queue",
+            "counts",
+            "paused"
+        ]
+    );
 }
 
 #[test]

@@ -133,6 +133,34 @@ impl RunView {
                 self.paused.remove(pool);
             }
             Event::Removed { ticket } => self.forget(ticket),
+            Event::BatchStarted { tickets, .. } => self.batches.push(super::BatchView {
+                tickets: tickets.clone(),
+                state: "checking".into(),
+                flaky: false,
+                landed: Vec::new(),
+                culprit: None,
+            }),
+            Event::BatchVerified { flaky, .. } => {
+                if let Some(b) = self.batches.last_mut() {
+                    b.state = "verified".into();
+                    b.flaky = *flaky;
+                    b.landed = b.tickets.clone();
+                }
+            }
+            Event::BatchFailed { .. } => {
+                if let Some(b) = self.batches.last_mut() {
+                    b.state = "bisecting".into();
+                }
+            }
+            Event::Bisected {
+                landed, culprit, ..
+            } => {
+                if let Some(b) = self.batches.last_mut() {
+                    b.state = "bisected".into();
+                    b.landed = landed.clone();
+                    b.culprit = Some(culprit.clone());
+                }
+            }
             _ => {
                 if let Some(id) = event.ticket() {
                     let i = self.ticket_index(id);

@@ -385,3 +385,59 @@ fn a_run_without_a_recorded_graph_says_so_and_one_with_it_draws_its_edges() {
         (0, 1, 2)
     );
 }
+
+/// The merge queue's stacks fold into `batches`, and every view's one line
+/// says what was checked, what was flaky and bisected, and what is checked now.
+#[test]
+fn the_merge_queues_stacks_fold_into_one_line() {
+    let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C", "D"]));
+    view.fold_text(&lines(&[(0, a_run()[0].1.clone())]));
+    assert_eq!(view.queue_line(), None);
+    let events = [
+        Event::BatchStarted {
+            tickets: ids(&["A", "B", "C"]),
+            tip: "t0".into(),
+        },
+        Event::BatchFailed {
+            tickets: ids(&["A", "B", "C"]),
+            message: "npm test failed".into(),
+        },
+        Event::Bisected {
+            landed: ids(&["A"]),
+            culprit: "B".into(),
+            requeued: ids(&["C"]),
+            gate_runs: 1,
+        },
+        Event::BatchStarted {
+            tickets: ids(&["C", "D"]),
+            tip: "t1".into(),
+        },
+        Event::BatchVerified {
+            tickets: ids(&["C", "D"]),
+            commit: "t2".into(),
+            flaky: true,
+        },
+        Event::BatchStarted {
+            tickets: ids(&["B", "D"]),
+            tip: "t2".into(),
+        },
+    ];
+    let stamped: Vec<(u64, Event)> = events.into_iter().map(|e| (5, e)).collect();
+    view.fold_text(&lines(&stamped));
+    assert_eq!(
+        view.batches[0],
+        BatchView {
+            tickets: ids(&["A", "B", "C"]),
+            state: "bisected".into(),
+            flaky: false,
+            landed: ids(&["A"]),
+            culprit: Some("B".into()),
+        }
+    );
+    assert_eq!(view.batches[1].landed, ids(&["C", "D"]));
+    assert_eq!(
+        view.queue_line().unwrap(),
+        "merge queue: 3 stacks checked, 3 landed from them, 1 flaky, 1 bisected (rebuilt: B); now checking B, D"
+    );
+}

@@ -81,6 +81,9 @@ fn header(view: &RunView) -> Vec<Line<'static>> {
             Style::new().fg(Color::Yellow),
         ));
     }
+    if let Some(line) = view.queue_line() {
+        parts.push(Span::raw(format!("· {line} ")));
+    }
     if let Some(note) = view.graph_note() {
         parts.push(Span::styled(
             format!("· {note} "),
