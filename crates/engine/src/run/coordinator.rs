@@ -199,8 +199,13 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.sh.emitter.emit(Event::Merging {
             ticket: job.ticket.clone(),
         });
-        self.lp.quick_merge =
-            self.lp.merging == 0 && self.lp.tip.as_deref() == Some(job.verified_on.as_str());
+        // A merge that needs no gates holds new attempts back for a few git
+        // calls, unless the queue will wait for other verifications to
+        // fill a batch.
+        let others_verifying = self.lp.verifying.iter().any(|t| *t != job.ticket);
+        self.lp.quick_merge = self.lp.merging == 0
+            && !others_verifying
+            && self.lp.tip.as_deref() == Some(job.verified_on.as_str());
         self.lp.merging += 1;
         // The merger lives as long as this sender.
         let _ = self.merges.send(job);
