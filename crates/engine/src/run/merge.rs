@@ -26,9 +26,10 @@ pub enum MergeOutcome {
     },
     /// The candidate does not merge onto the current tip, or its gates fail there.
     Rejected(Failure),
-    /// The candidate breaks the gates together with tickets of its batch
-    /// that landed ahead of it (each passed alone): it is rebuilt on the
-    /// new tip, with a strike.
+    /// The candidate's gates, which passed on its own candidate, fail on
+    /// the merged tree: it breaks them together with what landed since its
+    /// verification (or ahead of it in its batch). It is rebuilt on the new
+    /// tip, with a strike.
     Combination(Failure),
     /// The run was interrupted during the gates.
     Cancelled,
@@ -107,7 +108,7 @@ impl Merge<'_> {
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
                         let message = format!("after merging onto the moved base: {}", f.message);
-                        return Ok(MergeOutcome::Rejected(Failure { message, ..f }));
+                        return Ok(MergeOutcome::Combination(Failure { message, ..f }));
                     }
                 }
             }

@@ -190,20 +190,15 @@ impl Checked<'_, '_> {
             return Ok(());
         }
         let culprit_job = rest.remove(0);
-        let outcome = match ahead.as_slice() {
-            [] => MergeOutcome::Rejected(Failure {
-                message: format!("after merging onto the moved base: {}", failure.message),
-                ..failure
-            }),
-            ahead => MergeOutcome::Combination(Failure {
-                message: format!(
-                    "breaks the gates together with {}, which passed without it and landed: {}",
-                    ahead.join(", "),
-                    failure.message
-                ),
-                ..failure
-            }),
+        let message = match ahead.as_slice() {
+            [] => format!("after merging onto the moved base: {}", failure.message),
+            ahead => format!(
+                "breaks the gates together with {}, which passed without it and landed: {}",
+                ahead.join(", "),
+                failure.message
+            ),
         };
+        let outcome = MergeOutcome::Combination(Failure { message, ..failure });
         settled.outcomes.push((culprit_job, outcome));
         settled.again.splice(0..0, rest);
         Ok(())
