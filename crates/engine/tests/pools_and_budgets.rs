@@ -108,22 +108,25 @@ fn stored_attempts(env: &Env, id: &str) -> Vec<planwright_engine::AttemptRow> {
     store.attempts(&run.id, id).unwrap()
 }
 
-#[test]
-fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantined() {
-    let env = Env::new(&[("shared.txt", "one\n")]);
+/// A and B both change `shared.txt`; B's gate holds it until A landed on
+/// `main` (then runs `then`), so B's first candidate no longer merges.
+fn b_after_a(env: &Env, then: &str) -> planwright_plan::Plan {
     git(&env.repo(), &["checkout", "-q", "--detach"]);
-    env.fixture("A", 0, "shared.txt", "ONE\n");
-    env.fixture("B", 0, "shared.txt", "uno\n");
     let mut b = ticket("B", json!([any("shared.txt")]));
-    // B's gate holds it until A landed, so each of its candidates conflicts.
     let wait = format!(
-        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done; test \"$(cat shared.txt)\" = uno",
+        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done{then}",
         env.repo().display()
     );
     b["gates"] = gate(&["sh", "-c", &wait]);
-    let plan = plan(
-        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
-    );
+    plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}))
+}
+
+#[test]
+fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantined() {
+    let env = Env::new(&[("shared.txt", "one\n")]);
+    env.fixture("A", 0, "shared.txt", "ONE\n");
+    env.fixture("B", 0, "shared.txt", "uno\n");
+    let plan = b_after_a(&env, "; test \"$(cat shared.txt)\" = uno");
     let mut s = settings();
     s.strikes = 1;
     // No rebuild allowed: the conflict is B's end.
@@ -152,25 +155,14 @@ fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantin
     );
 }
 
-/// A candidate that no longer merges is nobody's fault: it is rebuilt on
-/// the current tip without a strike (one strike allowed here, none used),
-/// and lands.
 #[test]
-fn a_merge_conflict_is_rebuilt_on_the_tip_without_a_strike() {
+fn the_charter_of_a_rebuild_names_the_conflict() {
     let env = Env::new(&[("shared.txt", "one\n")]);
-    git(&env.repo(), &["checkout", "-q", "--detach"]);
     env.fixture("A", 0, "shared.txt", "ONE\n");
-    env.fixture("B", 0, "shared.txt", "uno\n");
-    let mut b = ticket("B", json!([any("shared.txt")]));
-    // B's first candidate is verified only after A landed: it conflicts.
-    let wait = format!(
-        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done",
-        env.repo().display()
-    );
-    b["gates"] = gate(&["sh", "-c", &wait]);
-    let plan = plan(
-        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
-    );
+    env.fixture("B", 1, "shared.txt", "uno\n");
+    env.fixture("B", 2, "shared.txt", "ONE uno\n");
+    let plan = b_after_a(&env, "");
+    // One strike allowed, none used: a conflict is nobody's fault.
     let mut s = settings();
     s.strikes = 1;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
@@ -180,27 +172,6 @@ fn a_merge_conflict_is_rebuilt_on_the_tip_without_a_strike() {
         |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == "B" && reason == "conflict"),
     );
     assert!(rebuilt, "{:?}", out.events);
-    assert_eq!(git(&env.repo(), &["show", "main:shared.txt"]), "uno");
-}
-
-#[test]
-fn the_charter_of_a_rebuild_names_the_conflict() {
-    let env = Env::new(&[("shared.txt", "one\n")]);
-    git(&env.repo(), &["checkout", "-q", "--detach"]);
-    env.fixture("A", 0, "shared.txt", "ONE\n");
-    env.fixture("B", 1, "shared.txt", "uno\n");
-    env.fixture("B", 2, "shared.txt", "ONE uno\n");
-    let mut b = ticket("B", json!([any("shared.txt")]));
-    let wait = format!(
-        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done",
-        env.repo().display()
-    );
-    b["gates"] = gate(&["sh", "-c", &wait]);
-    let plan = plan(
-        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
-    );
-    let out = run_scripted(&env, &plan);
-    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     let charter = std::fs::read_to_string(
         env.repo()
             .join(".planwright/runs")
