@@ -31,15 +31,35 @@ use std::path::{Path, PathBuf};
 /// Where services keep their sockets: hidden under empty tmpfs. `HOME`
 /// and `XDG_RUNTIME_DIR` are taken from planwright's environment.
 fn hidden() -> Vec<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    hidden_in(
+        var("HOME").map(PathBuf::from),
+        var("XDG_RUNTIME_DIR").map(PathBuf::from),
+    )
+}
+
+/// The folders below the home that hold services' sockets and nothing a
+/// CLI reads: gpg-agent's, ssh-agent's since OpenSSH 10.1, the 1Password
+/// SSH agent's, Docker Desktop's, Colima's and Lima's.
+const HOME_SOCKET_DIRS: [&str; 7] = [
+    ".gnupg",
+    ".ssh/agent",
+    ".1password",
+    ".docker/desktop",
+    ".docker/run",
+    ".colima",
+    ".lima",
+];
+
+/// [`hidden`] for the home `home` and the runtime directory `run`.
+fn hidden_in(home: Option<PathBuf>, run: Option<PathBuf>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = ["/run", "/var/run", "/tmp", "/dev/shm"]
         .iter()
         .map(PathBuf::from)
         .collect();
-    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        dirs.push(run.into());
-    }
-    if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        dirs.push(Path::new(&home).join(".gnupg"));
+    dirs.extend(run);
+    if let Some(home) = home {
+        dirs.extend(HOME_SOCKET_DIRS.iter().map(|d| home.join(d)));
     }
     // A symlink (`/var/run -> /run`) resolves into what is hidden anyway.
     let mut real: Vec<PathBuf> = dirs
@@ -337,5 +357,30 @@ fn tempfile_dir() -> io::Result<PathBuf> {
         Ok(()) => Ok(dir),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(dir),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_homes_socket_folders_are_hidden_where_they_exist() {
+        let home = tempfile::tempdir_in("/var/tmp").unwrap();
+        for d in [".ssh/agent", ".1password", ".docker/desktop", ".gnupg"] {
+            std::fs::create_dir_all(home.path().join(d)).unwrap();
+        }
+        std::fs::create_dir_all(home.path().join(".config")).unwrap();
+        let real = std::fs::canonicalize(home.path()).unwrap();
+        let hidden = hidden_in(Some(home.path().to_path_buf()), None);
+        let below: Vec<String> = (hidden.iter())
+            .filter_map(|d| d.strip_prefix(&real).ok())
+            .map(|d| d.display().to_string())
+            .collect();
+        assert_eq!(
+            below,
+            [".1password", ".docker/desktop", ".gnupg", ".ssh/agent"]
+        );
+        assert!(hidden.contains(&PathBuf::from("/tmp")));
     }
 }
