@@ -72,13 +72,14 @@ impl Agent for Acp {
         // the start, and nothing else may open it.
         let stop = Cancel::default();
         let session = Arc::new(Session::new(to_agent, ctx, charter, stop.clone()));
-        {
+        // Listening for this attempt only: the run's flag outlives it.
+        let _listening = {
             let (session, stop) = (session.clone(), stop.clone());
-            cancel.on_cancel(move || {
+            cancel.listen(move || {
                 session.cancel_turn();
                 stop.cancel();
-            });
-        }
+            })
+        };
         let done_tx = watch_timeout(&session, &stop, ctx.timeout);
         let lines = {
             let session = session.clone();
