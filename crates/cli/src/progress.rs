@@ -147,8 +147,17 @@ fn line(event: &Event) -> Option<String> {
             };
             format!("merge queue: {} passed together{flaky}", tickets.join(", "))
         }
+        Event::BatchCancelled { tickets, reason } => format!(
+            "merge queue: check of {} stopped: {reason}",
+            tickets.join(", ")
+        ),
+        Event::BatchLanded { tickets, commit } => format!(
+            "merge queue: {} landed as {}",
+            tickets.join(", "),
+            short(commit)
+        ),
         Event::BatchFailed { tickets, message } => format!(
-            "merge queue: {} failed together ({message}); bisecting",
+            "merge queue: {} failed together ({message})",
             tickets.join(", ")
         ),
         Event::Bisected {

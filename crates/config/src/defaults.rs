@@ -16,6 +16,8 @@ pub const MERGE_BATCH: usize = 8;
 pub const MERGE_WAIT: Duration = Duration::from_secs(5);
 /// Times a red stack runs again before bisection (`[merge] flaky_retries`).
 pub const FLAKY_RETRIES: u32 = 1;
+/// Merge checkouts, so stacks checked at once (`[merge] checkouts`).
+pub const MERGE_CHECKOUTS: usize = 2;
 /// Rebuilds after a textual conflict, without a strike (`[merge] max_rebuilds`).
 pub const MAX_REBUILDS: u32 = 2;
 /// Each gate's wall-clock limit.

@@ -154,7 +154,7 @@ pub struct Run {
 }
 
 /// `[merge]`: `batch = 8`, `wait_secs = 5`, `flaky_retries = 1`,
-/// `max_rebuilds = 2`.
+/// `checkouts = 2`, `max_rebuilds = 2`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Merge {
@@ -168,6 +168,9 @@ pub struct Merge {
     /// Times a red stack runs again before it is bisected.
     #[serde(default)]
     pub flaky_retries: Option<u32>,
+    /// Merge checkouts, so stacks checked at once.
+    #[serde(default)]
+    pub checkouts: Option<u32>,
     /// New attempts a ticket may have, without a strike, after its
     /// candidate no longer merges textually.
     #[serde(default)]

@@ -153,11 +153,13 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
 /// `[merge]` over the defaults.
 fn merge(file: &file::Merge) -> Result<MergeSettings, SettingsError> {
     at_least_one("merge", "batch", file.batch)?;
+    at_least_one("merge", "checkouts", file.checkouts)?;
     let d = MergeSettings::default();
     Ok(MergeSettings {
         batch: file.batch.map_or(d.batch, |b| b as usize),
         wait: file.wait_secs.map_or(d.wait, Duration::from_secs),
         flaky_retries: file.flaky_retries.unwrap_or(d.flaky_retries),
+        checkouts: file.checkouts.map_or(d.checkouts, |c| c as usize),
         max_rebuilds: file.max_rebuilds.unwrap_or(d.max_rebuilds),
     })
 }

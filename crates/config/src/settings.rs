@@ -84,6 +84,8 @@ pub struct MergeSettings {
     pub wait: Duration,
     /// Times a red stack runs again before it is bisected.
     pub flaky_retries: u32,
+    /// Merge checkouts: how many stacks are checked at once.
+    pub checkouts: usize,
     /// New attempts without a strike after a textual merge conflict.
     pub max_rebuilds: u32,
 }
@@ -94,6 +96,7 @@ impl Default for MergeSettings {
             batch: defaults::MERGE_BATCH,
             wait: defaults::MERGE_WAIT,
             flaky_retries: defaults::FLAKY_RETRIES,
+            checkouts: defaults::MERGE_CHECKOUTS,
             max_rebuilds: defaults::MAX_REBUILDS,
         }
     }

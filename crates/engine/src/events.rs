@@ -217,7 +217,7 @@ pub enum Event {
         /// The tip it is stacked on.
         tip: String,
     },
-    /// A stack's gates passed on its top commit; it lands next.
+    /// A stack's gates passed on its top commit.
     BatchVerified {
         /// The stack's tickets.
         tickets: Vec<String>,
@@ -232,6 +232,21 @@ pub enum Event {
         tickets: Vec<String>,
         /// What failed.
         message: String,
+    },
+    /// A stack's check was stopped: a shorter stack it is built on failed,
+    /// or a longer one that holds it passed.
+    BatchCancelled {
+        /// The stack's tickets.
+        tickets: Vec<String>,
+        /// Why.
+        reason: String,
+    },
+    /// A verified stack landed: the target moved to its top commit.
+    BatchLanded {
+        /// The stack's tickets.
+        tickets: Vec<String>,
+        /// The target's new tip.
+        commit: String,
     },
     /// A red stack was bisected: its longest green prefix lands, its first
     /// member after that goes back for a new attempt, the rest are queued again.
@@ -729,6 +744,14 @@ mod tests {
                 ticket: t(),
                 reason: "conflict".into(),
             },
+            Event::BatchCancelled {
+                tickets: vec![t(), "T2".into()],
+                reason: "T1 below it failed".into(),
+            },
+            Event::BatchLanded {
+                tickets: vec![t()],
+                commit: "c".into(),
+            },
         ]
     }
 
@@ -764,6 +787,8 @@ mod tests {
             Event::BatchFailed { .. } => 25,
             Event::Bisected { .. } => 26,
             Event::Rebuild { .. } => 27,
+            Event::BatchCancelled { .. } => 28,
+            Event::BatchLanded { .. } => 29,
         }
     }
 
@@ -773,7 +798,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=27).collect::<Vec<_>>(),
+            (0..=29).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

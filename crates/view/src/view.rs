@@ -61,15 +61,16 @@ pub struct RunView {
 pub struct BatchView {
     /// Its tickets, in landing order.
     pub tickets: Vec<String>,
-    /// `checking`, `verified` (its gates passed; it lands), `bisecting`
-    /// (its gates failed) or `bisected`.
+    /// `checking`, `verified` (its gates passed), `landed` (the target
+    /// moved to it), `failed` (its gates failed) or `cancelled` (a shorter
+    /// stack it is built on failed, or a longer one that holds it passed).
     pub state: String,
     /// Its gates failed first and passed when run again.
     pub flaky: bool,
-    /// What of it landed: all of it once verified, the green prefix once
-    /// bisected.
+    /// Its tickets once it landed.
     pub landed: Vec<String>,
-    /// The member that broke the gates on top of `landed`, once bisected.
+    /// Its last ticket, when a bisection found that it breaks the gates
+    /// on top of the others (it is rebuilt).
     pub culprit: Option<String>,
 }
 
@@ -379,7 +380,7 @@ impl RunView {
     /// the flaky and bisected ones, and what it checks now. `None` when it
     /// checked no stack (every merge was of one candidate).
     pub fn queue_line(&self) -> Option<String> {
-        let last = self.batches.last()?;
+        self.batches.last()?;
         let landed: usize = self.batches.iter().map(|b| b.landed.len()).sum();
         let mut line = format!(
             "merge queue: {} checked, {landed} landed from them",
@@ -399,8 +400,12 @@ impl RunView {
                 culprits.join(", ")
             ));
         }
-        if matches!(last.state.as_str(), "checking" | "bisecting") && self.run.status == "running" {
-            line.push_str(&format!("; now {} {}", last.state, last.tickets.join(", ")));
+        let checking: Vec<String> = (self.batches.iter())
+            .filter(|b| b.state == "checking")
+            .map(|b| b.tickets.join(", "))
+            .collect();
+        if !checking.is_empty() && self.run.status == "running" {
+            line.push_str(&format!("; now checking {}", checking.join(" and ")));
         }
         Some(line)
     }

@@ -103,7 +103,7 @@ impl Merge<'_> {
                     commit_tree(self.repo, &tree, &tip, message)?
                 };
             if tip != verified_on {
-                match self.gate(&commit, "", cancel)? {
+                match self.gate(&commit, "", "merge", cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -210,14 +210,21 @@ impl Merge<'_> {
         })
     }
 
-    /// Runs the gates on the merged tree `commit` in the `merge` checkout;
-    /// `of` says which tickets it holds, when it is a stack's.
-    pub fn gate(&self, commit: &str, of: &str, cancel: &Cancel) -> Result<Verdict, EngineError> {
+    /// Runs the gates on the merged tree `commit` in the merge checkout
+    /// `checkout` (`merge`, `merge-2`, ...); `of` says which tickets it
+    /// holds, when it is a stack's.
+    pub fn gate(
+        &self,
+        commit: &str,
+        of: &str,
+        checkout: &str,
+        cancel: &Cancel,
+    ) -> Result<Verdict, EngineError> {
         // The views read gate runs of merged trees by this line's start.
         let line = format!("-- gates again on the merged tree {}{of}\n", short(commit));
         crate::log::append(self.log, &line)?;
         self.checkouts.gate(
-            "merge",
+            checkout,
             commit,
             self.gates,
             self.gate_settings,

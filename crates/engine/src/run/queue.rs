@@ -15,6 +15,7 @@ use crate::events::Event;
 use crate::git::merge::candidate_ref;
 use crate::model::failure::Failure;
 use crate::model::{Step, Verdict};
+use crate::process::{Cancel, Listening};
 use crate::run::merge::{Merge, MergeOutcome, Stack, StackMember};
 
 /// What a batch settled, and what goes back to the front of the queue.
@@ -111,75 +112,247 @@ struct Checked<'s, 'a> {
     commits: Vec<String>,
 }
 
+/// What the checks of a stack's prefixes showed: every prefix of at most
+/// `green` members passes, the first `red` fail with `failure`.
+struct Known {
+    green: usize,
+    red: usize,
+    failure: Option<Failure>,
+    /// Gate runs so far.
+    runs: u32,
+}
+
+/// How a prefix of a stack is checked: `check(k, slot, cancel)` runs the
+/// gates on the first `k` members' commit in merge checkout `slot`.
+type Check<'p> = dyn Fn(usize, usize, &Cancel) -> Result<Verdict, EngineError> + Sync + 'p;
+
+/// The search of one stack for its longest green prefix, apart from git
+/// and the run (a test drives it with a fake check).
+struct Prefixes<'p> {
+    /// The stack's tickets, in landing order.
+    ids: &'p [String],
+    /// What it is stacked on.
+    tip: &'p str,
+    /// Each prefix's top commit.
+    commits: &'p [String],
+    /// Checks at once (`[merge] checkouts`).
+    width: usize,
+    flaky_retries: u32,
+    /// The run's flag.
+    cancel: &'p Cancel,
+    emit: &'p (dyn Fn(Event) + Sync),
+    check: &'p Check<'p>,
+}
+
+impl Prefixes<'_> {
+    /// Checks the whole stack, with shorter prefixes at once while
+    /// checkouts are free; runs a red stack again; bisects one still red.
+    /// `None` when the run was interrupted.
+    fn search(&self) -> Result<Option<Known>, EngineError> {
+        let n = self.ids.len();
+        let mut known = Known {
+            green: 0,
+            red: n + 1,
+            failure: None,
+            runs: 0,
+        };
+        let first: Vec<usize> = std::iter::once(n)
+            .chain(inside(0, n, self.width - 1))
+            .collect();
+        if !self.round(&first, &mut known, false)? {
+            return Ok(None);
+        }
+        for _ in 0..self.flaky_retries {
+            if known.red != n {
+                break;
+            }
+            known.red = n + 1;
+            if !self.round(&[n], &mut known, true)? {
+                return Ok(None);
+            }
+        }
+        while known.green < n && known.red - known.green > 1 {
+            let points = inside(known.green, known.red.min(n + 1), self.width);
+            if !self.round(&points, &mut known, false)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(known))
+    }
+
+    /// Checks the prefixes of `lengths` at once, one checkout each: a red
+    /// one stops those built on it, a green one those it holds. False
+    /// when the run was interrupted.
+    fn round(
+        &self,
+        lengths: &[usize],
+        known: &mut Known,
+        again: bool,
+    ) -> Result<bool, EngineError> {
+        let flags: Vec<_> = lengths.iter().map(|_| self.cancel.child()).collect();
+        for &k in lengths {
+            (self.emit)(Event::BatchStarted {
+                tickets: self.ids[..k].to_vec(),
+                tip: self.tip.to_string(),
+            });
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut error = None;
+        std::thread::scope(|scope| {
+            for (slot, &k) in lengths.iter().enumerate() {
+                let (tx, cancel) = (tx.clone(), &flags[slot].0);
+                scope.spawn(move || {
+                    let _ = tx.send((k, (self.check)(k, slot, cancel)));
+                });
+            }
+            drop(tx);
+            for (k, verdict) in rx {
+                match verdict {
+                    Ok(v) => self.settle(k, v, lengths, &flags, known, again),
+                    Err(e) => {
+                        flags.iter().for_each(|(c, _)| c.cancel());
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+        });
+        if let Some(e) = error {
+            return Err(e);
+        }
+        // A longer prefix that passed outweighs a shorter one that failed
+        // (a flaky gate): what lands is what passed.
+        known.red = known.red.max(known.green + 1);
+        Ok(!self.cancel.is_cancelled())
+    }
+
+    /// Takes the verdict on the first `k` members into `known`, stopping
+    /// the checks it makes needless.
+    fn settle(
+        &self,
+        k: usize,
+        verdict: Verdict,
+        lengths: &[usize],
+        flags: &[(Cancel, Listening)],
+        known: &mut Known,
+        again: bool,
+    ) {
+        let tickets = self.ids[..k].to_vec();
+        match verdict {
+            Verdict::Pass => {
+                known.runs += 1;
+                known.green = known.green.max(k);
+                self.stop(
+                    lengths,
+                    flags,
+                    |j| j < k,
+                    &format!("{} passed", tickets.join(", ")),
+                );
+                let commit = self.commits[k - 1].clone();
+                (self.emit)(Event::BatchVerified {
+                    tickets,
+                    commit,
+                    flaky: again,
+                });
+            }
+            Verdict::Fail(f) => {
+                known.runs += 1;
+                if k < known.red {
+                    known.red = k;
+                    known.failure = Some(f.clone());
+                }
+                let why = format!("{} below it failed", tickets.join(", "));
+                self.stop(lengths, flags, |j| j > k, &why);
+                let message = f.message;
+                (self.emit)(Event::BatchFailed { tickets, message });
+            }
+            Verdict::Cancelled => {}
+        }
+    }
+
+    /// Stops the checks of `lengths` that `which` picks, saying why.
+    fn stop(
+        &self,
+        lengths: &[usize],
+        flags: &[(Cancel, Listening)],
+        which: impl Fn(usize) -> bool,
+        why: &str,
+    ) {
+        for (&j, (flag, _)) in lengths.iter().zip(flags) {
+            if which(j) && !flag.is_cancelled() {
+                flag.cancel();
+                (self.emit)(Event::BatchCancelled {
+                    tickets: self.ids[..j].to_vec(),
+                    reason: why.to_string(),
+                });
+            }
+        }
+    }
+}
+
 impl Checked<'_, '_> {
     fn ids(&self, range: std::ops::Range<usize>) -> Vec<String> {
         self.jobs[range].iter().map(|j| j.ticket.clone()).collect()
     }
 
-    /// The gates on the first `k` members' commit.
-    fn gate(&self, k: usize) -> Result<Verdict, EngineError> {
-        let of = format!(" (a stack of {})", self.ids(0..k).join(", "));
-        self.merge.gate(&self.commits[k - 1], &of, self.sh.cancel)
-    }
-
-    /// Checks the whole stack, runs a red one again, bisects one still red.
+    /// Searches the stack for its longest green prefix and settles every
+    /// member: all land, or the prefix lands and the culprit is rebuilt.
     fn settle(self, settled: &mut Settled) -> Result<(), EngineError> {
         let sh = self.sh;
         let n = self.jobs.len();
-        let tickets = self.ids(0..n);
-        sh.emitter.emit(Event::BatchStarted {
-            tickets: tickets.clone(),
-            tip: self.stack.tip.clone(),
-        });
-        let mut verdict = self.gate(n)?;
-        let mut runs = 0;
-        while matches!(verdict, Verdict::Fail(_)) && runs < sh.settings.merge.flaky_retries {
-            runs += 1;
-            verdict = self.gate(n)?;
-        }
-        match verdict {
-            Verdict::Cancelled => self.cancelled(settled),
-            Verdict::Pass => {
-                sh.emitter.emit(Event::BatchVerified {
-                    tickets,
-                    commit: self.commits[n - 1].clone(),
-                    flaky: runs > 0,
-                });
+        let ids = self.ids(0..n);
+        let emit = |e: Event| sh.emitter.emit(e);
+        let check = |k: usize, slot: usize, cancel: &Cancel| self.check(k, slot, cancel);
+        let prefixes = Prefixes {
+            ids: &ids,
+            tip: &self.stack.tip,
+            commits: &self.commits,
+            width: sh.settings.merge.checkouts.max(1),
+            flaky_retries: sh.settings.merge.flaky_retries,
+            cancel: sh.cancel,
+            emit: &emit,
+            check: &check,
+        };
+        match prefixes.search()? {
+            None => self.cancelled(settled),
+            Some(known) if known.green == n => {
                 self.land_prefix(n, settled)?;
             }
-            Verdict::Fail(f) => {
-                sh.emitter.emit(Event::BatchFailed {
-                    tickets,
-                    message: f.message.clone(),
-                });
-                self.bisect(f, settled)?;
-            }
+            Some(known) => self.bisected(known, settled)?,
         }
         Ok(())
     }
 
-    /// Finds the longest green prefix, the whole stack being red with
-    /// `failure`, in O(log n) gate runs, and settles every member.
-    fn bisect(mut self, failure: Failure, settled: &mut Settled) -> Result<(), EngineError> {
-        let (mut green, mut red, mut failure, mut runs) = (0, self.jobs.len(), failure, 0);
-        while red - green > 1 {
-            let mid = (green + red) / 2;
-            runs += 1;
-            match self.gate(mid)? {
-                Verdict::Pass => green = mid,
-                Verdict::Fail(f) => (red, failure) = (mid, f),
-                Verdict::Cancelled => {
-                    self.cancelled(settled);
-                    return Ok(());
-                }
-            }
-        }
+    /// The gates on the first `k` members' commit, in merge checkout
+    /// `slot`, their output added to the stack's log when they end.
+    fn check(&self, k: usize, slot: usize, cancel: &Cancel) -> Result<Verdict, EngineError> {
+        let of = format!(" (a stack of {})", self.ids(0..k).join(", "));
+        let checkout = match slot {
+            0 => "merge".to_string(),
+            n => format!("merge-{}", n + 1),
+        };
+        let own = self.merge.log.with_file_name(format!("{checkout}.log"));
+        let merge = Merge {
+            log: &own,
+            ..*self.merge
+        };
+        let _ = std::fs::remove_file(&own);
+        let verdict = merge.gate(&self.commits[k - 1], &of, &checkout, cancel);
+        let text = std::fs::read_to_string(&own).unwrap_or_default();
+        let _ = std::fs::remove_file(&own);
+        crate::log::append(self.merge.log, &text)?;
+        verdict
+    }
+
+    /// Settles a bisected stack: the green prefix lands, the culprit is
+    /// rebuilt, the members after it are queued again.
+    fn bisected(mut self, known: Known, settled: &mut Settled) -> Result<(), EngineError> {
+        let (green, red) = (known.green, known.red);
         let culprit = red - 1;
         self.sh.emitter.emit(Event::Bisected {
             landed: self.ids(0..green),
             culprit: self.jobs[culprit].ticket.clone(),
             requeued: self.ids(red..self.jobs.len()),
-            gate_runs: runs,
+            gate_runs: known.runs,
         });
         let ahead = self.ids(0..green);
         let mut rest = self.jobs.split_off(culprit);
@@ -190,6 +363,7 @@ impl Checked<'_, '_> {
             return Ok(());
         }
         let culprit_job = rest.remove(0);
+        let failure = known.failure.expect("a red prefix has its failure");
         let message = match ahead.as_slice() {
             [] => format!("after merging onto the moved base: {}", failure.message),
             ahead => format!(
@@ -214,13 +388,15 @@ impl Checked<'_, '_> {
         }
         let refs: Vec<String> = ids.iter().map(|id| candidate_ref(id)).collect();
         let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
-        if !self
-            .merge
-            .advance(self.stack, &self.commits[k - 1], &refs)?
-        {
+        let top = &self.commits[k - 1];
+        if !self.merge.advance(self.stack, top, &refs)? {
             settled.again.splice(0..0, self.jobs[..k].iter().cloned());
             return Ok(false);
         }
+        sh.emitter.emit(Event::BatchLanded {
+            tickets: ids,
+            commit: top.clone(),
+        });
         for (job, commit) in self.jobs[..k].iter().zip(&self.commits) {
             sh.store.landed(&sh.run, &job.ticket, Step::Merge, commit)?;
             let outcome = MergeOutcome::Merged {
@@ -238,5 +414,135 @@ impl Checked<'_, '_> {
                 .outcomes
                 .push((job.clone(), MergeOutcome::Cancelled));
         }
+    }
+}
+
+/// Up to `count` prefix lengths spread evenly strictly between `lo` and
+/// `hi`: the points that split what is unknown most evenly.
+fn inside(lo: usize, hi: usize, count: usize) -> Vec<usize> {
+    let mut points: Vec<usize> = (1..=count)
+        .map(|j| lo + (hi - lo) * j / (count + 1))
+        .filter(|&p| p > lo && p < hi)
+        .collect();
+    points.dedup();
+    points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::failure::FailureKind;
+    use std::sync::Mutex;
+
+    #[test]
+    fn prefixes_are_spread_between_what_is_known() {
+        assert_eq!(inside(0, 8, 1), [4]);
+        assert_eq!(inside(0, 8, 3), [2, 4, 6]);
+        assert_eq!(inside(4, 6, 3), [5]);
+        assert_eq!(inside(4, 5, 2), Vec::<usize>::new());
+        assert_eq!(inside(0, 4, 0), Vec::<usize>::new());
+    }
+
+    /// What a search of a stack of `n` did with `check`, `width` at once.
+    fn search(
+        n: usize,
+        width: usize,
+        check: &Check<'_>,
+    ) -> (Option<(usize, usize, u32)>, Vec<Event>) {
+        let ids: Vec<String> = (0..n).map(|i| format!("T{i}")).collect();
+        let commits: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+        let events = Mutex::new(Vec::new());
+        let emit = |e: Event| events.lock().unwrap().push(e);
+        let cancel = Cancel::default();
+        let prefixes = Prefixes {
+            ids: &ids,
+            tip: "tip",
+            commits: &commits,
+            width,
+            flaky_retries: 1,
+            cancel: &cancel,
+            emit: &emit,
+            check,
+        };
+        let known = prefixes.search().unwrap();
+        let known = known.map(|k| (k.green, k.red, k.runs));
+        (known, events.into_inner().unwrap())
+    }
+
+    fn red() -> Verdict {
+        Verdict::Fail(Failure::new(FailureKind::GateFailure, "red"))
+    }
+
+    /// Two stacks are checked at once; the shorter one fails and stops the
+    /// longer, built on it, which would otherwise never end; the bisection
+    /// then finds the culprit, the second member.
+    #[test]
+    fn a_red_stack_stops_the_stack_built_on_it_and_the_culprit_is_found() {
+        let check = |k: usize, _slot: usize, cancel: &Cancel| {
+            if k == 4 {
+                while !cancel.is_cancelled() {
+                    std::thread::yield_now();
+                }
+                return Ok(Verdict::Cancelled);
+            }
+            Ok(if k >= 2 { red() } else { Verdict::Pass })
+        };
+        let (known, events) = search(4, 2, &check);
+        assert_eq!(known, Some((1, 2, 2)), "green 1, red 2, two gate runs");
+        let names: Vec<String> = events
+            .iter()
+            .map(|e| match e {
+                Event::BatchStarted { tickets, .. } => format!("started {}", tickets.len()),
+                Event::BatchFailed { tickets, .. } => format!("failed {}", tickets.len()),
+                Event::BatchCancelled { tickets, reason } => {
+                    format!("cancelled {} ({reason})", tickets.len())
+                }
+                Event::BatchVerified { tickets, .. } => format!("verified {}", tickets.len()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "started 4",
+                "started 2",
+                "cancelled 4 (T0, T1 below it failed)",
+                "failed 2",
+                "started 1",
+                "verified 1",
+            ]
+        );
+    }
+
+    /// A stack red once and green when run again is green, and flaky.
+    #[test]
+    fn a_stack_red_once_then_green_is_flaky() {
+        let runs = Mutex::new(0);
+        let check = |k: usize, _slot: usize, _cancel: &Cancel| {
+            let mut runs = runs.lock().unwrap();
+            *runs += 1;
+            Ok(if k == 3 && *runs == 1 {
+                red()
+            } else {
+                Verdict::Pass
+            })
+        };
+        let (known, events) = search(3, 1, &check);
+        assert_eq!(known, Some((3, 4, 2)));
+        let flaky = events.iter().any(|e| {
+            matches!(e, Event::BatchVerified { tickets, flaky: true, .. } if tickets.len() == 3)
+        });
+        assert!(flaky, "{events:?}");
+    }
+
+    /// One at a time, a red stack of 8 whose sixth member breaks it takes
+    /// the stack, its retry and three bisection steps.
+    #[test]
+    fn one_checkout_bisects_in_log_n_gate_runs() {
+        let check = |k: usize, _slot: usize, _cancel: &Cancel| {
+            Ok(if k >= 6 { red() } else { Verdict::Pass })
+        };
+        let (known, _) = search(8, 1, &check);
+        assert_eq!(known, Some((5, 6, 5)));
     }
 }

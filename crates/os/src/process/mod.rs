@@ -15,7 +15,7 @@ mod cancel;
 mod collect;
 mod supervise;
 
-pub use cancel::Cancel;
+pub use cancel::{Cancel, Listening};
 pub use supervise::LEAK_WAIT;
 
 use crate::sandbox::{Confine, SandboxError};

@@ -140,24 +140,33 @@ impl RunView {
                 landed: Vec::new(),
                 culprit: None,
             }),
-            Event::BatchVerified { flaky, .. } => {
-                if let Some(b) = self.batches.last_mut() {
+            Event::BatchVerified { tickets, flaky, .. } => {
+                if let Some(b) = self.batch_mut(tickets) {
                     b.state = "verified".into();
                     b.flaky = *flaky;
-                    b.landed = b.tickets.clone();
                 }
             }
-            Event::BatchFailed { .. } => {
-                if let Some(b) = self.batches.last_mut() {
-                    b.state = "bisecting".into();
+            Event::BatchFailed { tickets, .. } => {
+                if let Some(b) = self.batch_mut(tickets) {
+                    b.state = "failed".into();
                 }
             }
-            Event::Bisected {
-                landed, culprit, ..
-            } => {
-                if let Some(b) = self.batches.last_mut() {
-                    b.state = "bisected".into();
-                    b.landed = landed.clone();
+            Event::BatchCancelled { tickets, .. } => {
+                if let Some(b) = self.batch_mut(tickets) {
+                    b.state = "cancelled".into();
+                }
+            }
+            Event::BatchLanded { tickets, .. } => {
+                if let Some(b) = self.batch_mut(tickets) {
+                    b.state = "landed".into();
+                    b.landed = tickets.clone();
+                }
+            }
+            Event::Bisected { culprit, .. } => {
+                // The shortest red stack ends with its culprit.
+                let shortest = (self.batches.iter_mut().rev())
+                    .find(|b| b.state == "failed" && b.tickets.last() == Some(culprit));
+                if let Some(b) = shortest {
                     b.culprit = Some(culprit.clone());
                 }
             }
@@ -168,6 +177,11 @@ impl RunView {
                 }
             }
         }
+    }
+
+    /// The newest stack of `tickets`, which its outcome belongs to.
+    fn batch_mut(&mut self, tickets: &[String]) -> Option<&mut super::BatchView> {
+        (self.batches.iter_mut().rev()).find(|b| b.tickets == tickets)
     }
 
     /// Counts an event this version does not know: it keeps its place in

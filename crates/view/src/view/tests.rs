@@ -394,50 +394,66 @@ fn the_merge_queues_stacks_fold_into_one_line() {
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C", "D"]));
     view.fold_text(&lines(&[(0, a_run()[0].1.clone())]));
     assert_eq!(view.queue_line(), None);
+    let started = |t: &[&str]| Event::BatchStarted {
+        tickets: ids(t),
+        tip: "t0".into(),
+    };
+    let failed = |t: &[&str]| Event::BatchFailed {
+        tickets: ids(t),
+        message: "npm test failed".into(),
+    };
+    let verified = |t: &[&str], flaky| Event::BatchVerified {
+        tickets: ids(t),
+        commit: "c".into(),
+        flaky,
+    };
+    let landed = |t: &[&str]| Event::BatchLanded {
+        tickets: ids(t),
+        commit: "c".into(),
+    };
     let events = [
-        Event::BatchStarted {
-            tickets: ids(&["A", "B", "C"]),
-            tip: "t0".into(),
-        },
-        Event::BatchFailed {
-            tickets: ids(&["A", "B", "C"]),
-            message: "npm test failed".into(),
-        },
+        // The stack and a prefix of it, checked at once.
+        started(&["A", "B", "C"]),
+        started(&["A"]),
+        verified(&["A"], false),
+        failed(&["A", "B", "C"]),
+        started(&["A", "B"]),
+        failed(&["A", "B"]),
         Event::Bisected {
             landed: ids(&["A"]),
             culprit: "B".into(),
             requeued: ids(&["C"]),
-            gate_runs: 1,
+            gate_runs: 3,
         },
-        Event::BatchStarted {
-            tickets: ids(&["C", "D"]),
-            tip: "t1".into(),
+        landed(&["A"]),
+        started(&["C", "D"]),
+        started(&["C"]),
+        verified(&["C", "D"], true),
+        Event::BatchCancelled {
+            tickets: ids(&["C"]),
+            reason: "C, D passed".into(),
         },
-        Event::BatchVerified {
-            tickets: ids(&["C", "D"]),
-            commit: "t2".into(),
-            flaky: true,
-        },
-        Event::BatchStarted {
-            tickets: ids(&["B", "D"]),
-            tip: "t2".into(),
-        },
+        landed(&["C", "D"]),
+        started(&["B", "D"]),
     ];
     let stamped: Vec<(u64, Event)> = events.into_iter().map(|e| (5, e)).collect();
     view.fold_text(&lines(&stamped));
+    let states: Vec<&str> = view.batches.iter().map(|b| b.state.as_str()).collect();
     assert_eq!(
-        view.batches[0],
-        BatchView {
-            tickets: ids(&["A", "B", "C"]),
-            state: "bisected".into(),
-            flaky: false,
-            landed: ids(&["A"]),
-            culprit: Some("B".into()),
-        }
+        states,
+        [
+            "failed",
+            "landed",
+            "failed",
+            "landed",
+            "cancelled",
+            "checking"
+        ]
     );
-    assert_eq!(view.batches[1].landed, ids(&["C", "D"]));
+    assert_eq!(view.batches[2].culprit.as_deref(), Some("B"));
+    assert!(view.batches[3].flaky);
     assert_eq!(
         view.queue_line().unwrap(),
-        "merge queue: 3 stacks checked, 3 landed from them, 1 flaky, 1 bisected (rebuilt: B); now checking B, D"
+        "merge queue: 6 stacks checked, 3 landed from them, 1 flaky, 1 bisected (rebuilt: B); now checking B, D"
     );
 }
