@@ -1,6 +1,6 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
-use super::run::{agent, extra_gates, repo_dir, EngineArgs};
+use super::run::{agents, extra_gates, repo_dir, EngineArgs};
 use super::{load_plan, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
@@ -51,18 +51,19 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let (plan, _) = load_plan(&args.plan, global)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let (config, _) = settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
-    let agent = agent(&args.engine, &config)?;
+    let agents = agents(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(
         &repo_dir,
         &plan,
         &gates,
         &config.commands.allow,
-        agent.as_ref(),
+        &agents,
         &resolve::sandbox(&config, &settings::env()),
         &resolve::workspace(&config),
         &resolve::review(&config),
         &config.routing,
+        &resolve::families(&config),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

@@ -15,10 +15,12 @@ pub(crate) mod codex;
 pub(crate) mod gemini;
 pub(crate) mod limits;
 pub(crate) mod opencode;
+mod roster;
 pub(crate) mod scripted;
 
 pub use cmd::CmdAgent;
 pub use limits::Now;
+pub use roster::Agents;
 
 use crate::error::EngineError;
 use crate::process::Cancel;
