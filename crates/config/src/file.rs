@@ -328,7 +328,10 @@ impl<'de> Deserialize<'de> for AgentsEntry {
                     cmd: None,
                 })
             }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, m: M) -> Result<AgentsEntry, M::Error> {
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                m: M,
+            ) -> Result<AgentsEntry, M::Error> {
                 let t = AgentsTable::deserialize(serde::de::value::MapAccessDeserializer::new(m))?;
                 Ok(AgentsEntry {
                     adapter: t.adapter,

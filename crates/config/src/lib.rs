@@ -32,8 +32,8 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, GateSettings, ReviewSettings,
-    RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, GateSettings,
+    ReviewSettings, RunSettings, WorkspaceSettings,
 };
 
 /// The configuration file's name, wherever it is looked for.

@@ -9,8 +9,8 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, GateSettings, ReviewSettings, RunSettings,
-    WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, GateSettings, ReviewSettings,
+    RunSettings, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;

@@ -206,7 +206,11 @@ impl Default for Families {
             ),
             (
                 "gemini".into(),
-                row("gemini-3-flash", "gemini-3.1-pro-low", "gemini-3.1-pro-high"),
+                row(
+                    "gemini-3-flash",
+                    "gemini-3.1-pro-low",
+                    "gemini-3.1-pro-high",
+                ),
             ),
             ("gpt".into(), row("gpt-5.4-mini", "gpt-5.4", "gpt-5.5")),
         ]))
@@ -342,7 +346,11 @@ mod tests {
     #[test]
     fn a_fallback_model_counts_against_its_pool_in_agbs_table_else_its_familys() {
         let (r, f) = (Routing::default(), Families::default());
-        let pool = |tier, family| r.for_family(&f, tier, "gpt-oss", Some(family)).models[0].pool.clone();
+        let pool = |tier, family| {
+            r.for_family(&f, tier, "gpt-oss", Some(family)).models[0]
+                .pool
+                .clone()
+        };
         assert_eq!(pool("cheap", "gemini"), "gemini-flash");
         assert_eq!(pool("frontier", "claude"), "claude");
         assert_eq!(pool("mid", "gpt"), "gpt");

@@ -131,7 +131,10 @@ mod tests {
             "{err}"
         );
         let err = built(&[("gpt", spec("codx", None))]).unwrap_err();
-        assert!(err.contains("`[agents] gpt = \"codx\"`: unknown agent `codx`"), "{err}");
+        assert!(
+            err.contains("`[agents] gpt = \"codx\"`: unknown agent `codx`"),
+            "{err}"
+        );
         let err = built(&[("gemini", spec("acp", None))]).unwrap_err();
         assert!(err.contains("needs the command"), "{err}");
     }

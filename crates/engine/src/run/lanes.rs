@@ -79,7 +79,9 @@ fn family_of(
 ) -> Option<String> {
     let is_mapped = |f: &str| mapped.contains(&f);
     if let Some(model) = &ticket.model {
-        let of = routing.family_of(model).or_else(|| families.family_of(model));
+        let of = routing
+            .family_of(model)
+            .or_else(|| families.family_of(model));
         return of.filter(|f| is_mapped(f)).map(String::from);
     }
     if ticket.tier.is_none() && ticket.pool_hint.is_none() {
@@ -173,8 +175,10 @@ mod tests {
             ("X", None),
             ("O", None),
         ];
-        let want: Vec<(String, Option<Lane>)> =
-            want.into_iter().map(|(id, l)| (id.to_string(), l)).collect();
+        let want: Vec<(String, Option<Lane>)> = want
+            .into_iter()
+            .map(|(id, l)| (id.to_string(), l))
+            .collect();
         assert_eq!(got, want);
     }
 

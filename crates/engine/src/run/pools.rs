@@ -344,7 +344,15 @@ mod tests {
         let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
         let gemini_full = |pool: &str| pool != "gemini-pro";
-        let first = choose(&frontier, &routing, &families, None, &mut p, 0, &gemini_full);
+        let first = choose(
+            &frontier,
+            &routing,
+            &families,
+            None,
+            &mut p,
+            0,
+            &gemini_full,
+        );
         assert!(
             matches!(&first, Choice::Model { pool: Some(pool), .. } if pool == "claude"),
             "an open pool at its cap is passed over: {first:?}"
@@ -352,7 +360,15 @@ mod tests {
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
         let claude_full = |pool: &str| pool != "claude";
         assert_eq!(
-            choose(&frontier, &routing, &families, None, &mut p, 10, &claude_full),
+            choose(
+                &frontier,
+                &routing,
+                &families,
+                None,
+                &mut p,
+                10,
+                &claude_full
+            ),
             Choice::Full,
             "the paused pool's ticket does not crowd the pool it moves to"
         );
@@ -497,7 +513,15 @@ mod tests {
             Choice::Wait { until: 60 }
         );
         assert_eq!(
-            choose(&ticket(None, None, None), &routing, &families, None, &mut p, 1, &any),
+            choose(
+                &ticket(None, None, None),
+                &routing,
+                &families,
+                None,
+                &mut p,
+                1,
+                &any
+            ),
             Choice::CliDefault
         );
     }

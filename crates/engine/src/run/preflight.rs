@@ -149,7 +149,10 @@ fn route_check(
     let explicit = t.model.as_deref();
     let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, families, m, family));
     if let (Some(model), None) = (explicit, foreign) {
-        return Some(Check::ok("routing", format!("{} -> {agent} -> {model}", t.id)));
+        return Some(Check::ok(
+            "routing",
+            format!("{} -> {agent} -> {model}", t.id),
+        ));
     }
     if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
         let route = format!("{} -> {agent} -> the CLI's default model", t.id);
@@ -990,7 +993,11 @@ mod tests {
         t
     }
 
-    fn routing_checks(plan: &Plan, agent: &str, families: &planwright_config::Families) -> Vec<(&'static str, String)> {
+    fn routing_checks(
+        plan: &Plan,
+        agent: &str,
+        families: &planwright_config::Families,
+    ) -> Vec<(&'static str, String)> {
         let agent = crate::agent::from_name(agent, None).unwrap();
         let agents = Agents::from(std::sync::Arc::from(agent));
         let routing = planwright_config::Routing::default();
@@ -1024,14 +1031,21 @@ mod tests {
             seen[1].1
         );
         assert_eq!(seen[2].0, "warning");
-        assert!(seen[2].1.starts_with("T3 -> claude -> claude-haiku-4-5: "), "{}", seen[2].1);
+        assert!(
+            seen[2].1.starts_with("T3 -> claude -> claude-haiku-4-5: "),
+            "{}",
+            seen[2].1
+        );
         assert_eq!(seen[3].0, "warning");
         assert!(
             seen[3].1.contains("model `gemini-3-flash` (family gemini)"),
             "{}",
             seen[3].1
         );
-        assert_eq!(seen[4], ("ok", "T5 -> claude -> the CLI's default model".into()));
+        assert_eq!(
+            seen[4],
+            ("ok", "T5 -> claude -> the CLI's default model".into())
+        );
         let no_cheap = families.clone().with(&std::collections::BTreeMap::from([(
             "claude".to_string(),
             planwright_config::FamilyModels {
@@ -1072,7 +1086,13 @@ mod tests {
         let mut out = Vec::new();
         check_routing(&plan, &routing, &families, &lanes, &mut out);
         assert_eq!(out[0].status, "error");
-        assert!(out[0].message.starts_with("ticket O: no agent of `[agents]`"), "{}", out[0].message);
+        assert!(
+            out[0]
+                .message
+                .starts_with("ticket O: no agent of `[agents]`"),
+            "{}",
+            out[0].message
+        );
     }
 
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {

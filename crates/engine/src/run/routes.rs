@@ -1,7 +1,7 @@
 //! Each ticket's gates and model pool, and the scheduler built from them.
 
-use crate::run::scheduler::Scheduler;
 use crate::run::lanes::Lanes;
+use crate::run::scheduler::Scheduler;
 use planwright_config::{Families, Routing};
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
