@@ -19,7 +19,7 @@ use std::time::Duration;
 
 fn agent_help() -> String {
     format!(
-        "The agent: {} (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).",
+        "The agent: {} (default: `[agents]`, one per model family, with `[agent] name` for the tickets none serves; else `[agent] name`, else `cmd` when `--agent-cmd` is given). It runs every ticket: `[agents]` is then not read.",
         agent::agent_names()
     )
 }

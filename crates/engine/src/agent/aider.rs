@@ -84,6 +84,7 @@ impl Cli for Aider {
                 ("AIDER_INPUT_HISTORY_FILE", "input.history"),
             ],
             seeds: vec![],
+            tunes: vec![],
         })
     }
 

@@ -93,6 +93,7 @@ impl Cli for Claude {
                 Seed::copy(user.join("agents"), "agents"),
                 Seed::copy(user.join("commands"), "commands"),
             ],
+            tunes: vec![],
         })
     }
 }

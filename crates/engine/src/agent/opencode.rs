@@ -82,6 +82,7 @@ impl Cli for Opencode {
                 Seed::link(data.join("mcp-auth.json"), "data/opencode/mcp-auth.json"),
                 Seed::copy(config, "config/opencode"),
             ],
+            tunes: vec![],
         })
     }
 }
