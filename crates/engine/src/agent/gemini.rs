@@ -159,15 +159,18 @@ impl StreamParser for GeminiParser {
     }
 }
 
-/// Whether Gemini CLI's error object is its provider's refusal: by its
-/// type (`TerminalQuotaError`, `RetryableQuotaError`) or its code 429,
-/// never by its message.
+/// Whether Gemini CLI's error object is its provider's trouble: by its
+/// type (`TerminalQuotaError`, `RetryableQuotaError`) or its code, one of
+/// [`RETRIED_STATUSES`] (the 503 it gives up on once its attempts are
+/// spent), never by its message.
 fn is_limit(error: &Value) -> bool {
     let kind = text(error, "type").unwrap_or_default();
-    let code = error.get("code");
-    kind.ends_with("QuotaError")
-        || code.and_then(Value::as_u64) == Some(429)
-        || code.and_then(Value::as_str) == Some("429")
+    let code = match error.get("code") {
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    kind.ends_with("QuotaError") || RETRIED_STATUSES.contains(&code.as_str())
 }
 
 /// The statuses Gemini CLI retries on its own that are its provider's
@@ -321,6 +324,9 @@ mod tests {
         let words = "{\"error\": {\"type\": \"FatalToolExecutionError\", \"message\": \"quota exceeded: RESOURCE_EXHAUSTED in test\", \"code\": 54}}\n";
         let p = parse("", words);
         assert!(p.failure.is_some() && p.limit.is_none(), "{p:?}");
+        let spent = "{\"error\": {\"type\": \"Error\", \"message\": \"The model is overloaded. Please try again later.\", \"code\": 503}}\n";
+        let p = parse("", spent);
+        assert!(p.limit.is_some(), "its attempts spent on a 503: {p:?}");
         let garbage = parse("{\n  \"response\": \"cut", "Error: boom");
         assert_eq!(garbage, Parsed::default());
     }
