@@ -468,7 +468,8 @@ fn troubled(
     let mock = MockModel::start(script(Some(trouble)));
     let setup = setup(&mock);
     // A pause is at least the first backoff, and at most `max_pause`.
-    let env = tier_env(&setup, &mock, "timeout_secs = 20\nmax_pause = 2\n");
+    let pause = format!("timeout_secs = 20\nmax_pause = {}\n", MAX_PAUSE_MS / 1000);
+    let env = tier_env(&setup, &mock, &pause);
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -497,15 +498,6 @@ fn troubled(
     (env, mock)
 }
 
-/// An `Unavailable` attempt paused its pool (or ticket) once, and used
-/// no strike.
-fn assert_paused(env: &Env, reason_starts: &str) {
-    let paused = events(env, "pool_paused");
-    assert_eq!(paused.len(), 1, "{paused:?}");
-    let reason = paused[0]["reason"].as_str().unwrap();
-    assert!(reason.starts_with(reason_starts), "{reason}");
-}
-
 fn script(trouble: Option<(Trouble, usize)>) -> Script {
     Script {
         file: "a.txt".into(),
@@ -529,31 +521,27 @@ fn codex_ok() {
     ok("codex_ok", codex, &CODEX);
 }
 
+const OPENCODE: Expect = Expect {
+    model: "mock/gpt-5.4",
+    cost_source: "reported",
+    tool_calls_only: true,
+    ..CODEX
+};
+
+const AIDER: Expect = Expect {
+    model: "openai/gpt-5.4",
+    cache_lumped: true,
+    ..CODEX
+};
+
 #[test]
 fn opencode_ok() {
-    ok(
-        "opencode_ok",
-        opencode,
-        &Expect {
-            model: "mock/gpt-5.4",
-            cost_source: "reported",
-            tool_calls_only: true,
-            ..CODEX
-        },
-    );
+    ok("opencode_ok", opencode, &OPENCODE);
 }
 
 #[test]
 fn aider_ok() {
-    ok(
-        "aider_ok",
-        aider,
-        &Expect {
-            model: "openai/gpt-5.4",
-            cache_lumped: true,
-            ..CODEX
-        },
-    );
+    ok("aider_ok", aider, &AIDER);
 }
 
 /// The mock's own loopback address, not its mapped name: inside the
@@ -576,108 +564,166 @@ fn claude_cannot_reach_the_mock_directly() {
     assert!(logs(&env).contains(&refusal), "{}", logs(&env));
 }
 
-/// Claude Code makes this many calls before it gives up on a refusal.
-const CLAUDE_CALLS: usize = 3;
+/// How one CLI meets provider trouble, as the tier shows it: one row per
+/// CLI, three tests each ([`trouble_tests`]).
+struct Troubles {
+    setup: fn(&MockModel) -> Setup,
+    expect: &'static Expect,
+    /// The model calls the mock refuses: those the CLI makes on a refusal
+    /// before it gives up, so that the first attempt meets only refusals
+    /// and the next one an answer.
+    calls: usize,
+    /// The overloaded status the mock sends.
+    overloaded: u16,
+    /// How the pause's reason starts, after a 429 and after an overload.
+    limited_reason: &'static str,
+    overloaded_reason: &'static str,
+    /// Whether the CLI passes the mock's `retry-after` on, so that the run
+    /// records it as the reset (docs/agents.md names those that do not).
+    names_reset: bool,
+}
 
-#[test]
-fn claude_rate_limited() {
-    if !wanted("claude_rate_limited") {
+/// The mock's `retry-after`, in seconds.
+const RETRY_AFTER_SECS: u64 = 1;
+
+/// `[agent] max_pause` of the trouble tests, in milliseconds.
+const MAX_PAUSE_MS: u64 = 2000;
+
+/// The shortest pause (docs/agents.md: a backoff of 1, 2, 4, ... minutes).
+const FIRST_BACKOFF_MS: u64 = 60_000;
+
+/// An `Unavailable` attempt paused its pool (or ticket) once, and used
+/// no strike: its `pool_paused` event.
+fn assert_paused(env: &Env, reason_starts: &str) -> Value {
+    let paused = events(env, "pool_paused");
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    let reason = paused[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with(reason_starts), "{reason}");
+    paused[0].clone()
+}
+
+/// A 429 with `retry-after`: `Unavailable`, then merged; the run records
+/// the reset the CLI named, and a pause of it within the documented
+/// bounds (at least the first backoff, at most `max_pause`).
+fn rate_limited(test: &str, t: &Troubles) {
+    if !wanted(test) {
         return;
     }
     let limited = Trouble::RateLimited {
-        retry_after_secs: 1,
+        retry_after_secs: RETRY_AFTER_SECS,
     };
-    let (env, _) = troubled(
-        "claude_rate_limited",
-        claude,
-        &CLAUDE,
-        (limited, CLAUDE_CALLS),
-        &["unavailable", "finished"],
+    let outcomes = ["unavailable", "finished"];
+    let (env, _) = troubled(test, t.setup, t.expect, (limited, t.calls), &outcomes);
+    let paused = assert_paused(&env, t.limited_reason);
+    let named = paused["retry_after_ms"].as_u64();
+    let sent = t.names_reset.then_some(RETRY_AFTER_SECS * 1000);
+    assert_eq!(named, sent, "{test}: the reset the run recorded\n{paused}");
+    let bounded = named.unwrap_or(0).max(FIRST_BACKOFF_MS).min(MAX_PAUSE_MS);
+    assert_eq!(
+        paused["wait_ms"].as_u64(),
+        Some(bounded),
+        "{test}\n{paused}"
     );
-    assert_paused(&env, "API Error: Request rejected (429)");
 }
 
-#[test]
-fn claude_overloaded() {
-    if !wanted("claude_overloaded") {
+/// An overloaded provider: `Unavailable`, no strike, then merged.
+fn overloaded(test: &str, t: &Troubles) {
+    if !wanted(test) {
         return;
     }
-    let over = Trouble::Overloaded { status: 529 };
-    let (env, _) = troubled(
-        "claude_overloaded",
-        claude,
-        &CLAUDE,
-        (over, CLAUDE_CALLS),
-        &["unavailable", "finished"],
-    );
-    assert_paused(&env, "API Error: ");
+    let over = Trouble::Overloaded {
+        status: t.overloaded,
+    };
+    let outcomes = ["unavailable", "finished"];
+    let (env, _) = troubled(test, t.setup, t.expect, (over, t.calls), &outcomes);
+    assert_paused(&env, t.overloaded_reason);
 }
 
-#[test]
-fn claude_hung_stream() {
-    if !wanted("claude_hung_stream") {
+/// A stream that never ends: a `timed_out` strike, no pause, then merged.
+fn hung_stream(test: &str, t: &Troubles) {
+    if !wanted(test) {
         return;
     }
-    let (env, _) = troubled(
-        "claude_hung_stream",
-        claude,
-        &CLAUDE,
-        (Trouble::Hang, 1),
-        &["timed_out", "finished"],
-    );
+    let outcomes = ["timed_out", "finished"];
+    let (env, _) = troubled(test, t.setup, t.expect, (Trouble::Hang, 1), &outcomes);
     assert!(events(&env, "pool_paused").is_empty());
 }
 
-#[test]
-fn gemini_rate_limited() {
-    if !wanted("gemini_rate_limited") {
-        return;
-    }
-    let limited = Trouble::RateLimited {
-        retry_after_secs: 1,
+/// The rate-limited, overloaded and hung-stream tests of one CLI's row.
+macro_rules! trouble_tests {
+    ($row:ident: $limited:ident, $overloaded:ident, $hung:ident) => {
+        #[test]
+        fn $limited() {
+            rate_limited(stringify!($limited), &$row);
+        }
+        #[test]
+        fn $overloaded() {
+            overloaded(stringify!($overloaded), &$row);
+        }
+        #[test]
+        fn $hung() {
+            hung_stream(stringify!($hung), &$row);
+        }
     };
-    let (env, _) = troubled(
-        "gemini_rate_limited",
-        gemini,
-        &GEMINI,
-        (limited, GEMINI_CALLS),
-        &["unavailable", "finished"],
-    );
-    assert_paused(&env, "Resource has been exhausted");
 }
 
-#[test]
-fn gemini_overloaded() {
-    if !wanted("gemini_overloaded") {
-        return;
-    }
-    let over = Trouble::Overloaded { status: 503 };
-    let (env, _) = troubled(
-        "gemini_overloaded",
-        gemini,
-        &GEMINI,
-        (over, GEMINI_CALLS),
-        &["unavailable", "finished"],
-    );
-    assert_paused(&env, "The model is overloaded.");
-}
+/// Claude Code makes three calls before it gives up on a refusal.
+const CLAUDE_TROUBLES: Troubles = Troubles {
+    setup: claude,
+    expect: &CLAUDE,
+    calls: 3,
+    overloaded: 529,
+    limited_reason: "API Error: Request rejected (429)",
+    overloaded_reason: "API Error: ",
+    names_reset: true,
+};
 
-/// Refused calls for Gemini CLI: it tries twice (the slot's
-/// `general.maxAttempts`), gives up on the second refusal, and the next
-/// attempt, after the pause, meets the third and gets an answer on retry.
-const GEMINI_CALLS: usize = 3;
+/// Gemini CLI tries twice (the slot's `general.maxAttempts`) and gives up
+/// on the second refusal; the next attempt meets the third and gets an
+/// answer on its retry.
+const GEMINI_TROUBLES: Troubles = Troubles {
+    setup: gemini,
+    expect: &GEMINI,
+    calls: 3,
+    overloaded: 503,
+    limited_reason: "Resource has been exhausted",
+    overloaded_reason: "The model is overloaded.",
+    names_reset: true,
+};
 
-#[test]
-fn gemini_hung_stream() {
-    if !wanted("gemini_hung_stream") {
-        return;
-    }
-    let (env, _) = troubled(
-        "gemini_hung_stream",
-        gemini,
-        &GEMINI,
-        (Trouble::Hang, 1),
-        &["timed_out", "finished"],
-    );
-    assert!(events(&env, "pool_paused").is_empty());
-}
+/// Codex retries a request once (the slot's `request_max_retries`).
+const CODEX_TROUBLES: Troubles = Troubles {
+    setup: codex,
+    expect: &CODEX,
+    calls: 2,
+    overloaded: 503,
+    limited_reason: "",
+    overloaded_reason: "",
+    names_reset: false,
+};
+
+const OPENCODE_TROUBLES: Troubles = Troubles {
+    setup: opencode,
+    expect: &OPENCODE,
+    calls: 3,
+    overloaded: 503,
+    limited_reason: "",
+    overloaded_reason: "",
+    names_reset: false,
+};
+
+const AIDER_TROUBLES: Troubles = Troubles {
+    setup: aider,
+    expect: &AIDER,
+    calls: 3,
+    overloaded: 503,
+    limited_reason: "",
+    overloaded_reason: "",
+    names_reset: false,
+};
+
+trouble_tests!(CLAUDE_TROUBLES: claude_rate_limited, claude_overloaded, claude_hung_stream);
+trouble_tests!(GEMINI_TROUBLES: gemini_rate_limited, gemini_overloaded, gemini_hung_stream);
+trouble_tests!(CODEX_TROUBLES: codex_rate_limited, codex_overloaded, codex_hung_stream);
+trouble_tests!(OPENCODE_TROUBLES: opencode_rate_limited, opencode_overloaded, opencode_hung_stream);
+trouble_tests!(AIDER_TROUBLES: aider_rate_limited, aider_overloaded, aider_hung_stream);
