@@ -569,18 +569,21 @@ fn claude_cannot_reach_the_mock_directly() {
 struct Troubles {
     setup: fn(&MockModel) -> Setup,
     expect: &'static Expect,
-    /// The model calls the mock refuses: those the CLI makes on a refusal
-    /// before it gives up, so that the first attempt meets only refusals
-    /// and the next one an answer.
-    calls: usize,
+    /// The model calls the mock refuses, after a 429 and after an
+    /// overload: those the CLI makes on a refusal before it gives up, so
+    /// that the first attempt meets only refusals and the next one an
+    /// answer.
+    limited_calls: usize,
+    overloaded_calls: usize,
     /// The overloaded status the mock sends.
     overloaded: u16,
     /// How the pause's reason starts, after a 429 and after an overload.
     limited_reason: &'static str,
     overloaded_reason: &'static str,
-    /// Whether the CLI passes the mock's `retry-after` on, so that the run
-    /// records it as the reset (docs/agents.md names those that do not).
-    names_reset: bool,
+    /// The reset the run records from the mock's `retry-after`, in
+    /// milliseconds: at least, at most (the CLI's own jitter on it). `None`:
+    /// the CLI does not pass it on (docs/agents.md names those).
+    reset: Option<(u64, u64)>,
 }
 
 /// The mock's `retry-after`, in seconds.
@@ -613,11 +616,15 @@ fn rate_limited(test: &str, t: &Troubles) {
         retry_after_secs: RETRY_AFTER_SECS,
     };
     let outcomes = ["unavailable", "finished"];
-    let (env, _) = troubled(test, t.setup, t.expect, (limited, t.calls), &outcomes);
+    let trouble = (limited, t.limited_calls);
+    let (env, _) = troubled(test, t.setup, t.expect, trouble, &outcomes);
     let paused = assert_paused(&env, t.limited_reason);
     let named = paused["retry_after_ms"].as_u64();
-    let sent = t.names_reset.then_some(RETRY_AFTER_SECS * 1000);
-    assert_eq!(named, sent, "{test}: the reset the run recorded\n{paused}");
+    let within = match (named, t.reset) {
+        (Some(ms), Some((least, most))) => (least..=most).contains(&ms),
+        (named, reset) => named.is_none() && reset.is_none(),
+    };
+    assert!(within, "{test}: the reset the run recorded\n{paused}");
     let bounded = named.unwrap_or(0).max(FIRST_BACKOFF_MS).min(MAX_PAUSE_MS);
     assert_eq!(
         paused["wait_ms"].as_u64(),
@@ -635,7 +642,8 @@ fn overloaded(test: &str, t: &Troubles) {
         status: t.overloaded,
     };
     let outcomes = ["unavailable", "finished"];
-    let (env, _) = troubled(test, t.setup, t.expect, (over, t.calls), &outcomes);
+    let trouble = (over, t.overloaded_calls);
+    let (env, _) = troubled(test, t.setup, t.expect, trouble, &outcomes);
     assert_paused(&env, t.overloaded_reason);
 }
 
@@ -667,15 +675,17 @@ macro_rules! trouble_tests {
     };
 }
 
-/// Claude Code makes three calls before it gives up on a refusal.
+/// Claude Code makes three calls before it gives up on a refusal, and
+/// waits the `retry-after` with up to a quarter more of its own.
 const CLAUDE_TROUBLES: Troubles = Troubles {
     setup: claude,
     expect: &CLAUDE,
-    calls: 3,
+    limited_calls: 3,
+    overloaded_calls: 3,
     overloaded: 529,
     limited_reason: "API Error: Request rejected (429)",
     overloaded_reason: "API Error: ",
-    names_reset: true,
+    reset: Some((1000, 1250)),
 };
 
 /// Gemini CLI tries twice (the slot's `general.maxAttempts`) and gives up
@@ -684,42 +694,48 @@ const CLAUDE_TROUBLES: Troubles = Troubles {
 const GEMINI_TROUBLES: Troubles = Troubles {
     setup: gemini,
     expect: &GEMINI,
-    calls: 3,
+    limited_calls: 3,
+    overloaded_calls: 3,
     overloaded: 503,
     limited_reason: "Resource has been exhausted",
     overloaded_reason: "The model is overloaded.",
-    names_reset: true,
+    reset: Some((1000, 1000)),
 };
 
-/// Codex retries a request once (the slot's `request_max_retries`).
+/// Codex retries a refused request once (the slot's
+/// `request_max_retries`), and an overloaded one also as a stream
+/// (`stream_max_retries`, "Reconnecting... 1/1"); it names no reset.
 const CODEX_TROUBLES: Troubles = Troubles {
     setup: codex,
     expect: &CODEX,
-    calls: 2,
+    limited_calls: 2,
+    overloaded_calls: 4,
     overloaded: 503,
     limited_reason: "",
     overloaded_reason: "",
-    names_reset: false,
+    reset: None,
 };
 
 const OPENCODE_TROUBLES: Troubles = Troubles {
     setup: opencode,
     expect: &OPENCODE,
-    calls: 3,
+    limited_calls: 3,
+    overloaded_calls: 3,
     overloaded: 503,
     limited_reason: "",
     overloaded_reason: "",
-    names_reset: false,
+    reset: None,
 };
 
 const AIDER_TROUBLES: Troubles = Troubles {
     setup: aider,
     expect: &AIDER,
-    calls: 3,
+    limited_calls: 3,
+    overloaded_calls: 3,
     overloaded: 503,
     limited_reason: "",
     overloaded_reason: "",
-    names_reset: false,
+    reset: None,
 };
 
 trouble_tests!(CLAUDE_TROUBLES: claude_rate_limited, claude_overloaded, claude_hung_stream);
