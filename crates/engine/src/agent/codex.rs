@@ -219,7 +219,8 @@ impl StreamParser for CodexParser {
         let mut p = std::mem::take(&mut self.parsed);
         // The last turn's `turn.failed` message, when it is one of Codex's
         // own refusals (the reset time in "try again at 3:05 PM" is local).
-        if let Some(message) = p.failure.clone().filter(|m| limits::begins_with(m, LIMITS)) {
+        let refused = |m: &String| limits::begins_with(m, LIMITS) || provider_status(m).is_some();
+        if let Some(message) = p.failure.clone().filter(refused) {
             p.limit = Some(Limit::from_message(message, now));
         }
         p
@@ -227,13 +228,23 @@ impl StreamParser for CodexParser {
 }
 
 /// How Codex's refusals by its provider begin (lower case): the ChatGPT
-/// plan's usage limit, an exhausted API quota, and its retries of HTTP 429
-/// running out (codex-rs `error.rs`).
-const LIMITS: &[&str] = &[
-    "you've hit your usage limit",
-    "quota exceeded",
-    "exceeded retry limit, last status: 429",
-];
+/// plan's usage limit and an exhausted API quota (codex-rs `error.rs`).
+const LIMITS: &[&str] = &["you've hit your usage limit", "quota exceeded"];
+
+/// How Codex names an HTTP status in a failure (codex-rs `error.rs`):
+/// `unexpected status 503 Service Unavailable: ...` and, once its retries
+/// are spent, `exceeded retry limit, last status: 429 Too Many Requests`.
+const STATUS_PREFIXES: [&str; 2] = ["unexpected status ", "exceeded retry limit, last status: "];
+
+/// The status of a failure Codex names that is its provider's trouble
+/// ([`limits::PROVIDER_STATUSES`]).
+fn provider_status(message: &str) -> Option<u64> {
+    let message = message.trim_start();
+    let rest = STATUS_PREFIXES
+        .iter()
+        .find_map(|p| message.strip_prefix(p))?;
+    limits::leading_status(rest).filter(|s| limits::is_provider_status(*s))
+}
 
 /// `cached_input_tokens` is part of `input_tokens`.
 fn usage(u: &Value) -> Usage {
@@ -264,6 +275,29 @@ mod tests {
         let home = tmp.path().join("homes/slot-1/codex");
         crate::agent::cli::prepare_state(&home, &layout).unwrap();
         std::fs::read_to_string(home.join("config.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_status_of_the_providers_trouble_is_unavailable_and_others_are_failures() {
+        let failed = |message: &str| {
+            let line = serde_json::json!({"type": "turn.failed", "error": {"message": message}});
+            parse(&[&line.to_string()])
+        };
+        for message in [
+            "unexpected status 503 Service Unavailable: The server is overloaded., url: http://x/v1/responses",
+            "unexpected status 500 Internal Server Error: boom",
+            "exceeded retry limit, last status: 429 Too Many Requests",
+        ] {
+            assert!(failed(message).limit.is_some(), "{message}");
+        }
+        for message in [
+            "unexpected status 400 Bad Request: no such model",
+            "unexpected status 5030: odd",
+            "the tests say: unexpected status 503",
+        ] {
+            let p = failed(message);
+            assert!(p.limit.is_none() && p.failure.is_some(), "{message}");
+        }
     }
 
     #[test]

@@ -161,26 +161,22 @@ impl StreamParser for GeminiParser {
 
 /// Whether Gemini CLI's error object is its provider's trouble: by its
 /// type (`TerminalQuotaError`, `RetryableQuotaError`) or its code, one of
-/// [`RETRIED_STATUSES`] (the 503 it gives up on once its attempts are
-/// spent), never by its message.
+/// [`limits::PROVIDER_STATUSES`] (the 503 it gives up on once its attempts
+/// are spent), never by its message.
 fn is_limit(error: &Value) -> bool {
     let kind = text(error, "type").unwrap_or_default();
     let code = match error.get("code") {
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::String(s)) => s.clone(),
-        _ => String::new(),
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.parse().ok(),
+        _ => None,
     };
-    kind.ends_with("QuotaError") || RETRIED_STATUSES.contains(&code.as_str())
+    kind.ends_with("QuotaError") || code.is_some_and(limits::is_provider_status)
 }
-
-/// The statuses Gemini CLI retries on its own that are its provider's
-/// trouble: rate limited, failing, overloaded.
-const RETRIED_STATUSES: [&str; 5] = ["429", "500", "502", "503", "529"];
 
 /// Whether Gemini CLI's output ended while it waited to retry a refused
 /// call: its last `Attempt N failed` line is a quota refusal (followed by
 /// `Suggested retry after 1s.. Retrying after 5365ms...`) or names one of
-/// [`RETRIED_STATUSES`] (`Attempt 1 failed with status 503. Retrying with
+/// [`limits::PROVIDER_STATUSES`] (`Attempt 1 failed with status 503. Retrying with
 /// backoff...`). The suggested delay is the reset.
 fn retrying(tail: &str) -> Option<Limit> {
     let lines: Vec<&str> = tail.lines().map(str::trim).collect();
@@ -192,8 +188,8 @@ fn retrying(tail: &str) -> Option<Limit> {
     let suggested = next.strip_prefix("Suggested retry after ");
     let status = line
         .split_once(" failed with status ")
-        .map(|(_, rest)| rest.get(..3).unwrap_or(""));
-    let refused = suggested.is_some() || status.is_some_and(|s| RETRIED_STATUSES.contains(&s));
+        .and_then(|(_, rest)| limits::leading_status(rest));
+    let refused = suggested.is_some() || status.is_some_and(limits::is_provider_status);
     if !refused {
         return None;
     }
