@@ -719,8 +719,8 @@ const CODEX_TROUBLES: Troubles = Troubles {
 const OPENCODE_TROUBLES: Troubles = Troubles {
     setup: opencode,
     expect: &OPENCODE,
-    limited_calls: 3,
-    overloaded_calls: 3,
+    limited_calls: 50,
+    overloaded_calls: 50,
     overloaded: 503,
     limited_reason: "",
     overloaded_reason: "",
