@@ -569,21 +569,29 @@ fn claude_cannot_reach_the_mock_directly() {
 struct Troubles {
     setup: fn(&MockModel) -> Setup,
     expect: &'static Expect,
-    /// The model calls the mock refuses, after a 429 and after an
-    /// overload: those the CLI makes on a refusal before it gives up, so
-    /// that the first attempt meets only refusals and the next one an
-    /// answer.
-    limited_calls: usize,
-    overloaded_calls: usize,
-    /// The overloaded status the mock sends.
-    overloaded: u16,
-    /// How the pause's reason starts, after a 429 and after an overload.
-    limited_reason: &'static str,
-    overloaded_reason: &'static str,
+    /// A 429 with `retry-after`, and an overload (of `overloaded_status`).
+    limited: Meets,
+    overloaded: Meets,
+    overloaded_status: u16,
+    /// The attempts' outcomes when the first call's stream hangs.
+    hung: &'static [&'static str],
     /// The reset the run records from the mock's `retry-after`, in
     /// milliseconds: at least, at most (the CLI's own jitter on it). `None`:
     /// the CLI does not pass it on (docs/agents.md names those).
     reset: Option<(u64, u64)>,
+}
+
+/// What one trouble does to a CLI.
+struct Meets {
+    /// The model calls the mock refuses: for a CLI that gives up, those it
+    /// makes before it does, so that the next attempt gets an answer.
+    calls: usize,
+    /// The attempts' outcomes: `unavailable` first when the CLI gives up
+    /// (then the run pauses once), `finished` alone when its own retries
+    /// got an answer within the attempt.
+    outcomes: &'static [&'static str],
+    /// How the pause's reason starts.
+    reason: &'static str,
 }
 
 /// The mock's `retry-after`, in seconds.
@@ -605,9 +613,21 @@ fn assert_paused(env: &Env, reason_starts: &str) -> Value {
     paused[0].clone()
 }
 
-/// A 429 with `retry-after`: `Unavailable`, then merged; the run records
-/// the reset the CLI named, and a pause of it within the documented
-/// bounds (at least the first backoff, at most `max_pause`).
+/// `trouble` as `meets` says; the `pool_paused` event when the CLI gave up.
+fn meet(test: &str, t: &Troubles, trouble: Trouble, meets: &Meets) -> Option<Value> {
+    let met = (trouble, meets.calls);
+    let (env, _) = troubled(test, t.setup, t.expect, met, meets.outcomes);
+    if meets.outcomes[0] == "unavailable" {
+        return Some(assert_paused(&env, meets.reason));
+    }
+    let paused = events(&env, "pool_paused");
+    assert!(paused.is_empty(), "{test}: {paused:?}");
+    None
+}
+
+/// A 429 with `retry-after`: no strike, then merged; when the CLI gave
+/// up, the run records the reset it named, and a pause of it within the
+/// documented bounds (at least the first backoff, at most `max_pause`).
 fn rate_limited(test: &str, t: &Troubles) {
     if !wanted(test) {
         return;
@@ -615,10 +635,9 @@ fn rate_limited(test: &str, t: &Troubles) {
     let limited = Trouble::RateLimited {
         retry_after_secs: RETRY_AFTER_SECS,
     };
-    let outcomes = ["unavailable", "finished"];
-    let trouble = (limited, t.limited_calls);
-    let (env, _) = troubled(test, t.setup, t.expect, trouble, &outcomes);
-    let paused = assert_paused(&env, t.limited_reason);
+    let Some(paused) = meet(test, t, limited, &t.limited) else {
+        return;
+    };
     let named = paused["retry_after_ms"].as_u64();
     let within = match (named, t.reset) {
         (Some(ms), Some((least, most))) => (least..=most).contains(&ms),
@@ -633,28 +652,28 @@ fn rate_limited(test: &str, t: &Troubles) {
     );
 }
 
-/// An overloaded provider: `Unavailable`, no strike, then merged.
+/// An overloaded provider: no strike, then merged.
 fn overloaded(test: &str, t: &Troubles) {
     if !wanted(test) {
         return;
     }
     let over = Trouble::Overloaded {
-        status: t.overloaded,
+        status: t.overloaded_status,
     };
-    let outcomes = ["unavailable", "finished"];
-    let trouble = (over, t.overloaded_calls);
-    let (env, _) = troubled(test, t.setup, t.expect, trouble, &outcomes);
-    assert_paused(&env, t.overloaded_reason);
+    meet(test, t, over, &t.overloaded);
 }
 
-/// A stream that never ends: a `timed_out` strike, no pause, then merged.
+/// A stream that never ends, then merged.
 fn hung_stream(test: &str, t: &Troubles) {
     if !wanted(test) {
         return;
     }
-    let outcomes = ["timed_out", "finished"];
-    let (env, _) = troubled(test, t.setup, t.expect, (Trouble::Hang, 1), &outcomes);
-    assert!(events(&env, "pool_paused").is_empty());
+    let hung = Meets {
+        calls: 1,
+        outcomes: t.hung,
+        reason: "",
+    };
+    meet(test, t, Trouble::Hang, &hung);
 }
 
 /// The rate-limited, overloaded and hung-stream tests of one CLI's row.
@@ -675,16 +694,32 @@ macro_rules! trouble_tests {
     };
 }
 
+/// Gives up on a refusal and pauses the run, then merges.
+const GIVES_UP: &[&str] = &["unavailable", "finished"];
+
+/// Its own retries got an answer within the attempt.
+const RETRIED: &[&str] = &["finished"];
+
+/// The agent's time limit ended the attempt: a strike, then merged.
+const TIMED_OUT: &[&str] = &["timed_out", "finished"];
+
 /// Claude Code makes three calls before it gives up on a refusal, and
 /// waits the `retry-after` with up to a quarter more of its own.
 const CLAUDE_TROUBLES: Troubles = Troubles {
     setup: claude,
     expect: &CLAUDE,
-    limited_calls: 3,
-    overloaded_calls: 3,
-    overloaded: 529,
-    limited_reason: "API Error: Request rejected (429)",
-    overloaded_reason: "API Error: ",
+    limited: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "API Error: Request rejected (429)",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "API Error: ",
+    },
+    overloaded_status: 529,
+    hung: TIMED_OUT,
     reset: Some((1000, 1250)),
 };
 
@@ -694,47 +729,80 @@ const CLAUDE_TROUBLES: Troubles = Troubles {
 const GEMINI_TROUBLES: Troubles = Troubles {
     setup: gemini,
     expect: &GEMINI,
-    limited_calls: 3,
-    overloaded_calls: 3,
-    overloaded: 503,
-    limited_reason: "Resource has been exhausted",
-    overloaded_reason: "The model is overloaded.",
+    limited: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "Resource has been exhausted",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "The model is overloaded.",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
     reset: Some((1000, 1000)),
 };
 
 /// Codex retries a refused request once (the slot's
-/// `request_max_retries`), and an overloaded one also as a stream
-/// (`stream_max_retries`, "Reconnecting... 1/1"); it names no reset.
+/// `request_max_retries`), an overloaded one also as a stream
+/// (`stream_max_retries`, "Reconnecting... 1/1"), and names no reset.
 const CODEX_TROUBLES: Troubles = Troubles {
     setup: codex,
     expect: &CODEX,
-    limited_calls: 2,
-    overloaded_calls: 4,
-    overloaded: 503,
-    limited_reason: "",
-    overloaded_reason: "",
+    limited: Meets {
+        calls: 2,
+        outcomes: GIVES_UP,
+        reason: "exceeded retry limit, last status: 429",
+    },
+    overloaded: Meets {
+        calls: 4,
+        outcomes: GIVES_UP,
+        reason: "unexpected status 503",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
     reset: None,
 };
 
+/// opencode gives up on a 429 after nine calls (its title request and
+/// the session's, each retried); an overload and a hung stream it
+/// retries on its own, silently, until it is answered.
 const OPENCODE_TROUBLES: Troubles = Troubles {
     setup: opencode,
     expect: &OPENCODE,
-    limited_calls: 50,
-    overloaded_calls: 50,
-    overloaded: 503,
-    limited_reason: "",
-    overloaded_reason: "",
-    reset: None,
+    limited: Meets {
+        calls: 9,
+        outcomes: GIVES_UP,
+        reason: "Rate limit reached for requests.",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    },
+    overloaded_status: 503,
+    hung: RETRIED,
+    reset: Some((1000, 1000)),
 };
 
+/// aider retries a refusal on its own (for up to a minute, longer than
+/// the test's agent time limit) and is answered within the attempt.
 const AIDER_TROUBLES: Troubles = Troubles {
     setup: aider,
     expect: &AIDER,
-    limited_calls: 3,
-    overloaded_calls: 3,
-    overloaded: 503,
-    limited_reason: "",
-    overloaded_reason: "",
+    limited: Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
     reset: None,
 };
 

@@ -286,7 +286,10 @@ mod tests {
         let p = parse(&answered);
         assert!(p.retrying.is_none() && p.limit.is_none(), "{p:?}");
         let failing = "litellm.BadRequestError: OpenAIException - no such model\nRetrying in 0.5 seconds...\n";
-        assert!(parse(failing).retrying.is_none(), "not the provider's trouble");
+        assert!(
+            parse(failing).retrying.is_none(),
+            "not the provider's trouble"
+        );
     }
 
     #[test]
