@@ -123,9 +123,6 @@ const LIMITS: &[&str] = &[
     "credit balance is too low",
 ];
 
-/// The HTTP statuses of `api_error_status` (and of `api_retry` lines) that
-/// are the provider's refusal: rate limited, failing, overloaded.
-
 /// Reads Claude Code's stream-json (or json) output.
 #[derive(Debug, Default)]
 pub struct ClaudeParser {
