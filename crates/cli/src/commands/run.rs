@@ -123,10 +123,7 @@ pub fn agents(args: &EngineArgs, config: &Config) -> Result<Agents, CliError> {
         cmd: args.agent_cmd.clone(),
     };
     let spec = resolve::agents(flags, config).map_err(settings::settings_error)?;
-    Agents::build(&spec).map_err(|e| {
-        CliError::usage(e.to_string())
-            .hint("see docs/agents.md#routing-pools-and-budgets for `[agents]`")
-    })
+    Agents::build(&spec).map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// The agent named by `--agent` and `--agent-cmd`, else by `[agent]`.
