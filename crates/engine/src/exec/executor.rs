@@ -211,9 +211,13 @@ impl Executor for LocalExecutor {
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         let agent = self.agents.get(input.agent.as_deref()).ok_or_else(|| {
+            let named = input
+                .agent
+                .as_deref()
+                .map_or("the run's own".into(), |f| format!("the `[agents] {f}`"));
             EngineError::Internal(format!(
-                "attempt {} of {} names agent {:?}, which the executor does not have",
-                input.attempt, input.ticket, input.agent
+                "attempt {} of {} is for {named} agent, which the executor does not have",
+                input.attempt, input.ticket
             ))
         })?;
         progress("workspace")?;
