@@ -35,7 +35,7 @@ pub struct Global {
     /// How results are printed: `human` for people, `json` for programs, `sarif` (validate only) for code scanning.
     #[arg(long, global = true, value_enum, default_value_t = Output::Human, value_name = "STYLE")]
     pub output: Output,
-    /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory, else for `run` and `preflight` at the repository's root as the base commit holds it); it must exist.
+    /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory, else at the root of the repository the plan runs on, as the base commit holds it); it must exist.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print only errors and the command's result: no warnings, progress or summaries.

@@ -1,10 +1,14 @@
 //! Reporters for `run` and `demo`: one progress line per running ticket on a
-//! terminal (indicatif), plain timestamped lines otherwise.
+//! terminal (indicatif), plain timestamped lines otherwise, with a
+//! heartbeat line per running ticket now and then.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use planwright_engine::{Event, Reporter};
-use std::collections::HashMap;
+use planwright_engine::{Event, Reporter, Stamped};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 fn short(commit: &str) -> &str {
@@ -97,9 +101,16 @@ fn line(event: &Event) -> Option<String> {
             ticket,
             attempt,
             base_commit,
+            starts_from,
         } => {
+            let before = attempt.saturating_sub(1);
+            let from = match starts_from.as_str() {
+                "candidate" => format!(" with attempt {before}'s change"),
+                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
+                _ => String::new(),
+            };
             format!(
-                "{ticket}: attempt {attempt} started from {}",
+                "{ticket}: attempt {attempt} started from {}{from}",
                 short(base_commit)
             )
         }
@@ -119,6 +130,47 @@ fn line(event: &Event) -> Option<String> {
         }
         Event::Merging { ticket } => format!("{ticket}: passed, merging"),
         Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
+        Event::BatchStarted { tickets, tip } => format!(
+            "merge queue: checking {} stacked on {}",
+            tickets.join(", "),
+            short(tip)
+        ),
+        Event::BatchVerified {
+            tickets,
+            flaky,
+            ..
+        } => {
+            let flaky = if *flaky {
+                " (flaky: it failed first, then passed)"
+            } else {
+                ""
+            };
+            format!("merge queue: {} passed together{flaky}", tickets.join(", "))
+        }
+        Event::BatchFailed { tickets, message } => format!(
+            "merge queue: {} failed together ({message}); bisecting",
+            tickets.join(", ")
+        ),
+        Event::Bisected {
+            landed,
+            culprit,
+            requeued,
+            gate_runs,
+        } => {
+            let landed = match landed.as_slice() {
+                [] => "nothing lands".to_string(),
+                l => format!("{} land", l.join(", ")),
+            };
+            let again = match requeued.as_slice() {
+                [] => String::new(),
+                r => format!("; {} queued again", r.join(", ")),
+            };
+            format!("merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({gate_runs} gate runs)")
+        }
+        Event::Rebuild { ticket, reason } => match reason.as_str() {
+            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
+            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
+        },
         Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
         Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
         Event::RunFinished {
@@ -172,6 +224,153 @@ impl<W: Write + Send> Reporter for Plain<W> {
         // and merges go on, and a later `status` shows where it stands.
         if let Some(line) = line {
             let _ = writeln!(self.out, "{at} {line}");
+        }
+    }
+}
+
+/// The wall clock in milliseconds since the epoch, as events are stamped.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// How often plain output says what each running ticket is doing, unless
+/// `run --heartbeat` says otherwise.
+pub const HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// What the heartbeat says of a running attempt.
+#[derive(Debug, Clone, PartialEq)]
+struct Running {
+    attempt: u32,
+    phase: Option<String>,
+    started_ms: i64,
+    tokens: Option<u64>,
+}
+
+/// The attempts running now, as the events tell.
+#[derive(Debug, Default)]
+struct Pulse {
+    running: BTreeMap<String, Running>,
+}
+
+impl Pulse {
+    fn record(&mut self, at_ms: i64, event: &Event) {
+        match event {
+            Event::AttemptStarted {
+                ticket, attempt, ..
+            } => {
+                let running = Running {
+                    attempt: *attempt,
+                    phase: None,
+                    started_ms: at_ms,
+                    tokens: None,
+                };
+                self.running.insert(ticket.clone(), running);
+            }
+            Event::Phase { ticket, phase, .. } => {
+                if let Some(r) = self.running.get_mut(ticket) {
+                    r.phase = Some(phase.clone());
+                }
+            }
+            Event::AgentUsage { ticket, usage, .. } => {
+                if let Some(r) = self.running.get_mut(ticket) {
+                    r.tokens = Some(usage.total());
+                }
+            }
+            // The attempt ended: verified, rejected, or its model paused.
+            Event::Merging { ticket }
+            | Event::Merged { ticket, .. }
+            | Event::AttemptRejected { ticket, .. }
+            | Event::Failed { ticket, .. }
+            | Event::Blocked { ticket, .. }
+            | Event::PoolPaused { ticket, .. } => {
+                self.running.remove(ticket);
+            }
+            Event::RunFinished { .. } => self.running.clear(),
+            _ => {}
+        }
+    }
+
+    /// `T3 still running (attempt 1, agent, 2m 30s, 12.3k tokens)`, one
+    /// per running attempt, by ticket id.
+    fn lines(&self, now_ms: i64) -> Vec<String> {
+        let line = |(ticket, r): (&String, &Running)| {
+            let mut parts = vec![format!("attempt {}", r.attempt)];
+            parts.extend(r.phase.clone());
+            parts.push(planwright_view::duration_text(
+                (now_ms - r.started_ms).max(0),
+            ));
+            parts.extend(r.tokens.map(|n| format!("{} tokens", tokens_text(n))));
+            format!("{ticket} still running ({})", parts.join(", "))
+        };
+        self.running.iter().map(line).collect()
+    }
+}
+
+/// `950`, `12.3k`, `4.1M`.
+fn tokens_text(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// Every `every`, a plain line per running attempt, so that a log that is
+/// not a terminal (a CI job's) shows the run is alive while agents work.
+/// The lines go out from a thread of its own, which ends when the
+/// reporter is dropped (after the run's last event).
+pub struct Heartbeat {
+    pulse: Arc<Mutex<Pulse>>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    /// Writes to `out` every `every`, each line timestamped like [`Plain`]'s.
+    pub fn start<W: Write + Send + 'static>(mut out: W, every: Duration) -> Heartbeat {
+        let pulse = Arc::new(Mutex::new(Pulse::default()));
+        let (stop, stopped) = channel::<()>();
+        let seen = pulse.clone();
+        let thread = std::thread::spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                let now = now_ms();
+                let lines = seen.lock().unwrap_or_else(|e| e.into_inner()).lines(now);
+                let at = planwright_engine::clock::format_unix_ms(now.max(0) as u64);
+                for line in lines {
+                    // As in `Plain`: a closed pipe must not stop the run.
+                    let _ = writeln!(out, "{at} {}", planwright_plan::words::inert(&line));
+                }
+            }
+        });
+        Heartbeat {
+            pulse,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn record(&self, at_ms: i64, event: &Event) {
+        (self.pulse.lock().unwrap_or_else(|e| e.into_inner())).record(at_ms, event);
+    }
+}
+
+impl Reporter for Heartbeat {
+    fn report(&mut self, _at: &str, event: &Event) {
+        self.record(now_ms(), event);
+    }
+
+    fn stamped(&mut self, e: &Stamped) {
+        self.record(e.at_ms as i64, &e.event);
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }
@@ -248,7 +447,111 @@ impl Reporter for Terminal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use planwright_engine::agent::Usage;
     use planwright_engine::{Failure, FailureKind};
+
+    /// When the test's events happen (ms since the epoch).
+    const T0: i64 = 1_764_453_600_000;
+
+    fn started(ticket: &str, attempt: u32) -> Event {
+        Event::AttemptStarted {
+            ticket: ticket.into(),
+            attempt,
+            base_commit: "0123456789".into(),
+            starts_from: "base".into(),
+        }
+    }
+
+    #[test]
+    fn the_heartbeat_names_each_running_attempt_its_phase_time_and_tokens() {
+        let mut pulse = Pulse::default();
+        pulse.record(T0, &started("T3", 1));
+        pulse.record(T0 + 1_000, &started("T1", 2));
+        let phase = |ticket: &str, phase: &str| Event::Phase {
+            ticket: ticket.into(),
+            attempt: 1,
+            phase: phase.into(),
+        };
+        pulse.record(T0 + 2_000, &phase("T3", "agent"));
+        let usage = Usage {
+            input_tokens: 12_000,
+            output_tokens: 300,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        };
+        pulse.record(
+            T0 + 3_000,
+            &Event::AgentUsage {
+                ticket: "T3".into(),
+                attempt: 1,
+                model: None,
+                usage,
+            },
+        );
+        assert_eq!(
+            pulse.lines(T0 + 150_000),
+            [
+                "T1 still running (attempt 2, 2m 29s)",
+                "T3 still running (attempt 1, agent, 2m 30s, 12.3k tokens)",
+            ]
+        );
+        let f = Failure::new(FailureKind::ScopeViolation, "out of scope");
+        pulse.record(
+            T0 + 4_000,
+            &Event::AttemptRejected {
+                ticket: "T1".into(),
+                attempt: 2,
+                failure: f,
+                retrying: true,
+            },
+        );
+        pulse.record(
+            T0 + 5_000,
+            &Event::Merging {
+                ticket: "T3".into(),
+            },
+        );
+        assert!(pulse.lines(T0 + 150_000).is_empty());
+    }
+
+    #[test]
+    fn token_counts_are_short() {
+        let shown: Vec<String> = [950, 12_345, 4_100_000].map(tokens_text).into();
+        assert_eq!(shown, ["950", "12.3k", "4.1M"]);
+    }
+
+    /// A writer the test reads while the heartbeat's thread writes to it.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_heartbeat_writes_on_its_own_until_it_is_dropped() {
+        let out = Shared::default();
+        let mut beat = Heartbeat::start(out.clone(), Duration::from_millis(10));
+        beat.report("2026-11-29T22:00:00Z", &started("T3", 1));
+        // No event follows: the line comes from the heartbeat's own thread.
+        let text = || String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !text().contains(" T3 still running (attempt 1, ") {
+            assert!(std::time::Instant::now() < deadline, "no heartbeat");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(beat);
+        let before = text();
+        let last = before.lines().last().unwrap();
+        let (at, line) = last.split_once(' ').unwrap();
+        assert!(at.ends_with('Z') && at.len() == 24, "{last}");
+        assert!(line.starts_with("T3 still running (attempt 1, ") && line.ends_with("s)"));
+    }
 
     #[test]
     fn every_event_line() {
@@ -279,6 +582,7 @@ mod tests {
                 ticket: "T2".into(),
                 attempt: 1,
                 base_commit: "0123456789abcdef".into(),
+                starts_from: "base".into(),
             },
             Event::Phase {
                 ticket: "T2".into(),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The configuration file name looked for next to the plan, then in the
-/// current directory, then (for a run) at the repository's root.
+/// current directory, then at the root of the repository the plan runs on.
 pub use planwright_config::CONFIG_FILE;
 
 /// Finds and parses the configuration for a plan at `plan_path`: `--config`

@@ -169,3 +169,59 @@ fn validate_warns_of_checks_no_reviewer_will_judge() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("will not be judged"), "{err}");
 }
+
+/// A codeboost plan whose gates only the allowlist in the repository's root
+/// `planwright.toml` approves: `validate` reads that file as the base branch
+/// holds it, as a run would, from the root or with `--repo` from anywhere.
+#[test]
+fn validate_reads_the_repository_roots_configuration_from_the_base_commit() {
+    let cli = Cli::new(BIN);
+    let dir = repo();
+    let root = dir.path();
+    git(root, &["checkout", "-q", "HEAD~1", "--", "docs/config.md"]);
+    std::fs::create_dir(root.join("plans")).unwrap();
+    std::fs::copy(example("plan.json"), root.join("plans/plan.json")).unwrap();
+    let plan = root.join("plans/plan.json").display().to_string();
+    let repo_flag = root.display().to_string();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let validate = |cwd: &Path, args: &[&str]| {
+        let out = cli.run(cwd, &[&["validate"], args].concat());
+        let said = [out.stdout, out.stderr].concat();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&said).into_owned(),
+        )
+    };
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "plan, no configuration"]);
+    let (code, err) = validate(elsewhere.path(), &[&plan, "--repo", &repo_flag]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("codeboost.command.not-allowed") && err.contains("will not be judged"),
+        "{err}"
+    );
+
+    let mut config = std::fs::read_to_string(example("planwright.toml")).unwrap();
+    config.push_str("\n[review]\nagent = \"claude\"\n");
+    std::fs::write(root.join("planwright.toml"), &config).unwrap();
+    git(root, &["add", "planwright.toml"]);
+    git(root, &["commit", "-q", "-m", "configuration"]);
+    // The working tree's copy says otherwise, and is not what is read.
+    std::fs::write(root.join("planwright.toml"), "[commands]\nallow = []\n").unwrap();
+    for (cwd, args) in [
+        (elsewhere.path(), vec![plan.as_str(), "--repo", &repo_flag]),
+        (root, vec!["plans/plan.json"]),
+    ] {
+        let (code, err) = validate(cwd, &args);
+        assert_eq!(code, Some(0), "{err}");
+        // Its allowlist approves the gates and its reviewer judges the
+        // checks, so nothing warns of either.
+        assert!(!err.contains("not-allowed"), "{err}");
+        assert!(!err.contains("will not be judged"), "{err}");
+    }
+    let (_, err) = validate(root, &["-v", "plans/plan.json"]);
+    assert!(
+        err.contains("configuration `planwright.toml` of the base commit"),
+        "{err}"
+    );
+}

@@ -142,7 +142,12 @@ fn opencode(mock: &MockModel) -> Setup {
             ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
             ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
         ],
-        files: vec![(".config/opencode/opencode.json", config.to_string())],
+        // What opencode downloaded into its cache as the user ran it, which
+        // planwright lends every slot read-only.
+        files: vec![
+            (".config/opencode/opencode.json", config.to_string()),
+            (".cache/opencode/bin/rg", "#!/bin/sh\nexit 2\n".to_string()),
+        ],
         agent_toml: "",
     }
 }

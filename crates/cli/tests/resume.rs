@@ -161,6 +161,30 @@ fn out_dir(env: &Env) -> PathBuf {
     env.root().join("out")
 }
 
+/// Starts a run of `env`'s plan whose agent says it started, then sleeps
+/// for a minute; returns once the agent runs, with the agent's script.
+fn sleeping_run(env: &Env) -> (std::process::Child, PathBuf) {
+    let started = out_dir(env).join("agent.started");
+    let script = env.root().join("agent.sh");
+    std::fs::write(
+        &script,
+        format!("echo started > '{}'\nsleep 60\n", started.display()),
+    )
+    .unwrap();
+    let child = cmd_run(env, &format!("sh {}", script.display()), "1")
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&started).map_or(true, |p| !p.ends_with('\n')) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, script)
+}
+
 #[test]
 fn a_run_killed_at_each_transition_resumes_exactly() {
     // PLANWRIGHT_TEST_ABORT_AT=N kills planwright at its Nth transition
@@ -250,24 +274,7 @@ fn twenty_random_kills_of_a_twelve_ticket_run_merge_each_ticket_once() {
 fn every_signal_ends_the_agents_before_planwright_exits() {
     for signals in [&["-TERM"][..], &["-HUP"], &["-INT", "-INT"]] {
         let (env, _) = crash_env(1);
-        let pids = out_dir(&env).join("agent.pid");
-        let script = env.root().join("agent.sh");
-        std::fs::write(
-            &script,
-            format!("echo $$ > '{}'\nsleep 60\n", pids.display()),
-        )
-        .unwrap();
-        let mut child = cmd_run(&env, &format!("sh {}", script.display()), "1")
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while std::fs::read_to_string(&pids).map_or(true, |p| !p.ends_with('\n')) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the agent never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let (mut child, script) = sleeping_run(&env);
         for s in signals {
             Command::new("kill")
                 .args([s.to_string(), child.id().to_string()])
@@ -292,4 +299,36 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
         .unwrap();
         assert_eq!(s["run"]["status"], "interrupted");
     }
+}
+
+#[test]
+fn status_after_a_kill_shows_no_ticket_running_in_either_output() {
+    let (env, _) = crash_env(1);
+    let (mut child, _) = sleeping_run(&env);
+    let pgid = child.id();
+    child.kill().unwrap();
+    assert_eq!(child.wait().unwrap().code(), None, "killed");
+    wait_group_gone(pgid);
+
+    let human = env.planwright(&["status", "--repo", "repo"]);
+    let human = text(&human.stdout);
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(lines[0].contains("(interrupted)"), "{human}");
+    assert_eq!(
+        lines[1], "1 ticket: 0 merged, 0 failed, 0 blocked, 1 interrupted, 0 pending",
+        "{human}"
+    );
+    let row = lines.iter().find(|l| l.starts_with("T01 ")).unwrap();
+    assert_eq!(
+        row.split_whitespace().nth(1),
+        Some("interrupted"),
+        "{human}"
+    );
+
+    let s = env.status_json();
+    assert_eq!(s["run"]["status"], "interrupted", "{s}");
+    assert_eq!(s["tickets"][0]["state"], "interrupted", "{s}");
+    assert_eq!(s["run"]["running_count"], 0, "{s}");
+    assert_eq!(s["run"]["interrupted_count"], 1, "{s}");
+    assert_eq!(s["counts"]["running"], 0, "{s}");
 }

@@ -1336,17 +1336,12 @@ echo '{{"type":"result","subtype":"success","is_error":false,"result":"Done.","s
     )
 }
 
-#[test]
-fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
+/// Runs the three tickets of [`sh_env`] one after the other in one slot
+/// with adapter `agent`, its program the fake CLI `script`: all merge.
+fn all_three_merge_with_a_fake(env: &Env, agent: &str, script: &str) {
     use std::os::unix::fs::PermissionsExt;
-    let env = sh_env();
-    let outside = env.root().join("outside.json");
-    write(env.root(), "outside.json", "untouched\n");
-    let user = env.cli().home().join(".claude");
-    std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("settings.json"), "{\"from-the-user\": true}\n").unwrap();
-    let fake = env.root().join("bin/claude");
-    write(env.root(), "bin/claude", &leaving_claude(&outside));
+    let fake = env.root().join("bin").join(agent);
+    write(env.root(), &format!("bin/{agent}"), script);
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
     write(env.root(), "planwright.toml", &config);
@@ -1356,7 +1351,7 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
         "--repo",
         "repo",
         "--agent",
-        "claude",
+        agent,
         "--jobs",
         "1",
         "--strikes",
@@ -1365,6 +1360,17 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let status = env.status_json();
     assert_eq!(status["counts"]["merged"], 3, "{status}");
+}
+
+#[test]
+fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
+    let env = sh_env();
+    let outside = env.root().join("outside.json");
+    write(env.root(), "outside.json", "untouched\n");
+    let user = env.cli().home().join(".claude");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), "{\"from-the-user\": true}\n").unwrap();
+    all_three_merge_with_a_fake(&env, "claude", &leaving_claude(&outside));
     assert_eq!(
         std::fs::read_to_string(&outside).unwrap(),
         "untouched\n",
@@ -1373,6 +1379,51 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
     assert_eq!(
         std::fs::read_to_string(user.join("settings.json")).unwrap(),
         "{\"from-the-user\": true}\n"
+    );
+}
+
+/// A fake `opencode` that fails unless its cache holds the seed alone (the
+/// user's `bin`, lent, and nothing an earlier ticket's agent left), fails
+/// when it can write to the lent `bin` (through the link or by replacing
+/// `rg` there), then leaves a file in its cache and a `bin` of its own in
+/// place of the link; it makes its ticket's file.
+const LEAVING_OPENCODE: &str = r#"#!/bin/sh
+cat > /dev/null
+c="$XDG_CACHE_HOME/opencode"
+if [ -e "$c/planted" ] || [ ! -L "$c/bin" ] || [ "$(cat "$c/bin/rg")" != "the user's rg" ]; then
+  echo "not the seed in $c: $(ls -A "$c")" >&2
+  exit 3
+fi
+if echo tampered 2>/dev/null > "$c/bin/rg" || touch "$c/bin/new" 2>/dev/null \
+   || mv "$c/bin/rg" "$c/bin/old" 2>/dev/null; then
+  echo "wrote the lent bin" >&2
+  exit 4
+fi
+echo planted > "$c/planted"
+rm "$c/bin" && mkdir "$c/bin" && echo mine > "$c/bin/rg" || exit 5
+echo made > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
+echo '{"type":"text","sessionID":"s","part":{"text":"Done."}}'
+echo '{"type":"done","sessionID":"s"}'
+"#;
+
+/// Where a CLI needs a populated cache to start (opencode's `bin`),
+/// planwright lends every slot its copy of the user's, which no attempt
+/// writes; the rest of the slot's cache is reset to its seed before each
+/// ticket, and the user's folder is never written.
+#[test]
+fn opencodes_bin_is_lent_read_only_and_its_cache_is_reset_before_each_ticket() {
+    let env = sh_env();
+    let user_bin = env.cli().home().join(".cache/opencode/bin");
+    write(&user_bin, "rg", "the user's rg");
+    all_three_merge_with_a_fake(&env, "opencode", LEAVING_OPENCODE);
+    assert_eq!(
+        std::fs::read_dir(&user_bin).unwrap().count(),
+        1,
+        "nothing added to the user's folder"
+    );
+    assert_eq!(
+        std::fs::read_to_string(user_bin.join("rg")).unwrap(),
+        "the user's rg"
     );
 }
 
@@ -1677,4 +1728,60 @@ fn a_ticket_that_created_a_file_runs_again_and_merges_again() {
     let summary: Value = serde_json::from_slice(&after.stdout).unwrap();
     assert_eq!(summary["changed"], serde_json::json!([]), "{summary}");
     assert_eq!(merged_digests(&env, "A").len(), 3);
+}
+
+#[test]
+fn plain_output_says_every_heartbeat_what_each_running_ticket_does() {
+    let env = env_with(&[("README.md", "hi\n")]);
+    write(
+        env.root(),
+        "plan.json",
+        r#"{"planwright": 1, "source_format": "native", "base": "main",
+  "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
+  "tickets": [{"id": "A", "title": "a", "body": "make a", "scope": [{"pattern": "a.txt", "op": "create"}]}]}"#,
+    );
+    // The agent works until the test has seen a heartbeat (or a minute).
+    let go = env.root().join("go");
+    let script = env.root().join("agent.sh");
+    let body = format!(
+        "i=0\nwhile [ ! -f '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\necho a > a.txt\n",
+        go.display()
+    );
+    std::fs::write(&script, body).unwrap();
+    let agent_cmd = format!("sh {}", script.display());
+    let mut child = env
+        .command()
+        .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
+        .args(["--agent-cmd", &agent_cmd, "--heartbeat", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = vec![];
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    for line in std::io::BufRead::lines(stdout) {
+        let line = line.unwrap();
+        if line.contains(" A still running (attempt 1, ") {
+            std::fs::write(&go, "").unwrap();
+        }
+        lines.push(line);
+    }
+    let all = lines.join("\n");
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{all}");
+    let beat = lines
+        .iter()
+        .position(|l| l.contains(" A still running (attempt 1, agent, "))
+        .unwrap_or_else(|| panic!("no heartbeat line:\n{all}"));
+    assert!(lines[beat].ends_with("s)"), "{all}");
+    let finished = lines
+        .iter()
+        .position(|l| l.contains(" finished: "))
+        .unwrap();
+    assert!(beat < finished, "{all}");
+    assert!(
+        lines[finished..]
+            .iter()
+            .all(|l| !l.contains("still running")),
+        "no heartbeat after the run: {all}"
+    );
 }

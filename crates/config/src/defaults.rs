@@ -10,6 +10,14 @@ pub const JOBS: usize = 2;
 pub const STRIKES: u32 = 2;
 /// The agent's wall-clock limit per attempt.
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// Verified candidates checked as one stack at most (`[merge] batch`).
+pub const MERGE_BATCH: usize = 8;
+/// The longest a batch waits to fill (`[merge] wait_secs`).
+pub const MERGE_WAIT: Duration = Duration::from_secs(5);
+/// Times a red stack runs again before bisection (`[merge] flaky_retries`).
+pub const FLAKY_RETRIES: u32 = 1;
+/// Rebuilds after a textual conflict, without a strike (`[merge] max_rebuilds`).
+pub const MAX_REBUILDS: u32 = 2;
 /// Each gate's wall-clock limit.
 pub const GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// Each workspace set-up command's limit.

@@ -40,6 +40,9 @@ pub struct Config {
     /// `[gates]`: gates for formats that cannot state them, and their environment.
     #[serde(default)]
     pub gates: Gates,
+    /// `[merge]`: how the merge queue batches verified candidates.
+    #[serde(default)]
+    pub merge: Merge,
     /// `[workspace]` (formerly `[worktree]`): how each slot's workspace
     /// and gate checkout are prepared.
     #[serde(default)]
@@ -156,6 +159,27 @@ pub struct Run {
     /// Where a retry after a rejected candidate starts (default `candidate`).
     #[serde(default)]
     pub retry_from: RetryFrom,
+}
+
+/// `[merge]`: `batch = 8`, `wait_secs = 5`, `flaky_retries = 1`,
+/// `max_rebuilds = 2`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Merge {
+    /// Verified candidates checked as one stack at most.
+    #[serde(default)]
+    pub batch: Option<u32>,
+    /// The longest a batch waits to fill while other tickets are still in
+    /// their own verification, in seconds.
+    #[serde(default)]
+    pub wait_secs: Option<u64>,
+    /// Times a red stack runs again before it is bisected.
+    #[serde(default)]
+    pub flaky_retries: Option<u32>,
+    /// New attempts a ticket may have, without a strike, after its
+    /// candidate no longer merges textually.
+    #[serde(default)]
+    pub max_rebuilds: Option<u32>,
 }
 
 /// `[run] retry_from`: where the workspace of a retry after a rejected

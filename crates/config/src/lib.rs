@@ -33,7 +33,7 @@ mod tests;
 
 pub use settings::{
     AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, GateSettings,
-    ReviewSettings, RunSettings, WorkspaceSettings,
+    MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
 };
 
 /// The configuration file's name, wherever it is looked for.

@@ -9,8 +9,8 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, GateSettings, ReviewSettings,
-    RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, GateSettings, MergeSettings,
+    ReviewSettings, RunSettings, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;
@@ -121,6 +121,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
     } = &file.run;
     at_least_one("run", "jobs", *file_jobs)?;
     at_least_one("run", "strikes", *file_strikes)?;
+    let merge = merge(&file.merge)?;
     let (max_pause, max_unavailable) = pause_bounds(&file.agent)?;
     let cores = env.cores.unwrap_or(defaults::JOBS);
     Ok(RunSettings {
@@ -139,6 +140,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         ),
         extra_gates: extra_gates(flag_gates, file)?,
         gates: gates(gate_timeout, file),
+        merge,
         workspace: workspace(file),
         contain: sandbox(file, env),
         routing: file.routing.clone(),
@@ -146,6 +148,18 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         beyond: review(file),
         budget: budget(file),
         overlaps: None,
+    })
+}
+
+/// `[merge]` over the defaults.
+fn merge(file: &file::Merge) -> Result<MergeSettings, SettingsError> {
+    at_least_one("merge", "batch", file.batch)?;
+    let d = MergeSettings::default();
+    Ok(MergeSettings {
+        batch: file.batch.map_or(d.batch, |b| b as usize),
+        wait: file.wait_secs.map_or(d.wait, Duration::from_secs),
+        flaky_retries: file.flaky_retries.unwrap_or(d.flaky_retries),
+        max_rebuilds: file.max_rebuilds.unwrap_or(d.max_rebuilds),
     })
 }
 

@@ -56,6 +56,8 @@ pub struct RunSettings {
     pub extra_gates: Vec<Gate>,
     /// How gates run.
     pub gates: GateSettings,
+    /// How the merge queue batches (`[merge]`).
+    pub merge: MergeSettings,
     /// How workspaces and gate checkouts are prepared (`[workspace]`).
     pub workspace: WorkspaceSettings,
     /// The sandbox, the accepted git config and the agent's log cap.
@@ -73,6 +75,31 @@ pub struct RunSettings {
     /// (validation does, for its warnings): preflight filters it rather
     /// than forecasting a large plan again. `None`: preflight makes it.
     pub overlaps: Option<Vec<Overlap>>,
+}
+
+/// The merge queue's settings (`[merge]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSettings {
+    /// Verified candidates checked as one stack at most (1: one at a time).
+    pub batch: usize,
+    /// The longest a batch waits to fill while tickets are still in their
+    /// own verification.
+    pub wait: Duration,
+    /// Times a red stack runs again before it is bisected.
+    pub flaky_retries: u32,
+    /// New attempts without a strike after a textual merge conflict.
+    pub max_rebuilds: u32,
+}
+
+impl Default for MergeSettings {
+    fn default() -> MergeSettings {
+        MergeSettings {
+            batch: defaults::MERGE_BATCH,
+            wait: defaults::MERGE_WAIT,
+            flaky_retries: defaults::FLAKY_RETRIES,
+            max_rebuilds: defaults::MAX_REBUILDS,
+        }
+    }
 }
 
 impl RunSettings {
@@ -95,6 +122,7 @@ impl RunSettings {
                 env: vec![],
                 timeout: Some(defaults::GATE_TIMEOUT),
             },
+            merge: MergeSettings::default(),
             workspace: WorkspaceSettings {
                 setup: vec![],
                 setup_inputs: vec![],

@@ -26,6 +26,13 @@ pub fn format_unix(secs: u64) -> String {
     )
 }
 
+/// Formats milliseconds since the epoch as RFC 3339 UTC with milliseconds:
+/// `2026-11-29T21:42:11.250Z`.
+pub fn format_unix_ms(ms: u64) -> String {
+    let secs = format_unix(ms / 1000);
+    format!("{}.{:03}Z", secs.trim_end_matches('Z'), ms % 1000)
+}
+
 /// A run id from the time: `20261129-214211`, plus a suffix against clashes.
 pub fn run_id(suffix: u32) -> String {
     let stamp = format_unix(unix_now());

@@ -75,6 +75,14 @@ pub enum Event {
         attempt: u32,
         /// The base commit it starts from.
         base_commit: String,
+        /// Where its workspace starts: `base`, the previous attempt's
+        /// `candidate` (`candidate_carried` when carried onto a base that
+        /// moved), or the base after a rejected attempt whose change it
+        /// does not hold, saying why (`base_no_candidate`, `base_asked`,
+        /// `base_no_longer_applies`, `base_conflict`, `base_earlier_run`).
+        /// Logs written before it was recorded read as `base`.
+        #[serde(default = "base_start")]
+        starts_from: String,
     },
     /// An attempt enters a phase (`workspace`, `agent`, `commit`, `verify`, `gates`).
     Phase {
@@ -206,6 +214,52 @@ pub enum Event {
         /// The ticket.
         ticket: String,
     },
+    /// The merge queue checks a stack of verified candidates, one commit
+    /// per ticket in landing order, on the target's tip.
+    BatchStarted {
+        /// The stack's tickets, in landing order.
+        tickets: Vec<String>,
+        /// The tip it is stacked on.
+        tip: String,
+    },
+    /// A stack's gates passed on its top commit; it lands next.
+    BatchVerified {
+        /// The stack's tickets.
+        tickets: Vec<String>,
+        /// The stack's top commit.
+        commit: String,
+        /// The gates failed first and passed when run again.
+        flaky: bool,
+    },
+    /// A stack's gates failed (after `[merge] flaky_retries` runs again).
+    BatchFailed {
+        /// The stack's tickets.
+        tickets: Vec<String>,
+        /// What failed.
+        message: String,
+    },
+    /// A red stack was bisected: its longest green prefix lands, its first
+    /// member after that goes back for a new attempt, the rest are queued again.
+    Bisected {
+        /// The green prefix, which lands.
+        landed: Vec<String>,
+        /// The first member that breaks the gates on top of `landed`.
+        culprit: String,
+        /// The members after the culprit, queued again.
+        requeued: Vec<String>,
+        /// Gate runs the bisection took.
+        gate_runs: u32,
+    },
+    /// A ticket goes back for a new attempt from the current tip because
+    /// its candidate no longer merges (`conflict`, no strike, at most
+    /// `[merge] max_rebuilds`) or breaks the gates together with what
+    /// landed ahead of it (`combination`, a strike).
+    Rebuild {
+        /// The ticket.
+        ticket: String,
+        /// `conflict` or `combination`.
+        reason: String,
+    },
     /// A ticket landed on the run's target branch.
     Merged {
         /// The ticket.
@@ -269,6 +323,10 @@ pub enum Event {
     },
 }
 
+fn base_start() -> String {
+    "base".to_string()
+}
+
 impl Event {
     /// The ticket the event is about, if any.
     pub fn ticket(&self) -> Option<&str> {
@@ -285,6 +343,7 @@ impl Event {
             | Event::Review { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
             | Event::Merging { ticket }
+            | Event::Rebuild { ticket, .. }
             | Event::Merged { ticket, .. }
             | Event::Failed { ticket, .. }
             | Event::Blocked { ticket, .. } => Some(ticket),
@@ -315,8 +374,7 @@ pub struct Stamped {
 impl Stamped {
     /// The time as RFC 3339 UTC with milliseconds.
     pub fn at(&self) -> String {
-        let secs = crate::clock::format_unix(self.at_ms / 1000);
-        format!("{}.{:03}Z", secs.trim_end_matches('Z'), self.at_ms % 1000)
+        crate::clock::format_unix_ms(self.at_ms)
     }
 }
 
@@ -560,6 +618,7 @@ mod tests {
                 ticket: t(),
                 attempt: 1,
                 base_commit: "b".into(),
+                starts_from: "base".into(),
             },
             Event::Phase {
                 ticket: t(),
@@ -653,6 +712,29 @@ mod tests {
             Event::Contained {
                 sandbox: "off".into(),
             },
+            Event::BatchStarted {
+                tickets: vec![t(), "T2".into()],
+                tip: "a".into(),
+            },
+            Event::BatchVerified {
+                tickets: vec![t()],
+                commit: "b".into(),
+                flaky: true,
+            },
+            Event::BatchFailed {
+                tickets: vec![t(), "T2".into()],
+                message: "cargo test failed".into(),
+            },
+            Event::Bisected {
+                landed: vec![t()],
+                culprit: "T2".into(),
+                requeued: vec!["T3".into()],
+                gate_runs: 2,
+            },
+            Event::Rebuild {
+                ticket: t(),
+                reason: "conflict".into(),
+            },
         ]
     }
 
@@ -683,6 +765,11 @@ mod tests {
             Event::MergesHeld { .. } => 20,
             Event::RunFinished { .. } => 21,
             Event::Contained { .. } => 22,
+            Event::BatchStarted { .. } => 23,
+            Event::BatchVerified { .. } => 24,
+            Event::BatchFailed { .. } => 25,
+            Event::Bisected { .. } => 26,
+            Event::Rebuild { .. } => 27,
         }
     }
 
@@ -692,7 +779,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=22).collect::<Vec<_>>(),
+            (0..=27).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

@@ -296,18 +296,19 @@ fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     assert_all_dead(&pids(&env.repo().join(".planwright/tmp/gate-slot-1/pids")));
 }
 
-/// A gate that makes a tracked test file unreadable (`chmod 000`) fails
-/// no later gate of its slot: the next candidate's gate there finds the
-/// mode git writes, with the overlay (the change lands in its layer) and
-/// without (the reset writes the file anew). Root reads a file of mode
-/// `0000`, so the gate checks the mode itself, and after the run an
-/// ordinary user (`nobody`, through `setpriv`) runs the test file where
-/// the gates ran.
+/// A gate that makes a tracked test file and its folder unreadable
+/// (`chmod 000`) fails no later gate of its slot: the next candidate's gate
+/// there finds the modes git writes, with the overlay (the change lands in
+/// its layer) and without (the reset writes the file anew and sets the
+/// folder's mode). Root reads a file of mode `0000`, so the gate checks the
+/// modes itself, and after the run an ordinary user (`nobody`, through
+/// `setpriv`) runs the test file where the gates ran.
 #[test]
-fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
-    let want = format!("{:o}", 0o666 & !planwright_engine::process::umask());
+fn a_test_file_and_folder_a_gate_made_unreadable_are_restored_for_the_next_candidate() {
+    let umask = planwright_engine::process::umask();
+    let want = format!("{:o} {:o}", 0o777 & !umask, 0o666 & !umask);
     for overlay in [true, false] {
-        let env = Env::new(&[("t.sh", "echo ran\n")]);
+        let env = Env::new(&[("t/t.sh", "echo ran\n")]);
         std::fs::set_permissions(
             env.tmp.path(),
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -316,10 +317,11 @@ fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
         env.fixture("A", 0, "a.txt", "a\n");
         env.fixture("B", 0, "b.txt", "b\n");
         let mut a = ticket("A", json!([any("a.txt")]));
-        a["gates"] = gate(&["sh", "-c", "chmod 000 t.sh"]);
+        a["gates"] = gate(&["sh", "-c", "chmod 000 t/t.sh t"]);
         let mut b = ticket("B", json!([any("b.txt")]));
         b["depends_on"] = json!(["A"]);
-        b["gates"] = gate(&["sh", "-c", &format!("test \"$(stat -c %a t.sh)\" = {want}")]);
+        let check = format!("test \"$(stat -c %a t) $(stat -c %a t/t.sh)\" = '{want}'");
+        b["gates"] = gate(&["sh", "-c", &check]);
         let plan = plan(json!({"gates": gate(&["true"]), "tickets": [a, b]}));
         let mut s = enforced();
         s.jobs = 1;
@@ -333,7 +335,7 @@ fn a_test_file_a_gate_made_unreadable_is_restored_for_the_next_candidate() {
             "overlay {overlay}: {:?}",
             out.summary
         );
-        let test_file = env.repo().join(".planwright/checkouts/slot-1/t.sh");
+        let test_file = env.repo().join(".planwright/checkouts/slot-1/t/t.sh");
         let nobody = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh"])
             .arg(&test_file)
@@ -849,4 +851,41 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
         );
         assert_eq!(guarded(&env), guard, "{setup:?}");
     }
+}
+
+/// The gate checkout's package cache is the set-up's: its gates read it and
+/// cannot write it, and no agent reaches it; the agent's own cache is its
+/// slot's, not the user's.
+#[test]
+fn a_gate_checkouts_package_cache_is_read_only_to_gates_and_out_of_agents_reach() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let checkouts = env.repo().join(".planwright/caches/checkouts");
+    let fill = "mkdir -p \"$npm_config_cache\" && echo seed > \"$npm_config_cache/seed\"";
+    let gate_script =
+        "grep -q seed \"$npm_config_cache/seed\" && ! touch \"$npm_config_cache/planted\"";
+    let agent_script = format!(
+        "cd \"$1\"\n\
+         case \"$npm_config_cache\" in *\"/.planwright/caches/agents/\"*) ;; *) exit 9 ;; esac\n\
+         for d in {dir}/*/npm; do touch \"$d/planted\" 2>/dev/null && exit 8; done\n\
+         echo ok > answer.txt\n",
+        dir = checkouts.display()
+    );
+    let mut s = enforced();
+    s.workspace.setup = vec![vec!["sh".into(), "-c".into(), fill.into()]];
+    let plan = one(
+        "A",
+        json!([any("answer.txt")]),
+        gate(&["sh", "-c", gate_script]),
+    );
+    let out = try_run(&env, &plan, &s, sh_agent(&env, &agent_script)).unwrap();
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let filled: Vec<PathBuf> = std::fs::read_dir(&checkouts)
+        .unwrap()
+        .map(|d| d.unwrap().path().join("npm"))
+        .collect();
+    assert!(
+        filled.iter().any(|npm| npm.join("seed").is_file()),
+        "{filled:?}"
+    );
+    assert!(filled.iter().all(|npm| !npm.join("planted").exists()));
 }

@@ -1,12 +1,13 @@
-//! Agents and set-ups reach the network through planwright's proxy: a
-//! loopback server mapped by name through `[sandbox] hosts`, never another
-//! loopback server (not at its address, not through the proxy), and each
-//! refusal is in the attempt's agent log or the set-up's log. With
-//! `agent_network = "none"` they reach nothing.
+//! Agents, set-ups and reviewers reach the network through planwright's
+//! proxy: a loopback server mapped by name through `[sandbox] hosts`,
+//! never another loopback server (not at its address, not through the
+//! proxy), and each refusal is in the attempt's agent log, the set-up's
+//! log or the review's log. With `agent_network = "none"` they reach
+//! nothing.
 #![forbid(unsafe_code)]
 
-use planwright_config::AgentNetwork;
-use planwright_engine::agent::{self, AgentOptions};
+use planwright_config::{AgentNetwork, ReviewSettings};
+use planwright_engine::agent::{self, AgentOptions, AgentSpec};
 use planwright_testkit::{any, gate, git, plan, run_with, settings, ticket, Env};
 use serde_json::json;
 use std::io::{Read, Write};
@@ -166,4 +167,48 @@ fn with_agent_network_none_agents_and_set_ups_reach_nothing() {
     probes_seeing(&setup_log, &expected);
     assert!(!agent_log.contains("proxy"), "{agent_log}");
     assert!(!setup_log.contains("proxy"), "{setup_log}");
+}
+
+/// The reviewer's network is an agent's: through the proxy, it reaches the
+/// server `[sandbox] hosts` names and is refused the other, at its address
+/// and through the proxy; the refusal is in the review's log, with what
+/// the reviewer saw. It ships, and the ticket merges.
+#[test]
+fn a_reviewer_reaches_a_mapped_name_through_the_proxy_and_nothing_else() {
+    let allowed = server("allowed");
+    let other = server("other");
+    let env = Env::new(&[("README.md", "hi\n")]);
+    env.fixture("A", 0, "a.txt", "a\n");
+    let ship = r#"{"verdict": "ship", "summary": "fine", "findings": [], "checks": []}"#;
+    let reviewer = env.tmp.path().join("reviewer.sh");
+    std::fs::write(
+        &reviewer,
+        format!(
+            "{}\ncat > \"$PLANWRIGHT_VERDICT_FILE\" <<'EOF'\n{ship}\nEOF\n",
+            probe_script(other)
+        ),
+    )
+    .unwrap();
+    let mut s = settings();
+    s.jobs = 1;
+    s.contain.hosts = vec![("allowed.test".into(), allowed)];
+    s.beyond = ReviewSettings {
+        reviewer: Some(AgentSpec::cmd(format!("sh {}", reviewer.display()))),
+        ..Default::default()
+    };
+    let plan = plan(json!({
+        "gates": gate(&["test", "-f", "a.txt"]),
+        "tickets": [ticket("A", json!([any("a.txt")]))],
+    }));
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let runs = env.repo().join(".planwright/runs");
+    let log = read_all(&find(&runs, "attempt-1.review-1.1.log"));
+    let expected = ["got=allowed rc=0", "got= rc=7", "got= rc=22"];
+    assert_eq!(probes_seeing(&log, &expected), 1);
+    let proxied = "network: through planwright's proxy at 127.0.0.1:3128";
+    assert_eq!(log.matches(proxied).count(), 1, "{log}");
+    let refused = format!("proxy: refused {other}: not in the allowlist");
+    assert_eq!(log.lines().filter(|l| *l == refused).count(), 1, "{log}");
 }

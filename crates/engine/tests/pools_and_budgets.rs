@@ -126,6 +126,8 @@ fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantin
     );
     let mut s = settings();
     s.strikes = 1;
+    // No rebuild allowed: the conflict is B's end.
+    s.merge.max_rebuilds = 0;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(failing_kind(&out, "B"), FailureKind::MergeConflict);
@@ -148,6 +150,37 @@ fn a_lasting_merge_conflict_fails_as_merge_conflict_with_the_candidate_quarantin
         !refs.contains("candidates/") && !refs.contains("refs/heads/planwright/"),
         "{refs}"
     );
+}
+
+/// A candidate that no longer merges is nobody's fault: it is rebuilt on
+/// the current tip without a strike (one strike allowed here, none used),
+/// and lands.
+#[test]
+fn a_merge_conflict_is_rebuilt_on_the_tip_without_a_strike() {
+    let env = Env::new(&[("shared.txt", "one\n")]);
+    git(&env.repo(), &["checkout", "-q", "--detach"]);
+    env.fixture("A", 0, "shared.txt", "ONE\n");
+    env.fixture("B", 0, "shared.txt", "uno\n");
+    let mut b = ticket("B", json!([any("shared.txt")]));
+    // B's first candidate is verified only after A landed: it conflicts.
+    let wait = format!(
+        "until git -C '{}' log --format=%s main | grep -q 'A: '; do sleep 0.1; done",
+        env.repo().display()
+    );
+    b["gates"] = gate(&["sh", "-c", &wait]);
+    let plan = plan(
+        json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("shared.txt")])), b]}),
+    );
+    let mut s = settings();
+    s.strikes = 1;
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
+    let rebuilt = out.events.iter().any(
+        |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == "B" && reason == "conflict"),
+    );
+    assert!(rebuilt, "{:?}", out.events);
+    assert_eq!(git(&env.repo(), &["show", "main:shared.txt"]), "uno");
 }
 
 #[test]

@@ -38,4 +38,4 @@ pub use doc::Document;
 pub use flag::Flag;
 pub use formats::Options;
 pub use model::{Format, Plan};
-pub use report::{validate_text, FileReport};
+pub use report::{validate_text, FileReport, Target};

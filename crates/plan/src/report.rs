@@ -53,6 +53,46 @@ pub struct FileReport {
     pub overlaps: Vec<Overlap>,
 }
 
+/// Where a plan would run: its repository as written (relative to the
+/// plan's folder) and its base branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The plan's `repo`, if it names one.
+    pub repo: Option<String>,
+    /// The branch the run starts from and merges into.
+    pub base: String,
+}
+
+impl FileReport {
+    /// Where the plan would run, known even when it is invalid (so that the
+    /// configuration a run would read can be found for it): the valid
+    /// plan's own; else, for a native plan, its top-level `repo` and `base`;
+    /// else the defaults every other format runs with. `None` when the file
+    /// is not a plan of any format.
+    pub fn target(&self) -> Option<Target> {
+        if let Some(plan) = &self.plan {
+            return Some(Target {
+                repo: plan.repo.clone(),
+                base: plan.base.clone(),
+            });
+        }
+        let defaults = Plan::new(self.format?, Vec::new());
+        let mut target = Target {
+            repo: defaults.repo,
+            base: defaults.base,
+        };
+        if self.format == Some(Format::Native) {
+            if let Ok(doc) = Document::parse(&self.file, self.text.clone()) {
+                let value = doc.value();
+                let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(String::from);
+                target.repo = text("repo");
+                target.base = text("base").unwrap_or(target.base);
+            }
+        }
+        Some(target)
+    }
+}
+
 /// Parses, detects and validates `text`, the content of the file `path`.
 pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport {
     // A Spec Kit tasks.md is Markdown whatever the file is called.

@@ -4,11 +4,11 @@
 //! without changing them. `status` also writes the names it had before,
 //! for one release (see `docs/running.md`, "The report's JSON").
 
-use crate::report::{AttemptReport, RunReport, TicketReport};
+use crate::report::{AttemptReport, RunReport, ShownState, TicketReport};
 use crate::view::CheckResult;
 use planwright_engine::agent::{CostSource, Usage};
 use planwright_engine::Failure;
-use planwright_engine::{AgentRecord, RunStatus, TicketState};
+use planwright_engine::{AgentRecord, RunStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -63,8 +63,12 @@ pub struct RunJson {
     pub failed_count: usize,
     /// Tickets behind a failed ancestor.
     pub blocked_count: usize,
-    /// Tickets running or merging.
+    /// Tickets running, verified or merging (none when the run is
+    /// `interrupted`).
     pub running_count: usize,
+    /// Tickets a run whose process is gone left running, verified or
+    /// merging (none unless the run is `interrupted`).
+    pub interrupted_count: usize,
     /// Tickets not started, or waiting for a retry.
     pub pending_count: usize,
 }
@@ -76,8 +80,9 @@ pub struct TicketJson {
     pub id: String,
     /// Its title.
     pub title: String,
-    /// Where it stands.
-    pub state: TicketState,
+    /// Where it stands: its recorded state, or `interrupted` when the
+    /// run's process is gone (see [`ShownState`]).
+    pub state: ShownState,
     /// Attempts started, in every invocation of the run.
     pub attempt_count: u32,
     /// The last failure.
@@ -194,6 +199,11 @@ impl RunDocument {
     pub fn new(r: &RunReport) -> RunDocument {
         let c = r.view.counts();
         let row = &r.run;
+        // A dead run's tickets are not running: its counts say so too.
+        let (running, interrupted) = match row.status {
+            RunStatus::Interrupted => (0, c.running),
+            _ => (c.running, 0),
+        };
         RunDocument {
             run: RunJson {
                 id: row.id.clone(),
@@ -208,10 +218,11 @@ impl RunDocument {
                 merged_count: c.merged,
                 failed_count: c.failed,
                 blocked_count: c.blocked,
-                running_count: c.running,
+                running_count: running,
+                interrupted_count: interrupted,
                 pending_count: c.pending,
             },
-            tickets: r.tickets.iter().map(TicketJson::new).collect(),
+            tickets: (r.tickets.iter()).map(|t| TicketJson::new(r, t)).collect(),
             paused_pools: (r.view.paused.iter())
                 .map(|(pool, p)| PausedPoolJson {
                     pool: pool.clone(),
@@ -250,12 +261,12 @@ impl StatusDocument {
 }
 
 impl TicketJson {
-    fn new(t: &TicketReport) -> TicketJson {
+    fn new(r: &RunReport, t: &TicketReport) -> TicketJson {
         let row = &t.ticket;
         TicketJson {
             id: row.id.clone(),
             title: row.title.clone(),
-            state: row.state,
+            state: r.shown_state(row),
             attempt_count: row.attempt_count,
             failure: row.failure.clone(),
             merge_commit: row.merge_commit.clone(),

@@ -18,7 +18,7 @@ pub use json::{
 };
 pub use report::{
     cost_text, failure_text, load_report, markdown, totals_text, why, AttemptReport, RunReport,
-    TicketReport, Totals, EVIDENCE_LINES,
+    ShownState, TicketReport, Totals, EVIDENCE_LINES,
 };
 pub use view::{
     load_view, open_view, parse_time, read_gate_logs, AttemptOutcome, AttemptView, CheckResult,

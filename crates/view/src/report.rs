@@ -90,7 +90,51 @@ pub struct RunReport {
     pub view: RunView,
 }
 
+/// A ticket's state as `status` and the reports show it: its recorded
+/// state, except in a run whose process is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShownState {
+    /// The state the run recorded.
+    Recorded(TicketState),
+    /// Recorded as running, verified or merging in a run whose process is
+    /// gone: nothing works on it any more, and the next `run` takes it up.
+    Interrupted,
+}
+
+impl ShownState {
+    /// How a ticket in `state` shows in a run that is `run`.
+    pub fn of(run: RunStatus, state: TicketState) -> ShownState {
+        match state {
+            TicketState::Running | TicketState::Verified | TicketState::Merging
+                if run == RunStatus::Interrupted =>
+            {
+                ShownState::Interrupted
+            }
+            state => ShownState::Recorded(state),
+        }
+    }
+
+    /// The printed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShownState::Recorded(state) => state.as_str(),
+            ShownState::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl serde::Serialize for ShownState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl RunReport {
+    /// How `t` shows: see [`ShownState`].
+    pub fn shown_state(&self, t: &TicketRow) -> ShownState {
+        ShownState::of(self.run.status, t.state)
+    }
+
     /// How many tickets are in `state`.
     pub fn count(&self, state: TicketState) -> usize {
         self.tickets
@@ -265,7 +309,7 @@ pub fn markdown(r: &RunReport) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             t.id,
             t.title.replace('|', "\\|"),
-            t.state.as_str(),
+            r.shown_state(t).as_str(),
             t.attempt_count,
             report
                 .totals

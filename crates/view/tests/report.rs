@@ -109,6 +109,7 @@ fn write_log(repo: &Repo) {
             ticket: t(),
             attempt: 1,
             base_commit: "base".into(),
+            starts_from: "base".into(),
         },
         Event::PoolPaused {
             ticket: t(),
@@ -124,6 +125,7 @@ fn write_log(repo: &Repo) {
             ticket: t(),
             attempt: 2,
             base_commit: "base".into(),
+            starts_from: "base".into(),
         },
         Event::Counterfactual {
             ticket: t(),

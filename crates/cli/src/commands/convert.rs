@@ -1,6 +1,6 @@
 //! `planwright convert PLAN --to FORMAT`: rewrite a plan in another format.
 
-use super::{load_plan, PlanArgs};
+use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, settings, Global, Output};
 use planwright_config::ValidationFlags;
@@ -32,7 +32,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_plan(&args.plan, global)?;
+    let Loaded { plan, .. } = load_plan(&args.plan, None, global)?;
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let text = formats::write(&plan, args.to, &mut warnings);
     let back = read_back(&text, &args, global)?;

@@ -68,9 +68,13 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
     )
     .map_err(|f| preflight_failed(&f.checks, global))?;
     let executor = session.local_executor();
-    let summary =
-        planwright_engine::run(session, executor, reporters(global), &cancel_on_signals())
-            .map_err(engine_error)?;
+    let summary = planwright_engine::run(
+        session,
+        executor,
+        reporters(global, crate::progress::HEARTBEAT),
+        &cancel_on_signals(),
+    )
+    .map_err(engine_error)?;
     if human {
         let log = Git::find(&made.repo)
             .args(["log", "--oneline", "main"])

@@ -6,7 +6,7 @@
 //! (`--as` is its old spelling). `--output json` wraps the picture and the
 //! graph's parts in one JSON object.
 
-use super::{load_plan, PlanArgs};
+use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{Global, Output};
 use clap::ValueEnum;
@@ -39,7 +39,7 @@ pub enum Picture {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_plan(&args.plan, global)?;
+    let Loaded { plan, .. } = load_plan(&args.plan, None, global)?;
     let analysis = analysis::analyse(&plan);
     let mut text = match args.to {
         Picture::Dot => dot(&plan, &analysis),

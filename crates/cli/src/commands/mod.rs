@@ -19,9 +19,9 @@ pub mod validate;
 pub mod watch;
 
 use crate::error::{exit, CliError};
-use crate::settings;
+use crate::settings::{self, CONFIG_FILE};
 use crate::{render, Global, Output};
-use planwright_config::ValidationFlags;
+use planwright_config::{Config, ConfigSource, ValidationFlags};
 use planwright_plan::doc::Syntax;
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Plan};
@@ -182,23 +182,78 @@ fn syntax(path: &Path, text: &str, flag: Option<InputFormat>) -> Option<Syntax> 
 /// groups: enough to see the shape, few enough to read.
 const VERBOSE_OVERLAP_PAIRS: usize = 50;
 
-/// Validates one plan file with the flags and configuration in force.
+/// One plan file validated, with the configuration it was validated under.
+pub struct Checked {
+    /// What validation says.
+    pub report: FileReport,
+    /// The configuration in force: the one a run of the plan would read.
+    pub config: Config,
+    /// Where it was read; `None` for the defaults.
+    pub source: Option<ConfigSource>,
+}
+
+/// Validates one plan file with the flags and the configuration a run of
+/// it would read: `--config`, else `planwright.toml` beside the plan or in
+/// the current directory, else the repository root's as the plan's base
+/// branch holds it. `repo` is `--repo` where the command has it.
 pub fn check_file(
     path: &Path,
     read: &ReadArgs,
     tree: Option<&TreeArgs>,
+    repo: Option<&Path>,
     global: &Global,
-) -> Result<FileReport, CliError> {
+) -> Result<Checked, CliError> {
     let text = read_file(path)?;
     // Standard input has no folder to find a planwright.toml beside.
     let beside = Some(path).filter(|p| !is_stdin(p));
-    let (config, config_path) = settings::load_config(global, beside)?;
-    match &config_path {
-        Some(c) => global.note(format!("configuration `{}`", c.display())),
-        None => global.note("no planwright.toml found; using the defaults"),
+    let (config, found) = settings::load_config(global, beside)?;
+    let mut checked = Checked {
+        report: validate_with(path, &text, read, tree, &config, global)?,
+        config,
+        source: found.map(ConfigSource::File),
+    };
+    // The root's file is found from where the plan runs, which only the
+    // plan says; a plan invalid without that file still says where.
+    if let Some(target) = checked.report.target() {
+        let dir = plan_repo_dir(repo, path, target.repo.as_deref());
+        let (config, source) = settings::load_run_config(global, path, &dir, &target.base)?;
+        if source != checked.source {
+            checked.report = validate_with(path, &text, read, tree, &config, global)?;
+            checked.config = config;
+            checked.source = source;
+        }
     }
-    let mut options = settings::options(read.validation_flags(), &config);
-    options.syntax = syntax(path, &text, read.input_format);
+    global.note(match &checked.source {
+        Some(ConfigSource::File(c)) => format!("configuration `{}`", c.display()),
+        Some(ConfigSource::Base { commit }) => format!(
+            "configuration `{CONFIG_FILE}` of the base commit {}",
+            &commit[..commit.len().min(12)]
+        ),
+        None => "no planwright.toml found; using the defaults".to_string(),
+    });
+    let report = &checked.report;
+    if let Some(format) = report.format {
+        let how = if read.format.is_some() {
+            "as asked"
+        } else {
+            "detected"
+        };
+        global.note(format!("`{}` read as a {format} plan ({how})", report.file));
+    }
+    Ok(checked)
+}
+
+/// Validates the plan `text` read from `path` under `config`.
+fn validate_with(
+    path: &Path,
+    text: &str,
+    read: &ReadArgs,
+    tree: Option<&TreeArgs>,
+    config: &Config,
+    global: &Global,
+) -> Result<FileReport, CliError> {
+    let mut options = settings::options(read.validation_flags(), config);
+    options.syntax = syntax(path, text, read.input_format);
     if let Some((repo, rev)) = tree.and_then(|t| Some((t.repo.as_ref()?, &t.rev))) {
         if !repo.is_dir() {
             return Err(CliError::usage(format!(
@@ -211,16 +266,24 @@ pub fn check_file(
     if global.verbose {
         options.overlap_pairs = VERBOSE_OVERLAP_PAIRS;
     }
-    let report = validate_text(&display_name(path), text, &options);
-    if let Some(format) = report.format {
-        let how = if read.format.is_some() {
-            "as asked"
-        } else {
-            "detected"
-        };
-        global.note(format!("`{}` read as a {format} plan ({how})", report.file));
+    Ok(validate_text(
+        &display_name(path),
+        text.to_string(),
+        &options,
+    ))
+}
+
+/// The repository a plan runs on: `--repo` if given, else the plan's
+/// `repo` (relative to the plan's folder), else the current directory.
+pub fn plan_repo_dir(repo: Option<&Path>, plan_path: &Path, plan_repo: Option<&str>) -> PathBuf {
+    if let Some(dir) = repo {
+        return dir.to_path_buf();
     }
-    Ok(report)
+    match plan_repo {
+        Some(r) if Path::new(r).is_absolute() => PathBuf::from(r),
+        Some(r) => plan_path.parent().unwrap_or(Path::new(".")).join(r),
+        None => PathBuf::from("."),
+    }
 }
 
 /// The trees read so far, by (repository, revision) as given: `validate
@@ -252,13 +315,39 @@ fn tree_files(repo: &Path, rev: &str) -> Result<Arc<BTreeSet<String>>, CliError>
     Ok(files)
 }
 
+/// A valid plan with the configuration its run reads.
+pub struct Loaded {
+    /// The plan.
+    pub plan: Plan,
+    /// What validation said of it (its warnings).
+    pub report: FileReport,
+    /// The configuration in force (see [`check_file`]).
+    pub config: Config,
+    /// Where it was read; `None` for the defaults.
+    pub source: Option<ConfigSource>,
+}
+
 /// Reads a plan that must be valid: an invalid one prints its diagnostics
 /// (to stderr for people, stdout for JSON) and ends the command with exit 1.
-/// The plan is moved out of the report it comes with.
-pub fn load_plan(args: &PlanArgs, global: &Global) -> Result<(Plan, FileReport), CliError> {
-    let mut report = check_file(&args.plan, &args.read, None, global)?;
+/// The plan is moved out of the report it comes with. `repo` is `--repo`
+/// where the command has it.
+pub fn load_plan(
+    args: &PlanArgs,
+    repo: Option<&Path>,
+    global: &Global,
+) -> Result<Loaded, CliError> {
+    let Checked {
+        mut report,
+        config,
+        source,
+    } = check_file(&args.plan, &args.read, None, repo, global)?;
     match report.plan.take() {
-        Some(plan) => Ok((plan, report)),
+        Some(plan) => Ok(Loaded {
+            plan,
+            report,
+            config,
+            source,
+        }),
         None => {
             let error = CliError::with_code(
                 exit::INVALID,

@@ -1,7 +1,7 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
 use super::run::{agents, extra_gates, repo_dir, EngineArgs};
-use super::{load_plan, PlanArgs};
+use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
 use planwright_config::resolve;
@@ -48,9 +48,8 @@ pub fn print(checks: &[Check], global: &Global) {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, _) = load_plan(&args.plan, global)?;
+    let Loaded { plan, config, .. } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let (config, _) = settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
     let agents = agents(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(

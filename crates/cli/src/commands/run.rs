@@ -1,6 +1,6 @@
 //! `planwright run PLAN --repo DIR`: execute a plan on a git repository.
 
-use super::{load_plan, PlanArgs};
+use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{progress, settings, Global, Output};
 use planwright_config::resolve::{self, AgentFlags, RunFlags};
@@ -82,6 +82,9 @@ pub struct Args {
     /// Let a ticket whose scope names the plan file or planwright.toml itself change it (otherwise that is a rail violation, whatever the scope says).
     #[arg(long)]
     pub allow_config_change: bool,
+    /// When `run` prints plain lines (its output is not a terminal, or `--verbose`), how often to add a line per running ticket: `30s` (default), `5m`, `0` for never.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    pub heartbeat: Duration,
 }
 
 /// Parses `90`, `90s`, `30m`, `2h`.
@@ -96,18 +99,11 @@ pub fn repo_dir(
     plan_args: &PlanArgs,
     plan: &planwright_plan::Plan,
 ) -> PathBuf {
-    if let Some(dir) = &engine.repo {
-        return dir.clone();
-    }
-    let plan_path = &plan_args.plan;
-    match &plan.repo {
-        Some(r) if std::path::Path::new(r).is_absolute() => PathBuf::from(r),
-        Some(r) => plan_path
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join(r),
-        None => PathBuf::from("."),
-    }
+    super::plan_repo_dir(
+        engine.repo.as_deref(),
+        &plan_args.plan,
+        plan.repo.as_deref(),
+    )
 }
 
 /// Gates from `[gates] run` and `--gate`.
@@ -191,19 +187,23 @@ fn drawable() -> bool {
     std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
 }
 
-/// The reporters for this output mode.
-pub fn reporters(global: &Global) -> Vec<Box<dyn Reporter>> {
-    match global.output {
-        Output::Json | Output::Sarif => vec![],
-        Output::Human if global.quiet => vec![],
-        Output::Human if global.verbose => {
-            vec![Box::new(progress::Plain::verbose(std::io::stdout()))]
-        }
+/// The reporters for this output mode. Plain lines come with a heartbeat
+/// every `heartbeat` (none when it is zero).
+pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
+    let plain: Box<dyn Reporter> = match global.output {
+        Output::Json | Output::Sarif => return vec![],
+        Output::Human if global.quiet => return vec![],
+        Output::Human if global.verbose => Box::new(progress::Plain::verbose(std::io::stdout())),
         Output::Human if std::io::stderr().is_terminal() && drawable() => {
-            vec![Box::new(progress::Terminal::new())]
+            return vec![Box::new(progress::Terminal::new())]
         }
-        Output::Human => vec![Box::new(progress::Plain::new(std::io::stdout()))],
+        Output::Human => Box::new(progress::Plain::new(std::io::stdout())),
+    };
+    if heartbeat.is_zero() {
+        return vec![plain];
     }
+    let beat = progress::Heartbeat::start(std::io::stdout(), heartbeat);
+    vec![plain, Box::new(beat)]
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP stop starting new work and end running
@@ -292,10 +292,13 @@ pub fn finish_with(
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, report) = load_plan(&args.plan, global)?;
+    let Loaded {
+        plan,
+        report,
+        config,
+        source: config_source,
+    } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let (config, config_source) =
-        settings::load_run_config(global, &args.plan.plan, &repo_dir, &plan.base)?;
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
     run_settings.config_source = config_source;
@@ -320,8 +323,13 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     }
     let executor = session.local_executor();
     let cancel = cancel_on_signals();
-    let summary = planwright_engine::run(session, executor, reporters(global), &cancel)
-        .map_err(engine_error)?;
+    let summary = planwright_engine::run(
+        session,
+        executor,
+        reporters(global, args.heartbeat),
+        &cancel,
+    )
+    .map_err(engine_error)?;
     let code = finish(&summary, global)?;
     next_step(&summary, &args, &repo_dir, global);
     Ok(code)

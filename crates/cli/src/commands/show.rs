@@ -1,7 +1,7 @@
 //! `planwright show PLAN`: tickets, waves, critical path, ready set and
 //! scope overlaps (see `docs/analysis.md`).
 
-use super::{load_plan, PlanArgs};
+use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::render::count;
 use crate::{Global, Output};
@@ -19,7 +19,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let (plan, report) = load_plan(&args.plan, global)?;
+    let Loaded { plan, report, .. } = load_plan(&args.plan, None, global)?;
     let analysis = analysis::analyse(&plan);
     match global.output {
         Output::Json => crate::outln!(

@@ -46,13 +46,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
-    let counts = counts_line(&r.view);
-    if r.run.status == RunStatus::Interrupted {
-        // The run's process is gone, so nothing it started is still running.
-        crate::outln!("{}", counts.replace(" running,", " interrupted,"));
-    } else {
-        crate::outln!("{counts}");
-    }
+    crate::outln!("{}", counts_line(&r.view, r.run.status));
     crate::outln!("{}", view::totals_text(&r.totals));
     for (pool, p) in &r.view.paused {
         let until = p
@@ -88,9 +82,11 @@ fn rows(r: &RunReport) {
         .max()
         .unwrap_or(2)
         .clamp(6, super::show::MAX_ID_COLUMN);
-    // A dead run's ticket is no longer running: its attempt was cut off.
-    let dead = r.run.status == RunStatus::Interrupted;
-    let state_width = if dead { "interrupted".len() } else { 8 };
+    let state_width = if r.run.status == RunStatus::Interrupted {
+        "interrupted".len()
+    } else {
+        8
+    };
     crate::outln!(
         "{:width$}  {:state_width$}  {:8}  {:>9}  {:>9}  {:10}  failure",
         "ticket",
@@ -113,12 +109,7 @@ fn rows(r: &RunReport) {
             .usage
             .map_or("-".into(), |u| u.total().to_string());
         let cost = report.totals.cost_usd.map_or("-".into(), view::cost_text);
-        let state = match t.state {
-            TicketState::Running | TicketState::Verified | TicketState::Merging if dead => {
-                "interrupted"
-            }
-            state => state.as_str(),
-        };
+        let state = r.shown_state(t).as_str();
         crate::outln!(
             "{:width$}  {:state_width$}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
@@ -151,11 +142,17 @@ fn why(r: &RunReport, global: &Global) {
     }
 }
 
-/// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`.
-pub fn counts_line(view: &RunView) -> String {
+/// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`; in a
+/// run whose process is gone, `interrupted` stands for `running` (nothing
+/// it started still runs).
+pub fn counts_line(view: &RunView, status: RunStatus) -> String {
     let c = view.counts();
+    let running = match status {
+        RunStatus::Interrupted => "interrupted",
+        _ => "running",
+    };
     format!(
-        "{}: {} merged, {} failed, {} blocked, {} running, {} pending",
+        "{}: {} merged, {} failed, {} blocked, {} {running}, {} pending",
         crate::render::count(view.tickets.len(), "ticket"),
         c.merged,
         c.failed,

@@ -1,10 +1,9 @@
 //! `planwright validate PLAN...`: every error and warning of every file.
 
-use super::{check_file, is_stdin, ReadArgs, TreeArgs};
+use super::{check_file, Checked, ReadArgs, TreeArgs};
 use crate::error::{exit, CliError, CliResult};
-use crate::{render, sarif, settings, Global, Output};
-use planwright_plan::report::FileReport;
-use std::path::{Path, PathBuf};
+use crate::{render, sarif, Global, Output};
+use std::path::PathBuf;
 
 /// Check plan files and report every problem at once.
 ///
@@ -26,10 +25,17 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut reports = Vec::new();
     let mut failures: Vec<CliError> = Vec::new();
     for path in &args.plans {
-        match check_file(path, &args.read, Some(&args.tree), global)
-            .and_then(|report| warn_unjudged(path, &report, global).map(|()| report))
-        {
-            Ok(report) => reports.push(report),
+        match check_file(
+            path,
+            &args.read,
+            Some(&args.tree),
+            args.tree.repo.as_deref(),
+            global,
+        ) {
+            Ok(checked) => {
+                warn_unjudged(&checked, global);
+                reports.push(checked.report);
+            }
             // One unreadable file must not hide the findings in the others.
             Err(e) if !failures.iter().any(|f| f.message == e.message) => failures.push(e),
             Err(_) => {}
@@ -69,17 +75,14 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// Checks no reviewer will judge, said as `preflight` says them (a valid
-/// plan's, with the configuration its run would find beside it).
-fn warn_unjudged(path: &Path, report: &FileReport, global: &Global) -> Result<(), CliError> {
-    let Some(plan) = &report.plan else {
-        return Ok(());
+/// plan's, under the configuration its run would read).
+fn warn_unjudged(checked: &Checked, global: &Global) {
+    let Some(plan) = &checked.report.plan else {
+        return;
     };
-    let beside = Some(path).filter(|p| !is_stdin(p));
-    let (config, _) = settings::load_config(global, beside)?;
-    let review = planwright_config::resolve::review(&config);
+    let review = planwright_config::resolve::review(&checked.config);
     if let Some(c) = planwright_engine::unjudged_checks(plan, &review) {
         let hint = c.hint.map(|h| format!("; {h}")).unwrap_or_default();
-        global.warn(format!("{}: {}{hint}", report.file, c.message));
+        global.warn(format!("{}: {}{hint}", checked.report.file, c.message));
     }
-    Ok(())
 }

@@ -12,13 +12,15 @@ use planwright_view::{RunFiles, RunView, Tail, TicketView};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal;
 use ratatui::style::Color;
+use std::cell::Cell;
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
 
-/// Watch a run live in the terminal: tickets by wave with state, phase and
-/// attempt; what each slot is doing; paused pools; tokens and cost; the
-/// tail of the selected ticket's log. Keys: ↑/↓ (or k/j) move, Enter (or
-/// e) shows the selected ticket's evidence, q quits.
+/// Watch a run live in the terminal: tickets by wave with state, phase,
+/// attempt, time and rejections; what each slot is doing; paused pools;
+/// tokens and cost; the tail of the selected ticket's log. Enter opens a
+/// ticket's evidence and log, to scroll; the footer lists the keys of
+/// each screen.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -26,7 +28,7 @@ pub struct Args {
     /// How often to look for new events, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub interval: u64,
-    /// Print one frame as text (COLSxROWS, e.g. `100x30`) and exit, instead
+    /// Print one frame of the list as text (COLSxROWS, e.g. `100x30`) and exit, instead
     /// of taking over the terminal.
     #[arg(long, value_name = "COLSxROWS", value_parser = parse_size)]
     pub once: Option<(u16, u16)>,
@@ -42,6 +44,31 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
     Ok((w, h))
 }
 
+/// Which screen `watch` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    /// The tickets by wave, the slots and the selected ticket's log tail.
+    List,
+    /// The selected ticket's evidence: every attempt, gate and failure.
+    Evidence,
+    /// The selected ticket's newest log.
+    Log,
+}
+
+/// The rows of the scrolled pane, and how many of them show at once, as
+/// the last frame drew them: the keys scroll by what is on the screen.
+#[derive(Debug, Clone, Copy, Default)]
+struct Extent {
+    rows: usize,
+    page: usize,
+}
+
+impl Extent {
+    fn last_top(self) -> usize {
+        self.rows.saturating_sub(self.page)
+    }
+}
+
 /// What the view shows besides the run.
 pub struct App {
     view: RunView,
@@ -50,8 +77,12 @@ pub struct App {
     /// Ticket indices in wave order (the list's rows).
     order: Vec<usize>,
     selected: usize,
-    evidence: bool,
+    screen: Screen,
+    /// The ticket screen's first row shown; None: the end, following a
+    /// growing log.
+    top: Option<usize>,
     log: Vec<String>,
+    extent: Cell<Extent>,
 }
 
 impl App {
@@ -64,8 +95,10 @@ impl App {
             tail,
             order: vec![],
             selected: 0,
-            evidence: false,
+            screen: Screen::List,
+            top: None,
             log: vec![],
+            extent: Cell::new(Extent::default()),
         };
         app.reorder();
         app
@@ -86,10 +119,14 @@ impl App {
             planwright_view::read_gate_logs(&mut self.view, &self.files.dir);
             self.reorder();
         }
+        self.reread_log();
+        Ok(())
+    }
+
+    fn reread_log(&mut self) {
         self.log = self
             .selected_ticket()
-            .map_or(vec![], |t| log_tail(&self.files, t, 200));
-        Ok(())
+            .map_or(vec![], |t| log_tail(&self.files, t, LOG_LINES));
     }
 
     fn selected_ticket(&self) -> Option<&TicketView> {
@@ -98,31 +135,94 @@ impl App {
             .map(|&i| &self.view.tickets[i])
     }
 
-    /// Handles one key; false when it asks to quit.
-    pub fn key(&mut self, code: KeyCode, mods: KeyModifiers) -> bool {
-        match code {
-            KeyCode::Char('q') | KeyCode::Esc => return false,
-            KeyCode::Char('c') if mods.contains(KeyModifiers::CONTROL) => return false,
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(self.order.len().saturating_sub(1));
-            }
-            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
-            KeyCode::End | KeyCode::Char('G') => self.selected = self.order.len().saturating_sub(1),
-            KeyCode::Enter | KeyCode::Char('e') => self.evidence = !self.evidence,
-            _ => {}
+    /// The keys of the screen shown.
+    pub fn keys(&self) -> &'static [keys::Binding] {
+        match self.screen {
+            Screen::List => keys::LIST,
+            Screen::Evidence | Screen::Log => keys::TICKET,
         }
-        self.log = self
-            .selected_ticket()
-            .map_or(vec![], |t| log_tail(&self.files, t, 200));
-        true
+    }
+
+    /// Handles one key; false when it asks to quit. A key the screen's
+    /// table does not have does nothing.
+    pub fn key(&mut self, code: KeyCode, mods: KeyModifiers) -> bool {
+        match keys::action(self.keys(), code, mods) {
+            Some(keys::Action::Quit) => false,
+            Some(action) => {
+                match self.screen {
+                    Screen::List => self.on_list(action),
+                    Screen::Evidence | Screen::Log => self.on_ticket(action),
+                }
+                true
+            }
+            None => true,
+        }
+    }
+
+    fn on_list(&mut self, action: keys::Action) {
+        use keys::Action as A;
+        let last = self.order.len().saturating_sub(1);
+        let page = self.extent.get().page.max(1);
+        self.selected = match action {
+            A::Up => self.selected.saturating_sub(1),
+            A::Down => (self.selected + 1).min(last),
+            A::PageUp => self.selected.saturating_sub(page),
+            A::PageDown => (self.selected + page).min(last),
+            A::First => 0,
+            A::Last => last,
+            A::Open => {
+                if self.selected_ticket().is_some() {
+                    self.show(Screen::Evidence);
+                }
+                self.selected
+            }
+            A::Switch | A::Back | A::Quit => self.selected,
+        };
+        self.reread_log();
+    }
+
+    fn on_ticket(&mut self, action: keys::Action) {
+        use keys::Action as A;
+        let extent = self.extent.get();
+        let top = self.top.unwrap_or(extent.last_top()).min(extent.last_top());
+        let page = extent.page.max(1);
+        let moved = match action {
+            A::Up => top.saturating_sub(1),
+            A::Down => top + 1,
+            A::PageUp => top.saturating_sub(page),
+            A::PageDown => top + page,
+            A::First => 0,
+            A::Last => usize::MAX,
+            A::Switch => {
+                let other = match self.screen {
+                    Screen::Log => Screen::Evidence,
+                    _ => Screen::Log,
+                };
+                return self.show(other);
+            }
+            A::Back => return self.show(Screen::List),
+            A::Open | A::Quit => top,
+        };
+        // Past the last page is the end, which follows a growing log.
+        self.top = (moved < extent.last_top()).then_some(moved);
+    }
+
+    /// Shows `screen` from its start: evidence from the top, a log from
+    /// its end.
+    fn show(&mut self, screen: Screen) {
+        self.screen = screen;
+        self.top = (screen == Screen::Evidence).then_some(0);
     }
 }
 
+/// Lines of a log `watch` keeps (from its end) to show and scroll.
+const LOG_LINES: usize = 2000;
+
 /// The last `max` lines of the ticket's newest log (its last attempt's
-/// agent log or its gate log, whichever changed last), without control
-/// characters, which would move the cursor of the watching terminal.
+/// agent log or its gate log, whichever changed last), read from its last
+/// 256 KB, each made [`printable`].
 fn log_tail(files: &RunFiles, t: &TicketView, max: usize) -> Vec<String> {
+    const TAIL_BYTES: u64 = 256 * 1024;
     let dir = files.dir.join(&t.id);
     let mut candidates = vec![dir.join("ticket.log")];
     if let Some(a) = t.attempts.last() {
@@ -140,18 +240,38 @@ fn log_tail(files: &RunFiles, t: &TicketView, max: usize) -> Vec<String> {
     };
     let len = f.metadata().map_or(0, |m| m.len());
     let mut bytes = Vec::new();
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(32 * 1024)));
-    let _ = f.take(32 * 1024).read_to_end(&mut bytes);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
+    let _ = f.take(TAIL_BYTES).read_to_end(&mut bytes);
     let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<String> = text
-        .lines()
-        .map(|l| {
-            l.chars()
-                .filter(|c| !c.is_control() || *c == '\t')
-                .collect()
-        })
-        .collect();
+    let lines: Vec<String> = text.lines().map(printable).collect();
     lines[lines.len().saturating_sub(max)..].to_vec()
+}
+
+/// `line` as `watch` shows it: what agents and gates wrote is shown, never
+/// obeyed. Colour and other escape sequences (CSI) are dropped, a tab is
+/// four spaces, and no other control character or bidirectional override
+/// is left to move the terminal's cursor or reorder what it shows.
+fn printable(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' if chars.peek() == Some(&'[') => {
+                // Parameters and intermediates, up to the final byte.
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            '\t' => out.push_str("    "),
+            c if c.is_control() => {}
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn state_color(state: TicketState) -> Color {
@@ -166,6 +286,7 @@ fn state_color(state: TicketState) -> Color {
 }
 
 mod draw;
+mod keys;
 pub use draw::draw;
 
 /// Runs the command.
@@ -174,17 +295,11 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
     let mut app = App::new(view, files);
     app.refresh()?;
     if let Some((w, h)) = args.once {
-        print!("{}", draw::to_text(&app, w, h, now_ms()));
+        print!("{}", draw::to_text(&app, w, h, crate::progress::now_ms()));
         return Ok(exit::OK);
     }
     live(&mut app, Duration::from_millis(args.interval.max(50)))?;
     Ok(exit::OK)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Restores the terminal however the view ends.
@@ -215,7 +330,7 @@ fn live(app: &mut App, interval: Duration) -> Result<(), CliError> {
     let mut term = ratatui::Terminal::new(backend).map_err(io)?;
     loop {
         app.refresh()?;
-        let now = now_ms();
+        let now = crate::progress::now_ms();
         term.draw(|f| draw(f, app, now)).map_err(io)?;
         if !event::poll(interval).map_err(io)? {
             continue;

@@ -147,29 +147,42 @@ pub struct Seed {
     pub from: PathBuf,
     /// Where it goes, relative to the slot home.
     pub to: &'static str,
-    /// Symlink (credentials: never copied, and a token the CLI refreshes
-    /// in place is seen by every slot) or copy (settings, which the agent
-    /// may change in its slot: the next reset copies them anew).
-    pub link: bool,
+    /// How it gets there.
+    pub how: Placing,
+}
+
+/// How a [`Seed`] reaches a slot home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placing {
+    /// Symlinked (credentials: never copied, and a token the CLI refreshes
+    /// in place is seen by every slot).
+    Link,
+    /// Copied (settings, which the agent may change in its slot: the next
+    /// reset copies them anew).
+    Copy,
+    /// Lent: a folder of the user's CLI cache the CLI needs populated to
+    /// start, copied once into a folder no sandbox may write and symlinked
+    /// there (see [`super::lend::lend`]).
+    Lend,
 }
 
 impl Seed {
     /// A credential, linked.
     pub fn link(from: PathBuf, to: &'static str) -> Seed {
-        Seed {
-            from,
-            to,
-            link: true,
-        }
+        let how = Placing::Link;
+        Seed { from, to, how }
     }
 
     /// A setting, copied.
     pub fn copy(from: PathBuf, to: &'static str) -> Seed {
-        Seed {
-            from,
-            to,
-            link: false,
-        }
+        let how = Placing::Copy;
+        Seed { from, to, how }
+    }
+
+    /// A folder of the cache, lent read-only.
+    pub fn lend(from: PathBuf, to: &'static str) -> Seed {
+        let how = Placing::Lend;
+        Seed { from, to, how }
     }
 }
 
@@ -454,6 +467,12 @@ impl<C: Cli> CliAgent<C> {
             for dir in [&workspace, &tmp, &homes] {
                 c.allow_write(dir.clone());
             }
+            // Made by `isolate` when the CLI is lent a folder; a child's
+            // view cannot show what does not exist.
+            let lent = super::lend::lent_root(&scratch.join("homes"));
+            if lent.is_dir() {
+                c.policy.readable.push(lent);
+            }
             c
         });
         Ok(AttemptContext {
@@ -593,7 +612,14 @@ pub fn prepare_state(
     slot.empty()?;
     let dir = slot.create_dirs(Path::new(name))?;
     for seed in &layout.seeds {
-        place(&dir, &seed.from, Path::new(seed.to), seed.link)?;
+        let to = Path::new(seed.to);
+        match seed.how {
+            Placing::Lend => {
+                let homes = home.parent().and_then(Path::parent).unwrap_or(home);
+                super::lend::lend(homes, &dir, name, &seed.from, to)?;
+            }
+            how => place(&dir, &seed.from, to, how == Placing::Link)?,
+        }
     }
     for (to, bytes) in kept {
         dir.replace(Path::new(to), &bytes, 0o600)?;
@@ -655,7 +681,7 @@ fn refreshed(slot: &Dir, home: &Path, layout: &StateLayout) -> Vec<(&'static str
     layout
         .seeds
         .iter()
-        .filter(|seed| seed.link)
+        .filter(|seed| seed.how == Placing::Link)
         .filter_map(newer)
         .collect()
 }
@@ -665,7 +691,7 @@ const MAX_CREDENTIAL: usize = 1 << 20;
 
 /// Links or copies the user's `from` to `to` in a fresh home: a file, or
 /// (copied) a folder of settings with the regular files and folders in it.
-fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<(), BeneathError> {
+pub(crate) fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<(), BeneathError> {
     let Ok(source) = std::fs::metadata(from) else {
         return Ok(());
     };

@@ -13,6 +13,7 @@ pub(crate) mod cli;
 pub(crate) mod cmd;
 pub(crate) mod codex;
 pub(crate) mod gemini;
+pub(crate) mod lend;
 pub(crate) mod limits;
 pub(crate) mod opencode;
 mod roster;

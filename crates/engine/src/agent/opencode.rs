@@ -63,12 +63,15 @@ impl Cli for Opencode {
     /// `$XDG_DATA_HOME/opencode`; `$XDG_STATE_HOME` holds its other state
     /// and `$XDG_CACHE_HOME` its caches (it makes `$XDG_CACHE_HOME/opencode`
     /// as it starts, and fails when it cannot): all three per slot, reset
-    /// with the home. Its configuration folder is a copy of the user's in
-    /// the slot too: opencode writes there as it starts (a `.gitignore`),
-    /// and dies when it cannot.
+    /// with the home. Its `bin` there, where it looks for ripgrep when
+    /// `rg` is not on `PATH` and downloads it from GitHub when missing, is
+    /// the user's, lent read-only. Its configuration folder is a copy of
+    /// the user's in the slot too: opencode writes there as it starts (a
+    /// `.gitignore`), and dies when it cannot.
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let data = user_dir(var, "XDG_DATA_HOME", ".local/share").join("opencode");
         let config = user_dir(var, "XDG_CONFIG_HOME", ".config").join("opencode");
+        let cache = user_dir(var, "XDG_CACHE_HOME", ".cache").join("opencode");
         Some(StateLayout {
             vars: vec![
                 ("XDG_DATA_HOME", "data"),
@@ -81,6 +84,7 @@ impl Cli for Opencode {
                 Seed::link(data.join("auth.json"), "data/opencode/auth.json"),
                 Seed::link(data.join("mcp-auth.json"), "data/opencode/mcp-auth.json"),
                 Seed::copy(config, "config/opencode"),
+                Seed::lend(cache.join("bin"), "cache/opencode/bin"),
             ],
             tunes: vec![],
         })

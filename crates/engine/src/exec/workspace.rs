@@ -18,7 +18,7 @@
 //! checkout, so every agent starts from the user's version. They never
 //! reach a candidate: its tree keeps them as the base commit has them.
 
-use crate::beneath::Dir;
+use crate::beneath::{Dir, Kind};
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::names;
@@ -29,7 +29,8 @@ use crate::git::Git;
 use crate::model::{Failure, FailureKind, Verdict};
 use crate::process::Cancel;
 use crate::sandbox::{Confine, Containment, Policy};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -165,6 +166,11 @@ impl Workspaces {
         let dir = self.path(slot);
         let index = self.index(slot);
         let synced = self.synced_slots().remove(slot);
+        if index.is_file() {
+            // Whether synced or not: the candidate's `git add` reads a
+            // file's content and executable bit, never the rest of its mode.
+            restore_modes(self.repo.own_git(&index, &dir), &dir)?;
+        }
         remove_any(&dir.join(".git"))?;
         if !index.is_file() {
             // Nothing is known about what is there: start from nothing.
@@ -207,10 +213,12 @@ impl Workspaces {
         setup::clear_stamp(&stamp)?;
         // From the commit's files alone, as in a gate checkout; the copied
         // files are there because a set-up may read them (`.npmrc`).
-        self.repo
-            .own_git(index, &dir)
-            .args(["clean", "-q", "-ffdx"])
-            .output()?;
+        let clean = || {
+            self.repo
+                .own_git(index, &dir)
+                .args(["clean", "-q", "-ffdx"])
+        };
+        git_clean(clean, &dir)?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
         let caches = self.caches(slot);
@@ -264,7 +272,7 @@ impl Workspaces {
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
         let git = || self.repo.own_git(index, dir);
         if self.settings.pristine {
-            git().args(["clean", "-q", "-ffdx"]).output()?;
+            git_clean(|| git().args(["clean", "-q", "-ffdx"]), dir)?;
             return Ok(());
         }
         // A command-line rule outranks every ignore file, so a walk deletes
@@ -273,9 +281,7 @@ impl Workspaces {
         // one it deleted still hid files (and ignore files) from that
         // walk: walk again until a walk deletes none.
         for _ in 0..CLEAN_WALKS {
-            let removed = git()
-                .args(["clean", "-ffd", "-e", "!.gitignore"])
-                .output()?;
+            let removed = git_clean(|| git().args(["clean", "-ffd", "-e", "!.gitignore"]), dir)?;
             if !removed.stdout.windows(10).any(|w| w == b".gitignore") {
                 return Ok(());
             }
@@ -289,7 +295,7 @@ impl Workspaces {
             let path = dir.join(String::from_utf8_lossy(rel).as_ref());
             remove_any(&path)?;
         }
-        git().args(["clean", "-q", "-ffd"]).output()?;
+        git_clean(|| git().args(["clean", "-q", "-ffd"]), dir)?;
         Ok(())
     }
 
@@ -489,6 +495,60 @@ pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<
     Ok(())
 }
 
+/// Gives the work tree `dir` and each tracked directory in it the mode
+/// git makes a directory with (`0777` less the umask), from the top down,
+/// and removes each tracked regular file whose permission bits are not
+/// those git writes (`0666`, or `0777` for an executable, less the umask),
+/// for the next reset to write it anew; `git` is planwright's git on
+/// `dir`. git's own check sees only a file's executable bit and no
+/// directory's mode, so a test file or folder an agent or a gate made
+/// unreadable (`chmod 000`) would stay so for every later one, and a
+/// folder no one may enter stops the reset when planwright is not root.
+/// A file may be a hard link to one outside, so it is written anew, never
+/// changed in place; a directory cannot be. Nothing in `dir` is followed.
+pub fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
+    let out = git.args(["ls-files", "-s", "-z"]).output()?;
+    let umask = crate::process::umask();
+    let mut files = Vec::new();
+    // Sorted by component: a directory comes before what it holds.
+    let mut dirs = BTreeSet::from([PathBuf::new()]);
+    for record in out.stdout.split(|b| *b == 0) {
+        let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+            continue;
+        };
+        let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
+        dirs.extend(rel.ancestors().skip(1).map(Path::to_path_buf));
+        let want = match record.get(..6) {
+            Some(b"100644") => 0o666 & !umask,
+            Some(b"100755") => 0o777 & !umask,
+            _ => continue,
+        };
+        files.push((rel, want));
+    }
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(());
+    };
+    let above = Dir::open(parent)?;
+    let want = 0o777 & !umask;
+    for rel in dirs {
+        let rel = Path::new(name).join(rel);
+        // Not a directory any more: the reset's to put right.
+        let found = above.entry(&rel).ok().flatten();
+        if found.is_some_and(|e| e.kind == Kind::Dir && e.mode != want) {
+            above.set_dir_mode(&rel, want)?;
+        }
+    }
+    let root = Dir::open(dir)?;
+    for (rel, want) in files {
+        // A path through a symlink is the reset's to put right.
+        let found = root.entry(rel).ok().flatten();
+        if found.is_some_and(|e| e.kind == Kind::File && e.mode != want) {
+            root.remove(rel)?;
+        }
+    }
+    Ok(())
+}
+
 /// The real file `[workspace] copy` entry `rel` names in the user's
 /// checkout at `root`: it must exist and be a regular file, and a symlink
 /// is followed only when it stays inside the repository.
@@ -538,31 +598,63 @@ pub fn remove_any(path: &Path) -> Result<(), EngineError> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
-    let done = if meta.is_dir() {
-        std::fs::remove_dir_all(path).or_else(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied => {
-                open_up(path)?;
-                std::fs::remove_dir_all(path)
-            }
-            _ => Err(e),
-        })
-    } else {
-        std::fs::remove_file(path)
-    };
-    done.map_err(|e| EngineError::io(path, e))
+    if !meta.is_dir() {
+        return std::fs::remove_file(path).map_err(|e| EngineError::io(path, e));
+    }
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            open_up(path)?;
+            std::fs::remove_dir_all(path).map_err(|e| EngineError::io(path, e))
+        }
+        done => done.map_err(|e| EngineError::io(path, e)),
+    }
+}
+
+/// Runs `clean`, a `git clean` of the work tree `dir`. git cannot enter a
+/// folder no one may open or search (an agent's or a gate's `chmod 000`;
+/// root can), and then fails: the folders it names are opened up (see
+/// [`open_up_beneath`]) and it runs once more. Its output.
+pub fn git_clean(clean: impl Fn() -> Git, dir: &Path) -> Result<std::process::Output, EngineError> {
+    let out = clean().raw()?;
+    if out.status.success() {
+        return Ok(out);
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let shut: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: could not open directory '"))
+        .filter_map(|l| l.rsplit_once("': ").map(|(rel, _)| rel))
+        .collect();
+    if shut.is_empty() {
+        return Err(clean().failure(&out).into());
+    }
+    let root = Dir::open(dir)?;
+    for rel in shut {
+        open_up_beneath(&root, Path::new(rel.trim_end_matches('/')))?;
+    }
+    Ok(clean().output()?)
 }
 
 /// Lets the owner into every directory below `dir`, so that it can be
 /// removed: a gate or an agent may leave one it made unreadable, and
 /// overlayfs leaves its work directory so.
-fn open_up(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            open_up(&entry.path())?;
-        }
+fn open_up(dir: &Path) -> Result<(), EngineError> {
+    let (Some(up), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(());
+    };
+    Ok(open_up_beneath(&Dir::open(up)?, Path::new(name))?)
+}
+
+/// Gives the owner every right on the directory `rel` below `root` and on
+/// each directory in it, from the top down, following nothing.
+fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), crate::beneath::BeneathError> {
+    let mut todo = vec![rel.to_path_buf()];
+    while let Some(rel) = todo.pop() {
+        let Some(entry) = root.entry(&rel)?.filter(|e| e.kind == Kind::Dir) else {
+            continue;
+        };
+        root.set_dir_mode(&rel, entry.mode | 0o700)?;
+        todo.extend(root.dir(&rel)?.names()?.into_iter().map(|n| rel.join(n)));
     }
     Ok(())
 }
@@ -573,6 +665,33 @@ pub fn create_parent(path: &Path) -> Result<(), EngineError> {
         Some(dir) => std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e)),
         None => Ok(()),
     }
+}
+
+/// For tests of what an ordinary user meets (root enters any folder):
+/// when this process is root, runs the test `name` of this test binary
+/// again as uid and gid 65534 (through `setpriv`), with `/tmp` for its
+/// temporary directories, and fails when that fails.
+#[cfg(test)]
+pub(crate) fn again_as_an_ordinary_user(name: &str) {
+    let me = std::fs::metadata("/proc/self").expect("/proc is mounted");
+    if std::os::unix::fs::MetadataExt::uid(&me) != 0 {
+        return;
+    }
+    let test = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&test)
+        .args(["--exact", name, "--test-threads=1"])
+        .env("TMPDIR", "/tmp")
+        .env("HOME", "/tmp")
+        .output()
+        .expect("root runs the test again as an ordinary user with `setpriv`");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "as uid 65534: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[cfg(test)]
@@ -600,7 +719,7 @@ mod tests {
         open_up(&top).unwrap();
         for dir in [&top, &shut, &inner] {
             let mode = std::fs::metadata(dir).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+            assert_eq!(mode & 0o700, 0o700, "{}", dir.display());
         }
         let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755, "a symlink is not followed");
@@ -678,6 +797,62 @@ mod tests {
         }
         assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// An agent that shuts a tracked folder, a tracked file and its
+    /// workspace itself (`chmod 000`, a sticky bit), and folders of its own,
+    /// leaves the next ticket of its slot the modes git writes, the
+    /// commit's content and nothing else. Run as root, the test runs again
+    /// as an ordinary user, for whom a folder of mode `0000` stops git's
+    /// reset and clean.
+    #[test]
+    fn the_next_prepare_undoes_an_agents_chmod_of_tracked_folders_and_files() {
+        again_as_an_ordinary_user(
+            "exec::workspace::tests::\
+             the_next_prepare_undoes_an_agents_chmod_of_tracked_folders_and_files",
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let files = [("sub/deep/a", "a\n".to_string()), ("b", "b\n".to_string())];
+        let (repo, commit) = committed(tmp.path(), &files);
+        let spaces = Workspaces::new(
+            repo,
+            WorkspaceSettings::default(),
+            Containment::none(),
+            vec![],
+        );
+        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let prepare = || {
+            spaces
+                .prepare("s", &commit, "b", &log, &cancel)
+                .unwrap()
+                .unwrap()
+        };
+        let dir = prepare();
+        std::fs::write(dir.join("sub/deep/stray"), "x").unwrap();
+        std::fs::create_dir_all(dir.join("junk/inner")).unwrap();
+        let shut = |rel: &str, mode: u32| {
+            let perms = std::fs::Permissions::from_mode(mode);
+            std::fs::set_permissions(dir.join(rel), perms).unwrap();
+        };
+        for rel in ["sub/deep/a", "sub/deep", "sub", "junk/inner", "junk"] {
+            shut(rel, 0o000);
+        }
+        shut("", 0o1700);
+        assert_eq!(prepare(), dir);
+        let umask = crate::process::umask();
+        let mode = |rel: &str| {
+            let meta = std::fs::symlink_metadata(dir.join(rel)).unwrap();
+            meta.permissions().mode() & 0o7777
+        };
+        let (d, f) = (0o777 & !umask, 0o666 & !umask);
+        let modes = ["", "sub", "sub/deep", "sub/deep/a"].map(mode);
+        assert_eq!(modes, [d, d, d, f]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sub/deep/a")).unwrap(),
+            "a\n"
+        );
+        assert!(!dir.join("sub/deep/stray").exists());
+        assert!(!dir.join("junk").exists());
     }
 
     /// A `.gitattributes` left in the work tree does not decide how the

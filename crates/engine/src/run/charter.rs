@@ -79,6 +79,24 @@ pub enum Start {
     },
 }
 
+impl Start {
+    /// Its name in the `attempt_started` event.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Start::Base => "base",
+            Start::Previous { moved: false, .. } => "candidate",
+            Start::Previous { moved: true, .. } => "candidate_carried",
+            Start::Fresh { why, .. } => match why {
+                Fresh::NoCandidate => "base_no_candidate",
+                Fresh::Asked => "base_asked",
+                Fresh::NoLongerApplies => "base_no_longer_applies",
+                Fresh::Conflict => "base_conflict",
+                Fresh::EarlierRun => "base_earlier_run",
+            },
+        }
+    }
+}
+
 /// Why a retry starts from the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fresh {

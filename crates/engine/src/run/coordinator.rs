@@ -18,6 +18,7 @@ use crate::run::pools::{self, Choice, PoolPauses};
 use crate::run::scheduler::Scheduler;
 use crate::store::TicketState;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -63,6 +64,7 @@ pub(super) struct Route {
 }
 
 /// A verified candidate for the merger thread.
+#[derive(Debug, Clone)]
 pub(super) struct MergeJob {
     pub(super) ticket: String,
     pub(super) attempt: u32,
@@ -76,6 +78,11 @@ pub(super) struct Loop {
     pub(super) in_flight: usize,
     pub(super) merging: usize,
     pub(super) strikes_used: HashMap<String, u32>,
+    /// New attempts each ticket had, without a strike, after its candidate
+    /// no longer merged (`[merge] max_rebuilds`).
+    pub(super) rebuilds: HashMap<String, u32>,
+    /// Tickets whose attempt is past its agent (see `Shared::verifying`).
+    pub(super) verifying: std::collections::HashSet<String>,
     /// What the model said each time it could not serve a ticket, since
     /// the ticket's last attempt that got an answer.
     pub(super) unavailable: HashMap<String, Vec<String>>,
@@ -247,11 +254,18 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 ticket,
                 attempt,
                 phase,
-            } => self.sh.emitter.emit(Event::Phase {
-                ticket,
-                attempt,
-                phase,
-            }),
+            } => {
+                if !matches!(phase.as_str(), "workspace" | "agent")
+                    && self.lp.verifying.insert(ticket.clone())
+                {
+                    self.sh.verifying.fetch_add(1, Ordering::SeqCst);
+                }
+                self.sh.emitter.emit(Event::Phase {
+                    ticket,
+                    attempt,
+                    phase,
+                })
+            }
             Msg::Done {
                 slot,
                 ticket,
@@ -261,7 +275,13 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             } => {
                 self.lp.in_flight -= 1;
                 self.lp.free.push(slot);
-                self.finish(&ticket, attempt, &base, result)?;
+                // Counted down after its candidate is queued, so that the
+                // merge queue, waiting for it, sees it come.
+                let finished = self.finish(&ticket, attempt, &base, result);
+                if self.lp.verifying.remove(&ticket) {
+                    self.sh.verifying.fetch_sub(1, Ordering::SeqCst);
+                }
+                finished?;
             }
             Msg::Landed {
                 ticket,
@@ -437,14 +457,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.sched.started_on(id, route.pool.as_deref());
         self.lp.in_flight += 1;
         self.lp.attempt_pool.insert(id.to_string(), route.pool);
+        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
+        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         sh.emitter.emit(Event::AttemptStarted {
             ticket: id.to_string(),
             attempt,
             base_commit: base.clone(),
+            starts_from: start.name().to_string(),
         });
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
-        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
-        let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         let charter = Charter {
             ticket,
             gates: &gates,

@@ -26,6 +26,10 @@ pub enum MergeOutcome {
     },
     /// The candidate does not merge onto the current tip, or its gates fail there.
     Rejected(Failure),
+    /// The candidate breaks the gates together with tickets of its batch
+    /// that landed ahead of it (each passed alone): it is rebuilt on the
+    /// new tip, with a strike.
+    Combination(Failure),
     /// The run was interrupted during the gates.
     Cancelled,
 }
@@ -34,12 +38,23 @@ pub enum MergeOutcome {
 pub struct StackMember<'a> {
     /// The candidate commit.
     pub candidate: &'a str,
-    /// Its ref, deleted as the batch lands.
-    pub candidate_ref: &'a str,
     /// The tip it was verified on.
     pub verified_on: &'a str,
     /// Its commit message, trailers included.
     pub message: &'a str,
+}
+
+/// Verified candidates stacked on the target's tip, one commit each.
+pub struct Stack {
+    /// The ref the stack lands on.
+    pub name: String,
+    /// The tip it is stacked on.
+    pub tip: String,
+    /// Whether `name` does not exist yet.
+    pub create: bool,
+    /// Per member, in order: its commit on the stack, or its conflict with
+    /// what is below it.
+    pub layers: Vec<Result<String, Failure>>,
 }
 
 /// What a merge needs.
@@ -87,7 +102,7 @@ impl Merge<'_> {
                     commit_tree(self.repo, &tree, &tip, message)?
                 };
             if tip != verified_on {
-                match self.gate_again(&commit, cancel)? {
+                match self.gate(&commit, "", cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -98,18 +113,7 @@ impl Merge<'_> {
             }
             before_ref_update(&commit)?;
             let old = if create { ZERO } else { tip.as_str() };
-            // planwright's own write: the integrity guard checks before it
-            // and takes its snapshot after.
-            let transaction = format!("update {name} {commit} {old}\ndelete {candidate_ref}\n");
-            let swapped = self.repo.guard().own_write(|| {
-                Ok(self
-                    .repo
-                    .git()
-                    .args(["update-ref", "-m", "planwright: merge", "--stdin"])
-                    .input(transaction)
-                    .succeeds()?)
-            })?;
-            if swapped {
+            if self.swap(&name, old, &commit, &[candidate_ref], "merge")? {
                 if name == self.target.held_ref() {
                     self.target.know_held_tip(HeldTip::At(commit.clone()));
                 }
@@ -125,73 +129,100 @@ impl Merge<'_> {
         )))
     }
 
-    /// Lands a batch of verified candidates at once: one commit per member,
-    /// each made without a checkout on the one before, the gates run once
-    /// on the stack's tip, and the target advanced to that tip with every
-    /// candidate ref deleted in one ref transaction. `None` when the stack
-    /// does not merge or its gates fail (the caller lands the members one
-    /// at a time, so the base never moves to a tree whose gates failed).
-    /// `before_ref_update` receives each member's commit before the ref moves.
-    pub fn land_stack(
-        &self,
-        members: &[StackMember<'_>],
-        before_ref_update: &mut dyn FnMut(usize, &str) -> Result<(), EngineError>,
-        cancel: &Cancel,
-    ) -> Result<Option<Vec<String>>, EngineError> {
+    /// Builds `members` into a stack on the target's tip without a
+    /// checkout: one commit per member, each on the one before. A member
+    /// that does not merge onto what is below it gets its conflict instead,
+    /// and the next member stacks on what is below it.
+    pub fn stack(&self, members: &[StackMember<'_>]) -> Result<Stack, EngineError> {
         let (name, tip, create) = self.target.landing(self.repo)?;
-        let mut commits = Vec::with_capacity(members.len());
+        let mut layers = Vec::with_capacity(members.len());
         let mut top = tip.clone();
         for m in members {
-            let Ok(tree) = self.merge_tree(&top, m.candidate, m.verified_on)? else {
-                return Ok(None);
-            };
-            top = commit_tree(self.repo, &tree, &top, m.message)?;
-            commits.push(top.clone());
+            if top == m.verified_on && self.repo.take_own_candidate(m.candidate, &top, m.message) {
+                // The commit a merge would make, as in `land`.
+                top = m.candidate.to_string();
+                layers.push(Ok(top.clone()));
+                continue;
+            }
+            match self.merge_tree(&top, m.candidate, m.verified_on)? {
+                Ok(tree) => {
+                    top = commit_tree(self.repo, &tree, &top, m.message)?;
+                    layers.push(Ok(top.clone()));
+                }
+                Err(conflict) => layers.push(Err(conflict)),
+            }
         }
-        crate::log::append(
-            self.log,
-            &format!(
-                "-- gates on a stack of {} tickets {}\n",
-                members.len(),
-                short(&top)
-            ),
-        )?;
-        let verdict = (self.checkouts).gate(
+        Ok(Stack {
+            name,
+            tip,
+            create,
+            layers,
+        })
+    }
+
+    /// Moves the target from the stack's tip to `commit` (one of the
+    /// stack's) and deletes `candidate_refs`, in one ref transaction;
+    /// false when the target moved meanwhile (nothing changed then).
+    pub fn advance(
+        &self,
+        stack: &Stack,
+        commit: &str,
+        candidate_refs: &[&str],
+    ) -> Result<bool, EngineError> {
+        let old = if stack.create {
+            ZERO
+        } else {
+            stack.tip.as_str()
+        };
+        let swapped = self.swap(&stack.name, old, commit, candidate_refs, "merge batch")?;
+        if !swapped {
+            self.target.know_held_tip(HeldTip::Unknown);
+        } else if stack.name == self.target.held_ref() {
+            self.target.know_held_tip(HeldTip::At(commit.to_string()));
+        }
+        Ok(swapped)
+    }
+
+    /// The compare-and-swap of `name` from `old` to `new`, deleting `refs`:
+    /// planwright's own write, which the integrity guard checks before and
+    /// takes its snapshot after.
+    fn swap(
+        &self,
+        name: &str,
+        old: &str,
+        new: &str,
+        refs: &[&str],
+        why: &str,
+    ) -> Result<bool, EngineError> {
+        let mut transaction = format!("update {name} {new} {old}\n");
+        for r in refs {
+            transaction.push_str(&format!("delete {r}\n"));
+        }
+        let reason = format!("planwright: {why}");
+        self.repo.guard().own_write(|| {
+            Ok(self
+                .repo
+                .git()
+                .args(["update-ref", "-m", &reason, "--stdin"])
+                .input(transaction)
+                .succeeds()?)
+        })
+    }
+
+    /// Runs the gates on the merged tree `commit` in the `merge` checkout;
+    /// `of` says which tickets it holds, when it is a stack's.
+    pub fn gate(&self, commit: &str, of: &str, cancel: &Cancel) -> Result<Verdict, EngineError> {
+        // The views read gate runs of merged trees by this line's start.
+        let line = format!("-- gates again on the merged tree {}{of}\n", short(commit));
+        crate::log::append(self.log, &line)?;
+        self.checkouts.gate(
             "merge",
-            &top,
+            commit,
             self.gates,
             self.gate_settings,
             self.log,
             cancel,
-        )?;
-        if verdict != Verdict::Pass {
-            return Ok(None);
-        }
-        for (i, commit) in commits.iter().enumerate() {
-            before_ref_update(i, commit)?;
-        }
-        let old = if create { ZERO } else { tip.as_str() };
-        let mut transaction = format!("update {name} {top} {old}\n");
-        for m in members {
-            transaction.push_str(&format!("delete {}\n", m.candidate_ref));
-        }
-        let swapped = self.repo.guard().own_write(|| {
-            Ok(self
-                .repo
-                .git()
-                .args(["update-ref", "-m", "planwright: merge batch", "--stdin"])
-                .input(transaction)
-                .succeeds()?)
-        })?;
-        if !swapped {
-            // Moved under us: the members land one at a time from the new tip.
-            self.target.know_held_tip(HeldTip::Unknown);
-            return Ok(None);
-        }
-        if name == self.target.held_ref() {
-            self.target.know_held_tip(HeldTip::At(top));
-        }
-        Ok(Some(commits))
+        )
     }
 
     /// The merged tree of `tip` and `candidate`, or the conflict with the
@@ -252,21 +283,5 @@ impl Merge<'_> {
             ),
         )
         .with_evidence(evidence))
-    }
-
-    /// Runs the gates on a merged commit, in the `merge` checkout.
-    fn gate_again(&self, commit: &str, cancel: &Cancel) -> Result<Verdict, EngineError> {
-        crate::log::append(
-            self.log,
-            &format!("-- gates again on the merged tree {}\n", short(commit)),
-        )?;
-        self.checkouts.gate(
-            "merge",
-            commit,
-            self.gates,
-            self.gate_settings,
-            self.log,
-            cancel,
-        )
     }
 }

@@ -1,58 +1,82 @@
-//! The merger thread: verified candidates land one at a time.
+//! The merger thread: the merge queue. Verified candidates wait in landing
+//! order; the first `[merge] batch` of them are landed together
+//! ([`super::queue`]), and what a batch does not settle goes back to the
+//! front of the queue.
 
 use super::coordinator::{MergeJob, Msg};
+use super::queue::{land_batch, Settled};
 use super::routes::ticket_gates;
 use super::session::Shared;
 use crate::error::EngineError;
 use crate::git::merge;
 use crate::model::Step;
-use crate::run::merge::{Merge, MergeOutcome, StackMember};
+use crate::run::merge::{Merge, MergeOutcome};
 use planwright_plan::model::Gate;
+use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
-/// At most this many verified candidates are checked as one stack: one
-/// gate run for all of them when they pass together.
-const BATCH: usize = 8;
-
-/// The merger thread: lands the verified candidates waiting as one batch
-/// when they pass together, else one at a time.
+/// The merger thread: lands the verified candidates as the coordinator
+/// sends them, batch by batch, until the coordinator hangs up.
 pub(super) fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    let mut queue: VecDeque<MergeJob> = VecDeque::new();
+    loop {
+        if queue.is_empty() {
+            match jobs.recv() {
+                Ok(job) => queue.push_back(job),
+                Err(_) => return,
             }
         }
-        let landed = guarded("a batch merge", || land_batch(sh, &batch));
-        let landed = match landed {
-            Ok(landed) => landed,
+        fill(sh, &jobs, &mut queue);
+        let take = queue.len().min(sh.settings.merge.batch.max(1));
+        let batch: Vec<MergeJob> = queue.drain(..take).collect();
+        let first = batch[0].clone();
+        let rest: Vec<MergeJob> = batch[1..].to_vec();
+        match guarded("a batch merge", || land_batch(sh, batch)) {
+            Ok(Settled { outcomes, again }) => {
+                for (job, outcome) in outcomes {
+                    report(&tx, &job, Ok(outcome));
+                }
+                for job in again.into_iter().rev() {
+                    queue.push_front(job);
+                }
+            }
             Err(e) => {
                 // The error stops the run; the others stay verified.
-                report(&tx, &batch[0], Err(e));
-                for job in &batch[1..] {
-                    report(&tx, job, Ok(MergeOutcome::Cancelled));
-                }
-                continue;
-            }
-        };
-        match landed {
-            Some(commits) => {
-                for (job, commit) in batch.iter().zip(commits) {
-                    report(&tx, job, Ok(MergeOutcome::Merged { commit }));
-                }
-            }
-            None => {
-                for job in &batch {
-                    let result = guarded(&format!("the merge of {}", job.ticket), || land(sh, job));
-                    report(&tx, job, result);
+                report(&tx, &first, Err(e));
+                for job in rest.into_iter().chain(queue.drain(..)) {
+                    report(&tx, &job, Ok(MergeOutcome::Cancelled));
                 }
             }
         }
     }
 }
+
+/// Takes what is already queued, then waits for more while the batch is
+/// not full and other tickets are still in their own verification, at
+/// most `[merge] wait_secs`: with nothing in flight it starts at once.
+fn fill(sh: &Shared, jobs: &Receiver<MergeJob>, queue: &mut VecDeque<MergeJob>) {
+    let full = sh.settings.merge.batch.max(1);
+    while let Ok(job) = jobs.try_recv() {
+        queue.push_back(job);
+    }
+    let deadline = Instant::now() + sh.settings.merge.wait;
+    while queue.len() < full && sh.verifying.load(Ordering::SeqCst) > 0 && !sh.cancel.is_cancelled()
+    {
+        // The count falls just after a candidate is sent: look again soon.
+        let left = deadline.saturating_duration_since(Instant::now());
+        match jobs.recv_timeout(left.min(RECHECK)) {
+            Ok(job) => queue.push_back(job),
+            Err(RecvTimeoutError::Timeout) if !left.is_zero() => {}
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// How often a filling batch looks again at the verifications in flight.
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// `work`'s result, or an internal error naming `what` if it panicked: a
 /// panic in one merge must reach the coordinator, not end the thread.
@@ -62,7 +86,7 @@ fn guarded<T>(what: &str, work: impl FnOnce() -> Result<T, EngineError>) -> Resu
 }
 
 /// The merge of `gates` on the run's target, its output into `log`.
-fn merge_with<'a>(sh: &'a Shared, gates: &'a [Gate], log: &'a Path) -> Merge<'a> {
+pub(super) fn merge_with<'a>(sh: &'a Shared, gates: &'a [Gate], log: &'a Path) -> Merge<'a> {
     Merge {
         repo: sh.repo,
         target: &sh.target,
@@ -79,52 +103,6 @@ fn report(tx: &Sender<Msg>, job: &MergeJob, result: Result<MergeOutcome, EngineE
         attempt: job.attempt,
         result,
     });
-}
-
-/// Lands a batch of two or more members sharing their gates as one stack;
-/// `None` when it is a single candidate, the gates differ, or the stack
-/// does not pass (the members then land one at a time).
-fn land_batch(sh: &Shared, batch: &[MergeJob]) -> Result<Option<Vec<String>>, EngineError> {
-    if batch.len() < 2 || sh.cancel.is_cancelled() {
-        return Ok(None);
-    }
-    let gates_of =
-        |job: &MergeJob| ticket_gates(sh.plan, sh.ticket(&job.ticket), &sh.settings.extra_gates);
-    let gates = gates_of(&batch[0]);
-    if batch.iter().skip(1).any(|job| gates_of(job) != gates) {
-        return Ok(None);
-    }
-    let ids: Vec<&str> = batch.iter().map(|j| j.ticket.as_str()).collect();
-    let refs: Vec<String> = ids.iter().map(|id| merge::candidate_ref(id)).collect();
-    let messages: Vec<String> = ids.iter().map(|id| sh.message(id)).collect();
-    let members: Vec<StackMember> = (batch.iter().enumerate())
-        .map(|(i, job)| StackMember {
-            candidate: &job.candidate,
-            candidate_ref: &refs[i],
-            verified_on: &job.verified_on,
-            message: &messages[i],
-        })
-        .collect();
-    let log = sh.run_dir.join(ids[0]).join("ticket.log");
-    for id in &ids[1..] {
-        let note = format!(
-            "-- in a batch with {}; its gates are in {}\n",
-            ids.join(", "),
-            log.display()
-        );
-        crate::log::append(&sh.run_dir.join(id).join("ticket.log"), &note)?;
-    }
-    let merge = merge_with(sh, &gates, &log);
-    let mut record = |i: usize, commit: &str| -> Result<(), EngineError> {
-        Ok(sh.store.begin_merge(&sh.run, ids[i], commit)?)
-    };
-    let Some(commits) = merge.land_stack(&members, &mut record, sh.cancel)? else {
-        return Ok(None);
-    };
-    for (id, commit) in ids.iter().zip(&commits) {
-        sh.store.landed(&sh.run, id, Step::Merge, commit)?;
-    }
-    Ok(Some(commits))
 }
 
 /// Merges one verified candidate; the merge commit is recorded before the

@@ -22,6 +22,7 @@ mod merger;
 mod outcome;
 pub mod pools;
 pub mod preflight;
+mod queue;
 mod resume;
 mod routes;
 pub mod scheduler;

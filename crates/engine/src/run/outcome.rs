@@ -6,7 +6,7 @@ use crate::clock;
 use crate::error::EngineError;
 use crate::events::Event;
 use crate::git::merge;
-use crate::model::failure::Failure;
+use crate::model::failure::{Failure, FailureKind};
 use crate::model::Step;
 use crate::run::merge::MergeOutcome;
 use crate::run::pools;
@@ -184,7 +184,21 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                     commit,
                 });
             }
+            Ok(MergeOutcome::Rejected(f)) if f.kind == FailureKind::MergeConflict => {
+                // Nobody's fault: a rebuild on the current tip, bounded.
+                let rebuilds = self.lp.rebuilds.entry(id.to_string()).or_default();
+                let free = *rebuilds < self.sh.settings.merge.max_rebuilds;
+                *rebuilds += u32::from(free);
+                if self.rejected(id, attempt, f, !free)? && free {
+                    self.rebuild_event(id, "conflict");
+                }
+            }
             Ok(MergeOutcome::Rejected(f)) => self.reject(id, attempt, f)?,
+            Ok(MergeOutcome::Combination(f)) => {
+                if self.rejected(id, attempt, f, true)? {
+                    self.rebuild_event(id, "combination");
+                }
+            }
             // The ticket stays `verified`: the next invocation merges it.
             Ok(MergeOutcome::Cancelled) => {}
         }
@@ -195,10 +209,29 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// ticket (its last candidate kept under `refs/planwright/quarantine/`)
     /// and blocks its dependents.
     pub(super) fn reject(&mut self, id: &str, attempt: u32, f: Failure) -> Result<(), EngineError> {
+        self.rejected(id, attempt, f, true).map(|_| ())
+    }
+
+    fn rebuild_event(&self, id: &str, reason: &str) {
+        self.sh.emitter.emit(Event::Rebuild {
+            ticket: id.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+
+    /// [`Self::reject`], counting a strike only when `strike`; whether the
+    /// ticket goes back for another attempt.
+    fn rejected(
+        &mut self,
+        id: &str,
+        attempt: u32,
+        f: Failure,
+        strike: bool,
+    ) -> Result<bool, EngineError> {
         let sh = self.sh;
         let used = self.lp.strikes_used.entry(id.to_string()).or_default();
-        *used += 1;
-        let retrying = *used < sh.settings.strikes && !sh.cancel.is_cancelled();
+        *used += u32::from(strike);
+        let retrying = (!strike || *used < sh.settings.strikes) && !sh.cancel.is_cancelled();
         let step = match retrying || sh.cancel.is_cancelled() {
             true => Step::Retry,
             false => Step::Fail,
@@ -213,9 +246,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         });
         if step == Step::Retry {
             self.sched.requeue(id);
-            return Ok(());
+            return Ok(retrying);
         }
-        self.fail(id, f)
+        self.fail(id, f).map(|()| false)
     }
 
     /// A ticket failed for good (its state is stored): its last candidate

@@ -269,6 +269,7 @@ pub fn run(
         emitter: emitter.clone(),
         run_rails: crate::run::inputs::rails(&inputs, settings.allow_config_change),
         earlier: outlook.earlier,
+        verifying: Default::default(),
     };
     emitter.emit(Event::RunStarted {
         run: row.id.clone(),
@@ -410,6 +411,9 @@ pub(super) struct Shared<'a> {
     pub(super) run_rails: verify::RunRails,
     /// What the earlier merges of each ticket that runs again did.
     pub(super) earlier: HashMap<String, verify::Earlier>,
+    /// Attempts past their agent, in their own verification: the merge
+    /// queue waits for them to fill a batch.
+    pub(super) verifying: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared<'_> {

@@ -20,13 +20,14 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
-use crate::beneath::{Dir, Kind};
+use crate::beneath::Dir;
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{
-    create_parent, fresh_dir, remove_any, reset, reset_files, WorkspaceSettings, Workspaces,
+    create_parent, fresh_dir, git_clean, remove_any, reset, reset_files, restore_modes,
+    WorkspaceSettings, Workspaces,
 };
 use crate::git::repo::Repo;
 use crate::process::{self, Cancel};
@@ -35,7 +36,6 @@ use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -332,41 +332,46 @@ impl Checkouts {
             fresh_dir(&dir)?;
             create_parent(&index)?;
         }
+        if !synced && index.is_file() {
+            // First: git can neither enter nor clean a directory a gate
+            // shut (`chmod 000`) when planwright is not root.
+            restore_modes(self.repo.own_git(&index, &dir), &dir)?;
+        }
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
-        if !synced && index.is_file() {
-            self.remove_changed_modes(&index, &dir)?;
-        }
         reset(
             || self.repo.own_git_unhashed(&index, &dir),
             &index,
             commit,
             synced,
         )?;
+        let clean = || {
+            self.repo
+                .own_git(&index, &dir)
+                .args(["clean", "-q", "-ffdx"])
+        };
         if self.setup.is_empty() {
             if !synced {
                 // Nothing to keep between gate runs: what the last one left goes.
-                self.repo
-                    .own_git(&index, &dir)
-                    .args(["clean", "-q", "-ffdx"])
-                    .output()?;
+                git_clean(clean, &dir)?;
             }
             self.written(name);
             return Ok(Ok(dir));
         }
         let key = self.setup.key(commit)?;
-        let state = self.untracked(&index, &dir)?;
+        // A folder a gate shut cannot be read: then the set-up runs again.
+        let state = self.untracked(&index, &dir).ok();
         let stamp = self.meta(name, ".setup");
-        if setup::read_stamp(&stamp).as_deref() == Some(format!("{key}\n{state}").as_str()) {
+        let kept = state.is_some_and(|state| {
+            setup::read_stamp(&stamp).as_deref() == Some(format!("{key}\n{state}").as_str())
+        });
+        if kept {
             self.written(name);
             return Ok(Ok(dir));
         }
         setup::clear_stamp(&stamp)?;
-        self.repo
-            .own_git(&index, &dir)
-            .args(["clean", "-q", "-ffdx"])
-            .output()?;
+        git_clean(clean, &dir)?;
         let caches = Caches::checkout(&self.repo, name);
         caches.prepare()?;
         // Installing dependencies needs the registries.
@@ -389,39 +394,6 @@ impl Checkouts {
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         self.written(name);
         Ok(Ok(dir))
-    }
-
-    /// Removes each tracked regular file of `dir` whose permission bits
-    /// are not those git writes (`0666`, or `0777` for an executable, less
-    /// the umask), for the reset to write it anew: git's own check sees
-    /// only the executable bit, so a test file a gate made unreadable
-    /// (`chmod 000`) would stay so for every later gate. Nothing in `dir`
-    /// is followed.
-    fn remove_changed_modes(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
-        let out = self
-            .repo
-            .own_git(index, dir)
-            .args(["ls-files", "-s", "-z"])
-            .output()?;
-        let root = Dir::open(dir)?;
-        let umask = crate::process::umask();
-        for record in out.stdout.split(|b| *b == 0) {
-            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
-                continue;
-            };
-            let want = match record.get(..6) {
-                Some(b"100644") => 0o666 & !umask,
-                Some(b"100755") => 0o777 & !umask,
-                _ => continue,
-            };
-            let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
-            // A path through a symlink is the reset's to put right.
-            let found = root.entry(rel).ok().flatten();
-            if found.is_some_and(|e| e.kind == Kind::File && e.mode != want) {
-                root.remove(rel)?;
-            }
-        }
-        Ok(())
     }
 
     /// Checkout `name` holds what planwright just wrote there: with an
@@ -607,9 +579,15 @@ mod tests {
 
     /// Whatever a gate leaves, the next gate in the checkout finds the
     /// commit's tracked files and nothing else: no untracked or ignored
-    /// file, no `.git`, no tracked file changed in place or in kind.
+    /// file, no `.git`, no tracked file changed in place or in kind, no
+    /// folder of its own it shut. Run as root, the test runs again as an
+    /// ordinary user, for whom a shut folder stops `git clean`.
     #[test]
     fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
+        crate::exec::workspace::again_as_an_ordinary_user(
+            "verify::checkout::tests::\
+             the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left",
+        );
         let tmp = tempfile::tempdir().unwrap();
         let (first, second, checkouts) = two_commits(tmp.path(), Containment::none());
         let log = tmp.path().join("log");
@@ -624,6 +602,9 @@ mod tests {
              mkdir .git; echo x > .git/config",
         );
         assert_eq!(run(&first, "true"), FIRST_FILES);
+        let shut = "mkdir -p shut/in; chmod 000 shut/in shut";
+        assert_eq!(gate(&checkouts, &log, &first, &[shut]), Verdict::Pass);
+        assert_eq!(run(&first, "true"), FIRST_FILES);
         // Tracked files changed in place, nothing added.
         run(&first, "echo gate > a; chmod +x src/x; echo gate > src/x");
         assert_eq!(run(&second, "true"), SECOND_FILES);
@@ -636,12 +617,19 @@ mod tests {
     }
 
     /// A gate that changes the mode of tracked files (`chmod 000`, a
-    /// setuid bit) leaves the next gate, of the same commit or the next,
-    /// the modes git writes: with the overlay (the change lands in the
-    /// layer) and without (the reset writes the files anew). Root reads a
-    /// file of mode `0000`, so the modes themselves are compared.
+    /// setuid bit), of a tracked directory and of the checkout itself
+    /// leaves the next gate, of the same commit or the next, the modes git
+    /// writes: with the overlay (the change lands in the layer) and without
+    /// (the reset writes the files anew and sets the directories' modes).
+    /// Root reads a file of mode `0000`, so the modes themselves are
+    /// compared, and run as root the test runs again as an ordinary user,
+    /// for whom a directory of mode `0000` stops git's reset.
     #[test]
-    fn a_tracked_files_mode_a_gate_changed_is_restored_for_the_next_gate() {
+    fn a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate() {
+        crate::exec::workspace::again_as_an_ordinary_user(
+            "verify::checkout::tests::\
+             a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate",
+        );
         let enforce = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
         let umask = crate::process::umask();
         for containment in [Containment::none(), enforce] {
@@ -653,16 +641,17 @@ mod tests {
                 let meta = std::fs::symlink_metadata(lower.join(rel)).unwrap();
                 meta.permissions().mode() & 0o7777
             };
-            let changes = "chmod 000 a && chmod 4700 src/x";
+            let changes = "chmod 000 a && chmod 4700 src/x && chmod 000 src && chmod 1700 .";
             assert_eq!(gate(&checkouts, &log, &first, &[changes]), Verdict::Pass);
+            let (file, dir) = (0o666 & !umask, 0o777 & !umask);
             for commit in [&first, &second] {
                 let check = format!(
-                    "test \"$(stat -c %a a)\" = {:o} && test \"$(stat -c %a src/x)\" = {:o}",
-                    0o666 & !umask,
-                    0o666 & !umask
+                    "test \"$(stat -c %a a) $(stat -c %a src/x) $(stat -c %a src) $(stat -c %a .)\" \
+                     = '{file:o} {file:o} {dir:o} {dir:o}'"
                 );
                 assert_eq!(gate(&checkouts, &log, commit, &[&check]), Verdict::Pass);
-                assert_eq!((mode("a"), mode("src/x")), (0o666 & !umask, 0o666 & !umask));
+                let modes = [mode("a"), mode("src/x"), mode("src"), mode("")];
+                assert_eq!(modes, [file, file, dir, dir]);
                 assert_eq!(gate(&checkouts, &log, commit, &[changes]), Verdict::Pass);
             }
         }

@@ -396,6 +396,15 @@ impl Dir {
         rustix::fs::fchmod(&self.fd, raw_mode(mode)).map_err(|e| self.error(Path::new("."), e))
     }
 
+    /// Sets the permission bits of the directory `rel`, even where they
+    /// let no one open or enter it (`chmod 000`): it is reached beneath
+    /// this directory through no symlink, and a symlink or anything but a
+    /// directory at `rel` is refused, never followed. The directories on
+    /// the way must let the owner in (so set them top-down).
+    pub fn set_dir_mode(&self, rel: &Path, mode: u32) -> Result<(), BeneathError> {
+        set_dir_mode_at(self, rel, raw_mode(mode))
+    }
+
     /// The value of this directory's extended attribute `name`, if set.
     pub fn xattr(&self, name: &str) -> Option<Vec<u8>> {
         let mut value = vec![0u8; 256];
@@ -408,6 +417,42 @@ impl Dir {
 impl AsFd for Dir {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+}
+
+/// Linux has no `fchmod` of a descriptor opened with `O_PATH` (the only
+/// way to hold a directory its owner may not read) and, before 6.6, no
+/// `fchmodat` that refuses a symlink: the mode is set through the
+/// descriptor's entry in `/proc/self/fd`, which names that very directory
+/// (as glibc's `fchmodat(AT_SYMLINK_NOFOLLOW)` does).
+#[cfg(target_os = "linux")]
+fn set_dir_mode_at(dir: &Dir, rel: &Path, mode: Mode) -> Result<(), BeneathError> {
+    use std::os::fd::AsRawFd;
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = open_beneath(dir.fd.as_fd(), rel, flags, Mode::empty()).map_err(|e| match e {
+        rustix::io::Errno::NOTDIR => dir.not_a_dir(rel),
+        e => dir.error(rel, e),
+    })?;
+    let held = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    rustix::fs::chmod(held.as_str(), mode).map_err(|e| dir.error(rel, e))
+}
+
+/// Elsewhere `fchmodat(AT_SYMLINK_NOFOLLOW)` refuses to follow a symlink
+/// the name may have become after the look.
+#[cfg(not(target_os = "linux"))]
+fn set_dir_mode_at(dir: &Dir, rel: &Path, mode: Mode) -> Result<(), BeneathError> {
+    let (up, name) = dir.parent(rel)?;
+    match up.entry(name)? {
+        Some(Entry {
+            kind: Kind::Dir, ..
+        }) => rustix::fs::chmodat(&up.fd, name, mode, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| up.error(name, e)),
+        Some(Entry { kind, .. }) if kind != Kind::Symlink => Err(BeneathError::Kind {
+            path: dir.path.join(rel),
+            found: kind,
+            expected: Kind::Dir,
+        }),
+        _ => Err(dir.error(rel, rustix::io::Errno::LOOP)),
     }
 }
 
@@ -579,6 +624,46 @@ mod tests {
         }
         dir.remove(Path::new("f")).unwrap();
         assert!(dir.entry(Path::new("f")).unwrap().is_none());
+        untouched(&outside);
+    }
+
+    /// Directories no one may open or enter get their mode back, from the
+    /// top down; a symlink where a directory should be is refused and its
+    /// target keeps its mode.
+    #[test]
+    fn a_directory_no_one_may_enter_gets_its_mode_back_and_a_symlink_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_tmp, inside, outside) = setup();
+        std::fs::create_dir_all(inside.join("d/e")).unwrap();
+        std::fs::write(inside.join("f"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, inside.join("l")).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let (outside_mode, file_mode) = (mode(&outside), mode(&inside.join("f")));
+        for d in ["d/e", "d"] {
+            let shut = std::fs::Permissions::from_mode(0o000);
+            std::fs::set_permissions(inside.join(d), shut).unwrap();
+        }
+        let dir = Dir::open(&inside).unwrap();
+        dir.set_dir_mode(Path::new("d"), 0o755).unwrap();
+        dir.set_dir_mode(Path::new("d/e"), 0o2750).unwrap();
+        assert_eq!(
+            (mode(&inside.join("d")), mode(&inside.join("d/e"))),
+            (0o755, 0o2750)
+        );
+        for rel in ["l", "l/x", "../outside", "f"] {
+            let refused = dir.set_dir_mode(Path::new(rel), 0o700);
+            assert!(
+                matches!(
+                    refused,
+                    Err(BeneathError::Escapes { .. } | BeneathError::Kind { .. })
+                ),
+                "{rel}: {refused:?}"
+            );
+        }
+        assert_eq!(
+            (mode(&outside), mode(&inside.join("f"))),
+            (outside_mode, file_mode)
+        );
         untouched(&outside);
     }
 

@@ -1,7 +1,7 @@
 use super::*;
 use crate::report::Totals;
 use crate::view::RunView;
-use planwright_engine::{AttemptRow, RunRow, TicketRow};
+use planwright_engine::{AttemptRow, RunRow, TicketRow, TicketState};
 use serde_json::{json, Value};
 
 fn report() -> RunReport {
@@ -126,4 +126,22 @@ fn an_attempt_without_an_agent_report_has_none_of_its_fields() {
         assert!(!a.contains_key(field), "{field}: {a:?}");
     }
     assert_eq!(a["duration_ms"], Value::Null);
+}
+
+#[test]
+fn a_dead_runs_running_tickets_are_interrupted_in_states_and_counts() {
+    let mut r = report();
+    r.run.status = RunStatus::Interrupted;
+    let json = serde_json::to_value(StatusDocument::new(&r)).unwrap();
+    let states: Vec<&Value> = (json["tickets"].as_array().unwrap().iter())
+        .map(|t| &t["state"])
+        .collect();
+    assert_eq!(states, [&json!("interrupted"), &json!("pending")]);
+    assert_eq!(json["run"]["running_count"], 0);
+    assert_eq!(json["run"]["interrupted_count"], 1);
+    assert_eq!(json["counts"]["running"], 0);
+    r.run.status = RunStatus::Running;
+    let live = serde_json::to_value(RunDocument::new(&r)).unwrap();
+    assert_eq!(live["tickets"][0]["state"], "running");
+    assert_eq!(live["run"]["interrupted_count"], 0);
 }

@@ -41,6 +41,7 @@ fn a_run() -> Vec<(u64, Event)> {
         ticket: t.into(),
         attempt: n,
         base_commit: format!("base-{t}-{n}"),
+        starts_from: "base".into(),
     };
     vec![
         (
@@ -143,6 +144,7 @@ fn a_slot_freed_by_one_attempt_is_reused_by_the_next() {
             ticket: "C".into(),
             attempt: 1,
             base_commit: "x".into(),
+            starts_from: "base".into(),
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
@@ -306,6 +308,7 @@ fn a_ticket_the_plan_no_longer_has_is_forgotten() {
             ticket: "C".into(),
             attempt: 1,
             base_commit: "c0ffee".into(),
+            starts_from: "base".into(),
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));

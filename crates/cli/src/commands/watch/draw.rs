@@ -1,36 +1,57 @@
-//! Drawing one frame of `watch`: a header with the counts, the tickets by
-//! wave, the slots, and the selected ticket's log or evidence.
+//! Drawing one frame of `watch`: a header with the counts, then the
+//! screen (the list of tickets with the slots and the selected ticket's
+//! log tail, or one ticket's evidence or log, scrolled), then the footer
+//! of the screen's keys.
 
-use super::{state_color, App};
-use planwright_view::{duration_text, RunView, TicketView};
+use super::{keys, printable, state_color, App, Extent, Screen};
+use planwright_engine::TicketState;
+use planwright_view::{duration_text, AttemptOutcome, RunView, TicketView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthChar;
 
-/// Draws the whole view; `now` (ms since the epoch) times running attempts.
+/// Draws the whole view; `now` (ms since the epoch) times what still runs.
 pub fn draw(f: &mut Frame, app: &App, now: i64) {
-    let [head, main, keys] = Layout::vertical([
+    let footer = footer_lines(&keys::footer(app.keys()), f.area().width as usize);
+    let [head, main, keys_area] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Min(4),
-        Constraint::Length(1),
+        Constraint::Length(footer.len() as u16),
     ])
     .areas(f.area());
     f.render_widget(Paragraph::new(header(&app.view)), head);
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(main);
-    tickets(f, app, left);
-    let slots_height = app.view.slot_count().max(1) as u16 + 2;
-    let [slots_area, detail] =
-        Layout::vertical([Constraint::Length(slots_height), Constraint::Min(3)]).areas(right);
-    f.render_widget(slots(&app.view, now), slots_area);
-    detail_pane(f, app, detail);
-    let help = "↑/↓ move · enter evidence/log · q quit";
+    match app.screen {
+        Screen::List => list_screen(f, app, main, now),
+        Screen::Evidence | Screen::Log => ticket_screen(f, app, main, now),
+    }
+    let footer: Vec<Line> = footer.into_iter().map(Line::raw).collect();
     f.render_widget(
-        Paragraph::new(help).style(Style::new().fg(Color::DarkGray)),
-        keys,
+        Paragraph::new(footer).style(Style::new().fg(Color::DarkGray)),
+        keys_area,
     );
+}
+
+/// The footer's entries on as few lines as fit `width`, never splitting
+/// an entry, so every key shows however narrow the terminal.
+fn footer_lines(entries: &[String], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    for e in entries {
+        match lines.last_mut() {
+            Some(l) if text_width(l) + 3 + text_width(e) <= width => {
+                l.push_str(" · ");
+                l.push_str(e);
+            }
+            _ => lines.push(e.clone()),
+        }
+    }
+    lines
+}
+
+fn text_width(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
 fn header(view: &RunView) -> Vec<Line<'static>> {
@@ -73,7 +94,75 @@ fn count(name: &str, n: usize, color: Color) -> Span<'static> {
     Span::styled(format!("{n} {name} "), Style::new().fg(color))
 }
 
-fn tickets(f: &mut Frame, app: &App, area: Rect) {
+fn list_screen(f: &mut Frame, app: &App, area: Rect, now: i64) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
+    tickets(f, app, left, now);
+    let slots_height = app.view.slot_count().max(1) as u16 + 2;
+    let [slots_area, log_area] =
+        Layout::vertical([Constraint::Length(slots_height), Constraint::Min(3)]).areas(right);
+    f.render_widget(slots(&app.view, now), slots_area);
+    log_preview(f, app, log_area);
+}
+
+/// What a ticket's row of the list says, column by column.
+struct Cells {
+    state: String,
+    attempt: String,
+    time: String,
+    rejected: String,
+}
+
+impl Cells {
+    fn of(t: &TicketView, now: i64) -> Cells {
+        let state = match (&t.phase, t.state) {
+            (Some(p), TicketState::Running) => format!("{} {p}", t.state),
+            _ => t.state.to_string(),
+        };
+        let attempt = match t.attempts.len() {
+            0 => String::new(),
+            n => format!("#{n}"),
+        };
+        let rejected = match rejections(t) {
+            0 => String::new(),
+            n => format!("✗{n}"),
+        };
+        Cells {
+            state,
+            attempt,
+            time: ticket_time(t, now).map_or(String::new(), duration_text),
+            rejected,
+        }
+    }
+}
+
+/// The widths of the list's columns, so that its rows line up.
+struct Widths {
+    id: usize,
+    state: usize,
+    attempt: usize,
+    time: usize,
+    rejected: usize,
+}
+
+fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
+    let cells: Vec<Cells> = (app.view.tickets.iter())
+        .map(|t| Cells::of(t, now))
+        .collect();
+    let widest = |cell: fn(&Cells) -> &str| {
+        let shown = app.order.iter().map(|&i| text_width(cell(&cells[i])));
+        shown.max().unwrap_or(0)
+    };
+    let widths = Widths {
+        id: (app.order.iter())
+            .map(|&i| text_width(&app.view.tickets[i].id))
+            .max()
+            .unwrap_or(0),
+        state: widest(|c| &c.state),
+        attempt: widest(|c| &c.attempt),
+        time: widest(|c| &c.time),
+        rejected: widest(|c| &c.rejected),
+    };
     let mut items = Vec::new();
     let mut rows = Vec::new(); // list row of each ticket in `order`
     for (w, wave) in app.view.waves.iter().enumerate() {
@@ -85,9 +174,14 @@ fn tickets(f: &mut Frame, app: &App, area: Rect) {
         )));
         for &i in wave {
             rows.push(items.len());
-            items.push(ListItem::new(ticket_line(&app.view.tickets[i])));
+            let t = &app.view.tickets[i];
+            items.push(ListItem::new(ticket_line(t, &cells[i], &widths)));
         }
     }
+    app.extent.set(Extent {
+        rows: items.len(),
+        page: area.height.saturating_sub(2) as usize,
+    });
     let mut state = ListState::default();
     state.select(rows.get(app.selected).copied());
     let list = List::new(items)
@@ -97,19 +191,47 @@ fn tickets(f: &mut Frame, app: &App, area: Rect) {
     f.render_stateful_widget(list, area, &mut state);
 }
 
-fn ticket_line(t: &TicketView) -> Line<'static> {
-    let phase = match (&t.phase, t.state) {
-        (Some(p), planwright_engine::TicketState::Running) => format!(" {p}"),
-        _ => String::new(),
+/// From its first attempt's start to its last one's end, or to `now`
+/// while that one runs; None before it starts or when the log has no times.
+fn ticket_time(t: &TicketView, now: i64) -> Option<i64> {
+    let start = t.attempts.iter().find_map(|a| a.started_ms)?;
+    let last = t.attempts.last()?;
+    let end = match last.outcome {
+        AttemptOutcome::Running => now,
+        _ => last.ended_ms?,
     };
-    let attempt = match t.attempts.len() {
-        0 => String::new(),
-        n => format!(" #{n}"),
+    Some((end - start).max(0))
+}
+
+fn rejections(t: &TicketView) -> usize {
+    (t.attempts.iter())
+        .filter(|a| a.outcome == AttemptOutcome::Rejected)
+        .count()
+}
+
+/// `● B  running agent  #2  44.0s  ✗1  lexer <fast>`: state, attempt,
+/// time, attempts rejected (blank when none), title; a column no ticket
+/// fills takes no room.
+fn ticket_line(t: &TicketView, c: &Cells, w: &Widths) -> Line<'static> {
+    let column = |text: &str, width: usize, right: bool| match (width, right) {
+        (0, _) => String::new(),
+        (_, true) => format!("  {text:>width$}"),
+        (_, false) => format!("  {text:width$}"),
     };
     Line::from(vec![
         Span::styled("● ", Style::new().fg(state_color(t.state))),
-        Span::styled(t.id.clone(), Style::new().add_modifier(Modifier::BOLD)),
-        Span::raw(format!(" {}{phase}{attempt}", t.state.as_str())),
+        Span::styled(
+            format!("{:w$}", t.id, w = w.id),
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(column(&c.state, w.state, false)),
+        Span::raw(column(&c.attempt, w.attempt, true)),
+        Span::raw(column(&c.time, w.time, true)),
+        Span::styled(
+            column(&c.rejected, w.rejected, false),
+            Style::new().fg(Color::Red),
+        ),
+        Span::raw(format!("  {}", t.title)),
     ])
 }
 
@@ -136,44 +258,119 @@ fn slots(view: &RunView, now: i64) -> Paragraph<'static> {
     Paragraph::new(lines).block(Block::bordered().title(" slots "))
 }
 
-fn detail_pane(f: &mut Frame, app: &App, area: Rect) {
+/// The end of the selected ticket's log, on the list screen.
+fn log_preview(f: &mut Frame, app: &App, area: Rect) {
     let Some(t) = app.selected_ticket() else {
         f.render_widget(Block::bordered().title(" log "), area);
         return;
     };
-    let (title, lines): (String, Vec<Line>) = if app.evidence {
-        (format!(" {} evidence ", t.id), evidence(t))
+    let inner = area.height.saturating_sub(2) as usize;
+    let tail = &app.log[app.log.len().saturating_sub(inner)..];
+    let lines = if tail.is_empty() {
+        vec![Line::raw("(no log yet)")]
     } else {
-        let inner = area.height.saturating_sub(2) as usize;
-        let tail = &app.log[app.log.len().saturating_sub(inner)..];
-        let lines = if tail.is_empty() {
-            vec![Line::raw("(no log yet)")]
-        } else {
-            tail.iter().map(|l| Line::raw(l.clone())).collect()
-        };
-        (format!(" {} log ", t.id), lines)
+        tail.iter().map(|l| Line::raw(l.clone())).collect()
     };
     let para = Paragraph::new(lines)
-        .block(Block::bordered().title(title))
+        .block(Block::bordered().title(format!(" {} log ", t.id)))
         .wrap(Wrap { trim: false });
     f.render_widget(para, area);
 }
 
-fn evidence(t: &TicketView) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::raw(format!("{}: {}", t.id, t.title))];
+/// The selected ticket's evidence or log, wrapped to the pane and scrolled
+/// to the app's row (the end when it follows).
+fn ticket_screen(f: &mut Frame, app: &App, area: Rect, now: i64) {
+    let Some(t) = app.selected_ticket() else {
+        f.render_widget(Block::bordered().title(" ticket "), area);
+        return;
+    };
+    let (what, lines) = match app.screen {
+        Screen::Log if app.log.is_empty() => ("log", vec![plain("(no log yet)")]),
+        Screen::Log => ("log", app.log.iter().map(|l| plain(l)).collect()),
+        _ => ("evidence", evidence(t, now)),
+    };
+    let rows = wrap(&lines, area.width.saturating_sub(2) as usize);
+    let extent = Extent {
+        rows: rows.len(),
+        page: area.height.saturating_sub(2) as usize,
+    };
+    app.extent.set(extent);
+    let top = app
+        .top
+        .map_or(extent.last_top(), |t| t.min(extent.last_top()));
+    let end = (top + extent.page).min(rows.len());
+    let position = format!(" {}-{end} of {} ", top + 1, rows.len());
+    let block = Block::bordered()
+        .title(format!(" {} {what}: {} ", t.id, t.title))
+        .title(Line::raw(position).right_aligned());
+    let shown: Vec<Line> = rows[top..end].to_vec();
+    f.render_widget(Paragraph::new(shown).block(block), area);
+}
+
+fn plain(text: &str) -> (String, Style) {
+    (text.to_string(), Style::new())
+}
+
+/// Each line [`printable`], cut into rows of at most `width` columns, at
+/// the last space that fits when there is one.
+fn wrap(lines: &[(String, Style)], width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    for (text, style) in lines {
+        let mut rest = printable(text);
+        while text_width(&rest) > width {
+            let mut used = 0;
+            let mut cut = 0; // byte index of the first character that does not fit
+            for (i, c) in rest.char_indices() {
+                used += c.width().unwrap_or(0);
+                if used > width {
+                    cut = i;
+                    break;
+                }
+            }
+            let cut = cut.max(rest.chars().next().map_or(1, char::len_utf8));
+            let space = if rest[cut..].starts_with(' ') {
+                Some(cut)
+            } else {
+                rest[..cut].rfind(' ').filter(|&i| i > 0)
+            };
+            let (row, next) = match space {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (&rest[..cut], &rest[cut..]),
+            };
+            rows.push(Line::styled(row.to_string(), *style));
+            rest = next.to_string();
+        }
+        rows.push(Line::styled(rest, *style));
+    }
+    rows
+}
+
+/// Every attempt's outcome and time, its gate results and its failure's
+/// whole evidence.
+fn evidence(t: &TicketView, now: i64) -> Vec<(String, Style)> {
+    let dim = Style::new().fg(Color::DarkGray);
+    let mut lines = vec![plain(&format!("{}: {}", t.id, t.title))];
     if let Some(by) = &t.blocked_by {
-        lines.push(Line::raw(format!("blocked: {by} failed")));
+        lines.push(plain(&format!("blocked: {by} failed")));
     }
     if let Some(c) = &t.merged_commit {
-        lines.push(Line::raw(format!("merged as {c}")));
+        lines.push(plain(&format!("merged as {c}")));
     }
     for a in &t.attempts {
+        let took = match (a.started_ms, a.ended_ms, a.outcome) {
+            (Some(s), _, AttemptOutcome::Running) => {
+                format!(" ({})", duration_text((now - s).max(0)))
+            }
+            (Some(s), Some(e), _) => format!(" ({})", duration_text((e - s).max(0))),
+            _ => String::new(),
+        };
         let what = a
             .failure
             .as_ref()
             .map_or(String::new(), |f| format!(": {}: {}", f.kind, f.message));
-        lines.push(Line::raw(format!(
-            "attempt {} {}{what}",
+        lines.push(plain(&format!(
+            "attempt {} {}{took}{what}",
             a.n,
             a.outcome.as_str()
         )));
@@ -183,19 +380,16 @@ fn evidence(t: &TicketView) -> Vec<Line<'static>> {
             } else {
                 "✓"
             };
-            lines.push(Line::raw(format!("  {mark} {} ({})", g.name, g.detail)));
+            lines.push(plain(&format!("  {mark} {} ({})", g.name, g.detail)));
         }
         if let Some(f) = &a.failure {
-            for l in f.evidence.lines().take(40) {
-                lines.push(Line::styled(
-                    format!("  {l}"),
-                    Style::new().fg(Color::DarkGray),
-                ));
+            for l in f.evidence.lines() {
+                lines.push((format!("  {l}"), dim));
             }
         }
     }
     if t.attempts.is_empty() {
-        lines.push(Line::raw("no attempt yet"));
+        lines.push(plain("no attempt yet"));
     }
     lines
 }

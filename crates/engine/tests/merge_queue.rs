@@ -1,0 +1,148 @@
+//! The merge queue: verified candidates landed as one stack with one gate
+//! run, and a red stack bisected for its longest green prefix. Each
+//! ticket's own gate waits until every ticket of the plan has committed
+//! its candidate, so all of them are verifying together and the queue
+//! waits for the last to fill its batch; the order within the batch is
+//! the order their verifications end, which the tests do not assume.
+#![forbid(unsafe_code)]
+
+use planwright_engine::agent;
+use planwright_engine::Event;
+use planwright_testkit::*;
+use serde_json::json;
+use std::time::Duration;
+
+const IDS: [&str; 4] = ["A", "B", "C", "D"];
+
+/// A gate that waits for every ticket's candidate, then runs `check`.
+fn gate_after_all(env: &Env, check: &str) -> serde_json::Value {
+    let all = format!(
+        "until [ \"$(git -C '{}' log --all --format=%s | grep -c '^[A-D]: ')\" -ge 4 ]; do sleep 0.1; done; {check}",
+        env.repo().display()
+    );
+    gate(&["sh", "-c", &all])
+}
+
+/// Four tickets, each writing `<id>.txt` = `x`, gated by `check`.
+fn four(env: &Env, check: &str) -> planwright_plan::Plan {
+    for id in IDS {
+        env.fixture(id, 0, &format!("{id}.txt"), "x\n");
+    }
+    let tickets: Vec<_> = IDS
+        .iter()
+        .map(|id| ticket(id, json!([any(&format!("{id}.txt"))])))
+        .collect();
+    plan(json!({"gates": gate_after_all(env, check), "tickets": tickets}))
+}
+
+fn run_four(env: &Env, plan: &planwright_plan::Plan) -> Outcome {
+    let mut s = settings();
+    s.jobs = 4;
+    // The wait is bounded by the verifications, which end together.
+    s.merge.wait = Duration::from_secs(60);
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    run_with(env, plan, &s, agent)
+}
+
+/// How many times gates ran on a merged tree, over every ticket's log.
+fn merged_tree_gate_runs(env: &Env, out: &Outcome) -> usize {
+    let run = env.repo().join(".planwright/runs").join(&out.summary.run);
+    IDS.iter()
+        .map(|id| std::fs::read_to_string(run.join(id).join("ticket.log")).unwrap_or_default())
+        .map(|log| log.matches("-- gates again on the merged tree").count())
+        .sum()
+}
+
+#[test]
+fn verified_candidates_land_as_one_stack_with_one_gate_run() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let plan = four(&env, "true");
+    let out = run_four(&env, &plan);
+    assert_eq!(out.summary.merged, IDS, "{:?}", out.summary);
+    let batches: Vec<&Vec<String>> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::BatchStarted { tickets, .. } => Some(tickets),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert_eq!(batches[0].len(), 4, "{batches:?}");
+    let verified = out.events.iter().any(
+        |e| matches!(e, Event::BatchVerified { tickets, flaky, .. } if tickets.len() == 4 && !flaky),
+    );
+    assert!(verified);
+    assert_eq!(merged_tree_gate_runs(&env, &out), 1);
+    // One commit per ticket, each with its own message, in the batch's order.
+    let mut subjects = env.log();
+    subjects.truncate(4);
+    let order: Vec<String> = batches[0]
+        .iter()
+        .rev()
+        .map(|id| format!("{id}: ticket {id}"))
+        .collect();
+    assert_eq!(subjects, order);
+}
+
+/// B and C each pass alone and break the gate together. The stack of four
+/// is red twice (one flaky retry), the bisection lands the green prefix,
+/// the second of B and C is rebuilt with the combined failure as evidence
+/// (its second attempt writes `fixed`), the members after it are queued
+/// again, and everything lands; no commit of `main` has both.
+#[test]
+fn a_pair_that_breaks_the_gates_together_is_bisected_and_the_culprit_rebuilt() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let check = "if grep -qx x B.txt 2>/dev/null && grep -qx x C.txt 2>/dev/null; then echo 'B and C clash'; exit 1; fi";
+    let plan = four(&env, check);
+    env.fixture("B", 2, "B.txt", "fixed\n");
+    env.fixture("C", 2, "C.txt", "fixed\n");
+    let out = run_four(&env, &plan);
+    assert_eq!(out.summary.merged, IDS, "{:?}", out.summary);
+    let bisected: Vec<(&Vec<String>, &String, &Vec<String>)> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::Bisected {
+                landed,
+                culprit,
+                requeued,
+                ..
+            } => Some((landed, culprit, requeued)),
+            _ => None,
+        })
+        .collect();
+    let [(landed, culprit, _)] = bisected[..] else {
+        panic!("one bisection: {bisected:?}");
+    };
+    assert!(["B", "C"].contains(&culprit.as_str()), "{culprit}");
+    let other = if culprit == "B" { "C" } else { "B" };
+    assert!(landed.iter().any(|id| id == other), "{landed:?}");
+    let rejected = (out.events.iter()).find_map(|e| match e {
+        Event::AttemptRejected {
+            ticket, failure, ..
+        } if ticket == culprit => Some(failure),
+        _ => None,
+    });
+    let failure = rejected.expect("the culprit's attempt is rejected");
+    assert!(
+        failure.message.contains("breaks the gates together with")
+            && failure.message.contains(other)
+            && failure.evidence.contains("B and C clash"),
+        "{failure:?}"
+    );
+    let rebuilt = out.events.iter().any(
+        |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == culprit && reason == "combination"),
+    );
+    assert!(rebuilt);
+    // Red twice: the stack, then its flaky retry.
+    let failed = (out.events.iter())
+        .filter(|e| matches!(e, Event::BatchFailed { .. }))
+        .count();
+    assert!(failed >= 1);
+    for commit in git(&env.repo(), &["rev-list", "main"]).lines() {
+        let show = |f: &str| git(&env.repo(), &["show", &format!("{commit}:{f}")]);
+        let files = git(&env.repo(), &["ls-tree", "--name-only", commit]);
+        let both = files.contains("B.txt") && files.contains("C.txt");
+        assert!(
+            !both || show("B.txt") != "x" || show("C.txt") != "x",
+            "{commit} is red"
+        );
+    }
+}
