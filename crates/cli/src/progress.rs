@@ -633,6 +633,7 @@ mod tests {
                 ticket: "T6".into(),
                 pool: None,
                 wait_ms: 1500,
+                retry_after_ms: None,
                 until: None,
                 reason: "429".into(),
             },

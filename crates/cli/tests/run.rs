@@ -468,25 +468,136 @@ fn a_claude_run_gives_gemini_hinted_tickets_claudes_model_and_says_so() {
     }
 }
 
+/// `preflight` of the routed plan with `--agent claude`.
+const CLAUDE_PREFLIGHT: &[&str] = &[
+    "preflight",
+    "plan.json",
+    "--repo",
+    "repo",
+    "--agent",
+    "claude",
+];
+
 #[test]
 fn preflight_fails_naming_a_ticket_the_agents_family_has_no_model_for() {
     let env = routed_env(true);
-    let out = env.planwright(&[
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "claude",
-    ]);
+    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
+    let no_cheap = "[families.claude]\nmid = \"claude-sonnet-4-6\"\n";
+    write(
+        env.root(),
+        "planwright.toml",
+        &format!("{config}{no_cheap}"),
+    );
+    let out = env.planwright(CLAUDE_PREFLIGHT);
     let stdout = text(&out.stdout);
     assert_ne!(out.status.code(), Some(0), "{stdout}");
-    let error = "routing: ticket C: the routing table has no claude model of tier `cheap`";
+    let error = "routing: ticket C: the family table has no claude model of tier `cheap`";
     assert!(stdout.contains(error), "{stdout}");
     assert!(
         stdout.contains("routing: B -> claude -> claude-sonnet-4-6"),
         "{stdout}"
     );
+}
+
+/// A gemini CLI that writes its command line into the ticket's file and
+/// prints Gemini CLI's `json` result.
+const ECHOING_GEMINI: &str = r#"#!/bin/sh
+printf 'gemini %s\n' "$*" > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
+cat > /dev/null
+cat <<'EOF'
+{"session_id": "g1", "response": "Done.", "stats": {"models": {"gemini-3.1-pro-low": {"tokens": {"prompt": 10, "candidates": 5, "cached": 0}}}}}
+EOF
+"#;
+
+/// `[agents]` sends each ticket to its family's CLI, each with a model of
+/// its own family; `--agent` takes precedence and sends all to one.
+#[test]
+fn agents_send_each_family_to_its_cli_and_the_agent_flag_takes_precedence() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = routed_env(true);
+    write(env.root(), "bin/gemini", ECHOING_GEMINI);
+    let gemini = env.root().join("bin/gemini");
+    std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(
+        env.root(),
+        "planwright.toml",
+        "[agents]\nclaude = \"claude\"\ngemini = \"gemini\"\n",
+    );
+    let path = format!(
+        "{}:{}",
+        env.root().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let planwright = |args: &[&str]| {
+        env.command()
+            .env("PATH", &path)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let dry = planwright(&["run", "plan.json", "--repo", "repo", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    let (stdout, stderr) = (text(&dry.stdout), text(&dry.stderr));
+    for route in [
+        "  A -> gemini -> gemini-3.1-pro-low\n",
+        "  B -> claude -> claude-sonnet-4-6\n",
+        "  C -> gemini -> gemini-3-flash\n",
+    ] {
+        assert!(stdout.contains(route), "{route}: {stdout}");
+    }
+    assert!(
+        !stderr.contains("routing:"),
+        "every hint is honoured: {stderr}"
+    );
+    let out = planwright(&["run", "plan.json", "--repo", "repo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let a = git(&env.repo(), &["show", "main:a.txt"]);
+    assert!(
+        a.starts_with("gemini ") && a.contains("-m gemini-3.1-pro-low") && !a.contains("claude"),
+        "{a}"
+    );
+    let c = git(&env.repo(), &["show", "main:c.txt"]);
+    assert!(
+        c.contains("-m gemini-3-flash") && !c.contains("claude"),
+        "{c}"
+    );
+    let b = git(&env.repo(), &["show", "main:b.txt"]);
+    assert!(
+        b.contains("--model claude-sonnet-4-6") && !b.contains("gemini"),
+        "{b}"
+    );
+    let one = planwright(CLAUDE_PREFLIGHT);
+    let stdout = text(&one.stdout);
+    assert_eq!(one.status.code(), Some(0), "{stdout}");
+    let c = "routing: C -> claude -> claude-haiku-4-5: its pool hint `gemini` cannot run on the `claude` CLI";
+    assert!(stdout.contains(c), "{stdout}");
+}
+
+/// A ticket no `[agents]` entry serves, with no `[agent] name`, fails
+/// preflight naming it; an entry of another family's adapter is refused.
+#[test]
+fn agents_that_leave_a_ticket_without_an_agent_or_mismatch_a_family_are_refused() {
+    let env = routed_env(false);
+    write(
+        env.root(),
+        "planwright.toml",
+        "[agents]\nclaude = \"claude\"\n",
+    );
+    let out = env.planwright(&["preflight", "plan.json", "--repo", "repo"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let error = "routing: ticket A: no agent of `[agents]` runs its model family";
+    assert!(stdout.contains(error), "{stdout}");
+    write(
+        env.root(),
+        "planwright.toml",
+        "[agents]\ngemini = \"claude\"\n",
+    );
+    let out = env.planwright(&["preflight", "plan.json", "--repo", "repo"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let refused = "`[agents] gemini = \"claude\"`: the `claude` adapter runs only claude models";
+    assert!(stderr.contains(refused), "{stderr}");
 }
 
 #[test]

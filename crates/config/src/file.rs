@@ -8,7 +8,7 @@ use crate::budget::BudgetSettings;
 use crate::duration::DurationSetting;
 use crate::network::{AgentNetwork, HostPort};
 use crate::prices::Prices;
-use planwright_plan::routing::Routing;
+use planwright_plan::routing::{FamilyModels, Routing};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -20,6 +20,14 @@ pub struct Config {
     /// `[routing]`: tier x pool hint -> candidate models, and model pool caps.
     #[serde(default)]
     pub routing: Routing,
+    /// `[families]`: the model each family's CLI gets per tier when a
+    /// ticket's pool hint leaves it none of its family (rows it names
+    /// replace the default's).
+    #[serde(default)]
+    pub families: BTreeMap<String, FamilyModels>,
+    /// `[agents]`: model family -> the agent that runs its tickets.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentsEntry>,
     /// `[commands]`: the codeboost `cmd` allowlist.
     #[serde(default)]
     pub commands: Commands,
@@ -310,6 +318,56 @@ pub struct Agent {
     /// base set and its adapter's own (`NAME`, or `PREFIX_*`).
     #[serde(default)]
     pub env: Vec<String>,
+}
+
+/// One entry of `[agents]`: `gemini = "gemini"`, or
+/// `gemini = { adapter = "acp", cmd = "gemini --acp" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsEntry {
+    /// The agent, as `[agent] name` takes it.
+    pub adapter: String,
+    /// The command of a `cmd` or `acp` agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd: Option<String>,
+}
+
+/// How an [`AgentsEntry`] may be written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentsTable {
+    adapter: String,
+    #[serde(default)]
+    cmd: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for AgentsEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = AgentsEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an agent name (`\"claude\"`) or a table `{ adapter = \"acp\", cmd = \"gemini --acp\" }`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<AgentsEntry, E> {
+                Ok(AgentsEntry {
+                    adapter: v.to_string(),
+                    cmd: None,
+                })
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                m: M,
+            ) -> Result<AgentsEntry, M::Error> {
+                let t = AgentsTable::deserialize(serde::de::value::MapAccessDeserializer::new(m))?;
+                Ok(AgentsEntry {
+                    adapter: t.adapter,
+                    cmd: t.cmd,
+                })
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 /// `[commands]`: the codeboost command allowlist, `allow = [["cargo", "test"]]`.

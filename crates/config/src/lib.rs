@@ -20,10 +20,10 @@ mod settings;
 
 pub use budget::{BudgetSettings, TicketBudget};
 pub use duration::{parse_duration, DurationSetting};
-pub use file::{Config, CounterfactualMode, RetryFrom, SandboxMode};
+pub use file::{AgentsEntry, Config, CounterfactualMode, RetryFrom, SandboxMode};
 pub use network::{AgentNetwork, HostPort};
 pub use parse::{ConfigError, Deprecation, Parsed, RENAMED};
-pub use planwright_plan::routing::{Model, Routing, DEFAULT_TIER, TIERS};
+pub use planwright_plan::routing::{Families, FamilyModels, Model, Routing, DEFAULT_TIER, TIERS};
 pub use prices::{Price, Prices};
 pub use resolve::{
     gate_from_argv, parse_gate, AgentFlags, Env, RunFlags, SettingsError, ValidationFlags,
@@ -32,8 +32,8 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, ConfigSource, ContainSettings, GateSettings, MergeSettings,
-    ReviewSettings, RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, GateSettings,
+    MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
 };
 
 /// The configuration file's name, wherever it is looked for.

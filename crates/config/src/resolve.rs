@@ -9,8 +9,8 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, ContainSettings, GateSettings, MergeSettings, ReviewSettings,
-    RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, GateSettings, MergeSettings,
+    ReviewSettings, RunSettings, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;
@@ -144,6 +144,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         workspace: workspace(file),
         contain: sandbox(file, env),
         routing: file.routing.clone(),
+        families: families(file),
         beyond: review(file),
         budget: budget(file),
         overlaps: None,
@@ -316,6 +317,51 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
             env: env.clone(),
         },
     })
+}
+
+/// The family table: the default's rows, with those `[families]` names
+/// in their place.
+pub fn families(file: &Config) -> planwright_plan::routing::Families {
+    planwright_plan::routing::Families::default().with(&file.families)
+}
+
+/// The agents of a run: the one `--agent` or `--agent-cmd` names alone
+/// (they take precedence over `[agents]`); else `[agents]`'s, one per
+/// family, with `[agent]`'s (when it names one) for the tickets no entry
+/// serves; else `[agent]`'s alone. An entry gets `[agent]`'s `isolate`,
+/// `env` and `[prices]`, never its `model`, `args` or `program`, which are
+/// one CLI's.
+pub fn agents(flags: AgentFlags, file: &Config) -> Result<AgentsSpec, SettingsError> {
+    let flagged = flags.name.is_some() || flags.cmd.is_some();
+    if flagged || file.agents.is_empty() {
+        return Ok(AgentsSpec {
+            run: Some(agent(flags, file)?),
+            by_family: Vec::new(),
+        });
+    }
+    let run = match agent(flags, file) {
+        Ok(spec) => Some(spec),
+        Err(SettingsError::NoAgent) => None,
+        Err(e) => return Err(e),
+    };
+    let by_family = file
+        .agents
+        .iter()
+        .map(|(family, entry)| {
+            let spec = AgentSpec {
+                name: entry.adapter.clone(),
+                options: AgentOptions {
+                    cmd: entry.cmd.clone(),
+                    isolate: file.agent.isolate.unwrap_or(defaults::ISOLATE),
+                    prices: file.prices.clone(),
+                    env: file.agent.env.clone(),
+                    ..AgentOptions::default()
+                },
+            };
+            (family.clone(), spec)
+        })
+        .collect();
+    Ok(AgentsSpec { run, by_family })
 }
 
 /// `[review]` and `[counterfactuals]`. The reviewer is an agent of its own,

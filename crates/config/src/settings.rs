@@ -9,7 +9,7 @@ use crate::network::{AgentNetwork, HostPort};
 use crate::prices::Prices;
 use planwright_plan::model::Gate;
 use planwright_plan::overlap::Overlap;
-use planwright_plan::routing::Routing;
+use planwright_plan::routing::{Families, Routing};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,6 +64,9 @@ pub struct RunSettings {
     pub contain: ContainSettings,
     /// Model pools and caps.
     pub routing: Routing,
+    /// The model each family's CLI gets per tier when a ticket's pool hint
+    /// leaves it none (planwright's own table; validation never reads it).
+    pub families: Families,
     /// Review passes and counterfactuals, after the gates.
     pub beyond: ReviewSettings,
     /// Ceilings on cost and tokens, for the run and each ticket.
@@ -133,6 +136,7 @@ impl RunSettings {
             },
             contain: ContainSettings::default(),
             routing: Routing::default(),
+            families: Families::default(),
             beyond: ReviewSettings::default(),
             budget: BudgetSettings::default(),
             overlaps: None,
@@ -267,6 +271,15 @@ impl AgentSpec {
             },
         }
     }
+}
+
+/// The agents of a run ([`crate::resolve::agents`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentsSpec {
+    /// The run's agent: the tickets no `[agents]` entry serves go to it.
+    pub run: Option<AgentSpec>,
+    /// `[agents]`: family -> its agent, in the order of the families' names.
+    pub by_family: Vec<(String, AgentSpec)>,
 }
 
 /// How review passes and counterfactuals run (`[review]`,

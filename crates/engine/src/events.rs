@@ -137,6 +137,11 @@ pub enum Event {
         pool: Option<String>,
         /// How long the pool (or ticket) waits, in milliseconds.
         wait_ms: u64,
+        /// The reset the agent named, in milliseconds, before the pause's
+        /// bounds (at least the backoff, at most `[agent] max_pause`)
+        /// made `wait_ms` of it; none when it named none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
         /// When the pool may be probed again (RFC 3339), for pools.
         #[serde(skip_serializing_if = "Option::is_none")]
         until: Option<String>,
@@ -656,6 +661,7 @@ mod tests {
                 ticket: t(),
                 pool: Some("p".into()),
                 wait_ms: 60_000,
+                retry_after_ms: Some(30_000),
                 until: Some("2026-12-01T15:00:00Z".into()),
                 reason: "429".into(),
             },

@@ -59,7 +59,7 @@ fn try_run(
         s.clone(),
         Default::default(),
         &[],
-        agent.as_ref(),
+        &agent::Agents::from(agent),
     )
     .map_err(|f| {
         // What `run` refuses with exit 3 (preflight's git-config check), as
@@ -73,7 +73,7 @@ fn try_run(
             None => panic!("preflight failed: {:?}", f.checks),
         }
     })?;
-    let executor = session.local_executor(agent);
+    let executor = session.local_executor();
     let summary = run(
         session,
         executor,

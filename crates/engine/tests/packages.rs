@@ -455,7 +455,7 @@ fn a_set_up_failing_on_the_base_commit_is_a_preflight_error_with_the_tools_messa
         s,
         Default::default(),
         &[],
-        agent.as_ref(),
+        &planwright_engine::agent::Agents::from(std::sync::Arc::from(agent)),
     )
     .err()
     .expect("preflight refuses");

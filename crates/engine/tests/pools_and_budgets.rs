@@ -67,7 +67,7 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
         "one strike, yet no strike was used"
     );
     assert!(out.events.iter().any(
-        |e| matches!(e, Event::PoolPaused { ticket, wait_ms: 10, reason, .. } if ticket == "A" && reason.contains("429"))
+        |e| matches!(e, Event::PoolPaused { ticket, wait_ms: 10, retry_after_ms: Some(10), reason, .. } if ticket == "A" && reason.contains("429"))
     ));
     let attempts = stored_attempts(&env, "A");
     assert_eq!(attempts.len(), 2);

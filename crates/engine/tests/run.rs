@@ -1,7 +1,7 @@
 //! End-to-end runs of the engine on temporary repositories.
 #![forbid(unsafe_code)]
 
-use planwright_engine::agent;
+use planwright_engine::agent::{self, Agents};
 use planwright_engine::Event;
 use planwright_engine::FailureKind;
 use planwright_engine::Resume;
@@ -695,23 +695,23 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")]))]}));
     let mut s = settings();
     s.workspace.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
-    let agent = sh_agent(&env, "#!/bin/sh\n", "{worktree}");
+    let agents = Agents::from(Arc::from(sh_agent(&env, "#!/bin/sh\n", "{worktree}")));
     // `planwright preflight` says what `run` would.
     let alone = planwright_engine::preflight(
         &env.repo(),
         &plan,
         &[],
         &[],
-        agent.as_ref(),
+        &agents,
         &s.contain,
         &s.workspace,
         &s.beyond,
         &s.routing,
+        &s.families,
     );
-    let failed =
-        planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], agent.as_ref())
-            .err()
-            .expect("preflight refuses");
+    let failed = planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
+        .err()
+        .expect("preflight refuses");
     let copy_checks = |checks: &[planwright_engine::Check]| {
         checks
             .iter()
@@ -1062,16 +1062,18 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
     let mut s = settings();
     s.extra_gates = vec![planwright_config::gate_from_argv(&["true".to_string()])];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    let agent: Arc<dyn agent::Agent> = Arc::from(agent);
     let checks = planwright_engine::preflight(
         &env.repo(),
         &plan,
         &s.extra_gates,
         &[],
-        agent.as_ref(),
+        &Agents::from(agent.clone()),
         &s.contain,
         &s.workspace,
         &s.beyond,
         &s.routing,
+        &s.families,
     );
     let warned: Vec<&str> = (checks.iter())
         .filter(|c| c.check == "checks")
@@ -1081,7 +1083,7 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
         warned,
         ["1 codeboost `check` item will not be judged: no reviewer is configured, so agents get them as guidance only and only gates decide"]
     );
-    let out = run_with(&env, &plan, &s, agent);
+    let out = run_resume(&env, &plan, &s, agent, Resume::default());
     assert_eq!(out.summary.merged, ["P1"], "{:?}", out.summary);
     let prompt = std::fs::read_to_string(
         env.repo()

@@ -66,34 +66,54 @@ impl Routing {
     }
 
     /// The models a ticket of `tier` with `pool_hint` may run on with a CLI
-    /// that runs only `family`'s models (`None`: a CLI of any family). When
-    /// the hint leaves none of that family, the family's models of the same
-    /// tier, and `honoured` is false; empty when the family has none.
-    pub fn for_family(&self, tier: &str, pool_hint: &str, family: Option<&str>) -> FamilyRoute<'_> {
-        let hinted = self.candidates(tier, pool_hint);
+    /// that runs only `family`'s models (`None`: a CLI of any family): the
+    /// hint's candidates of that family, else the family's model of the
+    /// tier in `families` (empty when it has none), `honoured` then saying
+    /// whether the hint accepts the family at all.
+    pub fn for_family(
+        &self,
+        families: &Families,
+        tier: &str,
+        pool_hint: &str,
+        family: Option<&str>,
+    ) -> FamilyRoute {
+        let hinted = self.candidates(tier, pool_hint).into_iter().cloned();
         let Some(family) = family else {
             return FamilyRoute {
-                models: hinted,
+                models: hinted.collect(),
                 honoured: true,
             };
         };
-        let of_family = |m: &&Model| m.family == family;
-        let kept: Vec<&Model> = hinted.into_iter().filter(of_family).collect();
+        let kept: Vec<Model> = hinted.filter(|m| m.family == family).collect();
         if !kept.is_empty() {
             return FamilyRoute {
                 models: kept,
                 honoured: true,
             };
         }
-        let models = self
-            .candidates(tier, "auto")
+        let models = families
+            .model(family, tier)
+            .map(|name| model(name, family, &[tier], self.pool_of(name).unwrap_or(family)))
             .into_iter()
-            .filter(of_family)
             .collect();
         FamilyRoute {
             models,
-            honoured: false,
+            honoured: self.accepts(pool_hint, family),
         }
+    }
+
+    /// Whether `pool_hint` accepts `family`'s models.
+    pub fn accepts(&self, pool_hint: &str, family: &str) -> bool {
+        pool_hint == "auto"
+            || self
+                .hints
+                .get(pool_hint)
+                .is_some_and(|f| f.iter().any(|f| f == family))
+    }
+
+    /// The families `pool_hint` accepts, in order (`auto`: none named).
+    pub fn hint_families(&self, pool_hint: &str) -> &[String] {
+        self.hints.get(pool_hint).map_or(&[], Vec::as_slice)
     }
 
     /// The family of `model` in this table, if it lists it.
@@ -102,6 +122,14 @@ impl Routing {
             .iter()
             .find(|m| m.name == model)
             .map(|m| m.family.as_str())
+    }
+
+    /// The pool of `model` in this table, if it lists it.
+    pub fn pool_of(&self, model: &str) -> Option<&str> {
+        self.models
+            .iter()
+            .find(|m| m.name == model)
+            .map(|m| m.pool.as_str())
     }
 
     /// Whether `hint` is a pool hint this table knows.
@@ -119,11 +147,96 @@ impl Routing {
 
 /// What [`Routing::for_family`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FamilyRoute<'a> {
+pub struct FamilyRoute {
     /// The candidates, in order of preference.
-    pub models: Vec<&'a Model>,
+    pub models: Vec<Model>,
     /// Whether they are the ticket's pool hint's (else the family's own).
     pub honoured: bool,
+}
+
+/// Planwright's own table, apart from agb's [`Routing`]: the one model a
+/// CLI of each family gets for a tier when a ticket's pool hint leaves it
+/// none of its family (`--agent claude` on a `pool_hint: gemini` ticket).
+/// Plan validation never reads it, so it can give every family a model of
+/// every tier without changing which agb plans validate. `[families]` in
+/// `planwright.toml` replaces the rows it names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Families(pub BTreeMap<String, FamilyModels>);
+
+/// One family's row of [`Families`]: its model per tier.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyModels {
+    /// The `cheap` tier's model.
+    pub cheap: Option<String>,
+    /// The `mid` tier's model.
+    pub mid: Option<String>,
+    /// The `frontier` tier's model.
+    pub frontier: Option<String>,
+}
+
+impl FamilyModels {
+    /// The model of `tier`, if the row has one.
+    pub fn of(&self, tier: &str) -> Option<&str> {
+        match tier {
+            "cheap" => self.cheap.as_deref(),
+            "mid" => self.mid.as_deref(),
+            "frontier" => self.frontier.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn all(&self) -> impl Iterator<Item = &str> {
+        TIERS.iter().filter_map(|t| self.of(t))
+    }
+}
+
+impl Default for Families {
+    fn default() -> Self {
+        let row = |cheap: &str, mid: &str, frontier: &str| FamilyModels {
+            cheap: Some(cheap.into()),
+            mid: Some(mid.into()),
+            frontier: Some(frontier.into()),
+        };
+        Families(BTreeMap::from([
+            (
+                "claude".into(),
+                row("claude-haiku-4-5", "claude-sonnet-4-6", "claude-opus-4-6"),
+            ),
+            (
+                "gemini".into(),
+                row(
+                    "gemini-3-flash",
+                    "gemini-3.1-pro-low",
+                    "gemini-3.1-pro-high",
+                ),
+            ),
+            ("gpt".into(), row("gpt-5.4-mini", "gpt-5.4", "gpt-5.5")),
+        ]))
+    }
+}
+
+impl Families {
+    /// `family`'s model of `tier`, if it has one.
+    pub fn model(&self, family: &str, tier: &str) -> Option<&str> {
+        self.0.get(family)?.of(tier)
+    }
+
+    /// The family whose row names `model`, if one does.
+    pub fn family_of(&self, model: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(_, row)| row.all().any(|m| m == model))
+            .map(|(family, _)| family.as_str())
+    }
+
+    /// This table with `rows` in place of the rows of the same families.
+    pub fn with(mut self, rows: &BTreeMap<String, FamilyModels>) -> Families {
+        self.0
+            .extend(rows.iter().map(|(f, row)| (f.clone(), row.clone())));
+        self
+    }
 }
 
 fn model(name: &str, family: &str, tiers: &[&str], pool: &str) -> Model {
@@ -188,41 +301,67 @@ fn default_caps() -> BTreeMap<String, u32> {
 mod tests {
     use super::*;
 
+    fn names(f: FamilyRoute) -> (Vec<String>, bool) {
+        (f.models.into_iter().map(|m| m.name).collect(), f.honoured)
+    }
+
     #[test]
     fn a_family_gets_its_own_model_of_the_tier_when_the_hint_names_another() {
-        let r = Routing::default();
-        let names = |f: FamilyRoute<'_>| -> (Vec<String>, bool) {
-            (
-                f.models.iter().map(|m| m.name.clone()).collect(),
-                f.honoured,
-            )
-        };
+        let (r, f) = (Routing::default(), Families::default());
+        let route = |tier, hint, family| names(r.for_family(&f, tier, hint, family));
         assert_eq!(
-            names(r.for_family("mid", "gemini", Some("claude"))),
+            route("mid", "gemini", Some("claude")),
             (vec!["claude-sonnet-4-6".to_string()], false)
         );
         assert_eq!(
-            names(r.for_family("mid", "gemini", Some("gemini"))),
+            route("mid", "gemini", Some("gemini")),
             (vec!["gemini-3.1-pro-low".to_string()], true)
         );
         assert_eq!(
-            names(r.for_family("cheap", "gemini", Some("claude"))),
-            (vec![], false),
-            "claude has no cheap model"
+            route("cheap", "gemini", Some("claude")),
+            (vec!["claude-haiku-4-5".to_string()], false),
+            "agb's table has no cheap claude model; the family table has"
         );
         assert_eq!(
-            names(r.for_family("frontier", "auto", Some("claude"))).0,
-            ["claude-sonnet-4-6", "claude-opus-4-6-thinking"]
+            route("frontier", "auto", Some("claude")).0,
+            ["claude-sonnet-4-6", "claude-opus-4-6-thinking"],
+            "a hint that leaves the family candidates keeps agb's"
         );
+        assert_eq!(route("mid", "gemini", None).0, ["gemini-3.1-pro-low"]);
         assert_eq!(
-            names(r.for_family("mid", "gemini", None)).0,
-            ["gemini-3.1-pro-low"]
+            route("cheap", "claude-gpt", Some("gpt")),
+            (vec!["gpt-5.4-mini".to_string()], true),
+            "the hint accepts gpt, which agb's table has no model of"
         );
+        let none = Families::default().with(&BTreeMap::from([(
+            "claude".to_string(),
+            FamilyModels::default(),
+        )]));
+        assert_eq!(
+            names(r.for_family(&none, "cheap", "gemini", Some("claude"))),
+            (vec![], false)
+        );
+    }
+
+    #[test]
+    fn a_fallback_model_counts_against_its_pool_in_agbs_table_else_its_familys() {
+        let (r, f) = (Routing::default(), Families::default());
+        let pool = |tier, family| {
+            r.for_family(&f, tier, "gpt-oss", Some(family)).models[0]
+                .pool
+                .clone()
+        };
+        assert_eq!(pool("cheap", "gemini"), "gemini-flash");
+        assert_eq!(pool("frontier", "claude"), "claude");
+        assert_eq!(pool("mid", "gpt"), "gpt");
+        assert_eq!(f.family_of("gpt-5.5"), Some("gpt"));
+        assert_eq!(f.family_of("claude-sonnet-4-6"), Some("claude"));
+        assert_eq!(f.family_of("llama"), None);
     }
 
     /// docs/agents.md's table of the model each family's CLI gets per tier.
     #[test]
-    fn the_docs_table_is_the_default_table() {
+    fn the_docs_table_is_the_default_family_table() {
         let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/agents.md"));
         let rows: Vec<Vec<&str>> = doc
             .lines()
@@ -232,17 +371,12 @@ mod tests {
             .take_while(|l| l.starts_with('|'))
             .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
             .collect();
-        let r = Routing::default();
-        let mut families: Vec<&str> = r.models.iter().map(|m| m.family.as_str()).collect();
-        families.dedup();
-        let expected: Vec<Vec<String>> = families
+        let expected: Vec<Vec<String>> = Families::default()
+            .0
             .iter()
-            .map(|f| {
-                let cells = TIERS.iter().map(|t| {
-                    let first = r.for_family(t, "auto", Some(f)).models.first().copied();
-                    first.map_or("—".to_string(), |m| m.name.clone())
-                });
-                std::iter::once(f.to_string()).chain(cells).collect()
+            .map(|(family, row)| {
+                let cells = TIERS.iter().map(|t| row.of(t).unwrap_or("—").to_string());
+                std::iter::once(family.clone()).chain(cells).collect()
             })
             .collect();
         assert_eq!(rows, expected);

@@ -46,6 +46,7 @@ fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
         message: format!("{ticket}: the work\n\nPlanwright-Ticket: {ticket}\n"),
         files: env.tmp.path().join("files").join(ticket),
         agent_timeout: Some(std::time::Duration::from_secs(60)),
+        agent: None,
         model: None,
         budget_usd: None,
         candidate_ref: format!("refs/planwright/candidates/{ticket}"),

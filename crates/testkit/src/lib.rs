@@ -168,10 +168,10 @@ pub fn run_resume(
         settings.clone(),
         resume,
         &[],
-        agent.as_ref(),
+        &agent::Agents::from(agent),
     )
     .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
-    let executor = session.local_executor(agent);
+    let executor = session.local_executor();
     let summary = run(
         session,
         executor,

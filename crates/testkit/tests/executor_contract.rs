@@ -3,7 +3,7 @@
 
 #![forbid(unsafe_code)]
 
-use planwright_engine::agent::Agent;
+use planwright_engine::agent::{Agent, Agents};
 use planwright_engine::process::Cancel;
 use planwright_engine::Executor;
 use planwright_engine::Recorder;
@@ -32,14 +32,14 @@ fn the_local_executor_keeps_the_contract() {
             settings(),
             Resume::default(),
             &[],
-            agent.as_ref(),
+            &Agents::from(agent),
         )
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
         // What `run` sets up before its first attempt.
         std::fs::create_dir_all(session.repo().state_dir()).unwrap();
         session.repo().ensure_excluded().unwrap();
         session.repo().ensure_own_git(&[]).unwrap();
-        session.local_executor(agent)
+        session.local_executor()
     });
 }
 
@@ -71,7 +71,7 @@ fn a_run_through_an_executor_that_fetches_its_candidates_merges_them() {
         settings(),
         Resume::default(),
         &[],
-        agent.as_ref(),
+        &Agents::from(agent.clone()),
     )
     .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
     let events = Arc::new(Mutex::new(Vec::new()));

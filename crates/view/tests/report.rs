@@ -115,6 +115,7 @@ fn write_log(repo: &Repo) {
             ticket: t(),
             pool: Some("anthropic".into()),
             wait_ms: 10,
+            retry_after_ms: None,
             until: None,
             reason: "429".into(),
         },

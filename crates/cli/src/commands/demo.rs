@@ -3,7 +3,7 @@
 use super::run::{cancel_on_signals, engine_error, finish_with, preflight_failed, reporters};
 use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
-use planwright_engine::agent;
+use planwright_engine::agent::{self, Agents};
 use planwright_engine::Git;
 use planwright_engine::{prepare_demo, Resume};
 use std::sync::Arc;
@@ -64,10 +64,10 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
         settings,
         Resume::default(),
         &[],
-        agent.as_ref(),
+        &Agents::from(Arc::<dyn agent::Agent>::from(agent)),
     )
     .map_err(|f| preflight_failed(&f.checks, global))?;
-    let executor = session.local_executor(Arc::from(agent));
+    let executor = session.local_executor();
     let summary = planwright_engine::run(
         session,
         executor,

@@ -1,6 +1,6 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
-use super::run::{agent, extra_gates, repo_dir, EngineArgs};
+use super::run::{agents, extra_gates, repo_dir, EngineArgs};
 use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
@@ -50,18 +50,19 @@ pub fn print(checks: &[Check], global: &Global) {
 pub fn run(args: Args, global: &Global) -> CliResult {
     let Loaded { plan, config, .. } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let agent = agent(&args.engine, &config)?;
+    let agents = agents(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let checks = preflight(
         &repo_dir,
         &plan,
         &gates,
         &config.commands.allow,
-        agent.as_ref(),
+        &agents,
         &resolve::sandbox(&config, &settings::env()),
         &resolve::workspace(&config),
         &resolve::review(&config),
         &config.routing,
+        &resolve::families(&config),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

@@ -5,7 +5,7 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{progress, settings, Global, Output};
 use planwright_config::resolve::{self, AgentFlags, RunFlags};
 use planwright_config::{Config, RunSettings};
-use planwright_engine::agent::{self, Agent};
+use planwright_engine::agent::{self, Agent, Agents};
 use planwright_engine::process::Cancel;
 use planwright_engine::Check;
 use planwright_engine::EngineError;
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 fn agent_help() -> String {
     format!(
-        "The agent: {} (default: `[agent] name`, else `cmd` when `--agent-cmd` is given).",
+        "The agent: {} (default: `[agents]`, one per model family, with `[agent] name` for the tickets none serves; else `[agent] name`, else `cmd` when `--agent-cmd` is given). It runs every ticket: `[agents]` is then not read.",
         agent::agent_names()
     )
 }
@@ -111,9 +111,15 @@ pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliE
     resolve::extra_gates(args.gate.clone(), config).map_err(settings::settings_error)
 }
 
-/// The agent the flags and configuration name.
-pub fn agent(args: &EngineArgs, config: &Config) -> Result<Arc<dyn Agent>, CliError> {
-    agent_from(args.agent.as_deref(), args.agent_cmd.as_deref(), config)
+/// The agents the flags and configuration name: `--agent` (or
+/// `--agent-cmd`) alone, else `[agents]` with `[agent]`, else `[agent]`.
+pub fn agents(args: &EngineArgs, config: &Config) -> Result<Agents, CliError> {
+    let flags = AgentFlags {
+        name: args.agent.clone(),
+        cmd: args.agent_cmd.clone(),
+    };
+    let spec = resolve::agents(flags, config).map_err(settings::settings_error)?;
+    Agents::build(&spec).map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// The agent named by `--agent` and `--agent-cmd`, else by `[agent]`.
@@ -296,7 +302,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
     run_settings.config_source = config_source;
-    let agent = agent(&args.engine, &config)?;
+    let agents = agents(&args.engine, &config)?;
     let resume = Resume {
         new_run: args.new_run,
         rerun: args.rerun.clone(),
@@ -308,14 +314,14 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         run_settings,
         resume,
         &config.commands.allow,
-        agent.as_ref(),
+        &agents,
     )
     .map_err(|f| preflight_failed(&f.checks, global))?;
     warn_checks(session.checks(), global);
     if args.dry_run {
         return dry_run(&session, global);
     }
-    let executor = session.local_executor(agent);
+    let executor = session.local_executor();
     let cancel = cancel_on_signals();
     let summary = planwright_engine::run(
         session,

@@ -44,10 +44,10 @@ impl Demo {
             settings,
             Default::default(),
             &[],
-            agent.as_ref(),
+            &agent::Agents::from(Arc::<dyn agent::Agent>::from(agent)),
         )
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
-        let executor = session.local_executor(Arc::from(agent));
+        let executor = session.local_executor();
         planwright_engine::run(session, executor, vec![], &Cancel::default()).unwrap();
         let cli = Cli::with_home(BIN, &tmp.path().join("home"));
         Demo { tmp, cli }

@@ -227,3 +227,19 @@ fn the_network_keys_parse_and_a_bad_allow_entry_says_where_and_how() {
         "{err}"
     );
 }
+
+#[test]
+fn agents_and_families_refuse_what_they_do_not_know_naming_the_place() {
+    let err =
+        refusal("[agents]\ngemini = { adapter = 'acp', command = 'gemini --acp' }\n").to_string();
+    assert!(err.contains("command") && err.contains("line 2"), "{err}");
+    let err = refusal("[agents]\ngemini = 3\n").to_string();
+    assert!(
+        err.contains("an agent name") && err.contains("adapter = \"acp\""),
+        "{err}"
+    );
+    let err = refusal("[agents]\ngemini = { cmd = 'gemini --acp' }\n").to_string();
+    assert!(err.contains("adapter"), "{err}");
+    let err = refusal("[families.claude]\ncheep = 'claude-haiku-4-5'\n").to_string();
+    assert!(err.contains("cheep") && err.contains("frontier"), "{err}");
+}

@@ -295,3 +295,64 @@ fn validation_takes_flags_env_and_the_file() {
     assert!(o.routing.knows_hint("mine"));
     assert_eq!(Options::default().routing, Config::default().routing);
 }
+
+#[test]
+fn agents_maps_families_and_the_agent_flag_takes_precedence() {
+    let file = parse(
+        "[agent]\nname = 'opencode'\nmodel = 'm'\nargs = ['-x']\nisolate = false\nenv = ['K']\n\
+         [agents]\nclaude = 'claude'\ngemini = { adapter = 'acp', cmd = 'gemini --acp' }\n",
+    );
+    let spec = resolve::agents(AgentFlags::default(), &file).unwrap();
+    assert_eq!(spec.run.as_ref().map(|s| s.name.as_str()), Some("opencode"));
+    let entries: Vec<(&str, &str, Option<&str>)> = (spec.by_family.iter())
+        .map(|(f, s)| (f.as_str(), s.name.as_str(), s.options.cmd.as_deref()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("claude", "claude", None),
+            ("gemini", "acp", Some("gemini --acp"))
+        ]
+    );
+    let claude = &spec.by_family[0].1.options;
+    assert_eq!(
+        (claude.model.as_deref(), claude.args.len()),
+        (None, 0),
+        "one CLI's own"
+    );
+    assert_eq!(
+        (claude.isolate, claude.env.as_slice()),
+        (false, &["K".to_string()][..])
+    );
+    let flagged = AgentFlags {
+        name: Some("codex".into()),
+        cmd: None,
+    };
+    let one = resolve::agents(flagged, &file).unwrap();
+    assert_eq!(one.run.map(|s| s.name), Some("codex".to_string()));
+    assert!(
+        one.by_family.is_empty(),
+        "--agent takes precedence over [agents]"
+    );
+    let only = resolve::agents(AgentFlags::default(), &parse("[agents]\ngpt = 'codex'\n")).unwrap();
+    assert_eq!((only.run, only.by_family.len()), (None, 1));
+    assert_eq!(
+        resolve::agents(AgentFlags::default(), &Config::default()),
+        Err(SettingsError::NoAgent)
+    );
+}
+
+#[test]
+fn the_family_table_is_the_defaults_with_the_files_rows_in_place() {
+    let s = run(flags(), "[families.gpt]\nmid = 'gpt-5.3-codex'\n").unwrap();
+    assert_eq!(s.families.model("gpt", "mid"), Some("gpt-5.3-codex"));
+    assert_eq!(
+        s.families.model("gpt", "cheap"),
+        None,
+        "the row is replaced"
+    );
+    assert_eq!(
+        s.families.model("claude", "cheap"),
+        Some("claude-haiku-4-5")
+    );
+}

@@ -84,6 +84,7 @@ impl Cli for Aider {
                 ("AIDER_INPUT_HISTORY_FILE", "input.history"),
             ],
             seeds: vec![],
+            tunes: vec![],
         })
     }
 
@@ -155,7 +156,10 @@ impl StreamParser for AiderParser {
             .as_deref()
             .filter(|e| e.lines().any(is_limit_line))
             .map(|e| Limit::from_message(e.to_string(), now));
+        // Stopped (its time was up) while it waited to try the refused call again.
+        let retrying = limit.clone().filter(|_| waits_to_retry(&last));
         Parsed {
+            retrying,
             final_message,
             model: self.model.take(),
             usage: self.usage,
@@ -236,17 +240,32 @@ fn is_error_line(line: &str) -> bool {
 /// How aider's own sentences about a refusal by the provider begin.
 const AIDER_LIMITS: &[&str] = &[
     "the api provider has rate limited you",
+    "the api provider's servers are down or overloaded",
     "insufficient credits",
 ];
 
+/// litellm's exceptions for the provider's trouble: 429, 503 and 500.
+const LITELLM_TROUBLE: [&str; 3] = [
+    "litellm.RateLimitError",
+    "litellm.ServiceUnavailableError",
+    "litellm.InternalServerError",
+];
+
 /// Whether one of aider's error lines is the provider's refusal: litellm's
-/// rate-limit exception, aider's sentences about one, or litellm's
+/// exception for its trouble, aider's sentences about one, or litellm's
 /// exception carrying Anthropic's empty-balance message.
 fn is_limit_line(line: &str) -> bool {
     let l = line.trim_start();
-    l.starts_with("litellm.RateLimitError")
+    LITELLM_TROUBLE.iter().any(|e| l.starts_with(e))
         || limits::begins_with(l, AIDER_LIMITS)
         || (l.starts_with("litellm.") && l.contains("Your credit balance is too low"))
+}
+
+/// Whether aider's output ends in its wait before another try
+/// (`Retrying in 0.2 seconds...`).
+fn waits_to_retry(lines: &str) -> bool {
+    let last = lines.lines().rev().find(|l| !l.trim().is_empty());
+    last.is_some_and(|l| l.trim_start().starts_with("Retrying in "))
 }
 
 #[cfg(test)]
@@ -256,6 +275,21 @@ mod tests {
 
     fn parse(text: &str) -> Parsed {
         parse_output(AiderParser::default(), text.lines(), "", EPOCH)
+    }
+
+    #[test]
+    fn output_that_ends_while_aider_retries_a_refusal_is_retrying() {
+        let overloaded = "litellm.ServiceUnavailableError: ServiceUnavailableError: OpenAIException - The \nserver is overloaded. Please try again later.\nThe API provider's servers are down or overloaded.\nRetrying in 0.5 seconds...\n";
+        let p = parse(overloaded);
+        assert!(p.limit.is_some() && p.retrying.is_some(), "{p:?}");
+        let answered = format!("{overloaded}a.txt\nTokens: 24 sent, 7 received.\n");
+        let p = parse(&answered);
+        assert!(p.retrying.is_none() && p.limit.is_none(), "{p:?}");
+        let failing = "litellm.BadRequestError: OpenAIException - no such model\nRetrying in 0.5 seconds...\n";
+        assert!(
+            parse(failing).retrying.is_none(),
+            "not the provider's trouble"
+        );
     }
 
     #[test]

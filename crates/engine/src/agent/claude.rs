@@ -93,6 +93,7 @@ impl Cli for Claude {
                 Seed::copy(user.join("agents"), "agents"),
                 Seed::copy(user.join("commands"), "commands"),
             ],
+            tunes: vec![],
         })
     }
 }
@@ -121,10 +122,6 @@ const LIMITS: &[&str] = &[
     "api error: repeated 529",
     "credit balance is too low",
 ];
-
-/// The HTTP statuses of `api_error_status` (and of `api_retry` lines) that
-/// are the provider's refusal: rate limited, failing, overloaded.
-const LIMIT_STATUSES: [u64; 5] = [429, 500, 502, 503, 529];
 
 /// Reads Claude Code's stream-json (or json) output.
 #[derive(Debug, Default)]
@@ -166,7 +163,7 @@ impl StreamParser for ClaudeParser {
             Some("system") if text(&v, "subtype").as_deref() == Some("api_retry") => {
                 let status = v.get("error_status").and_then(Value::as_u64);
                 self.retry = status
-                    .filter(|s| LIMIT_STATUSES.contains(s))
+                    .filter(|s| limits::is_provider_status(*s))
                     .map(|s| (s, v.get("retry_delay_ms").and_then(Value::as_u64)));
             }
             Some("system") => {
@@ -280,8 +277,8 @@ impl ClaudeParser {
         }
         let message = error_message(v);
         let status = v.get("api_error_status").and_then(Value::as_u64);
-        let limited = status.is_some_and(|s| LIMIT_STATUSES.contains(&s))
-            || limits::begins_with(&message, LIMITS);
+        let limited =
+            status.is_some_and(limits::is_provider_status) || limits::begins_with(&message, LIMITS);
         self.verdict = Some(Verdict {
             message,
             limited,

@@ -115,7 +115,7 @@ impl Invocation<'_> {
 
 /// Where a CLI keeps its state, and which of the user's files a fresh
 /// per-slot state directory needs to work.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct StateLayout {
     /// Variables to set: name, and the folder under the slot home they
     /// point to (`""` is the home itself), made there.
@@ -124,6 +124,20 @@ pub struct StateLayout {
     pub files: Vec<(&'static str, &'static str)>,
     /// Files to bring over from the user's own state.
     pub seeds: Vec<Seed>,
+    /// Settings written over the seeded files (the CLI's retry knobs).
+    pub tunes: Vec<Tune>,
+}
+
+/// A setting planwright writes into a file of the slot home once it is
+/// seeded: the CLI's own retries cut short, so that it gives up well
+/// before the agent's time limit and planwright's pause takes over.
+#[derive(Debug, Clone, Copy)]
+pub struct Tune {
+    /// The file, relative to the slot home.
+    pub to: &'static str,
+    /// Its new content from the seeded one (`None`: there is none), or
+    /// `None` to leave it as it is (a file it cannot read safely).
+    pub edit: fn(Option<&[u8]>) -> Option<Vec<u8>>,
 }
 
 /// One file of the user's CLI state to make available in a slot home.
@@ -610,6 +624,9 @@ pub fn prepare_state(
     for (to, bytes) in kept {
         dir.replace(Path::new(to), &bytes, 0o600)?;
     }
+    for tune in &layout.tunes {
+        tune_file(&dir, tune)?;
+    }
     let mut vars = Vec::new();
     for (name, rel) in &layout.vars {
         let path = if rel.is_empty() {
@@ -625,6 +642,24 @@ pub fn prepare_state(
         vars.push((name.to_string(), path.display().to_string()));
     }
     Ok(vars)
+}
+
+/// Writes `tune` into its file under `home`, read and written beneath it
+/// (a seeded link is a credential, never a setting: it is left alone).
+fn tune_file(home: &Dir, tune: &Tune) -> Result<(), BeneathError> {
+    let to = Path::new(tune.to);
+    if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
+        home.create_dirs(parent)?;
+    }
+    let seeded = match home.entry(to)? {
+        Some(e) if e.kind == Kind::File => Some(home.read(to)?),
+        Some(_) => return Ok(()),
+        None => None,
+    };
+    match (tune.edit)(seeded.as_deref()) {
+        Some(bytes) => home.replace(to, &bytes, 0o600),
+        None => Ok(()),
+    }
 }
 
 /// The linked credentials of `layout` that the CLI replaced in `home` (in
@@ -888,6 +923,7 @@ mod tests {
                 Seed::copy(user.join("config.toml"), "config.toml"),
                 Seed::link(user.join("missing"), "missing"),
             ],
+            tunes: vec![],
         };
         let home = tmp.path().join("homes/slot-1/tool");
         let vars = prepare_state(&home, &layout).unwrap();
@@ -934,6 +970,7 @@ mod tests {
                 Seed::copy(user.join("settings.json"), "conf/settings.json"),
                 Seed::copy(user.join("agents"), "agents"),
             ],
+            tunes: vec![],
         };
         let slot = tmp.path().join("homes/slot-1");
         let home = slot.join("tool");

@@ -18,7 +18,7 @@
 //! (usage, running totals), `turn.failed`, `error`.
 
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
-use super::cli::{Seed, StateLayout, StreamParser};
+use super::cli::{Seed, StateLayout, StreamParser, Tune};
 use super::limits::{self, Now};
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
@@ -98,6 +98,10 @@ impl Cli for Codex {
                 Seed::link(user.join("auth.json"), "auth.json"),
                 Seed::copy(user.join("config.toml"), "config.toml"),
             ],
+            tunes: vec![Tune {
+                to: "config.toml",
+                edit: fewer_retries,
+            }],
         })
     }
 }
@@ -117,6 +121,37 @@ fn own_sandbox(ctx: &AttemptContext) -> &'static str {
     } else {
         "workspace-write"
     }
+}
+
+/// Codex's own retries, per model provider, at most these in a slot's
+/// `config.toml`: one retry of a request and of a stream, and a minute of
+/// silence ends a stream (its defaults, 4 and 5 retries of a stream idle
+/// for 5 minutes each, outlast a short agent time limit).
+pub const RETRIES: [(&str, i64); 3] = [
+    ("request_max_retries", 1),
+    ("stream_max_retries", 1),
+    ("stream_idle_timeout_ms", 60_000),
+];
+
+/// The seeded `config.toml` with [`RETRIES`] under the provider its
+/// `model_provider` names (a lower value of the user's is kept). Codex
+/// refuses a `[model_providers.openai]` table (its built-in providers
+/// cannot be overridden), so a config that selects none, or a built-in
+/// one, is left as it is; so is one that is not valid TOML.
+fn fewer_retries(seeded: Option<&[u8]>) -> Option<Vec<u8>> {
+    let mut config: toml::Table = std::str::from_utf8(seeded?).ok()?.parse().ok()?;
+    let id = config.get("model_provider")?.as_str()?.to_string();
+    let providers = config.get_mut("model_providers")?.as_table_mut()?;
+    let provider = providers.get_mut(&id)?.as_table_mut()?;
+    let mut changed = false;
+    for (key, most) in RETRIES {
+        let own = provider.get(key).and_then(toml::Value::as_integer);
+        if own.is_none_or(|n| n > most) {
+            provider.insert(key.into(), most.into());
+            changed = true;
+        }
+    }
+    changed.then(|| toml::to_string(&config).ok().map(String::into_bytes))?
 }
 
 /// The top-level `model = "..."` of a Codex `config.toml` (before its
@@ -184,7 +219,8 @@ impl StreamParser for CodexParser {
         let mut p = std::mem::take(&mut self.parsed);
         // The last turn's `turn.failed` message, when it is one of Codex's
         // own refusals (the reset time in "try again at 3:05 PM" is local).
-        if let Some(message) = p.failure.clone().filter(|m| limits::begins_with(m, LIMITS)) {
+        let refused = |m: &String| limits::begins_with(m, LIMITS) || provider_status(m).is_some();
+        if let Some(message) = p.failure.clone().filter(refused) {
             p.limit = Some(Limit::from_message(message, now));
         }
         p
@@ -192,13 +228,23 @@ impl StreamParser for CodexParser {
 }
 
 /// How Codex's refusals by its provider begin (lower case): the ChatGPT
-/// plan's usage limit, an exhausted API quota, and its retries of HTTP 429
-/// running out (codex-rs `error.rs`).
-const LIMITS: &[&str] = &[
-    "you've hit your usage limit",
-    "quota exceeded",
-    "exceeded retry limit, last status: 429",
-];
+/// plan's usage limit and an exhausted API quota (codex-rs `error.rs`).
+const LIMITS: &[&str] = &["you've hit your usage limit", "quota exceeded"];
+
+/// How Codex names an HTTP status in a failure (codex-rs `error.rs`):
+/// `unexpected status 503 Service Unavailable: ...` and, once its retries
+/// are spent, `exceeded retry limit, last status: 429 Too Many Requests`.
+const STATUS_PREFIXES: [&str; 2] = ["unexpected status ", "exceeded retry limit, last status: "];
+
+/// The status of a failure Codex names that is its provider's trouble
+/// ([`limits::PROVIDER_STATUSES`]).
+fn provider_status(message: &str) -> Option<u64> {
+    let message = message.trim_start();
+    let rest = STATUS_PREFIXES
+        .iter()
+        .find_map(|p| message.strip_prefix(p))?;
+    limits::leading_status(rest).filter(|s| limits::is_provider_status(*s))
+}
 
 /// `cached_input_tokens` is part of `input_tokens`.
 fn usage(u: &Value) -> Usage {
@@ -216,6 +262,75 @@ fn usage(u: &Value) -> Usage {
 mod tests {
     use super::*;
     use crate::agent::cli::{parse_output, EPOCH};
+
+    /// The slot's `config.toml` as seeding leaves it for a user whose own
+    /// is `user`.
+    fn seeded_config(user: &str) -> String {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("user");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), user).unwrap();
+        let var = |name: &str| (name == "CODEX_HOME").then(|| dir.display().to_string());
+        let layout = Codex.state(&var).unwrap();
+        let home = tmp.path().join("homes/slot-1/codex");
+        crate::agent::cli::prepare_state(&home, &layout).unwrap();
+        std::fs::read_to_string(home.join("config.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_status_of_the_providers_trouble_is_unavailable_and_others_are_failures() {
+        let failed = |message: &str| {
+            let line = serde_json::json!({"type": "turn.failed", "error": {"message": message}});
+            parse(&[&line.to_string()])
+        };
+        for message in [
+            "unexpected status 503 Service Unavailable: The server is overloaded., url: http://x/v1/responses",
+            "unexpected status 500 Internal Server Error: boom",
+            "exceeded retry limit, last status: 429 Too Many Requests",
+        ] {
+            assert!(failed(message).limit.is_some(), "{message}");
+        }
+        for message in [
+            "unexpected status 400 Bad Request: no such model",
+            "unexpected status 5030: odd",
+            "the tests say: unexpected status 503",
+        ] {
+            let p = failed(message);
+            assert!(p.limit.is_none() && p.failure.is_some(), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_slot_config_cuts_the_chosen_providers_retries_keeping_the_users() {
+        let user = "model = \"gpt-5.4\"\nmodel_provider = \"gw\"\n\n[model_providers.gw]\nname = \"gw\"\nbase_url = \"http://127.0.0.1:9/v1\"\nstream_max_retries = 0\nstream_idle_timeout_ms = 900000\n\n[model_providers.other]\nname = \"other\"\n";
+        let seeded: toml::Table = seeded_config(user).parse().unwrap();
+        assert_eq!(seeded["model"].as_str(), Some("gpt-5.4"));
+        assert_eq!(
+            config_model(&seeded_config(user)).as_deref(),
+            Some("gpt-5.4")
+        );
+        let gw = seeded["model_providers"]["gw"].as_table().unwrap();
+        let knob = |k: &str| gw.get(k).and_then(toml::Value::as_integer);
+        assert_eq!(knob("request_max_retries"), Some(1));
+        assert_eq!(
+            knob("stream_max_retries"),
+            Some(0),
+            "the user's lower value is kept"
+        );
+        assert_eq!(knob("stream_idle_timeout_ms"), Some(60_000));
+        assert_eq!(gw["base_url"].as_str(), Some("http://127.0.0.1:9/v1"));
+        let other = seeded["model_providers"]["other"].as_table().unwrap();
+        assert!(
+            !other.contains_key("request_max_retries"),
+            "only the chosen provider"
+        );
+        let built_in = "model = \"gpt-5.4\"\n# the built-in openai provider\n";
+        assert_eq!(
+            seeded_config(built_in),
+            built_in,
+            "codex refuses a [model_providers.openai]"
+        );
+    }
 
     fn parse(lines: &[&str]) -> Parsed {
         parse_output(CodexParser::default(), lines, "", EPOCH)

@@ -19,7 +19,7 @@
 //! {type, message, code}}`, on stderr when the run fails.
 
 use super::cli::{count, text, user_dir, Cli, Invocation, Limit, Parsed};
-use super::cli::{Seed, StateLayout, StreamParser};
+use super::cli::{Seed, StateLayout, StreamParser, Tune};
 use super::limits::{self, Now};
 use super::{AttemptContext, Usage};
 use serde_json::Value;
@@ -82,8 +82,37 @@ impl Cli for Gemini {
                 Seed::link(user.join(".env"), ".gemini/.env"),
                 Seed::copy(user.join("settings.json"), ".gemini/settings.json"),
             ],
+            tunes: vec![Tune {
+                to: ".gemini/settings.json",
+                edit: fewer_attempts,
+            }],
         })
     }
+}
+
+/// Gemini CLI's `general.maxAttempts` in a slot's `settings.json`: one
+/// retry, where its default of 10 (with its backoff) outlasts a short
+/// agent time limit and turns a rate limit into a `timeout` strike.
+pub const MAX_ATTEMPTS: u64 = 2;
+
+/// The seeded `settings.json` with `general.maxAttempts` at most
+/// [`MAX_ATTEMPTS`] (a lower one of the user's is kept); one that is not
+/// plain JSON (comments) is left as it is.
+fn fewer_attempts(seeded: Option<&[u8]>) -> Option<Vec<u8>> {
+    let mut settings: Value = match seeded {
+        Some(bytes) => serde_json::from_slice(bytes).ok()?,
+        None => Value::Object(Default::default()),
+    };
+    let general = (settings.as_object_mut()?)
+        .entry("general")
+        .or_insert_with(|| Value::Object(Default::default()))
+        .as_object_mut()?;
+    let own = general.get("maxAttempts").and_then(Value::as_u64);
+    if own.is_some_and(|n| n <= MAX_ATTEMPTS) {
+        return None;
+    }
+    general.insert("maxAttempts".into(), MAX_ATTEMPTS.into());
+    serde_json::to_vec_pretty(&settings).ok()
 }
 
 /// How much stdout the parser keeps: the JSON object comes at the end.
@@ -130,25 +159,24 @@ impl StreamParser for GeminiParser {
     }
 }
 
-/// Whether Gemini CLI's error object is its provider's refusal: by its
-/// type (`TerminalQuotaError`, `RetryableQuotaError`) or its code 429,
-/// never by its message.
+/// Whether Gemini CLI's error object is its provider's trouble: by its
+/// type (`TerminalQuotaError`, `RetryableQuotaError`) or its code, one of
+/// [`limits::PROVIDER_STATUSES`] (the 503 it gives up on once its attempts
+/// are spent), never by its message.
 fn is_limit(error: &Value) -> bool {
     let kind = text(error, "type").unwrap_or_default();
-    let code = error.get("code");
-    kind.ends_with("QuotaError")
-        || code.and_then(Value::as_u64) == Some(429)
-        || code.and_then(Value::as_str) == Some("429")
+    let code = match error.get("code") {
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.parse().ok(),
+        _ => None,
+    };
+    kind.ends_with("QuotaError") || code.is_some_and(limits::is_provider_status)
 }
-
-/// The statuses Gemini CLI retries on its own that are its provider's
-/// trouble: rate limited, failing, overloaded.
-const RETRIED_STATUSES: [&str; 5] = ["429", "500", "502", "503", "529"];
 
 /// Whether Gemini CLI's output ended while it waited to retry a refused
 /// call: its last `Attempt N failed` line is a quota refusal (followed by
 /// `Suggested retry after 1s.. Retrying after 5365ms...`) or names one of
-/// [`RETRIED_STATUSES`] (`Attempt 1 failed with status 503. Retrying with
+/// [`limits::PROVIDER_STATUSES`] (`Attempt 1 failed with status 503. Retrying with
 /// backoff...`). The suggested delay is the reset.
 fn retrying(tail: &str) -> Option<Limit> {
     let lines: Vec<&str> = tail.lines().map(str::trim).collect();
@@ -160,8 +188,8 @@ fn retrying(tail: &str) -> Option<Limit> {
     let suggested = next.strip_prefix("Suggested retry after ");
     let status = line
         .split_once(" failed with status ")
-        .map(|(_, rest)| rest.get(..3).unwrap_or(""));
-    let refused = suggested.is_some() || status.is_some_and(|s| RETRIED_STATUSES.contains(&s));
+        .and_then(|(_, rest)| limits::leading_status(rest));
+    let refused = suggested.is_some() || status.is_some_and(limits::is_provider_status);
     if !refused {
         return None;
     }
@@ -216,6 +244,47 @@ fn last_object(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The slot's `settings.json` as seeding leaves it for a user whose own
+    /// is `user` (none when `None`).
+    fn seeded_settings(user: Option<&str>) -> Value {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("user");
+        std::fs::create_dir_all(dir.join(".gemini")).unwrap();
+        if let Some(text) = user {
+            std::fs::write(dir.join(".gemini/settings.json"), text).unwrap();
+        }
+        let var = |name: &str| (name == "GEMINI_CLI_HOME").then(|| dir.display().to_string());
+        let layout = Gemini.state(&var).unwrap();
+        let home = tmp.path().join("homes/slot-1/gemini");
+        crate::agent::cli::prepare_state(&home, &layout).unwrap();
+        let text = std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap();
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    }
+
+    #[test]
+    fn the_slot_settings_cut_gemini_retries_to_two_attempts_keeping_the_users() {
+        assert_eq!(
+            seeded_settings(None),
+            serde_json::json!({"general": {"maxAttempts": 2}})
+        );
+        let user = r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 10, "vimMode": true}}"#;
+        assert_eq!(
+            seeded_settings(Some(user)),
+            serde_json::json!({"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 2, "vimMode": true}})
+        );
+        let fewer = r#"{"general": {"maxAttempts": 1}}"#;
+        assert_eq!(
+            seeded_settings(Some(fewer)),
+            serde_json::json!({"general": {"maxAttempts": 1}})
+        );
+        let commented = "{\n  // mine\n  \"general\": {}\n}\n";
+        assert_eq!(
+            seeded_settings(Some(commented)),
+            Value::String(commented.into()),
+            "not plain JSON: left as it is"
+        );
+    }
     use crate::agent::cli::{parse_output, EPOCH};
     use std::time::Duration;
 
@@ -251,6 +320,9 @@ mod tests {
         let words = "{\"error\": {\"type\": \"FatalToolExecutionError\", \"message\": \"quota exceeded: RESOURCE_EXHAUSTED in test\", \"code\": 54}}\n";
         let p = parse("", words);
         assert!(p.failure.is_some() && p.limit.is_none(), "{p:?}");
+        let spent = "{\"error\": {\"type\": \"Error\", \"message\": \"The model is overloaded. Please try again later.\", \"code\": 503}}\n";
+        let p = parse("", spent);
+        assert!(p.limit.is_some(), "its attempts spent on a 503: {p:?}");
         let garbage = parse("{\n  \"response\": \"cut", "Error: boom");
         assert_eq!(garbage, Parsed::default());
     }

@@ -35,6 +35,26 @@ impl Now {
     }
 }
 
+/// The HTTP statuses that are the provider's trouble, not the ticket's:
+/// rate limited (429), failing (500, 502), unavailable (503) and
+/// overloaded (Anthropic's 529). Every adapter reads the status from its
+/// CLI's own error record or message, never from free text.
+pub const PROVIDER_STATUSES: [u64; 5] = [429, 500, 502, 503, 529];
+
+/// Whether `status` is one of [`PROVIDER_STATUSES`].
+pub fn is_provider_status(status: u64) -> bool {
+    PROVIDER_STATUSES.contains(&status)
+}
+
+/// The three-digit status `text` starts with (`503 Service Unavailable`).
+pub fn leading_status(text: &str) -> Option<u64> {
+    let digits = text.get(..3)?;
+    let after = text[3..].chars().next();
+    let whole =
+        digits.bytes().all(|b| b.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit());
+    whole.then(|| digits.parse().ok()).flatten()
+}
+
 /// What a `cmd` program's last line starts with when its provider refused
 /// it (lower case; `docs/agents.md` lists them).
 pub const PROVIDER_PHRASES: &[&str] = &[
@@ -334,6 +354,15 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leading_status_is_three_digits_alone() {
+        assert_eq!(leading_status("503 Service Unavailable"), Some(503));
+        assert_eq!(leading_status("429"), Some(429));
+        assert_eq!(leading_status("5030 odd"), None);
+        assert_eq!(leading_status("50x"), None);
+        assert!(is_provider_status(529) && !is_provider_status(404));
+    }
 
     /// 2026-11-30T12:00:00Z, in a zone one hour east of UTC.
     const NOW: Now = Now {

@@ -16,10 +16,12 @@ pub(crate) mod gemini;
 pub(crate) mod lend;
 pub(crate) mod limits;
 pub(crate) mod opencode;
+mod roster;
 pub(crate) mod scripted;
 
 pub use cmd::CmdAgent;
 pub use limits::Now;
+pub use roster::Agents;
 
 use crate::error::EngineError;
 use crate::process::Cancel;

@@ -17,7 +17,7 @@
 
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
-use super::limits::Now;
+use super::limits::{self, Now};
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 
@@ -86,6 +86,7 @@ impl Cli for Opencode {
                 Seed::copy(config, "config/opencode"),
                 Seed::lend(cache.join("bin"), "cache/opencode/bin"),
             ],
+            tunes: vec![],
         })
     }
 }
@@ -112,10 +113,6 @@ pub fn with_provider(model: &str) -> String {
         None => model.to_string(),
     }
 }
-
-/// The HTTP statuses of an `APIError` that are the provider's refusal:
-/// rate limited, overloaded (Anthropic's 529).
-const LIMIT_STATUSES: [u64; 2] = [429, 529];
 
 /// Reads `opencode run --format json` events.
 #[derive(Debug, Default)]
@@ -155,7 +152,7 @@ impl StreamParser for OpencodeParser {
         p.cost_usd = (self.cost > 0.0).then_some(self.cost);
         // The provider's refusal is the error's HTTP status, never its words.
         if let Some(message) = p.failure.clone() {
-            if self.status.is_some_and(|s| LIMIT_STATUSES.contains(&s)) {
+            if self.status.is_some_and(limits::is_provider_status) {
                 p.limit = Some(Limit::from_message(message, now));
             }
         }

@@ -22,7 +22,7 @@
 //!
 //! `LocalExecutor` runs attempts in sandboxed workspaces on this machine, one per slot.
 
-use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext};
+use crate::agent::{Agent, AgentOutcome, AgentReport, Agents, AttemptContext};
 use crate::error::EngineError;
 use crate::exec::workspace::Workspaces;
 use crate::git::merge::commit_tree;
@@ -31,7 +31,6 @@ use crate::model::failure::Failure;
 use crate::model::Verdict;
 use crate::process::Cancel;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// What one attempt starts from.
@@ -55,6 +54,9 @@ pub struct AttemptInput {
     pub files: PathBuf,
     /// The agent's wall-clock limit.
     pub agent_timeout: Option<Duration>,
+    /// The `[agents]` entry (a model family) whose agent does the attempt;
+    /// `None`: the run's own agent.
+    pub agent: Option<String>,
     /// The model chosen for this attempt.
     pub model: Option<String>,
     /// Dollars the attempt may still spend under `[budget]`, if a dollar
@@ -111,23 +113,24 @@ pub trait Executor: Send + Sync {
 pub struct LocalExecutor {
     repo: Repo,
     workspaces: Workspaces,
-    agent: Arc<dyn Agent>,
+    agents: Agents,
     log_limit: Option<u64>,
 }
 
 impl LocalExecutor {
-    /// An executor for `repo` using `workspaces` and `agent`, whose log is
-    /// capped at `log_limit` bytes per attempt.
+    /// An executor for `repo` using `workspaces` and `agents` (each
+    /// attempt's [`AttemptInput::agent`]), whose log is capped at
+    /// `log_limit` bytes per attempt.
     pub fn new(
         repo: Repo,
         workspaces: Workspaces,
-        agent: Arc<dyn Agent>,
+        agents: Agents,
         log_limit: Option<u64>,
     ) -> LocalExecutor {
         LocalExecutor {
             repo,
             workspaces,
-            agent,
+            agents,
             log_limit,
         }
     }
@@ -140,6 +143,7 @@ impl LocalExecutor {
     /// The agent's context: its workspace, files, sandbox and environment.
     fn context(
         &self,
+        agent: &dyn Agent,
         slot: &str,
         dir: PathBuf,
         input: &AttemptInput,
@@ -152,7 +156,7 @@ impl LocalExecutor {
         crate::beneath::write_file(&prompt_file, input.charter.as_bytes())?;
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);
-        let mut confine = self.workspaces.confine(slot, &tmp, self.agent.hosts());
+        let mut confine = self.workspaces.confine(slot, &tmp, agent.hosts());
         let caches = self.workspaces.caches(slot);
         caches.prepare()?;
         let mut env = vec![
@@ -170,7 +174,7 @@ impl LocalExecutor {
         env.extend(crate::agent::prepare_home(
             &self.repo.state_dir(),
             slot,
-            self.agent.as_ref(),
+            agent,
         )?);
         if homes.is_dir() {
             confine.allow_write(homes);
@@ -206,6 +210,16 @@ impl Executor for LocalExecutor {
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
+        let agent = self.agents.get(input.agent.as_deref()).ok_or_else(|| {
+            let named = input
+                .agent
+                .as_deref()
+                .map_or("the run's own".into(), |f| format!("the `[agents] {f}`"));
+            EngineError::Internal(format!(
+                "attempt {} of {} is for {named} agent, which the executor does not have",
+                input.attempt, input.ticket
+            ))
+        })?;
         progress("workspace")?;
         let slot = Self::slot(slot);
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
@@ -220,11 +234,11 @@ impl Executor for LocalExecutor {
             Ok(dir) => dir,
             Err(verdict) => return Ok(without_agent(verdict)),
         };
-        let ctx = self.context(&slot, dir, input)?;
+        let ctx = self.context(agent.as_ref(), &slot, dir, input)?;
         progress("agent")?;
         // Every process of the agent has ended when this returns (its PID
         // namespace is gone with it).
-        let report = self.agent.attempt(&ctx, cancel);
+        let report = agent.attempt(&ctx, cancel);
         // Before planwright runs git on the user's repository again, make
         // sure the agent changed nothing there (the coordinator checks too).
         self.repo.guard().check()?;

@@ -134,7 +134,8 @@ pub(super) fn coordinate<'s, 'a: 's>(
         sched: scheduler(
             sh.plan,
             &sh.settings.routing,
-            sh.family,
+            &sh.settings.families,
+            &sh.lanes,
             sh.settings.jobs.max(1),
         ),
         lp: Loop {
@@ -407,7 +408,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let choice = pools::choose(
             sh.ticket(id),
             &sh.settings.routing,
-            sh.family,
+            &sh.settings.families,
+            sh.lanes.family(id),
             &mut self.lp.pauses,
             now,
             &room,
@@ -491,6 +493,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             message: sh.message(id),
             files: sh.run_dir.join(id),
             agent_timeout: sh.settings.agent_timeout,
+            agent: sh.lanes.entry(id).map(String::from),
             model: route.model,
             budget_usd: route.budget_usd,
             candidate_ref: merge::candidate_ref(id),

@@ -15,6 +15,7 @@ pub mod charter;
 mod coordinator;
 pub mod graph;
 pub mod inputs;
+pub mod lanes;
 pub mod lock;
 pub mod merge;
 mod merger;

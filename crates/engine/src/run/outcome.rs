@@ -121,6 +121,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             ticket: id.to_string(),
             pool: Some(pool.to_string()),
             wait_ms: until.saturating_sub(now).saturating_mul(1000),
+            retry_after_ms: retry_after.map(|r| r.as_millis() as u64),
             until: Some(clock::format_unix(until)),
             reason,
         });
@@ -155,6 +156,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             ticket: id.to_string(),
             pool: None,
             wait_ms: wait.as_millis() as u64,
+            retry_after_ms: retry_after.map(|r| r.as_millis() as u64),
             until: None,
             reason,
         });

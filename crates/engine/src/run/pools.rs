@@ -10,7 +10,7 @@
 //! with a longer backoff. Meanwhile a ticket whose routing allows another
 //! candidate model in an open pool goes there.
 
-use planwright_config::{Routing, DEFAULT_TIER};
+use planwright_config::{Families, Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -196,6 +196,7 @@ pub enum Choice {
 pub fn choose(
     ticket: &Ticket,
     routing: &Routing,
+    families: &Families,
     family: Option<&str>,
     pauses: &mut PoolPauses,
     now: u64,
@@ -204,13 +205,9 @@ pub fn choose(
     if let Some(model) = ticket
         .model
         .as_ref()
-        .filter(|m| foreign(routing, m, family).is_none())
+        .filter(|m| foreign(routing, families, m, family).is_none())
     {
-        let pool = routing
-            .models
-            .iter()
-            .find(|m| &m.name == model)
-            .map(|m| m.pool.clone());
+        let pool = routing.pool_of(model).map(String::from);
         return pick(vec![(model.clone(), pool)], pauses, now, room);
     }
     if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
@@ -219,18 +216,25 @@ pub fn choose(
     let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
     let candidates = routing
-        .for_family(tier, hint, family)
+        .for_family(families, tier, hint, family)
         .models
         .into_iter()
-        .map(|m| (m.name.clone(), Some(m.pool.clone())))
+        .map(|m| (m.name, Some(m.pool)))
         .collect();
     pick(candidates, pauses, now, room)
 }
 
-/// The family of `model` when the table lists it under one other than
-/// `family`, the CLI's.
-pub fn foreign<'r>(routing: &'r Routing, model: &str, family: Option<&str>) -> Option<&'r str> {
-    let of_model = routing.family_of(model)?;
+/// The family of `model` when a table (agb's, then the family table)
+/// lists it under one other than `family`, the CLI's.
+pub fn foreign<'r>(
+    routing: &'r Routing,
+    families: &'r Families,
+    model: &str,
+    family: Option<&str>,
+) -> Option<&'r str> {
+    let of_model = routing
+        .family_of(model)
+        .or_else(|| families.family_of(model))?;
     family.filter(|f| *f != of_model).map(|_| of_model)
 }
 
@@ -299,11 +303,12 @@ mod tests {
     #[test]
     fn a_cli_of_one_family_never_gets_another_familys_model() {
         let routing = Routing::default();
+        let families = Families::default();
         let mut p = PoolPauses::default();
         let claude = Some("claude");
         let hinted = ticket(Some("mid"), Some("gemini"), None);
         assert_eq!(
-            choose(&hinted, &routing, claude, &mut p, 0, &any),
+            choose(&hinted, &routing, &families, claude, &mut p, 0, &any),
             Choice::Model {
                 model: "claude-sonnet-4-6".into(),
                 pool: Some("claude".into()),
@@ -312,17 +317,17 @@ mod tests {
         );
         let pinned = ticket(Some("frontier"), None, Some("gemini-3-flash"));
         assert!(
-            matches!(choose(&pinned, &routing, claude, &mut p, 0, &any),
+            matches!(choose(&pinned, &routing, &families, claude, &mut p, 0, &any),
                 Choice::Model { model, .. } if model == "claude-sonnet-4-6"),
             "an explicit model of another family routes by tier"
         );
         let unlisted = ticket(None, None, Some("my-own-model"));
         assert!(
-            matches!(choose(&unlisted, &routing, claude, &mut p, 0, &any),
+            matches!(choose(&unlisted, &routing, &families, claude, &mut p, 0, &any),
             Choice::Model { model, pool: None, .. } if model == "my-own-model")
         );
         assert_eq!(
-            choose(&hinted, &routing, None, &mut p, 0, &any),
+            choose(&hinted, &routing, &families, None, &mut p, 0, &any),
             Choice::Model {
                 model: "gemini-3.1-pro-low".into(),
                 pool: Some("gemini-pro".into()),
@@ -335,10 +340,19 @@ mod tests {
     #[test]
     fn a_paused_pools_ticket_goes_only_to_a_pool_with_room() {
         let routing = Routing::default();
+        let families = Families::default();
         let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
         let gemini_full = |pool: &str| pool != "gemini-pro";
-        let first = choose(&frontier, &routing, None, &mut p, 0, &gemini_full);
+        let first = choose(
+            &frontier,
+            &routing,
+            &families,
+            None,
+            &mut p,
+            0,
+            &gemini_full,
+        );
         assert!(
             matches!(&first, Choice::Model { pool: Some(pool), .. } if pool == "claude"),
             "an open pool at its cap is passed over: {first:?}"
@@ -346,7 +360,15 @@ mod tests {
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
         let claude_full = |pool: &str| pool != "claude";
         assert_eq!(
-            choose(&frontier, &routing, None, &mut p, 10, &claude_full),
+            choose(
+                &frontier,
+                &routing,
+                &families,
+                None,
+                &mut p,
+                10,
+                &claude_full
+            ),
             Choice::Full,
             "the paused pool's ticket does not crowd the pool it moves to"
         );
@@ -354,7 +376,7 @@ mod tests {
         let cheap = ticket(Some("cheap"), Some("gemini"), None);
         p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
         assert_eq!(
-            choose(&cheap, &routing, None, &mut p, 50, &none),
+            choose(&cheap, &routing, &families, None, &mut p, 50, &none),
             Choice::Wait { until: 100 },
             "paused, not full: wait for the pause"
         );
@@ -435,9 +457,10 @@ mod tests {
     #[test]
     fn a_paused_pool_sends_tickets_to_another_candidate() {
         let routing = Routing::default();
+        let families = Families::default();
         let mut p = PoolPauses::default();
         let frontier = ticket(Some("frontier"), Some("auto"), None);
-        let first = choose(&frontier, &routing, None, &mut p, 0, &any);
+        let first = choose(&frontier, &routing, &families, None, &mut p, 0, &any);
         assert_eq!(
             first,
             Choice::Model {
@@ -447,7 +470,7 @@ mod tests {
             }
         );
         p.pause("gemini-pro", 0, Some(Duration::from_secs(600)));
-        let moved = choose(&frontier, &routing, None, &mut p, 10, &any);
+        let moved = choose(&frontier, &routing, &families, None, &mut p, 10, &any);
         assert!(
             matches!(&moved, Choice::Model { model, probe: false, .. } if model == "claude-sonnet-4-6"),
             "{moved:?}"
@@ -456,15 +479,15 @@ mod tests {
         p.pause("gemini-flash", 0, Some(Duration::from_secs(100)));
         let cheap = ticket(Some("cheap"), Some("gemini"), None);
         assert_eq!(
-            choose(&cheap, &routing, None, &mut p, 50, &any),
+            choose(&cheap, &routing, &families, None, &mut p, 50, &any),
             Choice::Wait { until: 100 }
         );
         assert!(matches!(
-            choose(&cheap, &routing, None, &mut p, 100, &any),
+            choose(&cheap, &routing, &families, None, &mut p, 100, &any),
             Choice::Model { probe: true, .. }
         ));
         assert_eq!(
-            choose(&cheap, &routing, None, &mut p, 101, &any),
+            choose(&cheap, &routing, &families, None, &mut p, 101, &any),
             Choice::Wait { until: 100 }
         );
     }
@@ -472,10 +495,11 @@ mod tests {
     #[test]
     fn explicit_model_and_no_routing() {
         let routing = Routing::default();
+        let families = Families::default();
         let mut p = PoolPauses::default();
         let own = ticket(None, None, Some("my-local-model"));
         assert_eq!(
-            choose(&own, &routing, None, &mut p, 0, &any),
+            choose(&own, &routing, &families, None, &mut p, 0, &any),
             Choice::Model {
                 model: "my-local-model".into(),
                 pool: None,
@@ -485,11 +509,19 @@ mod tests {
         p.pause("claude", 0, Some(Duration::from_secs(60)));
         let pinned = ticket(Some("cheap"), None, Some("claude-opus-4-6-thinking"));
         assert_eq!(
-            choose(&pinned, &routing, None, &mut p, 1, &any),
+            choose(&pinned, &routing, &families, None, &mut p, 1, &any),
             Choice::Wait { until: 60 }
         );
         assert_eq!(
-            choose(&ticket(None, None, None), &routing, None, &mut p, 1, &any),
+            choose(
+                &ticket(None, None, None),
+                &routing,
+                &families,
+                None,
+                &mut p,
+                1,
+                &any
+            ),
             Choice::CliDefault
         );
     }

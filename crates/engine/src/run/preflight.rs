@@ -6,18 +6,19 @@
 //! at the same time, and (when all that passed) the set-up on the base
 //! commit.
 
-use crate::agent::Agent;
+use crate::agent::{Agent, Agents};
 use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
 use crate::model::Verdict;
 use crate::process::find_program;
 use crate::process::Cancel;
+use crate::run::lanes::{Lane, Lanes};
 use crate::run::{ticket_gates, Outlook, Resume};
 use crate::sandbox::{ContainSettings, SandboxError};
 use crate::verify::checkout::Checkouts;
 use planwright_config::SandboxMode;
 use planwright_plan::gate_integrity;
-use planwright_plan::model::{Gate, ScopeEntry, ScopeOp};
+use planwright_plan::model::{Gate, ScopeEntry, ScopeOp, Ticket};
 use planwright_plan::overlap::{Glob, Overlap};
 use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
@@ -111,59 +112,77 @@ pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) 
     ))
 }
 
-/// The `routing` checks: each routed ticket's adapter and model, a
-/// warning for each whose pool hint the agent's family could not honour,
-/// and an error for each the family has no model for. `agent` is the
-/// adapter's name, `family` its model family ([`Agent::family`]).
+/// The `routing` checks: each ticket's adapter and model, a warning for
+/// each whose pool hint or model its agent's family could not honour, and
+/// an error for each no agent serves or whose agent's family has no model
+/// of its tier (see [`Lanes`]).
 pub fn check_routing(
     plan: &Plan,
     routing: &planwright_config::Routing,
-    agent: &str,
-    family: Option<&str>,
+    families: &planwright_config::Families,
+    lanes: &Lanes,
     out: &mut Vec<Check>,
 ) {
     for t in &plan.tickets {
-        let explicit = t.model.as_deref();
-        let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, m, family));
-        if let (Some(model), None) = (explicit, foreign) {
-            out.push(Check::ok(
-                "routing",
-                format!("{} -> {agent} -> {model}", t.id),
-            ));
-            continue;
-        }
-        if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
-            let route = format!("{} -> {agent} -> the CLI's default model", t.id);
-            out.push(Check::ok("routing", route));
-            continue;
-        }
-        let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
-        let hint = t.pool_hint.as_deref().unwrap_or("auto");
-        let route = routing.for_family(tier, hint, family);
-        let fam = family.unwrap_or_default();
-        let Some(first) = route.models.first() else {
+        let Some(lane) = lanes.get(&t.id) else {
             out.push(Check::error(
                 "routing",
-                format!("ticket {}: the routing table has no {fam} model of tier `{tier}` for the `{agent}` CLI", t.id),
-                format!("give {} a tier the {fam} family serves, add a {fam} model of tier `{tier}` to `[routing] models`, or pick an agent of the family its pool hint `{hint}` names", t.id),
+                format!("ticket {}: no agent of `[agents]` runs its model family, and `[agent] name` names no agent for the others", t.id),
+                format!("map the family {}'s tier and pool hint ask for in `[agents]`, or set `[agent] name`", t.id),
             ));
             continue;
         };
-        let line = format!("{} -> {agent} -> {}", t.id, first.name);
-        let asked = match (explicit, foreign) {
-            (Some(model), Some(of)) => Some(format!("model `{model}` (family {of})")),
-            _ if !route.honoured => Some(format!("pool hint `{hint}`")),
-            _ => None,
-        };
-        out.push(match asked {
-            None => Check::ok("routing", line),
-            Some(asked) => Check::warning(
-                "routing",
-                format!("{line}: its {asked} cannot run on the `{agent}` CLI, so it gets the {fam} model of tier `{tier}`"),
-                format!("pick an agent of the family {} asks for, or drop its {asked}", t.id),
-            ),
-        });
+        if let Some(check) = route_check(t, routing, families, lane) {
+            out.push(check);
+        }
     }
+}
+
+/// The `routing` check of ticket `t` in `lane`.
+fn route_check(
+    t: &Ticket,
+    routing: &planwright_config::Routing,
+    families: &planwright_config::Families,
+    lane: &Lane,
+) -> Option<Check> {
+    let (agent, family) = (&lane.agent, lane.family.as_deref());
+    let explicit = t.model.as_deref();
+    let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, families, m, family));
+    if let (Some(model), None) = (explicit, foreign) {
+        return Some(Check::ok(
+            "routing",
+            format!("{} -> {agent} -> {model}", t.id),
+        ));
+    }
+    if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
+        let route = format!("{} -> {agent} -> the CLI's default model", t.id);
+        return Some(Check::ok("routing", route));
+    }
+    let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
+    let hint = t.pool_hint.as_deref().unwrap_or("auto");
+    let route = routing.for_family(families, tier, hint, family);
+    let fam = family.unwrap_or_default();
+    let Some(first) = route.models.first() else {
+        return Some(Check::error(
+            "routing",
+            format!("ticket {}: the family table has no {fam} model of tier `{tier}` for the `{agent}` CLI", t.id),
+            format!("give {} a tier the {fam} family serves, add `{tier} = \"MODEL\"` to `[families.{fam}]`, or pick an agent of the family its pool hint `{hint}` names", t.id),
+        ));
+    };
+    let line = format!("{} -> {agent} -> {}", t.id, first.name);
+    let asked = match (explicit, foreign) {
+        (Some(model), Some(of)) => Some(format!("model `{model}` (family {of})")),
+        _ if !route.honoured => Some(format!("pool hint `{hint}`")),
+        _ => None,
+    };
+    Some(match asked {
+        None => Check::ok("routing", line),
+        Some(asked) => Check::warning(
+            "routing",
+            format!("{line}: its {asked} cannot run on the `{agent}` CLI, so it gets the {fam} model of tier `{tier}`"),
+            format!("pick an agent of the family {} asks for (`[agents]`), or drop its {asked}", t.id),
+        ),
+    })
 }
 
 /// Whether any check failed.
@@ -176,25 +195,26 @@ pub fn failed(checks: &[Check]) -> bool {
 /// commands must be on before they run; `contain` the sandbox settings;
 /// `workspace` the `[workspace]` settings (its `copy` files, its set-up);
 /// `review` says whether a reviewer will judge the tickets' checks;
-/// `routing` is the routing table ([`check_routing`]).
+/// `routing` and `families` are the routing tables ([`check_routing`]).
 #[allow(clippy::too_many_arguments)]
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
     extra_gates: &[Gate],
     allow: &[Vec<String>],
-    agent: &dyn Agent,
+    agents: &Agents,
     contain: &ContainSettings,
     workspace: &WorkspaceSettings,
     review: &planwright_config::ReviewSettings,
     routing: &planwright_config::Routing,
+    families: &planwright_config::Families,
 ) -> Vec<Check> {
     let found = examine(
         dir,
         plan,
         extra_gates,
         allow,
-        agent,
+        agents,
         contain,
         &Resume::default(),
     );
@@ -206,7 +226,8 @@ pub fn preflight(
         check_copy(repo, &workspace.copy, &mut checks);
         check_setup(repo, plan, workspace, contain, &mut checks);
     }
-    check_routing(plan, routing, agent.name(), agent.family(), &mut checks);
+    let lanes = Lanes::of(plan, routing, families, agents);
+    check_routing(plan, routing, families, &lanes, &mut checks);
     checks.extend(unjudged_checks(plan, review));
     checks
 }
@@ -313,7 +334,7 @@ pub(crate) fn examine(
     plan: &Plan,
     extra_gates: &[Gate],
     allow: &[Vec<String>],
-    agent: &dyn Agent,
+    agents: &Agents,
     contain: &ContainSettings,
     resume: &Resume,
 ) -> Findings {
@@ -344,8 +365,10 @@ pub(crate) fn examine(
         check_git_config(r, &contain.allow_config, &mut out);
     }
     check_sandbox(contain, &mut out);
-    check_agent(agent, &mut out);
-    probe_agent(agent, contain, &mut out);
+    for agent in agents.each() {
+        check_agent(agent, &mut out);
+        probe_agent(agent, contain, &mut out);
+    }
     check_gates(dir, plan, extra_gates, &mut out);
     check_gate_files(plan, extra_gates, &mut out);
     check_allowed(plan, allow, &mut out);
@@ -970,6 +993,20 @@ mod tests {
         t
     }
 
+    fn routing_checks(
+        plan: &Plan,
+        agent: &str,
+        families: &planwright_config::Families,
+    ) -> Vec<(&'static str, String)> {
+        let agent = crate::agent::from_name(agent, None).unwrap();
+        let agents = Agents::from(std::sync::Arc::from(agent));
+        let routing = planwright_config::Routing::default();
+        let lanes = Lanes::of(plan, &routing, families, &agents);
+        let mut out = Vec::new();
+        check_routing(plan, &routing, families, &lanes, &mut out);
+        out.into_iter().map(|c| (c.status, c.message)).collect()
+    }
+
     #[test]
     fn routing_gives_each_ticket_a_model_of_the_agents_family_and_says_so() {
         let plan = Plan::new(
@@ -982,11 +1019,9 @@ mod tests {
                 Ticket::new("T5", "b"),
             ],
         );
-        let routing = planwright_config::Routing::default();
-        let mut out = Vec::new();
-        check_routing(&plan, &routing, "claude", Some("claude"), &mut out);
-        let seen: Vec<(&str, &str)> = out.iter().map(|c| (c.status, c.message.as_str())).collect();
-        assert_eq!(seen[0], ("ok", "T1 -> claude -> claude-sonnet-4-6"));
+        let families = planwright_config::Families::default();
+        let seen = routing_checks(&plan, "claude", &families);
+        assert_eq!(seen[0], ("ok", "T1 -> claude -> claude-sonnet-4-6".into()));
         assert_eq!(seen[1].0, "warning");
         assert!(
             seen[1]
@@ -995,10 +1030,9 @@ mod tests {
             "{}",
             seen[1].1
         );
-        assert_eq!(seen[2].0, "error");
-        assert!(seen[2].1.starts_with("ticket T3: "), "{}", seen[2].1);
+        assert_eq!(seen[2].0, "warning");
         assert!(
-            seen[2].1.contains("no claude model of tier `cheap`"),
+            seen[2].1.starts_with("T3 -> claude -> claude-haiku-4-5: "),
             "{}",
             seen[2].1
         );
@@ -1008,11 +1042,57 @@ mod tests {
             "{}",
             seen[3].1
         );
-        assert_eq!(seen[4], ("ok", "T5 -> claude -> the CLI's default model"));
-        let mut any = Vec::new();
-        check_routing(&plan, &routing, "opencode", None, &mut any);
-        assert!(any.iter().all(|c| c.status == "ok"), "{any:?}");
-        assert_eq!(any[1].message, "T2 -> opencode -> gemini-3.1-pro-low");
+        assert_eq!(
+            seen[4],
+            ("ok", "T5 -> claude -> the CLI's default model".into())
+        );
+        let no_cheap = families.clone().with(&std::collections::BTreeMap::from([(
+            "claude".to_string(),
+            planwright_config::FamilyModels {
+                mid: Some("claude-sonnet-4-6".into()),
+                ..Default::default()
+            },
+        )]));
+        let seen = routing_checks(&plan, "claude", &no_cheap);
+        assert_eq!(seen[2].0, "error");
+        assert!(seen[2].1.starts_with("ticket T3: "), "{}", seen[2].1);
+        assert!(
+            seen[2].1.contains("no claude model of tier `cheap`"),
+            "{}",
+            seen[2].1
+        );
+        let any = routing_checks(&plan, "opencode", &families);
+        assert!(any.iter().all(|c| c.0 == "ok"), "{any:?}");
+        assert_eq!(any[1].1, "T2 -> opencode -> gemini-3.1-pro-low");
+    }
+
+    #[test]
+    fn a_ticket_no_agent_serves_is_a_routing_error_naming_it() {
+        let plan = Plan::new(Format::Agb, vec![routed("O", "mid", Some("gpt-oss"), None)]);
+        let families = planwright_config::Families::default();
+        let spec = planwright_config::AgentsSpec {
+            run: None,
+            by_family: vec![(
+                "claude".into(),
+                planwright_config::AgentSpec {
+                    name: "claude".into(),
+                    options: Default::default(),
+                },
+            )],
+        };
+        let agents = Agents::build(&spec).unwrap();
+        let routing = planwright_config::Routing::default();
+        let lanes = Lanes::of(&plan, &routing, &families, &agents);
+        let mut out = Vec::new();
+        check_routing(&plan, &routing, &families, &lanes, &mut out);
+        assert_eq!(out[0].status, "error");
+        assert!(
+            out[0]
+                .message
+                .starts_with("ticket O: no agent of `[agents]`"),
+            "{}",
+            out[0].message
+        );
     }
 
     fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {

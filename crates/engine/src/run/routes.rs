@@ -1,7 +1,8 @@
 //! Each ticket's gates and model pool, and the scheduler built from them.
 
+use crate::run::lanes::Lanes;
 use crate::run::scheduler::Scheduler;
-use planwright_config::Routing;
+use planwright_config::{Families, Routing};
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
 use std::collections::{HashMap, HashSet};
@@ -18,9 +19,14 @@ pub fn ticket_gates(plan: &Plan, ticket: &Ticket, extra: &[Gate]) -> Vec<Gate> {
         .collect()
 }
 
-/// The model pool a ticket counts against, from the routing table, for a
+/// The model pool a ticket counts against, from the routing tables, for a
 /// CLI of `family` (see [`crate::run::pools::choose`]).
-pub fn ticket_pool(ticket: &Ticket, routing: &Routing, family: Option<&str>) -> Option<String> {
+pub fn ticket_pool(
+    ticket: &Ticket,
+    routing: &Routing,
+    families: &Families,
+    family: Option<&str>,
+) -> Option<String> {
     if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
         return None;
     }
@@ -37,33 +43,37 @@ pub fn ticket_pool(ticket: &Ticket, routing: &Routing, family: Option<&str>) -> 
         .unwrap_or(planwright_config::DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
     routing
-        .for_family(tier, hint, family)
+        .for_family(families, tier, hint, family)
         .models
-        .first()
-        .map(|m| m.pool.clone())
+        .into_iter()
+        .next()
+        .map(|m| m.pool)
 }
 
 pub(super) fn scheduler(
     plan: &Plan,
     routing: &Routing,
-    family: Option<&str>,
+    families: &Families,
+    lanes: &Lanes,
     jobs: usize,
 ) -> Scheduler {
-    // Tickets share a few routes (model, tier, pool hint): each is looked
-    // up in the routing table once, not once per ticket.
+    // Tickets share a few routes (model, tier, pool hint, family): each is
+    // looked up in the routing tables once, not once per ticket.
     let mut routes = HashMap::new();
     let pools: HashMap<String, String> = plan
         .tickets
         .iter()
         .filter_map(|t| {
+            let family = lanes.family(&t.id);
             let route = (
                 t.model.as_deref(),
                 t.tier.as_deref(),
                 t.pool_hint.as_deref(),
+                family,
             );
             let pool = routes
                 .entry(route)
-                .or_insert_with(|| ticket_pool(t, routing, family));
+                .or_insert_with(|| ticket_pool(t, routing, families, family));
             Some((t.id.clone(), pool.clone()?))
         })
         .collect();

@@ -5,7 +5,7 @@ use super::resume::{open_run, Opened, Outlook, Resume};
 use super::routes::scheduler;
 use super::settings::RunSettings;
 use super::summary::{summarize, Held, RunSummary};
-use crate::agent::Agent;
+use crate::agent::Agents;
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{Emitter, Event, JsonLines, Reporter};
@@ -16,6 +16,7 @@ use crate::git::identity::ticket_digest;
 use crate::git::merge::{self, commit_message, Sync, Target};
 use crate::git::repo::Repo;
 use crate::process::Cancel;
+use crate::run::lanes::Lanes;
 use crate::run::preflight::Check;
 use crate::sandbox::Containment;
 use crate::store::{RunStatus, Store};
@@ -37,8 +38,9 @@ pub struct Prepared {
     containment: Containment,
     checks: Vec<Check>,
     outlook: Outlook,
-    /// The agent's model family (see [`Agent::family`]).
-    family: Option<&'static str>,
+    /// The agents, and which of them does each ticket.
+    agents: Agents,
+    lanes: Lanes,
 }
 
 /// Preflight found problems; nothing was started.
@@ -56,14 +58,14 @@ pub fn prepare(
     settings: RunSettings,
     resume: Resume,
     allow: &[Vec<String>],
-    agent: &dyn Agent,
+    agents: &Agents,
 ) -> Result<Prepared, PreflightFailed> {
     let found = crate::run::preflight::examine(
         dir,
         &plan,
         &settings.extra_gates,
         allow,
-        agent,
+        agents,
         &settings.contain,
         &resume,
     );
@@ -81,8 +83,9 @@ pub fn prepare(
         &plan,
         &settings.beyond,
     ));
-    let (name, family) = (agent.name(), agent.family());
-    crate::run::preflight::check_routing(&plan, &settings.routing, name, family, &mut checks);
+    let (routing, families) = (&settings.routing, &settings.families);
+    let lanes = Lanes::of(&plan, routing, families, agents);
+    crate::run::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -116,7 +119,8 @@ pub fn prepare(
         containment,
         checks,
         outlook,
-        family: agent.family(),
+        agents: agents.clone(),
+        lanes,
     })
 }
 
@@ -143,8 +147,8 @@ impl Prepared {
     }
 
     /// The executor that runs attempts in this repository's workspaces,
-    /// confined as `[sandbox]` says.
-    pub fn local_executor(&self, agent: Arc<dyn Agent>) -> Arc<dyn Executor> {
+    /// confined as `[sandbox]` says, with the agents preflight checked.
+    pub fn local_executor(&self) -> Arc<dyn Executor> {
         let c = &self.settings.contain;
         let workspaces = Workspaces::new(
             self.repo.clone(),
@@ -156,7 +160,7 @@ impl Prepared {
         Arc::new(LocalExecutor::new(
             self.repo.clone(),
             workspaces,
-            agent,
+            self.agents.clone(),
             c.agent_log_limit,
         ))
     }
@@ -166,7 +170,8 @@ impl Prepared {
     /// takes its estimate (`run --dry-run`).
     pub fn start_order(&self) -> Vec<Vec<String>> {
         let jobs = self.settings.jobs.max(1);
-        let mut s = scheduler(&self.plan, &self.settings.routing, self.family, jobs);
+        let (routing, families) = (&self.settings.routing, &self.settings.families);
+        let mut s = scheduler(&self.plan, routing, families, &self.lanes, jobs);
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
@@ -200,7 +205,7 @@ pub fn run(
         resume,
         containment,
         outlook,
-        family,
+        lanes,
         ..
     } = session;
     repo.ensure_excluded()?;
@@ -258,7 +263,7 @@ pub fn run(
             &settings.contain,
         ),
         executor,
-        family,
+        lanes,
         cancel,
         run_dir,
         emitter: emitter.clone(),
@@ -397,8 +402,8 @@ pub(super) struct Shared<'a> {
     pub(super) digests: Vec<String>,
     pub(super) checkouts: Checkouts,
     pub(super) executor: Arc<dyn Executor>,
-    /// The agent's model family: routing gives it no other family's model.
-    pub(super) family: Option<&'static str>,
+    /// Which agent does each ticket, and the family routing keeps it to.
+    pub(super) lanes: Lanes,
     pub(super) cancel: &'a Cancel,
     pub(super) run_dir: PathBuf,
     pub(super) emitter: Emitter,
