@@ -2,7 +2,8 @@
 # Benchmark (not a test), issue 32 item 7: the merge queue's throughput.
 # N independent tickets whose agents and gates sleep simulated times, run
 # at several `--jobs`; it prints the wall time against the DAG bound, gate
-# runs per merged ticket, merged tickets per hour, rebuilds and batches.
+# runs per merged ticket, merged tickets per hour, rebuilds and stack
+# checks (`batch_started` events: a stack or a prefix of one checked).
 #
 #   bash bench/throughput.sh                    # 24 tickets, agent 2 s, gate 1 s, --jobs 1 4 8
 #   TICKETS=48 JOBS="8 16" bash bench/throughput.sh
@@ -106,7 +107,7 @@ plan >"$dir/plan.json"
 } >"$dir/planwright.toml"
 
 echo "tickets ${tickets}, agent ${agent} s, gate ${gate} s (${dist}), semantic pairs ${semantic}, flaky ${flaky}${merge:+, [merge] ${merge}}"
-printf '%-5s %10s %10s %8s %12s %10s %9s %8s\n' jobs wall bound ratio "gates/merge" merged/h rebuilds batches
+printf '%-5s %10s %10s %8s %12s %10s %9s %8s\n' jobs wall bound ratio "gates/merge" merged/h rebuilds checks
 for jobs in $jobs_list; do
   rm -rf "$dir/repo"
   make_repo "$dir/repo" 1
@@ -131,12 +132,12 @@ for jobs in $jobs_list; do
     print w / j + g }')
   gate_runs=$(cat "${runs[0]}"/*/ticket.log | grep -c "^\\$ sh $dir/gate.sh" || true)
   rebuilds=$(grep -c '"event":"rebuild"' "$events" || true)
-  batches=$(grep -c '"event":"batch_started"' "$events" || true)
+  checks=$(grep -c '"event":"batch_started"' "$events" || true)
   printf '%-5s %8.2f s %8.2f s %7.2fx %12.2f %10.0f %9s %8s\n' "$jobs" "$wall" "$bound" \
     "$(awk -v a="$wall" -v b="$bound" 'BEGIN { print a / b }')" \
     "$(awk -v r="$gate_runs" -v m="$merged" 'BEGIN { print (m ? r / m : 0) }')" \
     "$(awk -v m="$merged" -v w="$wall" 'BEGIN { print (w ? m * 3600 / w : 0) }')" \
-    "$rebuilds" "$batches"
+    "$rebuilds" "$checks"
   if ((merged < tickets)); then
     echo "bench: only ${merged} of ${tickets} merged at --jobs ${jobs}:" >&2
     tail -20 "$dir/out" >&2

@@ -28,6 +28,19 @@ fn chain_plan(n: usize) -> String {
     .to_string()
 }
 
+/// [`chain_plan`] of `n` independent tickets (`n` at most 3) whose gate
+/// also waits until every ticket's candidate exists: their verifications
+/// end together, so the merge queue lands them as one stack.
+fn stacked_plan(repo: &Path, n: usize) -> String {
+    let mut plan: Value = serde_json::from_str(&chain_plan(n)).unwrap();
+    let wait = format!(
+        "until [ \"$(git -C '{}' log --all --format=%s | grep -c '^T[0-9][0-9]: ')\" -ge {n} ]; do sleep 0.1; done; test -f README.md",
+        repo.display()
+    );
+    plan["gates"] = serde_json::json!([{"name": "together", "argv": ["sh", "-c", wait]}]);
+    plan.to_string()
+}
+
 /// A `cmd` agent that logs each call (`ticket attempt`), writes its file at
 /// once, then takes `pause` seconds.
 fn logging_agent(env: &Env, pause: &str) -> (String, PathBuf) {
@@ -192,6 +205,7 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
     let mut n = 1;
     loop {
         let (env, ids) = crash_env(2);
+        write(env.root(), "plan.json", &stacked_plan(&env.repo(), 2));
         let (agent, calls) = logging_agent(&env, "0");
         let mut child = cmd_run(&env, &agent, "2")
             .env("PLANWRIGHT_TEST_ABORT_AT", n.to_string())
@@ -202,6 +216,18 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
         wait_group_gone(pgid);
         if status.code() == Some(0) {
             assert!(n > 20, "only {n} transition points");
+            // The points covered a batch's: the run they were counted on
+            // landed its two tickets as one stack.
+            let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
+            let run = runs.map(|r| r.unwrap().path()).next().unwrap();
+            let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+            let landed = events
+                .lines()
+                .find(|l| l.contains("\"event\":\"batch_landed\""));
+            assert!(
+                landed.is_some_and(|l| l.contains("T01") && l.contains("T02")),
+                "{events}"
+            );
             break;
         }
         assert_eq!(status.code(), None, "point {n}: killed, not failed");

@@ -1,10 +1,11 @@
 //! One batch of the merge queue: verified candidates that share their
-//! gates are stacked on the tip, one commit each, and checked once; a red
-//! stack runs again (`[merge] flaky_retries`), then is bisected for its
-//! longest green prefix, which lands. The first member after that prefix
-//! is the culprit and goes back for a new attempt; the members after it
-//! are queued again, not failed. The base only ever moves to a commit
-//! whose gates passed.
+//! gates are stacked on the tip, one commit each, and checked once, with
+//! shorter prefixes checked at once in the other merge checkouts
+//! (`[merge] checkouts`); a red stack runs again (`[merge] flaky_retries`),
+//! then is bisected for its longest green prefix, which lands. The first
+//! member after that prefix is the culprit and goes back for a new
+//! attempt; the members after it are queued again, not failed. The base
+//! only ever moves to a commit whose gates passed.
 
 use super::coordinator::MergeJob;
 use super::merger::{land, merge_with};
