@@ -203,6 +203,9 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
     // PLANWRIGHT_TEST_ABORT_AT=N kills planwright at its Nth transition
     // point; N grows until a run completes without reaching it.
     let mut n = 1;
+    // Continued runs that landed a stack whose gates had passed before the
+    // kill, without running them again.
+    let mut not_gated_again = 0;
     loop {
         let (env, ids) = crash_env(2);
         write(env.root(), "plan.json", &stacked_plan(&env.repo(), 2));
@@ -227,6 +230,10 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
             assert!(
                 landed.is_some_and(|l| l.contains("T01") && l.contains("T02")),
                 "{events}"
+            );
+            assert!(
+                not_gated_again > 0,
+                "no kill fell between a stack's gates and its landing"
             );
             break;
         }
@@ -257,6 +264,11 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
             text(&again.stderr)
         );
         assert_exactly_once(&env, &ids, &calls);
+        let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
+        let logs = (runs.flat_map(|r| std::fs::read_dir(r.unwrap().path()).unwrap())).map(|t| {
+            std::fs::read_to_string(t.unwrap().path().join("ticket.log")).unwrap_or_default()
+        });
+        not_gated_again += logs.filter(|l| l.contains("before; not run again")).count();
         n += 1;
     }
 }

@@ -116,7 +116,22 @@ fn pair_breaks_the_gates_together(checkouts: usize) {
         })
         .collect();
     let [(landed, culprit, _)] = bisected[..] else {
-        panic!("one bisection: {bisected:?}");
+        let queue: Vec<&Event> = (out.events.iter())
+            .filter(|e| {
+                matches!(
+                    e,
+                    Event::BatchStarted { .. }
+                        | Event::BatchFailed { .. }
+                        | Event::BatchVerified { .. }
+                        | Event::BatchCancelled { .. }
+                        | Event::BatchLanded { .. }
+                        | Event::Bisected { .. }
+                        | Event::AttemptRejected { .. }
+                        | Event::Merging { .. }
+                )
+            })
+            .collect();
+        panic!("{checkouts} checkouts: one bisection: {bisected:?}\n{queue:#?}");
     };
     assert!(["B", "C"].contains(&culprit.as_str()), "{culprit}");
     let other = if culprit == "B" { "C" } else { "B" };

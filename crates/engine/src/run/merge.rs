@@ -11,6 +11,7 @@ use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Verdict;
 use crate::process::Cancel;
+use crate::store::Store;
 use crate::verify::checkout::Checkouts;
 use crate::verify::gates::GateSettings;
 use planwright_plan::model::Gate;
@@ -58,6 +59,18 @@ pub struct Stack {
     pub layers: Vec<Result<String, Failure>>,
 }
 
+/// The merged trees whose gates passed in this run, kept in the store: a
+/// resumed run does not run them again on a tree they passed on.
+#[derive(Clone, Copy)]
+pub struct Passed<'a> {
+    /// The run's store.
+    pub store: &'a Store,
+    /// The run.
+    pub run: &'a str,
+    /// The gates, as JSON: what passed.
+    pub gates: &'a str,
+}
+
 /// What a merge needs.
 pub struct Merge<'a> {
     /// The target repository.
@@ -72,6 +85,8 @@ pub struct Merge<'a> {
     pub gate_settings: &'a GateSettings,
     /// The ticket's log, which gates run again append to.
     pub log: &'a Path,
+    /// The trees the gates already passed on.
+    pub passed: Passed<'a>,
 }
 
 impl Merge<'_> {
@@ -220,17 +235,35 @@ impl Merge<'_> {
         checkout: &str,
         cancel: &Cancel,
     ) -> Result<Verdict, EngineError> {
+        let tree = self
+            .repo
+            .git()
+            .args(["rev-parse", &format!("{commit}^{{tree}}")])
+            .text()?;
+        let Passed { store, run, gates } = self.passed;
+        if store.tree_passed(run, &tree, gates)? {
+            let line = format!(
+                "-- the gates passed on the merged tree {}{of} before; not run again\n",
+                short(commit)
+            );
+            crate::log::append(self.log, &line)?;
+            return Ok(Verdict::Pass);
+        }
         // The views read gate runs of merged trees by this line's start.
         let line = format!("-- gates again on the merged tree {}{of}\n", short(commit));
         crate::log::append(self.log, &line)?;
-        self.checkouts.gate(
+        let verdict = self.checkouts.gate(
             checkout,
             commit,
             self.gates,
             self.gate_settings,
             self.log,
             cancel,
-        )
+        )?;
+        if verdict == Verdict::Pass {
+            store.tree_passes(run, &tree, gates)?;
+        }
+        Ok(verdict)
     }
 
     /// The merged tree of `tip` and `candidate`, or the conflict with the

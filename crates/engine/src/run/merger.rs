@@ -10,7 +10,7 @@ use super::session::Shared;
 use crate::error::EngineError;
 use crate::git::merge;
 use crate::model::Step;
-use crate::run::merge::{Merge, MergeOutcome};
+use crate::run::merge::{Merge, MergeOutcome, Passed};
 use planwright_plan::model::Gate;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -85,8 +85,14 @@ fn guarded<T>(what: &str, work: impl FnOnce() -> Result<T, EngineError>) -> Resu
         .unwrap_or_else(|_| Err(EngineError::Internal(format!("{what} panicked"))))
 }
 
-/// The merge of `gates` on the run's target, its output into `log`.
-pub(super) fn merge_with<'a>(sh: &'a Shared, gates: &'a [Gate], log: &'a Path) -> Merge<'a> {
+/// The merge of `gates` (`key`: their JSON) on the run's target, its
+/// output into `log`.
+pub(super) fn merge_with<'a>(
+    sh: &'a Shared,
+    gates: &'a [Gate],
+    key: &'a str,
+    log: &'a Path,
+) -> Merge<'a> {
     Merge {
         repo: sh.repo,
         target: &sh.target,
@@ -94,7 +100,17 @@ pub(super) fn merge_with<'a>(sh: &'a Shared, gates: &'a [Gate], log: &'a Path) -
         gates,
         gate_settings: &sh.settings.gates,
         log,
+        passed: Passed {
+            store: &sh.store,
+            run: &sh.run,
+            gates: key,
+        },
     }
+}
+
+/// The key of `gates` in the record of trees they passed on.
+pub(super) fn gates_key(gates: &[Gate]) -> String {
+    serde_json::to_string(gates).expect("gates serialize")
 }
 
 fn report(tx: &Sender<Msg>, job: &MergeJob, result: Result<MergeOutcome, EngineError>) {
@@ -115,7 +131,8 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
     let id = job.ticket.as_str();
     let gates = ticket_gates(sh.plan, sh.ticket(id), &sh.settings.extra_gates);
     let log = sh.run_dir.join(id).join("ticket.log");
-    let merge = merge_with(sh, &gates, &log);
+    let key = gates_key(&gates);
+    let merge = merge_with(sh, &gates, &key, &log);
     let mut record = |commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, id, commit)?)
     };

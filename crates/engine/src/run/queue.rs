@@ -8,7 +8,7 @@
 //! only ever moves to a commit whose gates passed.
 
 use super::coordinator::MergeJob;
-use super::merger::{land, merge_with};
+use super::merger::{gates_key, land, merge_with};
 use super::routes::ticket_gates;
 use super::session::Shared;
 use crate::error::EngineError;
@@ -46,7 +46,8 @@ pub(super) fn land_batch(sh: &Shared, mut batch: Vec<MergeJob>) -> Result<Settle
         return Ok(settled);
     }
     let log = sh.run_dir.join(&batch[0].ticket).join("ticket.log");
-    let merge = merge_with(sh, &gates, &log);
+    let key = gates_key(&gates);
+    let merge = merge_with(sh, &gates, &key, &log);
     let stack = build(sh, &merge, &batch)?;
     // A member that no longer merges is settled now; the rest are the stack.
     let mut kept = Vec::new();

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-pub(super) const MIGRATIONS: [&str; 5] = [
+pub(super) const MIGRATIONS: [&str; 6] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -63,6 +63,14 @@ ALTER TABLE runs ADD COLUMN inputs TEXT;
     // re-reading the plan file by the path typed at `run`.
     "
 ALTER TABLE runs ADD COLUMN graph TEXT;
+",
+    // Merged trees whose gates passed in a run, by the gates they passed:
+    // written before the target moves, so a resumed run lands a stack
+    // already verified without running its gates again.
+    "
+CREATE TABLE passed_trees (
+    run TEXT NOT NULL, tree TEXT NOT NULL, gates TEXT NOT NULL,
+    PRIMARY KEY (run, tree, gates));
 ",
 ];
 

@@ -181,6 +181,30 @@ impl Store {
         })
     }
 
+    /// Whether the gates `gates` (their JSON) passed on tree `tree` in `run`.
+    pub fn tree_passed(&self, run: &str, tree: &str, gates: &str) -> Result<bool> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT 1 FROM passed_trees WHERE run = ?1 AND tree = ?2 AND gates = ?3",
+                params![run, tree, gates],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|found| found.is_some())
+        })
+    }
+
+    /// Records that the gates `gates` (their JSON) passed on tree `tree` in `run`.
+    pub fn tree_passes(&self, run: &str, tree: &str, gates: &str) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "INSERT OR IGNORE INTO passed_trees (run, tree, gates) VALUES (?1, ?2, ?3)",
+                params![run, tree, gates],
+            )
+            .map(drop)
+        })
+    }
+
     /// Records the plan's dependency graph (JSON) for `run`.
     pub fn set_run_graph(&self, run: &str, graph: &str) -> Result<()> {
         self.transition(|c| {
