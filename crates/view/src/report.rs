@@ -266,6 +266,28 @@ fn short(c: &Option<String>) -> String {
         .map_or(String::new(), |c| c[..c.len().min(10)].to_string())
 }
 
+/// Every stack the merge queue checked, in order: its tickets and how its
+/// check ended.
+fn queue_table(s: &mut String, batches: &[crate::BatchView]) {
+    if batches.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Merge queue\n\n| stack | tickets | check |\n|---|---|---|"
+    );
+    for (i, b) in batches.iter().enumerate() {
+        let mut check = b.state.clone();
+        if b.flaky {
+            check.push_str(" (flaky: failed, then passed)");
+        }
+        if let Some(c) = &b.culprit {
+            check.push_str(&format!(" ({c} breaks it; rebuilt)"));
+        }
+        let _ = writeln!(s, "| {} | {} | {check} |", i + 1, b.tickets.join(", "));
+    }
+}
+
 /// The run as Markdown.
 pub fn markdown(r: &RunReport) -> String {
     let mut s = String::new();
@@ -325,6 +347,7 @@ pub fn markdown(r: &RunReport) -> String {
                 .replace('\n', " ")
         );
     }
+    queue_table(&mut s, &r.view.batches);
     let failed: Vec<&TicketReport> = r.tickets.iter().filter(|t| !why(t, 0).is_empty()).collect();
     if !failed.is_empty() {
         let _ = writeln!(s, "\n## Why tickets did not merge");

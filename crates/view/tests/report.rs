@@ -143,6 +143,21 @@ fn write_log(repo: &Repo) {
             ticket: t(),
             commit: "c0ffee".into(),
         },
+        // What the merge queue did, as the views show it (out of the
+        // engine's order, after the merge, so the times above stay).
+        Event::BatchStarted {
+            tickets: vec![t(), "B".into()],
+            tip: "base".into(),
+        },
+        Event::BatchVerified {
+            tickets: vec![t(), "B".into()],
+            commit: "c0ffee".into(),
+            flaky: true,
+        },
+        Event::BatchLanded {
+            tickets: vec![t(), "B".into()],
+            commit: "c0ffee".into(),
+        },
         Event::RunFinished {
             run: RUN.into(),
             merged_count: 1,
@@ -231,4 +246,25 @@ fn a_running_run_whose_process_is_gone_is_interrupted() {
     let report = load_report(&repo, Some(RUN)).unwrap().unwrap();
     assert_eq!(report.run.status, RunStatus::Interrupted);
     assert!(load_report(&repo, Some("r2")).unwrap().is_none());
+}
+
+#[test]
+fn the_merge_queues_stacks_are_in_the_markdown_and_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    finished_run(&repo);
+    let report = load_report(&repo, None).unwrap().unwrap();
+    let md = markdown(&report);
+    assert!(
+        md.contains("- merge queue: 1 stack checked, 2 landed from them, 1 flaky\n")
+            && md.contains("## Merge queue")
+            && md.contains("| 1 | A, B | landed (flaky: failed, then passed) |"),
+        "{md}"
+    );
+    let json = serde_json::to_value(RunDocument::new(&report)).unwrap();
+    assert_eq!(
+        json["merge_queue"],
+        json!([{"tickets": ["A", "B"], "state": "landed", "flaky": true,
+                "landed": ["A", "B"], "culprit": null}])
+    );
 }
