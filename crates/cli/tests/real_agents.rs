@@ -72,8 +72,10 @@ fn url(mock: &MockModel) -> String {
 /// One CLI's set-up, as docs/agents.md describes it for a user with a
 /// gateway.
 struct Setup {
-    /// The adapter (and the CLI's name).
+    /// The adapter.
     agent: &'static str,
+    /// The CLI's program.
+    cli: &'static str,
     /// The model `[agent] model` names.
     model: &'static str,
     /// Variables for planwright's environment.
@@ -87,6 +89,7 @@ struct Setup {
 fn claude(mock: &MockModel) -> Setup {
     Setup {
         agent: "claude",
+        cli: "claude",
         model: "claude-sonnet-4-6",
         env: vec![
             ("ANTHROPIC_BASE_URL", url(mock)),
@@ -101,6 +104,7 @@ fn claude(mock: &MockModel) -> Setup {
 fn gemini(mock: &MockModel) -> Setup {
     Setup {
         agent: "gemini",
+        cli: "gemini",
         model: "gemini-2.5-flash",
         env: vec![
             ("GOOGLE_GEMINI_BASE_URL", url(mock)),
@@ -114,6 +118,16 @@ fn gemini(mock: &MockModel) -> Setup {
     }
 }
 
+/// Gemini CLI in its ACP mode, through the `acp` adapter, set up as for
+/// its own adapter.
+fn gemini_acp(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "acp",
+        agent_toml: "cmd = \"gemini --acp\"\n",
+        ..gemini(mock)
+    }
+}
+
 fn codex(mock: &MockModel) -> Setup {
     let config = format!(
         "model = \"gpt-5.4\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
@@ -121,6 +135,7 @@ fn codex(mock: &MockModel) -> Setup {
     );
     Setup {
         agent: "codex",
+        cli: "codex",
         model: "gpt-5.4",
         env: vec![("OPENAI_API_KEY", "test-key".into())],
         files: vec![(".codex/config.toml", config)],
@@ -137,6 +152,7 @@ fn opencode(mock: &MockModel) -> Setup {
             "cost": {"input": 2.5, "output": 15.0, "cache_read": 0.25, "cache_write": 2.5}}}}}});
     Setup {
         agent: "opencode",
+        cli: "opencode",
         model: "mock/gpt-5.4",
         env: vec![
             ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
@@ -155,6 +171,7 @@ fn opencode(mock: &MockModel) -> Setup {
 fn aider(mock: &MockModel) -> Setup {
     Setup {
         agent: "aider",
+        cli: "aider",
         model: "openai/gpt-5.4",
         env: vec![
             ("OPENAI_API_BASE", format!("{}/v1", url(mock))),
@@ -185,7 +202,7 @@ fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
         "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}\n\
          [sandbox]\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
         setup.model,
-        cli_dir(setup.agent).join(setup.agent).display(),
+        cli_dir(setup.cli).join(setup.cli).display(),
         setup.agent_toml,
         mock.addr()
     );
@@ -219,7 +236,7 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// that nothing outside the repository changed.
 fn run(env: &Env, setup: &Setup) -> (Output, Value) {
     let before = tree(env.root());
-    let path = std::env::join_paths(std::iter::once(cli_dir(setup.agent)).chain(
+    let path = std::env::join_paths(std::iter::once(cli_dir(setup.cli)).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))
     .unwrap();
@@ -514,6 +531,37 @@ fn script(trouble: Option<(Trouble, usize)>) -> Script {
 #[test]
 fn claude_ok() {
     ok("claude_ok", claude, &CLAUDE);
+}
+
+/// `gemini --acp` merges through the ACP client, confined and proxied as
+/// the gemini adapter is.
+#[test]
+fn gemini_acp_ok() {
+    if !wanted("gemini_acp_ok") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let setup = gemini_acp(&mock);
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let (out, summary) = run(&env, &setup);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{summary}\n{}\n{}",
+        logs(&env),
+        seen(&mock)
+    );
+    assert_eq!(summary["merged"], json!(["A"]), "{summary}");
+    assert_proxied(&env, &mock);
+    // Gemini CLI 0.61.0 sends its usage in the prompt result's
+    // `_meta.quota` (input and output only); its session picks its model.
+    let attempt = &report(&env)["tickets"][0]["attempts"][0];
+    assert_eq!(attempt["agent_outcome"], "finished", "{attempt}");
+    let usage = &attempt["usage"];
+    assert!(
+        usage["input_tokens"].as_u64() > Some(0) && usage["output_tokens"].as_u64() > Some(0),
+        "{attempt}"
+    );
 }
 
 #[test]

@@ -166,3 +166,31 @@ fn malformed_messages_are_logged_and_fs_requests_refused() {
     assert_eq!(answer["id"], "f1");
     assert_eq!(answer["error"]["code"], -32601);
 }
+
+/// An ACP command that starts a CLI planwright knows gets that CLI's slot
+/// home, environment names, hosts and family; another command gets none.
+#[test]
+fn an_acp_command_of_a_known_cli_gets_that_clis_home_environment_and_family() {
+    let gemini = agent::from_name("acp", Some("gemini --acp")).unwrap();
+    let own = agent::from_name("gemini", None).unwrap();
+    assert_eq!(gemini.family(), Some("gemini"));
+    assert_eq!(gemini.hosts(), own.hosts());
+    assert_eq!(gemini.env_names(), own.env_names());
+    let dir = tempfile::tempdir().unwrap();
+    let (home, own_home) = (dir.path().join("acp"), dir.path().join("gemini"));
+    let vars = |env: Vec<(String, String)>| env.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+    assert_eq!(
+        vars(gemini.isolate(&home).unwrap()),
+        vars(own.isolate(&own_home).unwrap())
+    );
+    let set = gemini.isolate(&home).unwrap();
+    assert!(
+        set.iter()
+            .any(|(k, v)| k == "GEMINI_CLI_HOME" && v.starts_with(home.to_str().unwrap())),
+        "{set:?}"
+    );
+    let other = agent::from_name("acp", Some("my-agent --stdio")).unwrap();
+    assert_eq!(other.family(), None);
+    assert!(other.hosts().is_empty() && other.env_names().is_empty());
+    assert!(other.isolate(&dir.path().join("other")).unwrap().is_empty());
+}

@@ -10,8 +10,8 @@ mod session;
 
 use super::limits::{self, Now};
 use super::{
-    add_attempt_env, agent_env, blocked_reason, record_env, Agent, AgentOutcome, AgentReport,
-    AttemptContext, CmdAgent,
+    add_attempt_env, agent_env, blocked_reason, record_env, Agent, AgentOptions, AgentOutcome,
+    AgentReport, AttemptContext, CmdAgent,
 };
 use crate::error::EngineError;
 use crate::process::{self, Cancel, LineSink, Spec};
@@ -31,14 +31,31 @@ const GRACE: Duration = Duration::from_secs(5);
 pub struct Acp {
     cmd: CmdAgent,
     env: Vec<String>,
+    /// The adapter of the CLI the command starts, when planwright knows it
+    /// (`gemini --acp`): the agent gets that CLI's slot home, environment
+    /// names, hosts and model family, as the CLI's own adapter gives them.
+    cli: Option<Box<dyn Agent>>,
 }
 
 impl Acp {
     /// Parses `template` (`"gemini --acp"`), placeholders as for `cmd`.
-    pub fn new(template: &str, env: Vec<String>) -> Result<Acp, EngineError> {
+    pub fn new(template: &str, opts: &AgentOptions) -> Result<Acp, EngineError> {
+        let cmd = CmdAgent::new(template)?;
+        let known = cmd.program().and_then(|p| {
+            let name = std::path::Path::new(&p).file_name()?.to_str()?.to_string();
+            super::adapter(&name)
+        });
+        let cli = known.map(|adapter| {
+            adapter.agent(&AgentOptions {
+                program: None,
+                cmd: None,
+                ..opts.clone()
+            })
+        });
         Ok(Acp {
-            cmd: CmdAgent::new(template)?,
-            env,
+            cmd,
+            env: opts.env.clone(),
+            cli,
         })
     }
 }
@@ -52,8 +69,28 @@ impl Agent for Acp {
         self.cmd.program()
     }
 
+    fn family(&self) -> Option<&'static str> {
+        self.cli.as_ref()?.family()
+    }
+
+    fn hosts(&self) -> &'static [&'static str] {
+        self.cli.as_ref().map_or(&[], |c| c.hosts())
+    }
+
+    fn env_names(&self) -> Vec<String> {
+        let own = self.cli.as_ref().map(|c| c.env_names());
+        own.unwrap_or_else(|| self.env.clone())
+    }
+
+    fn isolate(&self, home: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
+        match &self.cli {
+            Some(cli) => cli.isolate(home),
+            None => Ok(Vec::new()),
+        }
+    }
+
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
-        let mut env = agent_env(ctx, &self.env);
+        let mut env = agent_env(ctx, &self.env_names());
         add_attempt_env(&mut env, ctx);
         record_env(&ctx.log, &env)?;
         let charter = std::fs::read_to_string(&ctx.prompt_file)

@@ -308,6 +308,10 @@ impl<C: Cli> Agent for CliAgent<C> {
         C::FAMILY
     }
 
+    fn env_names(&self) -> Vec<String> {
+        allowed_names(C::ENV, &self.opts.env)
+    }
+
     fn unusable(&self) -> Option<String> {
         let path = std::env::var("PATH").ok();
         process::find_program(&self.program_name(), path.as_deref())
@@ -334,7 +338,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             .probe_context(scratch, confine)
             .map_err(|e| e.to_string())?;
         let confined = confine.is_some_and(|c| c.containment.confines_writes());
-        let mut env = agent_env(&ctx, &allowed_names(C::ENV, &self.opts.env));
+        let mut env = agent_env(&ctx, &self.env_names());
         env.extend(self.cli.env());
         env.extend(ctx.env.iter().cloned());
         let mut argv = vec![self.program_name()];
@@ -371,7 +375,7 @@ impl<C: Cli> Agent for CliAgent<C> {
         let feed = Arc::clone(&parser);
         let strays = present(&ctx.workspace, C::STRAYS);
         let configured = self.cli.configured_model(ctx);
-        let mut env = agent_env(ctx, &allowed_names(C::ENV, &self.opts.env));
+        let mut env = agent_env(ctx, &self.env_names());
         env.extend(self.cli.env());
         add_attempt_env(&mut env, ctx);
         record_env(&ctx.log, &env)?;

@@ -175,6 +175,12 @@ pub trait Agent: Send + Sync {
     fn hosts(&self) -> &'static [&'static str] {
         &[]
     }
+    /// The names of planwright's environment variables it passes on (its
+    /// adapter's, such as `ANTHROPIC_*`, and `[agent] env`); `PREFIX_*`
+    /// keeps a prefix. What else it gets is [`agent_env`]'s base.
+    fn env_names(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Resets `home`, a directory of its own for one job slot, to the seed
     /// of the CLI's state (its copy of the user's settings, links to the
     /// login) before each attempt, with room for its sessions and caches,
@@ -252,7 +258,7 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
                     planwright_plan::Flag::AgentCmd
                 ))
             })?;
-            Ok(Box::new(acp::Acp::new(template, opts.env.clone())?))
+            Ok(Box::new(acp::Acp::new(template, opts)?))
         }
         "scripted" => Err(EngineError::Settings(format!(
             "the scripted agent needs its fixture folder: `{} scripted:DIR`",

@@ -150,7 +150,7 @@ impl Session {
             Some(INITIALIZE) => self.initialized(result),
             Some(NEW_SESSION) => self.session_made(result),
             Some(PROMPT) => {
-                self.read_usage(&result["usage"]);
+                self.read_usage(result);
                 let reason = result["stopReason"].as_str().unwrap_or("no stopReason");
                 self.note(&format!("acp: turn ended: {reason}"));
                 self.finish(TurnEnd::Stopped(reason.to_string()));
@@ -220,19 +220,31 @@ impl Session {
         }
     }
 
-    /// Usage as the agent reports it with the end of the turn (the
-    /// `usage` of the prompt's result, where the agent sends one).
-    fn read_usage(&self, usage: &Value) {
-        if !usage.is_object() {
-            return;
-        }
-        let n = |k: &str| usage[k].as_u64().unwrap_or(0);
-        let cache_read = n("cachedReadTokens");
-        let usage = Usage {
-            input_tokens: n("inputTokens").saturating_sub(cache_read),
-            output_tokens: n("outputTokens") + n("thoughtTokens"),
-            cache_read_tokens: cache_read,
-            cache_write_tokens: n("cachedWriteTokens"),
+    /// Usage as the agent reports it with the end of the turn: the
+    /// prompt result's `usage`, else the `_meta.quota.token_count` Gemini
+    /// CLI sends (input and output only, no cache split).
+    fn read_usage(&self, result: &Value) {
+        let usage = match (&result["usage"], &result["_meta"]["quota"]["token_count"]) {
+            (u, _) if u.is_object() => {
+                let n = |k: &str| u[k].as_u64().unwrap_or(0);
+                let cache_read = n("cachedReadTokens");
+                Usage {
+                    input_tokens: n("inputTokens").saturating_sub(cache_read),
+                    output_tokens: n("outputTokens") + n("thoughtTokens"),
+                    cache_read_tokens: cache_read,
+                    cache_write_tokens: n("cachedWriteTokens"),
+                }
+            }
+            (_, q) if q.is_object() => {
+                let n = |k: &str| q[k].as_u64().unwrap_or(0);
+                Usage {
+                    input_tokens: n("input_tokens"),
+                    output_tokens: n("output_tokens"),
+                    cache_read_tokens: 0,
+                    cache_write_tokens: 0,
+                }
+            }
+            _ => return,
         };
         self.state.lock().unwrap().usage = Some(usage);
         if let Some(sink) = &self.usage_sink {
