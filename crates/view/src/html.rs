@@ -10,10 +10,14 @@ use crate::report;
 use crate::view::{AttemptView, CheckResult, RunView, TicketView};
 use planwright_engine::clock;
 use std::fmt::Write;
+use std::path::PathBuf;
 
 /// How links and liveness are rendered.
 #[derive(Debug, Clone, Default)]
 pub struct HtmlOptions {
+    /// The run's folder: a log is linked only when its file is there (a
+    /// blocked ticket has no log); None links no log.
+    pub run_dir: Option<PathBuf>,
     /// Put before `<ticket>/<file>` in links to a ticket's logs.
     pub log_prefix: String,
     /// Put after it (`serve` adds its token here).
@@ -222,11 +226,10 @@ fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOpt
     if let Some(c) = &t.merged_commit {
         let _ = write!(s, " · merged as <code>{}</code>", esc(c));
     }
-    let _ = write!(
-        s,
-        " · <a href=\"{}\">ticket log</a></p>",
-        esc(&link(opts, &t.id, "ticket.log"))
-    );
+    if let Some(href) = link(opts, &t.id, "ticket.log") {
+        let _ = write!(s, " · <a href=\"{}\">ticket log</a>", esc(&href));
+    }
+    s.push_str("</p>");
     if t.attempts.is_empty() {
         s.push_str("<p class=\"muted\">no attempt yet</p>");
     }
@@ -287,12 +290,17 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     checks(s, "gates", &a.gates);
     checks(s, "review", &a.reviews);
     checks(s, "counterfactuals", &a.counterfactuals);
-    let _ = write!(
-        s,
-        "<p class=\"links\"><a href=\"{}\">agent log</a> · <a href=\"{}\">charter</a></p></div>",
-        esc(&link(opts, &t.id, &format!("attempt-{}.agent.log", a.n))),
-        esc(&link(opts, &t.id, &format!("attempt-{}.prompt.md", a.n))),
-    );
+    let links: Vec<String> = [("agent log", "agent.log"), ("charter", "prompt.md")]
+        .iter()
+        .filter_map(|(name, ext)| {
+            let href = link(opts, &t.id, &format!("attempt-{}.{ext}", a.n))?;
+            Some(format!("<a href=\"{}\">{name}</a>", esc(&href)))
+        })
+        .collect();
+    if !links.is_empty() {
+        let _ = write!(s, "<p class=\"links\">{}</p>", links.join(" · "));
+    }
+    s.push_str("</div>");
 }
 
 fn checks(s: &mut String, title: &str, list: &[CheckResult]) {
@@ -325,14 +333,19 @@ fn checks(s: &mut String, title: &str, list: &[CheckResult]) {
     s.push_str("</ul>");
 }
 
-fn link(opts: &HtmlOptions, ticket: &str, file: &str) -> String {
-    format!(
-        "{}{}/{}{}",
-        opts.log_prefix,
-        url_part(ticket),
-        file,
-        opts.log_suffix
-    )
+/// The link to a ticket's log `file`, None when the run's folder has no
+/// such file.
+fn link(opts: &HtmlOptions, ticket: &str, file: &str) -> Option<String> {
+    let dir = opts.run_dir.as_ref()?;
+    dir.join(ticket).join(file).is_file().then(|| {
+        format!(
+            "{}{}/{}{}",
+            opts.log_prefix,
+            url_part(ticket),
+            file,
+            opts.log_suffix
+        )
+    })
 }
 
 /// Percent-encodes what is not safe in one URL path segment.

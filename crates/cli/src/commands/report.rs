@@ -41,7 +41,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     });
     let text = match format {
         ReportFormat::Md => markdown(&r),
-        ReportFormat::Html => super::observe::html_report(&args.run.repo, args.run.id.as_deref())?,
+        ReportFormat::Html => super::observe::html_report(
+            &args.run.repo,
+            args.run.id.as_deref(),
+            args.output_file.as_deref(),
+        )?,
         ReportFormat::Json => {
             serde_json::to_string_pretty(&RunDocument::new(&r)).expect("reports serialize") + "\n"
         }

@@ -376,3 +376,34 @@ fn the_dag_is_drawn_from_the_runs_record_without_the_plan_file() {
     let after = html(&demo.repo(), Path::new("."));
     assert_eq!(edges(&after), edges(&before));
 }
+
+#[test]
+fn every_link_of_a_report_written_into_another_folder_leads_to_a_file() {
+    let demo = Demo::run(2, |p| p);
+    let folder = demo.root().join("out/deeper");
+    std::fs::create_dir_all(&folder).unwrap();
+    demo.planwright(&[
+        "report",
+        "--repo",
+        "repo",
+        "--to",
+        "html",
+        "-o",
+        "out/deeper/report.html",
+    ]);
+    let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    let hrefs: Vec<&str> = html
+        .split(" href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|href| !href.starts_with('#') && !href.starts_with("data:"))
+        .collect();
+    assert!(
+        hrefs.iter().any(|h| h.ends_with("agent.log")),
+        "the report links its agent logs: {hrefs:?}"
+    );
+    for href in hrefs {
+        let path = folder.join(href.replace("%20", " "));
+        assert!(path.is_file(), "{href} leads to {}", path.display());
+    }
+}

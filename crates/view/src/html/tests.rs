@@ -69,8 +69,15 @@ fn the_page_has_lang_viewport_and_both_pictures() {
 }
 
 #[test]
-fn log_links_are_relative_and_encoded() {
+fn log_links_are_relative_encoded_and_only_to_files_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["A/attempt-1.agent.log", "B/1 & <b>/ticket.log"] {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "log").unwrap();
+    }
     let opts = HtmlOptions {
+        run_dir: Some(dir.path().to_path_buf()),
         log_prefix: ".planwright/runs/r1/".into(),
         log_suffix: "?token=t".into(),
         live: None,
@@ -78,6 +85,11 @@ fn log_links_are_relative_and_encoded() {
     let page = html_page(&view("one"), &opts);
     assert!(page.contains("href=\".planwright/runs/r1/A/attempt-1.agent.log?token=t\""));
     assert!(page.contains("href=\".planwright/runs/r1/B%2F1%20%26%20%3Cb%3E/ticket.log?token=t\""));
+    // The files that are not there are not linked.
+    assert!(!page.contains("A/ticket.log"), "{page}");
+    assert!(!page.contains("prompt.md"), "{page}");
+    assert!(!page.contains("B%2F1%20%26%20%3Cb%3E/attempt-1"), "{page}");
+    assert_eq!(page.matches(" href=\".planwright").count(), 2);
 }
 
 #[test]
