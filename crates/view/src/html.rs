@@ -8,7 +8,7 @@ mod svg;
 
 use crate::report;
 use crate::view::{AttemptView, CheckResult, RunView, TicketView};
-use planwright_engine::clock;
+use planwright_engine::{clock, TicketState};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -90,7 +90,8 @@ pub fn html_body(view: &RunView, opts: &HtmlOptions) -> String {
 
 fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
     let r = &view.run;
-    let live = if opts.live.is_some() {
+    // Once the run is over nothing more will come: no `live` beside `finished`.
+    let live = if opts.live.is_some() && r.status == "running" {
         "<span id=\"live\" class=\"badge\">live</span>"
     } else {
         ""
@@ -171,9 +172,7 @@ fn summary(s: &mut String, view: &RunView) {
 fn ticket_table(s: &mut String, view: &RunView) {
     s.push_str("<div class=\"scroll\"><table><thead><tr><th>ticket</th><th>title</th><th>state</th><th>attempts</th><th>commit</th><th>failure</th></tr></thead><tbody>");
     for t in &view.tickets {
-        let failure = t.failure.as_ref().map_or(String::new(), |f| {
-            format!("<code>{}</code> {}", f.kind, esc(&f.message))
-        });
+        let failure = failure_cell(t);
         let _ = write!(
             s,
             "<tr><td><a href=\"#t-{aid}\">{id}</a></td><td>{}</td><td><span class=\"badge st-{st}\">{st}</span></td><td>{}</td><td><code>{}</code></td><td>{failure}</td></tr>",
@@ -186,6 +185,25 @@ fn ticket_table(s: &mut String, view: &RunView) {
         );
     }
     s.push_str("</tbody></table></div>");
+}
+
+/// The ticket's last failure; when it is not what the ticket stands at (it
+/// was retried), labelled as an earlier attempt's.
+fn failure_cell(t: &TicketView) -> String {
+    let Some(f) = &t.failure else {
+        return String::new();
+    };
+    let text = format!("<code>{}</code> {}", f.kind, esc(&f.message));
+    if matches!(t.state, TicketState::Failed | TicketState::Blocked) {
+        return text;
+    }
+    match t.attempts.iter().rev().find(|a| a.failure.is_some()) {
+        Some(a) => format!(
+            "<span class=\"previous\">attempt {} failed: {text}</span>",
+            a.n
+        ),
+        None => format!("<span class=\"previous\">earlier: {text}</span>"),
+    }
 }
 
 fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOptions) {

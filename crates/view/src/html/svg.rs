@@ -4,6 +4,7 @@
 
 use super::{anchor, duration_text, esc};
 use crate::view::{AttemptView, RunView};
+use planwright_engine::TicketState;
 use std::fmt::Write;
 
 const NODE_W: i64 = 168;
@@ -33,6 +34,19 @@ fn clip(text: &str, max: usize) -> String {
     }
     let head: String = text.chars().take(max - 1).collect();
     format!("{head}…")
+}
+
+/// The characters of a box's second line that fit inside it (11 px text,
+/// at most 6.5 px a character, 10 px in from each side).
+pub(crate) const SUB_CHARS: usize = ((NODE_W - 20) * 10 / 65) as usize;
+
+/// A box's second line: the whole state, then as much of the rest as fits.
+fn sub_label(state: &str, rest: &str) -> String {
+    let room = SUB_CHARS.saturating_sub(state.chars().count());
+    if rest.is_empty() || room < 4 {
+        return state.to_string();
+    }
+    format!("{state}{}", clip(rest, room))
 }
 
 /// The DAG: one column per wave, a box per ticket coloured by state, an
@@ -75,7 +89,7 @@ pub(crate) fn dag(view: &RunView) -> String {
             n => format!(" · {n} attempts"),
         };
         let phase = match (&t.phase, t.state) {
-            (Some(p), planwright_engine::TicketState::Running) => format!(" · {p}"),
+            (Some(p), TicketState::Running) => format!(" · {p}"),
             _ => String::new(),
         };
         let _ = write!(
@@ -88,7 +102,7 @@ pub(crate) fn dag(view: &RunView) -> String {
             id = esc(&t.id),
             title = esc(&t.title),
             label = esc(&clip(&t.id, 20)),
-            sub = esc(&clip(&format!("{}{phase}{attempts}", t.state.as_str()), 26)),
+            sub = esc(&sub_label(t.state.as_str(), &format!("{phase}{attempts}"))),
             tx = x + 10,
             ty1 = y + 18,
             ty2 = y + 35,

@@ -152,3 +152,57 @@ fn an_attempt_shows_running_usage_then_its_report_and_counterfactual_output() {
         assert!(page.contains(needle), "{needle}: {page}");
     }
 }
+
+#[test]
+fn the_live_badge_goes_once_the_run_finished() {
+    let opts = HtmlOptions {
+        live: Some("events".into()),
+        ..Default::default()
+    };
+    let mut v = view("one");
+    assert!(html_body(&v, &opts).contains("id=\"live\""));
+    v.run.status = "finished".into();
+    let page = html_body(&v, &opts);
+    assert!(!page.contains("id=\"live\""), "{page}");
+    assert!(
+        page.contains("st-finished\">finished</span></h1>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_retried_tickets_failure_is_labelled_as_its_earlier_attempts() {
+    let mut v = view("one");
+    v.fold_text(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\"}\n",
+    );
+    assert_eq!(v.tickets[0].state, TicketState::Running);
+    let page = html_body(&v, &HtmlOptions::default());
+    assert!(
+        page.contains("<td><span class=\"previous\">attempt 1 failed: <code>gate_failure</code> gate `t` failed</span></td>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_dag_box_shows_its_whole_state() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\"}\n",
+        "{\"event\":\"phase\",\"ticket\":\"A\",\"attempt\":2,\"phase\":\"a very long phase name indeed\",\"at\":\"2026-11-29T22:00:07Z\"}\n",
+    ));
+    let dag = svg::dag(&v);
+    let subs: Vec<&str> = dag
+        .split("class=\"sub\">")
+        .skip(1)
+        .map(|rest| rest.split("</text>").next().unwrap())
+        .collect();
+    assert_eq!(subs.len(), 2, "{dag}");
+    for sub in subs {
+        assert!(sub.starts_with("running · "), "{sub}");
+        assert!(
+            sub.chars().count() <= svg::SUB_CHARS,
+            "{sub} overflows its box"
+        );
+    }
+}
