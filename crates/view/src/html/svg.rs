@@ -293,18 +293,28 @@ fn bar(
         elabel = esc(&label),
         h = ROW_H - 8,
     );
-    // A label only where it fits (about 7 px a character).
+    // The label inside the bar where it fits (about 7 px a character); a
+    // short bar's beside it, after it or (at the chart's end) before it.
     let fits = (w / 7).max(0) as usize;
-    if fits >= 4 {
-        let _ = write!(
-            s,
-            "<text x=\"{}\" y=\"{}\">{}</text>",
-            x + 5,
-            y + 16,
-            esc(&clip(&label, fits))
-        );
-    }
-    s.push_str("</g></a>");
+    let text_w = 7 * label.chars().count() as i64;
+    let (tx, anchor, class) = if fits >= label.chars().count().min(8) {
+        (x + 5, "start", "inside")
+    } else if x + w + 4 + text_w <= GANTT_W {
+        (x + w + 4, "start", "outside")
+    } else {
+        (x - 4, "end", "outside")
+    };
+    let shown = if class == "inside" {
+        clip(&label, fits)
+    } else {
+        label
+    };
+    let _ = write!(
+        s,
+        "<text class=\"{class}\" x=\"{tx}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text></g></a>",
+        y + 16,
+        esc(&shown)
+    );
 }
 
 #[cfg(test)]

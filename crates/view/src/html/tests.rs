@@ -206,3 +206,24 @@ fn a_dag_box_shows_its_whole_state() {
         );
     }
 }
+
+#[test]
+fn a_sub_second_bar_has_its_whole_label_beside_it() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at_ms\":1796076006000}\n",
+        "{\"event\":\"attempt_rejected\",\"ticket\":\"A\",\"attempt\":2,\"retrying\":false,\"at_ms\":1796076006120,",
+        "\"failure\":{\"kind\":\"gate_failure\",\"message\":\"gate `t` failed\",\"evidence\":\"\"}}\n",
+        "{\"event\":\"phase\",\"ticket\":\"B/1 & <b>\",\"attempt\":1,\"phase\":\"x\",\"at_ms\":1796076090000}\n",
+    ));
+    let gantt = svg::gantt(&v);
+    assert!(gantt.contains("data-axis=\"time\""), "{gantt}");
+    let bar = gantt
+        .split("<g class=\"bar ")
+        .find(|b| b.contains("<title>A #2"))
+        .unwrap_or_else(|| panic!("no bar of A #2: {gantt}"));
+    assert!(
+        bar.contains("class=\"outside\"") && bar.contains(">A #2</text>"),
+        "{bar}"
+    );
+}
