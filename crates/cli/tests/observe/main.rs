@@ -294,7 +294,26 @@ fn the_html_report_draws_in_chromium() {
         "the agent-log link leads to {}",
         log.display()
     );
+    browser.screenshot("report-desktop");
+    on_a_phone(&browser, "report-phone");
     assert_eq!(browser.console_errors(), Vec::<String>::new());
+}
+
+/// The page at 390 CSS pixels wide: nothing wider than the screen but
+/// inside a box that scrolls (the DAG, the timeline and the table).
+fn on_a_phone(browser: &Browser, screenshot: &str) {
+    browser.viewport(390, 844);
+    let facts = browser.eval(
+        "const box = (sel) => { const e = document.querySelector(sel); return {scroll: e.scrollWidth, client: e.clientWidth}; };
+         return {page: document.scrollingElement.scrollWidth, dag: box('#dag .scroll'),
+                 table: box('#tickets .scroll')};",
+    );
+    browser.screenshot(screenshot);
+    assert!(facts["page"].as_u64().unwrap() <= 390, "{facts}");
+    for part in ["dag", "table"] {
+        let client = facts[part]["client"].as_u64().unwrap();
+        assert!(client > 0 && client <= 390, "{part}: {facts}");
+    }
 }
 
 #[test]
@@ -326,6 +345,12 @@ fn the_live_page_follows_a_run_in_chromium() {
         "the rejected attempt",
         "return document.querySelector('#t-farewell .failure') !== null",
     );
+    let previous =
+        browser.eval("return document.querySelector('#tickets td .previous').textContent");
+    assert!(
+        previous.as_str().unwrap().starts_with("attempt 1 failed: "),
+        "{previous}"
+    );
     for line in &lines[rejected + 1..] {
         writeln!(file, "{line}").unwrap();
     }
@@ -333,6 +358,11 @@ fn the_live_page_follows_a_run_in_chromium() {
         "every ticket merged",
         &format!("{} === '3'", count("merged")),
     );
+    browser.wait_for(
+        "no live badge once the run finished",
+        "return document.getElementById('live') === null",
+    );
+    on_a_phone(&browser, "live-phone");
     let bars = browser.eval("return document.querySelectorAll('svg.gantt .bar').length");
     assert_eq!(bars, 4);
     let updates = browser.eval("return Number(document.body.dataset.updates)");

@@ -257,26 +257,43 @@ pub(crate) fn gantt(view: &RunView) -> String {
             slot + 1
         );
     }
-    for t in &view.tickets {
-        for a in &t.attempts {
-            if let Some(range) = axis.range(a, view) {
-                bar(&mut s, &t.id, a, range, &x_of);
-            }
-        }
+    let bars: Vec<(&str, &AttemptView, i64, i64)> = view
+        .tickets
+        .iter()
+        .flat_map(|t| t.attempts.iter().map(move |a| (t.id.as_str(), a)))
+        .filter_map(|(id, a)| {
+            let (start, end) = axis.range(a, view)?;
+            let x = x_of(start);
+            Some((id, a, x, (x_of(end) - x).max(3)))
+        })
+        .collect();
+    for &(id, a, x, w) in &bars {
+        let room = room(&bars, a.slot, x, w);
+        bar(&mut s, id, a, (x, w), room);
     }
     s.push_str("</svg>");
     s
 }
 
-fn bar(
-    s: &mut String,
-    id: &str,
-    a: &AttemptView,
-    (start, end): (i64, i64),
-    x_of: &dyn Fn(i64) -> i64,
-) {
+/// The free stretch of the bar at `x`, `w` wide, in `slot`'s row: from the
+/// end of the bar before it to the start of the bar after it (the chart's
+/// edges where there is none).
+fn room(
+    bars: &[(&str, &AttemptView, i64, i64)],
+    slot: Option<usize>,
+    x: i64,
+    w: i64,
+) -> (i64, i64) {
+    let row = bars.iter().filter(|b| b.1.slot == slot);
+    let before = row.clone().map(|b| b.2 + b.3).filter(|&e| e <= x).max();
+    let after = row.map(|b| b.2).filter(|&b| b >= x + w).min();
+    (before.unwrap_or(LABEL_W), after.unwrap_or(GANTT_W))
+}
+
+/// One attempt's bar at `x`, `w` wide; `free` is the stretch of its row
+/// no other bar takes (for a label that does not fit inside).
+fn bar(s: &mut String, id: &str, a: &AttemptView, (x, w): (i64, i64), free: (i64, i64)) {
     let Some(slot) = a.slot else { return };
-    let (x, w) = (x_of(start), (x_of(end) - x_of(start)).max(3));
     let y = slot as i64 * ROW_H + 4;
     let label = format!("{id} #{}", a.n);
     let took = match (a.started_ms, a.ended_ms) {
@@ -295,20 +312,26 @@ fn bar(
     );
     // The label inside the bar where it fits (about 7 px a character); a
     // short bar's beside it, after it or (at the chart's end) before it.
-    let fits = (w / 7).max(0) as usize;
-    let text_w = 7 * label.chars().count() as i64;
-    let (tx, anchor, class) = if fits >= label.chars().count().min(8) {
-        (x + 5, "start", "inside")
-    } else if x + w + 4 + text_w <= GANTT_W {
-        (x + w + 4, "start", "outside")
+    let chars = |px: i64| (px / 7).max(0) as usize;
+    let (inside, right, left) = (
+        chars(w - 5),
+        chars(free.1 - x - w - 4),
+        chars(x - 4 - free.0),
+    );
+    let whole = label.chars().count();
+    let (tx, anchor, class, fits) = if inside >= whole.min(8) {
+        (x + 5, "start", "inside", inside)
+    } else if right >= whole || right >= left {
+        (x + w + 4, "start", "outside", right)
     } else {
-        (x - 4, "end", "outside")
+        (x - 4, "end", "outside", left)
     };
-    let shown = if class == "inside" {
-        clip(&label, fits)
-    } else {
-        label
-    };
+    if fits < 4 {
+        // No room for a readable label: the bar's title still names it.
+        s.push_str("</g></a>");
+        return;
+    }
+    let shown = clip(&label, fits);
     let _ = write!(
         s,
         "<text class=\"{class}\" x=\"{tx}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text></g></a>",
