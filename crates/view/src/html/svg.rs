@@ -187,7 +187,8 @@ impl Axis {
                 return Some(Axis {
                     by_events: false,
                     start: s,
-                    len: (e - s).max(1000),
+                    // A sub-second run fills the chart too, drawn in ms.
+                    len: (e - s).max(100),
                 });
             }
         }
@@ -213,6 +214,8 @@ impl Axis {
     fn label(&self, offset: i64) -> String {
         if self.by_events {
             format!("event {}", self.start + offset)
+        } else if self.len < 2000 {
+            format!("{offset}ms")
         } else {
             duration_text(offset)
         }

@@ -227,3 +227,20 @@ fn a_sub_second_bar_has_its_whole_label_beside_it() {
         "{bar}"
     );
 }
+
+#[test]
+fn a_sub_second_run_fills_the_timeline_with_a_millisecond_axis() {
+    let mut v = view("one");
+    v.subsecond_times = true;
+    for a in v.tickets.iter_mut().flat_map(|t| t.attempts.iter_mut()) {
+        a.started_ms = Some(1_000);
+        a.ended_ms = Some(1_120);
+    }
+    v.run.finished_ms = Some(1_200);
+    v.run.last_event_ms = Some(1_200);
+    let gantt = svg::gantt(&v);
+    assert!(
+        gantt.contains(">0ms</text>") && gantt.contains(">200ms</text>"),
+        "{gantt}"
+    );
+}
