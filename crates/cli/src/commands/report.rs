@@ -27,7 +27,8 @@ pub struct Args {
     /// The report's format (default: `json` with `--output json`, else `md`; `--format` until the next release).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub to: Option<ReportFormat>,
-    /// Write the report to this file instead of standard output.
+    /// Write the report to this file instead of standard output (an HTML
+    /// report links the run's logs relative to its folder).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
 }
