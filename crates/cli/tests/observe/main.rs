@@ -409,7 +409,13 @@ fn the_dag_is_drawn_from_the_runs_record_without_the_plan_file() {
 
 #[test]
 fn every_link_of_a_report_written_into_another_folder_leads_to_a_file() {
-    let demo = Demo::run(2, |p| p);
+    // One strike: farewell fails, and hello, after it, is blocked (no log).
+    let demo = Demo::run(1, |p| {
+        p.replace(
+            "\"depends_on\": [\"greet\"]",
+            "\"depends_on\": [\"greet\", \"farewell\"]",
+        )
+    });
     let folder = demo.root().join("out/deeper");
     std::fs::create_dir_all(&folder).unwrap();
     demo.planwright(&[
@@ -422,6 +428,12 @@ fn every_link_of_a_report_written_into_another_folder_leads_to_a_file() {
         "out/deeper/report.html",
     ]);
     let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    assert!(
+        html.contains(
+            "<summary><span class=\"badge st-blocked\">blocked</span> <strong>hello</strong>"
+        ),
+        "{html}"
+    );
     let hrefs: Vec<&str> = html
         .split(" href=\"")
         .skip(1)
