@@ -8,12 +8,16 @@ mod svg;
 
 use crate::report;
 use crate::view::{AttemptView, CheckResult, RunView, TicketView};
-use planwright_engine::clock;
+use planwright_engine::{clock, TicketState};
 use std::fmt::Write;
+use std::path::PathBuf;
 
 /// How links and liveness are rendered.
 #[derive(Debug, Clone, Default)]
 pub struct HtmlOptions {
+    /// The run's folder: a log is linked only when its file is there (a
+    /// blocked ticket has no log); None links no log.
+    pub run_dir: Option<PathBuf>,
     /// Put before `<ticket>/<file>` in links to a ticket's logs.
     pub log_prefix: String,
     /// Put after it (`serve` adds its token here).
@@ -86,7 +90,8 @@ pub fn html_body(view: &RunView, opts: &HtmlOptions) -> String {
 
 fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
     let r = &view.run;
-    let live = if opts.live.is_some() {
+    // Once the run is over nothing more will come: no `live` beside `finished`.
+    let live = if opts.live.is_some() && r.status == "running" {
         "<span id=\"live\" class=\"badge\">live</span>"
     } else {
         ""
@@ -167,9 +172,7 @@ fn summary(s: &mut String, view: &RunView) {
 fn ticket_table(s: &mut String, view: &RunView) {
     s.push_str("<div class=\"scroll\"><table><thead><tr><th>ticket</th><th>title</th><th>state</th><th>attempts</th><th>commit</th><th>failure</th></tr></thead><tbody>");
     for t in &view.tickets {
-        let failure = t.failure.as_ref().map_or(String::new(), |f| {
-            format!("<code>{}</code> {}", f.kind, esc(&f.message))
-        });
+        let failure = failure_cell(t);
         let _ = write!(
             s,
             "<tr><td><a href=\"#t-{aid}\">{id}</a></td><td>{}</td><td><span class=\"badge st-{st}\">{st}</span></td><td>{}</td><td><code>{}</code></td><td>{failure}</td></tr>",
@@ -182,6 +185,25 @@ fn ticket_table(s: &mut String, view: &RunView) {
         );
     }
     s.push_str("</tbody></table></div>");
+}
+
+/// The ticket's last failure; when it is not what the ticket stands at (it
+/// was retried), labelled as an earlier attempt's.
+fn failure_cell(t: &TicketView) -> String {
+    let Some(f) = &t.failure else {
+        return String::new();
+    };
+    let text = format!("<code>{}</code> {}", f.kind, esc(&f.message));
+    if matches!(t.state, TicketState::Failed | TicketState::Blocked) {
+        return text;
+    }
+    match t.attempts.iter().rev().find(|a| a.failure.is_some()) {
+        Some(a) => format!(
+            "<span class=\"previous\">attempt {} failed: {text}</span>",
+            a.n
+        ),
+        None => format!("<span class=\"previous\">earlier: {text}</span>"),
+    }
 }
 
 fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOptions) {
@@ -222,11 +244,10 @@ fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOpt
     if let Some(c) = &t.merged_commit {
         let _ = write!(s, " · merged as <code>{}</code>", esc(c));
     }
-    let _ = write!(
-        s,
-        " · <a href=\"{}\">ticket log</a></p>",
-        esc(&link(opts, &t.id, "ticket.log"))
-    );
+    if let Some(href) = link(opts, &t.id, "ticket.log") {
+        let _ = write!(s, " · <a href=\"{}\">ticket log</a>", esc(&href));
+    }
+    s.push_str("</p>");
     if t.attempts.is_empty() {
         s.push_str("<p class=\"muted\">no attempt yet</p>");
     }
@@ -287,12 +308,17 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     checks(s, "gates", &a.gates);
     checks(s, "review", &a.reviews);
     checks(s, "counterfactuals", &a.counterfactuals);
-    let _ = write!(
-        s,
-        "<p class=\"links\"><a href=\"{}\">agent log</a> · <a href=\"{}\">charter</a></p></div>",
-        esc(&link(opts, &t.id, &format!("attempt-{}.agent.log", a.n))),
-        esc(&link(opts, &t.id, &format!("attempt-{}.prompt.md", a.n))),
-    );
+    let links: Vec<String> = [("agent log", "agent.log"), ("charter", "prompt.md")]
+        .iter()
+        .filter_map(|(name, ext)| {
+            let href = link(opts, &t.id, &format!("attempt-{}.{ext}", a.n))?;
+            Some(format!("<a href=\"{}\">{name}</a>", esc(&href)))
+        })
+        .collect();
+    if !links.is_empty() {
+        let _ = write!(s, "<p class=\"links\">{}</p>", links.join(" · "));
+    }
+    s.push_str("</div>");
 }
 
 fn checks(s: &mut String, title: &str, list: &[CheckResult]) {
@@ -325,14 +351,19 @@ fn checks(s: &mut String, title: &str, list: &[CheckResult]) {
     s.push_str("</ul>");
 }
 
-fn link(opts: &HtmlOptions, ticket: &str, file: &str) -> String {
-    format!(
-        "{}{}/{}{}",
-        opts.log_prefix,
-        url_part(ticket),
-        file,
-        opts.log_suffix
-    )
+/// The link to a ticket's log `file`, None when the run's folder has no
+/// such file.
+fn link(opts: &HtmlOptions, ticket: &str, file: &str) -> Option<String> {
+    let dir = opts.run_dir.as_ref()?;
+    dir.join(ticket).join(file).is_file().then(|| {
+        format!(
+            "{}{}/{}{}",
+            opts.log_prefix,
+            url_part(ticket),
+            file,
+            opts.log_suffix
+        )
+    })
 }
 
 /// Percent-encodes what is not safe in one URL path segment.

@@ -58,13 +58,17 @@ pub fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), 
         .ok_or_else(|| no_run(&repo, run))
 }
 
-/// The HTML report, its log links relative to the current directory (where
-/// `> report.html` puts the file).
-pub fn html_report(repo: &Path, run: Option<&str>) -> Result<String, CliError> {
+/// The HTML report, its log links relative to the folder of `out` (the
+/// current directory, where `> report.html` puts the file, without one).
+pub fn html_report(repo: &Path, run: Option<&str>, out: Option<&Path>) -> Result<String, CliError> {
     let (view, files) = load_view(repo, run)?;
     let here = std::env::current_dir().map_err(|e| CliError::io(".", &e))?;
-    let prefix = relative(&here, &files.dir);
+    let folder = out
+        .and_then(Path::parent)
+        .map_or_else(|| here.clone(), |p| here.join(p));
+    let prefix = relative(&folder, &files.dir);
     let opts = HtmlOptions {
+        run_dir: Some(files.dir.clone()),
         log_prefix: format!("{}/", prefix.display()),
         ..Default::default()
     };

@@ -27,7 +27,8 @@ pub struct Args {
     /// The report's format (default: `json` with `--output json`, else `md`; `--format` until the next release).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub to: Option<ReportFormat>,
-    /// Write the report to this file instead of standard output.
+    /// Write the report to this file instead of standard output (an HTML
+    /// report links the run's logs relative to its folder).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
 }
@@ -41,7 +42,11 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     });
     let text = match format {
         ReportFormat::Md => markdown(&r),
-        ReportFormat::Html => super::observe::html_report(&args.run.repo, args.run.id.as_deref())?,
+        ReportFormat::Html => super::observe::html_report(
+            &args.run.repo,
+            args.run.id.as_deref(),
+            args.output_file.as_deref(),
+        )?,
         ReportFormat::Json => {
             serde_json::to_string_pretty(&RunDocument::new(&r)).expect("reports serialize") + "\n"
         }

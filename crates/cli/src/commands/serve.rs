@@ -60,7 +60,7 @@ pub struct Server {
 impl Server {
     /// The page's link and liveness settings.
     pub fn options(&self) -> HtmlOptions {
-        options(&self.token)
+        options(&self.token, &self.files)
     }
 
     /// The latest rendering.
@@ -86,7 +86,7 @@ impl Server {
 
 /// A server for `view` (with `files`), its first rendering done.
 pub fn server(view: RunView, files: RunFiles, token: String) -> Server {
-    let body = html_body(&view, &options(&token));
+    let body = html_body(&view, &options(&token, &files));
     Server {
         token,
         files,
@@ -103,8 +103,9 @@ pub fn server(view: RunView, files: RunFiles, token: String) -> Server {
 
 /// Links to logs and the event stream carry the token: the page is opened
 /// from the printed URL, and nothing else may read the run.
-fn options(token: &str) -> HtmlOptions {
+fn options(token: &str, files: &RunFiles) -> HtmlOptions {
     HtmlOptions {
+        run_dir: Some(files.dir.clone()),
         log_prefix: "logs/".into(),
         log_suffix: format!("?token={token}"),
         live: Some(format!("events?token={token}")),

@@ -294,7 +294,26 @@ fn the_html_report_draws_in_chromium() {
         "the agent-log link leads to {}",
         log.display()
     );
+    browser.screenshot("report-desktop");
+    on_a_phone(&browser, "report-phone");
     assert_eq!(browser.console_errors(), Vec::<String>::new());
+}
+
+/// The page at 390 CSS pixels wide: nothing wider than the screen but
+/// inside a box that scrolls (the DAG, the timeline and the table).
+fn on_a_phone(browser: &Browser, screenshot: &str) {
+    browser.viewport(390, 844);
+    let facts = browser.eval(
+        "const box = (sel) => { const e = document.querySelector(sel); return {scroll: e.scrollWidth, client: e.clientWidth}; };
+         return {page: document.scrollingElement.scrollWidth, dag: box('#dag .scroll'),
+                 table: box('#tickets .scroll')};",
+    );
+    browser.screenshot(screenshot);
+    assert!(facts["page"].as_u64().unwrap() <= 390, "{facts}");
+    for part in ["dag", "table"] {
+        let client = facts[part]["client"].as_u64().unwrap();
+        assert!(client > 0 && client <= 390, "{part}: {facts}");
+    }
 }
 
 #[test]
@@ -326,6 +345,12 @@ fn the_live_page_follows_a_run_in_chromium() {
         "the rejected attempt",
         "return document.querySelector('#t-farewell .failure') !== null",
     );
+    let previous =
+        browser.eval("return document.querySelector('#tickets td .previous').textContent");
+    assert!(
+        previous.as_str().unwrap().starts_with("attempt 1 failed: "),
+        "{previous}"
+    );
     for line in &lines[rejected + 1..] {
         writeln!(file, "{line}").unwrap();
     }
@@ -333,6 +358,11 @@ fn the_live_page_follows_a_run_in_chromium() {
         "every ticket merged",
         &format!("{} === '3'", count("merged")),
     );
+    browser.wait_for(
+        "no live badge once the run finished",
+        "return document.getElementById('live') === null",
+    );
+    on_a_phone(&browser, "live-phone");
     let bars = browser.eval("return document.querySelectorAll('svg.gantt .bar').length");
     assert_eq!(bars, 4);
     let updates = browser.eval("return Number(document.body.dataset.updates)");
@@ -375,4 +405,47 @@ fn the_dag_is_drawn_from_the_runs_record_without_the_plan_file() {
     }
     let after = html(&demo.repo(), Path::new("."));
     assert_eq!(edges(&after), edges(&before));
+}
+
+#[test]
+fn every_link_of_a_report_written_into_another_folder_leads_to_a_file() {
+    // One strike: farewell fails, and hello, after it, is blocked (no log).
+    let demo = Demo::run(1, |p| {
+        p.replace(
+            "\"depends_on\": [\"greet\"]",
+            "\"depends_on\": [\"greet\", \"farewell\"]",
+        )
+    });
+    let folder = demo.root().join("out/deeper");
+    std::fs::create_dir_all(&folder).unwrap();
+    demo.planwright(&[
+        "report",
+        "--repo",
+        "repo",
+        "--to",
+        "html",
+        "-o",
+        "out/deeper/report.html",
+    ]);
+    let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    assert!(
+        html.contains(
+            "<summary><span class=\"badge st-blocked\">blocked</span> <strong>hello</strong>"
+        ),
+        "{html}"
+    );
+    let hrefs: Vec<&str> = html
+        .split(" href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|href| !href.starts_with('#') && !href.starts_with("data:"))
+        .collect();
+    assert!(
+        hrefs.iter().any(|h| h.ends_with("agent.log")),
+        "the report links its agent logs: {hrefs:?}"
+    );
+    for href in hrefs {
+        let path = folder.join(href.replace("%20", " "));
+        assert!(path.is_file(), "{href} leads to {}", path.display());
+    }
 }

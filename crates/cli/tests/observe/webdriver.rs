@@ -173,6 +173,31 @@ impl Browser {
         }
     }
 
+    /// Makes the page's viewport `width` by `height` CSS pixels, as a phone's.
+    pub fn viewport(&self, width: u32, height: u32) {
+        let params =
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": true});
+        self.session(
+            "POST",
+            "/goog/cdp/execute",
+            Some(&json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": params})),
+        );
+    }
+
+    /// Saves a PNG of the viewport as `name`.png in the test's target folder
+    /// (for a person to look at); its path.
+    pub fn screenshot(&self, name: &str) -> std::path::PathBuf {
+        let data = self.session("GET", "/screenshot", None);
+        let png = base64(data.as_str().expect("a base64 screenshot"));
+        assert!(png.starts_with(b"\x89PNG"), "the screenshot is a PNG");
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).unwrap();
+        eprintln!("screenshot: {}", path.display());
+        path
+    }
+
     /// Console messages of level SEVERE (errors) since the last call.
     pub fn console_errors(&self) -> Vec<String> {
         let logs = self.session("POST", "/se/log", Some(&json!({"type": "browser"})));
@@ -183,6 +208,27 @@ impl Browser {
             .map(|l| l["message"].to_string())
             .collect()
     }
+}
+
+/// Decodes standard base64 (WebDriver's screenshots).
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+    digits
+        .chunks(4)
+        .flat_map(|q| {
+            let n = q.iter().fold(0u32, |n, &d| n << 6 | u32::from(d)) << (6 * (4 - q.len()));
+            let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+            bytes.into_iter().take(q.len() * 6 / 8)
+        })
+        .collect()
 }
 
 impl Drop for Browser {

@@ -69,8 +69,15 @@ fn the_page_has_lang_viewport_and_both_pictures() {
 }
 
 #[test]
-fn log_links_are_relative_and_encoded() {
+fn log_links_are_relative_encoded_and_only_to_files_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["A/attempt-1.agent.log", "B/1 & <b>/ticket.log"] {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "log").unwrap();
+    }
     let opts = HtmlOptions {
+        run_dir: Some(dir.path().to_path_buf()),
         log_prefix: ".planwright/runs/r1/".into(),
         log_suffix: "?token=t".into(),
         live: None,
@@ -78,6 +85,11 @@ fn log_links_are_relative_and_encoded() {
     let page = html_page(&view("one"), &opts);
     assert!(page.contains("href=\".planwright/runs/r1/A/attempt-1.agent.log?token=t\""));
     assert!(page.contains("href=\".planwright/runs/r1/B%2F1%20%26%20%3Cb%3E/ticket.log?token=t\""));
+    // The files that are not there are not linked.
+    assert!(!page.contains("A/ticket.log"), "{page}");
+    assert!(!page.contains("prompt.md"), "{page}");
+    assert!(!page.contains("B%2F1%20%26%20%3Cb%3E/attempt-1"), "{page}");
+    assert_eq!(page.matches(" href=\".planwright").count(), 2);
 }
 
 #[test]
@@ -139,4 +151,96 @@ fn an_attempt_shows_running_usage_then_its_report_and_counterfactual_output() {
     ] {
         assert!(page.contains(needle), "{needle}: {page}");
     }
+}
+
+#[test]
+fn the_live_badge_goes_once_the_run_finished() {
+    let opts = HtmlOptions {
+        live: Some("events".into()),
+        ..Default::default()
+    };
+    let mut v = view("one");
+    assert!(html_body(&v, &opts).contains("id=\"live\""));
+    v.run.status = "finished".into();
+    let page = html_body(&v, &opts);
+    assert!(!page.contains("id=\"live\""), "{page}");
+    assert!(
+        page.contains("st-finished\">finished</span></h1>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_retried_tickets_failure_is_labelled_as_its_earlier_attempts() {
+    let mut v = view("one");
+    v.fold_text(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\"}\n",
+    );
+    assert_eq!(v.tickets[0].state, TicketState::Running);
+    let page = html_body(&v, &HtmlOptions::default());
+    assert!(
+        page.contains("<td><span class=\"previous\">attempt 1 failed: <code>gate_failure</code> gate `t` failed</span></td>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_dag_box_shows_its_whole_state() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\"}\n",
+        "{\"event\":\"phase\",\"ticket\":\"A\",\"attempt\":2,\"phase\":\"a very long phase name indeed\",\"at\":\"2026-11-29T22:00:07Z\"}\n",
+    ));
+    let dag = svg::dag(&v);
+    let subs: Vec<&str> = dag
+        .split("class=\"sub\">")
+        .skip(1)
+        .map(|rest| rest.split("</text>").next().unwrap())
+        .collect();
+    assert_eq!(subs.len(), 2, "{dag}");
+    for sub in subs {
+        assert!(sub.starts_with("running · "), "{sub}");
+        assert!(
+            sub.chars().count() <= svg::SUB_CHARS,
+            "{sub} overflows its box"
+        );
+    }
+}
+
+#[test]
+fn a_sub_second_bar_has_its_whole_label_beside_it() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at_ms\":1796076006000}\n",
+        "{\"event\":\"attempt_rejected\",\"ticket\":\"A\",\"attempt\":2,\"retrying\":false,\"at_ms\":1796076006120,",
+        "\"failure\":{\"kind\":\"gate_failure\",\"message\":\"gate `t` failed\",\"evidence\":\"\"}}\n",
+        "{\"event\":\"phase\",\"ticket\":\"B/1 & <b>\",\"attempt\":1,\"phase\":\"x\",\"at_ms\":1796076090000}\n",
+    ));
+    let gantt = svg::gantt(&v);
+    assert!(gantt.contains("data-axis=\"time\""), "{gantt}");
+    let bar = gantt
+        .split("<g class=\"bar ")
+        .find(|b| b.contains("<title>A #2"))
+        .unwrap_or_else(|| panic!("no bar of A #2: {gantt}"));
+    assert!(
+        bar.contains("class=\"outside\"") && bar.contains(">A #2</text>"),
+        "{bar}"
+    );
+}
+
+#[test]
+fn a_sub_second_run_fills_the_timeline_with_a_millisecond_axis() {
+    let mut v = view("one");
+    v.subsecond_times = true;
+    for a in v.tickets.iter_mut().flat_map(|t| t.attempts.iter_mut()) {
+        a.started_ms = Some(1_000);
+        a.ended_ms = Some(1_120);
+    }
+    v.run.finished_ms = Some(1_200);
+    v.run.last_event_ms = Some(1_200);
+    let gantt = svg::gantt(&v);
+    assert!(
+        gantt.contains(">0ms</text>") && gantt.contains(">200ms</text>"),
+        "{gantt}"
+    );
 }
