@@ -1,11 +1,12 @@
 //! Every command example of README.md and docs/ that can run offline, run:
 //! the fenced blocks whose info string is `sh offline` (the convention in
-//! docs/architecture.md). Each block runs in a scratch folder holding a copy
-//! of `examples/`, its commands one after another through `sh`, with the
-//! built binary first on `PATH` as `planwright`. A command must exit 0, or
-//! the status its trailing `# exit N` comment names. In a block with `$ `
-//! prompts only the prompted lines are commands, and the lines after one
-//! are its standard output, which must be what it prints.
+//! docs/architecture.md). Each block runs in a scratch folder of its own
+//! holding copies of the folders in [`COPIED`], its commands one after
+//! another through `sh`, with the built binary first on `PATH` as
+//! `planwright` and `TMPDIR` inside the scratch folder. A command must exit
+//! 0, or the status its trailing `# exit N` comment names. In a block with
+//! `$ ` prompts only the prompted lines are commands, and the lines after
+//! one are its standard output, which must be what it prints.
 
 use planwright_testkit::Cli;
 use std::path::{Path, PathBuf};
@@ -165,12 +166,16 @@ fn run_block(root: &Path, examples: &[Example]) -> Vec<String> {
     let cli = Cli::with_home(env!("CARGO_BIN_EXE_planwright"), &scratch.path().join("home"));
     let path = std::env::var("PATH").unwrap_or_default();
     let path = format!("{}:{path}", bin_dir(scratch.path()).display());
+    // Where `demo` and `draft` make their folders, removed with the rest.
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut failures = Vec::new();
     for example in examples {
         let mut sh = Command::new("sh");
         cli.hermetic(&mut sh);
         let output = sh
             .env("PATH", &path)
+            .env("TMPDIR", &tmp)
             .current_dir(&work)
             .args(["-c", &example.command])
             .output()
