@@ -51,14 +51,19 @@ fn doc_files(root: &Path) -> Vec<PathBuf> {
 
 /// The marked blocks of `text`, each as its lines with their 1-based numbers.
 fn marked_blocks(text: &str) -> Vec<Vec<(usize, &str)>> {
+    fenced_blocks(text, MARKER)
+}
+
+/// The fenced blocks of `text` whose info string is `info`.
+fn fenced_blocks<'t>(text: &'t str, info: &str) -> Vec<Vec<(usize, &'t str)>> {
     let mut blocks = Vec::new();
     let mut open: Option<(bool, Vec<(usize, &str)>)> = None;
     for (index, line) in text.lines().enumerate() {
         let fence = line.trim_start().starts_with("```");
         match open.take() {
             None if fence => {
-                let info = line.trim_start().trim_start_matches('`').trim();
-                open = Some((info == MARKER, Vec::new()));
+                let this = line.trim_start().trim_start_matches('`').trim();
+                open = Some((this == info, Vec::new()));
             }
             None => {}
             Some((marked, lines)) if fence => {
@@ -163,7 +168,10 @@ fn run_block(root: &Path, examples: &[Example]) -> Vec<String> {
     for dir in COPIED {
         copy_dir(&root.join(dir), &work.join(dir));
     }
-    let cli = Cli::with_home(env!("CARGO_BIN_EXE_planwright"), &scratch.path().join("home"));
+    let cli = Cli::with_home(
+        env!("CARGO_BIN_EXE_planwright"),
+        &scratch.path().join("home"),
+    );
     let path = std::env::var("PATH").unwrap_or_default();
     let path = format!("{}:{path}", bin_dir(scratch.path()).display());
     // Where `demo` and `draft` make their folders, removed with the rest.
@@ -187,7 +195,11 @@ fn run_block(root: &Path, examples: &[Example]) -> Vec<String> {
         if status != example.expected || shown_differs {
             failures.push(format!(
                 "{}:{}: `{}` exited {status}, expected {}{}\nstdout:\n{stdout}\nstderr:\n{}",
-                example.file.strip_prefix(root).unwrap_or(&example.file).display(),
+                example
+                    .file
+                    .strip_prefix(root)
+                    .unwrap_or(&example.file)
+                    .display(),
                 example.line,
                 example.command,
                 example.expected,
@@ -225,6 +237,39 @@ fn every_offline_example_in_the_docs_runs() {
     );
 }
 
+/// Every `toml` block of the docs is a `planwright.toml` the binary takes:
+/// `validate --config` on agb's example exits 2 only when the file is not.
+#[test]
+fn every_toml_block_in_the_docs_is_a_configuration() {
+    let root = repo_root();
+    let cli = Cli::new(env!("CARGO_BIN_EXE_planwright"));
+    let scratch = tempfile::tempdir().unwrap();
+    let config = scratch.path().join("planwright.toml");
+    let plan = root.join("examples/agb/plan.example.json");
+    let mut failures = Vec::new();
+    for file in doc_files(&root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for block in fenced_blocks(&text, "toml") {
+            let body: Vec<&str> = block.iter().map(|(_, line)| *line).collect();
+            std::fs::write(&config, body.join("\n")).unwrap();
+            let plan = plan.to_str().unwrap();
+            let output = cli.run(
+                scratch.path(),
+                &["validate", plan, "--config", "planwright.toml"],
+            );
+            if output.status.code() == Some(2) {
+                failures.push(format!(
+                    "{}:{}: not a planwright.toml:\n{}",
+                    file.strip_prefix(&root).unwrap_or(&file).display(),
+                    block[0].0,
+                    String::from_utf8_lossy(&output.stderr),
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 #[test]
 fn a_block_is_read_as_its_commands() {
     let text = "```sh offline\n$ planwright show a.json\nT1  wave 0  \n\n$ cargo run --release -- validate b \\\n    --tag x   # exit 1\n```\n```sh\nplanwright run\n```\n";
@@ -238,7 +283,12 @@ fn a_block_is_read_as_its_commands() {
     assert_eq!(
         read,
         [
-            (2, "planwright show a.json", 0, vec!["T1  wave 0".to_string()]),
+            (
+                2,
+                "planwright show a.json",
+                0,
+                vec!["T1  wave 0".to_string()]
+            ),
             (5, "planwright validate b  --tag x   # exit 1", 1, vec![]),
         ]
     );
