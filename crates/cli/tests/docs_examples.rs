@@ -66,11 +66,8 @@ fn fenced_blocks<'t>(text: &'t str, info: &str) -> Vec<Vec<(usize, &'t str)>> {
                 open = Some((this == info, Vec::new()));
             }
             None => {}
-            Some((marked, lines)) if fence => {
-                if marked {
-                    blocks.push(lines);
-                }
-            }
+            Some((true, lines)) if fence => blocks.push(lines),
+            Some((false, _)) if fence => {}
             Some((marked, mut lines)) => {
                 lines.push((index + 1, line));
                 open = Some((marked, lines));
