@@ -16,7 +16,7 @@ use std::process::Command;
 const MARKER: &str = "sh offline";
 
 /// What the scratch folder holds, at the same paths as in the repository.
-const COPIED: &[&str] = &["examples", "crates/plan/tests/data/foreign"];
+const COPIED: &[&str] = &["examples", "schemas", "crates/plan/tests/data"];
 
 /// One command of a marked block, with where it is written.
 struct Example {
