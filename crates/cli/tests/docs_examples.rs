@@ -74,6 +74,10 @@ fn fenced_blocks<'t>(text: &'t str, info: &str) -> Vec<Vec<(usize, &'t str)>> {
             }
         }
     }
+    // A block left open runs to the end of the file, as Markdown reads it.
+    if let Some((true, lines)) = open {
+        blocks.push(lines);
+    }
     blocks
 }
 
