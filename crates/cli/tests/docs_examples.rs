@@ -7,6 +7,9 @@
 //! 0, or the status its trailing `# exit N` comment names. In a block with
 //! `$ ` prompts only the prompted lines are commands, and the lines after
 //! one are its standard output, which must be what it prints.
+//!
+//! Beside them: every `toml` block is a configuration the binary reads, and
+//! every relative link leads to a file and heading that exist.
 
 use planwright_testkit::Cli;
 use std::path::{Path, PathBuf};
@@ -293,4 +296,74 @@ fn a_block_is_read_as_its_commands() {
             (5, "planwright validate b  --tag x   # exit 1", 1, vec![]),
         ]
     );
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped, spaces
+/// as hyphens.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown text's headings, fenced blocks left out.
+fn anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut found = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            found.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    found
+}
+
+/// Every relative link of the docs names a file that exists, and a heading
+/// of it when it names an anchor in a Markdown file.
+#[test]
+fn every_relative_link_in_the_docs_leads_somewhere() {
+    let root = repo_root();
+    let mut failures = Vec::new();
+    for file in doc_files(&root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(link) = rest
+                .split(')')
+                .next()
+                .filter(|l| !l.contains(char::is_whitespace))
+            else {
+                continue;
+            };
+            if link.contains(':') {
+                continue;
+            }
+            let (path, fragment) = link.split_once('#').unwrap_or((link, ""));
+            let target = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap().join(path)
+            };
+            let line = text[..at].lines().count();
+            let place = format!("{}:{line}", file.strip_prefix(&root).unwrap().display());
+            if !target.exists() {
+                failures.push(format!("{place}: `{link}`: no such file"));
+                continue;
+            }
+            let markdown = target.extension().is_some_and(|e| e == "md");
+            if !fragment.is_empty() && markdown {
+                let linked = std::fs::read_to_string(&target).unwrap();
+                if !anchors(&linked).iter().any(|a| a == fragment) {
+                    failures.push(format!("{place}: `{link}`: no heading `{fragment}` there"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
