@@ -6,7 +6,8 @@
 //! `planwright` and `TMPDIR` inside the scratch folder. A command must exit
 //! 0, or the status its trailing `# exit N` comment names. In a block with
 //! `$ ` prompts only the prompted lines are commands, and the lines after
-//! one are its standard output, which must be what it prints.
+//! one are its standard output (when it shows any), which must be what it
+//! prints, but for trailing spaces.
 //!
 //! Beside them: every `toml` block is a configuration the binary reads, and
 //! every relative link leads to a file and heading that exist.
@@ -165,7 +166,8 @@ fn bin_dir(scratch: &Path) -> PathBuf {
 }
 
 /// Runs one block's examples in a fresh scratch folder; a failure for each
-/// example whose status is not the expected one.
+/// example whose status is not the expected one or whose output is not the
+/// one shown.
 fn run_block(root: &Path, examples: &[Example]) -> Vec<String> {
     let scratch = tempfile::tempdir().unwrap();
     let work = scratch.path().join("work");
