@@ -154,7 +154,7 @@ fn quiet_prints_only_errors_and_verbose_says_what_was_used() {
         "{err}"
     );
     assert!(
-        err.contains("note: `ok.json` read as a agb plan (detected)"),
+        err.contains("note: `ok.json` read in the agb format (detected)"),
         "{err}"
     );
     let both = cli.run(dir.path(), &["validate", "-q", "-v", "ok.json"]);

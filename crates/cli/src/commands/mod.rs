@@ -238,7 +238,10 @@ pub fn check_file(
         } else {
             "detected"
         };
-        global.note(format!("`{}` read as a {format} plan ({how})", report.file));
+        global.note(format!(
+            "`{}` read in the {format} format ({how})",
+            report.file
+        ));
     }
     Ok(checked)
 }

@@ -78,7 +78,7 @@ impl Agent for Scripted {
     fn attempt(&self, ctx: &AttemptContext, _cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let Some(fixture) = self.fixture(&ctx.ticket, ctx.attempt) else {
             return Ok(AgentReport::from(AgentOutcome::Failed(format!(
-                "no fixture for ticket {} in `{}` (expected `{0}/attempt-{}/` or `{0}/`)",
+                "found no fixture for ticket {} in `{}` (expected `{0}/attempt-{}/` or `{0}/`)",
                 ctx.ticket,
                 self.dir.display(),
                 ctx.attempt
@@ -96,7 +96,7 @@ impl Agent for Scripted {
             for rel in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 if !inside(rel) {
                     return Ok(AgentReport::from(AgentOutcome::Failed(format!(
-                        "`delete` lists `{rel}`, which leaves the workspace"
+                        "has a `delete` that lists `{rel}`, which leaves the workspace"
                     ))));
                 }
                 let path = ctx.workspace.join(rel);
@@ -115,7 +115,7 @@ impl Agent for Scripted {
                 let why = String::from_utf8_lossy(&out.stderr).into_owned();
                 let _ = std::fs::write(&ctx.log, format!("{log}git apply failed:\n{why}"));
                 return Ok(AgentReport::from(AgentOutcome::Failed(format!(
-                    "`git apply` of `{}` failed: {why}",
+                    "could not `git apply` `{}`: {why}",
                     patch.display()
                 ))));
             }

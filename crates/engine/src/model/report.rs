@@ -12,7 +12,8 @@ pub enum AgentOutcome {
     Finished,
     /// It gave up (`TICKET-BLOCKED: reason`).
     Blocked(String),
-    /// It failed (non-zero exit), with the tail of its output.
+    /// It failed (non-zero exit), with the tail of its output. The first
+    /// line is read after "the agent" (`exited with exit code 2: ...`).
     Failed(String),
     /// It ran out of time.
     TimedOut,
