@@ -132,7 +132,7 @@ fn a_provider_error_is_unavailable_and_a_refusal_fails() {
     let run = attempt("refusal", None);
     assert_eq!(
         run.report.outcome,
-        AgentOutcome::Failed("the turn ended: refusal".into())
+        AgentOutcome::Failed("ended its turn: refusal".into())
     );
 }
 

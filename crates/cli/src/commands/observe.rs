@@ -1,4 +1,4 @@
-//! What `status`, `report --format html`, `watch` and `serve` share: the
+//! What `status`, `report --to html`, `watch` and `serve` share: the
 //! run's view, loaded from its event log (see `planwright_view`).
 
 use super::run::engine_error;

@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Serve a run's report as a live page on 127.0.0.1 (read-only): the same
-/// page as `report --format html`, updated as the run goes on.
+/// page as `report --to html`, updated as the run goes on.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]

@@ -188,7 +188,7 @@ fn outcome(
             Some(reason) => AgentOutcome::Blocked(reason),
             None => AgentOutcome::Finished,
         },
-        TurnEnd::Stopped(reason) => AgentOutcome::Failed(format!("the turn ended: {reason}")),
+        TurnEnd::Stopped(reason) => AgentOutcome::Failed(format!("ended its turn: {reason}")),
         TurnEnd::Error(error) => error_outcome(&error, Now::system()),
         TurnEnd::Open => AgentOutcome::Failed(format!(
             "ended with {} before its turn did\n{}",
@@ -219,7 +219,7 @@ fn error_outcome(error: &Value, now: Now) -> AgentOutcome {
         Value::Null => String::new(),
         data => format!(" {data}"),
     };
-    AgentOutcome::Failed(format!("error {code}: {message}{data}"))
+    AgentOutcome::Failed(format!("answered with error {code}: {message}{data}"))
 }
 
 #[cfg(test)]
@@ -243,7 +243,7 @@ mod tests {
         let plain = json!({"code": -32602, "message": "Invalid params"});
         assert_eq!(
             error_outcome(&plain, NOW),
-            AgentOutcome::Failed("error -32602: Invalid params".into())
+            AgentOutcome::Failed("answered with error -32602: Invalid params".into())
         );
     }
 }
