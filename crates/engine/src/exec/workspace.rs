@@ -799,6 +799,18 @@ mod tests {
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     }
 
+    /// Workspaces of `repo` with the default settings and no sandbox, with
+    /// a log in `dir` and a cancel flag for their `prepare`.
+    fn unconfined(repo: Repo, dir: &Path) -> (Workspaces, PathBuf, Cancel) {
+        let spaces = Workspaces::new(
+            repo,
+            WorkspaceSettings::default(),
+            Containment::none(),
+            vec![],
+        );
+        (spaces, dir.join("log"), Cancel::default())
+    }
+
     /// An agent that shuts a tracked folder, a tracked file and its
     /// workspace itself (`chmod 000`, a sticky bit), and folders of its own,
     /// leaves the next ticket of its slot the modes git writes, the
@@ -814,13 +826,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let files = [("sub/deep/a", "a\n".to_string()), ("b", "b\n".to_string())];
         let (repo, commit) = committed(tmp.path(), &files);
-        let spaces = Workspaces::new(
-            repo,
-            WorkspaceSettings::default(),
-            Containment::none(),
-            vec![],
-        );
-        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let (spaces, log, cancel) = unconfined(repo, tmp.path());
         let prepare = || {
             spaces
                 .prepare("s", &commit, "b", &log, &cancel)
@@ -881,13 +887,7 @@ mod tests {
             ("sub/a", "a\n".to_string()),
         ];
         let (repo, commit) = committed(tmp.path(), &files);
-        let spaces = Workspaces::new(
-            repo,
-            WorkspaceSettings::default(),
-            Containment::none(),
-            vec![],
-        );
-        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let (spaces, log, cancel) = unconfined(repo, tmp.path());
         let prepare = || {
             spaces
                 .prepare("s", &commit, "b", &log, &cancel)
@@ -1058,13 +1058,7 @@ mod tests {
     fn the_agent_gets_a_checksummed_index_after_an_unhashed_candidate() {
         let tmp = tempfile::tempdir().unwrap();
         let (repo, commit) = committed(tmp.path(), &[("a", "a\n".to_string())]);
-        let spaces = Workspaces::new(
-            repo,
-            WorkspaceSettings::default(),
-            Containment::none(),
-            vec![],
-        );
-        let (log, cancel) = (tmp.path().join("log"), Cancel::default());
+        let (spaces, log, cancel) = unconfined(repo, tmp.path());
         let prepare = || {
             let dir = spaces
                 .prepare("s", &commit, "b", &log, &cancel)
