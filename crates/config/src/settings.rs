@@ -217,8 +217,10 @@ impl Default for ContainSettings {
     }
 }
 
-/// The `[agent]` settings an agent is built with.
-#[derive(Debug, Clone, PartialEq)]
+/// The `[agent]` settings an agent is built with (sent to a worker as
+/// they are, so serializable).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AgentOptions {
     /// The `cmd` agent's template.
     pub cmd: Option<String>,
@@ -252,7 +254,8 @@ impl Default for AgentOptions {
 }
 
 /// An agent as settings name it: the engine's adapter registry builds it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AgentSpec {
     /// `claude`, `codex`, ..., `cmd` or `scripted:DIR`.
     pub name: String,

@@ -24,7 +24,7 @@ pub use demo::{prepare as prepare_demo, Demo};
 pub use draft::{draft, DraftEvent, DraftInput};
 pub use error::EngineError;
 pub use events::{Emitter, Event, JsonLines, Recorder, Reporter, Stamped};
-pub use exec::{AttemptInput, Candidate, Executor, LocalExecutor};
+pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
 pub use git::{tracked_files, Git};
 pub use model::{

@@ -4,6 +4,7 @@
 mod executor;
 mod names;
 pub mod network;
+pub mod remote;
 pub mod setup;
 pub mod workspace;
 

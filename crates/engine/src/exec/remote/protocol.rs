@@ -1,0 +1,422 @@
+//! The worker protocol (docs/scaling.md, `schemas/worker-protocol.schema.json`):
+//! JSON messages, one per line, each with a `type`; a message with a
+//! `bytes` field is followed by exactly that many raw bytes (a git pack, a
+//! piece of a log).
+
+use crate::agent::AgentReport;
+use crate::model::report::Usage;
+use crate::model::Failure;
+use planwright_config::AgentSpec;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Read, Write};
+
+/// The protocol version this build speaks. A worker and a coordinator of
+/// different versions refuse each other at `hello`.
+pub const PROTOCOL: u32 = 1;
+
+/// The longest line a peer may send: a charter is the largest.
+const MAX_LINE: u64 = 16 << 20;
+
+/// What the coordinator sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ToWorker {
+    /// The first message.
+    Hello {
+        /// [`PROTOCOL`].
+        protocol: u32,
+        /// The coordinator's planwright version.
+        planwright: String,
+    },
+    /// One attempt to run.
+    Attempt(Box<AttemptSpec>),
+    /// The objects the worker said it lacks, as a git pack of `bytes`
+    /// bytes (0: nothing was missing).
+    Objects {
+        /// The pack's length.
+        bytes: u64,
+    },
+    /// End the attempt now (a timeout, Ctrl-C): the worker answers with a
+    /// `cancelled` result.
+    Cancel,
+}
+
+/// What a worker sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FromWorker {
+    /// The answer to `hello`.
+    Hello {
+        /// [`PROTOCOL`].
+        protocol: u32,
+        /// The worker's planwright version.
+        planwright: String,
+        /// How the worker confines agents.
+        sandbox: SandboxState,
+    },
+    /// Which of the attempt's commits it lacks, and the commits it has that
+    /// the pack may leave out.
+    Wants {
+        /// Commits the attempt needs that the worker's cache lacks.
+        missing: Vec<String>,
+        /// Commits the worker's cache holds (the pack's `--not`).
+        have: Vec<String>,
+    },
+    /// A phase of the attempt begins (`workspace`, `agent`, `commit`).
+    Progress {
+        /// The phase.
+        phase: String,
+    },
+    /// The agent's running token totals.
+    Usage {
+        /// The model, as the CLI named it.
+        model: Option<String>,
+        /// Tokens so far.
+        usage: Usage,
+    },
+    /// More of one of the attempt's files (its agent log, the ticket
+    /// log), `bytes` raw bytes to append.
+    Log {
+        /// The file's name in the attempt's folder (no `/`).
+        file: String,
+        /// The piece's length.
+        bytes: u64,
+    },
+    /// The candidate commit, and a git pack of `bytes` bytes holding it and
+    /// every object it needs that the base commit does not have.
+    Candidate {
+        /// The commit.
+        commit: String,
+        /// The pack's length.
+        bytes: u64,
+    },
+    /// How the attempt ended: the last message of an attempt.
+    Result(Box<AttemptEnd>),
+    /// The worker cannot run the attempt (no sandbox, an unknown agent):
+    /// why, and how to fix it. The last message of an attempt.
+    Refused {
+        /// Why.
+        reason: String,
+        /// How to fix it.
+        hint: String,
+    },
+}
+
+/// How a worker confines agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxState {
+    /// Whether agents run in planwright's sandbox there.
+    pub enforced: bool,
+    /// What the sandbox is made of, or why there is none.
+    pub detail: String,
+}
+
+/// An attempt, as the worker runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptSpec {
+    /// The slot's index on the worker's machine.
+    pub slot: usize,
+    /// The ticket id.
+    pub ticket: String,
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// The candidate's parent.
+    pub base_commit: String,
+    /// The commit the workspace starts from.
+    pub start_commit: String,
+    /// The prompt.
+    pub charter: String,
+    /// The candidate commit's message.
+    pub message: String,
+    /// The agent's wall-clock limit, in seconds.
+    pub agent_timeout_secs: Option<u64>,
+    /// The agent, as the coordinator's settings name it.
+    pub agent: AgentSpec,
+    /// The model chosen for this attempt.
+    pub model: Option<String>,
+    /// Dollars the attempt may still spend.
+    pub budget_usd: Option<f64>,
+    /// How the worker prepares the workspace and confines the agent.
+    pub settings: WorkerSettings,
+}
+
+/// The parts of the coordinator's settings a worker applies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerSettings {
+    /// `[sandbox] mode = "off"` on the coordinator: the worker runs the
+    /// agent unconfined only if it was started with `--unsandboxed` too.
+    pub unsandboxed: bool,
+    /// `[workspace] setup`.
+    pub setup: Vec<Vec<String>>,
+    /// `[workspace] setup_inputs`.
+    pub setup_inputs: Vec<String>,
+    /// `[workspace] pristine`.
+    pub pristine: bool,
+    /// `[workspace] setup_timeout_secs`.
+    pub setup_timeout_secs: Option<u64>,
+    /// `[workspace] env`.
+    pub setup_env: Vec<String>,
+    /// `[sandbox] agent_network`: `proxy`, `open` or `none`.
+    pub agent_network: String,
+    /// `[sandbox] allow`, as `host:port`.
+    pub allow: Vec<String>,
+    /// `[sandbox] hosts`: name -> address.
+    pub hosts: Vec<(String, String)>,
+    /// `[agent] log_limit_mib`, in bytes.
+    pub log_limit: Option<u64>,
+}
+
+/// How an attempt ended on the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptEnd {
+    /// How the agent ended: `finished`, `blocked`, `failed`, `timed_out`,
+    /// `cancelled`, `unavailable`.
+    pub outcome: String,
+    /// What the outcome carries: the reason, the output's tail.
+    #[serde(default)]
+    pub detail: String,
+    /// For `unavailable`: when the provider said to try again, in ms.
+    #[serde(default)]
+    pub retry_after_ms: Option<u64>,
+    /// The model, as the CLI named it.
+    pub model: Option<String>,
+    /// Tokens used.
+    pub usage: Option<Usage>,
+    /// Cost in US dollars.
+    pub cost_usd: Option<f64>,
+    /// `reported` or `computed`.
+    pub cost_source: Option<String>,
+    /// The agent's final message.
+    pub final_message: Option<String>,
+    /// The CLI's session id.
+    pub session_id: Option<String>,
+    /// The workspace's set-up failed, so the agent never ran.
+    pub setup_failed: Option<Failure>,
+    /// The agent's work cannot be a candidate (a path git refuses).
+    pub rejected: Option<Failure>,
+}
+
+impl AttemptEnd {
+    /// The end of an attempt whose agent reported `report`.
+    pub fn new(report: &AgentReport) -> AttemptEnd {
+        use crate::agent::AgentOutcome as O;
+        let (outcome, detail, retry_after_ms) = match &report.outcome {
+            O::Finished => ("finished", String::new(), None),
+            O::Blocked(r) => ("blocked", r.clone(), None),
+            O::Failed(t) => ("failed", t.clone(), None),
+            O::TimedOut => ("timed_out", String::new(), None),
+            O::Cancelled => ("cancelled", String::new(), None),
+            O::Unavailable {
+                retry_after,
+                reason,
+            } => (
+                "unavailable",
+                reason.clone(),
+                retry_after.map(|d| d.as_millis() as u64),
+            ),
+        };
+        AttemptEnd {
+            outcome: outcome.into(),
+            detail,
+            retry_after_ms,
+            model: report.model.clone(),
+            usage: report.usage,
+            cost_usd: report.cost.map(|c| c.0),
+            cost_source: report.cost.map(|c| c.1.as_str().to_string()),
+            final_message: report.final_message.clone(),
+            session_id: report.session_id.clone(),
+            setup_failed: None,
+            rejected: None,
+        }
+    }
+
+    /// The agent's report, as the coordinator records it; `None` for an
+    /// outcome this version does not know.
+    pub fn report(&self) -> Option<AgentReport> {
+        use crate::agent::AgentOutcome as O;
+        use crate::model::report::CostSource;
+        let outcome = match self.outcome.as_str() {
+            "finished" => O::Finished,
+            "blocked" => O::Blocked(self.detail.clone()),
+            "failed" => O::Failed(self.detail.clone()),
+            "timed_out" => O::TimedOut,
+            "cancelled" => O::Cancelled,
+            "unavailable" => O::Unavailable {
+                retry_after: self.retry_after_ms.map(std::time::Duration::from_millis),
+                reason: self.detail.clone(),
+            },
+            _ => return None,
+        };
+        let source = match self.cost_source.as_deref() {
+            Some("reported") => CostSource::Reported,
+            _ => CostSource::Computed,
+        };
+        Some(AgentReport {
+            outcome,
+            model: self.model.clone(),
+            usage: self.usage,
+            cost: self.cost_usd.map(|c| (c, source)),
+            final_message: self.final_message.clone(),
+            session_id: self.session_id.clone(),
+        })
+    }
+}
+
+/// Why a peer's stream could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The stream ended (the peer went away).
+    #[error("closed the connection")]
+    Closed,
+    /// Reading or writing failed.
+    #[error("broke the connection: {0}")]
+    Io(#[from] std::io::Error),
+    /// A line that is not a message of this protocol.
+    #[error("sent a line that is not a protocol {PROTOCOL} message ({0}): {1}")]
+    Malformed(String, String),
+}
+
+/// Writes one message, followed by `payload` when the message announced it.
+pub fn send<T: Serialize>(to: &mut dyn Write, msg: &T, payload: &[u8]) -> Result<(), WireError> {
+    let mut line =
+        serde_json::to_vec(msg).map_err(|e| WireError::Malformed(e.to_string(), String::new()))?;
+    line.push(b'\n');
+    to.write_all(&line)?;
+    to.write_all(payload)?;
+    to.flush()?;
+    Ok(())
+}
+
+/// Reads one message (its payload is read with [`payload`]).
+pub fn receive<T: for<'de> Deserialize<'de>>(from: &mut dyn BufRead) -> Result<T, WireError> {
+    let mut line = Vec::new();
+    let n = from.take(MAX_LINE).read_until(b'\n', &mut line)?;
+    if n == 0 {
+        return Err(WireError::Closed);
+    }
+    if line.last() != Some(&b'\n') {
+        let why = if n as u64 >= MAX_LINE {
+            "longer than 16 MiB"
+        } else {
+            "cut off"
+        };
+        return Err(WireError::Malformed(why.into(), excerpt(&line)));
+    }
+    serde_json::from_slice(&line).map_err(|e| WireError::Malformed(e.to_string(), excerpt(&line)))
+}
+
+/// Reads a message's payload of `bytes` bytes into `to`.
+pub fn payload(from: &mut dyn BufRead, bytes: u64, to: &mut dyn Write) -> Result<(), WireError> {
+    let copied = std::io::copy(&mut from.take(bytes), to)?;
+    if copied < bytes {
+        return Err(WireError::Closed);
+    }
+    Ok(())
+}
+
+/// The start of a line, for a message naming it.
+fn excerpt(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end();
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_and_its_payload_read_back_as_sent() {
+        let mut wire = Vec::new();
+        let msg = FromWorker::Log {
+            file: "attempt-1.agent.log".into(),
+            bytes: 5,
+        };
+        send(&mut wire, &msg, b"hello").unwrap();
+        send(
+            &mut wire,
+            &FromWorker::Progress {
+                phase: "agent".into(),
+            },
+            &[],
+        )
+        .unwrap();
+        let mut from = std::io::Cursor::new(wire);
+        let got: FromWorker = receive(&mut from).unwrap();
+        assert_eq!(got, msg);
+        let mut bytes = Vec::new();
+        payload(&mut from, 5, &mut bytes).unwrap();
+        assert_eq!(bytes, b"hello");
+        let next: FromWorker = receive(&mut from).unwrap();
+        assert_eq!(
+            next,
+            FromWorker::Progress {
+                phase: "agent".into()
+            }
+        );
+        assert!(matches!(
+            receive::<FromWorker>(&mut from),
+            Err(WireError::Closed)
+        ));
+    }
+
+    #[test]
+    fn a_line_of_another_protocol_is_named_in_the_error() {
+        let mut from = std::io::Cursor::new(b"Welcome to Ubuntu!\n".to_vec());
+        let e = receive::<FromWorker>(&mut from).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("Welcome to Ubuntu!"), "{text}");
+        let mut cut = std::io::Cursor::new(b"{\"type\":\"progress\"".to_vec());
+        let e = receive::<FromWorker>(&mut cut).unwrap_err();
+        assert!(e.to_string().contains("cut off"), "{e}");
+    }
+
+    #[test]
+    fn a_short_payload_is_a_closed_connection() {
+        let mut from = std::io::Cursor::new(b"abc".to_vec());
+        let e = payload(&mut from, 10, &mut Vec::new()).unwrap_err();
+        assert!(matches!(e, WireError::Closed));
+    }
+
+    #[test]
+    fn every_outcome_crosses_the_wire_unchanged() {
+        use crate::agent::AgentOutcome as O;
+        use crate::model::report::CostSource;
+        for outcome in [
+            O::Finished,
+            O::Blocked("unclear".into()),
+            O::Failed("exited with exit code 2".into()),
+            O::TimedOut,
+            O::Cancelled,
+            O::Unavailable {
+                retry_after: Some(std::time::Duration::from_millis(1500)),
+                reason: "429".into(),
+            },
+        ] {
+            let report = AgentReport {
+                outcome,
+                model: Some("m".into()),
+                usage: Some(Usage {
+                    input_tokens: 1,
+                    output_tokens: 2,
+                    cache_read_tokens: 3,
+                    cache_write_tokens: 4,
+                }),
+                cost: Some((0.5, CostSource::Reported)),
+                final_message: Some("done".into()),
+                session_id: Some("s".into()),
+            };
+            let end = AttemptEnd::new(&report);
+            let json = serde_json::to_string(&end).unwrap();
+            let back: AttemptEnd = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.report(), Some(report));
+        }
+    }
+}

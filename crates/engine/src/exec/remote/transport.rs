@@ -1,0 +1,54 @@
+//! How the coordinator reaches a `planwright worker`: a byte stream per
+//! attempt, whatever carries it (a local process, `ssh`, a pod's exec).
+
+use std::io::{Read, Write};
+
+/// Starts workers and connects to them, one connection per attempt: a
+/// local process, `ssh`, or a pod's exec stream.
+pub trait Transport: Send + Sync {
+    /// The slots it serves: attempts that can run at once.
+    fn slots(&self) -> usize;
+    /// Where `slot`'s worker runs, for messages (`ssh build-1`,
+    /// `process 2`). Slots that share a place share a machine: preflight
+    /// checks each place once.
+    fn place(&self, slot: usize) -> String;
+    /// Starts a worker for `slot` (never two at once for one slot) and
+    /// returns its stream. An error is the machine's trouble, never the
+    /// ticket's: the attempt is retried elsewhere.
+    fn connect(&self, slot: usize) -> Result<Link, Lost>;
+    /// Ends whatever the transport keeps running between attempts (pods,
+    /// master connections). Called once, on every exit path of a run.
+    fn close(&self) {}
+}
+
+/// One connection to a worker.
+pub struct Link {
+    /// What the worker writes (its standard output).
+    pub from_worker: Box<dyn Read + Send>,
+    /// What the worker reads (its standard input).
+    pub to_worker: Box<dyn Write + Send>,
+    /// The slot's index on the worker's machine: its workspace there.
+    pub worker_slot: usize,
+    /// Ends the connection and what the transport started for it.
+    pub end: Box<dyn EndLink>,
+}
+
+/// The end of a [`Link`].
+pub trait EndLink: Send {
+    /// Waits for the worker's side to end (after the coordinator closed its
+    /// input), or ends it at once when `kill`; returns the last lines it
+    /// wrote on its standard error (the transport's own words when a
+    /// connection fails: `ssh: connect to host ...`).
+    fn end(self: Box<Self>, kill: bool) -> String;
+}
+
+/// A worker that could not be reached or went away: the machine's
+/// trouble, not the ticket's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the worker at {place} {reason}")]
+pub struct Lost {
+    /// [`Transport::place`] of its slot.
+    pub place: String,
+    /// What happened, read after "the worker at PLACE".
+    pub reason: String,
+}
