@@ -1382,6 +1382,102 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
     );
 }
 
+/// A fake `claude` that fails unless it reads its linked login (in the
+/// home, which its view hides but for that file), fails when it sees
+/// `~/.ssh` or reaches a socket `connect.py` names, and makes its file.
+const SOCKET_PROBING_CLAUDE: &str = r#"#!/bin/sh
+cat > /dev/null
+[ "$(cat "$CLAUDE_CONFIG_DIR/.credentials.json")" = "the user's login" ] || { echo "no login" >&2; exit 3; }
+[ ! -e "$HOME/.ssh" ] || { echo "sees $(ls -A "$HOME/.ssh")" >&2; exit 4; }
+python3 "$CONNECT" || exit 5
+echo made > a.txt
+echo '{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s","usage":{"input_tokens":1,"output_tokens":1}}'
+"#;
+
+/// Pathname sockets in a home outside `/tmp` that no list names: an `ssh`
+/// `ControlPath` in `~/.ssh` and an `ssh-agent -a` socket in a folder of
+/// the home. The test reaches both; neither the agent (a fake `claude`
+/// that still reads its linked login there) nor its gate does, as each
+/// fails when a connect succeeds.
+#[test]
+fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let outside_tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let home = outside_tmp.path().join("home");
+    let env = Env::new(&[("README.md", "hi\n")]).with_cli_home(BIN, &home);
+    write(&home, ".claude/.credentials.json", "the user's login");
+    let sockets = [
+        home.join(".ssh/cm-git@example.com:22"),
+        home.join("work/agent.sock"),
+    ];
+    let _listening: Vec<UnixListener> = sockets
+        .iter()
+        .map(|s| {
+            std::fs::create_dir_all(s.parent().unwrap()).unwrap();
+            UnixListener::bind(s).unwrap()
+        })
+        .collect();
+    for s in &sockets {
+        UnixStream::connect(s).unwrap_or_else(|e| panic!("the test reaches {}: {e}", s.display()));
+    }
+    let connect = env.root().join("connect.py");
+    let list: Vec<String> = sockets
+        .iter()
+        .map(|s| format!("{:?}", s.display().to_string()))
+        .collect();
+    write(
+        env.root(),
+        "connect.py",
+        &format!(
+            "import socket, sys\n\
+             for a in [{}]:\n\
+             \x20   try:\n\
+             \x20       socket.socket(socket.AF_UNIX).connect(a); sys.exit('reached ' + a)\n\
+             \x20   except OSError:\n\
+             \x20       pass\n",
+            list.join(", ")
+        ),
+    );
+    let c = connect.display().to_string();
+    let plan = serde_json::json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "sockets", "argv": ["python3", c]}],
+        "tickets": [{"id": "A", "title": "a", "body": "make a",
+            "scope": [{"pattern": "a.txt", "op": "create"}]}]});
+    write(env.root(), "plan.json", &plan.to_string());
+    let fake = env.root().join("bin/claude");
+    write(env.root(), "bin/claude", SOCKET_PROBING_CLAUDE);
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!(
+        "[agent]\nprogram = \"{}\"\nenv = [\"CONNECT\"]\n",
+        fake.display()
+    );
+    write(env.root(), "planwright.toml", &config);
+    let out = env
+        .command()
+        .env("CONNECT", &connect)
+        .args([
+            "run",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "claude",
+            "--strikes",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(env.status_json()["counts"]["merged"], 1);
+}
+
 /// A fake `opencode` that fails unless its cache holds the seed alone (the
 /// user's `bin`, lent, and nothing an earlier ticket's agent left), fails
 /// when it can write to the lent `bin` (through the link or by replacing

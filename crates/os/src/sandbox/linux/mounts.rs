@@ -59,9 +59,9 @@ fn hidden_in(home: Option<PathBuf>, run: Option<PathBuf>) -> Vec<PathBuf> {
         .filter_map(|d| std::fs::canonicalize(d).ok())
         .collect();
     let home = home.and_then(|h| std::fs::canonicalize(h).ok());
-    real.extend(home.filter(|h| {
-        h.is_dir() && !SYSTEM_DIRS.iter().any(|s| Path::new(s).starts_with(h))
-    }));
+    real.extend(
+        home.filter(|h| h.is_dir() && !SYSTEM_DIRS.iter().any(|s| Path::new(s).starts_with(h))),
+    );
     real.sort();
     real.dedup();
     outermost(real)
@@ -431,10 +431,7 @@ fn interpreter(file: &Path, path_dirs: &[PathBuf]) -> Option<PathBuf> {
     let program = PathBuf::from(words.next()?);
     if program.file_name().is_some_and(|n| n == "env") {
         let name = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
-        return path_dirs
-            .iter()
-            .map(|d| d.join(name))
-            .find(|p| p.is_file());
+        return path_dirs.iter().map(|d| d.join(name)).find(|p| p.is_file());
     }
     program.is_absolute().then_some(program)
 }
@@ -525,7 +522,10 @@ mod tests {
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
         };
         let package = h.join("tools/node_modules/cli");
-        exe(&package.join("bin/cli.js"), "#!/usr/bin/env -S node --flag\n");
+        exe(
+            &package.join("bin/cli.js"),
+            "#!/usr/bin/env -S node --flag\n",
+        );
         std::fs::create_dir_all(h.join("tools/node_modules/.bin")).unwrap();
         let program = h.join("tools/node_modules/.bin/cli");
         symlink("../cli/bin/cli.js", &program).unwrap();
@@ -533,7 +533,11 @@ mod tests {
         exe(&h.join(".cargo/bin/rustup"), "\x7fELF");
         std::fs::create_dir_all(h.join(".rustup")).unwrap();
         std::fs::create_dir_all(h.join(".ssh")).unwrap();
-        let path = format!("{}:{}:/usr/bin", h.join("node/v20/bin").display(), h.join(".cargo/bin").display());
+        let path = format!(
+            "{}:{}:/usr/bin",
+            h.join("node/v20/bin").display(),
+            h.join(".cargo/bin").display()
+        );
         let mut cmd = std::process::Command::new(&program);
         cmd.env("PATH", path).env("HOME", &h);
         let needed = needed_by(&cmd);
@@ -549,6 +553,8 @@ mod tests {
         ] {
             assert!(needed.contains(&h.join(want)), "{want}: {needed:?}");
         }
-        assert!(!needed.iter().any(|d| d == &h || d.starts_with(h.join(".ssh"))));
+        assert!(!needed
+            .iter()
+            .any(|d| d == &h || d.starts_with(h.join(".ssh"))));
     }
 }
