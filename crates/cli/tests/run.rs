@@ -1403,9 +1403,8 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"Done.","se
 fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::{UnixListener, UnixStream};
-    let outside_tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let home = outside_tmp.path().join("home");
-    let env = Env::new(&[("README.md", "hi\n")]).with_cli_home(BIN, &home);
+    let env = Env::new_in(Path::new("/var/tmp"), &[("README.md", "hi\n")]).with_cli(BIN);
+    let home = env.cli().home().to_path_buf();
     write(&home, ".claude/.credentials.json", "the user's login");
     let sockets = [
         home.join(".ssh/cm-git@example.com:22"),

@@ -104,14 +104,6 @@ impl Env {
         self
     }
 
-    /// [`Env::with_cli`] with its home at `home` (made here) rather than in
-    /// the root: a home outside `/tmp`, as a user's usually is, where
-    /// what a confined child's view does to the home shows.
-    pub fn with_cli_home(mut self, bin: impl Into<PathBuf>, home: &Path) -> Env {
-        self.cli = Some(Cli::with_home(bin, home));
-        self
-    }
-
     /// The binary given to [`Env::with_cli`].
     pub fn cli(&self) -> &Cli {
         self.cli.as_ref().expect("an Env made `with_cli`")
