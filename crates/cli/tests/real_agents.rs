@@ -121,7 +121,7 @@ struct Setup {
     /// Variables for planwright's environment.
     env: Vec<(&'static str, String)>,
     /// Files in the test `$HOME`.
-    files: Vec<(&'static str, String)>,
+    files: Vec<(String, String)>,
     /// More of `[agent]`.
     agent_toml: &'static str,
 }
@@ -151,7 +151,7 @@ fn gemini(mock: &MockModel) -> Setup {
             ("GEMINI_API_KEY", "test-key".into()),
         ],
         files: vec![(
-            ".gemini/settings.json",
+            ".gemini/settings.json".into(),
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )],
         agent_toml: "",
@@ -178,13 +178,22 @@ fn codex(mock: &MockModel) -> Setup {
         cli: "codex",
         model: "gpt-5.4",
         env: vec![("OPENAI_API_KEY", "test-key".into())],
-        files: vec![(".codex/config.toml", config)],
+        files: vec![(".codex/config.toml".into(), config)],
         agent_toml: "",
     }
 }
 
+/// A plugin opencode installs into its cache's `packages` (as it does a
+/// provider's package it does not bundle), there as the user's opencode
+/// left it: it says on stderr that it was loaded.
+const PROBE_PLUGIN: &str = "opencode-planwright-probe";
+
+/// What [`PROBE_PLUGIN`] prints as opencode loads it.
+const PROBE_LOADED: &str = "opencode-planwright-probe: loaded";
+
 fn opencode(mock: &MockModel) -> Setup {
-    let config = json!({"provider": {"mock": {
+    let plugin = format!(".cache/opencode/packages/{PROBE_PLUGIN}/node_modules/{PROBE_PLUGIN}");
+    let config = json!({"plugin": [PROBE_PLUGIN], "provider": {"mock": {
         "npm": "@ai-sdk/openai-compatible",
         "name": "mock",
         "options": {"baseURL": format!("{}/v1", url(mock)), "apiKey": "test-key"},
@@ -201,8 +210,19 @@ fn opencode(mock: &MockModel) -> Setup {
         // What opencode downloaded into its cache as the user ran it, which
         // planwright lends every slot read-only.
         files: vec![
-            (".config/opencode/opencode.json", config.to_string()),
-            (".cache/opencode/bin/rg", "#!/bin/sh\nexit 2\n".to_string()),
+            (".config/opencode/opencode.json".into(), config.to_string()),
+            (
+                ".cache/opencode/bin/rg".into(),
+                "#!/bin/sh\nexit 2\n".into(),
+            ),
+            (
+                format!("{plugin}/package.json"),
+                json!({"name": PROBE_PLUGIN, "version": "1.0.0", "main": "index.js"}).to_string(),
+            ),
+            (
+                format!("{plugin}/index.js"),
+                format!("console.error({PROBE_LOADED:?});\nmodule.exports = {{}};\n"),
+            ),
         ],
         agent_toml: "",
     }
@@ -503,9 +523,11 @@ fn assert_proxied(env: &Env, mock: &MockModel) {
     }
 }
 
-fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
+/// The run of one ticket through the CLI of `setup`, which must merge;
+/// its environment, for more checks (`None` when the tier is off).
+fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) -> Option<Env> {
     if !wanted(test) {
-        return;
+        return None;
     }
     let mock = MockModel::start(script(None));
     let setup = setup(&mock);
@@ -520,6 +542,7 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
     );
     assert_merged(&env, &mock, &summary, expect);
     assert_proxied(&env, &mock);
+    Some(env)
 }
 
 /// `trouble` for the first `times` model calls; then the ticket must merge
@@ -632,9 +655,13 @@ const AIDER: Expect = Expect {
     ..CODEX
 };
 
+/// opencode also loads a plugin from the cache's `packages` planwright
+/// lends it, without fetching it (which the proxy would refuse).
 #[test]
 fn opencode_ok() {
-    ok("opencode_ok", opencode, &OPENCODE);
+    if let Some(env) = ok("opencode_ok", opencode, &OPENCODE) {
+        assert!(logs(&env).contains(PROBE_LOADED), "{}", logs(&env));
+    }
 }
 
 #[test]

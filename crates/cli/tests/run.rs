@@ -1478,39 +1478,51 @@ fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
 }
 
 /// A fake `opencode` that fails unless its cache holds the seed alone (the
-/// user's `bin`, lent, and nothing an earlier ticket's agent left), fails
-/// when it can write to the lent `bin` (through the link or by replacing
-/// `rg` there), then leaves a file in its cache and a `bin` of its own in
-/// place of the link; it makes its ticket's file.
+/// user's `bin` and `packages`, lent, and nothing an earlier ticket's agent
+/// left), fails when it can write to either (through the link, or by
+/// replacing a file there), then leaves a file in its cache and a `bin` and
+/// `packages` of its own in place of the links; it makes its ticket's file.
 const LEAVING_OPENCODE: &str = r#"#!/bin/sh
 cat > /dev/null
 c="$XDG_CACHE_HOME/opencode"
-if [ -e "$c/planted" ] || [ ! -L "$c/bin" ] || [ "$(cat "$c/bin/rg")" != "the user's rg" ]; then
+p="$c/packages/plugin/node_modules/plugin/index.js"
+if [ -e "$c/planted" ] || [ ! -L "$c/bin" ] || [ "$(cat "$c/bin/rg")" != "the user's rg" ] \
+   || [ ! -L "$c/packages" ] || [ "$(cat "$p")" != "the user's plugin" ]; then
   echo "not the seed in $c: $(ls -A "$c")" >&2
   exit 3
 fi
 if echo tampered 2>/dev/null > "$c/bin/rg" || touch "$c/bin/new" 2>/dev/null \
-   || mv "$c/bin/rg" "$c/bin/old" 2>/dev/null; then
-  echo "wrote the lent bin" >&2
+   || mv "$c/bin/rg" "$c/bin/old" 2>/dev/null || echo tampered 2>/dev/null > "$p" \
+   || mkdir "$c/packages/other" 2>/dev/null; then
+  echo "wrote a lent folder" >&2
   exit 4
 fi
 echo planted > "$c/planted"
 rm "$c/bin" && mkdir "$c/bin" && echo mine > "$c/bin/rg" || exit 5
+rm "$c/packages" && mkdir "$c/packages" || exit 6
 echo made > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
 echo '{"type":"text","sessionID":"s","part":{"text":"Done."}}'
 echo '{"type":"done","sessionID":"s"}'
 "#;
 
-/// Where a CLI needs a populated cache to start (opencode's `bin`),
-/// planwright lends every slot its copy of the user's, which no attempt
-/// writes; the rest of the slot's cache is reset to its seed before each
-/// ticket, and the user's folder is never written.
+/// Where a CLI needs a populated cache to start (opencode's `bin`), or
+/// would fetch into it what it lacks (opencode's `packages`), planwright
+/// lends every slot its copy of the user's, which no attempt writes; the
+/// rest of the slot's cache is reset to its seed before each ticket, and
+/// the user's folders are never written.
 #[test]
 fn opencodes_bin_is_lent_read_only_and_its_cache_is_reset_before_each_ticket() {
     let env = sh_env();
     let user_bin = env.cli().home().join(".cache/opencode/bin");
     write(&user_bin, "rg", "the user's rg");
+    let user_packages = env.cli().home().join(".cache/opencode/packages");
+    let plugin = "plugin/node_modules/plugin/index.js";
+    write(&user_packages, plugin, "the user's plugin");
     all_three_merge_with_a_fake(&env, "opencode", LEAVING_OPENCODE);
+    assert_eq!(
+        std::fs::read_to_string(user_packages.join(plugin)).unwrap(),
+        "the user's plugin"
+    );
     assert_eq!(
         std::fs::read_dir(&user_bin).unwrap().count(),
         1,
