@@ -2,10 +2,11 @@
 //! whole tree read-only (so a change of mode, owner, times or extended
 //! attributes outside its writable areas fails with `EROFS`, which
 //! Landlock, having no rights for metadata, cannot give), with fresh empty
-//! tmpfs over the directories where services keep their sockets ([`hidden`]),
-//! and bound back at their own paths: the policy's writable areas
-//! read-write, and read-only what the child is given to read (the directory
-//! it starts in, its program's, a script it is given) where that lies below
+//! tmpfs over the directories where services keep their sockets and over
+//! the whole home ([`hidden`]), and bound back at their own paths: the
+//! policy's writable areas read-write, and read-only what the child is
+//! given to read and what its command needs ([`needed_by`]: the directory
+//! it starts in, its program's install, its `PATH`) where that lies below
 //! a hidden directory.
 //!
 //! The ordering is what makes it work. Each writable area is cloned
