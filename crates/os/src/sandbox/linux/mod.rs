@@ -315,7 +315,10 @@ fn overlay_setup(
 fn view(confine: &Confine, cmd: &Command) -> View {
     let policy = &confine.policy;
     let mut readable = policy.readable.clone();
-    readable.extend(mounts::needed_by(cmd));
+    // What the child or an agent wrote: never looked into for more to bind.
+    let mut untrusted = policy.writable.clone();
+    untrusted.extend(policy.overlay.as_ref().map(|o| o.dir.clone()));
+    readable.extend(mounts::needed_by(cmd, &untrusted));
     let mut view = View {
         writable: policy.writable.clone(),
         readable,

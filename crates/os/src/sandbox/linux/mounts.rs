@@ -326,7 +326,13 @@ fn mount_point(path: &CStr, dir: bool) -> io::Result<()> {
 /// every absolute directory of the command's `PATH` with its prefix and
 /// the tool homes its programs read ([`TOOL_HOMES`]). Only what lies in a
 /// hidden directory is bound back, so this is what the home gives a child.
-pub(super) fn needed_by(cmd: &std::process::Command) -> Vec<PathBuf> {
+///
+/// Nothing below `untrusted` (what the child or an agent may have
+/// written: its writable areas, a checkout of the candidate) is looked
+/// into: a symlink or `#!` line planted there would bind back any folder
+/// of the home. Those areas are in the view as they are.
+pub(super) fn needed_by(cmd: &std::process::Command, untrusted: &[PathBuf]) -> Vec<PathBuf> {
+    let trusted = |p: &Path| !lexically_below(p, untrusted);
     let var = |name: &str| {
         cmd.get_envs()
             .find(|(k, _)| *k == name)
@@ -335,7 +341,7 @@ pub(super) fn needed_by(cmd: &std::process::Command) -> Vec<PathBuf> {
     };
     let path_env = var("PATH").unwrap_or_default();
     let path_dirs: Vec<PathBuf> = std::env::split_paths(&path_env)
-        .filter(|d| d.is_absolute())
+        .filter(|d| d.is_absolute() && trusted(d))
         .collect();
     let mut files: Vec<PathBuf> = vec![PathBuf::from(cmd.get_program())];
     files.extend(
@@ -345,7 +351,7 @@ pub(super) fn needed_by(cmd: &std::process::Command) -> Vec<PathBuf> {
             .map(Path::to_path_buf),
     );
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for file in files.iter().filter(|f| f.is_absolute()) {
+    for file in files.iter().filter(|f| f.is_absolute() && trusted(f)) {
         program_needs(file, &path_dirs, 0, &mut dirs);
     }
     for dir in &path_dirs {
@@ -366,6 +372,18 @@ pub(super) fn needed_by(cmd: &std::process::Command) -> Vec<PathBuf> {
     dirs.sort();
     dirs.dedup();
     dirs
+}
+
+/// Whether `path`, as written (`..` taken as a folder's name), lies below
+/// one of `dirs`, as given or resolved.
+fn lexically_below(path: &Path, dirs: &[PathBuf]) -> bool {
+    let escapes = path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
+    escapes
+        || dirs.iter().any(|d| {
+            path.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|r| path.starts_with(r))
+        })
 }
 
 /// Programs whose folder on `PATH` is not all they read: the variable
@@ -541,7 +559,7 @@ mod tests {
         );
         let mut cmd = std::process::Command::new(&program);
         cmd.env("PATH", path).env("HOME", &h);
-        let needed = needed_by(&cmd);
+        let needed = needed_by(&cmd, &[]);
         for want in [
             "tools",
             "tools/node_modules/.bin",
@@ -557,5 +575,34 @@ mod tests {
         assert!(!needed
             .iter()
             .any(|d| d == &h || d.starts_with(h.join(".ssh"))));
+    }
+
+    /// A program in a writable area (a gate's script in the candidate's
+    /// checkout), a symlink there into `~/.ssh`, with a `#!` line naming a
+    /// program in `~/.ssh`: nothing of it is looked into, so nothing of the
+    /// home is bound back for it.
+    #[test]
+    fn nothing_an_agent_wrote_makes_a_folder_of_the_home_needed() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let home = tempfile::tempdir_in("/var/tmp").unwrap();
+        let h = std::fs::canonicalize(home.path()).unwrap();
+        let ssh = h.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(ssh.join("x"), "#!/bin/sh\n").unwrap();
+        let checkout = h.join("checkout");
+        std::fs::create_dir_all(&checkout).unwrap();
+        let script = checkout.join("test.sh");
+        std::fs::write(&script, format!("#!{}/x\n", ssh.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        symlink(&ssh, checkout.join("link")).unwrap();
+        for program in [script, checkout.join("link/x"), checkout.join("../.ssh/x")] {
+            let mut cmd = std::process::Command::new(&program);
+            cmd.env(
+                "PATH",
+                format!("{}:/usr/bin", checkout.join("link").display()),
+            );
+            let needed = needed_by(&cmd, std::slice::from_ref(&checkout));
+            assert!(!needed.iter().any(|d| d.starts_with(&ssh)), "{needed:?}");
+        }
     }
 }
