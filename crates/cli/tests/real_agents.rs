@@ -59,6 +59,46 @@ fn cli_dir(cli: &str) -> PathBuf {
         })
 }
 
+/// Where the tier puts the CLIs' installs in the test home.
+const INSTALLS: &str = ".local/share/agents";
+
+/// The folder holding `cli` as the tier runs it: its install (the folder
+/// above `node_modules`) linked file by file into `home` (`cp -al`; a copy
+/// where links cannot be made), so that the agent's view, which hides the
+/// home, has to bind that install back. aider's virtualenv names its own
+/// path in its scripts' `#!` lines, so it runs where it was installed.
+fn installed(cli: &str, home: &Path) -> PathBuf {
+    let dir = cli_dir(cli);
+    let root = dir
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .and_then(Path::parent);
+    let Some(root) = root else {
+        return dir;
+    };
+    let to = home.join(INSTALLS).join(root.file_name().unwrap());
+    if !to.exists() {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let cp = |flags: &str| {
+            let done = std::process::Command::new("cp")
+                .arg(flags)
+                .arg(root)
+                .arg(&to)
+                .status();
+            done.is_ok_and(|s| s.success())
+        };
+        if !cp("-al") {
+            let _ = std::fs::remove_dir_all(&to);
+            assert!(
+                cp("-a"),
+                "cannot copy {} into the test home",
+                root.display()
+            );
+        }
+    }
+    to.join(dir.strip_prefix(root).unwrap())
+}
+
 /// The name under which the agents reach the mock: planwright's proxy (the
 /// default `agent_network`) maps it to the mock's loopback port through
 /// `[sandbox] hosts`, as a user maps a local gateway.
@@ -81,7 +121,7 @@ struct Setup {
     /// Variables for planwright's environment.
     env: Vec<(&'static str, String)>,
     /// Files in the test `$HOME`.
-    files: Vec<(&'static str, String)>,
+    files: Vec<(String, String)>,
     /// More of `[agent]`.
     agent_toml: &'static str,
 }
@@ -111,7 +151,7 @@ fn gemini(mock: &MockModel) -> Setup {
             ("GEMINI_API_KEY", "test-key".into()),
         ],
         files: vec![(
-            ".gemini/settings.json",
+            ".gemini/settings.json".into(),
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )],
         agent_toml: "",
@@ -138,13 +178,22 @@ fn codex(mock: &MockModel) -> Setup {
         cli: "codex",
         model: "gpt-5.4",
         env: vec![("OPENAI_API_KEY", "test-key".into())],
-        files: vec![(".codex/config.toml", config)],
+        files: vec![(".codex/config.toml".into(), config)],
         agent_toml: "",
     }
 }
 
+/// A plugin opencode installs into its cache's `packages` (as it does a
+/// provider's package it does not bundle), there as the user's opencode
+/// left it: it says on stderr that it was loaded.
+const PROBE_PLUGIN: &str = "opencode-planwright-probe";
+
+/// What [`PROBE_PLUGIN`] prints as opencode loads it.
+const PROBE_LOADED: &str = "opencode-planwright-probe: loaded";
+
 fn opencode(mock: &MockModel) -> Setup {
-    let config = json!({"provider": {"mock": {
+    let plugin = format!(".cache/opencode/packages/{PROBE_PLUGIN}/node_modules/{PROBE_PLUGIN}");
+    let config = json!({"plugin": [PROBE_PLUGIN], "provider": {"mock": {
         "npm": "@ai-sdk/openai-compatible",
         "name": "mock",
         "options": {"baseURL": format!("{}/v1", url(mock)), "apiKey": "test-key"},
@@ -161,8 +210,19 @@ fn opencode(mock: &MockModel) -> Setup {
         // What opencode downloaded into its cache as the user ran it, which
         // planwright lends every slot read-only.
         files: vec![
-            (".config/opencode/opencode.json", config.to_string()),
-            (".cache/opencode/bin/rg", "#!/bin/sh\nexit 2\n".to_string()),
+            (".config/opencode/opencode.json".into(), config.to_string()),
+            (
+                ".cache/opencode/bin/rg".into(),
+                "#!/bin/sh\nexit 2\n".into(),
+            ),
+            (
+                format!("{plugin}/package.json"),
+                json!({"name": PROBE_PLUGIN, "version": "1.0.0", "main": "index.js"}).to_string(),
+            ),
+            (
+                format!("{plugin}/index.js"),
+                format!("console.error({PROBE_LOADED:?});\nmodule.exports = {{}};\n"),
+            ),
         ],
         agent_toml: "",
     }
@@ -185,10 +245,11 @@ fn aider(mock: &MockModel) -> Setup {
 }
 
 /// A repository with one ticket, `A`, that creates `a.txt`, checked by a
-/// gate; the CLI's files in the home; `[agent]` as given; `[sandbox]
-/// hosts` mapping [`MOCK_HOST`] to the mock.
+/// gate; the CLI's files and its install in a home outside `/tmp` (as a
+/// user's is, and hidden from the agent as a user's is); `[agent]` as
+/// given; `[sandbox] hosts` mapping [`MOCK_HOST`] to the mock.
 fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
-    let env = Env::new(&[("README.md", "hi\n")]).with_cli(BIN);
+    let env = Env::new_in(Path::new("/var/tmp"), &[("README.md", "hi\n")]).with_cli(BIN);
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
         "gates": [{"name": "made", "argv": ["grep", "-qx", CONTENT, "a.txt"]}],
         "tickets": [{"id": "A", "title": "A",
@@ -202,7 +263,9 @@ fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
         "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}\n\
          [sandbox]\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
         setup.model,
-        cli_dir(setup.cli).join(setup.cli).display(),
+        installed(setup.cli, env.cli().home())
+            .join(setup.cli)
+            .display(),
         setup.agent_toml,
         mock.addr()
     );
@@ -210,14 +273,15 @@ fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     env
 }
 
-/// Every file under `dir` with its content, but `repo/` (the run's own).
+/// Every file under `dir` with its content, but `repo/` (the run's own)
+/// and the CLIs' installs (which no child's view lets it write).
 fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
             let path = entry.unwrap().path();
-            if path == dir.join("repo") {
+            if path == dir.join("repo") || path == dir.join("home").join(INSTALLS) {
                 continue;
             }
             let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -236,9 +300,10 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// that nothing outside the repository changed.
 fn run(env: &Env, setup: &Setup) -> (Output, Value) {
     let before = tree(env.root());
-    let path = std::env::join_paths(std::iter::once(cli_dir(setup.cli)).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
+    let bin = installed(setup.cli, env.cli().home());
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .unwrap();
     let mut cmd = env.command();
     cmd.args(["run", "plan.json", "--repo", "repo", "--agent", setup.agent])
@@ -458,9 +523,11 @@ fn assert_proxied(env: &Env, mock: &MockModel) {
     }
 }
 
-fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
+/// The run of one ticket through the CLI of `setup`, which must merge;
+/// its environment, for more checks (`None` when the tier is off).
+fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) -> Option<Env> {
     if !wanted(test) {
-        return;
+        return None;
     }
     let mock = MockModel::start(script(None));
     let setup = setup(&mock);
@@ -475,6 +542,7 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) {
     );
     assert_merged(&env, &mock, &summary, expect);
     assert_proxied(&env, &mock);
+    Some(env)
 }
 
 /// `trouble` for the first `times` model calls; then the ticket must merge
@@ -587,9 +655,13 @@ const AIDER: Expect = Expect {
     ..CODEX
 };
 
+/// opencode also loads a plugin from the cache's `packages` planwright
+/// lends it, without fetching it (which the proxy would refuse).
 #[test]
 fn opencode_ok() {
-    ok("opencode_ok", opencode, &OPENCODE);
+    if let Some(env) = ok("opencode_ok", opencode, &OPENCODE) {
+        assert!(logs(&env).contains(PROBE_LOADED), "{}", logs(&env));
+    }
 }
 
 #[test]

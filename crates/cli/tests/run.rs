@@ -1382,40 +1382,147 @@ fn a_slots_cli_home_is_reset_to_its_seed_before_each_ticket() {
     );
 }
 
+/// A fake `claude` that fails unless it reads its linked login (in the
+/// home, which its view hides but for that file), fails when it sees
+/// `~/.ssh` or reaches a socket `connect.py` names, and makes its file.
+const SOCKET_PROBING_CLAUDE: &str = r#"#!/bin/sh
+cat > /dev/null
+[ "$(cat "$CLAUDE_CONFIG_DIR/.credentials.json")" = "the user's login" ] || { echo "no login" >&2; exit 3; }
+[ ! -e "$HOME/.ssh" ] || { echo "sees $(ls -A "$HOME/.ssh")" >&2; exit 4; }
+python3 "$CONNECT" || exit 5
+echo made > a.txt
+echo '{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s","usage":{"input_tokens":1,"output_tokens":1}}'
+"#;
+
+/// Pathname sockets in a home outside `/tmp` that no list names: an `ssh`
+/// `ControlPath` in `~/.ssh` and an `ssh-agent -a` socket in a folder of
+/// the home. The test reaches both; neither the agent (a fake `claude`
+/// that still reads its linked login there) nor its gate does, as each
+/// fails when a connect succeeds.
+#[test]
+fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let env = Env::new_in(Path::new("/var/tmp"), &[("README.md", "hi\n")]).with_cli(BIN);
+    let home = env.cli().home().to_path_buf();
+    write(&home, ".claude/.credentials.json", "the user's login");
+    let sockets = [
+        home.join(".ssh/cm-git@example.com:22"),
+        home.join("work/agent.sock"),
+    ];
+    let _listening: Vec<UnixListener> = sockets
+        .iter()
+        .map(|s| {
+            std::fs::create_dir_all(s.parent().unwrap()).unwrap();
+            UnixListener::bind(s).unwrap()
+        })
+        .collect();
+    for s in &sockets {
+        UnixStream::connect(s).unwrap_or_else(|e| panic!("the test reaches {}: {e}", s.display()));
+    }
+    let connect = env.root().join("connect.py");
+    let list: Vec<String> = sockets
+        .iter()
+        .map(|s| format!("{:?}", s.display().to_string()))
+        .collect();
+    write(
+        env.root(),
+        "connect.py",
+        &format!(
+            "import socket, sys\n\
+             for a in [{}]:\n\
+             \x20   try:\n\
+             \x20       socket.socket(socket.AF_UNIX).connect(a); sys.exit('reached ' + a)\n\
+             \x20   except OSError:\n\
+             \x20       pass\n",
+            list.join(", ")
+        ),
+    );
+    let c = connect.display().to_string();
+    let plan = serde_json::json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "sockets", "argv": ["python3", c]}],
+        "tickets": [{"id": "A", "title": "a", "body": "make a",
+            "scope": [{"pattern": "a.txt", "op": "create"}]}]});
+    write(env.root(), "plan.json", &plan.to_string());
+    let fake = env.root().join("bin/claude");
+    write(env.root(), "bin/claude", SOCKET_PROBING_CLAUDE);
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!(
+        "[agent]\nprogram = \"{}\"\nenv = [\"CONNECT\"]\n",
+        fake.display()
+    );
+    write(env.root(), "planwright.toml", &config);
+    let out = env
+        .command()
+        .env("CONNECT", &connect)
+        .args([
+            "run",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            "claude",
+            "--strikes",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(env.status_json()["counts"]["merged"], 1);
+}
+
 /// A fake `opencode` that fails unless its cache holds the seed alone (the
-/// user's `bin`, lent, and nothing an earlier ticket's agent left), fails
-/// when it can write to the lent `bin` (through the link or by replacing
-/// `rg` there), then leaves a file in its cache and a `bin` of its own in
-/// place of the link; it makes its ticket's file.
+/// user's `bin` and `packages`, lent, and nothing an earlier ticket's agent
+/// left), fails when it can write to either (through the link, or by
+/// replacing a file there), then leaves a file in its cache and a `bin` and
+/// `packages` of its own in place of the links; it makes its ticket's file.
 const LEAVING_OPENCODE: &str = r#"#!/bin/sh
 cat > /dev/null
 c="$XDG_CACHE_HOME/opencode"
-if [ -e "$c/planted" ] || [ ! -L "$c/bin" ] || [ "$(cat "$c/bin/rg")" != "the user's rg" ]; then
+p="$c/packages/plugin/node_modules/plugin/index.js"
+if [ -e "$c/planted" ] || [ ! -L "$c/bin" ] || [ "$(cat "$c/bin/rg")" != "the user's rg" ] \
+   || [ ! -L "$c/packages" ] || [ "$(cat "$p")" != "the user's plugin" ]; then
   echo "not the seed in $c: $(ls -A "$c")" >&2
   exit 3
 fi
 if echo tampered 2>/dev/null > "$c/bin/rg" || touch "$c/bin/new" 2>/dev/null \
-   || mv "$c/bin/rg" "$c/bin/old" 2>/dev/null; then
-  echo "wrote the lent bin" >&2
+   || mv "$c/bin/rg" "$c/bin/old" 2>/dev/null || echo tampered 2>/dev/null > "$p" \
+   || mkdir "$c/packages/other" 2>/dev/null; then
+  echo "wrote a lent folder" >&2
   exit 4
 fi
 echo planted > "$c/planted"
 rm "$c/bin" && mkdir "$c/bin" && echo mine > "$c/bin/rg" || exit 5
+rm "$c/packages" && mkdir "$c/packages" || exit 6
 echo made > "$(echo "$PLANWRIGHT_TICKET" | tr A-Z a-z).txt"
 echo '{"type":"text","sessionID":"s","part":{"text":"Done."}}'
 echo '{"type":"done","sessionID":"s"}'
 "#;
 
-/// Where a CLI needs a populated cache to start (opencode's `bin`),
-/// planwright lends every slot its copy of the user's, which no attempt
-/// writes; the rest of the slot's cache is reset to its seed before each
-/// ticket, and the user's folder is never written.
+/// Where a CLI needs a populated cache to start (opencode's `bin`), or
+/// would fetch into it what it lacks (opencode's `packages`), planwright
+/// lends every slot its copy of the user's, which no attempt writes; the
+/// rest of the slot's cache is reset to its seed before each ticket, and
+/// the user's folders are never written.
 #[test]
 fn opencodes_bin_is_lent_read_only_and_its_cache_is_reset_before_each_ticket() {
     let env = sh_env();
     let user_bin = env.cli().home().join(".cache/opencode/bin");
     write(&user_bin, "rg", "the user's rg");
+    let user_packages = env.cli().home().join(".cache/opencode/packages");
+    let plugin = "plugin/node_modules/plugin/index.js";
+    write(&user_packages, plugin, "the user's plugin");
     all_three_merge_with_a_fake(&env, "opencode", LEAVING_OPENCODE);
+    assert_eq!(
+        std::fs::read_to_string(user_packages.join(plugin)).unwrap(),
+        "the user's plugin"
+    );
     assert_eq!(
         std::fs::read_dir(&user_bin).unwrap().count(),
         1,

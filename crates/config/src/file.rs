@@ -81,7 +81,8 @@ pub enum SandboxMode {
     Off,
 }
 
-/// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`,
+/// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`, `readable =
+/// ["~/.npmrc"]`,
 /// `gate_network = false`, `gate_overlay = true`, `agent_network =
 /// "proxy"`, `allow = ["host:port"]`, `hosts = { "name" = "127.0.0.1:PORT" }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +95,10 @@ pub struct Sandbox {
     /// cache); `~/` is the home directory.
     #[serde(default)]
     pub writable: Vec<String>,
+    /// More files and folders every confined process may read where its
+    /// view hides them (the home, `/tmp`); `~/` is the home directory.
+    #[serde(default)]
+    pub readable: Vec<String>,
     /// Whether gates may use the network (default: loopback only).
     #[serde(default)]
     pub gate_network: bool,
@@ -120,6 +125,7 @@ impl Default for Sandbox {
         Sandbox {
             mode: SandboxMode::default(),
             writable: Vec::new(),
+            readable: Vec::new(),
             gate_network: false,
             gate_overlay: true,
             agent_network: AgentNetwork::default(),

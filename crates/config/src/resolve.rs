@@ -245,11 +245,12 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
 }
 
 /// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`; `~/` in
-/// `writable` is `env.home`.
+/// `writable` and `readable` is `env.home`.
 pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
     let file::Sandbox {
         mode,
         writable,
+        readable,
         gate_network,
         gate_overlay,
         agent_network,
@@ -270,6 +271,7 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
     ContainSettings {
         mode: *mode,
         writable: writable.iter().map(expand).collect(),
+        readable: readable.iter().map(expand).collect(),
         gate_network: *gate_network,
         gate_overlay: *gate_overlay,
         allow_config: allow_config.clone(),

@@ -184,6 +184,9 @@ pub struct ContainSettings {
     /// More directories every agent may write (`[sandbox] writable`), `~/`
     /// already expanded.
     pub writable: Vec<PathBuf>,
+    /// More files and folders every confined process may read where its
+    /// view hides them (`[sandbox] readable`), `~/` already expanded.
+    pub readable: Vec<PathBuf>,
     /// Whether gates may use the network (`[sandbox] gate_network`).
     pub gate_network: bool,
     /// Whether gates write their checkout through an overlay where the
@@ -206,6 +209,7 @@ impl Default for ContainSettings {
         ContainSettings {
             mode: SandboxMode::Enforce,
             writable: Vec::new(),
+            readable: Vec::new(),
             gate_network: false,
             gate_overlay: true,
             allow_config: Vec::new(),

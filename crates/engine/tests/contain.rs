@@ -350,12 +350,13 @@ fn a_test_file_and_folder_a_gate_made_unreadable_are_restored_for_the_next_candi
     }
 }
 
-/// A pathname socket (in a directory below `/tmp` that is neither's) and
-/// an abstract socket, both listened on outside: neither the agent nor a
-/// gate reaches them. The agent (which has the network) fails and the
-/// gate fails when either connect succeeds.
+/// A pathname socket (in a directory below `/tmp` that is neither's), an
+/// abstract socket and a TCP listener on the host's loopback, all
+/// listened on outside: neither the agent nor a gate reaches them. The
+/// agent (whose network is the proxy's) fails and the gate fails when a
+/// connect succeeds.
 #[test]
-fn neither_agent_nor_gate_reaches_a_unix_socket_outside() {
+fn neither_agent_nor_gate_reaches_a_socket_outside() {
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixListener};
     let env = Env::new(&[("README.md", "hi\n")]);
@@ -365,6 +366,9 @@ fn neither_agent_nor_gate_reaches_a_unix_socket_outside() {
     let name = format!("planwright-contain-{}", std::process::id());
     let _abstract =
         UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    std::net::TcpStream::connect(("127.0.0.1", port)).expect("the test reaches its listener");
     let connect = env.tmp.path().join("connect.py");
     std::fs::write(
         &connect,
@@ -374,7 +378,11 @@ fn neither_agent_nor_gate_reaches_a_unix_socket_outside() {
              \x20   try:\n\
              \x20       socket.socket(socket.AF_UNIX).connect(a); sys.exit('reached ' + a)\n\
              \x20   except OSError:\n\
-             \x20       pass\n"
+             \x20       pass\n\
+             try:\n\
+             \x20   socket.create_connection(('127.0.0.1', {port}), 5); sys.exit('reached port {port}')\n\
+             except OSError:\n\
+             \x20   pass\n"
         ),
     )
     .unwrap();

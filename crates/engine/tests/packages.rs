@@ -63,6 +63,16 @@ fn cached_tool(dir: &Path, rel: &str) -> PathBuf {
     program
 }
 
+/// Settings of a run under the default sandbox, whose confined processes
+/// read the test cache `dir` where the project's configuration names it
+/// (a confined process sees the home, where the cache lies, empty: a user
+/// names a local mirror there in `[sandbox] readable` the same way).
+fn reading(dir: &Path, setup: &[&[&str]]) -> RunSettings {
+    let mut s = confined(setup);
+    s.contain.readable = vec![dir.to_path_buf()];
+    s
+}
+
 /// Settings of a run under the default sandbox; fails when the kernel
 /// cannot confine.
 fn confined(setup: &[&[&str]]) -> RunSettings {
@@ -317,10 +327,13 @@ assert six.PY3 and v == '42', 'wrong answer: ' + v\n";
         (".gitignore", ".venv/\n"),
     ]);
     let uv = uv.to_str().unwrap();
-    let s = confined(&[
-        &[uv, "venv", "--python", "python3", ".venv"],
-        &[uv, "pip", "install", "-r", "requirements.txt"],
-    ]);
+    let s = reading(
+        &wheels,
+        &[
+            &[uv, "venv", "--python", "python3", ".venv"],
+            &[uv, "pip", "install", "-r", "requirements.txt"],
+        ],
+    );
     merges(
         &env,
         &s,
@@ -344,10 +357,13 @@ assert six.PY3 and v == '42', 'wrong answer: ' + v\n";
         ("answer.txt", "0\n"),
         (".gitignore", ".venv/\n"),
     ]);
-    let s = confined(&[
-        &["python3", "-m", "venv", ".venv"],
-        &[".venv/bin/pip", "install", "-r", "requirements.txt"],
-    ]);
+    let s = reading(
+        &dir,
+        &[
+            &["python3", "-m", "venv", ".venv"],
+            &[".venv/bin/pip", "install", "-r", "requirements.txt"],
+        ],
+    );
     merges(
         &env,
         &s,
@@ -387,7 +403,7 @@ assert_eq!(b.format(42), v.trim());\n}\n";
     );
     git(&env.repo(), &["add", "-A"]);
     git(&env.repo(), &["commit", "-qm", "lock"]);
-    let s = confined(&[&["cargo", "fetch"]]);
+    let s = reading(&dir, &[&["cargo", "fetch"]]);
     merges(&env, &s, &["cargo", "test"], "true", "CARGO_HOME");
 }
 
@@ -426,7 +442,7 @@ return err\n\t})\n\tif err := g.Wait(); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n
     );
     commit_lock(&env);
     let go = go.to_str().unwrap();
-    let s = confined(&[&["env", &proxy, go, "mod", "download"]]);
+    let s = reading(&dir, &[&["env", &proxy, go, "mod", "download"]]);
     merges(
         &env,
         &s,

@@ -67,7 +67,14 @@ pub struct Env {
 
 impl Env {
     pub fn new(files: &[(&str, &str)]) -> Env {
-        let tmp = tempfile::tempdir().unwrap();
+        Env::new_in(&std::env::temp_dir(), files)
+    }
+
+    /// [`Env::new`] with its root in `dir`: `/var/tmp` puts the CLI's
+    /// home outside `/tmp`, as a user's usually is, where what a confined
+    /// child's view does to the home shows.
+    pub fn new_in(dir: &Path, files: &[(&str, &str)]) -> Env {
+        let tmp = tempfile::tempdir_in(dir).unwrap();
         let repo = tmp.path().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
         git(&repo, &["init", "-q", "-b", "main"]);

@@ -160,7 +160,7 @@ fn the_sandbox_expands_home_and_caps_the_log() {
     let c = resolve::sandbox(&Config::default(), &env());
     assert_eq!(c, ContainSettings::default());
     let file = parse(
-        "[sandbox]\nmode = 'off'\nwritable = ['~/.npm', '/opt/cache', '~user/x']\ngate_network = true\ngate_overlay = false\n\
+        "[sandbox]\nmode = 'off'\nwritable = ['~/.npm', '/opt/cache', '~user/x']\nreadable = ['~/.npmrc', '/srv/x']\ngate_network = true\ngate_overlay = false\n\
          [git]\nallow_config = ['filter.lfs.clean']\n[agent]\nlog_limit_mib = 8\n",
     );
     let c = resolve::sandbox(&file, &env());
@@ -172,6 +172,10 @@ fn the_sandbox_expands_home_and_caps_the_log() {
             PathBuf::from("/opt/cache"),
             PathBuf::from("~user/x")
         ]
+    );
+    assert_eq!(
+        c.readable,
+        [PathBuf::from("/home/u/.npmrc"), PathBuf::from("/srv/x")]
     );
     assert!(c.gate_network && !c.gate_overlay);
     assert_eq!(c.allow_config, ["filter.lfs.clean"]);

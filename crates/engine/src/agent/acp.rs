@@ -82,6 +82,10 @@ impl Agent for Acp {
         own.unwrap_or_else(|| self.env.clone())
     }
 
+    fn reads(&self) -> Vec<std::path::PathBuf> {
+        self.cli.as_ref().map(|c| c.reads()).unwrap_or_default()
+    }
+
     fn isolate(&self, home: &std::path::Path) -> Result<Vec<(String, String)>, EngineError> {
         match &self.cli {
             Some(cli) => cli.isolate(home),
@@ -131,7 +135,7 @@ impl Agent for Acp {
             grace: GRACE,
             log: Some(ctx.log.clone()),
             lines: Some(lines),
-            confine: ctx.confine.clone(),
+            confine: super::reading(ctx.confine.as_ref(), self),
             log_limit: ctx.log_limit,
         };
         session.start();

@@ -65,6 +65,14 @@ impl Cli for Agy {
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<AgyParser>::default()
     }
+
+    /// Its state is not isolated: its settings folder (unconfirmed: as
+    /// Antigravity's CLI describes it, 1.0.x) is read where it is.
+    fn reads(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<std::path::PathBuf> {
+        let home = var("HOME").filter(|h| h.starts_with('/'));
+        let settings = home.map(|h| std::path::PathBuf::from(h).join(".gemini/antigravity-cli"));
+        settings.into_iter().collect()
+    }
 }
 
 /// Reads agy's stream-json (and its one-object json) output.

@@ -224,6 +224,12 @@ pub trait Cli: Send + Sync + 'static {
     fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         None
     }
+    /// The user's files and folders the CLI reads where they are, besides
+    /// those its [`StateLayout`] names (a CLI whose state is not
+    /// isolated), given the user's environment.
+    fn reads(&self, _var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+        Vec::new()
+    }
     /// The arguments of preflight's probe ([`Agent::probe`]): a command
     /// that starts the CLI without a model call; `confined` when
     /// planwright's sandbox confines its writes.
@@ -329,6 +335,24 @@ impl<C: Cli> Agent for CliAgent<C> {
         }
     }
 
+    /// A linked credential where the slot home links to it; without
+    /// isolation, the folders of the CLI's state (the seeds' own, or
+    /// theirs).
+    fn reads(&self) -> Vec<PathBuf> {
+        let var = |name: &str| std::env::var(name).ok();
+        let mut paths = self.cli.reads(&var);
+        for seed in self.cli.state(&var).map(|l| l.seeds).unwrap_or_default() {
+            if !self.opts.isolate {
+                let folder = seed.from.is_dir().then(|| seed.from.clone());
+                paths.extend(folder.or_else(|| seed.from.parent().map(Path::to_path_buf)));
+            } else if seed.how == Placing::Link {
+                paths.push(seed.from);
+            }
+        }
+        paths.retain(|p| p.exists());
+        paths
+    }
+
     fn probe(
         &self,
         scratch: &Path,
@@ -352,7 +376,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             grace: Duration::from_secs(2),
             log: Some(ctx.log.clone()),
             lines: None,
-            confine: ctx.confine.clone(),
+            confine: super::reading(ctx.confine.as_ref(), self),
             log_limit: ctx.log_limit,
         };
         let done = match process::run(&spec, &Cancel::default()) {
@@ -392,7 +416,7 @@ impl<C: Cli> Agent for CliAgent<C> {
                 ctx.usage_sink.clone(),
                 self.argv_model(ctx),
             )),
-            confine: ctx.confine.clone(),
+            confine: super::reading(ctx.confine.as_ref(), self),
             log_limit: ctx.log_limit,
         };
         let done = match process::run(&spec, cancel) {

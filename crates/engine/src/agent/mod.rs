@@ -189,6 +189,13 @@ pub trait Agent: Send + Sync {
     fn isolate(&self, _home: &Path) -> Result<Vec<(String, String)>, EngineError> {
         Ok(Vec::new())
     }
+    /// The user's files and folders its program reads where they are,
+    /// which a confined child's view, hiding the home, binds back
+    /// read-only: the logins a slot home links to, its state where it is
+    /// not isolated. The default reads nothing of the home.
+    fn reads(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
     /// For preflight: starts its program as an attempt would, confined by
     /// `confine` with a fresh CLI home below `scratch`, far enough for it
     /// to make its state and cache folders, without a model call. `Err`
@@ -200,6 +207,18 @@ pub trait Agent: Send + Sync {
     ) -> Result<(), String> {
         Ok(())
     }
+}
+
+/// The sandbox of a process of `agent` started under `confine`: the
+/// same, also reading what the agent reads of the user's home
+/// ([`Agent::reads`]).
+pub(crate) fn reading(
+    confine: Option<&crate::sandbox::Confine>,
+    agent: &dyn Agent,
+) -> Option<crate::sandbox::Confine> {
+    let mut confine = confine.cloned()?;
+    confine.policy.readable.extend(agent.reads());
+    Some(confine)
 }
 
 /// The per-slot CLI state of `agent` under `state_dir` (`.planwright/`):

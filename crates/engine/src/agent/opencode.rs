@@ -64,8 +64,10 @@ impl Cli for Opencode {
     /// and `$XDG_CACHE_HOME` its caches (it makes `$XDG_CACHE_HOME/opencode`
     /// as it starts, and fails when it cannot): all three per slot, reset
     /// with the home. Its `bin` there, where it looks for ripgrep when
-    /// `rg` is not on `PATH` and downloads it from GitHub when missing, is
-    /// the user's, lent read-only. Its configuration folder is a copy of
+    /// `rg` is not on `PATH` and downloads it from GitHub when missing, and
+    /// its `packages`, where it installs the npm packages of providers it
+    /// does not bundle and of plugins (and uses one it finds without
+    /// fetching it), are the user's, lent read-only. Its configuration folder is a copy of
     /// the user's in the slot too: opencode writes there as it starts (a
     /// `.gitignore`), and dies when it cannot.
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
@@ -85,6 +87,7 @@ impl Cli for Opencode {
                 Seed::link(data.join("mcp-auth.json"), "data/opencode/mcp-auth.json"),
                 Seed::copy(config, "config/opencode"),
                 Seed::lend(cache.join("bin"), "cache/opencode/bin"),
+                Seed::lend(cache.join("packages"), "cache/opencode/packages"),
             ],
             tunes: vec![],
         })

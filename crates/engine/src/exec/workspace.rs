@@ -49,6 +49,8 @@ pub struct Workspaces {
     network: Network,
     /// `[sandbox] writable`: more directories every agent may write.
     declared: Vec<PathBuf>,
+    /// `[sandbox] readable`: more that agents and set-ups read.
+    readable: Vec<PathBuf>,
     object_format: Arc<OnceLock<String>>,
     /// The slots whose index matched every tracked file when [`Workspaces::tree`]
     /// last read them, with nothing run in them since. Their next reset
@@ -78,6 +80,7 @@ impl Workspaces {
             containment,
             network: Network::default(),
             declared,
+            readable: Vec::new(),
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
@@ -115,6 +118,21 @@ impl Workspaces {
         self
     }
 
+    /// The same workspaces, whose agents and set-ups also read `readable`
+    /// (`[sandbox] readable`) where their view hides it.
+    pub fn with_readable(mut self, readable: Vec<PathBuf>) -> Workspaces {
+        self.readable = readable;
+        self
+    }
+
+    /// What an agent or set-up reads where its view hides it: the
+    /// repository and `[sandbox] readable`.
+    fn readable(&self) -> Vec<PathBuf> {
+        let mut readable = vec![self.repo.root().to_path_buf()];
+        readable.extend(self.readable.iter().cloned());
+        readable
+    }
+
     /// The agent's private temporary directory in slot `slot`, emptied.
     pub fn fresh_tmp(&self, slot: &str) -> Result<PathBuf, EngineError> {
         fresh_dir(
@@ -144,7 +162,7 @@ impl Workspaces {
         writable.extend(self.declared.iter().cloned());
         let mut policy = Policy {
             writable,
-            readable: vec![self.repo.root().to_path_buf()],
+            readable: self.readable(),
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -226,7 +244,7 @@ impl Workspaces {
         // Installing dependencies needs the registries.
         let mut policy = Policy {
             writable: vec![dir.clone(), tmp.clone(), caches.root().to_path_buf()],
-            readable: vec![self.repo.root().to_path_buf()],
+            readable: self.readable(),
             ..Policy::default()
         };
         self.network.apply(&mut policy, SETUP_HOSTS);

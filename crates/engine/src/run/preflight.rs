@@ -571,6 +571,37 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
             ));
         }
     }
+    check_readable(contain, out);
+}
+
+/// `[sandbox] readable` names what exists, below the home rather than the
+/// home itself (which a child's view hides whole, sockets and all).
+fn check_readable(contain: &ContainSettings, out: &mut Vec<Check>) {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    for path in &contain.readable {
+        let holds_home = home
+            .as_ref()
+            .is_some_and(|h| crate::sandbox::below_any(h, std::slice::from_ref(path)));
+        if holds_home {
+            out.push(Check::error(
+                "sandbox",
+                format!(
+                    "`[sandbox] readable` lists `{}`, which holds the home directory: its sockets (ssh, gpg, a container engine's) would be reachable",
+                    path.display()
+                ),
+                "name the files or folders below the home that the tools need",
+            ));
+        } else if !path.exists() {
+            out.push(Check::error(
+                "sandbox",
+                format!(
+                    "`[sandbox] readable` lists `{}`, which does not exist",
+                    path.display()
+                ),
+                "create it, or remove it from the list",
+            ));
+        }
+    }
 }
 
 /// A run lock held now refuses `run` (exit 2), so preflight and
@@ -635,6 +666,7 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
         // No network: the probe makes no model call.
         let confine = containment.confine(crate::sandbox::Policy {
             writable: contain.writable.clone(),
+            readable: contain.readable.clone(),
             ..crate::sandbox::Policy::default()
         });
         let probed = agent.probe(scratch.path(), Some(&confine));

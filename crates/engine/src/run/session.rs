@@ -156,7 +156,8 @@ impl Prepared {
             self.containment,
             c.writable.clone(),
         )
-        .with_network(Network::new(c));
+        .with_network(Network::new(c))
+        .with_readable(c.readable.clone());
         Arc::new(LocalExecutor::new(
             self.repo.clone(),
             workspaces,

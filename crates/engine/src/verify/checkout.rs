@@ -51,6 +51,9 @@ pub struct Checkouts {
     network: Network,
     /// Directories an agent may write: kept off every gate's `PATH`.
     agent_writable: Vec<PathBuf>,
+    /// What set-ups, gates and reviewers read where their view hides it:
+    /// the repository and `[sandbox] readable`.
+    readable: Vec<PathBuf>,
     /// Whether gates write through an overlay, so only planwright writes
     /// the checkouts.
     overlay: bool,
@@ -88,6 +91,7 @@ impl Checkouts {
             && containment.overlays()
             && !shared
             && overlay_works(&layers.join("probe"));
+        let repo_root = repo.root().to_path_buf();
         Checkouts {
             setup: Setup::new(repo.clone(), settings),
             repo,
@@ -95,6 +99,9 @@ impl Checkouts {
             gate_network: contain.gate_network,
             network: Network::new(contain),
             agent_writable,
+            readable: std::iter::once(repo_root)
+                .chain(contain.readable.iter().cloned())
+                .collect(),
             overlay,
             synced: Arc::default(),
         }
@@ -268,7 +275,7 @@ impl Checkouts {
     pub fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
         let mut policy = Policy {
             writable,
-            readable: vec![self.repo.root().to_path_buf()],
+            readable: self.readable.clone(),
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -284,7 +291,7 @@ impl Checkouts {
         }
         self.containment.confine(Policy {
             writable,
-            readable: vec![self.repo.root().to_path_buf()],
+            readable: self.readable.clone(),
             network,
             proxy: None,
             overlay,

@@ -14,8 +14,8 @@
 //! - **Linux** (`linux/`): Landlock limits writes to the policy's
 //!   directories (and, from ABI 6, abstract sockets and signals to the
 //!   child's own); each child sees the file system read-only but for
-//!   those directories, with the directories of services' sockets
-//!   hidden; it is the first process of new user and PID namespaces (so
+//!   those directories, with the home and the directories of services'
+//!   sockets hidden but for what the child needs there; it is the first process of new user and PID namespaces (so
 //!   when it ends, the kernel ends everything it started),
 //!   with a network namespace of loopback alone when it has no network;
 //!   overlays are overlayfs, mounted in a mount namespace of the child's

@@ -23,7 +23,7 @@ use rustix::process::Pid;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -315,14 +315,10 @@ fn overlay_setup(
 fn view(confine: &Confine, cmd: &Command) -> View {
     let policy = &confine.policy;
     let mut readable = policy.readable.clone();
-    readable.extend(mounts::named_by(cmd));
-    // The home stays readable where it is (CLIs read their configuration
-    // there), also when it lies below a hidden directory such as `/tmp`.
-    readable.extend(
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from),
-    );
+    // What the child or an agent wrote: never looked into for more to bind.
+    let mut untrusted = policy.writable.clone();
+    untrusted.extend(policy.overlay.as_ref().map(|o| o.dir.clone()));
+    readable.extend(mounts::needed_by(cmd, &untrusted));
     let mut view = View {
         writable: policy.writable.clone(),
         readable,

@@ -2,10 +2,11 @@
 //! whole tree read-only (so a change of mode, owner, times or extended
 //! attributes outside its writable areas fails with `EROFS`, which
 //! Landlock, having no rights for metadata, cannot give), with fresh empty
-//! tmpfs over the directories where services keep their sockets ([`hidden`]),
-//! and bound back at their own paths: the policy's writable areas
-//! read-write, and read-only what the child is given to read (the directory
-//! it starts in, its program's, a script it is given) where that lies below
+//! tmpfs over the directories where services keep their sockets and over
+//! the whole home ([`hidden`]), and bound back at their own paths: the
+//! policy's writable areas read-write, and read-only what the child is
+//! given to read and what its command needs ([`needed_by`]: the directory
+//! it starts in, its program's install, its `PATH`) where that lies below
 //! a hidden directory.
 //!
 //! The ordering is what makes it work. Each writable area is cloned
@@ -28,8 +29,9 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Where services keep their sockets: hidden under empty tmpfs. `HOME`
-/// and `XDG_RUNTIME_DIR` are taken from planwright's environment.
+/// Where services keep their sockets, hidden under empty tmpfs: the
+/// system's runtime folders, `XDG_RUNTIME_DIR` and the whole home, as
+/// planwright's environment names them.
 fn hidden() -> Vec<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     hidden_in(
@@ -38,17 +40,10 @@ fn hidden() -> Vec<PathBuf> {
     )
 }
 
-/// The folders below the home that hold services' sockets and nothing a
-/// CLI reads: gpg-agent's, ssh-agent's since OpenSSH 10.1, the 1Password
-/// SSH agent's, Docker Desktop's, Colima's and Lima's.
-const HOME_SOCKET_DIRS: [&str; 7] = [
-    ".gnupg",
-    ".ssh/agent",
-    ".1password",
-    ".docker/desktop",
-    ".docker/run",
-    ".colima",
-    ".lima",
+/// Folders a home may not hold to be hidden: a home of `/` (a daemon's)
+/// or `/usr` would hide the system the child runs on.
+const SYSTEM_DIRS: [&str; 11] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var", "/nix", "/proc", "/dev",
 ];
 
 /// [`hidden`] for the home `home` and the runtime directory `run`.
@@ -58,15 +53,16 @@ fn hidden_in(home: Option<PathBuf>, run: Option<PathBuf>) -> Vec<PathBuf> {
         .map(PathBuf::from)
         .collect();
     dirs.extend(run);
-    if let Some(home) = home {
-        dirs.extend(HOME_SOCKET_DIRS.iter().map(|d| home.join(d)));
-    }
     // A symlink (`/var/run -> /run`) resolves into what is hidden anyway.
     let mut real: Vec<PathBuf> = dirs
         .iter()
         .filter(|d| d.symlink_metadata().is_ok_and(|m| m.is_dir()))
         .filter_map(|d| std::fs::canonicalize(d).ok())
         .collect();
+    let home = home.and_then(|h| std::fs::canonicalize(h).ok());
+    real.extend(
+        home.filter(|h| h.is_dir() && !SYSTEM_DIRS.iter().any(|s| Path::new(s).starts_with(h))),
+    );
     real.sort();
     real.dedup();
     outermost(real)
@@ -118,6 +114,23 @@ pub(super) struct MountSetup {
     cwd: Option<CString>,
 }
 
+/// Where a child finds `path`, which exists: its real path, and, where
+/// its last component is a symlink (a linked credential such as
+/// `~/.claude/.credentials.json`), that symlink's path in its real
+/// folder too, so the name the child looks up leads to the same content.
+fn as_looked_up(path: &Path) -> Vec<PathBuf> {
+    let Ok(real) = std::fs::canonicalize(path) else {
+        return Vec::new();
+    };
+    let mut paths = vec![real.clone()];
+    let link = path.file_name().zip(path.parent()).and_then(|(name, up)| {
+        let up = std::fs::canonicalize(up).ok()?;
+        Some(up.join(name))
+    });
+    paths.extend(link.filter(|l| *l != real));
+    paths
+}
+
 fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)
 }
@@ -133,7 +146,7 @@ impl MountSetup {
         let readable: Vec<PathBuf> = outermost(
             view.readable
                 .iter()
-                .map(real)
+                .flat_map(|p| as_looked_up(p))
                 .filter(|p| under_hidden(p).is_some())
                 .filter(|p| !writable.iter().any(|w| p.starts_with(w)))
                 .collect(),
@@ -305,11 +318,31 @@ fn mount_point(path: &CStr, dir: bool) -> io::Result<()> {
     }
 }
 
-/// What a child is given to read by the command itself: the directory it
-/// starts in, its program's directory (and the real one's, through a
-/// symlink), and that of every argument naming a regular file by absolute
-/// path (a script given to an interpreter).
-pub(super) fn named_by(cmd: &std::process::Command) -> Vec<PathBuf> {
+/// What a child needs to read to run its command: the directory it
+/// starts in; its program, every argument naming a regular file by
+/// absolute path (a script given to an interpreter) and the interpreter a
+/// script names on its `#!` line, each with its directory, its real one's
+/// through a symlink and its install prefix ([`install_prefix`]); and
+/// every absolute directory of the command's `PATH` with its prefix and
+/// the tool homes its programs read ([`TOOL_HOMES`]). Only what lies in a
+/// hidden directory is bound back, so this is what the home gives a child.
+///
+/// Nothing below `untrusted` (what the child or an agent may have
+/// written: its writable areas, a checkout of the candidate) is looked
+/// into: a symlink or `#!` line planted there would bind back any folder
+/// of the home. Those areas are in the view as they are.
+pub(super) fn needed_by(cmd: &std::process::Command, untrusted: &[PathBuf]) -> Vec<PathBuf> {
+    let trusted = |p: &Path| !lexically_below(p, untrusted);
+    let var = |name: &str| {
+        cmd.get_envs()
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| v)
+            .map(PathBuf::from)
+    };
+    let path_env = var("PATH").unwrap_or_default();
+    let path_dirs: Vec<PathBuf> = std::env::split_paths(&path_env)
+        .filter(|d| d.is_absolute() && trusted(d))
+        .collect();
     let mut files: Vec<PathBuf> = vec![PathBuf::from(cmd.get_program())];
     files.extend(
         cmd.get_args()
@@ -318,15 +351,108 @@ pub(super) fn named_by(cmd: &std::process::Command) -> Vec<PathBuf> {
             .map(Path::to_path_buf),
     );
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for file in files.iter().filter(|f| f.is_absolute()) {
-        dirs.extend(file.parent().map(Path::to_path_buf));
-        if let Ok(real) = std::fs::canonicalize(file) {
-            dirs.extend(real.parent().map(Path::to_path_buf));
+    for file in files.iter().filter(|f| f.is_absolute() && trusted(f)) {
+        program_needs(file, &path_dirs, 0, &mut dirs);
+    }
+    for dir in &path_dirs {
+        dirs.push(dir.clone());
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            dirs.extend(bin_prefix(&real));
+            dirs.push(real);
+        }
+        for (program, variable, default) in TOOL_HOMES {
+            if dir.join(program).is_file() {
+                let home = var("HOME").or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+                dirs.extend(var(variable).or_else(|| home.map(|h| h.join(default))));
+            }
         }
     }
     dirs.extend(cmd.get_current_dir().map(Path::to_path_buf));
     dirs.retain(|d| d.is_dir());
+    dirs.sort();
+    dirs.dedup();
     dirs
+}
+
+/// Whether `path`, as written (`..` taken as a folder's name), lies below
+/// one of `dirs`, as given or resolved.
+fn lexically_below(path: &Path, dirs: &[PathBuf]) -> bool {
+    let escapes = path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
+    escapes
+        || dirs.iter().any(|d| {
+            path.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|r| path.starts_with(r))
+        })
+}
+
+/// Programs whose folder on `PATH` is not all they read: the variable
+/// naming their home and its default below the home. rustup's proxies
+/// (`~/.cargo/bin/cargo`) run the toolchains of `~/.rustup`.
+const TOOL_HOMES: [(&str, &str, &str); 1] = [("rustup", "RUSTUP_HOME", ".rustup")];
+
+/// How deep [`program_needs`] follows `#!` lines (a script whose
+/// interpreter is a script).
+const INTERPRETER_DEPTH: usize = 2;
+
+/// Adds what the program `file` needs to `dirs`: its directory, its real
+/// one's and that one's install prefix, and what its interpreter needs.
+fn program_needs(file: &Path, path_dirs: &[PathBuf], depth: usize, dirs: &mut Vec<PathBuf>) {
+    dirs.extend(file.parent().map(Path::to_path_buf));
+    if let Ok(real) = std::fs::canonicalize(file) {
+        dirs.extend(real.parent().map(Path::to_path_buf));
+        dirs.extend(install_prefix(&real));
+    }
+    if depth < INTERPRETER_DEPTH {
+        if let Some(interpreter) = interpreter(file, path_dirs) {
+            program_needs(&interpreter, path_dirs, depth + 1, dirs);
+        }
+    }
+}
+
+/// The folder a program was installed into, which it reads as it runs:
+/// above the outermost `node_modules` of its path (an npm package and its
+/// dependencies, in a project or a global prefix), else above the nearest
+/// `bin`, `sbin` or `libexec` (a virtualenv, `~/.local`, a version of
+/// nvm's or pyenv's, `~/.cargo`).
+fn install_prefix(real: &Path) -> Option<PathBuf> {
+    let packages = real
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last();
+    match packages {
+        Some(top) => top.parent().map(Path::to_path_buf),
+        None => real.ancestors().skip(1).find_map(bin_prefix),
+    }
+}
+
+/// The prefix of a folder of programs: the folder above a `bin`, `sbin`,
+/// `libexec`, `shims` (pyenv's, asdf's) or `.bin` (npm's).
+fn bin_prefix(dir: &Path) -> Option<PathBuf> {
+    let name = dir.file_name()?;
+    ["bin", "sbin", "libexec", "shims", ".bin"]
+        .iter()
+        .any(|b| name == *b)
+        .then(|| dir.parent().map(Path::to_path_buf))
+        .flatten()
+}
+
+/// The program named on the `#!` line of the script `file`, as the kernel
+/// runs it; for `/usr/bin/env NAME`, `NAME` as found on `path_dirs`.
+fn interpreter(file: &Path, path_dirs: &[PathBuf]) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let read = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let program = PathBuf::from(words.next()?);
+    if program.file_name().is_some_and(|n| n == "env") {
+        let name = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+        return path_dirs.iter().map(|d| d.join(name)).find(|p| p.is_file());
+    }
+    program.is_absolute().then_some(program)
 }
 
 /// Whether this machine can make the view: a child that hides `/tmp`,
@@ -364,23 +490,119 @@ fn tempfile_dir() -> io::Result<PathBuf> {
 mod tests {
     use super::*;
 
+    /// The whole home is hidden, with the system's runtime folders; a home
+    /// of `/` or one holding a system folder is not.
     #[test]
-    fn the_homes_socket_folders_are_hidden_where_they_exist() {
+    fn the_home_is_hidden_whole_unless_it_holds_the_system() {
         let home = tempfile::tempdir_in("/var/tmp").unwrap();
-        for d in [".ssh/agent", ".1password", ".docker/desktop", ".gnupg"] {
-            std::fs::create_dir_all(home.path().join(d)).unwrap();
-        }
-        std::fs::create_dir_all(home.path().join(".config")).unwrap();
         let real = std::fs::canonicalize(home.path()).unwrap();
         let hidden = hidden_in(Some(home.path().to_path_buf()), None);
-        let below: Vec<String> = (hidden.iter())
-            .filter_map(|d| d.strip_prefix(&real).ok())
-            .map(|d| d.display().to_string())
-            .collect();
-        assert_eq!(
-            below,
-            [".1password", ".docker/desktop", ".gnupg", ".ssh/agent"]
-        );
+        assert!(hidden.contains(&real), "{hidden:?}");
         assert!(hidden.contains(&PathBuf::from("/tmp")));
+        for system in ["/", "/usr"] {
+            let hidden = hidden_in(Some(PathBuf::from(system)), None);
+            assert!(!hidden.contains(&PathBuf::from(system)), "{hidden:?}");
+        }
+        let missing = real.join("missing");
+        assert!(!hidden_in(Some(missing.clone()), None).contains(&missing));
+    }
+
+    #[test]
+    fn an_install_prefix_holds_the_package_or_the_bin_folder() {
+        let prefix = |p: &str| install_prefix(Path::new(p)).map(|p| p.display().to_string());
+        let npm = "/h/.npm-global/lib/node_modules/@a/cli/node_modules/dep/bin/x.js";
+        assert_eq!(prefix(npm).as_deref(), Some("/h/.npm-global/lib"));
+        let venv = "/h/.local/share/pipx/venvs/aider/bin/aider";
+        assert_eq!(
+            prefix(venv).as_deref(),
+            Some("/h/.local/share/pipx/venvs/aider")
+        );
+        assert_eq!(
+            prefix("/h/.nvm/versions/node/v20/bin/node").as_deref(),
+            Some("/h/.nvm/versions/node/v20")
+        );
+        assert_eq!(prefix("/h/.local/share/claude/versions/2.1"), None);
+        let shims = Path::new("/h/.pyenv/shims");
+        assert_eq!(bin_prefix(shims), Some(PathBuf::from("/h/.pyenv")));
+    }
+
+    /// A program in a home, run through a symlink, whose `#!` line names
+    /// `env node` found on `PATH` in another prefix of the home; and a
+    /// `PATH` folder holding rustup: each prefix is needed, and nothing
+    /// else of the home.
+    #[test]
+    fn a_program_needs_its_prefix_its_interpreters_and_its_paths_tool_homes() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let home = tempfile::tempdir_in("/var/tmp").unwrap();
+        let h = std::fs::canonicalize(home.path()).unwrap();
+        let exe = |path: &Path, body: &str| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, body).unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        let package = h.join("tools/node_modules/cli");
+        exe(
+            &package.join("bin/cli.js"),
+            "#!/usr/bin/env -S node --flag\n",
+        );
+        std::fs::create_dir_all(h.join("tools/node_modules/.bin")).unwrap();
+        let program = h.join("tools/node_modules/.bin/cli");
+        symlink("../cli/bin/cli.js", &program).unwrap();
+        exe(&h.join("node/v20/bin/node"), "\x7fELF");
+        exe(&h.join(".cargo/bin/rustup"), "\x7fELF");
+        std::fs::create_dir_all(h.join(".rustup")).unwrap();
+        std::fs::create_dir_all(h.join(".ssh")).unwrap();
+        let path = format!(
+            "{}:{}:/usr/bin",
+            h.join("node/v20/bin").display(),
+            h.join(".cargo/bin").display()
+        );
+        let mut cmd = std::process::Command::new(&program);
+        cmd.env("PATH", path).env("HOME", &h);
+        let needed = needed_by(&cmd, &[]);
+        for want in [
+            "tools",
+            "tools/node_modules/.bin",
+            "tools/node_modules/cli/bin",
+            "node/v20",
+            "node/v20/bin",
+            ".cargo",
+            ".cargo/bin",
+            ".rustup",
+        ] {
+            assert!(needed.contains(&h.join(want)), "{want}: {needed:?}");
+        }
+        assert!(!needed
+            .iter()
+            .any(|d| d == &h || d.starts_with(h.join(".ssh"))));
+    }
+
+    /// A program in a writable area (a gate's script in the candidate's
+    /// checkout), a symlink there into `~/.ssh`, with a `#!` line naming a
+    /// program in `~/.ssh`: nothing of it is looked into, so nothing of the
+    /// home is bound back for it.
+    #[test]
+    fn nothing_an_agent_wrote_makes_a_folder_of_the_home_needed() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let home = tempfile::tempdir_in("/var/tmp").unwrap();
+        let h = std::fs::canonicalize(home.path()).unwrap();
+        let ssh = h.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(ssh.join("x"), "#!/bin/sh\n").unwrap();
+        let checkout = h.join("checkout");
+        std::fs::create_dir_all(&checkout).unwrap();
+        let script = checkout.join("test.sh");
+        std::fs::write(&script, format!("#!{}/x\n", ssh.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        symlink(&ssh, checkout.join("link")).unwrap();
+        for program in [script, checkout.join("link/x"), checkout.join("../.ssh/x")] {
+            let mut cmd = std::process::Command::new(&program);
+            cmd.env(
+                "PATH",
+                format!("{}:/usr/bin", checkout.join("link").display()),
+            );
+            let needed = needed_by(&cmd, std::slice::from_ref(&checkout));
+            assert!(!needed.iter().any(|d| d.starts_with(&ssh)), "{needed:?}");
+        }
     }
 }
