@@ -666,7 +666,10 @@ fn refused(test: &str, setup: fn(&MockModel) -> Setup) -> Option<(String, String
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
     assert_eq!(out.status.code(), Some(1), "{summary}\n{logs}");
-    assert!(!mock.requests().is_empty(), "the CLI never called the mock\n{logs}");
+    assert!(
+        !mock.requests().is_empty(),
+        "the CLI never called the mock\n{logs}"
+    );
     let ticket = &report(&env)["tickets"][0];
     let outcomes: Vec<&Value> = ticket["attempts"]
         .as_array()
@@ -679,7 +682,10 @@ fn refused(test: &str, setup: fn(&MockModel) -> Setup) -> Option<(String, String
     assert_eq!(failure["kind"], "agent_failed", "{ticket}");
     let message = failure["message"].as_str().unwrap().to_string();
     assert!(message.contains(REFUSAL), "{message}\n{logs}");
-    assert!(!message.contains("ended before its final record"), "{message}");
+    assert!(
+        !message.contains("ended before its final record"),
+        "{message}"
+    );
     let evidence = failure["evidence"].as_str().unwrap_or_default().to_string();
     Some((message, evidence))
 }
@@ -692,7 +698,10 @@ fn claude_refused() {
     let Some((message, evidence)) = refused("claude_refused", claude) else {
         return;
     };
-    assert!(message.starts_with("the agent exited with exit code 1: API Error: 400"), "{message}");
+    assert!(
+        message.starts_with("the agent exited with exit code 1: API Error: 400"),
+        "{message}"
+    );
     let records: Vec<Value> = evidence
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("{l}\n{evidence}")))
@@ -708,6 +717,23 @@ fn claude_refused() {
 #[test]
 fn opencode_refused() {
     refused("opencode_refused", opencode);
+}
+
+#[test]
+fn codex_refused() {
+    refused("codex_refused", codex);
+}
+
+#[test]
+fn gemini_refused() {
+    refused("gemini_refused", gemini);
+}
+
+/// aider exits 0 after its error line, which decides; its analytics log
+/// ends in its `exit` event, so its output did not end early.
+#[test]
+fn aider_refused() {
+    refused("aider_refused", aider);
 }
 
 /// The mock's own loopback address, not its mapped name: inside the

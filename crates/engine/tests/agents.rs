@@ -320,18 +320,28 @@ fn aider_attempt(analytics: Option<&str>, extra: &str) -> Run {
         )
     });
     let extra = format!("{copy}{extra}");
-    attempt_adjusted("aider", "success", 0, Some("claude-sonnet-4-6"), &extra, |ctx, dir| {
-        let tmp = dir.join("agent-tmp");
-        std::fs::create_dir_all(&tmp).unwrap();
-        ctx.env.push(("TMPDIR".into(), tmp.display().to_string()));
-    })
+    attempt_adjusted(
+        "aider",
+        "success",
+        0,
+        Some("claude-sonnet-4-6"),
+        &extra,
+        |ctx, dir| {
+            let tmp = dir.join("agent-tmp");
+            std::fs::create_dir_all(&tmp).unwrap();
+            ctx.env.push(("TMPDIR".into(), tmp.display().to_string()));
+        },
+    )
 }
 
 /// Its tokens and cost are its analytics log's, exact; the cache figures
 /// it printed are rounded, so its cached input counts as input.
 #[test]
 fn aider_success_reads_its_analytics_log_and_cleans_its_cache() {
-    let run = aider_attempt(Some("success.analytics.jsonl"), "mkdir -p .aider.tags.cache.v4");
+    let run = aider_attempt(
+        Some("success.analytics.jsonl"),
+        "mkdir -p .aider.tags.cache.v4",
+    );
     assert_eq!(run.report.outcome, AgentOutcome::Finished);
     assert_eq!(run.report.usage, usage(12345 + 2071, 496, 0, 0));
     assert_cost(&run, 0.0599999, CostSource::Reported);
@@ -353,8 +363,16 @@ fn aider_success_reads_its_analytics_log_and_cleans_its_cache() {
             "--no-gitignore",
         ],
     );
-    let at = run.argv.iter().position(|a| a == "--analytics-log").unwrap();
-    assert!(run.argv[at + 1].ends_with("agent-tmp/aider-analytics.jsonl"), "{:?}", run.argv);
+    let at = run
+        .argv
+        .iter()
+        .position(|a| a == "--analytics-log")
+        .unwrap();
+    assert!(
+        run.argv[at + 1].ends_with("agent-tmp/aider-analytics.jsonl"),
+        "{:?}",
+        run.argv
+    );
     has_args(&run.argv, &["--model", "claude-sonnet-4-6"]);
     assert!(
         !run.worktree.join(".aider.tags.cache.v4").exists(),
@@ -458,13 +476,19 @@ fn agent_reported_failures_fail() {
         let run = attempt(cli, "failure", code, None);
         let why = failed(&run);
         assert!(why.contains(says), "{cli}: {why}");
-        assert!(!why.contains("ended before its final record"), "{cli}: {why}");
+        assert!(
+            !why.contains("ended before its final record"),
+            "{cli}: {why}"
+        );
     }
     // Claude Code's evidence is its error record, not the stream's end.
     let why = failed(&attempt("claude", "failure", 1, None));
     let record = fixture("claude", "failure", "out").unwrap();
     let result = record.lines().last().unwrap();
-    assert_eq!(why, format!("exited with exit code 1: error_max_turns\n{result}"));
+    assert_eq!(
+        why,
+        format!("exited with exit code 1: error_max_turns\n{result}")
+    );
 }
 
 #[test]

@@ -286,7 +286,10 @@ fn calls(log: &str) -> Vec<Call> {
         let cost = p.get("cost").and_then(Value::as_f64).unwrap_or(0.0);
         Some(Call {
             sent: p.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-            received: p.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+            received: p
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
             cost: if cost.is_finite() { cost.max(0.0) } else { 0.0 },
         })
     };
@@ -477,7 +480,12 @@ mod tests {
             cache_read_tokens,
             cache_write_tokens,
         } = u;
-        (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+        (
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+        )
     }
 
     #[test]
@@ -487,15 +495,23 @@ mod tests {
         assert_eq!(kinds(p.usage.unwrap()), (1311, 7, 0, 5));
         assert_eq!(p.cost_usd, None, "no price for the model: computed");
         let note = note.unwrap();
-        assert!(note.contains("(1 call); 1 printed a cache figure rounded"), "{note}");
+        assert!(
+            note.contains("(1 call); 1 printed a cache figure rounded"),
+            "{note}"
+        );
         // Printed in full, both split off.
-        let small = ANTHROPIC.replace("1.3k sent", "42 sent").replace("1.3k cache hit", "13 cache hit");
+        let small = ANTHROPIC
+            .replace("1.3k sent", "42 sent")
+            .replace("1.3k cache hit", "13 cache hit");
         let log = ANTHROPIC_LOG.replace("1321", "34");
         let (p, _) = with_log(&small, Some(&log));
         assert_eq!(kinds(p.usage.unwrap()), (11, 7, 13, 5));
         // Its cost when it had a price, to the last digit.
         let priced = log.replace(r#""cost": 0,"#, r#""cost": 0.00012345678,"#);
-        assert_eq!(with_log(&small, Some(&priced)).0.cost_usd, Some(0.00012345678));
+        assert_eq!(
+            with_log(&small, Some(&priced)).0.cost_usd,
+            Some(0.00012345678)
+        );
         // Printed lines that do not pair with the calls split nothing.
         let forged = format!("{small}Tokens: 5 sent, 900 cache hit, 1 received.\n");
         let (p, note) = with_log(&forged, Some(&log));
@@ -524,7 +540,10 @@ mod tests {
         assert!(p.usage.is_none() && p.failure.is_some() && !p.complete);
         let exit = r#"{"event": "exit", "properties": {"reason": "Completed --message-file"}}"#;
         let (p, _) = with_log("litellm.AuthenticationError: bad key\n", Some(exit));
-        assert!(p.failure.is_some() && p.complete, "its error was its last say");
+        assert!(
+            p.failure.is_some() && p.complete,
+            "its error was its last say"
+        );
     }
 
     #[test]
@@ -545,7 +564,13 @@ mod tests {
         let rounded = |n| Some(Figure { n, exact: false });
         assert_eq!(tokens_figure("1.5M"), rounded(1_500_000));
         assert_eq!(tokens_figure("1.2k"), rounded(1_200));
-        assert_eq!(tokens_figure("1,234"), Some(Figure { n: 1_234, exact: true }));
+        assert_eq!(
+            tokens_figure("1,234"),
+            Some(Figure {
+                n: 1_234,
+                exact: true
+            })
+        );
         assert_eq!(tokens_figure("x"), None);
         assert_eq!(parse("Tokens: lots sent\n").usage.unwrap().total(), 0);
     }

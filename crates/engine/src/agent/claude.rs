@@ -526,7 +526,10 @@ mod tests {
         let mut totals = Vec::new();
         for line in STREAMED {
             p.line(line);
-            totals.push(p.so_far().map(|s| (s.usage.input_tokens, s.usage.output_tokens)));
+            totals.push(
+                p.so_far()
+                    .map(|s| (s.usage.input_tokens, s.usage.output_tokens)),
+            );
         }
         let want = [(11, 1), (11, 1), (11, 7), (22, 8), (22, 16)];
         assert_eq!(totals, want.map(Some));

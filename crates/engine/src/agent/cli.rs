@@ -583,7 +583,10 @@ pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
         " (its output ended before its final record)"
     };
     let evidence = parsed.evidence.as_deref().unwrap_or(&done.output_tail);
-    AgentOutcome::Failed(format!("exited with {}{cut}: {what}\n{evidence}", done.exit))
+    AgentOutcome::Failed(format!(
+        "exited with {}{cut}: {what}\n{evidence}",
+        done.exit
+    ))
 }
 
 /// The cost: the CLI's own figure when it gave one, else the price table's
@@ -927,7 +930,8 @@ mod tests {
             evidence: Some(r#"{"type":"result","is_error":true}"#.into()),
             ..Parsed::default()
         };
-        let tail = "{\"type\":\"system\",\"subtype\":\"init\"}\n{\"type\":\"result\",\"is_error\":true}";
+        let tail =
+            "{\"type\":\"system\",\"subtype\":\"init\"}\n{\"type\":\"result\",\"is_error\":true}";
         assert_eq!(
             decide(&done(Exit::Code(1), tail), &recorded),
             AgentOutcome::Failed(
