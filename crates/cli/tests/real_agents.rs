@@ -11,7 +11,7 @@
 //! between them), else in those listed in the cache's `agents/bin-dirs`.
 #![forbid(unsafe_code)]
 
-use planwright_testkit::mock_model::{MockModel, Script, Trouble, USAGE};
+use planwright_testkit::mock_model::{MockModel, Script, Trouble, REFUSAL, USAGE};
 use planwright_testkit::{text, Env};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -244,6 +244,23 @@ fn aider(mock: &MockModel) -> Setup {
     }
 }
 
+/// aider against the Anthropic API: litellm reports the cache split
+/// there, which aider prints (in full below 1000 tokens).
+fn aider_anthropic(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "aider",
+        cli: "aider",
+        model: "anthropic/claude-sonnet-4-6",
+        env: vec![
+            ("ANTHROPIC_BASE_URL", url(mock)),
+            ("ANTHROPIC_API_KEY", "test-key".into()),
+            ("LITELLM_LOCAL_MODEL_COST_MAP", "True".into()),
+        ],
+        files: vec![],
+        agent_toml: "env = [\"LITELLM_LOCAL_MODEL_COST_MAP\"]\n",
+    }
+}
+
 /// A repository with one ticket, `A`, that creates `a.txt`, checked by a
 /// gate; the CLI's files and its install in a home outside `/tmp` (as a
 /// user's is, and hidden from the agent as a user's is); `[agent]` as
@@ -425,9 +442,8 @@ struct Expect {
     /// Whether its figures leave out the calls that offer no tool (opencode
     /// counts only its session's steps, not its title request).
     tool_calls_only: bool,
-    /// Whether it reports cached input as plain input (aider's printed
-    /// usage has no cache split for OpenAI-style APIs: docs/agents.md
-    /// names the loss).
+    /// Whether it reports cached input as plain input (aider records no
+    /// cache split for OpenAI-style APIs: docs/agents.md names the loss).
     cache_lumped: bool,
 }
 
@@ -523,8 +539,9 @@ fn assert_proxied(env: &Env, mock: &MockModel) {
     }
 }
 
-/// The run of one ticket through the CLI of `setup`, which must merge;
-/// its environment, for more checks (`None` when the tier is off).
+/// The run of one ticket through the CLI of `setup`, which must merge
+/// with exact figures; its environment, for more checks (`None` when the
+/// tier is off).
 fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) -> Option<Env> {
     if !wanted(test) {
         return None;
@@ -596,9 +613,20 @@ fn script(trouble: Option<(Trouble, usize)>) -> Script {
     }
 }
 
+/// Its running totals count each call's output as the call's stream
+/// ends: an `agent_usage` event holds the first call's whole usage before
+/// the result line gives the total.
 #[test]
 fn claude_ok() {
-    ok("claude_ok", claude, &CLAUDE);
+    let Some(env) = ok("claude_ok", claude, &CLAUDE) else {
+        return;
+    };
+    let running: Vec<Value> = events(&env, "agent_usage")
+        .into_iter()
+        .map(|e| e["usage"].clone())
+        .collect();
+    assert!(running.contains(&usage_of(1, true)), "{running:?}");
+    assert_eq!(running.last(), Some(&usage_of(2, true)), "{running:?}");
 }
 
 /// `gemini --acp` merges through the ACP client, confined and proxied as
@@ -642,16 +670,26 @@ fn codex_ok() {
     ok("codex_ok", codex, &CODEX);
 }
 
+/// aider's figures from its analytics log: exact, the cache read lumped
+/// into the input (it records no split for OpenAI-style APIs), the cost
+/// computed from that (litellm has no price for the model).
+const AIDER: Expect = Expect {
+    model: "openai/gpt-5.4",
+    cache_lumped: true,
+    ..CODEX
+};
+
+/// Against the Anthropic API aider prints the split, in full: exact.
+const AIDER_ANTHROPIC: Expect = Expect {
+    model: "anthropic/claude-sonnet-4-6",
+    cost_source: "computed",
+    ..CLAUDE
+};
+
 const OPENCODE: Expect = Expect {
     model: "mock/gpt-5.4",
     cost_source: "reported",
     tool_calls_only: true,
-    ..CODEX
-};
-
-const AIDER: Expect = Expect {
-    model: "openai/gpt-5.4",
-    cache_lumped: true,
     ..CODEX
 };
 
@@ -664,9 +702,108 @@ fn opencode_ok() {
     }
 }
 
+/// aider's figures are its analytics log's, which the agent log says.
+fn aider_recorded(env: &Env) {
+    let note = "aider: tokens and cost from its analytics log (1 call)\n";
+    assert!(logs(env).contains(note), "{}", logs(env));
+}
+
 #[test]
 fn aider_ok() {
-    ok("aider_ok", aider, &AIDER);
+    if let Some(env) = ok("aider_ok", aider, &AIDER) {
+        aider_recorded(&env);
+    }
+}
+
+#[test]
+fn aider_anthropic_ok() {
+    if let Some(env) = ok("aider_anthropic_ok", aider_anthropic, &AIDER_ANTHROPIC) {
+        aider_recorded(&env);
+    }
+}
+
+/// Every model call refused as invalid (400, which no CLI retries): each
+/// attempt is `agent_failed`, read from the CLI's own error record, whose
+/// message names the provider's; the ticket's failure message and
+/// evidence.
+fn refused(test: &str, setup: fn(&MockModel) -> Setup) -> Option<(String, String)> {
+    if !wanted(test) {
+        return None;
+    }
+    let mock = MockModel::start(script(Some((Trouble::Invalid, 1000))));
+    let setup = setup(&mock);
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let (out, summary) = run(&env, &setup);
+    let logs = logs(&env);
+    assert_eq!(out.status.code(), Some(1), "{summary}\n{logs}");
+    assert!(
+        !mock.requests().is_empty(),
+        "the CLI never called the mock\n{logs}"
+    );
+    let ticket = &report(&env)["tickets"][0];
+    let outcomes: Vec<&Value> = ticket["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["agent_outcome"])
+        .collect();
+    assert_eq!(outcomes, [&json!("failed"), &json!("failed")], "{ticket}");
+    let failure = &ticket["failure"];
+    assert_eq!(failure["kind"], "agent_failed", "{ticket}");
+    let message = failure["message"].as_str().unwrap().to_string();
+    assert!(message.contains(REFUSAL), "{message}\n{logs}");
+    assert!(
+        !message.contains("ended before its final record"),
+        "{message}"
+    );
+    let evidence = failure["evidence"].as_str().unwrap_or_default().to_string();
+    Some((message, evidence))
+}
+
+/// Claude Code's failure is its result line with `is_error`, and its
+/// evidence its error records (the API error, then the result), not the
+/// end of its stream.
+#[test]
+fn claude_refused() {
+    let Some((message, evidence)) = refused("claude_refused", claude) else {
+        return;
+    };
+    assert!(
+        message.starts_with("the agent exited with exit code 1: API Error: 400"),
+        "{message}"
+    );
+    let records: Vec<Value> = evidence
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("{l}\n{evidence}")))
+        .collect();
+    assert_eq!(records.len(), 2, "{evidence}");
+    assert_eq!(records[0]["is_api_error_message"], true, "{evidence}");
+    assert_eq!(records[1]["type"], "result", "{evidence}");
+    assert_eq!(records[1]["is_error"], true, "{evidence}");
+}
+
+/// opencode 1.18 ends a failed session on its `error` record (it prints no
+/// `done`): its failure names the provider's message.
+#[test]
+fn opencode_refused() {
+    refused("opencode_refused", opencode);
+}
+
+#[test]
+fn codex_refused() {
+    refused("codex_refused", codex);
+}
+
+#[test]
+fn gemini_refused() {
+    refused("gemini_refused", gemini);
+}
+
+/// aider exits 0 after its error line, which decides; its analytics log
+/// ends in its `exit` event, so its output did not end early.
+#[test]
+fn aider_refused() {
+    refused("aider_refused", aider);
 }
 
 /// The mock's own loopback address, not its mapped name: inside the

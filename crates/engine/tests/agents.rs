@@ -311,18 +311,45 @@ fn agy_success_passes_the_prompt_as_an_argument() {
     assert!(run.stdin.is_empty(), "agy gets /dev/null");
 }
 
-#[test]
-fn aider_success_sums_calls_and_cleans_its_cache() {
-    let run = attempt_with(
+/// A fake aider's attempt with a temporary folder, where it writes
+/// `analytics` (a fixture) as its analytics log when given one.
+fn aider_attempt(analytics: Option<&str>, extra: &str) -> Run {
+    let copy = analytics.map_or(String::new(), |name| {
+        format!(
+            "prev=; for a in \"$@\"; do [ \"$prev\" = --analytics-log ] && cp '{DATA}/aider/{name}' \"$a\"; prev=$a; done\n"
+        )
+    });
+    let extra = format!("{copy}{extra}");
+    attempt_adjusted(
         "aider",
         "success",
         0,
         Some("claude-sonnet-4-6"),
+        &extra,
+        |ctx, dir| {
+            let tmp = dir.join("agent-tmp");
+            std::fs::create_dir_all(&tmp).unwrap();
+            ctx.env.push(("TMPDIR".into(), tmp.display().to_string()));
+        },
+    )
+}
+
+/// Its tokens and cost are its analytics log's, exact; the cache figures
+/// it printed are rounded, so its cached input counts as input.
+#[test]
+fn aider_success_reads_its_analytics_log_and_cleans_its_cache() {
+    let run = aider_attempt(
+        Some("success.analytics.jsonl"),
         "mkdir -p .aider.tags.cache.v4",
     );
     assert_eq!(run.report.outcome, AgentOutcome::Finished);
-    assert_eq!(run.report.usage, usage(8000, 496, 4900, 1200));
-    assert_cost(&run, 0.06, CostSource::Reported);
+    assert_eq!(run.report.usage, usage(12345 + 2071, 496, 0, 0));
+    assert_cost(&run, 0.0599999, CostSource::Reported);
+    assert!(
+        run.log.contains("aider: tokens and cost from its analytics log (2 calls); 2 printed a cache figure rounded, which counts as input\n"),
+        "{}",
+        run.log
+    );
     assert_eq!(
         run.report.final_message.as_deref(),
         Some("Applied edit to lib/math.mjs\nThe function is in place.")
@@ -336,6 +363,16 @@ fn aider_success_sums_calls_and_cleans_its_cache() {
             "--no-gitignore",
         ],
     );
+    let at = run
+        .argv
+        .iter()
+        .position(|a| a == "--analytics-log")
+        .unwrap();
+    assert!(
+        run.argv[at + 1].ends_with("agent-tmp/aider-analytics.jsonl"),
+        "{:?}",
+        run.argv
+    );
     has_args(&run.argv, &["--model", "claude-sonnet-4-6"]);
     assert!(
         !run.worktree.join(".aider.tags.cache.v4").exists(),
@@ -345,6 +382,18 @@ fn aider_success_sums_calls_and_cleans_its_cache() {
         !run.argv.iter().any(|a| a.ends_with("history-file")),
         "its history files are named by its slot home's variables"
     );
+}
+
+/// Without its log, its printed usage (rounded, the log says) and a
+/// computed cost, never its printed, rounded one.
+#[test]
+fn aider_without_its_analytics_log_reads_its_printed_usage() {
+    let run = aider_attempt(None, "");
+    let input = 12_000 - 3_400 - 2 * 1_200 + 2_100 - 1_500;
+    assert_eq!(run.report.usage, usage(input, 496, 4900, 1200));
+    let priced = (input as f64 * 3.0 + 496.0 * 15.0 + 4900.0 * 0.3 + 1200.0 * 3.75) / 1e6;
+    assert_cost(&run, priced, CostSource::Computed);
+    assert!(run.log.contains("aider: no analytics log: "), "{}", run.log);
 }
 
 /// aider's history files are in its slot home, which it may write.
@@ -427,7 +476,19 @@ fn agent_reported_failures_fail() {
         let run = attempt(cli, "failure", code, None);
         let why = failed(&run);
         assert!(why.contains(says), "{cli}: {why}");
+        assert!(
+            !why.contains("ended before its final record"),
+            "{cli}: {why}"
+        );
     }
+    // Claude Code's evidence is its error record, not the stream's end.
+    let why = failed(&attempt("claude", "failure", 1, None));
+    let record = fixture("claude", "failure", "out").unwrap();
+    let result = record.lines().last().unwrap();
+    assert_eq!(
+        why,
+        format!("exited with exit code 1: error_max_turns\n{result}")
+    );
 }
 
 #[test]

@@ -54,7 +54,14 @@ pub enum Trouble {
     /// A 200 SSE stream that sends its headers and then nothing, until the
     /// client leaves or the server stops.
     Hang,
+    /// 400 with the provider's invalid-request error, saying [`REFUSAL`]:
+    /// the request's fault, not the provider's trouble, which no CLI
+    /// retries.
+    Invalid,
 }
+
+/// The message of every [`Trouble::Invalid`] answer.
+pub const REFUSAL: &str = "The mock model refuses this request.";
 
 /// One request as the server received it, and the status it answered.
 #[derive(Debug, Clone)]
@@ -354,6 +361,7 @@ impl Reply {
     fn write(&self, out: &mut TcpStream, stop: &AtomicBool) -> std::io::Result<()> {
         let reason = match self.status {
             200 => "OK",
+            400 => "Bad Request",
             404 => "Not Found",
             429 => "Too Many Requests",
             500 => "Internal Server Error",
@@ -774,6 +782,7 @@ fn troubled(api: Api, trouble: Trouble) -> Reply {
         }
         Trouble::RateLimited { retry_after_secs } => (429, Some(retry_after_secs)),
         Trouble::Overloaded { status } => (status, None),
+        Trouble::Invalid => return Reply::json(400, invalid(api)),
     };
     let body = match (api, retry) {
         (Api::Anthropic, Some(_)) => json!({"type": "error", "error": {"type": "rate_limit_error",
@@ -816,6 +825,18 @@ fn troubled(api: Api, trouble: Trouble) -> Reply {
         }
     }
     reply
+}
+
+/// Each provider's invalid-request error, saying [`REFUSAL`].
+fn invalid(api: Api) -> Value {
+    match api {
+        Api::Anthropic => json!({"type": "error",
+            "error": {"type": "invalid_request_error", "message": REFUSAL}}),
+        Api::Gemini => json!({"error": {"code": 400, "message": REFUSAL,
+            "status": "INVALID_ARGUMENT"}}),
+        _ => json!({"error": {"message": REFUSAL, "type": "invalid_request_error",
+            "param": null, "code": null}}),
+    }
 }
 
 fn crate_now() -> u64 {
@@ -949,5 +970,13 @@ mod tests {
         let (code, text) = post(&over.base_url(), "/v1/messages", &json!({}));
         assert_eq!(code, 529);
         assert!(text.contains("overloaded_error"), "{text}");
+        let invalid = MockModel::start(script(Some((Trouble::Invalid, 1))));
+        let (code, text) = post(&invalid.base_url(), "/v1/messages", &json!({}));
+        assert_eq!(code, 400);
+        assert!(
+            text.contains("invalid_request_error") && text.contains(REFUSAL),
+            "{text}"
+        );
+        assert!(invalid.answered().is_empty());
     }
 }

@@ -18,10 +18,21 @@
 //! then per model call `Tokens: 12k sent, 1.2k cache write, 3.4k cache
 //! hit, 456 received. Cost: $0.05 message, $0.12 session.` aider exits 0
 //! even when the model call failed, so its error lines decide.
+//!
+//! Those printed figures are rounded (`12k`, `$0.05`), so the attempt's
+//! tokens and cost come from its analytics log (`--analytics-log`, in the
+//! attempt's own temporary folder), whose `message_send` events hold each
+//! call's exact `prompt_tokens` (aider's `sent`), `completion_tokens` and
+//! `cost` (aider 0.86.2, `base_coder.py` `show_usage_report`), but no
+//! cache split: that is taken from the call's printed line where aider
+//! printed it in full (below 1000 tokens); a rounded one cannot be
+//! separated and counts as input.
 
 use super::cli::{Cli, Invocation, Limit, Parsed, StateLayout, StreamParser};
 use super::limits::{self, Now};
 use super::{AttemptContext, Usage, UsageSoFar};
+use serde_json::Value;
+use std::path::PathBuf;
 
 /// The aider adapter.
 #[derive(Default)]
@@ -71,8 +82,18 @@ impl Cli for Aider {
             ]
             .map(String::from),
         );
+        if let Some(log) = self.record(ctx) {
+            args.extend(["--analytics-log".to_string(), log.display().to_string()]);
+        }
         args.extend(run.model_args("--model"));
         args
+    }
+
+    /// Its analytics log, in the attempt's temporary folder (fresh for
+    /// each attempt, so it holds this attempt's calls only).
+    fn record(&self, ctx: &AttemptContext) -> Option<PathBuf> {
+        let tmp = ctx.env.iter().rev().find(|(k, _)| k == "TMPDIR")?;
+        Some(PathBuf::from(&tmp.1).join(ANALYTICS_LOG))
     }
 
     /// Nothing to seed: its history files, in the slot home.
@@ -93,11 +114,18 @@ impl Cli for Aider {
     }
 }
 
-/// Reads aider's text output.
+/// The analytics log's name in the attempt's temporary folder.
+const ANALYTICS_LOG: &str = "aider-analytics.jsonl";
+
+/// Reads aider's text output, and then its analytics log.
 #[derive(Debug, Default)]
 pub struct AiderParser {
+    /// The printed usage, summed: the running total while aider runs.
     usage: Option<Usage>,
-    session_cost: Option<f64>,
+    /// The cache figures of each printed usage line.
+    printed: Vec<CacheFigures>,
+    /// The usage and cost its analytics log holds, once read.
+    recorded: Option<Recorded>,
     model: Option<String>,
     /// Lines since the last `Tokens:` line (the answer being printed).
     pending: Vec<String>,
@@ -109,6 +137,39 @@ pub struct AiderParser {
 
 /// Lines kept of an answer in progress, so a chatty run stays bounded.
 const MAX_PENDING: usize = 200;
+
+/// A printed token figure: its value, and whether aider printed it in
+/// full (`456`, `1,234`) rather than rounded (`1.2k`, `12k`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Figure {
+    n: u64,
+    exact: bool,
+}
+
+/// The cache figures of one printed usage line (none printed: 0, exact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CacheFigures {
+    write: Figure,
+    hit: Figure,
+}
+
+/// What the analytics log says of the attempt's calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Recorded {
+    usage: Option<Usage>,
+    /// aider's own cost, when it had a price for the model (above 0).
+    cost: Option<f64>,
+    /// Its `exit` event, its last record, was seen.
+    exited: bool,
+}
+
+/// One `message_send` event: `prompt_tokens`, `completion_tokens`, `cost`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Call {
+    sent: u64,
+    received: u64,
+    cost: f64,
+}
 
 impl StreamParser for AiderParser {
     fn line(&mut self, line: &str) {
@@ -145,6 +206,40 @@ impl StreamParser for AiderParser {
         })
     }
 
+    fn record(&mut self, content: Option<&[u8]>) -> Option<String> {
+        let Some(content) = content else {
+            return Some(
+                "aider: no analytics log: its tokens are read from its printed usage, \
+                 which rounds figures of 1000 and more, and its cost is computed"
+                    .to_string(),
+            );
+        };
+        let calls = calls(&String::from_utf8_lossy(content));
+        let (usage, rounded) = exact_usage(&calls, &self.printed);
+        let cost: f64 = calls.iter().map(|c| c.cost).sum();
+        self.recorded = Some(Recorded {
+            usage,
+            cost: (cost > 0.0).then_some(cost),
+            exited: exited(&String::from_utf8_lossy(content)),
+        });
+        let plural = if calls.len() == 1 { "" } else { "s" };
+        let mut note = format!(
+            "aider: tokens and cost from its analytics log ({} call{plural})",
+            calls.len()
+        );
+        if self.printed.len() != calls.len() {
+            note.push_str(&format!(
+                "; its output has {} usage lines, which do not pair with them: no cache split",
+                self.printed.len()
+            ));
+        } else if rounded > 0 {
+            note.push_str(&format!(
+                "; {rounded} printed a cache figure rounded, which counts as input"
+            ));
+        }
+        Some(note)
+    }
+
     fn finish(&mut self, _output_tail: &str, now: Now) -> Parsed {
         let last = std::mem::take(&mut self.pending).join("\n");
         let final_message = self
@@ -158,48 +253,120 @@ impl StreamParser for AiderParser {
             .map(|e| Limit::from_message(e.to_string(), now));
         // Stopped (its time was up) while it waited to try the refused call again.
         let retrying = limit.clone().filter(|_| waits_to_retry(&last));
+        // Without its log, the printed usage; never the printed, rounded
+        // cost. Its last say is then a usage line or an error line.
+        let recorded = self.recorded.take().unwrap_or(Recorded {
+            usage: self.usage,
+            cost: None,
+            exited: self.usage.is_some() || self.error.is_some(),
+        });
         Parsed {
             retrying,
             final_message,
             model: self.model.take(),
-            usage: self.usage,
-            cost_usd: self.session_cost,
+            usage: recorded.usage,
+            cost_usd: recorded.cost,
             failure: self.error.take(),
             limit,
-            complete: self.usage.is_some(),
+            complete: recorded.exited,
             ..Parsed::default()
         }
     }
 }
 
+/// The `message_send` events of an analytics log (one JSON object a
+/// line); other events and lines that do not parse are skipped.
+fn calls(log: &str) -> Vec<Call> {
+    let call = |line: &str| {
+        let v: Value = serde_json::from_str(line.trim()).ok()?;
+        if v.get("event").and_then(Value::as_str) != Some("message_send") {
+            return None;
+        }
+        let p = v.get("properties")?;
+        let cost = p.get("cost").and_then(Value::as_f64).unwrap_or(0.0);
+        Some(Call {
+            sent: p.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+            received: p
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            cost: if cost.is_finite() { cost.max(0.0) } else { 0.0 },
+        })
+    };
+    log.lines().filter_map(call).collect()
+}
+
+/// Whether an analytics log ends in aider's `exit` event.
+fn exited(log: &str) -> bool {
+    let last = log.lines().rev().find(|l| !l.trim().is_empty());
+    last.and_then(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .is_some_and(|v| v.get("event").and_then(Value::as_str) == Some("exit"))
+}
+
+/// The exact usage of `calls`, split by the cache figures of the printed
+/// usage lines when they pair with the calls one to one, and how many
+/// calls printed a cache figure rounded (counted as input). aider's
+/// `sent` is litellm's `prompt_tokens`, which counts the cache read and
+/// written, plus the cache write again (aider 0.86.2 adds it for the
+/// Anthropic-style usage that reports one; litellm 1.81 already counts
+/// it): fresh input is `sent - hit - 2 * write`.
+fn exact_usage(calls: &[Call], printed: &[CacheFigures]) -> (Option<Usage>, usize) {
+    if calls.is_empty() {
+        return (None, 0);
+    }
+    let paired = printed.len() == calls.len();
+    let mut total = Usage::default();
+    let mut rounded = 0;
+    for (i, call) in calls.iter().enumerate() {
+        let none = Figure { n: 0, exact: true };
+        let cache = printed.get(i).filter(|_| paired).copied();
+        let (write, hit) = cache.map_or((none, none), |c| (c.write, c.hit));
+        rounded += usize::from(!write.exact || !hit.exact);
+        let write = if write.exact { write.n } else { 0 };
+        let hit = if hit.exact { hit.n } else { 0 };
+        total += Usage {
+            input_tokens: call.sent.saturating_sub(hit + 2 * write),
+            output_tokens: call.received,
+            cache_read_tokens: hit,
+            cache_write_tokens: write,
+        };
+    }
+    (Some(total), rounded)
+}
+
 impl AiderParser {
     fn tokens(&mut self, rest: &str) {
-        let (tokens, cost) = rest.split_once("Cost:").unwrap_or((rest, ""));
+        let tokens = rest.split_once("Cost:").map_or(rest, |(t, _)| t);
         let mut u = Usage::default();
         let mut sent = 0;
+        let none = Figure { n: 0, exact: true };
+        let mut cache = CacheFigures {
+            write: none,
+            hit: none,
+        };
         // ", " separates the parts; a bare "," groups digits (older aiders).
         for part in tokens.split(", ") {
             let part = part.trim().trim_end_matches('.');
             let Some((num, what)) = part.split_once(' ') else {
                 continue;
             };
-            let n = tokens_number(num).unwrap_or(0);
+            let figure = tokens_figure(num).unwrap_or_default();
+            let n = figure.n;
             match what.trim() {
                 "sent" => sent = n,
                 "received" => u.output_tokens = n,
-                "cache hit" => u.cache_read_tokens = n,
-                "cache write" => u.cache_write_tokens = n,
+                "cache hit" => (u.cache_read_tokens, cache.hit) = (n, figure),
+                "cache write" => (u.cache_write_tokens, cache.write) = (n, figure),
                 _ => {}
             }
         }
-        // `sent` is litellm's prompt_tokens, which counts cached input too.
-        u.input_tokens = sent.saturating_sub(u.cache_read_tokens + u.cache_write_tokens);
+        self.printed.push(cache);
+        // `sent` counts the cache read once and the cache write twice (see
+        // `exact_usage`).
+        u.input_tokens = sent.saturating_sub(u.cache_read_tokens + 2 * u.cache_write_tokens);
         let mut total = self.usage.unwrap_or_default();
         total += u;
         self.usage = Some(total);
-        if let Some(session) = dollars_before(cost, "session") {
-            self.session_cost = Some(session);
-        }
         let answer = std::mem::take(&mut self.pending).join("\n");
         if !answer.trim().is_empty() {
             self.answer = Some(answer.trim().to_string());
@@ -209,25 +376,20 @@ impl AiderParser {
     }
 }
 
-/// `456`, `1,234`, `1.2k`, `12k`, `1.5M`.
-fn tokens_number(text: &str) -> Option<u64> {
+/// `456`, `1,234` (exact), `1.2k`, `12k`, `1.5M` (rounded).
+fn tokens_figure(text: &str) -> Option<Figure> {
     let t = text.trim().replace(',', "");
+    if let Ok(n) = t.parse::<u64>() {
+        return Some(Figure { n, exact: true });
+    }
     let (num, scale) = match t.chars().last()? {
         'k' | 'K' => (&t[..t.len() - 1], 1e3),
         'm' | 'M' => (&t[..t.len() - 1], 1e6),
         _ => (t.as_str(), 1.0),
     };
     let n: f64 = num.parse().ok()?;
-    (n.is_finite() && n >= 0.0).then(|| (n * scale).round() as u64)
-}
-
-/// The dollar amount just before `word` in `$0.05 message, $0.12 session.`.
-fn dollars_before(text: &str, word: &str) -> Option<f64> {
-    text.split(',').find_map(|part| {
-        let part = part.trim().trim_end_matches('.');
-        let amount = part.strip_suffix(word)?.trim().strip_prefix('$')?;
-        amount.parse().ok()
-    })
+    let n = (n.is_finite() && n >= 0.0).then(|| (n * scale).round() as u64)?;
+    Some(Figure { n, exact: false })
 }
 
 /// aider's own error lines (it exits 0 after them): litellm's exceptions
@@ -292,24 +454,96 @@ mod tests {
         );
     }
 
+    /// aider 0.86.2 against the Anthropic API (litellm 1.81.10), a call
+    /// reporting 11 fresh input, 5 cache write, 1300 cache read and 7
+    /// output tokens: its line, and its analytics log's events.
+    const ANTHROPIC: &str = "Main model: anthropic/claude-sonnet-4-6 with whole edit format\na.txt\n```\nmade\n```\n\nTokens: 1.3k sent, 5 cache write, 1.3k cache hit, 7 received.\n";
+    const ANTHROPIC_LOG: &str = r#"{"event": "launched", "properties": {}, "user_id": "u", "time": 1796245559}
+{"event": "message_send_starting", "properties": {}, "user_id": "u", "time": 1796245562}
+{"event": "message_send", "properties": {"main_model": "anthropic/REDACTED", "weak_model": "anthropic/REDACTED", "editor_model": "anthropic/REDACTED", "edit_format": "whole", "prompt_tokens": 1321, "completion_tokens": 7, "total_tokens": 1328, "cost": 0, "total_cost": 0.0}, "user_id": "u", "time": 1796245563}
+{"event": "exit", "properties": {"reason": "Completed --message-file"}, "user_id": "u", "time": 1796245563}
+"#;
+
+    fn with_log(text: &str, log: Option<&str>) -> (Parsed, Option<String>) {
+        let mut p = AiderParser::default();
+        for line in text.lines() {
+            p.line(line);
+        }
+        let note = p.record(log.map(str::as_bytes));
+        (p.finish("", EPOCH), note)
+    }
+
+    fn kinds(u: Usage) -> (u64, u64, u64, u64) {
+        let Usage {
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+        } = u;
+        (
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+        )
+    }
+
     #[test]
-    fn token_lines_sum_and_session_cost_is_the_last() {
-        let p = parse(
-            "Main model: claude-sonnet-4-6 with diff edit format\nI will edit a.py.\nTokens: 12k sent, 1.2k cache write, 3.4k cache hit, 456 received. Cost: $0.05 message, $0.12 session.\nApplied edit to a.py\nDone, all tests pass.\nTokens: 1,000 sent, 10 received. Cost: $0.01 message, $0.13 session.\n",
+    fn the_analytics_log_gives_exact_tokens_and_full_cache_figures_split_them() {
+        // The cache hit is printed rounded: it counts as input, exactly.
+        let (p, note) = with_log(ANTHROPIC, Some(ANTHROPIC_LOG));
+        assert_eq!(kinds(p.usage.unwrap()), (1311, 7, 0, 5));
+        assert_eq!(p.cost_usd, None, "no price for the model: computed");
+        let note = note.unwrap();
+        assert!(
+            note.contains("(1 call); 1 printed a cache figure rounded"),
+            "{note}"
         );
-        let u = p.usage.unwrap();
-        assert_eq!(u.input_tokens, 12_000 - 1_200 - 3_400 + 1_000);
+        // Printed in full, both split off.
+        let small = ANTHROPIC
+            .replace("1.3k sent", "42 sent")
+            .replace("1.3k cache hit", "13 cache hit");
+        let log = ANTHROPIC_LOG.replace("1321", "34");
+        let (p, _) = with_log(&small, Some(&log));
+        assert_eq!(kinds(p.usage.unwrap()), (11, 7, 13, 5));
+        // Its cost when it had a price, to the last digit.
+        let priced = log.replace(r#""cost": 0,"#, r#""cost": 0.00012345678,"#);
         assert_eq!(
-            (u.output_tokens, u.cache_read_tokens, u.cache_write_tokens),
-            (466, 3_400, 1_200)
+            with_log(&small, Some(&priced)).0.cost_usd,
+            Some(0.00012345678)
         );
-        assert_eq!(p.cost_usd, Some(0.13));
+        // Printed lines that do not pair with the calls split nothing.
+        let forged = format!("{small}Tokens: 5 sent, 900 cache hit, 1 received.\n");
+        let (p, note) = with_log(&forged, Some(&log));
+        assert_eq!(kinds(p.usage.unwrap()), (34, 7, 0, 0));
+        assert!(note.unwrap().contains("do not pair"));
+    }
+
+    #[test]
+    fn without_its_log_the_printed_usage_and_no_cost() {
+        let text = "Main model: claude-sonnet-4-6 with diff edit format\nI will edit a.py.\nTokens: 12k sent, 1.2k cache write, 3.4k cache hit, 456 received. Cost: $0.05 message, $0.12 session.\nApplied edit to a.py\nDone, all tests pass.\nTokens: 1,000 sent, 10 received. Cost: $0.01 message, $0.13 session.\n";
+        let (p, note) = with_log(text, None);
+        assert!(note.unwrap().starts_with("aider: no analytics log"));
+        assert_eq!(
+            kinds(p.usage.unwrap()),
+            (12_000 - 3_400 - 2 * 1_200 + 1_000, 466, 3_400, 1_200)
+        );
+        assert_eq!(p.cost_usd, None, "the printed cost is rounded");
         assert_eq!(p.model.as_deref(), Some("claude-sonnet-4-6"));
         assert_eq!(
             p.final_message.as_deref(),
             Some("Applied edit to a.py\nDone, all tests pass.")
         );
         assert!(p.failure.is_none() && p.complete);
+        // A log that ends before its exit event: aider was stopped.
+        let (p, _) = with_log("litellm.AuthenticationError: bad key\n", Some(""));
+        assert!(p.usage.is_none() && p.failure.is_some() && !p.complete);
+        let exit = r#"{"event": "exit", "properties": {"reason": "Completed --message-file"}}"#;
+        let (p, _) = with_log("litellm.AuthenticationError: bad key\n", Some(exit));
+        assert!(
+            p.failure.is_some() && p.complete,
+            "its error was its last say"
+        );
     }
 
     #[test]
@@ -327,8 +561,17 @@ mod tests {
         assert!(words.failure.is_some() && words.limit.is_none());
         let auth = parse("litellm.AuthenticationError: bad key\n");
         assert!(auth.failure.is_some() && auth.limit.is_none());
-        assert_eq!(tokens_number("1.5M"), Some(1_500_000));
-        assert_eq!(tokens_number("x"), None);
+        let rounded = |n| Some(Figure { n, exact: false });
+        assert_eq!(tokens_figure("1.5M"), rounded(1_500_000));
+        assert_eq!(tokens_figure("1.2k"), rounded(1_200));
+        assert_eq!(
+            tokens_figure("1,234"),
+            Some(Figure {
+                n: 1_234,
+                exact: true
+            })
+        );
+        assert_eq!(tokens_figure("x"), None);
         assert_eq!(parse("Tokens: lots sent\n").usage.unwrap().total(), 0);
     }
 }

@@ -13,7 +13,11 @@
 //! refused. Follows the stream-json format of Claude Code 2.x: a
 //! `system/init` line, `assistant` messages, `rate_limit_event` lines, and
 //! a final `result` line (the only line in `json` mode, which this parser
-//! also reads).
+//! also reads). `--include-partial-messages` adds the API's own stream
+//! events (`stream_event`), whose `message_delta` carries each call's
+//! output tokens as they grow: the `assistant` lines repeat the usage of
+//! the call's start (one output token), so without them a running total
+//! would count each call's output only when the `result` line comes.
 //!
 //! Any process the agent starts can write lines into the CLI's stdout
 //! (through `/proc/<pid>/fd/1`), so no line but the CLI's last `result`
@@ -50,6 +54,7 @@ impl Cli for Claude {
             "--output-format",
             "stream-json",
             "--verbose",
+            "--include-partial-messages",
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
@@ -139,18 +144,28 @@ pub struct ClaudeParser {
     /// (from the provider's `retry-after`).
     retry: Option<(u64, Option<u64>)>,
     /// Each API call's tokens so far, by message id (a message's content
-    /// blocks arrive as separate lines repeating its usage), until the
-    /// result line gives the total.
+    /// blocks arrive as separate lines repeating its usage, its stream
+    /// events with its growing output), until the result line gives the
+    /// total.
     calls: Vec<(String, Usage)>,
+    /// The message id of the last `message_start` stream event, for a
+    /// `message_delta` that names none.
+    streaming: Option<String>,
+    /// The last API error Claude Code reported as an assistant message
+    /// (`is_api_error_message`), as it printed it.
+    api_error: Option<String>,
 }
 
 /// A failed result line: its message, whether it is the provider's
-/// refusal, and the reset of a rejected rate limit that came before it.
+/// refusal, the reset of a rejected rate limit that came before it, and
+/// the error records as Claude Code printed them (the API error, then
+/// the result line).
 #[derive(Debug)]
 struct Verdict {
     message: String,
     limited: bool,
     resets_at: Option<i64>,
+    records: String,
 }
 
 impl StreamParser for ClaudeParser {
@@ -171,9 +186,10 @@ impl StreamParser for ClaudeParser {
                     self.parsed.model = Some(model);
                 }
             }
-            Some("assistant") => self.assistant(&v),
+            Some("assistant") => self.assistant(&v, line),
+            Some("stream_event") => self.stream_event(&v),
             Some("rate_limit_event") => self.rate_limit(&v),
-            Some("result") => self.result(&v),
+            Some("result") => self.result(&v, line),
             _ => {}
         }
     }
@@ -209,6 +225,7 @@ impl StreamParser for ClaudeParser {
                 });
             }
             parsed.failure = Some(v.message);
+            parsed.evidence = Some(v.records);
         } else if let Some((status, _)) = self.retry {
             parsed.retrying = Some(Limit {
                 reason: format!("Claude Code was retrying API error {status} when it stopped"),
@@ -220,18 +237,16 @@ impl StreamParser for ClaudeParser {
 }
 
 impl ClaudeParser {
-    fn assistant(&mut self, v: &Value) {
-        // A call answered after retries: the refusal is over.
-        if v.get("is_api_error_message").and_then(Value::as_bool) != Some(true) {
+    fn assistant(&mut self, v: &Value, line: &str) {
+        if v.get("is_api_error_message").and_then(Value::as_bool) == Some(true) {
+            self.api_error = Some(line.trim().to_string());
+        } else {
+            // A call answered after retries: the refusal is over.
             self.retry = None;
         }
         let id = v.pointer("/message/id").and_then(Value::as_str);
         if let (Some(id), Some(u)) = (id, v.pointer("/message/usage")) {
-            let u = usage(u);
-            match self.calls.iter_mut().find(|(seen, _)| seen == id) {
-                Some(call) => call.1 = u,
-                None => self.calls.push((id.to_string(), u)),
-            }
+            self.call(id, usage(u));
         }
         let Some(content) = v.pointer("/message/content").and_then(Value::as_array) else {
             return;
@@ -246,6 +261,45 @@ impl ClaudeParser {
         }
     }
 
+    /// The API's own stream event: a call's start (its input and cache
+    /// tokens) and its `message_delta` (its output so far).
+    fn stream_event(&mut self, v: &Value) {
+        let event = v.get("event").unwrap_or(&Value::Null);
+        match event.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                let Some(id) = event.pointer("/message/id").and_then(Value::as_str) else {
+                    return;
+                };
+                self.streaming = Some(id.to_string());
+                if let Some(u) = event.pointer("/message/usage") {
+                    self.call(id, usage(u));
+                }
+            }
+            Some("message_delta") => {
+                let id = text(v, "api_message_id").or_else(|| self.streaming.clone());
+                if let (Some(id), Some(u)) = (id, event.get("usage")) {
+                    self.call(&id, usage(u));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What a line says of call `id`'s tokens: each count only grows
+    /// within a call, and a line may give some of them (a `message_delta`
+    /// from the API may carry only `output_tokens`), so each is the most
+    /// any line said.
+    fn call(&mut self, id: &str, u: Usage) {
+        let Some((_, call)) = self.calls.iter_mut().find(|(seen, _)| seen == id) else {
+            self.calls.push((id.to_string(), u));
+            return;
+        };
+        call.input_tokens = call.input_tokens.max(u.input_tokens);
+        call.output_tokens = call.output_tokens.max(u.output_tokens);
+        call.cache_read_tokens = call.cache_read_tokens.max(u.cache_read_tokens);
+        call.cache_write_tokens = call.cache_write_tokens.max(u.cache_write_tokens);
+    }
+
     fn rate_limit(&mut self, v: &Value) {
         let Some(info) = v.get("rate_limit_info") else {
             return;
@@ -257,7 +311,7 @@ impl ClaudeParser {
 
     /// A result line: the attempt's totals, and a verdict that replaces
     /// any earlier line's.
-    fn result(&mut self, v: &Value) {
+    fn result(&mut self, v: &Value, line: &str) {
         let p = &mut self.parsed;
         p.complete = true;
         p.final_message = text(v, "result").or(p.final_message.take());
@@ -270,6 +324,7 @@ impl ClaudeParser {
             p.model = models.and_then(|m| m.keys().next().cloned());
         }
         let rejected = self.rejected.take();
+        let api_error = self.api_error.take();
         self.verdict = None;
         let retry = self.retry.take();
         if v.get("is_error").and_then(Value::as_bool) != Some(true) {
@@ -279,10 +334,15 @@ impl ClaudeParser {
         let status = v.get("api_error_status").and_then(Value::as_u64);
         let limited =
             status.is_some_and(limits::is_provider_status) || limits::begins_with(&message, LIMITS);
+        let records = match api_error {
+            Some(api_error) => format!("{api_error}\n{}", line.trim()),
+            None => line.trim().to_string(),
+        };
         self.verdict = Some(Verdict {
             message,
             limited,
             resets_at: rejected,
+            records,
         });
         // Its delay stays the reset hint of this verdict.
         self.retry = retry.filter(|_| limited);
@@ -445,6 +505,64 @@ mod tests {
         ]);
         assert!(!cut.complete && cut.usage.is_none());
         assert_eq!(cut.final_message.as_deref(), Some("half"));
+    }
+
+    /// Claude Code 2.1.332 with `--include-partial-messages` (recorded by
+    /// the real-agent tier, fields it does not read left out): a call's
+    /// `assistant` line repeats its start's usage, one output token; its
+    /// `message_delta` has the output so far.
+    const STREAMED: [&str; 5] = [
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"usage":{"input_tokens":11,"output_tokens":1,"cache_read_input_tokens":13,"cache_creation_input_tokens":5}}},"session_id":"s","parent_tool_use_id":null,"api_message_id":"msg_1"}"#,
+        r#"{"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"tool_use","id":"toolu_1","name":"Write","input":{}}],"usage":{"input_tokens":11,"output_tokens":1,"cache_read_input_tokens":13,"cache_creation_input_tokens":5}},"parent_tool_use_id":null,"session_id":"s"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":11,"output_tokens":7,"cache_read_input_tokens":13,"cache_creation_input_tokens":5}},"session_id":"s","parent_tool_use_id":null,"api_message_id":"msg_1"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_2","usage":{"input_tokens":11,"output_tokens":1,"cache_read_input_tokens":13,"cache_creation_input_tokens":5}}},"session_id":"s","api_message_id":"msg_2"}"#,
+        // Anthropic's own message_delta may carry the output alone.
+        r#"{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}},"session_id":"s"}"#,
+    ];
+
+    #[test]
+    fn running_totals_count_each_calls_output_as_its_stream_ends() {
+        let mut p = ClaudeParser::default();
+        let mut totals = Vec::new();
+        for line in STREAMED {
+            p.line(line);
+            totals.push(
+                p.so_far()
+                    .map(|s| (s.usage.input_tokens, s.usage.output_tokens)),
+            );
+        }
+        let want = [(11, 1), (11, 1), (11, 7), (22, 8), (22, 16)];
+        assert_eq!(totals, want.map(Some));
+        let u = p.so_far().unwrap().usage;
+        assert_eq!((u.cache_read_tokens, u.cache_write_tokens), (26, 10));
+    }
+
+    /// Claude Code 2.1.332 against a server answering 400 (recorded by the
+    /// real-agent tier, fields it does not read left out).
+    const REFUSED: [&str; 4] = [
+        r#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-6"}"#,
+        r#"{"type":"system","subtype":"status","status":"requesting","session_id":"s"}"#,
+        r#"{"type":"assistant","message":{"id":"7a21a732","model":"<synthetic>","role":"assistant","type":"message","usage":{"input_tokens":0,"output_tokens":0},"content":[{"type":"text","text":"API Error: 400 The mock model refuses this request."}]},"session_id":"s","error":"unknown","is_api_error_message":true,"api_error_status":400,"api_error_type":"invalid_request_error"}"#,
+        r#"{"stop_reason":"stop_sequence","session_id":"s","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0},"modelUsage":{},"terminal_reason":"api_error","is_error":true,"num_turns":1,"subtype":"success","api_error_status":400,"api_error_type":"invalid_request_error","result":"API Error: 400 The mock model refuses this request.","type":"result"}"#,
+    ];
+
+    #[test]
+    fn a_failures_evidence_is_its_error_records() {
+        let p = parse(&REFUSED);
+        assert_eq!(
+            p.failure.as_deref(),
+            Some("API Error: 400 The mock model refuses this request.")
+        );
+        assert!(p.limit.is_none(), "a 400 is the request's fault");
+        let records = format!("{}\n{}", REFUSED[2], REFUSED[3]);
+        assert_eq!(p.evidence.as_deref(), Some(records.as_str()));
+        // Without the API error, the result line alone; after a later
+        // success, none.
+        let p = parse(&[REFUSED[0], REFUSED[3]]);
+        assert_eq!(p.evidence.as_deref(), Some(REFUSED[3]));
+        let success = r#"{"type":"result","subtype":"success","is_error":false,"result":"Done."}"#;
+        let p = parse(&[REFUSED[2], REFUSED[3], success]);
+        assert!(p.evidence.is_none() && p.failure.is_none(), "{p:?}");
     }
 
     /// Claude Code 2.1.332 against a server answering 429 with

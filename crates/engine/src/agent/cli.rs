@@ -45,6 +45,9 @@ pub struct Parsed {
     pub retrying: Option<Limit>,
     /// The CLI's final record was seen (false: the output was cut short).
     pub complete: bool,
+    /// The CLI's own record of its failure, as it printed it: the
+    /// failure's evidence, in place of the output's tail.
+    pub evidence: Option<String>,
 }
 
 impl Parsed {
@@ -89,10 +92,20 @@ pub trait StreamParser: Send {
     fn so_far(&self) -> Option<UsageSoFar> {
         None
     }
+    /// The file the CLI keeps of its calls ([`Cli::record`]), once it has
+    /// exited: its content, or `None` when there is none (missing, not a
+    /// regular file, or over [`MAX_RECORD`] bytes). Returns a line for the
+    /// attempt's log saying what was taken from it.
+    fn record(&mut self, _content: Option<&[u8]>) -> Option<String> {
+        None
+    }
     /// The end: `output_tail` is the end of stdout and stderr together (some
     /// CLIs put their error object on stderr).
     fn finish(&mut self, output_tail: &str, now: Now) -> Parsed;
 }
+
+/// The largest record file read (aider writes a few hundred bytes a call).
+pub const MAX_RECORD: u64 = 16 << 20;
 
 /// What an attempt asks of the CLI beyond the context.
 #[derive(Debug, Clone, Copy, Default)]
@@ -239,6 +252,12 @@ pub trait Cli: Send + Sync + 'static {
     /// The model the CLI will use when the attempt names none, from its
     /// configuration as the attempt starts (for the report and the cost).
     fn configured_model(&self, _ctx: &AttemptContext) -> Option<String> {
+        None
+    }
+    /// The file in which the CLI records its calls more exactly than it
+    /// prints them (aider's analytics log), in a folder planwright made
+    /// for the attempt: read after it exits ([`StreamParser::record`]).
+    fn record(&self, _ctx: &AttemptContext) -> Option<PathBuf> {
         None
     }
 }
@@ -426,6 +445,12 @@ impl<C: Cli> Agent for CliAgent<C> {
             other => other?,
         };
         remove_strays(&ctx.workspace, C::STRAYS, &strays);
+        if let Some(path) = self.cli.record(ctx) {
+            let content = read_record(&path);
+            if let Some(note) = lock(&parser).record(content.as_deref()) {
+                crate::log::append(&ctx.log, &format!("{note}\n"))?;
+            }
+        }
         let now = Now::system();
         let parsed = lock(&parser).finish(&done.output_tail, now);
         let model = parsed
@@ -442,6 +467,18 @@ impl<C: Cli> Agent for CliAgent<C> {
             session_id: parsed.session_id,
         })
     }
+}
+
+/// The record file at `path`, read beneath its folder (a symlink the agent
+/// left there is not followed), when it is a regular file of at most
+/// [`MAX_RECORD`] bytes.
+fn read_record(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let dir = Dir::open(path.parent()?).ok()?;
+    let file = dir.reader(Path::new(path.file_name()?)).ok()?;
+    let mut content = Vec::new();
+    file.take(MAX_RECORD + 1).read_to_end(&mut content).ok()?;
+    (content.len() as u64 <= MAX_RECORD).then_some(content)
 }
 
 /// How long preflight's probe may take: a CLI's start, no model call.
@@ -569,9 +606,10 @@ pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
     } else {
         " (its output ended before its final record)"
     };
+    let evidence = parsed.evidence.as_deref().unwrap_or(&done.output_tail);
     AgentOutcome::Failed(format!(
-        "exited with {}{cut}: {what}\n{}",
-        done.exit, done.output_tail
+        "exited with {}{cut}: {what}\n{evidence}",
+        done.exit
     ))
 }
 
@@ -906,6 +944,41 @@ mod tests {
             decide(&done(Exit::Code(0), "added a quota check"), &ok),
             AgentOutcome::Finished
         );
+    }
+
+    #[test]
+    fn a_failures_evidence_is_the_clis_error_record_when_it_printed_one() {
+        let recorded = Parsed {
+            complete: true,
+            failure: Some("API Error: 400 bad request".into()),
+            evidence: Some(r#"{"type":"result","is_error":true}"#.into()),
+            ..Parsed::default()
+        };
+        let tail =
+            "{\"type\":\"system\",\"subtype\":\"init\"}\n{\"type\":\"result\",\"is_error\":true}";
+        assert_eq!(
+            decide(&done(Exit::Code(1), tail), &recorded),
+            AgentOutcome::Failed(
+                "exited with exit code 1: API Error: 400 bad request\n{\"type\":\"result\",\"is_error\":true}"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_record_is_read_beneath_its_folder_and_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("record.jsonl");
+        assert_eq!(read_record(&log), None, "missing");
+        std::fs::write(&log, "{}\n").unwrap();
+        assert_eq!(read_record(&log).as_deref(), Some(&b"{}\n"[..]));
+        let planted = tmp.path().join("planted.jsonl");
+        symlink(&log, &planted).unwrap();
+        assert_eq!(read_record(&planted), None, "a symlink is not followed");
+        let huge = tmp.path().join("huge.jsonl");
+        let file = std::fs::File::create(&huge).unwrap();
+        file.set_len(MAX_RECORD + 1).unwrap();
+        assert_eq!(read_record(&huge), None, "over the bound");
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //! opencode 1.x (`run.ts`): `{type, timestamp, sessionID, ...}` with
 //! `text {part: {text}}`, `tool_use`, `step_finish {part: {reason, cost,
 //! tokens: {input, output, reasoning, cache: {read, write}}}}` (one per
-//! step: summed), `error {error: {name, data: {message, statusCode?}}}`,
-//! and `done` at the end.
+//! step: summed), `error {error: {name, data: {message, statusCode?}}}`.
+//! Its last record is a `step_finish` with reason `stop` when the session
+//! ends, or the `error` it ends on: opencode 1.18 prints no `done` (older
+//! 1.x did; it is still read).
 
 use super::cli::{count, json_line, text, user_dir, Cli, Invocation, Limit, Parsed};
 use super::cli::{Seed, StateLayout, StreamParser};
@@ -193,7 +195,10 @@ impl OpencodeParser {
         }
     }
 
+    /// An error: the final record of a session that ends on it, replaced
+    /// by a later `stop` step when opencode recovered.
     fn error(&mut self, v: &Value) {
+        self.parsed.complete = true;
         let e = v.get("error").unwrap_or(&Value::Null);
         let data = e.get("data").unwrap_or(&Value::Null);
         self.status = data.get("statusCode").and_then(Value::as_u64);
@@ -235,6 +240,23 @@ mod tests {
         assert_eq!(p.session_id.as_deref(), Some("ses_1"));
         assert_eq!(p.final_message.as_deref(), Some("Done."));
         assert!(p.complete);
+    }
+
+    /// opencode 1.18.33 against a server answering 400 (recorded by the
+    /// real-agent tier): the error is the last line it prints.
+    const REFUSED: &str = r#"{"type":"error","timestamp":1796246276088,"sessionID":"ses_dc76101b8ffe0L7sFu2VuD3rhr","error":{"name":"APIError","data":{"message":"The mock model refuses this request.","statusCode":400,"isRetryable":false,"responseHeaders":{"content-length":"116","content-type":"application/json"},"responseBody":"{\"error\":{\"message\":\"The mock model refuses this request.\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}","metadata":{"url":"http://mock-model.test:41015/v1/chat/completions"}}}}"#;
+
+    #[test]
+    fn a_session_that_ends_on_its_error_ended_with_its_final_record() {
+        let p = parse(&[REFUSED]);
+        assert!(p.complete, "opencode 1.18 prints no done event");
+        assert_eq!(
+            p.failure.as_deref(),
+            Some("The mock model refuses this request.")
+        );
+        assert!(p.limit.is_none());
+        let cut = parse(&[r#"{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}"#]);
+        assert!(!cut.complete);
     }
 
     #[test]

@@ -280,6 +280,12 @@ impl Dir {
         Ok(bytes)
     }
 
+    /// The regular file `rel`, open for reading: for a read the caller
+    /// bounds (a file another process may have grown without limit).
+    pub fn reader(&self, rel: &Path) -> Result<File, BeneathError> {
+        self.file(rel, OFlags::RDONLY, 0)
+    }
+
     /// The regular file `rel`, made if missing, open for appending.
     pub fn append(&self, rel: &Path) -> Result<File, BeneathError> {
         self.file(rel, OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE, 0o644)
