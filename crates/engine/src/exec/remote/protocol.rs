@@ -1,4 +1,4 @@
-//! The worker protocol (docs/scaling.md, `schemas/worker-protocol.schema.json`):
+//! The worker protocol, version [`PROTOCOL`]:
 //! JSON messages, one per line, each with a `type`; a message with a
 //! `bytes` field is followed by exactly that many raw bytes (a git pack, a
 //! piece of a log).
