@@ -140,6 +140,7 @@ enum Command {
     Completions(commands::completions::Args),
     Man(commands::man::Args),
     Draft(commands::draft::Args),
+    Worker(commands::worker::Args),
 }
 
 fn main() {
@@ -205,6 +206,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         Command::Draft(args) => commands::draft::run(args, global),
         Command::Watch(args) => commands::watch::run(args, global),
         Command::Serve(args) => commands::serve::run(args, global),
+        Command::Worker(args) => commands::worker::run(args, global),
     }
 }
 
@@ -226,6 +228,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Draft(_) => "draft",
         Command::Watch(_) => "watch",
         Command::Serve(_) => "serve",
+        Command::Worker(_) => "worker",
     }
 }
 

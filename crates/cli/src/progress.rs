@@ -76,6 +76,16 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
             wait_ms.div_ceil(1000)
         ),
+        Event::WorkerLost {
+            ticket,
+            place,
+            reason,
+            slots_left,
+            ..
+        } => format!(
+            "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again on another slot, no strike used ({} left)",
+            crate::render::count(*slots_left, "slot")
+        ),
         Event::Counterfactual {
             ticket,
             control_path,

@@ -175,6 +175,9 @@ pub fn settings_error(e: SettingsError) -> CliError {
             "pass `--agent cmd --agent-cmd \"PROGRAM ARGS...\"` or `--agent scripted:DIR`, or set `[agent]` in planwright.toml",
         ),
         SettingsError::OutOfRange { .. } => CliError::usage(e.to_string()),
+        SettingsError::Executor(_) => {
+            CliError::usage(e.to_string()).hint("see docs/scaling.md")
+        }
     }
 }
 

@@ -68,6 +68,44 @@ pub struct Config {
     /// `[git]`: repository configuration planwright's git may honour.
     #[serde(default)]
     pub git: Git,
+    /// `[executor]`: where attempts run.
+    #[serde(default)]
+    pub executor: Executor,
+}
+
+/// `[executor] kind`: where attempts run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKind {
+    /// In this process, in the repository's own workspaces.
+    #[default]
+    Local,
+    /// In `planwright worker` processes on this machine.
+    Process,
+    /// In `planwright worker` on other machines, through `ssh`.
+    Ssh,
+}
+
+/// `[executor]`: where attempts run (docs/scaling.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Executor {
+    /// `local` (default), `process` or `ssh`.
+    #[serde(default)]
+    pub kind: ExecutorKind,
+    /// The worker's command line (default: this planwright's `worker`
+    /// for `process`, `planwright worker` on the host for `ssh`).
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// `ssh`: the hosts, as `ssh` names them (`build-1`, `user@host`).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// `ssh`: attempts each host runs at once (default 1).
+    #[serde(default)]
+    pub slots_per_host: Option<u32>,
+    /// `ssh`: the `ssh` command line before the host (default `["ssh"]`).
+    #[serde(default)]
+    pub ssh_command: Option<Vec<String>>,
 }
 
 /// `[sandbox] mode`, and the mode a run is confined in.

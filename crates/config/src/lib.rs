@@ -20,7 +20,7 @@ mod settings;
 
 pub use budget::{BudgetSettings, TicketBudget};
 pub use duration::{parse_duration, DurationSetting};
-pub use file::{AgentsEntry, Config, CounterfactualMode, RetryFrom, SandboxMode};
+pub use file::{AgentsEntry, Config, CounterfactualMode, ExecutorKind, RetryFrom, SandboxMode};
 pub use network::{AgentNetwork, HostPort};
 pub use parse::{ConfigError, Deprecation, Parsed, RENAMED};
 pub use planwright_plan::routing::{Families, FamilyModels, Model, Routing, DEFAULT_TIER, TIERS};
@@ -32,8 +32,8 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, GateSettings,
-    MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, ExecutorSettings,
+    GateSettings, MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
 };
 
 /// The configuration file's name, wherever it is looked for.

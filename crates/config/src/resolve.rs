@@ -9,8 +9,8 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, GateSettings, MergeSettings,
-    ReviewSettings, RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, ExecutorSettings, GateSettings,
+    MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;
@@ -52,6 +52,9 @@ pub enum SettingsError {
     /// Neither the front end nor `[agent]` names an agent.
     #[error("no agent given")]
     NoAgent,
+    /// `[executor]` cannot work as written.
+    #[error("`[executor]` in planwright.toml: {0}")]
+    Executor(String),
 }
 
 /// The flags of a run.
@@ -124,6 +127,9 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
     let merge = merge(&file.merge)?;
     let (max_pause, max_unavailable) = pause_bounds(&file.agent)?;
     let cores = env.cores.unwrap_or(defaults::JOBS);
+    let executor = executor(&file.executor)?;
+    // Remote slots are the hosts', not this machine's cores.
+    let cores = executor.slots().unwrap_or(cores);
     Ok(RunSettings {
         plan_path: plan,
         config_source: None,
@@ -148,7 +154,87 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         beyond: review(file),
         budget: budget(file),
         overlaps: None,
+        executor,
     })
+}
+
+/// `[executor]`, checked: `ssh` needs hosts, and never a `ssh` command
+/// that turns host-key checks off.
+pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError> {
+    let file::Executor {
+        kind,
+        command,
+        hosts,
+        slots_per_host,
+        ssh_command,
+    } = file;
+    let bad = |why: String| Err(SettingsError::Executor(why));
+    if *kind != file::ExecutorKind::Ssh
+        && (!hosts.is_empty() || slots_per_host.is_some() || ssh_command.is_some())
+    {
+        return bad("`hosts`, `slots_per_host` and `ssh_command` are for `kind = \"ssh\"`".into());
+    }
+    if command.as_ref().is_some_and(|c| c.is_empty()) {
+        return bad("`command` is empty; leave it out for planwright's own worker".into());
+    }
+    Ok(match kind {
+        file::ExecutorKind::Local if command.is_some() => {
+            return bad("`command` is for `kind = \"process\"` or `\"ssh\"`".into())
+        }
+        file::ExecutorKind::Local => ExecutorSettings::Local,
+        file::ExecutorKind::Process => ExecutorSettings::Process {
+            command: command.clone().unwrap_or_default(),
+        },
+        file::ExecutorKind::Ssh => {
+            if hosts.is_empty() {
+                return bad("`kind = \"ssh\"` needs `hosts = [\"build-1\", ...]`".into());
+            }
+            at_least_one("executor", "slots_per_host", *slots_per_host)?;
+            let ssh = ssh_command.clone().unwrap_or_else(|| vec!["ssh".into()]);
+            if ssh.is_empty() {
+                return bad("`ssh_command` is empty; leave it out for `ssh`".into());
+            }
+            if let Some(option) = unchecked_host_keys(&ssh) {
+                return bad(format!(
+                    "`ssh_command` turns host-key checks off (`{option}`); add the hosts' keys to your known hosts instead"
+                ));
+            }
+            ExecutorSettings::Ssh {
+                hosts: hosts.clone(),
+                slots_per_host: slots_per_host.unwrap_or(1) as usize,
+                ssh,
+                command: command
+                    .clone()
+                    .unwrap_or_else(|| vec!["planwright".into(), "worker".into()]),
+            }
+        }
+    })
+}
+
+/// The option of `ssh` that would accept any host key, if one is there.
+fn unchecked_host_keys(ssh: &[String]) -> Option<String> {
+    for arg in ssh {
+        let flat: String = arg
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| {
+                if c == '=' || c.is_whitespace() {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let words: Vec<&str> = flat.split_whitespace().collect();
+        let off = words.windows(2).any(|w| {
+            (w[0].ends_with("stricthostkeychecking") && matches!(w[1], "no" | "off"))
+                || (w[0].ends_with("userknownhostsfile") && w[1] == "/dev/null")
+        });
+        if off {
+            return Some(arg.clone());
+        }
+    }
+    None
 }
 
 /// `[merge]` over the defaults.

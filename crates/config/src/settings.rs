@@ -75,6 +75,46 @@ pub struct RunSettings {
     /// (validation does, for its warnings): preflight filters it rather
     /// than forecasting a large plan again. `None`: preflight makes it.
     pub overlaps: Option<Vec<Overlap>>,
+    /// Where attempts run (`[executor]`).
+    pub executor: ExecutorSettings,
+}
+
+/// Where attempts run (`[executor]`, resolved).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ExecutorSettings {
+    /// In this process.
+    #[default]
+    Local,
+    /// In `planwright worker` processes on this machine.
+    Process {
+        /// The worker's command line; empty: this planwright's `worker`.
+        command: Vec<String>,
+    },
+    /// In `planwright worker` on other machines, through `ssh`.
+    Ssh {
+        /// The hosts.
+        hosts: Vec<String>,
+        /// Attempts each host runs at once.
+        slots_per_host: usize,
+        /// The `ssh` command line before the host.
+        ssh: Vec<String>,
+        /// The worker's command line on the host.
+        command: Vec<String>,
+    },
+}
+
+impl ExecutorSettings {
+    /// The attempts it can run at once, when it is not this machine's.
+    pub fn slots(&self) -> Option<usize> {
+        match self {
+            ExecutorSettings::Ssh {
+                hosts,
+                slots_per_host,
+                ..
+            } => Some(hosts.len() * slots_per_host),
+            _ => None,
+        }
+    }
 }
 
 /// The merge queue's settings (`[merge]`).
@@ -140,6 +180,7 @@ impl RunSettings {
             beyond: ReviewSettings::default(),
             budget: BudgetSettings::default(),
             overlaps: None,
+            executor: ExecutorSettings::Local,
         }
     }
 }

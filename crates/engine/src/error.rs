@@ -45,6 +45,9 @@ pub enum EngineError {
     /// The repository changed under the run in a way that cannot be trusted.
     #[error("repository integrity: {0}")]
     Integrity(String),
+    /// The worker protocol's peer went away or said something else.
+    #[error("the worker protocol's peer {0}")]
+    Wire(#[from] crate::exec::remote::protocol::WireError),
     /// A bug in planwright (a worker thread panicked).
     #[error("internal error: {0}")]
     Internal(String),

@@ -148,6 +148,21 @@ pub enum Event {
         /// What the agent reported.
         reason: String,
     },
+    /// The machine an attempt ran on failed it (unreachable, gone, refused):
+    /// no strike is used, the ticket runs again on another slot, and this
+    /// slot is not used again in this invocation.
+    WorkerLost {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// Where its worker ran (`ssh build-1`, `process`).
+        place: String,
+        /// What happened.
+        reason: String,
+        /// Slots still working.
+        slots_left: usize,
+    },
     /// A counterfactual of a candidate that passed its gates was run.
     Counterfactual {
         /// The ticket.
@@ -354,6 +369,7 @@ impl Event {
             | Event::AgentUsage { ticket, .. }
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
+            | Event::WorkerLost { ticket, .. }
             | Event::Counterfactual { ticket, .. }
             | Event::Review { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
@@ -665,6 +681,13 @@ mod tests {
                 until: Some("2026-12-01T15:00:00Z".into()),
                 reason: "429".into(),
             },
+            Event::WorkerLost {
+                ticket: t(),
+                attempt: 1,
+                place: "ssh build-1".into(),
+                reason: "closed the connection".into(),
+                slots_left: 3,
+            },
             Event::Counterfactual {
                 ticket: t(),
                 attempt: 1,
@@ -795,6 +818,7 @@ mod tests {
             Event::Rebuild { .. } => 27,
             Event::BatchCancelled { .. } => 28,
             Event::BatchLanded { .. } => 29,
+            Event::WorkerLost { .. } => 30,
         }
     }
 

@@ -131,6 +131,7 @@ impl FakeExecutor {
             commit: Some(commit),
             setup_failed: None,
             rejected: None,
+            lost: None,
         })
     }
 }

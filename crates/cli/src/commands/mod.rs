@@ -17,6 +17,7 @@ pub mod status;
 pub mod sweep;
 pub mod validate;
 pub mod watch;
+pub mod worker;
 
 use crate::error::{exit, CliError};
 use crate::settings::{self, CONFIG_FILE};

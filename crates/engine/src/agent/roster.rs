@@ -3,7 +3,7 @@
 
 use super::{from_options, Agent};
 use crate::error::EngineError;
-use planwright_config::AgentsSpec;
+use planwright_config::{AgentSpec, AgentsSpec};
 use std::sync::Arc;
 
 /// The agents a run sends its tickets to (see [`crate::run::lanes`] for
@@ -12,6 +12,9 @@ use std::sync::Arc;
 pub struct Agents {
     run: Option<Arc<dyn Agent>>,
     by_family: Vec<(String, Arc<dyn Agent>)>,
+    /// What they were built from, when settings named them: a worker on
+    /// another machine builds the same agent from it.
+    spec: Option<AgentsSpec>,
 }
 
 impl std::fmt::Debug for Agents {
@@ -26,6 +29,7 @@ impl From<Arc<dyn Agent>> for Agents {
         Agents {
             run: Some(agent),
             by_family: Vec::new(),
+            spec: None,
         }
     }
 }
@@ -54,7 +58,21 @@ impl Agents {
             }
             by_family.push((family.clone(), agent));
         }
-        Ok(Agents { run, by_family })
+        Ok(Agents {
+            run,
+            by_family,
+            spec: Some(spec.clone()),
+        })
+    }
+
+    /// The settings of the agent [`Agents::get`] gives for `family`;
+    /// `None` for an agent no settings named (a test's own).
+    pub fn spec(&self, family: Option<&str>) -> Option<&AgentSpec> {
+        let spec = self.spec.as_ref()?;
+        match family {
+            None => spec.run.as_ref(),
+            Some(f) => spec.by_family.iter().find(|(k, _)| k == f).map(|(_, s)| s),
+        }
     }
 
     /// The run's own agent, for the tickets no family's entry serves.
@@ -85,7 +103,7 @@ impl Agents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planwright_config::{AgentOptions, AgentSpec};
+    use planwright_config::AgentOptions;
 
     fn spec(name: &str, cmd: Option<&str>) -> AgentSpec {
         AgentSpec {

@@ -24,6 +24,7 @@
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, Agents, AttemptContext};
 use crate::error::EngineError;
+use crate::exec::remote::Lost;
 use crate::exec::workspace::Workspaces;
 use crate::git::merge::commit_tree;
 use crate::git::repo::Repo;
@@ -82,6 +83,10 @@ pub struct Candidate {
     /// The agent finished but its work cannot be a candidate (a path git
     /// refuses to index): why. This decides the attempt.
     pub rejected: Option<Failure>,
+    /// The machine the attempt ran on failed it (unreachable, gone mid-way,
+    /// refused): not the ticket's fault. This decides the attempt: it runs
+    /// again on another slot without a strike, and the slot is retired.
+    pub lost: Option<Lost>,
 }
 
 impl Candidate {
@@ -92,6 +97,15 @@ impl Candidate {
             commit: None,
             setup_failed: None,
             rejected: None,
+            lost: None,
+        }
+    }
+
+    /// An attempt the machine it ran on failed.
+    pub fn lost(lost: Lost) -> Candidate {
+        Candidate {
+            lost: Some(lost),
+            ..Candidate::without_commit(AgentReport::from(AgentOutcome::Cancelled))
         }
     }
 }
@@ -258,6 +272,7 @@ impl Executor for LocalExecutor {
                     commit: None,
                     setup_failed: None,
                     rejected: Some(f),
+                    lost: None,
                 })
             }
         };
@@ -273,6 +288,7 @@ impl Executor for LocalExecutor {
             commit: Some(commit),
             setup_failed: None,
             rejected: None,
+            lost: None,
         })
     }
 }
@@ -289,5 +305,6 @@ fn without_agent(verdict: Verdict) -> Candidate {
         commit: None,
         setup_failed,
         rejected: None,
+        lost: None,
     }
 }

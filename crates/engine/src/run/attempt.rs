@@ -41,6 +41,10 @@ pub(super) fn attempt_once(
     let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
     sh.repo.guard().check()?;
     let candidate = candidate?;
+    if let Some(lost) = candidate.lost {
+        // The machine failed, not the agent: nothing of it to record.
+        return Ok(AttemptResult::Lost(lost));
+    }
     if let Some(f) = candidate.setup_failed {
         // The agent never ran: nothing of it to record.
         return Ok(AttemptResult::Rejected(f));

@@ -54,6 +54,9 @@ pub(super) enum AttemptResult {
         retry_after: Option<Duration>,
         reason: String,
     },
+    /// The machine of the attempt's slot failed it: the ticket runs again
+    /// without a strike, and the slot is retired.
+    Lost(crate::exec::remote::Lost),
 }
 
 /// What routing and the budget decided for an attempt about to start.
@@ -95,6 +98,9 @@ pub(super) struct Loop {
     pub(super) attempt_pool: HashMap<String, Option<String>>,
     /// Why the run's budget stops new attempts, once it does.
     pub(super) budget_stop: Option<String>,
+    /// Slots whose machine failed an attempt: never used again in this
+    /// invocation.
+    pub(super) retired: usize,
     pub(super) fatal: Option<EngineError>,
     /// The target's tip as this run last saw it (an attempt's base, or
     /// the commit a merge landed).
@@ -279,7 +285,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 result,
             } => {
                 self.lp.in_flight -= 1;
-                self.lp.free.push(slot);
+                if !matches!(result, Ok(AttemptResult::Lost(_))) {
+                    self.lp.free.push(slot);
+                }
                 // Counted down after its candidate is queued, so that the
                 // merge queue, waiting for it, sees it come.
                 let finished = self.finish(&ticket, attempt, &base, result);

@@ -53,6 +53,11 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                     .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
                 self.unavailable(id, pool, retry_after, reason)?;
             }
+            Ok(AttemptResult::Lost(lost)) => {
+                sh.store
+                    .end_attempt_without_verdict(&sh.run, id, attempt, "lost", &now)?;
+                self.lost(id, attempt, lost);
+            }
             Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
             Ok(AttemptResult::Passed { candidate }) => {
                 sh.store
@@ -66,6 +71,28 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
         }
         Ok(())
+    }
+
+    /// A machine failed attempt `attempt` of `id`: its slot is retired and
+    /// the ticket waits for another without a strike, which bounds the
+    /// retries by the slots; with none left the run stops.
+    pub(super) fn lost(&mut self, id: &str, attempt: u32, lost: crate::exec::remote::Lost) {
+        self.lp.retired += 1;
+        let slots = self.sh.settings.jobs.max(1);
+        self.sh.emitter.emit(Event::WorkerLost {
+            ticket: id.to_string(),
+            attempt,
+            place: lost.place.clone(),
+            reason: lost.reason.clone(),
+            slots_left: slots.saturating_sub(self.lp.retired),
+        });
+        self.sched.requeue(id);
+        if self.lp.retired >= slots {
+            self.sh.cancel.cancel();
+            self.lp.fatal.get_or_insert(EngineError::Settings(format!(
+                "every slot's worker failed; the last: {lost}. Run `planwright preflight` with the same `[executor]` to check the workers, then `run` again to continue"
+            )));
+        }
     }
 
     /// The model could not serve the ticket: no strike is used, the pool

@@ -166,6 +166,47 @@ impl Prepared {
         ))
     }
 
+    /// The executor `[executor]` names: the local one, or workers reached
+    /// through a process or `ssh`; `worker` is this planwright's own
+    /// program, which a `process` worker runs by default.
+    pub fn executor(&self, worker: &std::path::Path) -> Result<Arc<dyn Executor>, EngineError> {
+        use crate::exec::remote::{CommandTransport, RemoteExecutor};
+        use planwright_config::ExecutorSettings as E;
+        let slots = self.settings.jobs.max(1);
+        let transport = match &self.settings.executor {
+            E::Local => return Ok(self.local_executor()),
+            E::Process { command } if command.is_empty() => {
+                let cache = self.repo.state_dir().join("worker");
+                let argv = [
+                    worker.as_os_str(),
+                    "worker".as_ref(),
+                    "--cache".as_ref(),
+                    cache.as_os_str(),
+                ];
+                let argv = argv
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                CommandTransport::process(argv, slots)
+            }
+            E::Process { command } => CommandTransport::process(command.clone(), slots),
+            E::Ssh {
+                hosts,
+                slots_per_host,
+                ssh,
+                command,
+            } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
+        };
+        let settings = worker_settings(&self.settings);
+        let remote = RemoteExecutor::new(
+            Arc::new(transport),
+            self.repo.clone(),
+            self.agents.clone(),
+            settings,
+        )?;
+        Ok(Arc::new(remote))
+    }
+
     /// The order tickets that will run would start in, as batches that
     /// start together (at most `jobs`), assuming every ticket passes and
     /// takes its estimate (`run --dry-run`).
@@ -177,6 +218,23 @@ impl Prepared {
             s.merged(&id);
         }
         s.rehearse(jobs).0
+    }
+}
+
+/// What a worker applies of the run's settings.
+fn worker_settings(s: &RunSettings) -> crate::exec::remote::protocol::WorkerSettings {
+    let (w, c) = (&s.workspace, &s.contain);
+    crate::exec::remote::protocol::WorkerSettings {
+        unsandboxed: c.mode == planwright_config::SandboxMode::Off,
+        setup: w.setup.clone(),
+        setup_inputs: w.setup_inputs.clone(),
+        pristine: w.pristine,
+        setup_timeout_secs: w.setup_timeout.map(|d| d.as_secs().max(1)),
+        setup_env: w.env.clone(),
+        agent_network: c.agent_network,
+        allow: c.allow.clone(),
+        hosts: c.hosts.clone(),
+        log_limit: c.agent_log_limit,
     }
 }
 

@@ -6,9 +6,10 @@
 use crate::agent::AgentReport;
 use crate::model::report::Usage;
 use crate::model::Failure;
-use planwright_config::AgentSpec;
+use planwright_config::{AgentNetwork, AgentSpec, HostPort};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
+use std::net::SocketAddr;
 
 /// The protocol version this build speaks. A worker and a coordinator of
 /// different versions refuse each other at `hello`.
@@ -118,6 +119,8 @@ pub struct SandboxState {
 pub struct AttemptSpec {
     /// The slot's index on the worker's machine.
     pub slot: usize,
+    /// The repository's object format (`sha1`, `sha256`).
+    pub object_format: String,
     /// The ticket id.
     pub ticket: String,
     /// 1-based attempt number.
@@ -159,12 +162,12 @@ pub struct WorkerSettings {
     pub setup_timeout_secs: Option<u64>,
     /// `[workspace] env`.
     pub setup_env: Vec<String>,
-    /// `[sandbox] agent_network`: `proxy`, `open` or `none`.
-    pub agent_network: String,
-    /// `[sandbox] allow`, as `host:port`.
-    pub allow: Vec<String>,
+    /// `[sandbox] agent_network`.
+    pub agent_network: AgentNetwork,
+    /// `[sandbox] allow`.
+    pub allow: Vec<HostPort>,
     /// `[sandbox] hosts`: name -> address.
-    pub hosts: Vec<(String, String)>,
+    pub hosts: Vec<(String, SocketAddr)>,
     /// `[agent] log_limit_mib`, in bytes.
     pub log_limit: Option<u64>,
 }

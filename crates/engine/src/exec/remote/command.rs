@@ -1,0 +1,200 @@
+//! Workers started as a command per attempt, the stream its standard input
+//! and output: `planwright worker` on this machine (`process`), or on
+//! other machines through `ssh` with the user's keys and known hosts.
+
+use super::transport::{EndLink, Link, Lost, Transport};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+
+/// The lines of a worker's standard error kept for messages.
+const STDERR_LINES: usize = 20;
+
+/// `ssh` options every worker connection gets: never a prompt (a password,
+/// an unknown host key fails instead), and a dead connection noticed.
+const SSH_OPTIONS: &[&str] = &[
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "ServerAliveInterval=15",
+    "-o",
+    "ServerAliveCountMax=3",
+];
+
+/// Where workers run, and the command that starts one there.
+struct Place {
+    name: String,
+    argv: Vec<String>,
+}
+
+/// Workers started by a command, one per attempt; slots go round the
+/// places, so consecutive slots land on different machines.
+pub struct CommandTransport {
+    places: Vec<Place>,
+    per_place: usize,
+}
+
+impl CommandTransport {
+    /// `slots` workers on this machine, each started as `command`.
+    pub fn process(command: Vec<String>, slots: usize) -> CommandTransport {
+        CommandTransport {
+            places: vec![Place {
+                name: "process".into(),
+                argv: command,
+            }],
+            per_place: slots.max(1),
+        }
+    }
+
+    /// `per_host` workers on each of `hosts`, started as `command` there
+    /// through the `ssh` command line `ssh`.
+    pub fn ssh(
+        ssh: &[String],
+        hosts: &[String],
+        command: &[String],
+        per_host: usize,
+    ) -> CommandTransport {
+        let remote = command
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let places = hosts
+            .iter()
+            .map(|host| {
+                let mut argv = ssh.to_vec();
+                argv.extend(SSH_OPTIONS.iter().map(|o| o.to_string()));
+                argv.extend(["--".to_string(), host.clone(), remote.clone()]);
+                Place {
+                    name: format!("ssh {host}"),
+                    argv,
+                }
+            })
+            .collect();
+        CommandTransport {
+            places,
+            per_place: per_host.max(1),
+        }
+    }
+
+    fn of(&self, slot: usize) -> (&Place, usize) {
+        let n = self.places.len().max(1);
+        (&self.places[slot % n], slot / n)
+    }
+}
+
+/// `word` as one word of a POSIX shell's command line (`ssh` hands the
+/// host's shell one string).
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+impl Transport for CommandTransport {
+    fn slots(&self) -> usize {
+        self.places.len() * self.per_place
+    }
+
+    fn place(&self, slot: usize) -> String {
+        self.of(slot).0.name.clone()
+    }
+
+    fn connect(&self, slot: usize) -> Result<Link, Lost> {
+        let (place, worker_slot) = self.of(slot);
+        let lost = |reason: String| Lost {
+            place: place.name.clone(),
+            reason,
+        };
+        let (program, args) = place
+            .argv
+            .split_first()
+            .ok_or_else(|| lost("has an empty command".into()))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| lost(format!("could not be started (`{program}`: {e})")))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(lost("gave no standard streams".into()));
+        };
+        let said = std::thread::spawn(move || last_lines(stderr));
+        Ok(Link {
+            from_worker: Box::new(stdout),
+            to_worker: Box::new(stdin),
+            worker_slot,
+            end: Box::new(ChildEnd { child, said }),
+        })
+    }
+}
+
+/// The last [`STDERR_LINES`] lines a worker wrote on its standard error
+/// (all of it is read, so the worker never blocks on a full pipe).
+fn last_lines(stderr: impl std::io::Read) -> Vec<String> {
+    let mut lines = std::collections::VecDeque::new();
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        if lines.len() == STDERR_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+    lines.into()
+}
+
+struct ChildEnd {
+    child: Child,
+    said: JoinHandle<Vec<String>>,
+}
+
+impl EndLink for ChildEnd {
+    fn end(mut self: Box<Self>, kill: bool) -> String {
+        if kill {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+        self.said.join().unwrap_or_default().join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_reaches_the_hosts_shell_as_one_word() {
+        assert_eq!(shell_quote("planwright"), "planwright");
+        assert_eq!(
+            shell_quote("/opt/pw bin/planwright"),
+            "'/opt/pw bin/planwright'"
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn slots_go_round_the_hosts() {
+        let t = CommandTransport::ssh(
+            &["ssh".into()],
+            &["a".into(), "b".into()],
+            &["planwright".into(), "worker".into()],
+            2,
+        );
+        assert_eq!(t.slots(), 4);
+        let places: Vec<String> = (0..4).map(|s| t.place(s)).collect();
+        assert_eq!(places, ["ssh a", "ssh b", "ssh a", "ssh b"]);
+        assert_eq!(t.of(2).1, 1, "the second slot on host a");
+        let argv = &t.of(1).0.argv;
+        assert_eq!(argv.first().map(String::as_str), Some("ssh"));
+        assert!(argv.contains(&"BatchMode=yes".to_string()), "{argv:?}");
+        assert_eq!(&argv[argv.len() - 3..], ["--", "b", "planwright worker"]);
+    }
+}

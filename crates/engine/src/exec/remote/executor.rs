@@ -1,0 +1,382 @@
+//! The executor that runs attempts on `planwright worker`s through a
+//! [`Transport`]: it sends each attempt and the objects the worker lacks,
+//! relays progress, usage and the attempt's files, and takes the candidate
+//! into the coordinator's repository only after checking it is one commit
+//! on the base whose objects are all there. Nothing a worker says decides
+//! more than the local executor's agent report would.
+
+use super::cache::pack;
+use super::protocol::{
+    self, receive, send, AttemptSpec, FromWorker, ToWorker, WireError, WorkerSettings, PROTOCOL,
+};
+use super::transport::{Link, Lost, Transport};
+use super::worker::VERSION;
+use crate::agent::{AgentOutcome, AgentReport, Agents, UsageSoFar};
+use crate::error::EngineError;
+use crate::exec::{AttemptInput, Candidate, Executor};
+use crate::git::repo::Repo;
+use crate::git::Git;
+use crate::process::Cancel;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often a running attempt looks for a cancel to pass on.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// Attempts on workers.
+pub struct RemoteExecutor {
+    transport: Arc<dyn Transport>,
+    repo: Repo,
+    agents: Agents,
+    settings: WorkerSettings,
+    object_format: String,
+}
+
+/// How a conversation with a worker ended.
+enum Talk {
+    /// The attempt ended, as the worker's result says.
+    Ended(Box<Candidate>),
+    /// The worker failed the attempt: why, after "the worker at PLACE".
+    Lost(String),
+}
+
+impl From<WireError> for Talk {
+    fn from(e: WireError) -> Talk {
+        Talk::Lost(e.to_string())
+    }
+}
+
+impl RemoteExecutor {
+    /// An executor sending `repo`'s attempts through `transport`, with the
+    /// settings of `agents` (built from settings, so a worker can build
+    /// them too) and of `settings`.
+    pub fn new(
+        transport: Arc<dyn Transport>,
+        repo: Repo,
+        agents: Agents,
+        settings: WorkerSettings,
+    ) -> Result<RemoteExecutor, EngineError> {
+        let object_format = repo
+            .git()
+            .args(["rev-parse", "--show-object-format"])
+            .text()?;
+        Ok(RemoteExecutor {
+            transport,
+            repo,
+            agents,
+            settings,
+            object_format,
+        })
+    }
+
+    fn spec(&self, input: &AttemptInput) -> Result<AttemptSpec, EngineError> {
+        let agent = self.agents.spec(input.agent.as_deref()).ok_or_else(|| {
+            EngineError::Settings(format!(
+                "the agent of ticket {} has no settings a worker could build it from",
+                input.ticket
+            ))
+        })?;
+        Ok(AttemptSpec {
+            slot: 0,
+            object_format: self.object_format.clone(),
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            base_commit: input.base_commit.clone(),
+            start_commit: input.start_commit.clone(),
+            charter: input.charter.clone(),
+            message: input.message.clone(),
+            agent_timeout_secs: input.agent_timeout.map(|d| d.as_secs().max(1)),
+            agent: agent.clone(),
+            model: input.model.clone(),
+            budget_usd: input.budget_usd,
+            settings: self.settings.clone(),
+        })
+    }
+
+    /// The conversation of one attempt, from `hello` to its result.
+    fn converse(
+        &self,
+        from: &mut dyn BufRead,
+        to: &Mutex<Box<dyn Write + Send>>,
+        spec: &AttemptSpec,
+        input: &AttemptInput,
+        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+    ) -> Result<Talk, EngineError> {
+        let tell = |msg: &ToWorker, payload: &[u8]| {
+            let mut w = to.lock().unwrap_or_else(|e| e.into_inner());
+            send(&mut **w, msg, payload)
+        };
+        let hello = ToWorker::Hello {
+            protocol: PROTOCOL,
+            planwright: VERSION.into(),
+        };
+        if let Err(e) = tell(&hello, &[]) {
+            return Ok(e.into());
+        }
+        let mut candidate = None;
+        match receive::<FromWorker>(from) {
+            Ok(FromWorker::Hello {
+                protocol,
+                planwright,
+                ..
+            }) if protocol != PROTOCOL => {
+                return Ok(Talk::Lost(format!(
+                    "speaks worker protocol {protocol} (planwright {planwright}), this planwright {PROTOCOL} ({VERSION})"
+                )))
+            }
+            Ok(FromWorker::Hello { .. }) => {}
+            Ok(_) => return Ok(Talk::Lost("did not answer `hello`".into())),
+            Err(e) => return Ok(e.into()),
+        }
+        if let Err(e) = tell(&ToWorker::Attempt(Box::new(spec.clone())), &[]) {
+            return Ok(e.into());
+        }
+        loop {
+            let msg = match receive::<FromWorker>(from) {
+                Ok(msg) => msg,
+                Err(e) => return Ok(e.into()),
+            };
+            match msg {
+                FromWorker::Wants { missing, have } => {
+                    let objects = self.objects(&missing, &have)?;
+                    let msg = ToWorker::Objects {
+                        bytes: objects.len() as u64,
+                    };
+                    if let Err(e) = tell(&msg, &objects) {
+                        return Ok(e.into());
+                    }
+                }
+                FromWorker::Progress { phase } => progress(&phase)?,
+                FromWorker::Usage { model, usage } => {
+                    if let Some(sink) = &input.usage_sink {
+                        sink.report(&UsageSoFar { model, usage });
+                    }
+                }
+                FromWorker::Log { file, bytes } => {
+                    let mut piece = Vec::new();
+                    if let Err(e) = protocol::payload(from, bytes, &mut piece) {
+                        return Ok(e.into());
+                    }
+                    if let Err(why) = append(input, &file, &piece)? {
+                        return Ok(Talk::Lost(why));
+                    }
+                }
+                FromWorker::Candidate { commit, bytes } => {
+                    let mut objects = Vec::new();
+                    if let Err(e) = protocol::payload(from, bytes, &mut objects) {
+                        return Ok(e.into());
+                    }
+                    match self.take(&objects, &commit, &input.base_commit)? {
+                        Ok(()) => candidate = Some(commit),
+                        Err(why) => return Ok(Talk::Lost(why)),
+                    }
+                }
+                FromWorker::Result(end) => {
+                    let Some(report) = end.report() else {
+                        let why = format!("ended an attempt as `{}`, unknown here", end.outcome);
+                        return Ok(Talk::Lost(why));
+                    };
+                    return self.ended(report, candidate, *end, input);
+                }
+                FromWorker::Refused { reason, hint } => {
+                    return Ok(Talk::Lost(format!(
+                        "refused the attempt: {reason} ({hint})"
+                    )))
+                }
+                FromWorker::Hello { .. } => {
+                    return Ok(Talk::Lost("said `hello` twice".into()));
+                }
+            }
+        }
+    }
+
+    /// The candidate of a finished attempt, on its ref.
+    fn ended(
+        &self,
+        report: AgentReport,
+        commit: Option<String>,
+        end: protocol::AttemptEnd,
+        input: &AttemptInput,
+    ) -> Result<Talk, EngineError> {
+        let finished = report.outcome == AgentOutcome::Finished;
+        let decided = end.setup_failed.is_some() || end.rejected.is_some();
+        let commit = commit.filter(|_| finished && !decided);
+        if finished && !decided && commit.is_none() {
+            return Ok(Talk::Lost(
+                "finished an attempt without its candidate".into(),
+            ));
+        }
+        if let Some(commit) = &commit {
+            (self.repo.git())
+                .args(["update-ref", &input.candidate_ref, commit])
+                .output()?;
+        }
+        Ok(Talk::Ended(Box::new(Candidate {
+            report,
+            commit,
+            setup_failed: end.setup_failed,
+            rejected: end.rejected,
+            lost: None,
+        })))
+    }
+
+    /// A pack of the commits a worker lacks, without what the commits it
+    /// has (those this repository knows) reach.
+    fn objects(&self, missing: &[String], have: &[String]) -> Result<Vec<u8>, EngineError> {
+        if missing.is_empty() {
+            return Ok(Vec::new());
+        }
+        let known = self.known(have)?;
+        let want: Vec<&str> = missing.iter().map(String::as_str).collect();
+        let not: Vec<&str> = known.iter().map(String::as_str).collect();
+        pack(self.repo.common_dir(), &want, &not)
+    }
+
+    /// Which of `commits` this repository has.
+    fn known(&self, commits: &[String]) -> Result<Vec<String>, EngineError> {
+        let hex = |c: &String| c.len() >= 40 && c.bytes().all(|b| b.is_ascii_hexdigit());
+        let asked: Vec<&String> = commits.iter().filter(|c| hex(c)).take(64).collect();
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let lines: String = asked.iter().map(|c| format!("{c}\n")).collect();
+        let out = (self.repo.git())
+            .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
+            .input(lines)
+            .text()?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.strip_suffix(" commit"))
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// Takes a worker's candidate into the repository: `Err(why)` unless
+    /// the pack is sound and `commit` is one commit on `base` with every
+    /// object it needs.
+    fn take(
+        &self,
+        objects: &[u8],
+        commit: &str,
+        base: &str,
+    ) -> Result<Result<(), String>, EngineError> {
+        let git = || Git::bare(self.repo.common_dir());
+        let indexed = git()
+            .args(["index-pack", "--stdin", "--fix-thin", "--strict"])
+            .input(objects)
+            .raw()?;
+        if !indexed.status.success() {
+            let said = String::from_utf8_lossy(&indexed.stderr).trim().to_string();
+            return Ok(Err(format!("sent a candidate git refuses: {said}")));
+        }
+        let parents = git().args(["rev-list", "--parents", "-n1", commit]).raw()?;
+        let line = String::from_utf8_lossy(&parents.stdout).trim().to_string();
+        if !parents.status.success() || line != format!("{commit} {base}") {
+            return Ok(Err(format!(
+                "sent a candidate {commit} that is not one commit on the base {base}"
+            )));
+        }
+        let complete = git()
+            .args(["rev-list", "--objects", "--quiet", commit, "--not", base])
+            .succeeds()?;
+        if !complete {
+            return Ok(Err(format!(
+                "sent a candidate {commit} with objects missing"
+            )));
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// Appends a piece of an attempt's file to the coordinator's copy; `Err`
+/// for a name that is not a file of an attempt's folder.
+fn append(
+    input: &AttemptInput,
+    file: &str,
+    piece: &[u8],
+) -> Result<Result<(), String>, EngineError> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    let ok =
+        !file.is_empty() && file.len() <= 128 && !file.starts_with('.') && file.bytes().all(plain);
+    if !ok {
+        return Ok(Err(format!(
+            "sent a file named `{}`, which is not a file of an attempt",
+            planwright_plan::words::inert(file)
+        )));
+    }
+    std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
+    let path = input.files.join(file);
+    let mut f = crate::beneath::append(&path)?;
+    f.write_all(piece).map_err(|e| EngineError::io(&path, e))?;
+    Ok(Ok(()))
+}
+
+impl Executor for RemoteExecutor {
+    fn attempt(
+        &self,
+        slot: usize,
+        input: &AttemptInput,
+        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        cancel: &Cancel,
+    ) -> Result<Candidate, EngineError> {
+        let mut spec = self.spec(input)?;
+        let place = self.transport.place(slot);
+        let Link {
+            from_worker,
+            to_worker,
+            worker_slot,
+            end,
+        } = match self.transport.connect(slot) {
+            Ok(link) => link,
+            Err(lost) => return Ok(Candidate::lost(lost)),
+        };
+        spec.slot = worker_slot;
+        let to = Mutex::new(to_worker);
+        let mut from = BufReader::new(from_worker);
+        let done = AtomicBool::new(false);
+        let talk = std::thread::scope(|s| {
+            s.spawn(|| pass_cancel(cancel, &to, &done));
+            let talk = self.converse(&mut from, &to, &spec, input, progress);
+            done.store(true, Ordering::SeqCst);
+            talk
+        });
+        // Closing its input ends the worker.
+        drop(to);
+        match talk {
+            Ok(Talk::Ended(candidate)) => {
+                end.end(false);
+                Ok(*candidate)
+            }
+            Ok(Talk::Lost(reason)) => {
+                let said = end.end(true);
+                if cancel.is_cancelled() {
+                    let report = AgentReport::from(AgentOutcome::Cancelled);
+                    return Ok(Candidate::without_commit(report));
+                }
+                let reason = match said.trim() {
+                    "" => reason,
+                    said => format!("{reason}; it said: {}", planwright_plan::words::inert(said)),
+                };
+                Ok(Candidate::lost(Lost { place, reason }))
+            }
+            Err(e) => {
+                end.end(true);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Tells the worker to cancel once `cancel` is set, until `done`.
+fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        if cancel.is_cancelled() {
+            let mut w = to.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = send(&mut **w, &ToWorker::Cancel, &[]);
+            return;
+        }
+        std::thread::sleep(CANCEL_POLL);
+    }
+}

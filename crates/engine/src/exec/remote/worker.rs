@@ -1,0 +1,444 @@
+//! `planwright worker`: runs the attempts a coordinator sends over a byte
+//! stream exactly as the local executor runs them (a sandboxed workspace,
+//! the agent, the candidate committed by planwright), in a slot of its
+//! cache, and sends back what the coordinator needs to judge them.
+
+use super::cache::{pack, SlotRepo, WorkerCache};
+use super::protocol::{
+    self, receive, AttemptEnd, AttemptSpec, FromWorker, SandboxState, ToWorker, WireError,
+    WorkerSettings, PROTOCOL,
+};
+use crate::agent::{Agents, UsageSink};
+use crate::error::EngineError;
+use crate::exec::network::Network;
+use crate::exec::workspace::Workspaces;
+use crate::exec::{AttemptInput, Candidate, Executor, LocalExecutor};
+use crate::process::Cancel;
+use planwright_config::{AgentsSpec, ContainSettings, SandboxMode, WorkspaceSettings};
+use std::collections::HashMap;
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The version a worker and a coordinator tell each other at `hello`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The ref a worker's candidate is on in its slot's repository.
+const CANDIDATE_REF: &str = "refs/planwright/worker/candidate";
+
+/// How often a running attempt's files are read for what to stream.
+const LOG_POLL: Duration = Duration::from_millis(200);
+
+/// The largest piece of a file one `log` message carries.
+const LOG_PIECE: usize = 1 << 20;
+
+/// How `planwright worker` was started.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// Its cache: object stores and the slots' repositories.
+    pub cache: PathBuf,
+    /// Whether it may run agents unconfined when the coordinator asks.
+    pub unsandboxed: bool,
+}
+
+/// What the worker writes, shared by the threads of an attempt.
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+fn say(out: &Out, msg: &FromWorker, payload: &[u8]) -> Result<(), WireError> {
+    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+    protocol::send(&mut **w, msg, payload)
+}
+
+/// What the reader thread hands on.
+enum Heard {
+    Message(ToWorker),
+    Objects(Vec<u8>),
+    Gone(Option<WireError>),
+}
+
+/// Serves one coordinator on `input` and `output` until it closes the stream.
+pub fn serve(
+    input: impl Read + Send + 'static,
+    output: Box<dyn Write + Send>,
+    options: &WorkerOptions,
+) -> Result<(), EngineError> {
+    let out: Out = Arc::new(Mutex::new(output));
+    let heard = listen(input);
+    let theirs = match heard.recv() {
+        Ok(Heard::Message(ToWorker::Hello { protocol, .. })) => protocol,
+        Ok(Heard::Gone(None)) | Err(_) => return Ok(()),
+        Ok(Heard::Gone(Some(e))) => return Err(e.into()),
+        Ok(_) => return Err(unexpected("anything before `hello`")),
+    };
+    let hello = FromWorker::Hello {
+        protocol: PROTOCOL,
+        planwright: VERSION.into(),
+        sandbox: sandbox_state(),
+    };
+    say(&out, &hello, &[])?;
+    if theirs != PROTOCOL {
+        // The coordinator reads the version and says what to do.
+        return Ok(());
+    }
+    loop {
+        match heard.recv() {
+            Ok(Heard::Message(ToWorker::Attempt(spec))) => {
+                attempt(&heard, &out, *spec, options)?;
+            }
+            Ok(Heard::Message(ToWorker::Cancel)) => {}
+            Ok(Heard::Gone(None)) | Err(_) => return Ok(()),
+            Ok(Heard::Gone(Some(e))) => return Err(e.into()),
+            Ok(_) => return Err(unexpected("objects nobody asked for")),
+        }
+    }
+}
+
+fn unexpected(what: &str) -> EngineError {
+    EngineError::Wire(WireError::Malformed(
+        format!("the coordinator sent {what}"),
+        String::new(),
+    ))
+}
+
+/// Reads the coordinator's messages on a thread of their own, so that a
+/// cancel arrives while an attempt runs.
+fn listen(input: impl Read + Send + 'static) -> Receiver<Heard> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut input = BufReader::new(input);
+        loop {
+            let heard = match receive::<ToWorker>(&mut input) {
+                Ok(ToWorker::Objects { bytes }) => {
+                    let mut pack = Vec::new();
+                    match protocol::payload(&mut input, bytes, &mut pack) {
+                        Ok(()) => Heard::Objects(pack),
+                        Err(e) => Heard::Gone(Some(e)),
+                    }
+                }
+                Ok(msg) => Heard::Message(msg),
+                Err(WireError::Closed) => Heard::Gone(None),
+                Err(e) => Heard::Gone(Some(e)),
+            };
+            let gone = matches!(heard, Heard::Gone(_));
+            if tx.send(heard).is_err() || gone {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// How this machine confines agents.
+fn sandbox_state() -> SandboxState {
+    match crate::sandbox::containment(SandboxMode::Enforce) {
+        Ok(c) => SandboxState {
+            enforced: true,
+            detail: c.describe(),
+        },
+        Err(e) => SandboxState {
+            enforced: false,
+            detail: e.to_string(),
+        },
+    }
+}
+
+/// Refuses an attempt: the coordinator retires the slot.
+fn refuse(out: &Out, reason: String, hint: &str) -> Result<(), EngineError> {
+    let hint = hint.to_string();
+    Ok(say(out, &FromWorker::Refused { reason, hint }, &[])?)
+}
+
+/// Runs one attempt, from the objects it needs to its result.
+fn attempt(
+    heard: &Receiver<Heard>,
+    out: &Out,
+    spec: AttemptSpec,
+    options: &WorkerOptions,
+) -> Result<(), EngineError> {
+    let mode = if spec.settings.unsandboxed {
+        if !options.unsandboxed {
+            return refuse(
+                out,
+                "the coordinator runs agents unconfined (`[sandbox] mode = \"off\"`), and this worker was not started with `--unsandboxed`".into(),
+                "start the workers with `planwright worker --unsandboxed`, or confine the agents",
+            );
+        }
+        SandboxMode::Off
+    } else {
+        SandboxMode::Enforce
+    };
+    let containment = match crate::sandbox::containment(mode) {
+        Ok(c) => c,
+        Err(e) => {
+            return refuse(
+                out,
+                format!("cannot confine agents here: {e}"),
+                "run workers on Linux with Landlock and unprivileged user namespaces",
+            )
+        }
+    };
+    let spec_of = AgentsSpec {
+        run: Some(spec.agent.clone()),
+        by_family: Vec::new(),
+    };
+    let agents = match Agents::build(&spec_of) {
+        Ok(a) => a,
+        Err(e) => {
+            let hint = "install the coordinator's planwright version on the worker";
+            return refuse(out, e.to_string(), hint);
+        }
+    };
+    let cache = WorkerCache::open(&options.cache, &spec.object_format)?;
+    let Some(slot) = cache.slot(spec.slot)? else {
+        return refuse(
+            out,
+            format!(
+                "slot {} of the cache `{}` is in use by another attempt",
+                spec.slot + 1,
+                options.cache.display()
+            ),
+            "give each coordinator its own `--cache`",
+        );
+    };
+    if !fetch(heard, out, &cache, &spec)? {
+        return Ok(());
+    }
+    let exec = slot_executor(&slot, &spec, containment, agents);
+    let result = run(heard, out, &slot, &spec, exec);
+    match result {
+        Ok(candidate) => finish(out, &cache, &slot, &spec, candidate),
+        Err(e) => refuse(out, format!("failed: {e}"), "see the worker's log"),
+    }
+}
+
+/// Asks for the commits the cache lacks and stores what comes; `false`
+/// when the attempt ended there (a cancel, a pack without them).
+fn fetch(
+    heard: &Receiver<Heard>,
+    out: &Out,
+    cache: &WorkerCache,
+    spec: &AttemptSpec,
+) -> Result<bool, EngineError> {
+    let commits = [spec.base_commit.as_str(), spec.start_commit.as_str()];
+    let missing = cache.lacks(&commits)?;
+    let have = if missing.is_empty() {
+        Vec::new()
+    } else {
+        cache.kept()?
+    };
+    say(out, &FromWorker::Wants { missing, have }, &[])?;
+    match heard.recv() {
+        Ok(Heard::Objects(pack)) if pack.is_empty() => {}
+        Ok(Heard::Objects(pack)) => cache.ingest(&pack)?,
+        Ok(Heard::Message(ToWorker::Cancel)) | Ok(Heard::Gone(None)) | Err(_) => {
+            let end = AttemptEnd::new(&crate::agent::AgentReport::from(
+                crate::agent::AgentOutcome::Cancelled,
+            ));
+            say(out, &FromWorker::Result(Box::new(end)), &[])?;
+            return Ok(false);
+        }
+        Ok(Heard::Gone(Some(e))) => return Err(e.into()),
+        Ok(Heard::Message(_)) => return Err(unexpected("another message than `objects`")),
+    }
+    if let Some(c) = cache.lacks(&commits)?.first() {
+        refuse(
+            out,
+            format!("the objects sent lack commit {c}"),
+            "run the coordinator with the same planwright version",
+        )?;
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// The local executor on a slot's repository, as the attempt's settings say.
+fn slot_executor(
+    slot: &SlotRepo,
+    spec: &AttemptSpec,
+    containment: crate::sandbox::Containment,
+    agents: Agents,
+) -> LocalExecutor {
+    let s = &spec.settings;
+    let workspaces = Workspaces::new(
+        slot.repo.clone(),
+        workspace_settings(s),
+        containment,
+        Vec::new(),
+    )
+    .with_network(Network::new(&contain_settings(s)));
+    LocalExecutor::new(slot.repo.clone(), workspaces, agents, s.log_limit)
+}
+
+fn workspace_settings(s: &WorkerSettings) -> WorkspaceSettings {
+    WorkspaceSettings {
+        setup: s.setup.clone(),
+        setup_inputs: s.setup_inputs.clone(),
+        pristine: s.pristine,
+        setup_timeout: s.setup_timeout_secs.map(Duration::from_secs),
+        copy: Vec::new(),
+        env: s.setup_env.clone(),
+    }
+}
+
+fn contain_settings(s: &WorkerSettings) -> ContainSettings {
+    ContainSettings {
+        agent_network: s.agent_network,
+        allow: s.allow.clone(),
+        hosts: s.hosts.clone(),
+        ..ContainSettings::default()
+    }
+}
+
+/// The attempt on the slot, its files streamed and a cancel heeded while
+/// it runs.
+fn run(
+    heard: &Receiver<Heard>,
+    out: &Out,
+    slot: &SlotRepo,
+    spec: &AttemptSpec,
+    exec: LocalExecutor,
+) -> Result<Candidate, EngineError> {
+    let repo = &slot.repo;
+    let state = repo.state_dir();
+    std::fs::create_dir_all(&state).map_err(|e| EngineError::io(&state, e))?;
+    repo.ensure_excluded()?;
+    repo.ensure_own_git(&[])?;
+    let files = state.join("attempt");
+    if files.exists() {
+        std::fs::remove_dir_all(&files).map_err(|e| EngineError::io(&files, e))?;
+    }
+    std::fs::create_dir_all(&files).map_err(|e| EngineError::io(&files, e))?;
+    let usage_out = out.clone();
+    let input = AttemptInput {
+        ticket: spec.ticket.clone(),
+        attempt: spec.attempt,
+        base_commit: spec.base_commit.clone(),
+        start_commit: spec.start_commit.clone(),
+        charter: spec.charter.clone(),
+        message: spec.message.clone(),
+        files: files.clone(),
+        agent_timeout: spec.agent_timeout_secs.map(Duration::from_secs),
+        agent: None,
+        model: spec.model.clone(),
+        budget_usd: spec.budget_usd,
+        candidate_ref: CANDIDATE_REF.into(),
+        usage_sink: Some(UsageSink::new(move |u| {
+            let msg = FromWorker::Usage {
+                model: u.model.clone(),
+                usage: u.usage,
+            };
+            let _ = say(&usage_out, &msg, &[]);
+        })),
+    };
+    let cancel = Cancel::default();
+    let done = AtomicBool::new(false);
+    let progress = |phase: &str| -> Result<(), EngineError> {
+        let phase = phase.to_string();
+        Ok(say(out, &FromWorker::Progress { phase }, &[])?)
+    };
+    std::thread::scope(|s| {
+        let logs = s.spawn(|| stream(&files, out, &done));
+        let work = s.spawn(|| {
+            let candidate = exec.attempt(0, &input, &progress, &cancel);
+            done.store(true, Ordering::SeqCst);
+            candidate
+        });
+        heed(heard, &cancel, &done);
+        let panicked = || EngineError::Internal("an attempt's thread panicked".into());
+        let candidate = work.join().unwrap_or_else(|_| Err(panicked()));
+        let streamed = logs.join().unwrap_or_else(|_| Err(panicked()));
+        let candidate = candidate?;
+        streamed?;
+        Ok(candidate)
+    })
+}
+
+/// Cancels the attempt when the coordinator says so or goes away.
+fn heed(heard: &Receiver<Heard>, cancel: &Cancel, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        match heard.recv_timeout(LOG_POLL) {
+            Ok(Heard::Message(ToWorker::Cancel)) | Ok(Heard::Gone(_)) => cancel.cancel(),
+            Err(RecvTimeoutError::Disconnected) => cancel.cancel(),
+            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+        }
+        if cancel.is_cancelled() {
+            return;
+        }
+    }
+}
+
+/// Sends what the attempt's files grew by, until `done`, then the rest.
+fn stream(files: &Path, out: &Out, done: &AtomicBool) -> Result<(), EngineError> {
+    let mut sent: HashMap<String, u64> = HashMap::new();
+    loop {
+        let last = done.load(Ordering::SeqCst);
+        sweep(files, out, &mut sent)?;
+        if last {
+            return Ok(());
+        }
+        std::thread::sleep(LOG_POLL);
+    }
+}
+
+/// One pass over the attempt's files: each regular file's new bytes.
+fn sweep(files: &Path, out: &Out, sent: &mut HashMap<String, u64>) -> Result<(), EngineError> {
+    let entries = std::fs::read_dir(files).map_err(|e| EngineError::io(files, e))?;
+    for entry in entries.flatten() {
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if !regular {
+            continue;
+        }
+        let path = entry.path();
+        let mut file = std::fs::File::open(&path).map_err(|e| EngineError::io(&path, e))?;
+        let from = sent.entry(name.clone()).or_default();
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(*from))
+            .map_err(|e| EngineError::io(&path, e))?;
+        let mut piece = vec![0; LOG_PIECE];
+        loop {
+            let n = file
+                .read(&mut piece)
+                .map_err(|e| EngineError::io(&path, e))?;
+            if n == 0 {
+                break;
+            }
+            let msg = FromWorker::Log {
+                file: name.clone(),
+                bytes: n as u64,
+            };
+            say(out, &msg, &piece[..n])?;
+            *from += n as u64;
+        }
+    }
+    Ok(())
+}
+
+/// Sends the candidate's objects and the attempt's end, and keeps its
+/// base for the next pack to build on.
+fn finish(
+    out: &Out,
+    cache: &WorkerCache,
+    slot: &SlotRepo,
+    spec: &AttemptSpec,
+    candidate: Candidate,
+) -> Result<(), EngineError> {
+    if let Some(commit) = &candidate.commit {
+        let git_dir = slot.repo.common_dir();
+        let objects = pack(git_dir, &[commit], &[&spec.base_commit])?;
+        let msg = FromWorker::Candidate {
+            commit: commit.clone(),
+            bytes: objects.len() as u64,
+        };
+        say(out, &msg, &objects)?;
+    }
+    let mut end = AttemptEnd::new(&candidate.report);
+    end.setup_failed = candidate.setup_failed;
+    end.rejected = candidate.rejected;
+    say(out, &FromWorker::Result(Box::new(end)), &[])?;
+    cache.keep(&spec.base_commit)
+}
