@@ -7,14 +7,15 @@
 //! does not hold.
 
 use crate::{git, Env};
-use planwright_engine::agent::{self, Agent, AgentOutcome};
+use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};
 use planwright_engine::process::Cancel;
 use planwright_engine::{AttemptInput, Candidate, Executor};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Builds the executor under test for `env`'s repository and `agent`.
-pub type MakeExecutor<'a> = dyn Fn(&Env, Arc<dyn Agent>) -> Arc<dyn Executor> + 'a;
+/// Builds the executor under test for `env`'s repository and `agents`
+/// (built from settings, so that a worker elsewhere can build them too).
+pub type MakeExecutor<'a> = dyn Fn(&Env, Agents) -> Arc<dyn Executor> + 'a;
 
 /// Runs every clause of the contract against the executors `make` builds.
 pub fn executor_contract(make: &MakeExecutor) {
@@ -30,9 +31,21 @@ fn contract_env() -> Env {
     Env::new(&[("README.md", "base\n")])
 }
 
-fn scripted(env: &Env) -> Arc<dyn Agent> {
-    let dir = format!("scripted:{}", env.fixtures().display());
-    Arc::from(agent::from_name(&dir, None).unwrap())
+/// The agents of `spec`.
+fn agents(spec: AgentSpec) -> Agents {
+    let spec = AgentsSpec {
+        run: Some(spec),
+        by_family: Vec::new(),
+    };
+    Agents::build(&spec).unwrap()
+}
+
+fn scripted(env: &Env) -> Agents {
+    let name = format!("scripted:{}", env.fixtures().display());
+    agents(AgentSpec {
+        name,
+        options: Default::default(),
+    })
 }
 
 /// The input of attempt `attempt` of `ticket`, from `main`'s tip.
@@ -143,8 +156,8 @@ fn a_cancelled_attempt_ends_as_cancelled(make: &MakeExecutor) {
     let clause = "a cancelled attempt ends as cancelled, with nothing made";
     let env = contract_env();
     // The agent would sleep for a minute; the cancel comes as it starts.
-    let agent = agent::from_name("cmd", Some("sh -c 'sleep 60; echo late > late.txt'")).unwrap();
-    let exec = make(&env, Arc::from(agent));
+    let agent = agents(AgentSpec::cmd("sh -c 'sleep 60; echo late > late.txt'"));
+    let exec = make(&env, agent);
     let input = input(&env, "T1", 1);
     let cancel = Cancel::default();
     let progress = |phase: &str| {
@@ -200,7 +213,10 @@ fn slots_work_at_once_without_sharing(make: &MakeExecutor) {
             .map(|(slot, i)| s.spawn(move || attempt(exec, slot, i)))
             .collect();
         (work.into_iter())
-            .map(|w| w.join().unwrap().commit.expect("a candidate"))
+            .map(|w| {
+                let c = w.join().unwrap();
+                (c.commit.clone()).unwrap_or_else(|| panic!("{clause}: no candidate: {c:?}"))
+            })
             .collect()
     });
     let repo = env.repo();

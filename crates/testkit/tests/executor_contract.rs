@@ -13,17 +13,20 @@ use planwright_testkit::{any, gate, plan, settings, ticket, Env, FakeExecutor};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
-fn fake(env: &Env, agent: Arc<dyn Agent>) -> Arc<dyn Executor> {
+fn fake(env: &Env, agents: Agents) -> Arc<dyn Executor> {
+    let agent = agents
+        .run_agent()
+        .expect("the contract names the run's agent");
     Arc::new(FakeExecutor::new(
         &env.repo(),
         &env.tmp.path().join("clones"),
-        agent,
+        agent.clone(),
     ))
 }
 
 #[test]
 fn the_local_executor_keeps_the_contract() {
-    executor_contract(&|env: &Env, agent: Arc<dyn Agent>| {
+    executor_contract(&|env: &Env, agents: Agents| {
         let plan =
             plan(json!({"gates": gate(&["true"]), "tickets": [ticket("T1", json!([any("**")]))]}));
         let session = prepare(
@@ -32,7 +35,7 @@ fn the_local_executor_keeps_the_contract() {
             settings(),
             Resume::default(),
             &[],
-            &Agents::from(agent),
+            &agents,
         )
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
         // What `run` sets up before its first attempt.
@@ -77,7 +80,7 @@ fn a_run_through_an_executor_that_fetches_its_candidates_merges_them() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let summary = run(
         session,
-        fake(&env, agent),
+        fake(&env, Agents::from(agent)),
         vec![Box::new(Recorder(events))],
         &Cancel::default(),
     )

@@ -235,7 +235,7 @@ pub fn prepare_home(
 }
 
 /// The `[agent]` settings an agent is built with: resolved by planwright-config.
-pub use planwright_config::{AgentOptions, AgentSpec};
+pub use planwright_config::{AgentOptions, AgentSpec, AgentsSpec};
 
 /// The agent named `name` (`cmd`, `scripted:DIR`), with the `cmd` template.
 pub fn from_name(name: &str, cmd_template: Option<&str>) -> Result<Box<dyn Agent>, EngineError> {

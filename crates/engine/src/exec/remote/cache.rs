@@ -45,8 +45,14 @@ impl WorkerCache {
             format: format.into(),
         };
         let store = cache.store();
-        if !store.join("objects").is_dir() {
-            cache.init(&store, true)?;
+        if !store.is_dir() {
+            // Made aside and renamed into place: workers of two slots
+            // starting at once must not both write one store's config.
+            let aside = cache.root.join(format!("store.git.{}", std::process::id()));
+            cache.init(&aside, true)?;
+            if std::fs::rename(&aside, &store).is_err() && store.is_dir() {
+                let _ = std::fs::remove_dir_all(&aside);
+            }
         }
         Ok(cache)
     }

@@ -1,0 +1,238 @@
+//! Attempts on `planwright worker`s (`[executor] kind = "process"`): the
+//! executor contract, whole runs through workers alone, and a worker lost
+//! in the middle of an attempt.
+#![forbid(unsafe_code)]
+
+use planwright_engine::agent::Agents;
+use planwright_engine::{prepare, Executor, Resume};
+use planwright_testkit::contract::executor_contract;
+use planwright_testkit::{any, gate, git, plan, settings, text, ticket, write, Env};
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_planwright");
+
+/// A `planwright.toml` sending attempts to workers started as `command`.
+fn process_config(command: &[&str]) -> String {
+    let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
+    format!(
+        "[executor]\nkind = \"process\"\ncommand = [{}]\n",
+        words.join(", ")
+    )
+}
+
+#[test]
+fn the_process_executor_keeps_the_contract() {
+    executor_contract(&|env: &Env, agents: Agents| {
+        let plan =
+            plan(json!({"gates": gate(&["true"]), "tickets": [ticket("T1", json!([any("**")]))]}));
+        let cache = env.root().join("worker-cache");
+        let mut s = settings();
+        s.executor = planwright_config::ExecutorSettings::Process {
+            command: vec![
+                BIN.into(),
+                "worker".into(),
+                "--cache".into(),
+                cache.display().to_string(),
+            ],
+        };
+        let session = prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
+            .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+        std::fs::create_dir_all(session.repo().state_dir()).unwrap();
+        let exec: Arc<dyn Executor> = session.executor(Path::new(BIN)).unwrap();
+        exec
+    });
+}
+
+/// Three tickets with nothing between them, each agent writing its own file.
+fn three_tickets(env: &Env) {
+    let tickets: Vec<_> = ["A", "B", "C"]
+        .iter()
+        .map(|id| {
+            ticket(
+                id,
+                json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
+            )
+        })
+        .collect();
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": gate(&["sh", "-c", "cat *.txt"]), "tickets": tickets});
+    write(env.root(), "plan.json", &plan.to_string());
+}
+
+const AGENT: &str = r#"echo "$PLANWRIGHT_TICKET" > "$PLANWRIGHT_TICKET.txt"; echo done"#;
+
+#[test]
+fn a_plan_runs_through_workers_that_reach_nothing_but_their_stream() {
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    three_tickets(&env);
+    let cache = env.root().join("cache");
+    // Each worker in its own user, mount and network namespace: it shares
+    // nothing with the coordinator but its standard streams (and the
+    // file system, which the worker only reads for its cache).
+    let cache_arg = cache.display().to_string();
+    let command = [
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--net",
+        "--mount",
+        BIN,
+        "worker",
+        "--cache",
+        &cache_arg,
+    ];
+    write(env.root(), "planwright.toml", &process_config(&command));
+    let agent = format!("sh -c '{AGENT}'");
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--config",
+        "planwright.toml",
+        "--jobs",
+        "3",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        &agent,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let files = git(&env.repo(), &["ls-tree", "--name-only", "main"]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["A.txt", "B.txt", "C.txt", "README.md"]
+    );
+    // The attempts ran in the workers' slots, not in the repository's.
+    assert!(cache.join("sha1/store.git").is_dir());
+    assert!(!env.repo().join(".planwright/workspaces").exists());
+    // The agent's log came back over the stream.
+    let status = env.status_json();
+    let run = status["run"]["id"].as_str().unwrap().to_string();
+    let log = env
+        .repo()
+        .join(format!(".planwright/runs/{run}/A/attempt-1.agent.log"));
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.trim_end().ends_with("\ndone"), "{log}");
+}
+
+/// The first worker started dies (SIGKILL) once its agent is at work; the
+/// others are ordinary workers.
+const DYING_WORKER: &str = r#"#!/bin/sh
+if mkdir "$DIR/first" 2>/dev/null; then
+  # A job in the background reads /dev/null unless given another input.
+  exec 3<&0
+  "$BIN" worker --cache "$DIR/cache" <&3 &
+  pid=$!
+  exec 3<&-
+  n=0
+  until [ -n "$(find "$DIR/cache" -name started.txt 2>/dev/null)" ] || [ $n -ge 600 ]; do
+    sleep 0.1; n=$((n + 1))
+  done
+  kill -9 "$pid"
+  exit 0
+fi
+exec "$BIN" worker --cache "$DIR/cache"
+"#;
+
+#[test]
+fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once() {
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": gate(&["true"]),
+        "tickets": [ticket("A", json!([{"pattern": "A.txt", "op": "create"}]))]});
+    write(env.root(), "plan.json", &plan.to_string());
+    let dir = env.root().join("w");
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrapper = dir.join("worker.sh");
+    let script = DYING_WORKER
+        .replace("$DIR", &dir.display().to_string())
+        .replace("$BIN", BIN);
+    std::fs::write(&wrapper, script).unwrap();
+    let wrapper = wrapper.display().to_string();
+    write(
+        env.root(),
+        "planwright.toml",
+        &process_config(&["sh", &wrapper]),
+    );
+    // The first attempt waits to be cut off; the one after does the work.
+    let agent = r#"sh -c 'if [ "$PLANWRIGHT_ATTEMPT" = 1 ]; then touch started.txt; sleep 30; fi; echo A > A.txt'"#;
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--config",
+        "planwright.toml",
+        "--jobs",
+        "2",
+        "--strikes",
+        "1",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        agent,
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(
+        said.contains("A: the worker at process failed the attempt")
+            && said.contains("no strike used (1 slot left)"),
+        "{said}"
+    );
+    let log = git(&env.repo(), &["log", "--format=%s", "main"]);
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        ["A: ticket A", "base"],
+        "landed once"
+    );
+    let status = env.status_json();
+    let attempts = status["tickets"][0]["attempts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(status["tickets"][0]["state"], "merged", "{status}");
+    assert_eq!(attempts.len(), 2, "{status}");
+}
+
+#[test]
+fn when_every_worker_is_lost_the_run_stops_and_says_what_to_do() {
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    three_tickets(&env);
+    // A worker that is not there.
+    write(
+        env.root(),
+        "planwright.toml",
+        &process_config(&["/nonexistent/planwright", "worker"]),
+    );
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--config",
+        "planwright.toml",
+        "--jobs",
+        "2",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        "true",
+    ]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("every slot's worker failed")
+            && stderr.contains("could not be started (`/nonexistent/planwright`"),
+        "{stderr}"
+    );
+    assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]), "base");
+}
