@@ -440,8 +440,8 @@ pub(crate) fn spend_text(a: &AttemptReport) -> String {
 /// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.
 pub(crate) fn usage_text(u: &Usage) -> String {
     format!(
-        "{} tokens ({} in, {} out, {} cache read, {} cache write)",
-        u.total(),
+        "{} ({} in, {} out, {} cache read, {} cache write)",
+        planwright_plan::words::count(u.total() as usize, "token"),
         u.input_tokens,
         u.output_tokens,
         u.cache_read_tokens,

@@ -384,7 +384,7 @@ impl RunView {
         let landed: usize = self.batches.iter().map(|b| b.landed.len()).sum();
         let mut line = format!(
             "merge queue: {} checked, {landed} landed from them",
-            plural(self.batches.len(), "stack")
+            planwright_plan::words::count(self.batches.len(), "stack")
         );
         let flaky = self.batches.iter().filter(|b| b.flaky).count();
         if flaky > 0 {
@@ -605,11 +605,3 @@ pub(crate) fn fold_all(
 
 #[cfg(test)]
 mod tests;
-
-/// `n thing` or `n things`.
-fn plural(n: usize, thing: &str) -> String {
-    match n {
-        1 => format!("1 {thing}"),
-        _ => format!("{n} {thing}s"),
-    }
-}

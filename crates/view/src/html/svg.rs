@@ -133,8 +133,7 @@ pub(crate) fn dag(view: &RunView) -> String {
         let Some((x, y)) = at[i] else { continue };
         let attempts = match t.attempts.len() {
             0 => String::new(),
-            1 => " · 1 attempt".into(),
-            n => format!(" · {n} attempts"),
+            n => format!(" · {}", planwright_plan::words::count(n, "attempt")),
         };
         let phase = match (&t.phase, t.state) {
             (Some(p), TicketState::Running) => format!(" · {p}"),

@@ -70,7 +70,10 @@ fn header(view: &RunView) -> Vec<Line<'static>> {
     ];
     let (usage, cost) = view.usage();
     if let Some(u) = usage {
-        parts.push(Span::raw(format!("· {} tokens ", u.total())));
+        parts.push(Span::raw(format!(
+            "· {} ",
+            planwright_plan::words::count(u.total() as usize, "token")
+        )));
     }
     if let Some(c) = cost {
         parts.push(Span::raw(format!("· ${c:.2} ")));
