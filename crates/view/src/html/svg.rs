@@ -139,17 +139,17 @@ pub(crate) fn dag(view: &RunView) -> String {
             (Some(p), TicketState::Running) => format!(" · {p}"),
             _ => String::new(),
         };
+        let st = view.shown_state(t).as_str();
         let _ = write!(
             s,
             "<a href=\"#t-{anchor}\"><g class=\"node st-{st}\" data-ticket=\"{id}\"><title>{id}: {title}</title>\
              <rect x=\"{x}\" y=\"{y}\" width=\"{NODE_W}\" height=\"{NODE_H}\" rx=\"7\"/>\
              <text x=\"{tx}\" y=\"{ty1}\" class=\"id\">{label}</text><text x=\"{tx}\" y=\"{ty2}\" class=\"sub\">{sub}</text></g></a>",
             anchor = anchor(&t.id),
-            st = t.state.as_str(),
             id = esc(&t.id),
             title = esc(&t.title),
             label = esc(&clip(&t.id, 20)),
-            sub = esc(&sub_label(t.state.as_str(), &format!("{phase}{attempts}"))),
+            sub = esc(&sub_label(st, &format!("{phase}{attempts}"))),
             tx = x + 10,
             ty1 = y + 18,
             ty2 = y + 35,

@@ -161,7 +161,7 @@ fn the_live_badge_goes_once_the_run_finished() {
     };
     let mut v = view("one");
     assert!(html_body(&v, &opts).contains("id=\"live\""));
-    v.run.status = "finished".into();
+    v.run.status = planwright_engine::RunStatus::Finished;
     let page = html_body(&v, &opts);
     assert!(!page.contains("id=\"live\""), "{page}");
     assert!(
@@ -243,4 +243,16 @@ fn a_sub_second_run_fills_the_timeline_with_a_millisecond_axis() {
         gantt.contains(">0ms</text>") && gantt.contains(">200ms</text>"),
         "{gantt}"
     );
+}
+
+#[test]
+fn a_run_whose_process_is_gone_shows_no_ticket_running() {
+    let mut v = view("one");
+    v.process_gone();
+    let page = html_page(&v, &HtmlOptions::default());
+    assert!(page.contains("<span class=\"badge st-interrupted\">interrupted</span></h1>"));
+    assert!(page.contains("data-count=\"interrupted\"><dt>interrupted</dt><dd>1</dd>"));
+    assert!(!page.contains("data-count=\"running\""), "{page}");
+    assert!(!page.contains("st-running\""), "{page}");
+    assert!(!page.contains("out-running\""), "{page}");
 }
