@@ -256,3 +256,68 @@ fn a_run_whose_process_is_gone_shows_no_ticket_running() {
     assert!(!page.contains("st-running\""), "{page}");
     assert!(!page.contains("out-running\""), "{page}");
 }
+
+/// Two sub-second attempts squeezed between two long ones in one slot
+/// (P, Q and R each once, then P again).
+fn squeezed() -> RunView {
+    let run = planwright_engine::RunRow {
+        id: "r1".into(),
+        plan_path: "plan.json".into(),
+        base: "main".into(),
+        started_at: "2026-11-30T22:00:00Z".into(),
+        finished_at: None,
+        status: planwright_engine::RunStatus::Running,
+        fresh: false,
+    };
+    let ids = ["P", "Q", "R"].map(|id| (id.to_string(), id.to_lowercase()));
+    let mut v = RunView::new(&run, &ids);
+    // The browser tests draw the same log (crates/cli/tests/observe).
+    v.fold_text(include_str!("../../tests/data/timeline-squeezed.jsonl"));
+    v
+}
+
+/// The `<g class="bar ...">` of `label` in `gantt`.
+fn bar_of<'g>(gantt: &'g str, label: &str) -> &'g str {
+    gantt
+        .split("<g class=\"bar ")
+        .find(|b| b.contains(&format!("<title>{label}:")))
+        .unwrap_or_else(|| panic!("no bar of {label}: {gantt}"))
+}
+
+#[test]
+fn a_sub_second_bar_with_no_room_beside_it_has_its_label_below_its_row() {
+    let gantt = svg::gantt(&squeezed());
+    let below_y = |label: &str| {
+        let bar = bar_of(&gantt, label);
+        assert!(bar.contains("class=\"leader\""), "{bar}");
+        let text = bar
+            .split("<text class=\"below\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{label} is not labelled below: {bar}"));
+        assert!(text.contains(&format!(">{label}</text>")), "{bar}");
+        let y = text
+            .split("y=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        y.parse::<i64>().unwrap()
+    };
+    let (q, r) = (below_y("Q #1"), below_y("R #1"));
+    assert_ne!(q, r, "the two labels would overlap: {gantt}");
+    // The row grows by the lanes of its labels.
+    let height: i64 = gantt
+        .split("viewBox=\"0 0 900 ")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(height > q.max(r), "{gantt}");
+    for long in ["P #1", "P #2"] {
+        assert!(bar_of(&gantt, long).contains("class=\"inside\""), "{gantt}");
+    }
+}
