@@ -10,39 +10,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
 #[test]
 fn escapes_and_html_from_an_agent_are_shown_inert() {
-    let env = Env::new(&[("a.txt", "a\n")]).with_cli(BIN);
-    let agent = env.root().join("agent.sh");
-    std::fs::write(
-        &agent,
+    let (env, run) = run_agent(
         "printf 'TICKET-BLOCKED: \\033[2J\\033]0;owned\\007<img src=x onerror=alert(1)>\\n'\n",
-    )
-    .unwrap();
-    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
-      "gates": [{"name": "true", "argv": ["true"]}],
-      "tickets": [{"id": "A", "title": "a", "body": "b",
-                   "scope": [{"pattern": "a.txt", "op": "any"}]}]}"#;
-    std::fs::write(env.root().join("plan.json"), plan).unwrap();
-    let cmd = format!("sh {}", agent.display());
-    let run = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        &cmd,
-        "--strikes",
-        "1",
-    ]);
+    );
     let status = env.planwright(&["status", "--repo", "repo"]);
     let report = env.planwright(&["report", "--repo", "repo", "--to", "md"]);
     for (what, out) in [("run", &run), ("status", &status), ("report", &report)] {
         let shown = text(&out.stdout) + &text(&out.stderr);
-        assert!(
-            !shown.contains('\x1b') && !shown.contains('\x07'),
-            "{what}: {shown:?}"
-        );
+        assert_eq!(acts(&shown), None, "{what}: {shown:?}");
         assert!(
             shown.contains("\\x1b[2J"),
             "{what} shows the escape as text: {shown}"
@@ -56,15 +31,16 @@ fn escapes_and_html_from_an_agent_are_shown_inert() {
 /// A file name that clears the screen and opens a script element.
 const HOSTILE_NAME: &str = "a\x1b[2Jb<script>.txt";
 
-/// Runs a one-ticket plan (scope `a.txt`) with the `sh` agent `script`,
-/// one strike; returns the environment and `run`'s output.
+/// Runs a one-ticket plan (scope `a.txt`, a title with an escape and
+/// HTML) with the `sh` agent `script`, one strike; returns the environment
+/// and `run`'s output.
 fn run_agent(script: &str) -> (Env, Output) {
     let env = Env::new(&[("a.txt", "a\n")]).with_cli(BIN);
     let agent = env.root().join("agent.sh");
     std::fs::write(&agent, script).unwrap();
     let plan = r#"{"planwright": 1, "source_format": "native", "base": "main",
       "gates": [{"name": "true", "argv": ["true"]}],
-      "tickets": [{"id": "A", "title": "a", "body": "b",
+      "tickets": [{"id": "A", "title": "a\u001b[31m<b>", "body": "b",
                    "scope": [{"pattern": "a.txt", "op": "any"}]}]}"#;
     std::fs::write(env.root().join("plan.json"), plan).unwrap();
     let cmd = format!("sh {}", agent.display());
@@ -109,8 +85,9 @@ fn a_hostile_file_name_is_shown_inert() {
         );
     }
     let md = text(&report.stdout);
-    assert!(!md.contains("<script>"), "{md}");
+    assert!(!md.contains("<script>") && !md.contains("<b>"), "{md}");
     assert!(md.contains("&lt;script&gt;"), "{md}");
+    assert!(md.contains("| a\\x1b[31m&lt;b&gt; |"), "{md}");
 }
 
 #[test]

@@ -295,8 +295,8 @@ pub fn markdown(r: &RunReport) -> String {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            t.id,
-            t.title.replace('|', "\\|"),
+            markdown_text(&t.id).replace('|', "\\|"),
+            markdown_text(&t.title).replace('|', "\\|"),
             r.shown_state(t).as_str(),
             t.attempt_count,
             report
