@@ -13,19 +13,23 @@ fn escapes_and_html_from_an_agent_are_shown_inert() {
     let (env, run) = run_agent(
         "printf 'TICKET-BLOCKED: \\033[2J\\033]0;owned\\007<img src=x onerror=alert(1)>\\n'\n",
     );
-    let status = env.planwright(&["status", "--repo", "repo"]);
-    let report = env.planwright(&["report", "--repo", "repo", "--to", "md"]);
-    for (what, out) in [("run", &run), ("status", &status), ("report", &report)] {
-        let shown = text(&out.stdout) + &text(&out.stderr);
-        assert_eq!(acts(&shown), None, "{what}: {shown:?}");
-        assert!(
-            shown.contains("\\x1b[2J"),
-            "{what} shows the escape as text: {shown}"
-        );
-    }
-    let md = text(&report.stdout);
+    let md = shown_inert(&env, &run, "\\x1b[2J");
     assert!(!md.contains("<img"), "{md}");
     assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{md}");
+}
+
+/// Checks that `run`'s output, `status` and the Markdown report of `env`'s
+/// run hold nothing a terminal acts on, and each shows `spelled` (an
+/// escape spelled out); returns the report.
+fn shown_inert(env: &Env, run: &Output, spelled: &str) -> String {
+    let status = env.planwright(&["status", "--repo", "repo"]);
+    let report = env.planwright(&["report", "--repo", "repo", "--to", "md"]);
+    for (what, out) in [("run", run), ("status", &status), ("report", &report)] {
+        let shown = text(&out.stdout) + &text(&out.stderr);
+        assert_eq!(acts(&shown), None, "{what}: {shown:?}");
+        assert!(shown.contains(spelled), "{what} shows {spelled}: {shown}");
+    }
+    text(&report.stdout)
 }
 
 /// A file name that clears the screen and opens a script element.
@@ -74,17 +78,7 @@ fn a_hostile_file_name_is_shown_inert() {
         "echo b > a.txt\nprintf x > \"$(printf '{}')\"\n",
         HOSTILE_NAME.replace('\x1b', "\\033")
     ));
-    let status = env.planwright(&["status", "--repo", "repo"]);
-    let report = env.planwright(&["report", "--repo", "repo", "--to", "md"]);
-    for (what, out) in [("run", &run), ("status", &status), ("report", &report)] {
-        let shown = text(&out.stdout) + &text(&out.stderr);
-        assert_eq!(acts(&shown), None, "{what}: {shown:?}");
-        assert!(
-            shown.contains("a\\x1b[2Jb"),
-            "{what} names the file, its escape as text: {shown}"
-        );
-    }
-    let md = text(&report.stdout);
+    let md = shown_inert(&env, &run, "a\\x1b[2Jb");
     assert!(!md.contains("<script>") && !md.contains("<b>"), "{md}");
     assert!(md.contains("&lt;script&gt;"), "{md}");
     assert!(md.contains("| a\\x1b[31m&lt;b&gt; |"), "{md}");

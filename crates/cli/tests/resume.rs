@@ -340,7 +340,7 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
 }
 
 #[test]
-fn status_after_a_kill_shows_no_ticket_running_in_either_output() {
+fn after_a_kill_no_view_shows_a_ticket_running() {
     let (env, _) = crash_env(1);
     let (mut child, _) = sleeping_run(&env);
     let pgid = child.id();
@@ -369,44 +369,6 @@ fn status_after_a_kill_shows_no_ticket_running_in_either_output() {
     assert_eq!(s["run"]["running_count"], 0, "{s}");
     assert_eq!(s["run"]["interrupted_count"], 1, "{s}");
     assert_eq!(s["counts"]["running"], 0, "{s}");
-}
-
-/// The page `planwright serve` sends for `env`'s run, read once.
-fn served_page(env: &Env) -> String {
-    use std::io::{BufRead, Read, Write};
-    let mut child = env
-        .command()
-        .args(["serve", "--interval", "50", "--repo", "repo"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .to_string();
-    let (host, path) = url.split_once('/').unwrap();
-    let mut s = std::net::TcpStream::connect(host).unwrap();
-    write!(s, "GET /{path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
-    let mut page = String::new();
-    s.read_to_string(&mut page).unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    page
-}
-
-#[test]
-fn after_a_kill_no_view_shows_a_ticket_running() {
-    let (env, _) = crash_env(1);
-    let (mut child, _) = sleeping_run(&env);
-    let pgid = child.id();
-    child.kill().unwrap();
-    assert_eq!(child.wait().unwrap().code(), None, "killed");
-    wait_group_gone(pgid);
 
     let frame = text(
         &env.planwright(&["watch", "--repo", "repo", "--once", "120x20"])
@@ -450,4 +412,32 @@ fn after_a_kill_no_view_shows_a_ticket_running() {
     );
     assert!(md.contains("- status: interrupted"), "{md}");
     assert!(md.contains("| T01 | T01 | interrupted |"), "{md}");
+}
+
+/// The page `planwright serve` sends for `env`'s run, read once.
+fn served_page(env: &Env) -> String {
+    use std::io::{BufRead, Read, Write};
+    let mut child = env
+        .command()
+        .args(["serve", "--interval", "50", "--repo", "repo"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .to_string();
+    let (host, path) = url.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    write!(s, "GET /{path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+    let mut page = String::new();
+    s.read_to_string(&mut page).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    page
 }

@@ -457,17 +457,9 @@ fn every_timeline_label_is_readable_in_chromium() {
     }
     // Two sub-second attempts squeezed between two long ones in one slot:
     // no room inside their bars, nor beside them.
-    let run = planwright_engine::RunRow {
-        id: "r1".into(),
-        plan_path: "plan.json".into(),
-        base: "main".into(),
-        started_at: "2026-11-30T22:00:00Z".into(),
-        finished_at: None,
-        status: planwright_engine::RunStatus::Running,
-        fresh: false,
-    };
-    let ids = ["P", "Q", "R"].map(|id| (id.to_string(), id.to_lowercase()));
-    let mut view = planwright_view::RunView::new(&run, &ids);
+    let run = planwright_engine::RunRow::running("r1", "plan.json", "main", "2026-11-30T22:00:00Z");
+    let tickets = ["P", "Q", "R"].map(|id| (id.to_string(), id.to_lowercase()));
+    let mut view = planwright_view::RunView::new(&run, &tickets);
     let log =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../view/tests/data/timeline-squeezed.jsonl");
     view.fold_text(&std::fs::read_to_string(log).unwrap());

@@ -2,15 +2,7 @@ use super::*;
 use planwright_engine::RunRow;
 
 fn view(title: &str) -> RunView {
-    let run = RunRow {
-        id: "r<1>".into(),
-        plan_path: "plan\".json".into(),
-        base: "main".into(),
-        started_at: "2026-11-29T22:00:00Z".into(),
-        finished_at: None,
-        status: planwright_engine::RunStatus::Running,
-        fresh: false,
-    };
+    let run = RunRow::running("r<1>", "plan\".json", "main", "2026-11-29T22:00:00Z");
     let tickets = vec![
         ("A".to_string(), title.to_string()),
         ("B/1 & <b>".to_string(), "two".to_string()),
@@ -260,15 +252,7 @@ fn a_run_whose_process_is_gone_shows_no_ticket_running() {
 /// Two sub-second attempts squeezed between two long ones in one slot
 /// (P, Q and R each once, then P again).
 fn squeezed() -> RunView {
-    let run = planwright_engine::RunRow {
-        id: "r1".into(),
-        plan_path: "plan.json".into(),
-        base: "main".into(),
-        started_at: "2026-11-30T22:00:00Z".into(),
-        finished_at: None,
-        status: planwright_engine::RunStatus::Running,
-        fresh: false,
-    };
+    let run = RunRow::running("r1", "plan.json", "main", "2026-11-30T22:00:00Z");
     let ids = ["P", "Q", "R"].map(|id| (id.to_string(), id.to_lowercase()));
     let mut v = RunView::new(&run, &ids);
     // The browser tests draw the same log (crates/cli/tests/observe).

@@ -401,14 +401,6 @@ planwright run r1 (interrupted) onto main
 │  ● C  pending                     cli                    ││reading the spec                      │
 │                                                          ││writing src/parser.rs                 │
 │                                                          ││done                                  │
-│                                                          ││                                      │
-│                                                          ││                                      │
-│                                                          ││                                      │
-│                                                          ││                                      │
-│                                                          ││                                      │
-│                                                          ││                                      │
-│                                                          ││                                      │
-│                                                          ││                                      │
 └──────────────────────────────────────────────────────────┘└──────────────────────────────────────┘
 ↑/k up · ↓/j down · PgUp page up · PgDn/Space page down · Home/g first · End/G last · Enter/e open
 q/Esc/^C quit
@@ -419,5 +411,5 @@ fn a_run_whose_process_is_gone_shows_its_tickets_interrupted_and_its_slots_idle(
     let dir = tempfile::tempdir().unwrap();
     let mut app = app(dir.path());
     app.view.process_gone();
-    assert_frame(&app, 100, 22, GONE);
+    assert_frame(&app, 100, 14, GONE);
 }
