@@ -343,6 +343,11 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
 fn after_a_kill_no_view_shows_a_ticket_running() {
     let (env, _) = crash_env(1);
     let (mut child, _) = sleeping_run(&env);
+    // A page served while the run goes on follows it to its end.
+    let live = Served::start(&env);
+    assert!(live
+        .page()
+        .contains("data-count=\"running\"><dt>running</dt><dd>1</dd>"));
     let pgid = child.id();
     child.kill().unwrap();
     assert_eq!(child.wait().unwrap().code(), None, "killed");
@@ -389,11 +394,17 @@ fn after_a_kill_no_view_shows_a_ticket_running() {
         &env.planwright(&["report", "--repo", "repo", "--format", "html"])
             .stdout,
     );
-    for page in [html, served_page(&env)] {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let gone = "<span class=\"badge st-interrupted\">interrupted</span></h1>";
+    while !live.page().contains(gone) {
         assert!(
-            page.contains("<span class=\"badge st-interrupted\">interrupted</span></h1>"),
-            "{page}"
+            std::time::Instant::now() < deadline,
+            "the live page never showed the kill"
         );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for page in [html, live.page(), Served::start(&env).page()] {
+        assert!(page.contains(gone), "{page}");
         assert!(
             page.contains("data-count=\"interrupted\"><dt>interrupted</dt><dd>1</dd>"),
             "{page}"
@@ -414,30 +425,48 @@ fn after_a_kill_no_view_shows_a_ticket_running() {
     assert!(md.contains("| T01 | T01 | interrupted |"), "{md}");
 }
 
-/// The page `planwright serve` sends for `env`'s run, read once.
-fn served_page(env: &Env) -> String {
-    use std::io::{BufRead, Read, Write};
-    let mut child = env
-        .command()
-        .args(["serve", "--interval", "50", "--repo", "repo"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .to_string();
-    let (host, path) = url.split_once('/').unwrap();
-    let mut s = std::net::TcpStream::connect(host).unwrap();
-    write!(s, "GET /{path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
-    let mut page = String::new();
-    s.read_to_string(&mut page).unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    page
+/// `planwright serve` on `env`'s run, stopped when dropped.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Served {
+    fn start(env: &Env) -> Served {
+        use std::io::BufRead;
+        let mut child = env
+            .command()
+            .args(["serve", "--interval", "50", "--repo", "repo"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let url = first
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .to_string();
+        Served { child, url }
+    }
+
+    /// The page as it is now.
+    fn page(&self) -> String {
+        use std::io::{Read, Write};
+        let (host, path) = self.url.split_once('/').unwrap();
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(s, "GET /{path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut page = String::new();
+        s.read_to_string(&mut page).unwrap();
+        page
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
