@@ -266,6 +266,7 @@ fn the_html_report_draws_in_chromium() {
     let facts = browser.eval(
         "const drawn = (sel) => Array.from(document.querySelectorAll(sel)).filter(e => e.getBBox().width > 0).length;
          return {nodes: drawn('svg.dag .node'), edges: drawn('svg.dag .edge'), bars: drawn('svg.gantt .bar'),
+                 labels: drawn('svg.gantt .bar text'),
                  scripts: document.scripts.length, fetched: performance.getEntriesByType('resource').length,
                  title: document.title, hostile: document.querySelector('#t-greet summary').textContent,
                  merged: document.querySelector('[data-count=merged] dd').textContent,
@@ -274,6 +275,7 @@ fn the_html_report_draws_in_chromium() {
     assert_eq!(facts["nodes"], 3, "{facts}");
     assert_eq!(facts["edges"], 1, "{facts}");
     assert_eq!(facts["bars"], 4, "{facts}");
+    assert_eq!(facts["labels"], 4, "every bar has its label: {facts}");
     assert_eq!(facts["scripts"], 0, "{facts}");
     assert_eq!(facts["fetched"], 0, "{facts}");
     assert_eq!(facts["merged"], "3", "{facts}");
