@@ -572,7 +572,7 @@ pub use fold::{parse_time, read_gate_logs};
 pub struct Tail {
     path: PathBuf,
     offset: u64,
-    repo: Option<Repo>,
+    lock: Option<PathBuf>,
     checked: Option<std::time::Instant>,
 }
 
@@ -586,7 +586,7 @@ impl Tail {
         Tail {
             path,
             offset: 0,
-            repo: None,
+            lock: None,
             checked: None,
         }
     }
@@ -595,7 +595,7 @@ impl Tail {
     /// their repository when they name it.
     pub fn of(files: &RunFiles) -> Tail {
         Tail {
-            repo: files.repo.clone(),
+            lock: files.lock.clone(),
             ..Tail::new(files.events.clone())
         }
     }
@@ -612,7 +612,7 @@ impl Tail {
     /// process holds its lock; the first look is at once, the next ones
     /// [`LOCK_LOOK_EVERY`] apart. Returns whether it marked it.
     fn look_at_lock(&mut self, view: &mut RunView) -> Result<bool, EngineError> {
-        let Some(repo) = &self.repo else {
+        let Some(lock) = &self.lock else {
             return Ok(false);
         };
         let due = self
@@ -622,7 +622,7 @@ impl Tail {
             return Ok(false);
         }
         self.checked = Some(std::time::Instant::now());
-        if planwright_engine::run_lock_held(repo)? {
+        if planwright_engine::run_lock_held_at(lock)? {
             return Ok(false);
         }
         view.process_gone();
@@ -657,20 +657,20 @@ pub struct RunFiles {
     pub dir: PathBuf,
     /// Its event log.
     pub events: PathBuf,
-    /// The repository whose run lock tells a run going on from one whose
-    /// process is gone; None for a run folder read on its own.
-    pub repo: Option<Repo>,
+    /// The run lock of its repository, which tells a run going on from
+    /// one whose process is gone; None for a run folder read on its own.
+    pub lock: Option<PathBuf>,
 }
 
 impl RunFiles {
     /// The files of run `id` in `repo`.
-    pub fn new(repo: &Repo, id: &str) -> RunFiles {
+    pub fn new(repo: &Repo, id: &str) -> Result<RunFiles, EngineError> {
         let dir = repo.state_dir().join("runs").join(id);
-        RunFiles {
+        Ok(RunFiles {
             events: dir.join("events.jsonl"),
             dir,
-            repo: Some(repo.clone()),
-        }
+            lock: Some(planwright_engine::run_lock_path(repo)?),
+        })
     }
 }
 
@@ -727,7 +727,7 @@ fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFile
         .map(|t| (t.id, t.title))
         .collect();
     let mut view = RunView::new(run, &tickets);
-    let files = RunFiles::new(repo, &run.id);
+    let files = RunFiles::new(repo, &run.id)?;
     let graph = store.run_graph(&run.id)?;
     if let Some(graph) = graph.as_deref().and_then(RunGraph::from_json) {
         view.set_graph(&graph);

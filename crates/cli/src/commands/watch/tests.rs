@@ -49,7 +49,7 @@ fn app(dir: &std::path::Path) -> App {
     let files = RunFiles {
         dir: dir.to_path_buf(),
         events: dir.join("events.jsonl"),
-        repo: None,
+        lock: None,
     };
     std::fs::write(&files.events, EVENTS).unwrap();
     std::fs::create_dir_all(dir.join("A")).unwrap();
