@@ -184,7 +184,7 @@ fn line(event: &Event) -> Option<String> {
                 [] => String::new(),
                 r => format!("; {} queued again", r.join(", ")),
             };
-            format!("merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({gate_runs} gate runs)")
+            format!("merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({})", crate::render::count(*gate_runs as usize, "gate run"))
         }
         Event::Rebuild { ticket, reason } => match reason.as_str() {
             "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
@@ -320,7 +320,10 @@ impl Pulse {
             parts.push(planwright_view::duration_text(
                 (now_ms - r.started_ms).max(0),
             ));
-            parts.extend(r.tokens.map(|n| format!("{} tokens", tokens_text(n))));
+            parts.extend(r.tokens.map(|n| {
+                let noun = planwright_plan::words::plural(n as usize, "token");
+                format!("{} {noun}", tokens_text(n))
+            }));
             format!("{ticket} still running ({})", parts.join(", "))
         };
         self.running.iter().map(line).collect()

@@ -5,6 +5,7 @@ use codespan_reporting::diagnostic::{Diagnostic as Cs, Label, Severity as CsSeve
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::Buffer, Config};
 use planwright_plan::report::{FileReport, Located};
+use planwright_plan::words::{inert, inert_in_place};
 use planwright_plan::Severity;
 
 /// Renders every diagnostic of `report`, then a one-line summary; with
@@ -29,7 +30,11 @@ const WINDOW: usize = 60;
 /// Renders every diagnostic of `report` (with `--quiet`, the errors only):
 /// the source line, the span underlined, the pointer and the hint.
 pub fn diagnostics(report: &FileReport, global: &Global, color: bool) -> String {
-    let file = SimpleFile::new(report.file.as_str(), report.text.as_str());
+    // What the plan holds is shown, never obeyed: its name, its lines and
+    // what messages quote of it reach the terminal inert.
+    let name = inert(&report.file);
+    let text = inert_in_place(&report.text);
+    let file = SimpleFile::new(name.as_ref(), text.as_ref());
     let config = Config::default();
     let mut out = String::new();
     let shown = report
@@ -45,19 +50,19 @@ pub fn diagnostics(report: &FileReport, global: &Global, color: bool) -> String 
         };
         let mut notes = Vec::new();
         if !d.pointer.is_empty() {
-            notes.push(format!("at {}", d.pointer));
+            notes.push(inert(&format!("at {}", d.pointer)).into_owned());
         }
         if let Some(h) = &d.hint {
-            notes.push(format!("hint: {h}"));
+            notes.push(inert(&format!("hint: {h}")).into_owned());
         }
-        let (start, end) = first_line(&report.text, located.span.start, located.span.end);
-        if let Some(window) = long_line_window(&report.text, start, end) {
-            out.push_str(&windowed(report, located, &window, &notes));
+        let (start, end) = first_line(&text, located.span.start, located.span.end);
+        if let Some(window) = long_line_window(&text, start, end) {
+            out.push_str(&windowed(report, &text, located, &window, &notes));
             continue;
         }
         let diagnostic = Cs::new(severity)
             .with_code(d.code.as_str())
-            .with_message(d.message.as_str())
+            .with_message(inert(&d.message))
             .with_labels(vec![Label::primary((), start..end)])
             .with_notes(notes);
         let mut buffer = if color {
@@ -143,10 +148,16 @@ fn long_line_window(text: &str, start: usize, end: usize) -> Option<Window> {
     })
 }
 
-/// A diagnostic on a long line, in codespan's layout, showing only the window.
-fn windowed(report: &FileReport, located: &Located, w: &Window, notes: &[String]) -> String {
+/// A diagnostic on a long line of `text` (the report's, made inert), in
+/// codespan's layout, showing only the window.
+fn windowed(
+    report: &FileReport,
+    text: &str,
+    located: &Located,
+    w: &Window,
+    notes: &[String],
+) -> String {
     let d = &located.diagnostic;
-    let text = &report.text;
     let gutter = located.line.to_string();
     let pad = " ".repeat(gutter.len());
     let clean = |s: &str| s.replace(['\t', '\r'], " ");
@@ -171,8 +182,8 @@ fn windowed(report: &FileReport, located: &Located, w: &Window, notes: &[String]
     let mut out = format!(
         "{word}[{}]: {}\n{pad} ┌─ {}:{}:{}\n{pad} │\n{gutter} │ {line}\n{pad} │ {}{}\n",
         d.code,
-        d.message,
-        report.file,
+        inert(&d.message),
+        inert(&report.file),
         located.line,
         located.column,
         " ".repeat(indent),
@@ -209,10 +220,10 @@ pub fn summary(report: &FileReport) -> String {
     match &report.plan {
         Some(plan) => format!(
             "{}: valid {format}, {} ({counts})",
-            report.file,
+            inert(&report.file),
             count(plan.tickets.len(), "ticket")
         ),
-        None => format!("{}: invalid {format} ({counts})", report.file),
+        None => format!("{}: invalid {format} ({counts})", inert(&report.file)),
     }
 }
 

@@ -254,24 +254,21 @@ const DEBUG_ALLOWED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Messages say things in words (`exit code 3`, `'x'`), never in Rust's
-/// Debug notation (`Code(3)`, `"x"` with escapes). Test modules (from a
-/// `#[cfg(test)]` before `mod` to the module's closing brace) are not
-/// messages.
-#[test]
-fn no_message_uses_debug_formatting() {
+/// Every line of the sources that may make a message, with its file
+/// (relative to the repository) and 1-based number. Test modules (from a
+/// `#[cfg(test)]` before `mod` to the module's closing brace, a `tests.rs`,
+/// a `tests/` folder, the testkit) and comments are not messages.
+fn message_lines() -> Vec<(String, usize, String)> {
     let mut files = Vec::new();
     for krate in std::fs::read_dir(root().join("crates")).unwrap() {
         rust_files(&krate.unwrap().path().join("src"), &mut files);
     }
-    let mut found = Vec::new();
-    // A `tests.rs` or a `tests/` folder is a test module of its own
-    // (`#[cfg(test)] mod tests;`), and the testkit is test code.
     let tests = |f: &PathBuf| {
         f.components().any(|c| {
             ["tests.rs", "tests", "testkit"].contains(&c.as_os_str().to_str().unwrap_or(""))
         })
     };
+    let mut out = Vec::new();
     for file in files.into_iter().filter(|f| !tests(f)) {
         let text = std::fs::read_to_string(&file).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -294,15 +291,28 @@ fn no_message_uses_debug_formatting() {
                 in_tests = *line != "}";
                 continue;
             }
-            let Some(spec) = debug_format(line) else {
-                continue;
-            };
-            let allowed = DEBUG_ALLOWED
-                .iter()
-                .any(|(f, content)| shown.ends_with(f) && line.contains(content));
-            if !allowed && !line.trim_start().starts_with("//") {
-                found.push(format!("{shown}:{}: {spec} in {}", i + 1, line.trim()));
+            if !line.trim_start().starts_with("//") {
+                out.push((shown.clone(), i + 1, line.to_string()));
             }
+        }
+    }
+    out
+}
+
+/// Messages say things in words (`exit code 3`, `'x'`), never in Rust's
+/// Debug notation (`Code(3)`, `"x"` with escapes).
+#[test]
+fn no_message_uses_debug_formatting() {
+    let mut found = Vec::new();
+    for (shown, n, line) in message_lines() {
+        let Some(spec) = debug_format(&line) else {
+            continue;
+        };
+        let allowed = DEBUG_ALLOWED
+            .iter()
+            .any(|(f, content)| shown.ends_with(f) && line.contains(content));
+        if !allowed {
+            found.push(format!("{shown}:{n}: {spec} in {}", line.trim()));
         }
     }
     assert!(
@@ -310,6 +320,89 @@ fn no_message_uses_debug_formatting() {
         "Debug formatting in messages (quote with `planwright_plan::words::quoted`, or allow-list an internal use):\n{}",
         found.join("\n")
     );
+}
+
+/// The nouns messages count. A placeholder right before one of them in a
+/// format string reads `1 tickets` when the number is one.
+const COUNTED: &[&str] = &[
+    "tickets",
+    "attempts",
+    "files",
+    "lines",
+    "errors",
+    "warnings",
+    "advisories",
+    "tokens",
+    "times",
+    "stacks",
+    "slots",
+    "entries",
+    "counterfactuals",
+    "checks",
+    "rounds",
+    "calls",
+    "waves",
+    "edges",
+    "commits",
+    "paths",
+    "strikes",
+    "gate runs",
+    "usage lines",
+];
+
+/// A placeholder followed by a counted noun in its plural (`{n} tickets`),
+/// if `line` has one.
+fn fixed_plural(line: &str) -> Option<String> {
+    let mut rest = line;
+    while let Some(close) = rest.find("} ") {
+        let after = &rest[close + 2..];
+        let placeholder = !rest[..close].ends_with('}') && rest[..close].contains('{');
+        let noun = COUNTED.iter().find(|noun| {
+            after
+                .strip_prefix(**noun)
+                .is_some_and(|tail| !tail.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        });
+        if let (true, Some(noun)) = (placeholder, noun) {
+            let open = rest[..close].rfind('{').unwrap();
+            return Some(format!("{} {noun}", &rest[open..=close]));
+        }
+        rest = after;
+    }
+    None
+}
+
+/// Counts in messages agree with their number (`1 ticket`, `2 tickets`)
+/// through one helper, `planwright_plan::words::count` (or `plural`).
+#[test]
+fn no_message_counts_with_a_fixed_plural() {
+    let found: Vec<String> = (message_lines().into_iter())
+        .filter_map(|(shown, n, line)| {
+            let spec = fixed_plural(&line)?;
+            Some(format!("{shown}:{n}: `{spec}` in {}", line.trim()))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "a count with a fixed plural reads `1 tickets` for one (use `planwright_plan::words::count`):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_fixed_plural_finder_finds() {
+    let find = |l: &str| fixed_plural(l);
+    assert_eq!(
+        find(r#"format!("{n} tickets merged")"#).as_deref(),
+        Some("{n} tickets")
+    );
+    assert_eq!(
+        find(r#"format!("{} gate runs)", n)"#).as_deref(),
+        Some("{} gate runs")
+    );
+    assert_eq!(find(r#"format!("{} merged, {x} failed")"#), None);
+    assert_eq!(find(r#"format!("{n} ticketsy")"#), None);
+    assert_eq!(find(r#"format!("{{literal}} tickets")"#), None);
+    assert_eq!(find(r#"format!("{}", count(n, "ticket"))"#), None);
 }
 
 #[test]

@@ -340,9 +340,14 @@ fn every_signal_ends_the_agents_before_planwright_exits() {
 }
 
 #[test]
-fn status_after_a_kill_shows_no_ticket_running_in_either_output() {
+fn after_a_kill_no_view_shows_a_ticket_running() {
     let (env, _) = crash_env(1);
     let (mut child, _) = sleeping_run(&env);
+    // A page served while the run goes on follows it to its end.
+    let live = Served::start(&env);
+    assert!(live
+        .page()
+        .contains("data-count=\"running\"><dt>running</dt><dd>1</dd>"));
     let pgid = child.id();
     child.kill().unwrap();
     assert_eq!(child.wait().unwrap().code(), None, "killed");
@@ -369,4 +374,99 @@ fn status_after_a_kill_shows_no_ticket_running_in_either_output() {
     assert_eq!(s["run"]["running_count"], 0, "{s}");
     assert_eq!(s["run"]["interrupted_count"], 1, "{s}");
     assert_eq!(s["counts"]["running"], 0, "{s}");
+
+    let frame = text(
+        &env.planwright(&["watch", "--repo", "repo", "--once", "120x20"])
+            .stdout,
+    );
+    let lines: Vec<&str> = frame.lines().collect();
+    assert!(lines[0].contains("(interrupted)"), "{frame}");
+    assert!(
+        lines[1].starts_with("0 merged 0 failed 0 blocked 1 interrupted 0 pending"),
+        "{frame}"
+    );
+    let row = lines.iter().find(|l| l.contains(" T01 ")).unwrap();
+    assert!(row.contains("T01  interrupted  #1"), "{frame}");
+    assert!(frame.contains("slot 1: idle"), "{frame}");
+    assert!(!frame.contains("running"), "{frame}");
+
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--format", "html"])
+            .stdout,
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let gone = "<span class=\"badge st-interrupted\">interrupted</span></h1>";
+    while !live.page().contains(gone) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the live page never showed the kill"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for page in [html, live.page(), Served::start(&env).page()] {
+        assert!(page.contains(gone), "{page}");
+        assert!(
+            page.contains("data-count=\"interrupted\"><dt>interrupted</dt><dd>1</dd>"),
+            "{page}"
+        );
+        assert!(page.contains("<g class=\"node st-interrupted\""), "{page}");
+        assert!(page.contains("badge out-interrupted"), "{page}");
+        for running in ["st-running\"", "out-running\"", "data-count=\"running\""] {
+            assert!(!page.contains(running), "{running}: {page}");
+        }
+        assert!(!page.contains("id=\"live\""), "{page}");
+    }
+
+    let md = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "md"])
+            .stdout,
+    );
+    assert!(md.contains("- status: interrupted"), "{md}");
+    assert!(md.contains("| T01 | T01 | interrupted |"), "{md}");
+}
+
+/// `planwright serve` on `env`'s run, stopped when dropped.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Served {
+    fn start(env: &Env) -> Served {
+        use std::io::BufRead;
+        let mut child = env
+            .command()
+            .args(["serve", "--interval", "50", "--repo", "repo"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let url = first
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .to_string();
+        Served { child, url }
+    }
+
+    /// The page as it is now.
+    fn page(&self) -> String {
+        use std::io::{Read, Write};
+        let (host, path) = self.url.split_once('/').unwrap();
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(s, "GET /{path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut page = String::new();
+        s.read_to_string(&mut page).unwrap();
+        page
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -144,7 +144,11 @@ pub fn parse(text: &str, checks: &[ReviewCheck]) -> Result<Verdict, String> {
         match verdict.checks.iter().filter(|v| v.id == c.id).count() {
             0 => missing.push(format!("no entry for check {}", c.id)),
             1 => {}
-            n => missing.push(format!("{n} entries for check {}", c.id)),
+            n => missing.push(format!(
+                "{} for check {}",
+                crate::words::count(n, "entry"),
+                c.id
+            )),
         }
     }
     for v in &verdict.checks {

@@ -86,6 +86,19 @@ mod tests {
     }
 
     #[test]
+    fn inert_in_place_keeps_every_offset() {
+        let text = "a\x1b[2J\u{85}b\u{202e}c\td";
+        let shown = inert_in_place(text);
+        assert_eq!(shown, "a?[2J\u{bf}b\u{fffd}c\td");
+        assert_eq!(shown.len(), text.len());
+        assert_eq!(shown.chars().count(), text.chars().count());
+        assert!(matches!(
+            inert_in_place("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
     fn quoting_keeps_one_line() {
         assert_eq!(quoted("a b"), "'a b'");
         assert_eq!(quoted("a\nb\t\"c\""), "'a\\nb\\t\"c\"'");
@@ -98,10 +111,6 @@ mod tests {
 /// `\x1b`, `\u{202e}` instead of acting. Text from agents, gates and file
 /// names passes through here before it is shown.
 pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
-    let acts = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
     if !text.chars().any(acts) {
         return text.into();
     }
@@ -114,6 +123,32 @@ pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+/// Whether a terminal acts on `c` rather than showing it: a control
+/// character but a newline or a tab, or a bidirectional override.
+fn acts(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` made inert in place: each character [`inert`] would spell out
+/// replaced by one printable character of the same UTF-8 length (`?`, `¿`,
+/// `\u{fffd}`), so that byte offsets and columns into it still hold (a
+/// source line shown under its diagnostic).
+pub fn inert_in_place(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(acts) {
+        return text.into();
+    }
+    (text.chars())
+        .map(|c| match (acts(c), c.len_utf8()) {
+            (false, _) => c,
+            (true, 1) => '?',
+            (true, 2) => '\u{bf}',
+            (true, _) => '\u{fffd}',
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// `text` for Markdown prose: [`inert`], with `&`, `<` and `>` as entities,

@@ -8,7 +8,7 @@ mod svg;
 
 use crate::report;
 use crate::view::{AttemptView, CheckResult, RunView, TicketView};
-use planwright_engine::{clock, TicketState};
+use planwright_engine::{clock, RunStatus, TicketState};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -91,7 +91,7 @@ pub fn html_body(view: &RunView, opts: &HtmlOptions) -> String {
 fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
     let r = &view.run;
     // Once the run is over nothing more will come: no `live` beside `finished`.
-    let live = if opts.live.is_some() && r.status == "running" {
+    let live = if opts.live.is_some() && r.status == RunStatus::Running {
         "<span id=\"live\" class=\"badge\">live</span>"
     } else {
         ""
@@ -105,7 +105,7 @@ fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
         esc(&r.base),
         time(r.started_ms),
         time(r.finished_ms),
-        st = esc(&r.status),
+        st = r.status.as_str(),
     );
     if let Some(note) = view.graph_note() {
         let _ = write!(s, "<p class=\"meta\">{}</p>", esc(note));
@@ -118,13 +118,7 @@ fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
 fn summary(s: &mut String, view: &RunView) {
     let c = view.counts();
     s.push_str("<section id=\"summary\"><dl class=\"counts\">");
-    for (name, n) in [
-        ("merged", c.merged),
-        ("failed", c.failed),
-        ("blocked", c.blocked),
-        ("running", c.running),
-        ("pending", c.pending),
-    ] {
+    for (name, n) in c.shown(view.run.status) {
         let _ = write!(
             s,
             "<div class=\"count st-{name}\" data-count=\"{name}\"><dt>{name}</dt><dd>{n}</dd></div>"
@@ -181,7 +175,7 @@ fn ticket_table(s: &mut String, view: &RunView) {
             esc(t.merged_commit.as_deref().map_or("", short)),
             aid = anchor(&t.id),
             id = esc(&t.id),
-            st = t.state.as_str(),
+            st = view.shown_state(t).as_str(),
         );
     }
     s.push_str("</tbody></table></div>");
@@ -226,7 +220,7 @@ fn ticket_details(s: &mut String, view: &RunView, t: &TicketView, opts: &HtmlOpt
         esc(&t.id),
         esc(&t.title),
         open = if t.failure.is_some() { " open" } else { "" },
-        st = t.state.as_str(),
+        st = view.shown_state(t).as_str(),
     );
     let _ = write!(s, "<p>wave {}", t.wave + 1);
     let _ = write!(s, " · {}", esc(&report::totals_text(&t.totals())));

@@ -4,8 +4,8 @@
 //! without changing them. `status` also writes the names it had before,
 //! for one release (see `docs/running.md`, "The report's JSON").
 
-use crate::report::{AttemptReport, RunReport, ShownState, TicketReport};
-use crate::view::CheckResult;
+use crate::report::{AttemptReport, RunReport, TicketReport};
+use crate::view::{CheckResult, ShownState};
 use planwright_engine::agent::{CostSource, Usage};
 use planwright_engine::Failure;
 use planwright_engine::{AgentRecord, RunStatus};
@@ -202,11 +202,6 @@ impl RunDocument {
     pub fn new(r: &RunReport) -> RunDocument {
         let c = r.view.counts();
         let row = &r.run;
-        // A dead run's tickets are not running: its counts say so too.
-        let (running, interrupted) = match row.status {
-            RunStatus::Interrupted => (0, c.running),
-            _ => (c.running, 0),
-        };
         RunDocument {
             run: RunJson {
                 id: row.id.clone(),
@@ -221,8 +216,8 @@ impl RunDocument {
                 merged_count: c.merged,
                 failed_count: c.failed,
                 blocked_count: c.blocked,
-                running_count: running,
-                interrupted_count: interrupted,
+                running_count: c.running,
+                interrupted_count: c.interrupted,
                 pending_count: c.pending,
             },
             tickets: (r.tickets.iter()).map(|t| TicketJson::new(r, t)).collect(),

@@ -18,9 +18,9 @@ pub use json::{
 };
 pub use report::{
     cost_text, failure_text, load_report, markdown, totals_text, why, AttemptReport, RunReport,
-    ShownState, TicketReport, Totals, EVIDENCE_LINES,
+    TicketReport, Totals, EVIDENCE_LINES,
 };
 pub use view::{
     load_view, open_view, parse_time, read_gate_logs, AttemptOutcome, AttemptView, BatchView,
-    CheckResult, Counts, PausedPool, RunFiles, RunInfo, RunView, Tail, TicketView,
+    CheckResult, Counts, PausedPool, RunFiles, RunInfo, RunView, ShownState, Tail, TicketView,
 };

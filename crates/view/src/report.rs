@@ -3,7 +3,7 @@
 //! [`crate::json`]), and the Markdown rendering of a run (the HTML page is
 //! [`crate::html`], drawn from the view alone).
 
-use crate::view::{CheckResult, RunView, TicketView};
+use crate::view::{CheckResult, RunView, ShownState, TicketView};
 use planwright_engine::agent::Usage;
 use planwright_engine::EngineError;
 use planwright_engine::Repo;
@@ -90,47 +90,9 @@ pub struct RunReport {
     pub view: RunView,
 }
 
-/// A ticket's state as `status` and the reports show it: its recorded
-/// state, except in a run whose process is gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShownState {
-    /// The state the run recorded.
-    Recorded(TicketState),
-    /// Recorded as running, verified or merging in a run whose process is
-    /// gone: nothing works on it any more, and the next `run` takes it up.
-    Interrupted,
-}
-
-impl ShownState {
-    /// How a ticket in `state` shows in a run that is `run`.
-    pub fn of(run: RunStatus, state: TicketState) -> ShownState {
-        match state {
-            TicketState::Running | TicketState::Verified | TicketState::Merging
-                if run == RunStatus::Interrupted =>
-            {
-                ShownState::Interrupted
-            }
-            state => ShownState::Recorded(state),
-        }
-    }
-
-    /// The printed name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ShownState::Recorded(state) => state.as_str(),
-            ShownState::Interrupted => "interrupted",
-        }
-    }
-}
-
-impl serde::Serialize for ShownState {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
 impl RunReport {
-    /// How `t` shows: see [`ShownState`].
+    /// How `t` shows: see [`ShownState`]; the run's status is the one its
+    /// view found (interrupted when its process is gone).
     pub fn shown_state(&self, t: &TicketRow) -> ShownState {
         ShownState::of(self.run.status, t.state)
     }
@@ -147,13 +109,14 @@ impl RunReport {
 /// The report of run `id` (the newest run when None); None when the
 /// repository has no runs. Never creates the state store. A run recorded
 /// as `running` whose process is gone (nobody holds the run lock) is
-/// reported as `interrupted`.
+/// reported as `interrupted`, as its view found it (see
+/// [`RunView::process_gone`]).
 pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, EngineError> {
     let Some((store, mut run)) = crate::view::find_run(repo, id)? else {
         return Ok(None);
     };
     let (view, _) = crate::view::fold_all(repo, &store, &run)?;
-    if run.status == RunStatus::Running && !planwright_engine::run_lock_held(repo)? {
+    if run.status == RunStatus::Running && view.run.status == RunStatus::Interrupted {
         run.status = RunStatus::Interrupted;
     }
     let run_dir = Path::new(".planwright").join("runs").join(&run.id);
@@ -332,8 +295,8 @@ pub fn markdown(r: &RunReport) -> String {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            t.id,
-            t.title.replace('|', "\\|"),
+            markdown_text(&t.id).replace('|', "\\|"),
+            markdown_text(&t.title).replace('|', "\\|"),
             r.shown_state(t).as_str(),
             t.attempt_count,
             report
@@ -440,8 +403,8 @@ pub(crate) fn spend_text(a: &AttemptReport) -> String {
 /// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.
 pub(crate) fn usage_text(u: &Usage) -> String {
     format!(
-        "{} tokens ({} in, {} out, {} cache read, {} cache write)",
-        u.total(),
+        "{} ({} in, {} out, {} cache read, {} cache write)",
+        planwright_plan::words::count(u.total() as usize, "token"),
         u.input_tokens,
         u.output_tokens,
         u.cache_read_tokens,

@@ -15,7 +15,7 @@ use planwright_engine::Event;
 use planwright_engine::Failure;
 use planwright_engine::Repo;
 use planwright_engine::RunGraph;
-use planwright_engine::{RunRow, Store, TicketState};
+use planwright_engine::{RunRow, RunStatus, Store, TicketState};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
@@ -87,8 +87,9 @@ pub struct RunInfo {
     pub plan_path: String,
     /// The base branch.
     pub base: String,
-    /// `running`, `finished` or `interrupted`.
-    pub status: String,
+    /// `running`, `finished` or `interrupted` (also a run recorded as
+    /// running whose process is gone: see [`RunView::process_gone`]).
+    pub status: RunStatus,
     /// When it first started (ms since the epoch).
     pub started_ms: Option<i64>,
     /// When it last finished (ms since the epoch).
@@ -251,10 +252,82 @@ pub struct Counts {
     pub failed: usize,
     /// Behind a failed ancestor.
     pub blocked: usize,
-    /// Running or merging.
+    /// Running, verified or merging.
     pub running: usize,
+    /// Left running, verified or merging by a run whose process is gone.
+    pub interrupted: usize,
     /// Not started, or waiting for a retry.
     pub pending: usize,
+}
+
+impl Counts {
+    /// The counts as every view names and orders them: in a run whose
+    /// process is gone, `interrupted` stands where `running` stands
+    /// (nothing it started still runs).
+    pub fn shown(&self, run: RunStatus) -> [(&'static str, usize); 5] {
+        let fourth = match run {
+            RunStatus::Interrupted => ("interrupted", self.interrupted),
+            _ => ("running", self.running),
+        };
+        [
+            ("merged", self.merged),
+            ("failed", self.failed),
+            ("blocked", self.blocked),
+            fourth,
+            ("pending", self.pending),
+        ]
+    }
+
+    /// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`.
+    pub fn line(&self, run: RunStatus, tickets: usize) -> String {
+        let parts: Vec<String> = (self.shown(run).iter())
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        format!(
+            "{}: {}",
+            planwright_plan::words::count(tickets, "ticket"),
+            parts.join(", ")
+        )
+    }
+}
+
+/// A ticket's state as every view shows it: its recorded state, except in
+/// a run whose process is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShownState {
+    /// The state the run recorded.
+    Recorded(TicketState),
+    /// Recorded as running, verified or merging in a run whose process is
+    /// gone: nothing works on it any more, and the next `run` takes it up.
+    Interrupted,
+}
+
+impl ShownState {
+    /// How a ticket in `state` shows in a run that is `run`.
+    pub fn of(run: RunStatus, state: TicketState) -> ShownState {
+        match state {
+            TicketState::Running | TicketState::Verified | TicketState::Merging
+                if run == RunStatus::Interrupted =>
+            {
+                ShownState::Interrupted
+            }
+            state => ShownState::Recorded(state),
+        }
+    }
+
+    /// The printed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShownState::Recorded(state) => state.as_str(),
+            ShownState::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl serde::Serialize for ShownState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl RunView {
@@ -270,7 +343,7 @@ impl RunView {
                 id: run.id.clone(),
                 plan_path: run.plan_path.clone(),
                 base: run.base.clone(),
-                status: run.status.as_str().to_string(),
+                status: run.status,
                 started_ms: parse_time(&run.started_at),
                 finished_ms: run.finished_at.as_deref().and_then(parse_time),
                 last_event_ms: None,
@@ -294,22 +367,40 @@ impl RunView {
         }
     }
 
-    /// Tickets per state.
+    /// Tickets per state, as shown (see [`ShownState`]).
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for t in &self.tickets {
-            match t.state {
+            match self.shown_state(t) {
+                ShownState::Interrupted => c.interrupted += 1,
                 // A ticket merged from an older definition is on the base.
-                TicketState::Merged | TicketState::Changed => c.merged += 1,
-                TicketState::Failed => c.failed += 1,
-                TicketState::Blocked => c.blocked += 1,
-                TicketState::Running | TicketState::Verified | TicketState::Merging => {
-                    c.running += 1
-                }
-                TicketState::Pending => c.pending += 1,
+                ShownState::Recorded(TicketState::Merged | TicketState::Changed) => c.merged += 1,
+                ShownState::Recorded(TicketState::Failed) => c.failed += 1,
+                ShownState::Recorded(TicketState::Blocked) => c.blocked += 1,
+                ShownState::Recorded(
+                    TicketState::Running | TicketState::Verified | TicketState::Merging,
+                ) => c.running += 1,
+                ShownState::Recorded(TicketState::Pending) => c.pending += 1,
             }
         }
         c
+    }
+
+    /// How `t` shows in this run: see [`ShownState`].
+    pub fn shown_state(&self, t: &TicketView) -> ShownState {
+        ShownState::of(self.run.status, t.state)
+    }
+
+    /// The run's process is gone without a word (killed: no `run_finished`
+    /// in its log), as the free run lock shows: the run is interrupted,
+    /// its open attempts end with its last event and its slots are free.
+    /// Its tickets keep their recorded state, which every view shows as
+    /// interrupted. A run that is not recorded as running is left as it is.
+    pub fn process_gone(&mut self) {
+        if self.run.status == RunStatus::Running {
+            self.run.status = RunStatus::Interrupted;
+            self.end_open_attempts(self.run.last_event_ms);
+        }
     }
 
     /// Tokens and cost of every attempt that reported them.
@@ -384,7 +475,7 @@ impl RunView {
         let landed: usize = self.batches.iter().map(|b| b.landed.len()).sum();
         let mut line = format!(
             "merge queue: {} checked, {landed} landed from them",
-            plural(self.batches.len(), "stack")
+            planwright_plan::words::count(self.batches.len(), "stack")
         );
         let flaky = self.batches.iter().filter(|b| b.flaky).count();
         if flaky > 0 {
@@ -404,7 +495,7 @@ impl RunView {
             .filter(|b| b.state == "checking")
             .map(|b| b.tickets.join(", "))
             .collect();
-        if !checking.is_empty() && self.run.status == "running" {
+        if !checking.is_empty() && self.run.status == RunStatus::Running {
             line.push_str(&format!("; now checking {}", checking.join(" and ")));
         }
         Some(line)
@@ -474,22 +565,71 @@ pub use fold::{parse_time, read_gate_logs};
 
 /// Reads the event log from where the last read stopped, so `watch` and
 /// `serve` fold only what is new; a line still being written waits for its
-/// newline.
+/// newline. A tail of a run's files also watches the run lock, so that a
+/// run whose process is gone shows as interrupted (see
+/// [`RunView::process_gone`]) in every view.
 #[derive(Debug)]
 pub struct Tail {
     path: PathBuf,
     offset: u64,
+    lock: Option<PathBuf>,
+    checked: Option<std::time::Instant>,
 }
 
+/// How often a tail looks at the run lock of a run recorded as running: a
+/// look waits a little while a run holds the lock.
+const LOCK_LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Tail {
-    /// Follows `path` from its start.
+    /// Follows the event log at `path` from its start.
     pub fn new(path: PathBuf) -> Tail {
-        Tail { path, offset: 0 }
+        Tail {
+            path,
+            offset: 0,
+            lock: None,
+            checked: None,
+        }
     }
 
-    /// Folds what was appended since the last call into `view`; returns
-    /// whether anything was. A missing file is no news.
+    /// Follows the event log of `files` from its start, and the run lock of
+    /// their repository when they name it.
+    pub fn of(files: &RunFiles) -> Tail {
+        Tail {
+            lock: files.lock.clone(),
+            ..Tail::new(files.events.clone())
+        }
+    }
+
+    /// Folds what was appended since the last call into `view`, then marks
+    /// the run interrupted when its process is gone; returns whether the
+    /// view changed. A missing file is no news.
     pub fn poll(&mut self, view: &mut RunView) -> Result<bool, EngineError> {
+        let news = self.fold_new(view)?;
+        Ok(self.look_at_lock(view)? || news)
+    }
+
+    /// Marks the run interrupted when it is recorded as running and no
+    /// process holds its lock; the first look is at once, the next ones
+    /// [`LOCK_LOOK_EVERY`] apart. Returns whether it marked it.
+    fn look_at_lock(&mut self, view: &mut RunView) -> Result<bool, EngineError> {
+        let Some(lock) = &self.lock else {
+            return Ok(false);
+        };
+        let due = self
+            .checked
+            .is_none_or(|at| at.elapsed() >= LOCK_LOOK_EVERY);
+        if view.run.status != RunStatus::Running || !due {
+            return Ok(false);
+        }
+        self.checked = Some(std::time::Instant::now());
+        if planwright_engine::run_lock_held_at(lock)? {
+            return Ok(false);
+        }
+        view.process_gone();
+        Ok(true)
+    }
+
+    fn fold_new(&mut self, view: &mut RunView) -> Result<bool, EngineError> {
         let mut file = match std::fs::File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -517,16 +657,20 @@ pub struct RunFiles {
     pub dir: PathBuf,
     /// Its event log.
     pub events: PathBuf,
+    /// The run lock of its repository, which tells a run going on from
+    /// one whose process is gone; None for a run folder read on its own.
+    pub lock: Option<PathBuf>,
 }
 
 impl RunFiles {
     /// The files of run `id` in `repo`.
-    pub fn new(repo: &Repo, id: &str) -> RunFiles {
+    pub fn new(repo: &Repo, id: &str) -> Result<RunFiles, EngineError> {
         let dir = repo.state_dir().join("runs").join(id);
-        RunFiles {
+        Ok(RunFiles {
             events: dir.join("events.jsonl"),
             dir,
-        }
+            lock: Some(planwright_engine::run_lock_path(repo)?),
+        })
     }
 }
 
@@ -583,7 +727,7 @@ fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFile
         .map(|t| (t.id, t.title))
         .collect();
     let mut view = RunView::new(run, &tickets);
-    let files = RunFiles::new(repo, &run.id);
+    let files = RunFiles::new(repo, &run.id)?;
     let graph = store.run_graph(&run.id)?;
     if let Some(graph) = graph.as_deref().and_then(RunGraph::from_json) {
         view.set_graph(&graph);
@@ -591,25 +735,18 @@ fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFile
     Ok((view, files))
 }
 
-/// The view of `run` with its whole event log and its gate logs folded.
+/// The view of `run` with its whole event log and its gate logs folded,
+/// interrupted when its process is gone.
 pub(crate) fn fold_all(
     repo: &Repo,
     store: &Store,
     run: &RunRow,
 ) -> Result<(RunView, RunFiles), EngineError> {
     let (mut view, files) = view_of(repo, store, run)?;
-    Tail::new(files.events.clone()).poll(&mut view)?;
+    Tail::of(&files).poll(&mut view)?;
     read_gate_logs(&mut view, &files.dir);
     Ok((view, files))
 }
 
 #[cfg(test)]
 mod tests;
-
-/// `n thing` or `n things`.
-fn plural(n: usize, thing: &str) -> String {
-    match n {
-        1 => format!("1 {thing}"),
-        _ => format!("{n} {thing}s"),
-    }
-}

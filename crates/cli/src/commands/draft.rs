@@ -103,8 +103,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         DraftEvent::Asked { round } if human => eprintln!("round {round}: asking the agent"),
         DraftEvent::Checked { round, errors } if human => match errors {
             0 => eprintln!("round {round}: the plan is valid"),
-            1 => eprintln!("round {round}: 1 error"),
-            n => eprintln!("round {round}: {n} errors"),
+            n => eprintln!("round {round}: {}", render::count(n, "error")),
         },
         _ => {}
     };
@@ -128,9 +127,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return Err(CliError::with_code(
             exit::INVALID,
             format!(
-                "no valid plan after {} round{}",
-                drafted.rounds,
-                if drafted.rounds == 1 { "" } else { "s" }
+                "no valid plan after {}",
+                render::count(drafted.rounds as usize, "round")
             ),
         )
         .hint(format!(
@@ -144,10 +142,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                 .map_err(|e| CliError::write(&out.display().to_string(), &e))?;
             if human {
                 eprintln!(
-                    "wrote `{}` ({} round{})",
+                    "wrote `{}` ({})",
                     out.display(),
-                    drafted.rounds,
-                    if drafted.rounds == 1 { "" } else { "s" }
+                    render::count(drafted.rounds as usize, "round")
                 );
             }
         }

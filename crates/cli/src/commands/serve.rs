@@ -152,7 +152,7 @@ fn token() -> Result<String, CliError> {
 /// Runs the command.
 pub fn run(args: Args, _global: &Global) -> CliResult {
     let (mut view, files) = open_view(&args.run.repo, args.run.id.as_deref())?;
-    let mut tail = Tail::new(files.events.clone());
+    let mut tail = Tail::of(&files);
     tail.poll(&mut view).map_err(super::run::engine_error)?;
     read_gate_logs(&mut view, &files.dir);
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, args.port)).map_err(|e| {

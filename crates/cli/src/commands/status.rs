@@ -6,7 +6,7 @@ use crate::error::{exit, CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::{RunStatus, TicketState};
 use planwright_plan::words::inert;
-use planwright_view::{self as view, RunReport, RunView, StatusDocument};
+use planwright_view::{self as view, RunReport, StatusDocument};
 
 /// Show where a run stands: each ticket's state, attempts, last failure and
 /// merged commit. A run whose process is gone shows as `interrupted`.
@@ -46,7 +46,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
-    crate::outln!("{}", counts_line(&r.view, r.run.status));
+    crate::outln!(
+        "{}",
+        r.view.counts().line(r.run.status, r.view.tickets.len())
+    );
     crate::outln!("{}", view::totals_text(&r.totals));
     for (pool, p) in &r.view.paused {
         let until = p
@@ -143,24 +146,4 @@ fn why(r: &RunReport, global: &Global) {
             crate::outln!("  {}", inert(&line));
         }
     }
-}
-
-/// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`; in a
-/// run whose process is gone, `interrupted` stands for `running` (nothing
-/// it started still runs).
-pub fn counts_line(view: &RunView, status: RunStatus) -> String {
-    let c = view.counts();
-    let running = match status {
-        RunStatus::Interrupted => "interrupted",
-        _ => "running",
-    };
-    format!(
-        "{}: {} merged, {} failed, {} blocked, {} {running}, {} pending",
-        crate::render::count(view.tickets.len(), "ticket"),
-        c.merged,
-        c.failed,
-        c.blocked,
-        c.running,
-        c.pending
-    )
 }

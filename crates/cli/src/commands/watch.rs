@@ -8,7 +8,7 @@ use super::observe::RunArgs;
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
 use planwright_engine::TicketState;
-use planwright_view::{RunFiles, RunView, Tail, TicketView};
+use planwright_view::{RunFiles, RunView, ShownState, Tail, TicketView};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal;
 use ratatui::style::Color;
@@ -88,7 +88,7 @@ pub struct App {
 impl App {
     /// An app on `view`, reading the rest of the log from `files`.
     pub fn new(view: RunView, files: RunFiles) -> App {
-        let tail = Tail::new(files.events.clone());
+        let tail = Tail::of(&files);
         let mut app = App {
             view,
             files,
@@ -274,14 +274,15 @@ fn printable(line: &str) -> String {
     out
 }
 
-fn state_color(state: TicketState) -> Color {
+fn state_color(state: ShownState) -> Color {
     match state {
-        TicketState::Merged | TicketState::Changed => Color::Green,
-        TicketState::Failed => Color::Red,
-        TicketState::Blocked => Color::Yellow,
-        TicketState::Running => Color::Cyan,
-        TicketState::Verified | TicketState::Merging => Color::Blue,
-        TicketState::Pending => Color::Gray,
+        ShownState::Recorded(TicketState::Merged | TicketState::Changed) => Color::Green,
+        ShownState::Recorded(TicketState::Failed) => Color::Red,
+        ShownState::Recorded(TicketState::Blocked) => Color::Yellow,
+        ShownState::Recorded(TicketState::Running) => Color::Cyan,
+        ShownState::Recorded(TicketState::Verified | TicketState::Merging) => Color::Blue,
+        ShownState::Recorded(TicketState::Pending) => Color::Gray,
+        ShownState::Interrupted => Color::Magenta,
     }
 }
 

@@ -266,6 +266,7 @@ fn the_html_report_draws_in_chromium() {
     let facts = browser.eval(
         "const drawn = (sel) => Array.from(document.querySelectorAll(sel)).filter(e => e.getBBox().width > 0).length;
          return {nodes: drawn('svg.dag .node'), edges: drawn('svg.dag .edge'), bars: drawn('svg.gantt .bar'),
+                 labels: drawn('svg.gantt .bar text'),
                  scripts: document.scripts.length, fetched: performance.getEntriesByType('resource').length,
                  title: document.title, hostile: document.querySelector('#t-greet summary').textContent,
                  merged: document.querySelector('[data-count=merged] dd').textContent,
@@ -274,6 +275,7 @@ fn the_html_report_draws_in_chromium() {
     assert_eq!(facts["nodes"], 3, "{facts}");
     assert_eq!(facts["edges"], 1, "{facts}");
     assert_eq!(facts["bars"], 4, "{facts}");
+    assert_eq!(facts["labels"], 4, "every bar has its label: {facts}");
     assert_eq!(facts["scripts"], 0, "{facts}");
     assert_eq!(facts["fetched"], 0, "{facts}");
     assert_eq!(facts["merged"], "3", "{facts}");
@@ -448,4 +450,98 @@ fn every_link_of_a_report_written_into_another_folder_leads_to_a_file() {
         let path = folder.join(href.replace("%20", " "));
         assert!(path.is_file(), "{href} leads to {}", path.display());
     }
+}
+
+#[test]
+fn every_timeline_label_is_readable_in_chromium() {
+    if !wanted("every_timeline_label_is_readable_in_chromium") {
+        return;
+    }
+    // Two sub-second attempts squeezed between two long ones in one slot:
+    // no room inside their bars, nor beside them.
+    let run = planwright_engine::RunRow::running("r1", "plan.json", "main", "2026-11-30T22:00:00Z");
+    let tickets = ["P", "Q", "R"].map(|id| (id.to_string(), id.to_lowercase()));
+    let mut view = planwright_view::RunView::new(&run, &tickets);
+    let log =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../view/tests/data/timeline-squeezed.jsonl");
+    view.fold_text(&std::fs::read_to_string(log).unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("timeline.html");
+    std::fs::write(
+        &file,
+        planwright_view::html_page(&view, &Default::default()),
+    )
+    .unwrap();
+    let browser = Browser::start();
+    browser.goto(&format!("file://{}", file.display()));
+    // Each bar's label: its text, its box, and whether it is inside its bar.
+    let labels = browser.eval(
+        "const box = (e) => { const r = e.getBoundingClientRect(); return {l: r.left, r: r.right, t: r.top, b: r.bottom}; };
+         const svg = box(document.querySelector('svg.gantt'));
+         return {svg, bars: Array.from(document.querySelectorAll('svg.gantt .bar')).map(g => {
+             const text = g.querySelector('text'), leader = g.querySelector('.leader');
+             return {title: g.querySelector('title').textContent, rect: box(g.querySelector('rect')),
+                     leader: leader ? box(leader) : null,
+                     text: text ? text.textContent : null, box: text ? box(text) : null,
+                     inside: text ? text.classList.contains('inside') : false};
+         })};",
+    );
+    browser.eval("document.getElementById('timeline').scrollIntoView(); return null;");
+    browser.screenshot("timeline-squeezed");
+    let num = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    let apart = |a: &Value, b: &Value| {
+        num(a, "r") <= num(b, "l")
+            || num(b, "r") <= num(a, "l")
+            || num(a, "b") <= num(b, "t")
+            || num(b, "b") <= num(a, "t")
+    };
+    let svg = &labels["svg"];
+    let bars = labels["bars"].as_array().unwrap();
+    assert_eq!(bars.len(), 4, "{labels}");
+    for (i, bar) in bars.iter().enumerate() {
+        let name = bar["title"].as_str().unwrap().split(':').next().unwrap();
+        let text = bar["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} has no label: {labels}"));
+        let at = &bar["box"];
+        assert!(num(at, "r") - num(at, "l") > 0.0, "{name}: {labels}");
+        for side in ["l", "t"] {
+            assert!(
+                num(at, side) >= num(svg, side),
+                "{name} leaves the chart: {labels}"
+            );
+        }
+        for side in ["r", "b"] {
+            assert!(
+                num(at, side) <= num(svg, side),
+                "{name} leaves the chart: {labels}"
+            );
+        }
+        if bar["inside"] == true {
+            continue;
+        }
+        // A label outside its bar is the whole label, and covers no bar
+        // and no other label.
+        assert_eq!(text, name, "{labels}");
+        for (j, other) in bars.iter().enumerate().filter(|(j, _)| *j != i) {
+            assert!(apart(at, &other["rect"]), "{name} covers a bar: {labels}");
+            if !other["box"].is_null() {
+                assert!(
+                    apart(at, &other["box"]),
+                    "{name} covers label {j}: {labels}"
+                );
+            }
+            if !other["leader"].is_null() {
+                assert!(
+                    apart(at, &other["leader"]),
+                    "a line crosses {name}: {labels}"
+                );
+            }
+        }
+    }
+    assert!(
+        bars.iter().filter(|b| b["inside"] == false).count() >= 2,
+        "the squeezed bars are labelled outside: {labels}"
+    );
+    assert_eq!(browser.console_errors(), Vec::<String>::new());
 }

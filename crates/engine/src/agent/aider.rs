@@ -222,15 +222,14 @@ impl StreamParser for AiderParser {
             cost: (cost > 0.0).then_some(cost),
             exited: exited(&String::from_utf8_lossy(content)),
         });
-        let plural = if calls.len() == 1 { "" } else { "s" };
         let mut note = format!(
-            "aider: tokens and cost from its analytics log ({} call{plural})",
-            calls.len()
+            "aider: tokens and cost from its analytics log ({})",
+            planwright_plan::words::count(calls.len(), "call")
         );
         if self.printed.len() != calls.len() {
             note.push_str(&format!(
-                "; its output has {} usage lines, which do not pair with them: no cache split",
-                self.printed.len()
+                "; its output has {}, which do not pair with them: no cache split",
+                planwright_plan::words::count(self.printed.len(), "usage line")
             ));
         } else if rounded > 0 {
             note.push_str(&format!(

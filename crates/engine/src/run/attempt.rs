@@ -243,8 +243,8 @@ pub(super) fn unavailable_failure(reasons: &[String]) -> Failure {
     Failure::new(
         FailureKind::Unavailable,
         format!(
-            "its model could not serve it {} times in a row (`[agent] max_unavailable`): {last}",
-            reasons.len()
+            "its model could not serve it {} in a row (`[agent] max_unavailable`): {last}",
+            planwright_plan::words::count(reasons.len(), "time")
         ),
     )
     .with_evidence(evidence.join("\n"))

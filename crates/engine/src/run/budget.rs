@@ -126,9 +126,10 @@ fn over(spent: Spent, max_cost: Option<f64>, max_tokens: Option<u64>) -> Option<
     if let Some(max) = max_cost.filter(|m| spent.cost_usd >= *m) {
         return Some(format!("${:.2} of ${max:.2}", spent.cost_usd));
     }
-    max_tokens
-        .filter(|m| spent.tokens >= *m)
-        .map(|max| format!("{} of {max} tokens", spent.tokens))
+    max_tokens.filter(|m| spent.tokens >= *m).map(|max| {
+        let tokens = planwright_plan::words::plural(max as usize, "token");
+        format!("{} of {max} {tokens}", spent.tokens)
+    })
 }
 
 #[cfg(test)]

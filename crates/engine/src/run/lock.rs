@@ -33,24 +33,33 @@ pub fn path(repo: &Repo) -> Result<PathBuf, EngineError> {
 
 /// Whether a `run` holds the lock of `repo` now.
 pub fn is_held(repo: &Repo) -> Result<bool, EngineError> {
-    Ok(holder(repo)?.is_some())
+    is_held_at(&path(repo)?)
+}
+
+/// Whether a `run` holds the lock file at `path` (see [`path`]) now: for a
+/// reader that asks again and again, without asking git each time.
+pub fn is_held_at(path: &Path) -> Result<bool, EngineError> {
+    Ok(holder_at(path)?.is_some())
 }
 
 /// The refusal of a run while another holds the lock of `repo`, as `run`
 /// gives it (preflight and `--dry-run` say the same), or `None` when the
 /// lock is free.
 pub fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
-    let path = path(repo)?;
-    let mut file = match File::open(&path) {
+    holder_at(&path(repo)?)
+}
+
+fn holder_at(path: &Path) -> Result<Option<EngineError>, EngineError> {
+    let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(EngineError::io(&path, e)),
+        Err(e) => return Err(EngineError::io(path, e)),
     };
     // A shared lock is refused only while a run holds the exclusive one
     // (or, for an instant, a child forked while one was held, before its
     // exec closes the file); dropping the file releases it at once.
     for _ in 0..TRIES {
-        if planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(&path, e))? {
+        if planwright_os::lock::try_shared(&file).map_err(|e| EngineError::io(path, e))? {
             return Ok(None);
         }
         std::thread::sleep(PAUSE);

@@ -440,10 +440,11 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     if !o.merged.is_empty() {
         out.push(Check::ok(
             "continue",
-            match o.merged.len() {
-                1 => "1 ticket already on the base branch is skipped".to_string(),
-                n => format!("{n} tickets already on the base branch are skipped"),
-            },
+            format!(
+                "{} already on the base branch {} skipped",
+                planwright_plan::words::count(o.merged.len(), "ticket"),
+                if o.merged.len() == 1 { "is" } else { "are" }
+            ),
         ));
     }
     for id in &o.changed {

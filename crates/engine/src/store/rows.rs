@@ -43,6 +43,22 @@ pub struct RunRow {
     pub fresh: bool,
 }
 
+impl RunRow {
+    /// Run `id` of `plan_path` onto `base`, started at `started_at` and
+    /// going on (neither finished nor fresh).
+    pub fn running(id: &str, plan_path: &str, base: &str, started_at: &str) -> RunRow {
+        RunRow {
+            id: id.into(),
+            plan_path: plan_path.into(),
+            base: base.into(),
+            started_at: started_at.into(),
+            finished_at: None,
+            status: RunStatus::Running,
+            fresh: false,
+        }
+    }
+}
+
 /// What [`Store::sync_tickets`] did.
 #[derive(Debug)]
 pub struct Synced {

@@ -272,7 +272,8 @@ fn mutate(
             };
             if count != 1 {
                 return Ok(Err(format!(
-                    "the mutation's `find` text must occur exactly once in the control path; it occurs {count} times"
+                    "the mutation's `find` text must occur exactly once in the control path; it occurs {}",
+                    planwright_plan::words::count(count, "time")
                 )));
             }
             let mutated = text.replacen(find.as_str(), replace, 1);

@@ -118,7 +118,10 @@ pub fn review(
     if let Some(max) = max_diff_lines.filter(|max| lines > *max) {
         let failure = Failure::new(
             FailureKind::ReviewBlocked,
-            format!("the diff has {lines} lines, more than `[review] max_diff_lines = {max}`: not reviewed"),
+            format!(
+                "the diff has {}, more than `[review] max_diff_lines = {max}`: not reviewed",
+                planwright_plan::words::count(lines, "line")
+            ),
         )
         .with_evidence("Make a smaller change, or split the ticket.");
         return Ok(ReviewOutcome::Rejected {

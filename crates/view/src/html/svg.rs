@@ -133,24 +133,23 @@ pub(crate) fn dag(view: &RunView) -> String {
         let Some((x, y)) = at[i] else { continue };
         let attempts = match t.attempts.len() {
             0 => String::new(),
-            1 => " · 1 attempt".into(),
-            n => format!(" · {n} attempts"),
+            n => format!(" · {}", planwright_plan::words::count(n, "attempt")),
         };
         let phase = match (&t.phase, t.state) {
             (Some(p), TicketState::Running) => format!(" · {p}"),
             _ => String::new(),
         };
+        let st = view.shown_state(t).as_str();
         let _ = write!(
             s,
             "<a href=\"#t-{anchor}\"><g class=\"node st-{st}\" data-ticket=\"{id}\"><title>{id}: {title}</title>\
              <rect x=\"{x}\" y=\"{y}\" width=\"{NODE_W}\" height=\"{NODE_H}\" rx=\"7\"/>\
              <text x=\"{tx}\" y=\"{ty1}\" class=\"id\">{label}</text><text x=\"{tx}\" y=\"{ty2}\" class=\"sub\">{sub}</text></g></a>",
             anchor = anchor(&t.id),
-            st = t.state.as_str(),
             id = esc(&t.id),
             title = esc(&t.title),
             label = esc(&clip(&t.id, 20)),
-            sub = esc(&sub_label(t.state.as_str(), &format!("{phase}{attempts}"))),
+            sub = esc(&sub_label(st, &format!("{phase}{attempts}"))),
             tx = x + 10,
             ty1 = y + 18,
             ty2 = y + 35,
@@ -223,7 +222,7 @@ impl Axis {
 }
 
 /// The Gantt chart: a row per job slot, a bar per attempt from its start
-/// until its slot was freed, coloured by outcome.
+/// until its slot was freed, coloured by outcome, each with its label.
 pub(crate) fn gantt(view: &RunView) -> String {
     let Some(axis) = Axis::of(view) else {
         return "<p class=\"muted\" id=\"no-attempts\">no attempt has started yet</p>".into();
@@ -234,10 +233,44 @@ pub(crate) fn gantt(view: &RunView) -> String {
         .flat_map(|t| &t.attempts)
         .filter_map(|a| a.slot)
         .max()
-        .map_or(1, |m| m + 1) as i64;
-    let height = 24 + slots * ROW_H;
+        .map_or(1, |m| m + 1);
     let plot = GANTT_W - LABEL_W - PAD - 20;
     let x_of = |v: i64| LABEL_W + (v - axis.start) * plot / axis.len;
+    let bars: Vec<Bar> = view
+        .tickets
+        .iter()
+        .flat_map(|t| t.attempts.iter().map(move |a| (t.id.as_str(), a)))
+        .filter_map(|(id, a)| {
+            let (start, end) = axis.range(a, view)?;
+            let x = x_of(start);
+            let label = format!("{id} #{}", a.n);
+            Some(Bar {
+                id,
+                a,
+                slot: a.slot?,
+                label,
+                x,
+                w: (x_of(end) - x).max(3),
+            })
+        })
+        .collect();
+    let labels = place_labels(&bars, slots);
+    // Each row is as tall as its bars and the lanes of labels below them.
+    let mut tops = Vec::with_capacity(slots);
+    let mut bottom = 0;
+    for slot in 0..slots {
+        tops.push(bottom);
+        let lanes = (labels.iter().zip(&bars))
+            .filter(|(l, b)| b.slot == slot && matches!(l, Label::Below(_)))
+            .map(|(l, _)| match l {
+                Label::Below(lane) => lane + 1,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        bottom += ROW_H + lanes as i64 * LANE_H;
+    }
+    let height = 24 + bottom;
     let mut s = format!(
         "<svg class=\"gantt\" role=\"img\" aria-label=\"attempts per slot\" data-axis=\"{}\" viewBox=\"0 0 {GANTT_W} {height}\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\" xmlns=\"http://www.w3.org/2000/svg\">",
         if axis.by_events { "events" } else { "time" }
@@ -252,95 +285,192 @@ pub(crate) fn gantt(view: &RunView) -> String {
             axis.label(k * axis.len / 4)
         );
     }
-    for slot in 0..slots {
+    for (slot, top) in tops.iter().enumerate() {
         let _ = write!(
             s,
             "<text class=\"slot-label\" x=\"4\" y=\"{}\">slot {}</text>",
-            slot * ROW_H + 19,
+            top + 19,
             slot + 1
         );
     }
-    let bars: Vec<(&str, &AttemptView, i64, i64)> = view
-        .tickets
-        .iter()
-        .flat_map(|t| t.attempts.iter().map(move |a| (t.id.as_str(), a)))
-        .filter_map(|(id, a)| {
-            let (start, end) = axis.range(a, view)?;
-            let x = x_of(start);
-            Some((id, a, x, (x_of(end) - x).max(3)))
-        })
-        .collect();
-    for &(id, a, x, w) in &bars {
-        let room = room(&bars, a.slot, x, w);
-        bar(&mut s, id, a, (x, w), room);
+    for (b, label) in bars.iter().zip(&labels) {
+        bar(&mut s, b, tops[b.slot] + 4, label);
     }
     s.push_str("</svg>");
     s
 }
 
-/// The free stretch of the bar at `x`, `w` wide, in `slot`'s row: from the
-/// end of the bar before it to the start of the bar after it (the chart's
-/// edges where there is none).
-fn room(
-    bars: &[(&str, &AttemptView, i64, i64)],
-    slot: Option<usize>,
+/// The height of a lane of labels below a row.
+const LANE_H: i64 = 16;
+
+/// One attempt's bar: its ticket, its label, where it starts and how wide
+/// it is.
+struct Bar<'v> {
+    id: &'v str,
+    a: &'v AttemptView,
+    slot: usize,
+    label: String,
     x: i64,
     w: i64,
-) -> (i64, i64) {
-    let row = bars.iter().filter(|b| b.1.slot == slot);
-    let before = row.clone().map(|b| b.2 + b.3).filter(|&e| e <= x).max();
-    let after = row.map(|b| b.2).filter(|&b| b >= x + w).min();
-    (before.unwrap_or(LABEL_W), after.unwrap_or(GANTT_W))
 }
 
-/// One attempt's bar at `x`, `w` wide; `free` is the stretch of its row
-/// no other bar takes (for a label that does not fit inside).
-fn bar(s: &mut String, id: &str, a: &AttemptView, (x, w): (i64, i64), free: (i64, i64)) {
-    let Some(slot) = a.slot else { return };
-    let y = slot as i64 * ROW_H + 4;
-    let label = format!("{id} #{}", a.n);
+/// Where a bar's label goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Label {
+    /// Inside the bar, clipped to this many characters.
+    Inside(usize),
+    /// After the bar, in the free stretch of its row.
+    Right,
+    /// Before the bar, in the free stretch of its row.
+    Left,
+    /// Below its row, in this lane (0 first), under a line to the bar: a
+    /// bar too short for its label between bars too close for it beside.
+    Below(usize),
+}
+
+/// About 7 px a character of the chart's 12 px bold text.
+fn chars(px: i64) -> usize {
+    (px / 7).max(0) as usize
+}
+
+fn text_px(label: &str) -> i64 {
+    label.chars().count() as i64 * 7
+}
+
+/// Every bar's label: inside where it fits (a long bar shows at least 8
+/// characters), else the whole label beside the bar where no bar and no
+/// other label of its row is, else below the row (see [`lanes_below`]).
+fn place_labels(bars: &[Bar], slots: usize) -> Vec<Label> {
+    let mut beside: Vec<Vec<(i64, i64)>> = vec![vec![]; slots];
+    let mut placed = Vec::with_capacity(bars.len());
+    for b in bars {
+        let inside = chars(b.w - 5);
+        if inside >= b.label.chars().count().min(8) {
+            placed.push(Label::Inside(inside));
+            continue;
+        }
+        let px = text_px(&b.label);
+        let right = (b.x + b.w + 4, b.x + b.w + 4 + px);
+        let left = (b.x - 4 - px, b.x - 4);
+        let clear = |span: (i64, i64), labels: &[(i64, i64)]| {
+            let row = bars
+                .iter()
+                .filter(|o| o.slot == b.slot)
+                .map(|o| (o.x, o.x + o.w));
+            span.0 >= LABEL_W
+                && span.1 <= GANTT_W
+                && !row.chain(labels.iter().copied()).any(|o| overlaps(span, o))
+        };
+        let label = if clear(right, &beside[b.slot]) {
+            beside[b.slot].push(right);
+            Label::Right
+        } else if clear(left, &beside[b.slot]) {
+            beside[b.slot].push(left);
+            Label::Left
+        } else {
+            Label::Below(0)
+        };
+        placed.push(label);
+    }
+    for slot in 0..slots {
+        lanes_below(bars, &mut placed, slot);
+    }
+    placed
+}
+
+/// The lanes of the labels below `slot`'s row: from the rightmost bar to
+/// the leftmost, each label in the first lane where it overlaps no other
+/// label, its line from the bar crosses no label above it, and it covers
+/// no line to a label below it.
+fn lanes_below(bars: &[Bar], placed: &mut [Label], slot: usize) {
+    let mut order: Vec<usize> = (0..bars.len())
+        .filter(|&i| bars[i].slot == slot && matches!(placed[i], Label::Below(_)))
+        .collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(bars[i].x + bars[i].w / 2));
+    // (lane, leader x, span) of each label placed so far.
+    let mut taken: Vec<(usize, i64, (i64, i64))> = vec![];
+    for i in order {
+        let (cx, span) = (leader_x(&bars[i]), below_span(&bars[i]));
+        let fits = |lane: usize| {
+            taken.iter().all(|&(l, x, other)| match l.cmp(&lane) {
+                std::cmp::Ordering::Equal => !overlaps(span, other),
+                std::cmp::Ordering::Less => !overlaps((cx, cx), other),
+                std::cmp::Ordering::Greater => !overlaps((x, x), span),
+            })
+        };
+        let deepest = taken.iter().map(|t| t.0 + 1).max().unwrap_or(0);
+        let lane = (0..deepest).find(|&l| fits(l)).unwrap_or(deepest);
+        taken.push((lane, cx, span));
+        placed[i] = Label::Below(lane);
+    }
+}
+
+/// Whether two stretches overlap, or come closer than a small gap.
+fn overlaps(a: (i64, i64), b: (i64, i64)) -> bool {
+    a.0 < b.1 + 3 && b.0 < a.1 + 3
+}
+
+/// Where the line from a bar down to its label below runs.
+fn leader_x(b: &Bar) -> i64 {
+    b.x + b.w / 2
+}
+
+/// The stretch a label below its bar takes: just right of its line, or
+/// ending just left of it when it would run past the chart's edge.
+fn below_span(b: &Bar) -> (i64, i64) {
+    let (cx, px) = (leader_x(b), text_px(&b.label));
+    let x = if cx + 3 + px <= GANTT_W {
+        cx + 3
+    } else {
+        cx - 3 - px
+    };
+    (x, x + px)
+}
+
+/// One attempt's bar, its top at `y`, with its label where `label` says.
+fn bar(s: &mut String, b: &Bar, y: i64, label: &Label) {
+    let a = b.a;
     let took = match (a.started_ms, a.ended_ms) {
         (Some(s), Some(e)) if e >= s => format!(", {}", duration_text(e - s)),
         _ => String::new(),
     };
+    let (x, w, h) = (b.x, b.w, ROW_H - 8);
     let _ = write!(
         s,
         "<a href=\"#t-{anchor}\"><g class=\"bar out-{o}\" data-ticket=\"{eid}\"><title>{elabel}: {o}{took}</title>\
          <rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"4\"/>",
-        anchor = anchor(id),
+        anchor = anchor(b.id),
         o = a.outcome.as_str(),
-        eid = esc(id),
-        elabel = esc(&label),
-        h = ROW_H - 8,
+        eid = esc(b.id),
+        elabel = esc(&b.label),
     );
-    // The label inside the bar where it fits (about 7 px a character); a
-    // short bar's beside it, after it or (at the chart's end) before it.
-    let chars = |px: i64| (px / 7).max(0) as usize;
-    let (inside, right, left) = (
-        chars(w - 5),
-        chars(free.1 - x - w - 4),
-        chars(x - 4 - free.0),
-    );
-    let whole = label.chars().count();
-    let (tx, anchor, class, fits) = if inside >= whole.min(8) {
-        (x + 5, "start", "inside", inside)
-    } else if right >= whole || right >= left {
-        (x + w + 4, "start", "outside", right)
-    } else {
-        (x - 4, "end", "outside", left)
+    let text = |s: &mut String, class: &str, tx: i64, ty: i64, end: bool, shown: &str| {
+        let side = if end { "end" } else { "start" };
+        let _ = write!(
+            s,
+            "<text class=\"{class}\" x=\"{tx}\" y=\"{ty}\" text-anchor=\"{side}\">{}</text>",
+            esc(shown)
+        );
     };
-    if fits < 4 {
-        // No room for a readable label: the bar's title still names it.
-        s.push_str("</g></a>");
-        return;
+    match *label {
+        Label::Inside(fits) => text(s, "inside", x + 5, y + 16, false, &clip(&b.label, fits)),
+        Label::Right => text(s, "outside", x + w + 4, y + 16, false, &b.label),
+        Label::Left => text(s, "outside", x - 4, y + 16, true, &b.label),
+        Label::Below(lane) => {
+            // The line runs down beside the label, to its middle.
+            let ty = y + h + (lane as i64 + 1) * LANE_H;
+            let (lx, _) = below_span(b);
+            let _ = write!(
+                s,
+                "<line class=\"leader\" x1=\"{cx}\" y1=\"{}\" x2=\"{cx}\" y2=\"{}\"/>",
+                y + h,
+                ty - 4,
+                cx = leader_x(b)
+            );
+            text(s, "below", lx, ty, false, &b.label);
+        }
     }
-    let shown = clip(&label, fits);
-    let _ = write!(
-        s,
-        "<text class=\"{class}\" x=\"{tx}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text></g></a>",
-        y + 16,
-        esc(&shown)
-    );
+    s.push_str("</g></a>");
 }
 
 #[cfg(test)]

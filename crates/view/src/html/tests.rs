@@ -2,15 +2,7 @@ use super::*;
 use planwright_engine::RunRow;
 
 fn view(title: &str) -> RunView {
-    let run = RunRow {
-        id: "r<1>".into(),
-        plan_path: "plan\".json".into(),
-        base: "main".into(),
-        started_at: "2026-11-29T22:00:00Z".into(),
-        finished_at: None,
-        status: planwright_engine::RunStatus::Running,
-        fresh: false,
-    };
+    let run = RunRow::running("r<1>", "plan\".json", "main", "2026-11-29T22:00:00Z");
     let tickets = vec![
         ("A".to_string(), title.to_string()),
         ("B/1 & <b>".to_string(), "two".to_string()),
@@ -161,7 +153,7 @@ fn the_live_badge_goes_once_the_run_finished() {
     };
     let mut v = view("one");
     assert!(html_body(&v, &opts).contains("id=\"live\""));
-    v.run.status = "finished".into();
+    v.run.status = planwright_engine::RunStatus::Finished;
     let page = html_body(&v, &opts);
     assert!(!page.contains("id=\"live\""), "{page}");
     assert!(
@@ -243,4 +235,73 @@ fn a_sub_second_run_fills_the_timeline_with_a_millisecond_axis() {
         gantt.contains(">0ms</text>") && gantt.contains(">200ms</text>"),
         "{gantt}"
     );
+}
+
+#[test]
+fn a_run_whose_process_is_gone_shows_no_ticket_running() {
+    let mut v = view("one");
+    v.process_gone();
+    let page = html_page(&v, &HtmlOptions::default());
+    assert!(page.contains("<span class=\"badge st-interrupted\">interrupted</span></h1>"));
+    assert!(page.contains("data-count=\"interrupted\"><dt>interrupted</dt><dd>1</dd>"));
+    assert!(!page.contains("data-count=\"running\""), "{page}");
+    assert!(!page.contains("st-running\""), "{page}");
+    assert!(!page.contains("out-running\""), "{page}");
+}
+
+/// Two sub-second attempts squeezed between two long ones in one slot
+/// (P, Q and R each once, then P again).
+fn squeezed() -> RunView {
+    let run = RunRow::running("r1", "plan.json", "main", "2026-11-30T22:00:00Z");
+    let ids = ["P", "Q", "R"].map(|id| (id.to_string(), id.to_lowercase()));
+    let mut v = RunView::new(&run, &ids);
+    // The browser tests draw the same log (crates/cli/tests/observe).
+    v.fold_text(include_str!("../../tests/data/timeline-squeezed.jsonl"));
+    v
+}
+
+/// The `<g class="bar ...">` of `label` in `gantt`.
+fn bar_of<'g>(gantt: &'g str, label: &str) -> &'g str {
+    gantt
+        .split("<g class=\"bar ")
+        .find(|b| b.contains(&format!("<title>{label}:")))
+        .unwrap_or_else(|| panic!("no bar of {label}: {gantt}"))
+}
+
+#[test]
+fn a_sub_second_bar_with_no_room_beside_it_has_its_label_below_its_row() {
+    let gantt = svg::gantt(&squeezed());
+    let below_y = |label: &str| {
+        let bar = bar_of(&gantt, label);
+        assert!(bar.contains("class=\"leader\""), "{bar}");
+        let text = bar
+            .split("<text class=\"below\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{label} is not labelled below: {bar}"));
+        assert!(text.contains(&format!(">{label}</text>")), "{bar}");
+        let y = text
+            .split("y=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        y.parse::<i64>().unwrap()
+    };
+    let (q, r) = (below_y("Q #1"), below_y("R #1"));
+    assert_ne!(q, r, "the two labels would overlap: {gantt}");
+    // The row grows by the lanes of its labels.
+    let height: i64 = gantt
+        .split("viewBox=\"0 0 900 ")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(height > q.max(r), "{gantt}");
+    for long in ["P #1", "P #2"] {
+        assert!(bar_of(&gantt, long).contains("class=\"inside\""), "{gantt}");
+    }
 }

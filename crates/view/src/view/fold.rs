@@ -7,7 +7,7 @@
 use super::{AttemptOutcome, AttemptView, CheckResult, PausedPool, RunView};
 use planwright_engine::Event;
 use planwright_engine::Failure;
-use planwright_engine::{transition, Step, TicketState};
+use planwright_engine::{transition, RunStatus, Step, TicketState};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -199,7 +199,7 @@ impl RunView {
     }
 
     fn run_started(&mut self, base: &str, at: Option<i64>) {
-        self.run.status = "running".into();
+        self.run.status = RunStatus::Running;
         self.run.finished_ms = None;
         self.run.base = base.to_string();
         if self.run.started_ms.is_none() || self.events == 1 {
@@ -219,16 +219,27 @@ impl RunView {
 
     fn run_finished(&mut self, interrupted: bool, at: Option<i64>) {
         self.run.status = if interrupted {
-            "interrupted"
+            RunStatus::Interrupted
         } else {
-            "finished"
-        }
-        .into();
+            RunStatus::Finished
+        };
         self.run.finished_ms = at;
         self.close_open_attempts(at);
     }
 
     fn close_open_attempts(&mut self, at: Option<i64>) {
+        self.end_open_attempts(at);
+        for t in &mut self.tickets {
+            // What the log never saw end stopped with the run.
+            if matches!(t.state, TicketState::Running | TicketState::Merging) {
+                replay(&mut t.state, Step::Reopen);
+            }
+        }
+    }
+
+    /// Ends every attempt still open as interrupted at `at`, and frees
+    /// every slot.
+    pub(super) fn end_open_attempts(&mut self, at: Option<i64>) {
         for t in &mut self.tickets {
             if let Some(a) = t.attempts.last_mut() {
                 if a.outcome == AttemptOutcome::Running {
@@ -236,10 +247,6 @@ impl RunView {
                     a.ended_ms = at;
                     a.ended_event = Some(self.events);
                 }
-            }
-            // What the log never saw end stopped with the run.
-            if matches!(t.state, TicketState::Running | TicketState::Merging) {
-                replay(&mut t.state, Step::Reopen);
             }
             t.phase = None;
         }

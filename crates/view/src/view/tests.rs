@@ -117,7 +117,7 @@ fn a_finished_run_folds_to_its_counts_attempts_and_slots() {
         (c.merged, c.failed, c.blocked, c.running, c.pending),
         (1, 1, 1, 0, 0)
     );
-    assert_eq!(view.run.status, "finished");
+    assert_eq!(view.run.status, planwright_engine::RunStatus::Finished);
     let a = &view.ticket("A").unwrap().attempts[0];
     assert_eq!(
         (a.outcome, a.slot, a.phase.as_str()),
@@ -456,4 +456,48 @@ fn the_merge_queues_stacks_fold_into_one_line() {
         view.queue_line().unwrap(),
         "merge queue: 6 stacks checked, 3 landed from them, 1 flaky, 1 bisected (rebuilt: B); now checking B, D"
     );
+}
+
+#[test]
+fn a_run_whose_process_is_gone_shows_its_running_tickets_interrupted() {
+    let mut events = a_run();
+    events.truncate(4); // A in its gates, B's agent working, then a kill.
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    view.fold_text(&lines(&events));
+    assert_eq!(view.counts().running, 2);
+    view.process_gone();
+    assert_eq!(view.run.status, RunStatus::Interrupted);
+    let c = view.counts();
+    assert_eq!((c.running, c.interrupted, c.pending), (0, 2, 1));
+    assert_eq!(
+        c.line(view.run.status, view.tickets.len()),
+        "3 tickets: 0 merged, 0 failed, 0 blocked, 2 interrupted, 1 pending"
+    );
+    let a = view.ticket("A").unwrap();
+    assert_eq!(view.shown_state(a), ShownState::Interrupted);
+    assert_eq!((a.phase.as_ref(), a.state), (None, TicketState::Running));
+    let attempt = &a.attempts[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Interrupted);
+    assert_eq!(attempt.ended_ms, view.run.last_event_ms);
+    assert!(view.slot_holders().iter().all(Option::is_none));
+    // The next `run` takes the run up again.
+    view.fold_text(&lines(&[(
+        9,
+        Event::RunStarted {
+            run: "r1".into(),
+            base: "main".into(),
+            ticket_count: 3,
+            continued: true,
+        },
+    )]));
+    assert_eq!(view.run.status, RunStatus::Running);
+    assert_eq!((view.counts().interrupted, view.counts().pending), (0, 3));
+}
+
+#[test]
+fn a_finished_run_is_never_taken_for_a_dead_one() {
+    let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
+    view.fold_text(&lines(&a_run()));
+    view.process_gone();
+    assert_eq!(view.run.status, RunStatus::Finished);
 }

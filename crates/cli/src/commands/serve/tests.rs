@@ -20,6 +20,7 @@ fn serve_fixture(dir: &std::path::Path) -> (Arc<Server>, u16) {
     let files = RunFiles {
         dir: dir.to_path_buf(),
         events: dir.join("events.jsonl"),
+        lock: None,
     };
     let server = Arc::new(server(view, files, "t0ken".into()));
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();

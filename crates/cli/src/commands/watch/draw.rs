@@ -61,16 +61,15 @@ fn header(view: &RunView) -> Vec<Line<'static>> {
         Span::styled("planwright ", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!("run {} ({}) onto {}", r.id, r.status, r.base)),
     ]);
-    let mut parts = vec![
-        count("merged", c.merged, Color::Green),
-        count("failed", c.failed, Color::Red),
-        count("blocked", c.blocked, Color::Yellow),
-        count("running", c.running, Color::Cyan),
-        count("pending", c.pending, Color::Gray),
-    ];
+    let mut parts: Vec<Span> = (c.shown(r.status).into_iter())
+        .map(|(name, n)| Span::styled(format!("{n} {name} "), Style::new().fg(count_color(name))))
+        .collect();
     let (usage, cost) = view.usage();
     if let Some(u) = usage {
-        parts.push(Span::raw(format!("· {} tokens ", u.total())));
+        parts.push(Span::raw(format!(
+            "· {} ",
+            planwright_plan::words::count(u.total() as usize, "token")
+        )));
     }
     if let Some(c) = cost {
         parts.push(Span::raw(format!("· ${c:.2} ")));
@@ -93,8 +92,15 @@ fn header(view: &RunView) -> Vec<Line<'static>> {
     vec![title, Line::from(parts)]
 }
 
-fn count(name: &str, n: usize, color: Color) -> Span<'static> {
-    Span::styled(format!("{n} {name} "), Style::new().fg(color))
+fn count_color(name: &str) -> Color {
+    match name {
+        "merged" => Color::Green,
+        "failed" => Color::Red,
+        "blocked" => Color::Yellow,
+        "running" => Color::Cyan,
+        "interrupted" => Color::Magenta,
+        _ => Color::Gray,
+    }
 }
 
 fn list_screen(f: &mut Frame, app: &App, area: Rect, now: i64) {
@@ -117,10 +123,10 @@ struct Cells {
 }
 
 impl Cells {
-    fn of(t: &TicketView, now: i64) -> Cells {
+    fn of(view: &RunView, t: &TicketView, now: i64) -> Cells {
         let state = match (&t.phase, t.state) {
             (Some(p), TicketState::Running) => format!("{} {p}", t.state),
-            _ => t.state.to_string(),
+            _ => view.shown_state(t).as_str().to_string(),
         };
         let attempt = match t.attempts.len() {
             0 => String::new(),
@@ -150,7 +156,7 @@ struct Widths {
 
 fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
     let cells: Vec<Cells> = (app.view.tickets.iter())
-        .map(|t| Cells::of(t, now))
+        .map(|t| Cells::of(&app.view, t, now))
         .collect();
     let widest = |cell: fn(&Cells) -> &str| {
         let shown = app.order.iter().map(|&i| text_width(cell(&cells[i])));
@@ -178,7 +184,8 @@ fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
         for &i in wave {
             rows.push(items.len());
             let t = &app.view.tickets[i];
-            items.push(ListItem::new(ticket_line(t, &cells[i], &widths)));
+            let color = state_color(app.view.shown_state(t));
+            items.push(ListItem::new(ticket_line(t, color, &cells[i], &widths)));
         }
     }
     app.extent.set(Extent {
@@ -215,14 +222,14 @@ fn rejections(t: &TicketView) -> usize {
 /// `● B  running agent  #2  44.0s  ✗1  lexer <fast>`: state, attempt,
 /// time, attempts rejected (blank when none), title; a column no ticket
 /// fills takes no room.
-fn ticket_line(t: &TicketView, c: &Cells, w: &Widths) -> Line<'static> {
+fn ticket_line(t: &TicketView, color: Color, c: &Cells, w: &Widths) -> Line<'static> {
     let column = |text: &str, width: usize, right: bool| match (width, right) {
         (0, _) => String::new(),
         (_, true) => format!("  {text:>width$}"),
         (_, false) => format!("  {text:width$}"),
     };
     Line::from(vec![
-        Span::styled("● ", Style::new().fg(state_color(t.state))),
+        Span::styled("● ", Style::new().fg(color)),
         Span::styled(
             format!("{:w$}", t.id, w = w.id),
             Style::new().add_modifier(Modifier::BOLD),

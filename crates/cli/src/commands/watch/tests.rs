@@ -49,6 +49,7 @@ fn app(dir: &std::path::Path) -> App {
     let files = RunFiles {
         dir: dir.to_path_buf(),
         events: dir.join("events.jsonl"),
+        lock: None,
     };
     std::fs::write(&files.events, EVENTS).unwrap();
     std::fs::create_dir_all(dir.join("A")).unwrap();
@@ -386,4 +387,29 @@ fn sizes_parse() {
     assert_eq!(parse_size("100x30"), Ok((100, 30)));
     assert!(parse_size("10x3").is_err());
     assert!(parse_size("wide").is_err());
+}
+
+const GONE: &str = "\
+planwright run r1 (interrupted) onto main
+1 merged 0 failed 0 blocked 2 interrupted 1 pending · 1500 tokens · $0.05 · claude paused (rate limi
+┌ tickets ─────────────────────────────────────────────────┐┌ slots ───────────────────────────────┐
+│  wave 1                                                  ││slot 1: idle                          │
+│› ● A  interrupted  #1  39.0s      parser                 ││slot 2: idle                          │
+│  ● B  interrupted  #2  39.0s  ✗1  lexer <fast>           ││slot 3: idle                          │
+│  ● D  merged       #1  12.0s      docs                   │└──────────────────────────────────────┘
+│  wave 2                                                  │┌ A log ───────────────────────────────┐
+│  ● C  pending                     cli                    ││reading the spec                      │
+│                                                          ││writing src/parser.rs                 │
+│                                                          ││done                                  │
+└──────────────────────────────────────────────────────────┘└──────────────────────────────────────┘
+↑/k up · ↓/j down · PgUp page up · PgDn/Space page down · Home/g first · End/G last · Enter/e open
+q/Esc/^C quit
+";
+
+#[test]
+fn a_run_whose_process_is_gone_shows_its_tickets_interrupted_and_its_slots_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    app.view.process_gone();
+    assert_frame(&app, 100, 14, GONE);
 }

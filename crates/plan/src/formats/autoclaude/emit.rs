@@ -299,7 +299,7 @@ fn verification(
         (None, []) => json!({"type": "none"}),
         (None, [one]) => json!({"type": "manual", "instructions": one}),
         (None, many) => {
-            sink.push(Diagnostic::warning("autoclaude.emit.check", at.key("checks"), format!("{}: an Auto-Claude subtask has one verification; its {} checks are written as the lines of one manual instruction", t.id, many.len())));
+            sink.push(Diagnostic::warning("autoclaude.emit.check", at.key("checks"), format!("{}: an Auto-Claude subtask has one verification; its {} are written as the lines of one manual instruction", t.id, crate::words::count(many.len(), "check"))));
             json!({"type": "manual", "instructions": many.join("\n")})
         }
     };

@@ -598,7 +598,16 @@ fn counterfactuals(plan: &Plan, out: &mut Map<String, Value>, sink: &mut dyn Sin
                 continue;
             }
             if list.len() == MAX_COUNTERFACTUALS {
-                warn(sink, "counterfactuals", &at, format!("{}: standard_v1 allows at most {MAX_COUNTERFACTUALS} counterfactuals; dropped this one", t.id));
+                warn(
+                    sink,
+                    "counterfactuals",
+                    &at,
+                    format!(
+                        "{}: standard_v1 allows at most {}; dropped this one",
+                        t.id,
+                        crate::words::count(MAX_COUNTERFACTUALS, "counterfactual")
+                    ),
+                );
                 continue;
             }
             list.push(v);

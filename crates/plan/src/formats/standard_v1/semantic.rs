@@ -330,8 +330,8 @@ fn counterfactuals(plan: &Value, sink: &mut dyn Sink) {
                 "counterfactual.count",
                 at.index(MAX_COUNTERFACTUALS),
                 format!(
-                    "{} counterfactuals; at most {MAX_COUNTERFACTUALS} are allowed",
-                    list.len()
+                    "{}; at most {MAX_COUNTERFACTUALS} are allowed",
+                    crate::words::count(list.len(), "counterfactual")
                 ),
             )
             .with_hint("keep the counterfactuals of the controls that matter most"),
