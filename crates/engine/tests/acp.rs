@@ -43,6 +43,7 @@ fn attempt(mode: &str, timeout: Option<Duration>) -> Run {
         confine: None,
         log_limit: None,
         usage_sink: None,
+        activity_sink: None,
     };
     let report = agent.attempt(&ctx, &Cancel::default()).unwrap();
     let log = std::fs::read_to_string(&ctx.log).unwrap();
