@@ -44,6 +44,22 @@ struct With {
     cancel: bool,
 }
 
+impl With {
+    fn model(model: &'static str) -> With {
+        With {
+            model: Some(model),
+            ..With::default()
+        }
+    }
+
+    fn cancelled() -> With {
+        With {
+            cancel: true,
+            ..With::default()
+        }
+    }
+}
+
 fn attempt(mode: &str, timeout: Option<Duration>) -> Run {
     attempt_with(
         mode,
@@ -101,6 +117,12 @@ fn attempt_with(mode: &str, with: With) -> Run {
         activities,
         _tmp: tmp,
     }
+}
+
+/// The message the fake agent saved in `file` of its workspace.
+fn saved(run: &Run, file: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(run.workspace.join(file)).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}: {text}"))
 }
 
 fn files(run: &Run) -> Vec<String> {
@@ -167,8 +189,7 @@ fn an_edit_inside_the_workspace_is_allowed_and_the_turn_finishes() {
         ]
     );
     // The client lends nothing, at the pinned version.
-    let init = std::fs::read_to_string(run.workspace.join("initialize.json")).unwrap();
-    let init: serde_json::Value = serde_json::from_str(&init).unwrap();
+    let init = saved(&run, "initialize.json");
     assert_eq!(init["params"]["protocolVersion"], 1);
     let caps = &init["params"]["clientCapabilities"];
     assert_eq!(caps["fs"]["readTextFile"], false);
@@ -210,8 +231,7 @@ fn a_provider_error_is_unavailable_and_a_refusal_fails() {
 fn a_hung_turn_is_cancelled_at_the_timeout() {
     let run = attempt("hang", Some(Duration::from_millis(300)));
     assert_eq!(run.report.outcome, AgentOutcome::TimedOut, "{}", run.log);
-    let cancel = std::fs::read_to_string(run.workspace.join("cancelled.json")).unwrap();
-    let cancel: serde_json::Value = serde_json::from_str(&cancel).unwrap();
+    let cancel = saved(&run, "cancelled.json");
     assert_eq!(cancel["method"], "session/cancel");
     assert_eq!(cancel["params"]["sessionId"], "s1");
     assert!(run.log.contains("time is up"), "{}", run.log);
@@ -231,8 +251,7 @@ fn malformed_messages_are_logged_and_fs_requests_refused() {
         .log
         .contains("acp: a message with neither method nor id"));
     assert!(run.log.contains("acp: refused fs/read_text_file"));
-    let answer = std::fs::read_to_string(run.workspace.join("fs-answer.json")).unwrap();
-    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let answer = saved(&run, "fs-answer.json");
     assert_eq!(answer["id"], "f1");
     assert_eq!(answer["error"]["code"], -32601);
 }
@@ -271,16 +290,9 @@ fn activity_is_capped_cut_and_made_inert() {
 /// ends the attempt as unavailable (no strike), naming what it offers.
 #[test]
 fn the_attempts_model_is_set_when_offered_and_refused_when_not() {
-    let run = attempt_with(
-        "models",
-        With {
-            model: Some("slow-2"),
-            ..With::default()
-        },
-    );
+    let run = attempt_with("models", With::model("slow-2"));
     assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
-    let set = std::fs::read_to_string(run.workspace.join("set-model.json")).unwrap();
-    let set: serde_json::Value = serde_json::from_str(&set).unwrap();
+    let set = saved(&run, "set-model.json");
     assert_eq!(set["method"], "session/set_model");
     assert_eq!(
         set["params"],
@@ -299,13 +311,7 @@ fn the_attempts_model_is_set_when_offered_and_refused_when_not() {
         })
     );
 
-    let run = attempt_with(
-        "models",
-        With {
-            model: Some("big-3"),
-            ..With::default()
-        },
-    );
+    let run = attempt_with("models", With::model("big-3"));
     let why = "the agent does not offer model `big-3`; it offers `auto`, `fast-1`, `slow-2`";
     assert_eq!(
         run.report.outcome,
@@ -326,16 +332,9 @@ fn the_attempts_model_is_set_when_offered_and_refused_when_not() {
 /// stopped after the grace period.
 #[test]
 fn a_cancelled_run_cancels_the_turn_and_waits_for_it_to_end() {
-    let run = attempt_with(
-        "hang",
-        With {
-            cancel: true,
-            ..With::default()
-        },
-    );
+    let run = attempt_with("hang", With::cancelled());
     assert_eq!(run.report.outcome, AgentOutcome::Cancelled, "{}", run.log);
-    let cancel = std::fs::read_to_string(run.workspace.join("cancelled.json")).unwrap();
-    let cancel: serde_json::Value = serde_json::from_str(&cancel).unwrap();
+    let cancel = saved(&run, "cancelled.json");
     assert_eq!(cancel["method"], "session/cancel");
     assert!(
         run.log
@@ -350,13 +349,7 @@ fn a_cancelled_run_cancels_the_turn_and_waits_for_it_to_end() {
     );
     assert!(!run.log.contains("did not end in time"), "{}", run.log);
 
-    let run = attempt_with(
-        "deaf",
-        With {
-            cancel: true,
-            ..With::default()
-        },
-    );
+    let run = attempt_with("deaf", With::cancelled());
     assert_eq!(run.report.outcome, AgentOutcome::Cancelled, "{}", run.log);
     assert!(
         run.log
