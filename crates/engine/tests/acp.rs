@@ -265,10 +265,13 @@ fn activity_is_capped_cut_and_made_inert() {
     assert_eq!(run.activities.len(), 501);
     let first = &run.activities[0];
     assert_eq!(first.kind, ActivityKind::ToolCall);
-    assert!(first.text.starts_with("Read f1 xxx"), "{first:?}");
+    assert!(first.text.starts_with("Read f1\\u{202e} xxx"), "{first:?}");
     assert_eq!(first.text.chars().count(), 300);
     assert!(first.text.ends_with('…'));
-    assert_eq!(run.activities[499].text.split(' ').nth(1), Some("f500"));
+    assert_eq!(
+        run.activities[499].text.split(' ').nth(1),
+        Some("f500\\u{202e}")
+    );
     for a in &run.activities {
         assert!(
             !a.text.contains(|c: char| c.is_control() || c == '\u{202e}'),

@@ -1,9 +1,10 @@
 //! What a running agent is doing, for the live views: its messages, its
 //! tool calls with their status and its plans, as an adapter reads them
 //! from a CLI that streams them (only `acp` does). Everything an agent
-//! wrote is untrusted: each text is made inert (no control characters or
-//! escape sequences, nothing that turns text around) and cut before it
-//! leaves the adapter, and an attempt sends at most [`MAX_ACTIVITIES`].
+//! wrote is untrusted: each text is put on one line and made inert (no
+//! escape sequence or control character acts, nothing turns text around)
+//! and cut before it leaves the adapter, and an attempt sends at most
+//! [`MAX_ACTIVITIES`].
 
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -92,8 +93,8 @@ impl ActivityFeed {
         self.sent += 1;
         sink.activity(&Activity {
             kind,
-            text: inert(text),
-            status: status.map(inert).filter(|s| !s.is_empty()),
+            text: shown(text),
+            status: status.map(shown).filter(|s| !s.is_empty()),
         });
     }
 
@@ -113,12 +114,13 @@ impl ActivityFeed {
     }
 }
 
-/// `text` safe to show anywhere: escape sequences and other control
-/// characters (and the marks that reorder text) dropped, line breaks and
-/// tabs turned into spaces, runs of spaces joined, cut to
-/// [`MAX_TEXT_CHARS`] characters (the last one `…` when cut).
-pub fn inert(text: &str) -> String {
-    let mut out = String::new();
+/// `text` on one line, safe to show anywhere: escape sequences (colours,
+/// window titles) dropped, line breaks and tabs as spaces, runs of spaces
+/// joined, every other character that would act shown as
+/// [`planwright_plan::words::inert`] shows it (`\x07`, `\u{202e}`), and cut
+/// to [`MAX_TEXT_CHARS`] characters (the last one `…` when cut).
+fn shown(text: &str) -> String {
+    let mut line = String::new();
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         let c = match c {
@@ -127,19 +129,18 @@ pub fn inert(text: &str) -> String {
                 continue;
             }
             '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() || reorders(c) => continue,
             c => c,
         };
-        if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
+        if c == ' ' && (line.is_empty() || line.ends_with(' ')) {
             continue;
         }
-        out.push(c);
+        line.push(c);
     }
-    let out = out.trim_end();
-    if out.chars().count() <= MAX_TEXT_CHARS {
-        return out.to_string();
+    let line = planwright_plan::words::inert(line.trim_end());
+    if line.chars().count() <= MAX_TEXT_CHARS {
+        return line.into_owned();
     }
-    let mut cut: String = out.chars().take(MAX_TEXT_CHARS - 1).collect();
+    let mut cut: String = line.chars().take(MAX_TEXT_CHARS - 1).collect();
     cut.push('…');
     cut
 }
@@ -166,12 +167,6 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars>) {
     }
 }
 
-/// The bidirectional controls and marks, which can make text read
-/// otherwise than it is.
-fn reorders(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,11 +175,11 @@ mod tests {
     #[test]
     fn text_is_made_inert_and_cut() {
         assert_eq!(
-            inert("\u{1b}[1;31mred\u{1b}[0m\tx\u{7}\u{202e}y\r\n\u{1b}]0;title\u{7}z  "),
-            "red xy z"
+            shown("\u{1b}[1;31mred\u{1b}[0m\tx\u{7}\u{202e}y\r\n\u{1b}]0;title\u{7}z  "),
+            "red x\\x07\\u{202e}y z"
         );
         let long = "a".repeat(400);
-        let cut = inert(&long);
+        let cut = shown(&long);
         assert_eq!(cut.chars().count(), MAX_TEXT_CHARS);
         assert!(cut.ends_with('…'));
     }
