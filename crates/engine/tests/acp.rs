@@ -389,3 +389,66 @@ fn an_acp_command_of_a_known_cli_gets_that_clis_home_environment_and_family() {
     assert!(other.hosts().is_empty() && other.env_names().is_empty());
     assert!(other.isolate(&dir.path().join("other")).unwrap().is_empty());
 }
+
+/// In a run, the attempt's activity reaches the event log as
+/// `agent_activity` events, between its start and its report.
+#[test]
+fn a_runs_acp_attempt_emits_its_activity_as_events() {
+    use planwright_engine::Event;
+    use planwright_testkit::{any, gate, plan, run_with, settings, ticket, Env};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let scope = serde_json::json!([any("hello.txt"), any("initialize.json")]);
+    let plan = plan(serde_json::json!({
+        "gates": gate(&["test", "-f", "hello.txt"]),
+        "tickets": [ticket("A", scope)]
+    }));
+    let outside = env.root().join("outside.txt");
+    let template = format!("bash {FAKE} edit {}", outside.display());
+    let agent = agent::from_name("acp", Some(&template)).unwrap();
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    let activity: Vec<(u32, ActivityKind, &str, Option<&str>)> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AgentActivity {
+                ticket,
+                attempt,
+                kind,
+                text,
+                status,
+            } if ticket == "A" => Some((*attempt, *kind, text.as_str(), status.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        activity,
+        [
+            (1, ActivityKind::Plan, "write hello.txt (pending)", None),
+            (
+                1,
+                ActivityKind::ToolCall,
+                "Write hello.txt",
+                Some("pending")
+            ),
+            (
+                1,
+                ActivityKind::ToolCall,
+                "Write hello.txt",
+                Some("completed")
+            ),
+            (1, ActivityKind::Message, "wrote hello.txt", None),
+        ]
+    );
+    let reported = out
+        .events
+        .iter()
+        .position(|e| matches!(e, Event::AgentReported { .. }))
+        .unwrap();
+    let last_activity = out
+        .events
+        .iter()
+        .rposition(|e| matches!(e, Event::AgentActivity { .. }))
+        .unwrap();
+    assert!(last_activity < reported, "{:?}", out.events);
+}
