@@ -56,7 +56,9 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
             short(commit)
         ),
-        Event::AgentUsage { .. } | Event::AgentReported { .. } => return None,
+        Event::AgentUsage { .. } | Event::AgentActivity { .. } | Event::AgentReported { .. } => {
+            return None
+        }
         Event::PoolPaused {
             ticket,
             pool: Some(pool),

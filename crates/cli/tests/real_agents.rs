@@ -159,10 +159,12 @@ fn gemini(mock: &MockModel) -> Setup {
 }
 
 /// Gemini CLI in its ACP mode, through the `acp` adapter, set up as for
-/// its own adapter.
+/// its own adapter, on a model its session offers (set by
+/// `session/set_model`).
 fn gemini_acp(mock: &MockModel) -> Setup {
     Setup {
         agent: "acp",
+        model: "gemini-2.5-pro",
         agent_toml: "cmd = \"gemini --acp\"\n",
         ..gemini(mock)
     }
@@ -629,35 +631,63 @@ fn claude_ok() {
     assert_eq!(running.last(), Some(&usage_of(2, true)), "{running:?}");
 }
 
+/// Gemini CLI's figures through ACP: its `_meta.quota` per model, exact
+/// but without the cache split (cached input counts as input).
+const GEMINI_ACP: Expect = Expect {
+    model: "gemini-2.5-pro",
+    rates: [1.25, 10.0, 0.125, 1.25],
+    cache_lumped: true,
+    ..GEMINI
+};
+
 /// `gemini --acp` merges through the ACP client, confined and proxied as
-/// the gemini adapter is.
+/// the gemini adapter is, on the model set by `session/set_model`, with
+/// exact figures and its tool calls as activity.
 #[test]
 fn gemini_acp_ok() {
-    if !wanted("gemini_acp_ok") {
+    let Some(env) = ok("gemini_acp_ok", gemini_acp, &GEMINI_ACP) else {
+        return;
+    };
+    assert!(
+        logs(&env).contains("acp: model gemini-2.5-pro\n"),
+        "{}",
+        logs(&env)
+    );
+    let activity = events(&env, "agent_activity");
+    assert!(
+        activity.iter().any(|a| a["kind"] == "tool_call"),
+        "{activity:?}\n{}",
+        logs(&env)
+    );
+}
+
+/// A model Gemini CLI's session does not offer ends the attempt before
+/// any model call, as unavailable (no strike), naming what it offers.
+#[test]
+fn gemini_acp_refuses_a_model_it_does_not_offer() {
+    if !wanted("gemini_acp_refuses_a_model_it_does_not_offer") {
         return;
     }
     let mock = MockModel::start(script(None));
-    let setup = gemini_acp(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let setup = Setup {
+        model: "gemini-0-nonesuch",
+        ..gemini_acp(&mock)
+    };
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\nmax_unavailable = 1\n");
     let (out, summary) = run(&env, &setup);
+    assert_eq!(out.status.code(), Some(1), "{summary}\n{}", logs(&env));
+    let ticket = &report(&env)["tickets"][0];
     assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{summary}\n{}\n{}",
-        logs(&env),
-        seen(&mock)
+        ticket["attempts"][0]["agent_outcome"], "unavailable",
+        "{ticket}"
     );
-    assert_eq!(summary["merged"], json!(["A"]), "{summary}");
-    assert_proxied(&env, &mock);
-    // Gemini CLI 0.61.0 sends its usage in the prompt result's
-    // `_meta.quota` (input and output only); its session picks its model.
-    let attempt = &report(&env)["tickets"][0]["attempts"][0];
-    assert_eq!(attempt["agent_outcome"], "finished", "{attempt}");
-    let usage = &attempt["usage"];
-    assert!(
-        usage["input_tokens"].as_u64() > Some(0) && usage["output_tokens"].as_u64() > Some(0),
-        "{attempt}"
-    );
+    assert_eq!(ticket["failure"]["kind"], "unavailable", "{ticket}");
+    let message = ticket["failure"]["message"].as_str().unwrap();
+    let why = "the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
+    assert!(message.contains(why), "{message}");
+    assert!(message.contains("`gemini-2.5-pro`"), "{message}");
+    let calls = mock.requests().iter().filter(|r| r.is_model_call()).count();
+    assert_eq!(calls, 0, "{}", seen(&mock));
 }
 
 #[test]

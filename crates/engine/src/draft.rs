@@ -99,6 +99,7 @@ pub fn draft(
             confine: None,
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
             usage_sink: None,
+            activity_sink: None,
             ticket: "draft".into(),
             attempt: round,
             workspace: work.clone(),

@@ -6,6 +6,7 @@
 //! invocations) and a millisecond timestamp, both given when it is emitted.
 //! The views read the log back as the same [`Event`]s.
 
+use crate::agent::activity::ActivityKind;
 use crate::model::failure::Failure;
 use crate::model::report::{CostSource, Usage};
 use crate::store::{EventRow, Store};
@@ -105,6 +106,22 @@ pub enum Event {
         model: Option<String>,
         /// Tokens so far, normalized (see [`Usage`]).
         usage: Usage,
+    },
+    /// What the agent of a running attempt is doing: a message, a tool
+    /// call, its plan (see [`crate::agent::activity`]). Only adapters
+    /// whose CLI streams these send them (`acp`), at most 500 an attempt.
+    AgentActivity {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// `message`, `tool_call`, `plan` or `omitted`.
+        kind: ActivityKind,
+        /// What it says: inert, at most 300 characters.
+        text: String,
+        /// A tool call's status.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
     },
     /// The agent of an attempt ended, and said this about it.
     AgentReported {
@@ -367,6 +384,7 @@ impl Event {
             | Event::AttemptStarted { ticket, .. }
             | Event::Phase { ticket, .. }
             | Event::AgentUsage { ticket, .. }
+            | Event::AgentActivity { ticket, .. }
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
             | Event::WorkerLost { ticket, .. }
@@ -781,6 +799,13 @@ mod tests {
                 tickets: vec![t()],
                 commit: "c".into(),
             },
+            Event::AgentActivity {
+                ticket: t(),
+                attempt: 1,
+                kind: ActivityKind::ToolCall,
+                text: "Write hello.txt".into(),
+                status: Some("completed".into()),
+            },
         ]
     }
 
@@ -819,6 +844,7 @@ mod tests {
             Event::BatchCancelled { .. } => 28,
             Event::BatchLanded { .. } => 29,
             Event::WorkerLost { .. } => 30,
+            Event::AgentActivity { .. } => 31,
         }
     }
 
@@ -828,7 +854,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=29).collect::<Vec<_>>(),
+            (0..=30).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

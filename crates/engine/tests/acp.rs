@@ -4,9 +4,12 @@
 //! timeout, and malformed messages. No network, no model.
 #![forbid(unsafe_code)]
 
-use planwright_engine::agent::{self, AgentOutcome, AgentReport, AttemptContext, Usage};
+use planwright_engine::agent::{
+    self, Activity, ActivityKind, ActivitySink, AgentOutcome, AgentReport, AttemptContext, Usage,
+};
 use planwright_engine::process::Cancel;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fake-acp.sh");
@@ -17,10 +20,57 @@ struct Run {
     log: String,
     workspace: PathBuf,
     outside: PathBuf,
+    activities: Vec<Activity>,
     _tmp: tempfile::TempDir,
 }
 
+/// The activities an attempt fed, in order.
+#[derive(Debug, Default)]
+struct Recorded(Mutex<Vec<Activity>>);
+
+impl ActivitySink for Recorded {
+    fn activity(&self, activity: &Activity) {
+        self.0.lock().unwrap().push(activity.clone());
+    }
+}
+
+/// How an attempt is run besides its mode.
+#[derive(Default)]
+struct With {
+    timeout: Option<Duration>,
+    model: Option<&'static str>,
+    /// Cancelled (as Ctrl-C cancels the run) once the fake agent's turn
+    /// has started.
+    cancel: bool,
+}
+
+impl With {
+    fn model(model: &'static str) -> With {
+        With {
+            model: Some(model),
+            ..With::default()
+        }
+    }
+
+    fn cancelled() -> With {
+        With {
+            cancel: true,
+            ..With::default()
+        }
+    }
+}
+
 fn attempt(mode: &str, timeout: Option<Duration>) -> Run {
+    attempt_with(
+        mode,
+        With {
+            timeout,
+            ..With::default()
+        },
+    )
+}
+
+fn attempt_with(mode: &str, with: With) -> Run {
     let tmp = tempfile::tempdir().unwrap();
     let workspace = tmp.path().join("ws");
     let run_dir = tmp.path().join("run");
@@ -31,28 +81,48 @@ fn attempt(mode: &str, timeout: Option<Duration>) -> Run {
     std::fs::write(&prompt_file, "Write hello.txt.\n").unwrap();
     let template = format!("bash {FAKE} {mode} {}", outside.display());
     let agent = agent::from_name("acp", Some(&template)).unwrap();
+    let recorded = Arc::new(Recorded::default());
     let ctx = AttemptContext {
         ticket: "T1".into(),
         attempt: 1,
         workspace: workspace.clone(),
         prompt_file,
         log: run_dir.join("T1.log"),
-        timeout,
-        model: None,
+        timeout: with.timeout,
+        model: with.model.map(String::from),
         env: vec![],
         confine: None,
         log_limit: None,
         usage_sink: None,
+        activity_sink: Some(recorded.clone()),
     };
-    let report = agent.attempt(&ctx, &Cancel::default()).unwrap();
+    let cancel = Cancel::default();
+    if with.cancel {
+        let (cancel, started) = (cancel.clone(), workspace.join("turn-started"));
+        std::thread::spawn(move || {
+            while !started.exists() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            cancel.cancel();
+        });
+    }
+    let report = agent.attempt(&ctx, &cancel).unwrap();
     let log = std::fs::read_to_string(&ctx.log).unwrap();
+    let activities = recorded.0.lock().unwrap().clone();
     Run {
         report,
         log,
         workspace,
         outside,
+        activities,
         _tmp: tmp,
     }
+}
+
+/// The message the fake agent saved in `file` of its workspace.
+fn saved(run: &Run, file: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(run.workspace.join(file)).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}: {text}"))
 }
 
 fn files(run: &Run) -> Vec<String> {
@@ -87,7 +157,7 @@ fn an_edit_inside_the_workspace_is_allowed_and_the_turn_finishes() {
         "acp: tool_call c1 Write hello.txt pending",
         "acp: permission allowed: edit ",
         "acp: tool_call_update c1  completed",
-        "acp: message: wrote hello.txt",
+        "acp: message: hello.txt",
         "acp: turn ended: end_turn",
     ] {
         assert!(
@@ -96,9 +166,30 @@ fn an_edit_inside_the_workspace_is_allowed_and_the_turn_finishes() {
             run.log
         );
     }
+    let tool = |status: &str| Activity {
+        kind: ActivityKind::ToolCall,
+        text: "Write hello.txt".into(),
+        status: Some(status.into()),
+    };
+    assert_eq!(
+        run.activities,
+        [
+            Activity {
+                kind: ActivityKind::Plan,
+                text: "write hello.txt (pending)".into(),
+                status: None,
+            },
+            tool("pending"),
+            tool("completed"),
+            Activity {
+                kind: ActivityKind::Message,
+                text: "wrote hello.txt".into(),
+                status: None,
+            },
+        ]
+    );
     // The client lends nothing, at the pinned version.
-    let init = std::fs::read_to_string(run.workspace.join("initialize.json")).unwrap();
-    let init: serde_json::Value = serde_json::from_str(&init).unwrap();
+    let init = saved(&run, "initialize.json");
     assert_eq!(init["params"]["protocolVersion"], 1);
     let caps = &init["params"]["clientCapabilities"];
     assert_eq!(caps["fs"]["readTextFile"], false);
@@ -140,8 +231,7 @@ fn a_provider_error_is_unavailable_and_a_refusal_fails() {
 fn a_hung_turn_is_cancelled_at_the_timeout() {
     let run = attempt("hang", Some(Duration::from_millis(300)));
     assert_eq!(run.report.outcome, AgentOutcome::TimedOut, "{}", run.log);
-    let cancel = std::fs::read_to_string(run.workspace.join("cancelled.json")).unwrap();
-    let cancel: serde_json::Value = serde_json::from_str(&cancel).unwrap();
+    let cancel = saved(&run, "cancelled.json");
     assert_eq!(cancel["method"], "session/cancel");
     assert_eq!(cancel["params"]["sessionId"], "s1");
     assert!(run.log.contains("time is up"), "{}", run.log);
@@ -161,10 +251,115 @@ fn malformed_messages_are_logged_and_fs_requests_refused() {
         .log
         .contains("acp: a message with neither method nor id"));
     assert!(run.log.contains("acp: refused fs/read_text_file"));
-    let answer = std::fs::read_to_string(run.workspace.join("fs-answer.json")).unwrap();
-    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let answer = saved(&run, "fs-answer.json");
     assert_eq!(answer["id"], "f1");
     assert_eq!(answer["error"]["code"], -32601);
+}
+
+/// Past 500 activities one says how many were left out; every text is
+/// inert and at most 300 characters.
+#[test]
+fn activity_is_capped_cut_and_made_inert() {
+    let run = attempt("chatty", None);
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    assert_eq!(run.activities.len(), 501);
+    let first = &run.activities[0];
+    assert_eq!(first.kind, ActivityKind::ToolCall);
+    assert!(first.text.starts_with("Read f1\\u{202e} xxx"), "{first:?}");
+    assert_eq!(first.text.chars().count(), 300);
+    assert!(first.text.ends_with('…'));
+    assert_eq!(
+        run.activities[499].text.split(' ').nth(1),
+        Some("f500\\u{202e}")
+    );
+    for a in &run.activities {
+        assert!(
+            !a.text.contains(|c: char| c.is_control() || c == '\u{202e}'),
+            "{a:?}"
+        );
+    }
+    assert_eq!(
+        run.activities[500],
+        Activity {
+            kind: ActivityKind::Omitted,
+            text: "10 more left out (an attempt shows at most 500)".into(),
+            status: None,
+        }
+    );
+}
+
+/// A model the agent offers is set with `session/set_model`, and the
+/// model that used the most tokens is recorded; one it does not offer
+/// ends the attempt as unavailable (no strike), naming what it offers.
+#[test]
+fn the_attempts_model_is_set_when_offered_and_refused_when_not() {
+    let run = attempt_with("models", With::model("slow-2"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    let set = saved(&run, "set-model.json");
+    assert_eq!(set["method"], "session/set_model");
+    assert_eq!(
+        set["params"],
+        serde_json::json!({"sessionId": "s1", "modelId": "slow-2"})
+    );
+    let prompt = std::fs::read_to_string(run.workspace.join("prompt.json")).unwrap();
+    assert!(prompt.contains("\"method\":\"session/prompt\""), "{prompt}");
+    assert_eq!(run.report.model.as_deref(), Some("slow-2"));
+    assert_eq!(
+        run.report.usage,
+        Some(Usage {
+            input_tokens: 50,
+            output_tokens: 9,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        })
+    );
+
+    let run = attempt_with("models", With::model("big-3"));
+    let why = "the agent does not offer model `big-3`; it offers `auto`, `fast-1`, `slow-2`";
+    assert_eq!(
+        run.report.outcome,
+        AgentOutcome::Unavailable {
+            retry_after: None,
+            reason: why.into()
+        },
+        "{}",
+        run.log
+    );
+    let read = |file: &str| std::fs::read_to_string(run.workspace.join(file)).unwrap_or_default();
+    assert!(!read("set-model.json").contains("session/set_model"));
+    assert!(!read("prompt.json").contains("session/prompt"));
+}
+
+/// Ctrl-C (the run's cancel) sends `session/cancel`, and the agent that
+/// ends its turn is not stopped before; one that does not end it is
+/// stopped after the grace period.
+#[test]
+fn a_cancelled_run_cancels_the_turn_and_waits_for_it_to_end() {
+    let run = attempt_with("hang", With::cancelled());
+    assert_eq!(run.report.outcome, AgentOutcome::Cancelled, "{}", run.log);
+    let cancel = saved(&run, "cancelled.json");
+    assert_eq!(cancel["method"], "session/cancel");
+    assert!(
+        run.log
+            .contains("acp: the run was cancelled; cancelling the turn"),
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log.contains("acp: turn ended: cancelled"),
+        "{}",
+        run.log
+    );
+    assert!(!run.log.contains("did not end in time"), "{}", run.log);
+
+    let run = attempt_with("deaf", With::cancelled());
+    assert_eq!(run.report.outcome, AgentOutcome::Cancelled, "{}", run.log);
+    assert!(
+        run.log
+            .contains("acp: the turn did not end in time; stopping the agent"),
+        "{}",
+        run.log
+    );
 }
 
 /// An ACP command that starts a CLI planwright knows gets that CLI's slot
@@ -193,4 +388,67 @@ fn an_acp_command_of_a_known_cli_gets_that_clis_home_environment_and_family() {
     assert_eq!(other.family(), None);
     assert!(other.hosts().is_empty() && other.env_names().is_empty());
     assert!(other.isolate(&dir.path().join("other")).unwrap().is_empty());
+}
+
+/// In a run, the attempt's activity reaches the event log as
+/// `agent_activity` events, between its start and its report.
+#[test]
+fn a_runs_acp_attempt_emits_its_activity_as_events() {
+    use planwright_engine::Event;
+    use planwright_testkit::{any, gate, plan, run_with, settings, ticket, Env};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let scope = serde_json::json!([any("hello.txt"), any("initialize.json")]);
+    let plan = plan(serde_json::json!({
+        "gates": gate(&["test", "-f", "hello.txt"]),
+        "tickets": [ticket("A", scope)]
+    }));
+    let outside = env.root().join("outside.txt");
+    let template = format!("bash {FAKE} edit {}", outside.display());
+    let agent = agent::from_name("acp", Some(&template)).unwrap();
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    let activity: Vec<(u32, ActivityKind, &str, Option<&str>)> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AgentActivity {
+                ticket,
+                attempt,
+                kind,
+                text,
+                status,
+            } if ticket == "A" => Some((*attempt, *kind, text.as_str(), status.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        activity,
+        [
+            (1, ActivityKind::Plan, "write hello.txt (pending)", None),
+            (
+                1,
+                ActivityKind::ToolCall,
+                "Write hello.txt",
+                Some("pending")
+            ),
+            (
+                1,
+                ActivityKind::ToolCall,
+                "Write hello.txt",
+                Some("completed")
+            ),
+            (1, ActivityKind::Message, "wrote hello.txt", None),
+        ]
+    );
+    let reported = out
+        .events
+        .iter()
+        .position(|e| matches!(e, Event::AgentReported { .. }))
+        .unwrap();
+    let last_activity = out
+        .events
+        .iter()
+        .rposition(|e| matches!(e, Event::AgentActivity { .. }))
+        .unwrap();
+    assert!(last_activity < reported, "{:?}", out.events);
 }

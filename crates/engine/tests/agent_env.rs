@@ -53,6 +53,7 @@ fn context(tmp: &Path) -> AttemptContext {
         confine: None,
         log_limit: None,
         usage_sink: None,
+        activity_sink: None,
     }
 }
 

@@ -106,6 +106,7 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
         confine: None,
         log_limit: None,
         usage_sink: None,
+        activity_sink: None,
     }
 }
 

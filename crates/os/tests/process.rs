@@ -7,7 +7,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use planwright_os::process::{
-    find_program, run, scrubbed_env, Cancel, Exit, Finished, ProcessError, Spec, TAIL_BYTES,
+    find_program, run, run_piped, scrubbed_env, stdin_pipe, Cancel, Exit, Finished, ProcessError,
+    Spec, TAIL_BYTES,
 };
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -118,6 +119,29 @@ fn the_stdin_file_is_fed_and_absent_stdin_is_empty() {
     let without = run_ok(&spec(dir.path(), &["cat"]));
     assert_eq!(without.exit, Exit::Code(0));
     assert_eq!(without.stdout_tail, "");
+}
+
+/// A piped stdin reaches its end when the caller drops its writing end
+/// (the child holds no copy), and once the child is gone a write fails
+/// (planwright holds no reading end).
+#[test]
+fn a_piped_stdin_ends_with_its_writer_and_breaks_with_its_child() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (stdin, mut to_child) = stdin_pipe().unwrap();
+    let writer = std::thread::spawn(move || {
+        to_child.write_all(b"one\ntwo\n").unwrap();
+    });
+    let done = run_piped(&spec(dir.path(), &["cat"]), stdin, &Cancel::default()).unwrap();
+    writer.join().unwrap();
+    assert_eq!(done.exit, Exit::Code(0));
+    assert_eq!(done.stdout_tail, "one\ntwo\n");
+
+    let (stdin, mut to_child) = stdin_pipe().unwrap();
+    let done = run_piped(&spec(dir.path(), &["true"]), stdin, &Cancel::default()).unwrap();
+    assert_eq!(done.exit, Exit::Code(0));
+    let err = to_child.write_all(b"too late\n").unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
 }
 
 #[test]

@@ -64,6 +64,7 @@ fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
         budget_usd: None,
         candidate_ref: format!("refs/planwright/candidates/{ticket}"),
         usage_sink: None,
+        activity_sink: None,
     }
 }
 

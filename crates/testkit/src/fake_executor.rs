@@ -99,6 +99,7 @@ impl FakeExecutor {
             env: Vec::new(),
             log_limit: None,
             usage_sink: input.usage_sink.clone(),
+            activity_sink: input.activity_sink.clone(),
         };
         progress("agent")?;
         let report = self.agent.attempt(&ctx, cancel)?;

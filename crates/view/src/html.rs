@@ -7,7 +7,7 @@
 mod svg;
 
 use crate::report;
-use crate::view::{AttemptView, CheckResult, RunView, TicketView};
+use crate::view::{AttemptOutcome, AttemptView, CheckResult, RunView, TicketView};
 use planwright_engine::{clock, RunStatus, TicketState};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -302,6 +302,7 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     checks(s, "gates", &a.gates);
     checks(s, "review", &a.reviews);
     checks(s, "counterfactuals", &a.counterfactuals);
+    activity(s, t, a);
     let links: Vec<String> = [("agent log", "agent.log"), ("charter", "prompt.md")]
         .iter()
         .filter_map(|(name, ext)| {
@@ -313,6 +314,34 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
         let _ = write!(s, "<p class=\"links\">{}</p>", links.join(" · "));
     }
     s.push_str("</div>");
+}
+
+/// What the agent did while it ran, open while it runs (an id of its
+/// own keeps it as the reader left it across a live page's updates).
+fn activity(s: &mut String, t: &TicketView, a: &AttemptView) {
+    if a.activity.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<details class=\"activity\" id=\"activity-{}-{}\"{open}><summary>agent activity ({})</summary><ol>",
+        anchor(&t.id),
+        a.n,
+        a.activity.len(),
+        open = if a.outcome == AttemptOutcome::Running { " open" } else { "" },
+    );
+    for x in &a.activity {
+        let status = x.status.as_ref().map_or(String::new(), |st| {
+            format!(" <span class=\"status\">{}</span>", esc(st))
+        });
+        let _ = write!(
+            s,
+            "<li class=\"{k}\"><span class=\"kind\">{k}</span> {}{status}</li>",
+            esc(&x.text),
+            k = x.kind.as_str(),
+        );
+    }
+    s.push_str("</ol></details>");
 }
 
 fn checks(s: &mut String, title: &str, list: &[CheckResult]) {

@@ -8,7 +8,7 @@
 //! reader never breaks on a log written by another version of the engine
 //! or by a run still writing it.
 
-use planwright_engine::agent::{CostSource, Usage};
+use planwright_engine::agent::{Activity, CostSource, Usage};
 use planwright_engine::EngineError;
 #[cfg(doc)]
 use planwright_engine::Event;
@@ -198,6 +198,9 @@ pub struct AttemptView {
     pub reviews: Vec<CheckResult>,
     /// Counterfactual results, from `counterfactual` events.
     pub counterfactuals: Vec<CheckResult>,
+    /// What its agent did while it ran (messages, tool calls, plans), from
+    /// `agent_activity` events: only agents that stream it (`acp`) send any.
+    pub activity: Vec<Activity>,
 }
 
 impl AttemptView {
@@ -223,6 +226,7 @@ impl AttemptView {
             gates: vec![],
             reviews: vec![],
             counterfactuals: vec![],
+            activity: vec![],
         }
     }
 }

@@ -15,10 +15,12 @@ use super::{
 };
 use crate::error::EngineError;
 use crate::process::{self, Cancel, LineSink, Spec};
+use planwright_config::Prices;
 use serde_json::Value;
-use session::{Session, TurnEnd};
+use session::{Ended, Session, TurnEnd};
+use std::io::Write;
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The ACP version planwright speaks (the `protocolVersion` of
 /// `initialize`); an agent that answers with another fails the attempt.
@@ -31,6 +33,9 @@ const GRACE: Duration = Duration::from_secs(5);
 pub struct Acp {
     cmd: CmdAgent,
     env: Vec<String>,
+    /// `[agent] model`, over the attempt's.
+    model: Option<String>,
+    prices: Prices,
     /// The adapter of the CLI the command starts, when planwright knows it
     /// (`gemini --acp`): the agent gets that CLI's slot home, environment
     /// names, hosts and model family, as the CLI's own adapter gives them.
@@ -55,6 +60,8 @@ impl Acp {
         Ok(Acp {
             cmd,
             env: opts.env.clone(),
+            model: opts.model.clone(),
+            prices: opts.prices.clone(),
             cli,
         })
     }
@@ -99,29 +106,19 @@ impl Agent for Acp {
         record_env(&ctx.log, &env)?;
         let charter = std::fs::read_to_string(&ctx.prompt_file)
             .map_err(|e| EngineError::io(&ctx.prompt_file, e))?;
-        let fifo = ctx
-            .prompt_file
-            .with_file_name(format!("acp-{}.fifo", ctx.attempt));
-        let _ = std::fs::remove_file(&fifo);
-        process::make_fifo(&fifo).map_err(|e| EngineError::io(&fifo, e))?;
-        let to_agent = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&fifo)
-            .map_err(|e| EngineError::io(&fifo, e))?;
-        // The child holds its own descriptor: the name is not needed past
-        // the start, and nothing else may open it.
+        let (stdin, to_agent) = process::stdin_pipe()?;
         let stop = Cancel::default();
-        let session = Arc::new(Session::new(to_agent, ctx, charter, stop.clone()));
+        let model = self.model.clone().or_else(|| ctx.model.clone());
+        let lines = writer(to_agent);
+        let session = Arc::new(Session::new(lines, ctx, charter, model, stop.clone()));
+        let wake = watch(&session, &stop, ctx.timeout);
         // Listening for this attempt only: the run's flag outlives it.
         let _listening = {
-            let (session, stop) = (session.clone(), stop.clone());
+            let wake = wake.clone();
             cancel.listen(move || {
-                session.cancel_turn();
-                stop.cancel();
+                let _ = wake.send(Wake::Cancelled);
             })
         };
-        let done_tx = watch_timeout(&session, &stop, ctx.timeout);
         let lines = {
             let session = session.clone();
             LineSink::new(move |line| session.receive(line))
@@ -130,7 +127,7 @@ impl Agent for Acp {
             argv: self.cmd.argv(ctx),
             cwd: ctx.workspace.clone(),
             env,
-            stdin: Some(fifo.clone()),
+            stdin: None,
             timeout: None,
             grace: GRACE,
             log: Some(ctx.log.clone()),
@@ -139,15 +136,32 @@ impl Agent for Acp {
             log_limit: ctx.log_limit,
         };
         session.start();
-        let ran = process::run(&spec, &stop);
-        drop(done_tx);
-        let _ = std::fs::remove_file(&fifo);
+        let ran = process::run_piped(&spec, stdin, &stop);
+        let _ = wake.send(Wake::Done);
         let done = ran?;
         let end = session.end();
-        let outcome = outcome(end.turn, &done, cancel.is_cancelled(), &end.message);
+        self.report(end, &done, cancel.is_cancelled(), ctx)
+    }
+}
+
+impl Acp {
+    fn report(
+        &self,
+        end: Ended,
+        done: &process::Finished,
+        cancelled: bool,
+        ctx: &AttemptContext,
+    ) -> Result<AgentReport, EngineError> {
+        let outcome = outcome(end.turn, done, cancelled, &end.message);
         crate::log::append(&ctx.log, &format!("acp: outcome {outcome}\n"))?;
+        let parsed = super::cli::Parsed {
+            usage: end.usage,
+            per_model: end.per_model,
+            ..Default::default()
+        };
         Ok(AgentReport {
-            model: ctx.model.clone(),
+            cost: super::cli::cost(&parsed, end.model.as_deref(), &self.prices),
+            model: end.model,
             usage: end.usage,
             final_message: (!end.message.is_empty()).then_some(end.message),
             session_id: end.session_id,
@@ -156,25 +170,59 @@ impl Agent for Acp {
     }
 }
 
-/// A thread that, past `timeout`, cancels the turn and then, past
-/// [`GRACE`], stops the agent; dropping the sender ends it early.
-fn watch_timeout(
-    session: &Arc<Session>,
-    stop: &Cancel,
-    timeout: Option<Duration>,
-) -> mpsc::Sender<()> {
-    let (tx, rx) = mpsc::channel::<()>();
-    if let Some(timeout) = timeout {
-        let (session, stop) = (session.clone(), stop.clone());
-        std::thread::spawn(move || {
-            if rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
-                session.time_out();
-                if rx.recv_timeout(GRACE) == Err(mpsc::RecvTimeoutError::Timeout) {
-                    stop.cancel();
-                }
+/// A thread that writes each line it is sent to the agent's stdin, and
+/// closes it once every sender is gone; it stops at the first failed
+/// write (the agent closed its stdin). Writing apart from the thread that
+/// reads the agent's output keeps a full pipe from stopping that reader.
+fn writer(mut to_agent: std::fs::File) -> mpsc::Sender<String> {
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in rx {
+            if writeln!(to_agent, "{line}").is_err() {
+                break;
             }
-        });
-    }
+        }
+    });
+    tx
+}
+
+/// What wakes the [`watch`] thread before its deadline.
+enum Wake {
+    /// The run was cancelled (Ctrl-C).
+    Cancelled,
+    /// The agent's process ended.
+    Done,
+}
+
+/// A thread that, past `timeout` or when the run is cancelled, cancels
+/// the turn and then, past [`GRACE`] (at once when no turn is open),
+/// stops the agent; a turn that ends in time stops it itself.
+fn watch(session: &Arc<Session>, stop: &Cancel, timeout: Option<Duration>) -> mpsc::Sender<Wake> {
+    let (tx, rx) = mpsc::channel::<Wake>();
+    let (session, stop) = (session.clone(), stop.clone());
+    std::thread::spawn(move || {
+        let first = match timeout {
+            Some(timeout) => rx.recv_timeout(timeout),
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        let open = match first {
+            Err(mpsc::RecvTimeoutError::Timeout) => session.time_out(),
+            Ok(Wake::Cancelled) => session.interrupt(),
+            Ok(Wake::Done) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        };
+        let deadline = Instant::now() + if open { GRACE } else { Duration::ZERO };
+        loop {
+            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Wake::Cancelled) => continue,
+                Ok(Wake::Done) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+            }
+        }
+        if open {
+            session.note("acp: the turn did not end in time; stopping the agent");
+        }
+        stop.cancel();
+    });
     tx
 }
 
@@ -193,6 +241,11 @@ fn outcome(
             None => AgentOutcome::Finished,
         },
         TurnEnd::Stopped(reason) => AgentOutcome::Failed(format!("ended its turn: {reason}")),
+        // Not the ticket's fault: no strike; routing may find another model.
+        TurnEnd::ModelNotOffered(why) => AgentOutcome::Unavailable {
+            retry_after: None,
+            reason: why,
+        },
         TurnEnd::Error(error) => error_outcome(&error, Now::system()),
         TurnEnd::Open => AgentOutcome::Failed(format!(
             "ended with {} before its turn did\n{}",

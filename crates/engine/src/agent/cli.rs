@@ -552,6 +552,7 @@ impl<C: Cli> CliAgent<C> {
             confine,
             log_limit: Some(PROBE_LOG_LIMIT),
             usage_sink: None,
+            activity_sink: None,
         })
     }
 

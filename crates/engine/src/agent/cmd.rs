@@ -153,6 +153,7 @@ mod tests {
             confine: None,
             log_limit: None,
             usage_sink: None,
+            activity_sink: None,
         };
         assert_eq!(
             agent.argv(&ctx),

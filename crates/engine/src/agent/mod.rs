@@ -6,6 +6,7 @@
 //! tests and the demo).
 
 pub(crate) mod acp;
+pub mod activity;
 pub(crate) mod agy;
 pub(crate) mod aider;
 pub(crate) mod claude;
@@ -19,6 +20,7 @@ pub(crate) mod opencode;
 mod roster;
 pub(crate) mod scripted;
 
+pub use activity::{Activity, ActivityKind, ActivitySink};
 pub use cmd::CmdAgent;
 pub use limits::Now;
 pub use roster::Agents;
@@ -114,6 +116,9 @@ pub struct AttemptContext {
     pub log_limit: Option<u64>,
     /// Where the agent reports its tokens while it runs, when anyone listens.
     pub usage_sink: Option<UsageSink>,
+    /// Where the agent's activity goes while it runs, when anyone listens
+    /// (only adapters whose CLI streams it send any: `acp`).
+    pub activity_sink: Option<Arc<dyn ActivitySink>>,
 }
 
 /// Tokens an attempt's agent has used so far, as its CLI reported them

@@ -68,6 +68,9 @@ pub struct AttemptInput {
     /// Where the agent's running token totals go while it works (a remote
     /// executor relays them as they arrive, or leaves them to the report).
     pub usage_sink: Option<crate::agent::UsageSink>,
+    /// Where the agent's activity goes while it works (messages, tool
+    /// calls, plans: see [`crate::agent::activity`]).
+    pub activity_sink: Option<std::sync::Arc<dyn crate::agent::ActivitySink>>,
 }
 
 /// What an attempt produced.
@@ -212,6 +215,7 @@ impl LocalExecutor {
             env,
             log_limit: self.log_limit,
             usage_sink: input.usage_sink.clone(),
+            activity_sink: input.activity_sink.clone(),
         })
     }
 }

@@ -165,6 +165,43 @@ pub(super) fn usage_events(
     })
 }
 
+/// Emits `agent_activity` with each activity an attempt's agent reports.
+pub(super) fn activity_events(
+    emitter: &Emitter,
+    ticket: &str,
+    attempt: u32,
+) -> std::sync::Arc<dyn crate::agent::ActivitySink> {
+    std::sync::Arc::new(ActivityEvents {
+        emitter: emitter.clone(),
+        ticket: ticket.to_string(),
+        attempt,
+    })
+}
+
+struct ActivityEvents {
+    emitter: Emitter,
+    ticket: String,
+    attempt: u32,
+}
+
+impl std::fmt::Debug for ActivityEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ActivityEvents({} #{})", self.ticket, self.attempt)
+    }
+}
+
+impl crate::agent::ActivitySink for ActivityEvents {
+    fn activity(&self, activity: &crate::agent::Activity) {
+        self.emitter.emit(Event::AgentActivity {
+            ticket: self.ticket.clone(),
+            attempt: self.attempt,
+            kind: activity.kind,
+            text: activity.text.clone(),
+            status: activity.status.clone(),
+        });
+    }
+}
+
 /// Stores and reports what the agent said (usage, cost, model, final
 /// message, session id).
 pub(super) fn record_agent(

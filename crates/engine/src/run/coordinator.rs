@@ -1,7 +1,7 @@
 //! The coordinator thread: it alone schedules and decides; attempts run on
 //! worker threads and merges on the merger thread.
 
-use super::attempt::{attempt_once, start_point, usage_events};
+use super::attempt::{activity_events, attempt_once, start_point, usage_events};
 use super::merger::merger;
 use super::routes::{scheduler, ticket_gates};
 use super::session::Shared;
@@ -506,6 +506,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             budget_usd: route.budget_usd,
             candidate_ref: merge::candidate_ref(id),
             usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
+            activity_sink: Some(activity_events(&sh.emitter, id, attempt)),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.

@@ -191,6 +191,7 @@ fn one_pass(
             confine: input.confine.clone(),
             log_limit: Some(crate::process::AGENT_LOG_LIMIT),
             usage_sink: None,
+            activity_sink: None,
             ticket: ticket.id.clone(),
             attempt: input.attempt,
             workspace: input.checkout.clone(),

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A fake Agent Client Protocol agent for crates/engine/tests/acp.rs: answers
-# planwright's three requests (ids 1, 2, 3) and plays the session named by
+# planwright's requests (ids 1, 2, 3; 4 sets the model) and plays the session named by
 # $1 in the workspace it starts in; $2 is a path outside the workspace.
 mode=$1 outside=$2
 say() { printf '%s\n' "$1"; }
@@ -20,8 +20,16 @@ if [ "$mode" = malformed ]; then
 fi
 say '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}'
 read -r _new
-say '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}'
+if [ "$mode" = models ]; then
+  say '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1","models":{"currentModelId":"auto","availableModels":[{"modelId":"auto","name":"Auto"},{"modelId":"fast-1","name":"Fast"},{"modelId":"slow-2","name":"Slow"}]}}}'
+  read -r set_model
+  printf '%s\n' "$set_model" > set-model.json
+  say '{"jsonrpc":"2.0","id":4,"result":{}}'
+else
+  say '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}'
+fi
 read -r prompt
+[ "$mode" = models ] && printf '%s\n' "$prompt" > prompt.json
 case $prompt in *'"method":"session/prompt"'*) ;; *) exit 3 ;; esac
 case $mode in
 edit)
@@ -30,8 +38,17 @@ edit)
   update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Write hello.txt","kind":"edit","status":"pending"}'
   ask c1 edit "$PWD/hello.txt" && echo hello > hello.txt
   update '{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"}'
-  update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"wrote hello.txt"}}'
+  update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"wrote "}}'
+  update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello.txt"}}'
   end_turn ;;
+chatty) # more updates than planwright shows, with escapes and long titles
+  long=$(printf 'x%.0s' $(seq 400))
+  for n in $(seq 510); do
+    update "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c$n\",\"title\":\"\\u001b[31mRead\\u001b[0m\\tf$n\\u202e $long\",\"kind\":\"read\",\"status\":\"pending\"}"
+  done
+  end_turn ;;
+models)
+  say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":50,"output_tokens":9},"model_usage":[{"model":"slow-2","token_count":{"input_tokens":40,"output_tokens":8}},{"model":"fast-1","token_count":{"input_tokens":10,"output_tokens":1}}]}}}}' ;;
 deny)
   ask c1 edit "$outside" && echo planted > "$outside"
   ask c2 execute "$PWD/run.sh" && echo ran > ran.txt
@@ -41,12 +58,16 @@ error)
 refusal)
   say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"refusal"}}' ;;
 hang)
+  : > turn-started
   while read -r line; do
     case $line in *'"method":"session/cancel"'*)
       echo "$line" > cancelled.json
       say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}' ;;
     esac
   done ;;
+deaf) # a turn that ignores session/cancel
+  : > turn-started
+  while read -r line; do :; done ;;
 malformed)
   say '{"jsonrpc":"2.0","id":"f1","method":"fs/read_text_file","params":{"sessionId":"s1","path":"/etc/hostname"}}'
   read -r refusal

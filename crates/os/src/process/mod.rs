@@ -23,6 +23,7 @@ use collect::Collected;
 use rustix::process::Signal;
 use std::fs::File;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -173,6 +174,9 @@ pub enum ProcessError {
         /// Why.
         source: io::Error,
     },
+    /// The pipe for a child's stdin could not be made.
+    #[error("cannot make a pipe for a child's stdin: {0}")]
+    Pipe(io::Error),
     /// The log file could not be opened or written.
     #[error("cannot write log `{}`: {source}", path.display())]
     Log {
@@ -325,8 +329,39 @@ pub fn kill_self() {
 /// is the shim of a PID namespace, so its exit already means that every
 /// process it started is gone.
 pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
+    run_with(spec, cancel, None)
+}
+
+/// The reading end of a pipe made by [`stdin_pipe`], for [`run_piped`].
+#[derive(Debug)]
+pub struct PipedStdin(OwnedFd);
+
+/// A pipe for the stdin of a child that a caller keeps talking to while it
+/// runs: the reading end for [`run_piped`], and the writing end, which the
+/// child does not inherit (both are closed on exec; the reading end becomes
+/// the child's descriptor 0). Once the caller drops the writing end the
+/// child reads the end of its input; once the child is gone a write fails
+/// instead of blocking.
+pub fn stdin_pipe() -> Result<(PipedStdin, File), ProcessError> {
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| ProcessError::Pipe(e.into()))?;
+    Ok((PipedStdin(read), File::from(write)))
+}
+
+/// [`run`], the child's stdin being `stdin` (in place of [`Spec::stdin`]),
+/// which this process no longer holds once the child has started.
+pub fn run_piped(
+    spec: &Spec,
+    stdin: PipedStdin,
+    cancel: &Cancel,
+) -> Result<Finished, ProcessError> {
+    run_with(spec, cancel, Some(Stdio::from(stdin.0)))
+}
+
+fn run_with(spec: &Spec, cancel: &Cancel, piped: Option<Stdio>) -> Result<Finished, ProcessError> {
     let program_name = spec.argv.first().ok_or(ProcessError::EmptyArgv)?;
     let (program, stdin, log) = prepare(program_name, spec)?;
+    let stdin = piped.unwrap_or(stdin);
     if cancel.is_cancelled() {
         return Ok(Finished {
             exit: Exit::Cancelled,
@@ -350,6 +385,9 @@ pub fn run(spec: &Spec, cancel: &Cancel) -> Result<Finished, ProcessError> {
             program: program_name.clone(),
             source,
         })?;
+    // The command holds planwright's copy of the child's stdin: a reader
+    // left here would keep a piped stdin open after the child is gone.
+    drop(cmd);
     let mut group = Group::new(child);
     // Stops when dropped, whichever way this returns.
     let _proxy = match pending.map(|p| p.start(spec.log.clone())).transpose() {
@@ -464,15 +502,6 @@ fn exit_of(status: ExitStatus) -> Exit {
         (None, Some(signal)) => Exit::Signal(signal),
         (None, None) => Exit::Code(-1),
     }
-}
-
-/// Makes a named pipe at `path` (mode 0600): the stdin of a child that a
-/// caller keeps talking to while it runs (see [`Spec::stdin`]), which it
-/// opens for reading and writing first so that neither side's open blocks.
-pub fn make_fifo(path: &Path) -> io::Result<()> {
-    use rustix::fs::{FileType, Mode, CWD};
-    rustix::fs::mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o600), 0)?;
-    Ok(())
 }
 
 #[cfg(test)]

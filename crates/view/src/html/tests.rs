@@ -145,6 +145,32 @@ fn an_attempt_shows_running_usage_then_its_report_and_counterfactual_output() {
     }
 }
 
+/// The agent's activity is listed under its attempt, escaped, open while
+/// the attempt runs and closed once it ended.
+#[test]
+fn an_attempt_lists_its_agents_activity_escaped() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\"}\n",
+        "{\"event\":\"agent_activity\",\"ticket\":\"A\",\"attempt\":2,\"kind\":\"tool_call\",\"text\":\"Write <b>a.txt</b>\",\"status\":\"completed\"}\n",
+        "{\"event\":\"agent_activity\",\"ticket\":\"A\",\"attempt\":2,\"kind\":\"message\",\"text\":\"done & dusted\"}\n",
+    ));
+    let running = html_page(&v, &HtmlOptions::default());
+    for needle in [
+        "<details class=\"activity\" id=\"activity-A-2\" open><summary>agent activity (2)</summary><ol>",
+        "<li class=\"tool_call\"><span class=\"kind\">tool_call</span> Write &lt;b&gt;a.txt&lt;/b&gt; <span class=\"status\">completed</span></li>",
+        "<li class=\"message\"><span class=\"kind\">message</span> done &amp; dusted</li></ol></details>",
+    ] {
+        assert!(running.contains(needle), "{needle}: {running}");
+    }
+    v.fold_text("{\"event\":\"merging\",\"ticket\":\"A\",\"at\":\"2026-11-29T22:00:09Z\"}\n");
+    let ended = html_page(&v, &HtmlOptions::default());
+    assert!(
+        ended.contains("<details class=\"activity\" id=\"activity-A-2\"><summary>"),
+        "{ended}"
+    );
+}
+
 #[test]
 fn the_live_badge_goes_once_the_run_finished() {
     let opts = HtmlOptions {

@@ -5,6 +5,7 @@
 //! a log from another engine version folds as far as it can.
 
 use super::{AttemptOutcome, AttemptView, CheckResult, PausedPool, RunView};
+use planwright_engine::agent::Activity;
 use planwright_engine::Event;
 use planwright_engine::Failure;
 use planwright_engine::{transition, RunStatus, Step, TicketState};
@@ -398,6 +399,21 @@ impl RunView {
                     // The last figure wins: a running total grows.
                     a.usage = Some(*usage);
                     a.model = model.clone().or(a.model.take());
+                }
+            }
+            Event::AgentActivity {
+                attempt,
+                kind,
+                text,
+                status,
+                ..
+            } => {
+                if let Some(a) = self.attempt_mut(i, Some(*attempt)) {
+                    a.activity.push(Activity {
+                        kind: *kind,
+                        text: text.clone(),
+                        status: status.clone(),
+                    });
                 }
             }
             Event::AgentReported {

@@ -4,6 +4,7 @@
 //! of the screen's keys.
 
 use super::{keys, printable, state_color, App, Extent, Screen};
+use planwright_engine::agent::ActivityKind;
 use planwright_engine::TicketState;
 use planwright_view::{duration_text, AttemptOutcome, RunView, TicketView};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -356,8 +357,8 @@ fn wrap(lines: &[(String, Style)], width: usize) -> Vec<Line<'static>> {
     rows
 }
 
-/// Every attempt's outcome and time, its gate results and its failure's
-/// whole evidence.
+/// Every attempt's outcome and time, its agent's activity (as `acp`
+/// streams it), its gate results and its failure's whole evidence.
 fn evidence(t: &TicketView, now: i64) -> Vec<(String, Style)> {
     let dim = Style::new().fg(Color::DarkGray);
     let mut lines = vec![plain(&format!("{}: {}", t.id, t.title))];
@@ -384,6 +385,17 @@ fn evidence(t: &TicketView, now: i64) -> Vec<(String, Style)> {
             a.n,
             a.outcome.as_str()
         )));
+        for x in &a.activity {
+            let status = x
+                .status
+                .as_ref()
+                .map_or(String::new(), |s| format!(" ({s})"));
+            let style = match x.kind {
+                ActivityKind::Message => Style::new(),
+                _ => dim,
+            };
+            lines.push((format!("  · {} {}{status}", x.kind.as_str(), x.text), style));
+        }
         for g in &a.gates {
             let mark = if g.passed == Some(false) {
                 "✗"

@@ -360,6 +360,45 @@ fn what_agents_wrote_cannot_move_the_cursor() {
     );
 }
 
+const ACTIVITY: &str = "\
+planwright run r1 (running) onto main
+1 merged 0 failed 0 blocked 2 running 1 pending · 1500 token
+┌ D evidence: docs ────────────────────────────── 1-6 of 6 ┐
+│D: docs                                                   │
+│merged as abcdef0123456789                                │
+│attempt 1 merged (12.0s)                                  │
+│  · plan write the docs (in_progress)                     │
+│  · tool_call Write docs.md (completed)                   │
+│  · message wrote it                                      │
+│                                                          │
+└──────────────────────────────────────────────────────────┘
+↑/k up · ↓/j down · PgUp page up · PgDn/Space page down
+Home/g top · End/G bottom · Tab/e evidence/log
+Esc/Backspace back · q/^C quit
+";
+
+/// What the agent did is listed under its attempt, and what it wrote
+/// cannot move the cursor there either.
+#[test]
+fn the_ticket_screen_lists_the_agents_activity() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let mut app = app(dir.path());
+    let activity = [
+        r#"{"event":"agent_activity","ticket":"D","attempt":1,"kind":"plan","text":"write the docs (in_progress)"}"#,
+        r#"{"event":"agent_activity","ticket":"D","attempt":1,"kind":"tool_call","text":"Write docs.md","status":"completed"}"#,
+        r#"{"event":"agent_activity","ticket":"D","attempt":1,"kind":"message","text":"\u001b[2Jwrote it"}"#,
+    ];
+    let mut text = std::fs::read_to_string(&events).unwrap();
+    text.push_str(&(activity.join("\n") + "\n"));
+    std::fs::write(&events, text).unwrap();
+    app.refresh().unwrap();
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Enter);
+    assert_frame(&app, 60, 14, ACTIVITY);
+}
+
 #[test]
 fn new_events_are_folded_on_refresh() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,21 +1,25 @@
-//! One ACP session as a client: the three requests of a turn
-//! (`initialize`, `session/new`, `session/prompt`), the agent's requests
-//! answered (permissions by [`super::policy`], everything else refused as
-//! a method planwright does not offer) and its updates written to the log.
+//! One ACP session as a client: the requests of a turn (`initialize`,
+//! `session/new`, `session/set_model` when the attempt has a model the
+//! agent offers, `session/prompt`), the agent's requests answered
+//! (permissions by [`super::policy`], everything else refused as a method
+//! planwright does not offer) and its updates written to the log and fed
+//! to the attempt's activity sink.
 
 use super::policy;
 use super::PROTOCOL_VERSION;
+use crate::agent::activity::{ActivityFeed, ActivityKind, MAX_TEXT_CHARS};
 use crate::agent::{AttemptContext, Usage, UsageSink, UsageSoFar};
 use crate::process::Cancel;
 use serde_json::{json, Value};
-use std::fs::File;
-use std::io::Write;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 
 const INITIALIZE: u64 = 1;
 const NEW_SESSION: u64 = 2;
 const PROMPT: u64 = 3;
+const SET_MODEL: u64 = 4;
 
 /// How a turn ended, as far as the protocol tells.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +32,8 @@ pub(super) enum TurnEnd {
     Error(Value),
     /// planwright cancelled the turn at the attempt's timeout.
     TimedOut,
+    /// The agent offers models, but not the attempt's: why, in a sentence.
+    ModelNotOffered(String),
 }
 
 /// What a session leaves for the report.
@@ -35,15 +41,29 @@ pub(super) struct Ended {
     pub turn: TurnEnd,
     pub message: String,
     pub usage: Option<Usage>,
+    /// The model the agent says it used, else the one it was set to.
+    pub model: Option<String>,
+    /// Tokens per model, when the agent splits them.
+    pub per_model: Vec<(String, Usage)>,
     pub session_id: Option<String>,
 }
 
+#[derive(Default)]
 struct State {
-    to_agent: Option<File>,
-    turn: TurnEnd,
+    /// Lines for the agent's stdin (a writer thread sends them on).
+    to_agent: Option<Sender<String>>,
+    turn: Option<TurnEnd>,
     session_id: Option<String>,
     message: String,
+    /// Message chunks not yet fed as one activity.
+    pending: String,
+    /// Tool call titles by id, for updates that send only a status.
+    tools: HashMap<String, String>,
+    feed: ActivityFeed,
     usage: Option<Usage>,
+    /// The model `session/set_model` set.
+    model_set: Option<String>,
+    per_model: Vec<(String, Usage)>,
 }
 
 /// The client's side of one attempt's session.
@@ -58,21 +78,26 @@ pub(super) struct Session {
 }
 
 impl Session {
-    /// A session writing to `to_agent`, the agent's stdin; `stop` ends the
-    /// agent's process once the turn is over.
-    pub fn new(to_agent: File, ctx: &AttemptContext, charter: String, stop: Cancel) -> Session {
+    /// A session writing lines to `to_agent`, the agent's stdin, asking
+    /// for `model` when given; `stop` ends the agent's process once the
+    /// turn is over.
+    pub fn new(
+        to_agent: Sender<String>,
+        ctx: &AttemptContext,
+        charter: String,
+        model: Option<String>,
+        stop: Cancel,
+    ) -> Session {
         Session {
             state: Mutex::new(State {
                 to_agent: Some(to_agent),
-                turn: TurnEnd::Open,
-                session_id: None,
-                message: String::new(),
-                usage: None,
+                feed: ActivityFeed::new(ctx.activity_sink.clone()),
+                ..State::default()
             }),
             log: ctx.log.clone(),
             workspace: ctx.workspace.clone(),
             charter,
-            model: ctx.model.clone(),
+            model,
             usage_sink: ctx.usage_sink.clone(),
             stop,
         }
@@ -112,30 +137,59 @@ impl Session {
         }
     }
 
-    /// Sends `session/cancel` at the attempt's timeout.
-    pub fn time_out(&self) {
+    /// Sends `session/cancel` at the attempt's timeout; whether a turn
+    /// was open to cancel.
+    pub fn time_out(&self) -> bool {
         self.note("acp: the attempt's time is up; cancelling the turn");
-        self.state.lock().unwrap().turn = TurnEnd::TimedOut;
-        self.cancel_turn();
+        let sent = self.cancel_turn();
+        let mut s = self.state.lock().unwrap();
+        if s.turn.is_none() {
+            s.turn = Some(TurnEnd::TimedOut);
+        }
+        sent
+    }
+
+    /// Sends `session/cancel` when the run is cancelled (Ctrl-C); whether
+    /// a turn was open to cancel.
+    pub fn interrupt(&self) -> bool {
+        self.note("acp: the run was cancelled; cancelling the turn");
+        self.cancel_turn()
     }
 
     /// Sends `session/cancel` for the open turn, if any.
-    pub fn cancel_turn(&self) {
-        let id = self.state.lock().unwrap().session_id.clone();
-        if let Some(id) = id {
-            self.send(&json!({"jsonrpc": "2.0", "method": "session/cancel",
-                "params": {"sessionId": id}}));
-        }
+    fn cancel_turn(&self) -> bool {
+        let s = self.state.lock().unwrap();
+        let id = s.session_id.clone().filter(|_| s.turn.is_none());
+        drop(s);
+        let Some(id) = id else {
+            return false;
+        };
+        self.send(&json!({"jsonrpc": "2.0", "method": "session/cancel",
+            "params": {"sessionId": id}}));
+        true
+    }
+
+    /// Writes a line of planwright's to the agent log.
+    pub fn note(&self, line: &str) {
+        let _ = crate::log::append(&self.log, &format!("{line}\n"));
     }
 
     /// The session's result, once the agent's process has ended.
     pub fn end(&self) -> Ended {
         let mut s = self.state.lock().unwrap();
         s.to_agent = None;
+        flush_message(&mut s);
+        s.feed.finish();
+        let (model, per_model) = match s.per_model.as_slice() {
+            [] => (s.model_set.clone(), Vec::new()),
+            each => (most_used(each), each.to_vec()),
+        };
         Ended {
-            turn: s.turn.clone(),
+            turn: s.turn.clone().unwrap_or(TurnEnd::Open),
             message: std::mem::take(&mut s.message),
             usage: s.usage,
+            model,
+            per_model,
             session_id: s.session_id.clone(),
         }
     }
@@ -149,6 +203,7 @@ impl Session {
         match id.as_u64() {
             Some(INITIALIZE) => self.initialized(result),
             Some(NEW_SESSION) => self.session_made(result),
+            Some(SET_MODEL) => self.prompt(),
             Some(PROMPT) => {
                 self.read_usage(result);
                 let reason = result["stopReason"].as_str().unwrap_or("no stopReason");
@@ -181,6 +236,41 @@ impl Session {
         };
         self.note(&format!("acp: session {id}"));
         self.state.lock().unwrap().session_id = Some(id.to_string());
+        let Some(model) = &self.model else {
+            return self.prompt();
+        };
+        // `models` is ACP's unstable session model selection.
+        let Some(offered) = result["models"]["availableModels"].as_array() else {
+            self.note(&format!(
+                "acp: the agent offers no models to choose from; `{model}` is not set"
+            ));
+            return self.prompt();
+        };
+        let offered: Vec<&str> = offered
+            .iter()
+            .filter_map(|m| m["modelId"].as_str())
+            .collect();
+        if !offered.contains(&model.as_str()) {
+            let list: Vec<String> = offered.iter().map(|m| format!("`{m}`")).collect();
+            let why = format!(
+                "the agent does not offer model `{model}`; it offers {}",
+                if list.is_empty() {
+                    "none".to_string()
+                } else {
+                    list.join(", ")
+                }
+            );
+            self.note(&format!("acp: {why}"));
+            return self.finish(TurnEnd::ModelNotOffered(why));
+        }
+        self.note(&format!("acp: model {model}"));
+        self.state.lock().unwrap().model_set = Some(model.clone());
+        let params = json!({"sessionId": id, "modelId": model});
+        self.send(&request(SET_MODEL, "session/set_model", params));
+    }
+
+    fn prompt(&self) {
+        let id = self.state.lock().unwrap().session_id.clone();
         let params = json!({"sessionId": id,
             "prompt": [{"type": "text", "text": self.charter}]});
         self.send(&request(PROMPT, "session/prompt", params));
@@ -203,53 +293,85 @@ impl Session {
 
     fn update(&self, update: &Value) {
         let kind = update["sessionUpdate"].as_str().unwrap_or("?");
-        match kind {
-            "agent_message_chunk" => {
-                let text = update["content"]["text"].as_str().unwrap_or("");
-                self.state.lock().unwrap().message.push_str(text);
-                self.note(&format!("acp: message: {text}"));
+        let text = |key: &str| update[key].as_str().unwrap_or("");
+        let mut s = self.state.lock().unwrap();
+        if kind == "agent_message_chunk" {
+            let chunk = update["content"]["text"].as_str().unwrap_or("");
+            s.message.push_str(chunk);
+            // More than a shown message holds is never shown.
+            if s.pending.len() < 4 * MAX_TEXT_CHARS {
+                s.pending.push_str(chunk);
             }
-            "tool_call" | "tool_call_update" => self.note(&format!(
-                "acp: {kind} {} {} {}",
-                update["toolCallId"].as_str().unwrap_or(""),
-                update["title"].as_str().unwrap_or(""),
-                update["status"].as_str().unwrap_or("")
-            )),
-            "plan" => self.note(&format!("acp: plan {}", update["entries"])),
-            _ => self.note(&format!("acp: {kind}")),
+            drop(s);
+            return self.note(&format!("acp: message: {chunk}"));
         }
+        flush_message(&mut s);
+        let line = match kind {
+            "tool_call" | "tool_call_update" => {
+                let (id, status) = (text("toolCallId"), update["status"].as_str());
+                let title = match update["title"].as_str() {
+                    Some(title) => {
+                        s.tools.insert(id.to_string(), title.to_string());
+                        title.to_string()
+                    }
+                    None => s.tools.get(id).cloned().unwrap_or_default(),
+                };
+                if kind == "tool_call" || status.is_some() {
+                    s.feed.push(ActivityKind::ToolCall, &title, status);
+                }
+                let given = if update["title"].is_string() {
+                    title.as_str()
+                } else {
+                    ""
+                };
+                format!("acp: {kind} {id} {given} {}", status.unwrap_or(""))
+            }
+            "plan" => {
+                s.feed
+                    .push(ActivityKind::Plan, &plan_text(&update["entries"]), None);
+                format!("acp: plan {}", update["entries"])
+            }
+            _ => format!("acp: {kind}"),
+        };
+        drop(s);
+        self.note(&line);
     }
 
     /// Usage as the agent reports it with the end of the turn: the
-    /// prompt result's `usage`, else the `_meta.quota.token_count` Gemini
-    /// CLI sends (input and output only, no cache split).
+    /// prompt result's `usage`, else the `_meta.quota` Gemini CLI sends
+    /// (input and output only, no cache split; per model in its
+    /// `model_usage`).
     fn read_usage(&self, result: &Value) {
-        let usage = match (&result["usage"], &result["_meta"]["quota"]["token_count"]) {
-            (u, _) if u.is_object() => {
-                let n = |k: &str| u[k].as_u64().unwrap_or(0);
-                let cache_read = n("cachedReadTokens");
-                Usage {
-                    input_tokens: n("inputTokens").saturating_sub(cache_read),
-                    output_tokens: n("outputTokens") + n("thoughtTokens"),
-                    cache_read_tokens: cache_read,
-                    cache_write_tokens: n("cachedWriteTokens"),
-                }
-            }
-            (_, q) if q.is_object() => {
-                let n = |k: &str| q[k].as_u64().unwrap_or(0);
-                Usage {
-                    input_tokens: n("input_tokens"),
-                    output_tokens: n("output_tokens"),
-                    cache_read_tokens: 0,
-                    cache_write_tokens: 0,
-                }
-            }
+        let quota = &result["_meta"]["quota"];
+        let usage = match (&result["usage"], &quota["token_count"]) {
+            (u, _) if u.is_object() => acp_usage(u),
+            (_, q) if q.is_object() => quota_usage(q),
             _ => return,
         };
-        self.state.lock().unwrap().usage = Some(usage);
+        let per_model: Vec<(String, Usage)> = quota["model_usage"]
+            .as_array()
+            .map(|each| {
+                each.iter()
+                    .filter_map(|m| {
+                        Some((
+                            m["model"].as_str()?.to_string(),
+                            quota_usage(&m["token_count"]),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut s = self.state.lock().unwrap();
+        s.usage = Some(usage);
+        s.per_model = per_model;
+        let model = match s.per_model.as_slice() {
+            [] => s.model_set.clone(),
+            each => most_used(each),
+        };
+        drop(s);
         if let Some(sink) = &self.usage_sink {
             sink.report(&UsageSoFar {
-                model: self.model.clone(),
+                model: model.or_else(|| self.model.clone()),
                 usage,
             });
         }
@@ -260,8 +382,8 @@ impl Session {
     fn finish(&self, turn: TurnEnd) {
         {
             let mut s = self.state.lock().unwrap();
-            if s.turn != TurnEnd::TimedOut {
-                s.turn = turn;
+            if s.turn.is_none() {
+                s.turn = Some(turn);
             }
             s.to_agent = None;
         }
@@ -269,17 +391,73 @@ impl Session {
     }
 
     fn send(&self, msg: &Value) {
-        let mut s = self.state.lock().unwrap();
-        let Some(pipe) = s.to_agent.as_mut() else {
-            return;
-        };
-        // An agent that stopped reading is seen when its process ends.
-        let _ = writeln!(pipe, "{msg}");
+        let s = self.state.lock().unwrap();
+        if let Some(to_agent) = &s.to_agent {
+            // A writer that stopped (the agent closed its stdin) is seen
+            // when the agent's process ends.
+            let _ = to_agent.send(msg.to_string());
+        }
     }
+}
 
-    fn note(&self, line: &str) {
-        let _ = crate::log::append(&self.log, &format!("{line}\n"));
+/// Feeds the message chunks gathered so far as one activity.
+fn flush_message(s: &mut State) {
+    if !s.pending.trim().is_empty() {
+        let text = std::mem::take(&mut s.pending);
+        s.feed.push(ActivityKind::Message, &text, None);
     }
+    s.pending.clear();
+}
+
+/// A plan's entries, `content (status)`, joined by `; `.
+fn plan_text(entries: &Value) -> String {
+    let entries = entries.as_array().map(Vec::as_slice).unwrap_or_default();
+    let each: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            let content = e["content"].as_str().unwrap_or("");
+            match e["status"].as_str() {
+                Some(status) => format!("{content} ({status})"),
+                None => content.to_string(),
+            }
+        })
+        .collect();
+    each.join("; ")
+}
+
+/// ACP's `usage`: `inputTokens` include `cachedReadTokens`; thoughts are output.
+fn acp_usage(u: &Value) -> Usage {
+    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+    let cache_read = n("cachedReadTokens");
+    Usage {
+        input_tokens: n("inputTokens").saturating_sub(cache_read),
+        output_tokens: n("outputTokens") + n("thoughtTokens"),
+        cache_read_tokens: cache_read,
+        cache_write_tokens: n("cachedWriteTokens"),
+    }
+}
+
+/// Gemini CLI's `token_count`: input (cached input in it) and output.
+fn quota_usage(q: &Value) -> Usage {
+    let n = |k: &str| q[k].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n("input_tokens"),
+        output_tokens: n("output_tokens"),
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+    }
+}
+
+/// The model that used the most tokens (the first of equals).
+fn most_used(each: &[(String, Usage)]) -> Option<String> {
+    let total = |u: &Usage| u.input_tokens + u.output_tokens;
+    let mut best: Option<&(String, Usage)> = None;
+    for m in each {
+        if best.is_none_or(|b| total(&m.1) > total(&b.1)) {
+            best = Some(m);
+        }
+    }
+    best.map(|(model, _)| model.clone())
 }
 
 fn request(id: u64, method: &str, params: Value) -> Value {

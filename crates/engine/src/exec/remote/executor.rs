@@ -11,6 +11,7 @@ use super::protocol::{
 };
 use super::transport::{Link, Lost, Transport};
 use super::worker::VERSION;
+use crate::agent::activity::ActivityFeed;
 use crate::agent::{AgentOutcome, AgentReport, Agents, UsageSoFar};
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, Candidate, Executor};
@@ -116,6 +117,8 @@ impl RemoteExecutor {
             return Ok(e.into());
         }
         let mut candidate = None;
+        // What a worker relays is made inert, cut and capped again here.
+        let mut feed = ActivityFeed::new(input.activity_sink.clone());
         match receive::<FromWorker>(from) {
             Ok(FromWorker::Hello {
                 protocol,
@@ -154,6 +157,9 @@ impl RemoteExecutor {
                         sink.report(&UsageSoFar { model, usage });
                     }
                 }
+                FromWorker::Activity { activity } => {
+                    feed.push(activity.kind, &activity.text, activity.status.as_deref());
+                }
                 FromWorker::Log { file, bytes } => {
                     let mut piece = Vec::new();
                     if let Err(e) = protocol::payload(from, bytes, &mut piece) {
@@ -174,6 +180,7 @@ impl RemoteExecutor {
                     }
                 }
                 FromWorker::Result(end) => {
+                    feed.finish();
                     let Some(report) = end.report() else {
                         let why = format!("ended an attempt as `{}`, unknown here", end.outcome);
                         return Ok(Talk::Lost(why));

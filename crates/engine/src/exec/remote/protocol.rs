@@ -3,7 +3,7 @@
 //! `bytes` field is followed by exactly that many raw bytes (a git pack, a
 //! piece of a log).
 
-use crate::agent::AgentReport;
+use crate::agent::{Activity, AgentReport};
 use crate::model::report::Usage;
 use crate::model::Failure;
 use planwright_config::{AgentNetwork, AgentSpec, HostPort};
@@ -74,6 +74,12 @@ pub enum FromWorker {
         model: Option<String>,
         /// Tokens so far.
         usage: Usage,
+    },
+    /// What the agent is doing, for the live views (inert and cut, as
+    /// the coordinator makes it again).
+    Activity {
+        /// The activity.
+        activity: Activity,
     },
     /// More of one of the attempt's files (its agent log, the ticket
     /// log), `bytes` raw bytes to append.

@@ -325,6 +325,7 @@ fn run(
         model: spec.model.clone(),
         budget_usd: spec.budget_usd,
         candidate_ref: CANDIDATE_REF.into(),
+        activity_sink: Some(Arc::new(Relay(out.clone()))),
         usage_sink: Some(UsageSink::new(move |u| {
             let msg = FromWorker::Usage {
                 model: u.model.clone(),
@@ -354,6 +355,22 @@ fn run(
         streamed?;
         Ok(candidate)
     })
+}
+
+/// Sends the agent's activities to the coordinator.
+struct Relay(Out);
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Relay")
+    }
+}
+
+impl crate::agent::ActivitySink for Relay {
+    fn activity(&self, activity: &crate::agent::Activity) {
+        let activity = activity.clone();
+        let _ = say(&self.0, &FromWorker::Activity { activity }, &[]);
+    }
 }
 
 /// Cancels the attempt when the coordinator says so or goes away.
