@@ -600,6 +600,78 @@ fn agents_that_leave_a_ticket_without_an_agent_or_mismatch_a_family_are_refused(
     assert!(stderr.contains(refused), "{stderr}");
 }
 
+/// The routed plan's set-up with `model` as `[agent] model`.
+fn with_agent_model(env: &Env, model: &str) {
+    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
+    let kept: String = config
+        .lines()
+        .filter(|l| !l.starts_with("model = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let config = kept.replace("[agent]\n", &format!("[agent]\nmodel = \"{model}\"\n"));
+    write(env.root(), "planwright.toml", &config);
+}
+
+/// `[agent] model` of another family than the agent's stops preflight and
+/// the run before any attempt, naming the agent, the tickets and the fix;
+/// one of its own family is every ticket's model, as the routes say.
+#[test]
+fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_every_tickets() {
+    let env = routed_env(false);
+    with_agent_model(&env, "gemini-2.5-flash");
+    let out = env.planwright(CLAUDE_PREFLIGHT);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let error = "routing: agent `claude`: `[agent] model = \"gemini-2.5-flash\"` is a gemini model, and the `claude` CLI runs only claude models (tickets A, B)";
+    assert!(stdout.contains(error), "{stdout}");
+    assert!(
+        stdout.contains("hint: set `[agent] model` to a claude model such as `claude-sonnet-4-6`"),
+        "{stdout}"
+    );
+    let args = ["plan.json", "--repo", "repo", "--agent", "claude"];
+    let run = env.planwright(&[&["run"][..], &args].concat());
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stdout).contains(error), "{}", text(&run.stdout));
+    assert!(!env.repo().join(".planwright/runs").exists());
+
+    with_agent_model(&env, "claude-opus-4-6");
+    let dry = env.planwright(&[&["run", "--dry-run"][..], &args].concat());
+    let stdout = text(&dry.stdout);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    for t in ["A", "B"] {
+        let route = format!("  {t} -> claude -> claude-opus-4-6 (`[agent] model`)\n");
+        assert!(stdout.contains(&route), "{stdout}");
+    }
+    let out = env.planwright(&[&["run"][..], &args].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let argv = git(&env.repo(), &["show", "main:a.txt"]);
+    assert!(argv.contains("--model claude-opus-4-6"), "{argv}");
+}
+
+/// `[agent] model` fills the `cmd` agent's `{model}`, over the routed one.
+#[test]
+fn the_agent_model_fills_the_cmd_templates_model() {
+    let env = routed_env(false);
+    with_agent_model(&env, "my-local-model");
+    let template =
+        "sh -c 'echo \"$1\" > \"$(echo $PLANWRIGHT_TICKET | tr A-Z a-z).txt\"' sh {model}";
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        template,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for file in ["a.txt", "b.txt"] {
+        let shown = git(&env.repo(), &["show", &format!("main:{file}")]);
+        assert_eq!(shown.trim(), "my-local-model", "{file}");
+    }
+}
+
 #[test]
 fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
     use std::os::unix::fs::PermissionsExt;

@@ -333,6 +333,10 @@ impl<C: Cli> Agent for CliAgent<C> {
         C::FAMILY
     }
 
+    fn model(&self) -> Option<&str> {
+        self.opts.model.as_deref()
+    }
+
     fn env_names(&self) -> Vec<String> {
         allowed_names(C::ENV, &self.opts.env)
     }

@@ -166,6 +166,11 @@ pub trait Agent: Send + Sync {
     fn family(&self) -> Option<&'static str> {
         None
     }
+    /// The model it runs whatever routing chose (`[agent] model`), which
+    /// preflight checks against its family and prints as each ticket's.
+    fn model(&self) -> Option<&str> {
+        None
+    }
     /// A problem that would stop it from running at all, for preflight.
     fn unusable(&self) -> Option<String> {
         None
@@ -266,9 +271,10 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
                     planwright_plan::Flag::AgentCmd
                 ))
             })?;
-            Ok(Box::new(
-                cmd::CmdAgent::new(template)?.with_env(opts.env.clone()),
-            ))
+            let agent = cmd::CmdAgent::new(template)?
+                .with_env(opts.env.clone())
+                .with_model(opts.model.clone());
+            Ok(Box::new(agent))
         }
         "acp" => {
             let template = opts.cmd.as_deref().ok_or_else(|| {

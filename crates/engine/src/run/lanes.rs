@@ -25,6 +25,9 @@ pub struct Lane {
     /// The family routing keeps it to: the entry's, else the agent's own
     /// ([`crate::agent::Agent::family`]); `None`: any family.
     pub family: Option<String>,
+    /// The model the agent runs whatever routing chose (`[agent] model`,
+    /// [`crate::agent::Agent::model`]); `None`: routing's.
+    pub model: Option<String>,
 }
 
 /// Every ticket's lane; a ticket no agent serves has none.
@@ -39,6 +42,7 @@ impl Lanes {
             entry: None,
             agent: a.name().to_string(),
             family: a.family().map(String::from),
+            model: a.model().map(String::from),
         });
         let lanes = plan.tickets.iter().filter_map(|t| {
             let lane = match family_of(t, routing, families, &mapped) {
@@ -46,6 +50,7 @@ impl Lanes {
                     entry: Some(f.clone()),
                     agent: agents.get(Some(&f)).map(|a| a.name().to_string())?,
                     family: Some(f),
+                    model: None,
                 },
                 None => run.clone()?,
             };
@@ -149,6 +154,7 @@ mod tests {
             entry: entry.map(String::from),
             agent: agent.into(),
             family: family.map(String::from),
+            model: None,
         })
     }
 

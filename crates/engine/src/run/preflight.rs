@@ -123,6 +123,7 @@ pub fn check_routing(
     lanes: &Lanes,
     out: &mut Vec<Check>,
 ) {
+    let mut foreign_fixed: Vec<&str> = Vec::new();
     for t in &plan.tickets {
         let Some(lane) = lanes.get(&t.id) else {
             out.push(Check::error(
@@ -132,10 +133,69 @@ pub fn check_routing(
             ));
             continue;
         };
+        if let Some(model) = lane.model.as_deref() {
+            match fixed_family(routing, families, model, lane.family.as_deref()) {
+                Some(_) => foreign_fixed.push(&t.id),
+                None => out.push(Check::ok(
+                    "routing",
+                    format!("{} -> {} -> {model} (`[agent] model`)", t.id, lane.agent),
+                )),
+            }
+            continue;
+        }
         if let Some(check) = route_check(t, routing, families, lane) {
             out.push(check);
         }
     }
+    if let Some(first) = foreign_fixed.first().and_then(|id| lanes.get(id)) {
+        out.push(foreign_model(first, routing, families, &foreign_fixed));
+    }
+}
+
+/// The family of `model`, an `[agent] model`, when it is not `family`,
+/// its CLI's: the one a table lists it under, else the one its name
+/// starts with (a model of no table, such as `gemini-2.5-flash`, still
+/// names its family).
+fn fixed_family<'r>(
+    routing: &'r planwright_config::Routing,
+    families: &'r planwright_config::Families,
+    model: &str,
+    family: Option<&str>,
+) -> Option<&'r str> {
+    let of_model = routing
+        .family_of(model)
+        .or_else(|| families.family_named(model))?;
+    family.filter(|f| *f != of_model).map(|_| of_model)
+}
+
+/// The `routing` error of an `[agent] model` of another family than its
+/// agent's, which would run `tickets`: a CLI never gets another family's model.
+fn foreign_model(
+    lane: &Lane,
+    routing: &planwright_config::Routing,
+    families: &planwright_config::Families,
+    tickets: &[&str],
+) -> Check {
+    let (agent, own) = (&lane.agent, lane.family.as_deref().unwrap_or_default());
+    let model = lane.model.as_deref().unwrap_or_default();
+    let of = fixed_family(routing, families, model, Some(own)).unwrap_or_default();
+    let suggestion = families
+        .model(own, planwright_config::DEFAULT_TIER)
+        .map(|m| format!(" such as `{m}`"))
+        .unwrap_or_default();
+    let which = if tickets.len() == 1 {
+        "ticket"
+    } else {
+        "tickets"
+    };
+    Check::error(
+        "routing",
+        format!(
+            "agent `{agent}`: `[agent] model = \"{model}\"` is a {of} model, and the `{agent}` CLI runs only {own} models ({which} {})",
+            tickets.join(", ")
+        ),
+        format!("set `[agent] model` to a {own} model{suggestion}, remove it so that routing picks each ticket's {own} model, or run a {of} agent (`{} NAME` or `[agents] {of} = \"NAME\"`)", planwright_plan::Flag::Agent),
+    )
 }
 
 /// The `routing` check of ticket `t` in `lane`.
