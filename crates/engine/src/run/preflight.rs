@@ -734,15 +734,28 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
         let _ = crate::exec::workspace::remove_any(scratch.path());
         probed
     });
-    if let Err(words) = probed {
-        out.push(Check::error(
+    let how = if containment.confines_writes() {
+        "confined, in a fresh CLI home"
+    } else {
+        "in a fresh CLI home; `[sandbox] mode = \"off\"` confines nothing"
+    };
+    match probed {
+        Ok(None) => {}
+        Ok(Some(command)) => out.push(Check::ok(
             "agent",
             format!(
-                "agent `{}` did not start as an attempt would (confined, in a fresh CLI home): {words}",
+                "agent `{}` started as an attempt would ({how}): `{command}`",
+                agent.name()
+            ),
+        )),
+        Err(words) => out.push(Check::error(
+            "agent",
+            format!(
+                "agent `{}` did not start as an attempt would ({how}): {words}",
                 agent.name()
             ),
             "see docs/agents.md for what the CLI needs from you",
-        ));
+        )),
     }
 }
 
