@@ -86,7 +86,7 @@ fn family_of(
     if let Some(model) = &ticket.model {
         let of = routing
             .family_of(model)
-            .or_else(|| families.family_of(model));
+            .or_else(|| families.family_named(model));
         return of.filter(|f| is_mapped(f)).map(String::from);
     }
     if ticket.tier.is_none() && ticket.pool_hint.is_none() {

@@ -134,7 +134,7 @@ pub fn check_routing(
             continue;
         };
         if let Some(model) = lane.model.as_deref() {
-            match fixed_family(routing, families, model, lane.family.as_deref()) {
+            match crate::run::pools::foreign(routing, families, model, lane.family.as_deref()) {
                 Some(_) => foreign_fixed.push(&t.id),
                 None => out.push(Check::ok(
                     "routing",
@@ -152,22 +152,6 @@ pub fn check_routing(
     }
 }
 
-/// The family of `model`, an `[agent] model`, when it is not `family`,
-/// its CLI's: the one a table lists it under, else the one its name
-/// starts with (a model of no table, such as `gemini-2.5-flash`, still
-/// names its family).
-fn fixed_family<'r>(
-    routing: &'r planwright_config::Routing,
-    families: &'r planwright_config::Families,
-    model: &str,
-    family: Option<&str>,
-) -> Option<&'r str> {
-    let of_model = routing
-        .family_of(model)
-        .or_else(|| families.family_named(model))?;
-    family.filter(|f| *f != of_model).map(|_| of_model)
-}
-
 /// The `routing` error of an `[agent] model` of another family than its
 /// agent's, which would run `tickets`: a CLI never gets another family's model.
 fn foreign_model(
@@ -178,7 +162,7 @@ fn foreign_model(
 ) -> Check {
     let (agent, own) = (&lane.agent, lane.family.as_deref().unwrap_or_default());
     let model = lane.model.as_deref().unwrap_or_default();
-    let of = fixed_family(routing, families, model, Some(own)).unwrap_or_default();
+    let of = crate::run::pools::foreign(routing, families, model, Some(own)).unwrap_or_default();
     let suggestion = families
         .model(own, planwright_config::DEFAULT_TIER)
         .map(|m| format!(" such as `{m}`"))
