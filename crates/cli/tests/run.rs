@@ -648,6 +648,23 @@ fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_eve
     assert!(argv.contains("--model claude-opus-4-6"), "{argv}");
 }
 
+/// `[review] model` of another family than the reviewer's CLI stops the
+/// run before it starts.
+#[test]
+fn a_review_model_of_another_family_than_its_reviewer_is_refused() {
+    let env = routed_env(false);
+    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
+    let review = "[review]\nagent = \"codex\"\nmodel = \"claude-sonnet-4-6\"\n";
+    write(env.root(), "planwright.toml", &format!("{config}{review}"));
+    let args = ["run", "plan.json", "--repo", "repo", "--agent", "claude"];
+    let out = env.planwright(&args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let refused = "`[review] model = \"claude-sonnet-4-6\"` is a claude model, and the reviewer's CLI runs only gpt models";
+    assert!(stderr.contains(refused), "{stderr}");
+    assert!(!env.repo().join(".planwright/runs").exists());
+}
+
 /// `[agent] model` fills the `cmd` agent's `{model}`, over the routed one.
 #[test]
 fn the_agent_model_fills_the_cmd_templates_model() {

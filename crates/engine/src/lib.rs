@@ -33,6 +33,7 @@ pub use model::{
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};
 pub use run::lock::is_held as run_lock_held;
+pub use run::pools::foreign_family;
 pub use run::preflight::{
     checks_judged, failed as preflight_failed, preflight, unjudged_checks, Check,
 };

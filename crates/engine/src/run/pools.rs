@@ -205,7 +205,7 @@ pub fn choose(
     if let Some(model) = ticket
         .model
         .as_ref()
-        .filter(|m| foreign(routing, families, m, family).is_none())
+        .filter(|m| foreign_family(routing, families, m, family).is_none())
     {
         let pool = routing.pool_of(model).map(String::from);
         return pick(vec![(model.clone(), pool)], pauses, now, room);
@@ -228,7 +228,7 @@ pub fn choose(
 /// lists it under one other than `family`, the CLI's, or, where no table
 /// lists it, when its name starts with another family's
 /// ([`Families::family_named`]: `gemini-2.5-flash` is never claude's).
-pub fn foreign<'r>(
+pub fn foreign_family<'r>(
     routing: &'r Routing,
     families: &'r Families,
     model: &str,

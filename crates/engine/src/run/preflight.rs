@@ -134,7 +134,12 @@ pub fn check_routing(
             continue;
         };
         if let Some(model) = lane.model.as_deref() {
-            match crate::run::pools::foreign(routing, families, model, lane.family.as_deref()) {
+            match crate::run::pools::foreign_family(
+                routing,
+                families,
+                model,
+                lane.family.as_deref(),
+            ) {
                 Some(_) => foreign_fixed.push(&t.id),
                 None => out.push(Check::ok(
                     "routing",
@@ -162,7 +167,8 @@ fn foreign_model(
 ) -> Check {
     let (agent, own) = (&lane.agent, lane.family.as_deref().unwrap_or_default());
     let model = lane.model.as_deref().unwrap_or_default();
-    let of = crate::run::pools::foreign(routing, families, model, Some(own)).unwrap_or_default();
+    let of =
+        crate::run::pools::foreign_family(routing, families, model, Some(own)).unwrap_or_default();
     let suggestion = families
         .model(own, planwright_config::DEFAULT_TIER)
         .map(|m| format!(" such as `{m}`"))
@@ -191,7 +197,8 @@ fn route_check(
 ) -> Option<Check> {
     let (agent, family) = (&lane.agent, lane.family.as_deref());
     let explicit = t.model.as_deref();
-    let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, families, m, family));
+    let foreign =
+        explicit.and_then(|m| crate::run::pools::foreign_family(routing, families, m, family));
     if let (Some(model), None) = (explicit, foreign) {
         return Some(Check::ok(
             "routing",
