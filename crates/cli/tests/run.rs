@@ -478,19 +478,25 @@ const CLAUDE_PREFLIGHT: &[&str] = &[
     "claude",
 ];
 
+/// Adds `more` to the end of the set-up's `planwright.toml`.
+fn append_config(env: &Env, more: &str) {
+    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
+    write(env.root(), "planwright.toml", &format!("{config}{more}"));
+}
+
+/// [`CLAUDE_PREFLIGHT`], which must fail: its stdout.
+fn failed_claude_preflight(env: &Env) -> String {
+    let out = env.planwright(CLAUDE_PREFLIGHT);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    stdout
+}
+
 #[test]
 fn preflight_fails_naming_a_ticket_the_agents_family_has_no_model_for() {
     let env = routed_env(true);
-    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
-    let no_cheap = "[families.claude]\nmid = \"claude-sonnet-4-6\"\n";
-    write(
-        env.root(),
-        "planwright.toml",
-        &format!("{config}{no_cheap}"),
-    );
-    let out = env.planwright(CLAUDE_PREFLIGHT);
-    let stdout = text(&out.stdout);
-    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    append_config(&env, "[families.claude]\nmid = \"claude-sonnet-4-6\"\n");
+    let stdout = failed_claude_preflight(&env);
     let error = "routing: ticket C: the family table has no claude model of tier `cheap`";
     assert!(stdout.contains(error), "{stdout}");
     assert!(
@@ -619,15 +625,12 @@ fn with_agent_model(env: &Env, model: &str) {
 fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_every_tickets() {
     let env = routed_env(false);
     with_agent_model(&env, "gemini-2.5-flash");
-    let out = env.planwright(CLAUDE_PREFLIGHT);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let stdout = failed_claude_preflight(&env);
     let error = "routing: agent `claude`: `[agent] model = \"gemini-2.5-flash\"` is a gemini model, and the `claude` CLI runs only claude models (tickets A, B)";
-    assert!(stdout.contains(error), "{stdout}");
-    assert!(
-        stdout.contains("hint: set `[agent] model` to a claude model such as `claude-sonnet-4-6`"),
-        "{stdout}"
-    );
+    let hint = "hint: set `[agent] model` to a claude model such as `claude-sonnet-4-6`";
+    for said in [error, hint] {
+        assert!(stdout.contains(said), "{said}\n{stdout}");
+    }
     let args = ["plan.json", "--repo", "repo", "--agent", "claude"];
     let run = env.planwright(&[&["run"][..], &args].concat());
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
@@ -653,9 +656,10 @@ fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_eve
 #[test]
 fn a_review_model_of_another_family_than_its_reviewer_is_refused() {
     let env = routed_env(false);
-    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
-    let review = "[review]\nagent = \"codex\"\nmodel = \"claude-sonnet-4-6\"\n";
-    write(env.root(), "planwright.toml", &format!("{config}{review}"));
+    append_config(
+        &env,
+        "[review]\nagent = \"codex\"\nmodel = \"claude-sonnet-4-6\"\n",
+    );
     let args = ["run", "plan.json", "--repo", "repo", "--agent", "claude"];
     let out = env.planwright(&args);
     let stderr = text(&out.stderr);
@@ -672,16 +676,8 @@ fn the_agent_model_fills_the_cmd_templates_model() {
     with_agent_model(&env, "my-local-model");
     let template =
         "sh -c 'echo \"$1\" > \"$(echo $PLANWRIGHT_TICKET | tr A-Z a-z).txt\"' sh {model}";
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        template,
-    ]);
+    let agent = ["--agent", "cmd", "--agent-cmd", template];
+    let out = env.planwright(&[&["run", "plan.json", "--repo", "repo"][..], &agent].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     for file in ["a.txt", "b.txt"] {
         let shown = git(&env.repo(), &["show", &format!("main:{file}")]);
