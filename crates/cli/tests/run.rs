@@ -669,20 +669,49 @@ fn a_review_model_of_another_family_than_its_reviewer_is_refused() {
     assert!(!env.repo().join(".planwright/runs").exists());
 }
 
-/// `[agent] model` fills the `cmd` agent's `{model}`, over the routed one.
+/// `[agent] model` is every attempt's model, over the routed one: the
+/// `cmd` agent's `{model}`, the model stored with the attempt, and the
+/// pool a refusal pauses (`claude`, not the routed `gemini-pro`).
 #[test]
-fn the_agent_model_fills_the_cmd_templates_model() {
+fn the_agent_model_is_every_attempts_and_its_pools() {
     let env = routed_env(false);
-    with_agent_model(&env, "my-local-model");
-    let template =
-        "sh -c 'echo \"$1\" > \"$(echo $PLANWRIGHT_TICKET | tr A-Z a-z).txt\"' sh {model}";
-    let agent = ["--agent", "cmd", "--agent-cmd", template];
+    with_agent_model(&env, "claude-sonnet-4-6");
+    append_config(&env, "max_pause = 1\n");
+    // Refused once (EX_TEMPFAIL), then it writes the model it was given.
+    let template = "sh -c '[ \"$PLANWRIGHT_ATTEMPT\" = 1 ] && exit 75; echo \"$1\" > \"$(echo $PLANWRIGHT_TICKET | tr A-Z a-z).txt\"' sh {model}";
+    let agent = ["--agent", "cmd", "--agent-cmd", template, "--jobs", "1"];
     let out = env.planwright(&[&["run", "plan.json", "--repo", "repo"][..], &agent].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     for file in ["a.txt", "b.txt"] {
         let shown = git(&env.repo(), &["show", &format!("main:{file}")]);
-        assert_eq!(shown.trim(), "my-local-model", "{file}");
+        assert_eq!(shown.trim(), "claude-sonnet-4-6", "{file}");
     }
+    let report = env.planwright(&["report", "--repo", "repo", "--output", "json"]);
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let models: Vec<&Value> = report["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["attempts"].as_array().unwrap())
+        .map(|a| &a["model"])
+        .collect();
+    assert!(
+        models.iter().all(|m| *m == "claude-sonnet-4-6"),
+        "{models:?}"
+    );
+    let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
+    let run = runs.map(|d| d.unwrap().path()).next().unwrap();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let pools: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "pool_paused")
+        .map(|e| e["pool"].clone())
+        .collect();
+    assert!(
+        !pools.is_empty() && pools.iter().all(|p| p == "claude"),
+        "{pools:?}"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ use crate::agent::Agents;
 use planwright_config::{Families, Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The agent of one ticket.
@@ -67,6 +68,20 @@ impl Lanes {
     /// The family ticket `id` is kept to.
     pub fn family(&self, id: &str) -> Option<&str> {
         self.get(id).and_then(|l| l.family.as_deref())
+    }
+
+    /// `ticket` as routing sees it: its model the lane's `[agent] model`
+    /// when the lane's agent has one (then its pool is that model's, as
+    /// for a ticket naming it), else as the plan has it.
+    pub fn routed<'t>(&self, ticket: &'t Ticket) -> Cow<'t, Ticket> {
+        match self.get(&ticket.id).and_then(|l| l.model.as_ref()) {
+            Some(model) => {
+                let mut fixed = ticket.clone();
+                fixed.model = Some(model.clone());
+                Cow::Owned(fixed)
+            }
+            None => Cow::Borrowed(ticket),
+        }
     }
 
     /// The `[agents]` entry that runs ticket `id` (`None`: the run's agent).
