@@ -109,6 +109,85 @@ fn url(mock: &MockModel) -> String {
     mock.url_at(MOCK_HOST)
 }
 
+/// A loopback port that closes every connection as it comes: where the
+/// tier maps every host an adapter's proxy allows by default (the
+/// providers' APIs, their sign-in), so that no CLI leaves loopback, on a
+/// machine with a network too. Kept bound while the test runs, so no other
+/// server can take its port.
+fn closed_port() -> std::net::SocketAddr {
+    static CLOSED: std::sync::OnceLock<std::net::SocketAddr> = std::sync::OnceLock::new();
+    *CLOSED.get_or_init(|| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                drop(conn);
+            }
+        });
+        addr
+    })
+}
+
+/// Every host an adapter's proxy lets its CLI reach by default
+/// (`planwright_engine::agent::ADAPTERS`), without its port.
+fn default_hosts() -> Vec<&'static str> {
+    let mut hosts: Vec<&str> = planwright_engine::agent::ADAPTERS
+        .iter()
+        .flat_map(|a| a.hosts.iter())
+        .map(|h| h.rsplit_once(':').map_or(*h, |(name, _)| name))
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts
+}
+
+/// `[sandbox] hosts`: [`MOCK_HOST`] to the mock, every default host to
+/// [`closed_port`].
+fn hosts_table(mock: &MockModel) -> String {
+    let closed = closed_port();
+    let mut entries = vec![format!("\"{MOCK_HOST}\" = \"{}\"", mock.addr())];
+    entries.extend(
+        default_hosts()
+            .iter()
+            .map(|h| format!("\"{h}\" = \"{closed}\"")),
+    );
+    format!("{{ {} }}", entries.join(", "))
+}
+
+/// No CLI could reach anything but loopback: every host its proxy
+/// allowed (the `allow:` of each `network:` line of the agent logs) is
+/// mapped, to the mock or to [`closed_port`], and every mapping is one of
+/// those two.
+fn assert_offline(env: &Env, mock: &MockModel) {
+    let logs = logs(env);
+    let lines: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.starts_with("network: "))
+        .collect();
+    assert!(!lines.is_empty(), "no `network:` line in\n{logs}");
+    let (mock_at, closed) = (mock.addr().to_string(), closed_port().to_string());
+    for line in lines {
+        let (allow, hosts) = line
+            .split_once("; allow: ")
+            .and_then(|(_, rest)| rest.split_once("; hosts: "))
+            .unwrap_or_else(|| panic!("{line}"));
+        let mapped: Vec<(&str, &str)> = hosts
+            .split(", ")
+            .map(|m| m.split_once(" = ").unwrap_or_else(|| panic!("{line}")))
+            .collect();
+        for (name, to) in &mapped {
+            assert!(*to == mock_at || *to == closed, "{name} = {to}: {line}");
+        }
+        for entry in allow.split(", ").filter(|a| *a != "none") {
+            let name = entry.rsplit_once(':').map_or(entry, |(n, _)| n);
+            assert!(
+                mapped.iter().any(|(n, _)| *n == name),
+                "`{entry}` may leave loopback (add it to the tier's hosts): {line}"
+            );
+        }
+    }
+}
+
 /// One CLI's set-up, as docs/agents.md describes it for a user with a
 /// gateway.
 struct Setup {
@@ -116,7 +195,7 @@ struct Setup {
     agent: &'static str,
     /// The CLI's program.
     cli: &'static str,
-    /// The model `[agent] model` names.
+    /// The model `[agent] model` names (empty: none, the CLI's own).
     model: &'static str,
     /// Variables for planwright's environment.
     env: Vec<(&'static str, String)>,
@@ -266,7 +345,8 @@ fn aider_anthropic(mock: &MockModel) -> Setup {
 /// A repository with one ticket, `A`, that creates `a.txt`, checked by a
 /// gate; the CLI's files and its install in a home outside `/tmp` (as a
 /// user's is, and hidden from the agent as a user's is); `[agent]` as
-/// given; `[sandbox] hosts` mapping [`MOCK_HOST`] to the mock.
+/// given (no `model` when the set-up names none); `[sandbox] hosts`
+/// mapping [`MOCK_HOST`] to the mock and the rest to [`closed_port`].
 fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     let env = Env::new_in(Path::new("/var/tmp"), &[("README.md", "hi\n")]).with_cli(BIN);
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
@@ -278,15 +358,17 @@ fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     for (rel, body) in &setup.files {
         planwright_testkit::write(env.cli().home(), rel, body);
     }
+    let model = match setup.model {
+        "" => String::new(),
+        model => format!("model = \"{model}\"\n"),
+    };
     let config = format!(
-        "[agent]\nmodel = \"{}\"\nprogram = \"{}\"\n{}{agent_toml}\n\
-         [sandbox]\nhosts = {{ \"{MOCK_HOST}\" = \"{}\" }}\n",
-        setup.model,
+        "[agent]\n{model}program = \"{}\"\n{}{agent_toml}\n[sandbox]\nhosts = {}\n",
         installed(setup.cli, env.cli().home())
             .join(setup.cli)
             .display(),
         setup.agent_toml,
-        mock.addr()
+        hosts_table(mock)
     );
     std::fs::write(env.root().join("planwright.toml"), config).unwrap();
     env
@@ -318,6 +400,22 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// `planwright run` with the set-up's CLI; the summary, after checking
 /// that nothing outside the repository changed.
 fn run(env: &Env, setup: &Setup) -> (Output, Value) {
+    let args = ["run", "plan.json", "--repo", "repo", "--agent", setup.agent];
+    let out = unchanged_around(
+        env,
+        setup,
+        &[&args[..], &["--jobs", "1", "--output", "json"]].concat(),
+    );
+    let summary = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    });
+    (out, summary)
+}
+
+/// planwright with `args`, the set-up's environment and its CLI first on
+/// `PATH`; its output, after checking that nothing outside the
+/// repository changed.
+fn unchanged_around(env: &Env, setup: &Setup, args: &[&str]) -> Output {
     let before = tree(env.root());
     let bin = installed(setup.cli, env.cli().home());
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
@@ -325,9 +423,7 @@ fn run(env: &Env, setup: &Setup) -> (Output, Value) {
     )))
     .unwrap();
     let mut cmd = env.command();
-    cmd.args(["run", "plan.json", "--repo", "repo", "--agent", setup.agent])
-        .args(["--jobs", "1", "--output", "json"])
-        .env("PATH", path);
+    cmd.args(args).env("PATH", path);
     for (k, v) in &setup.env {
         cmd.env(k, v);
     }
@@ -344,10 +440,7 @@ fn run(env: &Env, setup: &Setup) -> (Output, Value) {
         "{} wrote outside its slot: {changed:?}",
         setup.agent
     );
-    let summary = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!("{}\n{}", text(&out.stdout), text(&out.stderr));
-    });
-    (out, summary)
+    out
 }
 
 fn report(env: &Env) -> Value {
@@ -513,11 +606,13 @@ const CODEX: Expect = Expect {
 };
 
 /// Through the proxy, every call the mock saw came by its mapped name
-/// (which only the proxy resolves), the log names the mapping, and no
-/// call to the mock was refused.
+/// (which only the proxy resolves), the log names the mapping, no call to
+/// the mock was refused, and nothing could leave loopback
+/// ([`assert_offline`]).
 fn assert_proxied(env: &Env, mock: &MockModel) {
+    assert_offline(env, mock);
     let logs = logs(env);
-    let mapped = format!("hosts: {MOCK_HOST} = {}", mock.addr());
+    let mapped = format!(" {MOCK_HOST} = {}", mock.addr());
     assert!(logs.contains(&mapped), "no `{mapped}` in\n{logs}");
     let refused = |l: &&str| {
         l.starts_with("proxy: refused")
@@ -752,6 +847,78 @@ fn aider_anthropic_ok() {
     }
 }
 
+/// A user whose gateway URL and key are in `~/.claude/settings.json`
+/// (its `env`) and nowhere in the environment.
+fn claude_in_its_settings(mock: &MockModel) -> Setup {
+    let settings = json!({"env": {"ANTHROPIC_BASE_URL": url(mock),
+        "ANTHROPIC_API_KEY": "test-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}});
+    Setup {
+        env: vec![],
+        files: vec![(".claude/settings.json".into(), settings.to_string())],
+        ..claude(mock)
+    }
+}
+
+/// The slot's seeded copy of `settings.json` carries the gateway.
+#[test]
+fn claude_gateway_in_its_settings_ok() {
+    ok(
+        "claude_gateway_in_its_settings_ok",
+        claude_in_its_settings,
+        &CLAUDE,
+    );
+}
+
+/// The model only in `~/.codex/config.toml`, none in `[agent] model`.
+fn codex_configured(mock: &MockModel) -> Setup {
+    Setup {
+        model: "",
+        ..codex(mock)
+    }
+}
+
+/// The attempt's model is the one the seeded `config.toml` names, and
+/// its cost is computed for it.
+#[test]
+fn codex_model_from_its_config_ok() {
+    ok("codex_model_from_its_config_ok", codex_configured, &CODEX);
+}
+
+/// preflight's probe starts each real CLI as an attempt would: confined,
+/// in a fresh CLI home, with no model call and nothing written outside
+/// the repository.
+#[test]
+fn preflight_starts_each_real_cli_confined() {
+    if !wanted("preflight_starts_each_real_cli_confined") {
+        return;
+    }
+    let setups: [fn(&MockModel) -> Setup; 5] = [claude, codex, gemini, opencode, aider];
+    for setup in setups {
+        let mock = MockModel::start(script(None));
+        let setup = setup(&mock);
+        let env = tier_env(&setup, &mock, "");
+        let args = [
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--agent",
+            setup.agent,
+        ];
+        let out = unchanged_around(&env, &setup, &args);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        let program = installed(setup.cli, env.cli().home()).join(setup.cli);
+        let started = format!(
+            "agent `{}` started as an attempt would (confined, in a fresh CLI home): `{} --version`",
+            setup.agent,
+            program.display()
+        );
+        assert!(stdout.contains(&started), "{started}\n{stdout}");
+        assert!(mock.requests().is_empty(), "{}", seen(&mock));
+    }
+}
+
 /// Every model call refused as invalid (400, which no CLI retries): each
 /// attempt is `agent_failed`, read from the CLI's own error record, whose
 /// message names the provider's; the ticket's failure message and
@@ -770,6 +937,7 @@ fn refused(test: &str, setup: fn(&MockModel) -> Setup) -> Option<(String, String
         !mock.requests().is_empty(),
         "the CLI never called the mock\n{logs}"
     );
+    assert_offline(&env, &mock);
     let ticket = &report(&env)["tickets"][0];
     let outcomes: Vec<&Value> = ticket["attempts"]
         .as_array()
@@ -854,6 +1022,7 @@ fn claude_cannot_reach_the_mock_directly() {
     assert!(mock.requests().is_empty(), "{}", seen(&mock));
     let refusal = format!("proxy: refused {}: not in the allowlist", mock.addr());
     assert!(logs(&env).contains(&refusal), "{}", logs(&env));
+    assert_offline(&env, &mock);
 }
 
 /// How one CLI meets provider trouble, as the tier shows it: one row per

@@ -478,19 +478,25 @@ const CLAUDE_PREFLIGHT: &[&str] = &[
     "claude",
 ];
 
+/// Adds `more` to the end of the set-up's `planwright.toml`.
+fn append_config(env: &Env, more: &str) {
+    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
+    write(env.root(), "planwright.toml", &format!("{config}{more}"));
+}
+
+/// [`CLAUDE_PREFLIGHT`], which must fail: its stdout.
+fn failed_claude_preflight(env: &Env) -> String {
+    let out = env.planwright(CLAUDE_PREFLIGHT);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    stdout
+}
+
 #[test]
 fn preflight_fails_naming_a_ticket_the_agents_family_has_no_model_for() {
     let env = routed_env(true);
-    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
-    let no_cheap = "[families.claude]\nmid = \"claude-sonnet-4-6\"\n";
-    write(
-        env.root(),
-        "planwright.toml",
-        &format!("{config}{no_cheap}"),
-    );
-    let out = env.planwright(CLAUDE_PREFLIGHT);
-    let stdout = text(&out.stdout);
-    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    append_config(&env, "[families.claude]\nmid = \"claude-sonnet-4-6\"\n");
+    let stdout = failed_claude_preflight(&env);
     let error = "routing: ticket C: the family table has no claude model of tier `cheap`";
     assert!(stdout.contains(error), "{stdout}");
     assert!(
@@ -598,6 +604,114 @@ fn agents_that_leave_a_ticket_without_an_agent_or_mismatch_a_family_are_refused(
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let refused = "`[agents] gemini = \"claude\"`: the `claude` adapter runs only claude models";
     assert!(stderr.contains(refused), "{stderr}");
+}
+
+/// The routed plan's set-up with `model` as `[agent] model`.
+fn with_agent_model(env: &Env, model: &str) {
+    let config = std::fs::read_to_string(env.root().join("planwright.toml")).unwrap();
+    let kept: String = config
+        .lines()
+        .filter(|l| !l.starts_with("model = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let config = kept.replace("[agent]\n", &format!("[agent]\nmodel = \"{model}\"\n"));
+    write(env.root(), "planwright.toml", &config);
+}
+
+/// `[agent] model` of another family than the agent's stops preflight and
+/// the run before any attempt, naming the agent, the tickets and the fix;
+/// one of its own family is every ticket's model, as the routes say.
+#[test]
+fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_every_tickets() {
+    let env = routed_env(false);
+    with_agent_model(&env, "gemini-2.5-flash");
+    let stdout = failed_claude_preflight(&env);
+    let error = "routing: agent `claude`: `[agent] model = \"gemini-2.5-flash\"` is a gemini model, and the `claude` CLI runs only claude models (tickets A, B)";
+    let hint = "hint: set `[agent] model` to a claude model such as `claude-sonnet-4-6`";
+    for said in [error, hint] {
+        assert!(stdout.contains(said), "{said}\n{stdout}");
+    }
+    let args = ["plan.json", "--repo", "repo", "--agent", "claude"];
+    let run = env.planwright(&[&["run"][..], &args].concat());
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stdout).contains(error), "{}", text(&run.stdout));
+    assert!(!env.repo().join(".planwright/runs").exists());
+
+    with_agent_model(&env, "claude-opus-4-6");
+    let dry = env.planwright(&[&["run", "--dry-run"][..], &args].concat());
+    let stdout = text(&dry.stdout);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    for t in ["A", "B"] {
+        let route = format!("  {t} -> claude -> claude-opus-4-6 (`[agent] model`)\n");
+        assert!(stdout.contains(&route), "{stdout}");
+    }
+    let out = env.planwright(&[&["run"][..], &args].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let argv = git(&env.repo(), &["show", "main:a.txt"]);
+    assert!(argv.contains("--model claude-opus-4-6"), "{argv}");
+}
+
+/// `[review] model` of another family than the reviewer's CLI stops the
+/// run before it starts.
+#[test]
+fn a_review_model_of_another_family_than_its_reviewer_is_refused() {
+    let env = routed_env(false);
+    append_config(
+        &env,
+        "[review]\nagent = \"codex\"\nmodel = \"claude-sonnet-4-6\"\n",
+    );
+    let args = ["run", "plan.json", "--repo", "repo", "--agent", "claude"];
+    let out = env.planwright(&args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let refused = "`[review] model = \"claude-sonnet-4-6\"` is a claude model, and the reviewer's CLI runs only gpt models";
+    assert!(stderr.contains(refused), "{stderr}");
+    assert!(!env.repo().join(".planwright/runs").exists());
+}
+
+/// `[agent] model` is every attempt's model, over the routed one: the
+/// `cmd` agent's `{model}`, the model stored with the attempt, and the
+/// pool a refusal pauses (`claude`, not the routed `gemini-pro`).
+#[test]
+fn the_agent_model_is_every_attempts_and_its_pools() {
+    let env = routed_env(false);
+    with_agent_model(&env, "claude-sonnet-4-6");
+    append_config(&env, "max_pause = 1\n");
+    // Refused once (EX_TEMPFAIL), then it writes the model it was given.
+    let template = "sh -c '[ \"$PLANWRIGHT_ATTEMPT\" = 1 ] && exit 75; echo \"$1\" > \"$(echo $PLANWRIGHT_TICKET | tr A-Z a-z).txt\"' sh {model}";
+    let agent = ["--agent", "cmd", "--agent-cmd", template, "--jobs", "1"];
+    let out = env.planwright(&[&["run", "plan.json", "--repo", "repo"][..], &agent].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for file in ["a.txt", "b.txt"] {
+        let shown = git(&env.repo(), &["show", &format!("main:{file}")]);
+        assert_eq!(shown.trim(), "claude-sonnet-4-6", "{file}");
+    }
+    let report = env.planwright(&["report", "--repo", "repo", "--output", "json"]);
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let models: Vec<&Value> = report["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["attempts"].as_array().unwrap())
+        .map(|a| &a["model"])
+        .collect();
+    assert!(
+        models.iter().all(|m| *m == "claude-sonnet-4-6"),
+        "{models:?}"
+    );
+    let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
+    let run = runs.map(|d| d.unwrap().path()).next().unwrap();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let pools: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "pool_paused")
+        .map(|e| e["pool"].clone())
+        .collect();
+    assert!(
+        !pools.is_empty() && pools.iter().all(|p| p == "claude"),
+        "{pools:?}"
+    );
 }
 
 #[test]

@@ -35,6 +35,7 @@ pub use run::inputs::{root_config, RootConfig};
 pub use run::lock::{
     is_held as run_lock_held, is_held_at as run_lock_held_at, path as run_lock_path,
 };
+pub use run::pools::foreign_family;
 pub use run::preflight::{
     checks_judged, failed as preflight_failed, preflight, unjudged_checks, Check,
 };

@@ -502,6 +502,10 @@ fn rate_limits_are_unavailable_with_the_reset_time() {
         let (retry, reason) = unavailable(&attempt(cli, "rate_limit", code, None));
         assert_eq!(retry.map(|d| d.as_secs()), Some(secs), "{cli}: {reason}");
     }
+    // aider 0.86.2's lines as the real-agent tier's 429 left them: its
+    // console wraps litellm's message at 80 columns, the reset on the rest.
+    let (retry, reason) = unavailable(&attempt("aider", "rate_limit_wrapped", 0, None));
+    assert_eq!(retry, Some(Duration::from_secs(1)), "{reason}");
 }
 
 #[test]

@@ -231,6 +231,21 @@ impl Families {
             .map(|(family, _)| family.as_str())
     }
 
+    /// The family whose row names `model`, else the family whose name
+    /// starts it as a word (`gemini-2.5-flash`: gemini), if one does.
+    pub fn family_named(&self, model: &str) -> Option<&str> {
+        self.family_of(model).or_else(|| {
+            self.0
+                .keys()
+                .find(|f| {
+                    model
+                        .strip_prefix(f.as_str())
+                        .is_some_and(|r| r.starts_with('-'))
+                })
+                .map(String::as_str)
+        })
+    }
+
     /// This table with `rows` in place of the rows of the same families.
     pub fn with(mut self, rows: &BTreeMap<String, FamilyModels>) -> Families {
         self.0
@@ -357,6 +372,18 @@ mod tests {
         assert_eq!(f.family_of("gpt-5.5"), Some("gpt"));
         assert_eq!(f.family_of("claude-sonnet-4-6"), Some("claude"));
         assert_eq!(f.family_of("llama"), None);
+    }
+
+    #[test]
+    fn a_model_no_row_names_is_of_the_family_its_name_starts_with() {
+        let f = Families::default();
+        assert_eq!(f.family_named("gemini-3-flash"), Some("gemini"));
+        assert_eq!(f.family_named("gemini-2.5-flash"), Some("gemini"));
+        assert_eq!(f.family_named("claude-haiku-4-5-20251001"), Some("claude"));
+        assert_eq!(f.family_named("gpt-5.4-mini"), Some("gpt"));
+        assert_eq!(f.family_named("gpt5"), None);
+        assert_eq!(f.family_named("my-local-model"), None);
+        assert_eq!(f.family_named("openai/gpt-5.4"), None);
     }
 
     /// docs/agents.md's table of the model each family's CLI gets per tier.

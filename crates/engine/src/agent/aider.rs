@@ -133,6 +133,29 @@ pub struct AiderParser {
     answer: Option<String>,
     /// An error line not followed by a successful call.
     error: Option<String>,
+    /// The last printed line of the error being read, which the next line
+    /// may continue ([`wraps_into`]).
+    wrap: Option<String>,
+}
+
+/// The width aider's console wraps its messages at when its output is no
+/// terminal (rich's default; planwright passes no `COLUMNS`).
+const WRAP_WIDTH: usize = 80;
+
+/// Whether `next` continues `prev`, wrapped at [`WRAP_WIDTH`]: rich breaks
+/// a line greedily, so a break there means `next`'s first word did not
+/// fit after `prev` (a word longer than the width is cut at it). aider's
+/// own lines after an error (its sentence about it, `Retrying in ...`) and
+/// a blank line never continue one.
+fn wraps_into(prev: &str, next: &str) -> bool {
+    let word = next.split_whitespace().next().unwrap_or_default();
+    let fits = prev.chars().count() + 1 + word.chars().count() <= WRAP_WIDTH;
+    !word.is_empty()
+        && !fits
+        && !next.starts_with(char::is_whitespace)
+        && !is_error_line(next)
+        && !next.starts_with("Retrying in ")
+        && !next.starts_with("Tokens:")
 }
 
 /// Lines kept of an answer in progress, so a chatty run stays bounded.
@@ -174,6 +197,19 @@ struct Call {
 impl StreamParser for AiderParser {
     fn line(&mut self, line: &str) {
         let line = line.trim_end();
+        let wrapped = self.wrap.take().is_some_and(|prev| wraps_into(&prev, line));
+        if let (true, Some(error)) = (wrapped, self.error.as_mut()) {
+            // The wrapped rest of the error's last line, where its reset
+            // time may be ("... Rate limit reached for\nrequests. Please
+            // try again in 1s.").
+            error.push(' ');
+            error.push_str(line);
+            self.wrap = Some(line.to_string());
+            if self.pending.len() < MAX_PENDING {
+                self.pending.push(line.to_string());
+            }
+            return;
+        }
         if let Some(rest) = line.trim_start().strip_prefix("Tokens:") {
             self.tokens(rest);
             return;
@@ -192,6 +228,7 @@ impl StreamParser for AiderParser {
                 None => line.to_string(),
             };
             self.error = Some(all);
+            self.wrap = Some(line.to_string());
         }
         if self.pending.len() < MAX_PENDING {
             self.pending.push(line.to_string());
@@ -451,6 +488,39 @@ mod tests {
             parse(failing).retrying.is_none(),
             "not the provider's trouble"
         );
+    }
+
+    /// aider 0.86.2 (litellm 1.81.10) refused by the real-agent tier's
+    /// mock with a 429 (`retry-after: 1`, OpenAI's message), as its agent
+    /// log holds it: litellm's exception wrapped at 80 columns, the reset
+    /// time on its second line.
+    const WRAPPED_429: &str = "Model: openai/gpt-5.4 with whole edit format\n\
+        Git repo: .git with 1 files\n\
+        Repo-map: using 1024 tokens, auto refresh\n\
+        \n\
+        litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for\n\
+        requests. Please try again in 1s.\n\
+        The API provider has rate limited you. Try again later or check your quotas.\n\
+        Retrying in 0.2 seconds...\n";
+
+    #[test]
+    fn a_wrapped_error_line_is_read_whole_with_its_reset_time() {
+        let p = parse(WRAPPED_429);
+        let limit = p.limit.expect("a rate limit");
+        assert_eq!(limit.retry_after, Some(std::time::Duration::from_secs(1)));
+        let failure = p.failure.unwrap();
+        assert!(
+            failure.starts_with("litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for requests. Please try again in 1s.\nThe API provider has rate limited you."),
+            "{failure}"
+        );
+        assert!(p.retrying.is_some(), "its output ends in its wait to retry");
+        // A line that fits after a short error line is not its rest.
+        let short = "litellm.RateLimitError: limited\nrequests. Please try again in 1s.\n";
+        assert_eq!(parse(short).limit.unwrap().retry_after, None);
+        assert!(!wraps_into(
+            "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for",
+            "Retrying in 0.2 seconds..."
+        ));
     }
 
     /// aider 0.86.2 against the Anthropic API (litellm 1.81.10), a call

@@ -333,6 +333,10 @@ impl<C: Cli> Agent for CliAgent<C> {
         C::FAMILY
     }
 
+    fn model(&self) -> Option<&str> {
+        self.opts.model.as_deref()
+    }
+
     fn env_names(&self) -> Vec<String> {
         allowed_names(C::ENV, &self.opts.env)
     }
@@ -376,7 +380,7 @@ impl<C: Cli> Agent for CliAgent<C> {
         &self,
         scratch: &Path,
         confine: Option<&crate::sandbox::Confine>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<String>, String> {
         let ctx = self
             .probe_context(scratch, confine)
             .map_err(|e| e.to_string())?;
@@ -403,7 +407,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             other => other.map_err(|e| e.to_string())?,
         };
         if done.success() {
-            return Ok(());
+            return Ok(Some(spec.argv.join(" ")));
         }
         Err(format!(
             "`{}` exited with {}: {}",

@@ -18,6 +18,7 @@ pub const EX_TEMPFAIL: i32 = 75;
 pub struct CmdAgent {
     template: Vec<String>,
     env: Vec<String>,
+    model: Option<String>,
 }
 
 impl CmdAgent {
@@ -37,6 +38,7 @@ impl CmdAgent {
         Ok(CmdAgent {
             template: words,
             env: Vec::new(),
+            model: None,
         })
     }
 
@@ -48,9 +50,22 @@ impl CmdAgent {
         self
     }
 
-    /// The argv for one attempt. `{model}` is the attempt's model, or
-    /// empty when none was chosen.
+    /// The same agent running `model` (`[agent] model`) in every attempt,
+    /// whatever routing chose.
+    pub fn with_model(mut self, model: Option<String>) -> CmdAgent {
+        self.model = model;
+        self
+    }
+
+    /// The attempt's model: `[agent] model`, else routing's.
+    fn model_of<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {
+        self.model.as_deref().or(ctx.model.as_deref())
+    }
+
+    /// The argv for one attempt. `{model}` is the attempt's model
+    /// (`[agent] model`, else routing's), or empty when there is none.
     pub fn argv(&self, ctx: &AttemptContext) -> Vec<String> {
+        let model = self.model_of(ctx).unwrap_or("");
         self.template
             .iter()
             .map(|w| {
@@ -60,7 +75,7 @@ impl CmdAgent {
                     .replace("{prompt_file}", &ctx.prompt_file.display().to_string())
                     .replace("{ticket}", &ctx.ticket)
                     .replace("{attempt}", &ctx.attempt.to_string())
-                    .replace("{model}", ctx.model.as_deref().unwrap_or(""))
+                    .replace("{model}", model)
             })
             .collect()
     }
@@ -73,6 +88,10 @@ impl Agent for CmdAgent {
 
     fn program(&self) -> Option<String> {
         self.template.first().cloned()
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
@@ -102,7 +121,7 @@ impl Agent for CmdAgent {
             },
         };
         Ok(AgentReport {
-            model: ctx.model.clone(),
+            model: self.model_of(ctx).map(String::from),
             ..AgentReport::outcome(outcome)
         })
     }
@@ -168,6 +187,10 @@ mod tests {
                 "--old=/w t"
             ]
         );
+        let fixed = CmdAgent::new("run-agent -m={model}")
+            .unwrap()
+            .with_model(Some("claude-opus-4-6".into()));
+        assert_eq!(fixed.argv(&ctx), ["run-agent", "-m=claude-opus-4-6"]);
         assert!(CmdAgent::new("a 'b").is_err());
         assert_eq!(
             blocked_reason("work\nTICKET-BLOCKED: no spec\n\n"),

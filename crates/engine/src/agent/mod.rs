@@ -171,6 +171,11 @@ pub trait Agent: Send + Sync {
     fn family(&self) -> Option<&'static str> {
         None
     }
+    /// The model it runs whatever routing chose (`[agent] model`), which
+    /// preflight checks against its family and prints as each ticket's.
+    fn model(&self) -> Option<&str> {
+        None
+    }
     /// A problem that would stop it from running at all, for preflight.
     fn unusable(&self) -> Option<String> {
         None
@@ -203,14 +208,15 @@ pub trait Agent: Send + Sync {
     }
     /// For preflight: starts its program as an attempt would, confined by
     /// `confine` with a fresh CLI home below `scratch`, far enough for it
-    /// to make its state and cache folders, without a model call. `Err`
-    /// holds the program's own words. The default has nothing to start.
+    /// to make its state and cache folders, without a model call: the
+    /// command it started (`None`: the default, which has nothing to
+    /// start). `Err` holds the program's own words.
     fn probe(
         &self,
         _scratch: &Path,
         _confine: Option<&crate::sandbox::Confine>,
-    ) -> Result<(), String> {
-        Ok(())
+    ) -> Result<Option<String>, String> {
+        Ok(None)
     }
 }
 
@@ -271,9 +277,10 @@ pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, E
                     planwright_plan::Flag::AgentCmd
                 ))
             })?;
-            Ok(Box::new(
-                cmd::CmdAgent::new(template)?.with_env(opts.env.clone()),
-            ))
+            let agent = cmd::CmdAgent::new(template)?
+                .with_env(opts.env.clone())
+                .with_model(opts.model.clone());
+            Ok(Box::new(agent))
         }
         "acp" => {
             let template = opts.cmd.as_deref().ok_or_else(|| {

@@ -414,7 +414,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let sched = &self.sched;
         let room = |pool: &str| sched.has_room(pool);
         let choice = pools::choose(
-            sh.ticket(id),
+            &sh.lanes.routed(sh.ticket(id)),
             &sh.settings.routing,
             &sh.settings.families,
             sh.lanes.family(id),

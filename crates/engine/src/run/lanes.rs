@@ -12,6 +12,7 @@ use crate::agent::Agents;
 use planwright_config::{Families, Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The agent of one ticket.
@@ -25,6 +26,9 @@ pub struct Lane {
     /// The family routing keeps it to: the entry's, else the agent's own
     /// ([`crate::agent::Agent::family`]); `None`: any family.
     pub family: Option<String>,
+    /// The model the agent runs whatever routing chose (`[agent] model`,
+    /// [`crate::agent::Agent::model`]); `None`: routing's.
+    pub model: Option<String>,
 }
 
 /// Every ticket's lane; a ticket no agent serves has none.
@@ -39,6 +43,7 @@ impl Lanes {
             entry: None,
             agent: a.name().to_string(),
             family: a.family().map(String::from),
+            model: a.model().map(String::from),
         });
         let lanes = plan.tickets.iter().filter_map(|t| {
             let lane = match family_of(t, routing, families, &mapped) {
@@ -46,6 +51,7 @@ impl Lanes {
                     entry: Some(f.clone()),
                     agent: agents.get(Some(&f)).map(|a| a.name().to_string())?,
                     family: Some(f),
+                    model: None,
                 },
                 None => run.clone()?,
             };
@@ -62,6 +68,20 @@ impl Lanes {
     /// The family ticket `id` is kept to.
     pub fn family(&self, id: &str) -> Option<&str> {
         self.get(id).and_then(|l| l.family.as_deref())
+    }
+
+    /// `ticket` as routing sees it: its model the lane's `[agent] model`
+    /// when the lane's agent has one (then its pool is that model's, as
+    /// for a ticket naming it), else as the plan has it.
+    pub fn routed<'t>(&self, ticket: &'t Ticket) -> Cow<'t, Ticket> {
+        match self.get(&ticket.id).and_then(|l| l.model.as_ref()) {
+            Some(model) => {
+                let mut fixed = ticket.clone();
+                fixed.model = Some(model.clone());
+                Cow::Owned(fixed)
+            }
+            None => Cow::Borrowed(ticket),
+        }
     }
 
     /// The `[agents]` entry that runs ticket `id` (`None`: the run's agent).
@@ -81,7 +101,7 @@ fn family_of(
     if let Some(model) = &ticket.model {
         let of = routing
             .family_of(model)
-            .or_else(|| families.family_of(model));
+            .or_else(|| families.family_named(model));
         return of.filter(|f| is_mapped(f)).map(String::from);
     }
     if ticket.tier.is_none() && ticket.pool_hint.is_none() {
@@ -149,6 +169,7 @@ mod tests {
             entry: entry.map(String::from),
             agent: agent.into(),
             family: family.map(String::from),
+            model: None,
         })
     }
 

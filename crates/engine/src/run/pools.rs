@@ -205,7 +205,7 @@ pub fn choose(
     if let Some(model) = ticket
         .model
         .as_ref()
-        .filter(|m| foreign(routing, families, m, family).is_none())
+        .filter(|m| foreign_family(routing, families, m, family).is_none())
     {
         let pool = routing.pool_of(model).map(String::from);
         return pick(vec![(model.clone(), pool)], pauses, now, room);
@@ -225,8 +225,10 @@ pub fn choose(
 }
 
 /// The family of `model` when a table (agb's, then the family table)
-/// lists it under one other than `family`, the CLI's.
-pub fn foreign<'r>(
+/// lists it under one other than `family`, the CLI's, or, where no table
+/// lists it, when its name starts with another family's
+/// ([`Families::family_named`]: `gemini-2.5-flash` is never claude's).
+pub fn foreign_family<'r>(
     routing: &'r Routing,
     families: &'r Families,
     model: &str,
@@ -234,7 +236,7 @@ pub fn foreign<'r>(
 ) -> Option<&'r str> {
     let of_model = routing
         .family_of(model)
-        .or_else(|| families.family_of(model))?;
+        .or_else(|| families.family_named(model))?;
     family.filter(|f| *f != of_model).map(|_| of_model)
 }
 
@@ -320,6 +322,12 @@ mod tests {
             matches!(choose(&pinned, &routing, &families, claude, &mut p, 0, &any),
                 Choice::Model { model, .. } if model == "claude-sonnet-4-6"),
             "an explicit model of another family routes by tier"
+        );
+        let named = ticket(Some("mid"), None, Some("gemini-2.5-flash"));
+        assert!(
+            matches!(choose(&named, &routing, &families, claude, &mut p, 0, &any),
+                Choice::Model { model, .. } if model == "claude-sonnet-4-6"),
+            "a model no table lists is of the family its name starts with"
         );
         let unlisted = ticket(None, None, Some("my-own-model"));
         assert!(

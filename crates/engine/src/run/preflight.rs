@@ -123,6 +123,7 @@ pub fn check_routing(
     lanes: &Lanes,
     out: &mut Vec<Check>,
 ) {
+    let mut foreign_fixed: Vec<&str> = Vec::new();
     for t in &plan.tickets {
         let Some(lane) = lanes.get(&t.id) else {
             out.push(Check::error(
@@ -132,10 +133,59 @@ pub fn check_routing(
             ));
             continue;
         };
+        if let Some(model) = lane.model.as_deref() {
+            match crate::run::pools::foreign_family(
+                routing,
+                families,
+                model,
+                lane.family.as_deref(),
+            ) {
+                Some(_) => foreign_fixed.push(&t.id),
+                None => out.push(Check::ok(
+                    "routing",
+                    format!("{} -> {} -> {model} (`[agent] model`)", t.id, lane.agent),
+                )),
+            }
+            continue;
+        }
         if let Some(check) = route_check(t, routing, families, lane) {
             out.push(check);
         }
     }
+    if let Some(first) = foreign_fixed.first().and_then(|id| lanes.get(id)) {
+        out.push(foreign_model(first, routing, families, &foreign_fixed));
+    }
+}
+
+/// The `routing` error of an `[agent] model` of another family than its
+/// agent's, which would run `tickets`: a CLI never gets another family's model.
+fn foreign_model(
+    lane: &Lane,
+    routing: &planwright_config::Routing,
+    families: &planwright_config::Families,
+    tickets: &[&str],
+) -> Check {
+    let (agent, own) = (&lane.agent, lane.family.as_deref().unwrap_or_default());
+    let model = lane.model.as_deref().unwrap_or_default();
+    let of =
+        crate::run::pools::foreign_family(routing, families, model, Some(own)).unwrap_or_default();
+    let suggestion = families
+        .model(own, planwright_config::DEFAULT_TIER)
+        .map(|m| format!(" such as `{m}`"))
+        .unwrap_or_default();
+    let which = if tickets.len() == 1 {
+        "ticket"
+    } else {
+        "tickets"
+    };
+    Check::error(
+        "routing",
+        format!(
+            "agent `{agent}`: `[agent] model = \"{model}\"` is a {of} model, and the `{agent}` CLI runs only {own} models ({which} {})",
+            tickets.join(", ")
+        ),
+        format!("set `[agent] model` to a {own} model{suggestion}, remove it so that routing picks each ticket's {own} model, or run a {of} agent (`{} NAME` or `[agents] {of} = \"NAME\"`)", planwright_plan::Flag::Agent),
+    )
 }
 
 /// The `routing` check of ticket `t` in `lane`.
@@ -147,7 +197,8 @@ fn route_check(
 ) -> Option<Check> {
     let (agent, family) = (&lane.agent, lane.family.as_deref());
     let explicit = t.model.as_deref();
-    let foreign = explicit.and_then(|m| crate::run::pools::foreign(routing, families, m, family));
+    let foreign =
+        explicit.and_then(|m| crate::run::pools::foreign_family(routing, families, m, family));
     if let (Some(model), None) = (explicit, foreign) {
         return Some(Check::ok(
             "routing",
@@ -675,15 +726,28 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
         let _ = crate::exec::workspace::remove_any(scratch.path());
         probed
     });
-    if let Err(words) = probed {
-        out.push(Check::error(
+    let how = if containment.confines_writes() {
+        "confined, in a fresh CLI home"
+    } else {
+        "in a fresh CLI home; `[sandbox] mode = \"off\"` confines nothing"
+    };
+    match probed {
+        Ok(None) => {}
+        Ok(Some(command)) => out.push(Check::ok(
             "agent",
             format!(
-                "agent `{}` did not start as an attempt would (confined, in a fresh CLI home): {words}",
+                "agent `{}` started as an attempt would ({how}): `{command}`",
+                agent.name()
+            ),
+        )),
+        Err(words) => out.push(Check::error(
+            "agent",
+            format!(
+                "agent `{}` did not start as an attempt would ({how}): {words}",
                 agent.name()
             ),
             "see docs/agents.md for what the CLI needs from you",
-        ));
+        )),
     }
 }
 

@@ -65,15 +65,17 @@ pub(super) fn scheduler(
         .iter()
         .filter_map(|t| {
             let family = lanes.family(&t.id);
+            // `[agent] model`, when the lane's agent has one, is the model.
+            let fixed = lanes.get(&t.id).and_then(|l| l.model.as_deref());
             let route = (
-                t.model.as_deref(),
+                fixed.or(t.model.as_deref()),
                 t.tier.as_deref(),
                 t.pool_hint.as_deref(),
                 family,
             );
             let pool = routes
                 .entry(route)
-                .or_insert_with(|| ticket_pool(t, routing, families, family));
+                .or_insert_with(|| ticket_pool(&lanes.routed(t), routing, families, family));
             Some((t.id.clone(), pool.clone()?))
         })
         .collect();

@@ -84,6 +84,7 @@ pub(super) fn judge(
         settings: &sh.settings.beyond,
         dry_passes: sh.plan.review.dry_passes,
         routing: &sh.settings.routing,
+        families: &sh.settings.families,
         skip_expected: &skip_expected,
         emitter: &sh.emitter,
         store: &sh.store,

@@ -75,6 +75,9 @@ pub struct Context<'a> {
     pub dry_passes: u32,
     /// The routing table, for the reviewer's model.
     pub routing: &'a Routing,
+    /// The family table, for the reviewer's model when its CLI runs one
+    /// family's.
+    pub families: &'a planwright_config::Families,
     /// Checks never counted as validated ([`skip_expected`]).
     pub skip_expected: &'a HashSet<String>,
     /// Where events go.
@@ -195,11 +198,10 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
             c.commit,
         ])
         .text()?;
-    let model = cx
-        .settings
-        .model
-        .clone()
-        .or_else(|| reviewer_model(cx.routing, c.ticket, c.writer));
+    let model = cx.settings.model.clone().or_else(|| {
+        let family = reviewer.family();
+        reviewer_model(cx.routing, cx.families, c.ticket, c.writer, family)
+    });
     // Not the gate checkout, which holds what the candidate's tests wrote,
     // nor the ticket's folder: a room of its own.
     let room = cx.checkouts.review_room(c.checkout, c.commit)?;

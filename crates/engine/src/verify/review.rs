@@ -8,7 +8,7 @@ use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
 use crate::sandbox::Confine;
-use planwright_config::{Routing, DEFAULT_TIER};
+use planwright_config::{Families, Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use planwright_plan::verdict::{
     self, CheckStatus, Decision, FindingSeverity, ReviewCheck, Verdict,
@@ -82,11 +82,27 @@ pub struct ReviewSpend {
     pub cost_usd: f64,
 }
 
-/// The model that reviews a candidate written by `writer` for `ticket`: a
-/// model of the ticket's tier from another family when the routing table
-/// has one, else any other model of that tier.
-pub fn reviewer_model(routing: &Routing, ticket: &Ticket, writer: Option<&str>) -> Option<String> {
+/// The model that reviews a candidate written by `writer` for `ticket`
+/// on a reviewer CLI of `reviewer` family (`None`: a CLI of any family):
+/// a model of the ticket's tier from another family than the writer's
+/// when the routing table has one, else any other model of that tier. A
+/// CLI of one family gets one of its own family's, never another's: of
+/// the tier, another than the writer's where there is one, else the
+/// family table's (`None`, the CLI's default, when it has none).
+pub fn reviewer_model(
+    routing: &Routing,
+    families: &Families,
+    ticket: &Ticket,
+    writer: Option<&str>,
+    reviewer: Option<&str>,
+) -> Option<String> {
     let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
+    if let Some(own) = reviewer {
+        let route = routing.for_family(families, tier, "auto", Some(own));
+        let models = route.models;
+        let other = models.iter().find(|m| Some(m.name.as_str()) != writer);
+        return other.or(models.first()).map(|m| m.name.clone());
+    }
     let family = |name: &str| {
         routing
             .models
@@ -359,4 +375,32 @@ fn prompt_text(ticket: &Ticket, input: &ReviewInput, problem: Option<&str>) -> S
         verdict::SCHEMA.trim_end()
     );
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reviewer_cli_of_one_family_gets_its_own_familys_model() {
+        let (routing, families) = (Routing::default(), Families::default());
+        let mut t = Ticket::new("T", "b");
+        t.tier = Some("mid".into());
+        let writer = Some("claude-sonnet-4-6");
+        let any = reviewer_model(&routing, &families, &t, writer, None);
+        assert_eq!(any.as_deref(), Some("gemini-3.1-pro-low"));
+        let claude = reviewer_model(&routing, &families, &t, writer, Some("claude"));
+        assert_eq!(claude.as_deref(), Some("claude-sonnet-4-6"));
+        let gpt = reviewer_model(&routing, &families, &t, writer, Some("gpt"));
+        assert_eq!(gpt.as_deref(), Some("gpt-5.4"));
+        t.tier = Some("frontier".into());
+        let other = reviewer_model(
+            &routing,
+            &families,
+            &t,
+            Some("claude-sonnet-4-6"),
+            Some("claude"),
+        );
+        assert_eq!(other.as_deref(), Some("claude-opus-4-6-thinking"));
+    }
 }
