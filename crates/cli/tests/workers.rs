@@ -8,7 +8,6 @@ use planwright_engine::{prepare, Executor, Resume};
 use planwright_testkit::contract::executor_contract;
 use planwright_testkit::{any, gate, git, plan, settings, text, ticket, write, Env};
 use serde_json::json;
-use std::path::Path;
 use std::sync::Arc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
@@ -40,7 +39,7 @@ fn the_process_executor_keeps_the_contract() {
         let session = prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
             .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
         std::fs::create_dir_all(session.repo().state_dir()).unwrap();
-        let exec: Arc<dyn Executor> = session.executor(Path::new(BIN)).unwrap();
+        let exec: Arc<dyn Executor> = session.executor().unwrap();
         exec
     });
 }
@@ -123,23 +122,22 @@ fn a_plan_runs_through_workers_that_reach_nothing_but_their_stream() {
     assert!(log.trim_end().ends_with("\ndone"), "{log}");
 }
 
-/// The first worker started dies (SIGKILL) once its agent is at work; the
-/// others are ordinary workers.
+/// A worker that dies (SIGKILL) once an agent of the first attempt is at
+/// work (its `started.txt` in a workspace), if no worker died so far.
 const DYING_WORKER: &str = r#"#!/bin/sh
-if mkdir "$DIR/first" 2>/dev/null; then
-  # A job in the background reads /dev/null unless given another input.
-  exec 3<&0
-  "$BIN" worker --cache "$DIR/cache" <&3 &
-  pid=$!
-  exec 3<&-
-  n=0
-  until [ -n "$(find "$DIR/cache" -name started.txt 2>/dev/null)" ] || [ $n -ge 600 ]; do
-    sleep 0.1; n=$((n + 1))
-  done
-  kill -9 "$pid"
-  exit 0
-fi
-exec "$BIN" worker --cache "$DIR/cache"
+# A job in the background reads /dev/null unless given another input.
+exec 3<&0
+"$BIN" worker --cache "$DIR/cache" <&3 &
+pid=$!
+exec 3<&-
+while kill -0 "$pid" 2>/dev/null; do
+  if [ -n "$(find "$DIR/cache" -name started.txt 2>/dev/null)" ] && mkdir "$DIR/killed" 2>/dev/null; then
+    kill -9 "$pid"
+    exit 0
+  fi
+  sleep 0.1
+done
+wait "$pid"
 "#;
 
 #[test]
@@ -204,35 +202,47 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
 }
 
 #[test]
-fn when_every_worker_is_lost_the_run_stops_and_says_what_to_do() {
+fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() {
     let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
     three_tickets(&env);
-    // A worker that is not there.
-    write(
-        env.root(),
-        "planwright.toml",
-        &process_config(&["/nonexistent/planwright", "worker"]),
-    );
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--config",
-        "planwright.toml",
-        "--jobs",
-        "2",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        "true",
-    ]);
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let preflight = |command: &[&str]| {
+        write(env.root(), "planwright.toml", &process_config(command));
+        let out = env.planwright(&[
+            "preflight",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--config",
+            "planwright.toml",
+            "--agent",
+            "cmd",
+            "--agent-cmd",
+            "true",
+        ]);
+        assert!(!out.status.success());
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
+    };
+    let said = preflight(&["/nonexistent/planwright", "worker"]);
     assert!(
-        stderr.contains("every slot's worker failed")
-            && stderr.contains("could not be started (`/nonexistent/planwright`"),
-        "{stderr}"
+        said.contains("the worker at process could not be started (`/nonexistent/planwright`")
+            && said.contains("`[executor] command`"),
+        "{said}"
+    );
+    // A program that answers with another line than the protocol's.
+    let said = preflight(&["sh", "-c", "echo Welcome to Ubuntu!"]);
+    assert!(
+        said.contains("the worker at process sent a line that is not a protocol 1 message")
+            && said.contains("Welcome to Ubuntu!"),
+        "{said}"
+    );
+    let said = preflight(&[
+        "sh",
+        "-c",
+        r#"read l; echo '{"type":"hello","protocol":99,"planwright":"9.9.9","sandbox":{"enforced":true,"detail":"x"}}'"#,
+    ]);
+    assert!(
+        said.contains("speaks worker protocol 99 (planwright 9.9.9)"),
+        "{said}"
     );
     assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]), "base");
 }

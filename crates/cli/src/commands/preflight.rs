@@ -52,6 +52,12 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let agents = agents(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
+    let executor = resolve::executor(&config.executor).map_err(settings::settings_error)?;
+    // As `run` would have them without `--jobs`: a host's slots, else one
+    // place's worker is all preflight starts.
+    let jobs = (config.run.jobs.map(|j| j as usize))
+        .or(executor.slots())
+        .unwrap_or(1);
     let checks = preflight(
         &repo_dir,
         &plan,
@@ -63,6 +69,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &resolve::review(&config),
         &config.routing,
         &resolve::families(&config),
+        (&executor, jobs),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

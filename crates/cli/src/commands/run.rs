@@ -309,14 +309,6 @@ pub fn finish_with(
     })
 }
 
-/// This planwright's own program, which `process` workers run.
-pub fn this_program() -> Result<PathBuf, CliError> {
-    std::env::current_exe().map_err(|e| {
-        CliError::usage(format!("cannot find planwright's own program: {e}"))
-            .hint("run planwright by its full path")
-    })
-}
-
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
     let Loaded {
@@ -348,7 +340,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     if args.dry_run {
         return dry_run(&session, global);
     }
-    let executor = session.executor(&this_program()?).map_err(engine_error)?;
+    let executor = session.executor().map_err(engine_error)?;
     let cancel = cancel_on_signals();
     let summary = planwright_engine::run(
         session,

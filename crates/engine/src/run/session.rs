@@ -11,7 +11,7 @@ use crate::error::EngineError;
 use crate::events::{Emitter, Event, JsonLines, Reporter};
 use crate::exec::network::Network;
 use crate::exec::workspace::Workspaces;
-use crate::exec::{Executor, LocalExecutor};
+use crate::exec::{remote, Executor, LocalExecutor};
 use crate::git::identity::ticket_digest;
 use crate::git::merge::{self, commit_message, Sync, Target};
 use crate::git::repo::Repo;
@@ -86,6 +86,11 @@ pub fn prepare(
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(&plan, routing, families, agents);
     crate::run::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
+    if let (Some(repo), false) = (&found.repo, crate::run::preflight::failed(&checks)) {
+        // Last: it starts the workers, which costs a connection per place.
+        let (executor, jobs) = (&settings.executor, settings.jobs);
+        crate::run::preflight::check_workers(repo, executor, jobs, &settings.contain, &mut checks);
+    }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",
@@ -167,43 +172,16 @@ impl Prepared {
     }
 
     /// The executor `[executor]` names: the local one, or workers reached
-    /// through a process or `ssh`; `worker` is this planwright's own
-    /// program, which a `process` worker runs by default.
-    pub fn executor(&self, worker: &std::path::Path) -> Result<Arc<dyn Executor>, EngineError> {
-        use crate::exec::remote::{CommandTransport, RemoteExecutor};
-        use planwright_config::ExecutorSettings as E;
+    /// through a process or `ssh` (whose places preflight greeted).
+    pub fn executor(&self) -> Result<Arc<dyn Executor>, EngineError> {
         let slots = self.settings.jobs.max(1);
-        let transport = match &self.settings.executor {
-            E::Local => return Ok(self.local_executor()),
-            E::Process { command } if command.is_empty() => {
-                let cache = self.repo.state_dir().join("worker");
-                let argv = [
-                    worker.as_os_str(),
-                    "worker".as_ref(),
-                    "--cache".as_ref(),
-                    cache.as_os_str(),
-                ];
-                let argv = argv
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect();
-                CommandTransport::process(argv, slots)
-            }
-            E::Process { command } => CommandTransport::process(command.clone(), slots),
-            E::Ssh {
-                hosts,
-                slots_per_host,
-                ssh,
-                command,
-            } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
+        let state = self.repo.state_dir();
+        let Some(transport) = remote::transport(&self.settings.executor, &state, slots)? else {
+            return Ok(self.local_executor());
         };
         let settings = worker_settings(&self.settings);
-        let remote = RemoteExecutor::new(
-            Arc::new(transport),
-            self.repo.clone(),
-            self.agents.clone(),
-            settings,
-        )?;
+        let (repo, agents) = (self.repo.clone(), self.agents.clone());
+        let remote = remote::RemoteExecutor::new(transport, repo, agents, settings)?;
         Ok(Arc::new(remote))
     }
 

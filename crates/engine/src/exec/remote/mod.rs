@@ -5,11 +5,52 @@
 mod cache;
 mod command;
 mod executor;
+mod hello;
 pub mod protocol;
 mod transport;
 mod worker;
 
 pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
+pub use hello::{hello, places, Greeting};
 pub use transport::{EndLink, Link, Lost, Transport};
 pub use worker::{serve, WorkerOptions, VERSION};
+
+use planwright_config::ExecutorSettings;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The transport `[executor]` names, with `slots` slots, for the
+/// repository whose state directory is `state_dir`; `None` for `local`.
+/// The default `process` worker is this program's own `worker`, its cache
+/// in `state_dir`.
+pub fn transport(
+    executor: &ExecutorSettings,
+    state_dir: &Path,
+    slots: usize,
+) -> Result<Option<Arc<dyn Transport>>, crate::EngineError> {
+    let transport = match executor {
+        ExecutorSettings::Local => return Ok(None),
+        ExecutorSettings::Process { command } if command.is_empty() => {
+            let program = std::env::current_exe()
+                .map_err(|e| crate::EngineError::io("planwright's own program", e))?;
+            let cache = state_dir.join("worker");
+            let argv = [
+                program.as_os_str(),
+                "worker".as_ref(),
+                "--cache".as_ref(),
+                cache.as_os_str(),
+            ];
+            let argv = argv.iter().map(|a| a.to_string_lossy().into_owned());
+            CommandTransport::process(argv.collect(), slots)
+        }
+        ExecutorSettings::Process { command } => CommandTransport::process(command.clone(), slots),
+        ExecutorSettings::Ssh {
+            hosts,
+            slots_per_host,
+            ssh,
+            command,
+        } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
+    };
+    Ok(Some(Arc::new(transport)))
+}
