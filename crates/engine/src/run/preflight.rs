@@ -1059,6 +1059,71 @@ fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: &'static str, message
     }
 }
 
+/// A remote executor's places: each worker greets with this protocol and,
+/// unless `[sandbox] mode = "off"`, a sandbox; and there are slots for
+/// every job.
+pub(crate) fn check_workers(
+    repo: &Repo,
+    executor: &planwright_config::ExecutorSettings,
+    jobs: usize,
+    contain: &ContainSettings,
+    checks: &mut Vec<Check>,
+) {
+    use crate::exec::remote;
+    let jobs = jobs.max(1);
+    let transport = match remote::transport(executor, &repo.state_dir(), jobs) {
+        Ok(Some(t)) => t,
+        Ok(None) => return,
+        Err(e) => {
+            let hint = "run planwright by its full path, or set `[executor] command`";
+            checks.push(Check::error("executor", e.to_string(), hint));
+            return;
+        }
+    };
+    if transport.slots() < jobs {
+        checks.push(Check::error(
+            "executor",
+            format!(
+                "{} asked for, but the hosts have {}",
+                planwright_plan::words::count(jobs, "slot"),
+                transport.slots()
+            ),
+            "pass fewer `--jobs`, or raise `[executor] slots_per_host` or add hosts",
+        ));
+    }
+    let confine = contain.mode == planwright_config::SandboxMode::Enforce;
+    for (slot, place) in remote::places(transport.as_ref()) {
+        checks.push(match remote::hello(transport.as_ref(), slot) {
+            Ok(g) if confine && !g.sandbox.enforced => Check::error(
+                "executor",
+                format!("the worker at {place} cannot confine agents: {}", g.sandbox.detail),
+                "run workers on Linux with Landlock and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` and start them with `planwright worker --unsandboxed`",
+            ),
+            Ok(g) => Check::ok(
+                "executor",
+                format!(
+                    "the worker at {place}: planwright {}, protocol {}, sandbox: {}",
+                    g.planwright,
+                    remote::protocol::PROTOCOL,
+                    g.sandbox.detail
+                ),
+            ),
+            Err(lost) => Check::error("executor", lost.to_string(), unreachable_hint(&place)),
+        });
+    }
+    transport.close();
+}
+
+/// How to make the worker at `place` answer.
+fn unreachable_hint(place: &str) -> String {
+    match place.strip_prefix("ssh ") {
+        Some(host) => format!(
+            "check that `ssh -o BatchMode=yes {host} planwright --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; `[executor] command` names another program"
+        ),
+        None => "check `[executor] command`: it must start `planwright worker` of this version".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1269,70 +1334,5 @@ mod tests {
             left,
             ["B and C may run at the same time and both may change `src/*.rs` / `src/lib.rs` / `src/**`"]
         );
-    }
-}
-
-/// A remote executor's places: each worker greets with this protocol and,
-/// unless `[sandbox] mode = "off"`, a sandbox; and there are slots for
-/// every job.
-pub(crate) fn check_workers(
-    repo: &Repo,
-    executor: &planwright_config::ExecutorSettings,
-    jobs: usize,
-    contain: &ContainSettings,
-    checks: &mut Vec<Check>,
-) {
-    use crate::exec::remote;
-    let jobs = jobs.max(1);
-    let transport = match remote::transport(executor, &repo.state_dir(), jobs) {
-        Ok(Some(t)) => t,
-        Ok(None) => return,
-        Err(e) => {
-            let hint = "run planwright by its full path, or set `[executor] command`";
-            checks.push(Check::error("executor", e.to_string(), hint));
-            return;
-        }
-    };
-    if transport.slots() < jobs {
-        checks.push(Check::error(
-            "executor",
-            format!(
-                "{} asked for, but the hosts have {}",
-                planwright_plan::words::count(jobs, "slot"),
-                transport.slots()
-            ),
-            "pass fewer `--jobs`, or raise `[executor] slots_per_host` or add hosts",
-        ));
-    }
-    let confine = contain.mode == planwright_config::SandboxMode::Enforce;
-    for (slot, place) in remote::places(transport.as_ref()) {
-        checks.push(match remote::hello(transport.as_ref(), slot) {
-            Ok(g) if confine && !g.sandbox.enforced => Check::error(
-                "executor",
-                format!("the worker at {place} cannot confine agents: {}", g.sandbox.detail),
-                "run workers on Linux with Landlock and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` and start them with `planwright worker --unsandboxed`",
-            ),
-            Ok(g) => Check::ok(
-                "executor",
-                format!(
-                    "the worker at {place}: planwright {}, protocol {}, sandbox: {}",
-                    g.planwright,
-                    remote::protocol::PROTOCOL,
-                    g.sandbox.detail
-                ),
-            ),
-            Err(lost) => Check::error("executor", lost.to_string(), unreachable_hint(&place)),
-        });
-    }
-    transport.close();
-}
-
-/// How to make the worker at `place` answer.
-fn unreachable_hint(place: &str) -> String {
-    match place.strip_prefix("ssh ") {
-        Some(host) => format!(
-            "check that `ssh -o BatchMode=yes {host} planwright --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; `[executor] command` names another program"
-        ),
-        None => "check `[executor] command`: it must start `planwright worker` of this version".into(),
     }
 }
