@@ -119,6 +119,9 @@ pub type CliResult = Result<i32, CliError>;
 pub fn flag(f: Flag) -> &'static str {
     match f {
         Flag::Agent => "--agent",
+        Flag::Cache => "--cache",
+        Flag::Jobs => "--jobs",
+        Flag::Unsandboxed => "--unsandboxed",
         Flag::AgentCmd => "--agent-cmd",
         Flag::AllowConfigChange => "--allow-config-change",
         Flag::CalibrationHint => "--calibration-hint",

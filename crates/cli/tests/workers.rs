@@ -231,8 +231,9 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
     // A program that answers with another line than the protocol's.
     let said = preflight(&["sh", "-c", "echo Welcome to Ubuntu!"]);
     assert!(
-        said.contains("the worker at process sent a line that is not a protocol 1 message")
-            && said.contains("Welcome to Ubuntu!"),
+        said.contains(
+            "the worker at process sent a line that is not a message of the worker protocol"
+        ) && said.contains("Welcome to Ubuntu!"),
         "{said}"
     );
     let said = preflight(&[

@@ -47,7 +47,7 @@ pub enum EngineError {
     Integrity(String),
     /// The worker protocol's peer went away or said something else.
     #[error("the worker protocol's peer {0}")]
-    Wire(#[from] crate::exec::remote::protocol::WireError),
+    Wire(#[from] WireError),
     /// A bug in planwright (a worker thread panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -118,4 +118,18 @@ pub enum StoreError {
         /// The state and the step.
         source: crate::model::IllegalTransition,
     },
+}
+
+/// Why a peer's stream could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The stream ended (the peer went away).
+    #[error("closed the connection")]
+    Closed,
+    /// Reading or writing failed.
+    #[error("broke the connection: {0}")]
+    Io(#[from] std::io::Error),
+    /// A line that is not a message of this protocol.
+    #[error("sent a line that is not a message of the worker protocol ({0}): {1}")]
+    Malformed(String, String),
 }

@@ -699,13 +699,6 @@ mod tests {
                 until: Some("2026-12-01T15:00:00Z".into()),
                 reason: "429".into(),
             },
-            Event::WorkerLost {
-                ticket: t(),
-                attempt: 1,
-                place: "ssh build-1".into(),
-                reason: "closed the connection".into(),
-                slots_left: 3,
-            },
             Event::Counterfactual {
                 ticket: t(),
                 attempt: 1,
@@ -799,6 +792,13 @@ mod tests {
                 tickets: vec![t()],
                 commit: "c".into(),
             },
+            Event::WorkerLost {
+                ticket: t(),
+                attempt: 1,
+                place: "ssh build-1".into(),
+                reason: "closed the connection".into(),
+                slots_left: 3,
+            },
             Event::AgentActivity {
                 ticket: t(),
                 attempt: 1,
@@ -854,7 +854,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=30).collect::<Vec<_>>(),
+            (0..=31).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

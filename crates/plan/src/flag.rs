@@ -12,6 +12,12 @@ use std::sync::OnceLock;
 pub enum Flag {
     /// The agent to run.
     Agent,
+    /// `worker`: its cache.
+    Cache,
+    /// Slots: attempts at once.
+    Jobs,
+    /// `worker`: agents may run unconfined.
+    Unsandboxed,
     /// The `cmd` agent's command.
     AgentCmd,
     /// Let a ticket that names them change the run's plan or configuration.
@@ -48,8 +54,11 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 17] = [
+    pub const ALL: [Flag; 20] = [
         Flag::Agent,
+        Flag::Cache,
+        Flag::Jobs,
+        Flag::Unsandboxed,
         Flag::AgentCmd,
         Flag::AllowConfigChange,
         Flag::CalibrationHint,
@@ -73,6 +82,9 @@ impl Flag {
     pub fn setting(self) -> &'static str {
         match self {
             Flag::Agent => "agent",
+            Flag::Cache => "cache",
+            Flag::Jobs => "jobs",
+            Flag::Unsandboxed => "unsandboxed",
             Flag::AgentCmd => "agent cmd",
             Flag::AllowConfigChange => "allow config change",
             Flag::CalibrationHint => "calibration hint",

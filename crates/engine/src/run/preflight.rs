@@ -1088,7 +1088,10 @@ pub(crate) fn check_workers(
                 planwright_plan::words::count(jobs, "slot"),
                 transport.slots()
             ),
-            "pass fewer `--jobs`, or raise `[executor] slots_per_host` or add hosts",
+            format!(
+                "pass fewer `{}`, or raise `[executor] slots_per_host` or add hosts",
+                planwright_plan::Flag::Jobs
+            ),
         ));
     }
     let confine = contain.mode == planwright_config::SandboxMode::Enforce;
@@ -1097,7 +1100,7 @@ pub(crate) fn check_workers(
             Ok(g) if confine && !g.sandbox.enforced => Check::error(
                 "executor",
                 format!("the worker at {place} cannot confine agents: {}", g.sandbox.detail),
-                "run workers on Linux with Landlock and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` and start them with `planwright worker --unsandboxed`",
+                format!("run workers on Linux with Landlock and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` and start them with `planwright worker {}`", planwright_plan::Flag::Unsandboxed),
             ),
             Ok(g) => Check::ok(
                 "executor",

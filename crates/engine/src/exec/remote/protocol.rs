@@ -275,19 +275,7 @@ impl AttemptEnd {
     }
 }
 
-/// Why a peer's stream could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum WireError {
-    /// The stream ended (the peer went away).
-    #[error("closed the connection")]
-    Closed,
-    /// Reading or writing failed.
-    #[error("broke the connection: {0}")]
-    Io(#[from] std::io::Error),
-    /// A line that is not a message of this protocol.
-    #[error("sent a line that is not a protocol {PROTOCOL} message ({0}): {1}")]
-    Malformed(String, String),
-}
+pub use crate::error::WireError;
 
 /// Writes one message, followed by `payload` when the message announced it.
 pub fn send<T: Serialize>(to: &mut dyn Write, msg: &T, payload: &[u8]) -> Result<(), WireError> {

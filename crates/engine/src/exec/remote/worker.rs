@@ -160,10 +160,11 @@ fn attempt(
 ) -> Result<(), EngineError> {
     let mode = if spec.settings.unsandboxed {
         if !options.unsandboxed {
+            let flag = planwright_plan::Flag::Unsandboxed;
             return refuse(
                 out,
-                "the coordinator runs agents unconfined (`[sandbox] mode = \"off\"`), and this worker was not started with `--unsandboxed`".into(),
-                "start the workers with `planwright worker --unsandboxed`, or confine the agents",
+                format!("the coordinator runs agents unconfined (`[sandbox] mode = \"off\"`), and this worker was not started with `{flag}`"),
+                &format!("start the workers with `planwright worker {flag}`, or confine the agents"),
             );
         }
         SandboxMode::Off
@@ -200,7 +201,10 @@ fn attempt(
                 spec.slot + 1,
                 options.cache.display()
             ),
-            "give each coordinator its own `--cache`",
+            &format!(
+                "give each coordinator its own `{}`",
+                planwright_plan::Flag::Cache
+            ),
         );
     };
     if !fetch(heard, out, &cache, &spec)? {
