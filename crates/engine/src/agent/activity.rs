@@ -17,7 +17,7 @@ pub const MAX_ACTIVITIES: usize = 500;
 pub const MAX_TEXT_CHARS: usize = 300;
 
 /// What an activity is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityKind {
     /// A message of the agent (its streamed chunks joined).
@@ -43,7 +43,7 @@ impl ActivityKind {
 }
 
 /// One thing a running agent did or said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Activity {
     /// What it is about.
     pub kind: ActivityKind,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The kinds of rejection, serialized in snake_case (`scope_violation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The attempt changed nothing.
@@ -97,7 +97,7 @@ impl fmt::Display for FailureKind {
 
 /// One rejection: its kind, a one-line message, and the evidence fed back to
 /// the next attempt (gate output tail, offending paths).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// The kind.
     pub kind: FailureKind,

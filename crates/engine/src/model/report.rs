@@ -53,7 +53,9 @@ impl std::fmt::Display for AgentOutcome {
 
 /// Tokens one attempt used, normalized across CLIs: `input_tokens` counts
 /// only input not read from a cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     /// Input tokens not read from a cache.
     pub input_tokens: u64,

@@ -7,6 +7,7 @@ use crate::agent::{Activity, AgentReport};
 use crate::model::report::Usage;
 use crate::model::Failure;
 use planwright_config::{AgentNetwork, AgentSpec, HostPort};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
 use std::net::SocketAddr;
@@ -19,7 +20,7 @@ pub const PROTOCOL: u32 = 1;
 const MAX_LINE: u64 = 16 << 20;
 
 /// What the coordinator sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ToWorker {
     /// The first message.
@@ -43,7 +44,7 @@ pub enum ToWorker {
 }
 
 /// What a worker sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FromWorker {
     /// The answer to `hello`.
@@ -110,7 +111,7 @@ pub enum FromWorker {
 }
 
 /// How a worker confines agents.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxState {
     /// Whether agents run in planwright's sandbox there.
@@ -120,7 +121,7 @@ pub struct SandboxState {
 }
 
 /// An attempt, as the worker runs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttemptSpec {
     /// The slot's index on the worker's machine.
@@ -141,7 +142,9 @@ pub struct AttemptSpec {
     pub message: String,
     /// The agent's wall-clock limit, in seconds.
     pub agent_timeout_secs: Option<u64>,
-    /// The agent, as the coordinator's settings name it.
+    /// The agent, as the coordinator's settings name it: `name` (an
+    /// adapter, `cmd`, `scripted:DIR`) and the `[agent]` `options`.
+    #[schemars(with = "serde_json::Value")]
     pub agent: AgentSpec,
     /// The model chosen for this attempt.
     pub model: Option<String>,
@@ -152,7 +155,7 @@ pub struct AttemptSpec {
 }
 
 /// The parts of the coordinator's settings a worker applies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkerSettings {
     /// `[sandbox] mode = "off"` on the coordinator: the worker runs the
@@ -168,18 +171,21 @@ pub struct WorkerSettings {
     pub setup_timeout_secs: Option<u64>,
     /// `[workspace] env`.
     pub setup_env: Vec<String>,
-    /// `[sandbox] agent_network`.
+    /// `[sandbox] agent_network`: `proxy`, `open` or `none`.
+    #[schemars(with = "String")]
     pub agent_network: AgentNetwork,
-    /// `[sandbox] allow`.
+    /// `[sandbox] allow`, each `host:port`.
+    #[schemars(with = "Vec<String>")]
     pub allow: Vec<HostPort>,
-    /// `[sandbox] hosts`: name -> address.
+    /// `[sandbox] hosts`: name -> address (`ip:port`).
+    #[schemars(with = "Vec<(String, String)>")]
     pub hosts: Vec<(String, SocketAddr)>,
     /// `[agent] log_limit_mib`, in bytes.
     pub log_limit: Option<u64>,
 }
 
 /// How an attempt ended on the worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttemptEnd {
     /// How the agent ended: `finished`, `blocked`, `failed`, `timed_out`,
@@ -276,6 +282,25 @@ impl AttemptEnd {
 }
 
 pub use crate::error::WireError;
+
+/// The JSON Schema of the protocol's messages (`schemas/worker-protocol.schema.json`).
+pub fn schema() -> serde_json::Value {
+    #[derive(JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    /// A message of the worker protocol: what the coordinator sends, or
+    /// what a worker sends.
+    enum Message {
+        /// Coordinator to worker.
+        ToWorker(ToWorker),
+        /// Worker to coordinator.
+        FromWorker(FromWorker),
+    }
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(Message)).expect("schemas serialize");
+    schema["title"] = format!("planwright worker protocol {PROTOCOL}").into();
+    schema
+}
 
 /// Writes one message, followed by `payload` when the message announced it.
 pub fn send<T: Serialize>(to: &mut dyn Write, msg: &T, payload: &[u8]) -> Result<(), WireError> {
