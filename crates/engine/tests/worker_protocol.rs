@@ -2,8 +2,8 @@
 //! every message a coordinator or worker writes is one it accepts.
 #![forbid(unsafe_code)]
 
-use planwright_engine::agent::{Activity, ActivityKind, AgentReport, AgentSpec};
 use planwright_engine::agent::Usage;
+use planwright_engine::agent::{Activity, ActivityKind, AgentReport, AgentSpec};
 use planwright_engine::remote::protocol::{
     self, AttemptEnd, AttemptSpec, FromWorker, SandboxState, ToWorker, WorkerSettings, PROTOCOL,
 };

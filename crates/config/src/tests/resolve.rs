@@ -360,3 +360,44 @@ fn the_family_table_is_the_defaults_with_the_files_rows_in_place() {
         Some("claude-haiku-4-5")
     );
 }
+
+#[test]
+fn ssh_executors_get_a_slot_per_host_and_never_unchecked_host_keys() {
+    let hosts = "[executor]\nkind = 'ssh'\nhosts = ['a', 'b']\nslots_per_host = 3\n";
+    let s = run(flags(), hosts).unwrap();
+    assert_eq!(s.jobs, 6, "hosts x slots_per_host, not the cores");
+    let ran = run(
+        RunFlags {
+            jobs: Some(2),
+            ..flags()
+        },
+        hosts,
+    )
+    .unwrap();
+    assert_eq!(ran.jobs, 2, "--jobs wins");
+    match s.executor {
+        crate::ExecutorSettings::Ssh { ssh, command, .. } => {
+            assert_eq!(
+                (ssh, command),
+                (
+                    vec!["ssh".to_string()],
+                    vec!["planwright".to_string(), "worker".to_string()]
+                )
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    for (text, said) in [
+        ("[executor]\nkind = 'ssh'\n", "needs `hosts"),
+        ("[executor]\nkind = 'ssh'\nhosts = ['a']\nslots_per_host = 0\n", "at least 1"),
+        ("[executor]\nhosts = ['a']\n", "are for `kind = \"ssh\"`"),
+        ("[executor]\nkind = 'process'\ncommand = []\n", "`command` is empty"),
+        ("[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_command = ['ssh', '-o', 'StrictHostKeyChecking=no']\n", "turns host-key checks off (`StrictHostKeyChecking=no`)"),
+        ("[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_command = ['ssh', '-oUserKnownHostsFile /dev/null']\n", "turns host-key checks off"),
+    ] {
+        let e = run(flags(), text).unwrap_err().to_string();
+        assert!(e.contains(said), "{text}: {e}");
+    }
+    let fine = "[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_command = ['ssh', '-o', 'StrictHostKeyChecking=yes']\n";
+    assert!(run(flags(), fine).is_ok());
+}

@@ -2,7 +2,7 @@
 //! with this protocol version and, when agents are to be confined, a
 //! sandbox, before any agent starts.
 
-use super::protocol::{receive, send, FromWorker, SandboxState, ToWorker, WireError, PROTOCOL};
+use super::protocol::{receive, send, FromWorker, SandboxState, ToWorker, PROTOCOL};
 use super::transport::{Lost, Transport};
 use super::worker::VERSION;
 use std::io::BufReader;
@@ -29,13 +29,10 @@ pub fn hello(transport: &dyn Transport, slot: usize) -> Result<Greeting, Lost> {
         protocol: PROTOCOL,
         planwright: VERSION.into(),
     };
-    // What a program that is no worker printed says more than the pipe
-    // it closed before reading.
-    let sent = send(&mut link.to_worker, &ours, &[]);
-    let answer = match receive::<FromWorker>(&mut BufReader::new(&mut link.from_worker)) {
-        Err(WireError::Closed) => sent.and(Err(WireError::Closed)),
-        answer => answer,
-    };
+    // A worker that cannot be had closes its input before reading: what
+    // it printed (and its standard error) says more than the broken pipe.
+    let _ = send(&mut link.to_worker, &ours, &[]);
+    let answer = receive::<FromWorker>(&mut BufReader::new(&mut link.from_worker));
     // Closing its input ends the worker.
     drop(link.to_worker);
     let said = link.end.end(false);
