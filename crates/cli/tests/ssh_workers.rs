@@ -148,31 +148,89 @@ fn free_port() -> u16 {
     }
 }
 
+/// Two `sshd` hosts, their keys and known hosts, for one test.
+struct Hosts {
+    hosts: [Host; 2],
+    ssh: Vec<String>,
+}
+
+impl Hosts {
+    fn start(root: &Path) -> Hosts {
+        // sshd wants its privilege separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let dir = root.join("ssh");
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("id_ed25519");
+        run(Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key));
+        let port = free_port();
+        let hosts = [
+            Host::start(&dir, "127.0.0.2", port, &key),
+            Host::start(&dir, "127.0.0.3", port, &key),
+        ];
+        let known = dir.join("known_hosts");
+        let lines: String = hosts.iter().map(|h| h.known(port)).collect();
+        std::fs::write(&known, lines).unwrap();
+        for h in &hosts {
+            h.wait_listening(port);
+        }
+        let ssh = [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-p",
+            &port.to_string(),
+            "-i",
+            &key.display().to_string(),
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            &format!("UserKnownHostsFile={}", known.display()),
+        ]
+        .map(String::from)
+        .to_vec();
+        Hosts { hosts, ssh }
+    }
+
+    /// `[executor]` for these hosts, each running this planwright's worker.
+    fn settings(&self) -> planwright_config::ExecutorSettings {
+        planwright_config::ExecutorSettings::Ssh {
+            hosts: self.hosts.iter().map(|h| h.addr.to_string()).collect(),
+            slots_per_host: 1,
+            ssh: self.ssh.clone(),
+            command: vec![BIN.into(), "worker".into()],
+        }
+    }
+}
+
+#[test]
+fn the_ssh_executor_keeps_the_contract() {
+    if !wanted() {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let hosts = Hosts::start(scratch.path());
+    planwright_testkit::contract::executor_contract(&|env: &Env, agents| {
+        let plan = planwright_testkit::plan(json!({"gates": gate(&["true"]),
+            "tickets": [ticket("T1", json!([planwright_testkit::any("**")]))]}));
+        let mut s = planwright_testkit::settings();
+        s.jobs = 2;
+        s.executor = hosts.settings();
+        let session =
+            planwright_engine::prepare(&env.repo(), plan, s, Default::default(), &[], &agents)
+                .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+        session.executor().unwrap()
+    });
+}
+
 #[test]
 fn tickets_land_from_two_ssh_hosts_and_one_cut_off_mid_attempt_loses_nothing() {
     if !wanted() {
         return;
     }
-    // sshd wants its privilege separation directory.
-    let _ = std::fs::create_dir_all("/run/sshd");
     let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
-    let dir = env.root().join("ssh");
-    std::fs::create_dir_all(&dir).unwrap();
-    let key = dir.join("id_ed25519");
-    run(Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&key));
-    let port = free_port();
-    let mut hosts = [
-        Host::start(&dir, "127.0.0.2", port, &key),
-        Host::start(&dir, "127.0.0.3", port, &key),
-    ];
-    let known = dir.join("known_hosts");
-    let lines: String = hosts.iter().map(|h| h.known(port)).collect();
-    std::fs::write(&known, lines).unwrap();
-    for h in &hosts {
-        h.wait_listening(port);
-    }
+    let Hosts { mut hosts, ssh } = Hosts::start(env.root());
     // A, B and C first (one on each host at once), then D, whose first
     // attempt waits until its host is cut off.
     let mut tickets: Vec<_> = ["A", "B", "C"]
@@ -189,19 +247,7 @@ fn tickets_land_from_two_ssh_hosts_and_one_cut_off_mid_attempt_loses_nothing() {
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
         "gates": gate(&["true"]), "tickets": tickets});
     write(env.root(), "plan.json", &plan.to_string());
-    let ssh = json!([
-        "ssh",
-        "-F",
-        "/dev/null",
-        "-p",
-        port.to_string(),
-        "-i",
-        key.display().to_string(),
-        "-o",
-        "IdentitiesOnly=yes",
-        "-o",
-        format!("UserKnownHostsFile={}", known.display())
-    ]);
+    let ssh = json!(ssh);
     let config = format!(
         "[executor]\nkind = \"ssh\"\nhosts = [\"127.0.0.2\", \"127.0.0.3\"]\nssh_command = {ssh}\ncommand = [{BIN:?}, \"worker\"]\n"
     );

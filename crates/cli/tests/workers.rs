@@ -245,5 +245,15 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
         said.contains("speaks worker protocol 99 (planwright 9.9.9)"),
         "{said}"
     );
+    // A worker that cannot confine agents, while the run would.
+    let said = preflight(&[
+        "sh",
+        "-c",
+        r#"read l; echo '{"type":"hello","protocol":1,"planwright":"0.1.0","sandbox":{"enforced":false,"detail":"no Landlock here"}}'"#,
+    ]);
+    assert!(
+        said.contains("the worker at process cannot confine agents: no Landlock here"),
+        "{said}"
+    );
     assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]), "base");
 }
