@@ -43,9 +43,116 @@ enum Talk {
     Lost(String),
 }
 
-impl From<WireError> for Talk {
-    fn from(e: WireError) -> Talk {
-        Talk::Lost(e.to_string())
+/// Why a conversation stopped before the attempt's result.
+enum Stop {
+    /// The worker failed the attempt: why.
+    Lost(String),
+    /// This machine failed (git, the disk).
+    Engine(EngineError),
+}
+
+impl From<WireError> for Stop {
+    fn from(e: WireError) -> Stop {
+        Stop::Lost(e.to_string())
+    }
+}
+
+impl From<EngineError> for Stop {
+    fn from(e: EngineError) -> Stop {
+        Stop::Engine(e)
+    }
+}
+
+impl From<crate::error::GitError> for Stop {
+    fn from(e: crate::error::GitError) -> Stop {
+        Stop::Engine(e.into())
+    }
+}
+
+/// One attempt's conversation with its worker.
+struct Conversation<'a> {
+    from: &'a mut dyn BufRead,
+    to: &'a Mutex<Box<dyn Write + Send>>,
+    input: &'a AttemptInput,
+    progress: &'a dyn Fn(&str) -> Result<(), EngineError>,
+    /// The candidate, once its objects arrived and were checked.
+    candidate: Option<String>,
+    feed: ActivityFeed,
+}
+
+impl Conversation<'_> {
+    fn tell(&self, msg: &ToWorker, payload: &[u8]) -> Result<(), WireError> {
+        let mut w = self.to.lock().unwrap_or_else(|e| e.into_inner());
+        send(&mut **w, msg, payload)
+    }
+
+    /// `hello` both ways, then the attempt.
+    fn greet(&mut self, spec: &AttemptSpec) -> Result<(), Stop> {
+        let hello = ToWorker::Hello {
+            protocol: PROTOCOL,
+            planwright: VERSION.into(),
+        };
+        self.tell(&hello, &[])?;
+        match receive::<FromWorker>(self.from)? {
+            FromWorker::Hello {
+                protocol,
+                planwright,
+                ..
+            } if protocol != PROTOCOL => Err(Stop::Lost(format!(
+                "speaks worker protocol {protocol} (planwright {planwright}), this planwright {PROTOCOL} ({VERSION})"
+            ))),
+            FromWorker::Hello { .. } => Ok(self.tell(&ToWorker::Attempt(Box::new(spec.clone())), &[])?),
+            _ => Err(Stop::Lost("did not answer `hello`".into())),
+        }
+    }
+
+    /// Acts on one message; `Some` once the attempt ended.
+    fn heard(&mut self, exec: &RemoteExecutor, msg: FromWorker) -> Result<Option<Talk>, Stop> {
+        match msg {
+            FromWorker::Wants { missing, have } => {
+                let objects = exec.objects(&missing, &have)?;
+                let bytes = objects.len() as u64;
+                self.tell(&ToWorker::Objects { bytes }, &objects)?;
+            }
+            FromWorker::Progress { phase } => (self.progress)(&phase)?,
+            FromWorker::Usage { model, usage } => {
+                if let Some(sink) = &self.input.usage_sink {
+                    sink.report(&UsageSoFar { model, usage });
+                }
+            }
+            FromWorker::Activity { activity } => {
+                let status = activity.status.as_deref();
+                self.feed.push(activity.kind, &activity.text, status);
+            }
+            FromWorker::Log { file, bytes } => {
+                let mut piece = Vec::new();
+                protocol::payload(self.from, bytes, &mut piece)?;
+                append(self.input, &file, &piece)?.map_err(Stop::Lost)?;
+            }
+            FromWorker::Candidate { commit, bytes } => {
+                let mut objects = Vec::new();
+                protocol::payload(self.from, bytes, &mut objects)?;
+                exec.take(&objects, &commit, &self.input.base_commit)?
+                    .map_err(Stop::Lost)?;
+                self.candidate = Some(commit);
+            }
+            FromWorker::Result(end) => {
+                self.feed.finish();
+                let Some(report) = end.report() else {
+                    let why = format!("ended an attempt as `{}`, unknown here", end.outcome);
+                    return Err(Stop::Lost(why));
+                };
+                let candidate = self.candidate.take();
+                return exec.ended(report, candidate, *end, self.input).map(Some);
+            }
+            FromWorker::Refused { reason, hint } => {
+                return Err(Stop::Lost(format!(
+                    "refused the attempt: {reason} ({hint})"
+                )));
+            }
+            FromWorker::Hello { .. } => return Err(Stop::Lost("said `hello` twice".into())),
+        }
+        Ok(None)
     }
 }
 
@@ -105,97 +212,25 @@ impl RemoteExecutor {
         input: &AttemptInput,
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
     ) -> Result<Talk, EngineError> {
-        let tell = |msg: &ToWorker, payload: &[u8]| {
-            let mut w = to.lock().unwrap_or_else(|e| e.into_inner());
-            send(&mut **w, msg, payload)
+        let mut talk = Conversation {
+            from,
+            to,
+            input,
+            progress,
+            candidate: None,
+            // What a worker relays is made inert, cut and capped again here.
+            feed: ActivityFeed::new(input.activity_sink.clone()),
         };
-        let hello = ToWorker::Hello {
-            protocol: PROTOCOL,
-            planwright: VERSION.into(),
-        };
-        if let Err(e) = tell(&hello, &[]) {
-            return Ok(e.into());
-        }
-        let mut candidate = None;
-        // What a worker relays is made inert, cut and capped again here.
-        let mut feed = ActivityFeed::new(input.activity_sink.clone());
-        match receive::<FromWorker>(from) {
-            Ok(FromWorker::Hello {
-                protocol,
-                planwright,
-                ..
-            }) if protocol != PROTOCOL => {
-                return Ok(Talk::Lost(format!(
-                    "speaks worker protocol {protocol} (planwright {planwright}), this planwright {PROTOCOL} ({VERSION})"
-                )))
+        let ended = talk.greet(spec).and_then(|()| loop {
+            let msg = receive::<FromWorker>(talk.from)?;
+            if let Some(end) = talk.heard(self, msg)? {
+                break Ok(end);
             }
-            Ok(FromWorker::Hello { .. }) => {}
-            Ok(_) => return Ok(Talk::Lost("did not answer `hello`".into())),
-            Err(e) => return Ok(e.into()),
-        }
-        if let Err(e) = tell(&ToWorker::Attempt(Box::new(spec.clone())), &[]) {
-            return Ok(e.into());
-        }
-        loop {
-            let msg = match receive::<FromWorker>(from) {
-                Ok(msg) => msg,
-                Err(e) => return Ok(e.into()),
-            };
-            match msg {
-                FromWorker::Wants { missing, have } => {
-                    let objects = self.objects(&missing, &have)?;
-                    let msg = ToWorker::Objects {
-                        bytes: objects.len() as u64,
-                    };
-                    if let Err(e) = tell(&msg, &objects) {
-                        return Ok(e.into());
-                    }
-                }
-                FromWorker::Progress { phase } => progress(&phase)?,
-                FromWorker::Usage { model, usage } => {
-                    if let Some(sink) = &input.usage_sink {
-                        sink.report(&UsageSoFar { model, usage });
-                    }
-                }
-                FromWorker::Activity { activity } => {
-                    feed.push(activity.kind, &activity.text, activity.status.as_deref());
-                }
-                FromWorker::Log { file, bytes } => {
-                    let mut piece = Vec::new();
-                    if let Err(e) = protocol::payload(from, bytes, &mut piece) {
-                        return Ok(e.into());
-                    }
-                    if let Err(why) = append(input, &file, &piece)? {
-                        return Ok(Talk::Lost(why));
-                    }
-                }
-                FromWorker::Candidate { commit, bytes } => {
-                    let mut objects = Vec::new();
-                    if let Err(e) = protocol::payload(from, bytes, &mut objects) {
-                        return Ok(e.into());
-                    }
-                    match self.take(&objects, &commit, &input.base_commit)? {
-                        Ok(()) => candidate = Some(commit),
-                        Err(why) => return Ok(Talk::Lost(why)),
-                    }
-                }
-                FromWorker::Result(end) => {
-                    feed.finish();
-                    let Some(report) = end.report() else {
-                        let why = format!("ended an attempt as `{}`, unknown here", end.outcome);
-                        return Ok(Talk::Lost(why));
-                    };
-                    return self.ended(report, candidate, *end, input);
-                }
-                FromWorker::Refused { reason, hint } => {
-                    return Ok(Talk::Lost(format!(
-                        "refused the attempt: {reason} ({hint})"
-                    )))
-                }
-                FromWorker::Hello { .. } => {
-                    return Ok(Talk::Lost("said `hello` twice".into()));
-                }
-            }
+        });
+        match ended {
+            Ok(talk) => Ok(talk),
+            Err(Stop::Lost(why)) => Ok(Talk::Lost(why)),
+            Err(Stop::Engine(e)) => Err(e),
         }
     }
 
@@ -206,12 +241,12 @@ impl RemoteExecutor {
         commit: Option<String>,
         end: protocol::AttemptEnd,
         input: &AttemptInput,
-    ) -> Result<Talk, EngineError> {
+    ) -> Result<Talk, Stop> {
         let finished = report.outcome == AgentOutcome::Finished;
         let decided = end.setup_failed.is_some() || end.rejected.is_some();
         let commit = commit.filter(|_| finished && !decided);
         if finished && !decided && commit.is_none() {
-            return Ok(Talk::Lost(
+            return Err(Stop::Lost(
                 "finished an attempt without its candidate".into(),
             ));
         }
@@ -373,6 +408,14 @@ impl Executor for RemoteExecutor {
                 Err(e)
             }
         }
+    }
+}
+
+impl Drop for RemoteExecutor {
+    /// The run is over, however it ended: what the transport keeps
+    /// running between attempts goes.
+    fn drop(&mut self) {
+        self.transport.close();
     }
 }
 
