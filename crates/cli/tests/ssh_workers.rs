@@ -233,15 +233,7 @@ fn tickets_land_from_two_ssh_hosts_and_one_cut_off_mid_attempt_loses_nothing() {
     let Hosts { mut hosts, ssh } = Hosts::start(env.root());
     // A, B and C first (one on each host at once), then D, whose first
     // attempt waits until its host is cut off.
-    let mut tickets: Vec<_> = ["A", "B", "C"]
-        .iter()
-        .map(|id| {
-            ticket(
-                id,
-                json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
-            )
-        })
-        .collect();
+    let mut tickets = planwright_testkit::creating_tickets(&["A", "B", "C"]);
     tickets.push(json!({"id": "D", "title": "ticket D", "body": "do it",
         "depends_on": ["A", "B", "C"], "scope": [{"pattern": "D.txt", "op": "create"}]}));
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",

@@ -46,15 +46,7 @@ fn the_process_executor_keeps_the_contract() {
 
 /// Three tickets with nothing between them, each agent writing its own file.
 fn three_tickets(env: &Env) {
-    let tickets: Vec<_> = ["A", "B", "C"]
-        .iter()
-        .map(|id| {
-            ticket(
-                id,
-                json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
-            )
-        })
-        .collect();
+    let tickets = planwright_testkit::creating_tickets(&["A", "B", "C"]);
     let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
         "gates": gate(&["sh", "-c", "cat *.txt"]), "tickets": tickets});
     write(env.root(), "plan.json", &plan.to_string());

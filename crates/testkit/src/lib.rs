@@ -199,6 +199,12 @@ pub fn ticket(id: &str, scope: serde_json::Value) -> serde_json::Value {
     serde_json::json!({"id": id, "title": format!("ticket {id}"), "body": "do it", "scope": scope})
 }
 
+/// Tickets with nothing between them, each creating `<id>.txt`.
+pub fn creating_tickets(ids: &[&str]) -> Vec<serde_json::Value> {
+    let creates = |id: &str| serde_json::json!([{"pattern": format!("{id}.txt"), "op": "create"}]);
+    ids.iter().map(|id| ticket(id, creates(id))).collect()
+}
+
 /// A plan's `gates`: one gate running `argv`.
 pub fn gate(argv: &[&str]) -> serde_json::Value {
     serde_json::json!([{"name": argv.join(" "), "argv": argv}])
