@@ -109,7 +109,8 @@ impl Drop for Host {
     }
 }
 
-/// The processes below `pid`, children first.
+/// The processes below `pid`, parents first: the sessions die before
+/// the workers and agents in them can say anything more.
 fn descendants(pid: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -133,7 +134,6 @@ fn descendants(pid: u32) -> Vec<u32> {
         i += 1;
     }
     found.remove(0);
-    found.reverse();
     found
 }
 

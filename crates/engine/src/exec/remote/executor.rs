@@ -19,7 +19,7 @@ use crate::git::repo::Repo;
 use crate::git::Git;
 use crate::process::Cancel;
 use std::io::{BufRead, BufReader, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -377,11 +377,11 @@ impl Executor for RemoteExecutor {
         spec.slot = worker_slot;
         let to = Mutex::new(to_worker);
         let mut from = BufReader::new(from_worker);
-        let done = AtomicBool::new(false);
+        let (done, ended) = std::sync::mpsc::channel::<()>();
         let talk = std::thread::scope(|s| {
-            s.spawn(|| pass_cancel(cancel, &to, &done));
+            s.spawn(|| pass_cancel(cancel, &to, ended));
             let talk = self.converse(&mut from, &to, &spec, input, progress);
-            done.store(true, Ordering::SeqCst);
+            drop(done);
             talk
         });
         // Closing its input ends the worker.
@@ -419,14 +419,13 @@ impl Drop for RemoteExecutor {
     }
 }
 
-/// Tells the worker to cancel once `cancel` is set, until `done`.
-fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
+/// Tells the worker to cancel once `cancel` is set, until `ended` ends.
+fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, ended: Receiver<()>) {
+    while let Err(RecvTimeoutError::Timeout) = ended.recv_timeout(CANCEL_POLL) {
         if cancel.is_cancelled() {
             let mut w = to.lock().unwrap_or_else(|e| e.into_inner());
             let _ = send(&mut **w, &ToWorker::Cancel, &[]);
             return;
         }
-        std::thread::sleep(CANCEL_POLL);
     }
 }

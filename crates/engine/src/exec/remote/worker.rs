@@ -18,8 +18,7 @@ use planwright_config::{AgentsSpec, ContainSettings, SandboxMode, WorkspaceSetti
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,6 +56,15 @@ enum Heard {
     Message(ToWorker),
     Objects(Vec<u8>),
     Gone(Option<WireError>),
+    /// The attempt ended (sent by its own thread, to stop listening for a
+    /// cancel).
+    Done,
+}
+
+/// The coordinator's messages, and a way to add [`Heard::Done`] to them.
+struct Ears {
+    heard: Receiver<Heard>,
+    wake: Sender<Heard>,
 }
 
 /// Serves one coordinator on `input` and `output` until it closes the stream.
@@ -66,7 +74,8 @@ pub fn serve(
     options: &WorkerOptions,
 ) -> Result<(), EngineError> {
     let out: Out = Arc::new(Mutex::new(output));
-    let heard = listen(input);
+    let ears = listen(input);
+    let heard = &ears.heard;
     let theirs = match heard.recv() {
         Ok(Heard::Message(ToWorker::Hello { protocol, .. })) => protocol,
         Ok(Heard::Gone(None)) | Err(_) => return Ok(()),
@@ -86,7 +95,7 @@ pub fn serve(
     loop {
         match heard.recv() {
             Ok(Heard::Message(ToWorker::Attempt(spec))) => {
-                attempt(&heard, &out, *spec, options)?;
+                attempt(&ears, &out, *spec, options)?;
             }
             Ok(Heard::Message(ToWorker::Cancel)) => {}
             Ok(Heard::Gone(None)) | Err(_) => return Ok(()),
@@ -105,8 +114,9 @@ fn unexpected(what: &str) -> EngineError {
 
 /// Reads the coordinator's messages on a thread of their own, so that a
 /// cancel arrives while an attempt runs.
-fn listen(input: impl Read + Send + 'static) -> Receiver<Heard> {
+fn listen(input: impl Read + Send + 'static) -> Ears {
     let (tx, rx) = channel();
+    let wake = tx.clone();
     std::thread::spawn(move || {
         let mut input = BufReader::new(input);
         loop {
@@ -128,7 +138,7 @@ fn listen(input: impl Read + Send + 'static) -> Receiver<Heard> {
             }
         }
     });
-    rx
+    Ears { heard: rx, wake }
 }
 
 /// How this machine confines agents.
@@ -153,7 +163,7 @@ fn refuse(out: &Out, reason: String, hint: &str) -> Result<(), EngineError> {
 
 /// Runs one attempt, from the objects it needs to its result.
 fn attempt(
-    heard: &Receiver<Heard>,
+    ears: &Ears,
     out: &Out,
     spec: AttemptSpec,
     options: &WorkerOptions,
@@ -207,11 +217,11 @@ fn attempt(
             ),
         );
     };
-    if !fetch(heard, out, &cache, &spec)? {
+    if !fetch(&ears.heard, out, &cache, &spec)? {
         return Ok(());
     }
     let exec = slot_executor(&slot, &spec, containment, agents);
-    let result = run(heard, out, &slot, &spec, exec);
+    let result = run(ears, out, &slot, &spec, exec);
     match result {
         Ok(candidate) => finish(out, &cache, &slot, &spec, candidate),
         Err(e) => refuse(out, format!("failed: {e}"), "see the worker's log"),
@@ -245,7 +255,9 @@ fn fetch(
             return Ok(false);
         }
         Ok(Heard::Gone(Some(e))) => return Err(e.into()),
-        Ok(Heard::Message(_)) => return Err(unexpected("another message than `objects`")),
+        Ok(Heard::Message(_) | Heard::Done) => {
+            return Err(unexpected("another message than `objects`"))
+        }
     }
     if let Some(c) = cache.lacks(&commits)?.first() {
         refuse(
@@ -299,7 +311,7 @@ fn contain_settings(s: &WorkerSettings) -> ContainSettings {
 /// The attempt on the slot, its files streamed and a cancel heeded while
 /// it runs.
 fn run(
-    heard: &Receiver<Heard>,
+    ears: &Ears,
     out: &Out,
     slot: &SlotRepo,
     spec: &AttemptSpec,
@@ -339,19 +351,21 @@ fn run(
         })),
     };
     let cancel = Cancel::default();
-    let done = AtomicBool::new(false);
+    let (wake, stop) = (ears.wake.clone(), channel::<()>());
     let progress = |phase: &str| -> Result<(), EngineError> {
         let phase = phase.to_string();
         Ok(say(out, &FromWorker::Progress { phase }, &[])?)
     };
     std::thread::scope(|s| {
-        let logs = s.spawn(|| stream(&files, out, &done));
+        let (stop_logs, logs_stop) = stop;
+        let logs = s.spawn(move || stream(&files, out, &logs_stop));
         let work = s.spawn(|| {
             let candidate = exec.attempt(0, &input, &progress, &cancel);
-            done.store(true, Ordering::SeqCst);
+            drop(stop_logs);
+            let _ = wake.send(Heard::Done);
             candidate
         });
-        heed(heard, &cancel, &done);
+        heed(ears, &cancel);
         let panicked = || EngineError::Internal("an attempt's thread panicked".into());
         let candidate = work.join().unwrap_or_else(|_| Err(panicked()));
         let streamed = logs.join().unwrap_or_else(|_| Err(panicked()));
@@ -377,30 +391,34 @@ impl crate::agent::ActivitySink for Relay {
     }
 }
 
-/// Cancels the attempt when the coordinator says so or goes away.
-fn heed(heard: &Receiver<Heard>, cancel: &Cancel, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
-        match heard.recv_timeout(LOG_POLL) {
-            Ok(Heard::Message(ToWorker::Cancel)) | Ok(Heard::Gone(_)) => cancel.cancel(),
-            Err(RecvTimeoutError::Disconnected) => cancel.cancel(),
-            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+/// Cancels the attempt when the coordinator says so or goes away, until
+/// the attempt is done; a coordinator gone is heard again after it.
+fn heed(ears: &Ears, cancel: &Cancel) {
+    let mut gone = None;
+    loop {
+        match ears.heard.recv() {
+            Ok(Heard::Done) | Err(_) => break,
+            Ok(Heard::Message(ToWorker::Cancel)) => cancel.cancel(),
+            Ok(Heard::Gone(why)) => {
+                cancel.cancel();
+                gone = Some(why);
+            }
+            Ok(_) => {}
         }
-        if cancel.is_cancelled() {
-            return;
-        }
+    }
+    if let Some(why) = gone {
+        let _ = ears.wake.send(Heard::Gone(why));
     }
 }
 
-/// Sends what the attempt's files grew by, until `done`, then the rest.
-fn stream(files: &Path, out: &Out, done: &AtomicBool) -> Result<(), EngineError> {
+/// Sends what the attempt's files grew by until `stop` ends, then the rest.
+fn stream(files: &Path, out: &Out, stop: &Receiver<()>) -> Result<(), EngineError> {
     let mut sent: HashMap<String, u64> = HashMap::new();
     loop {
-        let last = done.load(Ordering::SeqCst);
         sweep(files, out, &mut sent)?;
-        if last {
-            return Ok(());
+        if !matches!(stop.recv_timeout(LOG_POLL), Err(RecvTimeoutError::Timeout)) {
+            return sweep(files, out, &mut sent);
         }
-        std::thread::sleep(LOG_POLL);
     }
 }
 
