@@ -159,7 +159,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
 }
 
 /// `[executor]`, checked: `ssh` needs hosts, and never a `ssh` command
-/// that turns host-key checks off.
+/// that turns host-key checks off; `kubernetes` needs its table.
 pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError> {
     let file::Executor {
         kind,
@@ -167,8 +167,12 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
         hosts,
         slots_per_host,
         ssh_command,
+        kubernetes,
     } = file;
     let bad = |why: String| Err(SettingsError::Executor(why));
+    if *kind != file::ExecutorKind::Kubernetes && kubernetes.is_some() {
+        return bad("`[executor.kubernetes]` is for `kind = \"kubernetes\"`".into());
+    }
     if *kind != file::ExecutorKind::Ssh
         && (!hosts.is_empty() || slots_per_host.is_some() || ssh_command.is_some())
     {
@@ -179,12 +183,18 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
     }
     Ok(match kind {
         file::ExecutorKind::Local if command.is_some() => {
-            return bad("`command` is for `kind = \"process\"` or `\"ssh\"`".into())
+            return bad(
+                "`command` is for `kind = \"process\"`, `\"ssh\"` or `\"kubernetes\"`".into(),
+            )
         }
         file::ExecutorKind::Local => ExecutorSettings::Local,
         file::ExecutorKind::Process => ExecutorSettings::Process {
             command: command.clone().unwrap_or_default(),
         },
+        file::ExecutorKind::Kubernetes => ExecutorSettings::Kubernetes(crate::kubernetes::resolve(
+            kubernetes.as_ref(),
+            command.as_ref(),
+        )?),
         file::ExecutorKind::Ssh => {
             if hosts.is_empty() {
                 return bad("`kind = \"ssh\"` needs `hosts = [\"build-1\", ...]`".into());

@@ -170,7 +170,7 @@ impl Prepared {
     /// through a process or `ssh`; `worker` is this planwright's own
     /// program, which a `process` worker runs by default.
     pub fn executor(&self, worker: &std::path::Path) -> Result<Arc<dyn Executor>, EngineError> {
-        use crate::exec::remote::{CommandTransport, RemoteExecutor};
+        use crate::exec::remote::CommandTransport;
         use planwright_config::ExecutorSettings as E;
         let slots = self.settings.jobs.max(1);
         let transport = match &self.settings.executor {
@@ -196,10 +196,24 @@ impl Prepared {
                 ssh,
                 command,
             } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
+            E::Kubernetes(k) => {
+                let timeout = self.settings.agent_timeout;
+                let git_dir = self.repo.common_dir();
+                let transport = crate::exec::remote::kubernetes(k, slots, timeout, git_dir)?;
+                return self.remote(transport);
+            }
         };
+        self.remote(Arc::new(transport))
+    }
+
+    /// The executor of workers reached through `transport`.
+    fn remote(
+        &self,
+        transport: Arc<dyn crate::exec::remote::Transport>,
+    ) -> Result<Arc<dyn Executor>, EngineError> {
         let settings = worker_settings(&self.settings);
-        let remote = RemoteExecutor::new(
-            Arc::new(transport),
+        let remote = crate::exec::remote::RemoteExecutor::new(
+            transport,
             self.repo.clone(),
             self.agents.clone(),
             settings,

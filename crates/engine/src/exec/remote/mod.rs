@@ -5,11 +5,13 @@
 mod cache;
 mod command;
 mod executor;
+pub mod kubernetes;
 pub mod protocol;
 mod transport;
 mod worker;
 
 pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
+pub use kubernetes::kubernetes;
 pub use transport::{EndLink, Link, Lost, Transport};
 pub use worker::{serve, WorkerOptions, VERSION};
