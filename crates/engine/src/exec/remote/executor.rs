@@ -387,3 +387,11 @@ fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, done: &Atomic
         std::thread::sleep(CANCEL_POLL);
     }
 }
+
+impl Drop for RemoteExecutor {
+    /// The run is over however it ended (the executor goes with it): what
+    /// the transport keeps running between attempts goes too.
+    fn drop(&mut self) {
+        self.transport.close();
+    }
+}
