@@ -1,0 +1,260 @@
+//! `[executor] kind = "kubernetes"` against a mocked API server on
+//! loopback (tests/kubernetes/mock.rs): every request in order, the
+//! executor contract, a pod evicted mid-attempt, the pods a dead run left,
+//! and the errors of a cluster that cannot work. The real-cluster test at
+//! the end runs only with `PLANWRIGHT_TEST_KUBECONFIG`.
+#![forbid(unsafe_code)]
+
+#[path = "kubernetes/mock.rs"]
+mod mock;
+
+use mock::{MockApi, NAMESPACE};
+use planwright_config::KubernetesSettings;
+use planwright_engine::agent::Agents;
+use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
+use planwright_engine::remote::protocol::WorkerSettings;
+use planwright_engine::remote::{RemoteExecutor, Transport};
+use planwright_engine::{AttemptInput, Executor, Repo};
+use planwright_testkit::contract::executor_contract;
+use planwright_testkit::Env;
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const RUN: &str = "0123456789abcdef";
+
+fn shape() -> PodShape {
+    let settings = KubernetesSettings {
+        image: "reg.example/planwright-worker:1".into(),
+        namespace: None,
+        resources: Vec::new(),
+        node_selector: Default::default(),
+        runtime_class: None,
+        secrets: vec!["model-keys".into()],
+        command: vec!["planwright".into(), "worker".into()],
+    };
+    PodShape::new(&settings, RUN.into(), Some(Duration::from_secs(60)))
+}
+
+/// A transport of `slots` pods on `api`, its kubeconfig in `dir`.
+fn transport(api: &MockApi, dir: &Path, slots: usize) -> Result<KubernetesTransport, String> {
+    let kubeconfig = dir.join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    KubernetesTransport::new(shape(), slots, Some(&kubeconfig)).map_err(|e| e.to_string())
+}
+
+fn worker_settings() -> WorkerSettings {
+    let s = planwright_testkit::settings();
+    WorkerSettings {
+        unsandboxed: false,
+        setup: Vec::new(),
+        setup_inputs: Vec::new(),
+        pristine: s.workspace.pristine,
+        setup_timeout_secs: None,
+        setup_env: Vec::new(),
+        agent_network: s.contain.agent_network,
+        allow: Vec::new(),
+        hosts: Vec::new(),
+        log_limit: s.contain.agent_log_limit,
+    }
+}
+
+fn executor(env: &Env, agents: Agents, t: KubernetesTransport) -> Arc<dyn Executor> {
+    let repo = Repo::open(&env.repo()).unwrap();
+    Arc::new(RemoteExecutor::new(Arc::new(t), repo, agents, worker_settings()).unwrap())
+}
+
+fn scripted(env: &Env) -> Agents {
+    let spec = planwright_config::AgentsSpec {
+        run: Some(planwright_config::AgentSpec {
+            name: format!("scripted:{}", env.fixtures().display()),
+            options: Default::default(),
+        }),
+        by_family: Vec::new(),
+    };
+    Agents::build(&spec).unwrap()
+}
+
+fn input(env: &Env, ticket: &str) -> AttemptInput {
+    AttemptInput {
+        ticket: ticket.into(),
+        attempt: 1,
+        base_commit: env.tip(),
+        start_commit: env.tip(),
+        charter: format!("do {ticket}"),
+        message: format!("{ticket}: the work\n\nPlanwright-Ticket: {ticket}\n"),
+        files: env.root().join("files").join(ticket),
+        agent_timeout: Some(Duration::from_secs(60)),
+        agent: None,
+        model: None,
+        budget_usd: None,
+        candidate_ref: format!("refs/planwright/candidates/{ticket}"),
+        usage_sink: None,
+        activity_sink: None,
+    }
+}
+
+fn attempt(exec: &dyn Executor, slot: usize, input: &AttemptInput) -> planwright_engine::Candidate {
+    let none = |_: &str| Ok(());
+    let cancel = planwright_engine::process::Cancel::default();
+    exec.attempt(slot, input, &none, &cancel).unwrap()
+}
+
+fn pod(slot: usize, n: usize) -> String {
+    format!("planwright-{RUN}-{slot}-{n}")
+}
+
+#[test]
+fn the_kubernetes_executor_keeps_the_contract() {
+    executor_contract(&|env: &Env, agents: Agents| {
+        let api = MockApi::start(env.root().join("pods"));
+        let t = transport(&api, env.root(), 2).unwrap();
+        executor(env, agents, t)
+    });
+}
+
+#[test]
+fn a_pod_is_made_watched_to_running_exec_d_into_reused_and_deleted() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    env.fixture("T2", 0, "b.txt", "b\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let exec = executor(&env, scripted(&env), transport(&api, env.root(), 1).unwrap());
+    for ticket in ["T1", "T2"] {
+        let c = attempt(exec.as_ref(), 0, &input(&env, ticket));
+        assert!(c.commit.is_some(), "{ticket}: {:?}", c.report);
+    }
+    drop(exec);
+    let p = pod(0, 1);
+    assert_eq!(
+        api.requests(),
+        [
+            "list".to_string(),
+            format!("create {p}"),
+            format!("watch {p}"),
+            format!("exec {p}"),
+            // The second attempt reuses the pod and its warm cache.
+            format!("exec {p}"),
+            "list".to_string(),
+            format!("delete {p}"),
+        ]
+    );
+    assert!(api.state.lock().unwrap().pods.is_empty());
+}
+
+#[test]
+fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_pod() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let exec = executor(&env, scripted(&env), transport(&api, env.root(), 1).unwrap());
+    api.evict_next.store(true, std::sync::atomic::Ordering::SeqCst);
+    let first = attempt(exec.as_ref(), 0, &input(&env, "T1"));
+    let lost = first.lost.expect("an evicted pod loses the attempt, not a strike");
+    assert_eq!(lost.place, format!("kubernetes {NAMESPACE} slot 0"));
+    assert!(lost.reason.contains(&format!("its pod `{}` ended (Evicted) The node was low on resource: memory.", pod(0, 1))), "{}", lost.reason);
+    assert_eq!(first.commit, None);
+    let again = attempt(exec.as_ref(), 0, &input(&env, "T1"));
+    assert!(again.commit.is_some(), "{:?}", again.report);
+    drop(exec);
+    let (p1, p2) = (pod(0, 1), pod(0, 2));
+    assert_eq!(
+        api.requests(),
+        [
+            "list".to_string(),
+            format!("create {p1}"),
+            format!("watch {p1}"),
+            format!("exec {p1}"),
+            format!("evict {p1}"),
+            format!("get {p1}"),
+            format!("create {p2}"),
+            format!("watch {p2}"),
+            format!("exec {p2}"),
+            // Closing deletes the live pod, then the evicted one it lists.
+            "list".to_string(),
+            format!("delete {p2}"),
+            format!("delete {p1}"),
+        ]
+    );
+}
+
+#[test]
+fn a_resumed_run_deletes_the_pods_an_earlier_one_left_and_no_one_elses() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    let ours = json!({"app.kubernetes.io/managed-by": "planwright", "planwright.dev/run": RUN, "planwright.dev/slot": "0"});
+    let theirs = json!({"app.kubernetes.io/managed-by": "planwright", "planwright.dev/run": "another", "planwright.dev/slot": "0"});
+    api.leave("left-behind", ours);
+    api.leave("another-repos", theirs);
+    let t = transport(&api, dir.path(), 2).unwrap();
+    assert_eq!(api.requests(), ["list", "delete left-behind"]);
+    let left: Vec<String> = api.state.lock().unwrap().pods.keys().cloned().collect();
+    assert_eq!(left, ["another-repos"]);
+    t.close();
+    assert_eq!(api.requests(), ["list", "delete left-behind", "list"]);
+}
+
+#[test]
+fn an_account_without_the_role_is_refused_before_any_pod_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    api.state.lock().unwrap().forbid = true;
+    let e = transport(&api, dir.path(), 1).err().unwrap();
+    assert!(e.contains("cannot list pods in the namespace `agents`: pods is forbidden"), "{e}");
+    assert!(e.contains("deploy/kubernetes/role.yaml"), "{e}");
+    assert_eq!(api.requests(), ["GET forbidden"]);
+}
+
+#[test]
+fn a_missing_kubeconfig_names_the_file_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere");
+    let e = KubernetesTransport::new(shape(), 1, Some(&missing)).err().unwrap().to_string();
+    assert!(e.contains(&format!("cannot read the kubeconfig `{}`", missing.display())), "{e}");
+    assert!(e.contains("point it at a kubeconfig file"), "{e}");
+}
+
+#[test]
+fn an_image_that_cannot_be_pulled_is_a_lost_worker_saying_so_and_its_pod_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    api.state.lock().unwrap().bad_image = true;
+    let t = transport(&api, dir.path(), 1).unwrap();
+    let lost = t.connect(0).err().expect("no worker without its image");
+    let p = pod(0, 1);
+    assert_eq!(
+        lost.reason,
+        format!("had its pod `{p}` cannot start its container: ErrImagePull: pull access denied for i")
+    );
+    assert_eq!(
+        api.requests(),
+        ["list".to_string(), format!("create {p}"), format!("watch {p}"), format!("delete {p}")]
+    );
+}
+
+/// On a real cluster: `PLANWRIGHT_TEST_KUBECONFIG` names its kubeconfig,
+/// `PLANWRIGHT_TEST_KUBE_IMAGE` an image with this planwright. With
+/// `PLANWRIGHT_REQUIRE_KUBE=1` and no kubeconfig it fails, never skips.
+#[test]
+#[ignore = "needs a cluster: PLANWRIGHT_TEST_KUBECONFIG"]
+fn the_contract_holds_on_a_real_cluster() {
+    let Some(kubeconfig) = std::env::var_os("PLANWRIGHT_TEST_KUBECONFIG") else {
+        assert!(
+            std::env::var("PLANWRIGHT_REQUIRE_KUBE").as_deref() != Ok("1"),
+            "PLANWRIGHT_REQUIRE_KUBE=1 but PLANWRIGHT_TEST_KUBECONFIG is not set"
+        );
+        eprintln!("skipped: PLANWRIGHT_TEST_KUBECONFIG is not set");
+        return;
+    };
+    let image = std::env::var("PLANWRIGHT_TEST_KUBE_IMAGE")
+        .expect("PLANWRIGHT_TEST_KUBE_IMAGE names an image with this planwright");
+    executor_contract(&|env: &Env, agents: Agents| {
+        let mut shape = shape();
+        shape.settings.image = image.clone();
+        shape.settings.secrets.clear();
+        shape.run_key = planwright_engine::remote::kubernetes::run_key(&env.repo());
+        let t = KubernetesTransport::new(shape, 2, Some(Path::new(&kubeconfig))).unwrap();
+        executor(env, agents, t)
+    });
+}
