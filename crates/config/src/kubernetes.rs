@@ -71,6 +71,7 @@ pub(crate) fn resolve(
         node_selector: node_selector.clone(),
         runtime_class: runtime_class.clone(),
         secrets: secrets.clone(),
+        agent_timeout: None,
         command: command.cloned().unwrap_or_else(|| {
             ["planwright", "worker", "--cache", POD_CACHE]
                 .map(String::from)

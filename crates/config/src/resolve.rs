@@ -127,7 +127,15 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
     let merge = merge(&file.merge)?;
     let (max_pause, max_unavailable) = pause_bounds(&file.agent)?;
     let cores = env.cores.unwrap_or(defaults::JOBS);
-    let executor = executor(&file.executor)?;
+    let agent_timeout = Some(
+        agent_timeout
+            .or(file.agent.timeout_secs.map(Duration::from_secs))
+            .unwrap_or(defaults::AGENT_TIMEOUT),
+    );
+    let mut executor = executor(&file.executor)?;
+    if let ExecutorSettings::Kubernetes(k) = &mut executor {
+        k.agent_timeout = agent_timeout;
+    }
     // Remote slots are the hosts', not this machine's cores.
     let cores = executor.slots().unwrap_or(cores);
     Ok(RunSettings {
@@ -139,11 +147,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         retry_from: *retry_from,
         max_pause,
         max_unavailable,
-        agent_timeout: Some(
-            agent_timeout
-                .or(file.agent.timeout_secs.map(Duration::from_secs))
-                .unwrap_or(defaults::AGENT_TIMEOUT),
-        ),
+        agent_timeout,
         extra_gates: extra_gates(flag_gates, file)?,
         gates: gates(gate_timeout, file),
         merge,

@@ -124,6 +124,8 @@ pub struct KubernetesSettings {
     pub secrets: Vec<String>,
     /// The worker's command line in the pod.
     pub command: Vec<String>,
+    /// The run's agent limit, which the pods' deadline counts from.
+    pub agent_timeout: Option<Duration>,
 }
 
 impl ExecutorSettings {

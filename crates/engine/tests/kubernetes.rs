@@ -33,8 +33,9 @@ fn shape() -> PodShape {
         runtime_class: None,
         secrets: vec!["model-keys".into()],
         command: vec!["planwright".into(), "worker".into()],
+        agent_timeout: Some(Duration::from_secs(60)),
     };
-    PodShape::new(&settings, RUN.into(), Some(Duration::from_secs(60)))
+    PodShape::new(&settings, RUN.into())
 }
 
 /// A transport of `slots` pods on `api`, its kubeconfig in `dir`.
@@ -120,7 +121,11 @@ fn a_pod_is_made_watched_to_running_exec_d_into_reused_and_deleted() {
     env.fixture("T1", 0, "a.txt", "a\n");
     env.fixture("T2", 0, "b.txt", "b\n");
     let api = MockApi::start(env.root().join("pods"));
-    let exec = executor(&env, scripted(&env), transport(&api, env.root(), 1).unwrap());
+    let exec = executor(
+        &env,
+        scripted(&env),
+        transport(&api, env.root(), 1).unwrap(),
+    );
     for ticket in ["T1", "T2"] {
         let c = attempt(exec.as_ref(), 0, &input(&env, ticket));
         assert!(c.commit.is_some(), "{ticket}: {:?}", c.report);
@@ -148,12 +153,26 @@ fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_po
     let env = Env::new(&[("README.md", "base\n")]);
     env.fixture("T1", 0, "a.txt", "a\n");
     let api = MockApi::start(env.root().join("pods"));
-    let exec = executor(&env, scripted(&env), transport(&api, env.root(), 1).unwrap());
-    api.evict_next.store(true, std::sync::atomic::Ordering::SeqCst);
+    let exec = executor(
+        &env,
+        scripted(&env),
+        transport(&api, env.root(), 1).unwrap(),
+    );
+    api.evict_next
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     let first = attempt(exec.as_ref(), 0, &input(&env, "T1"));
-    let lost = first.lost.expect("an evicted pod loses the attempt, not a strike");
-    assert_eq!(lost.place, format!("kubernetes {NAMESPACE} slot 0"));
-    assert!(lost.reason.contains(&format!("its pod `{}` ended (Evicted) The node was low on resource: memory.", pod(0, 1))), "{}", lost.reason);
+    let lost = first
+        .lost
+        .expect("an evicted pod loses the attempt, not a strike");
+    assert_eq!(lost.place, format!("kubernetes {NAMESPACE}"));
+    assert!(
+        lost.reason.contains(&format!(
+            "its pod `{}` ended (Evicted) The node was low on resource: memory.",
+            pod(0, 1)
+        )),
+        "{}",
+        lost.reason
+    );
     assert_eq!(first.commit, None);
     let again = attempt(exec.as_ref(), 0, &input(&env, "T1"));
     assert!(again.commit.is_some(), "{:?}", again.report);
@@ -201,7 +220,10 @@ fn an_account_without_the_role_is_refused_before_any_pod_with_the_fix() {
     let api = MockApi::start(dir.path().join("pods"));
     api.state.lock().unwrap().forbid = true;
     let e = transport(&api, dir.path(), 1).err().unwrap();
-    assert!(e.contains("cannot list pods in the namespace `agents`: pods is forbidden"), "{e}");
+    assert!(
+        e.contains("cannot list pods in the namespace `agents`: pods is forbidden"),
+        "{e}"
+    );
     assert!(e.contains("deploy/kubernetes/role.yaml"), "{e}");
     assert_eq!(api.requests(), ["GET forbidden"]);
 }
@@ -210,8 +232,17 @@ fn an_account_without_the_role_is_refused_before_any_pod_with_the_fix() {
 fn a_missing_kubeconfig_names_the_file_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nowhere");
-    let e = KubernetesTransport::new(shape(), 1, Some(&missing)).err().unwrap().to_string();
-    assert!(e.contains(&format!("cannot read the kubeconfig `{}`", missing.display())), "{e}");
+    let e = KubernetesTransport::new(shape(), 1, Some(&missing))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "cannot read the kubeconfig `{}`",
+            missing.display()
+        )),
+        "{e}"
+    );
     assert!(e.contains("point it at a kubeconfig file"), "{e}");
 }
 
@@ -225,11 +256,18 @@ fn an_image_that_cannot_be_pulled_is_a_lost_worker_saying_so_and_its_pod_goes() 
     let p = pod(0, 1);
     assert_eq!(
         lost.reason,
-        format!("had its pod `{p}` cannot start its container: ErrImagePull: pull access denied for i")
+        format!(
+            "had its pod `{p}` cannot start its container: ErrImagePull: pull access denied for i"
+        )
     );
     assert_eq!(
         api.requests(),
-        ["list".to_string(), format!("create {p}"), format!("watch {p}"), format!("delete {p}")]
+        [
+            "list".to_string(),
+            format!("create {p}"),
+            format!("watch {p}"),
+            format!("delete {p}")
+        ]
     );
 }
 

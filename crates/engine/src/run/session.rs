@@ -197,10 +197,8 @@ impl Prepared {
                 command,
             } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
             E::Kubernetes(k) => {
-                let timeout = self.settings.agent_timeout;
-                let git_dir = self.repo.common_dir();
-                let transport = crate::exec::remote::kubernetes(k, slots, timeout, git_dir)?;
-                return self.remote(transport);
+                let state = self.repo.state_dir();
+                return self.remote(crate::exec::remote::kubernetes(k, &state, slots)?);
             }
         };
         self.remote(Arc::new(transport))

@@ -119,7 +119,9 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
         headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
     }
     assert!(!headers.contains_key("transfer-encoding"), "{headers:?}");
-    let len: usize = headers.get("content-length").map_or(0, |l| l.parse().unwrap());
+    let len: usize = headers
+        .get("content-length")
+        .map_or(0, |l| l.parse().unwrap());
     let mut body = vec![0; len];
     r.read_exact(&mut body).ok()?;
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
@@ -135,7 +137,11 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
 fn query(q: &str, key: &str) -> Option<String> {
     q.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=')?;
-        (k == key).then(|| v.replace("%3D", "=").replace("%2C", ",").replace("%2F", "/"))
+        (k == key).then(|| {
+            v.replace("%3D", "=")
+                .replace("%2C", ",")
+                .replace("%2F", "/")
+        })
     })
 }
 
@@ -186,14 +192,19 @@ impl Conn {
 
     fn answer(&self, req: &Request) -> (u16, Value) {
         let base = format!("/api/v1/namespaces/{NAMESPACE}/pods");
-        let name = req.path.strip_prefix(&format!("{base}/")).map(str::to_string);
+        let name = req
+            .path
+            .strip_prefix(&format!("{base}/"))
+            .map(str::to_string);
         if self.state.lock().unwrap().forbid {
             self.record(format!("{} forbidden", req.method));
             let m = "pods is forbidden: User \"coordinator\" cannot list resource \"pods\"";
             return (403, status(403, "Forbidden", m));
         }
         match (req.method.as_str(), name) {
-            ("GET", None) if query(&req.query, "watch").as_deref() == Some("true") => self.watch(req),
+            ("GET", None) if query(&req.query, "watch").as_deref() == Some("true") => {
+                self.watch(req)
+            }
             ("GET", None) => self.list(req),
             ("POST", None) => self.create(req),
             ("GET", Some(name)) => self.get(&name),
@@ -219,7 +230,10 @@ impl Conn {
         let mut st = self.state.lock().unwrap();
         st.made += 1;
         st.version += 1;
-        let prefix = pod["metadata"]["generateName"].as_str().unwrap().to_string();
+        let prefix = pod["metadata"]["generateName"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let name = format!("{prefix}{}", st.made);
         pod["metadata"]["name"] = name.clone().into();
         pod["metadata"]["resourceVersion"] = st.version.to_string().into();
@@ -252,7 +266,10 @@ impl Conn {
         st.requests.push(format!("get {name}"));
         match st.pods.get(name) {
             Some(pod) => (200, pod.clone()),
-            None => (404, status(404, "NotFound", &format!("pods \"{name}\" not found"))),
+            None => (
+                404,
+                status(404, "NotFound", &format!("pods \"{name}\" not found")),
+            ),
         }
     }
 
@@ -261,7 +278,10 @@ impl Conn {
         st.requests.push(format!("delete {name}"));
         match st.pods.remove(name) {
             Some(pod) => (200, pod),
-            None => (404, status(404, "NotFound", &format!("pods \"{name}\" not found"))),
+            None => (
+                404,
+                status(404, "NotFound", &format!("pods \"{name}\" not found")),
+            ),
         }
     }
 }
@@ -306,10 +326,19 @@ fn waiting(e: &tungstenite::Error) -> bool {
 impl Conn {
     fn exec(self, req: Request, mut out: TcpStream) {
         let base = format!("/api/v1/namespaces/{NAMESPACE}/pods/");
-        let name = req.path.strip_prefix(&base).and_then(|p| p.strip_suffix("/exec"));
+        let name = req
+            .path
+            .strip_prefix(&base)
+            .and_then(|p| p.strip_suffix("/exec"));
         let name = name.unwrap().to_string();
         self.record(format!("exec {name}"));
-        let running = self.state.lock().unwrap().pods.get(&name).map(|p| p["status"]["phase"] == "Running");
+        let running = self
+            .state
+            .lock()
+            .unwrap()
+            .pods
+            .get(&name)
+            .map(|p| p["status"]["phase"] == "Running");
         if running != Some(true) {
             let body = status(404, "NotFound", &format!("pods \"{name}\" not found"));
             return respond(&mut out, 404, &body);
@@ -329,10 +358,15 @@ impl Conn {
             unsandboxed: false,
         };
         std::thread::spawn(move || {
-            let _ = serve(FromSocket(input, Vec::new()), Box::new(ToSocket(output)), &options);
+            let _ = serve(
+                FromSocket(input, Vec::new()),
+                Box::new(ToSocket(output)),
+                &options,
+            );
         });
         // Polls both ways: a websocket is read and written on one thread.
-        out.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+        out.set_read_timeout(Some(Duration::from_millis(10)))
+            .unwrap();
         let ws = WebSocket::from_raw_socket(out, Role::Server, None);
         let evict = self.evict.swap(false, Ordering::SeqCst);
         self.relay(ws, to_worker, from_worker, evict.then_some(name));

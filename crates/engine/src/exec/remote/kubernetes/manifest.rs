@@ -27,31 +27,25 @@ const WORKER_ID: u32 = 1000;
 /// Everything the pods of a transport share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodShape {
-    /// `[executor.kubernetes]`.
+    /// `[executor.kubernetes]`, its agent limit included (`None`: no
+    /// limit, and no deadline).
     pub settings: KubernetesSettings,
     /// The value of [`RUN_LABEL`].
     pub run_key: String,
-    /// The agent's limit per attempt; `None`: no limit, and no deadline.
-    pub agent_timeout: Option<Duration>,
 }
 
 impl PodShape {
     /// The pods of `settings`, labelled `run_key`.
-    pub fn new(
-        settings: &KubernetesSettings,
-        run_key: String,
-        agent_timeout: Option<Duration>,
-    ) -> PodShape {
+    pub fn new(settings: &KubernetesSettings, run_key: String) -> PodShape {
         PodShape {
             settings: settings.clone(),
             run_key,
-            agent_timeout,
         }
     }
 
     /// The time one attempt may take in a pod, agent and slack.
     pub fn attempt_time(&self) -> Option<Duration> {
-        self.agent_timeout.map(|t| t + ATTEMPT_SLACK)
+        self.settings.agent_timeout.map(|t| t + ATTEMPT_SLACK)
     }
 
     /// `activeDeadlineSeconds`: the kubelet ends the pod then, even when
@@ -62,7 +56,10 @@ impl PodShape {
 
     /// The label selector of the pods of these runs.
     pub fn selector(&self) -> String {
-        format!("{}={},{RUN_LABEL}={}", MANAGED_BY.0, MANAGED_BY.1, self.run_key)
+        format!(
+            "{}={},{RUN_LABEL}={}",
+            MANAGED_BY.0, MANAGED_BY.1, self.run_key
+        )
     }
 }
 
@@ -165,12 +162,15 @@ mod tests {
             runtime_class: None,
             secrets: Vec::new(),
             command: vec!["planwright".into(), "worker".into()],
+            agent_timeout: None,
         }
     }
 
     #[test]
     fn the_plain_pod_is_exactly_this() {
-        let shape = PodShape::new(&settings(), "0123".into(), Some(Duration::from_secs(600)));
+        let mut s = settings();
+        s.agent_timeout = Some(Duration::from_secs(600));
+        let shape = PodShape::new(&s, "0123".into());
         let expected = json!({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -224,11 +224,15 @@ mod tests {
         s.runtime_class = Some("gvisor".into());
         s.node_selector.insert("pool".into(), "agents".into());
         s.resources = vec![("cpu".into(), "2".into()), ("memory".into(), "4Gi".into())];
-        let pod = pod_manifest(&PodShape::new(&s, "k".into(), None), 0);
+        let pod = pod_manifest(&PodShape::new(&s, "k".into()), 0);
         let spec = &pod["spec"];
         assert_eq!(spec["runtimeClassName"], "gvisor");
         assert_eq!(spec["nodeSelector"], json!({"pool": "agents"}));
-        assert_eq!(spec.get("activeDeadlineSeconds"), None, "no agent limit, no deadline");
+        assert_eq!(
+            spec.get("activeDeadlineSeconds"),
+            None,
+            "no agent limit, no deadline"
+        );
         let c = &spec["containers"][0];
         assert_eq!(
             c["envFrom"],
@@ -236,6 +240,9 @@ mod tests {
         );
         assert_eq!(c.get("env"), None, "no value is ever copied into the spec");
         let amounts = json!({"cpu": "2", "memory": "4Gi"});
-        assert_eq!(c["resources"], json!({"requests": amounts, "limits": amounts}));
+        assert_eq!(
+            c["resources"],
+            json!({"requests": amounts, "limits": amounts})
+        );
     }
 }

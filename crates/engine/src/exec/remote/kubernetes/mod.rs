@@ -18,29 +18,27 @@ use crate::error::EngineError;
 use planwright_config::KubernetesSettings;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-/// The transport of `[executor.kubernetes]` for `slots` pods, the pods'
-/// deadline from `agent_timeout`, labelled as the runs of the repository
-/// whose git directory is `git_dir`; the cluster from the kubeconfig
-/// (`KUBECONFIG`, `~/.kube/config`, or the pod's own account).
+/// The transport of `[executor.kubernetes]` for `slots` pods, labelled
+/// as the runs of the repository whose state directory is `state_dir`;
+/// the cluster from the kubeconfig (`KUBECONFIG`, `~/.kube/config`, or the
+/// pod's own account).
 pub fn kubernetes(
     settings: &KubernetesSettings,
+    state_dir: &Path,
     slots: usize,
-    agent_timeout: Option<Duration>,
-    git_dir: &Path,
 ) -> Result<Arc<dyn Transport>, EngineError> {
     #[cfg(feature = "kubernetes")]
     {
-        let shape = PodShape::new(settings, run_key(git_dir), agent_timeout);
+        let shape = PodShape::new(settings, run_key(state_dir));
         let transport = KubernetesTransport::new(shape, slots, None)?;
         Ok(Arc::new(transport))
     }
     #[cfg(not(feature = "kubernetes"))]
     {
-        let _ = (settings, slots, agent_timeout, git_dir);
+        let _ = (settings, state_dir, slots);
         Err(EngineError::Settings(
-            "`[executor] kind = \"kubernetes\"` needs a planwright built with the `kubernetes` feature; install it with `cargo install planwright --features kubernetes`, or choose another `[executor] kind`".into(),
+            "`[executor] kind = \"kubernetes\"` needs a planwright built with the `kubernetes` feature; install it with `cargo install --path crates/cli --features kubernetes`, or choose another `[executor] kind`".into(),
         ))
     }
 }
@@ -48,10 +46,10 @@ pub fn kubernetes(
 /// The label value that marks the pods of this repository's runs: stable
 /// across invocations, so that a resumed run finds the pods an earlier one
 /// left (one run per repository at a time holds the run lock).
-pub fn run_key(git_dir: &Path) -> String {
+pub fn run_key(state_dir: &Path) -> String {
     // FNV-1a: the same value from every build, unlike std's hasher.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in git_dir.as_os_str().as_encoded_bytes() {
+    for b in state_dir.as_os_str().as_encoded_bytes() {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }

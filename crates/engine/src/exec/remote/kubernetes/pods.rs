@@ -47,6 +47,7 @@ struct Inner {
     namespace: String,
     shape: PodShape,
     live: Mutex<Vec<Option<LivePod>>>,
+    closed: std::sync::atomic::AtomicBool,
     runtime: tokio::runtime::Runtime,
 }
 
@@ -78,12 +79,14 @@ impl KubernetesTransport {
             .build()
             .map_err(|e| settings(format!("cannot start the Kubernetes client: {e}")))?;
         let config = runtime.block_on(config(kubeconfig))?;
-        let namespace = (shape.settings.namespace.clone())
-            .unwrap_or_else(|| config.default_namespace.clone());
+        let namespace =
+            (shape.settings.namespace.clone()).unwrap_or_else(|| config.default_namespace.clone());
         let client = {
             let _in = runtime.enter();
             Client::try_from(config).map_err(|e| {
-                settings(format!("cannot make a Kubernetes client from the kubeconfig: {e}"))
+                settings(format!(
+                    "cannot make a Kubernetes client from the kubeconfig: {e}"
+                ))
             })?
         };
         let inner = Inner {
@@ -91,6 +94,7 @@ impl KubernetesTransport {
             namespace,
             shape,
             live: Mutex::new(vec![None; slots.max(1)]),
+            closed: Default::default(),
             runtime,
         };
         inner.clear_leftovers()?;
@@ -147,13 +151,16 @@ impl Inner {
         match answer {
             Ok(Ok(t)) => Ok(t),
             Ok(Err(e)) => Err(said(&e)),
-            Err(_) => Err(format!("the API did not answer in {} s", API_CALL.as_secs())),
+            Err(_) => Err(format!(
+                "the API did not answer in {} s",
+                API_CALL.as_secs()
+            )),
         }
     }
 
-    fn lost(&self, slot: usize, reason: String) -> Lost {
+    fn lost(&self, reason: String) -> Lost {
         Lost {
-            place: place(&self.namespace, slot),
+            place: place(&self.namespace),
             reason,
         }
     }
@@ -162,7 +169,11 @@ impl Inner {
     fn listed(&self) -> Result<Vec<String>, String> {
         let lp = ListParams::default().labels(&self.shape.selector());
         let list = self.call(self.pods.list(&lp))?;
-        Ok(list.items.into_iter().filter_map(|p| p.metadata.name).collect())
+        Ok(list
+            .items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect())
     }
 
     fn clear_leftovers(&self) -> Result<(), EngineError> {
@@ -253,7 +264,9 @@ impl Inner {
             .fields(&format!("metadata.name={name}"))
             .timeout(POD_START.as_secs() as u32);
         let events = self.pods.watch(&wp, version).await;
-        let mut events = events.map_err(|e| format!("could not watch its pod: {}", said(&e)))?.boxed();
+        let mut events = events
+            .map_err(|e| format!("could not watch its pod: {}", said(&e)))?
+            .boxed();
         while let Some(event) = events.next().await {
             match event {
                 Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
@@ -265,11 +278,15 @@ impl Inner {
                     return Err(format!("had its pod `{name}` deleted before it ran"))
                 }
                 Ok(WatchEvent::Bookmark(_)) => {}
-                Ok(WatchEvent::Error(s)) => return Err(format!("could not watch its pod: {}", s.message)),
+                Ok(WatchEvent::Error(s)) => {
+                    return Err(format!("could not watch its pod: {}", s.message))
+                }
                 Err(e) => return Err(format!("could not watch its pod: {}", said(&e))),
             }
         }
-        Err(format!("had its pod `{name}` not running when the watch ended"))
+        Err(format!(
+            "had its pod `{name}` not running when the watch ended"
+        ))
     }
 
     /// What became of pod `name` when its stream broke: `Some(why)` when
@@ -323,22 +340,28 @@ fn ended(pod: &Pod) -> Option<String> {
     Some(format!("ended ({reason}) {message}").trim_end().to_string())
 }
 
-fn place(namespace: &str, slot: usize) -> String {
-    format!("kubernetes {namespace} slot {slot}")
+/// Every slot's place is the namespace's: the pods are alike (one image,
+/// one spec), so preflight greets one of them for all.
+fn place(namespace: &str) -> String {
+    format!("kubernetes {namespace}")
 }
 
 impl Transport for KubernetesTransport {
     fn slots(&self) -> usize {
-        self.inner.live.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.inner
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
-    fn place(&self, slot: usize) -> String {
-        place(&self.inner.namespace, slot)
+    fn place(&self, _slot: usize) -> String {
+        place(&self.inner.namespace)
     }
 
     fn connect(&self, slot: usize) -> Result<Link, Lost> {
         let inner = &self.inner;
-        let name = inner.pod(slot).map_err(|why| inner.lost(slot, why))?;
+        let name = inner.pod(slot).map_err(|why| inner.lost(why))?;
         let ap = AttachParams::default()
             .container("worker")
             .stdin(true)
@@ -349,7 +372,7 @@ impl Transport for KubernetesTransport {
             Ok(attached) => attached,
             Err(e) => {
                 let why = inner.gone(slot, &name).unwrap_or(e);
-                return Err(inner.lost(slot, format!("could not start the worker: {why}")));
+                return Err(inner.lost(format!("could not start the worker: {why}")));
             }
         };
         let (Some(stdin), Some(stdout), Some(stderr), Some(status)) = (
@@ -359,7 +382,7 @@ impl Transport for KubernetesTransport {
             attached.take_status(),
         ) else {
             attached.abort();
-            return Err(inner.lost(slot, "gave no standard streams".into()));
+            return Err(inner.lost("gave no standard streams".into()));
         };
         // The exec's task ends without closing the streams when its
         // connection breaks: `ended` tells the streams it is over.
@@ -396,6 +419,9 @@ impl Transport for KubernetesTransport {
 
     fn close(&self) {
         let inner = &self.inner;
+        if inner.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let mut names: Vec<String> = (inner.live.lock().unwrap_or_else(|e| e.into_inner()))
             .iter_mut()
             .filter_map(|p| p.take().map(|p| p.name))
@@ -409,6 +435,14 @@ impl Transport for KubernetesTransport {
         for name in names {
             let _ = inner.delete(&name);
         }
+    }
+}
+
+impl Drop for KubernetesTransport {
+    /// A transport dropped without `close` (preflight's greeting) leaves
+    /// no pod behind either.
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
