@@ -296,3 +296,34 @@ fn the_contract_holds_on_a_real_cluster() {
         executor(env, agents, t)
     });
 }
+
+/// deploy/kubernetes/, as the transport needs it: the Role grants what the
+/// transport calls and no more, and the NetworkPolicy selects its pods.
+#[test]
+fn the_deploy_files_grant_what_the_transport_calls_and_select_its_pods() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let role = read("role.yaml");
+    let rules: Vec<&str> = role
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("resources:") || l.starts_with("verbs:"))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            r#"resources: ["pods"]"#,
+            r#"verbs: ["create", "get", "list", "watch", "delete"]"#,
+            r#"resources: ["pods/exec"]"#,
+            r#"verbs: ["create", "get"]"#,
+        ]
+    );
+    let (key, value) = planwright_engine::remote::kubernetes::MANAGED_BY;
+    let policy = read("networkpolicy.yaml");
+    assert!(
+        policy.contains(&format!("      {key}: {value}\n")),
+        "{policy}"
+    );
+    assert!(policy.contains("policyTypes: [\"Ingress\", \"Egress\"]"));
+    assert!(policy.contains("  ingress: []\n"));
+}
