@@ -139,6 +139,9 @@ pub struct Kubernetes {
     /// values never enter the pod spec.
     #[serde(default)]
     pub secrets: Vec<String>,
+    /// The kubeconfig naming the cluster (default: as kubectl finds it).
+    #[serde(default)]
+    pub kubeconfig: Option<std::path::PathBuf>,
 }
 
 /// `[executor.kubernetes] resources`: requests that are also limits.

@@ -32,6 +32,7 @@ pub(crate) fn resolve(
         node_selector,
         runtime_class,
         secrets,
+        kubeconfig,
     }) = table
     else {
         return Err(bad(
@@ -72,6 +73,7 @@ pub(crate) fn resolve(
         runtime_class: runtime_class.clone(),
         secrets: secrets.clone(),
         agent_timeout: None,
+        kubeconfig: kubeconfig.clone(),
         command: command.cloned().unwrap_or_else(|| {
             ["planwright", "worker", "--cache", POD_CACHE]
                 .map(String::from)

@@ -126,6 +126,9 @@ pub struct KubernetesSettings {
     pub command: Vec<String>,
     /// The run's agent limit, which the pods' deadline counts from.
     pub agent_timeout: Option<Duration>,
+    /// The kubeconfig; `None`: `KUBECONFIG`, `~/.kube/config`, or the
+    /// account of the pod planwright runs in.
+    pub kubeconfig: Option<PathBuf>,
 }
 
 impl ExecutorSettings {

@@ -14,8 +14,8 @@ use planwright_engine::agent::Agents;
 use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
 use planwright_engine::remote::protocol::WorkerSettings;
 use planwright_engine::remote::{RemoteExecutor, Transport};
-use planwright_engine::{AttemptInput, Executor, Repo};
-use planwright_testkit::contract::executor_contract;
+use planwright_engine::{Executor, Repo};
+use planwright_testkit::contract::{attempt, executor_contract, input, scripted};
 use planwright_testkit::Env;
 use serde_json::json;
 use std::path::Path;
@@ -34,6 +34,7 @@ fn shape() -> PodShape {
         secrets: vec!["model-keys".into()],
         command: vec!["planwright".into(), "worker".into()],
         agent_timeout: Some(Duration::from_secs(60)),
+        kubeconfig: None,
     };
     PodShape::new(&settings, RUN.into())
 }
@@ -66,42 +67,6 @@ fn executor(env: &Env, agents: Agents, t: KubernetesTransport) -> Arc<dyn Execut
     Arc::new(RemoteExecutor::new(Arc::new(t), repo, agents, worker_settings()).unwrap())
 }
 
-fn scripted(env: &Env) -> Agents {
-    let spec = planwright_config::AgentsSpec {
-        run: Some(planwright_config::AgentSpec {
-            name: format!("scripted:{}", env.fixtures().display()),
-            options: Default::default(),
-        }),
-        by_family: Vec::new(),
-    };
-    Agents::build(&spec).unwrap()
-}
-
-fn input(env: &Env, ticket: &str) -> AttemptInput {
-    AttemptInput {
-        ticket: ticket.into(),
-        attempt: 1,
-        base_commit: env.tip(),
-        start_commit: env.tip(),
-        charter: format!("do {ticket}"),
-        message: format!("{ticket}: the work\n\nPlanwright-Ticket: {ticket}\n"),
-        files: env.root().join("files").join(ticket),
-        agent_timeout: Some(Duration::from_secs(60)),
-        agent: None,
-        model: None,
-        budget_usd: None,
-        candidate_ref: format!("refs/planwright/candidates/{ticket}"),
-        usage_sink: None,
-        activity_sink: None,
-    }
-}
-
-fn attempt(exec: &dyn Executor, slot: usize, input: &AttemptInput) -> planwright_engine::Candidate {
-    let none = |_: &str| Ok(());
-    let cancel = planwright_engine::process::Cancel::default();
-    exec.attempt(slot, input, &none, &cancel).unwrap()
-}
-
 fn pod(slot: usize, n: usize) -> String {
     format!("planwright-{RUN}-{slot}-{n}")
 }
@@ -127,7 +92,7 @@ fn a_pod_is_made_watched_to_running_exec_d_into_reused_and_deleted() {
         transport(&api, env.root(), 1).unwrap(),
     );
     for ticket in ["T1", "T2"] {
-        let c = attempt(exec.as_ref(), 0, &input(&env, ticket));
+        let c = attempt(exec.as_ref(), 0, &input(&env, ticket, 1));
         assert!(c.commit.is_some(), "{ticket}: {:?}", c.report);
     }
     drop(exec);
@@ -160,7 +125,7 @@ fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_po
     );
     api.evict_next
         .store(true, std::sync::atomic::Ordering::SeqCst);
-    let first = attempt(exec.as_ref(), 0, &input(&env, "T1"));
+    let first = attempt(exec.as_ref(), 0, &input(&env, "T1", 1));
     let lost = first
         .lost
         .expect("an evicted pod loses the attempt, not a strike");
@@ -174,7 +139,7 @@ fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_po
         lost.reason
     );
     assert_eq!(first.commit, None);
-    let again = attempt(exec.as_ref(), 0, &input(&env, "T1"));
+    let again = attempt(exec.as_ref(), 0, &input(&env, "T1", 2));
     assert!(again.commit.is_some(), "{:?}", again.report);
     drop(exec);
     let (p1, p2) = (pod(0, 1), pod(0, 2));
@@ -326,4 +291,47 @@ fn the_deploy_files_grant_what_the_transport_calls_and_select_its_pods() {
     );
     assert!(policy.contains("policyTypes: [\"Ingress\", \"Egress\"]"));
     assert!(policy.contains("  ingress: []\n"));
+}
+
+#[test]
+fn a_plan_runs_through_pods_and_the_run_leaves_none() {
+    use planwright_testkit::{gate, plan, settings, ticket};
+    let env = Env::new(&[("README.md", "base\n")]);
+    let tickets: Vec<_> = ["A", "B"]
+        .iter()
+        .map(|id| {
+            env.fixture(id, 0, &format!("{id}.txt"), &format!("{id}\n"));
+            ticket(
+                id,
+                json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
+            )
+        })
+        .collect();
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": tickets}));
+    let api = MockApi::start(env.root().join("pods"));
+    let kubeconfig = env.root().join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    let mut s = settings();
+    s.executor = planwright_config::ExecutorSettings::Kubernetes(KubernetesSettings {
+        kubeconfig: Some(kubeconfig),
+        ..shape().settings
+    });
+    let agents = scripted(&env);
+    let resume = planwright_engine::Resume::default();
+    let session = planwright_engine::prepare(&env.repo(), plan, s, resume, &[], &agents)
+        .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+    let exec = session.executor(Path::new("planwright")).unwrap();
+    let cancel = planwright_engine::process::Cancel::default();
+    let summary = planwright_engine::run(session, exec, Vec::new(), &cancel).unwrap();
+    assert!(summary.all_merged(), "{summary:?}");
+    let files = planwright_testkit::git(&env.repo(), &["ls-tree", "--name-only", "main"]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["A.txt", "B.txt", "README.md"]
+    );
+    let requests = api.requests();
+    let made = requests.iter().filter(|r| r.starts_with("create ")).count();
+    let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
+    assert!(made >= 1 && made == deleted, "{requests:?}");
+    assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
 }

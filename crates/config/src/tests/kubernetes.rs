@@ -22,7 +22,8 @@ fn the_kubernetes_table_resolves_with_every_key() {
     let s = kubernetes(
         "image = \"reg.example/pw:1\"\nnamespace = \"agents\"\nruntime_class = \"gvisor\"\n\
          secrets = [\"model-keys\"]\nnode_selector = { \"pool\" = \"agents\", \"example.com/disk\" = \"\" }\n\
-         resources = { cpu = \"500m\", memory = \"4Gi\", ephemeral_storage = \"1.5e3\" }\n",
+         resources = { cpu = \"500m\", memory = \"4Gi\", ephemeral_storage = \"1.5e3\" }\n\
+         kubeconfig = \"/etc/pw/kubeconfig\"\n",
     )
     .unwrap();
     let crate::ExecutorSettings::Kubernetes(k) = s else {
@@ -32,6 +33,10 @@ fn the_kubernetes_table_resolves_with_every_key() {
     assert_eq!(k.namespace.as_deref(), Some("agents"));
     assert_eq!(k.runtime_class.as_deref(), Some("gvisor"));
     assert_eq!(k.secrets, ["model-keys"]);
+    assert_eq!(
+        k.kubeconfig.as_deref(),
+        Some(std::path::Path::new("/etc/pw/kubeconfig"))
+    );
     assert_eq!(
         k.command,
         ["planwright", "worker", "--cache", "/planwright/cache"]

@@ -163,6 +163,7 @@ mod tests {
             secrets: Vec::new(),
             command: vec!["planwright".into(), "worker".into()],
             agent_timeout: None,
+            kubeconfig: None,
         }
     }
 

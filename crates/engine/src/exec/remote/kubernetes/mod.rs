@@ -21,8 +21,7 @@ use std::sync::Arc;
 
 /// The transport of `[executor.kubernetes]` for `slots` pods, labelled
 /// as the runs of the repository whose state directory is `state_dir`;
-/// the cluster from the kubeconfig (`KUBECONFIG`, `~/.kube/config`, or the
-/// pod's own account).
+/// the cluster from its kubeconfig.
 pub fn kubernetes(
     settings: &KubernetesSettings,
     state_dir: &Path,
@@ -31,7 +30,7 @@ pub fn kubernetes(
     #[cfg(feature = "kubernetes")]
     {
         let shape = PodShape::new(settings, run_key(state_dir));
-        let transport = KubernetesTransport::new(shape, slots, None)?;
+        let transport = KubernetesTransport::new(shape, slots, settings.kubeconfig.as_deref())?;
         Ok(Arc::new(transport))
     }
     #[cfg(not(feature = "kubernetes"))]
