@@ -8,7 +8,7 @@
 #[path = "kubernetes/mock.rs"]
 mod mock;
 
-use mock::{MockApi, NAMESPACE};
+use mock::{Cut, MockApi, NAMESPACE};
 use planwright_config::KubernetesSettings;
 use planwright_engine::agent::Agents;
 use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
@@ -123,8 +123,7 @@ fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_po
         scripted(&env),
         transport(&api, env.root(), 1).unwrap(),
     );
-    api.evict_next
-        .store(true, std::sync::atomic::Ordering::SeqCst);
+    *api.cut_next.lock().unwrap() = Some(Cut::Evict);
     let first = attempt(exec.as_ref(), 0, &input(&env, "T1", 1));
     let lost = first
         .lost
@@ -334,4 +333,43 @@ fn a_plan_runs_through_pods_and_the_run_leaves_none() {
     let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
     assert!(made >= 1 && made == deleted, "{requests:?}");
     assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
+}
+
+#[test]
+fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let exec = executor(
+        &env,
+        scripted(&env),
+        transport(&api, env.root(), 1).unwrap(),
+    );
+    *api.cut_next.lock().unwrap() = Some(Cut::Delete);
+    let first = attempt(exec.as_ref(), 0, &input(&env, "T1", 1));
+    let lost = first
+        .lost
+        .expect("a deleted pod loses the attempt, not a strike");
+    let said = format!("its pod `{}` was deleted", pod(0, 1));
+    assert!(lost.reason.contains(&said), "{}", lost.reason);
+    let again = attempt(exec.as_ref(), 0, &input(&env, "T1", 2));
+    assert!(again.commit.is_some(), "{:?}", again.report);
+    drop(exec);
+    let (p1, p2) = (pod(0, 1), pod(0, 2));
+    let requests = api.requests();
+    assert_eq!(
+        requests[..9],
+        [
+            "list".to_string(),
+            format!("create {p1}"),
+            format!("watch {p1}"),
+            format!("exec {p1}"),
+            format!("deleted {p1}"),
+            format!("get {p1}"),
+            format!("create {p2}"),
+            format!("watch {p2}"),
+            format!("exec {p2}"),
+        ]
+    );
+    assert_eq!(requests[9..], ["list".to_string(), format!("delete {p2}")]);
 }

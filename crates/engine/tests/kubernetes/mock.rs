@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,11 +31,21 @@ pub struct State {
     pub bad_image: bool,
 }
 
+/// How a pod goes in the middle of an attempt.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cut {
+    /// The kubelet evicts it: it stays, `Failed` and `Evicted`.
+    Evict,
+    /// Someone deletes it: it is gone.
+    Delete,
+}
+
 pub struct MockApi {
     pub port: u16,
     pub state: Arc<Mutex<State>>,
-    /// Evict the next pod exec'd into once its worker has said `hello`.
-    pub evict_next: Arc<AtomicBool>,
+    /// Cut the next exec once its attempt has started, as its pod is
+    /// evicted or deleted.
+    pub cut_next: Arc<Mutex<Option<Cut>>>,
     cache: PathBuf,
 }
 
@@ -48,15 +57,15 @@ impl MockApi {
         let api = MockApi {
             port,
             state: Arc::default(),
-            evict_next: Arc::default(),
+            cut_next: Arc::default(),
             cache,
         };
-        let (state, evict, cache) = (api.state.clone(), api.evict_next.clone(), api.cache.clone());
+        let (state, cut, cache) = (api.state.clone(), api.cut_next.clone(), api.cache.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let conn = Conn {
                     state: state.clone(),
-                    evict: evict.clone(),
+                    cut: cut.clone(),
                     cache: cache.clone(),
                 };
                 std::thread::spawn(move || conn.serve(stream));
@@ -169,7 +178,7 @@ fn labelled(pod: &Value, selector: &str) -> bool {
 
 struct Conn {
     state: Arc<Mutex<State>>,
-    evict: Arc<AtomicBool>,
+    cut: Arc<Mutex<Option<Cut>>>,
     cache: PathBuf,
 }
 
@@ -368,19 +377,19 @@ impl Conn {
         out.set_read_timeout(Some(Duration::from_millis(10)))
             .unwrap();
         let ws = WebSocket::from_raw_socket(out, Role::Server, None);
-        let evict = self.evict.swap(false, Ordering::SeqCst);
-        self.relay(ws, to_worker, from_worker, evict.then_some(name));
+        let cut = self.cut.lock().unwrap().take().map(|how| (name, how));
+        self.relay(ws, to_worker, from_worker, cut);
     }
 
     /// Relays between the coordinator and the worker until the worker ends,
-    /// or, with `evict`, until the attempt has started: then the pod is
-    /// evicted and the connection cut.
+    /// or, with `cut`, until the attempt has started: then the pod goes
+    /// and the connection with it.
     fn relay(
         &self,
         mut ws: WebSocket<TcpStream>,
         to_worker: Sender<Vec<u8>>,
         from_worker: Receiver<Vec<u8>>,
-        evict: Option<String>,
+        cut: Option<(String, Cut)>,
     ) {
         let mut stdin = Some(to_worker);
         let (mut heard, mut attempt) = (false, false);
@@ -401,8 +410,8 @@ impl Conn {
             loop {
                 match from_worker.try_recv() {
                     Ok(bytes) => {
-                        if let (Some(name), true) = (&evict, attempt) {
-                            return self.evicted(name);
+                        if let (Some((name, how)), true) = (&cut, attempt) {
+                            return self.gone(name, *how);
                         }
                         heard = true;
                         let frame = [&[1u8][..], &bytes].concat();
@@ -415,8 +424,13 @@ impl Conn {
         }
     }
 
-    fn evicted(&self, name: &str) {
+    fn gone(&self, name: &str, how: Cut) {
         let mut st = self.state.lock().unwrap();
+        if how == Cut::Delete {
+            st.requests.push(format!("deleted {name}"));
+            st.pods.remove(name);
+            return;
+        }
         st.requests.push(format!("evict {name}"));
         let pod = st.pods.get_mut(name).unwrap();
         pod["status"] = json!({"phase": "Failed", "reason": "Evicted",

@@ -26,6 +26,9 @@ const POD_START: Duration = Duration::from_secs(5 * 60);
 const EXEC_END: Duration = Duration::from_secs(30);
 /// The longest one API call may take.
 const API_CALL: Duration = Duration::from_secs(60);
+/// What each of an exec's streams holds in flight: the client's default
+/// (1 KiB) would cut a pack into a websocket message per KiB.
+const EXEC_BUFFER: usize = 64 * 1024;
 /// Reasons a container waits for that no waiting mends.
 const STUCK: &[&str] = &[
     "ErrImagePull",
@@ -366,7 +369,9 @@ impl Transport for KubernetesTransport {
             .container("worker")
             .stdin(true)
             .stdout(true)
-            .stderr(true);
+            .stderr(true)
+            .max_stdin_buf_size(EXEC_BUFFER)
+            .max_stdout_buf_size(EXEC_BUFFER);
         let command = inner.shape.settings.command.clone();
         let mut attached = match inner.call(inner.pods.exec(&name, command, &ap)) {
             Ok(attached) => attached,
