@@ -308,6 +308,73 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// Starts the worker in pod `name` of `slot`; `Err(why)` when it cannot.
+    fn exec(&self, slot: usize, name: &str) -> Result<AttachedProcess, String> {
+        let ap = AttachParams::default()
+            .container("worker")
+            .stdin(true)
+            .stdout(true)
+            .stderr(true)
+            .max_stdin_buf_size(EXEC_BUFFER)
+            .max_stdout_buf_size(EXEC_BUFFER);
+        let command = self.shape.settings.command.clone();
+        self.call(self.pods.exec(name, command, &ap)).map_err(|e| {
+            let why = self.gone(slot, name).unwrap_or(e);
+            format!("could not start the worker: {why}")
+        })
+    }
+}
+
+/// The link of the worker `attached` in pod `name` of `slot`.
+fn link(
+    inner: &Arc<Inner>,
+    slot: usize,
+    name: String,
+    mut attached: AttachedProcess,
+) -> Result<Link, Lost> {
+    let (Some(stdin), Some(stdout), Some(stderr), Some(status)) = (
+        attached.stdin(),
+        attached.stdout(),
+        attached.stderr(),
+        attached.take_status(),
+    ) else {
+        attached.abort();
+        return Err(inner.lost("gave no standard streams".into()));
+    };
+    // The exec's task ends without closing the streams when its
+    // connection breaks: `ended` tells the streams it is over.
+    let (tell, ended) = tokio::sync::watch::channel(false);
+    inner.runtime.spawn(async move {
+        let _ = status.await;
+        let _ = tell.send(true);
+    });
+    let bridge = |half| Bridged {
+        half,
+        ended: ended.clone(),
+        runtime: inner.runtime.handle().clone(),
+    };
+    let err = bridge(stderr);
+    let said = std::thread::spawn(move || last_lines(err));
+    Ok(Link {
+        from_worker: Box::new(bridge(stdout)),
+        to_worker: Box::new(PodStdin(Bridged {
+            half: stdin,
+            ended,
+            runtime: inner.runtime.handle().clone(),
+        })),
+        // Each pod has a cache of its own.
+        worker_slot: 0,
+        end: Box::new(PodEnd {
+            inner: inner.clone(),
+            slot,
+            name,
+            attached,
+            said,
+        }),
+    })
+}
+
 /// Whether `pod` has started: `Ok` running, `Err(why)` never will; `None`
 /// not yet.
 fn started(pod: &Pod) -> Option<Result<(), String>> {
@@ -364,62 +431,12 @@ impl Transport for KubernetesTransport {
 
     fn connect(&self, slot: usize) -> Result<Link, Lost> {
         let inner = &self.inner;
+        if slot >= self.slots() {
+            return Err(inner.lost(format!("has no slot {slot}")));
+        }
         let name = inner.pod(slot).map_err(|why| inner.lost(why))?;
-        let ap = AttachParams::default()
-            .container("worker")
-            .stdin(true)
-            .stdout(true)
-            .stderr(true)
-            .max_stdin_buf_size(EXEC_BUFFER)
-            .max_stdout_buf_size(EXEC_BUFFER);
-        let command = inner.shape.settings.command.clone();
-        let mut attached = match inner.call(inner.pods.exec(&name, command, &ap)) {
-            Ok(attached) => attached,
-            Err(e) => {
-                let why = inner.gone(slot, &name).unwrap_or(e);
-                return Err(inner.lost(format!("could not start the worker: {why}")));
-            }
-        };
-        let (Some(stdin), Some(stdout), Some(stderr), Some(status)) = (
-            attached.stdin(),
-            attached.stdout(),
-            attached.stderr(),
-            attached.take_status(),
-        ) else {
-            attached.abort();
-            return Err(inner.lost("gave no standard streams".into()));
-        };
-        // The exec's task ends without closing the streams when its
-        // connection breaks: `ended` tells the streams it is over.
-        let (tell, ended) = tokio::sync::watch::channel(false);
-        inner.runtime.spawn(async move {
-            let _ = status.await;
-            let _ = tell.send(true);
-        });
-        let bridge = |half| Bridged {
-            half,
-            ended: ended.clone(),
-            runtime: inner.runtime.handle().clone(),
-        };
-        let err = bridge(stderr);
-        let said = std::thread::spawn(move || last_lines(err));
-        Ok(Link {
-            from_worker: Box::new(bridge(stdout)),
-            to_worker: Box::new(PodStdin(Bridged {
-                half: stdin,
-                ended,
-                runtime: inner.runtime.handle().clone(),
-            })),
-            // Each pod has a cache of its own.
-            worker_slot: 0,
-            end: Box::new(PodEnd {
-                inner: inner.clone(),
-                slot,
-                name,
-                attached,
-                said,
-            }),
-        })
+        let attached = inner.exec(slot, &name).map_err(|why| inner.lost(why))?;
+        link(inner, slot, name, attached)
     }
 
     fn close(&self) {
