@@ -113,53 +113,66 @@ fn a_pod_is_made_watched_to_running_exec_d_into_reused_and_deleted() {
     assert!(api.state.lock().unwrap().pods.is_empty());
 }
 
-#[test]
-fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_pod() {
+/// An attempt whose pod goes as `how` once it has started, then another
+/// on the same slot: what the first lost, and every request, in order.
+fn cut_mid_attempt(how: Cut) -> (planwright_engine::remote::Lost, Vec<String>) {
     let env = Env::new(&[("README.md", "base\n")]);
     env.fixture("T1", 0, "a.txt", "a\n");
     let api = MockApi::start(env.root().join("pods"));
-    let exec = executor(
-        &env,
-        scripted(&env),
-        transport(&api, env.root(), 1).unwrap(),
-    );
-    *api.cut_next.lock().unwrap() = Some(Cut::Evict);
+    let t = transport(&api, env.root(), 1).unwrap();
+    let exec = executor(&env, scripted(&env), t);
+    *api.cut_next.lock().unwrap() = Some(how);
     let first = attempt(exec.as_ref(), 0, &input(&env, "T1", 1));
+    assert_eq!(first.commit, None);
     let lost = first
         .lost
-        .expect("an evicted pod loses the attempt, not a strike");
+        .expect("a pod gone loses the attempt, not a strike");
     assert_eq!(lost.place, format!("kubernetes {NAMESPACE}"));
-    assert!(
-        lost.reason.contains(&format!(
-            "its pod `{}` ended (Evicted) The node was low on resource: memory.",
-            pod(0, 1)
-        )),
-        "{}",
-        lost.reason
-    );
-    assert_eq!(first.commit, None);
     let again = attempt(exec.as_ref(), 0, &input(&env, "T1", 2));
     assert!(again.commit.is_some(), "{:?}", again.report);
     drop(exec);
+    (lost, api.requests())
+}
+
+/// The requests of [`cut_mid_attempt`]: the first pod made, watched,
+/// exec'd into, gone as `gone` says, looked up; then a second pod.
+fn cut_requests(gone: &str) -> Vec<String> {
     let (p1, p2) = (pod(0, 1), pod(0, 2));
-    assert_eq!(
-        api.requests(),
-        [
-            "list".to_string(),
-            format!("create {p1}"),
-            format!("watch {p1}"),
-            format!("exec {p1}"),
-            format!("evict {p1}"),
-            format!("get {p1}"),
-            format!("create {p2}"),
-            format!("watch {p2}"),
-            format!("exec {p2}"),
-            // Closing deletes the live pod, then the evicted one it lists.
-            "list".to_string(),
-            format!("delete {p2}"),
-            format!("delete {p1}"),
-        ]
+    vec![
+        "list".to_string(),
+        format!("create {p1}"),
+        format!("watch {p1}"),
+        format!("exec {p1}"),
+        format!("{gone} {p1}"),
+        format!("get {p1}"),
+        format!("create {p2}"),
+        format!("watch {p2}"),
+        format!("exec {p2}"),
+        "list".to_string(),
+        format!("delete {p2}"),
+    ]
+}
+
+#[test]
+fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_pod() {
+    let (lost, requests) = cut_mid_attempt(Cut::Evict);
+    let said = format!(
+        "its pod `{}` ended (Evicted) The node was low on resource: memory.",
+        pod(0, 1)
     );
+    assert!(lost.reason.contains(&said), "{}", lost.reason);
+    // Closing deletes the live pod, then the evicted one it lists.
+    let mut expected = cut_requests("evict");
+    expected.push(format!("delete {}", pod(0, 1)));
+    assert_eq!(requests, expected);
+}
+
+#[test]
+fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
+    let (lost, requests) = cut_mid_attempt(Cut::Delete);
+    let said = format!("its pod `{}` was deleted", pod(0, 1));
+    assert!(lost.reason.contains(&said), "{}", lost.reason);
+    assert_eq!(requests, cut_requests("deleted"));
 }
 
 #[test]
@@ -333,43 +346,4 @@ fn a_plan_runs_through_pods_and_the_run_leaves_none() {
     let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
     assert!(made >= 1 && made == deleted, "{requests:?}");
     assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
-}
-
-#[test]
-fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
-    let env = Env::new(&[("README.md", "base\n")]);
-    env.fixture("T1", 0, "a.txt", "a\n");
-    let api = MockApi::start(env.root().join("pods"));
-    let exec = executor(
-        &env,
-        scripted(&env),
-        transport(&api, env.root(), 1).unwrap(),
-    );
-    *api.cut_next.lock().unwrap() = Some(Cut::Delete);
-    let first = attempt(exec.as_ref(), 0, &input(&env, "T1", 1));
-    let lost = first
-        .lost
-        .expect("a deleted pod loses the attempt, not a strike");
-    let said = format!("its pod `{}` was deleted", pod(0, 1));
-    assert!(lost.reason.contains(&said), "{}", lost.reason);
-    let again = attempt(exec.as_ref(), 0, &input(&env, "T1", 2));
-    assert!(again.commit.is_some(), "{:?}", again.report);
-    drop(exec);
-    let (p1, p2) = (pod(0, 1), pod(0, 2));
-    let requests = api.requests();
-    assert_eq!(
-        requests[..9],
-        [
-            "list".to_string(),
-            format!("create {p1}"),
-            format!("watch {p1}"),
-            format!("exec {p1}"),
-            format!("deleted {p1}"),
-            format!("get {p1}"),
-            format!("create {p2}"),
-            format!("watch {p2}"),
-            format!("exec {p2}"),
-        ]
-    );
-    assert_eq!(requests[9..], ["list".to_string(), format!("delete {p2}")]);
 }
