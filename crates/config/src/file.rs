@@ -84,13 +84,15 @@ pub enum ExecutorKind {
     Process,
     /// In `planwright worker` on other machines, through `ssh`.
     Ssh,
+    /// In `planwright worker` in Kubernetes pods, a pod per slot.
+    Kubernetes,
 }
 
 /// `[executor]`: where attempts run (docs/scaling.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Executor {
-    /// `local` (default), `process` or `ssh`.
+    /// `local` (default), `process`, `ssh` or `kubernetes`.
     #[serde(default)]
     pub kind: ExecutorKind,
     /// The worker's command line (default: this planwright's `worker`
@@ -106,6 +108,55 @@ pub struct Executor {
     /// `ssh`: the `ssh` command line before the host (default `["ssh"]`).
     #[serde(default)]
     pub ssh_command: Option<Vec<String>>,
+    /// `[executor.kubernetes]`: the pods of `kind = "kubernetes"`.
+    #[serde(default)]
+    pub kubernetes: Option<Kubernetes>,
+}
+
+/// `[executor.kubernetes]`: `image = "registry/planwright-worker:1"`,
+/// `namespace = "planwright"`, `resources = { cpu = "2", memory = "4Gi" }`,
+/// `node_selector = { pool = "agents" }`, `runtime_class = "gvisor"`,
+/// `secrets = ["model-keys"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kubernetes {
+    /// The pods' image: planwright and the agents' CLIs.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// The namespace of the pods (default: the kubeconfig context's).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// What each pod asks for and is held to.
+    #[serde(default)]
+    pub resources: Option<Resources>,
+    /// The labels of the nodes the pods may run on.
+    #[serde(default)]
+    pub node_selector: std::collections::BTreeMap<String, String>,
+    /// The `RuntimeClass` of the pods (`gvisor`, `kata`).
+    #[serde(default)]
+    pub runtime_class: Option<String>,
+    /// Secrets, by name, whose keys become the worker's environment; their
+    /// values never enter the pod spec.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// The kubeconfig naming the cluster (default: as kubectl finds it).
+    #[serde(default)]
+    pub kubeconfig: Option<std::path::PathBuf>,
+}
+
+/// `[executor.kubernetes] resources`: requests that are also limits.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    /// CPU, as Kubernetes writes it (`2`, `500m`).
+    #[serde(default)]
+    pub cpu: Option<String>,
+    /// Memory, as Kubernetes writes it (`4Gi`).
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// Scratch disk, as Kubernetes writes it (`20Gi`).
+    #[serde(default)]
+    pub ephemeral_storage: Option<String>,
 }
 
 /// `[sandbox] mode`, and the mode a run is confined in.

@@ -12,6 +12,7 @@ mod budget;
 pub mod defaults;
 mod duration;
 pub mod file;
+pub mod kubernetes;
 mod network;
 mod parse;
 mod prices;
@@ -33,7 +34,8 @@ mod tests;
 
 pub use settings::{
     AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, ExecutorSettings,
-    GateSettings, MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
+    GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
+    WorkspaceSettings,
 };
 
 /// The configuration file's name, wherever it is looked for.

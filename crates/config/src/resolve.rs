@@ -127,7 +127,15 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
     let merge = merge(&file.merge)?;
     let (max_pause, max_unavailable) = pause_bounds(&file.agent)?;
     let cores = env.cores.unwrap_or(defaults::JOBS);
-    let executor = executor(&file.executor)?;
+    let agent_timeout = Some(
+        agent_timeout
+            .or(file.agent.timeout_secs.map(Duration::from_secs))
+            .unwrap_or(defaults::AGENT_TIMEOUT),
+    );
+    let mut executor = executor(&file.executor)?;
+    if let ExecutorSettings::Kubernetes(k) = &mut executor {
+        k.agent_timeout = agent_timeout;
+    }
     // Remote slots are the hosts', not this machine's cores.
     let cores = executor.slots().unwrap_or(cores);
     Ok(RunSettings {
@@ -139,11 +147,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         retry_from: *retry_from,
         max_pause,
         max_unavailable,
-        agent_timeout: Some(
-            agent_timeout
-                .or(file.agent.timeout_secs.map(Duration::from_secs))
-                .unwrap_or(defaults::AGENT_TIMEOUT),
-        ),
+        agent_timeout,
         extra_gates: extra_gates(flag_gates, file)?,
         gates: gates(gate_timeout, file),
         merge,
@@ -159,7 +163,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
 }
 
 /// `[executor]`, checked: `ssh` needs hosts, and never a `ssh` command
-/// that turns host-key checks off.
+/// that turns host-key checks off; `kubernetes` needs its table.
 pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError> {
     let file::Executor {
         kind,
@@ -167,8 +171,12 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
         hosts,
         slots_per_host,
         ssh_command,
+        kubernetes,
     } = file;
     let bad = |why: String| Err(SettingsError::Executor(why));
+    if *kind != file::ExecutorKind::Kubernetes && kubernetes.is_some() {
+        return bad("`[executor.kubernetes]` is for `kind = \"kubernetes\"`".into());
+    }
     if *kind != file::ExecutorKind::Ssh
         && (!hosts.is_empty() || slots_per_host.is_some() || ssh_command.is_some())
     {
@@ -179,12 +187,18 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
     }
     Ok(match kind {
         file::ExecutorKind::Local if command.is_some() => {
-            return bad("`command` is for `kind = \"process\"` or `\"ssh\"`".into())
+            return bad(
+                "`command` is for `kind = \"process\"`, `\"ssh\"` or `\"kubernetes\"`".into(),
+            )
         }
         file::ExecutorKind::Local => ExecutorSettings::Local,
         file::ExecutorKind::Process => ExecutorSettings::Process {
             command: command.clone().unwrap_or_default(),
         },
+        file::ExecutorKind::Kubernetes => ExecutorSettings::Kubernetes(crate::kubernetes::resolve(
+            kubernetes.as_ref(),
+            command.as_ref(),
+        )?),
         file::ExecutorKind::Ssh => {
             if hosts.is_empty() {
                 return bad("`kind = \"ssh\"` needs `hosts = [\"build-1\", ...]`".into());

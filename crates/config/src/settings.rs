@@ -101,6 +101,34 @@ pub enum ExecutorSettings {
         /// The worker's command line on the host.
         command: Vec<String>,
     },
+    /// In `planwright worker` in Kubernetes pods, a pod per slot.
+    Kubernetes(KubernetesSettings),
+}
+
+/// `[executor.kubernetes]`, resolved: every name checked against
+/// Kubernetes' rules for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubernetesSettings {
+    /// The pods' image.
+    pub image: String,
+    /// Their namespace; `None`: the kubeconfig context's.
+    pub namespace: Option<String>,
+    /// What each pod asks for and is held to, as (resource, quantity):
+    /// `cpu`, `memory`, `ephemeral-storage`.
+    pub resources: Vec<(String, String)>,
+    /// Node labels the pods need.
+    pub node_selector: std::collections::BTreeMap<String, String>,
+    /// Their `RuntimeClass`.
+    pub runtime_class: Option<String>,
+    /// Secrets whose keys become the worker's environment.
+    pub secrets: Vec<String>,
+    /// The worker's command line in the pod.
+    pub command: Vec<String>,
+    /// The run's agent limit, which the pods' deadline counts from.
+    pub agent_timeout: Option<Duration>,
+    /// The kubeconfig; `None`: `KUBECONFIG`, `~/.kube/config`, or the
+    /// account of the pod planwright runs in.
+    pub kubeconfig: Option<PathBuf>,
 }
 
 impl ExecutorSettings {

@@ -40,7 +40,8 @@ fn agents(spec: AgentSpec) -> Agents {
     Agents::build(&spec).unwrap()
 }
 
-fn scripted(env: &Env) -> Agents {
+/// The scripted agent of `env`'s fixtures.
+pub fn scripted(env: &Env) -> Agents {
     let name = format!("scripted:{}", env.fixtures().display());
     agents(AgentSpec {
         name,
@@ -49,7 +50,7 @@ fn scripted(env: &Env) -> Agents {
 }
 
 /// The input of attempt `attempt` of `ticket`, from `main`'s tip.
-fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
+pub fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
     AttemptInput {
         ticket: ticket.into(),
         attempt,
@@ -68,7 +69,8 @@ fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
     }
 }
 
-fn attempt(exec: &dyn Executor, slot: usize, input: &AttemptInput) -> Candidate {
+/// Attempt `input` on `slot` of `exec`, which must not fail.
+pub fn attempt(exec: &dyn Executor, slot: usize, input: &AttemptInput) -> Candidate {
     let none = |_: &str| Ok(());
     exec.attempt(slot, input, &none, &Cancel::default())
         .unwrap_or_else(|e| panic!("the attempt of {} fails: {e}", input.ticket))

@@ -1,3 +1,4 @@
+mod kubernetes;
 mod parse;
 mod resolve;
 

@@ -1075,7 +1075,12 @@ pub(crate) fn check_workers(
         Ok(Some(t)) => t,
         Ok(None) => return,
         Err(e) => {
-            let hint = "run planwright by its full path, or set `[executor] command`";
+            let hint = match executor {
+                planwright_config::ExecutorSettings::Kubernetes(_) => {
+                    "see docs/scaling.md#kubernetes"
+                }
+                _ => "run planwright by its full path, or set `[executor] command`",
+            };
             checks.push(Check::error("executor", e.to_string(), hint));
             return;
         }
@@ -1119,12 +1124,15 @@ pub(crate) fn check_workers(
 
 /// How to make the worker at `place` answer.
 fn unreachable_hint(place: &str) -> String {
-    match place.strip_prefix("ssh ") {
-        Some(host) => format!(
+    if let Some(host) = place.strip_prefix("ssh ") {
+        return format!(
             "check that `ssh -o BatchMode=yes {host} planwright --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; `[executor] command` names another program"
-        ),
-        None => "check `[executor] command`: it must start `planwright worker` of this version".into(),
+        );
     }
+    if place.starts_with("kubernetes ") {
+        return "check the image has this planwright version on its PATH, and the coordinator's account may create pods and pods/exec there (deploy/kubernetes/role.yaml; docs/scaling.md#kubernetes)".into();
+    }
+    "check `[executor] command`: it must start `planwright worker` of this version".into()
 }
 
 #[cfg(test)]

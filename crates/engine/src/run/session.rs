@@ -172,7 +172,7 @@ impl Prepared {
     }
 
     /// The executor `[executor]` names: the local one, or workers reached
-    /// through a process or `ssh` (whose places preflight greeted).
+    /// through a process, `ssh` or Kubernetes (whose places preflight greeted).
     pub fn executor(&self) -> Result<Arc<dyn Executor>, EngineError> {
         let slots = self.settings.jobs.max(1);
         let state = self.repo.state_dir();

@@ -138,7 +138,7 @@ impl Transport for CommandTransport {
 
 /// The last [`STDERR_LINES`] lines a worker wrote on its standard error
 /// (all of it is read, so the worker never blocks on a full pipe).
-fn last_lines(stderr: impl std::io::Read) -> Vec<String> {
+pub(super) fn last_lines(stderr: impl std::io::Read) -> Vec<String> {
     let mut lines = std::collections::VecDeque::new();
     for line in BufReader::new(stderr).lines() {
         let Ok(line) = line else { break };

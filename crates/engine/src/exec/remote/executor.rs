@@ -429,3 +429,4 @@ fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, ended: Receiv
         }
     }
 }
+

@@ -6,6 +6,7 @@ mod cache;
 mod command;
 mod executor;
 mod hello;
+pub mod kubernetes;
 pub mod protocol;
 mod transport;
 mod worker;
@@ -13,6 +14,7 @@ mod worker;
 pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
 pub use hello::{hello, places, Greeting};
+pub use kubernetes::kubernetes;
 pub use transport::{EndLink, Link, Lost, Transport};
 pub use worker::{serve, WorkerOptions, VERSION};
 
@@ -51,6 +53,7 @@ pub fn transport(
             ssh,
             command,
         } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
+        ExecutorSettings::Kubernetes(k) => return kubernetes(k, state_dir, slots).map(Some),
     };
     Ok(Some(Arc::new(transport)))
 }

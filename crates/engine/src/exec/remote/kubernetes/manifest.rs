@@ -1,0 +1,249 @@
+//! The pod of a slot, as the API receives it: what it may touch is decided
+//! here, once, and the unit tests below hold every field of it.
+
+use planwright_config::kubernetes::POD_CACHE;
+use planwright_config::KubernetesSettings;
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+/// The label every pod of planwright's carries.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "planwright");
+/// The label naming the runs a pod belongs to (see [`super::run_key`]).
+pub const RUN_LABEL: &str = "planwright.dev/run";
+/// The label naming the slot a pod serves.
+pub const SLOT_LABEL: &str = "planwright.dev/slot";
+
+/// What a pod gets beyond one attempt's agent time: the setup step, the
+/// objects sent both ways, and the worker's start.
+const ATTEMPT_SLACK: Duration = Duration::from_secs(15 * 60);
+/// Attempts a pod's deadline leaves room for, one after another; a pod
+/// with less left than one attempt is replaced before the next.
+const ATTEMPTS_PER_POD: u32 = 4;
+/// The pod's only process between attempts: it waits to be exec'd into.
+const IDLE: [&str; 2] = ["sleep", "2147483647"];
+/// The user and group the worker runs as (the sample image's `worker`).
+const WORKER_ID: u32 = 1000;
+
+/// Everything the pods of a transport share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodShape {
+    /// `[executor.kubernetes]`, its agent limit included (`None`: no
+    /// limit, and no deadline).
+    pub settings: KubernetesSettings,
+    /// The value of [`RUN_LABEL`].
+    pub run_key: String,
+}
+
+impl PodShape {
+    /// The pods of `settings`, labelled `run_key`.
+    pub fn new(settings: &KubernetesSettings, run_key: String) -> PodShape {
+        PodShape {
+            settings: settings.clone(),
+            run_key,
+        }
+    }
+
+    /// The time one attempt may take in a pod, agent and slack.
+    pub fn attempt_time(&self) -> Option<Duration> {
+        self.settings.agent_timeout.map(|t| t + ATTEMPT_SLACK)
+    }
+
+    /// `activeDeadlineSeconds`: the kubelet ends the pod then, even when
+    /// the coordinator that should have deleted it is gone.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.attempt_time().map(|t| t * ATTEMPTS_PER_POD)
+    }
+
+    /// The label selector of the pods of these runs.
+    pub fn selector(&self) -> String {
+        format!(
+            "{}={},{RUN_LABEL}={}",
+            MANAGED_BY.0, MANAGED_BY.1, self.run_key
+        )
+    }
+}
+
+/// The pod of `slot`: no service-account token, no service links, no
+/// privilege, every capability dropped, non-root, a deadline; secrets only
+/// as references the kubelet resolves.
+pub fn pod_manifest(shape: &PodShape, slot: usize) -> Value {
+    let k = &shape.settings;
+    let mut spec = json!({
+        "automountServiceAccountToken": false,
+        "enableServiceLinks": false,
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 5,
+        "securityContext": {
+            "runAsNonRoot": true,
+            "runAsUser": WORKER_ID,
+            "runAsGroup": WORKER_ID,
+            "fsGroup": WORKER_ID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container(k)],
+        "volumes": [{"name": "cache", "emptyDir": {}}],
+    });
+    let extra = spec.as_object_mut().expect("a pod spec is an object");
+    if let Some(deadline) = shape.deadline() {
+        extra.insert("activeDeadlineSeconds".into(), deadline.as_secs().into());
+    }
+    if let Some(class) = &k.runtime_class {
+        extra.insert("runtimeClassName".into(), class.clone().into());
+    }
+    if !k.node_selector.is_empty() {
+        let labels: Map<String, Value> = (k.node_selector.iter())
+            .map(|(key, v)| (key.clone(), v.clone().into()))
+            .collect();
+        extra.insert("nodeSelector".into(), labels.into());
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": format!("planwright-{}-{slot}-", shape.run_key),
+            "labels": {
+                MANAGED_BY.0: MANAGED_BY.1,
+                RUN_LABEL: shape.run_key,
+                SLOT_LABEL: slot.to_string(),
+            },
+        },
+        "spec": spec,
+    })
+}
+
+/// The worker's container: the user's image, idle until exec'd into.
+fn container(k: &KubernetesSettings) -> Value {
+    let mut c = json!({
+        "name": "worker",
+        "image": k.image,
+        "command": IDLE,
+        "securityContext": {
+            "allowPrivilegeEscalation": false,
+            "privileged": false,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": "cache", "mountPath": cache_volume()}],
+    });
+    let fields = c.as_object_mut().expect("a container is an object");
+    if !k.secrets.is_empty() {
+        let from: Vec<Value> = (k.secrets.iter())
+            .map(|name| json!({"secretRef": {"name": name}}))
+            .collect();
+        fields.insert("envFrom".into(), from.into());
+    }
+    if !k.resources.is_empty() {
+        let amounts: Map<String, Value> = (k.resources.iter())
+            .map(|(name, q)| (name.clone(), q.clone().into()))
+            .collect();
+        let amounts = Value::from(amounts);
+        fields.insert(
+            "resources".into(),
+            json!({"requests": amounts, "limits": amounts}),
+        );
+    }
+    c
+}
+
+/// The folder the cache volume is mounted on: the parent of [`POD_CACHE`].
+fn cache_volume() -> &'static str {
+    POD_CACHE.rsplit_once('/').map_or(POD_CACHE, |(dir, _)| dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> KubernetesSettings {
+        KubernetesSettings {
+            image: "reg.example/pw:1".into(),
+            namespace: Some("agents".into()),
+            resources: Vec::new(),
+            node_selector: Default::default(),
+            runtime_class: None,
+            secrets: Vec::new(),
+            command: vec!["planwright".into(), "worker".into()],
+            agent_timeout: None,
+            kubeconfig: None,
+        }
+    }
+
+    #[test]
+    fn the_plain_pod_is_exactly_this() {
+        let mut s = settings();
+        s.agent_timeout = Some(Duration::from_secs(600));
+        let shape = PodShape::new(&s, "0123".into());
+        let expected = json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "generateName": "planwright-0123-2-",
+                "labels": {
+                    "app.kubernetes.io/managed-by": "planwright",
+                    "planwright.dev/run": "0123",
+                    "planwright.dev/slot": "2",
+                },
+            },
+            "spec": {
+                "automountServiceAccountToken": false,
+                "enableServiceLinks": false,
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 5,
+                "securityContext": {
+                    "runAsNonRoot": true,
+                    "runAsUser": 1000,
+                    "runAsGroup": 1000,
+                    "fsGroup": 1000,
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                },
+                "containers": [{
+                    "name": "worker",
+                    "image": "reg.example/pw:1",
+                    "command": ["sleep", "2147483647"],
+                    "securityContext": {
+                        "allowPrivilegeEscalation": false,
+                        "privileged": false,
+                        "capabilities": {"drop": ["ALL"]},
+                    },
+                    "volumeMounts": [{"name": "cache", "mountPath": "/planwright"}],
+                }],
+                "volumes": [{"name": "cache", "emptyDir": {}}],
+                // (600 s of agent + 900 s of slack) for each of 4 attempts.
+                "activeDeadlineSeconds": 6000,
+            },
+        });
+        assert_eq!(pod_manifest(&shape, 2), expected);
+        assert_eq!(
+            shape.selector(),
+            "app.kubernetes.io/managed-by=planwright,planwright.dev/run=0123"
+        );
+    }
+
+    #[test]
+    fn secrets_stay_references_and_the_rest_is_the_users() {
+        let mut s = settings();
+        s.secrets = vec!["model-keys".into(), "more".into()];
+        s.runtime_class = Some("gvisor".into());
+        s.node_selector.insert("pool".into(), "agents".into());
+        s.resources = vec![("cpu".into(), "2".into()), ("memory".into(), "4Gi".into())];
+        let pod = pod_manifest(&PodShape::new(&s, "k".into()), 0);
+        let spec = &pod["spec"];
+        assert_eq!(spec["runtimeClassName"], "gvisor");
+        assert_eq!(spec["nodeSelector"], json!({"pool": "agents"}));
+        assert_eq!(
+            spec.get("activeDeadlineSeconds"),
+            None,
+            "no agent limit, no deadline"
+        );
+        let c = &spec["containers"][0];
+        assert_eq!(
+            c["envFrom"],
+            json!([{"secretRef": {"name": "model-keys"}}, {"secretRef": {"name": "more"}}])
+        );
+        assert_eq!(c.get("env"), None, "no value is ever copied into the spec");
+        let amounts = json!({"cpu": "2", "memory": "4Gi"});
+        assert_eq!(
+            c["resources"],
+            json!({"requests": amounts, "limits": amounts})
+        );
+    }
+}

@@ -1,0 +1,56 @@
+//! Workers in Kubernetes pods (`[executor] kind = "kubernetes"`, cargo
+//! feature `kubernetes`): a pod per slot from the user's image, with no
+//! service-account token, the worker protocol over the pods/exec API, and
+//! every pod of the run deleted when the run ends (docs/scaling.md).
+
+#[cfg(feature = "kubernetes")]
+mod manifest;
+#[cfg(feature = "kubernetes")]
+mod pods;
+
+#[cfg(feature = "kubernetes")]
+pub use manifest::{pod_manifest, PodShape, MANAGED_BY, RUN_LABEL, SLOT_LABEL};
+#[cfg(feature = "kubernetes")]
+pub use pods::KubernetesTransport;
+
+use super::transport::Transport;
+use crate::error::EngineError;
+use planwright_config::KubernetesSettings;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The transport of `[executor.kubernetes]` for `slots` pods, labelled
+/// as the runs of the repository whose state directory is `state_dir`;
+/// the cluster from its kubeconfig.
+pub fn kubernetes(
+    settings: &KubernetesSettings,
+    state_dir: &Path,
+    slots: usize,
+) -> Result<Arc<dyn Transport>, EngineError> {
+    #[cfg(feature = "kubernetes")]
+    {
+        let shape = PodShape::new(settings, run_key(state_dir));
+        let transport = KubernetesTransport::new(shape, slots, settings.kubeconfig.as_deref())?;
+        Ok(Arc::new(transport))
+    }
+    #[cfg(not(feature = "kubernetes"))]
+    {
+        let _ = (settings, state_dir, slots);
+        Err(EngineError::Settings(
+            "`[executor] kind = \"kubernetes\"` needs a planwright built with the `kubernetes` feature; install it with `cargo install --path crates/cli --features kubernetes`, or choose another `[executor] kind`".into(),
+        ))
+    }
+}
+
+/// The label value that marks the pods of this repository's runs: stable
+/// across invocations, so that a resumed run finds the pods an earlier one
+/// left (one run per repository at a time holds the run lock).
+pub fn run_key(state_dir: &Path) -> String {
+    // FNV-1a: the same value from every build, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in state_dir.as_os_str().as_encoded_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}

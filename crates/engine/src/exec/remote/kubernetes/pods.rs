@@ -1,0 +1,585 @@
+//! The pods of a run through the Kubernetes API: made on a slot's first
+//! attempt, reused while their deadline leaves room, the worker started in
+//! them through pods/exec, and all of them deleted when the run ends.
+
+use super::manifest::{pod_manifest, PodShape};
+use crate::error::EngineError;
+use crate::exec::remote::command::last_lines;
+use crate::exec::remote::transport::{EndLink, Link, Lost, Transport};
+use futures_util::future::{select, Either};
+use futures_util::{FutureExt, StreamExt};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, AttachParams, AttachedProcess, DeleteParams, ListParams, PostParams};
+use kube::api::{WatchEvent, WatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use std::future::Future;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf};
+
+/// The longest a pod may take to be scheduled, pull its image and start.
+const POD_START: Duration = Duration::from_secs(5 * 60);
+/// The longest a finished worker's exec stream takes to close.
+const EXEC_END: Duration = Duration::from_secs(30);
+/// The longest one API call may take.
+const API_CALL: Duration = Duration::from_secs(60);
+/// What each of an exec's streams holds in flight: the client's default
+/// (1 KiB) would cut a pack into a websocket message per KiB.
+const EXEC_BUFFER: usize = 64 * 1024;
+/// Reasons a container waits for that no waiting mends.
+const STUCK: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+];
+
+/// Workers in pods, one pod per slot.
+pub struct KubernetesTransport {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    // Declared first, dropped first: the API client's tasks end before
+    // the runtime that runs them.
+    pods: Api<Pod>,
+    namespace: String,
+    shape: PodShape,
+    live: Mutex<Vec<Option<LivePod>>>,
+    closed: std::sync::atomic::AtomicBool,
+    runtime: tokio::runtime::Runtime,
+}
+
+#[derive(Clone)]
+struct LivePod {
+    name: String,
+    since: Instant,
+}
+
+fn settings(why: String) -> EngineError {
+    EngineError::Settings(why)
+}
+
+impl KubernetesTransport {
+    /// The transport of `slots` pods shaped as `shape`, on the cluster of
+    /// `kubeconfig` (default: `KUBECONFIG`, `~/.kube/config`, or the
+    /// account of the pod planwright runs in). The pods an earlier
+    /// invocation left are deleted first: one may still be running an
+    /// attempt its dead coordinator started.
+    pub fn new(
+        shape: PodShape,
+        slots: usize,
+        kubeconfig: Option<&Path>,
+    ) -> Result<KubernetesTransport, EngineError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("planwright-kube")
+            .enable_all()
+            .build()
+            .map_err(|e| settings(format!("cannot start the Kubernetes client: {e}")))?;
+        let config = runtime.block_on(config(kubeconfig))?;
+        let namespace =
+            (shape.settings.namespace.clone()).unwrap_or_else(|| config.default_namespace.clone());
+        let client = {
+            let _in = runtime.enter();
+            Client::try_from(config).map_err(|e| {
+                settings(format!(
+                    "cannot make a Kubernetes client from the kubeconfig: {e}"
+                ))
+            })?
+        };
+        let inner = Inner {
+            pods: Api::namespaced(client, &namespace),
+            namespace,
+            shape,
+            live: Mutex::new(vec![None; slots.max(1)]),
+            closed: Default::default(),
+            runtime,
+        };
+        inner.clear_leftovers()?;
+        Ok(KubernetesTransport {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The namespace the pods are made in.
+    pub fn namespace(&self) -> &str {
+        &self.inner.namespace
+    }
+}
+
+/// The client's configuration, from `kubeconfig` or as kubectl finds it.
+async fn config(kubeconfig: Option<&Path>) -> Result<Config, EngineError> {
+    let Some(path) = kubeconfig else {
+        return Config::infer().await.map_err(|e| {
+            settings(format!(
+                "no Kubernetes cluster to run pods on ({e}); set `KUBECONFIG` to a kubeconfig whose context is the cluster, or write `~/.kube/config`"
+            ))
+        });
+    };
+    let file = Kubeconfig::read_from(path).map_err(|e| {
+        settings(format!(
+            "cannot read the kubeconfig `{}`: {e}; point it at a kubeconfig file",
+            path.display()
+        ))
+    })?;
+    Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| {
+            settings(format!(
+                "the kubeconfig `{}` names no usable cluster ({e}); set its `current-context`",
+                path.display()
+            ))
+        })
+}
+
+/// What the API said, for a message.
+fn said(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        e => e.to_string(),
+    }
+}
+
+impl Inner {
+    /// One API call, bounded: `Err` says what went wrong, for a message.
+    fn call<T>(&self, f: impl Future<Output = Result<T, kube::Error>>) -> Result<T, String> {
+        let answer = self
+            .runtime
+            .block_on(async { tokio::time::timeout(API_CALL, f).await });
+        match answer {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(said(&e)),
+            Err(_) => Err(format!(
+                "the API did not answer in {} s",
+                API_CALL.as_secs()
+            )),
+        }
+    }
+
+    fn lost(&self, reason: String) -> Lost {
+        Lost {
+            place: place(&self.namespace),
+            reason,
+        }
+    }
+
+    /// The pods of these runs that the API lists.
+    fn listed(&self) -> Result<Vec<String>, String> {
+        let lp = ListParams::default().labels(&self.shape.selector());
+        let list = self.call(self.pods.list(&lp))?;
+        Ok(list
+            .items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect())
+    }
+
+    fn clear_leftovers(&self) -> Result<(), EngineError> {
+        let names = self.listed().map_err(|e| {
+            settings(format!(
+                "cannot list pods in the namespace `{}`: {}; give the coordinator's account deploy/kubernetes/role.yaml there, bound by rolebinding.yaml",
+                self.namespace,
+                e
+            ))
+        })?;
+        for name in names {
+            self.delete(&name).map_err(|e| {
+                settings(format!(
+                    "cannot delete the pod `{name}` an earlier run left in `{}`: {}; give the coordinator's account deploy/kubernetes/role.yaml there",
+                    self.namespace,
+                    e
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Deletes pod `name`; one already gone is no error.
+    fn delete(&self, name: &str) -> Result<(), String> {
+        self.call(async {
+            match self.pods.delete(name, &DeleteParams::default()).await {
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+                r => r.map(|_| ()),
+            }
+        })
+    }
+
+    /// The pod of `slot`: its live one while the deadline leaves room for
+    /// an attempt, else a new one, Running.
+    fn pod(&self, slot: usize) -> Result<String, String> {
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[slot].clone();
+        if let Some(pod) = live {
+            let fits = match (self.shape.deadline(), self.shape.attempt_time()) {
+                (Some(deadline), Some(attempt)) => pod.since.elapsed() + attempt <= deadline,
+                _ => true,
+            };
+            if fits {
+                return Ok(pod.name);
+            }
+            let _ = self.delete(&pod.name);
+        }
+        let name = self.create(slot)?;
+        self.set_live(slot, Some(name.clone()));
+        Ok(name)
+    }
+
+    fn set_live(&self, slot: usize, name: Option<String>) {
+        let pod = name.map(|name| LivePod {
+            name,
+            since: Instant::now(),
+        });
+        self.live.lock().unwrap_or_else(|e| e.into_inner())[slot] = pod;
+    }
+
+    /// Makes `slot`'s pod and waits for it to run; `Err(why)`, its pod
+    /// deleted, when it does not.
+    fn create(&self, slot: usize) -> Result<String, String> {
+        let manifest = pod_manifest(&self.shape, slot);
+        let pod: Pod = serde_json::from_value(manifest).map_err(|e| e.to_string())?;
+        let made = (self.call(self.pods.create(&PostParams::default(), &pod)))
+            .map_err(|e| format!("could not have its pod made: {e}"))?;
+        let name = made.metadata.name.clone().unwrap_or_default();
+        let version = made.metadata.resource_version.clone().unwrap_or_default();
+        let started = self.runtime.block_on(async {
+            match tokio::time::timeout(POD_START, self.running(&name, &version)).await {
+                Ok(r) => r,
+                Err(_) => Err(format!(
+                    "had its pod `{name}` not running after {} s",
+                    POD_START.as_secs()
+                )),
+            }
+        });
+        if let Err(why) = started {
+            let _ = self.delete(&name);
+            return Err(why);
+        }
+        Ok(name)
+    }
+
+    /// Watches pod `name` from `version` until it runs.
+    async fn running(&self, name: &str, version: &str) -> Result<(), String> {
+        let wp = WatchParams::default()
+            .fields(&format!("metadata.name={name}"))
+            .timeout(POD_START.as_secs() as u32);
+        let events = self.pods.watch(&wp, version).await;
+        let mut events = events
+            .map_err(|e| format!("could not watch its pod: {}", said(&e)))?
+            .boxed();
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
+                    if let Some(done) = started(&pod) {
+                        return done.map_err(|why| format!("had its pod `{name}` {why}"));
+                    }
+                }
+                Ok(WatchEvent::Deleted(_)) => {
+                    return Err(format!("had its pod `{name}` deleted before it ran"))
+                }
+                Ok(WatchEvent::Bookmark(_)) => {}
+                Ok(WatchEvent::Error(s)) => {
+                    return Err(format!("could not watch its pod: {}", s.message))
+                }
+                Err(e) => return Err(format!("could not watch its pod: {}", said(&e))),
+            }
+        }
+        Err(format!(
+            "had its pod `{name}` not running when the watch ended"
+        ))
+    }
+
+    /// What became of pod `name` when its stream broke: `Some(why)` when
+    /// the pod is gone or ended, which the slot forgets.
+    fn gone(&self, slot: usize, name: &str) -> Option<String> {
+        let why = match self.call(self.pods.get_opt(name)) {
+            Ok(None) => format!("its pod `{name}` was deleted"),
+            Ok(Some(pod)) => ended(&pod).map(|why| format!("its pod `{name}` {why}"))?,
+            Err(_) => return None,
+        };
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live[slot].as_ref().is_some_and(|p| p.name == name) {
+            live[slot] = None;
+        }
+        Some(why)
+    }
+}
+
+impl Inner {
+    /// Starts the worker in pod `name` of `slot`; `Err(why)` when it cannot.
+    fn exec(&self, slot: usize, name: &str) -> Result<AttachedProcess, String> {
+        let ap = AttachParams::default()
+            .container("worker")
+            .stdin(true)
+            .stdout(true)
+            .stderr(true)
+            .max_stdin_buf_size(EXEC_BUFFER)
+            .max_stdout_buf_size(EXEC_BUFFER);
+        let command = self.shape.settings.command.clone();
+        self.call(self.pods.exec(name, command, &ap)).map_err(|e| {
+            let why = self.gone(slot, name).unwrap_or(e);
+            format!("could not start the worker: {why}")
+        })
+    }
+}
+
+/// The link of the worker `attached` in pod `name` of `slot`.
+fn link(
+    inner: &Arc<Inner>,
+    slot: usize,
+    name: String,
+    mut attached: AttachedProcess,
+) -> Result<Link, Lost> {
+    let (Some(stdin), Some(stdout), Some(stderr), Some(status)) = (
+        attached.stdin(),
+        attached.stdout(),
+        attached.stderr(),
+        attached.take_status(),
+    ) else {
+        attached.abort();
+        return Err(inner.lost("gave no standard streams".into()));
+    };
+    // The exec's task ends without closing the streams when its
+    // connection breaks: `ended` tells the streams it is over.
+    let (tell, ended) = tokio::sync::watch::channel(false);
+    inner.runtime.spawn(async move {
+        let _ = status.await;
+        let _ = tell.send(true);
+    });
+    let bridge = |half| Bridged {
+        half,
+        ended: ended.clone(),
+        runtime: inner.runtime.handle().clone(),
+    };
+    let err = bridge(stderr);
+    let said = std::thread::spawn(move || last_lines(err));
+    Ok(Link {
+        from_worker: Box::new(bridge(stdout)),
+        to_worker: Box::new(PodStdin(Bridged {
+            half: stdin,
+            ended,
+            runtime: inner.runtime.handle().clone(),
+        })),
+        // Each pod has a cache of its own.
+        worker_slot: 0,
+        end: Box::new(PodEnd {
+            inner: inner.clone(),
+            slot,
+            name,
+            attached,
+            said,
+        }),
+    })
+}
+
+/// Whether `pod` has started: `Ok` running, `Err(why)` never will; `None`
+/// not yet.
+fn started(pod: &Pod) -> Option<Result<(), String>> {
+    if let Some(why) = ended(pod) {
+        return Some(Err(why));
+    }
+    let status = pod.status.as_ref()?;
+    if status.phase.as_deref() == Some("Running") {
+        return Some(Ok(()));
+    }
+    let waiting = (status.container_statuses.iter().flatten())
+        .filter_map(|c| c.state.as_ref()?.waiting.as_ref())
+        .find(|w| w.reason.as_deref().is_some_and(|r| STUCK.contains(&r)))?;
+    Some(Err(format!(
+        "cannot start its container: {}: {}",
+        waiting.reason.as_deref().unwrap_or_default(),
+        waiting.message.as_deref().unwrap_or_default()
+    )))
+}
+
+/// Why `pod` ended (evicted, past its deadline, deleted), if it did.
+fn ended(pod: &Pod) -> Option<String> {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return Some("is being deleted".into());
+    }
+    let status = pod.status.as_ref()?;
+    let phase = status.phase.as_deref()?;
+    if !matches!(phase, "Failed" | "Succeeded") {
+        return None;
+    }
+    let reason = status.reason.as_deref().unwrap_or(phase);
+    let message = status.message.as_deref().unwrap_or_default();
+    Some(format!("ended ({reason}) {message}").trim_end().to_string())
+}
+
+/// Every slot's place is the namespace's: the pods are alike (one image,
+/// one spec), so preflight greets one of them for all.
+fn place(namespace: &str) -> String {
+    format!("kubernetes {namespace}")
+}
+
+impl Transport for KubernetesTransport {
+    fn slots(&self) -> usize {
+        self.inner
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
+    fn place(&self, _slot: usize) -> String {
+        place(&self.inner.namespace)
+    }
+
+    fn connect(&self, slot: usize) -> Result<Link, Lost> {
+        let inner = &self.inner;
+        if slot >= self.slots() {
+            return Err(inner.lost(format!("has no slot {slot}")));
+        }
+        let name = inner.pod(slot).map_err(|why| inner.lost(why))?;
+        let attached = inner.exec(slot, &name).map_err(|why| inner.lost(why))?;
+        link(inner, slot, name, attached)
+    }
+
+    fn close(&self) {
+        let inner = &self.inner;
+        if inner.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let mut names: Vec<String> = (inner.live.lock().unwrap_or_else(|e| e.into_inner()))
+            .iter_mut()
+            .filter_map(|p| p.take().map(|p| p.name))
+            .collect();
+        // A pod made while its slot's attempt was cut short is listed too.
+        for name in inner.listed().unwrap_or_default() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        for name in names {
+            let _ = inner.delete(&name);
+        }
+    }
+}
+
+impl Drop for KubernetesTransport {
+    /// A transport dropped without `close` (preflight's greeting) leaves
+    /// no pod behind either.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// One of an exec's streams, read or written as a blocking stream, which
+/// ends once the exec has ended.
+struct Bridged<T> {
+    half: T,
+    ended: tokio::sync::watch::Receiver<bool>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// `io`, unless the exec ends first: then `io` once more if it is ready at
+/// once (what the exec wrote before it ended), else `gone`.
+fn race<R>(
+    runtime: &tokio::runtime::Handle,
+    ended: &mut tokio::sync::watch::Receiver<bool>,
+    io: impl Future<Output = R>,
+    gone: R,
+) -> R {
+    runtime.block_on(async {
+        let io = Box::pin(io);
+        let over = Box::pin(ended.wait_for(|e| *e));
+        match select(io, over).await {
+            Either::Left((r, _)) => r,
+            Either::Right((_, io)) => io.now_or_never().unwrap_or(gone),
+        }
+    })
+}
+
+fn broken() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the exec ended")
+}
+
+impl Read for Bridged<ReadHalf<SimplexStream>> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Bridged {
+            half,
+            ended,
+            runtime,
+        } = self;
+        race(runtime, ended, half.read(buf), Ok(0))
+    }
+}
+
+impl Write for Bridged<WriteHalf<SimplexStream>> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let Bridged {
+            half,
+            ended,
+            runtime,
+        } = self;
+        race(runtime, ended, half.write(buf), Err(broken()))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let Bridged {
+            half,
+            ended,
+            runtime,
+        } = self;
+        race(runtime, ended, half.flush(), Err(broken()))
+    }
+}
+
+/// The worker's standard input; dropping it ends the input, as closing a
+/// pipe would (dropping the half alone would not).
+struct PodStdin(Bridged<WriteHalf<SimplexStream>>);
+
+impl Write for PodStdin {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Drop for PodStdin {
+    fn drop(&mut self) {
+        let Bridged {
+            half,
+            ended,
+            runtime,
+        } = &mut self.0;
+        let _ = race(runtime, ended, half.shutdown(), Err(broken()));
+    }
+}
+
+struct PodEnd {
+    inner: Arc<Inner>,
+    slot: usize,
+    name: String,
+    attached: AttachedProcess,
+    said: std::thread::JoinHandle<Vec<String>>,
+}
+
+impl EndLink for PodEnd {
+    fn end(self: Box<Self>, kill: bool) -> String {
+        let PodEnd {
+            inner,
+            slot,
+            name,
+            attached,
+            said,
+        } = *self;
+        if kill {
+            attached.abort();
+        } else {
+            let _ = inner
+                .runtime
+                .block_on(async { tokio::time::timeout(EXEC_END, attached.join()).await });
+        }
+        let mut lines = said.join().unwrap_or_default();
+        if kill {
+            lines.extend(inner.gone(slot, &name));
+        }
+        lines.join("\n")
+    }
+}

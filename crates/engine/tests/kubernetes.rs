@@ -1,0 +1,349 @@
+//! `[executor] kind = "kubernetes"` against a mocked API server on
+//! loopback (tests/kubernetes/mock.rs): every request in order, the
+//! executor contract, a pod evicted mid-attempt, the pods a dead run left,
+//! and the errors of a cluster that cannot work. The real-cluster test at
+//! the end runs only with `PLANWRIGHT_TEST_KUBECONFIG`.
+#![forbid(unsafe_code)]
+
+#[path = "kubernetes/mock.rs"]
+mod mock;
+
+use mock::{Cut, MockApi, NAMESPACE};
+use planwright_config::KubernetesSettings;
+use planwright_engine::agent::Agents;
+use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
+use planwright_engine::remote::protocol::WorkerSettings;
+use planwright_engine::remote::{RemoteExecutor, Transport};
+use planwright_engine::{Executor, Repo};
+use planwright_testkit::contract::{attempt, executor_contract, input, scripted};
+use planwright_testkit::Env;
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const RUN: &str = "0123456789abcdef";
+
+fn shape() -> PodShape {
+    let settings = KubernetesSettings {
+        image: "reg.example/planwright-worker:1".into(),
+        namespace: None,
+        resources: Vec::new(),
+        node_selector: Default::default(),
+        runtime_class: None,
+        secrets: vec!["model-keys".into()],
+        command: vec!["planwright".into(), "worker".into()],
+        agent_timeout: Some(Duration::from_secs(60)),
+        kubeconfig: None,
+    };
+    PodShape::new(&settings, RUN.into())
+}
+
+/// A transport of `slots` pods on `api`, its kubeconfig in `dir`.
+fn transport(api: &MockApi, dir: &Path, slots: usize) -> Result<KubernetesTransport, String> {
+    let kubeconfig = dir.join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    KubernetesTransport::new(shape(), slots, Some(&kubeconfig)).map_err(|e| e.to_string())
+}
+
+fn worker_settings() -> WorkerSettings {
+    let s = planwright_testkit::settings();
+    WorkerSettings {
+        unsandboxed: false,
+        setup: Vec::new(),
+        setup_inputs: Vec::new(),
+        pristine: s.workspace.pristine,
+        setup_timeout_secs: None,
+        setup_env: Vec::new(),
+        agent_network: s.contain.agent_network,
+        allow: Vec::new(),
+        hosts: Vec::new(),
+        log_limit: s.contain.agent_log_limit,
+    }
+}
+
+fn executor(env: &Env, agents: Agents, t: KubernetesTransport) -> Arc<dyn Executor> {
+    let repo = Repo::open(&env.repo()).unwrap();
+    Arc::new(RemoteExecutor::new(Arc::new(t), repo, agents, worker_settings()).unwrap())
+}
+
+fn pod(slot: usize, n: usize) -> String {
+    format!("planwright-{RUN}-{slot}-{n}")
+}
+
+#[test]
+fn the_kubernetes_executor_keeps_the_contract() {
+    executor_contract(&|env: &Env, agents: Agents| {
+        let api = MockApi::start(env.root().join("pods"));
+        let t = transport(&api, env.root(), 2).unwrap();
+        executor(env, agents, t)
+    });
+}
+
+#[test]
+fn a_pod_is_made_watched_to_running_exec_d_into_reused_and_deleted() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    env.fixture("T2", 0, "b.txt", "b\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let exec = executor(
+        &env,
+        scripted(&env),
+        transport(&api, env.root(), 1).unwrap(),
+    );
+    for ticket in ["T1", "T2"] {
+        let c = attempt(exec.as_ref(), 0, &input(&env, ticket, 1));
+        assert!(c.commit.is_some(), "{ticket}: {:?}", c.report);
+    }
+    drop(exec);
+    let p = pod(0, 1);
+    assert_eq!(
+        api.requests(),
+        [
+            "list".to_string(),
+            format!("create {p}"),
+            format!("watch {p}"),
+            format!("exec {p}"),
+            // The second attempt reuses the pod and its warm cache.
+            format!("exec {p}"),
+            "list".to_string(),
+            format!("delete {p}"),
+        ]
+    );
+    assert!(api.state.lock().unwrap().pods.is_empty());
+}
+
+/// An attempt whose pod goes as `how` once it has started, then another
+/// on the same slot: what the first lost, and every request, in order.
+fn cut_mid_attempt(how: Cut) -> (planwright_engine::remote::Lost, Vec<String>) {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let t = transport(&api, env.root(), 1).unwrap();
+    let exec = executor(&env, scripted(&env), t);
+    *api.cut_next.lock().unwrap() = Some(how);
+    let first = attempt(exec.as_ref(), 0, &input(&env, "T1", 1));
+    assert_eq!(first.commit, None);
+    let lost = first
+        .lost
+        .expect("a pod gone loses the attempt, not a strike");
+    assert_eq!(lost.place, format!("kubernetes {NAMESPACE}"));
+    let again = attempt(exec.as_ref(), 0, &input(&env, "T1", 2));
+    assert!(again.commit.is_some(), "{:?}", again.report);
+    drop(exec);
+    (lost, api.requests())
+}
+
+/// The requests of [`cut_mid_attempt`]: the first pod made, watched,
+/// exec'd into, gone as `gone` says, looked up; then a second pod.
+fn cut_requests(gone: &str) -> Vec<String> {
+    let (p1, p2) = (pod(0, 1), pod(0, 2));
+    vec![
+        "list".to_string(),
+        format!("create {p1}"),
+        format!("watch {p1}"),
+        format!("exec {p1}"),
+        format!("{gone} {p1}"),
+        format!("get {p1}"),
+        format!("create {p2}"),
+        format!("watch {p2}"),
+        format!("exec {p2}"),
+        "list".to_string(),
+        format!("delete {p2}"),
+    ]
+}
+
+#[test]
+fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_pod() {
+    let (lost, requests) = cut_mid_attempt(Cut::Evict);
+    let said = format!(
+        "its pod `{}` ended (Evicted) The node was low on resource: memory.",
+        pod(0, 1)
+    );
+    assert!(lost.reason.contains(&said), "{}", lost.reason);
+    // Closing deletes the live pod, then the evicted one it lists.
+    let mut expected = cut_requests("evict");
+    expected.push(format!("delete {}", pod(0, 1)));
+    assert_eq!(requests, expected);
+}
+
+#[test]
+fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
+    let (lost, requests) = cut_mid_attempt(Cut::Delete);
+    let said = format!("its pod `{}` was deleted", pod(0, 1));
+    assert!(lost.reason.contains(&said), "{}", lost.reason);
+    assert_eq!(requests, cut_requests("deleted"));
+}
+
+#[test]
+fn a_resumed_run_deletes_the_pods_an_earlier_one_left_and_no_one_elses() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    let ours = json!({"app.kubernetes.io/managed-by": "planwright", "planwright.dev/run": RUN, "planwright.dev/slot": "0"});
+    let theirs = json!({"app.kubernetes.io/managed-by": "planwright", "planwright.dev/run": "another", "planwright.dev/slot": "0"});
+    api.leave("left-behind", ours);
+    api.leave("another-repos", theirs);
+    let t = transport(&api, dir.path(), 2).unwrap();
+    assert_eq!(api.requests(), ["list", "delete left-behind"]);
+    let left: Vec<String> = api.state.lock().unwrap().pods.keys().cloned().collect();
+    assert_eq!(left, ["another-repos"]);
+    t.close();
+    assert_eq!(api.requests(), ["list", "delete left-behind", "list"]);
+}
+
+#[test]
+fn an_account_without_the_role_is_refused_before_any_pod_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    api.state.lock().unwrap().forbid = true;
+    let e = transport(&api, dir.path(), 1).err().unwrap();
+    assert!(
+        e.contains("cannot list pods in the namespace `agents`: pods is forbidden"),
+        "{e}"
+    );
+    assert!(e.contains("deploy/kubernetes/role.yaml"), "{e}");
+    assert_eq!(api.requests(), ["GET forbidden"]);
+}
+
+#[test]
+fn a_missing_kubeconfig_names_the_file_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere");
+    let e = KubernetesTransport::new(shape(), 1, Some(&missing))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "cannot read the kubeconfig `{}`",
+            missing.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("point it at a kubeconfig file"), "{e}");
+}
+
+#[test]
+fn an_image_that_cannot_be_pulled_is_a_lost_worker_saying_so_and_its_pod_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    api.state.lock().unwrap().bad_image = true;
+    let t = transport(&api, dir.path(), 1).unwrap();
+    let lost = t.connect(0).err().expect("no worker without its image");
+    let p = pod(0, 1);
+    assert_eq!(
+        lost.reason,
+        format!(
+            "had its pod `{p}` cannot start its container: ErrImagePull: pull access denied for i"
+        )
+    );
+    assert_eq!(
+        api.requests(),
+        [
+            "list".to_string(),
+            format!("create {p}"),
+            format!("watch {p}"),
+            format!("delete {p}")
+        ]
+    );
+}
+
+/// On a real cluster: `PLANWRIGHT_TEST_KUBECONFIG` names its kubeconfig,
+/// `PLANWRIGHT_TEST_KUBE_IMAGE` an image with this planwright. With
+/// `PLANWRIGHT_REQUIRE_KUBE=1` and no kubeconfig it fails, never skips.
+#[test]
+#[ignore = "needs a cluster: PLANWRIGHT_TEST_KUBECONFIG"]
+fn the_contract_holds_on_a_real_cluster() {
+    let Some(kubeconfig) = std::env::var_os("PLANWRIGHT_TEST_KUBECONFIG") else {
+        assert!(
+            std::env::var("PLANWRIGHT_REQUIRE_KUBE").as_deref() != Ok("1"),
+            "PLANWRIGHT_REQUIRE_KUBE=1 but PLANWRIGHT_TEST_KUBECONFIG is not set"
+        );
+        eprintln!("skipped: PLANWRIGHT_TEST_KUBECONFIG is not set");
+        return;
+    };
+    let image = std::env::var("PLANWRIGHT_TEST_KUBE_IMAGE")
+        .expect("PLANWRIGHT_TEST_KUBE_IMAGE names an image with this planwright");
+    executor_contract(&|env: &Env, agents: Agents| {
+        let mut shape = shape();
+        shape.settings.image = image.clone();
+        shape.settings.secrets.clear();
+        shape.run_key = planwright_engine::remote::kubernetes::run_key(&env.repo());
+        let t = KubernetesTransport::new(shape, 2, Some(Path::new(&kubeconfig))).unwrap();
+        executor(env, agents, t)
+    });
+}
+
+/// deploy/kubernetes/, as the transport needs it: the Role grants what the
+/// transport calls and no more, and the NetworkPolicy selects its pods.
+#[test]
+fn the_deploy_files_grant_what_the_transport_calls_and_select_its_pods() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let role = read("role.yaml");
+    let rules: Vec<&str> = role
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("resources:") || l.starts_with("verbs:"))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            r#"resources: ["pods"]"#,
+            r#"verbs: ["create", "get", "list", "watch", "delete"]"#,
+            r#"resources: ["pods/exec"]"#,
+            r#"verbs: ["create", "get"]"#,
+        ]
+    );
+    let (key, value) = planwright_engine::remote::kubernetes::MANAGED_BY;
+    let policy = read("networkpolicy.yaml");
+    assert!(
+        policy.contains(&format!("      {key}: {value}\n")),
+        "{policy}"
+    );
+    assert!(policy.contains("policyTypes: [\"Ingress\", \"Egress\"]"));
+    assert!(policy.contains("  ingress: []\n"));
+}
+
+#[test]
+fn a_plan_runs_through_pods_and_the_run_leaves_none() {
+    use planwright_testkit::{gate, plan, settings, ticket};
+    let env = Env::new(&[("README.md", "base\n")]);
+    let tickets: Vec<_> = ["A", "B"]
+        .iter()
+        .map(|id| {
+            env.fixture(id, 0, &format!("{id}.txt"), &format!("{id}\n"));
+            ticket(
+                id,
+                json!([{"pattern": format!("{id}.txt"), "op": "create"}]),
+            )
+        })
+        .collect();
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": tickets}));
+    let api = MockApi::start(env.root().join("pods"));
+    let kubeconfig = env.root().join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    let mut s = settings();
+    s.executor = planwright_config::ExecutorSettings::Kubernetes(KubernetesSettings {
+        kubeconfig: Some(kubeconfig),
+        ..shape().settings
+    });
+    let agents = scripted(&env);
+    let resume = planwright_engine::Resume::default();
+    let session = planwright_engine::prepare(&env.repo(), plan, s, resume, &[], &agents)
+        .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
+    let exec = session.executor().unwrap();
+    let cancel = planwright_engine::process::Cancel::default();
+    let summary = planwright_engine::run(session, exec, Vec::new(), &cancel).unwrap();
+    assert!(summary.all_merged(), "{summary:?}");
+    let files = planwright_testkit::git(&env.repo(), &["ls-tree", "--name-only", "main"]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["A.txt", "B.txt", "README.md"]
+    );
+    let requests = api.requests();
+    let made = requests.iter().filter(|r| r.starts_with("create ")).count();
+    let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
+    assert!(made >= 1 && made == deleted, "{requests:?}");
+    assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
+}
