@@ -96,6 +96,13 @@ fn a_plan_runs_through_workers_that_reach_nothing_but_their_stream() {
         text(&out.stdout),
         text(&out.stderr)
     );
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        said.contains(
+            "; attempts on workers at process, each confining its agents in planwright's sandbox"
+        ),
+        "{said}"
+    );
     let files = git(&env.repo(), &["ls-tree", "--name-only", "main"]);
     assert_eq!(
         files.lines().collect::<Vec<_>>(),

@@ -124,6 +124,12 @@ pub trait Executor: Send + Sync {
         progress: &dyn Fn(&str) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError>;
+
+    /// Where attempts run and who confines their agents, when not this
+    /// process's own sandbox: the run records it beside that.
+    fn elsewhere(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Attempts in the slots' workspaces on this machine, the agent sandboxed.

@@ -326,6 +326,9 @@ pub fn run(
     if shared.checkouts.overlay() {
         sandbox.push_str(", gate overlay");
     }
+    if let Some(elsewhere) = shared.executor.elsewhere() {
+        sandbox.push_str(&format!("; {elsewhere}"));
+    }
     emitter.emit(Event::Contained { sandbox });
     let result = work(&shared);
     emitter.close();

@@ -356,6 +356,17 @@ fn append(
 }
 
 impl Executor for RemoteExecutor {
+    fn elsewhere(&self) -> Option<String> {
+        let place = self.transport.describe();
+        Some(if self.settings.unsandboxed {
+            format!("attempts on workers at {place}, whose agents planwright does not confine (`[sandbox] mode = \"off\"`, workers started `{}`)", planwright_plan::Flag::Unsandboxed)
+        } else {
+            format!(
+                "attempts on workers at {place}, each confining its agents in planwright's sandbox"
+            )
+        })
+    }
+
     fn attempt(
         &self,
         slot: usize,
@@ -429,4 +440,3 @@ fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, ended: Receiv
         }
     }
 }
-

@@ -19,6 +19,19 @@ pub trait Transport: Send + Sync {
     /// Ends whatever the transport keeps running between attempts (pods,
     /// master connections). Called once, on every exit path of a run.
     fn close(&self) {}
+    /// Where attempts run, for the run's record of how agents are
+    /// confined: its places (`ssh build-1, ssh build-2`), or what isolates
+    /// them there (a pod's runtime class).
+    fn describe(&self) -> String {
+        let mut places: Vec<String> = Vec::new();
+        for slot in 0..self.slots() {
+            let place = self.place(slot);
+            if !places.contains(&place) {
+                places.push(place);
+            }
+        }
+        places.join(", ")
+    }
 }
 
 /// One connection to a worker.

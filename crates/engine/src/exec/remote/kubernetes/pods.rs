@@ -429,6 +429,14 @@ impl Transport for KubernetesTransport {
         place(&self.inner.namespace)
     }
 
+    fn describe(&self) -> String {
+        let class = match &self.inner.shape.settings.runtime_class {
+            Some(class) => format!("runtime class {class}"),
+            None => "the cluster's default runtime".into(),
+        };
+        format!("pods in {} ({class})", place(&self.inner.namespace))
+    }
+
     fn connect(&self, slot: usize) -> Result<Link, Lost> {
         let inner = &self.inner;
         if slot >= self.slots() {
