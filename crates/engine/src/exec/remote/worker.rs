@@ -224,7 +224,11 @@ fn attempt(
     let result = run(ears, out, &slot, &spec, exec);
     match result {
         Ok(candidate) => finish(out, &cache, &slot, &spec, candidate),
-        Err(e) => refuse(out, format!("failed: {e}"), "see the worker's log"),
+        Err(e) => refuse(
+            out,
+            format!("failed on its machine: {e}"),
+            "fix the worker's machine (its disk, its git); the ticket runs again on another slot",
+        ),
     }
 }
 
