@@ -52,6 +52,22 @@ fn three_tickets(env: &Env) {
     write(env.root(), "plan.json", &plan.to_string());
 }
 
+/// `COMMAND plan.json` (`run`, `preflight`) in `env` with its
+/// `planwright.toml`, the `cmd` agent `agent` and `flags`.
+fn planwright(env: &Env, command: &str, agent: &str, flags: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        command,
+        "plan.json",
+        "--repo",
+        "repo",
+        "--config",
+        "planwright.toml",
+    ];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["--agent", "cmd", "--agent-cmd", agent]);
+    env.planwright(&args)
+}
+
 const AGENT: &str = r#"echo "$PLANWRIGHT_TICKET" > "$PLANWRIGHT_TICKET.txt"; echo done"#;
 
 #[test]
@@ -76,20 +92,7 @@ fn a_plan_runs_through_workers_that_reach_nothing_but_their_stream() {
     ];
     write(env.root(), "planwright.toml", &process_config(&command));
     let agent = format!("sh -c '{AGENT}'");
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--config",
-        "planwright.toml",
-        "--jobs",
-        "3",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        &agent,
-    ]);
+    let out = planwright(&env, "run", &agent, &["--jobs", "3"]);
     assert!(
         out.status.success(),
         "{}\n{}",
@@ -161,22 +164,7 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
     );
     // The first attempt waits to be cut off; the one after does the work.
     let agent = r#"sh -c 'if [ "$PLANWRIGHT_ATTEMPT" = 1 ]; then touch started.txt; sleep 30; fi; echo A > A.txt'"#;
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--config",
-        "planwright.toml",
-        "--jobs",
-        "2",
-        "--strikes",
-        "1",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        agent,
-    ]);
+    let out = planwright(&env, "run", agent, &["--jobs", "2", "--strikes", "1"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let said = format!("{stdout}{stderr}");
@@ -206,18 +194,7 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
     three_tickets(&env);
     let preflight = |command: &[&str]| {
         write(env.root(), "planwright.toml", &process_config(command));
-        let out = env.planwright(&[
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--config",
-            "planwright.toml",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            "true",
-        ]);
+        let out = planwright(&env, "preflight", "true", &[]);
         assert!(!out.status.success());
         format!("{}{}", text(&out.stdout), text(&out.stderr))
     };
