@@ -1,15 +1,16 @@
 //! `planwright worker`: runs attempts for a coordinator over standard input
-//! and output (docs/scaling.md). A coordinator starts it (`[executor] kind
-//! = "process"` or `"ssh"`); people rarely do.
+//! and output (docs/scaling.md). A run starts it (`[executor] kind` of
+//! `"process"`, `"ssh"` or `"kubernetes"`); people rarely do.
 
 use crate::error::{exit, CliError, CliResult};
 use crate::Global;
 use planwright_engine::remote::{serve, WorkerOptions};
+use planwright_engine::EngineError;
 use std::path::PathBuf;
 
 /// Run attempts for a coordinator, speaking the worker protocol on
-/// standard input and output (started by `[executor] kind = "process"` or
-/// `"ssh"`; see docs/scaling.md).
+/// standard input and output (a run with `[executor] kind` of `"process"`,
+/// `"ssh"` or `"kubernetes"` starts it; see docs/scaling.md).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The worker's cache: the object store and the slots' repositories
@@ -42,8 +43,12 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
         cache,
         unsandboxed: args.unsandboxed,
     };
-    serve(std::io::stdin(), Box::new(std::io::stdout()), &options)
-        .map_err(crate::commands::run::engine_error)?;
+    serve(std::io::stdin(), Box::new(std::io::stdout()), &options).map_err(|e| match e {
+        EngineError::Wire(_) => crate::commands::run::engine_error(e).hint(
+            "`planwright worker` talks to a run on its standard input and output; a run with `[executor] kind` of `\"process\"`, `\"ssh\"` or `\"kubernetes\"` starts it (docs/scaling.md)",
+        ),
+        e => crate::commands::run::engine_error(e),
+    })?;
     Ok(exit::OK)
 }
 
