@@ -200,6 +200,7 @@ impl Hosts {
             slots_per_host: 1,
             ssh: self.ssh.clone(),
             command: vec![BIN.into(), "worker".into()],
+            keepalive: std::time::Duration::from_secs(15),
         }
     }
 }

@@ -182,7 +182,7 @@ impl Prepared {
         let settings = worker_settings(&self.settings);
         let (repo, agents) = (self.repo.clone(), self.agents.clone());
         let remote = remote::RemoteExecutor::new(transport, repo, agents, settings)?;
-        Ok(Arc::new(remote))
+        Ok(Arc::new(remote.with_link(self.settings.worker_link)))
     }
 
     /// The order tickets that will run would start in, as batches that
