@@ -144,6 +144,10 @@ enum Command {
 }
 
 fn main() {
+    // Before any thread or child: nothing planwright inherited (a make
+    // jobserver's pipe, `exec 9>>log` in a wrapper) reaches an agent, a
+    // gate or a worker.
+    planwright_engine::process::seal_inherited();
     planwright_plan::flag::set_spelling(error::flag);
     // Workers and coordinators of different builds refuse each other.
     planwright_engine::remote::set_version(env!("PLANWRIGHT_VERSION"));
