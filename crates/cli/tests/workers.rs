@@ -236,7 +236,7 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
     );
     // A worker that cannot confine agents, while the run would.
     let hello = format!(
-        r#"read l; echo '{{"type":"hello","protocol":2,"planwright":"{}","sandbox":{{"enforced":false,"detail":"no Landlock here"}}}}'"#,
+        r#"read l; echo '{{"type":"hello","protocol":2,"planwright":"{}","sandbox":{{"enforced":false,"detail":"no Landlock here"}}}}'; read l; echo '{{"type":"checked","missing":[]}}'"#,
         build()
     );
     let said = preflight(&["sh", "-c", &hello]);
@@ -301,4 +301,53 @@ fn a_candidate_git_refuses_fails_its_attempt_not_the_worker() {
     }
     let files = git(&env.repo(), &["ls-tree", "--name-only", "main"]);
     assert_eq!(files.lines().collect::<Vec<_>>(), ["B.txt", "README.md"]);
+}
+
+#[test]
+fn preflight_says_the_truth_about_each_worker() {
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    three_tickets(&env);
+    let cache = env.root().join("cache").display().to_string();
+    let preflight = |toml: &str| {
+        write(env.root(), "planwright.toml", toml);
+        let out = planwright(&env, "preflight", "sh -c true", &[]);
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        (out.status.success(), said)
+    };
+    // Agents unconfined, but the worker was not started `--unsandboxed`.
+    let off = "[sandbox]\nmode = \"off\"\n";
+    let worker = process_config(&[BIN, "worker", "--cache", &cache]);
+    let (ok, said) = preflight(&format!("{off}{worker}"));
+    assert!(
+        !ok && said.contains("the worker at process was not started `--unsandboxed`"),
+        "{said}"
+    );
+    let unsandboxed = process_config(&[BIN, "worker", "--cache", &cache, "--unsandboxed"]);
+    let (ok, said) = preflight(&format!("{off}{unsandboxed}"));
+    assert!(
+        ok && said.contains("sandbox: none, started `--unsandboxed`"),
+        "{said}"
+    );
+    // The agent's program is not on the worker's PATH.
+    let no_path = process_config(&["env", "PATH=/nonexistent", BIN, "worker", "--cache", &cache]);
+    let (ok, said) = preflight(&no_path);
+    assert!(
+        !ok && said
+            .contains("the worker at process cannot find the agent program `sh` on its PATH"),
+        "{said}"
+    );
+    // A worker of another build, refused unless skew is allowed.
+    let other = r#"read l; echo '{"type":"hello","protocol":2,"planwright":"0.0.7","sandbox":{"enforced":true,"detail":"x"}}'; read l; echo '{"type":"checked","missing":[]}'"#;
+    let skewed = process_config(&["sh", "-c", other]);
+    let (ok, said) = preflight(&skewed);
+    assert!(
+        !ok && said.contains("the worker at process is planwright 0.0.7, this is planwright")
+            && said.contains("allow_version_skew"),
+        "{said}"
+    );
+    let (ok, said) = preflight(&format!("{skewed}allow_version_skew = true\n"));
+    assert!(
+        ok && said.contains("the worker at process: planwright 0.0.7"),
+        "{said}"
+    );
 }

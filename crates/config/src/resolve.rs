@@ -245,7 +245,7 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
 
 /// `[executor]` `heartbeat`, `lost_after` and `allow_version_skew`: a
 /// worker is lost after at least two heartbeats of silence.
-fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
+pub fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
     let heartbeat = file.heartbeat.map_or(defaults::HEARTBEAT, |d| d.0);
     let lost_after = file.lost_after.map_or(defaults::LOST_AFTER, |d| d.0);
     if heartbeat.is_zero() {

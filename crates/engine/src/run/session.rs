@@ -88,8 +88,9 @@ pub fn prepare(
     crate::run::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
     if let (Some(repo), false) = (&found.repo, crate::run::preflight::failed(&checks)) {
         // Last: it starts the workers, which costs a connection per place.
-        let (executor, jobs) = (&settings.executor, settings.jobs);
-        crate::run::preflight::check_workers(repo, executor, jobs, &settings.contain, &mut checks);
+        let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);
+        let (contain, checks) = (&settings.contain, &mut checks);
+        crate::exec::remote::check_workers(repo, executor, jobs, link, contain, agents, checks);
     }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(

@@ -3,6 +3,7 @@
 //! (docs/scaling.md).
 
 mod cache;
+mod checks;
 mod command;
 mod executor;
 mod hello;
@@ -13,9 +14,10 @@ mod transport;
 mod wire;
 mod worker;
 
+pub(crate) use checks::check_workers;
 pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
-pub use hello::{hello, places, Greeting};
+pub use hello::{greet, hello, places, Greeting};
 pub use kubernetes::kubernetes;
 pub use transport::{EndLink, Link, Lost, Transport};
 pub use worker::{serve, set_version, version, WorkerOptions, VERSION};
