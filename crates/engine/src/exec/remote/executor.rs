@@ -515,7 +515,8 @@ impl Executor for RemoteExecutor {
                     let report = AgentReport::from(AgentOutcome::Cancelled);
                     return Ok(Candidate::without_commit(report));
                 }
-                let reason = match said.trim() {
+                // ssh's own words end with a period; the message goes on.
+                let reason = match said.trim().trim_end_matches('.') {
                     "" => reason,
                     said => format!("{reason}; it said: {}", planwright_plan::words::inert(said)),
                 };
