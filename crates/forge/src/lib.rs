@@ -10,6 +10,11 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod forgejo;
+mod github;
+mod gitlab;
+mod http;
+mod shape;
 mod types;
 
 pub use error::ForgeError;
@@ -81,6 +86,22 @@ pub struct Endpoint {
     pub repository: Repository,
     /// The token.
     pub token: Token,
+}
+
+/// A client for `endpoint`, with the default [`Options`]. Checks the API
+/// URL (`https`, or `http` for a loopback host); sends nothing.
+pub fn connect(endpoint: &Endpoint) -> Result<Box<dyn Forge>, ForgeError> {
+    connect_with(endpoint, Options::default())
+}
+
+/// A client for `endpoint` with its own retries, timer and timeout.
+pub fn connect_with(endpoint: &Endpoint, options: Options) -> Result<Box<dyn Forge>, ForgeError> {
+    let (url, repository, token) = (&endpoint.api_url, endpoint.repository.clone(), &endpoint.token);
+    Ok(match endpoint.kind {
+        ForgeKind::Github => Box::new(github::Github::new(url, repository, token, options)?),
+        ForgeKind::Gitlab => Box::new(gitlab::Gitlab::new(url, repository, token, options)?),
+        ForgeKind::Forgejo => Box::new(forgejo::Forgejo::new(url, repository, token, options)?),
+    })
 }
 
 /// Waiting, and the wall clock a rate limit's reset time is read against.

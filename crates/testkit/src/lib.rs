@@ -9,6 +9,7 @@
 mod cli;
 pub mod contract;
 mod fake_executor;
+pub mod forge;
 pub mod mock_model;
 
 pub use cli::{have, text, Cli};
