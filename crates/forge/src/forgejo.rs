@@ -31,7 +31,13 @@ impl Forgejo {
         options: Options,
     ) -> Result<Forgejo, ForgeError> {
         let authorization = Http::authorization(Scheme::Token, token.secret());
-        let http = Http::new(ForgeKind::Forgejo, api_url, repository, authorization, options)?;
+        let http = Http::new(
+            ForgeKind::Forgejo,
+            api_url,
+            repository,
+            authorization,
+            options,
+        )?;
         Ok(Forgejo { http })
     }
 
@@ -83,7 +89,7 @@ impl Forgejo {
 
     /// Whether a pull request's head is a branch of this repository (not
     /// of a fork, whose branch may share the name).
-    fn from_here(&self, v: &Value) -> bool {
+    fn is_ours(&self, v: &Value) -> bool {
         match v["head"]["repo"]["full_name"].as_str() {
             Some(name) => name.eq_ignore_ascii_case(self.http.repository.as_str()),
             None => true,
@@ -123,7 +129,7 @@ impl Forge for Forgejo {
         let path = format!("{}/pulls?state=all&limit=50", self.repo());
         let items = self.http.all_pages(&path, None)?;
         let mut found = Vec::new();
-        for v in items.iter().filter(|v| self.from_here(v)) {
+        for v in items.iter().filter(|v| self.is_ours(v)) {
             let pull = self.pull(Method::Get, &path, v)?;
             if pull.head == head {
                 found.push(pull);

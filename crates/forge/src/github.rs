@@ -29,7 +29,13 @@ impl Github {
         options: Options,
     ) -> Result<Github, ForgeError> {
         let authorization = Http::authorization(Scheme::Bearer, token.secret());
-        let http = Http::new(ForgeKind::Github, api_url, repository, authorization, options)?;
+        let http = Http::new(
+            ForgeKind::Github,
+            api_url,
+            repository,
+            authorization,
+            options,
+        )?;
         let graphql_url = graphql_url(&http.api_url);
         Ok(Github { http, graphql_url })
     }
@@ -147,7 +153,9 @@ impl Forge for Github {
             .map(|v| self.pull(Method::Get, &path, v))
             .collect::<Result<Vec<_>, _>>()?;
         // The filter is the forge's; a branch of another name never counts.
-        Ok(choose(pulls.into_iter().filter(|p| p.head == head).collect()))
+        Ok(choose(
+            pulls.into_iter().filter(|p| p.head == head).collect(),
+        ))
     }
 
     fn open_pull_request(&self, new: &NewPullRequest) -> Result<PullRequest, ForgeError> {
@@ -190,7 +198,9 @@ impl Forge for Github {
         let pull = self.pull(Method::Patch, &path, &current)?;
         match update.draft {
             Some(draft) if draft != pull.draft => {
-                let node_id = self.body(Method::Get, &path).required(&current, "node_id")?;
+                let node_id = self
+                    .body(Method::Get, &path)
+                    .required(&current, "node_id")?;
                 let mutation = if draft {
                     "convertPullRequestToDraft"
                 } else {
@@ -273,7 +283,10 @@ fn target(on: CommentOn) -> (u64, String) {
 mod tests {
     #[test]
     fn graphql_sits_beside_the_rest_root() {
-        assert_eq!(super::graphql_url("https://api.github.com"), "https://api.github.com/graphql");
+        assert_eq!(
+            super::graphql_url("https://api.github.com"),
+            "https://api.github.com/graphql"
+        );
         assert_eq!(
             super::graphql_url("https://ghe.example.com/api/v3"),
             "https://ghe.example.com/api/graphql"

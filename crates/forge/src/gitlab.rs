@@ -32,7 +32,13 @@ impl Gitlab {
     ) -> Result<Gitlab, ForgeError> {
         // GitLab takes personal, project and group tokens as OAuth bearers.
         let authorization = Http::authorization(Scheme::Bearer, token.secret());
-        let http = Http::new(ForgeKind::Gitlab, api_url, repository, authorization, options)?;
+        let http = Http::new(
+            ForgeKind::Gitlab,
+            api_url,
+            repository,
+            authorization,
+            options,
+        )?;
         Ok(Gitlab { http })
     }
 
@@ -48,7 +54,12 @@ impl Gitlab {
         }
     }
 
-    fn merge_request(&self, method: Method, path: &str, v: &Value) -> Result<PullRequest, ForgeError> {
+    fn merge_request(
+        &self,
+        method: Method,
+        path: &str,
+        v: &Value,
+    ) -> Result<PullRequest, ForgeError> {
         let b = self.body(method, path);
         let raw_title = b.text(v, "title");
         let (prefixed, title) = split_draft(&raw_title, &DRAFT_PREFIXES);
@@ -131,7 +142,9 @@ impl Forge for Gitlab {
             .iter()
             .map(|v| self.merge_request(Method::Get, &path, v))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(choose(found.into_iter().filter(|p| p.head == head).collect()))
+        Ok(choose(
+            found.into_iter().filter(|p| p.head == head).collect(),
+        ))
     }
 
     fn open_pull_request(&self, new: &NewPullRequest) -> Result<PullRequest, ForgeError> {

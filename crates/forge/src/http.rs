@@ -58,7 +58,11 @@ impl Reply {
         }
         if let Some(errors) = v["errors"].as_array() {
             for e in errors {
-                match (e["message"].as_str(), e["field"].as_str(), e["code"].as_str()) {
+                match (
+                    e["message"].as_str(),
+                    e["field"].as_str(),
+                    e["code"].as_str(),
+                ) {
                     (Some(m), _, _) => parts.push(m.to_string()),
                     (None, Some(f), Some(c)) => parts.push(format!("{f}: {c}")),
                     _ => collect_text(e, &mut parts),
@@ -142,7 +146,9 @@ pub(crate) fn check_api_url(url: &str) -> Result<(String, bool), ForgeError> {
         .ok_or_else(|| refuse("it has no scheme (`https://`)"))?;
     let authority = rest.split('/').next().unwrap_or("");
     if authority.contains('@') {
-        return Err(refuse("it holds credentials; pass the token through `token_env`"));
+        return Err(refuse(
+            "it holds credentials; pass the token through `token_env`",
+        ));
     }
     if rest.contains('?') || rest.contains('#') {
         return Err(refuse("it has a query or a fragment"));
@@ -221,7 +227,12 @@ impl Http {
     /// Sends `method path` (relative to the API root, or an absolute URL
     /// on the same API from a `Link` header), retrying as the policy says;
     /// returns the first answer that is not retried.
-    pub fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Reply, ForgeError> {
+    pub fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Reply, ForgeError> {
         let url = if path.starts_with("http://") || path.starts_with("https://") {
             path.to_string()
         } else {
@@ -272,10 +283,19 @@ impl Http {
                 let headers = response
                     .headers()
                     .iter()
-                    .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).into(),
+                        )
+                    })
                     .collect();
                 let text = response.body_mut().read_to_string().unwrap_or_default();
-                let reply = Reply { status, headers, body: text };
+                let reply = Reply {
+                    status,
+                    headers,
+                    body: text,
+                };
                 self.judge(method, reply, tries, backoff)
             }
             Err(e) => self.network(method, &e, tries, backoff),
@@ -348,7 +368,10 @@ impl Http {
         if !limited {
             return None;
         }
-        if let Some(secs) = reply.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+        if let Some(secs) = reply
+            .header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
             return Some(Some(Duration::from_secs(secs)));
         }
         let reset = reply
@@ -403,7 +426,8 @@ impl Http {
     }
 
     pub fn parse(&self, method: Method, path: &str, reply: &Reply) -> Result<Value, ForgeError> {
-        serde_json::from_str(&reply.body).map_err(|e| self.response_error(method, path, &e.to_string()))
+        serde_json::from_str(&reply.body)
+            .map_err(|e| self.response_error(method, path, &e.to_string()))
     }
 
     pub fn response_error(&self, method: Method, path: &str, message: &str) -> ForgeError {
@@ -418,7 +442,13 @@ impl Http {
     /// The error of a reply that is not 2xx (rate limits and 5xx were
     /// handled by `send`). A 404 about a thing is told apart from a 404
     /// about the repository by asking for the repository.
-    pub fn error(&self, method: Method, path: &str, reply: &Reply, what: Option<&str>) -> ForgeError {
+    pub fn error(
+        &self,
+        method: Method,
+        path: &str,
+        reply: &Reply,
+        what: Option<&str>,
+    ) -> ForgeError {
         match reply.status {
             401 | 403 => ForgeError::Unauthorized {
                 kind: self.kind,
@@ -508,7 +538,12 @@ fn next_page(reply: &Reply, current: &str) -> Option<String> {
         let mut pieces = part.split(';');
         let target = pieces.next()?.trim();
         if pieces.any(|p| p.trim().replace(' ', "") == "rel=\"next\"") {
-            return Some(target.trim_start_matches('<').trim_end_matches('>').to_string());
+            return Some(
+                target
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_string(),
+            );
         }
     }
     None
@@ -560,8 +595,44 @@ mod tests {
 
     #[test]
     fn queries_are_set_once() {
-        assert_eq!(with_query("/a?per_page=2&page=1", "page", "2"), "/a?per_page=2&page=2");
+        assert_eq!(
+            with_query("/a?per_page=2&page=1", "page", "2"),
+            "/a?per_page=2&page=2"
+        );
         assert_eq!(with_query("/a", "page", "3"), "/a?page=3");
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> Reply {
+        Reply {
+            status: 200,
+            headers: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            body: "[]".into(),
+        }
+    }
+
+    #[test]
+    fn the_next_page_is_gitlabs_header_else_the_link() {
+        let gitlab = headers(&[("x-next-page", "3"), ("x-page", "2")]);
+        assert_eq!(
+            next_page(&gitlab, "/p?per_page=2&page=2").unwrap(),
+            "/p?per_page=2&page=3"
+        );
+        let last = headers(&[
+            ("x-next-page", ""),
+            ("link", "<https://h/p?page=1>; rel=\"first\""),
+        ]);
+        assert_eq!(next_page(&last, "/p?page=4"), None);
+        let link = r#"<https://api.github.com/r?page=2>; rel="next", <https://api.github.com/r?page=5>; rel="last""#;
+        assert_eq!(
+            next_page(&headers(&[("Link", link)]), "/r").unwrap(),
+            "https://api.github.com/r?page=2"
+        );
+        let only_prev = r#"<https://h/r?page=1>; rel="prev""#;
+        assert_eq!(next_page(&headers(&[("link", only_prev)]), "/r"), None);
+        assert_eq!(next_page(&headers(&[]), "/r"), None);
     }
 
     #[test]
@@ -577,9 +648,14 @@ mod tests {
             body: body.into(),
         };
         let github = r#"{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"A pull request already exists for o:b."}]}"#;
-        assert_eq!(reply(github).message(), "Validation Failed; A pull request already exists for o:b.");
+        assert_eq!(
+            reply(github).message(),
+            "Validation Failed; A pull request already exists for o:b."
+        );
         let gitlab = r#"{"message":["Another open merge request already exists for this source branch: !1"]}"#;
-        assert!(reply(gitlab).message().starts_with("Another open merge request"));
+        assert!(reply(gitlab)
+            .message()
+            .starts_with("Another open merge request"));
         let fields = r#"{"message":{"title":["can't be blank"]}}"#;
         assert_eq!(reply(fields).message(), "title can't be blank");
         assert_eq!(reply("").message(), "(no message)");

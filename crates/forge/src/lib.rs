@@ -96,7 +96,11 @@ pub fn connect(endpoint: &Endpoint) -> Result<Box<dyn Forge>, ForgeError> {
 
 /// A client for `endpoint` with its own retries, timer and timeout.
 pub fn connect_with(endpoint: &Endpoint, options: Options) -> Result<Box<dyn Forge>, ForgeError> {
-    let (url, repository, token) = (&endpoint.api_url, endpoint.repository.clone(), &endpoint.token);
+    let (url, repository, token) = (
+        &endpoint.api_url,
+        endpoint.repository.clone(),
+        &endpoint.token,
+    );
     Ok(match endpoint.kind {
         ForgeKind::Github => Box::new(github::Github::new(url, repository, token, options)?),
         ForgeKind::Gitlab => Box::new(gitlab::Gitlab::new(url, repository, token, options)?),

@@ -27,7 +27,9 @@ impl Body<'_> {
 
     /// The number at a dotted path, which must be there.
     pub fn number(&self, v: &Value, at: &str) -> Result<u64, ForgeError> {
-        pick(v, at).as_u64().ok_or_else(|| self.missing(at, "a number"))
+        pick(v, at)
+            .as_u64()
+            .ok_or_else(|| self.missing(at, "a number"))
     }
 
     fn missing(&self, at: &str, expected: &str) -> ForgeError {
@@ -57,7 +59,8 @@ pub(crate) fn label_names(v: &Value) -> Vec<String> {
 pub(crate) fn split_draft<'t>(title: &'t str, prefixes: &[&str]) -> (bool, &'t str) {
     for prefix in prefixes {
         let n = prefix.len();
-        if title.len() >= n && title.is_char_boundary(n) && title[..n].eq_ignore_ascii_case(prefix) {
+        if title.len() >= n && title.is_char_boundary(n) && title[..n].eq_ignore_ascii_case(prefix)
+        {
             return (true, title[n..].trim_start());
         }
     }
@@ -95,7 +98,10 @@ pub(crate) fn prefixed_title(
         (Some(title), Some(draft)) => (title.clone(), draft),
         (title, draft) => {
             let now = current()?;
-            (title.clone().unwrap_or(now.title), draft.unwrap_or(now.draft))
+            (
+                title.clone().unwrap_or(now.title),
+                draft.unwrap_or(now.draft),
+            )
         }
     };
     Ok(Some(with_prefix(&title, draft, prefix)))

@@ -44,7 +44,10 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let Some(repo) = state.repo(&full_name) else {
         return not_found(&origin);
     };
-    let at = Place { origin: &origin, repo: &full_name };
+    let at = Place {
+        origin: &origin,
+        repo: &full_name,
+    };
     let answer = match (req.method.as_str(), rest) {
         ("GET", []) => Some(Outgoing::json(200, repository(&at, repo))),
         ("GET", ["pulls"]) => {
@@ -59,11 +62,19 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, i))),
-        ("GET", ["issues", n, "comments"]) => number(n).and_then(|n| repo.issues.get(&n)).map(|i| {
-            let items: Vec<Value> = i.comments.iter().map(|c| comment(&at, i.number, c)).collect();
-            Outgoing::json(200, Value::Array(items))
-        }),
-        ("POST", ["issues", n, "comments"]) => number(n).and_then(|n| post_comment(&at, repo, n, &req.json())),
+        ("GET", ["issues", n, "comments"]) => {
+            number(n).and_then(|n| repo.issues.get(&n)).map(|i| {
+                let items: Vec<Value> = i
+                    .comments
+                    .iter()
+                    .map(|c| comment(&at, i.number, c))
+                    .collect();
+                Outgoing::json(200, Value::Array(items))
+            })
+        }
+        ("POST", ["issues", n, "comments"]) => {
+            number(n).and_then(|n| post_comment(&at, repo, n, &req.json()))
+        }
         _ => None,
     };
     answer.unwrap_or_else(|| not_found(&origin))
@@ -83,7 +94,10 @@ fn user(login: &str) -> Value {
 }
 
 fn repository(at: &Place, repo: &Repo) -> Value {
-    let (owner, name) = repo.full_name.split_once('/').unwrap_or(("", &repo.full_name));
+    let (owner, name) = repo
+        .full_name
+        .split_once('/')
+        .unwrap_or(("", &repo.full_name));
     json!({
         "id": repo.id,
         "owner": user(owner),
@@ -139,7 +153,11 @@ fn issue(at: &Place, item: &Item) -> Value {
             "html_url": format!("{}/{}/pulls/{}", at.origin, at.repo, item.number),
         })
     });
-    let page = if item.pull.is_some() { "pulls" } else { "issues" };
+    let page = if item.pull.is_some() {
+        "pulls"
+    } else {
+        "issues"
+    };
     json!({
         "id": item.number + 200_000,
         "url": format!("{}/api/v1/repos/{}/issues/{}", at.origin, at.repo, item.number),
@@ -200,10 +218,12 @@ fn create(at: &Place, repo: &mut Repo, body: &Value) -> Outgoing {
     if !repo.has_branch(&head) || !repo.has_branch(&base) {
         return not_found(at.origin);
     }
-    let open_same = repo
-        .pull_items()
-        .into_iter()
-        .find(|i| i.open && i.pull.as_ref().is_some_and(|p| p.head == head && p.base == base));
+    let open_same = repo.pull_items().into_iter().find(|i| {
+        i.open
+            && i.pull
+                .as_ref()
+                .is_some_and(|p| p.head == head && p.base == base)
+    });
     if let Some(other) = open_same {
         let message = format!(
             "pull request already exists for these targets [id: {}, issue_id: {}, head_repo_id: {}, base_repo_id: {}, head_branch: {head}, base_branch: {base}]",
@@ -253,7 +273,10 @@ fn edit(at: &Place, repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoi
 fn post_comment(at: &Place, repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
     repo.issues.get(&number)?;
     let Some(text) = body["body"].as_str().filter(|t| !t.is_empty()) else {
-        return Some(Outgoing::json(422, json!({"message": "[Body]: Required", "url": ""})));
+        return Some(Outgoing::json(
+            422,
+            json!({"message": "[Body]: Required", "url": ""}),
+        ));
     };
     let c = repo.add_comment(number, false, BOT, text, false);
     Some(Outgoing::json(201, comment(at, number, &c)))

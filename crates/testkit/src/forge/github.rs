@@ -20,7 +20,10 @@ use serde_json::{json, Value};
 const DOCS: &str = "https://docs.github.com/rest";
 
 fn not_found() -> Outgoing {
-    Outgoing::json(404, json!({"message": "Not Found", "documentation_url": DOCS, "status": "404"}))
+    Outgoing::json(
+        404,
+        json!({"message": "Not Found", "documentation_url": DOCS, "status": "404"}),
+    )
 }
 
 fn invalid(errors: Value) -> Outgoing {
@@ -44,7 +47,10 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let Some(repo) = state.repo(&full_name) else {
         return not_found();
     };
-    let at = Place { origin: &origin, repo: &full_name };
+    let at = Place {
+        origin: &origin,
+        repo: &full_name,
+    };
     let answer = match (req.method.as_str(), rest) {
         ("GET", []) => Some(Outgoing::json(200, repository(&at, repo))),
         ("GET", ["pulls"]) => {
@@ -64,10 +70,16 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
                 return not_found();
             };
             let number = item.number;
-            let items = item.comments.iter().map(|c| comment(&at, number, c)).collect();
+            let items = item
+                .comments
+                .iter()
+                .map(|c| comment(&at, number, c))
+                .collect();
             return state.page(req, items);
         }
-        ("POST", ["issues", n, "comments"]) => number(n).and_then(|n| post_comment(&at, repo, n, &req.json())),
+        ("POST", ["issues", n, "comments"]) => {
+            number(n).and_then(|n| post_comment(&at, repo, n, &req.json()))
+        }
         _ => None,
     };
     answer.unwrap_or_else(not_found)
@@ -88,7 +100,10 @@ fn user(login: &str) -> Value {
 }
 
 fn repository(at: &Place, repo: &Repo) -> Value {
-    let (owner, name) = repo.full_name.split_once('/').unwrap_or(("", &repo.full_name));
+    let (owner, name) = repo
+        .full_name
+        .split_once('/')
+        .unwrap_or(("", &repo.full_name));
     json!({
         "id": repo.id,
         "node_id": format!("R_{}", repo.id),
@@ -208,7 +223,8 @@ fn list_pulls(at: &Place, repo: &Repo, req: &Incoming) -> Vec<Value> {
         .filter(|i| {
             let p = i.pull.as_ref().expect("a pull request");
             // `head` is `user:ref-name`; a bare branch name matches nothing.
-            head.as_deref().is_none_or(|h| h == format!("{owner}:{}", p.head))
+            head.as_deref()
+                .is_none_or(|h| h == format!("{owner}:{}", p.head))
         })
         .collect();
     // GitHub's default order: newest first.
@@ -219,18 +235,28 @@ fn list_pulls(at: &Place, repo: &Repo, req: &Incoming) -> Vec<Value> {
 fn create_pull(at: &Place, repo: &mut Repo, body: &Value) -> Outgoing {
     let text = |k: &str| body[k].as_str().unwrap_or("").to_string();
     let (title, head, base) = (text("title"), text("head"), text("base"));
-    let head = head.split_once(':').map_or(head.clone(), |(_, b)| b.to_string());
-    let missing = |field: &str| json!([{"resource": "PullRequest", "field": field, "code": "missing_field"}]);
+    let head = head
+        .split_once(':')
+        .map_or(head.clone(), |(_, b)| b.to_string());
+    let missing =
+        |field: &str| json!([{"resource": "PullRequest", "field": field, "code": "missing_field"}]);
     if title.is_empty() {
         return invalid(missing("title"));
     }
     for (field, branch) in [("head", &head), ("base", &base)] {
         if branch.is_empty() || !repo.has_branch(branch) {
-            return invalid(json!([{"resource": "PullRequest", "field": field, "code": "invalid"}]));
+            return invalid(
+                json!([{"resource": "PullRequest", "field": field, "code": "invalid"}]),
+            );
         }
     }
     let owner = at.repo.split('/').next().unwrap_or("");
-    if repo.pull_items().iter().any(|i| i.open && i.pull.as_ref().is_some_and(|p| p.head == head && p.base == base)) {
+    if repo.pull_items().iter().any(|i| {
+        i.open
+            && i.pull
+                .as_ref()
+                .is_some_and(|p| p.head == head && p.base == base)
+    }) {
         let message = format!("A pull request already exists for {owner}:{head}.");
         return invalid(json!([{"resource": "PullRequest", "code": "custom", "message": message}]));
     }
@@ -249,7 +275,9 @@ fn create_pull(at: &Place, repo: &mut Repo, body: &Value) -> Outgoing {
 fn edit_pull(at: &Place, repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
     if let Some(base) = body["base"].as_str() {
         if !repo.has_branch(base) {
-            return Some(invalid(json!([{"resource": "PullRequest", "field": "base", "code": "invalid"}])));
+            return Some(invalid(
+                json!([{"resource": "PullRequest", "field": "base", "code": "invalid"}]),
+            ));
         }
     }
     let item = repo.pull_item_mut(number)?;
@@ -276,7 +304,9 @@ fn edit_pull(at: &Place, repo: &mut Repo, number: u64, body: &Value) -> Option<O
 fn post_comment(at: &Place, repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
     repo.issues.get(&number)?;
     let Some(text) = body["body"].as_str() else {
-        return Some(invalid(json!([{"resource": "IssueComment", "field": "body", "code": "missing_field"}])));
+        return Some(invalid(
+            json!([{"resource": "IssueComment", "field": "body", "code": "missing_field"}]),
+        ));
     };
     let c = repo.add_comment(number, false, BOT, text, false);
     Some(Outgoing::json(201, comment(at, number, &c)))
@@ -310,5 +340,8 @@ fn graphql(state: &mut State, req: &Incoming) -> Outgoing {
         }
     }
     let message = format!("Could not resolve to a node with the global id of '{id}'");
-    Outgoing::json(200, json!({"data": {name: null}, "errors": [{"type": "NOT_FOUND", "message": message}]}))
+    Outgoing::json(
+        200,
+        json!({"data": {name: null}, "errors": [{"type": "NOT_FOUND", "message": message}]}),
+    )
 }

@@ -24,7 +24,9 @@ fn not_found(what: &str) -> Outgoing {
 /// Whether GitLab reads the title as a draft's.
 pub(crate) fn is_draft(title: &str) -> bool {
     let lower = title.to_ascii_lowercase();
-    ["draft:", "[draft]", "(draft)"].iter().any(|p| lower.starts_with(p))
+    ["draft:", "[draft]", "(draft)"]
+        .iter()
+        .any(|p| lower.starts_with(p))
 }
 
 /// Answers one authorized request.
@@ -89,7 +91,10 @@ fn user(username: &str) -> Value {
 }
 
 fn project(at: &str, repo: &Repo) -> Value {
-    let (namespace, name) = repo.full_name.rsplit_once('/').unwrap_or(("", &repo.full_name));
+    let (namespace, name) = repo
+        .full_name
+        .rsplit_once('/')
+        .unwrap_or(("", &repo.full_name));
     json!({
         "id": repo.id,
         "name": name,
@@ -184,13 +189,20 @@ fn list(at: &str, repo: &Repo, req: &Incoming) -> Vec<Value> {
         .collect();
     // GitLab's default order: created_at, newest first.
     items.reverse();
-    items.into_iter().map(|i| merge_request(at, repo.id, i)).collect()
+    items
+        .into_iter()
+        .map(|i| merge_request(at, repo.id, i))
+        .collect()
 }
 
 fn create(at: &str, repo: &mut Repo, body: &Value) -> Outgoing {
     let text = |k: &str| body[k].as_str().unwrap_or("").to_string();
     let (title, head, base) = (text("title"), text("source_branch"), text("target_branch"));
-    for (field, value) in [("source_branch", &head), ("target_branch", &base), ("title", &title)] {
+    for (field, value) in [
+        ("source_branch", &head),
+        ("target_branch", &base),
+        ("title", &title),
+    ] {
         if value.is_empty() {
             return Outgoing::json(400, json!({"error": format!("{field} is missing")}));
         }
@@ -201,12 +213,17 @@ fn create(at: &str, repo: &mut Repo, body: &Value) -> Outgoing {
             return Outgoing::json(422, json!({"message": [message]}));
         }
     }
-    let open_same = repo
-        .pull_items()
-        .into_iter()
-        .find(|i| i.open && i.pull.as_ref().is_some_and(|p| p.head == head && p.base == base));
+    let open_same = repo.pull_items().into_iter().find(|i| {
+        i.open
+            && i.pull
+                .as_ref()
+                .is_some_and(|p| p.head == head && p.base == base)
+    });
     if let Some(other) = open_same {
-        let message = format!("Another open merge request already exists for this source branch: !{}", other.number);
+        let message = format!(
+            "Another open merge request already exists for this source branch: !{}",
+            other.number
+        );
         return Outgoing::json(409, json!({"message": [message]}));
     }
     let part = PullPart {

@@ -157,12 +157,17 @@ impl FakeForge {
 
     /// Opens an issue; returns its number.
     pub fn add_issue(&self, repository: &str, title: &str, body: &str) -> u64 {
-        lock(&self.state).repo_mut(repository).add_issue(title, body, BOT)
+        lock(&self.state)
+            .repo_mut(repository)
+            .add_issue(title, body, BOT)
     }
 
     /// Closes an issue.
     pub fn close_issue(&self, repository: &str, number: u64) {
-        lock(&self.state).repo_mut(repository).issue_mut(number).open = false;
+        lock(&self.state)
+            .repo_mut(repository)
+            .issue_mut(number)
+            .open = false;
     }
 
     /// Marks a pull request merged (as a person would, on the forge).
@@ -186,7 +191,14 @@ impl FakeForge {
 
     /// Posts a comment as `author` on an issue or pull request (GitLab:
     /// `on_pull` says which of the two numberings `number` is in).
-    pub fn add_comment(&self, repository: &str, number: u64, on_pull: bool, author: &str, body: &str) {
+    pub fn add_comment(
+        &self,
+        repository: &str,
+        number: u64,
+        on_pull: bool,
+        author: &str,
+        body: &str,
+    ) {
         lock(&self.state)
             .repo_mut(repository)
             .add_comment(number, on_pull, author, body, false);
@@ -215,7 +227,9 @@ impl FakeForge {
     /// The comments on an issue or pull request, oldest first (GitLab:
     /// `on_pull` picks the numbering), system notes included.
     pub fn comments(&self, repository: &str, number: u64, on_pull: bool) -> Vec<FakeComment> {
-        lock(&self.state).repo_mut(repository).comments_on(number, on_pull)
+        lock(&self.state)
+            .repo_mut(repository)
+            .comments_on(number, on_pull)
     }
 
     /// Every request so far, in order.

@@ -147,7 +147,9 @@ pub(crate) struct Server {
 impl Server {
     pub fn start(handler: Handler) -> Server {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind loopback");
-        listener.set_nonblocking(true).expect("nonblocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
         let port = listener.local_addr().expect("local address").port();
         let stop = Arc::new(AtomicBool::new(false));
         let st = stop.clone();
@@ -190,7 +192,9 @@ fn serve(stream: TcpStream, handler: &Handler, stop: &AtomicBool) {
     let _ = stream.set_nonblocking(false);
     // Reads time out now and then so that a stopped server lets go.
     let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
-    let Ok(clone) = stream.try_clone() else { return };
+    let Ok(clone) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(clone);
     let mut out = stream;
     while let Some(request) = read_request(&mut reader, stop) {

@@ -93,7 +93,12 @@ pub(crate) struct Repo {
 
 /// A fixed, increasing time: the fake's clock is a counter.
 fn stamp(n: u64) -> String {
-    format!("2026-01-01T{:02}:{:02}:{:02}Z", n / 3600 % 24, n / 60 % 60, n % 60)
+    format!(
+        "2026-01-01T{:02}:{:02}:{:02}Z",
+        n / 3600 % 24,
+        n / 60 % 60,
+        n % 60
+    )
 }
 
 impl Repo {
@@ -157,7 +162,8 @@ impl Repo {
     pub fn add_issue(&mut self, title: &str, body: &str, author: &str) -> u64 {
         let number = self.next_number(false);
         let now = self.tick();
-        self.issues.insert(number, item(number, title, body, author, &now, None));
+        self.issues
+            .insert(number, item(number, title, body, author, &now, None));
         number
     }
 
@@ -239,7 +245,14 @@ impl Repo {
         }
     }
 
-    pub fn add_comment(&mut self, number: u64, on_pull: bool, author: &str, body: &str, system: bool) -> FakeComment {
+    pub fn add_comment(
+        &mut self,
+        number: u64,
+        on_pull: bool,
+        author: &str,
+        body: &str,
+        system: bool,
+    ) -> FakeComment {
         self.next_comment += 1;
         let id = self.id * 1000 + self.next_comment;
         let created_at = self.tick();
@@ -272,7 +285,14 @@ impl Repo {
     }
 }
 
-fn item(number: u64, title: &str, body: &str, author: &str, now: &str, pull: Option<PullPart>) -> Item {
+fn item(
+    number: u64,
+    title: &str,
+    body: &str,
+    author: &str,
+    now: &str,
+    pull: Option<PullPart>,
+) -> Item {
     Item {
         number,
         title: title.to_string(),
@@ -346,13 +366,25 @@ impl State {
     /// `x-next-page`, `x-per-page`, `x-total`, `x-total-pages`, Forgejo's
     /// `x-total-count`.
     pub fn page(&self, req: &Incoming, items: Vec<Value>) -> Outgoing {
-        let size_key = if self.api == Api::Forgejo { "limit" } else { "per_page" };
+        let size_key = if self.api == Api::Forgejo {
+            "limit"
+        } else {
+            "per_page"
+        };
         let asked = req.query(size_key).and_then(|v| v.parse().ok());
         let size = asked.unwrap_or(self.page_size).clamp(1, self.page_size);
-        let page: usize = req.query("page").and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+        let page: usize = req
+            .query("page")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1)
+            .max(1);
         let total = items.len();
         let pages = total.div_ceil(size).max(1);
-        let chunk: Vec<Value> = items.into_iter().skip((page - 1) * size).take(size).collect();
+        let chunk: Vec<Value> = items
+            .into_iter()
+            .skip((page - 1) * size)
+            .take(size)
+            .collect();
         let mut out = Outgoing::json(200, Value::Array(chunk));
         let link = |p: usize| {
             let mut target = set_query(&req.target, "page", &p.to_string());
@@ -373,7 +405,11 @@ impl State {
         }
         match self.api {
             Api::Gitlab => {
-                let next = if page < pages { (page + 1).to_string() } else { String::new() };
+                let next = if page < pages {
+                    (page + 1).to_string()
+                } else {
+                    String::new()
+                };
                 out.header("x-page", page.to_string())
                     .header("x-next-page", next)
                     .header("x-per-page", size.to_string())
