@@ -111,8 +111,10 @@ impl Outgoing {
             head.push_str("content-type: application/json; charset=utf-8\r\n");
         }
         head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+        // One write: a head and a body sent apart would wait on the
+        // client's delayed acknowledgement.
+        head.push_str(&body);
         out.write_all(head.as_bytes())?;
-        out.write_all(body.as_bytes())?;
         out.flush()
     }
 }
@@ -190,6 +192,7 @@ fn accept(listener: TcpListener, handler: Handler, stop: Arc<AtomicBool>) {
 
 fn serve(stream: TcpStream, handler: &Handler, stop: &AtomicBool) {
     let _ = stream.set_nonblocking(false);
+    let _ = stream.set_nodelay(true);
     // Reads time out now and then so that a stopped server lets go.
     let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
     let Ok(clone) = stream.try_clone() else {
