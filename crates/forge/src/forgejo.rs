@@ -6,11 +6,12 @@
 //! `WIP: ` and strips any such prefix. Listing pull requests has no filter
 //! by head branch, so the client reads every page and filters.
 
-use crate::http::{Http, Method, Scheme};
+use crate::http::{encode, Http, Method, Scheme};
 use crate::shape::{choose, label_names, prefixed_title, split_draft, with_prefix, Body};
 use crate::{
-    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueState, NewPullRequest, Options,
-    PullRequest, PullRequestUpdate, PullState, Repository, RepositoryInfo, Token,
+    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueQuery, IssueState,
+    NewPullRequest, Options, Permission, PullRequest, PullRequestUpdate, PullState, Repository,
+    RepositoryInfo, Token,
 };
 use serde_json::{json, Value};
 
@@ -85,6 +86,41 @@ impl Forgejo {
             created_at: b.text(v, "created_at"),
             url: v["html_url"].as_str().map(str::to_string),
         })
+    }
+
+    fn issue_of(&self, path: &str, v: &Value) -> Result<Issue, ForgeError> {
+        let b = self.body(Method::Get, path);
+        Ok(Issue {
+            number: b.number(v, "number")?,
+            url: b.required(v, "html_url")?,
+            title: b.text(v, "title"),
+            body: b.text(v, "body"),
+            state: match b.required(v, "state")?.as_str() {
+                "open" => IssueState::Open,
+                _ => IssueState::Closed,
+            },
+            is_pull_request: !v["pull_request"].is_null(),
+            labels: label_names(v),
+        })
+    }
+
+    /// The repository's labels: name and id.
+    fn labels(&self) -> Result<Vec<(String, u64)>, ForgeError> {
+        let path = format!("{}/labels?limit=50", self.repo());
+        let items = self.http.all_pages(&path, None)?;
+        let b = self.body(Method::Get, &path);
+        items
+            .iter()
+            .map(|l| Ok((b.required(l, "name")?, b.number(l, "id")?)))
+            .collect()
+    }
+
+    fn not_found(&self, what: String) -> ForgeError {
+        ForgeError::NotFound {
+            kind: ForgeKind::Forgejo,
+            repository: self.http.repository.clone(),
+            what,
+        }
     }
 
     /// Whether a pull request's head is a branch of this repository (not
@@ -201,19 +237,7 @@ impl Forge for Forgejo {
             };
         }
         let v = self.http.parse(Method::Get, &path, &reply)?;
-        let b = self.body(Method::Get, &path);
-        Ok(Some(Issue {
-            number: b.number(&v, "number")?,
-            url: b.required(&v, "html_url")?,
-            title: b.text(&v, "title"),
-            body: b.text(&v, "body"),
-            state: match b.required(&v, "state")?.as_str() {
-                "open" => IssueState::Open,
-                _ => IssueState::Closed,
-            },
-            is_pull_request: !v["pull_request"].is_null(),
-            labels: label_names(&v),
-        }))
+        self.issue_of(&path, &v).map(Some)
     }
 
     fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
@@ -234,5 +258,84 @@ impl Forge for Forgejo {
             .iter()
             .map(|v| self.comment(Method::Get, &path, v))
             .collect()
+    }
+
+    fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>, ForgeError> {
+        let mut path = format!("{}/issues?state=open&type=issues&limit=50", self.repo());
+        if !query.labels.is_empty() {
+            path.push_str(&format!("&labels={}", encode(&query.labels.join(","))));
+        }
+        if let Some(title) = &query.milestone {
+            let milestones = format!("{}/milestones?state=all&limit=50", self.repo());
+            let found = self.http.all_pages(&milestones, None)?;
+            if !found.iter().any(|m| m["title"].as_str() == Some(title)) {
+                return Err(self.not_found(format!("milestone `{title}`")));
+            }
+            path.push_str(&format!("&milestones={}", encode(title)));
+        }
+        let items = self.http.all_pages(&path, None)?;
+        let issues = items.iter().map(|v| self.issue_of(&path, v));
+        let issues = issues.collect::<Result<Vec<_>, _>>()?;
+        Ok(issues.into_iter().filter(|i| !i.is_pull_request).collect())
+    }
+
+    fn add_labels(&self, issue: u64, labels: &[String]) -> Result<(), ForgeError> {
+        let mut known = self.labels()?;
+        let mut ids = Vec::new();
+        for name in labels {
+            let id = match known.iter().find(|(n, _)| n == name) {
+                Some((_, id)) => *id,
+                // Forgejo does not make a label it lacks: it is made here.
+                None => {
+                    let path = format!("{}/labels", self.repo());
+                    let request = json!({ "name": name, "color": "#ededed" });
+                    let v = self.http.json(Method::Post, &path, Some(&request), None)?;
+                    let id = self.body(Method::Post, &path).number(&v, "id")?;
+                    known.push((name.clone(), id));
+                    id
+                }
+            };
+            ids.push(id);
+        }
+        let path = format!("{}/issues/{issue}/labels", self.repo());
+        let request = json!({ "labels": ids });
+        let what = format!("issue {issue}");
+        self.http
+            .json(Method::Post, &path, Some(&request), Some(&what))
+            .map(drop)
+    }
+
+    fn remove_label(&self, issue: u64, label: &str) -> Result<(), ForgeError> {
+        let Some((_, id)) = self.labels()?.into_iter().find(|(n, _)| n == label) else {
+            return Ok(());
+        };
+        let path = format!("{}/issues/{issue}/labels/{id}", self.repo());
+        let reply = self.http.send(Method::Delete, &path, None)?;
+        let what = format!("issue {issue}");
+        match reply.status {
+            200..=299 => Ok(()),
+            404 if self.issue(issue)?.is_some() => Ok(()),
+            _ => Err(self.http.error(Method::Delete, &path, &reply, Some(&what))),
+        }
+    }
+
+    fn permission(&self, user: &str) -> Result<Permission, ForgeError> {
+        // Forgejo answers this for another user to a repository admin only.
+        let path = format!("{}/collaborators/{}/permission", self.repo(), encode(user));
+        let reply = self.http.send(Method::Get, &path, None)?;
+        if !reply.ok() {
+            let what = format!("user `{user}`");
+            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
+                ForgeError::NotFound { .. } => Ok(Permission::None),
+                e => Err(e),
+            };
+        }
+        let v = self.http.parse(Method::Get, &path, &reply)?;
+        Ok(match v["permission"].as_str().unwrap_or("") {
+            "owner" | "admin" => Permission::Admin,
+            "write" => Permission::Write,
+            "read" => Permission::Read,
+            _ => Permission::None,
+        })
     }
 }

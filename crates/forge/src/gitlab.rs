@@ -9,8 +9,9 @@
 use crate::http::{encode, Http, Method, Scheme};
 use crate::shape::{choose, label_names, prefixed_title, split_draft, with_prefix, Body};
 use crate::{
-    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueState, NewPullRequest, Options,
-    PullRequest, PullRequestUpdate, PullState, Repository, RepositoryInfo, Token,
+    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueQuery, IssueState,
+    NewPullRequest, Options, Permission, PullRequest, PullRequestUpdate, PullState, Repository,
+    RepositoryInfo, Token,
 };
 use serde_json::{json, Value};
 
@@ -94,6 +95,34 @@ impl Gitlab {
             created_at: b.text(v, "created_at"),
             url: None,
         })
+    }
+
+    fn issue_of(&self, path: &str, v: &Value) -> Result<Issue, ForgeError> {
+        let b = self.body(Method::Get, path);
+        Ok(Issue {
+            number: b.number(v, "iid")?,
+            url: b.required(v, "web_url")?,
+            title: b.text(v, "title"),
+            body: b.text(v, "description"),
+            state: match b.required(v, "state")?.as_str() {
+                "opened" => IssueState::Open,
+                _ => IssueState::Closed,
+            },
+            // Issues and merge requests are numbered apart on GitLab.
+            is_pull_request: false,
+            labels: label_names(v),
+        })
+    }
+
+    /// Adds or removes labels with the issue's `add_labels` or
+    /// `remove_labels` (GitLab creates a label it lacks).
+    fn relabel(&self, issue: u64, field: &str, labels: &[String]) -> Result<(), ForgeError> {
+        let path = format!("{}/issues/{issue}", self.project());
+        let request = json!({ field: labels.join(",") });
+        let what = format!("issue {issue}");
+        self.http
+            .json(Method::Put, &path, Some(&request), Some(&what))
+            .map(drop)
     }
 
     fn notes_path(&self, on: CommentOn) -> (String, String) {
@@ -206,20 +235,7 @@ impl Forge for Gitlab {
             };
         }
         let v = self.http.parse(Method::Get, &path, &reply)?;
-        let b = self.body(Method::Get, &path);
-        Ok(Some(Issue {
-            number: b.number(&v, "iid")?,
-            url: b.required(&v, "web_url")?,
-            title: b.text(&v, "title"),
-            body: b.text(&v, "description"),
-            state: match b.required(&v, "state")?.as_str() {
-                "opened" => IssueState::Open,
-                _ => IssueState::Closed,
-            },
-            // Issues and merge requests are numbered apart on GitLab.
-            is_pull_request: false,
-            labels: label_names(&v),
-        }))
+        self.issue_of(&path, &v).map(Some)
     }
 
     fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
@@ -240,5 +256,63 @@ impl Forge for Gitlab {
             .filter(|v| !v["system"].as_bool().unwrap_or(false))
             .map(|v| self.note(Method::Get, &path, v))
             .collect()
+    }
+
+    fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>, ForgeError> {
+        let mut path = format!("{}/issues?state=opened&per_page=100", self.project());
+        if !query.labels.is_empty() {
+            path.push_str(&format!("&labels={}", encode(&query.labels.join(","))));
+        }
+        if let Some(title) = &query.milestone {
+            let milestones = format!(
+                "{}/milestones?title={}&per_page=100",
+                self.project(),
+                encode(title)
+            );
+            let found = self.http.all_pages(&milestones, None)?;
+            if !found.iter().any(|m| m["title"].as_str() == Some(title)) {
+                return Err(ForgeError::NotFound {
+                    kind: ForgeKind::Gitlab,
+                    repository: self.http.repository.clone(),
+                    what: format!("milestone `{title}`"),
+                });
+            }
+            path.push_str(&format!("&milestone={}", encode(title)));
+        }
+        let items = self.http.all_pages(&path, None)?;
+        items.iter().map(|v| self.issue_of(&path, v)).collect()
+    }
+
+    fn add_labels(&self, issue: u64, labels: &[String]) -> Result<(), ForgeError> {
+        self.relabel(issue, "add_labels", labels)
+    }
+
+    fn remove_label(&self, issue: u64, label: &str) -> Result<(), ForgeError> {
+        self.relabel(issue, "remove_labels", &[label.to_string()])
+    }
+
+    fn permission(&self, user: &str) -> Result<Permission, ForgeError> {
+        let path = format!("/users?username={}", encode(user));
+        let users = self.http.json(Method::Get, &path, None, None)?;
+        let Some(id) = users.as_array().and_then(|u| u.first()).and_then(|u| u["id"].as_u64()) else {
+            return Ok(Permission::None);
+        };
+        // `all` counts members inherited from the groups above.
+        let path = format!("{}/members/all/{id}", self.project());
+        let reply = self.http.send(Method::Get, &path, None)?;
+        if !reply.ok() {
+            let what = format!("member `{user}`");
+            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
+                ForgeError::NotFound { .. } => Ok(Permission::None),
+                e => Err(e),
+            };
+        }
+        let v = self.http.parse(Method::Get, &path, &reply)?;
+        Ok(match v["access_level"].as_u64().unwrap_or(0) {
+            40.. => Permission::Admin,
+            30..=39 => Permission::Write,
+            10..=29 => Permission::Read,
+            _ => Permission::None,
+        })
     }
 }

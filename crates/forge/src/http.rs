@@ -12,6 +12,7 @@ pub(crate) enum Method {
     Post,
     Put,
     Patch,
+    Delete,
 }
 
 impl Method {
@@ -21,6 +22,7 @@ impl Method {
             Method::Post => "POST",
             Method::Put => "PUT",
             Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
         }
     }
 }

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod feedback;
 mod forgejo;
 mod github;
 mod gitlab;
@@ -18,6 +19,10 @@ mod shape;
 mod types;
 
 pub use error::ForgeError;
+pub use feedback::{
+    Check, CheckState, IssueLink, IssueQuery, LinkKind, Permission, Review, ReviewComment,
+    ReviewState,
+};
 pub use types::{
     Comment, CommentOn, ForgeKind, Issue, IssueState, NewPullRequest, PullRequest,
     PullRequestUpdate, PullState, Repository, RepositoryInfo, Token,
@@ -71,6 +76,21 @@ pub trait Forge: Send + Sync + std::fmt::Debug {
     /// Every comment in an issue's or pull request's conversation, oldest
     /// first (every page).
     fn comments(&self, on: CommentOn) -> Result<Vec<Comment>, ForgeError>;
+
+    /// The open issues (not pull requests) matching `query`, every page.
+    /// A milestone the repository does not have is a `NotFound` error.
+    fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>, ForgeError>;
+
+    /// Puts labels on an issue (creating a label the repository lacks
+    /// where the forge does not do it itself).
+    fn add_labels(&self, issue: u64, labels: &[String]) -> Result<(), ForgeError>;
+
+    /// Takes a label off an issue; a label that is not there is no error.
+    fn remove_label(&self, issue: u64, label: &str) -> Result<(), ForgeError>;
+
+    /// What `user` (a login) may do in the repository; `None` for a user
+    /// the forge does not know.
+    fn permission(&self, user: &str) -> Result<Permission, ForgeError>;
 }
 
 /// Where a forge is and who speaks to it.

@@ -12,7 +12,7 @@
 //! the repository does not have, 409 for a second open one of the same
 //! head and base, 422 when head and base are the same branch.
 
-use super::server::{Incoming, Outgoing};
+use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, PullPart, Repo, State};
 use super::{FakeComment, BOT};
 use serde_json::{json, Value};
@@ -59,6 +59,29 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.pull_item_mut(n))
             .map(|i| Outgoing::json(200, pull(&at, i))),
         ("PATCH", ["pulls", n]) => number(n).and_then(|n| edit(&at, repo, n, &req.json())),
+        ("GET", ["issues"]) => {
+            let items = list_issues(&at, repo, req);
+            return state.page(req, items);
+        }
+        ("GET", ["milestones"]) => {
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .map(|(i, t)| json!({"id": i + 1, "title": t, "state": "open"}))
+                .collect();
+            return state.page(req, items);
+        }
+        ("GET", ["labels"]) => {
+            let items = repo.labels.iter().enumerate().map(|(i, l)| label(i as u64 + 1, l)).collect();
+            return state.page(req, items);
+        }
+        ("POST", ["labels"]) => Some(create_label(repo, &req.json())),
+        ("POST", ["issues", n, "labels"]) => number(n).and_then(|n| add_labels(repo, n, &req.json())),
+        ("DELETE", ["issues", n, "labels", id]) => {
+            number(n).and_then(|n| remove_label(repo, n, number(id)?))
+        }
+        ("GET", ["collaborators", login, "permission"]) => Some(permission(repo, &decode(login), &origin)),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, i))),
@@ -280,4 +303,88 @@ fn post_comment(at: &Place, repo: &mut Repo, number: u64, body: &Value) -> Optio
     };
     let c = repo.add_comment(number, false, BOT, text, false);
     Some(Outgoing::json(201, comment(at, number, &c)))
+}
+
+fn list_issues(at: &Place, repo: &Repo, req: &Incoming) -> Vec<Value> {
+    let labels: Vec<String> = req
+        .query("labels")
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let milestone = req.query("milestones");
+    let only_issues = req.query("type").as_deref() == Some("issues");
+    let items = repo.open_issues(&labels, milestone.as_deref());
+    items
+        .into_iter()
+        .rev()
+        .filter(|i| !only_issues || i.pull.is_none())
+        .map(|i| issue(at, i))
+        .collect()
+}
+
+fn label(id: u64, name: &str) -> Value {
+    json!({"id": id, "name": name, "color": "ededed", "description": ""})
+}
+
+fn create_label(repo: &mut Repo, body: &Value) -> Outgoing {
+    let Some(name) = body["name"].as_str().filter(|n| !n.is_empty()) else {
+        return Outgoing::json(422, json!({"message": "[Name]: Required", "url": ""}));
+    };
+    let id = repo.label_id(name);
+    Outgoing::json(201, label(id, name))
+}
+
+/// Labels by id, as Forgejo takes them; an id it does not have is refused.
+fn add_labels(repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
+    repo.issues.get(&number)?;
+    let ids: Vec<u64> = body["labels"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    let mut names = Vec::new();
+    for id in ids {
+        match repo.labels.get((id as usize).wrapping_sub(1)) {
+            Some(name) => names.push(name.clone()),
+            None => {
+                let message = format!("label does not exist [id: {id}]");
+                return Some(Outgoing::json(422, json!({"message": message, "url": ""})));
+            }
+        }
+    }
+    let all = repo.labels.clone();
+    let item = repo.issues.get_mut(&number)?;
+    for name in names {
+        if !item.labels.contains(&name) {
+            item.labels.push(name);
+        }
+    }
+    let shown: Vec<Value> = item
+        .labels
+        .iter()
+        .map(|l| label(all.iter().position(|x| x == l).map_or(0, |i| i as u64 + 1), l))
+        .collect();
+    Some(Outgoing::json(200, Value::Array(shown)))
+}
+
+fn remove_label(repo: &mut Repo, number: u64, id: u64) -> Option<Outgoing> {
+    let name = repo.labels.get((id as usize).wrapping_sub(1))?.clone();
+    let item = repo.issues.get_mut(&number)?;
+    item.labels.retain(|l| *l != name);
+    Some(Outgoing {
+        status: 204,
+        headers: Vec::new(),
+        body: None,
+        hang_up: false,
+    })
+}
+
+fn permission(repo: &Repo, login: &str, origin: &str) -> Outgoing {
+    let Some(role) = repo.permission_of(login) else {
+        return not_found(origin);
+    };
+    let permission = match role {
+        "admin" => "admin",
+        "maintain" | "write" => "write",
+        _ => "read",
+    };
+    Outgoing::json(200, json!({"permission": permission, "role_name": permission, "user": user(login)}))
 }

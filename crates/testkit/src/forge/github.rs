@@ -12,7 +12,7 @@
 //! base branch the repository does not have, and for a second open pull
 //! request of the same head.
 
-use super::server::{Incoming, Outgoing};
+use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, PullPart, Repo, State};
 use super::BOT;
 use serde_json::{json, Value};
@@ -62,6 +62,22 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.pull_item_mut(n))
             .map(|i| Outgoing::json(200, pull(&at, i, true))),
         ("PATCH", ["pulls", n]) => number(n).and_then(|n| edit_pull(&at, repo, n, &req.json())),
+        ("GET", ["issues"]) => {
+            let items = list_issues(&at, repo, req);
+            return state.page(req, items);
+        }
+        ("GET", ["milestones"]) => {
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .map(|(i, t)| json!({"number": i + 1, "title": t, "state": "open"}))
+                .collect();
+            return state.page(req, items);
+        }
+        ("POST", ["issues", n, "labels"]) => number(n).and_then(|n| add_labels(repo, n, &req.json())),
+        ("DELETE", ["issues", n, "labels", name]) => number(n).and_then(|n| remove_label(repo, n, &decode(name))),
+        ("GET", ["collaborators", login, "permission"]) => Some(permission(repo, &decode(login))),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, i))),
@@ -344,4 +360,62 @@ fn graphql(state: &mut State, req: &Incoming) -> Outgoing {
         200,
         json!({"data": {name: null}, "errors": [{"type": "NOT_FOUND", "message": message}]}),
     )
+}
+
+fn list_issues(at: &Place, repo: &Repo, req: &Incoming) -> Vec<Value> {
+    let labels: Vec<String> = req
+        .query("labels")
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    // `milestone` is a number here (`*` and `none` are not faked).
+    let milestone = req
+        .query("milestone")
+        .and_then(|m| m.parse::<usize>().ok())
+        .map(|n| repo.milestones.get(n - 1).cloned().unwrap_or_default());
+    let items = repo.open_issues(&labels, milestone.as_deref());
+    // Newest first, pull requests included, as GitHub lists them.
+    items.into_iter().rev().map(|i| issue(at, i)).collect()
+}
+
+fn labels_of(item: &Item) -> Value {
+    json!(item.labels.iter().map(|l| json!({"name": l, "color": "ededed"})).collect::<Vec<_>>())
+}
+
+fn add_labels(repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
+    repo.issues.get(&number)?;
+    let names: Vec<String> = body["labels"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    for name in &names {
+        // GitHub makes a label the repository lacks.
+        repo.label_id(name);
+    }
+    let item = repo.issues.get_mut(&number)?;
+    for name in names {
+        if !item.labels.contains(&name) {
+            item.labels.push(name);
+        }
+    }
+    Some(Outgoing::json(200, labels_of(item)))
+}
+
+fn remove_label(repo: &mut Repo, number: u64, name: &str) -> Option<Outgoing> {
+    let item = repo.issues.get_mut(&number)?;
+    let before = item.labels.len();
+    item.labels.retain(|l| l != name);
+    if item.labels.len() == before {
+        return Some(Outgoing::json(404, json!({"message": "Label does not exist", "documentation_url": DOCS, "status": "404"})));
+    }
+    Some(Outgoing::json(200, labels_of(item)))
+}
+
+fn permission(repo: &Repo, login: &str) -> Outgoing {
+    let role = repo.permission_of(login).unwrap_or("none");
+    let permission = match role {
+        "maintain" => "write",
+        "triage" => "read",
+        other => other,
+    };
+    Outgoing::json(200, json!({"permission": permission, "role_name": role, "user": user(login)}))
 }

@@ -36,6 +36,9 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
         return not_found("");
     };
     let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
+    if segments == ["users"] && req.method == "GET" {
+        return users(state, req);
+    }
     let ["projects", id, rest @ ..] = segments.as_slice() else {
         return not_found("");
     };
@@ -54,6 +57,29 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.merge_requests.get(&n))
             .map(|i| Outgoing::json(200, merge_request(&at, repo.id, i))),
         ("PUT", ["merge_requests", n]) => number(n).and_then(|n| edit(&at, repo, n, &req.json())),
+        ("GET", ["issues"]) => {
+            let labels: Vec<String> = req
+                .query("labels")
+                .map(|l| l.split(',').map(str::to_string).collect())
+                .unwrap_or_default();
+            let milestone = req.query("milestone");
+            let open = repo.open_issues(&labels, milestone.as_deref());
+            let items = open.into_iter().rev().map(|i| issue(&at, repo.id, i)).collect();
+            return state.page(req, items);
+        }
+        ("GET", ["milestones"]) => {
+            let title = req.query("title");
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| title.as_deref().is_none_or(|x| x == t.as_str()))
+                .map(|(i, t)| json!({"id": i + 1000, "iid": i + 1, "title": t, "state": "active"}))
+                .collect();
+            return state.page(req, items);
+        }
+        ("PUT", ["issues", n]) => number(n).and_then(|n| edit_issue(&at, repo, n, &req.json())),
+        ("GET", ["members", "all", id]) => Some(member(repo, id)),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, repo.id, i))),
@@ -280,4 +306,67 @@ fn post_note(repo: &mut Repo, number: u64, on_pull: bool, body: &Value) -> Optio
     let c = repo.add_comment(number, on_pull, BOT, text, false);
     let kind = if on_pull { "MergeRequest" } else { "Issue" };
     Some(Outgoing::json(201, note(&c, kind, number)))
+}
+
+fn edit_issue(at: &str, repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
+    repo.issues.get(&number)?;
+    let split = |k: &str| -> Vec<String> {
+        body[k]
+            .as_str()
+            .map(|s| s.split(',').filter(|l| !l.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let (add, remove) = (split("add_labels"), split("remove_labels"));
+    for name in &add {
+        // GitLab makes a label the project lacks.
+        repo.label_id(name);
+    }
+    let item = repo.issues.get_mut(&number)?;
+    for name in add {
+        if !item.labels.contains(&name) {
+            item.labels.push(name);
+        }
+    }
+    item.labels.retain(|l| !remove.contains(l));
+    repo.touch(number, false);
+    let item = repo.issues.get(&number)?;
+    Some(Outgoing::json(200, issue(at, repo.id, item)))
+}
+
+/// A user's id on the fake: stable, from the login.
+fn user_id(login: &str) -> u64 {
+    login.bytes().fold(7, |h, b| h * 31 + u64::from(b)) % 1_000_000
+}
+
+/// `GET /users?username=…`: the collaborators of any project, and the bot.
+fn users(state: &State, req: &Incoming) -> Outgoing {
+    let name = req.query("username").unwrap_or_default();
+    let known = name == BOT
+        || state
+            .repos
+            .iter()
+            .any(|r| r.permission_of(&name).is_some());
+    let found: Vec<Value> = if known {
+        vec![json!({"id": user_id(&name), "username": name, "name": name, "state": "active"})]
+    } else {
+        Vec::new()
+    };
+    Outgoing::json(200, Value::Array(found))
+}
+
+fn member(repo: &Repo, id: &str) -> Outgoing {
+    let found = repo
+        .collaborators
+        .iter()
+        .find(|(login, _)| user_id(login).to_string() == id);
+    let Some((login, role)) = found else {
+        return Outgoing::json(404, json!({"message": "404 Not found"}));
+    };
+    let level = match role.as_str() {
+        "admin" | "maintain" => 40,
+        "write" => 30,
+        "triage" => 20,
+        _ => 10,
+    };
+    Outgoing::json(200, json!({"id": user_id(login), "username": login, "access_level": level, "state": "active"}))
 }

@@ -204,6 +204,49 @@ impl FakeForge {
             .add_comment(number, on_pull, author, body, false);
     }
 
+    /// Adds a milestone.
+    pub fn add_milestone(&self, repository: &str, title: &str) {
+        lock(&self.state).repo_mut(repository).milestones.push(title.to_string());
+    }
+
+    /// Puts an issue in a milestone (added first if need be).
+    pub fn set_milestone(&self, repository: &str, issue: u64, title: &str) {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        if !repo.milestones.iter().any(|m| m == title) {
+            repo.milestones.push(title.to_string());
+        }
+        repo.issue_mut(issue).milestone = Some(title.to_string());
+    }
+
+    /// Puts labels on an issue (made in the repository if need be).
+    pub fn label(&self, repository: &str, issue: u64, labels: &[&str]) {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        for l in labels {
+            repo.label_id(l);
+            let item = repo.issue_mut(issue);
+            if !item.labels.iter().any(|x| x == l) {
+                item.labels.push(l.to_string());
+            }
+        }
+    }
+
+    /// The labels on an issue.
+    pub fn labels(&self, repository: &str, issue: u64) -> Vec<String> {
+        lock(&self.state).repo_mut(repository).issue_mut(issue).labels.clone()
+    }
+
+    /// Makes `login` a collaborator with a permission in GitHub's words
+    /// (`admin`, `maintain`, `write`, `triage`, `read`); GitLab shows it as
+    /// an access level (40, 40, 30, 20, 10), Forgejo as `admin`, `write`
+    /// or `read`.
+    pub fn add_collaborator(&self, repository: &str, login: &str, permission: &str) {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        repo.collaborators.push((login.to_string(), permission.to_string()));
+    }
+
     /// The next `times` requests get `fault` instead of an answer.
     pub fn fail_next(&self, times: usize, fault: Fault) {
         lock(&self.state).faults = vec![fault; times];

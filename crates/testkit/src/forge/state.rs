@@ -55,6 +55,7 @@ pub(crate) struct Item {
     pub author: String,
     pub open: bool,
     pub labels: Vec<String>,
+    pub milestone: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     /// Set for a pull request.
@@ -87,6 +88,13 @@ pub(crate) struct Repo {
     /// requests in `issues`.
     pub merge_requests: BTreeMap<u64, Item>,
     separate: bool,
+    /// The repository's labels; a label's id is its place, from 1.
+    pub labels: Vec<String>,
+    /// Milestone titles; a milestone's number is its place, from 1.
+    pub milestones: Vec<String>,
+    /// Collaborators and their permission in GitHub's words (`admin`,
+    /// `maintain`, `write`, `triage`, `read`).
+    pub collaborators: Vec<(String, String)>,
     clock: u64,
     next_comment: u64,
 }
@@ -276,6 +284,36 @@ impl Repo {
             .unwrap_or_default()
     }
 
+    /// A label's id, the label made when the repository lacks it.
+    pub fn label_id(&mut self, name: &str) -> u64 {
+        match self.labels.iter().position(|l| l == name) {
+            Some(i) => i as u64 + 1,
+            None => {
+                self.labels.push(name.to_string());
+                self.labels.len() as u64
+            }
+        }
+    }
+
+    /// The open issues (GitHub and Forgejo: pull requests too) carrying
+    /// every label and the milestone, oldest first.
+    pub fn open_issues(&self, labels: &[String], milestone: Option<&str>) -> Vec<&Item> {
+        self.issues
+            .values()
+            .filter(|i| i.open)
+            .filter(|i| labels.iter().all(|l| i.labels.contains(l)))
+            .filter(|i| milestone.is_none_or(|m| i.milestone.as_deref() == Some(m)))
+            .collect()
+    }
+
+    /// A collaborator's permission in GitHub's words.
+    pub fn permission_of(&self, login: &str) -> Option<&str> {
+        self.collaborators
+            .iter()
+            .find(|(l, _)| l.eq_ignore_ascii_case(login))
+            .map(|(_, p)| p.as_str())
+    }
+
     /// Marks an item updated now.
     pub fn touch(&mut self, number: u64, on_pull: bool) {
         let now = self.tick();
@@ -300,6 +338,7 @@ fn item(
         author: author.to_string(),
         open: true,
         labels: Vec::new(),
+        milestone: None,
         created_at: now.to_string(),
         updated_at: now.to_string(),
         pull,
@@ -341,6 +380,9 @@ impl State {
             issues: BTreeMap::new(),
             merge_requests: BTreeMap::new(),
             separate: self.api == Api::Gitlab,
+            labels: Vec::new(),
+            milestones: Vec::new(),
+            collaborators: Vec::new(),
             clock: 0,
             next_comment: 0,
         };
