@@ -13,7 +13,8 @@
 //! head and base, 422 when head and base are the same branch.
 
 use super::server::{decode, Incoming, Outgoing};
-use super::state::{Item, PullPart, Repo, State};
+use super::state::{Item, Link, PullPart, Repo, State};
+use super::{Outcome, Verdict};
 use super::{FakeComment, BOT};
 use serde_json::{json, Value};
 
@@ -59,6 +60,59 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.pull_item_mut(n))
             .map(|i| Outgoing::json(200, pull(&at, i))),
         ("PATCH", ["pulls", n]) => number(n).and_then(|n| edit(&at, repo, n, &req.json())),
+        ("GET", ["pulls", n, "reviews"]) => {
+            let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
+                return not_found(&origin);
+            };
+            let items = item.reviews.iter().map(|r| review(&at, item, r)).collect();
+            return state.page(req, items);
+        }
+        ("GET", ["pulls", n, "reviews", rid, "comments"]) => {
+            let item = number(n).and_then(|n| repo.pull_item_mut(n));
+            let rid = number(rid);
+            item.filter(|i| i.reviews.iter().any(|r| Some(r.id) == rid)).map(|i| {
+                let found: Vec<Value> = i
+                    .review_comments
+                    .iter()
+                    .filter(|c| Some(c.review_id) == rid)
+                    .map(|c| review_comment(&at, i.number, c))
+                    .collect();
+                Outgoing::json(200, Value::Array(found))
+            })
+        }
+        ("GET", ["commits", sha, "statuses"]) => {
+            let items: Vec<Value> = repo
+                .pull_at(sha)
+                .map(|i| i.checks.iter().rev().map(|c| status(c, &origin)).collect())
+                .unwrap_or_default();
+            return state.page(req, items);
+        }
+        ("GET", ["issues", n, which @ ("dependencies" | "blocks")]) => {
+            let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
+                return not_found(&origin);
+            };
+            let blocked_by = *which == "dependencies";
+            let others: Vec<u64> = repo
+                .links
+                .iter()
+                .filter(|(_, _, k)| *k == Link::Blocks)
+                .filter_map(|(a, b, _)| match blocked_by {
+                    true if *b == n => Some(*a),
+                    false if *a == n => Some(*b),
+                    _ => None,
+                })
+                .collect();
+            let items = others
+                .iter()
+                .filter_map(|o| repo.issues.get(o))
+                .map(|i| {
+                    let mut v = issue(&at, i);
+                    v["repository"] = json!({"id": repo.id, "full_name": repo.full_name});
+                    v
+                })
+                .collect();
+            return state.page(req, items);
+        }
         ("GET", ["issues"]) => {
             let items = list_issues(&at, repo, req);
             return state.page(req, items);
@@ -369,12 +423,7 @@ fn remove_label(repo: &mut Repo, number: u64, id: u64) -> Option<Outgoing> {
     let name = repo.labels.get((id as usize).wrapping_sub(1))?.clone();
     let item = repo.issues.get_mut(&number)?;
     item.labels.retain(|l| *l != name);
-    Some(Outgoing {
-        status: 204,
-        headers: Vec::new(),
-        body: None,
-        hang_up: false,
-    })
+    Some(Outgoing::empty(204))
 }
 
 fn permission(repo: &Repo, login: &str, origin: &str) -> Outgoing {
@@ -387,4 +436,58 @@ fn permission(repo: &Repo, login: &str, origin: &str) -> Outgoing {
         _ => "read",
     };
     Outgoing::json(200, json!({"permission": permission, "role_name": permission, "user": user(login)}))
+}
+
+fn review(at: &Place, item: &Item, r: &super::FakeReview) -> Value {
+    let state = match r.verdict {
+        Verdict::Approve => "APPROVED",
+        Verdict::RequestChanges => "REQUEST_CHANGES",
+        Verdict::Comment => "COMMENT",
+    };
+    let count = item.review_comments.iter().filter(|c| c.review_id == r.id).count();
+    json!({
+        "id": r.id,
+        "user": user(&r.author),
+        "body": r.body,
+        "state": state,
+        "commit_id": item.pull.as_ref().map(|p| p.head_sha.clone()),
+        "stale": false,
+        "official": true,
+        "dismissed": false,
+        "comments_count": count,
+        "submitted_at": r.submitted_at,
+        "html_url": format!("{}/{}/pulls/{}#issuecomment-{}", at.origin, at.repo, item.number, r.id),
+    })
+}
+
+fn review_comment(at: &Place, pull: u64, c: &super::FakeReviewComment) -> Value {
+    json!({
+        "id": c.id,
+        "body": c.body,
+        "user": user(&c.author),
+        "pull_request_review_id": c.review_id,
+        "path": c.path,
+        "position": c.line.unwrap_or(0),
+        "original_position": 0,
+        "created_at": c.created_at,
+        "updated_at": c.created_at,
+        "html_url": format!("{}/{}/pulls/{pull}/files#issuecomment-{}", at.origin, at.repo, c.id),
+    })
+}
+
+fn status(c: &super::FakeCheck, origin: &str) -> Value {
+    let status = match c.outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+        Outcome::Pending => "pending",
+    };
+    json!({
+        "id": c.id,
+        "status": status,
+        "context": c.name,
+        "description": c.summary,
+        "target_url": format!("{origin}/actions/runs/{}", c.id),
+        "creator": user(BOT),
+        "created_at": "2026-01-01T00:00:00Z",
+    })
 }
