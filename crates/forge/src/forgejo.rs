@@ -121,7 +121,9 @@ impl Forgejo {
     /// The issues of a dependency listing, as links of `kind`.
     fn linked(&self, issue: u64, tail: &str, kind: LinkKind) -> Result<Vec<IssueLink>, ForgeError> {
         let path = format!("{}/issues/{issue}/{tail}?limit=50", self.repo());
-        let items = self.http.all_pages(&path, Some(&format!("issue {issue}")))?;
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("issue {issue}")))?;
         let mut links = Vec::new();
         for v in &items {
             let repository = v["repository"]["full_name"]
@@ -365,7 +367,9 @@ impl Forge for Forgejo {
 
     fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
         let path = format!("{}/pulls/{pull}/reviews?limit=50", self.repo());
-        let items = self.http.all_pages(&path, Some(&format!("pull request {pull}")))?;
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("pull request {pull}")))?;
         let b = self.body(Method::Get, &path);
         let review = |v: &Value| {
             let state = match b.text(v, "state").as_str() {
@@ -390,7 +394,11 @@ impl Forge for Forgejo {
         // Forgejo lists a review's comments under the review.
         let mut comments = Vec::new();
         for review in self.reviews(pull)? {
-            let path = format!("{}/pulls/{pull}/reviews/{}/comments", self.repo(), review.id);
+            let path = format!(
+                "{}/pulls/{pull}/reviews/{}/comments",
+                self.repo(),
+                review.id
+            );
             let items = self.http.all_pages(&path, None)?;
             let b = self.body(Method::Get, &path);
             for v in &items {
@@ -427,7 +435,10 @@ impl Forge for Forgejo {
                     "warning" => CheckState::Skipped,
                     _ => CheckState::Pending,
                 },
-                url: v["target_url"].as_str().filter(|u| !u.is_empty()).map(str::to_string),
+                url: v["target_url"]
+                    .as_str()
+                    .filter(|u| !u.is_empty())
+                    .map(str::to_string),
                 summary: b.text(v, "description"),
                 log_tail: None,
             });

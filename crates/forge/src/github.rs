@@ -382,7 +382,9 @@ impl Forge for Github {
 
     fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
         let path = format!("{}/pulls/{pull}/reviews?per_page=100", self.repo());
-        let items = self.http.all_pages(&path, Some(&format!("pull request {pull}")))?;
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("pull request {pull}")))?;
         let b = self.body(Method::Get, &path);
         let review = |v: &Value| {
             Ok(Review {
@@ -404,7 +406,9 @@ impl Forge for Github {
 
     fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError> {
         let path = format!("{}/pulls/{pull}/comments?per_page=100", self.repo());
-        let items = self.http.all_pages(&path, Some(&format!("pull request {pull}")))?;
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("pull request {pull}")))?;
         let b = self.body(Method::Get, &path);
         let comment = |v: &Value| {
             Ok(ReviewComment {
@@ -423,12 +427,19 @@ impl Forge for Github {
     fn checks(&self, pull: u64) -> Result<Vec<Check>, ForgeError> {
         let head = self.pull_request(pull)?;
         let sha = head.head_sha.unwrap_or(head.head);
-        let path = format!("{}/commits/{}/check-runs?per_page=100", self.repo(), encode(&sha));
+        let path = format!(
+            "{}/commits/{}/check-runs?per_page=100",
+            self.repo(),
+            encode(&sha)
+        );
         let runs = self.http.all_pages_in(&path, Some("check_runs"), None)?;
         let b = self.body(Method::Get, &path);
         let mut checks = Vec::new();
         for v in &runs {
-            let state = match (b.text(v, "status").as_str(), b.text(v, "conclusion").as_str()) {
+            let state = match (
+                b.text(v, "status").as_str(),
+                b.text(v, "conclusion").as_str(),
+            ) {
                 ("completed", "success") => CheckState::Success,
                 ("completed", "failure" | "timed_out" | "action_required" | "startup_failure") => {
                     CheckState::Failure
@@ -442,12 +453,20 @@ impl Forge for Github {
                 name: b.required(v, "name")?,
                 state,
                 url: v["html_url"].as_str().map(str::to_string),
-                summary: summary.into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(": "),
+                summary: summary
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": "),
                 log_tail: (!text.is_empty()).then(|| tail(&text)),
             });
         }
         // Statuses come newest first, several per context.
-        let path = format!("{}/commits/{}/statuses?per_page=100", self.repo(), encode(&sha));
+        let path = format!(
+            "{}/commits/{}/statuses?per_page=100",
+            self.repo(),
+            encode(&sha)
+        );
         let statuses = self.http.all_pages(&path, None)?;
         let mut from_statuses = Vec::new();
         for v in &statuses {

@@ -297,7 +297,11 @@ impl Forge for Gitlab {
     fn permission(&self, user: &str) -> Result<Permission, ForgeError> {
         let path = format!("/users?username={}", encode(user));
         let users = self.http.json(Method::Get, &path, None, None)?;
-        let Some(id) = users.as_array().and_then(|u| u.first()).and_then(|u| u["id"].as_u64()) else {
+        let Some(id) = users
+            .as_array()
+            .and_then(|u| u.first())
+            .and_then(|u| u["id"].as_u64())
+        else {
             return Ok(Permission::None);
         };
         // `all` counts members inherited from the groups above.
@@ -324,7 +328,10 @@ impl Forge for Gitlab {
         let what = format!("merge request {pull}");
         let v = self.http.json(Method::Get, &path, None, Some(&what))?;
         let b = self.body(Method::Get, &path);
-        let approvers = v["approved_by"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let approvers = v["approved_by"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         approvers
             .iter()
             .map(|a| {
@@ -340,16 +347,25 @@ impl Forge for Gitlab {
     }
 
     fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError> {
-        let path = format!("{}/merge_requests/{pull}/discussions?per_page=100", self.project());
+        let path = format!(
+            "{}/merge_requests/{pull}/discussions?per_page=100",
+            self.project()
+        );
         let what = format!("merge request {pull}");
         let discussions = self.http.all_pages(&path, Some(&what))?;
         let b = self.body(Method::Get, &path);
         let mut comments = Vec::new();
         // A comment on the diff is a note with a `position`.
-        let notes = discussions.iter().flat_map(|d| d["notes"].as_array().into_iter().flatten());
-        for n in notes.filter(|n| n["position"].is_object() && !n["system"].as_bool().unwrap_or(false)) {
+        let notes = discussions
+            .iter()
+            .flat_map(|d| d["notes"].as_array().into_iter().flatten());
+        for n in
+            notes.filter(|n| n["position"].is_object() && !n["system"].as_bool().unwrap_or(false))
+        {
             let position = &n["position"];
-            let path = position["new_path"].as_str().or(position["old_path"].as_str());
+            let path = position["new_path"]
+                .as_str()
+                .or(position["old_path"].as_str());
             comments.push(ReviewComment {
                 id: b.number(n, "id")?,
                 author: b.text(n, "author.username"),
@@ -394,7 +410,9 @@ impl Forge for Gitlab {
         }
         let mut checks = latest_per_name(checks);
         for check in checks.iter_mut().filter(|c| c.state == CheckState::Failure) {
-            let job = jobs.iter().find(|j| j["name"].as_str() == Some(&check.name));
+            let job = jobs
+                .iter()
+                .find(|j| j["name"].as_str() == Some(&check.name));
             if let Some(job_id) = job.and_then(|j| j["id"].as_u64()) {
                 let trace = format!("{}/jobs/{job_id}/trace", self.project());
                 let reply = self.http.send(Method::Get, &trace, None)?;
@@ -417,7 +435,9 @@ impl Forge for Gitlab {
             let repository = full
                 .rsplit_once('#')
                 .map(|(r, _)| r.to_string())
-                .filter(|r| !r.is_empty() && !r.eq_ignore_ascii_case(self.http.repository.as_str()));
+                .filter(|r| {
+                    !r.is_empty() && !r.eq_ignore_ascii_case(self.http.repository.as_str())
+                });
             links.push(IssueLink {
                 kind: match b.text(l, "link_type").as_str() {
                     "blocks" => LinkKind::Blocks,

@@ -14,8 +14,8 @@
 
 use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, Link, PullPart, Repo, State};
-use super::{Outcome, Verdict};
 use super::{FakeComment, BOT};
+use super::{Outcome, Verdict};
 use serde_json::{json, Value};
 
 fn not_found(origin: &str) -> Outgoing {
@@ -42,12 +42,15 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
         return not_found(&origin);
     };
     let full_name = format!("{owner}/{name}");
-    let Some(repo) = state.repo(&full_name) else {
-        return not_found(&origin);
-    };
     let at = Place {
         origin: &origin,
         repo: &full_name,
+    };
+    if let Some(answer) = feedback(state, req, &at, rest) {
+        return answer;
+    }
+    let Some(repo) = state.repo(&full_name) else {
+        return not_found(&origin);
     };
     let answer = match (req.method.as_str(), rest) {
         ("GET", []) => Some(Outgoing::json(200, repository(&at, repo))),
@@ -60,82 +63,6 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.pull_item_mut(n))
             .map(|i| Outgoing::json(200, pull(&at, i))),
         ("PATCH", ["pulls", n]) => number(n).and_then(|n| edit(&at, repo, n, &req.json())),
-        ("GET", ["pulls", n, "reviews"]) => {
-            let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
-                return not_found(&origin);
-            };
-            let items = item.reviews.iter().map(|r| review(&at, item, r)).collect();
-            return state.page(req, items);
-        }
-        ("GET", ["pulls", n, "reviews", rid, "comments"]) => {
-            let item = number(n).and_then(|n| repo.pull_item_mut(n));
-            let rid = number(rid);
-            item.filter(|i| i.reviews.iter().any(|r| Some(r.id) == rid)).map(|i| {
-                let found: Vec<Value> = i
-                    .review_comments
-                    .iter()
-                    .filter(|c| Some(c.review_id) == rid)
-                    .map(|c| review_comment(&at, i.number, c))
-                    .collect();
-                Outgoing::json(200, Value::Array(found))
-            })
-        }
-        ("GET", ["commits", sha, "statuses"]) => {
-            let items: Vec<Value> = repo
-                .pull_at(sha)
-                .map(|i| i.checks.iter().rev().map(|c| status(c, &origin)).collect())
-                .unwrap_or_default();
-            return state.page(req, items);
-        }
-        ("GET", ["issues", n, which @ ("dependencies" | "blocks")]) => {
-            let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
-                return not_found(&origin);
-            };
-            let blocked_by = *which == "dependencies";
-            let others: Vec<u64> = repo
-                .links
-                .iter()
-                .filter(|(_, _, k)| *k == Link::Blocks)
-                .filter_map(|(a, b, _)| match blocked_by {
-                    true if *b == n => Some(*a),
-                    false if *a == n => Some(*b),
-                    _ => None,
-                })
-                .collect();
-            let items = others
-                .iter()
-                .filter_map(|o| repo.issues.get(o))
-                .map(|i| {
-                    let mut v = issue(&at, i);
-                    v["repository"] = json!({"id": repo.id, "full_name": repo.full_name});
-                    v
-                })
-                .collect();
-            return state.page(req, items);
-        }
-        ("GET", ["issues"]) => {
-            let items = list_issues(&at, repo, req);
-            return state.page(req, items);
-        }
-        ("GET", ["milestones"]) => {
-            let items = repo
-                .milestones
-                .iter()
-                .enumerate()
-                .map(|(i, t)| json!({"id": i + 1, "title": t, "state": "open"}))
-                .collect();
-            return state.page(req, items);
-        }
-        ("GET", ["labels"]) => {
-            let items = repo.labels.iter().enumerate().map(|(i, l)| label(i as u64 + 1, l)).collect();
-            return state.page(req, items);
-        }
-        ("POST", ["labels"]) => Some(create_label(repo, &req.json())),
-        ("POST", ["issues", n, "labels"]) => number(n).and_then(|n| add_labels(repo, n, &req.json())),
-        ("DELETE", ["issues", n, "labels", id]) => {
-            number(n).and_then(|n| remove_label(repo, n, number(id)?))
-        }
-        ("GET", ["collaborators", login, "permission"]) => Some(permission(repo, &decode(login), &origin)),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, i))),
@@ -414,7 +341,12 @@ fn add_labels(repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
     let shown: Vec<Value> = item
         .labels
         .iter()
-        .map(|l| label(all.iter().position(|x| x == l).map_or(0, |i| i as u64 + 1), l))
+        .map(|l| {
+            label(
+                all.iter().position(|x| x == l).map_or(0, |i| i as u64 + 1),
+                l,
+            )
+        })
         .collect();
     Some(Outgoing::json(200, Value::Array(shown)))
 }
@@ -435,7 +367,10 @@ fn permission(repo: &Repo, login: &str, origin: &str) -> Outgoing {
         "maintain" | "write" => "write",
         _ => "read",
     };
-    Outgoing::json(200, json!({"permission": permission, "role_name": permission, "user": user(login)}))
+    Outgoing::json(
+        200,
+        json!({"permission": permission, "role_name": permission, "user": user(login)}),
+    )
 }
 
 fn review(at: &Place, item: &Item, r: &super::FakeReview) -> Value {
@@ -444,7 +379,11 @@ fn review(at: &Place, item: &Item, r: &super::FakeReview) -> Value {
         Verdict::RequestChanges => "REQUEST_CHANGES",
         Verdict::Comment => "COMMENT",
     };
-    let count = item.review_comments.iter().filter(|c| c.review_id == r.id).count();
+    let count = item
+        .review_comments
+        .iter()
+        .filter(|c| c.review_id == r.id)
+        .count();
     json!({
         "id": r.id,
         "user": user(&r.author),
@@ -490,4 +429,107 @@ fn status(c: &super::FakeCheck, origin: &str) -> Value {
         "creator": user(BOT),
         "created_at": "2026-01-01T00:00:00Z",
     })
+}
+
+/// The routes of the pull-request loop: reviews, review comments, checks,
+/// issue links, issues by label and milestone, labels, permissions.
+/// `None` when the request is none of them.
+fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Option<Outgoing> {
+    let repo = state.repo(at.repo)?;
+    let answer = match (req.method.as_str(), rest) {
+        ("GET", ["pulls", n, "reviews"]) => {
+            let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
+                return Some(not_found(at.origin));
+            };
+            let items = item.reviews.iter().map(|r| review(at, item, r)).collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["pulls", n, "reviews", rid, "comments"]) => {
+            let item = number(n).and_then(|n| repo.pull_item_mut(n));
+            let rid = number(rid);
+            item.filter(|i| i.reviews.iter().any(|r| Some(r.id) == rid))
+                .map(|i| {
+                    let found: Vec<Value> = i
+                        .review_comments
+                        .iter()
+                        .filter(|c| Some(c.review_id) == rid)
+                        .map(|c| review_comment(at, i.number, c))
+                        .collect();
+                    Outgoing::json(200, Value::Array(found))
+                })
+        }
+        ("GET", ["commits", sha, "statuses"]) => {
+            let items: Vec<Value> = repo
+                .pull_at(sha)
+                .map(|i| {
+                    i.checks
+                        .iter()
+                        .rev()
+                        .map(|c| status(c, at.origin))
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["issues", n, which @ ("dependencies" | "blocks")]) => {
+            let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
+                return Some(not_found(at.origin));
+            };
+            let blocked_by = *which == "dependencies";
+            let others: Vec<u64> = repo
+                .links
+                .iter()
+                .filter(|(_, _, k)| *k == Link::Blocks)
+                .filter_map(|(a, b, _)| match blocked_by {
+                    true if *b == n => Some(*a),
+                    false if *a == n => Some(*b),
+                    _ => None,
+                })
+                .collect();
+            let items = others
+                .iter()
+                .filter_map(|o| repo.issues.get(o))
+                .map(|i| {
+                    let mut v = issue(at, i);
+                    v["repository"] = json!({"id": repo.id, "full_name": repo.full_name});
+                    v
+                })
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["issues"]) => {
+            let items = list_issues(at, repo, req);
+            return Some(state.page(req, items));
+        }
+        ("GET", ["milestones"]) => {
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .map(|(i, t)| json!({"id": i + 1, "title": t, "state": "open"}))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["labels"]) => {
+            let items = repo
+                .labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| label(i as u64 + 1, l))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("POST", ["labels"]) => Some(create_label(repo, &req.json())),
+        ("POST", ["issues", n, "labels"]) => {
+            number(n).and_then(|n| add_labels(repo, n, &req.json()))
+        }
+        ("DELETE", ["issues", n, "labels", id]) => {
+            number(n).and_then(|n| remove_label(repo, n, number(id)?))
+        }
+        ("GET", ["collaborators", login, "permission"]) => {
+            Some(permission(repo, &decode(login), at.origin))
+        }
+        _ => return None,
+    };
+    Some(answer.unwrap_or_else(|| not_found(at.origin)))
 }

@@ -208,7 +208,10 @@ impl FakeForge {
 
     /// Adds a milestone.
     pub fn add_milestone(&self, repository: &str, title: &str) {
-        lock(&self.state).repo_mut(repository).milestones.push(title.to_string());
+        lock(&self.state)
+            .repo_mut(repository)
+            .milestones
+            .push(title.to_string());
     }
 
     /// Puts an issue in a milestone (added first if need be).
@@ -236,7 +239,11 @@ impl FakeForge {
 
     /// The labels on an issue.
     pub fn labels(&self, repository: &str, issue: u64) -> Vec<String> {
-        lock(&self.state).repo_mut(repository).issue_mut(issue).labels.clone()
+        lock(&self.state)
+            .repo_mut(repository)
+            .issue_mut(issue)
+            .labels
+            .clone()
     }
 
     /// Makes `login` a collaborator with a permission in GitHub's words
@@ -246,11 +253,19 @@ impl FakeForge {
     pub fn add_collaborator(&self, repository: &str, login: &str, permission: &str) {
         let mut state = lock(&self.state);
         let repo = state.repo_mut(repository);
-        repo.collaborators.push((login.to_string(), permission.to_string()));
+        repo.collaborators
+            .push((login.to_string(), permission.to_string()));
     }
 
     /// A review of a pull request by `author`; returns its id.
-    pub fn add_review(&self, repository: &str, pull: u64, author: &str, verdict: Verdict, body: &str) -> u64 {
+    pub fn add_review(
+        &self,
+        repository: &str,
+        pull: u64,
+        author: &str,
+        verdict: Verdict,
+        body: &str,
+    ) -> u64 {
         let mut state = lock(&self.state);
         let repo = state.repo_mut(repository);
         let (id, submitted_at) = (repo.next_id(), repo.now());
@@ -295,7 +310,15 @@ impl FakeForge {
 
     /// A check of a pull request's head; a later one of the same name
     /// supersedes it.
-    pub fn add_check(&self, repository: &str, pull: u64, name: &str, outcome: Outcome, summary: &str, log: &str) {
+    pub fn add_check(
+        &self,
+        repository: &str,
+        pull: u64,
+        name: &str,
+        outcome: Outcome,
+        summary: &str,
+        log: &str,
+    ) {
         let mut state = lock(&self.state);
         let repo = state.repo_mut(repository);
         let id = repo.next_id();
@@ -311,7 +334,10 @@ impl FakeForge {
 
     /// Links two issues: `a` blocks `b`, is its parent, or relates to it.
     pub fn link(&self, repository: &str, a: u64, b: u64, link: Link) {
-        lock(&self.state).repo_mut(repository).links.push((a, b, link));
+        lock(&self.state)
+            .repo_mut(repository)
+            .links
+            .push((a, b, link));
     }
 
     /// The next `times` requests get `fault` instead of an answer.
