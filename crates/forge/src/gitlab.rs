@@ -151,6 +151,11 @@ impl Forge for Gitlab {
         &self.http.repository
     }
 
+    fn login(&self) -> Result<String, ForgeError> {
+        let v = self.http.json(Method::Get, "/user", None, None)?;
+        self.body(Method::Get, "/user").required(&v, "username")
+    }
+
     fn repository_info(&self) -> Result<RepositoryInfo, ForgeError> {
         let path = self.project();
         let v = self.http.json(Method::Get, &path, None, None)?;

@@ -40,6 +40,10 @@ pub trait Forge: Send + Sync + std::fmt::Debug {
     /// The repository every call is about.
     fn repository(&self) -> &Repository;
 
+    /// The login the token belongs to (to tell planwright's own comments
+    /// from others').
+    fn login(&self) -> Result<String, ForgeError>;
+
     /// The repository as the forge knows it; also proves that it exists
     /// and that the token may read it.
     fn repository_info(&self) -> Result<RepositoryInfo, ForgeError>;

@@ -6,6 +6,7 @@ use super::*;
 fn a_pull_request_is_opened_found_updated_and_seen_merged() {
     for api in APIS {
         let s = setup(api);
+        assert_eq!(s.forge.login().unwrap(), BOT, "{api:?}");
         let info = s.forge.repository_info().unwrap();
         assert_eq!(
             (info.full_name.as_str(), info.default_branch.as_str()),

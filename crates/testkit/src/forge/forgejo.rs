@@ -37,6 +37,9 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let Some(rest) = req.path().strip_prefix("/api/v1/") else {
         return not_found(&origin);
     };
+    if rest == "user" && req.method == "GET" {
+        return Outgoing::json(200, user(BOT));
+    }
     let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
     let ["repos", owner, name, rest @ ..] = segments.as_slice() else {
         return not_found(&origin);

@@ -40,6 +40,9 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     if req.path() == "/graphql" && req.method == "POST" {
         return graphql(state, req);
     }
+    if req.path() == "/user" && req.method == "GET" {
+        return Outgoing::json(200, user(BOT));
+    }
     let segments: Vec<&str> = req.path().trim_matches('/').split('/').collect();
     let ["repos", owner, name, rest @ ..] = segments.as_slice() else {
         return not_found();

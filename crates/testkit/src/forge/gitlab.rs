@@ -40,6 +40,12 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     if segments == ["users"] && req.method == "GET" {
         return users(state, req);
     }
+    if segments == ["user"] && req.method == "GET" {
+        return Outgoing::json(
+            200,
+            json!({"id": user_id(BOT), "username": BOT, "name": BOT, "state": "active"}),
+        );
+    }
     let ["projects", id, rest @ ..] = segments.as_slice() else {
         return not_found("");
     };
@@ -324,7 +330,10 @@ fn edit_issue(at: &str, repo: &mut Repo, number: u64, body: &Value) -> Option<Ou
 
 /// A user's id on the fake: stable, from the login.
 fn user_id(login: &str) -> u64 {
-    login.bytes().fold(7, |h, b| h * 31 + u64::from(b)) % 1_000_000
+    login
+        .bytes()
+        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        % 1_000_000
 }
 
 /// `GET /users?username=…`: the collaborators of any project, and the bot.
