@@ -71,6 +71,8 @@ pub enum Fault {
     Forbidden,
     /// The connection is closed without an answer.
     HangUp,
+    /// 200 with a body that is not JSON (a proxy's page, say).
+    Malformed,
 }
 
 /// One request as the fake received it, and the status it answered.

@@ -661,6 +661,7 @@ pub(crate) fn fault_answer(api: Api, fault: Fault) -> Outgoing {
             Api::Gitlab => Outgoing::json(403, json!({"message": "403 Forbidden"})),
             Api::Forgejo => Outgoing::json(403, json!({"message": "token does not have at least one of required scope(s): [write:repository]", "url": ""})),
         },
+        Fault::Malformed => Outgoing::text(200, "<html>Sign in to continue</html>"),
         Fault::HangUp => Outgoing {
             hang_up: true,
             ..Outgoing::empty(0)
