@@ -497,7 +497,7 @@ fn check_run(at: &Place, sha: &str, c: &super::FakeCheck) -> Value {
 /// default).
 fn latest(checks: &[super::FakeCheck]) -> Vec<&super::FakeCheck> {
     let mut kept: Vec<&super::FakeCheck> = Vec::new();
-    for c in checks.iter().rev() {
+    for c in checks.iter().rev().filter(|c| !c.commit_status) {
         if !kept.iter().any(|k| k.name == c.name) {
             kept.push(c);
         }
@@ -548,8 +548,17 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
             out.body = Some(json!({"total_count": total, "check_runs": out.body.take()}));
             return Some(out);
         }
-        // The fake's checks are check runs; it keeps no commit statuses.
-        ("GET", ["commits", _, "statuses"]) => return Some(state.page(req, Vec::new())),
+        ("GET", ["commits", sha, "statuses"]) => {
+            // Every status, newest first, several per context.
+            let items: Vec<Value> = repo
+                .pull_at(sha)
+                .map(|i| {
+                    let statuses = i.checks.iter().rev().filter(|c| c.commit_status);
+                    statuses.map(|c| commit_status(at, c)).collect()
+                })
+                .unwrap_or_default();
+            return Some(state.page(req, items));
+        }
         ("GET", ["issues", n, "dependencies", which @ ("blocked_by" | "blocking")]) => {
             let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
                 return Some(not_found());
@@ -601,4 +610,20 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
         _ => return None,
     };
     Some(answer.unwrap_or_else(not_found))
+}
+
+fn commit_status(at: &Place, c: &super::FakeCheck) -> Value {
+    let state = match c.outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+        Outcome::Pending => "pending",
+    };
+    json!({
+        "id": c.id,
+        "state": state,
+        "context": c.name,
+        "description": c.summary,
+        "target_url": format!("{}/{}/statuses/{}", at.origin, at.repo, c.id),
+        "created_at": "2026-01-01T00:00:00Z",
+    })
 }

@@ -331,6 +331,31 @@ impl FakeForge {
             outcome,
             summary: summary.to_string(),
             log: log.to_string(),
+            commit_status: false,
+        });
+    }
+
+    /// A commit status of a pull request's head (`context`, state,
+    /// description): on GitHub apart from its check runs.
+    pub fn add_status(
+        &self,
+        repository: &str,
+        pull: u64,
+        context: &str,
+        outcome: Outcome,
+        description: &str,
+    ) {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        let id = repo.next_id();
+        let item = repo.pull_item_mut(pull).expect("a pull request");
+        item.checks.push(FakeCheck {
+            id,
+            name: context.to_string(),
+            outcome,
+            summary: description.to_string(),
+            log: String::new(),
+            commit_status: true,
         });
     }
 

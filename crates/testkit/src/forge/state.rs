@@ -126,6 +126,9 @@ pub struct FakeCheck {
     pub summary: String,
     /// Its log (GitHub: the output text; GitLab: the job's trace).
     pub log: String,
+    /// A commit status rather than a check run (GitHub tells the two
+    /// apart; GitLab and Forgejo show every check their one way).
+    pub commit_status: bool,
 }
 
 /// An issue, or a pull request (which GitHub and Forgejo also list as an
