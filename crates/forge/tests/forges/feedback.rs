@@ -48,6 +48,13 @@ fn open_issues_are_listed_by_label_and_milestone_on_every_page() {
         assert_eq!(numbers(&v1), [both], "{api:?}");
         assert!(s.forge.issues(&query(&[], Some("v2"))).unwrap().is_empty());
 
+        if api == Api::Gitlab {
+            // A group's milestone holds its projects' issues too.
+            s.fake.add_group_milestone("acme", "Q3");
+            s.fake.set_milestone(REPO, one, "Q3");
+            let q3 = s.forge.issues(&query(&[], Some("Q3"))).unwrap();
+            assert_eq!(numbers(&q3), [one]);
+        }
         let err = s.forge.issues(&query(&[], Some("v9"))).unwrap_err();
         let ForgeError::NotFound { what, .. } = &err else {
             panic!("{api:?}: {err:?}");

@@ -40,6 +40,17 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     if segments == ["users"] && req.method == "GET" {
         return users(state, req);
     }
+    if let ["groups", group, "milestones"] = segments.as_slice() {
+        let (group, title) = (decode(group), req.query("title"));
+        let items = state
+            .group_milestones
+            .iter()
+            .enumerate()
+            .filter(|(_, (g, t))| *g == group && title.as_deref().is_none_or(|x| x == t))
+            .map(|(i, (_, t))| json!({"id": i + 2000, "iid": i + 1, "group_id": 1, "title": t, "state": "active"}))
+            .collect();
+        return state.page(req, items);
+    }
     if segments == ["user"] && req.method == "GET" {
         return Outgoing::json(
             200,

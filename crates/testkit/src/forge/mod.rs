@@ -216,11 +216,22 @@ impl FakeForge {
             .push(title.to_string());
     }
 
-    /// Puts an issue in a milestone (added first if need be).
+    /// Adds a milestone to a GitLab group (the owner part of its
+    /// repositories' names), which its projects' issues may be in.
+    pub fn add_group_milestone(&self, group: &str, title: &str) {
+        let mut state = lock(&self.state);
+        state
+            .group_milestones
+            .push((group.to_string(), title.to_string()));
+    }
+
+    /// Puts an issue in a milestone (added to the repository first when
+    /// neither it nor a group has it).
     pub fn set_milestone(&self, repository: &str, issue: u64, title: &str) {
         let mut state = lock(&self.state);
+        let in_group = state.group_milestones.iter().any(|(_, t)| t == title);
         let repo = state.repo_mut(repository);
-        if !repo.milestones.iter().any(|m| m == title) {
+        if !in_group && !repo.milestones.iter().any(|m| m == title) {
             repo.milestones.push(title.to_string());
         }
         repo.issue_mut(issue).milestone = Some(title.to_string());

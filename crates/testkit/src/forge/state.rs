@@ -466,6 +466,8 @@ pub(crate) struct State {
     pub origin: String,
     pub repos: Vec<Repo>,
     pub page_size: usize,
+    /// GitLab's group milestones: `(group, title)`.
+    pub group_milestones: Vec<(String, String)>,
     pub faults: Vec<Fault>,
     pub requests: Vec<ForgeRequest>,
 }
@@ -477,6 +479,7 @@ impl State {
             origin: String::new(),
             repos: Vec::new(),
             page_size: 30,
+            group_milestones: Vec::new(),
             faults: Vec::new(),
             requests: Vec::new(),
         }
