@@ -236,6 +236,12 @@ impl Http {
         body: Option<&Value>,
     ) -> Result<Reply, ForgeError> {
         let url = if path.starts_with("http://") || path.starts_with("https://") {
+            // A page link is followed only under the API root: the token
+            // goes nowhere else.
+            if !under(&self.api_url, path) {
+                let message = format!("a link leads off the API, to `{path}`");
+                return Err(self.response_error(method, path, &message));
+            }
             path.to_string()
         } else {
             format!("{}{path}", self.api_url)
@@ -292,7 +298,10 @@ impl Http {
                         )
                     })
                     .collect();
-                let text = response.body_mut().read_to_string().unwrap_or_default();
+                let text = match response.body_mut().read_to_string() {
+                    Ok(text) => text,
+                    Err(e) => return self.network(method, &e, tries, backoff),
+                };
                 let reply = Reply {
                     status,
                     headers,
@@ -532,6 +541,12 @@ impl Http {
     }
 }
 
+/// Whether `url` is the API root or beneath it (`root/…` or `root?…`).
+fn under(root: &str, url: &str) -> bool {
+    url.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || rest.starts_with('?'))
+}
+
 fn next_backoff(backoff: &mut Duration) -> Duration {
     let wait = *backoff;
     *backoff = backoff.saturating_mul(2);
@@ -608,6 +623,23 @@ mod tests {
         ] {
             assert!(check_api_url(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn links_are_followed_only_under_the_api_root() {
+        let root = "https://ghe.example.com/api/v3";
+        assert!(under(
+            root,
+            "https://ghe.example.com/api/v3/repositories/1/pulls?page=2"
+        ));
+        assert!(under(root, "https://ghe.example.com/api/v3?page=2"));
+        assert!(!under(root, "https://ghe.example.com/api/v3x/pulls"));
+        assert!(!under(root, "https://evil.example.com/api/v3/pulls"));
+        assert!(!under(
+            root,
+            "https://ghe.example.com.evil.com/api/v3/pulls"
+        ));
+        assert!(!under(root, "http://ghe.example.com/api/v3/pulls"));
     }
 
     #[test]

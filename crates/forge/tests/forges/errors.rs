@@ -303,3 +303,18 @@ fn an_answer_that_is_not_the_apis_shape_is_an_error_naming_the_request() {
         assert!(s.slept().is_empty(), "{api:?}: not retried");
     }
 }
+
+#[test]
+fn a_page_link_to_another_host_is_not_followed() {
+    for api in APIS {
+        let s = setup(api);
+        let n = s.fake.add_issue(REPO, "Linked", "");
+        s.fake.fail_next(1, Fault::ForeignLink);
+        let err = s.forge.comments(CommentOn::Issue(n)).unwrap_err();
+        let ForgeError::Response { message, .. } = &err else {
+            panic!("{api:?}: {err:?}");
+        };
+        assert!(message.contains("forge.invalid"), "{api:?}: {message}");
+        assert_eq!(s.fake.requests().len(), 1, "{api:?}");
+    }
+}

@@ -73,6 +73,9 @@ pub enum Fault {
     HangUp,
     /// 200 with a body that is not JSON (a proxy's page, say).
     Malformed,
+    /// 200 with an empty page whose `Link` names a next page on another
+    /// host (and no `x-next-page`).
+    ForeignLink,
 }
 
 /// One request as the fake received it, and the status it answered.

@@ -668,6 +668,10 @@ pub(crate) fn fault_answer(api: Api, fault: Fault) -> Outgoing {
             Api::Forgejo => Outgoing::json(403, json!({"message": "token does not have at least one of required scope(s): [write:repository]", "url": ""})),
         },
         Fault::Malformed => Outgoing::text(200, "<html>Sign in to continue</html>"),
+        Fault::ForeignLink => Outgoing::json(200, json!([])).header(
+            "link",
+            "<http://forge.invalid/api/v4/projects/1/notes?page=2>; rel=\"next\"",
+        ),
         Fault::HangUp => Outgoing {
             hang_up: true,
             ..Outgoing::empty(0)
