@@ -140,7 +140,7 @@ impl std::fmt::Debug for Http {
 /// credentials, query or fragment in it.
 pub(crate) fn check_api_url(url: &str) -> Result<(String, bool), ForgeError> {
     let refuse = |reason: &str| ForgeError::ApiUrl {
-        url: url.to_string(),
+        url: without_credentials(url),
         reason: reason.to_string(),
     };
     let (scheme, rest) = url
@@ -168,6 +168,18 @@ pub(crate) fn check_api_url(url: &str) -> Result<(String, bool), ForgeError> {
         _ => return Err(refuse("its scheme is neither `https` nor `http`")),
     }
     Ok((url.trim_end_matches('/').to_string(), loopback))
+}
+
+/// The URL with any `user:password@` replaced, so no message shows it.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 fn host_of(authority: &str) -> &str {
@@ -640,6 +652,17 @@ mod tests {
             "https://ghe.example.com.evil.com/api/v3/pulls"
         ));
         assert!(!under(root, "http://ghe.example.com/api/v3/pulls"));
+    }
+
+    #[test]
+    fn a_refused_url_never_shows_its_credentials() {
+        let err = check_api_url("https://bot:ghp_secret@api.github.com/x").unwrap_err();
+        assert!(!err.to_string().contains("ghp_secret"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("https://<redacted>@api.github.com/x"),
+            "{err}"
+        );
     }
 
     #[test]
