@@ -129,9 +129,8 @@ fn tree(s: &[u8], pos: &mut usize, mut prefix: Vec<String>, out: &mut Vec<Vec<St
                 let before = *pos;
                 tree(s, pos, prefix.clone(), out);
                 skip_ws(s, pos);
-                if *pos < s.len() && s[*pos] == b',' {
-                    *pos += 1;
-                } else if *pos == before {
+                // Past a comma, or past what no path starts with.
+                if *pos < s.len() && s[*pos] == b',' || *pos == before {
                     *pos += 1;
                 }
             }
