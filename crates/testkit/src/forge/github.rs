@@ -11,6 +11,18 @@
 //! Creating a pull request answers 422 "Validation Failed" for a head or
 //! base branch the repository does not have, and for a second open pull
 //! request of the same head.
+//!
+//! The pull-request loop's routes: `GET /user`; `GET
+//! /repos/{o}/{r}/issues` (open, by `labels` and milestone number, pull
+//! requests included as GitHub lists them) and `.../milestones`; `POST
+//! .../issues/{n}/labels` (making a label it lacks) and `DELETE
+//! .../issues/{n}/labels/{name}`; `GET
+//! .../collaborators/{user}/permission`; `GET .../pulls/{n}/reviews` and
+//! `.../pulls/{n}/comments` (on files and lines); `GET
+//! .../commits/{sha}/check-runs` (the latest of each name, in
+//! `check_runs`) and `.../commits/{sha}/statuses` (every one, newest
+//! first); `GET .../issues/{n}/dependencies/blocked_by`,
+//! `.../dependencies/blocking`, `.../sub_issues` and `.../parent`.
 
 use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, Link, PullPart, Repo, State};

@@ -11,6 +11,16 @@
 //! its `draft` field says so. Creating one answers 422 for a branch the
 //! project does not have and 409 for a second open one of the same source
 //! branch, as GitLab's API does; changing a description adds a system note.
+//!
+//! The pull-request loop's routes: `GET /user`, `GET /users?username=`;
+//! `GET /projects/:id/issues` (open, by `labels` and `milestone` title),
+//! `.../milestones` and `GET /groups/:id/milestones`; `PUT
+//! .../issues/:iid` (`add_labels`, `remove_labels`); `GET
+//! .../members/all/:user_id` (an access level); `GET
+//! .../merge_requests/:iid/approvals` and `.../discussions` (diff notes
+//! with a `position`); `GET .../merge_requests/:iid/pipelines`, `GET
+//! .../pipelines/:id/jobs` and `GET .../jobs/:id/trace` (plain text); `GET
+//! .../issues/:iid/links`.
 
 use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, Link, PullPart, Repo, State};
