@@ -1,0 +1,162 @@
+//! planwright-forge: the forges' REST APIs behind one trait, [`Forge`]:
+//! GitHub REST v3, GitLab REST v4 (merge requests) and Forgejo/Gitea API v1.
+//!
+//! Requests and responses only: no git, no processes. The clock is read
+//! only to wait as a forge asks (a rate limit's reset), through a
+//! [`Timer`] the caller may replace, so tests never sleep. Tokens travel
+//! only in the `Authorization` header; URLs never hold them, and no
+//! `Debug` shows them.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod types;
+
+pub use error::ForgeError;
+pub use types::{
+    Comment, CommentOn, ForgeKind, Issue, IssueState, NewPullRequest, PullRequest,
+    PullRequestUpdate, PullState, Repository, RepositoryInfo, Token,
+};
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// One forge's API, for one repository. A fourth forge is one more
+/// implementation.
+pub trait Forge: Send + Sync + std::fmt::Debug {
+    /// Which API this is.
+    fn kind(&self) -> ForgeKind;
+
+    /// The repository every call is about.
+    fn repository(&self) -> &Repository;
+
+    /// The repository as the forge knows it; also proves that it exists
+    /// and that the token may read it.
+    fn repository_info(&self) -> Result<RepositoryInfo, ForgeError>;
+
+    /// The pull request whose head is `head` (a branch of this repository):
+    /// the open one if there is one, else the most recent merged or closed
+    /// one; `None` when there has never been one.
+    fn find_pull_request(&self, head: &str) -> Result<Option<PullRequest>, ForgeError>;
+
+    /// Opens a pull request. The forge refuses (a `Validation` error) a
+    /// head branch it does not have, or a second open one for the same
+    /// head.
+    fn open_pull_request(&self, new: &NewPullRequest) -> Result<PullRequest, ForgeError>;
+
+    /// Changes an open pull request's title, body, base or draft state,
+    /// and returns it as it now is.
+    fn update_pull_request(
+        &self,
+        number: u64,
+        update: &PullRequestUpdate,
+    ) -> Result<PullRequest, ForgeError>;
+
+    /// A pull request by number.
+    fn pull_request(&self, number: u64) -> Result<PullRequest, ForgeError>;
+
+    /// An issue by number; `None` when the repository has no such issue.
+    /// On GitHub and Forgejo the number may name a pull request:
+    /// [`Issue::is_pull_request`] says so.
+    fn issue(&self, number: u64) -> Result<Option<Issue>, ForgeError>;
+
+    /// Posts a comment in an issue's or pull request's conversation.
+    fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError>;
+
+    /// Every comment in an issue's or pull request's conversation, oldest
+    /// first (every page).
+    fn comments(&self, on: CommentOn) -> Result<Vec<Comment>, ForgeError>;
+}
+
+/// Where a forge is and who speaks to it.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Which API.
+    pub kind: ForgeKind,
+    /// The API's root: `https://api.github.com`,
+    /// `https://ghe.example.com/api/v3`, `https://gitlab.com/api/v4`,
+    /// `https://codeberg.org/api/v1`. Plain `http` only for loopback hosts.
+    pub api_url: String,
+    /// The repository.
+    pub repository: Repository,
+    /// The token.
+    pub token: Token,
+}
+
+/// Waiting, and the wall clock a rate limit's reset time is read against.
+/// The real one is [`SystemTimer`]; tests pass one that records waits and
+/// returns at once.
+pub trait Timer: Send + Sync {
+    /// Waits `duration`.
+    fn sleep(&self, duration: Duration);
+    /// The current time.
+    fn now(&self) -> SystemTime;
+}
+
+/// The system's clock and `std::thread::sleep`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemTimer;
+
+impl Timer for SystemTimer {
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration)
+    }
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+}
+
+/// How long and how often a client retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Tries of one request in all (network errors, 5xx, rate limits).
+    pub attempts: u32,
+    /// The first wait after a network error or a 5xx; doubled each time.
+    pub backoff: Duration,
+    /// The longest wait a forge may ask for (`Retry-After`,
+    /// `x-ratelimit-reset`); a longer one fails at once with
+    /// [`ForgeError::RateLimited`].
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 4 tries, 1s then 2s then 4s after network errors, waits of up to 60s.
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            attempts: 4,
+            backoff: Duration::from_secs(1),
+            max_wait: Duration::from_secs(60),
+        }
+    }
+}
+
+/// How a client behaves, beyond where it connects.
+#[derive(Clone)]
+pub struct Options {
+    /// Retries and waits.
+    pub retry: RetryPolicy,
+    /// The clock and the sleeper.
+    pub timer: Arc<dyn Timer>,
+    /// How long one request may take, connection included.
+    pub timeout: Duration,
+}
+
+impl Default for Options {
+    /// The default retries, the system timer, 30 seconds per request.
+    fn default() -> Options {
+        Options {
+            retry: RetryPolicy::default(),
+            timer: Arc::new(SystemTimer),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
