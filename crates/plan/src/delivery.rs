@@ -126,6 +126,58 @@ fn ticket_reference(r: &Value) -> Option<IssueRef> {
     })
 }
 
+/// Text written by an agent or a plan, made safe for a pull request or an
+/// issue comment: no HTML ([`crate::words::markdown_text`]), no mention
+/// (`@name`), no issue or merge-request reference (`#12`, `!3`) and no
+/// closing keyword (`Closes`, `Fixes`, `Resolves`) that could act on the
+/// forge, no link or image, no table cell border. A zero-width space
+/// (U+200B) after `@`, `#` and `!` and inside each keyword keeps the text
+/// readable while the forge no longer reads it as a command.
+pub fn forge_text(text: &str) -> String {
+    const ZWSP: char = '\u{200b}';
+    let text = crate::words::markdown_text(text);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '@' | '#' | '!' => {
+                out.push(c);
+                out.push(ZWSP);
+            }
+            '[' | ']' | '|' | '`' | '*' | '_' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    // `Closes https://forge/o/n/issues/1` names no `#`: break the keyword.
+    let mut result = String::with_capacity(out.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, result: &mut String| {
+        let lower = word.to_ascii_lowercase();
+        let keyword = ["close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved", "implement", "implements"];
+        if keyword.contains(&lower.as_str()) {
+            let (head, tail) = word.split_at(2);
+            result.push_str(head);
+            result.push(ZWSP);
+            result.push_str(tail);
+        } else {
+            result.push_str(word);
+        }
+        word.clear();
+    };
+    for c in out.chars() {
+        if c.is_ascii_alphabetic() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut result);
+            result.push(c);
+        }
+    }
+    flush(&mut word, &mut result);
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +212,16 @@ mod tests {
         assert_eq!((issue.repository.as_deref(), issue.number), (Some("g/app"), 3));
         let none = DeliveryFacts::of(&plan(Format::StandardV1, json!({"ticket_reference": {"id": "X", "url": "https://x/y"}})));
         assert!(none.issue.is_none());
+    }
+
+    #[test]
+    fn text_from_agents_cannot_mention_close_link_or_inject_html() {
+        let t = forge_text("@admin Closes #4, fixes o/n#5 and resolves https://x/o/n/issues/6 <img src=x> [a](b) | !7");
+        for bad in ["@admin", "Closes", "#4", "fixes", "resolves", "<img", "[a](b)", "!7", " | "] {
+            assert!(!t.contains(bad), "{bad} in {t}");
+        }
+        assert!(t.contains("&lt;img src=x&gt;"), "{t}");
+        assert_eq!(forge_text("plain words, closet"), "plain words, closet");
     }
 
     #[test]
