@@ -178,11 +178,11 @@ fn setup(plan_json: serde_json::Value, files: &[(&str, &str)]) -> (Setup, Plan) 
         env.fixture(ticket, 0, file, &format!("{ticket}\n"));
     }
     let plan = plan(plan_json);
-    let outcome = run_scripted(&env, &plan);
-    let server_root = env.root().join("server");
-    let server = GitHttp::start(&server_root, TOKEN);
+    // The forge has the base branch as it was before the run.
+    let server = GitHttp::start(&env.root().join("server"), TOKEN);
     let bare = server.create("acme/app", &env.repo(), "main");
     git(&env.repo(), &["remote", "add", "origin", &server.url("acme/app")]);
+    let outcome = run_scripted(&env, &plan);
     let run = outcome.summary.run.clone();
     (
         Setup {
@@ -258,8 +258,8 @@ fn the_runs_merge_goes_to_its_own_branch_once_and_the_base_never_moves() {
     let forge = MemoryForge::new();
     let report = s.execute(&d, &forge).unwrap();
     let pushed = s.remote_tip(&head).expect("the branch was pushed");
-    // The run's merged tree: the tip of the branch its merges landed on.
-    let merged = git(&s.env.repo(), &["rev-parse", &format!("planwright/run/{}", s.run)]);
+    // The run's merged tree: its merges are on `main` once the run ended.
+    let merged = git(&s.env.repo(), &["rev-parse", "main"]);
     assert_eq!(s.tree(&pushed), s.tree(&merged));
     assert_eq!(report.pulls[0].pushed, Some("created"));
     assert_eq!(report.pulls[0].state, "open");
@@ -281,6 +281,7 @@ fn a_branch_someone_else_moved_or_a_protected_one_is_refused_and_nothing_is_lost
     let (s, plan) = setup(chain(), &[("a", "a.txt"), ("b", "b.txt")]);
     let forge = MemoryForge::new();
     let head = format!("planwright/{}", s.run);
+    let local_main = git(&s.env.repo(), &["rev-parse", "main"]);
     // A branch planwright never pushed is not overwritten.
     git(&s.env.repo(), &["push", "-q", &s.bare.display().to_string(), &format!("main:refs/heads/{head}")]);
     let err = s.execute(&s.delivery(&plan, "", true).unwrap(), &forge).unwrap_err();
@@ -293,9 +294,8 @@ fn a_branch_someone_else_moved_or_a_protected_one_is_refused_and_nothing_is_lost
     let err = s.execute(&s.delivery(&plan, "", true).unwrap(), &forge).unwrap_err();
     assert!(err.to_string().contains("branch protection"), "{err}");
     assert!(err.to_string().contains("Protected branch"), "{err}");
-    // The run's own branch is where it was.
-    let local = git(&s.env.repo(), &["rev-parse", &format!("planwright/run/{}", s.run)]);
-    assert_eq!(local.len(), 40);
+    // The run's merges are where they were.
+    assert_eq!(git(&s.env.repo(), &["rev-parse", "main"]), local_main);
 }
 
 #[test]
