@@ -14,7 +14,7 @@ use std::fmt::Write;
 
 /// The title and body of `pull` of delivery `d` of the run `report` holds.
 pub fn pull_request_text(report: &RunReport, d: &Delivery, pull: &Pull) -> PullText {
-    let per_ticket = pull.stacked_on.is_some() || !pull.parents.is_empty() || d.pulls.len() > 1;
+    let per_ticket = d.settings.per == planwright_config::Per::Ticket;
     let ticket = |id: &str| report.tickets.iter().find(|t| t.ticket.id == id);
     let title = match (&pull.tickets[..], d.settings.per) {
         ([one], planwright_config::Per::Ticket) => {
@@ -31,7 +31,7 @@ pub fn pull_request_text(report: &RunReport, d: &Delivery, pull: &Pull) -> PullT
     if let Some(line) = issue_line(d, per_ticket) {
         let _ = writeln!(body, "{line}\n");
     }
-    if matches!(d.settings.per, planwright_config::Per::Ticket) {
+    if per_ticket {
         let _ = writeln!(body, "{}\n", stack_sentence(pull));
     }
     let shown: Vec<&TicketReport> = match d.settings.per {

@@ -115,8 +115,7 @@ pub fn deliver_run(
     config: &Config,
     options: Options,
 ) -> Result<Delivered, CliError> {
-    let settings = forge_settings(repo, config)?;
-    let url = deliver::remote_url(repo, &settings.remote).map_err(deliver_error)?;
+    let (settings, url) = forge_settings(repo, config)?;
     let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
     let delivery = deliver::prepare(repo, &report.run, &rows, plan, settings, url, options.draft)
         .map_err(deliver_error)?;
@@ -141,9 +140,10 @@ pub fn deliver_run(
     })
 }
 
-/// `[forge]` resolved against the remote it names, with the token read
-/// from this process's environment (the only place it is read).
-fn forge_settings(repo: &Repo, config: &Config) -> Result<ForgeSettings, CliError> {
+/// `[forge]` resolved against the remote it names (and that remote's URL),
+/// with the token read from this process's environment (the only place
+/// it is read).
+fn forge_settings(repo: &Repo, config: &Config) -> Result<(ForgeSettings, String), CliError> {
     let remote = config.forge.remote.as_deref().unwrap_or("origin");
     let url = deliver::remote_url(repo, remote).map_err(deliver_error)?;
     let mut env = settings::env();
@@ -152,7 +152,8 @@ fn forge_settings(repo: &Repo, config: &Config) -> Result<ForgeSettings, CliErro
             env.tokens.insert(name, Secret::new(value));
         }
     }
-    forge::resolve(&config.forge, &url, &env).map_err(settings::settings_error)
+    let settings = forge::resolve(&config.forge, &url, &env).map_err(settings::settings_error)?;
+    Ok((settings, url))
 }
 
 /// A delivery's failure as the command line says it.

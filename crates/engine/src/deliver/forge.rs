@@ -259,7 +259,7 @@ fn after_merge(d: &Delivery, forge: &dyn Forge) -> Result<Option<AfterMerge>, De
         }));
     }
     let mut body = format!("{marker}\n**Remaining scope** (the delivery of run `{}` merged; this part of the issue is still to do):\n\n", d.run.id);
-    body.push_str(&planwright_plan::words::markdown_text(rest));
+    body.push_str(&planwright_plan::delivery::forge_text(rest));
     body.push('\n');
     forge.post_comment(on, &body)?;
     Ok(Some(AfterMerge::Posted {
