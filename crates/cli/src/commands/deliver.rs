@@ -25,13 +25,8 @@ use std::path::{Path, PathBuf};
 /// pull request; it never opens a second one for the same branch. Once the
 /// pull request has merged, a partial standard_v1 delivery's
 /// `remaining_scope` is posted on its issue, once.
-///
-/// Examples:
-///
-///   planwright deliver --repo . --dry-run
-///
-///   GITHUB_TOKEN=... planwright deliver --repo . --run 20261207-1 --output json
 #[derive(clap::Args, Debug)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     #[command(flatten)]
     pub run: RunArgs,
@@ -44,6 +39,12 @@ pub struct Args {
     #[arg(long)]
     pub draft: bool,
 }
+
+const EXAMPLES: &str = "Examples:
+  # What would be pushed and sent, without a token:
+  planwright deliver --repo . --dry-run
+  # A given run, as drafts, each pull request in JSON:
+  GITHUB_TOKEN=... planwright deliver --repo . --run RUN_ID --draft --output json";
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
