@@ -185,7 +185,7 @@ mod tests {
     use serde_json::json;
 
     fn plan(format: Format, meta: Value) -> Plan {
-        let mut p = Plan::new(format, vec![Ticket::new("t1".into(), "b".into())]);
+        let mut p = Plan::new(format, vec![Ticket::new("t1", "b")]);
         p.metadata = meta.as_object().unwrap().clone();
         p
     }
