@@ -10,9 +10,19 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod feedback;
+mod forgejo;
+mod github;
+mod gitlab;
+mod http;
+mod shape;
 mod types;
 
 pub use error::ForgeError;
+pub use feedback::{
+    Check, CheckState, IssueLink, IssueQuery, LinkKind, Permission, Review, ReviewComment,
+    ReviewState,
+};
 pub use types::{
     Comment, CommentOn, ForgeKind, Issue, IssueState, NewPullRequest, PullRequest,
     PullRequestUpdate, PullState, Repository, RepositoryInfo, Token,
@@ -66,6 +76,21 @@ pub trait Forge: Send + Sync + std::fmt::Debug {
     /// Every comment in an issue's or pull request's conversation, oldest
     /// first (every page).
     fn comments(&self, on: CommentOn) -> Result<Vec<Comment>, ForgeError>;
+
+    /// The open issues (not pull requests) matching `query`, every page.
+    /// A milestone the repository does not have is a `NotFound` error.
+    fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>, ForgeError>;
+
+    /// Puts labels on an issue (creating a label the repository lacks
+    /// where the forge does not do it itself).
+    fn add_labels(&self, issue: u64, labels: &[String]) -> Result<(), ForgeError>;
+
+    /// Takes a label off an issue; a label that is not there is no error.
+    fn remove_label(&self, issue: u64, label: &str) -> Result<(), ForgeError>;
+
+    /// What `user` (a login) may do in the repository; `None` for a user
+    /// the forge does not know.
+    fn permission(&self, user: &str) -> Result<Permission, ForgeError>;
 }
 
 /// Where a forge is and who speaks to it.
@@ -81,6 +106,26 @@ pub struct Endpoint {
     pub repository: Repository,
     /// The token.
     pub token: Token,
+}
+
+/// A client for `endpoint`, with the default [`Options`]. Checks the API
+/// URL (`https`, or `http` for a loopback host); sends nothing.
+pub fn connect(endpoint: &Endpoint) -> Result<Box<dyn Forge>, ForgeError> {
+    connect_with(endpoint, Options::default())
+}
+
+/// A client for `endpoint` with its own retries, timer and timeout.
+pub fn connect_with(endpoint: &Endpoint, options: Options) -> Result<Box<dyn Forge>, ForgeError> {
+    let (url, repository, token) = (
+        &endpoint.api_url,
+        endpoint.repository.clone(),
+        &endpoint.token,
+    );
+    Ok(match endpoint.kind {
+        ForgeKind::Github => Box::new(github::Github::new(url, repository, token, options)?),
+        ForgeKind::Gitlab => Box::new(gitlab::Gitlab::new(url, repository, token, options)?),
+        ForgeKind::Forgejo => Box::new(forgejo::Forgejo::new(url, repository, token, options)?),
+    })
 }
 
 /// Waiting, and the wall clock a rate limit's reset time is read against.

@@ -45,9 +45,7 @@ impl ForgeKind {
                  Contents and Pull requests read and write (and Issues to comment)"
             }
             ForgeKind::Gitlab => "a token with the `api` scope (Developer role or higher)",
-            ForgeKind::Forgejo => {
-                "a token with the `write:repository` and `write:issue` scopes"
-            }
+            ForgeKind::Forgejo => "a token with the `write:repository` and `write:issue` scopes",
         }
     }
 
@@ -57,7 +55,9 @@ impl ForgeKind {
     pub fn of_public_host(host: &str) -> Option<(ForgeKind, &'static str)> {
         match host.to_ascii_lowercase().as_str() {
             "github.com" | "www.github.com" => Some((ForgeKind::Github, "https://api.github.com")),
-            "gitlab.com" | "www.gitlab.com" => Some((ForgeKind::Gitlab, "https://gitlab.com/api/v4")),
+            "gitlab.com" | "www.gitlab.com" => {
+                Some((ForgeKind::Gitlab, "https://gitlab.com/api/v4"))
+            }
             "codeberg.org" => Some((ForgeKind::Forgejo, "https://codeberg.org/api/v1")),
             _ => None,
         }
@@ -100,7 +100,8 @@ impl Repository {
             !s.is_empty()
                 && *s != "."
                 && *s != ".."
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         };
         if segments.len() < 2 || !segments.iter().all(good) {
             return Err(format!(
