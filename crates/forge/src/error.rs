@@ -16,7 +16,7 @@ pub enum ForgeError {
         reason: String,
     },
     /// 401 or 403: the token is missing, wrong, expired or lacks scopes.
-    #[error("{kind} refused the token ({status}): {message}")]
+    #[error("{} refused the token ({status}): {message}", kind.title())]
     Unauthorized {
         /// The forge.
         kind: ForgeKind,
@@ -26,7 +26,7 @@ pub enum ForgeError {
         message: String,
     },
     /// 404 for the repository itself (or a token that may not see it).
-    #[error("{kind} has no repository `{repository}` (or the token may not see it)")]
+    #[error("{} has no repository `{repository}` (or the token may not see it)", kind.title())]
     RepositoryNotFound {
         /// The forge.
         kind: ForgeKind,
@@ -34,7 +34,7 @@ pub enum ForgeError {
         repository: Repository,
     },
     /// 404 for a thing in a repository that exists.
-    #[error("{kind} has no {what} in `{repository}`")]
+    #[error("{} has no {what} in `{repository}`", kind.title())]
     NotFound {
         /// The forge.
         kind: ForgeKind,
@@ -44,7 +44,7 @@ pub enum ForgeError {
         what: String,
     },
     /// 422 (or 400/409): the forge refused the request's content.
-    #[error("{kind} refused the request ({status}): {message}")]
+    #[error("{} refused the request ({status}): {message}", kind.title())]
     Validation {
         /// The forge.
         kind: ForgeKind,
@@ -55,7 +55,7 @@ pub enum ForgeError {
     },
     /// 429 or a secondary rate limit that lasted longer than the client
     /// waits.
-    #[error("{kind} is rate limiting this token{}", wait_text(.retry_after))]
+    #[error("{} is rate limiting this token{}", kind.title(), wait_text(.retry_after))]
     RateLimited {
         /// The forge.
         kind: ForgeKind,
@@ -63,7 +63,7 @@ pub enum ForgeError {
         retry_after: Option<Duration>,
     },
     /// The forge could not be reached, after the bounded retries.
-    #[error("could not reach {kind} at `{api_url}` after {attempts} attempts: {message}")]
+    #[error("could not reach {} at `{api_url}` after {attempts} attempts: {message}", kind.title())]
     Network {
         /// The forge.
         kind: ForgeKind,
@@ -75,7 +75,7 @@ pub enum ForgeError {
         message: String,
     },
     /// A 5xx answer, after the bounded retries.
-    #[error("{kind} failed with {status} after {attempts} attempts: {message}")]
+    #[error("{} failed with {status} after {attempts} attempts: {message}", kind.title())]
     Server {
         /// The forge.
         kind: ForgeKind,
@@ -87,7 +87,7 @@ pub enum ForgeError {
         message: String,
     },
     /// Any other status the client does not expect.
-    #[error("{kind} answered {status} to {method} {path}: {message}")]
+    #[error("{} answered {status} to {method} {path}: {message}", kind.title())]
     Unexpected {
         /// The forge.
         kind: ForgeKind,
@@ -101,7 +101,7 @@ pub enum ForgeError {
         message: String,
     },
     /// A 2xx answer whose body is not what the API documents.
-    #[error("{kind} answered {method} {path} with a body planwright cannot read: {message}")]
+    #[error("{} answered {method} {path} with a body planwright cannot read: {message}", kind.title())]
     Response {
         /// The forge.
         kind: ForgeKind,
@@ -129,7 +129,8 @@ impl ForgeError {
                 "use `https://` (plain `http://` only for 127.0.0.1, ::1 or localhost)".into(),
             ),
             ForgeError::Unauthorized { kind, .. } => Some(format!(
-                "{kind} needs {}; check that the token is current",
+                "{} needs {}; check that the token is current and not expired",
+                kind.title(),
                 kind.token_scopes()
             )),
             ForgeError::RepositoryNotFound { .. } => Some(

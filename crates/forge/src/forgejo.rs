@@ -7,11 +7,14 @@
 //! by head branch, so the client reads every page and filters.
 
 use crate::http::{encode, Http, Method, Scheme};
-use crate::shape::{choose, label_names, prefixed_title, split_draft, with_prefix, Body};
+use crate::shape::{
+    choose, label_names, latest_per_name, prefixed_title, split_draft, with_prefix, Body,
+};
 use crate::{
-    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueQuery, IssueState,
-    NewPullRequest, Options, Permission, PullRequest, PullRequestUpdate, PullState, Repository,
-    RepositoryInfo, Token,
+    Check, CheckState, Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueLink,
+    IssueQuery, IssueState, LinkKind, NewPullRequest, Options, Permission, PullRequest,
+    PullRequestUpdate, PullState, Repository, RepositoryInfo, Review, ReviewComment, ReviewState,
+    Token,
 };
 use serde_json::{json, Value};
 
@@ -113,6 +116,29 @@ impl Forgejo {
             .iter()
             .map(|l| Ok((b.required(l, "name")?, b.number(l, "id")?)))
             .collect()
+    }
+
+    /// The issues of a dependency listing, as links of `kind`.
+    fn linked(&self, issue: u64, tail: &str, kind: LinkKind) -> Result<Vec<IssueLink>, ForgeError> {
+        let path = format!("{}/issues/{issue}/{tail}?limit=50", self.repo());
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("issue {issue}")))?;
+        let mut links = Vec::new();
+        for v in &items {
+            let repository = v["repository"]["full_name"]
+                .as_str()
+                .filter(|r| !r.eq_ignore_ascii_case(self.http.repository.as_str()))
+                .map(str::to_string);
+            let other = self.issue_of(&path, v)?;
+            links.push(IssueLink {
+                kind,
+                number: other.number,
+                repository,
+                state: other.state,
+            });
+        }
+        Ok(links)
     }
 
     fn not_found(&self, what: String) -> ForgeError {
@@ -337,5 +363,92 @@ impl Forge for Forgejo {
             "read" => Permission::Read,
             _ => Permission::None,
         })
+    }
+
+    fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
+        let path = format!("{}/pulls/{pull}/reviews?limit=50", self.repo());
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("pull request {pull}")))?;
+        let b = self.body(Method::Get, &path);
+        let review = |v: &Value| {
+            let state = match b.text(v, "state").as_str() {
+                _ if v["dismissed"].as_bool() == Some(true) => ReviewState::Dismissed,
+                "APPROVED" => ReviewState::Approved,
+                "REQUEST_CHANGES" => ReviewState::ChangesRequested,
+                "PENDING" => ReviewState::Pending,
+                _ => ReviewState::Commented,
+            };
+            Ok(Review {
+                id: b.number(v, "id")?,
+                author: b.text(v, "user.login"),
+                state,
+                body: b.text(v, "body"),
+                submitted_at: b.text(v, "submitted_at"),
+            })
+        };
+        items.iter().map(review).collect()
+    }
+
+    fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError> {
+        // Forgejo lists a review's comments under the review.
+        let mut comments = Vec::new();
+        for review in self.reviews(pull)? {
+            let path = format!(
+                "{}/pulls/{pull}/reviews/{}/comments",
+                self.repo(),
+                review.id
+            );
+            let items = self.http.all_pages(&path, None)?;
+            let b = self.body(Method::Get, &path);
+            for v in &items {
+                comments.push(ReviewComment {
+                    id: b.number(v, "id")?,
+                    author: b.text(v, "user.login"),
+                    body: b.text(v, "body"),
+                    path: b.required(v, "path")?,
+                    // `position` is the line in the new file; 0 when none.
+                    line: v["position"].as_u64().filter(|l| *l > 0),
+                    created_at: b.text(v, "created_at"),
+                });
+            }
+        }
+        comments.sort_by(|a, b| (&a.created_at, a.id).cmp(&(&b.created_at, b.id)));
+        Ok(comments)
+    }
+
+    fn checks(&self, pull: u64) -> Result<Vec<Check>, ForgeError> {
+        let head = self.pull_request(pull)?;
+        let sha = head.head_sha.unwrap_or(head.head);
+        let path = format!("{}/commits/{}/statuses?limit=50", self.repo(), encode(&sha));
+        let mut statuses = self.http.all_pages(&path, None)?;
+        // Several per context: the latest (highest id) counts.
+        statuses.sort_by_key(|s| std::cmp::Reverse(s["id"].as_u64().unwrap_or(0)));
+        let b = self.body(Method::Get, &path);
+        let mut checks = Vec::new();
+        for v in &statuses {
+            checks.push(Check {
+                name: b.required(v, "context")?,
+                state: match b.text(v, "status").as_str() {
+                    "success" => CheckState::Success,
+                    "failure" | "error" => CheckState::Failure,
+                    "warning" => CheckState::Skipped,
+                    _ => CheckState::Pending,
+                },
+                url: v["target_url"]
+                    .as_str()
+                    .filter(|u| !u.is_empty())
+                    .map(str::to_string),
+                summary: b.text(v, "description"),
+                log_tail: None,
+            });
+        }
+        Ok(latest_per_name(checks))
+    }
+
+    fn issue_links(&self, issue: u64) -> Result<Vec<IssueLink>, ForgeError> {
+        let mut links = self.linked(issue, "dependencies", LinkKind::BlockedBy)?;
+        links.extend(self.linked(issue, "blocks", LinkKind::Blocks)?);
+        Ok(links)
     }
 }

@@ -7,10 +7,12 @@
 //! `markPullRequestReadyForReview` on the pull request's `node_id`.
 
 use crate::http::{encode, Http, Method, Scheme};
-use crate::shape::{choose, label_names, Body};
+use crate::shape::{choose, label_names, latest_per_name, tail, Body};
 use crate::{
-    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueState, NewPullRequest, Options,
-    PullRequest, PullRequestUpdate, PullState, Repository, RepositoryInfo, Token,
+    Check, CheckState, Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueLink,
+    IssueQuery, IssueState, LinkKind, NewPullRequest, Options, Permission, PullRequest,
+    PullRequestUpdate, PullState, Repository, RepositoryInfo, Review, ReviewComment, ReviewState,
+    Token,
 };
 use serde_json::{json, Value};
 
@@ -82,6 +84,76 @@ impl Github {
             created_at: b.text(v, "created_at"),
             url: v["html_url"].as_str().map(str::to_string),
         })
+    }
+
+    fn issue_of(&self, path: &str, v: &Value) -> Result<Issue, ForgeError> {
+        let b = self.body(Method::Get, path);
+        Ok(Issue {
+            number: b.number(v, "number")?,
+            url: b.required(v, "html_url")?,
+            title: b.text(v, "title"),
+            body: b.text(v, "body"),
+            state: match b.required(v, "state")?.as_str() {
+                "open" => IssueState::Open,
+                _ => IssueState::Closed,
+            },
+            is_pull_request: !v["pull_request"].is_null(),
+            labels: label_names(v),
+        })
+    }
+
+    /// A milestone's number, by its title.
+    fn milestone(&self, title: &str) -> Result<u64, ForgeError> {
+        let path = format!("{}/milestones?state=all&per_page=100", self.repo());
+        let found = self.http.all_pages(&path, None)?;
+        let milestone = found.iter().find(|m| m["title"].as_str() == Some(title));
+        match milestone {
+            Some(m) => self.body(Method::Get, &path).number(m, "number"),
+            None => Err(ForgeError::NotFound {
+                kind: ForgeKind::Github,
+                repository: self.http.repository.clone(),
+                what: format!("milestone `{title}`"),
+            }),
+        }
+    }
+
+    /// The issues a links listing names; none when the endpoint is not
+    /// there (an older GitHub Enterprise Server) or, for `parent`, when
+    /// the issue has none.
+    fn linked(&self, issue: u64, tail: &str, kind: LinkKind) -> Result<Vec<IssueLink>, ForgeError> {
+        let path = format!("{}/issues/{issue}/{tail}", self.repo());
+        let reply = self.http.send(Method::Get, &path, None)?;
+        if reply.status == 404 {
+            let what = format!("issue {issue}");
+            return match self.issue(issue)? {
+                Some(_) => Ok(Vec::new()),
+                None => Err(self.http.error(Method::Get, &path, &reply, Some(&what))),
+            };
+        }
+        if !reply.ok() {
+            return Err(self.http.error(Method::Get, &path, &reply, None));
+        }
+        let items = match self.http.parse(Method::Get, &path, &reply)? {
+            Value::Array(items) => items,
+            // `parent` is one issue.
+            one => vec![one],
+        };
+        let mut links = Vec::new();
+        for v in &items {
+            let repository = v["repository_url"]
+                .as_str()
+                .and_then(|u| u.split("/repos/").nth(1))
+                .filter(|r| !r.eq_ignore_ascii_case(self.http.repository.as_str()))
+                .map(str::to_string);
+            let other = self.issue_of(&path, v)?;
+            links.push(IssueLink {
+                kind,
+                number: other.number,
+                repository,
+                state: other.state,
+            });
+        }
+        Ok(links)
     }
 
     /// Runs one GraphQL mutation on a pull request's node id.
@@ -235,19 +307,7 @@ impl Forge for Github {
             };
         }
         let v = self.http.parse(Method::Get, &path, &reply)?;
-        let b = self.body(Method::Get, &path);
-        Ok(Some(Issue {
-            number: b.number(&v, "number")?,
-            url: b.required(&v, "html_url")?,
-            title: b.text(&v, "title"),
-            body: b.text(&v, "body"),
-            state: match b.required(&v, "state")?.as_str() {
-                "open" => IssueState::Open,
-                _ => IssueState::Closed,
-            },
-            is_pull_request: !v["pull_request"].is_null(),
-            labels: label_names(&v),
-        }))
+        self.issue_of(&path, &v).map(Some)
     }
 
     fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
@@ -268,6 +328,181 @@ impl Forge for Github {
             .iter()
             .map(|v| self.comment(Method::Get, &path, v))
             .collect()
+    }
+
+    fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>, ForgeError> {
+        let mut path = format!("{}/issues?state=open&per_page=100", self.repo());
+        if !query.labels.is_empty() {
+            path.push_str(&format!("&labels={}", encode(&query.labels.join(","))));
+        }
+        if let Some(title) = &query.milestone {
+            path.push_str(&format!("&milestone={}", self.milestone(title)?));
+        }
+        let items = self.http.all_pages(&path, None)?;
+        let issues = items.iter().map(|v| self.issue_of(&path, v));
+        // The issues listing holds pull requests too.
+        let issues = issues.collect::<Result<Vec<_>, _>>()?;
+        Ok(issues.into_iter().filter(|i| !i.is_pull_request).collect())
+    }
+
+    fn add_labels(&self, issue: u64, labels: &[String]) -> Result<(), ForgeError> {
+        let path = format!("{}/issues/{issue}/labels", self.repo());
+        let request = json!({ "labels": labels });
+        let what = format!("issue {issue}");
+        self.http
+            .json(Method::Post, &path, Some(&request), Some(&what))
+            .map(drop)
+    }
+
+    fn remove_label(&self, issue: u64, label: &str) -> Result<(), ForgeError> {
+        let path = format!("{}/issues/{issue}/labels/{}", self.repo(), encode(label));
+        let reply = self.http.send(Method::Delete, &path, None)?;
+        let what = format!("issue {issue}");
+        match reply.status {
+            200..=299 => Ok(()),
+            // 404 for a label the issue does not carry, once the issue is there.
+            404 if self.issue(issue)?.is_some() => Ok(()),
+            _ => Err(self.http.error(Method::Delete, &path, &reply, Some(&what))),
+        }
+    }
+
+    fn permission(&self, user: &str) -> Result<Permission, ForgeError> {
+        let path = format!("{}/collaborators/{}/permission", self.repo(), encode(user));
+        let reply = self.http.send(Method::Get, &path, None)?;
+        if !reply.ok() {
+            let what = format!("user `{user}`");
+            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
+                ForgeError::NotFound { .. } => Ok(Permission::None),
+                e => Err(e),
+            };
+        }
+        let v = self.http.parse(Method::Get, &path, &reply)?;
+        Ok(permission_of(v["permission"].as_str().unwrap_or("")))
+    }
+
+    fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
+        let path = format!("{}/pulls/{pull}/reviews?per_page=100", self.repo());
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("pull request {pull}")))?;
+        let b = self.body(Method::Get, &path);
+        let review = |v: &Value| {
+            Ok(Review {
+                id: b.number(v, "id")?,
+                author: b.text(v, "user.login"),
+                state: match b.text(v, "state").as_str() {
+                    "APPROVED" => ReviewState::Approved,
+                    "CHANGES_REQUESTED" => ReviewState::ChangesRequested,
+                    "DISMISSED" => ReviewState::Dismissed,
+                    "PENDING" => ReviewState::Pending,
+                    _ => ReviewState::Commented,
+                },
+                body: b.text(v, "body"),
+                submitted_at: b.text(v, "submitted_at"),
+            })
+        };
+        items.iter().map(review).collect()
+    }
+
+    fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError> {
+        let path = format!("{}/pulls/{pull}/comments?per_page=100", self.repo());
+        let items = self
+            .http
+            .all_pages(&path, Some(&format!("pull request {pull}")))?;
+        let b = self.body(Method::Get, &path);
+        let comment = |v: &Value| {
+            Ok(ReviewComment {
+                id: b.number(v, "id")?,
+                author: b.text(v, "user.login"),
+                body: b.text(v, "body"),
+                path: b.required(v, "path")?,
+                // `line` is null on an outdated comment or one on the file.
+                line: v["line"].as_u64(),
+                created_at: b.text(v, "created_at"),
+            })
+        };
+        items.iter().map(comment).collect()
+    }
+
+    fn checks(&self, pull: u64) -> Result<Vec<Check>, ForgeError> {
+        let head = self.pull_request(pull)?;
+        let sha = head.head_sha.unwrap_or(head.head);
+        let path = format!(
+            "{}/commits/{}/check-runs?per_page=100",
+            self.repo(),
+            encode(&sha)
+        );
+        let runs = self.http.all_pages_in(&path, Some("check_runs"), None)?;
+        let b = self.body(Method::Get, &path);
+        let mut checks = Vec::new();
+        for v in &runs {
+            let state = match (
+                b.text(v, "status").as_str(),
+                b.text(v, "conclusion").as_str(),
+            ) {
+                ("completed", "success") => CheckState::Success,
+                ("completed", "failure" | "timed_out" | "action_required" | "startup_failure") => {
+                    CheckState::Failure
+                }
+                ("completed", _) => CheckState::Skipped,
+                _ => CheckState::Pending,
+            };
+            let text = b.text(v, "output.text");
+            let summary = [b.text(v, "output.title"), b.text(v, "output.summary")];
+            checks.push(Check {
+                name: b.required(v, "name")?,
+                state,
+                url: v["html_url"].as_str().map(str::to_string),
+                summary: summary
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": "),
+                log_tail: (!text.is_empty()).then(|| tail(&text)),
+            });
+        }
+        // Statuses come newest first, several per context.
+        let path = format!(
+            "{}/commits/{}/statuses?per_page=100",
+            self.repo(),
+            encode(&sha)
+        );
+        let statuses = self.http.all_pages(&path, None)?;
+        let mut from_statuses = Vec::new();
+        for v in &statuses {
+            from_statuses.push(Check {
+                name: b.required(v, "context")?,
+                state: match b.text(v, "state").as_str() {
+                    "success" => CheckState::Success,
+                    "failure" | "error" => CheckState::Failure,
+                    _ => CheckState::Pending,
+                },
+                url: v["target_url"].as_str().map(str::to_string),
+                summary: b.text(v, "description"),
+                log_tail: None,
+            });
+        }
+        checks.extend(latest_per_name(from_statuses));
+        Ok(checks)
+    }
+
+    fn issue_links(&self, issue: u64) -> Result<Vec<IssueLink>, ForgeError> {
+        let mut links = self.linked(issue, "dependencies/blocked_by", LinkKind::BlockedBy)?;
+        links.extend(self.linked(issue, "dependencies/blocking", LinkKind::Blocks)?);
+        links.extend(self.linked(issue, "sub_issues", LinkKind::Child)?);
+        links.extend(self.linked(issue, "parent", LinkKind::Parent)?);
+        Ok(links)
+    }
+}
+
+/// GitHub's permission names, as `permission` reports them (maintain is
+/// `write`, triage is `read` there).
+fn permission_of(name: &str) -> Permission {
+    match name {
+        "admin" => Permission::Admin,
+        "write" | "maintain" => Permission::Write,
+        "read" | "triage" => Permission::Read,
+        _ => Permission::None,
     }
 }
 

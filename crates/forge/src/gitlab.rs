@@ -7,11 +7,14 @@
 //! 1 commit") are not comments and are left out of listings.
 
 use crate::http::{encode, Http, Method, Scheme};
-use crate::shape::{choose, label_names, prefixed_title, split_draft, with_prefix, Body};
+use crate::shape::{
+    choose, label_names, latest_per_name, prefixed_title, split_draft, tail, with_prefix, Body,
+};
 use crate::{
-    Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueQuery, IssueState,
-    NewPullRequest, Options, Permission, PullRequest, PullRequestUpdate, PullState, Repository,
-    RepositoryInfo, Token,
+    Check, CheckState, Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueLink,
+    IssueQuery, IssueState, LinkKind, NewPullRequest, Options, Permission, PullRequest,
+    PullRequestUpdate, PullState, Repository, RepositoryInfo, Review, ReviewComment, ReviewState,
+    Token,
 };
 use serde_json::{json, Value};
 
@@ -294,7 +297,11 @@ impl Forge for Gitlab {
     fn permission(&self, user: &str) -> Result<Permission, ForgeError> {
         let path = format!("/users?username={}", encode(user));
         let users = self.http.json(Method::Get, &path, None, None)?;
-        let Some(id) = users.as_array().and_then(|u| u.first()).and_then(|u| u["id"].as_u64()) else {
+        let Some(id) = users
+            .as_array()
+            .and_then(|u| u.first())
+            .and_then(|u| u["id"].as_u64())
+        else {
             return Ok(Permission::None);
         };
         // `all` counts members inherited from the groups above.
@@ -314,5 +321,137 @@ impl Forge for Gitlab {
             10..=29 => Permission::Read,
             _ => Permission::None,
         })
+    }
+
+    fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
+        let path = format!("{}/merge_requests/{pull}/approvals", self.project());
+        let what = format!("merge request {pull}");
+        let v = self.http.json(Method::Get, &path, None, Some(&what))?;
+        let b = self.body(Method::Get, &path);
+        let approvers = v["approved_by"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        approvers
+            .iter()
+            .map(|a| {
+                Ok(Review {
+                    id: b.number(a, "user.id")?,
+                    author: b.text(a, "user.username"),
+                    state: ReviewState::Approved,
+                    body: String::new(),
+                    submitted_at: String::new(),
+                })
+            })
+            .collect()
+    }
+
+    fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError> {
+        let path = format!(
+            "{}/merge_requests/{pull}/discussions?per_page=100",
+            self.project()
+        );
+        let what = format!("merge request {pull}");
+        let discussions = self.http.all_pages(&path, Some(&what))?;
+        let b = self.body(Method::Get, &path);
+        let mut comments = Vec::new();
+        // A comment on the diff is a note with a `position`.
+        let notes = discussions
+            .iter()
+            .flat_map(|d| d["notes"].as_array().into_iter().flatten());
+        for n in
+            notes.filter(|n| n["position"].is_object() && !n["system"].as_bool().unwrap_or(false))
+        {
+            let position = &n["position"];
+            let path = position["new_path"]
+                .as_str()
+                .or(position["old_path"].as_str());
+            comments.push(ReviewComment {
+                id: b.number(n, "id")?,
+                author: b.text(n, "author.username"),
+                body: b.text(n, "body"),
+                path: path.unwrap_or("").to_string(),
+                line: position["new_line"].as_u64(),
+                created_at: b.text(n, "created_at"),
+            });
+        }
+        Ok(comments)
+    }
+
+    fn checks(&self, pull: u64) -> Result<Vec<Check>, ForgeError> {
+        let path = format!("{}/merge_requests/{pull}/pipelines", self.project());
+        let what = format!("merge request {pull}");
+        // The latest pipeline comes first.
+        let pipelines = self.http.json(Method::Get, &path, None, Some(&what))?;
+        let Some(latest) = pipelines.as_array().and_then(|p| p.first()) else {
+            return Ok(Vec::new());
+        };
+        let id = self.body(Method::Get, &path).number(latest, "id")?;
+        let path = format!("{}/pipelines/{id}/jobs?per_page=100", self.project());
+        let mut jobs = self.http.all_pages(&path, None)?;
+        // A job run again keeps its name: the latest (highest id) counts.
+        jobs.sort_by_key(|j| std::cmp::Reverse(j["id"].as_u64().unwrap_or(0)));
+        let b = self.body(Method::Get, &path);
+        let mut checks = Vec::new();
+        for j in &jobs {
+            let state = match b.text(j, "status").as_str() {
+                "success" => CheckState::Success,
+                "failed" => CheckState::Failure,
+                "canceled" | "skipped" | "manual" => CheckState::Skipped,
+                _ => CheckState::Pending,
+            };
+            checks.push(Check {
+                name: b.required(j, "name")?,
+                state,
+                url: j["web_url"].as_str().map(str::to_string),
+                summary: b.text(j, "stage"),
+                log_tail: None,
+            });
+        }
+        let mut checks = latest_per_name(checks);
+        for check in checks.iter_mut().filter(|c| c.state == CheckState::Failure) {
+            let job = jobs
+                .iter()
+                .find(|j| j["name"].as_str() == Some(&check.name));
+            if let Some(job_id) = job.and_then(|j| j["id"].as_u64()) {
+                let trace = format!("{}/jobs/{job_id}/trace", self.project());
+                let reply = self.http.send(Method::Get, &trace, None)?;
+                check.log_tail = reply.ok().then(|| tail(&reply.body));
+            }
+        }
+        Ok(checks)
+    }
+
+    fn issue_links(&self, issue: u64) -> Result<Vec<IssueLink>, ForgeError> {
+        let path = format!("{}/issues/{issue}/links", self.project());
+        let what = format!("issue {issue}");
+        let v = self.http.json(Method::Get, &path, None, Some(&what))?;
+        let b = self.body(Method::Get, &path);
+        let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let mut links = Vec::new();
+        for l in items {
+            // `references.full` is `group/project#12`.
+            let full = b.text(l, "references.full");
+            let repository = full
+                .rsplit_once('#')
+                .map(|(r, _)| r.to_string())
+                .filter(|r| {
+                    !r.is_empty() && !r.eq_ignore_ascii_case(self.http.repository.as_str())
+                });
+            links.push(IssueLink {
+                kind: match b.text(l, "link_type").as_str() {
+                    "blocks" => LinkKind::Blocks,
+                    "is_blocked_by" => LinkKind::BlockedBy,
+                    _ => LinkKind::Related,
+                },
+                number: b.number(l, "iid")?,
+                repository,
+                state: match b.text(l, "state").as_str() {
+                    "opened" => IssueState::Open,
+                    _ => IssueState::Closed,
+                },
+            });
+        }
+        Ok(links)
     }
 }

@@ -495,6 +495,17 @@ impl Http {
     /// Every item of a listing, following `Link: <…>; rel="next"` (GitHub,
     /// Forgejo) or `x-next-page` (GitLab) to the last page.
     pub fn all_pages(&self, first: &str, what: Option<&str>) -> Result<Vec<Value>, ForgeError> {
+        self.all_pages_in(first, None, what)
+    }
+
+    /// Every item of a listing whose pages are objects holding the items
+    /// under `key` (GitHub's `check_runs`), or arrays when `key` is `None`.
+    pub fn all_pages_in(
+        &self,
+        first: &str,
+        key: Option<&str>,
+        what: Option<&str>,
+    ) -> Result<Vec<Value>, ForgeError> {
         let mut items = Vec::new();
         let mut next = Some(first.to_string());
         let mut pages = 0;
@@ -507,7 +518,11 @@ impl Http {
             if !reply.ok() {
                 return Err(self.error(Method::Get, &path, &reply, what));
             }
-            match self.parse(Method::Get, &path, &reply)? {
+            let mut page = self.parse(Method::Get, &path, &reply)?;
+            if let Some(key) = key {
+                page = page[key].take();
+            }
+            match page {
                 Value::Array(page) => items.extend(page),
                 _ => return Err(self.response_error(Method::Get, &path, "expected a JSON array")),
             }

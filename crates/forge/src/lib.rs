@@ -91,6 +91,24 @@ pub trait Forge: Send + Sync + std::fmt::Debug {
     /// What `user` (a login) may do in the repository; `None` for a user
     /// the forge does not know.
     fn permission(&self, user: &str) -> Result<Permission, ForgeError>;
+
+    /// A pull request's reviews, oldest first (GitLab: its approvals).
+    fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError>;
+
+    /// The comments on files and lines of a pull request's diff, oldest
+    /// first.
+    fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError>;
+
+    /// The checks of a pull request's head commit, the latest of each
+    /// name: GitHub check runs and commit statuses, the jobs of GitLab's
+    /// latest pipeline for the merge request, Forgejo commit statuses.
+    fn checks(&self, pull: u64) -> Result<Vec<Check>, ForgeError>;
+
+    /// The issues linked to an issue by the forge itself: GitHub's
+    /// blocked-by, blocking, sub-issues and parent; GitLab's issue links;
+    /// Forgejo's dependencies and blocks. An API the forge does not have
+    /// (an older server) lists nothing.
+    fn issue_links(&self, issue: u64) -> Result<Vec<IssueLink>, ForgeError>;
 }
 
 /// Where a forge is and who speaks to it.

@@ -1,7 +1,7 @@
 //! Reading the forges' JSON: the small helpers every client shares.
 
 use crate::http::{Http, Method};
-use crate::{ForgeError, PullRequest, PullRequestUpdate, PullState};
+use crate::{Check, ForgeError, PullRequest, PullRequestUpdate, PullState};
 use serde_json::Value;
 
 /// A JSON body being read, with what to say when it does not fit.
@@ -107,9 +107,42 @@ pub(crate) fn prefixed_title(
     Ok(Some(with_prefix(&title, draft, prefix)))
 }
 
+/// The last lines of a log: at most 50 lines and 8,000 characters.
+pub(crate) fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let mut kept = lines[lines.len().saturating_sub(50)..].join("\n");
+    if kept.len() > 8000 {
+        let mut cut = kept.len() - 8000;
+        while !kept.is_char_boundary(cut) {
+            cut += 1;
+        }
+        kept = kept[cut..].to_string();
+    }
+    kept
+}
+
+/// The checks with the latest of each name kept: `checks` is newest first.
+pub(crate) fn latest_per_name(checks: Vec<Check>) -> Vec<Check> {
+    let mut kept: Vec<Check> = Vec::new();
+    for c in checks {
+        if !kept.iter().any(|k| k.name == c.name) {
+            kept.push(c);
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_is_the_last_fifty_lines() {
+        let log: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+        let t = tail(&log);
+        assert!(t.starts_with("line 11\n") && t.ends_with("line 60"), "{t}");
+        assert_eq!(tail(&"é".repeat(5000)).chars().count(), 4000);
+    }
 
     #[test]
     fn draft_prefixes_are_split_without_case() {

@@ -29,6 +29,15 @@ impl ForgeKind {
         }
     }
 
+    /// The forge's name in prose: `GitHub`, `GitLab`, `Forgejo`.
+    pub fn title(self) -> &'static str {
+        match self {
+            ForgeKind::Github => "GitHub",
+            ForgeKind::Gitlab => "GitLab",
+            ForgeKind::Forgejo => "Forgejo",
+        }
+    }
+
     /// What the forge calls a pull request ("merge request" on GitLab).
     pub fn pull_request_noun(self) -> &'static str {
         match self {

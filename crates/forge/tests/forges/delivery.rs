@@ -77,6 +77,12 @@ fn a_second_pull_request_for_the_same_head_is_refused_and_the_open_one_found() {
             "{api:?}: {message}"
         );
         assert_eq!(s.fake.pulls(REPO).len(), 1);
+        if api == Api::Github {
+            assert_eq!(
+                err.to_string(),
+                "GitHub refused the request (422): Validation Failed; A pull request already exists for acme:planwright/run-1."
+            );
+        }
 
         // Closed, then opened anew: the open one is the one found.
         s.fake.close_pull(REPO, 1);

@@ -54,6 +54,16 @@ fn a_refused_token_names_the_scopes_the_forge_needs() {
         let ForgeError::Unauthorized { status: 401, .. } = err else {
             panic!("{api:?}: {err:?}");
         };
+        let title = match api {
+            Api::Github => "GitHub",
+            Api::Gitlab => "GitLab",
+            Api::Forgejo => "Forgejo",
+        };
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{title} refused the token (401): ")),
+            "{err}"
+        );
         let hint = err.hint().unwrap();
         let scope = match api {
             Api::Github => "`repo`",

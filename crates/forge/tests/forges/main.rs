@@ -7,6 +7,7 @@
 mod delivery;
 mod errors;
 mod feedback;
+mod live;
 
 use planwright_forge::{
     connect, connect_with, CommentOn, Endpoint, Forge, ForgeError, ForgeKind, IssueState,

@@ -13,8 +13,9 @@
 //! head and base, 422 when head and base are the same branch.
 
 use super::server::{decode, Incoming, Outgoing};
-use super::state::{Item, PullPart, Repo, State};
+use super::state::{Item, Link, PullPart, Repo, State};
 use super::{FakeComment, BOT};
+use super::{Outcome, Verdict};
 use serde_json::{json, Value};
 
 fn not_found(origin: &str) -> Outgoing {
@@ -41,12 +42,15 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
         return not_found(&origin);
     };
     let full_name = format!("{owner}/{name}");
-    let Some(repo) = state.repo(&full_name) else {
-        return not_found(&origin);
-    };
     let at = Place {
         origin: &origin,
         repo: &full_name,
+    };
+    if let Some(answer) = feedback(state, req, &at, rest) {
+        return answer;
+    }
+    let Some(repo) = state.repo(&full_name) else {
+        return not_found(&origin);
     };
     let answer = match (req.method.as_str(), rest) {
         ("GET", []) => Some(Outgoing::json(200, repository(&at, repo))),
@@ -59,29 +63,6 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.pull_item_mut(n))
             .map(|i| Outgoing::json(200, pull(&at, i))),
         ("PATCH", ["pulls", n]) => number(n).and_then(|n| edit(&at, repo, n, &req.json())),
-        ("GET", ["issues"]) => {
-            let items = list_issues(&at, repo, req);
-            return state.page(req, items);
-        }
-        ("GET", ["milestones"]) => {
-            let items = repo
-                .milestones
-                .iter()
-                .enumerate()
-                .map(|(i, t)| json!({"id": i + 1, "title": t, "state": "open"}))
-                .collect();
-            return state.page(req, items);
-        }
-        ("GET", ["labels"]) => {
-            let items = repo.labels.iter().enumerate().map(|(i, l)| label(i as u64 + 1, l)).collect();
-            return state.page(req, items);
-        }
-        ("POST", ["labels"]) => Some(create_label(repo, &req.json())),
-        ("POST", ["issues", n, "labels"]) => number(n).and_then(|n| add_labels(repo, n, &req.json())),
-        ("DELETE", ["issues", n, "labels", id]) => {
-            number(n).and_then(|n| remove_label(repo, n, number(id)?))
-        }
-        ("GET", ["collaborators", login, "permission"]) => Some(permission(repo, &decode(login), &origin)),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, i))),
@@ -360,7 +341,12 @@ fn add_labels(repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
     let shown: Vec<Value> = item
         .labels
         .iter()
-        .map(|l| label(all.iter().position(|x| x == l).map_or(0, |i| i as u64 + 1), l))
+        .map(|l| {
+            label(
+                all.iter().position(|x| x == l).map_or(0, |i| i as u64 + 1),
+                l,
+            )
+        })
         .collect();
     Some(Outgoing::json(200, Value::Array(shown)))
 }
@@ -369,12 +355,7 @@ fn remove_label(repo: &mut Repo, number: u64, id: u64) -> Option<Outgoing> {
     let name = repo.labels.get((id as usize).wrapping_sub(1))?.clone();
     let item = repo.issues.get_mut(&number)?;
     item.labels.retain(|l| *l != name);
-    Some(Outgoing {
-        status: 204,
-        headers: Vec::new(),
-        body: None,
-        hang_up: false,
-    })
+    Some(Outgoing::empty(204))
 }
 
 fn permission(repo: &Repo, login: &str, origin: &str) -> Outgoing {
@@ -386,5 +367,169 @@ fn permission(repo: &Repo, login: &str, origin: &str) -> Outgoing {
         "maintain" | "write" => "write",
         _ => "read",
     };
-    Outgoing::json(200, json!({"permission": permission, "role_name": permission, "user": user(login)}))
+    Outgoing::json(
+        200,
+        json!({"permission": permission, "role_name": permission, "user": user(login)}),
+    )
+}
+
+fn review(at: &Place, item: &Item, r: &super::FakeReview) -> Value {
+    let state = match r.verdict {
+        Verdict::Approve => "APPROVED",
+        Verdict::RequestChanges => "REQUEST_CHANGES",
+        Verdict::Comment => "COMMENT",
+    };
+    let count = item
+        .review_comments
+        .iter()
+        .filter(|c| c.review_id == r.id)
+        .count();
+    json!({
+        "id": r.id,
+        "user": user(&r.author),
+        "body": r.body,
+        "state": state,
+        "commit_id": item.pull.as_ref().map(|p| p.head_sha.clone()),
+        "stale": false,
+        "official": true,
+        "dismissed": false,
+        "comments_count": count,
+        "submitted_at": r.submitted_at,
+        "html_url": format!("{}/{}/pulls/{}#issuecomment-{}", at.origin, at.repo, item.number, r.id),
+    })
+}
+
+fn review_comment(at: &Place, pull: u64, c: &super::FakeReviewComment) -> Value {
+    json!({
+        "id": c.id,
+        "body": c.body,
+        "user": user(&c.author),
+        "pull_request_review_id": c.review_id,
+        "path": c.path,
+        "position": c.line.unwrap_or(0),
+        "original_position": 0,
+        "created_at": c.created_at,
+        "updated_at": c.created_at,
+        "html_url": format!("{}/{}/pulls/{pull}/files#issuecomment-{}", at.origin, at.repo, c.id),
+    })
+}
+
+fn status(c: &super::FakeCheck, origin: &str) -> Value {
+    let status = match c.outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+        Outcome::Pending => "pending",
+    };
+    json!({
+        "id": c.id,
+        "status": status,
+        "context": c.name,
+        "description": c.summary,
+        "target_url": format!("{origin}/actions/runs/{}", c.id),
+        "creator": user(BOT),
+        "created_at": "2026-01-01T00:00:00Z",
+    })
+}
+
+/// The routes of the pull-request loop: reviews, review comments, checks,
+/// issue links, issues by label and milestone, labels, permissions.
+/// `None` when the request is none of them.
+fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Option<Outgoing> {
+    let repo = state.repo(at.repo)?;
+    let answer = match (req.method.as_str(), rest) {
+        ("GET", ["pulls", n, "reviews"]) => {
+            let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
+                return Some(not_found(at.origin));
+            };
+            let items = item.reviews.iter().map(|r| review(at, item, r)).collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["pulls", n, "reviews", rid, "comments"]) => {
+            let item = number(n).and_then(|n| repo.pull_item_mut(n));
+            let rid = number(rid);
+            item.filter(|i| i.reviews.iter().any(|r| Some(r.id) == rid))
+                .map(|i| {
+                    let found: Vec<Value> = i
+                        .review_comments
+                        .iter()
+                        .filter(|c| Some(c.review_id) == rid)
+                        .map(|c| review_comment(at, i.number, c))
+                        .collect();
+                    Outgoing::json(200, Value::Array(found))
+                })
+        }
+        ("GET", ["commits", sha, "statuses"]) => {
+            let items: Vec<Value> = repo
+                .pull_at(sha)
+                .map(|i| {
+                    i.checks
+                        .iter()
+                        .rev()
+                        .map(|c| status(c, at.origin))
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["issues", n, which @ ("dependencies" | "blocks")]) => {
+            let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
+                return Some(not_found(at.origin));
+            };
+            let blocked_by = *which == "dependencies";
+            let others: Vec<u64> = repo
+                .links
+                .iter()
+                .filter(|(_, _, k)| *k == Link::Blocks)
+                .filter_map(|(a, b, _)| match blocked_by {
+                    true if *b == n => Some(*a),
+                    false if *a == n => Some(*b),
+                    _ => None,
+                })
+                .collect();
+            let items = others
+                .iter()
+                .filter_map(|o| repo.issues.get(o))
+                .map(|i| {
+                    let mut v = issue(at, i);
+                    v["repository"] = json!({"id": repo.id, "full_name": repo.full_name});
+                    v
+                })
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["issues"]) => {
+            let items = list_issues(at, repo, req);
+            return Some(state.page(req, items));
+        }
+        ("GET", ["milestones"]) => {
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .map(|(i, t)| json!({"id": i + 1, "title": t, "state": "open"}))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["labels"]) => {
+            let items = repo
+                .labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| label(i as u64 + 1, l))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("POST", ["labels"]) => Some(create_label(repo, &req.json())),
+        ("POST", ["issues", n, "labels"]) => {
+            number(n).and_then(|n| add_labels(repo, n, &req.json()))
+        }
+        ("DELETE", ["issues", n, "labels", id]) => {
+            number(n).and_then(|n| remove_label(repo, n, number(id)?))
+        }
+        ("GET", ["collaborators", login, "permission"]) => {
+            Some(permission(repo, &decode(login), at.origin))
+        }
+        _ => return None,
+    };
+    Some(answer.unwrap_or_else(|| not_found(at.origin)))
 }

@@ -13,8 +13,9 @@
 //! request of the same head.
 
 use super::server::{decode, Incoming, Outgoing};
-use super::state::{Item, PullPart, Repo, State};
+use super::state::{Item, Link, PullPart, Repo, State};
 use super::BOT;
+use super::{Outcome, Verdict};
 use serde_json::{json, Value};
 
 const DOCS: &str = "https://docs.github.com/rest";
@@ -44,12 +45,15 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
         return not_found();
     };
     let full_name = format!("{owner}/{name}");
-    let Some(repo) = state.repo(&full_name) else {
-        return not_found();
-    };
     let at = Place {
         origin: &origin,
         repo: &full_name,
+    };
+    if let Some(answer) = feedback(state, req, &at, rest) {
+        return answer;
+    }
+    let Some(repo) = state.repo(&full_name) else {
+        return not_found();
     };
     let answer = match (req.method.as_str(), rest) {
         ("GET", []) => Some(Outgoing::json(200, repository(&at, repo))),
@@ -62,22 +66,6 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.pull_item_mut(n))
             .map(|i| Outgoing::json(200, pull(&at, i, true))),
         ("PATCH", ["pulls", n]) => number(n).and_then(|n| edit_pull(&at, repo, n, &req.json())),
-        ("GET", ["issues"]) => {
-            let items = list_issues(&at, repo, req);
-            return state.page(req, items);
-        }
-        ("GET", ["milestones"]) => {
-            let items = repo
-                .milestones
-                .iter()
-                .enumerate()
-                .map(|(i, t)| json!({"number": i + 1, "title": t, "state": "open"}))
-                .collect();
-            return state.page(req, items);
-        }
-        ("POST", ["issues", n, "labels"]) => number(n).and_then(|n| add_labels(repo, n, &req.json())),
-        ("DELETE", ["issues", n, "labels", name]) => number(n).and_then(|n| remove_label(repo, n, &decode(name))),
-        ("GET", ["collaborators", login, "permission"]) => Some(permission(repo, &decode(login))),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, i))),
@@ -185,6 +173,7 @@ fn issue(at: &Place, item: &Item) -> Value {
         "id": item.number + 200_000,
         "node_id": format!("I_{}", item.number),
         "url": format!("{}/repos/{}/issues/{}", at.origin, at.repo, item.number),
+        "repository_url": format!("{}/repos/{}", at.origin, at.repo),
         "html_url": format!("{}/{}/issues/{}", at.origin, at.repo, item.number),
         "number": item.number,
         "state": if item.open { "open" } else { "closed" },
@@ -378,14 +367,22 @@ fn list_issues(at: &Place, repo: &Repo, req: &Incoming) -> Vec<Value> {
 }
 
 fn labels_of(item: &Item) -> Value {
-    json!(item.labels.iter().map(|l| json!({"name": l, "color": "ededed"})).collect::<Vec<_>>())
+    json!(item
+        .labels
+        .iter()
+        .map(|l| json!({"name": l, "color": "ededed"}))
+        .collect::<Vec<_>>())
 }
 
 fn add_labels(repo: &mut Repo, number: u64, body: &Value) -> Option<Outgoing> {
     repo.issues.get(&number)?;
     let names: Vec<String> = body["labels"]
         .as_array()
-        .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|l| l.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     for name in &names {
         // GitHub makes a label the repository lacks.
@@ -405,7 +402,10 @@ fn remove_label(repo: &mut Repo, number: u64, name: &str) -> Option<Outgoing> {
     let before = item.labels.len();
     item.labels.retain(|l| l != name);
     if item.labels.len() == before {
-        return Some(Outgoing::json(404, json!({"message": "Label does not exist", "documentation_url": DOCS, "status": "404"})));
+        return Some(Outgoing::json(
+            404,
+            json!({"message": "Label does not exist", "documentation_url": DOCS, "status": "404"}),
+        ));
     }
     Some(Outgoing::json(200, labels_of(item)))
 }
@@ -417,5 +417,185 @@ fn permission(repo: &Repo, login: &str) -> Outgoing {
         "triage" => "read",
         other => other,
     };
-    Outgoing::json(200, json!({"permission": permission, "role_name": role, "user": user(login)}))
+    Outgoing::json(
+        200,
+        json!({"permission": permission, "role_name": role, "user": user(login)}),
+    )
+}
+
+/// The issues linked to `n` by `kind`: those before it (`a` of `(a, n)`)
+/// when `before`, else those after it.
+fn linked(repo: &Repo, n: u64, kind: Link, before: bool) -> Vec<u64> {
+    repo.links
+        .iter()
+        .filter(|(_, _, k)| *k == kind)
+        .filter_map(|(a, b, _)| match before {
+            true if *b == n => Some(*a),
+            false if *a == n => Some(*b),
+            _ => None,
+        })
+        .collect()
+}
+
+fn review(at: &Place, pull: u64, r: &super::FakeReview) -> Value {
+    let state = match r.verdict {
+        Verdict::Approve => "APPROVED",
+        Verdict::RequestChanges => "CHANGES_REQUESTED",
+        Verdict::Comment => "COMMENTED",
+    };
+    json!({
+        "id": r.id,
+        "node_id": format!("PRR_{}", r.id),
+        "user": user(&r.author),
+        "body": r.body,
+        "state": state,
+        "html_url": format!("{}/{}/pull/{pull}#pullrequestreview-{}", at.origin, at.repo, r.id),
+        "submitted_at": r.submitted_at,
+        "author_association": "MEMBER",
+    })
+}
+
+fn review_comment(at: &Place, pull: u64, c: &super::FakeReviewComment) -> Value {
+    json!({
+        "id": c.id,
+        "pull_request_review_id": c.review_id,
+        "path": c.path,
+        "line": c.line,
+        "original_line": c.line,
+        "side": "RIGHT",
+        "subject_type": if c.line.is_some() { "line" } else { "file" },
+        "user": user(&c.author),
+        "body": c.body,
+        "created_at": c.created_at,
+        "updated_at": c.created_at,
+        "html_url": format!("{}/{}/pull/{pull}#discussion_r{}", at.origin, at.repo, c.id),
+    })
+}
+
+fn check_run(at: &Place, sha: &str, c: &super::FakeCheck) -> Value {
+    let (status, conclusion) = match c.outcome {
+        Outcome::Success => ("completed", json!("success")),
+        Outcome::Failure => ("completed", json!("failure")),
+        Outcome::Pending => ("in_progress", Value::Null),
+    };
+    json!({
+        "id": c.id,
+        "name": c.name,
+        "head_sha": sha,
+        "status": status,
+        "conclusion": conclusion,
+        "html_url": format!("{}/{}/runs/{}", at.origin, at.repo, c.id),
+        "details_url": format!("{}/{}/runs/{}", at.origin, at.repo, c.id),
+        "output": {"title": c.summary, "summary": "", "text": if c.log.is_empty() { Value::Null } else { json!(c.log) }},
+    })
+}
+
+/// The latest check of each name, newest first (`filter=latest`, GitHub's
+/// default).
+fn latest(checks: &[super::FakeCheck]) -> Vec<&super::FakeCheck> {
+    let mut kept: Vec<&super::FakeCheck> = Vec::new();
+    for c in checks.iter().rev() {
+        if !kept.iter().any(|k| k.name == c.name) {
+            kept.push(c);
+        }
+    }
+    kept
+}
+
+/// The routes of the pull-request loop: reviews, review comments, checks,
+/// issue links, issues by label and milestone, labels, permissions.
+/// `None` when the request is none of them.
+fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Option<Outgoing> {
+    let repo = state.repo(at.repo)?;
+    let answer = match (req.method.as_str(), rest) {
+        ("GET", ["pulls", n, "reviews"]) => {
+            let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
+                return Some(not_found());
+            };
+            let items = item
+                .reviews
+                .iter()
+                .map(|r| review(at, item.number, r))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["pulls", n, "comments"]) => {
+            let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
+                return Some(not_found());
+            };
+            let items = item
+                .review_comments
+                .iter()
+                .map(|c| review_comment(at, item.number, c))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["commits", sha, "check-runs"]) => {
+            let runs: Vec<Value> = repo
+                .pull_at(sha)
+                .map(|i| {
+                    latest(&i.checks)
+                        .into_iter()
+                        .map(|c| check_run(at, sha, c))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let total = runs.len();
+            let mut out = state.page(req, runs);
+            out.body = Some(json!({"total_count": total, "check_runs": out.body.take()}));
+            return Some(out);
+        }
+        // The fake's checks are check runs; it keeps no commit statuses.
+        ("GET", ["commits", _, "statuses"]) => return Some(state.page(req, Vec::new())),
+        ("GET", ["issues", n, "dependencies", which @ ("blocked_by" | "blocking")]) => {
+            let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
+                return Some(not_found());
+            };
+            let others = linked(repo, n, Link::Blocks, *which == "blocked_by");
+            let items = others
+                .iter()
+                .filter_map(|o| repo.issues.get(o))
+                .map(|i| issue(at, i))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["issues", n, "sub_issues"]) => {
+            let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
+                return Some(not_found());
+            };
+            let children = linked(repo, n, Link::Parent, false);
+            let items = children
+                .iter()
+                .filter_map(|o| repo.issues.get(o))
+                .map(|i| issue(at, i))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["issues", n, "parent"]) => number(n)
+            .and_then(|n| linked(repo, n, Link::Parent, true).first().copied())
+            .and_then(|p| repo.issues.get(&p))
+            .map(|i| Outgoing::json(200, issue(at, i))),
+        ("GET", ["issues"]) => {
+            let items = list_issues(at, repo, req);
+            return Some(state.page(req, items));
+        }
+        ("GET", ["milestones"]) => {
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .map(|(i, t)| json!({"number": i + 1, "title": t, "state": "open"}))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("POST", ["issues", n, "labels"]) => {
+            number(n).and_then(|n| add_labels(repo, n, &req.json()))
+        }
+        ("DELETE", ["issues", n, "labels", name]) => {
+            number(n).and_then(|n| remove_label(repo, n, &decode(name)))
+        }
+        ("GET", ["collaborators", login, "permission"]) => Some(permission(repo, &decode(login))),
+        _ => return None,
+    };
+    Some(answer.unwrap_or_else(not_found))
 }

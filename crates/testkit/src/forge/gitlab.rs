@@ -13,8 +13,9 @@
 //! branch, as GitLab's API does; changing a description adds a system note.
 
 use super::server::{decode, Incoming, Outgoing};
-use super::state::{Item, PullPart, Repo, State};
+use super::state::{Item, Link, PullPart, Repo, State};
 use super::{FakeComment, BOT};
+use super::{Outcome, Verdict};
 use serde_json::{json, Value};
 
 fn not_found(what: &str) -> Outgoing {
@@ -42,10 +43,16 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let ["projects", id, rest @ ..] = segments.as_slice() else {
         return not_found("");
     };
-    let Some(repo) = state.repo(&decode(id)) else {
+    let Some(full_name) = state.repo(&decode(id)).map(|r| r.full_name.clone()) else {
         return not_found("Project");
     };
-    let at = format!("{origin}/{}", repo.full_name);
+    let at = format!("{origin}/{full_name}");
+    if let Some(answer) = feedback(state, req, &at, id, rest) {
+        return answer;
+    }
+    let Some(repo) = state.repo(&full_name) else {
+        return not_found("Project");
+    };
     let answer = match (req.method.as_str(), rest) {
         ("GET", []) => Some(Outgoing::json(200, project(&at, repo))),
         ("GET", ["merge_requests"]) => {
@@ -57,29 +64,6 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
             .and_then(|n| repo.merge_requests.get(&n))
             .map(|i| Outgoing::json(200, merge_request(&at, repo.id, i))),
         ("PUT", ["merge_requests", n]) => number(n).and_then(|n| edit(&at, repo, n, &req.json())),
-        ("GET", ["issues"]) => {
-            let labels: Vec<String> = req
-                .query("labels")
-                .map(|l| l.split(',').map(str::to_string).collect())
-                .unwrap_or_default();
-            let milestone = req.query("milestone");
-            let open = repo.open_issues(&labels, milestone.as_deref());
-            let items = open.into_iter().rev().map(|i| issue(&at, repo.id, i)).collect();
-            return state.page(req, items);
-        }
-        ("GET", ["milestones"]) => {
-            let title = req.query("title");
-            let items = repo
-                .milestones
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| title.as_deref().is_none_or(|x| x == t.as_str()))
-                .map(|(i, t)| json!({"id": i + 1000, "iid": i + 1, "title": t, "state": "active"}))
-                .collect();
-            return state.page(req, items);
-        }
-        ("PUT", ["issues", n]) => number(n).and_then(|n| edit_issue(&at, repo, n, &req.json())),
-        ("GET", ["members", "all", id]) => Some(member(repo, id)),
         ("GET", ["issues", n]) => number(n)
             .and_then(|n| repo.issues.get(&n))
             .map(|i| Outgoing::json(200, issue(&at, repo.id, i))),
@@ -313,7 +297,12 @@ fn edit_issue(at: &str, repo: &mut Repo, number: u64, body: &Value) -> Option<Ou
     let split = |k: &str| -> Vec<String> {
         body[k]
             .as_str()
-            .map(|s| s.split(',').filter(|l| !l.is_empty()).map(str::to_string).collect())
+            .map(|s| {
+                s.split(',')
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let (add, remove) = (split("add_labels"), split("remove_labels"));
@@ -341,11 +330,7 @@ fn user_id(login: &str) -> u64 {
 /// `GET /users?username=…`: the collaborators of any project, and the bot.
 fn users(state: &State, req: &Incoming) -> Outgoing {
     let name = req.query("username").unwrap_or_default();
-    let known = name == BOT
-        || state
-            .repos
-            .iter()
-            .any(|r| r.permission_of(&name).is_some());
+    let known = name == BOT || state.repos.iter().any(|r| r.permission_of(&name).is_some());
     let found: Vec<Value> = if known {
         vec![json!({"id": user_id(&name), "username": name, "name": name, "state": "active"})]
     } else {
@@ -368,5 +353,204 @@ fn member(repo: &Repo, id: &str) -> Outgoing {
         "triage" => 20,
         _ => 10,
     };
-    Outgoing::json(200, json!({"id": user_id(login), "username": login, "access_level": level, "state": "active"}))
+    Outgoing::json(
+        200,
+        json!({"id": user_id(login), "username": login, "access_level": level, "state": "active"}),
+    )
+}
+
+/// A merge request's pipeline id: this plus its iid.
+const PIPELINE: u64 = 500;
+
+fn approvals(project_id: u64, item: &Item) -> Value {
+    let by: Vec<Value> = item
+        .reviews
+        .iter()
+        .filter(|r| r.verdict == Verdict::Approve)
+        .map(|r| json!({"user": {"id": r.id, "username": r.author, "name": r.author}}))
+        .collect();
+    json!({
+        "id": item.number + 100_000,
+        "iid": item.number,
+        "project_id": project_id,
+        "approved": !by.is_empty(),
+        "approved_by": by,
+    })
+}
+
+/// The merge request's notes as GitLab's discussions: each comment an
+/// individual note, each review comment a diff note with a position.
+fn discussions(item: &Item) -> Vec<Value> {
+    let mut found: Vec<(String, Value)> = item
+        .comments
+        .iter()
+        .map(|c| {
+            let mut n = note(c, "MergeRequest", item.number);
+            n["type"] = Value::Null;
+            let d = json!({"id": format!("{:040x}", c.id), "individual_note": true, "notes": [n]});
+            (c.created_at.clone(), d)
+        })
+        .collect();
+    for c in &item.review_comments {
+        let n = json!({
+            "id": c.id,
+            "type": "DiffNote",
+            "body": c.body,
+            "author": user(&c.author),
+            "created_at": c.created_at,
+            "system": false,
+            "noteable_type": "MergeRequest",
+            "position": {
+                "position_type": if c.line.is_some() { "text" } else { "file" },
+                "new_path": c.path,
+                "old_path": c.path,
+                "new_line": c.line,
+                "old_line": Value::Null,
+            },
+        });
+        let d = json!({"id": format!("{:040x}", c.id), "individual_note": false, "notes": [n]});
+        found.push((c.created_at.clone(), d));
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found.into_iter().map(|(_, d)| d).collect()
+}
+
+fn status_of(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failed",
+        Outcome::Pending => "running",
+    }
+}
+
+fn pipelines(at: &str, project_id: u64, item: &Item) -> Value {
+    if item.checks.is_empty() {
+        return json!([]);
+    }
+    let p = item.pull.as_ref().expect("a merge request");
+    let failed = item.checks.iter().any(|c| c.outcome == Outcome::Failure);
+    let id = PIPELINE + item.number;
+    json!([{
+        "id": id,
+        "iid": item.number,
+        "project_id": project_id,
+        "sha": p.head_sha,
+        "ref": p.head,
+        "status": if failed { "failed" } else { "success" },
+        "source": "merge_request_event",
+        "web_url": format!("{at}/-/pipelines/{id}"),
+    }])
+}
+
+fn job(at: &str, c: &super::FakeCheck) -> Value {
+    json!({
+        "id": c.id,
+        "name": c.name,
+        "stage": if c.summary.is_empty() { "test" } else { c.summary.as_str() },
+        "status": status_of(c.outcome),
+        "web_url": format!("{at}/-/jobs/{}", c.id),
+    })
+}
+
+fn links(at: &str, repo: &Repo, n: u64) -> Value {
+    let mut found = Vec::new();
+    for (a, b, kind) in &repo.links {
+        let (other, link_type) = match (kind, *a == n, *b == n) {
+            (Link::Blocks, true, _) => (*b, "blocks"),
+            (Link::Blocks, _, true) => (*a, "is_blocked_by"),
+            (Link::Relates, true, _) => (*b, "relates_to"),
+            (Link::Relates, _, true) => (*a, "relates_to"),
+            // GitLab has no sub-issues of issues.
+            _ => continue,
+        };
+        let Some(item) = repo.issues.get(&other) else {
+            continue;
+        };
+        let mut v = issue(at, repo.id, item);
+        v["link_type"] = json!(link_type);
+        v["issue_link_id"] = json!(a * 1000 + b);
+        v["references"] = json!({"short": format!("#{other}"), "relative": format!("#{other}"), "full": format!("{}#{other}", repo.full_name)});
+        found.push(v);
+    }
+    Value::Array(found)
+}
+
+/// The routes of the pull-request loop: approvals, discussions,
+/// pipelines and their jobs, issues by label and milestone, labels,
+/// members, issue links. `None` when the request is none of them.
+fn feedback(
+    state: &mut State,
+    req: &Incoming,
+    at: &str,
+    id: &str,
+    rest: &[&str],
+) -> Option<Outgoing> {
+    let repo = state.repo(&decode(id))?;
+    let answer = match (req.method.as_str(), rest) {
+        ("GET", ["merge_requests", n, "approvals"]) => number(n)
+            .and_then(|n| repo.merge_requests.get(&n))
+            .map(|i| Outgoing::json(200, approvals(repo.id, i))),
+        ("GET", ["merge_requests", n, "discussions"]) => {
+            let Some(item) = number(n).and_then(|n| repo.merge_requests.get(&n)) else {
+                return Some(not_found("Merge Request"));
+            };
+            let items = discussions(item);
+            return Some(state.page(req, items));
+        }
+        ("GET", ["merge_requests", n, "pipelines"]) => number(n)
+            .and_then(|n| repo.merge_requests.get(&n))
+            .map(|i| Outgoing::json(200, pipelines(at, repo.id, i))),
+        ("GET", ["pipelines", id, "jobs"]) => {
+            let item = number(id)
+                .and_then(|id| id.checked_sub(PIPELINE))
+                .and_then(|n| repo.merge_requests.get(&n))
+                .filter(|i| !i.checks.is_empty());
+            let Some(item) = item else {
+                return Some(not_found(""));
+            };
+            let items = item.checks.iter().map(|c| job(at, c)).collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["jobs", id, "trace"]) => {
+            let id = number(id);
+            let check = repo
+                .merge_requests
+                .values()
+                .flat_map(|i| i.checks.iter())
+                .find(|c| Some(c.id) == id);
+            Some(check.map_or_else(|| not_found(""), |c| Outgoing::text(200, &c.log)))
+        }
+        ("GET", ["issues", n, "links"]) => number(n)
+            .filter(|n| repo.issues.contains_key(n))
+            .map(|n| Outgoing::json(200, links(at, repo, n))),
+        ("GET", ["issues"]) => {
+            let labels: Vec<String> = req
+                .query("labels")
+                .map(|l| l.split(',').map(str::to_string).collect())
+                .unwrap_or_default();
+            let milestone = req.query("milestone");
+            let open = repo.open_issues(&labels, milestone.as_deref());
+            let items = open
+                .into_iter()
+                .rev()
+                .map(|i| issue(at, repo.id, i))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("GET", ["milestones"]) => {
+            let title = req.query("title");
+            let items = repo
+                .milestones
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| title.as_deref().is_none_or(|x| x == t.as_str()))
+                .map(|(i, t)| json!({"id": i + 1000, "iid": i + 1, "title": t, "state": "active"}))
+                .collect();
+            return Some(state.page(req, items));
+        }
+        ("PUT", ["issues", n]) => number(n).and_then(|n| edit_issue(at, repo, n, &req.json())),
+        ("GET", ["members", "all", id]) => Some(member(repo, id)),
+        _ => return None,
+    };
+    Some(answer.unwrap_or_else(|| not_found("")))
 }

@@ -18,7 +18,9 @@ pub mod gitlab;
 mod server;
 mod state;
 
-pub use state::{FakeComment, FakePull};
+pub use state::{
+    FakeCheck, FakeComment, FakePull, FakeReview, FakeReviewComment, Link, Outcome, Verdict,
+};
 
 use serde_json::Value;
 use server::{Handler, Incoming, Outgoing, Server};
@@ -206,7 +208,10 @@ impl FakeForge {
 
     /// Adds a milestone.
     pub fn add_milestone(&self, repository: &str, title: &str) {
-        lock(&self.state).repo_mut(repository).milestones.push(title.to_string());
+        lock(&self.state)
+            .repo_mut(repository)
+            .milestones
+            .push(title.to_string());
     }
 
     /// Puts an issue in a milestone (added first if need be).
@@ -234,7 +239,11 @@ impl FakeForge {
 
     /// The labels on an issue.
     pub fn labels(&self, repository: &str, issue: u64) -> Vec<String> {
-        lock(&self.state).repo_mut(repository).issue_mut(issue).labels.clone()
+        lock(&self.state)
+            .repo_mut(repository)
+            .issue_mut(issue)
+            .labels
+            .clone()
     }
 
     /// Makes `login` a collaborator with a permission in GitHub's words
@@ -244,7 +253,91 @@ impl FakeForge {
     pub fn add_collaborator(&self, repository: &str, login: &str, permission: &str) {
         let mut state = lock(&self.state);
         let repo = state.repo_mut(repository);
-        repo.collaborators.push((login.to_string(), permission.to_string()));
+        repo.collaborators
+            .push((login.to_string(), permission.to_string()));
+    }
+
+    /// A review of a pull request by `author`; returns its id.
+    pub fn add_review(
+        &self,
+        repository: &str,
+        pull: u64,
+        author: &str,
+        verdict: Verdict,
+        body: &str,
+    ) -> u64 {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        let (id, submitted_at) = (repo.next_id(), repo.now());
+        let item = repo.pull_item_mut(pull).expect("a pull request");
+        item.reviews.push(FakeReview {
+            id,
+            author: author.to_string(),
+            verdict,
+            body: body.to_string(),
+            submitted_at,
+        });
+        id
+    }
+
+    /// A comment on `path` (and `line` of the new file) of a pull
+    /// request's diff, in a comment-only review of its own; returns its id.
+    pub fn add_review_comment(
+        &self,
+        repository: &str,
+        pull: u64,
+        author: &str,
+        path: &str,
+        line: Option<u64>,
+        body: &str,
+    ) -> u64 {
+        let review_id = self.add_review(repository, pull, author, Verdict::Comment, "");
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        let (id, created_at) = (repo.next_id(), repo.now());
+        let item = repo.pull_item_mut(pull).expect("a pull request");
+        item.review_comments.push(FakeReviewComment {
+            id,
+            review_id,
+            author: author.to_string(),
+            path: path.to_string(),
+            line,
+            body: body.to_string(),
+            created_at,
+        });
+        id
+    }
+
+    /// A check of a pull request's head; a later one of the same name
+    /// supersedes it.
+    pub fn add_check(
+        &self,
+        repository: &str,
+        pull: u64,
+        name: &str,
+        outcome: Outcome,
+        summary: &str,
+        log: &str,
+    ) {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        let id = repo.next_id();
+        let item = repo.pull_item_mut(pull).expect("a pull request");
+        item.checks.push(FakeCheck {
+            id,
+            name: name.to_string(),
+            outcome,
+            summary: summary.to_string(),
+            log: log.to_string(),
+        });
+    }
+
+    /// Links two issues: `a` blocks `b`, is its parent, or relates to it.
+    pub fn link(&self, repository: &str, a: u64, b: u64, link: Link) {
+        lock(&self.state)
+            .repo_mut(repository)
+            .links
+            .push((a, b, link));
     }
 
     /// The next `times` requests get `fault` instead of an answer.

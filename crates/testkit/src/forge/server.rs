@@ -82,6 +82,8 @@ pub(crate) struct Outgoing {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Option<Value>,
+    /// A plain-text body instead (a job's log).
+    pub text: Option<String>,
     /// Close the connection without answering (a network failure).
     pub hang_up: bool,
 }
@@ -92,6 +94,27 @@ impl Outgoing {
             status,
             headers: Vec::new(),
             body: Some(body),
+            text: None,
+            hang_up: false,
+        }
+    }
+
+    pub fn text(status: u16, text: &str) -> Outgoing {
+        Outgoing {
+            status,
+            headers: Vec::new(),
+            body: None,
+            text: Some(text.to_string()),
+            hang_up: false,
+        }
+    }
+
+    pub fn empty(status: u16) -> Outgoing {
+        Outgoing {
+            status,
+            headers: Vec::new(),
+            body: None,
+            text: None,
             hang_up: false,
         }
     }
@@ -102,13 +125,19 @@ impl Outgoing {
     }
 
     fn write(&self, out: &mut TcpStream) -> std::io::Result<()> {
-        let body = self.body.as_ref().map(Value::to_string).unwrap_or_default();
+        let body = match (&self.body, &self.text) {
+            (Some(v), _) => v.to_string(),
+            (None, Some(t)) => t.clone(),
+            (None, None) => String::new(),
+        };
         let mut head = format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status));
         for (k, v) in &self.headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
         if self.body.is_some() {
             head.push_str("content-type: application/json; charset=utf-8\r\n");
+        } else if self.text.is_some() {
+            head.push_str("content-type: text/plain; charset=utf-8\r\n");
         }
         head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
         // One write: a head and a body sent apart would wait on the

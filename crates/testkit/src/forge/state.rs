@@ -9,6 +9,17 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// How two issues are linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// The first blocks the second.
+    Blocks,
+    /// The first is the second's parent (GitHub's sub-issues).
+    Parent,
+    /// Related, no order (GitLab's `relates_to`).
+    Relates,
+}
+
 /// A pull request (merge request) as the fake keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakePull {
@@ -45,6 +56,78 @@ pub struct FakeComment {
     pub created_at: String,
 }
 
+/// A review's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Approve (GitLab: an approval).
+    Approve,
+    /// Request changes (GitLab shows nothing of it but its comments).
+    RequestChanges,
+    /// Comment only.
+    Comment,
+}
+
+/// A review as the fake keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeReview {
+    /// Its id.
+    pub id: u64,
+    /// Who reviewed.
+    pub author: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The review's text.
+    pub body: String,
+    /// When.
+    pub submitted_at: String,
+}
+
+/// A comment on a file and line of a pull request's diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeReviewComment {
+    /// Its id.
+    pub id: u64,
+    /// The review it belongs to.
+    pub review_id: u64,
+    /// Who wrote it.
+    pub author: String,
+    /// The file.
+    pub path: String,
+    /// The line in the new file (`None`: on the file, or outdated).
+    pub line: Option<u64>,
+    /// Its text.
+    pub body: String,
+    /// When.
+    pub created_at: String,
+}
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Passed.
+    Success,
+    /// Failed.
+    Failure,
+    /// Still running.
+    Pending,
+}
+
+/// A check of a pull request's head: a GitHub check run, a job of
+/// GitLab's pipeline, a Forgejo commit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeCheck {
+    /// Its id (later checks have higher ones).
+    pub id: u64,
+    /// Its name.
+    pub name: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Its one-line summary.
+    pub summary: String,
+    /// Its log (GitHub: the output text; GitLab: the job's trace).
+    pub log: String,
+}
+
 /// An issue, or a pull request (which GitHub and Forgejo also list as an
 /// issue of the same number).
 #[derive(Debug, Clone)]
@@ -61,6 +144,9 @@ pub(crate) struct Item {
     /// Set for a pull request.
     pub pull: Option<PullPart>,
     pub comments: Vec<FakeComment>,
+    pub reviews: Vec<FakeReview>,
+    pub review_comments: Vec<FakeReviewComment>,
+    pub checks: Vec<FakeCheck>,
 }
 
 #[derive(Debug, Clone)]
@@ -95,6 +181,9 @@ pub(crate) struct Repo {
     /// Collaborators and their permission in GitHub's words (`admin`,
     /// `maintain`, `write`, `triage`, `read`).
     pub collaborators: Vec<(String, String)>,
+    /// `(a, b, kind)`: issue `a` blocks `b` (`Link::Blocks`) or is `b`'s
+    /// parent (`Link::Parent`), or they relate (`Link::Relates`).
+    pub links: Vec<(u64, u64, Link)>,
     clock: u64,
     next_comment: u64,
 }
@@ -314,6 +403,24 @@ impl Repo {
             .map(|(_, p)| p.as_str())
     }
 
+    /// A new id for a review, review comment or check, unique in the fake.
+    pub fn next_id(&mut self) -> u64 {
+        self.next_comment += 1;
+        self.id * 1000 + self.next_comment
+    }
+
+    /// The fake's next time stamp.
+    pub fn now(&mut self) -> String {
+        self.tick()
+    }
+
+    /// The pull request (merge request) whose head commit is `sha`.
+    pub fn pull_at(&self, sha: &str) -> Option<&Item> {
+        self.pull_items()
+            .into_iter()
+            .find(|i| i.pull.as_ref().is_some_and(|p| p.head_sha == sha))
+    }
+
     /// Marks an item updated now.
     pub fn touch(&mut self, number: u64, on_pull: bool) {
         let now = self.tick();
@@ -343,6 +450,9 @@ fn item(
         updated_at: now.to_string(),
         pull,
         comments: Vec::new(),
+        reviews: Vec::new(),
+        review_comments: Vec::new(),
+        checks: Vec::new(),
     }
 }
 
@@ -383,6 +493,7 @@ impl State {
             labels: Vec::new(),
             milestones: Vec::new(),
             collaborators: Vec::new(),
+            links: Vec::new(),
             clock: 0,
             next_comment: 0,
         };
@@ -551,10 +662,8 @@ pub(crate) fn fault_answer(api: Api, fault: Fault) -> Outgoing {
             Api::Forgejo => Outgoing::json(403, json!({"message": "token does not have at least one of required scope(s): [write:repository]", "url": ""})),
         },
         Fault::HangUp => Outgoing {
-            status: 0,
-            headers: Vec::new(),
-            body: None,
             hang_up: true,
+            ..Outgoing::empty(0)
         },
     }
 }
