@@ -153,6 +153,7 @@ pub fn execute(
 fn push_of<'a>(d: &'a Delivery, pull: &'a Pull) -> Push<'a> {
     Push {
         remote: &d.settings.remote,
+        url: &d.remote_url,
         http: RemoteUrl::parse(&d.remote_url).is_http(),
         kind: d.settings.kind,
         branch: &pull.head,

@@ -12,6 +12,7 @@
 use super::DeliverError;
 use crate::git::merge::{ref_tip, set_ref};
 use crate::git::repo::Repo;
+use crate::error::EngineError;
 use crate::git::Git;
 use planwright_config::forge::ForgeKind;
 use planwright_config::Secret;
@@ -53,8 +54,11 @@ pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
 /// One push: `commit` to `refs/heads/<branch>` of `remote`.
 #[derive(Debug)]
 pub struct Push<'a> {
-    /// The remote's name.
+    /// The remote's name (for the lease's ref and messages).
     pub remote: &'a str,
+    /// The URL git pushes to for it: pushing there rather than to the
+    /// remote's name leaves the user's remote-tracking refs alone.
+    pub url: &'a str,
     /// Whether its URL is `http(s)`, so the token goes with the push.
     pub http: bool,
     /// The forge's kind (the user name beside the token).
@@ -105,9 +109,11 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, Del
             .env(TOKEN_VAR, token.expose());
     }
     let git = git
-        .args(["push", "--porcelain", "--no-verify", &lease, p.remote])
+        .args(["push", "--porcelain", "--no-verify", &lease, p.url])
         .arg(format!("{}:{target}", p.commit));
-    let out = retry_unreachable(&git)?;
+    // planwright's own write as far as the integrity guard of a run is
+    // concerned (the push writes nothing but objects it already has).
+    let out = repo.guard().own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
@@ -128,7 +134,7 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, Del
 
 /// Runs the push, again (at most twice more, a second then two later)
 /// while the remote cannot be reached at all.
-fn retry_unreachable(git: &Git) -> Result<std::process::Output, DeliverError> {
+fn retry_unreachable(git: &Git) -> Result<std::process::Output, crate::error::GitError> {
     let mut wait = std::time::Duration::from_secs(1);
     for _ in 0..2 {
         let out = git.raw()?;
@@ -138,7 +144,7 @@ fn retry_unreachable(git: &Git) -> Result<std::process::Output, DeliverError> {
         std::thread::sleep(wait);
         wait *= 2;
     }
-    Ok(git.raw()?)
+    git.raw()
 }
 
 fn unreachable(stderr: &str) -> bool {
@@ -174,6 +180,8 @@ fn rejected(p: &Push, output: &str, pushed_before: bool) -> DeliverError {
         "the remote refused it (branch protection or a server hook)"
     } else if output.contains("Authentication failed")
         || output.contains("could not read Username")
+        || output.contains("could not read Password")
+        || output.contains("unable to get password")
         || output.contains("403")
         || output.contains("Permission denied")
     {
