@@ -426,9 +426,18 @@ fn workers_keep_in_touch_as_executor_says() {
     }
     for (text, said) in [
         ("[executor]\nheartbeat = 0\n", "`heartbeat` is 0"),
-        ("[executor]\nheartbeat = '10s'\nlost_after = '15s'\n", "shorter than two heartbeats"),
-        ("[executor]\nkind = 'process'\nssh_keepalive = 5\n", "are for `kind = \"ssh\"`"),
-        ("[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_keepalive = 0\n", "`ssh_keepalive` is 0"),
+        (
+            "[executor]\nheartbeat = '10s'\nlost_after = '15s'\n",
+            "shorter than two heartbeats",
+        ),
+        (
+            "[executor]\nkind = 'process'\nssh_keepalive = 5\n",
+            "are for `kind = \"ssh\"`",
+        ),
+        (
+            "[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_keepalive = 0\n",
+            "`ssh_keepalive` is 0",
+        ),
     ] {
         let e = run(flags(), text).unwrap_err().to_string();
         assert!(e.contains(said), "{text}: {e}");
