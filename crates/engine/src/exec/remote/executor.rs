@@ -464,7 +464,6 @@ impl Executor for RemoteExecutor {
     ) -> Result<Candidate, EngineError> {
         let mut spec = self.spec(input)?;
         let place = self.transport.place(slot);
-        let started = Instant::now();
         let Link {
             from_worker,
             to_worker,
@@ -491,7 +490,9 @@ impl Executor for RemoteExecutor {
                 heard: now,
                 beat: now,
                 cancelled: None,
-                deadline: limits.map(|l| (started + l + DEADLINE_SLACK, l)),
+                // Counted from the connection: a pod's wait to be scheduled
+                // is not the attempt's.
+                deadline: limits.map(|l| (now + l + DEADLINE_SLACK, l)),
             },
             input,
             progress,
