@@ -16,7 +16,8 @@ use planwright_engine::remote::{
 use planwright_engine::{Candidate, EngineError, Executor, Repo};
 use planwright_testkit::contract::input;
 use planwright_testkit::Env;
-use std::io::{PipeReader, PipeWriter, Read, Write};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -75,7 +76,7 @@ impl Faulty {
 }
 
 /// Moves bytes from `from` to `to` as the fault says, until either ends.
-fn relay(mut from: PipeReader, mut to: PipeWriter, shared: Arc<Shared>) {
+fn relay(mut from: UnixStream, mut to: UnixStream, shared: Arc<Shared>) {
     std::thread::spawn(move || {
         let mut buf = vec![0; 1 << 16];
         loop {
@@ -121,7 +122,8 @@ impl Transport for Faulty {
     }
 
     fn connect(&self, _slot: usize) -> Result<Link, Lost> {
-        let pipe = || std::io::pipe().unwrap();
+        // A socket pair as a pipe: what one end writes the other reads.
+        let pipe = || UnixStream::pair().unwrap();
         // Coordinator -> link -> worker, and back, each leg a pipe.
         let ((link_in, coordinator_writes), (worker_reads, link_out)) = (pipe(), pipe());
         relay(link_in, link_out, self.shared.clone());
@@ -163,7 +165,7 @@ fn worker_settings() -> WorkerSettings {
 /// `link` says.
 fn executor(env: &Env, t: Arc<Faulty>, script: &str, link: WorkerLink) -> RemoteExecutor {
     let spec = AgentsSpec {
-        run: Some(AgentSpec::cmd(&format!("sh -c '{script}'"))),
+        run: Some(AgentSpec::cmd(format!("sh -c '{script}'"))),
         by_family: Vec::new(),
     };
     let agents = Agents::build(&spec).unwrap();

@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn messages_and_payloads_arrive_in_order_and_the_end_is_heard() {
-        let (r, mut w) = std::io::pipe().unwrap();
+        let (r, mut w) = std::os::unix::net::UnixStream::pair().unwrap();
         let heard = listen::<FromWorker>(Box::new(r));
         let log = FromWorker::Log {
             file: "a".into(),
