@@ -594,6 +594,8 @@ pub fn body(phase: &Map<String, Value>, s: &Map<String, Value>) -> String {
 /// `files_to_modify` and `files_to_create`, else the whole repository with a warning.
 fn scope(s: &Subtask<'_>, id: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
     let mut scope = Vec::new();
+    // A refused path is an error already: no warning that none was named.
+    let mut refused = false;
     for (key, op) in [
         ("files_to_modify", ScopeOp::Modify),
         ("files_to_create", ScopeOp::Create),
@@ -602,17 +604,19 @@ fn scope(s: &Subtask<'_>, id: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
         for (k, path) in paths.into_iter().flatten().enumerate() {
             let Some(path) = path.as_str() else { continue };
             let at = s.at.key(key).index(k);
-            scope.extend(foreign::scope_entry(
+            let entry = foreign::scope_entry(
                 "autoclaude.subtask.path",
                 id,
                 path,
                 op.clone(),
                 &at,
                 sink,
-            ));
+            );
+            refused |= entry.is_none();
+            scope.extend(entry);
         }
     }
-    if scope.is_empty() {
+    if scope.is_empty() && !refused {
         return foreign::everything(
             "autoclaude.subtask.no-files",
             id,

@@ -729,6 +729,8 @@ fn verifications(t: &Task<'_>) -> Vec<(Pointer, String)> {
 /// `reference` is for reading), else the whole repository with a warning.
 fn scope(t: &Task<'_>, label: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
     let mut scope = Vec::new();
+    // A refused path is an error already: no warning that none was named.
+    let mut refused = false;
     let files = t.obj.get("relevantFiles").and_then(Value::as_array);
     for (i, f) in files.into_iter().flatten().enumerate() {
         let (Some(path), Some(action)) = (
@@ -743,16 +745,18 @@ fn scope(t: &Task<'_>, label: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
             _ => continue,
         };
         let at = t.at.key("relevantFiles").index(i).key("path");
-        scope.extend(foreign::scope_entry(
+        let entry = foreign::scope_entry(
             "taskmaster.task.path",
             label,
             path,
             op,
             &at,
             sink,
-        ));
+        );
+        refused |= entry.is_none();
+        scope.extend(entry);
     }
-    if scope.is_empty() {
+    if scope.is_empty() && !refused {
         return foreign::everything(
             "taskmaster.task.no-files",
             label,

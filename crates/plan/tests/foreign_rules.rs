@@ -1,0 +1,129 @@
+//! The rules the readers of Taskmaster, Auto-Claude and Spec Kit plans
+//! share or add to what their tools check: paths a ticket may not change,
+//! lines that are almost tasks, cycles, phases.
+#![forbid(unsafe_code)]
+
+use planwright_plan::formats::Options;
+use planwright_plan::report::FileReport;
+use planwright_plan::validate_text;
+
+fn read(name: &str, text: &str) -> FileReport {
+    validate_text(name, text.to_string(), &Options::default())
+}
+
+/// (code, line, column, message) of every diagnostic.
+fn found(report: &FileReport) -> Vec<(String, usize, usize, String)> {
+    report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let d0 = &d.diagnostic;
+            (d0.code.clone(), d.line, d.column, d0.message.clone())
+        })
+        .collect()
+}
+
+fn codes(report: &FileReport) -> Vec<String> {
+    found(report).into_iter().map(|f| f.0).collect()
+}
+
+/// Outside the repository, git's own and planwright's own paths are no
+/// scope in any of the three readers, by one check.
+#[test]
+fn paths_outside_the_repository_git_and_state_are_errors_in_every_reader() {
+    let bad = ["../x.py", "/etc/app.conf", ".git/", ".planwright/state.db"];
+    for path in bad {
+        let md = format!("## Phase 1: Setup\n\n- [ ] T001 Edit {path} now\n");
+        let report = read("tasks.md", &md);
+        assert!(!report.valid, "{path}: {:?}", found(&report));
+        assert_eq!(codes(&report), ["speckit.task.path"], "{path}");
+        let tm = format!(
+            r#"{{"master": {{"tasks": [{{"id": 1, "title": "t", "description": "d",
+              "relevantFiles": [{{"path": "{path}", "action": "modify"}}]}}]}}}}"#
+        );
+        let report = read("tasks.json", &tm);
+        assert_eq!(codes(&report), ["taskmaster.task.path"], "{path}");
+        let ac = format!(
+            r#"{{"feature": "f", "workflow_type": "simple", "phases": [{{"id": "p1", "name": "a",
+              "subtasks": [{{"id": "s1", "description": "d", "status": "pending",
+              "files_to_modify": ["{path}"]}}]}}]}}"#
+        );
+        let report = read("implementation_plan.json", &ac);
+        assert_eq!(codes(&report), ["autoclaude.subtask.path"], "{path}");
+    }
+    let report = read(
+        "tasks.md",
+        "## Phase 1: Setup\n\n- [ ] T001 Edit `.git/hooks/`\n",
+    );
+    let (_, line, column, message) = &found(&report)[0];
+    assert_eq!((*line, *column), (3, 12));
+    assert_eq!(
+        message,
+        "T001: path '.git/hooks/' names `.git`, which belongs to git"
+    );
+    // An endpoint is no path, and a folder such as `.github/` is one.
+    let report = read(
+        "tasks.md",
+        "## Phase 1: Setup\n\n- [ ] T001 Serve GET /api/users from .github/app.yml\n",
+    );
+    assert!(report.valid, "{:?}", found(&report));
+}
+
+/// A line with a task id that breaks the checklist format is an error
+/// naming it, never a task dropped in silence; a task indented under
+/// another is a task of its own.
+#[test]
+fn speckit_almost_tasks_are_errors_and_nested_tasks_are_tasks() {
+    let text = "## Phase 1: Setup\n\n- [ ] T001 Create src/a.py\n- [] T002 Create src/b.py\n- [-] T003 Create src/c.py\n[ ] T004 Create src/d.py\n1. [ ] T005 Create src/e.py\n- [ ] T006 Parent in src/f.py\n  - [ ] T007 Child in src/g.py\n  T008 and T009 are prose here\n";
+    let report = read("tasks.md", text);
+    let got: Vec<(String, usize, usize)> = found(&report)
+        .into_iter()
+        .map(|(c, l, k, _)| (c, l, k))
+        .collect();
+    let e = |line| ("speckit.task.checkbox".to_string(), line, 1);
+    assert_eq!(
+        got,
+        [
+            e(4),
+            e(5),
+            e(6),
+            e(7),
+            ("speckit.task.nested".to_string(), 9, 3)
+        ]
+    );
+    let message = &found(&report)[0].3;
+    assert_eq!(message, "T002: the line starts with `- []`, and a task line starts with a checkbox, `- [ ]` (`- [x]` when done); Spec Kit's agents may skip it");
+    let nested = "## Phase 1: Setup\n\n- [ ] T001 Parent in src/f.py\n  - [ ] T002 Child in src/g.py\n  more of T002\n";
+    let report = read("tasks.md", nested);
+    let plan = report.plan.as_ref().expect("valid with a warning");
+    let ids: Vec<(&str, &[String])> = plan
+        .tickets
+        .iter()
+        .map(|t| (t.id.as_str(), t.depends_on.as_slice()))
+        .collect();
+    assert_eq!(ids, [("T001", &[][..]), ("T002", &["T001".to_string()][..])]);
+    assert!(plan.tickets[1].body.starts_with("Child in src/g.py\nmore of T002"));
+}
+
+/// The template's other rules are warnings: ids in sequence from T001,
+/// story labels only in user story phases, phases only under `## `.
+#[test]
+fn speckit_template_rules_are_warnings() {
+    let text = "## Phase 1: Setup\n\n- [ ] T000 [US1] Create src/a.py\n- [ ] T002 Create src/b.py\n- [ ] T004 Create src/c.py\n- [ ] T003 Create src/d.py\n\nPhase 2: Foundational\n---------------------\n\n- [ ] T005 Create src/e.py\n";
+    let report = read("tasks.md", text);
+    assert!(report.valid);
+    let got: Vec<(String, usize, usize, String)> = found(&report);
+    let w = |c: &str, l, k, m: &str| (c.to_string(), l, k, m.to_string());
+    assert_eq!(
+        got,
+        [
+            w("speckit.task.sequence", 3, 7, "ids start at T001"),
+            w("speckit.task.story-phase", 3, 13, "T000: a task of the Setup phase has the story label [US1], which the template gives to tasks of user story phases only"),
+            w("speckit.task.sequence", 4, 7, "T002 follows T000: T001 is missing"),
+            w("speckit.task.sequence", 5, 7, "T004 follows T002: T003 is missing"),
+            w("speckit.task.sequence", 6, 7, "T003 comes after T004, out of execution order"),
+            w("speckit.phase.setext", 8, 1, "`Phase 2: Foundational` is underlined with `---`, a heading that does not start a phase here: its tasks stay in the phase above"),
+        ]
+    );
+    assert_eq!(report.plan.as_ref().unwrap().tickets.len(), 5);
+}
