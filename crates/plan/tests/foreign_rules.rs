@@ -127,3 +127,37 @@ fn speckit_template_rules_are_warnings() {
     );
     assert_eq!(report.plan.as_ref().unwrap().tickets.len(), 5);
 }
+
+/// Taskmaster's `validate-dependencies` reports a cycle among one task's
+/// subtasks and a cycle through a finished task as `[CIRCULAR]`; so does
+/// planwright, naming the cycle.
+#[test]
+fn taskmaster_cycles_through_subtasks_and_finished_tasks_are_rejected() {
+    let through_done = r#"{"master": {"tasks": [
+  {"id": 1, "title": "a", "description": "d", "status": "done", "dependencies": [3]},
+  {"id": 2, "title": "b", "description": "d", "dependencies": [1]},
+  {"id": 3, "title": "c", "description": "d", "dependencies": [2]}
+]}}"#;
+    let report = read("tasks.json", through_done);
+    let got: Vec<(String, usize, usize, String)> = found(&report)
+        .into_iter()
+        .filter(|f| f.0 == "taskmaster.dag.cycle")
+        .collect();
+    assert_eq!(got, [(
+        "taskmaster.dag.cycle".to_string(), 2, 81,
+        "dependency cycle: task 1 -> task 2 -> task 3 -> task 1 (Taskmaster: `[CIRCULAR] Task 1 is part of a circular dependency chain`)".to_string()
+    )]);
+    let subtasks = r#"{"master": {"tasks": [
+  {"id": 2, "title": "b", "description": "d", "subtasks": [
+    {"id": 1, "title": "s", "description": "d", "dependencies": [2]},
+    {"id": 2, "title": "t", "description": "d", "dependencies": [1]}]}
+]}}"#;
+    let report = read("tasks.json", subtasks);
+    assert!(!report.valid);
+    let cycle: Vec<String> = found(&report)
+        .into_iter()
+        .filter(|f| f.0 == "taskmaster.dag.cycle")
+        .map(|f| f.3)
+        .collect();
+    assert_eq!(cycle, ["dependency cycle: subtask 2.1 -> subtask 2.2 -> subtask 2.1 (Taskmaster: `[CIRCULAR] Subtask 2.1 is part of a circular dependency chain`)"]);
+}

@@ -11,6 +11,7 @@ use crate::pointer::Pointer;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
+mod cycles;
 mod emit;
 
 /// Taskmaster's task statuses (`TaskStatus`).
@@ -100,11 +101,12 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
     let mut counting = crate::diag::Counting::new(sink);
     let tasks = read_tasks(items, &tasks_at, None, &mut counting);
     check_ids(&tasks, None, &mut counting);
-    let deps = resolve(&tasks, &mut counting);
+    let (deps, edges) = resolve(&tasks, &mut counting);
     let plan = build(&list, &tasks, deps, options, &mut counting);
     // Repeated or missing ids make cycles of their own; they are named already.
     if counting.errors == 0 {
-        check_cycles(&plan, &tasks, &mut counting);
+        let named = cycles::check_task_cycles(&tasks, edges, &mut counting);
+        cycles::check_cycles(&plan, &tasks, &named, &mut counting);
     }
     (counting.errors == 0).then_some(plan)
 }
@@ -456,12 +458,16 @@ fn check_ids(tasks: &[Task<'_>], parent: Option<&Task<'_>>, sink: &mut dyn Sink)
 /// for), after checking every dependency of tasks and subtasks as
 /// `validate-dependencies` does: it names a task or subtask that exists,
 /// and not the task itself.
-fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
+///
+/// Also gives every edge between tasks and subtasks as Taskmaster follows
+/// them (`"2.1"` for a subtask), finished tasks included.
+fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> (Vec<Vec<String>>, Vec<(String, String)>) {
     let by_id: HashMap<&str, &Task<'_>> = tasks
         .iter()
         .filter_map(|t| Some((t.id.as_deref()?, t)))
         .collect();
     let mut out = Vec::new();
+    let mut edges = Vec::new();
     for t in tasks {
         let mut deps: Vec<String> = Vec::new();
         let lists = std::iter::once((t, None)).chain(t.subtasks.iter().map(|s| (s, Some(t))));
@@ -471,7 +477,7 @@ fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
             };
             for (j, dep) in items.iter().enumerate() {
                 let at = who.at.key("dependencies").index(j);
-                let target = reference(dep, who, parent, &by_id, &at, sink);
+                let target = reference(dep, who, parent, &by_id, &at, &mut edges, sink);
                 if let Some(target) = target {
                     add_dependency(t, target, who, parent, &at, &mut deps, sink);
                 }
@@ -479,7 +485,7 @@ fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
         }
         out.push(deps);
     }
-    out
+    (out, edges)
 }
 
 /// The task a dependency of `who` (a task, or a subtask of `parent`) waits
@@ -490,6 +496,7 @@ fn reference<'t, 'a>(
     parent: Option<&Task<'_>>,
     by_id: &HashMap<&str, &'t Task<'a>>,
     at: &Pointer,
+    edges: &mut Vec<(String, String)>,
     sink: &mut dyn Sink,
 ) -> Option<&'t Task<'a>> {
     let label = who.label(parent);
@@ -559,6 +566,7 @@ fn reference<'t, 'a>(
         );
         return None;
     }
+    edges.push((own, shown));
     let same_task = parent.map_or(who.id.as_ref(), |p| p.id.as_ref()) == Some(&task_id);
     if same_task {
         return None;
@@ -592,27 +600,6 @@ fn add_dependency(
         );
     } else if !target.finished() && !deps.contains(&id) {
         deps.push(id);
-    }
-}
-
-/// One error per dependency cycle among the tickets, at its first task.
-fn check_cycles(plan: &Plan, tasks: &[Task<'_>], sink: &mut dyn Sink) {
-    for cycle in crate::dag::cycles(plan) {
-        let at = tasks
-            .iter()
-            .find(|t| t.id.as_ref() == cycle.first())
-            .map(|t| t.at.key("dependencies"))
-            .unwrap_or_default();
-        sink.push(
-            Diagnostic::error(
-                "taskmaster.dag.cycle",
-                at,
-                format!("dependency cycle: task {}", cycle.join(" -> task ")),
-            )
-            .with_hint(
-                "remove one of these dependencies; Taskmaster never makes any of these tasks next",
-            ),
-        );
     }
 }
 
