@@ -161,3 +161,33 @@ fn taskmaster_cycles_through_subtasks_and_finished_tasks_are_rejected() {
         .collect();
     assert_eq!(cycle, ["dependency cycle: subtask 2.1 -> subtask 2.2 -> subtask 2.1 (Taskmaster: `[CIRCULAR] Subtask 2.1 is part of a circular dependency chain`)"]);
 }
+
+/// Two Auto-Claude phases with one id are an error (Auto-Claude maps the
+/// id to the last of them); an empty phase still orders the phases around
+/// it.
+#[test]
+fn autoclaude_repeated_phase_ids_and_empty_phases() {
+    let repeated = r#"{"feature": "f", "workflow_type": "simple", "phases": [
+  {"id": "p1", "name": "a", "subtasks": [{"id": "s1", "description": "d", "status": "pending", "files_to_modify": ["a.py"]}]},
+  {"id": "p1", "name": "b", "subtasks": [{"id": "s2", "description": "d", "status": "pending", "files_to_modify": ["b.py"]}]}
+]}"#;
+    let report = read("implementation_plan.json", repeated);
+    assert_eq!(
+        found(&report),
+        [(
+            "autoclaude.phase.duplicate-id".to_string(),
+            3,
+            10,
+            "phase \"p1\": phases 1 and 2 have this id".to_string()
+        )]
+    );
+    let empty_middle = r#"{"feature": "f", "workflow_type": "simple", "phases": [
+  {"id": "p1", "name": "a", "subtasks": [{"id": "s1", "description": "d", "status": "pending", "files_to_modify": ["a.py"]}]},
+  {"id": "p2", "name": "b", "depends_on": ["p1"], "subtasks": []},
+  {"id": "p3", "name": "c", "depends_on": ["p2"], "subtasks": [{"id": "s3", "description": "d", "status": "pending", "files_to_modify": ["a.py"]}]}
+]}"#;
+    let report = read("implementation_plan.json", empty_middle);
+    let plan = report.plan.as_ref().expect("valid");
+    assert_eq!(plan.tickets[1].id, "s3");
+    assert_eq!(plan.tickets[1].depends_on, ["s1"]);
+}
