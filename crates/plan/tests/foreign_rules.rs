@@ -191,3 +191,40 @@ fn autoclaude_repeated_phase_ids_and_empty_phases() {
     assert_eq!(plan.tickets[1].id, "s3");
     assert_eq!(plan.tickets[1].depends_on, ["s1"]);
 }
+
+/// The tag read is the tag Taskmaster reads: `--tag`, else the current tag
+/// of `.taskmaster/state.json` (which the caller reads), else `master`;
+/// with neither, an error listing the tags.
+#[test]
+fn taskmaster_reads_the_current_tag() {
+    use planwright_plan::formats::CurrentTag;
+    let text = r#"{"master": {"tasks": [{"id": 1, "title": "m", "description": "d"}]},
+        "feature": {"tasks": [{"id": 1, "title": "f", "description": "d"}, {"id": 2, "title": "g", "description": "d"}]}}"#;
+    let with = |tag: Option<&str>, current: Option<&str>| {
+        let options = Options {
+            tag: tag.map(String::from),
+            current_tag: current.map(|c| CurrentTag {
+                tag: c.to_string(),
+                from: ".taskmaster/state.json".to_string(),
+            }),
+            ..Options::default()
+        };
+        validate_text("tasks.json", text.to_string(), &options)
+    };
+    let count = |r: &FileReport| r.plan.as_ref().map_or(0, |p| p.tickets.len());
+    assert_eq!(count(&with(None, None)), 1, "master");
+    assert_eq!(count(&with(None, Some("feature"))), 2, "the current tag");
+    assert_eq!(count(&with(Some("master"), Some("feature"))), 1, "--tag wins");
+    let gone = with(None, Some("old"));
+    assert_eq!(count(&gone), 1, "master, as Taskmaster falls back");
+    assert_eq!(
+        found(&gone)[0].3,
+        "the current tag `old` (`.taskmaster/state.json`) is not in this tasks.json; Taskmaster reads `master` then"
+    );
+    let no_master = r#"{"a": {"tasks": []}, "b": {"tasks": []}}"#;
+    let report = read("tasks.json", no_master);
+    assert_eq!(
+        found(&report)[0].3,
+        "no tag to read: Taskmaster reads the current tag, else `master`, and this tasks.json has tags `a`, `b`"
+    );
+}

@@ -85,7 +85,7 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
         ));
         return None;
     };
-    let list = select(root, options.tag.as_deref(), sink)?;
+    let list = select(root, options.tag.as_deref(), options.current_tag.as_ref(), sink)?;
     let tasks_at = list.at.key("tasks");
     let Some(items) = list.obj.get("tasks").and_then(Value::as_array) else {
         sink.push(
@@ -112,10 +112,13 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
 }
 
 /// The task list Taskmaster would read: the standard form's, else the
-/// tag asked for, else `master`, else (as Taskmaster does) the first tag.
+/// tag asked for, else Taskmaster's current tag, else `master` (which is
+/// also what Taskmaster falls back to when the current tag is not in the
+/// file); no `master` then is an error listing the tags.
 fn select<'a>(
     root: &'a Map<String, Value>,
     wanted: Option<&'a str>,
+    current: Option<&'a super::CurrentTag>,
     sink: &mut dyn Sink,
 ) -> Option<List<'a>> {
     let tags: Vec<&str> = root
@@ -140,8 +143,7 @@ fn select<'a>(
     }
     let tag = match wanted {
         Some(t) if tags.contains(&t) => t,
-        None if tags.contains(&DEFAULT_TAG) => DEFAULT_TAG,
-        None => tags[0],
+        None => current_or_master(&tags, current, sink)?,
         Some(t) => {
             sink.push(
                 Diagnostic::error(
@@ -197,6 +199,46 @@ fn select<'a>(
             None
         }
     }
+}
+
+/// The current tag when the file has it, else `master` (with a warning
+/// when a current tag was named), else an error listing the tags.
+fn current_or_master<'a>(
+    tags: &[&'a str],
+    current: Option<&'a super::CurrentTag>,
+    sink: &mut dyn Sink,
+) -> Option<&'a str> {
+    if let Some(c) = current {
+        if let Some(t) = tags.iter().find(|t| **t == c.tag) {
+            return Some(t);
+        }
+        if c.tag != DEFAULT_TAG {
+            sink.push(
+                Diagnostic::warning(
+                    "taskmaster.tag.current",
+                    "",
+                    format!("the current tag `{}` (`{}`) is not in this tasks.json; Taskmaster reads `{DEFAULT_TAG}` then", c.tag, c.from),
+                )
+                .with_hint(format!("pass `{} NAME` to read another tag", crate::Flag::Tag)),
+            );
+        }
+    }
+    if let Some(t) = tags.iter().find(|t| **t == DEFAULT_TAG) {
+        return Some(t);
+    }
+    let current = current.map_or(String::new(), |c| format!(" (`{}` in `{}`)", c.tag, c.from));
+    sink.push(
+        Diagnostic::error(
+            "taskmaster.tag.none",
+            "",
+            format!(
+                "no tag to read: Taskmaster reads the current tag{current}, else `{DEFAULT_TAG}`, and this tasks.json has {}",
+                tag_list(tags)
+            ),
+        )
+        .with_hint(format!("pass `{} NAME` with one of the tags above", crate::Flag::Tag)),
+    );
+    None
 }
 
 fn tag_list(tags: &[&str]) -> String {
