@@ -228,3 +228,31 @@ fn taskmaster_reads_the_current_tag() {
         "no tag to read: Taskmaster reads the current tag, else `master`, and this tasks.json has tags `a`, `b`"
     );
 }
+
+/// A title that a conversion writes back as another is named as changed,
+/// with what it becomes, not as lost.
+#[test]
+fn a_title_written_back_as_another_is_changed_not_lost() {
+    use planwright_plan::formats::{self, loss};
+    use planwright_plan::Format;
+    let text = r#"{"master": {"tasks": [
+  {"id": 1, "title": "Make a", "description": "Create it", "relevantFiles": [{"path": "src/a.py", "action": "create"}]},
+  {"id": 2, "title": "Wire b", "description": "Task 2", "dependencies": [1], "relevantFiles": [{"path": "src/b.py", "action": "modify"}]}]}}"#;
+    let plan = read("tasks.json", text).plan.expect("valid");
+    let mut said = Vec::new();
+    let written = formats::write(&plan, Format::Speckit, &mut said);
+    let back = read("tasks.md", &written).plan.expect("reads back");
+    let lost = loss::losses(&plan, &back, Format::Speckit, &said);
+    let about_titles: Vec<(&str, &str)> = lost
+        .iter()
+        .filter(|d| d.pointer.ends_with("/title"))
+        .map(|d| (d.code.as_str(), d.message.as_str()))
+        .collect();
+    assert_eq!(
+        about_titles,
+        [
+            ("convert.changed", "1: speckit cannot keep the title `Make a`; it reads back as `Make a in src/a.py`"),
+            ("convert.changed", "2: speckit cannot keep the title `Wire b`; it reads back as `Wire b in src/b.py`"),
+        ]
+    );
+}

@@ -48,6 +48,21 @@ pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> 
             );
             continue;
         };
+        // A title written back as another one is changed, not lost: say to what.
+        let retitled = !t.title.is_empty() && !b.title.is_empty() && t.title != b.title;
+        if retitled && !covered(said, Some(&t.id), "title") {
+            out.push(
+                Diagnostic::warning(
+                    "convert.changed",
+                    format!("/tickets/{i}/title"),
+                    format!(
+                        "{}: {to} cannot keep the title `{}`; it reads back as `{}`",
+                        t.id, t.title, b.title
+                    ),
+                )
+                .with_hint("carry the title over by hand, or keep the plan in a format that can say it"),
+            );
+        }
         let orig_gates = effective_gates(original, t);
         let back_gates = effective_gates(back, b);
         ticket_level(
@@ -129,7 +144,7 @@ fn ticket_level(
     back_gates: &[&Gate],
     lost: &mut dyn FnMut(&str, String),
 ) {
-    if !t.title.is_empty() && t.title != b.title {
+    if !t.title.is_empty() && b.title.is_empty() {
         lost("title", format!("the title `{}`", t.title));
     }
     if t.body != b.body {

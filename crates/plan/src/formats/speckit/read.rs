@@ -5,8 +5,11 @@
 //! span so that diagnostics point at the Markdown line and column.
 //!
 //! The tree: `{"title", "phases": [{"heading", "notes": [..], "tasks":
-//! [{"line", "checkbox", "id", "parallel", "story", "description",
-//! "section", "more": [..]}]}]}`; a key is absent when the line lacks it.
+//! [{"line", "checkbox" | "marker", "id", "parallel", "story",
+//! "description", "section", "nested", "more": [..]}]}], "setext": [..]}`;
+//! a key is absent when the line lacks it. `marker` is what a task line
+//! that breaks the checklist format starts with instead of `- [ ]`;
+//! `setext` holds the text of headings underlined with `---`.
 
 use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax};
 
