@@ -256,3 +256,27 @@ fn a_title_written_back_as_another_is_changed_not_lost() {
         ]
     );
 }
+
+/// A dependency a conversion leaves implied (the ticket still waits for it
+/// through others) is said to be reduced, not lost, and the order is the
+/// same.
+#[test]
+fn a_transitive_dependency_left_implied_is_reduced_and_the_order_is_the_same() {
+    use planwright_plan::formats::{self, loss};
+    use planwright_plan::Format;
+    let text = "## Phase 1: Setup\n\n- [ ] T001 Edit src/d.py\n- [ ] T002 [P] Edit src/e.py\n- [ ] T003 [P] Edit src/f.py\n- [ ] T004 Edit src/g.py\n";
+    let plan = read("tasks.md", text).plan.expect("valid");
+    assert_eq!(plan.tickets[3].depends_on, ["T001", "T002", "T003"]);
+    let mut said = Vec::new();
+    let written = formats::write(&plan, Format::Autoclaude, &mut said);
+    let back = read("implementation_plan.json", &written).plan.expect("reads back");
+    let waves = |p: &planwright_plan::Plan| planwright_plan::analysis::analyse(p).waves;
+    assert_eq!(waves(&back), waves(&plan), "the order is the same");
+    let lost = loss::losses(&plan, &back, Format::Autoclaude, &said);
+    let deps: Vec<(&str, &str)> = lost
+        .iter()
+        .filter(|d| d.pointer.ends_with("/depends_on"))
+        .map(|d| (d.code.as_str(), d.message.as_str()))
+        .collect();
+    assert_eq!(deps, [("convert.reduced", "T004: autoclaude writes the dependency on T001 as implied: the ticket still waits for it, through the tickets it depends on")]);
+}

@@ -43,7 +43,6 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             Ok(checked) => {
                 warn_unjudged(&checked, global);
                 let mut report = checked.report;
-                report.plan = None;
                 checked_any = true;
                 all_valid &= report.valid;
                 match global.output {
@@ -53,10 +52,14 @@ pub fn run(args: Args, global: &Global) -> CliResult {
                         serde_json::to_string(&report).expect("reports serialize")
                     ),
                     Output::Json => {
+                        report.plan = None;
                         report.text = String::new();
                         kept.push(report);
                     }
-                    Output::Sarif => kept.push(report),
+                    Output::Sarif => {
+                        report.plan = None;
+                        kept.push(report);
+                    }
                 }
             }
             // One unreadable file must not hide the findings in the others.
