@@ -103,6 +103,9 @@ fn runs_change_no_group() {
         let plan = Plan::new(Format::Native, tickets);
         let mut found: Vec<Vec<usize>> = forecast(&plan).into_iter().map(|g| g.indices).collect();
         found.sort();
-        assert_eq!(found, by_pairs(&plan), "{:?}", plan.tickets.iter().map(|t| (&t.id, &t.depends_on, &t.scope[0].pattern)).collect::<Vec<_>>());
+        let shown: Vec<String> = (plan.tickets.iter())
+            .map(|t| format!("{} after [{}] in {}", t.id, t.depends_on.join(", "), t.scope[0].pattern))
+            .collect();
+        assert_eq!(found, by_pairs(&plan), "{}", shown.join("; "));
     }
 }
