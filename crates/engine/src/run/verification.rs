@@ -4,7 +4,7 @@ use super::msg::AttemptResult;
 use super::shared::Shared;
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, LocalExecutor};
-use crate::model::Verdict;
+use crate::model::{Phase, Verdict};
 use crate::verify;
 use planwright_plan::model::{Gate, Ticket};
 
@@ -16,9 +16,9 @@ pub(super) fn verify_and_gate(
     input: &AttemptInput,
     gates: &[Gate],
     commit: &str,
-    progress: &dyn Fn(&str) -> Result<(), EngineError>,
+    progress: &dyn Fn(Phase) -> Result<(), EngineError>,
 ) -> Result<AttemptResult, EngineError> {
-    progress("verify")?;
+    progress(Phase::Verify)?;
     let changes = verify::changes(sh.repo, &input.base_commit, commit)?;
     let none = verify::Earlier::default();
     let earlier = sh.earlier.get(&ticket.id).unwrap_or(&none);
@@ -44,7 +44,7 @@ pub(super) fn verify_and_gate(
     )? {
         return Ok(AttemptResult::Rejected(f));
     }
-    progress("gates")?;
+    progress(Phase::Gates)?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
     crate::log::append(
         &log,
@@ -62,7 +62,7 @@ pub(super) fn verify_and_gate(
         Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
         Verdict::Cancelled => return Ok(AttemptResult::Cancelled),
     }
-    progress("beyond gates")?;
+    progress(Phase::BeyondGates)?;
     judge(sh, ticket, &name, input, gates, commit)
 }
 

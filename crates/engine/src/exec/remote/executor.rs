@@ -17,6 +17,7 @@ use crate::error::EngineError;
 use crate::exec::{AttemptInput, Candidate, Executor};
 use crate::git::repo::Repo;
 use crate::git::Git;
+use crate::model::Phase;
 use crate::process::Cancel;
 use std::io::{BufRead, BufReader, Write};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -74,7 +75,7 @@ struct Conversation<'a> {
     from: &'a mut dyn BufRead,
     to: &'a Mutex<Box<dyn Write + Send>>,
     input: &'a AttemptInput,
-    progress: &'a dyn Fn(&str) -> Result<(), EngineError>,
+    progress: &'a dyn Fn(Phase) -> Result<(), EngineError>,
     /// The candidate, once its objects arrived and were checked.
     candidate: Option<String>,
     feed: ActivityFeed,
@@ -114,7 +115,7 @@ impl Conversation<'_> {
                 let bytes = objects.len() as u64;
                 self.tell(&ToWorker::Objects { bytes }, &objects)?;
             }
-            FromWorker::Progress { phase } => (self.progress)(&phase)?,
+            FromWorker::Progress { phase } => (self.progress)(phase)?,
             FromWorker::Usage { model, usage } => {
                 if let Some(sink) = &self.input.usage_sink {
                     sink.report(&UsageSoFar { model, usage });
@@ -210,7 +211,7 @@ impl RemoteExecutor {
         to: &Mutex<Box<dyn Write + Send>>,
         spec: &AttemptSpec,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
     ) -> Result<Talk, EngineError> {
         let mut talk = Conversation {
             from,
@@ -371,7 +372,7 @@ impl Executor for RemoteExecutor {
         &self,
         slot: usize,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         let mut spec = self.spec(input)?;
