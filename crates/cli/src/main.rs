@@ -134,6 +134,7 @@ enum Command {
     Run(commands::run::Args),
     Status(commands::status::Args),
     Report(commands::report::Args),
+    Deliver(commands::deliver::Args),
     Watch(commands::watch::Args),
     Serve(commands::serve::Args),
     Demo(commands::demo::Args),
@@ -144,6 +145,10 @@ enum Command {
 }
 
 fn main() {
+    // Before any thread or child: nothing planwright inherited (a make
+    // jobserver's pipe, `exec 9>>log` in a wrapper) reaches an agent, a
+    // gate or a worker.
+    planwright_engine::process::seal_inherited();
     planwright_plan::flag::set_spelling(error::flag);
     let args = deprecated::rewrite(std::env::args_os().collect());
     let cli = match Cli::try_parse_from(&args.args) {
@@ -200,6 +205,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         Command::Run(args) => commands::run::run(args, global),
         Command::Status(args) => commands::status::run(args, global),
         Command::Report(args) => commands::report::run(args, global),
+        Command::Deliver(args) => commands::deliver::run(args, global),
         Command::Demo(args) => commands::demo::run(args, global),
         Command::Completions(args) => commands::completions::run(args, global),
         Command::Man(args) => commands::man::run(args, global),
@@ -222,6 +228,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Run(_) => "run",
         Command::Status(_) => "status",
         Command::Report(_) => "report",
+        Command::Deliver(_) => "deliver",
         Command::Demo(_) => "demo",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",

@@ -7,7 +7,7 @@
 //! attempt; the members after it are queued again, not failed. The base
 //! only ever moves to a commit whose gates passed.
 
-use super::land::{gates_key, land, merge_with, Merge, Stack, StackMember};
+use super::land::{gates_key, land, merge_with, Merge, Stack, StackMember, MOVED_BASE};
 use crate::error::EngineError;
 use crate::events::Event;
 use crate::git::refs::candidate_ref;
@@ -373,7 +373,15 @@ impl Checked<'_, '_> {
                 failure.message
             ),
         };
-        let outcome = MergeOutcome::Combination(Failure { message, ..failure });
+        let evidence_from = Some(match ahead.as_slice() {
+            [] => MOVED_BASE.to_string(),
+            ahead => format!("{} (merged with it)", ahead.join(", ")),
+        });
+        let outcome = MergeOutcome::Combination(Failure {
+            message,
+            evidence_from,
+            ..failure
+        });
         settled.outcomes.push((culprit_job, outcome));
         settled.again.splice(0..0, rest);
         Ok(())

@@ -20,6 +20,11 @@ use crate::verify::gates::GateSettings;
 use planwright_plan::model::Gate;
 use std::path::Path;
 
+/// Whose text a failure on a moved base's tree may hold, besides the
+/// ticket's own ([`Failure::evidence_from`]).
+pub(super) const MOVED_BASE: &str =
+    "the tickets merged onto the base since this change was verified";
+
 /// One verified candidate of a batch.
 pub(super) struct StackMember<'a> {
     /// The candidate commit.
@@ -107,7 +112,12 @@ impl Merge<'_> {
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
                         let message = format!("after merging onto the moved base: {}", f.message);
-                        return Ok(MergeOutcome::Combination(Failure { message, ..f }));
+                        let evidence_from = Some(MOVED_BASE.to_string());
+                        return Ok(MergeOutcome::Combination(Failure {
+                            message,
+                            evidence_from,
+                            ..f
+                        }));
                     }
                 }
             }
