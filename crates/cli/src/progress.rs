@@ -3,7 +3,7 @@
 //! heartbeat line per running ticket now and then.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use planwright_engine::{Event, Reporter, Stamped};
+use planwright_engine::{Event, Phase, Reporter, Stamped};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
@@ -264,7 +264,7 @@ pub const HEARTBEAT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, PartialEq)]
 struct Running {
     attempt: u32,
-    phase: Option<String>,
+    phase: Option<Phase>,
     started_ms: i64,
     tokens: Option<u64>,
 }
@@ -291,7 +291,7 @@ impl Pulse {
             }
             Event::Phase { ticket, phase, .. } => {
                 if let Some(r) = self.running.get_mut(ticket) {
-                    r.phase = Some(phase.clone());
+                    r.phase = Some(*phase);
                 }
             }
             Event::AgentUsage { ticket, usage, .. } => {
@@ -318,7 +318,7 @@ impl Pulse {
     fn lines(&self, now_ms: i64) -> Vec<String> {
         let line = |(ticket, r): (&String, &Running)| {
             let mut parts = vec![format!("attempt {}", r.attempt)];
-            parts.extend(r.phase.clone());
+            parts.extend(r.phase.map(|p| p.to_string()));
             parts.push(planwright_view::duration_text(
                 (now_ms - r.started_ms).max(0),
             ));
@@ -491,12 +491,12 @@ mod tests {
         let mut pulse = Pulse::default();
         pulse.record(T0, &started("T3", 1));
         pulse.record(T0 + 1_000, &started("T1", 2));
-        let phase = |ticket: &str, phase: &str| Event::Phase {
+        let phase = |ticket: &str, phase: Phase| Event::Phase {
             ticket: ticket.into(),
             attempt: 1,
-            phase: phase.into(),
+            phase,
         };
-        pulse.record(T0 + 2_000, &phase("T3", "agent"));
+        pulse.record(T0 + 2_000, &phase("T3", Phase::Agent));
         let usage = Usage {
             input_tokens: 12_000,
             output_tokens: 300,
@@ -611,7 +611,7 @@ mod tests {
             Event::Phase {
                 ticket: "T2".into(),
                 attempt: 1,
-                phase: "agent".into(),
+                phase: Phase::Agent,
             },
             Event::AttemptRejected {
                 ticket: "T2".into(),

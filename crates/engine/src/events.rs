@@ -85,14 +85,15 @@ pub enum Event {
         #[serde(default = "base_start")]
         starts_from: String,
     },
-    /// An attempt enters a phase (`workspace`, `agent`, `commit`, `verify`, `gates`).
+    /// An attempt enters a phase (`workspace`, `agent`, `commit`,
+    /// `verify`, `gates`, `beyond gates`); it is `starting` until the first.
     Phase {
         /// The ticket.
         ticket: String,
         /// The attempt.
         attempt: u32,
         /// The phase.
-        phase: String,
+        phase: crate::model::Phase,
     },
     /// The agent of a running attempt reported tokens: its running total,
     /// emitted each time it changes (by CLIs that report usage while they
@@ -672,7 +673,7 @@ mod tests {
             Event::Phase {
                 ticket: t(),
                 attempt: 1,
-                phase: "gates".into(),
+                phase: crate::model::Phase::Gates,
             },
             Event::AgentUsage {
                 ticket: t(),

@@ -29,7 +29,7 @@ pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
 pub use git::{tracked_files, Git};
 pub use model::{
-    transition, Failure, FailureKind, IllegalTransition, RunStatus, Step, TicketState,
+    transition, Failure, FailureKind, IllegalTransition, Phase, RunStatus, Step, TicketState,
 };
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};

@@ -400,6 +400,12 @@ fn the_engines_folders_and_the_files_of_each_import_one_way() {
     assert!(root["run"].contains("store"), "{root:?}");
     let run = &graphs[&vec!["run".to_string()]];
     assert!(run["session"].contains("coordinator"), "{run:?}");
+    // Verification says what it found; the run records it (events, the store).
+    let verify = &root["verify"];
+    assert!(
+        !verify.contains("events") && !verify.contains("store"),
+        "{verify:?}"
+    );
     let found = cycles(&graphs);
     let new: Vec<&String> = found
         .iter()

@@ -108,7 +108,7 @@ fn every_message() -> Vec<Value> {
             have: vec![],
         },
         FromWorker::Progress {
-            phase: "agent".into(),
+            phase: planwright_engine::Phase::Agent,
         },
         FromWorker::Usage { model: None, usage },
         FromWorker::Activity {

@@ -9,7 +9,7 @@
 use crate::{git, Env};
 use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};
 use planwright_engine::process::Cancel;
-use planwright_engine::{AttemptInput, Candidate, Executor};
+use planwright_engine::{AttemptInput, Candidate, Executor, Phase};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -71,7 +71,7 @@ pub fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
 
 /// Attempt `input` on `slot` of `exec`, which must not fail.
 pub fn attempt(exec: &dyn Executor, slot: usize, input: &AttemptInput) -> Candidate {
-    let none = |_: &str| Ok(());
+    let none = |_: Phase| Ok(());
     exec.attempt(slot, input, &none, &Cancel::default())
         .unwrap_or_else(|e| panic!("the attempt of {} fails: {e}", input.ticket))
 }
@@ -163,8 +163,8 @@ fn a_cancelled_attempt_ends_as_cancelled(make: &MakeExecutor) {
     let exec = make(&env, agent);
     let input = input(&env, "T1", 1);
     let cancel = Cancel::default();
-    let progress = |phase: &str| {
-        if phase == "agent" {
+    let progress = |phase: Phase| {
+        if phase == Phase::Agent {
             cancel.cancel();
         }
         Ok(())

@@ -7,7 +7,7 @@ use crate::git;
 use planwright_engine::agent::{Agent, AgentOutcome, AttemptContext};
 use planwright_engine::process::Cancel;
 use planwright_engine::EngineError;
-use planwright_engine::{AttemptInput, Candidate, Executor};
+use planwright_engine::{AttemptInput, Candidate, Executor, Phase};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -56,7 +56,7 @@ impl Executor for FakeExecutor {
         &self,
         slot: usize,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         assert!(
@@ -74,10 +74,10 @@ impl FakeExecutor {
         &self,
         slot: usize,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
-        progress("workspace")?;
+        progress(Phase::Workspace)?;
         let dir = self.clone_at(slot, &input.start_commit);
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prompt_file = input
@@ -101,12 +101,12 @@ impl FakeExecutor {
             usage_sink: input.usage_sink.clone(),
             activity_sink: input.activity_sink.clone(),
         };
-        progress("agent")?;
+        progress(Phase::Agent)?;
         let report = self.agent.attempt(&ctx, cancel)?;
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate::without_commit(report));
         }
-        progress("commit")?;
+        progress(Phase::Commit)?;
         // The candidate's parent is the base, whatever the workspace started from.
         git(
             &dir,

@@ -262,7 +262,7 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
         a.n,
         a.slot.map_or("-".into(), |x| (x + 1).to_string()),
         time(a.started_ms),
-        esc(&a.phase),
+        a.phase,
         o = a.outcome.as_str(),
     );
     if let Some(m) = &a.model {

@@ -13,6 +13,7 @@ use planwright_engine::EngineError;
 #[cfg(doc)]
 use planwright_engine::Event;
 use planwright_engine::Failure;
+use planwright_engine::Phase;
 use planwright_engine::Repo;
 use planwright_engine::RunGraph;
 use planwright_engine::{RunRow, RunStatus, Store, TicketState};
@@ -117,7 +118,7 @@ pub struct TicketView {
     /// Where it stands.
     pub state: TicketState,
     /// The phase of its running attempt.
-    pub phase: Option<String>,
+    pub phase: Option<Phase>,
     /// 0-based wave.
     pub wave: usize,
     /// Its attempts, oldest first.
@@ -177,7 +178,7 @@ pub struct AttemptView {
     /// The same for its end.
     pub ended_event: Option<usize>,
     /// The last phase it entered.
-    pub phase: String,
+    pub phase: Phase,
     /// How it ended.
     pub outcome: AttemptOutcome,
     /// Why it was rejected.
@@ -215,7 +216,7 @@ impl AttemptView {
             started_event: event,
             ended_event: None,
             ended_ms: None,
-            phase: "starting".into(),
+            phase: Phase::Starting,
             outcome: AttemptOutcome::Running,
             failure: None,
             usage: None,

@@ -29,7 +29,7 @@ use crate::exec::workspace::Workspaces;
 use crate::git::refs::commit_tree;
 use crate::git::repo::Repo;
 use crate::model::failure::Failure;
-use crate::model::Verdict;
+use crate::model::{Phase, Verdict};
 use crate::process::Cancel;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -114,14 +114,15 @@ impl Candidate {
 }
 
 /// Runs attempts (see the module's documentation for the contract).
-/// `progress` is called with each phase name before the phase starts.
+/// `progress` is called with each phase (`Phase::Workspace`, `Agent`,
+/// `Commit`) before the phase starts.
 pub trait Executor: Send + Sync {
     /// Runs one attempt in `slot`.
     fn attempt(
         &self,
         slot: usize,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError>;
 
@@ -231,7 +232,7 @@ impl Executor for LocalExecutor {
         &self,
         slot: usize,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         let agent = self.agents.get(input.agent.as_deref()).ok_or_else(|| {
@@ -244,7 +245,7 @@ impl Executor for LocalExecutor {
                 input.attempt, input.ticket
             ))
         })?;
-        progress("workspace")?;
+        progress(Phase::Workspace)?;
         let slot = Self::slot(slot);
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prepared = self.workspaces.prepare(
@@ -259,7 +260,7 @@ impl Executor for LocalExecutor {
             Err(verdict) => return Ok(without_agent(verdict)),
         };
         let ctx = self.context(agent.as_ref(), &slot, dir, input)?;
-        progress("agent")?;
+        progress(Phase::Agent)?;
         // Every process of the agent has ended when this returns (its PID
         // namespace is gone with it).
         let report = agent.attempt(&ctx, cancel);
@@ -270,7 +271,7 @@ impl Executor for LocalExecutor {
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate::without_commit(report));
         }
-        progress("commit")?;
+        progress(Phase::Commit)?;
         // planwright commits, not the agent: the workspace's files become
         // one commit whose only parent is the base commit, built with
         // planwright's own git directory and index.

@@ -4,12 +4,10 @@
 //! event fold replays the same steps. docs/running.md's table is checked
 //! against [`TRANSITIONS`] by a test.
 
-use serde::{Deserialize, Serialize};
-
 macro_rules! named_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
         #[serde(rename_all = "snake_case")]
         pub enum $name { $($(#[$vm])* $v,)* }
 
@@ -33,6 +31,8 @@ macro_rules! named_enum {
         }
     };
 }
+
+pub(crate) use named_enum;
 
 named_enum! {
     /// Where a ticket stands. docs/running.md draws the transitions.

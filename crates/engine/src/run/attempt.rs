@@ -9,6 +9,7 @@ use crate::error::EngineError;
 use crate::events::{Emitter, Event};
 use crate::exec::{AttemptInput, Candidate};
 use crate::model::failure::{Failure, FailureKind};
+use crate::model::Phase;
 use planwright_config::RetryFrom;
 use planwright_plan::model::{Gate, Ticket};
 use std::sync::mpsc::Sender;
@@ -25,13 +26,13 @@ pub(super) fn attempt_once(
     gates: &[Gate],
     tx: &Sender<Msg>,
 ) -> Result<AttemptResult, EngineError> {
-    let progress = |phase: &str| -> Result<(), EngineError> {
+    let progress = |phase: Phase| -> Result<(), EngineError> {
         sh.store
             .set_phase(&sh.run, &input.ticket, input.attempt, phase)?;
         let _ = tx.send(Msg::Phase {
             ticket: input.ticket.clone(),
             attempt: input.attempt,
-            phase: phase.to_string(),
+            phase,
         });
         Ok(())
     };

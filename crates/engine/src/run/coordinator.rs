@@ -213,7 +213,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 phase,
             } => {
                 let run = self.lp.ticket(&ticket);
-                if !matches!(phase.as_str(), "workspace" | "agent") && !run.verifying {
+                if phase.past_agent() && !run.verifying {
                     run.verifying = true;
                     self.sh.verifying.fetch_add(1, Ordering::SeqCst);
                 }

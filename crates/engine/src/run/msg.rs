@@ -6,6 +6,7 @@
 
 use crate::error::EngineError;
 use crate::model::failure::Failure;
+use crate::model::Phase;
 use std::time::Duration;
 
 /// What the worker threads and the merge queue tell the coordinator.
@@ -14,7 +15,7 @@ pub(super) enum Msg {
     Phase {
         ticket: String,
         attempt: u32,
-        phase: String,
+        phase: Phase,
     },
     /// An attempt in `slot` ended.
     Done {

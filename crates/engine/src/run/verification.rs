@@ -3,8 +3,9 @@
 use super::msg::AttemptResult;
 use super::shared::Shared;
 use crate::error::EngineError;
+use crate::events::Event;
 use crate::exec::{AttemptInput, LocalExecutor};
-use crate::model::Verdict;
+use crate::model::{Phase, Verdict};
 use crate::verify;
 use planwright_plan::model::{Gate, Ticket};
 
@@ -16,9 +17,9 @@ pub(super) fn verify_and_gate(
     input: &AttemptInput,
     gates: &[Gate],
     commit: &str,
-    progress: &dyn Fn(&str) -> Result<(), EngineError>,
+    progress: &dyn Fn(Phase) -> Result<(), EngineError>,
 ) -> Result<AttemptResult, EngineError> {
-    progress("verify")?;
+    progress(Phase::Verify)?;
     let changes = verify::changes(sh.repo, &input.base_commit, commit)?;
     let none = verify::Earlier::default();
     let earlier = sh.earlier.get(&ticket.id).unwrap_or(&none);
@@ -44,7 +45,7 @@ pub(super) fn verify_and_gate(
     )? {
         return Ok(AttemptResult::Rejected(f));
     }
-    progress("gates")?;
+    progress(Phase::Gates)?;
     let log = sh.run_dir.join(&input.ticket).join("ticket.log");
     crate::log::append(
         &log,
@@ -62,7 +63,7 @@ pub(super) fn verify_and_gate(
         Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
         Verdict::Cancelled => return Ok(AttemptResult::Cancelled),
     }
-    progress("beyond gates")?;
+    progress(Phase::BeyondGates)?;
     judge(sh, ticket, &name, input, gates, commit)
 }
 
@@ -75,6 +76,7 @@ pub(super) fn judge(
     gates: &[Gate],
     commit: &str,
 ) -> Result<AttemptResult, EngineError> {
+    use crate::verify::beyond_gates::Finding;
     use crate::verify::beyond_gates::{self as beyond, Judgement};
     let skip_expected = beyond::skip_expected(sh.plan);
     let cx = beyond::Context {
@@ -86,9 +88,6 @@ pub(super) fn judge(
         routing: &sh.settings.routing,
         families: &sh.settings.families,
         skip_expected: &skip_expected,
-        emitter: &sh.emitter,
-        store: &sh.store,
-        run: &sh.run,
         cancel: sh.cancel,
     };
     let candidate = beyond::Candidate {
@@ -101,7 +100,8 @@ pub(super) fn judge(
         writer: input.model.as_deref(),
         files: &input.files,
     };
-    Ok(match beyond::judge(&cx, &candidate)? {
+    let mut record = |found: Finding| record(sh, &ticket.id, input.attempt, found);
+    Ok(match beyond::judge(&cx, &candidate, &mut record)? {
         Judgement::Pass => AttemptResult::Passed {
             candidate: commit.to_string(),
         },
@@ -112,4 +112,66 @@ pub(super) fn judge(
             reason: "the reviewer's model could not serve the review".into(),
         },
     })
+}
+
+/// Records what judging found: an event for each counterfactual and each
+/// review verdict, and the reviews' tokens and cost added to the attempt's.
+fn record(
+    sh: &Shared,
+    id: &str,
+    attempt: u32,
+    found: crate::verify::beyond_gates::Finding,
+) -> Result<(), EngineError> {
+    use crate::verify::beyond_gates::Finding;
+    use crate::verify::counterfactual::Outcome;
+    use planwright_plan::verdict::Decision;
+    let ticket = id.to_string();
+    match found {
+        Finding::Counterfactual(r) => sh.emitter.emit(Event::Counterfactual {
+            ticket,
+            attempt,
+            control_path: r.control_path.clone(),
+            test: r.command.clone(),
+            outcome: r.outcome.as_str().to_string(),
+            passed: r.outcome == Outcome::Red,
+            message: r.message.clone(),
+            output_excerpt: r.output_excerpt.clone(),
+        }),
+        Finding::Spend(spend) => {
+            let (usage, cost) = (&spend.usage, spend.cost_usd);
+            sh.store
+                .add_review_spend(&sh.run, id, attempt, usage, cost)?;
+        }
+        Finding::Review {
+            pass,
+            reviewer,
+            verdict: v,
+        } => sh.emitter.emit(Event::Review {
+            ticket,
+            attempt,
+            pass,
+            reviewer: reviewer.map(String::from),
+            verdict: match v.verdict {
+                Decision::Ship => "ship",
+                Decision::Block => "block",
+            }
+            .to_string(),
+            passed: v.verdict == Decision::Ship,
+            summary: v.summary.clone(),
+            checks: (v.checks.iter())
+                .map(|cv| format!("{}: {}", cv.id, check_status(cv.status)))
+                .collect(),
+        }),
+    }
+    Ok(())
+}
+
+/// A review check's status as events spell it.
+fn check_status(s: planwright_plan::verdict::CheckStatus) -> &'static str {
+    use planwright_plan::verdict::CheckStatus;
+    match s {
+        CheckStatus::Met => "met",
+        CheckStatus::Unmet => "unmet",
+        CheckStatus::NotValidated => "not_validated",
+    }
 }

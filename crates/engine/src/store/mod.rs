@@ -16,6 +16,7 @@ pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, 
 use crate::model::failure::Failure;
 use crate::model::report::AgentReport;
 use crate::model::ticket::{transition, Step};
+use crate::model::Phase;
 use hook::AbortHook;
 use migrations::migrate;
 use rows::{attempt_row, run_row, ticket_row, ticket_row_from, RUN_COLUMNS, TICKET_COLUMNS};
@@ -388,8 +389,8 @@ impl Store {
     ) -> Result<()> {
         self.step(run, id, Step::Start, |c, to| {
             c.execute(
-                "INSERT OR REPLACE INTO attempts (run_id, ticket_id, n, phase, base_commit, started_at) VALUES (?1, ?2, ?3, 'starting', ?4, ?5)",
-                params![run, id, n, base_commit, at],
+                "INSERT OR REPLACE INTO attempts (run_id, ticket_id, n, phase, base_commit, started_at) VALUES (?1, ?2, ?3, ?6, ?4, ?5)",
+                params![run, id, n, base_commit, at, Phase::Starting.as_str()],
             )?;
             c.execute(
                 "UPDATE tickets SET state = ?4, attempt_count = ?3, candidate = NULL, verified_on = NULL
@@ -401,11 +402,11 @@ impl Store {
     }
 
     /// Records the phase an attempt is entering (progress, not a transition).
-    pub fn set_phase(&self, run: &str, id: &str, n: u32, phase: &str) -> Result<()> {
+    pub fn set_phase(&self, run: &str, id: &str, n: u32, phase: Phase) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "UPDATE attempts SET phase = ?4 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
-                params![run, id, n, phase],
+                params![run, id, n, phase.as_str()],
             )
             .map(drop)
         })

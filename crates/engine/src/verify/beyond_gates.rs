@@ -2,20 +2,22 @@
 //! counterfactuals (each declared mutation must turn the declared tests
 //! red) in planwright's gate checkout, then the review passes by the
 //! configured reviewer. Gates passing is necessary, not sufficient.
+//!
+//! It judges and says what it found ([`Finding`]); the run records that
+//! (events, the state store), not this module.
 
 use crate::agent::Agent;
 use crate::error::EngineError;
-use crate::events::{Emitter, Event};
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
 use crate::verify::checkout::Checkouts;
-use crate::verify::counterfactual::{self, Outcome};
+use crate::verify::counterfactual::{self, CounterfactualResult, Outcome};
 use crate::verify::gates::GateSettings;
 use crate::verify::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_config::Routing;
 use planwright_plan::model::{Gate, Ticket};
-use planwright_plan::verdict::{CheckStatus, Decision, ReviewCheck, Verdict};
+use planwright_plan::verdict::{ReviewCheck, Verdict};
 use planwright_plan::Plan;
 use std::collections::HashSet;
 use std::path::Path;
@@ -80,33 +82,55 @@ pub struct Context<'a> {
     pub families: &'a planwright_config::Families,
     /// Checks never counted as validated ([`skip_expected`]).
     pub skip_expected: &'a HashSet<String>,
-    /// Where events go.
-    pub emitter: &'a Emitter,
-    /// The state store, where a review's tokens and cost are added to the attempt's.
-    pub store: &'a crate::store::Store,
-    /// The run id.
-    pub run: &'a str,
     /// The run's stop flag.
     pub cancel: &'a Cancel,
 }
 
-/// Runs the counterfactuals, then the reviews, of a candidate that passed its gates.
-pub fn judge(cx: &Context, c: &Candidate) -> Result<Judgement, EngineError> {
+/// What judging a candidate found, said as it is found, for the run to
+/// record.
+#[derive(Debug)]
+pub enum Finding<'f> {
+    /// A counterfactual ran.
+    Counterfactual(&'f CounterfactualResult),
+    /// The review passes' tokens and cost, to add to the attempt's.
+    Spend(&'f ReviewSpend),
+    /// Review pass `pass` (1-based) by the model `reviewer` gave `verdict`.
+    Review {
+        /// 1-based.
+        pass: u32,
+        /// The reviewer's model, when known.
+        reviewer: Option<&'f str>,
+        /// What it said.
+        verdict: &'f Verdict,
+    },
+}
+
+/// Where a judgement's findings go; an error stops the judgement.
+pub type Record<'r> = dyn FnMut(Finding) -> Result<(), EngineError> + 'r;
+
+/// Runs the counterfactuals, then the reviews, of a candidate that passed
+/// its gates, telling `record` what it finds.
+pub fn judge(cx: &Context, c: &Candidate, record: &mut Record) -> Result<Judgement, EngineError> {
     let log = c.files.join("ticket.log");
-    let judged = counterfactuals(cx, c, &log)?;
+    let judged = counterfactuals(cx, c, &log, record)?;
     if judged != Judgement::Pass {
         return Ok(judged);
     }
     match &cx.settings.reviewer {
         Some(spec) if cx.dry_passes > 0 => {
             let reviewer = crate::agent::from_options(&spec.name, &spec.options)?;
-            reviews(cx, c, reviewer.as_ref())
+            reviews(cx, c, reviewer.as_ref(), record)
         }
         _ => Ok(Judgement::Pass),
     }
 }
 
-fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement, EngineError> {
+fn counterfactuals(
+    cx: &Context,
+    c: &Candidate,
+    log: &Path,
+    record: &mut Record,
+) -> Result<Judgement, EngineError> {
     if c.ticket.counterfactuals.is_empty() {
         return Ok(Judgement::Pass);
     }
@@ -118,16 +142,7 @@ fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement,
         let Some(r) = counterfactual::run(cf, &dir, &git, &room, timeout, log, cx.cancel)? else {
             return Ok(Judgement::Cancelled);
         };
-        cx.emitter.emit(Event::Counterfactual {
-            ticket: c.ticket.id.clone(),
-            attempt: c.attempt,
-            control_path: r.control_path.clone(),
-            test: r.command.clone(),
-            outcome: outcome_name(r.outcome).to_string(),
-            passed: r.outcome == Outcome::Red,
-            message: r.message.clone(),
-            output_excerpt: r.output_excerpt.clone(),
-        });
+        record(Finding::Counterfactual(&r))?;
         let kind = match r.outcome {
             Outcome::Red => continue,
             Outcome::Green => FailureKind::ControlUnpinned,
@@ -147,15 +162,6 @@ fn counterfactuals(cx: &Context, c: &Candidate, log: &Path) -> Result<Judgement,
         }
         _ => Judgement::Pass,
     })
-}
-
-fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Red => "red",
-        Outcome::Green => "green",
-        Outcome::Timeout => "timeout",
-        Outcome::Error => "error",
-    }
 }
 
 /// The statements of a standard_v1 plan's acceptance criteria marked
@@ -186,7 +192,12 @@ fn review_checks(ticket: &Ticket, skipped: &HashSet<String>) -> Vec<ReviewCheck>
     )
 }
 
-fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgement, EngineError> {
+fn reviews(
+    cx: &Context,
+    c: &Candidate,
+    reviewer: &dyn Agent,
+    record: &mut Record,
+) -> Result<Judgement, EngineError> {
     let diff = cx
         .repo
         .git()
@@ -239,13 +250,7 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
     )?;
     cx.repo.guard().check()?;
     if spend.usage.total() > 0 || spend.cost_usd > 0.0 {
-        cx.store.add_review_spend(
-            cx.run,
-            &c.ticket.id,
-            c.attempt,
-            &spend.usage,
-            spend.cost_usd,
-        )?;
+        record(Finding::Spend(&spend))?;
     }
     let verdicts = match &outcome {
         ReviewOutcome::Shipped { verdicts } | ReviewOutcome::Rejected { verdicts, .. } => {
@@ -253,8 +258,14 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         }
         _ => &[],
     };
-    for (i, v) in verdicts.iter().enumerate() {
-        emit_verdict(cx, c, i as u32 + 1, model.as_deref(), v);
+    for (i, verdict) in verdicts.iter().enumerate() {
+        let pass = i as u32 + 1;
+        let reviewer = model.as_deref();
+        record(Finding::Review {
+            pass,
+            reviewer,
+            verdict,
+        })?;
     }
     Ok(match outcome {
         ReviewOutcome::Shipped { .. } => Judgement::Pass,
@@ -262,31 +273,4 @@ fn reviews(cx: &Context, c: &Candidate, reviewer: &dyn Agent) -> Result<Judgemen
         ReviewOutcome::Unavailable { retry_after } => Judgement::Unavailable { retry_after },
         ReviewOutcome::Cancelled => Judgement::Cancelled,
     })
-}
-
-fn emit_verdict(cx: &Context, c: &Candidate, pass: u32, model: Option<&str>, v: &Verdict) {
-    let status = |s: CheckStatus| match s {
-        CheckStatus::Met => "met",
-        CheckStatus::Unmet => "unmet",
-        CheckStatus::NotValidated => "not_validated",
-    };
-    cx.emitter.emit(Event::Review {
-        ticket: c.ticket.id.clone(),
-        attempt: c.attempt,
-        pass,
-        reviewer: model.map(String::from),
-        verdict: if v.verdict == Decision::Ship {
-            "ship"
-        } else {
-            "block"
-        }
-        .to_string(),
-        passed: v.verdict == Decision::Ship,
-        summary: v.summary.clone(),
-        checks: v
-            .checks
-            .iter()
-            .map(|cv| format!("{}: {}", cv.id, status(cv.status)))
-            .collect(),
-    });
 }

@@ -32,6 +32,18 @@ pub enum Outcome {
     Error,
 }
 
+impl Outcome {
+    /// Its name in events and the report (as serde spells it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Red => "red",
+            Outcome::Green => "green",
+            Outcome::Timeout => "timeout",
+            Outcome::Error => "error",
+        }
+    }
+}
+
 /// One counterfactual's result, for the report and the next charter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterfactualResult {

@@ -8,7 +8,7 @@ use super::{AttemptOutcome, AttemptView, CheckResult, PausedPool, RunView};
 use planwright_engine::agent::Activity;
 use planwright_engine::Event;
 use planwright_engine::Failure;
-use planwright_engine::{transition, RunStatus, Step, TicketState};
+use planwright_engine::{transition, Phase, RunStatus, Step, TicketState};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -309,9 +309,9 @@ impl RunView {
             } => self.attempt_started(i, *attempt, base_commit, at),
             Event::Phase { attempt, phase, .. } => {
                 if let Some(a) = self.attempt_mut(i, Some(*attempt)) {
-                    a.phase = phase.clone();
+                    a.phase = *phase;
                 }
-                self.tickets[i].phase = Some(phase.clone());
+                self.tickets[i].phase = Some(*phase);
             }
             Event::AttemptRejected {
                 attempt, failure, ..
@@ -319,7 +319,8 @@ impl RunView {
             Event::Merging { .. } => {
                 self.end_attempt(i, None, at, AttemptOutcome::Passed);
                 replay(&mut self.tickets[i].state, Step::BeginMerge);
-                self.tickets[i].phase = Some("merge".into());
+                // Its attempt is over: the state says it is merging.
+                self.tickets[i].phase = None;
             }
             Event::Merged { commit, .. } => self.merged(i, commit),
             Event::Failed { failure, .. } => {
@@ -352,7 +353,7 @@ impl RunView {
         t.attempts
             .push(AttemptView::new(n, slot, base_commit, at, self.events));
         replay(&mut t.state, Step::Start);
-        t.phase = Some("starting".into());
+        t.phase = Some(Phase::Starting);
         t.blocked_by = None;
         if self.base_before.is_none() {
             self.base_before = Some(base_commit.to_string());

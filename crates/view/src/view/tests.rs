@@ -60,7 +60,7 @@ fn a_run() -> Vec<(u64, Event)> {
             Event::Phase {
                 ticket: "A".into(),
                 attempt: 1,
-                phase: "gates".into(),
+                phase: planwright_engine::Phase::Gates,
             },
         ),
         (

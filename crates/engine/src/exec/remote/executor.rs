@@ -18,7 +18,7 @@ use crate::agent::{AgentOutcome, AgentReport, Agents, UsageSoFar};
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, Candidate, Executor};
 use crate::git::repo::Repo;
-use crate::model::Failure;
+use crate::model::{Failure, Phase};
 use crate::process::Cancel;
 use planwright_config::WorkerLink;
 use std::io::Write;
@@ -88,7 +88,7 @@ struct Conversation<'a> {
     out: &'a Outbox,
     clock: Clock<'a>,
     input: &'a AttemptInput,
-    progress: &'a dyn Fn(&str) -> Result<(), EngineError>,
+    progress: &'a dyn Fn(Phase) -> Result<(), EngineError>,
     /// The candidate, once its objects arrived and were checked.
     candidate: Option<String>,
     /// Why git refused the candidate's content, if it did: the attempt's
@@ -157,7 +157,7 @@ impl Conversation<'_> {
                 let bytes = objects.len() as u64;
                 self.tell(&ToWorker::Objects { bytes }, &objects)?;
             }
-            FromWorker::Progress { phase } => (self.progress)(&phase)?,
+            FromWorker::Progress { phase } => (self.progress)(phase)?,
             FromWorker::Usage { model, usage } => {
                 if let Some(sink) = &self.input.usage_sink {
                     sink.report(&UsageSoFar { model, usage });
@@ -459,7 +459,7 @@ impl Executor for RemoteExecutor {
         &self,
         slot: usize,
         input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
+        progress: &dyn Fn(Phase) -> Result<(), EngineError>,
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         let mut spec = self.spec(input)?;

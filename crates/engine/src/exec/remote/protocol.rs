@@ -86,7 +86,7 @@ pub enum FromWorker {
     /// A phase of the attempt begins (`workspace`, `agent`, `commit`).
     Progress {
         /// The phase.
-        phase: String,
+        phase: crate::model::Phase,
     },
     /// The agent's running token totals.
     Usage {
@@ -417,7 +417,7 @@ mod tests {
         send(
             &mut wire,
             &FromWorker::Progress {
-                phase: "agent".into(),
+                phase: crate::model::Phase::Agent,
             },
             &[],
         )
@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(
             next,
             FromWorker::Progress {
-                phase: "agent".into()
+                phase: crate::model::Phase::Agent
             }
         );
         assert!(matches!(

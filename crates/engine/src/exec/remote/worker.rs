@@ -475,8 +475,7 @@ fn run(
     };
     let cancel = Cancel::default();
     let (wake, stop) = (ears.wake.clone(), channel::<()>());
-    let progress = |phase: &str| -> Result<(), EngineError> {
-        let phase = phase.to_string();
+    let progress = |phase: crate::model::Phase| -> Result<(), EngineError> {
         Ok(say(out, &FromWorker::Progress { phase }, &[])?)
     };
     std::thread::scope(|s| {
