@@ -176,6 +176,11 @@ impl Forge for Forgejo {
         &self.http.repository
     }
 
+    fn login(&self) -> Result<String, ForgeError> {
+        let v = self.http.json(Method::Get, "/user", None, None)?;
+        self.body(Method::Get, "/user").required(&v, "login")
+    }
+
     fn repository_info(&self) -> Result<RepositoryInfo, ForgeError> {
         let path = self.repo();
         let v = self.http.json(Method::Get, &path, None, None)?;

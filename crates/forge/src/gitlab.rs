@@ -128,6 +128,25 @@ impl Gitlab {
             .map(drop)
     }
 
+    /// Whether the project, or the group it is in, has a milestone of that
+    /// title (GitLab filters issues by either).
+    fn has_milestone(&self, title: &str) -> Result<bool, ForgeError> {
+        let query = format!("milestones?title={}&per_page=100", encode(title));
+        let named = |found: &[Value]| found.iter().any(|m| m["title"].as_str() == Some(title));
+        let project = format!("{}/{query}", self.project());
+        if named(&self.http.all_pages(&project, None)?) {
+            return Ok(true);
+        }
+        // A user's namespace is no group: its 404 means no group milestone.
+        let group = format!("/groups/{}/{query}", encode(self.http.repository.owner()));
+        let reply = self.http.send(Method::Get, &group, None)?;
+        if !reply.ok() {
+            return Ok(false);
+        }
+        let found = self.http.parse(Method::Get, &group, &reply)?;
+        Ok(named(found.as_array().map(Vec::as_slice).unwrap_or(&[])))
+    }
+
     fn notes_path(&self, on: CommentOn) -> (String, String) {
         match on {
             CommentOn::Issue(n) => (
@@ -149,6 +168,11 @@ impl Forge for Gitlab {
 
     fn repository(&self) -> &Repository {
         &self.http.repository
+    }
+
+    fn login(&self) -> Result<String, ForgeError> {
+        let v = self.http.json(Method::Get, "/user", None, None)?;
+        self.body(Method::Get, "/user").required(&v, "username")
     }
 
     fn repository_info(&self) -> Result<RepositoryInfo, ForgeError> {
@@ -267,13 +291,7 @@ impl Forge for Gitlab {
             path.push_str(&format!("&labels={}", encode(&query.labels.join(","))));
         }
         if let Some(title) = &query.milestone {
-            let milestones = format!(
-                "{}/milestones?title={}&per_page=100",
-                self.project(),
-                encode(title)
-            );
-            let found = self.http.all_pages(&milestones, None)?;
-            if !found.iter().any(|m| m["title"].as_str() == Some(title)) {
+            if !self.has_milestone(title)? {
                 return Err(ForgeError::NotFound {
                     kind: ForgeKind::Gitlab,
                     repository: self.http.repository.clone(),

@@ -140,7 +140,7 @@ impl std::fmt::Debug for Http {
 /// credentials, query or fragment in it.
 pub(crate) fn check_api_url(url: &str) -> Result<(String, bool), ForgeError> {
     let refuse = |reason: &str| ForgeError::ApiUrl {
-        url: url.to_string(),
+        url: without_credentials(url),
         reason: reason.to_string(),
     };
     let (scheme, rest) = url
@@ -168,6 +168,18 @@ pub(crate) fn check_api_url(url: &str) -> Result<(String, bool), ForgeError> {
         _ => return Err(refuse("its scheme is neither `https` nor `http`")),
     }
     Ok((url.trim_end_matches('/').to_string(), loopback))
+}
+
+/// The URL with any `user:password@` replaced, so no message shows it.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 fn host_of(authority: &str) -> &str {
@@ -236,6 +248,12 @@ impl Http {
         body: Option<&Value>,
     ) -> Result<Reply, ForgeError> {
         let url = if path.starts_with("http://") || path.starts_with("https://") {
+            // A page link is followed only under the API root: the token
+            // goes nowhere else.
+            if !under(&self.api_url, path) {
+                let message = format!("a link leads off the API, to `{path}`");
+                return Err(self.response_error(method, path, &message));
+            }
             path.to_string()
         } else {
             format!("{}{path}", self.api_url)
@@ -292,7 +310,10 @@ impl Http {
                         )
                     })
                     .collect();
-                let text = response.body_mut().read_to_string().unwrap_or_default();
+                let text = match response.body_mut().read_to_string() {
+                    Ok(text) => text,
+                    Err(e) => return self.network(method, &e, tries, backoff),
+                };
                 let reply = Reply {
                     status,
                     headers,
@@ -532,6 +553,12 @@ impl Http {
     }
 }
 
+/// Whether `url` is the API root or beneath it (`root/…` or `root?…`).
+fn under(root: &str, url: &str) -> bool {
+    url.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || rest.starts_with('?'))
+}
+
 fn next_backoff(backoff: &mut Duration) -> Duration {
     let wait = *backoff;
     *backoff = backoff.saturating_mul(2);
@@ -608,6 +635,34 @@ mod tests {
         ] {
             assert!(check_api_url(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn links_are_followed_only_under_the_api_root() {
+        let root = "https://ghe.example.com/api/v3";
+        assert!(under(
+            root,
+            "https://ghe.example.com/api/v3/repositories/1/pulls?page=2"
+        ));
+        assert!(under(root, "https://ghe.example.com/api/v3?page=2"));
+        assert!(!under(root, "https://ghe.example.com/api/v3x/pulls"));
+        assert!(!under(root, "https://evil.example.com/api/v3/pulls"));
+        assert!(!under(
+            root,
+            "https://ghe.example.com.evil.com/api/v3/pulls"
+        ));
+        assert!(!under(root, "http://ghe.example.com/api/v3/pulls"));
+    }
+
+    #[test]
+    fn a_refused_url_never_shows_its_credentials() {
+        let err = check_api_url("https://bot:ghp_secret@api.github.com/x").unwrap_err();
+        assert!(!err.to_string().contains("ghp_secret"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("https://<redacted>@api.github.com/x"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,11 +1,51 @@
 //! planwright-forge: the forges' REST APIs behind one trait, [`Forge`]:
 //! GitHub REST v3, GitLab REST v4 (merge requests) and Forgejo/Gitea API v1.
+//! [`connect`] picks the client of an [`Endpoint`]'s kind.
 //!
 //! Requests and responses only: no git, no processes. The clock is read
 //! only to wait as a forge asks (a rate limit's reset), through a
 //! [`Timer`] the caller may replace, so tests never sleep. Tokens travel
-//! only in the `Authorization` header; URLs never hold them, and no
-//! `Debug` shows them.
+//! only in the `Authorization` header (`Bearer` on GitHub and GitLab,
+//! `token` on Forgejo); URLs never hold them (an API URL with credentials
+//! is refused), and no `Debug` shows them. Plain `http` is refused but for
+//! loopback hosts.
+//!
+//! # Retries and waits
+//!
+//! One request is tried [`RetryPolicy::attempts`] times (4 by default):
+//! after a network error or a 5xx, with a backoff of 1s, 2s, 4s; after a
+//! rate limit (429, or GitHub's 403 with `Retry-After`,
+//! `x-ratelimit-remaining: 0` or a "rate limit" message), after the wait
+//! the forge asks for (`Retry-After`, else the reset time of
+//! `x-ratelimit-reset` or GitLab's `RateLimit-Reset`, else a minute). A
+//! wait longer than [`RetryPolicy::max_wait`] (60s) fails at once with
+//! [`ForgeError::RateLimited`]. A `POST` (which creates) is sent again only
+//! when it cannot have been acted on: a rate limit, or a connection
+//! refused or a name that does not resolve; never after a 5xx or a dropped
+//! answer, so no comment or pull request is made twice.
+//!
+//! # Drafts
+//!
+//! GitHub has a `draft` field when opening, but its REST `PATCH` ignores
+//! `draft`: an existing pull request changes state through the GraphQL
+//! mutations `convertPullRequestToDraft` and
+//! `markPullRequestReadyForReview`, at `/graphql` beside the REST root
+//! (`/api/graphql` for GitHub Enterprise's `/api/v3`). GitLab's draft is a
+//! `Draft: ` title prefix and Forgejo's (and Gitea's) a `WIP: ` one: the
+//! clients write the prefix and strip it when reading, so
+//! [`PullRequest::title`] never holds it.
+//!
+//! # Errors
+//!
+//! 401 and 403 are [`ForgeError::Unauthorized`], whose hint names the
+//! scopes the kind needs ([`ForgeKind::token_scopes`]); a 404 is told
+//! apart as [`ForgeError::RepositoryNotFound`] or
+//! [`ForgeError::NotFound`] by asking for the repository; 400, 409 and 422
+//! are [`ForgeError::Validation`] with the forge's own message. Opening a
+//! pull request of a head branch the forge lacks is a 422 on GitHub and
+//! GitLab, and a 404 on Forgejo (a `NotFound` naming the two branches); a
+//! second one of the same head is a 422 on GitHub and a 409 on the other
+//! two.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -39,6 +79,10 @@ pub trait Forge: Send + Sync + std::fmt::Debug {
 
     /// The repository every call is about.
     fn repository(&self) -> &Repository;
+
+    /// The login the token belongs to (to tell planwright's own comments
+    /// from others').
+    fn login(&self) -> Result<String, ForgeError>;
 
     /// The repository as the forge knows it; also proves that it exists
     /// and that the token may read it.

@@ -6,6 +6,7 @@ use super::*;
 fn a_pull_request_is_opened_found_updated_and_seen_merged() {
     for api in APIS {
         let s = setup(api);
+        assert_eq!(s.forge.login().unwrap(), BOT, "{api:?}");
         let info = s.forge.repository_info().unwrap();
         assert_eq!(
             (info.full_name.as_str(), info.default_branch.as_str()),
@@ -397,4 +398,31 @@ fn repositories_and_kinds_parse_as_the_config_names_them() {
         Some((ForgeKind::Gitlab, "https://gitlab.com/api/v4"))
     );
     assert_eq!(ForgeKind::of_public_host("git.example.com"), None);
+}
+
+#[test]
+fn a_gitlab_project_in_a_subgroup_is_named_by_its_encoded_path() {
+    let s = setup(Api::Gitlab);
+    s.fake.add_repository("group/sub/app");
+    s.fake.add_branch("group/sub/app", HEAD);
+    let app = s.other("group/sub/app", TOKEN);
+    assert_eq!(app.repository_info().unwrap().full_name, "group/sub/app");
+    let pull = app.open_pull_request(&s.new_pull(HEAD, false)).unwrap();
+    assert_eq!(
+        app.find_pull_request(HEAD).unwrap().unwrap().number,
+        pull.number
+    );
+    let paths: Vec<String> = s.fake.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        paths
+            .iter()
+            .all(|p| p.starts_with("/api/v4/projects/group%2Fsub%2Fapp")),
+        "{paths:?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.contains("source_branch=planwright%2Frun-1")),
+        "{paths:?}"
+    );
 }

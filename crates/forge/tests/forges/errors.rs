@@ -287,3 +287,34 @@ fn plain_http_is_refused_for_any_host_but_loopback() {
     assert!(connect(&endpoint("https://git.example.com/api/v1")).is_ok());
     assert!(connect(&endpoint("http://127.0.0.1:3000/api/v1")).is_ok());
 }
+
+#[test]
+fn an_answer_that_is_not_the_apis_shape_is_an_error_naming_the_request() {
+    for api in APIS {
+        let s = setup(api);
+        s.fake.fail_next(1, Fault::Malformed);
+        let err = s.forge.repository_info().unwrap_err();
+        let ForgeError::Response { method, path, .. } = &err else {
+            panic!("{api:?}: {err:?}");
+        };
+        assert_eq!(method, "GET");
+        assert!(path.contains("acme"), "{api:?}: {path}");
+        assert!(err.to_string().contains("cannot read"), "{err}");
+        assert!(s.slept().is_empty(), "{api:?}: not retried");
+    }
+}
+
+#[test]
+fn a_page_link_to_another_host_is_not_followed() {
+    for api in APIS {
+        let s = setup(api);
+        let n = s.fake.add_issue(REPO, "Linked", "");
+        s.fake.fail_next(1, Fault::ForeignLink);
+        let err = s.forge.comments(CommentOn::Issue(n)).unwrap_err();
+        let ForgeError::Response { message, .. } = &err else {
+            panic!("{api:?}: {err:?}");
+        };
+        assert!(message.contains("forge.invalid"), "{api:?}: {message}");
+        assert_eq!(s.fake.requests().len(), 1, "{api:?}");
+    }
+}

@@ -48,6 +48,13 @@ fn open_issues_are_listed_by_label_and_milestone_on_every_page() {
         assert_eq!(numbers(&v1), [both], "{api:?}");
         assert!(s.forge.issues(&query(&[], Some("v2"))).unwrap().is_empty());
 
+        if api == Api::Gitlab {
+            // A group's milestone holds its projects' issues too.
+            s.fake.add_group_milestone("acme", "Q3");
+            s.fake.set_milestone(REPO, one, "Q3");
+            let q3 = s.forge.issues(&query(&[], Some("Q3"))).unwrap();
+            assert_eq!(numbers(&q3), [one]);
+        }
         let err = s.forge.issues(&query(&[], Some("v9"))).unwrap_err();
         let ForgeError::NotFound { what, .. } = &err else {
             panic!("{api:?}: {err:?}");
@@ -235,6 +242,10 @@ fn checks_of_the_head_are_read_the_latest_of_each_name_with_the_failures_log_tai
             .add_check(REPO, pull, "lint", Outcome::Pending, "clippy", "");
         s.fake
             .add_check(REPO, pull, "build", Outcome::Success, "compile", "");
+        s.fake
+            .add_status(REPO, pull, "ci/deploy", Outcome::Failure, "preview failed");
+        s.fake
+            .add_status(REPO, pull, "ci/deploy", Outcome::Success, "preview ready");
 
         let mut checks = s.forge.checks(pull).unwrap();
         checks.sort_by(|a, b| a.name.cmp(&b.name));
@@ -244,12 +255,14 @@ fn checks_of_the_head_are_read_the_latest_of_each_name_with_the_failures_log_tai
             seen,
             [
                 ("build", CheckState::Success),
+                ("ci/deploy", CheckState::Success),
                 ("lint", CheckState::Pending),
                 ("test", CheckState::Failure)
             ],
-            "{api:?}: the build run again passed"
+            "{api:?}: the build ran again and passed; the deploy status was set again"
         );
-        let test = &checks[2];
+        assert_eq!(checks[1].summary, "preview ready", "{api:?}");
+        let test = &checks[3];
         match api {
             // Forgejo's statuses carry no log.
             Api::Forgejo => assert_eq!(test.log_tail, None),

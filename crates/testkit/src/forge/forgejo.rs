@@ -11,6 +11,15 @@
 //! and its `draft` field says so. Creating one answers 404 for a branch
 //! the repository does not have, 409 for a second open one of the same
 //! head and base, 422 when head and base are the same branch.
+//!
+//! The pull-request loop's routes: `GET /user`; `GET /repos/{o}/{r}/issues`
+//! (open, by `labels` and `milestones` title, `type=issues`) and
+//! `.../milestones`; `GET|POST .../labels` and `POST|DELETE
+//! .../issues/{n}/labels[/{id}]` (labels by id; an id it lacks is a 422);
+//! `GET .../collaborators/{user}/permission`; `GET .../pulls/{n}/reviews`
+//! and `.../pulls/{n}/reviews/{id}/comments`; `GET
+//! .../commits/{sha}/statuses` (every one, newest first); `GET
+//! .../issues/{n}/dependencies` and `.../issues/{n}/blocks`.
 
 use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, Link, PullPart, Repo, State};
@@ -37,6 +46,9 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let Some(rest) = req.path().strip_prefix("/api/v1/") else {
         return not_found(&origin);
     };
+    if rest == "user" && req.method == "GET" {
+        return Outgoing::json(200, user(BOT));
+    }
     let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
     let ["repos", owner, name, rest @ ..] = segments.as_slice() else {
         return not_found(&origin);

@@ -11,6 +11,18 @@
 //! Creating a pull request answers 422 "Validation Failed" for a head or
 //! base branch the repository does not have, and for a second open pull
 //! request of the same head.
+//!
+//! The pull-request loop's routes: `GET /user`; `GET
+//! /repos/{o}/{r}/issues` (open, by `labels` and milestone number, pull
+//! requests included as GitHub lists them) and `.../milestones`; `POST
+//! .../issues/{n}/labels` (making a label it lacks) and `DELETE
+//! .../issues/{n}/labels/{name}`; `GET
+//! .../collaborators/{user}/permission`; `GET .../pulls/{n}/reviews` and
+//! `.../pulls/{n}/comments` (on files and lines); `GET
+//! .../commits/{sha}/check-runs` (the latest of each name, in
+//! `check_runs`) and `.../commits/{sha}/statuses` (every one, newest
+//! first); `GET .../issues/{n}/dependencies/blocked_by`,
+//! `.../dependencies/blocking`, `.../sub_issues` and `.../parent`.
 
 use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, Link, PullPart, Repo, State};
@@ -39,6 +51,9 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let origin = state.origin.clone();
     if req.path() == "/graphql" && req.method == "POST" {
         return graphql(state, req);
+    }
+    if req.path() == "/user" && req.method == "GET" {
+        return Outgoing::json(200, user(BOT));
     }
     let segments: Vec<&str> = req.path().trim_matches('/').split('/').collect();
     let ["repos", owner, name, rest @ ..] = segments.as_slice() else {
@@ -494,7 +509,7 @@ fn check_run(at: &Place, sha: &str, c: &super::FakeCheck) -> Value {
 /// default).
 fn latest(checks: &[super::FakeCheck]) -> Vec<&super::FakeCheck> {
     let mut kept: Vec<&super::FakeCheck> = Vec::new();
-    for c in checks.iter().rev() {
+    for c in checks.iter().rev().filter(|c| !c.commit_status) {
         if !kept.iter().any(|k| k.name == c.name) {
             kept.push(c);
         }
@@ -545,8 +560,17 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
             out.body = Some(json!({"total_count": total, "check_runs": out.body.take()}));
             return Some(out);
         }
-        // The fake's checks are check runs; it keeps no commit statuses.
-        ("GET", ["commits", _, "statuses"]) => return Some(state.page(req, Vec::new())),
+        ("GET", ["commits", sha, "statuses"]) => {
+            // Every status, newest first, several per context.
+            let items: Vec<Value> = repo
+                .pull_at(sha)
+                .map(|i| {
+                    let statuses = i.checks.iter().rev().filter(|c| c.commit_status);
+                    statuses.map(|c| commit_status(at, c)).collect()
+                })
+                .unwrap_or_default();
+            return Some(state.page(req, items));
+        }
         ("GET", ["issues", n, "dependencies", which @ ("blocked_by" | "blocking")]) => {
             let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
                 return Some(not_found());
@@ -598,4 +622,20 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
         _ => return None,
     };
     Some(answer.unwrap_or_else(not_found))
+}
+
+fn commit_status(at: &Place, c: &super::FakeCheck) -> Value {
+    let state = match c.outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+        Outcome::Pending => "pending",
+    };
+    json!({
+        "id": c.id,
+        "state": state,
+        "context": c.name,
+        "description": c.summary,
+        "target_url": format!("{}/{}/statuses/{}", at.origin, at.repo, c.id),
+        "created_at": "2026-01-01T00:00:00Z",
+    })
 }

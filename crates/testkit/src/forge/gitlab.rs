@@ -11,6 +11,16 @@
 //! its `draft` field says so. Creating one answers 422 for a branch the
 //! project does not have and 409 for a second open one of the same source
 //! branch, as GitLab's API does; changing a description adds a system note.
+//!
+//! The pull-request loop's routes: `GET /user`, `GET /users?username=`;
+//! `GET /projects/:id/issues` (open, by `labels` and `milestone` title),
+//! `.../milestones` and `GET /groups/:id/milestones`; `PUT
+//! .../issues/:iid` (`add_labels`, `remove_labels`); `GET
+//! .../members/all/:user_id` (an access level); `GET
+//! .../merge_requests/:iid/approvals` and `.../discussions` (diff notes
+//! with a `position`); `GET .../merge_requests/:iid/pipelines`, `GET
+//! .../pipelines/:id/jobs` and `GET .../jobs/:id/trace` (plain text); `GET
+//! .../issues/:iid/links`.
 
 use super::server::{decode, Incoming, Outgoing};
 use super::state::{Item, Link, PullPart, Repo, State};
@@ -39,6 +49,23 @@ pub(crate) fn route(state: &mut State, req: &Incoming) -> Outgoing {
     let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
     if segments == ["users"] && req.method == "GET" {
         return users(state, req);
+    }
+    if let ["groups", group, "milestones"] = segments.as_slice() {
+        let (group, title) = (decode(group), req.query("title"));
+        let items = state
+            .group_milestones
+            .iter()
+            .enumerate()
+            .filter(|(_, (g, t))| *g == group && title.as_deref().is_none_or(|x| x == t))
+            .map(|(i, (_, t))| json!({"id": i + 2000, "iid": i + 1, "group_id": 1, "title": t, "state": "active"}))
+            .collect();
+        return state.page(req, items);
+    }
+    if segments == ["user"] && req.method == "GET" {
+        return Outgoing::json(
+            200,
+            json!({"id": user_id(BOT), "username": BOT, "name": BOT, "state": "active"}),
+        );
     }
     let ["projects", id, rest @ ..] = segments.as_slice() else {
         return not_found("");
@@ -324,7 +351,10 @@ fn edit_issue(at: &str, repo: &mut Repo, number: u64, body: &Value) -> Option<Ou
 
 /// A user's id on the fake: stable, from the login.
 fn user_id(login: &str) -> u64 {
-    login.bytes().fold(7, |h, b| h * 31 + u64::from(b)) % 1_000_000
+    login
+        .bytes()
+        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        % 1_000_000
 }
 
 /// `GET /users?username=…`: the collaborators of any project, and the bot.

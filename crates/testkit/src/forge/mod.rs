@@ -71,6 +71,11 @@ pub enum Fault {
     Forbidden,
     /// The connection is closed without an answer.
     HangUp,
+    /// 200 with a body that is not JSON (a proxy's page, say).
+    Malformed,
+    /// 200 with an empty page whose `Link` names a next page on another
+    /// host (and no `x-next-page`).
+    ForeignLink,
 }
 
 /// One request as the fake received it, and the status it answered.
@@ -214,11 +219,22 @@ impl FakeForge {
             .push(title.to_string());
     }
 
-    /// Puts an issue in a milestone (added first if need be).
+    /// Adds a milestone to a GitLab group (the owner part of its
+    /// repositories' names), which its projects' issues may be in.
+    pub fn add_group_milestone(&self, group: &str, title: &str) {
+        let mut state = lock(&self.state);
+        state
+            .group_milestones
+            .push((group.to_string(), title.to_string()));
+    }
+
+    /// Puts an issue in a milestone (added to the repository first when
+    /// neither it nor a group has it).
     pub fn set_milestone(&self, repository: &str, issue: u64, title: &str) {
         let mut state = lock(&self.state);
+        let in_group = state.group_milestones.iter().any(|(_, t)| t == title);
         let repo = state.repo_mut(repository);
-        if !repo.milestones.iter().any(|m| m == title) {
+        if !in_group && !repo.milestones.iter().any(|m| m == title) {
             repo.milestones.push(title.to_string());
         }
         repo.issue_mut(issue).milestone = Some(title.to_string());
@@ -329,6 +345,31 @@ impl FakeForge {
             outcome,
             summary: summary.to_string(),
             log: log.to_string(),
+            commit_status: false,
+        });
+    }
+
+    /// A commit status of a pull request's head (`context`, state,
+    /// description): on GitHub apart from its check runs.
+    pub fn add_status(
+        &self,
+        repository: &str,
+        pull: u64,
+        context: &str,
+        outcome: Outcome,
+        description: &str,
+    ) {
+        let mut state = lock(&self.state);
+        let repo = state.repo_mut(repository);
+        let id = repo.next_id();
+        let item = repo.pull_item_mut(pull).expect("a pull request");
+        item.checks.push(FakeCheck {
+            id,
+            name: context.to_string(),
+            outcome,
+            summary: description.to_string(),
+            log: String::new(),
+            commit_status: true,
         });
     }
 

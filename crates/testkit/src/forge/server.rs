@@ -230,7 +230,18 @@ fn serve(stream: TcpStream, handler: &Handler, stop: &AtomicBool) {
     let mut reader = BufReader::new(clone);
     let mut out = stream;
     while let Some(request) = read_request(&mut reader, stop) {
-        let answer = handler(&request);
+        // A fault in the fake is a 500 that says so, not a dropped
+        // connection the client would retry.
+        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&request)))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                let message = format!("the fake forge failed: {what}");
+                Outgoing::json(500, serde_json::json!({ "message": message }))
+            });
         if answer.hang_up || answer.write(&mut out).is_err() {
             return;
         }

@@ -126,6 +126,9 @@ pub struct FakeCheck {
     pub summary: String,
     /// Its log (GitHub: the output text; GitLab: the job's trace).
     pub log: String,
+    /// A commit status rather than a check run (GitHub tells the two
+    /// apart; GitLab and Forgejo show every check their one way).
+    pub commit_status: bool,
 }
 
 /// An issue, or a pull request (which GitHub and Forgejo also list as an
@@ -463,6 +466,8 @@ pub(crate) struct State {
     pub origin: String,
     pub repos: Vec<Repo>,
     pub page_size: usize,
+    /// GitLab's group milestones: `(group, title)`.
+    pub group_milestones: Vec<(String, String)>,
     pub faults: Vec<Fault>,
     pub requests: Vec<ForgeRequest>,
 }
@@ -474,6 +479,7 @@ impl State {
             origin: String::new(),
             repos: Vec::new(),
             page_size: 30,
+            group_milestones: Vec::new(),
             faults: Vec::new(),
             requests: Vec::new(),
         }
@@ -661,6 +667,11 @@ pub(crate) fn fault_answer(api: Api, fault: Fault) -> Outgoing {
             Api::Gitlab => Outgoing::json(403, json!({"message": "403 Forbidden"})),
             Api::Forgejo => Outgoing::json(403, json!({"message": "token does not have at least one of required scope(s): [write:repository]", "url": ""})),
         },
+        Fault::Malformed => Outgoing::text(200, "<html>Sign in to continue</html>"),
+        Fault::ForeignLink => Outgoing::json(200, json!([])).header(
+            "link",
+            "<http://forge.invalid/api/v4/projects/1/notes?page=2>; rel=\"next\"",
+        ),
         Fault::HangUp => Outgoing {
             hang_up: true,
             ..Outgoing::empty(0)
