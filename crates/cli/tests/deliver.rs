@@ -42,7 +42,10 @@ fn setup(api: Api, plan: &Value, extra: &str) -> Setup {
     let env = Env::new(&[("README.md", "hello\n")]).with_cli(BIN);
     let server = GitHttp::start(&env.root().join("server"), TOKEN);
     let bare = server.create("acme/app", &env.repo(), "main");
-    git(&env.repo(), &["remote", "add", "origin", &server.url("acme/app")]);
+    git(
+        &env.repo(),
+        &["remote", "add", "origin", &server.url("acme/app")],
+    );
     let forge = FakeForge::start(api);
     forge.add_repository("acme/app");
     forge.branches_from("acme/app", &bare);
@@ -136,7 +139,10 @@ fn a_codeboost_plan_is_delivered_to_each_forge_once() {
         let first = s.deliver_json();
         let pr = &first["pull_requests"][0];
         assert_eq!(pr["state"], "open", "{api:?}: {first}");
-        assert_eq!((pr["action"].as_str(), pr["draft"].as_bool()), (Some("opened"), Some(false)));
+        assert_eq!(
+            (pr["action"].as_str(), pr["draft"].as_bool()),
+            (Some("opened"), Some(false))
+        );
         let head = pr["head"].as_str().unwrap().to_string();
         assert!(head.starts_with("planwright/"), "{head}");
         assert_eq!(pr["base"], "main");
@@ -144,12 +150,29 @@ fn a_codeboost_plan_is_delivered_to_each_forge_once() {
         let tip = GitHttp::tip(&s.bare, &head).unwrap();
         let tree = |c: &str| git(&s.env.repo(), &["rev-parse", &format!("{c}^{{tree}}")]);
         assert_eq!(tree(&tip), tree("main"), "{api:?}");
-        assert_ne!(GitHttp::tip(&s.bare, "main").unwrap(), git(&s.env.repo(), &["rev-parse", "main"]));
+        assert_ne!(
+            GitHttp::tip(&s.bare, "main").unwrap(),
+            git(&s.env.repo(), &["rev-parse", "main"])
+        );
         let pulls = s.forge.pulls("acme/app");
         assert_eq!(pulls.len(), 1, "{api:?}");
-        assert!(pulls[0].body.contains(&format!("Closes #{issue}")), "{api:?}: {}", pulls[0].body);
-        assert!(pulls[0].title.starts_with("Add two files @\u{200b}someone"), "{}", pulls[0].title);
-        assert!(pulls[0].body.contains("| `P1` Add one.txt | merged | 1 | 1/1 passed |"), "{}", pulls[0].body);
+        assert!(
+            pulls[0].body.contains(&format!("Closes #{issue}")),
+            "{api:?}: {}",
+            pulls[0].body
+        );
+        assert!(
+            pulls[0].title.starts_with("Add two files @\u{200b}someone"),
+            "{}",
+            pulls[0].title
+        );
+        assert!(
+            pulls[0]
+                .body
+                .contains("| `P1` Add one.txt | merged | 1 | 1/1 passed |"),
+            "{}",
+            pulls[0].body
+        );
         // Again: no second pull request, nothing pushed anew.
         let again = s.deliver_json();
         assert_eq!(again["pull_requests"][0]["number"], pr["number"], "{api:?}");
@@ -165,24 +188,41 @@ fn a_partial_standard_v1_delivery_refers_to_its_issue_and_posts_the_rest_once_me
         let s = setup(api, &standard_v1(1), "[gates]\nrun = [[\"true\"]]\n");
         let issue = s.forge.add_issue("acme/app", "The whole change", "");
         write(s.env.root(), "plan.json", &standard_v1(issue).to_string());
-        s.env.fixture(&format!("acme/app#{issue}"), 0, "half.txt", "half\n");
+        s.env
+            .fixture(&format!("acme/app#{issue}"), 0, "half.txt", "half\n");
         let run = s.run(&[]);
         assert!(run.status.success(), "{api:?}: {}", text(&run.stderr));
         let first = s.deliver_json();
         let number = first["pull_requests"][0]["number"].as_u64().unwrap();
         let body = &s.forge.pulls("acme/app")[0].body;
-        assert!(body.contains(&format!("Refs #{issue}")) && !body.contains("Closes"), "{api:?}: {body}");
+        assert!(
+            body.contains(&format!("Refs #{issue}")) && !body.contains("Closes"),
+            "{api:?}: {body}"
+        );
         assert!(body.starts_with("First half of the change"), "{body}");
         assert_eq!(first["after_merge"], Value::Null);
         s.forge.merge("acme/app", number);
         let merged = s.deliver_json();
-        assert_eq!(merged["pull_requests"][0]["state"], "merged", "{api:?}: {merged}");
-        assert_eq!(merged["after_merge"], json!({"comment": "posted", "issue": issue}));
+        assert_eq!(
+            merged["pull_requests"][0]["state"], "merged",
+            "{api:?}: {merged}"
+        );
+        assert_eq!(
+            merged["after_merge"],
+            json!({"comment": "posted", "issue": issue})
+        );
         let again = s.deliver_json();
-        assert_eq!(again["after_merge"], json!({"comment": "already_posted", "issue": issue}));
+        assert_eq!(
+            again["after_merge"],
+            json!({"comment": "already_posted", "issue": issue})
+        );
         let comments = s.forge.comments("acme/app", issue, false);
         assert_eq!(comments.len(), 1, "{api:?}");
-        assert!(comments[0].body.contains("The second half"), "{}", comments[0].body);
+        assert!(
+            comments[0].body.contains("The second half"),
+            "{}",
+            comments[0].body
+        );
         assert!(!comments[0].body.contains("@ops") && !comments[0].body.contains("#99"));
     }
 }
@@ -196,10 +236,20 @@ fn run_deliver_delivers_as_the_run_ends_and_a_failed_ticket_makes_a_draft() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     let pr = &summary["delivery"]["pull_requests"][0];
-    assert_eq!((pr["state"].as_str(), pr["draft"].as_bool()), (Some("open"), Some(true)), "{summary}");
+    assert_eq!(
+        (pr["state"].as_str(), pr["draft"].as_bool()),
+        (Some("open"), Some(true)),
+        "{summary}"
+    );
     let body = &s.forge.pulls("acme/app")[0].body;
-    assert!(body.contains("**Not delivered**") && body.contains("- `P2`: failed"), "{body}");
-    assert!(body.contains("Opened as a draft: 1 ticket of the plan did not merge"), "{body}");
+    assert!(
+        body.contains("**Not delivered**") && body.contains("- `P2`: failed"),
+        "{body}"
+    );
+    assert!(
+        body.contains("Opened as a draft: 1 ticket of the plan did not merge"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -209,11 +259,17 @@ fn a_dry_run_pushes_and_sends_nothing_and_needs_no_token() {
     let out = s.deliver(&["--dry-run"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
-    assert!(printed.contains("dry run: nothing pushed or sent to github `acme/app`"), "{printed}");
+    assert!(
+        printed.contains("dry run: nothing pushed or sent to github `acme/app`"),
+        "{printed}"
+    );
     assert!(printed.contains(&format!("Closes #{issue}")), "{printed}");
     assert!(s.forge.requests().is_empty());
     assert!(s.forge.pulls("acme/app").is_empty());
-    let branches = git(&s.env.repo(), &["ls-remote", "--heads", &s.bare.display().to_string()]);
+    let branches = git(
+        &s.env.repo(),
+        &["ls-remote", "--heads", &s.bare.display().to_string()],
+    );
     assert_eq!(branches.lines().count(), 1, "only main: {branches}");
 }
 
@@ -229,7 +285,10 @@ fn each_error_names_its_cause_and_its_fix() {
     assert!(s.run(&[]).status.success());
     let (code, err) = refused(&s, None);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("none of `GITHUB_TOKEN` or `GH_TOKEN` is set") && err.contains("`repo` scope"), "{err}");
+    assert!(
+        err.contains("none of `GITHUB_TOKEN` or `GH_TOKEN` is set") && err.contains("`repo` scope"),
+        "{err}"
+    );
     let (code, err) = refused(&s, Some("wrong-token"));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("401") && err.contains("`repo` scope"), "{err}");
@@ -237,9 +296,15 @@ fn each_error_names_its_cause_and_its_fix() {
     write(s.env.root(), "plan.json", &codeboost(77).to_string());
     let (code, err) = refused(&s, Some(TOKEN));
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("Plan issue does not match the selected issue"), "{err}");
+    assert!(
+        err.contains("Plan issue does not match the selected issue"),
+        "{err}"
+    );
     let toml = |extra: &str| {
-        let base = format!("[commands]\nallow = [[\"true\"]]\n[forge]\nkind = \"github\"\napi_url = \"{}\"\n", s.forge.api_url());
+        let base = format!(
+            "[commands]\nallow = [[\"true\"]]\n[forge]\nkind = \"github\"\napi_url = \"{}\"\n",
+            s.forge.api_url()
+        );
         write(s.env.root(), "planwright.toml", &format!("{base}{extra}"));
     };
     let (_, issue) = (0, s.forge.add_issue("acme/app", "x", ""));
@@ -251,15 +316,24 @@ fn each_error_names_its_cause_and_its_fix() {
     toml("remote = \"upstream\"\n");
     let (code, err) = refused(&s, Some(TOKEN));
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("no remote `upstream`") && err.contains("git remote add upstream"), "{err}");
+    assert!(
+        err.contains("no remote `upstream`") && err.contains("git remote add upstream"),
+        "{err}"
+    );
     toml("branch = \"main\"\n");
     let (_, err) = refused(&s, Some(TOKEN));
     assert!(err.contains("planwright never pushes to it"), "{err}");
     toml("");
-    s.forge.fail_next(1, planwright_testkit::forge::Fault::TooManyRequests { retry_after: 3600 });
+    s.forge.fail_next(
+        1,
+        planwright_testkit::forge::Fault::TooManyRequests { retry_after: 3600 },
+    );
     let (code, err) = refused(&s, Some(TOKEN));
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("rate limiting") && err.contains("wait for the limit to reset"), "{err}");
+    assert!(
+        err.contains("rate limiting") && err.contains("wait for the limit to reset"),
+        "{err}"
+    );
     // Nothing was lost: the next try delivers.
     let (code, err) = refused(&s, Some(TOKEN));
     assert_eq!(code, Some(0), "{err}");
@@ -269,8 +343,15 @@ fn each_error_names_its_cause_and_its_fix() {
 fn a_bad_forge_section_is_refused_on_its_line() {
     let (s, _) = codeboost_setup(Api::Gitlab);
     assert!(s.run(&[]).status.success());
-    write(s.env.root(), "planwright.toml", "[forge]\nkind = \"gitlab\"\napi_url = \"http://gitlab.example.com/api/v4\"\n");
+    write(
+        s.env.root(),
+        "planwright.toml",
+        "[forge]\nkind = \"gitlab\"\napi_url = \"http://gitlab.example.com/api/v4\"\n",
+    );
     let (code, err) = refused(&s, Some(TOKEN));
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("line 3") && err.contains("use `https`"), "{err}");
+    assert!(
+        err.contains("line 3") && err.contains("use `https`"),
+        "{err}"
+    );
 }
