@@ -92,7 +92,7 @@ pub fn prepare(
         draft_reasons.push("`[forge] draft = true`".to_string());
     }
     if draft {
-        draft_reasons.push("`--draft`".to_string());
+        draft_reasons.push(format!("`{}`", planwright_plan::Flag::Draft));
     }
     let unmerged = tickets.iter().filter(|t| !merged(t)).count();
     if unmerged > 0 {
