@@ -124,6 +124,7 @@ pub fn flag(f: Flag) -> &'static str {
         Flag::Unsandboxed => "--unsandboxed",
         Flag::AgentCmd => "--agent-cmd",
         Flag::AllowConfigChange => "--allow-config-change",
+        Flag::Draft => "--draft",
         Flag::CalibrationHint => "--calibration-hint",
         Flag::Coerce => "--coerce",
         Flag::Format => "--format",

@@ -69,6 +69,7 @@ const COMMANDS: &[&str] = &[
     "run",
     "status",
     "report",
+    "deliver",
     "demo",
     "completions",
     "man",
@@ -336,6 +337,7 @@ fn config_error_everywhere(text_of_file: Option<&str>, expected: &str) {
         &["graph", "plan.json"],
         &["status"],
         &["report"],
+        &["deliver"],
         &["completions", "bash"],
     ] {
         let mut all = vec!["--config", "nope.toml"];

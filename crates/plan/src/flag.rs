@@ -22,6 +22,8 @@ pub enum Flag {
     AgentCmd,
     /// Let a ticket that names them change the run's plan or configuration.
     AllowConfigChange,
+    /// `deliver`: open the pull requests as drafts.
+    Draft,
     /// standard_v1: the calibration hint the planner saw.
     CalibrationHint,
     /// standard_v1: fishhawk's coercions.
@@ -54,13 +56,14 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 20] = [
+    pub const ALL: [Flag; 21] = [
         Flag::Agent,
         Flag::Cache,
         Flag::Jobs,
         Flag::Unsandboxed,
         Flag::AgentCmd,
         Flag::AllowConfigChange,
+        Flag::Draft,
         Flag::CalibrationHint,
         Flag::Coerce,
         Flag::Format,
@@ -87,6 +90,7 @@ impl Flag {
             Flag::Unsandboxed => "unsandboxed",
             Flag::AgentCmd => "agent cmd",
             Flag::AllowConfigChange => "allow config change",
+            Flag::Draft => "draft",
             Flag::CalibrationHint => "calibration hint",
             Flag::Coerce => "coerce",
             Flag::Format => "format",

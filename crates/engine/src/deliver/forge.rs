@@ -122,6 +122,9 @@ pub fn execute(
     texts: &[PullText],
     forge: &dyn Forge,
 ) -> Result<Report, DeliverError> {
+    // The repository first: a wrong `repository`, `api_url` or token is
+    // said before anything else is asked or pushed.
+    forge.repository_info()?;
     check_issue(d, forge)?;
     let mut pulls: Vec<Delivered> = Vec::new();
     for (pull, text) in d.pulls.iter().zip(texts) {

@@ -28,9 +28,6 @@ use crate::error::{EngineError, GitError, StoreError};
 /// can be run again.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliverError {
-    /// The repository has no run to deliver, or not that one.
-    #[error("{0}")]
-    NoRun(String),
     /// The run is still going on.
     #[error("run `{0}` is still going on")]
     Running(String),
@@ -103,7 +100,6 @@ impl DeliverError {
     /// What to do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
-            DeliverError::NoRun(_) => Some("run a plan with `planwright run` first, or name one with `--run ID` (`planwright status` lists them)".into()),
             DeliverError::Running(_) => Some("wait for it to end, then run `planwright deliver` again".into()),
             DeliverError::NothingMerged(_) => Some("`planwright report` says why its tickets did not merge".into()),
             DeliverError::NoRemote { remote } => Some(format!(

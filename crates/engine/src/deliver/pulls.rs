@@ -51,13 +51,6 @@ pub struct Delivery {
     pub draft_reasons: Vec<String>,
 }
 
-impl Delivery {
-    /// The tickets the run did not merge.
-    pub fn not_merged(&self) -> impl Iterator<Item = &TicketRow> {
-        self.tickets.iter().filter(|t| !merged(t))
-    }
-}
-
 fn merged(t: &TicketRow) -> bool {
     matches!(t.state, TicketState::Merged | TicketState::Changed) && t.merge_commit.is_some()
 }
@@ -92,7 +85,7 @@ pub fn prepare(
         draft_reasons.push("`[forge] draft = true`".to_string());
     }
     if draft {
-        draft_reasons.push("`--draft`".to_string());
+        draft_reasons.push(format!("`{}`", planwright_plan::Flag::Draft));
     }
     let unmerged = tickets.iter().filter(|t| !merged(t)).count();
     if unmerged > 0 {
