@@ -285,9 +285,10 @@ impl Order {
         queries.sort_unstable();
         let mut anc: Vec<u64> = Vec::new();
         for chunk in queries.chunk_by(|x, y| x.0 / BLOCK == y.0 / BLOCK) {
-            let lo = chunk[0].0 / BLOCK * BLOCK;
-            // Only the span the questions reach: a few tickets asked about
-            // cost their span, not the plan.
+            // Only the span the questions reach (the chunk's earliest
+            // position, within one block of it, to its latest): a few
+            // tickets asked about cost their span, not the plan.
+            let lo = chunk[0].0;
             let last = (chunk.iter())
                 .map(|&(_, late, _)| self.position[late])
                 .max()
