@@ -31,17 +31,44 @@ fn taskmaster_current_tag_is_read_from_state_json() {
     write(dir.path(), ".taskmaster/tasks/tasks.json", TAGGED);
     let file = ".taskmaster/tasks/tasks.json";
     let out = cli.run(dir.path(), &["validate", file]);
-    assert!(stdout(&out).contains("valid taskmaster plan, 1 ticket"), "{}", stdout(&out));
-    write(dir.path(), ".taskmaster/state.json", r#"{"currentTag": "feature"}"#);
+    assert!(
+        stdout(&out).contains("valid taskmaster plan, 1 ticket"),
+        "{}",
+        stdout(&out)
+    );
+    write(
+        dir.path(),
+        ".taskmaster/state.json",
+        r#"{"currentTag": "feature"}"#,
+    );
     let out = cli.run(dir.path(), &["validate", file]);
-    assert!(stdout(&out).contains("valid taskmaster plan, 2 tickets"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("valid taskmaster plan, 2 tickets"),
+        "{}",
+        stdout(&out)
+    );
     let out = cli.run(dir.path(), &["validate", file, "--tag", "master"]);
-    assert!(stdout(&out).contains("valid taskmaster plan, 1 ticket"), "--tag wins: {}", stdout(&out));
+    assert!(
+        stdout(&out).contains("valid taskmaster plan, 1 ticket"),
+        "--tag wins: {}",
+        stdout(&out)
+    );
     // From another folder, the file's own `.taskmaster` is the one read.
-    let out = cli.run(&dir.path().join(".taskmaster"), &["validate", "tasks/tasks.json"]);
+    let out = cli.run(
+        &dir.path().join(".taskmaster"),
+        &["validate", "tasks/tasks.json"],
+    );
     assert!(stdout(&out).contains("2 tickets"), "{}", stdout(&out));
-    write(dir.path(), ".taskmaster/state.json", r#"{"currentTag": "gone"}"#);
-    write(dir.path(), ".taskmaster/tasks/tasks.json", &TAGGED.replace("\"master\"", "\"main\""));
+    write(
+        dir.path(),
+        ".taskmaster/state.json",
+        r#"{"currentTag": "gone"}"#,
+    );
+    write(
+        dir.path(),
+        ".taskmaster/tasks/tasks.json",
+        &TAGGED.replace("\"master\"", "\"main\""),
+    );
     let out = cli.run(dir.path(), &["validate", file]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -85,7 +112,10 @@ fn reports_are_printed_as_each_file_is_checked() {
         fifo.write_all(TAGGED.as_bytes()).unwrap();
         drop(fifo);
         let rest: Vec<String> = lines.map(Result::unwrap).collect();
-        assert!(rest.iter().any(|l| l.contains("b.json")), "{output}: {rest:?}");
+        assert!(
+            rest.iter().any(|l| l.contains("b.json")),
+            "{output}: {rest:?}"
+        );
         assert!(child.wait().unwrap().success());
         if output == "json-lines" {
             let v: serde_json::Value = serde_json::from_str(&first).unwrap();
@@ -102,5 +132,6 @@ fn json_lines_is_for_validate_only() {
     write(dir.path(), "a.json", TAGGED);
     let out = cli.run(dir.path(), &["show", "a.json", "--output", "json-lines"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("`--output json-lines` applies to `validate` only, not `show`"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("`--output json-lines` applies to `validate` only, not `show`"));
 }

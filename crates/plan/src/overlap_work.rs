@@ -112,7 +112,14 @@ fn runs_change_no_group() {
         let mut found: Vec<Vec<usize>> = forecast(&plan).into_iter().map(|g| g.indices).collect();
         found.sort();
         let shown: Vec<String> = (plan.tickets.iter())
-            .map(|t| format!("{} after [{}] in {}", t.id, t.depends_on.join(", "), t.scope[0].pattern))
+            .map(|t| {
+                format!(
+                    "{} after [{}] in {}",
+                    t.id,
+                    t.depends_on.join(", "),
+                    t.scope[0].pattern
+                )
+            })
             .collect();
         assert_eq!(found, by_pairs(&plan), "{}", shown.join("; "));
     }

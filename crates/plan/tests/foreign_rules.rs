@@ -101,8 +101,13 @@ fn speckit_almost_tasks_are_errors_and_nested_tasks_are_tasks() {
         .iter()
         .map(|t| (t.id.as_str(), t.depends_on.as_slice()))
         .collect();
-    assert_eq!(ids, [("T001", &[][..]), ("T002", &["T001".to_string()][..])]);
-    assert!(plan.tickets[1].body.starts_with("Child in src/g.py\nmore of T002"));
+    assert_eq!(
+        ids,
+        [("T001", &[][..]), ("T002", &["T001".to_string()][..])]
+    );
+    assert!(plan.tickets[1]
+        .body
+        .starts_with("Child in src/g.py\nmore of T002"));
 }
 
 /// The template's other rules are warnings: ids in sequence from T001,
@@ -214,7 +219,11 @@ fn taskmaster_reads_the_current_tag() {
     let count = |r: &FileReport| r.plan.as_ref().map_or(0, |p| p.tickets.len());
     assert_eq!(count(&with(None, None)), 1, "master");
     assert_eq!(count(&with(None, Some("feature"))), 2, "the current tag");
-    assert_eq!(count(&with(Some("master"), Some("feature"))), 1, "--tag wins");
+    assert_eq!(
+        count(&with(Some("master"), Some("feature"))),
+        1,
+        "--tag wins"
+    );
     let gone = with(None, Some("old"));
     assert_eq!(count(&gone), 1, "master, as Taskmaster falls back");
     assert_eq!(
@@ -251,8 +260,14 @@ fn a_title_written_back_as_another_is_changed_not_lost() {
     assert_eq!(
         about_titles,
         [
-            ("convert.changed", "1: speckit cannot keep the title `Make a`; it reads back as `Make a in src/a.py`"),
-            ("convert.changed", "2: speckit cannot keep the title `Wire b`; it reads back as `Wire b in src/b.py`"),
+            (
+                "convert.changed",
+                "1: speckit cannot keep the title `Make a`; it reads back as `Make a in src/a.py`"
+            ),
+            (
+                "convert.changed",
+                "2: speckit cannot keep the title `Wire b`; it reads back as `Wire b in src/b.py`"
+            ),
         ]
     );
 }
@@ -269,7 +284,9 @@ fn a_transitive_dependency_left_implied_is_reduced_and_the_order_is_the_same() {
     assert_eq!(plan.tickets[3].depends_on, ["T001", "T002", "T003"]);
     let mut said = Vec::new();
     let written = formats::write(&plan, Format::Autoclaude, &mut said);
-    let back = read("implementation_plan.json", &written).plan.expect("reads back");
+    let back = read("implementation_plan.json", &written)
+        .plan
+        .expect("reads back");
     let waves = |p: &planwright_plan::Plan| planwright_plan::analysis::analyse(p).waves;
     assert_eq!(waves(&back), waves(&plan), "the order is the same");
     let lost = loss::losses(&plan, &back, Format::Autoclaude, &said);

@@ -381,7 +381,11 @@ fn check_phase_ids(phases: &[Phase<'_>], sink: &mut dyn Sink) {
     for (i, p) in phases.iter().enumerate() {
         let first = index[&key_text(&p.key)];
         if first != i {
-            let at = if p.obj.contains_key("id") { p.at.key("id") } else { p.at.clone() };
+            let at = if p.obj.contains_key("id") {
+                p.at.key("id")
+            } else {
+                p.at.clone()
+            };
             sink.push(
                 Diagnostic::error(
                     "autoclaude.phase.duplicate-id",
@@ -656,14 +660,8 @@ fn scope(s: &Subtask<'_>, id: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
         for (k, path) in paths.into_iter().flatten().enumerate() {
             let Some(path) = path.as_str() else { continue };
             let at = s.at.key(key).index(k);
-            let entry = foreign::scope_entry(
-                "autoclaude.subtask.path",
-                id,
-                path,
-                op.clone(),
-                &at,
-                sink,
-            );
+            let entry =
+                foreign::scope_entry("autoclaude.subtask.path", id, path, op.clone(), &at, sink);
             refused |= entry.is_none();
             scope.extend(entry);
         }
@@ -816,7 +814,11 @@ impl super::PlanFormat for Autoclaude {
         let items = super::phase_items(value, "subtasks");
         (plan.tickets.iter())
             .map(|t| match items.get(&t.id) {
-                Some(at) => vec![at.key("files_to_modify"), at.key("files_to_create"), at.clone()],
+                Some(at) => vec![
+                    at.key("files_to_modify"),
+                    at.key("files_to_create"),
+                    at.clone(),
+                ],
                 None => vec![],
             })
             .collect()

@@ -114,10 +114,7 @@ pub fn path_pattern(path: &str) -> Result<String, &'static str> {
         return Err(why);
     }
     let mut segments = pattern.split('/');
-    if segments
-        .clone()
-        .any(|s| s.eq_ignore_ascii_case(".git"))
-    {
+    if segments.clone().any(|s| s.eq_ignore_ascii_case(".git")) {
         return Err("names `.git`, which belongs to git");
     }
     if segments.next() == Some(".planwright") {
@@ -163,7 +160,10 @@ mod tests {
         assert!(path_pattern(".git/config").is_err());
         assert!(path_pattern("sub/.GIT/hooks/x").is_err());
         assert!(path_pattern(".planwright/state.db").is_err());
-        assert_eq!(path_pattern(".github/ci.yml"), Ok(".github/ci.yml".to_string()));
+        assert_eq!(
+            path_pattern(".github/ci.yml"),
+            Ok(".github/ci.yml".to_string())
+        );
     }
 
     #[test]

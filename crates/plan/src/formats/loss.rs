@@ -63,13 +63,17 @@ pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> 
                         t.id, t.title, b.title
                     ),
                 )
-                .with_hint("carry the title over by hand, or keep the plan in a format that can say it"),
+                .with_hint(
+                    "carry the title over by hand, or keep the plan in a format that can say it",
+                ),
             );
         }
         // A dependency the output leaves to the order (it still waits for
         // it, through another) is reduced, not lost.
         for d in &t.depends_on {
-            let Some(bd) = back_ids.get(d.as_str()) else { continue };
+            let Some(bd) = back_ids.get(d.as_str()) else {
+                continue;
+            };
             if !b.depends_on.iter().any(|x| x == bd) && waits_for(&back_deps, &b.id, bd) {
                 out.push(Diagnostic::warning(
                     "convert.reduced",

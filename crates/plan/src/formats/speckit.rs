@@ -161,8 +161,12 @@ fn check_line<'a>(
             format!("{label}: the line starts with `{marker}`, and a task line starts with a checkbox, `- [ ]` (`- [x]` when done); Spec Kit's agents may skip it")
         };
         sink.push(
-            Diagnostic::error("speckit.task.checkbox", task.at.key("line"), message)
-                .with_hint(format!("write it as `- [ ] {} Description`", task.id.unwrap_or("T001"))),
+            Diagnostic::error("speckit.task.checkbox", task.at.key("line"), message).with_hint(
+                format!(
+                    "write it as `- [ ] {} Description`",
+                    task.id.unwrap_or("T001")
+                ),
+            ),
         );
     }
     if task.obj.contains_key("nested") {
@@ -265,8 +269,13 @@ fn sequence(tasks: &[Task<'_>], sink: &mut dyn Sink) {
             _ if n == 0 => Some("ids start at T001".to_string()),
             None if n > 1 => Some(format!("the first task is {id}, not T{:0width$}", 1)),
             Some((b, _)) if n == b => None,
-            Some((b, prev)) if n < b => Some(format!("{id} comes after {prev}, out of execution order")),
-            Some((b, prev)) if n > b + 1 => Some(format!("{id} follows {prev}: T{:0width$} is missing", b + 1)),
+            Some((b, prev)) if n < b => {
+                Some(format!("{id} comes after {prev}, out of execution order"))
+            }
+            Some((b, prev)) if n > b + 1 => Some(format!(
+                "{id} follows {prev}: T{:0width$} is missing",
+                b + 1
+            )),
             _ => None,
         };
         if let Some(problem) = problem {
@@ -668,6 +677,9 @@ mod tests {
         assert_eq!(p("Edit `package.json` and README.md"), ["package.json"]);
         assert_eq!(p("see https://example.com/a.html"), Vec::<String>::new());
         assert_eq!(p("Serve GET /api/users"), Vec::<String>::new());
-        assert_eq!(p("Read /etc/app.conf and ../x.py"), ["/etc/app.conf", "../x.py"]);
+        assert_eq!(
+            p("Read /etc/app.conf and ../x.py"),
+            ["/etc/app.conf", "../x.py"]
+        );
     }
 }

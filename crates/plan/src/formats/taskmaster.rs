@@ -85,7 +85,12 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
         ));
         return None;
     };
-    let list = select(root, options.tag.as_deref(), options.current_tag.as_ref(), sink)?;
+    let list = select(
+        root,
+        options.tag.as_deref(),
+        options.current_tag.as_ref(),
+        sink,
+    )?;
     let tasks_at = list.at.key("tasks");
     let Some(items) = list.obj.get("tasks").and_then(Value::as_array) else {
         sink.push(
@@ -774,14 +779,7 @@ fn scope(t: &Task<'_>, label: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
             _ => continue,
         };
         let at = t.at.key("relevantFiles").index(i).key("path");
-        let entry = foreign::scope_entry(
-            "taskmaster.task.path",
-            label,
-            path,
-            op,
-            &at,
-            sink,
-        );
+        let entry = foreign::scope_entry("taskmaster.task.path", label, path, op, &at, sink);
         refused |= entry.is_none();
         scope.extend(entry);
     }

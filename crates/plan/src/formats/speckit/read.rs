@@ -375,7 +375,8 @@ fn checkbox(rest: &str) -> Option<(usize, Option<&str>)> {
 /// indented under another task, where a bare `T012 and T013 ...` is text).
 fn task_with_id(line: &str) -> bool {
     let marked = |m: &Member| {
-        m.key == "checkbox" || (m.key == "marker" && !matches!(&m.value.kind, NodeKind::String(s) if s.is_empty()))
+        m.key == "checkbox"
+            || (m.key == "marker" && !matches!(&m.value.kind, NodeKind::String(s) if s.is_empty()))
     };
     task(line, 0).is_some_and(|m| m.iter().any(|m| m.key == "id") && m.iter().any(marked))
 }

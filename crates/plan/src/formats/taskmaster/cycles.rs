@@ -67,7 +67,12 @@ pub(super) fn check_task_cycles(
 /// unless it is one of the cycles of tasks already `named`: a cycle that
 /// only the tickets have (a subtask waiting for a task that waits for its
 /// parent), since subtasks are steps of their task's one ticket.
-pub(super) fn check_cycles(plan: &Plan, tasks: &[Task<'_>], named: &[Vec<String>], sink: &mut dyn Sink) {
+pub(super) fn check_cycles(
+    plan: &Plan,
+    tasks: &[Task<'_>],
+    named: &[Vec<String>],
+    sink: &mut dyn Sink,
+) {
     let same = |a: &[String], b: &[String]| {
         let set: HashSet<&String> = a.iter().collect();
         b.len() == a.len() && b.iter().all(|x| set.contains(x))
