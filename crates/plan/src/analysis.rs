@@ -264,6 +264,12 @@ impl Order {
     /// so memory stays at `BLOCK / 8` bytes per ticket. A ticket on or after
     /// a cycle counts as unordered with every other.
     pub(crate) fn unordered(&self, pairs: &[(usize, usize)]) -> Vec<bool> {
+        self.unordered_counted(pairs, &mut 0)
+    }
+
+    /// [`Order::unordered`], adding to `work` the topological positions
+    /// whose ancestors it computed.
+    pub(crate) fn unordered_counted(&self, pairs: &[(usize, usize)], work: &mut u64) -> Vec<bool> {
         const BLOCK: usize = 4096;
         let mut out = vec![true; pairs.len()];
         // (earlier position, later ticket, pair index), grouped by block below.
@@ -277,14 +283,22 @@ impl Order {
             queries.push((early, late, q));
         }
         queries.sort_unstable();
-        let words = BLOCK.min(self.topo.len()).div_ceil(64).max(1);
-        let mut anc = vec![0u64; self.topo.len() * words];
+        let mut anc: Vec<u64> = Vec::new();
         for chunk in queries.chunk_by(|x, y| x.0 / BLOCK == y.0 / BLOCK) {
-            let lo = chunk[0].0 / BLOCK * BLOCK;
-            self.ancestors_in_block(lo, words, &mut anc);
+            // Only the span the questions reach (the chunk's earliest
+            // position, within one block of it, to its latest): a few
+            // tickets asked about cost their span, not the plan.
+            let lo = chunk[0].0;
+            let last = (chunk.iter())
+                .map(|&(_, late, _)| self.position[late])
+                .max()
+                .unwrap_or(lo);
+            *work += (last - lo + 1) as u64;
+            let words = (last - lo + 1).min(BLOCK).div_ceil(64);
+            self.ancestors_in_block(lo, last, words, &mut anc);
             for &(early, late, q) in chunk {
                 let bit = early - lo;
-                let row = self.position[late] * words;
+                let row = (self.position[late] - lo) * words;
                 out[q] = anc[row + bit / 64] & (1 << (bit % 64)) == 0;
             }
         }
@@ -394,21 +408,24 @@ impl Order {
         false
     }
 
-    /// Fills `anc[position * words ..]` with the ancestors of each ticket
-    /// whose topological position is in `lo .. lo + words * 64`.
-    fn ancestors_in_block(&self, lo: usize, words: usize, anc: &mut [u64]) {
+    /// Fills `anc[(position - lo) * words ..]`, for each topological
+    /// position from `lo` to `last`, with the ticket's ancestors whose
+    /// position is in `lo .. lo + words * 64`.
+    fn ancestors_in_block(&self, lo: usize, last: usize, words: usize, anc: &mut Vec<u64>) {
         let hi = lo + words * 64;
-        anc.fill(0);
-        for (p, &i) in self.topo.iter().enumerate().skip(lo) {
-            for &d in &self.deps[i] {
+        anc.clear();
+        anc.resize((last - lo + 1) * words, 0);
+        for p in lo..=last {
+            for &d in &self.deps[self.topo[p]] {
                 let pd = self.position[d];
                 if pd < lo {
                     continue;
                 }
-                let (before, row) = anc.split_at_mut(p * words);
+                let (before, row) = anc.split_at_mut((p - lo) * words);
                 let row = &mut row[..words];
+                let from = (pd - lo) * words;
                 row.iter_mut()
-                    .zip(&before[pd * words..pd * words + words])
+                    .zip(&before[from..from + words])
                     .for_each(|(r, a)| *r |= a);
                 if pd < hi {
                     row[(pd - lo) / 64] |= 1 << ((pd - lo) % 64);

@@ -2,7 +2,7 @@
 
 use crate::diag::{Diagnostic, Sink};
 use crate::model::Plan;
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{HashMap, HashSet};
 
@@ -35,7 +35,9 @@ pub fn cycles(plan: &Plan) -> Vec<Vec<String>> {
         .enumerate()
         .map(|(i, t)| (t.id.as_str(), i))
         .collect();
-    let mut out: Vec<Vec<String>> = tarjan_scc(&g)
+    // Kosaraju's walk keeps its own stack: Tarjan's recursion overflows on a
+    // chain of tens of thousands of tickets.
+    let mut out: Vec<Vec<String>> = kosaraju_scc(&g)
         .into_iter()
         .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
         .map(|scc| {

@@ -322,7 +322,7 @@ fn concurrent_groups(
                 .iter()
                 .map(|&(i, j)| (tickets[i], tickets[j]))
                 .collect();
-            for (&(i, j), concurrent) in pending.iter().zip(order.unordered(&asked)) {
+            for (&(i, j), concurrent) in pending.iter().zip(order.unordered_counted(&asked, work)) {
                 if concurrent && sets.find(i) != sets.find(j) {
                     sets.union(i, j);
                     separate -= 1;

@@ -15,8 +15,9 @@ fn ticket(i: usize, deps: Vec<usize>, scope: &str) -> Ticket {
 /// Plans of `n` tickets in the shapes the readers make, every ticket in
 /// one shared folder: a chain (Spec Kit tasks without `[P]`), phases of
 /// ten side-by-side tickets, each waiting for the whole phase before
-/// (`[P]` runs, Auto-Claude's phases), and runs of `[P]` tickets between
-/// tickets that wait for them (Spec Kit's sections).
+/// (`[P]` runs, Auto-Claude's phases), runs of `[P]` tickets between
+/// tickets that wait for them (Spec Kit's sections), and runs whose
+/// tickets are in different waves (so that their order is asked).
 fn shape(n: usize, kind: usize) -> Plan {
     let tickets = (0..n)
         .map(|i| {
@@ -26,10 +27,17 @@ fn shape(n: usize, kind: usize) -> Plan {
                     let phase = i / 10;
                     (phase.saturating_sub(1) * 10..phase * 10).collect()
                 }
-                _ => match i % 4 {
+                2 => match i % 4 {
                     0 if i > 0 => (i - 3..i).collect(),
                     0 => vec![],
                     _ => vec![i - i % 4],
+                },
+                // a, then b after a, and c beside both, between barriers.
+                _ => match i % 4 {
+                    0 if i > 0 => vec![i - 2, i - 1],
+                    0 => vec![],
+                    1 | 2 => vec![i - 1],
+                    _ => vec![i - 3],
                 },
             };
             ticket(i, deps, "docs/**")
@@ -46,7 +54,7 @@ fn work(plan: &Plan) -> (u64, usize) {
 
 #[test]
 fn work_is_linear_in_tickets_for_every_shape() {
-    for (kind, groups_per_1000) in [(0, 0), (1, 100), (2, 250)] {
+    for (kind, groups_per_1000) in [(0, 0), (1, 100), (2, 250), (3, 250)] {
         let (small, g1) = work(&shape(5_000, kind));
         let (large, g2) = work(&shape(10_000, kind));
         assert_eq!((g1, g2), (groups_per_1000 * 5, groups_per_1000 * 10));

@@ -297,3 +297,18 @@ fn a_transitive_dependency_left_implied_is_reduced_and_the_order_is_the_same() {
         .collect();
     assert_eq!(deps, [("convert.reduced", "T004: autoclaude writes the dependency on T001 as implied: the ticket still waits for it, through the tickets it depends on")]);
 }
+
+/// A tasks.md of 30,000 tasks in one chain, all in one folder, validates:
+/// no recursion as deep as the chain, and no overlap between tasks that
+/// wait for each other (the forecast's work is counted in its own tests).
+#[test]
+fn a_30000_task_chain_validates() {
+    let mut text = String::from("# Tasks: chain\n\n## Phase 1: All\n\n");
+    for n in 1..=30_000 {
+        text.push_str(&format!("- [ ] T{n:05} Write docs/ notes {n}\n"));
+    }
+    let report = read("tasks.md", &text);
+    let plan = report.plan.as_ref().expect("valid");
+    assert_eq!(plan.tickets.len(), 30_000);
+    assert!(report.overlaps.is_empty());
+}

@@ -810,13 +810,17 @@ impl super::PlanFormat for Autoclaude {
         [phase.key("subtasks"), phase]
     }
 
-    fn ticket_pointers(&self, doc: &crate::doc::Document, plan: &Plan, i: usize) -> Vec<Pointer> {
-        let Some(id) = plan.tickets.get(i).map(|t| t.id.as_str()) else {
-            return vec![];
-        };
-        match super::phase_item(&doc.value(), "subtasks", id) {
-            Some(at) => vec![at.key("files_to_modify"), at.key("files_to_create"), at],
-            None => vec![],
-        }
+    fn ticket_pointers(&self, value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
+        let items = super::phase_items(value, "subtasks");
+        (plan.tickets.iter())
+            .map(|t| match items.get(&t.id) {
+                Some(at) => vec![
+                    at.key("files_to_modify"),
+                    at.key("files_to_create"),
+                    at.clone(),
+                ],
+                None => vec![],
+            })
+            .collect()
     }
 }

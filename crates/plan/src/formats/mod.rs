@@ -25,7 +25,7 @@ use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
 use crate::pointer::Pointer;
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Everything a validator may take into account besides the document.
 #[derive(Debug, Clone)]
@@ -154,8 +154,9 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let plan = if counting.errors == 0 { plan } else { None };
     let overlaps = match &plan {
         Some(plan) => {
-            gate_file_warnings(doc, format, plan, sink);
-            overlap_warnings(doc, format, plan, options, sink)
+            let places = Places::new(doc, &value, format);
+            gate_file_warnings(&places, plan, sink);
+            overlap_warnings(&places, plan, options, sink)
         }
         None => vec![],
     };
@@ -219,7 +220,7 @@ pub fn schema(format: Format) -> Option<Value> {
 /// One `plan.gate.in-scope` warning per ticket whose scope covers a file
 /// one of its gates runs with a glob, and does not name it: a candidate
 /// that changes it is rejected.
-fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dyn Sink) {
+fn gate_file_warnings(places: &Places<'_>, plan: &Plan, sink: &mut dyn Sink) {
     for (i, ticket) in plan.tickets.iter().enumerate() {
         let gates = plan.gates.iter().chain(&ticket.gates);
         let Some((gate, pattern, file)) = crate::gate_integrity::exposed(&ticket.scope, gates)
@@ -229,7 +230,7 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
         sink.push(
             Diagnostic::warning(
                 "plan.gate.in-scope",
-                ticket_pointer(doc, format, plan, i),
+                places.ticket(plan, i),
                 format!(
                     "{}: scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it",
                     ticket.id,
@@ -248,8 +249,7 @@ fn gate_file_warnings(doc: &Document, format: Format, plan: &Plan, sink: &mut dy
 /// `options.overlap_pairs`, that many of the pairs behind them as
 /// advisories. Returns the forecast.
 fn overlap_warnings(
-    doc: &Document,
-    format: Format,
+    places: &Places<'_>,
     plan: &Plan,
     options: &Options,
     sink: &mut dyn Sink,
@@ -259,7 +259,7 @@ fn overlap_warnings(
         sink.push(
             Diagnostic::warning(
                 "plan.scope.overlap",
-                ticket_pointer(doc, format, plan, group.indices[0]),
+                places.ticket(plan, group.indices[0]),
                 crate::words::overlap_message(&group.tickets, &group.patterns),
             )
             .with_hint(format!("add dependencies between them (so one merges before the next starts) or narrow their scopes; `{}` shows the pairs, `{} json` lists every ticket", crate::Flag::Verbose, crate::Flag::Output)),
@@ -270,7 +270,7 @@ fn overlap_warnings(
             let [pa, pb] = &pair.patterns;
             sink.push(Diagnostic::advisory(
                 "plan.scope.overlap-pair",
-                ticket_pointer(doc, format, plan, pair.b_index),
+                places.ticket(plan, pair.b_index),
                 format!(
                     "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
                     pair.a, pair.b
@@ -281,8 +281,6 @@ fn overlap_warnings(
     groups
 }
 
-/// The pointer of ticket `i`'s scope in `doc` (or of the ticket, or of the
-/// whole document, whichever exists first).
 /// One `<format>.json.duplicate-key` warning per duplicate key, for formats
 /// whose tool (`tool`) parses JSON with last-value-wins semantics.
 fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn Sink) {
@@ -299,13 +297,35 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
     }
 }
 
-fn ticket_pointer(doc: &Document, format: Format, plan: &Plan, i: usize) -> String {
-    plan_format(format)
-        .ticket_pointers(doc, plan, i)
-        .into_iter()
-        .find(|p| doc.node(p.as_str()).is_some())
-        .map(String::from)
-        .unwrap_or_default()
+/// Where tickets stand in their document, read from it once when first asked.
+struct Places<'d> {
+    doc: &'d Document,
+    value: &'d Value,
+    format: Format,
+    table: std::cell::OnceCell<Vec<Vec<Pointer>>>,
+}
+
+impl<'d> Places<'d> {
+    fn new(doc: &'d Document, value: &'d Value, format: Format) -> Self {
+        Places {
+            doc,
+            value,
+            format,
+            table: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The pointer of ticket `i`'s scope in the document (or of the
+    /// ticket, or of the whole document, whichever exists first).
+    fn ticket(&self, plan: &Plan, i: usize) -> String {
+        let table = self
+            .table
+            .get_or_init(|| plan_format(self.format).ticket_pointers(self.value, plan));
+        (table.get(i).into_iter().flatten())
+            .find(|p| self.doc.node(p.as_str()).is_some())
+            .map(String::from)
+            .unwrap_or_default()
+    }
 }
 
 /// Writes `plan` in the format `to`; pushes a warning for each thing the
@@ -370,27 +390,38 @@ pub trait PlanFormat: Sync {
     /// then the ticket itself.
     fn pointer(&self, i: usize) -> [Pointer; 2];
 
-    /// Where ticket `i` of `plan`, read from `doc`, stands in it, for
+    /// Where each ticket of `plan`, read from the document `value`, stands
+    /// in it (the candidates of [`PlanFormat::pointer`], by ticket), for
     /// formats whose tickets are not one to one with a list of the
-    /// document (finished tasks left out, phases flattened).
-    fn ticket_pointers(&self, _doc: &Document, _plan: &Plan, i: usize) -> Vec<Pointer> {
-        self.pointer(i).to_vec()
+    /// document (finished tasks left out, phases flattened). All at once,
+    /// so that placing many warnings reads the document once.
+    fn ticket_pointers(&self, _value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
+        (0..plan.tickets.len())
+            .map(|i| self.pointer(i).to_vec())
+            .collect()
     }
 }
 
-/// Where the ticket `id` is in a document of phases holding items
-/// (`/phases/<p>/<items>/<k>`, the item's `id` being the ticket's), for
-/// formats that flatten phases into tickets.
-pub(crate) fn phase_item(value: &Value, items: &str, id: &str) -> Option<Pointer> {
-    fn list<'v>(v: &'v Value, key: &str) -> Option<&'v Vec<Value>> {
-        v.get(key).and_then(Value::as_array)
+/// Where each item of a document of phases holding items is
+/// (`/phases/<p>/<items>/<k>`), by the item's `id` (the ticket's), for
+/// formats that flatten phases into tickets; the first item of an id.
+pub(crate) fn phase_items(value: &Value, items: &str) -> HashMap<String, Pointer> {
+    let mut out = HashMap::new();
+    let Some(phases) = value.get("phases").and_then(Value::as_array) else {
+        return out;
+    };
+    for (p, phase) in phases.iter().enumerate() {
+        let Some(list) = phase.get(items).and_then(Value::as_array) else {
+            continue;
+        };
+        for (k, item) in list.iter().enumerate() {
+            if let Some(id) = item.get("id").and_then(Value::as_str) {
+                let at = Pointer::root().key("phases").index(p).key(items).index(k);
+                out.entry(id.to_string()).or_insert(at);
+            }
+        }
     }
-    let phases = list(value, "phases")?;
-    phases.iter().enumerate().find_map(|(p, phase)| {
-        let k = (list(phase, items)?.iter())
-            .position(|item| item.get("id").and_then(Value::as_str) == Some(id))?;
-        Some(Pointer::root().key("phases").index(p).key(items).index(k))
-    })
+    out
 }
 
 /// Every format, in the order detection tries them.

@@ -643,14 +643,14 @@ impl super::PlanFormat for Speckit {
         [Pointer::root().key("phases"), Pointer::root()]
     }
 
-    fn ticket_pointers(&self, doc: &Document, plan: &Plan, i: usize) -> Vec<Pointer> {
-        let Some(id) = plan.tickets.get(i).map(|t| t.id.as_str()) else {
-            return vec![];
-        };
-        match super::phase_item(&doc.value(), "tasks", id) {
-            Some(at) => vec![at.key("description"), at],
-            None => vec![],
-        }
+    fn ticket_pointers(&self, value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
+        let items = super::phase_items(value, "tasks");
+        (plan.tickets.iter())
+            .map(|t| match items.get(&t.id) {
+                Some(at) => vec![at.key("description"), at.clone()],
+                None => vec![],
+            })
+            .collect()
     }
 }
 

@@ -897,7 +897,7 @@ impl super::PlanFormat for Taskmaster {
         [task.key("relevantFiles"), task]
     }
 
-    fn ticket_pointers(&self, doc: &crate::doc::Document, plan: &Plan, i: usize) -> Vec<Pointer> {
+    fn ticket_pointers(&self, value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
         let tag = plan
             .metadata
             .get("taskmaster")
@@ -907,19 +907,21 @@ impl super::PlanFormat for Taskmaster {
             Some(tag) => Pointer::root().key(tag),
             None => Pointer::root(),
         };
-        let Some(id) = plan.tickets.get(i).map(|t| t.id.as_str()) else {
-            return vec![];
-        };
-        let value = doc.value();
-        let tasks = list_tasks(&value, tag);
-        let Some(k) = tasks
-            .iter()
-            .position(|t| id_text(t.get("id")).as_deref() == Some(id))
-        else {
-            return vec![];
-        };
-        let task = list.key("tasks").index(k);
-        vec![task.key("relevantFiles"), task]
+        let mut place: HashMap<String, usize> = HashMap::new();
+        for (k, t) in list_tasks(value, tag).iter().enumerate() {
+            if let Some(id) = id_text(t.get("id")) {
+                place.entry(id).or_insert(k);
+            }
+        }
+        (plan.tickets.iter())
+            .map(|t| match place.get(&t.id) {
+                Some(&k) => {
+                    let task = list.key("tasks").index(k);
+                    vec![task.key("relevantFiles"), task]
+                }
+                None => vec![],
+            })
+            .collect()
     }
 }
 
