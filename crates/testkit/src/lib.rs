@@ -8,6 +8,7 @@
 
 mod cli;
 pub mod contract;
+pub mod git_http;
 mod fake_executor;
 pub mod forge;
 pub mod mock_model;
