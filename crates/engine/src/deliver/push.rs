@@ -10,7 +10,7 @@
 //! git child's environment: it is never written to disk or to any config.
 
 use super::DeliverError;
-use crate::git::merge::{ref_tip, set_ref};
+use crate::git::refs::set_ref;
 use crate::git::repo::Repo;
 use crate::error::EngineError;
 use crate::git::Git;
@@ -83,7 +83,7 @@ pub enum Pushed {
 /// Pushes, then records the commit as what planwright last pushed there.
 pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, DeliverError> {
     let lease_ref = pushed_ref(p.remote, p.branch);
-    let last = ref_tip(repo, &lease_ref)?;
+    let last = repo.ref_tip(&lease_ref)?;
     let target = format!("refs/heads/{}", p.branch);
     let lease = format!(
         "--force-with-lease={target}:{}",
