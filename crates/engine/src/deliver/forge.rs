@@ -6,6 +6,7 @@ use super::push::{push, Push, Pushed};
 use super::{DeliverError, Delivery, Pull};
 use crate::git::repo::Repo;
 use planwright_config::forge::ForgeKind as ConfigKind;
+use planwright_config::forge::ForgeSettings;
 use planwright_config::{RemoteUrl, Secret};
 use planwright_forge::{
     CommentOn, Forge, NewPullRequest, PullRequest, PullRequestUpdate, PullState,
@@ -98,20 +99,23 @@ pub struct Report {
 
 /// The forge's token, or which variables to set.
 pub fn token(d: &Delivery) -> Result<&Secret, DeliverError> {
-    d.settings
+    settings_token(&d.settings)
+}
+
+fn settings_token(settings: &ForgeSettings) -> Result<&Secret, DeliverError> {
+    settings
         .token
         .as_ref()
         .map(|(_, t)| t)
         .ok_or_else(|| DeliverError::NoToken {
-            kind: d.settings.kind.name(),
-            names: d
-                .settings
+            kind: settings.kind.name(),
+            names: settings
                 .token_env
                 .iter()
                 .map(|n| format!("`{n}`"))
                 .collect::<Vec<_>>()
                 .join(" or "),
-            scopes: d.settings.kind.scopes(),
+            scopes: settings.kind.scopes(),
         })
 }
 
@@ -279,12 +283,18 @@ pub fn api_kind(kind: ConfigKind) -> planwright_forge::ForgeKind {
 
 /// The API client of the delivery's forge, with its token.
 pub fn connect(d: &Delivery) -> Result<Box<dyn Forge>, DeliverError> {
-    let token = token(d)?;
-    let repository = planwright_forge::Repository::parse(&d.settings.repository)
+    connect_to(&d.settings)
+}
+
+/// The API client of `[forge]` (resolved), with its token: for delivery,
+/// `import issues` and `respond` alike.
+pub fn connect_to(settings: &ForgeSettings) -> Result<Box<dyn Forge>, DeliverError> {
+    let token = settings_token(settings)?;
+    let repository = planwright_forge::Repository::parse(&settings.repository)
         .map_err(|why| DeliverError::Engine(crate::error::EngineError::Settings(why)))?;
     let endpoint = planwright_forge::Endpoint {
-        kind: api_kind(d.settings.kind),
-        api_url: d.settings.api_url.clone(),
+        kind: api_kind(settings.kind),
+        api_url: settings.api_url.clone(),
         repository,
         token: planwright_forge::Token::new(token.expose()),
     };

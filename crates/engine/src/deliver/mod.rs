@@ -15,7 +15,7 @@ mod pulls;
 mod push;
 
 pub use forge::{
-    api_kind, connect, execute, token, Action, AfterMerge, Delivered, PullText, Report,
+    api_kind, connect, connect_to, execute, token, Action, AfterMerge, Delivered, PullText, Report,
     REMAINING_SCOPE_MARKER,
 };
 pub use pulls::{prepare, Delivery, Pull};
