@@ -58,7 +58,7 @@ pub struct IssuesArgs {
 const EXAMPLES: &str = "Examples:
   # The open issues labelled `planwright`, and how they were read:
   GITHUB_TOKEN=... planwright import issues --repo . --label planwright --dry-run
-  # Two issues of a milestone into a plan, then run and deliver it:
+  # Two issues of a milestone, into a plan file:
   planwright import issues --repo . --milestone v2 --issue 12 14 -o plan.json";
 
 /// Runs the command.
