@@ -81,8 +81,8 @@ fn each_delivered_ticket_closes_its_issue() {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         env.fixture("issue-1", 0, "a.txt", "a\n");
         env.fixture("issue-2", 0, "b.txt", "b\n");
-        let run = env.scripted("run", &[]);
-        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+        let run = env.scripted("run", &["--gate", "true"]);
+        assert_eq!(run.status.code(), Some(0), "{}{}", text(&run.stdout), text(&run.stderr));
         let out = env.planwright(&["deliver", "--repo", "repo", "--dry-run", "--output", "json"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -72,7 +72,7 @@ pub enum ImportError {
         why: String,
     },
     /// An open blocker outside the selection: its ticket would wait forever.
-    #[error("issue #{issue} is blocked by #{blocker}, which is open and not imported ({source_of_edge})")]
+    #[error("issue #{issue} is blocked by {blocker}, which is open and not imported ({source_of_edge})")]
     OutsideBlocker {
         /// The blocked issue.
         issue: u64,
