@@ -197,6 +197,7 @@ pub fn json(d: &Delivered) -> serde_json::Value {
         "repository": d.delivery.settings.repository,
         "pull_requests": pulls,
         "after_merge": d.report.as_ref().and_then(|r| r.after_merge.clone()),
+        "linked_issues": d.report.as_ref().map(|r| r.linked_issues.clone()),
     })
 }
 
@@ -251,6 +252,9 @@ pub fn print_human(d: &Delivered) {
             p.head,
             p.base
         );
+    }
+    for issue in &report.linked_issues {
+        crate::outln!("posted the pull request's link on issue #{issue}");
     }
     if let Some(a) = &report.after_merge {
         let line = match a {

@@ -95,7 +95,14 @@ pub struct Report {
     /// The after-merge comment, when every pull request has merged and the
     /// plan leaves remaining scope.
     pub after_merge: Option<AfterMerge>,
+    /// The imported issues (`import issues`) that got a comment with their
+    /// pull request's link now (each gets it once).
+    pub linked_issues: Vec<u64>,
 }
+
+/// The hidden line of the comment that links an imported issue to its
+/// pull request, so it is posted once: `<!-- planwright:delivered pr=N -->`.
+pub const DELIVERED_MARKER: &str = "<!-- planwright:delivered";
 
 /// The forge's token, or which variables to set.
 pub fn token(d: &Delivery) -> Result<&Secret, DeliverError> {
@@ -146,12 +153,47 @@ pub fn execute(
         };
         pulls.push(done);
     }
+    let linked_issues = link_issues(d, &pulls, forge)?;
     let after_merge = if pulls.iter().all(|p| p.state == "merged") {
         after_merge(d, forge)?
     } else {
         None
     };
-    Ok(Report { pulls, after_merge })
+    Ok(Report {
+        pulls,
+        after_merge,
+        linked_issues,
+    })
+}
+
+/// Posts, on each issue a delivered ticket was imported from, a comment
+/// with its pull request's link, once per pull request (the marker says
+/// it was posted).
+fn link_issues(
+    d: &Delivery,
+    pulls: &[Delivered],
+    forge: &dyn Forge,
+) -> Result<Vec<u64>, DeliverError> {
+    let mut posted = Vec::new();
+    for (pull, done) in d.pulls.iter().zip(pulls) {
+        for issue in d.issues_of(pull) {
+            if !issue.is_in(&d.settings.repository) {
+                continue;
+            }
+            let marker = format!("{DELIVERED_MARKER} pr={} -->", done.number);
+            let on = CommentOn::Issue(issue.number);
+            if forge.comments(on)?.iter().any(|c| c.body.contains(&marker)) {
+                continue;
+            }
+            let body = format!(
+                "{marker}\nplanwright delivered this issue's ticket in {} (run `{}`).\n",
+                done.url, d.run.id
+            );
+            forge.post_comment(on, &body)?;
+            posted.push(issue.number);
+        }
+    }
+    Ok(posted)
 }
 
 fn push_of<'a>(d: &'a Delivery, pull: &'a Pull) -> Push<'a> {

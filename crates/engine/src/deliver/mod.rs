@@ -16,7 +16,7 @@ mod push;
 
 pub use forge::{
     api_kind, connect, connect_to, execute, token, Action, AfterMerge, Delivered, PullText, Report,
-    REMAINING_SCOPE_MARKER,
+    DELIVERED_MARKER, REMAINING_SCOPE_MARKER,
 };
 pub use pulls::{prepare, Delivery, Pull};
 pub use push::{pushed_ref, remote_url, Pushed};
