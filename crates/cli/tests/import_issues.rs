@@ -13,7 +13,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 /// both labelled `pw`, and #3 (open, unlabelled).
 fn setup(per: &str) -> (Env, FakeForge) {
     let env = Env::new(&[("README.md", "hello\n")]).with_cli(BIN);
-    git(&env.repo(), &["remote", "add", "origin", "https://github.com/acme/app.git"]);
+    git(
+        &env.repo(),
+        &["remote", "add", "origin", "https://github.com/acme/app.git"],
+    );
     let forge = FakeForge::start(Api::Github);
     forge.add_repository("acme/app");
     let a = forge.add_issue("acme/app", "Add a", "Create `a.txt`.\n\n- [ ] a.txt says a");
@@ -53,7 +56,10 @@ fn dry_run_prints_the_plan_and_which_line_made_which_edge_and_writes_nothing() {
         stdout.contains("#2: `Depends on #1` → issue-2 depends on issue-1"),
         "{stdout}"
     );
-    assert!(stdout.contains("#1: check: a.txt says a (from the task list)"), "{stdout}");
+    assert!(
+        stdout.contains("#1: check: a.txt says a (from the task list)"),
+        "{stdout}"
+    );
     assert!(!env.root().join("plan.json").exists());
 }
 
@@ -66,7 +72,9 @@ fn an_open_blocker_outside_the_selection_stops_the_import_naming_it() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("issue #4 is blocked by #3, which is open and not imported (the line `Blocked by #3`)"),
+        stderr.contains(
+            "issue #4 is blocked by #3, which is open and not imported (the line `Blocked by #3`)"
+        ),
         "{stderr}"
     );
     assert!(stderr.contains("import #3 too"), "{stderr}");
@@ -82,7 +90,13 @@ fn each_delivered_ticket_closes_its_issue() {
         env.fixture("issue-1", 0, "a.txt", "a\n");
         env.fixture("issue-2", 0, "b.txt", "b\n");
         let run = env.scripted("run", &["--gate", "true"]);
-        assert_eq!(run.status.code(), Some(0), "{}{}", text(&run.stdout), text(&run.stderr));
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
         let out = env.planwright(&["deliver", "--repo", "repo", "--dry-run", "--output", "json"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -94,11 +108,23 @@ fn each_delivered_ticket_closes_its_issue() {
             .collect();
         if per == "ticket" {
             assert_eq!(bodies.len(), 2);
-            assert!(bodies[0].contains("Closes #1\n") && !bodies[0].contains("Closes #2"), "{}", bodies[0]);
-            assert!(bodies[1].contains("Closes #2\n") && !bodies[1].contains("Closes #1"), "{}", bodies[1]);
+            assert!(
+                bodies[0].contains("Closes #1\n") && !bodies[0].contains("Closes #2"),
+                "{}",
+                bodies[0]
+            );
+            assert!(
+                bodies[1].contains("Closes #2\n") && !bodies[1].contains("Closes #1"),
+                "{}",
+                bodies[1]
+            );
         } else {
             assert_eq!(bodies.len(), 1);
-            assert!(bodies[0].contains("Closes #1\nCloses #2\n"), "{}", bodies[0]);
+            assert!(
+                bodies[0].contains("Closes #1\nCloses #2\n"),
+                "{}",
+                bodies[0]
+            );
         }
     }
 }

@@ -51,7 +51,11 @@ fn body_lines_in_each_form_make_edges_on_each_forge() {
     for api in APIS {
         let forge = fake(api);
         let a = forge.add_issue(REPO, "A", "First.\n- [ ] parses `src/a.rs`");
-        let b = forge.add_issue(REPO, "B", &format!("Depends on #{a}\nFiles:\n- src/b.rs\n- docs/b.md"));
+        let b = forge.add_issue(
+            REPO,
+            "B",
+            &format!("Depends on #{a}\nFiles:\n- src/b.rs\n- docs/b.md"),
+        );
         let c = forge.add_issue(REPO, "C", &format!("blocked BY #{a}, #{b}"));
         let d = forge.add_issue(REPO, "D", &format!("**Requires:** #{c}"));
         for n in [a, b, c, d] {
@@ -59,17 +63,41 @@ fn body_lines_in_each_form_make_edges_on_each_forge() {
         }
         let got = run(&forge, &labelled("pw")).unwrap();
         let ids: Vec<&str> = got.plan.tickets.iter().map(|t| t.id.as_str()).collect();
-        assert_eq!(ids, [format!("issue-{a}"), format!("issue-{b}"), format!("issue-{c}"), format!("issue-{d}")], "{api:?}");
+        assert_eq!(
+            ids,
+            [
+                format!("issue-{a}"),
+                format!("issue-{b}"),
+                format!("issue-{c}"),
+                format!("issue-{d}")
+            ],
+            "{api:?}"
+        );
         assert_eq!(deps(&got, &format!("issue-{b}")), [format!("issue-{a}")]);
-        assert_eq!(deps(&got, &format!("issue-{c}")), [format!("issue-{a}"), format!("issue-{b}")]);
+        assert_eq!(
+            deps(&got, &format!("issue-{c}")),
+            [format!("issue-{a}"), format!("issue-{b}")]
+        );
         assert_eq!(deps(&got, &format!("issue-{d}")), [format!("issue-{c}")]);
         let ta = got.plan.ticket(&format!("issue-{a}")).unwrap();
         assert_eq!(ta.checks, ["parses `src/a.rs`"]);
-        assert_eq!(ta.scope.iter().map(|s| s.pattern.as_str()).collect::<Vec<_>>(), ["src/a.rs"]);
+        assert_eq!(
+            ta.scope
+                .iter()
+                .map(|s| s.pattern.as_str())
+                .collect::<Vec<_>>(),
+            ["src/a.rs"]
+        );
         assert_eq!(ta.metadata["issue"]["number"], a);
         assert_eq!(ta.metadata["issue"]["repository"], REPO);
         let tb = got.plan.ticket(&format!("issue-{b}")).unwrap();
-        assert_eq!(tb.scope.iter().map(|s| s.pattern.as_str()).collect::<Vec<_>>(), ["src/b.rs", "docs/b.md"]);
+        assert_eq!(
+            tb.scope
+                .iter()
+                .map(|s| s.pattern.as_str())
+                .collect::<Vec<_>>(),
+            ["src/b.rs", "docs/b.md"]
+        );
         assert!(got.decisions.iter().any(|x| x.issue == c
             && x.text == format!("`blocked BY #{a}, #{b}` → issue-{c} depends on issue-{b}")));
     }
@@ -83,9 +111,16 @@ fn the_forges_own_blocking_links_make_edges() {
         let b = forge.add_issue(REPO, "B", "b");
         forge.link(REPO, a, b, Link::Blocks);
         let got = run(&forge, &Selection::default()).unwrap();
-        assert_eq!(deps(&got, &format!("issue-{b}")), [format!("issue-{a}")], "{api:?}");
+        assert_eq!(
+            deps(&got, &format!("issue-{b}")),
+            [format!("issue-{a}")],
+            "{api:?}"
+        );
         assert!(deps(&got, &format!("issue-{a}")).is_empty(), "{api:?}");
-        assert!(got.decisions.iter().any(|x| x.issue == b && x.text.contains("the forge's link")));
+        assert!(got
+            .decisions
+            .iter()
+            .any(|x| x.issue == b && x.text.contains("the forge's link")));
     }
 }
 
@@ -96,7 +131,10 @@ fn a_github_sub_issue_blocks_its_parent() {
     let child = forge.add_issue(REPO, "Part", "a part");
     forge.link(REPO, parent, child, Link::Parent);
     let got = run(&forge, &Selection::default()).unwrap();
-    assert_eq!(deps(&got, &format!("issue-{parent}")), [format!("issue-{child}")]);
+    assert_eq!(
+        deps(&got, &format!("issue-{parent}")),
+        [format!("issue-{child}")]
+    );
 }
 
 #[test]
@@ -112,7 +150,12 @@ fn a_closed_blocker_is_satisfied() {
         let got = run(&forge, &Selection::default()).unwrap();
         assert_eq!(got.plan.tickets.len(), 1, "{api:?}");
         assert!(deps(&got, &format!("issue-{b}")).is_empty());
-        assert!(got.decisions.iter().any(|x| x.text.contains("is closed: satisfied")), "{api:?}");
+        assert!(
+            got.decisions
+                .iter()
+                .any(|x| x.text.contains("is closed: satisfied")),
+            "{api:?}"
+        );
     }
 }
 
@@ -134,8 +177,18 @@ fn an_open_blocker_outside_the_selection_is_an_error_naming_it() {
         let other = forge.add_issue(REPO, "Other", "x");
         let b = forge.add_issue(REPO, "B", "y");
         forge.link(REPO, other, b, Link::Blocks);
-        let e = run(&forge, &Selection { numbers: vec![b], ..Selection::default() }).unwrap_err();
-        assert!(e.to_string().contains(&format!("blocked by #{other}")), "{api:?}: {e}");
+        let e = run(
+            &forge,
+            &Selection {
+                numbers: vec![b],
+                ..Selection::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("blocked by #{other}")),
+            "{api:?}: {e}"
+        );
     }
 }
 
@@ -161,9 +214,23 @@ fn named_issues_must_be_open_issues() {
     let forge = fake(Api::Github);
     let a = forge.add_issue(REPO, "A", "a");
     forge.close_issue(REPO, a);
-    let e = run(&forge, &Selection { numbers: vec![a], ..Selection::default() }).unwrap_err();
+    let e = run(
+        &forge,
+        &Selection {
+            numbers: vec![a],
+            ..Selection::default()
+        },
+    )
+    .unwrap_err();
     assert_eq!(e.to_string(), format!("issue #{a}: it is closed"));
-    let e = run(&forge, &Selection { numbers: vec![99], ..Selection::default() }).unwrap_err();
+    let e = run(
+        &forge,
+        &Selection {
+            numbers: vec![99],
+            ..Selection::default()
+        },
+    )
+    .unwrap_err();
     assert_eq!(e.to_string(), "issue #99: the repository has no such issue");
     let e = run(&forge, &labelled("none")).unwrap_err();
     assert!(matches!(e, ImportError::NothingSelected { .. }), "{e}");

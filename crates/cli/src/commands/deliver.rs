@@ -144,7 +144,10 @@ pub fn deliver_run(
 /// `[forge]` resolved against the remote it names (and that remote's URL),
 /// with the token read from this process's environment (the only place
 /// it is read).
-pub(crate) fn forge_settings(repo: &Repo, config: &Config) -> Result<(ForgeSettings, String), CliError> {
+pub(crate) fn forge_settings(
+    repo: &Repo,
+    config: &Config,
+) -> Result<(ForgeSettings, String), CliError> {
     let remote = config.forge.remote.as_deref().unwrap_or("origin");
     let url = deliver::remote_url(repo, remote).map_err(deliver_error)?;
     let mut env = settings::env();
@@ -264,9 +267,9 @@ pub fn print_human(d: &Delivered) {
             deliver::AfterMerge::AlreadyPosted { issue } => {
                 format!("the remaining scope is already on issue #{issue}")
             }
-            deliver::AfterMerge::OtherRepository { issue } => format!(
-                "the remaining scope is not posted: issue {issue} is in another repository"
-            ),
+            deliver::AfterMerge::OtherRepository { issue } => {
+                format!("the remaining scope is not posted: issue {issue} is in another repository")
+            }
         };
         crate::outln!("{line}");
     }

@@ -5,7 +5,7 @@
 
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global, Output};
-use planwright_engine::issues::{self, Imported, ImportError, Selection};
+use planwright_engine::issues::{self, ImportError, Imported, Selection};
 use std::path::PathBuf;
 
 /// Take work in from the forge.
@@ -47,7 +47,12 @@ pub struct IssuesArgs {
     #[arg(long, value_name = "N", num_args = 1..)]
     pub issue: Vec<u64>,
     /// The plan file to write.
-    #[arg(short = 'o', long, value_name = "FILE", required_unless_present = "dry_run")]
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "FILE",
+        required_unless_present = "dry_run"
+    )]
     pub output_file: Option<PathBuf>,
     /// Print the plan and every reading decision (which line made which
     /// edge), and write nothing.
@@ -65,7 +70,8 @@ const EXAMPLES: &str = "Examples:
 pub fn run(args: Args, global: &Global) -> CliResult {
     let What::Issues(args) = args.what;
     let repo = super::observe::open_repo(&args.repo)?;
-    let (config, _) = settings::load_config(global, Some(&repo.root().join(settings::CONFIG_FILE)))?;
+    let (config, _) =
+        settings::load_config(global, Some(&repo.root().join(settings::CONFIG_FILE)))?;
     let (forge_settings, _) = super::deliver::forge_settings(&repo, &config)?;
     let forge = planwright_engine::deliver::connect_to(&forge_settings)
         .map_err(super::deliver::deliver_error)?;
@@ -74,10 +80,16 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         milestone: args.milestone.clone(),
         numbers: args.issue.clone(),
     };
-    let base = forge.repository_info().map_err(|e| import_error(e.into()))?.default_branch;
+    let base = forge
+        .repository_info()
+        .map_err(|e| import_error(e.into()))?
+        .default_branch;
     let imported = issues::import(forge.as_ref(), &selection, &base).map_err(import_error)?;
     let doc = planwright_plan::formats::native::emit(&imported.plan);
-    let text = format!("{}\n", serde_json::to_string_pretty(&doc).expect("plans serialize"));
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).expect("plans serialize")
+    );
     if let (Some(path), false) = (&args.output_file, args.dry_run) {
         super::write_output(Some(path), &text)?;
     }
@@ -94,7 +106,10 @@ fn print(imported: &Imported, text: &str, args: &IssuesArgs, global: &Global) {
             "decisions": imported.decisions,
             "plan": serde_json::from_str::<serde_json::Value>(text).expect("just written"),
         });
-        crate::outln!("{}", serde_json::to_string_pretty(&json).expect("serializes"));
+        crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("serializes")
+        );
         return;
     }
     if args.dry_run {
@@ -102,7 +117,11 @@ fn print(imported: &Imported, text: &str, args: &IssuesArgs, global: &Global) {
         crate::outln!("\nreading decisions (nothing written):");
     } else if let Some(path) = &args.output_file {
         let n = imported.plan.tickets.len();
-        crate::outln!("wrote {}: {}", path.display(), planwright_plan::words::count(n, "ticket"));
+        crate::outln!(
+            "wrote {}: {}",
+            path.display(),
+            planwright_plan::words::count(n, "ticket")
+        );
     }
     for d in &imported.decisions {
         crate::outln!("  #{}: {}", d.issue, d.text);

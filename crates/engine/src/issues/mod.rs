@@ -72,7 +72,9 @@ pub enum ImportError {
         why: String,
     },
     /// An open blocker outside the selection: its ticket would wait forever.
-    #[error("issue #{issue} is blocked by {blocker}, which is open and not imported ({source_of_edge})")]
+    #[error(
+        "issue #{issue} is blocked by {blocker}, which is open and not imported ({source_of_edge})"
+    )]
     OutsideBlocker {
         /// The blocked issue.
         issue: u64,
@@ -116,7 +118,11 @@ impl ImportError {
 }
 
 /// Imports the issues `selection` names from `forge`, onto `base`.
-pub fn import(forge: &dyn Forge, selection: &Selection, base: &str) -> Result<Imported, ImportError> {
+pub fn import(
+    forge: &dyn Forge,
+    selection: &Selection,
+    base: &str,
+) -> Result<Imported, ImportError> {
     let issues = select(forge, selection)?;
     let numbers: Vec<u64> = issues.iter().map(|i| i.number).collect();
     let mut decisions = Vec::new();
@@ -139,14 +145,28 @@ pub fn import(forge: &dyn Forge, selection: &Selection, base: &str) -> Result<Im
     let repository = forge.repository().as_str().to_string();
     let tickets = issues
         .iter()
-        .map(|issue| ticket(issue, &readings[&issue.number], &edges[&issue.number], &repository, &mut decisions))
+        .map(|issue| {
+            ticket(
+                issue,
+                &readings[&issue.number],
+                &edges[&issue.number],
+                &repository,
+                &mut decisions,
+            )
+        })
         .collect();
     let mut plan = Plan::new(Format::Native, tickets);
     plan.base = base.to_string();
     plan.repo = Some(repository);
     let title = match &issues[..] {
         [one] => one.title.clone(),
-        many => format!("Issues {}", many.iter().map(|i| format!("#{}", i.number)).collect::<Vec<_>>().join(", ")),
+        many => format!(
+            "Issues {}",
+            many.iter()
+                .map(|i| format!("#{}", i.number))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     plan.metadata.insert("title".into(), title.into());
     decisions.sort_by_key(|d| d.issue);
@@ -189,7 +209,10 @@ fn select(forge: &dyn Forge, s: &Selection) -> Result<Vec<Issue>, ImportError> {
 /// `--issue N` read alone: it must be an open issue (and, with labels or a
 /// milestone, it was not among those that match them).
 fn one_issue(forge: &dyn Forge, n: u64, filtered: bool) -> Result<Issue, ImportError> {
-    let why = |why: &str| ImportError::NotSelectable { number: n, why: why.into() };
+    let why = |why: &str| ImportError::NotSelectable {
+        number: n,
+        why: why.into(),
+    };
     match forge.issue(n)? {
         None => Err(why("the repository has no such issue")),
         Some(i) if i.is_pull_request => Err(why("it is a pull request, not an issue")),
@@ -202,7 +225,14 @@ fn one_issue(forge: &dyn Forge, n: u64, filtered: bool) -> Result<Issue, ImportE
 fn selection_words(s: &Selection) -> String {
     let mut parts = Vec::new();
     if !s.labels.is_empty() {
-        parts.push(format!("the labels {}", s.labels.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ")));
+        parts.push(format!(
+            "the labels {}",
+            s.labels
+                .iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if let Some(m) = &s.milestone {
         parts.push(format!("the milestone `{m}`"));
@@ -228,11 +258,17 @@ fn body_blockers(
     for named in &reading.blockers {
         let b = named.number;
         if b == n {
-            decisions.push(Decision { issue: n, text: format!("ignored `{}`: an issue does not block itself", named.line) });
+            decisions.push(Decision {
+                issue: n,
+                text: format!("ignored `{}`: an issue does not block itself", named.line),
+            });
             continue;
         }
         if selected.contains(&b) {
-            decisions.push(Decision { issue: n, text: format!("`{}` → issue-{n} depends on issue-{b}", named.line) });
+            decisions.push(Decision {
+                issue: n,
+                text: format!("`{}` → issue-{n} depends on issue-{b}", named.line),
+            });
             edges.push(b);
             continue;
         }
@@ -249,7 +285,11 @@ fn body_blockers(
                 })
             }
             None => {
-                return Err(ImportError::NoSuchBlocker { issue: n, blocker: b, line: named.line.clone() })
+                return Err(ImportError::NoSuchBlocker {
+                    issue: n,
+                    blocker: b,
+                    line: named.line.clone(),
+                })
             }
         }
     }
@@ -280,12 +320,21 @@ fn link_blockers(
         };
         let here = link.repository.is_none();
         if here && selected.contains(&link.number) {
-            decisions.push(Decision { issue: n, text: format!("the forge's link ({verb} {shown}) → issue-{n} depends on issue-{}", link.number) });
+            decisions.push(Decision {
+                issue: n,
+                text: format!(
+                    "the forge's link ({verb} {shown}) → issue-{n} depends on issue-{}",
+                    link.number
+                ),
+            });
             if waits && !edges.contains(&link.number) {
                 edges.push(link.number);
             }
         } else if link.state == IssueState::Closed {
-            decisions.push(Decision { issue: n, text: format!("the forge's link ({verb} {shown}) → closed: satisfied, no edge") });
+            decisions.push(Decision {
+                issue: n,
+                text: format!("the forge's link ({verb} {shown}) → closed: satisfied, no edge"),
+            });
         } else {
             return Err(ImportError::OutsideBlocker {
                 issue: n,
@@ -310,7 +359,12 @@ fn find_cycle(edges: &BTreeMap<u64, Vec<u64>>) -> Option<String> {
     None
 }
 
-fn visit(n: u64, edges: &BTreeMap<u64, Vec<u64>>, mark: &mut BTreeMap<u64, u8>, path: &mut Vec<u64>) -> Option<String> {
+fn visit(
+    n: u64,
+    edges: &BTreeMap<u64, Vec<u64>>,
+    mark: &mut BTreeMap<u64, u8>,
+    path: &mut Vec<u64>,
+) -> Option<String> {
     match mark.get(&n) {
         Some(2) => return None,
         Some(1) => {
@@ -333,18 +387,37 @@ fn visit(n: u64, edges: &BTreeMap<u64, Vec<u64>>, mark: &mut BTreeMap<u64, u8>, 
     None
 }
 
-fn ticket(issue: &Issue, reading: &Reading, blockers: &[u64], repository: &str, decisions: &mut Vec<Decision>) -> Ticket {
+fn ticket(
+    issue: &Issue,
+    reading: &Reading,
+    blockers: &[u64],
+    repository: &str,
+    decisions: &mut Vec<Decision>,
+) -> Ticket {
     let n = issue.number;
     for p in &reading.paths {
-        decisions.push(Decision { issue: n, text: format!("scope: `{p}` (named in the body)") });
+        decisions.push(Decision {
+            issue: n,
+            text: format!("scope: `{p}` (named in the body)"),
+        });
     }
     if reading.paths.is_empty() {
-        decisions.push(Decision { issue: n, text: "scope: none named in the body (the whole repository, `**`)".into() });
+        decisions.push(Decision {
+            issue: n,
+            text: "scope: none named in the body (the whole repository, `**`)".into(),
+        });
     }
     for t in &reading.tasks {
-        decisions.push(Decision { issue: n, text: format!("check: {t} (from the task list)") });
+        decisions.push(Decision {
+            issue: n,
+            text: format!("check: {t} (from the task list)"),
+        });
     }
-    let body = if issue.body.trim().is_empty() { issue.title.clone() } else { issue.body.clone() };
+    let body = if issue.body.trim().is_empty() {
+        issue.title.clone()
+    } else {
+        issue.body.clone()
+    };
     let mut t = Ticket::new(format!("issue-{n}"), body);
     t.title = issue.title.clone();
     t.scope = reading.paths.iter().map(ScopeEntry::any).collect();
@@ -365,6 +438,9 @@ pub fn ticket_issue(t: &Ticket) -> Option<planwright_plan::delivery::IssueRef> {
     let issue = t.metadata.get(ISSUE_KEY)?;
     Some(planwright_plan::delivery::IssueRef {
         number: issue.get("number")?.as_u64()?,
-        repository: issue.get("repository").and_then(|r| r.as_str()).map(String::from),
+        repository: issue
+            .get("repository")
+            .and_then(|r| r.as_str())
+            .map(String::from),
     })
 }

@@ -176,7 +176,9 @@ fn looks_like_path(text: &str) -> bool {
 
 fn extension(text: &str) -> bool {
     text.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        !stem.is_empty()
+            && !ext.is_empty()
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
     })
 }
@@ -194,7 +196,10 @@ mod tests {
         assert_eq!(numbers("Depends on #1"), [1]);
         assert_eq!(numbers("blocked BY #2, #3 and #4"), [2, 3, 4]);
         assert_eq!(numbers("- **Requires:** #5 & #6"), [5, 6]);
-        assert_eq!(numbers("It depends on the weather; see #7"), Vec::<u64>::new());
+        assert_eq!(
+            numbers("It depends on the weather; see #7"),
+            Vec::<u64>::new()
+        );
         assert_eq!(numbers("Depends on #1\nRequires #1"), [1]);
     }
 
@@ -213,7 +218,14 @@ mod tests {
         );
         assert_eq!(
             r.paths,
-            ["src/lib.rs", "Cargo.toml", "docs/a.md", "tests/**", "b/c.txt", "d.json"]
+            [
+                "src/lib.rs",
+                "Cargo.toml",
+                "docs/a.md",
+                "tests/**",
+                "b/c.txt",
+                "d.json"
+            ]
         );
     }
 
