@@ -97,10 +97,7 @@ fn blockers_of(line: &str) -> Vec<u64> {
 fn number_list(text: &str) -> Vec<u64> {
     let mut numbers = Vec::new();
     let mut rest = text.trim_start_matches([' ', ':', '*', '_']);
-    loop {
-        let Some(after) = rest.strip_prefix('#') else {
-            break;
-        };
+    while let Some(after) = rest.strip_prefix('#') {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
         let Ok(n) = digits.parse::<u64>() else {
             break;
