@@ -105,10 +105,10 @@ impl ImportError {
     /// What to do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
-            ImportError::NothingSelected { .. } => Some("check the label and milestone names on the forge, or name issues with `--issue N`".into()),
+            ImportError::NothingSelected { .. } => Some("check the label and milestone names on the forge, or name the issues to import by number".into()),
             ImportError::NotSelectable { .. } => Some("name open issues (not pull requests) of the repository".into()),
             ImportError::OutsideBlocker { blocker, .. } => Some(format!(
-                "import {blocker} too (add its label, or `--issue` it), close it if it is done, or remove the dependency from the issue"
+                "import {blocker} too (give it the label, or name it by number), close it if it is done, or remove the dependency from the issue"
             )),
             ImportError::NoSuchBlocker { .. } => Some("fix the issue number in the issue's body".into()),
             ImportError::Cycle(_) => Some("remove one of these dependencies on the forge (a body line or a link), then import again".into()),
