@@ -15,6 +15,7 @@ mod error;
 mod events;
 mod exec;
 mod git;
+pub mod issues;
 mod log;
 mod model;
 mod run;

@@ -396,3 +396,35 @@ fn a_failed_ticket_makes_a_draft_and_the_base_branch_is_never_a_target() {
     let err = s.delivery(&plan, "branch = \"main\"\n", true).unwrap_err();
     assert!(matches!(err, DeliverError::BaseBranch(_)), "{err}");
 }
+
+#[test]
+fn each_imported_issue_gets_its_pull_requests_link_once() {
+    let mut tickets = creating_tickets(&["a", "b"]);
+    tickets[1]["depends_on"] = json!(["a"]);
+    tickets[0]["metadata"] = json!({"issue": {"number": 7, "repository": "acme/app"}});
+    tickets[1]["metadata"] = json!({"issue": {"number": 8, "repository": "other/repo"}});
+    let (s, plan) = setup(
+        json!({ "tickets": tickets }),
+        &[("a", "a.txt"), ("b", "b.txt")],
+    );
+    s.forge.add_issue("acme/app", "filler", "");
+    let seven: Vec<u64> = (0..6)
+        .map(|_| s.forge.add_issue("acme/app", "x", ""))
+        .collect();
+    assert_eq!(seven.last(), Some(&7));
+    let d = s.delivery(&plan, "", true).unwrap();
+    let report = s.execute(&d).unwrap();
+    // Only this repository's issue: another repository's is not commented on.
+    assert_eq!(report.linked_issues, [7]);
+    let posted = s.forge.comments("acme/app", 7, false);
+    assert_eq!(posted.len(), 1);
+    assert!(
+        posted[0].body.contains(&report.pulls[0].url),
+        "{}",
+        posted[0].body
+    );
+    // Again: the marker is there, nothing more is posted.
+    let again = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap();
+    assert!(again.linked_issues.is_empty());
+    assert_eq!(s.forge.comments("acme/app", 7, false).len(), 1);
+}

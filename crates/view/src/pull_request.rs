@@ -35,6 +35,10 @@ pub fn pull_request_text(report: &RunReport, d: &Delivery, pull: &Pull) -> PullT
     if let Some(line) = issue_line(d, per_ticket) {
         let _ = writeln!(body, "{line}\n");
     }
+    let closes = ticket_issue_lines(d, pull);
+    if !closes.is_empty() {
+        let _ = writeln!(body, "{}\n", closes.join("\n"));
+    }
     if per_ticket {
         let _ = writeln!(body, "{}\n", stack_sentence(pull));
     }
@@ -83,6 +87,20 @@ fn issue_line(d: &Delivery, per_ticket: bool) -> Option<String> {
     } else {
         format!("Closes {shown}")
     })
+}
+
+/// `Closes #N` for each issue a ticket of `pull` was imported from
+/// (`import issues`): with `per = "ticket"` the ticket's own, with
+/// `per = "run"` one line per merged ticket's issue.
+fn ticket_issue_lines(d: &Delivery, pull: &Pull) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for issue in d.issues_of(pull) {
+        let line = format!("Closes {}", issue.shown_from(&d.settings.repository));
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
 }
 
 /// `text` as a code span: mentions and references do not act in one, so

@@ -144,7 +144,10 @@ pub fn deliver_run(
 /// `[forge]` resolved against the remote it names (and that remote's URL),
 /// with the token read from this process's environment (the only place
 /// it is read).
-fn forge_settings(repo: &Repo, config: &Config) -> Result<(ForgeSettings, String), CliError> {
+pub(crate) fn forge_settings(
+    repo: &Repo,
+    config: &Config,
+) -> Result<(ForgeSettings, String), CliError> {
     let remote = config.forge.remote.as_deref().unwrap_or("origin");
     let url = deliver::remote_url(repo, remote).map_err(deliver_error)?;
     let mut env = settings::env();
@@ -197,6 +200,7 @@ pub fn json(d: &Delivered) -> serde_json::Value {
         "repository": d.delivery.settings.repository,
         "pull_requests": pulls,
         "after_merge": d.report.as_ref().and_then(|r| r.after_merge.clone()),
+        "linked_issues": d.report.as_ref().map(|r| r.linked_issues.clone()),
     })
 }
 
@@ -251,6 +255,9 @@ pub fn print_human(d: &Delivered) {
             p.head,
             p.base
         );
+    }
+    for issue in &report.linked_issues {
+        crate::outln!("posted the pull request's link on issue #{issue}");
     }
     if let Some(a) = &report.after_merge {
         let line = match a {

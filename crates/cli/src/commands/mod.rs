@@ -6,6 +6,7 @@ pub mod deliver;
 pub mod demo;
 pub mod draft;
 pub mod graph;
+pub mod import;
 pub mod man;
 pub mod observe;
 pub mod preflight;

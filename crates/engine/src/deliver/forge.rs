@@ -6,6 +6,7 @@ use super::push::{push, Push, Pushed};
 use super::{DeliverError, Delivery, Pull};
 use crate::git::repo::Repo;
 use planwright_config::forge::ForgeKind as ConfigKind;
+use planwright_config::forge::ForgeSettings;
 use planwright_config::{RemoteUrl, Secret};
 use planwright_forge::{
     CommentOn, Forge, NewPullRequest, PullRequest, PullRequestUpdate, PullState,
@@ -94,24 +95,34 @@ pub struct Report {
     /// The after-merge comment, when every pull request has merged and the
     /// plan leaves remaining scope.
     pub after_merge: Option<AfterMerge>,
+    /// The imported issues (`import issues`) that got a comment with their
+    /// pull request's link now (each gets it once).
+    pub linked_issues: Vec<u64>,
 }
+
+/// The hidden line of the comment that links an imported issue to its
+/// pull request, so it is posted once: `<!-- planwright:delivered pr=N -->`.
+pub const DELIVERED_MARKER: &str = "<!-- planwright:delivered";
 
 /// The forge's token, or which variables to set.
 pub fn token(d: &Delivery) -> Result<&Secret, DeliverError> {
-    d.settings
+    settings_token(&d.settings)
+}
+
+fn settings_token(settings: &ForgeSettings) -> Result<&Secret, DeliverError> {
+    settings
         .token
         .as_ref()
         .map(|(_, t)| t)
         .ok_or_else(|| DeliverError::NoToken {
-            kind: d.settings.kind.name(),
-            names: d
-                .settings
+            kind: settings.kind.name(),
+            names: settings
                 .token_env
                 .iter()
                 .map(|n| format!("`{n}`"))
                 .collect::<Vec<_>>()
                 .join(" or "),
-            scopes: d.settings.kind.scopes(),
+            scopes: settings.kind.scopes(),
         })
 }
 
@@ -155,12 +166,47 @@ pub fn execute(
         };
         pulls.push(done);
     }
+    let linked_issues = link_issues(d, &pulls, forge)?;
     let after_merge = if pulls.iter().all(|p| p.state == "merged") {
         after_merge(d, forge)?
     } else {
         None
     };
-    Ok(Report { pulls, after_merge })
+    Ok(Report {
+        pulls,
+        after_merge,
+        linked_issues,
+    })
+}
+
+/// Posts, on each issue a delivered ticket was imported from, a comment
+/// with its pull request's link, once per pull request (the marker says
+/// it was posted).
+fn link_issues(
+    d: &Delivery,
+    pulls: &[Delivered],
+    forge: &dyn Forge,
+) -> Result<Vec<u64>, DeliverError> {
+    let mut posted = Vec::new();
+    for (pull, done) in d.pulls.iter().zip(pulls) {
+        for issue in d.issues_of(pull) {
+            if !issue.is_in(&d.settings.repository) {
+                continue;
+            }
+            let marker = format!("{DELIVERED_MARKER} pr={} -->", done.number);
+            let on = CommentOn::Issue(issue.number);
+            if forge.comments(on)?.iter().any(|c| c.body.contains(&marker)) {
+                continue;
+            }
+            let body = format!(
+                "{marker}\nplanwright delivered this issue's ticket in {} (run `{}`).\n",
+                done.url, d.run.id
+            );
+            forge.post_comment(on, &body)?;
+            posted.push(issue.number);
+        }
+    }
+    Ok(posted)
 }
 
 fn push_of<'a>(d: &'a Delivery, pull: &'a Pull) -> Push<'a> {
@@ -295,12 +341,18 @@ pub fn api_kind(kind: ConfigKind) -> planwright_forge::ForgeKind {
 
 /// The API client of the delivery's forge, with its token.
 pub fn connect(d: &Delivery) -> Result<Box<dyn Forge>, DeliverError> {
-    let token = token(d)?;
-    let repository = planwright_forge::Repository::parse(&d.settings.repository)
+    connect_to(&d.settings)
+}
+
+/// The API client of `[forge]` (resolved), with its token: for delivery,
+/// `import issues` and `respond` alike.
+pub fn connect_to(settings: &ForgeSettings) -> Result<Box<dyn Forge>, DeliverError> {
+    let token = settings_token(settings)?;
+    let repository = planwright_forge::Repository::parse(&settings.repository)
         .map_err(|why| DeliverError::Engine(crate::error::EngineError::Settings(why)))?;
     let endpoint = planwright_forge::Endpoint {
-        kind: api_kind(d.settings.kind),
-        api_url: d.settings.api_url.clone(),
+        kind: api_kind(settings.kind),
+        api_url: settings.api_url.clone(),
         repository,
         token: planwright_forge::Token::new(token.expose()),
     };

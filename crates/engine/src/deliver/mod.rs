@@ -15,8 +15,8 @@ mod pulls;
 mod push;
 
 pub use forge::{
-    api_kind, connect, execute, token, Action, AfterMerge, Delivered, PullText, Report,
-    REMAINING_SCOPE_MARKER,
+    api_kind, connect, connect_to, execute, token, Action, AfterMerge, Delivered, PullText, Report,
+    DELIVERED_MARKER, REMAINING_SCOPE_MARKER,
 };
 pub use pulls::{prepare, Delivery, Pull};
 pub use push::{pushed_ref, remote_url, Pushed};

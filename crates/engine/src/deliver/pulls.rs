@@ -7,7 +7,7 @@ use crate::git::repo::Repo;
 use crate::model::{RunStatus, TicketState};
 use crate::store::{RunRow, TicketRow};
 use planwright_config::forge::{ForgeSettings, Per};
-use planwright_plan::delivery::DeliveryFacts;
+use planwright_plan::delivery::{DeliveryFacts, IssueRef};
 use planwright_plan::Plan;
 
 /// One pull request to open or update.
@@ -49,6 +49,19 @@ pub struct Delivery {
     /// Why they are drafts, in words (`draft = true`, `--draft`, a ticket
     /// that failed).
     pub draft_reasons: Vec<String>,
+    /// The issue each ticket was imported from (`import issues`), by
+    /// ticket id, in plan order.
+    pub ticket_issues: Vec<(String, IssueRef)>,
+}
+
+impl Delivery {
+    /// The issues the tickets of `pull` were imported from.
+    pub fn issues_of<'a>(&'a self, pull: &'a Pull) -> impl Iterator<Item = &'a IssueRef> {
+        self.ticket_issues
+            .iter()
+            .filter(|(id, _)| pull.tickets.contains(id))
+            .map(|(_, issue)| issue)
+    }
 }
 
 fn merged(t: &TicketRow) -> bool {
@@ -101,6 +114,11 @@ pub fn prepare(
         pulls,
         draft: !draft_reasons.is_empty(),
         draft_reasons,
+        ticket_issues: plan
+            .tickets
+            .iter()
+            .filter_map(|t| Some((t.id.clone(), crate::issues::ticket_issue(t)?)))
+            .collect(),
         settings,
         remote_url,
     })
