@@ -267,6 +267,18 @@ impl Executor for LocalExecutor {
         // sure the agent changed nothing there (the coordinator checks too).
         self.repo.guard().check()?;
         let report = report?;
+        // A limit the agent hit is the attempt's failure, whatever the
+        // agent made of it (a build that died of it, or gave up).
+        let hit = ctx.confine.as_ref().and_then(|c| c.hits.get());
+        if let Some(hit) = hit.filter(|_| report.outcome != AgentOutcome::Cancelled) {
+            return Ok(Candidate {
+                report,
+                commit: None,
+                setup_failed: None,
+                rejected: Some(crate::sandbox::limit_failure("the agent", hit)),
+                lost: None,
+            });
+        }
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate::without_commit(report));
         }

@@ -60,6 +60,8 @@ pub struct Workspaces {
     /// processes end with its PID namespace, and no other agent may write
     /// there (no `[sandbox] writable` directory holds the workspaces).
     quiet_after_candidate: bool,
+    /// `[sandbox] pids` and `memory` of agents and set-ups.
+    limits: crate::sandbox::Limits,
 }
 
 impl Workspaces {
@@ -84,6 +86,7 @@ impl Workspaces {
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
+            limits: crate::sandbox::Limits::default(),
         }
     }
 
@@ -115,6 +118,13 @@ impl Workspaces {
     /// than the adapter's hosts and the registries).
     pub fn with_network(mut self, network: Network) -> Workspaces {
         self.network = network;
+        self
+    }
+
+    /// The same workspaces, whose agents and set-ups are held to `limits`
+    /// (`[sandbox] pids` and `memory`).
+    pub fn with_limits(mut self, limits: crate::sandbox::Limits) -> Workspaces {
+        self.limits = limits;
         self
     }
 
@@ -163,6 +173,7 @@ impl Workspaces {
         let mut policy = Policy {
             writable,
             readable: self.readable(),
+            limits: self.limits,
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -245,6 +256,7 @@ impl Workspaces {
         let mut policy = Policy {
             writable: vec![dir.clone(), tmp.clone(), caches.root().to_path_buf()],
             readable: self.readable(),
+            limits: self.limits,
             ..Policy::default()
         };
         self.network.apply(&mut policy, SETUP_HOSTS);

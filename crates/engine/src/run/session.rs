@@ -162,7 +162,8 @@ impl Prepared {
             c.writable.clone(),
         )
         .with_network(Network::new(c))
-        .with_readable(c.readable.clone());
+        .with_readable(c.readable.clone())
+        .with_limits(crate::sandbox::limits(c));
         Arc::new(LocalExecutor::new(
             self.repo.clone(),
             workspaces,
