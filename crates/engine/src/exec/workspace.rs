@@ -154,6 +154,22 @@ impl Workspaces {
         )
     }
 
+    /// Gives back the space slot `slot` holds: its workspace, temporary
+    /// directory, index and set-up stamp go, and its next
+    /// [`Workspaces::prepare`] starts it from nothing.
+    pub fn scrub(&self, slot: &str) -> Result<(), EngineError> {
+        self.synced_slots().remove(slot);
+        remove_any(&self.index(slot))?;
+        setup::clear_stamp(&self.stamp(slot))?;
+        remove_any(&self.path(slot))?;
+        let tmp = self
+            .repo
+            .state_dir()
+            .join("tmp")
+            .join(format!("agent-{slot}"));
+        remove_any(&tmp)
+    }
+
     /// The package-manager caches of slot `slot`'s agent and set-up.
     pub fn caches(&self, slot: &str) -> Caches {
         Caches::agent(&self.repo, slot)
