@@ -126,11 +126,23 @@ impl MinFree {
     pub fn describe(self) -> String {
         match self {
             MinFree::Off => "off".into(),
-            MinFree::Bytes(n) => format!("{n} bytes"),
+            MinFree::Bytes(n) => size_text(n),
             MinFree::Percent(p) => format!("{p}%"),
-            MinFree::Smaller(n, p) => format!("{} MiB or {p}%, whichever is smaller", n >> 20),
+            MinFree::Smaller(n, p) => format!("{} or {p}%, whichever is smaller", size_text(n)),
         }
     }
+}
+
+/// `1 GiB`, `512 MiB`, `1000 bytes`: exact, in the largest binary unit
+/// that divides it.
+fn size_text(bytes: u64) -> String {
+    [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+        .iter()
+        .find(|(shift, _)| bytes >= 1 << shift && bytes % (1 << shift) == 0)
+        .map_or_else(
+            || format!("{bytes} bytes"),
+            |(shift, unit)| format!("{} {unit}", bytes >> shift),
+        )
 }
 
 impl TryFrom<SizeText> for MinFree {

@@ -27,7 +27,8 @@ pub struct Low {
     pub floor: u64,
     /// As `[run] min_free` says it.
     pub min_free: MinFree,
-    /// The largest folders under `.planwright/`, with their sizes.
+    /// The largest folders under `.planwright/` (of 1 MiB or more), with
+    /// their sizes.
     pub largest: Vec<(PathBuf, u64)>,
 }
 
@@ -79,6 +80,7 @@ pub fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
         min_free,
         largest: disk::largest(state_dir, 5)
             .into_iter()
+            .filter(|(_, size)| *size >= 1 << 20)
             .map(|(p, size)| {
                 (
                     p.strip_prefix(state_dir)
