@@ -2,6 +2,7 @@
 
 pub mod completions;
 pub mod convert;
+pub mod deliver;
 pub mod demo;
 pub mod draft;
 pub mod graph;
