@@ -174,3 +174,44 @@ fn an_agent_that_fills_the_disk_fails_as_disk_full_and_the_next_run_starts() {
         "{third}"
     );
 }
+
+#[test]
+fn preflight_says_what_holds_the_limits() {
+    let env = env_with_agent("echo a > \"$1/a.txt\"\n");
+    let check = |config: &str| {
+        write(env.root(), "planwright.toml", config);
+        let out = env.cli().run(
+            env.root(),
+            &[
+                "preflight",
+                "plan.json",
+                "--repo",
+                "repo",
+                "--config",
+                "planwright.toml",
+                "--output",
+                "json",
+            ],
+        );
+        let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let found = (checks.as_array().into_iter().flatten())
+            .find(|c| c["check"] == "limits")
+            .cloned();
+        found.unwrap_or_else(|| panic!("no `limits` check: {}", said(&out)))
+    };
+    let set =
+        check("[sandbox]\npids = 100\nmemory = \"1G\"\n[agent]\nname = \"cmd\"\ncmd = \"true\"\n");
+    let message = set["message"].as_str().unwrap();
+    assert!(
+        message.contains("held to 100 processes and 1 GiB of memory by cgroup v"),
+        "{set}"
+    );
+    assert_eq!(set["status"], "ok", "{set}");
+    let off = check(
+        "[sandbox]\npids = \"off\"\nmemory = \"off\"\n[agent]\nname = \"cmd\"\ncmd = \"true\"\n",
+    );
+    assert!(
+        off["message"].as_str().unwrap().starts_with("no limits"),
+        "{off}"
+    );
+}
