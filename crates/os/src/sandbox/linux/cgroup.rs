@@ -301,7 +301,7 @@ fn unescape(field: &str) -> String {
 
 /// This process's cgroup in the hierarchy whose `/proc/self/cgroup`
 /// line's controller field is `controllers` (`""` for v2).
-fn own_path<'a>(own: &'a str, wanted: impl Fn(&str) -> bool) -> Option<&'a str> {
+fn own_path(own: &str, wanted: impl Fn(&str) -> bool) -> Option<&str> {
     own.lines().find_map(|line| {
         let mut fields = line.splitn(3, ':');
         let (_id, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
