@@ -59,13 +59,18 @@ fn left_behind(mechanism: &Mechanism) -> Vec<String> {
         Mechanism::CgroupV1 { pids, memory, .. } => pids.iter().chain(memory).cloned().collect(),
         _ => vec![],
     };
-    let mine = format!("planwright-{}-", std::process::id());
+    let mine = format!("planwright-{}-{}-", pid_namespace(), std::process::id());
     parents
         .iter()
         .flat_map(|p| std::fs::read_dir(p).unwrap())
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.starts_with(&mine))
         .collect()
+}
+
+fn pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").unwrap().ino()
 }
 
 #[test]
@@ -124,4 +129,43 @@ fn a_child_within_its_limits_hits_none_and_leaves_no_cgroup() {
     assert_eq!(done.limit, None);
     assert_ne!(done.stdout_tail.trim(), "0", "{done:?}");
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_cgroup_left_by_a_planwright_that_is_gone_is_removed_at_the_next_probe() {
+    // A process probes once: this test has a child of its own (this
+    // test alone, in a new process) probe after it made the stale cgroup.
+    if std::env::var_os("PLANWRIGHT_PROBE_CHILD").is_some() {
+        cgroups();
+        return;
+    }
+    let mechanism = cgroups();
+    let parent = match mechanism {
+        Mechanism::CgroupV2 { parent } => parent.clone(),
+        Mechanism::CgroupV1 { pids: Some(p), .. } => p.clone(),
+        Mechanism::CgroupV1 {
+            memory: Some(m), ..
+        } => m.clone(),
+        _ => unreachable!("cgroups() checked"),
+    };
+    // A pid no process has: above the kernel's largest.
+    let max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let stale = parent.join(format!("planwright-{}-{}-0", pid_namespace(), max + 1));
+    std::fs::create_dir(&stale).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_cgroup_left_by_a_planwright_that_is_gone_is_removed_at_the_next_probe",
+        ])
+        .env("PLANWRIGHT_PROBE_CHILD", "1")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let left = stale.exists();
+    let _ = std::fs::remove_dir(&stale);
+    assert!(!left, "{} is still there", stale.display());
 }

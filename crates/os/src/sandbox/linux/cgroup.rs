@@ -58,7 +58,8 @@ impl Cgroup {
         limits: Limits,
     ) -> io::Result<Option<(Cgroup, Vec<OwnedFd>)>> {
         let name = format!(
-            "planwright-{}-{}",
+            "planwright-{}-{}-{}",
+            pid_namespace(),
             std::process::id(),
             SEQUENCE.fetch_add(1, Ordering::Relaxed)
         );
@@ -205,6 +206,35 @@ fn remove_dir(dir: &Path) {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             _ => return,
+        }
+    }
+}
+
+/// The inode of this process's PID namespace: a pid in a cgroup's name
+/// means something only to processes of the same namespace.
+fn pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
+}
+
+/// Removes the cgroups a planwright that is gone left in `parent` (killed
+/// before it could remove them): `planwright-<pidns>-<pid>-<n>` of this
+/// PID namespace whose pid is no longer running. What is still in one
+/// is killed first.
+pub(super) fn sweep(parent: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    let ours = format!("planwright-{}-", pid_namespace());
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let pid = (name.to_str())
+            .and_then(|n| n.strip_prefix(ours.as_str()))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        let gone = pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists());
+        if gone {
+            remove_dir(&entry.path());
         }
     }
 }

@@ -17,7 +17,17 @@ use std::sync::OnceLock;
 pub(in super::super) fn limits_mechanism() -> &'static Mechanism {
     static MECHANISM: OnceLock<Mechanism> = OnceLock::new();
     MECHANISM.get_or_init(|| match super::cgroup::probe() {
-        Ok(cgroup) => cgroup,
+        Ok(cgroup) => {
+            let parents = match &cgroup {
+                Mechanism::CgroupV2 { parent } => vec![parent.clone()],
+                Mechanism::CgroupV1 { pids, memory, .. } => {
+                    pids.iter().chain(memory).cloned().collect()
+                }
+                Mechanism::Rlimit { .. } | Mechanism::None { .. } => vec![],
+            };
+            parents.iter().for_each(|p| super::cgroup::sweep(p));
+            cgroup
+        }
         Err(why) => Mechanism::Rlimit { why },
     })
 }
