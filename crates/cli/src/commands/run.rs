@@ -213,7 +213,7 @@ fn drawable() -> bool {
 /// every `heartbeat` (none when it is zero).
 pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
     let plain: Box<dyn Reporter> = match global.output {
-        Output::Json | Output::Sarif => return vec![],
+        Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
         Output::Human if global.verbose => Box::new(progress::Plain::verbose(std::io::stdout())),
         Output::Human if std::io::stderr().is_terminal() && drawable() => {

@@ -10,9 +10,9 @@
 //! git child's environment: it is never written to disk or to any config.
 
 use super::DeliverError;
-use crate::error::EngineError;
 use crate::git::refs::set_ref;
 use crate::git::repo::Repo;
+use crate::error::EngineError;
 use crate::git::Git;
 use planwright_config::forge::ForgeKind;
 use planwright_config::Secret;
@@ -42,10 +42,7 @@ pub fn pushed_ref(remote: &str, branch: &str) -> String {
 
 /// The URL git pushes to for `remote`, or why there is none.
 pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
-    let out = repo
-        .git()
-        .args(["remote", "get-url", "--push", remote])
-        .raw()?;
+    let out = repo.git().args(["remote", "get-url", "--push", remote]).raw()?;
     if !out.status.success() {
         return Err(DeliverError::NoRemote {
             remote: remote.to_string(),
@@ -116,9 +113,7 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, Del
         .arg(format!("{}:{target}", p.commit));
     // planwright's own write as far as the integrity guard of a run is
     // concerned (the push writes nothing but objects it already has).
-    let out = repo
-        .guard()
-        .own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
+    let out = repo.guard().own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
