@@ -15,9 +15,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 fn needed(name: &str, why: &str) -> String {
     match std::env::var(name) {
         Ok(v) if !v.trim().is_empty() => v,
-        _ => {
-            panic!("the live forge tier needs `{name}` ({why}); see docs/forge.md#live-forge-tests")
-        }
+        _ => panic!("the live forge tier needs `{name}` ({why}); see docs/forge.md#live-forge-tests"),
     }
 }
 
@@ -29,14 +27,8 @@ fn a_run_is_delivered_to_a_real_forge_once() {
         ["github", "gitlab", "forgejo"].contains(&kind.as_str()),
         "PLANWRIGHT_FORGE_TESTS is `{kind}`: write `github`, `gitlab` or `forgejo`"
     );
-    let token = needed(
-        "PLANWRIGHT_FORGE_TOKEN",
-        "a token of the scratch repository",
-    );
-    let repository = needed(
-        "PLANWRIGHT_FORGE_REPOSITORY",
-        "the scratch repository, `owner/name`",
-    );
+    let token = needed("PLANWRIGHT_FORGE_TOKEN", "a token of the scratch repository");
+    let repository = needed("PLANWRIGHT_FORGE_REPOSITORY", "the scratch repository, `owner/name`");
     let host = match kind.as_str() {
         "github" => "github.com",
         "gitlab" => "gitlab.com",
@@ -52,14 +44,7 @@ fn a_run_is_delivered_to_a_real_forge_once() {
     let helper = "credential.helper=!f() { echo username=x-access-token; echo \"password=$PLANWRIGHT_FORGE_TOKEN\"; }; f";
     let fetched = std::process::Command::new("git")
         .current_dir(&repo)
-        .args([
-            "-c",
-            helper,
-            "fetch",
-            "-q",
-            &remote,
-            "HEAD:refs/remotes/live/base",
-        ])
+        .args(["-c", helper, "fetch", "-q", &remote, "HEAD:refs/remotes/live/base"])
         .env("PLANWRIGHT_FORGE_TOKEN", &token)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .status()
@@ -101,15 +86,8 @@ fn a_run_is_delivered_to_a_real_forge_once() {
     };
     let first = deliver(&[]);
     let pr = &first["pull_requests"][0];
-    assert_eq!(
-        (pr["state"].as_str(), pr["action"].as_str()),
-        (Some("open"), Some("opened")),
-        "{first}"
-    );
+    assert_eq!((pr["state"].as_str(), pr["action"].as_str()), (Some("open"), Some("opened")), "{first}");
     let again = deliver(&[]);
-    assert_eq!(
-        again["pull_requests"][0]["number"], pr["number"],
-        "no second pull request"
-    );
+    assert_eq!(again["pull_requests"][0]["number"], pr["number"], "no second pull request");
     assert_eq!(again["pull_requests"][0]["pushed"], "unchanged");
 }

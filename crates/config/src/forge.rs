@@ -95,11 +95,7 @@ impl ApiUrl {
         match scheme {
             "https" => {}
             "http" if is_loopback(host) => {}
-            "http" => {
-                return Err(bad(
-                    "is plain `http` to a host that is not loopback; use `https`",
-                ))
-            }
+            "http" => return Err(bad("is plain `http` to a host that is not loopback; use `https`")),
             _ => return Err(bad("is neither `https` nor `http`")),
         }
         Ok(ApiUrl(text.trim_end_matches('/').to_string()))
@@ -381,11 +377,7 @@ impl RemoteUrl {
 const PUBLIC: &[(&str, ForgeKind, &str)] = &[
     ("github.com", ForgeKind::Github, "https://api.github.com"),
     ("gitlab.com", ForgeKind::Gitlab, "https://gitlab.com/api/v4"),
-    (
-        "codeberg.org",
-        ForgeKind::Forgejo,
-        "https://codeberg.org/api/v1",
-    ),
+    ("codeberg.org", ForgeKind::Forgejo, "https://codeberg.org/api/v1"),
 ];
 
 /// `[forge]` for the remote whose URL is `url`, with the token read from
@@ -463,11 +455,7 @@ pub fn resolve(
     };
     let token_env: Vec<String> = match token_env {
         Some(v) => vec![v.0.clone()],
-        None => kind
-            .token_variables()
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        None => kind.token_variables().iter().map(|s| s.to_string()).collect(),
     };
     let token = token_env
         .iter()

@@ -35,10 +35,7 @@ fn setup(plan_json: serde_json::Value, files: &[(&str, &str)]) -> (Setup, Plan) 
     // The forge has the base branch as it was before the run.
     let server = GitHttp::start(&env.root().join("server"), TOKEN);
     let bare = server.create("acme/app", &env.repo(), "main");
-    git(
-        &env.repo(),
-        &["remote", "add", "origin", &server.url("acme/app")],
-    );
+    git(&env.repo(), &["remote", "add", "origin", &server.url("acme/app")]);
     let outcome = run_scripted(&env, &plan);
     let run = outcome.summary.run.clone();
     let forge = FakeForge::start(Api::Github);
@@ -109,10 +106,7 @@ impl Setup {
     }
 
     fn tree(&self, commit: &str) -> String {
-        git(
-            &self.env.repo(),
-            &["rev-parse", &format!("{commit}^{{tree}}")],
-        )
+        git(&self.env.repo(), &["rev-parse", &format!("{commit}^{{tree}}")])
     }
 }
 
@@ -129,10 +123,7 @@ fn the_runs_merge_goes_to_its_own_branch_once_and_the_base_never_moves() {
     let d = s.delivery(&plan, "", true).unwrap();
     assert_eq!(d.pulls.len(), 1);
     let head = format!("planwright/{}", s.run);
-    assert_eq!(
-        (d.pulls[0].head.as_str(), d.pulls[0].base.as_str()),
-        (head.as_str(), "main")
-    );
+    assert_eq!((d.pulls[0].head.as_str(), d.pulls[0].base.as_str()), (head.as_str(), "main"));
     assert!(!d.draft, "{:?}", d.draft_reasons);
     let report = s.execute(&d).unwrap();
     let pushed = s.remote_tip(&head).expect("the branch was pushed");
@@ -142,11 +133,7 @@ fn the_runs_merge_goes_to_its_own_branch_once_and_the_base_never_moves() {
     assert_eq!(report.pulls[0].pushed, Some("created"));
     assert_eq!(report.pulls[0].state, "open");
     // The push authenticated with the token through the helper.
-    assert!(s
-        .server
-        .requests()
-        .iter()
-        .any(|r| r.user.as_deref() == Some("x-access-token") && r.method == "POST"));
+    assert!(s.server.requests().iter().any(|r| r.user.as_deref() == Some("x-access-token") && r.method == "POST"));
     // Again: nothing moves, no second pull request.
     let again = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap();
     assert_eq!(again.pulls[0].pushed, Some("unchanged"));
@@ -155,10 +142,7 @@ fn the_runs_merge_goes_to_its_own_branch_once_and_the_base_never_moves() {
     assert_eq!(s.pulls().len(), 1);
     assert_eq!(s.remote_tip("main").unwrap(), base_before);
     // The lease is kept in planwright's own ref.
-    let lease = git(
-        &s.env.repo(),
-        &["rev-parse", &deliver::pushed_ref("origin", &head)],
-    );
+    let lease = git(&s.env.repo(), &["rev-parse", &deliver::pushed_ref("origin", &head)]);
     assert_eq!(lease, pushed);
 }
 
@@ -169,29 +153,15 @@ fn a_branch_someone_else_moved_or_a_protected_one_is_refused_and_nothing_is_lost
     let local_main = git(&s.env.repo(), &["rev-parse", "main"]);
     let bare = s.bare.display().to_string();
     // A branch planwright never pushed is not overwritten.
-    git(
-        &s.env.repo(),
-        &["push", "-q", &bare, &format!("main~1:refs/heads/{head}")],
-    );
-    let err = s
-        .execute(&s.delivery(&plan, "", true).unwrap())
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("planwright did not push it"),
-        "{err}"
-    );
-    assert!(
-        err.hint().unwrap().contains("delete it"),
-        "{:?}",
-        err.hint()
-    );
+    git(&s.env.repo(), &["push", "-q", &bare, &format!("main~1:refs/heads/{head}")]);
+    let err = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap_err();
+    assert!(err.to_string().contains("planwright did not push it"), "{err}");
+    assert!(err.hint().unwrap().contains("delete it"), "{:?}", err.hint());
     assert!(s.pulls().is_empty());
     // Branch protection: the server's hook refuses.
     git(&s.env.repo(), &["push", "-q", "--delete", &bare, &head]);
     GitHttp::protect(&s.bare, &head);
-    let err = s
-        .execute(&s.delivery(&plan, "", true).unwrap())
-        .unwrap_err();
+    let err = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap_err();
     assert!(err.to_string().contains("branch protection"), "{err}");
     assert!(err.to_string().contains("Protected branch"), "{err}");
     // The run's merges are where they were.
@@ -204,27 +174,10 @@ fn a_branch_moved_since_planwright_pushed_it_is_not_overwritten() {
     let head = format!("planwright/{}", s.run);
     s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap();
     let bare = s.bare.display().to_string();
-    git(
-        &s.env.repo(),
-        &[
-            "push",
-            "-q",
-            "--force",
-            &bare,
-            &format!("main~1:refs/heads/{head}"),
-        ],
-    );
-    let err = s
-        .execute(&s.delivery(&plan, "", true).unwrap())
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("someone else pushed to it"),
-        "{err}"
-    );
-    assert_eq!(
-        s.remote_tip(&head),
-        Some(git(&s.env.repo(), &["rev-parse", "main~1"]))
-    );
+    git(&s.env.repo(), &["push", "-q", "--force", &bare, &format!("main~1:refs/heads/{head}")]);
+    let err = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap_err();
+    assert!(err.to_string().contains("someone else pushed to it"), "{err}");
+    assert_eq!(s.remote_tip(&head), Some(git(&s.env.repo(), &["rev-parse", "main~1"])));
 }
 
 #[test]
@@ -232,15 +185,8 @@ fn without_the_token_the_https_push_is_refused_with_the_credentials_named() {
     let (s, plan) = setup(chain(), &[("a", "a.txt"), ("b", "b.txt")]);
     let d = s.delivery(&plan, "", false).unwrap();
     let err = deliver::token(&d).unwrap_err();
-    assert!(
-        err.to_string().contains("`GITHUB_TOKEN` or `GH_TOKEN`"),
-        "{err}"
-    );
-    assert!(
-        err.hint().unwrap().contains("`repo` scope"),
-        "{:?}",
-        err.hint()
-    );
+    assert!(err.to_string().contains("`GITHUB_TOKEN` or `GH_TOKEN`"), "{err}");
+    assert!(err.hint().unwrap().contains("`repo` scope"), "{:?}", err.hint());
     let err = s.execute(&d).unwrap_err();
     assert!(err.to_string().contains("refused the credentials"), "{err}");
     let err = deliver::remote_url(&s.repo(), "upstream").unwrap_err();
@@ -254,20 +200,11 @@ fn per_ticket_pull_requests_stack_on_a_single_parent_and_fork_onto_the_base() {
     tickets[1]["depends_on"] = json!(["a"]);
     tickets[2]["depends_on"] = json!(["a"]);
     tickets[3]["depends_on"] = json!(["b", "c"]);
-    let files = [
-        ("a", "a.txt"),
-        ("b", "b.txt"),
-        ("c", "c.txt"),
-        ("d", "d.txt"),
-    ];
+    let files = [("a", "a.txt"), ("b", "b.txt"), ("c", "c.txt"), ("d", "d.txt")];
     let (s, plan) = setup(json!({ "tickets": tickets }), &files);
     let d = s.delivery(&plan, "per = \"ticket\"\n", true).unwrap();
     let branch = |t: &str| format!("planwright/{}/{t}", s.run);
-    let bases: Vec<(String, String)> = d
-        .pulls
-        .iter()
-        .map(|p| (p.tickets[0].clone(), p.base.clone()))
-        .collect();
+    let bases: Vec<(String, String)> = d.pulls.iter().map(|p| (p.tickets[0].clone(), p.base.clone())).collect();
     assert_eq!(bases[0], ("a".to_string(), "main".to_string()));
     assert!(bases.contains(&("b".into(), branch("a"))), "{bases:?}");
     assert!(bases.contains(&("c".into(), branch("a"))), "{bases:?}");
@@ -280,9 +217,7 @@ fn per_ticket_pull_requests_stack_on_a_single_parent_and_fork_onto_the_base() {
     }
     // Once a's pull request merged, b's is based on the base.
     s.forge.merge("acme/app", report.pulls[0].number);
-    let again = s
-        .execute(&s.delivery(&plan, "per = \"ticket\"\n", true).unwrap())
-        .unwrap();
+    let again = s.execute(&s.delivery(&plan, "per = \"ticket\"\n", true).unwrap()).unwrap();
     let b = again.pulls.iter().find(|p| p.tickets == ["b"]).unwrap();
     assert_eq!((b.base.as_str(), again.pulls[0].state), ("main", "merged"));
     assert_eq!(s.pulls().len(), 4, "no second pull request");
@@ -292,8 +227,7 @@ fn per_ticket_pull_requests_stack_on_a_single_parent_and_fork_onto_the_base() {
 fn a_codeboost_issue_that_is_missing_or_a_pull_request_stops_before_any_push() {
     let (s, mut plan) = setup(chain(), &[("a", "a.txt"), ("b", "b.txt")]);
     plan.source_format = planwright_plan::Format::Codeboost;
-    plan.metadata
-        .insert("summary".into(), json!("Fix the thing"));
+    plan.metadata.insert("summary".into(), json!("Fix the thing"));
     // #1 is a pull request of another branch; #2 does not exist yet.
     s.forge.add_branch("acme/app", "other");
     let other = planwright_forge::NewPullRequest {
@@ -313,22 +247,12 @@ fn a_codeboost_issue_that_is_missing_or_a_pull_request_stops_before_any_push() {
     let pull = client.open_pull_request(&other).unwrap().number;
     for (n, says) in [(pull, "is a pull request"), (pull + 1, "has no issue")] {
         plan.metadata.insert("issue".into(), json!(n));
-        let err = s
-            .execute(&s.delivery(&plan, "", true).unwrap())
-            .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("Plan issue does not match the selected issue"),
-            "{err}"
-        );
+        let err = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap_err();
+        assert!(err.to_string().starts_with("Plan issue does not match the selected issue"), "{err}");
         assert!(err.to_string().contains(says), "{err}");
         assert!(err.is_plan_error());
     }
-    assert_eq!(
-        s.remote_tip(&format!("planwright/{}", s.run)),
-        None,
-        "nothing pushed"
-    );
+    assert_eq!(s.remote_tip(&format!("planwright/{}", s.run)), None, "nothing pushed");
     let issue = s.forge.add_issue("acme/app", "the thing", "");
     plan.metadata.insert("issue".into(), json!(issue));
     let report = s.execute(&s.delivery(&plan, "", true).unwrap()).unwrap();
@@ -342,8 +266,7 @@ fn the_remaining_scope_is_posted_once_after_the_merge() {
     plan.source_format = planwright_plan::Format::StandardV1;
     plan.metadata.insert("summary".into(), json!("Part one"));
     plan.metadata.insert("delivery".into(), json!("partial"));
-    plan.metadata
-        .insert("remaining_scope".into(), json!("@team the rest, closes #9"));
+    plan.metadata.insert("remaining_scope".into(), json!("@team the rest, closes #9"));
     plan.metadata.insert("ticket_reference".into(), json!({"type": "github_issue", "id": format!("acme/app#{issue}"), "url": format!("https://github.com/acme/app/issues/{issue}")}));
     let d = s.delivery(&plan, "", true).unwrap();
     let first = s.execute(&d).unwrap();
@@ -352,25 +275,14 @@ fn the_remaining_scope_is_posted_once_after_the_merge() {
     let tip = s.remote_tip(&format!("planwright/{}", s.run));
     let merged = s.execute(&d).unwrap();
     assert_eq!(merged.after_merge, Some(AfterMerge::Posted { issue }));
-    assert_eq!(
-        (merged.pulls[0].state, merged.pulls[0].pushed),
-        ("merged", None)
-    );
+    assert_eq!((merged.pulls[0].state, merged.pulls[0].pushed), ("merged", None));
     let again = s.execute(&d).unwrap();
     assert_eq!(again.after_merge, Some(AfterMerge::AlreadyPosted { issue }));
     let comments = s.forge.comments("acme/app", issue, false);
     assert_eq!(comments.len(), 1);
     assert!(comments[0].body.contains(deliver::REMAINING_SCOPE_MARKER));
-    assert!(
-        !comments[0].body.contains("@team") && !comments[0].body.contains("#9"),
-        "{}",
-        comments[0].body
-    );
-    assert_eq!(
-        s.remote_tip(&format!("planwright/{}", s.run)),
-        tip,
-        "nothing pushed after the merge"
-    );
+    assert!(!comments[0].body.contains("@team") && !comments[0].body.contains("#9"), "{}", comments[0].body);
+    assert_eq!(s.remote_tip(&format!("planwright/{}", s.run)), tip, "nothing pushed after the merge");
 }
 
 #[test]
@@ -378,19 +290,10 @@ fn a_failed_ticket_makes_a_draft_and_the_base_branch_is_never_a_target() {
     let mut tickets = creating_tickets(&["a", "b"]);
     tickets[1]["scope"] = json!([{"pattern": "only-this.txt", "op": "create"}]);
     // b writes outside its scope: it fails, a merges.
-    let (s, plan) = setup(
-        json!({ "tickets": tickets }),
-        &[("a", "a.txt"), ("b", "b.txt")],
-    );
+    let (s, plan) = setup(json!({ "tickets": tickets }), &[("a", "a.txt"), ("b", "b.txt")]);
     let d = s.delivery(&plan, "", true).unwrap();
     assert!(d.draft);
-    assert!(
-        d.draft_reasons
-            .iter()
-            .any(|r| r.contains("1 ticket of the plan did not merge")),
-        "{:?}",
-        d.draft_reasons
-    );
+    assert!(d.draft_reasons.iter().any(|r| r.contains("1 ticket of the plan did not merge")), "{:?}", d.draft_reasons);
     let report = s.execute(&d).unwrap();
     assert!(report.pulls[0].draft && s.pulls()[0].draft);
     let err = s.delivery(&plan, "branch = \"main\"\n", true).unwrap_err();

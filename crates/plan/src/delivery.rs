@@ -85,12 +85,10 @@ impl DeliveryFacts {
             .unwrap_or_else(|| "planwright run".into());
         let codeboost = plan.source_format == crate::Format::Codeboost;
         let issue = if codeboost {
-            meta.get("issue")
-                .and_then(Value::as_u64)
-                .map(|number| IssueRef {
-                    repository: None,
-                    number,
-                })
+            meta.get("issue").and_then(Value::as_u64).map(|number| IssueRef {
+                repository: None,
+                number,
+            })
         } else {
             meta.get("ticket_reference").and_then(ticket_reference)
         };
@@ -157,19 +155,7 @@ pub fn forge_text(text: &str) -> String {
     let mut word = String::new();
     let flush = |word: &mut String, result: &mut String| {
         let lower = word.to_ascii_lowercase();
-        let keyword = [
-            "close",
-            "closes",
-            "closed",
-            "fix",
-            "fixes",
-            "fixed",
-            "resolve",
-            "resolves",
-            "resolved",
-            "implement",
-            "implements",
-        ];
+        let keyword = ["close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved", "implement", "implements"];
         if keyword.contains(&lower.as_str()) {
             let (head, tail) = word.split_at(2);
             result.push_str(head);
@@ -206,10 +192,7 @@ mod tests {
 
     #[test]
     fn codeboost_names_an_issue_of_the_repository_delivered_to() {
-        let f = DeliveryFacts::of(&plan(
-            Format::Codeboost,
-            json!({"issue": 7, "summary": "Fix it\nmore"}),
-        ));
+        let f = DeliveryFacts::of(&plan(Format::Codeboost, json!({"issue": 7, "summary": "Fix it\nmore"})));
         assert_eq!(f.title, "Fix it");
         assert_eq!(f.issue.as_ref().unwrap().shown_from("o/n"), "#7");
         assert!(f.codeboost && !f.partial);
@@ -221,33 +204,20 @@ mod tests {
             "ticket_reference": {"type": "github_issue", "id": "acme/app#12", "url": "https://github.com/acme/app/issues/12"}});
         let f = DeliveryFacts::of(&plan(Format::StandardV1, meta));
         let issue = f.issue.unwrap();
-        assert_eq!(
-            (issue.shown_from("Acme/App"), issue.shown_from("acme/other")),
-            ("#12".into(), "acme/app#12".into())
-        );
+        assert_eq!((issue.shown_from("Acme/App"), issue.shown_from("acme/other")), ("#12".into(), "acme/app#12".into()));
         assert!(f.partial);
         assert_eq!(f.remaining_scope.as_deref(), Some("the rest"));
         let by_url = json!({"ticket_reference": {"id": "ENG-1", "url": "https://gitlab.example.com/g/app/-/issues/3"}});
-        let issue = DeliveryFacts::of(&plan(Format::StandardV1, by_url))
-            .issue
-            .unwrap();
-        assert_eq!(
-            (issue.repository.as_deref(), issue.number),
-            (Some("g/app"), 3)
-        );
-        let none = DeliveryFacts::of(&plan(
-            Format::StandardV1,
-            json!({"ticket_reference": {"id": "X", "url": "https://x/y"}}),
-        ));
+        let issue = DeliveryFacts::of(&plan(Format::StandardV1, by_url)).issue.unwrap();
+        assert_eq!((issue.repository.as_deref(), issue.number), (Some("g/app"), 3));
+        let none = DeliveryFacts::of(&plan(Format::StandardV1, json!({"ticket_reference": {"id": "X", "url": "https://x/y"}})));
         assert!(none.issue.is_none());
     }
 
     #[test]
     fn text_from_agents_cannot_mention_close_link_or_inject_html() {
         let t = forge_text("@admin Closes #4, fixes o/n#5 and resolves https://x/o/n/issues/6 <img src=x> [a](b) | !7");
-        for bad in [
-            "@admin", "Closes", "#4", "fixes", "resolves", "<img", "[a](b)", "!7", " | ",
-        ] {
+        for bad in ["@admin", "Closes", "#4", "fixes", "resolves", "<img", "[a](b)", "!7", " | "] {
             assert!(!t.contains(bad), "{bad} in {t}");
         }
         assert!(t.contains("&lt;img src=x&gt;"), "{t}");

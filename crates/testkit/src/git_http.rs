@@ -85,12 +85,7 @@ impl GitHttp {
         crate::git(&dir, &["init", "-q", "--bare"]);
         crate::git(
             from,
-            &[
-                "push",
-                "-q",
-                &dir.display().to_string(),
-                &format!("{branch}:{branch}"),
-            ],
+            &["push", "-q", &dir.display().to_string(), &format!("{branch}:{branch}")],
         );
         dir
     }
@@ -193,10 +188,7 @@ fn read_request(stream: &TcpStream) -> Option<Request> {
         headers,
         body: Vec::new(),
     };
-    if let Some(n) = req
-        .header("Content-Length")
-        .and_then(|n| n.parse::<usize>().ok())
-    {
+    if let Some(n) = req.header("Content-Length").and_then(|n| n.parse::<usize>().ok()) {
         req.body.resize(n, 0);
         reader.read_exact(&mut req.body).ok()?;
     } else if req
@@ -314,11 +306,7 @@ fn serve(mut stream: TcpStream, root: &Path, token: &str) -> Option<GitRequest> 
     let mut reply = format!("HTTP/1.1 {status}\r\n").into_bytes();
     reply.extend_from_slice(&response);
     reply.extend_from_slice(
-        format!(
-            "Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        )
-        .as_bytes(),
+        format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes(),
     );
     reply.extend_from_slice(body);
     stream.write_all(&reply).ok()?;

@@ -19,11 +19,7 @@ pub fn pull_request_text(report: &RunReport, d: &Delivery, pull: &Pull) -> PullT
     let title = match (&pull.tickets[..], d.settings.per) {
         ([one], planwright_config::Per::Ticket) => {
             let t = ticket(one).map_or(one.as_str(), |t| t.ticket.title.as_str());
-            let t = if t.trim().is_empty() {
-                one.as_str()
-            } else {
-                t.trim()
-            };
+            let t = if t.trim().is_empty() { one.as_str() } else { t.trim() };
             format!("{}: {t}", d.facts.title)
         }
         _ => d.facts.title.clone(),
@@ -127,13 +123,7 @@ fn table(body: &mut String, report: &RunReport, shown: &[&TicketReport]) {
         let reviews = last.map_or_else(String::new, |a| {
             a.reviews
                 .iter()
-                .map(|r| {
-                    forge_text(if r.detail.is_empty() {
-                        &r.name
-                    } else {
-                        &r.detail
-                    })
-                })
+                .map(|r| forge_text(if r.detail.is_empty() { &r.name } else { &r.detail }))
                 .collect::<Vec<_>>()
                 .join(", ")
         });
@@ -141,10 +131,7 @@ fn table(body: &mut String, report: &RunReport, shown: &[&TicketReport]) {
             .attempts
             .last()
             .map_or_else(String::new, |a| passed(&a.counterfactuals));
-        let tokens = t
-            .totals
-            .usage
-            .map_or("-".to_string(), |u| u.total().to_string());
+        let tokens = t.totals.usage.map_or("-".to_string(), |u| u.total().to_string());
         let cost = t.totals.cost_usd.map_or("-".to_string(), cost_text);
         let title = if t.ticket.title.trim().is_empty() {
             String::new()
@@ -195,12 +182,7 @@ fn not_merged(body: &mut String, report: &RunReport) {
     body.push_str("**Not delivered**\n\n");
     for t in left {
         let why = match (&t.ticket.failure, &t.blocked_by, t.ticket.state) {
-            (Some(f), _, _) => format!(
-                "{} ({}): {}",
-                t.ticket.state,
-                f.kind,
-                forge_text(f.message.lines().next().unwrap_or(""))
-            ),
+            (Some(f), _, _) => format!("{} ({}): {}", t.ticket.state, f.kind, forge_text(f.message.lines().next().unwrap_or(""))),
             (None, Some(by), _) => format!("blocked: its dependency {} failed", code(by)),
             (None, None, state) => format!("{state}: the run did not finish it"),
         };

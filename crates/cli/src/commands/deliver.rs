@@ -260,9 +260,9 @@ pub fn print_human(d: &Delivered) {
             deliver::AfterMerge::AlreadyPosted { issue } => {
                 format!("the remaining scope is already on issue #{issue}")
             }
-            deliver::AfterMerge::OtherRepository { issue } => {
-                format!("the remaining scope is not posted: issue {issue} is in another repository")
-            }
+            deliver::AfterMerge::OtherRepository { issue } => format!(
+                "the remaining scope is not posted: issue {issue} is in another repository"
+            ),
         };
         crate::outln!("{line}");
     }

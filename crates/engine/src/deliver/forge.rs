@@ -129,23 +129,13 @@ pub fn execute(
         let done = match existing {
             Some(pr) if pr.state != PullState::Open => finished(pull, pr),
             existing => {
-                let pushed = push(
-                    repo,
-                    &push_of(d, pull),
-                    d.settings.token.as_ref().map(|t| &t.1),
-                )?;
+                let pushed = push(repo, &push_of(d, pull), d.settings.token.as_ref().map(|t| &t.1))?;
                 // A parent's pull request that merged may have taken its
                 // branch with it: stack onto the run's base instead.
                 let parent_merged = pull.stacked_on.as_ref().is_some_and(|p| {
-                    pulls
-                        .iter()
-                        .any(|o| o.tickets == [p.clone()] && o.state == "merged")
+                    pulls.iter().any(|o| o.tickets == [p.clone()] && o.state == "merged")
                 });
-                let base = if parent_merged {
-                    &d.run.base
-                } else {
-                    &pull.base
-                };
+                let base = if parent_merged { &d.run.base } else { &pull.base };
                 let (pr, action) = open_or_update(forge, existing, pull, text, base, d.draft)?;
                 delivered(pull, pr, Some(pushed), action)
             }
@@ -218,10 +208,7 @@ fn open_or_update(
     if update == PullRequestUpdate::default() {
         return Ok((pr, Action::Updated));
     }
-    Ok((
-        forge.update_pull_request(pr.number, &update)?,
-        Action::Updated,
-    ))
+    Ok((forge.update_pull_request(pr.number, &update)?, Action::Updated))
 }
 
 fn finished(pull: &Pull, pr: PullRequest) -> Delivered {
