@@ -156,6 +156,8 @@ fn main() {
     // gate or a worker.
     planwright_engine::process::seal_inherited();
     planwright_plan::flag::set_spelling(error::flag);
+    // Workers and coordinators of different builds refuse each other.
+    planwright_engine::remote::set_version(env!("PLANWRIGHT_VERSION"));
     let args = deprecated::rewrite(std::env::args_os().collect());
     let cli = match Cli::try_parse_from(&args.args) {
         Ok(cli) => cli,

@@ -200,6 +200,7 @@ impl Hosts {
             slots_per_host: 1,
             ssh: self.ssh.clone(),
             command: vec![BIN.into(), "worker".into()],
+            keepalive: std::time::Duration::from_secs(15),
         }
     }
 }
@@ -209,6 +210,10 @@ fn the_ssh_executor_keeps_the_contract() {
     if !wanted() {
         return;
     }
+    // The coordinator in this test is the binary's build, as in a run.
+    let version = Command::new(BIN).arg("--version").output().unwrap();
+    let version = text(&version.stdout);
+    planwright_engine::remote::set_version(version.trim().trim_start_matches("planwright "));
     let scratch = tempfile::tempdir().unwrap();
     let hosts = Hosts::start(scratch.path());
     planwright_testkit::contract::executor_contract(&|env: &Env, agents| {

@@ -21,8 +21,21 @@ fn process_config(command: &[&str]) -> String {
     )
 }
 
+/// What `planwright --version` says after `planwright `: the build a
+/// worker names at `hello`.
+fn build() -> String {
+    let out = std::process::Command::new(BIN)
+        .arg("--version")
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    said.trim().trim_start_matches("planwright ").to_string()
+}
+
 #[test]
 fn the_process_executor_keeps_the_contract() {
+    // The coordinator in this test is the binary's build, as in a run.
+    planwright_engine::remote::set_version(&build());
     executor_contract(&|env: &Env, agents: Agents| {
         let plan =
             plan(json!({"gates": gate(&["true"]), "tickets": [ticket("T1", json!([any("**")]))]}));
@@ -222,14 +235,119 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
         "{said}"
     );
     // A worker that cannot confine agents, while the run would.
-    let said = preflight(&[
-        "sh",
-        "-c",
-        r#"read l; echo '{"type":"hello","protocol":1,"planwright":"0.1.0","sandbox":{"enforced":false,"detail":"no Landlock here"}}'"#,
-    ]);
+    let hello = format!(
+        r#"read l; echo '{{"type":"hello","protocol":2,"planwright":"{}","sandbox":{{"enforced":false,"detail":"no Landlock here"}}}}'; read l; echo '{{"type":"checked","missing":[]}}'"#,
+        build()
+    );
+    let said = preflight(&["sh", "-c", &hello]);
     assert!(
         said.contains("the worker at process cannot confine agents: no Landlock here"),
         "{said}"
     );
     assert_eq!(git(&env.repo(), &["log", "--format=%s", "main"]), "base");
+}
+
+/// An agent whose work git's fsck refuses on the coordinator: ticket A
+/// writes a `.gitattributes` line over 2,048 bytes, M a `.gitmodules` url
+/// starting with `-`; B does ordinary work.
+const FSCK_AGENT: &str = r#"sh -c 'case "$PLANWRIGHT_TICKET" in A) awk "BEGIN { s = \"*.txt \"; for (i = 0; i < 3000; i++) s = s \"a\"; print s \" text\" }" > .gitattributes ;; M) printf "[submodule \"x\"]\n\tpath = x\n\turl = -oProxyCommand=evil\n" > .gitmodules ;; esac; echo "$PLANWRIGHT_TICKET" > "$PLANWRIGHT_TICKET.txt"'"#;
+
+#[test]
+fn a_candidate_git_refuses_fails_its_attempt_not_the_worker() {
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    let tickets: Vec<_> = ["A", "M", "B"]
+        .iter()
+        .map(|id| ticket(id, json!([any("**")])))
+        .collect();
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": gate(&["true"]), "tickets": tickets});
+    write(env.root(), "plan.json", &plan.to_string());
+    let cache = env.root().join("cache").display().to_string();
+    write(
+        env.root(),
+        "planwright.toml",
+        &process_config(&[BIN, "worker", "--cache", &cache]),
+    );
+    let out = planwright(&env, "run", FSCK_AGENT, &["--jobs", "1", "--strikes", "1"]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !said.contains("failed the attempt"),
+        "no worker lost: {said}"
+    );
+    let status = env.status_json();
+    let ticket = |id: &str| {
+        status["tickets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} in {status}"))
+    };
+    assert_eq!(ticket("B")["state"], "merged", "{status}");
+    for (id, path, words) in [
+        ("A", ".gitattributes", "gitattributesLineLength"),
+        ("M", ".gitmodules", "gitmodulesUrl"),
+    ] {
+        let t = ticket(id);
+        assert_eq!(t["state"], "failed", "{status}");
+        let attempt = &t["attempts"][0];
+        assert_eq!(attempt["failure"]["kind"], "scope_violation", "{t}");
+        let message = attempt["failure"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("`{path}`")) && message.contains(words),
+            "{message}"
+        );
+    }
+    let files = git(&env.repo(), &["ls-tree", "--name-only", "main"]);
+    assert_eq!(files.lines().collect::<Vec<_>>(), ["B.txt", "README.md"]);
+}
+
+#[test]
+fn preflight_says_the_truth_about_each_worker() {
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    three_tickets(&env);
+    let cache = env.root().join("cache").display().to_string();
+    let preflight = |toml: &str| {
+        write(env.root(), "planwright.toml", toml);
+        let out = planwright(&env, "preflight", "sh -c true", &[]);
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        (out.status.success(), said)
+    };
+    // Agents unconfined, but the worker was not started `--unsandboxed`.
+    let off = "[sandbox]\nmode = \"off\"\n";
+    let worker = process_config(&[BIN, "worker", "--cache", &cache]);
+    let (ok, said) = preflight(&format!("{off}{worker}"));
+    assert!(
+        !ok && said.contains("the worker at process was not started `--unsandboxed`"),
+        "{said}"
+    );
+    let unsandboxed = process_config(&[BIN, "worker", "--cache", &cache, "--unsandboxed"]);
+    let (ok, said) = preflight(&format!("{off}{unsandboxed}"));
+    assert!(
+        ok && said.contains("sandbox: none, started `--unsandboxed`"),
+        "{said}"
+    );
+    // The agent's program is not on the worker's PATH.
+    let no_path = process_config(&["env", "PATH=/nonexistent", BIN, "worker", "--cache", &cache]);
+    let (ok, said) = preflight(&no_path);
+    assert!(
+        !ok && said
+            .contains("the worker at process cannot find the agent program `sh` on its PATH"),
+        "{said}"
+    );
+    // A worker of another build, refused unless skew is allowed.
+    let other = r#"read l; echo '{"type":"hello","protocol":2,"planwright":"0.0.7","sandbox":{"enforced":true,"detail":"x"}}'; read l; echo '{"type":"checked","missing":[]}'"#;
+    let skewed = process_config(&["sh", "-c", other]);
+    let (ok, said) = preflight(&skewed);
+    assert!(
+        !ok && said.contains("the worker at process is planwright 0.0.7, this is planwright")
+            && said.contains("allow_version_skew"),
+        "{said}"
+    );
+    let (ok, said) = preflight(&format!("{skewed}allow_version_skew = true\n"));
+    assert!(
+        ok && said.contains("the worker at process: planwright 0.0.7"),
+        "{said}"
+    );
 }

@@ -55,3 +55,12 @@ pub const MIN_FREE: crate::size::MinFree = crate::size::MinFree::Smaller(1 << 30
 
 /// Bytes in a MiB, the unit of `[agent] log_limit_mib`.
 pub const MIB: u64 = 1024 * 1024;
+
+/// `[executor] heartbeat`: how often a coordinator and its workers tell
+/// each other they are there.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+/// `[executor] lost_after`: the silence after which either side gives the
+/// other up.
+pub const LOST_AFTER: Duration = Duration::from_secs(30);
+/// `[executor] ssh_keepalive`: `ssh`'s `ServerAliveInterval`.
+pub const SSH_KEEPALIVE: Duration = Duration::from_secs(15);

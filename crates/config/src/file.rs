@@ -149,6 +149,20 @@ pub struct Executor {
     /// `[executor.kubernetes]`: the pods of `kind = "kubernetes"`.
     #[serde(default)]
     pub kubernetes: Option<Kubernetes>,
+    /// How often the coordinator and its workers say they are there
+    /// (default 5 s).
+    #[serde(default)]
+    pub heartbeat: Option<DurationSetting>,
+    /// The silence after which a worker is lost, and a worker ends its
+    /// attempt (default 30 s).
+    #[serde(default)]
+    pub lost_after: Option<DurationSetting>,
+    /// Accept workers of another planwright build (same protocol).
+    #[serde(default)]
+    pub allow_version_skew: bool,
+    /// `ssh`: `ServerAliveInterval` (default 15 s; 3 missed end the session).
+    #[serde(default)]
+    pub ssh_keepalive: Option<DurationSetting>,
 }
 
 /// `[executor.kubernetes]`: `image = "registry/planwright-worker:1"`,

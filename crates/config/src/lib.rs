@@ -38,7 +38,7 @@ mod tests;
 
 pub use settings::{
     AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, ExecutorSettings,
-    GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
+    GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings, WorkerLink,
     WorkspaceSettings,
 };
 

@@ -10,7 +10,7 @@ use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
     AgentOptions, AgentSpec, AgentsSpec, ContainSettings, ExecutorSettings, GateSettings,
-    MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
+    MergeSettings, ReviewSettings, RunSettings, WorkerLink, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;
@@ -167,6 +167,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         budget: budget(file),
         overlaps: None,
         executor,
+        worker_link: worker_link(&file.executor)?,
     })
 }
 
@@ -180,15 +181,25 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
         slots_per_host,
         ssh_command,
         kubernetes,
+        heartbeat: _,
+        lost_after: _,
+        allow_version_skew: _,
+        ssh_keepalive,
     } = file;
     let bad = |why: String| Err(SettingsError::Executor(why));
     if *kind != file::ExecutorKind::Kubernetes && kubernetes.is_some() {
         return bad("`[executor.kubernetes]` is for `kind = \"kubernetes\"`".into());
     }
     if *kind != file::ExecutorKind::Ssh
-        && (!hosts.is_empty() || slots_per_host.is_some() || ssh_command.is_some())
+        && (!hosts.is_empty()
+            || slots_per_host.is_some()
+            || ssh_command.is_some()
+            || ssh_keepalive.is_some())
     {
-        return bad("`hosts`, `slots_per_host` and `ssh_command` are for `kind = \"ssh\"`".into());
+        return bad(
+            "`hosts`, `slots_per_host`, `ssh_command` and `ssh_keepalive` are for `kind = \"ssh\"`"
+                .into(),
+        );
     }
     if command.as_ref().is_some_and(|c| c.is_empty()) {
         return bad("`command` is empty; leave it out for planwright's own worker".into());
@@ -228,8 +239,40 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
                 command: command
                     .clone()
                     .unwrap_or_else(|| vec!["planwright".into(), "worker".into()]),
+                keepalive: match ssh_keepalive {
+                    Some(k) if k.0.as_secs() == 0 => {
+                        return bad("`ssh_keepalive` is 0; give at least `1s`".into())
+                    }
+                    Some(k) => k.0,
+                    None => defaults::SSH_KEEPALIVE,
+                },
             }
         }
+    })
+}
+
+/// `[executor]` `heartbeat`, `lost_after` and `allow_version_skew`: a
+/// worker is lost after at least two heartbeats of silence.
+pub fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
+    let heartbeat = file.heartbeat.map_or(defaults::HEARTBEAT, |d| d.0);
+    let lost_after = file.lost_after.map_or(defaults::LOST_AFTER, |d| d.0);
+    if heartbeat.is_zero() {
+        return Err(SettingsError::Executor(
+            "`heartbeat` is 0; give at least `1s`".into(),
+        ));
+    }
+    if lost_after < heartbeat * 2 {
+        return Err(SettingsError::Executor(format!(
+            "`lost_after` ({}s) is shorter than two heartbeats ({}s each); make it at least `{}s`",
+            lost_after.as_secs(),
+            heartbeat.as_secs(),
+            heartbeat.as_secs() * 2
+        )));
+    }
+    Ok(WorkerLink {
+        heartbeat,
+        lost_after,
+        allow_version_skew: file.allow_version_skew,
     })
 }
 

@@ -79,6 +79,32 @@ pub struct RunSettings {
     pub overlaps: Option<Vec<Overlap>>,
     /// Where attempts run (`[executor]`).
     pub executor: ExecutorSettings,
+    /// How the coordinator and its workers keep in touch (`[executor]`).
+    pub worker_link: WorkerLink,
+}
+
+/// How a coordinator and its workers keep in touch (`[executor]`
+/// `heartbeat`, `lost_after`, `allow_version_skew`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerLink {
+    /// How often each side sends a heartbeat.
+    pub heartbeat: Duration,
+    /// The silence after which a worker is lost (and a worker ends its
+    /// attempt and exits).
+    pub lost_after: Duration,
+    /// Whether a worker of another build of planwright (the same
+    /// protocol) is accepted.
+    pub allow_version_skew: bool,
+}
+
+impl Default for WorkerLink {
+    fn default() -> WorkerLink {
+        WorkerLink {
+            heartbeat: defaults::HEARTBEAT,
+            lost_after: defaults::LOST_AFTER,
+            allow_version_skew: false,
+        }
+    }
 }
 
 /// Where attempts run (`[executor]`, resolved).
@@ -102,6 +128,8 @@ pub enum ExecutorSettings {
         ssh: Vec<String>,
         /// The worker's command line on the host.
         command: Vec<String>,
+        /// `ssh`'s `ServerAliveInterval`.
+        keepalive: Duration,
     },
     /// In `planwright worker` in Kubernetes pods, a pod per slot.
     Kubernetes(KubernetesSettings),
@@ -212,6 +240,7 @@ impl RunSettings {
             budget: BudgetSettings::default(),
             overlaps: None,
             executor: ExecutorSettings::Local,
+            worker_link: WorkerLink::default(),
         }
     }
 }

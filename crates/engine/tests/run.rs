@@ -708,7 +708,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
         &s.beyond,
         &s.routing,
         &s.families,
-        (&s.executor, s.jobs),
+        (&s.executor, s.jobs, &s.worker_link),
     );
     let failed = planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
         .err()
@@ -1075,7 +1075,7 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
         &s.beyond,
         &s.routing,
         &s.families,
-        (&s.executor, s.jobs),
+        (&s.executor, s.jobs, &s.worker_link),
     );
     let warned: Vec<&str> = (checks.iter())
         .filter(|c| c.check == "checks")

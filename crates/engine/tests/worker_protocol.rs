@@ -59,6 +59,8 @@ fn every_message() -> Vec<Value> {
         model: Some("claude-sonnet-4-6".into()),
         budget_usd: Some(1.5),
         settings: settings(),
+        heartbeat_ms: 5000,
+        lost_after_ms: 30000,
     };
     let usage = Usage {
         input_tokens: 1,
@@ -82,6 +84,10 @@ fn every_message() -> Vec<Value> {
         ToWorker::Attempt(Box::new(spec)),
         ToWorker::Objects { bytes: 10 },
         ToWorker::Cancel,
+        ToWorker::Heartbeat,
+        ToWorker::Check {
+            programs: vec!["claude".into()],
+        },
     ];
     let from = [
         FromWorker::Hello {
@@ -91,7 +97,12 @@ fn every_message() -> Vec<Value> {
                 enforced: true,
                 detail: "landlock".into(),
             },
+            unsandboxed: false,
         },
+        FromWorker::Checked {
+            missing: vec!["claude".into()],
+        },
+        FromWorker::Heartbeat,
         FromWorker::Wants {
             missing: vec!["a".repeat(40)],
             have: vec![],

@@ -54,6 +54,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let agents = agents(&args.engine, &config)?;
     let gates = extra_gates(&args.engine, &config)?;
     let executor = resolve::executor(&config.executor).map_err(settings::settings_error)?;
+    let link = resolve::worker_link(&config.executor).map_err(settings::settings_error)?;
     // As `run` would have them without `--jobs`: a host's slots, else one
     // place's worker is all preflight starts.
     let jobs = (config.run.jobs.map(|j| j as usize))
@@ -70,7 +71,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &resolve::review(&config),
         &config.routing,
         &resolve::families(&config),
-        (&executor, jobs),
+        (&executor, jobs, &link),
     );
     print(&checks, global);
     Ok(if preflight_failed(&checks) {

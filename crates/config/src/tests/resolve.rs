@@ -402,3 +402,44 @@ fn ssh_executors_get_a_slot_per_host_and_never_unchecked_host_keys() {
     let fine = "[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_command = ['ssh', '-o', 'StrictHostKeyChecking=yes']\n";
     assert!(run(flags(), fine).is_ok());
 }
+
+#[test]
+fn workers_keep_in_touch_as_executor_says() {
+    let s = run(flags(), "[executor]\nkind = 'process'\n").unwrap();
+    assert_eq!(s.worker_link, crate::WorkerLink::default());
+    assert_eq!(s.worker_link.lost_after, Duration::from_secs(30));
+    let set = "[executor]\nkind = 'ssh'\nhosts = ['a']\nheartbeat = '2s'\nlost_after = '1m'\nallow_version_skew = true\nssh_keepalive = 5\n";
+    let s = run(flags(), set).unwrap();
+    assert_eq!(
+        s.worker_link,
+        crate::WorkerLink {
+            heartbeat: Duration::from_secs(2),
+            lost_after: Duration::from_secs(60),
+            allow_version_skew: true,
+        }
+    );
+    match s.executor {
+        crate::ExecutorSettings::Ssh { keepalive, .. } => {
+            assert_eq!(keepalive, Duration::from_secs(5))
+        }
+        other => panic!("{other:?}"),
+    }
+    for (text, said) in [
+        ("[executor]\nheartbeat = 0\n", "`heartbeat` is 0"),
+        (
+            "[executor]\nheartbeat = '10s'\nlost_after = '15s'\n",
+            "shorter than two heartbeats",
+        ),
+        (
+            "[executor]\nkind = 'process'\nssh_keepalive = 5\n",
+            "are for `kind = \"ssh\"`",
+        ),
+        (
+            "[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_keepalive = 0\n",
+            "`ssh_keepalive` is 0",
+        ),
+    ] {
+        let e = run(flags(), text).unwrap_err().to_string();
+        assert!(e.contains(said), "{text}: {e}");
+    }
+}

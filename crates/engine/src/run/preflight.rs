@@ -259,7 +259,11 @@ pub fn preflight(
     review: &planwright_config::ReviewSettings,
     routing: &planwright_config::Routing,
     families: &planwright_config::Families,
-    executor: (&planwright_config::ExecutorSettings, usize),
+    executor: (
+        &planwright_config::ExecutorSettings,
+        usize,
+        &planwright_config::WorkerLink,
+    ),
 ) -> Vec<Check> {
     let found = examine(
         dir,
@@ -282,7 +286,9 @@ pub fn preflight(
     check_routing(plan, routing, families, &lanes, &mut checks);
     checks.extend(unjudged_checks(plan, review));
     if let (Some(repo), false) = (&found.repo, failed(&checks)) {
-        check_workers(repo, executor.0, executor.1, contain, &mut checks);
+        let (executor, jobs, link) = executor;
+        let checks = &mut checks;
+        crate::exec::remote::check_workers(repo, executor, jobs, link, contain, agents, checks);
     }
     checks
 }
@@ -1096,82 +1102,6 @@ fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: &'static str, message
     if out.len() == before {
         out.push(Check::ok(check, message));
     }
-}
-
-/// A remote executor's places: each worker greets with this protocol and,
-/// unless `[sandbox] mode = "off"`, a sandbox; and there are slots for
-/// every job.
-pub(crate) fn check_workers(
-    repo: &Repo,
-    executor: &planwright_config::ExecutorSettings,
-    jobs: usize,
-    contain: &ContainSettings,
-    checks: &mut Vec<Check>,
-) {
-    use crate::exec::remote;
-    let jobs = jobs.max(1);
-    let transport = match remote::transport(executor, &repo.state_dir(), jobs) {
-        Ok(Some(t)) => t,
-        Ok(None) => return,
-        Err(e) => {
-            let hint = match executor {
-                planwright_config::ExecutorSettings::Kubernetes(_) => {
-                    "see docs/scaling.md#kubernetes"
-                }
-                _ => "run planwright by its full path, or set `[executor] command`",
-            };
-            checks.push(Check::error("executor", e.to_string(), hint));
-            return;
-        }
-    };
-    if transport.slots() < jobs {
-        checks.push(Check::error(
-            "executor",
-            format!(
-                "{} asked for, but the hosts have {}",
-                planwright_plan::words::count(jobs, "slot"),
-                transport.slots()
-            ),
-            format!(
-                "pass fewer `{}`, or raise `[executor] slots_per_host` or add hosts",
-                planwright_plan::Flag::Jobs
-            ),
-        ));
-    }
-    let confine = contain.mode == planwright_config::SandboxMode::Enforce;
-    for (slot, place) in remote::places(transport.as_ref()) {
-        checks.push(match remote::hello(transport.as_ref(), slot) {
-            Ok(g) if confine && !g.sandbox.enforced => Check::error(
-                "executor",
-                format!("the worker at {place} cannot confine agents: {}", g.sandbox.detail),
-                format!("run workers on Linux with Landlock and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` and start them with `planwright worker {}`", planwright_plan::Flag::Unsandboxed),
-            ),
-            Ok(g) => Check::ok(
-                "executor",
-                format!(
-                    "the worker at {place}: planwright {}, protocol {}, sandbox: {}",
-                    g.planwright,
-                    remote::protocol::PROTOCOL,
-                    g.sandbox.detail
-                ),
-            ),
-            Err(lost) => Check::error("executor", lost.to_string(), unreachable_hint(&place)),
-        });
-    }
-    transport.close();
-}
-
-/// How to make the worker at `place` answer.
-fn unreachable_hint(place: &str) -> String {
-    if let Some(host) = place.strip_prefix("ssh ") {
-        return format!(
-            "check that `ssh -o BatchMode=yes {host} planwright --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; `[executor] command` names another program"
-        );
-    }
-    if place.starts_with("kubernetes ") {
-        return "check the image has this planwright version on its PATH, and the coordinator's account may create pods and pods/exec there (deploy/kubernetes/role.yaml; docs/scaling.md#kubernetes)".into();
-    }
-    "check `[executor] command`: it must start `planwright worker` of this version".into()
 }
 
 #[cfg(test)]

@@ -82,8 +82,9 @@ pub fn prepare(
     super::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
     if let (Some(repo), false) = (&found.repo, super::preflight::failed(&checks)) {
         // Last: it starts the workers, which costs a connection per place.
-        let (executor, jobs) = (&settings.executor, settings.jobs);
-        super::preflight::check_workers(repo, executor, jobs, &settings.contain, &mut checks);
+        let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);
+        let (contain, checks) = (&settings.contain, &mut checks);
+        crate::exec::remote::check_workers(repo, executor, jobs, link, contain, agents, checks);
     }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
@@ -180,7 +181,7 @@ impl Prepared {
         let settings = worker_settings(&self.settings);
         let (repo, agents) = (self.repo.clone(), self.agents.clone());
         let remote = remote::RemoteExecutor::new(transport, repo, agents, settings)?;
-        Ok(Arc::new(remote))
+        Ok(Arc::new(remote.with_link(self.settings.worker_link)))
     }
 
     /// The order tickets that will run would start in, as batches that

@@ -6,20 +6,33 @@ use super::transport::{EndLink, Link, Lost, Transport};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// The lines of a worker's standard error kept for messages.
 const STDERR_LINES: usize = 20;
 
 /// `ssh` options every worker connection gets: never a prompt (a password,
-/// an unknown host key fails instead), and a dead connection noticed.
-const SSH_OPTIONS: &[&str] = &[
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "ServerAliveInterval=15",
-    "-o",
-    "ServerAliveCountMax=3",
-];
+/// an unknown host key fails instead), and a dead connection noticed after
+/// [`KEEPALIVE_COUNT`] keepalives of `[executor] ssh_keepalive` unanswered.
+fn ssh_options(keepalive: Duration) -> Vec<String> {
+    let every = keepalive.as_secs().max(1);
+    [
+        "-o".to_string(),
+        "BatchMode=yes".into(),
+        "-o".into(),
+        format!("ServerAliveInterval={every}"),
+        "-o".into(),
+        format!("ServerAliveCountMax={KEEPALIVE_COUNT}"),
+    ]
+    .into()
+}
+
+/// Keepalives `ssh` sends unanswered before it ends the session.
+const KEEPALIVE_COUNT: u32 = 3;
+
+/// How long a worker whose input was closed has to exit before it is
+/// killed.
+const END_GRACE: Duration = Duration::from_secs(10);
 
 /// Where workers run, and the command that starts one there.
 struct Place {
@@ -47,12 +60,14 @@ impl CommandTransport {
     }
 
     /// `per_host` workers on each of `hosts`, started as `command` there
-    /// through the `ssh` command line `ssh`.
+    /// through the `ssh` command line `ssh`, with keepalives every
+    /// `keepalive`.
     pub fn ssh(
         ssh: &[String],
         hosts: &[String],
         command: &[String],
         per_host: usize,
+        keepalive: Duration,
     ) -> CommandTransport {
         let remote = command
             .iter()
@@ -63,7 +78,7 @@ impl CommandTransport {
             .iter()
             .map(|host| {
                 let mut argv = ssh.to_vec();
-                argv.extend(SSH_OPTIONS.iter().map(|o| o.to_string()));
+                argv.extend(ssh_options(keepalive));
                 argv.extend(["--".to_string(), host.clone(), remote.clone()]);
                 Place {
                     name: format!("ssh {host}"),
@@ -84,8 +99,12 @@ impl CommandTransport {
 }
 
 /// `word` as one word of a POSIX shell's command line (`ssh` hands the
-/// host's shell one string).
+/// host's shell one string); a leading `~/` stays outside the quotes, so
+/// the host's shell makes it the home directory there.
 fn shell_quote(word: &str) -> String {
+    if let Some(rest) = word.strip_prefix("~/") {
+        return format!("~/{}", shell_quote(rest));
+    }
     let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         return word.to_string();
@@ -156,10 +175,17 @@ struct ChildEnd {
 }
 
 impl EndLink for ChildEnd {
+    /// A worker that does not exit within [`END_GRACE`] of its input
+    /// closing is killed: ending a connection never waits on a worker.
     fn end(mut self: Box<Self>, kill: bool) -> String {
-        if kill {
-            let _ = self.child.kill();
+        let until = Instant::now() + END_GRACE;
+        while !kill && Instant::now() < until {
+            match self.child.try_wait() {
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                _ => break,
+            }
         }
+        let _ = self.child.kill();
         let _ = self.child.wait();
         self.said.join().unwrap_or_default().join("\n")
     }
@@ -178,6 +204,12 @@ mod tests {
         );
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");
+        assert_eq!(
+            shell_quote("~/.cargo/bin/planwright"),
+            "~/.cargo/bin/planwright"
+        );
+        assert_eq!(shell_quote("~/my bin/pw"), "~/'my bin/pw'");
+        assert_eq!(shell_quote("~root/pw"), "'~root/pw'");
     }
 
     #[test]
@@ -187,6 +219,7 @@ mod tests {
             &["a".into(), "b".into()],
             &["planwright".into(), "worker".into()],
             2,
+            Duration::from_secs(15),
         );
         assert_eq!(t.slots(), 4);
         let places: Vec<String> = (0..4).map(|s| t.place(s)).collect();
@@ -195,6 +228,10 @@ mod tests {
         let argv = &t.of(1).0.argv;
         assert_eq!(argv.first().map(String::as_str), Some("ssh"));
         assert!(argv.contains(&"BatchMode=yes".to_string()), "{argv:?}");
+        assert!(
+            argv.contains(&"ServerAliveInterval=15".to_string()),
+            "{argv:?}"
+        );
         assert_eq!(&argv[argv.len() - 3..], ["--", "b", "planwright worker"]);
     }
 }

@@ -6,25 +6,37 @@
 //! more than the local executor's agent report would.
 
 use super::cache::pack;
+use super::intake::{self, Intake};
 use super::protocol::{
-    self, receive, send, AttemptSpec, FromWorker, ToWorker, WireError, WorkerSettings, PROTOCOL,
+    self, AttemptSpec, FromWorker, ToWorker, WireError, WorkerSettings, PROTOCOL,
 };
 use super::transport::{Link, Lost, Transport};
-use super::worker::VERSION;
+use super::wire::{self, Heard, Outbox};
+use super::worker::version;
 use crate::agent::activity::ActivityFeed;
 use crate::agent::{AgentOutcome, AgentReport, Agents, UsageSoFar};
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, Candidate, Executor};
 use crate::git::repo::Repo;
-use crate::git::Git;
+use crate::model::Failure;
 use crate::process::Cancel;
-use std::io::{BufRead, BufReader, Write};
+use planwright_config::WorkerLink;
+use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// How often a running attempt looks for a cancel to pass on.
 const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// How long a worker told to cancel (Ctrl-C) has to answer before its
+/// connection is closed.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// What the coordinator allows an attempt beyond its own time limits
+/// (the agent's, the set-up's) before the worker is lost: sending objects
+/// both ways, committing.
+const DEADLINE_SLACK: Duration = Duration::from_secs(5 * 60);
 
 /// Attempts on workers.
 pub struct RemoteExecutor {
@@ -33,6 +45,7 @@ pub struct RemoteExecutor {
     agents: Agents,
     settings: WorkerSettings,
     object_format: String,
+    link: WorkerLink,
 }
 
 /// How a conversation with a worker ended.
@@ -71,43 +84,73 @@ impl From<crate::error::GitError> for Stop {
 
 /// One attempt's conversation with its worker.
 struct Conversation<'a> {
-    from: &'a mut dyn BufRead,
-    to: &'a Mutex<Box<dyn Write + Send>>,
+    heard: &'a Receiver<Heard<FromWorker>>,
+    out: &'a Outbox,
+    clock: Clock<'a>,
     input: &'a AttemptInput,
     progress: &'a dyn Fn(&str) -> Result<(), EngineError>,
     /// The candidate, once its objects arrived and were checked.
     candidate: Option<String>,
+    /// Why git refused the candidate's content, if it did: the attempt's
+    /// failure.
+    refused: Option<Failure>,
     feed: ActivityFeed,
 }
 
 impl Conversation<'_> {
     fn tell(&self, msg: &ToWorker, payload: &[u8]) -> Result<(), WireError> {
-        let mut w = self.to.lock().unwrap_or_else(|e| e.into_inner());
-        send(&mut **w, msg, payload)
+        self.out.send(msg, payload)
+    }
+
+    /// The worker's next message and its payload, heartbeats aside, while
+    /// passing on a cancel and heartbeats of this side; a worker silent
+    /// for too long, or past the attempt's deadline, is lost.
+    fn next(&mut self) -> Result<(FromWorker, Vec<u8>), Stop> {
+        loop {
+            self.clock.tick(self.out)?;
+            match self.heard.recv_timeout(CANCEL_POLL) {
+                Ok(Ok((FromWorker::Heartbeat, _))) => self.clock.heard = Instant::now(),
+                Ok(Ok(heard)) => {
+                    self.clock.heard = Instant::now();
+                    return Ok(heard);
+                }
+                Ok(Err(e)) => return Err(e.into()),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(WireError::Closed.into()),
+            }
+        }
     }
 
     /// `hello` both ways, then the attempt.
-    fn greet(&mut self, spec: &AttemptSpec) -> Result<(), Stop> {
+    fn greet(&mut self, spec: &AttemptSpec, skew: bool) -> Result<(), Stop> {
         let hello = ToWorker::Hello {
             protocol: PROTOCOL,
-            planwright: VERSION.into(),
+            planwright: version().into(),
         };
         self.tell(&hello, &[])?;
-        match receive::<FromWorker>(self.from)? {
+        match self.next()?.0 {
             FromWorker::Hello {
                 protocol,
                 planwright,
                 ..
             } if protocol != PROTOCOL => Err(Stop::Lost(format!(
-                "speaks worker protocol {protocol} (planwright {planwright}), this planwright {PROTOCOL} ({VERSION})"
+                "speaks worker protocol {protocol} (planwright {planwright}), this planwright {PROTOCOL} ({})", version()
             ))),
+            FromWorker::Hello { planwright, .. } if !skew && planwright != version() => {
+                Err(Stop::Lost(super::hello::skewed(&planwright)))
+            }
             FromWorker::Hello { .. } => Ok(self.tell(&ToWorker::Attempt(Box::new(spec.clone())), &[])?),
             _ => Err(Stop::Lost("did not answer `hello`".into())),
         }
     }
 
     /// Acts on one message; `Some` once the attempt ended.
-    fn heard(&mut self, exec: &RemoteExecutor, msg: FromWorker) -> Result<Option<Talk>, Stop> {
+    fn heard(
+        &mut self,
+        exec: &RemoteExecutor,
+        msg: FromWorker,
+        payload: Vec<u8>,
+    ) -> Result<Option<Talk>, Stop> {
         match msg {
             FromWorker::Wants { missing, have } => {
                 let objects = exec.objects(&missing, &have)?;
@@ -124,17 +167,17 @@ impl Conversation<'_> {
                 let status = activity.status.as_deref();
                 self.feed.push(activity.kind, &activity.text, status);
             }
-            FromWorker::Log { file, bytes } => {
-                let mut piece = Vec::new();
-                protocol::payload(self.from, bytes, &mut piece)?;
-                append(self.input, &file, &piece)?.map_err(Stop::Lost)?;
+            FromWorker::Log { file, .. } => {
+                append(self.input, &file, &payload)?.map_err(Stop::Lost)?;
             }
-            FromWorker::Candidate { commit, bytes } => {
-                let mut objects = Vec::new();
-                protocol::payload(self.from, bytes, &mut objects)?;
-                exec.take(&objects, &commit, &self.input.base_commit)?
-                    .map_err(Stop::Lost)?;
-                self.candidate = Some(commit);
+            FromWorker::Candidate { commit, .. } => {
+                let objects = payload;
+                let base = &self.input.base_commit;
+                match intake::take(exec.repo.common_dir(), &objects, &commit, base)? {
+                    Intake::Taken => self.candidate = Some(commit),
+                    Intake::Refused(failure) => self.refused = Some(failure),
+                    Intake::Bad(why) => return Err(Stop::Lost(why)),
+                }
             }
             FromWorker::Result(end) => {
                 self.feed.finish();
@@ -143,7 +186,11 @@ impl Conversation<'_> {
                     return Err(Stop::Lost(why));
                 };
                 let candidate = self.candidate.take();
-                return exec.ended(report, candidate, *end, self.input).map(Some);
+                let mut end = *end;
+                if let Some(failure) = self.refused.take() {
+                    end.rejected.get_or_insert(failure);
+                }
+                return exec.ended(report, candidate, end, self.input).map(Some);
             }
             FromWorker::Refused { reason, hint } => {
                 return Err(Stop::Lost(format!(
@@ -151,8 +198,80 @@ impl Conversation<'_> {
                 )));
             }
             FromWorker::Hello { .. } => return Err(Stop::Lost("said `hello` twice".into())),
+            FromWorker::Checked { .. } => {
+                return Err(Stop::Lost("answered a `check` nobody asked for".into()))
+            }
+            FromWorker::Heartbeat => {}
         }
         Ok(None)
+    }
+}
+
+/// The times of one attempt's conversation.
+struct Clock<'a> {
+    link: WorkerLink,
+    cancel: &'a Cancel,
+    /// When the worker last said anything.
+    heard: Instant,
+    /// When this side last sent a heartbeat.
+    beat: Instant,
+    /// When a cancel was passed on.
+    cancelled: Option<Instant>,
+    /// When the attempt must have ended, and its time limits, if it has any.
+    deadline: Option<(Instant, Duration)>,
+}
+
+impl Clock<'_> {
+    /// Passes on a cancel and a heartbeat when due; a worker silent for
+    /// `lost_after`, past the deadline, or still there a grace after a
+    /// cancel, is lost.
+    fn tick(&mut self, out: &Outbox) -> Result<(), Stop> {
+        let now = Instant::now();
+        if self.cancel.is_cancelled() {
+            match self.cancelled {
+                None => {
+                    self.cancelled = Some(now);
+                    let _ = out.nudge(&ToWorker::Cancel);
+                }
+                Some(at) if now.duration_since(at) >= CANCEL_GRACE => {
+                    return Err(Stop::Lost(format!(
+                        "did not end the attempt within {} of being told to",
+                        span(CANCEL_GRACE)
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        let silent = now.duration_since(self.heard);
+        if silent >= self.link.lost_after {
+            return Err(Stop::Lost(format!(
+                "stopped answering (nothing heard for {}, `[executor] lost_after`)",
+                span(self.link.lost_after)
+            )));
+        }
+        if let Some((at, limits)) = self.deadline {
+            if now >= at {
+                return Err(Stop::Lost(format!(
+                    "ran the attempt past its deadline ({}: its time limits, and {} more)",
+                    span(limits + DEADLINE_SLACK),
+                    span(DEADLINE_SLACK)
+                )));
+            }
+        }
+        if now.duration_since(self.beat) >= self.link.heartbeat {
+            self.beat = now;
+            let _ = out.nudge(&ToWorker::Heartbeat);
+        }
+        Ok(())
+    }
+}
+
+/// A length of time in a message: `30s`, or `200ms` under a second.
+fn span(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs())
     }
 }
 
@@ -176,7 +295,25 @@ impl RemoteExecutor {
             agents,
             settings,
             object_format,
+            link: WorkerLink::default(),
         })
+    }
+
+    /// The executor, keeping in touch with its workers as `link` says.
+    pub fn with_link(mut self, link: WorkerLink) -> RemoteExecutor {
+        self.link = link;
+        self
+    }
+
+    /// The time an attempt's own limits allow it (the agent's, and each
+    /// set-up command's), if it has one.
+    fn limits(&self, input: &AttemptInput) -> Option<Duration> {
+        let agent = input.agent_timeout?;
+        let s = &self.settings;
+        let setup = s
+            .setup_timeout_secs
+            .map_or(Duration::ZERO, Duration::from_secs);
+        Some(agent + setup * s.setup.len() as u32)
     }
 
     fn spec(&self, input: &AttemptInput) -> Result<AttemptSpec, EngineError> {
@@ -200,30 +337,17 @@ impl RemoteExecutor {
             model: input.model.clone(),
             budget_usd: input.budget_usd,
             settings: self.settings.clone(),
+            heartbeat_ms: self.link.heartbeat.as_millis() as u64,
+            lost_after_ms: self.link.lost_after.as_millis() as u64,
         })
     }
 
     /// The conversation of one attempt, from `hello` to its result.
-    fn converse(
-        &self,
-        from: &mut dyn BufRead,
-        to: &Mutex<Box<dyn Write + Send>>,
-        spec: &AttemptSpec,
-        input: &AttemptInput,
-        progress: &dyn Fn(&str) -> Result<(), EngineError>,
-    ) -> Result<Talk, EngineError> {
-        let mut talk = Conversation {
-            from,
-            to,
-            input,
-            progress,
-            candidate: None,
-            // What a worker relays is made inert, cut and capped again here.
-            feed: ActivityFeed::new(input.activity_sink.clone()),
-        };
-        let ended = talk.greet(spec).and_then(|()| loop {
-            let msg = receive::<FromWorker>(talk.from)?;
-            if let Some(end) = talk.heard(self, msg)? {
+    fn converse(&self, mut talk: Conversation, spec: &AttemptSpec) -> Result<Talk, EngineError> {
+        let skew = self.link.allow_version_skew;
+        let ended = talk.greet(spec, skew).and_then(|()| loop {
+            let (msg, payload) = talk.next()?;
+            if let Some(end) = talk.heard(self, msg, payload)? {
                 break Ok(end);
             }
         });
@@ -294,42 +418,6 @@ impl RemoteExecutor {
             .map(str::to_string)
             .collect())
     }
-
-    /// Takes a worker's candidate into the repository: `Err(why)` unless
-    /// the pack is sound and `commit` is one commit on `base` with every
-    /// object it needs.
-    fn take(
-        &self,
-        objects: &[u8],
-        commit: &str,
-        base: &str,
-    ) -> Result<Result<(), String>, EngineError> {
-        let git = || Git::bare(self.repo.common_dir());
-        let indexed = git()
-            .args(["index-pack", "--stdin", "--fix-thin", "--strict"])
-            .input(objects)
-            .raw()?;
-        if !indexed.status.success() {
-            let said = String::from_utf8_lossy(&indexed.stderr).trim().to_string();
-            return Ok(Err(format!("sent a candidate git refuses: {said}")));
-        }
-        let parents = git().args(["rev-list", "--parents", "-n1", commit]).raw()?;
-        let line = String::from_utf8_lossy(&parents.stdout).trim().to_string();
-        if !parents.status.success() || line != format!("{commit} {base}") {
-            return Ok(Err(format!(
-                "sent a candidate {commit} that is not one commit on the base {base}"
-            )));
-        }
-        let complete = git()
-            .args(["rev-list", "--objects", "--quiet", commit, "--not", base])
-            .succeeds()?;
-        if !complete {
-            return Ok(Err(format!(
-                "sent a candidate {commit} with objects missing"
-            )));
-        }
-        Ok(Ok(()))
-    }
 }
 
 /// Appends a piece of an attempt's file to the coordinator's copy; `Err`
@@ -386,35 +474,57 @@ impl Executor for RemoteExecutor {
             Err(lost) => return Ok(Candidate::lost(lost)),
         };
         spec.slot = worker_slot;
-        let to = Mutex::new(to_worker);
-        let mut from = BufReader::new(from_worker);
-        let (done, ended) = std::sync::mpsc::channel::<()>();
-        let talk = std::thread::scope(|s| {
-            s.spawn(|| pass_cancel(cancel, &to, ended));
-            let talk = self.converse(&mut from, &to, &spec, input, progress);
-            drop(done);
-            talk
-        });
-        // Closing its input ends the worker.
-        drop(to);
+        // Each direction on a thread of its own: a worker that stops
+        // reading or writing never blocks this one.
+        let out = Outbox::new(to_worker);
+        out.patience(self.link.lost_after);
+        let heard = wire::listen::<FromWorker>(from_worker);
+        let now = Instant::now();
+        let limits = self.limits(input);
+        let talk = Conversation {
+            heard: &heard,
+            out: &out,
+            clock: Clock {
+                link: self.link,
+                cancel,
+                heard: now,
+                beat: now,
+                cancelled: None,
+                // Counted from the connection: a pod's wait to be scheduled
+                // is not the attempt's.
+                deadline: limits.map(|l| (now + l + DEADLINE_SLACK, l)),
+            },
+            input,
+            progress,
+            candidate: None,
+            refused: None,
+            // What a worker relays is made inert, cut and capped again here.
+            feed: ActivityFeed::new(input.activity_sink.clone()),
+        };
+        let talk = self.converse(talk, &spec);
         match talk {
             Ok(Talk::Ended(candidate)) => {
+                // Closing its input ends the worker.
+                out.close();
                 end.end(false);
                 Ok(*candidate)
             }
             Ok(Talk::Lost(reason)) => {
+                out.abandon();
                 let said = end.end(true);
                 if cancel.is_cancelled() {
                     let report = AgentReport::from(AgentOutcome::Cancelled);
                     return Ok(Candidate::without_commit(report));
                 }
-                let reason = match said.trim() {
+                // ssh's own words end with a period; the message goes on.
+                let reason = match said.trim().trim_end_matches('.') {
                     "" => reason,
                     said => format!("{reason}; it said: {}", planwright_plan::words::inert(said)),
                 };
                 Ok(Candidate::lost(Lost { place, reason }))
             }
             Err(e) => {
+                out.abandon();
                 end.end(true);
                 Err(e)
             }
@@ -427,16 +537,5 @@ impl Drop for RemoteExecutor {
     /// running between attempts goes.
     fn drop(&mut self) {
         self.transport.close();
-    }
-}
-
-/// Tells the worker to cancel once `cancel` is set, until `ended` ends.
-fn pass_cancel(cancel: &Cancel, to: &Mutex<Box<dyn Write + Send>>, ended: Receiver<()>) {
-    while let Err(RecvTimeoutError::Timeout) = ended.recv_timeout(CANCEL_POLL) {
-        if cancel.is_cancelled() {
-            let mut w = to.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = send(&mut **w, &ToWorker::Cancel, &[]);
-            return;
-        }
     }
 }

@@ -3,20 +3,24 @@
 //! (docs/scaling.md).
 
 mod cache;
+mod checks;
 mod command;
 mod executor;
 mod hello;
+mod intake;
 pub mod kubernetes;
 pub mod protocol;
 mod transport;
+mod wire;
 mod worker;
 
+pub(crate) use checks::check_workers;
 pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
-pub use hello::{hello, places, Greeting};
+pub use hello::{greet, hello, places, Greeting};
 pub use kubernetes::kubernetes;
 pub use transport::{EndLink, Link, Lost, Transport};
-pub use worker::{serve, WorkerOptions, VERSION};
+pub use worker::{serve, set_version, version, WorkerOptions, VERSION};
 
 use planwright_config::ExecutorSettings;
 use std::path::Path;
@@ -52,7 +56,8 @@ pub fn transport(
             slots_per_host,
             ssh,
             command,
-        } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host),
+            keepalive,
+        } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host, *keepalive),
         ExecutorSettings::Kubernetes(k) => return kubernetes(k, state_dir, slots).map(Some),
     };
     Ok(Some(Arc::new(transport)))

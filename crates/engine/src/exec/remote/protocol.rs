@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 
 /// The protocol version this build speaks. A worker and a coordinator of
 /// different versions refuse each other at `hello`.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The longest line a peer may send: a charter is the largest.
 const MAX_LINE: u64 = 16 << 20;
@@ -41,6 +41,16 @@ pub enum ToWorker {
     /// End the attempt now (a timeout, Ctrl-C): the worker answers with a
     /// `cancelled` result.
     Cancel,
+    /// The coordinator is still there: sent every `heartbeat_ms` of the
+    /// attempt. A worker that hears nothing for `lost_after_ms` ends the
+    /// attempt and exits.
+    Heartbeat,
+    /// Preflight: which of these programs (the agents' CLIs) can the
+    /// worker not find on its `PATH`? Answered with `checked`.
+    Check {
+        /// Program names or paths.
+        programs: Vec<String>,
+    },
 }
 
 /// What a worker sends.
@@ -55,6 +65,15 @@ pub enum FromWorker {
         planwright: String,
         /// How the worker confines agents.
         sandbox: SandboxState,
+        /// Whether it was started `--unsandboxed` (it runs the agents of a
+        /// coordinator with `[sandbox] mode = "off"`).
+        #[serde(default)]
+        unsandboxed: bool,
+    },
+    /// The answer to `check`: the programs it cannot find.
+    Checked {
+        /// The programs of `check` not on the worker's `PATH`.
+        missing: Vec<String>,
     },
     /// Which of the attempt's commits it lacks, and the commits it has that
     /// the pack may leave out.
@@ -108,6 +127,34 @@ pub enum FromWorker {
         /// How to fix it.
         hint: String,
     },
+    /// The worker is still there: sent every `heartbeat_ms` of the
+    /// attempt. A coordinator that hears nothing for `lost_after_ms`
+    /// counts the worker lost.
+    Heartbeat,
+}
+
+/// A message of either direction: what follows it on the stream.
+pub trait Message: for<'de> Deserialize<'de> {
+    /// The length of the raw bytes that follow the message, if any do.
+    fn payload_len(&self) -> Option<u64>;
+}
+
+impl Message for ToWorker {
+    fn payload_len(&self) -> Option<u64> {
+        match self {
+            ToWorker::Objects { bytes } => Some(*bytes),
+            _ => None,
+        }
+    }
+}
+
+impl Message for FromWorker {
+    fn payload_len(&self) -> Option<u64> {
+        match self {
+            FromWorker::Log { bytes, .. } | FromWorker::Candidate { bytes, .. } => Some(*bytes),
+            _ => None,
+        }
+    }
 }
 
 /// How a worker confines agents.
@@ -152,6 +199,11 @@ pub struct AttemptSpec {
     pub budget_usd: Option<f64>,
     /// How the worker prepares the workspace and confines the agent.
     pub settings: WorkerSettings,
+    /// How often each side sends `heartbeat`, in milliseconds.
+    pub heartbeat_ms: u64,
+    /// After how long without a message from the coordinator the worker
+    /// ends the attempt and exits, in milliseconds.
+    pub lost_after_ms: u64,
 }
 
 /// The parts of the coordinator's settings a worker applies.

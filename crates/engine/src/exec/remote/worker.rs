@@ -5,9 +5,10 @@
 
 use super::cache::{pack, SlotRepo, WorkerCache};
 use super::protocol::{
-    self, receive, AttemptEnd, AttemptSpec, FromWorker, SandboxState, ToWorker, WireError,
-    WorkerSettings, PROTOCOL,
+    AttemptEnd, AttemptSpec, FromWorker, SandboxState, ToWorker, WireError, WorkerSettings,
+    PROTOCOL,
 };
+use super::wire::{self, Outbox};
 use crate::agent::{Agents, UsageSink};
 use crate::error::EngineError;
 use crate::exec::network::Network;
@@ -16,14 +17,29 @@ use crate::exec::{AttemptInput, Candidate, Executor, LocalExecutor};
 use crate::process::Cancel;
 use planwright_config::{AgentsSpec, ContainSettings, SandboxMode, WorkspaceSettings};
 use std::collections::HashMap;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// The version a worker and a coordinator tell each other at `hello`.
+/// The package version, the build's unless [`set_version`] said more.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+static BUILD: OnceLock<String> = OnceLock::new();
+
+/// Names this program's build (`0.1.0 (1a2b3c4d5e6f)`, as `--version`
+/// prints it) for `hello`; call once at start.
+pub fn set_version(build: &str) {
+    let _ = BUILD.set(build.to_string());
+}
+
+/// The version a worker and a coordinator tell each other at `hello`:
+/// the build's (with its commit) when the program named it.
+pub fn version() -> &'static str {
+    BUILD.get().map_or(VERSION, String::as_str)
+}
 
 /// The ref a worker's candidate is on in its slot's repository.
 const CANDIDATE_REF: &str = "refs/planwright/worker/candidate";
@@ -44,11 +60,10 @@ pub struct WorkerOptions {
 }
 
 /// What the worker writes, shared by the threads of an attempt.
-type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+type Out = Outbox;
 
 fn say(out: &Out, msg: &FromWorker, payload: &[u8]) -> Result<(), WireError> {
-    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
-    protocol::send(&mut **w, msg, payload)
+    out.send(msg, payload)
 }
 
 /// What the reader thread hands on.
@@ -56,6 +71,9 @@ enum Heard {
     Message(ToWorker),
     Objects(Vec<u8>),
     Gone(Option<WireError>),
+    /// The coordinator said nothing, not even a heartbeat, for this long:
+    /// it is given up on.
+    Silent(Duration),
     /// The attempt ended (sent by its own thread, to stop listening for a
     /// cancel).
     Done,
@@ -65,43 +83,134 @@ enum Heard {
 struct Ears {
     heard: Receiver<Heard>,
     wake: Sender<Heard>,
+    /// The silence after which the coordinator is given up on, in ms (the
+    /// attempt's `lost_after_ms`).
+    lost_after: Arc<AtomicU64>,
 }
 
-/// Serves one coordinator on `input` and `output` until it closes the stream.
+impl Ears {
+    /// The next thing heard that is not a heartbeat, or the coordinator's
+    /// silence.
+    fn next(&self) -> Heard {
+        loop {
+            let limit = Duration::from_millis(self.lost_after.load(Ordering::Relaxed));
+            match self.heard.recv_timeout(limit) {
+                Ok(Heard::Message(ToWorker::Heartbeat)) => {}
+                Ok(heard) => return heard,
+                Err(RecvTimeoutError::Timeout) => return Heard::Silent(limit),
+                Err(RecvTimeoutError::Disconnected) => return Heard::Gone(None),
+            }
+        }
+    }
+}
+
+/// A coordinator given up on for its silence: the worker's error.
+fn silent(limit: Duration) -> EngineError {
+    let why = format!(
+        "the coordinator said nothing for {}s, not even a heartbeat; the worker ended its attempt",
+        limit.as_secs()
+    );
+    EngineError::Wire(WireError::Io(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        why,
+    )))
+}
+
+/// Serves one coordinator on `input` and `output` until it closes the
+/// stream or goes silent; either way every attempt has ended when it
+/// returns, and what is left to write is given at most `lost_after`.
 pub fn serve(
     input: impl Read + Send + 'static,
     output: Box<dyn Write + Send>,
     options: &WorkerOptions,
 ) -> Result<(), EngineError> {
-    let out: Out = Arc::new(Mutex::new(output));
+    let out = Outbox::new(output);
     let ears = listen(input);
-    let heard = &ears.heard;
-    let theirs = match heard.recv() {
-        Ok(Heard::Message(ToWorker::Hello { protocol, .. })) => protocol,
-        Ok(Heard::Gone(None)) | Err(_) => return Ok(()),
-        Ok(Heard::Gone(Some(e))) => return Err(e.into()),
-        Ok(_) => return Err(unexpected("anything before `hello`")),
+    let served = converse(&ears, &out, options);
+    if matches!(served, Err(EngineError::Wire(_))) {
+        out.abandon();
+    }
+    let limit = Duration::from_millis(ears.lost_after.load(Ordering::Relaxed));
+    out.drain(limit);
+    served
+}
+
+/// `hello`, then the coordinator's attempts.
+fn converse(ears: &Ears, out: &Out, options: &WorkerOptions) -> Result<(), EngineError> {
+    let theirs = match ears.next() {
+        Heard::Message(ToWorker::Hello { protocol, .. }) => protocol,
+        Heard::Gone(None) => return Ok(()),
+        Heard::Gone(Some(e)) => return Err(e.into()),
+        Heard::Silent(limit) => return Err(silent(limit)),
+        _ => return Err(unexpected("anything before `hello`")),
     };
     let hello = FromWorker::Hello {
         protocol: PROTOCOL,
-        planwright: VERSION.into(),
+        planwright: version().into(),
         sandbox: sandbox_state(),
+        unsandboxed: options.unsandboxed,
     };
-    say(&out, &hello, &[])?;
+    say(out, &hello, &[])?;
     if theirs != PROTOCOL {
         // The coordinator reads the version and says what to do.
         return Ok(());
     }
+    let beat = Beat::start(out.clone());
     loop {
-        match heard.recv() {
-            Ok(Heard::Message(ToWorker::Attempt(spec))) => {
-                attempt(&ears, &out, *spec, options)?;
+        match ears.next() {
+            Heard::Message(ToWorker::Attempt(spec)) => {
+                let lost_after = spec.lost_after_ms.max(1);
+                ears.lost_after.store(lost_after, Ordering::Relaxed);
+                out.patience(Duration::from_millis(lost_after));
+                beat.every(spec.heartbeat_ms.max(1));
+                attempt(ears, out, *spec, options)?;
             }
-            Ok(Heard::Message(ToWorker::Cancel)) => {}
-            Ok(Heard::Gone(None)) | Err(_) => return Ok(()),
-            Ok(Heard::Gone(Some(e))) => return Err(e.into()),
-            Ok(_) => return Err(unexpected("objects nobody asked for")),
+            Heard::Message(ToWorker::Check { programs }) => {
+                let path = std::env::var("PATH").ok();
+                let missing = programs
+                    .into_iter()
+                    .filter(|p| planwright_os::process::find_program(p, path.as_deref()).is_none())
+                    .collect();
+                say(out, &FromWorker::Checked { missing }, &[])?;
+            }
+            Heard::Message(ToWorker::Cancel) | Heard::Done => {}
+            Heard::Gone(None) => return Ok(()),
+            Heard::Gone(Some(e)) => return Err(e.into()),
+            Heard::Silent(limit) => return Err(silent(limit)),
+            _ => return Err(unexpected("objects nobody asked for")),
         }
+    }
+}
+
+/// The worker's heartbeat, on a thread of its own while the connection
+/// lasts: a coordinator that hears nothing for its `lost_after` gives the
+/// worker up.
+struct Beat {
+    every_ms: Arc<AtomicU64>,
+    _stop: Sender<()>,
+}
+
+impl Beat {
+    fn start(out: Out) -> Beat {
+        let default = planwright_config::WorkerLink::default().heartbeat;
+        let every_ms = Arc::new(AtomicU64::new(default.as_millis() as u64));
+        let (stop, stopped) = channel::<()>();
+        let every = every_ms.clone();
+        std::thread::spawn(move || loop {
+            let wait = Duration::from_millis(every.load(Ordering::Relaxed));
+            match stopped.recv_timeout(wait) {
+                Err(RecvTimeoutError::Timeout) if out.nudge(&FromWorker::Heartbeat).is_ok() => {}
+                _ => return,
+            }
+        });
+        Beat {
+            every_ms,
+            _stop: stop,
+        }
+    }
+
+    fn every(&self, ms: u64) {
+        self.every_ms.store(ms, Ordering::Relaxed);
     }
 }
 
@@ -117,18 +226,13 @@ fn unexpected(what: &str) -> EngineError {
 fn listen(input: impl Read + Send + 'static) -> Ears {
     let (tx, rx) = channel();
     let wake = tx.clone();
+    let (raw_tx, raw) = channel();
+    wire::inbox::<ToWorker>(Box::new(input), raw_tx);
     std::thread::spawn(move || {
-        let mut input = BufReader::new(input);
-        loop {
-            let heard = match receive::<ToWorker>(&mut input) {
-                Ok(ToWorker::Objects { bytes }) => {
-                    let mut pack = Vec::new();
-                    match protocol::payload(&mut input, bytes, &mut pack) {
-                        Ok(()) => Heard::Objects(pack),
-                        Err(e) => Heard::Gone(Some(e)),
-                    }
-                }
-                Ok(msg) => Heard::Message(msg),
+        for heard in raw {
+            let heard = match heard {
+                Ok((ToWorker::Objects { .. }, pack)) => Heard::Objects(pack),
+                Ok((msg, _)) => Heard::Message(msg),
                 Err(WireError::Closed) => Heard::Gone(None),
                 Err(e) => Heard::Gone(Some(e)),
             };
@@ -138,7 +242,12 @@ fn listen(input: impl Read + Send + 'static) -> Ears {
             }
         }
     });
-    Ears { heard: rx, wake }
+    let lost_after = planwright_config::WorkerLink::default().lost_after;
+    Ears {
+        heard: rx,
+        wake,
+        lost_after: Arc::new(AtomicU64::new(lost_after.as_millis() as u64)),
+    }
 }
 
 /// How this machine confines agents.
@@ -217,13 +326,15 @@ fn attempt(
             ),
         );
     };
-    if !fetch(&ears.heard, out, &cache, &spec)? {
+    if !fetch(ears, out, &cache, &spec)? {
         return Ok(());
     }
     let exec = slot_executor(&slot, &spec, containment, agents);
     let result = run(ears, out, &slot, &spec, exec);
     match result {
-        Ok(candidate) => finish(out, &cache, &slot, &spec, candidate),
+        Ok(Some(candidate)) => finish(out, &cache, &slot, &spec, candidate),
+        // The coordinator is gone: nobody to tell.
+        Ok(None) => Ok(()),
         Err(e) => refuse(
             out,
             format!("failed on its machine: {e}"),
@@ -235,7 +346,7 @@ fn attempt(
 /// Asks for the commits the cache lacks and stores what comes; `false`
 /// when the attempt ended there (a cancel, a pack without them).
 fn fetch(
-    heard: &Receiver<Heard>,
+    ears: &Ears,
     out: &Out,
     cache: &WorkerCache,
     spec: &AttemptSpec,
@@ -248,18 +359,26 @@ fn fetch(
         cache.kept()?
     };
     say(out, &FromWorker::Wants { missing, have }, &[])?;
-    match heard.recv() {
-        Ok(Heard::Objects(pack)) if pack.is_empty() => {}
-        Ok(Heard::Objects(pack)) => cache.ingest(&pack)?,
-        Ok(Heard::Message(ToWorker::Cancel)) | Ok(Heard::Gone(None)) | Err(_) => {
+    match ears.next() {
+        Heard::Objects(pack) if pack.is_empty() => {}
+        Heard::Objects(pack) => cache.ingest(&pack)?,
+        Heard::Silent(limit) => {
+            let _ = ears.wake.send(Heard::Silent(limit));
+            return Ok(false);
+        }
+        Heard::Gone(None) => {
+            let _ = ears.wake.send(Heard::Gone(None));
+            return Ok(false);
+        }
+        Heard::Message(ToWorker::Cancel) => {
             let end = AttemptEnd::new(&crate::agent::AgentReport::from(
                 crate::agent::AgentOutcome::Cancelled,
             ));
             say(out, &FromWorker::Result(Box::new(end)), &[])?;
             return Ok(false);
         }
-        Ok(Heard::Gone(Some(e))) => return Err(e.into()),
-        Ok(Heard::Message(_) | Heard::Done) => {
+        Heard::Gone(Some(e)) => return Err(e.into()),
+        Heard::Message(_) | Heard::Done => {
             return Err(unexpected("another message than `objects`"))
         }
     }
@@ -321,7 +440,7 @@ fn run(
     slot: &SlotRepo,
     spec: &AttemptSpec,
     exec: LocalExecutor,
-) -> Result<Candidate, EngineError> {
+) -> Result<Option<Candidate>, EngineError> {
     let repo = &slot.repo;
     let state = repo.state_dir();
     std::fs::create_dir_all(&state).map_err(|e| EngineError::io(&state, e))?;
@@ -370,13 +489,16 @@ fn run(
             let _ = wake.send(Heard::Done);
             candidate
         });
-        heed(ears, &cancel);
+        let gone = heed(ears, out, &cancel);
         let panicked = || EngineError::Internal("an attempt's thread panicked".into());
         let candidate = work.join().unwrap_or_else(|_| Err(panicked()));
         let streamed = logs.join().unwrap_or_else(|_| Err(panicked()));
+        if gone {
+            return Ok(None);
+        }
         let candidate = candidate?;
         streamed?;
-        Ok(candidate)
+        Ok(Some(candidate))
     })
 }
 
@@ -396,23 +518,30 @@ impl crate::agent::ActivitySink for Relay {
     }
 }
 
-/// Cancels the attempt when the coordinator says so or goes away, until
-/// the attempt is done; a coordinator gone is heard again after it.
-fn heed(ears: &Ears, cancel: &Cancel) {
+/// Cancels the attempt when the coordinator says so, goes away or goes
+/// silent, until the attempt is done; `true` when the coordinator is
+/// gone, which is heard again after it. Nothing more is written to a
+/// coordinator that is gone, so no thread of the attempt waits on it.
+fn heed(ears: &Ears, out: &Out, cancel: &Cancel) -> bool {
     let mut gone = None;
     loop {
-        match ears.heard.recv() {
-            Ok(Heard::Done) | Err(_) => break,
-            Ok(Heard::Message(ToWorker::Cancel)) => cancel.cancel(),
-            Ok(Heard::Gone(why)) => {
+        match ears.next() {
+            Heard::Done => break,
+            Heard::Message(ToWorker::Cancel) => cancel.cancel(),
+            heard @ (Heard::Gone(_) | Heard::Silent(_)) => {
                 cancel.cancel();
-                gone = Some(why);
+                out.abandon();
+                gone.get_or_insert(heard);
             }
-            Ok(_) => {}
+            _ => {}
         }
     }
-    if let Some(why) = gone {
-        let _ = ears.wake.send(Heard::Gone(why));
+    match gone {
+        Some(heard) => {
+            let _ = ears.wake.send(heard);
+            true
+        }
+        None => false,
     }
 }
 

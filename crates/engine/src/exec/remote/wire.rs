@@ -1,0 +1,275 @@
+//! The two directions of a connection, each on a thread of its own, so
+//! that neither side of the worker protocol ever blocks on its peer: a
+//! peer that stops reading (stopped, cut off) fills a queue, not this
+//! side's thread, and a peer that stops writing is noticed by the
+//! silence of its heartbeats, not by a read that never returns. Every
+//! transport's streams pass through here.
+
+use super::protocol::{self, receive, Message, WireError};
+use std::collections::VecDeque;
+use std::io::{BufReader, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bytes queued for a peer beyond which a sender waits: backpressure for
+/// a peer that reads slowly, bounded memory for one that stopped.
+const QUEUE_LIMIT: usize = 8 << 20;
+
+/// Messages to a peer, written by a thread of their own. Clones share the
+/// queue.
+#[derive(Clone)]
+pub struct Outbox {
+    shared: Arc<(Mutex<Queue>, Condvar)>,
+    /// How long a sender waits for room, in ms, before the peer is given
+    /// up on.
+    patience: Arc<AtomicU64>,
+}
+
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<Vec<u8>>,
+    bytes: usize,
+    /// No more messages: the writer ends once the queue is written.
+    closed: bool,
+    /// The peer is gone or given up on: nothing more is written.
+    dead: bool,
+    /// The writer thread ended (the stream is closed).
+    ended: bool,
+}
+
+impl Outbox {
+    /// An outbox writing to `to` on a thread of its own, which ends (and
+    /// closes `to`) once the outbox is closed and written, or abandoned.
+    pub fn new(to: Box<dyn Write + Send>) -> Outbox {
+        let lost_after = planwright_config::WorkerLink::default().lost_after;
+        let outbox = Outbox {
+            shared: Arc::new((Mutex::new(Queue::default()), Condvar::new())),
+            patience: Arc::new(AtomicU64::new(lost_after.as_millis() as u64)),
+        };
+        let writer = outbox.clone();
+        std::thread::spawn(move || writer.write_all(to));
+        outbox
+    }
+
+    /// Gives the peer `patience` to make room in a full queue before it is
+    /// given up on (`[executor] lost_after`).
+    pub fn patience(&self, patience: Duration) {
+        let ms = patience.as_millis().max(1) as u64;
+        self.patience.store(ms, Ordering::Relaxed);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `msg` and its payload; waits while the queue is full. An
+    /// error once the peer is gone.
+    pub fn send<T: serde::Serialize>(&self, msg: &T, payload: &[u8]) -> Result<(), WireError> {
+        self.push(msg, payload, true)
+    }
+
+    /// Queues a small message (a heartbeat, a cancel) without waiting for
+    /// room: it must not wait behind a peer that stopped reading.
+    pub fn nudge<T: serde::Serialize>(&self, msg: &T) -> Result<(), WireError> {
+        self.push(msg, &[], false)
+    }
+
+    fn push<T: serde::Serialize>(
+        &self,
+        msg: &T,
+        payload: &[u8],
+        wait: bool,
+    ) -> Result<(), WireError> {
+        let mut bytes = Vec::new();
+        protocol::send(&mut bytes, msg, payload)?;
+        let patience = Duration::from_millis(self.patience.load(Ordering::Relaxed));
+        let until = Instant::now() + patience;
+        let mut q = self.lock();
+        while wait && q.bytes > QUEUE_LIMIT && !q.dead {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                // A peer that read nothing for so long is gone.
+                drop(q);
+                self.abandon();
+                return Err(WireError::Closed);
+            }
+            q = (self.shared.1.wait_timeout(q, left))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        if q.dead || q.closed {
+            return Err(WireError::Closed);
+        }
+        q.bytes += bytes.len();
+        q.items.push_back(bytes);
+        self.shared.1.notify_all();
+        Ok(())
+    }
+
+    /// No more messages: what is queued is still written, then the stream
+    /// is closed (the peer reads its end).
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.shared.1.notify_all();
+    }
+
+    /// The peer is given up on: nothing more is written, and senders
+    /// waiting on a full queue return.
+    pub fn abandon(&self) {
+        let mut q = self.lock();
+        q.dead = true;
+        q.items.clear();
+        q.bytes = 0;
+        self.shared.1.notify_all();
+    }
+
+    /// Closes the outbox and waits at most `limit` for the writer to end
+    /// (what is queued written, or the peer gone); `false` if it did not
+    /// (the peer stopped reading).
+    pub fn drain(&self, limit: Duration) -> bool {
+        self.close();
+        let until = Instant::now() + limit;
+        let mut q = self.lock();
+        while !q.ended {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            q = (self.shared.1.wait_timeout(q, left))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// The writer thread: each queued message in turn.
+    fn write_all(&self, mut to: Box<dyn Write + Send>) {
+        loop {
+            let item = {
+                let mut q = self.lock();
+                loop {
+                    if q.dead {
+                        break None;
+                    }
+                    if let Some(item) = q.items.pop_front() {
+                        q.bytes -= item.len();
+                        self.shared.1.notify_all();
+                        break Some(item);
+                    }
+                    if q.closed {
+                        break None;
+                    }
+                    q = (self.shared.1.wait(q)).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let Some(item) = item else { break };
+            if to.write_all(&item).and_then(|()| to.flush()).is_err() {
+                self.abandon();
+                break;
+            }
+        }
+        // Closing the stream is how a worker learns its coordinator ended.
+        drop(to);
+        self.lock().ended = true;
+        self.shared.1.notify_all();
+    }
+}
+
+/// What a peer sent: a message and its payload, or why nothing more comes.
+pub type Heard<T> = Result<(T, Vec<u8>), WireError>;
+
+/// Reads `from`'s messages (each with its payload) on a thread of its
+/// own into `to`, until the stream ends, a message is not the protocol,
+/// or `to`'s receiver is gone; the last thing sent is the error.
+pub fn inbox<T>(from: Box<dyn Read + Send>, to: Sender<Heard<T>>)
+where
+    T: Message + Send + 'static,
+{
+    std::thread::spawn(move || {
+        let mut from = BufReader::new(from);
+        loop {
+            let heard = receive::<T>(&mut from).and_then(|msg| {
+                let mut payload = Vec::new();
+                if let Some(bytes) = msg.payload_len() {
+                    protocol::payload(&mut from, bytes, &mut payload)?;
+                }
+                Ok((msg, payload))
+            });
+            let end = heard.is_err();
+            if to.send(heard).is_err() || end {
+                return;
+            }
+        }
+    });
+}
+
+/// An inbox of `from`'s messages.
+pub fn listen<T>(from: Box<dyn Read + Send>) -> Receiver<Heard<T>>
+where
+    T: Message + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    inbox(from, tx);
+    rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::remote::protocol::{FromWorker, ToWorker};
+
+    /// A stream that takes nothing: a peer that stopped reading.
+    struct Stuck(std::sync::mpsc::Receiver<()>);
+
+    impl Write for Stuck {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            let _ = self.0.recv();
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_peer_that_stops_reading_blocks_no_sender_once_abandoned() {
+        let (_keep, stuck) = std::sync::mpsc::channel();
+        let out = Outbox::new(Box::new(Stuck(stuck)));
+        let big = vec![0u8; QUEUE_LIMIT / 2];
+        let msg = FromWorker::Log {
+            file: "a".into(),
+            bytes: big.len() as u64,
+        };
+        // The writer holds the first; the queue takes two more before it
+        // is full, then a sender waits, until the peer is given up on.
+        for _ in 0..3 {
+            out.send(&msg, &big).unwrap();
+        }
+        let waiting = {
+            let out = out.clone();
+            let msg = msg.clone();
+            std::thread::spawn(move || out.send(&msg, &big))
+        };
+        out.abandon();
+        assert!(matches!(waiting.join().unwrap(), Err(WireError::Closed)));
+        assert!(out.send(&ToWorker::Cancel, &[]).is_err());
+    }
+
+    #[test]
+    fn messages_and_payloads_arrive_in_order_and_the_end_is_heard() {
+        let (r, mut w) = std::os::unix::net::UnixStream::pair().unwrap();
+        let heard = listen::<FromWorker>(Box::new(r));
+        let log = FromWorker::Log {
+            file: "a".into(),
+            bytes: 3,
+        };
+        protocol::send(&mut w, &log, b"abc").unwrap();
+        protocol::send(&mut w, &FromWorker::Heartbeat, &[]).unwrap();
+        drop(w);
+        assert_eq!(heard.recv().unwrap().unwrap(), (log, b"abc".to_vec()));
+        assert_eq!(heard.recv().unwrap().unwrap().0, FromWorker::Heartbeat);
+        assert!(matches!(heard.recv().unwrap(), Err(WireError::Closed)));
+    }
+}

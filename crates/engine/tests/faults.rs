@@ -1,0 +1,273 @@
+//! The worker protocol through a transport that injects faults between a
+//! coordinator and an in-process `planwright worker`: the stream stalls
+//! (a stopped worker, a cut link: nothing flows, nothing closes), drops
+//! (the connection closes) or is delayed, both ways. Each test waits for
+//! the event it is about (an attempt's end, the worker's end), never for a
+//! length of time.
+#![forbid(unsafe_code)]
+
+use planwright_config::WorkerLink;
+use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};
+use planwright_engine::process::Cancel;
+use planwright_engine::remote::protocol::WorkerSettings;
+use planwright_engine::remote::{
+    serve, EndLink, Link, Lost, RemoteExecutor, Transport, WorkerOptions,
+};
+use planwright_engine::{Candidate, EngineError, Executor, Repo};
+use planwright_testkit::contract::input;
+use planwright_testkit::Env;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What the link does to the bytes that cross it, both ways.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    /// They cross.
+    Clear,
+    /// They are held, and nothing closes: a stopped worker, a cut link.
+    Stall,
+    /// The connection closes.
+    Drop,
+    /// Each piece waits this long before it crosses.
+    Delay(Duration),
+}
+
+struct Shared {
+    fault: Mutex<Fault>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn set(&self, fault: Fault) {
+        *self.fault.lock().unwrap() = fault;
+        self.changed.notify_all();
+    }
+}
+
+/// One slot whose worker is `serve` on a thread of this process, behind
+/// the faulty link.
+struct Faulty {
+    cache: PathBuf,
+    shared: Arc<Shared>,
+    workers: Mutex<Vec<JoinHandle<Result<(), EngineError>>>>,
+}
+
+impl Faulty {
+    fn new(env: &Env) -> Arc<Faulty> {
+        Arc::new(Faulty {
+            cache: env.root().join("worker-cache"),
+            shared: Arc::new(Shared {
+                fault: Mutex::new(Fault::Clear),
+                changed: Condvar::new(),
+            }),
+            workers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Waits for the worker to end, and returns how it ended.
+    fn worker_end(&self) -> Result<(), EngineError> {
+        let worker = self.workers.lock().unwrap().remove(0);
+        worker.join().unwrap()
+    }
+}
+
+/// Moves bytes from `from` to `to` as the fault says, until either ends.
+fn relay(mut from: UnixStream, mut to: UnixStream, shared: Arc<Shared>) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0; 1 << 16];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let mut fault = shared.fault.lock().unwrap();
+            while *fault == Fault::Stall {
+                fault = shared.changed.wait(fault).unwrap();
+            }
+            let now = *fault;
+            drop(fault);
+            match now {
+                Fault::Drop => return,
+                Fault::Delay(d) => std::thread::sleep(d),
+                Fault::Clear | Fault::Stall => {}
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// The end of a faulty connection does nothing: what a cut link does to
+/// the worker's side.
+struct NoEnd;
+
+impl EndLink for NoEnd {
+    fn end(self: Box<Self>, _kill: bool) -> String {
+        String::new()
+    }
+}
+
+impl Transport for Faulty {
+    fn slots(&self) -> usize {
+        1
+    }
+
+    fn place(&self, _slot: usize) -> String {
+        "faulty".into()
+    }
+
+    fn connect(&self, _slot: usize) -> Result<Link, Lost> {
+        // A socket pair as a pipe: what one end writes the other reads.
+        let pipe = || UnixStream::pair().unwrap();
+        // Coordinator -> link -> worker, and back, each leg a pipe.
+        let ((link_in, coordinator_writes), (worker_reads, link_out)) = (pipe(), pipe());
+        relay(link_in, link_out, self.shared.clone());
+        let ((link_back_in, worker_writes), (coordinator_reads, link_back_out)) = (pipe(), pipe());
+        relay(link_back_in, link_back_out, self.shared.clone());
+        let options = WorkerOptions {
+            cache: self.cache.clone(),
+            unsandboxed: false,
+        };
+        let worker =
+            std::thread::spawn(move || serve(worker_reads, Box::new(worker_writes), &options));
+        self.workers.lock().unwrap().push(worker);
+        Ok(Link {
+            from_worker: Box::new(coordinator_reads),
+            to_worker: Box::new(coordinator_writes),
+            worker_slot: 0,
+            end: Box::new(NoEnd),
+        })
+    }
+}
+
+fn worker_settings() -> WorkerSettings {
+    let s = planwright_testkit::settings();
+    WorkerSettings {
+        unsandboxed: false,
+        setup: Vec::new(),
+        setup_inputs: Vec::new(),
+        pristine: false,
+        setup_timeout_secs: None,
+        setup_env: Vec::new(),
+        agent_network: s.contain.agent_network,
+        allow: Vec::new(),
+        hosts: Vec::new(),
+        log_limit: s.contain.agent_log_limit,
+    }
+}
+
+/// An executor on `t` whose agent runs `script`, keeping in touch as
+/// `link` says.
+fn executor(env: &Env, t: Arc<Faulty>, script: &str, link: WorkerLink) -> RemoteExecutor {
+    let spec = AgentsSpec {
+        run: Some(AgentSpec::cmd(format!("sh -c '{script}'"))),
+        by_family: Vec::new(),
+    };
+    let agents = Agents::build(&spec).unwrap();
+    let repo = Repo::open(&env.repo()).unwrap();
+    RemoteExecutor::new(t, repo, agents, worker_settings())
+        .unwrap()
+        .with_link(link)
+}
+
+/// Attempt 1 of T1, with `fault` put on the link once its agent started,
+/// and `cancel` then cancelled too if `interrupt`.
+fn attempt_with(
+    exec: &RemoteExecutor,
+    env: &Env,
+    t: &Faulty,
+    fault: Fault,
+    interrupt: bool,
+) -> Candidate {
+    let cancel = Cancel::default();
+    let progress = |phase: &str| {
+        if phase == "agent" {
+            t.shared.set(fault);
+            if interrupt {
+                cancel.cancel();
+            }
+        }
+        Ok(())
+    };
+    exec.attempt(0, &input(env, "T1", 1), &progress, &cancel)
+        .unwrap()
+}
+
+const WAITS: &str = "sleep 600";
+
+#[test]
+fn a_stalled_worker_is_lost_and_ends_its_agent_by_itself() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let t = Faulty::new(&env);
+    let link = WorkerLink {
+        heartbeat: Duration::from_millis(50),
+        lost_after: Duration::from_millis(600),
+        allow_version_skew: false,
+    };
+    let exec = executor(&env, t.clone(), WAITS, link);
+    let candidate = attempt_with(&exec, &env, &t, Fault::Stall, false);
+    let lost = candidate.lost.expect("the stalled worker is lost");
+    assert!(lost.reason.contains("stopped answering"), "{lost}");
+    // The worker, hearing nothing from its coordinator, ended the agent
+    // (every process of an attempt has ended when the attempt returns) and
+    // its own conversation.
+    let ended = t
+        .worker_end()
+        .expect_err("the worker gave its coordinator up");
+    assert!(ended.to_string().contains("said nothing"), "{ended}");
+    t.shared.set(Fault::Drop);
+}
+
+#[test]
+fn ctrl_c_during_a_stall_ends_the_attempt() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let t = Faulty::new(&env);
+    // Silence alone would take an hour to count.
+    let link = WorkerLink {
+        heartbeat: Duration::from_secs(1800),
+        lost_after: Duration::from_secs(3600),
+        allow_version_skew: false,
+    };
+    let exec = executor(&env, t.clone(), WAITS, link);
+    let candidate = attempt_with(&exec, &env, &t, Fault::Stall, true);
+    assert_eq!(candidate.report.outcome, AgentOutcome::Cancelled);
+    assert!(candidate.lost.is_none(), "{candidate:?}");
+    // The link comes back closed: the worker hears its end and stops.
+    t.shared.set(Fault::Drop);
+    t.worker_end().unwrap();
+}
+
+#[test]
+fn a_dropped_connection_is_a_lost_worker() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let t = Faulty::new(&env);
+    let exec = executor(&env, t.clone(), WAITS, WorkerLink::default());
+    let candidate = attempt_with(&exec, &env, &t, Fault::Drop, false);
+    let lost = candidate.lost.expect("the worker is lost");
+    assert!(lost.reason.contains("closed the connection"), "{lost}");
+    t.worker_end().unwrap();
+}
+
+#[test]
+fn a_slow_link_both_ways_loses_nothing() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let t = Faulty::new(&env);
+    let link = WorkerLink {
+        heartbeat: Duration::from_millis(100),
+        lost_after: Duration::from_secs(20),
+        allow_version_skew: false,
+    };
+    let exec = executor(&env, t.clone(), "echo slow > slow.txt", link);
+    let delay = Fault::Delay(Duration::from_millis(30));
+    let candidate = attempt_with(&exec, &env, &t, delay, false);
+    assert!(candidate.lost.is_none(), "{candidate:?}");
+    assert_eq!(candidate.report.outcome, AgentOutcome::Finished);
+    assert!(candidate.commit.is_some(), "{candidate:?}");
+    t.shared.set(Fault::Clear);
+    t.worker_end().unwrap();
+}
