@@ -103,6 +103,7 @@ fn line(event: &Event) -> Option<String> {
         } => format!("{ticket}: review pass {pass}: {verdict}: {summary}"),
         Event::PoolResumed { pool } => format!("pool {pool} answered again: it is open"),
         Event::BudgetReached { reason } => format!("no new attempts: {reason}"),
+        Event::DiskLow { reason } => format!("no new attempts: {reason}"),
         Event::BaseAdvanced { base, commit } => {
             format!("`{base}` and its checkout moved to {}", short(commit))
         }

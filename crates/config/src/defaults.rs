@@ -42,6 +42,17 @@ pub const ISOLATE: bool = true;
 /// The agent a command template alone selects.
 pub const TEMPLATE_AGENT: &str = "cmd";
 
+/// The memory of each confined child and all it starts (`[sandbox]
+/// memory`): an agent CLI (a few hundred MiB) and the build or test run
+/// it starts in its slot fit; a leak or runaway does not take the machine.
+pub const MEMORY: u64 = 4 << 30;
+/// Processes and threads of each confined child and all it starts
+/// (`[sandbox] pids`): a parallel build counts its compilers' threads
+/// (`cargo build` on 64 cores stays below 2,000), a fork bomb stops here.
+pub const PIDS: u64 = 4096;
+/// The free space below which no attempt starts (`[run] min_free`).
+pub const MIN_FREE: crate::size::MinFree = crate::size::MinFree::Smaller(1 << 30, 5);
+
 /// Bytes in a MiB, the unit of `[agent] log_limit_mib`.
 pub const MIB: u64 = 1024 * 1024;
 

@@ -225,7 +225,8 @@ pub enum SandboxMode {
 /// `[sandbox]`: `mode = "enforce"`, `writable = ["~/.npm"]`, `readable =
 /// ["~/.npmrc"]`,
 /// `gate_network = false`, `gate_overlay = true`, `agent_network =
-/// "proxy"`, `allow = ["host:port"]`, `hosts = { "name" = "127.0.0.1:PORT" }`.
+/// "proxy"`, `allow = ["host:port"]`, `hosts = { "name" = "127.0.0.1:PORT" }`,
+/// `memory = "4G"`, `pids = 4096`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sandbox {
@@ -259,6 +260,14 @@ pub struct Sandbox {
     /// reached whatever its address.
     #[serde(default)]
     pub hosts: BTreeMap<String, SocketAddr>,
+    /// Memory of each confined child and all it starts: `"4G"`, `"512M"`
+    /// or `"off"` (default 4 GiB).
+    #[serde(default)]
+    pub memory: Option<crate::size::SizeSetting>,
+    /// Processes and threads of each confined child and all it starts,
+    /// or `"off"` (default 4096).
+    #[serde(default)]
+    pub pids: Option<crate::size::CountSetting>,
 }
 
 impl Default for Sandbox {
@@ -272,6 +281,8 @@ impl Default for Sandbox {
             agent_network: AgentNetwork::default(),
             allow: Vec::new(),
             hosts: BTreeMap::new(),
+            memory: None,
+            pids: None,
         }
     }
 }
@@ -306,6 +317,10 @@ pub struct Run {
     /// Where a retry after a rejected candidate starts (default `candidate`).
     #[serde(default)]
     pub retry_from: RetryFrom,
+    /// Free space below which no attempt starts: `"1G"`, `"5%"` or
+    /// `"off"` (default: 1 GiB or 5% of the disk, whichever is smaller).
+    #[serde(default)]
+    pub min_free: Option<crate::size::MinFree>,
 }
 
 /// `[merge]`: `batch = 8`, `wait_secs = 5`, `flaky_retries = 1`,

@@ -19,6 +19,7 @@ mod parse;
 mod prices;
 pub mod resolve;
 mod settings;
+mod size;
 
 pub use budget::{BudgetSettings, TicketBudget};
 pub use duration::{parse_duration, DurationSetting};
@@ -31,6 +32,7 @@ pub use prices::{Price, Prices};
 pub use resolve::{
     gate_from_argv, parse_gate, AgentFlags, Env, RunFlags, SettingsError, ValidationFlags,
 };
+pub use size::{parse_size, CountSetting, MinFree, SizeSetting};
 #[cfg(test)]
 mod tests;
 

@@ -127,6 +127,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         strikes: file_strikes,
         gate_timeout_secs: _,
         retry_from,
+        min_free,
     } = &file.run;
     at_least_one("run", "jobs", *file_jobs)?;
     at_least_one("run", "strikes", *file_strikes)?;
@@ -151,6 +152,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         jobs: jobs.or(*file_jobs).map_or(cores, |j| j as usize),
         strikes: strikes.or(*file_strikes).unwrap_or(defaults::STRIKES),
         retry_from: *retry_from,
+        min_free: min_free.unwrap_or(defaults::MIN_FREE),
         max_pause,
         max_unavailable,
         agent_timeout,
@@ -405,6 +407,8 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
         agent_network,
         allow,
         hosts,
+        memory,
+        pids,
     } = &file.sandbox;
     let file::Git { allow_config } = &file.git;
     let expand = |d: &String| match (d.strip_prefix("~/"), &env.home) {
@@ -431,6 +435,8 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
             .iter()
             .map(|(name, addr)| (name.trim_end_matches('.').to_ascii_lowercase(), *addr))
             .collect(),
+        memory: memory.map_or(Some(defaults::MEMORY), |m| m.0),
+        pids: pids.map_or(Some(defaults::PIDS), |p| p.0),
     }
 }
 

@@ -44,6 +44,8 @@ pub struct RunSettings {
     pub strikes: u32,
     /// Where a retry after a rejected candidate starts (`[run] retry_from`).
     pub retry_from: crate::RetryFrom,
+    /// Free space below which no attempt starts (`[run] min_free`).
+    pub min_free: crate::MinFree,
     /// The longest pause of a model pool or ticket whose model could not
     /// serve it.
     pub max_pause: Duration,
@@ -213,6 +215,7 @@ impl RunSettings {
             jobs: defaults::JOBS,
             strikes: defaults::STRIKES,
             retry_from: crate::RetryFrom::default(),
+            min_free: defaults::MIN_FREE,
             max_pause: defaults::MAX_PAUSE,
             max_unavailable: defaults::MAX_UNAVAILABLE,
             agent_timeout: Some(defaults::AGENT_TIMEOUT),
@@ -300,6 +303,10 @@ pub struct ContainSettings {
     pub allow: Vec<HostPort>,
     /// Names mapped to an address (`[sandbox] hosts`), in lower case.
     pub hosts: Vec<(String, SocketAddr)>,
+    /// Bytes of memory of each confined child (`[sandbox] memory`).
+    pub memory: Option<u64>,
+    /// Processes and threads of each confined child (`[sandbox] pids`).
+    pub pids: Option<u64>,
 }
 
 impl Default for ContainSettings {
@@ -315,6 +322,8 @@ impl Default for ContainSettings {
             agent_network: AgentNetwork::Proxy,
             allow: Vec::new(),
             hosts: Vec::new(),
+            memory: Some(defaults::MEMORY),
+            pids: Some(defaults::PIDS),
         }
     }
 }

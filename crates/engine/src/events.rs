@@ -231,6 +231,13 @@ pub enum Event {
         /// Which ceiling, and by how much.
         reason: String,
     },
+    /// Free space is below `[run] min_free`: no new attempt starts, the
+    /// run ends once those in flight are settled.
+    DiskLow {
+        /// How much is free, the floor, and the largest folders under
+        /// `.planwright/`.
+        reason: String,
+    },
     /// An attempt was rejected.
     AttemptRejected {
         /// The ticket.
@@ -807,6 +814,9 @@ mod tests {
                 text: "Write hello.txt".into(),
                 status: Some("completed".into()),
             },
+            Event::DiskLow {
+                reason: "3 MiB free".into(),
+            },
         ]
     }
 
@@ -846,6 +856,7 @@ mod tests {
             Event::BatchLanded { .. } => 29,
             Event::WorkerLost { .. } => 30,
             Event::AgentActivity { .. } => 31,
+            Event::DiskLow { .. } => 32,
         }
     }
 
@@ -855,7 +866,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=31).collect::<Vec<_>>(),
+            (0..=32).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

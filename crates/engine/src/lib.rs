@@ -66,6 +66,29 @@ pub mod sandbox {
         })
     }
 
+    /// The limits `[sandbox] pids` and `memory` give each confined child.
+    pub fn limits(contain: &ContainSettings) -> Limits {
+        Limits {
+            pids: contain.pids,
+            memory: contain.memory,
+        }
+    }
+
+    /// The failure of an attempt whose `who` (`the agent`, `the gate
+    /// \`cargo test\``) hit a limit: which, its value, and how to raise it.
+    pub fn limit_failure(who: &str, hit: LimitHit) -> crate::model::failure::Failure {
+        let key = match hit {
+            LimitHit::Pids(_) => "pids",
+            LimitHit::Memory(_) => "memory",
+        };
+        crate::model::failure::Failure::new(
+            crate::model::failure::FailureKind::ResourceLimit,
+            format!(
+                "{who} hit a resource limit: {hit} (if it needs more, raise `[sandbox] {key}` in planwright.toml)"
+            ),
+        )
+    }
+
     #[cfg(test)]
     mod tests {
         /// The default log cap is written in both crates (planwright-os caps

@@ -3,7 +3,7 @@
 //! confining them ([`sandbox`]), the egress proxy of confined children
 //! ([`proxy`]), file operations in directories untrusted
 //! processes write ([`beneath`]), file locks ([`lock`]) and the local time
-//! zone ([`time`]).
+//! zone ([`time`]), and disk space ([`disk`]).
 //!
 //! Every module has one platform-free face; what only one system has sits
 //! behind `#[cfg(target_os)]` inside it (the Linux sandbox in
@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod beneath;
+pub mod disk;
 pub mod lock;
 pub mod process;
 pub mod proxy;

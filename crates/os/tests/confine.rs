@@ -31,6 +31,7 @@ fn confined(dir: &Path, script: &str, writable: Vec<PathBuf>, network: bool) -> 
             network,
             proxy: None,
             overlay: None,
+            limits: Default::default(),
         })),
         log_limit: None,
     };

@@ -507,6 +507,7 @@ mod confined {
             network,
             proxy: None,
             overlay: None,
+            limits: Default::default(),
         }));
         s
     }
@@ -563,6 +564,7 @@ mod confined {
                 upper: layers.join("upper"),
                 work: layers.join("work"),
             }),
+            limits: Default::default(),
         }));
         let done = run_ok(&spec);
         assert!(done.success(), "{done:?}");

@@ -56,6 +56,7 @@ fn confined(dir: &Path, script: &str, proxy: Option<Rules>) -> (String, String) 
             network: false,
             proxy: proxy.map(Arc::new),
             overlay: None,
+            limits: Default::default(),
         })),
         log_limit: None,
     };

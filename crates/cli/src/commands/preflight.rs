@@ -10,8 +10,9 @@ use planwright_engine::{preflight, preflight_failed, Check};
 /// Check everything `run` would check before starting, and start nothing:
 /// the repository, the base branch, a clean working tree, the agent, the gate
 /// programs, scope operations against the base tree, scope globs that cover
-/// a file a gate runs, and scope overlap between tickets that may run at the
-/// same time.
+/// a file a gate runs, scope overlap between tickets that may run at the
+/// same time, the sandbox, and what holds each agent, set-up and gate to
+/// `[sandbox] pids` and `memory` (a cgroup v2 or v1, or rlimits).
 ///
 /// Exit 0 when every check passes (warnings allowed), 2 when `--repo` is not a git repository, 1 otherwise.
 #[derive(clap::Args, Debug)]

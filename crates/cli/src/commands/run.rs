@@ -382,7 +382,7 @@ fn deliver_after(
 /// stands, where the logs are, how to continue and how to run a merged
 /// ticket again.
 fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global) {
-    let stopped = summary.interrupted || summary.budget.is_some();
+    let stopped = summary.interrupted || summary.budget.is_some() || summary.disk.is_some();
     if global.quiet || global.output == Output::Json || (summary.all_merged() && !stopped) {
         return;
     }

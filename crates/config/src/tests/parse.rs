@@ -243,3 +243,30 @@ fn agents_and_families_refuse_what_they_do_not_know_naming_the_place() {
     let err = refusal("[families.claude]\ncheep = 'claude-haiku-4-5'\n").to_string();
     assert!(err.contains("cheep") && err.contains("frontier"), "{err}");
 }
+
+#[test]
+fn limits_and_the_disk_floor_parse_resolve_and_name_a_bad_value() {
+    use crate::resolve::{self, Env};
+    use crate::{defaults, MinFree};
+    let defaulted = resolve::sandbox(&Config::default(), &Env::default());
+    assert_eq!(defaulted.memory, Some(defaults::MEMORY));
+    assert_eq!(defaulted.pids, Some(defaults::PIDS));
+    let file = parse("[sandbox]\nmemory = \"512M\"\npids = 64\n[run]\nmin_free = \"5%\"\n");
+    let set = resolve::sandbox(&file, &Env::default());
+    assert_eq!((set.memory, set.pids), (Some(512 << 20), Some(64)));
+    assert_eq!(file.run.min_free, Some(MinFree::Percent(5)));
+    let off = resolve::sandbox(
+        &parse("[sandbox]\nmemory = \"off\"\npids = \"off\"\n"),
+        &Env::default(),
+    );
+    assert_eq!((off.memory, off.pids), (None, None));
+    let err = refusal("[sandbox]\nmode = \"enforce\"\nmemory = \"4X\"\n").to_string();
+    assert!(
+        err.contains("line 3") && err.contains("unknown unit"),
+        "{err}"
+    );
+    let err = refusal("[sandbox]\npids = 0\n").to_string();
+    assert!(err.contains("line 2") && err.contains("\"off\""), "{err}");
+    let err = refusal("[run]\nmin_free = \"500%\"\n").to_string();
+    assert!(err.contains("line 2") && err.contains("5%"), "{err}");
+}

@@ -861,6 +861,7 @@ mod tests {
             stderr_tail: String::new(),
             output_tail: out.to_string(),
             duration: Duration::ZERO,
+            limit: None,
         }
     }
 

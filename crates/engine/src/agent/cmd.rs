@@ -213,6 +213,7 @@ mod tests {
             stderr_tail: stderr.into(),
             output_tail: format!("{stdout}{stderr}"),
             duration: Duration::ZERO,
+            limit: None,
         }
     }
 

@@ -139,6 +139,9 @@ pub struct LocalExecutor {
     workspaces: Workspaces,
     agents: Agents,
     log_limit: Option<u64>,
+    /// `[run] min_free`: below it after an attempt, the attempt filled
+    /// the disk.
+    min_free: planwright_config::MinFree,
 }
 
 impl LocalExecutor {
@@ -156,6 +159,42 @@ impl LocalExecutor {
             workspaces,
             agents,
             log_limit,
+            min_free: planwright_config::defaults::MIN_FREE,
+        }
+    }
+
+    /// The same executor, an attempt after which the disk is below
+    /// `min_free` failing as `disk_full`.
+    pub fn with_min_free(mut self, min_free: planwright_config::MinFree) -> LocalExecutor {
+        self.min_free = min_free;
+        self
+    }
+
+    /// When the disk of `.planwright/` is below the floor: the attempt's
+    /// `disk_full` failure, its slot scrubbed (the space it held given
+    /// back) and the store's reserve released, so the failure can be
+    /// recorded.
+    fn disk_full(&self, slot: &str) -> Result<Option<crate::model::failure::Failure>, EngineError> {
+        let state = self.repo.state_dir();
+        let Some(low) = super::disk::low(&state, self.min_free) else {
+            return Ok(None);
+        };
+        self.workspaces.scrub(slot)?;
+        super::disk::release(&state);
+        Ok(Some(super::disk::full(&low)))
+    }
+
+    /// `error` of the candidate's commit, or its `disk_full` failure
+    /// when the disk is why.
+    fn or_disk_full(
+        &self,
+        slot: &str,
+        report: AgentReport,
+        error: EngineError,
+    ) -> Result<Candidate, EngineError> {
+        match self.disk_full(slot)? {
+            Some(f) => Ok(rejected(report, f)),
+            None => Err(error),
         }
     }
 
@@ -268,6 +307,18 @@ impl Executor for LocalExecutor {
         // sure the agent changed nothing there (the coordinator checks too).
         self.repo.guard().check()?;
         let report = report?;
+        // A limit the agent hit is the attempt's failure, whatever the
+        // agent made of it (a build that died of it, or gave up).
+        let hit = ctx.confine.as_ref().and_then(|c| c.hits.get());
+        if let Some(hit) = hit.filter(|_| report.outcome != AgentOutcome::Cancelled) {
+            let f = crate::sandbox::limit_failure("the agent", hit);
+            return Ok(rejected(report, f));
+        }
+        if report.outcome != AgentOutcome::Cancelled {
+            if let Some(f) = self.disk_full(&slot)? {
+                return Ok(rejected(report, f));
+            }
+        }
         if report.outcome != AgentOutcome::Finished {
             return Ok(Candidate::without_commit(report));
         }
@@ -275,19 +326,15 @@ impl Executor for LocalExecutor {
         // planwright commits, not the agent: the workspace's files become
         // one commit whose only parent is the base commit, built with
         // planwright's own git directory and index.
-        let tree = match self.workspaces.tree(&slot, &input.base_commit)? {
-            Ok(tree) => tree,
-            Err(f) => {
-                return Ok(Candidate {
-                    report,
-                    commit: None,
-                    setup_failed: None,
-                    rejected: Some(f),
-                    lost: None,
-                })
-            }
+        let tree = match self.workspaces.tree(&slot, &input.base_commit) {
+            Err(e) => return self.or_disk_full(&slot, report, e),
+            Ok(Ok(tree)) => tree,
+            Ok(Err(f)) => return Ok(rejected(report, f)),
         };
-        let commit = commit_tree(&self.repo, &tree, &input.base_commit, &input.message)?;
+        let commit = match commit_tree(&self.repo, &tree, &input.base_commit, &input.message) {
+            Ok(commit) => commit,
+            Err(e) => return self.or_disk_full(&slot, report, e),
+        };
         self.repo
             .made_candidate(&commit, &input.base_commit, &input.message);
         self.repo
@@ -301,6 +348,17 @@ impl Executor for LocalExecutor {
             rejected: None,
             lost: None,
         })
+    }
+}
+
+/// The attempt that ran and was rejected before its commit with `f`.
+fn rejected(report: AgentReport, f: crate::model::failure::Failure) -> Candidate {
+    Candidate {
+        report,
+        commit: None,
+        setup_failed: None,
+        rejected: Some(f),
+        lost: None,
     }
 }
 

@@ -144,6 +144,11 @@ impl Setup {
                 Ok(done) => done,
                 Err(e) => return Err(EngineError::Settings(format!("set-up `{command}`: {e}"))),
             };
+            if let Some(hit) = done.limit.filter(|_| done.exit != process::Exit::Cancelled) {
+                let who = format!("the set-up `{command}` {place}");
+                let f = crate::sandbox::limit_failure(&who, hit);
+                return Ok(Some(Verdict::Fail(f.with_evidence(done.output_tail))));
+            }
             match done.exit {
                 process::Exit::Code(0) => {}
                 process::Exit::Cancelled => return Ok(Some(Verdict::Cancelled)),

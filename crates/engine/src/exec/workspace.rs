@@ -60,6 +60,8 @@ pub struct Workspaces {
     /// processes end with its PID namespace, and no other agent may write
     /// there (no `[sandbox] writable` directory holds the workspaces).
     quiet_after_candidate: bool,
+    /// `[sandbox] pids` and `memory` of agents and set-ups.
+    limits: crate::sandbox::Limits,
 }
 
 impl Workspaces {
@@ -84,6 +86,7 @@ impl Workspaces {
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
+            limits: crate::sandbox::Limits::default(),
         }
     }
 
@@ -118,6 +121,13 @@ impl Workspaces {
         self
     }
 
+    /// The same workspaces, whose agents and set-ups are held to `limits`
+    /// (`[sandbox] pids` and `memory`).
+    pub fn with_limits(mut self, limits: crate::sandbox::Limits) -> Workspaces {
+        self.limits = limits;
+        self
+    }
+
     /// The same workspaces, whose agents and set-ups also read `readable`
     /// (`[sandbox] readable`) where their view hides it.
     pub fn with_readable(mut self, readable: Vec<PathBuf>) -> Workspaces {
@@ -144,6 +154,22 @@ impl Workspaces {
         )
     }
 
+    /// Gives back the space slot `slot` holds: its workspace, temporary
+    /// directory, index and set-up stamp go, and its next
+    /// [`Workspaces::prepare`] starts it from nothing.
+    pub fn scrub(&self, slot: &str) -> Result<(), EngineError> {
+        self.synced_slots().remove(slot);
+        remove_any(&self.index(slot))?;
+        setup::clear_stamp(&self.stamp(slot))?;
+        remove_any(&self.path(slot))?;
+        let tmp = self
+            .repo
+            .state_dir()
+            .join("tmp")
+            .join(format!("agent-{slot}"));
+        remove_any(&tmp)
+    }
+
     /// The package-manager caches of slot `slot`'s agent and set-up.
     pub fn caches(&self, slot: &str) -> Caches {
         Caches::agent(&self.repo, slot)
@@ -163,6 +189,7 @@ impl Workspaces {
         let mut policy = Policy {
             writable,
             readable: self.readable(),
+            limits: self.limits,
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -245,6 +272,7 @@ impl Workspaces {
         let mut policy = Policy {
             writable: vec![dir.clone(), tmp.clone(), caches.root().to_path_buf()],
             readable: self.readable(),
+            limits: self.limits,
             ..Policy::default()
         };
         self.network.apply(&mut policy, SETUP_HOSTS);

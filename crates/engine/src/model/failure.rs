@@ -40,11 +40,16 @@ pub enum FailureKind {
     /// Its model could not serve it (rate limit, quota) `[agent]
     /// max_unavailable` times in a row.
     Unavailable,
+    /// The agent, its set-up or a gate reached `[sandbox] pids` or
+    /// `[sandbox] memory`.
+    ResourceLimit,
+    /// The disk filled up during the attempt (its workspace was reset).
+    DiskFull,
 }
 
 impl FailureKind {
     /// Every kind, for docs and parsing.
-    pub const ALL: [FailureKind; 15] = [
+    pub const ALL: [FailureKind; 17] = [
         FailureKind::EmptyDiff,
         FailureKind::ScopeViolation,
         FailureKind::RailViolation,
@@ -60,6 +65,8 @@ impl FailureKind {
         FailureKind::CounterfactualError,
         FailureKind::Budget,
         FailureKind::Unavailable,
+        FailureKind::ResourceLimit,
+        FailureKind::DiskFull,
     ];
 
     /// The stored and printed name.
@@ -80,6 +87,8 @@ impl FailureKind {
             FailureKind::CounterfactualError => "counterfactual_error",
             FailureKind::Budget => "budget",
             FailureKind::Unavailable => "unavailable",
+            FailureKind::ResourceLimit => "resource_limit",
+            FailureKind::DiskFull => "disk_full",
         }
     }
 

@@ -36,6 +36,8 @@ pub(super) struct Loop {
     pub(super) pauses: PoolPauses,
     /// Why the run's budget stops new attempts, once it does.
     pub(super) budget_stop: Option<String>,
+    /// Why free space below `[run] min_free` stops new attempts, once it does.
+    pub(super) disk_stop: Option<String>,
     /// Slots whose machine failed an attempt: never used again in this
     /// invocation.
     pub(super) retired: usize,
@@ -67,11 +69,20 @@ pub(super) struct Coordinator<'c, 'a> {
     pub(super) merges: Sender<MergeJob>,
 }
 
-/// Coordinates the run; `Some(why)` when the run's budget stopped it.
+/// Why a run stopped starting attempts before every ticket ran.
+#[derive(Debug, Default)]
+pub(super) struct Stops {
+    /// Its budget was used up.
+    pub(super) budget: Option<String>,
+    /// Free space fell below `[run] min_free`.
+    pub(super) disk: Option<String>,
+}
+
+/// Coordinates the run; why it stopped starting attempts, if it did.
 pub(super) fn coordinate<'s, 'a: 's>(
     scope: &'s std::thread::Scope<'s, '_>,
     sh: &'s Shared<'a>,
-) -> Result<Option<String>, EngineError> {
+) -> Result<Stops, EngineError> {
     let (tx, rx) = channel::<Msg>();
     let wake = tx.clone();
     sh.cancel.on_cancel(move || {
@@ -171,7 +182,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         scope: &'c std::thread::Scope<'c, '_>,
         tx: Sender<Msg>,
         rx: Receiver<Msg>,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Stops, EngineError> {
         loop {
             self.unpause();
             let stopping = self.sh.cancel.is_cancelled() || self.lp.fatal.is_some();
@@ -180,7 +191,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
             // A used-up budget ends the run like a stop, without cancelling
             // the attempts in flight: what they did is paid for.
-            let stopping = stopping || self.lp.budget_stop.is_some();
+            let stopping = stopping || self.lp.budget_stop.is_some() || self.lp.disk_stop.is_some();
             let busy = self.lp.in_flight + self.lp.merging > 0;
             if !busy && (stopping || self.lp.paused.is_empty()) {
                 break;
@@ -201,7 +212,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         }
         match self.lp.fatal {
             Some(e) => Err(e),
-            None => Ok(self.lp.budget_stop),
+            None => Ok(Stops {
+                budget: self.lp.budget_stop,
+                disk: self.lp.disk_stop,
+            }),
         }
     }
 
@@ -297,7 +311,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     ) -> Result<(), EngineError> {
         loop {
             let ready = self.sched.next(self.lp.free.len());
-            if ready.is_empty() || self.lp.budget_stop.is_some() {
+            let stopped = self.lp.budget_stop.is_some() || self.lp.disk_stop.is_some();
+            if ready.is_empty() || stopped || self.disk_low() {
                 return Ok(());
             }
             for id in ready {
@@ -311,6 +326,22 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 self.start(scope, &id, slot, route, tx.clone())?;
             }
         }
+    }
+
+    /// Whether free space is below `[run] min_free`, which stops new
+    /// attempts (said once, with what takes the space).
+    pub(super) fn disk_low(&mut self) -> bool {
+        let sh = self.sh;
+        let Some(low) = crate::exec::disk::low(&sh.repo.state_dir(), sh.settings.min_free) else {
+            return false;
+        };
+        let reason =
+            format!("{low}; free some space and run again (`[run] min_free` sets the floor)");
+        sh.emitter.emit(Event::DiskLow {
+            reason: reason.clone(),
+        });
+        self.lp.disk_stop = Some(reason);
+        true
     }
 
     /// Asks the budget (rebuilt from the store, so earlier invocations

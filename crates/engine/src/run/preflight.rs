@@ -426,6 +426,7 @@ pub(crate) fn examine(
         check_git_config(r, &contain.allow_config, &mut out);
     }
     check_sandbox(contain, &mut out);
+    check_limits(contain, &mut out);
     for agent in agents.each() {
         check_agent(agent, &mut out);
         probe_agent(agent, contain, &mut out);
@@ -634,6 +635,44 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
         }
     }
     check_readable(contain, out);
+}
+
+/// `[sandbox] pids` and `memory`, and what holds each confined child to
+/// them here: a cgroup sees a limit reached and names it in the attempt's
+/// failure; rlimits bound without seeing it, a warning.
+fn check_limits(contain: &ContainSettings, out: &mut Vec<Check>) {
+    use crate::sandbox::{bytes_text, mechanism, Mechanism};
+    let limits = crate::sandbox::limits(contain);
+    if limits.is_none() {
+        out.push(Check::ok(
+            "limits",
+            "no limits: `[sandbox] pids` and `memory` are \"off\"",
+        ));
+        return;
+    }
+    let what = [
+        limits.pids.map(|n| format!("{n} processes")),
+        limits
+            .memory
+            .map(|m| format!("{} of memory", bytes_text(m))),
+    ];
+    let what: Vec<String> = what.into_iter().flatten().collect();
+    let mechanism = mechanism();
+    let message = format!(
+        "each agent, set-up, gate and reviewer is held to {} by {}",
+        what.join(" and "),
+        mechanism.describe()
+    );
+    match mechanism {
+        Mechanism::CgroupV2 { .. } | Mechanism::CgroupV1 { memory: Some(_), pids: Some(_), .. } => {
+            out.push(Check::ok("limits", message))
+        }
+        _ => out.push(Check::warning(
+            "limits",
+            message,
+            "a limit reached without a cgroup shows as the program's own failure, not `resource_limit`; run planwright as root on cgroup v1, or alone in a delegated cgroup v2 (`systemd-run --user --scope -p Delegate=yes planwright run ...`); see docs/security.md",
+        )),
+    }
 }
 
 /// `[sandbox] readable` names what exists, below the home rather than the

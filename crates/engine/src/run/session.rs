@@ -157,13 +157,17 @@ impl Prepared {
             c.writable.clone(),
         )
         .with_network(Network::new(c))
-        .with_readable(c.readable.clone());
-        Arc::new(LocalExecutor::new(
-            self.repo.clone(),
-            workspaces,
-            self.agents.clone(),
-            c.agent_log_limit,
-        ))
+        .with_readable(c.readable.clone())
+        .with_limits(crate::sandbox::limits(c));
+        Arc::new(
+            LocalExecutor::new(
+                self.repo.clone(),
+                workspaces,
+                self.agents.clone(),
+                c.agent_log_limit,
+            )
+            .with_min_free(self.settings.min_free),
+        )
     }
 
     /// The executor `[executor]` names: the local one, or workers reached
@@ -251,6 +255,8 @@ pub fn run(
     // Confined agents cannot write the user's checkout: a change there is
     // the user's own edit, which holds the merges rather than stopping the run.
     repo.guard().watch_checkout(!containment.confines_writes());
+    // Below the floor the store gets the reserve's room; above, it is kept.
+    crate::exec::disk::at_open(&state_dir, settings.min_free);
     let store = Store::open(&state_dir.join("state.db"))?;
     // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
     let digests: Vec<String> = plan.tickets.iter().map(ticket_digest).collect();
@@ -351,8 +357,11 @@ pub(super) fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
         Ok(_) => sync(sh)?,
         Err(_) => None,
     };
-    let budget = outcome.as_ref().ok().cloned().flatten();
-    let summary = summarize(&sh.store, &sh.run, held, interrupted, budget)?;
+    let (outcome, stops) = match outcome {
+        Ok(stops) => (Ok(()), stops),
+        Err(e) => (Err(e), Default::default()),
+    };
+    let summary = summarize(&sh.store, &sh.run, held, interrupted, stops)?;
     let status = if interrupted {
         RunStatus::Interrupted
     } else {

@@ -37,6 +37,10 @@ pub struct RunSummary {
     /// (raising `[budget]` and running again continues it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
+    /// Why free space below `[run] min_free` stopped it before every
+    /// ticket ran, if it did (freeing space and running again continues it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
 }
 
 impl RunSummary {
@@ -46,6 +50,7 @@ impl RunSummary {
             && self.blocked.is_empty()
             && !self.interrupted
             && self.budget.is_none()
+            && self.disk.is_none()
     }
 }
 
@@ -54,7 +59,7 @@ pub(super) fn summarize(
     run: &str,
     held: Option<Held>,
     interrupted: bool,
-    budget: Option<String>,
+    stops: super::coordinator::Stops,
 ) -> Result<RunSummary, EngineError> {
     let mut s = RunSummary {
         run: run.to_string(),
@@ -64,7 +69,8 @@ pub(super) fn summarize(
         blocked: vec![],
         held,
         interrupted,
-        budget,
+        budget: stops.budget,
+        disk: stops.disk,
     };
     for t in store.tickets(run)? {
         match t.state {

@@ -57,6 +57,8 @@ pub struct Checkouts {
     /// Whether gates write through an overlay, so only planwright writes
     /// the checkouts.
     overlay: bool,
+    /// `[sandbox] pids` and `memory` of set-ups, gates and reviewers.
+    limits: sandbox::Limits,
     /// The checkouts that hold what planwright last wrote there, their
     /// index matching every file: the next reset need only touch the
     /// files that differ between the two commits.
@@ -103,6 +105,7 @@ impl Checkouts {
                 .chain(contain.readable.iter().cloned())
                 .collect(),
             overlay,
+            limits: sandbox::limits(contain),
             synced: Arc::default(),
         }
     }
@@ -276,6 +279,7 @@ impl Checkouts {
         let mut policy = Policy {
             writable,
             readable: self.readable.clone(),
+            limits: self.limits,
             ..Policy::default()
         };
         self.network.apply(&mut policy, hosts);
@@ -295,6 +299,7 @@ impl Checkouts {
             network,
             proxy: None,
             overlay,
+            limits: self.limits,
         })
     }
 

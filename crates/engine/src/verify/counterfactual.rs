@@ -332,6 +332,7 @@ fn tests(
                 stderr_tail: String::new(),
                 output_tail: e.to_string(),
                 duration: Duration::ZERO,
+                limit: None,
             }));
         }
     };

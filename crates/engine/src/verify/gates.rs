@@ -74,6 +74,10 @@ pub fn run_gates(
             }
         };
         append(log, &format!("\n-> {}\n", done.exit))?;
+        if let Some(hit) = done.limit.filter(|_| done.exit != Exit::Cancelled) {
+            let f = crate::sandbox::limit_failure(&format!("the gate `{command}`"), hit);
+            return Ok(Verdict::Fail(f.with_evidence(tail(&done.output_tail))));
+        }
         match done.exit {
             Exit::Code(0) => {}
             Exit::Cancelled => return Ok(Verdict::Cancelled),

@@ -139,6 +139,9 @@ pub struct Finished {
     pub output_tail: String,
     /// Wall-clock time from start to the end of its output.
     pub duration: Duration,
+    /// The limit of its [`crate::sandbox::Limits`] it hit, where the
+    /// mechanism sees it ([`crate::sandbox::Mechanism::reports_hits`]).
+    pub limit: Option<crate::sandbox::LimitHit>,
 }
 
 impl Finished {
@@ -371,15 +374,20 @@ fn run_with(spec: &Spec, cancel: &Cancel, piped: Option<Stdio>) -> Result<Finish
             stderr_tail: String::new(),
             output_tail: String::new(),
             duration: Duration::ZERO,
+            limit: None,
         });
     }
 
     let start = Instant::now();
     let mut cmd = command(spec, &program, program_name);
-    let pending = match &spec.confine {
-        Some(confine) => confine.apply(&mut cmd)?,
-        None => None,
+    let (pending, watch) = match &spec.confine {
+        Some(confine) => {
+            let applied = confine.apply(&mut cmd)?;
+            (applied.proxy, applied.watch)
+        }
+        None => (None, None),
     };
+    // Dropped on an early return: its cgroup is removed.
     let child = cmd
         .stdin(stdin)
         .spawn()
@@ -413,6 +421,7 @@ fn run_with(spec: &Spec, cancel: &Cancel, piped: Option<Stdio>) -> Result<Finish
     group.signal(Signal::KILL);
     let status = group.reap().map_err(lost)?;
     let duration = start.elapsed();
+    let limit = watch.and_then(|w| w.close());
 
     if let Some(source) = out.log_error {
         let path = spec.log.clone().unwrap_or_default();
@@ -424,6 +433,7 @@ fn run_with(spec: &Spec, cancel: &Cancel, piped: Option<Stdio>) -> Result<Finish
         stderr_tail: out.stderr.text(),
         output_tail: out.all.text(),
         duration,
+        limit,
     })
 }
 

@@ -28,6 +28,7 @@
 //! items as `unsupported.rs` (a `Backend`, `apply`, `receive`,
 //! `probe_overlay`, `fold_layer`, `HINT`).
 
+mod limits;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
@@ -37,6 +38,8 @@ use linux as imp;
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
 use unsupported as imp;
+
+pub use limits::{bytes_text, mechanism, HitRecord, LimitHit, Limits, Mechanism};
 
 use crate::beneath::{BeneathError, Dir};
 use crate::proxy::{Proxy, Rules};
@@ -114,6 +117,9 @@ pub struct Policy {
     /// A directory the child starts in and may write, whose writes land in
     /// an overlay: only where [`Containment::overlays`].
     pub overlay: Option<Overlay>,
+    /// How many processes and how much memory the child and all it
+    /// starts may use ([`mechanism`] says what holds it to them).
+    pub limits: Limits,
 }
 
 /// A directory a child sees and writes as usual, while for everyone else
@@ -153,6 +159,7 @@ impl Containment {
         Confine {
             containment: *self,
             policy,
+            hits: HitRecord::default(),
         }
     }
 
@@ -192,6 +199,8 @@ pub struct Confine {
     pub containment: Containment,
     /// What it may do.
     pub policy: Policy,
+    /// The limits its children hit, shared by its clones.
+    pub hits: HitRecord,
 }
 
 impl Confine {
@@ -204,11 +213,15 @@ impl Confine {
     /// Prepares `cmd` (in the parent) so that the child it starts is
     /// confined. Called after the command's other set-up: what it adds
     /// runs last before the program. With a [`Policy::proxy`], what starts
-    /// the proxy once the child has started.
-    pub(crate) fn apply(&self, cmd: &mut Command) -> Result<Option<PendingProxy>, SandboxError> {
-        let from_child = imp::apply(self, cmd)?;
+    /// the proxy once the child has started, and its cgroup.
+    pub(crate) fn apply(&self, cmd: &mut Command) -> Result<Applied, SandboxError> {
+        let (from_child, cgroup) = imp::apply(self, cmd)?;
+        let watch = cgroup.map(|cgroup| Watch {
+            cgroup,
+            hits: self.hits.clone(),
+        });
         let Some(rules) = &self.policy.proxy else {
-            return Ok(None);
+            return Ok(Applied { proxy: None, watch });
         };
         let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
         let (listener, at) = match from_child {
@@ -220,10 +233,39 @@ impl Confine {
             }
         };
         crate::proxy::set_env(cmd, at);
-        Ok(Some(PendingProxy {
+        let proxy = Some(PendingProxy {
             listener,
             rules: Arc::clone(rules),
-        }))
+        });
+        Ok(Applied { proxy, watch })
+    }
+}
+
+/// What [`Confine::apply`] leaves for the child's runner.
+#[derive(Debug)]
+pub(crate) struct Applied {
+    /// Its proxy, to start once it has.
+    pub(crate) proxy: Option<PendingProxy>,
+    /// Its cgroup, to close once it is reaped.
+    pub(crate) watch: Option<Watch>,
+}
+
+/// A child's cgroup and the record its hit goes to.
+#[derive(Debug)]
+pub(crate) struct Watch {
+    cgroup: imp::Cgroup,
+    hits: HitRecord,
+}
+
+impl Watch {
+    /// Once the child is reaped: the limit it hit (noted in its
+    /// confine's record too); its cgroup is removed.
+    pub(crate) fn close(self) -> Option<LimitHit> {
+        let hit = self.cgroup.close();
+        if let Some(hit) = hit {
+            self.hits.note(hit);
+        }
+        hit
     }
 }
 

@@ -51,14 +51,32 @@ impl Backend {
 pub(super) fn apply(
     confine: &Confine,
     _cmd: &mut Command,
-) -> Result<Option<std::os::fd::OwnedFd>, SandboxError> {
+) -> Result<(Option<std::os::fd::OwnedFd>, Option<Cgroup>), SandboxError> {
     match confine.policy.overlay {
         Some(_) => Err(SandboxError::Setup(format!(
             "planwright has no overlays on {}",
             std::env::consts::OS
         ))),
-        None => Ok(None),
+        None => Ok((None, None)),
     }
+}
+
+/// No cgroups here: never made.
+#[derive(Debug)]
+pub(crate) enum Cgroup {}
+
+impl Cgroup {
+    pub(crate) fn close(self) -> Option<super::LimitHit> {
+        match self {}
+    }
+}
+
+/// Nothing bounds a child's processes or memory here.
+pub(super) fn limits_mechanism() -> &'static super::Mechanism {
+    static NONE: std::sync::OnceLock<super::Mechanism> = std::sync::OnceLock::new();
+    NONE.get_or_init(|| super::Mechanism::None {
+        why: format!("planwright sets no limits on {}", std::env::consts::OS),
+    })
 }
 
 /// Never called: [`apply`] hands nothing off.

@@ -407,7 +407,8 @@ fn slot_executor(
         containment,
         Vec::new(),
     )
-    .with_network(Network::new(&contain_settings(s)));
+    .with_network(Network::new(&contain_settings(s)))
+    .with_limits(crate::sandbox::limits(&contain_settings(s)));
     LocalExecutor::new(slot.repo.clone(), workspaces, agents, s.log_limit)
 }
 

@@ -6,13 +6,17 @@
 //! [`Hook::enter`]: plain system calls on data prepared in the parent, no
 //! allocation, because the parent is multi-threaded.
 
+mod cgroup;
 mod handoff;
 mod landlock;
+mod limits;
 mod mounts;
 mod namespaces;
 mod overlay;
 
+pub(crate) use cgroup::Cgroup;
 pub(super) use handoff::receive;
+pub(super) use limits::limits_mechanism;
 pub(super) use overlay::fold_layer;
 
 use super::{Confine, Mode, Overlay, SandboxError};
@@ -181,14 +185,22 @@ pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
 }
 
 /// Returns planwright's end of the proxy's socket pair when the child
-/// makes the proxy's listener in its own network namespace.
-pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<Option<OwnedFd>, SandboxError> {
+/// makes the proxy's listener in its own network namespace, and the
+/// child's cgroup when it has one.
+pub(super) fn apply(
+    confine: &Confine,
+    cmd: &mut Command,
+) -> Result<(Option<OwnedFd>, Option<Cgroup>), SandboxError> {
+    let (cgroup, limits) =
+        limits::ChildLimits::new(confine.policy.limits, confine.containment.0.namespaces)
+            .map_err(|e| SandboxError::Setup(format!("the child's limits: {e}")))?;
     let (mut hook, handoff) = Hook::new(confine, cmd)?;
+    hook.limits = limits;
     // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
     // child of a multi-threaded parent; `Hook::enter` makes only system
     // calls on data prepared here, allocates nothing and takes no lock.
     unsafe { cmd.pre_exec(move || hook.enter()) };
-    Ok(handoff)
+    Ok((handoff, cgroup))
 }
 
 /// What a confined child does between fork and exec.
@@ -199,6 +211,8 @@ struct Hook {
     mounts: Option<MountSetup>,
     overlay: Option<OverlaySetup>,
     listener: Option<handoff::ListenerSetup>,
+    /// Its cgroup and rlimits.
+    limits: Option<limits::ChildLimits>,
     parent: Pid,
     /// planwright's environment strings, zeroed in the processes that
     /// stay behind in the namespaces.
@@ -256,6 +270,7 @@ impl Hook {
             mounts,
             overlay,
             listener,
+            limits: None,
             parent: rustix::process::getpid(),
             environment: namespaces::environment_block(),
         };
@@ -268,8 +283,16 @@ impl Hook {
     /// status on, so that the child's exit means everything has ended.
     fn enter(&mut self) -> io::Result<()> {
         namespaces::die_with_parent(self.parent)?;
+        // Into its cgroup while still in planwright's user namespace,
+        // where the cgroup's files were opened.
+        if let Some(limits) = &self.limits {
+            limits.enter()?;
+        }
         if let Some(ns) = &self.ns {
             ns.enter()?;
+            if let Some(limits) = &self.limits {
+                limits.enter_namespace()?;
+            }
         }
         if let Some(listener) = &mut self.listener {
             listener.enter()?;

@@ -1,0 +1,133 @@
+//! The disk `.planwright/` is on: the floor below which no attempt starts
+//! (`[run] min_free`), the attempt that filled it (`disk_full`), and the
+//! reserve that lets the state store record that on a full disk.
+//!
+//! The reserve is a file of [`RESERVE`] bytes, its blocks allocated,
+//! at `.planwright/reserve`. It is made when a run opens with room to
+//! spare, and removed when an attempt filled the disk (before its failure
+//! is recorded) or when a run opens below the floor (before the store is
+//! written), so that SQLite finds room for its journal and pages.
+
+use crate::model::failure::{Failure, FailureKind};
+use planwright_config::MinFree;
+use planwright_os::disk;
+use planwright_os::sandbox::bytes_text;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The bytes set aside for the state store.
+pub const RESERVE: u64 = 16 << 20;
+
+/// Free space below the floor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Low {
+    /// Bytes free.
+    pub available: u64,
+    /// The floor on this disk.
+    pub floor: u64,
+    /// As `[run] min_free` says it.
+    pub min_free: MinFree,
+    /// The largest folders under `.planwright/` (of 1 MiB or more), with
+    /// their sizes.
+    pub largest: Vec<(PathBuf, u64)>,
+}
+
+impl fmt::Display for Low {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} free on the disk of `.planwright/`, below `[run] min_free` ({}",
+            mib(self.available),
+            self.min_free.describe()
+        )?;
+        if !matches!(self.min_free, MinFree::Bytes(_)) {
+            write!(f, ": {} here", mib(self.floor))?;
+        }
+        f.write_str(")")?;
+        if !self.largest.is_empty() {
+            let list: Vec<String> = (self.largest.iter())
+                .map(|(p, size)| format!("{} ({})", p.display(), mib(*size)))
+                .collect();
+            write!(f, "; the largest folders under it: {}", list.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// `40 MiB`, rounded down; `0 MiB` below one.
+fn mib(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        bytes_text(bytes >> 20 << 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
+/// Whether the disk of `state_dir` (`.planwright/`, or the repository when
+/// it does not exist yet) is below the floor `min_free`, and if so what
+/// takes the space there.
+pub fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
+    let at = if state_dir.exists() {
+        state_dir
+    } else {
+        state_dir.parent()?
+    };
+    let space = disk::space(at).ok()?;
+    let floor = min_free.floor(space.total);
+    (space.available < floor).then(|| Low {
+        available: space.available,
+        floor,
+        min_free,
+        largest: disk::largest(state_dir, 5)
+            .into_iter()
+            .filter(|(_, size)| *size >= 1 << 20)
+            .map(|(p, size)| {
+                (
+                    p.strip_prefix(state_dir)
+                        .map(Path::to_path_buf)
+                        .unwrap_or(p),
+                    size,
+                )
+            })
+            .collect(),
+    })
+}
+
+fn reserve_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("reserve")
+}
+
+/// As a run opens: below the floor, the reserve is given to the state
+/// store; with room above the floor for it, it is made (once).
+pub fn at_open(state_dir: &Path, min_free: MinFree) {
+    let path = reserve_path(state_dir);
+    let space = disk::space(state_dir);
+    let low = space
+        .as_ref()
+        .is_ok_and(|s| s.available < min_free.floor(s.total));
+    if low {
+        release(state_dir);
+    } else if !path.exists() {
+        let room =
+            space.is_ok_and(|s| s.available >= min_free.floor(s.total).saturating_add(2 * RESERVE));
+        if room {
+            // Without it a full disk can still stop the run with a store
+            // error, as before: nothing else depends on it.
+            let _ = disk::reserve(&path, RESERVE);
+        }
+    }
+}
+
+/// Gives the reserve's space back (to the state store, about to record
+/// a `disk_full` failure).
+pub fn release(state_dir: &Path) {
+    let _ = std::fs::remove_file(reserve_path(state_dir));
+}
+
+/// The failure of an attempt after which the disk is below the floor.
+pub fn full(low: &Low) -> Failure {
+    Failure::new(
+        FailureKind::DiskFull,
+        format!("the disk filled up during the attempt: {low}; its workspace was reset"),
+    )
+}
