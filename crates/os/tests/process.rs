@@ -613,7 +613,7 @@ mod confined {
         let done = run_ok(&spec);
         assert_eq!(done.exit, Exit::Code(7));
         // No waiting: the PID namespace is gone when `run` returns.
-        assert_eq!(pids_running("sleep\01000.713\0"), Vec::<String>::new());
+        assert_eq!(pids_running("sleep\x001000.713\x00"), Vec::<String>::new());
     }
 
     #[test]
