@@ -13,7 +13,7 @@ use planwright_engine::remote::protocol::WorkerSettings;
 use planwright_engine::remote::{
     serve, EndLink, Link, Lost, RemoteExecutor, Transport, WorkerOptions,
 };
-use planwright_engine::{Candidate, EngineError, Executor, Repo};
+use planwright_engine::{Candidate, EngineError, Executor, Phase, Repo};
 use planwright_testkit::contract::input;
 use planwright_testkit::Env;
 use std::io::{Read, Write};
@@ -185,8 +185,8 @@ fn attempt_with(
     interrupt: bool,
 ) -> Candidate {
     let cancel = Cancel::default();
-    let progress = |phase: &str| {
-        if phase == "agent" {
+    let progress = |phase: Phase| {
+        if phase == Phase::Agent {
             t.shared.set(fault);
             if interrupt {
                 cancel.cancel();
