@@ -119,6 +119,7 @@ pub type CliResult = Result<i32, CliError>;
 pub fn flag(f: Flag) -> &'static str {
     match f {
         Flag::Agent => "--agent",
+        Flag::Base => "--base",
         Flag::Cache => "--cache",
         Flag::Jobs => "--jobs",
         Flag::Unsandboxed => "--unsandboxed",

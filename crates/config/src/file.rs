@@ -254,6 +254,10 @@ pub struct Run {
     /// Where a retry after a rejected candidate starts (default `candidate`).
     #[serde(default)]
     pub retry_from: RetryFrom,
+    /// The branch tickets merge into (default: the plan's `base` where its
+    /// format has one, else the repository's current branch).
+    #[serde(default)]
+    pub base: Option<String>,
 }
 
 /// `[merge]`: `batch = 8`, `wait_secs = 5`, `flaky_retries = 1`,

@@ -33,7 +33,7 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, ExecutorSettings,
+    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ConfigSource, ContainSettings, ExecutorSettings,
     GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
     WorkspaceSettings,
 };

@@ -9,7 +9,7 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, ExecutorSettings, GateSettings,
+    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ContainSettings, ExecutorSettings, GateSettings,
     MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
@@ -55,6 +55,16 @@ pub enum SettingsError {
     /// `[executor]` cannot work as written.
     #[error("`[executor]` in planwright.toml: {0}")]
     Executor(String),
+    /// `--base` or `[run] base` is not a branch name git accepts.
+    #[error("{given} `{name}` is not a valid branch name: {why}")]
+    BadBase {
+        /// `--base`, or `[run] base` in planwright.toml.
+        given: String,
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
 }
 
 /// The flags of a run.
@@ -74,6 +84,8 @@ pub struct RunFlags {
     pub gates: Vec<String>,
     /// A ticket may change the plan or configuration file it names.
     pub allow_config_change: bool,
+    /// The base branch, over `[run] base`.
+    pub base: Option<String>,
 }
 
 /// The flags that name the agent.
@@ -115,13 +127,16 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         gate_timeout,
         gates: flag_gates,
         allow_config_change,
+        base: flag_base,
     } = flags;
     let file::Run {
         jobs: file_jobs,
         strikes: file_strikes,
         gate_timeout_secs: _,
         retry_from,
+        base: _,
     } = &file.run;
+    let base = base(flag_base, file)?;
     at_least_one("run", "jobs", *file_jobs)?;
     at_least_one("run", "strikes", *file_strikes)?;
     let merge = merge(&file.merge)?;
@@ -159,7 +174,27 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         budget: budget(file),
         overlaps: None,
         executor,
+        base,
     })
+}
+
+/// The base branch: `--base` (`flag`) over `[run] base`, else `None` (the
+/// plan's, else the repository's current branch, which the engine reads).
+pub fn base(flag: Option<String>, file: &Config) -> Result<Option<ChosenBase>, SettingsError> {
+    let chosen = match (flag, &file.run.base) {
+        (Some(name), _) => (name, BaseSource::Flag),
+        (None, Some(name)) => (name.clone(), BaseSource::File),
+        (None, None) => return Ok(None),
+    };
+    let (name, source) = chosen;
+    if let Some(why) = planwright_plan::refname::ref_name_problem(&name) {
+        let given = match source {
+            BaseSource::Flag => format!("`{}`", planwright_plan::Flag::Base),
+            _ => "`[run] base` in planwright.toml".to_string(),
+        };
+        return Err(SettingsError::BadBase { given, name, why });
+    }
+    Ok(Some(ChosenBase { name, source }))
 }
 
 /// `[executor]`, checked: `ssh` needs hosts, and never a `ssh` command

@@ -697,19 +697,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     s.workspace.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agents = Agents::from(Arc::from(sh_agent(&env, "#!/bin/sh\n", "{worktree}")));
     // `planwright preflight` says what `run` would.
-    let alone = planwright_engine::preflight(
-        &env.repo(),
-        &plan,
-        &[],
-        &[],
-        &agents,
-        &s.contain,
-        &s.workspace,
-        &s.beyond,
-        &s.routing,
-        &s.families,
-        (&s.executor, s.jobs),
-    );
+    let alone = planwright_engine::preflight(&env.repo(), &plan, &s, &[], &agents);
     let failed = planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
         .err()
         .expect("preflight refuses");
@@ -1064,19 +1052,7 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
     s.extra_gates = vec![planwright_config::gate_from_argv(&["true".to_string()])];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let agent: Arc<dyn agent::Agent> = Arc::from(agent);
-    let checks = planwright_engine::preflight(
-        &env.repo(),
-        &plan,
-        &s.extra_gates,
-        &[],
-        &Agents::from(agent.clone()),
-        &s.contain,
-        &s.workspace,
-        &s.beyond,
-        &s.routing,
-        &s.families,
-        (&s.executor, s.jobs),
-    );
+    let checks = planwright_engine::preflight(&env.repo(), &plan, &s, &[], &Agents::from(agent.clone()));
     let warned: Vec<&str> = (checks.iter())
         .filter(|c| c.check == "checks")
         .map(|c| c.message.as_str())

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 pub enum Flag {
     /// The agent to run.
     Agent,
+    /// The branch tickets merge into.
+    Base,
     /// `worker`: its cache.
     Cache,
     /// Slots: attempts at once.
@@ -54,8 +56,9 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 20] = [
+    pub const ALL: [Flag; 21] = [
         Flag::Agent,
+        Flag::Base,
         Flag::Cache,
         Flag::Jobs,
         Flag::Unsandboxed,
@@ -82,6 +85,7 @@ impl Flag {
     pub fn setting(self) -> &'static str {
         match self {
             Flag::Agent => "agent",
+            Flag::Base => "base",
             Flag::Cache => "cache",
             Flag::Jobs => "jobs",
             Flag::Unsandboxed => "unsandboxed",

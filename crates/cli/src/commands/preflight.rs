@@ -1,10 +1,10 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
-use super::run::{agents, extra_gates, repo_dir, EngineArgs};
+use super::run::{agents, repo_dir, EngineArgs};
 use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
-use planwright_config::resolve;
+use planwright_config::resolve::{self, RunFlags};
 use planwright_engine::{preflight, preflight_failed, Check};
 
 /// Check everything `run` would check before starting, and start nothing:
@@ -48,29 +48,27 @@ pub fn print(checks: &[Check], global: &Global) {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let Loaded { plan, config, .. } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
-    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let agents = agents(&args.engine, &config)?;
-    let gates = extra_gates(&args.engine, &config)?;
-    let executor = resolve::executor(&config.executor).map_err(settings::settings_error)?;
+    let e = &args.engine;
+    let Loaded { plan, config, .. } =
+        load_plan(&args.plan, e.repo.as_deref(), e.base.as_deref(), global)?;
+    let repo_dir = repo_dir(e, &args.plan, &plan);
+    let agents = agents(e, &config)?;
+    let flags = RunFlags {
+        plan: args.plan.plan.display().to_string(),
+        agent_timeout: e.agent_timeout,
+        gate_timeout: e.gate_timeout,
+        gates: e.gate.clone(),
+        base: e.base.clone(),
+        ..RunFlags::default()
+    };
+    let mut settings =
+        resolve::run(flags, &config, &settings::env()).map_err(settings::settings_error)?;
     // As `run` would have them without `--jobs`: a host's slots, else one
     // place's worker is all preflight starts.
-    let jobs = (config.run.jobs.map(|j| j as usize))
-        .or(executor.slots())
+    settings.jobs = (config.run.jobs.map(|j| j as usize))
+        .or(settings.executor.slots())
         .unwrap_or(1);
-    let checks = preflight(
-        &repo_dir,
-        &plan,
-        &gates,
-        &config.commands.allow,
-        &agents,
-        &resolve::sandbox(&config, &settings::env()),
-        &resolve::workspace(&config),
-        &resolve::review(&config),
-        &config.routing,
-        &resolve::families(&config),
-        (&executor, jobs),
-    );
+    let checks = preflight(&repo_dir, &plan, &settings, &config.commands.allow, &agents);
     print(&checks, global);
     Ok(if preflight_failed(&checks) {
         failure_code(&checks)

@@ -11,7 +11,6 @@ use planwright_engine::Check;
 use planwright_engine::EngineError;
 use planwright_engine::Reporter;
 use planwright_engine::{Prepared, Resume, RunSummary};
-use planwright_plan::model::Gate;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +45,9 @@ pub struct EngineArgs {
     /// Each gate's time limit (default: `[run] gate_timeout_secs`, else 10m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub gate_timeout: Option<Duration>,
+    /// The branch tickets merge into (default: `[run] base`, else the plan's `base` where its format has one, else the repository's current branch).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
 }
 
 /// Execute a plan: one workspace per slot, the agent does the work,
@@ -106,11 +108,6 @@ pub fn repo_dir(
     )
 }
 
-/// Gates from `[gates] run` and `--gate`.
-pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliError> {
-    resolve::extra_gates(args.gate.clone(), config).map_err(settings::settings_error)
-}
-
 /// The agents the flags and configuration name: `--agent` (or
 /// `--agent-cmd`) alone, else `[agents]` with `[agent]`, else `[agent]`.
 pub fn agents(args: &EngineArgs, config: &Config) -> Result<Agents, CliError> {
@@ -149,6 +146,7 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
         gate_timeout: e.gate_timeout,
         gates: e.gate.clone(),
         allow_config_change: args.allow_config_change,
+        base: e.base.clone(),
     };
     let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
     if let Some(spec) = &s.beyond.reviewer {
@@ -316,7 +314,12 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         report,
         config,
         source: config_source,
-    } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
+    } = load_plan(
+        &args.plan,
+        args.engine.repo.as_deref(),
+        args.engine.base.as_deref(),
+        global,
+    )?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);

@@ -19,7 +19,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let Loaded { plan, report, .. } = load_plan(&args.plan, None, global)?;
+    let Loaded { plan, report, .. } = load_plan(&args.plan, None, None, global)?;
     let analysis = analysis::analyse(&plan);
     match global.output {
         Output::Json => crate::outln!(

@@ -401,3 +401,29 @@ fn ssh_executors_get_a_slot_per_host_and_never_unchecked_host_keys() {
     let fine = "[executor]\nkind = 'ssh'\nhosts = ['a']\nssh_command = ['ssh', '-o', 'StrictHostKeyChecking=yes']\n";
     assert!(run(flags(), fine).is_ok());
 }
+
+#[test]
+fn the_base_flag_wins_over_run_base_and_neither_means_the_engine_picks() {
+    let file = "[run]\nbase = \"develop\"\n";
+    assert_eq!(run(flags(), "").unwrap().base, None);
+    let from_file = run(flags(), file).unwrap().base.unwrap();
+    assert_eq!(
+        (from_file.name.as_str(), from_file.source),
+        ("develop", crate::BaseSource::File)
+    );
+    let given = RunFlags {
+        base: Some("master".into()),
+        ..flags()
+    };
+    let from_flag = run(given, file).unwrap().base.unwrap();
+    assert_eq!(
+        (from_flag.name.as_str(), from_flag.source),
+        ("master", crate::BaseSource::Flag)
+    );
+    let bad = run(flags(), "[run]\nbase = \"a..b\"\n").unwrap_err();
+    assert!(
+        bad.to_string()
+            .starts_with("`[run] base` in planwright.toml `a..b` is not a valid branch name"),
+        "{bad}"
+    );
+}

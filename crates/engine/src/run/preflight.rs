@@ -13,7 +13,7 @@ use crate::model::Verdict;
 use crate::process::find_program;
 use crate::process::Cancel;
 use crate::run::lanes::{Lane, Lanes};
-use crate::run::{ticket_gates, Outlook, Resume};
+use crate::run::{ticket_gates, Outlook, Resume, RunSettings};
 use crate::sandbox::{ContainSettings, SandboxError};
 use crate::verify::checkout::Checkouts;
 use planwright_config::SandboxMode;
@@ -26,6 +26,10 @@ use serde::Serialize;
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+
+mod base;
+pub use base::current_branch;
+pub(crate) use base::settle as settle_base;
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -241,50 +245,77 @@ pub fn failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == "error")
 }
 
-/// Runs every check. `extra_gates` are the configured and `--gate` gates;
-/// `allow` is the `[commands] allow` list that a codeboost plan's own
-/// commands must be on before they run; `contain` the sandbox settings;
-/// `workspace` the `[workspace]` settings (its `copy` files, its set-up);
-/// `review` says whether a reviewer will judge the tickets' checks;
-/// `routing` and `families` are the routing tables ([`check_routing`]).
-#[allow(clippy::too_many_arguments)]
+/// Runs every check `run` makes before it starts, with `settings` as
+/// `run` would have them; `allow` is the `[commands] allow` list that a
+/// codeboost plan's own commands must be on before they run.
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
-    extra_gates: &[Gate],
+    settings: &RunSettings,
     allow: &[Vec<String>],
     agents: &Agents,
-    contain: &ContainSettings,
-    workspace: &WorkspaceSettings,
-    review: &planwright_config::ReviewSettings,
-    routing: &planwright_config::Routing,
-    families: &planwright_config::Families,
-    executor: (&planwright_config::ExecutorSettings, usize),
 ) -> Vec<Check> {
+    let mut plan = plan.clone();
+    check_all(dir, &mut plan, settings, &Resume::default(), allow, agents).checks
+}
+
+/// Every check, for a run that treats earlier runs as `resume` says, with
+/// `plan.base` set to the branch the run merges into ([`settle_base`]).
+pub(crate) fn check_all(
+    dir: &Path,
+    plan: &mut Plan,
+    settings: &RunSettings,
+    resume: &Resume,
+    allow: &[Vec<String>],
+    agents: &Agents,
+) -> Examined {
+    let base = settle_base(dir, plan, settings.base.as_ref());
+    let plan = &*plan;
+    let contain = &settings.contain;
     let found = examine(
         dir,
         plan,
-        extra_gates,
+        &base,
+        &settings.extra_gates,
         allow,
         agents,
         contain,
-        &Resume::default(),
+        resume,
     );
     let mut checks = found.checks;
     if let Some(outlook) = &found.outlook {
-        check_overlap(plan, None, outlook, &mut checks);
+        check_overlap(plan, settings.overlaps.as_deref(), outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
-        check_copy(repo, &workspace.copy, &mut checks);
-        check_setup(repo, plan, workspace, contain, &mut checks);
+        check_copy(repo, &settings.workspace.copy, &mut checks);
+        check_setup(repo, plan, &settings.workspace, contain, &mut checks);
     }
+    checks.extend(unjudged_checks(plan, &settings.beyond));
+    let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut checks);
-    checks.extend(unjudged_checks(plan, review));
     if let (Some(repo), false) = (&found.repo, failed(&checks)) {
-        check_workers(repo, executor.0, executor.1, contain, &mut checks);
+        // Last: it starts the workers, which costs a connection per place.
+        let (executor, jobs) = (&settings.executor, settings.jobs);
+        check_workers(repo, executor, jobs, contain, &mut checks);
     }
-    checks
+    Examined {
+        checks,
+        repo: found.repo,
+        outlook: found.outlook,
+        lanes,
+    }
+}
+
+/// What [`check_all`] found, which a run keeps rather than asking again.
+pub(crate) struct Examined {
+    pub checks: Vec<Check>,
+    /// The repository, when `dir` is one.
+    pub repo: Option<Repo>,
+    /// What earlier runs merged, when the base branch could be read.
+    pub outlook: Option<Outlook>,
+    /// The agent of each ticket.
+    pub lanes: Lanes,
 }
 
 /// The checkout preflight tries the set-up in: not one a run uses, so a
@@ -381,12 +412,15 @@ pub(crate) struct Findings {
     pub outlook: Option<crate::run::Outlook>,
 }
 
-/// [`preflight`] for a run that treats earlier runs as `resume` says (the
+/// The checks of the repository, the sandbox, the agents, the gates and
+/// the scopes, for a run that treats earlier runs as `resume` says (the
 /// scope checks skip the tickets that will not run), keeping the
 /// repository and the outlook it read.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn examine(
     dir: &Path,
     plan: &Plan,
+    base: &Result<planwright_config::BaseSource, Check>,
     extra_gates: &[Gate],
     allow: &[Vec<String>],
     agents: &Agents,
@@ -414,7 +448,7 @@ pub(crate) fn examine(
             None
         }
     };
-    let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
+    let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, base, &mut out));
     if let Some(r) = &repo {
         check_lock(r, &mut out);
         check_git_config(r, &contain.allow_config, &mut out);
@@ -521,14 +555,27 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     }
 }
 
-fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<String>> {
+fn check_repo(
+    repo: &Repo,
+    plan: &Plan,
+    source: &Result<planwright_config::BaseSource, Check>,
+    out: &mut Vec<Check>,
+) -> Option<HashSet<String>> {
+    let source = match source {
+        Ok(source) => *source,
+        Err(check) => {
+            out.push(check.clone());
+            return None;
+        }
+    };
     let tip = match repo.branch_tip(&plan.base) {
         Ok(Some(tip)) => {
             out.push(Check::ok(
                 "base",
                 format!(
-                    "base branch `{}` is at {}",
+                    "base branch `{}` ({}) is at {}",
                     plan.base,
+                    base::said(source),
                     &tip[..tip.len().min(10)]
                 ),
             ));
@@ -537,11 +584,12 @@ fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<
         _ => {
             out.push(Check::error(
                 "base",
-                format!("the base branch `{}` does not exist", plan.base),
                 format!(
-                    "create it (`git branch {} HEAD`) or set the plan's `base`",
-                    plan.base
+                    "the base branch `{}` ({}) does not exist",
+                    plan.base,
+                    base::said(source)
                 ),
+                base::missing_hint(&plan.base, source),
             ));
             return None;
         }
