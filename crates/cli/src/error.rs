@@ -124,6 +124,7 @@ pub fn flag(f: Flag) -> &'static str {
         Flag::Jobs => "--jobs",
         Flag::Unsandboxed => "--unsandboxed",
         Flag::AgentCmd => "--agent-cmd",
+        Flag::Continue => "--continue",
         Flag::AllowConfigChange => "--allow-config-change",
         Flag::CalibrationHint => "--calibration-hint",
         Flag::Coerce => "--coerce",

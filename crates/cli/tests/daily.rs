@@ -273,3 +273,55 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
     }
     assert_eq!(git(&env.repo(), &["show", "master:a.txt"]), "two");
 }
+
+/// A native plan on `master` of one ticket creating `<id>.txt`.
+fn one_ticket(id: &str) -> String {
+    serde_json::json!({
+        "planwright": 1, "source_format": "native", "base": "master",
+        "gates": [{"name": "true", "argv": ["true"]}],
+        "tickets": [{"id": id, "title": id, "body": "Create it.",
+                     "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]}]
+    })
+    .to_string()
+}
+
+#[test]
+fn a_second_plan_starts_its_own_run_unless_continue_says_otherwise() {
+    let env = on_master(&BASE_FILES);
+    write(env.root(), "first.json", &one_ticket("P1"));
+    write(env.root(), "second.json", &one_ticket("Q1"));
+    env.fixture("P1", 0, "P1.txt", "p\n");
+    env.fixture("Q1", 0, "Q1.txt", "q\n");
+    let first = summary(&scripted(&env, "run", "first.json", &["--output", "json"]));
+    let first_run = first["run"].as_str().unwrap().to_string();
+    assert_eq!(first["merged"], serde_json::json!(["P1"]), "{first}");
+    // The dry run of the other plan says what will happen.
+    let dry = scripted(&env, "run", "second.json", &["--dry-run"]);
+    let said = text(&dry.stdout);
+    assert!(
+        said.contains(&format!("starts a new run on `master`: run {first_run} there is of another plan (`first.json`); `--continue` continues it instead")),
+        "{said}"
+    );
+    let second = scripted(&env, "run", "second.json", &["--output", "json"]);
+    let second = summary(&second);
+    assert_eq!(second["merged"], serde_json::json!(["Q1"]), "{second}");
+    assert_ne!(second["run"], first["run"], "{second}");
+    // The first run keeps its ticket; the first plan continues its own run.
+    let status = env.planwright(&["status", "--repo", "repo", "--run", &first_run, "--output", "json"]);
+    assert!(text(&status.stdout).contains("\"P1\""), "{}", text(&status.stdout));
+    let dry = scripted(&env, "run", "first.json", &["--dry-run"]);
+    assert!(
+        text(&dry.stdout).contains(&format!("continues run {first_run} on `master`")),
+        "{}",
+        text(&dry.stdout)
+    );
+    // `--continue` takes up the newest run whatever its plan.
+    write(env.root(), "third.json", &one_ticket("R1"));
+    let dry = scripted(&env, "run", "third.json", &["--dry-run", "--continue"]);
+    let second_run = second["run"].as_str().unwrap();
+    assert!(
+        text(&dry.stdout).contains(&format!("continues run {second_run} on `master`")),
+        "{}",
+        text(&dry.stdout)
+    );
+}

@@ -22,6 +22,8 @@ pub enum Flag {
     Unsandboxed,
     /// The `cmd` agent's command.
     AgentCmd,
+    /// Continue the newest run on the base whatever its plan.
+    Continue,
     /// Let a ticket that names them change the run's plan or configuration.
     AllowConfigChange,
     /// standard_v1: the calibration hint the planner saw.
@@ -56,13 +58,14 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 21] = [
+    pub const ALL: [Flag; 22] = [
         Flag::Agent,
         Flag::Base,
         Flag::Cache,
         Flag::Jobs,
         Flag::Unsandboxed,
         Flag::AgentCmd,
+        Flag::Continue,
         Flag::AllowConfigChange,
         Flag::CalibrationHint,
         Flag::Coerce,
@@ -90,6 +93,7 @@ impl Flag {
             Flag::Jobs => "jobs",
             Flag::Unsandboxed => "unsandboxed",
             Flag::AgentCmd => "agent cmd",
+            Flag::Continue => "continue",
             Flag::AllowConfigChange => "allow config change",
             Flag::CalibrationHint => "calibration hint",
             Flag::Coerce => "coerce",

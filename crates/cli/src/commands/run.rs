@@ -55,8 +55,9 @@ pub struct EngineArgs {
 ///
 /// Exit 0 when every ticket merged, 1 when one failed or was blocked (or
 /// preflight failed), 2 on usage or I/O errors, 3 when the repository's
-/// integrity could not be trusted. A second `run` on the same base branch
-/// continues the run, even with an edited plan.
+/// integrity could not be trusted. A second `run` of the same plan file on
+/// the same base branch continues its run, even with the plan edited; another
+/// plan file starts a run of its own (`--continue` continues the newest).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -79,8 +80,11 @@ pub struct Args {
     #[arg(long)]
     pub rerun_changed: bool,
     /// Start a new run instead of continuing the one on this base branch: only its own merges count.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "continue_run")]
     pub new_run: bool,
+    /// Continue the newest run on this base branch even when it is of another plan file (by default a plan file continues only its own run).
+    #[arg(long = "continue")]
+    pub continue_run: bool,
     /// Let a ticket whose scope names the plan file or planwright.toml itself change it (otherwise that is a rail violation, whatever the scope says).
     #[arg(long)]
     pub allow_config_change: bool,
@@ -327,6 +331,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let agents = agents(&args.engine, &config)?;
     let resume = Resume {
         new_run: args.new_run,
+        continue_run: args.continue_run,
         rerun: args.rerun.clone(),
         rerun_changed: args.rerun_changed,
     };
@@ -427,6 +432,20 @@ pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
     )
 }
 
+/// Which run a dry run's `run` would continue, or why it would start one.
+fn which_run(session: &Prepared) -> String {
+    let base = &session.plan().base;
+    let outlook = session.outlook();
+    match (&outlook.run, &outlook.other) {
+        (Some(id), _) => format!("continues run {id} on `{base}`"),
+        (None, Some(other)) => format!(
+            "starts a new run on `{base}`: run {} there is of another plan (`{}`); `--continue` continues it instead",
+            other.id, other.plan_path
+        ),
+        (None, None) => format!("starts a new run on `{base}`"),
+    }
+}
+
 fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     let (plan, settings) = (session.plan(), session.settings());
     let order = session.start_order();
@@ -447,6 +466,8 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
                 "job_count": settings.jobs,
                 "start_order": order,
                 "skipped_count": skipped,
+                "continues": session.outlook().run,
+                "other_run": session.outlook().other.as_ref().map(|r| &r.id),
                 "routes": routes,
                 "jobs": settings.jobs,
                 "skipped": skipped,
@@ -455,6 +476,7 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
         return Ok(exit::OK);
     }
     let count: usize = order.iter().map(Vec::len).sum();
+    crate::outln!("{}", which_run(session));
     crate::outln!(
         "dry run: every preflight check passed and nothing is changed; {} to run, up to {} at once, if every ticket passes:",
         crate::render::count(count, "ticket"),

@@ -280,7 +280,7 @@ pub(crate) fn check_all(
         allow,
         agents,
         contain,
-        resume,
+        (&settings.plan_path, resume),
     );
     let mut checks = found.checks;
     if let Some(outlook) = &found.outlook {
@@ -425,7 +425,7 @@ pub(crate) fn examine(
     allow: &[Vec<String>],
     agents: &Agents,
     contain: &ContainSettings,
-    resume: &Resume,
+    (plan_path, resume): (&str, &Resume),
 ) -> Findings {
     let mut out = Vec::new();
     let repo = match Repo::open(dir) {
@@ -463,7 +463,7 @@ pub(crate) fn examine(
     check_allowed(plan, allow, &mut out);
     let mut outlook = None;
     if let (Some(files), Some(r)) = (base_files, &repo) {
-        let found = match crate::run::outlook(r, plan, resume) {
+        let found = match crate::run::outlook(r, plan, plan_path, resume) {
             Ok(o) => o,
             Err(e) => {
                 out.push(Check::error(
@@ -526,6 +526,17 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
 /// What earlier runs merged: skipped tickets, and tickets merged from a
 /// definition the plan has changed since (reported, not run again).
 fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
+    if let Some(other) = &o.other {
+        out.push(Check::ok(
+            "continue",
+            format!(
+                "a new run starts: run {} on this base branch is of another plan (`{}`); `{}` continues it instead",
+                other.id,
+                other.plan_path,
+                planwright_plan::Flag::Continue
+            ),
+        ));
+    }
     if !o.merged.is_empty() {
         out.push(Check::ok(
             "continue",
