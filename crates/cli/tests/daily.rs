@@ -325,3 +325,33 @@ fn a_second_plan_starts_its_own_run_unless_continue_says_otherwise() {
         text(&dry.stdout)
     );
 }
+
+#[test]
+fn a_rerun_that_changes_nothing_stays_merged() {
+    let env = on_master(&BASE_FILES);
+    write(env.root(), "plan.json", &one_ticket("P1"));
+    env.fixture("P1", 0, "P1.txt", "p\n");
+    let first = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
+    assert_eq!(first["merged"], serde_json::json!(["P1"]), "{first}");
+    let merged = git(&env.repo(), &["rev-parse", "master"]);
+    // The scripted agent writes the same file again: nothing changes.
+    let again = scripted(&env, "run", "plan.json", &["--rerun", "P1"]);
+    let said = text(&again.stdout);
+    assert_eq!(again.status.code(), Some(0), "{said}{}", text(&again.stderr));
+    assert!(
+        said.contains(&format!("P1: nothing to change; stays merged as {}", &merged[..10])),
+        "{said}"
+    );
+    assert!(!said.contains("empty_diff"), "{said}");
+    assert!(said.contains("1 merged, 0 failed"), "{said}");
+    let status = env.status_json();
+    assert_eq!(status["tickets"][0]["state"], "merged", "{status}");
+    assert_eq!(status["tickets"][0]["attempts"][1]["phase"], "unchanged", "{status}");
+    assert_eq!(status["counts"]["failed"], 0, "{status}");
+    assert_eq!(git(&env.repo(), &["rev-parse", "master"]), merged);
+    // Its merge counts again: the next run skips it.
+    let third = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
+    assert_eq!(third["merged"], serde_json::json!(["P1"]), "{third}");
+    assert_eq!(third["failed"], serde_json::json!({}), "{third}");
+    assert_eq!(git(&env.repo(), &["rev-parse", "master"]), merged);
+}

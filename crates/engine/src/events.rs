@@ -314,6 +314,16 @@ pub enum Event {
         /// The new commit.
         commit: String,
     },
+    /// A merged ticket run again (`--rerun`) whose agent found nothing to
+    /// change: it stays merged as `commit`, its earlier merge.
+    Unchanged {
+        /// The ticket.
+        ticket: String,
+        /// The attempt that changed nothing.
+        attempt: u32,
+        /// The commit it stays merged as.
+        commit: String,
+    },
     /// A ticket ran out of strikes.
     Failed {
         /// The ticket.
@@ -394,6 +404,7 @@ impl Event {
             | Event::Merging { ticket }
             | Event::Rebuild { ticket, .. }
             | Event::Merged { ticket, .. }
+            | Event::Unchanged { ticket, .. }
             | Event::Failed { ticket, .. }
             | Event::Blocked { ticket, .. } => Some(ticket),
             _ => None,
@@ -734,6 +745,11 @@ mod tests {
                 ticket: t(),
                 commit: "c".into(),
             },
+            Event::Unchanged {
+                ticket: t(),
+                attempt: 1,
+                commit: "c".into(),
+            },
             Event::Failed {
                 ticket: t(),
                 failure: failure(),
@@ -845,6 +861,7 @@ mod tests {
             Event::BatchLanded { .. } => 29,
             Event::WorkerLost { .. } => 30,
             Event::AgentActivity { .. } => 31,
+            Event::Unchanged { .. } => 32,
         }
     }
 

@@ -394,6 +394,25 @@ impl Store {
         })
     }
 
+    /// Attempt `n` of a ticket run again found nothing to change: it ends
+    /// `unchanged` and the ticket stays merged as `commit`, its earlier
+    /// merge, which counts again (no rerun is asked any more).
+    pub fn unchanged(&self, run: &str, id: &str, n: u32, commit: &str, at: &str) -> Result<()> {
+        self.step(run, id, Step::Landed, |c, to| {
+            c.execute(
+                "UPDATE attempts SET phase = 'unchanged', finished_at = ?4 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
+                params![run, id, n, at],
+            )?;
+            c.execute(
+                "UPDATE tickets SET state = ?3, merge_commit = ?4, rerun_of = NULL, candidate = NULL, verified_on = NULL,
+                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
+                 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, to, commit],
+            )
+            .map(drop)
+        })
+    }
+
     /// Asks for a merged ticket to run again: `commit` no longer counts.
     pub fn request_rerun(&self, run: &str, id: &str, commit: &str) -> Result<()> {
         self.step(run, id, Step::Reopen, |c, to| {
