@@ -17,6 +17,10 @@ use crate::verify::gates::GateSettings;
 use planwright_plan::model::Gate;
 use std::path::Path;
 
+/// Whose text a failure on a moved base's tree may hold, besides the
+/// ticket's own ([`Failure::evidence_from`]).
+pub const MOVED_BASE: &str = "the tickets merged onto the base since this change was verified";
+
 /// How a merge ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MergeOutcome {
@@ -123,7 +127,12 @@ impl Merge<'_> {
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
                         let message = format!("after merging onto the moved base: {}", f.message);
-                        return Ok(MergeOutcome::Combination(Failure { message, ..f }));
+                        let evidence_from = Some(MOVED_BASE.to_string());
+                        return Ok(MergeOutcome::Combination(Failure {
+                            message,
+                            evidence_from,
+                            ..f
+                        }));
                     }
                 }
             }

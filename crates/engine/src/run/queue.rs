@@ -17,7 +17,7 @@ use crate::git::merge::candidate_ref;
 use crate::model::failure::Failure;
 use crate::model::{Step, Verdict};
 use crate::process::{Cancel, Listening};
-use crate::run::merge::{Merge, MergeOutcome, Stack, StackMember};
+use crate::run::merge::{Merge, MergeOutcome, Stack, StackMember, MOVED_BASE};
 
 /// What a batch settled, and what goes back to the front of the queue.
 #[derive(Default)]
@@ -374,7 +374,15 @@ impl Checked<'_, '_> {
                 failure.message
             ),
         };
-        let outcome = MergeOutcome::Combination(Failure { message, ..failure });
+        let evidence_from = Some(match ahead.as_slice() {
+            [] => MOVED_BASE.to_string(),
+            ahead => format!("{} (merged with it)", ahead.join(", ")),
+        });
+        let outcome = MergeOutcome::Combination(Failure {
+            message,
+            evidence_from,
+            ..failure
+        });
         settled.outcomes.push((culprit_job, outcome));
         settled.again.splice(0..0, rest);
         Ok(())
