@@ -1120,7 +1120,7 @@ fn a_retry_starts_from_its_previous_candidate_unless_asked_for_the_base() {
         if from == planwright_config::RetryFrom::Candidate {
             assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
             assert!(
-                second.contains("already holds attempt 1's change"),
+                second.contains("holds attempt 1's change as uncommitted changes on the base commit"),
                 "{second}"
             );
             assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
@@ -1216,7 +1216,7 @@ fn a_retry_whose_base_moved_is_carried_onto_it_or_starts_afresh_when_it_conflict
             assert_eq!(git(&env.repo(), &["show", "main:README.md"]), "from A");
         } else {
             assert!(
-                second.contains("already holds attempt 1's change, carried onto the current base"),
+                second.contains("holds attempt 1's change (carried onto the current base"),
                 "{second}"
             );
             assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
