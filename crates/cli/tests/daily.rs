@@ -355,3 +355,36 @@ fn a_rerun_that_changes_nothing_stays_merged() {
     assert_eq!(third["failed"], serde_json::json!({}), "{third}");
     assert_eq!(git(&env.repo(), &["rev-parse", "master"]), merged);
 }
+
+#[test]
+fn a_gate_naming_a_script_or_target_that_is_not_there_is_an_error_with_did_you_mean() {
+    let env = on_master(&[
+        ("README.md", "hi\n"),
+        ("package.json", "{\"scripts\": {\"test\": \"node --test\", \"lint\": \"true\"}}\n"),
+        ("Makefile", "check:\n\ttrue\n"),
+    ]);
+    write(env.root(), "plan.json", STANDARD_V1);
+    for (gate, said) in [
+        (
+            "npm run tset",
+            "the gate `npm run tset` cannot run: `tset` is not a script of `package.json` on the base",
+        ),
+        ("npm run test", ""),
+        ("make chekc", "the gate `make chekc` cannot run: `chekc` is not a target of `Makefile` on the base"),
+        ("make check", ""),
+    ] {
+        let out = scripted(&env, "preflight", "plan.json", &["--gate", gate]);
+        let stdout = text(&out.stdout);
+        if said.is_empty() {
+            assert!(!stdout.contains("cannot run"), "{gate}: {stdout}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "{gate}: {stdout}");
+        assert!(stdout.contains(&format!("error   gates: {said}")), "{gate}: {stdout}");
+        let fixed = gate.replace("tset", "test").replace("chekc", "check");
+        assert!(
+            stdout.contains(&format!("hint: did you mean `{fixed}`?")),
+            "{gate}: {stdout}"
+        );
+    }
+}

@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 mod base;
+mod commands;
 pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
 
@@ -287,6 +288,10 @@ pub(crate) fn check_all(
         check_overlap(plan, settings.overlaps.as_deref(), outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
+        if let Ok(Some(tip)) = repo.branch_tip(&plan.base) {
+            let gates = every_gate(plan, &settings.extra_gates);
+            commands::check_gate_commands(repo, &tip, &gates, &mut checks);
+        }
         check_copy(repo, &settings.workspace.copy, &mut checks);
         check_setup(repo, plan, &settings.workspace, contain, &mut checks);
     }
@@ -305,6 +310,20 @@ pub(crate) fn check_all(
         outlook: found.outlook,
         lanes,
     }
+}
+
+/// Every distinct gate of every ticket, in plan order.
+fn every_gate(plan: &Plan, extra: &[Gate]) -> Vec<Gate> {
+    let mut seen = HashSet::new();
+    let mut gates = Vec::new();
+    for t in &plan.tickets {
+        for g in ticket_gates(plan, t, extra) {
+            if seen.insert(g.argv.clone()) {
+                gates.push(g);
+            }
+        }
+    }
+    gates
 }
 
 /// What [`check_all`] found, which a run keeps rather than asking again.
