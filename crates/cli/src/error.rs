@@ -126,6 +126,8 @@ pub fn flag(f: Flag) -> &'static str {
         Flag::AgentCmd => "--agent-cmd",
         Flag::Continue => "--continue",
         Flag::AllowConfigChange => "--allow-config-change",
+        Flag::AllowRedBase => "--allow-red-base",
+        Flag::NoGateProbe => "--no-gate-probe",
         Flag::CalibrationHint => "--calibration-hint",
         Flag::Coerce => "--coerce",
         Flag::Format => "--format",

@@ -139,7 +139,8 @@ fn base_names_the_branch_over_run_base_and_a_missing_one_names_the_flag() {
     git(&env.repo(), &["branch", "develop"]);
     write(env.root(), "plan.json", STANDARD_V1);
     env.fixture("W-1", 0, "README.md", "hello\n");
-    let gate = ["--gate", "grep -q hello README.md"];
+    // The gate fails on the base by design: the ticket makes it pass.
+    let gate = ["--gate", "grep -q hello README.md", "--allow-red-base"];
     // `[run] base` names a branch that does not exist: the hint says how
     // to name another.
     write(env.root(), "planwright.toml", "[run]\nbase = \"trunk\"\n");
@@ -156,7 +157,7 @@ fn base_names_the_branch_over_run_base_and_a_missing_one_names_the_flag() {
         &env,
         "run",
         "plan.json",
-        &["--base", "develop", gate[0], gate[1], "--output", "json"],
+        &["--base", "develop", gate[0], gate[1], gate[2], "--output", "json"],
     );
     assert_eq!(summary(&out)["merged"], serde_json::json!(["W-1"]));
     assert_eq!(git(&env.repo(), &["show", "develop:README.md"]), "hello");
@@ -247,7 +248,7 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
     let agent_cmd = format!("sh {} {{workspace}} {{attempt}}", env.root().join("agent.sh").display());
     let out = env.planwright(&[
         "run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", &agent_cmd,
-        "--output", "json",
+        "--output", "json", "--allow-red-base",
     ]);
     let s = summary(&out);
     assert_eq!(s["merged"], serde_json::json!(["T1"]), "{s}");
@@ -387,4 +388,45 @@ fn a_gate_naming_a_script_or_target_that_is_not_there_is_an_error_with_did_you_m
             "{gate}: {stdout}"
         );
     }
+}
+
+const NODE_PROJECT: [(&str, &str); 4] = [
+    ("README.md", "hi\n"),
+    (".gitignore", "node_modules/\n"),
+    ("package.json", "{\"scripts\": {\"test\": \"node -e \\\"require('dep')\\\"\"}}\n"),
+    ("package-lock.json", "{\"lockfileVersion\": 3, \"packages\": {}}\n"),
+];
+
+#[test]
+fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs() {
+    let env = on_master(&NODE_PROJECT);
+    env.fixture("W-1", 0, "README.md", "hello\n");
+    write(env.root(), "plan.json", STANDARD_V1);
+    let gate = ["--gate", "npm test"];
+    let out = scripted(&env, "preflight", "plan.json", &gate);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("error   gate-probe: on the base commit "), "{said}");
+    assert!(said.contains("Cannot find module 'dep'"), "{said}");
+    assert!(
+        said.contains("add `setup = [[\"npm\", \"ci\"]]` to `[workspace]` in planwright.toml"),
+        "{said}"
+    );
+    assert!(said.contains("warning setup: there is no `[workspace] setup`"), "{said}");
+    // Allowed, it is a warning; skipped, it is not tried.
+    let out = scripted(&env, "preflight", "plan.json", &["--gate", "npm test", "--allow-red-base"]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("warning gate-probe: on the base commit "), "{said}");
+    let out = scripted(&env, "preflight", "plan.json", &["--gate", "npm test", "--no-gate-probe"]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!said.contains("gate-probe"), "{said}");
+    // A set-up that installs what the gate needs makes the base green.
+    let setup = "[workspace]\nsetup = [[\"sh\", \"-c\", \"mkdir -p node_modules/dep && echo 'module.exports = 1' > node_modules/dep/index.js\"]]\n";
+    write(env.root(), "planwright.toml", setup);
+    let out = scripted(&env, "preflight", "plan.json", &gate);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("ok      gate-probe: `npm test` pass on the base commit "), "{said}");
 }

@@ -1318,7 +1318,7 @@ fn a_failed_run_ends_with_the_next_step() {
     assert!(next.contains("planwright status --repo"), "{next}");
     assert!(next.contains("--rerun ID"), "{next}");
     let log = (next.lines())
-        .find_map(|l| l.trim().strip_suffix("   a ticket's whole log"))
+        .find_map(|l| l.trim().strip_suffix("   A's whole log"))
         .expect("the log line");
     assert!(log.ends_with("/A/ticket.log"), "{log}");
     assert!(

@@ -86,6 +86,10 @@ pub struct RunFlags {
     pub allow_config_change: bool,
     /// The base branch, over `[run] base`.
     pub base: Option<String>,
+    /// Do not run the shared gates on the base in preflight.
+    pub no_gate_probe: bool,
+    /// Gates that fail on the base are a warning, not an error.
+    pub allow_red_base: bool,
 }
 
 /// The flags that name the agent.
@@ -128,6 +132,8 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         gates: flag_gates,
         allow_config_change,
         base: flag_base,
+        no_gate_probe,
+        allow_red_base,
     } = flags;
     let file::Run {
         jobs: file_jobs,
@@ -175,6 +181,8 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         overlaps: None,
         executor,
         base,
+        gate_probe: !no_gate_probe,
+        allow_red_base,
     })
 }
 

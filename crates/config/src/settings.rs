@@ -102,6 +102,11 @@ pub struct RunSettings {
     /// The base branch `--base` or `[run] base` names; `None`: the plan's
     /// where its format has one, else the repository's current branch.
     pub base: Option<ChosenBase>,
+    /// Preflight runs the plan's and the configured gates once on the base
+    /// commit (front ends turn it on; `--no-gate-probe` off).
+    pub gate_probe: bool,
+    /// Gates that fail on the base commit are a warning (`--allow-red-base`).
+    pub allow_red_base: bool,
 }
 
 /// Where attempts run (`[executor]`, resolved).
@@ -235,6 +240,8 @@ impl RunSettings {
             overlaps: None,
             executor: ExecutorSettings::Local,
             base: None,
+            gate_probe: false,
+            allow_red_base: false,
         }
     }
 }

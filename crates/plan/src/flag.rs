@@ -26,6 +26,10 @@ pub enum Flag {
     Continue,
     /// Let a ticket that names them change the run's plan or configuration.
     AllowConfigChange,
+    /// Gates failing on the base are a warning.
+    AllowRedBase,
+    /// Preflight does not run the gates on the base.
+    NoGateProbe,
     /// standard_v1: the calibration hint the planner saw.
     CalibrationHint,
     /// standard_v1: fishhawk's coercions.
@@ -58,7 +62,7 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 22] = [
+    pub const ALL: [Flag; 24] = [
         Flag::Agent,
         Flag::Base,
         Flag::Cache,
@@ -67,6 +71,8 @@ impl Flag {
         Flag::AgentCmd,
         Flag::Continue,
         Flag::AllowConfigChange,
+        Flag::AllowRedBase,
+        Flag::NoGateProbe,
         Flag::CalibrationHint,
         Flag::Coerce,
         Flag::Format,
@@ -95,6 +101,8 @@ impl Flag {
             Flag::AgentCmd => "agent cmd",
             Flag::Continue => "continue",
             Flag::AllowConfigChange => "allow config change",
+            Flag::AllowRedBase => "allow red base",
+            Flag::NoGateProbe => "no gate probe",
             Flag::CalibrationHint => "calibration hint",
             Flag::Coerce => "coerce",
             Flag::Format => "format",

@@ -8,12 +8,16 @@ use planwright_config::resolve::{self, RunFlags};
 use planwright_engine::{preflight, preflight_failed, Check};
 
 /// Check everything `run` would check before starting, and start nothing:
-/// the repository, the base branch, a clean working tree, the agent, the gate
-/// programs, scope operations against the base tree, scope globs that cover
-/// a file a gate runs, and scope overlap between tickets that may run at the
-/// same time.
+/// the repository, the base branch (and where its name came from), a clean
+/// working tree, the agent, the gate programs and the scripts or targets
+/// they name, scope operations against the base tree, scope globs that
+/// cover a file a gate runs, scope overlap between tickets that may run at
+/// the same time, the set-up, and the shared gates once on the base commit.
 ///
-/// Exit 0 when every check passes (warnings allowed), 2 when `--repo` is not a git repository, 1 otherwise.
+/// Exit 0 when every check passes (warnings allowed), 2 when `--repo` is
+/// not a git repository or another run holds its lock, 3 when the
+/// repository's git config runs programs in planwright's git calls (it
+/// cannot be trusted), 1 otherwise.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -59,6 +63,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         gate_timeout: e.gate_timeout,
         gates: e.gate.clone(),
         base: e.base.clone(),
+        no_gate_probe: e.no_gate_probe,
+        allow_red_base: e.allow_red_base,
         ..RunFlags::default()
     };
     let mut settings =

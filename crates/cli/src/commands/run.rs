@@ -48,6 +48,12 @@ pub struct EngineArgs {
     /// The branch tickets merge into (default: `[run] base`, else the plan's `base` where its format has one, else the repository's current branch).
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// Do not run the plan's and the configured gates once on the base commit before starting (preflight does by default, and reports the time it took).
+    #[arg(long)]
+    pub no_gate_probe: bool,
+    /// Gates that fail on the base commit are a warning, not an error.
+    #[arg(long)]
+    pub allow_red_base: bool,
 }
 
 /// Execute a plan: one workspace per slot, the agent does the work,
@@ -151,6 +157,8 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
         gates: e.gate.clone(),
         allow_config_change: args.allow_config_change,
         base: e.base.clone(),
+        no_gate_probe: e.no_gate_probe,
+        allow_red_base: e.allow_red_base,
     };
     let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
     if let Some(spec) = &s.beyond.reviewer {
@@ -375,23 +383,24 @@ fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global
         shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
     };
     let run = format!("planwright run {}", quote(&args.plan.plan));
-    // The first failed ticket's log, else the place of every ticket's.
-    let ticket = summary
-        .failed
-        .keys()
-        .next()
-        .map_or("TICKET", String::as_str);
-    let logs = repo_dir
-        .join(".planwright/runs")
-        .join(&summary.run)
-        .join(ticket)
-        .join("ticket.log");
+    // The first failed ticket's log, else the folder of every ticket's.
+    let run_dir = repo_dir.join(".planwright/runs").join(&summary.run);
+    let logs = match summary.failed.keys().next() {
+        Some(ticket) => format!(
+            "{}   {ticket}'s whole log",
+            run_dir.join(ticket).join("ticket.log").display()
+        ),
+        None => format!(
+            "{}/   each ticket's whole log is its folder's `ticket.log`",
+            run_dir.display()
+        ),
+    };
     crate::outln!("\nnext:");
     crate::outln!(
         "  planwright status --repo {}   where each ticket stands and why",
         quote(repo_dir)
     );
-    crate::outln!("  {}   a ticket's whole log", logs.display());
+    crate::outln!("  {logs}");
     crate::outln!("  {run}   (with the same options) continues the run: failed and blocked tickets start again with fresh strikes");
     crate::outln!("  {run} --rerun ID   also runs the merged ticket ID again");
 }

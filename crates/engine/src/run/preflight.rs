@@ -29,6 +29,7 @@ use std::path::Path;
 
 mod base;
 mod commands;
+mod probe;
 pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
 
@@ -294,6 +295,8 @@ pub(crate) fn check_all(
         }
         check_copy(repo, &settings.workspace.copy, &mut checks);
         check_setup(repo, plan, &settings.workspace, contain, &mut checks);
+        probe::check_lock_files(repo, plan, settings, &mut checks);
+        probe::check_gate_probe(repo, plan, settings, &mut checks);
     }
     checks.extend(unjudged_checks(plan, &settings.beyond));
     let (routing, families) = (&settings.routing, &settings.families);
