@@ -343,13 +343,16 @@ fn pause_bounds(agent: &file::Agent) -> Result<(Duration, u32), SettingsError> {
 /// Gates for every ticket: `[gates] run`, then `flag_gates` (command
 /// lines, split like a shell splits words).
 pub fn extra_gates(flag_gates: Vec<String>, file: &Config) -> Result<Vec<Gate>, SettingsError> {
-    let mut gates: Vec<Gate> = file
-        .gates
-        .run
-        .iter()
-        .filter(|a| !a.is_empty())
-        .map(|a| gate_from_argv(a))
-        .collect();
+    let mut gates: Vec<Gate> = Vec::new();
+    for g in &file.gates.run {
+        match g {
+            file::GateCommand::Argv(argv) if argv.is_empty() => {}
+            file::GateCommand::Argv(argv) => gates.push(gate_from_argv(argv)),
+            file::GateCommand::Line(line) => gates.push(
+                parse_gate(line).ok_or_else(|| SettingsError::Unsplittable(line.clone()))?,
+            ),
+        }
+    }
     for g in flag_gates {
         gates.push(parse_gate(&g).ok_or(SettingsError::Unsplittable(g))?);
     }

@@ -65,10 +65,18 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
     for (i, wave) in a.waves.iter().enumerate() {
         let _ = writeln!(out, "  {:>3}  {}", i + 1, wave.join(", "));
     }
+    // Without estimates each ticket counts 1: the path's length is then a
+    // count of tickets, not minutes anyone estimated.
+    let length = match plan.tickets.iter().any(|t| t.estimate_minutes.is_some()) {
+        true => count(a.critical_path_minutes as usize, "minute"),
+        false => format!(
+            "{}, no estimates",
+            count(a.critical_path.len(), "ticket")
+        ),
+    };
     let _ = writeln!(
         out,
-        "\nCritical path ({})\n  {}",
-        count(a.critical_path_minutes as usize, "minute"),
+        "\nCritical path ({length})\n  {}",
         a.critical_path.join(" -> ")
     );
     let _ = writeln!(out, "\nReady now\n  {}", a.ready().join(", "));
