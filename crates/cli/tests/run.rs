@@ -1578,6 +1578,8 @@ fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
             "claude",
             "--strikes",
             "1",
+            // The gate under test is the run's, not preflight's trial.
+            "--no-gate-probe",
         ])
         .output()
         .unwrap();
