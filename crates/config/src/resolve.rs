@@ -28,6 +28,9 @@ pub struct Env {
     pub agb_strict_gates: Option<String>,
     /// The cores there are to work on: one slot per core by default.
     pub cores: Option<usize>,
+    /// The forge token variables that are set, by name
+    /// ([`crate::forge::token_variables`] says which to read).
+    pub tokens: std::collections::BTreeMap<String, crate::forge::Secret>,
 }
 
 /// Why settings could not be resolved. Each names the source of the
@@ -65,6 +68,9 @@ pub enum SettingsError {
         /// What is wrong with it.
         why: &'static str,
     },
+    /// `[forge]` cannot work with the remote as written.
+    #[error("`[forge]` in planwright.toml: {0}")]
+    Forge(String),
 }
 
 /// The flags of a run.

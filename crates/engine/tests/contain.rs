@@ -320,7 +320,10 @@ fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
-    assert_eq!(started(&env.repo().join(".planwright/tmp/gate-slot-1/pids")), 1);
+    assert_eq!(
+        started(&env.repo().join(".planwright/tmp/gate-slot-1/pids")),
+        1
+    );
     assert_none_left(&mark);
 }
 

@@ -160,7 +160,7 @@ fn rebuild(
         .output()?;
     let tree = git().args(["write-tree"]).text()?;
     let message = "planwright: the previous candidate, less what was rejected";
-    crate::git::merge::commit_tree(repo, &tree, base, message)
+    crate::git::refs::commit_tree(repo, &tree, base, message)
 }
 
 /// The mode and object id of `path` in `base`, when it has it.
