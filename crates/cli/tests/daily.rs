@@ -157,7 +157,9 @@ fn base_names_the_branch_over_run_base_and_a_missing_one_names_the_flag() {
         &env,
         "run",
         "plan.json",
-        &["--base", "develop", gate[0], gate[1], gate[2], "--output", "json"],
+        &[
+            "--base", "develop", gate[0], gate[1], gate[2], "--output", "json",
+        ],
     );
     assert_eq!(summary(&out)["merged"], serde_json::json!(["W-1"]));
     assert_eq!(git(&env.repo(), &["show", "develop:README.md"]), "hello");
@@ -236,7 +238,11 @@ echo two > a.txt
 #[test]
 fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rejected() {
     let check = "grep -q two a.txt\n";
-    let env = on_master(&[("a.txt", "base\n"), ("rail.txt", "rail\n"), ("check.sh", check)]);
+    let env = on_master(&[
+        ("a.txt", "base\n"),
+        ("rail.txt", "rail\n"),
+        ("check.sh", check),
+    ]);
     let plan = serde_json::json!({
         "planwright": 1, "source_format": "native", "base": "master",
         "gates": [{"name": "check", "argv": ["sh", "check.sh"]}],
@@ -245,17 +251,35 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
     });
     write(env.root(), "plan.json", &plan.to_string());
     write(env.root(), "agent.sh", RETRYING_AGENT);
-    let agent_cmd = format!("sh {} {{workspace}} {{attempt}}", env.root().join("agent.sh").display());
+    let agent_cmd = format!(
+        "sh {} {{workspace}} {{attempt}}",
+        env.root().join("agent.sh").display()
+    );
     let out = env.planwright(&[
-        "run", "plan.json", "--repo", "repo", "--agent", "cmd", "--agent-cmd", &agent_cmd,
-        "--output", "json", "--allow-red-base",
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "cmd",
+        "--agent-cmd",
+        &agent_cmd,
+        "--output",
+        "json",
+        "--allow-red-base",
     ]);
     let s = summary(&out);
     assert_eq!(s["merged"], serde_json::json!(["T1"]), "{s}");
     let base = git(&env.repo(), &["rev-parse", "master~1"]);
     let log = run_file(&env, "T1", "attempt-2.agent.log");
     assert!(log.contains(&format!("HEAD {base}")), "{log}");
-    let status = log.split("STATUS\n").nth(1).unwrap().split("DIFF\n").next().unwrap();
+    let status = log
+        .split("STATUS\n")
+        .nth(1)
+        .unwrap()
+        .split("DIFF\n")
+        .next()
+        .unwrap();
     assert_eq!(status.trim(), "M a.txt", "{log}");
     assert!(log.contains("-base\n+one"), "{log}");
     assert!(!log.contains("LEFT"), "{log}");
@@ -265,12 +289,20 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
     let prompt = run_file(&env, "T1", "attempt-2.prompt.md");
     let short = &base[..12];
     assert!(
-        prompt.contains(&format!("as uncommitted changes on the base commit `{short}`")),
+        prompt.contains(&format!(
+            "as uncommitted changes on the base commit `{short}`"
+        )),
         "{prompt}"
     );
-    assert!(prompt.contains(&format!("`git diff {short}` shows it whole")), "{prompt}");
+    assert!(
+        prompt.contains(&format!("`git diff {short}` shows it whole")),
+        "{prompt}"
+    );
     for dropped in ["check.sh", "link", "rail.txt", "stray.txt"] {
-        assert!(prompt.contains(&format!("\n- `{dropped}`: ")), "{dropped}: {prompt}");
+        assert!(
+            prompt.contains(&format!("\n- `{dropped}`: ")),
+            "{dropped}: {prompt}"
+        );
     }
     assert_eq!(git(&env.repo(), &["show", "master:a.txt"]), "two");
 }
@@ -308,8 +340,14 @@ fn a_second_plan_starts_its_own_run_unless_continue_says_otherwise() {
     assert_eq!(second["merged"], serde_json::json!(["Q1"]), "{second}");
     assert_ne!(second["run"], first["run"], "{second}");
     // The first run keeps its ticket; the first plan continues its own run.
-    let status = env.planwright(&["status", "--repo", "repo", "--run", &first_run, "--output", "json"]);
-    assert!(text(&status.stdout).contains("\"P1\""), "{}", text(&status.stdout));
+    let status = env.planwright(&[
+        "status", "--repo", "repo", "--run", &first_run, "--output", "json",
+    ]);
+    assert!(
+        text(&status.stdout).contains("\"P1\""),
+        "{}",
+        text(&status.stdout)
+    );
     let dry = scripted(&env, "run", "first.json", &["--dry-run"]);
     assert!(
         text(&dry.stdout).contains(&format!("continues run {first_run} on `master`")),
@@ -338,16 +376,27 @@ fn a_rerun_that_changes_nothing_stays_merged() {
     // The scripted agent writes the same file again: nothing changes.
     let again = scripted(&env, "run", "plan.json", &["--rerun", "P1"]);
     let said = text(&again.stdout);
-    assert_eq!(again.status.code(), Some(0), "{said}{}", text(&again.stderr));
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{said}{}",
+        text(&again.stderr)
+    );
     assert!(
-        said.contains(&format!("P1: nothing to change; stays merged as {}", &merged[..10])),
+        said.contains(&format!(
+            "P1: nothing to change; stays merged as {}",
+            &merged[..10]
+        )),
         "{said}"
     );
     assert!(!said.contains("empty_diff"), "{said}");
     assert!(said.contains("1 merged, 0 failed"), "{said}");
     let status = env.status_json();
     assert_eq!(status["tickets"][0]["state"], "merged", "{status}");
-    assert_eq!(status["tickets"][0]["attempts"][1]["phase"], "unchanged", "{status}");
+    assert_eq!(
+        status["tickets"][0]["attempts"][1]["phase"], "unchanged",
+        "{status}"
+    );
     assert_eq!(status["counts"]["failed"], 0, "{status}");
     assert_eq!(git(&env.repo(), &["rev-parse", "master"]), merged);
     // Its merge counts again: the next run skips it.
@@ -361,7 +410,10 @@ fn a_rerun_that_changes_nothing_stays_merged() {
 fn a_gate_naming_a_script_or_target_that_is_not_there_is_an_error_with_did_you_mean() {
     let env = on_master(&[
         ("README.md", "hi\n"),
-        ("package.json", "{\"scripts\": {\"test\": \"node --test\", \"lint\": \"true\"}}\n"),
+        (
+            "package.json",
+            "{\"scripts\": {\"test\": \"node --test\", \"lint\": \"true\"}}\n",
+        ),
         ("Makefile", "check:\n\ttrue\n"),
     ]);
     write(env.root(), "plan.json", STANDARD_V1);
@@ -393,8 +445,14 @@ fn a_gate_naming_a_script_or_target_that_is_not_there_is_an_error_with_did_you_m
 const NODE_PROJECT: [(&str, &str); 4] = [
     ("README.md", "hi\n"),
     (".gitignore", "node_modules/\n"),
-    ("package.json", "{\"scripts\": {\"test\": \"node -e \\\"require('dep')\\\"\"}}\n"),
-    ("package-lock.json", "{\"lockfileVersion\": 3, \"packages\": {}}\n"),
+    (
+        "package.json",
+        "{\"scripts\": {\"test\": \"node -e \\\"require('dep')\\\"\"}}\n",
+    ),
+    (
+        "package-lock.json",
+        "{\"lockfileVersion\": 3, \"packages\": {}}\n",
+    ),
 ];
 
 #[test]
@@ -406,19 +464,38 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let out = scripted(&env, "preflight", "plan.json", &gate);
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains("error   gate-probe: on the base commit "), "{said}");
+    assert!(
+        said.contains("error   gate-probe: on the base commit "),
+        "{said}"
+    );
     assert!(said.contains("Cannot find module 'dep'"), "{said}");
     assert!(
         said.contains("add `setup = [[\"npm\", \"ci\"]]` to `[workspace]` in planwright.toml"),
         "{said}"
     );
-    assert!(said.contains("warning setup: there is no `[workspace] setup`"), "{said}");
+    assert!(
+        said.contains("warning setup: there is no `[workspace] setup`"),
+        "{said}"
+    );
     // Allowed, it is a warning; skipped, it is not tried.
-    let out = scripted(&env, "preflight", "plan.json", &["--gate", "npm test", "--allow-red-base"]);
+    let out = scripted(
+        &env,
+        "preflight",
+        "plan.json",
+        &["--gate", "npm test", "--allow-red-base"],
+    );
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}");
-    assert!(said.contains("warning gate-probe: on the base commit "), "{said}");
-    let out = scripted(&env, "preflight", "plan.json", &["--gate", "npm test", "--no-gate-probe"]);
+    assert!(
+        said.contains("warning gate-probe: on the base commit "),
+        "{said}"
+    );
+    let out = scripted(
+        &env,
+        "preflight",
+        "plan.json",
+        &["--gate", "npm test", "--no-gate-probe"],
+    );
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(!said.contains("gate-probe"), "{said}");
@@ -428,5 +505,8 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let out = scripted(&env, "preflight", "plan.json", &gate);
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}");
-    assert!(said.contains("ok      gate-probe: `npm test` pass on the base commit "), "{said}");
+    assert!(
+        said.contains("ok      gate-probe: `npm test` pass on the base commit "),
+        "{said}"
+    );
 }

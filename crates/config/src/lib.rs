@@ -35,8 +35,8 @@ pub use resolve::{
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ConfigSource, ContainSettings, ExecutorSettings,
-    GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
+    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ConfigSource, ContainSettings,
+    ExecutorSettings, GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
     WorkspaceSettings,
 };
 

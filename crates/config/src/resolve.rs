@@ -9,8 +9,8 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ContainSettings, ExecutorSettings, GateSettings,
-    MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ContainSettings, ExecutorSettings,
+    GateSettings, MergeSettings, ReviewSettings, RunSettings, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;
@@ -354,9 +354,8 @@ pub fn extra_gates(flag_gates: Vec<String>, file: &Config) -> Result<Vec<Gate>, 
         match g {
             file::GateCommand::Argv(argv) if argv.is_empty() => {}
             file::GateCommand::Argv(argv) => gates.push(gate_from_argv(argv)),
-            file::GateCommand::Line(line) => gates.push(
-                parse_gate(line).ok_or_else(|| SettingsError::Unsplittable(line.clone()))?,
-            ),
+            file::GateCommand::Line(line) => gates
+                .push(parse_gate(line).ok_or_else(|| SettingsError::Unsplittable(line.clone()))?),
         }
     }
     for g in flag_gates {

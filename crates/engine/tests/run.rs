@@ -1052,7 +1052,8 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
     s.extra_gates = vec![planwright_config::gate_from_argv(&["true".to_string()])];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let agent: Arc<dyn agent::Agent> = Arc::from(agent);
-    let checks = planwright_engine::preflight(&env.repo(), &plan, &s, &[], &Agents::from(agent.clone()));
+    let checks =
+        planwright_engine::preflight(&env.repo(), &plan, &s, &[], &Agents::from(agent.clone()));
     let warned: Vec<&str> = (checks.iter())
         .filter(|c| c.check == "checks")
         .map(|c| c.message.as_str())
@@ -1120,7 +1121,8 @@ fn a_retry_starts_from_its_previous_candidate_unless_asked_for_the_base() {
         if from == planwright_config::RetryFrom::Candidate {
             assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
             assert!(
-                second.contains("holds attempt 1's change as uncommitted changes on the base commit"),
+                second
+                    .contains("holds attempt 1's change as uncommitted changes on the base commit"),
                 "{second}"
             );
             assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");

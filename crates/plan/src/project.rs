@@ -50,11 +50,20 @@ pub fn test_command(has: impl Fn(&str) -> bool) -> Option<Vec<String>> {
 /// `[workspace] setup` value that installs what they pin.
 const LOCKS: &[(&str, &str)] = &[
     ("package-lock.json", r#"setup = [["npm", "ci"]]"#),
-    ("pnpm-lock.yaml", r#"setup = [["pnpm", "install", "--frozen-lockfile"]]"#),
-    ("yarn.lock", r#"setup = [["yarn", "install", "--frozen-lockfile"]]"#),
+    (
+        "pnpm-lock.yaml",
+        r#"setup = [["pnpm", "install", "--frozen-lockfile"]]"#,
+    ),
+    (
+        "yarn.lock",
+        r#"setup = [["yarn", "install", "--frozen-lockfile"]]"#,
+    ),
     ("Cargo.lock", r#"setup = [["cargo", "fetch", "--locked"]]"#),
     ("uv.lock", r#"setup = [["uv", "sync", "--frozen"]]"#),
-    ("poetry.lock", r#"setup = [["poetry", "install", "--no-root"]]"#),
+    (
+        "poetry.lock",
+        r#"setup = [["poetry", "install", "--no-root"]]"#,
+    ),
     (
         "requirements.txt",
         r#"setup = [["python3", "-m", "venv", ".venv"], [".venv/bin/pip", "install", "-r", "requirements.txt"]]"#,

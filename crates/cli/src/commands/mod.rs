@@ -226,8 +226,7 @@ pub fn check_file(
             .or_else(|| checked.config.run.base.clone())
             .or(target.base)
             .or_else(|| planwright_engine::current_branch(&dir));
-        let (config, source) =
-            settings::load_run_config(global, path, &dir, base.as_deref())?;
+        let (config, source) = settings::load_run_config(global, path, &dir, base.as_deref())?;
         if source != checked.source {
             checked.report = validate_with(path, &text, read, tree, &config, global)?;
             checked.config = config;

@@ -26,7 +26,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             "{}",
             serde_json::to_string_pretty(&analysis).expect("the analysis serializes")
         ),
-        Output::Human | Output::Sarif | Output::JsonLines => crate::out!("{}", human(&report.file, &plan, &analysis)),
+        Output::Human | Output::Sarif | Output::JsonLines => {
+            crate::out!("{}", human(&report.file, &plan, &analysis))
+        }
     }
     Ok(exit::OK)
 }
@@ -69,10 +71,7 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
     // count of tickets, not minutes anyone estimated.
     let length = match plan.tickets.iter().any(|t| t.estimate_minutes.is_some()) {
         true => count(a.critical_path_minutes as usize, "minute"),
-        false => format!(
-            "{}, no estimates",
-            count(a.critical_path.len(), "ticket")
-        ),
+        false => format!("{}, no estimates", count(a.critical_path.len(), "ticket")),
     };
     let _ = writeln!(
         out,

@@ -431,9 +431,16 @@ fn the_base_flag_wins_over_run_base_and_neither_means_the_engine_picks() {
 
 #[test]
 fn a_configured_gate_may_be_a_command_line_as_gate_takes_it() {
-    let s = run(flags(), "[gates]\nrun = [\"cargo test --all\", [\"make\", \"check\"]]\n").unwrap();
+    let s = run(
+        flags(),
+        "[gates]\nrun = [\"cargo test --all\", [\"make\", \"check\"]]\n",
+    )
+    .unwrap();
     let argvs: Vec<Vec<String>> = s.extra_gates.iter().map(|g| g.argv.clone()).collect();
-    assert_eq!(argvs, [vec!["cargo", "test", "--all"], vec!["make", "check"]]);
+    assert_eq!(
+        argvs,
+        [vec!["cargo", "test", "--all"], vec!["make", "check"]]
+    );
     let bad = run(flags(), "[gates]\nrun = [\"sh -c 'oops\"]\n").unwrap_err();
     assert_eq!(bad, SettingsError::Unsplittable("sh -c 'oops".into()));
 }

@@ -30,10 +30,10 @@ mod commands;
 mod probe;
 mod routing;
 mod scope;
-pub use routing::check_routing;
-pub(crate) use scope::check_scope_ops;
 pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
+pub use routing::check_routing;
+pub(crate) use scope::check_scope_ops;
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -348,7 +348,9 @@ pub(crate) fn examine(
             None
         }
     };
-    let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, base, &mut out));
+    let base_files = repo
+        .as_ref()
+        .and_then(|r| check_repo(r, plan, base, &mut out));
     if let Some(r) = &repo {
         check_lock(r, &mut out);
         check_git_config(r, &contain.allow_config, &mut out);

@@ -57,8 +57,7 @@ pub fn prepare(
     allow: &[Vec<String>],
     agents: &Agents,
 ) -> Result<Prepared, PreflightFailed> {
-    let found =
-        super::preflight::check_all(dir, &mut plan, &settings, &resume, allow, agents);
+    let found = super::preflight::check_all(dir, &mut plan, &settings, &resume, allow, agents);
     let (mut checks, lanes) = (found.checks, found.lanes);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(

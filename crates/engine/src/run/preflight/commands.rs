@@ -43,7 +43,12 @@ fn check_one(offered: &Offered, argv: &[String]) -> Option<Check> {
         "npm" | "pnpm" | "yarn" => {
             let script = package_script(name, &argv[1..])?;
             let scripts = offered.scripts.get_or_init(|| offered.package_scripts());
-            missing(argv, script, scripts.as_ref()?, "a script of `package.json`")
+            missing(
+                argv,
+                script,
+                scripts.as_ref()?,
+                "a script of `package.json`",
+            )
         }
         "cargo" => {
             let sub = argv.get(1).filter(|s| !s.starts_with(['-', '+']))?;
@@ -54,9 +59,7 @@ fn check_one(offered: &Offered, argv: &[String]) -> Option<Check> {
             let (file, targets) = make_targets(argv)?;
             let known = offered.makefile_targets(&file)?;
             let what = format!("a target of `{file}`");
-            targets
-                .iter()
-                .find_map(|t| missing(argv, t, &known, &what))
+            targets.iter().find_map(|t| missing(argv, t, &known, &what))
         }
         _ => None,
     }
@@ -94,7 +97,10 @@ fn package_script<'a>(manager: &str, rest: &'a [String]) -> Option<&'a str> {
     match first {
         "test" => Some("test"),
         "t" | "tst" if manager == "npm" => Some("test"),
-        "run" | "run-script" => rest.get(1).map(String::as_str).filter(|s| !s.starts_with('-')),
+        "run" | "run-script" => rest
+            .get(1)
+            .map(String::as_str)
+            .filter(|s| !s.starts_with('-')),
         _ => None,
     }
 }
@@ -179,8 +185,15 @@ fn cargo_subcommands() -> Option<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     for line in text.lines().filter(|l| l.starts_with(' ')) {
         // "    build, b             Compile ..." or "    fmt    Formats ...".
-        let head = line.split("  ").find(|p| !p.trim().is_empty()).unwrap_or_default();
-        names.extend(head.split(',').map(|n| n.trim().to_string()).filter(|n| !n.is_empty()));
+        let head = line
+            .split("  ")
+            .find(|p| !p.trim().is_empty())
+            .unwrap_or_default();
+        names.extend(
+            head.split(',')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty()),
+        );
     }
     Some(names)
 }
@@ -198,7 +211,10 @@ mod tests {
         assert_eq!(package_script("npm", &argv("run tset")), Some("tset"));
         assert_eq!(package_script("npm", &argv("t")), Some("test"));
         assert_eq!(package_script("pnpm", &argv("test")), Some("test"));
-        assert_eq!(package_script("yarn", &argv("run lint --fix")), Some("lint"));
+        assert_eq!(
+            package_script("yarn", &argv("run lint --fix")),
+            Some("lint")
+        );
         assert_eq!(package_script("yarn", &argv("install")), None);
         assert_eq!(package_script("npm", &argv("ci")), None);
     }
@@ -207,7 +223,10 @@ mod tests {
     fn a_missing_name_suggests_the_near_one() {
         let known: BTreeSet<String> = ["test", "lint"].map(String::from).into();
         let c = missing(&argv("npm run tset"), "tset", &known, "a script").unwrap();
-        assert_eq!(c.hint.as_deref(), Some("did you mean `npm run test`? Fix the gate"));
+        assert_eq!(
+            c.hint.as_deref(),
+            Some("did you mean `npm run test`? Fix the gate")
+        );
         assert!(missing(&argv("npm test"), "test", &known, "a script").is_none());
     }
 

@@ -59,17 +59,35 @@ pub(super) fn check_gate_probe(
         ));
         return;
     }
-    let checkouts = Checkouts::new(repo.clone(), settings.workspace.clone(), containment, contain);
+    let checkouts = Checkouts::new(
+        repo.clone(),
+        settings.workspace.clone(),
+        containment,
+        contain,
+    );
     let log = repo.state_dir().join("preflight-gates.log");
     let _ = std::fs::remove_file(&log);
     let started = Instant::now();
-    let verdict = checkouts.gate(TRIAL, &base, &gates, &settings.gates, &log, &Cancel::default());
+    let verdict = checkouts.gate(
+        TRIAL,
+        &base,
+        &gates,
+        &settings.gates,
+        &log,
+        &Cancel::default(),
+    );
     let took = format!("{:.1} s", started.elapsed().as_secs_f64());
-    let names: Vec<String> = gates.iter().map(|g| format!("`{}`", g.command_line())).collect();
+    let names: Vec<String> = gates
+        .iter()
+        .map(|g| format!("`{}`", g.command_line()))
+        .collect();
     out.push(match verdict {
         Ok(Verdict::Pass) => Check::ok(
             "gate-probe",
-            format!("{} pass on the base commit {short} ({took})", names.join(", ")),
+            format!(
+                "{} pass on the base commit {short} ({took})",
+                names.join(", ")
+            ),
         ),
         Ok(Verdict::Fail(f)) => red_base(repo, &base, settings, &f, &log, &took),
         Ok(Verdict::Cancelled) => Check::error(
@@ -129,7 +147,12 @@ fn red_base(
 /// Without `[workspace] setup`, a lock file at the base's root says the
 /// gates' fresh checkouts lack the project's dependencies: a warning with
 /// the line to add (preflight, `run` and `run --dry-run` print it).
-pub(super) fn check_lock_files(repo: &Repo, plan: &Plan, settings: &RunSettings, out: &mut Vec<Check>) {
+pub(super) fn check_lock_files(
+    repo: &Repo,
+    plan: &Plan,
+    settings: &RunSettings,
+    out: &mut Vec<Check>,
+) {
     if !settings.workspace.setup.is_empty() {
         return;
     }
@@ -148,7 +171,11 @@ pub(super) fn check_lock_files(repo: &Repo, plan: &Plan, settings: &RunSettings,
 /// The `[workspace] setup` line the lock files of `base` suggest.
 fn setup_hint(repo: &Repo, base: &str) -> Option<String> {
     let files = crate::git::tracked_files(repo.root(), base).ok()?;
-    let at_top: HashSet<&str> = files.iter().map(String::as_str).filter(|f| !f.contains('/')).collect();
+    let at_top: HashSet<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !f.contains('/'))
+        .collect();
     planwright_plan::project::setup_line(|f| at_top.contains(f))
 }
 

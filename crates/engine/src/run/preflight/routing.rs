@@ -128,4 +128,3 @@ fn route_check(
         ),
     })
 }
-

@@ -163,4 +163,3 @@ fn op_problem(
         _ => None,
     }
 }
-
