@@ -1,6 +1,7 @@
 //! Preflight's own checks, without a repository.
 use super::*;
-use planwright_plan::model::{Format, Ticket};
+use planwright_plan::model::{Format, ScopeEntry, ScopeOp, Ticket};
+use std::collections::HashMap;
 
 #[test]
 fn the_no_gate_hint_names_the_projects_own_test_command() {
