@@ -745,11 +745,6 @@ mod tests {
                 ticket: t(),
                 commit: "c".into(),
             },
-            Event::Unchanged {
-                ticket: t(),
-                attempt: 1,
-                commit: "c".into(),
-            },
             Event::Failed {
                 ticket: t(),
                 failure: failure(),
@@ -822,6 +817,11 @@ mod tests {
                 text: "Write hello.txt".into(),
                 status: Some("completed".into()),
             },
+            Event::Unchanged {
+                ticket: t(),
+                attempt: 1,
+                commit: "c".into(),
+            },
         ]
     }
 
@@ -871,7 +871,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=31).collect::<Vec<_>>(),
+            (0..=32).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {
