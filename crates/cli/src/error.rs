@@ -119,12 +119,16 @@ pub type CliResult = Result<i32, CliError>;
 pub fn flag(f: Flag) -> &'static str {
     match f {
         Flag::Agent => "--agent",
+        Flag::Base => "--base",
         Flag::Cache => "--cache",
         Flag::Jobs => "--jobs",
         Flag::Unsandboxed => "--unsandboxed",
         Flag::AgentCmd => "--agent-cmd",
+        Flag::Continue => "--continue",
         Flag::AllowConfigChange => "--allow-config-change",
         Flag::Draft => "--draft",
+        Flag::AllowRedBase => "--allow-red-base",
+        Flag::NoGateProbe => "--no-gate-probe",
         Flag::CalibrationHint => "--calibration-hint",
         Flag::Coerce => "--coerce",
         Flag::Format => "--format",

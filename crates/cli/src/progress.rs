@@ -143,6 +143,10 @@ fn line(event: &Event) -> Option<String> {
         }
         Event::Merging { ticket } => format!("{ticket}: passed, merging"),
         Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
+        Event::Unchanged { ticket, commit, .. } => format!(
+            "{ticket}: nothing to change; stays merged as {}",
+            short(commit)
+        ),
         Event::BatchStarted { tickets, tip } => format!(
             "merge queue: checking {} stacked on {}",
             tickets.join(", "),
@@ -303,6 +307,7 @@ impl Pulse {
             // The attempt ended: verified, rejected, or its model paused.
             Event::Merging { ticket }
             | Event::Merged { ticket, .. }
+            | Event::Unchanged { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
             | Event::Failed { ticket, .. }
             | Event::Blocked { ticket, .. }
@@ -453,7 +458,10 @@ impl Reporter for Terminal {
         }
         let done = matches!(
             event,
-            Event::Merged { .. } | Event::Failed { .. } | Event::AttemptRejected { .. }
+            Event::Merged { .. }
+                | Event::Unchanged { .. }
+                | Event::Failed { .. }
+                | Event::AttemptRejected { .. }
         );
         if done {
             if let Some(bar) = event.ticket().and_then(|t| self.bars.remove(t)) {

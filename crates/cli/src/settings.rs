@@ -41,10 +41,12 @@ pub fn load_run_config(
     global: &Global,
     plan_path: &Path,
     repo_dir: &Path,
-    base: &str,
+    base: Option<&str>,
 ) -> Result<(Config, Option<ConfigSource>), CliError> {
-    // A repository that cannot be read is preflight's to report.
-    let root = planwright_engine::root_config(repo_dir, base).ok();
+    // A repository that cannot be read, or no branch to read it on, is
+    // preflight's to report.
+    let root = base.and_then(|b| planwright_engine::root_config(repo_dir, b).ok());
+    let base = base.unwrap_or_default();
     let real = |p: &Path| p.canonicalize().ok();
     let root_real = root.as_ref().and_then(|r| real(&r.in_tree));
     let is_root = |p: &Path| root_real.is_some() && real(p) == root_real;
@@ -180,6 +182,8 @@ pub fn settings_error(e: SettingsError) -> CliError {
         SettingsError::Executor(_) => {
             CliError::usage(e.to_string()).hint("see docs/scaling.md")
         }
+        SettingsError::BadBase { .. } => CliError::usage(e.to_string())
+            .hint("name an existing branch, such as the one `git branch --show-current` prints"),
         SettingsError::Forge(_) => CliError::usage(e.to_string()).hint("see docs/forge.md"),
     }
 }

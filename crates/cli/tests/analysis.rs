@@ -70,7 +70,7 @@ fn show_for_people_lists_every_part() {
         "plan.json: agb plan, 3 tickets",
         "T3  mean (after T1)",
         "1  T1, T2",
-        "Critical path (2 minutes)\n  T1 -> T3",
+        "Critical path (2 tickets, no estimates)\n  T1 -> T3",
         "Ready now\n  T1, T2",
         "3 tickets may run at the same time and may change the same paths (`lib/math.mjs`, `lib/strings.mjs`, `lib/**`, `lib/stats.mjs`): T1, T2, T3",
     ] {

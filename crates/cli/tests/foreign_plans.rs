@@ -66,7 +66,13 @@ fn codeboost_and_standard_v1_plans_run_too() {
     env.fixture("W-1", 0, "README.md", "hello\n");
     let out = env.scripted(
         "run",
-        &["--output", "json", "--gate", "grep -q hello README.md"],
+        &[
+            "--output",
+            "json",
+            "--gate",
+            "grep -q hello README.md",
+            "--allow-red-base",
+        ],
     );
     let summary: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));

@@ -77,6 +77,8 @@ fn run_holding_descriptor_9(env: &Env, config: &str) -> Output {
         .args(["-c", "exec 9>>\"$0\"; exec \"$@\"", "outside.txt", BIN])
         .args(["run", "plan.json", "--repo", "repo", "--config"])
         .args(["planwright.toml", "--agent", "cmd", "--agent-cmd", &agent])
+        // The gate under test is the run's, not preflight's trial of it.
+        .arg("--no-gate-probe")
         .output()
         .unwrap();
     marker.kill().unwrap();

@@ -170,7 +170,8 @@ fn sh_env() -> Env {
 fn dry_run_prints_the_order_and_changes_nothing() {
     let env = sh_env();
     let before = git(&env.repo(), &["rev-parse", "main"]);
-    let out = env.scripted("run", &["--dry-run", "--jobs", "1"]);
+    // The gate probe works in a gate checkout under `.planwright/`.
+    let out = env.scripted("run", &["--dry-run", "--jobs", "1", "--no-gate-probe"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let order: Vec<&str> = stdout
@@ -1318,7 +1319,7 @@ fn a_failed_run_ends_with_the_next_step() {
     assert!(next.contains("planwright status --repo"), "{next}");
     assert!(next.contains("--rerun ID"), "{next}");
     let log = (next.lines())
-        .find_map(|l| l.trim().strip_suffix("   a ticket's whole log"))
+        .find_map(|l| l.trim().strip_suffix("   A's whole log"))
         .expect("the log line");
     assert!(log.ends_with("/A/ticket.log"), "{log}");
     assert!(
@@ -1581,6 +1582,8 @@ fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
             "claude",
             "--strikes",
             "1",
+            // The gate under test is the run's, not preflight's trial.
+            "--no-gate-probe",
         ])
         .output()
         .unwrap();

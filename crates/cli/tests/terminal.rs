@@ -107,6 +107,8 @@ fn on_a_terminal(term: Option<&str>) {
     cmd.arg("--ctty")
         .arg(env.cli().bin())
         .args(["run", "plan.json", "--repo", "repo", "--agent", "cmd"])
+        // The hostile gate is the run's, not preflight's trial of it.
+        .arg("--no-gate-probe")
         .arg("--agent-cmd")
         .arg(format!("sh {} {{worktree}}", agent.display()))
         .current_dir(env.root())

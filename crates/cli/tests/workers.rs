@@ -77,7 +77,8 @@ fn planwright(env: &Env, command: &str, agent: &str, flags: &[&str]) -> std::pro
         "planwright.toml",
     ];
     args.extend_from_slice(flags);
-    args.extend_from_slice(&["--agent", "cmd", "--agent-cmd", agent]);
+    // The gate reads the tickets' files, which the base has none of.
+    args.extend_from_slice(&["--no-gate-probe", "--agent", "cmd", "--agent-cmd", agent]);
     env.planwright(&args)
 }
 

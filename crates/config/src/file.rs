@@ -321,6 +321,10 @@ pub struct Run {
     /// `"off"` (default: 1 GiB or 5% of the disk, whichever is smaller).
     #[serde(default)]
     pub min_free: Option<crate::size::MinFree>,
+    /// The branch tickets merge into (default: the plan's `base` where its
+    /// format has one, else the repository's current branch).
+    #[serde(default)]
+    pub base: Option<String>,
 }
 
 /// `[merge]`: `batch = 8`, `wait_secs = 5`, `flaky_retries = 1`,
@@ -360,13 +364,32 @@ pub enum RetryFrom {
     Base,
 }
 
-/// `[gates]`: `run = [["cargo", "test"]]`, `env = ["RUST_LOG"]`.
+/// One gate of `[gates] run`: `["cargo", "test"]`, or `"cargo test"` as
+/// `--gate` takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum GateCommand {
+    /// The program and its arguments.
+    Argv(Vec<String>),
+    /// A command line, split into words like a shell does.
+    Line(String),
+}
+
+impl PartialEq<[&str]> for GateCommand {
+    fn eq(&self, other: &[&str]) -> bool {
+        matches!(self, GateCommand::Argv(argv) if argv.iter().map(String::as_str).eq(other.iter().copied()))
+    }
+}
+
+/// `[gates]`: `run = [["cargo", "test"]]` (or `run = ["cargo test"]`),
+/// `env = ["RUST_LOG"]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gates {
-    /// Gates added to every ticket, as argv (never a shell string).
+    /// Gates added to every ticket: each as argv, or as one command line
+    /// split into words like `--gate` (never run through a shell).
     #[serde(default)]
-    pub run: Vec<Vec<String>>,
+    pub run: Vec<GateCommand>,
     /// Environment variables passed through to gates besides the built-in allowlist.
     #[serde(default)]
     pub env: Vec<String>,

@@ -37,8 +37,9 @@ pub use size::{parse_size, CountSetting, MinFree, SizeSetting};
 mod tests;
 
 pub use settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ConfigSource, ContainSettings, ExecutorSettings,
-    GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings, WorkerLink,
+    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ConfigSource, ContainSettings,
+    ExecutorSettings, GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
+    WorkerLink,
     WorkspaceSettings,
 };
 

@@ -9,8 +9,8 @@ use crate::budget::BudgetSettings;
 use crate::defaults;
 use crate::file::{self, Config, CounterfactualMode};
 use crate::settings::{
-    AgentOptions, AgentSpec, AgentsSpec, ContainSettings, ExecutorSettings, GateSettings,
-    MergeSettings, ReviewSettings, RunSettings, WorkerLink, WorkspaceSettings,
+    AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ContainSettings, ExecutorSettings,
+    GateSettings, MergeSettings, ReviewSettings, RunSettings, WorkerLink, WorkspaceSettings,
 };
 use planwright_plan::formats::StandardV1Defaults;
 use planwright_plan::model::Gate;
@@ -58,6 +58,16 @@ pub enum SettingsError {
     /// `[executor]` cannot work as written.
     #[error("`[executor]` in planwright.toml: {0}")]
     Executor(String),
+    /// `--base` or `[run] base` is not a branch name git accepts.
+    #[error("{given} `{name}` is not a valid branch name: {why}")]
+    BadBase {
+        /// `--base`, or `[run] base` in planwright.toml.
+        given: String,
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// `[forge]` cannot work with the remote as written.
     #[error("`[forge]` in planwright.toml: {0}")]
     Forge(String),
@@ -80,6 +90,12 @@ pub struct RunFlags {
     pub gates: Vec<String>,
     /// A ticket may change the plan or configuration file it names.
     pub allow_config_change: bool,
+    /// The base branch, over `[run] base`.
+    pub base: Option<String>,
+    /// Do not run the shared gates on the base in preflight.
+    pub no_gate_probe: bool,
+    /// Gates that fail on the base are a warning, not an error.
+    pub allow_red_base: bool,
 }
 
 /// The flags that name the agent.
@@ -121,6 +137,9 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         gate_timeout,
         gates: flag_gates,
         allow_config_change,
+        base: flag_base,
+        no_gate_probe,
+        allow_red_base,
     } = flags;
     let file::Run {
         jobs: file_jobs,
@@ -128,7 +147,9 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         gate_timeout_secs: _,
         retry_from,
         min_free,
+        base: _,
     } = &file.run;
+    let base = base(flag_base, file)?;
     at_least_one("run", "jobs", *file_jobs)?;
     at_least_one("run", "strikes", *file_strikes)?;
     let merge = merge(&file.merge)?;
@@ -168,7 +189,29 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         overlaps: None,
         executor,
         worker_link: worker_link(&file.executor)?,
+        base,
+        gate_probe: !no_gate_probe,
+        allow_red_base,
     })
+}
+
+/// The base branch: `--base` (`flag`) over `[run] base`, else `None` (the
+/// plan's, else the repository's current branch, which the engine reads).
+pub fn base(flag: Option<String>, file: &Config) -> Result<Option<ChosenBase>, SettingsError> {
+    let chosen = match (flag, &file.run.base) {
+        (Some(name), _) => (name, BaseSource::Flag),
+        (None, Some(name)) => (name.clone(), BaseSource::File),
+        (None, None) => return Ok(None),
+    };
+    let (name, source) = chosen;
+    if let Some(why) = planwright_plan::refname::ref_name_problem(&name) {
+        let given = match source {
+            BaseSource::Flag => format!("`{}`", planwright_plan::Flag::Base),
+            _ => "`[run] base` in planwright.toml".to_string(),
+        };
+        return Err(SettingsError::BadBase { given, name, why });
+    }
+    Ok(Some(ChosenBase { name, source }))
 }
 
 /// `[executor]`, checked: `ssh` needs hosts, and never a `ssh` command
@@ -351,13 +394,15 @@ fn pause_bounds(agent: &file::Agent) -> Result<(Duration, u32), SettingsError> {
 /// Gates for every ticket: `[gates] run`, then `flag_gates` (command
 /// lines, split like a shell splits words).
 pub fn extra_gates(flag_gates: Vec<String>, file: &Config) -> Result<Vec<Gate>, SettingsError> {
-    let mut gates: Vec<Gate> = file
-        .gates
-        .run
-        .iter()
-        .filter(|a| !a.is_empty())
-        .map(|a| gate_from_argv(a))
-        .collect();
+    let mut gates: Vec<Gate> = Vec::new();
+    for g in &file.gates.run {
+        match g {
+            file::GateCommand::Argv(argv) if argv.is_empty() => {}
+            file::GateCommand::Argv(argv) => gates.push(gate_from_argv(argv)),
+            file::GateCommand::Line(line) => gates
+                .push(parse_gate(line).ok_or_else(|| SettingsError::Unsplittable(line.clone()))?),
+        }
+    }
     for g in flag_gates {
         gates.push(parse_gate(&g).ok_or(SettingsError::Unsplittable(g))?);
     }

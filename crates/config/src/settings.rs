@@ -28,6 +28,28 @@ pub enum ConfigSource {
     },
 }
 
+/// Where the base branch a run merges into was named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseSource {
+    /// `--base`.
+    Flag,
+    /// `[run] base` in `planwright.toml`.
+    File,
+    /// The plan's own `base` (agb and native plans).
+    Plan,
+    /// The branch the repository's checkout is on.
+    CurrentBranch,
+}
+
+/// The base branch a flag or the file names: the run's, over the plan's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChosenBase {
+    /// The branch.
+    pub name: String,
+    /// Where it was named.
+    pub source: BaseSource,
+}
+
 /// Everything a run is configured with.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
@@ -79,6 +101,14 @@ pub struct RunSettings {
     pub overlaps: Option<Vec<Overlap>>,
     /// Where attempts run (`[executor]`).
     pub executor: ExecutorSettings,
+    /// The base branch `--base` or `[run] base` names; `None`: the plan's
+    /// where its format has one, else the repository's current branch.
+    pub base: Option<ChosenBase>,
+    /// Preflight runs the plan's and the configured gates once on the base
+    /// commit (front ends turn it on; `--no-gate-probe` off).
+    pub gate_probe: bool,
+    /// Gates that fail on the base commit are a warning (`--allow-red-base`).
+    pub allow_red_base: bool,
     /// How the coordinator and its workers keep in touch (`[executor]`).
     pub worker_link: WorkerLink,
 }
@@ -241,6 +271,9 @@ impl RunSettings {
             overlaps: None,
             executor: ExecutorSettings::Local,
             worker_link: WorkerLink::default(),
+            base: None,
+            gate_probe: false,
+            allow_red_base: false,
         }
     }
 }

@@ -322,6 +322,16 @@ pub enum Event {
         /// The new commit.
         commit: String,
     },
+    /// A merged ticket run again (`--rerun`) whose agent found nothing to
+    /// change: it stays merged as `commit`, its earlier merge.
+    Unchanged {
+        /// The ticket.
+        ticket: String,
+        /// The attempt that changed nothing.
+        attempt: u32,
+        /// The commit it stays merged as.
+        commit: String,
+    },
     /// A ticket ran out of strikes.
     Failed {
         /// The ticket.
@@ -402,6 +412,7 @@ impl Event {
             | Event::Merging { ticket }
             | Event::Rebuild { ticket, .. }
             | Event::Merged { ticket, .. }
+            | Event::Unchanged { ticket, .. }
             | Event::Failed { ticket, .. }
             | Event::Blocked { ticket, .. } => Some(ticket),
             _ => None,
@@ -817,6 +828,11 @@ mod tests {
             Event::DiskLow {
                 reason: "3 MiB free".into(),
             },
+            Event::Unchanged {
+                ticket: t(),
+                attempt: 1,
+                commit: "c".into(),
+            },
         ]
     }
 
@@ -857,6 +873,7 @@ mod tests {
             Event::WorkerLost { .. } => 30,
             Event::AgentActivity { .. } => 31,
             Event::DiskLow { .. } => 32,
+            Event::Unchanged { .. } => 33,
         }
     }
 

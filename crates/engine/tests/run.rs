@@ -697,19 +697,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     s.workspace.copy = vec![".env".into(), "README.md".into(), "linked.env".into()];
     let agents = Agents::from(Arc::from(sh_agent(&env, "#!/bin/sh\n", "{worktree}")));
     // `planwright preflight` says what `run` would.
-    let alone = planwright_engine::preflight(
-        &env.repo(),
-        &plan,
-        &[],
-        &[],
-        &agents,
-        &s.contain,
-        &s.workspace,
-        &s.beyond,
-        &s.routing,
-        &s.families,
-        (&s.executor, s.jobs, &s.worker_link),
-    );
+    let alone = planwright_engine::preflight(&env.repo(), &plan, &s, &[], &agents);
     let failed = planwright_engine::prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
         .err()
         .expect("preflight refuses");
@@ -1064,19 +1052,8 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
     s.extra_gates = vec![planwright_config::gate_from_argv(&["true".to_string()])];
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let agent: Arc<dyn agent::Agent> = Arc::from(agent);
-    let checks = planwright_engine::preflight(
-        &env.repo(),
-        &plan,
-        &s.extra_gates,
-        &[],
-        &Agents::from(agent.clone()),
-        &s.contain,
-        &s.workspace,
-        &s.beyond,
-        &s.routing,
-        &s.families,
-        (&s.executor, s.jobs, &s.worker_link),
-    );
+    let checks =
+        planwright_engine::preflight(&env.repo(), &plan, &s, &[], &Agents::from(agent.clone()));
     let warned: Vec<&str> = (checks.iter())
         .filter(|c| c.check == "checks")
         .map(|c| c.message.as_str())
@@ -1144,7 +1121,8 @@ fn a_retry_starts_from_its_previous_candidate_unless_asked_for_the_base() {
         if from == planwright_config::RetryFrom::Candidate {
             assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
             assert!(
-                second.contains("already holds attempt 1's change"),
+                second
+                    .contains("holds attempt 1's change as uncommitted changes on the base commit"),
                 "{second}"
             );
             assert_eq!(git(&env.repo(), &["show", "main:a.txt"]), "a");
@@ -1240,7 +1218,7 @@ fn a_retry_whose_base_moved_is_carried_onto_it_or_starts_afresh_when_it_conflict
             assert_eq!(git(&env.repo(), &["show", "main:README.md"]), "from A");
         } else {
             assert!(
-                second.contains("already holds attempt 1's change, carried onto the current base"),
+                second.contains("holds attempt 1's change (carried onto the current base"),
                 "{second}"
             );
             assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 pub enum Flag {
     /// The agent to run.
     Agent,
+    /// The branch tickets merge into.
+    Base,
     /// `worker`: its cache.
     Cache,
     /// Slots: attempts at once.
@@ -20,10 +22,16 @@ pub enum Flag {
     Unsandboxed,
     /// The `cmd` agent's command.
     AgentCmd,
+    /// Continue the newest run on the base whatever its plan.
+    Continue,
     /// Let a ticket that names them change the run's plan or configuration.
     AllowConfigChange,
     /// `deliver`: open the pull requests as drafts.
     Draft,
+    /// Gates failing on the base are a warning.
+    AllowRedBase,
+    /// Preflight does not run the gates on the base.
+    NoGateProbe,
     /// standard_v1: the calibration hint the planner saw.
     CalibrationHint,
     /// standard_v1: fishhawk's coercions.
@@ -56,14 +64,18 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 21] = [
+    pub const ALL: [Flag; 25] = [
         Flag::Agent,
+        Flag::Base,
         Flag::Cache,
         Flag::Jobs,
         Flag::Unsandboxed,
         Flag::AgentCmd,
+        Flag::Continue,
         Flag::AllowConfigChange,
         Flag::Draft,
+        Flag::AllowRedBase,
+        Flag::NoGateProbe,
         Flag::CalibrationHint,
         Flag::Coerce,
         Flag::Format,
@@ -85,12 +97,16 @@ impl Flag {
     pub fn setting(self) -> &'static str {
         match self {
             Flag::Agent => "agent",
+            Flag::Base => "base",
             Flag::Cache => "cache",
             Flag::Jobs => "jobs",
             Flag::Unsandboxed => "unsandboxed",
             Flag::AgentCmd => "agent cmd",
+            Flag::Continue => "continue",
             Flag::AllowConfigChange => "allow config change",
             Flag::Draft => "draft",
+            Flag::AllowRedBase => "allow red base",
+            Flag::NoGateProbe => "no gate probe",
             Flag::CalibrationHint => "calibration hint",
             Flag::Coerce => "coerce",
             Flag::Format => "format",

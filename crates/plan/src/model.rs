@@ -44,6 +44,14 @@ impl Format {
         Format::Speckit,
     ];
 
+    /// Whether the format's plans name the branch they merge into (agb's
+    /// `base`, which agb itself defaults to `main`, and the native `base`).
+    /// A plan of any other format runs on the branch `--base` or
+    /// `[run] base` names, else on the repository's current branch.
+    pub fn names_base(self) -> bool {
+        matches!(self, Format::Agb | Format::Native)
+    }
+
     /// The name used on the command line, in JSON output and in codes.
     pub fn name(self) -> &'static str {
         match self {

@@ -46,9 +46,57 @@ pub fn test_command(has: impl Fn(&str) -> bool) -> Option<Vec<String>> {
         .map(|m| m.test.iter().map(|w| w.to_string()).collect())
 }
 
+/// Lock files at the repository root, in order of preference, with the
+/// `[workspace] setup` value that installs what they pin.
+const LOCKS: &[(&str, &str)] = &[
+    ("package-lock.json", r#"setup = [["npm", "ci"]]"#),
+    (
+        "pnpm-lock.yaml",
+        r#"setup = [["pnpm", "install", "--frozen-lockfile"]]"#,
+    ),
+    (
+        "yarn.lock",
+        r#"setup = [["yarn", "install", "--frozen-lockfile"]]"#,
+    ),
+    ("Cargo.lock", r#"setup = [["cargo", "fetch", "--locked"]]"#),
+    ("uv.lock", r#"setup = [["uv", "sync", "--frozen"]]"#),
+    (
+        "poetry.lock",
+        r#"setup = [["poetry", "install", "--no-root"]]"#,
+    ),
+    (
+        "requirements.txt",
+        r#"setup = [["python3", "-m", "venv", ".venv"], [".venv/bin/pip", "install", "-r", "requirements.txt"]]"#,
+    ),
+];
+
+/// The `[workspace] setup` line for the lock file at the root for which
+/// `has` is true (`package-lock.json` -> `setup = [["npm", "ci"]]`);
+/// `None` when there is none.
+pub fn setup_line(has: impl Fn(&str) -> bool) -> Option<String> {
+    LOCKS
+        .iter()
+        .find(|(file, _)| has(file))
+        .map(|(_, line)| line.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_file_names_its_set_up() {
+        let of = |files: &[&str]| setup_line(|f| files.contains(&f));
+        assert_eq!(
+            of(&["package.json", "package-lock.json"]).as_deref(),
+            Some(r#"setup = [["npm", "ci"]]"#)
+        );
+        assert_eq!(
+            of(&["Cargo.toml", "Cargo.lock"]).as_deref(),
+            Some(r#"setup = [["cargo", "fetch", "--locked"]]"#)
+        );
+        assert_eq!(of(&["package.json"]), None);
+    }
 
     fn of(files: &[&str]) -> Option<String> {
         test_command(|f| files.contains(&f)).map(|argv| argv.join(" "))

@@ -59,8 +59,9 @@ pub struct FileReport {
 pub struct Target {
     /// The plan's `repo`, if it names one.
     pub repo: Option<String>,
-    /// The branch the run starts from and merges into.
-    pub base: String,
+    /// The branch the run starts from and merges into, when the plan's
+    /// format names one ([`Format::names_base`]).
+    pub base: Option<String>,
 }
 
 impl FileReport {
@@ -73,20 +74,21 @@ impl FileReport {
         if let Some(plan) = &self.plan {
             return Some(Target {
                 repo: plan.repo.clone(),
-                base: plan.base.clone(),
+                base: plan.source_format.names_base().then(|| plan.base.clone()),
             });
         }
-        let defaults = Plan::new(self.format?, Vec::new());
+        let format = self.format?;
+        let defaults = Plan::new(format, Vec::new());
         let mut target = Target {
             repo: defaults.repo,
-            base: defaults.base,
+            base: format.names_base().then_some(defaults.base),
         };
-        if self.format == Some(Format::Native) {
+        if format == Format::Native {
             if let Ok(doc) = Document::parse(&self.file, self.text.clone()) {
                 let value = doc.value();
                 let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(String::from);
                 target.repo = text("repo");
-                target.base = text("base").unwrap_or(target.base);
+                target.base = text("base").or(target.base);
             }
         }
         Some(target)

@@ -142,6 +142,8 @@ pub enum AttemptOutcome {
     Merged,
     /// Rejected, with a failure.
     Rejected,
+    /// A rerun that found nothing to change: the ticket stays merged.
+    Unchanged,
     /// Stopped by an interrupt (or the log ends without its end).
     Interrupted,
 }
@@ -154,6 +156,7 @@ impl AttemptOutcome {
             AttemptOutcome::Passed => "passed",
             AttemptOutcome::Merged => "merged",
             AttemptOutcome::Rejected => "rejected",
+            AttemptOutcome::Unchanged => "unchanged",
             AttemptOutcome::Interrupted => "interrupted",
         }
     }

@@ -32,7 +32,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let Loaded { plan, .. } = load_plan(&args.plan, None, global)?;
+    let Loaded { plan, .. } = load_plan(&args.plan, None, None, global)?;
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let text = formats::write(&plan, args.to, &mut warnings);
     let back = read_back(&text, &args, global)?;

@@ -104,7 +104,8 @@ fn run_plan(report: &RunReport, repo: &Repo, global: &Global) -> Result<Loaded, 
             calibration_hint: false,
         },
     };
-    load_plan(&args, Some(repo.root()), global)
+    // The run's own base, where the repository's planwright.toml is read.
+    load_plan(&args, Some(repo.root()), Some(&report.run.base), global)
 }
 
 /// Delivers run `report` of `plan` with `config`'s `[forge]`: prepares,

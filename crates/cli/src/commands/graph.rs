@@ -39,7 +39,7 @@ pub enum Picture {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let Loaded { plan, .. } = load_plan(&args.plan, None, global)?;
+    let Loaded { plan, .. } = load_plan(&args.plan, None, None, global)?;
     let analysis = analysis::analyse(&plan);
     let mut text = match args.to {
         Picture::Dot => dot(&plan, &analysis),

@@ -198,12 +198,14 @@ pub struct Checked {
 /// Validates one plan file with the flags and the configuration a run of
 /// it would read: `--config`, else `planwright.toml` beside the plan or in
 /// the current directory, else the repository root's as the plan's base
-/// branch holds it. `repo` is `--repo` where the command has it.
+/// branch holds it. `repo` is `--repo` and `base` is `--base` where the
+/// command has them.
 pub fn check_file(
     path: &Path,
     read: &ReadArgs,
     tree: Option<&TreeArgs>,
     repo: Option<&Path>,
+    base: Option<&str>,
     global: &Global,
 ) -> Result<Checked, CliError> {
     let text = read_file(path)?;
@@ -219,7 +221,13 @@ pub fn check_file(
     // plan says; a plan invalid without that file still says where.
     if let Some(target) = checked.report.target() {
         let dir = plan_repo_dir(repo, path, target.repo.as_deref());
-        let (config, source) = settings::load_run_config(global, path, &dir, &target.base)?;
+        // The base a run would merge into, as far as it is known before
+        // the root's file is read (whose own `[run] base` cannot move it).
+        let base = (base.map(String::from))
+            .or_else(|| checked.config.run.base.clone())
+            .or(target.base)
+            .or_else(|| planwright_engine::current_branch(&dir));
+        let (config, source) = settings::load_run_config(global, path, &dir, base.as_deref())?;
         if source != checked.source {
             checked.report = validate_with(path, &text, read, tree, &config, global)?;
             checked.config = config;
@@ -373,17 +381,18 @@ pub struct Loaded {
 /// Reads a plan that must be valid: an invalid one prints its diagnostics
 /// (to stderr for people, stdout for JSON) and ends the command with exit 1.
 /// The plan is moved out of the report it comes with. `repo` is `--repo`
-/// where the command has it.
+/// and `base` is `--base` where the command has them.
 pub fn load_plan(
     args: &PlanArgs,
     repo: Option<&Path>,
+    base: Option<&str>,
     global: &Global,
 ) -> Result<Loaded, CliError> {
     let Checked {
         mut report,
         config,
         source,
-    } = check_file(&args.plan, &args.read, None, repo, global)?;
+    } = check_file(&args.plan, &args.read, None, repo, base, global)?;
     match report.plan.take() {
         Some(plan) => Ok(Loaded {
             plan,

@@ -1,20 +1,25 @@
 //! `planwright preflight PLAN --repo DIR`: everything `run` checks, without starting.
 
-use super::run::{agents, extra_gates, repo_dir, EngineArgs};
+use super::run::{agents, repo_dir, EngineArgs};
 use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
-use planwright_config::resolve;
+use planwright_config::resolve::{self, RunFlags};
 use planwright_engine::{preflight, preflight_failed, Check};
 
 /// Check everything `run` would check before starting, and start nothing:
-/// the repository, the base branch, a clean working tree, the agent, the gate
-/// programs, scope operations against the base tree, scope globs that cover
-/// a file a gate runs, scope overlap between tickets that may run at the
-/// same time, the sandbox, and what holds each agent, set-up and gate to
+/// the repository, the base branch (and where its name came from), a clean
+/// working tree, the agent, the gate programs and the scripts or targets
+/// they name, scope operations against the base tree, scope globs that
+/// cover a file a gate runs, scope overlap between tickets that may run at
+/// the same time, the set-up, the shared gates once on the base commit,
+/// the sandbox, and what holds each agent, set-up and gate to
 /// `[sandbox] pids` and `memory` (a cgroup v2 or v1, or rlimits).
 ///
-/// Exit 0 when every check passes (warnings allowed), 2 when `--repo` is not a git repository, 1 otherwise.
+/// Exit 0 when every check passes (warnings allowed), 2 when `--repo` is
+/// not a git repository or another run holds its lock, 3 when the
+/// repository's git config runs programs in planwright's git calls (it
+/// cannot be trusted), 1 otherwise.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -49,30 +54,29 @@ pub fn print(checks: &[Check], global: &Global) {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let Loaded { plan, config, .. } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
-    let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
-    let agents = agents(&args.engine, &config)?;
-    let gates = extra_gates(&args.engine, &config)?;
-    let executor = resolve::executor(&config.executor).map_err(settings::settings_error)?;
-    let link = resolve::worker_link(&config.executor).map_err(settings::settings_error)?;
+    let e = &args.engine;
+    let Loaded { plan, config, .. } =
+        load_plan(&args.plan, e.repo.as_deref(), e.base.as_deref(), global)?;
+    let repo_dir = repo_dir(e, &args.plan, &plan);
+    let agents = agents(e, &config)?;
+    let flags = RunFlags {
+        plan: args.plan.plan.display().to_string(),
+        agent_timeout: e.agent_timeout,
+        gate_timeout: e.gate_timeout,
+        gates: e.gate.clone(),
+        base: e.base.clone(),
+        no_gate_probe: e.no_gate_probe,
+        allow_red_base: e.allow_red_base,
+        ..RunFlags::default()
+    };
+    let mut settings =
+        resolve::run(flags, &config, &settings::env()).map_err(settings::settings_error)?;
     // As `run` would have them without `--jobs`: a host's slots, else one
     // place's worker is all preflight starts.
-    let jobs = (config.run.jobs.map(|j| j as usize))
-        .or(executor.slots())
+    settings.jobs = (config.run.jobs.map(|j| j as usize))
+        .or(settings.executor.slots())
         .unwrap_or(1);
-    let checks = preflight(
-        &repo_dir,
-        &plan,
-        &gates,
-        &config.commands.allow,
-        &agents,
-        &resolve::sandbox(&config, &settings::env()),
-        &resolve::workspace(&config),
-        &resolve::review(&config),
-        &config.routing,
-        &resolve::families(&config),
-        (&executor, jobs, &link),
-    );
+    let checks = preflight(&repo_dir, &plan, &settings, &config.commands.allow, &agents);
     print(&checks, global);
     Ok(if preflight_failed(&checks) {
         failure_code(&checks)

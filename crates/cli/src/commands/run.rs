@@ -11,7 +11,6 @@ use planwright_engine::Check;
 use planwright_engine::EngineError;
 use planwright_engine::Reporter;
 use planwright_engine::{Prepared, Resume, RunSummary};
-use planwright_plan::model::Gate;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +45,15 @@ pub struct EngineArgs {
     /// Each gate's time limit (default: `[run] gate_timeout_secs`, else 10m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub gate_timeout: Option<Duration>,
+    /// The branch tickets merge into (default: `[run] base`, else the plan's `base` where its format has one, else the repository's current branch).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Do not run the plan's and the configured gates once on the base commit before starting (preflight does by default, and reports the time it took).
+    #[arg(long)]
+    pub no_gate_probe: bool,
+    /// Gates that fail on the base commit are a warning, not an error.
+    #[arg(long)]
+    pub allow_red_base: bool,
 }
 
 /// Execute a plan: one workspace per slot, the agent does the work,
@@ -53,8 +61,9 @@ pub struct EngineArgs {
 ///
 /// Exit 0 when every ticket merged, 1 when one failed or was blocked (or
 /// preflight failed), 2 on usage or I/O errors, 3 when the repository's
-/// integrity could not be trusted. A second `run` on the same base branch
-/// continues the run, even with an edited plan.
+/// integrity could not be trusted. A second `run` of the same plan file on
+/// the same base branch continues its run, even with the plan edited; another
+/// plan file starts a run of its own (`--continue` continues the newest).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -77,8 +86,11 @@ pub struct Args {
     #[arg(long)]
     pub rerun_changed: bool,
     /// Start a new run instead of continuing the one on this base branch: only its own merges count.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "continue_run")]
     pub new_run: bool,
+    /// Continue the newest run on this base branch even when it is of another plan file (by default a plan file continues only its own run).
+    #[arg(long = "continue")]
+    pub continue_run: bool,
     /// Let a ticket whose scope names the plan file or planwright.toml itself change it (otherwise that is a rail violation, whatever the scope says).
     #[arg(long)]
     pub allow_config_change: bool,
@@ -107,11 +119,6 @@ pub fn repo_dir(
         &plan_args.plan,
         plan.repo.as_deref(),
     )
-}
-
-/// Gates from `[gates] run` and `--gate`.
-pub fn extra_gates(args: &EngineArgs, config: &Config) -> Result<Vec<Gate>, CliError> {
-    resolve::extra_gates(args.gate.clone(), config).map_err(settings::settings_error)
 }
 
 /// The agents the flags and configuration name: `--agent` (or
@@ -152,6 +159,9 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
         gate_timeout: e.gate_timeout,
         gates: e.gate.clone(),
         allow_config_change: args.allow_config_change,
+        base: e.base.clone(),
+        no_gate_probe: e.no_gate_probe,
+        allow_red_base: e.allow_red_base,
     };
     let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
     if let Some(spec) = &s.beyond.reviewer {
@@ -315,7 +325,12 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         report,
         config,
         source: config_source,
-    } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
+    } = load_plan(
+        &args.plan,
+        args.engine.repo.as_deref(),
+        args.engine.base.as_deref(),
+        global,
+    )?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let to_deliver = args.deliver.then(|| plan.clone());
     let mut run_settings = settings(&args, &config)?;
@@ -324,6 +339,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let agents = agents(&args.engine, &config)?;
     let resume = Resume {
         new_run: args.new_run,
+        continue_run: args.continue_run,
         rerun: args.rerun.clone(),
         rerun_changed: args.rerun_changed,
     };
@@ -391,23 +407,24 @@ fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global
         shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
     };
     let run = format!("planwright run {}", quote(&args.plan.plan));
-    // The first failed ticket's log, else the place of every ticket's.
-    let ticket = summary
-        .failed
-        .keys()
-        .next()
-        .map_or("TICKET", String::as_str);
-    let logs = repo_dir
-        .join(".planwright/runs")
-        .join(&summary.run)
-        .join(ticket)
-        .join("ticket.log");
+    // The first failed ticket's log, else the folder of every ticket's.
+    let run_dir = repo_dir.join(".planwright/runs").join(&summary.run);
+    let logs = match summary.failed.keys().next() {
+        Some(ticket) => format!(
+            "{}   {ticket}'s whole log",
+            run_dir.join(ticket).join("ticket.log").display()
+        ),
+        None => format!(
+            "{}/   each ticket's whole log is its folder's `ticket.log`",
+            run_dir.display()
+        ),
+    };
     crate::outln!("\nnext:");
     crate::outln!(
         "  planwright status --repo {}   where each ticket stands and why",
         quote(repo_dir)
     );
-    crate::outln!("  {}   a ticket's whole log", logs.display());
+    crate::outln!("  {logs}");
     crate::outln!("  {run}   (with the same options) continues the run: failed and blocked tickets start again with fresh strikes");
     crate::outln!("  {run} --rerun ID   also runs the merged ticket ID again");
 }
@@ -448,6 +465,20 @@ pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
     )
 }
 
+/// Which run a dry run's `run` would continue, or why it would start one.
+fn which_run(session: &Prepared) -> String {
+    let base = &session.plan().base;
+    let outlook = session.outlook();
+    match (&outlook.run, &outlook.other) {
+        (Some(id), _) => format!("continues run {id} on `{base}`"),
+        (None, Some(other)) => format!(
+            "starts a new run on `{base}`: run {} there is of another plan (`{}`); `--continue` continues it instead",
+            other.id, other.plan_path
+        ),
+        (None, None) => format!("starts a new run on `{base}`"),
+    }
+}
+
 fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     let (plan, settings) = (session.plan(), session.settings());
     let order = session.start_order();
@@ -468,6 +499,8 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
                 "job_count": settings.jobs,
                 "start_order": order,
                 "skipped_count": skipped,
+                "continues": session.outlook().run,
+                "other_run": session.outlook().other.as_ref().map(|r| &r.id),
                 "routes": routes,
                 "jobs": settings.jobs,
                 "skipped": skipped,
@@ -476,6 +509,7 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
         return Ok(exit::OK);
     }
     let count: usize = order.iter().map(Vec::len).sum();
+    crate::outln!("{}", which_run(session));
     crate::outln!(
         "dry run: every preflight check passed and nothing is changed; {} to run, up to {} at once, if every ticket passes:",
         crate::render::count(count, "ticket"),

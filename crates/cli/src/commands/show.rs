@@ -19,7 +19,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let Loaded { plan, report, .. } = load_plan(&args.plan, None, global)?;
+    let Loaded { plan, report, .. } = load_plan(&args.plan, None, None, global)?;
     let analysis = analysis::analyse(&plan);
     match global.output {
         Output::Json => crate::outln!(
@@ -67,10 +67,15 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
     for (i, wave) in a.waves.iter().enumerate() {
         let _ = writeln!(out, "  {:>3}  {}", i + 1, wave.join(", "));
     }
+    // Without estimates each ticket counts 1: the path's length is then a
+    // count of tickets, not minutes anyone estimated.
+    let length = match plan.tickets.iter().any(|t| t.estimate_minutes.is_some()) {
+        true => count(a.critical_path_minutes as usize, "minute"),
+        false => format!("{}, no estimates", count(a.critical_path.len(), "ticket")),
+    };
     let _ = writeln!(
         out,
-        "\nCritical path ({})\n  {}",
-        count(a.critical_path_minutes as usize, "minute"),
+        "\nCritical path ({length})\n  {}",
         a.critical_path.join(" -> ")
     );
     let _ = writeln!(out, "\nReady now\n  {}", a.ready().join(", "));

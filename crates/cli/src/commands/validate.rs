@@ -38,6 +38,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             &args.read,
             Some(&args.tree),
             args.tree.repo.as_deref(),
+            None,
             global,
         ) {
             Ok(checked) => {

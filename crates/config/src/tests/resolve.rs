@@ -443,3 +443,45 @@ fn workers_keep_in_touch_as_executor_says() {
         assert!(e.contains(said), "{text}: {e}");
     }
 }
+
+#[test]
+fn the_base_flag_wins_over_run_base_and_neither_means_the_engine_picks() {
+    let file = "[run]\nbase = \"develop\"\n";
+    assert_eq!(run(flags(), "").unwrap().base, None);
+    let from_file = run(flags(), file).unwrap().base.unwrap();
+    assert_eq!(
+        (from_file.name.as_str(), from_file.source),
+        ("develop", crate::BaseSource::File)
+    );
+    let given = RunFlags {
+        base: Some("master".into()),
+        ..flags()
+    };
+    let from_flag = run(given, file).unwrap().base.unwrap();
+    assert_eq!(
+        (from_flag.name.as_str(), from_flag.source),
+        ("master", crate::BaseSource::Flag)
+    );
+    let bad = run(flags(), "[run]\nbase = \"a..b\"\n").unwrap_err();
+    assert!(
+        bad.to_string()
+            .starts_with("`[run] base` in planwright.toml `a..b` is not a valid branch name"),
+        "{bad}"
+    );
+}
+
+#[test]
+fn a_configured_gate_may_be_a_command_line_as_gate_takes_it() {
+    let s = run(
+        flags(),
+        "[gates]\nrun = [\"cargo test --all\", [\"make\", \"check\"]]\n",
+    )
+    .unwrap();
+    let argvs: Vec<Vec<String>> = s.extra_gates.iter().map(|g| g.argv.clone()).collect();
+    assert_eq!(
+        argvs,
+        [vec!["cargo", "test", "--all"], vec!["make", "check"]]
+    );
+    let bad = run(flags(), "[gates]\nrun = [\"sh -c 'oops\"]\n").unwrap_err();
+    assert_eq!(bad, SettingsError::Unsplittable("sh -c 'oops".into()));
+}

@@ -289,7 +289,7 @@ impl Executor for LocalExecutor {
         std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
         let prepared = self.workspaces.prepare(
             &slot,
-            &input.start_commit,
+            (&input.start_commit, &input.base_commit),
             &format!("planwright/{}", input.ticket),
             &input.files.join("ticket.log"),
             cancel,

@@ -198,12 +198,17 @@ impl Workspaces {
 
     /// Makes slot `slot` a clean copy of `commit`'s files, set up, with the
     /// `[workspace] copy` files and a fresh `.git` for the agent on
-    /// `branch`. Returns its path, or the verdict of a set-up that failed
-    /// (logged to `log`).
+    /// `branch` at `base`. Returns its path, or the verdict of a set-up that
+    /// failed (logged to `log`).
+    ///
+    /// `commit` is `base`, or a child of it (a retry's previous change):
+    /// the agent's `HEAD` and index are then `base`'s, so the change is
+    /// uncommitted in its eyes, which `git status`, `git diff` and
+    /// `git checkout -- FILE` see and undo.
     pub fn prepare(
         &self,
         slot: &str,
-        commit: &str,
+        (commit, base): (&str, &str),
         branch: &str,
         log: &Path,
         cancel: &Cancel,
@@ -232,7 +237,11 @@ impl Workspaces {
         // After every reset and set-up, so the agent starts from the
         // user's version whatever the last agent or the set-up did to it.
         self.copy_in(&dir)?;
-        self.agent_git(&index, &dir, commit, branch)?;
+        let agent_index = match commit == base {
+            true => index,
+            false => self.base_index(slot, &dir, base)?,
+        };
+        self.agent_git(&agent_index, &dir, base, branch)?;
         Ok(Ok(dir))
     }
 
@@ -381,6 +390,20 @@ impl Workspaces {
         dot_git.write(Path::new("HEAD"), format!("ref: {branch_ref}\n").as_bytes())?;
         dot_git.copy_in(index, Path::new("index"))?;
         Ok(())
+    }
+
+    /// An index of `base`'s tree for the agent of slot `slot` whose files
+    /// hold a change on it (out of the agent's reach, beside planwright's
+    /// own index), refreshed against the files so that `git status` finds
+    /// the unchanged ones at once.
+    fn base_index(&self, slot: &str, dir: &Path, base: &str) -> Result<PathBuf, EngineError> {
+        let index = self.index(slot).with_extension("base");
+        let _ = std::fs::remove_file(&index);
+        let git = || self.repo.own_git(&index, dir);
+        git().args(["read-tree", base]).output()?;
+        // Changed files make `--refresh` exit 1: that is the point.
+        git().args(["update-index", "-q", "--refresh"]).raw()?;
+        Ok(index)
     }
 
     /// The synced slots, locked.
@@ -875,7 +898,7 @@ mod tests {
         let (spaces, log, cancel) = unconfined(repo, tmp.path());
         let prepare = || {
             spaces
-                .prepare("s", &commit, "b", &log, &cancel)
+                .prepare("s", (&commit, &commit), "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
         };
@@ -936,7 +959,7 @@ mod tests {
         let (spaces, log, cancel) = unconfined(repo, tmp.path());
         let prepare = || {
             spaces
-                .prepare("s", &commit, "b", &log, &cancel)
+                .prepare("s", (&commit, &commit), "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
         };
@@ -1032,7 +1055,7 @@ mod tests {
         let (log, cancel) = (tmp.path().join("log"), Cancel::default());
         let prepare = |spaces: &Workspaces, commit: &str| {
             spaces
-                .prepare("s", commit, "b", &log, &cancel)
+                .prepare("s", (commit, commit), "b", &log, &cancel)
                 .unwrap()
                 .unwrap()
         };
@@ -1107,7 +1130,7 @@ mod tests {
         let (spaces, log, cancel) = unconfined(repo, tmp.path());
         let prepare = || {
             let dir = spaces
-                .prepare("s", &commit, "b", &log, &cancel)
+                .prepare("s", (&commit, &commit), "b", &log, &cancel)
                 .unwrap()
                 .unwrap();
             checksum(&dir.join(".git/index"))

@@ -110,11 +110,22 @@ pub(super) fn start_point(
     if sh.settings.retry_from == RetryFrom::Base {
         return Ok(fresh(Fresh::Asked, Some(diff)));
     }
+    let carried = carried(sh, id, &from, &candidate)?;
+    let (candidate, dropped) = (carried.commit, carried.dropped);
+    if carried.empty {
+        return Ok(Start::Fresh {
+            why: Fresh::AllRejected,
+            diff: Some(diff),
+            dropped,
+        });
+    }
     if from == base {
         return Ok(Start::Previous {
             commit: candidate,
+            base: base.to_string(),
             moved: false,
             diff,
+            dropped,
         });
     }
     let git = (sh.repo.git()).args([
@@ -136,8 +147,10 @@ pub(super) fn start_point(
             let commit = crate::git::refs::commit_tree(sh.repo, tree, base, &message)?;
             Ok(Start::Previous {
                 commit,
+                base: base.to_string(),
                 moved: true,
                 diff,
+                dropped,
             })
         }
         Some(1) => Ok(fresh(Fresh::NoLongerApplies, Some(diff))),
@@ -146,7 +159,35 @@ pub(super) fn start_point(
 }
 
 fn fresh(why: Fresh, diff: Option<PreviousDiff>) -> Start {
-    Start::Fresh { why, diff }
+    Start::Fresh {
+        why,
+        diff,
+        dropped: Vec::new(),
+    }
+}
+
+/// The previous candidate of `id` (a child of `from`) less what
+/// verification rejects: a retry never inherits it.
+fn carried(
+    sh: &Shared,
+    id: &str,
+    from: &str,
+    candidate: &str,
+) -> Result<crate::verify::carry::Carried, EngineError> {
+    let ticket = sh
+        .plan
+        .ticket(id)
+        .ok_or_else(|| EngineError::Internal(format!("no ticket {id} in the plan")))?;
+    let gates = super::routes::ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+    let none = crate::verify::Earlier::default();
+    let rules = crate::verify::carry::Rules {
+        ticket,
+        gates: &gates,
+        setups: &sh.settings.workspace.setup,
+        run_rails: &sh.run_rails,
+        earlier: sh.earlier.get(id).unwrap_or(&none),
+    };
+    crate::verify::carry::without_rejected(sh.repo, &rules, from, candidate)
 }
 
 /// Emits `agent_usage` with each running total an attempt's agent reports.

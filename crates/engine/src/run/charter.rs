@@ -63,12 +63,18 @@ pub enum Start {
     /// A retry from the previous attempt's candidate (`[run] retry_from =
     /// "candidate"`), carried onto the base when the base moved since.
     Previous {
-        /// The commit the workspace starts from (its parent is the base).
+        /// The commit the workspace's files start from (its parent is the
+        /// base): the previous candidate less what was rejected.
         commit: String,
+        /// The base commit, which the agent's `HEAD` names: the change is
+        /// there as uncommitted changes.
+        base: String,
         /// Whether the base moved since the previous attempt.
         moved: bool,
         /// The previous attempt's change.
         diff: PreviousDiff,
+        /// The paths of it put back to the base, with why.
+        dropped: Vec<(String, String)>,
     },
     /// A retry from the current base.
     Fresh {
@@ -76,6 +82,8 @@ pub enum Start {
         why: Fresh,
         /// The previous attempt's change, when it made one.
         diff: Option<PreviousDiff>,
+        /// The paths of it rejected (with why), when that is why.
+        dropped: Vec<(String, String)>,
     },
 }
 
@@ -92,6 +100,7 @@ impl Start {
                 Fresh::NoLongerApplies => "base_no_longer_applies",
                 Fresh::Conflict => "base_conflict",
                 Fresh::EarlierRun => "base_earlier_run",
+                Fresh::AllRejected => "base_all_rejected",
             },
         }
     }
@@ -113,6 +122,8 @@ pub enum Fresh {
     /// The previous attempt was an earlier invocation's, which ended with
     /// the ticket failed: a new `run` starts it afresh.
     EarlierRun,
+    /// Everything the previous attempt changed was rejected and dropped.
+    AllRejected,
 }
 
 fn op_text(op: &ScopeOp) -> String {
@@ -186,25 +197,35 @@ impl Charter<'_> {
     /// Where the workspace starts, and the previous change.
     fn start_text(&self, s: &mut String) {
         let before = self.attempt.saturating_sub(1);
-        let (text, diff) = match self.start {
+        let (text, diff, dropped) = match self.start {
             Start::Base => return,
-            Start::Previous { moved, diff, .. } => {
+            Start::Previous {
+                base,
+                moved,
+                diff,
+                dropped,
+                ..
+            } => {
                 let onto = if *moved {
-                    ", carried onto the current base (it moved since: other tickets merged)"
+                    " (carried onto the current base, which moved since: other tickets merged)"
                 } else {
                     ""
                 };
-                (format!("Your workspace already holds attempt {before}'s change{onto}, shown below. \
+                let short = &base[..base.len().min(12)];
+                (format!("Your workspace holds attempt {before}'s change{onto} as uncommitted changes on the base commit `{short}`, \
+                 which is your `HEAD`: `git status` and `git diff` show it (new files are untracked), \
+                 `git diff {short}` shows it whole, and `git checkout -- FILE` (or deleting a new file) puts a file back as the base has it. \
                  Keep what is right in it and fix what was rejected; do not start over. \
-                 Your result is judged as a whole against the base."), Some(diff))
+                 Your result is judged as a whole against the base."), Some(diff), dropped)
             }
-            Start::Fresh { why, diff } => {
+            Start::Fresh { why, diff, dropped } => {
                 let why = match why {
                     Fresh::NoCandidate => format!("attempt {before} left no change to start from"),
                     Fresh::Asked => format!("attempt {before}'s change was discarded (`[run] retry_from = \"base\"`)"),
                     Fresh::NoLongerApplies => format!("attempt {before}'s change no longer applies onto the base, which moved since"),
                     Fresh::Conflict => format!("attempt {before}'s change no longer merges onto it"),
                     Fresh::EarlierRun => format!("attempt {before} was made by an earlier `planwright run`, and this one starts the ticket afresh"),
+                    Fresh::AllRejected => format!("everything attempt {before} changed was rejected, so none of it was kept"),
                 };
                 let redo = match diff {
                     Some(_) => " Make the whole change again; its diff is below, for reference.",
@@ -213,10 +234,22 @@ impl Charter<'_> {
                 (
                     format!("Your workspace starts from the current base: {why}.{redo}"),
                     diff.as_ref(),
+                    dropped,
                 )
             }
         };
         let _ = writeln!(s, "\n## Where this attempt starts\n\n{text}");
+        if !dropped.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nplanwright left these paths of attempt {before}'s change out of your workspace (as the base has them, or absent), \
+                 because they were rejected; the diff below still shows them:\n"
+            );
+            for (path, why) in dropped {
+                let why = planwright_plan::words::inert(why);
+                let _ = writeln!(s, "- `{path}`: {why}");
+            }
+        }
         if let Some(d) = diff {
             fenced(s, "diff", &d.text);
             if let Some(whole) = d.cut_from {

@@ -56,6 +56,13 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 apply(sh, &mut self.sched, id, interrupt("lost", true))?;
                 self.lost(id, attempt, lost);
             }
+            Ok(AttemptResult::Rejected(f)) if f.kind == FailureKind::EmptyDiff => {
+                match sh.store.ticket(&sh.run, id)?.and_then(|t| t.rerun_of) {
+                    // A rerun with nothing to change: its merge stands.
+                    Some(commit) => self.unchanged(id, attempt, commit)?,
+                    None => self.reject(id, attempt, f)?,
+                }
+            }
             Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
             Ok(AttemptResult::Passed { candidate }) => {
                 let verified = Change::Verify {
@@ -72,6 +79,21 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Attempt `attempt` of `id`, run again with `--rerun`, changed
+    /// nothing: the ticket stays merged as `commit`, never failed.
+    fn unchanged(&mut self, id: &str, attempt: u32, commit: String) -> Result<(), EngineError> {
+        let sh = self.sh;
+        sh.store
+            .unchanged(&sh.run, id, attempt, &commit, &clock::now())?;
+        self.sched.merged(id);
+        sh.emitter.emit(Event::Unchanged {
+            ticket: id.to_string(),
+            attempt,
+            commit,
+        });
         Ok(())
     }
 

@@ -12,20 +12,28 @@ use crate::git::repo::Repo;
 use crate::model::Verdict;
 use crate::process::find_program;
 use crate::process::Cancel;
-use crate::run::lanes::{Lane, Lanes};
-use crate::run::{ticket_gates, Outlook, Resume};
+use crate::run::lanes::Lanes;
+use crate::run::{ticket_gates, Outlook, Resume, RunSettings};
 use crate::sandbox::{ContainSettings, SandboxError};
 use crate::verify::checkout::Checkouts;
 use planwright_config::SandboxMode;
 use planwright_plan::gate_integrity;
-use planwright_plan::model::{Gate, ScopeEntry, ScopeOp, Ticket};
-use planwright_plan::overlap::{Glob, Overlap};
-use planwright_plan::scope::{is_glob, Pattern};
+use planwright_plan::model::Gate;
+use planwright_plan::overlap::Overlap;
 use planwright_plan::Plan;
 use serde::Serialize;
-use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
+
+mod base;
+mod commands;
+mod probe;
+mod routing;
+mod scope;
+pub use base::current_branch;
+pub(crate) use base::settle as settle_base;
+pub use routing::check_routing;
+pub(crate) use scope::check_scope_ops;
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -112,185 +120,103 @@ pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) 
     ))
 }
 
-/// The `routing` checks: each ticket's adapter and model, a warning for
-/// each whose pool hint or model its agent's family could not honour, and
-/// an error for each no agent serves or whose agent's family has no model
-/// of its tier (see [`Lanes`]).
-pub fn check_routing(
-    plan: &Plan,
-    routing: &planwright_config::Routing,
-    families: &planwright_config::Families,
-    lanes: &Lanes,
-    out: &mut Vec<Check>,
-) {
-    let mut foreign_fixed: Vec<&str> = Vec::new();
-    for t in &plan.tickets {
-        let Some(lane) = lanes.get(&t.id) else {
-            out.push(Check::error(
-                "routing",
-                format!("ticket {}: no agent of `[agents]` runs its model family, and `[agent] name` names no agent for the others", t.id),
-                format!("map the family {}'s tier and pool hint ask for in `[agents]`, or set `[agent] name`", t.id),
-            ));
-            continue;
-        };
-        if let Some(model) = lane.model.as_deref() {
-            match crate::run::pools::foreign_family(
-                routing,
-                families,
-                model,
-                lane.family.as_deref(),
-            ) {
-                Some(_) => foreign_fixed.push(&t.id),
-                None => out.push(Check::ok(
-                    "routing",
-                    format!("{} -> {} -> {model} (`[agent] model`)", t.id, lane.agent),
-                )),
-            }
-            continue;
-        }
-        if let Some(check) = route_check(t, routing, families, lane) {
-            out.push(check);
-        }
-    }
-    if let Some(first) = foreign_fixed.first().and_then(|id| lanes.get(id)) {
-        out.push(foreign_model(first, routing, families, &foreign_fixed));
-    }
-}
-
-/// The `routing` error of an `[agent] model` of another family than its
-/// agent's, which would run `tickets`: a CLI never gets another family's model.
-fn foreign_model(
-    lane: &Lane,
-    routing: &planwright_config::Routing,
-    families: &planwright_config::Families,
-    tickets: &[&str],
-) -> Check {
-    let (agent, own) = (&lane.agent, lane.family.as_deref().unwrap_or_default());
-    let model = lane.model.as_deref().unwrap_or_default();
-    let of =
-        crate::run::pools::foreign_family(routing, families, model, Some(own)).unwrap_or_default();
-    let suggestion = families
-        .model(own, planwright_config::DEFAULT_TIER)
-        .map(|m| format!(" such as `{m}`"))
-        .unwrap_or_default();
-    let which = if tickets.len() == 1 {
-        "ticket"
-    } else {
-        "tickets"
-    };
-    Check::error(
-        "routing",
-        format!(
-            "agent `{agent}`: `[agent] model = \"{model}\"` is a {of} model, and the `{agent}` CLI runs only {own} models ({which} {})",
-            tickets.join(", ")
-        ),
-        format!("set `[agent] model` to a {own} model{suggestion}, remove it so that routing picks each ticket's {own} model, or run a {of} agent (`{} NAME` or `[agents] {of} = \"NAME\"`)", planwright_plan::Flag::Agent),
-    )
-}
-
-/// The `routing` check of ticket `t` in `lane`.
-fn route_check(
-    t: &Ticket,
-    routing: &planwright_config::Routing,
-    families: &planwright_config::Families,
-    lane: &Lane,
-) -> Option<Check> {
-    let (agent, family) = (&lane.agent, lane.family.as_deref());
-    let explicit = t.model.as_deref();
-    let foreign =
-        explicit.and_then(|m| crate::run::pools::foreign_family(routing, families, m, family));
-    if let (Some(model), None) = (explicit, foreign) {
-        return Some(Check::ok(
-            "routing",
-            format!("{} -> {agent} -> {model}", t.id),
-        ));
-    }
-    if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
-        let route = format!("{} -> {agent} -> the CLI's default model", t.id);
-        return Some(Check::ok("routing", route));
-    }
-    let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
-    let hint = t.pool_hint.as_deref().unwrap_or("auto");
-    let route = routing.for_family(families, tier, hint, family);
-    let fam = family.unwrap_or_default();
-    let Some(first) = route.models.first() else {
-        return Some(Check::error(
-            "routing",
-            format!("ticket {}: the family table has no {fam} model of tier `{tier}` for the `{agent}` CLI", t.id),
-            format!("give {} a tier the {fam} family serves, add `{tier} = \"MODEL\"` to `[families.{fam}]`, or pick an agent of the family its pool hint `{hint}` names", t.id),
-        ));
-    };
-    let line = format!("{} -> {agent} -> {}", t.id, first.name);
-    let asked = match (explicit, foreign) {
-        (Some(model), Some(of)) => Some(format!("model `{model}` (family {of})")),
-        _ if !route.honoured => Some(format!("pool hint `{hint}`")),
-        _ => None,
-    };
-    Some(match asked {
-        None => Check::ok("routing", line),
-        Some(asked) => Check::warning(
-            "routing",
-            format!("{line}: its {asked} cannot run on the `{agent}` CLI, so it gets the {fam} model of tier `{tier}`"),
-            format!("pick an agent of the family {} asks for (`[agents]`), or drop its {asked}", t.id),
-        ),
-    })
-}
-
 /// Whether any check failed.
 pub fn failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == "error")
 }
 
-/// Runs every check. `extra_gates` are the configured and `--gate` gates;
-/// `allow` is the `[commands] allow` list that a codeboost plan's own
-/// commands must be on before they run; `contain` the sandbox settings;
-/// `workspace` the `[workspace]` settings (its `copy` files, its set-up);
-/// `review` says whether a reviewer will judge the tickets' checks;
-/// `routing` and `families` are the routing tables ([`check_routing`]).
-#[allow(clippy::too_many_arguments)]
+/// Runs every check `run` makes before it starts, with `settings` as
+/// `run` would have them; `allow` is the `[commands] allow` list that a
+/// codeboost plan's own commands must be on before they run.
 pub fn preflight(
     dir: &Path,
     plan: &Plan,
-    extra_gates: &[Gate],
+    settings: &RunSettings,
     allow: &[Vec<String>],
     agents: &Agents,
-    contain: &ContainSettings,
-    workspace: &WorkspaceSettings,
-    review: &planwright_config::ReviewSettings,
-    routing: &planwright_config::Routing,
-    families: &planwright_config::Families,
-    executor: (
-        &planwright_config::ExecutorSettings,
-        usize,
-        &planwright_config::WorkerLink,
-    ),
 ) -> Vec<Check> {
+    let mut plan = plan.clone();
+    check_all(dir, &mut plan, settings, &Resume::default(), allow, agents).checks
+}
+
+/// Every check, for a run that treats earlier runs as `resume` says, with
+/// `plan.base` set to the branch the run merges into ([`settle_base`]).
+pub(crate) fn check_all(
+    dir: &Path,
+    plan: &mut Plan,
+    settings: &RunSettings,
+    resume: &Resume,
+    allow: &[Vec<String>],
+    agents: &Agents,
+) -> Examined {
+    let base = settle_base(dir, plan, settings.base.as_ref());
+    let plan = &*plan;
+    let contain = &settings.contain;
     let found = examine(
         dir,
         plan,
-        extra_gates,
+        &base,
+        &settings.extra_gates,
         allow,
         agents,
         contain,
-        &Resume::default(),
+        (&settings.plan_path, resume),
     );
     let mut checks = found.checks;
     if let Some(outlook) = &found.outlook {
-        check_overlap(plan, None, outlook, &mut checks);
+        check_overlap(plan, settings.overlaps.as_deref(), outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
-        check_copy(repo, &workspace.copy, &mut checks);
-        check_setup(repo, plan, workspace, contain, &mut checks);
+        if let Ok(Some(tip)) = repo.branch_tip(&plan.base) {
+            let gates = every_gate(plan, &settings.extra_gates);
+            commands::check_gate_commands(repo, &tip, &gates, &mut checks);
+        }
+        check_copy(repo, &settings.workspace.copy, &mut checks);
+        check_setup(repo, plan, &settings.workspace, contain, &mut checks);
+        probe::check_lock_files(repo, plan, settings, &mut checks);
+        probe::check_gate_probe(repo, plan, settings, &mut checks);
     }
+    checks.extend(unjudged_checks(plan, &settings.beyond));
+    let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut checks);
-    checks.extend(unjudged_checks(plan, review));
     if let (Some(repo), false) = (&found.repo, failed(&checks)) {
-        let (executor, jobs, link) = executor;
+        // Last: it starts the workers, which costs a connection per place.
+        let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);
         let checks = &mut checks;
         crate::exec::remote::check_workers(repo, executor, jobs, link, contain, agents, checks);
     }
-    checks
+    Examined {
+        checks,
+        repo: found.repo,
+        outlook: found.outlook,
+        lanes,
+    }
+}
+
+/// Every distinct gate of every ticket, in plan order.
+fn every_gate(plan: &Plan, extra: &[Gate]) -> Vec<Gate> {
+    let mut seen = HashSet::new();
+    let mut gates = Vec::new();
+    for t in &plan.tickets {
+        for g in ticket_gates(plan, t, extra) {
+            if seen.insert(g.argv.clone()) {
+                gates.push(g);
+            }
+        }
+    }
+    gates
+}
+
+/// What [`check_all`] found, which a run keeps rather than asking again.
+pub(crate) struct Examined {
+    pub checks: Vec<Check>,
+    /// The repository, when `dir` is one.
+    pub repo: Option<Repo>,
+    /// What earlier runs merged, when the base branch could be read.
+    pub outlook: Option<Outlook>,
+    /// The agent of each ticket.
+    pub lanes: Lanes,
 }
 
 /// The checkout preflight tries the set-up in: not one a run uses, so a
@@ -387,17 +313,20 @@ pub(crate) struct Findings {
     pub outlook: Option<crate::run::Outlook>,
 }
 
-/// [`preflight`] for a run that treats earlier runs as `resume` says (the
+/// The checks of the repository, the sandbox, the agents, the gates and
+/// the scopes, for a run that treats earlier runs as `resume` says (the
 /// scope checks skip the tickets that will not run), keeping the
 /// repository and the outlook it read.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn examine(
     dir: &Path,
     plan: &Plan,
+    base: &Result<planwright_config::BaseSource, Check>,
     extra_gates: &[Gate],
     allow: &[Vec<String>],
     agents: &Agents,
     contain: &ContainSettings,
-    resume: &Resume,
+    (plan_path, resume): (&str, &Resume),
 ) -> Findings {
     let mut out = Vec::new();
     let repo = match Repo::open(dir) {
@@ -420,7 +349,9 @@ pub(crate) fn examine(
             None
         }
     };
-    let base_files = repo.as_ref().and_then(|r| check_repo(r, plan, &mut out));
+    let base_files = repo
+        .as_ref()
+        .and_then(|r| check_repo(r, plan, base, &mut out));
     if let Some(r) = &repo {
         check_lock(r, &mut out);
         check_git_config(r, &contain.allow_config, &mut out);
@@ -436,7 +367,7 @@ pub(crate) fn examine(
     check_allowed(plan, allow, &mut out);
     let mut outlook = None;
     if let (Some(files), Some(r)) = (base_files, &repo) {
-        let found = match crate::run::outlook(r, plan, resume) {
+        let found = match crate::run::outlook(r, plan, plan_path, resume) {
             Ok(o) => o,
             Err(e) => {
                 out.push(Check::error(
@@ -499,6 +430,17 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
 /// What earlier runs merged: skipped tickets, and tickets merged from a
 /// definition the plan has changed since (reported, not run again).
 fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
+    if let Some(other) = &o.other {
+        out.push(Check::ok(
+            "continue",
+            format!(
+                "a new run starts: run {} on this base branch is of another plan (`{}`); `{}` continues it instead",
+                other.id,
+                other.plan_path,
+                planwright_plan::Flag::Continue
+            ),
+        ));
+    }
     if !o.merged.is_empty() {
         out.push(Check::ok(
             "continue",
@@ -528,14 +470,27 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     }
 }
 
-fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<String>> {
+fn check_repo(
+    repo: &Repo,
+    plan: &Plan,
+    source: &Result<planwright_config::BaseSource, Check>,
+    out: &mut Vec<Check>,
+) -> Option<HashSet<String>> {
+    let source = match source {
+        Ok(source) => *source,
+        Err(check) => {
+            out.push(check.clone());
+            return None;
+        }
+    };
     let tip = match repo.branch_tip(&plan.base) {
         Ok(Some(tip)) => {
             out.push(Check::ok(
                 "base",
                 format!(
-                    "base branch `{}` is at {}",
+                    "base branch `{}` ({}) is at {}",
                     plan.base,
+                    base::said(source),
                     &tip[..tip.len().min(10)]
                 ),
             ));
@@ -544,11 +499,12 @@ fn check_repo(repo: &Repo, plan: &Plan, out: &mut Vec<Check>) -> Option<HashSet<
         _ => {
             out.push(Check::error(
                 "base",
-                format!("the base branch `{}` does not exist", plan.base),
                 format!(
-                    "create it (`git branch {} HEAD`) or set the plan's `base`",
-                    plan.base
+                    "the base branch `{}` ({}) does not exist",
+                    plan.base,
+                    base::said(source)
                 ),
+                base::missing_hint(&plan.base, source),
             ));
             return None;
         }
@@ -914,148 +870,6 @@ fn path() -> Option<String> {
     std::env::var("PATH").ok()
 }
 
-/// Whether `pattern` matches some file of `files`; compiled once, not per file.
-fn matches_any(pattern: &str, files: &HashSet<String>) -> bool {
-    let pattern = Pattern::new(pattern);
-    files.iter().any(|f| pattern.matches(f))
-}
-
-/// The tickets before each ticket, found on first use: most scope entries
-/// never ask (a `create`, or a path the base has), and a chain of n tickets
-/// has n²/2 ancestor pairs, which took seconds at a few thousand tickets.
-struct Ancestry<'p> {
-    plan: &'p Plan,
-    /// Plan index of each id (a repeated id means its first ticket).
-    index: HashMap<&'p str, usize>,
-    /// The patterns of each ticket's entries that may create a file,
-    /// parsed when an entry first asks about that ticket.
-    creates: Vec<OnceCell<Vec<Glob>>>,
-}
-
-impl<'p> Ancestry<'p> {
-    fn new(plan: &'p Plan) -> Ancestry<'p> {
-        let mut index = HashMap::with_capacity(plan.tickets.len());
-        for (i, t) in plan.tickets.iter().enumerate() {
-            index.entry(t.id.as_str()).or_insert(i);
-        }
-        Ancestry {
-            plan,
-            index,
-            creates: vec![OnceCell::new(); plan.tickets.len()],
-        }
-    }
-
-    fn creates(&self, ticket: usize) -> &[Glob] {
-        self.creates[ticket].get_or_init(|| {
-            self.plan.tickets[ticket]
-                .scope
-                .iter()
-                .filter(|e| !matches!(e.op, ScopeOp::Modify | ScopeOp::Delete))
-                .map(|e| Glob::parse(&e.pattern))
-                .collect()
-        })
-    }
-
-    /// Plan indices of the ticket's ancestors; unknown ids are left out.
-    fn of(&self, ticket: usize) -> Vec<usize> {
-        let mut seen = HashSet::new();
-        let mut stack = vec![ticket];
-        while let Some(t) = stack.pop() {
-            for d in &self.plan.tickets[t].depends_on {
-                if let Some(&d) = self.index.get(d.as_str()) {
-                    if seen.insert(d) {
-                        stack.push(d);
-                    }
-                }
-            }
-        }
-        seen.into_iter().collect()
-    }
-
-    /// Whether some ancestor (`ancestors`) may create a file `pattern` matches.
-    fn created_before(&self, ancestors: &[usize], pattern: &str) -> bool {
-        let wanted = Glob::parse(pattern);
-        ancestors
-            .iter()
-            .any(|&a| self.creates(a).iter().any(|g| g.intersects(&wanted)))
-    }
-}
-
-/// Scope operations against the base's files; a ticket that runs again is
-/// judged against the base as it was before its own earlier merge
-/// (`earlier`).
-pub(crate) fn check_scope_ops(
-    plan: &Plan,
-    base: &HashSet<String>,
-    merged: &HashSet<String>,
-    earlier: &HashMap<String, crate::verify::Earlier>,
-    out: &mut Vec<Check>,
-) {
-    // Most plans never ask (no entry names a path the base lacks).
-    let ancestry = OnceCell::new();
-    let before = out.len();
-    for (i, t) in plan.tickets.iter().enumerate() {
-        if merged.contains(&t.id) {
-            continue;
-        }
-        // A file an ancestor may create counts as existing for this ticket.
-        // `pattern` may be a glob: it is compared with the ancestor's by
-        // intersection, as the overlap forecast compares scopes.
-        let ancestors = OnceCell::new();
-        let created_before = |pattern: &str| {
-            let ancestry = ancestry.get_or_init(|| Ancestry::new(plan));
-            let ancestors = ancestors.get_or_init(|| ancestry.of(i));
-            ancestry.created_before(ancestors, pattern)
-        };
-        let before_own = earlier.get(&t.id).map(|e| e.undo(base));
-        let base = before_own.as_ref().unwrap_or(base);
-        for e in &t.scope {
-            let problem = op_problem(e, base, &created_before);
-            if let Some(why) = problem {
-                out.push(Check::error(
-                    "scope-ops",
-                    format!("ticket {}: `{}` {why}", t.id, e.pattern),
-                    "fix the scope entry's `op`, or the base branch",
-                ));
-            }
-        }
-    }
-    ok_if_quiet(
-        out,
-        before,
-        "scope-ops",
-        "scope operations agree with the base tree",
-    );
-}
-
-/// What is wrong with scope entry `e` given the base's files and what an
-/// ancestor may create, if anything.
-fn op_problem(
-    e: &ScopeEntry,
-    base: &HashSet<String>,
-    created_before: &dyn Fn(&str) -> bool,
-) -> Option<&'static str> {
-    let exists = |p: &str| base.contains(p) || created_before(p);
-    let glob = is_glob(&e.pattern);
-    match &e.op {
-        ScopeOp::Create if !glob && base.contains(&e.pattern) => {
-            Some("is declared `create` but already exists in the base")
-        }
-        ScopeOp::Modify | ScopeOp::Delete if !glob && !exists(&e.pattern) => {
-            Some("is declared `modify`/`delete` but does not exist in the base")
-        }
-        ScopeOp::Modify | ScopeOp::Delete
-            if glob && !matches_any(&e.pattern, base) && !created_before(&e.pattern) =>
-        {
-            Some("is declared `modify`/`delete` but matches no file of the base")
-        }
-        ScopeOp::Rename { from } if !exists(from) => {
-            Some("renames a file that does not exist in the base")
-        }
-        _ => None,
-    }
-}
-
 pub(crate) fn check_overlap(
     plan: &Plan,
     known: Option<&[Overlap]>,
@@ -1105,214 +919,4 @@ fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: &'static str, message
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use planwright_plan::model::{Format, Ticket};
-
-    #[test]
-    fn the_no_gate_hint_names_the_projects_own_test_command() {
-        let dir = tempfile::tempdir().unwrap();
-        let generic = no_gate_hint(dir.path());
-        assert!(
-            !generic.contains("cargo") && !generic.contains("npm"),
-            "{generic}"
-        );
-        std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
-        let python = no_gate_hint(dir.path());
-        assert!(
-            python.contains(&format!("`{} \"pytest\"`", planwright_plan::Flag::Gate)),
-            "{python}"
-        );
-        assert!(!python.contains("cargo"), "{python}");
-        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
-        assert_eq!(
-            no_gate_hint(dir.path()),
-            format!("add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `{} \"cargo test\"`", planwright_plan::Flag::Gate)
-        );
-    }
-
-    fn routed(id: &str, tier: &str, hint: Option<&str>, model: Option<&str>) -> Ticket {
-        let mut t = Ticket::new(id, "b");
-        t.tier = Some(tier.into());
-        t.pool_hint = hint.map(String::from);
-        t.model = model.map(String::from);
-        t
-    }
-
-    fn routing_checks(
-        plan: &Plan,
-        agent: &str,
-        families: &planwright_config::Families,
-    ) -> Vec<(&'static str, String)> {
-        let agent = crate::agent::from_name(agent, None).unwrap();
-        let agents = Agents::from(std::sync::Arc::from(agent));
-        let routing = planwright_config::Routing::default();
-        let lanes = Lanes::of(plan, &routing, families, &agents);
-        let mut out = Vec::new();
-        check_routing(plan, &routing, families, &lanes, &mut out);
-        out.into_iter().map(|c| (c.status, c.message)).collect()
-    }
-
-    #[test]
-    fn routing_gives_each_ticket_a_model_of_the_agents_family_and_says_so() {
-        let plan = Plan::new(
-            Format::Agb,
-            vec![
-                routed("T1", "mid", Some("claude"), None),
-                routed("T2", "mid", Some("gemini"), None),
-                routed("T3", "cheap", Some("gemini"), None),
-                routed("T4", "mid", None, Some("gemini-3-flash")),
-                Ticket::new("T5", "b"),
-            ],
-        );
-        let families = planwright_config::Families::default();
-        let seen = routing_checks(&plan, "claude", &families);
-        assert_eq!(seen[0], ("ok", "T1 -> claude -> claude-sonnet-4-6".into()));
-        assert_eq!(seen[1].0, "warning");
-        assert!(
-            seen[1]
-                .1
-                .starts_with("T2 -> claude -> claude-sonnet-4-6: its pool hint `gemini`"),
-            "{}",
-            seen[1].1
-        );
-        assert_eq!(seen[2].0, "warning");
-        assert!(
-            seen[2].1.starts_with("T3 -> claude -> claude-haiku-4-5: "),
-            "{}",
-            seen[2].1
-        );
-        assert_eq!(seen[3].0, "warning");
-        assert!(
-            seen[3].1.contains("model `gemini-3-flash` (family gemini)"),
-            "{}",
-            seen[3].1
-        );
-        assert_eq!(
-            seen[4],
-            ("ok", "T5 -> claude -> the CLI's default model".into())
-        );
-        let no_cheap = families.clone().with(&std::collections::BTreeMap::from([(
-            "claude".to_string(),
-            planwright_config::FamilyModels {
-                mid: Some("claude-sonnet-4-6".into()),
-                ..Default::default()
-            },
-        )]));
-        let seen = routing_checks(&plan, "claude", &no_cheap);
-        assert_eq!(seen[2].0, "error");
-        assert!(seen[2].1.starts_with("ticket T3: "), "{}", seen[2].1);
-        assert!(
-            seen[2].1.contains("no claude model of tier `cheap`"),
-            "{}",
-            seen[2].1
-        );
-        let any = routing_checks(&plan, "opencode", &families);
-        assert!(any.iter().all(|c| c.0 == "ok"), "{any:?}");
-        assert_eq!(any[1].1, "T2 -> opencode -> gemini-3.1-pro-low");
-    }
-
-    #[test]
-    fn a_ticket_no_agent_serves_is_a_routing_error_naming_it() {
-        let plan = Plan::new(Format::Agb, vec![routed("O", "mid", Some("gpt-oss"), None)]);
-        let families = planwright_config::Families::default();
-        let spec = planwright_config::AgentsSpec {
-            run: None,
-            by_family: vec![(
-                "claude".into(),
-                planwright_config::AgentSpec {
-                    name: "claude".into(),
-                    options: Default::default(),
-                },
-            )],
-        };
-        let agents = Agents::build(&spec).unwrap();
-        let routing = planwright_config::Routing::default();
-        let lanes = Lanes::of(&plan, &routing, &families, &agents);
-        let mut out = Vec::new();
-        check_routing(&plan, &routing, &families, &lanes, &mut out);
-        assert_eq!(out[0].status, "error");
-        assert!(
-            out[0]
-                .message
-                .starts_with("ticket O: no agent of `[agents]`"),
-            "{}",
-            out[0].message
-        );
-    }
-
-    fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
-        Ticket {
-            scope: vec![scope],
-            depends_on: deps.iter().map(|d| d.to_string()).collect(),
-            ..Ticket::new(id, "b")
-        }
-    }
-
-    #[test]
-    fn a_glob_an_ancestor_may_create_counts_as_existing() {
-        let modify = |p: &str| ScopeEntry {
-            pattern: p.into(),
-            op: ScopeOp::Modify,
-        };
-        let plan = Plan::new(
-            Format::Native,
-            vec![
-                ticket("A", &[], ScopeEntry::any("src/*.rs")),
-                ticket("B", &["A"], modify("src/**/*.rs")),
-                ticket("C", &["A"], modify("docs/*.md")),
-            ],
-        );
-        let mut out = Vec::new();
-        check_scope_ops(
-            &plan,
-            &HashSet::new(),
-            &HashSet::new(),
-            &HashMap::new(),
-            &mut out,
-        );
-        let errors: Vec<&str> = out
-            .iter()
-            .filter(|c| c.status == "error")
-            .map(|c| c.message.as_str())
-            .collect();
-        assert_eq!(
-            errors,
-            ["ticket C: `docs/*.md` is declared `modify`/`delete` but matches no file of the base"]
-        );
-    }
-
-    #[test]
-    fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets() {
-        let plan = Plan::new(
-            Format::Native,
-            vec![
-                ticket("A", &[], ScopeEntry::any("src/*.rs")),
-                ticket("B", &[], ScopeEntry::any("src/lib.rs")),
-                ticket("C", &[], ScopeEntry::any("src/**")),
-            ],
-        );
-        let messages = |known: Option<&[Overlap]>, outlook: &Outlook| {
-            let mut out = Vec::new();
-            check_overlap(&plan, known, outlook, &mut out);
-            out.into_iter().map(|c| c.message).collect::<Vec<_>>()
-        };
-        let forecast = planwright_plan::overlap::forecast(&plan);
-        let fresh = Outlook::default();
-        assert_eq!(
-            messages(None, &fresh),
-            ["3 tickets may run at the same time and may change the same paths (`src/*.rs`, `src/lib.rs`, `src/**`): A, B, C"]
-        );
-        assert_eq!(messages(Some(&forecast), &fresh), messages(None, &fresh));
-        let a_merged = Outlook {
-            merged: vec!["A".into()],
-            ..Outlook::default()
-        };
-        let left = messages(Some(&forecast), &a_merged);
-        assert_eq!(left, messages(None, &a_merged));
-        assert_eq!(
-            left,
-            ["B and C may run at the same time and both may change `src/*.rs` / `src/lib.rs` / `src/**`"]
-        );
-    }
-}
+mod tests;

@@ -18,6 +18,9 @@ use std::collections::{HashMap, HashSet};
 pub struct Resume {
     /// Start a new run: only its own merges count as merged.
     pub new_run: bool,
+    /// Continue the newest run on the base branch even when it is of
+    /// another plan file (`--continue`).
+    pub continue_run: bool,
     /// Merged tickets to run again (`--rerun ID`).
     pub rerun: Vec<String>,
     /// Run again every ticket merged from an older definition.
@@ -30,6 +33,9 @@ pub struct Resume {
 pub struct Outlook {
     /// The run that would be continued.
     pub run: Option<String>,
+    /// The newest run on the base branch when it is of another plan, so
+    /// that a new run starts instead of continuing it (unless `--continue`).
+    pub other: Option<RunRow>,
     /// Tickets merged from their current definition: skipped.
     pub merged: Vec<String>,
     /// Tickets merged from an older definition and not asked to run again: skipped.
@@ -65,17 +71,29 @@ impl Outlook {
     }
 }
 
-/// Reads what `resume` would do with each ticket of `plan` on `repo`.
-pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, EngineError> {
+/// Reads what `resume` would do with each ticket of `plan` (read from
+/// the file `plan_path`) on `repo`.
+pub fn outlook(
+    repo: &Repo,
+    plan: &Plan,
+    plan_path: &str,
+    resume: &Resume,
+) -> Result<Outlook, EngineError> {
     let db = repo.state_dir().join("state.db");
     let store = if db.is_file() {
         Some(Store::open(&db)?)
     } else {
         None
     };
-    let run = match (&store, resume.new_run) {
-        (Some(s), false) => s.run_for_base(&plan.base)?,
-        _ => None,
+    let chosen = match &store {
+        Some(s) => choose_run(s, repo, &plan.base, plan_path, resume)?,
+        None => Chosen::default(),
+    };
+    let (run, other) = (chosen.run, chosen.other);
+    // A new run for another plan counts only its own merges.
+    let resume = &Resume {
+        new_run: resume.new_run || other.is_some(),
+        ..resume.clone()
     };
     let reruns = match (&store, &run) {
         (Some(s), Some(r)) => s.reruns(&r.id)?,
@@ -94,6 +112,7 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
     let own = run.as_ref().filter(|r| r.fresh).map(|r| r.id.as_str());
     let mut out = Outlook {
         run: run.as_ref().map(|r| r.id.clone()),
+        other,
         ..Outlook::default()
     };
     if resume.new_run {
@@ -121,6 +140,89 @@ pub fn outlook(repo: &Repo, plan: &Plan, resume: &Resume) -> Result<Outlook, Eng
     Ok(out)
 }
 
+/// The run an invocation continues, and the one it does not.
+#[derive(Debug, Default)]
+pub(super) struct Chosen {
+    /// The run to continue.
+    pub(super) run: Option<RunRow>,
+    /// The newest run on the base, when it is of another plan and no run
+    /// of this plan is there: a new run starts beside it.
+    pub(super) other: Option<RunRow>,
+}
+
+/// The run an invocation of the plan at `plan_path` on `base` continues:
+/// none with `--new-run`; the newest on `base` with `--continue`; else the
+/// newest on `base` of the same plan file (by its path, or by its content
+/// when it moved), where a run recorded before plans were told apart
+/// counts as of any plan.
+pub(super) fn choose_run(
+    store: &Store,
+    repo: &Repo,
+    base: &str,
+    plan_path: &str,
+    resume: &Resume,
+) -> Result<Chosen, EngineError> {
+    if resume.new_run {
+        return Ok(Chosen::default());
+    }
+    let runs = store.runs_for_base(base)?;
+    let Some(newest) = runs.first() else {
+        return Ok(Chosen::default());
+    };
+    let (key, blob) = plan_identity(repo, plan_path)?;
+    if resume.continue_run || key.is_none() {
+        return Ok(Chosen {
+            run: Some(newest.clone()),
+            other: None,
+        });
+    }
+    for run in &runs {
+        let same = match store.plan_key(&run.id)? {
+            None => true,
+            Some(k) => Some(&k) == key.as_ref() || same_content(store, &run.id, blob.as_deref())?,
+        };
+        if same {
+            return Ok(Chosen {
+                run: Some(run.clone()),
+                other: None,
+            });
+        }
+    }
+    Ok(Chosen {
+        run: None,
+        other: Some(newest.clone()),
+    })
+}
+
+/// The plan file's canonical path and blob id; none for standard input or
+/// a plan that is no file.
+pub(super) fn plan_identity(
+    repo: &Repo,
+    plan_path: &str,
+) -> Result<(Option<String>, Option<String>), EngineError> {
+    if plan_path == "-" {
+        return Ok((None, None));
+    }
+    let Ok(real) = std::fs::canonicalize(plan_path) else {
+        return Ok((None, None));
+    };
+    let blob = repo
+        .git()
+        .args(["hash-object", "--no-filters", "--"])
+        .arg(&real)
+        .text()?;
+    Ok((Some(real.display().to_string()), Some(blob)))
+}
+
+/// Whether run `run` last started from a plan whose content is `blob`.
+fn same_content(store: &Store, run: &str, blob: Option<&str>) -> Result<bool, EngineError> {
+    let (Some(blob), Some(recorded)) = (blob, store.run_inputs(run)?) else {
+        return Ok(false);
+    };
+    let plan = (recorded.lines()).find_map(|l| l.strip_prefix("plan\t"));
+    Ok(plan.and_then(|rest| rest.split('\t').next()) == Some(blob))
+}
+
 /// A run found or recorded by [`open_run`].
 pub(super) struct Opened {
     pub(super) run: RunRow,
@@ -141,15 +243,17 @@ pub(super) fn open_run(
     settings: &RunSettings,
     resume: &Resume,
 ) -> Result<Opened, EngineError> {
-    let existing = match resume.new_run {
-        true => None,
-        false => store.run_for_base(&plan.base)?,
-    };
-    let (run, continued) = match existing {
+    let chosen = choose_run(store, repo, &plan.base, &settings.plan_path, resume)?;
+    // A new run beside another plan's counts only its own merges.
+    let fresh = resume.new_run || chosen.other.is_some();
+    let (run, continued) = match chosen.run {
         Some(run) => (run, true),
-        None => (new_run(store, repo, plan, settings, resume.new_run)?, false),
+        None => (new_run(store, repo, plan, settings, fresh)?, false),
     };
     store.resume_run(&run.id, &settings.plan_path)?;
+    if let (Some(key), _) = plan_identity(repo, &settings.plan_path)? {
+        store.set_plan_key(&run.id, &key)?;
+    }
     let synced = store.sync_tickets(
         &run.id,
         plan.tickets
@@ -219,7 +323,8 @@ pub(super) fn new_run(
     // is adopted, so its merges count and new work builds on them.
     let adopted = match fresh {
         true => None,
-        false => held_run(repo, &plan.base)?,
+        // Only a run the store no longer knows is adopted.
+        false => held_run(repo, &plan.base)?.filter(|id| matches!(store.run(id), Ok(None))),
     };
     let id = match adopted {
         Some(id) => id,

@@ -51,41 +51,14 @@ pub struct PreflightFailed {
 /// fails, returns the session [`run`] needs.
 pub fn prepare(
     dir: &std::path::Path,
-    plan: Plan,
+    mut plan: Plan,
     settings: RunSettings,
     resume: Resume,
     allow: &[Vec<String>],
     agents: &Agents,
 ) -> Result<Prepared, PreflightFailed> {
-    let found = super::preflight::examine(
-        dir,
-        &plan,
-        &settings.extra_gates,
-        allow,
-        agents,
-        &settings.contain,
-        &resume,
-    );
-    let mut checks = found.checks;
-    if let Some(outlook) = &found.outlook {
-        let known = settings.overlaps.as_deref();
-        super::preflight::check_overlap(&plan, known, outlook, &mut checks);
-    }
-    if let Some(repo) = &found.repo {
-        super::preflight::check_copy(repo, &settings.workspace.copy, &mut checks);
-        let (ws, contain) = (&settings.workspace, &settings.contain);
-        super::preflight::check_setup(repo, &plan, ws, contain, &mut checks);
-    }
-    checks.extend(super::preflight::unjudged_checks(&plan, &settings.beyond));
-    let (routing, families) = (&settings.routing, &settings.families);
-    let lanes = Lanes::of(&plan, routing, families, agents);
-    super::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
-    if let (Some(repo), false) = (&found.repo, super::preflight::failed(&checks)) {
-        // Last: it starts the workers, which costs a connection per place.
-        let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);
-        let (contain, checks) = (&settings.contain, &mut checks);
-        crate::exec::remote::check_workers(repo, executor, jobs, link, contain, agents, checks);
-    }
+    let found = super::preflight::check_all(dir, &mut plan, &settings, &resume, allow, agents);
+    let (mut checks, lanes) = (found.checks, found.lanes);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             "rerun",

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-pub(super) const MIGRATIONS: [&str; 7] = [
+pub(super) const MIGRATIONS: [&str; 8] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -77,6 +77,11 @@ CREATE TABLE passed_trees (
     "
 ALTER TABLE tickets ADD COLUMN failure_evidence_from TEXT;
 ALTER TABLE attempts ADD COLUMN evidence_from TEXT;
+",
+    // The plan file a run is of, as a canonical path: a run continues
+    // only for its own plan (NULL: recorded before, any plan).
+    "
+ALTER TABLE runs ADD COLUMN plan_key TEXT;
 ",
 ];
 

@@ -126,6 +126,34 @@ impl Store {
         self.query_run("WHERE base = ?1 ORDER BY rowid DESC LIMIT 1", base)
     }
 
+    /// The runs on `base`, newest first.
+    pub fn runs_for_base(&self, base: &str) -> Result<Vec<RunRow>> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE base = ?1 ORDER BY rowid DESC");
+        self.with(|c| c.prepare(&sql)?.query_map([base], run_row)?.collect())
+    }
+
+    /// The plan file `run` is of, as [`Store::set_plan_key`] recorded it.
+    pub fn plan_key(&self, run: &str) -> Result<Option<String>> {
+        self.with(|c| {
+            c.query_row("SELECT plan_key FROM runs WHERE id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map(Option::flatten)
+        })
+    }
+
+    /// Records the plan file `run` is of (a canonical path).
+    pub fn set_plan_key(&self, run: &str, key: &str) -> Result<()> {
+        self.transition(|c| {
+            c.execute(
+                "UPDATE runs SET plan_key = ?2 WHERE id = ?1",
+                params![run, key],
+            )
+            .map(drop)
+        })
+    }
+
     /// A run by id.
     pub fn run(&self, id: &str) -> Result<Option<RunRow>> {
         self.query_run("WHERE id = ?1", id)
@@ -360,6 +388,25 @@ impl Store {
             c.execute(
                 "UPDATE tickets SET state = ?3, merge_commit = ?4, candidate = NULL, verified_on = NULL,
                  failure_kind = NULL, failure_message = NULL, failure_evidence = NULL, failure_evidence_from = NULL
+                 WHERE run_id = ?1 AND ticket_id = ?2",
+                params![run, id, to, commit],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Attempt `n` of a ticket run again found nothing to change: it ends
+    /// `unchanged` and the ticket stays merged as `commit`, its earlier
+    /// merge, which counts again (no rerun is asked any more).
+    pub fn unchanged(&self, run: &str, id: &str, n: u32, commit: &str, at: &str) -> Result<()> {
+        self.step(run, id, Step::Landed, |c, to| {
+            c.execute(
+                "UPDATE attempts SET phase = 'unchanged', finished_at = ?4 WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
+                params![run, id, n, at],
+            )?;
+            c.execute(
+                "UPDATE tickets SET state = ?3, merge_commit = ?4, rerun_of = NULL, candidate = NULL, verified_on = NULL,
+                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
                  WHERE run_id = ?1 AND ticket_id = ?2",
                 params![run, id, to, commit],
             )

@@ -3,6 +3,7 @@
 //! review.
 
 pub(crate) mod beyond_gates;
+pub(crate) mod carry;
 pub(crate) mod checkout;
 pub mod counterfactual;
 pub(crate) mod gates;

@@ -323,6 +323,16 @@ impl RunView {
                 self.tickets[i].phase = None;
             }
             Event::Merged { commit, .. } => self.merged(i, commit),
+            Event::Unchanged {
+                attempt, commit, ..
+            } => {
+                self.end_attempt(i, Some(*attempt), at, AttemptOutcome::Unchanged);
+                let t = &mut self.tickets[i];
+                replay(&mut t.state, Step::Landed);
+                t.phase = None;
+                t.failure = None;
+                t.merged_commit = Some(commit.clone());
+            }
             Event::Failed { failure, .. } => {
                 let t = &mut self.tickets[i];
                 replay(&mut t.state, Step::Fail);

@@ -1,0 +1,189 @@
+//! The gates every ticket shares, run once on the base commit in a gate
+//! checkout before anything is spent: a gate that cannot pass there (the
+//! project's dependencies missing, say) would fail every ticket twice. A
+//! base that is red is an error unless `--allow-red-base`; the lock files
+//! found name the `[workspace] setup` line that installs what is missing.
+
+use super::{failed, Check, TRIAL};
+use crate::git::repo::Repo;
+use crate::model::Verdict;
+use crate::process::Cancel;
+use crate::run::RunSettings;
+use crate::verify::checkout::Checkouts;
+use planwright_plan::model::Gate;
+use planwright_plan::Plan;
+use std::collections::HashSet;
+use std::time::Instant;
+
+/// Lines of a failing gate's output the check quotes.
+const QUOTED_LINES: usize = 12;
+
+/// Runs the plan's and the configured gates (not a ticket's own, which
+/// may well wait for its change) on the base commit, when the checks
+/// before all passed and `settings.gate_probe` asks for it.
+pub(super) fn check_gate_probe(
+    repo: &Repo,
+    plan: &Plan,
+    settings: &RunSettings,
+    out: &mut Vec<Check>,
+) {
+    let gates = shared_gates(plan, &settings.extra_gates);
+    if !settings.gate_probe || gates.is_empty() || failed(out) {
+        return;
+    }
+    let Ok(Some(base)) = repo.branch_tip(&plan.base) else {
+        return;
+    };
+    let short = &base[..base.len().min(10)];
+    let Ok(containment) = crate::sandbox::containment(settings.contain.mode) else {
+        return;
+    };
+    let _lock = match crate::run::lock::RunLock::acquire(repo) {
+        Ok(lock) => lock,
+        Err(e) => {
+            out.push(Check::warning(
+                "gate-probe",
+                format!("the gates were not tried on the base commit {short}: {e}"),
+                "run preflight again when that run has ended",
+            ));
+            return;
+        }
+    };
+    let contain = &settings.contain;
+    let ready = (repo.ensure_excluded()).and_then(|()| repo.ensure_own_git(&contain.allow_config));
+    if let Err(e) = ready {
+        out.push(Check::error(
+            "gate-probe",
+            format!("cannot try the gates on the base commit {short}: {e}"),
+            "check that `.planwright/` in the repository is writable",
+        ));
+        return;
+    }
+    let checkouts = Checkouts::new(
+        repo.clone(),
+        settings.workspace.clone(),
+        containment,
+        contain,
+    );
+    let log = repo.state_dir().join("preflight-gates.log");
+    let _ = std::fs::remove_file(&log);
+    let started = Instant::now();
+    let verdict = checkouts.gate(
+        TRIAL,
+        &base,
+        &gates,
+        &settings.gates,
+        &log,
+        &Cancel::default(),
+    );
+    let took = format!("{:.1} s", started.elapsed().as_secs_f64());
+    let names: Vec<String> = gates
+        .iter()
+        .map(|g| format!("`{}`", g.command_line()))
+        .collect();
+    out.push(match verdict {
+        Ok(Verdict::Pass) => Check::ok(
+            "gate-probe",
+            format!(
+                "{} pass on the base commit {short} ({took})",
+                names.join(", ")
+            ),
+        ),
+        Ok(Verdict::Fail(f)) => red_base(repo, &base, settings, &f, &log, &took),
+        Ok(Verdict::Cancelled) => Check::error(
+            "gate-probe",
+            "the gates' trial on the base was interrupted",
+            "run preflight again",
+        ),
+        Err(e) => Check::error(
+            "gate-probe",
+            format!("cannot try the gates on the base commit {short}: {e}"),
+            format!("see {}", log.display()),
+        ),
+    });
+}
+
+/// The check of gates that fail on the base commit: an error unless
+/// `--allow-red-base`, quoting the first lines, with the set-up a lock
+/// file suggests.
+fn red_base(
+    repo: &Repo,
+    base: &str,
+    settings: &RunSettings,
+    f: &crate::model::failure::Failure,
+    log: &std::path::Path,
+    took: &str,
+) -> Check {
+    let short = &base[..base.len().min(10)];
+    let first: Vec<&str> = f.evidence.lines().take(QUOTED_LINES).collect();
+    let message = format!(
+        "on the base commit {short} ({took}), {}:\n{}",
+        f.message,
+        first.join("\n")
+    );
+    let setup = match settings.workspace.setup.is_empty() {
+        true => setup_hint(repo, base),
+        false => None,
+    };
+    let mut hint = match setup {
+        Some(line) => format!("gates run in a fresh checkout without the project's dependencies: add `{line}` to `[workspace]` in planwright.toml"),
+        None => "fix the gates or the base branch, so that they pass before any ticket".to_string(),
+    };
+    hint.push_str(&format!(" (the whole log is {})", log.display()));
+    match settings.allow_red_base {
+        true => Check::warning("gate-probe", message, hint),
+        false => Check::error(
+            "gate-probe",
+            message,
+            format!(
+                "{hint}; `{}` runs anyway, `{}` skips this trial",
+                planwright_plan::Flag::AllowRedBase,
+                planwright_plan::Flag::NoGateProbe
+            ),
+        ),
+    }
+}
+
+/// Without `[workspace] setup`, a lock file at the base's root says the
+/// gates' fresh checkouts lack the project's dependencies: a warning with
+/// the line to add (preflight, `run` and `run --dry-run` print it).
+pub(super) fn check_lock_files(
+    repo: &Repo,
+    plan: &Plan,
+    settings: &RunSettings,
+    out: &mut Vec<Check>,
+) {
+    if !settings.workspace.setup.is_empty() {
+        return;
+    }
+    let Ok(Some(base)) = repo.branch_tip(&plan.base) else {
+        return;
+    };
+    if let Some(line) = setup_hint(repo, &base) {
+        out.push(Check::warning(
+            "setup",
+            "there is no `[workspace] setup`, and gates run in a fresh checkout without the project's dependencies, which the base's lock file pins",
+            format!("add `{line}` to `[workspace]` in planwright.toml (see docs/configuration.md#workspace-formerly-worktree)"),
+        ));
+    }
+}
+
+/// The `[workspace] setup` line the lock files of `base` suggest.
+fn setup_hint(repo: &Repo, base: &str) -> Option<String> {
+    let files = crate::git::tracked_files(repo.root(), base).ok()?;
+    let at_top: HashSet<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !f.contains('/'))
+        .collect();
+    planwright_plan::project::setup_line(|f| at_top.contains(f))
+}
+
+/// The plan's own gates and the configured ones, each once.
+fn shared_gates(plan: &Plan, extra: &[Gate]) -> Vec<Gate> {
+    let mut seen = HashSet::new();
+    (plan.gates.iter().chain(extra))
+        .filter(|g| seen.insert(g.argv.clone()))
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,211 @@
+//! Preflight's own checks, without a repository.
+use super::*;
+use planwright_plan::model::{Format, ScopeEntry, ScopeOp, Ticket};
+use std::collections::HashMap;
+
+#[test]
+fn the_no_gate_hint_names_the_projects_own_test_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let generic = no_gate_hint(dir.path());
+    assert!(
+        !generic.contains("cargo") && !generic.contains("npm"),
+        "{generic}"
+    );
+    std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+    let python = no_gate_hint(dir.path());
+    assert!(
+        python.contains(&format!("`{} \"pytest\"`", planwright_plan::Flag::Gate)),
+        "{python}"
+    );
+    assert!(!python.contains("cargo"), "{python}");
+    std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+    assert_eq!(
+        no_gate_hint(dir.path()),
+        format!("add `[gates] run = [[\"cargo\", \"test\"]]` to planwright.toml or pass `{} \"cargo test\"`", planwright_plan::Flag::Gate)
+    );
+}
+
+fn routed(id: &str, tier: &str, hint: Option<&str>, model: Option<&str>) -> Ticket {
+    let mut t = Ticket::new(id, "b");
+    t.tier = Some(tier.into());
+    t.pool_hint = hint.map(String::from);
+    t.model = model.map(String::from);
+    t
+}
+
+fn routing_checks(
+    plan: &Plan,
+    agent: &str,
+    families: &planwright_config::Families,
+) -> Vec<(&'static str, String)> {
+    let agent = crate::agent::from_name(agent, None).unwrap();
+    let agents = Agents::from(std::sync::Arc::from(agent));
+    let routing = planwright_config::Routing::default();
+    let lanes = Lanes::of(plan, &routing, families, &agents);
+    let mut out = Vec::new();
+    check_routing(plan, &routing, families, &lanes, &mut out);
+    out.into_iter().map(|c| (c.status, c.message)).collect()
+}
+
+#[test]
+fn routing_gives_each_ticket_a_model_of_the_agents_family_and_says_so() {
+    let plan = Plan::new(
+        Format::Agb,
+        vec![
+            routed("T1", "mid", Some("claude"), None),
+            routed("T2", "mid", Some("gemini"), None),
+            routed("T3", "cheap", Some("gemini"), None),
+            routed("T4", "mid", None, Some("gemini-3-flash")),
+            Ticket::new("T5", "b"),
+        ],
+    );
+    let families = planwright_config::Families::default();
+    let seen = routing_checks(&plan, "claude", &families);
+    assert_eq!(seen[0], ("ok", "T1 -> claude -> claude-sonnet-4-6".into()));
+    assert_eq!(seen[1].0, "warning");
+    assert!(
+        seen[1]
+            .1
+            .starts_with("T2 -> claude -> claude-sonnet-4-6: its pool hint `gemini`"),
+        "{}",
+        seen[1].1
+    );
+    assert_eq!(seen[2].0, "warning");
+    assert!(
+        seen[2].1.starts_with("T3 -> claude -> claude-haiku-4-5: "),
+        "{}",
+        seen[2].1
+    );
+    assert_eq!(seen[3].0, "warning");
+    assert!(
+        seen[3].1.contains("model `gemini-3-flash` (family gemini)"),
+        "{}",
+        seen[3].1
+    );
+    assert_eq!(
+        seen[4],
+        ("ok", "T5 -> claude -> the CLI's default model".into())
+    );
+    let no_cheap = families.clone().with(&std::collections::BTreeMap::from([(
+        "claude".to_string(),
+        planwright_config::FamilyModels {
+            mid: Some("claude-sonnet-4-6".into()),
+            ..Default::default()
+        },
+    )]));
+    let seen = routing_checks(&plan, "claude", &no_cheap);
+    assert_eq!(seen[2].0, "error");
+    assert!(seen[2].1.starts_with("ticket T3: "), "{}", seen[2].1);
+    assert!(
+        seen[2].1.contains("no claude model of tier `cheap`"),
+        "{}",
+        seen[2].1
+    );
+    let any = routing_checks(&plan, "opencode", &families);
+    assert!(any.iter().all(|c| c.0 == "ok"), "{any:?}");
+    assert_eq!(any[1].1, "T2 -> opencode -> gemini-3.1-pro-low");
+}
+
+#[test]
+fn a_ticket_no_agent_serves_is_a_routing_error_naming_it() {
+    let plan = Plan::new(Format::Agb, vec![routed("O", "mid", Some("gpt-oss"), None)]);
+    let families = planwright_config::Families::default();
+    let spec = planwright_config::AgentsSpec {
+        run: None,
+        by_family: vec![(
+            "claude".into(),
+            planwright_config::AgentSpec {
+                name: "claude".into(),
+                options: Default::default(),
+            },
+        )],
+    };
+    let agents = Agents::build(&spec).unwrap();
+    let routing = planwright_config::Routing::default();
+    let lanes = Lanes::of(&plan, &routing, &families, &agents);
+    let mut out = Vec::new();
+    check_routing(&plan, &routing, &families, &lanes, &mut out);
+    assert_eq!(out[0].status, "error");
+    assert!(
+        out[0]
+            .message
+            .starts_with("ticket O: no agent of `[agents]`"),
+        "{}",
+        out[0].message
+    );
+}
+
+fn ticket(id: &str, deps: &[&str], scope: ScopeEntry) -> Ticket {
+    Ticket {
+        scope: vec![scope],
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        ..Ticket::new(id, "b")
+    }
+}
+
+#[test]
+fn a_glob_an_ancestor_may_create_counts_as_existing() {
+    let modify = |p: &str| ScopeEntry {
+        pattern: p.into(),
+        op: ScopeOp::Modify,
+    };
+    let plan = Plan::new(
+        Format::Native,
+        vec![
+            ticket("A", &[], ScopeEntry::any("src/*.rs")),
+            ticket("B", &["A"], modify("src/**/*.rs")),
+            ticket("C", &["A"], modify("docs/*.md")),
+        ],
+    );
+    let mut out = Vec::new();
+    check_scope_ops(
+        &plan,
+        &HashSet::new(),
+        &HashSet::new(),
+        &HashMap::new(),
+        &mut out,
+    );
+    let errors: Vec<&str> = out
+        .iter()
+        .filter(|c| c.status == "error")
+        .map(|c| c.message.as_str())
+        .collect();
+    assert_eq!(
+        errors,
+        ["ticket C: `docs/*.md` is declared `modify`/`delete` but matches no file of the base"]
+    );
+}
+
+#[test]
+fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets() {
+    let plan = Plan::new(
+        Format::Native,
+        vec![
+            ticket("A", &[], ScopeEntry::any("src/*.rs")),
+            ticket("B", &[], ScopeEntry::any("src/lib.rs")),
+            ticket("C", &[], ScopeEntry::any("src/**")),
+        ],
+    );
+    let messages = |known: Option<&[Overlap]>, outlook: &Outlook| {
+        let mut out = Vec::new();
+        check_overlap(&plan, known, outlook, &mut out);
+        out.into_iter().map(|c| c.message).collect::<Vec<_>>()
+    };
+    let forecast = planwright_plan::overlap::forecast(&plan);
+    let fresh = Outlook::default();
+    assert_eq!(
+        messages(None, &fresh),
+        ["3 tickets may run at the same time and may change the same paths (`src/*.rs`, `src/lib.rs`, `src/**`): A, B, C"]
+    );
+    assert_eq!(messages(Some(&forecast), &fresh), messages(None, &fresh));
+    let a_merged = Outlook {
+        merged: vec!["A".into()],
+        ..Outlook::default()
+    };
+    let left = messages(Some(&forecast), &a_merged);
+    assert_eq!(left, messages(None, &a_merged));
+    assert_eq!(
+        left,
+        ["B and C may run at the same time and both may change `src/*.rs` / `src/lib.rs` / `src/**`"]
+    );
+}
