@@ -42,6 +42,10 @@ struct With {
     /// Cancelled (as Ctrl-C cancels the run) once the fake agent's turn
     /// has started.
     cancel: bool,
+    /// The cap of the agent log, in bytes.
+    log_limit: Option<u64>,
+    /// `[agent] line_limit_kib`, in bytes.
+    line_limit: Option<u64>,
 }
 
 impl With {
@@ -80,7 +84,14 @@ fn attempt_with(mode: &str, with: With) -> Run {
     let prompt_file = run_dir.join("T1.prompt.md");
     std::fs::write(&prompt_file, "Write hello.txt.\n").unwrap();
     let template = format!("bash {FAKE} {mode} {}", outside.display());
-    let agent = agent::from_name("acp", Some(&template)).unwrap();
+    let mut opts = agent::AgentOptions {
+        cmd: Some(template),
+        ..agent::AgentOptions::default()
+    };
+    if let Some(limit) = with.line_limit {
+        opts.line_limit = limit;
+    }
+    let agent = agent::from_options("acp", &opts).unwrap();
     let recorded = Arc::new(Recorded::default());
     let ctx = AttemptContext {
         ticket: "T1".into(),
@@ -92,7 +103,7 @@ fn attempt_with(mode: &str, with: With) -> Run {
         model: with.model.map(String::from),
         env: vec![],
         confine: None,
-        log_limit: None,
+        log_limit: with.log_limit,
         usage_sink: None,
         activity_sink: Some(recorded.clone()),
     };
@@ -206,6 +217,68 @@ fn an_edit_outside_the_workspace_and_a_command_are_denied_and_logged() {
     let denials = run.log.matches("acp: permission denied: ").count();
     assert_eq!(denials, 2, "{}", run.log);
     assert!(!run.log.contains("permission allowed"), "{}", run.log);
+}
+
+/// With `log_limit_mib = 1`, 40 MB of lines that are not the protocol
+/// and a 64 MiB line leave a log of about 1 MiB: planwright's notes about
+/// them (which quote the agent) go through the same cap as its output.
+#[test]
+fn an_agents_flood_and_its_notes_stay_within_the_log_limit() {
+    let run = attempt_with(
+        "flood",
+        With {
+            log_limit: Some(1 << 20),
+            ..With::default()
+        },
+    );
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", &run.log[run.log.len() - 2000..]);
+    // The limit, its marker, the dropped count and the lines planwright
+    // writes after the agent's process ended.
+    assert!(run.log.len() < (1 << 20) + 4096, "{}", run.log.len());
+    assert!(run.log.contains("more bytes of output were dropped"));
+}
+
+/// A line past `[agent] line_limit_kib` is cut, said so in the log, and
+/// never taken for a message.
+#[test]
+fn a_line_past_the_line_limit_is_cut_and_noted() {
+    let run = attempt_with(
+        "long",
+        With {
+            line_limit: Some(1024),
+            ..With::default()
+        },
+    );
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    assert!(
+        run.log.contains(
+            "[planwright: a line of output was longer than 1024 bytes; the 3976 bytes past that were not read]"
+        ),
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log.contains("acp: not a JSON-RPC message, ignored (5000 bytes): yyy"),
+        "{}",
+        run.log
+    );
+}
+
+/// An edit offered only `allow_always` (and `reject_once`) is rejected:
+/// one answer never decides the agent's later requests.
+#[test]
+fn an_edit_offered_only_allow_always_is_rejected() {
+    let run = attempt("always", None);
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    let answer = saved(&run, "always-answer.json");
+    assert_eq!(answer["result"]["outcome"]["optionId"], "no", "{answer}");
+    assert!(!run.workspace.join("hello.txt").exists());
+    assert!(
+        run.log
+            .contains("acp: permission denied: Write (edit) [") && run.log.contains("(the agent offered no allow_once option)"),
+        "{}",
+        run.log
+    );
 }
 
 #[test]
@@ -404,7 +477,14 @@ fn a_runs_acp_attempt_emits_its_activity_as_events() {
     }));
     let outside = env.root().join("outside.txt");
     let template = format!("bash {FAKE} edit {}", outside.display());
-    let agent = agent::from_name("acp", Some(&template)).unwrap();
+    let mut opts = agent::AgentOptions {
+        cmd: Some(template),
+        ..agent::AgentOptions::default()
+    };
+    if let Some(limit) = with.line_limit {
+        opts.line_limit = limit;
+    }
+    let agent = agent::from_options("acp", &opts).unwrap();
     let out = run_with(&env, &plan, &settings(), agent);
     assert!(out.summary.all_merged(), "{:?}", out.summary);
     let activity: Vec<(u32, ActivityKind, &str, Option<&str>)> = out

@@ -434,11 +434,10 @@ impl<C: Cli> Agent for CliAgent<C> {
             timeout: ctx.timeout,
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
-            lines: Some(feed_lines(
-                feed,
-                ctx.usage_sink.clone(),
-                self.argv_model(ctx),
-            )),
+            lines: Some(
+                feed_lines(feed, ctx.usage_sink.clone(), self.argv_model(ctx))
+                    .limit(usize::try_from(self.opts.line_limit).unwrap_or(usize::MAX)),
+            ),
             confine: super::reading(ctx.confine.as_ref(), self),
             log_limit: ctx.log_limit,
         };

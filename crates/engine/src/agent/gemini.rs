@@ -226,8 +226,9 @@ fn read_stats(v: &Value, p: &mut Parsed) {
     p.model = main.map(|(_, name)| name.clone());
 }
 
-/// The last JSON object in `text` that starts at the beginning of a line
-/// (what precedes it may be warnings; what follows must be whitespace).
+/// The last complete JSON object in `text` that starts at the beginning
+/// of a line (what precedes it may be warnings, and what follows it, a
+/// line the CLI or a process of the agent printed after it, is ignored).
 fn last_object(text: &str) -> Option<Value> {
     let starts: Vec<usize> = text
         .match_indices('{')
@@ -235,9 +236,8 @@ fn last_object(text: &str) -> Option<Value> {
         .filter(|&i| i == 0 || text.as_bytes()[i - 1] == b'\n')
         .collect();
     starts.into_iter().rev().find_map(|i| {
-        serde_json::from_str::<Value>(text[i..].trim_end())
-            .ok()
-            .filter(Value::is_object)
+        let mut values = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        values.next()?.ok().filter(Value::is_object)
     })
 }
 
@@ -306,6 +306,18 @@ mod tests {
             (410, 600, 105)
         );
         assert_eq!(p.per_model.len(), 2);
+    }
+
+    /// A line after the final object (a warning, or a process of the
+    /// agent writing to the CLI's stdout) leaves the object as it is.
+    #[test]
+    fn a_line_after_the_final_object_is_ignored() {
+        let out = "{\n  \"session_id\": \"g1\",\n  \"response\": \"Done.\",\n  \"stats\": {\"models\": {\"gemini-2.5-pro\": {\"tokens\": {\"prompt\": 24, \"candidates\": 7, \"cached\": 13}}}}\n}\nData collection is disabled.\n{oops\n";
+        let p = parse(out, "");
+        assert!(p.complete, "{p:?}");
+        assert_eq!(p.session_id.as_deref(), Some("g1"));
+        assert_eq!(p.final_message.as_deref(), Some("Done."));
+        assert_eq!(p.usage.map(|u| u.input_tokens), Some(11));
     }
 
     #[test]

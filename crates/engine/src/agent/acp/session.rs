@@ -5,11 +5,12 @@
 //! planwright does not offer) and its updates written to the log and fed
 //! to the attempt's activity sink.
 
+use super::known::{self, InputTokens};
 use super::policy;
 use super::PROTOCOL_VERSION;
 use crate::agent::activity::{ActivityFeed, ActivityKind, MAX_TEXT_CHARS};
 use crate::agent::{AttemptContext, Usage, UsageSink, UsageSoFar};
-use crate::process::Cancel;
+use crate::process::{Cancel, Line};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -46,6 +47,11 @@ pub(super) struct Ended {
     /// Tokens per model, when the agent splits them.
     pub per_model: Vec<(String, Usage)>,
     pub session_id: Option<String>,
+    /// The session's cost as the agent reported it (its last `usage_update`).
+    pub cost: Option<f64>,
+    /// The tokens are the agent's estimate without a cache split
+    /// (Gemini CLI's `_meta.quota`), so a cost computed from them is too.
+    pub estimated: bool,
 }
 
 #[derive(Default)]
@@ -64,17 +70,25 @@ struct State {
     /// The model `session/set_model` set.
     model_set: Option<String>,
     per_model: Vec<(String, Usage)>,
+    cost: Option<f64>,
+    estimated: bool,
 }
 
 /// The client's side of one attempt's session.
 pub(super) struct Session {
     state: Mutex<State>,
+    /// Notes written while a line of the agent's is read: they may quote
+    /// the agent, so they go to the log through the capped writer, after
+    /// that line, rather than straight to the file.
+    held: Mutex<Option<Vec<String>>>,
     log: PathBuf,
     workspace: PathBuf,
     charter: String,
     model: Option<String>,
     usage_sink: Option<UsageSink>,
     stop: Cancel,
+    /// How the agent counts `inputTokens` (`None`: by its `totalTokens`).
+    input: Option<InputTokens>,
 }
 
 impl Session {
@@ -87,6 +101,7 @@ impl Session {
         charter: String,
         model: Option<String>,
         stop: Cancel,
+        input: Option<InputTokens>,
     ) -> Session {
         Session {
             state: Mutex::new(State {
@@ -94,12 +109,14 @@ impl Session {
                 feed: ActivityFeed::new(ctx.activity_sink.clone()),
                 ..State::default()
             }),
+            held: Mutex::new(None),
             log: ctx.log.clone(),
             workspace: ctx.workspace.clone(),
             charter,
             model,
             usage_sink: ctx.usage_sink.clone(),
             stop,
+            input,
         }
     }
 
@@ -116,15 +133,31 @@ impl Session {
         self.send(&request(INITIALIZE, "initialize", params));
     }
 
-    /// Takes one line of the agent's stdout.
-    pub fn receive(&self, line: &str) {
+    /// Takes one line of the agent's stdout (cut at the line limit);
+    /// what planwright notes about it goes to `out`, the capped log.
+    pub fn receive(&self, text: &str, out: &mut Line) {
+        *self.held.lock().unwrap() = Some(Vec::new());
+        self.read(text, out.cut());
+        let notes = self.held.lock().unwrap().take().unwrap_or_default();
+        for note in notes {
+            out.note(&note);
+        }
+    }
+
+    fn read(&self, line: &str, cut: u64) {
         let line = line.trim();
         if line.is_empty() {
             return;
         }
         let msg: Value = match serde_json::from_str(line) {
-            Ok(v @ Value::Object(_)) if v["jsonrpc"] == "2.0" => v,
-            _ => return self.note(&format!("acp: not a JSON-RPC message, ignored: {line}")),
+            Ok(v @ Value::Object(_)) if v["jsonrpc"] == "2.0" && cut == 0 => v,
+            _ => {
+                return self.note(&format!(
+                    "acp: not a JSON-RPC message, ignored ({} bytes): {}",
+                    line.len() as u64 + cut,
+                    excerpt(line)
+                ))
+            }
         };
         match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
             (Some(method), Some(id)) => self.answer(id, method, &msg["params"]),
@@ -169,8 +202,12 @@ impl Session {
         true
     }
 
-    /// Writes a line of planwright's to the agent log.
+    /// Writes a line of planwright's to the agent log: through the capped
+    /// writer while a line of the agent's is read, else at once.
     pub fn note(&self, line: &str) {
+        if let Some(held) = self.held.lock().unwrap().as_mut() {
+            return held.push(line.to_string());
+        }
         let _ = crate::log::append(&self.log, &format!("{line}\n"));
     }
 
@@ -191,6 +228,8 @@ impl Session {
             model,
             per_model,
             session_id: s.session_id.clone(),
+            cost: s.cost,
+            estimated: s.estimated,
         }
     }
 
@@ -326,6 +365,18 @@ impl Session {
                 };
                 format!("acp: {kind} {id} {given} {}", status.unwrap_or(""))
             }
+            "usage_update" => {
+                let cost = known::cost(update);
+                if cost.is_some() {
+                    s.cost = cost;
+                }
+                format!(
+                    "acp: usage_update {} of {} tokens{}",
+                    update["used"],
+                    update["size"],
+                    cost.map(|c| format!(", cost ${c}")).unwrap_or_default()
+                )
+            }
             "plan" => {
                 s.feed
                     .push(ActivityKind::Plan, &plan_text(&update["entries"]), None);
@@ -343,9 +394,9 @@ impl Session {
     /// `model_usage`).
     fn read_usage(&self, result: &Value) {
         let quota = &result["_meta"]["quota"];
-        let usage = match (&result["usage"], &quota["token_count"]) {
-            (u, _) if u.is_object() => acp_usage(u),
-            (_, q) if q.is_object() => quota_usage(q),
+        let (usage, estimated) = match (&result["usage"], &quota["token_count"]) {
+            (u, _) if u.is_object() => (known::usage(u, self.input), false),
+            (_, q) if q.is_object() => (quota_usage(q), true),
             _ => return,
         };
         let per_model: Vec<(String, Usage)> = quota["model_usage"]
@@ -363,6 +414,7 @@ impl Session {
             .unwrap_or_default();
         let mut s = self.state.lock().unwrap();
         s.usage = Some(usage);
+        s.estimated = estimated;
         s.per_model = per_model;
         let model = match s.per_model.as_slice() {
             [] => s.model_set.clone(),
@@ -425,18 +477,6 @@ fn plan_text(entries: &Value) -> String {
     each.join("; ")
 }
 
-/// ACP's `usage`: `inputTokens` include `cachedReadTokens`; thoughts are output.
-fn acp_usage(u: &Value) -> Usage {
-    let n = |k: &str| u[k].as_u64().unwrap_or(0);
-    let cache_read = n("cachedReadTokens");
-    Usage {
-        input_tokens: n("inputTokens").saturating_sub(cache_read),
-        output_tokens: n("outputTokens") + n("thoughtTokens"),
-        cache_read_tokens: cache_read,
-        cache_write_tokens: n("cachedWriteTokens"),
-    }
-}
-
 /// Gemini CLI's `token_count`: input (cached input in it) and output.
 fn quota_usage(q: &Value) -> Usage {
     let n = |k: &str| q[k].as_u64().unwrap_or(0);
@@ -458,6 +498,16 @@ fn most_used(each: &[(String, Usage)]) -> Option<String> {
         }
     }
     best.map(|(model, _)| model.clone())
+}
+
+/// The start of a line the agent printed, for a note about it: the line
+/// itself is in the log just before.
+fn excerpt(line: &str) -> String {
+    const SHOWN: usize = 200;
+    match line.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}...", &line[..end]),
+        None => line.to_string(),
+    }
 }
 
 fn request(id: u64, method: &str, params: Value) -> Value {

@@ -268,6 +268,7 @@ impl AttemptEnd {
         };
         let source = match self.cost_source.as_deref() {
             Some("reported") => CostSource::Reported,
+            Some("estimated") => CostSource::Estimated,
             _ => CostSource::Computed,
         };
         Some(AgentReport {
