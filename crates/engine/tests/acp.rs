@@ -477,14 +477,7 @@ fn a_runs_acp_attempt_emits_its_activity_as_events() {
     }));
     let outside = env.root().join("outside.txt");
     let template = format!("bash {FAKE} edit {}", outside.display());
-    let mut opts = agent::AgentOptions {
-        cmd: Some(template),
-        ..agent::AgentOptions::default()
-    };
-    if let Some(limit) = with.line_limit {
-        opts.line_limit = limit;
-    }
-    let agent = agent::from_options("acp", &opts).unwrap();
+    let agent = agent::from_name("acp", Some(&template)).unwrap();
     let out = run_with(&env, &plan, &settings(), agent);
     assert!(out.summary.all_merged(), "{:?}", out.summary);
     let activity: Vec<(u32, ActivityKind, &str, Option<&str>)> = out
