@@ -5,7 +5,8 @@
 #![forbid(unsafe_code)]
 
 use planwright_engine::agent::{
-    self, Activity, ActivityKind, ActivitySink, AgentOutcome, AgentReport, AttemptContext, Usage,
+    self, Activity, ActivityKind, ActivitySink, AgentOutcome, AgentReport, AttemptContext,
+    CostSource, Usage,
 };
 use planwright_engine::process::Cancel;
 use std::path::PathBuf;
@@ -46,6 +47,8 @@ struct With {
     log_limit: Option<u64>,
     /// `[agent] line_limit_kib`, in bytes.
     line_limit: Option<u64>,
+    /// The file name the fake agent is started as (a known ACP agent's).
+    program: Option<&'static str>,
 }
 
 impl With {
@@ -83,7 +86,19 @@ fn attempt_with(mode: &str, with: With) -> Run {
     let outside = tmp.path().join("outside.txt");
     let prompt_file = run_dir.join("T1.prompt.md");
     std::fs::write(&prompt_file, "Write hello.txt.\n").unwrap();
-    let template = format!("bash {FAKE} {mode} {}", outside.display());
+    let template = match with.program {
+        Some(name) => {
+            let wrapper = tmp.path().join(name);
+            std::fs::write(&wrapper, format!("#!/bin/sh\nexec bash {FAKE} \"$@\"\n")).unwrap();
+            std::fs::set_permissions(
+                &wrapper,
+                std::os::unix::fs::PermissionsExt::from_mode(0o755),
+            )
+            .unwrap();
+            format!("{} {mode} {}", wrapper.display(), outside.display())
+        }
+        None => format!("bash {FAKE} {mode} {}", outside.display()),
+    };
     let mut opts = agent::AgentOptions {
         cmd: Some(template),
         ..agent::AgentOptions::default()
@@ -219,6 +234,47 @@ fn an_edit_outside_the_workspace_and_a_command_are_denied_and_logged() {
     assert!(!run.log.contains("permission allowed"), "{}", run.log);
 }
 
+/// claude-agent-acp's usage is read as it means it (`inputTokens` leave
+/// the cache out), and the cost of its last `usage_update` is the
+/// attempt's, as reported.
+#[test]
+fn a_known_agents_usage_is_read_as_it_means_it_and_its_cost_reported() {
+    let run = attempt_with(
+        "claude",
+        With {
+            program: Some("claude-agent-acp"),
+            ..With::default()
+        },
+    );
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    assert_eq!(
+        run.report.usage,
+        Some(Usage {
+            input_tokens: 1390,
+            output_tokens: 110,
+            cache_read_tokens: 3100,
+            cache_write_tokens: 2000,
+        })
+    );
+    assert_eq!(run.report.cost, Some((0.01425, CostSource::Reported)));
+}
+
+/// Gemini CLI's quota counts have no cache split: a cost computed from
+/// them is an estimate.
+#[test]
+fn a_cost_from_gemini_quota_counts_is_estimated() {
+    let run = attempt_with("models", With::model("slow-2"));
+    assert_eq!(run.report.cost, None, "no price for the fake's models");
+    let run = attempt_with("gemini-quota", With::default());
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    let (usd, source) = run.report.cost.expect("priced");
+    assert_eq!(source, CostSource::Estimated);
+    assert!(
+        (usd - (1000.0 * 1.25 + 100.0 * 10.0) / 1e6).abs() < 1e-12,
+        "{usd}"
+    );
+}
+
 /// With `log_limit_mib = 1`, 40 MB of lines that are not the protocol
 /// and a 64 MiB line leave a log of about 1 MiB: planwright's notes about
 /// them (which quote the agent) go through the same cap as its output.
@@ -231,7 +287,12 @@ fn an_agents_flood_and_its_notes_stay_within_the_log_limit() {
             ..With::default()
         },
     );
-    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", &run.log[run.log.len() - 2000..]);
+    assert_eq!(
+        run.report.outcome,
+        AgentOutcome::Finished,
+        "{}",
+        &run.log[run.log.len() - 2000..]
+    );
     // The limit, its marker, the dropped count and the lines planwright
     // writes after the agent's process ended.
     assert!(run.log.len() < (1 << 20) + 4096, "{}", run.log.len());
@@ -258,7 +319,8 @@ fn a_line_past_the_line_limit_is_cut_and_noted() {
         run.log
     );
     assert!(
-        run.log.contains("acp: not a JSON-RPC message, ignored (5000 bytes): yyy"),
+        run.log
+            .contains("acp: not a JSON-RPC message, ignored (5000 bytes): yyy"),
         "{}",
         run.log
     );
@@ -274,8 +336,8 @@ fn an_edit_offered_only_allow_always_is_rejected() {
     assert_eq!(answer["result"]["outcome"]["optionId"], "no", "{answer}");
     assert!(!run.workspace.join("hello.txt").exists());
     assert!(
-        run.log
-            .contains("acp: permission denied: Write (edit) [") && run.log.contains("(the agent offered no allow_once option)"),
+        run.log.contains("acp: permission denied: Write (edit) [")
+            && run.log.contains("(the agent offered no allow_once option)"),
         "{}",
         run.log
     );

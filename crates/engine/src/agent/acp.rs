@@ -144,7 +144,14 @@ impl Agent for Acp {
         let model = self.model.clone().or_else(|| ctx.model.clone());
         let lines = writer(to_agent);
         let input = self.known.and_then(|k| k.input);
-        let session = Arc::new(Session::new(lines, ctx, charter, model, stop.clone(), input));
+        let session = Arc::new(Session::new(
+            lines,
+            ctx,
+            charter,
+            model,
+            stop.clone(),
+            input,
+        ));
         let wake = watch(&session, &stop, ctx.timeout);
         // Listening for this attempt only: the run's flag outlives it.
         let _listening = {

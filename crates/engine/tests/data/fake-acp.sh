@@ -59,6 +59,12 @@ deny)
   ask c1 edit "$outside" && echo planted > "$outside"
   ask c2 execute "$PWD/run.sh" && echo ran > ran.txt
   end_turn ;;
+gemini-quota) # Gemini CLI 0.61's figures: no usage, its quota counts per model
+  say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":1000,"output_tokens":100},"model_usage":[{"model":"gemini-2.5-pro","token_count":{"input_tokens":1000,"output_tokens":100}}]}}}}' ;;
+claude) # claude-agent-acp 0.23.1's figures: input apart from the cache, cost in usage_update
+  update '{"sessionUpdate":"usage_update","used":3000,"size":200000,"cost":{"amount":0.004,"currency":"USD"}}'
+  update '{"sessionUpdate":"usage_update","used":6600,"size":200000,"cost":{"amount":0.01425,"currency":"USD"}}'
+  say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":1390,"outputTokens":110,"cachedReadTokens":3100,"cachedWriteTokens":2000,"totalTokens":6600}}}' ;;
 flood) # 40 MB of lines that are not the protocol, then 64 MiB with no newline
   line=$(head -c 999 /dev/zero | tr '\0' j)
   yes "$line" | head -n 40000

@@ -187,7 +187,10 @@ mod tests {
             log.contains("longer than 8 bytes; the 8 bytes past that were not read"),
             "{log}"
         );
-        assert!(log.contains("noted 3\n") && log.contains("noted 8\n"), "{log}");
+        assert!(
+            log.contains("noted 3\n") && log.contains("noted 8\n"),
+            "{log}"
+        );
     }
 
     /// 64 MiB with no newline, in small chunks: each byte looked at once,
