@@ -539,7 +539,26 @@ fn truncated_output_fails_clearly_or_finishes_without_usage() {
         let ok = attempt(cli, "truncated", 0, None);
         assert_eq!(ok.report.outcome, AgentOutcome::Finished, "{cli}");
         assert_eq!(ok.report.usage, None, "{cli}");
+        assert!(
+            ok.log.contains("planwright: the output was truncated: it ended before the CLI's final record, so the attempt's tokens and cost are not reported"),
+            "{cli}: {}",
+            ok.log
+        );
     }
+}
+
+/// Tokens of a model the price table does not know: the cost is unknown,
+/// and the log says so and how to price it.
+#[test]
+fn a_model_without_a_price_is_named_in_the_log() {
+    let run = attempt("codex", "success", 0, Some("gpt-9-mock"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert!(run.report.usage.is_some() && run.report.cost.is_none());
+    assert!(
+        run.log.contains("planwright: no price for model `gpt-9-mock`: the attempt's cost is unknown; add `[prices.gpt-9-mock]` to planwright.toml"),
+        "{}",
+        run.log
+    );
 }
 
 #[test]

@@ -208,6 +208,11 @@ impl Acp {
             CostSource::Computed if end.estimated => (usd, CostSource::Estimated),
             source => (usd, source),
         });
+        let notes =
+            super::cli::figures_notes(false, end.usage.as_ref(), end.model.as_deref(), cost);
+        for note in notes {
+            crate::log::append(&ctx.log, &format!("{note}\n"))?;
+        }
         Ok(AgentReport {
             cost,
             model: end.model,

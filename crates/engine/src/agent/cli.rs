@@ -461,9 +461,15 @@ impl<C: Cli> Agent for CliAgent<C> {
             .clone()
             .or_else(|| self.argv_model(ctx).map(str::to_string))
             .or(configured);
+        let outcome = decide(&done, &parsed);
+        let cost = cost(&parsed, model.as_deref(), &self.opts.prices);
+        let cut = !parsed.complete && outcome == AgentOutcome::Finished;
+        for note in figures_notes(cut, parsed.usage.as_ref(), model.as_deref(), cost) {
+            crate::log::append(&ctx.log, &format!("{note}\n"))?;
+        }
         Ok(AgentReport {
-            outcome: decide(&done, &parsed),
-            cost: cost(&parsed, model.as_deref(), &self.opts.prices),
+            outcome,
+            cost,
             model,
             usage: parsed.usage,
             final_message: parsed.final_message,
@@ -615,6 +621,32 @@ pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
         "exited with {}{cut}: {what}\n{evidence}",
         done.exit
     ))
+}
+
+/// The agent log's lines about figures that are missing, so none is
+/// silently wrong: the output was cut short before the CLI's final record
+/// (`cut`: no tokens, no cost), or the model has no price.
+pub fn figures_notes(
+    cut: bool,
+    usage: Option<&Usage>,
+    model: Option<&str>,
+    cost: Option<(f64, CostSource)>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if cut {
+        notes.push(
+            "planwright: the output was truncated: it ended before the CLI's final record, so the attempt's tokens and cost are not reported".to_string(),
+        );
+    }
+    if let (Some(_), None) = (usage, cost) {
+        notes.push(match model {
+            Some(model) => format!(
+                "planwright: no price for model `{model}`: the attempt's cost is unknown; add `[prices.{model}]` to planwright.toml"
+            ),
+            None => "planwright: the CLI named no model, so its tokens cannot be priced: the attempt's cost is unknown".to_string(),
+        });
+    }
+    notes
 }
 
 /// The cost: the CLI's own figure when it gave one, else the price table's
