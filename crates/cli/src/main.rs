@@ -144,6 +144,10 @@ enum Command {
 }
 
 fn main() {
+    // Before any thread or child: nothing planwright inherited (a make
+    // jobserver's pipe, `exec 9>>log` in a wrapper) reaches an agent, a
+    // gate or a worker.
+    planwright_engine::process::seal_inherited();
     planwright_plan::flag::set_spelling(error::flag);
     let args = deprecated::rewrite(std::env::args_os().collect());
     let cli = match Cli::try_parse_from(&args.args) {

@@ -264,3 +264,39 @@ fn a_confined_child_cannot_undo_its_view() {
         ]
     );
 }
+
+/// A confined child sees the processes of its own attempt only (a procfs
+/// of its PID namespace), and none of them shows planwright's
+/// environment: not the namespace's init, which is a fork of planwright.
+#[test]
+fn a_confined_child_sees_no_other_process_and_no_environment_of_planwright() {
+    // Cargo puts this in the test binary's environment at its start.
+    assert_eq!(std::env::var("CARGO_PKG_NAME").unwrap(), "planwright-os");
+    let dir = not_hidden();
+    let mut marker = std::process::Command::new("sleep")
+        .arg("4242.5")
+        .spawn()
+        .unwrap();
+    let script = "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done > seen.txt; \
+                  cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' >> seen.txt; \
+                  ls -d /proc/[0-9]* | wc -l > count.txt";
+    confined(dir.path(), script, vec![dir.path().to_path_buf()], false);
+    marker.kill().unwrap();
+    let _ = marker.wait();
+    let seen = std::fs::read_to_string(dir.path().join("seen.txt")).unwrap();
+    assert!(
+        !seen.contains("4242.5"),
+        "another process is visible:\n{seen}"
+    );
+    assert!(
+        !seen.contains("CARGO_PKG_NAME=planwright-os"),
+        "planwright's environment is visible:\n{seen}"
+    );
+    let count: u32 = std::fs::read_to_string(dir.path().join("count.txt"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The init, the shell and what it runs: a handful, never the machine's.
+    assert!(count <= 6, "{count} processes visible:\n{seen}");
+}

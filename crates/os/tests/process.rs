@@ -177,6 +177,20 @@ fn dies(pid: &str) -> bool {
     false
 }
 
+/// The host's pids of live processes whose command line is `cmdline`.
+fn pids_running(cmdline: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == cmdline.as_bytes())
+        })
+        .filter(|pid| !is_dead(pid))
+        .collect()
+}
+
 fn grandchild_pid(dir: &Path) -> String {
     let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
     let pid = pid.trim().to_string();
@@ -587,15 +601,17 @@ mod confined {
         let dir = tempfile::tempdir().unwrap();
         let spec = confined(
             dir.path(),
-            "setsid sh -c 'read -r p rest < /proc/self/stat; echo $p > pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &
-             while [ ! -s pid ]; do sleep 0.01; done; exit 7",
+            // Its own procfs shows the namespace's pids, not the host's:
+            // the daemon is found by its command line instead.
+            "setsid sh -c 'exec sleep 1000.713' </dev/null >/dev/null 2>&1 &
+             while ! grep -qs '1000[.]713' /proc/[0-9]*/cmdline; do sleep 0.01; done; exit 7",
             vec![dir.path().to_path_buf()],
             true,
         );
         let done = run_ok(&spec);
         assert_eq!(done.exit, Exit::Code(7));
         // No waiting: the PID namespace is gone when `run` returns.
-        assert!(is_dead(&grandchild_pid(dir.path())));
+        assert_eq!(pids_running("sleep\01000.713\0"), Vec::<String>::new());
     }
 
     #[test]
@@ -610,4 +626,28 @@ mod confined {
             .collect();
         assert_eq!(interfaces, ["lo"], "{}", done.stdout_tail);
     }
+}
+
+/// A descriptor the parent holds without close-on-exec (as one inherited
+/// from a wrapper's `exec 9>>log` would be) is not open in the child: it
+/// gets stdin, stdout and stderr only.
+#[test]
+fn a_child_inherits_no_descriptor_but_its_three() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("outside.txt")).unwrap();
+    // A number no other descriptor of this test has.
+    let outside = rustix::io::fcntl_dupfd_cloexec(&file, 200).unwrap();
+    rustix::io::fcntl_setfd(&outside, rustix::io::FdFlags::empty()).unwrap();
+    let fd = outside.as_raw_fd();
+    let script = format!(
+        "(echo leaked >&{fd}) 2>/dev/null; [ -e /proc/self/fd/{fd} ] && echo open; ls /proc/self/fd"
+    );
+    let done = run_ok(&sh(dir.path(), &script));
+    assert!(done.success(), "{done:?}");
+    let open: Vec<&str> = done.stdout_tail.split_whitespace().collect();
+    // `ls` itself holds one more: the directory it reads.
+    assert_eq!(open, ["0", "1", "2", "3"]);
+    let written = std::fs::read_to_string(dir.path().join("outside.txt")).unwrap();
+    assert_eq!(written, "");
 }

@@ -2,7 +2,10 @@
 //! 127.0.0.1, updated through server-sent events as the run's event log
 //! grows. Read-only and loopback-only; every request must carry the random
 //! token of the printed URL (else 403), so another local user or a web
-//! page in the browser cannot read the run.
+//! page in the browser cannot read the run, and name the address it
+//! listens on as its `Host` (else 403), so a page of another site whose
+//! name was rebound to 127.0.0.1 (DNS rebinding) is refused even if the
+//! token leaked.
 
 mod http;
 
@@ -51,6 +54,8 @@ pub struct Rendered {
 pub struct Server {
     /// The secret every request must carry.
     pub token: String,
+    /// The port on 127.0.0.1, which every request's `Host` must name.
+    pub port: u16,
     /// The run's files (for the log links).
     pub files: RunFiles,
     /// The latest rendering.
@@ -85,10 +90,11 @@ impl Server {
 }
 
 /// A server for `view` (with `files`), its first rendering done.
-pub fn server(view: RunView, files: RunFiles, token: String) -> Server {
+pub fn server(view: RunView, files: RunFiles, token: String, port: u16) -> Server {
     let body = html_body(&view, &options(&token, &files));
     Server {
         token,
+        port,
         files,
         live: Arc::new(Live {
             state: Mutex::new(Rendered {
@@ -163,7 +169,7 @@ pub fn run(args: Args, _global: &Global) -> CliResult {
         .local_addr()
         .map_err(|e| CliError::io("socket", &e))?
         .port();
-    let server = Arc::new(server(view, files, token()?));
+    let server = Arc::new(server(view, files, token()?, port));
     // Whoever started us may stop reading once it has the URL: a closed
     // stdout must not stop the server.
     let _ = writeln!(

@@ -13,10 +13,12 @@
 
 mod cancel;
 mod collect;
+pub(crate) mod descriptors;
 mod lines;
 mod supervise;
 
 pub use cancel::{Cancel, Listening};
+pub use descriptors::seal_inherited;
 pub use lines::{Line, LineSink, LINE_LIMIT};
 pub use supervise::LEAK_WAIT;
 
@@ -466,19 +468,22 @@ fn command(spec: &Spec, program: &Path, argv0: &str) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
-    // child of a multi-threaded parent; `new_session` is one system call
-    // that allocates nothing and takes no lock. (std has no safe `setsid`.)
-    unsafe { cmd.pre_exec(new_session) };
+    // child of a multi-threaded parent; `in_child` makes two system calls
+    // that allocate nothing and take no lock. (std has no safe `setsid`.)
+    unsafe { cmd.pre_exec(in_child) };
     cmd
 }
 
-/// In the forked child: a session of its own, so it has no controlling
-/// terminal (a child that keeps planwright's could push keystrokes into
-/// the user's shell with TIOCSTI, or draw on the terminal), and a process
-/// group of its own, so a timeout or cancel reaches everything it started.
-fn new_session() -> io::Result<()> {
+/// In the forked child, before anything else: a session of its own, so it
+/// has no controlling terminal (a child that keeps planwright's could push
+/// keystrokes into the user's shell with TIOCSTI, or draw on the
+/// terminal), and a process group of its own, so a timeout or cancel
+/// reaches everything it started; and no descriptor but its stdin, stdout
+/// and stderr survives its exec (see [`descriptors`]). A sandbox's own
+/// step runs after this one and hands what it needs over before exec.
+fn in_child() -> io::Result<()> {
     rustix::process::setsid()?;
-    Ok(())
+    descriptors::cloexec_from(descriptors::FIRST_EXTRA)
 }
 
 fn exit_of(status: ExitStatus) -> Exit {

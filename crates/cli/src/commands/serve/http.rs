@@ -1,5 +1,5 @@
 //! Just enough HTTP/1.1 for `serve`: GET only, one request per connection,
-//! the token checked before anything else is looked at.
+//! the `Host` and the token checked before anything else is looked at.
 
 use super::Server;
 use planwright_view::html_page;
@@ -19,10 +19,20 @@ pub fn handle(server: &Server, stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let Ok(read) = stream.try_clone() else { return };
     let mut out = stream;
-    let Some((method, target)) = read_head(BufReader::new(read)) else {
+    let Some(head) = read_head(BufReader::new(read)) else {
         let _ = respond(&mut out, 400, "text/plain", b"bad request\n");
         return;
     };
+    let (method, target) = (head.method, head.target);
+    if !host_ok(head.host.as_deref(), server.port) {
+        let _ = respond(
+            &mut out,
+            403,
+            "text/plain",
+            b"forbidden: open the URL that `planwright serve` printed (127.0.0.1)\n",
+        );
+        return;
+    }
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     if !token_ok(query, &server.token) {
         let _ = respond(
@@ -48,12 +58,21 @@ pub fn handle(server: &Server, stream: TcpStream) {
     };
 }
 
-/// The method and target of the request; None when it is malformed.
-fn read_head(mut reader: impl BufRead) -> Option<(String, String)> {
+/// What `serve` reads of a request.
+struct Head {
+    method: String,
+    target: String,
+    /// The `Host` header's value, if there was one.
+    host: Option<String>,
+}
+
+/// The request's line and `Host`; None when it is malformed.
+fn read_head(mut reader: impl BufRead) -> Option<Head> {
     let mut first = String::new();
     let mut total = reader.read_line(&mut first).ok()?;
     let mut parts = first.split_whitespace();
     let (method, target) = (parts.next()?.to_string(), parts.next()?.to_string());
+    let mut host = None;
     loop {
         let mut line = String::new();
         let n = reader.read_line(&mut line).ok()?;
@@ -62,9 +81,29 @@ fn read_head(mut reader: impl BufRead) -> Option<(String, String)> {
             return None;
         }
         if line == "\r\n" || line == "\n" {
-            return Some((method, target));
+            return Some(Head {
+                method,
+                target,
+                host,
+            });
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("host") {
+                host = Some(value.trim().to_string());
+            }
         }
     }
+}
+
+/// Whether `host` names the address `serve` listens on: 127.0.0.1 or
+/// `localhost`, with its port. Any other name reached it through DNS
+/// rebinding (or a proxy), and is refused.
+fn host_ok(host: Option<&str>, port: u16) -> bool {
+    let Some((name, given)) = host.and_then(|h| h.rsplit_once(':')) else {
+        return false;
+    };
+    let name_ok = name == "127.0.0.1" || name.eq_ignore_ascii_case("localhost");
+    name_ok && given == port.to_string()
 }
 
 /// Whether the query has `token=<token>`, compared without an early exit.

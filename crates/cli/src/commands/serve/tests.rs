@@ -22,9 +22,9 @@ fn serve_fixture(dir: &std::path::Path) -> (Arc<Server>, u16) {
         events: dir.join("events.jsonl"),
         lock: None,
     };
-    let server = Arc::new(server(view, files, "t0ken".into()));
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     let port = listener.local_addr().unwrap().port();
+    let server = Arc::new(server(view, files, "t0ken".into(), port));
     let s = Arc::clone(&server);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
@@ -36,11 +36,43 @@ fn serve_fixture(dir: &std::path::Path) -> (Arc<Server>, u16) {
 }
 
 fn get(port: u16, target: &str) -> String {
+    get_as(port, target, &format!("127.0.0.1:{port}"))
+}
+
+fn get_as(port: u16, target: &str, host: &str) -> String {
     let mut s = std::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
-    write!(s, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
+}
+
+/// DNS rebinding: a page of `evil.example` whose name now resolves to
+/// 127.0.0.1 sends its own name as `Host`; with the right token it is
+/// still refused. The names of the listening address are served.
+#[test]
+fn a_request_for_another_host_is_forbidden_even_with_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = serve_fixture(dir.path());
+    let target = "/?token=t0ken";
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        format!("127.0.0.2:{port}"),
+    ] {
+        let r = get_as(port, target, &host);
+        assert!(r.starts_with("HTTP/1.1 403 "), "{host}: {r}");
+    }
+    let mut s = std::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\n\r\n").unwrap();
+    let mut no_host = String::new();
+    s.read_to_string(&mut no_host).unwrap();
+    assert!(no_host.starts_with("HTTP/1.1 403 "), "{no_host}");
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}")] {
+        let r = get_as(port, target, &host);
+        assert!(r.starts_with("HTTP/1.1 200 "), "{host}: {r}");
+    }
 }
 
 #[test]

@@ -200,6 +200,9 @@ struct Hook {
     overlay: Option<OverlaySetup>,
     listener: Option<handoff::ListenerSetup>,
     parent: Pid,
+    /// planwright's environment strings, zeroed in the processes that
+    /// stay behind in the namespaces.
+    environment: Option<(usize, usize)>,
 }
 
 impl Hook {
@@ -254,6 +257,7 @@ impl Hook {
             overlay,
             listener,
             parent: rustix::process::getpid(),
+            environment: namespaces::environment_block(),
         };
         Ok((hook, handoff))
     }
@@ -276,16 +280,24 @@ impl Hook {
         if let Some(overlay) = &self.overlay {
             overlay.enter(self.ruleset.as_ref())?;
         }
-        if let Some(fd) = &self.ruleset {
-            landlock::restrict(fd)?;
-        }
         if self.ns.is_some() {
+            namespaces::forget_environment(self.environment)?;
             // This process stays outside the namespace: it becomes its
             // init's parent and passes the status on. SIGTERM is ignored
             // there so a graceful stop reaches the program, not the shim.
             namespaces::fork_and_wait(true)?;
-            // Now pid 1 of the new namespace: when it exits, the kernel
-            // kills every process left in the namespace.
+            // Now pid 1 of the new namespace, and the first process in it
+            // to mount its procfs.
+            if self.mounts.is_some() {
+                mounts::own_proc()?;
+            }
+        }
+        if let Some(fd) = &self.ruleset {
+            landlock::restrict(fd)?;
+        }
+        if self.ns.is_some() {
+            // When this init exits, the kernel kills every process left in
+            // the namespace.
             namespaces::fork_and_wait(false)?;
         }
         Ok(())

@@ -244,6 +244,18 @@ impl MountSetup {
     }
 }
 
+/// In the namespace's init, before Landlock (which refuses mounts): a
+/// procfs of the new PID namespace over `/proc`, so the child sees the
+/// processes of its own attempt and no others (no other command line, no
+/// other environment). Not `subset=pid`: that also hides `/proc/cpuinfo`,
+/// `/proc/meminfo` and `/proc/stat`, which runtimes read (Node's
+/// `os.cpus()` would be empty) and which say nothing of other processes.
+pub(super) fn own_proc() -> io::Result<()> {
+    let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+    rustix::mount::mount(c"proc", c"/proc", c"proc", flags, None)?;
+    Ok(())
+}
+
 /// `struct mount_attr`.
 #[repr(C)]
 struct MountAttr {

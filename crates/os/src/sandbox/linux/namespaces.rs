@@ -105,6 +105,43 @@ fn loopback_up() -> io::Result<()> {
     Ok(())
 }
 
+/// Where this process's environment strings lie: `env_start` and
+/// `env_end` of `/proc/self/stat` (fields 50 and 51). Read once, before
+/// any fork: a forked child has the same addresses.
+pub(super) fn environment_block() -> Option<(usize, usize)> {
+    static BLOCK: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+    *BLOCK.get_or_init(|| {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // The name in parentheses may hold spaces; fields count from it.
+        let after = &stat[stat.rfind(')')? + 2..];
+        let mut fields = after.split(' ').skip(50 - 3);
+        let start = fields.next()?.parse().ok()?;
+        let end: usize = fields.next()?.parse().ok()?;
+        (end > start).then_some((start, end))
+    })
+}
+
+/// In a forked child of planwright that stays behind inside the child's
+/// namespaces (the shim and the namespace's init): nothing of
+/// planwright's is left for the confined program to read there. Its
+/// `/proc/<pid>/environ` would show planwright's whole environment
+/// (tokens included) and `/proc/<pid>/mem` its memory: the process is
+/// made non-dumpable, which puts both out of reach of a process without
+/// `CAP_SYS_PTRACE` in planwright's own user namespace, and its copy of
+/// the environment strings is zeroed. The program's own environment is
+/// the one std prepared before the fork, elsewhere in memory.
+pub(super) fn forget_environment(block: Option<(usize, usize)>) -> io::Result<()> {
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)?;
+    if let Some((start, end)) = block {
+        let first = std::ptr::with_exposed_provenance_mut::<u8>(start);
+        // SAFETY: `start..end` is this process's environment block, read
+        // from the kernel before the fork: mapped and writable (the top of
+        // the initial stack). This forked child reads none of it again.
+        unsafe { std::ptr::write_bytes(first, 0, end - start) };
+    }
+    Ok(())
+}
+
 /// Asks for SIGKILL when the parent dies, and checks it has not already.
 pub(super) fn die_with_parent(parent: Pid) -> io::Result<()> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
@@ -133,7 +170,7 @@ pub(super) fn fork_and_wait(shim: bool) -> io::Result<()> {
     }
     // Only the program may hold std's exec-error pipe: the parent's spawn
     // waits for it to close.
-    close_from(3);
+    crate::process::descriptors::close_from(crate::process::descriptors::FIRST_EXTRA);
     let status = if shim { wait_for(pid) } else { reap_until(pid) };
     exit_now(match status {
         Ok(status) => match (status.exit_status(), status.terminating_signal()) {
@@ -150,21 +187,6 @@ fn ignore_sigterm() {
     // SAFETY: sets a signal's disposition to "ignore", which runs no code
     // of ours; rustix's `sigaction` is for runtimes without a libc.
     unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
-}
-
-/// Closes every descriptor from `first` on. The process owns no
-/// `OwnedFd` any more: it only waits and exits.
-fn close_from(first: libc::c_uint) {
-    // SAFETY: closing descriptors touches no memory; nothing in this
-    // process uses them after (it only waits and exits). rustix has no
-    // `close_range`.
-    unsafe {
-        if libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, 0) != 0 {
-            for fd in first..1024 {
-                libc::close(fd as libc::c_int);
-            }
-        }
-    }
 }
 
 /// Ends this (forked) process at once with `code`: no destructor, no
