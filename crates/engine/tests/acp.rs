@@ -525,6 +525,71 @@ fn an_acp_command_of_a_known_cli_gets_that_clis_home_environment_and_family() {
     assert!(other.isolate(&dir.path().join("other")).unwrap().is_empty());
 }
 
+/// `[agent] state` names the set-up of a program planwright does not
+/// know; one that names no adapter is refused, saying which there are.
+#[test]
+fn agent_state_names_the_set_up_of_an_unknown_program() {
+    let opts = |state: &str| agent::AgentOptions {
+        cmd: Some("my-claude-wrapper --acp".into()),
+        state: Some(state.into()),
+        ..agent::AgentOptions::default()
+    };
+    let wrapped = agent::from_options("acp", &opts("claude")).unwrap();
+    let claude = agent::from_name("claude", None).unwrap();
+    assert_eq!(wrapped.family(), Some("claude"));
+    assert_eq!(wrapped.env_names(), claude.env_names());
+    let dir = tempfile::tempdir().unwrap();
+    let set = wrapped.isolate(&dir.path().join("acp")).unwrap();
+    assert!(set.iter().any(|(k, _)| k == "CLAUDE_CONFIG_DIR"), "{set:?}");
+    let known = agent::from_name("acp", Some("claude-agent-acp")).unwrap();
+    assert_eq!(known.family(), Some("claude"));
+    let Err(e) = agent::from_options("acp", &opts("clod")) else {
+        panic!("an unknown state was taken");
+    };
+    let text = e.to_string();
+    assert!(
+        text.contains("`[agent] state = \"clod\"` names no adapter") && text.contains("`claude`"),
+        "{text}"
+    );
+}
+
+/// The run records who ran each attempt: the adapter, its program and
+/// the routed model, in `attempt_started`.
+#[test]
+fn attempt_started_names_the_adapter_program_and_routed_model() {
+    use planwright_engine::{AttemptAgent, Event};
+    use planwright_testkit::{any, gate, plan, run_with, settings, ticket, Env};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let scope = serde_json::json!([any("hello.txt"), any("initialize.json")]);
+    let plan = plan(serde_json::json!({
+        "gates": gate(&["test", "-f", "hello.txt"]),
+        "tickets": [ticket("A", scope)]
+    }));
+    let outside = env.root().join("outside.txt");
+    let opts = agent::AgentOptions {
+        cmd: Some(format!("bash {FAKE} edit {}", outside.display())),
+        model: Some("fast-1".into()),
+        ..agent::AgentOptions::default()
+    };
+    let agent = agent::from_options("acp", &opts).unwrap();
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    let started: Vec<&Option<AttemptAgent>> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::AttemptStarted { agent, .. } => Some(agent),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [&Some(AttemptAgent {
+            adapter: "acp".into(),
+            program: Some("bash".into()),
+            model: Some("fast-1".into()),
+        })]
+    );
+}
+
 /// In a run, the attempt's activity reaches the event log as
 /// `agent_activity` events, between its start and its report.
 #[test]

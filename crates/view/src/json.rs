@@ -134,6 +134,16 @@ pub struct AttemptJson {
     pub finished_at: Option<String>,
     /// Why it was rejected.
     pub failure: Option<Failure>,
+    /// The adapter that ran it, when the log says (absent in older logs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// The program its adapter started, when it started one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// The model routing chose for it (`model`, below, is the one its CLI
+    /// named); absent when the CLI ran its own default or the log predates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed_model: Option<String>,
     /// What its agent said, once it ended (absent before).
     #[serde(flatten)]
     pub agent: Option<AgentJson>,
@@ -293,6 +303,9 @@ impl AttemptJson {
             started_at: row.started_at.clone(),
             finished_at: row.finished_at.clone(),
             failure: row.failure.clone(),
+            adapter: a.ran_by.as_ref().map(|b| b.adapter.clone()),
+            program: a.ran_by.as_ref().and_then(|b| b.program.clone()),
+            routed_model: a.ran_by.as_ref().and_then(|b| b.model.clone()),
             agent: row.agent.as_ref().map(AgentJson::new),
             duration_ms: a.duration_ms,
             counterfactuals: a.counterfactuals.clone(),

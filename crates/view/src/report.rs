@@ -5,6 +5,7 @@
 
 use crate::view::{CheckResult, RunView, ShownState, TicketView};
 use planwright_engine::agent::Usage;
+use planwright_engine::AttemptAgent;
 use planwright_engine::EngineError;
 use planwright_engine::Repo;
 use planwright_engine::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
@@ -45,6 +46,8 @@ pub struct AttemptReport {
     pub duration_ms: Option<u64>,
     /// The counterfactuals of its candidate, with an excerpt of each test run.
     pub counterfactuals: Vec<CheckResult>,
+    /// Who ran it (adapter, program, routed model), when the log says.
+    pub ran_by: Option<AttemptAgent>,
 }
 
 impl AttemptReport {
@@ -167,6 +170,7 @@ fn from_events(attempt: AttemptRow, ticket: Option<&TicketView>) -> AttemptRepor
         attempt,
         duration_ms,
         counterfactuals: seen.map(|a| a.counterfactuals.clone()).unwrap_or_default(),
+        ran_by: seen.and_then(|a| a.ran_by.clone()),
     }
 }
 
@@ -397,7 +401,18 @@ pub(crate) fn spend_text(a: &AttemptReport) -> String {
     let took = a
         .duration_ms
         .map_or("-".into(), |ms| crate::html::duration_text(ms as i64));
-    format!("model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
+    let ran_by = a.ran_by.as_ref().map_or(String::new(), ran_by_text);
+    format!("{ran_by}model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
+}
+
+/// `adapter claude (program claude) routed to claude-sonnet-4-6 · `.
+fn ran_by_text(by: &AttemptAgent) -> String {
+    let program = by
+        .program
+        .as_ref()
+        .map_or(String::new(), |p| format!(" (program {p})"));
+    let routed = by.model.as_deref().unwrap_or("the CLI's default model");
+    format!("adapter {}{program} routed to {routed} · ", by.adapter)
 }
 
 /// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.

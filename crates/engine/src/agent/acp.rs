@@ -113,6 +113,10 @@ impl Agent for Acp {
         self.cli.as_ref()?.family()
     }
 
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
     fn hosts(&self) -> &'static [&'static str] {
         self.cli.as_ref().map_or(&[], |c| c.hosts())
     }

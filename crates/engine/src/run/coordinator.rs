@@ -7,7 +7,7 @@ use super::routes::{scheduler, ticket_gates};
 use super::session::Shared;
 use crate::clock;
 use crate::error::EngineError;
-use crate::events::Event;
+use crate::events::{AttemptAgent, Event};
 use crate::exec::AttemptInput;
 use crate::git::merge;
 use crate::model::failure::Failure;
@@ -472,11 +472,17 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.lp.attempt_pool.insert(id.to_string(), route.pool);
         let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
         let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
+        let agent = sh.lanes.get(id).map(|lane| AttemptAgent {
+            adapter: lane.agent.clone(),
+            program: lane.program.clone(),
+            model: route.model.clone(),
+        });
         sh.emitter.emit(Event::AttemptStarted {
             ticket: id.to_string(),
             attempt,
             base_commit: base.clone(),
             starts_from: start.name().to_string(),
+            agent,
         });
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
         let charter = Charter {

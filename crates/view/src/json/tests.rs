@@ -65,6 +65,11 @@ fn report() -> RunReport {
         attempt,
         duration_ms: None,
         counterfactuals: vec![],
+        ran_by: Some(planwright_engine::AttemptAgent {
+            adapter: "claude".into(),
+            program: Some("/opt/bin/claude".into()),
+            model: Some("claude-sonnet-4-6".into()),
+        }),
     };
     RunReport {
         run,
@@ -96,6 +101,10 @@ fn counts_are_named_count_and_paused_pools_are_a_list() {
     let a = &json["tickets"][0]["attempts"][0];
     assert_eq!(a["cost_source"], "computed");
     assert_eq!(a["usage"]["output_tokens"], 2);
+    // Who ran it, as its start event recorded.
+    assert_eq!(a["adapter"], "claude");
+    assert_eq!(a["program"], "/opt/bin/claude");
+    assert_eq!(a["routed_model"], "claude-sonnet-4-6");
     assert!(json["tickets"][1]["attempts"][0].is_null());
 }
 
