@@ -166,3 +166,15 @@ fn a_dead_runs_running_tickets_are_interrupted_in_states_and_counts() {
     assert_eq!(json["run"]["interrupted_count"], 1);
     assert_eq!(json["counts"]["running"], 0);
 }
+
+#[test]
+fn the_markdown_line_of_an_attempt_names_who_ran_it() {
+    let r = report();
+    let line = crate::report::spend_text(&r.tickets[0].attempts[0]);
+    assert!(
+        line.starts_with(
+            "adapter claude (program /opt/bin/claude) routed to claude-sonnet-4-6 · model "
+        ),
+        "{line}"
+    );
+}
