@@ -249,6 +249,17 @@ pub trait Cli: Send + Sync + 'static {
     fn probe_args(&self, _confined: bool) -> Vec<String> {
         vec!["--version".to_string()]
     }
+    /// The endpoints the CLI's own files point it at, `(where, url)`, for
+    /// preflight ([`super::setup`]); the environment's are read for every
+    /// adapter.
+    fn gateways(&self, _var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// The key variables the CLI's files name, `(where, name)`, for
+    /// preflight: each must reach the agent.
+    fn key_vars(&self, _var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The model the CLI will use when the attempt names none, from its
     /// configuration as the attempt starts (for the report and the cost).
     fn configured_model(&self, _ctx: &AttemptContext) -> Option<String> {
@@ -339,6 +350,12 @@ impl<C: Cli> Agent for CliAgent<C> {
 
     fn env_names(&self) -> Vec<String> {
         allowed_names(C::ENV, &self.opts.env)
+    }
+
+    fn setup_problems(&self, proxied: bool) -> Vec<super::setup::SetupProblem> {
+        let var = |name: &str| std::env::var(name).ok();
+        let keys = self.cli.key_vars(&var);
+        super::setup::problems(&self.env_names(), self.cli.gateways(&var), &keys, proxied)
     }
 
     fn unusable(&self) -> Option<String> {

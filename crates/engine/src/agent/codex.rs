@@ -75,6 +75,20 @@ impl Cli for Codex {
         Box::<CodexParser>::default()
     }
 
+    /// The `base_url` of the provider `model_provider` selects.
+    fn gateways(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        let (place, provider) = user_provider(var);
+        let url = provider.and_then(|p| p.get("base_url")?.as_str().map(String::from));
+        url.map(|u| vec![(place, u)]).unwrap_or_default()
+    }
+
+    /// The `env_key` of the provider `model_provider` selects.
+    fn key_vars(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        let (place, provider) = user_provider(var);
+        let key = provider.and_then(|p| p.get("env_key")?.as_str().map(String::from));
+        key.map(|k| vec![(place, k)]).unwrap_or_default()
+    }
+
     /// Unconfined by planwright, Codex's own sandbox is the one the agent
     /// runs in: its self-test runs a command in it.
     fn probe_args(&self, confined: bool) -> Vec<String> {
@@ -152,6 +166,22 @@ fn fewer_retries(seeded: Option<&[u8]>) -> Option<Vec<u8>> {
         }
     }
     changed.then(|| toml::to_string(&config).ok().map(String::into_bytes))?
+}
+
+/// The provider table the user's `config.toml` selects with
+/// `model_provider` (`[model_providers.NAME]`), and where it was read
+/// (`` `~/.codex/config.toml` `` as a path).
+fn user_provider(var: &dyn Fn(&str) -> Option<String>) -> (String, Option<toml::Table>) {
+    let path = user_dir(var, "CODEX_HOME", ".codex").join("config.toml");
+    let place = format!("`{}`", path.display());
+    let read = || {
+        let text = std::fs::read_to_string(&path).ok()?;
+        let config: toml::Table = text.parse().ok()?;
+        let name = config.get("model_provider")?.as_str()?.to_string();
+        let providers = config.get("model_providers")?.as_table()?;
+        providers.get(&name)?.as_table().cloned()
+    };
+    (place, read())
 }
 
 /// The top-level `model = "..."` of a Codex `config.toml` (before its
