@@ -81,8 +81,11 @@ fn a_mapped_name_is_reached_through_the_proxy_and_nothing_else() {
         curl("http://allowed.test/"),
         curl("--proxytunnel http://allowed.test/"),
         curl(&format!("--noproxy '*' http://{other}/")),
-        curl(&format!("-f http://{other}/")),
-        curl(&format!("--proxytunnel http://{other}/")),
+        // Past `NO_PROXY` (the namespace's own loopback), to the proxy.
+        curl(&format!("--noproxy '' -f http://{other}/")),
+        curl(&format!("--noproxy '' --proxytunnel http://{other}/")),
+        // Its own loopback directly: nothing listens there.
+        curl(&format!("http://{other}/")),
         "echo \"proxy=$HTTPS_PROXY no_proxy=${NO_PROXY-unset}\"".to_string(),
     ]
     .concat();
@@ -94,9 +97,10 @@ fn a_mapped_name_is_reached_through_the_proxy_and_nothing_else() {
     assert!(lines[2].ends_with(" rc=7"), "{out}");
     assert!(lines[3].ends_with(" rc=22"), "{out}");
     assert!(lines[4].ends_with(" rc=56"), "{out}");
+    assert!(lines[5].ends_with(" rc=7"), "{out}");
     assert_eq!(
         lines.last().copied(),
-        Some("proxy=http://127.0.0.1:3128 no_proxy=unset")
+        Some("proxy=http://127.0.0.1:3128 no_proxy=localhost,127.0.0.1,::1")
     );
     assert!(!out.contains("other"), "{out}");
     let refused = format!("proxy: refused {other}: not in the allowlist\n");

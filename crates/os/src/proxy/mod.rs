@@ -52,13 +52,20 @@ pub const PROXY_VARS: &[&str] = &[
     "all_proxy",
 ];
 
-/// Points `cmd`'s HTTP clients at a proxy at `addr`, with no exceptions.
+/// What a proxied child reaches without the proxy: its own loopback. In
+/// its network namespace loopback is its own (never the host's), and a
+/// CLI that serves itself there (`opencode acp` calls its own server on
+/// `127.0.0.1:4096`) must not be sent to the proxy, which refuses it.
+pub const NO_PROXY: &str = "localhost,127.0.0.1,::1";
+
+/// Points `cmd`'s HTTP clients at a proxy at `addr`, except for their
+/// own loopback ([`NO_PROXY`]).
 pub(crate) fn set_env(cmd: &mut Command, addr: SocketAddr) {
     let url = format!("http://{addr}");
     for name in PROXY_VARS {
         cmd.env(name, &url);
     }
-    cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+    cmd.env("NO_PROXY", NO_PROXY).env("no_proxy", NO_PROXY);
 }
 
 /// A running proxy; dropping it stops it.
