@@ -114,6 +114,7 @@ fn line(event: &Event) -> Option<String> {
             attempt,
             base_commit,
             starts_from,
+            ..
         } => {
             let before = attempt.saturating_sub(1);
             let from = match starts_from.as_str() {
