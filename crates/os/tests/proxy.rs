@@ -133,7 +133,9 @@ fn without_a_network_namespace_the_proxy_listens_on_host_loopback() {
     let script = [
         curl("http://allowed.test/"),
         curl(&format!("-f http://{other}/")),
-        "echo \"proxy=$HTTP_PROXY\"".to_string(),
+        "echo \"proxy=$HTTP_PROXY\";".to_string(),
+        // The host's loopback is not the child's own: no exceptions.
+        "echo \"no_proxy=${NO_PROXY-unset}\"".to_string(),
     ]
     .concat();
     let rules = Rules {
@@ -162,6 +164,7 @@ fn without_a_network_namespace_the_proxy_listens_on_host_loopback() {
     assert_eq!(lines[..2], ["allowed rc=0", " rc=22"], "{lines:?}");
     let proxy = lines[2].strip_prefix("proxy=http://127.0.0.1:").unwrap();
     assert_ne!(proxy, "3128", "a free port of the host's");
+    assert_eq!(lines[3], "no_proxy=unset");
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(
         log.contains(&format!("proxy: refused {other}: not in the allowlist")),

@@ -59,13 +59,19 @@ pub const PROXY_VARS: &[&str] = &[
 pub const NO_PROXY: &str = "localhost,127.0.0.1,::1";
 
 /// Points `cmd`'s HTTP clients at a proxy at `addr`, except for their
-/// own loopback ([`NO_PROXY`]).
-pub(crate) fn set_env(cmd: &mut Command, addr: SocketAddr) {
+/// loopback ([`NO_PROXY`]) when it is their own (`own_loopback`: a
+/// network namespace of theirs); without one, the host's loopback goes
+/// through the proxy too, with no exceptions.
+pub(crate) fn set_env(cmd: &mut Command, addr: SocketAddr, own_loopback: bool) {
     let url = format!("http://{addr}");
     for name in PROXY_VARS {
         cmd.env(name, &url);
     }
-    cmd.env("NO_PROXY", NO_PROXY).env("no_proxy", NO_PROXY);
+    if own_loopback {
+        cmd.env("NO_PROXY", NO_PROXY).env("no_proxy", NO_PROXY);
+    } else {
+        cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+    }
 }
 
 /// A running proxy; dropping it stops it.

@@ -211,6 +211,8 @@ impl Confine {
             return Ok(None);
         };
         let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
+        // Made in the child's network namespace: its loopback is its own.
+        let own_loopback = from_child.is_some();
         let (listener, at) = match from_child {
             Some(fd) => (Listener::FromChild(fd), SocketAddr::V4(crate::proxy::ADDR)),
             None => {
@@ -219,7 +221,7 @@ impl Confine {
                 (Listener::Ready(listener), at)
             }
         };
-        crate::proxy::set_env(cmd, at);
+        crate::proxy::set_env(cmd, at, own_loopback);
         Ok(Some(PendingProxy {
             listener,
             rules: Arc::clone(rules),
