@@ -1016,13 +1016,25 @@ fn claude_cannot_reach_the_mock_directly() {
     let mut setup = claude(&mock);
     setup.env[0].1 = mock.base_url();
     let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
-    let (out, summary) = run(&env, &setup);
-    assert_eq!(out.status.code(), Some(1), "{summary}");
-    assert_eq!(summary["merged"], json!([]), "{summary}");
+    // Preflight (which every run makes first) names the `hosts` line.
+    let args = [
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        setup.agent,
+    ];
+    let out = unchanged_around(&env, &setup, &args);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let named = format!(
+        "points the agent at `{}`, a loopback address",
+        mock.base_url()
+    );
+    assert!(stdout.contains(&named), "{stdout}");
+    assert!(stdout.contains("[sandbox] hosts = {"), "{stdout}");
     assert!(mock.requests().is_empty(), "{}", seen(&mock));
-    let refusal = format!("proxy: refused {}: not in the allowlist", mock.addr());
-    assert!(logs(&env).contains(&refusal), "{}", logs(&env));
-    assert_offline(&env, &mock);
 }
 
 /// How one CLI meets provider trouble, as the tier shows it: one row per
