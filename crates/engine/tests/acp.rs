@@ -525,6 +525,39 @@ fn an_acp_command_of_a_known_cli_gets_that_clis_home_environment_and_family() {
     assert!(other.isolate(&dir.path().join("other")).unwrap().is_empty());
 }
 
+/// Preflight's probe asks for a session and no prompt: it says which
+/// set-up the agent got and which models it offers, and refuses `[agent]
+/// model` when the agent does not offer it (nor its preview).
+#[test]
+fn the_probe_names_the_set_up_and_the_models_and_refuses_one_not_offered() {
+    let probe = |model: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = agent::AgentOptions {
+            cmd: Some(format!(
+                "bash {FAKE} models {}",
+                dir.path().join("o").display()
+            )),
+            model: model.map(String::from),
+            ..agent::AgentOptions::default()
+        };
+        let agent = agent::from_options("acp", &opts).unwrap();
+        agent.probe(dir.path(), None)
+    };
+    let found = probe(Some("slow-2")).unwrap().unwrap();
+    assert!(found.starts_with("`bash "), "{found}");
+    assert!(
+        found.ends_with("with no CLI's set-up (the base environment and `[agent] env` only); name one with `[agent] state`; it offers `auto`, `fast-1`, `slow-2`"),
+        "{found}"
+    );
+    let refused = probe(Some("gemini-9")).unwrap_err();
+    assert!(
+        refused.ends_with(
+            "the agent does not offer model `gemini-9`; it offers `auto`, `fast-1`, `slow-2`"
+        ),
+        "{refused}"
+    );
+}
+
 /// `[agent] state` names the set-up of a program planwright does not
 /// know; one that names no adapter is refused, saying which there are.
 #[test]

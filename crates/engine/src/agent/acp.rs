@@ -7,6 +7,7 @@
 
 pub(crate) mod known;
 mod policy;
+mod probe;
 mod session;
 
 use super::limits::{self, Now};
@@ -138,24 +139,61 @@ impl Agent for Acp {
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
+        let charter = std::fs::read_to_string(&ctx.prompt_file)
+            .map_err(|e| EngineError::io(&ctx.prompt_file, e))?;
+        let model = self.model.clone().or_else(|| ctx.model.clone());
+        let (done, session) = self.converse(ctx, cancel, |lines, stop| {
+            let input = self.known.and_then(|k| k.input);
+            Session::new(lines, ctx, charter, model, stop, input)
+        })?;
+        let end = session.end();
+        self.report(end, &done, cancel.is_cancelled(), ctx)
+    }
+
+    /// Starts the agent as an attempt would (confined, with a fresh slot
+    /// home below `scratch`) and asks for a session, no prompt: the
+    /// command, the set-up it got and the models it offers; an agent
+    /// that does not answer `session/new`, or does not offer `[agent]
+    /// model`, fails here rather than in a paid attempt.
+    fn probe(
+        &self,
+        scratch: &std::path::Path,
+        confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<Option<String>, String> {
+        let ctx = probe::context(self, scratch, confine).map_err(|e| e.to_string())?;
+        let converse = self.converse(&ctx, &Cancel::default(), |lines, stop| {
+            Session::new(lines, &ctx, String::new(), None, stop, None).probing()
+        });
+        let (done, session) = converse.map_err(|e| e.to_string())?;
+        let offered = session.offered();
+        let end = session.end();
+        let argv = self.cmd.argv(&ctx).join(" ");
+        probe::verdict(
+            &argv,
+            &self.setup(),
+            self.model.as_deref(),
+            end.turn,
+            offered,
+            &done,
+        )
+    }
+}
+
+impl Acp {
+    /// Runs the agent for the session `make` builds (given the agent's
+    /// stdin and the flag that stops it), to its end.
+    fn converse(
+        &self,
+        ctx: &AttemptContext,
+        cancel: &Cancel,
+        make: impl FnOnce(mpsc::Sender<String>, Cancel) -> Session,
+    ) -> Result<(process::Finished, Arc<Session>), EngineError> {
         let mut env = agent_env(ctx, &self.env_names());
         add_attempt_env(&mut env, ctx);
         record_env(&ctx.log, &env)?;
-        let charter = std::fs::read_to_string(&ctx.prompt_file)
-            .map_err(|e| EngineError::io(&ctx.prompt_file, e))?;
         let (stdin, to_agent) = process::stdin_pipe()?;
         let stop = Cancel::default();
-        let model = self.model.clone().or_else(|| ctx.model.clone());
-        let lines = writer(to_agent);
-        let input = self.known.and_then(|k| k.input);
-        let session = Arc::new(Session::new(
-            lines,
-            ctx,
-            charter,
-            model,
-            stop.clone(),
-            input,
-        ));
+        let session = Arc::new(make(writer(to_agent), stop.clone()));
         let wake = watch(&session, &stop, ctx.timeout);
         // Listening for this attempt only: the run's flag outlives it.
         let _listening = {
@@ -184,9 +222,7 @@ impl Agent for Acp {
         session.start();
         let ran = process::run_piped(&spec, stdin, &stop);
         let _ = wake.send(Wake::Done);
-        let done = ran?;
-        let end = session.end();
-        self.report(end, &done, cancel.is_cancelled(), ctx)
+        Ok((ran?, session))
     }
 }
 

@@ -424,7 +424,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             other => other.map_err(|e| e.to_string())?,
         };
         if done.success() {
-            return Ok(Some(spec.argv.join(" ")));
+            return Ok(Some(format!("`{}`", spec.argv.join(" "))));
         }
         Err(format!(
             "`{}` exited with {}: {}",
@@ -513,6 +513,50 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The probe's log cap, in bytes.
 const PROBE_LOG_LIMIT: u64 = 1 << 20;
 
+/// A probe's attempt of `agent` (named `name` for its slot home): an
+/// empty workspace, temporary folder and slot home below `scratch`, all
+/// three writable under `confine`.
+pub(crate) fn probe_context(
+    agent: &dyn Agent,
+    name: &str,
+    scratch: &Path,
+    confine: Option<&crate::sandbox::Confine>,
+) -> Result<AttemptContext, EngineError> {
+    let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
+    let homes = scratch.join("homes").join("probe");
+    for dir in [&workspace, &tmp, &homes] {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+    }
+    let mut env = vec![("TMPDIR".to_string(), tmp.display().to_string())];
+    env.extend(agent.isolate(&homes.join(name))?);
+    let confine = confine.cloned().map(|mut c| {
+        for dir in [&workspace, &tmp, &homes] {
+            c.allow_write(dir.clone());
+        }
+        // Made by `isolate` when the CLI is lent a folder; a child's
+        // view cannot show what does not exist.
+        let lent = super::lend::lent_root(&scratch.join("homes"));
+        if lent.is_dir() {
+            c.policy.readable.push(lent);
+        }
+        c
+    });
+    Ok(AttemptContext {
+        ticket: "preflight".to_string(),
+        attempt: 0,
+        prompt_file: scratch.join("probe.prompt.md"),
+        log: scratch.join("probe.log"),
+        workspace,
+        timeout: Some(PROBE_TIMEOUT),
+        model: None,
+        env,
+        confine,
+        log_limit: Some(PROBE_LOG_LIMIT),
+        usage_sink: None,
+        activity_sink: None,
+    })
+}
+
 /// Feeds each line of stdout to the parser, and hands `sink` the running
 /// total of tokens whenever the line changed it.
 fn feed_lines(
@@ -540,46 +584,12 @@ fn feed_lines(
 }
 
 impl<C: Cli> CliAgent<C> {
-    /// A probe's attempt: an empty workspace, temporary folder and slot
-    /// home below `scratch`, all three writable under `confine`.
     fn probe_context(
         &self,
         scratch: &Path,
         confine: Option<&crate::sandbox::Confine>,
     ) -> Result<AttemptContext, EngineError> {
-        let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
-        let homes = scratch.join("homes").join("probe");
-        for dir in [&workspace, &tmp, &homes] {
-            std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
-        }
-        let mut env = vec![("TMPDIR".to_string(), tmp.display().to_string())];
-        env.extend(self.isolate(&homes.join(C::NAME))?);
-        let confine = confine.cloned().map(|mut c| {
-            for dir in [&workspace, &tmp, &homes] {
-                c.allow_write(dir.clone());
-            }
-            // Made by `isolate` when the CLI is lent a folder; a child's
-            // view cannot show what does not exist.
-            let lent = super::lend::lent_root(&scratch.join("homes"));
-            if lent.is_dir() {
-                c.policy.readable.push(lent);
-            }
-            c
-        });
-        Ok(AttemptContext {
-            ticket: "preflight".to_string(),
-            attempt: 0,
-            prompt_file: scratch.join("probe.prompt.md"),
-            log: scratch.join("probe.log"),
-            workspace,
-            timeout: Some(PROBE_TIMEOUT),
-            model: None,
-            env,
-            confine,
-            log_limit: Some(PROBE_LOG_LIMIT),
-            usage_sink: None,
-            activity_sink: None,
-        })
+        probe_context(self, C::NAME, scratch, confine)
     }
 
     fn argv_model<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {

@@ -216,8 +216,9 @@ pub trait Agent: Send + Sync {
     /// For preflight: starts its program as an attempt would, confined by
     /// `confine` with a fresh CLI home below `scratch`, far enough for it
     /// to make its state and cache folders, without a model call: the
-    /// command it started (`None`: the default, which has nothing to
-    /// start). `Err` holds the program's own words.
+    /// command it started, in backticks, and what it found (`None`: the
+    /// default, which has nothing to start). `Err` holds the program's
+    /// own words.
     fn probe(
         &self,
         _scratch: &Path,

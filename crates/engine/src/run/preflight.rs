@@ -755,7 +755,7 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
         Ok(Some(command)) => out.push(Check::ok(
             "agent",
             format!(
-                "agent `{}` started as an attempt would ({how}): `{command}`",
+                "agent `{}` started as an attempt would ({how}): {command}",
                 agent.name()
             ),
         )),

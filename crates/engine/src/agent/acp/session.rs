@@ -72,6 +72,8 @@ struct State {
     per_model: Vec<(String, Usage)>,
     cost: Option<f64>,
     estimated: bool,
+    /// The models `session/new` offered (a probe's finding).
+    offered: Option<Vec<String>>,
 }
 
 /// The client's side of one attempt's session.
@@ -89,6 +91,8 @@ pub(super) struct Session {
     stop: Cancel,
     /// How the agent counts `inputTokens` (`None`: by its `totalTokens`).
     input: Option<InputTokens>,
+    /// Preflight's probe: the session ends once `session/new` answers.
+    probe: bool,
 }
 
 impl Session {
@@ -117,7 +121,20 @@ impl Session {
             usage_sink: ctx.usage_sink.clone(),
             stop,
             input,
+            probe: false,
         }
+    }
+
+    /// The same session as preflight's probe: it ends once `session/new`
+    /// has answered, sending no prompt.
+    pub fn probing(mut self) -> Session {
+        self.probe = true;
+        self
+    }
+
+    /// What a probe found: the models `session/new` offered, if any.
+    pub fn offered(&self) -> Option<Vec<String>> {
+        self.state.lock().unwrap().offered.clone()
     }
 
     /// Sends `initialize`: planwright lends neither files nor terminals.
@@ -275,36 +292,34 @@ impl Session {
         };
         self.note(&format!("acp: session {id}"));
         self.state.lock().unwrap().session_id = Some(id.to_string());
+        // `models` is ACP's unstable session model selection.
+        let offered: Option<Vec<String>> =
+            result["models"]["availableModels"].as_array().map(|each| {
+                each.iter()
+                    .filter_map(|m| m["modelId"].as_str().map(String::from))
+                    .collect()
+            });
+        if self.probe {
+            self.state.lock().unwrap().offered = offered;
+            return self.finish(TurnEnd::Stopped(PROBED.into()));
+        }
         let Some(model) = &self.model else {
             return self.prompt();
         };
-        // `models` is ACP's unstable session model selection.
-        let Some(offered) = result["models"]["availableModels"].as_array() else {
+        let Some(offered) = offered else {
             self.note(&format!(
                 "acp: the agent offers no models to choose from; `{model}` is not set"
             ));
             return self.prompt();
         };
-        let offered: Vec<&str> = offered
-            .iter()
-            .filter_map(|m| m["modelId"].as_str())
-            .collect();
-        if !offered.contains(&model.as_str()) {
-            let list: Vec<String> = offered.iter().map(|m| format!("`{m}`")).collect();
-            let why = format!(
-                "the agent does not offer model `{model}`; it offers {}",
-                if list.is_empty() {
-                    "none".to_string()
-                } else {
-                    list.join(", ")
-                }
-            );
+        let Some(chosen) = offered_as(model, &offered) else {
+            let why = not_offered(model, &offered);
             self.note(&format!("acp: {why}"));
             return self.finish(TurnEnd::ModelNotOffered(why));
-        }
-        self.note(&format!("acp: model {model}"));
-        self.state.lock().unwrap().model_set = Some(model.clone());
-        let params = json!({"sessionId": id, "modelId": model});
+        };
+        self.note(&format!("acp: model {chosen}"));
+        self.state.lock().unwrap().model_set = Some(chosen.to_string());
+        let params = json!({"sessionId": id, "modelId": chosen});
         self.send(&request(SET_MODEL, "session/set_model", params));
     }
 
@@ -510,6 +525,80 @@ fn excerpt(line: &str) -> String {
     }
 }
 
+/// The `stopReason` a probe's session ends with, once `session/new` has
+/// answered.
+pub(super) const PROBED: &str = "probed";
+
+/// The model ID among `offered` that `model` names: the same, or its
+/// preview (`gemini-3-flash` offered as `gemini-3-flash-preview`), or
+/// the model a `-preview` name is the preview of.
+pub(super) fn offered_as<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
+    let preview = format!("{model}-preview");
+    let exact = offered.iter().find(|m| *m == model);
+    let previewed = || {
+        offered
+            .iter()
+            .find(|m| **m == preview || m.starts_with(&format!("{preview}-")))
+    };
+    let released = || {
+        let base = model.strip_suffix("-preview")?;
+        offered.iter().find(|m| *m == base)
+    };
+    exact
+        .or_else(previewed)
+        .or_else(released)
+        .map(String::as_str)
+}
+
+/// "the agent does not offer model `M`; it offers `a`, `b`".
+pub(super) fn not_offered(model: &str, offered: &[String]) -> String {
+    let list: Vec<String> = offered.iter().map(|m| format!("`{m}`")).collect();
+    let list = if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    };
+    format!("the agent does not offer model `{model}`; it offers {list}")
+}
+
 fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_is_offered_as_itself_or_its_preview() {
+        let offered: Vec<String> = [
+            "auto",
+            "gemini-3-flash-preview",
+            "gemini-2.5-pro",
+            "gemini-3.1-pro-preview-customtools",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            offered_as("gemini-2.5-pro", &offered),
+            Some("gemini-2.5-pro")
+        );
+        assert_eq!(
+            offered_as("gemini-3-flash", &offered),
+            Some("gemini-3-flash-preview")
+        );
+        assert_eq!(
+            offered_as("gemini-3.1-pro", &offered),
+            Some("gemini-3.1-pro-preview-customtools")
+        );
+        assert_eq!(
+            offered_as("gemini-2.5-pro-preview", &offered),
+            Some("gemini-2.5-pro")
+        );
+        assert_eq!(offered_as("gemini-2.5-flash", &offered), None);
+        assert_eq!(
+            not_offered("x", &offered[..2]),
+            "the agent does not offer model `x`; it offers `auto`, `gemini-3-flash-preview`"
+        );
+    }
 }
