@@ -8,7 +8,7 @@
 //! rejection fed back and undoes the stray edit.
 
 use crate::error::EngineError;
-use crate::git::merge::with_identity;
+use crate::git::refs::with_identity;
 use crate::git::repo::Repo;
 use crate::git::Git;
 use crate::run::RunSettings;

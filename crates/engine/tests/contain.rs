@@ -142,31 +142,50 @@ fn guarded(env: &Env) -> Guarded {
     }
 }
 
-/// Process ids the hostile script wrote, one per line, to `file`.
-fn pids(file: &Path) -> Vec<i32> {
-    let text = std::fs::read_to_string(file)
-        .unwrap_or_else(|e| panic!("the agent wrote no pids to {}: {e}", file.display()));
-    let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-    assert!(!pids.is_empty(), "no pids in {text:?}");
-    pids
+/// A name for the processes of one test: its scripts export it as
+/// `PLANWRIGHT_MARK`, so everything they start carries it in its
+/// environment, whatever its pid (a confined child sees only the pids of
+/// its own namespace, and its procfs shows no others).
+fn mark(env: &Env) -> String {
+    let root = env.root().file_name().unwrap().to_string_lossy();
+    format!("contain-{root}")
 }
 
-fn assert_all_dead(pids: &[i32]) {
-    for pid in pids {
-        // Signal 0 only asks whether the process exists.
-        let pid = rustix::process::Pid::from_raw(*pid).expect("a process id");
-        let alive = rustix::process::test_kill_process(pid).is_ok();
-        assert!(!alive, "process {pid} outlived its attempt");
-    }
+/// The host's live processes whose environment holds `mark` (a zombie's
+/// environment is gone with its memory).
+fn marked(mark: &str) -> Vec<String> {
+    let needle = format!("PLANWRIGHT_MARK={mark}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        })
+        .collect()
+}
+
+fn assert_none_left(mark: &str) {
+    let left = marked(mark);
+    assert!(left.is_empty(), "processes {left:?} outlived their attempt");
+}
+
+/// How many lines `file` has (each a process of the script that started).
+fn started(file: &Path) -> usize {
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("the script wrote nothing to {}: {e}", file.display()));
+    text.lines().count()
 }
 
 fn agent_tmp(env: &Env) -> PathBuf {
     env.repo().join(".planwright/tmp/agent-slot-1")
 }
 
-/// A shell line that appends the outside pid of the shell running it to
-/// `$TMPDIR/pids` (`$$` would be its pid inside the PID namespace).
-const RECORD_PID: &str = "read -r pid rest < /proc/self/stat; echo $pid >> \"$TMPDIR/pids\"";
+/// A shell line that says, in `$TMPDIR/pids`, that the shell running it
+/// has started.
+const RECORD_PID: &str = "echo started >> \"$TMPDIR/pids\"";
 
 fn npm_project() -> Vec<(&'static str, &'static str)> {
     vec![
@@ -245,10 +264,12 @@ fn a_committed_npmrc_is_gate_script_tampering() {
 fn a_setsid_process_that_swaps_content_dies_with_the_agent() {
     let env = Env::new(&npm_project());
     let before = guarded(&env);
+    let mark = mark(&env);
     let agent = sh_agent(
         &env,
         &format!(
-            r#"cd "$1"
+            r#"export PLANWRIGHT_MARK={mark}
+cd "$1"
 echo 41 > answer.txt
 setsid sh -c '{RECORD_PID}; sleep 1; while :; do echo 42 > answer.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
 sh -c '{RECORD_PID}; (setsid sleep 1000 </dev/null >/dev/null 2>&1 &); exec sleep 1000' </dev/null >/dev/null 2>&1 &
@@ -259,17 +280,20 @@ while [ "$(wc -l < "$TMPDIR/pids" 2>/dev/null)" != 2 ]; do sleep 0.01; done
     let plan = one("A", json!([any("answer.txt")]), gate(&["npm", "test"]));
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(kind(&out, "A"), FailureKind::GateFailure);
-    assert_all_dead(&pids(&agent_tmp(&env).join("pids")));
+    assert_eq!(started(&agent_tmp(&env).join("pids")), 2);
+    assert_none_left(&mark);
     assert_eq!(guarded(&env), before);
 }
 
 #[test]
 fn an_agent_past_its_time_limit_leaves_nothing_running() {
     let env = Env::new(&[("README.md", "hi\n")]);
+    let mark = mark(&env);
     let agent = sh_agent(
         &env,
         &format!(
-            "setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n{RECORD_PID}\n\
+            "export PLANWRIGHT_MARK={mark}\n\
+             setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n{RECORD_PID}\n\
              while [ \"$(wc -l < \"$TMPDIR/pids\")\" != 2 ]; do sleep 0.01; done\nexec sleep 1000\n"
         ),
     );
@@ -278,22 +302,29 @@ fn an_agent_past_its_time_limit_leaves_nothing_running() {
     let plan = one("A", json!([any("a.txt")]), gate(&["true"]));
     let out = try_run(&env, &plan, &s, agent).unwrap();
     assert_eq!(kind(&out, "A"), FailureKind::Timeout);
-    assert_all_dead(&pids(&agent_tmp(&env).join("pids")));
+    assert_eq!(started(&agent_tmp(&env).join("pids")), 2);
+    assert_none_left(&mark);
 }
 
 #[test]
 fn a_gate_that_leaves_a_daemon_leaves_nothing_running() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 0, "a.txt", "a\n");
+    let mark = mark(&env);
     let script = format!(
-        "setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
+        "export PLANWRIGHT_MARK={mark}\n\
+         setsid sh -c '{RECORD_PID}; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n\
          while [ ! -s \"$TMPDIR/pids\" ]; do sleep 0.01; done"
     );
     let plan = one("A", json!([any("a.txt")]), gate(&["sh", "-c", &script]));
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = try_run(&env, &plan, &enforced(), agent).unwrap();
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
-    assert_all_dead(&pids(&env.repo().join(".planwright/tmp/gate-slot-1/pids")));
+    assert_eq!(
+        started(&env.repo().join(".planwright/tmp/gate-slot-1/pids")),
+        1
+    );
+    assert_none_left(&mark);
 }
 
 /// A gate that makes a tracked test file and its folder unreadable

@@ -1,9 +1,32 @@
-//! The engine's top-level modules depend on each other one way: the
-//! folders of docs/architecture.md, with no import cycle between them.
+//! The engine's modules depend on each other one way, at every level: the
+//! top-level folders of docs/architecture.md, and the files of each folder
+//! (`run/`, `run/merge/`, `git/`, ...), have no import cycle between them.
+//!
+//! A file's imports are the module paths its code (not its tests or
+//! comments) names: `crate::...`, `super::...`, `self::...` and its own
+//! child modules, with `use` groups expanded. A name a folder's face
+//! (`mod.rs`, `lib.rs`, or `x.rs` beside `x/`) re-exports counts as the
+//! file that holds it. The face encloses its folder's files: it may name
+//! them, and they may name what it defines itself, as Rust's privacy
+//! intends; neither counts (so every cycle found is between files).
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// A module's path from the crate root: `["run", "merge", "land"]`.
+type ModPath = Vec<String>;
+
+/// One source file of the engine.
+struct File {
+    module: ModPath,
+    code: String,
+    /// Its `mod x;` children.
+    children: BTreeSet<String>,
+}
+
+/// Each folder's graph: node (a file or subfolder of it) -> the nodes it imports.
+type Graphs = BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>>;
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -16,40 +39,316 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Each top-level module and the other top-level modules its code (not
-/// its tests or comments) names as `crate::<module>`.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        let top = rel.iter().next().unwrap().to_string_lossy();
-        let top = top.trim_end_matches(".rs").to_string();
-        if top == "lib" || rel.ends_with("tests.rs") {
+/// The code of `text` without its tests and comment lines.
+fn code_of(text: &str) -> String {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+    let mut out = String::new();
+    for line in code.lines() {
+        if line.trim_start().starts_with("//") {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
-        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (i, _) in line.match_indices("crate::") {
-                let name: String = line[i + 7..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                    .collect();
-                // planwright-os's modules, re-exported: not engine modules.
-                let os = ["beneath", "process", "sandbox"].contains(&name.as_str());
-                if !name.is_empty() && name != top && !os {
-                    graph.entry(top.clone()).or_default().insert(name);
+        // A trailing comment, when no string is open before it.
+        let line = match line.find("// ") {
+            Some(at) if line[..at].matches('"').count() % 2 == 0 => &line[..at],
+            _ => line,
+        };
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn read(src: &Path, file: &Path) -> File {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut module: ModPath = rel
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if rel.ends_with("mod.rs") || rel == Path::new("lib.rs") {
+        module.pop();
+    }
+    let code = code_of(&std::fs::read_to_string(file).unwrap());
+    let children = code
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("mod ").or_else(|| {
+                let after = l.strip_prefix("pub")?;
+                let after = after.split_once("mod ")?;
+                after
+                    .0
+                    .trim()
+                    .trim_matches(|c| "()cratesuperin ".contains(c))
+                    .is_empty()
+                    .then_some(after.1)
+            })?;
+            let name = rest.strip_suffix(';')?;
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                .then(|| name.to_string())
+        })
+        .collect();
+    File {
+        module,
+        code,
+        children,
+    }
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+fn skip_ws(s: &[u8], pos: &mut usize) {
+    while *pos < s.len() && s[*pos].is_ascii_whitespace() {
+        *pos += 1;
+    }
+}
+
+fn ident(s: &[u8], pos: &mut usize) -> String {
+    let start = *pos;
+    while *pos < s.len() && is_ident(s[*pos]) {
+        *pos += 1;
+    }
+    String::from_utf8_lossy(&s[start..*pos]).into_owned()
+}
+
+/// The paths of a use tree (or an expression's path) from `pos`, each
+/// prefixed with `prefix`: `a::{b, c::d}` gives `a::b` and `a::c::d`.
+fn tree(s: &[u8], pos: &mut usize, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    loop {
+        skip_ws(s, pos);
+        if *pos < s.len() && s[*pos] == b'{' {
+            *pos += 1;
+            loop {
+                skip_ws(s, pos);
+                if *pos >= s.len() || s[*pos] == b'}' {
+                    *pos += 1;
+                    return;
+                }
+                let before = *pos;
+                tree(s, pos, prefix.clone(), out);
+                skip_ws(s, pos);
+                // Past a comma, or past what no path starts with.
+                if *pos < s.len() && s[*pos] == b',' || *pos == before {
+                    *pos += 1;
                 }
             }
         }
+        if *pos < s.len() && s[*pos] == b'*' {
+            *pos += 1;
+            prefix.push("*".into());
+            out.push(prefix);
+            return;
+        }
+        let segment = ident(s, pos);
+        if segment.is_empty() {
+            out.push(prefix);
+            return;
+        }
+        prefix.push(segment);
+        if s[*pos..].starts_with(b"::") && s.get(*pos + 2) != Some(&b'<') {
+            *pos += 2;
+            continue;
+        }
+        out.push(prefix);
+        return;
     }
-    graph
 }
 
-/// A cycle through `from`, if there is one.
+/// Whether the text before a path is `pub use` (any visibility).
+fn after_pub_use(before: &str) -> bool {
+    let Some(rest) = before.trim_end().strip_suffix("use") else {
+        return false;
+    };
+    let rest = rest.trim_end();
+    rest.ends_with("pub") || rest.ends_with(')') && rest.rfind("pub(").is_some()
+}
+
+/// Every path `file` names, and whether it is a `pub use` of it.
+fn paths(file: &File) -> Vec<(Vec<String>, bool)> {
+    let s = file.code.as_bytes();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < s.len() {
+        if !is_ident(s[pos]) || pos > 0 && (is_ident(s[pos - 1]) || s[pos - 1] == b':') {
+            pos += 1;
+            continue;
+        }
+        let start = pos;
+        let head = ident(s, &mut pos);
+        let rooted = matches!(head.as_str(), "crate" | "super" | "self");
+        if (rooted || file.children.contains(&head)) && s[pos..].starts_with(b"::") {
+            let pub_use = after_pub_use(&file.code[..start]);
+            let mut found = Vec::new();
+            pos += 2;
+            tree(s, &mut pos, vec![head], &mut found);
+            out.extend(found.into_iter().map(|p| (p, pub_use)));
+        }
+    }
+    out
+}
+
+/// Whether `code` declares the item `name` itself.
+fn defines(code: &str, name: &str) -> bool {
+    [
+        "struct", "enum", "fn", "trait", "type", "const", "static", "mod",
+    ]
+    .iter()
+    .any(|kw| {
+        code.match_indices(&format!("{kw} {name}")).any(|(i, m)| {
+            !code
+                .as_bytes()
+                .get(i + m.len())
+                .copied()
+                .is_some_and(is_ident)
+        })
+    })
+}
+
+struct Crate {
+    files: BTreeMap<ModPath, File>,
+    /// Per module, the names it re-exports and the path they come from.
+    reexports: BTreeMap<ModPath, BTreeMap<String, Vec<String>>>,
+    /// Per module, the modules it re-exports everything of.
+    globs: BTreeMap<ModPath, Vec<Vec<String>>>,
+}
+
+impl Crate {
+    fn read() -> Crate {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        Crate::of(&src)
+    }
+
+    fn of(src: &Path) -> Crate {
+        let mut found = Vec::new();
+        rust_files(src, &mut found);
+        let files: BTreeMap<ModPath, File> = found
+            .iter()
+            .filter(|f| !f.ends_with("tests.rs"))
+            .map(|f| read(src, f))
+            .map(|f| (f.module.clone(), f))
+            .collect();
+        let mut c = Crate {
+            files,
+            reexports: BTreeMap::new(),
+            globs: BTreeMap::new(),
+        };
+        for (module, file) in &c.files {
+            for (path, pub_use) in paths(file) {
+                if !pub_use {
+                    continue;
+                }
+                let last = path.last().unwrap().clone();
+                let absolute = c.absolute(module, &path);
+                if path.len() > 1 && last == "*" {
+                    let mut glob = absolute;
+                    glob.pop();
+                    c.globs.entry(module.clone()).or_default().push(glob);
+                } else {
+                    let map = c.reexports.entry(module.clone()).or_default();
+                    map.insert(last, absolute);
+                }
+            }
+        }
+        c
+    }
+
+    /// `path`, named in `module`, from the crate root.
+    fn absolute(&self, module: &ModPath, path: &[String]) -> Vec<String> {
+        // `super` is popped below; a child's name is relative to `module`.
+        let (mut out, mut rest) = match path[0].as_str() {
+            "crate" => (Vec::new(), &path[1..]),
+            "self" => (module.clone(), &path[1..]),
+            _ => (module.clone(), path),
+        };
+        while rest.first().is_some_and(|s| s == "super") {
+            out.pop();
+            rest = &rest[1..];
+        }
+        out.extend(rest.iter().filter(|s| *s != "self").cloned());
+        out
+    }
+
+    /// The file that holds what `path` (from the root) names.
+    fn resolve(&self, path: &[String], depth: usize) -> ModPath {
+        let mut at: ModPath = Vec::new();
+        for segment in path {
+            match self.step(&at, segment, depth) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+        at
+    }
+
+    /// Where `name` in `module` leads: a child module, or the file a
+    /// re-export of it comes from.
+    fn step(&self, module: &ModPath, name: &str, depth: usize) -> Option<ModPath> {
+        let mut child = module.clone();
+        child.push(name.to_string());
+        if self.files.contains_key(&child) {
+            return Some(child);
+        }
+        if depth > 8 {
+            return None;
+        }
+        if let Some(from) = self.reexports.get(module).and_then(|m| m.get(name)) {
+            let target = self.resolve(from, depth + 1);
+            return (self.files.contains_key(&target)).then_some(target);
+        }
+        for glob in self.globs.get(module).into_iter().flatten() {
+            let target = self.resolve(glob, depth + 1);
+            let Some(file) = self.files.get(&target) else {
+                continue;
+            };
+            if defines(&file.code, name) {
+                return Some(target);
+            }
+            if let Some(next) = self.step(&target, name, depth + 1) {
+                return Some(next);
+            }
+        }
+        None
+    }
+
+    /// Every folder's graph of the imports between its files.
+    fn graphs(&self) -> Graphs {
+        let mut graphs = Graphs::new();
+        for (module, file) in &self.files {
+            for (path, _) in paths(file) {
+                let target = self.resolve(&self.absolute(module, &path), 0);
+                if let Some((folder, from, to)) = Crate::edge(module, &target) {
+                    let graph = graphs.entry(folder).or_default();
+                    graph.entry(from).or_default().insert(to);
+                }
+            }
+        }
+        graphs
+    }
+
+    /// The folder an import of `target` from `file` is between files of,
+    /// and those two files (or subfolders).
+    fn edge(from: &ModPath, target: &ModPath) -> Option<(ModPath, String, String)> {
+        let common = from.iter().zip(target).take_while(|(a, b)| a == b).count();
+        if common == from.len() && common == target.len() {
+            return None;
+        }
+        let folder: ModPath = from[..common].to_vec();
+        if common == from.len() {
+            // A folder's face naming its own files, which it encloses.
+            return None;
+        }
+        if common == target.len() {
+            // A file naming what its folder's face defines: the face
+            // encloses it.
+            return None;
+        }
+        Some((folder, from[common].clone(), target[common].clone()))
+    }
+}
+
+/// A cycle through the last of `path`, if there is one.
 fn cycle(
     graph: &BTreeMap<String, BTreeSet<String>>,
     path: &mut Vec<String>,
@@ -70,16 +369,80 @@ fn cycle(
     None
 }
 
-#[test]
-fn the_engines_modules_import_each_other_one_way() {
-    let graph = imports();
-    assert!(
-        graph.contains_key("run") && graph["run"].contains("store"),
-        "{graph:?}"
-    );
-    for module in graph.keys() {
-        if let Some(found) = cycle(&graph, &mut vec![module.clone()]) {
-            panic!("an import cycle: {}", found.join(" -> "));
+/// Every folder's first cycle, as `folder/: a -> b -> a`.
+fn cycles(graphs: &Graphs) -> Vec<String> {
+    let mut found = Vec::new();
+    for (folder, graph) in graphs {
+        for node in graph.keys() {
+            if let Some(c) = cycle(graph, &mut vec![node.clone()]) {
+                let mut name = folder.join("/");
+                name.push('/');
+                found.push(format!("src/{name}: {}", c.join(" -> ")));
+                break;
+            }
         }
     }
+    found
+}
+
+/// The cycles left between files of folders other work reshapes (issue
+/// 46: `agent/` and `exec/remote/` are being changed by others). Each
+/// must still be found, so the list only shrinks.
+const KNOWN: &[&str] = &[
+    "src/agent/: cli -> lend -> cli",
+    "src/exec/: executor -> remote -> executor",
+];
+
+#[test]
+fn the_engines_folders_and_the_files_of_each_import_one_way() {
+    let graphs = Crate::read().graphs();
+    let root = &graphs[&Vec::new()];
+    assert!(root["run"].contains("store"), "{root:?}");
+    let run = &graphs[&vec!["run".to_string()]];
+    assert!(run["session"].contains("coordinator"), "{run:?}");
+    let found = cycles(&graphs);
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|c| !KNOWN.contains(&c.as_str()))
+        .collect();
+    assert!(new.is_empty(), "import cycles:\n{new:#?}");
+    for known in KNOWN {
+        assert!(
+            found.iter().any(|c| c == known),
+            "`{known}` is no cycle any more: remove it from KNOWN"
+        );
+    }
+}
+
+/// The reading of imports finds a cycle written with `super::` groups, a
+/// `crate::` path and a re-export of the folder's face.
+#[test]
+fn a_cycle_between_the_files_of_a_folder_is_found() {
+    let dir = std::env::temp_dir().join(format!("layout-{}", std::process::id()));
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(run.join(name), text).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod run;\nmod store;\n").unwrap();
+    std::fs::write(dir.join("store.rs"), "pub struct Store;\n").unwrap();
+    write("mod.rs", "mod a;\nmod b;\nmod c;\npub use c::Shared;\n");
+    write(
+        "a.rs",
+        "use super::{b::Thing, c};\nuse crate::store::Store;\n",
+    );
+    write(
+        "b.rs",
+        "pub struct Thing;\nfn f() { crate::run::Shared::go() }\n",
+    );
+    write("c.rs", "pub struct Shared;\n// use super::a::X;\n");
+    let graphs = Crate::of(&dir).graphs();
+    assert_eq!(cycles(&graphs), Vec::<String>::new(), "{graphs:?}");
+    write("c.rs", "pub struct Shared;\nuse super::a::X;\n");
+    let graphs = Crate::of(&dir).graphs();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        cycles(&graphs),
+        ["src/run/: a -> b -> c -> a"],
+        "{graphs:?}"
+    );
+    assert!(graphs[&Vec::new()]["run"].contains("store"), "{graphs:?}");
 }

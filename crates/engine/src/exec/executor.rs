@@ -26,7 +26,7 @@ use crate::agent::{Agent, AgentOutcome, AgentReport, Agents, AttemptContext};
 use crate::error::EngineError;
 use crate::exec::remote::Lost;
 use crate::exec::workspace::Workspaces;
-use crate::git::merge::commit_tree;
+use crate::git::refs::commit_tree;
 use crate::git::repo::Repo;
 use crate::model::failure::Failure;
 use crate::model::Verdict;

@@ -14,6 +14,19 @@ use planwright_plan::model::{Counterfactual, ScopeEntry, Ticket};
 use serde::Serialize;
 use std::collections::HashMap;
 
+/// The commit message of a ticket's one commit, trailers included.
+pub fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
+    let title = if ticket.title.trim().is_empty() {
+        ticket.id.as_str()
+    } else {
+        ticket.title.trim()
+    };
+    format!(
+        "{}: {title}\n\n{TICKET_TRAILER}: {}\n{DIGEST_TRAILER}: {digest}\n{RUN_TRAILER}: {run}\n",
+        ticket.id, ticket.id
+    )
+}
+
 /// The trailer naming a merged commit's ticket.
 pub const TICKET_TRAILER: &str = "Planwright-Ticket";
 /// The trailer holding the digest of the ticket's definition.
@@ -118,7 +131,7 @@ impl Ledger {
         ]);
         let mut any = false;
         for r in refs {
-            if crate::git::merge::ref_tip(repo, r)?.is_some() {
+            if repo.ref_tip(r)?.is_some() {
                 git = git.arg(r);
                 any = true;
             }

@@ -1,10 +1,12 @@
-//! Git, always through one hardened command builder: the repository, its
-//! refs and trees, commit identity, gate integrity and merges.
+//! Git, always through one hardened command builder: the repository, the
+//! integrity guard, commit identity, gate-script integrity, and the refs
+//! and targets of merges.
 
 mod command;
+pub mod guard;
 pub mod identity;
 pub mod integrity;
-pub mod merge;
+pub mod refs;
 pub mod repo;
 
 pub use command::*;

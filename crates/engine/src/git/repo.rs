@@ -4,7 +4,7 @@
 //! calls, and planwright's private git directory.
 
 use crate::error::EngineError;
-use crate::git::integrity::Guard;
+use crate::git::guard::Guard;
 use crate::git::Git;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -73,7 +73,12 @@ impl Repo {
             )));
         };
         Ok(Repo {
-            guard: Arc::new(Guard::new(&root, &git_dir, &common_dir)),
+            guard: Arc::new(Guard::new(
+                &root,
+                &git_dir,
+                &common_dir,
+                root.join(STATE_DIR).join("git/config"),
+            )),
             root,
             git_dir,
             common_dir,
@@ -265,7 +270,19 @@ impl Repo {
 
     /// The commit `refs/heads/<base>` points at, if the branch exists.
     pub fn branch_tip(&self, base: &str) -> Result<Option<String>, EngineError> {
-        crate::git::merge::ref_tip(self, &format!("refs/heads/{base}"))
+        self.ref_tip(&format!("refs/heads/{base}"))
+    }
+
+    /// The commit `name` (a full ref) points at, if it exists.
+    pub fn ref_tip(&self, name: &str) -> Result<Option<String>, EngineError> {
+        let spec = format!("{name}^{{commit}}");
+        let out = (self.git())
+            .args(["rev-parse", "--verify", "--quiet", &spec])
+            .raw()?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
     }
 
     /// The tip of the base branch of a run in progress; its absence is an

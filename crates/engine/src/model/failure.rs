@@ -106,6 +106,11 @@ pub struct Failure {
     /// Longer evidence for the retry's charter.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub evidence: String,
+    /// Whose changes besides this ticket's were in the tree that gave the
+    /// evidence (the tickets it was merged with), when any were: their
+    /// text may be in it, and the charter says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_from: Option<String>,
 }
 
 impl Failure {
@@ -115,6 +120,7 @@ impl Failure {
             kind,
             message: message.into(),
             evidence: String::new(),
+            evidence_from: None,
         }
     }
 

@@ -1,14 +1,14 @@
 //! One attempt on a worker thread, and how the agent's outcome ends it.
 
-use super::coordinator::{AttemptResult, Msg};
-use super::session::Shared;
+use super::charter::{Fresh, PreviousDiff, Start};
+use super::msg::{AttemptResult, Msg};
+use super::shared::Shared;
 use super::verification::verify_and_gate;
 use crate::agent::{limits, AgentOutcome};
 use crate::error::EngineError;
 use crate::events::{Emitter, Event};
 use crate::exec::{AttemptInput, Candidate};
 use crate::model::failure::{Failure, FailureKind};
-use crate::run::charter::{Fresh, PreviousDiff, Start};
 use planwright_config::RetryFrom;
 use planwright_plan::model::{Gate, Ticket};
 use std::sync::mpsc::Sender;
@@ -132,7 +132,7 @@ pub(super) fn start_point(
                 "planwright: attempt {} of {id}, carried onto the base",
                 attempt - 1
             );
-            let commit = crate::git::merge::commit_tree(sh.repo, tree, base, &message)?;
+            let commit = crate::git::refs::commit_tree(sh.repo, tree, base, &message)?;
             Ok(Start::Previous {
                 commit,
                 moved: true,

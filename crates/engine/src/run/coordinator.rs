@@ -2,100 +2,38 @@
 //! worker threads and merges on the merger thread.
 
 use super::attempt::{activity_events, attempt_once, start_point, usage_events};
-use super::merger::merger;
+use super::budget::{self, BudgetTracker};
+use super::charter::{Charter, Start};
+use super::merge::merger;
+use super::msg::{AttemptResult, MergeJob, Msg, Route};
+use super::pools::{self, Choice, PoolPauses};
 use super::routes::{scheduler, ticket_gates};
-use super::session::Shared;
+use super::scheduler::Scheduler;
+use super::shared::Shared;
+use super::ticket::{apply, Change, TicketRun};
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::{AttemptAgent, Event};
 use crate::exec::AttemptInput;
-use crate::git::merge;
-use crate::model::failure::Failure;
-use crate::run::budget::{self, BudgetTracker};
-use crate::run::charter::{Charter, Start};
-use crate::run::merge::MergeOutcome;
-use crate::run::pools::{self, Choice, PoolPauses};
-use crate::run::scheduler::Scheduler;
+use crate::git::refs;
 use crate::store::TicketState;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-pub(super) enum Msg {
-    Phase {
-        ticket: String,
-        attempt: u32,
-        phase: String,
-    },
-    Done {
-        slot: usize,
-        ticket: String,
-        attempt: u32,
-        base: String,
-        result: Result<AttemptResult, EngineError>,
-    },
-    Landed {
-        ticket: String,
-        attempt: u32,
-        result: Result<MergeOutcome, EngineError>,
-    },
-    /// The run was cancelled: wakes a coordinator waiting out a pause.
-    Cancelled,
-}
-
-pub(super) enum AttemptResult {
-    Passed {
-        candidate: String,
-    },
-    Rejected(Failure),
-    Cancelled,
-    Unavailable {
-        retry_after: Option<Duration>,
-        reason: String,
-    },
-    /// The machine of the attempt's slot failed it: the ticket runs again
-    /// without a strike, and the slot is retired.
-    Lost(crate::exec::remote::Lost),
-}
-
-/// What routing and the budget decided for an attempt about to start.
-pub(super) struct Route {
-    pub(super) model: Option<String>,
-    pub(super) pool: Option<String>,
-    pub(super) budget_usd: Option<f64>,
-}
-
-/// A verified candidate for the merger thread.
-#[derive(Debug, Clone)]
-pub(super) struct MergeJob {
-    pub(super) ticket: String,
-    pub(super) attempt: u32,
-    pub(super) candidate: String,
-    pub(super) verified_on: String,
-}
-
 #[derive(Default)]
 pub(super) struct Loop {
     pub(super) free: Vec<usize>,
     pub(super) in_flight: usize,
     pub(super) merging: usize,
-    pub(super) strikes_used: HashMap<String, u32>,
-    /// New attempts each ticket had, without a strike, after its candidate
-    /// no longer merged (`[merge] max_rebuilds`).
-    pub(super) rebuilds: HashMap<String, u32>,
-    /// Tickets whose attempt is past its agent (see `Shared::verifying`).
-    pub(super) verifying: std::collections::HashSet<String>,
-    /// What the model said each time it could not serve a ticket, since
-    /// the ticket's last attempt that got an answer.
-    pub(super) unavailable: HashMap<String, Vec<String>>,
-    /// Tickets parked until a time: a pause without a pool, or every
-    /// candidate pool paused.
+    /// What this invocation keeps of each ticket it touched.
+    pub(super) tickets: HashMap<String, TicketRun>,
+    /// Tickets parked until a time (a pause without a pool, or every
+    /// candidate pool paused): the times the loop wakes up at.
     pub(super) paused: Vec<(Instant, String)>,
     /// The rate-limited model pools.
     pub(super) pauses: PoolPauses,
-    /// The pool each ticket's attempt in flight counts against.
-    pub(super) attempt_pool: HashMap<String, Option<String>>,
     /// Why the run's budget stops new attempts, once it does.
     pub(super) budget_stop: Option<String>,
     /// Slots whose machine failed an attempt: never used again in this
@@ -110,6 +48,13 @@ pub(super) struct Loop {
     /// takes: started from the merged tip, their own merge needs no second
     /// gate run, which would cost a whole gate run to save those calls.
     pub(super) quick_merge: bool,
+}
+
+impl Loop {
+    /// What this invocation keeps of ticket `id`.
+    pub(super) fn ticket(&mut self, id: &str) -> &mut TicketRun {
+        self.tickets.entry(id.to_string()).or_default()
+    }
 }
 
 /// The coordinator thread: it alone schedules and decides; attempts run on
@@ -209,7 +154,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         // A merge that needs no gates holds new attempts back for a few git
         // calls, unless the queue will wait for other verifications to
         // fill a batch.
-        let others_verifying = self.lp.verifying.iter().any(|t| *t != job.ticket);
+        let own = (self.lp.tickets.get(&job.ticket)).is_some_and(|t| t.verifying);
+        let others_verifying = self.sh.verifying.load(Ordering::SeqCst) > usize::from(own);
         self.lp.quick_merge = self.lp.merging == 0
             && !others_verifying
             && self.lp.tip.as_deref() == Some(job.verified_on.as_str());
@@ -266,9 +212,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 attempt,
                 phase,
             } => {
-                if !matches!(phase.as_str(), "workspace" | "agent")
-                    && self.lp.verifying.insert(ticket.clone())
-                {
+                let run = self.lp.ticket(&ticket);
+                if !matches!(phase.as_str(), "workspace" | "agent") && !run.verifying {
+                    run.verifying = true;
                     self.sh.verifying.fetch_add(1, Ordering::SeqCst);
                 }
                 self.sh.emitter.emit(Event::Phase {
@@ -291,7 +237,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 // Counted down after its candidate is queued, so that the
                 // merge queue, waiting for it, sees it come.
                 let finished = self.finish(&ticket, attempt, &base, result);
-                if self.lp.verifying.remove(&ticket) {
+                if std::mem::take(&mut self.lp.ticket(&ticket).verifying) {
                     self.sh.verifying.fetch_sub(1, Ordering::SeqCst);
                 }
                 finished?;
@@ -391,8 +337,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 Ok(None)
             }
             budget::Admission::TicketExhausted(f) => {
-                sh.store.fail_ticket(&sh.run, id, &f)?;
-                self.fail(id, f)?;
+                apply(sh, &mut self.sched, id, Change::Fail(f))?;
                 Ok(None)
             }
         }
@@ -463,34 +408,30 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let base = sh.target.tip(sh.repo)?;
         self.lp.tip = Some(base.clone());
         let attempt = row.attempt_count + 1;
-        sh.store
-            .start_attempt(&sh.run, id, attempt, &base, &clock::now())?;
-        // The attempt counts against the cap of the pool it runs on, which
-        // is not the ticket's first when that one is paused.
-        self.sched.started_on(id, route.pool.as_deref());
-        self.lp.in_flight += 1;
-        self.lp.attempt_pool.insert(id.to_string(), route.pool);
-        let retried = self.lp.strikes_used.get(id).is_some_and(|n| *n > 0);
+        let retried = (self.lp.tickets.get(id)).is_some_and(|t| t.strikes > 0);
         let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
         let agent = sh.lanes.get(id).map(|lane| AttemptAgent {
             adapter: lane.agent.clone(),
             program: lane.program.clone(),
             model: route.model.clone(),
         });
-        sh.emitter.emit(Event::AttemptStarted {
-            ticket: id.to_string(),
+        let change = Change::Start {
             attempt,
-            base_commit: base.clone(),
-            starts_from: start.name().to_string(),
+            base: &base,
+            starts_from: start.name(),
+            pool: route.pool.as_deref(),
             agent,
-        });
+        };
+        apply(sh, &mut self.sched, id, change)?;
+        self.lp.in_flight += 1;
+        self.lp.ticket(id).pool = route.pool;
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
         let charter = Charter {
             ticket,
             gates: &gates,
             attempt,
             previous: row.failure.as_ref(),
-            checks_judged: crate::run::preflight::checks_judged(sh.plan, &sh.settings.beyond),
+            checks_judged: super::preflight::checks_judged(sh.plan, &sh.settings.beyond),
             start: &start,
         }
         .render();
@@ -510,7 +451,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             agent: sh.lanes.entry(id).map(String::from),
             model: route.model,
             budget_usd: route.budget_usd,
-            candidate_ref: merge::candidate_ref(id),
+            candidate_ref: refs::candidate_ref(id),
             usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
             activity_sink: Some(activity_events(&sh.emitter, id, attempt)),
         };

@@ -8,6 +8,11 @@
 //! re-gating never hold up the coordinator); events go through a channel to
 //! the reporter thread. Every transition is written to the state store before
 //! its side effect; docs/running.md lists each with its recovery rule.
+//!
+//! The files form a star: the threads talk through `msg` and share
+//! `shared`, which name no other file of the run; the coordinator
+//! (`coordinator`, `outcome`) changes a ticket's state only through
+//! `ticket::apply`; the merge queue is `merge/`.
 
 mod attempt;
 pub mod budget;
@@ -17,18 +22,19 @@ pub mod graph;
 pub mod inputs;
 pub mod lanes;
 pub mod lock;
-pub mod merge;
-mod merger;
+mod merge;
+mod msg;
 mod outcome;
 pub mod pools;
 pub mod preflight;
-mod queue;
 mod resume;
 mod routes;
 pub mod scheduler;
 mod session;
 mod settings;
+mod shared;
 mod summary;
+mod ticket;
 mod verification;
 
 pub use resume::{outlook, Outlook, Resume};

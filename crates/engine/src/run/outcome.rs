@@ -1,15 +1,15 @@
 //! How the coordinator settles what attempts and merges report.
 
 use super::attempt::unavailable_failure;
-use super::coordinator::{AttemptResult, Coordinator, MergeJob};
+use super::coordinator::Coordinator;
+use super::msg::{AttemptResult, MergeJob, MergeOutcome};
+use super::pools;
+use super::ticket::{apply, Change};
 use crate::clock;
 use crate::error::EngineError;
 use crate::events::Event;
-use crate::git::merge;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Step;
-use crate::run::merge::MergeOutcome;
-use crate::run::pools;
 use std::time::{Duration, Instant};
 
 impl<'c, 'a: 'c> Coordinator<'c, 'a> {
@@ -23,45 +23,47 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         result: Result<AttemptResult, EngineError>,
     ) -> Result<(), EngineError> {
         let sh = self.sh;
-        let now = clock::now();
-        let pool = self.lp.attempt_pool.remove(id).flatten();
+        let pool = self.lp.ticket(id).pool.take();
         if let Ok(AttemptResult::Passed { .. } | AttemptResult::Rejected(_)) = &result {
-            self.lp.unavailable.remove(id);
+            self.lp.ticket(id).unavailable.clear();
             if let Some(pool) = &pool {
                 self.answered(pool)?;
             }
         }
+        let interrupt = |how, requeue| Change::Interrupt {
+            attempt,
+            how,
+            requeue,
+        };
         match result {
             Err(e) => {
                 // An engine failure (git, disk) is not the ticket's fault: stop the run.
                 sh.cancel.cancel();
-                sh.store
-                    .end_attempt_without_verdict(&sh.run, id, attempt, "interrupted", &now)?;
-                self.sched.requeue(id);
+                apply(sh, &mut self.sched, id, interrupt("interrupted", true))?;
                 self.lp.fatal.get_or_insert(e);
             }
             Ok(AttemptResult::Cancelled) => {
-                sh.store
-                    .end_attempt_without_verdict(&sh.run, id, attempt, "interrupted", &now)?;
-                self.sched.requeue(id);
+                apply(sh, &mut self.sched, id, interrupt("interrupted", true))?;
             }
             Ok(AttemptResult::Unavailable {
                 retry_after,
                 reason,
             }) => {
-                sh.store
-                    .end_attempt_without_verdict(&sh.run, id, attempt, "unavailable", &now)?;
+                apply(sh, &mut self.sched, id, interrupt("unavailable", false))?;
                 self.unavailable(id, pool, retry_after, reason)?;
             }
             Ok(AttemptResult::Lost(lost)) => {
-                sh.store
-                    .end_attempt_without_verdict(&sh.run, id, attempt, "lost", &now)?;
+                apply(sh, &mut self.sched, id, interrupt("lost", true))?;
                 self.lost(id, attempt, lost);
             }
             Ok(AttemptResult::Rejected(f)) => self.reject(id, attempt, f)?,
             Ok(AttemptResult::Passed { candidate }) => {
-                sh.store
-                    .verified(&sh.run, id, attempt, &candidate, base, &now)?;
+                let verified = Change::Verify {
+                    attempt,
+                    candidate: &candidate,
+                    verified_on: base,
+                };
+                apply(sh, &mut self.sched, id, verified)?;
                 self.queue_merge(MergeJob {
                     ticket: id.to_string(),
                     attempt,
@@ -86,7 +88,6 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             reason: lost.reason.clone(),
             slots_left: slots.saturating_sub(self.lp.retired),
         });
-        self.sched.requeue(id);
         if self.lp.retired >= slots {
             self.sh.cancel.cancel();
             self.lp.fatal.get_or_insert(EngineError::Settings(format!(
@@ -106,7 +107,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         retry_after: Option<Duration>,
         reason: String,
     ) -> Result<(), EngineError> {
-        let reasons = self.lp.unavailable.entry(id.to_string()).or_default();
+        let reasons = &mut self.lp.ticket(id).unavailable;
         reasons.push(reason.clone());
         let streak = reasons.len() as u32;
         let exhausted = streak >= self.sh.settings.max_unavailable;
@@ -123,10 +124,9 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         if !exhausted {
             return Ok(());
         }
-        let reasons = self.lp.unavailable.remove(id).unwrap_or_default();
-        let f = unavailable_failure(&reasons);
-        self.sh.store.fail_ticket(&self.sh.run, id, &f)?;
-        self.fail(id, f)
+        let reasons = std::mem::take(&mut self.lp.ticket(id).unavailable);
+        let failure = unavailable_failure(&reasons);
+        apply(self.sh, &mut self.sched, id, Change::Fail(failure))
     }
 
     /// The model of a pool could not serve a ticket: the whole pool pauses,
@@ -204,16 +204,12 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 self.lp.fatal.get_or_insert(e);
             }
             Ok(MergeOutcome::Merged { commit }) => {
-                self.sched.merged(id);
                 self.lp.tip = Some(commit.clone());
-                self.sh.emitter.emit(Event::Merged {
-                    ticket: id.to_string(),
-                    commit,
-                });
+                apply(self.sh, &mut self.sched, id, Change::Merged { commit })?;
             }
             Ok(MergeOutcome::Rejected(f)) if f.kind == FailureKind::MergeConflict => {
                 // Nobody's fault: a rebuild on the current tip, bounded.
-                let rebuilds = self.lp.rebuilds.entry(id.to_string()).or_default();
+                let rebuilds = &mut self.lp.ticket(id).rebuilds;
                 let free = *rebuilds < self.sh.settings.merge.max_rebuilds;
                 *rebuilds += u32::from(free);
                 if self.rejected(id, attempt, f, !free)? && free {
@@ -256,48 +252,20 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         strike: bool,
     ) -> Result<bool, EngineError> {
         let sh = self.sh;
-        let used = self.lp.strikes_used.entry(id.to_string()).or_default();
+        let used = &mut self.lp.ticket(id).strikes;
         *used += u32::from(strike);
         let retrying = (!strike || *used < sh.settings.strikes) && !sh.cancel.is_cancelled();
         let step = match retrying || sh.cancel.is_cancelled() {
             true => Step::Retry,
             false => Step::Fail,
         };
-        sh.store
-            .reject(&sh.run, id, attempt, &f, step, &clock::now())?;
-        sh.emitter.emit(Event::AttemptRejected {
-            ticket: id.to_string(),
+        let change = Change::Reject {
             attempt,
-            failure: f.clone(),
-            retrying,
-        });
-        if step == Step::Retry {
-            self.sched.requeue(id);
-            return Ok(retrying);
-        }
-        self.fail(id, f).map(|()| false)
-    }
-
-    /// A ticket failed for good (its state is stored): its last candidate
-    /// is quarantined and its dependents are blocked.
-    pub(super) fn fail(&mut self, id: &str, f: Failure) -> Result<(), EngineError> {
-        let sh = self.sh;
-        let candidate = merge::candidate_ref(id);
-        if let Some(commit) = merge::ref_tip(sh.repo, &candidate)? {
-            merge::set_ref(sh.repo, &merge::quarantine_ref(id), &commit)?;
-            merge::delete_ref(sh.repo, &candidate)?;
-        }
-        sh.emitter.emit(Event::Failed {
-            ticket: id.to_string(),
             failure: f,
-        });
-        for b in self.sched.failed(id) {
-            sh.store.set_state(&sh.run, &b, Step::Block)?;
-            sh.emitter.emit(Event::Blocked {
-                ticket: b,
-                by: id.to_string(),
-            });
-        }
-        Ok(())
+            step,
+            retrying,
+        };
+        apply(sh, &mut self.sched, id, change)?;
+        Ok(retrying)
     }
 }

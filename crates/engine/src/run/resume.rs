@@ -5,7 +5,7 @@ use super::settings::RunSettings;
 use crate::clock;
 use crate::error::EngineError;
 use crate::git::identity::{standing, ticket_digest, Ledger, Standing};
-use crate::git::merge::{self, Target};
+use crate::git::refs::{self, Target};
 use crate::git::repo::Repo;
 use crate::model::Step;
 use crate::store::{RunRow, RunStatus, Store, TicketRow, TicketState};
@@ -185,7 +185,7 @@ pub(super) fn open_run(
 /// Deletes the candidate refs of tickets that are no longer open (left by
 /// a stop between `merged` being written and the ref being deleted).
 pub(super) fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<(), EngineError> {
-    let prefix = merge::candidate_ref("");
+    let prefix = refs::candidate_ref("");
     let refs = repo
         .git()
         .args(["for-each-ref", "--format=%(refname)", &prefix])
@@ -202,7 +202,7 @@ pub(super) fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<
     for name in refs.lines() {
         let id = name.strip_prefix(&prefix).unwrap_or(name);
         if !open.contains(id) {
-            merge::delete_ref(repo, name)?;
+            refs::delete_ref(repo, name)?;
         }
     }
     Ok(())
@@ -264,7 +264,7 @@ pub(super) fn held_run(repo: &Repo, base: &str) -> Result<Option<String>, Engine
         .text()?;
     let tip = repo.base_tip(base)?;
     for id in text.lines().filter(|l| !l.is_empty()) {
-        let held = format!("refs/heads/{}", merge::held_branch(id));
+        let held = format!("refs/heads/{}", refs::held_branch(id));
         let descends = repo
             .git()
             .args(["merge-base", "--is-ancestor", &tip, &held])
@@ -290,7 +290,7 @@ pub(super) fn settle(
         Standing::Merged(c) => {
             if row.state != S::Merged || row.merge_commit.as_deref() != Some(&c) {
                 store.landed(run, &row.id, Step::Landed, &c)?;
-                merge::delete_ref(repo, &merge::candidate_ref(&row.id))?;
+                refs::delete_ref(repo, &refs::candidate_ref(&row.id))?;
             }
         }
         Standing::Changed(c) => {

@@ -1,31 +1,28 @@
 //! A run's session: preflight, then the run opened, coordinated and closed.
 
 use super::coordinator::coordinate;
+use super::lanes::Lanes;
+use super::preflight::Check;
 use super::resume::{open_run, Opened, Outlook, Resume};
 use super::routes::scheduler;
 use super::settings::RunSettings;
+use super::shared::Shared;
 use super::summary::{summarize, Held, RunSummary};
 use crate::agent::Agents;
 use crate::clock;
 use crate::error::EngineError;
-use crate::events::{Emitter, Event, JsonLines, Reporter};
+use crate::events::{Event, JsonLines, Reporter};
 use crate::exec::network::Network;
 use crate::exec::workspace::Workspaces;
 use crate::exec::{remote, Executor, LocalExecutor};
 use crate::git::identity::ticket_digest;
-use crate::git::merge::{self, commit_message, Sync, Target};
+use crate::git::refs::{self, Sync, Target};
 use crate::git::repo::Repo;
 use crate::process::Cancel;
-use crate::run::lanes::Lanes;
-use crate::run::preflight::Check;
 use crate::sandbox::Containment;
 use crate::store::{RunStatus, Store};
-use crate::verify;
 use crate::verify::checkout::Checkouts;
-use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A session whose preflight passed: the only thing [`run`] accepts, and
@@ -60,7 +57,7 @@ pub fn prepare(
     allow: &[Vec<String>],
     agents: &Agents,
 ) -> Result<Prepared, PreflightFailed> {
-    let found = crate::run::preflight::examine(
+    let found = super::preflight::examine(
         dir,
         &plan,
         &settings.extra_gates,
@@ -72,24 +69,21 @@ pub fn prepare(
     let mut checks = found.checks;
     if let Some(outlook) = &found.outlook {
         let known = settings.overlaps.as_deref();
-        crate::run::preflight::check_overlap(&plan, known, outlook, &mut checks);
+        super::preflight::check_overlap(&plan, known, outlook, &mut checks);
     }
     if let Some(repo) = &found.repo {
-        crate::run::preflight::check_copy(repo, &settings.workspace.copy, &mut checks);
+        super::preflight::check_copy(repo, &settings.workspace.copy, &mut checks);
         let (ws, contain) = (&settings.workspace, &settings.contain);
-        crate::run::preflight::check_setup(repo, &plan, ws, contain, &mut checks);
+        super::preflight::check_setup(repo, &plan, ws, contain, &mut checks);
     }
-    checks.extend(crate::run::preflight::unjudged_checks(
-        &plan,
-        &settings.beyond,
-    ));
+    checks.extend(super::preflight::unjudged_checks(&plan, &settings.beyond));
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(&plan, routing, families, agents);
-    crate::run::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
-    if let (Some(repo), false) = (&found.repo, crate::run::preflight::failed(&checks)) {
+    super::preflight::check_routing(&plan, routing, families, &lanes, &mut checks);
+    if let (Some(repo), false) = (&found.repo, super::preflight::failed(&checks)) {
         // Last: it starts the workers, which costs a connection per place.
         let (executor, jobs) = (&settings.executor, settings.jobs);
-        crate::run::preflight::check_workers(repo, executor, jobs, &settings.contain, &mut checks);
+        super::preflight::check_workers(repo, executor, jobs, &settings.contain, &mut checks);
     }
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
@@ -101,7 +95,7 @@ pub fn prepare(
             "pass the id of a ticket of the plan",
         ));
     }
-    let (Some(repo), false) = (found.repo, crate::run::preflight::failed(&checks)) else {
+    let (Some(repo), false) = (found.repo, super::preflight::failed(&checks)) else {
         return Err(PreflightFailed { checks });
     };
     let containment = match crate::sandbox::containment(settings.contain.mode) {
@@ -248,7 +242,7 @@ pub fn run(
     repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
     std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
-    let _lock = crate::run::lock::RunLock::acquire(&repo)?;
+    let _lock = super::lock::RunLock::acquire(&repo)?;
     // A repository whose git config would run programs in planwright's own
     // git calls is refused before anything runs (exit 3).
     crate::git::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
@@ -264,11 +258,10 @@ pub fn run(
         continued,
         removed,
     } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
-    let inputs =
-        crate::run::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
+    let inputs = super::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
-    store.set_run_inputs(&row.id, &crate::run::inputs::record(&inputs))?;
-    store.set_run_graph(&row.id, &crate::run::graph::RunGraph::of(&plan).to_json())?;
+    store.set_run_inputs(&row.id, &super::inputs::record(&inputs))?;
+    store.set_run_graph(&row.id, &super::graph::RunGraph::of(&plan).to_json())?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -304,7 +297,7 @@ pub fn run(
         cancel,
         run_dir,
         emitter: emitter.clone(),
-        run_rails: crate::run::inputs::rails(&inputs, settings.allow_config_change),
+        run_rails: super::inputs::rails(&inputs, settings.allow_config_change),
         earlier: outlook.earlier,
         verifying: Default::default(),
     };
@@ -378,7 +371,7 @@ pub(super) fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
 
 /// Lands the run's branch on the base when that harms no checkout.
 pub(super) fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
-    Ok(match merge::sync(sh.repo, &sh.target)? {
+    Ok(match refs::sync(sh.repo, &sh.target)? {
         Sync::Nothing => None,
         Sync::Advanced { commit } => {
             sh.emitter.emit(Event::BaseAdvanced {
@@ -406,15 +399,15 @@ pub(super) fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
 pub(super) fn input_changes(
     sh: &Shared,
     recorded: &str,
-    inputs: &[crate::run::inputs::RunInput],
+    inputs: &[super::inputs::RunInput],
 ) -> Result<Vec<Event>, EngineError> {
     let merged: Vec<(String, String)> = (sh.store.tickets(&sh.run)?.into_iter())
         .filter_map(|t| Some((t.id, t.merge_commit?)))
         .collect();
     let mut events = Vec::new();
-    for (input, before) in crate::run::inputs::changed(recorded, inputs) {
+    for (input, before) in super::inputs::changed(recorded, inputs) {
         let merged_by = match &input.in_repo {
-            Some(path) => crate::run::inputs::merged_by(sh.repo, path, &merged)?,
+            Some(path) => super::inputs::merged_by(sh.repo, path, &merged)?,
             None => Vec::new(),
         };
         events.push(Event::InputChanged {
@@ -426,42 +419,4 @@ pub(super) fn input_changes(
         });
     }
     Ok(events)
-}
-
-/// Shared, read-only context of the coordinator, worker and merger threads.
-pub(super) struct Shared<'a> {
-    pub(super) repo: &'a Repo,
-    pub(super) plan: &'a Plan,
-    pub(super) settings: &'a RunSettings,
-    pub(super) store: Store,
-    pub(super) run: String,
-    pub(super) target: Target,
-    /// Each ticket's place in the plan, by id.
-    pub(super) index: HashMap<String, usize>,
-    /// Each ticket's digest, in plan order.
-    pub(super) digests: Vec<String>,
-    pub(super) checkouts: Checkouts,
-    pub(super) executor: Arc<dyn Executor>,
-    /// Which agent does each ticket, and the family routing keeps it to.
-    pub(super) lanes: Lanes,
-    pub(super) cancel: &'a Cancel,
-    pub(super) run_dir: PathBuf,
-    pub(super) emitter: Emitter,
-    /// What no ticket may change (see [`verify::RunRails`]).
-    pub(super) run_rails: verify::RunRails,
-    /// What the earlier merges of each ticket that runs again did.
-    pub(super) earlier: HashMap<String, verify::Earlier>,
-    /// Attempts past their agent, in their own verification: the merge
-    /// queue waits for them to fill a batch.
-    pub(super) verifying: std::sync::atomic::AtomicUsize,
-}
-
-impl Shared<'_> {
-    pub(super) fn ticket(&self, id: &str) -> &Ticket {
-        &self.plan.tickets[self.index[id]]
-    }
-
-    pub(super) fn message(&self, id: &str) -> String {
-        commit_message(self.ticket(id), &self.digests[self.index[id]], &self.run)
-    }
 }

@@ -1,7 +1,7 @@
 //! Verification, gates, counterfactuals and review of a recorded candidate.
 
-use super::coordinator::AttemptResult;
-use super::session::Shared;
+use super::msg::AttemptResult;
+use super::shared::Shared;
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, LocalExecutor};
 use crate::model::Verdict;

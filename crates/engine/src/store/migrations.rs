@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-pub(super) const MIGRATIONS: [&str; 6] = [
+pub(super) const MIGRATIONS: [&str; 7] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -71,6 +71,12 @@ ALTER TABLE runs ADD COLUMN graph TEXT;
 CREATE TABLE passed_trees (
     run TEXT NOT NULL, tree TEXT NOT NULL, gates TEXT NOT NULL,
     PRIMARY KEY (run, tree, gates));
+",
+    // Whose changes besides the ticket's were in the tree a failure's
+    // evidence came from (`Failure::evidence_from`), for the charter.
+    "
+ALTER TABLE tickets ADD COLUMN failure_evidence_from TEXT;
+ALTER TABLE attempts ADD COLUMN evidence_from TEXT;
 ",
 ];
 

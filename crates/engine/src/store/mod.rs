@@ -358,7 +358,7 @@ impl Store {
         self.step(run, id, step, |c, to| {
             c.execute(
                 "UPDATE tickets SET state = ?3, merge_commit = ?4, candidate = NULL, verified_on = NULL,
-                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
+                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL, failure_evidence_from = NULL
                  WHERE run_id = ?1 AND ticket_id = ?2",
                 params![run, id, to, commit],
             )
@@ -501,7 +501,7 @@ impl Store {
             )?;
             c.execute(
                 "UPDATE tickets SET state = ?5, candidate = ?3, verified_on = ?4,
-                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL
+                 failure_kind = NULL, failure_message = NULL, failure_evidence = NULL, failure_evidence_from = NULL
                  WHERE run_id = ?1 AND ticket_id = ?2",
                 params![run, id, candidate, verified_on, to],
             )
@@ -523,15 +523,16 @@ impl Store {
     ) -> Result<()> {
         self.step(run, id, step, |c, then| {
             c.execute(
-                "UPDATE attempts SET phase = 'rejected', finished_at = ?4, failure_kind = ?5, failure_message = ?6, evidence = ?7
+                "UPDATE attempts SET phase = 'rejected', finished_at = ?4, failure_kind = ?5, failure_message = ?6, evidence = ?7,
+                 evidence_from = ?8
                  WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
-                params![run, id, n, at, f.kind.as_str(), f.message, f.evidence],
+                params![run, id, n, at, f.kind.as_str(), f.message, f.evidence, f.evidence_from],
             )?;
             c.execute(
                 "UPDATE tickets SET state = ?3, candidate = NULL, verified_on = NULL, merge_commit = NULL,
-                 failure_kind = ?4, failure_message = ?5, failure_evidence = ?6
+                 failure_kind = ?4, failure_message = ?5, failure_evidence = ?6, failure_evidence_from = ?7
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, then, f.kind.as_str(), f.message, f.evidence],
+                params![run, id, then, f.kind.as_str(), f.message, f.evidence, f.evidence_from],
             )
             .map(drop)
         })
@@ -543,9 +544,9 @@ impl Store {
         self.step(run, id, Step::Fail, |c, to| {
             c.execute(
                 "UPDATE tickets SET state = ?6, candidate = NULL, verified_on = NULL, merge_commit = NULL,
-                 failure_kind = ?3, failure_message = ?4, failure_evidence = ?5
+                 failure_kind = ?3, failure_message = ?4, failure_evidence = ?5, failure_evidence_from = ?7
                  WHERE run_id = ?1 AND ticket_id = ?2",
-                params![run, id, f.kind.as_str(), f.message, f.evidence, to],
+                params![run, id, f.kind.as_str(), f.message, f.evidence, to, f.evidence_from],
             )
             .map(drop)
         })
@@ -618,7 +619,7 @@ impl Store {
             let mut st = c.prepare(
                 "SELECT n, phase, base_commit, candidate, started_at, finished_at, failure_kind, failure_message, evidence,
                         agent_outcome, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-                        cost, cost_source, final_message, session_id
+                        cost, cost_source, final_message, session_id, evidence_from
                  FROM attempts WHERE run_id = ?1 AND ticket_id = ?2 ORDER BY n",
             )?;
             let rows = st.query_map([run, id], attempt_row)?;

@@ -162,6 +162,7 @@ pub(super) fn failure_from(
     kind: Option<String>,
     message: Option<String>,
     evidence: Option<String>,
+    evidence_from: Option<String>,
 ) -> rusqlite::Result<Option<Failure>> {
     let Some(kind) = kind else { return Ok(None) };
     let kind = FailureKind::from_name(&kind).ok_or_else(|| {
@@ -171,14 +172,16 @@ pub(super) fn failure_from(
             Box::new(unknown("failure kind", &kind)),
         )
     })?;
-    Ok(Some(
-        Failure::new(kind, message.unwrap_or_default()).with_evidence(evidence.unwrap_or_default()),
-    ))
+    let mut failure =
+        Failure::new(kind, message.unwrap_or_default()).with_evidence(evidence.unwrap_or_default());
+    failure.evidence_from = evidence_from;
+    Ok(Some(failure))
 }
 
 pub(super) const TICKET_COLUMNS: &str =
     "ticket_id, title, state, attempt_count, failure_kind, failure_message, \
-    failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of";
+    failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of, \
+    failure_evidence_from";
 
 pub(super) fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
     ticket_row_from(r, 0)
@@ -191,7 +194,12 @@ pub(super) fn ticket_row_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<
         title: r.get(at + 1)?,
         state: r.get(at + 2)?,
         attempt_count: r.get(at + 3)?,
-        failure: failure_from(r.get(at + 4)?, r.get(at + 5)?, r.get(at + 6)?)?,
+        failure: failure_from(
+            r.get(at + 4)?,
+            r.get(at + 5)?,
+            r.get(at + 6)?,
+            r.get(at + 12)?,
+        )?,
         merge_commit: r.get(at + 7)?,
         digest: r.get(at + 8)?,
         candidate: r.get(at + 9)?,
@@ -258,7 +266,7 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
         candidate: r.get(3)?,
         started_at: r.get(4)?,
         finished_at: r.get(5)?,
-        failure: failure_from(r.get(6)?, r.get(7)?, r.get(8)?)?,
+        failure: failure_from(r.get(6)?, r.get(7)?, r.get(8)?, r.get(19)?)?,
         agent,
     })
 }

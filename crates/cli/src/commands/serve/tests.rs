@@ -121,7 +121,11 @@ fn the_event_stream_sends_the_report_then_each_change() {
     let dir = tempfile::tempdir().unwrap();
     let (server, port) = serve_fixture(dir.path());
     let mut s = std::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
-    write!(s, "GET /events?token=t0ken HTTP/1.1\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET /events?token=t0ken HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    )
+    .unwrap();
     let mut reader = std::io::BufReader::new(s);
     let first = read_event(&mut reader);
     assert!(first.contains("data: <header>"), "{first}");

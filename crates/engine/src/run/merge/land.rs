@@ -6,87 +6,76 @@
 //! lands as it is.
 
 use crate::error::EngineError;
-use crate::git::merge::*;
+use crate::git::refs::{self, commit_tree, short, HeldTip, Target, CAS_TRIES, ZERO};
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
-use crate::model::Verdict;
+use crate::model::{Step, Verdict};
 use crate::process::Cancel;
+use crate::run::msg::{MergeJob, MergeOutcome};
+use crate::run::routes::ticket_gates;
+use crate::run::shared::Shared;
 use crate::store::Store;
 use crate::verify::checkout::Checkouts;
 use crate::verify::gates::GateSettings;
 use planwright_plan::model::Gate;
 use std::path::Path;
 
-/// How a merge ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MergeOutcome {
-    /// The target now points at `commit`.
-    Merged {
-        /// The new tip.
-        commit: String,
-    },
-    /// The candidate does not merge onto the current tip, or its gates fail there.
-    Rejected(Failure),
-    /// The candidate's gates, which passed on its own candidate, fail on
-    /// the merged tree: it breaks them together with what landed since its
-    /// verification (or ahead of it in its batch). It is rebuilt on the new
-    /// tip, with a strike.
-    Combination(Failure),
-    /// The run was interrupted during the gates.
-    Cancelled,
-}
+/// Whose text a failure on a moved base's tree may hold, besides the
+/// ticket's own ([`Failure::evidence_from`]).
+pub(super) const MOVED_BASE: &str =
+    "the tickets merged onto the base since this change was verified";
 
 /// One verified candidate of a batch.
-pub struct StackMember<'a> {
+pub(super) struct StackMember<'a> {
     /// The candidate commit.
-    pub candidate: &'a str,
+    pub(super) candidate: &'a str,
     /// The tip it was verified on.
-    pub verified_on: &'a str,
+    pub(super) verified_on: &'a str,
     /// Its commit message, trailers included.
-    pub message: &'a str,
+    pub(super) message: &'a str,
 }
 
 /// Verified candidates stacked on the target's tip, one commit each.
-pub struct Stack {
+pub(super) struct Stack {
     /// The ref the stack lands on.
-    pub name: String,
+    pub(super) name: String,
     /// The tip it is stacked on.
-    pub tip: String,
+    pub(super) tip: String,
     /// Whether `name` does not exist yet.
-    pub create: bool,
+    pub(super) create: bool,
     /// Per member, in order: its commit on the stack, or its conflict with
     /// what is below it.
-    pub layers: Vec<Result<String, Failure>>,
+    pub(super) layers: Vec<Result<String, Failure>>,
 }
 
 /// The merged trees whose gates passed in this run, kept in the store: a
 /// resumed run does not run them again on a tree they passed on.
 #[derive(Clone, Copy)]
-pub struct Passed<'a> {
+pub(super) struct Passed<'a> {
     /// The run's store.
-    pub store: &'a Store,
+    pub(super) store: &'a Store,
     /// The run.
-    pub run: &'a str,
+    pub(super) run: &'a str,
     /// The gates, as JSON: what passed.
-    pub gates: &'a str,
+    pub(super) gates: &'a str,
 }
 
 /// What a merge needs.
-pub struct Merge<'a> {
+pub(super) struct Merge<'a> {
     /// The target repository.
-    pub repo: &'a Repo,
+    pub(super) repo: &'a Repo,
     /// Where merges go.
-    pub target: &'a Target,
+    pub(super) target: &'a Target,
     /// Where the gates run again when the target moved.
-    pub checkouts: &'a Checkouts,
+    pub(super) checkouts: &'a Checkouts,
     /// The gates.
-    pub gates: &'a [Gate],
+    pub(super) gates: &'a [Gate],
     /// How gates run.
-    pub gate_settings: &'a GateSettings,
+    pub(super) gate_settings: &'a GateSettings,
     /// The ticket's log, which gates run again append to.
-    pub log: &'a Path,
+    pub(super) log: &'a Path,
     /// The trees the gates already passed on.
-    pub passed: Passed<'a>,
+    pub(super) passed: Passed<'a>,
 }
 
 impl Merge<'_> {
@@ -94,7 +83,7 @@ impl Merge<'_> {
     /// `candidate_ref`, in one ref transaction. `before_ref_update` is
     /// called with the new commit before the ref moves, so the state store
     /// knows it first.
-    pub fn land(
+    pub(super) fn land(
         &self,
         candidate: &str,
         candidate_ref: &str,
@@ -123,7 +112,12 @@ impl Merge<'_> {
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
                         let message = format!("after merging onto the moved base: {}", f.message);
-                        return Ok(MergeOutcome::Combination(Failure { message, ..f }));
+                        let evidence_from = Some(MOVED_BASE.to_string());
+                        return Ok(MergeOutcome::Combination(Failure {
+                            message,
+                            evidence_from,
+                            ..f
+                        }));
                     }
                 }
             }
@@ -149,7 +143,7 @@ impl Merge<'_> {
     /// checkout: one commit per member, each on the one before. A member
     /// that does not merge onto what is below it gets its conflict instead,
     /// and the next member stacks on what is below it.
-    pub fn stack(&self, members: &[StackMember<'_>]) -> Result<Stack, EngineError> {
+    pub(super) fn stack(&self, members: &[StackMember<'_>]) -> Result<Stack, EngineError> {
         let (name, tip, create) = self.target.landing(self.repo)?;
         let mut layers = Vec::with_capacity(members.len());
         let mut top = tip.clone();
@@ -179,7 +173,7 @@ impl Merge<'_> {
     /// Moves the target from the stack's tip to `commit` (one of the
     /// stack's) and deletes `candidate_refs`, in one ref transaction;
     /// false when the target moved meanwhile (nothing changed then).
-    pub fn advance(
+    pub(super) fn advance(
         &self,
         stack: &Stack,
         commit: &str,
@@ -228,7 +222,7 @@ impl Merge<'_> {
     /// Runs the gates on the merged tree `commit` in the merge checkout
     /// `checkout` (`merge`, `merge-2`, ...); `of` says which tickets it
     /// holds, when it is a stack's.
-    pub fn gate(
+    pub(super) fn gate(
         &self,
         commit: &str,
         of: &str,
@@ -325,4 +319,61 @@ impl Merge<'_> {
         )
         .with_evidence(evidence))
     }
+}
+
+/// The merge of `gates` (`key`: their JSON) on the run's target, its
+/// output into `log`.
+pub(super) fn merge_with<'a>(
+    sh: &'a Shared,
+    gates: &'a [Gate],
+    key: &'a str,
+    log: &'a Path,
+) -> Merge<'a> {
+    Merge {
+        repo: sh.repo,
+        target: &sh.target,
+        checkouts: &sh.checkouts,
+        gates,
+        gate_settings: &sh.settings.gates,
+        log,
+        passed: Passed {
+            store: &sh.store,
+            run: &sh.run,
+            gates: key,
+        },
+    }
+}
+
+/// The key of `gates` in the record of trees they passed on.
+pub(super) fn gates_key(gates: &[Gate]) -> String {
+    serde_json::to_string(gates).expect("gates serialize")
+}
+
+/// Merges one verified candidate; the merge commit is recorded before the
+/// target moves (and the candidate's ref goes with that move), `merged`
+/// after.
+pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
+    if sh.cancel.is_cancelled() {
+        return Ok(MergeOutcome::Cancelled);
+    }
+    let id = job.ticket.as_str();
+    let gates = ticket_gates(sh.plan, sh.ticket(id), &sh.settings.extra_gates);
+    let log = sh.run_dir.join(id).join("ticket.log");
+    let key = gates_key(&gates);
+    let merge = merge_with(sh, &gates, &key, &log);
+    let mut record = |commit: &str| -> Result<(), EngineError> {
+        Ok(sh.store.begin_merge(&sh.run, id, commit)?)
+    };
+    let outcome = merge.land(
+        &job.candidate,
+        &refs::candidate_ref(id),
+        &job.verified_on,
+        &sh.message(id),
+        &mut record,
+        sh.cancel,
+    )?;
+    if let MergeOutcome::Merged { commit } = &outcome {
+        sh.store.landed(&sh.run, id, Step::Merge, commit)?;
+    }
+    Ok(outcome)
 }

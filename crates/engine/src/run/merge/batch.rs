@@ -7,17 +7,16 @@
 //! attempt; the members after it are queued again, not failed. The base
 //! only ever moves to a commit whose gates passed.
 
-use super::coordinator::MergeJob;
-use super::merger::{gates_key, land, merge_with};
-use super::routes::ticket_gates;
-use super::session::Shared;
+use super::land::{gates_key, land, merge_with, Merge, Stack, StackMember, MOVED_BASE};
 use crate::error::EngineError;
 use crate::events::Event;
-use crate::git::merge::candidate_ref;
+use crate::git::refs::candidate_ref;
 use crate::model::failure::Failure;
 use crate::model::{Step, Verdict};
 use crate::process::{Cancel, Listening};
-use crate::run::merge::{Merge, MergeOutcome, Stack, StackMember};
+use crate::run::msg::{MergeJob, MergeOutcome};
+use crate::run::routes::ticket_gates;
+use crate::run::shared::Shared;
 
 /// What a batch settled, and what goes back to the front of the queue.
 #[derive(Default)]
@@ -374,7 +373,15 @@ impl Checked<'_, '_> {
                 failure.message
             ),
         };
-        let outcome = MergeOutcome::Combination(Failure { message, ..failure });
+        let evidence_from = Some(match ahead.as_slice() {
+            [] => MOVED_BASE.to_string(),
+            ahead => format!("{} (merged with it)", ahead.join(", ")),
+        });
+        let outcome = MergeOutcome::Combination(Failure {
+            message,
+            evidence_from,
+            ..failure
+        });
         settled.outcomes.push((culprit_job, outcome));
         settled.again.splice(0..0, rest);
         Ok(())

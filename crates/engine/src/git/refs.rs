@@ -1,7 +1,7 @@
-//! The refs and commits of merges: a ticket's commit message, candidate
-//! and quarantine refs, the run's branch and its target, and the sync of
-//! the run's branch onto the base ([`crate::run::merge`] lands each
-//! candidate).
+//! The refs and commits of merges: a ticket's candidate and quarantine
+//! refs, the run's branch and its target, commits made without a
+//! checkout, and the sync of the run's branch onto the base (`run/merge/`
+//! lands each candidate).
 //!
 //! The user's checkout is never harmed: while the base branch is checked
 //! out in a working tree, merges land on the run's own branch
@@ -12,25 +12,10 @@
 //! one command to run.
 
 use crate::error::EngineError;
-use crate::git::identity::{DIGEST_TRAILER, RUN_TRAILER, TICKET_TRAILER};
 use crate::git::repo::Repo;
 use crate::git::Git;
-use planwright_plan::model::Ticket;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-/// The commit message of a ticket's one commit, trailers included.
-pub fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
-    let title = if ticket.title.trim().is_empty() {
-        ticket.id.as_str()
-    } else {
-        ticket.title.trim()
-    };
-    format!(
-        "{}: {title}\n\n{TICKET_TRAILER}: {}\n{DIGEST_TRAILER}: {digest}\n{RUN_TRAILER}: {run}\n",
-        ticket.id, ticket.id
-    )
-}
 
 /// Where a ticket's newest candidate lives while the ticket is open; the
 /// ref is deleted once it merged (no ref per ticket outlives the run).
@@ -46,19 +31,6 @@ pub fn quarantine_ref(ticket: &str) -> String {
 /// The branch holding a run's merges while the base cannot move.
 pub fn held_branch(run: &str) -> String {
     format!("planwright/run/{run}")
-}
-
-/// The commit `name` (a full ref) points at, if it exists.
-pub fn ref_tip(repo: &Repo, name: &str) -> Result<Option<String>, EngineError> {
-    let spec = format!("{name}^{{commit}}");
-    let out = repo
-        .git()
-        .args(["rev-parse", "--verify", "--quiet", &spec])
-        .raw()?;
-    Ok(out
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
 }
 
 /// Points `name` at `commit` (creating it).
@@ -140,7 +112,7 @@ impl Target {
     fn held_tip(&self, repo: &Repo) -> Result<Option<String>, EngineError> {
         let mut known = self.held_tip.lock().unwrap_or_else(|e| e.into_inner());
         if let HeldTip::Unknown = *known {
-            *known = match ref_tip(repo, &self.held_ref())? {
+            *known = match repo.ref_tip(&self.held_ref())? {
                 Some(tip) => HeldTip::At(tip),
                 None => HeldTip::Absent,
             };
@@ -252,7 +224,7 @@ pub enum Sync {
 pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     // Whatever sync does to the run's branch, it is read again after.
     target.know_held_tip(HeldTip::Unknown);
-    let Some(held) = ref_tip(repo, &target.held_ref())? else {
+    let Some(held) = repo.ref_tip(&target.held_ref())? else {
         return Ok(Sync::Nothing);
     };
     let base = repo.base_tip(&target.base)?;

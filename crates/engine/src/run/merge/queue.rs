@@ -1,26 +1,20 @@
 //! The merger thread: the merge queue. Verified candidates wait in landing
 //! order; the first `[merge] batch` of them are landed together
-//! ([`super::queue`]), and what a batch does not settle goes back to the
+//! ([`super::batch`]), and what a batch does not settle goes back to the
 //! front of the queue.
 
-use super::coordinator::{MergeJob, Msg};
-use super::queue::{land_batch, Settled};
-use super::routes::ticket_gates;
-use super::session::Shared;
+use super::batch::{land_batch, Settled};
 use crate::error::EngineError;
-use crate::git::merge;
-use crate::model::Step;
-use crate::run::merge::{Merge, MergeOutcome, Passed};
-use planwright_plan::model::Gate;
+use crate::run::msg::{MergeJob, MergeOutcome, Msg};
+use crate::run::shared::Shared;
 use std::collections::VecDeque;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 /// The merger thread: lands the verified candidates as the coordinator
 /// sends them, batch by batch, until the coordinator hangs up.
-pub(super) fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
+pub(in crate::run) fn merger(sh: &Shared, jobs: Receiver<MergeJob>, tx: Sender<Msg>) {
     let mut queue: VecDeque<MergeJob> = VecDeque::new();
     loop {
         if queue.is_empty() {
@@ -85,67 +79,10 @@ fn guarded<T>(what: &str, work: impl FnOnce() -> Result<T, EngineError>) -> Resu
         .unwrap_or_else(|_| Err(EngineError::Internal(format!("{what} panicked"))))
 }
 
-/// The merge of `gates` (`key`: their JSON) on the run's target, its
-/// output into `log`.
-pub(super) fn merge_with<'a>(
-    sh: &'a Shared,
-    gates: &'a [Gate],
-    key: &'a str,
-    log: &'a Path,
-) -> Merge<'a> {
-    Merge {
-        repo: sh.repo,
-        target: &sh.target,
-        checkouts: &sh.checkouts,
-        gates,
-        gate_settings: &sh.settings.gates,
-        log,
-        passed: Passed {
-            store: &sh.store,
-            run: &sh.run,
-            gates: key,
-        },
-    }
-}
-
-/// The key of `gates` in the record of trees they passed on.
-pub(super) fn gates_key(gates: &[Gate]) -> String {
-    serde_json::to_string(gates).expect("gates serialize")
-}
-
 fn report(tx: &Sender<Msg>, job: &MergeJob, result: Result<MergeOutcome, EngineError>) {
     let _ = tx.send(Msg::Landed {
         ticket: job.ticket.clone(),
         attempt: job.attempt,
         result,
     });
-}
-
-/// Merges one verified candidate; the merge commit is recorded before the
-/// target moves (and the candidate's ref goes with that move), `merged`
-/// after.
-pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineError> {
-    if sh.cancel.is_cancelled() {
-        return Ok(MergeOutcome::Cancelled);
-    }
-    let id = job.ticket.as_str();
-    let gates = ticket_gates(sh.plan, sh.ticket(id), &sh.settings.extra_gates);
-    let log = sh.run_dir.join(id).join("ticket.log");
-    let key = gates_key(&gates);
-    let merge = merge_with(sh, &gates, &key, &log);
-    let mut record = |commit: &str| -> Result<(), EngineError> {
-        Ok(sh.store.begin_merge(&sh.run, id, commit)?)
-    };
-    let outcome = merge.land(
-        &job.candidate,
-        &merge::candidate_ref(id),
-        &job.verified_on,
-        &sh.message(id),
-        &mut record,
-        sh.cancel,
-    )?;
-    if let MergeOutcome::Merged { commit } = &outcome {
-        sh.store.landed(&sh.run, id, Step::Merge, commit)?;
-    }
-    Ok(outcome)
 }

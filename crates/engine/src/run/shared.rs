@@ -1,0 +1,60 @@
+//! The context the coordinator, the worker threads and the merge queue
+//! share for one run: read-only, apart from the count of attempts in
+//! their own verification.
+
+use super::lanes::Lanes;
+use super::settings::RunSettings;
+use crate::events::Emitter;
+use crate::exec::Executor;
+use crate::git::identity::commit_message;
+use crate::git::refs::Target;
+use crate::git::repo::Repo;
+use crate::process::Cancel;
+use crate::store::Store;
+use crate::verify;
+use crate::verify::checkout::Checkouts;
+use planwright_plan::model::Ticket;
+use planwright_plan::Plan;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Shared, read-only context of the coordinator, worker and merger threads.
+pub(super) struct Shared<'a> {
+    pub(super) repo: &'a Repo,
+    pub(super) plan: &'a Plan,
+    pub(super) settings: &'a RunSettings,
+    pub(super) store: Store,
+    pub(super) run: String,
+    pub(super) target: Target,
+    /// Each ticket's place in the plan, by id.
+    pub(super) index: HashMap<String, usize>,
+    /// Each ticket's digest, in plan order.
+    pub(super) digests: Vec<String>,
+    pub(super) checkouts: Checkouts,
+    pub(super) executor: Arc<dyn Executor>,
+    /// Which agent does each ticket, and the family routing keeps it to.
+    pub(super) lanes: Lanes,
+    pub(super) cancel: &'a Cancel,
+    pub(super) run_dir: PathBuf,
+    pub(super) emitter: Emitter,
+    /// What no ticket may change (see [`verify::RunRails`]).
+    pub(super) run_rails: verify::RunRails,
+    /// What the earlier merges of each ticket that runs again did.
+    pub(super) earlier: HashMap<String, verify::Earlier>,
+    /// Attempts past their agent, in their own verification: the merge
+    /// queue waits for them to fill a batch.
+    pub(super) verifying: std::sync::atomic::AtomicUsize,
+}
+
+impl Shared<'_> {
+    /// The plan's ticket `id`.
+    pub(super) fn ticket(&self, id: &str) -> &Ticket {
+        &self.plan.tickets[self.index[id]]
+    }
+
+    /// The commit message of ticket `id`'s one commit.
+    pub(super) fn message(&self, id: &str) -> String {
+        commit_message(self.ticket(id), &self.digests[self.index[id]], &self.run)
+    }
+}
