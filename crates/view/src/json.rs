@@ -60,6 +60,9 @@ pub struct RunJson {
     pub usage: Option<Usage>,
     /// Cost in US dollars over every attempt that reported it.
     pub cost_usd: Option<f64>,
+    /// Attempts with tokens but no cost (a model without a price): while
+    /// above 0, `cost_usd` is a floor.
+    pub unpriced_attempts: usize,
     /// Tickets on the base branch (merged from an older definition too).
     pub merged_count: usize,
     /// Tickets out of attempts.
@@ -107,6 +110,9 @@ pub struct TicketJson {
     pub usage: Option<Usage>,
     /// Cost in US dollars over its attempts.
     pub cost_usd: Option<f64>,
+    /// Its attempts with tokens but no cost: while above 0, `cost_usd` is
+    /// a floor.
+    pub unpriced_attempts: usize,
     /// Its attempts, oldest first.
     pub attempts: Vec<AttemptJson>,
     /// Its log, relative to the repository, when there is one.
@@ -223,6 +229,7 @@ impl RunDocument {
                 fresh: row.fresh,
                 usage: r.totals.usage,
                 cost_usd: r.totals.cost_usd,
+                unpriced_attempts: r.totals.unpriced,
                 merged_count: c.merged,
                 failed_count: c.failed,
                 blocked_count: c.blocked,
@@ -285,6 +292,7 @@ impl TicketJson {
             rerun_of: row.rerun_of.clone(),
             usage: t.totals.usage,
             cost_usd: t.totals.cost_usd,
+            unpriced_attempts: t.totals.unpriced,
             attempts: t.attempts.iter().map(AttemptJson::new).collect(),
             log: t.log.clone(),
             blocked_by: t.blocked_by.clone(),

@@ -21,11 +21,27 @@ pub struct Totals {
     pub usage: Option<Usage>,
     /// Cost in US dollars, reported and computed figures together.
     pub cost_usd: Option<f64>,
+    /// Attempts that reported tokens but have no cost (a model without a
+    /// price): the cost is then a floor, never the whole.
+    pub unpriced: usize,
 }
 
 impl Totals {
-    /// Adds one attempt's (or ticket's) figures.
+    /// Adds one attempt's figures.
     pub fn add(&mut self, usage: Option<Usage>, cost_usd: Option<f64>) {
+        if usage.is_some() && cost_usd.is_none() {
+            self.unpriced += 1;
+        }
+        self.sum(usage, cost_usd);
+    }
+
+    /// Adds a ticket's totals.
+    pub fn add_totals(&mut self, other: &Totals) {
+        self.sum(other.usage, other.cost_usd);
+        self.unpriced += other.unpriced;
+    }
+
+    fn sum(&mut self, usage: Option<Usage>, cost_usd: Option<f64>) {
         if let Some(u) = usage {
             *self.usage.get_or_insert_with(Usage::default) += u;
         }
@@ -136,7 +152,7 @@ pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, E
         for a in &attempts {
             ticket_totals.add(a.usage(), a.cost_usd());
         }
-        totals.add(ticket_totals.usage, ticket_totals.cost_usd);
+        totals.add_totals(&ticket_totals);
         let log = run_dir.join(&t.id).join("ticket.log");
         tickets.push(TicketReport {
             log: repo
@@ -437,7 +453,14 @@ pub fn totals_text(t: &Totals) -> String {
     let tokens = t
         .usage
         .map_or("tokens not reported".into(), |u| usage_text(&u));
-    let cost = t.cost_usd.map_or("cost not reported".into(), cost_text);
+    let unpriced = planwright_plan::words::count(t.unpriced, "attempt");
+    let cost = match (t.cost_usd, t.unpriced) {
+        (None, 0) => "cost not reported".into(),
+        (Some(c), 0) => cost_text(c),
+        // Never a total that looks complete: what is known is a floor.
+        (Some(c), _) => format!("at least {} ({unpriced} unpriced)", cost_text(c)),
+        (None, _) => format!("cost unknown ({unpriced} unpriced)"),
+    };
     format!("total: {tokens}, {cost}")
 }
 

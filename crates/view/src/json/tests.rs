@@ -76,6 +76,7 @@ fn report() -> RunReport {
         totals: Totals {
             usage: Some(usage),
             cost_usd: Some(0.5),
+            unpriced: 0,
         },
         tickets: vec![
             ticket("A", TicketState::Running, vec![a]),
@@ -177,4 +178,30 @@ fn the_markdown_line_of_an_attempt_names_who_ran_it() {
         ),
         "{line}"
     );
+}
+
+#[test]
+fn a_total_with_unpriced_attempts_says_it_is_a_floor() {
+    use crate::report::totals_text;
+    let usage = Usage {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+    };
+    let mut ticket = Totals::default();
+    ticket.add(Some(usage), Some(0.25));
+    ticket.add(Some(usage), None);
+    let mut run = Totals::default();
+    run.add_totals(&ticket);
+    run.add_totals(&ticket);
+    assert_eq!(run.unpriced, 2);
+    assert!(
+        totals_text(&run).ends_with(", at least $0.5000 (2 attempts unpriced)"),
+        "{}",
+        totals_text(&run)
+    );
+    let mut none = Totals::default();
+    none.add(Some(usage), None);
+    assert!(totals_text(&none).ends_with(", cost unknown (1 attempt unpriced)"));
 }
