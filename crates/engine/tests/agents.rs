@@ -469,8 +469,6 @@ fn agent_reported_failures_fail() {
         ("codex", 1, "stream disconnected"),
         ("gemini", 53, "max session turns"),
         ("agy", 1, "workspace is not trusted"),
-        // aider exits 0 when the model call failed: its error line decides.
-        ("aider", 0, "AuthenticationError"),
         ("opencode", 1, "Model not found"),
     ];
     for (cli, code, says) in cases {
@@ -490,6 +488,42 @@ fn agent_reported_failures_fail() {
         why,
         format!("exited with exit code 1: error_max_turns\n{result}")
     );
+}
+
+/// A key the provider refuses (401, 403) fails every attempt alike: the
+/// attempt ends in an error that stops the run, not a strike.
+#[test]
+fn a_refused_key_stops_the_run_instead_of_failing_the_ticket() {
+    // aider exits 0 when the model call failed: its error line decides.
+    for (cli, code, says) in [
+        ("claude", 1, "Invalid API key"),
+        ("codex", 1, "unexpected status 401 Unauthorized"),
+        ("gemini", 1, "invalid authentication credentials"),
+        ("aider", 0, "litellm.AuthenticationError"),
+        ("opencode", 1, "Unauthorized"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let script = fake_cli(&bin, cli, "key_refused", code, "");
+        let opts = AgentOptions {
+            program: Some(script.display().to_string()),
+            ..AgentOptions::default()
+        };
+        let agent = agent::from_options(cli, &opts).unwrap();
+        let ctx = context(tmp.path(), None, vec![]);
+        let Err(e) = agent.attempt(&ctx, &Cancel::default()) else {
+            panic!("{cli}: a refused key was an outcome");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!(
+                "agent `{cli}`: the key is refused by its provider"
+            )) && text.contains(says)
+                && text.contains("no ticket was charged a strike"),
+            "{cli}: {text}"
+        );
+    }
 }
 
 #[test]

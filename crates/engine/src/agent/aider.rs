@@ -328,6 +328,14 @@ impl StreamParser for AiderParser {
             model: self.model.take(),
             usage: recorded.usage,
             cost_usd: recorded.cost,
+            // litellm's exception for a 401 (and 403: `PermissionDeniedError`).
+            key_refused: self.error.as_deref().is_some_and(|e| {
+                e.lines().any(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("litellm.AuthenticationError")
+                        || l.starts_with("litellm.PermissionDeniedError")
+                })
+            }),
             failure: self.error.take(),
             limit,
             complete: recorded.exited,

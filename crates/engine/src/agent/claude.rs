@@ -179,6 +179,7 @@ pub struct ClaudeParser {
 struct Verdict {
     message: String,
     limited: bool,
+    key_refused: bool,
     resets_at: Option<i64>,
     records: String,
 }
@@ -239,6 +240,7 @@ impl StreamParser for ClaudeParser {
                     reason: v.message.clone(),
                 });
             }
+            parsed.key_refused = v.key_refused;
             parsed.failure = Some(v.message);
             parsed.evidence = Some(v.records);
         } else if let Some((status, _)) = self.retry {
@@ -354,6 +356,7 @@ impl ClaudeParser {
             None => line.trim().to_string(),
         };
         self.verdict = Some(Verdict {
+            key_refused: status.is_some_and(limits::is_key_status),
             message,
             limited,
             resets_at: rejected,

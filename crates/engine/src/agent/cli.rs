@@ -45,6 +45,9 @@ pub struct Parsed {
     pub retrying: Option<Limit>,
     /// The CLI's final record was seen (false: the output was cut short).
     pub complete: bool,
+    /// The failure is the provider refusing the key (401, 403): the run
+    /// stops rather than spend a strike of every ticket on it.
+    pub key_refused: bool,
     /// The CLI's own record of its failure, as it printed it: the
     /// failure's evidence, in place of the output's tail.
     pub evidence: Option<String>,
@@ -479,6 +482,9 @@ impl<C: Cli> Agent for CliAgent<C> {
             .or_else(|| self.argv_model(ctx).map(str::to_string))
             .or(configured);
         let outcome = decide(&done, &parsed);
+        if let (true, AgentOutcome::Failed(why)) = (parsed.key_refused, &outcome) {
+            return Err(self.key_refused(why));
+        }
         let cost = cost(&parsed, model.as_deref(), &self.opts.prices);
         let cut = !parsed.complete && outcome == AgentOutcome::Finished;
         for note in figures_notes(cut, parsed.usage.as_ref(), model.as_deref(), cost) {
@@ -590,6 +596,16 @@ impl<C: Cli> CliAgent<C> {
         confine: Option<&crate::sandbox::Confine>,
     ) -> Result<AttemptContext, EngineError> {
         probe_context(self, C::NAME, scratch, confine)
+    }
+
+    /// The run stops: every attempt with this key would fail the same way.
+    fn key_refused(&self, why: &str) -> EngineError {
+        let first = why.lines().next().unwrap_or(why);
+        EngineError::Settings(format!(
+            "agent `{}`: the key is refused by its provider ({first}); no ticket was charged a strike. Check the key the CLI uses ({}, or its login), then `run` again to continue",
+            C::NAME,
+            C::ENV.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+        ))
     }
 
     fn argv_model<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {

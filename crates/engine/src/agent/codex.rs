@@ -280,6 +280,17 @@ impl StreamParser for CodexParser {
         if let Some(message) = p.failure.clone().filter(refused) {
             p.limit = Some(Limit::from_message(message, now));
         }
+        let named = |m: &String| {
+            let rest = STATUS_PREFIXES
+                .iter()
+                .find_map(|x| m.trim_start().strip_prefix(x));
+            rest.and_then(limits::leading_status)
+                .is_some_and(limits::is_key_status)
+        };
+        p.key_refused = p
+            .failure
+            .as_ref()
+            .is_some_and(|m| self.failed_status.is_some_and(limits::is_key_status) || named(m));
         p
     }
 }

@@ -153,6 +153,7 @@ impl StreamParser for GeminiParser {
             if is_limit(e) {
                 p.limit = Some(Limit::from_message(message.clone(), now));
             }
+            p.key_refused = code(e).is_some_and(limits::is_key_status);
             p.failure = Some(message);
         }
         p
@@ -165,12 +166,16 @@ impl StreamParser for GeminiParser {
 /// are spent), never by its message.
 fn is_limit(error: &Value) -> bool {
     let kind = text(error, "type").unwrap_or_default();
-    let code = match error.get("code") {
+    kind.ends_with("QuotaError") || code(error).is_some_and(limits::is_provider_status)
+}
+
+/// The error object's `code`, a number or a numeric string.
+fn code(error: &Value) -> Option<u64> {
+    match error.get("code") {
         Some(Value::Number(n)) => n.as_u64(),
         Some(Value::String(s)) => s.parse().ok(),
         _ => None,
-    };
-    kind.ends_with("QuotaError") || code.is_some_and(limits::is_provider_status)
+    }
 }
 
 /// Whether Gemini CLI's output ended while it waited to retry a refused
