@@ -769,18 +769,35 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
         ..gemini_acp(&mock)
     };
     let env = tier_env(&setup, &mock, "timeout_secs = 120\nmax_unavailable = 1\n");
-    let (out, summary) = run(&env, &setup);
-    assert_eq!(out.status.code(), Some(1), "{summary}\n{}", logs(&env));
-    let ticket = &report(&env)["tickets"][0];
-    assert_eq!(
-        ticket["attempts"][0]["agent_outcome"], "unavailable",
-        "{ticket}"
-    );
-    assert_eq!(ticket["failure"]["kind"], "unavailable", "{ticket}");
-    let message = ticket["failure"]["message"].as_str().unwrap();
+    // Preflight's probe asks for a session; when it offers models there,
+    // the one not offered is refused before any attempt, else the attempt
+    // finds out (unavailable, no strike).
+    let args = [
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        setup.agent,
+    ];
+    let pre = unchanged_around(&env, &setup, &args);
+    let stdout = text(&pre.stdout);
     let why = "the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
-    assert!(message.contains(why), "{message}");
-    assert!(message.contains("`gemini-2.5-pro`"), "{message}");
+    if pre.status.code() == Some(1) {
+        assert!(stdout.contains(why), "{stdout}");
+        assert!(stdout.contains("`gemini-2.5-pro`"), "{stdout}");
+    } else {
+        assert!(
+            stdout.contains("the models it offers are for the attempt to find"),
+            "{stdout}"
+        );
+        let (out, summary) = run(&env, &setup);
+        assert_eq!(out.status.code(), Some(1), "{summary}\n{}", logs(&env));
+        let ticket = &report(&env)["tickets"][0];
+        assert_eq!(ticket["failure"]["kind"], "unavailable", "{ticket}");
+        let message = ticket["failure"]["message"].as_str().unwrap();
+        assert!(message.contains(why), "{message}");
+    }
     let calls = mock.requests().iter().filter(|r| r.is_model_call()).count();
     assert_eq!(calls, 0, "{}", seen(&mock));
 }

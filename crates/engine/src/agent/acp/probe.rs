@@ -32,18 +32,32 @@ pub(super) fn verdict(
     offered: Option<Vec<String>>,
     done: &Finished,
 ) -> Result<Option<String>, String> {
+    // The probe has no network: an agent whose session needs it (a login
+    // checked, a model list fetched) is left for the attempt to judge.
+    let unjudged = |what: String| {
+        Ok(Some(format!(
+            "`{argv}` with {setup}; {what} without the network, so the models it offers are for the attempt to find"
+        )))
+    };
     match turn {
         TurnEnd::Stopped(reason) if reason == PROBED => {}
+        TurnEnd::Error(error)
+            if error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("speaks ACP version")) =>
+        {
+            return Err(format!(
+                "`{argv}`: {}",
+                error["message"].as_str().unwrap_or("")
+            ))
+        }
         TurnEnd::Error(error) => {
-            return Err(format!(
-                "`{argv}` answered with an error before its session: {error}"
-            ))
+            let message = error["message"].as_str().unwrap_or("an error").to_string();
+            return unjudged(format!(
+                "it answered `session/new` with an error ({message})"
+            ));
         }
-        TurnEnd::TimedOut => {
-            return Err(format!(
-                "`{argv}` did not answer `initialize` and `session/new` in time"
-            ))
-        }
+        TurnEnd::TimedOut => return unjudged("it did not answer `session/new` in time".into()),
         _ => {
             return Err(format!(
                 "`{argv}` ended with {} before answering `session/new`: {}",
