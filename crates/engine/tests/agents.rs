@@ -490,6 +490,25 @@ fn agent_reported_failures_fail() {
     );
 }
 
+/// A CLI's stdout of 4 MB of lines and then a 64 MiB line with no
+/// newline: the attempt ends, its log stays within `log_limit_mib`, and
+/// its parser is given at most `line_limit_kib` of a line.
+#[test]
+fn a_flood_of_output_stays_within_the_caps_for_every_adapter() {
+    let flood = "yes \"$(head -c 999 /dev/zero | tr '\\0' j)\" | head -n 4000; head -c 67108864 /dev/zero | tr '\\0' x";
+    for cli in agent::ADAPTERS.iter().map(|a| a.name) {
+        let run = attempt_adjusted(cli, "none", 0, None, flood, |ctx, _| {
+            ctx.log_limit = Some(1 << 20);
+        });
+        assert_eq!(run.report.outcome, AgentOutcome::Finished, "{cli}");
+        assert!(run.log.len() < (1 << 20) + 4096, "{cli}: {}", run.log.len());
+        assert!(
+            run.log.contains("more bytes of output were dropped"),
+            "{cli}"
+        );
+    }
+}
+
 /// A key the provider refuses (401, 403) fails every attempt alike: the
 /// attempt ends in an error that stops the run, not a strike.
 #[test]
