@@ -732,8 +732,33 @@ const GEMINI_ACP: Expect = Expect {
     model: "gemini-2.5-pro",
     rates: [1.25, 10.0, 0.125, 1.25],
     cache_lumped: true,
+    // Its quota counts have no cache split: the cost is an estimate.
+    cost_source: "estimated",
     ..GEMINI
 };
+
+/// Zed's `claude-agent-acp`, set up as the claude adapter (its slot's
+/// `CLAUDE_CONFIG_DIR`), with Claude Code's figures as it means them and
+/// the cost of its `usage_update`.
+fn claude_agent_acp(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "acp",
+        cli: "claude-agent-acp",
+        agent_toml: "cmd = \"claude-agent-acp\"\n",
+        ..claude(mock)
+    }
+}
+
+/// `claude-agent-acp` merges through the ACP client, confined and
+/// proxied as the claude adapter is, with exact figures and its reported
+/// cost.
+#[test]
+fn claude_agent_acp_ok() {
+    let Some(env) = ok("claude_agent_acp_ok", claude_agent_acp, &CLAUDE) else {
+        return;
+    };
+    assert!(logs(&env).contains("acp: session "), "{}", logs(&env));
+}
 
 /// `gemini --acp` merges through the ACP client, confined and proxied as
 /// the gemini adapter is, on the model set by `session/set_model`, with
