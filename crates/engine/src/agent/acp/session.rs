@@ -317,8 +317,19 @@ impl Session {
             self.note(&format!("acp: {why}"));
             return self.finish(TurnEnd::ModelNotOffered(why));
         };
-        self.note(&format!("acp: model {chosen}"));
-        self.state.lock().unwrap().model_set = Some(chosen.to_string());
+        // An alias (`sonnet[1m]`) is set; the attempt records the model
+        // it was asked for, which the price table knows.
+        if chosen == model.as_str() || chosen.starts_with(model.as_str()) {
+            self.note(&format!("acp: model {chosen}"));
+        } else {
+            self.note(&format!("acp: model {model} (offered as {chosen})"));
+        }
+        let recorded = if chosen.contains(model.as_str()) {
+            chosen
+        } else {
+            model
+        };
+        self.state.lock().unwrap().model_set = Some(recorded.to_string());
         let params = json!({"sessionId": id, "modelId": chosen});
         self.send(&request(SET_MODEL, "session/set_model", params));
     }
@@ -531,8 +542,21 @@ pub(super) const PROBED: &str = "probed";
 
 /// The model ID among `offered` that `model` names: the same, or its
 /// preview (`gemini-3-flash` offered as `gemini-3-flash-preview`), or
-/// the model a `-preview` name is the preview of.
+/// the model a `-preview` name is the preview of, or an alias that is a
+/// word of its name (`claude-sonnet-4-6` offered as `sonnet` or
+/// `sonnet[1m]`, as claude-agent-acp offers Claude's models).
 pub(super) fn offered_as<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
+    named(model, offered).or_else(|| {
+        let words: Vec<&str> = model.split(['-', '/']).collect();
+        offered.iter().map(String::as_str).find(|id| {
+            let alias = id.split('[').next().unwrap_or(id);
+            alias.len() >= 3 && alias != "default" && alias != "auto" && words.contains(&alias)
+        })
+    })
+}
+
+/// [`offered_as`] by name: the same, or a preview's.
+fn named<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
     let preview = format!("{model}-preview");
     let exact = offered.iter().find(|m| *m == model);
     let previewed = || {
@@ -596,6 +620,13 @@ mod tests {
             Some("gemini-2.5-pro")
         );
         assert_eq!(offered_as("gemini-2.5-flash", &offered), None);
+        // claude-agent-acp 0.23.1 offers Claude's models by alias.
+        let claude: Vec<String> = ["default", "sonnet[1m]", "opus[1m]", "haiku"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(offered_as("claude-sonnet-4-6", &claude), Some("sonnet[1m]"));
+        assert_eq!(offered_as("claude-haiku-4-5", &claude), Some("haiku"));
+        assert_eq!(offered_as("gpt-5.4", &claude), None);
         assert_eq!(
             not_offered("x", &offered[..2]),
             "the agent does not offer model `x`; it offers `auto`, `gemini-3-flash-preview`"
