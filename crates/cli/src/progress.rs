@@ -484,6 +484,7 @@ mod tests {
             attempt,
             base_commit: "0123456789".into(),
             starts_from: "base".into(),
+            agent: None,
         }
     }
 
@@ -608,6 +609,7 @@ mod tests {
                 attempt: 1,
                 base_commit: "0123456789abcdef".into(),
                 starts_from: "base".into(),
+                agent: None,
             },
             Event::Phase {
                 ticket: "T2".into(),
