@@ -32,7 +32,7 @@ pub struct Cli {
 /// Options every command takes (see `docs/cli.md`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct Global {
-    /// How results are printed: `human` for people, `json` for programs, `sarif` (validate only) for code scanning.
+    /// How results are printed: `human` for people, `json` for programs, `sarif` (validate only) for code scanning, `json-lines` (validate only) one object per file as each is checked.
     #[arg(long, global = true, value_enum, default_value_t = Output::Human, value_name = "STYLE")]
     pub output: Output,
     /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory, else at the root of the repository the plan runs on, as the base commit holds it); it must exist.
@@ -88,15 +88,18 @@ impl Global {
         }
     }
 
-    /// Fails unless `--output` is human or JSON: `sarif` is for `validate`.
+    /// Fails unless `--output` is human or JSON: `sarif` and `json-lines`
+    /// are for `validate`.
     pub fn human_or_json(&self, command: &str) -> Result<(), CliError> {
-        if self.output == Output::Sarif {
-            return Err(CliError::usage(format!(
-                "`--output sarif` applies to `validate` only, not `{command}`"
-            ))
-            .hint("use `--output human` or `--output json`"));
-        }
-        Ok(())
+        let name = match self.output {
+            Output::Sarif => "sarif",
+            Output::JsonLines => "json-lines",
+            Output::Human | Output::Json => return Ok(()),
+        };
+        Err(CliError::usage(format!(
+            "`--output {name}` applies to `validate` only, not `{command}`"
+        ))
+        .hint("use `--output human` or `--output json`"))
     }
 }
 
@@ -109,6 +112,9 @@ pub enum Output {
     Json,
     /// SARIF 2.1.0 for code scanning (`validate` only).
     Sarif,
+    /// JSON lines (`validate` only): one object per file, printed as soon
+    /// as that file is checked.
+    JsonLines,
 }
 
 /// When to use colour.
@@ -134,6 +140,7 @@ enum Command {
     Run(commands::run::Args),
     Status(commands::status::Args),
     Report(commands::report::Args),
+    Deliver(commands::deliver::Args),
     Watch(commands::watch::Args),
     Serve(commands::serve::Args),
     Demo(commands::demo::Args),
@@ -204,6 +211,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         Command::Run(args) => commands::run::run(args, global),
         Command::Status(args) => commands::status::run(args, global),
         Command::Report(args) => commands::report::run(args, global),
+        Command::Deliver(args) => commands::deliver::run(args, global),
         Command::Demo(args) => commands::demo::run(args, global),
         Command::Completions(args) => commands::completions::run(args, global),
         Command::Man(args) => commands::man::run(args, global),
@@ -226,6 +234,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Run(_) => "run",
         Command::Status(_) => "status",
         Command::Report(_) => "report",
+        Command::Deliver(_) => "deliver",
         Command::Demo(_) => "demo",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",

@@ -161,6 +161,8 @@ pub fn env() -> Env {
         home: std::env::var_os("HOME").map(PathBuf::from),
         agb_strict_gates: std::env::var("AGB_STRICT_GATES").ok(),
         cores: std::thread::available_parallelism().ok().map(|n| n.get()),
+        // Only `deliver` reads the forge's token (`forge_env`).
+        tokens: Default::default(),
     }
 }
 
@@ -178,6 +180,7 @@ pub fn settings_error(e: SettingsError) -> CliError {
         SettingsError::Executor(_) => {
             CliError::usage(e.to_string()).hint("see docs/scaling.md")
         }
+        SettingsError::Forge(_) => CliError::usage(e.to_string()).hint("see docs/forge.md"),
     }
 }
 

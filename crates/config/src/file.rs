@@ -71,6 +71,44 @@ pub struct Config {
     /// `[executor]`: where attempts run.
     #[serde(default)]
     pub executor: Executor,
+    /// `[forge]`: where `planwright deliver` pushes and opens pull requests.
+    #[serde(default)]
+    pub forge: Forge,
+}
+
+/// `[forge]`: `kind = "github"`, `remote = "origin"`, `api_url =
+/// "https://ghe.example.com/api/v3"`, `repository = "owner/name"`,
+/// `token_env = "GITHUB_TOKEN"`, `per = "run"`, `branch =
+/// "planwright/{run}"`, `draft = false` (docs/forge.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Forge {
+    /// `github`, `gitlab` or `forgejo` (`gitea` is `forgejo`); default from
+    /// the remote's host.
+    #[serde(default)]
+    pub kind: Option<crate::forge::ForgeKind>,
+    /// The git remote to push to (default `origin`).
+    #[serde(default)]
+    pub remote: Option<String>,
+    /// The API's root (default the public host's).
+    #[serde(default)]
+    pub api_url: Option<crate::forge::ApiUrl>,
+    /// `owner/name` (default: the remote URL's last two path segments).
+    #[serde(default)]
+    pub repository: Option<crate::forge::RepositoryName>,
+    /// The variable holding the token (default per kind).
+    #[serde(default)]
+    pub token_env: Option<crate::forge::VariableName>,
+    /// One pull request per `run` (default) or per `ticket`.
+    #[serde(default)]
+    pub per: crate::forge::Per,
+    /// The remote branch (default `planwright/{run}`, and
+    /// `planwright/{run}/{ticket}` for `per = "ticket"`).
+    #[serde(default)]
+    pub branch: Option<crate::forge::BranchTemplate>,
+    /// Open pull requests as drafts (default false).
+    #[serde(default)]
+    pub draft: bool,
 }
 
 /// `[executor] kind`: where attempts run.

@@ -28,6 +28,9 @@ pub struct Env {
     pub agb_strict_gates: Option<String>,
     /// The cores there are to work on: one slot per core by default.
     pub cores: Option<usize>,
+    /// The forge token variables that are set, by name
+    /// ([`crate::forge::token_variables`] says which to read).
+    pub tokens: std::collections::BTreeMap<String, crate::forge::Secret>,
 }
 
 /// Why settings could not be resolved. Each names the source of the
@@ -55,6 +58,9 @@ pub enum SettingsError {
     /// `[executor]` cannot work as written.
     #[error("`[executor]` in planwright.toml: {0}")]
     Executor(String),
+    /// `[forge]` cannot work with the remote as written.
+    #[error("`[forge]` in planwright.toml: {0}")]
+    Forge(String),
 }
 
 /// The flags of a run.

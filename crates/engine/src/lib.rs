@@ -8,6 +8,7 @@
 pub mod agent;
 mod caches;
 pub mod clock;
+pub mod deliver;
 mod demo;
 mod draft;
 mod error;

@@ -13,7 +13,7 @@
 use crate::model::{Plan, Ticket};
 use crate::overlap::{self, Overlap};
 use serde::Serialize;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What `planwright show --output json` prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -289,6 +289,109 @@ impl Order {
             }
         }
         out
+    }
+
+    /// `tickets` (plan indices) cut into runs that follow one another: every
+    /// ticket of a run is an ancestor of every ticket of the runs after it,
+    /// and no finer cut has that property (the connected components of "may
+    /// run at the same time" among `tickets`, treating them as one
+    /// clique). Each run is ascending in plan index; runs are in
+    /// topological order.
+    ///
+    /// One sweep in topological order: each ticket's latest ancestor among
+    /// `tickets` (one pass over the span of the order they cover) tells
+    /// which runs so far it may run beside; only when that ancestor ends a
+    /// run of several tickets is the run's every ticket looked for among its
+    /// ancestors, by a walk that stops at the run's start. `work` counts the
+    /// tickets and dependencies looked at. A ticket on or after a cycle
+    /// makes one run of all.
+    pub(crate) fn series(&self, tickets: &[usize], work: &mut u64) -> Vec<Vec<usize>> {
+        let mut u: Vec<usize> = tickets.to_vec();
+        if u.iter().any(|&t| self.position[t] == usize::MAX) {
+            u.sort_unstable();
+            return vec![u];
+        }
+        u.sort_unstable_by_key(|&t| self.position[t]);
+        let Some((&first, &last)) = u.first().zip(u.last()) else {
+            return vec![];
+        };
+        let (lo, hi) = (self.position[first], self.position[last]);
+        let upos: HashMap<usize, usize> = u.iter().enumerate().map(|(k, &t)| (t, k)).collect();
+        // The latest ancestor among `u` of each ticket of the span, by place in `u`.
+        let mut latest: Vec<Option<usize>> = vec![None; hi - lo + 1];
+        for p in lo..=hi {
+            let i = self.topo[p];
+            let mut best = None;
+            for &d in &self.deps[i] {
+                *work += 1;
+                let pd = self.position[d];
+                if pd < lo {
+                    continue;
+                }
+                best = best.max(upos.get(&d).copied().or(latest[pd - lo]));
+            }
+            latest[p - lo] = best;
+        }
+        // The start (place in `u`) of each run so far.
+        let mut starts: Vec<usize> = Vec::new();
+        for (k, &y) in u.iter().enumerate() {
+            *work += 1;
+            let Some(m) = latest[self.position[y] - lo] else {
+                starts.truncate(1);
+                if starts.is_empty() {
+                    starts.push(k);
+                }
+                continue;
+            };
+            let j = starts.partition_point(|&s| s <= m) - 1;
+            let end = starts.get(j + 1).map_or(k - 1, |&s| s - 1);
+            let before = m == end && self.reaches_all(&u[starts[j]..=end], y, work);
+            if !before {
+                starts.truncate(j + 1);
+            } else if j + 1 == starts.len() {
+                starts.push(k);
+            } else {
+                starts.truncate(j + 2);
+            }
+        }
+        let mut runs: Vec<Vec<usize>> = Vec::with_capacity(starts.len());
+        for (r, &s) in starts.iter().enumerate() {
+            let end = starts.get(r + 1).copied().unwrap_or(u.len());
+            let mut run = u[s..end].to_vec();
+            run.sort_unstable();
+            runs.push(run);
+        }
+        runs
+    }
+
+    /// Whether every ticket of `run` (in topological order) is an ancestor
+    /// of `y`: a walk up from `y` that never goes below the run's first
+    /// ticket and stops once it has met them all.
+    fn reaches_all(&self, run: &[usize], y: usize, work: &mut u64) -> bool {
+        if run.len() == 1 {
+            return true;
+        }
+        let floor = self.position[run[0]];
+        let wanted: HashSet<usize> = run.iter().copied().collect();
+        let mut seen: HashSet<usize> = HashSet::new();
+        let mut stack = vec![y];
+        let mut met = 0;
+        while let Some(i) = stack.pop() {
+            for &d in &self.deps[i] {
+                *work += 1;
+                if self.position[d] < floor || !seen.insert(d) {
+                    continue;
+                }
+                if wanted.contains(&d) {
+                    met += 1;
+                    if met == run.len() {
+                        return true;
+                    }
+                }
+                stack.push(d);
+            }
+        }
+        false
     }
 
     /// Fills `anc[position * words ..]` with the ancestors of each ticket

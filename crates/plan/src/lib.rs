@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod command;
 pub mod dag;
+pub mod delivery;
 pub mod diag;
 pub mod doc;
 pub mod flag;

@@ -76,17 +76,32 @@ pub struct OverlapPair {
 /// Every group of overlapping tickets, ordered by the plan index of its
 /// first ticket.
 pub fn forecast(plan: &Plan) -> Vec<Overlap> {
+    forecast_counted(plan, &mut 0)
+}
+
+/// [`forecast`], adding to `work` the tickets, dependencies and pairs of
+/// tickets it looked at (what its tests hold linear in the plan's size).
+fn forecast_counted(plan: &Plan, work: &mut u64) -> Vec<Overlap> {
     let distinct = Distinct::new(plan);
     let order = Order::new(plan);
     let (cluster, shared) = distinct.clusters();
-    let mut groups: Vec<Overlap> = shared
+    let mut found: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (root, tickets) in shared {
+        let mut meets = distinct.meeting(plan, &tickets, &cluster, root);
+        let place = |t: usize| tickets.binary_search(&t).unwrap_or_default();
+        // Tickets of two runs never run at the same time: pairs are only
+        // looked for within a run.
+        for run in order.series(&tickets, work) {
+            if run.len() < 2 {
+                continue;
+            }
+            let mut meets_run = |a: usize, b: usize| meets(place(a), place(b));
+            let groups = concurrent_groups(&order, &run, &mut meets_run, work);
+            found.extend(groups.into_iter().map(|indices| (root, indices)));
+        }
+    }
+    let mut groups: Vec<Overlap> = found
         .into_iter()
-        .flat_map(|(root, tickets)| {
-            let mut meets = distinct.meeting(plan, &tickets, &cluster, root);
-            concurrent_groups(&order, &tickets, &mut meets)
-                .into_iter()
-                .map(move |indices| (root, indices))
-        })
         .map(|(root, indices)| Overlap {
             tickets: indices
                 .iter()
@@ -276,8 +291,8 @@ impl<'a> Distinct<'a> {
 }
 
 /// The groups of `tickets` (plan indices, ascending) joined by "may run at
-/// the same time and name patterns that intersect" (`meets`, by place in
-/// `tickets`), with two or more tickets each. A pair already in one group
+/// the same time and name patterns that intersect" (`meets`, by plan
+/// index), with two or more tickets each. A pair already in one group
 /// is never asked about, so tickets that are all concurrent cost about one
 /// batch of questions; questions go in batches of [`BATCH`] pairs, which
 /// bounds the memory and the passes over the plan.
@@ -285,6 +300,7 @@ fn concurrent_groups(
     order: &Order,
     tickets: &[usize],
     meets: &mut dyn FnMut(usize, usize) -> bool,
+    work: &mut u64,
 ) -> Vec<Vec<usize>> {
     const BATCH: usize = 1 << 16;
     let n = tickets.len();
@@ -296,7 +312,8 @@ fn concurrent_groups(
             break;
         }
         for j in i + 1..n {
-            if sets.find(i) != sets.find(j) && meets(i, j) {
+            *work += 1;
+            if sets.find(i) != sets.find(j) && meets(tickets[i], tickets[j]) {
                 pending.push((i, j));
             }
         }
@@ -888,3 +905,7 @@ mod tests {
     const SEGS: [&str; 10] = ["**", "*", "a", "b", "a*", "*b", "?", "a?", "ab", "*a*"];
     const NAMES: [&str; 6] = ["a", "b", "ab", "ba", "aa", "abb"];
 }
+
+#[cfg(test)]
+#[path = "overlap_work.rs"]
+mod work;

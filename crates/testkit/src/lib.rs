@@ -8,7 +8,9 @@
 
 mod cli;
 pub mod contract;
+pub mod git_http;
 mod fake_executor;
+pub mod forge;
 pub mod mock_model;
 
 pub use cli::{have, text, Cli};

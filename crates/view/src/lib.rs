@@ -8,6 +8,7 @@
 
 mod html;
 mod json;
+mod pull_request;
 mod report;
 mod view;
 
@@ -16,6 +17,7 @@ pub use json::{
     AgentJson, AttemptJson, LegacyCounts, LegacyPause, PausedPoolJson, RunDocument, RunJson,
     StatusDocument, TicketJson,
 };
+pub use pull_request::pull_request_text;
 pub use report::{
     cost_text, failure_text, load_report, markdown, totals_text, why, AttemptReport, RunReport,
     TicketReport, Totals, EVIDENCE_LINES,

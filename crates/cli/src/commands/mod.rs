@@ -2,6 +2,7 @@
 
 pub mod completions;
 pub mod convert;
+pub mod deliver;
 pub mod demo;
 pub mod draft;
 pub mod graph;
@@ -270,11 +271,48 @@ fn validate_with(
     if global.verbose {
         options.overlap_pairs = VERBOSE_OVERLAP_PAIRS;
     }
+    if !is_stdin(path) {
+        options.current_tag = taskmaster_current_tag(path);
+    }
     Ok(validate_text(
         &display_name(path),
         text.to_string(),
         &options,
     ))
+}
+
+/// The tag Taskmaster reads for a tasks.json at `path` when none is named,
+/// found as Taskmaster finds it: in the nearest folder above the file that
+/// holds `.taskmaster/` (stopping at a `.git`), `state.json`'s
+/// `currentTag`, else `config.json`'s `global.defaultTag`. A file that is
+/// missing or not JSON is passed over, as Taskmaster passes it over.
+fn taskmaster_current_tag(path: &Path) -> Option<planwright_plan::formats::CurrentTag> {
+    let absolute = std::path::absolute(path).ok()?;
+    for dir in absolute.ancestors().skip(1) {
+        let home = dir.join(".taskmaster");
+        if home.is_dir() {
+            let read = |name: &str, pointer: &str| {
+                let file = home.join(name);
+                let text = std::fs::read_to_string(&file).ok()?;
+                let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+                let tag = value.pointer(pointer)?.as_str().filter(|t| !t.is_empty())?;
+                let shown = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| file.strip_prefix(cwd).ok().map(Path::to_path_buf))
+                    .unwrap_or(file);
+                Some(planwright_plan::formats::CurrentTag {
+                    tag: tag.to_string(),
+                    from: shown.display().to_string(),
+                })
+            };
+            return read("state.json", "/currentTag")
+                .or_else(|| read("config.json", "/global/defaultTag"));
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
 /// The repository a plan runs on: `--repo` if given, else the plan's

@@ -85,6 +85,9 @@ pub struct Args {
     /// When `run` prints plain lines (its output is not a terminal, or `--verbose`), how often to add a line per running ticket: `30s` (default), `5m`, `0` for never.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
     pub heartbeat: Duration,
+    /// When the run ends, deliver what it merged as `planwright deliver` does: push it and open or update its pull request(s) (`[forge]`; docs/forge.md).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub deliver: bool,
 }
 
 /// Parses `90`, `90s`, `30m`, `2h`.
@@ -210,7 +213,7 @@ fn drawable() -> bool {
 /// every `heartbeat` (none when it is zero).
 pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
     let plain: Box<dyn Reporter> = match global.output {
-        Output::Json | Output::Sarif => return vec![],
+        Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
         Output::Human if global.verbose => Box::new(progress::Plain::verbose(std::io::stdout())),
         Output::Human if std::io::stderr().is_terminal() && drawable() => {
@@ -249,12 +252,8 @@ pub fn cancel_on_signals() -> Cancel {
     cancel
 }
 
-/// Prints the summary and picks the exit code.
-pub fn finish(summary: &RunSummary, global: &Global) -> CliResult {
-    finish_with(summary, serde_json::Map::new(), global)
-}
-
-/// [`finish`], with `extra` keys in front of the JSON summary.
+/// Prints the summary and picks the exit code, with `extra` keys in front
+/// of the JSON summary.
 pub fn finish_with(
     summary: &RunSummary,
     mut extra: serde_json::Map<String, serde_json::Value>,
@@ -318,6 +317,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         source: config_source,
     } = load_plan(&args.plan, args.engine.repo.as_deref(), global)?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
+    let to_deliver = args.deliver.then(|| plan.clone());
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
     run_settings.config_source = config_source;
@@ -349,9 +349,33 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         &cancel,
     )
     .map_err(engine_error)?;
-    let code = finish(&summary, global)?;
+    let delivered = to_deliver.map(|plan| deliver_after(&repo_dir, &summary, &plan, &config));
+    let mut extra = serde_json::Map::new();
+    if let (Some(Ok(d)), Output::Json) = (&delivered, global.output) {
+        extra.insert("delivery".into(), super::deliver::json(d));
+    }
+    let code = finish_with(&summary, extra, global)?;
     next_step(&summary, &args, &repo_dir, global);
+    match delivered {
+        Some(Ok(d)) if global.output != Output::Json => super::deliver::print_human(&d),
+        Some(Err(e)) if global.output == Output::Json => return Err(e.after_json()),
+        Some(Err(e)) => return Err(e),
+        _ => {}
+    }
     Ok(code)
+}
+
+/// `run --deliver`: the run just ended is delivered as `deliver` would.
+fn deliver_after(
+    repo_dir: &Path,
+    summary: &RunSummary,
+    plan: &planwright_plan::Plan,
+    config: &Config,
+) -> Result<super::deliver::Delivered, CliError> {
+    let repo = super::deliver::repo_of(repo_dir)?;
+    let report = super::status::load(repo_dir, Some(&summary.run))?;
+    let options = super::deliver::Options::default();
+    super::deliver::deliver_run(&repo, &report, plan, config, options)
 }
 
 /// After a run that did not merge everything, what to do next: where it

@@ -26,7 +26,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             "{}",
             serde_json::to_string_pretty(&analysis).expect("the analysis serializes")
         ),
-        Output::Human | Output::Sarif => crate::out!("{}", human(&report.file, &plan, &analysis)),
+        Output::Human | Output::Sarif | Output::JsonLines => crate::out!("{}", human(&report.file, &plan, &analysis)),
     }
     Ok(exit::OK)
 }

@@ -3,6 +3,7 @@
 use super::{check_file, Checked, ReadArgs, TreeArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, sarif, Global, Output};
+use planwright_plan::report::FileReport;
 use std::path::PathBuf;
 
 /// Check plan files and report every problem at once.
@@ -20,10 +21,17 @@ pub struct Args {
     pub tree: TreeArgs,
 }
 
-/// Runs the command.
+/// Runs the command. Each file's report is printed as soon as it is
+/// checked (human output and JSON lines), and the parsed plan is never kept
+/// past its file, so memory stays flat in the number of files; the JSON
+/// array and SARIF outputs keep each file's diagnostics until the end
+/// (SARIF also its text, for the ends of regions).
 pub fn run(args: Args, global: &Global) -> CliResult {
-    let mut reports = Vec::new();
+    let mut kept: Vec<FileReport> = Vec::new();
+    let mut checked_any = false;
+    let mut all_valid = true;
     let mut failures: Vec<CliError> = Vec::new();
+    let color = global.color();
     for path in &args.plans {
         match check_file(
             path,
@@ -34,7 +42,25 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         ) {
             Ok(checked) => {
                 warn_unjudged(&checked, global);
-                reports.push(checked.report);
+                let mut report = checked.report;
+                checked_any = true;
+                all_valid &= report.valid;
+                match global.output {
+                    Output::Human => crate::out!("{}", render::file_report(&report, global, color)),
+                    Output::JsonLines => crate::outln!(
+                        "{}",
+                        serde_json::to_string(&report).expect("reports serialize")
+                    ),
+                    Output::Json => {
+                        report.plan = None;
+                        report.text = String::new();
+                        kept.push(report);
+                    }
+                    Output::Sarif => {
+                        report.plan = None;
+                        kept.push(report);
+                    }
+                }
             }
             // One unreadable file must not hide the findings in the others.
             Err(e) if !failures.iter().any(|f| f.message == e.message) => failures.push(e),
@@ -45,33 +71,24 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     for e in &failures {
         eprintln!("{e}");
     }
-    if reports.is_empty() {
+    if !checked_any {
         return Err(last.expect("at least one plan was given"));
     }
     match global.output {
         Output::Json => crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&reports).expect("reports serialize")
+            serde_json::to_string_pretty(&kept).expect("reports serialize")
         ),
         Output::Sarif => crate::outln!(
             "{}",
-            serde_json::to_string_pretty(&sarif::log(&reports)).expect("SARIF serializes")
+            serde_json::to_string_pretty(&sarif::log(&kept)).expect("SARIF serializes")
         ),
-        Output::Human => {
-            let color = global.color();
-            for r in &reports {
-                crate::out!("{}", render::file_report(r, global, color));
-            }
-        }
+        Output::Human | Output::JsonLines => {}
     }
     if let Some(e) = last {
         return Err(e.after_json());
     }
-    Ok(if reports.iter().all(|r| r.valid) {
-        exit::OK
-    } else {
-        exit::INVALID
-    })
+    Ok(if all_valid { exit::OK } else { exit::INVALID })
 }
 
 /// Checks no reviewer will judge, said as `preflight` says them (a valid

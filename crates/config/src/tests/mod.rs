@@ -1,3 +1,4 @@
+mod forge;
 mod kubernetes;
 mod parse;
 mod resolve;

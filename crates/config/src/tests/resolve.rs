@@ -19,6 +19,7 @@ fn env() -> Env {
         home: Some(PathBuf::from("/home/u")),
         agb_strict_gates: None,
         cores: Some(8),
+        tokens: Default::default(),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Sink};
 use crate::model::{Format, Plan, ScopeEntry, ScopeOp, Ticket};
 use crate::pointer::Pointer;
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 mod emit;
 
@@ -105,6 +105,7 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
         );
     }
     let phases = read_phases(root, &mut counting);
+    check_phase_ids(&phases, &mut counting);
     check_dependencies(&phases, &mut counting);
     check_ids(&phases, &mut counting);
     let plan = build(root, &phases, options, &mut counting);
@@ -355,16 +356,47 @@ fn read_subtask<'a>(
     Subtask { at, obj, id }
 }
 
-/// How the validator compares phase keys: numbers by value, strings as text.
-fn same_key(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
+/// A phase key as text that compares as the validator compares keys
+/// (numbers by value, strings as text), for lookups.
+fn key_text(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) => format!("n{x}"),
+        None => format!("v{v}"),
+    }
+}
+
+/// Where each phase key stands: its first phase, by position.
+fn key_index(phases: &[Phase<'_>]) -> HashMap<String, usize> {
+    let mut index = HashMap::new();
+    for (i, p) in phases.iter().enumerate() {
+        index.entry(key_text(&p.key)).or_insert(i);
+    }
+    index
+}
+
+/// Every phase key is used once: Auto-Claude maps a key to its last phase,
+/// so `depends_on` of a repeated key means another phase than it says.
+fn check_phase_ids(phases: &[Phase<'_>], sink: &mut dyn Sink) {
+    let index = key_index(phases);
+    for (i, p) in phases.iter().enumerate() {
+        let first = index[&key_text(&p.key)];
+        if first != i {
+            let at = if p.obj.contains_key("id") { p.at.key("id") } else { p.at.clone() };
+            sink.push(
+                Diagnostic::error(
+                    "autoclaude.phase.duplicate-id",
+                    at,
+                    format!("phase {}: phases {} and {} have this id", p.key, first + 1, i + 1),
+                )
+                .with_hint("give every phase its own `id`; Auto-Claude reads `depends_on` on a repeated id as the last of them"),
+            );
+        }
     }
 }
 
 /// Every `depends_on` names an existing phase that comes earlier.
 fn check_dependencies(phases: &[Phase<'_>], sink: &mut dyn Sink) {
+    let index = key_index(phases);
     for (i, p) in phases.iter().enumerate() {
         let deps = match p.obj.get("depends_on") {
             None => continue,
@@ -383,7 +415,7 @@ fn check_dependencies(phases: &[Phase<'_>], sink: &mut dyn Sink) {
         };
         for (j, dep) in deps.iter().enumerate() {
             let at = p.at.key("depends_on").index(j);
-            match phases.iter().position(|q| same_key(&q.key, dep)) {
+            match index.get(&key_text(dep)).copied() {
                 None => sink.push(
                     Diagnostic::error(
                         "autoclaude.phase.unknown-dependency",
@@ -438,20 +470,44 @@ fn check_ids(phases: &[Phase<'_>], sink: &mut dyn Sink) {
     }
 }
 
-/// The subtasks of phase `p` that a phase depending on it waits for: all
-/// of them when they run side by side, else the last (it waits for the rest).
-fn exits<'p>(p: &'p Phase<'_>) -> Vec<&'p str> {
-    let open: Vec<&str> = p
-        .subtasks
-        .iter()
-        .filter(|s| !s.completed())
-        .filter_map(|s| s.id)
-        .collect();
-    if parallel_safe(p) {
-        open
-    } else {
-        open.last().copied().into_iter().collect()
+/// For each phase, the subtasks a phase depending on it waits for: all of
+/// its open subtasks when they run side by side, else the last (it waits
+/// for the rest); for a phase with no open subtask, what it waits for
+/// itself, so that an empty phase still orders the phases around it.
+fn exits<'p>(phases: &'p [Phase<'_>]) -> Vec<Vec<&'p str>> {
+    let index = key_index(phases);
+    let mut out: Vec<Vec<&'p str>> = Vec::with_capacity(phases.len());
+    for p in phases {
+        let open: Vec<&str> = p
+            .subtasks
+            .iter()
+            .filter(|s| !s.completed())
+            .filter_map(|s| s.id)
+            .collect();
+        let mine = if open.is_empty() {
+            let mut waits: Vec<&str> = Vec::new();
+            let mut seen = HashSet::new();
+            for k in depends_on(p).filter_map(|d| index.get(&key_text(d))) {
+                let ids = out.get(*k).into_iter().flatten();
+                waits.extend(ids.filter(|id| seen.insert(**id)));
+            }
+            waits
+        } else if parallel_safe(p) {
+            open
+        } else {
+            open.last().copied().into_iter().collect()
+        };
+        out.push(mine);
     }
+    out
+}
+
+fn depends_on<'v>(p: &'v Phase<'_>) -> impl Iterator<Item = &'v Value> {
+    p.obj
+        .get("depends_on")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 fn parallel_safe(p: &Phase<'_>) -> bool {
@@ -467,18 +523,14 @@ fn build(
 ) -> Plan {
     let mut tickets = Vec::new();
     let mut completed = 0;
+    let index = key_index(phases);
+    let exits = exits(phases);
     for p in phases {
         let mut waits: Vec<String> = Vec::new();
-        for dep in p
-            .obj
-            .get("depends_on")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(q) = phases.iter().find(|q| same_key(&q.key, dep)) {
-                waits.extend(exits(q).into_iter().map(String::from));
-            }
+        let mut seen = HashSet::new();
+        for k in depends_on(p).filter_map(|d| index.get(&key_text(d))) {
+            let ids = exits[*k].iter().filter(|id| seen.insert(**id));
+            waits.extend(ids.map(|id| id.to_string()));
         }
         let mut previous: Option<&str> = None;
         for s in &p.subtasks {
@@ -594,6 +646,8 @@ pub fn body(phase: &Map<String, Value>, s: &Map<String, Value>) -> String {
 /// `files_to_modify` and `files_to_create`, else the whole repository with a warning.
 fn scope(s: &Subtask<'_>, id: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
     let mut scope = Vec::new();
+    // A refused path is an error already: no warning that none was named.
+    let mut refused = false;
     for (key, op) in [
         ("files_to_modify", ScopeOp::Modify),
         ("files_to_create", ScopeOp::Create),
@@ -602,17 +656,19 @@ fn scope(s: &Subtask<'_>, id: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
         for (k, path) in paths.into_iter().flatten().enumerate() {
             let Some(path) = path.as_str() else { continue };
             let at = s.at.key(key).index(k);
-            scope.extend(foreign::scope_entry(
+            let entry = foreign::scope_entry(
                 "autoclaude.subtask.path",
                 id,
                 path,
                 op.clone(),
                 &at,
                 sink,
-            ));
+            );
+            refused |= entry.is_none();
+            scope.extend(entry);
         }
     }
-    if scope.is_empty() {
+    if scope.is_empty() && !refused {
         return foreign::everything(
             "autoclaude.subtask.no-files",
             id,

@@ -100,7 +100,9 @@ pub fn everything(
 
 /// A repository path as the plan writes it, made a scope pattern: `./`
 /// dropped, a trailing `/` meaning the whole folder. `Err` says why it
-/// cannot name files inside the repository.
+/// cannot name files a ticket may change: outside the repository
+/// (absolute, `..`), git's own (`.git`), or planwright's state
+/// (`.planwright/`). The one check of every reader of these plans.
 pub fn path_pattern(path: &str) -> Result<String, &'static str> {
     let trimmed = path.trim();
     let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
@@ -108,10 +110,20 @@ pub fn path_pattern(path: &str) -> Result<String, &'static str> {
         Some(folder) => format!("{folder}/**"),
         None => trimmed.to_string(),
     };
-    match super::native::pattern_problem(&pattern) {
-        Some(why) => Err(why),
-        None => Ok(pattern),
+    if let Some(why) = super::native::pattern_problem(&pattern) {
+        return Err(why);
     }
+    let mut segments = pattern.split('/');
+    if segments
+        .clone()
+        .any(|s| s.eq_ignore_ascii_case(".git"))
+    {
+        return Err("names `.git`, which belongs to git");
+    }
+    if segments.next() == Some(".planwright") {
+        return Err("is inside `.planwright/`, planwright's own state");
+    }
+    Ok(pattern)
 }
 
 /// A scope entry for `path` with `op`, or an error at `at` naming why the
@@ -148,6 +160,10 @@ mod tests {
         assert!(path_pattern("/etc/passwd").is_err());
         assert!(path_pattern("../x").is_err());
         assert!(path_pattern("").is_err());
+        assert!(path_pattern(".git/config").is_err());
+        assert!(path_pattern("sub/.GIT/hooks/x").is_err());
+        assert!(path_pattern(".planwright/state.db").is_err());
+        assert_eq!(path_pattern(".github/ci.yml"), Ok(".github/ci.yml".to_string()));
     }
 
     #[test]

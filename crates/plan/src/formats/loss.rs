@@ -34,6 +34,9 @@ pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> 
         lost(&mut out, None, field, item)
     });
     let matched = match_tickets(original, back);
+    let back_deps: HashMap<&str, &[String]> = (back.tickets.iter())
+        .map(|t| (t.id.as_str(), t.depends_on.as_slice()))
+        .collect();
     let back_ids: HashMap<&str, &str> = matched
         .iter()
         .filter_map(|(o, b)| Some((o.id.as_str(), (*b)?.id.as_str())))
@@ -48,6 +51,33 @@ pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> 
             );
             continue;
         };
+        // A title written back as another one is changed, not lost: say to what.
+        let retitled = !t.title.is_empty() && !b.title.is_empty() && t.title != b.title;
+        if retitled && !covered(said, Some(&t.id), "title") {
+            out.push(
+                Diagnostic::warning(
+                    "convert.changed",
+                    format!("/tickets/{i}/title"),
+                    format!(
+                        "{}: {to} cannot keep the title `{}`; it reads back as `{}`",
+                        t.id, t.title, b.title
+                    ),
+                )
+                .with_hint("carry the title over by hand, or keep the plan in a format that can say it"),
+            );
+        }
+        // A dependency the output leaves to the order (it still waits for
+        // it, through another) is reduced, not lost.
+        for d in &t.depends_on {
+            let Some(bd) = back_ids.get(d.as_str()) else { continue };
+            if !b.depends_on.iter().any(|x| x == bd) && waits_for(&back_deps, &b.id, bd) {
+                out.push(Diagnostic::warning(
+                    "convert.reduced",
+                    format!("/tickets/{i}/depends_on"),
+                    format!("{}: {to} writes the dependency on {d} as implied: the ticket still waits for it, through the tickets it depends on", t.id),
+                ));
+            }
+        }
         let orig_gates = effective_gates(original, t);
         let back_gates = effective_gates(back, b);
         ticket_level(
@@ -56,10 +86,29 @@ pub fn losses(original: &Plan, back: &Plan, to: Format, said: &[Diagnostic]) -> 
             &back_ids,
             &orig_gates,
             &back_gates,
+            &|bd| waits_for(&back_deps, &b.id, bd),
             &mut |field, item| lost(&mut out, Some((i, &t.id)), field, item),
         );
     }
     out
+}
+
+/// Whether ticket `id` waits for `dep` under `deps` (each ticket's
+/// dependencies), directly or through others.
+fn waits_for(deps: &HashMap<&str, &[String]>, id: &str, dep: &str) -> bool {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut stack = vec![id];
+    while let Some(at) = stack.pop() {
+        for d in deps.get(at).copied().unwrap_or_default() {
+            if d == dep {
+                return true;
+            }
+            if seen.insert(d) {
+                stack.push(d);
+            }
+        }
+    }
+    false
 }
 
 /// Whether a writer's warning already names `field` of `ticket` (a warning
@@ -127,9 +176,10 @@ fn ticket_level(
     back_ids: &HashMap<&str, &str>,
     orig_gates: &[&Gate],
     back_gates: &[&Gate],
+    reduced: &dyn Fn(&str) -> bool,
     lost: &mut dyn FnMut(&str, String),
 ) {
-    if !t.title.is_empty() && t.title != b.title {
+    if !t.title.is_empty() && b.title.is_empty() {
         lost("title", format!("the title `{}`", t.title));
     }
     if t.body != b.body {
@@ -144,7 +194,7 @@ fn ticket_level(
     for d in &t.depends_on {
         let kept = back_ids
             .get(d.as_str())
-            .is_some_and(|bd| b.depends_on.iter().any(|x| x == bd));
+            .is_some_and(|bd| b.depends_on.iter().any(|x| x == bd) || reduced(bd));
         if !kept {
             lost("depends_on", format!("the dependency on {d}"));
         }

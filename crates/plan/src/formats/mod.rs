@@ -61,8 +61,21 @@ pub struct Options {
     /// How many overlapping pairs of tickets to show besides the groups
     /// (`validate --verbose`); 0 shows none.
     pub overlap_pairs: usize,
-    /// taskmaster: the tag to read (default: `master`, else the first).
+    /// taskmaster: the tag to read (default: the current tag, else `master`).
     pub tag: Option<String>,
+    /// taskmaster: the tag Taskmaster reads when none is named, from its
+    /// files beside the plan (`.taskmaster/state.json`'s `currentTag`, else
+    /// `.taskmaster/config.json`'s `global.defaultTag`), read by the caller.
+    pub current_tag: Option<CurrentTag>,
+}
+
+/// The tag Taskmaster reads when none is named, and the file that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentTag {
+    /// The tag.
+    pub tag: String,
+    /// Where it was read, as shown to the user (`.taskmaster/state.json`).
+    pub from: String,
 }
 
 impl Default for Options {
@@ -81,6 +94,7 @@ impl Default for Options {
             syntax: None,
             overlap_pairs: 0,
             tag: None,
+            current_tag: None,
         }
     }
 }

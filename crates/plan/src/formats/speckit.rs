@@ -12,7 +12,7 @@ mod emit;
 use super::Options;
 use crate::diag::{Diagnostic, Sink};
 use crate::doc::Document;
-use crate::model::{Format, Plan, ScopeEntry, Ticket};
+use crate::model::{Format, Plan, ScopeEntry, ScopeOp, Ticket};
 use crate::pointer::Pointer;
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -71,6 +71,8 @@ pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     let tasks = read_tasks(phases, &mut counting);
+    sequence(&tasks, &mut counting);
+    setext(value, &mut counting);
     if tasks.is_empty() {
         counting.push(
             Diagnostic::error("speckit.plan.empty", "", "no task lines: a tasks.md lists its tasks as `- [ ] T001 Description with file path`")
@@ -112,7 +114,11 @@ fn read_tasks<'a>(phases: &'a [Value], sink: &mut dyn Sink) -> Vec<Task<'a>> {
             .get("heading")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let story_phase = heading.to_ascii_lowercase().contains("user story");
+        let lower = heading.to_ascii_lowercase();
+        let story_phase = lower.contains("user story");
+        let no_story = ["Setup", "Foundational", "Polish"]
+            .into_iter()
+            .find(|k| lower.contains(&k.to_ascii_lowercase()));
         let items = phase
             .get("tasks")
             .and_then(Value::as_array)
@@ -132,7 +138,7 @@ fn read_tasks<'a>(phases: &'a [Value], sink: &mut dyn Sink) -> Vec<Task<'a>> {
                 at,
                 obj,
             };
-            check_line(&task, story_phase, &mut seen, sink);
+            check_line(&task, story_phase, no_story, &mut seen, sink);
             out.push(task);
         }
     }
@@ -142,18 +148,31 @@ fn read_tasks<'a>(phases: &'a [Value], sink: &mut dyn Sink) -> Vec<Task<'a>> {
 fn check_line<'a>(
     task: &Task<'a>,
     story_phase: bool,
+    no_story: Option<&str>,
     seen: &mut HashSet<&'a str>,
     sink: &mut dyn Sink,
 ) {
     let label = task.label();
     if !task.obj.contains_key("checkbox") {
+        let marker = text(task.obj, "marker");
+        let message = if marker.is_empty() || marker == "-" {
+            format!("{label}: a task line starts with a checkbox, `- [ ]`")
+        } else {
+            format!("{label}: the line starts with `{marker}`, and a task line starts with a checkbox, `- [ ]` (`- [x]` when done); Spec Kit's agents may skip it")
+        };
         sink.push(
-            Diagnostic::error(
-                "speckit.task.checkbox",
+            Diagnostic::error("speckit.task.checkbox", task.at.key("line"), message)
+                .with_hint(format!("write it as `- [ ] {} Description`", task.id.unwrap_or("T001"))),
+        );
+    }
+    if task.obj.contains_key("nested") {
+        sink.push(
+            Diagnostic::warning(
+                "speckit.task.nested",
                 task.at.key("line"),
-                format!("{label}: a task line starts with a checkbox, `- [ ]`"),
+                format!("{label} is indented under the task above: read as a task of its own, in file order, though the template's task lines are not nested"),
             )
-            .with_hint("write it as `- [ ] T001 Description`"),
+            .with_hint("start the line at the margin, `- [ ] T011 ...`"),
         );
     }
     match task.id {
@@ -207,6 +226,16 @@ fn check_line<'a>(
             .with_hint("fill in the real name; the template's sample tasks are not meant to stay"),
         );
     }
+    if let (Some(kind), Some(story)) = (no_story, task.obj.get("story").and_then(Value::as_str)) {
+        sink.push(
+            Diagnostic::warning(
+                "speckit.task.story-phase",
+                task.at.key("story"),
+                format!("{label}: a task of the {kind} phase has the story label [{story}], which the template gives to tasks of user story phases only"),
+            )
+            .with_hint("move the task to its story's phase, or remove the label"),
+        );
+    }
     if story_phase && !task.obj.contains_key("story") && !task.done {
         sink.push(
             Diagnostic::warning(
@@ -215,6 +244,56 @@ fn check_line<'a>(
                 format!("{label}: a task of a user story phase has no story label such as [US1]"),
             )
             .with_hint("add the story label after the id (and `[P]`)"),
+        );
+    }
+}
+
+/// A warning where ids break the template's "sequential number (T001,
+/// T002, T003...) in execution order": `T000`, a gap, or an id no greater
+/// than the one before. Repeated ids are errors of their own.
+fn sequence(tasks: &[Task<'_>], sink: &mut dyn Sink) {
+    let mut before: Option<(u64, &str)> = None;
+    for t in tasks {
+        let Some(id) = t.id.filter(|id| ID_RE.is_match(id)) else {
+            continue;
+        };
+        let Ok(n) = id[1..].parse::<u64>() else {
+            continue;
+        };
+        let width = id.len() - 1;
+        let problem = match before {
+            _ if n == 0 => Some("ids start at T001".to_string()),
+            None if n > 1 => Some(format!("the first task is {id}, not T{:0width$}", 1)),
+            Some((b, _)) if n == b => None,
+            Some((b, prev)) if n < b => Some(format!("{id} comes after {prev}, out of execution order")),
+            Some((b, prev)) if n > b + 1 => Some(format!("{id} follows {prev}: T{:0width$} is missing", b + 1)),
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            sink.push(
+                Diagnostic::warning("speckit.task.sequence", t.at.key("id"), problem)
+                    .with_hint("number the tasks T001, T002, T003... in the order they run, as the template asks"),
+            );
+        }
+        if before.is_none_or(|(b, _)| n > b) {
+            before = Some((n, id));
+        }
+    }
+}
+
+/// A warning for each setext heading (a line underlined with `---`): it
+/// looks like a phase to a reader, but only `## ` headings start one.
+fn setext(value: &Value, sink: &mut dyn Sink) {
+    let headings = value.get("setext").and_then(Value::as_array);
+    for (k, heading) in headings.into_iter().flatten().enumerate() {
+        let heading = heading.as_str().unwrap_or_default();
+        sink.push(
+            Diagnostic::warning(
+                "speckit.phase.setext",
+                Pointer::root().key("setext").index(k),
+                format!("`{heading}` is underlined with `---`, a heading that does not start a phase here: its tasks stay in the phase above"),
+            )
+            .with_hint(format!("write it as `## {heading}`")),
         );
     }
 }
@@ -264,29 +343,39 @@ fn dependencies(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
 /// tasks of a phase wait for the whole phase before (phases are barriers).
 fn order(tasks: &[Task<'_>]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); tasks.len()];
-    // The open tasks of the current phase and section that no later task
-    // of it waits for: what the next phase or section waits for.
-    let mut phase_ends: Vec<usize> = Vec::new();
-    let mut section_ends: Vec<usize> = Vec::new();
+    // Whether a later task of its phase waits for a task: the open tasks
+    // of a phase or section that none waits for are what the next phase
+    // or section waits for. Marked as waits are made, read at the
+    // boundaries, so a wide `[P]` run costs its length, not its square.
+    let mut waited = vec![false; tasks.len()];
+    let mut phase_tasks: Vec<usize> = Vec::new();
+    let mut section_tasks: Vec<usize> = Vec::new();
     let mut section_entry: Vec<usize> = Vec::new();
     // What a `[P]` task waits for, and the `[P]` tasks since.
     let mut base: Vec<usize> = Vec::new();
     let mut group: Vec<usize> = Vec::new();
     let mut at: Option<(usize, u64)> = None;
+    let ends = |list: &mut Vec<usize>, waited: &[bool]| -> Vec<usize> {
+        std::mem::take(list)
+            .into_iter()
+            .filter(|&j| !waited[j])
+            .collect()
+    };
     for (i, t) in tasks.iter().enumerate() {
         if t.done {
             continue;
         }
         match at {
             Some((p, _)) if p != t.phase => {
-                section_entry = std::mem::take(&mut phase_ends);
-                section_ends.clear();
+                section_entry = ends(&mut phase_tasks, &waited);
+                section_tasks.clear();
                 base = section_entry.clone();
                 group.clear();
             }
             Some((_, s)) if s != t.section => {
+                let section_ends = ends(&mut section_tasks, &waited);
                 if !section_ends.is_empty() {
-                    section_entry = std::mem::take(&mut section_ends);
+                    section_entry = section_ends;
                 }
                 base = section_entry.clone();
                 group.clear();
@@ -301,10 +390,11 @@ fn order(tasks: &[Task<'_>]) -> Vec<Vec<usize>> {
             waits.append(&mut group);
             base = vec![i];
         }
-        for ends in [&mut phase_ends, &mut section_ends] {
-            ends.retain(|j| !waits.contains(j));
-            ends.push(i);
+        for &j in &waits {
+            waited[j] = true;
         }
+        phase_tasks.push(i);
+        section_tasks.push(i);
         out[i] = waits;
     }
     out
@@ -442,14 +532,23 @@ fn scope(t: &Task<'_>, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
             .flatten()
             .filter_map(Value::as_str),
     );
+    let mut refused = false;
     for path in texts.into_iter().flat_map(paths) {
-        if let Ok(pattern) = super::foreign::path_pattern(&path) {
-            if !scope.iter().any(|s| s.pattern == pattern) {
-                scope.push(ScopeEntry::any(pattern));
-            }
+        let entry = super::foreign::scope_entry(
+            "speckit.task.path",
+            &t.label(),
+            &path,
+            ScopeOp::Any,
+            &t.at.key("description"),
+            sink,
+        );
+        match entry {
+            Some(entry) if !scope.iter().any(|s| s.pattern == entry.pattern) => scope.push(entry),
+            Some(_) => {}
+            None => refused = true,
         }
     }
-    if scope.is_empty() {
+    if scope.is_empty() && !refused {
         return super::foreign::everything(
             "speckit.task.no-files",
             &t.label(),
@@ -472,7 +571,7 @@ pub fn paths(text: &str) -> Vec<String> {
             matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | ';' | ':' | '*')
         });
         let w = w.trim_end_matches('.');
-        if w.is_empty() || w.starts_with('/') || w.contains("://") || w.starts_with('-') {
+        if w.is_empty() || w.contains("://") || w.starts_with('-') {
             continue;
         }
         let name = w.rsplit('/').next().unwrap_or(w);
@@ -483,6 +582,8 @@ pub fn paths(text: &str) -> Vec<String> {
         let path_like = w
             .chars()
             .all(|c| c.is_alphanumeric() || "/._-[]{}*@+~".contains(c));
+        // An endpoint (`/api/users`) is no path; `/etc/app.conf` or
+        // `/srv/data/` is one, outside the repository, which the scope refuses.
         if path_like
             && ((w.contains('/') && (has_extension || folder)) || (quoted && has_extension))
         {
@@ -566,5 +667,7 @@ mod tests {
         assert_eq!(p("Documentation updates in docs/"), ["docs/"]);
         assert_eq!(p("Edit `package.json` and README.md"), ["package.json"]);
         assert_eq!(p("see https://example.com/a.html"), Vec::<String>::new());
+        assert_eq!(p("Serve GET /api/users"), Vec::<String>::new());
+        assert_eq!(p("Read /etc/app.conf and ../x.py"), ["/etc/app.conf", "../x.py"]);
     }
 }

@@ -11,6 +11,7 @@ use crate::pointer::Pointer;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
+mod cycles;
 mod emit;
 
 /// Taskmaster's task statuses (`TaskStatus`).
@@ -84,7 +85,7 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
         ));
         return None;
     };
-    let list = select(root, options.tag.as_deref(), sink)?;
+    let list = select(root, options.tag.as_deref(), options.current_tag.as_ref(), sink)?;
     let tasks_at = list.at.key("tasks");
     let Some(items) = list.obj.get("tasks").and_then(Value::as_array) else {
         sink.push(
@@ -100,20 +101,24 @@ pub fn validate(value: &Value, options: &Options, sink: &mut dyn Sink) -> Option
     let mut counting = crate::diag::Counting::new(sink);
     let tasks = read_tasks(items, &tasks_at, None, &mut counting);
     check_ids(&tasks, None, &mut counting);
-    let deps = resolve(&tasks, &mut counting);
+    let (deps, edges) = resolve(&tasks, &mut counting);
     let plan = build(&list, &tasks, deps, options, &mut counting);
     // Repeated or missing ids make cycles of their own; they are named already.
     if counting.errors == 0 {
-        check_cycles(&plan, &tasks, &mut counting);
+        let named = cycles::check_task_cycles(&tasks, edges, &mut counting);
+        cycles::check_cycles(&plan, &tasks, &named, &mut counting);
     }
     (counting.errors == 0).then_some(plan)
 }
 
 /// The task list Taskmaster would read: the standard form's, else the
-/// tag asked for, else `master`, else (as Taskmaster does) the first tag.
+/// tag asked for, else Taskmaster's current tag, else `master` (which is
+/// also what Taskmaster falls back to when the current tag is not in the
+/// file); no `master` then is an error listing the tags.
 fn select<'a>(
     root: &'a Map<String, Value>,
     wanted: Option<&'a str>,
+    current: Option<&'a super::CurrentTag>,
     sink: &mut dyn Sink,
 ) -> Option<List<'a>> {
     let tags: Vec<&str> = root
@@ -138,8 +143,7 @@ fn select<'a>(
     }
     let tag = match wanted {
         Some(t) if tags.contains(&t) => t,
-        None if tags.contains(&DEFAULT_TAG) => DEFAULT_TAG,
-        None => tags[0],
+        None => current_or_master(&tags, current, sink)?,
         Some(t) => {
             sink.push(
                 Diagnostic::error(
@@ -195,6 +199,46 @@ fn select<'a>(
             None
         }
     }
+}
+
+/// The current tag when the file has it, else `master` (with a warning
+/// when a current tag was named), else an error listing the tags.
+fn current_or_master<'a>(
+    tags: &[&'a str],
+    current: Option<&'a super::CurrentTag>,
+    sink: &mut dyn Sink,
+) -> Option<&'a str> {
+    if let Some(c) = current {
+        if let Some(t) = tags.iter().find(|t| **t == c.tag) {
+            return Some(t);
+        }
+        if c.tag != DEFAULT_TAG {
+            sink.push(
+                Diagnostic::warning(
+                    "taskmaster.tag.current",
+                    "",
+                    format!("the current tag `{}` (`{}`) is not in this tasks.json; Taskmaster reads `{DEFAULT_TAG}` then", c.tag, c.from),
+                )
+                .with_hint(format!("pass `{} NAME` to read another tag", crate::Flag::Tag)),
+            );
+        }
+    }
+    if let Some(t) = tags.iter().find(|t| **t == DEFAULT_TAG) {
+        return Some(t);
+    }
+    let current = current.map_or(String::new(), |c| format!(" (`{}` in `{}`)", c.tag, c.from));
+    sink.push(
+        Diagnostic::error(
+            "taskmaster.tag.none",
+            "",
+            format!(
+                "no tag to read: Taskmaster reads the current tag{current}, else `{DEFAULT_TAG}`, and this tasks.json has {}",
+                tag_list(tags)
+            ),
+        )
+        .with_hint(format!("pass `{} NAME` with one of the tags above", crate::Flag::Tag)),
+    );
+    None
 }
 
 fn tag_list(tags: &[&str]) -> String {
@@ -456,12 +500,16 @@ fn check_ids(tasks: &[Task<'_>], parent: Option<&Task<'_>>, sink: &mut dyn Sink)
 /// for), after checking every dependency of tasks and subtasks as
 /// `validate-dependencies` does: it names a task or subtask that exists,
 /// and not the task itself.
-fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
+///
+/// Also gives every edge between tasks and subtasks as Taskmaster follows
+/// them (`"2.1"` for a subtask), finished tasks included.
+fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> (Vec<Vec<String>>, Vec<(String, String)>) {
     let by_id: HashMap<&str, &Task<'_>> = tasks
         .iter()
         .filter_map(|t| Some((t.id.as_deref()?, t)))
         .collect();
     let mut out = Vec::new();
+    let mut edges = Vec::new();
     for t in tasks {
         let mut deps: Vec<String> = Vec::new();
         let lists = std::iter::once((t, None)).chain(t.subtasks.iter().map(|s| (s, Some(t))));
@@ -471,7 +519,7 @@ fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
             };
             for (j, dep) in items.iter().enumerate() {
                 let at = who.at.key("dependencies").index(j);
-                let target = reference(dep, who, parent, &by_id, &at, sink);
+                let target = reference(dep, who, parent, &by_id, &at, &mut edges, sink);
                 if let Some(target) = target {
                     add_dependency(t, target, who, parent, &at, &mut deps, sink);
                 }
@@ -479,7 +527,7 @@ fn resolve(tasks: &[Task<'_>], sink: &mut dyn Sink) -> Vec<Vec<String>> {
         }
         out.push(deps);
     }
-    out
+    (out, edges)
 }
 
 /// The task a dependency of `who` (a task, or a subtask of `parent`) waits
@@ -490,6 +538,7 @@ fn reference<'t, 'a>(
     parent: Option<&Task<'_>>,
     by_id: &HashMap<&str, &'t Task<'a>>,
     at: &Pointer,
+    edges: &mut Vec<(String, String)>,
     sink: &mut dyn Sink,
 ) -> Option<&'t Task<'a>> {
     let label = who.label(parent);
@@ -559,6 +608,7 @@ fn reference<'t, 'a>(
         );
         return None;
     }
+    edges.push((own, shown));
     let same_task = parent.map_or(who.id.as_ref(), |p| p.id.as_ref()) == Some(&task_id);
     if same_task {
         return None;
@@ -592,27 +642,6 @@ fn add_dependency(
         );
     } else if !target.finished() && !deps.contains(&id) {
         deps.push(id);
-    }
-}
-
-/// One error per dependency cycle among the tickets, at its first task.
-fn check_cycles(plan: &Plan, tasks: &[Task<'_>], sink: &mut dyn Sink) {
-    for cycle in crate::dag::cycles(plan) {
-        let at = tasks
-            .iter()
-            .find(|t| t.id.as_ref() == cycle.first())
-            .map(|t| t.at.key("dependencies"))
-            .unwrap_or_default();
-        sink.push(
-            Diagnostic::error(
-                "taskmaster.dag.cycle",
-                at,
-                format!("dependency cycle: task {}", cycle.join(" -> task ")),
-            )
-            .with_hint(
-                "remove one of these dependencies; Taskmaster never makes any of these tasks next",
-            ),
-        );
     }
 }
 
@@ -729,6 +758,8 @@ fn verifications(t: &Task<'_>) -> Vec<(Pointer, String)> {
 /// `reference` is for reading), else the whole repository with a warning.
 fn scope(t: &Task<'_>, label: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
     let mut scope = Vec::new();
+    // A refused path is an error already: no warning that none was named.
+    let mut refused = false;
     let files = t.obj.get("relevantFiles").and_then(Value::as_array);
     for (i, f) in files.into_iter().flatten().enumerate() {
         let (Some(path), Some(action)) = (
@@ -743,16 +774,18 @@ fn scope(t: &Task<'_>, label: &str, sink: &mut dyn Sink) -> Vec<ScopeEntry> {
             _ => continue,
         };
         let at = t.at.key("relevantFiles").index(i).key("path");
-        scope.extend(foreign::scope_entry(
+        let entry = foreign::scope_entry(
             "taskmaster.task.path",
             label,
             path,
             op,
             &at,
             sink,
-        ));
+        );
+        refused |= entry.is_none();
+        scope.extend(entry);
     }
-    if scope.is_empty() {
+    if scope.is_empty() && !refused {
         return foreign::everything(
             "taskmaster.task.no-files",
             label,

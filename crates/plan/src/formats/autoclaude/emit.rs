@@ -191,7 +191,7 @@ fn subtask(t: &Ticket, i: usize, phases: &[Value], sink: &mut dyn Sink) -> Map<S
         .iter()
         .enumerate()
         .filter_map(|(k, p)| Some((k, p.as_object()?)))
-        .find(|(k, p)| key.is_some_and(|key| super::same_key(&super::phase_key(p, *k), key)))
+        .find(|(k, p)| key.is_some_and(|key| super::key_text(&super::phase_key(p, *k)) == super::key_text(key)))
         .map(|(_, p)| p);
     let mut s = original.cloned().unwrap_or_else(|| {
         let mut m = Map::new();

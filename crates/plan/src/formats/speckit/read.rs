@@ -5,8 +5,11 @@
 //! span so that diagnostics point at the Markdown line and column.
 //!
 //! The tree: `{"title", "phases": [{"heading", "notes": [..], "tasks":
-//! [{"line", "checkbox", "id", "parallel", "story", "description",
-//! "section", "more": [..]}]}]}`; a key is absent when the line lacks it.
+//! [{"line", "checkbox" | "marker", "id", "parallel", "story",
+//! "description", "section", "nested", "more": [..]}]}], "setext": [..]}`;
+//! a key is absent when the line lacks it. `marker` is what a task line
+//! that breaks the checklist format starts with instead of `- [ ]`;
+//! `setext` holds the text of headings underlined with `---`.
 
 use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax};
 
@@ -42,6 +45,8 @@ struct Reader<'t> {
     text: &'t str,
     title: Option<Node>,
     phases: Vec<Phase>,
+    /// The text of each setext heading (a line underlined with `---`).
+    setext: Vec<Node>,
 }
 
 fn string(s: &str, start: usize) -> Node {
@@ -79,6 +84,7 @@ impl<'t> Reader<'t> {
             text,
             title: None,
             phases: Vec::new(),
+            setext: Vec::new(),
         }
     }
 
@@ -86,6 +92,8 @@ impl<'t> Reader<'t> {
         let mut fence: Option<&str> = None;
         let mut comment = false;
         let mut continuing = false;
+        // The paragraph line just read, which a `---` under it makes a heading.
+        let mut plain: Option<(&str, usize)> = None;
         let mut offset = 0;
         let mut front_matter = self.text.starts_with("---");
         for (n, raw) in self.text.split_inclusive('\n').enumerate() {
@@ -94,6 +102,7 @@ impl<'t> Reader<'t> {
             let line = raw.trim_end_matches(['\n', '\r']);
             let trimmed = line.trim_start();
             let indent = line.len() - trimmed.len();
+            let plain_before = plain.take();
             if front_matter {
                 front_matter = !(n > 0 && line.trim_end() == "---");
                 continue;
@@ -117,13 +126,25 @@ impl<'t> Reader<'t> {
                 comment = !trimmed.contains("-->");
                 continue;
             }
+            if indent >= 2 && task_with_id(trimmed) {
+                // A task indented under another is a task of its own.
+                self.task_line(trimmed, start + indent, continuing);
+                continuing = true;
+                continue;
+            }
             if continuing && indent >= 2 && !trimmed.is_empty() {
                 self.continuation(trimmed, start + indent);
                 continue;
             }
             continuing = false;
+            if let Some((text, at)) = plain_before.filter(|_| indent <= 3 && underline(trimmed)) {
+                self.setext.push(string(text, at));
+                continue;
+            }
             if indent <= 3 && self.line(trimmed, start + indent) {
                 continuing = true;
+            } else if indent <= 3 && is_plain(trimmed) {
+                plain = Some((trimmed.trim_end(), start + indent));
             }
         }
         self.finish()
@@ -164,23 +185,31 @@ impl<'t> Reader<'t> {
             self.phase().notes.push(note);
             return false;
         }
-        match task(line, at) {
-            Some(members) => {
-                let section = self.phase().section;
-                let mut members = members;
-                members.push(member(
-                    "section",
-                    Node {
-                        span: Span::new(at, at),
-                        kind: NodeKind::Number(section.to_string()),
-                    },
-                ));
-                let span = Span::new(at, at + line.trim_end().len());
-                self.phase().tasks.push(object(span, members));
-                true
-            }
-            None => false,
+        self.task_line(line, at, false)
+    }
+
+    /// Reads `line` as a task line if it is one (`nested`: indented under
+    /// another task); whether it was.
+    fn task_line(&mut self, line: &str, at: usize, nested: bool) -> bool {
+        let Some(mut members) = task(line, at) else {
+            return false;
+        };
+        let section = self.phase().section;
+        let here = Span::new(at, at);
+        members.push(member(
+            "section",
+            Node {
+                span: here,
+                kind: NodeKind::Number(section.to_string()),
+            },
+        ));
+        if nested {
+            let kind = NodeKind::Bool(true);
+            members.push(member("nested", Node { span: here, kind }));
         }
+        let span = Span::new(at, at + line.trim_end().len());
+        self.phase().tasks.push(object(span, members));
+        true
     }
 
     /// The phase tasks go into: the last `##` section, or one without a
@@ -247,29 +276,42 @@ impl<'t> Reader<'t> {
             })
             .collect();
         members.push(member("phases", array(Span::new(0, end.min(1)), phases)));
+        if let Some(first) = self.setext.first() {
+            let span = first.span;
+            members.push(member("setext", array(span, self.setext)));
+        }
         object(Span::new(0, end), members)
     }
 }
 
 /// The parts of a task line, or None when the line is not one: a list item
 /// with a checkbox, or a line (or list item) that starts with a task id.
+///
+/// A line that starts with a task id after something else than `- [ ]`
+/// (`- [] T003`, `[ ] T003`, `1. [ ] T003`, `- T003`, `T003`) is one too,
+/// with that `marker`, so that the validator names it instead of the task
+/// being dropped.
 fn task(line: &str, at: usize) -> Option<Vec<Member>> {
     let mut members = vec![member("line", string(line.trim_end(), at))];
-    let bullet = ["- ", "* ", "+ "].iter().find(|b| line.starts_with(**b));
-    let mut rest = line;
-    let mut pos = at;
-    if bullet.is_some() {
-        rest = &line[2..];
-        pos += 2;
-    }
-    let boxed = rest.len() >= 3 && rest.as_bytes()[0] == b'[' && rest.as_bytes()[2] == b']';
-    if bullet.is_some() && boxed && matches!(rest.as_bytes()[1], b' ' | b'x' | b'X') {
-        members.push(member("checkbox", string(&rest[1..2], pos + 1)));
-        rest = &rest[3..];
-        pos += 3;
-    } else if !starts_with_id(rest) {
-        return None;
-    }
+    let (lead, dash) = list_marker(line);
+    let after = &line[lead..];
+    let boxed = checkbox(after);
+    let (rest, pos) = match boxed {
+        Some((len, Some(mark))) if dash => {
+            members.push(member("checkbox", string(mark, at + lead + 1)));
+            (&after[len..], at + lead + len)
+        }
+        _ => {
+            let len = lead + boxed.map_or(0, |(len, _)| len);
+            let tail = &line[len..];
+            let skip = tail.len() - tail.trim_start().len();
+            if !starts_with_id(&tail[skip..]) {
+                return None;
+            }
+            members.push(member("marker", string(line[..len].trim_end(), at)));
+            (&tail[skip..], at + len + skip)
+        }
+    };
     let mut words = Words { rest, pos };
     if let Some((word, start)) = words.peek().filter(|(w, _)| !w.starts_with('[')) {
         if looks_like_id(word) {
@@ -303,6 +345,52 @@ fn task(line: &str, at: usize) -> Option<Vec<Member>> {
     let lead = words.rest.len() - words.rest.trim_start().len();
     members.push(member("description", string(description, words.pos + lead)));
     Some(members)
+}
+
+/// The list marker a line starts with (`- `, `* `, `+ `, or a number
+/// and `.` or `)` and a space): its length, and whether it is a bullet.
+fn list_marker(line: &str) -> (usize, bool) {
+    if ["- ", "* ", "+ "].iter().any(|b| line.starts_with(b)) {
+        return (2, true);
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &line[digits..];
+    if digits > 0 && (rest.starts_with(". ") || rest.starts_with(") ")) {
+        return (digits + 2, false);
+    }
+    (0, false)
+}
+
+/// A bracket of at most two characters at the start of `rest` (`[ ]`,
+/// `[x]`, `[]`, `[-]`): its length, and the mark when it is a checkbox
+/// (` `, `x` or `X`).
+fn checkbox(rest: &str) -> Option<(usize, Option<&str>)> {
+    let close = rest.strip_prefix('[')?.find(']').filter(|&c| c <= 2)? + 1;
+    let inner = &rest[1..close];
+    let mark = matches!(inner, " " | "x" | "X").then_some(inner);
+    Some((close + 1, mark))
+}
+
+/// A list item or checkbox line with a task id in its place (for lines
+/// indented under another task, where a bare `T012 and T013 ...` is text).
+fn task_with_id(line: &str) -> bool {
+    let marked = |m: &Member| {
+        m.key == "checkbox" || (m.key == "marker" && !matches!(&m.value.kind, NodeKind::String(s) if s.is_empty()))
+    };
+    task(line, 0).is_some_and(|m| m.iter().any(|m| m.key == "id") && m.iter().any(marked))
+}
+
+/// A setext heading's underline: `--` or more, nothing else.
+fn underline(line: &str) -> bool {
+    let line = line.trim_end();
+    line.len() >= 2 && line.bytes().all(|b| b == b'-')
+}
+
+/// A line of paragraph text, which an underline makes a heading.
+fn is_plain(line: &str) -> bool {
+    !line.is_empty()
+        && list_marker(line).0 == 0
+        && !line.starts_with(['#', '>', '|', '-', '*', '+', '['])
 }
 
 /// `T` then a digit: a task line that has lost its checkbox.

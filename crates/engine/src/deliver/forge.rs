@@ -1,0 +1,292 @@
+//! Carrying a delivery out on the forge: the codeboost issue check, the
+//! pushes, each pull request opened or updated (never a second one for the
+//! same head), and the after-merge comment.
+
+use super::push::{push, Push, Pushed};
+use super::{DeliverError, Delivery, Pull};
+use crate::git::repo::Repo;
+use planwright_config::forge::ForgeKind as ConfigKind;
+use planwright_config::{RemoteUrl, Secret};
+use planwright_forge::{
+    CommentOn, Forge, NewPullRequest, PullRequest, PullRequestUpdate, PullState,
+};
+use serde::Serialize;
+
+/// The hidden line that marks the after-merge comment of a run, so it is
+/// posted once: `<!-- planwright:remaining-scope run=ID -->`.
+pub const REMAINING_SCOPE_MARKER: &str = "<!-- planwright:remaining-scope";
+
+/// A pull request's title and body, as the caller rendered them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PullText {
+    /// The title (the forge's draft prefix is the client's).
+    pub title: String,
+    /// The body (Markdown).
+    pub body: String,
+}
+
+/// What `deliver` did to one pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Opened it.
+    Opened,
+    /// Updated its body, title, base or draft state.
+    Updated,
+    /// Found it merged: nothing pushed.
+    Merged,
+    /// Found it closed without merging: nothing pushed or changed.
+    Closed,
+}
+
+/// One pull request after the delivery: the shape of `--output json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delivered {
+    /// Its number on the forge.
+    pub number: u64,
+    /// Its page.
+    pub url: String,
+    /// planwright's branch.
+    pub head: String,
+    /// The branch it merges into.
+    pub base: String,
+    /// `open`, `merged` or `closed`.
+    pub state: &'static str,
+    /// Whether it is a draft.
+    pub draft: bool,
+    /// The commit its branch was pushed to.
+    pub commit: String,
+    /// What the push did: `created`, `moved`, `unchanged`, or none when
+    /// nothing was pushed (merged or closed).
+    pub pushed: Option<&'static str>,
+    /// What was done to it.
+    pub action: Action,
+    /// The tickets it delivers.
+    pub tickets: Vec<String>,
+}
+
+/// The after-merge comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "comment")]
+pub enum AfterMerge {
+    /// Posted now.
+    Posted {
+        /// The issue.
+        issue: u64,
+    },
+    /// Posted by an earlier `deliver` (its marker is on the issue).
+    AlreadyPosted {
+        /// The issue.
+        issue: u64,
+    },
+    /// Not posted: the issue is another repository's.
+    OtherRepository {
+        /// `owner/name#N`.
+        issue: String,
+    },
+}
+
+/// Everything `deliver` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The pull requests.
+    pub pulls: Vec<Delivered>,
+    /// The after-merge comment, when every pull request has merged and the
+    /// plan leaves remaining scope.
+    pub after_merge: Option<AfterMerge>,
+}
+
+/// The forge's token, or which variables to set.
+pub fn token(d: &Delivery) -> Result<&Secret, DeliverError> {
+    d.settings
+        .token
+        .as_ref()
+        .map(|(_, t)| t)
+        .ok_or_else(|| DeliverError::NoToken {
+            kind: d.settings.kind.name(),
+            names: d
+                .settings
+                .token_env
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            scopes: d.settings.kind.scopes(),
+        })
+}
+
+/// Carries out `d` with `texts` (one per pull request) through `forge`.
+pub fn execute(
+    repo: &Repo,
+    d: &Delivery,
+    texts: &[PullText],
+    forge: &dyn Forge,
+) -> Result<Report, DeliverError> {
+    check_issue(d, forge)?;
+    let mut pulls: Vec<Delivered> = Vec::new();
+    for (pull, text) in d.pulls.iter().zip(texts) {
+        let existing = forge.find_pull_request(&pull.head)?;
+        let done = match existing {
+            Some(pr) if pr.state != PullState::Open => finished(pull, pr),
+            existing => {
+                let pushed = push(repo, &push_of(d, pull), d.settings.token.as_ref().map(|t| &t.1))?;
+                // A parent's pull request that merged may have taken its
+                // branch with it: stack onto the run's base instead.
+                let parent_merged = pull.stacked_on.as_ref().is_some_and(|p| {
+                    pulls.iter().any(|o| o.tickets == [p.clone()] && o.state == "merged")
+                });
+                let base = if parent_merged { &d.run.base } else { &pull.base };
+                let (pr, action) = open_or_update(forge, existing, pull, text, base, d.draft)?;
+                delivered(pull, pr, Some(pushed), action)
+            }
+        };
+        pulls.push(done);
+    }
+    let after_merge = if pulls.iter().all(|p| p.state == "merged") {
+        after_merge(d, forge)?
+    } else {
+        None
+    };
+    Ok(Report { pulls, after_merge })
+}
+
+fn push_of<'a>(d: &'a Delivery, pull: &'a Pull) -> Push<'a> {
+    Push {
+        remote: &d.settings.remote,
+        url: &d.remote_url,
+        http: RemoteUrl::parse(&d.remote_url).is_http(),
+        kind: d.settings.kind,
+        branch: &pull.head,
+        commit: &pull.commit,
+    }
+}
+
+/// codeboost: the plan's `issue` must be an issue (not a pull request) of
+/// the repository, before anything is pushed.
+fn check_issue(d: &Delivery, forge: &dyn Forge) -> Result<(), DeliverError> {
+    let (true, Some(issue)) = (d.facts.codeboost, &d.facts.issue) else {
+        return Ok(());
+    };
+    let repository = &d.settings.repository;
+    match forge.issue(issue.number)? {
+        None => Err(DeliverError::IssueMismatch(format!(
+            "`{repository}` has no issue #{}",
+            issue.number
+        ))),
+        Some(i) if i.is_pull_request => Err(DeliverError::IssueMismatch(format!(
+            "#{} of `{repository}` is a pull request, not an issue",
+            issue.number
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+fn open_or_update(
+    forge: &dyn Forge,
+    existing: Option<PullRequest>,
+    pull: &Pull,
+    text: &PullText,
+    base: &str,
+    draft: bool,
+) -> Result<(PullRequest, Action), DeliverError> {
+    let Some(pr) = existing else {
+        let new = NewPullRequest {
+            title: text.title.clone(),
+            body: text.body.clone(),
+            head: pull.head.clone(),
+            base: base.to_string(),
+            draft,
+        };
+        return Ok((forge.open_pull_request(&new)?, Action::Opened));
+    };
+    let update = PullRequestUpdate {
+        title: (pr.title != text.title).then(|| text.title.clone()),
+        body: (pr.body.trim_end() != text.body.trim_end()).then(|| text.body.clone()),
+        base: (pr.base != base).then(|| base.to_string()),
+        draft: (pr.draft != draft).then_some(draft),
+    };
+    if update == PullRequestUpdate::default() {
+        return Ok((pr, Action::Updated));
+    }
+    Ok((forge.update_pull_request(pr.number, &update)?, Action::Updated))
+}
+
+fn finished(pull: &Pull, pr: PullRequest) -> Delivered {
+    let action = if pr.state == PullState::Merged {
+        Action::Merged
+    } else {
+        Action::Closed
+    };
+    delivered(pull, pr, None, action)
+}
+
+fn delivered(pull: &Pull, pr: PullRequest, pushed: Option<Pushed>, action: Action) -> Delivered {
+    Delivered {
+        number: pr.number,
+        url: pr.url,
+        head: pull.head.clone(),
+        base: pr.base,
+        state: pr.state.name(),
+        draft: pr.draft,
+        commit: pull.commit.clone(),
+        pushed: pushed.map(|p| match p {
+            Pushed::Created => "created",
+            Pushed::Moved => "moved",
+            Pushed::Unchanged => "unchanged",
+        }),
+        action,
+        tickets: pull.tickets.clone(),
+    }
+}
+
+/// fishhawk's rule: once the delivery has merged, `remaining_scope` is
+/// posted on the plan's issue, once (the marker says it was).
+fn after_merge(d: &Delivery, forge: &dyn Forge) -> Result<Option<AfterMerge>, DeliverError> {
+    let facts = &d.facts;
+    let (true, Some(rest), Some(issue)) = (facts.partial, &facts.remaining_scope, &facts.issue)
+    else {
+        return Ok(None);
+    };
+    if !issue.is_in(&d.settings.repository) {
+        return Ok(Some(AfterMerge::OtherRepository {
+            issue: issue.shown_from(&d.settings.repository),
+        }));
+    }
+    let marker = format!("{REMAINING_SCOPE_MARKER} run={} -->", d.run.id);
+    let on = CommentOn::Issue(issue.number);
+    if forge.comments(on)?.iter().any(|c| c.body.contains(&marker)) {
+        return Ok(Some(AfterMerge::AlreadyPosted {
+            issue: issue.number,
+        }));
+    }
+    let mut body = format!("{marker}\n**Remaining scope** (the delivery of run `{}` merged; this part of the issue is still to do):\n\n", d.run.id);
+    body.push_str(&planwright_plan::delivery::forge_text(rest));
+    body.push('\n');
+    forge.post_comment(on, &body)?;
+    Ok(Some(AfterMerge::Posted {
+        issue: issue.number,
+    }))
+}
+
+/// The forge kind of the API client for `[forge] kind`.
+pub fn api_kind(kind: ConfigKind) -> planwright_forge::ForgeKind {
+    match kind {
+        ConfigKind::Github => planwright_forge::ForgeKind::Github,
+        ConfigKind::Gitlab => planwright_forge::ForgeKind::Gitlab,
+        ConfigKind::Forgejo => planwright_forge::ForgeKind::Forgejo,
+    }
+}
+
+/// The API client of the delivery's forge, with its token.
+pub fn connect(d: &Delivery) -> Result<Box<dyn Forge>, DeliverError> {
+    let token = token(d)?;
+    let repository = planwright_forge::Repository::parse(&d.settings.repository)
+        .map_err(|why| DeliverError::Engine(crate::error::EngineError::Settings(why)))?;
+    let endpoint = planwright_forge::Endpoint {
+        kind: api_kind(d.settings.kind),
+        api_url: d.settings.api_url.clone(),
+        repository,
+        token: planwright_forge::Token::new(token.expose()),
+    };
+    Ok(planwright_forge::connect(&endpoint)?)
+}

@@ -1,0 +1,200 @@
+//! Pushing a delivered commit to planwright's own branch on the remote,
+//! with git itself.
+//!
+//! The lease: `--force-with-lease` against what planwright last pushed to
+//! that branch, kept in `refs/planwright/pushed/<remote>/<branch>` of the
+//! user's repository (a branch planwright never pushed must not exist on
+//! the remote yet), so a push never overwrites what someone else put there.
+//! The token of an `https` remote reaches git through a credential helper
+//! given for this push only (`-c`), which reads it from a variable of the
+//! git child's environment: it is never written to disk or to any config.
+
+use super::DeliverError;
+use crate::git::refs::set_ref;
+use crate::git::repo::Repo;
+use crate::error::EngineError;
+use crate::git::Git;
+use planwright_config::forge::ForgeKind;
+use planwright_config::Secret;
+
+/// The variable of the git child that holds the token for the helper.
+const TOKEN_VAR: &str = "PLANWRIGHT_PUSH_TOKEN";
+/// The variable of the git child that holds the user name for the helper.
+const USER_VAR: &str = "PLANWRIGHT_PUSH_USER";
+
+/// The credential helper: answers `get` with the user and the token from
+/// its environment, and ignores `store` and `erase` (nothing is kept).
+const HELPER: &str = "!f() { test \"$1\" = get || exit 0; echo \"username=${PLANWRIGHT_PUSH_USER}\"; echo \"password=${PLANWRIGHT_PUSH_TOKEN}\"; }; f";
+
+/// The user name each forge accepts beside a token over https.
+fn token_user(kind: ForgeKind) -> &'static str {
+    match kind {
+        ForgeKind::Github => "x-access-token",
+        ForgeKind::Gitlab => "oauth2",
+        ForgeKind::Forgejo => "planwright",
+    }
+}
+
+/// The ref that records what planwright last pushed to `branch` of `remote`.
+pub fn pushed_ref(remote: &str, branch: &str) -> String {
+    format!("refs/planwright/pushed/{remote}/{branch}")
+}
+
+/// The URL git pushes to for `remote`, or why there is none.
+pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
+    let out = repo.git().args(["remote", "get-url", "--push", remote]).raw()?;
+    if !out.status.success() {
+        return Err(DeliverError::NoRemote {
+            remote: remote.to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// One push: `commit` to `refs/heads/<branch>` of `remote`.
+#[derive(Debug)]
+pub struct Push<'a> {
+    /// The remote's name (for the lease's ref and messages).
+    pub remote: &'a str,
+    /// The URL git pushes to for it: pushing there rather than to the
+    /// remote's name leaves the user's remote-tracking refs alone.
+    pub url: &'a str,
+    /// Whether its URL is `http(s)`, so the token goes with the push.
+    pub http: bool,
+    /// The forge's kind (the user name beside the token).
+    pub kind: ForgeKind,
+    /// The branch on the remote.
+    pub branch: &'a str,
+    /// The commit it must point at.
+    pub commit: &'a str,
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// The branch was created.
+    Created,
+    /// The branch moved to the commit.
+    Moved,
+    /// The branch already pointed at the commit.
+    Unchanged,
+}
+
+/// Pushes, then records the commit as what planwright last pushed there.
+pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, DeliverError> {
+    let lease_ref = pushed_ref(p.remote, p.branch);
+    let last = repo.ref_tip(&lease_ref)?;
+    let target = format!("refs/heads/{}", p.branch);
+    let lease = format!(
+        "--force-with-lease={target}:{}",
+        last.as_deref().unwrap_or("")
+    );
+    // This is the one git call that talks to a remote: it runs as the user
+    // has the remote, over ssh with the user's own ssh configuration (the
+    // variables that choose the ssh command pass through) and agent, or
+    // over https with the token below. Hooks stay off like everywhere.
+    let mut git = repo
+        .git()
+        .args(["-c", "credential.helper="])
+        .args(["-c", "credential.interactive=false"]);
+    for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
+        if let Ok(v) = std::env::var(var) {
+            git = git.env(var, v);
+        }
+    }
+    if let (true, Some(token)) = (p.http, token) {
+        git = git
+            .args(["-c", &format!("credential.helper={HELPER}")])
+            .env(USER_VAR, token_user(p.kind))
+            .env(TOKEN_VAR, token.expose());
+    }
+    let git = git
+        .args(["push", "--porcelain", "--no-verify", &lease, p.url])
+        .arg(format!("{}:{target}", p.commit));
+    // planwright's own write as far as the integrity guard of a run is
+    // concerned (the push writes nothing but objects it already has).
+    let out = repo.guard().own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(rejected(p, &format!("{stdout}\n{stderr}"), last.is_some()));
+    }
+    set_ref(repo, &lease_ref, p.commit)?;
+    // Porcelain: `<flag>\t<from>:<to>\t<summary>`; `*` new, `=` up to date.
+    let flag = stdout
+        .lines()
+        .find(|l| l.contains(&target))
+        .and_then(|l| l.chars().next());
+    Ok(match flag {
+        Some('*') => Pushed::Created,
+        Some('=') => Pushed::Unchanged,
+        _ => Pushed::Moved,
+    })
+}
+
+/// Runs the push, again (at most twice more, a second then two later)
+/// while the remote cannot be reached at all.
+fn retry_unreachable(git: &Git) -> Result<std::process::Output, crate::error::GitError> {
+    let mut wait = std::time::Duration::from_secs(1);
+    for _ in 0..2 {
+        let out = git.raw()?;
+        if out.status.success() || !unreachable(&String::from_utf8_lossy(&out.stderr)) {
+            return Ok(out);
+        }
+        std::thread::sleep(wait);
+        wait *= 2;
+    }
+    git.raw()
+}
+
+fn unreachable(stderr: &str) -> bool {
+    [
+        "Could not resolve host",
+        "Failed to connect",
+        "Connection refused",
+        "Connection timed out",
+        "Network is unreachable",
+    ]
+    .iter()
+    .any(|s| stderr.contains(s))
+}
+
+/// Why the remote refused, in words that say what to do.
+fn rejected(p: &Push, output: &str, pushed_before: bool) -> DeliverError {
+    let detail = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("To ") && *l != "Done")
+        .collect::<Vec<_>>()
+        .join("; ");
+    let reason = if output.contains("stale info") || output.contains("fetch first") {
+        if pushed_before {
+            "the branch moved on the remote since planwright last pushed it (someone else pushed to it)"
+        } else {
+            "the branch already exists on the remote, and planwright did not push it"
+        }
+    } else if output.contains("pre-receive hook declined")
+        || output.contains("protected branch")
+        || output.contains("Protected branch")
+    {
+        "the remote refused it (branch protection or a server hook)"
+    } else if output.contains("Authentication failed")
+        || output.contains("could not read Username")
+        || output.contains("could not read Password")
+        || output.contains("unable to get password")
+        || output.contains("403")
+        || output.contains("Permission denied")
+    {
+        "the remote refused the credentials"
+    } else if unreachable(output) {
+        "the remote could not be reached"
+    } else {
+        "git push failed"
+    };
+    DeliverError::Push {
+        remote: p.remote.to_string(),
+        branch: p.branch.to_string(),
+        reason,
+        detail,
+    }
+}
