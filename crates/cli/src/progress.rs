@@ -115,6 +115,7 @@ fn line(event: &Event) -> Option<String> {
             attempt,
             base_commit,
             starts_from,
+            ..
         } => {
             let before = attempt.saturating_sub(1);
             let from = match starts_from.as_str() {
@@ -492,6 +493,7 @@ mod tests {
             attempt,
             base_commit: "0123456789".into(),
             starts_from: "base".into(),
+            agent: None,
         }
     }
 
@@ -616,6 +618,7 @@ mod tests {
                 attempt: 1,
                 base_commit: "0123456789abcdef".into(),
                 starts_from: "base".into(),
+                agent: None,
             },
             Event::Phase {
                 ticket: "T2".into(),

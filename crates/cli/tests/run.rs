@@ -493,6 +493,53 @@ fn failed_claude_preflight(env: &Env) -> String {
     stdout
 }
 
+/// A gateway at a loopback address (here in Claude Code's settings) is
+/// refused by the proxy in every attempt: preflight names the `hosts`
+/// line; a key variable Codex's config names but the agent is not given
+/// is named with its `[agent] env` line.
+#[test]
+fn preflight_names_a_loopback_gateway_and_a_key_not_passed() {
+    let env = routed_env(false);
+    let home = env.cli().home().to_path_buf();
+    write(
+        &home,
+        ".claude/settings.json",
+        r#"{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080/v1", "ANTHROPIC_API_KEY": "k"}}"#,
+    );
+    let stdout = failed_claude_preflight(&env);
+    assert!(
+        stdout.contains("points the agent at `http://127.0.0.1:8080/v1`, a loopback address"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`[sandbox] hosts = { \"model-gateway.test\" = \"127.0.0.1:8080\" }`"),
+        "{stdout}"
+    );
+    write(
+        &home,
+        ".codex/config.toml",
+        "model_provider = \"mock\"\n[model_providers.mock]\nbase_url = \"http://mock-model.test:9/v1\"\nenv_key = \"MOCK_KEY\"\nwire_api = \"responses\"\n",
+    );
+    let out = env.planwright(&[
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        "codex",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("names the key variable `MOCK_KEY`, which the agent is not given"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`[agent] env = [\"MOCK_KEY\"]`"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn preflight_fails_naming_a_ticket_the_agents_family_has_no_model_for() {
     let env = routed_env(true);

@@ -37,6 +37,11 @@ pub const LONGEST_MAX_PAUSE: Duration = Duration::from_secs(7 * 24 * 3600);
 pub const MAX_UNAVAILABLE: u32 = 5;
 /// The cap of one attempt's agent log, in bytes (`[agent] log_limit_mib`).
 pub const AGENT_LOG_LIMIT: u64 = 64 * MIB;
+/// The longest line of an agent's output planwright reads, in bytes
+/// (`[agent] line_limit_kib`); the rest of a longer line is dropped.
+pub const AGENT_LINE_LIMIT: u64 = 1024 * KIB;
+/// Bytes in a KiB, the unit of `[agent] line_limit_kib`.
+pub const KIB: u64 = 1024;
 /// Whether each slot gets its own CLI state directory (`[agent] isolate`).
 pub const ISOLATE: bool = true;
 /// The agent a command template alone selects.

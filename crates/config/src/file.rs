@@ -479,6 +479,10 @@ pub struct Agent {
     /// The cap of one attempt's agent log, in MiB (default 64).
     #[serde(default)]
     pub log_limit_mib: Option<u64>,
+    /// The longest line of an agent's output planwright reads, in KiB
+    /// (default 1024); the rest of a longer line is dropped with a note.
+    #[serde(default)]
+    pub line_limit_kib: Option<u64>,
     /// A model for every attempt, overriding the one the routing table chose.
     #[serde(default)]
     pub model: Option<String>,
@@ -491,6 +495,10 @@ pub struct Agent {
     /// Give each slot its own CLI state directory (default true).
     #[serde(default)]
     pub isolate: Option<bool>,
+    /// The adapter whose per-slot set-up an `acp` agent gets (`"claude"`),
+    /// for a program planwright does not know by name.
+    #[serde(default)]
+    pub state: Option<String>,
     /// The longest pause after the model could not serve an attempt,
     /// whatever reset time its CLI named (default 6h).
     #[serde(default)]

@@ -62,8 +62,18 @@ impl Prices {
     /// model's name starts with, since CLIs report dated or suffixed names
     /// (`claude-sonnet-4-6-20260217`, `gemini-3-flash-preview`).
     /// A `provider/model` name (opencode's) is looked up by its model part.
+    /// A model no entry names is priced as the name a CLI resolved it
+    /// from ([`ALIASES`]: Gemini CLI 0.61 runs `gemini-3-flash` as
+    /// `gemini-3.8-flash`).
     pub fn find(&self, model: &str) -> Option<&Price> {
         let model = model.rsplit('/').next().unwrap_or(model);
+        self.lookup(model).or_else(|| {
+            let (_, alias) = ALIASES.iter().find(|(name, _)| model.starts_with(name))?;
+            self.lookup(alias)
+        })
+    }
+
+    fn lookup(&self, model: &str) -> Option<&Price> {
         if let Some(p) = self.0.get(model) {
             return Some(p);
         }
@@ -74,6 +84,11 @@ impl Prices {
             .map(|(_, p)| p)
     }
 }
+
+/// Models a CLI reports under another name than the one it was asked for
+/// and billed as: (the name it reports, the name priced). Gemini CLI 0.61
+/// resolves its alias `gemini-3-flash` to `gemini-3.8-flash`.
+pub const ALIASES: &[(&str, &str)] = &[("gemini-3.8-flash", "gemini-3-flash")];
 
 /// The shipped prices, per million tokens: (model, input, output,
 /// cache read, cache write). Dated and sourced in docs/agents.md; a model
@@ -107,4 +122,19 @@ fn default_prices() -> BTreeMap<String, Price> {
             (name.to_string(), price)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_a_cli_resolved_is_priced_as_its_alias() {
+        let prices = Prices::default();
+        let flash = prices.find("gemini-3-flash").copied();
+        assert!(flash.is_some());
+        assert_eq!(prices.find("gemini-3.8-flash").copied(), flash);
+        assert_eq!(prices.find("google/gemini-3.8-flash-001").copied(), flash);
+        assert_eq!(prices.find("gpt-9-mock"), None);
+    }
 }

@@ -496,8 +496,10 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
         args,
         program,
         isolate,
+        state,
         timeout_secs: _,
         log_limit_mib: _,
+        line_limit_kib,
         max_pause: _,
         max_unavailable: _,
         env,
@@ -517,7 +519,16 @@ pub fn agent(flags: AgentFlags, file: &Config) -> Result<AgentSpec, SettingsErro
             isolate: isolate.unwrap_or(defaults::ISOLATE),
             prices: file.prices.clone(),
             env: env.clone(),
+            line_limit: line_limit(*line_limit_kib),
+            state: state.clone(),
         },
+    })
+}
+
+/// `[agent] line_limit_kib` in bytes, the default when unset.
+fn line_limit(kib: Option<u64>) -> u64 {
+    kib.map_or(defaults::AGENT_LINE_LIMIT, |k| {
+        k.saturating_mul(defaults::KIB).max(1)
     })
 }
 
@@ -557,6 +568,7 @@ pub fn agents(flags: AgentFlags, file: &Config) -> Result<AgentsSpec, SettingsEr
                     isolate: file.agent.isolate.unwrap_or(defaults::ISOLATE),
                     prices: file.prices.clone(),
                     env: file.agent.env.clone(),
+                    line_limit: line_limit(file.agent.line_limit_kib),
                     ..AgentOptions::default()
                 },
             };
@@ -587,6 +599,7 @@ pub fn review(file: &Config) -> ReviewSettings {
                 cmd: cmd.clone(),
                 model: model.clone(),
                 prices: file.prices.clone(),
+                line_limit: line_limit(file.agent.line_limit_kib),
                 ..AgentOptions::default()
             },
         }),

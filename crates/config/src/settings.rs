@@ -381,6 +381,18 @@ pub struct AgentOptions {
     /// Variables passed through besides the base set and the adapter's
     /// own (`[agent] env`; `PREFIX_*` keeps every name with that prefix).
     pub env: Vec<String>,
+    /// The longest line of the agent's output read, in bytes (`[agent]
+    /// line_limit_kib`).
+    #[serde(default = "default_line_limit")]
+    pub line_limit: u64,
+    /// The adapter whose per-slot set-up an `acp` agent gets (`[agent]
+    /// state`); `None`: the one its program is known as, if any.
+    #[serde(default)]
+    pub state: Option<String>,
+}
+
+fn default_line_limit() -> u64 {
+    defaults::AGENT_LINE_LIMIT
 }
 
 impl Default for AgentOptions {
@@ -393,6 +405,8 @@ impl Default for AgentOptions {
             isolate: defaults::ISOLATE,
             prices: Prices::default(),
             env: Vec::new(),
+            line_limit: defaults::AGENT_LINE_LIMIT,
+            state: None,
         }
     }
 }

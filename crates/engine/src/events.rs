@@ -84,6 +84,10 @@ pub enum Event {
         /// Logs written before it was recorded read as `base`.
         #[serde(default = "base_start")]
         starts_from: String,
+        /// Who runs it: the adapter, its program and the routed model.
+        /// Logs written before it was recorded have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AttemptAgent>,
     },
     /// An attempt enters a phase (`workspace`, `agent`, `commit`,
     /// `verify`, `gates`, `beyond gates`); it is `starting` until the first.
@@ -428,6 +432,21 @@ impl Event {
     }
 }
 
+/// Who runs an attempt, as [`Event::AttemptStarted`] records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptAgent {
+    /// The adapter (`claude`, `acp`, `cmd`, `scripted`, ...).
+    pub adapter: String,
+    /// The program it starts (`claude`, or the path `[agent] program`
+    /// gives), when it starts one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// The model routing chose for the attempt (`[agent] model`, the
+    /// ticket's, or the routing table's); none: the CLI's own default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
 /// An event with its place in the run and its time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stamped {
@@ -687,6 +706,11 @@ mod tests {
                 attempt: 1,
                 base_commit: "b".into(),
                 starts_from: "base".into(),
+                agent: Some(AttemptAgent {
+                    adapter: "claude".into(),
+                    program: Some("claude".into()),
+                    model: Some("claude-sonnet-4-6".into()),
+                }),
             },
             Event::Phase {
                 ticket: t(),

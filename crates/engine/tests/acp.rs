@@ -5,7 +5,8 @@
 #![forbid(unsafe_code)]
 
 use planwright_engine::agent::{
-    self, Activity, ActivityKind, ActivitySink, AgentOutcome, AgentReport, AttemptContext, Usage,
+    self, Activity, ActivityKind, ActivitySink, AgentOutcome, AgentReport, AttemptContext,
+    CostSource, Usage,
 };
 use planwright_engine::process::Cancel;
 use std::path::PathBuf;
@@ -42,6 +43,12 @@ struct With {
     /// Cancelled (as Ctrl-C cancels the run) once the fake agent's turn
     /// has started.
     cancel: bool,
+    /// The cap of the agent log, in bytes.
+    log_limit: Option<u64>,
+    /// `[agent] line_limit_kib`, in bytes.
+    line_limit: Option<u64>,
+    /// The file name the fake agent is started as (a known ACP agent's).
+    program: Option<&'static str>,
 }
 
 impl With {
@@ -79,8 +86,27 @@ fn attempt_with(mode: &str, with: With) -> Run {
     let outside = tmp.path().join("outside.txt");
     let prompt_file = run_dir.join("T1.prompt.md");
     std::fs::write(&prompt_file, "Write hello.txt.\n").unwrap();
-    let template = format!("bash {FAKE} {mode} {}", outside.display());
-    let agent = agent::from_name("acp", Some(&template)).unwrap();
+    let template = match with.program {
+        Some(name) => {
+            let wrapper = tmp.path().join(name);
+            std::fs::write(&wrapper, format!("#!/bin/sh\nexec bash {FAKE} \"$@\"\n")).unwrap();
+            std::fs::set_permissions(
+                &wrapper,
+                std::os::unix::fs::PermissionsExt::from_mode(0o755),
+            )
+            .unwrap();
+            format!("{} {mode} {}", wrapper.display(), outside.display())
+        }
+        None => format!("bash {FAKE} {mode} {}", outside.display()),
+    };
+    let mut opts = agent::AgentOptions {
+        cmd: Some(template),
+        ..agent::AgentOptions::default()
+    };
+    if let Some(limit) = with.line_limit {
+        opts.line_limit = limit;
+    }
+    let agent = agent::from_options("acp", &opts).unwrap();
     let recorded = Arc::new(Recorded::default());
     let ctx = AttemptContext {
         ticket: "T1".into(),
@@ -92,7 +118,7 @@ fn attempt_with(mode: &str, with: With) -> Run {
         model: with.model.map(String::from),
         env: vec![],
         confine: None,
-        log_limit: None,
+        log_limit: with.log_limit,
         usage_sink: None,
         activity_sink: Some(recorded.clone()),
     };
@@ -206,6 +232,115 @@ fn an_edit_outside_the_workspace_and_a_command_are_denied_and_logged() {
     let denials = run.log.matches("acp: permission denied: ").count();
     assert_eq!(denials, 2, "{}", run.log);
     assert!(!run.log.contains("permission allowed"), "{}", run.log);
+}
+
+/// claude-agent-acp's usage is read as it means it (`inputTokens` leave
+/// the cache out), and the cost of its last `usage_update` is the
+/// attempt's, as reported.
+#[test]
+fn a_known_agents_usage_is_read_as_it_means_it_and_its_cost_reported() {
+    let run = attempt_with(
+        "claude",
+        With {
+            program: Some("claude-agent-acp"),
+            ..With::default()
+        },
+    );
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    assert_eq!(
+        run.report.usage,
+        Some(Usage {
+            input_tokens: 1390,
+            output_tokens: 110,
+            cache_read_tokens: 3100,
+            cache_write_tokens: 2000,
+        })
+    );
+    assert_eq!(run.report.cost, Some((0.01425, CostSource::Reported)));
+}
+
+/// Gemini CLI's quota counts have no cache split: a cost computed from
+/// them is an estimate.
+#[test]
+fn a_cost_from_gemini_quota_counts_is_estimated() {
+    let run = attempt_with("models", With::model("slow-2"));
+    assert_eq!(run.report.cost, None, "no price for the fake's models");
+    let run = attempt_with("gemini-quota", With::default());
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    let (usd, source) = run.report.cost.expect("priced");
+    assert_eq!(source, CostSource::Estimated);
+    assert!(
+        (usd - (1000.0 * 1.25 + 100.0 * 10.0) / 1e6).abs() < 1e-12,
+        "{usd}"
+    );
+}
+
+/// With `log_limit_mib = 1`, 40 MB of lines that are not the protocol
+/// and a 64 MiB line leave a log of about 1 MiB: planwright's notes about
+/// them (which quote the agent) go through the same cap as its output.
+#[test]
+fn an_agents_flood_and_its_notes_stay_within_the_log_limit() {
+    let run = attempt_with(
+        "flood",
+        With {
+            log_limit: Some(1 << 20),
+            ..With::default()
+        },
+    );
+    assert_eq!(
+        run.report.outcome,
+        AgentOutcome::Finished,
+        "{}",
+        &run.log[run.log.len() - 2000..]
+    );
+    // The limit, its marker, the dropped count and the lines planwright
+    // writes after the agent's process ended.
+    assert!(run.log.len() < (1 << 20) + 4096, "{}", run.log.len());
+    assert!(run.log.contains("more bytes of output were dropped"));
+}
+
+/// A line past `[agent] line_limit_kib` is cut, said so in the log, and
+/// never taken for a message.
+#[test]
+fn a_line_past_the_line_limit_is_cut_and_noted() {
+    let run = attempt_with(
+        "long",
+        With {
+            line_limit: Some(1024),
+            ..With::default()
+        },
+    );
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    assert!(
+        run.log.contains(
+            "[planwright: a line of output was longer than 1024 bytes; the 3976 bytes past that were not read]"
+        ),
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log
+            .contains("acp: not a JSON-RPC message, ignored (5000 bytes): yyy"),
+        "{}",
+        run.log
+    );
+}
+
+/// An edit offered only `allow_always` (and `reject_once`) is rejected:
+/// one answer never decides the agent's later requests.
+#[test]
+fn an_edit_offered_only_allow_always_is_rejected() {
+    let run = attempt("always", None);
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    let answer = saved(&run, "always-answer.json");
+    assert_eq!(answer["result"]["outcome"]["optionId"], "no", "{answer}");
+    assert!(!run.workspace.join("hello.txt").exists());
+    assert!(
+        run.log.contains("acp: permission denied: Write (edit) [")
+            && run.log.contains("(the agent offered no allow_once option)"),
+        "{}",
+        run.log
+    );
 }
 
 #[test]
@@ -388,6 +523,104 @@ fn an_acp_command_of_a_known_cli_gets_that_clis_home_environment_and_family() {
     assert_eq!(other.family(), None);
     assert!(other.hosts().is_empty() && other.env_names().is_empty());
     assert!(other.isolate(&dir.path().join("other")).unwrap().is_empty());
+}
+
+/// Preflight's probe asks for a session and no prompt: it says which
+/// set-up the agent got and which models it offers, and refuses `[agent]
+/// model` when the agent does not offer it (nor its preview).
+#[test]
+fn the_probe_names_the_set_up_and_the_models_and_refuses_one_not_offered() {
+    let probe = |model: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = agent::AgentOptions {
+            cmd: Some(format!(
+                "bash {FAKE} models {}",
+                dir.path().join("o").display()
+            )),
+            model: model.map(String::from),
+            ..agent::AgentOptions::default()
+        };
+        let agent = agent::from_options("acp", &opts).unwrap();
+        agent.probe(dir.path(), None)
+    };
+    let found = probe(Some("slow-2")).unwrap().unwrap();
+    assert!(found.starts_with("`bash "), "{found}");
+    assert!(
+        found.ends_with("with no CLI's set-up (the base environment and `[agent] env` only); name one with `[agent] state`; it offers `auto`, `fast-1`, `slow-2`"),
+        "{found}"
+    );
+    let refused = probe(Some("gemini-9")).unwrap_err();
+    assert!(
+        refused.ends_with(
+            "the agent does not offer model `gemini-9`; it offers `auto`, `fast-1`, `slow-2`"
+        ),
+        "{refused}"
+    );
+}
+
+/// `[agent] state` names the set-up of a program planwright does not
+/// know; one that names no adapter is refused, saying which there are.
+#[test]
+fn agent_state_names_the_set_up_of_an_unknown_program() {
+    let opts = |state: &str| agent::AgentOptions {
+        cmd: Some("my-claude-wrapper --acp".into()),
+        state: Some(state.into()),
+        ..agent::AgentOptions::default()
+    };
+    let wrapped = agent::from_options("acp", &opts("claude")).unwrap();
+    let claude = agent::from_name("claude", None).unwrap();
+    assert_eq!(wrapped.family(), Some("claude"));
+    assert_eq!(wrapped.env_names(), claude.env_names());
+    let dir = tempfile::tempdir().unwrap();
+    let set = wrapped.isolate(&dir.path().join("acp")).unwrap();
+    assert!(set.iter().any(|(k, _)| k == "CLAUDE_CONFIG_DIR"), "{set:?}");
+    let known = agent::from_name("acp", Some("claude-agent-acp")).unwrap();
+    assert_eq!(known.family(), Some("claude"));
+    let Err(e) = agent::from_options("acp", &opts("clod")) else {
+        panic!("an unknown state was taken");
+    };
+    let text = e.to_string();
+    assert!(
+        text.contains("`[agent] state = \"clod\"` names no adapter") && text.contains("`claude`"),
+        "{text}"
+    );
+}
+
+/// The run records who ran each attempt: the adapter, its program and
+/// the routed model, in `attempt_started`.
+#[test]
+fn attempt_started_names_the_adapter_program_and_routed_model() {
+    use planwright_engine::{AttemptAgent, Event};
+    use planwright_testkit::{any, gate, plan, run_with, settings, ticket, Env};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let scope = serde_json::json!([any("hello.txt"), any("initialize.json")]);
+    let plan = plan(serde_json::json!({
+        "gates": gate(&["test", "-f", "hello.txt"]),
+        "tickets": [ticket("A", scope)]
+    }));
+    let outside = env.root().join("outside.txt");
+    let opts = agent::AgentOptions {
+        cmd: Some(format!("bash {FAKE} edit {}", outside.display())),
+        model: Some("fast-1".into()),
+        ..agent::AgentOptions::default()
+    };
+    let agent = agent::from_options("acp", &opts).unwrap();
+    let out = run_with(&env, &plan, &settings(), agent);
+    assert!(out.summary.all_merged(), "{:?}", out.summary);
+    let started: Vec<&Option<AttemptAgent>> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::AttemptStarted { agent, .. } => Some(agent),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [&Some(AttemptAgent {
+            adapter: "acp".into(),
+            program: Some("bash".into()),
+            model: Some("fast-1".into()),
+        })]
+    );
 }
 
 /// In a run, the attempt's activity reaches the event log as

@@ -469,8 +469,6 @@ fn agent_reported_failures_fail() {
         ("codex", 1, "stream disconnected"),
         ("gemini", 53, "max session turns"),
         ("agy", 1, "workspace is not trusted"),
-        // aider exits 0 when the model call failed: its error line decides.
-        ("aider", 0, "AuthenticationError"),
         ("opencode", 1, "Model not found"),
     ];
     for (cli, code, says) in cases {
@@ -490,6 +488,61 @@ fn agent_reported_failures_fail() {
         why,
         format!("exited with exit code 1: error_max_turns\n{result}")
     );
+}
+
+/// A CLI's stdout of 4 MB of lines and then a 64 MiB line with no
+/// newline: the attempt ends, its log stays within `log_limit_mib`, and
+/// its parser is given at most `line_limit_kib` of a line.
+#[test]
+fn a_flood_of_output_stays_within_the_caps_for_every_adapter() {
+    let flood = "yes \"$(head -c 999 /dev/zero | tr '\\0' j)\" | head -n 4000; head -c 67108864 /dev/zero | tr '\\0' x";
+    for cli in agent::ADAPTERS.iter().map(|a| a.name) {
+        let run = attempt_adjusted(cli, "none", 0, None, flood, |ctx, _| {
+            ctx.log_limit = Some(1 << 20);
+        });
+        assert_eq!(run.report.outcome, AgentOutcome::Finished, "{cli}");
+        assert!(run.log.len() < (1 << 20) + 4096, "{cli}: {}", run.log.len());
+        assert!(
+            run.log.contains("more bytes of output were dropped"),
+            "{cli}"
+        );
+    }
+}
+
+/// A key the provider refuses (401, 403) fails every attempt alike: the
+/// attempt ends in an error that stops the run, not a strike.
+#[test]
+fn a_refused_key_stops_the_run_instead_of_failing_the_ticket() {
+    // aider exits 0 when the model call failed: its error line decides.
+    for (cli, code, says) in [
+        ("claude", 1, "Invalid API key"),
+        ("codex", 1, "unexpected status 401 Unauthorized"),
+        ("gemini", 1, "invalid authentication credentials"),
+        ("aider", 0, "litellm.AuthenticationError"),
+        ("opencode", 1, "Unauthorized"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let script = fake_cli(&bin, cli, "key_refused", code, "");
+        let opts = AgentOptions {
+            program: Some(script.display().to_string()),
+            ..AgentOptions::default()
+        };
+        let agent = agent::from_options(cli, &opts).unwrap();
+        let ctx = context(tmp.path(), None, vec![]);
+        let Err(e) = agent.attempt(&ctx, &Cancel::default()) else {
+            panic!("{cli}: a refused key was an outcome");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!(
+                "agent `{cli}`: the key is refused by its provider"
+            )) && text.contains(says)
+                && text.contains("no ticket was charged a strike"),
+            "{cli}: {text}"
+        );
+    }
 }
 
 #[test]
@@ -539,7 +592,26 @@ fn truncated_output_fails_clearly_or_finishes_without_usage() {
         let ok = attempt(cli, "truncated", 0, None);
         assert_eq!(ok.report.outcome, AgentOutcome::Finished, "{cli}");
         assert_eq!(ok.report.usage, None, "{cli}");
+        assert!(
+            ok.log.contains("planwright: the output was truncated: it ended before the CLI's final record, so the attempt's tokens and cost are not reported"),
+            "{cli}: {}",
+            ok.log
+        );
     }
+}
+
+/// Tokens of a model the price table does not know: the cost is unknown,
+/// and the log says so and how to price it.
+#[test]
+fn a_model_without_a_price_is_named_in_the_log() {
+    let run = attempt("codex", "success", 0, Some("gpt-9-mock"));
+    assert_eq!(run.report.outcome, AgentOutcome::Finished);
+    assert!(run.report.usage.is_some() && run.report.cost.is_none());
+    assert!(
+        run.log.contains("planwright: no price for model `gpt-9-mock`: the attempt's cost is unknown; add `[prices.gpt-9-mock]` to planwright.toml"),
+        "{}",
+        run.log
+    );
 }
 
 #[test]

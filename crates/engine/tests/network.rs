@@ -41,7 +41,8 @@ fn probe_script(other: SocketAddr) -> String {
     [
         curl("http://allowed.test/".into()),
         curl(format!("--noproxy '*' http://{other}/")),
-        curl(format!("http://{other}/")),
+        // Past `NO_PROXY` (the child's own loopback), to the proxy.
+        curl(format!("--noproxy '' http://{other}/")),
     ]
     .join("\n")
 }

@@ -82,8 +82,11 @@ fn a_mapped_name_is_reached_through_the_proxy_and_nothing_else() {
         curl("http://allowed.test/"),
         curl("--proxytunnel http://allowed.test/"),
         curl(&format!("--noproxy '*' http://{other}/")),
-        curl(&format!("-f http://{other}/")),
-        curl(&format!("--proxytunnel http://{other}/")),
+        // Past `NO_PROXY` (the namespace's own loopback), to the proxy.
+        curl(&format!("--noproxy '' -f http://{other}/")),
+        curl(&format!("--noproxy '' --proxytunnel http://{other}/")),
+        // Its own loopback directly: nothing listens there.
+        curl(&format!("http://{other}/")),
         "echo \"proxy=$HTTPS_PROXY no_proxy=${NO_PROXY-unset}\"".to_string(),
     ]
     .concat();
@@ -95,9 +98,10 @@ fn a_mapped_name_is_reached_through_the_proxy_and_nothing_else() {
     assert!(lines[2].ends_with(" rc=7"), "{out}");
     assert!(lines[3].ends_with(" rc=22"), "{out}");
     assert!(lines[4].ends_with(" rc=56"), "{out}");
+    assert!(lines[5].ends_with(" rc=7"), "{out}");
     assert_eq!(
         lines.last().copied(),
-        Some("proxy=http://127.0.0.1:3128 no_proxy=unset")
+        Some("proxy=http://127.0.0.1:3128 no_proxy=localhost,127.0.0.1,::1")
     );
     assert!(!out.contains("other"), "{out}");
     let refused = format!("proxy: refused {other}: not in the allowlist\n");
@@ -130,7 +134,9 @@ fn without_a_network_namespace_the_proxy_listens_on_host_loopback() {
     let script = [
         curl("http://allowed.test/"),
         curl(&format!("-f http://{other}/")),
-        "echo \"proxy=$HTTP_PROXY\"".to_string(),
+        "echo \"proxy=$HTTP_PROXY\";".to_string(),
+        // The host's loopback is not the child's own: no exceptions.
+        "echo \"no_proxy=${NO_PROXY-unset}\"".to_string(),
     ]
     .concat();
     let rules = Rules {
@@ -159,6 +165,7 @@ fn without_a_network_namespace_the_proxy_listens_on_host_loopback() {
     assert_eq!(lines[..2], ["allowed rc=0", " rc=22"], "{lines:?}");
     let proxy = lines[2].strip_prefix("proxy=http://127.0.0.1:").unwrap();
     assert_ne!(proxy, "3128", "a free port of the host's");
+    assert_eq!(lines[3], "no_proxy=unset");
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(
         log.contains(&format!("proxy: refused {other}: not in the allowlist")),

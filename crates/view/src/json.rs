@@ -60,6 +60,9 @@ pub struct RunJson {
     pub usage: Option<Usage>,
     /// Cost in US dollars over every attempt that reported it.
     pub cost_usd: Option<f64>,
+    /// Attempts with tokens but no cost (a model without a price): while
+    /// above 0, `cost_usd` is a floor.
+    pub unpriced_attempts: usize,
     /// Tickets on the base branch (merged from an older definition too).
     pub merged_count: usize,
     /// Tickets out of attempts.
@@ -107,6 +110,9 @@ pub struct TicketJson {
     pub usage: Option<Usage>,
     /// Cost in US dollars over its attempts.
     pub cost_usd: Option<f64>,
+    /// Its attempts with tokens but no cost: while above 0, `cost_usd` is
+    /// a floor.
+    pub unpriced_attempts: usize,
     /// Its attempts, oldest first.
     pub attempts: Vec<AttemptJson>,
     /// Its log, relative to the repository, when there is one.
@@ -134,6 +140,16 @@ pub struct AttemptJson {
     pub finished_at: Option<String>,
     /// Why it was rejected.
     pub failure: Option<Failure>,
+    /// The adapter that ran it, when the log says (absent in older logs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// The program its adapter started, when it started one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// The model routing chose for it (`model`, below, is the one its CLI
+    /// named); absent when the CLI ran its own default or the log predates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed_model: Option<String>,
     /// What its agent said, once it ended (absent before).
     #[serde(flatten)]
     pub agent: Option<AgentJson>,
@@ -213,6 +229,7 @@ impl RunDocument {
                 fresh: row.fresh,
                 usage: r.totals.usage,
                 cost_usd: r.totals.cost_usd,
+                unpriced_attempts: r.totals.unpriced,
                 merged_count: c.merged,
                 failed_count: c.failed,
                 blocked_count: c.blocked,
@@ -275,6 +292,7 @@ impl TicketJson {
             rerun_of: row.rerun_of.clone(),
             usage: t.totals.usage,
             cost_usd: t.totals.cost_usd,
+            unpriced_attempts: t.totals.unpriced,
             attempts: t.attempts.iter().map(AttemptJson::new).collect(),
             log: t.log.clone(),
             blocked_by: t.blocked_by.clone(),
@@ -293,6 +311,9 @@ impl AttemptJson {
             started_at: row.started_at.clone(),
             finished_at: row.finished_at.clone(),
             failure: row.failure.clone(),
+            adapter: a.ran_by.as_ref().map(|b| b.adapter.clone()),
+            program: a.ran_by.as_ref().and_then(|b| b.program.clone()),
+            routed_model: a.ran_by.as_ref().and_then(|b| b.model.clone()),
             agent: row.agent.as_ref().map(AgentJson::new),
             duration_ms: a.duration_ms,
             counterfactuals: a.counterfactuals.clone(),

@@ -5,6 +5,7 @@
 
 use crate::view::{CheckResult, RunView, ShownState, TicketView};
 use planwright_engine::agent::Usage;
+use planwright_engine::AttemptAgent;
 use planwright_engine::EngineError;
 use planwright_engine::Repo;
 use planwright_engine::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
@@ -20,11 +21,27 @@ pub struct Totals {
     pub usage: Option<Usage>,
     /// Cost in US dollars, reported and computed figures together.
     pub cost_usd: Option<f64>,
+    /// Attempts that reported tokens but have no cost (a model without a
+    /// price): the cost is then a floor, never the whole.
+    pub unpriced: usize,
 }
 
 impl Totals {
-    /// Adds one attempt's (or ticket's) figures.
+    /// Adds one attempt's figures.
     pub fn add(&mut self, usage: Option<Usage>, cost_usd: Option<f64>) {
+        if usage.is_some() && cost_usd.is_none() {
+            self.unpriced += 1;
+        }
+        self.sum(usage, cost_usd);
+    }
+
+    /// Adds a ticket's totals.
+    pub fn add_totals(&mut self, other: &Totals) {
+        self.sum(other.usage, other.cost_usd);
+        self.unpriced += other.unpriced;
+    }
+
+    fn sum(&mut self, usage: Option<Usage>, cost_usd: Option<f64>) {
         if let Some(u) = usage {
             *self.usage.get_or_insert_with(Usage::default) += u;
         }
@@ -45,6 +62,8 @@ pub struct AttemptReport {
     pub duration_ms: Option<u64>,
     /// The counterfactuals of its candidate, with an excerpt of each test run.
     pub counterfactuals: Vec<CheckResult>,
+    /// Who ran it (adapter, program, routed model), when the log says.
+    pub ran_by: Option<AttemptAgent>,
 }
 
 impl AttemptReport {
@@ -133,7 +152,7 @@ pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, E
         for a in &attempts {
             ticket_totals.add(a.usage(), a.cost_usd());
         }
-        totals.add(ticket_totals.usage, ticket_totals.cost_usd);
+        totals.add_totals(&ticket_totals);
         let log = run_dir.join(&t.id).join("ticket.log");
         tickets.push(TicketReport {
             log: repo
@@ -167,6 +186,7 @@ fn from_events(attempt: AttemptRow, ticket: Option<&TicketView>) -> AttemptRepor
         attempt,
         duration_ms,
         counterfactuals: seen.map(|a| a.counterfactuals.clone()).unwrap_or_default(),
+        ran_by: seen.and_then(|a| a.ran_by.clone()),
     }
 }
 
@@ -397,7 +417,18 @@ pub(crate) fn spend_text(a: &AttemptReport) -> String {
     let took = a
         .duration_ms
         .map_or("-".into(), |ms| crate::html::duration_text(ms as i64));
-    format!("model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
+    let ran_by = a.ran_by.as_ref().map_or(String::new(), ran_by_text);
+    format!("{ran_by}model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
+}
+
+/// `adapter claude (program claude) routed to claude-sonnet-4-6 · `.
+fn ran_by_text(by: &AttemptAgent) -> String {
+    let program = by
+        .program
+        .as_ref()
+        .map_or(String::new(), |p| format!(" (program {p})"));
+    let routed = by.model.as_deref().unwrap_or("the CLI's default model");
+    format!("adapter {}{program} routed to {routed} · ", by.adapter)
 }
 
 /// `1234 tokens (1000 in, 200 out, 34 cache read, 0 cache write)`.
@@ -422,7 +453,14 @@ pub fn totals_text(t: &Totals) -> String {
     let tokens = t
         .usage
         .map_or("tokens not reported".into(), |u| usage_text(&u));
-    let cost = t.cost_usd.map_or("cost not reported".into(), cost_text);
+    let unpriced = planwright_plan::words::count(t.unpriced, "attempt");
+    let cost = match (t.cost_usd, t.unpriced) {
+        (None, 0) => "cost not reported".into(),
+        (Some(c), 0) => cost_text(c),
+        // Never a total that looks complete: what is known is a floor.
+        (Some(c), _) => format!("at least {} ({unpriced} unpriced)", cost_text(c)),
+        (None, _) => format!("cost unknown ({unpriced} unpriced)"),
+    };
     format!("total: {tokens}, {cost}")
 }
 

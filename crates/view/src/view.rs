@@ -9,6 +9,7 @@
 //! or by a run still writing it.
 
 use planwright_engine::agent::{Activity, CostSource, Usage};
+use planwright_engine::AttemptAgent;
 use planwright_engine::EngineError;
 #[cfg(doc)]
 use planwright_engine::Event;
@@ -196,6 +197,8 @@ pub struct AttemptView {
     pub agent_outcome: Option<String>,
     /// The model, when known.
     pub model: Option<String>,
+    /// Who ran it (adapter, program, routed model), from its start event.
+    pub ran_by: Option<AttemptAgent>,
     /// Gate results, from the ticket's log.
     pub gates: Vec<CheckResult>,
     /// Review verdicts, from `review` events.
@@ -227,6 +230,7 @@ impl AttemptView {
             cost_source: None,
             agent_outcome: None,
             model: None,
+            ran_by: None,
             gates: vec![],
             reviews: vec![],
             counterfactuals: vec![],

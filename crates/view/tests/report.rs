@@ -110,6 +110,7 @@ fn write_log(repo: &Repo) {
             attempt: 1,
             base_commit: "base".into(),
             starts_from: "base".into(),
+            agent: None,
         },
         Event::PoolPaused {
             ticket: t(),
@@ -127,6 +128,7 @@ fn write_log(repo: &Repo) {
             attempt: 2,
             base_commit: "base".into(),
             starts_from: "base".into(),
+            agent: None,
         },
         Event::Counterfactual {
             ticket: t(),

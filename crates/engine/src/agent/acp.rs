@@ -5,13 +5,15 @@
 //! logged. The program is started from a template as `cmd` starts its
 //! own, confined the same way.
 
+pub(crate) mod known;
 mod policy;
+mod probe;
 mod session;
 
 use super::limits::{self, Now};
 use super::{
     add_attempt_env, agent_env, blocked_reason, record_env, Agent, AgentOptions, AgentOutcome,
-    AgentReport, AttemptContext, CmdAgent,
+    AgentReport, AttemptContext, CmdAgent, CostSource,
 };
 use crate::error::EngineError;
 use crate::process::{self, Cancel, LineSink, Spec};
@@ -36,9 +38,14 @@ pub struct Acp {
     /// `[agent] model`, over the attempt's.
     model: Option<String>,
     prices: Prices,
-    /// The adapter of the CLI the command starts, when planwright knows it
-    /// (`gemini --acp`): the agent gets that CLI's slot home, environment
-    /// names, hosts and model family, as the CLI's own adapter gives them.
+    /// The longest line of the agent's output read, in bytes.
+    line_limit: u64,
+    /// The agent, when planwright knows its program ([`known::KNOWN`]).
+    known: Option<&'static known::KnownAcp>,
+    /// The adapter whose set-up the agent gets (`[agent] state`, else the
+    /// known agent's, else the CLI's of that file name: `gemini --acp`):
+    /// that CLI's slot home, environment names, hosts and model family,
+    /// as the CLI's own adapter gives them.
     cli: Option<Box<dyn Agent>>,
 }
 
@@ -46,11 +53,27 @@ impl Acp {
     /// Parses `template` (`"gemini --acp"`), placeholders as for `cmd`.
     pub fn new(template: &str, opts: &AgentOptions) -> Result<Acp, EngineError> {
         let cmd = CmdAgent::new(template)?;
-        let known = cmd.program().and_then(|p| {
+        let file = cmd.program().and_then(|p| {
             let name = std::path::Path::new(&p).file_name()?.to_str()?.to_string();
-            super::adapter(&name)
+            Some(name)
         });
-        let cli = known.map(|adapter| {
+        let known = file.as_deref().and_then(known::known);
+        let state = match &opts.state {
+            Some(name) => Some(super::adapter(name).ok_or_else(|| {
+                EngineError::Settings(format!(
+                    "`[agent] state = \"{name}\"` names no adapter whose set-up an ACP agent could get; use one of {}",
+                    super::ADAPTERS
+                        .iter()
+                        .map(|a| format!("`{}`", a.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?),
+            None => known
+                .and_then(|k| super::adapter(k.state))
+                .or_else(|| file.as_deref().and_then(super::adapter)),
+        };
+        let cli = state.map(|adapter| {
             adapter.agent(&AgentOptions {
                 program: None,
                 cmd: None,
@@ -62,8 +85,19 @@ impl Acp {
             env: opts.env.clone(),
             model: opts.model.clone(),
             prices: opts.prices.clone(),
+            line_limit: opts.line_limit,
+            known,
             cli,
         })
+    }
+
+    /// Which set-up the agent gets, for preflight: `the set-up of
+    /// \`claude\``, or none.
+    pub fn setup(&self) -> String {
+        match &self.cli {
+            Some(cli) => format!("the `{}` adapter's set-up (slot home, environment, hosts)", cli.name()),
+            None => "no CLI's set-up (the base environment and `[agent] env` only); name one with `[agent] state`".into(),
+        }
     }
 }
 
@@ -78,6 +112,10 @@ impl Agent for Acp {
 
     fn family(&self) -> Option<&'static str> {
         self.cli.as_ref()?.family()
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 
     fn hosts(&self) -> &'static [&'static str] {
@@ -101,16 +139,61 @@ impl Agent for Acp {
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
+        let charter = std::fs::read_to_string(&ctx.prompt_file)
+            .map_err(|e| EngineError::io(&ctx.prompt_file, e))?;
+        let model = self.model.clone().or_else(|| ctx.model.clone());
+        let (done, session) = self.converse(ctx, cancel, |lines, stop| {
+            let input = self.known.and_then(|k| k.input);
+            Session::new(lines, ctx, charter, model, stop, input)
+        })?;
+        let end = session.end();
+        self.report(end, &done, cancel.is_cancelled(), ctx)
+    }
+
+    /// Starts the agent as an attempt would (confined, with a fresh slot
+    /// home below `scratch`) and asks for a session, no prompt: the
+    /// command, the set-up it got and the models it offers; an agent
+    /// that does not answer `session/new`, or does not offer `[agent]
+    /// model`, fails here rather than in a paid attempt.
+    fn probe(
+        &self,
+        scratch: &std::path::Path,
+        confine: Option<&crate::sandbox::Confine>,
+    ) -> Result<Option<String>, String> {
+        let ctx = probe::context(self, scratch, confine).map_err(|e| e.to_string())?;
+        let converse = self.converse(&ctx, &Cancel::default(), |lines, stop| {
+            Session::new(lines, &ctx, String::new(), None, stop, None).probing()
+        });
+        let (done, session) = converse.map_err(|e| e.to_string())?;
+        let offered = session.offered();
+        let end = session.end();
+        let argv = self.cmd.argv(&ctx).join(" ");
+        probe::verdict(
+            &argv,
+            &self.setup(),
+            self.model.as_deref(),
+            end.turn,
+            offered,
+            &done,
+        )
+    }
+}
+
+impl Acp {
+    /// Runs the agent for the session `make` builds (given the agent's
+    /// stdin and the flag that stops it), to its end.
+    fn converse(
+        &self,
+        ctx: &AttemptContext,
+        cancel: &Cancel,
+        make: impl FnOnce(mpsc::Sender<String>, Cancel) -> Session,
+    ) -> Result<(process::Finished, Arc<Session>), EngineError> {
         let mut env = agent_env(ctx, &self.env_names());
         add_attempt_env(&mut env, ctx);
         record_env(&ctx.log, &env)?;
-        let charter = std::fs::read_to_string(&ctx.prompt_file)
-            .map_err(|e| EngineError::io(&ctx.prompt_file, e))?;
         let (stdin, to_agent) = process::stdin_pipe()?;
         let stop = Cancel::default();
-        let model = self.model.clone().or_else(|| ctx.model.clone());
-        let lines = writer(to_agent);
-        let session = Arc::new(Session::new(lines, ctx, charter, model, stop.clone()));
+        let session = Arc::new(make(writer(to_agent), stop.clone()));
         let wake = watch(&session, &stop, ctx.timeout);
         // Listening for this attempt only: the run's flag outlives it.
         let _listening = {
@@ -121,7 +204,8 @@ impl Agent for Acp {
         };
         let lines = {
             let session = session.clone();
-            LineSink::new(move |line| session.receive(line))
+            LineSink::noting(move |text, line| session.receive(text, line))
+                .limit(usize::try_from(self.line_limit).unwrap_or(usize::MAX))
         };
         let spec = Spec {
             argv: self.cmd.argv(ctx),
@@ -138,9 +222,7 @@ impl Agent for Acp {
         session.start();
         let ran = process::run_piped(&spec, stdin, &stop);
         let _ = wake.send(Wake::Done);
-        let done = ran?;
-        let end = session.end();
-        self.report(end, &done, cancel.is_cancelled(), ctx)
+        Ok((ran?, session))
     }
 }
 
@@ -157,10 +239,22 @@ impl Acp {
         let parsed = super::cli::Parsed {
             usage: end.usage,
             per_model: end.per_model,
+            cost_usd: end.cost,
             ..Default::default()
         };
+        let cost = super::cli::cost(&parsed, end.model.as_deref(), &self.prices);
+        // Gemini's quota counts leave out the cache split and the thoughts.
+        let cost = cost.map(|(usd, source)| match source {
+            CostSource::Computed if end.estimated => (usd, CostSource::Estimated),
+            source => (usd, source),
+        });
+        let notes =
+            super::cli::figures_notes(false, end.usage.as_ref(), end.model.as_deref(), cost);
+        for note in notes {
+            crate::log::append(&ctx.log, &format!("{note}\n"))?;
+        }
         Ok(AgentReport {
-            cost: super::cli::cost(&parsed, end.model.as_deref(), &self.prices),
+            cost,
             model: end.model,
             usage: end.usage,
             final_message: (!end.message.is_empty()).then_some(end.message),

@@ -136,7 +136,27 @@ pub struct AiderParser {
     /// The last printed line of the error being read, which the next line
     /// may continue ([`wraps_into`]).
     wrap: Option<String>,
+    /// A line that is not its start-up banner was read.
+    past_banner: bool,
 }
+
+/// How the lines of aider's start-up banner begin (aider 0.86's
+/// announcements): they are not the answer.
+const BANNER: &[&str] = &[
+    "Aider v",
+    "Main model:",
+    "Weak model:",
+    "Editor model:",
+    "Model:",
+    "Git repo:",
+    "Repo-map:",
+    "Added ",
+    "Cur working dir:",
+    "Git working dir:",
+    "Multiline mode:",
+    "Restored previous conversation history.",
+    "Use /help",
+];
 
 /// The width aider's console wraps its messages at when its output is no
 /// terminal (rich's default; planwright passes no `COLUMNS`).
@@ -220,6 +240,12 @@ impl StreamParser for AiderParser {
                 return;
             }
         }
+        if !self.past_banner {
+            if line.trim().is_empty() || BANNER.iter().any(|b| line.starts_with(b)) {
+                return;
+            }
+            self.past_banner = true;
+        }
         if is_error_line(line) {
             // Every error since the last successful call: the reset time may
             // be in one line and the verdict in the next.
@@ -302,6 +328,14 @@ impl StreamParser for AiderParser {
             model: self.model.take(),
             usage: recorded.usage,
             cost_usd: recorded.cost,
+            // litellm's exception for a 401 (and 403: `PermissionDeniedError`).
+            key_refused: self.error.as_deref().is_some_and(|e| {
+                e.lines().any(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("litellm.AuthenticationError")
+                        || l.starts_with("litellm.PermissionDeniedError")
+                })
+            }),
             failure: self.error.take(),
             limit,
             complete: recorded.exited,
@@ -586,6 +620,14 @@ mod tests {
         let (p, note) = with_log(&forged, Some(&log));
         assert_eq!(kinds(p.usage.unwrap()), (34, 7, 0, 0));
         assert!(note.unwrap().contains("do not pair"));
+    }
+
+    /// aider's start-up banner is not its answer.
+    #[test]
+    fn the_final_message_leaves_out_the_banner() {
+        let text = "Aider v0.86.2\nMain model: openai/gpt-5.4 with whole edit format\nWeak model: openai/gpt-5.4\nGit repo: .git with 1 files\nRepo-map: using 1024 tokens, auto refresh\nAdded a.txt to the chat.\n\nI made a.txt.\n\nTokens: 24 sent, 7 received.\n";
+        let (p, _) = with_log(text, None);
+        assert_eq!(p.final_message.as_deref(), Some("I made a.txt."));
     }
 
     #[test]

@@ -86,6 +86,21 @@ impl Cli for Claude {
     /// or `[agent] isolate = false` there). The user's settings (a gateway
     /// URL and key in `settings.json`'s `env`), memory, subagents and
     /// commands are copied.
+    /// The `ANTHROPIC_BASE_URL` in the `env` of the user's `settings.json`
+    /// (which each slot's copy carries).
+    fn gateways(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        let path = user_dir(var, "CLAUDE_CONFIG_DIR", ".claude").join("settings.json");
+        let read = || {
+            let settings: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+            settings
+                .pointer("/env/ANTHROPIC_BASE_URL")?
+                .as_str()
+                .map(String::from)
+        };
+        let place = format!("the `env` of `{}`", path.display());
+        read().map(|url| vec![(place, url)]).unwrap_or_default()
+    }
+
     fn state(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         let user = user_dir(var, "CLAUDE_CONFIG_DIR", ".claude");
         Some(StateLayout {
@@ -164,6 +179,7 @@ pub struct ClaudeParser {
 struct Verdict {
     message: String,
     limited: bool,
+    key_refused: bool,
     resets_at: Option<i64>,
     records: String,
 }
@@ -224,6 +240,7 @@ impl StreamParser for ClaudeParser {
                     reason: v.message.clone(),
                 });
             }
+            parsed.key_refused = v.key_refused;
             parsed.failure = Some(v.message);
             parsed.evidence = Some(v.records);
         } else if let Some((status, _)) = self.retry {
@@ -339,6 +356,7 @@ impl ClaudeParser {
             None => line.trim().to_string(),
         };
         self.verdict = Some(Verdict {
+            key_refused: status.is_some_and(limits::is_key_status),
             message,
             limited,
             resets_at: rejected,

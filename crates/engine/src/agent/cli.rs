@@ -45,6 +45,9 @@ pub struct Parsed {
     pub retrying: Option<Limit>,
     /// The CLI's final record was seen (false: the output was cut short).
     pub complete: bool,
+    /// The failure is the provider refusing the key (401, 403): the run
+    /// stops rather than spend a strike of every ticket on it.
+    pub key_refused: bool,
     /// The CLI's own record of its failure, as it printed it: the
     /// failure's evidence, in place of the output's tail.
     pub evidence: Option<String>,
@@ -249,6 +252,17 @@ pub trait Cli: Send + Sync + 'static {
     fn probe_args(&self, _confined: bool) -> Vec<String> {
         vec!["--version".to_string()]
     }
+    /// The endpoints the CLI's own files point it at, `(where, url)`, for
+    /// preflight ([`super::setup`]); the environment's are read for every
+    /// adapter.
+    fn gateways(&self, _var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// The key variables the CLI's files name, `(where, name)`, for
+    /// preflight: each must reach the agent.
+    fn key_vars(&self, _var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The model the CLI will use when the attempt names none, from its
     /// configuration as the attempt starts (for the report and the cost).
     fn configured_model(&self, _ctx: &AttemptContext) -> Option<String> {
@@ -341,6 +355,12 @@ impl<C: Cli> Agent for CliAgent<C> {
         allowed_names(C::ENV, &self.opts.env)
     }
 
+    fn setup_problems(&self, proxied: bool) -> Vec<super::setup::SetupProblem> {
+        let var = |name: &str| std::env::var(name).ok();
+        let keys = self.cli.key_vars(&var);
+        super::setup::problems(&self.env_names(), self.cli.gateways(&var), &keys, proxied)
+    }
+
     fn unusable(&self) -> Option<String> {
         let path = std::env::var("PATH").ok();
         process::find_program(&self.program_name(), path.as_deref())
@@ -407,7 +427,7 @@ impl<C: Cli> Agent for CliAgent<C> {
             other => other.map_err(|e| e.to_string())?,
         };
         if done.success() {
-            return Ok(Some(spec.argv.join(" ")));
+            return Ok(Some(format!("`{}`", spec.argv.join(" "))));
         }
         Err(format!(
             "`{}` exited with {}: {}",
@@ -434,11 +454,10 @@ impl<C: Cli> Agent for CliAgent<C> {
             timeout: ctx.timeout,
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
-            lines: Some(feed_lines(
-                feed,
-                ctx.usage_sink.clone(),
-                self.argv_model(ctx),
-            )),
+            lines: Some(
+                feed_lines(feed, ctx.usage_sink.clone(), self.argv_model(ctx))
+                    .limit(usize::try_from(self.opts.line_limit).unwrap_or(usize::MAX)),
+            ),
             confine: super::reading(ctx.confine.as_ref(), self),
             log_limit: ctx.log_limit,
         };
@@ -462,9 +481,18 @@ impl<C: Cli> Agent for CliAgent<C> {
             .clone()
             .or_else(|| self.argv_model(ctx).map(str::to_string))
             .or(configured);
+        let outcome = decide(&done, &parsed);
+        if let (true, AgentOutcome::Failed(why)) = (parsed.key_refused, &outcome) {
+            return Err(self.key_refused(why));
+        }
+        let cost = cost(&parsed, model.as_deref(), &self.opts.prices);
+        let cut = !parsed.complete && outcome == AgentOutcome::Finished;
+        for note in figures_notes(cut, parsed.usage.as_ref(), model.as_deref(), cost) {
+            crate::log::append(&ctx.log, &format!("{note}\n"))?;
+        }
         Ok(AgentReport {
-            outcome: decide(&done, &parsed),
-            cost: cost(&parsed, model.as_deref(), &self.opts.prices),
+            outcome,
+            cost,
             model,
             usage: parsed.usage,
             final_message: parsed.final_message,
@@ -490,6 +518,50 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The probe's log cap, in bytes.
 const PROBE_LOG_LIMIT: u64 = 1 << 20;
+
+/// A probe's attempt of `agent` (named `name` for its slot home): an
+/// empty workspace, temporary folder and slot home below `scratch`, all
+/// three writable under `confine`.
+pub(crate) fn probe_context(
+    agent: &dyn Agent,
+    name: &str,
+    scratch: &Path,
+    confine: Option<&crate::sandbox::Confine>,
+) -> Result<AttemptContext, EngineError> {
+    let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
+    let homes = scratch.join("homes").join("probe");
+    for dir in [&workspace, &tmp, &homes] {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+    }
+    let mut env = vec![("TMPDIR".to_string(), tmp.display().to_string())];
+    env.extend(agent.isolate(&homes.join(name))?);
+    let confine = confine.cloned().map(|mut c| {
+        for dir in [&workspace, &tmp, &homes] {
+            c.allow_write(dir.clone());
+        }
+        // Made by `isolate` when the CLI is lent a folder; a child's
+        // view cannot show what does not exist.
+        let lent = super::lend::lent_root(&scratch.join("homes"));
+        if lent.is_dir() {
+            c.policy.readable.push(lent);
+        }
+        c
+    });
+    Ok(AttemptContext {
+        ticket: "preflight".to_string(),
+        attempt: 0,
+        prompt_file: scratch.join("probe.prompt.md"),
+        log: scratch.join("probe.log"),
+        workspace,
+        timeout: Some(PROBE_TIMEOUT),
+        model: None,
+        env,
+        confine,
+        log_limit: Some(PROBE_LOG_LIMIT),
+        usage_sink: None,
+        activity_sink: None,
+    })
+}
 
 /// Feeds each line of stdout to the parser, and hands `sink` the running
 /// total of tokens whenever the line changed it.
@@ -518,46 +590,22 @@ fn feed_lines(
 }
 
 impl<C: Cli> CliAgent<C> {
-    /// A probe's attempt: an empty workspace, temporary folder and slot
-    /// home below `scratch`, all three writable under `confine`.
     fn probe_context(
         &self,
         scratch: &Path,
         confine: Option<&crate::sandbox::Confine>,
     ) -> Result<AttemptContext, EngineError> {
-        let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
-        let homes = scratch.join("homes").join("probe");
-        for dir in [&workspace, &tmp, &homes] {
-            std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
-        }
-        let mut env = vec![("TMPDIR".to_string(), tmp.display().to_string())];
-        env.extend(self.isolate(&homes.join(C::NAME))?);
-        let confine = confine.cloned().map(|mut c| {
-            for dir in [&workspace, &tmp, &homes] {
-                c.allow_write(dir.clone());
-            }
-            // Made by `isolate` when the CLI is lent a folder; a child's
-            // view cannot show what does not exist.
-            let lent = super::lend::lent_root(&scratch.join("homes"));
-            if lent.is_dir() {
-                c.policy.readable.push(lent);
-            }
-            c
-        });
-        Ok(AttemptContext {
-            ticket: "preflight".to_string(),
-            attempt: 0,
-            prompt_file: scratch.join("probe.prompt.md"),
-            log: scratch.join("probe.log"),
-            workspace,
-            timeout: Some(PROBE_TIMEOUT),
-            model: None,
-            env,
-            confine,
-            log_limit: Some(PROBE_LOG_LIMIT),
-            usage_sink: None,
-            activity_sink: None,
-        })
+        probe_context(self, C::NAME, scratch, confine)
+    }
+
+    /// The run stops: every attempt with this key would fail the same way.
+    fn key_refused(&self, why: &str) -> EngineError {
+        let first = why.lines().next().unwrap_or(why);
+        EngineError::Settings(format!(
+            "agent `{}`: the key is refused by its provider ({first}); no ticket was charged a strike. Check the key the CLI uses ({}, or its login), then `run` again to continue",
+            C::NAME,
+            C::ENV.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+        ))
     }
 
     fn argv_model<'a>(&'a self, ctx: &'a AttemptContext) -> Option<&'a str> {
@@ -616,6 +664,32 @@ pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
         "exited with {}{cut}: {what}\n{evidence}",
         done.exit
     ))
+}
+
+/// The agent log's lines about figures that are missing, so none is
+/// silently wrong: the output was cut short before the CLI's final record
+/// (`cut`: no tokens, no cost), or the model has no price.
+pub fn figures_notes(
+    cut: bool,
+    usage: Option<&Usage>,
+    model: Option<&str>,
+    cost: Option<(f64, CostSource)>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if cut {
+        notes.push(
+            "planwright: the output was truncated: it ended before the CLI's final record, so the attempt's tokens and cost are not reported".to_string(),
+        );
+    }
+    if let (Some(_), None) = (usage, cost) {
+        notes.push(match model {
+            Some(model) => format!(
+                "planwright: no price for model `{model}`: the attempt's cost is unknown; add `[prices.{model}]` to planwright.toml"
+            ),
+            None => "planwright: the CLI named no model, so its tokens cannot be priced: the attempt's cost is unknown".to_string(),
+        });
+    }
+    notes
 }
 
 /// The cost: the CLI's own figure when it gave one, else the price table's

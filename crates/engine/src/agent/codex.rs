@@ -75,6 +75,20 @@ impl Cli for Codex {
         Box::<CodexParser>::default()
     }
 
+    /// The `base_url` of the provider `model_provider` selects.
+    fn gateways(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        let (place, provider) = user_provider(var);
+        let url = provider.and_then(|p| p.get("base_url")?.as_str().map(String::from));
+        url.map(|u| vec![(place, u)]).unwrap_or_default()
+    }
+
+    /// The `env_key` of the provider `model_provider` selects.
+    fn key_vars(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        let (place, provider) = user_provider(var);
+        let key = provider.and_then(|p| p.get("env_key")?.as_str().map(String::from));
+        key.map(|k| vec![(place, k)]).unwrap_or_default()
+    }
+
     /// Unconfined by planwright, Codex's own sandbox is the one the agent
     /// runs in: its self-test runs a command in it.
     fn probe_args(&self, confined: bool) -> Vec<String> {
@@ -154,6 +168,22 @@ fn fewer_retries(seeded: Option<&[u8]>) -> Option<Vec<u8>> {
     changed.then(|| toml::to_string(&config).ok().map(String::into_bytes))?
 }
 
+/// The provider table the user's `config.toml` selects with
+/// `model_provider` (`[model_providers.NAME]`), and where it was read
+/// (`` `~/.codex/config.toml` `` as a path).
+fn user_provider(var: &dyn Fn(&str) -> Option<String>) -> (String, Option<toml::Table>) {
+    let path = user_dir(var, "CODEX_HOME", ".codex").join("config.toml");
+    let place = format!("`{}`", path.display());
+    let read = || {
+        let text = std::fs::read_to_string(&path).ok()?;
+        let config: toml::Table = text.parse().ok()?;
+        let name = config.get("model_provider")?.as_str()?.to_string();
+        let providers = config.get("model_providers")?.as_table()?;
+        providers.get(&name)?.as_table().cloned()
+    };
+    (place, read())
+}
+
 /// The top-level `model = "..."` of a Codex `config.toml` (before its
 /// first table).
 pub fn config_model(config: &str) -> Option<String> {
@@ -179,13 +209,27 @@ pub fn config_model(config: &str) -> Option<String> {
 #[derive(Debug, Default)]
 pub struct CodexParser {
     parsed: Parsed,
+    /// The last `error` line was Codex's notice of a retry.
+    reconnecting: bool,
+    /// The HTTP status the last `error` line gives in its fields.
+    error_status: Option<u64>,
+    /// The status the failed turn gives (else its last `error` line).
+    failed_status: Option<u64>,
+    /// The turn failed right after Codex's own retries of a refused call.
+    failed_after_retries: bool,
 }
 
 impl StreamParser for CodexParser {
     fn line(&mut self, line: &str) {
         let Some(v) = json_line(line) else { return };
+        let kind = v.get("type").and_then(Value::as_str);
+        if !matches!(kind, Some("error" | "turn.failed")) {
+            // The stream went on: the retry it announced got an answer.
+            self.reconnecting = false;
+            self.error_status = None;
+        }
         let p = &mut self.parsed;
-        match v.get("type").and_then(Value::as_str) {
+        match kind {
             Some("thread.started") => p.session_id = text(&v, "thread_id"),
             Some("item.completed") => {
                 let item = v.get("item").unwrap_or(&Value::Null);
@@ -206,6 +250,15 @@ impl StreamParser for CodexParser {
                 p.complete = true;
                 let message = v.pointer("/error/message").and_then(Value::as_str);
                 p.failure = Some(message.unwrap_or("the turn failed").to_string());
+                self.failed_status = structured_status(&v["error"]).or(self.error_status);
+                self.failed_after_retries = self.reconnecting;
+            }
+            // A retry notice (`Reconnecting... 1/1 (...)`), or an error the
+            // turn may still recover from: `turn.failed` decides.
+            Some("error") => {
+                let message = text(&v, "message").unwrap_or_default();
+                self.reconnecting = message.trim_start().starts_with("Reconnecting...");
+                self.error_status = structured_status(&v).or(structured_status(&v["error"]));
             }
             _ => {}
         }
@@ -219,11 +272,58 @@ impl StreamParser for CodexParser {
         let mut p = std::mem::take(&mut self.parsed);
         // The last turn's `turn.failed` message, when it is one of Codex's
         // own refusals (the reset time in "try again at 3:05 PM" is local).
-        let refused = |m: &String| limits::begins_with(m, LIMITS) || provider_status(m).is_some();
+        let by_fields = self.failed_status.is_some_and(limits::is_provider_status);
+        let retried = self.failed_after_retries;
+        let refused = |m: &String| {
+            by_fields || retried || limits::begins_with(m, LIMITS) || provider_status(m).is_some()
+        };
         if let Some(message) = p.failure.clone().filter(refused) {
             p.limit = Some(Limit::from_message(message, now));
         }
+        let named = |m: &String| {
+            let rest = STATUS_PREFIXES
+                .iter()
+                .find_map(|x| m.trim_start().strip_prefix(x));
+            rest.and_then(limits::leading_status)
+                .is_some_and(limits::is_key_status)
+        };
+        p.key_refused = p
+            .failure
+            .as_ref()
+            .is_some_and(|m| self.failed_status.is_some_and(limits::is_key_status) || named(m));
         p
+    }
+}
+
+/// The HTTP status an error object of Codex's gives in a field, where it
+/// gives one: `status`, `status_code` or `http_status_code`, at its top or
+/// in its `codex_error_info` (`{"http_connection_failed":
+/// {"http_status_code": 500}}`), or a `codex_error_info` naming the
+/// provider's trouble (`server_overloaded` as 503,
+/// `internal_server_error` as 500, `usage_limit_exceeded` as 429).
+fn structured_status(error: &Value) -> Option<u64> {
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    };
+    let field = |v: &Value| {
+        ["status", "status_code", "http_status_code"]
+            .iter()
+            .find_map(|k| v.get(k).and_then(number))
+    };
+    if let Some(status) = field(error) {
+        return Some(status);
+    }
+    match error.get("codex_error_info")? {
+        Value::String(kind) => match kind.as_str() {
+            "server_overloaded" => Some(503),
+            "internal_server_error" => Some(500),
+            "usage_limit_exceeded" => Some(429),
+            _ => None,
+        },
+        Value::Object(kinds) => kinds.values().find_map(field),
+        _ => None,
     }
 }
 
@@ -290,6 +390,26 @@ mod tests {
         ] {
             assert!(failed(message).limit.is_some(), "{message}");
         }
+        // OpenAI's 500 wording, after Codex's own retry (codex 0.171.0
+        // against the mock): no status in the message.
+        let high_demand = |retry: &str| {
+            let error = serde_json::json!({"type": "error", "message": retry});
+            let failed = serde_json::json!({"type": "turn.failed", "error": {"message":
+                "We're currently experiencing high demand, which may cause temporary errors."}});
+            parse(&[&error.to_string(), &failed.to_string()])
+        };
+        assert!(high_demand("Reconnecting... 1/1 (We're currently experiencing high demand, which may cause temporary errors.)").limit.is_some());
+        assert!(high_demand("the tests failed").limit.is_none());
+        // A status in the error's fields decides, whatever its message.
+        let fields = serde_json::json!({"type": "turn.failed", "error": {"message": "stream error",
+            "codex_error_info": {"response_stream_connection_failed": {"http_status_code": 502}}}});
+        assert!(parse(&[&fields.to_string()]).limit.is_some());
+        let overloaded = serde_json::json!({"type": "turn.failed", "error": {"message": "busy",
+            "codex_error_info": "server_overloaded"}});
+        assert!(parse(&[&overloaded.to_string()]).limit.is_some());
+        let bad =
+            serde_json::json!({"type": "turn.failed", "error": {"message": "bad", "status": 400}});
+        assert!(parse(&[&bad.to_string()]).limit.is_none());
         for message in [
             "unexpected status 400 Bad Request: no such model",
             "unexpected status 5030: odd",

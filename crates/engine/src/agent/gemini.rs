@@ -153,6 +153,7 @@ impl StreamParser for GeminiParser {
             if is_limit(e) {
                 p.limit = Some(Limit::from_message(message.clone(), now));
             }
+            p.key_refused = code(e).is_some_and(limits::is_key_status);
             p.failure = Some(message);
         }
         p
@@ -165,12 +166,16 @@ impl StreamParser for GeminiParser {
 /// are spent), never by its message.
 fn is_limit(error: &Value) -> bool {
     let kind = text(error, "type").unwrap_or_default();
-    let code = match error.get("code") {
+    kind.ends_with("QuotaError") || code(error).is_some_and(limits::is_provider_status)
+}
+
+/// The error object's `code`, a number or a numeric string.
+fn code(error: &Value) -> Option<u64> {
+    match error.get("code") {
         Some(Value::Number(n)) => n.as_u64(),
         Some(Value::String(s)) => s.parse().ok(),
         _ => None,
-    };
-    kind.ends_with("QuotaError") || code.is_some_and(limits::is_provider_status)
+    }
 }
 
 /// Whether Gemini CLI's output ended while it waited to retry a refused
@@ -226,8 +231,9 @@ fn read_stats(v: &Value, p: &mut Parsed) {
     p.model = main.map(|(_, name)| name.clone());
 }
 
-/// The last JSON object in `text` that starts at the beginning of a line
-/// (what precedes it may be warnings; what follows must be whitespace).
+/// The last complete JSON object in `text` that starts at the beginning
+/// of a line (what precedes it may be warnings, and what follows it, a
+/// line the CLI or a process of the agent printed after it, is ignored).
 fn last_object(text: &str) -> Option<Value> {
     let starts: Vec<usize> = text
         .match_indices('{')
@@ -235,9 +241,8 @@ fn last_object(text: &str) -> Option<Value> {
         .filter(|&i| i == 0 || text.as_bytes()[i - 1] == b'\n')
         .collect();
     starts.into_iter().rev().find_map(|i| {
-        serde_json::from_str::<Value>(text[i..].trim_end())
-            .ok()
-            .filter(Value::is_object)
+        let mut values = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        values.next()?.ok().filter(Value::is_object)
     })
 }
 
@@ -306,6 +311,18 @@ mod tests {
             (410, 600, 105)
         );
         assert_eq!(p.per_model.len(), 2);
+    }
+
+    /// A line after the final object (a warning, or a process of the
+    /// agent writing to the CLI's stdout) leaves the object as it is.
+    #[test]
+    fn a_line_after_the_final_object_is_ignored() {
+        let out = "{\n  \"session_id\": \"g1\",\n  \"response\": \"Done.\",\n  \"stats\": {\"models\": {\"gemini-2.5-pro\": {\"tokens\": {\"prompt\": 24, \"candidates\": 7, \"cached\": 13}}}}\n}\nData collection is disabled.\n{oops\n";
+        let p = parse(out, "");
+        assert!(p.complete, "{p:?}");
+        assert_eq!(p.session_id.as_deref(), Some("g1"));
+        assert_eq!(p.final_message.as_deref(), Some("Done."));
+        assert_eq!(p.usage.map(|u| u.input_tokens), Some(11));
     }
 
     #[test]

@@ -41,6 +41,13 @@ impl Now {
 /// CLI's own error record or message, never from free text.
 pub const PROVIDER_STATUSES: [u64; 5] = [429, 500, 502, 503, 529];
 
+/// Whether `status` says the provider refused the key itself (401
+/// Unauthorized, 403 Forbidden): no retry or pause helps, and every
+/// attempt with that key fails the same way.
+pub fn is_key_status(status: u64) -> bool {
+    status == 401 || status == 403
+}
+
 /// Whether `status` is one of [`PROVIDER_STATUSES`].
 pub fn is_provider_status(status: u64) -> bool {
     PROVIDER_STATUSES.contains(&status)

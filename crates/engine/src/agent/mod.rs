@@ -19,6 +19,7 @@ pub(crate) mod limits;
 pub(crate) mod opencode;
 mod roster;
 pub(crate) mod scripted;
+pub mod setup;
 
 pub use activity::{Activity, ActivityKind, ActivitySink};
 pub use cmd::CmdAgent;
@@ -206,11 +207,18 @@ pub trait Agent: Send + Sync {
     fn reads(&self) -> Vec<PathBuf> {
         Vec::new()
     }
+    /// For preflight: what in the user's set-up of its CLI fails every
+    /// attempt (a gateway at a loopback address when `proxied`, a key
+    /// variable its configuration names that it is not given).
+    fn setup_problems(&self, proxied: bool) -> Vec<setup::SetupProblem> {
+        setup::problems(&self.env_names(), Vec::new(), &[], proxied)
+    }
     /// For preflight: starts its program as an attempt would, confined by
     /// `confine` with a fresh CLI home below `scratch`, far enough for it
     /// to make its state and cache folders, without a model call: the
-    /// command it started (`None`: the default, which has nothing to
-    /// start). `Err` holds the program's own words.
+    /// command it started, in backticks, and what it found (`None`: the
+    /// default, which has nothing to start). `Err` holds the program's
+    /// own words.
     fn probe(
         &self,
         _scratch: &Path,

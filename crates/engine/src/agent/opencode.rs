@@ -160,6 +160,7 @@ impl StreamParser for OpencodeParser {
             if self.status.is_some_and(limits::is_provider_status) {
                 p.limit = Some(Limit::from_message(message, now));
             }
+            p.key_refused = self.status.is_some_and(limits::is_key_status);
         }
         p
     }

@@ -91,6 +91,9 @@ pub enum CostSource {
     Reported,
     /// planwright computed it from the price table.
     Computed,
+    /// planwright computed it from tokens the agent reported without a
+    /// cache split (Gemini CLI's ACP mode): an upper estimate.
+    Estimated,
 }
 
 impl CostSource {
@@ -99,6 +102,7 @@ impl CostSource {
         match self {
             CostSource::Reported => "reported",
             CostSource::Computed => "computed",
+            CostSource::Estimated => "estimated",
         }
     }
 }

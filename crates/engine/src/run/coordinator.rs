@@ -13,7 +13,7 @@ use super::shared::Shared;
 use super::ticket::{apply, Change, TicketRun};
 use crate::clock;
 use crate::error::EngineError;
-use crate::events::Event;
+use crate::events::{AttemptAgent, Event};
 use crate::exec::AttemptInput;
 use crate::git::refs;
 use crate::store::TicketState;
@@ -441,11 +441,17 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let attempt = row.attempt_count + 1;
         let retried = (self.lp.tickets.get(id)).is_some_and(|t| t.strikes > 0);
         let start = start_point(sh, id, attempt, row.failure.as_ref(), &base, retried)?;
+        let agent = sh.lanes.get(id).map(|lane| AttemptAgent {
+            adapter: lane.agent.clone(),
+            program: lane.program.clone(),
+            model: route.model.clone(),
+        });
         let change = Change::Start {
             attempt,
             base: &base,
             starts_from: start.name(),
             pool: route.pool.as_deref(),
+            agent,
         };
         apply(sh, &mut self.sched, id, change)?;
         self.lp.in_flight += 1;

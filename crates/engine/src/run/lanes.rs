@@ -23,6 +23,9 @@ pub struct Lane {
     pub entry: Option<String>,
     /// The agent's name, for routing lines.
     pub agent: String,
+    /// The program the agent starts, when it starts one (for the run's
+    /// record of who ran each attempt).
+    pub program: Option<String>,
     /// The family routing keeps it to: the entry's, else the agent's own
     /// ([`crate::agent::Agent::family`]); `None`: any family.
     pub family: Option<String>,
@@ -42,17 +45,22 @@ impl Lanes {
         let run = agents.run_agent().map(|a| Lane {
             entry: None,
             agent: a.name().to_string(),
+            program: a.program(),
             family: a.family().map(String::from),
             model: a.model().map(String::from),
         });
         let lanes = plan.tickets.iter().filter_map(|t| {
             let lane = match family_of(t, routing, families, &mapped) {
-                Some(f) => Lane {
-                    entry: Some(f.clone()),
-                    agent: agents.get(Some(&f)).map(|a| a.name().to_string())?,
-                    family: Some(f),
-                    model: None,
-                },
+                Some(f) => {
+                    let agent = agents.get(Some(&f))?;
+                    Lane {
+                        entry: Some(f.clone()),
+                        agent: agent.name().to_string(),
+                        program: agent.program(),
+                        family: Some(f),
+                        model: None,
+                    }
+                }
                 None => run.clone()?,
             };
             Some((t.id.clone(), lane))
@@ -168,6 +176,8 @@ mod tests {
         Some(Lane {
             entry: entry.map(String::from),
             agent: agent.into(),
+            // Each CLI adapter's program is its name.
+            program: Some(agent.into()),
             family: family.map(String::from),
             model: None,
         })

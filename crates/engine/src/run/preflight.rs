@@ -360,6 +360,7 @@ pub(crate) fn examine(
     check_limits(contain, &mut out);
     for agent in agents.each() {
         check_agent(agent, &mut out);
+        check_agent_setup(agent, contain, &mut out);
         probe_agent(agent, contain, &mut out);
     }
     check_gates(dir, plan, extra_gates, &mut out);
@@ -702,6 +703,20 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
     }
 }
 
+/// What in the user's set-up of the agent's CLI fails every attempt: a
+/// gateway at a loopback address behind the proxy, a key variable its
+/// configuration names that the agent is not given.
+fn check_agent_setup(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
+    let proxied = contain.agent_network == planwright_config::AgentNetwork::Proxy;
+    for problem in agent.setup_problems(proxied) {
+        out.push(Check::error(
+            "agent",
+            format!("agent `{}`: {}", agent.name(), problem.message),
+            problem.hint,
+        ));
+    }
+}
+
 /// Starts the agent's CLI as an attempt would (see [`Agent::probe`]), in
 /// a temporary folder outside the repository (a dry run changes nothing
 /// there), when the checks before found it and the sandbox usable: a CLI
@@ -741,7 +756,7 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
         Ok(Some(command)) => out.push(Check::ok(
             "agent",
             format!(
-                "agent `{}` started as an attempt would ({how}): `{command}`",
+                "agent `{}` started as an attempt would ({how}): {command}",
                 agent.name()
             ),
         )),

@@ -7,7 +7,7 @@ use super::scheduler::Scheduler;
 use super::shared::Shared;
 use crate::clock;
 use crate::error::EngineError;
-use crate::events::Event;
+use crate::events::{AttemptAgent, Event};
 use crate::git::refs;
 use crate::model::failure::Failure;
 use crate::model::Step;
@@ -39,6 +39,8 @@ pub(super) enum Change<'c> {
         base: &'c str,
         starts_from: &'c str,
         pool: Option<&'c str>,
+        /// Who runs it, for the event.
+        agent: Option<AttemptAgent>,
     },
     /// Attempt `attempt` ended without a verdict (`how`: `interrupted`,
     /// `unavailable`, `lost`), without a strike. With `requeue` the ticket
@@ -89,6 +91,7 @@ pub(super) fn apply(
             base,
             starts_from,
             pool,
+            agent,
         } => {
             store.start_attempt(run, id, attempt, base, &clock::now())?;
             // The attempt counts against the cap of the pool it runs on,
@@ -99,6 +102,7 @@ pub(super) fn apply(
                 attempt,
                 base_commit: base.to_string(),
                 starts_from: starts_from.to_string(),
+                agent,
             });
         }
         Change::Interrupt {

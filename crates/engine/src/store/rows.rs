@@ -239,6 +239,7 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
                 None => None,
                 Some("reported") => Some(CostSource::Reported),
                 Some("computed") => Some(CostSource::Computed),
+                Some("estimated") => Some(CostSource::Estimated),
                 Some(other) => {
                     return Err(rusqlite::Error::FromSqlConversionFailure(
                         16,

@@ -10,7 +10,13 @@ ask() { # id kind path: a permission request, then the answer read back
   read -r answer
   case $answer in *'"optionId":"ok"'*) return 0 ;; *) return 1 ;; esac
 }
-end_turn() { say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":120,"outputTokens":30,"cachedReadTokens":20,"cachedWriteTokens":5,"totalTokens":175}}}'; }
+ask_always() { # id path: an edit request offering only allow_always
+  say "{\"jsonrpc\":\"2.0\",\"id\":\"$1\",\"method\":\"session/request_permission\",\"params\":{\"sessionId\":\"s1\",\"toolCall\":{\"toolCallId\":\"$1\",\"title\":\"Write\",\"kind\":\"edit\",\"locations\":[{\"path\":\"$2\"}]},\"options\":[{\"optionId\":\"ever\",\"name\":\"Always\",\"kind\":\"allow_always\"},{\"optionId\":\"no\",\"name\":\"Reject\",\"kind\":\"reject_once\"}]}}"
+  read -r answer
+  printf '%s\n' "$answer" > always-answer.json
+  case $answer in *'"optionId":"ever"'*) return 0 ;; *) return 1 ;; esac
+}
+end_turn() { say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":120,"outputTokens":30,"cachedReadTokens":20,"cachedWriteTokens":5,"totalTokens":150}}}'; }
 
 read -r _initialize
 if [ "$mode" = malformed ]; then
@@ -52,6 +58,25 @@ models)
 deny)
   ask c1 edit "$outside" && echo planted > "$outside"
   ask c2 execute "$PWD/run.sh" && echo ran > ran.txt
+  end_turn ;;
+gemini-quota) # Gemini CLI 0.61's figures: no usage, its quota counts per model
+  say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":1000,"output_tokens":100},"model_usage":[{"model":"gemini-2.5-pro","token_count":{"input_tokens":1000,"output_tokens":100}}]}}}}' ;;
+claude) # claude-agent-acp 0.23.1's figures: input apart from the cache, cost in usage_update
+  update '{"sessionUpdate":"usage_update","used":3000,"size":200000,"cost":{"amount":0.004,"currency":"USD"}}'
+  update '{"sessionUpdate":"usage_update","used":6600,"size":200000,"cost":{"amount":0.01425,"currency":"USD"}}'
+  say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":1390,"outputTokens":110,"cachedReadTokens":3100,"cachedWriteTokens":2000,"totalTokens":6600}}}' ;;
+flood) # 40 MB of lines that are not the protocol, then 64 MiB with no newline
+  line=$(head -c 999 /dev/zero | tr '\0' j)
+  yes "$line" | head -n 40000
+  head -c 67108864 /dev/zero | tr '\0' x
+  printf '\n'
+  end_turn ;;
+long) # one line past a small line limit, then the turn's end
+  head -c 5000 /dev/zero | tr '\0' y
+  printf '\n'
+  end_turn ;;
+always)
+  ask_always c1 "$PWD/hello.txt" && echo hello > hello.txt
   end_turn ;;
 error)
   say '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error","data":{"details":"429 Too Many Requests: rate limit exceeded, retry in 30s"}}}' ;;

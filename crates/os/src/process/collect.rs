@@ -1,6 +1,8 @@
 //! Where a child's output goes: its log (up to a limit), the tails of
-//! [`Finished`](super::Finished) and the line sink.
+//! [`Finished`](super::Finished) and the line sink (through a
+//! [`Splitter`], whose notes go to the log under the same limit).
 
+use super::lines::Splitter;
 use super::{LineSink, TAIL_BYTES};
 use std::fs::File;
 use std::io::{self, Write};
@@ -24,9 +26,8 @@ pub(super) struct Collected {
     pub(super) stdout: Tail,
     pub(super) stderr: Tail,
     pub(super) all: Tail,
-    lines: Option<LineSink>,
-    /// Stdout after its last newline, not yet given to the sink.
-    partial: Vec<u8>,
+    /// Stdout cut into lines for the sink.
+    lines: Option<Splitter>,
 }
 
 impl Collected {
@@ -40,30 +41,22 @@ impl Collected {
             stdout: Tail::default(),
             stderr: Tail::default(),
             all: Tail::default(),
-            lines,
-            partial: Vec::new(),
+            lines: lines.map(Splitter::new),
         }
     }
 
     fn feed_lines(&mut self, bytes: &[u8]) {
-        let Some(sink) = &self.lines else { return };
-        self.partial.extend_from_slice(bytes);
-        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
+        let Some(mut lines) = self.lines.take() else {
             return;
         };
-        let complete: Vec<u8> = self.partial.drain(..=end).collect();
-        for line in complete[..end].split(|b| *b == b'\n') {
-            (sink.0)(String::from_utf8_lossy(line).trim_end_matches('\r'));
-        }
+        lines.push(bytes, &mut |note| self.log_capped(note));
+        self.lines = Some(lines);
     }
 
     /// The last line without its newline, and how much the log dropped.
     pub(super) fn finish(&mut self) {
-        if let Some(sink) = &self.lines {
-            if !self.partial.is_empty() {
-                (sink.0)(String::from_utf8_lossy(&self.partial).trim_end_matches('\r'));
-                self.partial.clear();
-            }
+        if let Some(mut lines) = self.lines.take() {
+            lines.finish(&mut |note| self.log_capped(note));
         }
         if self.dropped > 0 {
             let note = format!(

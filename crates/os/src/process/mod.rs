@@ -14,10 +14,12 @@
 mod cancel;
 mod collect;
 pub(crate) mod descriptors;
+mod lines;
 mod supervise;
 
 pub use cancel::{Cancel, Listening};
 pub use descriptors::seal_inherited;
+pub use lines::{Line, LineSink, LINE_LIMIT};
 pub use supervise::LEAK_WAIT;
 
 use crate::sandbox::{Confine, SandboxError};
@@ -30,7 +32,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use supervise::{supervise, Group};
 
@@ -72,33 +73,17 @@ pub struct Spec {
     /// Opened for appending and never truncated.
     pub log: Option<PathBuf>,
     /// Receives stdout line by line as it arrives (an agent's streamed
-    /// JSON), the last line even without its newline.
+    /// JSON), the last line even without its newline, each cut at the
+    /// sink's limit; what it notes goes to the log within `log_limit`.
     pub lines: Option<LineSink>,
     /// The sandbox and namespaces the child runs in; `None` runs it
     /// unconfined in its own process group (trusted children only).
     pub confine: Option<Confine>,
     /// At most this many bytes go to [`Spec::log`]; past it a marker line
     /// says where output was dropped, and the total dropped is noted at the
-    /// end. The tails and the line sink still see everything.
+    /// end. The tails and the line sink still see everything (the sink up
+    /// to its line limit).
     pub log_limit: Option<u64>,
-}
-
-/// A callback for each line of a child's stdout, called on the thread that
-/// runs the child.
-#[derive(Clone)]
-pub struct LineSink(pub Arc<dyn Fn(&str) + Send + Sync>);
-
-impl LineSink {
-    /// A sink calling `f`.
-    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> LineSink {
-        LineSink(Arc::new(f))
-    }
-}
-
-impl std::fmt::Debug for LineSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LineSink")
-    }
 }
 
 /// How a child ended.

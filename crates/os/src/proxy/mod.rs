@@ -52,13 +52,26 @@ pub const PROXY_VARS: &[&str] = &[
     "all_proxy",
 ];
 
-/// Points `cmd`'s HTTP clients at a proxy at `addr`, with no exceptions.
-pub(crate) fn set_env(cmd: &mut Command, addr: SocketAddr) {
+/// What a proxied child reaches without the proxy: its own loopback. In
+/// its network namespace loopback is its own (never the host's), and a
+/// CLI that serves itself there (`opencode acp` calls its own server on
+/// `127.0.0.1:4096`) must not be sent to the proxy, which refuses it.
+pub const NO_PROXY: &str = "localhost,127.0.0.1,::1";
+
+/// Points `cmd`'s HTTP clients at a proxy at `addr`, except for their
+/// loopback ([`NO_PROXY`]) when it is their own (`own_loopback`: a
+/// network namespace of theirs); without one, the host's loopback goes
+/// through the proxy too, with no exceptions.
+pub(crate) fn set_env(cmd: &mut Command, addr: SocketAddr, own_loopback: bool) {
     let url = format!("http://{addr}");
     for name in PROXY_VARS {
         cmd.env(name, &url);
     }
-    cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+    if own_loopback {
+        cmd.env("NO_PROXY", NO_PROXY).env("no_proxy", NO_PROXY);
+    } else {
+        cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+    }
 }
 
 /// A running proxy; dropping it stops it.

@@ -224,6 +224,8 @@ impl Confine {
             return Ok(Applied { proxy: None, watch });
         };
         let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
+        // Made in the child's network namespace: its loopback is its own.
+        let own_loopback = from_child.is_some();
         let (listener, at) = match from_child {
             Some(fd) => (Listener::FromChild(fd), SocketAddr::V4(crate::proxy::ADDR)),
             None => {
@@ -232,7 +234,7 @@ impl Confine {
                 (Listener::Ready(listener), at)
             }
         };
-        crate::proxy::set_env(cmd, at);
+        crate::proxy::set_env(cmd, at, own_loopback);
         let proxy = Some(PendingProxy {
             listener,
             rules: Arc::clone(rules),

@@ -65,12 +65,18 @@ fn report() -> RunReport {
         attempt,
         duration_ms: None,
         counterfactuals: vec![],
+        ran_by: Some(planwright_engine::AttemptAgent {
+            adapter: "claude".into(),
+            program: Some("/opt/bin/claude".into()),
+            model: Some("claude-sonnet-4-6".into()),
+        }),
     };
     RunReport {
         run,
         totals: Totals {
             usage: Some(usage),
             cost_usd: Some(0.5),
+            unpriced: 0,
         },
         tickets: vec![
             ticket("A", TicketState::Running, vec![a]),
@@ -96,6 +102,10 @@ fn counts_are_named_count_and_paused_pools_are_a_list() {
     let a = &json["tickets"][0]["attempts"][0];
     assert_eq!(a["cost_source"], "computed");
     assert_eq!(a["usage"]["output_tokens"], 2);
+    // Who ran it, as its start event recorded.
+    assert_eq!(a["adapter"], "claude");
+    assert_eq!(a["program"], "/opt/bin/claude");
+    assert_eq!(a["routed_model"], "claude-sonnet-4-6");
     assert!(json["tickets"][1]["attempts"][0].is_null());
 }
 
@@ -156,4 +166,42 @@ fn a_dead_runs_running_tickets_are_interrupted_in_states_and_counts() {
     assert_eq!(json["run"]["running_count"], 0);
     assert_eq!(json["run"]["interrupted_count"], 1);
     assert_eq!(json["counts"]["running"], 0);
+}
+
+#[test]
+fn the_markdown_line_of_an_attempt_names_who_ran_it() {
+    let r = report();
+    let line = crate::report::spend_text(&r.tickets[0].attempts[0]);
+    assert!(
+        line.starts_with(
+            "adapter claude (program /opt/bin/claude) routed to claude-sonnet-4-6 · model "
+        ),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_total_with_unpriced_attempts_says_it_is_a_floor() {
+    use crate::report::totals_text;
+    let usage = Usage {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+    };
+    let mut ticket = Totals::default();
+    ticket.add(Some(usage), Some(0.25));
+    ticket.add(Some(usage), None);
+    let mut run = Totals::default();
+    run.add_totals(&ticket);
+    run.add_totals(&ticket);
+    assert_eq!(run.unpriced, 2);
+    assert!(
+        totals_text(&run).ends_with(", at least $0.5000 (2 attempts unpriced)"),
+        "{}",
+        totals_text(&run)
+    );
+    let mut none = Totals::default();
+    none.add(Some(usage), None);
+    assert!(totals_text(&none).ends_with(", cost unknown (1 attempt unpriced)"));
 }

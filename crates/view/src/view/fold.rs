@@ -305,8 +305,14 @@ impl RunView {
             Event::AttemptStarted {
                 attempt,
                 base_commit,
+                agent,
                 ..
-            } => self.attempt_started(i, *attempt, base_commit, at),
+            } => {
+                self.attempt_started(i, *attempt, base_commit, at);
+                if let Some(a) = self.attempt_mut(i, Some(*attempt)) {
+                    a.ran_by = agent.clone();
+                }
+            }
             Event::Phase { attempt, phase, .. } => {
                 if let Some(a) = self.attempt_mut(i, Some(*attempt)) {
                     a.phase = *phase;

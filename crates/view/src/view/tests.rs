@@ -42,6 +42,7 @@ fn a_run() -> Vec<(u64, Event)> {
         attempt: n,
         base_commit: format!("base-{t}-{n}"),
         starts_from: "base".into(),
+        agent: None,
     };
     vec![
         (
@@ -145,6 +146,7 @@ fn a_slot_freed_by_one_attempt_is_reused_by_the_next() {
             attempt: 1,
             base_commit: "x".into(),
             starts_from: "base".into(),
+            agent: None,
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
@@ -309,6 +311,7 @@ fn a_ticket_the_plan_no_longer_has_is_forgotten() {
             attempt: 1,
             base_commit: "c0ffee".into(),
             starts_from: "base".into(),
+            agent: None,
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));

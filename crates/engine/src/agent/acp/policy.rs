@@ -1,7 +1,10 @@
 //! The answer to `session/request_permission`: an edit whose every
 //! location lies inside the ticket's workspace is allowed once; anything
 //! else (a command, a fetch, an edit elsewhere or of no named file) is
-//! rejected. The sandbox confines the agent whatever the answer.
+//! rejected. Nothing is ever allowed for good: an agent that offers only
+//! `allow_always` for an edit is rejected, since one answer must not
+//! decide its later requests. The sandbox confines the agent whatever
+//! the answer.
 
 use serde_json::{json, Value};
 use std::path::{Component, Path, PathBuf};
@@ -38,24 +41,32 @@ pub(super) fn decide(params: &Value, workspace: &Path) -> Answer {
         .as_array()
         .map(|l| l.iter().filter_map(|l| l["path"].as_str()).collect())
         .unwrap_or_default();
-    let allowed = kind == "edit" && !paths.is_empty() && paths.iter().all(|p| inside(p, workspace));
-    let kinds: &[&str] = if allowed {
-        &["allow_once", "allow_always"]
-    } else {
-        &["reject_once", "reject_always"]
-    };
+    let fits = kind == "edit" && !paths.is_empty() && paths.iter().all(|p| inside(p, workspace));
     let options = params["options"].as_array().cloned().unwrap_or_default();
-    let option = kinds.iter().find_map(|k| {
-        options
-            .iter()
-            .find(|o| o["kind"] == *k)
-            .and_then(|o| o["optionId"].as_str().map(str::to_string))
-    });
+    let pick = |kinds: &[&str]| {
+        kinds.iter().find_map(|k| {
+            options
+                .iter()
+                .find(|o| o["kind"] == *k)
+                .and_then(|o| o["optionId"].as_str().map(str::to_string))
+        })
+    };
+    let allow = if fits { pick(&["allow_once"]) } else { None };
+    let allowed = allow.is_some();
+    let option = allow.or_else(|| pick(&["reject_once", "reject_always"]));
+    let labels = if fits && !allowed {
+        " (the agent offered no allow_once option)"
+    } else if kind == "other" && paths.is_empty() {
+        // claude-code-acp labels its writes so: its edits are never allowed.
+        " (a tool call of kind other with no locations names no file to allow)"
+    } else {
+        ""
+    };
     Answer {
-        allowed: allowed && option.is_some(),
+        allowed,
         option,
         what: format!(
-            "{} ({kind}) [{}]",
+            "{} ({kind}) [{}]{labels}",
             call["title"].as_str().unwrap_or(""),
             paths.join(", ")
         ),
@@ -103,5 +114,27 @@ mod tests {
         let denied = decide(&no_reject, ws);
         assert_eq!(denied.outcome(), json!({"outcome": "cancelled"}));
         assert_eq!(denied.log_line(), "denied:  (fetch) []");
+    }
+
+    #[test]
+    fn an_edit_offered_only_allow_always_is_rejected() {
+        let ws = Path::new("/w/slot");
+        let always = json!({"toolCall": {"title": "Write", "kind": "edit",
+            "locations": [{"path": "/w/slot/a.rs"}]},
+            "options": [{"optionId": "ever", "kind": "allow_always"},
+                        {"optionId": "no", "kind": "reject_once"}]});
+        let answer = decide(&always, ws);
+        assert_eq!(answer.outcome()["optionId"], "no");
+        assert_eq!(
+            answer.log_line(),
+            "denied: Write (edit) [/w/slot/a.rs] (the agent offered no allow_once option)"
+        );
+        let only_always = json!({"toolCall": {"kind": "edit",
+            "locations": [{"path": "/w/slot/a.rs"}]},
+            "options": [{"optionId": "ever", "kind": "allow_always"}]});
+        assert_eq!(
+            decide(&only_always, ws).outcome(),
+            json!({"outcome": "cancelled"})
+        );
     }
 }

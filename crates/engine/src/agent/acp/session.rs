@@ -5,11 +5,12 @@
 //! planwright does not offer) and its updates written to the log and fed
 //! to the attempt's activity sink.
 
+use super::known::{self, InputTokens};
 use super::policy;
 use super::PROTOCOL_VERSION;
 use crate::agent::activity::{ActivityFeed, ActivityKind, MAX_TEXT_CHARS};
 use crate::agent::{AttemptContext, Usage, UsageSink, UsageSoFar};
-use crate::process::Cancel;
+use crate::process::{Cancel, Line};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -46,6 +47,11 @@ pub(super) struct Ended {
     /// Tokens per model, when the agent splits them.
     pub per_model: Vec<(String, Usage)>,
     pub session_id: Option<String>,
+    /// The session's cost as the agent reported it (its last `usage_update`).
+    pub cost: Option<f64>,
+    /// The tokens are the agent's estimate without a cache split
+    /// (Gemini CLI's `_meta.quota`), so a cost computed from them is too.
+    pub estimated: bool,
 }
 
 #[derive(Default)]
@@ -64,17 +70,29 @@ struct State {
     /// The model `session/set_model` set.
     model_set: Option<String>,
     per_model: Vec<(String, Usage)>,
+    cost: Option<f64>,
+    estimated: bool,
+    /// The models `session/new` offered (a probe's finding).
+    offered: Option<Vec<String>>,
 }
 
 /// The client's side of one attempt's session.
 pub(super) struct Session {
     state: Mutex<State>,
+    /// Notes written while a line of the agent's is read: they may quote
+    /// the agent, so they go to the log through the capped writer, after
+    /// that line, rather than straight to the file.
+    held: Mutex<Option<Vec<String>>>,
     log: PathBuf,
     workspace: PathBuf,
     charter: String,
     model: Option<String>,
     usage_sink: Option<UsageSink>,
     stop: Cancel,
+    /// How the agent counts `inputTokens` (`None`: by its `totalTokens`).
+    input: Option<InputTokens>,
+    /// Preflight's probe: the session ends once `session/new` answers.
+    probe: bool,
 }
 
 impl Session {
@@ -87,6 +105,7 @@ impl Session {
         charter: String,
         model: Option<String>,
         stop: Cancel,
+        input: Option<InputTokens>,
     ) -> Session {
         Session {
             state: Mutex::new(State {
@@ -94,13 +113,28 @@ impl Session {
                 feed: ActivityFeed::new(ctx.activity_sink.clone()),
                 ..State::default()
             }),
+            held: Mutex::new(None),
             log: ctx.log.clone(),
             workspace: ctx.workspace.clone(),
             charter,
             model,
             usage_sink: ctx.usage_sink.clone(),
             stop,
+            input,
+            probe: false,
         }
+    }
+
+    /// The same session as preflight's probe: it ends once `session/new`
+    /// has answered, sending no prompt.
+    pub fn probing(mut self) -> Session {
+        self.probe = true;
+        self
+    }
+
+    /// What a probe found: the models `session/new` offered, if any.
+    pub fn offered(&self) -> Option<Vec<String>> {
+        self.state.lock().unwrap().offered.clone()
     }
 
     /// Sends `initialize`: planwright lends neither files nor terminals.
@@ -116,15 +150,31 @@ impl Session {
         self.send(&request(INITIALIZE, "initialize", params));
     }
 
-    /// Takes one line of the agent's stdout.
-    pub fn receive(&self, line: &str) {
+    /// Takes one line of the agent's stdout (cut at the line limit);
+    /// what planwright notes about it goes to `out`, the capped log.
+    pub fn receive(&self, text: &str, out: &mut Line) {
+        *self.held.lock().unwrap() = Some(Vec::new());
+        self.read(text, out.cut());
+        let notes = self.held.lock().unwrap().take().unwrap_or_default();
+        for note in notes {
+            out.note(&note);
+        }
+    }
+
+    fn read(&self, line: &str, cut: u64) {
         let line = line.trim();
         if line.is_empty() {
             return;
         }
         let msg: Value = match serde_json::from_str(line) {
-            Ok(v @ Value::Object(_)) if v["jsonrpc"] == "2.0" => v,
-            _ => return self.note(&format!("acp: not a JSON-RPC message, ignored: {line}")),
+            Ok(v @ Value::Object(_)) if v["jsonrpc"] == "2.0" && cut == 0 => v,
+            _ => {
+                return self.note(&format!(
+                    "acp: not a JSON-RPC message, ignored ({} bytes): {}",
+                    line.len() as u64 + cut,
+                    excerpt(line)
+                ))
+            }
         };
         match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
             (Some(method), Some(id)) => self.answer(id, method, &msg["params"]),
@@ -169,8 +219,12 @@ impl Session {
         true
     }
 
-    /// Writes a line of planwright's to the agent log.
+    /// Writes a line of planwright's to the agent log: through the capped
+    /// writer while a line of the agent's is read, else at once.
     pub fn note(&self, line: &str) {
+        if let Some(held) = self.held.lock().unwrap().as_mut() {
+            return held.push(line.to_string());
+        }
         let _ = crate::log::append(&self.log, &format!("{line}\n"));
     }
 
@@ -191,6 +245,8 @@ impl Session {
             model,
             per_model,
             session_id: s.session_id.clone(),
+            cost: s.cost,
+            estimated: s.estimated,
         }
     }
 
@@ -236,36 +292,45 @@ impl Session {
         };
         self.note(&format!("acp: session {id}"));
         self.state.lock().unwrap().session_id = Some(id.to_string());
+        // `models` is ACP's unstable session model selection.
+        let offered: Option<Vec<String>> =
+            result["models"]["availableModels"].as_array().map(|each| {
+                each.iter()
+                    .filter_map(|m| m["modelId"].as_str().map(String::from))
+                    .collect()
+            });
+        if self.probe {
+            self.state.lock().unwrap().offered = offered;
+            return self.finish(TurnEnd::Stopped(PROBED.into()));
+        }
         let Some(model) = &self.model else {
             return self.prompt();
         };
-        // `models` is ACP's unstable session model selection.
-        let Some(offered) = result["models"]["availableModels"].as_array() else {
+        let Some(offered) = offered else {
             self.note(&format!(
                 "acp: the agent offers no models to choose from; `{model}` is not set"
             ));
             return self.prompt();
         };
-        let offered: Vec<&str> = offered
-            .iter()
-            .filter_map(|m| m["modelId"].as_str())
-            .collect();
-        if !offered.contains(&model.as_str()) {
-            let list: Vec<String> = offered.iter().map(|m| format!("`{m}`")).collect();
-            let why = format!(
-                "the agent does not offer model `{model}`; it offers {}",
-                if list.is_empty() {
-                    "none".to_string()
-                } else {
-                    list.join(", ")
-                }
-            );
+        let Some(chosen) = offered_as(model, &offered) else {
+            let why = not_offered(model, &offered);
             self.note(&format!("acp: {why}"));
             return self.finish(TurnEnd::ModelNotOffered(why));
+        };
+        // An alias (`sonnet[1m]`) is set; the attempt records the model
+        // it was asked for, which the price table knows.
+        if chosen == model.as_str() || chosen.starts_with(model.as_str()) {
+            self.note(&format!("acp: model {chosen}"));
+        } else {
+            self.note(&format!("acp: model {model} (offered as {chosen})"));
         }
-        self.note(&format!("acp: model {model}"));
-        self.state.lock().unwrap().model_set = Some(model.clone());
-        let params = json!({"sessionId": id, "modelId": model});
+        let recorded = if chosen.contains(model.as_str()) {
+            chosen
+        } else {
+            model
+        };
+        self.state.lock().unwrap().model_set = Some(recorded.to_string());
+        let params = json!({"sessionId": id, "modelId": chosen});
         self.send(&request(SET_MODEL, "session/set_model", params));
     }
 
@@ -326,6 +391,18 @@ impl Session {
                 };
                 format!("acp: {kind} {id} {given} {}", status.unwrap_or(""))
             }
+            "usage_update" => {
+                let cost = known::cost(update);
+                if cost.is_some() {
+                    s.cost = cost;
+                }
+                format!(
+                    "acp: usage_update {} of {} tokens{}",
+                    update["used"],
+                    update["size"],
+                    cost.map(|c| format!(", cost ${c}")).unwrap_or_default()
+                )
+            }
             "plan" => {
                 s.feed
                     .push(ActivityKind::Plan, &plan_text(&update["entries"]), None);
@@ -343,9 +420,9 @@ impl Session {
     /// `model_usage`).
     fn read_usage(&self, result: &Value) {
         let quota = &result["_meta"]["quota"];
-        let usage = match (&result["usage"], &quota["token_count"]) {
-            (u, _) if u.is_object() => acp_usage(u),
-            (_, q) if q.is_object() => quota_usage(q),
+        let (usage, estimated) = match (&result["usage"], &quota["token_count"]) {
+            (u, _) if u.is_object() => (known::usage(u, self.input), false),
+            (_, q) if q.is_object() => (quota_usage(q), true),
             _ => return,
         };
         let per_model: Vec<(String, Usage)> = quota["model_usage"]
@@ -363,6 +440,7 @@ impl Session {
             .unwrap_or_default();
         let mut s = self.state.lock().unwrap();
         s.usage = Some(usage);
+        s.estimated = estimated;
         s.per_model = per_model;
         let model = match s.per_model.as_slice() {
             [] => s.model_set.clone(),
@@ -425,18 +503,6 @@ fn plan_text(entries: &Value) -> String {
     each.join("; ")
 }
 
-/// ACP's `usage`: `inputTokens` include `cachedReadTokens`; thoughts are output.
-fn acp_usage(u: &Value) -> Usage {
-    let n = |k: &str| u[k].as_u64().unwrap_or(0);
-    let cache_read = n("cachedReadTokens");
-    Usage {
-        input_tokens: n("inputTokens").saturating_sub(cache_read),
-        output_tokens: n("outputTokens") + n("thoughtTokens"),
-        cache_read_tokens: cache_read,
-        cache_write_tokens: n("cachedWriteTokens"),
-    }
-}
-
 /// Gemini CLI's `token_count`: input (cached input in it) and output.
 fn quota_usage(q: &Value) -> Usage {
     let n = |k: &str| q[k].as_u64().unwrap_or(0);
@@ -460,6 +526,110 @@ fn most_used(each: &[(String, Usage)]) -> Option<String> {
     best.map(|(model, _)| model.clone())
 }
 
+/// The start of a line the agent printed, for a note about it: the line
+/// itself is in the log just before.
+fn excerpt(line: &str) -> String {
+    const SHOWN: usize = 200;
+    match line.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}...", &line[..end]),
+        None => line.to_string(),
+    }
+}
+
+/// The `stopReason` a probe's session ends with, once `session/new` has
+/// answered.
+pub(super) const PROBED: &str = "probed";
+
+/// The model ID among `offered` that `model` names: the same, or its
+/// preview (`gemini-3-flash` offered as `gemini-3-flash-preview`), or
+/// the model a `-preview` name is the preview of, or an alias that is a
+/// word of its name (`claude-sonnet-4-6` offered as `sonnet` or
+/// `sonnet[1m]`, as claude-agent-acp offers Claude's models).
+pub(super) fn offered_as<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
+    named(model, offered).or_else(|| {
+        let words: Vec<&str> = model.split(['-', '/']).collect();
+        offered.iter().map(String::as_str).find(|id| {
+            let alias = id.split('[').next().unwrap_or(id);
+            alias.len() >= 3 && alias != "default" && alias != "auto" && words.contains(&alias)
+        })
+    })
+}
+
+/// [`offered_as`] by name: the same, or a preview's.
+fn named<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
+    let preview = format!("{model}-preview");
+    let exact = offered.iter().find(|m| *m == model);
+    let previewed = || {
+        offered
+            .iter()
+            .find(|m| **m == preview || m.starts_with(&format!("{preview}-")))
+    };
+    let released = || {
+        let base = model.strip_suffix("-preview")?;
+        offered.iter().find(|m| *m == base)
+    };
+    exact
+        .or_else(previewed)
+        .or_else(released)
+        .map(String::as_str)
+}
+
+/// "the agent does not offer model `M`; it offers `a`, `b`".
+pub(super) fn not_offered(model: &str, offered: &[String]) -> String {
+    let list: Vec<String> = offered.iter().map(|m| format!("`{m}`")).collect();
+    let list = if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    };
+    format!("the agent does not offer model `{model}`; it offers {list}")
+}
+
 fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_is_offered_as_itself_or_its_preview() {
+        let offered: Vec<String> = [
+            "auto",
+            "gemini-3-flash-preview",
+            "gemini-2.5-pro",
+            "gemini-3.1-pro-preview-customtools",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            offered_as("gemini-2.5-pro", &offered),
+            Some("gemini-2.5-pro")
+        );
+        assert_eq!(
+            offered_as("gemini-3-flash", &offered),
+            Some("gemini-3-flash-preview")
+        );
+        assert_eq!(
+            offered_as("gemini-3.1-pro", &offered),
+            Some("gemini-3.1-pro-preview-customtools")
+        );
+        assert_eq!(
+            offered_as("gemini-2.5-pro-preview", &offered),
+            Some("gemini-2.5-pro")
+        );
+        assert_eq!(offered_as("gemini-2.5-flash", &offered), None);
+        // claude-agent-acp 0.23.1 offers Claude's models by alias.
+        let claude: Vec<String> = ["default", "sonnet[1m]", "opus[1m]", "haiku"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(offered_as("claude-sonnet-4-6", &claude), Some("sonnet[1m]"));
+        assert_eq!(offered_as("claude-haiku-4-5", &claude), Some("haiku"));
+        assert_eq!(offered_as("gpt-5.4", &claude), None);
+        assert_eq!(
+            not_offered("x", &offered[..2]),
+            "the agent does not offer model `x`; it offers `auto`, `gemini-3-flash-preview`"
+        );
+    }
 }

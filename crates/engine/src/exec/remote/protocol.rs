@@ -320,6 +320,7 @@ impl AttemptEnd {
         };
         let source = match self.cost_source.as_deref() {
             Some("reported") => CostSource::Reported,
+            Some("estimated") => CostSource::Estimated,
             _ => CostSource::Computed,
         };
         Some(AgentReport {
