@@ -39,8 +39,7 @@ mod tests;
 pub use settings::{
     AgentOptions, AgentSpec, AgentsSpec, BaseSource, ChosenBase, ConfigSource, ContainSettings,
     ExecutorSettings, GateSettings, KubernetesSettings, MergeSettings, ReviewSettings, RunSettings,
-    WorkerLink,
-    WorkspaceSettings,
+    WorkerLink, WorkspaceSettings,
 };
 
 /// The configuration file's name, wherever it is looked for.
