@@ -63,7 +63,7 @@ pub enum ForgeError {
         retry_after: Option<Duration>,
     },
     /// The forge could not be reached, after the bounded retries.
-    #[error("could not reach {} at `{api_url}` after {attempts} attempts: {message}", kind.title())]
+    #[error("could not reach {} at `{api_url}` (tries: {attempts}): {message}", kind.title())]
     Network {
         /// The forge.
         kind: ForgeKind,
@@ -75,7 +75,7 @@ pub enum ForgeError {
         message: String,
     },
     /// A 5xx answer, after the bounded retries.
-    #[error("{} failed with {status} after {attempts} attempts: {message}", kind.title())]
+    #[error("{} failed with {status} (tries: {attempts}): {message}", kind.title())]
     Server {
         /// The forge.
         kind: ForgeKind,

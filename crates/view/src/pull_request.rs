@@ -122,8 +122,8 @@ fn stack_sentence(pull: &Pull) -> String {
         ),
         (None, []) => format!("Based on {branch}: this ticket depends on no other ticket of the run."),
         (None, parents) => format!(
-            "Based on {branch}: this ticket depends on {} tickets ({}), whose pull requests merge first.",
-            parents.len(),
+            "Based on {branch}: this ticket depends on {} ({}), whose pull requests merge first.",
+            planwright_plan::words::count(parents.len(), "ticket"),
             parents
                 .iter()
                 .map(|p| code(p))

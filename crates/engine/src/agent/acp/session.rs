@@ -397,7 +397,7 @@ impl Session {
                     s.cost = cost;
                 }
                 format!(
-                    "acp: usage_update {} of {} tokens{}",
+                    "acp: usage_update {} used of a context of {}{}",
                     update["used"],
                     update["size"],
                     cost.map(|c| format!(", cost ${c}")).unwrap_or_default()
