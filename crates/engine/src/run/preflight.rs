@@ -21,7 +21,6 @@ use planwright_plan::gate_integrity;
 use planwright_plan::model::Gate;
 use planwright_plan::overlap::Overlap;
 use planwright_plan::Plan;
-use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -35,53 +34,7 @@ pub(crate) use base::settle as settle_base;
 pub use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
-    /// What was checked (`repo`, `lock`, `base`, `clean`, `git-config`, `sandbox`, `agent`, `gates`, `copy`, `setup`, `scope-ops`, `overlap`, `routing`).
-    pub check: &'static str,
-    /// `ok`, `warning` or `error`.
-    pub status: &'static str,
-    /// What was found.
-    pub message: String,
-    /// How to fix it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-}
-
-impl Check {
-    pub(crate) fn ok(check: &'static str, message: impl Into<String>) -> Check {
-        Check {
-            check,
-            status: "ok",
-            message: message.into(),
-            hint: None,
-        }
-    }
-    pub(crate) fn error(
-        check: &'static str,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> Check {
-        Check::problem(check, "error", message.into(), hint.into())
-    }
-    pub(crate) fn warning(
-        check: &'static str,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> Check {
-        Check::problem(check, "warning", message.into(), hint.into())
-    }
-    /// A check that found something, with what to do about it.
-    fn problem(check: &'static str, status: &'static str, message: String, hint: String) -> Check {
-        Check {
-            check,
-            status,
-            message,
-            hint: Some(hint),
-        }
-    }
-}
+pub use crate::model::Check;
 
 /// Whether a reviewer will judge the tickets' checks: one is configured
 /// and the plan asks for at least one review pass.

@@ -9,7 +9,7 @@ use super::hello::{greet, places, Greeting};
 use super::worker::version;
 use crate::agent::Agents;
 use crate::git::repo::Repo;
-use crate::run::preflight::Check;
+use crate::model::Check;
 use planwright_config::{ContainSettings, ExecutorSettings, SandboxMode, WorkerLink};
 use planwright_plan::Flag;
 
