@@ -95,6 +95,43 @@ struct Conversation<'a> {
     /// failure.
     refused: Option<Failure>,
     feed: ActivityFeed,
+    /// Log bytes this side still takes from the worker for the attempt.
+    log_room: LogRoom,
+}
+
+/// What a worker may still append to an attempt's logs: its own cap
+/// (`[agent] log_limit_mib`) is the worker's to keep, and a worker is no
+/// more trusted than its agent, so the coordinator holds the same cap
+/// over everything it is sent, with room for the worker's own lines.
+struct LogRoom {
+    left: Option<u64>,
+    noted: bool,
+}
+
+/// Room beyond the agent's cap for what the worker itself writes (its
+/// set-up's and its own lines).
+const WORKER_LOG_SLACK: u64 = 1024 * 1024;
+
+impl LogRoom {
+    fn new(limit: Option<u64>) -> LogRoom {
+        LogRoom {
+            left: limit.map(|l| l.saturating_add(WORKER_LOG_SLACK)),
+            noted: false,
+        }
+    }
+
+    /// How much of `piece` fits, and the note to write once it stops fitting.
+    fn take<'p>(&mut self, piece: &'p [u8]) -> (&'p [u8], Option<String>) {
+        let Some(left) = self.left.as_mut() else {
+            return (piece, None);
+        };
+        let fits = piece.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+        *left -= fits as u64;
+        let note = (fits < piece.len() && !std::mem::replace(&mut self.noted, true)).then(|| {
+            "\n[planwright: the worker sent more log than `[agent] log_limit_mib` allows; the rest of this attempt's log is dropped]\n".to_string()
+        });
+        (&piece[..fits], note)
+    }
 }
 
 impl Conversation<'_> {
@@ -168,7 +205,9 @@ impl Conversation<'_> {
                 self.feed.push(activity.kind, &activity.text, status);
             }
             FromWorker::Log { file, .. } => {
-                append(self.input, &file, &payload)?.map_err(Stop::Lost)?;
+                let (piece, note) = self.log_room.take(&payload);
+                let piece = [piece, note.as_deref().unwrap_or_default().as_bytes()].concat();
+                append(self.input, &file, &piece)?.map_err(Stop::Lost)?;
             }
             FromWorker::Candidate { commit, .. } => {
                 let objects = payload;
@@ -500,6 +539,7 @@ impl Executor for RemoteExecutor {
             refused: None,
             // What a worker relays is made inert, cut and capped again here.
             feed: ActivityFeed::new(input.activity_sink.clone()),
+            log_room: LogRoom::new(self.settings.log_limit),
         };
         let talk = self.converse(talk, &spec);
         match talk {
@@ -537,5 +577,26 @@ impl Drop for RemoteExecutor {
     /// running between attempts goes.
     fn drop(&mut self) {
         self.transport.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker's logs stop at the cap plus the worker's slack, with one note.
+    #[test]
+    fn a_worker_sends_no_more_log_than_the_cap() {
+        let mut room = LogRoom::new(Some(10));
+        let chunk = vec![b'x'; (WORKER_LOG_SLACK as usize) + 4];
+        let (first, note) = room.take(&chunk);
+        assert_eq!((first.len(), note), (chunk.len(), None));
+        let (second, note) = room.take(&chunk);
+        assert_eq!(second.len(), 6);
+        assert!(note.unwrap().contains("log_limit_mib"));
+        let (third, note) = room.take(&chunk);
+        assert_eq!((third.len(), note), (0, None));
+        let mut open = LogRoom::new(None);
+        assert_eq!(open.take(&chunk).0.len(), chunk.len());
     }
 }
