@@ -155,7 +155,10 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    fn recording(limit: usize) -> (Splitter, Arc<Mutex<Vec<(String, u64)>>>) {
+    /// Each line the sink got, and how much of it was cut.
+    type Got = Arc<Mutex<Vec<(String, u64)>>>;
+
+    fn recording(limit: usize) -> (Splitter, Got) {
         let got = Arc::new(Mutex::new(Vec::new()));
         let seen = got.clone();
         let sink = LineSink::noting(move |text, line| {

@@ -125,7 +125,9 @@ impl LogRoom {
         let Some(left) = self.left.as_mut() else {
             return (piece, None);
         };
-        let fits = piece.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+        let fits = piece
+            .len()
+            .min(usize::try_from(*left).unwrap_or(usize::MAX));
         *left -= fits as u64;
         let note = (fits < piece.len() && !std::mem::replace(&mut self.noted, true)).then(|| {
             "\n[planwright: the worker sent more log than `[agent] log_limit_mib` allows; the rest of this attempt's log is dropped]\n".to_string()
