@@ -157,7 +157,7 @@ fn cut_requests(gone: &str) -> Vec<String> {
 fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_pod() {
     let (lost, requests) = cut_mid_attempt(Cut::Evict);
     let said = format!(
-        "its pod `{}` ended (Evicted) The node was low on resource: memory.",
+        "its pod `{}` ended (Evicted) The node was low on resource: memory",
         pod(0, 1)
     );
     assert!(lost.reason.contains(&said), "{}", lost.reason);
