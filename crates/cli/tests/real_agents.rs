@@ -404,7 +404,12 @@ fn run(env: &Env, setup: &Setup) -> (Output, Value) {
     let out = unchanged_around(
         env,
         setup,
-        &[&args[..], &["--jobs", "1", "--output", "json"]].concat(),
+        // The tier's gate checks what the agent wrote, which the base lacks.
+        &[
+            &args[..],
+            &["--jobs", "1", "--output", "json", "--no-gate-probe"],
+        ]
+        .concat(),
     );
     let summary = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
         panic!("{}\n{}", text(&out.stdout), text(&out.stderr));
@@ -802,6 +807,7 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
         "plan.json",
         "--repo",
         "repo",
+        "--no-gate-probe",
         "--agent",
         setup.agent,
     ];
@@ -944,6 +950,7 @@ fn preflight_starts_each_real_cli_confined() {
             "plan.json",
             "--repo",
             "repo",
+            "--no-gate-probe",
             "--agent",
             setup.agent,
         ];
@@ -1064,6 +1071,7 @@ fn claude_cannot_reach_the_mock_directly() {
         "plan.json",
         "--repo",
         "repo",
+        "--no-gate-probe",
         "--agent",
         setup.agent,
     ];
