@@ -397,6 +397,20 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
+/// `planwright preflight` with the set-up's CLI, checking that nothing
+/// outside the repository changed.
+fn preflight(env: &Env, setup: &Setup) -> Output {
+    // The tier's gate checks what the agent wrote, which the base lacks.
+    let args = [
+        "preflight",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--no-gate-probe",
+    ];
+    unchanged_around(env, setup, &[&args[..], &["--agent", setup.agent]].concat())
+}
+
 /// `planwright run` with the set-up's CLI; the summary, after checking
 /// that nothing outside the repository changed.
 fn run(env: &Env, setup: &Setup) -> (Output, Value) {
@@ -802,16 +816,7 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
     // Preflight's probe asks for a session; when it offers models there,
     // the one not offered is refused before any attempt, else the attempt
     // finds out (unavailable, no strike).
-    let args = [
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--no-gate-probe",
-        "--agent",
-        setup.agent,
-    ];
-    let pre = unchanged_around(&env, &setup, &args);
+    let pre = preflight(&env, &setup);
     let stdout = text(&pre.stdout);
     let why = "the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
     if pre.status.code() == Some(1) {
@@ -945,16 +950,7 @@ fn preflight_starts_each_real_cli_confined() {
         let mock = MockModel::start(script(None));
         let setup = setup(&mock);
         let env = tier_env(&setup, &mock, "");
-        let args = [
-            "preflight",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--no-gate-probe",
-            "--agent",
-            setup.agent,
-        ];
-        let out = unchanged_around(&env, &setup, &args);
+        let out = preflight(&env, &setup);
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
         let program = installed(setup.cli, env.cli().home()).join(setup.cli);
@@ -1066,16 +1062,7 @@ fn claude_cannot_reach_the_mock_directly() {
     setup.env[0].1 = mock.base_url();
     let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
     // Preflight (which every run makes first) names the `hosts` line.
-    let args = [
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--no-gate-probe",
-        "--agent",
-        setup.agent,
-    ];
-    let out = unchanged_around(&env, &setup, &args);
+    let out = preflight(&env, &setup);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     let named = format!(

@@ -11,6 +11,7 @@ pub mod contract;
 mod fake_executor;
 pub mod forge;
 pub mod git_http;
+mod http;
 pub mod mock_model;
 
 pub use cli::{have, text, Cli};

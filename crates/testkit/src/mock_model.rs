@@ -15,7 +15,7 @@
 //! the agent through a proxy maps a host name to it there.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -215,95 +215,17 @@ fn serve(stream: TcpStream, state: &Mutex<State>, stop: &AtomicBool) {
     }
 }
 
-/// The next request on a connection; `None` when it closed or the server
-/// stopped.
+/// The next request on a connection, its body read as JSON; `None` when
+/// it closed or the server stopped.
 fn read_request(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<Request> {
-    let head = read_head(reader, stop)?;
-    let mut lines = head.lines();
-    let mut first = lines.next()?.split_whitespace();
-    let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v);
-    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        read_chunked(reader, stop)?
-    } else {
-        let n: usize = header("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        read_exact(reader, n, stop)?
-    };
-    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let raw = crate::http::read_request(reader, stop)?;
     Some(Request {
-        method,
-        path,
-        headers,
-        body,
+        method: raw.method,
+        path: raw.target,
+        headers: raw.headers,
+        body: serde_json::from_slice(&raw.body).unwrap_or(Value::Null),
         status: 0,
     })
-}
-
-fn read_head(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<String> {
-    let mut head = String::new();
-    loop {
-        let line = read_head_line(reader, stop)?;
-        if line == "\r\n" || line == "\n" {
-            if !head.is_empty() {
-                return Some(head);
-            }
-        } else {
-            head.push_str(&line);
-        }
-    }
-}
-
-fn retry(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    )
-}
-
-fn read_exact(reader: &mut BufReader<TcpStream>, n: usize, stop: &AtomicBool) -> Option<Vec<u8>> {
-    let mut buf = vec![0; n];
-    let mut got = 0;
-    while got < n {
-        match reader.read(&mut buf[got..]) {
-            Ok(0) => return None,
-            Ok(k) => got += k,
-            Err(e) if retry(&e) && !stop.load(Ordering::SeqCst) => {}
-            Err(_) => return None,
-        }
-    }
-    Some(buf)
-}
-
-fn read_chunked(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let size_line = read_head_line(reader, stop)?;
-        let size = usize::from_str_radix(size_line.trim().split(';').next()?, 16).ok()?;
-        let chunk = read_exact(reader, size + 2, stop)?;
-        if size == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(&chunk[..size]);
-    }
-}
-
-fn read_head_line(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<String> {
-    let mut line = String::new();
-    loop {
-        match reader.read_line(&mut line) {
-            Ok(0) => return None,
-            Ok(_) if line.ends_with('\n') => return Some(line),
-            Ok(_) => {}
-            Err(e) if retry(&e) && !stop.load(Ordering::SeqCst) => {}
-            Err(_) => return None,
-        }
-    }
 }
 
 /// The four APIs, by path.
@@ -411,7 +333,7 @@ impl Reply {
                     match out.read(&mut probe) {
                         Ok(0) => break,
                         Ok(_) => {}
-                        Err(e) if retry(&e) => {}
+                        Err(e) if crate::http::again(&e, stop) => {}
                         Err(_) => break,
                     }
                 }
@@ -848,6 +770,7 @@ fn crate_now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::BufRead;
 
     fn post(base: &str, path: &str, body: &Value) -> (u16, String) {
         let addr = base.trim_start_matches("http://");

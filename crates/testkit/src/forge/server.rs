@@ -3,32 +3,16 @@
 //! one handler that answers every request.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// A request as it arrived.
-#[derive(Debug, Clone)]
-pub(crate) struct Incoming {
-    pub method: String,
-    /// The path with its query, as sent.
-    pub target: String,
-    /// Header names in lower case.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
+pub(crate) use crate::http::{read_request, Incoming};
 
 impl Incoming {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
     /// The path without its query.
     pub fn path(&self) -> &str {
         self.target.split('?').next().unwrap_or("")
@@ -245,93 +229,6 @@ fn serve(stream: TcpStream, handler: &Handler, stop: &AtomicBool) {
         if answer.hang_up || answer.write(&mut out).is_err() {
             return;
         }
-    }
-}
-
-fn read_request(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<Incoming> {
-    let mut head = Vec::new();
-    loop {
-        let line = read_line(reader, stop)?;
-        if line == "\r\n" || line == "\n" {
-            if !head.is_empty() {
-                break;
-            }
-        } else {
-            head.push(line);
-        }
-    }
-    let mut first = head.first()?.split_whitespace();
-    let (method, target) = (first.next()?.to_string(), first.next()?.to_string());
-    let headers: Vec<(String, String)> = head[1..]
-        .iter()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let length = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
-    let body = if chunked {
-        read_chunked(reader, stop)?
-    } else {
-        read_exact(reader, length, stop)?
-    };
-    Some(Incoming {
-        method,
-        target,
-        headers,
-        body,
-    })
-}
-
-fn again(e: &std::io::Error, stop: &AtomicBool) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    ) && !stop.load(Ordering::SeqCst)
-}
-
-fn read_line(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<String> {
-    let mut line = String::new();
-    loop {
-        match reader.read_line(&mut line) {
-            Ok(0) => return None,
-            Ok(_) if line.ends_with('\n') => return Some(line),
-            Ok(_) => {}
-            Err(e) if again(&e, stop) => {}
-            Err(_) => return None,
-        }
-    }
-}
-
-fn read_exact(reader: &mut BufReader<TcpStream>, n: usize, stop: &AtomicBool) -> Option<Vec<u8>> {
-    let mut buf = vec![0; n];
-    let mut got = 0;
-    while got < n {
-        match reader.read(&mut buf[got..]) {
-            Ok(0) => return None,
-            Ok(k) => got += k,
-            Err(e) if again(&e, stop) => {}
-            Err(_) => return None,
-        }
-    }
-    Some(buf)
-}
-
-fn read_chunked(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let size_line = read_line(reader, stop)?;
-        let size = usize::from_str_radix(size_line.trim().split(';').next()?, 16).ok()?;
-        let chunk = read_exact(reader, size + 2, stop)?;
-        if size == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(&chunk[..size]);
     }
 }
 
