@@ -11,7 +11,7 @@ use planwright_engine::{Repo, Store};
 use planwright_plan::Plan;
 use planwright_testkit::forge::{Api, FakeForge, TOKEN};
 use planwright_testkit::git_http::GitHttp;
-use planwright_testkit::{creating_tickets, gate, git, plan, run_scripted, Env};
+use planwright_testkit::{creating_tickets, gate, git, plan, run_scripted, text, Env};
 use serde_json::json;
 
 /// A repository whose run of `plan` merged, served by a git server as
@@ -160,6 +160,14 @@ fn the_runs_merge_goes_to_its_own_branch_once_and_the_base_never_moves() {
         &["rev-parse", &deliver::pushed_ref("origin", &head)],
     );
     assert_eq!(lease, pushed);
+    // The token was given to git for the push only: no file of the
+    // repository, its git directory or `.planwright/` holds it.
+    let holding = std::process::Command::new("grep")
+        .args(["-rlF", TOKEN])
+        .arg(s.env.repo())
+        .output()
+        .unwrap();
+    assert_eq!(text(&holding.stdout), "", "files holding the token");
 }
 
 #[test]
