@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use planwright_os::process::{run, Cancel, Spec};
-use planwright_os::proxy::Rules;
+use planwright_os::proxy::{Allow, Rules};
 use planwright_os::sandbox::{Containment, Mode, Policy};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -107,6 +107,35 @@ fn a_mapped_name_is_reached_through_the_proxy_and_nothing_else() {
     let refused = format!("proxy: refused {other}: not in the allowlist\n");
     assert_eq!(log.matches(&refused).count(), 2, "{log}");
     assert!(log.contains("hosts: allowed.test = 127.0.0.1:"), "{log}");
+}
+
+#[test]
+fn a_loopback_address_allowed_by_address_is_reached_directly_and_no_other() {
+    let registry = server("registry");
+    let other = server("other");
+    let dir = tempfile::tempdir().unwrap();
+    let rules = Rules {
+        allow: vec![Allow {
+            host: registry.ip().to_string(),
+            subdomains: false,
+            port: registry.port(),
+        }],
+        hosts: vec![],
+    };
+    let script = [
+        // As a package manager does: loopback is in NO_PROXY, so it
+        // connects to the address itself, in its own namespace.
+        curl(&format!("http://{registry}/")),
+        curl(&format!("--noproxy '' http://{registry}/")),
+        curl(&format!("http://{other}/")),
+    ]
+    .concat();
+    let (out, log) = confined(dir.path(), &script, Some(rules));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "registry rc=0", "{out}");
+    assert_eq!(lines[1], "registry rc=0", "{out}");
+    assert!(lines[2].ends_with(" rc=7"), "{out}");
+    assert!(log.contains(&format!("allow: {registry}")), "{log}");
 }
 
 #[test]

@@ -74,12 +74,33 @@ pub(crate) fn set_env(cmd: &mut Command, addr: SocketAddr, own_loopback: bool) {
     }
 }
 
+/// Where a child in a network namespace of its own listens for
+/// planwright: the proxy's address first, then each loopback address the
+/// rules allow ([`Rules::loopback`]), which planwright forwards to the
+/// same address on its own loopback (a local registry or mirror named in
+/// `[sandbox] allow`, reached directly even though [`NO_PROXY`] keeps
+/// loopback away from the proxy).
+pub fn listen_in_child(rules: &Rules) -> Vec<SocketAddr> {
+    let proxy = SocketAddr::V4(ADDR);
+    let forwards = rules.loopback().into_iter().filter(|at| *at != proxy);
+    std::iter::once(proxy).chain(forwards).collect()
+}
+
 /// A running proxy; dropping it stops it.
 #[derive(Debug)]
 pub struct Proxy {
-    listener: TcpListener,
+    listeners: Vec<TcpListener>,
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
+    accepts: Vec<JoinHandle<()>>,
+}
+
+/// What a listener's connections are.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// Requests to the proxy, decided by the rules.
+    Proxy,
+    /// Connections relayed as they are to this address.
+    Forward(SocketAddr),
 }
 
 #[derive(Debug)]
@@ -98,9 +119,11 @@ struct Open {
 }
 
 impl Proxy {
-    /// Serves `listener` under `rules`, noting refusals in `log`.
+    /// Serves `listener` under `rules`, and relays each of `forwards` to
+    /// its address, noting refusals in `log`.
     pub fn start(
         listener: TcpListener,
+        forwards: Vec<(TcpListener, SocketAddr)>,
         rules: Arc<Rules>,
         log: Option<PathBuf>,
     ) -> io::Result<Proxy> {
@@ -110,16 +133,23 @@ impl Proxy {
             open: Mutex::default(),
         });
         shared.note(&describe(&shared.rules, listener.local_addr()?));
-        let accepting = listener.try_clone()?;
-        let serving = Arc::clone(&shared);
-        let accept = std::thread::Builder::new()
-            .name("planwright-proxy".into())
-            .spawn(move || accept_loop(&accepting, &serving))?;
-        Ok(Proxy {
-            listener,
+        let mut proxy = Proxy {
+            listeners: Vec::new(),
             shared,
-            accept: Some(accept),
-        })
+            accepts: Vec::new(),
+        };
+        let routes = std::iter::once((listener, Route::Proxy))
+            .chain(forwards.into_iter().map(|(l, to)| (l, Route::Forward(to))));
+        for (listener, route) in routes {
+            let accepting = listener.try_clone()?;
+            proxy.listeners.push(listener);
+            let serving = Arc::clone(&proxy.shared);
+            let accept = std::thread::Builder::new()
+                .name("planwright-proxy".into())
+                .spawn(move || accept_loop(&accepting, route, &serving))?;
+            proxy.accepts.push(accept);
+        }
+        Ok(proxy)
     }
 }
 
@@ -133,9 +163,11 @@ impl Drop for Proxy {
         for stream in streams.values().flatten() {
             let _ = stream.shutdown(Shutdown::Both);
         }
-        // Wakes the accept: a listening socket shut for reading fails it.
-        let _ = rustix::net::shutdown(&self.listener, rustix::net::Shutdown::Read);
-        if let Some(accept) = self.accept.take() {
+        // Wakes the accepts: a listening socket shut for reading fails it.
+        for listener in &self.listeners {
+            let _ = rustix::net::shutdown(listener, rustix::net::Shutdown::Read);
+        }
+        for accept in self.accepts.drain(..) {
             let _ = accept.join();
         }
     }
@@ -218,7 +250,7 @@ impl Shared {
     }
 }
 
-fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+fn accept_loop(listener: &TcpListener, route: Route, shared: &Arc<Shared>) {
     loop {
         let client = match listener.accept() {
             Ok((client, _)) => client,
@@ -243,7 +275,10 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name("planwright-proxy-conn".into())
             .spawn(move || {
-                serve(&client, id, &serving);
+                match route {
+                    Route::Proxy => serve(&client, id, &serving),
+                    Route::Forward(to) => forward(&client, id, to, &serving),
+                }
                 serving.release(id);
             });
         if spawned.is_err() {
@@ -296,6 +331,15 @@ fn serve(client: &TcpStream, id: u64, shared: &Shared) {
     if opened.is_ok() && (&upstream).write_all(&rest).is_ok() {
         let _ = client.set_read_timeout(None);
         relay(client, &upstream);
+    }
+}
+
+/// Relays one connection as it is to `to`, an address the rules allow.
+fn forward(client: &TcpStream, id: u64, to: SocketAddr, shared: &Shared) {
+    match connect(&[to]) {
+        Ok(upstream) if shared.track(id, &upstream) => relay(client, &upstream),
+        Ok(_) => {}
+        Err(e) => shared.note(&format!("proxy: cannot reach {to}: {e}\n")),
     }
 }
 
@@ -404,7 +448,7 @@ mod tests {
         };
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
-        let proxy = Proxy::start(listener, Arc::new(rules), Some(log.clone())).unwrap();
+        let proxy = Proxy::start(listener, Vec::new(), Arc::new(rules), Some(log.clone())).unwrap();
         let answer = roundtrip(
             at,
             b"GET http://svc.test/x HTTP/1.1\r\nHost: svc.test\r\n\r\n",
@@ -432,7 +476,7 @@ mod tests {
     fn dropping_the_proxy_ends_its_open_connections() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
-        let proxy = Proxy::start(listener, Arc::default(), None).unwrap();
+        let proxy = Proxy::start(listener, Vec::new(), Arc::default(), None).unwrap();
         // A client that never finishes its request.
         let mut idle = TcpStream::connect(at).unwrap();
         idle.write_all(b"CONNECT x").unwrap();

@@ -87,6 +87,25 @@ impl Rules {
     }
 }
 
+impl Rules {
+    /// The loopback addresses an allow entry names (`127.0.0.1:4873`): a
+    /// child whose loopback is its own reaches these on planwright's.
+    pub fn loopback(&self) -> Vec<SocketAddr> {
+        let named = self.allow.iter().filter(|a| !a.subdomains);
+        let addrs = named.filter_map(|a| {
+            let ip = normalize(&a.host).parse::<IpAddr>().ok()?;
+            ip.is_loopback().then(|| SocketAddr::new(ip, a.port))
+        });
+        let mut out: Vec<SocketAddr> = Vec::new();
+        for addr in addrs {
+            if !out.contains(&addr) {
+                out.push(addr);
+            }
+        }
+        out
+    }
+}
+
 /// A host as compared: lower case, no trailing dot, no IPv6 brackets.
 fn normalize(host: &str) -> String {
     let host = host.trim_end_matches('.');

@@ -288,14 +288,24 @@ enum Listener {
 
 impl PendingProxy {
     /// Starts serving, noting refusals in `log`. Called once the child's
-    /// spawn returned, so its hook has sent the listener.
+    /// spawn returned, so its hook has sent the listeners: the proxy's,
+    /// then one per loopback address the rules allow, which planwright
+    /// forwards to the same address on its own loopback.
     pub(crate) fn start(self, log: Option<PathBuf>) -> Result<Proxy, SandboxError> {
         let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
-        let listener = match self.listener {
-            Listener::FromChild(fd) => imp::receive(&fd).map_err(setup)?,
-            Listener::Ready(listener) => listener,
+        let (listener, forwards) = match self.listener {
+            Listener::FromChild(fd) => {
+                let at = crate::proxy::listen_in_child(&self.rules);
+                let mut listeners = imp::receive(&fd, at.len()).map_err(setup)?;
+                let forwards = listeners
+                    .split_off(1)
+                    .into_iter()
+                    .zip(at.into_iter().skip(1));
+                (listeners.remove(0), forwards.collect())
+            }
+            Listener::Ready(listener) => (listener, Vec::new()),
         };
-        Proxy::start(listener, self.rules, log).map_err(setup)
+        Proxy::start(listener, forwards, self.rules, log).map_err(setup)
     }
 }
 

@@ -80,7 +80,10 @@ pub(super) fn limits_mechanism() -> &'static super::Mechanism {
 }
 
 /// Never called: [`apply`] hands nothing off.
-pub(super) fn receive(_fd: &std::os::fd::OwnedFd) -> std::io::Result<std::net::TcpListener> {
+pub(super) fn receive(
+    _fd: &std::os::fd::OwnedFd,
+    _count: usize,
+) -> std::io::Result<Vec<std::net::TcpListener>> {
     Err(std::io::Error::other("no listener is handed off here"))
 }
 

@@ -1,5 +1,6 @@
-//! The proxy's listener, made in a confined child's own network namespace
-//! and handed to planwright over a socket pair prepared before the fork
+//! The proxy's listener, and one for each loopback address `[sandbox]
+//! allow` names, made in a confined child's own network namespace and
+//! handed to planwright over a socket pair prepared before the fork
 //! (`SCM_RIGHTS`), so planwright can serve the child from outside it.
 //!
 //! [`ListenerSetup::enter`] runs in the forked child: plain system calls
@@ -11,7 +12,7 @@ use rustix::net::{
 };
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::net::{SocketAddrV4, TcpListener};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsFd, OwnedFd};
 
 /// The child's side, made in the parent.
@@ -19,12 +20,13 @@ use std::os::fd::{AsFd, OwnedFd};
 pub(super) struct ListenerSetup {
     child: OwnedFd,
     space: Vec<MaybeUninit<u8>>,
-    addr: SocketAddrV4,
+    addrs: Vec<SocketAddr>,
 }
 
 /// A socket pair: planwright's end, and the child's set-up to listen at
-/// `addr` and send the listener over the other end.
-pub(super) fn prepare(addr: SocketAddrV4) -> io::Result<(OwnedFd, ListenerSetup)> {
+/// each of `addrs` and send the listeners, in that order, over the other
+/// end.
+pub(super) fn prepare(addrs: Vec<SocketAddr>) -> io::Result<(OwnedFd, ListenerSetup)> {
     let (parent, child) = rustix::net::socketpair(
         AddressFamily::UNIX,
         SocketType::STREAM,
@@ -32,41 +34,54 @@ pub(super) fn prepare(addr: SocketAddrV4) -> io::Result<(OwnedFd, ListenerSetup)
         None,
     )?;
     let space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    Ok((parent, ListenerSetup { child, space, addr }))
+    Ok((
+        parent,
+        ListenerSetup {
+            child,
+            space,
+            addrs,
+        },
+    ))
 }
 
 impl ListenerSetup {
     /// In the child, in its new network namespace with loopback up: a
-    /// listener at the address, sent to the parent, and this process's
-    /// copy closed (the program never holds it).
+    /// listener at each address, each sent to the parent in a message of
+    /// its own, and this process's copy closed (the program never holds
+    /// them).
     pub(super) fn enter(&mut self) -> io::Result<()> {
-        let listener = rustix::net::socket_with(
-            AddressFamily::INET,
-            SocketType::STREAM,
-            SocketFlags::CLOEXEC,
-            None,
-        )?;
-        rustix::net::bind(&listener, &self.addr)?;
-        rustix::net::listen(&listener, 128)?;
-        let fds = [listener.as_fd()];
-        let mut control = SendAncillaryBuffer::new(&mut self.space);
-        if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
-            return Err(io::Error::other("the control message does not fit"));
+        for addr in &self.addrs {
+            let family = match addr {
+                SocketAddr::V4(_) => AddressFamily::INET,
+                SocketAddr::V6(_) => AddressFamily::INET6,
+            };
+            let listener =
+                rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+            rustix::net::bind(&listener, addr)?;
+            rustix::net::listen(&listener, 128)?;
+            let fds = [listener.as_fd()];
+            let mut control = SendAncillaryBuffer::new(&mut self.space);
+            if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+                return Err(io::Error::other("the control message does not fit"));
+            }
+            rustix::net::sendmsg(
+                &self.child,
+                &[IoSlice::new(b"L")],
+                &mut control,
+                SendFlags::empty(),
+            )?;
         }
-        rustix::net::sendmsg(
-            &self.child,
-            &[IoSlice::new(b"L")],
-            &mut control,
-            SendFlags::empty(),
-        )?;
-        drop(listener);
         Ok(())
     }
 }
 
 /// In the parent, once the child has started (so its hook has run): the
-/// listener it sent.
-pub(in crate::sandbox) fn receive(parent: &OwnedFd) -> io::Result<TcpListener> {
+/// `count` listeners it sent, in order.
+pub(in crate::sandbox) fn receive(parent: &OwnedFd, count: usize) -> io::Result<Vec<TcpListener>> {
+    (0..count).map(|_| receive_one(parent)).collect()
+}
+
+fn receive_one(parent: &OwnedFd) -> io::Result<TcpListener> {
     let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let mut byte = [0u8; 1];

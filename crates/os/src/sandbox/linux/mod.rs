@@ -238,9 +238,10 @@ impl Hook {
             None => None,
         };
         let overlay = overlay_setup(confine, access)?;
-        let proxied = policy.proxy.is_some() && backend.namespaces;
-        let (handoff, listener) = if proxied {
-            let (parent, child) = handoff::prepare(crate::proxy::ADDR)
+        let proxy = policy.proxy.as_ref().filter(|_| backend.namespaces);
+        let proxied = proxy.is_some();
+        let (handoff, listener) = if let Some(rules) = proxy {
+            let (parent, child) = handoff::prepare(crate::proxy::listen_in_child(rules))
                 .map_err(|e| SandboxError::Setup(format!("the proxy's socket pair: {e}")))?;
             (Some(parent), Some(child))
         } else {
