@@ -16,6 +16,7 @@ mod events;
 mod exec;
 mod git;
 pub mod issues;
+pub mod respond;
 mod log;
 mod model;
 mod run;

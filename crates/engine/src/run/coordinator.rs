@@ -457,6 +457,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.lp.in_flight += 1;
         self.lp.ticket(id).pool = route.pool;
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+        // A `respond` round running this ticket: the forge's text.
+        let feedback = sh.store.round_feedback(&sh.run, id)?;
         let charter = Charter {
             ticket,
             gates: &gates,
@@ -464,6 +466,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             previous: row.failure.as_ref(),
             checks_judged: super::preflight::checks_judged(sh.plan, &sh.settings.beyond),
             start: &start,
+            feedback: &feedback,
         }
         .render();
         let start_commit = match start {
