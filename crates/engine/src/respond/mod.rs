@@ -56,6 +56,9 @@ pub enum RespondError {
         /// The run's branch.
         held: String,
     },
+    /// The round's run was stopped (Ctrl-C) before it ended.
+    #[error("the round's run of ticket `{0}` was stopped before it ended")]
+    Interrupted(String),
     /// A delivery step (push, fetch, the forge's API) failed.
     #[error(transparent)]
     Deliver(#[from] DeliverError),
@@ -96,6 +99,9 @@ impl RespondError {
             RespondError::Diverged { branch, held, .. } => Some(format!(
                 "merge the forge's `{branch}` into the run's branch yourself (`git fetch`, then `git merge` on `{held}`) and push it, or reset the branch on the forge; then run `planwright respond` again"
             )),
+            RespondError::Interrupted(_) => Some(
+                "run `planwright respond` again to finish the round: what it answers is kept, and it replies once".into(),
+            ),
             RespondError::Deliver(e) => e.hint(),
             RespondError::Engine(_) => None,
         }
@@ -333,6 +339,9 @@ fn finish(
             .sum();
         let ceiling = round_ceiling(cx.settings, row.spent_before, pull_spent);
         let summary = run_ticket(&id, ceiling)?;
+        if summary.interrupted {
+            return Err(RespondError::Interrupted(id));
+        }
         let cost = (cx.spent()? - row.spent_before).max(0.0);
         cx.store
             .round_reached(run, number, row.round, RoundState::Ran, Some(cost))?;

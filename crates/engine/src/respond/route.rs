@@ -191,9 +191,9 @@ mod tests {
     fn plan() -> Plan {
         serde_json::from_value(serde_json::json!({
             "source_format": "native", "base": "main", "tickets": [
-                {"id": "A", "title": "a", "body": "", "scope": [{"pattern": "a/**"}]},
-                {"id": "B", "title": "b", "body": "", "scope": [{"pattern": "b.txt"}]},
-                {"id": "C", "title": "c", "body": "", "scope": [{"pattern": "c.txt"}]}
+                {"id": "A", "title": "a", "body": "", "scope": [{"pattern": "a/**", "op": "any"}]},
+                {"id": "B", "title": "b", "body": "", "scope": [{"pattern": "b.txt", "op": "any"}]},
+                {"id": "C", "title": "c", "body": "", "scope": [{"pattern": "c.txt", "op": "any"}]}
             ]
         }))
         .unwrap()

@@ -211,6 +211,13 @@ impl FakeForge {
             .add_comment(number, on_pull, author, body, false);
     }
 
+    /// Sets a repository's clock to `unix` (seconds since the epoch): what
+    /// follows is stamped from then on (`respond`'s quiet window reads the
+    /// stamps against the real clock).
+    pub fn set_clock(&self, repository: &str, unix: u64) {
+        lock(&self.state).repo_mut(repository).set_clock(unix);
+    }
+
     /// Adds a milestone.
     pub fn add_milestone(&self, repository: &str, title: &str) {
         lock(&self.state)
