@@ -348,7 +348,10 @@ fn finish(
         row.state = RoundState::Ran;
         budget = summary.budget;
     }
-    let outcome = outcome_of(cx, pull, &row, budget)?;
+    // The run wrote the repository through a `Repo` of its own: this one's
+    // integrity snapshot (taken at the fetch) is out of date.
+    let repo = Repo::open(cx.repo.root())?;
+    let outcome = outcome_of(cx, &repo, pull, &row, budget)?;
     let marker = reply_marker(row.round);
     let posted = (cx.forge.comments(CommentOn::PullRequest(number))?)
         .iter()
@@ -370,6 +373,7 @@ fn finish(
 /// request's branch, or why nothing changed.
 fn outcome_of(
     cx: &Context,
+    repo: &Repo,
     pull: &PullRequest,
     row: &RoundRow,
     budget: Option<String>,
@@ -399,13 +403,12 @@ fn outcome_of(
             why,
         });
     };
-    deliver::push(cx.repo, &cx.push_of(&pull.head, &commit), cx.token())?;
+    deliver::push(repo, &cx.push_of(&pull.head, &commit), cx.token())?;
     let range = match &row.merged_before {
         Some(before) => format!("{before}..{commit}"),
         None => format!("{commit}^..{commit}"),
     };
-    let files = cx
-        .repo
+    let files = repo
         .git()
         .args(["diff", "--name-only", "--no-renames", &range])
         .text()?;

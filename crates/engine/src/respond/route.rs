@@ -118,9 +118,10 @@ pub fn reply_marker(round: u32) -> String {
 }
 
 /// Text from the forge or the plan as it may appear in a reply: on one
-/// line, without backticks, mentions or HTML.
+/// line, without code spans, mentions, references or HTML.
 pub fn inert(text: &str) -> String {
-    text.replace(['`', '\n', '\r', '<', '>'], " ")
+    text.replace('`', "'")
+        .replace(['\n', '\r', '<', '>'], " ")
         .replace('@', "@\u{200b}")
         .replace('#', "#\u{200b}")
 }
@@ -252,6 +253,6 @@ mod tests {
         );
         assert!(r.starts_with("<!-- planwright:respond round=2 -->\n"), "{r}");
         assert!(r.contains("round 2 of 3, answering 1 item "), "{r}");
-        assert!(r.contains("Nothing changed (ticket `B`): @\u{200b}ana  rm   b "), "{r}");
+        assert!(r.contains("Nothing changed (ticket `B`): @\u{200b}ana 'rm'  b "), "{r}");
     }
 }
