@@ -5,7 +5,7 @@
 //! branch, with one reply.
 #![forbid(unsafe_code)]
 
-use planwright_testkit::forge::{Api, FakeForge, Outcome, BOT, TOKEN};
+use planwright_testkit::forge::{Api, FakeForge, Fault, Outcome, BOT, TOKEN};
 use planwright_testkit::git_http::GitHttp;
 use planwright_testkit::{git, text, write, Env};
 use serde_json::{json, Value};
@@ -376,4 +376,25 @@ fn watch_stops_when_the_pull_request_merges() {
         rest.last().is_some_and(|l| l.contains("is merged: nothing more to answer")),
         "{rest:?}"
     );
+}
+
+#[test]
+fn a_round_cut_short_before_its_reply_is_finished_with_one_reply_and_no_second_attempt() {
+    let s = Setup::delivered(Api::Github, "");
+    s.env.fixture("B", 2, "b.txt", "once\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+    let path = format!("/repos/{REPO}/issues/{}/comments", s.pull);
+    s.forge.fail_request("POST", &path, Fault::ServerError);
+    let out = s.respond();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(s.replies().is_empty());
+    assert_eq!(s.pushed("b.txt"), "once", "pushed before the reply");
+    let out = s.respond_ok();
+    assert!(out.contains("round 1 on"), "{out}");
+    assert_eq!(s.replies().len(), 1);
+    let runs = s.env.repo().join(".planwright/runs");
+    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    assert!(!run.join("B/attempt-3.prompt.md").exists(), "the round did not run again");
+    assert!(s.respond_ok().contains("nothing new"));
 }

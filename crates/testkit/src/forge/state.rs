@@ -474,6 +474,9 @@ pub(crate) struct State {
     /// GitLab's group milestones: `(group, title)`.
     pub group_milestones: Vec<(String, String)>,
     pub faults: Vec<Fault>,
+    /// Faults for the next request whose method is the first and whose
+    /// path holds the second, each once.
+    pub aimed: Vec<(String, String, Fault)>,
     pub requests: Vec<ForgeRequest>,
 }
 
@@ -486,6 +489,7 @@ impl State {
             page_size: 30,
             group_milestones: Vec::new(),
             faults: Vec::new(),
+            aimed: Vec::new(),
             requests: Vec::new(),
         }
     }
