@@ -228,7 +228,7 @@ pub fn respond_pull(
     }
     let number = rounds.len() as u32 + 1;
     let keys: Vec<String> = pending.items.iter().map(|i| i.key.clone()).collect();
-    if let Some(why) = limit_reached(cx, &rounds) {
+    if let Some(why) = limit_reached(cx.settings, &rounds) {
         // One reply says so; later feedback is not answered again.
         if rounds.iter().any(|r| r.ticket.is_none() && r.evidence == why) {
             return Ok(PullOutcome::Refused { why });
@@ -262,16 +262,16 @@ pub fn respond_pull(
 
 /// Why no round may start: the round limit, or the pull request's cost
 /// cap, reached.
-fn limit_reached(cx: &Context, rounds: &[RoundRow]) -> Option<String> {
+pub fn limit_reached(settings: &RespondSettings, rounds: &[RoundRow]) -> Option<String> {
     let ran = rounds.iter().filter(|r| r.ticket.is_some()).count() as u32;
-    if ran >= cx.settings.rounds {
+    if ran >= settings.rounds {
         return Some(format!(
             "the limit of {} on this pull request is reached (`[respond] rounds`)",
-            planwright_plan::words::count(cx.settings.rounds as usize, "round")
+            planwright_plan::words::count(settings.rounds as usize, "round")
         ));
     }
     let spent: f64 = rounds.iter().filter_map(|r| r.cost_usd).sum();
-    match cx.settings.pull_max_cost_usd {
+    match settings.pull_max_cost_usd {
         Some(cap) if spent >= cap => Some(format!(
             "the pull request's cost cap is reached (${spent:.2} of ${cap:.2}, `[respond] pull_max_cost_usd`)"
         )),
@@ -418,4 +418,54 @@ fn outcome_of(
         files: files.lines().map(String::from).collect(),
         branch: pull.head.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(round: u32, cost: f64) -> RoundRow {
+        RoundRow {
+            pull: 1,
+            round,
+            ticket: Some("B".into()),
+            state: RoundState::Replied,
+            evidence: String::new(),
+            spent_before: 0.0,
+            cost_usd: Some(cost),
+            merged_before: None,
+        }
+    }
+
+    #[test]
+    fn the_round_limit_and_the_pull_requests_cost_cap_stop_rounds() {
+        let mut s = RespondSettings {
+            rounds: 2,
+            ..RespondSettings::default()
+        };
+        assert_eq!(limit_reached(&s, &[ran(1, 0.0)]), None);
+        let why = limit_reached(&s, &[ran(1, 0.0), ran(2, 0.0)]).unwrap();
+        assert!(why.contains("limit of 2 rounds"), "{why}");
+        // A reply that ran nothing is no round.
+        let mut reply = ran(2, 0.0);
+        reply.ticket = None;
+        assert_eq!(limit_reached(&s, &[ran(1, 0.0), reply]), None);
+        s.rounds = 9;
+        s.pull_max_cost_usd = Some(1.0);
+        assert_eq!(limit_reached(&s, &[ran(1, 0.4)]), None);
+        let why = limit_reached(&s, &[ran(1, 0.4), ran(2, 0.6)]).unwrap();
+        assert!(why.contains("$1.00 of $1.00"), "{why}");
+    }
+
+    #[test]
+    fn a_rounds_ceiling_is_what_the_run_spent_plus_the_least_allowance() {
+        let mut s = RespondSettings::default();
+        assert_eq!(round_ceiling(&s, 5.0, 0.0), None, "no cap, no ceiling");
+        s.max_cost_usd = Some(2.0);
+        assert_eq!(round_ceiling(&s, 5.0, 0.0), Some(7.0));
+        s.pull_max_cost_usd = Some(3.0);
+        assert_eq!(round_ceiling(&s, 5.0, 2.5), Some(5.5), "the pull request has 0.5 left");
+        s.max_cost_usd = None;
+        assert_eq!(round_ceiling(&s, 5.0, 4.0), Some(5.0), "nothing left");
+    }
 }
