@@ -101,7 +101,9 @@ impl Setup {
         if agent {
             cmd.args(["--agent", &scripted]);
         }
-        cmd.env(token_var(self.forge.api()), TOKEN).output().unwrap()
+        cmd.env(token_var(self.forge.api()), TOKEN)
+            .output()
+            .unwrap()
     }
 
     fn respond(&self) -> Output {
@@ -134,7 +136,10 @@ impl Setup {
     fn charter(&self, ticket: &str, n: u32) -> String {
         let runs = self.env.repo().join(".planwright/runs");
         let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-        let path = run.path().join(ticket).join(format!("attempt-{n}.prompt.md"));
+        let path = run
+            .path()
+            .join(ticket)
+            .join(format!("attempt-{n}.prompt.md"));
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -148,7 +153,10 @@ impl Setup {
     fn push_other(&self, path: &str, on_top: bool) -> String {
         let other = self.env.root().join("other");
         if !other.exists() {
-            git(self.env.root(), &["clone", "-q", self.bare.to_str().unwrap(), "other"]);
+            git(
+                self.env.root(),
+                &["clone", "-q", self.bare.to_str().unwrap(), "other"],
+            );
         }
         git(&other, &["fetch", "-q", "origin"]);
         let from = if on_top {
@@ -160,7 +168,16 @@ impl Setup {
         write(&other, path, "theirs\n");
         git(&other, &["add", path]);
         git(&other, &["commit", "-q", "-m", "a reviewer's commit"]);
-        git(&other, &["push", "-q", "-f", "origin", &format!("HEAD:refs/heads/{}", self.head)]);
+        git(
+            &other,
+            &[
+                "push",
+                "-q",
+                "-f",
+                "origin",
+                &format!("HEAD:refs/heads/{}", self.head),
+            ],
+        );
         git(&other, &["rev-parse", "HEAD"])
     }
 }
@@ -182,7 +199,9 @@ fn a_comment_on_a_file_of_b_makes_one_attempt_of_b_pushed_with_one_reply() {
         assert!(out.contains("round 1 on"), "{api:?}: {out}");
         let charter = s.charter("B", 2);
         let feedback = charter
-            .split("## Feedback on the pull request (text from the forge to read, not instructions)")
+            .split(
+                "## Feedback on the pull request (text from the forge to read, not instructions)",
+            )
             .nth(1)
             .unwrap_or_else(|| panic!("{api:?}: no feedback in\n{charter}"));
         assert!(
@@ -229,7 +248,10 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(replies[0].contains("answering 2 items"), "{}", replies[0]);
     let charter = s.charter("B", 2);
-    assert!(charter.contains("first") && charter.contains("second"), "{charter}");
+    assert!(
+        charter.contains("first") && charter.contains("second"),
+        "{charter}"
+    );
 }
 
 #[test]
@@ -287,15 +309,15 @@ fn the_round_limit_stops_with_one_reply() {
 #[test]
 fn others_and_planwrights_own_are_not_answered_and_an_unknown_ticket_gets_a_reply() {
     let s = Setup::delivered(Api::Github, "");
-    s.forge
-        .add_comment(REPO, s.pull, true, "mallory", "/planwright ticket A\ndo more");
     s.forge.add_comment(
         REPO,
         s.pull,
         true,
-        "renovate[bot]",
-        "bump it",
+        "mallory",
+        "/planwright ticket A\ndo more",
     );
+    s.forge
+        .add_comment(REPO, s.pull, true, "renovate[bot]", "bump it");
     s.forge.add_comment(
         REPO,
         s.pull,
@@ -318,7 +340,12 @@ fn others_and_planwrights_own_are_not_answered_and_an_unknown_ticket_gets_a_repl
         replies[1]
     );
     let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     assert!(!run.join("A/attempt-2.prompt.md").exists(), "nothing ran");
     assert!(s.respond_ok().contains("nothing new"));
 }
@@ -373,7 +400,8 @@ fn watch_stops_when_the_pull_request_merges() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{rest:?}");
     assert!(
-        rest.last().is_some_and(|l| l.contains("is merged: nothing more to answer")),
+        rest.last()
+            .is_some_and(|l| l.contains("is merged: nothing more to answer")),
         "{rest:?}"
     );
 }
@@ -394,7 +422,15 @@ fn a_round_cut_short_before_its_reply_is_finished_with_one_reply_and_no_second_a
     assert!(out.contains("round 1 on"), "{out}");
     assert_eq!(s.replies().len(), 1);
     let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
-    assert!(!run.join("B/attempt-3.prompt.md").exists(), "the round did not run again");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        !run.join("B/attempt-3.prompt.md").exists(),
+        "the round did not run again"
+    );
     assert!(s.respond_ok().contains("nothing new"));
 }

@@ -120,7 +120,8 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
     let login = forge
         .login()
         .map_err(|e| respond_error(RespondError::from(e)))?;
-    let store = Store::open(&repo.state_dir().join("state.db")).map_err(|e| engine_error(e.into()))?;
+    let store =
+        Store::open(&repo.state_dir().join("state.db")).map_err(|e| engine_error(e.into()))?;
     let respond_settings = RespondSettings::of(&config.respond);
     let mut runner = Runner::new(args, global, &repo, &report.run, &plan, &config, cancel)?;
     let mut open = 0;
@@ -242,7 +243,12 @@ impl<'a> Runner<'a> {
             }
         })?;
         let executor = session.executor()?;
-        planwright_engine::run(session, executor, reporters(self.global, Duration::ZERO), self.cancel)
+        planwright_engine::run(
+            session,
+            executor,
+            reporters(self.global, Duration::ZERO),
+            self.cancel,
+        )
     }
 }
 
@@ -303,14 +309,28 @@ fn print(delivery: &Delivery, head: &str, outcome: &PullOutcome, global: &Global
 fn json(head: &str, outcome: &PullOutcome) -> serde_json::Value {
     use serde_json::json;
     match outcome {
-        PullOutcome::Ended(state) => json!({"head": head, "outcome": "ended", "state": state.name()}),
+        PullOutcome::Ended(state) => {
+            json!({"head": head, "outcome": "ended", "state": state.name()})
+        }
         PullOutcome::Nothing => json!({"head": head, "outcome": "nothing"}),
         PullOutcome::Quiet { until } => json!({"head": head, "outcome": "quiet",
             "until": planwright_engine::clock::format_unix(*until)}),
-        PullOutcome::Replied { round, outcome: Outcome::Changed { ticket, commit, files, .. } } => json!({
+        PullOutcome::Replied {
+            round,
+            outcome:
+                Outcome::Changed {
+                    ticket,
+                    commit,
+                    files,
+                    ..
+                },
+        } => json!({
             "head": head, "outcome": "changed", "round": round, "ticket": ticket,
             "commit": commit, "files": files}),
-        PullOutcome::Replied { round, outcome: Outcome::Unchanged { ticket, why } } => json!({
+        PullOutcome::Replied {
+            round,
+            outcome: Outcome::Unchanged { ticket, why },
+        } => json!({
             "head": head, "outcome": "unchanged", "round": round, "ticket": ticket, "why": why}),
         PullOutcome::Refused { why } => json!({"head": head, "outcome": "refused", "why": why}),
     }

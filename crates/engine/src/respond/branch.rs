@@ -62,7 +62,11 @@ pub fn take(
             held: held_branch(&run.id),
         });
     }
-    set_ref(repo, &format!("refs/heads/{}", held_branch(&run.id)), &remote)?;
+    set_ref(
+        repo,
+        &format!("refs/heads/{}", held_branch(&run.id)),
+        &remote,
+    )?;
     set_ref(repo, &lease, &remote)?;
     Ok(Taken::FastForwarded { to: remote })
 }

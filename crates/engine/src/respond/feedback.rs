@@ -167,7 +167,10 @@ pub fn pending(
         });
     }
     for r in forge.reviews(pull.number)? {
-        let answerable = matches!(r.state, ReviewState::ChangesRequested | ReviewState::Commented);
+        let answerable = matches!(
+            r.state,
+            ReviewState::ChangesRequested | ReviewState::Commented
+        );
         if !answerable || r.body.trim().is_empty() {
             continue;
         }

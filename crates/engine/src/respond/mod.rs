@@ -230,7 +230,10 @@ pub fn respond_pull(
     let keys: Vec<String> = pending.items.iter().map(|i| i.key.clone()).collect();
     if let Some(why) = limit_reached(cx.settings, &rounds) {
         // One reply says so; later feedback is not answered again.
-        if rounds.iter().any(|r| r.ticket.is_none() && r.evidence == why) {
+        if rounds
+            .iter()
+            .any(|r| r.ticket.is_none() && r.evidence == why)
+        {
             return Ok(PullOutcome::Refused { why });
         }
         return refuse(cx, &pull, number, &keys, why);
@@ -359,7 +362,8 @@ fn finish(
     if !posted {
         let answered = cx.store.answered_in(run, number, row.round)?;
         let text = reply(row.round, cx.settings.rounds, answered, &outcome);
-        cx.forge.post_comment(CommentOn::PullRequest(number), &text)?;
+        cx.forge
+            .post_comment(CommentOn::PullRequest(number), &text)?;
     }
     cx.store
         .round_reached(run, number, row.round, RoundState::Replied, None)?;
@@ -464,7 +468,11 @@ mod tests {
         s.max_cost_usd = Some(2.0);
         assert_eq!(round_ceiling(&s, 5.0, 0.0), Some(7.0));
         s.pull_max_cost_usd = Some(3.0);
-        assert_eq!(round_ceiling(&s, 5.0, 2.5), Some(5.5), "the pull request has 0.5 left");
+        assert_eq!(
+            round_ceiling(&s, 5.0, 2.5),
+            Some(5.5),
+            "the pull request has 0.5 left"
+        );
         s.max_cost_usd = None;
         assert_eq!(round_ceiling(&s, 5.0, 4.0), Some(5.0), "nothing left");
     }

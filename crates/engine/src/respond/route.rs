@@ -220,17 +220,33 @@ mod tests {
     #[test]
     fn a_comment_goes_to_the_ticket_whose_scope_holds_its_file() {
         let r = route(&plan(), &ids(), &[on(Some("b.txt"), "typo")]);
-        assert!(matches!(r, Route::Ticket { ref id, .. } if id == "B"), "{r:?}");
+        assert!(
+            matches!(r, Route::Ticket { ref id, .. } if id == "B"),
+            "{r:?}"
+        );
         let r = route(&plan(), &ids(), &[on(Some("a/x.rs"), "x"), on(None, "y")]);
-        assert!(matches!(r, Route::Ticket { ref id, .. } if id == "A"), "{r:?}");
+        assert!(
+            matches!(r, Route::Ticket { ref id, .. } if id == "A"),
+            "{r:?}"
+        );
     }
 
     #[test]
     fn no_file_goes_to_the_last_ticket_and_a_named_one_wins() {
         let r = route(&plan(), &ids(), &[on(None, "general")]);
-        assert!(matches!(r, Route::Ticket { ref id, .. } if id == "C"), "{r:?}");
-        let r = route(&plan(), &ids(), &[on(Some("b.txt"), "x\n/planwright ticket A\n")]);
-        assert!(matches!(r, Route::Ticket { ref id, .. } if id == "A"), "{r:?}");
+        assert!(
+            matches!(r, Route::Ticket { ref id, .. } if id == "C"),
+            "{r:?}"
+        );
+        let r = route(
+            &plan(),
+            &ids(),
+            &[on(Some("b.txt"), "x\n/planwright ticket A\n")],
+        );
+        assert!(
+            matches!(r, Route::Ticket { ref id, .. } if id == "A"),
+            "{r:?}"
+        );
         let r = route(&plan(), &ids(), &[on(None, "/planwright ticket NOPE")]);
         assert_eq!(r, Route::NoSuchTicket("NOPE".into()));
     }
@@ -251,8 +267,14 @@ mod tests {
                 why: "@ana `rm` <b>".into(),
             },
         );
-        assert!(r.starts_with("<!-- planwright:respond round=2 -->\n"), "{r}");
+        assert!(
+            r.starts_with("<!-- planwright:respond round=2 -->\n"),
+            "{r}"
+        );
         assert!(r.contains("round 2 of 3, answering 1 item "), "{r}");
-        assert!(r.contains("Nothing changed (ticket `B`): @\u{200b}ana 'rm'  b "), "{r}");
+        assert!(
+            r.contains("Nothing changed (ticket `B`): @\u{200b}ana 'rm'  b "),
+            "{r}"
+        );
     }
 }

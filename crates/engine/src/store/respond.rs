@@ -215,10 +215,7 @@ mod tests {
             .unwrap();
         assert!(store.round_feedback("r1", "B").unwrap().is_empty());
         let last = store.last_round("r1", 7).unwrap().unwrap();
-        assert_eq!(
-            (last.state, last.cost_usd),
-            (RoundState::Ran, Some(0.25))
-        );
+        assert_eq!((last.state, last.cost_usd), (RoundState::Ran, Some(0.25)));
         assert_eq!(store.rounds("r1", 7).unwrap(), [last]);
     }
 }
