@@ -434,3 +434,78 @@ fn a_round_cut_short_before_its_reply_is_finished_with_one_reply_and_no_second_a
     );
     assert!(s.respond_ok().contains("nothing new"));
 }
+
+#[test]
+fn ctrl_c_between_rounds_of_watch_exits_130_at_once() {
+    let s = Setup::delivered(Api::Github, "");
+    let scripted = format!("scripted:{}", s.env.fixtures().display());
+    let mut child = s
+        .env
+        .command()
+        .args(["respond", "--repo", "repo", "--watch", "--interval", "1h"])
+        .args(["--agent", &scripted])
+        .env(token_var(s.forge.api()), TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let waiting = lines.find(|l| l.as_ref().unwrap().starts_with("waiting"));
+    assert!(waiting.is_some());
+    let pid = child.id().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("stopped by Ctrl-C between rounds"));
+}
+
+#[test]
+fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
+    let s = Setup::delivered(Api::Github, "");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+    // Without a token: the variables looked at, and the scopes.
+    let out = s.env.command().args(["respond", "--repo", "repo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("GITHUB_TOKEN") && err.contains("hint:"), "{err}");
+    // A wrong token: the forge's 401, and the token nowhere.
+    let out = s
+        .env
+        .command()
+        .args(["respond", "--repo", "repo"])
+        .env("GITHUB_TOKEN", "wrong-secret-123")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains("wrong-secret-123"), "{all}");
+    assert!(all.contains("repo"), "the scopes: {all}");
+    // A run holding the lock.
+    let lock = s.env.repo().join(".git/planwright-run.lock");
+    let mut holder = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["-c", "echo held; cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut held = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut held)
+        .unwrap();
+    assert_eq!(held, "held\n");
+    let out = s.respond();
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("hint: wait for that run"), "{}", text(&out.stderr));
+    assert!(s.replies().is_empty());
+    s.env.fixture("B", 2, "b.txt", "now\n");
+    s.respond_ok();
+    assert_eq!(s.replies().len(), 1);
+}
