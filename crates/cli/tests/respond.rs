@@ -509,3 +509,41 @@ fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
     s.respond_ok();
     assert_eq!(s.replies().len(), 1);
 }
+
+#[test]
+fn the_cost_caps_stop_a_round_with_a_reply() {
+    // A round's cap: its run's budget is used up before an attempt starts.
+    let s = Setup::delivered(Api::Github, "max_cost_usd = 0.0");
+    s.env.fixture("B", 2, "b.txt", "never\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+    let out = s.respond_ok();
+    assert!(out.contains("cost cap stopped it"), "{out}");
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(
+        replies[0].contains("Nothing changed (ticket `B`): the round's cost cap stopped it: the run's budget is used up ($0.00 of $0.00)"),
+        "{}",
+        replies[0]
+    );
+    assert_eq!(s.pushed("b.txt"), "b");
+    // A pull request's cap: no round, one reply.
+    let s = Setup::delivered(Api::Github, "pull_max_cost_usd = 0.0");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+    let out = s.respond_ok();
+    assert!(out.contains("no round on"), "{out}");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "and this");
+    s.respond_ok();
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(
+        replies[0].contains("the pull request's cost cap is reached ($0.00 of $0.00"),
+        "{}",
+        replies[0]
+    );
+    let runs = s.env.repo().join(".planwright/runs");
+    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    assert!(!run.join("B/attempt-2.prompt.md").exists(), "nothing ran");
+}
