@@ -256,30 +256,38 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
 
 #[test]
 fn a_failed_check_makes_one_round_of_the_last_ticket_with_its_output() {
-    let s = Setup::delivered(Api::Github, "");
-    s.env.fixture("B", 2, "b.txt", "fixed\n");
-    s.forge.add_check(
-        REPO,
-        s.pull,
-        "ci/test",
-        Outcome::Failure,
-        "1 test failed",
-        "assertion failed: b.txt holds `fixed`",
-    );
-    s.respond_ok();
-    let charter = s.charter("B", 2);
-    assert!(
-        charter.contains("--- failed check:") || charter.contains("--- failed check ("),
-        "{charter}"
-    );
-    assert!(
-        charter.contains("assertion failed: b.txt holds `fixed`"),
-        "{charter}"
-    );
-    assert_eq!(s.pushed("b.txt"), "fixed");
-    assert_eq!(s.replies().len(), 1);
-    let again = s.respond_ok();
-    assert!(again.contains("nothing new"), "{again}");
+    for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
+        let s = Setup::delivered(api, "");
+        s.env.fixture("B", 2, "b.txt", "fixed\n");
+        s.forge.add_check(
+            REPO,
+            s.pull,
+            "ci/test",
+            Outcome::Failure,
+            "1 test failed",
+            "assertion failed: b.txt holds `fixed`",
+        );
+        s.forge
+            .add_check(REPO, s.pull, "ci/lint", Outcome::Success, "fine", "");
+        s.respond_ok();
+        let charter = s.charter("B", 2);
+        assert!(
+            charter.contains("--- failed check") && charter.contains("check `ci/test` failed"),
+            "{api:?}: {charter}"
+        );
+        assert!(!charter.contains("ci/lint"), "{api:?}: {charter}");
+        if api != Api::Forgejo {
+            // Forgejo's statuses have no log.
+            assert!(
+                charter.contains("assertion failed: b.txt holds `fixed`"),
+                "{api:?}: {charter}"
+            );
+        }
+        assert_eq!(s.pushed("b.txt"), "fixed", "{api:?}");
+        assert_eq!(s.replies().len(), 1, "{api:?}");
+        let again = s.respond_ok();
+        assert!(again.contains("nothing new"), "{api:?}: {again}");
+    }
 }
 
 #[test]
