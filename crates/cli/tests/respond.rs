@@ -477,10 +477,18 @@ fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
     s.forge
         .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
     // Without a token: the variables looked at, and the scopes.
-    let out = s.env.command().args(["respond", "--repo", "repo"]).output().unwrap();
+    let out = s
+        .env
+        .command()
+        .args(["respond", "--repo", "repo"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("GITHUB_TOKEN") && err.contains("hint:"), "{err}");
+    assert!(
+        err.contains("GITHUB_TOKEN") && err.contains("hint:"),
+        "{err}"
+    );
     // A wrong token: the forge's 401, and the token nowhere.
     let out = s
         .env
@@ -511,7 +519,11 @@ fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
     drop(holder.stdin.take());
     holder.wait().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("hint: wait for that run"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("hint: wait for that run"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(s.replies().is_empty());
     s.env.fixture("B", 2, "b.txt", "now\n");
     s.respond_ok();
@@ -552,6 +564,11 @@ fn the_cost_caps_stop_a_round_with_a_reply() {
         replies[0]
     );
     let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     assert!(!run.join("B/attempt-2.prompt.md").exists(), "nothing ran");
 }

@@ -27,8 +27,9 @@ use std::time::Duration;
 ///
 /// One round per pull request each time it runs, and never twice for the
 /// same comment; `--watch` repeats until every pull request of the run is
-/// merged or closed. Exit 0 when every pull request was answered or had
-/// nothing new, 2 on usage, forge or push errors, 130 on Ctrl-C.
+/// merged or closed. Exit 0 when each pull request got its round (whatever
+/// the round changed), had nothing new, or is merged or closed; 2 on
+/// usage, forge or push errors; 130 on Ctrl-C.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {

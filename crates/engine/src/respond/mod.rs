@@ -273,7 +273,10 @@ pub fn limit_reached(settings: &RespondSettings, rounds: &[RoundRow]) -> Option<
             planwright_plan::words::count(settings.rounds as usize, "round")
         ));
     }
-    let spent = rounds.iter().filter_map(|r| r.cost_usd).fold(0.0, |a, b| a + b);
+    let spent = rounds
+        .iter()
+        .filter_map(|r| r.cost_usd)
+        .fold(0.0, |a, b| a + b);
     match settings.pull_max_cost_usd {
         Some(cap) if spent >= cap => Some(format!(
             "the pull request's cost cap is reached (${spent:.2} of ${cap:.2}, `[respond] pull_max_cost_usd`)"
