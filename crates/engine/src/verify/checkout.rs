@@ -134,6 +134,18 @@ impl Checkouts {
         self.repo.state_dir().join("checkouts").join(name)
     }
 
+    /// Gives back the space checkout `name` holds (after the disk filled
+    /// up there): its files, index, set-up stamp, overlay layer and
+    /// temporary folder go, and its next use starts it from nothing.
+    pub fn scrub(&self, name: &str) -> Result<(), EngineError> {
+        self.synced().remove(name);
+        remove_any(&self.meta(name, ""))?;
+        setup::clear_stamp(&self.meta(name, ".setup"))?;
+        remove_any(&self.path(name))?;
+        remove_any(&self.layers(name))?;
+        remove_any(&(self.repo.state_dir().join("tmp")).join(format!("gate-{name}")))
+    }
+
     fn meta(&self, name: &str, what: &str) -> PathBuf {
         self.repo
             .state_dir()
