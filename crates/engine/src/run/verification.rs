@@ -105,10 +105,36 @@ fn verified(
     // Gates run in planwright's own checkout of the candidate, never in
     // the agent's workspace.
     let name = LocalExecutor::slot(slot);
-    let verdict = sh
-        .checkouts
-        .gate(&name, commit, gates, &sh.settings.gates, &log, sh.cancel)?;
-    sh.repo.guard().check()?;
+    let gate = || {
+        let verdict =
+            (sh.checkouts).gate(&name, commit, gates, &sh.settings.gates, &log, sh.cancel);
+        sh.repo.guard().check()?;
+        verdict
+    };
+    let mut verdict = gate()?;
+    for _ in 0..sh.settings.gates.flaky_retries {
+        // Only a gate that failed: a timeout or a limit would cost as much again.
+        let Verdict::Fail(f) = &verdict else { break };
+        let Some(failed) = verify::gates::failed_gate(gates, f) else {
+            break;
+        };
+        let line = "-- the gates failed; run again on the same tree (`[gates] flaky_retries`)\n";
+        crate::log::append(&log, line)?;
+        let message = f.message.clone();
+        let again = gate()?;
+        let passed = again == Verdict::Pass;
+        if passed {
+            sh.flaky(&failed.command_line());
+        }
+        sh.emitter.emit(Event::GateRetried {
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            gate: failed.command_line(),
+            message,
+            passed,
+        });
+        verdict = again;
+    }
     match verdict {
         Verdict::Pass => {}
         Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
