@@ -930,7 +930,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=33).collect::<Vec<_>>(),
+            (0..=34).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {
