@@ -1,6 +1,8 @@
-//! What a failure costs: a gate that fails once on a candidate is run
-//! again on the same tree (`[gates] flaky_retries`) before the attempt is
-//! rejected, so a flake costs a gate run, not an agent run and a strike.
+//! What a run spends its time on: a gate that fails once on a candidate
+//! is run again on the same tree (`[gates] flaky_retries`) before the
+//! attempt is rejected, so a flake costs a gate run, not an agent run and
+//! a strike; and the first ticket's gate checkout is made while its agent
+//! works, not after it.
 #![forbid(unsafe_code)]
 
 use planwright_config::SandboxMode;
@@ -78,4 +80,28 @@ fn without_flaky_retries_a_flake_costs_an_attempt_and_a_strike() {
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
     assert_eq!(attempts(&out), 2, "{:?}", out.events);
     assert!(out.summary.flaky.is_empty(), "{:?}", out.summary);
+}
+
+#[test]
+fn the_first_tickets_gate_checkout_is_made_while_its_agent_works() {
+    // The agent finishes only once the slot's gate checkout has its index
+    // (made before its gates otherwise, after the agent): it waits for it,
+    // and gives up after a minute so that a regression fails rather than hangs.
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let index = env.repo().join(".planwright/index/checkout-slot-1");
+    let script = env.tmp.path().join("agent.sh");
+    let body = format!(
+        "for i in $(seq 600); do [ -e '{}' ] && {{ echo a > \"$1/a.txt\"; exit 0; }}; sleep 0.1; done; echo 'no gate checkout' >&2; exit 1\n",
+        index.display()
+    );
+    std::fs::write(&script, body).unwrap();
+    let cmd = format!("sh {} {{workspace}}", script.display());
+    let agent = agent::from_name("cmd", Some(&cmd)).unwrap();
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let mut s = settings();
+    s.strikes = 1;
+    s.contain.mode = SandboxMode::Off;
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
 }
