@@ -105,21 +105,42 @@ fn verified(
     // Gates run in planwright's own checkout of the candidate, never in
     // the agent's workspace.
     let name = LocalExecutor::slot(slot);
+    let verdict = gates_again_if_flaky(sh, input, &name, commit, gates, &log)?;
+    match verdict {
+        Verdict::Pass => {}
+        Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
+        Verdict::Cancelled => return Ok(AttemptResult::Cancelled),
+    }
+    progress(Phase::BeyondGates)?;
+    judge(sh, ticket, &name, input, gates, commit)
+}
+
+/// The gates of `commit` in checkout `name`; when a gate fails (exits
+/// non-zero: a timeout or a limit would cost as much again), they run
+/// again on the same tree, `[gates] flaky_retries` times at most, and
+/// the last verdict stands. Each run again is a `gate_retried` event; one
+/// that passed counts the gate as flaky.
+fn gates_again_if_flaky(
+    sh: &Shared,
+    input: &AttemptInput,
+    name: &str,
+    commit: &str,
+    gates: &[Gate],
+    log: &std::path::Path,
+) -> Result<Verdict, EngineError> {
     let gate = || {
-        let verdict =
-            (sh.checkouts).gate(&name, commit, gates, &sh.settings.gates, &log, sh.cancel);
+        let verdict = (sh.checkouts).gate(name, commit, gates, &sh.settings.gates, log, sh.cancel);
         sh.repo.guard().check()?;
         verdict
     };
     let mut verdict = gate()?;
     for _ in 0..sh.settings.gates.flaky_retries {
-        // Only a gate that failed: a timeout or a limit would cost as much again.
         let Verdict::Fail(f) = &verdict else { break };
         let Some(failed) = verify::gates::failed_gate(gates, f) else {
             break;
         };
         let line = "-- the gates failed; run again on the same tree (`[gates] flaky_retries`)\n";
-        crate::log::append(&log, line)?;
+        crate::log::append(log, line)?;
         let message = f.message.clone();
         let again = gate()?;
         let passed = again == Verdict::Pass;
@@ -135,13 +156,7 @@ fn verified(
         });
         verdict = again;
     }
-    match verdict {
-        Verdict::Pass => {}
-        Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
-        Verdict::Cancelled => return Ok(AttemptResult::Cancelled),
-    }
-    progress(Phase::BeyondGates)?;
-    judge(sh, ticket, &name, input, gates, commit)
+    Ok(verdict)
 }
 
 /// Counterfactuals and review passes of a candidate that passed its gates.
