@@ -396,6 +396,10 @@ pub struct Gates {
     /// Environment variables passed through to gates besides the built-in allowlist.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Times gates that failed in an attempt's own gate checkout run
+    /// again on the same tree before the attempt is rejected (default 1).
+    #[serde(default)]
+    pub flaky_retries: Option<u32>,
 }
 
 /// `[review]`: `agent = "claude"`, `model = "..."`, `max_diff_lines = 2000`.

@@ -253,6 +253,7 @@ impl RunSettings {
             gates: GateSettings {
                 env: vec![],
                 timeout: Some(defaults::GATE_TIMEOUT),
+                flaky_retries: defaults::GATE_FLAKY_RETRIES,
             },
             merge: MergeSettings::default(),
             workspace: WorkspaceSettings {
@@ -285,6 +286,10 @@ pub struct GateSettings {
     pub env: Vec<String>,
     /// Wall-clock limit of each gate.
     pub timeout: Option<Duration>,
+    /// Times the gates of a candidate that failed in its attempt's own
+    /// gate checkout run again on the same tree before the attempt is
+    /// rejected (`[gates] flaky_retries`).
+    pub flaky_retries: u32,
 }
 
 /// `[workspace]`: how workspaces and gate checkouts are prepared.
