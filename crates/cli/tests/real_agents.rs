@@ -325,6 +325,23 @@ fn aider(mock: &MockModel) -> Setup {
     }
 }
 
+/// The Copilot CLI with its own model provider (BYOK), an
+/// OpenAI-compatible gateway, in its offline mode (no GitHub sign-in).
+fn copilot(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "copilot",
+        cli: "copilot",
+        model: "gpt-5.4",
+        env: vec![
+            ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", url(mock))),
+            ("COPILOT_PROVIDER_API_KEY", "test-key".into()),
+            ("COPILOT_OFFLINE", "true".into()),
+        ],
+        files: vec![],
+        agent_toml: "",
+    }
+}
+
 /// aider against the Anthropic API: litellm reports the cache split
 /// there, which aider prints (in full below 1000 tokens).
 fn aider_anthropic(mock: &MockModel) -> Setup {
@@ -873,6 +890,30 @@ const OPENCODE: Expect = Expect {
 
 /// opencode also loads a plugin from the cache's `packages` planwright
 /// lends it, without fetching it (which the proxy would refuse).
+/// Its tokens are its usage file's (OpenAI's way: input with the cache
+/// in it, taken out), its cost computed.
+const COPILOT: Expect = Expect {
+    model: "gpt-5.4",
+    ..CODEX
+};
+
+#[test]
+fn copilot_ok() {
+    let Some(env) = ok("copilot_ok", copilot, &COPILOT) else {
+        return;
+    };
+    assert!(
+        logs(&env).contains("copilot: tokens from its usage file (1 model)"),
+        "{}",
+        logs(&env)
+    );
+}
+
+#[test]
+fn copilot_refused() {
+    refused("copilot_refused", copilot);
+}
+
 #[test]
 fn opencode_ok() {
     if let Some(env) = ok("opencode_ok", opencode, &OPENCODE) {
@@ -945,7 +986,7 @@ fn preflight_starts_each_real_cli_confined() {
     if !wanted("preflight_starts_each_real_cli_confined") {
         return;
     }
-    let setups: [fn(&MockModel) -> Setup; 5] = [claude, codex, gemini, opencode, aider];
+    let setups: [fn(&MockModel) -> Setup; 6] = [claude, codex, gemini, opencode, aider, copilot];
     for setup in setups {
         let mock = MockModel::start(script(None));
         let setup = setup(&mock);
@@ -954,8 +995,13 @@ fn preflight_starts_each_real_cli_confined() {
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
         let program = installed(setup.cli, env.cli().home()).join(setup.cli);
+        // `copilot --version` is answered before its program starts.
+        let probe = match setup.cli {
+            "copilot" => "--no-auto-update --help",
+            _ => "--version",
+        };
         let started = format!(
-            "agent `{}` started as an attempt would (confined, in a fresh CLI home): `{} --version`",
+            "agent `{}` started as an attempt would (confined, in a fresh CLI home): `{} {probe}`",
             setup.agent,
             program.display()
         );
@@ -1316,8 +1362,29 @@ const AIDER_TROUBLES: Troubles = Troubles {
     reset: None,
 };
 
+/// The Copilot CLI retries a refused call five times on its own (the
+/// `retry-after` it is given, else its own backoff) and then gives up.
+const COPILOT_TROUBLES: Troubles = Troubles {
+    setup: copilot,
+    expect: &COPILOT,
+    limited: Meets {
+        calls: 6,
+        outcomes: GIVES_UP,
+        reason: "Failed to get response from the AI model; retried 5 times",
+    },
+    overloaded: Meets {
+        calls: 6,
+        outcomes: GIVES_UP,
+        reason: "Failed to get response from the AI model; retried 5 times",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
+    reset: Some((1000, 1000)),
+};
+
 trouble_tests!(CLAUDE_TROUBLES: claude_rate_limited, claude_overloaded, claude_hung_stream);
 trouble_tests!(GEMINI_TROUBLES: gemini_rate_limited, gemini_overloaded, gemini_hung_stream);
 trouble_tests!(CODEX_TROUBLES: codex_rate_limited, codex_overloaded, codex_hung_stream);
 trouble_tests!(OPENCODE_TROUBLES: opencode_rate_limited, opencode_overloaded, opencode_hung_stream);
 trouble_tests!(AIDER_TROUBLES: aider_rate_limited, aider_overloaded, aider_hung_stream);
+trouble_tests!(COPILOT_TROUBLES: copilot_rate_limited, copilot_overloaded, copilot_hung_stream);

@@ -421,6 +421,12 @@ fn next_turn(api: Api, body: &Value, script: &Script) -> Turn {
     } else if has("apply_patch") {
         let patch = format!("*** Begin Patch\n*** Add File: {file}\n+{content}\n*** End Patch\n");
         Turn::Tool("apply_patch".into(), json!({"patchText": patch}))
+    } else if has("bash") {
+        // The Copilot CLI's shell, which runs in its working directory.
+        Turn::Tool(
+            "bash".into(),
+            json!({"command": shell, "description": "Write the file"}),
+        )
     } else {
         // aider's "whole" edit format: the file name, then the whole file.
         Turn::Text(format!("{file}\n```\n{content}\n```\n"))
