@@ -707,8 +707,19 @@ fn troubled(
 ) -> (Env, MockModel) {
     let mock = MockModel::start(script(Some(trouble)));
     let setup = setup(&mock);
+    // The agent's time limit ends only the attempts meant to time out (a
+    // hung stream); elsewhere the CLI's own giving up or its answer ends
+    // the attempt, however slow the machine, so the limit is far beyond.
+    let limit = if outcomes.contains(&"timed_out") {
+        HUNG_TIMEOUT_SECS
+    } else {
+        TROUBLE_TIMEOUT_SECS
+    };
     // A pause is at least the first backoff, and at most `max_pause`.
-    let pause = format!("timeout_secs = 20\nmax_pause = {}\n", MAX_PAUSE_MS / 1000);
+    let pause = format!(
+        "timeout_secs = {limit}\nmax_pause = {}\n",
+        MAX_PAUSE_MS / 1000
+    );
     let env = tier_env(&setup, &mock, &pause);
     let (out, summary) = run(&env, &setup);
     assert_eq!(
@@ -737,6 +748,14 @@ fn troubled(
     );
     (env, mock)
 }
+
+/// The agent's time limit where a stream hangs: the event the test waits
+/// for is that limit ending the attempt.
+const HUNG_TIMEOUT_SECS: u64 = 20;
+
+/// The agent's time limit of the other trouble tests, which it never
+/// ends: the CLI gives up (or gets its answer) on its own retries' count.
+const TROUBLE_TIMEOUT_SECS: u64 = 900;
 
 fn script(trouble: Option<(Trouble, usize)>) -> Script {
     Script {

@@ -148,12 +148,7 @@ impl StreamParser for CopilotParser {
                     self.parsed.model = Some(m);
                 }
             }
-            Some("model.call_failure") => {
-                self.last_failure = Some(CallFailure {
-                    status: data.get("statusCode").and_then(Value::as_u64),
-                    message: text(data, "errorMessage").unwrap_or_default(),
-                });
-            }
+            Some("model.call_failure") => self.call_failure(data),
             Some("assistant.turn_retry") => self.retry(data),
             Some("session.error") => self.error(data),
             Some("result") => self.result(&v),
@@ -212,15 +207,27 @@ impl StreamParser for CopilotParser {
 }
 
 impl CopilotParser {
-    /// Copilot waits to call again after a refused call: a timeout before
-    /// that call starts is the provider's trouble, not the ticket's.
+    /// A refused call: Copilot waits (its backoff, or the `retry-after`
+    /// it was given) before it says it retries and calls again, so a
+    /// timeout before that next call starts is the provider's trouble,
+    /// not the ticket's.
+    fn call_failure(&mut self, data: &Value) {
+        let failure = CallFailure {
+            status: data.get("statusCode").and_then(Value::as_u64),
+            message: text(data, "errorMessage").unwrap_or_default(),
+        };
+        if failure.status.is_some_and(limits::is_provider_status) {
+            self.waiting = Some(failure_message(&failure));
+        }
+        self.last_failure = Some(failure);
+    }
+
+    /// Its retry of a call it classed as rate-limited, whatever the status.
     fn retry(&mut self, data: &Value) {
         let Some(failure) = self.last_failure.clone() else {
             return;
         };
-        let provider = failure.status.is_some_and(limits::is_provider_status)
-            || text(data, "reason").as_deref() == Some("rate_limit");
-        if provider {
+        if text(data, "reason").as_deref() == Some("rate_limit") {
             self.waiting = Some(failure_message(&failure));
         }
     }
@@ -370,7 +377,6 @@ mod tests {
             CopilotParser::default(),
             [
                 r#"{"type":"model.call_failure","data":{"model":"gpt-5.4","statusCode":503,"errorMessage":"{\"message\":\"The server is overloaded.\"}"}}"#,
-                r#"{"type":"assistant.turn_retry","data":{"model":"gpt-5.4","reason":"api_error"}}"#,
             ],
             "",
             EPOCH,
