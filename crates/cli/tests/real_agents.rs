@@ -921,11 +921,17 @@ fn copilot_ok() {
     let Some(env) = ok("copilot_ok", copilot, &COPILOT) else {
         return;
     };
+    let logs = logs(&env);
     assert!(
-        logs(&env).contains("copilot: tokens from its usage file (1 model)"),
-        "{}",
-        logs(&env)
+        logs.contains("copilot: tokens from its usage file (1 model)"),
+        "{logs}"
     );
+    // In its offline mode it asks for nothing but the model.
+    let refused: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.starts_with("proxy: refused"))
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
 }
 
 #[test]
