@@ -1125,21 +1125,30 @@ fn aider_refused() {
 /// loopback it was not given by name, so the CLI never reaches the mock.
 #[test]
 fn claude_cannot_reach_the_mock_directly() {
-    if !wanted("claude_cannot_reach_the_mock_directly") {
+    cannot_reach_the_mock_directly("claude_cannot_reach_the_mock_directly", claude, "");
+}
+
+#[test]
+fn copilot_cannot_reach_the_mock_directly() {
+    cannot_reach_the_mock_directly("copilot_cannot_reach_the_mock_directly", copilot, "/v1");
+}
+
+/// The set-up's first variable, its base URL, at the mock's loopback
+/// address (and `path`).
+fn cannot_reach_the_mock_directly(test: &str, setup: fn(&MockModel) -> Setup, path: &str) {
+    if !wanted(test) {
         return;
     }
     let mock = MockModel::start(script(None));
-    let mut setup = claude(&mock);
-    setup.env[0].1 = mock.base_url();
+    let mut setup = setup(&mock);
+    let direct = format!("{}{path}", mock.base_url());
+    setup.env[0].1 = direct.clone();
     let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
     // Preflight (which every run makes first) names the `hosts` line.
     let out = preflight(&env, &setup);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let named = format!(
-        "points the agent at `{}`, a loopback address",
-        mock.base_url()
-    );
+    let named = format!("points the agent at `{direct}`, a loopback address");
     assert!(stdout.contains(&named), "{stdout}");
     assert!(stdout.contains("[sandbox] hosts = {"), "{stdout}");
     assert!(mock.requests().is_empty(), "{}", seen(&mock));
