@@ -1422,3 +1422,140 @@ trouble_tests!(CODEX_TROUBLES: codex_rate_limited, codex_overloaded, codex_hung_
 trouble_tests!(OPENCODE_TROUBLES: opencode_rate_limited, opencode_overloaded, opencode_hung_stream);
 trouble_tests!(AIDER_TROUBLES: aider_rate_limited, aider_overloaded, aider_hung_stream);
 trouble_tests!(COPILOT_TROUBLES: copilot_rate_limited, copilot_overloaded, copilot_hung_stream);
+
+/// OpenAI's 500 in its own words ("We're currently experiencing high
+/// demand"; Anthropic's and Gemini's 500 in theirs): the provider's
+/// trouble, no strike, then merged.
+fn server_error(test: &str, t: &Troubles, meets: &Meets) {
+    if !wanted(test) {
+        return;
+    }
+    meet(test, t, Trouble::Overloaded { status: 500 }, meets);
+}
+
+#[test]
+fn claude_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "API Error: 500",
+    };
+    server_error("claude_server_error", &CLAUDE_TROUBLES, &meets);
+}
+
+#[test]
+fn gemini_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "The model is overloaded.",
+    };
+    server_error("gemini_server_error", &GEMINI_TROUBLES, &meets);
+}
+
+#[test]
+fn codex_server_error() {
+    let meets = Meets {
+        calls: 4,
+        outcomes: GIVES_UP,
+        reason: "unexpected status 500",
+    };
+    server_error("codex_server_error", &CODEX_TROUBLES, &meets);
+}
+
+#[test]
+fn opencode_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    };
+    server_error("opencode_server_error", &OPENCODE_TROUBLES, &meets);
+}
+
+#[test]
+fn aider_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    };
+    server_error("aider_server_error", &AIDER_TROUBLES, &meets);
+}
+
+#[test]
+fn copilot_server_error() {
+    let meets = Meets {
+        calls: 6,
+        outcomes: GIVES_UP,
+        reason: "Failed to get response from the AI model; retried 5 times",
+    };
+    server_error("copilot_server_error", &COPILOT_TROUBLES, &meets);
+}
+
+/// Every call refused with 401 (the provider's own words for a key it
+/// does not accept): the run stops at the first such attempt with "the
+/// key is refused" (exit 2), and no ticket is charged a strike.
+fn key_refused(test: &str, setup: fn(&MockModel) -> Setup) {
+    if !wanted(test) {
+        return;
+    }
+    let mock = MockModel::start(script(Some((Trouble::Unauthorized, 1000))));
+    let setup = setup(&mock);
+    let env = tier_env(&setup, &mock, "timeout_secs = 900\n");
+    let args = [
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        setup.agent,
+        "--jobs",
+        "1",
+        "--no-gate-probe",
+    ];
+    let out = unchanged_around(&env, &setup, &args);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{said}\n{}", logs(&env));
+    let refused = format!("agent `{}`: the key is refused by its provider", setup.agent);
+    assert!(
+        said.contains(&refused) && said.contains("no ticket was charged a strike"),
+        "{said}"
+    );
+    assert!(!mock.requests().is_empty(), "the CLI never called the mock");
+    assert_offline(&env, &mock);
+    let ticket = &report(&env)["tickets"][0];
+    assert!(ticket["failure"].is_null(), "{ticket}");
+    let attempts = ticket["attempts"].as_array().cloned().unwrap_or_default();
+    assert_eq!(attempts.len(), 1, "{ticket}");
+}
+
+#[test]
+fn claude_key_refused() {
+    key_refused("claude_key_refused", claude);
+}
+
+#[test]
+fn gemini_key_refused() {
+    key_refused("gemini_key_refused", gemini);
+}
+
+#[test]
+fn codex_key_refused() {
+    key_refused("codex_key_refused", codex);
+}
+
+#[test]
+fn opencode_key_refused() {
+    key_refused("opencode_key_refused", opencode);
+}
+
+#[test]
+fn aider_key_refused() {
+    key_refused("aider_key_refused", aider);
+}
+
+#[test]
+fn copilot_key_refused() {
+    key_refused("copilot_key_refused", copilot);
+}
