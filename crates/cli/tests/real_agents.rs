@@ -1445,10 +1445,11 @@ fn claude_server_error() {
 
 #[test]
 fn gemini_server_error() {
+    // Gemini CLI 0.61 gives a 500's body as its message.
     let meets = Meets {
         calls: 3,
         outcomes: GIVES_UP,
-        reason: "The model is overloaded.",
+        reason: r#"{"error":{"code":500,"message":"The model is overloaded."#,
     };
     server_error("gemini_server_error", &GEMINI_TROUBLES, &meets);
 }
@@ -1458,7 +1459,8 @@ fn codex_server_error() {
     let meets = Meets {
         calls: 4,
         outcomes: GIVES_UP,
-        reason: "unexpected status 500",
+        // Codex's own words for it, after its retry notice.
+        reason: "We’re currently experiencing high demand",
     };
     server_error("codex_server_error", &CODEX_TROUBLES, &meets);
 }
