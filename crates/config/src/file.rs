@@ -474,7 +474,7 @@ pub struct Workspace {
 #[serde(deny_unknown_fields)]
 pub struct Agent {
     /// The agent: `claude`, `codex`, `gemini`, `agy`, `aider`, `opencode`,
-    /// `cmd` or `scripted:DIR`.
+    /// `copilot`, `cmd`, `acp` or `scripted:DIR`.
     #[serde(default)]
     pub name: Option<String>,
     /// The `cmd` agent's command template.

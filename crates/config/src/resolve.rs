@@ -186,6 +186,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         families: families(file),
         beyond: review(file),
         budget: budget(file),
+        prices: file.prices.clone(),
         overlaps: None,
         executor,
         worker_link: worker_link(&file.executor)?,

@@ -95,6 +95,9 @@ pub struct RunSettings {
     pub beyond: ReviewSettings,
     /// Ceilings on cost and tokens, for the run and each ticket.
     pub budget: BudgetSettings,
+    /// `[prices]`: what the budget counts an attempt with no cost at
+    /// ([`Prices::ceiling`]).
+    pub prices: Prices,
     /// The plan's overlap forecast when the caller already made it
     /// (validation does, for its warnings): preflight filters it rather
     /// than forecasting a large plan again. `None`: preflight makes it.
@@ -269,6 +272,7 @@ impl RunSettings {
             families: Families::default(),
             beyond: ReviewSettings::default(),
             budget: BudgetSettings::default(),
+            prices: Prices::default(),
             overlaps: None,
             executor: ExecutorSettings::Local,
             worker_link: WorkerLink::default(),
