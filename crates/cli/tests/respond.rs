@@ -241,6 +241,13 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
         .add_review_comment(REPO, s.pull, "ana", "b.txt", None, "second");
     let waiting = s.respond_ok();
     assert!(waiting.contains("within the quiet window"), "{waiting}");
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let line: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        (line["head"].as_str(), line["outcome"].as_str()),
+        (Some(s.head.as_str()), Some("quiet")),
+        "{line}"
+    );
     assert!(s.replies().is_empty());
     s.configure("quiet = \"0s\"");
     s.respond_ok();
