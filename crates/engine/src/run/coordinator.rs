@@ -355,7 +355,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             // would cost more with each ticket done.
             return Ok(Some(None));
         }
-        let tracker = BudgetTracker::resume(&sh.settings.budget, sh.store.spent(&sh.run)?);
+        let tracker = BudgetTracker::resume(
+            &sh.settings.budget,
+            sh.store.spent(&sh.run, &sh.settings.prices)?,
+        );
         match tracker.admit(id) {
             budget::Admission::Start => Ok(Some(tracker.remaining_usd(id))),
             budget::Admission::RunExhausted(reason) => {
