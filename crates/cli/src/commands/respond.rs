@@ -131,6 +131,7 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
         Store::open(&repo.state_dir().join("state.db")).map_err(|e| engine_error(e.into()))?;
     let respond_settings = RespondSettings::of(&config.respond);
     let mut runner = Runner::new(args, global, &repo, &report.run, &plan, &config, cancel)?;
+    let prices = runner.settings.prices.clone();
     let mut open = 0;
     for pull in &delivery.pulls {
         let cx = Context {
@@ -145,6 +146,7 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
             forge: forge.as_ref(),
             login: login.clone(),
             now: planwright_engine::clock::unix_now(),
+            prices: &prices,
         };
         let outcome = respond::respond_pull(&cx, &pull.head, &mut |id, ceiling| {
             runner.run_ticket(id, ceiling)
