@@ -128,14 +128,28 @@ fn opencode_acp_ok() {
     let env = tier_env(&setup, &mock, "timeout_secs = 900\n");
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
-    assert_eq!(out.status.code(), Some(0), "{summary}\n{logs}\n{}", seen(&mock));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{summary}\n{logs}\n{}",
+        seen(&mock)
+    );
     assert_eq!(summary["merged"], json!(["A"]), "{summary}\n{logs}");
     assert_proxied(&env, &mock);
     assert!(logs.contains("acp: session "), "{logs}");
-    let answered = mock.answered().into_iter().filter(|r| r.offers_tools()).count();
+    let answered = mock
+        .answered()
+        .into_iter()
+        .filter(|r| r.offers_tools())
+        .count();
     assert!(answered >= 2, "{}", seen(&mock));
     let report = report(&env);
-    let last = report["tickets"][0]["attempts"].as_array().unwrap().last().unwrap().clone();
+    let last = report["tickets"][0]["attempts"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["usage"], usage_of(1, false), "{last}");
     assert!(last["cost_usd"].is_null(), "{last}");
 }
