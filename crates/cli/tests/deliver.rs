@@ -16,7 +16,7 @@ struct Setup {
     env: Env,
     bare: std::path::PathBuf,
     forge: FakeForge,
-    _server: GitHttp,
+    server: GitHttp,
 }
 
 fn kind_name(api: Api) -> &'static str {
@@ -60,7 +60,7 @@ fn setup(api: Api, plan: &Value, extra: &str) -> Setup {
         env,
         bare,
         forge,
-        _server: server,
+        server,
     }
 }
 
@@ -354,4 +354,94 @@ fn a_bad_forge_section_is_refused_on_its_line() {
         err.contains("line 3") && err.contains("use `https`"),
         "{err}"
     );
+}
+
+fn executable(path: &std::path::Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `deliver` with the user's global git config read from `HOME/.gitconfig`
+/// (the hermetic environment otherwise points git at `/dev/null`).
+fn deliver_with_user_config(s: &Setup, gitconfig: &str) -> Output {
+    write(&s.env.root().join("home"), ".gitconfig", gitconfig);
+    s.env
+        .command()
+        .args(["deliver", "--repo", "repo", "--output", "json"])
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env(token_var(s.forge.api()), TOKEN)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_users_insteadof_reroutes_the_push() {
+    let (s, _) = codeboost_setup(Api::Github);
+    assert!(s.run(&[]).status.success());
+    // The remote names a host that does not exist; the user's config
+    // sends it to the git server, as a user's `insteadOf` shortcut does.
+    let served = s.server.url("acme/app");
+    let base = served.trim_end_matches("acme/app.git");
+    let fake = "https://forge.invalid/acme/app.git";
+    git(&s.env.repo(), &["remote", "set-url", "origin", fake]);
+    // Whatever else the global config names must not run: a hook, an
+    // fsmonitor, a credential helper of the user's.
+    let tattle = s.env.root().join("tattle");
+    let told = s.env.root().join("told");
+    executable(&tattle, &format!("#!/bin/sh\necho \"$1\" >> '{}'\n", told.display()));
+    let hooks = s.env.root().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    executable(&hooks.join("pre-push"), &format!("#!/bin/sh\nexec '{}' hook\n", tattle.display()));
+    let config = format!(
+        "[url \"{base}\"]\n\tinsteadOf = https://forge.invalid/\n[core]\n\thooksPath = {}\n\tfsmonitor = {t} fsmonitor\n[credential]\n\thelper = !{t} credential\n",
+        hooks.display(),
+        t = tattle.display()
+    );
+    let out = deliver_with_user_config(&s, &config);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!told.exists(), "{}", std::fs::read_to_string(&told).unwrap());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let head = report["pull_requests"][0]["head"].as_str().unwrap();
+    assert_eq!(report["pull_requests"][0]["pushed"], "created");
+    assert!(GitHttp::tip(&s.bare, head).is_some(), "{report}");
+}
+
+#[test]
+fn the_users_ssh_command_carries_an_ssh_push() {
+    let (s, _) = codeboost_setup(Api::Forgejo);
+    assert!(s.run(&[]).status.success());
+    // An ssh remote whose "ssh" is the user's `core.sshCommand`: a script
+    // that records it ran and serves the push from the bare repository,
+    // as sshd would run `git-receive-pack` on the forge.
+    let record = s.env.root().join("ssh-used");
+    let script = s.env.root().join("fake-ssh");
+    executable(
+        &script,
+        &format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nfor last; do :; done\nexec sh -c \"$last\"\n",
+            record.display()
+        ),
+    );
+    let url = format!("ssh://git@forge.invalid{}", s.bare.display());
+    git(&s.env.repo(), &["remote", "set-url", "origin", &url]);
+    let toml = format!(
+        "[commands]\nallow = [[\"true\"]]\n[forge]\nkind = \"forgejo\"\napi_url = \"{}\"\nrepository = \"acme/app\"\n",
+        s.forge.api_url()
+    );
+    write(s.env.root(), "planwright.toml", &toml);
+    let config = format!(
+        "[core]\n\tsshCommand = {}\n[ssh]\n\tvariant = simple\n",
+        script.display()
+    );
+    let out = deliver_with_user_config(&s, &config);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let used = std::fs::read_to_string(&record).expect("the user's ssh command ran");
+    assert!(
+        used.contains("git@forge.invalid") && used.contains("git-receive-pack"),
+        "{used}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let head = report["pull_requests"][0]["head"].as_str().unwrap();
+    assert!(GitHttp::tip(&s.bare, head).is_some(), "{report}");
 }

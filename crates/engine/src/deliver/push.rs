@@ -13,7 +13,7 @@ use super::DeliverError;
 use crate::error::EngineError;
 use crate::git::refs::set_ref;
 use crate::git::repo::Repo;
-use crate::git::Git;
+use crate::git::{Git, RemoteAccess};
 use planwright_config::forge::ForgeKind;
 use planwright_config::Secret;
 
@@ -40,10 +40,14 @@ pub fn pushed_ref(remote: &str, branch: &str) -> String {
     format!("refs/planwright/pushed/{remote}/{branch}")
 }
 
-/// The URL git pushes to for `remote`, or why there is none.
+/// The URL git pushes to for `remote`, or why there is none: rewritten
+/// as the user's global `url.<base>.insteadOf` and `pushInsteadOf` say
+/// (see [`RemoteAccess`]).
 pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
+    let access = RemoteAccess::read()?;
     let out = repo
         .git()
+        .config_pairs(access.urls())
         .args(["remote", "get-url", "--push", remote])
         .raw()?;
     if !out.status.success() {
@@ -94,10 +98,14 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, Del
     );
     // This is the one git call that talks to a remote: it runs as the user
     // has the remote, over ssh with the user's own ssh configuration (the
-    // variables that choose the ssh command pass through) and agent, or
-    // over https with the token below. Hooks stay off like everywhere.
+    // variables that choose the ssh command pass through, and so do
+    // `core.sshCommand` and `ssh.variant` of the global config) and agent,
+    // or over https with the token below. Hooks stay off like everywhere.
+    // The URL was rewritten by the user's `insteadOf` already (`remote_url`).
+    let access = RemoteAccess::read()?;
     let mut git = repo
         .git()
+        .config_pairs(access.ssh())
         .args(["-c", "credential.helper="])
         .args(["-c", "credential.interactive=false"]);
     for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {

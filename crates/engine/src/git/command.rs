@@ -49,6 +49,8 @@ pub struct Git {
     input: Option<Vec<u8>>,
     /// Only [`Git::find`] searches (upwards from the user's directory).
     search: bool,
+    /// Only [`RemoteAccess::read`] reads the user's global config.
+    user_global: bool,
 }
 
 impl Git {
@@ -59,6 +61,7 @@ impl Git {
             envs: Vec::new(),
             input: None,
             search: false,
+            user_global: false,
         }
     }
 
@@ -139,10 +142,14 @@ impl Git {
             // none above where it runs.
             cmd.env("GIT_CEILING_DIRECTORIES", &self.dir);
         }
-        cmd.args(HARDENING)
-            .args(&self.args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        cmd.args(HARDENING).args(&self.args);
+        match (self.user_global, std::env::var_os("GIT_CONFIG_GLOBAL")) {
+            // The user's own choice of global file, for that one read.
+            (true, Some(file)) => cmd.env("GIT_CONFIG_GLOBAL", file),
+            (true, None) => &mut cmd,
+            (false, _) => cmd.env("GIT_CONFIG_GLOBAL", "/dev/null"),
+        };
+        cmd.env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_ATTR_NOSYSTEM", "1")
             .env("GIT_NO_REPLACE_OBJECTS", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
@@ -231,6 +238,99 @@ impl Git {
         let mut cmd = self.command();
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         Ok(self.run(cmd)?.status.success())
+    }
+}
+
+/// The keys of the user's global git config that say how a remote is
+/// reached, and nothing else: `url.<base>.insteadOf` and `pushInsteadOf`
+/// (a URL the user abbreviates or reroutes), `core.sshCommand` and
+/// `ssh.variant` (the ssh program and how git speaks to it). Matched
+/// against git's canonical names (section and key in lower case).
+const REMOTE_KEYS: &str =
+    r"^(url\..*\.(insteadof|pushinsteadof)|core\.sshcommand|ssh\.variant)$";
+
+/// How the user reaches remotes, from their global git config: the few
+/// keys of [`REMOTE_KEYS`], read once with `git config --get-regexp`
+/// (which runs nothing) and given back to the commands that talk to the
+/// forge's remote (`remote get-url --push`, `push`) as configuration of
+/// that command only. Every other key of the global config (hooks,
+/// `core.fsmonitor`, credential helpers, aliases...) stays unread, as for
+/// every trusted git call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteAccess {
+    /// `url.<base>.insteadof` and `pushinsteadof`, in the file's order.
+    urls: Vec<(String, String)>,
+    /// `core.sshcommand` and `ssh.variant`.
+    ssh: Vec<(String, String)>,
+}
+
+impl RemoteAccess {
+    /// Reads the keys from the user's global git config (`~/.gitconfig`
+    /// and `$XDG_CONFIG_HOME/git/config`, or the file `GIT_CONFIG_GLOBAL`
+    /// names, with their `include`s); none when there is none.
+    pub fn read() -> Result<RemoteAccess, GitError> {
+        let git = Git {
+            user_global: true,
+            ..Git::outside()
+        }
+        .args(["config", "--global", "--includes", "-z", "--get-regexp"])
+        .arg(REMOTE_KEYS);
+        let out = git.raw()?;
+        match out.status.code() {
+            Some(0) => Ok(RemoteAccess::parse(&out.stdout)),
+            // No key matched, or there is no global file.
+            Some(1) => Ok(RemoteAccess::default()),
+            _ => Err(git.failure(&out)),
+        }
+    }
+
+    /// `-z` output: `key\nvalue\0` per entry (a key without a value has
+    /// no newline, and is skipped: none of these keys is a flag).
+    fn parse(out: &[u8]) -> RemoteAccess {
+        let mut access = RemoteAccess::default();
+        for entry in out.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let entry = String::from_utf8_lossy(entry);
+            let Some((key, value)) = entry.split_once('\n') else {
+                continue;
+            };
+            let pair = (key.to_string(), value.to_string());
+            if key.starts_with("url.") {
+                access.urls.push(pair);
+            } else {
+                access.ssh.push(pair);
+            }
+        }
+        access
+    }
+
+
+    /// The URL keys (for `remote get-url --push`, which applies them).
+    pub fn urls(&self) -> &[(String, String)] {
+        &self.urls
+    }
+
+    /// The ssh keys (for the push to the URL already rewritten: applying
+    /// the URL keys a second time could rewrite it twice).
+    pub fn ssh(&self) -> &[(String, String)] {
+        &self.ssh
+    }
+}
+
+impl Git {
+    /// Gives this command `pairs` as configuration of its own, through
+    /// `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (no
+    /// quoting: a URL with `=` in it stays whole, as it would not in `-c`).
+    pub fn config_pairs(mut self, pairs: &[(String, String)]) -> Git {
+        if pairs.is_empty() {
+            return self;
+        }
+        self = self.env("GIT_CONFIG_COUNT", pairs.len().to_string());
+        for (i, (key, value)) in pairs.iter().enumerate() {
+            self = self
+                .env(format!("GIT_CONFIG_KEY_{i}"), key)
+                .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+        self
     }
 }
 
