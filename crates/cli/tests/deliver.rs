@@ -445,3 +445,92 @@ fn the_users_ssh_command_carries_an_ssh_push() {
     let head = report["pull_requests"][0]["head"].as_str().unwrap();
     assert!(GitHttp::tip(&s.bare, head).is_some(), "{report}");
 }
+
+#[test]
+fn a_push_the_git_server_fails_once_is_tried_again_and_said() {
+    let (s, _) = codeboost_setup(Api::Gitlab);
+    assert!(s.run(&[]).status.success());
+    s.server.fail_next(1, 503);
+    let out = s.deliver(&[], Some(TOKEN));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("try 1 of pushing `planwright/")
+            && said.contains("failed (the remote answered HTTP 503); tried again"),
+        "{said}"
+    );
+    let head = &s.forge.pulls("acme/app")[0].head;
+    assert!(GitHttp::tip(&s.bare, head).is_some());
+    assert!(s.server.requests().iter().any(|r| r.status == 503));
+}
+
+#[test]
+fn a_pull_request_the_forge_refuses_names_the_field_and_the_fix() {
+    for api in [Api::Github, Api::Gitlab] {
+        let (s, _) = codeboost_setup(api);
+        // The run's base, `dev`, is not on the forge: opening into it is
+        // refused (422).
+        git(&s.env.repo(), &["branch", "dev", "main"]);
+        let run = s.run(&["--base", "dev"]);
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        let (code, err) = refused(&s, Some(TOKEN));
+        assert_eq!(code, Some(2), "{api:?}: {err}");
+        assert!(
+            err.contains("opening the pull request from `planwright/")
+                && err.contains("into `dev`")
+                && err.contains("(422)"),
+            "{api:?}: {err}"
+        );
+        assert!(
+            err.contains("is pushed; fix what the forge names")
+                && err.contains("push `dev` to the remote"),
+            "{api:?}: {err}"
+        );
+        let named = if api == Api::Github { "base: invalid" } else { "dev" };
+        assert!(err.contains(named), "{api:?}: {err}");
+        // Nothing is lost: with the base pushed, the next `deliver` opens it.
+        let base = git(&s.env.repo(), &["rev-parse", "main"]);
+        git(
+            &s.bare,
+            &["--git-dir=.", "update-ref", "refs/heads/dev", &base],
+        );
+        let again = s.deliver_json();
+        assert_eq!(again["pull_requests"][0]["action"], "opened", "{again}");
+        assert_eq!(again["pull_requests"][0]["pushed"], "unchanged");
+    }
+}
+
+#[test]
+fn the_forge_out_of_reach_loses_nothing() {
+    let (s, _) = codeboost_setup(Api::Github);
+    assert!(s.run(&[]).status.success());
+    // The forge goes down after the push: opening the pull request gets no
+    // answer (a request that creates is never sent twice).
+    s.forge
+        .fail_next_of("POST", 1, planwright_testkit::forge::Fault::HangUp);
+    let (code, err) = refused(&s, Some(TOKEN));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("could not reach GitHub") && err.contains("check the network"),
+        "{err}"
+    );
+    assert!(s.forge.pulls("acme/app").is_empty());
+    let again = s.deliver_json();
+    assert_eq!(again["pull_requests"][0]["action"], "opened", "{again}");
+    assert_eq!(again["pull_requests"][0]["pushed"], "unchanged");
+    // A forge whose port is closed: said, with its URL, before any push.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let toml = format!(
+        "[commands]\nallow = [[\"true\"]]\n[forge]\nkind = \"github\"\napi_url = \"{url}\"\nbranch = \"planwright/other\"\n"
+    );
+    write(s.env.root(), "planwright.toml", &toml);
+    let (code, err) = refused(&s, Some(TOKEN));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("could not reach GitHub at `{url}` (tries: 4)")),
+        "{err}"
+    );
+    assert_eq!(GitHttp::tip(&s.bare, "planwright/other"), None);
+}

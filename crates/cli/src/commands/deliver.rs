@@ -244,6 +244,13 @@ pub fn print_human(d: &Delivered) {
         let pushed = p.pushed.map_or(String::new(), |how| {
             format!(", {} pushed ({how})", short(&p.commit))
         });
+        for (i, why) in p.push_retried.iter().enumerate() {
+            crate::outln!(
+                "try {} of pushing `{}` failed ({why}); tried again",
+                i + 1,
+                p.head
+            );
+        }
         crate::outln!(
             "{} #{} {} ({}{draft}{pushed}): `{}` into `{}`",
             serde_json::to_value(p.action)

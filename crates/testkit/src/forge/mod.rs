@@ -386,6 +386,12 @@ impl FakeForge {
         lock(&self.state).faults = vec![fault; times];
     }
 
+    /// The next `times` requests of `method` (such as `POST`) get `fault`
+    /// instead of an answer; the others are answered.
+    pub fn fail_next_of(&self, method: &str, times: usize, fault: Fault) {
+        lock(&self.state).method_faults = vec![(method.to_string(), fault); times];
+    }
+
     /// The repository's pull requests (merge requests), by number.
     /// `draft` is as the forge shows it: GitHub's flag, the title's
     /// prefix on the other two.
@@ -424,8 +430,15 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 fn handle(api: Api, state: &Mutex<State>, req: &Incoming) -> Outgoing {
     let mut state = lock(state);
     let authorized = state::authorized(req);
+    let of_method = state
+        .method_faults
+        .iter()
+        .position(|(m, _)| *m == req.method);
     let answer = if !state.faults.is_empty() {
         let fault = state.faults.remove(0);
+        state::fault_answer(api, fault)
+    } else if let Some(i) = of_method {
+        let (_, fault) = state.method_faults.remove(i);
         state::fault_answer(api, fault)
     } else if !authorized {
         state::unauthorized(api)

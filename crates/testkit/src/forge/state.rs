@@ -469,6 +469,8 @@ pub(crate) struct State {
     /// GitLab's group milestones: `(group, title)`.
     pub group_milestones: Vec<(String, String)>,
     pub faults: Vec<Fault>,
+    /// Faults for the next requests of one method: (method, fault).
+    pub method_faults: Vec<(String, Fault)>,
     pub requests: Vec<ForgeRequest>,
 }
 
@@ -481,6 +483,7 @@ impl State {
             page_size: 30,
             group_milestones: Vec::new(),
             faults: Vec::new(),
+            method_faults: Vec::new(),
             requests: Vec::new(),
         }
     }
