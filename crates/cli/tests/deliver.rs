@@ -389,10 +389,16 @@ fn the_users_insteadof_reroutes_the_push() {
     // fsmonitor, a credential helper of the user's.
     let tattle = s.env.root().join("tattle");
     let told = s.env.root().join("told");
-    executable(&tattle, &format!("#!/bin/sh\necho \"$1\" >> '{}'\n", told.display()));
+    executable(
+        &tattle,
+        &format!("#!/bin/sh\necho \"$1\" >> '{}'\n", told.display()),
+    );
     let hooks = s.env.root().join("hooks");
     std::fs::create_dir_all(&hooks).unwrap();
-    executable(&hooks.join("pre-push"), &format!("#!/bin/sh\nexec '{}' hook\n", tattle.display()));
+    executable(
+        &hooks.join("pre-push"),
+        &format!("#!/bin/sh\nexec '{}' hook\n", tattle.display()),
+    );
     let config = format!(
         "[url \"{base}\"]\n\tinsteadOf = https://forge.invalid/\n[core]\n\thooksPath = {}\n\tfsmonitor = {t} fsmonitor\n[credential]\n\thelper = !{t} credential\n",
         hooks.display(),
@@ -400,7 +406,11 @@ fn the_users_insteadof_reroutes_the_push() {
     );
     let out = deliver_with_user_config(&s, &config);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(!told.exists(), "{}", std::fs::read_to_string(&told).unwrap());
+    assert!(
+        !told.exists(),
+        "{}",
+        std::fs::read_to_string(&told).unwrap()
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let head = report["pull_requests"][0]["head"].as_str().unwrap();
     assert_eq!(report["pull_requests"][0]["pushed"], "created");
@@ -486,7 +496,11 @@ fn a_pull_request_the_forge_refuses_names_the_field_and_the_fix() {
                 && err.contains("push `dev` to the remote"),
             "{api:?}: {err}"
         );
-        let named = if api == Api::Github { "base: invalid" } else { "dev" };
+        let named = if api == Api::Github {
+            "base: invalid"
+        } else {
+            "dev"
+        };
         assert!(err.contains(named), "{api:?}: {err}");
         // Nothing is lost: with the base pushed, the next `deliver` opens it.
         let base = git(&s.env.repo(), &["rev-parse", "main"]);

@@ -267,9 +267,8 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 /// Reads a request and answers it `status` with an empty body.
 fn refuse(mut stream: TcpStream, status: u16) -> Option<GitRequest> {
     let req = read_request(&stream)?;
-    let reply = format!(
-        "HTTP/1.1 {status} Trouble\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
+    let reply =
+        format!("HTTP/1.1 {status} Trouble\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     stream.write_all(reply.as_bytes()).ok()?;
     Some(GitRequest {
         method: req.method,

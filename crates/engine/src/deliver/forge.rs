@@ -263,7 +263,10 @@ fn open_or_update(
         let opened = forge.open_pull_request(&new).map_err(|e| {
             refused(
                 e,
-                format!("opening the pull request from `{}` into `{base}`", pull.head),
+                format!(
+                    "opening the pull request from `{}` into `{base}`",
+                    pull.head
+                ),
                 pull,
                 base,
             )
@@ -279,9 +282,14 @@ fn open_or_update(
     if update == PullRequestUpdate::default() {
         return Ok((pr, Action::Updated));
     }
-    let updated = forge
-        .update_pull_request(pr.number, &update)
-        .map_err(|e| refused(e, format!("updating pull request #{}", pr.number), pull, base))?;
+    let updated = forge.update_pull_request(pr.number, &update).map_err(|e| {
+        refused(
+            e,
+            format!("updating pull request #{}", pr.number),
+            pull,
+            base,
+        )
+    })?;
     Ok((updated, Action::Updated))
 }
 

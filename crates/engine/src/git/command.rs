@@ -246,8 +246,7 @@ impl Git {
 /// (a URL the user abbreviates or reroutes), `core.sshCommand` and
 /// `ssh.variant` (the ssh program and how git speaks to it). Matched
 /// against git's canonical names (section and key in lower case).
-const REMOTE_KEYS: &str =
-    r"^(url\..*\.(insteadof|pushinsteadof)|core\.sshcommand|ssh\.variant)$";
+const REMOTE_KEYS: &str = r"^(url\..*\.(insteadof|pushinsteadof)|core\.sshcommand|ssh\.variant)$";
 
 /// How the user reaches remotes, from their global git config: the few
 /// keys of [`REMOTE_KEYS`], read once with `git config --get-regexp`
@@ -302,7 +301,6 @@ impl RemoteAccess {
         }
         access
     }
-
 
     /// The URL keys (for `remote get-url --push`, which applies them).
     pub fn urls(&self) -> &[(String, String)] {
