@@ -308,7 +308,7 @@ fn refused(
             doing,
             head: pull.head.clone(),
             base: base.to_string(),
-            source: e,
+            source: Box::new(e),
         },
         e => e.into(),
     }

@@ -79,7 +79,7 @@ pub enum DeliverError {
         /// The base asked for.
         base: String,
         /// The forge's answer, with its own words (the field it names).
-        source: planwright_forge::ForgeError,
+        source: Box<planwright_forge::ForgeError>,
     },
     /// The forge's API failed.
     #[error(transparent)]
