@@ -102,6 +102,9 @@ pub struct Report {
     /// The imported issues (`import issues`) that got a comment with their
     /// pull request's link now (each gets it once).
     pub linked_issues: Vec<u64>,
+    /// What the forge refused that does not stop a delivery (a label it
+    /// would not take off), in words.
+    pub warnings: Vec<String>,
 }
 
 /// The hidden line of the comment that links an imported issue to its
@@ -171,6 +174,17 @@ pub fn execute(
         pulls.push(done);
     }
     let linked_issues = link_issues(d, &pulls, forge)?;
+    // `[respond.labels]`: a delivered ticket's issue no longer runs or fails.
+    let delivered: Vec<u64> = d
+        .pulls
+        .iter()
+        .zip(&pulls)
+        .filter(|(_, done)| done.action != Action::Closed)
+        .flat_map(|(pull, _)| d.issues_of(pull))
+        .filter(|issue| issue.is_in(&d.settings.repository))
+        .map(|issue| issue.number)
+        .collect();
+    let warnings = crate::issues::unlabel_delivered(&d.labels, &delivered, forge);
     let after_merge = if pulls.iter().all(|p| p.state == "merged") {
         after_merge(d, forge)?
     } else {
@@ -180,6 +194,7 @@ pub fn execute(
         pulls,
         after_merge,
         linked_issues,
+        warnings,
     })
 }
 
