@@ -74,6 +74,9 @@ pub struct Config {
     /// `[forge]`: where `planwright deliver` pushes and opens pull requests.
     #[serde(default)]
     pub forge: Forge,
+    /// `[respond]`: how `planwright respond` answers reviews and checks.
+    #[serde(default)]
+    pub respond: crate::respond::Respond,
 }
 
 /// `[forge]`: `kind = "github"`, `remote = "origin"`, `api_url =
