@@ -548,3 +548,68 @@ fn the_forge_out_of_reach_loses_nothing() {
     );
     assert_eq!(GitHttp::tip(&s.bare, "planwright/other"), None);
 }
+
+/// `[respond.labels]` of the label tests.
+const LABELS: &str =
+    "[respond.labels]\nrunning = \"planwright:running\"\nfailed = \"planwright:failed\"\n";
+
+#[test]
+fn imported_issues_are_labelled_while_their_tickets_run_and_fail_and_cleared_when_delivered() {
+    for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
+        let s = setup(api, &json!({}), LABELS);
+        let one = s.forge.add_issue("acme/app", "Add one", "Files: one.txt");
+        let two = s.forge.add_issue("acme/app", "Add two", "Files: two.txt");
+        // Left by an earlier run: taken off as the ticket runs again.
+        s.forge.label("acme/app", one, &["planwright:failed", "bug"]);
+        let import = s
+            .env
+            .command()
+            .args(["import", "issues", "--repo", "repo", "-o", "plan.json"])
+            .env(token_var(api), TOKEN)
+            .output()
+            .unwrap();
+        assert!(import.status.success(), "{}", text(&import.stderr));
+        s.env.fixture(&format!("issue-{one}"), 0, "one.txt", "one\n");
+        // Outside its scope: the ticket fails.
+        s.env.fixture(&format!("issue-{two}"), 0, "elsewhere.txt", "no\n");
+        let run = s.run(&["--gate", "true"]);
+        assert_eq!(run.status.code(), Some(1), "{api:?}: {}", text(&run.stderr));
+        assert!(!text(&run.stderr).contains("warning: could not"), "{}", text(&run.stderr));
+        let labels = |n| s.forge.labels("acme/app", n);
+        assert_eq!(labels(one), ["bug"], "{api:?}");
+        assert_eq!(labels(two), ["planwright:failed"], "{api:?}");
+        // `running` was put on both while they ran (Forgejo by the
+        // label's id: two's issue got running and then failed).
+        let requests = s.forge.requests();
+        let put = |n: u64| {
+            let on = format!("/issues/{n}");
+            requests
+                .iter()
+                .filter(|r| r.method != "GET" && r.method != "DELETE" && r.path.contains(&on))
+                .filter(|r| api == Api::Forgejo || r.body.to_string().contains("planwright:running"))
+                .count()
+        };
+        let least = if api == Api::Forgejo { 2 } else { 1 };
+        assert!(put(one) >= 1 && put(two) >= least, "{api:?}: {requests:?}");
+        // A delivered ticket's issue loses both labels.
+        s.forge.label("acme/app", one, &["planwright:running", "bug"]);
+        let out = s.deliver(&[], Some(TOKEN));
+        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
+        assert_eq!(labels(one), ["bug"], "{api:?}");
+        assert_eq!(labels(two), ["planwright:failed"], "{api:?}");
+    }
+}
+
+#[test]
+fn a_label_that_is_not_a_label_name_is_refused_on_its_line() {
+    let (s, _) = codeboost_setup(Api::Github);
+    let toml = format!(
+        "[forge]\nkind = \"github\"\napi_url = \"{}\"\n[respond.labels]\nrunning = \"a,b\"\n",
+        s.forge.api_url()
+    );
+    write(s.env.root(), "planwright.toml", &toml);
+    let out = s.run(&[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("line 5") && err.contains("without a comma"), "{err}");
+}
