@@ -560,7 +560,8 @@ fn imported_issues_are_labelled_while_their_tickets_run_and_fail_and_cleared_whe
         let one = s.forge.add_issue("acme/app", "Add one", "Files: one.txt");
         let two = s.forge.add_issue("acme/app", "Add two", "Files: two.txt");
         // Left by an earlier run: taken off as the ticket runs again.
-        s.forge.label("acme/app", one, &["planwright:failed", "bug"]);
+        s.forge
+            .label("acme/app", one, &["planwright:failed", "bug"]);
         let import = s
             .env
             .command()
@@ -569,12 +570,18 @@ fn imported_issues_are_labelled_while_their_tickets_run_and_fail_and_cleared_whe
             .output()
             .unwrap();
         assert!(import.status.success(), "{}", text(&import.stderr));
-        s.env.fixture(&format!("issue-{one}"), 0, "one.txt", "one\n");
+        s.env
+            .fixture(&format!("issue-{one}"), 0, "one.txt", "one\n");
         // Outside its scope: the ticket fails.
-        s.env.fixture(&format!("issue-{two}"), 0, "elsewhere.txt", "no\n");
+        s.env
+            .fixture(&format!("issue-{two}"), 0, "elsewhere.txt", "no\n");
         let run = s.run(&["--gate", "true"]);
         assert_eq!(run.status.code(), Some(1), "{api:?}: {}", text(&run.stderr));
-        assert!(!text(&run.stderr).contains("warning: could not"), "{}", text(&run.stderr));
+        assert!(
+            !text(&run.stderr).contains("warning: could not"),
+            "{}",
+            text(&run.stderr)
+        );
         let labels = |n| s.forge.labels("acme/app", n);
         assert_eq!(labels(one), ["bug"], "{api:?}");
         assert_eq!(labels(two), ["planwright:failed"], "{api:?}");
@@ -586,13 +593,16 @@ fn imported_issues_are_labelled_while_their_tickets_run_and_fail_and_cleared_whe
             requests
                 .iter()
                 .filter(|r| r.method != "GET" && r.method != "DELETE" && r.path.contains(&on))
-                .filter(|r| api == Api::Forgejo || r.body.to_string().contains("planwright:running"))
+                .filter(|r| {
+                    api == Api::Forgejo || r.body.to_string().contains("planwright:running")
+                })
                 .count()
         };
         let least = if api == Api::Forgejo { 2 } else { 1 };
         assert!(put(one) >= 1 && put(two) >= least, "{api:?}: {requests:?}");
         // A delivered ticket's issue loses both labels.
-        s.forge.label("acme/app", one, &["planwright:running", "bug"]);
+        s.forge
+            .label("acme/app", one, &["planwright:running", "bug"]);
         let out = s.deliver(&[], Some(TOKEN));
         assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
         assert_eq!(labels(one), ["bug"], "{api:?}");
@@ -611,5 +621,8 @@ fn a_label_that_is_not_a_label_name_is_refused_on_its_line() {
     let out = s.run(&[]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("line 5") && err.contains("without a comma"), "{err}");
+    assert!(
+        err.contains("line 5") && err.contains("without a comma"),
+        "{err}"
+    );
 }

@@ -18,8 +18,8 @@ pub mod labels;
 mod network;
 mod parse;
 mod prices;
-pub mod respond;
 pub mod resolve;
+pub mod respond;
 mod settings;
 mod size;
 
@@ -31,10 +31,10 @@ pub use network::{AgentNetwork, HostPort};
 pub use parse::{ConfigError, Deprecation, Parsed, RENAMED};
 pub use planwright_plan::routing::{Families, FamilyModels, Model, Routing, DEFAULT_TIER, TIERS};
 pub use prices::{Price, Prices};
-pub use respond::{Respond, RespondSettings};
 pub use resolve::{
     gate_from_argv, parse_gate, AgentFlags, Env, RunFlags, SettingsError, ValidationFlags,
 };
+pub use respond::{Respond, RespondSettings};
 pub use size::{parse_size, CountSetting, MinFree, SizeSetting};
 #[cfg(test)]
 mod tests;

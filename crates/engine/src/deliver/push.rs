@@ -109,29 +109,7 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<PushOutcome
         "--force-with-lease={target}:{}",
         last.as_deref().unwrap_or("")
     );
-    // This is the one git call that talks to a remote: it runs as the user
-    // has the remote, over ssh with the user's own ssh configuration (the
-    // variables that choose the ssh command pass through, and so do
-    // `core.sshCommand` and `ssh.variant` of the global config) and agent,
-    // or over https with the token below. Hooks stay off like everywhere.
-    // The URL was rewritten by the user's `insteadOf` already (`remote_url`).
-    let access = RemoteAccess::read()?;
-    let mut git = repo
-        .git()
-        .config_pairs(access.ssh())
-        .args(["-c", "credential.helper="])
-        .args(["-c", "credential.interactive=false"]);
-    for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
-        if let Ok(v) = std::env::var(var) {
-            git = git.env(var, v);
-        }
-    }
-    if let (true, Some(token)) = (p.http, token) {
-        git = git
-            .args(["-c", &format!("credential.helper={HELPER}")])
-            .env(USER_VAR, token_user(p.kind))
-            .env(TOKEN_VAR, token.expose());
-    }
+    let git = remote_git(repo, p, token)?;
     let git = git
         .args(["push", "--porcelain", "--no-verify", &lease, p.url])
         .arg(format!("{}:{target}", p.commit));
@@ -161,9 +139,38 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<PushOutcome
     Ok(PushOutcome { pushed, retried })
 }
 
+/// git for a command that talks to the forge's remote (the push; a fetch
+/// of planwright's branch): it runs as the user has the remote, over ssh
+/// with the user's own ssh configuration (the variables that choose the
+/// ssh command pass through, and so do `core.sshCommand` and
+/// `ssh.variant` of the global config, see [`RemoteAccess`]) and agent,
+/// or over https with the token through a credential helper of this
+/// command only. Hooks stay off like everywhere. The URL was rewritten by
+/// the user's `insteadOf` already ([`remote_url`]).
+pub fn remote_git(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Git, DeliverError> {
+    let access = RemoteAccess::read()?;
+    let mut git = repo
+        .git()
+        .config_pairs(access.ssh())
+        .args(["-c", "credential.helper="])
+        .args(["-c", "credential.interactive=false"]);
+    for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
+        if let Ok(v) = std::env::var(var) {
+            git = git.env(var, v);
+        }
+    }
+    if let (true, Some(token)) = (p.http, token) {
+        git = git
+            .args(["-c", &format!("credential.helper={HELPER}")])
+            .env(USER_VAR, token_user(p.kind))
+            .env(TOKEN_VAR, token.expose());
+    }
+    Ok(git)
+}
+
 /// Runs the push, again while it fails for a passing reason, as `policy`
 /// says; returns the last try's output and why each earlier one failed.
-fn retry_passing(
+pub fn retry_passing(
     git: &Git,
     policy: &planwright_forge::RetryPolicy,
     timer: &dyn planwright_forge::Timer,
