@@ -583,8 +583,9 @@ fn imported_issues_are_labelled_while_their_tickets_run_and_fail_and_cleared_whe
             text(&run.stderr)
         );
         let labels = |n| s.forge.labels("acme/app", n);
-        assert_eq!(labels(one), ["bug"], "{api:?}");
-        assert_eq!(labels(two), ["planwright:failed"], "{api:?}");
+        let said = format!("{api:?}: {}{}", text(&run.stdout), text(&run.stderr));
+        assert_eq!(labels(one), ["bug"], "{said}");
+        assert_eq!(labels(two), ["planwright:failed"], "{said}");
         // `running` was put on both while they ran (Forgejo by the
         // label's id: two's issue got running and then failed).
         let requests = s.forge.requests();

@@ -143,7 +143,9 @@ impl Reporter for LabelReporter {
         match event {
             Event::AttemptStarted { ticket, .. } => self.started(ticket),
             Event::Failed { ticket, .. } => self.ended(ticket, true),
-            Event::Merged { ticket, .. } => self.ended(ticket, false),
+            Event::Merged { ticket, .. } | Event::Unchanged { ticket, .. } => {
+                self.ended(ticket, false)
+            }
             _ => {}
         }
     }
