@@ -457,9 +457,26 @@ fn the_users_ssh_command_carries_an_ssh_push() {
 }
 
 #[test]
-fn a_push_the_git_server_fails_once_is_tried_again_and_said() {
+fn a_push_the_git_server_fails_is_tried_again_within_bounds_and_said() {
     let (s, _) = codeboost_setup(Api::Gitlab);
     assert!(s.run(&[]).status.success());
+    // Bounded: a server that fails every try fails the push, after 4.
+    s.server.fail_next(4, 503);
+    let (code, err) = refused(&s, Some(TOKEN));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("failed or could not be reached, on every try")
+            && err.contains("the remote answered HTTP 503, 4 tries")
+            && err.contains("run `planwright deliver` again"),
+        "{err}"
+    );
+    let tries = s
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.status == 503)
+        .count();
+    assert_eq!(tries, 4);
     s.server.fail_next(1, 503);
     let out = s.deliver(&[], Some(TOKEN));
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -471,7 +488,13 @@ fn a_push_the_git_server_fails_once_is_tried_again_and_said() {
     );
     let head = &s.forge.pulls("acme/app")[0].head;
     assert!(GitHttp::tip(&s.bare, head).is_some());
-    assert!(s.server.requests().iter().any(|r| r.status == 503));
+    let tries = s
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.status == 503)
+        .count();
+    assert_eq!(tries, 5);
 }
 
 #[test]

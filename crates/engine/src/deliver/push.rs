@@ -251,8 +251,8 @@ fn rejected(p: &Push, output: &str, pushed_before: bool, tries: usize) -> Delive
         return DeliverError::Push {
             remote: p.remote.to_string(),
             branch: p.branch.to_string(),
-            reason: "it failed on every try",
-            detail: format!("{why} ({tries} tries); {detail}"),
+            reason: "the remote failed or could not be reached, on every try",
+            detail: format!("{why}, {tries} tries; {detail}"),
         };
     } else {
         "git push failed"
