@@ -354,3 +354,24 @@ pub fn tracked_files(repo: &Path, rev: &str) -> Result<Vec<String>, GitError> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RemoteAccess;
+
+    #[test]
+    fn remote_keys_are_read_as_git_lists_them() {
+        let out = b"url.git@github.com:.insteadof\nhttps://github.com/\0core.sshcommand\nssh -i k\0url.x=y.pushinsteadof\nz:\0ssh.variant\0";
+        let access = RemoteAccess::parse(out);
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            access.urls(),
+            [
+                pair("url.git@github.com:.insteadof", "https://github.com/"),
+                pair("url.x=y.pushinsteadof", "z:")
+            ]
+        );
+        // A key without a value (`ssh.variant` alone) is no setting.
+        assert_eq!(access.ssh(), [pair("core.sshcommand", "ssh -i k")]);
+    }
+}
