@@ -470,13 +470,14 @@ fn a_push_the_git_server_fails_is_tried_again_within_bounds_and_said() {
             && err.contains("run `planwright deliver` again"),
         "{err}"
     );
-    let tries = s
-        .server
-        .requests()
-        .iter()
-        .filter(|r| r.status == 503)
-        .count();
-    assert_eq!(tries, 4);
+    let failed = |s: &Setup| {
+        s.server
+            .requests()
+            .iter()
+            .filter(|r| r.status == 503)
+            .count()
+    };
+    assert_eq!(failed(&s), 4);
     s.server.fail_next(1, 503);
     let out = s.deliver(&[], Some(TOKEN));
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -488,13 +489,7 @@ fn a_push_the_git_server_fails_is_tried_again_within_bounds_and_said() {
     );
     let head = &s.forge.pulls("acme/app")[0].head;
     assert!(GitHttp::tip(&s.bare, head).is_some());
-    let tries = s
-        .server
-        .requests()
-        .iter()
-        .filter(|r| r.status == 503)
-        .count();
-    assert_eq!(tries, 5);
+    assert_eq!(failed(&s), 5);
 }
 
 #[test]
