@@ -1,6 +1,8 @@
 //! The one way planwright runs git: explicit repository, no hooks, no global
-//! or system configuration, no attributes or programs from outside the
-//! repository, no replace refs, no automatic gc, no prompts, stable output.
+//! or system configuration (but for the keys [`RemoteAccess`] reads, given
+//! only to the commands that talk to the forge's remote), no attributes or
+//! programs from outside the repository, no replace refs, no automatic gc,
+//! no prompts, stable output.
 //! Repository-defined programs (filters, merge and diff drivers, includes)
 //! are refused before a run starts (see [`crate::git::repo::Repo::risky_config`]);
 //! what this builder sets makes sure nothing else runs.
