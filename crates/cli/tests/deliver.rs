@@ -539,7 +539,7 @@ fn the_forge_out_of_reach_loses_nothing() {
     // The forge goes down after the push: opening the pull request gets no
     // answer (a request that creates is never sent twice).
     s.forge
-        .fail_next_of("POST", 1, planwright_testkit::forge::Fault::HangUp);
+        .fail_request("POST", "/pulls", planwright_testkit::forge::Fault::HangUp);
     let (code, err) = refused(&s, Some(TOKEN));
     assert_eq!(code, Some(2), "{err}");
     assert!(

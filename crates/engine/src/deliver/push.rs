@@ -264,3 +264,52 @@ fn rejected(p: &Push, output: &str, pushed_before: bool, tries: usize) -> Delive
         detail,
     }
 }
+
+/// The ref a fetch of `branch` from `remote` is kept in (`respond` reads
+/// what others pushed there).
+pub fn fetched_ref(remote: &str, branch: &str) -> String {
+    format!("refs/planwright/forge/{remote}/{branch}")
+}
+
+/// Fetches `branch` of the remote at `url` into [`fetched_ref`], with the
+/// token as [`push`] gives it; its commit, or `None` when the remote has
+/// no such branch.
+pub fn fetch(
+    repo: &Repo,
+    p: &Push,
+    token: Option<&Secret>,
+) -> Result<Option<String>, DeliverError> {
+    // The same git as the push's: the user's ssh settings, the token.
+    let git = remote_git(repo, p, token)?;
+    let into = fetched_ref(p.remote, p.branch);
+    let git = git
+        .args(["fetch", "--no-tags", "--no-write-fetch-head", p.url])
+        .arg(format!("+refs/heads/{}:{into}", p.branch));
+    let options = planwright_forge::Options::default();
+    let (out, _) = repo.guard().own_write(|| {
+        retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
+    })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        if stderr.contains("couldn't find remote ref") {
+            return Ok(None);
+        }
+        let detail: Vec<&str> = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        return Err(DeliverError::Engine(EngineError::Repo {
+            message: format!(
+                "fetching `{}` from `{}` failed: {}",
+                p.branch,
+                p.remote,
+                detail.join("; ")
+            ),
+            hint: Some(
+                "check that `git fetch` from the remote works from this repository (for https, the forge's token: see `token_env`), then run again".into(),
+            ),
+        }));
+    }
+    Ok(repo.ref_tip(&into)?)
+}
