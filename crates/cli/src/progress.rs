@@ -83,11 +83,23 @@ fn line(event: &Event) -> Option<String> {
             place,
             reason,
             slots_left,
+            rest_ms,
+            losses_left,
             ..
-        } => format!(
-            "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again on another slot, no strike used ({} left)",
-            crate::render::count(*slots_left, "slot")
-        ),
+        } => {
+            let next = match losses_left {
+                0 => "the run stops: `[executor] max_lost` workers were lost".to_string(),
+                n => format!(
+                    "its slot rests {}s; {} more stop the run",
+                    rest_ms.div_ceil(1000),
+                    crate::render::count(*n, "lost worker")
+                ),
+            };
+            format!(
+                "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again, no strike used ({} working; {next})",
+                crate::render::count(*slots_left, "slot")
+            )
+        }
         Event::Counterfactual {
             ticket,
             control_path,

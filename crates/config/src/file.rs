@@ -163,6 +163,13 @@ pub struct Executor {
     /// `ssh`: `ServerAliveInterval` (default 15 s; 3 missed end the session).
     #[serde(default)]
     pub ssh_keepalive: Option<DurationSetting>,
+    /// How long a slot whose worker was lost rests before a new worker
+    /// serves it, doubled with each loss of it in a row (default 10 s).
+    #[serde(default)]
+    pub lost_backoff: Option<DurationSetting>,
+    /// Lost workers at which the run stops (default: twice its slots).
+    #[serde(default)]
+    pub max_lost: Option<u32>,
 }
 
 /// `[executor.kubernetes]`: `image = "registry/planwright-worker:1"`,

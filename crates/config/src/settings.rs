@@ -125,6 +125,11 @@ pub struct WorkerLink {
     /// Whether a worker of another build of planwright (the same
     /// protocol) is accepted.
     pub allow_version_skew: bool,
+    /// How long a slot whose worker was lost rests, doubled with each
+    /// loss of it in a row.
+    pub lost_backoff: Duration,
+    /// Lost workers at which a run stops; `None`: twice its slots.
+    pub max_lost: Option<u32>,
 }
 
 impl Default for WorkerLink {
@@ -133,6 +138,8 @@ impl Default for WorkerLink {
             heartbeat: defaults::HEARTBEAT,
             lost_after: defaults::LOST_AFTER,
             allow_version_skew: false,
+            lost_backoff: defaults::LOST_BACKOFF,
+            max_lost: None,
         }
     }
 }

@@ -172,7 +172,7 @@ pub enum Event {
     },
     /// The machine an attempt ran on failed it (unreachable, gone, refused):
     /// no strike is used, the ticket runs again on another slot, and this
-    /// slot is not used again in this invocation.
+    /// slot rests before it serves again.
     WorkerLost {
         /// The ticket.
         ticket: String,
@@ -182,8 +182,14 @@ pub enum Event {
         place: String,
         /// What happened.
         reason: String,
-        /// Slots still working.
+        /// Slots working (not resting).
         slots_left: usize,
+        /// How long the slot rests before a new worker serves it (ms).
+        #[serde(default)]
+        rest_ms: u64,
+        /// Lost workers the run still tolerates (`[executor] max_lost`).
+        #[serde(default)]
+        losses_left: usize,
     },
     /// A counterfactual of a candidate that passed its gates was run.
     Counterfactual {
@@ -841,6 +847,8 @@ mod tests {
                 place: "ssh build-1".into(),
                 reason: "closed the connection".into(),
                 slots_left: 3,
+                rest_ms: 10_000,
+                losses_left: 7,
             },
             Event::AgentActivity {
                 ticket: t(),

@@ -27,6 +27,10 @@ pub struct State {
     version: u64,
     /// Answer 403 to every request, as an account without the Role.
     pub forbid: bool,
+    /// Answer 401 to every request, as to credentials that expired.
+    pub unauthorized: bool,
+    /// Connections to drop unanswered, as a restarting API server does.
+    pub down: usize,
     /// Pods whose image cannot be pulled.
     pub bad_image: bool,
 }
@@ -38,6 +42,9 @@ pub enum Cut {
     Evict,
     /// Someone deletes it: it is gone.
     Delete,
+    /// The API server restarts: the exec stream breaks, the pod stays,
+    /// and the next three connections are dropped unanswered.
+    Blip,
 }
 
 pub struct MockApi {
@@ -187,6 +194,14 @@ impl Conn {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut out = stream;
         while let Some(req) = read_request(&mut reader) {
+            {
+                let mut st = self.state.lock().unwrap();
+                if st.down > 0 {
+                    st.down -= 1;
+                    st.requests.push("dropped".into());
+                    return;
+                }
+            }
             if req.headers.get("upgrade").is_some_and(|u| u == "websocket") {
                 return self.exec(req, out);
             }
@@ -209,6 +224,10 @@ impl Conn {
             self.record(format!("{} forbidden", req.method));
             let m = "pods is forbidden: User \"coordinator\" cannot list resource \"pods\"";
             return (403, status(403, "Forbidden", m));
+        }
+        if self.state.lock().unwrap().unauthorized {
+            self.record(format!("{} unauthorized", req.method));
+            return (401, status(401, "Unauthorized", "Unauthorized"));
         }
         match (req.method.as_str(), name) {
             ("GET", None) if query(&req.query, "watch").as_deref() == Some("true") => {
@@ -426,6 +445,11 @@ impl Conn {
 
     fn gone(&self, name: &str, how: Cut) {
         let mut st = self.state.lock().unwrap();
+        if how == Cut::Blip {
+            st.requests.push(format!("blip {name}"));
+            st.down = 3;
+            return;
+        }
         if how == Cut::Delete {
             st.requests.push(format!("deleted {name}"));
             st.pods.remove(name);

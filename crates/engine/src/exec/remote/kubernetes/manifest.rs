@@ -13,12 +13,14 @@ pub const RUN_LABEL: &str = "planwright.dev/run";
 /// The label naming the slot a pod serves.
 pub const SLOT_LABEL: &str = "planwright.dev/slot";
 
-/// What a pod gets beyond one attempt's agent time: the setup step, the
-/// objects sent both ways, and the worker's start.
-const ATTEMPT_SLACK: Duration = Duration::from_secs(15 * 60);
-/// Attempts a pod's deadline leaves room for, one after another; a pod
-/// with less left than one attempt is replaced before the next.
-const ATTEMPTS_PER_POD: u32 = 4;
+/// What a pod's deadline gives beyond one attempt's agent time: the
+/// set-up, the objects sent both ways, the worker's start, and a window in
+/// which a quick attempt leaves the pod to the slot's next one.
+const POD_SLACK: Duration = Duration::from_secs(15 * 60);
+/// What an attempt needs of a pod's deadline beyond its agent time: the
+/// coordinator's own slack over an attempt's limits, past which it gives
+/// the worker up anyway.
+const ATTEMPT_SLACK: Duration = Duration::from_secs(5 * 60);
 /// The pod's only process between attempts: it waits to be exec'd into.
 const IDLE: [&str; 2] = ["sleep", "2147483647"];
 /// The user and group the worker runs as (the sample image's `worker`).
@@ -43,15 +45,19 @@ impl PodShape {
         }
     }
 
-    /// The time one attempt may take in a pod, agent and slack.
+    /// The time one attempt needs of a pod's deadline: its agent time and
+    /// the coordinator's slack. A pod with less left is replaced.
     pub fn attempt_time(&self) -> Option<Duration> {
         self.settings.agent_timeout.map(|t| t + ATTEMPT_SLACK)
     }
 
-    /// `activeDeadlineSeconds`: the kubelet ends the pod then, even when
-    /// the coordinator that should have deleted it is gone.
+    /// `activeDeadlineSeconds`, one attempt's agent time and 15 minutes:
+    /// the kubelet ends the pod then, even when the coordinator that
+    /// should have deleted it is gone, so a pod never holds its requests
+    /// for long past its attempt. (The API lets a deadline only shrink, so
+    /// a slot's pod is replaced rather than extended.)
     pub fn deadline(&self) -> Option<Duration> {
-        self.attempt_time().map(|t| t * ATTEMPTS_PER_POD)
+        self.settings.agent_timeout.map(|t| t + POD_SLACK)
     }
 
     /// The label selector of the pods of these runs.
@@ -207,8 +213,8 @@ mod tests {
                     "volumeMounts": [{"name": "cache", "mountPath": "/planwright"}],
                 }],
                 "volumes": [{"name": "cache", "emptyDir": {}}],
-                // (600 s of agent + 900 s of slack) for each of 4 attempts.
-                "activeDeadlineSeconds": 6000,
+                // 600 s of agent and 900 s of slack: one attempt.
+                "activeDeadlineSeconds": 1500,
             },
         });
         assert_eq!(pod_manifest(&shape, 2), expected);

@@ -4,6 +4,8 @@
 //! every pod of the run deleted when the run ends (docs/scaling.md).
 
 #[cfg(feature = "kubernetes")]
+mod api;
+#[cfg(feature = "kubernetes")]
 mod manifest;
 #[cfg(feature = "kubernetes")]
 mod pods;
