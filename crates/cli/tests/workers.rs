@@ -184,7 +184,7 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
     let said = format!("{stdout}{stderr}");
     assert!(
         said.contains("A: the worker at process failed the attempt")
-            && said.contains("no strike used (1 slot left)"),
+            && said.contains("no strike used (1 slot working; its slot rests 10s; 3 more lost workers stop the run)"),
         "{said}"
     );
     let log = git(&env.repo(), &["log", "--format=%s", "main"]);
