@@ -127,6 +127,7 @@ fn line(event: &Event) -> Option<String> {
             attempt,
             base_commit,
             starts_from,
+            place,
             ..
         } => {
             let before = attempt.saturating_sub(1);
@@ -135,8 +136,12 @@ fn line(event: &Event) -> Option<String> {
                 "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
                 _ => String::new(),
             };
+            // On a worker, where: on this machine it goes without saying.
+            let on = (place.as_ref())
+                .filter(|p| p.worker.is_some())
+                .map_or(String::new(), |p| format!(" on {}", p.text()));
             format!(
-                "{ticket}: attempt {attempt} started from {}{from}",
+                "{ticket}: attempt {attempt} started from {}{from}{on}",
                 short(base_commit)
             )
         }
@@ -285,27 +290,40 @@ struct Running {
     phase: Option<Phase>,
     started_ms: i64,
     tokens: Option<u64>,
+    /// Its worker's machine, when not this one.
+    worker: Option<String>,
 }
 
 /// The attempts running now, as the events tell.
 #[derive(Debug, Default)]
 struct Pulse {
     running: BTreeMap<String, Running>,
+    /// Tickets whose worker was lost, waiting for a slot: where it was.
+    waiting: BTreeMap<String, String>,
 }
 
 impl Pulse {
     fn record(&mut self, at_ms: i64, event: &Event) {
         match event {
             Event::AttemptStarted {
-                ticket, attempt, ..
+                ticket,
+                attempt,
+                place,
+                ..
             } => {
                 let running = Running {
                     attempt: *attempt,
                     phase: None,
                     started_ms: at_ms,
                     tokens: None,
+                    worker: place.as_ref().and_then(|p| p.worker.clone()),
                 };
+                self.waiting.remove(ticket);
                 self.running.insert(ticket.clone(), running);
+            }
+            Event::WorkerLost { ticket, place, .. } => {
+                self.running.remove(ticket);
+                self.waiting.insert(ticket.clone(), place.clone());
             }
             Event::Phase { ticket, phase, .. } => {
                 if let Some(r) = self.running.get_mut(ticket) {
@@ -327,7 +345,10 @@ impl Pulse {
             | Event::PoolPaused { ticket, .. } => {
                 self.running.remove(ticket);
             }
-            Event::RunFinished { .. } => self.running.clear(),
+            Event::RunFinished { .. } => {
+                self.running.clear();
+                self.waiting.clear();
+            }
             _ => {}
         }
     }
@@ -345,9 +366,16 @@ impl Pulse {
                 let noun = planwright_plan::words::plural(n as usize, "token");
                 format!("{} {noun}", tokens_text(n))
             }));
+            parts.extend(r.worker.as_ref().map(|w| format!("on {w}")));
             format!("{ticket} still running ({})", parts.join(", "))
         };
-        self.running.iter().map(line).collect()
+        let waits = self.waiting.iter().map(|(ticket, place)| {
+            format!("{ticket} waiting for a slot (its worker at {place} was lost)")
+        });
+        let mut lines: Vec<String> = self.running.iter().map(line).collect();
+        lines.extend(waits);
+        lines.sort();
+        lines
     }
 }
 
@@ -506,6 +534,7 @@ mod tests {
             base_commit: "0123456789".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         }
     }
 
@@ -559,6 +588,48 @@ mod tests {
             },
         );
         assert!(pulse.lines(T0 + 150_000).is_empty());
+    }
+
+    /// On a worker, the heartbeat says where; once its worker is lost,
+    /// that the ticket waits for a slot, not that it still runs.
+    #[test]
+    fn the_heartbeat_names_the_worker_and_a_ticket_whose_worker_was_lost() {
+        let mut pulse = Pulse::default();
+        let on = |ticket: &str, attempt| {
+            let mut e = started(ticket, attempt);
+            if let Event::AttemptStarted { place, .. } = &mut e {
+                *place = Some(planwright_engine::AttemptPlace {
+                    executor: "ssh".into(),
+                    worker: Some("ssh build-2".into()),
+                    slot: 2,
+                });
+            }
+            e
+        };
+        pulse.record(T0, &on("A", 1));
+        assert_eq!(
+            pulse.lines(T0 + 60_000),
+            ["A still running (attempt 1, 1m 0s, on ssh build-2)"]
+        );
+        let lost = Event::WorkerLost {
+            ticket: "A".into(),
+            attempt: 1,
+            place: "ssh build-2".into(),
+            reason: "stopped answering".into(),
+            slots_left: 1,
+            rest_ms: 10_000,
+            losses_left: 3,
+        };
+        pulse.record(T0 + 61_000, &lost);
+        assert_eq!(
+            pulse.lines(T0 + 90_000),
+            ["A waiting for a slot (its worker at ssh build-2 was lost)"]
+        );
+        pulse.record(T0 + 95_000, &on("A", 2));
+        assert_eq!(
+            pulse.lines(T0 + 96_000),
+            ["A still running (attempt 2, 1s, on ssh build-2)"]
+        );
     }
 
     #[test]
@@ -631,6 +702,7 @@ mod tests {
                 base_commit: "0123456789abcdef".into(),
                 starts_from: "base".into(),
                 agent: None,
+                place: None,
             },
             Event::Phase {
                 ticket: "T2".into(),

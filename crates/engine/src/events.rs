@@ -88,6 +88,10 @@ pub enum Event {
         /// Logs written before it was recorded have none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<AttemptAgent>,
+        /// Where it runs: the executor, its machine, the slot. Logs
+        /// written before it was recorded have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        place: Option<AttemptPlace>,
     },
     /// An attempt enters a phase (`workspace`, `agent`, `commit`,
     /// `verify`, `gates`, `beyond gates`); it is `starting` until the first.
@@ -453,6 +457,28 @@ pub struct AttemptAgent {
     pub model: Option<String>,
 }
 
+/// Where an attempt runs, as [`Event::AttemptStarted`] records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptPlace {
+    /// `[executor] kind`: `local`, `process`, `ssh` or `kubernetes`.
+    pub executor: String,
+    /// The worker's machine (`ssh build-1`, `process`, `kubernetes
+    /// agents`: a pod of that namespace, named in the ticket's log once
+    /// made); none on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// The slot, from 1: attempts of one slot run one after another.
+    pub slot: usize,
+}
+
+impl AttemptPlace {
+    /// `ssh build-1, slot 2`, or `this machine, slot 1`.
+    pub fn text(&self) -> String {
+        let worker = self.worker.as_deref().unwrap_or("this machine");
+        format!("{worker}, slot {}", self.slot)
+    }
+}
+
 /// An event with its place in the run and its time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stamped {
@@ -716,6 +742,11 @@ mod tests {
                     adapter: "claude".into(),
                     program: Some("claude".into()),
                     model: Some("claude-sonnet-4-6".into()),
+                }),
+                place: Some(AttemptPlace {
+                    executor: "ssh".into(),
+                    worker: Some("ssh build-1".into()),
+                    slot: 2,
                 }),
             },
             Event::Phase {

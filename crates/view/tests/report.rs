@@ -111,6 +111,7 @@ fn write_log(repo: &Repo) {
             base_commit: "base".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         },
         Event::PoolPaused {
             ticket: t(),
@@ -129,6 +130,7 @@ fn write_log(repo: &Repo) {
             base_commit: "base".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         },
         Event::Counterfactual {
             ticket: t(),

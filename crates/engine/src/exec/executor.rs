@@ -88,7 +88,7 @@ pub struct Candidate {
     pub rejected: Option<Failure>,
     /// The machine the attempt ran on failed it (unreachable, gone mid-way,
     /// refused): not the ticket's fault. This decides the attempt: it runs
-    /// again on another slot without a strike, and the slot is retired.
+    /// again on another slot without a strike, and the slot rests before it serves again.
     pub lost: Option<Lost>,
 }
 
@@ -130,6 +130,15 @@ pub trait Executor: Send + Sync {
     /// process's own sandbox: the run records it beside that.
     fn elsewhere(&self) -> Option<String> {
         None
+    }
+
+    /// Where an attempt in `slot` runs, for its `attempt_started` event.
+    fn place(&self, slot: usize) -> crate::events::AttemptPlace {
+        crate::events::AttemptPlace {
+            executor: "local".into(),
+            worker: None,
+            slot: slot + 1,
+        }
     }
 }
 

@@ -472,6 +472,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             starts_from: start.name(),
             pool: route.pool.as_deref(),
             agent,
+            place: sh.executor.place(slot),
         };
         apply(sh, &mut self.sched, id, change)?;
         self.lp.in_flight += 1;

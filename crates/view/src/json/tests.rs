@@ -70,6 +70,11 @@ fn report() -> RunReport {
             program: Some("/opt/bin/claude".into()),
             model: Some("claude-sonnet-4-6".into()),
         }),
+        ran_at: Some(planwright_engine::AttemptPlace {
+            executor: "kubernetes".into(),
+            worker: Some("kubernetes agents".into()),
+            slot: 3,
+        }),
     };
     RunReport {
         run,
@@ -106,6 +111,10 @@ fn counts_are_named_count_and_paused_pools_are_a_list() {
     assert_eq!(a["adapter"], "claude");
     assert_eq!(a["program"], "/opt/bin/claude");
     assert_eq!(a["routed_model"], "claude-sonnet-4-6");
+    // Where it ran, as its start event recorded.
+    assert_eq!(a["executor"], "kubernetes");
+    assert_eq!(a["worker"], "kubernetes agents");
+    assert_eq!(a["slot"], 3);
     assert!(json["tickets"][1]["attempts"][0].is_null());
 }
 

@@ -485,6 +485,16 @@ fn append(
 }
 
 impl Executor for RemoteExecutor {
+    fn place(&self, slot: usize) -> crate::events::AttemptPlace {
+        let worker = self.transport.place(slot);
+        crate::events::AttemptPlace {
+            // A place's first word is its kind: `ssh build-1`, `process`.
+            executor: worker.split(' ').next().unwrap_or_default().into(),
+            worker: Some(worker),
+            slot: slot + 1,
+        }
+    }
+
     fn elsewhere(&self) -> Option<String> {
         let place = self.transport.describe();
         Some(if self.settings.unsandboxed {
