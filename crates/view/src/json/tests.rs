@@ -178,12 +178,12 @@ fn a_dead_runs_running_tickets_are_interrupted_in_states_and_counts() {
 }
 
 #[test]
-fn the_markdown_line_of_an_attempt_names_who_ran_it() {
+fn the_markdown_line_of_an_attempt_names_where_and_who_ran_it() {
     let r = report();
     let line = crate::report::spend_text(&r.tickets[0].attempts[0]);
     assert!(
         line.starts_with(
-            "adapter claude (program /opt/bin/claude) routed to claude-sonnet-4-6 · model "
+            "on kubernetes agents, slot 3 · adapter claude (program /opt/bin/claude) routed to claude-sonnet-4-6 · model "
         ),
         "{line}"
     );
