@@ -609,7 +609,7 @@ mod tests {
         pulse.record(T0, &on("A", 1));
         assert_eq!(
             pulse.lines(T0 + 60_000),
-            ["A still running (attempt 1, 1m 0s, on ssh build-2)"]
+            ["A still running (attempt 1, 1m 00s, on ssh build-2)"]
         );
         let lost = Event::WorkerLost {
             ticket: "A".into(),
