@@ -90,9 +90,9 @@ fn line(event: &Event) -> Option<String> {
             let next = match losses_left {
                 0 => "the run stops: `[executor] max_lost` workers were lost".to_string(),
                 n => format!(
-                    "its slot rests {}s; {} more stop the run",
+                    "its slot rests {}s; the run stops after {n} more lost {}",
                     rest_ms.div_ceil(1000),
-                    crate::render::count(*n, "lost worker")
+                    planwright_plan::words::plural(*n, "worker")
                 ),
             };
             format!(

@@ -201,6 +201,10 @@ pub struct Kubernetes {
     /// The kubeconfig naming the cluster (default: as kubectl finds it).
     #[serde(default)]
     pub kubeconfig: Option<std::path::PathBuf>,
+    /// A pod's YAML whose scheduling fields, labels, annotations and extra
+    /// volumes the pods get, under what planwright sets.
+    #[serde(default)]
+    pub pod_template: Option<std::path::PathBuf>,
 }
 
 /// `[executor.kubernetes] resources`: requests that are also limits.

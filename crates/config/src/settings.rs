@@ -196,6 +196,9 @@ pub struct KubernetesSettings {
     /// The kubeconfig; `None`: `KUBECONFIG`, `~/.kube/config`, or the
     /// account of the pod planwright runs in.
     pub kubeconfig: Option<PathBuf>,
+    /// The user's pod template (YAML), read and checked when the pods'
+    /// transport is made.
+    pub pod_template: Option<PathBuf>,
 }
 
 impl ExecutorSettings {

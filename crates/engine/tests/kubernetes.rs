@@ -35,6 +35,7 @@ fn shape() -> PodShape {
         command: vec!["planwright".into(), "worker".into()],
         agent_timeout: Some(Duration::from_secs(60)),
         kubeconfig: None,
+        pod_template: None,
     };
     PodShape::new(&settings, RUN.into())
 }
