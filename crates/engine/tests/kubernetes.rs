@@ -212,6 +212,52 @@ fn a_run_goes_on_after_an_api_server_blip() {
     assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
 }
 
+/// A pod template's fields reach the pods the API is asked for; one that
+/// would set what confines agents is refused before any call, naming the
+/// file and the field.
+#[test]
+fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let kubeconfig = env.root().join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    let template = env.root().join("pod.yaml");
+    let settings = |template: &Path| KubernetesSettings {
+        kubeconfig: Some(kubeconfig.clone()),
+        pod_template: Some(template.to_path_buf()),
+        ..shape().settings
+    };
+    std::fs::write(
+        &template,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    team: ml\nspec:\n  tolerations:\n  - key: gpu\n    operator: Exists\n  priorityClassName: batch\n",
+    )
+    .unwrap();
+    let t = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1).unwrap();
+    let link = t.connect(0).unwrap_or_else(|l| panic!("{l}"));
+    let made = api.state.lock().unwrap().pods.values().next().cloned().unwrap();
+    assert_eq!(made["metadata"]["labels"]["team"], "ml", "{made}");
+    assert_eq!(made["spec"]["tolerations"][0]["key"], "gpu", "{made}");
+    assert_eq!(made["spec"]["priorityClassName"], "batch", "{made}");
+    assert_eq!(made["spec"]["automountServiceAccountToken"], false, "{made}");
+    drop(link);
+    t.close();
+    std::fs::write(&template, "spec:\n  automountServiceAccountToken: true\n").unwrap();
+    let before = api.requests().len();
+    let e = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "the pod template `{}`: `spec.automountServiceAccountToken` is planwright's to set",
+            template.display()
+        )),
+        "{e}"
+    );
+    assert_eq!(api.requests().len(), before, "no call with a refused template");
+}
+
 #[test]
 fn credentials_the_api_server_refuses_are_told_from_a_missing_role() {
     let dir = tempfile::tempdir().unwrap();
