@@ -78,6 +78,12 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
             wait_ms.div_ceil(1000)
         ),
+        Event::WorkerWaiting {
+            ticket,
+            place,
+            waiting_for,
+            ..
+        } => format!("{ticket}: its worker at {place} waits: {waiting_for}"),
         Event::WorkerLost {
             ticket,
             place,
@@ -292,6 +298,8 @@ struct Running {
     tokens: Option<u64>,
     /// Its worker's machine, when not this one.
     worker: Option<String>,
+    /// What its worker waits for before it can start, until it starts.
+    waiting: Option<String>,
 }
 
 /// The attempts running now, as the events tell.
@@ -317,6 +325,7 @@ impl Pulse {
                     started_ms: at_ms,
                     tokens: None,
                     worker: place.as_ref().and_then(|p| p.worker.clone()),
+                    waiting: None,
                 };
                 self.waiting.remove(ticket);
                 self.running.insert(ticket.clone(), running);
@@ -328,6 +337,16 @@ impl Pulse {
             Event::Phase { ticket, phase, .. } => {
                 if let Some(r) = self.running.get_mut(ticket) {
                     r.phase = Some(*phase);
+                    r.waiting = None;
+                }
+            }
+            Event::WorkerWaiting {
+                ticket,
+                waiting_for,
+                ..
+            } => {
+                if let Some(r) = self.running.get_mut(ticket) {
+                    r.waiting = Some(waiting_for.clone());
                 }
             }
             Event::AgentUsage { ticket, usage, .. } => {
@@ -367,6 +386,7 @@ impl Pulse {
                 format!("{} {noun}", tokens_text(n))
             }));
             parts.extend(r.worker.as_ref().map(|w| format!("on {w}")));
+            parts.extend(r.waiting.as_ref().map(|w| format!("its worker waits: {w}")));
             format!("{ticket} still running ({})", parts.join(", "))
         };
         let waits = self.waiting.iter().map(|(ticket, place)| {
@@ -626,9 +646,26 @@ mod tests {
             ["A waiting for a slot (its worker at ssh build-2 was lost)"]
         );
         pulse.record(T0 + 95_000, &on("A", 2));
+        let waits = Event::WorkerWaiting {
+            ticket: "A".into(),
+            attempt: 2,
+            place: "ssh build-2".into(),
+            waiting_for: "Unschedulable: 0/1 nodes are available".into(),
+        };
+        pulse.record(T0 + 95_500, &waits);
         assert_eq!(
             pulse.lines(T0 + 96_000),
-            ["A still running (attempt 2, 1s, on ssh build-2)"]
+            ["A still running (attempt 2, 1s, on ssh build-2, its worker waits: Unschedulable: 0/1 nodes are available)"]
+        );
+        let phase = Event::Phase {
+            ticket: "A".into(),
+            attempt: 2,
+            phase: Phase::Workspace,
+        };
+        pulse.record(T0 + 95_900, &phase);
+        assert_eq!(
+            pulse.lines(T0 + 96_000),
+            ["A still running (attempt 2, workspace, 1s, on ssh build-2)"]
         );
     }
 

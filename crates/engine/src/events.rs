@@ -195,6 +195,19 @@ pub enum Event {
         #[serde(default)]
         losses_left: usize,
     },
+    /// An attempt's worker cannot start yet (its pod is not scheduled, its
+    /// image is being pulled): what it waits for, each time that changes.
+    WorkerWaiting {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// Where its worker is to run (`kubernetes agents`).
+        place: String,
+        /// What it waits for, as the cluster says (`Unschedulable: 0/3
+        /// nodes are available: ...`), made inert.
+        waiting_for: String,
+    },
     /// A counterfactual of a candidate that passed its gates was run.
     Counterfactual {
         /// The ticket.
@@ -420,6 +433,7 @@ impl Event {
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
             | Event::WorkerLost { ticket, .. }
+            | Event::WorkerWaiting { ticket, .. }
             | Event::Counterfactual { ticket, .. }
             | Event::Review { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
@@ -896,6 +910,12 @@ mod tests {
                 attempt: 1,
                 commit: "c".into(),
             },
+            Event::WorkerWaiting {
+                ticket: t(),
+                attempt: 1,
+                place: "kubernetes agents".into(),
+                waiting_for: "Unschedulable: 0/3 nodes are available".into(),
+            },
         ]
     }
 
@@ -937,6 +957,7 @@ mod tests {
             Event::AgentActivity { .. } => 31,
             Event::DiskLow { .. } => 32,
             Event::Unchanged { .. } => 33,
+            Event::WorkerWaiting { .. } => 34,
         }
     }
 
@@ -946,7 +967,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=33).collect::<Vec<_>>(),
+            (0..=34).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

@@ -11,7 +11,7 @@ use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};
 use planwright_engine::process::Cancel;
 use planwright_engine::remote::protocol::WorkerSettings;
 use planwright_engine::remote::{
-    serve, EndLink, Link, Lost, RemoteExecutor, Transport, WorkerOptions,
+    serve, EndLink, Link, Lost, RemoteExecutor, Transport, Wait, WorkerOptions,
 };
 use planwright_engine::{Candidate, EngineError, Executor, Phase, Repo};
 use planwright_testkit::contract::input;
@@ -121,7 +121,7 @@ impl Transport for Faulty {
         "faulty".into()
     }
 
-    fn connect(&self, _slot: usize) -> Result<Link, Lost> {
+    fn connect(&self, _slot: usize, _wait: &Wait<'_>) -> Result<Link, Lost> {
         // A socket pair as a pipe: what one end writes the other reads.
         let pipe = || UnixStream::pair().unwrap();
         // Coordinator -> link -> worker, and back, each leg a pipe.

@@ -13,7 +13,7 @@ use planwright_config::KubernetesSettings;
 use planwright_engine::agent::Agents;
 use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
 use planwright_engine::remote::protocol::WorkerSettings;
-use planwright_engine::remote::{RemoteExecutor, Transport};
+use planwright_engine::remote::{RemoteExecutor, Transport, Wait};
 use planwright_engine::{Executor, Repo};
 use planwright_testkit::contract::{attempt, executor_contract, input, scripted};
 use planwright_testkit::Env;
@@ -234,7 +234,8 @@ fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
     )
     .unwrap();
     let t = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1).unwrap();
-    let link = t.connect(0).unwrap_or_else(|l| panic!("{l}"));
+    let never = planwright_engine::process::Cancel::default();
+    let link = t.connect(0, &Wait::quiet(&never)).unwrap_or_else(|l| panic!("{l}"));
     let made = api.state.lock().unwrap().pods.values().next().cloned().unwrap();
     assert_eq!(made["metadata"]["labels"]["team"], "ml", "{made}");
     assert_eq!(made["spec"]["tolerations"][0]["key"], "gpu", "{made}");
@@ -256,6 +257,41 @@ fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
         "{e}"
     );
     assert_eq!(api.requests().len(), before, "no call with a refused template");
+}
+
+/// A pod the cluster cannot schedule: its wait says why (once, though the
+/// pod is watched again), and Ctrl-C ends the wait with its pod deleted.
+#[test]
+fn a_pending_pods_wait_says_why_and_ends_on_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    let why = "0/1 nodes are available: 1 Insufficient cpu.";
+    api.state.lock().unwrap().unschedulable = Some(why.into());
+    let t = transport(&api, dir.path(), 1).unwrap();
+    let cancel = planwright_engine::process::Cancel::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let said = move |what: &str| {
+        let _ = tx.send(what.to_string());
+    };
+    let wait = Wait {
+        cancel: &cancel,
+        waiting: &said,
+    };
+    let lost = std::thread::scope(|s| {
+        let connecting = s.spawn(|| t.connect(0, &wait));
+        assert_eq!(rx.recv().unwrap(), format!("Unschedulable: {why}"));
+        // Watched again at least once before the cancel.
+        while api.requests().iter().filter(|r| r.starts_with("watch ")).count() < 2 {
+            std::thread::yield_now();
+        }
+        cancel.cancel();
+        connecting.join().unwrap().err().expect("no worker for a cancelled wait")
+    });
+    let p = pod(0, 1);
+    assert_eq!(lost.reason, format!("had its pod `{p}` cancelled before it ran"));
+    assert!(rx.try_recv().is_err(), "told once");
+    assert_eq!(api.requests().last(), Some(&format!("delete {p}")));
+    assert!(api.state.lock().unwrap().pods.is_empty());
 }
 
 #[test]
@@ -358,7 +394,8 @@ fn an_image_that_cannot_be_pulled_is_a_lost_worker_saying_so_and_its_pod_goes() 
     let api = MockApi::start(dir.path().join("pods"));
     api.state.lock().unwrap().bad_image = true;
     let t = transport(&api, dir.path(), 1).unwrap();
-    let lost = t.connect(0).err().expect("no worker without its image");
+    let never = planwright_engine::process::Cancel::default();
+    let lost = t.connect(0, &Wait::quiet(&never)).err().expect("no worker without its image");
     let p = pod(0, 1);
     assert_eq!(
         lost.reason,

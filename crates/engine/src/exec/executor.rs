@@ -71,6 +71,19 @@ pub struct AttemptInput {
     /// Where the agent's activity goes while it works (messages, tool
     /// calls, plans: see [`crate::agent::activity`]).
     pub activity_sink: Option<std::sync::Arc<dyn crate::agent::ActivitySink>>,
+    /// Told what the attempt's worker waits for before it can start (a
+    /// pod to be scheduled), each time that changes.
+    pub waiting_sink: Option<WaitingSink>,
+}
+
+/// Where an attempt's wait for its worker is said.
+#[derive(Clone)]
+pub struct WaitingSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for WaitingSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WaitingSink")
+    }
 }
 
 /// What an attempt produced.

@@ -33,6 +33,8 @@ pub struct State {
     pub down: usize,
     /// Pods whose image cannot be pulled.
     pub bad_image: bool,
+    /// Pods the scheduler cannot place, and why.
+    pub unschedulable: Option<String>,
 }
 
 /// How a pod goes in the middle of an attempt.
@@ -277,8 +279,12 @@ impl Conn {
         let mut st = self.state.lock().unwrap();
         st.requests.push(format!("watch {name}"));
         let bad = st.bad_image;
+        let unschedulable = st.unschedulable.clone();
         let pod = st.pods.get_mut(&name).unwrap();
-        pod["status"] = if bad {
+        pod["status"] = if let Some(why) = unschedulable {
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable", "message": why}]})
+        } else if bad {
             json!({"phase": "Pending", "containerStatuses": [{"name": "worker", "ready": false,
                 "restartCount": 0, "image": "i", "imageID": "",
                 "state": {"waiting": {"reason": "ErrImagePull", "message": "pull access denied for i"}}}]})

@@ -461,6 +461,17 @@ impl RemoteExecutor {
     }
 }
 
+/// The wait of `input`'s connection: `cancel`, and its waiting sink.
+fn wait<'a>(input: &'a AttemptInput, cancel: &'a Cancel) -> super::transport::Wait<'a> {
+    match &input.waiting_sink {
+        Some(sink) => super::transport::Wait {
+            cancel,
+            waiting: sink.0.as_ref(),
+        },
+        None => super::transport::Wait::quiet(cancel),
+    }
+}
+
 /// Appends a piece of an attempt's file to the coordinator's copy; `Err`
 /// for a name that is not a file of an attempt's folder.
 fn append(
@@ -520,8 +531,13 @@ impl Executor for RemoteExecutor {
             to_worker,
             worker_slot,
             end,
-        } = match self.transport.connect(slot) {
+        } = match self.transport.connect(slot, &wait(input, cancel)) {
             Ok(link) => link,
+            Err(_) if cancel.is_cancelled() => {
+                return Ok(Candidate::without_commit(AgentReport::from(
+                    AgentOutcome::Cancelled,
+                )))
+            }
             Err(lost) => return Ok(Candidate::lost(lost)),
         };
         spec.slot = worker_slot;

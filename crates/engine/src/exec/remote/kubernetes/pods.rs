@@ -6,7 +6,7 @@ use super::api::{call, fault, Fault};
 use super::manifest::{pod_manifest, PodShape};
 use crate::error::EngineError;
 use crate::exec::remote::command::last_lines;
-use crate::exec::remote::transport::{EndLink, Link, Lost, Transport};
+use crate::exec::remote::transport::{EndLink, Link, Lost, Transport, Wait};
 use futures_util::future::{select, Either};
 use futures_util::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
@@ -23,6 +23,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf}
 
 /// The longest a pod may take to be scheduled, pull its image and start.
 const POD_START: Duration = Duration::from_secs(5 * 60);
+/// The breath between a pod's watch that ended and the next.
+const REWATCH: Duration = Duration::from_secs(1);
 /// The longest a finished worker's exec stream takes to close.
 const EXEC_END: Duration = Duration::from_secs(30);
 /// What each of an exec's streams holds in flight: the client's default
@@ -229,7 +231,7 @@ impl Inner {
 
     /// The pod of `slot`: its live one while the deadline leaves room for
     /// an attempt, else a new one, Running.
-    fn pod(&self, slot: usize) -> Result<String, String> {
+    fn pod(&self, slot: usize, wait: &Wait<'_>) -> Result<String, String> {
         self.settle_doomed();
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[slot].clone();
         if let Some(pod) = live {
@@ -242,7 +244,7 @@ impl Inner {
             }
             let _ = self.delete(&pod.name);
         }
-        let name = self.create(slot)?;
+        let name = self.create(slot, wait)?;
         self.set_live(slot, Some(name.clone()));
         Ok(name)
     }
@@ -255,9 +257,10 @@ impl Inner {
         self.live.lock().unwrap_or_else(|e| e.into_inner())[slot] = pod;
     }
 
-    /// Makes `slot`'s pod and waits for it to run; `Err(why)`, its pod
-    /// deleted, when it does not.
-    fn create(&self, slot: usize) -> Result<String, String> {
+    /// Makes `slot`'s pod and waits for it to run, saying what it waits
+    /// for; `Err(why)`, its pod deleted, when it does not run, or when
+    /// `wait` is cancelled first.
+    fn create(&self, slot: usize, wait: &Wait<'_>) -> Result<String, String> {
         let manifest = pod_manifest(&self.shape, slot);
         let pod: Pod = serde_json::from_value(manifest).map_err(|e| e.to_string())?;
         let post = PostParams::default();
@@ -266,12 +269,14 @@ impl Inner {
         let name = made.metadata.name.clone().unwrap_or_default();
         let version = made.metadata.resource_version.clone().unwrap_or_default();
         let started = self.runtime.block_on(async {
-            match tokio::time::timeout(POD_START, self.running(&name, &version)).await {
-                Ok(r) => r,
-                Err(_) => Err(format!(
+            let run = Box::pin(tokio::time::timeout(POD_START, self.running(&name, version, wait)));
+            match select(run, Box::pin(cancelled(wait.cancel))).await {
+                Either::Left((Ok(r), _)) => r,
+                Either::Left((Err(_), _)) => Err(format!(
                     "had its pod `{name}` not running after {} s",
                     POD_START.as_secs()
                 )),
+                Either::Right(_) => Err(format!("had its pod `{name}` cancelled before it ran")),
             }
         });
         if let Err(why) = started {
@@ -281,35 +286,48 @@ impl Inner {
         Ok(name)
     }
 
-    /// Watches pod `name` from `version` until it runs.
-    async fn running(&self, name: &str, version: &str) -> Result<(), String> {
-        let wp = WatchParams::default()
-            .fields(&format!("metadata.name={name}"))
-            .timeout(POD_START.as_secs() as u32);
-        let events = self.pods.watch(&wp, version).await;
-        let mut events = events
-            .map_err(|e| format!("could not watch its pod: {}", said(&e)))?
-            .boxed();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
-                    if let Some(done) = started(&pod) {
-                        return done.map_err(|why| format!("had its pod `{name}` {why}"));
-                    }
-                }
-                Ok(WatchEvent::Deleted(_)) => {
-                    return Err(format!("had its pod `{name}` deleted before it ran"))
-                }
-                Ok(WatchEvent::Bookmark(_)) => {}
-                Ok(WatchEvent::Error(s)) => {
-                    return Err(format!("could not watch its pod: {}", s.message))
-                }
+    /// Watches pod `name` from `version` until it runs, watching again
+    /// when a watch ends or breaks on the way (the API server's timeout, a
+    /// restart), and tells `wait` what the pod waits for as that changes.
+    async fn running(&self, name: &str, mut version: String, wait: &Wait<'_>) -> Result<(), String> {
+        let mut told = String::new();
+        loop {
+            let wp = WatchParams::default()
+                .fields(&format!("metadata.name={name}"))
+                .timeout(POD_START.as_secs() as u32);
+            let mut events = match self.pods.watch(&wp, &version).await {
+                Ok(events) => events.boxed(),
+                Err(e) if fault(&e).1 => futures_util::stream::empty().boxed(),
                 Err(e) => return Err(format!("could not watch its pod: {}", said(&e))),
+            };
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
+                        if let Some(done) = started(&pod) {
+                            return done.map_err(|why| format!("had its pod `{name}` {why}"));
+                        }
+                        version = pod.metadata.resource_version.clone().unwrap_or(version);
+                        let now = waiting_for(&pod);
+                        if !now.is_empty() && now != told {
+                            (wait.waiting)(&now);
+                            told = now;
+                        }
+                    }
+                    Ok(WatchEvent::Deleted(_)) => {
+                        return Err(format!("had its pod `{name}` deleted before it ran"))
+                    }
+                    Ok(WatchEvent::Bookmark(_)) => {}
+                    // An expired version (410) or a broken stream: watch again.
+                    Ok(WatchEvent::Error(s)) if s.code == 410 => break,
+                    Ok(WatchEvent::Error(s)) => {
+                        return Err(format!("could not watch its pod: {}", s.message))
+                    }
+                    Err(e) if fault(&e).1 => break,
+                    Err(e) => return Err(format!("could not watch its pod: {}", said(&e))),
+                }
             }
+            tokio::time::sleep(REWATCH).await;
         }
-        Err(format!(
-            "had its pod `{name}` not running when the watch ended"
-        ))
     }
 
     /// What became of pod `name` when its stream broke: `Some(why)` when
@@ -395,6 +413,41 @@ fn link(
     })
 }
 
+/// What a pod that has not started waits for, as the cluster says:
+/// `Unschedulable: 0/3 nodes are available: ...`, `ContainerCreating`.
+fn waiting_for(pod: &Pod) -> String {
+    let Some(status) = pod.status.as_ref() else {
+        return String::new();
+    };
+    let unscheduled = (status.conditions.iter().flatten())
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False");
+    if let Some(c) = unscheduled {
+        let reason = c.reason.as_deref().unwrap_or("not scheduled");
+        return format!("{reason}: {}", c.message.as_deref().unwrap_or_default())
+            .trim_end_matches([':', ' '])
+            .to_string();
+    }
+    let waiting = (status.container_statuses.iter().flatten())
+        .find_map(|c| c.state.as_ref()?.waiting.as_ref());
+    match waiting {
+        Some(w) => format!(
+            "{}: {}",
+            w.reason.as_deref().unwrap_or("waiting"),
+            w.message.as_deref().unwrap_or_default()
+        )
+        .trim_end_matches([':', ' '])
+        .to_string(),
+        None => status.phase.clone().unwrap_or_default(),
+    }
+}
+
+/// Resolves once `cancel` is set (Ctrl-C), looking every tenth of a second.
+async fn cancelled(cancel: &crate::process::Cancel) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Whether `pod` has started: `Ok` running, `Err(why)` never will; `None`
 /// not yet.
 fn started(pod: &Pod) -> Option<Result<(), String>> {
@@ -457,12 +510,12 @@ impl Transport for KubernetesTransport {
         format!("pods in {} ({class})", place(&self.inner.namespace))
     }
 
-    fn connect(&self, slot: usize) -> Result<Link, Lost> {
+    fn connect(&self, slot: usize, wait: &Wait<'_>) -> Result<Link, Lost> {
         let inner = &self.inner;
         if slot >= self.slots() {
             return Err(inner.lost(format!("has no slot {slot}")));
         }
-        let name = inner.pod(slot).map_err(|why| inner.lost(why))?;
+        let name = inner.pod(slot, wait).map_err(|why| inner.lost(why))?;
         let attached = inner.exec(slot, &name).map_err(|why| inner.lost(why))?;
         link(inner, slot, name, attached)
     }
