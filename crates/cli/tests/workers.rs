@@ -207,22 +207,37 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
         .iter()
         .filter(|n| said.contains(&format!("attempt {n} started from ")))
         .map(|n| {
-            let line = said.lines().find(|l| l.contains(&format!("A: attempt {n} started"))).unwrap();
+            let line = said
+                .lines()
+                .find(|l| l.contains(&format!("A: attempt {n} started")))
+                .unwrap();
             line.rsplit("on process, slot ").next().unwrap().to_string()
         })
         .collect();
     assert_eq!(slots.len(), 2, "{said}");
     assert_ne!(slots[0], slots[1], "the rerun is on the other slot: {said}");
     let run = status["run"]["id"].as_str().unwrap();
-    let log = std::fs::read_to_string(env.repo().join(format!(".planwright/runs/{run}/A/ticket.log")))
-        .unwrap();
+    let log = std::fs::read_to_string(
+        env.repo()
+            .join(format!(".planwright/runs/{run}/A/ticket.log")),
+    )
+    .unwrap();
     assert!(
-        log.contains(&format!("-- attempt 1 runs on process, slot {}\n", slots[0]))
-            && log.contains(&format!("-- attempt 2 runs on process, slot {}\n", slots[1])),
+        log.contains(&format!(
+            "-- attempt 1 runs on process, slot {}\n",
+            slots[0]
+        )) && log.contains(&format!(
+            "-- attempt 2 runs on process, slot {}\n",
+            slots[1]
+        )),
         "{log}"
     );
     for (a, slot) in attempts.iter().zip(&slots) {
-        assert_eq!((&a["executor"], &a["worker"]), (&json!("process"), &json!("process")), "{a}");
+        assert_eq!(
+            (&a["executor"], &a["worker"]),
+            (&json!("process"), &json!("process")),
+            "{a}"
+        );
         assert_eq!(a["slot"].to_string(), *slot, "{a}");
     }
     let shown = env.planwright(&["status", "--repo", "repo"]);

@@ -187,7 +187,11 @@ fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
 #[test]
 fn an_api_server_blip_loses_the_attempt_not_the_slot_and_leaves_no_pod() {
     let (lost, requests) = cut_mid_attempt(Cut::Blip);
-    assert!(lost.reason.contains("closed the connection"), "{}", lost.reason);
+    assert!(
+        lost.reason.contains("closed the connection"),
+        "{}",
+        lost.reason
+    );
     assert_eq!(requests, cut_requests("blip", 3));
 }
 
@@ -202,7 +206,10 @@ fn a_run_goes_on_after_an_api_server_blip() {
         s.jobs = 1;
         s.worker_link.lost_backoff = Duration::from_millis(100);
     });
-    let lost: Vec<_> = events.iter().filter(|e| e.name() == "worker_lost").collect();
+    let lost: Vec<_> = events
+        .iter()
+        .filter(|e| e.name() == "worker_lost")
+        .collect();
     assert_eq!(lost.len(), 1, "{events:?}");
     let requests = api.requests();
     // Preflight's greeting's pod, the broken attempt's, and its slot's new one.
@@ -235,12 +242,25 @@ fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
     .unwrap();
     let t = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1).unwrap();
     let never = planwright_engine::process::Cancel::default();
-    let link = t.connect(0, &Wait::quiet(&never)).unwrap_or_else(|l| panic!("{l}"));
-    let made = api.state.lock().unwrap().pods.values().next().cloned().unwrap();
+    let link = t
+        .connect(0, &Wait::quiet(&never))
+        .unwrap_or_else(|l| panic!("{l}"));
+    let made = api
+        .state
+        .lock()
+        .unwrap()
+        .pods
+        .values()
+        .next()
+        .cloned()
+        .unwrap();
     assert_eq!(made["metadata"]["labels"]["team"], "ml", "{made}");
     assert_eq!(made["spec"]["tolerations"][0]["key"], "gpu", "{made}");
     assert_eq!(made["spec"]["priorityClassName"], "batch", "{made}");
-    assert_eq!(made["spec"]["automountServiceAccountToken"], false, "{made}");
+    assert_eq!(
+        made["spec"]["automountServiceAccountToken"], false,
+        "{made}"
+    );
     drop(link);
     t.close();
     std::fs::write(&template, "spec:\n  automountServiceAccountToken: true\n").unwrap();
@@ -256,7 +276,11 @@ fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
         )),
         "{e}"
     );
-    assert_eq!(api.requests().len(), before, "no call with a refused template");
+    assert_eq!(
+        api.requests().len(),
+        before,
+        "no call with a refused template"
+    );
 }
 
 /// A pod the cluster cannot schedule: its wait says why (once, though the
@@ -281,14 +305,27 @@ fn a_pending_pods_wait_says_why_and_ends_on_ctrl_c() {
         let connecting = s.spawn(|| t.connect(0, &wait));
         assert_eq!(rx.recv().unwrap(), format!("Unschedulable: {why}"));
         // Watched again at least once before the cancel.
-        while api.requests().iter().filter(|r| r.starts_with("watch ")).count() < 2 {
+        while api
+            .requests()
+            .iter()
+            .filter(|r| r.starts_with("watch "))
+            .count()
+            < 2
+        {
             std::thread::yield_now();
         }
         cancel.cancel();
-        connecting.join().unwrap().err().expect("no worker for a cancelled wait")
+        connecting
+            .join()
+            .unwrap()
+            .err()
+            .expect("no worker for a cancelled wait")
     });
     let p = pod(0, 1);
-    assert_eq!(lost.reason, format!("had its pod `{p}` cancelled before it ran"));
+    assert_eq!(
+        lost.reason,
+        format!("had its pod `{p}` cancelled before it ran")
+    );
     assert!(rx.try_recv().is_err(), "told once");
     assert_eq!(api.requests().last(), Some(&format!("delete {p}")));
     assert!(api.state.lock().unwrap().pods.is_empty());
@@ -395,7 +432,10 @@ fn an_image_that_cannot_be_pulled_is_a_lost_worker_saying_so_and_its_pod_goes() 
     api.state.lock().unwrap().bad_image = true;
     let t = transport(&api, dir.path(), 1).unwrap();
     let never = planwright_engine::process::Cancel::default();
-    let lost = t.connect(0, &Wait::quiet(&never)).err().expect("no worker without its image");
+    let lost = t
+        .connect(0, &Wait::quiet(&never))
+        .err()
+        .expect("no worker without its image");
     let p = pod(0, 1);
     assert_eq!(
         lost.reason,

@@ -5,9 +5,9 @@
 
 use crate::view::{CheckResult, RunView, ShownState, TicketView};
 use planwright_engine::agent::Usage;
-use planwright_engine::{AttemptAgent, AttemptPlace};
 use planwright_engine::EngineError;
 use planwright_engine::Repo;
+use planwright_engine::{AttemptAgent, AttemptPlace};
 use planwright_engine::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
 use planwright_plan::words::{fence, inert, markdown_text};
 use std::fmt::Write;

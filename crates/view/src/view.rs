@@ -9,7 +9,6 @@
 //! or by a run still writing it.
 
 use planwright_engine::agent::{Activity, CostSource, Usage};
-use planwright_engine::{AttemptAgent, AttemptPlace};
 use planwright_engine::EngineError;
 #[cfg(doc)]
 use planwright_engine::Event;
@@ -17,6 +16,7 @@ use planwright_engine::Failure;
 use planwright_engine::Phase;
 use planwright_engine::Repo;
 use planwright_engine::RunGraph;
+use planwright_engine::{AttemptAgent, AttemptPlace};
 use planwright_engine::{RunRow, RunStatus, Store, TicketState};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};

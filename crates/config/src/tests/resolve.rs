@@ -428,7 +428,10 @@ fn workers_keep_in_touch_as_executor_says() {
     }
     for (text, said) in [
         ("[executor]\nheartbeat = 0\n", "`heartbeat` is 0"),
-        ("[executor]\nmax_lost = 0\n", "`max_lost` is 0; give at least 1"),
+        (
+            "[executor]\nmax_lost = 0\n",
+            "`max_lost` is 0; give at least 1",
+        ),
         (
             "[executor]\nheartbeat = '10s'\nlost_after = '15s'\n",
             "shorter than two heartbeats",

@@ -506,7 +506,12 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             candidate_ref: refs::candidate_ref(id),
             usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
             activity_sink: Some(activity_events(&sh.emitter, id, attempt)),
-            waiting_sink: Some(waiting_events(&sh.emitter, id, attempt, sh.executor.place(slot))),
+            waiting_sink: Some(waiting_events(
+                &sh.emitter,
+                id,
+                attempt,
+                sh.executor.place(slot),
+            )),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.

@@ -119,9 +119,15 @@ pub fn fault(e: &kube::Error) -> (Fault, bool) {
 /// wraps rustls' errors in its connector's).
 fn tls(said: &str) -> bool {
     let said = said.to_ascii_lowercase();
-    ["certificate", "tls", "handshake", "corrupt message", "unknownissuer"]
-        .iter()
-        .any(|w| said.contains(w))
+    [
+        "certificate",
+        "tls",
+        "handshake",
+        "corrupt message",
+        "unknownissuer",
+    ]
+    .iter()
+    .any(|w| said.contains(w))
 }
 
 /// `f`'s call on `runtime`, each try bounded, tried again after each of

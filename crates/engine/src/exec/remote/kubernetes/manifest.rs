@@ -106,14 +106,20 @@ pub fn pod_manifest(shape: &PodShape, slot: usize) -> Value {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
     };
-    selector.extend(k.node_selector.iter().map(|(key, v)| (key.clone(), v.clone().into())));
+    selector.extend(
+        k.node_selector
+            .iter()
+            .map(|(key, v)| (key.clone(), v.clone().into())),
+    );
     if !selector.is_empty() {
         extra.insert("nodeSelector".into(), selector.into());
     }
     for (key, v) in &template.spec {
         match (key.as_str(), extra.get_mut(key)) {
             ("nodeSelector", _) => {}
-            ("volumes", Some(Value::Array(ours))) => ours.extend(v.as_array().cloned().unwrap_or_default()),
+            ("volumes", Some(Value::Array(ours))) => {
+                ours.extend(v.as_array().cloned().unwrap_or_default())
+            }
             // The template can set only fields planwright leaves alone.
             (_, None) => {
                 extra.insert(key.clone(), v.clone());

@@ -217,7 +217,10 @@ impl Inner {
         }
         drop(live);
         if self.delete(name).is_err() {
-            self.doomed.lock().unwrap_or_else(|e| e.into_inner()).push(name.into());
+            self.doomed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(name.into());
         }
     }
 
@@ -225,8 +228,14 @@ impl Inner {
     /// refuses stay for the next time.
     fn settle_doomed(&self) {
         let doomed = std::mem::take(&mut *self.doomed.lock().unwrap_or_else(|e| e.into_inner()));
-        let left: Vec<String> = doomed.into_iter().filter(|n| self.delete(n).is_err()).collect();
-        self.doomed.lock().unwrap_or_else(|e| e.into_inner()).extend(left);
+        let left: Vec<String> = doomed
+            .into_iter()
+            .filter(|n| self.delete(n).is_err())
+            .collect();
+        self.doomed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(left);
     }
 
     /// The pod of `slot`: its live one while the deadline leaves room for
@@ -269,7 +278,10 @@ impl Inner {
         let name = made.metadata.name.clone().unwrap_or_default();
         let version = made.metadata.resource_version.clone().unwrap_or_default();
         let started = self.runtime.block_on(async {
-            let run = Box::pin(tokio::time::timeout(POD_START, self.running(&name, version, wait)));
+            let run = Box::pin(tokio::time::timeout(
+                POD_START,
+                self.running(&name, version, wait),
+            ));
             match select(run, Box::pin(cancelled(wait.cancel))).await {
                 Either::Left((Ok(r), _)) => r,
                 Either::Left((Err(_), _)) => Err(format!(
@@ -289,7 +301,12 @@ impl Inner {
     /// Watches pod `name` from `version` until it runs, watching again
     /// when a watch ends or breaks on the way (the API server's timeout, a
     /// restart), and tells `wait` what the pod waits for as that changes.
-    async fn running(&self, name: &str, mut version: String, wait: &Wait<'_>) -> Result<(), String> {
+    async fn running(
+        &self,
+        name: &str,
+        mut version: String,
+        wait: &Wait<'_>,
+    ) -> Result<(), String> {
         let mut told = String::new();
         loop {
             let wp = WatchParams::default()
@@ -357,10 +374,11 @@ impl Inner {
             .max_stdin_buf_size(EXEC_BUFFER)
             .max_stdout_buf_size(EXEC_BUFFER);
         let command = self.shape.settings.command.clone();
-        self.call(|| self.pods.exec(name, command.clone(), &ap)).map_err(|e| {
-            let why = self.gone(slot, name).unwrap_or(e.said);
-            format!("could not start the worker: {why}")
-        })
+        self.call(|| self.pods.exec(name, command.clone(), &ap))
+            .map_err(|e| {
+                let why = self.gone(slot, name).unwrap_or(e.said);
+                format!("could not start the worker: {why}")
+            })
     }
 }
 

@@ -26,17 +26,38 @@ const SPEC_FIELDS: &[&str] = &[
 
 /// Fields planwright sets to confine agents, and why a template may not.
 const PLANWRIGHT_SETS: &[(&str, &str)] = &[
-    ("automountServiceAccountToken", "an agent must find no token to call the API with"),
-    ("securityContext", "planwright runs the worker as user 1000, non-root, with the runtime's seccomp profile"),
+    (
+        "automountServiceAccountToken",
+        "an agent must find no token to call the API with",
+    ),
+    (
+        "securityContext",
+        "planwright runs the worker as user 1000, non-root, with the runtime's seccomp profile",
+    ),
     ("hostNetwork", "a pod shares nothing with its node"),
     ("hostPID", "a pod shares nothing with its node"),
     ("hostIPC", "a pod shares nothing with its node"),
     ("initContainers", "only planwright's worker runs in the pod"),
-    ("ephemeralContainers", "only planwright's worker runs in the pod"),
-    ("restartPolicy", "a pod is never restarted: its slot gets a new one"),
-    ("activeDeadlineSeconds", "planwright sets the deadline from the agent's timeout"),
-    ("runtimeClassName", "set `[executor.kubernetes] runtime_class`"),
-    ("enableServiceLinks", "an agent gets no addresses of the cluster's services"),
+    (
+        "ephemeralContainers",
+        "only planwright's worker runs in the pod",
+    ),
+    (
+        "restartPolicy",
+        "a pod is never restarted: its slot gets a new one",
+    ),
+    (
+        "activeDeadlineSeconds",
+        "planwright sets the deadline from the agent's timeout",
+    ),
+    (
+        "runtimeClassName",
+        "set `[executor.kubernetes] runtime_class`",
+    ),
+    (
+        "enableServiceLinks",
+        "an agent gets no addresses of the cluster's services",
+    ),
 ];
 
 /// What a template adds to each pod, checked.
@@ -56,9 +77,8 @@ pub struct PodTemplate {
 pub fn read(path: &Path) -> Result<PodTemplate, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the pod template `{}`: {e}", path.display()))?;
-    let value: Value = serde_saphyr::from_str(&text).map_err(|e| {
-        format!("the pod template `{}` is not YAML: {e}", path.display())
-    })?;
+    let value: Value = serde_saphyr::from_str(&text)
+        .map_err(|e| format!("the pod template `{}` is not YAML: {e}", path.display()))?;
     parse(&value).map_err(|why| format!("the pod template `{}`: {why}", path.display()))
 }
 
@@ -136,9 +156,14 @@ fn spec(spec: &Map<String, Value>, t: &mut PodTemplate) -> Result<(), String> {
             }
         }
     }
-    let names: Vec<&str> = (t.spec.get("volumes").and_then(Value::as_array).into_iter().flatten())
-        .filter_map(|v| v["name"].as_str())
-        .collect();
+    let names: Vec<&str> = (t
+        .spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(|v| v["name"].as_str())
+    .collect();
     for mount in &t.mounts {
         let name = mount["name"].as_str().unwrap_or_default();
         if !names.contains(&name) {
@@ -195,7 +220,11 @@ fn volumes(v: &Value) -> Result<(), String> {
             ));
         }
         let sources = vol["projected"]["sources"].as_array().map(Vec::as_slice);
-        if sources.unwrap_or_default().iter().any(|s| s.get("serviceAccountToken").is_some()) {
+        if sources
+            .unwrap_or_default()
+            .iter()
+            .any(|s| s.get("serviceAccountToken").is_some())
+        {
             return Err(format!(
                 "the volume `{name}` projects a service-account token: an agent could call the API with it; remove it"
             ));
@@ -222,17 +251,50 @@ mod tests {
         assert_eq!(t.spec["priorityClassName"], "batch");
         assert_eq!(t.mounts[0]["mountPath"], "/opt/tools");
         for (bad, said) in [
-            (json!({"spec": {"automountServiceAccountToken": true}}), "`spec.automountServiceAccountToken` is planwright's to set"),
-            (json!({"spec": {"securityContext": {"runAsUser": 0}}}), "`spec.securityContext` is planwright's to set"),
-            (json!({"spec": {"hostNetwork": true}}), "`spec.hostNetwork` is planwright's"),
-            (json!({"spec": {"containers": [{"name": "worker", "command": ["sh"]}]}}), "the container's `command` is planwright's to set"),
-            (json!({"spec": {"containers": [{"name": "worker", "securityContext": {"privileged": true}}]}}), "the container's `securityContext`"),
-            (json!({"spec": {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}}), "`root` is a `hostPath`"),
-            (json!({"spec": {"volumes": [{"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}]}}), "projects a service-account token"),
-            (json!({"metadata": {"labels": {"planwright.dev/run": "x"}}}), "the label `planwright.dev/run` is planwright's"),
-            (json!({"spec": {"dnsPolicy": "None"}}), "`spec.dnsPolicy` is not a field a pod template may set"),
-            (json!({"kind": "Deployment"}), "a pod template is `apiVersion: v1`, `kind: Pod`"),
-            (json!({"spec": {"containers": [{"name": "worker", "volumeMounts": [{"name": "x", "mountPath": "/x"}]}]}}), "names no volume"),
+            (
+                json!({"spec": {"automountServiceAccountToken": true}}),
+                "`spec.automountServiceAccountToken` is planwright's to set",
+            ),
+            (
+                json!({"spec": {"securityContext": {"runAsUser": 0}}}),
+                "`spec.securityContext` is planwright's to set",
+            ),
+            (
+                json!({"spec": {"hostNetwork": true}}),
+                "`spec.hostNetwork` is planwright's",
+            ),
+            (
+                json!({"spec": {"containers": [{"name": "worker", "command": ["sh"]}]}}),
+                "the container's `command` is planwright's to set",
+            ),
+            (
+                json!({"spec": {"containers": [{"name": "worker", "securityContext": {"privileged": true}}]}}),
+                "the container's `securityContext`",
+            ),
+            (
+                json!({"spec": {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}}),
+                "`root` is a `hostPath`",
+            ),
+            (
+                json!({"spec": {"volumes": [{"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}]}}),
+                "projects a service-account token",
+            ),
+            (
+                json!({"metadata": {"labels": {"planwright.dev/run": "x"}}}),
+                "the label `planwright.dev/run` is planwright's",
+            ),
+            (
+                json!({"spec": {"dnsPolicy": "None"}}),
+                "`spec.dnsPolicy` is not a field a pod template may set",
+            ),
+            (
+                json!({"kind": "Deployment"}),
+                "a pod template is `apiVersion: v1`, `kind: Pod`",
+            ),
+            (
+                json!({"spec": {"containers": [{"name": "worker", "volumeMounts": [{"name": "x", "mountPath": "/x"}]}]}}),
+                "names no volume",
+            ),
         ] {
             let e = parse(&bad).unwrap_err();
             assert!(e.contains(said), "{bad}: {e}");
@@ -247,6 +309,12 @@ mod tests {
         assert_eq!(read(&path).unwrap().spec["priorityClassName"], "batch");
         std::fs::write(&path, "spec:\n  hostPID: true\n").unwrap();
         let e = read(&path).unwrap_err();
-        assert!(e.starts_with(&format!("the pod template `{}`: `spec.hostPID`", path.display())), "{e}");
+        assert!(
+            e.starts_with(&format!(
+                "the pod template `{}`: `spec.hostPID`",
+                path.display()
+            )),
+            "{e}"
+        );
     }
 }
