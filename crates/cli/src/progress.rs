@@ -655,7 +655,7 @@ mod tests {
         pulse.record(T0 + 95_500, &waits);
         assert_eq!(
             pulse.lines(T0 + 96_000),
-            ["A still running (attempt 2, 1s, on ssh build-2, its worker waits: Unschedulable: 0/1 nodes are available)"]
+            ["A still running (attempt 2, 1.0s, on ssh build-2, its worker waits: Unschedulable: 0/1 nodes are available)"]
         );
         let phase = Event::Phase {
             ticket: "A".into(),
@@ -665,7 +665,7 @@ mod tests {
         pulse.record(T0 + 95_900, &phase);
         assert_eq!(
             pulse.lines(T0 + 96_000),
-            ["A still running (attempt 2, workspace, 1s, on ssh build-2)"]
+            ["A still running (attempt 2, workspace, 1.0s, on ssh build-2)"]
         );
     }
 
