@@ -265,6 +265,21 @@ pub enum Event {
         /// `.planwright/`.
         reason: String,
     },
+    /// The gates failed on an attempt's candidate in its own gate
+    /// checkout and ran again on the same tree (`[gates] flaky_retries`).
+    GateRetried {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// The gate that failed, as its command line.
+        gate: String,
+        /// How it failed.
+        message: String,
+        /// Whether the gates passed when run again: the gate is flaky, and
+        /// the attempt goes on.
+        passed: bool,
+    },
     /// An attempt was rejected.
     AttemptRejected {
         /// The ticket.
@@ -910,6 +925,13 @@ mod tests {
                 attempt: 1,
                 commit: "c".into(),
             },
+            Event::GateRetried {
+                ticket: t(),
+                attempt: 1,
+                gate: "cargo test".into(),
+                message: "gate `cargo test` failed: exit code 101".into(),
+                passed: true,
+            },
             Event::WorkerWaiting {
                 ticket: t(),
                 attempt: 1,
@@ -957,7 +979,8 @@ mod tests {
             Event::AgentActivity { .. } => 31,
             Event::DiskLow { .. } => 32,
             Event::Unchanged { .. } => 33,
-            Event::WorkerWaiting { .. } => 34,
+            Event::GateRetried { .. } => 34,
+            Event::WorkerWaiting { .. } => 35,
         }
     }
 
@@ -967,7 +990,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=34).collect::<Vec<_>>(),
+            (0..=35).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {
