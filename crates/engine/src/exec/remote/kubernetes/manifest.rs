@@ -6,12 +6,7 @@ use planwright_config::KubernetesSettings;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-/// The label every pod of planwright's carries.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "planwright");
-/// The label naming the runs a pod belongs to (see [`super::run_key`]).
-pub const RUN_LABEL: &str = "planwright.dev/run";
-/// The label naming the slot a pod serves.
-pub const SLOT_LABEL: &str = "planwright.dev/slot";
+pub use super::labels::{MANAGED_BY, RUN_LABEL, SLOT_LABEL};
 
 /// What a pod's deadline gives beyond one attempt's agent time: the
 /// set-up, the objects sent both ways, the worker's start, and a window in

@@ -6,6 +6,8 @@
 #[cfg(feature = "kubernetes")]
 mod api;
 #[cfg(feature = "kubernetes")]
+mod labels;
+#[cfg(feature = "kubernetes")]
 mod manifest;
 #[cfg(feature = "kubernetes")]
 mod pods;

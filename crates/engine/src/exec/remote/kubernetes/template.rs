@@ -7,7 +7,7 @@
 //! repository an agent changes, so what it may set is a list, not what it
 //! may not.
 
-use super::manifest::{MANAGED_BY, RUN_LABEL, SLOT_LABEL};
+use super::labels::{MANAGED_BY, RUN_LABEL, SLOT_LABEL};
 use serde_json::{Map, Value};
 use std::path::Path;
 
