@@ -458,12 +458,29 @@ const NODE_PROJECT: [(&str, &str); 4] = [
 #[test]
 fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs() {
     let env = on_master(&NODE_PROJECT);
+    // The user's own checkout has the dependency installed: a gate that
+    // found it by walking up would pass where a fresh clone fails.
+    let dep = "node_modules/dep/index.js";
+    write(&env.repo(), dep, "module.exports = 1\n");
     env.fixture("W-1", 0, "README.md", "hello\n");
     write(env.root(), "plan.json", STANDARD_V1);
     let gate = ["--gate", "npm test"];
     let out = scripted(&env, "preflight", "plan.json", &gate);
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{said}");
+    // The checkout is in the user's cache, not below the repository.
+    assert!(!env.repo().join(".planwright/checkouts").exists());
+    let cache = env.root().join("home/.cache/planwright/checkouts");
+    let held: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        held.len() == 1 && held[0].starts_with("repo-"),
+        "{held:?}"
+    );
+    let probed = cache.join(&held[0]).join("preflight/package.json");
+    assert!(probed.is_file(), "{}", probed.display());
     assert!(
         said.contains("error   gate-probe: on the base commit "),
         "{said}"
@@ -499,6 +516,15 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(!said.contains("gate-probe"), "{said}");
+    // A run's gate finds no more than the probe did.
+    let out = scripted(
+        &env,
+        "run",
+        "plan.json",
+        &["--gate", "npm test", "--no-gate-probe", "--strikes", "1", "--output", "json"],
+    );
+    let run = summary(&out);
+    assert_eq!(run["failed"]["W-1"]["kind"], "gate_failure", "{run}");
     // A set-up that installs what the gate needs makes the base green.
     let setup = "[workspace]\nsetup = [[\"sh\", \"-c\", \"mkdir -p node_modules/dep && echo 'module.exports = 1' > node_modules/dep/index.js\"]]\n";
     write(env.root(), "planwright.toml", setup);
