@@ -525,6 +525,12 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     );
     let run = summary(&out);
     assert_eq!(run["failed"]["W-1"]["kind"], "gate_failure", "{run}");
+    // `validate` says it too.
+    let npm_ci = "add `setup = [[\"npm\", \"ci\"]]` to `[workspace]`";
+    let validate = |env: &Env| env.planwright(&["validate", "plan.json", "--repo", "repo"]);
+    let out = validate(&env);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains(npm_ci), "{}", text(&out.stderr));
     // A set-up that installs what the gate needs makes the base green.
     let setup = "[workspace]\nsetup = [[\"sh\", \"-c\", \"mkdir -p node_modules/dep && echo 'module.exports = 1' > node_modules/dep/index.js\"]]\n";
     write(env.root(), "planwright.toml", setup);
@@ -535,4 +541,5 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
         said.contains("ok      gate-probe: `npm test` pass on the base commit "),
         "{said}"
     );
+    assert!(!text(&validate(&env).stderr).contains("setup"));
 }

@@ -32,6 +32,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut all_valid = true;
     let mut failures: Vec<CliError> = Vec::new();
     let color = global.color();
+    let mut setup_said = false;
     for path in &args.plans {
         match check_file(
             path,
@@ -43,6 +44,9 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         ) {
             Ok(checked) => {
                 warn_unjudged(&checked, global);
+                if !setup_said {
+                    setup_said = warn_no_setup(&checked, args.tree.repo.as_deref(), global);
+                }
                 let mut report = checked.report;
                 checked_any = true;
                 all_valid &= report.valid;
@@ -90,6 +94,23 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return Err(e.after_json());
     }
     Ok(if all_valid { exit::OK } else { exit::INVALID })
+}
+
+/// A lock file at the repository's root and no `[workspace] setup`, said
+/// once as preflight says it: the repository is `--repo`, else the one the
+/// current folder is in. Whether it was said.
+fn warn_no_setup(checked: &Checked, repo: Option<&std::path::Path>, global: &Global) -> bool {
+    if checked.report.plan.is_none() {
+        return false;
+    }
+    let setup = planwright_config::resolve::workspace(&checked.config).setup;
+    let dir = repo.unwrap_or(std::path::Path::new("."));
+    let Some(c) = planwright_engine::missing_setup(dir, &setup) else {
+        return false;
+    };
+    let hint = c.hint.map(|h| format!("; {h}")).unwrap_or_default();
+    global.warn(format!("{}{hint}", c.message));
+    true
 }
 
 /// Checks no reviewer will judge, said as `preflight` says them (a valid
