@@ -513,7 +513,7 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
             ),
             (
                 "native.schema.additional-properties".to_string(),
-                "did you mean `estimate_minutes` for `estimat_minutes`?".to_string()
+                "did you mean `estimate_minutes`?".to_string()
             ),
             (
                 "native.scope.op".to_string(),
