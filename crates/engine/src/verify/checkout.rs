@@ -352,7 +352,11 @@ impl Checkouts {
         let dir = self.path(name);
         let index = self.meta(name, "");
         let synced = self.synced().remove(name);
-        if !index.is_file() {
+        // The index is in `.planwright/`, the checkout in the cache folder,
+        // which the user may clear (or `HOME` name another): an index whose
+        // checkout is gone describes nothing.
+        if !index.is_file() || !dir.is_dir() {
+            remove_any(&index)?;
             fresh_dir(&dir)?;
             create_parent(&index)?;
         }
@@ -805,5 +809,20 @@ mod tests {
         let inside = repo.state_dir().join("checkouts");
         assert_eq!(at(None, &[]), inside);
         assert_eq!(at(Some(&cache), &["cache"]), inside);
+    }
+
+    /// A checkout removed behind planwright's back (the cache folder
+    /// cleared) is written afresh; its index no longer counts.
+    #[test]
+    fn a_checkout_removed_from_the_cache_is_written_afresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, second, checkouts) = two_commits(tmp.path(), Containment::none());
+        let log = tmp.path().join("log");
+        let script = "test -f a && test -f src/x";
+        assert!(matches!(gate(&checkouts, &log, &first, &[script]), Verdict::Pass));
+        std::fs::remove_dir_all(checkouts.path("slot")).unwrap();
+        checkouts.synced().clear();
+        let verdict = gate(&checkouts, &log, &second, &[&format!("{script} && test -f b")]);
+        assert!(matches!(verdict, Verdict::Pass), "{verdict:?}");
     }
 }
