@@ -475,10 +475,7 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(
-        held.len() == 1 && held[0].starts_with("repo-"),
-        "{held:?}"
-    );
+    assert!(held.len() == 1 && held[0].starts_with("repo-"), "{held:?}");
     let probed = cache.join(&held[0]).join("preflight/package.json");
     assert!(probed.is_file(), "{}", probed.display());
     assert!(
@@ -521,7 +518,15 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
         &env,
         "run",
         "plan.json",
-        &["--gate", "npm test", "--no-gate-probe", "--strikes", "1", "--output", "json"],
+        &[
+            "--gate",
+            "npm test",
+            "--no-gate-probe",
+            "--strikes",
+            "1",
+            "--output",
+            "json",
+        ],
     );
     let run = summary(&out);
     assert_eq!(run["failed"]["W-1"]["kind"], "gate_failure", "{run}");

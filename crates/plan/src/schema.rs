@@ -171,7 +171,10 @@ fn names_at(root: &Value, node: &Value, depth: usize, out: &mut Vec<String>) {
             names_at(root, v, depth, out);
         }
     }
-    let local = map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#'));
+    let local = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'));
     if let (Some(pointer), true) = (local, depth < REF_DEPTH) {
         if let Some(target) = root.pointer(pointer) {
             names_at(root, target, depth + 1, out);

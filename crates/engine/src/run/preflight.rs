@@ -30,8 +30,8 @@ mod probe;
 mod routing;
 mod scope;
 pub use base::current_branch;
-pub use probe::missing_setup;
 pub(crate) use base::settle as settle_base;
+pub use probe::missing_setup;
 pub use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 

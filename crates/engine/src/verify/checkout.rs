@@ -804,7 +804,10 @@ mod tests {
         let own = at(Some(&cache), &["elsewhere"]);
         assert_eq!(own.parent(), Some(cache.as_path()));
         let name = own.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("repo-") && name.len() == "repo-".len() + 16, "{name}");
+        assert!(
+            name.starts_with("repo-") && name.len() == "repo-".len() + 16,
+            "{name}"
+        );
         assert!(!own.starts_with(repo.root()));
         let inside = repo.state_dir().join("checkouts");
         assert_eq!(at(None, &[]), inside);
@@ -819,10 +822,18 @@ mod tests {
         let (first, second, checkouts) = two_commits(tmp.path(), Containment::none());
         let log = tmp.path().join("log");
         let script = "test -f a && test -f src/x";
-        assert!(matches!(gate(&checkouts, &log, &first, &[script]), Verdict::Pass));
+        assert!(matches!(
+            gate(&checkouts, &log, &first, &[script]),
+            Verdict::Pass
+        ));
         std::fs::remove_dir_all(checkouts.path("slot")).unwrap();
         checkouts.synced().clear();
-        let verdict = gate(&checkouts, &log, &second, &[&format!("{script} && test -f b")]);
+        let verdict = gate(
+            &checkouts,
+            &log,
+            &second,
+            &[&format!("{script} && test -f b")],
+        );
         assert!(matches!(verdict, Verdict::Pass), "{verdict:?}");
     }
 }
