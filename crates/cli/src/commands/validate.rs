@@ -45,7 +45,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             Ok(checked) => {
                 warn_unjudged(&checked, global);
                 if !setup_said {
-                    setup_said = warn_no_setup(&checked, args.tree.repo.as_deref(), global);
+                    setup_said = warn_no_setup(&checked, path, args.tree.repo.as_deref(), global);
                 }
                 let mut report = checked.report;
                 checked_any = true;
@@ -97,15 +97,21 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// A lock file at the repository's root and no `[workspace] setup`, said
-/// once as preflight says it: the repository is `--repo`, else the one the
-/// current folder is in. Whether it was said.
-fn warn_no_setup(checked: &Checked, repo: Option<&std::path::Path>, global: &Global) -> bool {
-    if checked.report.plan.is_none() {
+/// once as preflight says it: the repository is the one a run of the plan
+/// at `path` would work on (`--repo`, the plan's `repo`, else the current
+/// folder's). Whether it was said.
+fn warn_no_setup(
+    checked: &Checked,
+    path: &std::path::Path,
+    repo: Option<&std::path::Path>,
+    global: &Global,
+) -> bool {
+    let Some(plan) = &checked.report.plan else {
         return false;
-    }
+    };
     let setup = planwright_config::resolve::workspace(&checked.config).setup;
-    let dir = repo.unwrap_or(std::path::Path::new("."));
-    let Some(c) = planwright_engine::missing_setup(dir, &setup) else {
+    let dir = super::plan_repo_dir(repo, path, plan.repo.as_deref());
+    let Some(c) = planwright_engine::missing_setup(&dir, &setup) else {
         return false;
     };
     let hint = c.hint.map(|h| format!("; {h}")).unwrap_or_default();
