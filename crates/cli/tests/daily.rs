@@ -548,3 +548,29 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     );
     assert!(!text(&validate(&env).stderr).contains("setup"));
 }
+
+/// The scripted agent's folder may be relative to where planwright starts:
+/// its `patch` applies in the workspace all the same.
+#[test]
+fn the_scripted_agents_patch_applies_from_a_relative_folder() {
+    let env = on_master(&BASE_FILES);
+    let patch = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hi\n+hello\n";
+    write(&env.fixture_dir("W-1", 0), "patch", patch);
+    write(env.root(), "plan.json", STANDARD_V1);
+    let fixtures = env.fixtures();
+    let relative = fixtures.strip_prefix(env.root()).unwrap();
+    let agent = format!("scripted:{}", relative.display());
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        &agent,
+        "--gate",
+        "true",
+    ]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+    assert_eq!(git(&env.repo(), &["show", "master:README.md"]), "hello");
+}
