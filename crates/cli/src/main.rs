@@ -130,6 +130,7 @@ pub enum ColorWhen {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Init(commands::init::Args),
     Validate(commands::validate::Args),
     Convert(commands::convert::Args),
     Schema(commands::schema::Args),
@@ -204,6 +205,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         global.human_or_json(command_name(&command))?;
     }
     match command {
+        Command::Init(args) => commands::init::run(args, global),
         Command::Validate(args) => commands::validate::run(args, global),
         Command::Convert(args) => commands::convert::run(args, global),
         Command::Schema(args) => commands::schema::run(args, global),
@@ -228,6 +230,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
 
 fn command_name(command: &Command) -> &'static str {
     match command {
+        Command::Init(_) => "init",
         Command::Validate(_) => "validate",
         Command::Convert(_) => "convert",
         Command::Schema(_) => "schema",

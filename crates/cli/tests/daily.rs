@@ -574,3 +574,84 @@ fn the_scripted_agents_patch_applies_from_a_relative_folder() {
     assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
     assert_eq!(git(&env.repo(), &["show", "master:README.md"]), "hello");
 }
+
+/// `init` in a fresh project of each kind: a commented planwright.toml with
+/// the set-up its lock file needs and a plan gated by its tests, said as it
+/// writes them; it never overwrites; the Node project's plan then merges.
+#[test]
+fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
+    let kinds: [(&[(&str, &str)], &str, &str, &str); 3] = [
+        (
+            &[
+                ("package.json", "{\"scripts\": {\"test\": \"node -e 0\"}}\n"),
+                ("README.md", "hi\n"),
+            ],
+            "found a Node project (`package.json`)",
+            "# setup = ",
+            "[\"npm\",\"test\"]",
+        ),
+        (
+            &[
+                ("pyproject.toml", "[project]\nname = \"p\"\n"),
+                ("uv.lock", "\n"),
+            ],
+            "found a Python project (`pyproject.toml`)",
+            "setup = [[\"uv\", \"sync\", \"--frozen\"]]",
+            "[\"pytest\"]",
+        ),
+        (
+            &[
+                ("Cargo.toml", "[package]\nname = \"c\"\n"),
+                ("Cargo.lock", "\n"),
+            ],
+            "found a Rust project (`Cargo.toml`)",
+            "setup = [[\"cargo\", \"fetch\", \"--locked\"]]",
+            "[\"cargo\",\"test\"]",
+        ),
+    ];
+    for (files, said, setup, gate) in kinds {
+        let env = on_master(files);
+        let out = env.planwright(&["init", "--repo", "repo"]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        assert!(stdout.contains(said), "{stdout}");
+        let config = std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap();
+        assert!(config.contains(setup), "{config}");
+        let plan = std::fs::read_to_string(env.repo().join("plan.json")).unwrap();
+        assert!(
+            plan.contains(gate) && plan.contains("\"base\": \"master\""),
+            "{plan}"
+        );
+        let out = env.planwright(&["validate", "repo/plan.json"]);
+        assert!(
+            text(&out.stdout).contains("(0 errors, 0 warnings)"),
+            "{}",
+            text(&out.stdout)
+        );
+        // Never over a file that is there.
+        let again = env.planwright(&["init", "--repo", "repo"]);
+        assert_eq!(again.status.code(), Some(2));
+        assert!(
+            text(&again.stderr).contains("exists already"),
+            "{}",
+            text(&again.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap(),
+            config
+        );
+        if !said.contains("Node") {
+            continue;
+        }
+        git(&env.repo(), &["add", "planwright.toml"]);
+        git(&env.repo(), &["commit", "-qm", "planwright.toml"]);
+        env.fixture("first", 0, "src/hello.js", "module.exports = 1\n");
+        let out = scripted(&env, "run", "repo/plan.json", &[]);
+        let said = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+        assert_eq!(
+            git(&env.repo(), &["show", "master:src/hello.js"]),
+            "module.exports = 1"
+        );
+    }
+}
