@@ -655,3 +655,36 @@ fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
         );
     }
 }
+
+/// `run -h` shows the flags people use first and points at `--help`,
+/// which shows every flag and two examples.
+#[test]
+fn run_short_help_shows_the_first_flags_and_long_help_all() {
+    let env = on_master(&BASE_FILES);
+    let short = text(&env.planwright(&["run", "-h"]).stdout);
+    for flag in [
+        "--repo",
+        "--agent",
+        "--gate",
+        "--base",
+        "--dry-run",
+        "--continue",
+    ] {
+        assert!(short.contains(flag), "{flag}: {short}");
+    }
+    for flag in ["--heartbeat", "--coerce", "--output", "--color"] {
+        assert!(!short.contains(flag), "{flag}: {short}");
+    }
+    assert!(short.contains("more: `planwright run --help`"), "{short}");
+    let long = text(&env.planwright(&["run", "--help"]).stdout);
+    for flag in [
+        "--heartbeat",
+        "--coerce",
+        "--output",
+        "--color",
+        "Examples:",
+    ] {
+        assert!(long.contains(flag), "{flag}: {long}");
+    }
+    assert!(!long.contains("more: `planwright run --help`"), "{long}");
+}
