@@ -12,6 +12,7 @@ pub mod man;
 pub mod observe;
 pub mod preflight;
 pub mod report;
+pub mod respond;
 pub mod run;
 pub mod schema;
 pub mod serve;
