@@ -461,6 +461,17 @@ fn the_native_example_in_the_docs_is_valid_and_clean() {
     let end = start + doc[start..].find("```").unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), &doc[start..end]).unwrap();
+    // Its checks are for a reviewer: without one, `plan.checks.unjudged`.
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
+    assert!(
+        text(&out.stdout).starts_with("warning[plan.checks.unjudged]: 1 check will not be judged")
+    );
+    assert!(text(&out.stdout).ends_with("(0 errors, 1 warning)\n"));
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[review]\nagent = \"claude\"\n",
+    )
+    .unwrap();
     let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(
         text(&out.stdout),

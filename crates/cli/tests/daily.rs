@@ -535,7 +535,8 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let validate = |env: &Env| env.planwright(&["validate", "plan.json", "--repo", "repo"]);
     let out = validate(&env);
     assert_eq!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains(npm_ci), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(npm_ci), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("warning[plan.setup.missing]"));
     // A set-up that installs what the gate needs makes the base green.
     let setup = "[workspace]\nsetup = [[\"sh\", \"-c\", \"mkdir -p node_modules/dep && echo 'module.exports = 1' > node_modules/dep/index.js\"]]\n";
     write(env.root(), "planwright.toml", setup);
@@ -546,7 +547,7 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
         said.contains("ok      gate-probe: `npm test` pass on the base commit "),
         "{said}"
     );
-    assert!(!text(&validate(&env).stderr).contains("setup"));
+    assert!(!text(&validate(&env).stdout).contains("setup"));
 }
 
 /// The scripted agent's folder may be relative to where planwright starts:
