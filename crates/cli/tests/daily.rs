@@ -689,3 +689,24 @@ fn run_short_help_shows_the_first_flags_and_long_help_all() {
     }
     assert!(!long.contains("more: `planwright run --help`"), "{long}");
 }
+
+/// `status` colours each ticket's state with `--color always` (over
+/// `NO_COLOR`, which the test's environment sets), and not by default.
+#[test]
+fn status_colours_states_as_color_says() {
+    let env = on_master(&BASE_FILES);
+    env.fixture("W-1", 0, "README.md", "hello\n");
+    write(env.root(), "plan.json", STANDARD_V1);
+    let out = scripted(&env, "run", "plan.json", &["--gate", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let status = |extra: &[&str]| {
+        let args = [&["status", "--repo", "repo"][..], extra].concat();
+        text(&env.planwright(&args).stdout)
+    };
+    assert!(status(&["--color", "always"]).contains("\x1b[32mmerged"));
+    let plain = status(&[]);
+    assert!(
+        plain.contains("merged") && !plain.contains('\x1b'),
+        "{plain}"
+    );
+}
