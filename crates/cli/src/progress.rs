@@ -256,18 +256,53 @@ fn line(event: &Event) -> Option<String> {
 pub struct Plain<W: Write + Send> {
     out: W,
     phases: bool,
+    /// Whether the merge queue's own steps (stacks checked, passed,
+    /// stopped, landed, bisected) get lines.
+    queue: bool,
 }
 
 impl<W: Write + Send> Plain<W> {
     /// Writes to `out`.
     pub fn new(out: W) -> Self {
-        Plain { out, phases: false }
+        Plain {
+            out,
+            phases: false,
+            queue: true,
+        }
     }
 
     /// Writes to `out`, with a line for every phase of an attempt too (`--verbose`).
     pub fn verbose(out: W) -> Self {
-        Plain { out, phases: true }
+        Plain {
+            out,
+            phases: true,
+            queue: true,
+        }
     }
+
+    /// Writes to `out` what happened to each ticket, without the merge
+    /// queue's own steps (the demo's first look).
+    pub fn brief(out: W) -> Self {
+        Plain {
+            out,
+            phases: false,
+            queue: false,
+        }
+    }
+}
+
+/// Whether `event` is a step of the merge queue itself, which a ticket's
+/// own `merged` line already sums up.
+fn queue_step(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::BatchStarted { .. }
+            | Event::BatchVerified { .. }
+            | Event::BatchCancelled { .. }
+            | Event::BatchLanded { .. }
+            | Event::BatchFailed { .. }
+            | Event::Bisected { .. }
+    )
 }
 
 impl<W: Write + Send> Reporter for Plain<W> {
@@ -278,6 +313,7 @@ impl<W: Write + Send> Reporter for Plain<W> {
                 attempt,
                 phase,
             } if self.phases => Some(format!("{ticket}: attempt {attempt}: {phase}")),
+            _ if !self.queue && queue_step(event) => None,
             _ => describe(event),
         };
         // A closed pipe (`run | head -2`) must not stop the run: its agents
@@ -481,6 +517,8 @@ impl Drop for Heartbeat {
 pub struct Terminal {
     multi: MultiProgress,
     bars: HashMap<String, ProgressBar>,
+    /// As [`Plain`]'s: whether the merge queue's own steps get lines.
+    queue: bool,
 }
 
 impl Terminal {
@@ -489,6 +527,15 @@ impl Terminal {
         Terminal {
             multi: MultiProgress::new(),
             bars: HashMap::new(),
+            queue: true,
+        }
+    }
+
+    /// [`Terminal::new`] without the merge queue's own steps.
+    pub fn brief() -> Self {
+        Terminal {
+            queue: false,
+            ..Terminal::new()
         }
     }
 
@@ -539,6 +586,9 @@ impl Reporter for Terminal {
                 bar.finish_and_clear();
                 self.multi.remove(&bar);
             }
+        }
+        if !self.queue && queue_step(event) {
+            return;
         }
         if let Some(line) = describe(event) {
             if !matches!(event, Event::AttemptStarted { .. } | Event::Merging { .. }) {
@@ -844,5 +894,34 @@ mod tests {
         2026-11-29T22:00:00Z run r1 finished: 1 merged, 1 failed, 1 blocked
         2026-11-29T22:00:00Z run r1 finished: 1 merged, 0 failed, 0 blocked (interrupted; run again to continue)
         ");
+    }
+
+    /// The brief lines (the demo's) leave out the merge queue's own steps
+    /// and keep what happened to each ticket.
+    #[test]
+    fn brief_lines_leave_out_the_merge_queues_own_steps() {
+        let events = [
+            Event::BatchStarted {
+                tickets: vec!["T1".into(), "T2".into()],
+                tip: "0123456789abcdef".into(),
+            },
+            Event::Merged {
+                ticket: "T1".into(),
+                commit: "fedcba9876543210".into(),
+            },
+        ];
+        let lines = |mut plain: Plain<&mut Vec<u8>>| {
+            events.iter().for_each(|e| plain.report("at", e));
+        };
+        let (mut brief, mut all) = (Vec::new(), Vec::new());
+        lines(Plain::brief(&mut brief));
+        lines(Plain::new(&mut all));
+        assert_eq!(
+            String::from_utf8(brief).unwrap(),
+            "at T1: merged as fedcba9876\n"
+        );
+        assert!(String::from_utf8(all)
+            .unwrap()
+            .contains("merge queue: checking T1, T2"));
     }
 }

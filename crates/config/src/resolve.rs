@@ -24,6 +24,9 @@ use std::time::Duration;
 pub struct Env {
     /// `HOME`: where `~/` in `[sandbox] writable` points.
     pub home: Option<PathBuf>,
+    /// `XDG_CACHE_HOME`, where set and not empty: the user's cache folder
+    /// (else `~/.cache`), which holds the gate checkouts.
+    pub cache_home: Option<PathBuf>,
     /// `AGB_STRICT_GATES`: `0` turns agb's strict gate rule off.
     pub agb_strict_gates: Option<String>,
     /// The cores there are to work on: one slot per core by default.
@@ -456,6 +459,23 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
     }
 }
 
+/// Where gate checkouts live: `planwright/checkouts` in the user's cache
+/// folder, outside every repository, so that nothing a tool finds by
+/// walking up from a checkout (Node's `node_modules`, a Cargo workspace, a
+/// pytest `rootdir`) is the user's own; none without a cache folder or a
+/// home. A relative one is ignored, as the XDG specification says.
+fn checkouts_home(env: &Env) -> Option<PathBuf> {
+    let cache = env
+        .cache_home
+        .clone()
+        .filter(|c| c.is_absolute())
+        .or_else(|| {
+            let home = env.home.as_ref().filter(|h| h.is_absolute())?;
+            Some(home.join(".cache"))
+        })?;
+    Some(cache.join("planwright").join("checkouts"))
+}
+
 /// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`; `~/` in
 /// `writable` and `readable` is `env.home`.
 pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
@@ -498,6 +518,7 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
             .collect(),
         memory: memory.map_or(Some(defaults::MEMORY), |m| m.0),
         pids: pids.map_or(Some(defaults::PIDS), |p| p.0),
+        checkouts: checkouts_home(env),
     }
 }
 

@@ -359,6 +359,10 @@ pub struct ContainSettings {
     pub memory: Option<u64>,
     /// Processes and threads of each confined child (`[sandbox] pids`).
     pub pids: Option<u64>,
+    /// The folder holding the gate checkouts of every repository, one
+    /// folder each (`$XDG_CACHE_HOME/planwright/checkouts`); without one,
+    /// they live in the repository's `.planwright/checkouts`.
+    pub checkouts: Option<PathBuf>,
 }
 
 impl Default for ContainSettings {
@@ -376,6 +380,7 @@ impl Default for ContainSettings {
             hosts: Vec::new(),
             memory: Some(defaults::MEMORY),
             pids: Some(defaults::PIDS),
+            checkouts: None,
         }
     }
 }

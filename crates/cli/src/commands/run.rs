@@ -223,13 +223,24 @@ fn drawable() -> bool {
 /// The reporters for this output mode. Plain lines come with a heartbeat
 /// every `heartbeat` (none when it is zero).
 pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
+    reporters_with(global, heartbeat, true)
+}
+
+/// [`reporters`], whose plain lines leave out the merge queue's own steps
+/// unless `queue` or `--verbose` (the demo's first look).
+pub fn reporters_with(global: &Global, heartbeat: Duration, queue: bool) -> Vec<Box<dyn Reporter>> {
     let plain: Box<dyn Reporter> = match global.output {
         Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
         Output::Human if global.verbose => Box::new(progress::Plain::verbose(std::io::stdout())),
         Output::Human if std::io::stderr().is_terminal() && drawable() => {
-            return vec![Box::new(progress::Terminal::new())]
+            let terminal = match queue {
+                true => progress::Terminal::new(),
+                false => progress::Terminal::brief(),
+            };
+            return vec![Box::new(terminal)];
         }
+        Output::Human if !queue => Box::new(progress::Plain::brief(std::io::stdout())),
         Output::Human => Box::new(progress::Plain::new(std::io::stdout())),
     };
     if heartbeat.is_zero() {

@@ -61,7 +61,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     if let Some(line) = r.view.queue_line() {
         crate::outln!("{}", planwright_plan::words::inert(&line));
     }
-    rows(&r);
+    rows(&r, global.color());
     places(&r);
     why(&r, global);
     let changed: Vec<&str> = r
@@ -81,7 +81,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 
 /// One row per ticket: state, attempts, tokens and cost over its attempts,
 /// merged commit, failure.
-fn rows(r: &RunReport) {
+/// The tickets' table; with `color`, each state in its colour.
+fn rows(r: &RunReport, color: bool) {
     let width = r
         .tickets
         .iter()
@@ -117,10 +118,11 @@ fn rows(r: &RunReport) {
             .map_or("-".into(), |u| u.total().to_string());
         let cost = report.totals.cost_usd.map_or("-".into(), view::cost_text);
         let state = r.shown_state(t).as_str();
+        // Padded first: the colour's escapes take no column.
+        let state = crate::render::paint(&format!("{state:state_width$}"), state, color);
         crate::outln!(
-            "{:width$}  {:state_width$}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
+            "{:width$}  {state}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
-            state,
             t.attempt_count,
             commit
         );

@@ -17,6 +17,7 @@ fn flags() -> RunFlags {
 fn env() -> Env {
     Env {
         home: Some(PathBuf::from("/home/u")),
+        cache_home: None,
         agb_strict_gates: None,
         cores: Some(8),
         tokens: Default::default(),
@@ -490,4 +491,23 @@ fn a_configured_gate_may_be_a_command_line_as_gate_takes_it() {
     );
     let bad = run(flags(), "[gates]\nrun = [\"sh -c 'oops\"]\n").unwrap_err();
     assert_eq!(bad, SettingsError::Unsplittable("sh -c 'oops".into()));
+}
+
+#[test]
+fn gate_checkouts_live_in_the_users_cache_folder_outside_the_repository() {
+    let at = |home: Option<&str>, cache: Option<&str>| {
+        let env = Env {
+            home: home.map(PathBuf::from),
+            cache_home: cache.map(PathBuf::from),
+            ..env()
+        };
+        resolve::sandbox(&Config::default(), &env).checkouts
+    };
+    let checkouts = |dir: &str| Some(PathBuf::from(dir).join("planwright/checkouts"));
+    assert_eq!(at(Some("/home/u"), None), checkouts("/home/u/.cache"));
+    assert_eq!(at(Some("/home/u"), Some("/c")), checkouts("/c"));
+    // A relative XDG_CACHE_HOME is ignored, as the specification says.
+    assert_eq!(at(Some("/home/u"), Some("c")), checkouts("/home/u/.cache"));
+    assert_eq!(at(None, None), None);
+    assert_eq!(at(Some("u"), None), None);
 }

@@ -121,6 +121,11 @@ pub(super) fn start_point(
         // A candidate of an invocation long gone may have been pruned.
         return Ok(fresh(Fresh::NoCandidate, None));
     }
+    if out.stdout.is_empty() {
+        // An attempt that changed nothing (`empty_diff`) leaves a candidate
+        // that is its base: there is no change to start from or show.
+        return Ok(fresh(Fresh::NoCandidate, None));
+    }
     let diff = PreviousDiff::new(String::from_utf8_lossy(&out.stdout).into_owned());
     if failure.kind == FailureKind::MergeConflict {
         return Ok(fresh(Fresh::Conflict, Some(diff)));
