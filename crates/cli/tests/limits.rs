@@ -189,7 +189,7 @@ fn a_gate_or_a_merge_that_fills_the_disk_is_disk_full_and_the_next_run_merges() 
         "fill() {{ head -c 200M /dev/zero > \"$TMPDIR/fill\"; exit 1; }}\n\
          [ -e A.txt ] || [ -e B.txt ] || exit 0\n\
          [ -e {root}/fill-gate ] && fill\n\
-         case \"$(pwd)\" in */checkouts/merge*) [ -e {root}/fill-merge ] && fill;; esac\n\
+         case \"$(pwd)\" in */merge | */merge-[0-9]*) [ -e {root}/fill-merge ] && fill;; esac\n\
          exit 0\n"
     );
     write(env.root(), "gate.sh", &gate);
