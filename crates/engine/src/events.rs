@@ -492,8 +492,8 @@ pub struct AttemptPlace {
     /// `[executor] kind`: `local`, `process`, `ssh` or `kubernetes`.
     pub executor: String,
     /// The worker's machine (`ssh build-1`, `process`, `kubernetes
-    /// agents`: a pod of that namespace, named in the ticket's log once
-    /// made); none on this machine.
+    /// agents`: a pod of that namespace; the pod itself is not named);
+    /// none on this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<String>,
     /// The slot, from 1: attempts of one slot run one after another.
