@@ -78,16 +78,34 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
             wait_ms.div_ceil(1000)
         ),
+        Event::WorkerWaiting {
+            ticket,
+            place,
+            waiting_for,
+            ..
+        } => format!("{ticket}: its worker at {place} waits: {waiting_for}"),
         Event::WorkerLost {
             ticket,
             place,
             reason,
             slots_left,
+            rest_ms,
+            losses_left,
             ..
-        } => format!(
-            "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again on another slot, no strike used ({} left)",
-            crate::render::count(*slots_left, "slot")
-        ),
+        } => {
+            let next = match losses_left {
+                0 => "the run stops: `[executor] max_lost` workers were lost".to_string(),
+                n => format!(
+                    "its slot rests {}s; the run stops after {n} more lost {}",
+                    rest_ms.div_ceil(1000),
+                    planwright_plan::words::plural(*n, "worker")
+                ),
+            };
+            format!(
+                "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again, no strike used ({} working; {next})",
+                crate::render::count(*slots_left, "slot")
+            )
+        }
         Event::Counterfactual {
             ticket,
             control_path,
@@ -115,6 +133,7 @@ fn line(event: &Event) -> Option<String> {
             attempt,
             base_commit,
             starts_from,
+            place,
             ..
         } => {
             let before = attempt.saturating_sub(1);
@@ -123,8 +142,12 @@ fn line(event: &Event) -> Option<String> {
                 "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
                 _ => String::new(),
             };
+            // On a worker, where: on this machine it goes without saying.
+            let on = (place.as_ref())
+                .filter(|p| p.worker.is_some())
+                .map_or(String::new(), |p| format!(" on {}", p.text()));
             format!(
-                "{ticket}: attempt {attempt} started from {}{from}",
+                "{ticket}: attempt {attempt} started from {}{from}{on}",
                 short(base_commit)
             )
         }
@@ -319,31 +342,57 @@ struct Running {
     phase: Option<Phase>,
     started_ms: i64,
     tokens: Option<u64>,
+    /// Its worker's machine, when not this one.
+    worker: Option<String>,
+    /// What its worker waits for before it can start, until it starts.
+    waiting: Option<String>,
 }
 
 /// The attempts running now, as the events tell.
 #[derive(Debug, Default)]
 struct Pulse {
     running: BTreeMap<String, Running>,
+    /// Tickets whose worker was lost, waiting for a slot: where it was.
+    waiting: BTreeMap<String, String>,
 }
 
 impl Pulse {
     fn record(&mut self, at_ms: i64, event: &Event) {
         match event {
             Event::AttemptStarted {
-                ticket, attempt, ..
+                ticket,
+                attempt,
+                place,
+                ..
             } => {
                 let running = Running {
                     attempt: *attempt,
                     phase: None,
                     started_ms: at_ms,
                     tokens: None,
+                    worker: place.as_ref().and_then(|p| p.worker.clone()),
+                    waiting: None,
                 };
+                self.waiting.remove(ticket);
                 self.running.insert(ticket.clone(), running);
+            }
+            Event::WorkerLost { ticket, place, .. } => {
+                self.running.remove(ticket);
+                self.waiting.insert(ticket.clone(), place.clone());
             }
             Event::Phase { ticket, phase, .. } => {
                 if let Some(r) = self.running.get_mut(ticket) {
                     r.phase = Some(*phase);
+                    r.waiting = None;
+                }
+            }
+            Event::WorkerWaiting {
+                ticket,
+                waiting_for,
+                ..
+            } => {
+                if let Some(r) = self.running.get_mut(ticket) {
+                    r.waiting = Some(waiting_for.clone());
                 }
             }
             Event::AgentUsage { ticket, usage, .. } => {
@@ -361,7 +410,10 @@ impl Pulse {
             | Event::PoolPaused { ticket, .. } => {
                 self.running.remove(ticket);
             }
-            Event::RunFinished { .. } => self.running.clear(),
+            Event::RunFinished { .. } => {
+                self.running.clear();
+                self.waiting.clear();
+            }
             _ => {}
         }
     }
@@ -379,9 +431,17 @@ impl Pulse {
                 let noun = planwright_plan::words::plural(n as usize, "token");
                 format!("{} {noun}", tokens_text(n))
             }));
+            parts.extend(r.worker.as_ref().map(|w| format!("on {w}")));
+            parts.extend(r.waiting.as_ref().map(|w| format!("its worker waits: {w}")));
             format!("{ticket} still running ({})", parts.join(", "))
         };
-        self.running.iter().map(line).collect()
+        let waits = self.waiting.iter().map(|(ticket, place)| {
+            format!("{ticket} waiting for a slot (its worker at {place} was lost)")
+        });
+        let mut lines: Vec<String> = self.running.iter().map(line).collect();
+        lines.extend(waits);
+        lines.sort();
+        lines
     }
 }
 
@@ -554,6 +614,7 @@ mod tests {
             base_commit: "0123456789".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         }
     }
 
@@ -607,6 +668,65 @@ mod tests {
             },
         );
         assert!(pulse.lines(T0 + 150_000).is_empty());
+    }
+
+    /// On a worker, the heartbeat says where; once its worker is lost,
+    /// that the ticket waits for a slot, not that it still runs.
+    #[test]
+    fn the_heartbeat_names_the_worker_and_a_ticket_whose_worker_was_lost() {
+        let mut pulse = Pulse::default();
+        let on = |ticket: &str, attempt| {
+            let mut e = started(ticket, attempt);
+            if let Event::AttemptStarted { place, .. } = &mut e {
+                *place = Some(planwright_engine::AttemptPlace {
+                    executor: "ssh".into(),
+                    worker: Some("ssh build-2".into()),
+                    slot: 2,
+                });
+            }
+            e
+        };
+        pulse.record(T0, &on("A", 1));
+        assert_eq!(
+            pulse.lines(T0 + 60_000),
+            ["A still running (attempt 1, 1m 00s, on ssh build-2)"]
+        );
+        let lost = Event::WorkerLost {
+            ticket: "A".into(),
+            attempt: 1,
+            place: "ssh build-2".into(),
+            reason: "stopped answering".into(),
+            slots_left: 1,
+            rest_ms: 10_000,
+            losses_left: 3,
+        };
+        pulse.record(T0 + 61_000, &lost);
+        assert_eq!(
+            pulse.lines(T0 + 90_000),
+            ["A waiting for a slot (its worker at ssh build-2 was lost)"]
+        );
+        pulse.record(T0 + 95_000, &on("A", 2));
+        let waits = Event::WorkerWaiting {
+            ticket: "A".into(),
+            attempt: 2,
+            place: "ssh build-2".into(),
+            waiting_for: "Unschedulable: 0/1 nodes are available".into(),
+        };
+        pulse.record(T0 + 95_500, &waits);
+        assert_eq!(
+            pulse.lines(T0 + 96_000),
+            ["A still running (attempt 2, 1.0s, on ssh build-2, its worker waits: Unschedulable: 0/1 nodes are available)"]
+        );
+        let phase = Event::Phase {
+            ticket: "A".into(),
+            attempt: 2,
+            phase: Phase::Workspace,
+        };
+        pulse.record(T0 + 95_900, &phase);
+        assert_eq!(
+            pulse.lines(T0 + 96_000),
+            ["A still running (attempt 2, workspace, 1.0s, on ssh build-2)"]
+        );
     }
 
     #[test]
@@ -679,6 +799,7 @@ mod tests {
                 base_commit: "0123456789abcdef".into(),
                 starts_from: "base".into(),
                 agent: None,
+                place: None,
             },
             Event::Phase {
                 ticket: "T2".into(),

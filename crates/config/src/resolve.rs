@@ -231,6 +231,8 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
         heartbeat: _,
         lost_after: _,
         allow_version_skew: _,
+        lost_backoff: _,
+        max_lost: _,
         ssh_keepalive,
     } = file;
     let bad = |why: String| Err(SettingsError::Executor(why));
@@ -298,8 +300,9 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
     })
 }
 
-/// `[executor]` `heartbeat`, `lost_after` and `allow_version_skew`: a
-/// worker is lost after at least two heartbeats of silence.
+/// `[executor]` `heartbeat`, `lost_after`, `allow_version_skew`,
+/// `lost_backoff` and `max_lost`: a worker is lost after at least two
+/// heartbeats of silence.
 pub fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
     let heartbeat = file.heartbeat.map_or(defaults::HEARTBEAT, |d| d.0);
     let lost_after = file.lost_after.map_or(defaults::LOST_AFTER, |d| d.0);
@@ -316,10 +319,17 @@ pub fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
             heartbeat.as_secs() * 2
         )));
     }
+    if file.max_lost == Some(0) {
+        return Err(SettingsError::Executor(
+            "`max_lost` is 0; give at least 1 (the run stops at that many lost workers)".into(),
+        ));
+    }
     Ok(WorkerLink {
         heartbeat,
         lost_after,
         allow_version_skew: file.allow_version_skew,
+        lost_backoff: file.lost_backoff.map_or(defaults::LOST_BACKOFF, |d| d.0),
+        max_lost: file.max_lost,
     })
 }
 

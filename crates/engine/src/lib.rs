@@ -26,7 +26,9 @@ pub mod verify;
 pub use demo::{prepare as prepare_demo, Demo};
 pub use draft::{draft, DraftEvent, DraftInput};
 pub use error::EngineError;
-pub use events::{AttemptAgent, Emitter, Event, JsonLines, Recorder, Reporter, Stamped};
+pub use events::{
+    AttemptAgent, AttemptPlace, Emitter, Event, JsonLines, Recorder, Reporter, Stamped,
+};
 pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
 pub use git::{tracked_files, Git};

@@ -62,6 +62,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         crate::outln!("{}", planwright_plan::words::inert(&line));
     }
     rows(&r, global.color());
+    places(&r);
     why(&r, global);
     let changed: Vec<&str> = r
         .tickets
@@ -125,6 +126,24 @@ fn rows(r: &RunReport, color: bool) {
             t.attempt_count,
             commit
         );
+    }
+}
+
+/// Where each ticket's last attempt ran, when it ran on a worker.
+fn places(r: &RunReport) {
+    let lines: Vec<String> = (r.tickets.iter())
+        .filter_map(|t| {
+            let a = t.attempts.last()?;
+            let place = a.ran_at.as_ref().filter(|p| p.worker.is_some())?;
+            let (id, n) = (&t.ticket.id, a.attempt.n);
+            Some(format!("{id}: attempt {n} on {}", place.text()))
+        })
+        .collect();
+    if !lines.is_empty() {
+        crate::outln!("\nwhere the last attempts ran:");
+        for line in lines {
+            crate::outln!("  {}", inert(&line));
+        }
     }
 }
 

@@ -409,7 +409,7 @@ fn workers_keep_in_touch_as_executor_says() {
     let s = run(flags(), "[executor]\nkind = 'process'\n").unwrap();
     assert_eq!(s.worker_link, crate::WorkerLink::default());
     assert_eq!(s.worker_link.lost_after, Duration::from_secs(30));
-    let set = "[executor]\nkind = 'ssh'\nhosts = ['a']\nheartbeat = '2s'\nlost_after = '1m'\nallow_version_skew = true\nssh_keepalive = 5\n";
+    let set = "[executor]\nkind = 'ssh'\nhosts = ['a']\nheartbeat = '2s'\nlost_after = '1m'\nallow_version_skew = true\nssh_keepalive = 5\nlost_backoff = '1s'\nmax_lost = 9\n";
     let s = run(flags(), set).unwrap();
     assert_eq!(
         s.worker_link,
@@ -417,6 +417,8 @@ fn workers_keep_in_touch_as_executor_says() {
             heartbeat: Duration::from_secs(2),
             lost_after: Duration::from_secs(60),
             allow_version_skew: true,
+            lost_backoff: Duration::from_secs(1),
+            max_lost: Some(9),
         }
     );
     match s.executor {
@@ -427,6 +429,10 @@ fn workers_keep_in_touch_as_executor_says() {
     }
     for (text, said) in [
         ("[executor]\nheartbeat = 0\n", "`heartbeat` is 0"),
+        (
+            "[executor]\nmax_lost = 0\n",
+            "`max_lost` is 0; give at least 1",
+        ),
         (
             "[executor]\nheartbeat = '10s'\nlost_after = '15s'\n",
             "shorter than two heartbeats",

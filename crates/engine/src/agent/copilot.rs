@@ -63,7 +63,10 @@ impl Cli for Copilot {
         .map(String::from)
         .to_vec();
         if let Some(file) = self.record(ctx) {
-            args.extend(["--usage-output-file".to_string(), file.display().to_string()]);
+            args.extend([
+                "--usage-output-file".to_string(),
+                file.display().to_string(),
+            ]);
         }
         args.extend(run.model_args("--model"));
         args

@@ -233,6 +233,26 @@ pub(super) fn usage_events(
     })
 }
 
+/// Emits `worker_waiting` each time what an attempt's worker waits for
+/// changes (a pod not yet scheduled, its image being pulled).
+pub(super) fn waiting_events(
+    emitter: &Emitter,
+    ticket: &str,
+    attempt: u32,
+    place: crate::events::AttemptPlace,
+) -> crate::exec::WaitingSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    let place = place.worker.unwrap_or_default();
+    crate::exec::WaitingSink(std::sync::Arc::new(move |what: &str| {
+        emitter.emit(Event::WorkerWaiting {
+            ticket: ticket.clone(),
+            attempt,
+            place: place.clone(),
+            waiting_for: planwright_plan::words::inert(what).into_owned(),
+        });
+    }))
+}
+
 /// Emits `agent_activity` with each activity an attempt's agent reports.
 pub(super) fn activity_events(
     emitter: &Emitter,

@@ -33,9 +33,10 @@ pub fn check_prices(
             let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
             let hint = t.pool_hint.as_deref().unwrap_or("auto");
             let own = lane.family.as_deref();
-            let foreign = t.model.as_deref().and_then(|m| {
-                crate::run::pools::foreign_family(routing, families, m, own)
-            });
+            let foreign = t
+                .model
+                .as_deref()
+                .and_then(|m| crate::run::pools::foreign_family(routing, families, m, own));
             match (&t.model, foreign) {
                 (Some(m), None) => Some(m.clone()),
                 _ => routing
