@@ -581,7 +581,9 @@ fn the_scripted_agents_patch_applies_from_a_relative_folder() {
 /// writes them; it never overwrites; the Node project's plan then merges.
 #[test]
 fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
-    let kinds: [(&[(&str, &str)], &str, &str, &str); 3] = [
+    // (files, what init says, the set-up line, the plan's gate)
+    type Kind<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
+    let kinds: [Kind; 3] = [
         (
             &[
                 ("package.json", "{\"scripts\": {\"test\": \"node -e 0\"}}\n"),

@@ -14,11 +14,16 @@ use std::time::Duration;
 
 const IDS: [&str; 4] = ["A", "B", "C", "D"];
 
-/// A gate that waits for every ticket's candidate, then runs `check`.
+/// A gate that runs `check` once every ticket's gate has started, so that
+/// all four verifications are in flight together however loaded the
+/// machine is (waiting for the four candidates was not enough: one could
+/// be committed and not yet in verification when the queue filled a
+/// stack). Each gate marks its start with a file in its checkout, seen in
+/// the overlay's layer where gates write through one.
 fn gate_after_all(env: &Env, check: &str) -> serde_json::Value {
     let all = format!(
-        "until [ \"$(git -C '{}' log --all --format=%s | grep -c '^[A-D]: ')\" -ge 4 ]; do sleep 0.1; done; {check}",
-        env.repo().display()
+        "touch .gate-started; until [ \"$(ls -d '{0}'/checkouts/*/.gate-started '{0}'/overlay/*/upper/.gate-started 2>/dev/null | wc -l)\" -ge 4 ]; do sleep 0.1; done; {check}",
+        env.repo().join(".planwright").display()
     );
     gate(&["sh", "-c", &all])
 }

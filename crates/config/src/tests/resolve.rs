@@ -160,7 +160,14 @@ fn the_workspace_comes_from_the_file_under_either_name() {
 #[test]
 fn the_sandbox_expands_home_and_caps_the_log() {
     let c = resolve::sandbox(&Config::default(), &env());
-    assert_eq!(c, ContainSettings::default());
+    let checkouts = Some(PathBuf::from("/home/u/.cache/planwright/checkouts"));
+    assert_eq!(
+        c,
+        ContainSettings {
+            checkouts,
+            ..ContainSettings::default()
+        }
+    );
     let file = parse(
         "[sandbox]\nmode = 'off'\nwritable = ['~/.npm', '/opt/cache', '~user/x']\nreadable = ['~/.npmrc', '/srv/x']\ngate_network = true\ngate_overlay = false\n\
          [git]\nallow_config = ['filter.lfs.clean']\n[agent]\nlog_limit_mib = 8\n",
