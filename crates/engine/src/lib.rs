@@ -40,6 +40,7 @@ pub use run::lock::{
 pub use run::pools::foreign_family;
 pub use run::preflight::{
     checks_judged, current_branch, failed as preflight_failed, preflight, unjudged_checks, Check,
+    CheckName, CheckStatus,
 };
 pub use run::{
     defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,

@@ -7,9 +7,9 @@ use planwright_config::resolve::{self, AgentFlags, RunFlags};
 use planwright_config::{Config, RunSettings};
 use planwright_engine::agent::{self, Agent, Agents};
 use planwright_engine::process::Cancel;
-use planwright_engine::Check;
 use planwright_engine::EngineError;
 use planwright_engine::Reporter;
+use planwright_engine::{Check, CheckName, CheckStatus};
 use planwright_engine::{Prepared, Resume, RunSummary};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -433,7 +433,10 @@ fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global
 /// lines: the first few, then how many more `planwright preflight` lists.
 fn warn_checks(checks: &[Check], global: &Global) {
     const SHOWN: usize = 5;
-    let warnings: Vec<&Check> = checks.iter().filter(|c| c.status == "warning").collect();
+    let warnings: Vec<&Check> = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Warning)
+        .collect();
     for c in warnings.iter().take(SHOWN) {
         global.warn(format!("{}: {}", c.check, c.message));
     }
@@ -454,7 +457,7 @@ pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
     } else {
         let errors: Vec<&str> = checks
             .iter()
-            .filter(|c| c.status == "error")
+            .filter(|c| c.status == CheckStatus::Error)
             .map(|c| c.message.as_str())
             .collect();
         message = format!("{message}: {}", errors.join("; "));
@@ -486,7 +489,7 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     let routes: Vec<&str> = session
         .checks()
         .iter()
-        .filter(|c| c.check == "routing")
+        .filter(|c| c.check == CheckName::Routing)
         .map(|c| c.message.as_str())
         .collect();
     if global.output == Output::Json {

@@ -7,7 +7,7 @@ pub mod phase;
 pub mod report;
 pub mod ticket;
 
-pub use check::Check;
+pub use check::{Check, CheckName, CheckStatus};
 pub use failure::{Failure, FailureKind, Verdict};
 pub use phase::Phase;
 pub use ticket::{transition, IllegalTransition, Place, RunStatus, Step, TicketState};

@@ -34,7 +34,7 @@ pub(crate) use base::settle as settle_base;
 pub use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 
-pub use crate::model::Check;
+pub use crate::model::{Check, CheckName, CheckStatus};
 
 /// Whether a reviewer will judge the tickets' checks: one is configured
 /// and the plan asks for at least one review pass.
@@ -67,7 +67,7 @@ pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) 
         "the plan asks for no review pass"
     };
     Some(Check::warning(
-        "checks",
+        CheckName::Checks,
         format!("{what} will not be judged: {why}, so agents get them as guidance only and only gates decide"),
         "set `[review] agent` in planwright.toml to have a reviewer judge them, or make them gates",
     ))
@@ -75,7 +75,7 @@ pub fn unjudged_checks(plan: &Plan, review: &planwright_config::ReviewSettings) 
 
 /// Whether any check failed.
 pub fn failed(checks: &[Check]) -> bool {
-    checks.iter().any(|c| c.status == "error")
+    checks.iter().any(|c| c.status == CheckStatus::Error)
 }
 
 /// Runs every check `run` makes before it starts, with `settings` as
@@ -202,7 +202,7 @@ pub(crate) fn check_setup(
         Ok(lock) => lock,
         Err(e) => {
             out.push(Check::warning(
-                "setup",
+                CheckName::Setup,
                 format!("the set-up was not tried on the base commit {short}: {e}"),
                 "run preflight again when that run has ended",
             ));
@@ -214,7 +214,7 @@ pub(crate) fn check_setup(
         .and_then(|()| repo.ensure_own_git(&contain.allow_config));
     if let Err(e) = ready {
         out.push(Check::error(
-            "setup",
+            CheckName::Setup,
             format!("cannot try the set-up on the base commit {short}: {e}"),
             "check that `.planwright/` in the repository is writable",
         ));
@@ -231,11 +231,11 @@ pub(crate) fn check_setup(
     );
     match checkouts.try_setup(TRIAL, &base, &log, &Cancel::default()) {
         Ok(None) => out.push(Check::ok(
-            "setup",
+            CheckName::Setup,
             format!("the set-up runs on the base commit {short}"),
         )),
         Ok(Some(Verdict::Fail(f))) => out.push(Check::error(
-            "setup",
+            CheckName::Setup,
             format!(
                 "on the base commit {short}, {}:\n{}",
                 f.message,
@@ -244,12 +244,12 @@ pub(crate) fn check_setup(
             hint,
         )),
         Ok(Some(_)) => out.push(Check::error(
-            "setup",
+            CheckName::Setup,
             "the set-up's trial was interrupted",
             "run preflight again",
         )),
         Err(e) => out.push(Check::error(
-            "setup",
+            CheckName::Setup,
             format!("cannot try the set-up on the base commit {short}: {e}"),
             hint,
         )),
@@ -285,14 +285,14 @@ pub(crate) fn examine(
     let repo = match Repo::open(dir) {
         Ok(repo) => {
             out.push(Check::ok(
-                "repo",
+                CheckName::Repo,
                 format!("`{}` is a git repository", repo.root().display()),
             ));
             Some(repo)
         }
         Err(e) => {
             out.push(Check::error(
-                "repo",
+                CheckName::Repo,
                 e.to_string(),
                 format!(
                     "pass a git repository with `{} DIR`",
@@ -325,7 +325,7 @@ pub(crate) fn examine(
             Ok(o) => o,
             Err(e) => {
                 out.push(Check::error(
-                    "continue",
+                    CheckName::Continue,
                     format!("cannot read what earlier runs merged: {e}"),
                     "if `.planwright/state.db` is damaged, move `.planwright/` aside (git still says what merged)",
                 ));
@@ -352,7 +352,7 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
     for rel in copy {
         if let Err(e) = crate::exec::workspace::copy_source(repo.root(), rel) {
             out.push(Check::error(
-                "copy",
+                CheckName::Copy,
                 e.to_string(),
                 "`[workspace] copy` names files of your checkout that git ignores, such as `.env`",
             ));
@@ -362,7 +362,7 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
         let tracked = repo.git().args(["ls-files", "-z", "--", &literal]).output();
         if tracked.is_ok_and(|o| !o.stdout.is_empty()) {
             out.push(Check::error(
-                "copy",
+                CheckName::Copy,
                 format!(
                     "`[workspace] copy` in `planwright.toml` names `{rel}`, which git tracks: \
                      every workspace already has the commit's version"
@@ -375,7 +375,7 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
         ok_if_quiet(
             out,
             before,
-            "copy",
+            CheckName::Copy,
             "every `[workspace] copy` file is in the checkout",
         );
     }
@@ -386,7 +386,7 @@ pub(crate) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
 fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     if let Some(other) = &o.other {
         out.push(Check::ok(
-            "continue",
+            CheckName::Continue,
             format!(
                 "a new run starts: run {} on this base branch is of another plan (`{}`); `{}` continues it instead",
                 other.id,
@@ -397,7 +397,7 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     }
     if !o.merged.is_empty() {
         out.push(Check::ok(
-            "continue",
+            CheckName::Continue,
             format!(
                 "{} already on the base branch {} skipped",
                 planwright_plan::words::count(o.merged.len(), "ticket"),
@@ -407,7 +407,7 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     }
     for id in &o.changed {
         out.push(Check::warning(
-            "changed",
+            CheckName::Changed,
             format!("ticket {id} was merged from an older definition; it is not run again"),
             format!(
                 "to run it again, pass `{} {id}` (or `{}` for all such tickets)",
@@ -418,7 +418,7 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
     }
     if !o.rerun.is_empty() {
         out.push(Check::ok(
-            "continue",
+            CheckName::Continue,
             format!("merged tickets run again: {}", o.rerun.join(", ")),
         ));
     }
@@ -440,7 +440,7 @@ fn check_repo(
     let tip = match repo.branch_tip(&plan.base) {
         Ok(Some(tip)) => {
             out.push(Check::ok(
-                "base",
+                CheckName::Base,
                 format!(
                     "base branch `{}` ({}) is at {}",
                     plan.base,
@@ -452,7 +452,7 @@ fn check_repo(
         }
         _ => {
             out.push(Check::error(
-                "base",
+                CheckName::Base,
                 format!(
                     "the base branch `{}` ({}) does not exist",
                     plan.base,
@@ -465,11 +465,11 @@ fn check_repo(
     };
     match repo.is_clean() {
         Ok(true) => out.push(Check::ok(
-            "clean",
+            CheckName::Clean,
             "the working tree has no uncommitted changes",
         )),
         _ => out.push(Check::error(
-            "clean",
+            CheckName::Clean,
             "the working tree has uncommitted changes",
             "commit or stash them (`git stash`) first",
         )),
@@ -482,16 +482,16 @@ fn check_repo(
 fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {
     match repo.risky_config(allow) {
         Ok(risky) if risky.is_empty() => out.push(Check::ok(
-            "git-config",
+            CheckName::GitConfig,
             "the repository's git config runs no programs in planwright's git calls",
         )),
         Ok(risky) => out.push(Check::error(
-            "git-config",
+            CheckName::GitConfig,
             crate::git::integrity::risky_config_message(&risky),
             "a repository whose config runs programs cannot be trusted (exit 3)",
         )),
         Err(e) => out.push(Check::error(
-            "git-config",
+            CheckName::GitConfig,
             e.to_string(),
             "check that `git config --list` works in the repository",
         )),
@@ -503,7 +503,7 @@ fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {
 fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
     match crate::sandbox::containment(contain.mode) {
         Ok(c) if contain.mode == SandboxMode::Off => out.push(Check::warning(
-            "sandbox",
+            CheckName::Sandbox,
             format!(
                 "`[sandbox] mode = \"off\"`: agents and gates run unconfined ({})",
                 c.describe()
@@ -511,10 +511,14 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
             "set `[sandbox] mode = \"enforce\"` where the kernel allows it (see docs/security.md)",
         )),
         Ok(c) => out.push(Check::ok(
-            "sandbox",
+            CheckName::Sandbox,
             format!("agents and gates run confined: {}", c.describe()),
         )),
-        Err(e) => out.push(Check::error("sandbox", e.to_string(), SandboxError::HINT)),
+        Err(e) => out.push(Check::error(
+            CheckName::Sandbox,
+            e.to_string(),
+            SandboxError::HINT,
+        )),
     }
     let mut guarded: Vec<std::path::PathBuf> = path()
         .unwrap_or_default()
@@ -529,13 +533,13 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
             .find(|g| crate::sandbox::below_any(g, std::slice::from_ref(dir)))
         {
             out.push(Check::error(
-                "sandbox",
+                CheckName::Sandbox,
                 format!("`[sandbox] writable` lists `{}`, which holds `{}`: an agent could change what gates run", dir.display(), g.display()),
                 "declare a narrower directory (the agent CLI's own state folder)",
             ));
         } else if !dir.exists() {
             out.push(Check::error(
-                "sandbox",
+                CheckName::Sandbox,
                 format!(
                     "`[sandbox] writable` lists `{}`, which does not exist",
                     dir.display()
@@ -555,7 +559,7 @@ fn check_limits(contain: &ContainSettings, out: &mut Vec<Check>) {
     let limits = crate::sandbox::limits(contain);
     if limits.is_none() {
         out.push(Check::ok(
-            "limits",
+            CheckName::Limits,
             "no limits: `[sandbox] pids` and `memory` are \"off\"",
         ));
         return;
@@ -575,10 +579,10 @@ fn check_limits(contain: &ContainSettings, out: &mut Vec<Check>) {
     );
     match mechanism {
         Mechanism::CgroupV2 { .. } | Mechanism::CgroupV1 { memory: Some(_), pids: Some(_), .. } => {
-            out.push(Check::ok("limits", message))
+            out.push(Check::ok(CheckName::Limits, message))
         }
         _ => out.push(Check::warning(
-            "limits",
+            CheckName::Limits,
             message,
             "a limit reached without a cgroup shows as the program's own failure, not `resource_limit`; run planwright as root on cgroup v1, or alone in a delegated cgroup v2 (`systemd-run --user --scope -p Delegate=yes planwright run ...`); see docs/security.md",
         )),
@@ -595,7 +599,7 @@ fn check_readable(contain: &ContainSettings, out: &mut Vec<Check>) {
             .is_some_and(|h| crate::sandbox::below_any(h, std::slice::from_ref(path)));
         if holds_home {
             out.push(Check::error(
-                "sandbox",
+                CheckName::Sandbox,
                 format!(
                     "`[sandbox] readable` lists `{}`, which holds the home directory: its sockets (ssh, gpg, a container engine's) would be reachable",
                     path.display()
@@ -604,7 +608,7 @@ fn check_readable(contain: &ContainSettings, out: &mut Vec<Check>) {
             ));
         } else if !path.exists() {
             out.push(Check::error(
-                "sandbox",
+                CheckName::Sandbox,
                 format!(
                     "`[sandbox] readable` lists `{}`, which does not exist",
                     path.display()
@@ -620,11 +624,13 @@ fn check_readable(contain: &ContainSettings, out: &mut Vec<Check>) {
 fn check_lock(repo: &Repo, out: &mut Vec<Check>) {
     match crate::run::lock::holder(repo) {
         Ok(None) => {}
-        Ok(Some(crate::error::EngineError::Repo { message, hint })) => {
-            out.push(Check::error("lock", message, hint.unwrap_or_default()))
-        }
+        Ok(Some(crate::error::EngineError::Repo { message, hint })) => out.push(Check::error(
+            CheckName::Lock,
+            message,
+            hint.unwrap_or_default(),
+        )),
         Ok(Some(e)) | Err(e) => out.push(Check::error(
-            "lock",
+            CheckName::Lock,
             format!("cannot read the run lock: {e}"),
             "check the permissions of the repository's git directory",
         )),
@@ -634,7 +640,7 @@ fn check_lock(repo: &Repo, out: &mut Vec<Check>) {
 fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
     if let Some(problem) = agent.unusable() {
         out.push(Check::error(
-            "agent",
+            CheckName::Agent,
             problem,
             format!("check `{}`", planwright_plan::Flag::Agent),
         ));
@@ -642,7 +648,7 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
     }
     match agent.program() {
         Some(p) if find_program(&p, path().as_deref()).is_none() => out.push(Check::error(
-            "agent",
+            CheckName::Agent,
             format!("the agent program `{p}` is not on PATH"),
             format!(
                 "install it, or give its full path in `{}`",
@@ -650,7 +656,7 @@ fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
             ),
         )),
         _ => out.push(Check::ok(
-            "agent",
+            CheckName::Agent,
             format!("agent `{}` is runnable", agent.name()),
         )),
     }
@@ -663,7 +669,7 @@ fn check_agent_setup(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec
     let proxied = contain.agent_network == planwright_config::AgentNetwork::Proxy;
     for problem in agent.setup_problems(proxied) {
         out.push(Check::error(
-            "agent",
+            CheckName::Agent,
             format!("agent `{}`: {}", agent.name(), problem.message),
             problem.hint,
         ));
@@ -676,8 +682,8 @@ fn check_agent_setup(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec
 /// that cannot start there fails here, in its own words, rather than in a
 /// paid attempt.
 fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
-    let blocked = |check: &str| out.iter().any(|c| c.check == check && c.status == "error");
-    if blocked("agent") || blocked("sandbox") {
+    let blocked = |check: CheckName| out.iter().any(|c| c.failed_at(check));
+    if blocked(CheckName::Agent) || blocked(CheckName::Sandbox) {
         return;
     }
     let Ok(containment) = crate::sandbox::containment(contain.mode) else {
@@ -707,14 +713,14 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
     match probed {
         Ok(None) => {}
         Ok(Some(command)) => out.push(Check::ok(
-            "agent",
+            CheckName::Agent,
             format!(
                 "agent `{}` started as an attempt would ({how}): {command}",
                 agent.name()
             ),
         )),
         Err(words) => out.push(Check::error(
-            "agent",
+            CheckName::Agent,
             format!(
                 "agent `{}` did not start as an attempt would ({how}): {words}",
                 agent.name()
@@ -730,7 +736,7 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
         let gates = ticket_gates(plan, t, extra);
         if gates.is_empty() {
             out.push(Check::error(
-                "gates",
+                CheckName::Gates,
                 format!("ticket {} has no gate", t.id),
                 no_gate_hint(dir),
             ));
@@ -751,10 +757,13 @@ fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
             find_program(&p, path().as_deref()).is_some()
         };
         if found {
-            out.push(Check::ok("gates", format!("gate program `{p}` found")));
+            out.push(Check::ok(
+                CheckName::Gates,
+                format!("gate program `{p}` found"),
+            ));
         } else {
             out.push(Check::error(
-                "gates",
+                CheckName::Gates,
                 format!("gate program `{p}` is not on PATH"),
                 format!("install `{p}` or change the gate"),
             ));
@@ -776,7 +785,7 @@ fn check_gate_files(plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
             continue;
         };
         out.push(Check::warning(
-            "gate-files",
+            CheckName::GateFiles,
             format!(
                 "ticket {}'s scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it is rejected (gate_script_tampering)",
                 t.id,
@@ -789,7 +798,7 @@ fn check_gate_files(plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
         ok_if_quiet(
             out,
             before,
-            "gate-files",
+            CheckName::GateFiles,
             "no ticket may change a file its gates run unless its scope names it",
         );
     }
@@ -818,7 +827,7 @@ fn check_allowed(plan: &Plan, allow: &[Vec<String>], out: &mut Vec<Check>) {
     for t in &plan.tickets {
         for g in t.gates.iter().filter(|g| !allow.contains(&g.argv)) {
             out.push(Check::error(
-                "gates",
+                CheckName::Gates,
                 format!(
                     "ticket {}: the plan's command `{}` is not on the `[commands] allow` list",
                     t.id,
@@ -865,7 +874,7 @@ pub(crate) fn check_overlap(
             continue;
         }
         out.push(Check::warning(
-            "overlap",
+            CheckName::Overlap,
             planwright_plan::words::overlap_message(&open, &o.patterns),
             "make them depend on one another, or split the scopes; otherwise a later one may hit a merge conflict",
         ));
@@ -873,14 +882,14 @@ pub(crate) fn check_overlap(
     ok_if_quiet(
         out,
         before,
-        "overlap",
+        CheckName::Overlap,
         "no scope overlap between tickets that may run at the same time",
     );
 }
 
 /// A check that reports each problem it finds says once that all is well
 /// when it found none since `before`.
-fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: &'static str, message: &str) {
+fn ok_if_quiet(out: &mut Vec<Check>, before: usize, check: CheckName, message: &str) {
     if out.len() == before {
         out.push(Check::ok(check, message));
     }

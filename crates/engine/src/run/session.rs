@@ -2,7 +2,7 @@
 
 use super::coordinator::coordinate;
 use super::lanes::Lanes;
-use super::preflight::Check;
+use super::preflight::{Check, CheckName};
 use super::resume::{open_run, Opened, Outlook, Resume};
 use super::routes::scheduler;
 use super::settings::RunSettings;
@@ -61,7 +61,7 @@ pub fn prepare(
     let (mut checks, lanes) = (found.checks, found.lanes);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
-            "rerun",
+            CheckName::Rerun,
             format!(
                 "`{} {id}` names no ticket of the plan",
                 planwright_plan::Flag::Rerun
@@ -76,7 +76,7 @@ pub fn prepare(
         Ok(c) => c,
         Err(e) => {
             checks.push(Check::error(
-                "sandbox",
+                CheckName::Sandbox,
                 e.to_string(),
                 "run on a kernel with Landlock, or set `[sandbox] mode = \"off\"` to run agents unconfined",
             ));

@@ -2,7 +2,7 @@
 //! `modify` or `delete` of what does not (counting what an ancestor may
 //! create), and globs that match nothing.
 
-use super::{ok_if_quiet, Check};
+use super::{ok_if_quiet, Check, CheckName};
 use planwright_plan::model::{ScopeEntry, ScopeOp};
 use planwright_plan::overlap::Glob;
 use planwright_plan::scope::{is_glob, Pattern};
@@ -109,7 +109,7 @@ pub(crate) fn check_scope_ops(
             let problem = op_problem(e, base, &created_before);
             if let Some(why) = problem {
                 out.push(Check::error(
-                    "scope-ops",
+                    CheckName::ScopeOps,
                     format!("ticket {}: `{}` {why}", t.id, e.pattern),
                     "fix the scope entry's `op`, or the base branch",
                 ));
@@ -121,7 +121,7 @@ pub(crate) fn check_scope_ops(
                 // Likely a typo (`src/**/*.tsx` in a `.ts` project); a
                 // `create` entry is meant to match nothing yet.
                 out.push(Check::warning(
-                    "scope-ops",
+                    CheckName::ScopeOps,
                     format!("ticket {}: the scope glob `{}` matches no file of the base", t.id, e.pattern),
                     "check the pattern; if the ticket creates these files, declare the entry `create`",
                 ));
@@ -131,7 +131,7 @@ pub(crate) fn check_scope_ops(
     ok_if_quiet(
         out,
         before,
-        "scope-ops",
+        CheckName::ScopeOps,
         "scope operations agree with the base tree",
     );
 }

@@ -44,7 +44,9 @@ fn routing_checks(
     let lanes = Lanes::of(plan, &routing, families, &agents);
     let mut out = Vec::new();
     check_routing(plan, &routing, families, &lanes, &mut out);
-    out.into_iter().map(|c| (c.status, c.message)).collect()
+    out.into_iter()
+        .map(|c| (c.status.as_str(), c.message))
+        .collect()
 }
 
 #[test]
@@ -125,7 +127,7 @@ fn a_ticket_no_agent_serves_is_a_routing_error_naming_it() {
     let lanes = Lanes::of(&plan, &routing, &families, &agents);
     let mut out = Vec::new();
     check_routing(&plan, &routing, &families, &lanes, &mut out);
-    assert_eq!(out[0].status, "error");
+    assert_eq!(out[0].status, crate::model::CheckStatus::Error);
     assert!(
         out[0]
             .message
@@ -167,7 +169,7 @@ fn a_glob_an_ancestor_may_create_counts_as_existing() {
     );
     let errors: Vec<&str> = out
         .iter()
-        .filter(|c| c.status == "error")
+        .filter(|c| c.status == crate::model::CheckStatus::Error)
         .map(|c| c.message.as_str())
         .collect();
     assert_eq!(
