@@ -66,13 +66,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         allow_red_base: e.allow_red_base,
         ..RunFlags::default()
     };
-    let mut settings =
+    // As `run` would have them without `--jobs`; preflight greets each
+    // place of a remote executor once, however many slots it has.
+    let settings =
         resolve::run(flags, &config, &settings::env()).map_err(settings::settings_error)?;
-    // As `run` would have them without `--jobs`: a host's slots, else one
-    // place's worker is all preflight starts.
-    settings.jobs = (config.run.jobs.map(|j| j as usize))
-        .or(settings.executor.slots())
-        .unwrap_or(1);
     let checks = preflight(&repo_dir, &plan, &settings, &config.commands.allow, &agents);
     print(&checks, global);
     Ok(if preflight_failed(&checks) {
