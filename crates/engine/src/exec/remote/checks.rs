@@ -69,7 +69,7 @@ pub(crate) fn check_workers(
                 Err(lost) => Check::error(
                     CheckName::Executor,
                     lost.to_string(),
-                    unreachable_hint(&place, executor),
+                    transport.unreachable_hint(slot),
                 ),
             },
         );
@@ -164,22 +164,6 @@ fn host_keys(ssh: &[String], host: &str) -> Option<Check> {
         format!("`ssh -G {host}` says the connection to {host} would not check the host's key ({what})"),
         "remove that setting from `ssh_command` or your ssh configuration, and add the host's key to your known hosts (`ssh-keyscan`, then compare the fingerprint)",
     ))
-}
-
-/// How to make the worker at `place` answer, naming the command that
-/// starts it.
-fn unreachable_hint(place: &str, executor: &ExecutorSettings) -> String {
-    match executor {
-        ExecutorSettings::Ssh { command, .. } => {
-            let host = place.strip_prefix("ssh ").unwrap_or(place);
-            let program = command.first().map_or("planwright", String::as_str);
-            format!(
-                "check that `ssh -o BatchMode=yes {host} {program} --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; a non-interactive ssh session may not have your shell's PATH, so `[executor] command` can name the program by its full path (`~/` is the home directory there)"
-            )
-        }
-        ExecutorSettings::Kubernetes(_) => "check the image has this planwright version on its PATH, and the coordinator's account may create pods and pods/exec there (deploy/kubernetes/role.yaml; docs/scaling.md#kubernetes)".into(),
-        _ => "check `[executor] command`: it must start `planwright worker` of this version".into(),
-    }
 }
 
 #[cfg(test)]

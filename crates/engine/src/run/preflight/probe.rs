@@ -4,7 +4,8 @@
 //! base that is red is an error unless `--allow-red-base`; the lock files
 //! found name the `[workspace] setup` line that installs what is missing.
 
-use super::{failed, Check, CheckName, TRIAL};
+use super::workspace::TRIAL;
+use super::{failed, Check, CheckName};
 use crate::git::repo::Repo;
 use crate::model::Verdict;
 use crate::process::Cancel;

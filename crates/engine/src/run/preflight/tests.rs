@@ -1,7 +1,10 @@
 //! Preflight's own checks, without a repository.
+use super::gates::no_gate_hint;
+use super::scope::check_overlap;
 use super::*;
 use planwright_plan::model::{Format, ScopeEntry, ScopeOp, Ticket};
-use std::collections::HashMap;
+use planwright_plan::overlap::Overlap;
+use std::collections::{HashMap, HashSet};
 
 #[test]
 fn the_no_gate_hint_names_the_projects_own_test_command() {
@@ -210,4 +213,26 @@ fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets()
         left,
         ["B and C may run at the same time and both may change `src/*.rs` / `src/lib.rs` / `src/**`"]
     );
+}
+
+#[test]
+fn unjudged_checks_are_named_as_the_plans_format_names_them() {
+    let said = |format: Format, per_ticket: &[usize]| {
+        let tickets = (per_ticket.iter().enumerate())
+            .map(|(i, &n)| {
+                let mut t = Ticket::new(&format!("T{i}"), "b");
+                t.checks = (0..n).map(|k| format!("check {k}")).collect();
+                t
+            })
+            .collect();
+        let plan = Plan::new(format, tickets);
+        let review = planwright_config::ReviewSettings::default();
+        let check = super::unjudged_checks(&plan, &review).expect("a warning");
+        check.message.split(" will").next().unwrap().to_string()
+    };
+    assert_eq!(said(Format::StandardV1, &[1]), "1 acceptance criterion");
+    assert_eq!(said(Format::StandardV1, &[1, 2]), "3 acceptance criteria");
+    assert_eq!(said(Format::Codeboost, &[2]), "2 codeboost `check` items");
+    assert_eq!(said(Format::Native, &[1]), "1 check");
+    assert_eq!(said(Format::Native, &[2]), "2 checks");
 }
