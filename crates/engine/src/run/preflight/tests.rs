@@ -220,7 +220,7 @@ fn unjudged_checks_are_named_as_the_plans_format_names_them() {
     let said = |format: Format, per_ticket: &[usize]| {
         let tickets = (per_ticket.iter().enumerate())
             .map(|(i, &n)| {
-                let mut t = Ticket::new(&format!("T{i}"), "b");
+                let mut t = Ticket::new(format!("T{i}"), "b");
                 t.checks = (0..n).map(|k| format!("check {k}")).collect();
                 t
             })
