@@ -22,62 +22,33 @@ pub fn describe(event: &Event) -> Option<String> {
     line(event).map(|l| planwright_plan::words::inert(&l).into_owned())
 }
 
+/// The line of each event: the run's own in [`run_line`], the merge
+/// queue's in [`queue_line`], a ticket's here. Every event is named in this
+/// match, so a new one must say whether it prints.
 fn line(event: &Event) -> Option<String> {
     Some(match event {
-        Event::RunStarted {
-            run,
-            base,
-            ticket_count,
-            continued,
-        } => {
-            let how = if *continued { "continuing run" } else { "run" };
-            format!(
-                "{how} {run}: {} onto `{base}`",
-                crate::render::count(*ticket_count, "ticket")
-            )
-        }
-        Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
-        Event::InputChanged {
-            role,
-            file,
-            merged_by,
-            ..
-        } => match merged_by.as_slice() {
-            [] => format!("the {role} `{file}` changed since the run last started; this run follows it as it is now"),
-            by => format!(
-                "the {role} `{file}` was changed by the merge of {} (allowed by `--allow-config-change`); this run follows it as it is now",
-                by.join(", ")
-            ),
-        },
-        Event::Removed { ticket } => {
-            format!("{ticket}: no longer in the plan, forgotten by the run")
-        }
-        Event::Changed { ticket, commit } => format!(
-            "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
-            short(commit)
-        ),
+        Event::RunStarted { .. }
+        | Event::AlreadyMerged { .. }
+        | Event::InputChanged { .. }
+        | Event::Removed { .. }
+        | Event::Changed { .. }
+        | Event::PoolResumed { .. }
+        | Event::BudgetReached { .. }
+        | Event::DiskLow { .. }
+        | Event::BaseAdvanced { .. }
+        | Event::MergesHeld { .. }
+        | Event::RunFinished { .. }
+        | Event::Contained { .. } => return run_line(event),
         Event::AgentUsage { .. } | Event::AgentActivity { .. } | Event::AgentReported { .. } => {
             return None
         }
         Event::PoolPaused {
             ticket,
-            pool: Some(pool),
+            pool,
             wait_ms,
             reason,
             ..
-        } => format!(
-            "{ticket}: pool {pool} could not serve it ({reason}); paused {}s, its tickets go to another model or wait, no strike used",
-            wait_ms.div_ceil(1000)
-        ),
-        Event::PoolPaused {
-            ticket,
-            wait_ms,
-            reason,
-            ..
-        } => format!(
-            "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
-            wait_ms.div_ceil(1000)
-        ),
+        } => pool_paused(ticket, pool.as_deref(), wait_ms.div_ceil(1000), reason),
         Event::WorkerLost {
             ticket,
             place,
@@ -101,6 +72,73 @@ fn line(event: &Event) -> Option<String> {
             summary,
             ..
         } => format!("{ticket}: review pass {pass}: {verdict}: {summary}"),
+        Event::AttemptStarted {
+            ticket,
+            attempt,
+            base_commit,
+            starts_from,
+            ..
+        } => attempt_started(ticket, *attempt, base_commit, starts_from),
+        Event::Phase { .. } => return None,
+        Event::AttemptRejected {
+            ticket,
+            attempt,
+            failure,
+            retrying,
+        } => {
+            let next = if *retrying { ", retrying with the evidence" } else { "" };
+            format!("{ticket}: attempt {attempt} rejected: {failure}{next}")
+        }
+        Event::Merging { ticket } => format!("{ticket}: passed, merging"),
+        Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
+        Event::Unchanged { ticket, commit, .. } => format!(
+            "{ticket}: nothing to change; stays merged as {}",
+            short(commit)
+        ),
+        Event::BatchStarted { .. }
+        | Event::BatchVerified { .. }
+        | Event::BatchCancelled { .. }
+        | Event::BatchLanded { .. }
+        | Event::BatchFailed { .. }
+        | Event::Bisected { .. } => return queue_line(event),
+        Event::Rebuild { ticket, reason } => match reason.as_str() {
+            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
+            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
+        },
+        Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
+        Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
+    })
+}
+
+/// The run's own events, which `line` hands on; `None` for others.
+fn run_line(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::RunStarted {
+            run,
+            base,
+            ticket_count,
+            continued,
+        } => run_started(run, base, *ticket_count, *continued),
+        Event::AlreadyMerged { ticket } => format!("{ticket}: merged by an earlier run, skipped"),
+        Event::InputChanged {
+            role,
+            file,
+            merged_by,
+            ..
+        } => match merged_by.as_slice() {
+            [] => format!("the {role} `{file}` changed since the run last started; this run follows it as it is now"),
+            by => format!(
+                "the {role} `{file}` was changed by the merge of {} (allowed by `--allow-config-change`); this run follows it as it is now",
+                by.join(", ")
+            ),
+        },
+        Event::Removed { ticket } => {
+            format!("{ticket}: no longer in the plan, forgotten by the run")
+        }
+        Event::Changed { ticket, commit } => format!(
+            "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
+            short(commit)
+        ),
         Event::PoolResumed { pool } => format!("pool {pool} answered again: it is open"),
         Event::BudgetReached { reason } => format!("no new attempts: {reason}"),
         Event::DiskLow { reason } => format!("no new attempts: {reason}"),
@@ -110,54 +148,64 @@ fn line(event: &Event) -> Option<String> {
         Event::MergesHeld { branch, reason } => {
             format!("the merged tickets wait on `{branch}`: {reason}")
         }
-        Event::AttemptStarted {
-            ticket,
-            attempt,
-            base_commit,
-            starts_from,
+        Event::RunFinished {
+            run,
+            merged_count: merged,
+            failed_count: failed,
+            blocked_count: blocked,
+            interrupted,
             ..
         } => {
-            let before = attempt.saturating_sub(1);
-            let from = match starts_from.as_str() {
-                "candidate" => format!(" with attempt {before}'s change"),
-                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
-                _ => String::new(),
+            let stop = match interrupted {
+                true => " (interrupted; run again to continue)",
+                false => "",
             };
-            format!(
-                "{ticket}: attempt {attempt} started from {}{from}",
-                short(base_commit)
-            )
+            format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
         }
-        Event::Phase { .. } => return None,
-        Event::AttemptRejected {
-            ticket,
-            attempt,
-            failure,
-            retrying,
-        } => {
-            let next = if *retrying {
-                ", retrying with the evidence"
-            } else {
-                ""
-            };
-            format!("{ticket}: attempt {attempt} rejected: {failure}{next}")
-        }
-        Event::Merging { ticket } => format!("{ticket}: passed, merging"),
-        Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
-        Event::Unchanged { ticket, commit, .. } => format!(
-            "{ticket}: nothing to change; stays merged as {}",
-            short(commit)
+        Event::Contained { sandbox } => format!("sandbox: {sandbox}"),
+        _ => return None,
+    })
+}
+
+fn run_started(run: &str, base: &str, tickets: usize, continued: bool) -> String {
+    let how = if continued { "continuing run" } else { "run" };
+    let tickets = crate::render::count(tickets, "ticket");
+    format!("{how} {run}: {tickets} onto `{base}`")
+}
+
+fn pool_paused(ticket: &str, pool: Option<&str>, wait_secs: u64, reason: &str) -> String {
+    match pool {
+        Some(pool) => format!(
+            "{ticket}: pool {pool} could not serve it ({reason}); paused {wait_secs}s, its tickets go to another model or wait, no strike used"
         ),
+        None => format!(
+            "{ticket}: the model could not serve it ({reason}); trying again in {wait_secs}s, no strike used"
+        ),
+    }
+}
+
+fn attempt_started(ticket: &str, attempt: u32, base_commit: &str, starts_from: &str) -> String {
+    let before = attempt.saturating_sub(1);
+    let from = match starts_from {
+        "candidate" => format!(" with attempt {before}'s change"),
+        "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
+        _ => String::new(),
+    };
+    format!(
+        "{ticket}: attempt {attempt} started from {}{from}",
+        short(base_commit)
+    )
+}
+
+/// The merge queue's events, which `line` hands on; `None` for others.
+fn queue_line(event: &Event) -> Option<String> {
+    Some(match event {
         Event::BatchStarted { tickets, tip } => format!(
             "merge queue: checking {} stacked on {}",
             tickets.join(", "),
             short(tip)
         ),
-        Event::BatchVerified {
-            tickets,
-            flaky,
-            ..
-        } => {
+        Event::BatchVerified { tickets, flaky, .. } => {
             let flaky = if *flaky {
                 " (flaky: it failed first, then passed)"
             } else {
@@ -192,30 +240,12 @@ fn line(event: &Event) -> Option<String> {
                 [] => String::new(),
                 r => format!("; {} queued again", r.join(", ")),
             };
-            format!("merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({})", crate::render::count(*gate_runs as usize, "gate run"))
+            format!(
+                "merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({})",
+                crate::render::count(*gate_runs as usize, "gate run")
+            )
         }
-        Event::Rebuild { ticket, reason } => match reason.as_str() {
-            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
-            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
-        },
-        Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
-        Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
-        Event::RunFinished {
-            run,
-            merged_count: merged,
-            failed_count: failed,
-            blocked_count: blocked,
-            interrupted,
-            ..
-        } => {
-            let stop = if *interrupted {
-                " (interrupted; run again to continue)"
-            } else {
-                ""
-            };
-            format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
-        }
-        Event::Contained { sandbox } => format!("sandbox: {sandbox}"),
+        _ => return None,
     })
 }
 
