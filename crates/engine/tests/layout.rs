@@ -482,7 +482,7 @@ const MAX_FUNCTION_LINES: usize = 100;
 fn blank(text: &str) -> Vec<u8> {
     let s = text.as_bytes();
     let mut out = s.to_vec();
-    let mut blank_to = |out: &mut Vec<u8>, from: usize, to: usize| {
+    let blank_to = |out: &mut Vec<u8>, from: usize, to: usize| {
         for b in &mut out[from..to.min(s.len())] {
             if *b != b'\n' {
                 *b = b' ';
