@@ -196,7 +196,7 @@ pub enum Event {
         /// The test command.
         test: String,
         /// `red`, `green`, `timeout` or `error`.
-        outcome: String,
+        outcome: crate::model::CounterfactualOutcome,
         /// Whether the tests caught the mutation (`red`).
         passed: bool,
         /// Why, in one line.
@@ -216,7 +216,7 @@ pub enum Event {
         /// The reviewer's model, when known.
         reviewer: Option<String>,
         /// `ship` or `block`.
-        verdict: String,
+        verdict: planwright_plan::verdict::Decision,
         /// Whether it shipped.
         passed: bool,
         /// The verdict's summary.
@@ -747,7 +747,7 @@ mod tests {
                 attempt: 1,
                 control_path: "calc.sh".into(),
                 test: "sh test.sh".into(),
-                outcome: "red".into(),
+                outcome: crate::model::CounterfactualOutcome::Red,
                 passed: true,
                 message: "caught".into(),
                 output_excerpt: "FAIL".into(),
@@ -757,7 +757,7 @@ mod tests {
                 attempt: 1,
                 pass: 1,
                 reviewer: Some("m".into()),
-                verdict: "ship".into(),
+                verdict: planwright_plan::verdict::Decision::Ship,
                 passed: true,
                 summary: "fine".into(),
                 checks: vec!["C1: met".into()],

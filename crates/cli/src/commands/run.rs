@@ -164,34 +164,9 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
         allow_red_base: e.allow_red_base,
     };
     let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
-    if let Some(spec) = &s.beyond.reviewer {
-        // The engine builds the reviewer when it first reviews; an unknown
-        // one must stop the run before it starts.
-        let reviewer = agent::from_options(&spec.name, &spec.options).map_err(|e| {
-            CliError::usage(format!("`[review] agent`: {e}"))
-                .hint("name a reviewer agent as `[agent] name` would, or remove `[review] agent`")
-        })?;
-        reviewer_model_of_its_family(&s, reviewer.family())?;
-    }
+    planwright_engine::check_reviewer(&s.beyond, &s.routing, &s.families)
+        .map_err(|e| CliError::usage(e.message).hint(e.hint))?;
     Ok(s)
-}
-
-/// `[review] model` is one the reviewer's CLI can run: never another
-/// family's (see docs/review.md).
-fn reviewer_model_of_its_family(s: &RunSettings, own: Option<&str>) -> Result<(), CliError> {
-    let (Some(model), Some(own)) = (s.beyond.model.as_deref(), own) else {
-        return Ok(());
-    };
-    let Some(of) = planwright_engine::foreign_family(&s.routing, &s.families, model, Some(own))
-    else {
-        return Ok(());
-    };
-    Err(CliError::usage(format!(
-        "`[review] model = \"{model}\"` is a {of} model, and the reviewer's CLI runs only {own} models"
-    ))
-    .hint(format!(
-        "set `[review] model` to a {own} model, remove it so that the reviewer gets its own family's model of each ticket's tier, or pick a reviewer of the {of} family"
-    )))
 }
 
 /// Maps an engine error to the CLI's exit codes.
