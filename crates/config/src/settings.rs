@@ -95,6 +95,9 @@ pub struct RunSettings {
     pub beyond: ReviewSettings,
     /// Ceilings on cost and tokens, for the run and each ticket.
     pub budget: BudgetSettings,
+    /// `[prices]`: what the budget counts an attempt with no cost at
+    /// ([`Prices::ceiling`]).
+    pub prices: Prices,
     /// The plan's overlap forecast when the caller already made it
     /// (validation does, for its warnings): preflight filters it rather
     /// than forecasting a large plan again. `None`: preflight makes it.
@@ -125,6 +128,11 @@ pub struct WorkerLink {
     /// Whether a worker of another build of planwright (the same
     /// protocol) is accepted.
     pub allow_version_skew: bool,
+    /// How long a slot whose worker was lost rests, doubled with each
+    /// loss of it in a row.
+    pub lost_backoff: Duration,
+    /// Lost workers at which a run stops; `None`: twice its slots.
+    pub max_lost: Option<u32>,
 }
 
 impl Default for WorkerLink {
@@ -133,6 +141,8 @@ impl Default for WorkerLink {
             heartbeat: defaults::HEARTBEAT,
             lost_after: defaults::LOST_AFTER,
             allow_version_skew: false,
+            lost_backoff: defaults::LOST_BACKOFF,
+            max_lost: None,
         }
     }
 }
@@ -189,6 +199,9 @@ pub struct KubernetesSettings {
     /// The kubeconfig; `None`: `KUBECONFIG`, `~/.kube/config`, or the
     /// account of the pod planwright runs in.
     pub kubeconfig: Option<PathBuf>,
+    /// The user's pod template (YAML), read and checked when the pods'
+    /// transport is made.
+    pub pod_template: Option<PathBuf>,
 }
 
 impl ExecutorSettings {
@@ -253,6 +266,7 @@ impl RunSettings {
             gates: GateSettings {
                 env: vec![],
                 timeout: Some(defaults::GATE_TIMEOUT),
+                flaky_retries: defaults::GATE_FLAKY_RETRIES,
             },
             merge: MergeSettings::default(),
             workspace: WorkspaceSettings {
@@ -268,6 +282,7 @@ impl RunSettings {
             families: Families::default(),
             beyond: ReviewSettings::default(),
             budget: BudgetSettings::default(),
+            prices: Prices::default(),
             overlaps: None,
             executor: ExecutorSettings::Local,
             worker_link: WorkerLink::default(),
@@ -285,6 +300,10 @@ pub struct GateSettings {
     pub env: Vec<String>,
     /// Wall-clock limit of each gate.
     pub timeout: Option<Duration>,
+    /// Times the gates of a candidate that failed in its attempt's own
+    /// gate checkout run again on the same tree before the attempt is
+    /// rejected (`[gates] flaky_retries`).
+    pub flaky_retries: u32,
 }
 
 /// `[workspace]`: how workspaces and gate checkouts are prepared.
@@ -340,6 +359,10 @@ pub struct ContainSettings {
     pub memory: Option<u64>,
     /// Processes and threads of each confined child (`[sandbox] pids`).
     pub pids: Option<u64>,
+    /// The folder holding the gate checkouts of every repository, one
+    /// folder each (`$XDG_CACHE_HOME/planwright/checkouts`); without one,
+    /// they live in the repository's `.planwright/checkouts`.
+    pub checkouts: Option<PathBuf>,
 }
 
 impl Default for ContainSettings {
@@ -357,6 +380,7 @@ impl Default for ContainSettings {
             hosts: Vec::new(),
             memory: Some(defaults::MEMORY),
             pids: Some(defaults::PIDS),
+            checkouts: None,
         }
     }
 }

@@ -47,6 +47,8 @@ named_enum! {
         Overlap = "overlap",
         /// Which agent does each ticket, and its reviewer's family.
         Routing = "routing",
+        /// Each routed model has a price, for costs and budgets.
+        Prices = "prices",
         /// What earlier runs merged, and which run this one continues.
         Continue = "continue",
         /// Tickets merged from an older definition.

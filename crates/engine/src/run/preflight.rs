@@ -9,7 +9,8 @@
 //! `probe.rs`: `gate-probe`), what earlier runs merged (`earlier.rs`:
 //! `continue`, `changed`), the scopes (`scope.rs`: `scope-ops`, `overlap`),
 //! the workspace (`workspace.rs`: `copy`, `setup`), the tickets' checks
-//! (`judged.rs`: `checks`), routing (`routing.rs`) and, last, the workers
+//! (`judged.rs`: `checks`), routing (`routing.rs`), the models' prices
+//! (`prices.rs`) and, last, the workers
 //! of a remote executor (`exec/remote/checks.rs`: `executor`).
 
 use crate::agent::Agents;
@@ -25,6 +26,7 @@ mod commands;
 mod earlier;
 mod gates;
 mod judged;
+mod prices;
 mod probe;
 mod repo;
 mod routing;
@@ -34,6 +36,7 @@ mod workspace;
 pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
 pub use judged::{checks_judged, unjudged_checks};
+pub use probe::missing_setup;
 pub use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 
@@ -111,6 +114,7 @@ pub(crate) fn check_all(
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut out);
+    prices::check_prices(plan, settings, &lanes, &mut out);
     if let (Some(r), false) = (&repo, failed(&out)) {
         // Last: it starts the workers, which costs a connection per place.
         let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);
