@@ -22,7 +22,113 @@ pub fn describe(event: &Event) -> Option<String> {
     line(event).map(|l| planwright_plan::words::inert(&l).into_owned())
 }
 
+/// The line of each event: the run's own in [`run_line`], the merge
+/// queue's in [`queue_line`], where an attempt runs in [`slot_line`], the
+/// rest here. Every event is named in this match, so a new one must say
+/// whether it prints.
 fn line(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::RunStarted { .. }
+        | Event::AlreadyMerged { .. }
+        | Event::InputChanged { .. }
+        | Event::Removed { .. }
+        | Event::Changed { .. }
+        | Event::PoolResumed { .. }
+        | Event::BudgetReached { .. }
+        | Event::DiskLow { .. }
+        | Event::BaseAdvanced { .. }
+        | Event::MergesHeld { .. }
+        | Event::RunFinished { .. }
+        | Event::Contained { .. } => return run_line(event),
+        Event::BatchStarted { .. }
+        | Event::BatchVerified { .. }
+        | Event::BatchCancelled { .. }
+        | Event::BatchLanded { .. }
+        | Event::BatchFailed { .. }
+        | Event::Bisected { .. } => return queue_line(event),
+        Event::PoolPaused { .. }
+        | Event::WorkerWaiting { .. }
+        | Event::WorkerLost { .. } => return slot_line(event),
+        Event::AgentUsage { .. } | Event::AgentActivity { .. } | Event::AgentReported { .. } => {
+            return None
+        }
+        Event::Counterfactual {
+            ticket,
+            control_path,
+            outcome,
+            ..
+        } => format!("{ticket}: counterfactual on `{control_path}`: {outcome}"),
+        Event::Review {
+            ticket,
+            pass,
+            verdict,
+            summary,
+            ..
+        } => format!("{ticket}: review pass {pass}: {verdict}: {summary}"),
+        Event::AttemptStarted {
+            ticket,
+            attempt,
+            base_commit,
+            starts_from,
+            place,
+            ..
+        } => {
+            let before = attempt.saturating_sub(1);
+            let from = match starts_from.as_str() {
+                "candidate" => format!(" with attempt {before}'s change"),
+                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
+                _ => String::new(),
+            };
+            // On a worker, where: on this machine it goes without saying.
+            let on = (place.as_ref())
+                .filter(|p| p.worker.is_some())
+                .map_or(String::new(), |p| format!(" on {}", p.text()));
+            format!(
+                "{ticket}: attempt {attempt} started from {}{from}{on}",
+                short(base_commit)
+            )
+        }
+        Event::Phase { .. } => return None,
+        Event::AttemptRejected {
+            ticket,
+            attempt,
+            failure,
+            retrying,
+        } => {
+            let next = if *retrying {
+                ", retrying with the evidence"
+            } else {
+                ""
+            };
+            format!("{ticket}: attempt {attempt} rejected: {failure}{next}")
+        }
+        Event::Merging { ticket } => format!("{ticket}: passed, merging"),
+        Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
+        Event::Unchanged { ticket, commit, .. } => format!(
+            "{ticket}: nothing to change; stays merged as {}",
+            short(commit)
+        ),
+        Event::Rebuild { ticket, reason } => match reason.as_str() {
+            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
+            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
+        },
+        Event::GateRetried {
+            ticket,
+            gate,
+            message,
+            passed,
+            ..
+        } => match passed {
+            true => format!("{ticket}: gate `{gate}` is flaky: it failed ({message}), then passed on the same tree"),
+            false => format!("{ticket}: gate `{gate}` failed again on the same tree"),
+        },
+        Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
+        Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
+    })
+}
+
+/// The run's own events, which `line` hands on; `None` for others.
+fn run_line(event: &Event) -> Option<String> {
     Some(match event {
         Event::RunStarted {
             run,
@@ -56,9 +162,90 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
             short(commit)
         ),
-        Event::AgentUsage { .. } | Event::AgentActivity { .. } | Event::AgentReported { .. } => {
-            return None
+        Event::PoolResumed { pool } => format!("pool {pool} answered again: it is open"),
+        Event::BudgetReached { reason } => format!("no new attempts: {reason}"),
+        Event::DiskLow { reason } => format!("no new attempts: {reason}"),
+        Event::BaseAdvanced { base, commit } => {
+            format!("`{base}` and its checkout moved to {}", short(commit))
         }
+        Event::MergesHeld { branch, reason } => {
+            format!("the merged tickets wait on `{branch}`: {reason}")
+        }
+        Event::RunFinished {
+            run,
+            merged_count: merged,
+            failed_count: failed,
+            blocked_count: blocked,
+            interrupted,
+            ..
+        } => {
+            let stop = if *interrupted {
+                " (interrupted; run again to continue)"
+            } else {
+                ""
+            };
+            format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
+        }
+        Event::Contained { sandbox } => format!("sandbox: {sandbox}"),
+        _ => return None,
+    })
+}
+
+/// The merge queue's events, which `line` hands on; `None` for others.
+fn queue_line(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::BatchStarted { tickets, tip } => format!(
+            "merge queue: checking {} stacked on {}",
+            tickets.join(", "),
+            short(tip)
+        ),
+        Event::BatchVerified { tickets, flaky, .. } => {
+            let flaky = if *flaky {
+                " (flaky: it failed first, then passed)"
+            } else {
+                ""
+            };
+            format!("merge queue: {} passed together{flaky}", tickets.join(", "))
+        }
+        Event::BatchCancelled { tickets, reason } => format!(
+            "merge queue: check of {} stopped: {reason}",
+            tickets.join(", ")
+        ),
+        Event::BatchLanded { tickets, commit } => format!(
+            "merge queue: {} landed as {}",
+            tickets.join(", "),
+            short(commit)
+        ),
+        Event::BatchFailed { tickets, message } => format!(
+            "merge queue: {} failed together ({message})",
+            tickets.join(", ")
+        ),
+        Event::Bisected {
+            landed,
+            culprit,
+            requeued,
+            gate_runs,
+        } => {
+            let landed = match landed.as_slice() {
+                [] => "nothing lands".to_string(),
+                l => format!("{} land", l.join(", ")),
+            };
+            let again = match requeued.as_slice() {
+                [] => String::new(),
+                r => format!("; {} queued again", r.join(", ")),
+            };
+            format!(
+                "merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({})",
+                crate::render::count(*gate_runs as usize, "gate run")
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// Where an attempt runs: its model's pool and its worker, which `line` hands on; `None` for others.
+fn slot_line(event: &Event) -> Option<String> {
+    Some(match event {
         Event::PoolPaused {
             ticket,
             pool: Some(pool),
@@ -106,149 +293,7 @@ fn line(event: &Event) -> Option<String> {
                 crate::render::count(*slots_left, "slot")
             )
         }
-        Event::Counterfactual {
-            ticket,
-            control_path,
-            outcome,
-            ..
-        } => format!("{ticket}: counterfactual on `{control_path}`: {outcome}"),
-        Event::Review {
-            ticket,
-            pass,
-            verdict,
-            summary,
-            ..
-        } => format!("{ticket}: review pass {pass}: {verdict}: {summary}"),
-        Event::PoolResumed { pool } => format!("pool {pool} answered again: it is open"),
-        Event::BudgetReached { reason } => format!("no new attempts: {reason}"),
-        Event::DiskLow { reason } => format!("no new attempts: {reason}"),
-        Event::BaseAdvanced { base, commit } => {
-            format!("`{base}` and its checkout moved to {}", short(commit))
-        }
-        Event::MergesHeld { branch, reason } => {
-            format!("the merged tickets wait on `{branch}`: {reason}")
-        }
-        Event::AttemptStarted {
-            ticket,
-            attempt,
-            base_commit,
-            starts_from,
-            place,
-            ..
-        } => {
-            let before = attempt.saturating_sub(1);
-            let from = match starts_from.as_str() {
-                "candidate" => format!(" with attempt {before}'s change"),
-                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
-                _ => String::new(),
-            };
-            // On a worker, where: on this machine it goes without saying.
-            let on = (place.as_ref())
-                .filter(|p| p.worker.is_some())
-                .map_or(String::new(), |p| format!(" on {}", p.text()));
-            format!(
-                "{ticket}: attempt {attempt} started from {}{from}{on}",
-                short(base_commit)
-            )
-        }
-        Event::Phase { .. } => return None,
-        Event::AttemptRejected {
-            ticket,
-            attempt,
-            failure,
-            retrying,
-        } => {
-            let next = if *retrying {
-                ", retrying with the evidence"
-            } else {
-                ""
-            };
-            format!("{ticket}: attempt {attempt} rejected: {failure}{next}")
-        }
-        Event::Merging { ticket } => format!("{ticket}: passed, merging"),
-        Event::Merged { ticket, commit } => format!("{ticket}: merged as {}", short(commit)),
-        Event::Unchanged { ticket, commit, .. } => format!(
-            "{ticket}: nothing to change; stays merged as {}",
-            short(commit)
-        ),
-        Event::BatchStarted { tickets, tip } => format!(
-            "merge queue: checking {} stacked on {}",
-            tickets.join(", "),
-            short(tip)
-        ),
-        Event::BatchVerified {
-            tickets,
-            flaky,
-            ..
-        } => {
-            let flaky = if *flaky {
-                " (flaky: it failed first, then passed)"
-            } else {
-                ""
-            };
-            format!("merge queue: {} passed together{flaky}", tickets.join(", "))
-        }
-        Event::BatchCancelled { tickets, reason } => format!(
-            "merge queue: check of {} stopped: {reason}",
-            tickets.join(", ")
-        ),
-        Event::BatchLanded { tickets, commit } => format!(
-            "merge queue: {} landed as {}",
-            tickets.join(", "),
-            short(commit)
-        ),
-        Event::BatchFailed { tickets, message } => format!(
-            "merge queue: {} failed together ({message})",
-            tickets.join(", ")
-        ),
-        Event::Bisected {
-            landed,
-            culprit,
-            requeued,
-            gate_runs,
-        } => {
-            let landed = match landed.as_slice() {
-                [] => "nothing lands".to_string(),
-                l => format!("{} land", l.join(", ")),
-            };
-            let again = match requeued.as_slice() {
-                [] => String::new(),
-                r => format!("; {} queued again", r.join(", ")),
-            };
-            format!("merge queue: {landed}, {culprit} breaks the gates on top of them{again} ({})", crate::render::count(*gate_runs as usize, "gate run"))
-        }
-        Event::Rebuild { ticket, reason } => match reason.as_str() {
-            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
-            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
-        },
-        Event::GateRetried {
-            ticket,
-            gate,
-            message,
-            passed,
-            ..
-        } => match passed {
-            true => format!("{ticket}: gate `{gate}` is flaky: it failed ({message}), then passed on the same tree"),
-            false => format!("{ticket}: gate `{gate}` failed again on the same tree"),
-        },
-        Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
-        Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
-        Event::RunFinished {
-            run,
-            merged_count: merged,
-            failed_count: failed,
-            blocked_count: blocked,
-            interrupted,
-            ..
-        } => {
-            let stop = if *interrupted {
-                " (interrupted; run again to continue)"
-            } else {
-                ""
-            };
-            format!("run {run} finished: {merged} merged, {failed} failed, {blocked} blocked{stop}")
-        }
-        Event::Contained { sandbox } => format!("sandbox: {sandbox}"),
+        _ => return None,
     })
 }
 

@@ -217,7 +217,7 @@ fn check(
         );
         problems = checks
             .into_iter()
-            .filter(|c| c.status == "error")
+            .filter(|c| c.status == crate::model::CheckStatus::Error)
             .map(|c| match c.hint {
                 Some(hint) => format!("{} (hint: {hint})", c.message),
                 None => c.message,

@@ -33,18 +33,19 @@ pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
 pub use git::{tracked_files, Git};
 pub use model::{
-    transition, Failure, FailureKind, IllegalTransition, Phase, RunStatus, Step, TicketState,
+    transition, CounterfactualOutcome, Failure, FailureKind, IllegalTransition, Phase, RunStatus,
+    Step, TicketState,
 };
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};
+pub use run::lanes::{check_reviewer, ReviewerError};
 pub use run::lock::{
     holder as run_lock_holder, is_held as run_lock_held, is_held_at as run_lock_held_at,
     path as run_lock_path,
 };
-pub use run::pools::foreign_family;
 pub use run::preflight::{
     checks_judged, current_branch, failed as preflight_failed, missing_setup, preflight,
-    unjudged_checks, Check,
+    unjudged_checks, Check, CheckName, CheckStatus,
 };
 pub use run::{
     defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,

@@ -64,11 +64,10 @@ fn try_run(
     .map_err(|f| {
         // What `run` refuses with exit 3 (preflight's git-config check), as
         // the CLI maps it; anything else is a broken test.
-        match f
-            .checks
-            .iter()
-            .find(|c| c.check == "git-config" && c.status == "error")
-        {
+        match f.checks.iter().find(|c| {
+            c.check == planwright_engine::CheckName::GitConfig
+                && c.status == planwright_engine::CheckStatus::Error
+        }) {
             Some(c) => EngineError::Integrity(c.message.clone()),
             None => panic!("preflight failed: {:?}", f.checks),
         }

@@ -478,10 +478,10 @@ fn a_set_up_failing_on_the_base_commit_is_a_preflight_error_with_the_tools_messa
     let setup: Vec<_> = failed
         .checks
         .iter()
-        .filter(|c| c.check == "setup")
+        .filter(|c| c.check == planwright_engine::CheckName::Setup)
         .collect();
     assert_eq!(setup.len(), 1, "{:?}", failed.checks);
-    assert_eq!(setup[0].status, "error");
+    assert_eq!(setup[0].status, planwright_engine::CheckStatus::Error);
     assert!(
         setup[0]
             .message

@@ -701,7 +701,7 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     let copy_checks = |checks: &[planwright_engine::Check]| {
         checks
             .iter()
-            .filter(|c| c.check == "copy")
+            .filter(|c| c.check == planwright_engine::CheckName::Copy)
             .map(|c| c.message.clone())
             .collect::<Vec<_>>()
     };
@@ -709,7 +709,10 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     let copy: Vec<&str> = failed
         .checks
         .iter()
-        .filter(|c| c.check == "copy" && c.status == "error")
+        .filter(|c| {
+            c.check == planwright_engine::CheckName::Copy
+                && c.status == planwright_engine::CheckStatus::Error
+        })
         .map(|c| c.message.as_str())
         .collect();
     assert_eq!(copy.len(), 3, "{copy:?}");
@@ -1052,7 +1055,7 @@ fn unjudged_checks_are_said_and_codeboost_changes_reach_the_charter() {
     let checks =
         planwright_engine::preflight(&env.repo(), &plan, &s, &[], &Agents::from(agent.clone()));
     let warned: Vec<&str> = (checks.iter())
-        .filter(|c| c.check == "checks")
+        .filter(|c| c.check == planwright_engine::CheckName::Checks)
         .map(|c| c.message.as_str())
         .collect();
     assert_eq!(

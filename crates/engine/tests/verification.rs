@@ -6,9 +6,10 @@
 use planwright_engine::agent::CmdAgent;
 use planwright_engine::process::scrubbed_env;
 use planwright_engine::process::Cancel;
-use planwright_engine::verify::counterfactual::{self, Outcome};
+use planwright_engine::verify::counterfactual;
 use planwright_engine::verify::GateRoom;
 use planwright_engine::verify::{review, ReviewInput, ReviewOutcome, ReviewSpend};
+use planwright_engine::CounterfactualOutcome;
 use planwright_engine::FailureKind;
 use planwright_engine::Git;
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
@@ -105,7 +106,7 @@ fn a_mutation_the_tests_catch_is_red_and_the_file_is_put_back() {
     let dir = checkout();
     let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Red, "{r:?}");
+    assert_eq!(r.outcome, CounterfactualOutcome::Red, "{r:?}");
     assert_eq!(r.command, "sh test.sh");
     let after = std::fs::read_to_string(dir.path().join("src/calc.sh")).unwrap();
     assert_eq!(after, "echo 4\n# echo 4 is the answer\n");
@@ -120,7 +121,7 @@ fn a_mutation_nothing_notices_is_green() {
         &["sh", "test.sh"],
     );
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Green, "{r:?}");
+    assert_eq!(r.outcome, CounterfactualOutcome::Green, "{r:?}");
     assert!(r.message.contains("no test pins it"), "{}", r.message);
 }
 
@@ -129,7 +130,7 @@ fn a_find_text_that_occurs_twice_is_an_error_that_says_so() {
     let dir = checkout();
     let c = cf("src/calc.sh", find("echo 4", "echo 5"), &["sh", "test.sh"]);
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Error);
+    assert_eq!(r.outcome, CounterfactualOutcome::Error);
     assert!(r.message.contains("occurs 2 times"), "{}", r.message);
     let after = std::fs::read_to_string(dir.path().join("src/calc.sh")).unwrap();
     assert_eq!(
@@ -144,7 +145,7 @@ fn a_failing_baseline_is_an_error_not_an_unpinned_control() {
     std::fs::write(dir.path().join("test.sh"), "exit 1\n").unwrap();
     let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Error);
+    assert_eq!(r.outcome, CounterfactualOutcome::Error);
     assert!(r.message.contains("baseline"), "{}", r.message);
 }
 
@@ -169,7 +170,7 @@ fn a_symlink_the_mutated_tests_leave_is_replaced_not_written_through() {
     );
     let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Error, "{r:?}");
+    assert_eq!(r.outcome, CounterfactualOutcome::Error, "{r:?}");
     assert!(r.message.contains("with a symlink"), "{}", r.message);
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),
@@ -194,7 +195,7 @@ fn a_directory_the_mutated_tests_turn_into_a_symlink_is_made_anew() {
     std::fs::write(dir.path().join("test.sh"), script).unwrap();
     let c = calc_to_5();
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Error, "{r:?}");
+    assert_eq!(r.outcome, CounterfactualOutcome::Error, "{r:?}");
     assert!(r.message.contains("replaced a directory"), "{}", r.message);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     assert!(!dir.path().join("src").is_symlink());
@@ -211,7 +212,7 @@ fn a_fifo_the_mutated_tests_leave_is_an_error_in_bounded_time() {
     let c = calc_to_5();
     // A write-back that opened the FIFO would never return.
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Error, "{r:?}");
+    assert_eq!(r.outcome, CounterfactualOutcome::Error, "{r:?}");
     assert!(r.message.contains("FIFO"), "{}", r.message);
     let meta = std::fs::symlink_metadata(dir.path().join("src/calc.sh")).unwrap();
     assert!(meta.is_file());
@@ -246,7 +247,7 @@ fn a_repository_the_baseline_leaves_is_never_the_patchs_git() {
         dir.path().join(".git/config").is_file(),
         "the test planted it"
     );
-    assert_eq!(r.outcome, Outcome::Red, "{r:?}");
+    assert_eq!(r.outcome, CounterfactualOutcome::Red, "{r:?}");
     assert!(!marker.exists(), "the planted filter ran");
 }
 
@@ -261,7 +262,7 @@ fn a_patch_mutation_applies_and_a_bad_one_is_named() {
         },
         &["sh", "test.sh"],
     );
-    assert_eq!(run_cf(dir.path(), &c).outcome, Outcome::Red);
+    assert_eq!(run_cf(dir.path(), &c).outcome, CounterfactualOutcome::Red);
     let bad = cf(
         "src/calc.sh",
         Mutation::Patch {
@@ -270,7 +271,7 @@ fn a_patch_mutation_applies_and_a_bad_one_is_named() {
         &["sh", "test.sh"],
     );
     let r = run_cf(dir.path(), &bad);
-    assert_eq!(r.outcome, Outcome::Error);
+    assert_eq!(r.outcome, CounterfactualOutcome::Error);
     assert!(r.message.contains("does not apply"), "{}", r.message);
 }
 
@@ -279,7 +280,7 @@ fn a_control_path_outside_the_checkout_is_refused() {
     let dir = checkout();
     let c = cf("../etc/passwd", find("root", "toor"), &["sh", "test.sh"]);
     let r = run_cf(dir.path(), &c);
-    assert_eq!(r.outcome, Outcome::Error);
+    assert_eq!(r.outcome, CounterfactualOutcome::Error);
     assert!(r.message.contains("leaves the repository"), "{}", r.message);
 }
 

@@ -21,6 +21,22 @@ pub enum Decision {
     Block,
 }
 
+impl Decision {
+    /// Its name in the verdict, events and messages (as serde spells it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Ship => "ship",
+            Decision::Block => "block",
+        }
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -141,7 +141,7 @@ fn write_log(repo: &Repo) {
             attempt: 2,
             control_path: "calc.sh".into(),
             test: "sh -c test".into(),
-            outcome: "red".into(),
+            outcome: planwright_engine::CounterfactualOutcome::Red,
             passed: true,
             message: "the tests caught the mutation".into(),
             output_excerpt: "calc said 5\n".into(),

@@ -5,7 +5,7 @@ use super::{load_plan, Loaded, PlanArgs};
 use crate::error::{exit, CliResult};
 use crate::{settings, Global, Output};
 use planwright_config::resolve::{self, RunFlags};
-use planwright_engine::{preflight, preflight_failed, Check};
+use planwright_engine::{preflight, preflight_failed, Check, CheckName, CheckStatus};
 
 /// Check everything `run` would check before starting, and start nothing:
 /// the repository, the base branch (and where its name came from), a clean
@@ -38,13 +38,10 @@ pub fn print(checks: &[Check], global: &Global) {
         return;
     }
     for c in checks {
-        let mark = match c.status {
-            "ok" => "ok     ",
-            "warning" => "warning",
-            _ => "error  ",
-        };
-        crate::outln!("{mark} {}: {}", c.check, c.message);
-        if c.status != "ok" {
+        // Padded to the longest status, so the names line up.
+        let mark = c.status.as_str();
+        crate::outln!("{mark:<7} {}: {}", c.check, c.message);
+        if c.status != CheckStatus::Ok {
             if let Some(h) = &c.hint {
                 crate::outln!("        hint: {h}");
             }
@@ -69,13 +66,10 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         allow_red_base: e.allow_red_base,
         ..RunFlags::default()
     };
-    let mut settings =
+    // As `run` would have them without `--jobs`; preflight greets each
+    // place of a remote executor once, however many slots it has.
+    let settings =
         resolve::run(flags, &config, &settings::env()).map_err(settings::settings_error)?;
-    // As `run` would have them without `--jobs`: a host's slots, else one
-    // place's worker is all preflight starts.
-    settings.jobs = (config.run.jobs.map(|j| j as usize))
-        .or(settings.executor.slots())
-        .unwrap_or(1);
     let checks = preflight(&repo_dir, &plan, &settings, &config.commands.allow, &agents);
     print(&checks, global);
     Ok(if preflight_failed(&checks) {
@@ -90,15 +84,12 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 /// its lock (as `run` refuses then), 3 when its git config
 /// runs programs in planwright's git calls (it cannot be trusted), else 1.
 pub fn failure_code(checks: &[Check]) -> i32 {
-    if checks
-        .iter()
-        .any(|c| c.check == "git-config" && c.status == "error")
-    {
+    if checks.iter().any(|c| c.failed_at(CheckName::GitConfig)) {
         return exit::INTEGRITY;
     }
     if checks
         .iter()
-        .any(|c| (c.check == "repo" || c.check == "lock") && c.status == "error")
+        .any(|c| c.failed_at(CheckName::Repo) || c.failed_at(CheckName::Lock))
     {
         exit::USAGE
     } else {

@@ -240,7 +240,7 @@ impl<'a> Runner<'a> {
         )
         .map_err(|f| {
             let errors: Vec<&str> = (f.checks.iter())
-                .filter(|c| c.status == "error")
+                .filter(|c| c.status == planwright_engine::CheckStatus::Error)
                 .map(|c| c.message.as_str())
                 .collect();
             EngineError::Repo {

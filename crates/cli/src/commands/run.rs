@@ -8,9 +8,9 @@ use planwright_config::{Config, RunSettings};
 use planwright_engine::agent::{self, Agent, Agents};
 use planwright_engine::issues::{LabelReporter, LabelWriter};
 use planwright_engine::process::Cancel;
-use planwright_engine::Check;
 use planwright_engine::EngineError;
 use planwright_engine::{deliver, Reporter};
+use planwright_engine::{Check, CheckName, CheckStatus};
 use planwright_engine::{Prepared, Resume, RunSummary};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -165,34 +165,9 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
         allow_red_base: e.allow_red_base,
     };
     let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
-    if let Some(spec) = &s.beyond.reviewer {
-        // The engine builds the reviewer when it first reviews; an unknown
-        // one must stop the run before it starts.
-        let reviewer = agent::from_options(&spec.name, &spec.options).map_err(|e| {
-            CliError::usage(format!("`[review] agent`: {e}"))
-                .hint("name a reviewer agent as `[agent] name` would, or remove `[review] agent`")
-        })?;
-        reviewer_model_of_its_family(&s, reviewer.family())?;
-    }
+    planwright_engine::check_reviewer(&s.beyond, &s.routing, &s.families)
+        .map_err(|e| CliError::usage(e.message).hint(e.hint))?;
     Ok(s)
-}
-
-/// `[review] model` is one the reviewer's CLI can run: never another
-/// family's (see docs/review.md).
-fn reviewer_model_of_its_family(s: &RunSettings, own: Option<&str>) -> Result<(), CliError> {
-    let (Some(model), Some(own)) = (s.beyond.model.as_deref(), own) else {
-        return Ok(());
-    };
-    let Some(of) = planwright_engine::foreign_family(&s.routing, &s.families, model, Some(own))
-    else {
-        return Ok(());
-    };
-    Err(CliError::usage(format!(
-        "`[review] model = \"{model}\"` is a {of} model, and the reviewer's CLI runs only {own} models"
-    ))
-    .hint(format!(
-        "set `[review] model` to a {own} model, remove it so that the reviewer gets its own family's model of each ticket's tier, or pick a reviewer of the {of} family"
-    )))
 }
 
 /// Maps an engine error to the CLI's exit codes.
@@ -487,7 +462,10 @@ fn next_step(summary: &RunSummary, args: &Args, repo_dir: &Path, global: &Global
 /// lines: the first few, then how many more `planwright preflight` lists.
 fn warn_checks(checks: &[Check], global: &Global) {
     const SHOWN: usize = 5;
-    let warnings: Vec<&Check> = checks.iter().filter(|c| c.status == "warning").collect();
+    let warnings: Vec<&Check> = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Warning)
+        .collect();
     for c in warnings.iter().take(SHOWN) {
         global.warn(format!("{}: {}", c.check, c.message));
     }
@@ -508,7 +486,7 @@ pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
     } else {
         let errors: Vec<&str> = checks
             .iter()
-            .filter(|c| c.status == "error")
+            .filter(|c| c.status == CheckStatus::Error)
             .map(|c| c.message.as_str())
             .collect();
         message = format!("{message}: {}", errors.join("; "));
@@ -540,7 +518,7 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
     let routes: Vec<&str> = session
         .checks()
         .iter()
-        .filter(|c| c.check == "routing")
+        .filter(|c| c.check == CheckName::Routing)
         .map(|c| c.message.as_str())
         .collect();
     if global.output == Output::Json {

@@ -2,7 +2,7 @@
 
 use super::coordinator::coordinate;
 use super::lanes::Lanes;
-use super::preflight::Check;
+use super::preflight::{Check, CheckName};
 use super::resume::{open_run, Opened, Outlook, Resume};
 use super::routes::scheduler;
 use super::settings::RunSettings;
@@ -61,7 +61,7 @@ pub fn prepare(
     let (mut checks, lanes) = (found.checks, found.lanes);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
-            "rerun",
+            CheckName::Rerun,
             format!(
                 "`{} {id}` names no ticket of the plan",
                 planwright_plan::Flag::Rerun
@@ -76,7 +76,7 @@ pub fn prepare(
         Ok(c) => c,
         Err(e) => {
             checks.push(Check::error(
-                "sandbox",
+                CheckName::Sandbox,
                 e.to_string(),
                 "run on a kernel with Landlock, or set `[sandbox] mode = \"off\"` to run agents unconfined",
             ));
@@ -200,6 +200,40 @@ impl Drop for CancelOnPanic<'_> {
     }
 }
 
+/// The repository made ready for a run, under the run lock it returns:
+/// planwright's folder, its own git, the guard and the disk's floor.
+fn ready(
+    repo: &Repo,
+    settings: &RunSettings,
+    containment: &Containment,
+) -> Result<super::lock::RunLock, EngineError> {
+    repo.ensure_excluded()?;
+    let state_dir = repo.state_dir();
+    std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
+    let lock = super::lock::RunLock::acquire(repo)?;
+    // A repository whose git config would run programs in planwright's own
+    // git calls is refused before anything runs (exit 3).
+    crate::git::integrity::refuse_risky_config(repo, &settings.contain.allow_config)?;
+    repo.ensure_own_git(&settings.contain.allow_config)?;
+    // Confined agents cannot write the user's checkout: a change there is
+    // the user's own edit, which holds the merges rather than stopping the run.
+    repo.guard().watch_checkout(!containment.confines_writes());
+    // Below the floor the store gets the reserve's room; above, it is kept.
+    crate::exec::disk::at_open(&state_dir, settings.min_free);
+    Ok(lock)
+}
+
+/// How agents are confined in this run, for its `contained` event.
+fn contained(sh: &Shared, mut sandbox: String) -> String {
+    if sh.checkouts.overlay() {
+        sandbox.push_str(", gate overlay");
+    }
+    if let Some(elsewhere) = sh.executor.elsewhere() {
+        sandbox.push_str(&format!("; {elsewhere}"));
+    }
+    sandbox
+}
+
 /// Runs (or continues) a prepared session, its attempts through `executor`.
 pub fn run(
     session: Prepared,
@@ -217,19 +251,9 @@ pub fn run(
         lanes,
         ..
     } = session;
-    repo.ensure_excluded()?;
     let state_dir = repo.state_dir();
-    std::fs::create_dir_all(&state_dir).map_err(|e| EngineError::io(&state_dir, e))?;
-    let _lock = super::lock::RunLock::acquire(&repo)?;
-    // A repository whose git config would run programs in planwright's own
-    // git calls is refused before anything runs (exit 3).
-    crate::git::integrity::refuse_risky_config(&repo, &settings.contain.allow_config)?;
-    repo.ensure_own_git(&settings.contain.allow_config)?;
-    // Confined agents cannot write the user's checkout: a change there is
-    // the user's own edit, which holds the merges rather than stopping the run.
-    repo.guard().watch_checkout(!containment.confines_writes());
-    // Below the floor the store gets the reserve's room; above, it is kept.
-    crate::exec::disk::at_open(&state_dir, settings.min_free);
+    let _lock = ready(&repo, &settings, &containment)?;
+    let described = containment.describe();
     let store = Store::open(&state_dir.join("state.db"))?;
     // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
     let digests: Vec<String> = plan.tickets.iter().map(ticket_digest).collect();
@@ -296,14 +320,9 @@ pub fn run(
             emitter.emit(event);
         }
     }
-    let mut sandbox = containment.describe();
-    if shared.checkouts.overlay() {
-        sandbox.push_str(", gate overlay");
-    }
-    if let Some(elsewhere) = shared.executor.elsewhere() {
-        sandbox.push_str(&format!("; {elsewhere}"));
-    }
-    emitter.emit(Event::Contained { sandbox });
+    emitter.emit(Event::Contained {
+        sandbox: contained(&shared, described),
+    });
     let result = work(&shared);
     emitter.close();
     let _ = reporting.join();

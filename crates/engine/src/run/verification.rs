@@ -214,8 +214,8 @@ fn record(
     attempt: u32,
     found: crate::verify::beyond_gates::Finding,
 ) -> Result<(), EngineError> {
+    use crate::model::CounterfactualOutcome;
     use crate::verify::beyond_gates::Finding;
-    use crate::verify::counterfactual::Outcome;
     use planwright_plan::verdict::Decision;
     let ticket = id.to_string();
     match found {
@@ -224,8 +224,8 @@ fn record(
             attempt,
             control_path: r.control_path.clone(),
             test: r.command.clone(),
-            outcome: r.outcome.as_str().to_string(),
-            passed: r.outcome == Outcome::Red,
+            outcome: r.outcome,
+            passed: r.outcome == CounterfactualOutcome::Red,
             message: r.message.clone(),
             output_excerpt: r.output_excerpt.clone(),
         }),
@@ -243,11 +243,7 @@ fn record(
             attempt,
             pass,
             reviewer: reviewer.map(String::from),
-            verdict: match v.verdict {
-                Decision::Ship => "ship",
-                Decision::Block => "block",
-            }
-            .to_string(),
+            verdict: v.verdict,
             passed: v.verdict == Decision::Ship,
             summary: v.summary.clone(),
             checks: (v.checks.iter())

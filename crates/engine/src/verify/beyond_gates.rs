@@ -10,9 +10,10 @@ use crate::agent::Agent;
 use crate::error::EngineError;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
+use crate::model::CounterfactualOutcome;
 use crate::process::Cancel;
 use crate::verify::checkout::Checkouts;
-use crate::verify::counterfactual::{self, CounterfactualResult, Outcome};
+use crate::verify::counterfactual::{self, CounterfactualResult};
 use crate::verify::gates::GateSettings;
 use crate::verify::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_config::Routing;
@@ -144,9 +145,11 @@ fn counterfactuals(
         };
         record(Finding::Counterfactual(&r))?;
         let kind = match r.outcome {
-            Outcome::Red => continue,
-            Outcome::Green => FailureKind::ControlUnpinned,
-            Outcome::Timeout | Outcome::Error => FailureKind::CounterfactualError,
+            CounterfactualOutcome::Red => continue,
+            CounterfactualOutcome::Green => FailureKind::ControlUnpinned,
+            CounterfactualOutcome::Timeout | CounterfactualOutcome::Error => {
+                FailureKind::CounterfactualError
+            }
         };
         if failure.is_none() {
             failure = Some(Failure::new(kind, r.message).with_evidence(r.output_excerpt));

@@ -10,39 +10,13 @@
 use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
 use crate::git::Git;
+use crate::model::CounterfactualOutcome;
 use crate::process::{self, Cancel, Exit, Finished};
 use crate::verify::gates::{append, GateRoom};
 use planwright_plan::model::{Counterfactual, Mutation};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
-
-/// What the mutated tests did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The tests failed under the mutation: the control is pinned.
-    Red,
-    /// The tests still passed: nothing pins the control.
-    Green,
-    /// The mutated tests ran out of time.
-    Timeout,
-    /// The counterfactual could not be judged (baseline failed, the
-    /// mutation did not apply, the tests could not start).
-    Error,
-}
-
-impl Outcome {
-    /// Its name in events and the report (as serde spells it).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Red => "red",
-            Outcome::Green => "green",
-            Outcome::Timeout => "timeout",
-            Outcome::Error => "error",
-        }
-    }
-}
 
 /// One counterfactual's result, for the report and the next charter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +26,7 @@ pub struct CounterfactualResult {
     /// The test command, as a shell would read it.
     pub command: String,
     /// What happened.
-    pub outcome: Outcome,
+    pub outcome: CounterfactualOutcome,
     /// Why, in one line.
     pub message: String,
     /// The end of the tests' output (at most [`EXCERPT_LINES`] lines and
@@ -135,7 +109,7 @@ pub fn run(
     };
     if !baseline.success() {
         return Ok(Some(result(
-            Outcome::Error,
+            CounterfactualOutcome::Error,
             format!("the baseline run of `{command}` failed ({}): the tests must pass before the mutation", baseline.exit),
             excerpt(&baseline.output_tail),
         )));
@@ -146,10 +120,20 @@ pub fn run(
     let rel = Path::new(&cf.control_path);
     let original = match control_file(&root, rel) {
         Ok(original) => original,
-        Err(why) => return Ok(Some(result(Outcome::Error, why, String::new()))),
+        Err(why) => {
+            return Ok(Some(result(
+                CounterfactualOutcome::Error,
+                why,
+                String::new(),
+            )))
+        }
     };
     if let Err(why) = mutate(&cf.mutation, &root, rel, git, &original)? {
-        return Ok(Some(result(Outcome::Error, why, String::new())));
+        return Ok(Some(result(
+            CounterfactualOutcome::Error,
+            why,
+            String::new(),
+        )));
     }
     append(
         log,
@@ -158,7 +142,11 @@ pub fn run(
     let mutated = tests(&argv, dir, room, timeout, log, cancel);
     // Put the file back before anything else, whatever the tests did.
     if let Some(why) = put_back(&root, rel, &original)? {
-        return Ok(Some(result(Outcome::Error, why, String::new())));
+        return Ok(Some(result(
+            CounterfactualOutcome::Error,
+            why,
+            String::new(),
+        )));
     }
     let Some(mutated) = mutated? else {
         return Ok(None);
@@ -166,7 +154,7 @@ pub fn run(
     let tail = excerpt(&mutated.output_tail);
     Ok(Some(match mutated.exit {
         Exit::Code(0) => result(
-            Outcome::Green,
+            CounterfactualOutcome::Green,
             format!(
                 "`{command}` still passes with `{}` mutated: no test pins it",
                 cf.control_path
@@ -174,12 +162,12 @@ pub fn run(
             tail,
         ),
         Exit::TimedOut => result(
-            Outcome::Timeout,
+            CounterfactualOutcome::Timeout,
             format!("`{command}` ran out of time under the mutation"),
             tail,
         ),
         other => result(
-            Outcome::Red,
+            CounterfactualOutcome::Red,
             format!("`{command}` fails under the mutation ({other}): the control is pinned"),
             tail,
         ),

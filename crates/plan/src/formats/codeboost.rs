@@ -816,6 +816,15 @@ fn build_ticket(item: &Item<'_>) -> Ticket {
 pub struct Codeboost;
 
 impl super::PlanFormat for Codeboost {
+    fn check_nouns(&self) -> [&'static str; 2] {
+        ["codeboost `check` item", "codeboost `check` items"]
+    }
+
+    /// An agent writes codeboost plans.
+    fn commands_need_approval(&self) -> bool {
+        true
+    }
+
     fn format(&self) -> crate::model::Format {
         crate::model::Format::Codeboost
     }

@@ -386,6 +386,18 @@ pub trait PlanFormat: Sync {
     /// The JSON Schema, when the format has one.
     fn schema(&self) -> Option<Value>;
 
+    /// What the format calls a ticket's checks (`Ticket::checks`), one
+    /// then many, as messages name them: `check`, `checks`.
+    fn check_nouns(&self) -> [&'static str; 2] {
+        ["check", "checks"]
+    }
+
+    /// Whether the plan's own commands (its gates) run only once a person
+    /// approved each in `[commands] allow`: a plan an agent wrote.
+    fn commands_need_approval(&self) -> bool {
+        false
+    }
+
     /// Where ticket `i` stands in a document of this format: its scope,
     /// then the ticket itself.
     fn pointer(&self, i: usize) -> [Pointer; 2];

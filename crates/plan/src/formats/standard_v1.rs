@@ -231,6 +231,10 @@ mod access {
 pub struct StandardV1;
 
 impl super::PlanFormat for StandardV1 {
+    fn check_nouns(&self) -> [&'static str; 2] {
+        ["acceptance criterion", "acceptance criteria"]
+    }
+
     fn format(&self) -> crate::model::Format {
         crate::model::Format::StandardV1
     }

@@ -463,7 +463,7 @@ impl RunView {
                     a.reviews.push(CheckResult {
                         name: reviewer.clone().unwrap_or_default(),
                         passed: Some(*passed),
-                        detail: verdict.clone(),
+                        detail: verdict.to_string(),
                         output_excerpt: None,
                     });
                 }

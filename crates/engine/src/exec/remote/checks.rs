@@ -9,7 +9,7 @@ use super::hello::{greet, places, Greeting};
 use super::worker::version;
 use crate::agent::Agents;
 use crate::git::repo::Repo;
-use crate::model::Check;
+use crate::model::{Check, CheckName};
 use planwright_config::{ContainSettings, ExecutorSettings, SandboxMode, WorkerLink};
 use planwright_plan::Flag;
 
@@ -33,13 +33,13 @@ pub(crate) fn check_workers(
                 ExecutorSettings::Kubernetes(_) => "see docs/scaling.md#kubernetes",
                 _ => "run planwright by its full path, or set `[executor] command`",
             };
-            checks.push(Check::error("executor", e.to_string(), hint));
+            checks.push(Check::error(CheckName::Executor, e.to_string(), hint));
             return;
         }
     };
     if transport.slots() < jobs {
         checks.push(Check::error(
-            "executor",
+            CheckName::Executor,
             format!(
                 "{} asked for, but the hosts have {}",
                 planwright_plan::words::count(jobs, "slot"),
@@ -67,9 +67,9 @@ pub(crate) fn check_workers(
             match greet(transport.as_ref(), slot, &programs, link.lost_after) {
                 Ok(g) => judge(&place, &g, confine, link),
                 Err(lost) => Check::error(
-                    "executor",
+                    CheckName::Executor,
                     lost.to_string(),
-                    unreachable_hint(&place, executor),
+                    transport.unreachable_hint(slot),
                 ),
             },
         );
@@ -81,21 +81,21 @@ pub(crate) fn check_workers(
 fn judge(place: &str, g: &Greeting, confine: bool, link: &WorkerLink) -> Check {
     if !link.allow_version_skew && g.planwright != version() {
         return Check::error(
-            "executor",
+            CheckName::Executor,
             format!("the worker at {place} {}", super::hello::skewed(&g.planwright)),
             "build the workers from the same commit as this planwright (`planwright --version` names it)",
         );
     }
     if confine && !g.sandbox.enforced {
         return Check::error(
-            "executor",
+            CheckName::Executor,
             format!("the worker at {place} cannot confine agents: {}", g.sandbox.detail),
             format!("run workers on Linux with Landlock and unprivileged user namespaces, or set `[sandbox] mode = \"off\"` and start them with `planwright worker {}`", Flag::Unsandboxed),
         );
     }
     if !confine && !g.unsandboxed {
         return Check::error(
-            "executor",
+            CheckName::Executor,
             format!("the worker at {place} was not started `{}`, so it refuses to run agents unconfined as `[sandbox] mode = \"off\"` asks", Flag::Unsandboxed),
             format!("add `{}` to `[executor] command`, or confine the agents (`[sandbox] mode = \"enforce\"`)", Flag::Unsandboxed),
         );
@@ -103,7 +103,7 @@ fn judge(place: &str, g: &Greeting, confine: bool, link: &WorkerLink) -> Check {
     if !g.missing.is_empty() {
         let names: Vec<String> = g.missing.iter().map(|p| format!("`{p}`")).collect();
         return Check::error(
-            "executor",
+            CheckName::Executor,
             format!(
                 "the worker at {place} cannot find the agent program {} on its PATH",
                 names.join(", ")
@@ -117,7 +117,7 @@ fn judge(place: &str, g: &Greeting, confine: bool, link: &WorkerLink) -> Check {
         g.sandbox.detail.clone()
     };
     Check::ok(
-        "executor",
+        CheckName::Executor,
         format!(
             "the worker at {place}: planwright {}, protocol {}, sandbox: {sandbox}",
             g.planwright,
@@ -160,26 +160,10 @@ fn host_keys(ssh: &[String], host: &str) -> Option<Check> {
         "`UserKnownHostsFile /dev/null`".into()
     };
     Some(Check::error(
-        "executor",
+        CheckName::Executor,
         format!("`ssh -G {host}` says the connection to {host} would not check the host's key ({what})"),
         "remove that setting from `ssh_command` or your ssh configuration, and add the host's key to your known hosts (`ssh-keyscan`, then compare the fingerprint)",
     ))
-}
-
-/// How to make the worker at `place` answer, naming the command that
-/// starts it.
-fn unreachable_hint(place: &str, executor: &ExecutorSettings) -> String {
-    match executor {
-        ExecutorSettings::Ssh { command, .. } => {
-            let host = place.strip_prefix("ssh ").unwrap_or(place);
-            let program = command.first().map_or("planwright", String::as_str);
-            format!(
-                "check that `ssh -o BatchMode=yes {host} {program} --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; a non-interactive ssh session may not have your shell's PATH, so `[executor] command` can name the program by its full path (`~/` is the home directory there)"
-            )
-        }
-        ExecutorSettings::Kubernetes(_) => "check the image has this planwright version on its PATH, and the coordinator's account may create pods and pods/exec there (deploy/kubernetes/role.yaml; docs/scaling.md#kubernetes)".into(),
-        _ => "check `[executor] command`: it must start `planwright worker` of this version".into(),
-    }
 }
 
 #[cfg(test)]

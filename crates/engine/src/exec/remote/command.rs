@@ -38,6 +38,8 @@ const END_GRACE: Duration = Duration::from_secs(10);
 struct Place {
     name: String,
     argv: Vec<String>,
+    /// How to make its worker answer, naming the command that starts it.
+    hint: String,
 }
 
 /// Workers started by a command, one per attempt; slots go round the
@@ -54,6 +56,9 @@ impl CommandTransport {
             places: vec![Place {
                 name: "process".into(),
                 argv: command,
+                hint:
+                    "check `[executor] command`: it must start `planwright worker` of this version"
+                        .into(),
             }],
             per_place: slots.max(1),
         }
@@ -74,6 +79,7 @@ impl CommandTransport {
             .map(|w| shell_quote(w))
             .collect::<Vec<_>>()
             .join(" ");
+        let program = command.first().map_or("planwright", String::as_str);
         let places = hosts
             .iter()
             .map(|host| {
@@ -83,6 +89,9 @@ impl CommandTransport {
                 Place {
                     name: format!("ssh {host}"),
                     argv,
+                    hint: format!(
+                        "check that `ssh -o BatchMode=yes {host} {program} --version` works with no prompt (your key, the host in known_hosts) and prints this planwright's version; a non-interactive ssh session may not have your shell's PATH, so `[executor] command` can name the program by its full path (`~/` is the home directory there)"
+                    ),
                 }
             })
             .collect();
@@ -119,6 +128,10 @@ impl Transport for CommandTransport {
 
     fn place(&self, slot: usize) -> String {
         self.of(slot).0.name.clone()
+    }
+
+    fn unreachable_hint(&self, slot: usize) -> String {
+        self.of(slot).0.hint.clone()
     }
 
     fn connect(&self, slot: usize, _wait: &super::transport::Wait<'_>) -> Result<Link, Lost> {
@@ -194,6 +207,21 @@ impl EndLink for ChildEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_place_says_what_starts_its_worker() {
+        let hosts = ["build-1".to_string(), "build-2".to_string()];
+        let command = ["~/bin/planwright".to_string(), "worker".to_string()];
+        let ssh = ["ssh".to_string()];
+        let t = CommandTransport::ssh(&ssh, &hosts, &command, 2, Duration::from_secs(15));
+        let hint = t.unreachable_hint(1);
+        assert!(
+            hint.contains("`ssh -o BatchMode=yes build-2 ~/bin/planwright --version`"),
+            "{hint}"
+        );
+        let t = CommandTransport::process(vec!["planwright".into(), "worker".into()], 3);
+        assert!(t.unreachable_hint(2).contains("`[executor] command`"));
+    }
 
     #[test]
     fn a_word_reaches_the_hosts_shell_as_one_word() {

@@ -12,6 +12,12 @@ pub trait Transport: Send + Sync {
     /// `process 2`). Slots that share a place share a machine: preflight
     /// checks each place once.
     fn place(&self, slot: usize) -> String;
+    /// How to make `slot`'s worker answer when it did not, naming what
+    /// starts it there: the transport's own words, for preflight.
+    fn unreachable_hint(&self, _slot: usize) -> String {
+        "check that the worker's place is reachable and runs `planwright worker` of this version"
+            .into()
+    }
     /// Starts a worker for `slot` (never two at once for one slot) and
     /// returns its stream. An error is the machine's trouble, never the
     /// ticket's: the attempt is retried elsewhere. A wait (a pod to be

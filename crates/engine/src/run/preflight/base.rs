@@ -2,7 +2,7 @@
 //! `[run] base`, else the plan's own `base` where its format has one, else
 //! the branch the repository's checkout is on. Never a fixed name.
 
-use super::Check;
+use super::{Check, CheckName};
 use crate::git::repo::Repo;
 use planwright_config::{BaseSource, ChosenBase};
 use planwright_plan::Plan;
@@ -39,7 +39,7 @@ pub(crate) fn settle(
             Ok(BaseSource::CurrentBranch)
         }
         _ => Err(Check::error(
-            "base",
+            CheckName::Base,
             format!(
                 "a {} plan names no base branch, and the repository's `HEAD` is on no branch to use instead",
                 plan.source_format

@@ -4,7 +4,7 @@
 //! base's makefile does not name (where the makefile is plain enough to
 //! read). Each is an error with the names it could have meant.
 
-use super::Check;
+use super::{Check, CheckName};
 use crate::git::repo::Repo;
 use planwright_plan::model::Gate;
 use planwright_plan::suggest::closest;
@@ -83,7 +83,7 @@ fn missing(argv: &[String], name: &str, known: &BTreeSet<String>, what: &str) ->
         }
     };
     Some(Check::error(
-        "gates",
+        CheckName::Gates,
         format!("the gate `{line}` cannot run: `{name}` is not {what} on the base"),
         hint,
     ))

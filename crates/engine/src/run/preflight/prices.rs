@@ -2,7 +2,7 @@
 //! not know leaves its attempts' cost unknown, which preflight says
 //! before the run rather than leave it to the agent log.
 
-use super::Check;
+use super::{Check, CheckName};
 use crate::run::lanes::Lanes;
 use planwright_plan::Plan;
 
@@ -57,7 +57,7 @@ pub fn check_prices(
     for (model, ids) in unpriced {
         let which = if ids.len() == 1 { "ticket" } else { "tickets" };
         out.push(Check::warning(
-            "prices",
+            CheckName::Prices,
             format!(
                 "no price for model `{model}` ({which} {}): its attempts' cost is unknown unless its CLI reports one, and budgets count its tokens at its family's highest price",
                 ids.join(", ")

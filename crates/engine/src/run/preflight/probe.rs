@@ -4,7 +4,8 @@
 //! base that is red is an error unless `--allow-red-base`; the lock files
 //! found name the `[workspace] setup` line that installs what is missing.
 
-use super::{failed, Check, TRIAL};
+use super::workspace::TRIAL;
+use super::{failed, Check, CheckName};
 use crate::git::repo::Repo;
 use crate::model::Verdict;
 use crate::process::Cancel;
@@ -43,7 +44,7 @@ pub(super) fn check_gate_probe(
         Ok(lock) => lock,
         Err(e) => {
             out.push(Check::warning(
-                "gate-probe",
+                CheckName::GateProbe,
                 format!("the gates were not tried on the base commit {short}: {e}"),
                 "run preflight again when that run has ended",
             ));
@@ -54,7 +55,7 @@ pub(super) fn check_gate_probe(
     let ready = (repo.ensure_excluded()).and_then(|()| repo.ensure_own_git(&contain.allow_config));
     if let Err(e) = ready {
         out.push(Check::error(
-            "gate-probe",
+            CheckName::GateProbe,
             format!("cannot try the gates on the base commit {short}: {e}"),
             "check that `.planwright/` in the repository is writable",
         ));
@@ -84,7 +85,7 @@ pub(super) fn check_gate_probe(
         .collect();
     out.push(match verdict {
         Ok(Verdict::Pass) => Check::ok(
-            "gate-probe",
+            CheckName::GateProbe,
             format!(
                 "{} pass on the base commit {short} ({took})",
                 names.join(", ")
@@ -92,12 +93,12 @@ pub(super) fn check_gate_probe(
         ),
         Ok(Verdict::Fail(f)) => red_base(repo, &base, settings, &f, &log, &took),
         Ok(Verdict::Cancelled) => Check::error(
-            "gate-probe",
+            CheckName::GateProbe,
             "the gates' trial on the base was interrupted",
             "run preflight again",
         ),
         Err(e) => Check::error(
-            "gate-probe",
+            CheckName::GateProbe,
             format!("cannot try the gates on the base commit {short}: {e}"),
             format!("see {}", log.display()),
         ),
@@ -132,9 +133,9 @@ fn red_base(
     };
     hint.push_str(&format!(" (the whole log is {})", log.display()));
     match settings.allow_red_base {
-        true => Check::warning("gate-probe", message, hint),
+        true => Check::warning(CheckName::GateProbe, message, hint),
         false => Check::error(
-            "gate-probe",
+            CheckName::GateProbe,
             message,
             format!(
                 "{hint}; `{}` runs anyway, `{}` skips this trial",
@@ -177,7 +178,7 @@ pub fn missing_setup(dir: &Path, setup: &[Vec<String>]) -> Option<Check> {
 /// The warning that names `line`, the set-up to add.
 fn no_setup(line: String) -> Check {
     Check::warning(
-        "setup",
+        CheckName::Setup,
         "there is no `[workspace] setup`, and gates run in a fresh checkout without the project's dependencies, which a lock file at the repository's root pins",
         format!("add `{line}` to `[workspace]` in planwright.toml (see docs/configuration.md#workspace-formerly-worktree)"),
     )

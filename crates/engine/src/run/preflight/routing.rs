@@ -1,6 +1,6 @@
 //! Routing: each ticket's adapter and model, and what its family cannot honour.
 
-use super::Check;
+use super::{Check, CheckName};
 use crate::run::lanes::{Lane, Lanes};
 use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
@@ -20,7 +20,7 @@ pub fn check_routing(
     for t in &plan.tickets {
         let Some(lane) = lanes.get(&t.id) else {
             out.push(Check::error(
-                "routing",
+                CheckName::Routing,
                 format!("ticket {}: no agent of `[agents]` runs its model family, and `[agent] name` names no agent for the others", t.id),
                 format!("map the family {}'s tier and pool hint ask for in `[agents]`, or set `[agent] name`", t.id),
             ));
@@ -35,7 +35,7 @@ pub fn check_routing(
             ) {
                 Some(_) => foreign_fixed.push(&t.id),
                 None => out.push(Check::ok(
-                    "routing",
+                    CheckName::Routing,
                     format!("{} -> {} -> {model} (`[agent] model`)", t.id, lane.agent),
                 )),
             }
@@ -72,7 +72,7 @@ fn foreign_model(
         "tickets"
     };
     Check::error(
-        "routing",
+        CheckName::Routing,
         format!(
             "agent `{agent}`: `[agent] model = \"{model}\"` is a {of} model, and the `{agent}` CLI runs only {own} models ({which} {})",
             tickets.join(", ")
@@ -94,13 +94,13 @@ fn route_check(
         explicit.and_then(|m| crate::run::pools::foreign_family(routing, families, m, family));
     if let (Some(model), None) = (explicit, foreign) {
         return Some(Check::ok(
-            "routing",
+            CheckName::Routing,
             format!("{} -> {agent} -> {model}", t.id),
         ));
     }
     if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
         let route = format!("{} -> {agent} -> the CLI's default model", t.id);
-        return Some(Check::ok("routing", route));
+        return Some(Check::ok(CheckName::Routing, route));
     }
     let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
     let hint = t.pool_hint.as_deref().unwrap_or("auto");
@@ -108,7 +108,7 @@ fn route_check(
     let fam = family.unwrap_or_default();
     let Some(first) = route.models.first() else {
         return Some(Check::error(
-            "routing",
+            CheckName::Routing,
             format!("ticket {}: the family table has no {fam} model of tier `{tier}` for the `{agent}` CLI", t.id),
             format!("give {} a tier the {fam} family serves, add `{tier} = \"MODEL\"` to `[families.{fam}]`, or pick an agent of the family its pool hint `{hint}` names", t.id),
         ));
@@ -120,9 +120,9 @@ fn route_check(
         _ => None,
     };
     Some(match asked {
-        None => Check::ok("routing", line),
+        None => Check::ok(CheckName::Routing, line),
         Some(asked) => Check::warning(
-            "routing",
+            CheckName::Routing,
             format!("{line}: its {asked} cannot run on the `{agent}` CLI, so it gets the {fam} model of tier `{tier}`"),
             format!("pick an agent of the family {} asks for (`[agents]`), or drop its {asked}", t.id),
         ),

@@ -1,10 +1,12 @@
-//! Scope operations against the base tree: `create` of what exists,
-//! `modify` or `delete` of what does not (counting what an ancestor may
-//! create), and globs that match nothing.
+//! The scope checks: `scope-ops`, scope operations against the base tree
+//! (`create` of what exists, `modify` or `delete` of what does not,
+//! counting what an ancestor may create, and globs that match nothing);
+//! and `overlap`, scopes of tickets that may run at the same time.
 
-use super::{ok_if_quiet, Check};
+use super::{ok_if_quiet, Check, CheckName};
+use crate::run::Outlook;
 use planwright_plan::model::{ScopeEntry, ScopeOp};
-use planwright_plan::overlap::Glob;
+use planwright_plan::overlap::{Glob, Overlap};
 use planwright_plan::scope::{is_glob, Pattern};
 use planwright_plan::Plan;
 use std::cell::OnceCell;
@@ -109,7 +111,7 @@ pub(crate) fn check_scope_ops(
             let problem = op_problem(e, base, &created_before);
             if let Some(why) = problem {
                 out.push(Check::error(
-                    "scope-ops",
+                    CheckName::ScopeOps,
                     format!("ticket {}: `{}` {why}", t.id, e.pattern),
                     "fix the scope entry's `op`, or the base branch",
                 ));
@@ -121,7 +123,7 @@ pub(crate) fn check_scope_ops(
                 // Likely a typo (`src/**/*.tsx` in a `.ts` project); a
                 // `create` entry is meant to match nothing yet.
                 out.push(Check::warning(
-                    "scope-ops",
+                    CheckName::ScopeOps,
                     format!("ticket {}: the scope glob `{}` matches no file of the base", t.id, e.pattern),
                     "check the pattern; if the ticket creates these files, declare the entry `create`",
                 ));
@@ -131,7 +133,7 @@ pub(crate) fn check_scope_ops(
     ok_if_quiet(
         out,
         before,
-        "scope-ops",
+        CheckName::ScopeOps,
         "scope operations agree with the base tree",
     );
 }
@@ -162,4 +164,46 @@ fn op_problem(
         }
         _ => None,
     }
+}
+
+/// The `overlap` check: scopes of tickets that may run at the same time
+/// and are not skipped.
+pub(crate) fn check_overlap(
+    plan: &Plan,
+    known: Option<&[Overlap]>,
+    outlook: &Outlook,
+    out: &mut Vec<Check>,
+) {
+    let before = out.len();
+    let made;
+    let overlaps = match known {
+        Some(known) => known,
+        None => {
+            made = planwright_plan::overlap::forecast(plan);
+            &made
+        }
+    };
+    let skipped = outlook.skipped();
+    for o in overlaps {
+        let open: Vec<String> = o
+            .tickets
+            .iter()
+            .filter(|id| !skipped.contains(*id))
+            .cloned()
+            .collect();
+        if open.len() < 2 {
+            continue;
+        }
+        out.push(Check::warning(
+            CheckName::Overlap,
+            planwright_plan::words::overlap_message(&open, &o.patterns),
+            "make them depend on one another, or split the scopes; otherwise a later one may hit a merge conflict",
+        ));
+    }
+    ok_if_quiet(
+        out,
+        before,
+        CheckName::Overlap,
+        "no scope overlap between tickets that may run at the same time",
+    );
 }

@@ -1,7 +1,10 @@
 //! Preflight's own checks, without a repository.
+use super::gates::no_gate_hint;
+use super::scope::check_overlap;
 use super::*;
 use planwright_plan::model::{Format, ScopeEntry, ScopeOp, Ticket};
-use std::collections::HashMap;
+use planwright_plan::overlap::Overlap;
+use std::collections::{HashMap, HashSet};
 
 #[test]
 fn the_no_gate_hint_names_the_projects_own_test_command() {
@@ -44,7 +47,9 @@ fn routing_checks(
     let lanes = Lanes::of(plan, &routing, families, &agents);
     let mut out = Vec::new();
     check_routing(plan, &routing, families, &lanes, &mut out);
-    out.into_iter().map(|c| (c.status, c.message)).collect()
+    out.into_iter()
+        .map(|c| (c.status.as_str(), c.message))
+        .collect()
 }
 
 #[test]
@@ -125,7 +130,7 @@ fn a_ticket_no_agent_serves_is_a_routing_error_naming_it() {
     let lanes = Lanes::of(&plan, &routing, &families, &agents);
     let mut out = Vec::new();
     check_routing(&plan, &routing, &families, &lanes, &mut out);
-    assert_eq!(out[0].status, "error");
+    assert_eq!(out[0].status, crate::model::CheckStatus::Error);
     assert!(
         out[0]
             .message
@@ -167,7 +172,7 @@ fn a_glob_an_ancestor_may_create_counts_as_existing() {
     );
     let errors: Vec<&str> = out
         .iter()
-        .filter(|c| c.status == "error")
+        .filter(|c| c.status == crate::model::CheckStatus::Error)
         .map(|c| c.message.as_str())
         .collect();
     assert_eq!(
@@ -210,6 +215,28 @@ fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets()
     );
 }
 
+#[test]
+fn unjudged_checks_are_named_as_the_plans_format_names_them() {
+    let said = |format: Format, per_ticket: &[usize]| {
+        let tickets = (per_ticket.iter().enumerate())
+            .map(|(i, &n)| {
+                let mut t = Ticket::new(format!("T{i}"), "b");
+                t.checks = (0..n).map(|k| format!("check {k}")).collect();
+                t
+            })
+            .collect();
+        let plan = Plan::new(format, tickets);
+        let review = planwright_config::ReviewSettings::default();
+        let check = super::unjudged_checks(&plan, &review).expect("a warning");
+        check.message.split(" will").next().unwrap().to_string()
+    };
+    assert_eq!(said(Format::StandardV1, &[1]), "1 acceptance criterion");
+    assert_eq!(said(Format::StandardV1, &[1, 2]), "3 acceptance criteria");
+    assert_eq!(said(Format::Codeboost, &[2]), "2 codeboost `check` items");
+    assert_eq!(said(Format::Native, &[1]), "1 check");
+    assert_eq!(said(Format::Native, &[2]), "2 checks");
+}
+
 /// A model routing gives a CLI that the price table does not know is a
 /// `prices` warning naming its tickets and the fix; a priced one, or an
 /// agent that reports no tokens, is none.
@@ -237,7 +264,13 @@ fn a_routed_model_without_a_price_is_a_warning() {
     let seen = warnings("codex", None);
     assert_eq!(seen.len(), 1, "{seen:?}");
     let (status, check, message, hint) = &seen[0];
-    assert_eq!((*status, *check), ("warning", "prices"));
+    assert_eq!(
+        (*status, *check),
+        (
+            crate::model::CheckStatus::Warning,
+            crate::model::CheckName::Prices
+        )
+    );
     assert!(
         message.starts_with(
             "no price for model `gpt-9-mock` (tickets T1, T2): its attempts' cost is unknown"

@@ -520,6 +520,10 @@ impl Transport for KubernetesTransport {
         place(&self.inner.namespace)
     }
 
+    fn unreachable_hint(&self, _slot: usize) -> String {
+        "check the image has this planwright version on its PATH, and the coordinator's account may create pods and pods/exec there (deploy/kubernetes/role.yaml; docs/scaling.md#kubernetes)".into()
+    }
+
     fn describe(&self) -> String {
         let class = match &self.inner.shape.settings.runtime_class {
             Some(class) => format!("runtime class {class}"),

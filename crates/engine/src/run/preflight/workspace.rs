@@ -1,0 +1,132 @@
+//! The `copy` and `setup` checks: what `[workspace]` brings into every
+//! slot, tried against the user's checkout and the base commit.
+
+use super::{failed, ok_if_quiet, Check, CheckName};
+use crate::exec::workspace::WorkspaceSettings;
+use crate::git::repo::Repo;
+use crate::model::Verdict;
+use crate::process::Cancel;
+use crate::sandbox::ContainSettings;
+use crate::verify::checkout::Checkouts;
+use planwright_plan::Plan;
+
+/// The checkout preflight tries the set-up in: not one a run uses, so a
+/// preflight beside a run disturbs nothing.
+pub(super) const TRIAL: &str = "preflight";
+
+/// `[workspace] setup`: run once on the base commit, confined and with its
+/// caches as in a gate checkout of a run (a result kept from the last try
+/// on the same key is reused). One that fails there would fail every
+/// ticket, so it is an error naming what the tool said, not a strike.
+pub(super) fn check_setup(
+    repo: &Repo,
+    plan: &Plan,
+    workspace: &WorkspaceSettings,
+    contain: &ContainSettings,
+    out: &mut Vec<Check>,
+) {
+    if workspace.setup.is_empty() || failed(out) {
+        return;
+    }
+    let Ok(Some(base)) = repo.branch_tip(&plan.base) else {
+        return;
+    };
+    let short = &base[..base.len().min(10)];
+    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+        return;
+    };
+    // planwright's own git and checkouts are a run's: none may be going on.
+    let _lock = match crate::run::lock::RunLock::acquire(repo) {
+        Ok(lock) => lock,
+        Err(e) => {
+            out.push(Check::warning(
+                CheckName::Setup,
+                format!("the set-up was not tried on the base commit {short}: {e}"),
+                "run preflight again when that run has ended",
+            ));
+            return;
+        }
+    };
+    let ready = repo
+        .ensure_excluded()
+        .and_then(|()| repo.ensure_own_git(&contain.allow_config));
+    if let Err(e) = ready {
+        out.push(Check::error(
+            CheckName::Setup,
+            format!("cannot try the set-up on the base commit {short}: {e}"),
+            "check that `.planwright/` in the repository is writable",
+        ));
+        return;
+    }
+    let checkouts = Checkouts::new(repo.clone(), workspace.clone(), containment, contain);
+    let log = repo.state_dir().join("preflight-setup.log");
+    let _ = std::fs::remove_file(&log);
+    let hint = format!(
+        "make `[workspace] setup` in `planwright.toml` work on the base branch `{}` \
+         (the whole log is {})",
+        plan.base,
+        log.display()
+    );
+    match checkouts.try_setup(TRIAL, &base, &log, &Cancel::default()) {
+        Ok(None) => out.push(Check::ok(
+            CheckName::Setup,
+            format!("the set-up runs on the base commit {short}"),
+        )),
+        Ok(Some(Verdict::Fail(f))) => out.push(Check::error(
+            CheckName::Setup,
+            format!(
+                "on the base commit {short}, {}:\n{}",
+                f.message,
+                f.evidence.trim_end()
+            ),
+            hint,
+        )),
+        Ok(Some(_)) => out.push(Check::error(
+            CheckName::Setup,
+            "the set-up's trial was interrupted",
+            "run preflight again",
+        )),
+        Err(e) => out.push(Check::error(
+            CheckName::Setup,
+            format!("cannot try the set-up on the base commit {short}: {e}"),
+            hint,
+        )),
+    }
+}
+
+/// `[workspace] copy`: each file must be in the user's checkout (a file, or
+/// a symlink that stays inside the repository) and not tracked, as each
+/// workspace already has the commit's version of a tracked file.
+pub(super) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
+    let before = out.len();
+    for rel in copy {
+        if let Err(e) = crate::exec::workspace::copy_source(repo.root(), rel) {
+            out.push(Check::error(
+                CheckName::Copy,
+                e.to_string(),
+                "`[workspace] copy` names files of your checkout that git ignores, such as `.env`",
+            ));
+            continue;
+        }
+        let literal = format!(":(literal){rel}");
+        let tracked = repo.git().args(["ls-files", "-z", "--", &literal]).output();
+        if tracked.is_ok_and(|o| !o.stdout.is_empty()) {
+            out.push(Check::error(
+                CheckName::Copy,
+                format!(
+                    "`[workspace] copy` in `planwright.toml` names `{rel}`, which git tracks: \
+                     every workspace already has the commit's version"
+                ),
+                format!("remove `{rel}` from `[workspace] copy`, or untrack and ignore it"),
+            ));
+        }
+    }
+    if !copy.is_empty() {
+        ok_if_quiet(
+            out,
+            before,
+            CheckName::Copy,
+            "every `[workspace] copy` file is in the checkout",
+        );
+    }
+}
