@@ -979,6 +979,57 @@ fn preflight_reports_every_problem_with_a_fix() {
     }
 }
 
+/// A git older than `MINIMUM_GIT_VERSION` (a fake one first on `PATH`
+/// that says 2.30 and passes every other command to the real git) stops
+/// preflight and run with the version found and the version needed.
+#[test]
+fn an_old_git_fails_preflight_naming_both_versions() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = sh_env();
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git on PATH");
+    write(
+        env.root(),
+        "bin/git",
+        &format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  [ \"$a\" = --version ] && {{ echo 'git version 2.30.2'; exit 0; }}\ndone\nexec '{}' \"$@\"\n",
+            real.display()
+        ),
+    );
+    let fake = env.root().join("bin/git");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        env.root().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let agent = format!("scripted:{}", env.fixtures().display());
+    let with_old_git = |command: &str| {
+        env.command()
+            .env("PATH", &path)
+            .args([command, "plan.json", "--repo", "repo", "--agent", &agent])
+            .args(["--no-gate-probe"])
+            .output()
+            .unwrap()
+    };
+    let too_old = "git 2.30.2 is too old: planwright needs git 2.40.0 or newer";
+    let out = with_old_git("preflight");
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{s}");
+    assert!(s.contains(&format!("error   git: {too_old}")), "{s}");
+    assert!(s.contains("hint: install a newer git"), "{s}");
+    let run = with_old_git("run");
+    assert_eq!(run.status.code(), Some(1));
+    let said = format!("{}{}", text(&run.stdout), text(&run.stderr));
+    assert!(said.contains(too_old), "{said}");
+    assert!(!env.repo().join(".planwright").exists());
+    // The git on PATH passes, and preflight says so.
+    let s = text(&env.scripted("preflight", &["--no-gate-probe"]).stdout);
+    assert!(s.contains("planwright needs 2.40.0 or newer)"), "{s}");
+}
+
 #[test]
 fn preflight_warns_of_scope_overlap_between_parallel_tickets() {
     let env = sh_env();

@@ -94,6 +94,17 @@ pub enum GitError {
     /// git printed something that is not UTF-8 where text was expected.
     #[error("`git {0}` printed output that is not UTF-8")]
     NotUtf8(String),
+    /// The git on `PATH` is older than planwright needs.
+    #[error("git {found} is too old: planwright needs git {needed} or newer")]
+    TooOld {
+        /// The version `git --version` printed.
+        found: String,
+        /// `MINIMUM_GIT_VERSION`.
+        needed: String,
+    },
+    /// `git --version` printed no version planwright can read.
+    #[error("`git --version` printed `{0}`, which names no version")]
+    NoVersion(String),
 }
 
 /// Why the store could not be used.

@@ -8,5 +8,6 @@ pub mod identity;
 pub mod integrity;
 pub mod refs;
 pub mod repo;
+pub mod version;
 
 pub use command::*;

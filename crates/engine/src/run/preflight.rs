@@ -9,6 +9,7 @@
 use crate::agent::{Agent, Agents};
 use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
+use crate::git::version::{self, MINIMUM_GIT_VERSION};
 use crate::model::Verdict;
 use crate::process::find_program;
 use crate::process::Cancel;
@@ -282,6 +283,7 @@ pub(crate) fn examine(
     (plan_path, resume): (&str, &Resume),
 ) -> Findings {
     let mut out = Vec::new();
+    check_git_version(&mut out);
     let repo = match Repo::open(dir) {
         Ok(repo) => {
             out.push(Check::ok(
@@ -422,6 +424,19 @@ fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
             format!("merged tickets run again: {}", o.rerun.join(", ")),
         ));
     }
+}
+
+/// The git on `PATH` is one planwright's commands work with
+/// ([`MINIMUM_GIT_VERSION`]): asked first, so an old git is named as
+/// such rather than as the first command it fails.
+fn check_git_version(out: &mut Vec<Check>) {
+    out.push(match version::check_version() {
+        Ok(found) => Check::ok(
+            "git",
+            format!("git {found} (planwright needs {MINIMUM_GIT_VERSION} or newer)"),
+        ),
+        Err(e) => Check::error("git", e.to_string(), version::VERSION_HINT),
+    });
 }
 
 fn check_repo(
