@@ -99,6 +99,19 @@ impl std::io::Write for Fnv128 {
     }
 }
 
+/// The ticket digest `commit` carries in its trailer (empty when it has
+/// none), or None when there is no such commit.
+pub fn digest_of(repo: &Repo, commit: &str) -> Result<Option<String>, EngineError> {
+    let format = format!("--format=%(trailers:key={DIGEST_TRAILER},valueonly)");
+    let out = (repo.git())
+        .args(["log", "-1", &format, commit, "--"])
+        .raw()?;
+    Ok(out
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+}
+
 /// One merged commit of a ticket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Landed {

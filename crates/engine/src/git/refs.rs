@@ -49,6 +49,32 @@ pub fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
     })
 }
 
+/// The full names of the refs under `prefix` (`refs/planwright/candidate/`).
+pub fn refs_under(repo: &Repo, prefix: &str) -> Result<Vec<String>, EngineError> {
+    let text = (repo.git())
+        .args(["for-each-ref", "--format=%(refname)", prefix])
+        .text()?;
+    Ok(text.lines().map(str::to_string).collect())
+}
+
+/// The ids of the runs that have a branch of their own
+/// ([`held_branch`]), the newest commit first.
+pub fn held_runs(repo: &Repo) -> Result<Vec<String>, EngineError> {
+    let text = (repo.git())
+        .args([
+            "for-each-ref",
+            "--sort=-committerdate",
+            "--format=%(refname:strip=4)",
+            "refs/heads/planwright/run/",
+        ])
+        .text()?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
 /// Adds a committer identity when neither the environment nor the
 /// repository's own configuration has one.
 pub fn with_identity(git: Git, repo: &Repo) -> Git {

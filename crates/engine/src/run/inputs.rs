@@ -6,6 +6,7 @@
 //! of its merges.
 
 use crate::error::EngineError;
+use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::verify::RunRails;
 use planwright_config::{ConfigSource, CONFIG_FILE};
@@ -45,9 +46,7 @@ pub fn read(
             role: "configuration",
             shown: format!("{CONFIG_FILE} of the base commit {}", short(commit)),
             in_repo: Some(CONFIG_FILE.to_string()),
-            blob: (repo.git().args(["rev-parse", "--verify", "--quiet"]))
-                .arg(format!("{commit}:{CONFIG_FILE}"))
-                .text()?,
+            blob: objects::object_id(repo, &format!("{commit}:{CONFIG_FILE}"))?,
         }),
         None => {}
     }
@@ -66,11 +65,7 @@ fn from_disk(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && role == "plan" => return Ok(None),
         Err(e) => return Err(EngineError::io(path, e)),
     };
-    let blob = repo
-        .git()
-        .args(["hash-object", "--no-filters", "--stdin"])
-        .input(bytes)
-        .text()?;
+    let blob = objects::hash_bytes(repo, bytes)?;
     Ok(Some(RunInput {
         role,
         shown: path.display().to_string(),
@@ -167,20 +162,7 @@ pub fn merged_by(
 ) -> Result<Vec<String>, EngineError> {
     let mut by = Vec::new();
     for (ticket, commit) in merged {
-        let names = repo
-            .git()
-            .args([
-                "diff-tree",
-                "--no-commit-id",
-                "--name-only",
-                "-r",
-                "-m",
-                "--first-parent",
-            ])
-            .arg(commit)
-            .args(["--", path])
-            .text()?;
-        if !names.is_empty() {
+        if objects::merge_changed(repo, commit, path)? {
             by.push(ticket.clone());
         }
     }

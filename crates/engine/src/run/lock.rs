@@ -24,11 +24,7 @@ pub struct RunLock {
 /// The lock file of `repo`: in the common git directory, shared by every
 /// worktree of the repository.
 pub fn path(repo: &Repo) -> Result<PathBuf, EngineError> {
-    let dir = repo
-        .git()
-        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .text()?;
-    Ok(PathBuf::from(dir.trim()).join("planwright-run.lock"))
+    Ok(repo.common_dir().join("planwright-run.lock"))
 }
 
 /// Whether a `run` holds the lock of `repo` now.

@@ -9,6 +9,7 @@
 use crate::agent::Agent;
 use crate::error::EngineError;
 use crate::git::repo::Repo;
+use crate::git::tree;
 use crate::model::failure::{Failure, FailureKind};
 use crate::process::Cancel;
 use crate::verify::checkout::Checkouts;
@@ -198,17 +199,12 @@ fn reviews(
     reviewer: &dyn Agent,
     record: &mut Record,
 ) -> Result<Judgement, EngineError> {
-    let diff = cx
-        .repo
-        .git()
-        .args([
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            c.base_commit,
-            c.commit,
-        ])
-        .text()?;
+    let diff = tree::patch(cx.repo, c.base_commit, c.commit)?.ok_or_else(|| {
+        EngineError::Internal(format!(
+            "the candidate {} of {} or its base {} is gone",
+            c.commit, c.ticket.id, c.base_commit
+        ))
+    })?;
     let model = cx.settings.model.clone().or_else(|| {
         let family = reviewer.family();
         reviewer_model(cx.routing, cx.families, c.ticket, c.writer, family)
