@@ -48,6 +48,24 @@ pub fn run_id(suffix: u32) -> String {
     }
 }
 
+/// The days from the Unix epoch to the date `y-m-d` (proleptic
+/// Gregorian), or None for a month outside 1 to 12 or a day outside 1 to
+/// 31. The one calendar sum of planwright: the views read event times with
+/// it, and agents' limits read reset times. Howard Hinnant's
+/// days-from-civil, the inverse of [`civil_from_days`].
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
 // Howard Hinnant's days-to-civil algorithm.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -71,5 +89,16 @@ mod tests {
         assert_eq!(format_unix(0), "1970-01-01T00:00:00Z");
         assert_eq!(format_unix(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(format_unix(1_796_074_931), "2026-11-30T21:42:11Z");
+    }
+
+    #[test]
+    fn days_and_dates_are_inverse() {
+        for days in [-719_468, -1, 0, 11_016, 20_787, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m.into(), d.into()), Some(days));
+        }
+        assert_eq!(days_from_civil(2000, 3, 1), Some(11_017));
+        assert_eq!(days_from_civil(2026, 13, 1), None);
+        assert_eq!(days_from_civil(2026, 1, 0), None);
     }
 }

@@ -12,6 +12,7 @@
 //! minutes"), a clock time ("try again at 3:05 PM", "Dec 29th, 2025 10:15
 //! PM", "resets 8pm (UTC)"), an RFC 3339 instant or a Unix timestamp.
 
+use crate::clock::days_from_civil;
 use std::time::Duration;
 
 /// The wall clock, passed in so that parsing stays pure.
@@ -342,20 +343,6 @@ fn clock(text: &str) -> Option<(i64, &str)> {
         return None;
     }
     (secs < 86_400).then_some((secs, rest))
-}
-
-// Howard Hinnant's days-from-civil, the inverse of `clock::civil_from_days`.
-fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
 }
 
 #[cfg(test)]
