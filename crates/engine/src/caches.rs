@@ -16,7 +16,7 @@
 //! names in `[workspace] env`, `[agent] env` or a gate's `env`) keeps the
 //! user's value: that is the way out of planwright's caches.
 
-use crate::beneath::Dir;
+use planwright_os::beneath::Dir;
 use crate::error::EngineError;
 use crate::git::repo::Repo;
 use std::path::{Path, PathBuf};

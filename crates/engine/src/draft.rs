@@ -5,7 +5,7 @@
 
 use crate::agent::{Agent, AgentOutcome, AttemptContext};
 use crate::error::EngineError;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Options};
 use std::collections::HashSet;
@@ -97,7 +97,7 @@ pub fn draft(
         std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
         let ctx = AttemptContext {
             confine: None,
-            log_limit: Some(crate::process::AGENT_LOG_LIMIT),
+            log_limit: Some(planwright_os::process::AGENT_LOG_LIMIT),
             usage_sink: None,
             activity_sink: None,
             ticket: "draft".into(),

@@ -24,13 +24,13 @@ pub enum EngineError {
     /// A file operation in a directory an agent or a gate can write was
     /// refused (a symlink, a special file) or failed.
     #[error(transparent)]
-    Beneath(#[from] crate::beneath::BeneathError),
+    Beneath(#[from] planwright_os::beneath::BeneathError),
     /// A process could not be started.
     #[error(transparent)]
-    Process(#[from] crate::process::ProcessError),
+    Process(#[from] planwright_os::process::ProcessError),
     /// The sandbox cannot be had (enforce mode on a kernel without it).
     #[error(transparent)]
-    Sandbox(#[from] crate::sandbox::SandboxError),
+    Sandbox(#[from] planwright_os::sandbox::SandboxError),
     /// The target is not usable (not a git repository, no base branch, ...).
     #[error("{message}")]
     Repo {

@@ -16,7 +16,7 @@ use super::{
     AgentReport, AttemptContext, CmdAgent, CostSource,
 };
 use crate::error::EngineError;
-use crate::process::{self, Cancel, LineSink, Spec};
+use planwright_os::process::{self, Cancel, LineSink, Spec};
 use planwright_config::Prices;
 use serde_json::Value;
 use session::{Ended, Session, TurnEnd};
@@ -158,7 +158,7 @@ impl Agent for Acp {
     fn probe(
         &self,
         scratch: &std::path::Path,
-        confine: Option<&crate::sandbox::Confine>,
+        confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<Option<String>, String> {
         let ctx = probe::context(self, scratch, confine).map_err(|e| e.to_string())?;
         let converse = self.converse(&ctx, &Cancel::default(), |lines, stop| {

@@ -12,9 +12,9 @@ use super::{
     AgentOutcome, AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar,
     BUDGET_ENV,
 };
-use crate::beneath::{BeneathError, Dir, Kind};
+use planwright_os::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
-use crate::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
+use planwright_os::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
 use planwright_config::Prices;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -399,7 +399,7 @@ impl<C: Cli> Agent for CliAgent<C> {
     fn probe(
         &self,
         scratch: &Path,
-        confine: Option<&crate::sandbox::Confine>,
+        confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<Option<String>, String> {
         let ctx = self
             .probe_context(scratch, confine)
@@ -526,7 +526,7 @@ pub(crate) fn probe_context(
     agent: &dyn Agent,
     name: &str,
     scratch: &Path,
-    confine: Option<&crate::sandbox::Confine>,
+    confine: Option<&planwright_os::sandbox::Confine>,
 ) -> Result<AttemptContext, EngineError> {
     let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
     let homes = scratch.join("homes").join("probe");
@@ -593,7 +593,7 @@ impl<C: Cli> CliAgent<C> {
     fn probe_context(
         &self,
         scratch: &Path,
-        confine: Option<&crate::sandbox::Confine>,
+        confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<AttemptContext, EngineError> {
         probe_context(self, C::NAME, scratch, confine)
     }

@@ -7,7 +7,7 @@ use super::{
     AttemptContext,
 };
 use crate::error::EngineError;
-use crate::process::{self, Cancel, Exit, Spec};
+use planwright_os::process::{self, Cancel, Exit, Spec};
 use std::time::Duration;
 
 /// The exit code that says "the provider refused me, try again later":

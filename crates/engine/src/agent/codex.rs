@@ -67,7 +67,7 @@ impl Cli for Codex {
             Some((_, dir)) => std::path::PathBuf::from(dir),
             None => user_dir(&|name| std::env::var(name).ok(), "CODEX_HOME", ".codex"),
         };
-        let bytes = crate::beneath::read_file(&dir.join("config.toml")).ok()?;
+        let bytes = planwright_os::beneath::read_file(&dir.join("config.toml")).ok()?;
         config_model(&String::from_utf8_lossy(&bytes))
     }
 

@@ -3,7 +3,7 @@
 //! download as it starts) is lent a copy of the user's, filled once by
 //! planwright, outside any ticket, and written by no sandbox.
 
-use crate::beneath::Dir;
+use planwright_os::beneath::Dir;
 use crate::error::EngineError;
 use std::collections::BTreeSet;
 use std::ffi::OsStr;

@@ -9,7 +9,7 @@
 use super::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::git::Git;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use std::path::{Component, Path, PathBuf};
 
 /// The scripted agent.

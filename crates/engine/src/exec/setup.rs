@@ -14,8 +14,8 @@ use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Verdict;
-use crate::process::{self, Cancel, Spec};
-use crate::sandbox::Confine;
+use planwright_os::process::{self, Cancel, Spec};
+use planwright_os::sandbox::Confine;
 use planwright_plan::gate_integrity;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -146,7 +146,7 @@ impl Setup {
             };
             if let Some(hit) = done.limit.filter(|_| done.exit != process::Exit::Cancelled) {
                 let who = format!("the set-up `{command}` {place}");
-                let f = crate::sandbox::limit_failure(&who, hit);
+                let f = crate::contain::limit_failure(&who, hit);
                 return Ok(Some(Verdict::Fail(f.with_evidence(done.output_tail))));
             }
             match done.exit {

@@ -18,7 +18,7 @@
 //! checkout, so every agent starts from the user's version. They never
 //! reach a candidate: its tree keeps them as the base commit has them.
 
-use crate::beneath::{Dir, Kind};
+use planwright_os::beneath::{Dir, Kind};
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::names;
@@ -27,8 +27,8 @@ use crate::exec::setup::{self, Setup};
 use crate::git::repo::Repo;
 use crate::git::Git;
 use crate::model::{Failure, FailureKind, Verdict};
-use crate::process::Cancel;
-use crate::sandbox::{Confine, Containment, Policy};
+use planwright_os::process::Cancel;
+use planwright_os::sandbox::{Confine, Containment, Policy};
 use std::collections::{BTreeSet, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ pub struct Workspaces {
     /// there (no `[sandbox] writable` directory holds the workspaces).
     quiet_after_candidate: bool,
     /// `[sandbox] pids` and `memory` of agents and set-ups.
-    limits: crate::sandbox::Limits,
+    limits: planwright_os::sandbox::Limits,
 }
 
 impl Workspaces {
@@ -74,7 +74,7 @@ impl Workspaces {
         declared: Vec<PathBuf>,
     ) -> Workspaces {
         let root = Self::root(&repo);
-        let shared = crate::sandbox::overlaps_any(&root, &declared);
+        let shared = planwright_os::sandbox::overlaps_any(&root, &declared);
         Workspaces {
             setup: Setup::new(repo.clone(), settings.clone()),
             repo,
@@ -86,7 +86,7 @@ impl Workspaces {
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
-            limits: crate::sandbox::Limits::default(),
+            limits: planwright_os::sandbox::Limits::default(),
         }
     }
 
@@ -123,7 +123,7 @@ impl Workspaces {
 
     /// The same workspaces, whose agents and set-ups are held to `limits`
     /// (`[sandbox] pids` and `memory`).
-    pub fn with_limits(mut self, limits: crate::sandbox::Limits) -> Workspaces {
+    pub fn with_limits(mut self, limits: planwright_os::sandbox::Limits) -> Workspaces {
         self.limits = limits;
         self
     }
@@ -577,7 +577,7 @@ pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<
 /// changed in place; a directory cannot be. Nothing in `dir` is followed.
 pub fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
     let out = git.args(["ls-files", "-s", "-z"]).output()?;
-    let umask = crate::process::umask();
+    let umask = planwright_os::process::umask();
     let mut files = Vec::new();
     // Sorted by component: a directory comes before what it holds.
     let mut dirs = BTreeSet::from([PathBuf::new()]);
@@ -716,7 +716,7 @@ fn open_up(dir: &Path) -> Result<(), EngineError> {
 
 /// Gives the owner every right on the directory `rel` below `root` and on
 /// each directory in it, from the top down, following nothing.
-fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), crate::beneath::BeneathError> {
+fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), planwright_os::beneath::BeneathError> {
     let mut todo = vec![rel.to_path_buf()];
     while let Some(rel) = todo.pop() {
         let Some(entry) = root.entry(&rel)?.filter(|e| e.kind == Kind::Dir) else {
@@ -914,7 +914,7 @@ mod tests {
         }
         shut("", 0o1700);
         assert_eq!(prepare(), dir);
-        let umask = crate::process::umask();
+        let umask = planwright_os::process::umask();
         let mode = |rel: &str| {
             let meta = std::fs::symlink_metadata(dir.join(rel)).unwrap();
             meta.permissions().mode() & 0o7777
@@ -1039,7 +1039,7 @@ mod tests {
         git(&["commit", "-qm", "second"]);
         let second = git(&["rev-parse", "HEAD"]);
         // Processes contained (in namespaces), writes not: as `mode = "off"`.
-        let confined = Containment::new(crate::sandbox::Mode::Off).unwrap();
+        let confined = Containment::new(planwright_os::sandbox::Mode::Off).unwrap();
         assert!(
             confined.ends_descendants(),
             "the kernel has no user namespaces"

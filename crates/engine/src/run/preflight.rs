@@ -11,11 +11,12 @@ use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
 use crate::git::version::{self, MINIMUM_GIT_VERSION};
 use crate::model::Verdict;
-use crate::process::find_program;
-use crate::process::Cancel;
+use planwright_os::process::find_program;
+use planwright_os::process::Cancel;
 use crate::run::lanes::Lanes;
 use crate::run::{ticket_gates, Outlook, Resume, RunSettings};
-use crate::sandbox::{ContainSettings, SandboxError};
+use planwright_config::ContainSettings;
+use planwright_os::sandbox::SandboxError;
 use crate::verify::checkout::Checkouts;
 use planwright_config::SandboxMode;
 use planwright_plan::gate_integrity;
@@ -195,7 +196,7 @@ pub(crate) fn check_setup(
         return;
     };
     let short = &base[..base.len().min(10)];
-    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+    let Ok(containment) = crate::contain::containment(contain.mode) else {
         return;
     };
     // planwright's own git and checkouts are a run's: none may be going on.
@@ -516,7 +517,7 @@ fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {
 /// The sandbox the run would use; a declared writable directory that holds
 /// the home directory or a `PATH` entry would let agents change what gates run.
 fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
-    match crate::sandbox::containment(contain.mode) {
+    match crate::contain::containment(contain.mode) {
         Ok(c) if contain.mode == SandboxMode::Off => out.push(Check::warning(
             "sandbox",
             format!(
@@ -541,7 +542,7 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
     for dir in &contain.writable {
         if let Some(g) = guarded
             .iter()
-            .find(|g| crate::sandbox::below_any(g, std::slice::from_ref(dir)))
+            .find(|g| planwright_os::sandbox::below_any(g, std::slice::from_ref(dir)))
         {
             out.push(Check::error(
                 "sandbox",
@@ -566,8 +567,8 @@ fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
 /// them here: a cgroup sees a limit reached and names it in the attempt's
 /// failure; rlimits bound without seeing it, a warning.
 fn check_limits(contain: &ContainSettings, out: &mut Vec<Check>) {
-    use crate::sandbox::{bytes_text, mechanism, Mechanism};
-    let limits = crate::sandbox::limits(contain);
+    use planwright_os::sandbox::{bytes_text, mechanism, Mechanism};
+    let limits = crate::contain::limits(contain);
     if limits.is_none() {
         out.push(Check::ok(
             "limits",
@@ -607,7 +608,7 @@ fn check_readable(contain: &ContainSettings, out: &mut Vec<Check>) {
     for path in &contain.readable {
         let holds_home = home
             .as_ref()
-            .is_some_and(|h| crate::sandbox::below_any(h, std::slice::from_ref(path)));
+            .is_some_and(|h| planwright_os::sandbox::below_any(h, std::slice::from_ref(path)));
         if holds_home {
             out.push(Check::error(
                 "sandbox",
@@ -695,7 +696,7 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
     if blocked("agent") || blocked("sandbox") {
         return;
     }
-    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+    let Ok(containment) = crate::contain::containment(contain.mode) else {
         return;
     };
     let scratch = tempfile::Builder::new()
@@ -704,10 +705,10 @@ fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check
         .map_err(|e| format!("cannot make a temporary folder for it: {e}"));
     let probed = scratch.and_then(|scratch| {
         // No network: the probe makes no model call.
-        let confine = containment.confine(crate::sandbox::Policy {
+        let confine = containment.confine(planwright_os::sandbox::Policy {
             writable: contain.writable.clone(),
             readable: contain.readable.clone(),
-            ..crate::sandbox::Policy::default()
+            ..planwright_os::sandbox::Policy::default()
         });
         let probed = agent.probe(scratch.path(), Some(&confine));
         // A folder the CLI made unreadable is opened up to be removed.

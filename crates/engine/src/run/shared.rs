@@ -9,7 +9,7 @@ use crate::exec::Executor;
 use crate::git::identity::commit_message;
 use crate::git::refs::Target;
 use crate::git::repo::Repo;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use crate::store::Store;
 use crate::verify;
 use crate::verify::checkout::Checkouts;

@@ -11,7 +11,7 @@ use crate::error::EngineError;
 use crate::git::repo::Repo;
 use crate::git::tree;
 use crate::model::failure::{Failure, FailureKind};
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use crate::verify::checkout::Checkouts;
 use crate::verify::counterfactual::{self, CounterfactualResult, Outcome};
 use crate::verify::gates::GateSettings;

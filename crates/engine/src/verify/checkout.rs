@@ -20,7 +20,7 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
-use crate::beneath::Dir;
+use planwright_os::beneath::Dir;
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
@@ -30,8 +30,9 @@ use crate::exec::workspace::{
     WorkspaceSettings, Workspaces,
 };
 use crate::git::repo::Repo;
-use crate::process::{self, Cancel};
-use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy};
+use planwright_os::process::{self, Cancel};
+use planwright_config::ContainSettings;
+use planwright_os::sandbox::{self, Confine, Containment, Overlay, Policy};
 use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
@@ -105,7 +106,7 @@ impl Checkouts {
                 .chain(contain.readable.iter().cloned())
                 .collect(),
             overlay,
-            limits: sandbox::limits(contain),
+            limits: crate::contain::limits(contain),
             synced: Arc::default(),
         }
     }
@@ -643,7 +644,7 @@ mod tests {
              a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate",
         );
         let enforce = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
-        let umask = crate::process::umask();
+        let umask = planwright_os::process::umask();
         for containment in [Containment::none(), enforce] {
             let tmp = tempfile::tempdir().unwrap();
             let (first, second, checkouts) = two_commits(tmp.path(), containment);

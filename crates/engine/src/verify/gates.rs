@@ -4,7 +4,7 @@
 
 use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
-use crate::process::{self, Cancel, Exit, Spec};
+use planwright_os::process::{self, Cancel, Exit, Spec};
 use planwright_plan::model::Gate;
 use std::path::Path;
 use std::time::Duration;
@@ -18,7 +18,7 @@ pub struct GateRoom {
     /// The complete environment of each gate.
     pub env: Vec<(String, String)>,
     /// The sandbox and namespaces each gate runs in.
-    pub confine: Option<crate::sandbox::Confine>,
+    pub confine: Option<planwright_os::sandbox::Confine>,
 }
 
 impl GateRoom {
@@ -75,7 +75,7 @@ pub fn run_gates(
         };
         append(log, &format!("\n-> {}\n", done.exit))?;
         if let Some(hit) = done.limit.filter(|_| done.exit != Exit::Cancelled) {
-            let f = crate::sandbox::limit_failure(&format!("the gate `{command}`"), hit);
+            let f = crate::contain::limit_failure(&format!("the gate `{command}`"), hit);
             return Ok(Verdict::Fail(f.with_evidence(tail(&done.output_tail))));
         }
         match done.exit {

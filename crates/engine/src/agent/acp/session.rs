@@ -10,7 +10,7 @@ use super::policy;
 use super::PROTOCOL_VERSION;
 use crate::agent::activity::{ActivityFeed, ActivityKind, MAX_TEXT_CHARS};
 use crate::agent::{AttemptContext, Usage, UsageSink, UsageSoFar};
-use crate::process::{Cancel, Line};
+use planwright_os::process::{Cancel, Line};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -13,7 +13,7 @@ use crate::events::Event;
 use crate::git::refs::candidate_ref;
 use crate::model::failure::Failure;
 use crate::model::{Step, Verdict};
-use crate::process::{Cancel, Listening};
+use planwright_os::process::{Cancel, Listening};
 use crate::run::msg::{MergeJob, MergeOutcome};
 use crate::run::routes::ticket_gates;
 use crate::run::shared::Shared;

@@ -11,7 +11,7 @@ use crate::git::repo::Repo;
 use crate::git::tree::{self, Merged};
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::{Step, Verdict};
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use crate::run::msg::{MergeJob, MergeOutcome};
 use crate::run::routes::ticket_gates;
 use crate::run::shared::Shared;

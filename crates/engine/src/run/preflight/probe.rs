@@ -7,7 +7,7 @@
 use super::{failed, Check, TRIAL};
 use crate::git::repo::Repo;
 use crate::model::Verdict;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use crate::run::RunSettings;
 use crate::verify::checkout::Checkouts;
 use planwright_plan::model::Gate;
@@ -35,7 +35,7 @@ pub(super) fn check_gate_probe(
         return;
     };
     let short = &base[..base.len().min(10)];
-    let Ok(containment) = crate::sandbox::containment(settings.contain.mode) else {
+    let Ok(containment) = crate::contain::containment(settings.contain.mode) else {
         return;
     };
     let _lock = match crate::run::lock::RunLock::acquire(repo) {
