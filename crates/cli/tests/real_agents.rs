@@ -468,10 +468,7 @@ fn report(env: &Env) -> Value {
 }
 
 fn events(env: &Env, name: &str) -> Vec<Value> {
-    let runs = env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(runs).unwrap().next().unwrap().unwrap();
-    std::fs::read_to_string(run.path().join("events.jsonl"))
-        .unwrap()
+    env.run_file("events.jsonl")
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|e| e["event"] == name)

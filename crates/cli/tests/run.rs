@@ -747,9 +747,7 @@ fn the_agent_model_is_every_attempts_and_its_pools() {
         models.iter().all(|m| *m == "claude-sonnet-4-6"),
         "{models:?}"
     );
-    let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
-    let run = runs.map(|d| d.unwrap().path()).next().unwrap();
-    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let events = env.run_file("events.jsonl");
     let pools: Vec<Value> = events
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -836,11 +834,7 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
     assert!((cost - 0.0375).abs() < 1e-12, "{cost}");
 
     // The running totals arrived as events while each agent ran, before its report.
-    let events = std::fs::read_dir(env.repo().join(".planwright/runs"))
-        .unwrap()
-        .map(|d| std::fs::read_to_string(d.unwrap().path().join("events.jsonl")).unwrap())
-        .next()
-        .unwrap();
+    let events = env.run_file("events.jsonl");
     let of_a: Vec<Value> = events
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
