@@ -49,6 +49,30 @@ pub fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
     })
 }
 
+/// Moves `name` from `old` to `new` and deletes `delete`, all or none
+/// (one `update-ref --stdin` transaction, logged with `reason`): false
+/// when `name` was no longer at `old`. planwright's own write, which the
+/// integrity guard checks before and takes its snapshot after.
+pub fn compare_and_swap(
+    repo: &Repo,
+    name: &str,
+    old: &str,
+    new: &str,
+    delete: &[&str],
+    reason: &str,
+) -> Result<bool, EngineError> {
+    let mut transaction = format!("update {name} {new} {old}\n");
+    for r in delete {
+        transaction.push_str(&format!("delete {r}\n"));
+    }
+    repo.guard().own_write(|| {
+        Ok((repo.git())
+            .args(["update-ref", "-m", reason, "--stdin"])
+            .input(transaction)
+            .succeeds()?)
+    })
+}
+
 /// The full names of the refs under `prefix` (`refs/planwright/candidate/`).
 pub fn refs_under(repo: &Repo, prefix: &str) -> Result<Vec<String>, EngineError> {
     let text = (repo.git())

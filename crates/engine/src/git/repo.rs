@@ -339,6 +339,14 @@ impl Repo {
             .map_err(|e| EngineError::io(&path, e))
     }
 
+    /// Whether git tracks the file `rel` (a path from the root, taken
+    /// literally, not as a pattern) in the index of the user's checkout.
+    pub fn tracks(&self, rel: &str) -> Result<bool, EngineError> {
+        let literal = format!(":(literal){rel}");
+        let out = self.git().args(["ls-files", "-z", "--", &literal]).output()?;
+        Ok(!out.stdout.is_empty())
+    }
+
     /// The text of `path` at `rev`, or None when it does not exist there.
     pub fn file_at(&self, rev: &str, path: &str) -> Result<Option<String>, EngineError> {
         let out = self

@@ -205,19 +205,8 @@ impl Merge<'_> {
         refs: &[&str],
         why: &str,
     ) -> Result<bool, EngineError> {
-        let mut transaction = format!("update {name} {new} {old}\n");
-        for r in refs {
-            transaction.push_str(&format!("delete {r}\n"));
-        }
         let reason = format!("planwright: {why}");
-        self.repo.guard().own_write(|| {
-            Ok(self
-                .repo
-                .git()
-                .args(["update-ref", "-m", &reason, "--stdin"])
-                .input(transaction)
-                .succeeds()?)
-        })
+        refs::compare_and_swap(self.repo, name, old, new, refs, &reason)
     }
 
     /// Runs the gates on the merged tree `commit` in the merge checkout
