@@ -298,6 +298,35 @@ fn a_transitive_dependency_left_implied_is_reduced_and_the_order_is_the_same() {
     assert_eq!(deps, [("convert.reduced", "T004: autoclaude writes the dependency on T001 as implied: the ticket still waits for it, through the tickets it depends on")]);
 }
 
+/// Two checks of one ticket written to Auto-Claude (one verification per
+/// subtask) are joined into one manual instruction, and the writer says
+/// so: read back, they are one check of two lines.
+#[test]
+fn two_checks_joined_into_one_auto_claude_verification_are_said_to_be() {
+    use planwright_plan::formats;
+    use planwright_plan::Format;
+    let text = r#"{"master": {"tasks": [
+  {"id": 1, "title": "Make a", "description": "Create it", "testStrategy": "pytest -q",
+   "acceptanceCriteria": ["a.py prints 1"], "relevantFiles": [{"path": "src/a.py", "action": "create"}]}]}}"#;
+    let plan = read("tasks.json", text).plan.expect("valid");
+    assert_eq!(plan.tickets[0].checks, ["pytest -q", "a.py prints 1"]);
+    let mut said = Vec::new();
+    let written = formats::write(&plan, Format::Autoclaude, &mut said);
+    let joined: Vec<&str> = said
+        .iter()
+        .filter(|d| d.code == "autoclaude.emit.check")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        joined,
+        ["1: an Auto-Claude subtask has one verification; its 2 checks are written as the lines of one manual instruction"]
+    );
+    let back = read("implementation_plan.json", &written)
+        .plan
+        .expect("reads back");
+    assert_eq!(back.tickets[0].checks, ["pytest -q\na.py prints 1"]);
+}
+
 /// A tasks.md of 30,000 tasks in one chain, all in one folder, validates:
 /// no recursion as deep as the chain, and no overlap between tasks that
 /// wait for each other (the forecast's work is counted in its own tests).
