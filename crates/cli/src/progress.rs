@@ -16,7 +16,7 @@ fn short(commit: &str) -> &str {
 }
 
 /// One line for an event, or None for events that only move a progress line.
-pub fn describe(event: &Event) -> Option<String> {
+pub(crate) fn describe(event: &Event) -> Option<String> {
     // What agents, gates and file names put in an event is shown, never
     // acted on by the terminal.
     line(event).map(|l| planwright_plan::words::inert(&l).into_owned())
@@ -220,19 +220,19 @@ fn line(event: &Event) -> Option<String> {
 }
 
 /// Plain `<timestamp> <line>` output.
-pub struct Plain<W: Write + Send> {
+pub(crate) struct Plain<W: Write + Send> {
     out: W,
     phases: bool,
 }
 
 impl<W: Write + Send> Plain<W> {
     /// Writes to `out`.
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         Plain { out, phases: false }
     }
 
     /// Writes to `out`, with a line for every phase of an attempt too (`--verbose`).
-    pub fn verbose(out: W) -> Self {
+    pub(crate) fn verbose(out: W) -> Self {
         Plain { out, phases: true }
     }
 }
@@ -256,7 +256,7 @@ impl<W: Write + Send> Reporter for Plain<W> {
 }
 
 /// The wall clock in milliseconds since the epoch, as events are stamped.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -264,7 +264,7 @@ pub fn now_ms() -> i64 {
 
 /// How often plain output says what each running ticket is doing, unless
 /// `run --heartbeat` says otherwise.
-pub const HEARTBEAT: Duration = Duration::from_secs(30);
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(30);
 
 /// What the heartbeat says of a running attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -352,7 +352,7 @@ fn tokens_text(n: u64) -> String {
 /// not a terminal (a CI job's) shows the run is alive while agents work.
 /// The lines go out from a thread of its own, which ends when the
 /// reporter is dropped (after the run's last event).
-pub struct Heartbeat {
+pub(crate) struct Heartbeat {
     pulse: Arc<Mutex<Pulse>>,
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -360,7 +360,7 @@ pub struct Heartbeat {
 
 impl Heartbeat {
     /// Writes to `out` every `every`, each line timestamped like [`Plain`]'s.
-    pub fn start<W: Write + Send + 'static>(mut out: W, every: Duration) -> Heartbeat {
+    pub(crate) fn start<W: Write + Send + 'static>(mut out: W, every: Duration) -> Heartbeat {
         let pulse = Arc::new(Mutex::new(Pulse::default()));
         let (stop, stopped) = channel::<()>();
         let seen = pulse.clone();
@@ -408,14 +408,14 @@ impl Drop for Heartbeat {
 
 /// One spinner line per running ticket, updated in place; finished events
 /// are printed above them.
-pub struct Terminal {
+pub(crate) struct Terminal {
     multi: MultiProgress,
     bars: HashMap<String, ProgressBar>,
 }
 
 impl Terminal {
     /// A reporter drawing on stderr.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Terminal {
             multi: MultiProgress::new(),
             bars: HashMap::new(),

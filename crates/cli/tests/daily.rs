@@ -1,6 +1,5 @@
 //! The daily loop of a new user: any base branch, retries an agent can
 //! read, one run per plan, reruns that stay merged (docs/running.md).
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, text, write, Env, STANDARD_V1_README};
 use serde_json::Value;
@@ -58,7 +57,11 @@ fn plans_of_five_formats_run_on_a_repository_whose_branch_is_master() {
     type Case = (&'static str, String, Vec<(&'static str, &'static str)>);
     let cases: Vec<Case> = vec![
         ("plan.json", CODEBOOST.into(), vec![("P1", "a.txt")]),
-        ("plan.json", STANDARD_V1_README.into(), vec![("W-1", "README.md")]),
+        (
+            "plan.json",
+            STANDARD_V1_README.into(),
+            vec![("W-1", "README.md")],
+        ),
         (
             "tasks.json",
             foreign_fixture("taskmaster.tasks.json"),

@@ -1,6 +1,5 @@
 //! `run` on plans of other tools (codeboost, standard_v1, Taskmaster,
 //! Auto-Claude, Spec Kit), end to end with the scripted agent.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, text, write, Env, STANDARD_V1_README};
 use serde_json::Value;

@@ -4,7 +4,6 @@
 //! `PLANWRIGHT_FORGE_TESTS=github|gitlab|forgejo`, a token and the scratch
 //! repository in the environment, and `-- --ignored`. It fails, never
 //! skips, when any of them is missing.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, text, write, Env};
 use serde_json::Value;

@@ -9,7 +9,6 @@
 //! CLI that is missing, or a mock its CLI never called, fails the test.
 //! The CLIs are found in the folders of `PLANWRIGHT_AGENT_BIN_DIRS` (`:`
 //! between them), else in those listed in the cache's `agents/bin-dirs`.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::mock_model::{MockModel, Script, Trouble, REFUSAL, USAGE};
 use planwright_testkit::{text, Env};

@@ -1,6 +1,5 @@
 //! `run` killed at each transition, at random and by every signal: it
 //! resumes and merges each ticket once, and no agent outlives planwright.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, text, write, Env};
 use serde_json::Value;

@@ -1,6 +1,5 @@
 //! `preflight`, `run`, `status`, `report` and `demo` end to end, on
 //! temporary repositories with the scripted and `cmd` agents.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, have, text, write, Cli, Env};
 use serde_json::Value;

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The file the agent writes its plan to, in its working directory.
-pub const PLAN_FILE: &str = "plan.json";
+pub(crate) const PLAN_FILE: &str = "plan.json";
 
 /// How many repository paths the prompt lists at most; beyond that the
 /// agent is told how many were left out.
-pub const MAX_LISTED_FILES: usize = 2000;
+pub(crate) const MAX_LISTED_FILES: usize = 2000;
 
 /// What a draft starts from.
 #[derive(Debug, Clone)]

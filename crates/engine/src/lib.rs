@@ -1,7 +1,5 @@
 //! planwright-engine: git, agents, scheduler, merge queue, state store (processes and the sandbox are planwright-os).
 #![deny(missing_docs)]
-// Every system call that needs `unsafe` is in planwright-os.
-#![forbid(unsafe_code)]
 
 // The modules are the engine's own; what other crates use is the façade
 // below, so a module can be reshaped without touching them.

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// The exit code that says "the provider refused me, try again later":
 /// `EX_TEMPFAIL` of `sysexits.h`.
-pub const EX_TEMPFAIL: i32 = 75;
+pub(crate) const EX_TEMPFAIL: i32 = 75;
 
 /// A program run once per attempt.
 pub struct CmdAgent {

@@ -16,11 +16,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The bytes set aside for the state store.
-pub const RESERVE: u64 = 16 << 20;
+pub(crate) const RESERVE: u64 = 16 << 20;
 
 /// Free space below the floor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Low {
+pub(crate) struct Low {
     /// Bytes free.
     pub available: u64,
     /// The floor on this disk.
@@ -66,7 +66,7 @@ fn mib(bytes: u64) -> String {
 /// Whether the disk of `state_dir` (`.planwright/`, or the repository when
 /// it does not exist yet) is below the floor `min_free`, and if so what
 /// takes the space there.
-pub fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
+pub(crate) fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
     let at = if state_dir.exists() {
         state_dir
     } else {
@@ -99,7 +99,7 @@ fn reserve_path(state_dir: &Path) -> PathBuf {
 
 /// As a run opens: below the floor, the reserve is given to the state
 /// store; with room above the floor for it, it is made (once).
-pub fn at_open(state_dir: &Path, min_free: MinFree) {
+pub(crate) fn at_open(state_dir: &Path, min_free: MinFree) {
     let path = reserve_path(state_dir);
     let space = disk::space(state_dir);
     let low = space
@@ -120,12 +120,12 @@ pub fn at_open(state_dir: &Path, min_free: MinFree) {
 
 /// Gives the reserve's space back (to the state store, about to record
 /// a `disk_full` failure).
-pub fn release(state_dir: &Path) {
+pub(crate) fn release(state_dir: &Path) {
     let _ = std::fs::remove_file(reserve_path(state_dir));
 }
 
 /// The failure of an attempt after which the disk is below the floor.
-pub fn full(low: &Low) -> Failure {
+pub(crate) fn full(low: &Low) -> Failure {
     Failure::new(
         FailureKind::DiskFull,
         format!("the disk filled up during the attempt: {low}; its workspace was reset"),

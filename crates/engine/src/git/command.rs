@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub use crate::error::GitError;
+pub(crate) use crate::error::GitError;
 
 /// `-c` overrides of every trusted git call: no hooks, no fsmonitor, no
 /// attributes file, no signing, no line-ending conversion, no automatic gc

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The blob id of `bytes`, as git would store them (no filters: the bytes
 /// themselves, whatever the repository's attributes say).
-pub fn hash_bytes(repo: &Repo, bytes: Vec<u8>) -> Result<String, EngineError> {
+pub(crate) fn hash_bytes(repo: &Repo, bytes: Vec<u8>) -> Result<String, EngineError> {
     Ok((repo.git())
         .args(["hash-object", "--no-filters", "--stdin"])
         .input(bytes)
@@ -17,7 +17,7 @@ pub fn hash_bytes(repo: &Repo, bytes: Vec<u8>) -> Result<String, EngineError> {
 }
 
 /// The blob id of the file at `path`, without filters.
-pub fn hash_file(repo: &Repo, path: &Path) -> Result<String, EngineError> {
+pub(crate) fn hash_file(repo: &Repo, path: &Path) -> Result<String, EngineError> {
     Ok((repo.git())
         .args(["hash-object", "--no-filters", "--"])
         .arg(path)
@@ -26,19 +26,19 @@ pub fn hash_file(repo: &Repo, path: &Path) -> Result<String, EngineError> {
 
 /// The id of the object `spec` names (`COMMIT:PATH`, `REF^{tree}`); an
 /// error when it names none.
-pub fn object_id(repo: &Repo, spec: &str) -> Result<String, EngineError> {
+pub(crate) fn object_id(repo: &Repo, spec: &str) -> Result<String, EngineError> {
     Ok((repo.git())
         .args(["rev-parse", "--verify", "--quiet", spec])
         .text()?)
 }
 
 /// The bytes of blob `id`.
-pub fn blob(repo: &Repo, id: &str) -> Result<Vec<u8>, EngineError> {
+pub(crate) fn blob(repo: &Repo, id: &str) -> Result<Vec<u8>, EngineError> {
     Ok(repo.git().args(["cat-file", "blob", id]).output()?.stdout)
 }
 
 /// Whether `ancestor` is `commit` or one of its ancestors.
-pub fn is_ancestor(repo: &Repo, ancestor: &str, commit: &str) -> Result<bool, EngineError> {
+pub(crate) fn is_ancestor(repo: &Repo, ancestor: &str, commit: &str) -> Result<bool, EngineError> {
     Ok((repo.git())
         .args(["merge-base", "--is-ancestor", ancestor, commit])
         .succeeds()?)
@@ -46,7 +46,7 @@ pub fn is_ancestor(repo: &Repo, ancestor: &str, commit: &str) -> Result<bool, En
 
 /// Whether the merge commit `commit` changed `path` against its first
 /// parent (the branch it landed on).
-pub fn merge_changed(repo: &Repo, commit: &str, path: &str) -> Result<bool, EngineError> {
+pub(crate) fn merge_changed(repo: &Repo, commit: &str, path: &str) -> Result<bool, EngineError> {
     let names = (repo.git())
         .args([
             "diff-tree",

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// What `merge-tree --write-tree` made of two commits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Merged {
+pub(crate) enum Merged {
     /// They merge cleanly into this tree.
     Clean(String),
     /// They conflict in these paths.
@@ -19,7 +19,7 @@ pub enum Merged {
 /// Merges `ours` and `theirs` without a checkout or an index (git 2.38's
 /// `merge-tree --write-tree`): their merged tree, or the paths that
 /// conflict.
-pub fn merge_tree(repo: &Repo, ours: &str, theirs: &str) -> Result<Merged, EngineError> {
+pub(crate) fn merge_tree(repo: &Repo, ours: &str, theirs: &str) -> Result<Merged, EngineError> {
     let git = (repo.git()).args(["merge-tree", "--write-tree", "--name-only", ours, theirs]);
     let out = git.raw()?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -41,7 +41,7 @@ pub fn merge_tree(repo: &Repo, ours: &str, theirs: &str) -> Result<Merged, Engin
 }
 
 /// The tree of `commit`.
-pub fn tree_of(repo: &Repo, commit: &str) -> Result<String, EngineError> {
+pub(crate) fn tree_of(repo: &Repo, commit: &str) -> Result<String, EngineError> {
     Ok((repo.git())
         .args(["rev-parse", &format!("{commit}^{{tree}}")])
         .text()?)
@@ -50,9 +50,16 @@ pub fn tree_of(repo: &Repo, commit: &str) -> Result<String, EngineError> {
 /// The patch from `from` to `to`, as git's own diff writes it (no external
 /// diff, no text conversion, no colour, whatever the repository's config
 /// says), or None when either commit is gone.
-pub fn patch(repo: &Repo, from: &str, to: &str) -> Result<Option<String>, EngineError> {
+pub(crate) fn patch(repo: &Repo, from: &str, to: &str) -> Result<Option<String>, EngineError> {
     let out = (repo.git())
-        .args(["diff", "--no-ext-diff", "--no-textconv", "--no-color", from, to])
+        .args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            from,
+            to,
+        ])
         .raw()?;
     Ok(out
         .status
@@ -62,7 +69,12 @@ pub fn patch(repo: &Repo, from: &str, to: &str) -> Result<Option<String>, Engine
 
 /// `git log --format=%h %s FROM..TO -- PATHS`: the commits that changed
 /// `paths` between `from` and `to`, one line each.
-pub fn log_of_paths(repo: &Repo, from: &str, to: &str, paths: &[String]) -> Result<String, EngineError> {
+pub(crate) fn log_of_paths(
+    repo: &Repo,
+    from: &str,
+    to: &str,
+    paths: &[String],
+) -> Result<String, EngineError> {
     Ok((repo.git())
         .args(["log", "--format=%h %s", &format!("{from}..{to}"), "--"])
         .args(paths)
@@ -70,7 +82,12 @@ pub fn log_of_paths(repo: &Repo, from: &str, to: &str, paths: &[String]) -> Resu
 }
 
 /// `git diff --stat FROM TO -- PATHS`: how much `paths` changed.
-pub fn stat_of_paths(repo: &Repo, from: &str, to: &str, paths: &[String]) -> Result<String, EngineError> {
+pub(crate) fn stat_of_paths(
+    repo: &Repo,
+    from: &str,
+    to: &str,
+    paths: &[String],
+) -> Result<String, EngineError> {
     Ok((repo.git())
         .args(["diff", "--stat", "--no-color", from, to, "--"])
         .args(paths)
@@ -78,7 +95,10 @@ pub fn stat_of_paths(repo: &Repo, from: &str, to: &str, paths: &[String]) -> Res
 }
 
 /// Every file of `rev`'s tree, recursively: path -> (mode, object id).
-pub fn files(repo: &Repo, rev: &str) -> Result<HashMap<String, (String, String)>, EngineError> {
+pub(crate) fn files(
+    repo: &Repo,
+    rev: &str,
+) -> Result<HashMap<String, (String, String)>, EngineError> {
     let out = (repo.git())
         .args(["ls-tree", "-r", "-z", "--full-tree", rev])
         .output()?;
@@ -100,7 +120,7 @@ pub fn files(repo: &Repo, rev: &str) -> Result<HashMap<String, (String, String)>
 /// The tree of `commit` with each of `paths` as `from` has it (removed
 /// where `from` has none), built in a scratch index so no checkout and no
 /// index of the user's is touched.
-pub fn with_paths_of(
+pub(crate) fn with_paths_of(
     repo: &Repo,
     commit: &str,
     from: &str,
@@ -134,7 +154,11 @@ pub fn with_paths_of(
 }
 
 /// The mode and object id of the file `path` in `rev`, when it has one.
-pub fn entry(repo: &Repo, rev: &str, path: &str) -> Result<Option<(String, String)>, EngineError> {
+pub(crate) fn entry(
+    repo: &Repo,
+    rev: &str,
+    path: &str,
+) -> Result<Option<(String, String)>, EngineError> {
     // ls-tree takes paths literally, not as pathspecs.
     let out = (repo.git())
         .args(["ls-tree", "-z", "--full-tree", rev, "--", path])

@@ -19,7 +19,7 @@ use std::fmt;
 ///   object format of the coordinator's repository.
 /// * 2.22: `%(trailers:key=...,valueonly,separator=...)`, which reads the
 ///   ledger of merged tickets.
-pub const MINIMUM_GIT_VERSION: GitVersion = GitVersion {
+pub(crate) const MINIMUM_GIT_VERSION: GitVersion = GitVersion {
     major: 2,
     minor: 40,
     patch: 0,
@@ -27,7 +27,7 @@ pub const MINIMUM_GIT_VERSION: GitVersion = GitVersion {
 
 /// A git version, as `git --version` prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct GitVersion {
+pub(crate) struct GitVersion {
     /// The first number.
     pub major: u32,
     /// The second number.
@@ -45,12 +45,10 @@ impl fmt::Display for GitVersion {
 impl GitVersion {
     /// Reads `git version 2.47.3` (also `2.39.3 (Apple Git-146)` and
     /// `2.45.2.windows.1`, whose suffixes say nothing of the features).
-    pub fn parse(said: &str) -> Option<GitVersion> {
+    pub(crate) fn parse(said: &str) -> Option<GitVersion> {
         let word = said.trim().strip_prefix("git version ")?;
         let word = word.split_whitespace().next()?;
-        let mut numbers = word
-            .split('.')
-            .map_while(|n| n.parse::<u32>().ok());
+        let mut numbers = word.split('.').map_while(|n| n.parse::<u32>().ok());
         Some(GitVersion {
             major: numbers.next()?,
             minor: numbers.next()?,
@@ -61,7 +59,7 @@ impl GitVersion {
 
 /// The version of the git on `PATH`, which is at least
 /// [`MINIMUM_GIT_VERSION`] or an error naming both.
-pub fn check_version() -> Result<GitVersion, GitError> {
+pub(crate) fn check_version() -> Result<GitVersion, GitError> {
     let said = Git::outside().arg("--version").text()?;
     let found = GitVersion::parse(&said).ok_or_else(|| GitError::NoVersion(said.clone()))?;
     if found < MINIMUM_GIT_VERSION {
@@ -74,7 +72,7 @@ pub fn check_version() -> Result<GitVersion, GitError> {
 }
 
 /// What to do about a git that [`check_version`] refused.
-pub const VERSION_HINT: &str =
+pub(crate) const VERSION_HINT: &str =
     "install a newer git (your system's package, or git-scm.com) and put it first on PATH";
 
 #[cfg(test)]

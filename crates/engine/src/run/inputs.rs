@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// One deciding file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunInput {
+pub(crate) struct RunInput {
     /// What it is to the run: `plan` or `configuration`.
     pub role: &'static str,
     /// Its path as the user gave it, for messages.
@@ -29,7 +29,7 @@ pub struct RunInput {
 /// is one) once, for their blob ids and their place in `repo`. A plan on
 /// standard input, or one a library caller made in memory (its path names
 /// no file), has no file to protect or compare.
-pub fn read(
+pub(crate) fn read(
     repo: &Repo,
     plan: &str,
     config: Option<&ConfigSource>,
@@ -116,7 +116,7 @@ fn in_repo(root: &Path, path: &Path) -> Option<String> {
 
 /// The rails the inputs make: each one in the repository is "the plan" or
 /// "the configuration" of the run.
-pub fn rails(inputs: &[RunInput], allow_change: bool) -> RunRails {
+pub(crate) fn rails(inputs: &[RunInput], allow_change: bool) -> RunRails {
     let role = |r: &str| match r {
         "plan" => "the plan",
         _ => "the configuration",
@@ -130,7 +130,7 @@ pub fn rails(inputs: &[RunInput], allow_change: bool) -> RunRails {
 }
 
 /// How the inputs are kept in the state store: a line per file.
-pub fn record(inputs: &[RunInput]) -> String {
+pub(crate) fn record(inputs: &[RunInput]) -> String {
     inputs
         .iter()
         .map(|i| format!("{}\t{}\t{}\n", i.role, i.blob, i.shown))
@@ -139,7 +139,7 @@ pub fn record(inputs: &[RunInput]) -> String {
 
 /// The inputs whose content differs from what `recorded` (a
 /// [`record`]) says, with the blob recorded before.
-pub fn changed<'i>(recorded: &str, inputs: &'i [RunInput]) -> Vec<(&'i RunInput, String)> {
+pub(crate) fn changed<'i>(recorded: &str, inputs: &'i [RunInput]) -> Vec<(&'i RunInput, String)> {
     let before = |role: &str| {
         recorded
             .lines()
@@ -155,7 +155,7 @@ pub fn changed<'i>(recorded: &str, inputs: &'i [RunInput]) -> Vec<(&'i RunInput,
 }
 
 /// The merges among `merged` (ticket, merge commit) that changed `path`.
-pub fn merged_by(
+pub(crate) fn merged_by(
     repo: &Repo,
     path: &str,
     merged: &[(String, String)],

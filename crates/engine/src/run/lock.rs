@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// Held while a run is going on; the lock is released when it is dropped
 /// (the file stays, so that no one can lock a file being removed).
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
 }
 
@@ -41,7 +41,7 @@ pub fn is_held_at(path: &Path) -> Result<bool, EngineError> {
 /// The refusal of a run while another holds the lock of `repo`, as `run`
 /// gives it (preflight and `--dry-run` say the same), or `None` when the
 /// lock is free.
-pub fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
+pub(crate) fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
     holder_at(&path(repo)?)
 }
 
@@ -85,12 +85,12 @@ fn busy(file: &mut File) -> EngineError {
 
 impl RunLock {
     /// Takes the lock of `repo`, or says which process holds it.
-    pub fn acquire(repo: &Repo) -> Result<RunLock, EngineError> {
+    pub(crate) fn acquire(repo: &Repo) -> Result<RunLock, EngineError> {
         RunLock::acquire_at(&path(repo)?)
     }
 
     /// Takes the lock at `path`.
-    pub fn acquire_at(path: &Path) -> Result<RunLock, EngineError> {
+    pub(crate) fn acquire_at(path: &Path) -> Result<RunLock, EngineError> {
         let io = |e| EngineError::io(path, e);
         let mut file = std::fs::OpenOptions::new()
             .read(true)

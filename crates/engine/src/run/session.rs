@@ -18,10 +18,10 @@ use crate::exec::{remote, Executor, LocalExecutor};
 use crate::git::identity::ticket_digest;
 use crate::git::refs::{self, Sync, Target};
 use crate::git::repo::Repo;
-use planwright_os::process::Cancel;
-use planwright_os::sandbox::Containment;
 use crate::store::{RunStatus, Store};
 use crate::verify::checkout::Checkouts;
+use planwright_os::process::Cancel;
+use planwright_os::sandbox::Containment;
 use planwright_plan::Plan;
 use std::sync::Arc;
 

@@ -10,8 +10,9 @@ mod hook;
 mod migrations;
 mod rows;
 
-pub use crate::model::ticket::{RunStatus, TicketState};
-pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
+pub(crate) use crate::model::ticket::{RunStatus, TicketState};
+pub(crate) use rows::{outcome_name, EventRow, Synced};
+pub use rows::{AgentRecord, AttemptRow, RunRow, TicketRow};
 
 use crate::model::failure::Failure;
 use crate::model::report::AgentReport;
@@ -44,7 +45,7 @@ pub struct Store {
     hook: Arc<AbortHook>,
 }
 
-pub use crate::error::StoreError;
+pub(crate) use crate::error::StoreError;
 
 type Result<T> = std::result::Result<T, StoreError>;
 

@@ -13,7 +13,7 @@ use planwright_plan::model::{Gate, Ticket};
 use std::collections::BTreeMap;
 
 /// The rules a candidate is judged by, as verification applies them.
-pub struct Rules<'a> {
+pub(crate) struct Rules<'a> {
     /// The ticket: its scope and rails.
     pub ticket: &'a Ticket,
     /// Its gates.
@@ -28,7 +28,7 @@ pub struct Rules<'a> {
 
 /// The previous candidate, less what was dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Carried {
+pub(crate) struct Carried {
     /// A commit whose parent is the previous attempt's base: the candidate
     /// itself when nothing was dropped.
     pub commit: String,
@@ -47,7 +47,7 @@ const MAX_ROUNDS: usize = 10_000;
 /// (removed where `base` has none), both sides of a rejected rename too;
 /// then each escaping symlink and each file a gate runs that the ticket
 /// may not change, one at a time until the rest passes.
-pub fn without_rejected(
+pub(crate) fn without_rejected(
     repo: &Repo,
     rules: &Rules,
     base: &str,
@@ -142,4 +142,3 @@ fn rebuild(
     let message = "planwright: the previous candidate, less what was rejected";
     crate::git::refs::commit_tree(repo, &tree, base, message)
 }
-

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// How gates run: resolved by planwright-config.
-pub use planwright_config::GateSettings;
+pub(crate) use planwright_config::GateSettings;
 
 /// Where and how gates run: their whole environment and confinement.
 #[derive(Debug, Clone, Default)]
@@ -40,7 +40,7 @@ impl GateRoom {
     }
 }
 
-pub use crate::model::Verdict;
+pub(crate) use crate::model::Verdict;
 
 const TAIL_LINES: usize = 40;
 
@@ -51,7 +51,7 @@ fn tail(text: &str) -> String {
 
 /// Runs `gates` in order in `dir` (a checkout planwright prepared, see
 /// [`crate::verify::checkout`]), appending their output to `log`.
-pub fn run_gates(
+pub(crate) fn run_gates(
     gates: &[Gate],
     dir: &Path,
     settings: &GateSettings,
@@ -107,4 +107,4 @@ pub fn run_gates(
     Ok(Verdict::Pass)
 }
 
-pub use crate::log::append;
+pub(crate) use crate::log::append;

@@ -6,9 +6,9 @@
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext, Usage};
 use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
+use planwright_config::{Families, Routing, DEFAULT_TIER};
 use planwright_os::process::Cancel;
 use planwright_os::sandbox::Confine;
-use planwright_config::{Families, Routing, DEFAULT_TIER};
 use planwright_plan::model::Ticket;
 use planwright_plan::verdict::{
     self, CheckStatus, Decision, FindingSeverity, ReviewCheck, Verdict,
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The file the reviewer writes its verdict to (also `PLANWRIGHT_VERDICT_FILE`).
-pub const VERDICT_FILE: &str = "verdict.json";
+pub(crate) const VERDICT_FILE: &str = "verdict.json";
 
 /// One review of a candidate.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ pub struct ReviewSpend {
 /// CLI of one family gets one of its own family's, never another's: of
 /// the tier, another than the writer's where there is one, else the
 /// family table's (`None`, the CLI's default, when it has none).
-pub fn reviewer_model(
+pub(crate) fn reviewer_model(
     routing: &Routing,
     families: &Families,
     ticket: &Ticket,

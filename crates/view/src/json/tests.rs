@@ -219,7 +219,10 @@ fn every_field_of_a_stored_row_reaches_its_json() {
         title: "a".into(),
         state: TicketState::Merged,
         attempt_count: 1,
-        failure: Some(Failure::new(planwright_engine::FailureKind::GateFailure, "red")),
+        failure: Some(Failure::new(
+            planwright_engine::FailureKind::GateFailure,
+            "red",
+        )),
         merge_commit: Some("m1".into()),
         digest: Some("d1".into()),
         candidate: Some("c1".into()),
@@ -244,7 +247,10 @@ fn every_field_of_a_stored_row_reaches_its_json() {
     let attempt = &mut r.tickets[0].attempts[0].attempt;
     attempt.candidate = Some("c1".into());
     attempt.finished_at = Some("2026-11-29T22:00:09Z".into());
-    attempt.failure = Some(Failure::new(planwright_engine::FailureKind::GateFailure, "red"));
+    attempt.failure = Some(Failure::new(
+        planwright_engine::FailureKind::GateFailure,
+        "red",
+    ));
     attempt.agent = Some(agent.clone());
     let mut attempt = serde_json::to_value(&*attempt).unwrap();
     // The agent's fields stand in the attempt's JSON itself.

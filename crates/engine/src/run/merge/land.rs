@@ -11,13 +11,13 @@ use crate::git::repo::Repo;
 use crate::git::tree::{self, Merged};
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::{Step, Verdict};
-use planwright_os::process::Cancel;
 use crate::run::msg::{MergeJob, MergeOutcome};
 use crate::run::routes::ticket_gates;
 use crate::run::shared::Shared;
 use crate::store::Store;
 use crate::verify::checkout::Checkouts;
 use crate::verify::gates::GateSettings;
+use planwright_os::process::Cancel;
 use planwright_plan::model::Gate;
 use std::path::Path;
 

@@ -7,9 +7,9 @@
 use super::{failed, Check, TRIAL};
 use crate::git::repo::Repo;
 use crate::model::Verdict;
-use planwright_os::process::Cancel;
 use crate::run::RunSettings;
 use crate::verify::checkout::Checkouts;
+use planwright_os::process::Cancel;
 use planwright_plan::model::Gate;
 use planwright_plan::Plan;
 use std::collections::HashSet;
