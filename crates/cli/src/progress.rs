@@ -198,6 +198,16 @@ fn line(event: &Event) -> Option<String> {
             "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
             _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
         },
+        Event::GateRetried {
+            ticket,
+            gate,
+            message,
+            passed,
+            ..
+        } => match passed {
+            true => format!("{ticket}: gate `{gate}` is flaky: it failed ({message}), then passed on the same tree"),
+            false => format!("{ticket}: gate `{gate}` failed again on the same tree"),
+        },
         Event::Failed { ticket, failure } => format!("{ticket}: FAILED: {failure}"),
         Event::Blocked { ticket, by } => format!("{ticket}: blocked, because {by} failed"),
         Event::RunFinished {

@@ -10,7 +10,7 @@
 //! The CLIs are found in the folders of `PLANWRIGHT_AGENT_BIN_DIRS` (`:`
 //! between them), else in those listed in the cache's `agents/bin-dirs`.
 
-use planwright_testkit::mock_model::{MockModel, Script, Trouble, REFUSAL, USAGE};
+use planwright_testkit::mock_model::{MockModel, Script, Trouble, USAGE};
 use planwright_testkit::{text, Env};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -321,6 +321,23 @@ fn aider(mock: &MockModel) -> Setup {
         ],
         files: vec![],
         agent_toml: "env = [\"LITELLM_LOCAL_MODEL_COST_MAP\"]\n",
+    }
+}
+
+/// The Copilot CLI with its own model provider (BYOK), an
+/// OpenAI-compatible gateway, in its offline mode (no GitHub sign-in).
+fn copilot(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "copilot",
+        cli: "copilot",
+        model: "gpt-5.4",
+        env: vec![
+            ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", url(mock))),
+            ("COPILOT_PROVIDER_API_KEY", "test-key".into()),
+            ("COPILOT_OFFLINE", "true".into()),
+        ],
+        files: vec![],
+        agent_toml: "",
     }
 }
 
@@ -686,8 +703,19 @@ fn troubled(
 ) -> (Env, MockModel) {
     let mock = MockModel::start(script(Some(trouble)));
     let setup = setup(&mock);
+    // The agent's time limit ends only the attempts meant to time out (a
+    // hung stream); elsewhere the CLI's own giving up or its answer ends
+    // the attempt, however slow the machine, so the limit is far beyond.
+    let limit = if outcomes.contains(&"timed_out") {
+        HUNG_TIMEOUT_SECS
+    } else {
+        TROUBLE_TIMEOUT_SECS
+    };
     // A pause is at least the first backoff, and at most `max_pause`.
-    let pause = format!("timeout_secs = 20\nmax_pause = {}\n", MAX_PAUSE_MS / 1000);
+    let pause = format!(
+        "timeout_secs = {limit}\nmax_pause = {}\n",
+        MAX_PAUSE_MS / 1000
+    );
     let env = tier_env(&setup, &mock, &pause);
     let (out, summary) = run(&env, &setup);
     assert_eq!(
@@ -717,6 +745,17 @@ fn troubled(
     (env, mock)
 }
 
+/// `[agent] max_pause` of the trouble tests, in milliseconds.
+const MAX_PAUSE_MS: u64 = 2000;
+
+/// The agent's time limit where a stream hangs: the event the test waits
+/// for is that limit ending the attempt.
+const HUNG_TIMEOUT_SECS: u64 = 20;
+
+/// The agent's time limit of the other trouble tests, which it never
+/// ends: the CLI gives up (or gets its answer) on its own retries' count.
+const TROUBLE_TIMEOUT_SECS: u64 = 900;
+
 fn script(trouble: Option<(Trouble, usize)>) -> Script {
     Script {
         file: "a.txt".into(),
@@ -739,99 +778,6 @@ fn claude_ok() {
         .collect();
     assert!(running.contains(&usage_of(1, true)), "{running:?}");
     assert_eq!(running.last(), Some(&usage_of(2, true)), "{running:?}");
-}
-
-/// Gemini CLI's figures through ACP: its `_meta.quota` per model, exact
-/// but without the cache split (cached input counts as input).
-const GEMINI_ACP: Expect = Expect {
-    model: "gemini-2.5-pro",
-    rates: [1.25, 10.0, 0.125, 1.25],
-    cache_lumped: true,
-    // Its quota counts have no cache split: the cost is an estimate.
-    cost_source: "estimated",
-    ..GEMINI
-};
-
-/// Zed's `claude-agent-acp`, set up as the claude adapter (its slot's
-/// `CLAUDE_CONFIG_DIR`), with Claude Code's figures as it means them and
-/// the cost of its `usage_update`.
-fn claude_agent_acp(mock: &MockModel) -> Setup {
-    Setup {
-        agent: "acp",
-        cli: "claude-agent-acp",
-        agent_toml: "cmd = \"claude-agent-acp\"\n",
-        ..claude(mock)
-    }
-}
-
-/// `claude-agent-acp` merges through the ACP client, confined and
-/// proxied as the claude adapter is, with exact figures and its reported
-/// cost.
-#[test]
-fn claude_agent_acp_ok() {
-    let Some(env) = ok("claude_agent_acp_ok", claude_agent_acp, &CLAUDE) else {
-        return;
-    };
-    assert!(logs(&env).contains("acp: session "), "{}", logs(&env));
-}
-
-/// `gemini --acp` merges through the ACP client, confined and proxied as
-/// the gemini adapter is, on the model set by `session/set_model`, with
-/// exact figures and its tool calls as activity.
-#[test]
-fn gemini_acp_ok() {
-    let Some(env) = ok("gemini_acp_ok", gemini_acp, &GEMINI_ACP) else {
-        return;
-    };
-    assert!(
-        logs(&env).contains("acp: model gemini-2.5-pro\n"),
-        "{}",
-        logs(&env)
-    );
-    let activity = events(&env, "agent_activity");
-    assert!(
-        activity.iter().any(|a| a["kind"] == "tool_call"),
-        "{activity:?}\n{}",
-        logs(&env)
-    );
-}
-
-/// A model Gemini CLI's session does not offer ends the attempt before
-/// any model call, as unavailable (no strike), naming what it offers.
-#[test]
-fn gemini_acp_refuses_a_model_it_does_not_offer() {
-    if !wanted("gemini_acp_refuses_a_model_it_does_not_offer") {
-        return;
-    }
-    let mock = MockModel::start(script(None));
-    let setup = Setup {
-        model: "gemini-0-nonesuch",
-        ..gemini_acp(&mock)
-    };
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\nmax_unavailable = 1\n");
-    // Preflight's probe asks for a session; when it offers models there,
-    // the one not offered is refused before any attempt, else the attempt
-    // finds out (unavailable, no strike).
-    let pre = preflight(&env, &setup);
-    let stdout = text(&pre.stdout);
-    let why = "the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
-    if pre.status.code() == Some(1) {
-        assert!(stdout.contains(why), "{stdout}");
-        assert!(stdout.contains("`gemini-2.5-pro`"), "{stdout}");
-    } else {
-        assert!(
-            stdout.contains("the models it offers are for the attempt to find"),
-            "{stdout}"
-        );
-        let (out, summary) = run(&env, &setup);
-        assert_eq!(out.status.code(), Some(1), "{summary}\n{}", logs(&env));
-        let ticket = &report(&env)["tickets"][0];
-        assert_eq!(ticket["failure"]["kind"], "unavailable", "{ticket}");
-        let message = ticket["failure"]["message"].as_str().unwrap();
-        assert!(message.contains(why), "{message}");
-    }
-    let calls = mock.requests().iter().filter(|r| r.is_model_call()).count();
-    assert_eq!(calls, 0, "{}", seen(&mock));
 }
 
 #[test]
@@ -866,6 +812,31 @@ const OPENCODE: Expect = Expect {
     tool_calls_only: true,
     ..CODEX
 };
+
+/// Its tokens are its usage file's (OpenAI's way: input with the cache
+/// in it, taken out), its cost computed.
+const COPILOT: Expect = Expect {
+    model: "gpt-5.4",
+    ..CODEX
+};
+
+#[test]
+fn copilot_ok() {
+    let Some(env) = ok("copilot_ok", copilot, &COPILOT) else {
+        return;
+    };
+    let logs = logs(&env);
+    assert!(
+        logs.contains("copilot: tokens from its usage file (1 model)"),
+        "{logs}"
+    );
+    // In its offline mode it asks for nothing but the model.
+    let refused: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.starts_with("proxy: refused"))
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
+}
 
 /// opencode also loads a plugin from the cache's `packages` planwright
 /// lends it, without fetching it (which the proxy would refuse).
@@ -941,7 +912,7 @@ fn preflight_starts_each_real_cli_confined() {
     if !wanted("preflight_starts_each_real_cli_confined") {
         return;
     }
-    let setups: [fn(&MockModel) -> Setup; 5] = [claude, codex, gemini, opencode, aider];
+    let setups: [fn(&MockModel) -> Setup; 6] = [claude, codex, gemini, opencode, aider, copilot];
     for setup in setups {
         let mock = MockModel::start(script(None));
         let setup = setup(&mock);
@@ -950,8 +921,13 @@ fn preflight_starts_each_real_cli_confined() {
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
         let program = installed(setup.cli, env.cli().home()).join(setup.cli);
+        // `copilot --version` is answered before its program starts.
+        let probe = match setup.cli {
+            "copilot" => "--no-auto-update --help",
+            _ => "--version",
+        };
         let started = format!(
-            "agent `{}` started as an attempt would (confined, in a fresh CLI home): `{} --version`",
+            "agent `{}` started as an attempt would (confined, in a fresh CLI home): `{} {probe}`",
             setup.agent,
             program.display()
         );
@@ -960,360 +936,9 @@ fn preflight_starts_each_real_cli_confined() {
     }
 }
 
-/// Every model call refused as invalid (400, which no CLI retries): each
-/// attempt is `agent_failed`, read from the CLI's own error record, whose
-/// message names the provider's; the ticket's failure message and
-/// evidence.
-fn refused(test: &str, setup: fn(&MockModel) -> Setup) -> Option<(String, String)> {
-    if !wanted(test) {
-        return None;
-    }
-    let mock = MockModel::start(script(Some((Trouble::Invalid, 1000))));
-    let setup = setup(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
-    let (out, summary) = run(&env, &setup);
-    let logs = logs(&env);
-    assert_eq!(out.status.code(), Some(1), "{summary}\n{logs}");
-    assert!(
-        !mock.requests().is_empty(),
-        "the CLI never called the mock\n{logs}"
-    );
-    assert_offline(&env, &mock);
-    let ticket = &report(&env)["tickets"][0];
-    let outcomes: Vec<&Value> = ticket["attempts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| &a["agent_outcome"])
-        .collect();
-    assert_eq!(outcomes, [&json!("failed"), &json!("failed")], "{ticket}");
-    let failure = &ticket["failure"];
-    assert_eq!(failure["kind"], "agent_failed", "{ticket}");
-    let message = failure["message"].as_str().unwrap().to_string();
-    assert!(message.contains(REFUSAL), "{message}\n{logs}");
-    assert!(
-        !message.contains("ended before its final record"),
-        "{message}"
-    );
-    let evidence = failure["evidence"].as_str().unwrap_or_default().to_string();
-    Some((message, evidence))
-}
-
-/// Claude Code's failure is its result line with `is_error`, and its
-/// evidence its error records (the API error, then the result), not the
-/// end of its stream.
-#[test]
-fn claude_refused() {
-    let Some((message, evidence)) = refused("claude_refused", claude) else {
-        return;
-    };
-    assert!(
-        message.starts_with("the agent exited with exit code 1: API Error: 400"),
-        "{message}"
-    );
-    let records: Vec<Value> = evidence
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("{l}\n{evidence}")))
-        .collect();
-    assert_eq!(records.len(), 2, "{evidence}");
-    assert_eq!(records[0]["is_api_error_message"], true, "{evidence}");
-    assert_eq!(records[1]["type"], "result", "{evidence}");
-    assert_eq!(records[1]["is_error"], true, "{evidence}");
-}
-
-/// opencode 1.18 ends a failed session on its `error` record (it prints no
-/// `done`): its failure names the provider's message.
-#[test]
-fn opencode_refused() {
-    refused("opencode_refused", opencode);
-}
-
-#[test]
-fn codex_refused() {
-    refused("codex_refused", codex);
-}
-
-#[test]
-fn gemini_refused() {
-    refused("gemini_refused", gemini);
-}
-
-/// aider exits 0 after its error line, which decides; its analytics log
-/// ends in its `exit` event, so its output did not end early.
-#[test]
-fn aider_refused() {
-    refused("aider_refused", aider);
-}
-
-/// The mock's own loopback address, not its mapped name: inside the
-/// agent's network namespace nothing listens there, and the proxy refuses
-/// loopback it was not given by name, so the CLI never reaches the mock.
-#[test]
-fn claude_cannot_reach_the_mock_directly() {
-    if !wanted("claude_cannot_reach_the_mock_directly") {
-        return;
-    }
-    let mock = MockModel::start(script(None));
-    let mut setup = claude(&mock);
-    setup.env[0].1 = mock.base_url();
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
-    // Preflight (which every run makes first) names the `hosts` line.
-    let out = preflight(&env, &setup);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let named = format!(
-        "points the agent at `{}`, a loopback address",
-        mock.base_url()
-    );
-    assert!(stdout.contains(&named), "{stdout}");
-    assert!(stdout.contains("[sandbox] hosts = {"), "{stdout}");
-    assert!(mock.requests().is_empty(), "{}", seen(&mock));
-}
-
-/// How one CLI meets provider trouble, as the tier shows it: one row per
-/// CLI, three tests each ([`trouble_tests`]).
-struct Troubles {
-    setup: fn(&MockModel) -> Setup,
-    expect: &'static Expect,
-    /// A 429 with `retry-after`, and an overload (of `overloaded_status`).
-    limited: Meets,
-    overloaded: Meets,
-    overloaded_status: u16,
-    /// The attempts' outcomes when the first call's stream hangs.
-    hung: &'static [&'static str],
-    /// The reset the run records from the mock's `retry-after`, in
-    /// milliseconds: at least, at most (the CLI's own jitter on it). `None`:
-    /// the CLI does not pass it on (docs/agents.md names those).
-    reset: Option<(u64, u64)>,
-}
-
-/// What one trouble does to a CLI.
-struct Meets {
-    /// The model calls the mock refuses: for a CLI that gives up, those it
-    /// makes before it does, so that the next attempt gets an answer.
-    calls: usize,
-    /// The attempts' outcomes: `unavailable` first when the CLI gives up
-    /// (then the run pauses once), `finished` alone when its own retries
-    /// got an answer within the attempt.
-    outcomes: &'static [&'static str],
-    /// How the pause's reason starts.
-    reason: &'static str,
-}
-
-/// The mock's `retry-after`, in seconds.
-const RETRY_AFTER_SECS: u64 = 1;
-
-/// `[agent] max_pause` of the trouble tests, in milliseconds.
-const MAX_PAUSE_MS: u64 = 2000;
-
-/// The shortest pause (docs/agents.md: a backoff of 1, 2, 4, ... minutes).
-const FIRST_BACKOFF_MS: u64 = 60_000;
-
-/// An `Unavailable` attempt paused its pool (or ticket) once, and used
-/// no strike: its `pool_paused` event.
-fn assert_paused(env: &Env, reason_starts: &str) -> Value {
-    let paused = events(env, "pool_paused");
-    assert_eq!(paused.len(), 1, "{paused:?}");
-    let reason = paused[0]["reason"].as_str().unwrap();
-    assert!(reason.starts_with(reason_starts), "{reason}");
-    paused[0].clone()
-}
-
-/// `trouble` as `meets` says; the `pool_paused` event when the CLI gave up.
-fn meet(test: &str, t: &Troubles, trouble: Trouble, meets: &Meets) -> Option<Value> {
-    let met = (trouble, meets.calls);
-    let (env, _) = troubled(test, t.setup, t.expect, met, meets.outcomes);
-    if meets.outcomes[0] == "unavailable" {
-        return Some(assert_paused(&env, meets.reason));
-    }
-    let paused = events(&env, "pool_paused");
-    assert!(paused.is_empty(), "{test}: {paused:?}");
-    None
-}
-
-/// A 429 with `retry-after`: no strike, then merged; when the CLI gave
-/// up, the run records the reset it named, and a pause of it within the
-/// documented bounds (at least the first backoff, at most `max_pause`).
-fn rate_limited(test: &str, t: &Troubles) {
-    if !wanted(test) {
-        return;
-    }
-    let limited = Trouble::RateLimited {
-        retry_after_secs: RETRY_AFTER_SECS,
-    };
-    let Some(paused) = meet(test, t, limited, &t.limited) else {
-        return;
-    };
-    let named = paused["retry_after_ms"].as_u64();
-    let within = match (named, t.reset) {
-        (Some(ms), Some((least, most))) => (least..=most).contains(&ms),
-        (named, reset) => named.is_none() && reset.is_none(),
-    };
-    assert!(within, "{test}: the reset the run recorded\n{paused}");
-    let bounded = named.unwrap_or(0).max(FIRST_BACKOFF_MS).min(MAX_PAUSE_MS);
-    assert_eq!(
-        paused["wait_ms"].as_u64(),
-        Some(bounded),
-        "{test}\n{paused}"
-    );
-}
-
-/// An overloaded provider: no strike, then merged.
-fn overloaded(test: &str, t: &Troubles) {
-    if !wanted(test) {
-        return;
-    }
-    let over = Trouble::Overloaded {
-        status: t.overloaded_status,
-    };
-    meet(test, t, over, &t.overloaded);
-}
-
-/// A stream that never ends, then merged.
-fn hung_stream(test: &str, t: &Troubles) {
-    if !wanted(test) {
-        return;
-    }
-    let hung = Meets {
-        calls: 1,
-        outcomes: t.hung,
-        reason: "",
-    };
-    meet(test, t, Trouble::Hang, &hung);
-}
-
-/// The rate-limited, overloaded and hung-stream tests of one CLI's row.
-macro_rules! trouble_tests {
-    ($row:ident: $limited:ident, $overloaded:ident, $hung:ident) => {
-        #[test]
-        fn $limited() {
-            rate_limited(stringify!($limited), &$row);
-        }
-        #[test]
-        fn $overloaded() {
-            overloaded(stringify!($overloaded), &$row);
-        }
-        #[test]
-        fn $hung() {
-            hung_stream(stringify!($hung), &$row);
-        }
-    };
-}
-
-/// Gives up on a refusal and pauses the run, then merges.
-const GIVES_UP: &[&str] = &["unavailable", "finished"];
-
-/// Its own retries got an answer within the attempt.
-const RETRIED: &[&str] = &["finished"];
-
-/// The agent's time limit ended the attempt: a strike, then merged.
-const TIMED_OUT: &[&str] = &["timed_out", "finished"];
-
-/// Claude Code makes three calls before it gives up on a refusal, and
-/// waits the `retry-after` with up to a quarter more of its own.
-const CLAUDE_TROUBLES: Troubles = Troubles {
-    setup: claude,
-    expect: &CLAUDE,
-    limited: Meets {
-        calls: 3,
-        outcomes: GIVES_UP,
-        reason: "API Error: Request rejected (429)",
-    },
-    overloaded: Meets {
-        calls: 3,
-        outcomes: GIVES_UP,
-        reason: "API Error: ",
-    },
-    overloaded_status: 529,
-    hung: TIMED_OUT,
-    reset: Some((1000, 1250)),
-};
-
-/// Gemini CLI tries twice (the slot's `general.maxAttempts`) and gives up
-/// on the second refusal; the next attempt meets the third and gets an
-/// answer on its retry.
-const GEMINI_TROUBLES: Troubles = Troubles {
-    setup: gemini,
-    expect: &GEMINI,
-    limited: Meets {
-        calls: 3,
-        outcomes: GIVES_UP,
-        reason: "Resource has been exhausted",
-    },
-    overloaded: Meets {
-        calls: 3,
-        outcomes: GIVES_UP,
-        reason: "The model is overloaded.",
-    },
-    overloaded_status: 503,
-    hung: TIMED_OUT,
-    reset: Some((1000, 1000)),
-};
-
-/// Codex retries a refused request once (the slot's
-/// `request_max_retries`), an overloaded one also as a stream
-/// (`stream_max_retries`, "Reconnecting... 1/1"), and names no reset.
-const CODEX_TROUBLES: Troubles = Troubles {
-    setup: codex,
-    expect: &CODEX,
-    limited: Meets {
-        calls: 2,
-        outcomes: GIVES_UP,
-        reason: "exceeded retry limit, last status: 429",
-    },
-    overloaded: Meets {
-        calls: 4,
-        outcomes: GIVES_UP,
-        reason: "unexpected status 503",
-    },
-    overloaded_status: 503,
-    hung: TIMED_OUT,
-    reset: None,
-};
-
-/// opencode gives up on a 429 after nine calls (its title request and
-/// the session's, each retried); an overload and a hung stream it
-/// retries on its own, silently, until it is answered.
-const OPENCODE_TROUBLES: Troubles = Troubles {
-    setup: opencode,
-    expect: &OPENCODE,
-    limited: Meets {
-        calls: 9,
-        outcomes: GIVES_UP,
-        reason: "Rate limit reached for requests.",
-    },
-    overloaded: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
-    },
-    overloaded_status: 503,
-    hung: RETRIED,
-    reset: Some((1000, 1000)),
-};
-
-/// aider retries a refusal on its own (for up to a minute, longer than
-/// the test's agent time limit) and is answered within the attempt.
-const AIDER_TROUBLES: Troubles = Troubles {
-    setup: aider,
-    expect: &AIDER,
-    limited: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
-    },
-    overloaded: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
-    },
-    overloaded_status: 503,
-    hung: TIMED_OUT,
-    reset: None,
-};
-
-trouble_tests!(CLAUDE_TROUBLES: claude_rate_limited, claude_overloaded, claude_hung_stream);
-trouble_tests!(GEMINI_TROUBLES: gemini_rate_limited, gemini_overloaded, gemini_hung_stream);
-trouble_tests!(CODEX_TROUBLES: codex_rate_limited, codex_overloaded, codex_hung_stream);
-trouble_tests!(OPENCODE_TROUBLES: opencode_rate_limited, opencode_overloaded, opencode_hung_stream);
-trouble_tests!(AIDER_TROUBLES: aider_rate_limited, aider_overloaded, aider_hung_stream);
+#[path = "real_agents/acp.rs"]
+mod acp;
+#[path = "real_agents/refusals.rs"]
+mod refusals;
+#[path = "real_agents/troubles.rs"]
+mod troubles;

@@ -74,6 +74,9 @@ pub struct Config {
     /// `[forge]`: where `planwright deliver` pushes and opens pull requests.
     #[serde(default)]
     pub forge: Forge,
+    /// `[respond]`: how `planwright respond` answers reviews and checks.
+    #[serde(default)]
+    pub respond: crate::respond::Respond,
 }
 
 /// `[forge]`: `kind = "github"`, `remote = "origin"`, `api_url =
@@ -393,6 +396,10 @@ pub struct Gates {
     /// Environment variables passed through to gates besides the built-in allowlist.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Times gates that failed in an attempt's own gate checkout run
+    /// again on the same tree before the attempt is rejected (default 1).
+    #[serde(default)]
+    pub flaky_retries: Option<u32>,
 }
 
 /// `[review]`: `agent = "claude"`, `model = "..."`, `max_diff_lines = 2000`.
@@ -467,7 +474,7 @@ pub struct Workspace {
 #[serde(deny_unknown_fields)]
 pub struct Agent {
     /// The agent: `claude`, `codex`, `gemini`, `agy`, `aider`, `opencode`,
-    /// `cmd` or `scripted:DIR`.
+    /// `copilot`, `cmd`, `acp` or `scripted:DIR`.
     #[serde(default)]
     pub name: Option<String>,
     /// The `cmd` agent's command template.

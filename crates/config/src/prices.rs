@@ -73,6 +73,41 @@ impl Prices {
         })
     }
 
+    /// What a budget counts an attempt of `model` at when the table has
+    /// no price for it: the highest price of each kind among the entries
+    /// of its family (the entries that begin with the part of its name
+    /// before the first `-`: `gpt-9-mock` is priced as the dearest `gpt-`
+    /// of each kind), else, for a model of no family here or none, among
+    /// every entry. `None` only for an empty table.
+    pub fn ceiling(&self, model: Option<&str>) -> Option<Price> {
+        let name = model.map(|m| m.rsplit('/').next().unwrap_or(m));
+        let family = name.and_then(|n| n.split_once('-')).map(|(f, _)| format!("{f}-"));
+        let of_family: Vec<&Price> = match &family {
+            Some(f) => self
+                .0
+                .iter()
+                .filter(|(k, _)| k.starts_with(f.as_str()))
+                .map(|(_, p)| p)
+                .collect(),
+            None => Vec::new(),
+        };
+        let pool = if of_family.is_empty() {
+            self.0.values().collect()
+        } else {
+            of_family
+        };
+        if pool.is_empty() {
+            return None;
+        }
+        let max = |kind: fn(&Price) -> f64| pool.iter().map(|p| kind(p)).fold(0.0, f64::max);
+        Some(Price {
+            input: max(|p| p.input),
+            output: max(|p| p.output),
+            cache_read: Some(max(|p| p.cache_read.unwrap_or(p.input))),
+            cache_write: Some(max(|p| p.cache_write.unwrap_or(p.input))),
+        })
+    }
+
     fn lookup(&self, model: &str) -> Option<&Price> {
         if let Some(p) = self.0.get(model) {
             return Some(p);
@@ -136,5 +171,21 @@ mod tests {
         assert_eq!(prices.find("gemini-3.8-flash").copied(), flash);
         assert_eq!(prices.find("google/gemini-3.8-flash-001").copied(), flash);
         assert_eq!(prices.find("gpt-9-mock"), None);
+    }
+
+    #[test]
+    fn an_unpriced_model_is_bounded_by_its_familys_dearest_rates() {
+        let prices = Prices::default();
+        let gpt = prices.ceiling(Some("gpt-9-mock")).unwrap();
+        // gpt-5.5's input and output, each kind's highest of the `gpt-` rows.
+        assert_eq!((gpt.input, gpt.output), (5.0, 30.0));
+        assert_eq!((gpt.cache_read, gpt.cache_write), (Some(0.5), Some(5.0)));
+        let claude = prices.ceiling(Some("anthropic/claude-next")).unwrap();
+        assert_eq!((claude.input, claude.output), (5.0, 25.0));
+        // No family here: the whole table's dearest.
+        let any = prices.ceiling(Some("my-model")).unwrap();
+        assert_eq!((any.input, any.output), (5.0, 30.0));
+        assert_eq!(prices.ceiling(None), Some(any));
+        assert_eq!(Prices(BTreeMap::new()).ceiling(Some("x")), None);
     }
 }

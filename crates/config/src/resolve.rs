@@ -186,6 +186,7 @@ pub fn run(flags: RunFlags, file: &Config, env: &Env) -> Result<RunSettings, Set
         families: families(file),
         beyond: review(file),
         budget: budget(file),
+        prices: file.prices.clone(),
         overlaps: None,
         executor,
         worker_link: worker_link(&file.executor)?,
@@ -411,13 +412,18 @@ pub fn extra_gates(flag_gates: Vec<String>, file: &Config) -> Result<Vec<Gate>, 
 
 /// How gates run: `timeout` over `[run] gate_timeout_secs` over the default.
 pub fn gates(timeout: Option<Duration>, file: &Config) -> GateSettings {
-    let file::Gates { run: _, env } = &file.gates;
+    let file::Gates {
+        run: _,
+        env,
+        flaky_retries,
+    } = &file.gates;
     let timeout = timeout
         .or(file.run.gate_timeout_secs.map(Duration::from_secs))
         .unwrap_or(defaults::GATE_TIMEOUT);
     GateSettings {
         env: env.clone(),
         timeout: Some(timeout),
+        flaky_retries: flaky_retries.unwrap_or(defaults::GATE_FLAKY_RETRIES),
     }
 }
 

@@ -95,6 +95,9 @@ pub struct RunSettings {
     pub beyond: ReviewSettings,
     /// Ceilings on cost and tokens, for the run and each ticket.
     pub budget: BudgetSettings,
+    /// `[prices]`: what the budget counts an attempt with no cost at
+    /// ([`Prices::ceiling`]).
+    pub prices: Prices,
     /// The plan's overlap forecast when the caller already made it
     /// (validation does, for its warnings): preflight filters it rather
     /// than forecasting a large plan again. `None`: preflight makes it.
@@ -253,6 +256,7 @@ impl RunSettings {
             gates: GateSettings {
                 env: vec![],
                 timeout: Some(defaults::GATE_TIMEOUT),
+                flaky_retries: defaults::GATE_FLAKY_RETRIES,
             },
             merge: MergeSettings::default(),
             workspace: WorkspaceSettings {
@@ -268,6 +272,7 @@ impl RunSettings {
             families: Families::default(),
             beyond: ReviewSettings::default(),
             budget: BudgetSettings::default(),
+            prices: Prices::default(),
             overlaps: None,
             executor: ExecutorSettings::Local,
             worker_link: WorkerLink::default(),
@@ -285,6 +290,10 @@ pub struct GateSettings {
     pub env: Vec<String>,
     /// Wall-clock limit of each gate.
     pub timeout: Option<Duration>,
+    /// Times the gates of a candidate that failed in its attempt's own
+    /// gate checkout run again on the same tree before the attempt is
+    /// rejected (`[gates] flaky_retries`).
+    pub flaky_retries: u32,
 }
 
 /// `[workspace]`: how workspaces and gate checkouts are prepared.

@@ -66,6 +66,35 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
     Some(era * 146_097 + doe - 719_468)
 }
 
+/// Seconds since the epoch of an RFC 3339 time as forges write it
+/// (`2026-11-29T21:42:11Z`, `2026-11-29T21:42:11.250+02:00`); `None` for
+/// other text.
+pub fn parse_unix(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let field = |from: usize, to: usize| text.get(from..to)?.parse::<i64>().ok();
+    let days = days_from_civil(field(0, 4)?, field(5, 7)?, field(8, 10)?)?;
+    let secs = field(11, 13)? * 3600 + field(14, 16)? * 60 + field(17, 19)?;
+    let zone = text[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let offset = match zone.as_bytes().first()? {
+        b'Z' | b'z' => 0,
+        sign @ (b'+' | b'-') => {
+            let h: i64 = zone.get(1..3)?.parse().ok()?;
+            let m: i64 = zone.get(4..6)?.parse().ok()?;
+            let o = h * 3600 + m * 60;
+            if *sign == b'+' {
+                o
+            } else {
+                -o
+            }
+        }
+        _ => return None,
+    };
+    u64::try_from(days * 86_400 + secs - offset).ok()
+}
+
 // Howard Hinnant's days-to-civil algorithm.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -100,5 +129,18 @@ mod tests {
         assert_eq!(days_from_civil(2000, 3, 1), Some(11_017));
         assert_eq!(days_from_civil(2026, 13, 1), None);
         assert_eq!(days_from_civil(2026, 1, 0), None);
+    }
+
+    #[test]
+    fn parses_what_it_formats_and_forges_offsets() {
+        for secs in [0, 951_782_400, 1_796_074_931] {
+            assert_eq!(parse_unix(&format_unix(secs)), Some(secs));
+        }
+        assert_eq!(
+            parse_unix("2026-11-30T23:42:11.123+02:00"),
+            Some(1_796_074_931)
+        );
+        assert_eq!(parse_unix("yesterday"), None);
+        assert_eq!(parse_unix(""), None);
     }
 }

@@ -242,6 +242,21 @@ pub enum Event {
         /// `.planwright/`.
         reason: String,
     },
+    /// The gates failed on an attempt's candidate in its own gate
+    /// checkout and ran again on the same tree (`[gates] flaky_retries`).
+    GateRetried {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// The gate that failed, as its command line.
+        gate: String,
+        /// How it failed.
+        message: String,
+        /// Whether the gates passed when run again: the gate is flaky, and
+        /// the attempt goes on.
+        passed: bool,
+    },
     /// An attempt was rejected.
     AttemptRejected {
         /// The ticket.
@@ -857,6 +872,13 @@ mod tests {
                 attempt: 1,
                 commit: "c".into(),
             },
+            Event::GateRetried {
+                ticket: t(),
+                attempt: 1,
+                gate: "cargo test".into(),
+                message: "gate `cargo test` failed: exit code 101".into(),
+                passed: true,
+            },
         ]
     }
 
@@ -898,6 +920,7 @@ mod tests {
             Event::AgentActivity { .. } => 31,
             Event::DiskLow { .. } => 32,
             Event::Unchanged { .. } => 33,
+            Event::GateRetried { .. } => 34,
         }
     }
 
@@ -907,7 +930,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=33).collect::<Vec<_>>(),
+            (0..=34).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

@@ -17,6 +17,7 @@ mod git;
 pub mod issues;
 mod log;
 mod model;
+pub mod respond;
 mod run;
 mod store;
 pub mod verify;
@@ -34,7 +35,8 @@ pub use model::{
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};
 pub use run::lock::{
-    is_held as run_lock_held, is_held_at as run_lock_held_at, path as run_lock_path,
+    holder as run_lock_holder, is_held as run_lock_held, is_held_at as run_lock_held_at,
+    path as run_lock_path,
 };
 pub use run::pools::foreign_family;
 pub use run::preflight::{

@@ -28,6 +28,7 @@ const KEYS: &[(&str, &str)] = &[
     ("OPENROUTER_API_KEY", "openrouter-value"),
     ("AIDER_MODEL", "aider-value"),
     ("TEAM_TOOL_TOKEN", "named-value"),
+    ("COPILOT_GITHUB_TOKEN", "copilot-value"),
 ];
 
 fn set_all() {
@@ -73,7 +74,12 @@ fn names_seen(agent: &dyn agent::Agent, tmp: &Path) -> (Vec<String>, String) {
 fn assert_withheld(names: &[String], log: &str, who: &str) {
     for (k, v) in WITHHELD {
         assert!(!names.iter().any(|n| n == k), "{who} saw {k}: {names:?}");
-        assert!(!log.contains(k) && !log.contains(v), "{who}'s log: {log}");
+        // By name (`COPILOT_GITHUB_TOKEN` is not `GITHUB_TOKEN`).
+        let mut listed = log.trim_start_matches("environment: ").split(", ");
+        assert!(
+            !listed.any(|n| n == *k) && !log.contains(v),
+            "{who}'s log: {log}"
+        );
     }
     assert!(names.iter().any(|n| n == "PATH"), "{who} keeps PATH");
 }
@@ -102,6 +108,8 @@ const EXPECTED: &[(&str, &[&str], &str)] = &[
         &["OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"],
         "AIDER_MODEL",
     ),
+    // Its own sign-in variable; `GITHUB_TOKEN` stays withheld.
+    ("copilot", &["COPILOT_GITHUB_TOKEN"], "OPENAI_API_KEY"),
 ];
 
 #[test]

@@ -461,6 +461,36 @@ fn opencode_success_sums_steps() {
     assert!(run.stdin.contains("Add `add`"));
 }
 
+/// Copilot CLI 1.0.102's own output against the real-agent tier's mock
+/// (two calls of 24 input tokens, 13 of them cached, 7 output): its
+/// tokens are the usage file it writes, its cost computed.
+#[test]
+fn copilot_success_reads_its_usage_file() {
+    let copy = format!(
+        "prev=; for a in \"$@\"; do [ \"$prev\" = --usage-output-file ] && cp '{DATA}/copilot/success.usage.json' \"$a\"; prev=$a; done\n"
+    );
+    let run = attempt_adjusted("copilot", "success", 0, Some("gpt-5.4"), &copy, |ctx, dir| {
+        let tmp = dir.join("agent-tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        ctx.env.push(("TMPDIR".into(), tmp.display().to_string()));
+    });
+    assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
+    assert_eq!(run.report.usage, usage(22, 14, 26, 0));
+    assert_cost(&run, (22.0 * 2.5 + 14.0 * 15.0 + 26.0 * 0.25) / 1e6, CostSource::Computed);
+    assert_eq!(run.report.model.as_deref(), Some("gpt-5.4"));
+    assert_eq!(run.report.final_message.as_deref(), Some("Wrote the file."));
+    assert!(run.report.session_id.is_some());
+    has_args(&run.argv, &["--output-format", "json", "--allow-all-tools"]);
+    has_args(&run.argv, &["--disable-builtin-mcps"]);
+    has_args(&run.argv, &["--model", "gpt-5.4"]);
+    assert!(!run.argv.iter().any(|a| a == "--allow-all-paths" || a == "--yolo"));
+    assert!(run.stdin.contains("Add `add`"));
+    assert!(run.log.contains("copilot: tokens from its usage file (1 model)"));
+    // Without its usage file the attempt has no tokens, and says so.
+    let bare = attempt("copilot", "success", 0, Some("gpt-5.4"));
+    assert_eq!(bare.report.usage, None);
+}
+
 #[test]
 fn agent_reported_failures_fail() {
     let cases = [
@@ -469,6 +499,7 @@ fn agent_reported_failures_fail() {
         ("gemini", 53, "max session turns"),
         ("agy", 1, "workspace is not trusted"),
         ("opencode", 1, "Model not found"),
+        ("copilot", 1, "400 The mock model refuses this request."),
     ];
     for (cli, code, says) in cases {
         let run = attempt(cli, "failure", code, None);
@@ -519,6 +550,7 @@ fn a_refused_key_stops_the_run_instead_of_failing_the_ticket() {
         ("gemini", 1, "invalid authentication credentials"),
         ("aider", 0, "litellm.AuthenticationError"),
         ("opencode", 1, "Unauthorized"),
+        ("copilot", 1, "Authentication failed with provider"),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let bin = tmp.path().join("bin");
@@ -548,7 +580,13 @@ fn a_refused_key_stops_the_run_instead_of_failing_the_ticket() {
 fn rate_limits_are_unavailable_with_the_reset_time() {
     resets_in_two_hours(unavailable(&attempt("claude", "rate_limit", 1, None)).0);
     resets_in_two_hours(unavailable(&attempt("codex", "rate_limit", 1, None)).0);
-    let relative = [("gemini", 42), ("agy", 90), ("aider", 20), ("opencode", 40)];
+    let relative = [
+        ("gemini", 42),
+        ("agy", 90),
+        ("aider", 20),
+        ("opencode", 40),
+        ("copilot", 1),
+    ];
     for (cli, secs) in relative {
         let code = if cli == "aider" { 0 } else { 1 };
         let (retry, reason) = unavailable(&attempt(cli, "rate_limit", code, None));
@@ -622,6 +660,7 @@ fn a_cli_that_is_not_installed_names_its_install_command() {
         ("agy", "antigravity.google/cli/install.sh"),
         ("aider", "aider-install"),
         ("opencode", "npm install -g opencode-ai"),
+        ("copilot", "npm install -g @github/copilot"),
     ];
     let tmp = tempfile::tempdir().unwrap();
     for (cli, install) in installs {

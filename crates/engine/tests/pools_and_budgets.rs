@@ -517,6 +517,57 @@ fn a_run_budget_stops_new_attempts_and_a_raised_one_continues() {
     );
 }
 
+/// An agent whose attempts report tokens of a model the price table does
+/// not know (`gpt-9-mock`), and no cost.
+struct Unpriced;
+
+impl agent::Agent for Unpriced {
+    fn name(&self) -> &str {
+        "unpriced"
+    }
+    fn attempt(
+        &self,
+        ctx: &agent::AttemptContext,
+        _cancel: &planwright_engine::process::Cancel,
+    ) -> Result<agent::AgentReport, planwright_engine::EngineError> {
+        std::fs::write(ctx.workspace.join(format!("{}.txt", ctx.ticket)), "x\n").unwrap();
+        Ok(agent::AgentReport {
+            model: Some("gpt-9-mock".into()),
+            usage: Some(agent::Usage {
+                input_tokens: 1000,
+                output_tokens: 1000,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
+            }),
+            ..agent::AgentReport::outcome(agent::AgentOutcome::Finished)
+        })
+    }
+}
+
+/// A model without a price leaves the attempt's cost unknown, and the
+/// budget still counts it: its tokens at the dearest `gpt-` rates
+/// (gpt-5.5's $5 and $30 a million: $0.035), so a $0.02 budget stops the
+/// run after one attempt.
+#[test]
+fn a_budget_counts_unpriced_tokens_at_their_familys_highest_price() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let mut b = ticket("B", json!([any("B.txt")]));
+    b["depends_on"] = json!(["A"]);
+    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
+    let mut s = settings();
+    s.budget.max_cost_usd = Some(0.02);
+    let out = run_resume(&env, &plan, &s, Arc::new(Unpriced), Resume::default());
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let why = out.summary.budget.clone().expect("the budget stopped the run");
+    assert!(
+        why.contains("$0.03 of $0.02, 1 attempt unpriced counted at their model family's highest price"),
+        "{why}"
+    );
+    let a = stored_attempts(&env, "A");
+    let reported = a[0].agent.as_ref().expect("its agent record");
+    assert_eq!(reported.cost_usd, None, "the attempt's own cost stays unknown");
+}
+
 #[test]
 fn a_ticket_budget_fails_the_ticket_with_kind_budget() {
     let env = Env::new(&[("README.md", "hi\n")]);

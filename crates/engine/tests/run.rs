@@ -496,17 +496,14 @@ fn worktree_setup_runs_once_per_slot() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // Once per gate checkout (the ticket slot's, and the merge's when a
-    // merge had to gate again); the set-up's `deps/` survived each reset.
+    // Once per gate checkout (the ticket slot's, made while the first
+    // agent worked, and the merge's when a merge had to gate again); the
+    // set-up's `deps/` survived each reset.
+    let run = env.repo().join(".planwright/runs").join(&out.summary.run);
     let logs = ["A", "B", "C"].map(|id| {
-        std::fs::read_to_string(
-            env.repo()
-                .join(".planwright/runs")
-                .join(&out.summary.run)
-                .join(id)
-                .join("ticket.log"),
-        )
-        .unwrap()
+        let made = std::fs::read_to_string(run.join(id).join("attempt-1.checkout.log"));
+        std::fs::read_to_string(run.join(id).join("ticket.log")).unwrap()
+            + &made.unwrap_or_default()
     });
     let setups_in = |place: &str| -> usize {
         logs.iter()

@@ -58,6 +58,8 @@ pub enum Trouble {
     /// the request's fault, not the provider's trouble, which no CLI
     /// retries.
     Invalid,
+    /// 401 with the provider's error for a key it does not accept.
+    Unauthorized,
 }
 
 /// The message of every [`Trouble::Invalid`] answer.
@@ -284,6 +286,7 @@ impl Reply {
         let reason = match self.status {
             200 => "OK",
             400 => "Bad Request",
+            401 => "Unauthorized",
             404 => "Not Found",
             429 => "Too Many Requests",
             500 => "Internal Server Error",
@@ -421,6 +424,12 @@ fn next_turn(api: Api, body: &Value, script: &Script) -> Turn {
     } else if has("apply_patch") {
         let patch = format!("*** Begin Patch\n*** Add File: {file}\n+{content}\n*** End Patch\n");
         Turn::Tool("apply_patch".into(), json!({"patchText": patch}))
+    } else if has("bash") {
+        // The Copilot CLI's shell, which runs in its working directory.
+        Turn::Tool(
+            "bash".into(),
+            json!({"command": shell, "description": "Write the file"}),
+        )
     } else {
         // aider's "whole" edit format: the file name, then the whole file.
         Turn::Text(format!("{file}\n```\n{content}\n```\n"))
@@ -705,6 +714,7 @@ fn troubled(api: Api, trouble: Trouble) -> Reply {
         Trouble::RateLimited { retry_after_secs } => (429, Some(retry_after_secs)),
         Trouble::Overloaded { status } => (status, None),
         Trouble::Invalid => return Reply::json(400, invalid(api)),
+        Trouble::Unauthorized => return Reply::json(401, unauthorized(api)),
     };
     let body = match (api, retry) {
         (Api::Anthropic, Some(_)) => json!({"type": "error", "error": {"type": "rate_limit_error",
@@ -722,6 +732,10 @@ fn troubled(api: Api, trouble: Trouble) -> Reply {
         (_, Some(secs)) => json!({"error": {"message": format!(
             "Rate limit reached for requests. Please try again in {secs}s."),
             "type": "requests", "code": "rate_limit_exceeded"}}),
+        // OpenAI's 500 says it is busy.
+        (_, None) if status == 500 => json!({"error": {"message":
+            "We're currently experiencing high demand, which may cause temporary errors.",
+            "type": "server_error", "param": null, "code": null}}),
         (_, None) => {
             json!({"error": {"message": "The server is overloaded. Please try again later.",
             "type": "server_error", "code": null}})
@@ -747,6 +761,19 @@ fn troubled(api: Api, trouble: Trouble) -> Reply {
         }
     }
     reply
+}
+
+/// Each provider's error for a key it does not accept.
+fn unauthorized(api: Api) -> Value {
+    match api {
+        Api::Anthropic => json!({"type": "error",
+            "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
+        Api::Gemini => json!({"error": {"code": 401,
+            "message": "API key not valid. Please pass a valid API key.",
+            "status": "UNAUTHENTICATED"}}),
+        _ => json!({"error": {"message": "Incorrect API key provided: test-key.",
+            "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}),
+    }
 }
 
 /// Each provider's invalid-request error, saying [`REFUSAL`].
@@ -901,5 +928,13 @@ mod tests {
             "{text}"
         );
         assert!(invalid.answered().is_empty());
+        let busy = MockModel::start(script(Some((Trouble::Overloaded { status: 500 }, 1))));
+        let (code, text) = post(&busy.base_url(), "/v1/responses", &json!({}));
+        assert_eq!(code, 500);
+        assert!(text.contains("experiencing high demand"), "{text}");
+        let key = MockModel::start(script(Some((Trouble::Unauthorized, 1))));
+        let (code, text) = post(&key.base_url(), "/v1/chat/completions", &ask);
+        assert_eq!(code, 401);
+        assert!(text.contains("invalid_api_key"), "{text}");
     }
 }

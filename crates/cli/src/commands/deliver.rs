@@ -78,7 +78,11 @@ pub(crate) struct Delivered {
 
 /// The plan run `report` was started with, read again from where it was
 /// given (relative paths from the current folder, else the repository's).
-fn run_plan(report: &RunReport, repo: &Repo, global: &Global) -> Result<Loaded, CliError> {
+pub(crate) fn run_plan(
+    report: &RunReport,
+    repo: &Repo,
+    global: &Global,
+) -> Result<Loaded, CliError> {
     let given = PathBuf::from(&report.run.plan_path);
     let path = [given.clone(), repo.root().join(&given)]
         .into_iter()

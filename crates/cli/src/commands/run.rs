@@ -286,6 +286,7 @@ pub(crate) fn finish_with(
         extra.insert("failed".into(), failed.into());
         extra.insert("blocked".into(), serde_json::json!(summary.blocked));
         extra.insert("held".into(), serde_json::json!(summary.held));
+        extra.insert("flaky".into(), serde_json::json!(summary.flaky));
         crate::outln!(
             "{}",
             serde_json::to_string_pretty(&extra).expect("summaries serialize")
@@ -302,6 +303,11 @@ pub(crate) fn finish_with(
             crate::outln!(
                 "changed: {id} was merged from an older definition; `--rerun {id}` runs it again"
             );
+        }
+        for (gate, n) in &summary.flaky {
+            let gate = planwright_plan::words::inert(gate).into_owned();
+            let times = planwright_plan::words::count(*n as usize, "time");
+            crate::outln!("flaky: gate `{gate}` failed, then passed on the same tree, {times}");
         }
     }
     if let Some(h) = &summary.held {

@@ -209,8 +209,11 @@ pub(crate) fn config_model(config: &str) -> Option<String> {
 #[derive(Debug, Default)]
 pub(crate) struct CodexParser {
     parsed: Parsed,
-    /// The last `error` line was Codex's notice of a retry.
+    /// The last `error` line was Codex's notice of a retry, or the error
+    /// that notice quoted, reported again as its retries ran out.
     reconnecting: bool,
+    /// The error the last retry notice quoted.
+    retried: Option<String>,
     /// The HTTP status the last `error` line gives in its fields.
     error_status: Option<u64>,
     /// The status the failed turn gives (else its last `error` line).
@@ -226,6 +229,7 @@ impl StreamParser for CodexParser {
         if !matches!(kind, Some("error" | "turn.failed")) {
             // The stream went on: the retry it announced got an answer.
             self.reconnecting = false;
+            self.retried = None;
             self.error_status = None;
         }
         let p = &mut self.parsed;
@@ -257,7 +261,15 @@ impl StreamParser for CodexParser {
             // turn may still recover from: `turn.failed` decides.
             Some("error") => {
                 let message = text(&v, "message").unwrap_or_default();
-                self.reconnecting = message.trim_start().starts_with("Reconnecting...");
+                // Codex 0.171 says `Reconnecting... 1/1 (ERROR)`, then, when
+                // that retry is refused too, `ERROR` once more, then fails.
+                let notice = message.trim_start().strip_prefix("Reconnecting...");
+                let quoted = notice.and_then(|n| Some(n.split_once('(')?.1.strip_suffix(')')?));
+                self.reconnecting = notice.is_some()
+                    || (self.reconnecting && self.retried.as_deref() == Some(message.trim()));
+                if notice.is_some() {
+                    self.retried = quoted.map(|q| q.trim().to_string());
+                }
                 self.error_status = structured_status(&v).or(structured_status(&v["error"]));
             }
             _ => {}
@@ -399,6 +411,23 @@ mod tests {
             parse(&[&error.to_string(), &failed.to_string()])
         };
         assert!(high_demand("Reconnecting... 1/1 (We're currently experiencing high demand, which may cause temporary errors.)").limit.is_some());
+        // As codex 0.171.0 printed it in the real-agent tier: the notice,
+        // the same error again as the retry is refused, then the failure.
+        let busy = "We’re currently experiencing high demand, which may cause temporary errors.";
+        let lines = [
+            serde_json::json!({"type": "error", "message": format!("Reconnecting... 1/1 ({busy})")}),
+            serde_json::json!({"type": "error", "message": busy}),
+            serde_json::json!({"type": "turn.failed", "error": {"message": busy}}),
+        ]
+        .map(|l| l.to_string());
+        assert!(parse(&lines.each_ref().map(String::as_str)).limit.is_some());
+        let other = [
+            serde_json::json!({"type": "error", "message": format!("Reconnecting... 1/1 ({busy})")}),
+            serde_json::json!({"type": "error", "message": "the tests failed"}),
+            serde_json::json!({"type": "turn.failed", "error": {"message": "the tests failed"}}),
+        ]
+        .map(|l| l.to_string());
+        assert!(parse(&other.each_ref().map(String::as_str)).limit.is_none());
         assert!(high_demand("the tests failed").limit.is_none());
         // A status in the error's fields decides, whatever its message.
         let fields = serde_json::json!({"type": "turn.failed", "error": {"message": "stream error",

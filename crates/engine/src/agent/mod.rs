@@ -1,6 +1,6 @@
 //! Agents: the coding-agent CLIs that do a ticket's work, behind one trait.
-//! Built in: adapters for `claude`, `codex`, `gemini`, `agy`, `aider` and
-//! `opencode` (one file each, sharing [`cli`]), `cmd` (any program, from a
+//! Built in: adapters for `claude`, `codex`, `gemini`, `agy`, `aider`,
+//! `opencode` and `copilot` (one file each, sharing [`cli`]), `cmd` (any program, from a
 //! template), `acp` (any Agent Client Protocol agent, from a template) and
 //! `scripted:DIR` (prepared files and patches per ticket; for
 //! tests and the demo).
@@ -13,6 +13,7 @@ pub(crate) mod claude;
 pub(crate) mod cli;
 pub(crate) mod cmd;
 pub(crate) mod codex;
+pub(crate) mod copilot;
 pub(crate) mod gemini;
 pub(crate) mod lend;
 pub(crate) mod limits;
@@ -74,6 +75,7 @@ pub const ADAPTERS: &[Adapter] = &[
     Adapter::of::<agy::Agy>(),
     Adapter::of::<aider::Aider>(),
     Adapter::of::<opencode::Opencode>(),
+    Adapter::of::<copilot::Copilot>(),
 ];
 
 /// The adapter named `name`, if one is built in.

@@ -10,6 +10,7 @@ pub(crate) const BASE_URLS: &[&str] = &[
     "GOOGLE_GEMINI_BASE_URL",
     "OPENAI_BASE_URL",
     "OPENAI_API_BASE",
+    "COPILOT_PROVIDER_BASE_URL",
 ];
 
 /// Something in the set-up that fails every attempt: what, and the fix.

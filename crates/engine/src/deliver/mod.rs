@@ -19,7 +19,8 @@ pub use forge::{
     DELIVERED_MARKER, REMAINING_SCOPE_MARKER,
 };
 pub use pulls::{prepare, Delivery, Pull};
-pub use push::{pushed_ref, remote_url, Pushed};
+pub(crate) use push::{fetch, push, Push};
+pub use push::{fetched_ref, pushed_ref, remote_url, Pushed};
 
 use crate::error::{EngineError, GitError, StoreError};
 

@@ -203,3 +203,64 @@ fn rejected(p: &Push, output: &str, pushed_before: bool) -> DeliverError {
         detail,
     }
 }
+
+/// The ref a fetch of `branch` from `remote` is kept in (`respond` reads
+/// what others pushed there).
+pub fn fetched_ref(remote: &str, branch: &str) -> String {
+    format!("refs/planwright/forge/{remote}/{branch}")
+}
+
+/// Fetches `branch` of the remote at `url` into [`fetched_ref`], with the
+/// token as [`push`] gives it; its commit, or `None` when the remote has
+/// no such branch.
+pub fn fetch(
+    repo: &Repo,
+    p: &Push,
+    token: Option<&Secret>,
+) -> Result<Option<String>, DeliverError> {
+    let mut git = repo
+        .git()
+        .args(["-c", "credential.helper="])
+        .args(["-c", "credential.interactive=false"]);
+    for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
+        if let Ok(v) = std::env::var(var) {
+            git = git.env(var, v);
+        }
+    }
+    if let (true, Some(token)) = (p.http, token) {
+        git = git
+            .args(["-c", &format!("credential.helper={HELPER}")])
+            .env(USER_VAR, token_user(p.kind))
+            .env(TOKEN_VAR, token.expose());
+    }
+    let into = fetched_ref(p.remote, p.branch);
+    let git = git
+        .args(["fetch", "--no-tags", "--no-write-fetch-head", p.url])
+        .arg(format!("+refs/heads/{}:{into}", p.branch));
+    let out = repo
+        .guard()
+        .own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        if stderr.contains("couldn't find remote ref") {
+            return Ok(None);
+        }
+        let detail: Vec<&str> = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        return Err(DeliverError::Engine(EngineError::Repo {
+            message: format!(
+                "fetching `{}` from `{}` failed: {}",
+                p.branch,
+                p.remote,
+                detail.join("; ")
+            ),
+            hint: Some(
+                "check that `git fetch` from the remote works from this repository (for https, the forge's token: see `token_env`), then run again".into(),
+            ),
+        }));
+    }
+    Ok(repo.ref_tip(&into)?)
+}

@@ -131,6 +131,14 @@ pub trait Executor: Send + Sync {
     fn elsewhere(&self) -> Option<String> {
         None
     }
+
+    /// Gives back the space slot `slot` holds on this machine, after the
+    /// disk filled up during its attempt's verification: its next attempt
+    /// starts it afresh. An executor whose slots live on other machines
+    /// holds nothing here.
+    fn give_back(&self, _slot: usize) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 /// Attempts in the slots' workspaces on this machine, the agent sandboxed.
@@ -179,9 +187,13 @@ impl LocalExecutor {
         let Some(low) = super::disk::low(&state, self.min_free) else {
             return Ok(None);
         };
+        super::disk::noted_full();
         self.workspaces.scrub(slot)?;
         super::disk::release(&state);
-        Ok(Some(super::disk::full(&low)))
+        Ok(Some(super::disk::full(
+            Some(&low),
+            super::disk::During::Agent,
+        )))
     }
 
     /// `error` of the candidate's commit, or its `disk_full` failure
@@ -267,6 +279,10 @@ impl LocalExecutor {
 }
 
 impl Executor for LocalExecutor {
+    fn give_back(&self, slot: usize) -> Result<(), EngineError> {
+        self.workspaces.scrub(&Self::slot(slot))
+    }
+
     fn attempt(
         &self,
         slot: usize,

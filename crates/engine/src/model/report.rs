@@ -148,10 +148,14 @@ impl From<AgentOutcome> for AgentReport {
 /// What has been used.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Spent {
-    /// US dollars (known costs only).
+    /// US dollars: known costs, and the bound of the attempts without one
+    /// (their tokens at their family's highest price,
+    /// [`planwright_config::Prices::ceiling`]).
     pub cost_usd: f64,
     /// Tokens of every kind.
     pub tokens: u64,
+    /// Attempts with tokens and no cost, counted at that bound.
+    pub unpriced: usize,
 }
 
 impl Spent {
@@ -162,11 +166,13 @@ impl Spent {
                 .filter(|c| c.is_finite() && *c > 0.0)
                 .unwrap_or(0.0),
             tokens: usage.map_or(0, Usage::total),
+            unpriced: 0,
         }
     }
 
     pub(crate) fn add(&mut self, other: Spent) {
         self.cost_usd += other.cost_usd;
         self.tokens = self.tokens.saturating_add(other.tokens);
+        self.unpriced += other.unpriced;
     }
 }

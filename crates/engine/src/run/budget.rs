@@ -6,7 +6,8 @@
 //! run ends cleanly and resumes when the ceiling is raised); reaching a
 //! ticket ceiling fails that ticket with kind `budget`. An attempt whose
 //! cost is unknown (no figure from the CLI, no price for the model) counts
-//! its tokens but no dollars.
+//! its tokens, and its tokens at its model family's highest price as
+//! dollars (the store prices them), so no budget is blind to it.
 
 use crate::model::failure::{Failure, FailureKind};
 use planwright_config::BudgetSettings;
@@ -124,7 +125,14 @@ pub(crate) fn unlimited(limits: &BudgetSettings) -> bool {
 /// Which ceiling `spent` reached, if any.
 fn over(spent: Spent, max_cost: Option<f64>, max_tokens: Option<u64>) -> Option<String> {
     if let Some(max) = max_cost.filter(|m| spent.cost_usd >= *m) {
-        return Some(format!("${:.2} of ${max:.2}", spent.cost_usd));
+        let bound = match spent.unpriced {
+            0 => String::new(),
+            n => format!(
+                ", {} unpriced counted at their model family's highest price",
+                planwright_plan::words::count(n, "attempt")
+            ),
+        };
+        return Some(format!("${:.2} of ${max:.2}{bound}", spent.cost_usd));
     }
     max_tokens.filter(|m| spent.tokens >= *m).map(|max| {
         let tokens = planwright_plan::words::plural(max as usize, "token");
@@ -153,7 +161,26 @@ mod tests {
         Spent {
             cost_usd: cost,
             tokens,
+            unpriced: 0,
         }
+    }
+
+    #[test]
+    fn a_ceiling_reached_with_unpriced_attempts_says_how_they_counted() {
+        let mut b = BudgetTracker::new(&limits());
+        let mut bound = spent(4.5, 100);
+        bound.unpriced = 2;
+        b.record("T1", bound);
+        let Admission::TicketExhausted(f) = b.admit("T1") else {
+            panic!("T1 is over its budget")
+        };
+        assert!(
+            f.message.contains(
+                "$4.50 of $4.00, 2 attempts unpriced counted at their model family's highest price"
+            ),
+            "{}",
+            f.message
+        );
     }
 
     #[test]

@@ -355,7 +355,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             // would cost more with each ticket done.
             return Ok(Some(None));
         }
-        let tracker = BudgetTracker::resume(&sh.settings.budget, sh.store.spent(&sh.run)?);
+        let tracker = BudgetTracker::resume(
+            &sh.settings.budget,
+            sh.store.spent(&sh.run, &sh.settings.prices)?,
+        );
         match tracker.admit(id) {
             budget::Admission::Start => Ok(Some(tracker.remaining_usd(id))),
             budget::Admission::RunExhausted(reason) => {
@@ -457,6 +460,8 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.lp.in_flight += 1;
         self.lp.ticket(id).pool = route.pool;
         let gates = ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+        // A `respond` round running this ticket: the forge's text.
+        let feedback = sh.store.round_feedback(&sh.run, id)?;
         let charter = Charter {
             ticket,
             gates: &gates,
@@ -464,6 +469,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             previous: row.failure.as_ref(),
             checks_judged: super::preflight::checks_judged(sh.plan, &sh.settings.beyond),
             start: &start,
+            feedback: &feedback,
         }
         .render();
         let start_commit = match start {

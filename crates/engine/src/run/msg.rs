@@ -84,4 +84,8 @@ pub(super) enum MergeOutcome {
     Combination(Failure),
     /// The run was interrupted during the gates.
     Cancelled,
+    /// The disk filled up during the merge (why, as the run says it): the
+    /// merge queue stopped; the candidate stays verified, and the next
+    /// run merges it.
+    DiskFull(String),
 }

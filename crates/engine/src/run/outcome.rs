@@ -246,6 +246,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
             // The ticket stays `verified`: the next invocation merges it.
             Ok(MergeOutcome::Cancelled) => {}
+            Ok(MergeOutcome::DiskFull(reason)) => {
+                // As below `[run] min_free` between attempts: those in
+                // flight end, no new one starts, and the ticket stays
+                // `verified` for the next invocation.
+                self.sh.emitter.emit(Event::DiskLow {
+                    reason: reason.clone(),
+                });
+                self.lp.disk_stop.get_or_insert(reason);
+            }
         }
         Ok(())
     }

@@ -28,6 +28,7 @@ use std::path::Path;
 
 mod base;
 mod commands;
+mod prices;
 mod probe;
 mod routing;
 mod scope;
@@ -135,6 +136,7 @@ pub(crate) fn check_all(
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut checks);
+    prices::check_prices(plan, settings, &lanes, &mut checks);
     if let (Some(repo), false) = (&found.repo, failed(&checks)) {
         // Last: it starts the workers, which costs a connection per place.
         let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);

@@ -8,11 +8,12 @@
 mod hook;
 
 mod migrations;
+mod respond;
 mod rows;
 
-pub(crate) use crate::model::ticket::{RunStatus, TicketState};
-pub(crate) use rows::{outcome_name, EventRow, Synced};
-pub use rows::{AgentRecord, AttemptRow, RunRow, TicketRow};
+pub use crate::model::ticket::{RunStatus, TicketState};
+pub use respond::{RoundRow, RoundState};
+pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
 
 use crate::model::failure::Failure;
 use crate::model::report::AgentReport;
@@ -601,27 +602,47 @@ impl Store {
         })
     }
 
-    /// What each ticket's attempts of `run` used (every invocation's), for
-    /// the budget: known costs in dollars and tokens of every kind.
-    pub fn spent(&self, run: &str) -> Result<Vec<(String, crate::model::report::Spent)>> {
+    /// What each attempt of `run` used (every invocation's), by ticket,
+    /// for the budget: its cost in dollars, else its tokens priced at
+    /// their family's highest rates in `prices` (a model without a price
+    /// must not make a budget blind to what it spends), and its tokens.
+    pub fn spent(
+        &self,
+        run: &str,
+        prices: &planwright_config::Prices,
+    ) -> Result<Vec<(String, crate::model::report::Spent)>> {
         self.with(|c| {
             let mut st = c.prepare(
-                "SELECT ticket_id,
-                        SUM(CASE WHEN cost > 0 THEN cost ELSE 0 END),
-                        SUM(COALESCE(input_tokens, 0) + COALESCE(output_tokens, 0)
-                            + COALESCE(cache_read_tokens, 0) + COALESCE(cache_write_tokens, 0))
-                 FROM attempts WHERE run_id = ?1 GROUP BY ticket_id",
+                "SELECT ticket_id, model, cost, COALESCE(input_tokens, 0),
+                        COALESCE(output_tokens, 0), COALESCE(cache_read_tokens, 0),
+                        COALESCE(cache_write_tokens, 0)
+                 FROM attempts WHERE run_id = ?1",
             )?;
             let rows = st.query_map([run], |r| {
-                let cost: Option<f64> = r.get(1)?;
-                let tokens: Option<i64> = r.get(2)?;
-                Ok((
-                    r.get::<_, String>(0)?,
-                    crate::model::report::Spent {
-                        cost_usd: cost.unwrap_or(0.0),
-                        tokens: tokens.unwrap_or(0).max(0) as u64,
-                    },
-                ))
+                let model: Option<String> = r.get(1)?;
+                let cost: Option<f64> = r.get(2)?;
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+                let (input, output, read, write) = (n(3)?, n(4)?, n(5)?, n(6)?);
+                let tokens = input
+                    .saturating_add(output)
+                    .saturating_add(read)
+                    .saturating_add(write);
+                let bound = || {
+                    let ceiling = prices.ceiling(model.as_deref())?;
+                    Some(ceiling.cost(input, output, read, write))
+                };
+                let unpriced = cost.is_none() && tokens > 0;
+                let cost_usd = match cost {
+                    Some(c) => c.max(0.0),
+                    None if unpriced => bound().unwrap_or(0.0),
+                    None => 0.0,
+                };
+                let spent = crate::model::report::Spent {
+                    cost_usd,
+                    tokens,
+                    unpriced: usize::from(unpriced),
+                };
+                Ok((r.get::<_, String>(0)?, spent))
             })?;
             rows.collect()
         })

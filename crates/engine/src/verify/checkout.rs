@@ -135,6 +135,24 @@ impl Checkouts {
         self.repo.state_dir().join("checkouts").join(name)
     }
 
+    /// Whether checkout `name` was made (it has its index), so the next
+    /// reset writes only the files that differ.
+    pub fn is_made(&self, name: &str) -> bool {
+        self.meta(name, "").is_file()
+    }
+
+    /// Gives back the space checkout `name` holds (after the disk filled
+    /// up there): its files, index, set-up stamp, overlay layer and
+    /// temporary folder go, and its next use starts it from nothing.
+    pub fn scrub(&self, name: &str) -> Result<(), EngineError> {
+        self.synced().remove(name);
+        remove_any(&self.meta(name, ""))?;
+        setup::clear_stamp(&self.meta(name, ".setup"))?;
+        remove_any(&self.path(name))?;
+        remove_any(&self.layers(name))?;
+        remove_any(&(self.repo.state_dir().join("tmp")).join(format!("gate-{name}")))
+    }
+
     fn meta(&self, name: &str, what: &str) -> PathBuf {
         self.repo
             .state_dir()

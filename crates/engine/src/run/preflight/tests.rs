@@ -209,3 +209,42 @@ fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets()
         ["B and C may run at the same time and both may change `src/*.rs` / `src/lib.rs` / `src/**`"]
     );
 }
+
+/// A model routing gives a CLI that the price table does not know is a
+/// `prices` warning naming its tickets and the fix; a priced one, or an
+/// agent that reports no tokens, is none.
+#[test]
+fn a_routed_model_without_a_price_is_a_warning() {
+    let plan = Plan::new(
+        Format::Agb,
+        vec![
+            routed("T1", "mid", None, Some("gpt-9-mock")),
+            routed("T2", "mid", None, Some("gpt-9-mock")),
+            routed("T3", "mid", None, Some("gpt-5.4")),
+        ],
+    );
+    let settings = planwright_config::RunSettings::new("plan.json");
+    let warnings = |agent: &str, cmd: Option<&str>| {
+        let agent = crate::agent::from_name(agent, cmd).unwrap();
+        let agents = Agents::from(std::sync::Arc::from(agent));
+        let lanes = Lanes::of(&plan, &settings.routing, &settings.families, &agents);
+        let mut out = Vec::new();
+        prices::check_prices(&plan, &settings, &lanes, &mut out);
+        out.into_iter()
+            .map(|c| (c.status, c.check, c.message, c.hint))
+            .collect::<Vec<_>>()
+    };
+    let seen = warnings("codex", None);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let (status, check, message, hint) = &seen[0];
+    assert_eq!((*status, *check), ("warning", "prices"));
+    assert!(
+        message.starts_with("no price for model `gpt-9-mock` (tickets T1, T2): its attempts' cost is unknown"),
+        "{message}"
+    );
+    assert!(hint.as_deref().unwrap_or_default().contains("[prices.gpt-9-mock]"), "{hint:?}");
+    assert!(
+        warnings("cmd", Some("true")).is_empty(),
+        "a `cmd` agent reports no tokens"
+    );
+}

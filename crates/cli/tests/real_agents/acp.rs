@@ -1,0 +1,96 @@
+//! Part of the real-agent tier (see `real_agents.rs`): the ACP agents.
+
+use super::*;
+
+/// Gemini CLI's figures through ACP: its `_meta.quota` per model, exact
+/// but without the cache split (cached input counts as input).
+const GEMINI_ACP: Expect = Expect {
+    model: "gemini-2.5-pro",
+    rates: [1.25, 10.0, 0.125, 1.25],
+    cache_lumped: true,
+    // Its quota counts have no cache split: the cost is an estimate.
+    cost_source: "estimated",
+    ..GEMINI
+};
+
+/// Zed's `claude-agent-acp`, set up as the claude adapter (its slot's
+/// `CLAUDE_CONFIG_DIR`), with Claude Code's figures as it means them and
+/// the cost of its `usage_update`.
+fn claude_agent_acp(mock: &MockModel) -> Setup {
+    Setup {
+        agent: "acp",
+        cli: "claude-agent-acp",
+        agent_toml: "cmd = \"claude-agent-acp\"\n",
+        ..claude(mock)
+    }
+}
+
+/// `claude-agent-acp` merges through the ACP client, confined and
+/// proxied as the claude adapter is, with exact figures and its reported
+/// cost.
+#[test]
+fn claude_agent_acp_ok() {
+    let Some(env) = ok("claude_agent_acp_ok", claude_agent_acp, &CLAUDE) else {
+        return;
+    };
+    assert!(logs(&env).contains("acp: session "), "{}", logs(&env));
+}
+
+/// `gemini --acp` merges through the ACP client, confined and proxied as
+/// the gemini adapter is, on the model set by `session/set_model`, with
+/// exact figures and its tool calls as activity.
+#[test]
+fn gemini_acp_ok() {
+    let Some(env) = ok("gemini_acp_ok", gemini_acp, &GEMINI_ACP) else {
+        return;
+    };
+    assert!(
+        logs(&env).contains("acp: model gemini-2.5-pro\n"),
+        "{}",
+        logs(&env)
+    );
+    let activity = events(&env, "agent_activity");
+    assert!(
+        activity.iter().any(|a| a["kind"] == "tool_call"),
+        "{activity:?}\n{}",
+        logs(&env)
+    );
+}
+
+/// A model Gemini CLI's session does not offer ends the attempt before
+/// any model call, as unavailable (no strike), naming what it offers.
+#[test]
+fn gemini_acp_refuses_a_model_it_does_not_offer() {
+    if !wanted("gemini_acp_refuses_a_model_it_does_not_offer") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let setup = Setup {
+        model: "gemini-0-nonesuch",
+        ..gemini_acp(&mock)
+    };
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\nmax_unavailable = 1\n");
+    // Preflight's probe asks for a session; when it offers models there,
+    // the one not offered is refused before any attempt, else the attempt
+    // finds out (unavailable, no strike).
+    let pre = preflight(&env, &setup);
+    let stdout = text(&pre.stdout);
+    let why = "the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
+    if pre.status.code() == Some(1) {
+        assert!(stdout.contains(why), "{stdout}");
+        assert!(stdout.contains("`gemini-2.5-pro`"), "{stdout}");
+    } else {
+        assert!(
+            stdout.contains("the models it offers are for the attempt to find"),
+            "{stdout}"
+        );
+        let (out, summary) = run(&env, &setup);
+        assert_eq!(out.status.code(), Some(1), "{summary}\n{}", logs(&env));
+        let ticket = &report(&env)["tickets"][0];
+        assert_eq!(ticket["failure"]["kind"], "unavailable", "{ticket}");
+        let message = ticket["failure"]["message"].as_str().unwrap();
+        assert!(message.contains(why), "{message}");
+    }
+    let calls = mock.requests().iter().filter(|r| r.is_model_call()).count();
+    assert_eq!(calls, 0, "{}", seen(&mock));
+}

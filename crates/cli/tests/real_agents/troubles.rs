@@ -1,0 +1,343 @@
+//! Part of the real-agent tier (see `real_agents.rs`): provider trouble that is not the
+//! ticket's fault: rate limits, overloads, 500s and hung streams.
+
+use super::*;
+
+/// How one CLI meets provider trouble, as the tier shows it: one row per
+/// CLI, three tests each ([`trouble_tests`]).
+struct Troubles {
+    setup: fn(&MockModel) -> Setup,
+    expect: &'static Expect,
+    /// A 429 with `retry-after`, and an overload (of `overloaded_status`).
+    limited: Meets,
+    overloaded: Meets,
+    overloaded_status: u16,
+    /// The attempts' outcomes when the first call's stream hangs.
+    hung: &'static [&'static str],
+    /// The reset the run records from the mock's `retry-after`, in
+    /// milliseconds: at least, at most (the CLI's own jitter on it). `None`:
+    /// the CLI does not pass it on (docs/agents.md names those).
+    reset: Option<(u64, u64)>,
+}
+
+/// What one trouble does to a CLI.
+struct Meets {
+    /// The model calls the mock refuses: for a CLI that gives up, those it
+    /// makes before it does, so that the next attempt gets an answer.
+    calls: usize,
+    /// The attempts' outcomes: `unavailable` first when the CLI gives up
+    /// (then the run pauses once), `finished` alone when its own retries
+    /// got an answer within the attempt.
+    outcomes: &'static [&'static str],
+    /// How the pause's reason starts.
+    reason: &'static str,
+}
+
+/// The mock's `retry-after`, in seconds.
+const RETRY_AFTER_SECS: u64 = 1;
+
+
+/// The shortest pause (docs/agents.md: a backoff of 1, 2, 4, ... minutes).
+const FIRST_BACKOFF_MS: u64 = 60_000;
+
+/// An `Unavailable` attempt paused its pool (or ticket) once, and used
+/// no strike: its `pool_paused` event.
+fn assert_paused(env: &Env, reason_starts: &str) -> Value {
+    let paused = events(env, "pool_paused");
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    let reason = paused[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with(reason_starts), "{reason}");
+    paused[0].clone()
+}
+
+/// `trouble` as `meets` says; the `pool_paused` event when the CLI gave up.
+fn meet(test: &str, t: &Troubles, trouble: Trouble, meets: &Meets) -> Option<Value> {
+    let met = (trouble, meets.calls);
+    let (env, _) = troubled(test, t.setup, t.expect, met, meets.outcomes);
+    if meets.outcomes[0] == "unavailable" {
+        return Some(assert_paused(&env, meets.reason));
+    }
+    let paused = events(&env, "pool_paused");
+    assert!(paused.is_empty(), "{test}: {paused:?}");
+    None
+}
+
+/// A 429 with `retry-after`: no strike, then merged; when the CLI gave
+/// up, the run records the reset it named, and a pause of it within the
+/// documented bounds (at least the first backoff, at most `max_pause`).
+fn rate_limited(test: &str, t: &Troubles) {
+    if !wanted(test) {
+        return;
+    }
+    let limited = Trouble::RateLimited {
+        retry_after_secs: RETRY_AFTER_SECS,
+    };
+    let Some(paused) = meet(test, t, limited, &t.limited) else {
+        return;
+    };
+    let named = paused["retry_after_ms"].as_u64();
+    let within = match (named, t.reset) {
+        (Some(ms), Some((least, most))) => (least..=most).contains(&ms),
+        (named, reset) => named.is_none() && reset.is_none(),
+    };
+    assert!(within, "{test}: the reset the run recorded\n{paused}");
+    let bounded = named.unwrap_or(0).max(FIRST_BACKOFF_MS).min(MAX_PAUSE_MS);
+    assert_eq!(
+        paused["wait_ms"].as_u64(),
+        Some(bounded),
+        "{test}\n{paused}"
+    );
+}
+
+/// An overloaded provider: no strike, then merged.
+fn overloaded(test: &str, t: &Troubles) {
+    if !wanted(test) {
+        return;
+    }
+    let over = Trouble::Overloaded {
+        status: t.overloaded_status,
+    };
+    meet(test, t, over, &t.overloaded);
+}
+
+/// A stream that never ends, then merged.
+fn hung_stream(test: &str, t: &Troubles) {
+    if !wanted(test) {
+        return;
+    }
+    let hung = Meets {
+        calls: 1,
+        outcomes: t.hung,
+        reason: "",
+    };
+    meet(test, t, Trouble::Hang, &hung);
+}
+
+/// The rate-limited, overloaded and hung-stream tests of one CLI's row.
+macro_rules! trouble_tests {
+    ($row:ident: $limited:ident, $overloaded:ident, $hung:ident) => {
+        #[test]
+        fn $limited() {
+            rate_limited(stringify!($limited), &$row);
+        }
+        #[test]
+        fn $overloaded() {
+            overloaded(stringify!($overloaded), &$row);
+        }
+        #[test]
+        fn $hung() {
+            hung_stream(stringify!($hung), &$row);
+        }
+    };
+}
+
+/// Gives up on a refusal and pauses the run, then merges.
+const GIVES_UP: &[&str] = &["unavailable", "finished"];
+
+/// Its own retries got an answer within the attempt.
+const RETRIED: &[&str] = &["finished"];
+
+/// The agent's time limit ended the attempt: a strike, then merged.
+const TIMED_OUT: &[&str] = &["timed_out", "finished"];
+
+/// Claude Code makes three calls before it gives up on a refusal, and
+/// waits the `retry-after` with up to a quarter more of its own.
+const CLAUDE_TROUBLES: Troubles = Troubles {
+    setup: claude,
+    expect: &CLAUDE,
+    limited: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "API Error: Request rejected (429)",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "API Error: ",
+    },
+    overloaded_status: 529,
+    hung: TIMED_OUT,
+    reset: Some((1000, 1250)),
+};
+
+/// Gemini CLI tries twice (the slot's `general.maxAttempts`) and gives up
+/// on the second refusal; the next attempt meets the third and gets an
+/// answer on its retry.
+const GEMINI_TROUBLES: Troubles = Troubles {
+    setup: gemini,
+    expect: &GEMINI,
+    limited: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "Resource has been exhausted",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "The model is overloaded.",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
+    reset: Some((1000, 1000)),
+};
+
+/// Codex retries a refused request once (the slot's
+/// `request_max_retries`), an overloaded one also as a stream
+/// (`stream_max_retries`, "Reconnecting... 1/1"), and names no reset.
+const CODEX_TROUBLES: Troubles = Troubles {
+    setup: codex,
+    expect: &CODEX,
+    limited: Meets {
+        calls: 2,
+        outcomes: GIVES_UP,
+        reason: "exceeded retry limit, last status: 429",
+    },
+    overloaded: Meets {
+        calls: 4,
+        outcomes: GIVES_UP,
+        reason: "unexpected status 503",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
+    reset: None,
+};
+
+/// opencode gives up on a 429 after nine calls (its title request and
+/// the session's, each retried); an overload and a hung stream it
+/// retries on its own, silently, until it is answered.
+const OPENCODE_TROUBLES: Troubles = Troubles {
+    setup: opencode,
+    expect: &OPENCODE,
+    limited: Meets {
+        calls: 9,
+        outcomes: GIVES_UP,
+        reason: "Rate limit reached for requests.",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    },
+    overloaded_status: 503,
+    hung: RETRIED,
+    reset: Some((1000, 1000)),
+};
+
+/// aider retries a refusal on its own (for up to a minute, longer than
+/// the test's agent time limit) and is answered within the attempt.
+const AIDER_TROUBLES: Troubles = Troubles {
+    setup: aider,
+    expect: &AIDER,
+    limited: Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    },
+    overloaded: Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
+    reset: None,
+};
+
+/// The Copilot CLI retries a refused call five times on its own (the
+/// `retry-after` it is given, else its own backoff) and then gives up.
+const COPILOT_TROUBLES: Troubles = Troubles {
+    setup: copilot,
+    expect: &COPILOT,
+    limited: Meets {
+        calls: 6,
+        outcomes: GIVES_UP,
+        reason: "Failed to get response from the AI model; retried 5 times",
+    },
+    overloaded: Meets {
+        calls: 6,
+        outcomes: GIVES_UP,
+        reason: "Failed to get response from the AI model; retried 5 times",
+    },
+    overloaded_status: 503,
+    hung: TIMED_OUT,
+    reset: Some((1000, 1000)),
+};
+
+trouble_tests!(CLAUDE_TROUBLES: claude_rate_limited, claude_overloaded, claude_hung_stream);
+trouble_tests!(GEMINI_TROUBLES: gemini_rate_limited, gemini_overloaded, gemini_hung_stream);
+trouble_tests!(CODEX_TROUBLES: codex_rate_limited, codex_overloaded, codex_hung_stream);
+trouble_tests!(OPENCODE_TROUBLES: opencode_rate_limited, opencode_overloaded, opencode_hung_stream);
+trouble_tests!(AIDER_TROUBLES: aider_rate_limited, aider_overloaded, aider_hung_stream);
+trouble_tests!(COPILOT_TROUBLES: copilot_rate_limited, copilot_overloaded, copilot_hung_stream);
+
+/// OpenAI's 500 in its own words ("We're currently experiencing high
+/// demand"; Anthropic's and Gemini's 500 in theirs): the provider's
+/// trouble, no strike, then merged.
+fn server_error(test: &str, t: &Troubles, meets: &Meets) {
+    if !wanted(test) {
+        return;
+    }
+    meet(test, t, Trouble::Overloaded { status: 500 }, meets);
+}
+
+#[test]
+fn claude_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: "API Error: 500",
+    };
+    server_error("claude_server_error", &CLAUDE_TROUBLES, &meets);
+}
+
+#[test]
+fn gemini_server_error() {
+    // Gemini CLI 0.61 gives a 500's body as its message.
+    let meets = Meets {
+        calls: 3,
+        outcomes: GIVES_UP,
+        reason: r#"{"error":{"code":500,"message":"The model is overloaded."#,
+    };
+    server_error("gemini_server_error", &GEMINI_TROUBLES, &meets);
+}
+
+#[test]
+fn codex_server_error() {
+    let meets = Meets {
+        calls: 4,
+        outcomes: GIVES_UP,
+        // Codex's own words for it, after its retry notice.
+        reason: "We’re currently experiencing high demand",
+    };
+    server_error("codex_server_error", &CODEX_TROUBLES, &meets);
+}
+
+#[test]
+fn opencode_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    };
+    server_error("opencode_server_error", &OPENCODE_TROUBLES, &meets);
+}
+
+#[test]
+fn aider_server_error() {
+    let meets = Meets {
+        calls: 3,
+        outcomes: RETRIED,
+        reason: "",
+    };
+    server_error("aider_server_error", &AIDER_TROUBLES, &meets);
+}
+
+#[test]
+fn copilot_server_error() {
+    let meets = Meets {
+        calls: 6,
+        outcomes: GIVES_UP,
+        reason: "Failed to get response from the AI model; retried 5 times",
+    };
+    server_error("copilot_server_error", &COPILOT_TROUBLES, &meets);
+}
