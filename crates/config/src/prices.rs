@@ -81,7 +81,9 @@ impl Prices {
     /// every entry. `None` only for an empty table.
     pub fn ceiling(&self, model: Option<&str>) -> Option<Price> {
         let name = model.map(|m| m.rsplit('/').next().unwrap_or(m));
-        let family = name.and_then(|n| n.split_once('-')).map(|(f, _)| format!("{f}-"));
+        let family = name
+            .and_then(|n| n.split_once('-'))
+            .map(|(f, _)| format!("{f}-"));
         let of_family: Vec<&Price> = match &family {
             Some(f) => self
                 .0

@@ -469,23 +469,39 @@ fn copilot_success_reads_its_usage_file() {
     let copy = format!(
         "prev=; for a in \"$@\"; do [ \"$prev\" = --usage-output-file ] && cp '{DATA}/copilot/success.usage.json' \"$a\"; prev=$a; done\n"
     );
-    let run = attempt_adjusted("copilot", "success", 0, Some("gpt-5.4"), &copy, |ctx, dir| {
-        let tmp = dir.join("agent-tmp");
-        std::fs::create_dir_all(&tmp).unwrap();
-        ctx.env.push(("TMPDIR".into(), tmp.display().to_string()));
-    });
+    let run = attempt_adjusted(
+        "copilot",
+        "success",
+        0,
+        Some("gpt-5.4"),
+        &copy,
+        |ctx, dir| {
+            let tmp = dir.join("agent-tmp");
+            std::fs::create_dir_all(&tmp).unwrap();
+            ctx.env.push(("TMPDIR".into(), tmp.display().to_string()));
+        },
+    );
     assert_eq!(run.report.outcome, AgentOutcome::Finished, "{}", run.log);
     assert_eq!(run.report.usage, usage(22, 14, 26, 0));
-    assert_cost(&run, (22.0 * 2.5 + 14.0 * 15.0 + 26.0 * 0.25) / 1e6, CostSource::Computed);
+    assert_cost(
+        &run,
+        (22.0 * 2.5 + 14.0 * 15.0 + 26.0 * 0.25) / 1e6,
+        CostSource::Computed,
+    );
     assert_eq!(run.report.model.as_deref(), Some("gpt-5.4"));
     assert_eq!(run.report.final_message.as_deref(), Some("Wrote the file."));
     assert!(run.report.session_id.is_some());
     has_args(&run.argv, &["--output-format", "json", "--allow-all-tools"]);
     has_args(&run.argv, &["--disable-builtin-mcps"]);
     has_args(&run.argv, &["--model", "gpt-5.4"]);
-    assert!(!run.argv.iter().any(|a| a == "--allow-all-paths" || a == "--yolo"));
+    assert!(!run
+        .argv
+        .iter()
+        .any(|a| a == "--allow-all-paths" || a == "--yolo"));
     assert!(run.stdin.contains("Add `add`"));
-    assert!(run.log.contains("copilot: tokens from its usage file (1 model)"));
+    assert!(run
+        .log
+        .contains("copilot: tokens from its usage file (1 model)"));
     // Without its usage file the attempt has no tokens, and says so.
     let bare = attempt("copilot", "success", 0, Some("gpt-5.4"));
     assert_eq!(bare.report.usage, None);

@@ -553,19 +553,29 @@ fn a_budget_counts_unpriced_tokens_at_their_familys_highest_price() {
     let env = Env::new(&[("README.md", "hi\n")]);
     let mut b = ticket("B", json!([any("B.txt")]));
     b["depends_on"] = json!(["A"]);
-    let plan = plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("A.txt")])), b]}));
     let mut s = settings();
     s.budget.max_cost_usd = Some(0.02);
     let out = run_resume(&env, &plan, &s, Arc::new(Unpriced), Resume::default());
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
-    let why = out.summary.budget.clone().expect("the budget stopped the run");
+    let why = out
+        .summary
+        .budget
+        .clone()
+        .expect("the budget stopped the run");
     assert!(
-        why.contains("$0.03 of $0.02, 1 attempt unpriced counted at their model family's highest price"),
+        why.contains(
+            "$0.03 of $0.02, 1 attempt unpriced counted at their model family's highest price"
+        ),
         "{why}"
     );
     let a = stored_attempts(&env, "A");
     let reported = a[0].agent.as_ref().expect("its agent record");
-    assert_eq!(reported.cost_usd, None, "the attempt's own cost stays unknown");
+    assert_eq!(
+        reported.cost_usd, None,
+        "the attempt's own cost stays unknown"
+    );
 }
 
 #[test]

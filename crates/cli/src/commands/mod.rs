@@ -1,26 +1,26 @@
 //! One module per command, each with its clap `Args` and one `run` function.
 
-pub mod completions;
-pub mod convert;
-pub mod deliver;
-pub mod demo;
-pub mod draft;
-pub mod graph;
-pub mod import;
-pub mod man;
-pub mod observe;
-pub mod preflight;
-pub mod report;
-pub mod respond;
-pub mod run;
-pub mod schema;
-pub mod serve;
-pub mod show;
-pub mod status;
-pub mod sweep;
-pub mod validate;
-pub mod watch;
-pub mod worker;
+pub(crate) mod completions;
+pub(crate) mod convert;
+pub(crate) mod deliver;
+pub(crate) mod demo;
+pub(crate) mod draft;
+pub(crate) mod graph;
+pub(crate) mod import;
+pub(crate) mod man;
+pub(crate) mod observe;
+pub(crate) mod preflight;
+pub(crate) mod report;
+pub(crate) mod respond;
+pub(crate) mod run;
+pub(crate) mod schema;
+pub(crate) mod serve;
+pub(crate) mod show;
+pub(crate) mod status;
+pub(crate) mod sweep;
+pub(crate) mod validate;
+pub(crate) mod watch;
+pub(crate) mod worker;
 
 use crate::error::{exit, CliError};
 use crate::settings::{self, CONFIG_FILE};

@@ -123,7 +123,6 @@ fn cannot_reach_the_mock_directly(test: &str, setup: fn(&MockModel) -> Setup, pa
     assert!(mock.requests().is_empty(), "{}", seen(&mock));
 }
 
-
 #[test]
 fn copilot_refused() {
     refused("copilot_refused", copilot);
@@ -153,7 +152,10 @@ fn key_refused(test: &str, setup: fn(&MockModel) -> Setup) {
     let out = unchanged_around(&env, &setup, &args);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{said}\n{}", logs(&env));
-    let refused = format!("agent `{}`: the key is refused by its provider", setup.agent);
+    let refused = format!(
+        "agent `{}`: the key is refused by its provider",
+        setup.agent
+    );
     assert!(
         said.contains(&refused) && said.contains("no ticket was charged a strike"),
         "{said}"

@@ -36,7 +36,6 @@ struct Meets {
 /// The mock's `retry-after`, in seconds.
 const RETRY_AFTER_SECS: u64 = 1;
 
-
 /// The shortest pause (docs/agents.md: a backoff of 1, 2, 4, ... minutes).
 const FIRST_BACKOFF_MS: u64 = 60_000;
 

@@ -56,7 +56,7 @@ pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
 
 /// One push: `commit` to `refs/heads/<branch>` of `remote`.
 #[derive(Debug)]
-pub(super) struct Push<'a> {
+pub(crate) struct Push<'a> {
     /// The remote's name (for the lease's ref and messages).
     pub remote: &'a str,
     /// The URL git pushes to for it: pushing there rather than to the
@@ -84,7 +84,7 @@ pub enum Pushed {
 }
 
 /// Pushes, then records the commit as what planwright last pushed there.
-pub(super) fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, DeliverError> {
+pub(crate) fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, DeliverError> {
     let lease_ref = pushed_ref(p.remote, p.branch);
     let last = repo.ref_tip(&lease_ref)?;
     let target = format!("refs/heads/{}", p.branch);
@@ -213,7 +213,7 @@ pub fn fetched_ref(remote: &str, branch: &str) -> String {
 /// Fetches `branch` of the remote at `url` into [`fetched_ref`], with the
 /// token as [`push`] gives it; its commit, or `None` when the remote has
 /// no such branch.
-pub fn fetch(
+pub(crate) fn fetch(
     repo: &Repo,
     p: &Push,
     token: Option<&Secret>,

@@ -132,19 +132,19 @@ pub(crate) fn release(state_dir: &Path) {
 static FILLS: AtomicU64 = AtomicU64::new(0);
 
 /// How many times the disk was found full so far (see [`noted_full`]).
-pub fn fills() -> u64 {
+pub(crate) fn fills() -> u64 {
     FILLS.load(Ordering::SeqCst)
 }
 
 /// Counts a full disk, before its space is given back.
-pub fn noted_full() {
+pub(crate) fn noted_full() {
     FILLS.fetch_add(1, Ordering::SeqCst);
 }
 
 /// Where an attempt was when the disk filled up, and what of its space
 /// was given back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum During {
+pub(crate) enum During {
     /// The agent's work or its commit: the slot's workspace was reset.
     Agent,
     /// Its verification (the gate checkout, the gates, counterfactuals,
@@ -155,7 +155,7 @@ pub enum During {
 /// The failure of an attempt after which the disk is below the floor
 /// (`low`), or was while it ran (`None`: another attempt's space was
 /// given back since).
-pub fn full(low: Option<&Low>, during: During) -> Failure {
+pub(crate) fn full(low: Option<&Low>, during: During) -> Failure {
     let (when, reset) = match during {
         During::Agent => ("the attempt", "its workspace was reset"),
         During::Verification => (
@@ -175,7 +175,7 @@ pub fn full(low: Option<&Low>, during: During) -> Failure {
 
 /// The stop of the merge queue after a merge during which the disk fell
 /// below the floor: what is verified stays so, for the next run.
-pub fn merge_stopped(low: &Low) -> String {
+pub(crate) fn merge_stopped(low: &Low) -> String {
     format!(
         "the disk filled up during a merge: {low}; the merge queue stopped, and what it had not merged stays verified: free some space and run again to merge it (`[run] min_free` sets the floor)"
     )

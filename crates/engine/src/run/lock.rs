@@ -41,7 +41,7 @@ pub fn is_held_at(path: &Path) -> Result<bool, EngineError> {
 /// The refusal of a run while another holds the lock of `repo`, as `run`
 /// gives it (preflight and `--dry-run` say the same), or `None` when the
 /// lock is free.
-pub(crate) fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
+pub fn holder(repo: &Repo) -> Result<Option<EngineError>, EngineError> {
     holder_at(&path(repo)?)
 }
 

@@ -137,14 +137,14 @@ impl Checkouts {
 
     /// Whether checkout `name` was made (it has its index), so the next
     /// reset writes only the files that differ.
-    pub fn is_made(&self, name: &str) -> bool {
+    pub(crate) fn is_made(&self, name: &str) -> bool {
         self.meta(name, "").is_file()
     }
 
     /// Gives back the space checkout `name` holds (after the disk filled
     /// up there): its files, index, set-up stamp, overlay layer and
     /// temporary folder go, and its next use starts it from nothing.
-    pub fn scrub(&self, name: &str) -> Result<(), EngineError> {
+    pub(crate) fn scrub(&self, name: &str) -> Result<(), EngineError> {
         self.synced().remove(name);
         remove_any(&self.meta(name, ""))?;
         setup::clear_stamp(&self.meta(name, ".setup"))?;

@@ -109,7 +109,7 @@ pub(crate) fn run_gates(
 
 /// The gate of `gates` whose failure `f` is (a `gate_failure` names its
 /// gate's command line first, as [`run_gates`] writes it).
-pub fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
+pub(crate) fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
     if f.kind != FailureKind::GateFailure {
         return None;
     }
@@ -119,4 +119,4 @@ pub fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
     })
 }
 
-pub use crate::log::append;
+pub(crate) use crate::log::append;

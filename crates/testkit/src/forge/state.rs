@@ -192,7 +192,7 @@ pub(crate) struct Repo {
 }
 
 /// 2026-01-01T00:00:00Z, where the fake's clock starts.
-pub const CLOCK_START: u64 = 1_767_225_600;
+pub(super) const CLOCK_START: u64 = 1_767_225_600;
 
 /// A fixed, increasing time: the fake's clock is a counter of seconds
 /// from [`CLOCK_START`].
@@ -208,11 +208,11 @@ impl Repo {
 
     /// Sets the clock to `unix` (seconds since the epoch), so that what
     /// follows is stamped from then on.
-    pub fn set_clock(&mut self, unix: u64) {
+    pub(crate) fn set_clock(&mut self, unix: u64) {
         self.clock = unix.saturating_sub(CLOCK_START);
     }
 
-    pub fn add_branch(&mut self, branch: &str) {
+    pub(crate) fn add_branch(&mut self, branch: &str) {
         if !self.branches.iter().any(|b| b == branch) {
             self.branches.push(branch.to_string());
         }

@@ -10,7 +10,7 @@ use planwright_plan::Plan;
 /// ACP agent (the ones that report tokens) and `prices` has no entry
 /// for: its cost will be unknown unless the CLI reports one, and budgets
 /// count its tokens at its family's highest price.
-pub fn check_prices(
+pub(super) fn check_prices(
     plan: &Plan,
     settings: &planwright_config::RunSettings,
     lanes: &Lanes,
@@ -33,9 +33,10 @@ pub fn check_prices(
             let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
             let hint = t.pool_hint.as_deref().unwrap_or("auto");
             let own = lane.family.as_deref();
-            let foreign = t.model.as_deref().and_then(|m| {
-                crate::run::pools::foreign_family(routing, families, m, own)
-            });
+            let foreign = t
+                .model
+                .as_deref()
+                .and_then(|m| crate::run::pools::foreign_family(routing, families, m, own));
             match (&t.model, foreign) {
                 (Some(m), None) => Some(m.clone()),
                 _ => routing

@@ -239,10 +239,17 @@ fn a_routed_model_without_a_price_is_a_warning() {
     let (status, check, message, hint) = &seen[0];
     assert_eq!((*status, *check), ("warning", "prices"));
     assert!(
-        message.starts_with("no price for model `gpt-9-mock` (tickets T1, T2): its attempts' cost is unknown"),
+        message.starts_with(
+            "no price for model `gpt-9-mock` (tickets T1, T2): its attempts' cost is unknown"
+        ),
         "{message}"
     );
-    assert!(hint.as_deref().unwrap_or_default().contains("[prices.gpt-9-mock]"), "{hint:?}");
+    assert!(
+        hint.as_deref()
+            .unwrap_or_default()
+            .contains("[prices.gpt-9-mock]"),
+        "{hint:?}"
+    );
     assert!(
         warnings("cmd", Some("true")).is_empty(),
         "a `cmd` agent reports no tokens"
