@@ -152,6 +152,8 @@ pub struct Context<'a> {
     pub settings: &'a RespondSettings,
     /// `[forge]`, resolved.
     pub forge_settings: &'a ForgeSettings,
+    /// `[prices]`: what the budget counts an attempt with no cost at.
+    pub prices: &'a planwright_config::Prices,
     /// The remote's URL.
     pub remote_url: &'a str,
     /// The forge's API.
@@ -186,7 +188,7 @@ impl Context<'_> {
     fn spent(&self) -> Result<f64, RespondError> {
         Ok(self
             .store
-            .spent(&self.run.id)?
+            .spent(&self.run.id, self.prices)?
             .iter()
             .map(|(_, s)| s.cost_usd)
             .sum())
