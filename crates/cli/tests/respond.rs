@@ -240,6 +240,13 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
         .add_review_comment(REPO, s.pull, "ana", "b.txt", None, "second");
     let waiting = s.respond_ok();
     assert!(waiting.contains("within the quiet window"), "{waiting}");
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let line: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        (line["head"].as_str(), line["outcome"].as_str()),
+        (Some(s.head.as_str()), Some("quiet")),
+        "{line}"
+    );
     assert!(s.replies().is_empty());
     s.configure("quiet = \"0s\"");
     s.respond_ok();
@@ -570,4 +577,40 @@ fn the_cost_caps_stop_a_round_with_a_reply() {
         .unwrap()
         .path();
     assert!(!run.join("B/attempt-2.prompt.md").exists(), "nothing ran");
+}
+
+#[test]
+fn a_round_killed_during_its_run_is_finished_by_the_next_respond_with_one_reply() {
+    // PLANWRIGHT_TEST_ABORT_AT=N kills planwright at the Nth transition
+    // point of the round's run (the CLI's tests build the crash hook).
+    for n in [1, 4] {
+        let s = Setup::delivered(Api::Github, "");
+        // The killed attempt, if it started, and the one after it.
+        s.env.fixture("B", 2, "b.txt", "after the crash\n");
+        s.env.fixture("B", 3, "b.txt", "after the crash\n");
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+        let scripted = format!("scripted:{}", s.env.fixtures().display());
+        let killed = s
+            .env
+            .command()
+            .args(["respond", "--repo", "repo", "--agent", &scripted])
+            .env(token_var(s.forge.api()), TOKEN)
+            .env("PLANWRIGHT_TEST_ABORT_AT", n.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(killed.status.code(), None, "{n}: killed by a signal");
+        assert!(s.replies().is_empty(), "{n}");
+        let out = s.respond_ok();
+        assert!(out.contains("round 1 on"), "{n}: {out}");
+        let replies = s.replies();
+        assert_eq!(replies.len(), 1, "{n}");
+        assert!(
+            replies[0].contains("Ticket `B` ran again"),
+            "{n}: {}",
+            replies[0]
+        );
+        assert_eq!(s.pushed("b.txt"), "after the crash", "{n}");
+        assert!(s.respond_ok().contains("nothing new"), "{n}");
+    }
 }

@@ -54,6 +54,7 @@ mod forgejo;
 mod github;
 mod gitlab;
 mod http;
+mod hub;
 mod shape;
 mod types;
 

@@ -115,7 +115,13 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
         .hint("deliver the run with `per = \"run\"` to answer its reviews, or answer each ticket's pull request by hand"));
     }
     let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
-    let delivery = deliver::prepare(&repo, &report.run, &rows, &plan, forge_settings, url, false)
+    // No run holds the lock (checked above): a run the store still says is
+    // going on died (a round's run killed, say), and its round resumes.
+    let mut run_row = report.run.clone();
+    if run_row.status == planwright_engine::RunStatus::Running {
+        run_row.status = planwright_engine::RunStatus::Interrupted;
+    }
+    let delivery = deliver::prepare(&repo, &run_row, &rows, &plan, forge_settings, url, false)
         .map_err(super::deliver::deliver_error)?;
     let forge = deliver::connect(&delivery).map_err(super::deliver::deliver_error)?;
     let login = forge
@@ -125,6 +131,7 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
         Store::open(&repo.state_dir().join("state.db")).map_err(|e| engine_error(e.into()))?;
     let respond_settings = RespondSettings::of(&config.respond);
     let mut runner = Runner::new(args, global, &repo, &report.run, &plan, &config, cancel)?;
+    let prices = runner.settings.prices.clone();
     let mut open = 0;
     for pull in &delivery.pulls {
         let cx = Context {
@@ -135,11 +142,11 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
             tickets: pull.tickets.clone(),
             settings: &respond_settings,
             forge_settings: &delivery.settings,
-            prices: &config.prices,
             remote_url: &delivery.remote_url,
             forge: forge.as_ref(),
             login: login.clone(),
             now: planwright_engine::clock::unix_now(),
+            prices: &prices,
         };
         let outcome = respond::respond_pull(&cx, &pull.head, &mut |id, ceiling| {
             runner.run_ticket(id, ceiling)

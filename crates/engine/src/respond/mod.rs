@@ -152,8 +152,6 @@ pub struct Context<'a> {
     pub settings: &'a RespondSettings,
     /// `[forge]`, resolved.
     pub forge_settings: &'a ForgeSettings,
-    /// `[prices]`: what the budget counts an attempt with no cost at.
-    pub prices: &'a planwright_config::Prices,
     /// The remote's URL.
     pub remote_url: &'a str,
     /// The forge's API.
@@ -162,6 +160,9 @@ pub struct Context<'a> {
     pub login: String,
     /// Now, in seconds since the epoch.
     pub now: u64,
+    /// The run's `[prices]`, which price what attempts spent without a
+    /// dollar figure (as the run's budget does).
+    pub prices: &'a planwright_config::Prices,
 }
 
 /// Runs a round's ticket again in the run (as `run --rerun ID` does),
