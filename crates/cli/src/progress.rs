@@ -263,7 +263,7 @@ pub(crate) struct Plain<W: Write + Send> {
 
 impl<W: Write + Send> Plain<W> {
     /// Writes to `out`.
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         Plain {
             out,
             phases: false,
@@ -272,7 +272,7 @@ impl<W: Write + Send> Plain<W> {
     }
 
     /// Writes to `out`, with a line for every phase of an attempt too (`--verbose`).
-    pub fn verbose(out: W) -> Self {
+    pub(crate) fn verbose(out: W) -> Self {
         Plain {
             out,
             phases: true,
@@ -282,7 +282,7 @@ impl<W: Write + Send> Plain<W> {
 
     /// Writes to `out` what happened to each ticket, without the merge
     /// queue's own steps (the demo's first look).
-    pub fn brief(out: W) -> Self {
+    pub(crate) fn brief(out: W) -> Self {
         Plain {
             out,
             phases: false,
@@ -532,7 +532,7 @@ impl Terminal {
     }
 
     /// [`Terminal::new`] without the merge queue's own steps.
-    pub fn brief() -> Self {
+    pub(crate) fn brief() -> Self {
         Terminal {
             queue: false,
             ..Terminal::new()

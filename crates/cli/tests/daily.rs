@@ -541,7 +541,7 @@ fn the_scripted_agents_patch_applies_from_a_relative_folder() {
     let env = on_master(&BASE_FILES);
     let patch = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hi\n+hello\n";
     write(&env.fixture_dir("W-1", 0), "patch", patch);
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     let fixtures = env.fixtures();
     let relative = fixtures.strip_prefix(env.root()).unwrap();
     let agent = format!("scripted:{}", relative.display());
@@ -680,7 +680,7 @@ fn run_short_help_shows_the_first_flags_and_long_help_all() {
 fn status_colours_states_as_color_says() {
     let env = on_master(&BASE_FILES);
     env.fixture("W-1", 0, "README.md", "hello\n");
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     let out = scripted(&env, "run", "plan.json", &["--gate", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let status = |extra: &[&str]| {

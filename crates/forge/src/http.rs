@@ -193,7 +193,7 @@ impl Http {
     /// `Authorization` header as the forge takes it: `Bearer` on GitHub
     /// and GitLab (which takes personal, project and group tokens as OAuth
     /// bearers), `token` on Forgejo and Gitea.
-    pub fn new(
+    pub(crate) fn new(
         kind: ForgeKind,
         api_url: &str,
         repository: Repository,

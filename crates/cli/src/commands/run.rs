@@ -222,13 +222,17 @@ fn drawable() -> bool {
 
 /// The reporters for this output mode. Plain lines come with a heartbeat
 /// every `heartbeat` (none when it is zero).
-pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
+pub(crate) fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
     reporters_with(global, heartbeat, true)
 }
 
 /// [`reporters`], whose plain lines leave out the merge queue's own steps
 /// unless `queue` or `--verbose` (the demo's first look).
-pub fn reporters_with(global: &Global, heartbeat: Duration, queue: bool) -> Vec<Box<dyn Reporter>> {
+pub(crate) fn reporters_with(
+    global: &Global,
+    heartbeat: Duration,
+    queue: bool,
+) -> Vec<Box<dyn Reporter>> {
     let plain: Box<dyn Reporter> = match global.output {
         Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],

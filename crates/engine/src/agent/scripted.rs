@@ -19,7 +19,7 @@ pub(crate) struct Scripted {
 
 impl Scripted {
     /// Fixtures under `dir`.
-    pub fn new(dir: PathBuf) -> Scripted {
+    pub(crate) fn new(dir: PathBuf) -> Scripted {
         // Its files are read from the workspace (`git apply` runs there): a
         // folder relative to where planwright started must not change
         // meaning.

@@ -35,7 +35,7 @@ mod scope;
 pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
 pub use probe::missing_setup;
-pub use routing::check_routing;
+pub(crate) use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 
 pub use crate::model::Check;

@@ -143,7 +143,7 @@ impl Checkouts {
     }
 
     /// Where checkout `name` lives.
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
 
@@ -500,7 +500,7 @@ struct Known<'a> {
 /// and a hash of its path; `.planwright/checkouts` where there is no
 /// cache folder, or where agents may write it (`[sandbox] writable`
 /// holding it): checkouts an agent can write would be no checkouts.
-pub fn checkouts_root(repo: &Repo, contain: &ContainSettings) -> PathBuf {
+pub(crate) fn checkouts_root(repo: &Repo, contain: &ContainSettings) -> PathBuf {
     let own = repo.state_dir().join("checkouts");
     let Some(cache) = &contain.checkouts else {
         return own;
