@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 
 /// The arguments with old spellings replaced, and one warning per replacement.
-pub struct Rewritten {
+pub(crate) struct Rewritten {
     /// What clap parses.
     pub args: Vec<OsString>,
     /// What to print on stderr (unless `--quiet`).
@@ -23,7 +23,7 @@ const RENAMED: &[(&str, &str, &str)] = &[
 const GLOBAL_WITH_VALUE: &[&str] = &["--output", "--config", "--color"];
 
 /// Rewrites `args` (the program name first).
-pub fn rewrite(mut args: Vec<OsString>) -> Rewritten {
+pub(crate) fn rewrite(mut args: Vec<OsString>) -> Rewritten {
     let mut warnings = Vec::new();
     let Some(at) = command_position(&args) else {
         return Rewritten { args, warnings };

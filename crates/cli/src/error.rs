@@ -4,17 +4,17 @@ use planwright_plan::Flag;
 use std::fmt;
 
 /// Exit codes, the same for every command (see `docs/diagnostics.md`).
-pub mod exit {
+pub(crate) mod exit {
     /// Success; warnings allowed.
-    pub const OK: i32 = 0;
+    pub(crate) const OK: i32 = 0;
     /// The plan is invalid, or a run finished with failed tickets.
-    pub const INVALID: i32 = 1;
+    pub(crate) const INVALID: i32 = 1;
     /// Usage or I/O error.
-    pub const USAGE: i32 = 2;
+    pub(crate) const USAGE: i32 = 2;
     /// A run stopped because the repository's integrity could not be trusted.
-    pub const INTEGRITY: i32 = 3;
+    pub(crate) const INTEGRITY: i32 = 3;
     /// Stopped by Ctrl-C (`respond --watch` between rounds).
-    pub const INTERRUPTED: i32 = 130;
+    pub(crate) const INTERRUPTED: i32 = 130;
 }
 
 /// A failure that ends the command: what happened, how to fix it, the exit code.
@@ -114,11 +114,11 @@ impl fmt::Display for CliError {
 }
 
 /// The result of a command: its exit code, or an error to render.
-pub type CliResult = Result<i32, CliError>;
+pub(crate) type CliResult = Result<i32, CliError>;
 
 /// How the command line spells each setting the libraries' messages name
 /// (they say [`Flag`], never the flag): installed once, at start.
-pub fn flag(f: Flag) -> &'static str {
+pub(crate) fn flag(f: Flag) -> &'static str {
     match f {
         Flag::Agent => "--agent",
         Flag::Base => "--base",

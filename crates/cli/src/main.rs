@@ -2,7 +2,6 @@
 //!
 //! This crate only parses arguments and prints; the work happens in
 //! `planwright-plan`, `planwright-engine` and (reading runs) `planwright-view`.
-#![forbid(unsafe_code)]
 
 mod commands;
 mod deprecated;

@@ -5,10 +5,10 @@
 use std::io::Write;
 
 /// The exit status of a process that SIGPIPE ended (128 + 13).
-pub const BROKEN_PIPE: i32 = 141;
+pub(crate) const BROKEN_PIPE: i32 = 141;
 
 /// Writes `args` to standard output; a closed pipe ends the program.
-pub fn write(args: std::fmt::Arguments<'_>) {
+pub(crate) fn write(args: std::fmt::Arguments<'_>) {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
         failed(&e);

@@ -16,7 +16,7 @@ fn short(commit: &str) -> &str {
 }
 
 /// One line for an event, or None for events that only move a progress line.
-pub fn describe(event: &Event) -> Option<String> {
+pub(crate) fn describe(event: &Event) -> Option<String> {
     // What agents, gates and file names put in an event is shown, never
     // acted on by the terminal.
     line(event).map(|l| planwright_plan::words::inert(&l).into_owned())
@@ -298,7 +298,7 @@ fn slot_line(event: &Event) -> Option<String> {
 }
 
 /// Plain `<timestamp> <line>` output.
-pub struct Plain<W: Write + Send> {
+pub(crate) struct Plain<W: Write + Send> {
     out: W,
     phases: bool,
     /// Whether the merge queue's own steps (stacks checked, passed,
@@ -308,7 +308,7 @@ pub struct Plain<W: Write + Send> {
 
 impl<W: Write + Send> Plain<W> {
     /// Writes to `out`.
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         Plain {
             out,
             phases: false,
@@ -317,7 +317,7 @@ impl<W: Write + Send> Plain<W> {
     }
 
     /// Writes to `out`, with a line for every phase of an attempt too (`--verbose`).
-    pub fn verbose(out: W) -> Self {
+    pub(crate) fn verbose(out: W) -> Self {
         Plain {
             out,
             phases: true,
@@ -327,7 +327,7 @@ impl<W: Write + Send> Plain<W> {
 
     /// Writes to `out` what happened to each ticket, without the merge
     /// queue's own steps (the demo's first look).
-    pub fn brief(out: W) -> Self {
+    pub(crate) fn brief(out: W) -> Self {
         Plain {
             out,
             phases: false,
@@ -370,7 +370,7 @@ impl<W: Write + Send> Reporter for Plain<W> {
 }
 
 /// The wall clock in milliseconds since the epoch, as events are stamped.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -378,7 +378,7 @@ pub fn now_ms() -> i64 {
 
 /// How often plain output says what each running ticket is doing, unless
 /// `run --heartbeat` says otherwise.
-pub const HEARTBEAT: Duration = Duration::from_secs(30);
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(30);
 
 /// What the heartbeat says of a running attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -503,7 +503,7 @@ fn tokens_text(n: u64) -> String {
 /// not a terminal (a CI job's) shows the run is alive while agents work.
 /// The lines go out from a thread of its own, which ends when the
 /// reporter is dropped (after the run's last event).
-pub struct Heartbeat {
+pub(crate) struct Heartbeat {
     pulse: Arc<Mutex<Pulse>>,
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -511,7 +511,7 @@ pub struct Heartbeat {
 
 impl Heartbeat {
     /// Writes to `out` every `every`, each line timestamped like [`Plain`]'s.
-    pub fn start<W: Write + Send + 'static>(mut out: W, every: Duration) -> Heartbeat {
+    pub(crate) fn start<W: Write + Send + 'static>(mut out: W, every: Duration) -> Heartbeat {
         let pulse = Arc::new(Mutex::new(Pulse::default()));
         let (stop, stopped) = channel::<()>();
         let seen = pulse.clone();
@@ -559,7 +559,7 @@ impl Drop for Heartbeat {
 
 /// One spinner line per running ticket, updated in place; finished events
 /// are printed above them.
-pub struct Terminal {
+pub(crate) struct Terminal {
     multi: MultiProgress,
     bars: HashMap<String, ProgressBar>,
     /// As [`Plain`]'s: whether the merge queue's own steps get lines.
@@ -568,7 +568,7 @@ pub struct Terminal {
 
 impl Terminal {
     /// A reporter drawing on stderr.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Terminal {
             multi: MultiProgress::new(),
             bars: HashMap::new(),
@@ -577,7 +577,7 @@ impl Terminal {
     }
 
     /// [`Terminal::new`] without the merge queue's own steps.
-    pub fn brief() -> Self {
+    pub(crate) fn brief() -> Self {
         Terminal {
             queue: false,
             ..Terminal::new()

@@ -10,7 +10,7 @@ use planwright_plan::Severity;
 
 /// Renders every diagnostic of `report`, then a one-line summary; with
 /// `--quiet`, only the errors.
-pub fn file_report(report: &FileReport, global: &Global, color: bool) -> String {
+pub(crate) fn file_report(report: &FileReport, global: &Global, color: bool) -> String {
     let mut out = diagnostics(report, global, color);
     if !global.quiet {
         out.push_str(&summary(report));
@@ -22,14 +22,14 @@ pub fn file_report(report: &FileReport, global: &Global, color: bool) -> String 
 /// Lines longer than this are shown as a window around the fault: a
 /// minified plan is one line, and printing it whole for each of its
 /// diagnostics would print megabytes per warning.
-pub const LONG_LINE: usize = 200;
+pub(crate) const LONG_LINE: usize = 200;
 
 /// Characters shown on each side of the fault in a long line.
 const WINDOW: usize = 60;
 
 /// Renders every diagnostic of `report` (with `--quiet`, the errors only):
 /// the source line, the span underlined, the pointer and the hint.
-pub fn diagnostics(report: &FileReport, global: &Global, color: bool) -> String {
+pub(crate) fn diagnostics(report: &FileReport, global: &Global, color: bool) -> String {
     // What the plan holds is shown, never obeyed: its name, its lines and
     // what messages quote of it reach the terminal inert.
     let name = inert(&report.file);
@@ -200,7 +200,7 @@ fn windowed(
 }
 
 /// `plan.json: valid agb plan, 3 tickets, 1 warning`.
-pub fn summary(report: &FileReport) -> String {
+pub(crate) fn summary(report: &FileReport) -> String {
     let format = report
         .format
         .map_or("plan".to_string(), |f| format!("{f} plan"));
@@ -228,12 +228,12 @@ pub fn summary(report: &FileReport) -> String {
 }
 
 /// `1 error`, `2 errors`: the one plural helper, shared with the library.
-pub use planwright_plan::words::count;
+pub(crate) use planwright_plan::words::count;
 
 /// `text` in the colour of the ticket state `state` (merged green, failed
 /// red, blocked and interrupted yellow, running and merging cyan; others
 /// plain) when `color`, as `--color` and `NO_COLOR` decide.
-pub fn paint(text: &str, state: &str, color: bool) -> String {
+pub(crate) fn paint(text: &str, state: &str, color: bool) -> String {
     let code = match state {
         "merged" | "changed" => "32",
         "failed" => "31",

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 const DIAGNOSTICS_DOC: &str = include_str!(concat!(env!("OUT_DIR"), "/diagnostics.md"));
 
 /// The SARIF log of `reports`.
-pub fn log(reports: &[FileReport]) -> Value {
+pub(crate) fn log(reports: &[FileReport]) -> Value {
     let help = help_table(DIAGNOSTICS_DOC);
     let mut rules: BTreeMap<&str, &Located> = BTreeMap::new();
     for d in reports.iter().flat_map(|r| &r.diagnostics) {

@@ -13,13 +13,13 @@ use std::sync::Mutex;
 
 /// The configuration file name looked for next to the plan, then in the
 /// current directory, then at the root of the repository the plan runs on.
-pub use planwright_config::CONFIG_FILE;
+pub(crate) use planwright_config::CONFIG_FILE;
 
 /// Finds and parses the configuration for a plan at `plan_path`: `--config`
 /// if given, else `planwright.toml` in the plan's directory, else in the
 /// current directory, else the defaults. A section under its former name
 /// is read, with a warning.
-pub fn load_config(
+pub(crate) fn load_config(
     global: &Global,
     plan_path: Option<&Path>,
 ) -> Result<(Config, Option<PathBuf>), CliError> {
@@ -37,7 +37,7 @@ pub fn load_config(
 /// repository's root, which is read from the base commit wherever the
 /// search meets it (beside a plan at the root, in the current directory
 /// at the root, or last), never from the working tree.
-pub fn load_run_config(
+pub(crate) fn load_run_config(
     global: &Global,
     plan_path: &Path,
     repo_dir: &Path,
@@ -112,7 +112,7 @@ fn read_candidate(global: &Global, path: &Path) -> Result<Option<String>, CliErr
 }
 
 /// Fails when the file at `path` is not a valid configuration.
-pub fn check_config(path: &Path) -> Result<(), CliError> {
+pub(crate) fn check_config(path: &Path) -> Result<(), CliError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| CliError::io(&path.display().to_string(), &e))?;
     let shown = path.display().to_string();
@@ -158,7 +158,7 @@ fn warn_once(global: &Global, message: String) {
 }
 
 /// What settings read of this process's environment and machine.
-pub fn env() -> Env {
+pub(crate) fn env() -> Env {
     Env {
         home: std::env::var_os("HOME").map(PathBuf::from),
         cache_home: std::env::var_os("XDG_CACHE_HOME")
@@ -173,7 +173,7 @@ pub fn env() -> Env {
 
 /// What planwright-config refuses, with what to do about it in this
 /// command line's terms.
-pub fn settings_error(e: SettingsError) -> CliError {
+pub(crate) fn settings_error(e: SettingsError) -> CliError {
     match e {
         SettingsError::Unsplittable(gate) => CliError::usage(format!(
             "cannot split `--gate {gate}` into words (unbalanced quote?)"
@@ -192,7 +192,7 @@ pub fn settings_error(e: SettingsError) -> CliError {
 }
 
 /// Parses `--format`.
-pub fn parse_format(name: &str) -> Result<Format, String> {
+pub(crate) fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
         let mut message = format!(
@@ -210,6 +210,6 @@ pub fn parse_format(name: &str) -> Result<Format, String> {
 }
 
 /// Validation options: the flags, the environment and `config`.
-pub fn options(flags: ValidationFlags, config: &Config) -> Options {
+pub(crate) fn options(flags: ValidationFlags, config: &Config) -> Options {
     resolve::validation(flags, config, &env())
 }

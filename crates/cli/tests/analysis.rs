@@ -1,5 +1,4 @@
 //! `show`, `graph` and `convert` through the binary.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::Cli;
 use serde_json::{json, Value};

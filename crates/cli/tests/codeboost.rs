@@ -1,5 +1,4 @@
 //! `planwright validate` with the codeboost flags: `--issue`, `--repo`, `--rev`.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, Cli};
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! The conventions users of cargo, ripgrep, uv, gh and just expect (issue
 //! 13): completions, a man page, `--quiet`/`--verbose`, `--color`, a closed
 //! pipe, standard input, `--version`, one meaning per flag, SARIF.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{text, Cli};
 use serde_json::Value;

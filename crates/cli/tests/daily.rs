@@ -1,8 +1,7 @@
 //! The daily loop of a new user: any base branch, retries an agent can
 //! read, one run per plan, reruns that stay merged (docs/running.md).
-#![forbid(unsafe_code)]
 
-use planwright_testkit::{git, text, write, Env};
+use planwright_testkit::{git, text, write, Env, STANDARD_V1_README};
 use serde_json::Value;
 use std::path::Path;
 
@@ -46,17 +45,6 @@ const CODEBOOST: &str = r#"{
   ]
 }"#;
 
-const STANDARD_V1: &str = r#"{
-  "plan_version": "standard_v1",
-  "ticket_reference": {"type": "github_issue", "url": "https://example.invalid/issues/1", "id": "W-1"},
-  "generated_by": {"agent": "a", "model": "m", "timestamp": "2026-03-01T12:00:00Z"},
-  "summary": "Say hello in the README.",
-  "scope": {"files": [{"path": "README.md", "operation": "modify"}]},
-  "approach": [{"step": 1, "description": "Edit the README."}],
-  "verification": {"test_strategy": "grep", "rollback_plan": "revert"},
-  "predicted_runtime_minutes": 1, "predicted_runtime_confidence": "high"
-}"#;
-
 const BASE_FILES: [(&str, &str); 3] = [
     ("README.md", "hi\n"),
     ("src/__init__.py", "\n"),
@@ -69,7 +57,11 @@ fn plans_of_five_formats_run_on_a_repository_whose_branch_is_master() {
     type Case = (&'static str, String, Vec<(&'static str, &'static str)>);
     let cases: Vec<Case> = vec![
         ("plan.json", CODEBOOST.into(), vec![("P1", "a.txt")]),
-        ("plan.json", STANDARD_V1.into(), vec![("W-1", "README.md")]),
+        (
+            "plan.json",
+            STANDARD_V1_README.into(),
+            vec![("W-1", "README.md")],
+        ),
         (
             "tasks.json",
             foreign_fixture("taskmaster.tasks.json"),
@@ -137,7 +129,7 @@ fn plans_of_five_formats_run_on_a_repository_whose_branch_is_master() {
 fn base_names_the_branch_over_run_base_and_a_missing_one_names_the_flag() {
     let env = on_master(&BASE_FILES);
     git(&env.repo(), &["branch", "develop"]);
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     env.fixture("W-1", 0, "README.md", "hello\n");
     // The gate fails on the base by design: the ticket makes it pass.
     let gate = ["--gate", "grep -q hello README.md", "--allow-red-base"];
@@ -189,7 +181,7 @@ fn a_plan_that_names_its_base_keeps_it_and_a_detached_head_asks_for_one() {
         text(&out.stderr)
     );
     // A format without a base on a detached HEAD: nothing to guess.
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     git(&env.repo(), &["checkout", "-q", "--detach"]);
     let out = scripted(&env, "preflight", "plan.json", &["--gate", "true"]);
     let said = text(&out.stdout);
@@ -199,14 +191,6 @@ fn a_plan_that_names_its_base_keeps_it_and_a_detached_head_asks_for_one() {
         "{said}"
     );
     assert!(said.contains("`--base BRANCH`"), "{said}");
-}
-
-/// The one file in `repo/.planwright/runs/*/TICKET/` called `name`.
-fn run_file(env: &Env, ticket: &str, name: &str) -> String {
-    let runs = env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-    let path = run.path().join(ticket).join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Attempt 1 leaves a change inside the scope with everything planwright
@@ -271,7 +255,7 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
     let s = summary(&out);
     assert_eq!(s["merged"], serde_json::json!(["T1"]), "{s}");
     let base = git(&env.repo(), &["rev-parse", "master~1"]);
-    let log = run_file(&env, "T1", "attempt-2.agent.log");
+    let log = env.run_file("T1/attempt-2.agent.log");
     assert!(log.contains(&format!("HEAD {base}")), "{log}");
     let status = log
         .split("STATUS\n")
@@ -286,7 +270,7 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
     assert!(log.contains("RAIL rail\n"), "{log}");
     assert!(log.contains("CHECK grep -q two a.txt\n"), "{log}");
     assert!(log.contains("RESTORED base\n"), "{log}");
-    let prompt = run_file(&env, "T1", "attempt-2.prompt.md");
+    let prompt = env.run_file("T1/attempt-2.prompt.md");
     let short = &base[..12];
     assert!(
         prompt.contains(&format!(
@@ -416,7 +400,7 @@ fn a_gate_naming_a_script_or_target_that_is_not_there_is_an_error_with_did_you_m
         ),
         ("Makefile", "check:\n\ttrue\n"),
     ]);
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     for (gate, said) in [
         (
             "npm run tset",
@@ -463,7 +447,7 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let dep = "node_modules/dep/index.js";
     write(&env.repo(), dep, "module.exports = 1\n");
     env.fixture("W-1", 0, "README.md", "hello\n");
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     let gate = ["--gate", "npm test"];
     let out = scripted(&env, "preflight", "plan.json", &gate);
     let said = text(&out.stdout);
@@ -557,7 +541,7 @@ fn the_scripted_agents_patch_applies_from_a_relative_folder() {
     let env = on_master(&BASE_FILES);
     let patch = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hi\n+hello\n";
     write(&env.fixture_dir("W-1", 0), "patch", patch);
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     let fixtures = env.fixtures();
     let relative = fixtures.strip_prefix(env.root()).unwrap();
     let agent = format!("scripted:{}", relative.display());
@@ -698,7 +682,7 @@ fn run_short_help_shows_the_first_flags_and_long_help_all() {
 fn status_colours_states_as_color_says() {
     let env = on_master(&BASE_FILES);
     env.fixture("W-1", 0, "README.md", "hello\n");
-    write(env.root(), "plan.json", STANDARD_V1);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     let out = scripted(&env, "run", "plan.json", &["--gate", "true"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let status = |extra: &[&str]| {

@@ -2,7 +2,6 @@
 //! kind: a run with the scripted agent, pushes to a real git server (`git
 //! http-backend` on 127.0.0.1) and pull requests on the testkit's stateful
 //! fake forges; and each error, with its cause and its fix.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::forge::{Api, FakeForge, TOKEN};
 use planwright_testkit::git_http::GitHttp;

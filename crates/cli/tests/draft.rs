@@ -1,6 +1,5 @@
 //! `draft` end to end with fake agents (shell scripts run by the `cmd`
 //! agent): findings go back to the agent, only a valid plan is written.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{text, Env};
 use std::process::Output;

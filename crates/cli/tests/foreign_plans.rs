@@ -1,8 +1,7 @@
 //! `run` on plans of other tools (codeboost, standard_v1, Taskmaster,
 //! Auto-Claude, Spec Kit), end to end with the scripted agent.
-#![forbid(unsafe_code)]
 
-use planwright_testkit::{git, text, write, Env};
+use planwright_testkit::{git, text, write, Env, STANDARD_V1_README};
 use serde_json::Value;
 use std::path::Path;
 
@@ -52,17 +51,7 @@ fn codeboost_and_standard_v1_plans_run_too() {
     );
     assert_eq!(git(&env.repo(), &["show", "main:docs/new.md"]), "old");
 
-    let standard = r#"{
-      "plan_version": "standard_v1",
-      "ticket_reference": {"type": "github_issue", "url": "https://example.invalid/issues/1", "id": "W-1"},
-      "generated_by": {"agent": "a", "model": "m", "timestamp": "2026-03-01T12:00:00Z"},
-      "summary": "Say hello in the README.",
-      "scope": {"files": [{"path": "README.md", "operation": "modify"}]},
-      "approach": [{"step": 1, "description": "Edit the README."}],
-      "verification": {"test_strategy": "grep", "rollback_plan": "revert"},
-      "predicted_runtime_minutes": 1, "predicted_runtime_confidence": "high"
-    }"#;
-    write(env.root(), "plan.json", standard);
+    write(env.root(), "plan.json", STANDARD_V1_README);
     env.fixture("W-1", 0, "README.md", "hello\n");
     let out = env.scripted(
         "run",

@@ -3,7 +3,6 @@
 //! `PLANWRIGHT_FORGE_TESTS` names it (the variables are read by
 //! `planwright_testkit::forge::live`, as for the forge crate's half).
 //! Off, it says so in one line; on, a missing variable fails it.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::forge::live::Live;
 use planwright_testkit::{git, text, write, Env};

@@ -1,7 +1,6 @@
 //! `planwright import issues` end to end: from the fake GitHub's labelled
 //! issues to a plan, run with the scripted agent, and delivered (dry run)
 //! with one `Closes #N` per ticket's issue.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::forge::{Api, FakeForge, TOKEN};
 use planwright_testkit::{git, text, Env};

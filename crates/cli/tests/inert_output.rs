@@ -1,7 +1,6 @@
 //! What an agent says or names is shown, never acted on: escape sequences
 //! and HTML in a `TICKET-BLOCKED` reason or a file name reach `run`,
 //! `status`, the Markdown report and the SARIF log inert.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{text, Env};
 use std::process::Output;

@@ -5,7 +5,6 @@
 //! no sight of processes outside its attempt. Checked from inside the
 //! agent, the gate, the reviewer, and the agent of a worker started the
 //! same way. These tests need Landlock and user namespaces.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, text, write, Env};
 use std::path::Path;

@@ -12,7 +12,6 @@
 //! disk test mounts a 64 MiB tmpfs in a mount namespace of its own
 //! (`unshare --mount` as root, `unshare --user --map-root-user --mount`
 //! otherwise). They fail, saying so, where that cannot be had.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{text, write, Env};
 use std::path::Path;

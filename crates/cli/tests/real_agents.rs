@@ -9,7 +9,6 @@
 //! CLI that is missing, or a mock its CLI never called, fails the test.
 //! The CLIs are found in the folders of `PLANWRIGHT_AGENT_BIN_DIRS` (`:`
 //! between them), else in those listed in the cache's `agents/bin-dirs`.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::mock_model::{MockModel, Script, Trouble, USAGE};
 use planwright_testkit::{text, Env};
@@ -485,10 +484,7 @@ fn report(env: &Env) -> Value {
 }
 
 fn events(env: &Env, name: &str) -> Vec<Value> {
-    let runs = env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(runs).unwrap().next().unwrap().unwrap();
-    std::fs::read_to_string(run.path().join("events.jsonl"))
-        .unwrap()
+    env.run_file("events.jsonl")
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|e| e["event"] == name)

@@ -3,7 +3,6 @@
 //! stateful fake forge, then reviews, comments on lines and failed checks
 //! answered by rounds: each a new attempt of a ticket, pushed to the same
 //! branch, with one reply.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::forge::{Api, FakeForge, Fault, Outcome, BOT, TOKEN};
 use planwright_testkit::git_http::GitHttp;

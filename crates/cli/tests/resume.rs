@@ -1,6 +1,5 @@
 //! `run` killed at each transition, at random and by every signal: it
 //! resumes and merges each ticket once, and no agent outlives planwright.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, text, write, Env};
 use serde_json::Value;
@@ -224,9 +223,7 @@ fn a_run_killed_at_each_transition_resumes_exactly() {
             assert!(n > 20, "only {n} transition points");
             // The points covered a batch's: the run they were counted on
             // landed its two tickets as one stack.
-            let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
-            let run = runs.map(|r| r.unwrap().path()).next().unwrap();
-            let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+            let events = env.run_file("events.jsonl");
             let landed = events
                 .lines()
                 .find(|l| l.contains("\"event\":\"batch_landed\""));

@@ -1,6 +1,5 @@
 //! `preflight`, `run`, `status`, `report` and `demo` end to end, on
 //! temporary repositories with the scripted and `cmd` agents.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, have, text, write, Cli, Env};
 use serde_json::Value;
@@ -747,9 +746,7 @@ fn the_agent_model_is_every_attempts_and_its_pools() {
         models.iter().all(|m| *m == "claude-sonnet-4-6"),
         "{models:?}"
     );
-    let runs = std::fs::read_dir(env.repo().join(".planwright/runs")).unwrap();
-    let run = runs.map(|d| d.unwrap().path()).next().unwrap();
-    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let events = env.run_file("events.jsonl");
     let pools: Vec<Value> = events
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -836,11 +833,7 @@ fn usage_and_cost_show_per_attempt_ticket_and_run_everywhere() {
     assert!((cost - 0.0375).abs() < 1e-12, "{cost}");
 
     // The running totals arrived as events while each agent ran, before its report.
-    let events = std::fs::read_dir(env.repo().join(".planwright/runs"))
-        .unwrap()
-        .map(|d| std::fs::read_to_string(d.unwrap().path().join("events.jsonl")).unwrap())
-        .next()
-        .unwrap();
+    let events = env.run_file("events.jsonl");
     let of_a: Vec<Value> = events
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -977,6 +970,57 @@ fn preflight_reports_every_problem_with_a_fix() {
         );
         assert!(text(&out.stdout).contains("is not a git repository"));
     }
+}
+
+/// A git older than `MINIMUM_GIT_VERSION` (a fake one first on `PATH`
+/// that says 2.30 and passes every other command to the real git) stops
+/// preflight and run with the version found and the version needed.
+#[test]
+fn an_old_git_fails_preflight_naming_both_versions() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = sh_env();
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git on PATH");
+    write(
+        env.root(),
+        "bin/git",
+        &format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  [ \"$a\" = --version ] && {{ echo 'git version 2.30.2'; exit 0; }}\ndone\nexec '{}' \"$@\"\n",
+            real.display()
+        ),
+    );
+    let fake = env.root().join("bin/git");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        env.root().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let agent = format!("scripted:{}", env.fixtures().display());
+    let with_old_git = |command: &str| {
+        env.command()
+            .env("PATH", &path)
+            .args([command, "plan.json", "--repo", "repo", "--agent", &agent])
+            .args(["--no-gate-probe"])
+            .output()
+            .unwrap()
+    };
+    let too_old = "git 2.30.2 is too old: planwright needs git 2.40.0 or newer";
+    let out = with_old_git("preflight");
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{s}");
+    assert!(s.contains(&format!("error   git: {too_old}")), "{s}");
+    assert!(s.contains("hint: install a newer git"), "{s}");
+    let run = with_old_git("run");
+    assert_eq!(run.status.code(), Some(1));
+    let said = format!("{}{}", text(&run.stdout), text(&run.stderr));
+    assert!(said.contains(too_old), "{said}");
+    assert!(!env.repo().join(".planwright").exists());
+    // The git on PATH passes, and preflight says so.
+    let s = text(&env.scripted("preflight", &["--no-gate-probe"]).stdout);
+    assert!(s.contains("planwright needs 2.40.0 or newer)"), "{s}");
 }
 
 #[test]

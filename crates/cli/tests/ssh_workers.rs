@@ -4,7 +4,6 @@
 //! of an attempt. With `PLANWRIGHT_SSH_TESTS=1` (set by `.ci/run`, which
 //! installs openssh-server) a missing `sshd` fails the test; without it the
 //! test is skipped.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{gate, git, text, ticket, write, Env};
 use serde_json::json;

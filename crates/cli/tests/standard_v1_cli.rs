@@ -1,5 +1,4 @@
 //! The standard_v1 flags and the `schema` command, end to end through the binary.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{text, Cli};
 use std::path::{Path, PathBuf};

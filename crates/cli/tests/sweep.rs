@@ -1,5 +1,4 @@
 //! `planwright sweep` end to end, with `targetGlob` over a real repository.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{git, Cli};
 

@@ -3,7 +3,6 @@
 //! terminal's input (TIOCSTI) or draw on it reach neither. The check is
 //! on what the terminal received, so it holds on kernels that refuse
 //! TIOCSTI outright (`legacy_tiocsti = 0`) too.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::Env;
 use std::fs::File;

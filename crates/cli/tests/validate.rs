@@ -1,5 +1,4 @@
 //! `planwright validate` end to end: outputs, exit codes, snapshots.
-#![forbid(unsafe_code)]
 
 use planwright_testkit::Cli;
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! `run` with hostile `cmd` agents that claim, or seem to claim, that their
 //! provider refused them: what is `Unavailable` and what is a failure, and
 //! that every wait ends (the pause's bound, the streak's bound, a cancel).
-#![forbid(unsafe_code)]
 
 use planwright_testkit::{text, Env};
 use serde_json::Value;

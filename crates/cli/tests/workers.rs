@@ -1,7 +1,6 @@
 //! Attempts on `planwright worker`s (`[executor] kind = "process"`): the
 //! executor contract, whole runs through workers alone, and a worker lost
 //! in the middle of an attempt.
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent::Agents;
 use planwright_engine::{prepare, Executor, Resume};

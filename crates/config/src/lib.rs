@@ -5,7 +5,6 @@
 //! This crate is pure, like planwright-plan beneath it: it never starts a
 //! process, touches git, reads the clock or the environment. The caller
 //! reads the file and the environment and hands them in as data.
-#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod budget;

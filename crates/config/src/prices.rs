@@ -125,7 +125,7 @@ impl Prices {
 /// Models a CLI reports under another name than the one it was asked for
 /// and billed as: (the name it reports, the name priced). Gemini CLI 0.61
 /// resolves its alias `gemini-3-flash` to `gemini-3.8-flash`.
-pub const ALIASES: &[(&str, &str)] = &[("gemini-3.8-flash", "gemini-3-flash")];
+pub(crate) const ALIASES: &[(&str, &str)] = &[("gemini-3.8-flash", "gemini-3-flash")];
 
 /// The shipped prices, per million tokens: (model, input, output,
 /// cache read, cache write). Dated and sourced in docs/agents.md; a model

@@ -16,9 +16,9 @@
 //! names in `[workspace] env`, `[agent] env` or a gate's `env`) keeps the
 //! user's value: that is the way out of planwright's caches.
 
-use crate::beneath::Dir;
 use crate::error::EngineError;
 use crate::git::repo::Repo;
+use planwright_os::beneath::Dir;
 use std::path::{Path, PathBuf};
 
 /// How a gate, which must not change the set-up's caches, gets a variable.
@@ -151,7 +151,7 @@ impl Caches {
 }
 
 /// Whether planwright sets `name` for a package manager.
-pub fn is_cache_var(name: &str) -> bool {
+pub(crate) fn is_cache_var(name: &str) -> bool {
     VARS.iter().any(|v| v.name == name)
 }
 

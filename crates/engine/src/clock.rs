@@ -48,6 +48,24 @@ pub fn run_id(suffix: u32) -> String {
     }
 }
 
+/// The days from the Unix epoch to the date `y-m-d` (proleptic
+/// Gregorian), or None for a month outside 1 to 12 or a day outside 1 to
+/// 31. The one calendar sum of planwright: the views read event times with
+/// it, and agents' limits read reset times. Howard Hinnant's
+/// days-from-civil, the inverse of [`civil_from_days`].
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
 /// Seconds since the epoch of an RFC 3339 time as forges write it
 /// (`2026-11-29T21:42:11Z`, `2026-11-29T21:42:11.250+02:00`); `None` for
 /// other text.
@@ -57,15 +75,7 @@ pub fn parse_unix(text: &str) -> Option<u64> {
         return None;
     }
     let field = |from: usize, to: usize| text.get(from..to)?.parse::<i64>().ok();
-    let (y, m, d) = (field(0, 4)?, field(5, 7)?, field(8, 10)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Howard Hinnant's days-from-civil, the inverse of `civil_from_days`.
-    let y = if m <= 2 { y - 1 } else { y };
-    let (era, yoe) = (y.div_euclid(400), y.rem_euclid(400));
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let days = days_from_civil(field(0, 4)?, field(5, 7)?, field(8, 10)?)?;
     let secs = field(11, 13)? * 3600 + field(14, 16)? * 60 + field(17, 19)?;
     let zone = text[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
     let offset = match zone.as_bytes().first()? {
@@ -108,6 +118,17 @@ mod tests {
         assert_eq!(format_unix(0), "1970-01-01T00:00:00Z");
         assert_eq!(format_unix(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(format_unix(1_796_074_931), "2026-11-30T21:42:11Z");
+    }
+
+    #[test]
+    fn days_and_dates_are_inverse() {
+        for days in [-719_468, -1, 0, 11_016, 20_787, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m.into(), d.into()), Some(days));
+        }
+        assert_eq!(days_from_civil(2000, 3, 1), Some(11_017));
+        assert_eq!(days_from_civil(2026, 13, 1), None);
+        assert_eq!(days_from_civil(2026, 1, 0), None);
     }
 
     #[test]

@@ -113,7 +113,8 @@ impl Demo {
         settings.gates.timeout = minute;
         // The demo runs wherever planwright builds: confined where the
         // kernel can, as `[sandbox] mode = "off"` otherwise.
-        if crate::sandbox::Containment::new(crate::sandbox::Mode::Enforce).is_err() {
+        if planwright_os::sandbox::Containment::new(planwright_os::sandbox::Mode::Enforce).is_err()
+        {
             settings.contain.mode = planwright_config::SandboxMode::Off;
         }
         settings

@@ -5,7 +5,7 @@
 
 use crate::agent::{Agent, AgentOutcome, AttemptContext};
 use crate::error::EngineError;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use planwright_plan::report::FileReport;
 use planwright_plan::{validate_text, Format, Options};
 use std::collections::HashSet;
@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The file the agent writes its plan to, in its working directory.
-pub const PLAN_FILE: &str = "plan.json";
+pub(crate) const PLAN_FILE: &str = "plan.json";
 
 /// How many repository paths the prompt lists at most; beyond that the
 /// agent is told how many were left out.
-pub const MAX_LISTED_FILES: usize = 2000;
+pub(crate) const MAX_LISTED_FILES: usize = 2000;
 
 /// What a draft starts from.
 #[derive(Debug, Clone)]
@@ -97,7 +97,7 @@ pub fn draft(
         std::fs::write(&prompt, text).map_err(|e| EngineError::io(&prompt, e))?;
         let ctx = AttemptContext {
             confine: None,
-            log_limit: Some(crate::process::AGENT_LOG_LIMIT),
+            log_limit: Some(planwright_os::process::AGENT_LOG_LIMIT),
             usage_sink: None,
             activity_sink: None,
             ticket: "draft".into(),

@@ -24,13 +24,13 @@ pub enum EngineError {
     /// A file operation in a directory an agent or a gate can write was
     /// refused (a symlink, a special file) or failed.
     #[error(transparent)]
-    Beneath(#[from] crate::beneath::BeneathError),
+    Beneath(#[from] planwright_os::beneath::BeneathError),
     /// A process could not be started.
     #[error(transparent)]
-    Process(#[from] crate::process::ProcessError),
+    Process(#[from] planwright_os::process::ProcessError),
     /// The sandbox cannot be had (enforce mode on a kernel without it).
     #[error(transparent)]
-    Sandbox(#[from] crate::sandbox::SandboxError),
+    Sandbox(#[from] planwright_os::sandbox::SandboxError),
     /// The target is not usable (not a git repository, no base branch, ...).
     #[error("{message}")]
     Repo {
@@ -94,6 +94,17 @@ pub enum GitError {
     /// git printed something that is not UTF-8 where text was expected.
     #[error("`git {0}` printed output that is not UTF-8")]
     NotUtf8(String),
+    /// The git on `PATH` is older than planwright needs.
+    #[error("git {found} is too old: planwright needs git {needed} or newer")]
+    TooOld {
+        /// The version `git --version` printed.
+        found: String,
+        /// `MINIMUM_GIT_VERSION`.
+        needed: String,
+    },
+    /// `git --version` printed no version planwright can read.
+    #[error("`git --version` printed `{0}`, which names no version")]
+    NoVersion(String),
 }
 
 /// Why the store could not be used.

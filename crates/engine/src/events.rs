@@ -638,7 +638,7 @@ impl Emitter {
 }
 
 /// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -647,7 +647,7 @@ pub fn now_ms() -> u64 {
 /// Starts the reporter thread for `run`: events numbered after `last_seq`
 /// go to `state.db` and to `reporters`. Join the handle after
 /// [`Emitter::close`] to know every event was written.
-pub fn start(
+pub(crate) fn start(
     store: Store,
     run: String,
     last_seq: u64,

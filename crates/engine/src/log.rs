@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 /// Appends `text` to the log at `path`.
-pub fn append(path: &Path, text: &str) -> Result<(), EngineError> {
-    let mut f = crate::beneath::append(path)?;
+pub(crate) fn append(path: &Path, text: &str) -> Result<(), EngineError> {
+    let mut f = planwright_os::beneath::append(path)?;
     f.write_all(text.as_bytes())
         .map_err(|e| EngineError::io(path, e))
 }

@@ -2,7 +2,6 @@
 //! shell script playing scripted sessions: an edit, permission requests
 //! planwright must deny, provider and plain errors, a hang past the
 //! timeout, and malformed messages. No network, no model.
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent::{
     self, Activity, ActivityKind, ActivitySink, AgentOutcome, AgentReport, AttemptContext,

@@ -1,6 +1,5 @@
 //! A file name git refuses to index is the attempt's fault: that attempt
 //! is a `scope_violation` naming the path, and the run goes on.
-#![forbid(unsafe_code)]
 
 use planwright_engine::FailureKind;
 use planwright_testkit::*;

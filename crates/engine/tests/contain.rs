@@ -3,7 +3,6 @@
 //! the user's checkout and config are unchanged, and that no process it
 //! started is left. These tests need Landlock and unprivileged user
 //! namespaces, and fail (not skip) without them.
-#![forbid(unsafe_code)]
 
 use planwright_config::{ConfigSource, SandboxMode};
 use planwright_engine::agent::{self, Agent};

@@ -3,7 +3,6 @@
 //! attempt is rejected, so a flake costs a gate run, not an agent run and
 //! a strike; and the first ticket's gate checkout is made while its agent
 //! works, not after it.
-#![forbid(unsafe_code)]
 
 use planwright_config::SandboxMode;
 use planwright_engine::agent;

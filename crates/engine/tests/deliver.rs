@@ -3,7 +3,6 @@
 //! asking for the token as a forge does), and pull requests through the
 //! GitHub client against the testkit's fake forge (the CLI's `deliver`
 //! tests cover the three kinds).
-#![forbid(unsafe_code)]
 
 use planwright_config::{Config, Env as ConfigEnv, Secret};
 use planwright_engine::deliver::{self, AfterMerge, DeliverError, Delivery, PullText};

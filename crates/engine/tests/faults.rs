@@ -4,7 +4,6 @@
 //! (the connection closes) or is delayed, both ways. Each test waits for
 //! the event it is about (an attempt's end, the worker's end), never for a
 //! length of time.
-#![forbid(unsafe_code)]
 
 use planwright_config::WorkerLink;
 use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};

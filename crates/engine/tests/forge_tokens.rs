@@ -2,7 +2,6 @@
 //! gate of a run see none of the token variables `deliver` reads, also
 //! when `[agent] env` and `[gates] env` name another variable (which they
 //! do see).
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent::{self, AgentOptions};
 use planwright_testkit::{any, git, plan, run_with, settings, ticket, Env};

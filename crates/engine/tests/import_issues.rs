@@ -1,7 +1,6 @@
 //! `import issues` against the fake forges of the three kinds: each link
 //! form, a closed blocker, an open blocker outside the selection, a cycle,
 //! scope and checks from the body, and the issue kept in each ticket.
-#![forbid(unsafe_code)]
 
 use planwright_engine::issues::{import, ImportError, Imported, Selection};
 use planwright_testkit::forge::{Api, FakeForge, Link, TOKEN};

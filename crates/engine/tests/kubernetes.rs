@@ -3,7 +3,6 @@
 //! executor contract, a pod evicted mid-attempt, the pods a dead run left,
 //! and the errors of a cluster that cannot work. The real-cluster test at
 //! the end runs only with `PLANWRIGHT_TEST_KUBECONFIG`.
-#![forbid(unsafe_code)]
 
 #[path = "kubernetes/mock.rs"]
 mod mock;

@@ -9,7 +9,6 @@
 //! file that holds it. The face encloses its folder's files: it may name
 //! them, and they may name what it defines itself, as Rust's privacy
 //! intends; neither counts (so every cycle found is between files).
-#![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

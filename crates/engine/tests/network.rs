@@ -4,7 +4,6 @@
 //! proxy), and each refusal is in the attempt's agent log, the set-up's
 //! log or the review's log. With `agent_network = "none"` they reach
 //! nothing.
-#![forbid(unsafe_code)]
 
 use planwright_config::{AgentNetwork, ReviewSettings};
 use planwright_engine::agent::{self, AgentOptions, AgentSpec};

@@ -1,6 +1,5 @@
 //! End-to-end runs of the engine where the model is unavailable, pools
 //! pause, merges conflict for good, and budgets stop attempts.
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent;
 use planwright_engine::Event;

@@ -1,5 +1,4 @@
 //! End-to-end runs of the engine on temporary repositories.
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent::{self, Agents};
 use planwright_engine::Event;

@@ -1,7 +1,6 @@
 //! Verification beyond gates: counterfactuals executed in a checkout, and
 //! review passes by a fake reviewer (a shell script run by the `cmd` agent
 //! that answers recorded verdicts).
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent::CmdAgent;
 use planwright_engine::process::scrubbed_env;

@@ -1,6 +1,5 @@
 //! The worker protocol's JSON Schema: checked in as the types say, and
 //! every message a coordinator or worker writes is one it accepts.
-#![forbid(unsafe_code)]
 
 use planwright_engine::agent::Usage;
 use planwright_engine::agent::{Activity, ActivityKind, AgentReport, AgentSpec};

@@ -27,7 +27,7 @@ pub(crate) struct Forgejo {
 }
 
 impl Forgejo {
-    pub fn new(
+    pub(crate) fn new(
         api_url: &str,
         repository: Repository,
         token: &Token,

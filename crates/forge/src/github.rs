@@ -24,7 +24,7 @@ pub(crate) struct Github {
 }
 
 impl Github {
-    pub fn new(
+    pub(crate) fn new(
         api_url: &str,
         repository: Repository,
         token: &Token,

@@ -29,7 +29,7 @@ pub(crate) struct Gitlab {
 }
 
 impl Gitlab {
-    pub fn new(
+    pub(crate) fn new(
         api_url: &str,
         repository: Repository,
         token: &Token,

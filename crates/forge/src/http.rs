@@ -37,20 +37,20 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// A header's value (names are compared without case).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         (200..300).contains(&self.status)
     }
 
     /// The forge's own words: `message` (a string, a list, or GitLab's map
     /// of fields), `error`, and the messages of `errors`.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         let Ok(v) = serde_json::from_str::<Value>(&self.body) else {
             return first_line(&self.body);
         };
@@ -193,7 +193,7 @@ impl Http {
     /// `Authorization` header as the forge takes it: `Bearer` on GitHub
     /// and GitLab (which takes personal, project and group tokens as OAuth
     /// bearers), `token` on Forgejo and Gitea.
-    pub fn new(
+    pub(crate) fn new(
         kind: ForgeKind,
         api_url: &str,
         repository: Repository,
@@ -233,7 +233,7 @@ impl Http {
     /// Sends `method path` (relative to the API root, or an absolute URL
     /// on the same API from a `Link` header), retrying as the policy says;
     /// returns the first answer that is not retried.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         method: Method,
         path: &str,
@@ -426,7 +426,7 @@ impl Http {
     /// The JSON of a 2xx reply; any other status as its error. `what`
     /// names the thing a 404 is about ("pull request 7"); `None` when the
     /// path is the repository itself.
-    pub fn json(
+    pub(crate) fn json(
         &self,
         method: Method,
         path: &str,
@@ -440,12 +440,17 @@ impl Http {
         self.parse(method, path, &reply)
     }
 
-    pub fn parse(&self, method: Method, path: &str, reply: &Reply) -> Result<Value, ForgeError> {
+    pub(crate) fn parse(
+        &self,
+        method: Method,
+        path: &str,
+        reply: &Reply,
+    ) -> Result<Value, ForgeError> {
         serde_json::from_str(&reply.body)
             .map_err(|e| self.response_error(method, path, &e.to_string()))
     }
 
-    pub fn response_error(&self, method: Method, path: &str, message: &str) -> ForgeError {
+    pub(crate) fn response_error(&self, method: Method, path: &str, message: &str) -> ForgeError {
         ForgeError::Response {
             kind: self.kind,
             method: method.as_str().to_string(),
@@ -457,7 +462,7 @@ impl Http {
     /// The error of a reply that is not 2xx (rate limits and 5xx were
     /// handled by `send`). A 404 about a thing is told apart from a 404
     /// about the repository by asking for the repository.
-    pub fn error(
+    pub(crate) fn error(
         &self,
         method: Method,
         path: &str,
@@ -507,13 +512,17 @@ impl Http {
 
     /// Every item of a listing, following `Link: <…>; rel="next"` (GitHub,
     /// Forgejo) or `x-next-page` (GitLab) to the last page.
-    pub fn all_pages(&self, first: &str, what: Option<&str>) -> Result<Vec<Value>, ForgeError> {
+    pub(crate) fn all_pages(
+        &self,
+        first: &str,
+        what: Option<&str>,
+    ) -> Result<Vec<Value>, ForgeError> {
         self.all_pages_in(first, None, what)
     }
 
     /// Every item of a listing whose pages are objects holding the items
     /// under `key` (GitHub's `check_runs`), or arrays when `key` is `None`.
-    pub fn all_pages_in(
+    pub(crate) fn all_pages_in(
         &self,
         first: &str,
         key: Option<&str>,

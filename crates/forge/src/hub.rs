@@ -27,22 +27,22 @@ pub(crate) struct Hub {
 }
 
 impl Hub {
-    pub fn new(http: Http, page: &'static str, drafts: &'static [&'static str]) -> Hub {
+    pub(crate) fn new(http: Http, page: &'static str, drafts: &'static [&'static str]) -> Hub {
         Hub { http, page, drafts }
     }
 
     /// `/repos/{owner}/{name}`.
-    pub fn repo(&self) -> String {
+    pub(crate) fn repo(&self) -> String {
         format!("/repos/{}", self.http.repository)
     }
 
     /// `/repos/{owner}/{name}/{tail}` asking for the largest page.
-    pub fn listing(&self, tail: &str) -> String {
+    pub(crate) fn listing(&self, tail: &str) -> String {
         let join = if tail.contains('?') { '&' } else { '?' };
         format!("{}/{tail}{join}{}", self.repo(), self.page)
     }
 
-    pub fn body<'a>(&'a self, method: Method, path: &'a str) -> Body<'a> {
+    pub(crate) fn body<'a>(&'a self, method: Method, path: &'a str) -> Body<'a> {
         Body {
             http: &self.http,
             method,
@@ -52,7 +52,12 @@ impl Hub {
 
     /// A pull request; its draft state from `draft`, else from a title
     /// prefix (which the title is read without).
-    pub fn pull(&self, method: Method, path: &str, v: &Value) -> Result<PullRequest, ForgeError> {
+    pub(crate) fn pull(
+        &self,
+        method: Method,
+        path: &str,
+        v: &Value,
+    ) -> Result<PullRequest, ForgeError> {
         let b = self.body(method, path);
         let raw_title = b.text(v, "title");
         let (prefixed, title) = split_draft(&raw_title, self.drafts);
@@ -87,7 +92,7 @@ impl Hub {
     }
 
     /// An issue (or a pull request as the issues API shows it).
-    pub fn issue_of(&self, path: &str, v: &Value) -> Result<Issue, ForgeError> {
+    pub(crate) fn issue_of(&self, path: &str, v: &Value) -> Result<Issue, ForgeError> {
         let b = self.body(Method::Get, path);
         Ok(Issue {
             number: b.number(v, "number")?,
@@ -104,7 +109,7 @@ impl Hub {
     }
 
     /// The issues of a listing, pull requests left out.
-    pub fn issues_of(&self, path: &str) -> Result<Vec<Issue>, ForgeError> {
+    pub(crate) fn issues_of(&self, path: &str) -> Result<Vec<Issue>, ForgeError> {
         let items = self.http.all_pages(path, None)?;
         let issues = items.iter().map(|v| self.issue_of(path, v));
         // The issues listing holds pull requests too.
@@ -112,19 +117,19 @@ impl Hub {
         Ok(issues.into_iter().filter(|i| !i.is_pull_request).collect())
     }
 
-    pub fn login(&self) -> Result<String, ForgeError> {
+    pub(crate) fn login(&self) -> Result<String, ForgeError> {
         let v = self.http.json(Method::Get, "/user", None, None)?;
         self.body(Method::Get, "/user").required(&v, "login")
     }
 
-    pub fn pull_request(&self, number: u64) -> Result<PullRequest, ForgeError> {
+    pub(crate) fn pull_request(&self, number: u64) -> Result<PullRequest, ForgeError> {
         let path = format!("{}/pulls/{number}", self.repo());
         let what = format!("pull request {number}");
         let v = self.http.json(Method::Get, &path, None, Some(&what))?;
         self.pull(Method::Get, &path, &v)
     }
 
-    pub fn issue(&self, number: u64) -> Result<Option<Issue>, ForgeError> {
+    pub(crate) fn issue(&self, number: u64) -> Result<Option<Issue>, ForgeError> {
         let path = format!("{}/issues/{number}", self.repo());
         match found(&self.http, &path, &format!("issue {number}"))? {
             Some(v) => self.issue_of(&path, &v).map(Some),
@@ -132,7 +137,7 @@ impl Hub {
         }
     }
 
-    pub fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
+    pub(crate) fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
         let (number, what) = target(on, "pull request");
         let path = format!("{}/issues/{number}/comments", self.repo());
         let request = json!({ "body": body });
@@ -142,7 +147,7 @@ impl Hub {
         self.comment(Method::Post, &path, &v)
     }
 
-    pub fn comments(&self, on: CommentOn) -> Result<Vec<Comment>, ForgeError> {
+    pub(crate) fn comments(&self, on: CommentOn) -> Result<Vec<Comment>, ForgeError> {
         let (number, what) = target(on, "pull request");
         let path = self.listing(&format!("issues/{number}/comments"));
         let items = self.http.all_pages(&path, Some(&what))?;
@@ -154,7 +159,7 @@ impl Hub {
 
     /// `DELETE path`, a label off an issue: a 404 once the issue is there
     /// means the issue does not carry it, which is no error.
-    pub fn unlabel(&self, issue: u64, path: &str) -> Result<(), ForgeError> {
+    pub(crate) fn unlabel(&self, issue: u64, path: &str) -> Result<(), ForgeError> {
         let reply = self.http.send(Method::Delete, path, None)?;
         let what = format!("issue {issue}");
         match reply.status {
@@ -166,7 +171,7 @@ impl Hub {
 
     /// The collaborator's permission, by the forge's name for it (`names`
     /// reads it); a user the forge does not know has none.
-    pub fn permission(
+    pub(crate) fn permission(
         &self,
         user: &str,
         names: fn(&str) -> Permission,
@@ -181,7 +186,7 @@ impl Hub {
     /// A pull request's reviews, oldest first: GitHub's and Forgejo's
     /// states (`CHANGES_REQUESTED` and `REQUEST_CHANGES`), and Forgejo's
     /// `dismissed` flag.
-    pub fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
+    pub(crate) fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
         let path = self.listing(&format!("pulls/{pull}/reviews"));
         let items = self
             .http
@@ -210,7 +215,11 @@ impl Hub {
     /// The commit statuses of a commit as checks, the latest of each
     /// context; the state is under `state_key` (`state` on GitHub,
     /// `status` on Forgejo).
-    pub fn status_checks(&self, sha: &str, state_key: &str) -> Result<Vec<Check>, ForgeError> {
+    pub(crate) fn status_checks(
+        &self,
+        sha: &str,
+        state_key: &str,
+    ) -> Result<Vec<Check>, ForgeError> {
         let path = self.listing(&format!("commits/{}/statuses", encode(sha)));
         let mut statuses = self.http.all_pages(&path, None)?;
         // Several per context: the latest (highest id) counts.
@@ -239,14 +248,14 @@ impl Hub {
 
     /// The head commit of a pull request (its branch when the forge does
     /// not say).
-    pub fn head_sha(&self, pull: u64) -> Result<String, ForgeError> {
+    pub(crate) fn head_sha(&self, pull: u64) -> Result<String, ForgeError> {
         let head = self.pull_request(pull)?;
         Ok(head.head_sha.unwrap_or(head.head))
     }
 
     /// The issues of a links listing as links of `kind`; `repository_of`
     /// reads the repository an item is in, when the forge says.
-    pub fn links(
+    pub(crate) fn links(
         &self,
         path: &str,
         items: &[Value],

@@ -47,7 +47,6 @@
 //! second one of the same head is a 422 on GitHub and a 409 on the other
 //! two.
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 mod error;
 mod feedback;

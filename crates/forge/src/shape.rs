@@ -14,12 +14,12 @@ pub(crate) struct Body<'a> {
 
 impl Body<'_> {
     /// The string at a dotted path (`head.ref`); `""` when null or absent.
-    pub fn text(&self, v: &Value, at: &str) -> String {
+    pub(crate) fn text(&self, v: &Value, at: &str) -> String {
         pick(v, at).as_str().unwrap_or("").to_string()
     }
 
     /// The string at a dotted path, which must be there.
-    pub fn required(&self, v: &Value, at: &str) -> Result<String, ForgeError> {
+    pub(crate) fn required(&self, v: &Value, at: &str) -> Result<String, ForgeError> {
         match pick(v, at).as_str() {
             Some(s) => Ok(s.to_string()),
             None => Err(self.missing(at, "a string")),
@@ -27,7 +27,7 @@ impl Body<'_> {
     }
 
     /// The number at a dotted path, which must be there.
-    pub fn number(&self, v: &Value, at: &str) -> Result<u64, ForgeError> {
+    pub(crate) fn number(&self, v: &Value, at: &str) -> Result<u64, ForgeError> {
         pick(v, at)
             .as_u64()
             .ok_or_else(|| self.missing(at, "a number"))

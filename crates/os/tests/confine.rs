@@ -1,7 +1,6 @@
 //! What a confined child cannot reach outside its sandbox: sockets,
 //! signals. These tests need Landlock (ABI 6 for the scopes) and
 //! unprivileged user namespaces, and fail (not skip) without them.
-#![forbid(unsafe_code)]
 
 use planwright_os::process::{run, Cancel, Finished, Spec};
 use planwright_os::sandbox::{Containment, Mode, Policy};

@@ -3,7 +3,6 @@
 //! is gone afterwards. These need a cgroup planwright can make (root on
 //! cgroup v1, or a delegated cgroup v2) besides what `confine.rs` needs,
 //! and fail (not skip) without.
-#![forbid(unsafe_code)]
 
 use planwright_os::process::{run, Cancel, Finished, Spec};
 use planwright_os::sandbox::{mechanism, Containment, LimitHit, Limits, Mechanism, Mode, Policy};

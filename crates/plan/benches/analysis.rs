@@ -6,7 +6,6 @@
 //! directory (`src/m<i>/**`) and a test file, reads a shared rail; one in
 //! 25 also edits a shared file (`docs/*.md`, a crate manifest), which gives
 //! the overlap forecast real pairs to find and many more to rule out.
-#![forbid(unsafe_code)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use planwright_plan::analysis::analyse;

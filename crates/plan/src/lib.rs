@@ -5,7 +5,6 @@
 //! clock or the environment. Callers hand it text and settings; it hands
 //! back diagnostics and plans.
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 pub mod analysis;
 pub mod command;

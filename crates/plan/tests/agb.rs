@@ -1,5 +1,4 @@
 //! Every agb rule: a plan breaking it is rejected with the right code and pointer.
-#![forbid(unsafe_code)]
 
 use planwright_plan::routing::{Model, Routing};
 use planwright_plan::{validate_text, Format, Options, Severity};

@@ -1,7 +1,6 @@
 //! codeboost plan v1, end to end through `validate_text`: every meaning
 //! rule rejects with its code and pointer, the examples validate clean in
 //! JSON and YAML, and conversion to and from the IR.
-#![forbid(unsafe_code)]
 
 use planwright_plan::formats::codeboost;
 use planwright_plan::model::{Gate, Plan, ScopeEntry, ScopeOp, Ticket};

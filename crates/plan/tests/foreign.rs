@@ -1,7 +1,6 @@
 //! The readers of Taskmaster, Auto-Claude and Spec Kit plans: what each
 //! fixture means in the IR, what each rejects and where, and that writing a
 //! plan back in its own format gives the document it was read from.
-#![forbid(unsafe_code)]
 
 use planwright_plan::formats::{self, Options};
 use planwright_plan::model::{Format, Plan, ScopeEntry, ScopeOp};

@@ -1,7 +1,6 @@
 //! The rules the readers of Taskmaster, Auto-Claude and Spec Kit plans
 //! share or add to what their tools check: paths a ticket may not change,
 //! lines that are almost tasks, cycles, phases.
-#![forbid(unsafe_code)]
 
 use planwright_plan::formats::Options;
 use planwright_plan::report::FileReport;

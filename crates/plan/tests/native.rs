@@ -1,5 +1,4 @@
 //! The native format: schema drift, round trips, and readable errors.
-#![forbid(unsafe_code)]
 
 use planwright_plan::formats::{agb, native};
 use planwright_plan::{validate_text, Format, Options};

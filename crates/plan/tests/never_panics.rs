@@ -1,7 +1,6 @@
 //! Mutated and truncated plans never make the validator panic: every input
 //! gets diagnostics, whatever it is; and a plan that reads can be written
 //! as a Taskmaster, Auto-Claude or Spec Kit plan.
-#![forbid(unsafe_code)]
 
 use planwright_plan::{validate_text, Format, Options};
 use proptest::prelude::*;

@@ -20,7 +20,7 @@ pub(crate) struct Incoming {
 
 impl Incoming {
     /// A header's value, by its lower-case name.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)

@@ -4,7 +4,6 @@
 //! the `planwright` binary in a hermetic environment ([`Cli`]), a
 //! [`FakeExecutor`] that builds candidates in a clone of its own, and the
 //! [`contract`] every executor must pass.
-#![forbid(unsafe_code)]
 
 mod cli;
 pub mod contract;
@@ -120,6 +119,23 @@ impl Env {
         git(&self.repo(), &["rev-parse", "main"])
     }
 
+    /// The folder of the run in `repo/.planwright/runs/` (the first git
+    /// lists, for a test that made one run).
+    pub fn run_dir(&self) -> PathBuf {
+        let runs = self.repo().join(".planwright/runs");
+        let mut dirs = std::fs::read_dir(&runs)
+            .unwrap_or_else(|e| panic!("{}: {e}", runs.display()))
+            .map(|d| d.unwrap().path());
+        dirs.next().expect("a run's folder")
+    }
+
+    /// The text of `rel` in [`Env::run_dir`] (`events.jsonl`,
+    /// `A/ticket.log`).
+    pub fn run_file(&self, rel: &str) -> String {
+        let path = self.run_dir().join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
     /// Subjects of the commits on main, newest first.
     pub fn log(&self) -> Vec<String> {
         git(&self.repo(), &["log", "--format=%s", "main"])
@@ -128,6 +144,19 @@ impl Env {
             .collect()
     }
 }
+
+/// A standard_v1 plan of one ticket, `W-1`, that changes `README.md` (to
+/// "hello", as its fixture writes).
+pub const STANDARD_V1_README: &str = r#"{
+  "plan_version": "standard_v1",
+  "ticket_reference": {"type": "github_issue", "url": "https://example.invalid/issues/1", "id": "W-1"},
+  "generated_by": {"agent": "a", "model": "m", "timestamp": "2026-03-01T12:00:00Z"},
+  "summary": "Say hello in the README.",
+  "scope": {"files": [{"path": "README.md", "operation": "modify"}]},
+  "approach": [{"step": 1, "description": "Edit the README."}],
+  "verification": {"test_strategy": "grep", "rollback_plan": "revert"},
+  "predicted_runtime_minutes": 1, "predicted_runtime_confidence": "high"
+}"#;
 
 pub fn plan(json: serde_json::Value) -> Plan {
     let mut json = json;

@@ -1,8 +1,6 @@
 //! Every executor keeps the contract of `planwright_engine::exec`: the
 //! local one, and the fake one that works as a remote executor would.
 
-#![forbid(unsafe_code)]
-
 use planwright_engine::agent::{Agent, Agents};
 use planwright_engine::process::Cancel;
 use planwright_engine::Executor;

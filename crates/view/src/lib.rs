@@ -4,7 +4,6 @@
 //! holds them, with the state store supplying what events do not carry.
 //! It only reads: no processes, no writes to the run.
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 mod html;
 mod json;

@@ -77,7 +77,7 @@ pub struct BatchView {
 }
 
 /// Said of a run an older planwright made, which kept no graph.
-pub const GRAPH_NOT_RECORDED: &str =
+pub(crate) const GRAPH_NOT_RECORDED: &str =
     "this run was recorded before planwright stored its plan's graph: its DAG shows one wave and no edges";
 
 /// The run itself.

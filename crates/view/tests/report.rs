@@ -3,8 +3,6 @@
 //! a real run writes them; these show what `report` and `status` make of
 //! them.)
 
-#![forbid(unsafe_code)]
-
 use planwright_engine::agent::{AgentOutcome, AgentReport, CostSource, Usage};
 use planwright_engine::Repo;
 use planwright_engine::Step;

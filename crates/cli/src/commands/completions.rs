@@ -8,14 +8,14 @@ use clap_complete::Shell;
 /// Print a shell completion script, e.g. `planwright completions bash >
 /// ~/.local/share/bash-completion/completions/planwright` (see README).
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The shell.
     #[arg(value_enum)]
     pub shell: Shell,
 }
 
 /// Runs the command.
-pub fn run(args: Args, _global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, _global: &Global) -> CliResult {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "planwright", &mut script);
     crate::out!("{}", String::from_utf8_lossy(&script));

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 /// validation would reject it, nothing is written and the command exits 1,
 /// unless `--force`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
     /// The format to write (agb, codeboost, standard_v1, native, taskmaster, autoclaude, speckit).
@@ -31,7 +31,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let Loaded { plan, .. } = load_plan(&args.plan, None, None, global)?;
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let text = formats::write(&plan, args.to, &mut warnings);

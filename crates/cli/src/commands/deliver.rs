@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 /// `remaining_scope` is posted on its issue, once.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     /// Print what would be pushed and sent (branches, commits, titles and
@@ -47,7 +47,7 @@ const EXAMPLES: &str = "Examples:
   GITHUB_TOKEN=... planwright deliver --repo . --run RUN_ID --draft --output json";
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let repo = super::observe::open_repo(&args.run.repo)?;
     let report = super::status::load(&args.run.repo, args.run.id.as_deref())?;
     let Loaded { plan, config, .. } = run_plan(&report, &repo, global)?;
@@ -62,7 +62,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 
 /// `deliver`'s own flags, for `run --deliver` too.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// `--dry-run`.
     pub dry_run: bool,
     /// `--draft`.
@@ -70,7 +70,7 @@ pub struct Options {
 }
 
 /// What a delivery did, or would do.
-pub struct Delivered {
+pub(crate) struct Delivered {
     delivery: Delivery,
     texts: Vec<PullText>,
     report: Option<Report>,
@@ -114,7 +114,7 @@ pub(crate) fn run_plan(
 
 /// Delivers run `report` of `plan` with `config`'s `[forge]`: prepares,
 /// renders the pull requests, and (unless a dry run) carries it out.
-pub fn deliver_run(
+pub(crate) fn deliver_run(
     repo: &Repo,
     report: &RunReport,
     plan: &Plan,
@@ -168,7 +168,7 @@ pub(crate) fn forge_settings(
 }
 
 /// A delivery's failure as the command line says it.
-pub fn deliver_error(e: DeliverError) -> CliError {
+pub(crate) fn deliver_error(e: DeliverError) -> CliError {
     let code = if e.is_plan_error() {
         exit::INVALID
     } else {
@@ -183,7 +183,7 @@ pub fn deliver_error(e: DeliverError) -> CliError {
 }
 
 /// The JSON of a delivery: `{"run", "dry_run", "pull_requests": [...]}`.
-pub fn json(d: &Delivered) -> serde_json::Value {
+pub(crate) fn json(d: &Delivered) -> serde_json::Value {
     let pulls: Vec<serde_json::Value> = match &d.report {
         Some(r) => r.pulls.iter().map(|p| serde_json::json!(p)).collect(),
         None => d
@@ -225,7 +225,7 @@ fn print(d: &Delivered, global: &Global) -> Result<(), CliError> {
 }
 
 /// The lines people read.
-pub fn print_human(d: &Delivered) {
+pub(crate) fn print_human(d: &Delivered) {
     let s = &d.delivery.settings;
     let Some(report) = &d.report else {
         crate::outln!(
@@ -298,6 +298,6 @@ fn short(commit: &str) -> &str {
 }
 
 /// The repository folder `run --deliver` delivers from.
-pub fn repo_of(dir: &Path) -> Result<Repo, CliError> {
+pub(crate) fn repo_of(dir: &Path) -> Result<Repo, CliError> {
     super::observe::open_repo(dir)
 }

@@ -15,14 +15,14 @@ use std::sync::Arc;
 ///
 /// The temporary repository is removed at the end unless `--keep`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Keep the temporary repository, to look at with `status`, `report` and git.
     #[arg(long)]
     pub keep: bool,
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let temp = tempfile::Builder::new()
         .prefix("planwright-demo-")
         .tempdir()

@@ -20,7 +20,7 @@ use std::time::Duration;
 /// with a valid plan, 1 when the rounds ran out (the last findings are
 /// printed), 2 on usage errors.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The spec to plan from (Markdown or text).
     #[arg(long, value_name = "SPEC")]
     pub from: PathBuf,
@@ -56,7 +56,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let spec = read_file(&args.from)?;
     let (config, _) = settings::load_config(global, None)?;
     let agent = agent_from(args.agent.as_deref(), args.agent_cmd.as_deref(), &config)?;

@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 /// Print the ticket graph as Graphviz DOT or a Mermaid flowchart.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
     /// The picture language to write (`--as` until the next release).
@@ -30,7 +30,7 @@ pub struct Args {
 
 /// A picture language.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Picture {
+pub(crate) enum Picture {
     /// Graphviz DOT (`dot -Tsvg`).
     Dot,
     /// A Mermaid flowchart.
@@ -38,7 +38,7 @@ pub enum Picture {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let Loaded { plan, .. } = load_plan(&args.plan, None, None, global)?;
     let analysis = analysis::analyse(&plan);
     let mut text = match args.to {

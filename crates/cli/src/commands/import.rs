@@ -10,14 +10,14 @@ use std::path::PathBuf;
 
 /// Take work in from the forge.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     pub what: What,
 }
 
 /// What to import.
 #[derive(clap::Subcommand, Debug)]
-pub enum What {
+pub(crate) enum What {
     Issues(IssuesArgs),
 }
 
@@ -33,7 +33,7 @@ pub enum What {
 /// `Closes #N`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
-pub struct IssuesArgs {
+pub(crate) struct IssuesArgs {
     /// The repository whose `[forge]` remote and configuration are used.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
@@ -67,7 +67,7 @@ const EXAMPLES: &str = "Examples:
   planwright import issues --repo . --milestone v2 --issue 12 14 -o plan.json";
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let What::Issues(args) = args.what;
     let repo = super::observe::open_repo(&args.repo)?;
     let (config, _) =

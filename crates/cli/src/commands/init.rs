@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 ///   planwright init
 ///   planwright init --repo ../app --plan plans/first.json
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The repository to set up: its root gets the two files.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
@@ -34,7 +34,7 @@ struct Found {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let dir = &args.repo;
     if !dir.is_dir() {
         return Err(

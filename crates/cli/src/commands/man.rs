@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// `planwright man | man -l -`; `--command NAME` for one command's page;
 /// `--all DIR` writes `planwright.1` and one `planwright-NAME.1` per command into DIR.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// One command's page (`planwright-NAME(1)`) instead of the main page.
     #[arg(long, value_name = "NAME", conflicts_with = "all")]
     pub command: Option<String>,
@@ -19,7 +19,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let mut cli = Cli::command();
     cli.build();
     if let Some(dir) = &args.all {

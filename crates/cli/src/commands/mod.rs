@@ -1,27 +1,27 @@
 //! One module per command, each with its clap `Args` and one `run` function.
 
-pub mod completions;
-pub mod convert;
-pub mod deliver;
-pub mod demo;
-pub mod draft;
-pub mod graph;
-pub mod import;
-pub mod init;
-pub mod man;
-pub mod observe;
-pub mod preflight;
-pub mod report;
-pub mod respond;
-pub mod run;
-pub mod schema;
-pub mod serve;
-pub mod show;
-pub mod status;
-pub mod sweep;
-pub mod validate;
-pub mod watch;
-pub mod worker;
+pub(crate) mod completions;
+pub(crate) mod convert;
+pub(crate) mod deliver;
+pub(crate) mod demo;
+pub(crate) mod draft;
+pub(crate) mod graph;
+pub(crate) mod import;
+pub(crate) mod init;
+pub(crate) mod man;
+pub(crate) mod observe;
+pub(crate) mod preflight;
+pub(crate) mod report;
+pub(crate) mod respond;
+pub(crate) mod run;
+pub(crate) mod schema;
+pub(crate) mod serve;
+pub(crate) mod show;
+pub(crate) mod status;
+pub(crate) mod sweep;
+pub(crate) mod validate;
+pub(crate) mod watch;
+pub(crate) mod worker;
 
 use crate::error::{exit, CliError};
 use crate::settings::{self, CONFIG_FILE};
@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 
 /// How a command that reads one plan reads it.
 #[derive(clap::Args, Debug, Clone)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// The plan file: JSON, YAML when the name ends in `.yaml` or `.yml`, a Spec Kit tasks.md when it ends in `.md`; `-` reads standard input.
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
@@ -46,7 +46,7 @@ pub struct PlanArgs {
 
 /// Flags that change how a plan is read.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// Read the plan as this format instead of detecting it (agb, codeboost, standard_v1, native, taskmaster, autoclaude, speckit).
     #[arg(long, value_name = "FORMAT", value_parser = settings::parse_format)]
     pub format: Option<Format>,
@@ -77,7 +77,7 @@ pub struct ReadArgs {
 impl ReadArgs {
     /// The flags validation resolves with the configuration; taken apart
     /// without `..`, so a new flag must say whether it is one.
-    pub fn validation_flags(&self) -> ValidationFlags {
+    pub(crate) fn validation_flags(&self) -> ValidationFlags {
         let ReadArgs {
             format,
             input_format: _,
@@ -102,7 +102,7 @@ impl ReadArgs {
 
 /// The surface syntax of a plan.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputFormat {
+pub(crate) enum InputFormat {
     /// JSON (RFC 8259).
     Json,
     /// YAML 1.2, in the JSON data model.
@@ -110,12 +110,12 @@ pub enum InputFormat {
 }
 
 /// The name standard input goes by in messages.
-pub const STDIN_NAME: &str = "<stdin>";
+pub(crate) const STDIN_NAME: &str = "<stdin>";
 
 /// `validate`'s repository tree: codeboost plans' file operations are
 /// checked against it.
 #[derive(clap::Args, Debug, Clone)]
-pub struct TreeArgs {
+pub(crate) struct TreeArgs {
     /// codeboost: check the plan's file operations against this repository's tree.
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -125,7 +125,7 @@ pub struct TreeArgs {
 }
 
 /// Writes a command's document to `path`, or to standard output.
-pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), CliError> {
+pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Result<(), CliError> {
     match path {
         Some(path) => {
             std::fs::write(path, text).map_err(|e| CliError::write(&path.display().to_string(), &e))
@@ -138,12 +138,12 @@ pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), CliError> {
 }
 
 /// Whether `path` means standard input.
-pub fn is_stdin(path: &Path) -> bool {
+pub(crate) fn is_stdin(path: &Path) -> bool {
     path == Path::new("-")
 }
 
 /// The name of `path` in messages.
-pub fn display_name(path: &Path) -> String {
+pub(crate) fn display_name(path: &Path) -> String {
     if is_stdin(path) {
         STDIN_NAME.to_string()
     } else {
@@ -152,7 +152,7 @@ pub fn display_name(path: &Path) -> String {
 }
 
 /// Reads a file (`-`: standard input), mapping I/O failures to exit 2.
-pub fn read_file(path: &Path) -> Result<String, CliError> {
+pub(crate) fn read_file(path: &Path) -> Result<String, CliError> {
     let name = display_name(path);
     let bytes = if is_stdin(path) {
         let mut bytes = Vec::new();
@@ -188,7 +188,7 @@ fn syntax(path: &Path, text: &str, flag: Option<InputFormat>) -> Option<Syntax> 
 const VERBOSE_OVERLAP_PAIRS: usize = 50;
 
 /// One plan file validated, with the configuration it was validated under.
-pub struct Checked {
+pub(crate) struct Checked {
     /// What validation says.
     pub report: FileReport,
     /// The configuration in force: the one a run of the plan would read.
@@ -202,7 +202,7 @@ pub struct Checked {
 /// the current directory, else the repository root's as the plan's base
 /// branch holds it. `repo` is `--repo` and `base` is `--base` where the
 /// command has them.
-pub fn check_file(
+pub(crate) fn check_file(
     path: &Path,
     read: &ReadArgs,
     tree: Option<&TreeArgs>,
@@ -328,7 +328,11 @@ fn taskmaster_current_tag(path: &Path) -> Option<planwright_plan::formats::Curre
 
 /// The repository a plan runs on: `--repo` if given, else the plan's
 /// `repo` (relative to the plan's folder), else the current directory.
-pub fn plan_repo_dir(repo: Option<&Path>, plan_path: &Path, plan_repo: Option<&str>) -> PathBuf {
+pub(crate) fn plan_repo_dir(
+    repo: Option<&Path>,
+    plan_path: &Path,
+    plan_repo: Option<&str>,
+) -> PathBuf {
     if let Some(dir) = repo {
         return dir.to_path_buf();
     }
@@ -369,7 +373,7 @@ fn tree_files(repo: &Path, rev: &str) -> Result<Arc<BTreeSet<String>>, CliError>
 }
 
 /// A valid plan with the configuration its run reads.
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The plan.
     pub plan: Plan,
     /// What validation said of it (its warnings).
@@ -384,7 +388,7 @@ pub struct Loaded {
 /// (to stderr for people, stdout for JSON) and ends the command with exit 1.
 /// The plan is moved out of the report it comes with. `repo` is `--repo`
 /// and `base` is `--base` where the command has them.
-pub fn load_plan(
+pub(crate) fn load_plan(
     args: &PlanArgs,
     repo: Option<&Path>,
     base: Option<&str>,

@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 /// The run a command looks at: the flags `status`, `report`, `watch` and
 /// `serve` share.
 #[derive(clap::Args, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The target git repository.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
@@ -21,7 +21,7 @@ pub struct RunArgs {
 
 /// The repository of `--repo`. The engine's hint when there is none (make
 /// one) is for `run`; a command that reads a run needs the one it ran in.
-pub fn open_repo(dir: &Path) -> Result<Repo, CliError> {
+pub(crate) fn open_repo(dir: &Path) -> Result<Repo, CliError> {
     Repo::open(dir).map_err(|e| match e {
         planwright_engine::EngineError::Repo { message, .. } => {
             CliError::usage(message).hint("pass `--repo` the repository the run ran in")
@@ -31,7 +31,7 @@ pub fn open_repo(dir: &Path) -> Result<Repo, CliError> {
 }
 
 /// The error for a repository without the asked run.
-pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
+pub(crate) fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
     let root = repo.root().display();
     match run {
         Some(r) => CliError::usage(format!("no run `{r}` in `{root}`")).hint(format!(
@@ -43,7 +43,7 @@ pub fn no_run(repo: &Repo, run: Option<&str>) -> CliError {
 }
 
 /// The view of the chosen run with its whole event log folded.
-pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
+pub(crate) fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
     let repo = open_repo(repo)?;
     planwright_view::load_view(&repo, run)
         .map_err(engine_error)?
@@ -51,7 +51,7 @@ pub fn load_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), 
 }
 
 /// The view of the chosen run before its event log is read (for followers).
-pub fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
+pub(crate) fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), CliError> {
     let repo = open_repo(repo)?;
     planwright_view::open_view(&repo, run)
         .map_err(engine_error)?
@@ -60,7 +60,11 @@ pub fn open_view(repo: &Path, run: Option<&str>) -> Result<(RunView, RunFiles), 
 
 /// The HTML report, its log links relative to the folder of `out` (the
 /// current directory, where `> report.html` puts the file, without one).
-pub fn html_report(repo: &Path, run: Option<&str>, out: Option<&Path>) -> Result<String, CliError> {
+pub(crate) fn html_report(
+    repo: &Path,
+    run: Option<&str>,
+    out: Option<&Path>,
+) -> Result<String, CliError> {
     let (view, files) = load_view(repo, run)?;
     let here = std::env::current_dir().map_err(|e| CliError::io(".", &e))?;
     let folder = out
@@ -76,7 +80,7 @@ pub fn html_report(repo: &Path, run: Option<&str>, out: Option<&Path>) -> Result
 }
 
 /// `target` as seen from the folder `from` (both made absolute first).
-pub fn relative(from: &Path, target: &Path) -> PathBuf {
+pub(crate) fn relative(from: &Path, target: &Path) -> PathBuf {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (from, target) = (abs(from), abs(target));
     let a: Vec<Component> = from.components().collect();

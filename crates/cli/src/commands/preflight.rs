@@ -21,7 +21,7 @@ use planwright_engine::{preflight, preflight_failed, Check, CheckName, CheckStat
 /// repository's git config runs programs in planwright's git calls (it
 /// cannot be trusted), 1 otherwise.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -29,7 +29,7 @@ pub struct Args {
 }
 
 /// Prints the checks.
-pub fn print(checks: &[Check], global: &Global) {
+pub(crate) fn print(checks: &[Check], global: &Global) {
     if global.output == Output::Json {
         crate::outln!(
             "{}",
@@ -50,7 +50,7 @@ pub fn print(checks: &[Check], global: &Global) {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let e = &args.engine;
     let Loaded { plan, config, .. } =
         load_plan(&args.plan, e.repo.as_deref(), e.base.as_deref(), global)?;
@@ -83,7 +83,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 /// to work in (a usage error, as for every command) or another run holds
 /// its lock (as `run` refuses then), 3 when its git config
 /// runs programs in planwright's git calls (it cannot be trusted), else 1.
-pub fn failure_code(checks: &[Check]) -> i32 {
+pub(crate) fn failure_code(checks: &[Check]) -> i32 {
     if checks.iter().any(|c| c.failed_at(CheckName::GitConfig)) {
         return exit::INTEGRITY;
     }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// Report formats.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// Markdown.
     Md,
     /// A self-contained HTML page.
@@ -21,7 +21,7 @@ pub enum ReportFormat {
 
 /// Print a run's report: every ticket with its state, attempts, failures and commits.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     /// The report's format (default: `json` with `--output json`, else `md`; `--format` until the next release).
@@ -34,7 +34,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.run.repo, args.run.id.as_deref())?;
     let format = args.to.unwrap_or(match global.output {
         Output::Json => ReportFormat::Json,

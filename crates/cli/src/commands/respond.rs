@@ -32,7 +32,7 @@ use std::time::Duration;
 /// usage, forge or push errors; 130 on Ctrl-C.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     /// Repeat a round every `--interval` until every pull request of the
@@ -61,7 +61,7 @@ const EXAMPLES: &str = "Examples:
   GITHUB_TOKEN=... planwright respond --repo . --watch --interval 5m";
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let cancel = cancel_on_signals();
     loop {
         let open = round(&args, global, &cancel)?;

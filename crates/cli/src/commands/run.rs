@@ -26,7 +26,7 @@ fn agent_help() -> String {
 
 /// Flags `run` and `preflight` share.
 #[derive(clap::Args, Debug, Clone)]
-pub struct EngineArgs {
+pub(crate) struct EngineArgs {
     /// The repository to work in (default: the plan's `repo`, relative to the plan's folder, else the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -66,7 +66,7 @@ pub struct EngineArgs {
 /// the same base branch continues its run, even with the plan edited; another
 /// plan file starts a run of its own (`--continue` continues the newest).
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -104,13 +104,13 @@ pub struct Args {
 }
 
 /// Parses `90`, `90s`, `30m`, `2h`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     planwright_config::parse_duration(text)
 }
 
 /// The target repository: `--repo`, else the plan's `repo` (relative to the
 /// plan's folder), else the current directory.
-pub fn repo_dir(
+pub(crate) fn repo_dir(
     engine: &EngineArgs,
     plan_args: &PlanArgs,
     plan: &planwright_plan::Plan,
@@ -124,7 +124,7 @@ pub fn repo_dir(
 
 /// The agents the flags and configuration name: `--agent` (or
 /// `--agent-cmd`) alone, else `[agents]` with `[agent]`, else `[agent]`.
-pub fn agents(args: &EngineArgs, config: &Config) -> Result<Agents, CliError> {
+pub(crate) fn agents(args: &EngineArgs, config: &Config) -> Result<Agents, CliError> {
     let flags = AgentFlags {
         name: args.agent.clone(),
         cmd: args.agent_cmd.clone(),
@@ -134,7 +134,7 @@ pub fn agents(args: &EngineArgs, config: &Config) -> Result<Agents, CliError> {
 }
 
 /// The agent named by `--agent` and `--agent-cmd`, else by `[agent]`.
-pub fn agent_from(
+pub(crate) fn agent_from(
     name: Option<&str>,
     cmd: Option<&str>,
     config: &Config,
@@ -150,7 +150,7 @@ pub fn agent_from(
 }
 
 /// Run settings: the flags over the configuration over the defaults.
-pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
+pub(crate) fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
     let e = &args.engine;
     let flags = RunFlags {
         plan: args.plan.plan.display().to_string(),
@@ -171,7 +171,7 @@ pub fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliError> {
 }
 
 /// Maps an engine error to the CLI's exit codes.
-pub fn engine_error(e: EngineError) -> CliError {
+pub(crate) fn engine_error(e: EngineError) -> CliError {
     match e {
         EngineError::Integrity(_) => CliError::with_code(exit::INTEGRITY, e.to_string()),
         EngineError::Repo { message, hint } => {
@@ -197,13 +197,17 @@ fn drawable() -> bool {
 
 /// The reporters for this output mode. Plain lines come with a heartbeat
 /// every `heartbeat` (none when it is zero).
-pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
+pub(crate) fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
     reporters_with(global, heartbeat, true)
 }
 
 /// [`reporters`], whose plain lines leave out the merge queue's own steps
 /// unless `queue` or `--verbose` (the demo's first look).
-pub fn reporters_with(global: &Global, heartbeat: Duration, queue: bool) -> Vec<Box<dyn Reporter>> {
+pub(crate) fn reporters_with(
+    global: &Global,
+    heartbeat: Duration,
+    queue: bool,
+) -> Vec<Box<dyn Reporter>> {
     let plain: Box<dyn Reporter> = match global.output {
         Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
@@ -229,7 +233,7 @@ pub fn reporters_with(global: &Global, heartbeat: Duration, queue: bool) -> Vec<
 /// agents and gates; a second signal only says what is still stopping:
 /// planwright never exits while an attempt's processes may outlive it. A
 /// panic cancels the same way before it unwinds.
-pub fn cancel_on_signals() -> Cancel {
+pub(crate) fn cancel_on_signals() -> Cancel {
     let cancel = Cancel::default();
     let flag = cancel.clone();
     let _ = ctrlc::set_handler(move || {
@@ -251,7 +255,7 @@ pub fn cancel_on_signals() -> Cancel {
 
 /// Prints the summary and picks the exit code, with `extra` keys in front
 /// of the JSON summary.
-pub fn finish_with(
+pub(crate) fn finish_with(
     summary: &RunSummary,
     mut extra: serde_json::Map<String, serde_json::Value>,
     global: &Global,
@@ -312,7 +316,7 @@ pub fn finish_with(
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let Loaded {
         plan,
         report,
@@ -479,7 +483,7 @@ fn warn_checks(checks: &[Check], global: &Global) {
 
 /// The error of a failed preflight, its checks printed (human) or folded
 /// into the message (JSON output stays one document).
-pub fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
+pub(crate) fn preflight_failed(checks: &[Check], global: &Global) -> CliError {
     let mut message = "preflight failed; nothing was started".to_string();
     if global.output == Output::Human {
         super::preflight::print(checks, global);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Print the JSON Schema of a plan format, its field reference, or the
 /// shape delta between two schema versions.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The format (codeboost, standard_v1, native; agb has no published schema); not with `--diff`.
     #[arg(value_name = "FORMAT", value_parser = settings::parse_format, required_unless_present = "diff", conflicts_with = "diff")]
     pub format: Option<Format>,
@@ -25,7 +25,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, _global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, _global: &Global) -> CliResult {
     if let Some(paths) = &args.diff {
         let (old, new) = (read_schema(&paths[0])?, read_schema(&paths[1])?);
         crate::out!("{}", schema_doc::diff(&old, &new));

@@ -22,7 +22,7 @@ use std::time::Duration;
 /// Serve a run's report as a live page on 127.0.0.1 (read-only): the same
 /// page as `report --to html`, updated as the run goes on.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     /// The port on 127.0.0.1 (default: a free one).
@@ -34,14 +34,14 @@ pub struct Args {
 }
 
 /// The latest rendering, shared by the follower and the connections.
-pub struct Live {
+pub(crate) struct Live {
     state: Mutex<Rendered>,
     changed: Condvar,
 }
 
 /// One rendering of the report's `<main>`, numbered.
 #[derive(Clone)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// Bumped on each change.
     pub version: u64,
     /// The view it was drawn from.
@@ -51,7 +51,7 @@ pub struct Rendered {
 }
 
 /// What every connection needs.
-pub struct Server {
+pub(crate) struct Server {
     /// The secret every request must carry.
     pub token: String,
     /// The port on 127.0.0.1, which every request's `Host` must name.
@@ -64,12 +64,12 @@ pub struct Server {
 
 impl Server {
     /// The page's link and liveness settings.
-    pub fn options(&self) -> HtmlOptions {
+    pub(crate) fn options(&self) -> HtmlOptions {
         options(&self.token, &self.files)
     }
 
     /// The latest rendering.
-    pub fn current(&self) -> Rendered {
+    pub(crate) fn current(&self) -> Rendered {
         self.live
             .state
             .lock()
@@ -78,7 +78,7 @@ impl Server {
     }
 
     /// Waits until the rendering is newer than `version`, or `timeout`.
-    pub fn wait_newer(&self, version: u64, timeout: Duration) -> Option<Rendered> {
+    pub(crate) fn wait_newer(&self, version: u64, timeout: Duration) -> Option<Rendered> {
         let guard = self.live.state.lock().unwrap_or_else(|e| e.into_inner());
         let (guard, _) = self
             .live
@@ -90,7 +90,7 @@ impl Server {
 }
 
 /// A server for `view` (with `files`), its first rendering done.
-pub fn server(view: RunView, files: RunFiles, token: String, port: u16) -> Server {
+pub(crate) fn server(view: RunView, files: RunFiles, token: String, port: u16) -> Server {
     let body = html_body(&view, &options(&token, &files));
     Server {
         token,
@@ -156,7 +156,7 @@ fn token() -> Result<String, CliError> {
 }
 
 /// Runs the command.
-pub fn run(args: Args, _global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, _global: &Global) -> CliResult {
     let (mut view, files) = open_view(&args.run.repo, args.run.id.as_deref())?;
     let mut tail = Tail::of(&files);
     tail.poll(&mut view).map_err(super::run::engine_error)?;

@@ -12,13 +12,13 @@ use std::fmt::Write;
 /// Show the plan's tickets, waves, critical path, ready set and the
 /// tickets that may run at the same time and change the same files.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub plan: PlanArgs,
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let Loaded { plan, report, .. } = load_plan(&args.plan, None, None, global)?;
     let analysis = analysis::analyse(&plan);
     match global.output {
@@ -94,7 +94,7 @@ fn human(file: &str, plan: &Plan, a: &Analysis) -> String {
 }
 
 /// The widest id column; an agb id has no length limit.
-pub const MAX_ID_COLUMN: usize = 40;
+pub(crate) const MAX_ID_COLUMN: usize = 40;
 
 /// A title on one line: line breaks and other control characters as spaces.
 fn one_line(s: &str) -> String {

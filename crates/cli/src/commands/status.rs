@@ -11,13 +11,13 @@ use planwright_view::{self as view, RunReport, StatusDocument};
 /// Show where a run stands: each ticket's state, attempts, last failure and
 /// merged commit. A run whose process is gone shows as `interrupted`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
 }
 
 /// Loads the report of the chosen run, or explains that there is none.
-pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliError> {
+pub(crate) fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliError> {
     let repo = super::observe::open_repo(repo)?;
     view::load_report(&repo, run)
         .map_err(engine_error)?
@@ -29,7 +29,7 @@ pub fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunReport, CliE
 /// The counts and paused pools come from the run's view (its event log),
 /// like `watch`, `serve` and the HTML report; the rows and the failures
 /// from the state store's rows with every attempt.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let r = load(&args.run.repo, args.run.id.as_deref())?;
     if global.output == Output::Json {
         let json = StatusDocument::new(&r);

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// plan: ticket `S<i>` per target, `targetGlob` expanded over the files git
 /// tracks in the spec's `repo`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The sweep spec (JSON).
     #[arg(value_name = "SPEC")]
     pub spec: PathBuf,
@@ -30,7 +30,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let path = args.spec.display().to_string();
     let text = read_file(&args.spec)?;
     // The glob needs the repository's files before the spec is compiled; a

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// Exit 0 when every file is valid (warnings allowed), 1 when one is not,
 /// 2 when a file cannot be read (the other files are still checked).
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Plan files: JSON, or YAML when the name ends in `.yaml` or `.yml` (any format); `-` reads standard input.
     #[arg(value_name = "PLAN", required = true)]
     pub plans: Vec<PathBuf>,
@@ -27,7 +27,7 @@ pub struct Args {
 /// past its file, so memory stays flat in the number of files; the JSON
 /// array and SARIF outputs keep each file's diagnostics until the end
 /// (SARIF also its text, for the ends of regions).
-pub fn run(args: Args, global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let mut kept: Vec<FileReport> = Vec::new();
     let mut checked_any = false;
     let mut all_valid = true;

@@ -22,7 +22,7 @@ use std::time::Duration;
 /// ticket's evidence and log, to scroll; the footer lists the keys of
 /// each screen.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     /// How often to look for new events, in milliseconds.
@@ -46,7 +46,7 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
 
 /// Which screen `watch` shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
+pub(crate) enum Screen {
     /// The tickets by wave, the slots and the selected ticket's log tail.
     List,
     /// The selected ticket's evidence: every attempt, gate and failure.
@@ -70,7 +70,7 @@ impl Extent {
 }
 
 /// What the view shows besides the run.
-pub struct App {
+pub(crate) struct App {
     view: RunView,
     files: RunFiles,
     tail: Tail,
@@ -87,7 +87,7 @@ pub struct App {
 
 impl App {
     /// An app on `view`, reading the rest of the log from `files`.
-    pub fn new(view: RunView, files: RunFiles) -> App {
+    pub(crate) fn new(view: RunView, files: RunFiles) -> App {
         let tail = Tail::of(&files);
         let mut app = App {
             view,
@@ -110,7 +110,7 @@ impl App {
     }
 
     /// Folds new events and rereads the selected ticket's log tail.
-    pub fn refresh(&mut self) -> Result<(), CliError> {
+    pub(crate) fn refresh(&mut self) -> Result<(), CliError> {
         if self
             .tail
             .poll(&mut self.view)
@@ -136,7 +136,7 @@ impl App {
     }
 
     /// The keys of the screen shown.
-    pub fn keys(&self) -> &'static [keys::Binding] {
+    pub(crate) fn keys(&self) -> &'static [keys::Binding] {
         match self.screen {
             Screen::List => keys::LIST,
             Screen::Evidence | Screen::Log => keys::TICKET,
@@ -145,7 +145,7 @@ impl App {
 
     /// Handles one key; false when it asks to quit. A key the screen's
     /// table does not have does nothing.
-    pub fn key(&mut self, code: KeyCode, mods: KeyModifiers) -> bool {
+    pub(crate) fn key(&mut self, code: KeyCode, mods: KeyModifiers) -> bool {
         match keys::action(self.keys(), code, mods) {
             Some(keys::Action::Quit) => false,
             Some(action) => {
@@ -288,10 +288,10 @@ fn state_color(state: ShownState) -> Color {
 
 mod draw;
 mod keys;
-pub use draw::draw;
+pub(crate) use draw::draw;
 
 /// Runs the command.
-pub fn run(args: Args, _global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, _global: &Global) -> CliResult {
     let (view, files) = open_view(&args.run.repo, args.run.id.as_deref())?;
     let mut app = App::new(view, files);
     app.refresh()?;

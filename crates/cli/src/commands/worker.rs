@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// standard input and output (a run with `[executor] kind` of `"process"`,
 /// `"ssh"` or `"kubernetes"` starts it; see docs/scaling.md).
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The worker's cache: the object store and the slots' repositories
     /// and workspaces [default: $XDG_CACHE_HOME/planwright/worker, else
     /// ~/.cache/planwright/worker].
@@ -25,7 +25,7 @@ pub struct Args {
 }
 
 /// Runs the command.
-pub fn run(args: Args, _global: &Global) -> CliResult {
+pub(crate) fn run(args: Args, _global: &Global) -> CliResult {
     let cache = match args.cache {
         Some(dir) => dir,
         None => default_cache().ok_or_else(|| {

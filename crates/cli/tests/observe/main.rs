@@ -2,7 +2,6 @@
 //! the demo plan (engine API, scripted agent): the same counts everywhere,
 //! and (with PLANWRIGHT_BROWSER_TESTS=1) the pages drawn in headless
 //! Chromium.
-#![forbid(unsafe_code)]
 
 mod webdriver;
 

@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub struct Browser {
+pub(crate) struct Browser {
     driver: Child,
     port: u16,
     session: String,
@@ -20,7 +20,7 @@ pub struct Browser {
 }
 
 /// Whether browser tests were asked for; prints why not otherwise.
-pub fn wanted(test: &str) -> bool {
+pub(crate) fn wanted(test: &str) -> bool {
     let on = std::env::var("PLANWRIGHT_BROWSER_TESTS").is_ok_and(|v| v == "1");
     if !on {
         eprintln!(
@@ -91,7 +91,7 @@ fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
 
 impl Browser {
     /// Starts chromedriver and a headless Chromium session.
-    pub fn start() -> Browser {
+    pub(crate) fn start() -> Browser {
         let chromium = find("chromium", "CHROMIUM");
         let chromedriver = find("chromedriver", "CHROMEDRIVER");
         let port = free_port();
@@ -150,12 +150,12 @@ impl Browser {
     }
 
     /// Loads `url` (waits for its load event).
-    pub fn goto(&self, url: &str) {
+    pub(crate) fn goto(&self, url: &str) {
         self.session("POST", "/url", Some(&json!({"url": url})));
     }
 
     /// Runs `script` (a function body) in the page; its return value.
-    pub fn eval(&self, script: &str) -> Value {
+    pub(crate) fn eval(&self, script: &str) -> Value {
         self.session(
             "POST",
             "/execute/sync",
@@ -165,7 +165,7 @@ impl Browser {
 
     /// Runs `script` until it returns true, up to a minute (the machine may
     /// be loaded; the wait ends as soon as the page is as expected).
-    pub fn wait_for(&self, what: &str, script: &str) {
+    pub(crate) fn wait_for(&self, what: &str, script: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while self.eval(script) != Value::Bool(true) {
             assert!(Instant::now() < deadline, "the page never showed {what}");
@@ -174,7 +174,7 @@ impl Browser {
     }
 
     /// Makes the page's viewport `width` by `height` CSS pixels, as a phone's.
-    pub fn viewport(&self, width: u32, height: u32) {
+    pub(crate) fn viewport(&self, width: u32, height: u32) {
         let params =
             json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": true});
         self.session(
@@ -186,7 +186,7 @@ impl Browser {
 
     /// Saves a PNG of the viewport as `name`.png in the test's target folder
     /// (for a person to look at); its path.
-    pub fn screenshot(&self, name: &str) -> std::path::PathBuf {
+    pub(crate) fn screenshot(&self, name: &str) -> std::path::PathBuf {
         let data = self.session("GET", "/screenshot", None);
         let png = base64(data.as_str().expect("a base64 screenshot"));
         assert!(png.starts_with(b"\x89PNG"), "the screenshot is a PNG");
@@ -199,7 +199,7 @@ impl Browser {
     }
 
     /// Console messages of level SEVERE (errors) since the last call.
-    pub fn console_errors(&self) -> Vec<String> {
+    pub(crate) fn console_errors(&self) -> Vec<String> {
         let logs = self.session("POST", "/se/log", Some(&json!({"type": "browser"})));
         logs.as_array()
             .expect("a log list")

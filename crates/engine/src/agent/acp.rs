@@ -16,8 +16,8 @@ use super::{
     AgentReport, AttemptContext, CmdAgent, CostSource,
 };
 use crate::error::EngineError;
-use crate::process::{self, Cancel, LineSink, Spec};
 use planwright_config::Prices;
+use planwright_os::process::{self, Cancel, LineSink, Spec};
 use serde_json::Value;
 use session::{Ended, Session, TurnEnd};
 use std::io::Write;
@@ -26,13 +26,13 @@ use std::time::{Duration, Instant};
 
 /// The ACP version planwright speaks (the `protocolVersion` of
 /// `initialize`); an agent that answers with another fails the attempt.
-pub const PROTOCOL_VERSION: u64 = 1;
+pub(crate) const PROTOCOL_VERSION: u64 = 1;
 
 /// How long an agent has, once its turn is over or cancelled, to end.
 const GRACE: Duration = Duration::from_secs(5);
 
 /// An ACP agent started from a command template.
-pub struct Acp {
+pub(crate) struct Acp {
     cmd: CmdAgent,
     env: Vec<String>,
     /// `[agent] model`, over the attempt's.
@@ -51,7 +51,7 @@ pub struct Acp {
 
 impl Acp {
     /// Parses `template` (`"gemini --acp"`), placeholders as for `cmd`.
-    pub fn new(template: &str, opts: &AgentOptions) -> Result<Acp, EngineError> {
+    pub(crate) fn new(template: &str, opts: &AgentOptions) -> Result<Acp, EngineError> {
         let cmd = CmdAgent::new(template)?;
         let file = cmd.program().and_then(|p| {
             let name = std::path::Path::new(&p).file_name()?.to_str()?.to_string();
@@ -93,7 +93,7 @@ impl Acp {
 
     /// Which set-up the agent gets, for preflight: `the set-up of
     /// \`claude\``, or none.
-    pub fn setup(&self) -> String {
+    pub(crate) fn setup(&self) -> String {
         match &self.cli {
             Some(cli) => format!("the `{}` adapter's set-up (slot home, environment, hosts)", cli.name()),
             None => "no CLI's set-up (the base environment and `[agent] env` only); name one with `[agent] state`".into(),
@@ -158,7 +158,7 @@ impl Agent for Acp {
     fn probe(
         &self,
         scratch: &std::path::Path,
-        confine: Option<&crate::sandbox::Confine>,
+        confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<Option<String>, String> {
         let ctx = probe::context(self, scratch, confine).map_err(|e| e.to_string())?;
         let converse = self.converse(&ctx, &Cancel::default(), |lines, stop| {

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 /// The Antigravity CLI adapter.
 #[derive(Default)]
-pub struct Agy;
+pub(crate) struct Agy;
 
 /// Linux refuses a single argument longer than 128 KiB (`MAX_ARG_STRLEN`).
 const MAX_INLINE_PROMPT: usize = 100 * 1024;
@@ -77,7 +77,7 @@ impl Cli for Agy {
 
 /// Reads agy's stream-json (and its one-object json) output.
 #[derive(Debug, Default)]
-pub struct AgyParser {
+pub(crate) struct AgyParser {
     parsed: Parsed,
     /// Whether the last error is the provider's refusal.
     limited: bool,

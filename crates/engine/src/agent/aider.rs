@@ -36,7 +36,7 @@ use std::path::PathBuf;
 
 /// The aider adapter.
 #[derive(Default)]
-pub struct Aider;
+pub(crate) struct Aider;
 
 impl Cli for Aider {
     const NAME: &'static str = "aider";
@@ -119,7 +119,7 @@ const ANALYTICS_LOG: &str = "aider-analytics.jsonl";
 
 /// Reads aider's text output, and then its analytics log.
 #[derive(Debug, Default)]
-pub struct AiderParser {
+pub(crate) struct AiderParser {
     /// The printed usage, summed: the running total while aider runs.
     usage: Option<Usage>,
     /// The cache figures of each printed usage line.

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 /// The Claude Code adapter.
 #[derive(Default)]
-pub struct Claude;
+pub(crate) struct Claude;
 
 impl Cli for Claude {
     const NAME: &'static str = "claude";
@@ -119,10 +119,10 @@ impl Cli for Claude {
 }
 
 /// The variable that bounds Claude Code's own retries of a refused call.
-pub const MAX_RETRIES_ENV: &str = "CLAUDE_CODE_MAX_RETRIES";
+pub(crate) const MAX_RETRIES_ENV: &str = "CLAUDE_CODE_MAX_RETRIES";
 
 /// Its retries: a refused attempt makes `1 + MAX_RETRIES` calls.
-pub const MAX_RETRIES: u32 = 2;
+pub(crate) const MAX_RETRIES: u32 = 2;
 
 /// How Claude Code words a refusal by its provider at the start of a
 /// failed result's text (lower case): the subscription's usage limits, an
@@ -145,7 +145,7 @@ const LIMITS: &[&str] = &[
 
 /// Reads Claude Code's stream-json (or json) output.
 #[derive(Debug, Default)]
-pub struct ClaudeParser {
+pub(crate) struct ClaudeParser {
     parsed: Parsed,
     /// The last assistant text, in case the result line never comes.
     last_text: Option<String>,

@@ -12,17 +12,17 @@ use super::{
     AgentOutcome, AgentReport, AttemptContext, CostSource, Usage, UsageSink, UsageSoFar,
     BUDGET_ENV,
 };
-use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
-use crate::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
 use planwright_config::Prices;
+use planwright_os::beneath::{BeneathError, Dir, Kind};
+use planwright_os::process::{self, Cancel, Exit, Finished, LineSink, ProcessError, Spec};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// What a parser made of a CLI's output.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// The agent's last message.
     pub final_message: Option<String>,
     /// The CLI's session (thread, conversation) id.
@@ -56,7 +56,7 @@ pub struct Parsed {
 impl Parsed {
     /// The running total for [`StreamParser::so_far`], for parsers that
     /// keep their tokens in a [`Parsed`] as they read.
-    pub fn so_far(&self) -> Option<UsageSoFar> {
+    pub(crate) fn so_far(&self) -> Option<UsageSoFar> {
         Some(UsageSoFar {
             model: self.model.clone(),
             usage: self.usage?,
@@ -66,7 +66,7 @@ impl Parsed {
 
 /// A rate limit or exhausted quota, as the CLI reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// What the CLI said.
     pub reason: String,
     /// When it lifts, when the CLI said.
@@ -76,7 +76,7 @@ pub struct Limit {
 impl Limit {
     /// The limit a CLI's error `message` reports, lifting when the message
     /// says it does.
-    pub fn from_message(message: String, now: Now) -> Limit {
+    pub(crate) fn from_message(message: String, now: Now) -> Limit {
         Limit {
             retry_after: limits::retry_after(&message, now),
             reason: message,
@@ -86,7 +86,7 @@ impl Limit {
 
 /// An incremental parser of one CLI's stdout. It must never panic: text
 /// that is not what it expects is skipped (the raw output is in the log).
-pub trait StreamParser: Send {
+pub(crate) trait StreamParser: Send {
     /// One line of stdout, as it arrives.
     fn line(&mut self, line: &str);
     /// The tokens reported so far, after the lines read; `None` until the
@@ -108,11 +108,11 @@ pub trait StreamParser: Send {
 }
 
 /// The largest record file read (aider writes a few hundred bytes a call).
-pub const MAX_RECORD: u64 = 16 << 20;
+pub(crate) const MAX_RECORD: u64 = 16 << 20;
 
 /// What an attempt asks of the CLI beyond the context.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Invocation<'a> {
+pub(crate) struct Invocation<'a> {
     /// The model for this attempt.
     pub model: Option<&'a str>,
     /// What is left of the budget, for CLIs that can stop themselves.
@@ -122,7 +122,7 @@ pub struct Invocation<'a> {
 impl Invocation<'_> {
     /// `FLAG MODEL` when the attempt names a model, else nothing: how
     /// most CLIs are given one.
-    pub fn model_args(&self, flag: &str) -> Vec<String> {
+    pub(crate) fn model_args(&self, flag: &str) -> Vec<String> {
         self.model
             .map(|model| vec![flag.to_string(), model.to_string()])
             .unwrap_or_default()
@@ -132,7 +132,7 @@ impl Invocation<'_> {
 /// Where a CLI keeps its state, and which of the user's files a fresh
 /// per-slot state directory needs to work.
 #[derive(Debug, Clone)]
-pub struct StateLayout {
+pub(crate) struct StateLayout {
     /// Variables to set: name, and the folder under the slot home they
     /// point to (`""` is the home itself), made there.
     pub vars: Vec<(&'static str, &'static str)>,
@@ -148,7 +148,7 @@ pub struct StateLayout {
 /// seeded: the CLI's own retries cut short, so that it gives up well
 /// before the agent's time limit and planwright's pause takes over.
 #[derive(Debug, Clone, Copy)]
-pub struct Tune {
+pub(crate) struct Tune {
     /// The file, relative to the slot home.
     pub to: &'static str,
     /// Its new content from the seeded one (`None`: there is none), or
@@ -158,7 +158,7 @@ pub struct Tune {
 
 /// One file of the user's CLI state to make available in a slot home.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seed {
+pub(crate) struct Seed {
     /// The user's file, or (copied) folder; absent ones are skipped.
     pub from: PathBuf,
     /// Where it goes, relative to the slot home.
@@ -169,7 +169,7 @@ pub struct Seed {
 
 /// How a [`Seed`] reaches a slot home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placing {
+pub(crate) enum Placing {
     /// Symlinked (credentials: never copied, and a token the CLI refreshes
     /// in place is seen by every slot).
     Link,
@@ -184,19 +184,19 @@ pub enum Placing {
 
 impl Seed {
     /// A credential, linked.
-    pub fn link(from: PathBuf, to: &'static str) -> Seed {
+    pub(crate) fn link(from: PathBuf, to: &'static str) -> Seed {
         let how = Placing::Link;
         Seed { from, to, how }
     }
 
     /// A setting, copied.
-    pub fn copy(from: PathBuf, to: &'static str) -> Seed {
+    pub(crate) fn copy(from: PathBuf, to: &'static str) -> Seed {
         let how = Placing::Copy;
         Seed { from, to, how }
     }
 
     /// A folder of the cache, lent read-only.
-    pub fn lend(from: PathBuf, to: &'static str) -> Seed {
+    pub(crate) fn lend(from: PathBuf, to: &'static str) -> Seed {
         let how = Placing::Lend;
         Seed { from, to, how }
     }
@@ -204,7 +204,7 @@ impl Seed {
 
 /// One coding-agent CLI, as an adapter describes it. The facts that do not
 /// depend on an attempt are constants, so an adapter states each in one line.
-pub trait Cli: Send + Sync + 'static {
+pub(crate) trait Cli: Send + Sync + 'static {
     /// The adapter's name (`--agent NAME`).
     const NAME: &'static str;
     /// The executable's usual name on `PATH`.
@@ -277,14 +277,14 @@ pub trait Cli: Send + Sync + 'static {
 }
 
 /// An [`Agent`] driving a [`Cli`].
-pub struct CliAgent<C: Cli> {
+pub(crate) struct CliAgent<C: Cli> {
     cli: C,
     opts: AgentOptions,
 }
 
 impl<C: Cli> CliAgent<C> {
     /// The adapter `cli` with the user's `[agent]` options.
-    pub fn new(cli: C, opts: AgentOptions) -> CliAgent<C> {
+    pub(crate) fn new(cli: C, opts: AgentOptions) -> CliAgent<C> {
         CliAgent { cli, opts }
     }
 
@@ -305,7 +305,7 @@ impl<C: Cli> CliAgent<C> {
     }
 
     /// The whole argv of one attempt.
-    pub fn argv(&self, ctx: &AttemptContext) -> Vec<String> {
+    pub(crate) fn argv(&self, ctx: &AttemptContext) -> Vec<String> {
         let budget = ctx
             .env
             .iter()
@@ -399,7 +399,7 @@ impl<C: Cli> Agent for CliAgent<C> {
     fn probe(
         &self,
         scratch: &Path,
-        confine: Option<&crate::sandbox::Confine>,
+        confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<Option<String>, String> {
         let ctx = self
             .probe_context(scratch, confine)
@@ -526,7 +526,7 @@ pub(crate) fn probe_context(
     agent: &dyn Agent,
     name: &str,
     scratch: &Path,
-    confine: Option<&crate::sandbox::Confine>,
+    confine: Option<&planwright_os::sandbox::Confine>,
 ) -> Result<AttemptContext, EngineError> {
     let (workspace, tmp) = (scratch.join("workspace"), scratch.join("tmp"));
     let homes = scratch.join("homes").join("probe");
@@ -593,7 +593,7 @@ impl<C: Cli> CliAgent<C> {
     fn probe_context(
         &self,
         scratch: &Path,
-        confine: Option<&crate::sandbox::Confine>,
+        confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<AttemptContext, EngineError> {
         probe_context(self, C::NAME, scratch, confine)
     }
@@ -620,7 +620,7 @@ impl<C: Cli> CliAgent<C> {
 /// the CLI's verdict. A `TICKET-BLOCKED:` last line (of the final message,
 /// else of stdout) gives up; a success exit with output cut short is still
 /// finished (the workspace decides), only without usage.
-pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
+pub(crate) fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
     match (&done.exit, parsed.retrying.clone()) {
         (Exit::TimedOut, Some(limit)) => {
             return AgentOutcome::Unavailable {
@@ -669,7 +669,7 @@ pub fn decide(done: &Finished, parsed: &Parsed) -> AgentOutcome {
 /// The agent log's lines about figures that are missing, so none is
 /// silently wrong: the output was cut short before the CLI's final record
 /// (`cut`: no tokens, no cost), or the model has no price.
-pub fn figures_notes(
+pub(crate) fn figures_notes(
     cut: bool,
     usage: Option<&Usage>,
     model: Option<&str>,
@@ -694,7 +694,11 @@ pub fn figures_notes(
 
 /// The cost: the CLI's own figure when it gave one, else the price table's
 /// for the model and tokens, else none.
-pub fn cost(parsed: &Parsed, model: Option<&str>, prices: &Prices) -> Option<(f64, CostSource)> {
+pub(crate) fn cost(
+    parsed: &Parsed,
+    model: Option<&str>,
+    prices: &Prices,
+) -> Option<(f64, CostSource)> {
     if let Some(usd) = parsed.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
         return Some((usd, CostSource::Reported));
     }
@@ -740,7 +744,7 @@ fn remove_strays(workspace: &Path, strays: &[&str], were_there: &[bool]) {
 /// in the slot's homes goes, symlinks included, and nothing there is
 /// followed; only a linked credential the CLI refreshed in place is kept
 /// (see [`refreshed`]).
-pub fn prepare_state(
+pub(crate) fn prepare_state(
     home: &Path,
     layout: &StateLayout,
 ) -> Result<Vec<(String, String)>, EngineError> {
@@ -871,7 +875,7 @@ pub(crate) fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<()
 
 /// The user's directory for a CLI's state: `$VAR` when set, else
 /// `$HOME/default` (for example `CODEX_HOME`, else `~/.codex`).
-pub fn user_dir(var: &dyn Fn(&str) -> Option<String>, name: &str, default: &str) -> PathBuf {
+pub(crate) fn user_dir(var: &dyn Fn(&str) -> Option<String>, name: &str, default: &str) -> PathBuf {
     match var(name).filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(var("HOME").unwrap_or_default()).join(default),
@@ -879,18 +883,18 @@ pub fn user_dir(var: &dyn Fn(&str) -> Option<String>, name: &str, default: &str)
 }
 
 /// The text of a JSON string field, if it is one.
-pub fn text(v: &serde_json::Value, key: &str) -> Option<String> {
+pub(crate) fn text(v: &serde_json::Value, key: &str) -> Option<String> {
     v.get(key)?.as_str().map(str::to_string)
 }
 
 /// A JSON number field as a token count (absent, negative or fractional
 /// counts are 0: a count never fails an attempt).
-pub fn count(v: &serde_json::Value, key: &str) -> u64 {
+pub(crate) fn count(v: &serde_json::Value, key: &str) -> u64 {
     v.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0)
 }
 
 /// One line as a JSON object, or `None` (not JSON, or not an object).
-pub fn json_line(line: &str) -> Option<serde_json::Value> {
+pub(crate) fn json_line(line: &str) -> Option<serde_json::Value> {
     let line = line.trim();
     if !line.starts_with('{') {
         return None;

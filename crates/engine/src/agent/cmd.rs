@@ -7,12 +7,12 @@ use super::{
     AttemptContext,
 };
 use crate::error::EngineError;
-use crate::process::{self, Cancel, Exit, Spec};
+use planwright_os::process::{self, Cancel, Exit, Spec};
 use std::time::Duration;
 
 /// The exit code that says "the provider refused me, try again later":
 /// `EX_TEMPFAIL` of `sysexits.h`.
-pub const EX_TEMPFAIL: i32 = 75;
+pub(crate) const EX_TEMPFAIL: i32 = 75;
 
 /// A program run once per attempt.
 pub struct CmdAgent {

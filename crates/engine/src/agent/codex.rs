@@ -25,7 +25,7 @@ use serde_json::Value;
 
 /// The Codex adapter.
 #[derive(Default)]
-pub struct Codex;
+pub(crate) struct Codex;
 
 impl Cli for Codex {
     const NAME: &'static str = "codex";
@@ -67,7 +67,7 @@ impl Cli for Codex {
             Some((_, dir)) => std::path::PathBuf::from(dir),
             None => user_dir(&|name| std::env::var(name).ok(), "CODEX_HOME", ".codex"),
         };
-        let bytes = crate::beneath::read_file(&dir.join("config.toml")).ok()?;
+        let bytes = planwright_os::beneath::read_file(&dir.join("config.toml")).ok()?;
         config_model(&String::from_utf8_lossy(&bytes))
     }
 
@@ -141,7 +141,7 @@ fn own_sandbox(ctx: &AttemptContext) -> &'static str {
 /// `config.toml`: one retry of a request and of a stream, and a minute of
 /// silence ends a stream (its defaults, 4 and 5 retries of a stream idle
 /// for 5 minutes each, outlast a short agent time limit).
-pub const RETRIES: [(&str, i64); 3] = [
+pub(crate) const RETRIES: [(&str, i64); 3] = [
     ("request_max_retries", 1),
     ("stream_max_retries", 1),
     ("stream_idle_timeout_ms", 60_000),
@@ -186,7 +186,7 @@ fn user_provider(var: &dyn Fn(&str) -> Option<String>) -> (String, Option<toml::
 
 /// The top-level `model = "..."` of a Codex `config.toml` (before its
 /// first table).
-pub fn config_model(config: &str) -> Option<String> {
+pub(crate) fn config_model(config: &str) -> Option<String> {
     let top = config
         .lines()
         .take_while(|l| !l.trim_start().starts_with('['));
@@ -207,7 +207,7 @@ pub fn config_model(config: &str) -> Option<String> {
 
 /// Reads `codex exec --json` output.
 #[derive(Debug, Default)]
-pub struct CodexParser {
+pub(crate) struct CodexParser {
     parsed: Parsed,
     /// The last `error` line was Codex's notice of a retry, or the error
     /// that notice quoted, reported again as its retries ran out.

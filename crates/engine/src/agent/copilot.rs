@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 /// The Copilot CLI adapter.
 #[derive(Default)]
-pub struct Copilot;
+pub(crate) struct Copilot;
 
 /// The usage file's name in the attempt's temporary folder.
 const USAGE_FILE: &str = "copilot-usage.json";
@@ -118,7 +118,7 @@ struct CallFailure {
 
 /// Reads `copilot --output-format json` events and its usage file.
 #[derive(Debug, Default)]
-pub struct CopilotParser {
+pub(crate) struct CopilotParser {
     parsed: Parsed,
     /// The `session.error`'s `statusCode` and `errorType`.
     status: Option<u64>,

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 /// The Gemini CLI adapter.
 #[derive(Default)]
-pub struct Gemini;
+pub(crate) struct Gemini;
 
 /// The instruction after the charter on standard input.
 const PROMPT_TAIL: &str = "Carry out the task given above.";
@@ -93,7 +93,7 @@ impl Cli for Gemini {
 /// Gemini CLI's `general.maxAttempts` in a slot's `settings.json`: one
 /// retry, where its default of 10 (with its backoff) outlasts a short
 /// agent time limit and turns a rate limit into a `timeout` strike.
-pub const MAX_ATTEMPTS: u64 = 2;
+pub(crate) const MAX_ATTEMPTS: u64 = 2;
 
 /// The seeded `settings.json` with `general.maxAttempts` at most
 /// [`MAX_ATTEMPTS`] (a lower one of the user's is kept); one that is not
@@ -120,7 +120,7 @@ const KEEP_BYTES: usize = 8 << 20;
 
 /// Reads Gemini CLI's `json` output.
 #[derive(Debug, Default)]
-pub struct GeminiParser {
+pub(crate) struct GeminiParser {
     stdout: String,
 }
 

@@ -3,8 +3,8 @@
 //! download as it starts) is lent a copy of the user's, filled once by
 //! planwright, outside any ticket, and written by no sandbox.
 
-use crate::beneath::Dir;
 use crate::error::EngineError;
+use planwright_os::beneath::Dir;
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use std::sync::Mutex;
 /// Where the lent cache folders of the slot homes in `homes`
 /// (`.planwright/homes`) are kept: beside the slots' folders, in none of
 /// them, so no agent or reviewer may write there.
-pub fn lent_root(homes: &Path) -> PathBuf {
+pub(crate) fn lent_root(homes: &Path) -> PathBuf {
     homes.join(".lent")
 }
 
@@ -23,7 +23,7 @@ pub fn lent_root(homes: &Path) -> PathBuf {
 /// from a slot, which every slot reads and none writes (the CLI's attempt
 /// to write there fails, so nothing one ticket's agent leaves there
 /// reaches the next). Nothing is lent when the user has no such folder.
-pub fn lend(
+pub(crate) fn lend(
     homes: &Path,
     home: &Dir,
     cli: &OsStr,

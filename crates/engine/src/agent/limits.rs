@@ -12,6 +12,7 @@
 //! minutes"), a clock time ("try again at 3:05 PM", "Dec 29th, 2025 10:15
 //! PM", "resets 8pm (UTC)"), an RFC 3339 instant or a Unix timestamp.
 
+use crate::clock::days_from_civil;
 use std::time::Duration;
 
 /// The wall clock, passed in so that parsing stays pure.
@@ -39,22 +40,22 @@ impl Now {
 /// rate limited (429), failing (500, 502), unavailable (503) and
 /// overloaded (Anthropic's 529). Every adapter reads the status from its
 /// CLI's own error record or message, never from free text.
-pub const PROVIDER_STATUSES: [u64; 5] = [429, 500, 502, 503, 529];
+pub(crate) const PROVIDER_STATUSES: [u64; 5] = [429, 500, 502, 503, 529];
 
 /// Whether `status` says the provider refused the key itself (401
 /// Unauthorized, 403 Forbidden): no retry or pause helps, and every
 /// attempt with that key fails the same way.
-pub fn is_key_status(status: u64) -> bool {
+pub(crate) fn is_key_status(status: u64) -> bool {
     status == 401 || status == 403
 }
 
 /// Whether `status` is one of [`PROVIDER_STATUSES`].
-pub fn is_provider_status(status: u64) -> bool {
+pub(crate) fn is_provider_status(status: u64) -> bool {
     PROVIDER_STATUSES.contains(&status)
 }
 
 /// The three-digit status `text` starts with (`503 Service Unavailable`).
-pub fn leading_status(text: &str) -> Option<u64> {
+pub(crate) fn leading_status(text: &str) -> Option<u64> {
     let digits = text.get(..3)?;
     let after = text[3..].chars().next();
     let whole =
@@ -64,7 +65,7 @@ pub fn leading_status(text: &str) -> Option<u64> {
 
 /// What a `cmd` program's last line starts with when its provider refused
 /// it (lower case; `docs/agents.md` lists them).
-pub const PROVIDER_PHRASES: &[&str] = &[
+pub(crate) const PROVIDER_PHRASES: &[&str] = &[
     "429",
     "rate limit exceeded",
     "quota exceeded",
@@ -76,7 +77,7 @@ pub const PROVIDER_PHRASES: &[&str] = &[
 /// (lower case) as a whole word: case-insensitive, with `’` read as `'`.
 /// Anchoring at the start is what keeps an agent's work from reading like
 /// the CLI's error: a message that only mentions a phrase is not one.
-pub fn begins_with(text: &str, phrases: &[&str]) -> bool {
+pub(crate) fn begins_with(text: &str, phrases: &[&str]) -> bool {
     let lower = text.trim_start().to_lowercase().replace('\u{2019}', "'");
     phrases.iter().any(|p| {
         lower
@@ -87,7 +88,7 @@ pub fn begins_with(text: &str, phrases: &[&str]) -> bool {
 
 /// `line` without its leading labels: words ending in `:` such as
 /// `Error:`, `error: api:` or `openai.RateLimitError:`.
-pub fn without_labels(line: &str) -> &str {
+pub(crate) fn without_labels(line: &str) -> &str {
     let mut rest = line.trim_start();
     while let Some((word, after)) = rest.split_once(char::is_whitespace) {
         if word.len() < 2 || !word.ends_with(':') {
@@ -103,12 +104,12 @@ pub fn without_labels(line: &str) -> &str {
 
 /// Whether a `cmd` program's last line is its provider's refusal: after
 /// its labels it begins with one of [`PROVIDER_PHRASES`].
-pub fn is_provider_line(line: &str) -> bool {
+pub(crate) fn is_provider_line(line: &str) -> bool {
     begins_with(without_labels(line), PROVIDER_PHRASES)
 }
 
 /// The last line of `text` that is not blank, trimmed.
-pub fn last_line(text: &str) -> &str {
+pub(crate) fn last_line(text: &str) -> &str {
     text.lines()
         .rev()
         .map(str::trim)
@@ -118,7 +119,7 @@ pub fn last_line(text: &str) -> &str {
 
 /// The time from `now` until an instant given in Unix seconds (or
 /// milliseconds, which some CLIs print), zero when it has passed.
-pub fn until(instant: i64, now: Now) -> Duration {
+pub(crate) fn until(instant: i64, now: Now) -> Duration {
     let secs = if instant > 100_000_000_000 {
         instant / 1000
     } else {
@@ -150,7 +151,7 @@ const ABSOLUTE: &[&str] = &[
 
 /// When the limit described in `text` lifts, from `now`; `None` when the
 /// text gives no time that can be read.
-pub fn retry_after(text: &str, now: Now) -> Option<Duration> {
+pub(crate) fn retry_after(text: &str, now: Now) -> Option<Duration> {
     let lower = text.to_lowercase();
     for phrase in RELATIVE {
         if let Some(d) = after_each(&lower, phrase).find_map(duration) {
@@ -177,7 +178,7 @@ fn after_each<'a>(text: &'a str, phrase: &'a str) -> impl Iterator<Item = &'a st
 
 /// A duration at the start of `text`: `1h2m3.5s`, `12.2s`, `30m`, or a
 /// number and a unit word (`5 minutes`, `2 hours`).
-pub fn duration(text: &str) -> Option<Duration> {
+pub(crate) fn duration(text: &str) -> Option<Duration> {
     compact_duration(text).or_else(|| worded_duration(text))
 }
 
@@ -342,20 +343,6 @@ fn clock(text: &str) -> Option<(i64, &str)> {
         return None;
     }
     (secs < 86_400).then_some((secs, rest))
-}
-
-// Howard Hinnant's days-from-civil, the inverse of `clock::civil_from_days`.
-fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub use limits::Now;
 pub use roster::Agents;
 
 use crate::error::EngineError;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,8 +113,8 @@ pub struct AttemptContext {
     pub env: Vec<(String, String)>,
     /// The sandbox every process of the agent runs in; an adapter that
     /// gives the CLI more to write (its own state directory) adds it with
-    /// [`crate::sandbox::Confine::allow_write`].
-    pub confine: Option<crate::sandbox::Confine>,
+    /// [`planwright_os::sandbox::Confine::allow_write`].
+    pub confine: Option<planwright_os::sandbox::Confine>,
     /// The cap of the agent's log, in bytes.
     pub log_limit: Option<u64>,
     /// Where the agent reports its tokens while it runs, when anyone listens.
@@ -224,7 +224,7 @@ pub trait Agent: Send + Sync {
     fn probe(
         &self,
         _scratch: &Path,
-        _confine: Option<&crate::sandbox::Confine>,
+        _confine: Option<&planwright_os::sandbox::Confine>,
     ) -> Result<Option<String>, String> {
         Ok(None)
     }
@@ -234,9 +234,9 @@ pub trait Agent: Send + Sync {
 /// same, also reading what the agent reads of the user's home
 /// ([`Agent::reads`]).
 pub(crate) fn reading(
-    confine: Option<&crate::sandbox::Confine>,
+    confine: Option<&planwright_os::sandbox::Confine>,
     agent: &dyn Agent,
-) -> Option<crate::sandbox::Confine> {
+) -> Option<planwright_os::sandbox::Confine> {
     let mut confine = confine.cloned()?;
     confine.policy.readable.extend(agent.reads());
     Some(confine)
@@ -368,7 +368,7 @@ pub fn agent_env(ctx: &AttemptContext, allowed: &[String]) -> Vec<(String, Strin
         .map(|n| n.to_string())
         .chain(allowed.iter().cloned())
         .collect();
-    let mut env = crate::process::scrubbed_env(&names);
+    let mut env = planwright_os::process::scrubbed_env(&names);
     // A name the user lists cannot bring planwright's own back: they would
     // point git at the user's repository or forge an attempt's identity.
     env.retain(|(k, _)| !k.starts_with("PLANWRIGHT_") && !k.starts_with("GIT_"));

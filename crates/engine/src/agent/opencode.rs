@@ -25,7 +25,7 @@ use serde_json::Value;
 
 /// The opencode adapter.
 #[derive(Default)]
-pub struct Opencode;
+pub(crate) struct Opencode;
 
 impl Cli for Opencode {
     const NAME: &'static str = "opencode";
@@ -97,7 +97,7 @@ impl Cli for Opencode {
 }
 
 /// `provider/model` as opencode wants it.
-pub fn with_provider(model: &str) -> String {
+pub(crate) fn with_provider(model: &str) -> String {
     if model.contains('/') {
         return model.to_string();
     }
@@ -121,7 +121,7 @@ pub fn with_provider(model: &str) -> String {
 
 /// Reads `opencode run --format json` events.
 #[derive(Debug, Default)]
-pub struct OpencodeParser {
+pub(crate) struct OpencodeParser {
     parsed: Parsed,
     cost: f64,
     status: Option<u64>,

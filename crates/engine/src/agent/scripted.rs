@@ -9,17 +9,17 @@
 use super::{Agent, AgentOutcome, AgentReport, AttemptContext};
 use crate::error::EngineError;
 use crate::git::Git;
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use std::path::{Component, Path, PathBuf};
 
 /// The scripted agent.
-pub struct Scripted {
+pub(crate) struct Scripted {
     dir: PathBuf,
 }
 
 impl Scripted {
     /// Fixtures under `dir`.
-    pub fn new(dir: PathBuf) -> Scripted {
+    pub(crate) fn new(dir: PathBuf) -> Scripted {
         // Its files are read from the workspace (`git apply` runs there): a
         // folder relative to where planwright started must not change
         // meaning.
@@ -28,7 +28,7 @@ impl Scripted {
     }
 
     /// The fixture folder for this attempt.
-    pub fn fixture(&self, ticket: &str, attempt: u32) -> Option<PathBuf> {
+    pub(crate) fn fixture(&self, ticket: &str, attempt: u32) -> Option<PathBuf> {
         let by_attempt = self.dir.join(ticket).join(format!("attempt-{attempt}"));
         let any = self.dir.join(ticket);
         [by_attempt, any].into_iter().find(|p| p.is_dir())

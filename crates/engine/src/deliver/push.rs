@@ -60,7 +60,7 @@ pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
 
 /// One push: `commit` to `refs/heads/<branch>` of `remote`.
 #[derive(Debug)]
-pub struct Push<'a> {
+pub(crate) struct Push<'a> {
     /// The remote's name (for the lease's ref and messages).
     pub remote: &'a str,
     /// The URL git pushes to for it: pushing there rather than to the
@@ -101,7 +101,11 @@ pub struct PushOutcome {
 /// A try that fails for a passing reason (the remote out of reach, a 5xx
 /// or 429 of its HTTP server) is tried again with the API's bounded policy
 /// ([`planwright_forge::RetryPolicy`]: 4 tries, waits of 1s, 2s, 4s).
-pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<PushOutcome, DeliverError> {
+pub(crate) fn push(
+    repo: &Repo,
+    p: &Push,
+    token: Option<&Secret>,
+) -> Result<PushOutcome, DeliverError> {
     let lease_ref = pushed_ref(p.remote, p.branch);
     let last = repo.ref_tip(&lease_ref)?;
     let target = format!("refs/heads/{}", p.branch);
@@ -147,7 +151,11 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<PushOutcome
 /// or over https with the token through a credential helper of this
 /// command only. Hooks stay off like everywhere. The URL was rewritten by
 /// the user's `insteadOf` already ([`remote_url`]).
-pub fn remote_git(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Git, DeliverError> {
+pub(super) fn remote_git(
+    repo: &Repo,
+    p: &Push,
+    token: Option<&Secret>,
+) -> Result<Git, DeliverError> {
     let access = RemoteAccess::read()?;
     let mut git = repo
         .git()
@@ -170,7 +178,7 @@ pub fn remote_git(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Git, 
 
 /// Runs the push, again while it fails for a passing reason, as `policy`
 /// says; returns the last try's output and why each earlier one failed.
-pub fn retry_passing(
+pub(super) fn retry_passing(
     git: &Git,
     policy: &planwright_forge::RetryPolicy,
     timer: &dyn planwright_forge::Timer,
@@ -274,7 +282,7 @@ pub fn fetched_ref(remote: &str, branch: &str) -> String {
 /// Fetches `branch` of the remote at `url` into [`fetched_ref`], with the
 /// token as [`push`] gives it; its commit, or `None` when the remote has
 /// no such branch.
-pub fn fetch(
+pub(crate) fn fetch(
     repo: &Repo,
     p: &Push,
     token: Option<&Secret>,

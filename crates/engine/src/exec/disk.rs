@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The bytes set aside for the state store.
-pub const RESERVE: u64 = 16 << 20;
+pub(crate) const RESERVE: u64 = 16 << 20;
 
 /// Free space below the floor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Low {
+pub(crate) struct Low {
     /// Bytes free.
     pub available: u64,
     /// The floor on this disk.
@@ -67,7 +67,7 @@ fn mib(bytes: u64) -> String {
 /// Whether the disk of `state_dir` (`.planwright/`, or the repository when
 /// it does not exist yet) is below the floor `min_free`, and if so what
 /// takes the space there.
-pub fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
+pub(crate) fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
     let at = if state_dir.exists() {
         state_dir
     } else {
@@ -100,7 +100,7 @@ fn reserve_path(state_dir: &Path) -> PathBuf {
 
 /// As a run opens: below the floor, the reserve is given to the state
 /// store; with room above the floor for it, it is made (once).
-pub fn at_open(state_dir: &Path, min_free: MinFree) {
+pub(crate) fn at_open(state_dir: &Path, min_free: MinFree) {
     let path = reserve_path(state_dir);
     let space = disk::space(state_dir);
     let low = space
@@ -121,7 +121,7 @@ pub fn at_open(state_dir: &Path, min_free: MinFree) {
 
 /// Gives the reserve's space back (to the state store, about to record
 /// a `disk_full` failure).
-pub fn release(state_dir: &Path) {
+pub(crate) fn release(state_dir: &Path) {
     let _ = std::fs::remove_file(reserve_path(state_dir));
 }
 
@@ -132,19 +132,19 @@ pub fn release(state_dir: &Path) {
 static FILLS: AtomicU64 = AtomicU64::new(0);
 
 /// How many times the disk was found full so far (see [`noted_full`]).
-pub fn fills() -> u64 {
+pub(crate) fn fills() -> u64 {
     FILLS.load(Ordering::SeqCst)
 }
 
 /// Counts a full disk, before its space is given back.
-pub fn noted_full() {
+pub(crate) fn noted_full() {
     FILLS.fetch_add(1, Ordering::SeqCst);
 }
 
 /// Where an attempt was when the disk filled up, and what of its space
 /// was given back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum During {
+pub(crate) enum During {
     /// The agent's work or its commit: the slot's workspace was reset.
     Agent,
     /// Its verification (the gate checkout, the gates, counterfactuals,
@@ -155,7 +155,7 @@ pub enum During {
 /// The failure of an attempt after which the disk is below the floor
 /// (`low`), or was while it ran (`None`: another attempt's space was
 /// given back since).
-pub fn full(low: Option<&Low>, during: During) -> Failure {
+pub(crate) fn full(low: Option<&Low>, during: During) -> Failure {
     let (when, reset) = match during {
         During::Agent => ("the attempt", "its workspace was reset"),
         During::Verification => (
@@ -175,7 +175,7 @@ pub fn full(low: Option<&Low>, during: During) -> Failure {
 
 /// The stop of the merge queue after a merge during which the disk fell
 /// below the floor: what is verified stays so, for the next run.
-pub fn merge_stopped(low: &Low) -> String {
+pub(crate) fn merge_stopped(low: &Low) -> String {
     format!(
         "the disk filled up during a merge: {low}; the merge queue stopped, and what it had not merged stays verified: free some space and run again to merge it (`[run] min_free` sets the floor)"
     )

@@ -30,7 +30,7 @@ use crate::git::refs::commit_tree;
 use crate::git::repo::Repo;
 use crate::model::failure::Failure;
 use crate::model::{Phase, Verdict};
-use crate::process::Cancel;
+use planwright_os::process::Cancel;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -250,7 +250,7 @@ impl LocalExecutor {
             .files
             .join(format!("attempt-{}.prompt.md", input.attempt));
         // Nothing in a run folder is followed, whoever could write there.
-        crate::beneath::write_file(&prompt_file, input.charter.as_bytes())?;
+        planwright_os::beneath::write_file(&prompt_file, input.charter.as_bytes())?;
         let tmp = self.workspaces.fresh_tmp(slot)?;
         let ceiling = Workspaces::root(&self.repo);
         let mut confine = self.workspaces.confine(slot, &tmp, agent.hosts());
@@ -349,7 +349,7 @@ impl Executor for LocalExecutor {
         // agent made of it (a build that died of it, or gave up).
         let hit = ctx.confine.as_ref().and_then(|c| c.hits.get());
         if let Some(hit) = hit.filter(|_| report.outcome != AgentOutcome::Cancelled) {
-            let f = crate::sandbox::limit_failure("the agent", hit);
+            let f = crate::contain::limit_failure("the agent", hit);
             return Ok(rejected(report, f));
         }
         if report.outcome != AgentOutcome::Cancelled {

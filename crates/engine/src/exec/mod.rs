@@ -1,12 +1,12 @@
 //! Where an attempt runs: the `Executor` trait, the local executor, the
 //! slots' workspaces and their set-up.
 
-pub mod disk;
+pub(crate) mod disk;
 mod executor;
 mod names;
-pub mod network;
+pub(crate) mod network;
 pub mod remote;
-pub mod setup;
-pub mod workspace;
+pub(crate) mod setup;
+pub(crate) mod workspace;
 
 pub use executor::*;

@@ -6,7 +6,7 @@
 //! Windows or macOS must not reach a base branch others check out there.
 
 /// Why git refuses `path` (slash-separated, as git lists it), or `None`.
-pub fn refused(path: &[u8]) -> Option<&'static str> {
+pub(super) fn refused(path: &[u8]) -> Option<&'static str> {
     path.split(|&b| b == b'/').find_map(component)
 }
 

@@ -1,20 +1,20 @@
 //! How agents and set-ups reach the network (`[sandbox] agent_network`):
-//! through planwright's proxy ([`crate::proxy`]) to the hosts their
+//! through planwright's proxy ([`planwright_os::proxy`]) to the hosts their
 //! adapter needs, the package registries (set-ups) and `[sandbox] allow`,
 //! plus the names `[sandbox] hosts` maps; or the host's network; or
 //! loopback alone. Gates are not here: they keep loopback alone (or the
 //! host's network with `[sandbox] gate_network`).
 
-use crate::proxy::{Allow, Rules};
-use crate::sandbox::Policy;
 use planwright_config::{AgentNetwork, ContainSettings, HostPort};
+use planwright_os::proxy::{Allow, Rules};
+use planwright_os::sandbox::Policy;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The package registries a set-up reaches through the proxy by default
 /// (npm, Yarn, PyPI, crates.io, the Go module proxy and checksum database,
 /// RubyGems, Maven Central), as of December 2026.
-pub const SETUP_HOSTS: &[&str] = &[
+pub(crate) const SETUP_HOSTS: &[&str] = &[
     "registry.npmjs.org:443",
     "registry.yarnpkg.com:443",
     "repo.yarnpkg.com:443",

@@ -14,8 +14,8 @@ use crate::exec::workspace::WorkspaceSettings;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Verdict;
-use crate::process::{self, Cancel, Spec};
-use crate::sandbox::Confine;
+use planwright_os::process::{self, Cancel, Spec};
+use planwright_os::sandbox::Confine;
 use planwright_plan::gate_integrity;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,7 +23,7 @@ use std::time::Duration;
 
 /// Where a set-up runs: its directory, its private `TMPDIR`, its
 /// package-manager caches and its sandbox (which may write all three).
-pub struct Room<'a> {
+pub(crate) struct Room<'a> {
     pub dir: &'a Path,
     pub tmp: &'a Path,
     pub caches: &'a Caches,
@@ -32,14 +32,14 @@ pub struct Room<'a> {
 
 /// The set-up of a run's directories.
 #[derive(Debug, Clone)]
-pub struct Setup {
+pub(crate) struct Setup {
     repo: Repo,
     settings: WorkspaceSettings,
 }
 
 impl Setup {
     /// The set-up `settings` say, for directories of `repo`.
-    pub fn new(repo: Repo, settings: WorkspaceSettings) -> Setup {
+    pub(crate) fn new(repo: Repo, settings: WorkspaceSettings) -> Setup {
         Setup { repo, settings }
     }
 
@@ -63,7 +63,7 @@ impl Setup {
     }
 
     /// Whether there is anything to run.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.settings.setup.is_empty()
     }
 
@@ -71,7 +71,7 @@ impl Setup {
     /// input the commit lacks keys as empty, so adding it changes the key):
     /// the declared ones and those the commands read whatever is declared
     /// ([`Setup::inputs`]).
-    pub fn key(&self, commit: &str) -> Result<String, EngineError> {
+    pub(crate) fn key(&self, commit: &str) -> Result<String, EngineError> {
         let mut key = format!("{:?}", self.settings.setup);
         for input in self.inputs() {
             let spec = format!("{commit}:{input}");
@@ -91,7 +91,7 @@ impl Setup {
     /// and for a package manager `package.json` (its lifecycle scripts run)
     /// and the rc files. A result is kept only for the same content of all
     /// of them, so no candidate's change to them rides on another's result.
-    pub fn inputs(&self) -> Vec<String> {
+    pub(crate) fn inputs(&self) -> Vec<String> {
         let mut inputs = self.settings.setup_inputs.clone();
         for argv in &self.settings.setup {
             inputs.extend(gate_integrity::program_files(argv));
@@ -108,7 +108,7 @@ impl Setup {
     /// Runs the set-up commands in `room`, logging to `log`; `Some`
     /// verdict when one failed (or the run was interrupted). `place` says
     /// where for the failure's message.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         room: &Room,
         log: &Path,
@@ -146,7 +146,7 @@ impl Setup {
             };
             if let Some(hit) = done.limit.filter(|_| done.exit != process::Exit::Cancelled) {
                 let who = format!("the set-up `{command}` {place}");
-                let f = crate::sandbox::limit_failure(&who, hit);
+                let f = crate::contain::limit_failure(&who, hit);
                 return Ok(Some(Verdict::Fail(f.with_evidence(done.output_tail))));
             }
             match done.exit {
@@ -168,12 +168,12 @@ impl Setup {
 }
 
 /// The stamp saved at `path`, if any.
-pub fn read_stamp(path: &Path) -> Option<String> {
+pub(crate) fn read_stamp(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
 /// Forgets the stamp at `path` (before a set-up that may fail half-way).
-pub fn clear_stamp(path: &Path) -> Result<(), EngineError> {
+pub(crate) fn clear_stamp(path: &Path) -> Result<(), EngineError> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(EngineError::io(path, e)),
         _ => Ok(()),
@@ -181,7 +181,7 @@ pub fn clear_stamp(path: &Path) -> Result<(), EngineError> {
 }
 
 /// Saves `stamp` at `path`.
-pub fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
+pub(crate) fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
     crate::exec::workspace::create_parent(path)?;
     std::fs::write(path, stamp).map_err(|e| EngineError::io(path, e))
 }

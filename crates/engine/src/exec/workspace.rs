@@ -18,7 +18,6 @@
 //! checkout, so every agent starts from the user's version. They never
 //! reach a candidate: its tree keeps them as the base commit has them.
 
-use crate::beneath::{Dir, Kind};
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::names;
@@ -27,8 +26,9 @@ use crate::exec::setup::{self, Setup};
 use crate::git::repo::Repo;
 use crate::git::Git;
 use crate::model::{Failure, FailureKind, Verdict};
-use crate::process::Cancel;
-use crate::sandbox::{Confine, Containment, Policy};
+use planwright_os::beneath::{Dir, Kind};
+use planwright_os::process::Cancel;
+use planwright_os::sandbox::{Confine, Containment, Policy};
 use std::collections::{BTreeSet, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// `[workspace]` settings: how workspaces and gate checkouts are prepared
 /// (resolved by planwright-config).
-pub use planwright_config::WorkspaceSettings;
+pub(crate) use planwright_config::WorkspaceSettings;
 
 /// The workspaces of a run.
 #[derive(Debug, Clone)]
@@ -61,7 +61,7 @@ pub struct Workspaces {
     /// there (no `[sandbox] writable` directory holds the workspaces).
     quiet_after_candidate: bool,
     /// `[sandbox] pids` and `memory` of agents and set-ups.
-    limits: crate::sandbox::Limits,
+    limits: planwright_os::sandbox::Limits,
 }
 
 impl Workspaces {
@@ -74,7 +74,7 @@ impl Workspaces {
         declared: Vec<PathBuf>,
     ) -> Workspaces {
         let root = Self::root(&repo);
-        let shared = crate::sandbox::overlaps_any(&root, &declared);
+        let shared = planwright_os::sandbox::overlaps_any(&root, &declared);
         Workspaces {
             setup: Setup::new(repo.clone(), settings.clone()),
             repo,
@@ -86,7 +86,7 @@ impl Workspaces {
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
-            limits: crate::sandbox::Limits::default(),
+            limits: planwright_os::sandbox::Limits::default(),
         }
     }
 
@@ -123,7 +123,7 @@ impl Workspaces {
 
     /// The same workspaces, whose agents and set-ups are held to `limits`
     /// (`[sandbox] pids` and `memory`).
-    pub fn with_limits(mut self, limits: crate::sandbox::Limits) -> Workspaces {
+    pub fn with_limits(mut self, limits: planwright_os::sandbox::Limits) -> Workspaces {
         self.limits = limits;
         self
     }
@@ -525,7 +525,7 @@ const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true
 /// the index does not track, say), and then every file is checked. Line
 /// endings and the like follow `commit`'s attributes, never a
 /// `.gitattributes` an agent or a gate left in the work tree.
-pub fn reset(
+pub(crate) fn reset(
     git: impl Fn() -> Git,
     index: &Path,
     commit: &str,
@@ -549,7 +549,11 @@ pub fn reset(
 /// deleted, made executable, turned into a symlink or a directory, or
 /// moved under a symlinked directory. Attributes are `commit`'s (see
 /// [`reset`]).
-pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<(), EngineError> {
+pub(crate) fn reset_files(
+    git: impl Fn() -> Git,
+    index: &Path,
+    commit: &str,
+) -> Result<(), EngineError> {
     let git = || git().arg(format!("--attr-source={commit}"));
     if index.is_file() {
         git()
@@ -575,9 +579,9 @@ pub fn reset_files(git: impl Fn() -> Git, index: &Path, commit: &str) -> Result<
 /// folder no one may enter stops the reset when planwright is not root.
 /// A file may be a hard link to one outside, so it is written anew, never
 /// changed in place; a directory cannot be. Nothing in `dir` is followed.
-pub fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
+pub(crate) fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
     let out = git.args(["ls-files", "-s", "-z"]).output()?;
-    let umask = crate::process::umask();
+    let umask = planwright_os::process::umask();
     let mut files = Vec::new();
     // Sorted by component: a directory comes before what it holds.
     let mut dirs = BTreeSet::from([PathBuf::new()]);
@@ -621,7 +625,7 @@ pub fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
 /// The real file `[workspace] copy` entry `rel` names in the user's
 /// checkout at `root`: it must exist and be a regular file, and a symlink
 /// is followed only when it stays inside the repository.
-pub fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
+pub(crate) fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
     let refuse = |why: String| {
         EngineError::Settings(format!(
             "`[workspace] copy` in `planwright.toml` names `{rel}`, {why}; \
@@ -655,7 +659,7 @@ pub fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
 }
 
 /// `path` emptied (created when missing).
-pub fn fresh_dir(path: &Path) -> Result<PathBuf, EngineError> {
+pub(crate) fn fresh_dir(path: &Path) -> Result<PathBuf, EngineError> {
     remove_any(path)?;
     std::fs::create_dir_all(path).map_err(|e| EngineError::io(path, e))?;
     Ok(path.to_path_buf())
@@ -663,7 +667,7 @@ pub fn fresh_dir(path: &Path) -> Result<PathBuf, EngineError> {
 
 /// Removes whatever is at `path` (file, symlink or directory), never
 /// following a symlink.
-pub fn remove_any(path: &Path) -> Result<(), EngineError> {
+pub(crate) fn remove_any(path: &Path) -> Result<(), EngineError> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
@@ -683,7 +687,10 @@ pub fn remove_any(path: &Path) -> Result<(), EngineError> {
 /// folder no one may open or search (an agent's or a gate's `chmod 000`;
 /// root can), and then fails: the folders it names are opened up (see
 /// [`open_up_beneath`]) and it runs once more. Its output.
-pub fn git_clean(clean: impl Fn() -> Git, dir: &Path) -> Result<std::process::Output, EngineError> {
+pub(crate) fn git_clean(
+    clean: impl Fn() -> Git,
+    dir: &Path,
+) -> Result<std::process::Output, EngineError> {
     let out = clean().raw()?;
     if out.status.success() {
         return Ok(out);
@@ -716,7 +723,7 @@ fn open_up(dir: &Path) -> Result<(), EngineError> {
 
 /// Gives the owner every right on the directory `rel` below `root` and on
 /// each directory in it, from the top down, following nothing.
-fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), crate::beneath::BeneathError> {
+fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), planwright_os::beneath::BeneathError> {
     let mut todo = vec![rel.to_path_buf()];
     while let Some(rel) = todo.pop() {
         let Some(entry) = root.entry(&rel)?.filter(|e| e.kind == Kind::Dir) else {
@@ -729,7 +736,7 @@ fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), crate::beneath::Beneath
 }
 
 /// Creates the directory `path` goes in.
-pub fn create_parent(path: &Path) -> Result<(), EngineError> {
+pub(crate) fn create_parent(path: &Path) -> Result<(), EngineError> {
     match path.parent() {
         Some(dir) => std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e)),
         None => Ok(()),
@@ -914,7 +921,7 @@ mod tests {
         }
         shut("", 0o1700);
         assert_eq!(prepare(), dir);
-        let umask = crate::process::umask();
+        let umask = planwright_os::process::umask();
         let mode = |rel: &str| {
             let meta = std::fs::symlink_metadata(dir.join(rel)).unwrap();
             meta.permissions().mode() & 0o7777
@@ -1039,7 +1046,7 @@ mod tests {
         git(&["commit", "-qm", "second"]);
         let second = git(&["rev-parse", "HEAD"]);
         // Processes contained (in namespaces), writes not: as `mode = "off"`.
-        let confined = Containment::new(crate::sandbox::Mode::Off).unwrap();
+        let confined = Containment::new(planwright_os::sandbox::Mode::Off).unwrap();
         assert!(
             confined.ends_descendants(),
             "the kernel has no user namespaces"

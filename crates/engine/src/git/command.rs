@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub use crate::error::GitError;
+pub(crate) use crate::error::GitError;
 
 /// `-c` overrides of every trusted git call: no hooks, no fsmonitor, no
 /// attributes file, no signing, no line-ending conversion, no automatic gc
@@ -258,7 +258,7 @@ const REMOTE_KEYS: &str = r"^(url\..*\.(insteadof|pushinsteadof)|core\.sshcomman
 /// `core.fsmonitor`, credential helpers, aliases...) stays unread, as for
 /// every trusted git call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RemoteAccess {
+pub(crate) struct RemoteAccess {
     /// `url.<base>.insteadof` and `pushinsteadof`, in the file's order.
     urls: Vec<(String, String)>,
     /// `core.sshcommand` and `ssh.variant`.
@@ -269,7 +269,7 @@ impl RemoteAccess {
     /// Reads the keys from the user's global git config (`~/.gitconfig`
     /// and `$XDG_CONFIG_HOME/git/config`, or the file `GIT_CONFIG_GLOBAL`
     /// names, with their `include`s); none when there is none.
-    pub fn read() -> Result<RemoteAccess, GitError> {
+    pub(crate) fn read() -> Result<RemoteAccess, GitError> {
         let git = Git {
             user_global: true,
             ..Git::outside()
@@ -305,13 +305,13 @@ impl RemoteAccess {
     }
 
     /// The URL keys (for `remote get-url --push`, which applies them).
-    pub fn urls(&self) -> &[(String, String)] {
+    pub(crate) fn urls(&self) -> &[(String, String)] {
         &self.urls
     }
 
     /// The ssh keys (for the push to the URL already rewritten: applying
     /// the URL keys a second time could rewrite it twice).
-    pub fn ssh(&self) -> &[(String, String)] {
+    pub(crate) fn ssh(&self) -> &[(String, String)] {
         &self.ssh
     }
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// The commit message of a ticket's one commit, trailers included.
-pub fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
+pub(crate) fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
     let title = if ticket.title.trim().is_empty() {
         ticket.id.as_str()
     } else {
@@ -28,11 +28,11 @@ pub fn commit_message(ticket: &Ticket, digest: &str, run: &str) -> String {
 }
 
 /// The trailer naming a merged commit's ticket.
-pub const TICKET_TRAILER: &str = "Planwright-Ticket";
+pub(crate) const TICKET_TRAILER: &str = "Planwright-Ticket";
 /// The trailer holding the digest of the ticket's definition.
-pub const DIGEST_TRAILER: &str = "Planwright-Ticket-Digest";
+pub(crate) const DIGEST_TRAILER: &str = "Planwright-Ticket-Digest";
 /// The trailer naming the run that merged it.
-pub const RUN_TRAILER: &str = "Planwright-Run";
+pub(crate) const RUN_TRAILER: &str = "Planwright-Run";
 
 /// A digest of the ticket's meaning: id, title, body, scope, rails,
 /// dependencies, its own gates (argv only), reviewer checks and
@@ -40,7 +40,7 @@ pub const RUN_TRAILER: &str = "Planwright-Run";
 /// hint, model), the estimate and format-specific metadata, which change how
 /// or where the work runs, not what it must produce. The same ticket read
 /// from two formats therefore has the same digest.
-pub fn ticket_digest(t: &Ticket) -> String {
+pub(crate) fn ticket_digest(t: &Ticket) -> String {
     // Serialized straight into the hash: a run digests every ticket of the
     // plan, and the bytes must stay those of the JSON object below, field
     // for field, or every stored digest would read as changed.
@@ -99,9 +99,22 @@ impl std::io::Write for Fnv128 {
     }
 }
 
+/// The ticket digest `commit` carries in its trailer (empty when it has
+/// none), or None when there is no such commit.
+pub(crate) fn digest_of(repo: &Repo, commit: &str) -> Result<Option<String>, EngineError> {
+    let format = format!("--format=%(trailers:key={DIGEST_TRAILER},valueonly)");
+    let out = (repo.git())
+        .args(["log", "-1", &format, commit, "--"])
+        .raw()?;
+    Ok(out
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+}
+
 /// One merged commit of a ticket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Landed {
+pub(crate) struct Landed {
     /// The commit.
     pub commit: String,
     /// The digest of the ticket's definition it was built from.
@@ -112,14 +125,14 @@ pub struct Landed {
 
 /// Every ticket commit reachable from the refs read, newest first per ticket.
 #[derive(Debug, Clone, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     by_ticket: HashMap<String, Vec<Landed>>,
 }
 
 impl Ledger {
     /// Reads the ledger from the history of `refs` (those that exist), in one
     /// git call whatever the number of tickets.
-    pub fn read(repo: &Repo, refs: &[String]) -> Result<Ledger, EngineError> {
+    pub(crate) fn read(repo: &Repo, refs: &[String]) -> Result<Ledger, EngineError> {
         let mut git = repo.git().args([
             "log",
             "-z",
@@ -143,7 +156,7 @@ impl Ledger {
     }
 
     /// Parses `git log -z` output in the format [`Ledger::read`] asks for.
-    pub fn parse(text: &str) -> Ledger {
+    pub(crate) fn parse(text: &str) -> Ledger {
         let mut by_ticket: HashMap<String, Vec<Landed>> = HashMap::new();
         for record in text.split('\0').filter(|r| !r.trim().is_empty()) {
             let fields: Vec<&str> = record.trim_matches('\n').split('\x01').collect();
@@ -168,7 +181,7 @@ impl Ledger {
     }
 
     /// The commits of `ticket`, newest first; only those of `run` when given.
-    pub fn landed(&self, ticket: &str, run: Option<&str>) -> Vec<&Landed> {
+    pub(crate) fn landed(&self, ticket: &str, run: Option<&str>) -> Vec<&Landed> {
         self.by_ticket
             .get(ticket)
             .into_iter()
@@ -180,7 +193,7 @@ impl Ledger {
 
 /// What the base branch's history says about one ticket of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Standing {
+pub(crate) enum Standing {
     /// Not merged.
     Open,
     /// Merged as `commit`, from the plan's current definition.
@@ -195,7 +208,7 @@ pub enum Standing {
 /// to replace: it and older commits no longer count. The digest is asked
 /// only for a ticket that landed: most tickets of a large plan have not,
 /// and a digest serializes the whole ticket.
-pub fn standing(
+pub(crate) fn standing(
     ledger: &Ledger,
     ticket: &str,
     digest: impl FnOnce() -> String,

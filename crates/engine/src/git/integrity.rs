@@ -14,7 +14,7 @@ use planwright_plan::model::{Gate, ScopeEntry};
 
 /// Refuses a repository whose configuration would run programs inside
 /// planwright's git calls, naming the keys and how to accept them.
-pub fn refuse_risky_config(repo: &Repo, allow: &[String]) -> Result<(), EngineError> {
+pub(crate) fn refuse_risky_config(repo: &Repo, allow: &[String]) -> Result<(), EngineError> {
     let risky = repo.risky_config(allow)?;
     if risky.is_empty() {
         return Ok(());
@@ -23,7 +23,7 @@ pub fn refuse_risky_config(repo: &Repo, allow: &[String]) -> Result<(), EngineEr
 }
 
 /// The message naming risky configuration keys.
-pub fn risky_config_message(risky: &[String]) -> String {
+pub(crate) fn risky_config_message(risky: &[String]) -> String {
     let keys: Vec<&str> = risky
         .iter()
         .map(|kv| kv.split_once('=').map_or(kv.as_str(), |(k, _)| k))
@@ -46,7 +46,7 @@ pub fn risky_config_message(risky: &[String]) -> String {
 /// scripts (npm runs them on its own); and that a candidate of a
 /// package-manager command does not change an `.npmrc` (whose
 /// `script-shell` would decide what `npm test` runs).
-pub fn check_gate_scripts(
+pub(crate) fn check_gate_scripts(
     repo: &Repo,
     gates: &[Gate],
     setups: &[Vec<String>],

@@ -3,10 +3,13 @@
 //! and targets of merges.
 
 mod command;
-pub mod guard;
-pub mod identity;
-pub mod integrity;
-pub mod refs;
-pub mod repo;
+pub(crate) mod guard;
+pub(crate) mod identity;
+pub(crate) mod integrity;
+pub(crate) mod objects;
+pub(crate) mod refs;
+pub(crate) mod repo;
+pub(crate) mod tree;
+pub(crate) mod version;
 
 pub use command::*;

@@ -19,22 +19,22 @@ use std::sync::Mutex;
 
 /// Where a ticket's newest candidate lives while the ticket is open; the
 /// ref is deleted once it merged (no ref per ticket outlives the run).
-pub fn candidate_ref(ticket: &str) -> String {
+pub(crate) fn candidate_ref(ticket: &str) -> String {
     format!("refs/planwright/candidates/{ticket}")
 }
 
 /// Where the last candidate of a failed ticket is kept for the user.
-pub fn quarantine_ref(ticket: &str) -> String {
+pub(crate) fn quarantine_ref(ticket: &str) -> String {
     format!("refs/planwright/quarantine/{ticket}")
 }
 
 /// The branch holding a run's merges while the base cannot move.
-pub fn held_branch(run: &str) -> String {
+pub(crate) fn held_branch(run: &str) -> String {
     format!("planwright/run/{run}")
 }
 
 /// Points `name` at `commit` (creating it).
-pub fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
+pub(crate) fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
     repo.guard().own_write(|| {
         repo.git().args(["update-ref", name, commit]).output()?;
         Ok(())
@@ -42,23 +42,73 @@ pub fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError>
 }
 
 /// Deletes `name` if it exists.
-pub fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
+pub(crate) fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
     repo.guard().own_write(|| {
         repo.git().args(["update-ref", "-d", name]).output()?;
         Ok(())
     })
 }
 
+/// Moves `name` from `old` to `new` and deletes `delete`, all or none
+/// (one `update-ref --stdin` transaction, logged with `reason`): false
+/// when `name` was no longer at `old`. planwright's own write, which the
+/// integrity guard checks before and takes its snapshot after.
+pub(crate) fn compare_and_swap(
+    repo: &Repo,
+    name: &str,
+    old: &str,
+    new: &str,
+    delete: &[&str],
+    reason: &str,
+) -> Result<bool, EngineError> {
+    let mut transaction = format!("update {name} {new} {old}\n");
+    for r in delete {
+        transaction.push_str(&format!("delete {r}\n"));
+    }
+    repo.guard().own_write(|| {
+        Ok((repo.git())
+            .args(["update-ref", "-m", reason, "--stdin"])
+            .input(transaction)
+            .succeeds()?)
+    })
+}
+
+/// The full names of the refs under `prefix` (`refs/planwright/candidate/`).
+pub(crate) fn refs_under(repo: &Repo, prefix: &str) -> Result<Vec<String>, EngineError> {
+    let text = (repo.git())
+        .args(["for-each-ref", "--format=%(refname)", prefix])
+        .text()?;
+    Ok(text.lines().map(str::to_string).collect())
+}
+
+/// The ids of the runs that have a branch of their own
+/// ([`held_branch`]), the newest commit first.
+pub(crate) fn held_runs(repo: &Repo) -> Result<Vec<String>, EngineError> {
+    let text = (repo.git())
+        .args([
+            "for-each-ref",
+            "--sort=-committerdate",
+            "--format=%(refname:strip=4)",
+            "refs/heads/planwright/run/",
+        ])
+        .text()?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
 /// Adds a committer identity when neither the environment nor the
 /// repository's own configuration has one.
-pub fn with_identity(git: Git, repo: &Repo) -> Git {
+pub(crate) fn with_identity(git: Git, repo: &Repo) -> Git {
     repo.default_identity()
         .iter()
         .fold(git, |git, (name, value)| git.env(name, value))
 }
 
 /// Makes a commit of `tree` on `parent` with `message`.
-pub fn commit_tree(
+pub(crate) fn commit_tree(
     repo: &Repo,
     tree: &str,
     parent: &str,
@@ -73,7 +123,7 @@ pub fn commit_tree(
 /// Where a run's merges go: the base branch, or the run's own branch while
 /// the base branch is checked out somewhere.
 #[derive(Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// The base branch (short name).
     pub base: String,
     /// The run's branch (short name, `planwright/run/<id>`).
@@ -100,7 +150,7 @@ pub(crate) enum HeldTip {
 
 impl Target {
     /// The target of run `run` on `base`.
-    pub fn new(base: &str, run: &str) -> Target {
+    pub(crate) fn new(base: &str, run: &str) -> Target {
         Target {
             base: base.to_string(),
             held: held_branch(run),
@@ -136,13 +186,13 @@ impl Target {
     }
 
     /// Both refs, for reading what landed.
-    pub fn refs(&self) -> Vec<String> {
+    pub(crate) fn refs(&self) -> Vec<String> {
         vec![self.base_ref(), self.held_ref()]
     }
 
     /// The commit new work starts from: the run's branch when it holds
     /// merges, else the base branch.
-    pub fn tip(&self, repo: &Repo) -> Result<String, EngineError> {
+    pub(crate) fn tip(&self, repo: &Repo) -> Result<String, EngineError> {
         match self.held_tip(repo)? {
             Some(tip) => Ok(tip),
             None => repo.base_tip(&self.base),
@@ -166,7 +216,7 @@ impl Target {
 
 /// The working trees (the main one and linked ones, planwright's own
 /// workspaces excepted) that have `branch` checked out.
-pub fn checkouts_of(repo: &Repo, branch: &str) -> Result<Vec<PathBuf>, EngineError> {
+pub(crate) fn checkouts_of(repo: &Repo, branch: &str) -> Result<Vec<PathBuf>, EngineError> {
     let text = repo
         .git()
         .args(["worktree", "list", "--porcelain"])
@@ -201,7 +251,7 @@ fn is_clean(dir: &Path) -> Result<bool, EngineError> {
 
 /// What [`sync`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sync {
+pub(crate) enum Sync {
     /// The run's branch holds nothing the base lacks.
     Nothing,
     /// The base branch and its clean checkouts moved to `commit`.
@@ -221,7 +271,7 @@ pub enum Sync {
 /// (`git read-tree -m -u`, which refuses rather than overwrite an edit made
 /// in the meantime; the branch is then moved back). Called when a run
 /// starts and when it ends, never after each merge.
-pub fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
+pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     // Whatever sync does to the run's branch, it is read again after.
     target.know_held_tip(HeldTip::Unknown);
     let Some(held) = repo.ref_tip(&target.held_ref())? else {
@@ -323,6 +373,6 @@ pub(crate) const CAS_TRIES: usize = 5;
 pub(crate) const ZERO: &str = "0000000000000000000000000000000000000000";
 
 /// The first 10 characters of a commit id.
-pub fn short(commit: &str) -> &str {
+pub(crate) fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// The folder, inside the target repository, that holds planwright's state.
-pub const STATE_DIR: &str = ".planwright";
+pub(crate) const STATE_DIR: &str = ".planwright";
 
 /// An opened target repository.
 #[derive(Debug, Clone)]
@@ -357,6 +357,17 @@ impl Repo {
             .map_err(|e| EngineError::io(&path, e))
     }
 
+    /// Whether git tracks the file `rel` (a path from the root, taken
+    /// literally, not as a pattern) in the index of the user's checkout.
+    pub fn tracks(&self, rel: &str) -> Result<bool, EngineError> {
+        let literal = format!(":(literal){rel}");
+        let out = self
+            .git()
+            .args(["ls-files", "-z", "--", &literal])
+            .output()?;
+        Ok(!out.stdout.is_empty())
+    }
+
     /// The text of `path` at `rev`, or None when it does not exist there.
     pub fn file_at(&self, rev: &str, path: &str) -> Result<Option<String>, EngineError> {
         let out = self
@@ -372,7 +383,7 @@ impl Repo {
 
 /// Whether the configuration entry `key = value` runs a program in, or
 /// redirects, git calls planwright makes.
-pub fn risky(key: &str, value: &str) -> bool {
+pub(crate) fn risky(key: &str, value: &str) -> bool {
     let key = key.to_ascii_lowercase();
     let parts: Vec<&str> = key.split('.').collect();
     let (section, name) = (parts[0], *parts.last().unwrap_or(&""));
@@ -400,7 +411,7 @@ pub fn risky(key: &str, value: &str) -> bool {
 
 /// Whether `key` is on the `[git] allow_config` list (section and key
 /// names compare case-insensitively, like git's).
-pub fn accepted(key: &str, allow: &[String]) -> bool {
+pub(crate) fn accepted(key: &str, allow: &[String]) -> bool {
     allow.iter().any(|a| a.eq_ignore_ascii_case(key))
 }
 

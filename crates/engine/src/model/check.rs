@@ -9,6 +9,8 @@ named_enum! {
     /// What a preflight check looks at: its name in `planwright preflight`'s
     /// output, its JSON and the table of docs/running.md.
     CheckName {
+        /// git is new enough for planwright (`MINIMUM_GIT_VERSION`).
+        Git = "git",
         /// `--repo` is a git repository.
         Repo = "repo",
         /// No other run holds the repository's run lock.

@@ -1,15 +1,17 @@
 //! The engine's vocabulary as types: failures and their kinds, the
 //! ticket state machine, and the phases of an attempt.
 
-pub mod check;
-pub mod counterfactual;
-pub mod failure;
-pub mod phase;
-pub mod report;
-pub mod ticket;
+pub(crate) mod check;
+pub(crate) mod counterfactual;
+pub(crate) mod failure;
+pub(crate) mod phase;
+pub(crate) mod report;
+pub(crate) mod ticket;
 
 pub use check::{Check, CheckName, CheckStatus};
 pub use counterfactual::CounterfactualOutcome;
-pub use failure::{Failure, FailureKind, Verdict};
+pub(crate) use failure::Verdict;
+pub use failure::{Failure, FailureKind};
 pub use phase::Phase;
-pub use ticket::{transition, IllegalTransition, Place, RunStatus, Step, TicketState};
+pub(crate) use ticket::Place;
+pub use ticket::{transition, IllegalTransition, RunStatus, Step, TicketState};

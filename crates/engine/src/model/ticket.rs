@@ -112,7 +112,7 @@ use TicketState as S;
 const ANY: &[TicketState] = TicketState::ALL;
 
 /// The whole machine: from any of these states, this step leads there.
-pub const TRANSITIONS: &[(&[TicketState], Step, TicketState)] = &[
+pub(crate) const TRANSITIONS: &[(&[TicketState], Step, TicketState)] = &[
     (&[S::Pending], St::Start, S::Running),
     (&[S::Running], St::Interrupt, S::Pending),
     (&[S::Running], St::Verify, S::Verified),
@@ -168,7 +168,7 @@ impl Step {
 
 /// Where the scheduler keeps a ticket in a given state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// Waiting for its dependencies, a free slot, or the end of a pause.
     Waiting,
     /// An attempt, a merge or a pause is in progress.
@@ -181,7 +181,7 @@ pub enum Place {
 
 impl Place {
     /// The place of a ticket in `state`.
-    pub fn of(state: TicketState) -> Place {
+    pub(crate) fn of(state: TicketState) -> Place {
         match state {
             S::Pending => Place::Waiting,
             S::Running | S::Verified | S::Merging => Place::Active,
@@ -194,7 +194,7 @@ impl Place {
 #[cfg(test)]
 /// The rows of docs/running.md's transition table, as this build has them:
 /// `| from | step | to |`.
-pub fn transition_table() -> String {
+pub(crate) fn transition_table() -> String {
     let mut out = String::from("| from | step | to |\n|---|---|---|\n");
     for (froms, step, to) in TRANSITIONS {
         let from = match *froms == ANY {

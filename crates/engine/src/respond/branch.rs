@@ -11,7 +11,7 @@ use planwright_config::Secret;
 
 /// What taking the forge's branch did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Taken {
+pub(crate) enum Taken {
     /// The branch is where planwright left it (or behind the run).
     Nothing,
     /// Others pushed commits there: the run's branch now holds them.
@@ -32,7 +32,7 @@ fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
 /// the run's branch (`planwright/run/<id>`) forward to it, so that the
 /// round's attempt starts from their commits; stops when the two have
 /// diverged.
-pub fn take(
+pub(crate) fn take(
     repo: &Repo,
     run: &RunRow,
     p: &Push,

@@ -15,7 +15,7 @@ mod branch;
 mod feedback;
 mod route;
 
-pub use branch::{take, Taken};
+pub(crate) use branch::take;
 pub use feedback::{pending, Authors, Item, Kind, Pending, Skipped, REPLY_MARKER};
 pub use route::{evidence, reply, reply_marker, route, Outcome, Route, TICKET_COMMAND};
 

@@ -119,7 +119,7 @@ pub fn reply_marker(round: u32) -> String {
 
 /// Text from the forge or the plan as it may appear in a reply: on one
 /// line, without code spans, mentions, references or HTML.
-pub fn inert(text: &str) -> String {
+pub(super) fn inert(text: &str) -> String {
     text.replace('`', "'")
         .replace(['\n', '\r', '<', '>'], " ")
         .replace('@', "@\u{200b}")

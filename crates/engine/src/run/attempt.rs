@@ -8,6 +8,7 @@ use crate::agent::{limits, AgentOutcome};
 use crate::error::EngineError;
 use crate::events::{Emitter, Event};
 use crate::exec::{AttemptInput, Candidate, LocalExecutor};
+use crate::git::tree::{self, Merged};
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Phase;
 use planwright_config::RetryFrom;
@@ -107,26 +108,16 @@ pub(super) fn start_point(
     let Some((from, candidate)) = last.and_then(|a| Some((a.base_commit, a.candidate?))) else {
         return Ok(fresh(Fresh::NoCandidate, None));
     };
-    let out = (sh.repo.git())
-        .args([
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            &from,
-            &candidate,
-        ])
-        .raw()?;
-    if !out.status.success() {
+    let Some(patch) = tree::patch(sh.repo, &from, &candidate)? else {
         // A candidate of an invocation long gone may have been pruned.
         return Ok(fresh(Fresh::NoCandidate, None));
-    }
-    if out.stdout.is_empty() {
+    };
+    if patch.is_empty() {
         // An attempt that changed nothing (`empty_diff`) leaves a candidate
         // that is its base: there is no change to start from or show.
         return Ok(fresh(Fresh::NoCandidate, None));
     }
-    let diff = PreviousDiff::new(String::from_utf8_lossy(&out.stdout).into_owned());
+    let diff = PreviousDiff::new(patch);
     if failure.kind == FailureKind::MergeConflict {
         return Ok(fresh(Fresh::Conflict, Some(diff)));
     }
@@ -154,23 +145,13 @@ pub(super) fn start_point(
             dropped,
         });
     }
-    let git = (sh.repo.git()).args([
-        "merge-tree",
-        "--write-tree",
-        "--name-only",
-        base,
-        &candidate,
-    ]);
-    let out = git.raw()?;
-    match out.status.code() {
-        Some(0) => {
-            let tree = String::from_utf8_lossy(&out.stdout);
-            let tree = tree.lines().next().unwrap_or_default();
+    match tree::merge_tree(sh.repo, base, &candidate)? {
+        Merged::Clean(tree) => {
             let message = format!(
                 "planwright: attempt {} of {id}, carried onto the base",
                 attempt - 1
             );
-            let commit = crate::git::refs::commit_tree(sh.repo, tree, base, &message)?;
+            let commit = crate::git::refs::commit_tree(sh.repo, &tree, base, &message)?;
             Ok(Start::Previous {
                 commit,
                 base: base.to_string(),
@@ -179,8 +160,7 @@ pub(super) fn start_point(
                 dropped,
             })
         }
-        Some(1) => Ok(fresh(Fresh::NoLongerApplies, Some(diff))),
-        _ => Err(git.failure(&out).into()),
+        Merged::Conflict(_) => Ok(fresh(Fresh::NoLongerApplies, Some(diff))),
     }
 }
 

@@ -13,11 +13,11 @@ use crate::model::failure::{Failure, FailureKind};
 use planwright_config::BudgetSettings;
 use std::collections::BTreeMap;
 
-pub use crate::model::report::Spent;
+pub(crate) use crate::model::report::Spent;
 
 /// May another attempt start?
 #[derive(Debug, Clone, PartialEq)]
-pub enum Admission {
+pub(crate) enum Admission {
     /// Yes.
     Start,
     /// No attempt of any ticket: the run's ceiling is reached (the message
@@ -29,7 +29,7 @@ pub enum Admission {
 
 /// Cost and tokens against the ceilings.
 #[derive(Debug, Clone)]
-pub struct BudgetTracker {
+pub(crate) struct BudgetTracker {
     limits: BudgetSettings,
     run: Spent,
     tickets: BTreeMap<String, Spent>,
@@ -37,7 +37,7 @@ pub struct BudgetTracker {
 
 impl BudgetTracker {
     /// A tracker with nothing spent.
-    pub fn new(limits: &BudgetSettings) -> BudgetTracker {
+    pub(crate) fn new(limits: &BudgetSettings) -> BudgetTracker {
         BudgetTracker {
             limits: limits.clone(),
             run: Spent::default(),
@@ -47,7 +47,7 @@ impl BudgetTracker {
 
     /// A tracker that continues from what earlier attempts used (a resumed
     /// run, from the state store).
-    pub fn resume(
+    pub(crate) fn resume(
         limits: &BudgetSettings,
         used: impl IntoIterator<Item = (String, Spent)>,
     ) -> BudgetTracker {
@@ -59,7 +59,7 @@ impl BudgetTracker {
     }
 
     /// Adds one attempt's use.
-    pub fn record(&mut self, ticket: &str, spent: Spent) {
+    pub(crate) fn record(&mut self, ticket: &str, spent: Spent) {
         self.run.add(spent);
         self.tickets
             .entry(ticket.to_string())
@@ -69,17 +69,17 @@ impl BudgetTracker {
 
     #[cfg(test)]
     /// The whole run's use.
-    pub fn run_spent(&self) -> Spent {
+    pub(crate) fn run_spent(&self) -> Spent {
         self.run
     }
 
     /// One ticket's use.
-    pub fn ticket_spent(&self, ticket: &str) -> Spent {
+    pub(crate) fn ticket_spent(&self, ticket: &str) -> Spent {
         self.tickets.get(ticket).copied().unwrap_or_default()
     }
 
     /// Whether an attempt of `ticket` may start.
-    pub fn admit(&self, ticket: &str) -> Admission {
+    pub(crate) fn admit(&self, ticket: &str) -> Admission {
         if let Some(why) = over(self.run, self.limits.max_cost_usd, self.limits.max_tokens) {
             return Admission::RunExhausted(format!(
                 "the run's budget is used up ({why}); raise `[budget]` in planwright.toml and run again to continue"
@@ -98,7 +98,7 @@ impl BudgetTracker {
     /// Dollars an attempt of `ticket` may still spend (the smaller of what
     /// is left for the run and for the ticket), for CLIs that take a budget;
     /// `None` when no dollar ceiling applies.
-    pub fn remaining_usd(&self, ticket: &str) -> Option<f64> {
+    pub(crate) fn remaining_usd(&self, ticket: &str) -> Option<f64> {
         let left = |max: Option<f64>, spent: f64| max.map(|m| (m - spent).max(0.0));
         let run = left(self.limits.max_cost_usd, self.run.cost_usd);
         let own = left(
@@ -114,7 +114,7 @@ impl BudgetTracker {
 
 /// Whether `limits` set no ceiling at all: then every attempt may start,
 /// with no dollar figure to pass on, whatever was spent.
-pub fn unlimited(limits: &BudgetSettings) -> bool {
+pub(crate) fn unlimited(limits: &BudgetSettings) -> bool {
     let t = &limits.ticket;
     limits.max_cost_usd.is_none()
         && limits.max_tokens.is_none()

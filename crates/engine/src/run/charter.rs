@@ -5,7 +5,7 @@ use planwright_plan::model::{Gate, ScopeOp, Ticket};
 use std::fmt::Write;
 
 /// Everything the charter says.
-pub struct Charter<'a> {
+pub(crate) struct Charter<'a> {
     /// The ticket.
     pub ticket: &'a Ticket,
     /// All gates the ticket must pass (plan's, ticket's, configured).
@@ -27,11 +27,11 @@ pub struct Charter<'a> {
 
 /// The most of the previous attempt's diff a charter shows: enough for
 /// the change of a ticket, short enough to leave the agent room to work.
-pub const PREVIOUS_DIFF_LIMIT: usize = 40 * 1024;
+pub(crate) const PREVIOUS_DIFF_LIMIT: usize = 40 * 1024;
 
 /// The previous attempt's change, as `git diff` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PreviousDiff {
+pub(crate) struct PreviousDiff {
     /// The diff, cut at [`PREVIOUS_DIFF_LIMIT`] at a line's end.
     pub text: String,
     /// Its whole size in bytes, when it was cut.
@@ -40,7 +40,7 @@ pub struct PreviousDiff {
 
 impl PreviousDiff {
     /// `diff`, cut to fit.
-    pub fn new(diff: String) -> PreviousDiff {
+    pub(crate) fn new(diff: String) -> PreviousDiff {
         if diff.len() <= PREVIOUS_DIFF_LIMIT {
             return PreviousDiff {
                 text: diff,
@@ -61,7 +61,7 @@ impl PreviousDiff {
 
 /// Where an attempt's workspace starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Start {
+pub(crate) enum Start {
     /// A first attempt: the current base.
     Base,
     /// A retry from the previous attempt's candidate (`[run] retry_from =
@@ -93,7 +93,7 @@ pub enum Start {
 
 impl Start {
     /// Its name in the `attempt_started` event.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Start::Base => "base",
             Start::Previous { moved: false, .. } => "candidate",
@@ -112,7 +112,7 @@ impl Start {
 
 /// Why a retry starts from the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fresh {
+pub(crate) enum Fresh {
     /// The previous attempt left no candidate (its agent failed, ran out
     /// of time, or gave up).
     NoCandidate,
@@ -142,7 +142,7 @@ fn op_text(op: &ScopeOp) -> String {
 
 impl Charter<'_> {
     /// The prompt text (Markdown).
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let t = self.ticket;
         let mut s = String::new();
         let title = if t.title.is_empty() { &t.id } else { &t.title };
@@ -353,7 +353,7 @@ impl Charter<'_> {
 
 /// The most of a failure's evidence a charter shows (its end: where
 /// programs say what failed).
-pub const EVIDENCE_LIMIT: usize = 16 * 1024;
+pub(crate) const EVIDENCE_LIMIT: usize = 16 * 1024;
 
 /// The last `limit` bytes of `text` at a line's start, with a note of what
 /// was cut.

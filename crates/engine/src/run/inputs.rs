@@ -6,6 +6,7 @@
 //! of its merges.
 
 use crate::error::EngineError;
+use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::verify::RunRails;
 use planwright_config::{ConfigSource, CONFIG_FILE};
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// One deciding file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunInput {
+pub(crate) struct RunInput {
     /// What it is to the run: `plan` or `configuration`.
     pub role: &'static str,
     /// Its path as the user gave it, for messages.
@@ -28,7 +29,7 @@ pub struct RunInput {
 /// is one) once, for their blob ids and their place in `repo`. A plan on
 /// standard input, or one a library caller made in memory (its path names
 /// no file), has no file to protect or compare.
-pub fn read(
+pub(crate) fn read(
     repo: &Repo,
     plan: &str,
     config: Option<&ConfigSource>,
@@ -45,9 +46,7 @@ pub fn read(
             role: "configuration",
             shown: format!("{CONFIG_FILE} of the base commit {}", short(commit)),
             in_repo: Some(CONFIG_FILE.to_string()),
-            blob: (repo.git().args(["rev-parse", "--verify", "--quiet"]))
-                .arg(format!("{commit}:{CONFIG_FILE}"))
-                .text()?,
+            blob: objects::object_id(repo, &format!("{commit}:{CONFIG_FILE}"))?,
         }),
         None => {}
     }
@@ -66,11 +65,7 @@ fn from_disk(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && role == "plan" => return Ok(None),
         Err(e) => return Err(EngineError::io(path, e)),
     };
-    let blob = repo
-        .git()
-        .args(["hash-object", "--no-filters", "--stdin"])
-        .input(bytes)
-        .text()?;
+    let blob = objects::hash_bytes(repo, bytes)?;
     Ok(Some(RunInput {
         role,
         shown: path.display().to_string(),
@@ -121,7 +116,7 @@ fn in_repo(root: &Path, path: &Path) -> Option<String> {
 
 /// The rails the inputs make: each one in the repository is "the plan" or
 /// "the configuration" of the run.
-pub fn rails(inputs: &[RunInput], allow_change: bool) -> RunRails {
+pub(crate) fn rails(inputs: &[RunInput], allow_change: bool) -> RunRails {
     let role = |r: &str| match r {
         "plan" => "the plan",
         _ => "the configuration",
@@ -135,7 +130,7 @@ pub fn rails(inputs: &[RunInput], allow_change: bool) -> RunRails {
 }
 
 /// How the inputs are kept in the state store: a line per file.
-pub fn record(inputs: &[RunInput]) -> String {
+pub(crate) fn record(inputs: &[RunInput]) -> String {
     inputs
         .iter()
         .map(|i| format!("{}\t{}\t{}\n", i.role, i.blob, i.shown))
@@ -144,7 +139,7 @@ pub fn record(inputs: &[RunInput]) -> String {
 
 /// The inputs whose content differs from what `recorded` (a
 /// [`record`]) says, with the blob recorded before.
-pub fn changed<'i>(recorded: &str, inputs: &'i [RunInput]) -> Vec<(&'i RunInput, String)> {
+pub(crate) fn changed<'i>(recorded: &str, inputs: &'i [RunInput]) -> Vec<(&'i RunInput, String)> {
     let before = |role: &str| {
         recorded
             .lines()
@@ -160,27 +155,14 @@ pub fn changed<'i>(recorded: &str, inputs: &'i [RunInput]) -> Vec<(&'i RunInput,
 }
 
 /// The merges among `merged` (ticket, merge commit) that changed `path`.
-pub fn merged_by(
+pub(crate) fn merged_by(
     repo: &Repo,
     path: &str,
     merged: &[(String, String)],
 ) -> Result<Vec<String>, EngineError> {
     let mut by = Vec::new();
     for (ticket, commit) in merged {
-        let names = repo
-            .git()
-            .args([
-                "diff-tree",
-                "--no-commit-id",
-                "--name-only",
-                "-r",
-                "-m",
-                "--first-parent",
-            ])
-            .arg(commit)
-            .args(["--", path])
-            .text()?;
-        if !names.is_empty() {
+        if objects::merge_changed(repo, commit, path)? {
             by.push(ticket.clone());
         }
     }

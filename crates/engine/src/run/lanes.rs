@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 /// The agent of one ticket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lane {
+pub(crate) struct Lane {
     /// The `[agents]` entry (a family) whose agent runs it; `None`: the
     /// run's own agent.
     pub entry: Option<String>,
@@ -36,11 +36,16 @@ pub struct Lane {
 
 /// Every ticket's lane; a ticket no agent serves has none.
 #[derive(Debug, Clone, Default)]
-pub struct Lanes(HashMap<String, Lane>);
+pub(crate) struct Lanes(HashMap<String, Lane>);
 
 impl Lanes {
     /// The lanes of `plan`'s tickets among `agents`.
-    pub fn of(plan: &Plan, routing: &Routing, families: &Families, agents: &Agents) -> Lanes {
+    pub(crate) fn of(
+        plan: &Plan,
+        routing: &Routing,
+        families: &Families,
+        agents: &Agents,
+    ) -> Lanes {
         let mapped: Vec<&str> = agents.families().collect();
         let run = agents.run_agent().map(|a| Lane {
             entry: None,
@@ -69,19 +74,19 @@ impl Lanes {
     }
 
     /// The lane of ticket `id`.
-    pub fn get(&self, id: &str) -> Option<&Lane> {
+    pub(crate) fn get(&self, id: &str) -> Option<&Lane> {
         self.0.get(id)
     }
 
     /// The family ticket `id` is kept to.
-    pub fn family(&self, id: &str) -> Option<&str> {
+    pub(crate) fn family(&self, id: &str) -> Option<&str> {
         self.get(id).and_then(|l| l.family.as_deref())
     }
 
     /// `ticket` as routing sees it: its model the lane's `[agent] model`
     /// when the lane's agent has one (then its pool is that model's, as
     /// for a ticket naming it), else as the plan has it.
-    pub fn routed<'t>(&self, ticket: &'t Ticket) -> Cow<'t, Ticket> {
+    pub(crate) fn routed<'t>(&self, ticket: &'t Ticket) -> Cow<'t, Ticket> {
         match self.get(&ticket.id).and_then(|l| l.model.as_ref()) {
             Some(model) => {
                 let mut fixed = ticket.clone();
@@ -93,7 +98,7 @@ impl Lanes {
     }
 
     /// The `[agents]` entry that runs ticket `id` (`None`: the run's agent).
-    pub fn entry(&self, id: &str) -> Option<&str> {
+    pub(crate) fn entry(&self, id: &str) -> Option<&str> {
         self.get(id).and_then(|l| l.entry.as_deref())
     }
 }

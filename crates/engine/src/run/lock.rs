@@ -17,18 +17,14 @@ use std::path::{Path, PathBuf};
 /// Held while a run is going on; the lock is released when it is dropped
 /// (the file stays, so that no one can lock a file being removed).
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
 }
 
 /// The lock file of `repo`: in the common git directory, shared by every
 /// worktree of the repository.
 pub fn path(repo: &Repo) -> Result<PathBuf, EngineError> {
-    let dir = repo
-        .git()
-        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .text()?;
-    Ok(PathBuf::from(dir.trim()).join("planwright-run.lock"))
+    Ok(repo.common_dir().join("planwright-run.lock"))
 }
 
 /// Whether a `run` holds the lock of `repo` now.
@@ -89,12 +85,12 @@ fn busy(file: &mut File) -> EngineError {
 
 impl RunLock {
     /// Takes the lock of `repo`, or says which process holds it.
-    pub fn acquire(repo: &Repo) -> Result<RunLock, EngineError> {
+    pub(crate) fn acquire(repo: &Repo) -> Result<RunLock, EngineError> {
         RunLock::acquire_at(&path(repo)?)
     }
 
     /// Takes the lock at `path`.
-    pub fn acquire_at(path: &Path) -> Result<RunLock, EngineError> {
+    pub(crate) fn acquire_at(path: &Path) -> Result<RunLock, EngineError> {
         let io = |e| EngineError::io(path, e);
         let mut file = std::fs::OpenOptions::new()
             .read(true)

@@ -15,21 +15,21 @@
 //! `ticket::apply`; the merge queue is `merge/`.
 
 mod attempt;
-pub mod budget;
-pub mod charter;
+pub(crate) mod budget;
+pub(crate) mod charter;
 mod coordinator;
-pub mod graph;
-pub mod inputs;
-pub mod lanes;
-pub mod lock;
+pub(crate) mod graph;
+pub(crate) mod inputs;
+pub(crate) mod lanes;
+pub(crate) mod lock;
 mod merge;
 mod msg;
 mod outcome;
-pub mod pools;
-pub mod preflight;
+pub(crate) mod pools;
+pub(crate) mod preflight;
 mod resume;
 mod routes;
-pub mod scheduler;
+pub(crate) mod scheduler;
 mod session;
 mod settings;
 mod shared;

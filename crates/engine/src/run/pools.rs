@@ -18,16 +18,16 @@ use std::time::Duration;
 /// The first backoff: the pause when a CLI gives no reset time, and the
 /// shortest pause when it does. It doubles with each pause in a row, up to
 /// [`MAX_BACKOFF`].
-pub const FIRST_BACKOFF: Duration = Duration::from_secs(60);
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_secs(60);
 
 /// The longest backoff.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 
 /// How long the `streak`-th pause in a row lasts: the time the provider
 /// named, but at least the backoff (a CLI that says "retry in 1s" every
 /// time must not make a loop of attempts), and at most `max` (a CLI may
 /// name any time, "in 900000 hours" included).
-pub fn pause_length(retry_after: Option<Duration>, streak: u32, max: Duration) -> Duration {
+pub(crate) fn pause_length(retry_after: Option<Duration>, streak: u32, max: Duration) -> Duration {
     let floor = backoff(streak);
     retry_after.map_or(floor, |r| r.max(floor)).min(max)
 }
@@ -42,7 +42,7 @@ struct Pause {
 
 /// May an attempt use a pool now?
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     /// It is not paused.
     Open,
     /// Its pause is over and no probe is out: this attempt is the probe.
@@ -57,7 +57,7 @@ pub enum Admission {
 
 /// The paused pools.
 #[derive(Debug, Clone)]
-pub struct PoolPauses {
+pub(crate) struct PoolPauses {
     paused: BTreeMap<String, Pause>,
     /// The longest pause (`[agent] max_pause`).
     max_pause: Duration,
@@ -71,7 +71,7 @@ impl Default for PoolPauses {
 
 impl PoolPauses {
     /// No pool paused; no pause will last longer than `max_pause`.
-    pub fn new(max_pause: Duration) -> PoolPauses {
+    pub(crate) fn new(max_pause: Duration) -> PoolPauses {
         PoolPauses {
             paused: BTreeMap::new(),
             max_pause,
@@ -80,7 +80,7 @@ impl PoolPauses {
 
     /// An attempt on `pool` came back rate-limited: pause it from `now`
     /// for [`pause_length`] of `retry_after`.
-    pub fn pause(&mut self, pool: &str, now: u64, retry_after: Option<Duration>) {
+    pub(crate) fn pause(&mut self, pool: &str, now: u64, retry_after: Option<Duration>) {
         let strikes = self.paused.get(pool).map_or(0, |p| p.strikes) + 1;
         let wait = pause_length(retry_after, strikes, self.max_pause);
         self.paused.insert(
@@ -98,7 +98,7 @@ impl PoolPauses {
     /// the longest pause from `now` (the saved one may predate the bound,
     /// or a lower one); returns the end it keeps. No probe is out (an
     /// earlier invocation's probe ended with it).
-    pub fn restore(&mut self, pool: &str, until: u64, strikes: u32, now: u64) -> u64 {
+    pub(crate) fn restore(&mut self, pool: &str, until: u64, strikes: u32, now: u64) -> u64 {
         let until = until.min(now.saturating_add(self.max_pause.as_secs()));
         let pause = Pause {
             until,
@@ -111,18 +111,18 @@ impl PoolPauses {
 
     /// When `pool`'s pause ends and how many pauses in a row it has had,
     /// if it is paused (what [`PoolPauses::restore`] takes back).
-    pub fn pause_of(&self, pool: &str) -> Option<(u64, u32)> {
+    pub(crate) fn pause_of(&self, pool: &str) -> Option<(u64, u32)> {
         self.paused.get(pool).map(|p| (p.until, p.strikes))
     }
 
     /// An attempt on `pool` got an answer (any outcome but a rate limit):
     /// the pool is open again.
-    pub fn answered(&mut self, pool: &str) {
+    pub(crate) fn answered(&mut self, pool: &str) {
         self.paused.remove(pool);
     }
 
     /// Whether an attempt may use `pool` now, without claiming anything.
-    pub fn peek(&self, pool: &str, now: u64) -> Admission {
+    pub(crate) fn peek(&self, pool: &str, now: u64) -> Admission {
         match self.paused.get(pool) {
             None => Admission::Open,
             Some(p) if now < p.until || p.probing => Admission::Paused { until: p.until },
@@ -132,7 +132,7 @@ impl PoolPauses {
 
     /// [`PoolPauses::peek`], and when the answer is [`Admission::Probe`],
     /// marks the probe as out so no second attempt probes.
-    pub fn admit(&mut self, pool: &str, now: u64) -> Admission {
+    pub(crate) fn admit(&mut self, pool: &str, now: u64) -> Admission {
         let a = self.peek(pool, now);
         if a == Admission::Probe {
             if let Some(p) = self.paused.get_mut(pool) {
@@ -144,7 +144,7 @@ impl PoolPauses {
 
     #[cfg(test)]
     /// The paused pools and when each resumes, for `status`.
-    pub fn paused(&self) -> Vec<(String, u64)> {
+    pub(crate) fn paused(&self) -> Vec<(String, u64)> {
         self.paused
             .iter()
             .map(|(pool, p)| (pool.clone(), p.until))
@@ -153,14 +153,14 @@ impl PoolPauses {
 }
 
 /// The backoff of the `strikes`-th pause in a row.
-pub fn backoff(strikes: u32) -> Duration {
+pub(crate) fn backoff(strikes: u32) -> Duration {
     let factor = 1u64 << strikes.saturating_sub(1).min(16);
     FIRST_BACKOFF.saturating_mul(factor as u32).min(MAX_BACKOFF)
 }
 
 /// The model chosen for one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// The ticket names no model, tier or pool hint: the CLI's own default.
     CliDefault,
     /// Run on `model`, counted against `pool` (none for an explicit model
@@ -193,7 +193,7 @@ pub enum Choice {
 /// `family`'s models never gets another family's: an explicit model the
 /// table lists under another family, or a hint that leaves none of the
 /// family, routes by tier within the family (see [`Routing::for_family`]).
-pub fn choose(
+pub(crate) fn choose(
     ticket: &Ticket,
     routing: &Routing,
     families: &Families,
@@ -228,7 +228,7 @@ pub fn choose(
 /// lists it under one other than `family`, the CLI's, or, where no table
 /// lists it, when its name starts with another family's
 /// ([`Families::family_named`]: `gemini-2.5-flash` is never claude's).
-pub fn foreign_family<'r>(
+pub(crate) fn foreign_family<'r>(
     routing: &'r Routing,
     families: &'r Families,
     model: &str,

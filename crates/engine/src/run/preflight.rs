@@ -1,8 +1,8 @@
 //! Everything `run` checks before it starts, reported all at once, in the
 //! order of [`check_all`]: the one list of every check, which both `run`
 //! and `planwright preflight` go through. Each check is a function in the
-//! file of its concern: the repository (`repo.rs`: `repo`, `base`, `clean`,
-//! `lock`, `git-config`), the branch merged into (`base.rs`), the sandbox
+//! file of its concern: git and the repository (`repo.rs`: `git`, `repo`,
+//! `base`, `clean`, `lock`, `git-config`), the branch merged into (`base.rs`), the sandbox
 //! (`sandbox.rs`: `sandbox`, `limits`), the agents (`agent.rs`), the gates
 //! (`gates.rs`: `gates`, `gate-files`; the names a gate gives its tool,
 //! `commands.rs`; the gates on the base commit and the lock files,
@@ -37,7 +37,7 @@ pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
 pub use judged::{checks_judged, unjudged_checks};
 pub use probe::missing_setup;
-pub use routing::check_routing;
+pub(crate) use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 
 pub use crate::model::{Check, CheckName, CheckStatus};
@@ -77,6 +77,7 @@ pub(crate) fn check_all(
     let plan = &*plan;
     let (contain, extra) = (&settings.contain, &settings.extra_gates);
     let mut out = Vec::new();
+    repo::check_git_version(&mut out);
     let repo = repo::open_repo(dir, &mut out);
     let base_files = (repo.as_ref()).and_then(|r| repo::check_repo(r, plan, &base, &mut out));
     if let Some(r) = &repo {

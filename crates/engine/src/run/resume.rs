@@ -4,7 +4,8 @@
 use super::settings::RunSettings;
 use crate::clock;
 use crate::error::EngineError;
-use crate::git::identity::{standing, ticket_digest, Ledger, Standing};
+use crate::git::identity::{digest_of, standing, ticket_digest, Ledger, Standing};
+use crate::git::objects;
 use crate::git::refs::{self, Target};
 use crate::git::repo::Repo;
 use crate::model::Step;
@@ -206,11 +207,7 @@ pub(super) fn plan_identity(
     let Ok(real) = std::fs::canonicalize(plan_path) else {
         return Ok((None, None));
     };
-    let blob = repo
-        .git()
-        .args(["hash-object", "--no-filters", "--"])
-        .arg(&real)
-        .text()?;
+    let blob = objects::hash_file(repo, &real)?;
     Ok((Some(real.display().to_string()), Some(blob)))
 }
 
@@ -290,10 +287,7 @@ pub(super) fn open_run(
 /// a stop between `merged` being written and the ref being deleted).
 pub(super) fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<(), EngineError> {
     let prefix = refs::candidate_ref("");
-    let refs = repo
-        .git()
-        .args(["for-each-ref", "--format=%(refname)", &prefix])
-        .text()?;
+    let refs = refs::refs_under(repo, &prefix)?;
     if refs.is_empty() {
         return Ok(());
     }
@@ -303,7 +297,7 @@ pub(super) fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<
         .filter(|t| !matches!(t.state, TicketState::Merged | TicketState::Changed))
         .map(|t| t.id)
         .collect();
-    for name in refs.lines() {
+    for name in &refs {
         let id = name.strip_prefix(&prefix).unwrap_or(name);
         if !open.contains(id) {
             refs::delete_ref(repo, name)?;
@@ -358,23 +352,11 @@ pub(super) fn unused_run_id(store: &Store) -> Result<String, EngineError> {
 /// The run whose branch `planwright/run/<id>` holds merges not yet on
 /// `base` (the newest, if several).
 pub(super) fn held_run(repo: &Repo, base: &str) -> Result<Option<String>, EngineError> {
-    let text = repo
-        .git()
-        .args([
-            "for-each-ref",
-            "--sort=-committerdate",
-            "--format=%(refname:strip=4)",
-            "refs/heads/planwright/run/",
-        ])
-        .text()?;
+    let runs = refs::held_runs(repo)?;
     let tip = repo.base_tip(base)?;
-    for id in text.lines().filter(|l| !l.is_empty()) {
+    for id in &runs {
         let held = format!("refs/heads/{}", refs::held_branch(id));
-        let descends = repo
-            .git()
-            .args(["merge-base", "--is-ancestor", &tip, &held])
-            .succeeds()?;
-        if descends {
+        if objects::is_ancestor(repo, &tip, &held)? {
             return Ok(Some(id.to_string()));
         }
     }
@@ -430,13 +412,5 @@ pub(super) fn candidate_usable(repo: &Repo, row: &TicketRow) -> Result<bool, Eng
     else {
         return Ok(false);
     };
-    let format = format!(
-        "--format=%(trailers:key={},valueonly)",
-        crate::git::identity::DIGEST_TRAILER
-    );
-    let out = repo
-        .git()
-        .args(["log", "-1", &format, candidate, "--"])
-        .raw()?;
-    Ok(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == digest)
+    Ok(digest_of(repo, candidate)?.is_some_and(|d| d == *digest))
 }

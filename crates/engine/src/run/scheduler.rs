@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 /// The scheduler's view of a run. Tickets are known by their index among
 /// the plan's distinct ids (a repeated id means its first ticket).
-pub struct Scheduler {
+pub(crate) struct Scheduler {
     ids: Vec<String>,
     index: HashMap<String, usize>,
     children: Vec<Vec<usize>>,
@@ -53,7 +53,7 @@ struct Group {
 impl Scheduler {
     /// A scheduler for `plan` on `jobs` slots; `pool_of` maps tickets to
     /// their pool, `caps` limits pools.
-    pub fn new(
+    pub(crate) fn new(
         plan: &Plan,
         pool_of: HashMap<String, String>,
         caps: BTreeMap<String, u32>,
@@ -96,7 +96,7 @@ impl Scheduler {
 
     /// Places a ticket where its stored state puts it ([`Place::of`]): how
     /// a continued run takes up what earlier invocations settled.
-    pub fn settled(&mut self, id: &str, state: TicketState) {
+    pub(crate) fn settled(&mut self, id: &str, state: TicketState) {
         match Place::of(state) {
             Place::Done => self.merged(id),
             Place::Active => self.started(id),
@@ -106,12 +106,12 @@ impl Scheduler {
     }
 
     /// Marks a ticket merged (also for tickets merged by an earlier run).
-    pub fn merged(&mut self, id: &str) {
+    pub(crate) fn merged(&mut self, id: &str) {
         self.set(id, Place::Done);
     }
 
     /// Marks a ticket as started, counted against its own pool's cap.
-    pub fn started(&mut self, id: &str) {
+    pub(crate) fn started(&mut self, id: &str) {
         let Some(&i) = self.index.get(id) else { return };
         self.start_in(i, self.group[i]);
     }
@@ -119,14 +119,14 @@ impl Scheduler {
     /// Marks a ticket as started on `pool`, the pool its attempt runs on,
     /// whose cap it counts against; `None` counts against no cap (a ticket
     /// without a pool, or one parked until a paused pool reopens).
-    pub fn started_on(&mut self, id: &str, pool: Option<&str>) {
+    pub(crate) fn started_on(&mut self, id: &str, pool: Option<&str>) {
         let Some(&i) = self.index.get(id) else { return };
         let g = pool.and_then(|p| self.pool_group.get(p)).copied();
         self.start_in(i, g.unwrap_or(0));
     }
 
     /// Whether `pool` is below its cap (a pool without one always is).
-    pub fn has_room(&self, pool: &str) -> bool {
+    pub(crate) fn has_room(&self, pool: &str) -> bool {
         self.pool_group.get(pool).is_none_or(|&g| {
             let group = &self.groups[g];
             group.cap.is_none_or(|cap| group.active < cap)
@@ -142,12 +142,12 @@ impl Scheduler {
     }
 
     /// Puts a ticket back in the queue (a retry, or an interrupted attempt).
-    pub fn requeue(&mut self, id: &str) {
+    pub(crate) fn requeue(&mut self, id: &str) {
         self.set(id, Place::Waiting);
     }
 
     /// Marks a ticket failed; returns its descendants that are now blocked, in plan order.
-    pub fn failed(&mut self, id: &str) -> Vec<String> {
+    pub(crate) fn failed(&mut self, id: &str) -> Vec<String> {
         self.set(id, Place::Dead);
         let Some(&root) = self.index.get(id) else {
             return Vec::new();
@@ -179,7 +179,7 @@ impl Scheduler {
 
     /// Up to `free` ready tickets to start now, best first: the best head
     /// among the ready sets of the pools below their cap, one at a time.
-    pub fn next(&self, free: usize) -> Vec<String> {
+    pub(crate) fn next(&self, free: usize) -> Vec<String> {
         let mut heads: Vec<_> = self
             .groups
             .iter()
@@ -210,7 +210,7 @@ impl Scheduler {
     /// (`run --dry-run`): the tickets that start together, in order, and
     /// the minute the last one ends. Merges take no time and hold the slot
     /// as in a run (see the `search` module).
-    pub fn rehearse(&mut self, jobs: usize) -> (Vec<Vec<String>>, u64) {
+    pub(crate) fn rehearse(&mut self, jobs: usize) -> (Vec<Vec<String>>, u64) {
         let mut running = BinaryHeap::new();
         let mut batches: Vec<(u64, Vec<String>)> = Vec::new();
         let (mut now, mut merges) = (0, 0);
@@ -245,7 +245,7 @@ impl Scheduler {
 
     #[cfg(test)]
     /// Whether nothing is waiting that could still start or is active.
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.groups.iter().all(|g| g.active == 0) && self.next(1).is_empty()
     }
 

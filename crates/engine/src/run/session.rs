@@ -18,10 +18,10 @@ use crate::exec::{remote, Executor, LocalExecutor};
 use crate::git::identity::ticket_digest;
 use crate::git::refs::{self, Sync, Target};
 use crate::git::repo::Repo;
-use crate::process::Cancel;
-use crate::sandbox::Containment;
 use crate::store::{RunStatus, Store};
 use crate::verify::checkout::Checkouts;
+use planwright_os::process::Cancel;
+use planwright_os::sandbox::Containment;
 use planwright_plan::Plan;
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ pub fn prepare(
     let (Some(repo), false) = (found.repo, super::preflight::failed(&checks)) else {
         return Err(PreflightFailed { checks });
     };
-    let containment = match crate::sandbox::containment(settings.contain.mode) {
+    let containment = match crate::contain::containment(settings.contain.mode) {
         Ok(c) => c,
         Err(e) => {
             checks.push(Check::error(
@@ -131,7 +131,7 @@ impl Prepared {
         )
         .with_network(Network::new(c))
         .with_readable(c.readable.clone())
-        .with_limits(crate::sandbox::limits(c));
+        .with_limits(crate::contain::limits(c));
         Arc::new(
             LocalExecutor::new(
                 self.repo.clone(),

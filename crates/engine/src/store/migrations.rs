@@ -101,7 +101,7 @@ CREATE TABLE respond_answered (
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+pub(super) const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
 /// Brings the schema to [`SCHEMA_VERSION`], one migration per transaction.
 pub(super) fn migrate(conn: &Connection) -> Result<()> {

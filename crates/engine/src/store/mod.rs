@@ -11,9 +11,10 @@ mod migrations;
 mod respond;
 mod rows;
 
-pub use crate::model::ticket::{RunStatus, TicketState};
-pub use respond::{RoundRow, RoundState};
-pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
+pub(crate) use crate::model::ticket::{RunStatus, TicketState};
+pub(crate) use respond::{RoundRow, RoundState};
+pub(crate) use rows::{outcome_name, EventRow, Synced};
+pub use rows::{AgentRecord, AttemptRow, RunRow, TicketRow};
 
 use crate::model::failure::Failure;
 use crate::model::report::AgentReport;
@@ -46,7 +47,7 @@ pub struct Store {
     hook: Arc<AbortHook>,
 }
 
-pub use crate::error::StoreError;
+pub(crate) use crate::error::StoreError;
 
 type Result<T> = std::result::Result<T, StoreError>;
 

@@ -272,7 +272,7 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
 }
 
 /// The stored name of an agent outcome.
-pub fn outcome_name(o: &crate::model::report::AgentOutcome) -> &'static str {
+pub(crate) fn outcome_name(o: &crate::model::report::AgentOutcome) -> &'static str {
     use crate::model::report::AgentOutcome as O;
     match o {
         O::Finished => "finished",

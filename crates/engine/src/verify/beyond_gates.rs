@@ -9,14 +9,15 @@
 use crate::agent::Agent;
 use crate::error::EngineError;
 use crate::git::repo::Repo;
+use crate::git::tree;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::CounterfactualOutcome;
-use crate::process::Cancel;
 use crate::verify::checkout::Checkouts;
 use crate::verify::counterfactual::{self, CounterfactualResult};
 use crate::verify::gates::GateSettings;
 use crate::verify::review::{review, reviewer_model, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_config::Routing;
+use planwright_os::process::Cancel;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::verdict::{ReviewCheck, Verdict};
 use planwright_plan::Plan;
@@ -26,10 +27,10 @@ use std::time::Duration;
 
 /// How review passes and counterfactuals run: resolved by
 /// planwright-config from `[review]` and `[counterfactuals]`.
-pub use planwright_config::ReviewSettings as Settings;
+pub(crate) use planwright_config::ReviewSettings as Settings;
 
 /// What one candidate is checked with.
-pub struct Candidate<'a> {
+pub(crate) struct Candidate<'a> {
     /// The ticket.
     pub ticket: &'a Ticket,
     /// The attempt.
@@ -50,7 +51,7 @@ pub struct Candidate<'a> {
 
 /// How the checks beyond the gates ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Judgement {
+pub(crate) enum Judgement {
     /// Every counterfactual turned red (or is advisory) and every review shipped.
     Pass,
     /// The candidate is rejected.
@@ -65,7 +66,7 @@ pub enum Judgement {
 }
 
 /// Everything the counterfactuals and the reviewer need of the run.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The repository.
     pub repo: &'a Repo,
     /// The gate checkouts.
@@ -90,7 +91,7 @@ pub struct Context<'a> {
 /// What judging a candidate found, said as it is found, for the run to
 /// record.
 #[derive(Debug)]
-pub enum Finding<'f> {
+pub(crate) enum Finding<'f> {
     /// A counterfactual ran.
     Counterfactual(&'f CounterfactualResult),
     /// The review passes' tokens and cost, to add to the attempt's.
@@ -107,11 +108,15 @@ pub enum Finding<'f> {
 }
 
 /// Where a judgement's findings go; an error stops the judgement.
-pub type Record<'r> = dyn FnMut(Finding) -> Result<(), EngineError> + 'r;
+pub(crate) type Record<'r> = dyn FnMut(Finding) -> Result<(), EngineError> + 'r;
 
 /// Runs the counterfactuals, then the reviews, of a candidate that passed
 /// its gates, telling `record` what it finds.
-pub fn judge(cx: &Context, c: &Candidate, record: &mut Record) -> Result<Judgement, EngineError> {
+pub(crate) fn judge(
+    cx: &Context,
+    c: &Candidate,
+    record: &mut Record,
+) -> Result<Judgement, EngineError> {
     let log = c.files.join("ticket.log");
     let judged = counterfactuals(cx, c, &log, record)?;
     if judged != Judgement::Pass {
@@ -169,7 +174,7 @@ fn counterfactuals(
 
 /// The statements of a standard_v1 plan's acceptance criteria marked
 /// `skip_expected` (kept in the plan's metadata): never counted as validated.
-pub fn skip_expected(plan: &Plan) -> HashSet<String> {
+pub(crate) fn skip_expected(plan: &Plan) -> HashSet<String> {
     plan.metadata
         .get("verification")
         .and_then(|v| v.get("acceptance_criteria"))
@@ -201,17 +206,12 @@ fn reviews(
     reviewer: &dyn Agent,
     record: &mut Record,
 ) -> Result<Judgement, EngineError> {
-    let diff = cx
-        .repo
-        .git()
-        .args([
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            c.base_commit,
-            c.commit,
-        ])
-        .text()?;
+    let diff = tree::patch(cx.repo, c.base_commit, c.commit)?.ok_or_else(|| {
+        EngineError::Internal(format!(
+            "the candidate {} of {} or its base {} is gone",
+            c.commit, c.ticket.id, c.base_commit
+        ))
+    })?;
     let model = cx.settings.model.clone().or_else(|| {
         let family = reviewer.family();
         reviewer_model(cx.routing, cx.families, c.ticket, c.writer, family)

@@ -7,12 +7,13 @@
 use super::scope::{changes, check_scope, check_symlinks, Change, Earlier, RunRails};
 use crate::error::EngineError;
 use crate::git::repo::Repo;
+use crate::git::tree;
 use crate::model::failure::Failure;
 use planwright_plan::model::{Gate, Ticket};
 use std::collections::BTreeMap;
 
 /// The rules a candidate is judged by, as verification applies them.
-pub struct Rules<'a> {
+pub(crate) struct Rules<'a> {
     /// The ticket: its scope and rails.
     pub ticket: &'a Ticket,
     /// Its gates.
@@ -27,7 +28,7 @@ pub struct Rules<'a> {
 
 /// The previous candidate, less what was dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Carried {
+pub(crate) struct Carried {
     /// A commit whose parent is the previous attempt's base: the candidate
     /// itself when nothing was dropped.
     pub commit: String,
@@ -46,7 +47,7 @@ const MAX_ROUNDS: usize = 10_000;
 /// (removed where `base` has none), both sides of a rejected rename too;
 /// then each escaping symlink and each file a gate runs that the ticket
 /// may not change, one at a time until the rest passes.
-pub fn without_rejected(
+pub(crate) fn without_rejected(
     repo: &Repo,
     rules: &Rules,
     base: &str,
@@ -136,56 +137,8 @@ fn rebuild(
     if dropped.is_empty() {
         return Ok(candidate.to_string());
     }
-    let scratch = tempfile::Builder::new()
-        .prefix("planwright-carry-")
-        .tempdir()
-        .map_err(|e| EngineError::io(std::env::temp_dir(), e))?;
-    let index = scratch.path().join("index");
-    let git = || {
-        repo.git()
-            .env("GIT_INDEX_FILE", index.display().to_string())
-    };
-    git().args(["read-tree", candidate]).output()?;
-    let mut info = String::new();
-    for path in dropped.keys() {
-        let line = match base_entry(repo, base, path)? {
-            Some((mode, id)) => format!("{mode} {id}\t{path}\n"),
-            None => format!("0 {}\t{path}\n", zero_id(base)),
-        };
-        info.push_str(&line);
-    }
-    git()
-        .args(["update-index", "--index-info"])
-        .input(info)
-        .output()?;
-    let tree = git().args(["write-tree"]).text()?;
+    let paths: Vec<&str> = dropped.keys().map(String::as_str).collect();
+    let tree = tree::with_paths_of(repo, candidate, base, &paths)?;
     let message = "planwright: the previous candidate, less what was rejected";
     crate::git::refs::commit_tree(repo, &tree, base, message)
-}
-
-/// The mode and object id of `path` in `base`, when it has it.
-fn base_entry(
-    repo: &Repo,
-    base: &str,
-    path: &str,
-) -> Result<Option<(String, String)>, EngineError> {
-    // ls-tree takes paths literally, not as pathspecs.
-    let out = repo
-        .git()
-        .args(["ls-tree", "-z", "--full-tree", base, "--", path])
-        .output()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let Some((meta, _)) = text.split('\0').next().and_then(|r| r.split_once('\t')) else {
-        return Ok(None);
-    };
-    let mut meta = meta.split(' ');
-    match (meta.next(), meta.next(), meta.next()) {
-        (Some(mode), Some("blob"), Some(id)) => Ok(Some((mode.to_string(), id.to_string()))),
-        _ => Ok(None),
-    }
-}
-
-/// The all-zero object id of the repository's hash (as long as `commit`).
-fn zero_id(commit: &str) -> String {
-    "0".repeat(commit.len())
 }

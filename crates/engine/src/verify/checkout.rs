@@ -28,7 +28,6 @@
 //! Used by the attempt's verification and by the merge's re-gating alike,
 //! and independent of any executor's slots.
 
-use crate::beneath::Dir;
 use crate::caches::Caches;
 use crate::error::EngineError;
 use crate::exec::network::{Network, SETUP_HOSTS};
@@ -38,9 +37,11 @@ use crate::exec::workspace::{
     WorkspaceSettings, Workspaces,
 };
 use crate::git::repo::Repo;
-use crate::process::{self, Cancel};
-use crate::sandbox::{self, Confine, ContainSettings, Containment, Overlay, Policy};
 use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
+use planwright_config::ContainSettings;
+use planwright_os::beneath::Dir;
+use planwright_os::process::{self, Cancel};
+use planwright_os::sandbox::{self, Confine, Containment, Overlay, Policy};
 use planwright_plan::model::Gate;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -50,7 +51,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The gate checkouts of a run.
 #[derive(Debug, Clone)]
-pub struct Checkouts {
+pub(crate) struct Checkouts {
     repo: Repo,
     /// The folder holding this repository's checkouts.
     root: PathBuf,
@@ -79,7 +80,7 @@ impl Checkouts {
     /// Checkouts of `repo`, with gates confined by `containment` as
     /// `contain` says (`[sandbox]`); its `writable` directories are those
     /// agents may write besides their workspace and temporary directory.
-    pub fn new(
+    pub(crate) fn new(
         repo: Repo,
         settings: WorkspaceSettings,
         containment: Containment,
@@ -117,7 +118,7 @@ impl Checkouts {
                 .chain(contain.readable.iter().cloned())
                 .collect(),
             overlay,
-            limits: sandbox::limits(contain),
+            limits: crate::contain::limits(contain),
             synced: Arc::default(),
         }
     }
@@ -125,7 +126,7 @@ impl Checkouts {
     /// Makes checkout `name` hold `commit` set up, as before its gates
     /// run (preflight's trial of the set-up on the base commit); the
     /// verdict of a set-up that failed, logged to `log`.
-    pub fn try_setup(
+    pub(crate) fn try_setup(
         &self,
         name: &str,
         commit: &str,
@@ -137,25 +138,25 @@ impl Checkouts {
     }
 
     /// Whether gates write through an overlay.
-    pub fn overlay(&self) -> bool {
+    pub(crate) fn overlay(&self) -> bool {
         self.overlay
     }
 
     /// Where checkout `name` lives.
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
 
     /// Whether checkout `name` was made (it has its index), so the next
     /// reset writes only the files that differ.
-    pub fn is_made(&self, name: &str) -> bool {
+    pub(crate) fn is_made(&self, name: &str) -> bool {
         self.meta(name, "").is_file()
     }
 
     /// Gives back the space checkout `name` holds (after the disk filled
     /// up there): its files, index, set-up stamp, overlay layer and
     /// temporary folder go, and its next use starts it from nothing.
-    pub fn scrub(&self, name: &str) -> Result<(), EngineError> {
+    pub(crate) fn scrub(&self, name: &str) -> Result<(), EngineError> {
         self.synced().remove(name);
         remove_any(&self.meta(name, ""))?;
         setup::clear_stamp(&self.meta(name, ".setup"))?;
@@ -172,7 +173,7 @@ impl Checkouts {
     }
 
     /// Runs `gates` on `commit` in checkout `name`, appending to `log`.
-    pub fn gate(
+    pub(crate) fn gate(
         &self,
         name: &str,
         commit: &str,
@@ -253,7 +254,7 @@ impl Checkouts {
     /// gates, which change a file there and run the tests again: what the
     /// gates wrote through their overlay is moved into the checkout first,
     /// and the counterfactuals write it directly.
-    pub fn room(
+    pub(crate) fn room(
         &self,
         name: &str,
         settings: &GateSettings,
@@ -274,7 +275,7 @@ impl Checkouts {
     /// planwright's own git on checkout `name`, which holds `commit`:
     /// attributes come from the commit, never from a `.gitattributes` a
     /// gate left in the checkout.
-    pub fn git(&self, name: &str, commit: &str) -> crate::git::Git {
+    pub(crate) fn git(&self, name: &str, commit: &str) -> crate::git::Git {
         self.repo
             .own_git(&self.meta(name, ""), &self.path(name))
             .arg(format!("--attr-source={commit}"))
@@ -283,7 +284,7 @@ impl Checkouts {
     /// A reviewer's room for a candidate gated in checkout `name`: a fresh
     /// checkout of `commit`'s tracked files alone (nothing a gate or the
     /// set-up wrote there), and an empty folder for its verdict.
-    pub fn review_room(&self, name: &str, commit: &str) -> Result<ReviewRoom, EngineError> {
+    pub(crate) fn review_room(&self, name: &str, commit: &str) -> Result<ReviewRoom, EngineError> {
         let root = self.repo.state_dir().join("review").join(name);
         let checkout = fresh_dir(&root.join("checkout"))?;
         let verdicts = fresh_dir(&root.join("verdicts"))?;
@@ -305,7 +306,7 @@ impl Checkouts {
     /// A reviewer's sandbox: it reads everything and writes only `writable`
     /// (its verdict's folder and its CLI home); it reaches its model as an
     /// agent does, its adapter's `hosts` through the proxy by default.
-    pub fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
+    pub(crate) fn reviewer_confine(&self, writable: Vec<PathBuf>, hosts: &[&str]) -> Confine {
         let mut policy = Policy {
             writable,
             readable: self.readable.clone(),
@@ -479,7 +480,7 @@ impl Checkouts {
 
 /// Where a reviewer works: it reads `checkout` and writes `verdicts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReviewRoom {
+pub(crate) struct ReviewRoom {
     /// The candidate's tracked files, for the reviewer to read.
     pub checkout: PathBuf,
     /// The one folder the reviewer may write (besides its CLI home).
@@ -499,7 +500,7 @@ struct Known<'a> {
 /// and a hash of its path; `.planwright/checkouts` where there is no
 /// cache folder, or where agents may write it (`[sandbox] writable`
 /// holding it): checkouts an agent can write would be no checkouts.
-pub fn checkouts_root(repo: &Repo, contain: &ContainSettings) -> PathBuf {
+pub(crate) fn checkouts_root(repo: &Repo, contain: &ContainSettings) -> PathBuf {
     let own = repo.state_dir().join("checkouts");
     let Some(cache) = &contain.checkouts else {
         return own;
@@ -706,7 +707,7 @@ mod tests {
              a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate",
         );
         let enforce = Containment::new(sandbox::Mode::Enforce).expect("the kernel confines");
-        let umask = crate::process::umask();
+        let umask = planwright_os::process::umask();
         for containment in [Containment::none(), enforce] {
             let tmp = tempfile::tempdir().unwrap();
             let (first, second, checkouts) = two_commits(tmp.path(), containment);

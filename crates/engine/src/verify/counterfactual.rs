@@ -7,12 +7,12 @@
 //! baseline, which must pass), then the control path is mutated, the tests
 //! run again, and the file is put back.
 
-use crate::beneath::{BeneathError, Dir, Kind};
 use crate::error::EngineError;
 use crate::git::Git;
 use crate::model::CounterfactualOutcome;
-use crate::process::{self, Cancel, Exit, Finished};
 use crate::verify::gates::{append, GateRoom};
+use planwright_os::beneath::{BeneathError, Dir, Kind};
+use planwright_os::process::{self, Cancel, Exit, Finished};
 use planwright_plan::model::{Counterfactual, Mutation};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -4,13 +4,13 @@
 
 use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
-use crate::process::{self, Cancel, Exit, Spec};
+use planwright_os::process::{self, Cancel, Exit, Spec};
 use planwright_plan::model::Gate;
 use std::path::Path;
 use std::time::Duration;
 
 /// How gates run: resolved by planwright-config.
-pub use planwright_config::GateSettings;
+pub(crate) use planwright_config::GateSettings;
 
 /// Where and how gates run: their whole environment and confinement.
 #[derive(Debug, Clone, Default)]
@@ -18,7 +18,7 @@ pub struct GateRoom {
     /// The complete environment of each gate.
     pub env: Vec<(String, String)>,
     /// The sandbox and namespaces each gate runs in.
-    pub confine: Option<crate::sandbox::Confine>,
+    pub confine: Option<planwright_os::sandbox::Confine>,
 }
 
 impl GateRoom {
@@ -40,7 +40,7 @@ impl GateRoom {
     }
 }
 
-pub use crate::model::Verdict;
+pub(crate) use crate::model::Verdict;
 
 const TAIL_LINES: usize = 40;
 
@@ -51,7 +51,7 @@ fn tail(text: &str) -> String {
 
 /// Runs `gates` in order in `dir` (a checkout planwright prepared, see
 /// [`crate::verify::checkout`]), appending their output to `log`.
-pub fn run_gates(
+pub(crate) fn run_gates(
     gates: &[Gate],
     dir: &Path,
     settings: &GateSettings,
@@ -75,7 +75,7 @@ pub fn run_gates(
         };
         append(log, &format!("\n-> {}\n", done.exit))?;
         if let Some(hit) = done.limit.filter(|_| done.exit != Exit::Cancelled) {
-            let f = crate::sandbox::limit_failure(&format!("the gate `{command}`"), hit);
+            let f = crate::contain::limit_failure(&format!("the gate `{command}`"), hit);
             return Ok(Verdict::Fail(f.with_evidence(tail(&done.output_tail))));
         }
         match done.exit {
@@ -109,7 +109,7 @@ pub fn run_gates(
 
 /// The gate of `gates` whose failure `f` is (a `gate_failure` names its
 /// gate's command line first, as [`run_gates`] writes it).
-pub fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
+pub(crate) fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
     if f.kind != FailureKind::GateFailure {
         return None;
     }
@@ -119,4 +119,4 @@ pub fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
     })
 }
 
-pub use crate::log::append;
+pub(crate) use crate::log::append;

@@ -6,9 +6,9 @@
 use crate::agent::{Agent, AgentOutcome, AgentReport, AttemptContext, Usage};
 use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
-use crate::process::Cancel;
-use crate::sandbox::Confine;
 use planwright_config::{Families, Routing, DEFAULT_TIER};
+use planwright_os::process::Cancel;
+use planwright_os::sandbox::Confine;
 use planwright_plan::model::Ticket;
 use planwright_plan::verdict::{
     self, CheckStatus, Decision, FindingSeverity, ReviewCheck, Verdict,
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The file the reviewer writes its verdict to (also `PLANWRIGHT_VERDICT_FILE`).
-pub const VERDICT_FILE: &str = "verdict.json";
+pub(crate) const VERDICT_FILE: &str = "verdict.json";
 
 /// One review of a candidate.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ pub struct ReviewSpend {
 /// CLI of one family gets one of its own family's, never another's: of
 /// the tier, another than the writer's where there is one, else the
 /// family table's (`None`, the CLI's default, when it has none).
-pub fn reviewer_model(
+pub(crate) fn reviewer_model(
     routing: &Routing,
     families: &Families,
     ticket: &Ticket,
@@ -199,13 +199,13 @@ fn one_pass(
         let stem = format!("attempt-{}.review-{pass}.{try_no}", input.attempt);
         let verdict_file = input.verdicts.join(format!("{stem}.{VERDICT_FILE}"));
         // The folder is the reviewer's to write: nothing there is followed.
-        crate::beneath::remove(&verdict_file)?;
+        planwright_os::beneath::remove(&verdict_file)?;
         let prompt = input.files.join(format!("{stem}.prompt.md"));
         let text = prompt_text(ticket, input, problem.as_deref());
-        crate::beneath::write_file(&prompt, text.as_bytes())?;
+        planwright_os::beneath::write_file(&prompt, text.as_bytes())?;
         let ctx = AttemptContext {
             confine: input.confine.clone(),
-            log_limit: Some(crate::process::AGENT_LOG_LIMIT),
+            log_limit: Some(planwright_os::process::AGENT_LOG_LIMIT),
             usage_sink: None,
             activity_sink: None,
             ticket: ticket.id.clone(),
@@ -236,7 +236,7 @@ fn one_pass(
                 let text = answer(&verdict_file, report.final_message.as_deref())?;
                 if let Ok(text) = &text {
                     let record = input.files.join(format!("{stem}.{VERDICT_FILE}"));
-                    crate::beneath::write_file(&record, text.as_bytes())?;
+                    planwright_os::beneath::write_file(&record, text.as_bytes())?;
                 }
                 text
             }
@@ -269,8 +269,8 @@ fn answer(
     file: &std::path::Path,
     final_message: Option<&str>,
 ) -> Result<Result<String, String>, EngineError> {
-    use crate::beneath::BeneathError;
-    match crate::beneath::read_file(file) {
+    use planwright_os::beneath::BeneathError;
+    match planwright_os::beneath::read_file(file) {
         Ok(bytes) => Ok(String::from_utf8(bytes)
             .map_err(|_| format!("the verdict `{}` is not UTF-8 text", file.display()))),
         Err(BeneathError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {

@@ -5,81 +5,14 @@
 
 use crate::error::EngineError;
 use crate::git::repo::Repo;
+use crate::git::{objects, tree};
 use crate::model::failure::{Failure, FailureKind};
 use planwright_plan::model::{ScopeOp, Ticket};
 use planwright_plan::scope::Pattern;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
-/// One changed path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// git's status letter: A, M, D, T, R or C.
-    pub status: char,
-    /// The old path of a rename or copy.
-    pub from: Option<String>,
-    /// The path (the new one for renames and copies).
-    pub path: String,
-    /// The old file mode (`000000` for a created path).
-    pub old_mode: String,
-    /// The new file mode (`120000` for a symlink, `160000` for a submodule).
-    pub new_mode: String,
-    /// The new blob id.
-    pub new_blob: String,
-}
-
-/// The changes from `base` to `candidate`.
-pub fn changes(repo: &Repo, base: &str, candidate: &str) -> Result<Vec<Change>, EngineError> {
-    let out = repo
-        .git()
-        .args([
-            "diff-tree",
-            "--no-ext-diff",
-            "--no-textconv",
-            "-r",
-            "-M",
-            "-C",
-            "--no-commit-id",
-            "-z",
-            base,
-            candidate,
-        ])
-        .output()?;
-    Ok(parse_diff_tree(&out.stdout))
-}
-
-/// Parses `diff-tree -z` raw output.
-pub fn parse_diff_tree(raw: &[u8]) -> Vec<Change> {
-    let mut fields = raw
-        .split(|b| *b == 0)
-        .map(|s| String::from_utf8_lossy(s).into_owned());
-    let mut out = Vec::new();
-    while let Some(meta) = fields.next() {
-        let Some(meta) = meta.strip_prefix(':') else {
-            continue;
-        };
-        let parts: Vec<&str> = meta.split(' ').collect();
-        if parts.len() < 5 {
-            continue;
-        }
-        let status = parts[4].chars().next().unwrap_or('M');
-        let first = fields.next().unwrap_or_default();
-        let (from, path) = if matches!(status, 'R' | 'C') {
-            (Some(first), fields.next().unwrap_or_default())
-        } else {
-            (None, first)
-        };
-        out.push(Change {
-            status,
-            from,
-            path,
-            old_mode: parts[0].to_string(),
-            new_mode: parts[1].to_string(),
-            new_blob: parts[3].to_string(),
-        });
-    }
-    out
-}
+pub use crate::git::tree::{changes, parse_diff_tree, Change};
 
 /// What happened to one path, from the scope's point of view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -339,11 +272,8 @@ fn check_mode(c: &Change, repo: &Repo) -> Result<(), Failure> {
             ),
         )),
         "120000" => {
-            let target = repo
-                .git()
-                .args(["cat-file", "blob", &c.new_blob])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            let target = objects::blob(repo, &c.new_blob)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             if symlink_escapes(&c.path, &target) {
                 Err(Failure::new(
@@ -391,23 +321,7 @@ struct Tree(HashMap<String, (String, String)>);
 
 impl Tree {
     fn read(repo: &Repo, rev: &str) -> Result<Tree, EngineError> {
-        let out = repo
-            .git()
-            .args(["ls-tree", "-r", "-z", "--full-tree", rev])
-            .output()?;
-        let mut files = HashMap::new();
-        for record in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let record = String::from_utf8_lossy(record);
-            let Some((meta, path)) = record.split_once('\t') else {
-                continue;
-            };
-            let mut meta = meta.split(' ');
-            let (Some(mode), Some(_), Some(id)) = (meta.next(), meta.next(), meta.next()) else {
-                continue;
-            };
-            files.insert(path.to_string(), (mode.to_string(), id.to_string()));
-        }
-        Ok(Tree(files))
+        Ok(Tree(tree::files(repo, rev)?))
     }
 
     fn symlinks(&self) -> impl Iterator<Item = (&String, &String)> {
@@ -466,11 +380,8 @@ pub fn check_symlinks(
 fn link_targets(repo: &Repo, tree: &Tree) -> Result<HashMap<String, String>, EngineError> {
     let mut out = HashMap::new();
     for (path, id) in tree.symlinks() {
-        let target = repo.git().args(["cat-file", "blob", id]).output()?;
-        out.insert(
-            path.clone(),
-            String::from_utf8_lossy(&target.stdout).into_owned(),
-        );
+        let target = objects::blob(repo, id)?;
+        out.insert(path.clone(), String::from_utf8_lossy(&target).into_owned());
     }
     Ok(out)
 }

@@ -16,11 +16,11 @@ use std::time::Duration;
 use tungstenite::protocol::{Role, WebSocket};
 use tungstenite::Message;
 
-pub const NAMESPACE: &str = "agents";
+pub(crate) const NAMESPACE: &str = "agents";
 
 /// What the API server holds and does.
 #[derive(Default)]
-pub struct State {
+pub(crate) struct State {
     pub pods: BTreeMap<String, Value>,
     pub requests: Vec<String>,
     made: usize,
@@ -39,7 +39,7 @@ pub struct State {
 
 /// How a pod goes in the middle of an attempt.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Cut {
+pub(crate) enum Cut {
     /// The kubelet evicts it: it stays, `Failed` and `Evicted`.
     Evict,
     /// Someone deletes it: it is gone.
@@ -49,7 +49,7 @@ pub enum Cut {
     Blip,
 }
 
-pub struct MockApi {
+pub(crate) struct MockApi {
     pub port: u16,
     pub state: Arc<Mutex<State>>,
     /// Cut the next exec once its attempt has started, as its pod is
@@ -60,7 +60,7 @@ pub struct MockApi {
 
 impl MockApi {
     /// A server whose workers keep their caches under `cache`.
-    pub fn start(cache: PathBuf) -> MockApi {
+    pub(crate) fn start(cache: PathBuf) -> MockApi {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let api = MockApi {
@@ -84,7 +84,7 @@ impl MockApi {
     }
 
     /// A kubeconfig for this server, written to `path`.
-    pub fn kubeconfig(&self, path: &std::path::Path) {
+    pub(crate) fn kubeconfig(&self, path: &std::path::Path) {
         let text = format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster:\n    server: http://127.0.0.1:{}\n\
              contexts:\n- name: mock\n  context:\n    cluster: mock\n    user: mock\n    namespace: {NAMESPACE}\n\
@@ -95,12 +95,12 @@ impl MockApi {
     }
 
     /// The requests so far, each `verb name`.
-    pub fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.state.lock().unwrap().requests.clone()
     }
 
     /// A pod left by an earlier run, as the API would list it.
-    pub fn leave(&self, name: &str, labels: Value) {
+    pub(crate) fn leave(&self, name: &str, labels: Value) {
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels, "resourceVersion": "1"},
             "spec": {"containers": [{"name": "worker", "image": "old"}]},

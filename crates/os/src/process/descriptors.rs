@@ -18,7 +18,7 @@
 use std::io;
 
 /// The first descriptor that is not stdin, stdout or stderr.
-pub const FIRST_EXTRA: u32 = 3;
+pub(crate) const FIRST_EXTRA: u32 = 3;
 
 /// Marks every descriptor from 3 on close-on-exec, so no child of this
 /// process inherits what the process itself inherited. This process

@@ -2,11 +2,11 @@
 //! or a plain HTTP request with an absolute URI (`GET http://host/path`).
 
 /// The most a request's head may take (request line and headers).
-pub const MAX_HEAD: usize = 16 * 1024;
+pub(super) const MAX_HEAD: usize = 16 * 1024;
 
 /// A parsed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
+pub(super) struct Request {
     /// The host, as the client wrote it (brackets kept off an IPv6 address).
     pub host: String,
     /// The port (80 when a plain request's URI names none).
@@ -19,13 +19,13 @@ pub struct Request {
 }
 
 /// Where the head ends (after its blank line), once `buf` holds it.
-pub fn head_end(buf: &[u8]) -> Option<usize> {
+pub(super) fn head_end(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
 }
 
 /// Parses the head `head` (up to and including its blank line); the
 /// error is said to the client.
-pub fn parse(head: &[u8]) -> Result<Request, String> {
+pub(super) fn parse(head: &[u8]) -> Result<Request, String> {
     let text = std::str::from_utf8(head).map_err(|_| "the request is not text")?;
     let mut lines = text.split("\r\n");
     let first = lines.next().unwrap_or_default();

@@ -200,19 +200,19 @@ mod access {
     use serde_json::Value;
 
     /// `v[key]` as an array, or an empty slice.
-    pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    pub(super) fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
         v.get(key)
             .and_then(Value::as_array)
             .map_or(&[], Vec::as_slice)
     }
 
     /// `v[key]` as a string.
-    pub fn str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    pub(super) fn str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
         v.get(key).and_then(Value::as_str)
     }
 
     /// `v.scope.files[*].path`, with the index of each entry.
-    pub fn files(v: &Value) -> Vec<(usize, &str)> {
+    pub(super) fn files(v: &Value) -> Vec<(usize, &str)> {
         v.get("scope")
             .map(|s| arr(s, "files"))
             .unwrap_or(&[])
@@ -223,7 +223,7 @@ mod access {
     }
 
     /// Whether `v[key]` is an array with at least one file entry.
-    pub fn file_count(v: &Value) -> usize {
+    pub(super) fn file_count(v: &Value) -> usize {
         v.get("scope").map_or(0, |s| arr(s, "files").len())
     }
 }

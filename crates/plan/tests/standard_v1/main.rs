@@ -1,7 +1,6 @@
 //! standard_v1: schema, semantic rules, counterfactual rules, plan-gate
 //! advisories, coercion, the IR mapping, conversion back, and the generated
 //! field reference.
-#![forbid(unsafe_code)]
 
 use planwright_plan::formats::standard_v1;
 use planwright_plan::model::{Format, Mutation, ScopeOp};

@@ -14,12 +14,12 @@ pub(crate) use crate::http::{read_request, Incoming};
 
 impl Incoming {
     /// The path without its query.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.target.split('?').next().unwrap_or("")
     }
 
     /// A query parameter, percent-decoded.
-    pub fn query(&self, key: &str) -> Option<String> {
+    pub(crate) fn query(&self, key: &str) -> Option<String> {
         let query = self.target.split_once('?')?.1;
         query
             .split('&')
@@ -29,7 +29,7 @@ impl Incoming {
     }
 
     /// The body as JSON (`Null` when there is none or it is not JSON).
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 }
@@ -73,7 +73,7 @@ pub(crate) struct Outgoing {
 }
 
 impl Outgoing {
-    pub fn json(status: u16, body: Value) -> Outgoing {
+    pub(crate) fn json(status: u16, body: Value) -> Outgoing {
         Outgoing {
             status,
             headers: Vec::new(),
@@ -83,7 +83,7 @@ impl Outgoing {
         }
     }
 
-    pub fn text(status: u16, text: &str) -> Outgoing {
+    pub(crate) fn text(status: u16, text: &str) -> Outgoing {
         Outgoing {
             status,
             headers: Vec::new(),
@@ -93,7 +93,7 @@ impl Outgoing {
         }
     }
 
-    pub fn empty(status: u16) -> Outgoing {
+    pub(crate) fn empty(status: u16) -> Outgoing {
         Outgoing {
             status,
             headers: Vec::new(),
@@ -103,7 +103,7 @@ impl Outgoing {
         }
     }
 
-    pub fn header(mut self, name: &str, value: impl Into<String>) -> Outgoing {
+    pub(crate) fn header(mut self, name: &str, value: impl Into<String>) -> Outgoing {
         self.headers.push((name.to_string(), value.into()));
         self
     }
@@ -160,7 +160,7 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub fn start(handler: Handler) -> Server {
+    pub(super) fn start(handler: Handler) -> Server {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind loopback");
         listener
             .set_nonblocking(true)

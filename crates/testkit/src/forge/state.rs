@@ -192,7 +192,7 @@ pub(crate) struct Repo {
 }
 
 /// 2026-01-01T00:00:00Z, where the fake's clock starts.
-pub const CLOCK_START: u64 = 1_767_225_600;
+pub(super) const CLOCK_START: u64 = 1_767_225_600;
 
 /// A fixed, increasing time: the fake's clock is a counter of seconds
 /// from [`CLOCK_START`].
@@ -208,18 +208,18 @@ impl Repo {
 
     /// Sets the clock to `unix` (seconds since the epoch), so that what
     /// follows is stamped from then on.
-    pub fn set_clock(&mut self, unix: u64) {
+    pub(crate) fn set_clock(&mut self, unix: u64) {
         self.clock = unix.saturating_sub(CLOCK_START);
     }
 
-    pub fn add_branch(&mut self, branch: &str) {
+    pub(crate) fn add_branch(&mut self, branch: &str) {
         if !self.branches.iter().any(|b| b == branch) {
             self.branches.push(branch.to_string());
         }
     }
 
     /// Whether the branch exists: told, or in the bare repository.
-    pub fn has_branch(&self, branch: &str) -> bool {
+    pub(crate) fn has_branch(&self, branch: &str) -> bool {
         if self.branches.iter().any(|b| b == branch) {
             return true;
         }
@@ -239,7 +239,7 @@ impl Repo {
 
     /// The commit a branch points at in the bare repository; a made-up one
     /// for a branch the fake was told of.
-    pub fn branch_sha(&self, branch: &str) -> String {
+    pub(crate) fn branch_sha(&self, branch: &str) -> String {
         let Some(git_dir) = &self.bare else {
             return format!("{:040x}", branch.len() as u64 * 7919);
         };
@@ -264,7 +264,7 @@ impl Repo {
         map.keys().max().map_or(1, |n| n + 1)
     }
 
-    pub fn add_issue(&mut self, title: &str, body: &str, author: &str) -> u64 {
+    pub(crate) fn add_issue(&mut self, title: &str, body: &str, author: &str) -> u64 {
         let number = self.next_number(false);
         let now = self.tick();
         self.issues
@@ -272,7 +272,13 @@ impl Repo {
         number
     }
 
-    pub fn add_pull(&mut self, title: &str, body: &str, author: &str, pull: PullPart) -> u64 {
+    pub(crate) fn add_pull(
+        &mut self,
+        title: &str,
+        body: &str,
+        author: &str,
+        pull: PullPart,
+    ) -> u64 {
         let number = self.next_number(true);
         let now = self.tick();
         let item = item(number, title, body, author, &now, Some(pull));
@@ -285,13 +291,13 @@ impl Repo {
     }
 
     /// The issue (not a pull request) or pull request `number`.
-    pub fn issue_mut(&mut self, number: u64) -> &mut Item {
+    pub(crate) fn issue_mut(&mut self, number: u64) -> &mut Item {
         self.issues
             .get_mut(&number)
             .unwrap_or_else(|| panic!("the fake has no issue {number}"))
     }
 
-    pub fn pull_mut(&mut self, number: u64) -> &mut PullPart {
+    pub(crate) fn pull_mut(&mut self, number: u64) -> &mut PullPart {
         let map = if self.separate {
             &mut self.merge_requests
         } else {
@@ -303,7 +309,7 @@ impl Repo {
     }
 
     /// Every pull request, by number.
-    pub fn pull_items(&self) -> Vec<&Item> {
+    pub(crate) fn pull_items(&self) -> Vec<&Item> {
         let map = if self.separate {
             &self.merge_requests
         } else {
@@ -312,7 +318,7 @@ impl Repo {
         map.values().filter(|i| i.pull.is_some()).collect()
     }
 
-    pub fn pull_item_mut(&mut self, number: u64) -> Option<&mut Item> {
+    pub(crate) fn pull_item_mut(&mut self, number: u64) -> Option<&mut Item> {
         let map = if self.separate {
             &mut self.merge_requests
         } else {
@@ -321,7 +327,7 @@ impl Repo {
         map.get_mut(&number).filter(|i| i.pull.is_some())
     }
 
-    pub fn pulls(&self) -> Vec<FakePull> {
+    pub(crate) fn pulls(&self) -> Vec<FakePull> {
         self.pull_items()
             .into_iter()
             .map(|i| {
@@ -342,7 +348,7 @@ impl Repo {
 
     /// The item a comment thread belongs to (GitLab: `on_pull` picks the
     /// merge requests' numbering).
-    pub fn thread_mut(&mut self, number: u64, on_pull: bool) -> Option<&mut Item> {
+    pub(crate) fn thread_mut(&mut self, number: u64, on_pull: bool) -> Option<&mut Item> {
         if on_pull && self.separate {
             self.merge_requests.get_mut(&number)
         } else {
@@ -350,7 +356,7 @@ impl Repo {
         }
     }
 
-    pub fn add_comment(
+    pub(crate) fn add_comment(
         &mut self,
         number: u64,
         on_pull: bool,
@@ -375,14 +381,14 @@ impl Repo {
         comment
     }
 
-    pub fn comments_on(&mut self, number: u64, on_pull: bool) -> Vec<FakeComment> {
+    pub(crate) fn comments_on(&mut self, number: u64, on_pull: bool) -> Vec<FakeComment> {
         self.thread_mut(number, on_pull)
             .map(|i| i.comments.clone())
             .unwrap_or_default()
     }
 
     /// A label's id, the label made when the repository lacks it.
-    pub fn label_id(&mut self, name: &str) -> u64 {
+    pub(crate) fn label_id(&mut self, name: &str) -> u64 {
         match self.labels.iter().position(|l| l == name) {
             Some(i) => i as u64 + 1,
             None => {
@@ -394,7 +400,7 @@ impl Repo {
 
     /// The open issues (GitHub and Forgejo: pull requests too) carrying
     /// every label and the milestone, oldest first.
-    pub fn open_issues(&self, labels: &[String], milestone: Option<&str>) -> Vec<&Item> {
+    pub(crate) fn open_issues(&self, labels: &[String], milestone: Option<&str>) -> Vec<&Item> {
         self.issues
             .values()
             .filter(|i| i.open)
@@ -404,7 +410,7 @@ impl Repo {
     }
 
     /// A collaborator's permission in GitHub's words.
-    pub fn permission_of(&self, login: &str) -> Option<&str> {
+    pub(crate) fn permission_of(&self, login: &str) -> Option<&str> {
         self.collaborators
             .iter()
             .find(|(l, _)| l.eq_ignore_ascii_case(login))
@@ -412,25 +418,25 @@ impl Repo {
     }
 
     /// A new id for a review, review comment or check, unique in the fake.
-    pub fn next_id(&mut self) -> u64 {
+    pub(crate) fn next_id(&mut self) -> u64 {
         self.next_comment += 1;
         self.id * 1000 + self.next_comment
     }
 
     /// The fake's next time stamp.
-    pub fn now(&mut self) -> String {
+    pub(crate) fn now(&mut self) -> String {
         self.tick()
     }
 
     /// The pull request (merge request) whose head commit is `sha`.
-    pub fn pull_at(&self, sha: &str) -> Option<&Item> {
+    pub(crate) fn pull_at(&self, sha: &str) -> Option<&Item> {
         self.pull_items()
             .into_iter()
             .find(|i| i.pull.as_ref().is_some_and(|p| p.head_sha == sha))
     }
 
     /// Marks an item updated now.
-    pub fn touch(&mut self, number: u64, on_pull: bool) {
+    pub(crate) fn touch(&mut self, number: u64, on_pull: bool) {
         let now = self.tick();
         if let Some(item) = self.thread_mut(number, on_pull) {
             item.updated_at = now;
@@ -481,7 +487,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub fn new(api: Api) -> State {
+    pub(crate) fn new(api: Api) -> State {
         State {
             api,
             origin: String::new(),
@@ -494,7 +500,7 @@ impl State {
         }
     }
 
-    pub fn add_repository(&mut self, full_name: &str) {
+    pub(crate) fn add_repository(&mut self, full_name: &str) {
         let id = self.repos.len() as u64 + 1;
         let mut repo = Repo {
             id,
@@ -517,13 +523,13 @@ impl State {
     }
 
     /// The repository of that name (GitLab: or of that numeric id).
-    pub fn repo(&mut self, name: &str) -> Option<&mut Repo> {
+    pub(crate) fn repo(&mut self, name: &str) -> Option<&mut Repo> {
         self.repos
             .iter_mut()
             .find(|r| r.full_name.eq_ignore_ascii_case(name) || r.id.to_string() == name)
     }
 
-    pub fn repo_mut(&mut self, name: &str) -> &mut Repo {
+    pub(crate) fn repo_mut(&mut self, name: &str) -> &mut Repo {
         self.repo(name)
             .unwrap_or_else(|| panic!("the fake has no repository {name}"))
     }
@@ -533,7 +539,7 @@ impl State {
     /// headers of the API: `Link` (all three), and GitLab's `x-page`,
     /// `x-next-page`, `x-per-page`, `x-total`, `x-total-pages`, Forgejo's
     /// `x-total-count`.
-    pub fn page(&self, req: &Incoming, items: Vec<Value>) -> Outgoing {
+    pub(crate) fn page(&self, req: &Incoming, items: Vec<Value>) -> Outgoing {
         let size_key = if self.api == Api::Forgejo {
             "limit"
         } else {

@@ -214,3 +214,64 @@ fn a_total_with_unpriced_attempts_says_it_is_a_floor() {
     none.add(Some(usage), None);
     assert!(totals_text(&none).ends_with(", cost unknown (1 attempt unpriced)"));
 }
+
+/// The ticket, attempt and agent rows of the state store are declared
+/// again as `TicketJson`, `AttemptJson` and `AgentJson` (which add what the
+/// report computes): every
+/// field a row has, set, must reach the JSON under its name with its value,
+/// so a field added to a row and not to its JSON fails here.
+#[test]
+fn every_field_of_a_stored_row_reaches_its_json() {
+    let mut r = report();
+    let row = TicketRow {
+        id: "A".into(),
+        title: "a".into(),
+        state: TicketState::Merged,
+        attempt_count: 1,
+        failure: Some(Failure::new(
+            planwright_engine::FailureKind::GateFailure,
+            "red",
+        )),
+        merge_commit: Some("m1".into()),
+        digest: Some("d1".into()),
+        candidate: Some("c1".into()),
+        verified_on: Some("v1".into()),
+        rerun_of: Some("o1".into()),
+    };
+    r.tickets[0].ticket = row.clone();
+    let agent = AgentRecord {
+        agent_outcome: "finished".into(),
+        model: Some("m-1".into()),
+        usage: Some(Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            cache_read_tokens: 3,
+            cache_write_tokens: 4,
+        }),
+        cost_usd: Some(0.5),
+        cost_source: Some(CostSource::Computed),
+        final_message: Some("done".into()),
+        session_id: Some("s1".into()),
+    };
+    let attempt = &mut r.tickets[0].attempts[0].attempt;
+    attempt.candidate = Some("c1".into());
+    attempt.finished_at = Some("2026-11-29T22:00:09Z".into());
+    attempt.failure = Some(Failure::new(
+        planwright_engine::FailureKind::GateFailure,
+        "red",
+    ));
+    attempt.agent = Some(agent.clone());
+    let mut attempt = serde_json::to_value(&*attempt).unwrap();
+    // The agent's fields stand in the attempt's JSON itself.
+    attempt.as_object_mut().unwrap().remove("agent");
+    let shown = serde_json::to_value(TicketJson::new(&r, &r.tickets[0])).unwrap();
+    for (from, to) in [
+        (serde_json::to_value(&row).unwrap(), &shown),
+        (attempt, &shown["attempts"][0]),
+        (serde_json::to_value(&agent).unwrap(), &shown["attempts"][0]),
+    ] {
+        for (key, value) in from.as_object().unwrap() {
+            assert_eq!(to.get(key), Some(value), "`{key}` of the row");
+        }
+    }
+}

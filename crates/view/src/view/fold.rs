@@ -6,6 +6,7 @@
 
 use super::{AttemptOutcome, AttemptView, CheckResult, PausedPool, RunView};
 use planwright_engine::agent::Activity;
+use planwright_engine::clock::days_from_civil;
 use planwright_engine::Event;
 use planwright_engine::Failure;
 use planwright_engine::{transition, Phase, RunStatus, Step, TicketState};
@@ -94,20 +95,9 @@ pub fn parse_time(s: &str) -> Option<i64> {
         }
         _ => return None,
     };
-    let days = days_from_civil(y, mo, d);
+    let days = days_from_civil(y, mo, d)?;
     let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
     Some(secs * 1000 + ms)
-}
-
-// Howard Hinnant's civil-to-days algorithm (the inverse of clock.rs's).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 impl RunView {

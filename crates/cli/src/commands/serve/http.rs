@@ -15,7 +15,7 @@ const MAX_HEAD: usize = 16 * 1024;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Serves one connection.
-pub fn handle(server: &Server, stream: TcpStream) {
+pub(super) fn handle(server: &Server, stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let Ok(read) = stream.try_clone() else { return };
     let mut out = stream;
@@ -199,7 +199,7 @@ fn log(server: &Server, out: &mut TcpStream, rest: &str) -> std::io::Result<()> 
 }
 
 /// `ticket.log`, `attempt-<n>.agent.log` or `attempt-<n>.prompt.md`.
-pub fn log_name_ok(file: &str) -> bool {
+pub(super) fn log_name_ok(file: &str) -> bool {
     if file == "ticket.log" {
         return true;
     }
@@ -212,7 +212,7 @@ pub fn log_name_ok(file: &str) -> bool {
 
 /// Decodes `%XX` escapes; None for a malformed one or a path separator
 /// (ticket ids may hold any character, but never reach outside the run).
-pub fn percent_decode(s: &str) -> Option<String> {
+pub(super) fn percent_decode(s: &str) -> Option<String> {
     let mut bytes = Vec::with_capacity(s.len());
     let mut it = s.bytes();
     while let Some(b) = it.next() {

@@ -15,7 +15,7 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthChar;
 
 /// Draws the whole view; `now` (ms since the epoch) times what still runs.
-pub fn draw(f: &mut Frame, app: &App, now: i64) {
+pub(crate) fn draw(f: &mut Frame, app: &App, now: i64) {
     let footer = footer_lines(&keys::footer(app.keys()), f.area().width as usize);
     let [head, main, keys_area] = Layout::vertical([
         Constraint::Length(2),
@@ -420,7 +420,7 @@ fn evidence(t: &TicketView, now: i64) -> Vec<(String, Style)> {
 }
 
 /// One frame as plain text, `width` x `height` (`watch --once`, tests).
-pub fn to_text(app: &App, width: u16, height: u16, now: i64) -> String {
+pub(super) fn to_text(app: &App, width: u16, height: u16, now: i64) -> String {
     let backend = ratatui::backend::TestBackend::new(width, height);
     let mut term = ratatui::Terminal::new(backend).expect("a test backend never fails");
     term.draw(|f| draw(f, app, now))

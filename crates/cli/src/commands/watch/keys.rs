@@ -6,7 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
 /// What a key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// The previous ticket, or one row up.
     Up,
     /// The next ticket, or one row down.
@@ -32,7 +32,7 @@ pub enum Action {
 /// A key, with the modifiers it needs (others may be held too: a
 /// terminal sends `G` with Shift).
 #[derive(Debug, Clone, Copy)]
-pub struct Key(KeyCode, KeyModifiers);
+pub(crate) struct Key(KeyCode, KeyModifiers);
 
 impl Key {
     const fn plain(code: KeyCode) -> Key {
@@ -64,7 +64,7 @@ impl Key {
 
 /// Keys and what they do on one screen.
 #[derive(Debug)]
-pub struct Binding {
+pub(crate) struct Binding {
     /// The keys.
     pub keys: &'static [Key],
     /// What the footer says they do.
@@ -94,7 +94,7 @@ const PAGE_DOWN: Binding = bind(
 );
 
 /// The list of tickets.
-pub const LIST: &[Binding] = &[
+pub(super) const LIST: &[Binding] = &[
     UP,
     DOWN,
     PAGE_UP,
@@ -122,7 +122,7 @@ pub const LIST: &[Binding] = &[
 ];
 
 /// One ticket's evidence or log.
-pub const TICKET: &[Binding] = &[
+pub(super) const TICKET: &[Binding] = &[
     UP,
     DOWN,
     PAGE_UP,
@@ -151,7 +151,7 @@ pub const TICKET: &[Binding] = &[
 ];
 
 /// What `code` with `mods` does on the screen of `table`, if anything.
-pub fn action(table: &[Binding], code: KeyCode, mods: KeyModifiers) -> Option<Action> {
+pub(super) fn action(table: &[Binding], code: KeyCode, mods: KeyModifiers) -> Option<Action> {
     table
         .iter()
         .find(|b| b.keys.iter().any(|k| k.matches(code, mods)))
@@ -160,7 +160,7 @@ pub fn action(table: &[Binding], code: KeyCode, mods: KeyModifiers) -> Option<Ac
 
 /// The footer's entries for the screen of `table` (`↑/k up`): every
 /// binding, in table order.
-pub fn footer(table: &[Binding]) -> Vec<String> {
+pub(super) fn footer(table: &[Binding]) -> Vec<String> {
     table
         .iter()
         .map(|b| {

@@ -18,14 +18,14 @@ pub(super) struct Answer {
 
 impl Answer {
     /// `allowed: TITLE (KIND) PATHS` or `denied: ...`.
-    pub fn log_line(&self) -> String {
+    pub(super) fn log_line(&self) -> String {
         let verdict = if self.allowed { "allowed" } else { "denied" };
         format!("{verdict}: {}", self.what)
     }
 
     /// The reply's `outcome`: the option chosen, or `cancelled` when the
     /// agent offered none of the kind the policy chose.
-    pub fn outcome(&self) -> Value {
+    pub(super) fn outcome(&self) -> Value {
         match &self.option {
             Some(id) => json!({"outcome": "selected", "optionId": id}),
             None => json!({"outcome": "cancelled"}),

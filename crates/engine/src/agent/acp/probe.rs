@@ -7,7 +7,7 @@ use super::session::{not_offered, offered_as, TurnEnd, PROBED};
 use super::Acp;
 use crate::agent::AttemptContext;
 use crate::error::EngineError;
-use crate::process::Finished;
+use planwright_os::process::Finished;
 use std::path::Path;
 
 /// The probe's attempt context: as a CLI's probe has it, the slot home
@@ -15,7 +15,7 @@ use std::path::Path;
 pub(super) fn context(
     acp: &Acp,
     scratch: &Path,
-    confine: Option<&crate::sandbox::Confine>,
+    confine: Option<&planwright_os::sandbox::Confine>,
 ) -> Result<AttemptContext, EngineError> {
     crate::agent::cli::probe_context(acp, "acp", scratch, confine)
 }

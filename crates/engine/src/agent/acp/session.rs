@@ -10,7 +10,7 @@ use super::policy;
 use super::PROTOCOL_VERSION;
 use crate::agent::activity::{ActivityFeed, ActivityKind, MAX_TEXT_CHARS};
 use crate::agent::{AttemptContext, Usage, UsageSink, UsageSoFar};
-use crate::process::{Cancel, Line};
+use planwright_os::process::{Cancel, Line};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -99,7 +99,7 @@ impl Session {
     /// A session writing lines to `to_agent`, the agent's stdin, asking
     /// for `model` when given; `stop` ends the agent's process once the
     /// turn is over.
-    pub fn new(
+    pub(super) fn new(
         to_agent: Sender<String>,
         ctx: &AttemptContext,
         charter: String,
@@ -127,18 +127,18 @@ impl Session {
 
     /// The same session as preflight's probe: it ends once `session/new`
     /// has answered, sending no prompt.
-    pub fn probing(mut self) -> Session {
+    pub(super) fn probing(mut self) -> Session {
         self.probe = true;
         self
     }
 
     /// What a probe found: the models `session/new` offered, if any.
-    pub fn offered(&self) -> Option<Vec<String>> {
+    pub(super) fn offered(&self) -> Option<Vec<String>> {
         self.state.lock().unwrap().offered.clone()
     }
 
     /// Sends `initialize`: planwright lends neither files nor terminals.
-    pub fn start(&self) {
+    pub(super) fn start(&self) {
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "clientCapabilities": {
@@ -152,7 +152,7 @@ impl Session {
 
     /// Takes one line of the agent's stdout (cut at the line limit);
     /// what planwright notes about it goes to `out`, the capped log.
-    pub fn receive(&self, text: &str, out: &mut Line) {
+    pub(super) fn receive(&self, text: &str, out: &mut Line) {
         *self.held.lock().unwrap() = Some(Vec::new());
         self.read(text, out.cut());
         let notes = self.held.lock().unwrap().take().unwrap_or_default();
@@ -189,7 +189,7 @@ impl Session {
 
     /// Sends `session/cancel` at the attempt's timeout; whether a turn
     /// was open to cancel.
-    pub fn time_out(&self) -> bool {
+    pub(super) fn time_out(&self) -> bool {
         self.note("acp: the attempt's time is up; cancelling the turn");
         let sent = self.cancel_turn();
         let mut s = self.state.lock().unwrap();
@@ -201,7 +201,7 @@ impl Session {
 
     /// Sends `session/cancel` when the run is cancelled (Ctrl-C); whether
     /// a turn was open to cancel.
-    pub fn interrupt(&self) -> bool {
+    pub(super) fn interrupt(&self) -> bool {
         self.note("acp: the run was cancelled; cancelling the turn");
         self.cancel_turn()
     }
@@ -221,7 +221,7 @@ impl Session {
 
     /// Writes a line of planwright's to the agent log: through the capped
     /// writer while a line of the agent's is read, else at once.
-    pub fn note(&self, line: &str) {
+    pub(super) fn note(&self, line: &str) {
         if let Some(held) = self.held.lock().unwrap().as_mut() {
             return held.push(line.to_string());
         }
@@ -229,7 +229,7 @@ impl Session {
     }
 
     /// The session's result, once the agent's process has ended.
-    pub fn end(&self) -> Ended {
+    pub(super) fn end(&self) -> Ended {
         let mut s = self.state.lock().unwrap();
         s.to_agent = None;
         flush_message(&mut s);

@@ -19,8 +19,8 @@ use crate::error::EngineError;
 use crate::exec::{AttemptInput, Candidate, Executor};
 use crate::git::repo::Repo;
 use crate::model::{Failure, Phase};
-use crate::process::Cancel;
 use planwright_config::WorkerLink;
+use planwright_os::process::Cancel;
 use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
@@ -490,7 +490,7 @@ fn append(
     }
     std::fs::create_dir_all(&input.files).map_err(|e| EngineError::io(&input.files, e))?;
     let path = input.files.join(file);
-    let mut f = crate::beneath::append(&path)?;
+    let mut f = planwright_os::beneath::append(&path)?;
     f.write_all(piece).map_err(|e| EngineError::io(&path, e))?;
     Ok(Ok(()))
 }

@@ -44,7 +44,7 @@ pub fn greet(
         reason,
     };
     // Preflight's own wait: bounded by the pod's start, not cancelled.
-    let never = crate::process::Cancel::default();
+    let never = planwright_os::process::Cancel::default();
     let link = transport.connect(slot, &super::transport::Wait::quiet(&never))?;
     let ours = ToWorker::Hello {
         protocol: PROTOCOL,

@@ -45,7 +45,7 @@ pub trait Transport: Send + Sync {
 /// What a connection's wait answers to.
 pub struct Wait<'a> {
     /// Ctrl-C: the wait ends, the connection fails.
-    pub cancel: &'a crate::process::Cancel,
+    pub cancel: &'a planwright_os::process::Cancel,
     /// Told what the connection waits for (`Unschedulable: 0/3 nodes are
     /// available ...`) each time that changes.
     pub waiting: &'a (dyn Fn(&str) + Sync),
@@ -53,7 +53,7 @@ pub struct Wait<'a> {
 
 impl<'a> Wait<'a> {
     /// A wait that says nothing and ends on `cancel`.
-    pub fn quiet(cancel: &'a crate::process::Cancel) -> Wait<'a> {
+    pub fn quiet(cancel: &'a planwright_os::process::Cancel) -> Wait<'a> {
         Wait {
             cancel,
             waiting: &|_| {},

@@ -20,7 +20,7 @@ const QUEUE_LIMIT: usize = 8 << 20;
 /// Messages to a peer, written by a thread of their own. Clones share the
 /// queue.
 #[derive(Clone)]
-pub struct Outbox {
+pub(super) struct Outbox {
     shared: Arc<(Mutex<Queue>, Condvar)>,
     /// How long a sender waits for room, in ms, before the peer is given
     /// up on.
@@ -42,7 +42,7 @@ struct Queue {
 impl Outbox {
     /// An outbox writing to `to` on a thread of its own, which ends (and
     /// closes `to`) once the outbox is closed and written, or abandoned.
-    pub fn new(to: Box<dyn Write + Send>) -> Outbox {
+    pub(super) fn new(to: Box<dyn Write + Send>) -> Outbox {
         let lost_after = planwright_config::WorkerLink::default().lost_after;
         let outbox = Outbox {
             shared: Arc::new((Mutex::new(Queue::default()), Condvar::new())),
@@ -55,7 +55,7 @@ impl Outbox {
 
     /// Gives the peer `patience` to make room in a full queue before it is
     /// given up on (`[executor] lost_after`).
-    pub fn patience(&self, patience: Duration) {
+    pub(super) fn patience(&self, patience: Duration) {
         let ms = patience.as_millis().max(1) as u64;
         self.patience.store(ms, Ordering::Relaxed);
     }
@@ -66,13 +66,17 @@ impl Outbox {
 
     /// Queues `msg` and its payload; waits while the queue is full. An
     /// error once the peer is gone.
-    pub fn send<T: serde::Serialize>(&self, msg: &T, payload: &[u8]) -> Result<(), WireError> {
+    pub(super) fn send<T: serde::Serialize>(
+        &self,
+        msg: &T,
+        payload: &[u8],
+    ) -> Result<(), WireError> {
         self.push(msg, payload, true)
     }
 
     /// Queues a small message (a heartbeat, a cancel) without waiting for
     /// room: it must not wait behind a peer that stopped reading.
-    pub fn nudge<T: serde::Serialize>(&self, msg: &T) -> Result<(), WireError> {
+    pub(super) fn nudge<T: serde::Serialize>(&self, msg: &T) -> Result<(), WireError> {
         self.push(msg, &[], false)
     }
 
@@ -110,14 +114,14 @@ impl Outbox {
 
     /// No more messages: what is queued is still written, then the stream
     /// is closed (the peer reads its end).
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.lock().closed = true;
         self.shared.1.notify_all();
     }
 
     /// The peer is given up on: nothing more is written, and senders
     /// waiting on a full queue return.
-    pub fn abandon(&self) {
+    pub(super) fn abandon(&self) {
         let mut q = self.lock();
         q.dead = true;
         q.items.clear();
@@ -128,7 +132,7 @@ impl Outbox {
     /// Closes the outbox and waits at most `limit` for the writer to end
     /// (what is queued written, or the peer gone); `false` if it did not
     /// (the peer stopped reading).
-    pub fn drain(&self, limit: Duration) -> bool {
+    pub(super) fn drain(&self, limit: Duration) -> bool {
         self.close();
         let until = Instant::now() + limit;
         let mut q = self.lock();
@@ -178,12 +182,12 @@ impl Outbox {
 }
 
 /// What a peer sent: a message and its payload, or why nothing more comes.
-pub type Heard<T> = Result<(T, Vec<u8>), WireError>;
+pub(super) type Heard<T> = Result<(T, Vec<u8>), WireError>;
 
 /// Reads `from`'s messages (each with its payload) on a thread of its
 /// own into `to`, until the stream ends, a message is not the protocol,
 /// or `to`'s receiver is gone; the last thing sent is the error.
-pub fn inbox<T>(from: Box<dyn Read + Send>, to: Sender<Heard<T>>)
+pub(super) fn inbox<T>(from: Box<dyn Read + Send>, to: Sender<Heard<T>>)
 where
     T: Message + Send + 'static,
 {
@@ -206,7 +210,7 @@ where
 }
 
 /// An inbox of `from`'s messages.
-pub fn listen<T>(from: Box<dyn Read + Send>) -> Receiver<Heard<T>>
+pub(super) fn listen<T>(from: Box<dyn Read + Send>) -> Receiver<Heard<T>>
 where
     T: Message + Send + 'static,
 {

@@ -14,8 +14,8 @@ use crate::error::EngineError;
 use crate::exec::network::Network;
 use crate::exec::workspace::Workspaces;
 use crate::exec::{AttemptInput, Candidate, Executor, LocalExecutor};
-use crate::process::Cancel;
 use planwright_config::{AgentsSpec, ContainSettings, SandboxMode, WorkspaceSettings};
+use planwright_os::process::Cancel;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -252,7 +252,7 @@ fn listen(input: impl Read + Send + 'static) -> Ears {
 
 /// How this machine confines agents.
 fn sandbox_state() -> SandboxState {
-    match crate::sandbox::containment(SandboxMode::Enforce) {
+    match crate::contain::containment(SandboxMode::Enforce) {
         Ok(c) => SandboxState {
             enforced: true,
             detail: c.describe(),
@@ -290,7 +290,7 @@ fn attempt(
     } else {
         SandboxMode::Enforce
     };
-    let containment = match crate::sandbox::containment(mode) {
+    let containment = match crate::contain::containment(mode) {
         Ok(c) => c,
         Err(e) => {
             return refuse(
@@ -397,7 +397,7 @@ fn fetch(
 fn slot_executor(
     slot: &SlotRepo,
     spec: &AttemptSpec,
-    containment: crate::sandbox::Containment,
+    containment: planwright_os::sandbox::Containment,
     agents: Agents,
 ) -> LocalExecutor {
     let s = &spec.settings;
@@ -408,7 +408,7 @@ fn slot_executor(
         Vec::new(),
     )
     .with_network(Network::new(&contain_settings(s)))
-    .with_limits(crate::sandbox::limits(&contain_settings(s)));
+    .with_limits(crate::contain::limits(&contain_settings(s)));
     LocalExecutor::new(slot.repo.clone(), workspaces, agents, s.log_limit)
 }
 

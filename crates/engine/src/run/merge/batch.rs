@@ -13,10 +13,10 @@ use crate::events::Event;
 use crate::git::refs::candidate_ref;
 use crate::model::failure::Failure;
 use crate::model::{Step, Verdict};
-use crate::process::{Cancel, Listening};
 use crate::run::msg::{MergeJob, MergeOutcome};
 use crate::run::routes::ticket_gates;
 use crate::run::shared::Shared;
+use planwright_os::process::{Cancel, Listening};
 
 /// What a batch settled, and what goes back to the front of the queue.
 #[derive(Default)]

@@ -8,15 +8,16 @@
 use crate::error::EngineError;
 use crate::git::refs::{self, commit_tree, short, HeldTip, Target, CAS_TRIES, ZERO};
 use crate::git::repo::Repo;
+use crate::git::tree::{self, Merged};
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::{Step, Verdict};
-use crate::process::Cancel;
 use crate::run::msg::{MergeJob, MergeOutcome};
 use crate::run::routes::ticket_gates;
 use crate::run::shared::Shared;
 use crate::store::Store;
 use crate::verify::checkout::Checkouts;
 use crate::verify::gates::GateSettings;
+use planwright_os::process::Cancel;
 use planwright_plan::model::Gate;
 use std::path::Path;
 
@@ -204,19 +205,8 @@ impl Merge<'_> {
         refs: &[&str],
         why: &str,
     ) -> Result<bool, EngineError> {
-        let mut transaction = format!("update {name} {new} {old}\n");
-        for r in refs {
-            transaction.push_str(&format!("delete {r}\n"));
-        }
         let reason = format!("planwright: {why}");
-        self.repo.guard().own_write(|| {
-            Ok(self
-                .repo
-                .git()
-                .args(["update-ref", "-m", &reason, "--stdin"])
-                .input(transaction)
-                .succeeds()?)
-        })
+        refs::compare_and_swap(self.repo, name, old, new, refs, &reason)
     }
 
     /// Runs the gates on the merged tree `commit` in the merge checkout
@@ -229,11 +219,7 @@ impl Merge<'_> {
         checkout: &str,
         cancel: &Cancel,
     ) -> Result<Verdict, EngineError> {
-        let tree = self
-            .repo
-            .git()
-            .args(["rev-parse", &format!("{commit}^{{tree}}")])
-            .text()?;
+        let tree = tree::tree_of(self.repo, commit)?;
         let Passed { store, run, gates } = self.passed;
         if store.tree_passed(run, &tree, gates)? {
             let line = format!(
@@ -268,36 +254,22 @@ impl Merge<'_> {
         candidate: &str,
         verified_on: &str,
     ) -> Result<Result<String, Failure>, EngineError> {
-        let git =
-            self.repo
-                .git()
-                .args(["merge-tree", "--write-tree", "--name-only", tip, candidate]);
-        let out = git.raw()?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        match out.status.code() {
-            Some(0) => Ok(Ok(text.lines().next().unwrap_or_default().to_string())),
-            Some(1) => Ok(Err(self.conflict(&text, tip, verified_on)?)),
-            _ => Err(git.failure(&out).into()),
+        match tree::merge_tree(self.repo, tip, candidate)? {
+            Merged::Clean(tree) => Ok(Ok(tree)),
+            Merged::Conflict(paths) => Ok(Err(self.conflict(&paths, tip, verified_on)?)),
         }
     }
 
     /// A `merge_conflict` failure whose evidence is what the next attempt
     /// needs: the conflicting paths and the other side's changes to them.
-    fn conflict(&self, text: &str, tip: &str, verified_on: &str) -> Result<Failure, EngineError> {
-        let paths: Vec<&str> = text.lines().skip(1).take_while(|l| !l.is_empty()).collect();
-        let range = format!("{verified_on}..{tip}");
-        let log = self
-            .repo
-            .git()
-            .args(["log", "--format=%h %s", &range, "--"])
-            .args(&paths)
-            .text()?;
-        let stat = self
-            .repo
-            .git()
-            .args(["diff", "--stat", verified_on, tip, "--"])
-            .args(&paths)
-            .text()?;
+    fn conflict(
+        &self,
+        paths: &[String],
+        tip: &str,
+        verified_on: &str,
+    ) -> Result<Failure, EngineError> {
+        let log = tree::log_of_paths(self.repo, verified_on, tip, paths)?;
+        let stat = tree::stat_of_paths(self.repo, verified_on, tip, paths)?;
         let evidence = format!(
             "conflicting paths:\n{}\n\nchanged on `{}` since this attempt's base {}:\n{log}\n{stat}",
             paths

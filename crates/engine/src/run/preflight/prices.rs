@@ -10,7 +10,7 @@ use planwright_plan::Plan;
 /// ACP agent (the ones that report tokens) and `prices` has no entry
 /// for: its cost will be unknown unless the CLI reports one, and budgets
 /// count its tokens at its family's highest price.
-pub fn check_prices(
+pub(super) fn check_prices(
     plan: &Plan,
     settings: &planwright_config::RunSettings,
     lanes: &Lanes,

@@ -8,9 +8,9 @@ use super::workspace::TRIAL;
 use super::{failed, Check, CheckName};
 use crate::git::repo::Repo;
 use crate::model::Verdict;
-use crate::process::Cancel;
 use crate::run::RunSettings;
 use crate::verify::checkout::Checkouts;
+use planwright_os::process::Cancel;
 use planwright_plan::model::Gate;
 use planwright_plan::Plan;
 use std::collections::HashSet;
@@ -37,7 +37,7 @@ pub(super) fn check_gate_probe(
         return;
     };
     let short = &base[..base.len().min(10)];
-    let Ok(containment) = crate::sandbox::containment(settings.contain.mode) else {
+    let Ok(containment) = crate::contain::containment(settings.contain.mode) else {
         return;
     };
     let _lock = match crate::run::lock::RunLock::acquire(repo) {

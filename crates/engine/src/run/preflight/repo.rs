@@ -1,11 +1,24 @@
-//! The checks of the repository itself: `repo`, `base` and `clean`, the
-//! run `lock`, and `git-config` that would run programs in planwright's git.
+//! The checks of git and the repository itself: `git` new enough, `repo`,
+//! `base` and `clean`, the run `lock`, and `git-config` that would run
+//! programs in planwright's git.
 
 use super::{base, Check, CheckName};
 use crate::git::repo::Repo;
+use crate::git::version::{self, MINIMUM_GIT_VERSION};
 use planwright_plan::Plan;
 use std::collections::HashSet;
 use std::path::Path;
+
+/// The `git` check: the git on `PATH` is new enough.
+pub(super) fn check_git_version(out: &mut Vec<Check>) {
+    out.push(match version::check_version() {
+        Ok(found) => Check::ok(
+            CheckName::Git,
+            format!("git {found} (planwright needs {MINIMUM_GIT_VERSION} or newer)"),
+        ),
+        Err(e) => Check::error(CheckName::Git, e.to_string(), version::VERSION_HINT),
+    });
+}
 
 /// The `repo` check: `dir` is a git repository, which it opens.
 pub(super) fn open_repo(dir: &Path, out: &mut Vec<Check>) -> Option<Repo> {

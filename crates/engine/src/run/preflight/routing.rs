@@ -9,7 +9,7 @@ use planwright_plan::Plan;
 /// each whose pool hint or model its agent's family could not honour, and
 /// an error for each no agent serves or whose agent's family has no model
 /// of its tier (see [`Lanes`]).
-pub fn check_routing(
+pub(crate) fn check_routing(
     plan: &Plan,
     routing: &planwright_config::Routing,
     families: &planwright_config::Families,

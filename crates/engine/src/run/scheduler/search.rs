@@ -93,7 +93,7 @@ impl Sim<'_> {
     /// Runs forwards, or, given the tickets that run forwards, backwards in
     /// time: dependents first, over the same slots and caps (a schedule
     /// turned around in time keeps within them).
-    pub fn run(&self, rank: &[usize], backward: Option<&[bool]>) -> Timeline {
+    pub(super) fn run(&self, rank: &[usize], backward: Option<&[bool]>) -> Timeline {
         let (g, caps, group) = (self.graph, &self.limits.caps, self.limits.group);
         let (mut pending, mut ready) = self.waiting(rank, backward);
         let mut active = vec![0u32; caps.len()];

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 /// What of the document the IR has no place for: every field but the
 /// phases, and each phase with its subtasks as ids (completed ones whole).
-pub fn outline(root: &Map<String, Value>) -> Map<String, Value> {
+pub(super) fn outline(root: &Map<String, Value>) -> Map<String, Value> {
     let mut out = root.clone();
     let phases = root
         .get("phases")
@@ -37,7 +37,7 @@ pub fn outline(root: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// Writes `plan` as an Auto-Claude document.
-pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
+pub(super) fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     if !plan.gates.is_empty() {
         sink.push(
             Diagnostic::warning(

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// Writes `plan` as a tasks.md.
-pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> String {
+pub(super) fn emit(plan: &Plan, sink: &mut dyn Sink) -> String {
     if !plan.gates.is_empty() {
         sink.push(
             Diagnostic::warning(

@@ -16,7 +16,7 @@ use crate::pointer::Pointer;
 use serde_json::Value;
 
 /// Pushes one error per value fishhawk's decoder would refuse.
-pub fn check(doc: &Document, schema: &Value, sink: &mut dyn Sink) {
+pub(super) fn check(doc: &Document, schema: &Value, sink: &mut dyn Sink) {
     walk(schema, schema, &doc.root, &Pointer::root(), false, sink);
 }
 
@@ -171,7 +171,7 @@ fn integer(raw: &str, at: &Pointer, sink: &mut dyn Sink) {
 /// Why Go's `time.Time` would refuse `s`, if it would: RFC 3339 with an
 /// upper-case `T` and `Z`, a fraction after `.` or `,`, and every field
 /// in its range (no leap second, no 24:00, no 31 April).
-pub fn timestamp_problem(s: &str) -> Option<String> {
+pub(super) fn timestamp_problem(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let digits = |from: usize, n: usize| -> Option<u32> {
         let part = s.get(from..from + n)?;

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Marks every value planwright had to invent.
-pub const PLACEHOLDER: &str = "(placeholder written by planwright convert)";
+pub(super) const PLACEHOLDER: &str = "(placeholder written by planwright convert)";
 
 fn warn(sink: &mut dyn Sink, code: &str, at: impl Into<String>, message: impl Into<String>) {
     sink.push(Diagnostic::warning(

@@ -11,10 +11,10 @@ use serde_json::Value;
 use std::sync::LazyLock;
 
 /// Below this predicted runtime (minutes) an expensive test strategy draws an advisory.
-pub const CHEAP_RUNTIME: u64 = 20;
+pub(super) const CHEAP_RUNTIME: u64 = 20;
 
 /// `-count N` at or above this is an expensive test strategy.
-pub const EXPENSIVE_COUNT: u64 = 50;
+pub(super) const EXPENSIVE_COUNT: u64 = 50;
 
 static COUNT_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"-count[= ]+(\d+)").expect("valid regex"));
@@ -26,7 +26,7 @@ fn advisory(code: &str, at: impl Into<String>, message: impl Into<String>) -> Di
 /// Pushes the plan-gate advisories of `plan`; `cap` is the implement stage's
 /// `max_files_changed`, when known; `calibration_hint` says the planner's
 /// prompt rendered a calibration hint.
-pub fn advise(plan: &Value, cap: Option<u32>, calibration_hint: bool, sink: &mut dyn Sink) {
+pub(super) fn advise(plan: &Value, cap: Option<u32>, calibration_hint: bool, sink: &mut dyn Sink) {
     sub_plans(plan, sink);
     if calibration_hint && plan.get("raw_predicted_runtime_minutes").is_none() {
         sink.push(

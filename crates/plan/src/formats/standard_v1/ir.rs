@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// The base branch a standard_v1 plan runs on: the format names none.
-pub const BASE: &str = "main";
+pub(super) const BASE: &str = "main";
 
 /// The ticket id of a single-ticket plan whose `ticket_reference.id` is
 /// not a valid branch name.
-pub const FALLBACK_ID: &str = "plan";
+pub(super) const FALLBACK_ID: &str = "plan";
 
 /// Which list of the document became the tickets.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl Shape {
 }
 
 /// The IR of a document that passed the schema and the semantic rules.
-pub fn to_plan(doc: &Value) -> Option<Plan> {
+pub(super) fn to_plan(doc: &Value) -> Option<Plan> {
     let root = doc.as_object()?;
     let shape = Shape::of(doc);
     let mut metadata = root.clone();

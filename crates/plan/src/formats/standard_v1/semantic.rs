@@ -25,7 +25,7 @@ fn blank(s: &str) -> bool {
 }
 
 /// Pushes one error per semantic rule broken anywhere in `plan`.
-pub fn check(plan: &Value, sink: &mut dyn Sink) {
+pub(super) fn check(plan: &Value, sink: &mut dyn Sink) {
     criteria(plan, sink);
     split(plan, sink);
     irreducible(plan, sink);
@@ -459,7 +459,7 @@ fn mutation(m: &Value, control: Option<&str>, at: &Pointer, i: usize, sink: &mut
 
 /// The files a unified diff names in its `diff --git`, `---` and `+++`
 /// headers, without the `a/`/`b/` prefixes, in order, once each.
-pub fn patch_files(patch: &str) -> Vec<String> {
+pub(super) fn patch_files(patch: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |p: &str| {
         let p = p.split('\t').next().unwrap_or(p).trim_end();

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 /// Writes `plan` as a Taskmaster document.
-pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
+pub(super) fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     let source = plan.metadata.get("taskmaster").and_then(Value::as_object);
     let finished: Vec<Value> = source
         .and_then(|s| s.get("finished"))

@@ -22,7 +22,7 @@ const RETRIES: [Duration; 5] = [
 
 /// What failed in a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultKind {
+pub(super) enum FaultKind {
     /// No answer: the connection failed or broke, or timed out.
     Unreachable,
     /// The TLS handshake failed (the server's certificate, the CA).
@@ -37,7 +37,7 @@ pub enum FaultKind {
 
 /// A call that failed: what failed, and its words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fault {
+pub(super) struct Fault {
     /// What failed.
     pub kind: FaultKind,
     /// What the API or the connection said.
@@ -53,7 +53,7 @@ impl std::fmt::Display for Fault {
 impl Fault {
     /// The fault and its fix, for a message about the API server at
     /// `server` and the namespace `namespace`.
-    pub fn explained(&self, server: &str, namespace: &str) -> String {
+    pub(super) fn explained(&self, server: &str, namespace: &str) -> String {
         let said = &self.said;
         match self.kind {
             FaultKind::Unreachable => format!(
@@ -89,7 +89,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// What failed in `e`, and whether trying again may help.
-pub fn fault(e: &kube::Error) -> (Fault, bool) {
+pub(super) fn fault(e: &kube::Error) -> (Fault, bool) {
     let (kind, said, again) = match e {
         kube::Error::Api(s) => {
             let kind = match s.code {
@@ -132,7 +132,7 @@ fn tls(said: &str) -> bool {
 
 /// `f`'s call on `runtime`, each try bounded, tried again after each of
 /// [`RETRIES`] while it fails in a way that waiting may mend.
-pub fn call<T, F>(runtime: &tokio::runtime::Runtime, f: impl Fn() -> F) -> Result<T, Fault>
+pub(super) fn call<T, F>(runtime: &tokio::runtime::Runtime, f: impl Fn() -> F) -> Result<T, Fault>
 where
     F: Future<Output = Result<T, kube::Error>>,
 {

@@ -460,7 +460,7 @@ fn waiting_for(pod: &Pod) -> String {
 }
 
 /// Resolves once `cancel` is set (Ctrl-C), looking every tenth of a second.
-async fn cancelled(cancel: &crate::process::Cancel) {
+async fn cancelled(cancel: &planwright_os::process::Cancel) {
     while !cancel.is_cancelled() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

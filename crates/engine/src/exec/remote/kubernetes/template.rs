@@ -74,7 +74,7 @@ pub struct PodTemplate {
 }
 
 /// Reads and checks the template at `path`.
-pub fn read(path: &Path) -> Result<PodTemplate, String> {
+pub(super) fn read(path: &Path) -> Result<PodTemplate, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the pod template `{}`: {e}", path.display()))?;
     let value: Value = serde_saphyr::from_str(&text)
@@ -88,7 +88,7 @@ fn object<'v>(v: &'v Value, at: &str) -> Result<&'v Map<String, Value>, String> 
 }
 
 /// The template in `value`, a Pod's YAML.
-pub fn parse(value: &Value) -> Result<PodTemplate, String> {
+pub(super) fn parse(value: &Value) -> Result<PodTemplate, String> {
     let top = object(value, "the template")?;
     let mut t = PodTemplate::default();
     for (key, v) in top {

@@ -1,0 +1,63 @@
+//! Typed git operations on objects: the blob id of bytes or a file, the
+//! id a revision names, a blob's bytes, whether one commit descends from
+//! another, and whether a merge changed a path. The run calls these by
+//! name; none of it builds git's argv itself.
+
+use crate::error::EngineError;
+use crate::git::repo::Repo;
+use std::path::Path;
+
+/// The blob id of `bytes`, as git would store them (no filters: the bytes
+/// themselves, whatever the repository's attributes say).
+pub(crate) fn hash_bytes(repo: &Repo, bytes: Vec<u8>) -> Result<String, EngineError> {
+    Ok((repo.git())
+        .args(["hash-object", "--no-filters", "--stdin"])
+        .input(bytes)
+        .text()?)
+}
+
+/// The blob id of the file at `path`, without filters.
+pub(crate) fn hash_file(repo: &Repo, path: &Path) -> Result<String, EngineError> {
+    Ok((repo.git())
+        .args(["hash-object", "--no-filters", "--"])
+        .arg(path)
+        .text()?)
+}
+
+/// The id of the object `spec` names (`COMMIT:PATH`, `REF^{tree}`); an
+/// error when it names none.
+pub(crate) fn object_id(repo: &Repo, spec: &str) -> Result<String, EngineError> {
+    Ok((repo.git())
+        .args(["rev-parse", "--verify", "--quiet", spec])
+        .text()?)
+}
+
+/// The bytes of blob `id`.
+pub(crate) fn blob(repo: &Repo, id: &str) -> Result<Vec<u8>, EngineError> {
+    Ok(repo.git().args(["cat-file", "blob", id]).output()?.stdout)
+}
+
+/// Whether `ancestor` is `commit` or one of its ancestors.
+pub(crate) fn is_ancestor(repo: &Repo, ancestor: &str, commit: &str) -> Result<bool, EngineError> {
+    Ok((repo.git())
+        .args(["merge-base", "--is-ancestor", ancestor, commit])
+        .succeeds()?)
+}
+
+/// Whether the merge commit `commit` changed `path` against its first
+/// parent (the branch it landed on).
+pub(crate) fn merge_changed(repo: &Repo, commit: &str, path: &str) -> Result<bool, EngineError> {
+    let names = (repo.git())
+        .args([
+            "diff-tree",
+            "--no-commit-id",
+            "--name-only",
+            "-r",
+            "-m",
+            "--first-parent",
+        ])
+        .arg(commit)
+        .args(["--", path])
+        .text()?;
+    Ok(!names.is_empty())
+}
