@@ -13,6 +13,8 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A run stopped because the repository's integrity could not be trusted.
     pub const INTEGRITY: i32 = 3;
+    /// Stopped by Ctrl-C (`respond --watch` between rounds).
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// A failure that ends the command: what happened, how to fix it, the exit code.

@@ -1,9 +1,11 @@
 //! Everything an attempt uses is bounded: its processes and memory
 //! (`[sandbox] pids` and `memory`, a cgroup per confined child) and the
 //! disk (`[run] min_free`). A fork loop and a bounded allocation fail the
-//! attempt as `resource_limit`; an agent that fills the repository's disk
-//! fails it as `disk_full`, a run started below the floor says what takes
-//! the space and starts nothing, and the next run merges.
+//! attempt as `resource_limit`; an agent or a gate that fills the
+//! repository's disk fails it as `disk_full`, a merge that fills it stops
+//! the merge queue with the ticket still verified, a run started below the
+//! floor says what takes the space and starts nothing, and the next run
+//! merges.
 //!
 //! The first two need what `crates/os/tests/limits.rs` needs (a cgroup
 //! planwright can make: root on cgroup v1, or a delegated cgroup v2); the
@@ -129,28 +131,7 @@ fn an_agent_that_fills_the_disk_fails_as_disk_full_and_the_next_run_starts() {
     );
     write(env.root(), "agent.sh", &agent);
     write(env.root(), "planwright.toml", "[run]\nstrikes = 1\n");
-    let root_uid = text(&Command::new("id").arg("-u").output().unwrap().stdout) == "0";
-    let unshare: &[&str] = if root_uid {
-        &["--mount"]
-    } else {
-        &["--user", "--map-root-user", "--mount"]
-    };
-    let mut cmd = Command::new("unshare");
-    env.cli().hermetic(&mut cmd);
-    let out = cmd
-        .args(unshare)
-        .args(["sh", "-c", ON_A_SMALL_DISK])
-        .current_dir(env.root())
-        .env("ROOT", env.root())
-        .env("BIN", BIN)
-        .output()
-        .expect("`unshare` (util-linux) runs");
-    let all = said(&out);
-    assert!(
-        out.status.success(),
-        "this test needs a mount namespace with a tmpfs of its own (`unshare {}`): {all}",
-        unshare.join(" ")
-    );
+    let all = in_a_small_disk(&env, ON_A_SMALL_DISK);
     let parts: Vec<&str> = all.split("== run ").collect();
     assert_eq!(parts.len(), 4, "{all}");
     let (first, second, third) = (parts[1], parts[2], parts[3]);
@@ -173,6 +154,119 @@ fn an_agent_that_fills_the_disk_fails_as_disk_full_and_the_next_run_starts() {
         third.contains("status 0") && third.trim_end().ends_with('a'),
         "{third}"
     );
+}
+
+/// Three runs of two tickets at once on a copy of the repository on a
+/// 64 MiB tmpfs, as above, the gate filling the disk: first in the
+/// tickets' own gate checkouts, then only in the merge's; the third with
+/// the space back. After each run, the files of `main`.
+const GATES_ON_A_SMALL_DISK: &str = r#"set -u
+disk="$ROOT/disk"
+mkdir -p "$disk"
+mount -t tmpfs -o size=64m tmpfs "$disk" || { echo "cannot mount a tmpfs"; exit 90; }
+cp -a "$ROOT/repo" "$disk/repo"
+runs() {
+  "$BIN" run plan.json --repo "$disk/repo" --config planwright.toml --jobs 2 --agent cmd --agent-cmd "sh $ROOT/agent.sh {workspace} {ticket}" 2>&1
+  echo "status $?"
+  echo "files"; git -C "$disk/repo" ls-tree --name-only main
+  git -C "$disk/repo" fsck --no-dangling 2>&1 && echo "fsck ok"
+}
+touch "$ROOT/fill-gate"
+echo "== run 1"; runs
+mv "$ROOT/fill-gate" "$ROOT/fill-merge"
+echo "== run 2"; runs
+rm "$ROOT/fill-merge"
+echo "== run 3"; runs
+"#;
+
+#[test]
+fn a_gate_or_a_merge_that_fills_the_disk_is_disk_full_and_the_next_run_merges() {
+    let env = env_with_agent("echo $2 > \"$1/$2.txt\"\n");
+    let root = env.root().display().to_string();
+    // The gate fills the disk where a marker file says, then fails as a
+    // gate would on a full disk; on the base (preflight's trial) it passes.
+    let gate = format!(
+        "fill() {{ head -c 200M /dev/zero > \"$TMPDIR/fill\"; exit 1; }}\n\
+         [ -e A.txt ] || [ -e B.txt ] || exit 0\n\
+         [ -e {root}/fill-gate ] && fill\n\
+         case \"$(pwd)\" in */checkouts/merge*) [ -e {root}/fill-merge ] && fill;; esac\n\
+         exit 0\n"
+    );
+    write(env.root(), "gate.sh", &gate);
+    let tickets = ["A", "B"].map(|id| {
+        serde_json::json!({"id": id, "title": id, "body": format!("make {id}.txt"),
+            "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]})
+    });
+    let plan = serde_json::json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "fills", "argv": ["sh", format!("{root}/gate.sh")]}],
+        "tickets": tickets});
+    write(env.root(), "plan.json", &plan.to_string());
+    write(env.root(), "planwright.toml", "[run]\nstrikes = 1\n");
+    let all = in_a_small_disk(&env, GATES_ON_A_SMALL_DISK);
+    let parts: Vec<&str> = all.split("== run ").collect();
+    assert_eq!(parts.len(), 4, "{all}");
+    let (first, second, third) = (parts[1], parts[2], parts[3]);
+    let files = |run: &str| {
+        run.split("\nfiles\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Each ticket's gate filled the disk: `disk_full`, never
+    // `gate_failure`, and the run ended as a run does (no engine error).
+    assert!(
+        first.matches("disk_full").count() >= 2
+            && first.contains("the disk filled up during the attempt's verification")
+            && first.contains("its gate checkout and workspace were reset")
+            && !first.contains("gate_failure")
+            && !first.contains("error:")
+            && first.contains("status 1")
+            && !files(first).contains(".txt")
+            && first.contains("fsck ok"),
+        "{first}"
+    );
+    // The merge's gate filled it: the queue stopped, nothing half-merged.
+    assert!(
+        second.contains("the disk filled up during a merge")
+            && second.contains("stays verified")
+            && !second.contains("error:")
+            && second.contains("status 1")
+            && !(files(second).contains("A.txt") && files(second).contains("B.txt"))
+            && second.contains("fsck ok"),
+        "{second}"
+    );
+    assert!(
+        third.contains("status 0") && files(third).contains("A.txt\nB.txt"),
+        "{third}"
+    );
+}
+
+/// Runs `script` (with `$ROOT` and `$BIN`) in a mount namespace of its
+/// own, where it mounts its tmpfs; what it said.
+fn in_a_small_disk(env: &Env, script: &str) -> String {
+    let root_uid = text(&Command::new("id").arg("-u").output().unwrap().stdout) == "0";
+    let unshare: &[&str] = if root_uid {
+        &["--mount"]
+    } else {
+        &["--user", "--map-root-user", "--mount"]
+    };
+    let mut cmd = Command::new("unshare");
+    env.cli().hermetic(&mut cmd);
+    let out = cmd
+        .args(unshare)
+        .args(["sh", "-c", script])
+        .current_dir(env.root())
+        .env("ROOT", env.root())
+        .env("BIN", BIN)
+        .output()
+        .expect("`unshare` (util-linux) runs");
+    let all = said(&out);
+    assert!(
+        out.status.success(),
+        "this test needs a mount namespace with a tmpfs of its own (`unshare {}`): {all}",
+        unshare.join(" ")
+    );
+    all
 }
 
 #[test]

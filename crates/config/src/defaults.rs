@@ -14,6 +14,9 @@ pub const AGENT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 pub const MERGE_BATCH: usize = 8;
 /// The longest a batch waits to fill (`[merge] wait_secs`).
 pub const MERGE_WAIT: Duration = Duration::from_secs(5);
+/// Times the gates that failed on an attempt's candidate run again on the
+/// same tree before the attempt is rejected (`[gates] flaky_retries`).
+pub const GATE_FLAKY_RETRIES: u32 = 1;
 /// Times a red stack runs again before bisection (`[merge] flaky_retries`).
 pub const FLAKY_RETRIES: u32 = 1;
 /// Merge checkouts, so stacks checked at once (`[merge] checkouts`).
@@ -67,5 +70,7 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 /// `[executor] lost_after`: the silence after which either side gives the
 /// other up.
 pub const LOST_AFTER: Duration = Duration::from_secs(30);
+/// `[executor] lost_backoff`: a slot's rest after its worker was lost.
+pub const LOST_BACKOFF: Duration = Duration::from_secs(10);
 /// `[executor] ssh_keepalive`: `ssh`'s `ServerAliveInterval`.
 pub const SSH_KEEPALIVE: Duration = Duration::from_secs(15);

@@ -74,6 +74,9 @@ pub struct Config {
     /// `[forge]`: where `planwright deliver` pushes and opens pull requests.
     #[serde(default)]
     pub forge: Forge,
+    /// `[respond]`: how `planwright respond` answers reviews and checks.
+    #[serde(default)]
+    pub respond: crate::respond::Respond,
 }
 
 /// `[forge]`: `kind = "github"`, `remote = "origin"`, `api_url =
@@ -163,6 +166,13 @@ pub struct Executor {
     /// `ssh`: `ServerAliveInterval` (default 15 s; 3 missed end the session).
     #[serde(default)]
     pub ssh_keepalive: Option<DurationSetting>,
+    /// How long a slot whose worker was lost rests before a new worker
+    /// serves it, doubled with each loss of it in a row (default 10 s).
+    #[serde(default)]
+    pub lost_backoff: Option<DurationSetting>,
+    /// Lost workers at which the run stops (default: twice its slots).
+    #[serde(default)]
+    pub max_lost: Option<u32>,
 }
 
 /// `[executor.kubernetes]`: `image = "registry/planwright-worker:1"`,
@@ -194,6 +204,10 @@ pub struct Kubernetes {
     /// The kubeconfig naming the cluster (default: as kubectl finds it).
     #[serde(default)]
     pub kubeconfig: Option<std::path::PathBuf>,
+    /// A pod's YAML whose scheduling fields, labels, annotations and extra
+    /// volumes the pods get, under what planwright sets.
+    #[serde(default)]
+    pub pod_template: Option<std::path::PathBuf>,
 }
 
 /// `[executor.kubernetes] resources`: requests that are also limits.
@@ -393,6 +407,10 @@ pub struct Gates {
     /// Environment variables passed through to gates besides the built-in allowlist.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Times gates that failed in an attempt's own gate checkout run
+    /// again on the same tree before the attempt is rejected (default 1).
+    #[serde(default)]
+    pub flaky_retries: Option<u32>,
 }
 
 /// `[review]`: `agent = "claude"`, `model = "..."`, `max_diff_lines = 2000`.

@@ -14,10 +14,12 @@ mod duration;
 pub mod file;
 pub mod forge;
 pub mod kubernetes;
+pub mod labels;
 mod network;
 mod parse;
 mod prices;
 pub mod resolve;
+pub mod respond;
 mod settings;
 mod size;
 
@@ -32,6 +34,7 @@ pub use prices::{Price, Prices};
 pub use resolve::{
     gate_from_argv, parse_gate, AgentFlags, Env, RunFlags, SettingsError, ValidationFlags,
 };
+pub use respond::{Respond, RespondSettings};
 pub use size::{parse_size, CountSetting, MinFree, SizeSetting};
 #[cfg(test)]
 mod tests;

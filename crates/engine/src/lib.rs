@@ -18,6 +18,7 @@ mod git;
 pub mod issues;
 mod log;
 mod model;
+pub mod respond;
 mod run;
 mod store;
 pub mod verify;
@@ -25,7 +26,9 @@ pub mod verify;
 pub use demo::{prepare as prepare_demo, Demo};
 pub use draft::{draft, DraftEvent, DraftInput};
 pub use error::EngineError;
-pub use events::{AttemptAgent, Emitter, Event, JsonLines, Recorder, Reporter, Stamped};
+pub use events::{
+    AttemptAgent, AttemptPlace, Emitter, Event, JsonLines, Recorder, Reporter, Stamped,
+};
 pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
 pub use git::{tracked_files, Git};
@@ -35,11 +38,13 @@ pub use model::{
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};
 pub use run::lock::{
-    is_held as run_lock_held, is_held_at as run_lock_held_at, path as run_lock_path,
+    holder as run_lock_holder, is_held as run_lock_held, is_held_at as run_lock_held_at,
+    path as run_lock_path,
 };
 pub use run::pools::foreign_family;
 pub use run::preflight::{
-    checks_judged, current_branch, failed as preflight_failed, preflight, unjudged_checks, Check,
+    checks_judged, current_branch, failed as preflight_failed, missing_setup, preflight,
+    unjudged_checks, Check,
 };
 pub use run::{
     defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,

@@ -497,17 +497,14 @@ fn worktree_setup_runs_once_per_slot() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // Once per gate checkout (the ticket slot's, and the merge's when a
-    // merge had to gate again); the set-up's `deps/` survived each reset.
+    // Once per gate checkout (the ticket slot's, made while the first
+    // agent worked, and the merge's when a merge had to gate again); the
+    // set-up's `deps/` survived each reset.
+    let run = env.repo().join(".planwright/runs").join(&out.summary.run);
     let logs = ["A", "B", "C"].map(|id| {
-        std::fs::read_to_string(
-            env.repo()
-                .join(".planwright/runs")
-                .join(&out.summary.run)
-                .join(id)
-                .join("ticket.log"),
-        )
-        .unwrap()
+        let made = std::fs::read_to_string(run.join(id).join("attempt-1.checkout.log"));
+        std::fs::read_to_string(run.join(id).join("ticket.log")).unwrap()
+            + &made.unwrap_or_default()
     });
     let setups_in = |place: &str| -> usize {
         logs.iter()
@@ -1135,6 +1132,35 @@ fn a_retry_starts_from_its_previous_candidate_unless_asked_for_the_base() {
             );
         }
     }
+}
+
+/// A retry after an attempt that changed nothing starts from the base and
+/// says so, never "with attempt 1's change".
+#[test]
+fn a_retry_after_an_attempt_without_change_starts_from_the_base_saying_so() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    std::fs::create_dir_all(env.fixture_dir("A", 1)).unwrap();
+    env.fixture("A", 2, "a.txt", "a\n");
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let out = run_scripted(&env, &plan);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let second = prompt(&env, &out, "A", 2);
+    assert!(
+        second.contains("starts from the current base: attempt 1 left no change to start from"),
+        "{second}"
+    );
+    let starts: Vec<(u32, &str)> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::AttemptStarted {
+                attempt,
+                starts_from,
+                ..
+            } => Some((*attempt, starts_from.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, [(1, "base"), (2, "base_no_candidate")]);
 }
 
 /// The scripted agent, except that the first attempt of `waiter` finishes

@@ -14,6 +14,7 @@ use planwright_os::disk;
 use planwright_os::sandbox::bytes_text;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The bytes set aside for the state store.
 pub const RESERVE: u64 = 16 << 20;
@@ -124,10 +125,58 @@ pub fn release(state_dir: &Path) {
     let _ = std::fs::remove_file(reserve_path(state_dir));
 }
 
-/// The failure of an attempt after which the disk is below the floor.
-pub fn full(low: &Low) -> Failure {
+/// Times this process found the disk below the floor after an attempt or
+/// a merge, counted before it gave the space back: a gate of another slot
+/// that failed meanwhile failed on the full disk, though the disk has
+/// room again when it looks.
+static FILLS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times the disk was found full so far (see [`noted_full`]).
+pub fn fills() -> u64 {
+    FILLS.load(Ordering::SeqCst)
+}
+
+/// Counts a full disk, before its space is given back.
+pub fn noted_full() {
+    FILLS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Where an attempt was when the disk filled up, and what of its space
+/// was given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum During {
+    /// The agent's work or its commit: the slot's workspace was reset.
+    Agent,
+    /// Its verification (the gate checkout, the gates, counterfactuals,
+    /// review): the checkout and the slot's workspace were reset.
+    Verification,
+}
+
+/// The failure of an attempt after which the disk is below the floor
+/// (`low`), or was while it ran (`None`: another attempt's space was
+/// given back since).
+pub fn full(low: Option<&Low>, during: During) -> Failure {
+    let (when, reset) = match during {
+        During::Agent => ("the attempt", "its workspace was reset"),
+        During::Verification => (
+            "the attempt's verification",
+            "its gate checkout and workspace were reset",
+        ),
+    };
+    let low = match low {
+        Some(low) => format!(": {low}"),
+        None => " (the space of another attempt on it was given back since)".into(),
+    };
     Failure::new(
         FailureKind::DiskFull,
-        format!("the disk filled up during the attempt: {low}; its workspace was reset"),
+        format!("the disk filled up during {when}{low}; {reset}"),
+    )
+}
+
+/// The stop of the merge queue after a merge during which the disk fell
+/// below the floor: what is verified stays so, for the next run.
+pub fn merge_stopped(low: &Low) -> String {
+    format!(
+        "the disk filled up during a merge: {low}; the merge queue stopped, and what it had not merged stays verified: free some space and run again to merge it (`[run] min_free` sets the floor)"
     )
 }

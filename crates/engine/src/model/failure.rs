@@ -43,7 +43,8 @@ pub enum FailureKind {
     /// The agent, its set-up or a gate reached `[sandbox] pids` or
     /// `[sandbox] memory`.
     ResourceLimit,
-    /// The disk filled up during the attempt (its workspace was reset).
+    /// The disk filled up during the attempt or its verification (its
+    /// workspace and gate checkout were reset).
     DiskFull,
 }
 

@@ -7,7 +7,7 @@ use super::verification::verify_and_gate;
 use crate::agent::{limits, AgentOutcome};
 use crate::error::EngineError;
 use crate::events::{Emitter, Event};
-use crate::exec::{AttemptInput, Candidate};
+use crate::exec::{AttemptInput, Candidate, LocalExecutor};
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Phase;
 use planwright_config::RetryFrom;
@@ -39,7 +39,14 @@ pub(super) fn attempt_once(
     // Integrity around the attempt: an error here stops the run (exit 3)
     // and nothing of this attempt is merged.
     sh.repo.guard().check()?;
-    let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
+    let candidate = std::thread::scope(|scope| {
+        let (name, base) = (LocalExecutor::slot(slot), input.base_commit.as_str());
+        let log = (input.files).join(format!("attempt-{}.checkout.log", input.attempt));
+        let warming = scope.spawn(move || warm(sh, &name, base, &log));
+        let candidate = sh.executor.attempt(slot, input, &progress, sh.cancel);
+        let _ = warming.join();
+        candidate
+    });
     sh.repo.guard().check()?;
     let candidate = candidate?;
     if let Some(lost) = candidate.lost {
@@ -61,6 +68,20 @@ pub(super) fn attempt_once(
     sh.store
         .set_candidate(&sh.run, &input.ticket, input.attempt, &commit)?;
     verify_and_gate(sh, ticket, slot, input, gates, &commit, &progress)
+}
+
+/// Makes the slot's gate checkout `name` on `base` while the agent works,
+/// when it was never made: the first ticket of each slot would otherwise
+/// pay for writing every file of the tree before its gates (and for the
+/// set-up there), after its agent. A checkout already made is left to the
+/// gates, whose reset writes only what differs. The gates prepare the
+/// checkout whatever this left (a set-up that failed, a cancel), so its
+/// outcome is only logged, to `log`.
+fn warm(sh: &Shared, name: &str, base: &str, log: &std::path::Path) {
+    if sh.checkouts.is_made(name) {
+        return;
+    }
+    let _ = sh.checkouts.try_setup(name, base, log, sh.cancel);
 }
 
 /// Where attempt `attempt` of `id` starts on the base `base`, after the
@@ -98,6 +119,11 @@ pub(super) fn start_point(
         .raw()?;
     if !out.status.success() {
         // A candidate of an invocation long gone may have been pruned.
+        return Ok(fresh(Fresh::NoCandidate, None));
+    }
+    if out.stdout.is_empty() {
+        // An attempt that changed nothing (`empty_diff`) leaves a candidate
+        // that is its base: there is no change to start from or show.
         return Ok(fresh(Fresh::NoCandidate, None));
     }
     let diff = PreviousDiff::new(String::from_utf8_lossy(&out.stdout).into_owned());
@@ -205,6 +231,26 @@ pub(super) fn usage_events(
             usage: so_far.usage,
         });
     })
+}
+
+/// Emits `worker_waiting` each time what an attempt's worker waits for
+/// changes (a pod not yet scheduled, its image being pulled).
+pub(super) fn waiting_events(
+    emitter: &Emitter,
+    ticket: &str,
+    attempt: u32,
+    place: crate::events::AttemptPlace,
+) -> crate::exec::WaitingSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    let place = place.worker.unwrap_or_default();
+    crate::exec::WaitingSink(std::sync::Arc::new(move |what: &str| {
+        emitter.emit(Event::WorkerWaiting {
+            ticket: ticket.clone(),
+            attempt,
+            place: place.clone(),
+            waiting_for: planwright_plan::words::inert(what).into_owned(),
+        });
+    }))
 }
 
 /// Emits `agent_activity` with each activity an attempt's agent reports.

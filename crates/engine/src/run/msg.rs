@@ -47,7 +47,7 @@ pub(super) enum AttemptResult {
         reason: String,
     },
     /// The machine of the attempt's slot failed it: the ticket runs again
-    /// without a strike, and the slot is retired.
+    /// without a strike, and the slot rests before it serves again.
     Lost(crate::exec::remote::Lost),
 }
 
@@ -84,4 +84,8 @@ pub(super) enum MergeOutcome {
     Combination(Failure),
     /// The run was interrupted during the gates.
     Cancelled,
+    /// The disk filled up during the merge (why, as the run says it): the
+    /// merge queue stopped; the candidate stays verified, and the next
+    /// run merges it.
+    DiskFull(String),
 }

@@ -280,6 +280,7 @@ pub fn run(
         run_rails: super::inputs::rails(&inputs, settings.allow_config_change),
         earlier: outlook.earlier,
         verifying: Default::default(),
+        flakes: Default::default(),
     };
     emitter.emit(Event::RunStarted {
         run: row.id.clone(),
@@ -334,7 +335,8 @@ pub(super) fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
         Ok(stops) => (Ok(()), stops),
         Err(e) => (Err(e), Default::default()),
     };
-    let summary = summarize(&sh.store, &sh.run, held, interrupted, stops)?;
+    let mut summary = summarize(&sh.store, &sh.run, held, interrupted, stops)?;
+    summary.flaky = std::mem::take(&mut sh.flakes.lock().unwrap_or_else(|e| e.into_inner()));
     let status = if interrupted {
         RunStatus::Interrupted
     } else {

@@ -1,6 +1,6 @@
 //! The context the coordinator, the worker threads and the merge queue
 //! share for one run: read-only, apart from the count of attempts in
-//! their own verification.
+//! their own verification and the count of flaky gates.
 
 use super::lanes::Lanes;
 use super::settings::RunSettings;
@@ -15,7 +15,7 @@ use crate::verify;
 use crate::verify::checkout::Checkouts;
 use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -45,12 +45,21 @@ pub(super) struct Shared<'a> {
     /// Attempts past their agent, in their own verification: the merge
     /// queue waits for them to fill a batch.
     pub(super) verifying: std::sync::atomic::AtomicUsize,
+    /// Each gate that failed on a candidate and passed when run again on
+    /// the same tree, with how many times: the run's summary says them.
+    pub(super) flakes: std::sync::Mutex<BTreeMap<String, u32>>,
 }
 
 impl Shared<'_> {
     /// The plan's ticket `id`.
     pub(super) fn ticket(&self, id: &str) -> &Ticket {
         &self.plan.tickets[self.index[id]]
+    }
+
+    /// Gate `gate` failed, then passed on the same tree.
+    pub(super) fn flaky(&self, gate: &str) {
+        let mut flakes = self.flakes.lock().unwrap_or_else(|e| e.into_inner());
+        *flakes.entry(gate.to_string()).or_default() += 1;
     }
 
     /// The commit message of ticket `id`'s one commit.

@@ -41,6 +41,11 @@ pub struct RunSummary {
     /// ticket ran, if it did (freeing space and running again continues it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk: Option<String>,
+    /// Each gate that failed on a candidate in this invocation and passed
+    /// when run again on the same tree (`[gates] flaky_retries`), with how
+    /// many times.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub flaky: BTreeMap<String, u32>,
 }
 
 impl RunSummary {
@@ -71,6 +76,7 @@ pub(super) fn summarize(
         interrupted,
         budget: stops.budget,
         disk: stops.disk,
+        flaky: BTreeMap::new(),
     };
     for t in store.tickets(run)? {
         match t.state {

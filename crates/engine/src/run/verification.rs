@@ -4,13 +4,64 @@ use super::msg::AttemptResult;
 use super::shared::Shared;
 use crate::error::EngineError;
 use crate::events::Event;
-use crate::exec::{AttemptInput, LocalExecutor};
+use crate::exec::{disk, AttemptInput, LocalExecutor};
+use crate::model::failure::FailureKind;
 use crate::model::{Phase, Verdict};
 use crate::verify;
 use planwright_plan::model::{Gate, Ticket};
 
-/// Verification and gates of a recorded candidate.
+/// Verification and gates of a recorded candidate. After it, a disk
+/// below `[run] min_free` (a checkout that could not be written, a gate
+/// that filled it) fails the attempt as `disk_full`, whatever the gates
+/// said, its checkout and workspace given back: the disk's fault is never
+/// a `gate_failure`, nor an error that stops the run.
 pub(super) fn verify_and_gate(
+    sh: &Shared,
+    ticket: &Ticket,
+    slot: usize,
+    input: &AttemptInput,
+    gates: &[Gate],
+    commit: &str,
+    progress: &dyn Fn(Phase) -> Result<(), EngineError>,
+) -> Result<AttemptResult, EngineError> {
+    let fills = disk::fills();
+    let result = verified(sh, ticket, slot, input, gates, commit, progress);
+    // What no full disk explains stays as it is: a run interrupted, or a
+    // repository an agent changed.
+    if matches!(
+        result,
+        Ok(AttemptResult::Cancelled) | Err(EngineError::Integrity(_))
+    ) {
+        return result;
+    }
+    let state = sh.repo.state_dir();
+    let low = disk::low(&state, sh.settings.min_free);
+    // A gate that failed (or a checkout that could not be written) while
+    // another attempt filled the disk failed of it too.
+    let failed = match &result {
+        Ok(AttemptResult::Rejected(f)) => f.kind == FailureKind::GateFailure,
+        Ok(_) => false,
+        Err(_) => true,
+    };
+    if low.is_none() && !(failed && disk::fills() != fills) {
+        return result;
+    }
+    disk::noted_full();
+    sh.checkouts.scrub(&LocalExecutor::slot(slot))?;
+    sh.executor.give_back(slot)?;
+    // The store records the failure in the reserve's room.
+    disk::release(&state);
+    let full = disk::full(low.as_ref(), disk::During::Verification);
+    Ok(AttemptResult::Rejected(match result {
+        Ok(AttemptResult::Rejected(f)) => {
+            full.with_evidence(format!("{}: {}\n{}", f.kind, f.message, f.evidence))
+        }
+        Err(e) => full.with_evidence(e.to_string()),
+        _ => full,
+    }))
+}
+
+fn verified(
     sh: &Shared,
     ticket: &Ticket,
     slot: usize,
@@ -54,10 +105,7 @@ pub(super) fn verify_and_gate(
     // Gates run in planwright's own checkout of the candidate, never in
     // the agent's workspace.
     let name = LocalExecutor::slot(slot);
-    let verdict = sh
-        .checkouts
-        .gate(&name, commit, gates, &sh.settings.gates, &log, sh.cancel)?;
-    sh.repo.guard().check()?;
+    let verdict = gates_again_if_flaky(sh, input, &name, commit, gates, &log)?;
     match verdict {
         Verdict::Pass => {}
         Verdict::Fail(f) => return Ok(AttemptResult::Rejected(f)),
@@ -65,6 +113,50 @@ pub(super) fn verify_and_gate(
     }
     progress(Phase::BeyondGates)?;
     judge(sh, ticket, &name, input, gates, commit)
+}
+
+/// The gates of `commit` in checkout `name`; when a gate fails (exits
+/// non-zero: a timeout or a limit would cost as much again), they run
+/// again on the same tree, `[gates] flaky_retries` times at most, and
+/// the last verdict stands. Each run again is a `gate_retried` event; one
+/// that passed counts the gate as flaky.
+fn gates_again_if_flaky(
+    sh: &Shared,
+    input: &AttemptInput,
+    name: &str,
+    commit: &str,
+    gates: &[Gate],
+    log: &std::path::Path,
+) -> Result<Verdict, EngineError> {
+    let gate = || {
+        let verdict = (sh.checkouts).gate(name, commit, gates, &sh.settings.gates, log, sh.cancel);
+        sh.repo.guard().check()?;
+        verdict
+    };
+    let mut verdict = gate()?;
+    for _ in 0..sh.settings.gates.flaky_retries {
+        let Verdict::Fail(f) = &verdict else { break };
+        let Some(failed) = verify::gates::failed_gate(gates, f) else {
+            break;
+        };
+        let line = "-- the gates failed; run again on the same tree (`[gates] flaky_retries`)\n";
+        crate::log::append(log, line)?;
+        let message = f.message.clone();
+        let again = gate()?;
+        let passed = again == Verdict::Pass;
+        if passed {
+            sh.flaky(&failed.command_line());
+        }
+        sh.emitter.emit(Event::GateRetried {
+            ticket: input.ticket.clone(),
+            attempt: input.attempt,
+            gate: failed.command_line(),
+            message,
+            passed,
+        });
+        verdict = again;
+    }
+    Ok(verdict)
 }
 
 /// Counterfactuals and review passes of a candidate that passed its gates.

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-pub(super) const MIGRATIONS: [&str; 8] = [
+pub(super) const MIGRATIONS: [&str; 9] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -82,6 +82,21 @@ ALTER TABLE attempts ADD COLUMN evidence_from TEXT;
     // only for its own plan (NULL: recorded before, any plan).
     "
 ALTER TABLE runs ADD COLUMN plan_key TEXT;
+",
+    // `planwright respond`: each round on a delivered pull request (the
+    // ticket it ran, the forge's text it was given, how far it got, what
+    // it spent) and every comment, review and failed check it answered,
+    // so that no round repeats and a round cut short resumes.
+    "
+CREATE TABLE respond_rounds (
+    run_id TEXT NOT NULL, pull INTEGER NOT NULL, round INTEGER NOT NULL,
+    ticket TEXT, state TEXT NOT NULL, evidence TEXT NOT NULL,
+    spent_before REAL NOT NULL, cost_usd REAL, merged_before TEXT,
+    PRIMARY KEY (run_id, pull, round));
+CREATE TABLE respond_answered (
+    run_id TEXT NOT NULL, pull INTEGER NOT NULL, key TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    PRIMARY KEY (run_id, pull, key));
 ",
 ];
 

@@ -8,9 +8,11 @@
 mod hook;
 
 mod migrations;
+mod respond;
 mod rows;
 
 pub use crate::model::ticket::{RunStatus, TicketState};
+pub use respond::{RoundRow, RoundState};
 pub use rows::{outcome_name, AgentRecord, AttemptRow, EventRow, RunRow, Synced, TicketRow};
 
 use crate::model::failure::Failure;

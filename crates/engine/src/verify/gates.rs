@@ -107,4 +107,16 @@ pub fn run_gates(
     Ok(Verdict::Pass)
 }
 
+/// The gate of `gates` whose failure `f` is (a `gate_failure` names its
+/// gate's command line first, as [`run_gates`] writes it).
+pub fn failed_gate<'g>(gates: &'g [Gate], f: &Failure) -> Option<&'g Gate> {
+    if f.kind != FailureKind::GateFailure {
+        return None;
+    }
+    (gates.iter()).find(|g| {
+        f.message
+            .starts_with(&format!("gate `{}`", g.command_line()))
+    })
+}
+
 pub use crate::log::append;

@@ -15,6 +15,7 @@
 pub mod forgejo;
 pub mod github;
 pub mod gitlab;
+pub mod live;
 mod server;
 mod state;
 
@@ -211,6 +212,13 @@ impl FakeForge {
             .add_comment(number, on_pull, author, body, false);
     }
 
+    /// Sets a repository's clock to `unix` (seconds since the epoch): what
+    /// follows is stamped from then on (`respond`'s quiet window reads the
+    /// stamps against the real clock).
+    pub fn set_clock(&self, repository: &str, unix: u64) {
+        lock(&self.state).repo_mut(repository).set_clock(unix);
+    }
+
     /// Adds a milestone.
     pub fn add_milestone(&self, repository: &str, title: &str) {
         lock(&self.state)
@@ -381,6 +389,14 @@ impl FakeForge {
             .push((a, b, link));
     }
 
+    /// The next `method` request whose path holds `path` gets `fault`
+    /// instead of an answer (once); other requests are answered.
+    pub fn fail_request(&self, method: &str, path: &str, fault: Fault) {
+        lock(&self.state)
+            .aimed
+            .push((method.to_string(), path.to_string(), fault));
+    }
+
     /// The next `times` requests get `fault` instead of an answer.
     pub fn fail_next(&self, times: usize, fault: Fault) {
         lock(&self.state).faults = vec![fault; times];
@@ -424,7 +440,12 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 fn handle(api: Api, state: &Mutex<State>, req: &Incoming) -> Outgoing {
     let mut state = lock(state);
     let authorized = state::authorized(req);
-    let answer = if !state.faults.is_empty() {
+    let aimed = (state.aimed.iter())
+        .position(|(m, p, _)| *m == req.method && req.target.contains(p.as_str()));
+    let answer = if let Some(at) = aimed {
+        let (_, _, fault) = state.aimed.remove(at);
+        state::fault_answer(api, fault)
+    } else if !state.faults.is_empty() {
         let fault = state.faults.remove(0);
         state::fault_answer(api, fault)
     } else if !authorized {

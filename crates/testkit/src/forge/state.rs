@@ -191,20 +191,25 @@ pub(crate) struct Repo {
     next_comment: u64,
 }
 
-/// A fixed, increasing time: the fake's clock is a counter.
+/// 2026-01-01T00:00:00Z, where the fake's clock starts.
+pub const CLOCK_START: u64 = 1_767_225_600;
+
+/// A fixed, increasing time: the fake's clock is a counter of seconds
+/// from [`CLOCK_START`].
 fn stamp(n: u64) -> String {
-    format!(
-        "2026-01-01T{:02}:{:02}:{:02}Z",
-        n / 3600 % 24,
-        n / 60 % 60,
-        n % 60
-    )
+    planwright_engine::clock::format_unix(CLOCK_START + n)
 }
 
 impl Repo {
     fn tick(&mut self) -> String {
         self.clock += 1;
         stamp(self.clock)
+    }
+
+    /// Sets the clock to `unix` (seconds since the epoch), so that what
+    /// follows is stamped from then on.
+    pub fn set_clock(&mut self, unix: u64) {
+        self.clock = unix.saturating_sub(CLOCK_START);
     }
 
     pub fn add_branch(&mut self, branch: &str) {
@@ -469,6 +474,9 @@ pub(crate) struct State {
     /// GitLab's group milestones: `(group, title)`.
     pub group_milestones: Vec<(String, String)>,
     pub faults: Vec<Fault>,
+    /// Faults for the next request whose method is the first and whose
+    /// path holds the second, each once.
+    pub aimed: Vec<(String, String, Fault)>,
     pub requests: Vec<ForgeRequest>,
 }
 
@@ -481,6 +489,7 @@ impl State {
             page_size: 30,
             group_milestones: Vec::new(),
             faults: Vec::new(),
+            aimed: Vec::new(),
             requests: Vec::new(),
         }
     }

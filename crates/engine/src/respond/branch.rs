@@ -1,0 +1,72 @@
+//! The pull request's branch on the forge before and after a round: what
+//! others pushed there is taken first (a fast-forward of the run's
+//! branch), and the round's result is pushed on top, never over it.
+
+use super::RespondError;
+use crate::deliver::{self, fetch, Push};
+use crate::git::refs::{held_branch, set_ref, Target};
+use crate::git::repo::Repo;
+use crate::store::RunRow;
+use planwright_config::Secret;
+
+/// What taking the forge's branch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Taken {
+    /// The branch is where planwright left it (or behind the run).
+    Nothing,
+    /// Others pushed commits there: the run's branch now holds them.
+    FastForwarded {
+        /// The branch's commit on the forge, now the run's tip.
+        to: String,
+    },
+}
+
+fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
+    Ok(repo
+        .git()
+        .args(["merge-base", "--is-ancestor", a, b])
+        .succeeds()?)
+}
+
+/// Fetches the pull request's branch and, when others pushed to it, moves
+/// the run's branch (`planwright/run/<id>`) forward to it, so that the
+/// round's attempt starts from their commits; stops when the two have
+/// diverged.
+pub fn take(
+    repo: &Repo,
+    run: &RunRow,
+    p: &Push,
+    token: Option<&Secret>,
+) -> Result<Taken, RespondError> {
+    let Some(remote) = fetch(repo, p, token)? else {
+        return Err(RespondError::BranchGone {
+            branch: p.branch.to_string(),
+            remote: p.remote.to_string(),
+        });
+    };
+    let lease = deliver::pushed_ref(p.remote, p.branch);
+    if repo.ref_tip(&lease)?.as_deref() == Some(remote.as_str()) {
+        return Ok(Taken::Nothing);
+    }
+    let local = Target::new(&run.base, &run.id).tip(repo)?;
+    if is_ancestor(repo, &remote, &local)? {
+        // Nothing on the forge the run lacks.
+        set_ref(repo, &lease, &remote)?;
+        return Ok(Taken::Nothing);
+    }
+    if !is_ancestor(repo, &local, &remote)? {
+        return Err(RespondError::Diverged {
+            branch: p.branch.to_string(),
+            remote: remote.clone(),
+            local,
+            held: held_branch(&run.id),
+        });
+    }
+    set_ref(
+        repo,
+        &format!("refs/heads/{}", held_branch(&run.id)),
+        &remote,
+    )?;
+    set_ref(repo, &lease, &remote)?;
+    Ok(Taken::FastForwarded { to: remote })
+}
