@@ -142,7 +142,6 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
             tickets: pull.tickets.clone(),
             settings: &respond_settings,
             forge_settings: &delivery.settings,
-            prices: &config.prices,
             remote_url: &delivery.remote_url,
             forge: forge.as_ref(),
             login: login.clone(),

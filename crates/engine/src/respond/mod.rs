@@ -152,8 +152,6 @@ pub struct Context<'a> {
     pub settings: &'a RespondSettings,
     /// `[forge]`, resolved.
     pub forge_settings: &'a ForgeSettings,
-    /// `[prices]`: what the budget counts an attempt with no cost at.
-    pub prices: &'a planwright_config::Prices,
     /// The remote's URL.
     pub remote_url: &'a str,
     /// The forge's API.
