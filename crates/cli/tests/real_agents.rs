@@ -390,15 +390,23 @@ fn tier_env(setup: &Setup, mock: &MockModel, agent_toml: &str) -> Env {
     env
 }
 
-/// Every file under `dir` with its content, but `repo/` (the run's own)
-/// and the CLIs' installs (which no child's view lets it write).
+/// Every file under `dir` with its content, but `repo/` (the run's own),
+/// planwright's cache in the home and the CLIs' installs (which no
+/// child's view lets it write).
 fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
             let path = entry.unwrap().path();
-            if path == dir.join("repo") || path == dir.join("home").join(INSTALLS) {
+            // planwright's own: the run's repository, the CLIs' installs,
+            // and its cache in the home (the workers' checkouts).
+            let own = [
+                dir.join("repo"),
+                dir.join("home").join(INSTALLS),
+                dir.join("home/.cache/planwright"),
+            ];
+            if own.contains(&path) {
                 continue;
             }
             let meta = std::fs::symlink_metadata(&path).unwrap();

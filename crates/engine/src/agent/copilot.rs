@@ -162,7 +162,7 @@ impl StreamParser for CopilotParser {
     fn record(&mut self, content: Option<&[u8]>) -> Option<String> {
         let Some(content) = content else {
             return Some(
-                "copilot: no usage file (`--usage-output-file`): the attempt's tokens are not reported"
+                "copilot: it wrote no usage file: the attempt's tokens are not reported"
                     .to_string(),
             );
         };
