@@ -839,10 +839,15 @@ fn allowed_a_config_change_lands_and_the_next_run_says_which_merge_made_it() {
 
 #[test]
 fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
-    // A stand-in `npm` that records each run in its working directory.
+    // A stand-in `npm` that records each run in its working directory,
+    // with the `package.json` it would have read.
     let bin = tempfile::tempdir().unwrap();
     let npm = bin.path().join("npm");
-    std::fs::write(&npm, "#!/bin/sh\necho \"$@\" >> ran-set-up.txt\n").unwrap();
+    std::fs::write(
+        &npm,
+        "#!/bin/sh\n{ echo \"$@\"; cat package.json; } >> ran-set-up.txt\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let cases = [
         (
@@ -873,19 +878,24 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
             FailureKind::GateScriptTampering,
             "{setup:?}"
         );
-        // Preflight's checkout ran the base commit's set-up, by design.
+        // The base commit's set-up runs in gate checkouts by design
+        // (preflight's, and a slot's made while its agent works); the
+        // candidate's never does: nothing it wrote ran there.
         let checkouts = env.repo().join(".planwright/checkouts");
-        let ran = std::fs::read_dir(&checkouts)
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| e.file_name() != "preflight")
-                    .any(|e| e.path().join("ran-set-up.txt").exists())
-            })
-            .unwrap_or(false);
-        assert!(
-            !ran,
-            "{setup:?}: the candidate's set-up ran in a gate checkout"
-        );
+        let dirs: Vec<_> = std::fs::read_dir(&checkouts)
+            .unwrap_or_else(|e| panic!("{}: {e}", checkouts.display()))
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(!dirs.is_empty(), "{setup:?}: no gate checkout");
+        for dir in dirs {
+            let record = std::fs::read_to_string(dir.join("ran-set-up.txt")).unwrap_or_default();
+            assert!(
+                !dir.join("poisoned").exists() && !record.contains("poisoned"),
+                "{setup:?}: the candidate's set-up ran in {}",
+                dir.display()
+            );
+        }
         assert_eq!(guarded(&env), guard, "{setup:?}");
     }
 }
