@@ -22,6 +22,8 @@ pub(crate) const RESERVE: u64 = 16 << 20;
 /// Free space below the floor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Low {
+    /// The folder whose disk is low, as the message names it.
+    pub place: String,
     /// Bytes free.
     pub available: u64,
     /// The floor on this disk.
@@ -37,8 +39,9 @@ impl fmt::Display for Low {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} free on the disk of `.planwright/`, below `[run] min_free` ({}",
+            "{} free on the disk of `{}`, below `[run] min_free` ({}",
             mib(self.available),
+            self.place,
             self.min_free.describe()
         )?;
         if !matches!(self.min_free, MinFree::Bytes(_)) {
@@ -73,20 +76,30 @@ pub(crate) fn low(state_dir: &Path, min_free: MinFree) -> Option<Low> {
     } else {
         state_dir.parent()?
     };
+    low_at(at, state_dir, ".planwright/".into(), min_free)
+}
+
+/// Whether the disk of the gate checkouts' folder `root` (in the user's
+/// cache, often another disk than the repository's) is below the floor.
+pub(crate) fn low_checkouts(root: &Path, min_free: MinFree) -> Option<Low> {
+    let at = root.ancestors().find(|p| p.exists())?;
+    low_at(at, root, root.display().to_string(), min_free)
+}
+
+fn low_at(at: &Path, dir: &Path, place: String, min_free: MinFree) -> Option<Low> {
     let space = disk::space(at).ok()?;
     let floor = min_free.floor(space.total);
     (space.available < floor).then(|| Low {
+        place,
         available: space.available,
         floor,
         min_free,
-        largest: disk::largest(state_dir, 5)
+        largest: disk::largest(dir, 5)
             .into_iter()
             .filter(|(_, size)| *size >= 1 << 20)
             .map(|(p, size)| {
                 (
-                    p.strip_prefix(state_dir)
-                        .map(Path::to_path_buf)
-                        .unwrap_or(p),
+                    p.strip_prefix(dir).map(Path::to_path_buf).unwrap_or(p),
                     size,
                 )
             })
@@ -179,4 +192,24 @@ pub(crate) fn merge_stopped(low: &Low) -> String {
     format!(
         "the disk filled up during a merge: {low}; the merge queue stopped, and what it had not merged stays verified: free some space and run again to merge it (`[run] min_free` sets the floor)"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_low_checkouts_disk_is_named_by_its_folder_even_before_it_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("cache/planwright/checkouts/repo-1");
+        let found = low_checkouts(&root, MinFree::Bytes(u64::MAX)).expect("below any floor");
+        let said = found.to_string();
+        assert!(
+            said.contains(&format!("free on the disk of `{}`", root.display())),
+            "{said}"
+        );
+        assert!(low_checkouts(&root, MinFree::Off).is_none());
+        let state = low(dir.path(), MinFree::Bytes(u64::MAX)).unwrap();
+        assert!(state.to_string().contains("disk of `.planwright/`"));
+    }
 }

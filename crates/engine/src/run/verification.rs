@@ -35,7 +35,8 @@ pub(super) fn verify_and_gate(
         return result;
     }
     let state = sh.repo.state_dir();
-    let low = disk::low(&state, sh.settings.min_free);
+    let low = disk::low(&state, sh.settings.min_free)
+        .or_else(|| disk::low_checkouts(sh.checkouts.root(), sh.settings.min_free));
     // A gate that failed (or a checkout that could not be written) while
     // another attempt filled the disk failed of it too.
     let failed = match &result {

@@ -142,6 +142,11 @@ impl Checkouts {
         self.overlay
     }
 
+    /// The folder that holds every checkout.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// Where checkout `name` lives.
     pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
