@@ -392,20 +392,31 @@ fn a_branch_moved_on_the_forge_is_taken_first_and_a_diverged_one_stops() {
     assert_eq!(s.replies().len(), 1);
 }
 
-#[test]
-fn watch_stops_when_the_pull_request_merges() {
-    let s = Setup::delivered(Api::Github, "");
+/// `respond --watch` every `interval`, its output piped.
+fn watch(s: &Setup, interval: &str) -> std::process::Child {
     let scripted = format!("scripted:{}", s.env.fixtures().display());
-    let mut child = s
-        .env
+    s.env
         .command()
-        .args(["respond", "--repo", "repo", "--watch", "--interval", "1s"])
+        .args([
+            "respond",
+            "--repo",
+            "repo",
+            "--watch",
+            "--interval",
+            interval,
+        ])
         .args(["--agent", &scripted])
         .env(token_var(s.forge.api()), TOKEN)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn watch_stops_when_the_pull_request_merges() {
+    let s = Setup::delivered(Api::Github, "");
+    let mut child = watch(&s, "1s");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     assert!(first.contains("nothing new"), "{first}");
@@ -452,17 +463,7 @@ fn a_round_cut_short_before_its_reply_is_finished_with_one_reply_and_no_second_a
 #[test]
 fn ctrl_c_between_rounds_of_watch_exits_130_at_once() {
     let s = Setup::delivered(Api::Github, "");
-    let scripted = format!("scripted:{}", s.env.fixtures().display());
-    let mut child = s
-        .env
-        .command()
-        .args(["respond", "--repo", "repo", "--watch", "--interval", "1h"])
-        .args(["--agent", &scripted])
-        .env(token_var(s.forge.api()), TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = watch(&s, "1h");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let waiting = lines.find(|l| l.as_ref().unwrap().starts_with("waiting"));
     assert!(waiting.is_some());
