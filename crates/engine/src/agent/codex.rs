@@ -286,12 +286,6 @@ impl StreamParser for CodexParser {
         // own refusals (the reset time in "try again at 3:05 PM" is local).
         let by_fields = self.failed_status.is_some_and(limits::is_provider_status);
         let retried = self.failed_after_retries;
-        let refused = |m: &String| {
-            by_fields || retried || limits::begins_with(m, LIMITS) || provider_status(m).is_some()
-        };
-        if let Some(message) = p.failure.clone().filter(refused) {
-            p.limit = Some(Limit::from_message(message, now));
-        }
         let named = |m: &String| {
             let rest = STATUS_PREFIXES
                 .iter()
@@ -303,6 +297,14 @@ impl StreamParser for CodexParser {
             .failure
             .as_ref()
             .is_some_and(|m| self.failed_status.is_some_and(limits::is_key_status) || named(m));
+        // A refused key is never the provider's passing trouble, even when
+        // Codex retried it first (it retries a 401 as it does a 500).
+        let refused = |m: &String| {
+            by_fields || retried || limits::begins_with(m, LIMITS) || provider_status(m).is_some()
+        };
+        if let Some(message) = p.failure.clone().filter(refused).filter(|_| !p.key_refused) {
+            p.limit = Some(Limit::from_message(message, now));
+        }
         p
     }
 }
@@ -428,6 +430,17 @@ mod tests {
         ]
         .map(|l| l.to_string());
         assert!(parse(&other.each_ref().map(String::as_str)).limit.is_none());
+        // A refused key, retried by Codex as it retries a 500 (codex
+        // 0.171.0 against the mock's 401): the key, not the provider.
+        let key = "unexpected status 401 Unauthorized: Incorrect API key provided: test-key., url: http://mock-model.test:43131/v1/responses";
+        let lines = [
+            serde_json::json!({"type": "error", "message": format!("Reconnecting... 1/1 ({key})")}),
+            serde_json::json!({"type": "error", "message": key}),
+            serde_json::json!({"type": "turn.failed", "error": {"message": key}}),
+        ]
+        .map(|l| l.to_string());
+        let parsed = parse(&lines.each_ref().map(String::as_str));
+        assert!(parsed.key_refused && parsed.limit.is_none(), "{parsed:?}");
         assert!(high_demand("the tests failed").limit.is_none());
         // A status in the error's fields decides, whatever its message.
         let fields = serde_json::json!({"type": "turn.failed", "error": {"message": "stream error",
