@@ -32,8 +32,10 @@ events() { ls "$dir"/repo/.planwright/runs/*/events.jsonl 2>/dev/null | head -1 
 # SKIP lines.
 start_until_attempt() {
   local skip="$1"
+  # The repository has no package.json, so the agb plan's gate `npm test`
+  # fails on the base (the agent never gets that far): no gate trial.
   "$bin" run --repo "$dir/repo" --agent cmd --agent-cmd 'sleep 600' --jobs 1 \
-    "$dir/plan.json" >"$dir/out" 2>&1 &
+    --no-gate-probe "$dir/plan.json" >"$dir/out" 2>&1 &
   pid=$!
   until [[ -n "$(events)" ]] && tail -n +"$((skip + 1))" "$(events)" | grep -q '"event":"attempt_started"'; do
     if ! kill -0 "$pid" 2>/dev/null; then
