@@ -38,7 +38,7 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let dir = &args.repo;
     if !dir.is_dir() {
         return Err(
-            CliError::usage(format!("`{}` is not a folder", dir.display()))
+            CliError::usage(format!("`--repo {}` is not a directory", dir.display()))
                 .hint("pass the repository's folder with `--repo DIR`"),
         );
     }
