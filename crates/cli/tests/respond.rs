@@ -185,6 +185,7 @@ impl Setup {
 fn a_comment_on_a_file_of_b_makes_one_attempt_of_b_pushed_with_one_reply() {
     for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
         let s = Setup::delivered(api, "");
+        let base = GitHttp::tip(&s.bare, "main").unwrap();
         s.env.fixture("B", 2, "b.txt", "B, as asked\n");
         s.forge.add_review_comment(
             REPO,
@@ -210,6 +211,19 @@ fn a_comment_on_a_file_of_b_makes_one_attempt_of_b_pushed_with_one_reply() {
         );
         assert_eq!(s.pushed("b.txt"), "B, as asked", "{api:?}");
         assert_eq!(s.pushed("a.txt"), "a", "{api:?}");
+        // The round pushed to the pull request's branch alone, and the
+        // token went to git for that push only: no file holds it.
+        assert_eq!(GitHttp::tip(&s.bare, "main").unwrap(), base, "{api:?}");
+        let holding = std::process::Command::new("grep")
+            .args(["-rlF", TOKEN])
+            .arg(s.env.repo())
+            .output()
+            .unwrap();
+        assert_eq!(
+            text(&holding.stdout),
+            "",
+            "{api:?}: files holding the token"
+        );
         let replies = s.replies();
         assert_eq!(replies.len(), 1, "{api:?}: {replies:?}");
         assert!(
