@@ -13,7 +13,7 @@ mod render;
 mod sarif;
 mod settings;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use error::{exit, CliError, CliResult};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -33,19 +33,25 @@ pub struct Cli {
 #[derive(clap::Args, Debug, Clone)]
 pub struct Global {
     /// How results are printed: `human` for people, `json` for programs, `sarif` (validate only) for code scanning, `json-lines` (validate only) one object per file as each is checked.
-    #[arg(long, global = true, value_enum, default_value_t = Output::Human, value_name = "STYLE")]
+    #[arg(long, global = true, hide_short_help = true, value_enum, default_value_t = Output::Human, value_name = "STYLE")]
     pub output: Output,
     /// The configuration file (default: `planwright.toml` beside the plan, for commands that read one, else in the current directory, else at the root of the repository the plan runs on, as the base commit holds it); it must exist.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, hide_short_help = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print only errors and the command's result: no warnings, progress or summaries.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        hide_short_help = true,
+        conflicts_with = "verbose"
+    )]
     pub quiet: bool,
     /// Print more: which configuration and plan format were used, every run phase, whole failure evidence.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, hide_short_help = true)]
     pub verbose: bool,
     /// When to use colour: `auto` (a terminal, unless `NO_COLOR` is set or `CLICOLOR_FORCE` forces it), `always`, `never`.
-    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, hide_short_help = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
 }
 
@@ -130,6 +136,7 @@ pub enum ColorWhen {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Init(commands::init::Args),
     Validate(commands::validate::Args),
     Convert(commands::convert::Args),
     Schema(commands::schema::Args),
@@ -152,6 +159,42 @@ enum Command {
     Worker(commands::worker::Args),
 }
 
+/// The flags `run -h` shows: those people use first. `--help` shows all.
+const RUN_SHORT: [&str; 10] = [
+    "repo",
+    "agent",
+    "agent_cmd",
+    "gate",
+    "base",
+    "jobs",
+    "strikes",
+    "dry_run",
+    "rerun",
+    "continue_run",
+];
+
+/// What `run --help` ends with.
+const RUN_EXAMPLES: &str = "Examples:
+  planwright run plan.json --agent claude --gate \"npm test\"
+  planwright run plan.json --dry-run    # every check, the order tickets would start in, nothing started";
+
+/// The command line, with `run -h` cut to [`RUN_SHORT`] (and the plan)
+/// and a pointer to `--help`; every `-h` leaves out the global flags.
+fn command() -> clap::Command {
+    Cli::command().mut_subcommand("run", |run| {
+        let hidden: Vec<String> = (run.get_arguments())
+            .filter(|a| !a.is_positional() && !a.is_global_set())
+            .map(|a| a.get_id().to_string())
+            .filter(|id| !RUN_SHORT.contains(&id.as_str()) && id != "help")
+            .collect();
+        let run = hidden
+            .iter()
+            .fold(run, |run, id| run.mut_arg(id, |a| a.hide_short_help(true)));
+        run.after_help("more: `planwright run --help` lists every flag, with examples")
+            .after_long_help(RUN_EXAMPLES)
+    })
+}
+
 fn main() {
     // Before any thread or child: nothing planwright inherited (a make
     // jobserver's pipe, `exec 9>>log` in a wrapper) reaches an agent, a
@@ -161,7 +204,9 @@ fn main() {
     // Workers and coordinators of different builds refuse each other.
     planwright_engine::remote::set_version(env!("PLANWRIGHT_VERSION"));
     let args = deprecated::rewrite(std::env::args_os().collect());
-    let cli = match Cli::try_parse_from(&args.args) {
+    let parsed = (command().try_get_matches_from(&args.args))
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -205,6 +250,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         global.human_or_json(command_name(&command))?;
     }
     match command {
+        Command::Init(args) => commands::init::run(args, global),
         Command::Validate(args) => commands::validate::run(args, global),
         Command::Convert(args) => commands::convert::run(args, global),
         Command::Schema(args) => commands::schema::run(args, global),
@@ -230,6 +276,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
 
 fn command_name(command: &Command) -> &'static str {
     match command {
+        Command::Init(_) => "init",
         Command::Validate(_) => "validate",
         Command::Convert(_) => "convert",
         Command::Schema(_) => "schema",

@@ -78,16 +78,34 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: the model could not serve it ({reason}); trying again in {}s, no strike used",
             wait_ms.div_ceil(1000)
         ),
+        Event::WorkerWaiting {
+            ticket,
+            place,
+            waiting_for,
+            ..
+        } => format!("{ticket}: its worker at {place} waits: {waiting_for}"),
         Event::WorkerLost {
             ticket,
             place,
             reason,
             slots_left,
+            rest_ms,
+            losses_left,
             ..
-        } => format!(
-            "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again on another slot, no strike used ({} left)",
-            crate::render::count(*slots_left, "slot")
-        ),
+        } => {
+            let next = match losses_left {
+                0 => "the run stops: `[executor] max_lost` workers were lost".to_string(),
+                n => format!(
+                    "its slot rests {}s; the run stops after {n} more lost {}",
+                    rest_ms.div_ceil(1000),
+                    planwright_plan::words::plural(*n, "worker")
+                ),
+            };
+            format!(
+                "{ticket}: the worker at {place} failed the attempt ({reason}); it runs again, no strike used ({} working; {next})",
+                crate::render::count(*slots_left, "slot")
+            )
+        }
         Event::Counterfactual {
             ticket,
             control_path,
@@ -115,6 +133,7 @@ fn line(event: &Event) -> Option<String> {
             attempt,
             base_commit,
             starts_from,
+            place,
             ..
         } => {
             let before = attempt.saturating_sub(1);
@@ -123,8 +142,12 @@ fn line(event: &Event) -> Option<String> {
                 "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
                 _ => String::new(),
             };
+            // On a worker, where: on this machine it goes without saying.
+            let on = (place.as_ref())
+                .filter(|p| p.worker.is_some())
+                .map_or(String::new(), |p| format!(" on {}", p.text()));
             format!(
-                "{ticket}: attempt {attempt} started from {}{from}",
+                "{ticket}: attempt {attempt} started from {}{from}{on}",
                 short(base_commit)
             )
         }
@@ -233,18 +256,53 @@ fn line(event: &Event) -> Option<String> {
 pub struct Plain<W: Write + Send> {
     out: W,
     phases: bool,
+    /// Whether the merge queue's own steps (stacks checked, passed,
+    /// stopped, landed, bisected) get lines.
+    queue: bool,
 }
 
 impl<W: Write + Send> Plain<W> {
     /// Writes to `out`.
     pub fn new(out: W) -> Self {
-        Plain { out, phases: false }
+        Plain {
+            out,
+            phases: false,
+            queue: true,
+        }
     }
 
     /// Writes to `out`, with a line for every phase of an attempt too (`--verbose`).
     pub fn verbose(out: W) -> Self {
-        Plain { out, phases: true }
+        Plain {
+            out,
+            phases: true,
+            queue: true,
+        }
     }
+
+    /// Writes to `out` what happened to each ticket, without the merge
+    /// queue's own steps (the demo's first look).
+    pub fn brief(out: W) -> Self {
+        Plain {
+            out,
+            phases: false,
+            queue: false,
+        }
+    }
+}
+
+/// Whether `event` is a step of the merge queue itself, which a ticket's
+/// own `merged` line already sums up.
+fn queue_step(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::BatchStarted { .. }
+            | Event::BatchVerified { .. }
+            | Event::BatchCancelled { .. }
+            | Event::BatchLanded { .. }
+            | Event::BatchFailed { .. }
+            | Event::Bisected { .. }
+    )
 }
 
 impl<W: Write + Send> Reporter for Plain<W> {
@@ -255,6 +313,7 @@ impl<W: Write + Send> Reporter for Plain<W> {
                 attempt,
                 phase,
             } if self.phases => Some(format!("{ticket}: attempt {attempt}: {phase}")),
+            _ if !self.queue && queue_step(event) => None,
             _ => describe(event),
         };
         // A closed pipe (`run | head -2`) must not stop the run: its agents
@@ -283,31 +342,57 @@ struct Running {
     phase: Option<Phase>,
     started_ms: i64,
     tokens: Option<u64>,
+    /// Its worker's machine, when not this one.
+    worker: Option<String>,
+    /// What its worker waits for before it can start, until it starts.
+    waiting: Option<String>,
 }
 
 /// The attempts running now, as the events tell.
 #[derive(Debug, Default)]
 struct Pulse {
     running: BTreeMap<String, Running>,
+    /// Tickets whose worker was lost, waiting for a slot: where it was.
+    waiting: BTreeMap<String, String>,
 }
 
 impl Pulse {
     fn record(&mut self, at_ms: i64, event: &Event) {
         match event {
             Event::AttemptStarted {
-                ticket, attempt, ..
+                ticket,
+                attempt,
+                place,
+                ..
             } => {
                 let running = Running {
                     attempt: *attempt,
                     phase: None,
                     started_ms: at_ms,
                     tokens: None,
+                    worker: place.as_ref().and_then(|p| p.worker.clone()),
+                    waiting: None,
                 };
+                self.waiting.remove(ticket);
                 self.running.insert(ticket.clone(), running);
+            }
+            Event::WorkerLost { ticket, place, .. } => {
+                self.running.remove(ticket);
+                self.waiting.insert(ticket.clone(), place.clone());
             }
             Event::Phase { ticket, phase, .. } => {
                 if let Some(r) = self.running.get_mut(ticket) {
                     r.phase = Some(*phase);
+                    r.waiting = None;
+                }
+            }
+            Event::WorkerWaiting {
+                ticket,
+                waiting_for,
+                ..
+            } => {
+                if let Some(r) = self.running.get_mut(ticket) {
+                    r.waiting = Some(waiting_for.clone());
                 }
             }
             Event::AgentUsage { ticket, usage, .. } => {
@@ -325,7 +410,10 @@ impl Pulse {
             | Event::PoolPaused { ticket, .. } => {
                 self.running.remove(ticket);
             }
-            Event::RunFinished { .. } => self.running.clear(),
+            Event::RunFinished { .. } => {
+                self.running.clear();
+                self.waiting.clear();
+            }
             _ => {}
         }
     }
@@ -343,9 +431,17 @@ impl Pulse {
                 let noun = planwright_plan::words::plural(n as usize, "token");
                 format!("{} {noun}", tokens_text(n))
             }));
+            parts.extend(r.worker.as_ref().map(|w| format!("on {w}")));
+            parts.extend(r.waiting.as_ref().map(|w| format!("its worker waits: {w}")));
             format!("{ticket} still running ({})", parts.join(", "))
         };
-        self.running.iter().map(line).collect()
+        let waits = self.waiting.iter().map(|(ticket, place)| {
+            format!("{ticket} waiting for a slot (its worker at {place} was lost)")
+        });
+        let mut lines: Vec<String> = self.running.iter().map(line).collect();
+        lines.extend(waits);
+        lines.sort();
+        lines
     }
 }
 
@@ -421,6 +517,8 @@ impl Drop for Heartbeat {
 pub struct Terminal {
     multi: MultiProgress,
     bars: HashMap<String, ProgressBar>,
+    /// As [`Plain`]'s: whether the merge queue's own steps get lines.
+    queue: bool,
 }
 
 impl Terminal {
@@ -429,6 +527,15 @@ impl Terminal {
         Terminal {
             multi: MultiProgress::new(),
             bars: HashMap::new(),
+            queue: true,
+        }
+    }
+
+    /// [`Terminal::new`] without the merge queue's own steps.
+    pub fn brief() -> Self {
+        Terminal {
+            queue: false,
+            ..Terminal::new()
         }
     }
 
@@ -480,6 +587,9 @@ impl Reporter for Terminal {
                 self.multi.remove(&bar);
             }
         }
+        if !self.queue && queue_step(event) {
+            return;
+        }
         if let Some(line) = describe(event) {
             if !matches!(event, Event::AttemptStarted { .. } | Event::Merging { .. }) {
                 let _ = self.multi.println(line);
@@ -504,6 +614,7 @@ mod tests {
             base_commit: "0123456789".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         }
     }
 
@@ -557,6 +668,65 @@ mod tests {
             },
         );
         assert!(pulse.lines(T0 + 150_000).is_empty());
+    }
+
+    /// On a worker, the heartbeat says where; once its worker is lost,
+    /// that the ticket waits for a slot, not that it still runs.
+    #[test]
+    fn the_heartbeat_names_the_worker_and_a_ticket_whose_worker_was_lost() {
+        let mut pulse = Pulse::default();
+        let on = |ticket: &str, attempt| {
+            let mut e = started(ticket, attempt);
+            if let Event::AttemptStarted { place, .. } = &mut e {
+                *place = Some(planwright_engine::AttemptPlace {
+                    executor: "ssh".into(),
+                    worker: Some("ssh build-2".into()),
+                    slot: 2,
+                });
+            }
+            e
+        };
+        pulse.record(T0, &on("A", 1));
+        assert_eq!(
+            pulse.lines(T0 + 60_000),
+            ["A still running (attempt 1, 1m 00s, on ssh build-2)"]
+        );
+        let lost = Event::WorkerLost {
+            ticket: "A".into(),
+            attempt: 1,
+            place: "ssh build-2".into(),
+            reason: "stopped answering".into(),
+            slots_left: 1,
+            rest_ms: 10_000,
+            losses_left: 3,
+        };
+        pulse.record(T0 + 61_000, &lost);
+        assert_eq!(
+            pulse.lines(T0 + 90_000),
+            ["A waiting for a slot (its worker at ssh build-2 was lost)"]
+        );
+        pulse.record(T0 + 95_000, &on("A", 2));
+        let waits = Event::WorkerWaiting {
+            ticket: "A".into(),
+            attempt: 2,
+            place: "ssh build-2".into(),
+            waiting_for: "Unschedulable: 0/1 nodes are available".into(),
+        };
+        pulse.record(T0 + 95_500, &waits);
+        assert_eq!(
+            pulse.lines(T0 + 96_000),
+            ["A still running (attempt 2, 1.0s, on ssh build-2, its worker waits: Unschedulable: 0/1 nodes are available)"]
+        );
+        let phase = Event::Phase {
+            ticket: "A".into(),
+            attempt: 2,
+            phase: Phase::Workspace,
+        };
+        pulse.record(T0 + 95_900, &phase);
+        assert_eq!(
+            pulse.lines(T0 + 96_000),
+            ["A still running (attempt 2, workspace, 1.0s, on ssh build-2)"]
+        );
     }
 
     #[test]
@@ -629,6 +799,7 @@ mod tests {
                 base_commit: "0123456789abcdef".into(),
                 starts_from: "base".into(),
                 agent: None,
+                place: None,
             },
             Event::Phase {
                 ticket: "T2".into(),
@@ -723,5 +894,34 @@ mod tests {
         2026-11-29T22:00:00Z run r1 finished: 1 merged, 1 failed, 1 blocked
         2026-11-29T22:00:00Z run r1 finished: 1 merged, 0 failed, 0 blocked (interrupted; run again to continue)
         ");
+    }
+
+    /// The brief lines (the demo's) leave out the merge queue's own steps
+    /// and keep what happened to each ticket.
+    #[test]
+    fn brief_lines_leave_out_the_merge_queues_own_steps() {
+        let events = [
+            Event::BatchStarted {
+                tickets: vec!["T1".into(), "T2".into()],
+                tip: "0123456789abcdef".into(),
+            },
+            Event::Merged {
+                ticket: "T1".into(),
+                commit: "fedcba9876543210".into(),
+            },
+        ];
+        let lines = |mut plain: Plain<&mut Vec<u8>>| {
+            events.iter().for_each(|e| plain.report("at", e));
+        };
+        let (mut brief, mut all) = (Vec::new(), Vec::new());
+        lines(Plain::brief(&mut brief));
+        lines(Plain::new(&mut all));
+        assert_eq!(
+            String::from_utf8(brief).unwrap(),
+            "at T1: merged as fedcba9876\n"
+        );
+        assert!(String::from_utf8(all)
+            .unwrap()
+            .contains("merge queue: checking T1, T2"));
     }
 }

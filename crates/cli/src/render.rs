@@ -229,3 +229,21 @@ pub fn summary(report: &FileReport) -> String {
 
 /// `1 error`, `2 errors`: the one plural helper, shared with the library.
 pub use planwright_plan::words::count;
+
+/// `text` in the colour of the ticket state `state` (merged green, failed
+/// red, blocked and interrupted yellow, running and merging cyan; others
+/// plain) when `color`, as `--color` and `NO_COLOR` decide.
+pub fn paint(text: &str, state: &str, color: bool) -> String {
+    let code = match state {
+        "merged" | "changed" => "32",
+        "failed" => "31",
+        "blocked" | "interrupted" => "33",
+        "running" | "verified" | "merging" => "36",
+        _ => return text.to_string(),
+    };
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}

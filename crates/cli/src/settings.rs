@@ -161,6 +161,9 @@ fn warn_once(global: &Global, message: String) {
 pub fn env() -> Env {
     Env {
         home: std::env::var_os("HOME").map(PathBuf::from),
+        cache_home: std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
         agb_strict_gates: std::env::var("AGB_STRICT_GATES").ok(),
         cores: std::thread::available_parallelism().ok().map(|n| n.get()),
         // Only `deliver` reads the forge's token (`forge_env`).

@@ -152,13 +152,19 @@ fn validate_warns_of_checks_no_reviewer_will_judge() {
     let plan = example("plan.json");
     let out = cli.run(Path::new("."), &["validate", &plan]);
     assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
     assert!(
-        err.contains("warning: ")
+        err.contains("warning[plan.checks.unjudged]: ")
             && err.contains(
                 "2 codeboost `check` items will not be judged: no reviewer is configured"
             )
             && err.contains("set `[review] agent`"),
+        "{err}"
+    );
+    // Counted with the others: the summary counts what is printed.
+    let printed = err.matches("warning[").count();
+    assert!(
+        err.contains(&format!("(0 errors, {printed} warnings)")),
         "{err}"
     );
     let dir = tempfile::tempdir().unwrap();

@@ -461,6 +461,17 @@ fn the_native_example_in_the_docs_is_valid_and_clean() {
     let end = start + doc[start..].find("```").unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.json"), &doc[start..end]).unwrap();
+    // Its checks are for a reviewer: without one, `plan.checks.unjudged`.
+    let out = cli.run(dir.path(), &["validate", "plan.json"]);
+    assert!(
+        text(&out.stdout).starts_with("warning[plan.checks.unjudged]: 1 check will not be judged")
+    );
+    assert!(text(&out.stdout).ends_with("(0 errors, 1 warning)\n"));
+    std::fs::write(
+        dir.path().join("planwright.toml"),
+        "[review]\nagent = \"claude\"\n",
+    )
+    .unwrap();
     let out = cli.run(dir.path(), &["validate", "plan.json"]);
     assert_eq!(
         text(&out.stdout),
@@ -513,7 +524,7 @@ fn native_mistakes_get_a_did_you_mean_and_warnings() {
             ),
             (
                 "native.schema.additional-properties".to_string(),
-                "did you mean `estimate_minutes` for `estimat_minutes`?".to_string()
+                "did you mean `estimate_minutes`?".to_string()
             ),
             (
                 "native.scope.op".to_string(),

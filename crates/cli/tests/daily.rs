@@ -458,12 +458,26 @@ const NODE_PROJECT: [(&str, &str); 4] = [
 #[test]
 fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs() {
     let env = on_master(&NODE_PROJECT);
+    // The user's own checkout has the dependency installed: a gate that
+    // found it by walking up would pass where a fresh clone fails.
+    let dep = "node_modules/dep/index.js";
+    write(&env.repo(), dep, "module.exports = 1\n");
     env.fixture("W-1", 0, "README.md", "hello\n");
     write(env.root(), "plan.json", STANDARD_V1);
     let gate = ["--gate", "npm test"];
     let out = scripted(&env, "preflight", "plan.json", &gate);
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{said}");
+    // The checkout is in the user's cache, not below the repository.
+    assert!(!env.repo().join(".planwright/checkouts").exists());
+    let cache = env.root().join("home/.cache/planwright/checkouts");
+    let held: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(held.len() == 1 && held[0].starts_with("repo-"), "{held:?}");
+    let probed = cache.join(&held[0]).join("preflight/package.json");
+    assert!(probed.is_file(), "{}", probed.display());
     assert!(
         said.contains("error   gate-probe: on the base commit "),
         "{said}"
@@ -499,6 +513,30 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(!said.contains("gate-probe"), "{said}");
+    // A run's gate finds no more than the probe did.
+    let out = scripted(
+        &env,
+        "run",
+        "plan.json",
+        &[
+            "--gate",
+            "npm test",
+            "--no-gate-probe",
+            "--strikes",
+            "1",
+            "--output",
+            "json",
+        ],
+    );
+    let run = summary(&out);
+    assert_eq!(run["failed"]["W-1"]["kind"], "gate_failure", "{run}");
+    // `validate` says it too.
+    let npm_ci = "add `setup = [[\"npm\", \"ci\"]]` to `[workspace]`";
+    let validate = |env: &Env| env.planwright(&["validate", "plan.json", "--repo", "repo"]);
+    let out = validate(&env);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains(npm_ci), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("warning[plan.setup.missing]"));
     // A set-up that installs what the gate needs makes the base green.
     let setup = "[workspace]\nsetup = [[\"sh\", \"-c\", \"mkdir -p node_modules/dep && echo 'module.exports = 1' > node_modules/dep/index.js\"]]\n";
     write(env.root(), "planwright.toml", setup);
@@ -508,5 +546,167 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     assert!(
         said.contains("ok      gate-probe: `npm test` pass on the base commit "),
         "{said}"
+    );
+    assert!(!text(&validate(&env).stdout).contains("setup"));
+}
+
+/// The scripted agent's folder may be relative to where planwright starts:
+/// its `patch` applies in the workspace all the same.
+#[test]
+fn the_scripted_agents_patch_applies_from_a_relative_folder() {
+    let env = on_master(&BASE_FILES);
+    let patch = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hi\n+hello\n";
+    write(&env.fixture_dir("W-1", 0), "patch", patch);
+    write(env.root(), "plan.json", STANDARD_V1);
+    let fixtures = env.fixtures();
+    let relative = fixtures.strip_prefix(env.root()).unwrap();
+    let agent = format!("scripted:{}", relative.display());
+    let out = env.planwright(&[
+        "run",
+        "plan.json",
+        "--repo",
+        "repo",
+        "--agent",
+        &agent,
+        "--gate",
+        "true",
+    ]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+    assert_eq!(git(&env.repo(), &["show", "master:README.md"]), "hello");
+}
+
+/// `init` in a fresh project of each kind: a commented planwright.toml with
+/// the set-up its lock file needs and a plan gated by its tests, said as it
+/// writes them; it never overwrites; the Node project's plan then merges.
+#[test]
+fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
+    let kinds: [(&[(&str, &str)], &str, &str, &str); 3] = [
+        (
+            &[
+                ("package.json", "{\"scripts\": {\"test\": \"node -e 0\"}}\n"),
+                ("README.md", "hi\n"),
+            ],
+            "found a Node project (`package.json`)",
+            "# setup = ",
+            "[\"npm\",\"test\"]",
+        ),
+        (
+            &[
+                ("pyproject.toml", "[project]\nname = \"p\"\n"),
+                ("uv.lock", "\n"),
+            ],
+            "found a Python project (`pyproject.toml`)",
+            "setup = [[\"uv\", \"sync\", \"--frozen\"]]",
+            "[\"pytest\"]",
+        ),
+        (
+            &[
+                ("Cargo.toml", "[package]\nname = \"c\"\n"),
+                ("Cargo.lock", "\n"),
+            ],
+            "found a Rust project (`Cargo.toml`)",
+            "setup = [[\"cargo\", \"fetch\", \"--locked\"]]",
+            "[\"cargo\",\"test\"]",
+        ),
+    ];
+    for (files, said, setup, gate) in kinds {
+        let env = on_master(files);
+        let out = env.planwright(&["init", "--repo", "repo"]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        assert!(stdout.contains(said), "{stdout}");
+        let config = std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap();
+        assert!(config.contains(setup), "{config}");
+        let plan = std::fs::read_to_string(env.repo().join("plan.json")).unwrap();
+        assert!(
+            plan.contains(gate) && plan.contains("\"base\": \"master\""),
+            "{plan}"
+        );
+        let out = env.planwright(&["validate", "repo/plan.json"]);
+        assert!(
+            text(&out.stdout).contains("(0 errors, 0 warnings)"),
+            "{}",
+            text(&out.stdout)
+        );
+        // Never over a file that is there.
+        let again = env.planwright(&["init", "--repo", "repo"]);
+        assert_eq!(again.status.code(), Some(2));
+        assert!(
+            text(&again.stderr).contains("exists already"),
+            "{}",
+            text(&again.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap(),
+            config
+        );
+        if !said.contains("Node") {
+            continue;
+        }
+        git(&env.repo(), &["add", "planwright.toml"]);
+        git(&env.repo(), &["commit", "-qm", "planwright.toml"]);
+        env.fixture("first", 0, "src/hello.js", "module.exports = 1\n");
+        let out = scripted(&env, "run", "repo/plan.json", &[]);
+        let said = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+        assert_eq!(
+            git(&env.repo(), &["show", "master:src/hello.js"]),
+            "module.exports = 1"
+        );
+    }
+}
+
+/// `run -h` shows the flags people use first and points at `--help`,
+/// which shows every flag and two examples.
+#[test]
+fn run_short_help_shows_the_first_flags_and_long_help_all() {
+    let env = on_master(&BASE_FILES);
+    let short = text(&env.planwright(&["run", "-h"]).stdout);
+    for flag in [
+        "--repo",
+        "--agent",
+        "--gate",
+        "--base",
+        "--dry-run",
+        "--continue",
+    ] {
+        assert!(short.contains(flag), "{flag}: {short}");
+    }
+    for flag in ["--heartbeat", "--coerce", "--output", "--color"] {
+        assert!(!short.contains(flag), "{flag}: {short}");
+    }
+    assert!(short.contains("more: `planwright run --help`"), "{short}");
+    let long = text(&env.planwright(&["run", "--help"]).stdout);
+    for flag in [
+        "--heartbeat",
+        "--coerce",
+        "--output",
+        "--color",
+        "Examples:",
+    ] {
+        assert!(long.contains(flag), "{flag}: {long}");
+    }
+    assert!(!long.contains("more: `planwright run --help`"), "{long}");
+}
+
+/// `status` colours each ticket's state with `--color always` (over
+/// `NO_COLOR`, which the test's environment sets), and not by default.
+#[test]
+fn status_colours_states_as_color_says() {
+    let env = on_master(&BASE_FILES);
+    env.fixture("W-1", 0, "README.md", "hello\n");
+    write(env.root(), "plan.json", STANDARD_V1);
+    let out = scripted(&env, "run", "plan.json", &["--gate", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let status = |extra: &[&str]| {
+        let args = [&["status", "--repo", "repo"][..], extra].concat();
+        text(&env.planwright(&args).stdout)
+    };
+    assert!(status(&["--color", "always"]).contains("\x1b[32mmerged"));
+    let plain = status(&[]);
+    assert!(
+        plain.contains("merged") && !plain.contains('\x1b'),
+        "{plain}"
     );
 }

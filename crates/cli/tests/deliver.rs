@@ -16,7 +16,7 @@ struct Setup {
     env: Env,
     bare: std::path::PathBuf,
     forge: FakeForge,
-    _server: GitHttp,
+    server: GitHttp,
 }
 
 fn kind_name(api: Api) -> &'static str {
@@ -60,7 +60,7 @@ fn setup(api: Api, plan: &Value, extra: &str) -> Setup {
         env,
         bare,
         forge,
-        _server: server,
+        server,
     }
 }
 
@@ -352,6 +352,296 @@ fn a_bad_forge_section_is_refused_on_its_line() {
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("line 3") && err.contains("use `https`"),
+        "{err}"
+    );
+}
+
+fn executable(path: &std::path::Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `deliver` with the user's global git config read from `HOME/.gitconfig`
+/// (the hermetic environment otherwise points git at `/dev/null`).
+fn deliver_with_user_config(s: &Setup, gitconfig: &str) -> Output {
+    write(&s.env.root().join("home"), ".gitconfig", gitconfig);
+    s.env
+        .command()
+        .args(["deliver", "--repo", "repo", "--output", "json"])
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env(token_var(s.forge.api()), TOKEN)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_users_insteadof_reroutes_the_push() {
+    let (s, _) = codeboost_setup(Api::Github);
+    assert!(s.run(&[]).status.success());
+    // The remote names a host that does not exist; the user's config
+    // sends it to the git server, as a user's `insteadOf` shortcut does.
+    let served = s.server.url("acme/app");
+    let base = served.trim_end_matches("acme/app.git");
+    let fake = "https://forge.invalid/acme/app.git";
+    git(&s.env.repo(), &["remote", "set-url", "origin", fake]);
+    // Whatever else the global config names must not run: a hook, an
+    // fsmonitor, a credential helper of the user's.
+    let tattle = s.env.root().join("tattle");
+    let told = s.env.root().join("told");
+    executable(
+        &tattle,
+        &format!("#!/bin/sh\necho \"$1\" >> '{}'\n", told.display()),
+    );
+    let hooks = s.env.root().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    executable(
+        &hooks.join("pre-push"),
+        &format!("#!/bin/sh\nexec '{}' hook\n", tattle.display()),
+    );
+    let config = format!(
+        "[url \"{base}\"]\n\tinsteadOf = https://forge.invalid/\n[core]\n\thooksPath = {}\n\tfsmonitor = {t} fsmonitor\n[credential]\n\thelper = !{t} credential\n",
+        hooks.display(),
+        t = tattle.display()
+    );
+    let out = deliver_with_user_config(&s, &config);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !told.exists(),
+        "{}",
+        std::fs::read_to_string(&told).unwrap()
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let head = report["pull_requests"][0]["head"].as_str().unwrap();
+    assert_eq!(report["pull_requests"][0]["pushed"], "created");
+    assert!(GitHttp::tip(&s.bare, head).is_some(), "{report}");
+}
+
+#[test]
+fn the_users_ssh_command_carries_an_ssh_push() {
+    let (s, _) = codeboost_setup(Api::Forgejo);
+    assert!(s.run(&[]).status.success());
+    // An ssh remote whose "ssh" is the user's `core.sshCommand`: a script
+    // that records it ran and serves the push from the bare repository,
+    // as sshd would run `git-receive-pack` on the forge.
+    let record = s.env.root().join("ssh-used");
+    let script = s.env.root().join("fake-ssh");
+    executable(
+        &script,
+        &format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nfor last; do :; done\nexec sh -c \"$last\"\n",
+            record.display()
+        ),
+    );
+    let url = format!("ssh://git@forge.invalid{}", s.bare.display());
+    git(&s.env.repo(), &["remote", "set-url", "origin", &url]);
+    let toml = format!(
+        "[commands]\nallow = [[\"true\"]]\n[forge]\nkind = \"forgejo\"\napi_url = \"{}\"\nrepository = \"acme/app\"\n",
+        s.forge.api_url()
+    );
+    write(s.env.root(), "planwright.toml", &toml);
+    let config = format!(
+        "[core]\n\tsshCommand = {}\n[ssh]\n\tvariant = simple\n",
+        script.display()
+    );
+    let out = deliver_with_user_config(&s, &config);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let used = std::fs::read_to_string(&record).expect("the user's ssh command ran");
+    assert!(
+        used.contains("git@forge.invalid") && used.contains("git-receive-pack"),
+        "{used}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let head = report["pull_requests"][0]["head"].as_str().unwrap();
+    assert!(GitHttp::tip(&s.bare, head).is_some(), "{report}");
+}
+
+#[test]
+fn a_push_the_git_server_fails_is_tried_again_within_bounds_and_said() {
+    let (s, _) = codeboost_setup(Api::Gitlab);
+    assert!(s.run(&[]).status.success());
+    // Bounded: a server that fails every try fails the push, after 4.
+    s.server.fail_next(4, 503);
+    let (code, err) = refused(&s, Some(TOKEN));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("failed or could not be reached, on every try")
+            && err.contains("the remote answered HTTP 503, 4 tries")
+            && err.contains("run `planwright deliver` again"),
+        "{err}"
+    );
+    let failed = |s: &Setup| {
+        s.server
+            .requests()
+            .iter()
+            .filter(|r| r.status == 503)
+            .count()
+    };
+    assert_eq!(failed(&s), 4);
+    s.server.fail_next(1, 503);
+    let out = s.deliver(&[], Some(TOKEN));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("try 1 of pushing `planwright/")
+            && said.contains("failed (the remote answered HTTP 503); tried again"),
+        "{said}"
+    );
+    let head = &s.forge.pulls("acme/app")[0].head;
+    assert!(GitHttp::tip(&s.bare, head).is_some());
+    assert_eq!(failed(&s), 5);
+}
+
+#[test]
+fn a_pull_request_the_forge_refuses_names_the_field_and_the_fix() {
+    for api in [Api::Github, Api::Gitlab] {
+        let (s, _) = codeboost_setup(api);
+        // The run's base, `dev`, is not on the forge: opening into it is
+        // refused (422).
+        git(&s.env.repo(), &["branch", "dev", "main"]);
+        let run = s.run(&["--base", "dev"]);
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        let (code, err) = refused(&s, Some(TOKEN));
+        assert_eq!(code, Some(2), "{api:?}: {err}");
+        assert!(
+            err.contains("opening the pull request from `planwright/")
+                && err.contains("into `dev`")
+                && err.contains("(422)"),
+            "{api:?}: {err}"
+        );
+        assert!(
+            err.contains("is pushed; fix what the forge names")
+                && err.contains("push `dev` to the remote"),
+            "{api:?}: {err}"
+        );
+        let named = if api == Api::Github {
+            "base: invalid"
+        } else {
+            "dev"
+        };
+        assert!(err.contains(named), "{api:?}: {err}");
+        // Nothing is lost: with the base pushed, the next `deliver` opens it.
+        let base = git(&s.env.repo(), &["rev-parse", "main"]);
+        git(
+            &s.bare,
+            &["--git-dir=.", "update-ref", "refs/heads/dev", &base],
+        );
+        let again = s.deliver_json();
+        assert_eq!(again["pull_requests"][0]["action"], "opened", "{again}");
+        assert_eq!(again["pull_requests"][0]["pushed"], "unchanged");
+    }
+}
+
+#[test]
+fn the_forge_out_of_reach_loses_nothing() {
+    let (s, _) = codeboost_setup(Api::Github);
+    assert!(s.run(&[]).status.success());
+    // The forge goes down after the push: opening the pull request gets no
+    // answer (a request that creates is never sent twice).
+    s.forge
+        .fail_request("POST", "/pulls", planwright_testkit::forge::Fault::HangUp);
+    let (code, err) = refused(&s, Some(TOKEN));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("could not reach GitHub") && err.contains("check the network"),
+        "{err}"
+    );
+    assert!(s.forge.pulls("acme/app").is_empty());
+    let again = s.deliver_json();
+    assert_eq!(again["pull_requests"][0]["action"], "opened", "{again}");
+    assert_eq!(again["pull_requests"][0]["pushed"], "unchanged");
+    // A forge whose port is closed: said, with its URL, before any push.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let toml = format!(
+        "[commands]\nallow = [[\"true\"]]\n[forge]\nkind = \"github\"\napi_url = \"{url}\"\nbranch = \"planwright/other\"\n"
+    );
+    write(s.env.root(), "planwright.toml", &toml);
+    let (code, err) = refused(&s, Some(TOKEN));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("could not reach GitHub at `{url}` (tries: 4)")),
+        "{err}"
+    );
+    assert_eq!(GitHttp::tip(&s.bare, "planwright/other"), None);
+}
+
+/// `[respond.labels]` of the label tests.
+const LABELS: &str =
+    "[respond.labels]\nrunning = \"planwright:running\"\nfailed = \"planwright:failed\"\n";
+
+#[test]
+fn imported_issues_are_labelled_while_their_tickets_run_and_fail_and_cleared_when_delivered() {
+    for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
+        let s = setup(api, &json!({}), LABELS);
+        let one = s.forge.add_issue("acme/app", "Add one", "Files: one.txt");
+        let two = s.forge.add_issue("acme/app", "Add two", "Files: two.txt");
+        // Left by an earlier run: taken off as the ticket runs again.
+        s.forge
+            .label("acme/app", one, &["planwright:failed", "bug"]);
+        let import = s
+            .env
+            .command()
+            .args(["import", "issues", "--repo", "repo", "-o", "plan.json"])
+            .env(token_var(api), TOKEN)
+            .output()
+            .unwrap();
+        assert!(import.status.success(), "{}", text(&import.stderr));
+        s.env
+            .fixture(&format!("issue-{one}"), 0, "one.txt", "one\n");
+        // Outside its scope: the ticket fails.
+        s.env
+            .fixture(&format!("issue-{two}"), 0, "elsewhere.txt", "no\n");
+        let run = s.run(&["--gate", "true"]);
+        assert_eq!(run.status.code(), Some(1), "{api:?}: {}", text(&run.stderr));
+        assert!(
+            !text(&run.stderr).contains("warning: could not"),
+            "{}",
+            text(&run.stderr)
+        );
+        let labels = |n| s.forge.labels("acme/app", n);
+        let said = format!("{api:?}: {}{}", text(&run.stdout), text(&run.stderr));
+        assert_eq!(labels(one), ["bug"], "{said}");
+        assert_eq!(labels(two), ["planwright:failed"], "{said}");
+        // `running` was put on both while they ran (Forgejo by the
+        // label's id: two's issue got running and then failed).
+        let requests = s.forge.requests();
+        let put = |n: u64| {
+            let on = format!("/issues/{n}");
+            requests
+                .iter()
+                .filter(|r| r.method != "GET" && r.method != "DELETE" && r.path.contains(&on))
+                .filter(|r| {
+                    api == Api::Forgejo || r.body.to_string().contains("planwright:running")
+                })
+                .count()
+        };
+        let least = if api == Api::Forgejo { 2 } else { 1 };
+        assert!(put(one) >= 1 && put(two) >= least, "{api:?}: {requests:?}");
+        // A delivered ticket's issue loses both labels.
+        s.forge
+            .label("acme/app", one, &["planwright:running", "bug"]);
+        let out = s.deliver(&[], Some(TOKEN));
+        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
+        assert_eq!(labels(one), ["bug"], "{api:?}");
+        assert_eq!(labels(two), ["planwright:failed"], "{api:?}");
+    }
+}
+
+#[test]
+fn a_label_that_is_not_a_label_name_is_refused_on_its_line() {
+    let (s, _) = codeboost_setup(Api::Github);
+    let toml = format!(
+        "[forge]\nkind = \"github\"\napi_url = \"{}\"\n[respond.labels]\nrunning = \"a,b\"\n",
+        s.forge.api_url()
+    );
+    write(s.env.root(), "planwright.toml", &toml);
+    let out = s.run(&[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 5") && err.contains("without a comma"),
         "{err}"
     );
 }

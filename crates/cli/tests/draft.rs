@@ -126,6 +126,15 @@ fn no_valid_plan_writes_nothing_and_exits_1_with_the_findings() {
     assert!(stderr.contains("\"T9\""), "{stderr}");
     assert!(stderr.contains("prompts and agent logs are in"), "{stderr}");
     assert!(env.root().join("prompts/prompt-2.md").exists());
+    // They are kept in the binary's temporary folder, which the test's
+    // home holds: nothing is left in the machine's.
+    let kept = env.root().join("home/tmp");
+    let drafts = std::fs::read_dir(&kept).unwrap().count();
+    assert_eq!(drafts, 1, "{}", kept.display());
+    assert!(
+        stderr.contains(&format!("in `{}", kept.join("planwright-draft-").display())),
+        "{stderr}"
+    );
 }
 
 #[test]

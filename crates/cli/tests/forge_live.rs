@@ -1,51 +1,23 @@
-//! The opt-in live tier of `deliver` (docs/forge.md#live-forge-tests): a
-//! real run delivered to a scratch repository on a real forge. Never run
-//! by default (`#[ignore]`); run with
-//! `PLANWRIGHT_FORGE_TESTS=github|gitlab|forgejo`, a token and the scratch
-//! repository in the environment, and `-- --ignored`. It fails, never
-//! skips, when any of them is missing.
+//! The CLI half of the one live forge tier (docs/forge.md#the-live-tier):
+//! a real run delivered to a scratch repository on a real forge, when
+//! `PLANWRIGHT_FORGE_TESTS` names it (the variables are read by
+//! `planwright_testkit::forge::live`, as for the forge crate's half).
+//! Off, it says so in one line; on, a missing variable fails it.
 #![forbid(unsafe_code)]
 
+use planwright_testkit::forge::live::Live;
 use planwright_testkit::{git, text, write, Env};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
-/// A variable the tier needs, or a failure naming it.
-fn needed(name: &str, why: &str) -> String {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => v,
-        _ => {
-            panic!("the live forge tier needs `{name}` ({why}); see docs/forge.md#live-forge-tests")
-        }
-    }
-}
-
 #[test]
-#[ignore = "the live forge tier: set PLANWRIGHT_FORGE_TESTS, see docs/forge.md"]
 fn a_run_is_delivered_to_a_real_forge_once() {
-    let kind = needed("PLANWRIGHT_FORGE_TESTS", "`github`, `gitlab` or `forgejo`");
-    assert!(
-        ["github", "gitlab", "forgejo"].contains(&kind.as_str()),
-        "PLANWRIGHT_FORGE_TESTS is `{kind}`: write `github`, `gitlab` or `forgejo`"
-    );
-    let token = needed(
-        "PLANWRIGHT_FORGE_TOKEN",
-        "a token of the scratch repository",
-    );
-    let repository = needed(
-        "PLANWRIGHT_FORGE_REPOSITORY",
-        "the scratch repository, `owner/name`",
-    );
-    let host = match kind.as_str() {
-        "github" => "github.com",
-        "gitlab" => "gitlab.com",
-        _ => "codeberg.org",
+    let Some(live) = Live::from_env("a_run_is_delivered_to_a_real_forge_once") else {
+        return;
     };
-    let remote = std::env::var("PLANWRIGHT_FORGE_REMOTE")
-        .unwrap_or_else(|_| format!("https://{host}/{repository}.git"));
-    let api = std::env::var("PLANWRIGHT_FORGE_API_URL").ok();
-
+    let (kind, token, repository, remote) =
+        (&live.kind, &live.token, &live.repository, &live.remote);
     let env = Env::new(&[]).with_cli(BIN);
     let repo = env.repo();
     // The scratch repository's default branch, fetched with the token.
@@ -57,16 +29,16 @@ fn a_run_is_delivered_to_a_real_forge_once() {
             helper,
             "fetch",
             "-q",
-            &remote,
+            remote,
             "HEAD:refs/remotes/live/base",
         ])
-        .env("PLANWRIGHT_FORGE_TOKEN", &token)
+        .env("PLANWRIGHT_FORGE_TOKEN", token)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .status()
         .unwrap();
     assert!(fetched.success(), "fetching `{remote}` failed");
     git(&repo, &["checkout", "-q", "-B", "main", "live/base"]);
-    git(&repo, &["remote", "add", "origin", &remote]);
+    git(&repo, &["remote", "add", "origin", remote]);
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -82,9 +54,7 @@ fn a_run_is_delivered_to_a_real_forge_once() {
         .to_string(),
     );
     let mut toml = format!("[forge]\nkind = \"{kind}\"\nrepository = \"{repository}\"\ntoken_env = \"PLANWRIGHT_FORGE_TOKEN\"\n");
-    if let Some(api) = api {
-        toml.push_str(&format!("api_url = \"{api}\"\n"));
-    }
+    toml.push_str(&format!("api_url = \"{}\"\n", live.api_url));
     write(env.root(), "planwright.toml", &toml);
     let run = env.scripted("run", &[]);
     assert!(run.status.success(), "{}", text(&run.stderr));
@@ -93,7 +63,7 @@ fn a_run_is_delivered_to_a_real_forge_once() {
             .command()
             .args(["deliver", "--repo", "repo", "--output", "json"])
             .args(args)
-            .env("PLANWRIGHT_FORGE_TOKEN", &token)
+            .env("PLANWRIGHT_FORGE_TOKEN", token)
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));

@@ -930,7 +930,7 @@ fn preflight_reports_every_problem_with_a_fix() {
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
     for needle in [
-        "error   clean: the working tree has uncommitted changes",
+        "error   clean: the working tree has uncommitted changes: `README.md`",
         "error   agent: the agent program `no-such-agent-program` is not on PATH",
         "error   gates: gate program `no-such-gate-program` is not on PATH",
         "error   scope-ops: ticket A: `README.md` is declared `create` but already exists in the base",

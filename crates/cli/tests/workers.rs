@@ -184,7 +184,7 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
     let said = format!("{stdout}{stderr}");
     assert!(
         said.contains("A: the worker at process failed the attempt")
-            && said.contains("no strike used (1 slot left)"),
+            && said.contains("no strike used (1 slot working; its slot rests 10s; the run stops after 3 more lost workers)"),
         "{said}"
     );
     let log = git(&env.repo(), &["log", "--format=%s", "main"]);
@@ -200,6 +200,52 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
         .unwrap_or_default();
     assert_eq!(status["tickets"][0]["state"], "merged", "{status}");
     assert_eq!(attempts.len(), 2, "{status}");
+    // Where each attempt ran, in every record of it: the run's lines,
+    // the ticket's log, `status` and `report --to json`.
+    assert!(said.contains("A: attempt 1 started from "), "{said}");
+    let slots: Vec<String> = ["1", "2"]
+        .iter()
+        .filter(|n| said.contains(&format!("attempt {n} started from ")))
+        .map(|n| {
+            let line = said
+                .lines()
+                .find(|l| l.contains(&format!("A: attempt {n} started")))
+                .unwrap();
+            line.rsplit("on process, slot ").next().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(slots.len(), 2, "{said}");
+    assert_ne!(slots[0], slots[1], "the rerun is on the other slot: {said}");
+    let run = status["run"]["id"].as_str().unwrap();
+    let log = std::fs::read_to_string(
+        env.repo()
+            .join(format!(".planwright/runs/{run}/A/ticket.log")),
+    )
+    .unwrap();
+    assert!(
+        log.contains(&format!(
+            "-- attempt 1 runs on process, slot {}\n",
+            slots[0]
+        )) && log.contains(&format!(
+            "-- attempt 2 runs on process, slot {}\n",
+            slots[1]
+        )),
+        "{log}"
+    );
+    for (a, slot) in attempts.iter().zip(&slots) {
+        assert_eq!(
+            (&a["executor"], &a["worker"]),
+            (&json!("process"), &json!("process")),
+            "{a}"
+        );
+        assert_eq!(a["slot"].to_string(), *slot, "{a}");
+    }
+    let shown = env.planwright(&["status", "--repo", "repo"]);
+    let shown = text(&shown.stdout);
+    assert!(
+        shown.contains(&format!("A: attempt 2 on process, slot {}", slots[1])),
+        "{shown}"
+    );
 }
 
 #[test]

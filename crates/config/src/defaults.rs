@@ -70,5 +70,7 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 /// `[executor] lost_after`: the silence after which either side gives the
 /// other up.
 pub const LOST_AFTER: Duration = Duration::from_secs(30);
+/// `[executor] lost_backoff`: a slot's rest after its worker was lost.
+pub const LOST_BACKOFF: Duration = Duration::from_secs(10);
 /// `[executor] ssh_keepalive`: `ssh`'s `ServerAliveInterval`.
 pub const SSH_KEEPALIVE: Duration = Duration::from_secs(15);

@@ -166,6 +166,13 @@ pub struct Executor {
     /// `ssh`: `ServerAliveInterval` (default 15 s; 3 missed end the session).
     #[serde(default)]
     pub ssh_keepalive: Option<DurationSetting>,
+    /// How long a slot whose worker was lost rests before a new worker
+    /// serves it, doubled with each loss of it in a row (default 10 s).
+    #[serde(default)]
+    pub lost_backoff: Option<DurationSetting>,
+    /// Lost workers at which the run stops (default: twice its slots).
+    #[serde(default)]
+    pub max_lost: Option<u32>,
 }
 
 /// `[executor.kubernetes]`: `image = "registry/planwright-worker:1"`,
@@ -197,6 +204,10 @@ pub struct Kubernetes {
     /// The kubeconfig naming the cluster (default: as kubectl finds it).
     #[serde(default)]
     pub kubeconfig: Option<std::path::PathBuf>,
+    /// A pod's YAML whose scheduling fields, labels, annotations and extra
+    /// volumes the pods get, under what planwright sets.
+    #[serde(default)]
+    pub pod_template: Option<std::path::PathBuf>,
 }
 
 /// `[executor.kubernetes] resources`: requests that are also limits.

@@ -33,6 +33,7 @@ pub(crate) fn resolve(
         runtime_class,
         secrets,
         kubeconfig,
+        pod_template,
     }) = table
     else {
         return Err(bad(
@@ -74,6 +75,7 @@ pub(crate) fn resolve(
         secrets: secrets.clone(),
         agent_timeout: None,
         kubeconfig: kubeconfig.clone(),
+        pod_template: pod_template.clone(),
         command: command.cloned().unwrap_or_else(|| {
             ["planwright", "worker", "--cache", POD_CACHE]
                 .map(String::from)

@@ -14,6 +14,7 @@ mod duration;
 pub mod file;
 pub mod forge;
 pub mod kubernetes;
+pub mod labels;
 mod network;
 mod parse;
 mod prices;

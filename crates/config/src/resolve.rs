@@ -24,6 +24,9 @@ use std::time::Duration;
 pub struct Env {
     /// `HOME`: where `~/` in `[sandbox] writable` points.
     pub home: Option<PathBuf>,
+    /// `XDG_CACHE_HOME`, where set and not empty: the user's cache folder
+    /// (else `~/.cache`), which holds the gate checkouts.
+    pub cache_home: Option<PathBuf>,
     /// `AGB_STRICT_GATES`: `0` turns agb's strict gate rule off.
     pub agb_strict_gates: Option<String>,
     /// The cores there are to work on: one slot per core by default.
@@ -228,6 +231,8 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
         heartbeat: _,
         lost_after: _,
         allow_version_skew: _,
+        lost_backoff: _,
+        max_lost: _,
         ssh_keepalive,
     } = file;
     let bad = |why: String| Err(SettingsError::Executor(why));
@@ -295,8 +300,9 @@ pub fn executor(file: &file::Executor) -> Result<ExecutorSettings, SettingsError
     })
 }
 
-/// `[executor]` `heartbeat`, `lost_after` and `allow_version_skew`: a
-/// worker is lost after at least two heartbeats of silence.
+/// `[executor]` `heartbeat`, `lost_after`, `allow_version_skew`,
+/// `lost_backoff` and `max_lost`: a worker is lost after at least two
+/// heartbeats of silence.
 pub fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
     let heartbeat = file.heartbeat.map_or(defaults::HEARTBEAT, |d| d.0);
     let lost_after = file.lost_after.map_or(defaults::LOST_AFTER, |d| d.0);
@@ -313,10 +319,17 @@ pub fn worker_link(file: &file::Executor) -> Result<WorkerLink, SettingsError> {
             heartbeat.as_secs() * 2
         )));
     }
+    if file.max_lost == Some(0) {
+        return Err(SettingsError::Executor(
+            "`max_lost` is 0; give at least 1 (the run stops at that many lost workers)".into(),
+        ));
+    }
     Ok(WorkerLink {
         heartbeat,
         lost_after,
         allow_version_skew: file.allow_version_skew,
+        lost_backoff: file.lost_backoff.map_or(defaults::LOST_BACKOFF, |d| d.0),
+        max_lost: file.max_lost,
     })
 }
 
@@ -446,6 +459,23 @@ pub fn workspace(file: &Config) -> WorkspaceSettings {
     }
 }
 
+/// Where gate checkouts live: `planwright/checkouts` in the user's cache
+/// folder, outside every repository, so that nothing a tool finds by
+/// walking up from a checkout (Node's `node_modules`, a Cargo workspace, a
+/// pytest `rootdir`) is the user's own; none without a cache folder or a
+/// home. A relative one is ignored, as the XDG specification says.
+fn checkouts_home(env: &Env) -> Option<PathBuf> {
+    let cache = env
+        .cache_home
+        .clone()
+        .filter(|c| c.is_absolute())
+        .or_else(|| {
+            let home = env.home.as_ref().filter(|h| h.is_absolute())?;
+            Some(home.join(".cache"))
+        })?;
+    Some(cache.join("planwright").join("checkouts"))
+}
+
 /// `[sandbox]`, `[git] allow_config` and `[agent] log_limit_mib`; `~/` in
 /// `writable` and `readable` is `env.home`.
 pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
@@ -488,6 +518,7 @@ pub fn sandbox(file: &Config, env: &Env) -> ContainSettings {
             .collect(),
         memory: memory.map_or(Some(defaults::MEMORY), |m| m.0),
         pids: pids.map_or(Some(defaults::PIDS), |p| p.0),
+        checkouts: checkouts_home(env),
     }
 }
 

@@ -35,6 +35,10 @@ pub struct Respond {
     /// US dollars all rounds of one pull request may spend together.
     #[serde(default)]
     pub pull_max_cost_usd: Option<f64>,
+    /// `[respond.labels]`: the labels written on imported issues as their
+    /// tickets run and fail (none by default).
+    #[serde(default)]
+    pub labels: crate::labels::IssueLabels,
 }
 
 /// `[respond]` with its defaults filled in.

@@ -128,6 +128,11 @@ pub struct WorkerLink {
     /// Whether a worker of another build of planwright (the same
     /// protocol) is accepted.
     pub allow_version_skew: bool,
+    /// How long a slot whose worker was lost rests, doubled with each
+    /// loss of it in a row.
+    pub lost_backoff: Duration,
+    /// Lost workers at which a run stops; `None`: twice its slots.
+    pub max_lost: Option<u32>,
 }
 
 impl Default for WorkerLink {
@@ -136,6 +141,8 @@ impl Default for WorkerLink {
             heartbeat: defaults::HEARTBEAT,
             lost_after: defaults::LOST_AFTER,
             allow_version_skew: false,
+            lost_backoff: defaults::LOST_BACKOFF,
+            max_lost: None,
         }
     }
 }
@@ -192,6 +199,9 @@ pub struct KubernetesSettings {
     /// The kubeconfig; `None`: `KUBECONFIG`, `~/.kube/config`, or the
     /// account of the pod planwright runs in.
     pub kubeconfig: Option<PathBuf>,
+    /// The user's pod template (YAML), read and checked when the pods'
+    /// transport is made.
+    pub pod_template: Option<PathBuf>,
 }
 
 impl ExecutorSettings {
@@ -349,6 +359,10 @@ pub struct ContainSettings {
     pub memory: Option<u64>,
     /// Processes and threads of each confined child (`[sandbox] pids`).
     pub pids: Option<u64>,
+    /// The folder holding the gate checkouts of every repository, one
+    /// folder each (`$XDG_CACHE_HOME/planwright/checkouts`); without one,
+    /// they live in the repository's `.planwright/checkouts`.
+    pub checkouts: Option<PathBuf>,
 }
 
 impl Default for ContainSettings {
@@ -366,6 +380,7 @@ impl Default for ContainSettings {
             hosts: Vec::new(),
             memory: Some(defaults::MEMORY),
             pids: Some(defaults::PIDS),
+            checkouts: None,
         }
     }
 }

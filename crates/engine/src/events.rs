@@ -88,6 +88,10 @@ pub enum Event {
         /// Logs written before it was recorded have none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<AttemptAgent>,
+        /// Where it runs: the executor, its machine, the slot. Logs
+        /// written before it was recorded have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        place: Option<AttemptPlace>,
     },
     /// An attempt enters a phase (`workspace`, `agent`, `commit`,
     /// `verify`, `gates`, `beyond gates`); it is `starting` until the first.
@@ -172,7 +176,7 @@ pub enum Event {
     },
     /// The machine an attempt ran on failed it (unreachable, gone, refused):
     /// no strike is used, the ticket runs again on another slot, and this
-    /// slot is not used again in this invocation.
+    /// slot rests before it serves again.
     WorkerLost {
         /// The ticket.
         ticket: String,
@@ -182,8 +186,27 @@ pub enum Event {
         place: String,
         /// What happened.
         reason: String,
-        /// Slots still working.
+        /// Slots working (not resting).
         slots_left: usize,
+        /// How long the slot rests before a new worker serves it (ms).
+        #[serde(default)]
+        rest_ms: u64,
+        /// Lost workers the run still tolerates (`[executor] max_lost`).
+        #[serde(default)]
+        losses_left: usize,
+    },
+    /// An attempt's worker cannot start yet (its pod is not scheduled, its
+    /// image is being pulled): what it waits for, each time that changes.
+    WorkerWaiting {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// Where its worker is to run (`kubernetes agents`).
+        place: String,
+        /// What it waits for, as the cluster says (`Unschedulable: 0/3
+        /// nodes are available: ...`), made inert.
+        waiting_for: String,
     },
     /// A counterfactual of a candidate that passed its gates was run.
     Counterfactual {
@@ -425,6 +448,7 @@ impl Event {
             | Event::AgentReported { ticket, .. }
             | Event::PoolPaused { ticket, .. }
             | Event::WorkerLost { ticket, .. }
+            | Event::WorkerWaiting { ticket, .. }
             | Event::Counterfactual { ticket, .. }
             | Event::Review { ticket, .. }
             | Event::AttemptRejected { ticket, .. }
@@ -460,6 +484,28 @@ pub struct AttemptAgent {
     /// ticket's, or the routing table's); none: the CLI's own default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+}
+
+/// Where an attempt runs, as [`Event::AttemptStarted`] records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptPlace {
+    /// `[executor] kind`: `local`, `process`, `ssh` or `kubernetes`.
+    pub executor: String,
+    /// The worker's machine (`ssh build-1`, `process`, `kubernetes
+    /// agents`: a pod of that namespace, named in the ticket's log once
+    /// made); none on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// The slot, from 1: attempts of one slot run one after another.
+    pub slot: usize,
+}
+
+impl AttemptPlace {
+    /// `ssh build-1, slot 2`, or `this machine, slot 1`.
+    pub fn text(&self) -> String {
+        let worker = self.worker.as_deref().unwrap_or("this machine");
+        format!("{worker}, slot {}", self.slot)
+    }
 }
 
 /// An event with its place in the run and its time.
@@ -726,6 +772,11 @@ mod tests {
                     program: Some("claude".into()),
                     model: Some("claude-sonnet-4-6".into()),
                 }),
+                place: Some(AttemptPlace {
+                    executor: "ssh".into(),
+                    worker: Some("ssh build-1".into()),
+                    slot: 2,
+                }),
             },
             Event::Phase {
                 ticket: t(),
@@ -856,6 +907,8 @@ mod tests {
                 place: "ssh build-1".into(),
                 reason: "closed the connection".into(),
                 slots_left: 3,
+                rest_ms: 10_000,
+                losses_left: 7,
             },
             Event::AgentActivity {
                 ticket: t(),
@@ -878,6 +931,12 @@ mod tests {
                 gate: "cargo test".into(),
                 message: "gate `cargo test` failed: exit code 101".into(),
                 passed: true,
+            },
+            Event::WorkerWaiting {
+                ticket: t(),
+                attempt: 1,
+                place: "kubernetes agents".into(),
+                waiting_for: "Unschedulable: 0/3 nodes are available".into(),
             },
         ]
     }
@@ -921,6 +980,7 @@ mod tests {
             Event::DiskLow { .. } => 32,
             Event::Unchanged { .. } => 33,
             Event::GateRetried { .. } => 34,
+            Event::WorkerWaiting { .. } => 35,
         }
     }
 
@@ -930,7 +990,7 @@ mod tests {
         let kinds: Vec<usize> = events.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=34).collect::<Vec<_>>(),
+            (0..=35).collect::<Vec<_>>(),
             "one of each kind, in order"
         );
         for e in events {

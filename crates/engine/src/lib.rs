@@ -26,7 +26,9 @@ pub mod verify;
 pub use demo::{prepare as prepare_demo, Demo};
 pub use draft::{draft, DraftEvent, DraftInput};
 pub use error::EngineError;
-pub use events::{AttemptAgent, Emitter, Event, JsonLines, Recorder, Reporter, Stamped};
+pub use events::{
+    AttemptAgent, AttemptPlace, Emitter, Event, JsonLines, Recorder, Reporter, Stamped,
+};
 pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
 pub use git::{tracked_files, Git};
@@ -41,7 +43,8 @@ pub use run::lock::{
 };
 pub use run::pools::foreign_family;
 pub use run::preflight::{
-    checks_judged, current_branch, failed as preflight_failed, preflight, unjudged_checks, Check,
+    checks_judged, current_branch, failed as preflight_failed, missing_setup, preflight,
+    unjudged_checks, Check,
 };
 pub use run::{
     defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,

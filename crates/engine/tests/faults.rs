@@ -11,7 +11,7 @@ use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};
 use planwright_engine::process::Cancel;
 use planwright_engine::remote::protocol::WorkerSettings;
 use planwright_engine::remote::{
-    serve, EndLink, Link, Lost, RemoteExecutor, Transport, WorkerOptions,
+    serve, EndLink, Link, Lost, RemoteExecutor, Transport, Wait, WorkerOptions,
 };
 use planwright_engine::{Candidate, EngineError, Executor, Phase, Repo};
 use planwright_testkit::contract::input;
@@ -121,7 +121,7 @@ impl Transport for Faulty {
         "faulty".into()
     }
 
-    fn connect(&self, _slot: usize) -> Result<Link, Lost> {
+    fn connect(&self, _slot: usize, _wait: &Wait<'_>) -> Result<Link, Lost> {
         // A socket pair as a pipe: what one end writes the other reads.
         let pipe = || UnixStream::pair().unwrap();
         // Coordinator -> link -> worker, and back, each leg a pipe.
@@ -208,6 +208,7 @@ fn a_stalled_worker_is_lost_and_ends_its_agent_by_itself() {
         heartbeat: Duration::from_millis(50),
         lost_after: Duration::from_millis(600),
         allow_version_skew: false,
+        ..WorkerLink::default()
     };
     let exec = executor(&env, t.clone(), WAITS, link);
     let candidate = attempt_with(&exec, &env, &t, Fault::Stall, false);
@@ -232,6 +233,7 @@ fn ctrl_c_during_a_stall_ends_the_attempt() {
         heartbeat: Duration::from_secs(1800),
         lost_after: Duration::from_secs(3600),
         allow_version_skew: false,
+        ..WorkerLink::default()
     };
     let exec = executor(&env, t.clone(), WAITS, link);
     let candidate = attempt_with(&exec, &env, &t, Fault::Stall, true);
@@ -261,6 +263,7 @@ fn a_slow_link_both_ways_loses_nothing() {
         heartbeat: Duration::from_millis(100),
         lost_after: Duration::from_secs(20),
         allow_version_skew: false,
+        ..WorkerLink::default()
     };
     let exec = executor(&env, t.clone(), "echo slow > slow.txt", link);
     let delay = Fault::Delay(Duration::from_millis(30));

@@ -13,7 +13,7 @@ use planwright_config::KubernetesSettings;
 use planwright_engine::agent::Agents;
 use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
 use planwright_engine::remote::protocol::WorkerSettings;
-use planwright_engine::remote::{RemoteExecutor, Transport};
+use planwright_engine::remote::{RemoteExecutor, Transport, Wait};
 use planwright_engine::{Executor, Repo};
 use planwright_testkit::contract::{attempt, executor_contract, input, scripted};
 use planwright_testkit::Env;
@@ -35,6 +35,7 @@ fn shape() -> PodShape {
         command: vec!["planwright".into(), "worker".into()],
         agent_timeout: Some(Duration::from_secs(60)),
         kubeconfig: None,
+        pod_template: None,
     };
     PodShape::new(&settings, RUN.into())
 }
@@ -135,22 +136,29 @@ fn cut_mid_attempt(how: Cut) -> (planwright_engine::remote::Lost, Vec<String>) {
 }
 
 /// The requests of [`cut_mid_attempt`]: the first pod made, watched,
-/// exec'd into, gone as `gone` says, looked up; then a second pod.
-fn cut_requests(gone: &str) -> Vec<String> {
+/// exec'd into, gone as `gone` says, looked up (after `dropped`
+/// connections) and deleted, as a lost worker's pod always is; then a
+/// second pod.
+fn cut_requests(gone: &str, dropped: usize) -> Vec<String> {
     let (p1, p2) = (pod(0, 1), pod(0, 2));
-    vec![
+    let mut requests = vec![
         "list".to_string(),
         format!("create {p1}"),
         format!("watch {p1}"),
         format!("exec {p1}"),
         format!("{gone} {p1}"),
+    ];
+    requests.extend(std::iter::repeat_n("dropped".to_string(), dropped));
+    requests.extend([
         format!("get {p1}"),
+        format!("delete {p1}"),
         format!("create {p2}"),
         format!("watch {p2}"),
         format!("exec {p2}"),
         "list".to_string(),
         format!("delete {p2}"),
-    ]
+    ]);
+    requests
 }
 
 #[test]
@@ -161,10 +169,7 @@ fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_po
         pod(0, 1)
     );
     assert!(lost.reason.contains(&said), "{}", lost.reason);
-    // Closing deletes the live pod, then the evicted one it lists.
-    let mut expected = cut_requests("evict");
-    expected.push(format!("delete {}", pod(0, 1)));
-    assert_eq!(requests, expected);
+    assert_eq!(requests, cut_requests("evict", 0));
 }
 
 #[test]
@@ -172,7 +177,204 @@ fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
     let (lost, requests) = cut_mid_attempt(Cut::Delete);
     let said = format!("its pod `{}` was deleted", pod(0, 1));
     assert!(lost.reason.contains(&said), "{}", lost.reason);
-    assert_eq!(requests, cut_requests("deleted"));
+    assert_eq!(requests, cut_requests("deleted", 0));
+}
+
+/// The API server restarts in the middle of an attempt: the exec stream
+/// breaks, so the worker is lost, but the calls after it are tried again
+/// until the server answers, the pod the worker ran in is deleted, and the
+/// slot's next attempt gets a new pod.
+#[test]
+fn an_api_server_blip_loses_the_attempt_not_the_slot_and_leaves_no_pod() {
+    let (lost, requests) = cut_mid_attempt(Cut::Blip);
+    assert!(
+        lost.reason.contains("closed the connection"),
+        "{}",
+        lost.reason
+    );
+    assert_eq!(requests, cut_requests("blip", 3));
+}
+
+/// A run on one slot whose API server restarts mid-attempt: the slot
+/// rests, gets a new pod, and the ticket lands without a strike; no pod is
+/// left.
+#[test]
+fn a_run_goes_on_after_an_api_server_blip() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let api = MockApi::start(env.root().join("pods"));
+    let events = run_plan(&env, &api, &["A"], Some(Cut::Blip), |s| {
+        s.jobs = 1;
+        s.worker_link.lost_backoff = Duration::from_millis(100);
+    });
+    let lost: Vec<_> = events
+        .iter()
+        .filter(|e| e.name() == "worker_lost")
+        .collect();
+    assert_eq!(lost.len(), 1, "{events:?}");
+    let requests = api.requests();
+    // Preflight's greeting's pod, the broken attempt's, and its slot's new one.
+    let made = requests.iter().filter(|r| r.starts_with("create ")).count();
+    let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
+    assert_eq!((made, deleted), (3, 3), "{requests:?}");
+    assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
+}
+
+/// A pod template's fields reach the pods the API is asked for; one that
+/// would set what confines agents is refused before any call, naming the
+/// file and the field.
+#[test]
+fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let kubeconfig = env.root().join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    let template = env.root().join("pod.yaml");
+    let settings = |template: &Path| KubernetesSettings {
+        kubeconfig: Some(kubeconfig.clone()),
+        pod_template: Some(template.to_path_buf()),
+        ..shape().settings
+    };
+    std::fs::write(
+        &template,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    team: ml\nspec:\n  tolerations:\n  - key: gpu\n    operator: Exists\n  priorityClassName: batch\n",
+    )
+    .unwrap();
+    let t = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1).unwrap();
+    let never = planwright_engine::process::Cancel::default();
+    let link = t
+        .connect(0, &Wait::quiet(&never))
+        .unwrap_or_else(|l| panic!("{l}"));
+    let made = api
+        .state
+        .lock()
+        .unwrap()
+        .pods
+        .values()
+        .next()
+        .cloned()
+        .unwrap();
+    assert_eq!(made["metadata"]["labels"]["team"], "ml", "{made}");
+    assert_eq!(made["spec"]["tolerations"][0]["key"], "gpu", "{made}");
+    assert_eq!(made["spec"]["priorityClassName"], "batch", "{made}");
+    assert_eq!(
+        made["spec"]["automountServiceAccountToken"], false,
+        "{made}"
+    );
+    drop(link);
+    t.close();
+    std::fs::write(&template, "spec:\n  automountServiceAccountToken: true\n").unwrap();
+    let before = api.requests().len();
+    let e = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "the pod template `{}`: `spec.automountServiceAccountToken` is planwright's to set",
+            template.display()
+        )),
+        "{e}"
+    );
+    assert_eq!(
+        api.requests().len(),
+        before,
+        "no call with a refused template"
+    );
+}
+
+/// A pod the cluster cannot schedule: its wait says why (once, though the
+/// pod is watched again), and Ctrl-C ends the wait with its pod deleted.
+#[test]
+fn a_pending_pods_wait_says_why_and_ends_on_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    let why = "0/1 nodes are available: 1 Insufficient cpu.";
+    api.state.lock().unwrap().unschedulable = Some(why.into());
+    let t = transport(&api, dir.path(), 1).unwrap();
+    let cancel = planwright_engine::process::Cancel::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let said = move |what: &str| {
+        let _ = tx.send(what.to_string());
+    };
+    let wait = Wait {
+        cancel: &cancel,
+        waiting: &said,
+    };
+    let lost = std::thread::scope(|s| {
+        let connecting = s.spawn(|| t.connect(0, &wait));
+        assert_eq!(rx.recv().unwrap(), format!("Unschedulable: {why}"));
+        // Watched again at least once before the cancel.
+        while api
+            .requests()
+            .iter()
+            .filter(|r| r.starts_with("watch "))
+            .count()
+            < 2
+        {
+            std::thread::yield_now();
+        }
+        cancel.cancel();
+        connecting
+            .join()
+            .unwrap()
+            .err()
+            .expect("no worker for a cancelled wait")
+    });
+    let p = pod(0, 1);
+    assert_eq!(
+        lost.reason,
+        format!("had its pod `{p}` cancelled before it ran")
+    );
+    assert!(rx.try_recv().is_err(), "told once");
+    assert_eq!(api.requests().last(), Some(&format!("delete {p}")));
+    assert!(api.state.lock().unwrap().pods.is_empty());
+}
+
+#[test]
+fn credentials_the_api_server_refuses_are_told_from_a_missing_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    api.state.lock().unwrap().unauthorized = true;
+    let e = transport(&api, dir.path(), 1).err().unwrap();
+    assert!(
+        e.contains(&format!(
+            "cannot list pods in the namespace `agents`: the API server at http://127.0.0.1:{} did not accept the coordinator's credentials (Unauthorized (401)); renew",
+            api.port
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("role.yaml"), "{e}");
+    assert_eq!(api.requests(), ["GET unauthorized"]);
+}
+
+#[test]
+fn an_api_server_out_of_reach_is_named_with_its_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let kubeconfig = dir.path().join("kubeconfig");
+    api.kubeconfig(&kubeconfig);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    let text = text.replace(&format!(":{}", api.port), &format!(":{port}"));
+    std::fs::write(&kubeconfig, text).unwrap();
+    let e = KubernetesTransport::new(shape(), 1, Some(&kubeconfig))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "cannot reach the API server at http://127.0.0.1:{port} ("
+        )),
+        "{e}"
+    );
+    assert!(e.contains("check that the cluster is up"), "{e}");
+    assert!(!e.contains("role.yaml"), "{e}");
 }
 
 #[test]
@@ -229,7 +431,11 @@ fn an_image_that_cannot_be_pulled_is_a_lost_worker_saying_so_and_its_pod_goes() 
     let api = MockApi::start(dir.path().join("pods"));
     api.state.lock().unwrap().bad_image = true;
     let t = transport(&api, dir.path(), 1).unwrap();
-    let lost = t.connect(0).err().expect("no worker without its image");
+    let never = planwright_engine::process::Cancel::default();
+    let lost = t
+        .connect(0, &Wait::quiet(&never))
+        .err()
+        .expect("no worker without its image");
     let p = pod(0, 1);
     assert_eq!(
         lost.reason,
@@ -311,11 +517,17 @@ fn the_deploy_files_grant_what_the_transport_calls_and_select_its_pods() {
     );
 }
 
-#[test]
-fn a_plan_runs_through_pods_and_the_run_leaves_none() {
+/// Runs a plan of `ids` (each creating `ID.txt`) through pods of `api`,
+/// with settings changed by `tune`; every ticket merges. Its events.
+fn run_plan(
+    env: &Env,
+    api: &MockApi,
+    ids: &[&str],
+    cut: Option<Cut>,
+    tune: impl FnOnce(&mut planwright_engine::RunSettings),
+) -> Vec<planwright_engine::Event> {
     use planwright_testkit::{gate, plan, settings, ticket};
-    let env = Env::new(&[("README.md", "base\n")]);
-    let tickets: Vec<_> = ["A", "B"]
+    let tickets: Vec<_> = ids
         .iter()
         .map(|id| {
             env.fixture(id, 0, &format!("{id}.txt"), &format!("{id}\n"));
@@ -326,7 +538,6 @@ fn a_plan_runs_through_pods_and_the_run_leaves_none() {
         })
         .collect();
     let plan = plan(json!({"gates": gate(&["true"]), "tickets": tickets}));
-    let api = MockApi::start(env.root().join("pods"));
     let kubeconfig = env.root().join("kubeconfig");
     api.kubeconfig(&kubeconfig);
     let mut s = settings();
@@ -334,14 +545,28 @@ fn a_plan_runs_through_pods_and_the_run_leaves_none() {
         kubeconfig: Some(kubeconfig),
         ..shape().settings
     });
-    let agents = scripted(&env);
+    tune(&mut s);
+    let agents = scripted(env);
     let resume = planwright_engine::Resume::default();
     let session = planwright_engine::prepare(&env.repo(), plan, s, resume, &[], &agents)
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
     let exec = session.executor().unwrap();
+    // After preflight, whose greeting runs no attempt to cut.
+    *api.cut_next.lock().unwrap() = cut;
     let cancel = planwright_engine::process::Cancel::default();
-    let summary = planwright_engine::run(session, exec, Vec::new(), &cancel).unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorder = Box::new(planwright_engine::Recorder(seen.clone()));
+    let summary = planwright_engine::run(session, exec, vec![recorder], &cancel).unwrap();
     assert!(summary.all_merged(), "{summary:?}");
+    let events = seen.lock().unwrap().clone();
+    events
+}
+
+#[test]
+fn a_plan_runs_through_pods_and_the_run_leaves_none() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let api = MockApi::start(env.root().join("pods"));
+    run_plan(&env, &api, &["A", "B"], None, |_| {});
     let files = planwright_testkit::git(&env.repo(), &["ls-tree", "--name-only", "main"]);
     assert_eq!(
         files.lines().collect::<Vec<_>>(),

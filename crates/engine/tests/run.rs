@@ -1134,6 +1134,35 @@ fn a_retry_starts_from_its_previous_candidate_unless_asked_for_the_base() {
     }
 }
 
+/// A retry after an attempt that changed nothing starts from the base and
+/// says so, never "with attempt 1's change".
+#[test]
+fn a_retry_after_an_attempt_without_change_starts_from_the_base_saying_so() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    std::fs::create_dir_all(env.fixture_dir("A", 1)).unwrap();
+    env.fixture("A", 2, "a.txt", "a\n");
+    let plan =
+        plan(json!({"gates": gate(&["true"]), "tickets": [ticket("A", json!([any("a.txt")]))]}));
+    let out = run_scripted(&env, &plan);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let second = prompt(&env, &out, "A", 2);
+    assert!(
+        second.contains("starts from the current base: attempt 1 left no change to start from"),
+        "{second}"
+    );
+    let starts: Vec<(u32, &str)> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::AttemptStarted {
+                attempt,
+                starts_from,
+                ..
+            } => Some((*attempt, starts_from.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, [(1, "base"), (2, "base_no_candidate")]);
+}
+
 /// The scripted agent, except that the first attempt of `waiter` finishes
 /// only once the run's branch in `repo` moved from the base: another
 /// ticket merged meanwhile.

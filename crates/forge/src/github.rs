@@ -6,20 +6,20 @@
 //! GraphQL mutations `convertPullRequestToDraft` and
 //! `markPullRequestReadyForReview` on the pull request's `node_id`.
 
-use crate::http::{encode, Http, Method, Scheme};
-use crate::shape::{choose, label_names, latest_per_name, tail, Body};
+use crate::http::{encode, Http, Method};
+use crate::hub::Hub;
+use crate::shape::{choose, not_found, tail, update_fields};
 use crate::{
     Check, CheckState, Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueLink,
-    IssueQuery, IssueState, LinkKind, NewPullRequest, Options, Permission, PullRequest,
-    PullRequestUpdate, PullState, Repository, RepositoryInfo, Review, ReviewComment, ReviewState,
-    Token,
+    IssueQuery, LinkKind, NewPullRequest, Options, Permission, PullRequest, PullRequestUpdate,
+    Repository, RepositoryInfo, Review, ReviewComment, Token,
 };
 use serde_json::{json, Value};
 
-/// The GitHub client.
+/// The GitHub client: the GitHub-shaped layer, and GraphQL for drafts.
 #[derive(Debug)]
 pub(crate) struct Github {
-    http: Http,
+    hub: Hub,
     graphql_url: String,
 }
 
@@ -30,90 +30,26 @@ impl Github {
         token: &Token,
         options: Options,
     ) -> Result<Github, ForgeError> {
-        let authorization = Http::authorization(Scheme::Bearer, token.secret());
-        let http = Http::new(
-            ForgeKind::Github,
-            api_url,
-            repository,
-            authorization,
-            options,
-        )?;
+        let http = Http::new(ForgeKind::Github, api_url, repository, token, options)?;
         let graphql_url = graphql_url(&http.api_url);
-        Ok(Github { http, graphql_url })
-    }
-
-    fn repo(&self) -> String {
-        format!("/repos/{}", self.http.repository)
-    }
-
-    fn body<'a>(&'a self, method: Method, path: &'a str) -> Body<'a> {
-        Body {
-            http: &self.http,
-            method,
-            path,
-        }
-    }
-
-    fn pull(&self, method: Method, path: &str, v: &Value) -> Result<PullRequest, ForgeError> {
-        let b = self.body(method, path);
-        let merged = v["merged"].as_bool().unwrap_or(false) || !v["merged_at"].is_null();
-        let state = match (b.required(v, "state")?.as_str(), merged) {
-            (_, true) => PullState::Merged,
-            ("open", _) => PullState::Open,
-            _ => PullState::Closed,
-        };
-        Ok(PullRequest {
-            number: b.number(v, "number")?,
-            url: b.required(v, "html_url")?,
-            title: b.text(v, "title"),
-            body: b.text(v, "body"),
-            head: b.required(v, "head.ref")?,
-            base: b.required(v, "base.ref")?,
-            state,
-            draft: v["draft"].as_bool().unwrap_or(false),
-            head_sha: v["head"]["sha"].as_str().map(str::to_string),
+        Ok(Github {
+            hub: Hub::new(http, "per_page=100", &[]),
+            graphql_url,
         })
     }
 
-    fn comment(&self, method: Method, path: &str, v: &Value) -> Result<Comment, ForgeError> {
-        let b = self.body(method, path);
-        Ok(Comment {
-            id: b.number(v, "id")?,
-            author: b.text(v, "user.login"),
-            body: b.text(v, "body"),
-            created_at: b.text(v, "created_at"),
-            url: v["html_url"].as_str().map(str::to_string),
-        })
-    }
-
-    fn issue_of(&self, path: &str, v: &Value) -> Result<Issue, ForgeError> {
-        let b = self.body(Method::Get, path);
-        Ok(Issue {
-            number: b.number(v, "number")?,
-            url: b.required(v, "html_url")?,
-            title: b.text(v, "title"),
-            body: b.text(v, "body"),
-            state: match b.required(v, "state")?.as_str() {
-                "open" => IssueState::Open,
-                _ => IssueState::Closed,
-            },
-            is_pull_request: !v["pull_request"].is_null(),
-            labels: label_names(v),
-        })
+    fn http(&self) -> &Http {
+        &self.hub.http
     }
 
     /// A milestone's number, by its title.
     fn milestone(&self, title: &str) -> Result<u64, ForgeError> {
-        let path = format!("{}/milestones?state=all&per_page=100", self.repo());
-        let found = self.http.all_pages(&path, None)?;
+        let path = self.hub.listing("milestones?state=all");
+        let found = self.http().all_pages(&path, None)?;
         let milestone = found.iter().find(|m| m["title"].as_str() == Some(title));
         match milestone {
-            Some(m) => self.body(Method::Get, &path).number(m, "number"),
-            None => Err(ForgeError::NotFound {
-                kind: ForgeKind::Github,
-                repository: self.http.repository.clone(),
-                what: format!("milestone `{title}`"),
-            }),
+            Some(m) => self.hub.body(Method::Get, &path).number(m, "number"),
+            None => Err(not_found(self.http(), format!("milestone `{title}`"))),
         }
     }
 
@@ -121,39 +57,26 @@ impl Github {
     /// there (an older GitHub Enterprise Server) or, for `parent`, when
     /// the issue has none.
     fn linked(&self, issue: u64, tail: &str, kind: LinkKind) -> Result<Vec<IssueLink>, ForgeError> {
-        let path = format!("{}/issues/{issue}/{tail}", self.repo());
-        let reply = self.http.send(Method::Get, &path, None)?;
+        let path = format!("{}/issues/{issue}/{tail}", self.hub.repo());
+        let reply = self.http().send(Method::Get, &path, None)?;
         if reply.status == 404 {
             let what = format!("issue {issue}");
             return match self.issue(issue)? {
                 Some(_) => Ok(Vec::new()),
-                None => Err(self.http.error(Method::Get, &path, &reply, Some(&what))),
+                None => Err(self.http().error(Method::Get, &path, &reply, Some(&what))),
             };
         }
         if !reply.ok() {
-            return Err(self.http.error(Method::Get, &path, &reply, None));
+            return Err(self.http().error(Method::Get, &path, &reply, None));
         }
-        let items = match self.http.parse(Method::Get, &path, &reply)? {
+        let items = match self.http().parse(Method::Get, &path, &reply)? {
             Value::Array(items) => items,
             // `parent` is one issue.
             one => vec![one],
         };
-        let mut links = Vec::new();
-        for v in &items {
-            let repository = v["repository_url"]
-                .as_str()
-                .and_then(|u| u.split("/repos/").nth(1))
-                .filter(|r| !r.eq_ignore_ascii_case(self.http.repository.as_str()))
-                .map(str::to_string);
-            let other = self.issue_of(&path, v)?;
-            links.push(IssueLink {
-                kind,
-                number: other.number,
-                repository,
-                state: other.state,
-            });
-        }
-        Ok(links)
+        self.hub.links(&path, &items, kind, |v| {
+            v["repository_url"].as_str()?.split("/repos/").nth(1)
+        })
     }
 
     /// Runs one GraphQL mutation on a pull request's node id.
@@ -163,7 +86,7 @@ impl Github {
         );
         let request = json!({ "query": query, "variables": { "id": node_id } });
         let v = self
-            .http
+            .http()
             .json(Method::Post, &self.graphql_url, Some(&request), None)?;
         // GraphQL answers 200 with `errors` when it refuses.
         if let Some(errors) = v["errors"].as_array().filter(|e| !e.is_empty()) {
@@ -198,18 +121,17 @@ impl Forge for Github {
     }
 
     fn repository(&self) -> &Repository {
-        &self.http.repository
+        &self.http().repository
     }
 
     fn login(&self) -> Result<String, ForgeError> {
-        let v = self.http.json(Method::Get, "/user", None, None)?;
-        self.body(Method::Get, "/user").required(&v, "login")
+        self.hub.login()
     }
 
     fn repository_info(&self) -> Result<RepositoryInfo, ForgeError> {
-        let path = self.repo();
-        let v = self.http.json(Method::Get, &path, None, None)?;
-        let b = self.body(Method::Get, &path);
+        let path = self.hub.repo();
+        let v = self.http().json(Method::Get, &path, None, None)?;
+        let b = self.hub.body(Method::Get, &path);
         Ok(RepositoryInfo {
             full_name: b.required(&v, "full_name")?,
             url: b.required(&v, "html_url")?,
@@ -218,16 +140,13 @@ impl Forge for Github {
     }
 
     fn find_pull_request(&self, head: &str) -> Result<Option<PullRequest>, ForgeError> {
-        let owner = self.http.repository.owner();
-        let path = format!(
-            "{}/pulls?head={}&state=all&per_page=100",
-            self.repo(),
-            encode(&format!("{owner}:{head}"))
-        );
-        let items = self.http.all_pages(&path, None)?;
+        let owner = self.http().repository.owner();
+        let query = encode(&format!("{owner}:{head}"));
+        let path = self.hub.listing(&format!("pulls?head={query}&state=all"));
+        let items = self.http().all_pages(&path, None)?;
         let pulls = items
             .iter()
-            .map(|v| self.pull(Method::Get, &path, v))
+            .map(|v| self.hub.pull(Method::Get, &path, v))
             .collect::<Result<Vec<_>, _>>()?;
         // The filter is the forge's; a branch of another name never counts.
         Ok(choose(
@@ -236,7 +155,7 @@ impl Forge for Github {
     }
 
     fn open_pull_request(&self, new: &NewPullRequest) -> Result<PullRequest, ForgeError> {
-        let path = format!("{}/pulls", self.repo());
+        let path = format!("{}/pulls", self.hub.repo());
         let request = json!({
             "title": new.title,
             "body": new.body,
@@ -244,8 +163,10 @@ impl Forge for Github {
             "base": new.base,
             "draft": new.draft,
         });
-        let v = self.http.json(Method::Post, &path, Some(&request), None)?;
-        self.pull(Method::Post, &path, &v)
+        let v = self
+            .http()
+            .json(Method::Post, &path, Some(&request), None)?;
+        self.hub.pull(Method::Post, &path, &v)
     }
 
     fn update_pull_request(
@@ -253,29 +174,19 @@ impl Forge for Github {
         number: u64,
         update: &PullRequestUpdate,
     ) -> Result<PullRequest, ForgeError> {
-        let path = format!("{}/pulls/{number}", self.repo());
+        let path = format!("{}/pulls/{number}", self.hub.repo());
         let what = format!("pull request {number}");
-        let mut fields = serde_json::Map::new();
-        if let Some(title) = &update.title {
-            fields.insert("title".into(), json!(title));
-        }
-        if let Some(body) = &update.body {
-            fields.insert("body".into(), json!(body));
-        }
-        if let Some(base) = &update.base {
-            fields.insert("base".into(), json!(base));
-        }
-        let current = if fields.is_empty() {
-            self.http.json(Method::Get, &path, None, Some(&what))?
-        } else {
-            let request = Value::Object(fields);
-            self.http
-                .json(Method::Patch, &path, Some(&request), Some(&what))?
+        let current = match update_fields(update.title.clone(), update, ["body", "base"]) {
+            None => self.http().json(Method::Get, &path, None, Some(&what))?,
+            Some(request) => self
+                .http()
+                .json(Method::Patch, &path, Some(&request), Some(&what))?,
         };
-        let pull = self.pull(Method::Patch, &path, &current)?;
+        let pull = self.hub.pull(Method::Patch, &path, &current)?;
         match update.draft {
             Some(draft) if draft != pull.draft => {
                 let node_id = self
+                    .hub
                     .body(Method::Get, &path)
                     .required(&current, "node_id")?;
                 let mutation = if draft {
@@ -291,130 +202,64 @@ impl Forge for Github {
     }
 
     fn pull_request(&self, number: u64) -> Result<PullRequest, ForgeError> {
-        let path = format!("{}/pulls/{number}", self.repo());
-        let what = format!("pull request {number}");
-        let v = self.http.json(Method::Get, &path, None, Some(&what))?;
-        self.pull(Method::Get, &path, &v)
+        self.hub.pull_request(number)
     }
 
     fn issue(&self, number: u64) -> Result<Option<Issue>, ForgeError> {
-        let path = format!("{}/issues/{number}", self.repo());
-        let reply = self.http.send(Method::Get, &path, None)?;
-        // 410: the issue was deleted, or the repository has issues turned off.
-        if reply.status == 410 {
-            return Ok(None);
-        }
-        if !reply.ok() {
-            let what = format!("issue {number}");
-            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
-                ForgeError::NotFound { .. } => Ok(None),
-                e => Err(e),
-            };
-        }
-        let v = self.http.parse(Method::Get, &path, &reply)?;
-        self.issue_of(&path, &v).map(Some)
+        self.hub.issue(number)
     }
 
     fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
-        let (number, what) = target(on);
-        let path = format!("{}/issues/{number}/comments", self.repo());
-        let request = json!({ "body": body });
-        let v = self
-            .http
-            .json(Method::Post, &path, Some(&request), Some(&what))?;
-        self.comment(Method::Post, &path, &v)
+        self.hub.post_comment(on, body)
     }
 
     fn comments(&self, on: CommentOn) -> Result<Vec<Comment>, ForgeError> {
-        let (number, what) = target(on);
-        let path = format!("{}/issues/{number}/comments?per_page=100", self.repo());
-        let items = self.http.all_pages(&path, Some(&what))?;
-        items
-            .iter()
-            .map(|v| self.comment(Method::Get, &path, v))
-            .collect()
+        self.hub.comments(on)
     }
 
     fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>, ForgeError> {
-        let mut path = format!("{}/issues?state=open&per_page=100", self.repo());
+        let mut path = self.hub.listing("issues?state=open");
         if !query.labels.is_empty() {
             path.push_str(&format!("&labels={}", encode(&query.labels.join(","))));
         }
         if let Some(title) = &query.milestone {
             path.push_str(&format!("&milestone={}", self.milestone(title)?));
         }
-        let items = self.http.all_pages(&path, None)?;
-        let issues = items.iter().map(|v| self.issue_of(&path, v));
-        // The issues listing holds pull requests too.
-        let issues = issues.collect::<Result<Vec<_>, _>>()?;
-        Ok(issues.into_iter().filter(|i| !i.is_pull_request).collect())
+        self.hub.issues_of(&path)
     }
 
     fn add_labels(&self, issue: u64, labels: &[String]) -> Result<(), ForgeError> {
-        let path = format!("{}/issues/{issue}/labels", self.repo());
+        let path = format!("{}/issues/{issue}/labels", self.hub.repo());
         let request = json!({ "labels": labels });
         let what = format!("issue {issue}");
-        self.http
+        self.http()
             .json(Method::Post, &path, Some(&request), Some(&what))
             .map(drop)
     }
 
     fn remove_label(&self, issue: u64, label: &str) -> Result<(), ForgeError> {
-        let path = format!("{}/issues/{issue}/labels/{}", self.repo(), encode(label));
-        let reply = self.http.send(Method::Delete, &path, None)?;
-        let what = format!("issue {issue}");
-        match reply.status {
-            200..=299 => Ok(()),
-            // 404 for a label the issue does not carry, once the issue is there.
-            404 if self.issue(issue)?.is_some() => Ok(()),
-            _ => Err(self.http.error(Method::Delete, &path, &reply, Some(&what))),
-        }
+        let path = format!(
+            "{}/issues/{issue}/labels/{}",
+            self.hub.repo(),
+            encode(label)
+        );
+        self.hub.unlabel(issue, &path)
     }
 
     fn permission(&self, user: &str) -> Result<Permission, ForgeError> {
-        let path = format!("{}/collaborators/{}/permission", self.repo(), encode(user));
-        let reply = self.http.send(Method::Get, &path, None)?;
-        if !reply.ok() {
-            let what = format!("user `{user}`");
-            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
-                ForgeError::NotFound { .. } => Ok(Permission::None),
-                e => Err(e),
-            };
-        }
-        let v = self.http.parse(Method::Get, &path, &reply)?;
-        Ok(permission_of(v["permission"].as_str().unwrap_or("")))
+        self.hub.permission(user, permission_of)
     }
 
     fn reviews(&self, pull: u64) -> Result<Vec<Review>, ForgeError> {
-        let path = format!("{}/pulls/{pull}/reviews?per_page=100", self.repo());
-        let items = self
-            .http
-            .all_pages(&path, Some(&format!("pull request {pull}")))?;
-        let b = self.body(Method::Get, &path);
-        let review = |v: &Value| {
-            Ok(Review {
-                id: b.number(v, "id")?,
-                author: b.text(v, "user.login"),
-                state: match b.text(v, "state").as_str() {
-                    "APPROVED" => ReviewState::Approved,
-                    "CHANGES_REQUESTED" => ReviewState::ChangesRequested,
-                    "DISMISSED" => ReviewState::Dismissed,
-                    "PENDING" => ReviewState::Pending,
-                    _ => ReviewState::Commented,
-                },
-                body: b.text(v, "body"),
-                submitted_at: b.text(v, "submitted_at"),
-            })
-        };
-        items.iter().map(review).collect()
+        self.hub.reviews(pull)
     }
 
     fn review_comments(&self, pull: u64) -> Result<Vec<ReviewComment>, ForgeError> {
-        let path = format!("{}/pulls/{pull}/comments?per_page=100", self.repo());
+        let path = self.hub.listing(&format!("pulls/{pull}/comments"));
         let items = self
-            .http
+            .http()
             .all_pages(&path, Some(&format!("pull request {pull}")))?;
-        let b = self.body(Method::Get, &path);
+        let b = self.hub.body(Method::Get, &path);
         let comment = |v: &Value| {
             Ok(ReviewComment {
                 id: b.number(v, "id")?,
@@ -430,15 +275,12 @@ impl Forge for Github {
     }
 
     fn checks(&self, pull: u64) -> Result<Vec<Check>, ForgeError> {
-        let head = self.pull_request(pull)?;
-        let sha = head.head_sha.unwrap_or(head.head);
-        let path = format!(
-            "{}/commits/{}/check-runs?per_page=100",
-            self.repo(),
-            encode(&sha)
-        );
-        let runs = self.http.all_pages_in(&path, Some("check_runs"), None)?;
-        let b = self.body(Method::Get, &path);
+        let sha = self.hub.head_sha(pull)?;
+        let path = self
+            .hub
+            .listing(&format!("commits/{}/check-runs", encode(&sha)));
+        let runs = self.http().all_pages_in(&path, Some("check_runs"), None)?;
+        let b = self.hub.body(Method::Get, &path);
         let mut checks = Vec::new();
         for v in &runs {
             let state = match (
@@ -466,28 +308,7 @@ impl Forge for Github {
                 log_tail: (!text.is_empty()).then(|| tail(&text)),
             });
         }
-        // Statuses come newest first, several per context.
-        let path = format!(
-            "{}/commits/{}/statuses?per_page=100",
-            self.repo(),
-            encode(&sha)
-        );
-        let statuses = self.http.all_pages(&path, None)?;
-        let mut from_statuses = Vec::new();
-        for v in &statuses {
-            from_statuses.push(Check {
-                name: b.required(v, "context")?,
-                state: match b.text(v, "state").as_str() {
-                    "success" => CheckState::Success,
-                    "failure" | "error" => CheckState::Failure,
-                    _ => CheckState::Pending,
-                },
-                url: v["target_url"].as_str().map(str::to_string),
-                summary: b.text(v, "description"),
-                log_tail: None,
-            });
-        }
-        checks.extend(latest_per_name(from_statuses));
+        checks.extend(self.hub.status_checks(&sha, "state")?);
         Ok(checks)
     }
 
@@ -508,14 +329,6 @@ fn permission_of(name: &str) -> Permission {
         "write" | "maintain" => Permission::Write,
         "read" | "triage" => Permission::Read,
         _ => Permission::None,
-    }
-}
-
-/// The issue number a comment goes to, and what a 404 names.
-fn target(on: CommentOn) -> (u64, String) {
-    match on {
-        CommentOn::Issue(n) => (n, format!("issue {n}")),
-        CommentOn::PullRequest(n) => (n, format!("pull request {n}")),
     }
 }
 

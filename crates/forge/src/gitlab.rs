@@ -6,9 +6,10 @@
 //! present): the client writes and strips the prefix. System notes ("added
 //! 1 commit") are not comments and are left out of listings.
 
-use crate::http::{encode, Http, Method, Scheme};
+use crate::http::{encode, Http, Method};
 use crate::shape::{
-    choose, label_names, latest_per_name, prefixed_title, split_draft, tail, with_prefix, Body,
+    choose, found, label_names, latest_per_name, not_found, prefixed_title, split_draft, tail,
+    target, update_fields, with_prefix, Body,
 };
 use crate::{
     Check, CheckState, Comment, CommentOn, Forge, ForgeError, ForgeKind, Issue, IssueLink,
@@ -34,15 +35,7 @@ impl Gitlab {
         token: &Token,
         options: Options,
     ) -> Result<Gitlab, ForgeError> {
-        // GitLab takes personal, project and group tokens as OAuth bearers.
-        let authorization = Http::authorization(Scheme::Bearer, token.secret());
-        let http = Http::new(
-            ForgeKind::Gitlab,
-            api_url,
-            repository,
-            authorization,
-            options,
-        )?;
+        let http = Http::new(ForgeKind::Gitlab, api_url, repository, token, options)?;
         Ok(Gitlab { http })
     }
 
@@ -148,16 +141,12 @@ impl Gitlab {
     }
 
     fn notes_path(&self, on: CommentOn) -> (String, String) {
-        match on {
-            CommentOn::Issue(n) => (
-                format!("{}/issues/{n}/notes", self.project()),
-                format!("issue {n}"),
-            ),
-            CommentOn::PullRequest(n) => (
-                format!("{}/merge_requests/{n}/notes", self.project()),
-                format!("merge request {n}"),
-            ),
-        }
+        let (n, what) = target(on, "merge request");
+        let kind = match on {
+            CommentOn::Issue(_) => "issues",
+            CommentOn::PullRequest(_) => "merge_requests",
+        };
+        (format!("{}/{kind}/{n}/notes", self.project()), what)
     }
 }
 
@@ -222,22 +211,12 @@ impl Forge for Gitlab {
     ) -> Result<PullRequest, ForgeError> {
         let path = format!("{}/merge_requests/{number}", self.project());
         let what = format!("merge request {number}");
-        let mut fields = serde_json::Map::new();
         // The draft state is the title's prefix: the bare title is needed.
         let title = prefixed_title(update, DRAFT_PREFIXES[0], || self.pull_request(number))?;
-        if let Some(title) = title {
-            fields.insert("title".into(), json!(title));
-        }
-        if let Some(body) = &update.body {
-            fields.insert("description".into(), json!(body));
-        }
-        if let Some(base) = &update.base {
-            fields.insert("target_branch".into(), json!(base));
-        }
-        if fields.is_empty() {
+        let fields = update_fields(title, update, ["description", "target_branch"]);
+        let Some(request) = fields else {
             return self.pull_request(number);
-        }
-        let request = Value::Object(fields);
+        };
         let v = self
             .http
             .json(Method::Put, &path, Some(&request), Some(&what))?;
@@ -253,16 +232,10 @@ impl Forge for Gitlab {
 
     fn issue(&self, number: u64) -> Result<Option<Issue>, ForgeError> {
         let path = format!("{}/issues/{number}", self.project());
-        let reply = self.http.send(Method::Get, &path, None)?;
-        if !reply.ok() {
-            let what = format!("issue {number}");
-            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
-                ForgeError::NotFound { .. } => Ok(None),
-                e => Err(e),
-            };
+        match found(&self.http, &path, &format!("issue {number}"))? {
+            Some(v) => self.issue_of(&path, &v).map(Some),
+            None => Ok(None),
         }
-        let v = self.http.parse(Method::Get, &path, &reply)?;
-        self.issue_of(&path, &v).map(Some)
     }
 
     fn post_comment(&self, on: CommentOn, body: &str) -> Result<Comment, ForgeError> {
@@ -292,11 +265,7 @@ impl Forge for Gitlab {
         }
         if let Some(title) = &query.milestone {
             if !self.has_milestone(title)? {
-                return Err(ForgeError::NotFound {
-                    kind: ForgeKind::Gitlab,
-                    repository: self.http.repository.clone(),
-                    what: format!("milestone `{title}`"),
-                });
+                return Err(not_found(&self.http, format!("milestone `{title}`")));
             }
             path.push_str(&format!("&milestone={}", encode(title)));
         }
@@ -324,15 +293,9 @@ impl Forge for Gitlab {
         };
         // `all` counts members inherited from the groups above.
         let path = format!("{}/members/all/{id}", self.project());
-        let reply = self.http.send(Method::Get, &path, None)?;
-        if !reply.ok() {
-            let what = format!("member `{user}`");
-            return match self.http.error(Method::Get, &path, &reply, Some(&what)) {
-                ForgeError::NotFound { .. } => Ok(Permission::None),
-                e => Err(e),
-            };
-        }
-        let v = self.http.parse(Method::Get, &path, &reply)?;
+        let Some(v) = found(&self.http, &path, &format!("member `{user}`"))? else {
+            return Ok(Permission::None);
+        };
         Ok(match v["access_level"].as_u64().unwrap_or(0) {
             40.. => Permission::Admin,
             30..=39 => Permission::Write,

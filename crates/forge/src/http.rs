@@ -1,7 +1,7 @@
 //! The one HTTP path of every client: the request, its bounded retries and
 //! waits, the reading of error statuses, and pagination.
 
-use crate::{ForgeError, ForgeKind, Options, Repository};
+use crate::{ForgeError, ForgeKind, Options, Repository, Token};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -104,15 +104,6 @@ fn first_line(text: &str) -> String {
     }
 }
 
-/// How the token goes in the `Authorization` header.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Scheme {
-    /// `Bearer TOKEN` (GitHub, GitLab).
-    Bearer,
-    /// `token TOKEN` (Forgejo and Gitea).
-    Token,
-}
-
 /// The HTTP side of a client: where, as whom, how patiently.
 pub(crate) struct Http {
     pub kind: ForgeKind,
@@ -198,14 +189,23 @@ enum Try {
 }
 
 impl Http {
+    /// The HTTP side of a client of `kind`, with `token` in the
+    /// `Authorization` header as the forge takes it: `Bearer` on GitHub
+    /// and GitLab (which takes personal, project and group tokens as OAuth
+    /// bearers), `token` on Forgejo and Gitea.
     pub fn new(
         kind: ForgeKind,
         api_url: &str,
         repository: Repository,
-        authorization: String,
+        token: &Token,
         options: Options,
     ) -> Result<Http, ForgeError> {
         let (api_url, loopback) = check_api_url(api_url)?;
+        let secret = token.secret();
+        let authorization = match kind {
+            ForgeKind::Github | ForgeKind::Gitlab => format!("Bearer {secret}"),
+            ForgeKind::Forgejo => format!("token {secret}"),
+        };
         let tls = ureq::tls::TlsConfig::builder()
             .root_certs(ureq::tls::RootCerts::PlatformVerifier)
             .build();
@@ -228,14 +228,6 @@ impl Http {
             agent: config.build().new_agent(),
             options,
         })
-    }
-
-    /// The authorization header value for a scheme.
-    pub fn authorization(scheme: Scheme, secret: &str) -> String {
-        match scheme {
-            Scheme::Bearer => format!("Bearer {secret}"),
-            Scheme::Token => format!("token {secret}"),
-        }
     }
 
     /// Sends `method path` (relative to the API root, or an absolute URL

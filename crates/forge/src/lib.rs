@@ -55,6 +55,7 @@ mod forgejo;
 mod github;
 mod gitlab;
 mod http;
+mod hub;
 mod shape;
 mod types;
 

@@ -1,8 +1,9 @@
-//! Reading the forges' JSON: the small helpers every client shares.
+//! Reading the forges' JSON: the small helpers every client shares
+//! (GitHub and Forgejo share more, in [`crate::hub`]).
 
 use crate::http::{Http, Method};
-use crate::{Check, ForgeError, PullRequest, PullRequestUpdate, PullState};
-use serde_json::Value;
+use crate::{Check, CommentOn, ForgeError, PullRequest, PullRequestUpdate, PullState};
+use serde_json::{json, Value};
 
 /// A JSON body being read, with what to say when it does not fit.
 pub(crate) struct Body<'a> {
@@ -35,6 +36,63 @@ impl Body<'_> {
     fn missing(&self, at: &str, expected: &str) -> ForgeError {
         self.http
             .response_error(self.method, self.path, &format!("`{at}` is not {expected}"))
+    }
+}
+
+/// The JSON of `GET path`, or `None` when the forge has no such thing
+/// (404 for a thing of a repository that exists; 410 Gone, GitHub's
+/// answer for a deleted issue or a repository with issues turned off).
+/// `what` names it in any other error.
+pub(crate) fn found(http: &Http, path: &str, what: &str) -> Result<Option<Value>, ForgeError> {
+    let reply = http.send(Method::Get, path, None)?;
+    if reply.status == 410 {
+        return Ok(None);
+    }
+    if !reply.ok() {
+        return match http.error(Method::Get, path, &reply, Some(what)) {
+            ForgeError::NotFound { .. } => Ok(None),
+            e => Err(e),
+        };
+    }
+    http.parse(Method::Get, path, &reply).map(Some)
+}
+
+/// A thing the repository does not have (a milestone, say).
+pub(crate) fn not_found(http: &Http, what: String) -> ForgeError {
+    ForgeError::NotFound {
+        kind: http.kind,
+        repository: http.repository.clone(),
+        what,
+    }
+}
+
+/// The fields of a pull request's update, under each forge's names for the
+/// body and the base (`title` is the same everywhere): `None` when nothing
+/// changes. `title` is the title to send (with a draft prefix where the
+/// forge's draft is one).
+pub(crate) fn update_fields(
+    title: Option<String>,
+    update: &PullRequestUpdate,
+    [body_key, base_key]: [&str; 2],
+) -> Option<Value> {
+    let mut fields = serde_json::Map::new();
+    if let Some(title) = title {
+        fields.insert("title".into(), json!(title));
+    }
+    if let Some(body) = &update.body {
+        fields.insert(body_key.into(), json!(body));
+    }
+    if let Some(base) = &update.base {
+        fields.insert(base_key.into(), json!(base));
+    }
+    (!fields.is_empty()).then_some(Value::Object(fields))
+}
+
+/// The number a comment goes to, and what a 404 names.
+pub(crate) fn target(on: CommentOn, pull_name: &str) -> (u64, String) {
+    match on {
+        CommentOn::Issue(n) => (n, format!("issue {n}")),
+        CommentOn::PullRequest(n) => (n, format!("{pull_name} {n}")),
     }
 }
 

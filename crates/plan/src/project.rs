@@ -46,6 +46,25 @@ pub fn test_command(has: impl Fn(&str) -> bool) -> Option<Vec<String>> {
         .map(|m| m.test.iter().map(|w| w.to_string()).collect())
 }
 
+/// The file at the root that marks the project's kind ([`test_command`]
+/// says how it is tested), with the kind's name: `("Cargo.toml", "Rust")`.
+pub fn marker(has: impl Fn(&str) -> bool) -> Option<(&'static str, &'static str)> {
+    let kind = |m: &Marker| match m.test[0] {
+        "cargo" => "Rust",
+        "go" => "Go",
+        "npm" => "Node",
+        _ => "Python",
+    };
+    MARKERS
+        .iter()
+        .find_map(|m| m.files.iter().find(|f| has(f)).map(|f| (*f, kind(m))))
+}
+
+/// The lock file at the root whose set-up [`setup_line`] names.
+pub fn lock_file(has: impl Fn(&str) -> bool) -> Option<&'static str> {
+    LOCKS.iter().map(|(file, _)| *file).find(|f| has(f))
+}
+
 /// Lock files at the repository root, in order of preference, with the
 /// `[workspace] setup` value that installs what they pin.
 const LOCKS: &[(&str, &str)] = &[

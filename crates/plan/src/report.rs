@@ -65,6 +65,20 @@ pub struct Target {
 }
 
 impl FileReport {
+    /// A warning about the file as a whole that its caller found (what a
+    /// run of the plan would meet), counted with the validator's so that
+    /// the summary line counts what is printed.
+    pub fn add_warning(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(Located {
+            diagnostic,
+            line: 1,
+            column: 1,
+            span: Span { start: 0, end: 0 },
+        });
+        self.warning_count += 1;
+        self.warnings += 1;
+    }
+
     /// Where the plan would run, known even when it is invalid (so that the
     /// configuration a run would read can be found for it): the valid
     /// plan's own; else, for a native plan, its top-level `repo` and `base`;

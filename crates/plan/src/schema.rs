@@ -20,8 +20,9 @@ pub enum Formats {
 pub struct Checker {
     validator: Validator,
     code: String,
-    /// Every property name the schema declares, for "did you mean".
-    names: Vec<String>,
+    /// The schema: "did you mean" looks up the fields valid where an
+    /// unknown one is.
+    schema: Value,
 }
 
 impl Checker {
@@ -35,14 +36,10 @@ impl Checker {
             .should_validate_formats(formats == Formats::Assert)
             .build(schema)
             .unwrap_or_else(|e| panic!("embedded {format} schema does not compile: {e}"));
-        let mut names = Vec::new();
-        property_names(schema, &mut names);
-        names.sort();
-        names.dedup();
         Checker {
             validator,
             code: format!("{format}.schema"),
-            names,
+            schema: schema.clone(),
         }
     }
 
@@ -87,7 +84,7 @@ impl Checker {
             _ => (pointer, describe(kind, error.instance())),
         };
         let code = format!("{}.{}", self.code, keyword_code(kind.keyword()));
-        let hint = self.did_you_mean(kind, error.instance());
+        let hint = self.did_you_mean(kind, error.instance(), &error.schema_path().to_string());
         let mut d = Diagnostic::error(code, pointer, message);
         if matches!(
             kind,
@@ -102,20 +99,43 @@ impl Checker {
         }
     }
 
-    /// The likely intended field name or enum value.
-    fn did_you_mean(&self, kind: &ValidationErrorKind, instance: &Value) -> Option<String> {
+    /// The likely intended field name or enum value. An unknown field is
+    /// matched against the fields valid where it is (the object whose
+    /// keyword, at `keyword` in the schema, refused it), never against
+    /// another object's (`patch` is no scope entry's field); when none is
+    /// near, the hint lists them.
+    fn did_you_mean(
+        &self,
+        kind: &ValidationErrorKind,
+        instance: &Value,
+        keyword: &str,
+    ) -> Option<String> {
         match kind {
             ValidationErrorKind::AdditionalProperties { unexpected }
             | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                let place = keyword.rsplit_once('/').map_or("", |(place, _)| place);
+                let mut names = Vec::new();
+                names_at(&self.schema, self.schema.pointer(place)?, 0, &mut names);
+                names.sort();
+                names.dedup();
                 let found: Vec<String> = unexpected
                     .iter()
                     .filter_map(|k| {
-                        let near =
-                            crate::suggest::closest(k, self.names.iter().map(String::as_str))?;
+                        let near = crate::suggest::closest(k, names.iter().map(String::as_str))?;
                         Some(format!("`{near}` for `{k}`"))
                     })
                     .collect();
-                (!found.is_empty()).then(|| format!("did you mean {}?", found.join(", ")))
+                match (found.as_slice(), unexpected.as_slice()) {
+                    ([], _) if !names.is_empty() => {
+                        Some(format!("the fields here are {}", ticked(&names)))
+                    }
+                    ([], _) => None,
+                    ([one], [_]) => Some(format!(
+                        "did you mean {}?",
+                        one.split(" for ").next().unwrap_or(one)
+                    )),
+                    _ => Some(format!("did you mean {}?", found.join(", "))),
+                }
             }
             ValidationErrorKind::Enum { options } => {
                 let word = instance.as_str()?;
@@ -127,19 +147,38 @@ impl Checker {
     }
 }
 
-/// Collects the keys of every `properties` object in `schema`.
-fn property_names(schema: &Value, out: &mut Vec<String>) {
-    match schema {
-        Value::Object(map) => {
-            if let Some(Value::Object(props)) = map.get("properties") {
-                out.extend(props.keys().cloned());
-            }
-            for v in map.values() {
-                property_names(v, out);
-            }
+/// How many `$ref`s [`names_at`] follows in a row: the schemas are ours,
+/// but a cycle must not hang.
+const REF_DEPTH: usize = 8;
+
+/// Collects the fields one object of `node` may have: its `properties`,
+/// and those of the subschemas it applies in place (`allOf`, `anyOf`,
+/// `oneOf`, `then`, `else` and a local `$ref` into `root`).
+fn names_at(root: &Value, node: &Value, depth: usize, out: &mut Vec<String>) {
+    let Value::Object(map) = node else {
+        return;
+    };
+    if let Some(Value::Object(props)) = map.get("properties") {
+        out.extend(props.keys().cloned());
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(items)) = map.get(key) {
+            items.iter().for_each(|v| names_at(root, v, depth, out));
         }
-        Value::Array(items) => items.iter().for_each(|v| property_names(v, out)),
-        _ => {}
+    }
+    for key in ["then", "else"] {
+        if let Some(v) = map.get(key) {
+            names_at(root, v, depth, out);
+        }
+    }
+    let local = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'));
+    if let (Some(pointer), true) = (local, depth < REF_DEPTH) {
+        if let Some(target) = root.pointer(pointer) {
+            names_at(root, target, depth + 1, out);
+        }
     }
 }
 
@@ -273,5 +312,39 @@ mod tests {
         c.check(&json!({}), &mut out);
         assert_eq!(out[0].message, "missing required field `a`");
         assert_eq!(out[0].pointer, "/a");
+    }
+
+    /// "Did you mean" looks only at the fields valid where the unknown one
+    /// is: `path` in a scope entry is not `patch` (another object's field),
+    /// and with nothing near the hint lists the entry's fields.
+    #[test]
+    fn did_you_mean_looks_at_the_fields_valid_at_that_place() {
+        let schema = json!({
+            "type": "object", "additionalProperties": false,
+            "properties": {"entries": {"type": "array", "items": {"$ref": "#/$defs/entry"}},
+                           "patch": {"type": "string"}, "format": {"type": "string"}},
+            "$defs": {"entry": {"type": "object", "unevaluatedProperties": false,
+                "allOf": [{"properties": {"pattern": {}, "op": {}}}],
+                "properties": {"from": {}}}}
+        });
+        let c = Checker::new(&schema, "t", Formats::Assert);
+        let hints = |doc: Value| {
+            let mut out = Vec::new();
+            c.check(&doc, &mut out);
+            out.into_iter().filter_map(|d| d.hint).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            hints(json!({"entries": [{"path": "a", "op": "x"}]})),
+            ["the fields here are `from`, `op`, `pattern`"]
+        );
+        assert_eq!(
+            hints(json!({"entries": [{"pattern": "a", "opp": "x"}]})),
+            ["did you mean `op`?"]
+        );
+        assert_eq!(hints(json!({"formt": 1})), ["did you mean `format`?"]);
+        assert_eq!(
+            hints(json!({"formt": 1, "pach": 2})),
+            ["did you mean `format` for `formt`, `patch` for `pach`?"]
+        );
     }
 }

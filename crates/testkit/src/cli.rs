@@ -70,7 +70,13 @@ impl Cli {
                 cmd.env(name, value);
             }
         }
+        // A temporary folder of its own, removed with the home: what the
+        // binary leaves there on purpose (a failed draft's logs) or by a
+        // kill mid-run never piles up in the machine's.
+        let tmp = self.home.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
         cmd.env("HOME", &self.home)
+            .env("TMPDIR", tmp)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1");
         if self.no_color {
@@ -174,6 +180,7 @@ mod tests {
             "GIT_CONFIG_NOSYSTEM",
             "HOME",
             "NO_COLOR",
+            "TMPDIR",
         ];
         let mut expected: Vec<String> = expected.map(String::from).to_vec();
         if std::env::var_os("PATH").is_some() {

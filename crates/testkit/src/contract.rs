@@ -66,6 +66,7 @@ pub fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
         candidate_ref: format!("refs/planwright/candidates/{ticket}"),
         usage_sink: None,
         activity_sink: None,
+        waiting_sink: None,
     }
 }
 

@@ -2,7 +2,9 @@
 //! `git http-backend`, served over HTTP/1.1 on 127.0.0.1 by a small server
 //! the test starts. It asks for Basic authentication with one token (as a
 //! forge asks a credential helper), records every request, and lets a
-//! test refuse pushes as branch protection does (a `pre-receive` hook).
+//! test refuse pushes as branch protection does (a `pre-receive` hook) or
+//! fail the next requests with a status of its choosing (a server in
+//! trouble, [`GitHttp::fail_next`]).
 //!
 //! Each request is one connection (`Connection: close`): git's HTTP client
 //! copes, and the server stays simple.
@@ -33,6 +35,8 @@ pub struct GitHttp {
     port: u16,
     token: String,
     requests: Arc<Mutex<Vec<GitRequest>>>,
+    /// The statuses the next requests get instead of an answer.
+    faults: Arc<Mutex<Vec<u16>>>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -44,12 +48,14 @@ impl GitHttp {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let faults = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (root, token, requests, stop) = (
+            let (root, token, requests, faults, stop) = (
                 root.to_path_buf(),
                 token.to_string(),
                 requests.clone(),
+                faults.clone(),
                 stop.clone(),
             );
             std::thread::spawn(move || {
@@ -58,9 +64,17 @@ impl GitHttp {
                         break;
                     }
                     let Ok(stream) = stream else { continue };
+                    let fault = {
+                        let mut faults = faults.lock().unwrap();
+                        (!faults.is_empty()).then(|| faults.remove(0))
+                    };
                     let (root, token, requests) = (root.clone(), token.clone(), requests.clone());
                     std::thread::spawn(move || {
-                        if let Some(r) = serve(stream, &root, &token) {
+                        let served = match fault {
+                            Some(status) => refuse(stream, status),
+                            None => serve(stream, &root, &token),
+                        };
+                        if let Some(r) = served {
                             requests.lock().unwrap().push(r);
                         }
                     });
@@ -72,6 +86,7 @@ impl GitHttp {
             port,
             token: token.to_string(),
             requests,
+            faults,
             stop,
             thread: Some(thread),
         }
@@ -108,6 +123,12 @@ impl GitHttp {
     /// Every request answered so far.
     pub fn requests(&self) -> Vec<GitRequest> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// The next `times` requests are answered `status` (such as 503) and
+    /// nothing else, as a server in trouble answers.
+    pub fn fail_next(&self, times: usize, status: u16) {
+        *self.faults.lock().unwrap() = vec![status; times];
     }
 
     /// Refuses every push to `refs/heads/BRANCH` of the repository at
@@ -241,6 +262,20 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// Reads a request and answers it `status` with an empty body.
+fn refuse(mut stream: TcpStream, status: u16) -> Option<GitRequest> {
+    let req = read_request(&stream)?;
+    let reply =
+        format!("HTTP/1.1 {status} Trouble\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    stream.write_all(reply.as_bytes()).ok()?;
+    Some(GitRequest {
+        method: req.method,
+        target: req.target,
+        user: None,
+        status,
+    })
 }
 
 fn serve(mut stream: TcpStream, root: &Path, token: &str) -> Option<GitRequest> {

@@ -260,7 +260,7 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
         s,
         "<div class=\"attempt\"><h4>attempt {} <span class=\"badge out-{o}\">{o}</span></h4><p>slot {} · started {} · took {took} · last phase {}",
         a.n,
-        a.slot.map_or("-".into(), |x| (x + 1).to_string()),
+        slot_text(a),
         time(a.started_ms),
         a.phase,
         o = a.outcome.as_str(),
@@ -455,6 +455,17 @@ fn js_string(s: &str) -> String {
 
 const CSS: &str = include_str!("html/report.css");
 const LIVE_JS: &str = include_str!("html/live.js");
+
+/// `2`, or `2 on <code>ssh build-1</code>` for an attempt on a worker.
+fn slot_text(a: &crate::view::AttemptView) -> String {
+    let slot = (a.ran_at.as_ref().map(|p| p.slot))
+        .or(a.slot.map(|x| x + 1))
+        .map_or("-".into(), |x| x.to_string());
+    match a.ran_at.as_ref().and_then(|p| p.worker.as_deref()) {
+        Some(w) => format!("{slot} on <code>{}</code>", esc(w)),
+        None => slot,
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -150,6 +150,17 @@ pub struct AttemptJson {
     /// named); absent when the CLI ran its own default or the log predates it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routed_model: Option<String>,
+    /// `[executor] kind` it ran under (`local`, `process`, `ssh`,
+    /// `kubernetes`); absent when the log predates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executor: Option<String>,
+    /// The worker's machine (`ssh build-1`, `kubernetes agents`); absent on
+    /// this machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// The slot it ran in, from 1; absent when the log predates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slot: Option<usize>,
     /// What its agent said, once it ended (absent before).
     #[serde(flatten)]
     pub agent: Option<AgentJson>,
@@ -314,6 +325,9 @@ impl AttemptJson {
             adapter: a.ran_by.as_ref().map(|b| b.adapter.clone()),
             program: a.ran_by.as_ref().and_then(|b| b.program.clone()),
             routed_model: a.ran_by.as_ref().and_then(|b| b.model.clone()),
+            executor: a.ran_at.as_ref().map(|p| p.executor.clone()),
+            worker: a.ran_at.as_ref().and_then(|p| p.worker.clone()),
+            slot: a.ran_at.as_ref().map(|p| p.slot),
             agent: row.agent.as_ref().map(AgentJson::new),
             duration_ms: a.duration_ms,
             counterfactuals: a.counterfactuals.clone(),

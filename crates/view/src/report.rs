@@ -5,9 +5,9 @@
 
 use crate::view::{CheckResult, RunView, ShownState, TicketView};
 use planwright_engine::agent::Usage;
-use planwright_engine::AttemptAgent;
 use planwright_engine::EngineError;
 use planwright_engine::Repo;
+use planwright_engine::{AttemptAgent, AttemptPlace};
 use planwright_engine::{AttemptRow, RunRow, RunStatus, TicketRow, TicketState};
 use planwright_plan::words::{fence, inert, markdown_text};
 use std::fmt::Write;
@@ -64,6 +64,8 @@ pub struct AttemptReport {
     pub counterfactuals: Vec<CheckResult>,
     /// Who ran it (adapter, program, routed model), when the log says.
     pub ran_by: Option<AttemptAgent>,
+    /// Where it ran (executor, worker, slot), when the log says.
+    pub ran_at: Option<AttemptPlace>,
 }
 
 impl AttemptReport {
@@ -187,6 +189,7 @@ fn from_events(attempt: AttemptRow, ticket: Option<&TicketView>) -> AttemptRepor
         duration_ms,
         counterfactuals: seen.map(|a| a.counterfactuals.clone()).unwrap_or_default(),
         ran_by: seen.and_then(|a| a.ran_by.clone()),
+        ran_at: seen.and_then(|a| a.ran_at.clone()),
     }
 }
 
@@ -418,7 +421,8 @@ pub(crate) fn spend_text(a: &AttemptReport) -> String {
         .duration_ms
         .map_or("-".into(), |ms| crate::html::duration_text(ms as i64));
     let ran_by = a.ran_by.as_ref().map_or(String::new(), ran_by_text);
-    format!("{ran_by}model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
+    let ran_at = (a.ran_at.as_ref()).map_or(String::new(), |p| format!("on {} · ", p.text()));
+    format!("{ran_at}{ran_by}model {model} · agent {outcome} · {tokens} · {cost} · took {took}")
 }
 
 /// `adapter claude (program claude) routed to claude-sonnet-4-6 · `.

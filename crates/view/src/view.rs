@@ -9,7 +9,6 @@
 //! or by a run still writing it.
 
 use planwright_engine::agent::{Activity, CostSource, Usage};
-use planwright_engine::AttemptAgent;
 use planwright_engine::EngineError;
 #[cfg(doc)]
 use planwright_engine::Event;
@@ -17,6 +16,7 @@ use planwright_engine::Failure;
 use planwright_engine::Phase;
 use planwright_engine::Repo;
 use planwright_engine::RunGraph;
+use planwright_engine::{AttemptAgent, AttemptPlace};
 use planwright_engine::{RunRow, RunStatus, Store, TicketState};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -199,6 +199,8 @@ pub struct AttemptView {
     pub model: Option<String>,
     /// Who ran it (adapter, program, routed model), from its start event.
     pub ran_by: Option<AttemptAgent>,
+    /// Where it ran (executor, worker, slot), from its start event.
+    pub ran_at: Option<AttemptPlace>,
     /// Gate results, from the ticket's log.
     pub gates: Vec<CheckResult>,
     /// Review verdicts, from `review` events.
@@ -231,6 +233,7 @@ impl AttemptView {
             agent_outcome: None,
             model: None,
             ran_by: None,
+            ran_at: None,
             gates: vec![],
             reviews: vec![],
             counterfactuals: vec![],

@@ -111,6 +111,7 @@ fn write_log(repo: &Repo) {
             base_commit: "base".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         },
         Event::PoolPaused {
             ticket: t(),
@@ -129,6 +130,11 @@ fn write_log(repo: &Repo) {
             base_commit: "base".into(),
             starts_from: "base".into(),
             agent: None,
+            place: Some(planwright_engine::AttemptPlace {
+                executor: "ssh".into(),
+                worker: Some("ssh build-1".into()),
+                slot: 2,
+            }),
         },
         Event::Counterfactual {
             ticket: t(),
@@ -200,6 +206,12 @@ fn attempts_carry_the_agents_report_and_the_sums_sit_on_the_ticket_and_the_run()
     // From its start (event 5) until its slot was freed (event 7).
     assert_eq!(second["duration_ms"], 2000, "{second}");
     assert_eq!(second["session_id"], "s-1");
+    // Where each ran, as its start event recorded (the first's predates it).
+    assert_eq!(first.get("executor"), None, "{first}");
+    assert_eq!(
+        (&second["executor"], &second["worker"], &second["slot"]),
+        (&json!("ssh"), &json!("ssh build-1"), &json!(2))
+    );
     for totals in [a, &json["run"]] {
         assert_eq!(totals["usage"], want_usage, "{totals}");
         assert_eq!(totals["cost_usd"], 0.25, "{totals}");

@@ -123,8 +123,10 @@ pub fn deliver_run(
 ) -> Result<Delivered, CliError> {
     let (settings, url) = forge_settings(repo, config)?;
     let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
-    let delivery = deliver::prepare(repo, &report.run, &rows, plan, settings, url, options.draft)
-        .map_err(deliver_error)?;
+    let mut delivery =
+        deliver::prepare(repo, &report.run, &rows, plan, settings, url, options.draft)
+            .map_err(deliver_error)?;
+    delivery.labels = config.respond.labels.clone();
     let texts: Vec<PullText> = delivery
         .pulls
         .iter()
@@ -206,6 +208,7 @@ pub fn json(d: &Delivered) -> serde_json::Value {
         "pull_requests": pulls,
         "after_merge": d.report.as_ref().and_then(|r| r.after_merge.clone()),
         "linked_issues": d.report.as_ref().map(|r| r.linked_issues.clone()),
+        "warnings": d.report.as_ref().map(|r| r.warnings.clone()),
     })
 }
 
@@ -248,6 +251,13 @@ pub fn print_human(d: &Delivered) {
         let pushed = p.pushed.map_or(String::new(), |how| {
             format!(", {} pushed ({how})", short(&p.commit))
         });
+        for (i, why) in p.push_retried.iter().enumerate() {
+            crate::outln!(
+                "try {} of pushing `{}` failed ({why}); tried again",
+                i + 1,
+                p.head
+            );
+        }
         crate::outln!(
             "{} #{} {} ({}{draft}{pushed}): `{}` into `{}`",
             serde_json::to_value(p.action)
@@ -263,6 +273,9 @@ pub fn print_human(d: &Delivered) {
     }
     for issue in &report.linked_issues {
         crate::outln!("posted the pull request's link on issue #{issue}");
+    }
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
     }
     if let Some(a) = &report.after_merge {
         let line = match a {

@@ -1,6 +1,6 @@
 //! `planwright demo`: a built-in plan run end to end in a temporary repository.
 
-use super::run::{cancel_on_signals, engine_error, finish_with, preflight_failed, reporters};
+use super::run::{cancel_on_signals, engine_error, finish_with, preflight_failed, reporters_with};
 use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::agent::{self, Agents};
@@ -71,7 +71,9 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
     let summary = planwright_engine::run(
         session,
         executor,
-        reporters(global, crate::progress::HEARTBEAT),
+        // The merge queue's own steps are for `--verbose`: the first look
+        // is what happened to each ticket.
+        reporters_with(global, crate::progress::HEARTBEAT, false),
         &cancel_on_signals(),
     )
     .map_err(engine_error)?;

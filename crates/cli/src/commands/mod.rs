@@ -7,6 +7,7 @@ pub mod demo;
 pub mod draft;
 pub mod graph;
 pub mod import;
+pub mod init;
 pub mod man;
 pub mod observe;
 pub mod preflight;

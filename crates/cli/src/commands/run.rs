@@ -6,10 +6,11 @@ use crate::{progress, settings, Global, Output};
 use planwright_config::resolve::{self, AgentFlags, RunFlags};
 use planwright_config::{Config, RunSettings};
 use planwright_engine::agent::{self, Agent, Agents};
+use planwright_engine::issues::{LabelReporter, LabelWriter};
 use planwright_engine::process::Cancel;
 use planwright_engine::Check;
 use planwright_engine::EngineError;
-use planwright_engine::Reporter;
+use planwright_engine::{deliver, Reporter};
 use planwright_engine::{Prepared, Resume, RunSummary};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -222,13 +223,24 @@ fn drawable() -> bool {
 /// The reporters for this output mode. Plain lines come with a heartbeat
 /// every `heartbeat` (none when it is zero).
 pub fn reporters(global: &Global, heartbeat: Duration) -> Vec<Box<dyn Reporter>> {
+    reporters_with(global, heartbeat, true)
+}
+
+/// [`reporters`], whose plain lines leave out the merge queue's own steps
+/// unless `queue` or `--verbose` (the demo's first look).
+pub fn reporters_with(global: &Global, heartbeat: Duration, queue: bool) -> Vec<Box<dyn Reporter>> {
     let plain: Box<dyn Reporter> = match global.output {
         Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
         Output::Human if global.verbose => Box::new(progress::Plain::verbose(std::io::stdout())),
         Output::Human if std::io::stderr().is_terminal() && drawable() => {
-            return vec![Box::new(progress::Terminal::new())]
+            let terminal = match queue {
+                true => progress::Terminal::new(),
+                false => progress::Terminal::brief(),
+            };
+            return vec![Box::new(terminal)];
         }
+        Output::Human if !queue => Box::new(progress::Plain::brief(std::io::stdout())),
         Output::Human => Box::new(progress::Plain::new(std::io::stdout())),
     };
     if heartbeat.is_zero() {
@@ -339,6 +351,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     )?;
     let repo_dir = repo_dir(&args.engine, &args.plan, &plan);
     let to_deliver = args.deliver.then(|| plan.clone());
+    let to_label = config.respond.labels.any().then(|| plan.clone());
     let mut run_settings = settings(&args, &config)?;
     run_settings.overlaps = Some(report.overlaps);
     run_settings.config_source = config_source;
@@ -363,14 +376,22 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         return dry_run(&session, global);
     }
     let executor = session.executor().map_err(engine_error)?;
+    let mut reporters = reporters(global, args.heartbeat);
+    let labels = match &to_label {
+        Some(plan) => issue_labels(&repo_dir, plan, &config)?,
+        None => None,
+    };
+    let writer = labels.map(|(reporter, writer)| {
+        reporters.push(Box::new(reporter));
+        writer
+    });
     let cancel = cancel_on_signals();
-    let summary = planwright_engine::run(
-        session,
-        executor,
-        reporters(global, args.heartbeat),
-        &cancel,
-    )
-    .map_err(engine_error)?;
+    let summary = planwright_engine::run(session, executor, reporters, &cancel);
+    // The run dropped its reporters: every label change is queued.
+    for warning in writer.map(|w| w.finish()).unwrap_or_default() {
+        eprintln!("warning: {warning}");
+    }
+    let summary = summary.map_err(engine_error)?;
     let delivered = to_deliver.map(|plan| deliver_after(&repo_dir, &summary, &plan, &config));
     let mut extra = serde_json::Map::new();
     if let (Some(Ok(d)), Output::Json) = (&delivered, global.output) {
@@ -385,6 +406,33 @@ pub fn run(args: Args, global: &Global) -> CliResult {
         _ => {}
     }
     Ok(code)
+}
+
+/// `[respond.labels]`: the reporter that writes the labels of the issues
+/// `plan`'s tickets were imported from, and its writer; `None` when no
+/// ticket was imported from an issue of the forge's repository. The forge
+/// is `[forge]`'s, with its token (needed before the run starts).
+fn issue_labels(
+    repo_dir: &Path,
+    plan: &planwright_plan::Plan,
+    config: &Config,
+) -> Result<Option<(LabelReporter, LabelWriter)>, CliError> {
+    let imported = plan
+        .tickets
+        .iter()
+        .any(|t| planwright_engine::issues::ticket_issue(t).is_some());
+    if !imported {
+        return Ok(None);
+    }
+    let repo = super::deliver::repo_of(repo_dir)?;
+    let (settings, _) = super::deliver::forge_settings(&repo, config)?;
+    let forge = deliver::connect_to(&settings).map_err(super::deliver::deliver_error)?;
+    Ok(planwright_engine::issues::label_issues(
+        &config.respond.labels,
+        plan,
+        &settings.repository,
+        forge,
+    ))
 }
 
 /// `run --deliver`: the run just ended is delivered as `deliver` would.

@@ -61,7 +61,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     if let Some(line) = r.view.queue_line() {
         crate::outln!("{}", planwright_plan::words::inert(&line));
     }
-    rows(&r);
+    rows(&r, global.color());
+    places(&r);
     why(&r, global);
     let changed: Vec<&str> = r
         .tickets
@@ -80,7 +81,8 @@ pub fn run(args: Args, global: &Global) -> CliResult {
 
 /// One row per ticket: state, attempts, tokens and cost over its attempts,
 /// merged commit, failure.
-fn rows(r: &RunReport) {
+/// The tickets' table; with `color`, each state in its colour.
+fn rows(r: &RunReport, color: bool) {
     let width = r
         .tickets
         .iter()
@@ -116,13 +118,32 @@ fn rows(r: &RunReport) {
             .map_or("-".into(), |u| u.total().to_string());
         let cost = report.totals.cost_usd.map_or("-".into(), view::cost_text);
         let state = r.shown_state(t).as_str();
+        // Padded first: the colour's escapes take no column.
+        let state = crate::render::paint(&format!("{state:state_width$}"), state, color);
         crate::outln!(
-            "{:width$}  {:state_width$}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
+            "{:width$}  {state}  {:8}  {tokens:>9}  {cost:>9}  {:10}  {failure}",
             t.id,
-            state,
             t.attempt_count,
             commit
         );
+    }
+}
+
+/// Where each ticket's last attempt ran, when it ran on a worker.
+fn places(r: &RunReport) {
+    let lines: Vec<String> = (r.tickets.iter())
+        .filter_map(|t| {
+            let a = t.attempts.last()?;
+            let place = a.ran_at.as_ref().filter(|p| p.worker.is_some())?;
+            let (id, n) = (&t.ticket.id, a.attempt.n);
+            Some(format!("{id}: attempt {n} on {}", place.text()))
+        })
+        .collect();
+    if !lines.is_empty() {
+        crate::outln!("\nwhere the last attempts ran:");
+        for line in lines {
+            crate::outln!("  {}", inert(&line));
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use super::{check_file, Checked, ReadArgs, TreeArgs};
 use crate::error::{exit, CliError, CliResult};
 use crate::{render, sarif, Global, Output};
+use planwright_plan::diag::Diagnostic;
 use planwright_plan::report::FileReport;
 use std::path::PathBuf;
 
@@ -32,6 +33,7 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     let mut all_valid = true;
     let mut failures: Vec<CliError> = Vec::new();
     let color = global.color();
+    let mut setup_said = false;
     for path in &args.plans {
         match check_file(
             path,
@@ -41,8 +43,15 @@ pub fn run(args: Args, global: &Global) -> CliResult {
             None,
             global,
         ) {
-            Ok(checked) => {
-                warn_unjudged(&checked, global);
+            Ok(mut checked) => {
+                let mut found = unjudged(&checked).into_iter().collect::<Vec<_>>();
+                if !setup_said {
+                    found.extend(no_setup(&checked, path, args.tree.repo.as_deref()));
+                    setup_said = found.iter().any(|d| d.code == SETUP_CODE);
+                }
+                found
+                    .into_iter()
+                    .for_each(|d| checked.report.add_warning(d));
                 let mut report = checked.report;
                 checked_any = true;
                 all_valid &= report.valid;
@@ -92,15 +101,37 @@ pub fn run(args: Args, global: &Global) -> CliResult {
     Ok(if all_valid { exit::OK } else { exit::INVALID })
 }
 
-/// Checks no reviewer will judge, said as `preflight` says them (a valid
+/// The code of [`no_setup`]'s warning.
+const SETUP_CODE: &str = "plan.setup.missing";
+
+/// A lock file at the repository's root and no `[workspace] setup`, as
+/// preflight says it: the repository is the one a run of the plan at
+/// `path` would work on (`--repo`, the plan's `repo`, else the current
+/// folder's).
+fn no_setup(
+    checked: &Checked,
+    path: &std::path::Path,
+    repo: Option<&std::path::Path>,
+) -> Option<Diagnostic> {
+    let plan = checked.report.plan.as_ref()?;
+    let setup = planwright_config::resolve::workspace(&checked.config).setup;
+    let dir = super::plan_repo_dir(repo, path, plan.repo.as_deref());
+    planwright_engine::missing_setup(&dir, &setup).map(|c| warning(SETUP_CODE, c))
+}
+
+/// Checks no reviewer will judge, as `preflight` says them (a valid
 /// plan's, under the configuration its run would read).
-fn warn_unjudged(checked: &Checked, global: &Global) {
-    let Some(plan) = &checked.report.plan else {
-        return;
-    };
+fn unjudged(checked: &Checked) -> Option<Diagnostic> {
+    let plan = checked.report.plan.as_ref()?;
     let review = planwright_config::resolve::review(&checked.config);
-    if let Some(c) = planwright_engine::unjudged_checks(plan, &review) {
-        let hint = c.hint.map(|h| format!("; {h}")).unwrap_or_default();
-        global.warn(format!("{}: {}{hint}", checked.report.file, c.message));
+    planwright_engine::unjudged_checks(plan, &review).map(|c| warning("plan.checks.unjudged", c))
+}
+
+/// A preflight check as a warning about the whole file.
+fn warning(code: &str, check: planwright_engine::Check) -> Diagnostic {
+    let d = Diagnostic::warning(code, "", check.message);
+    match check.hint {
+        Some(hint) => d.with_hint(hint),
+        None => d,
     }
 }

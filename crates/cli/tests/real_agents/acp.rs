@@ -94,3 +94,62 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
     let calls = mock.requests().iter().filter(|r| r.is_model_call()).count();
     assert_eq!(calls, 0, "{}", seen(&mock));
 }
+
+/// `opencode acp`, set up as the opencode adapter (its slot's XDG
+/// folders, the lent cache), on the mock provider's model, which its
+/// configuration names: its session offers no models to set.
+fn opencode_acp(mock: &MockModel) -> Setup {
+    let mut setup = Setup {
+        agent: "acp",
+        agent_toml: "cmd = \"opencode acp\"\n",
+        ..opencode(mock)
+    };
+    let config = &mut setup.files[0];
+    let mut json: Value = serde_json::from_str(&config.1).unwrap();
+    json["model"] = json!("mock/gpt-5.4");
+    config.1 = json.to_string();
+    setup
+}
+
+/// `opencode acp` merges through the ACP client, confined and proxied as
+/// the opencode adapter is: it calls its own server on its loopback,
+/// which `NO_PROXY` keeps from the proxy. Known limits, asserted as they
+/// are: opencode 1.18.33's prompt result gives the `usage` of its last
+/// step only (one model call of the two), and as its session offers no
+/// models and names none, and its `usage_update` costs nothing, the
+/// attempt's cost is unknown.
+#[test]
+fn opencode_acp_ok() {
+    if !wanted("opencode_acp_ok") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let setup = opencode_acp(&mock);
+    let env = tier_env(&setup, &mock, "timeout_secs = 900\n");
+    let (out, summary) = run(&env, &setup);
+    let logs = logs(&env);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{summary}\n{logs}\n{}",
+        seen(&mock)
+    );
+    assert_eq!(summary["merged"], json!(["A"]), "{summary}\n{logs}");
+    assert_proxied(&env, &mock);
+    assert!(logs.contains("acp: session "), "{logs}");
+    let answered = mock
+        .answered()
+        .into_iter()
+        .filter(|r| r.offers_tools())
+        .count();
+    assert!(answered >= 2, "{}", seen(&mock));
+    let report = report(&env);
+    let last = report["tickets"][0]["attempts"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["usage"], usage_of(1, false), "{last}");
+    assert!(last["cost_usd"].is_null(), "{last}");
+}

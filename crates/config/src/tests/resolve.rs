@@ -17,6 +17,7 @@ fn flags() -> RunFlags {
 fn env() -> Env {
     Env {
         home: Some(PathBuf::from("/home/u")),
+        cache_home: None,
         agb_strict_gates: None,
         cores: Some(8),
         tokens: Default::default(),
@@ -408,7 +409,7 @@ fn workers_keep_in_touch_as_executor_says() {
     let s = run(flags(), "[executor]\nkind = 'process'\n").unwrap();
     assert_eq!(s.worker_link, crate::WorkerLink::default());
     assert_eq!(s.worker_link.lost_after, Duration::from_secs(30));
-    let set = "[executor]\nkind = 'ssh'\nhosts = ['a']\nheartbeat = '2s'\nlost_after = '1m'\nallow_version_skew = true\nssh_keepalive = 5\n";
+    let set = "[executor]\nkind = 'ssh'\nhosts = ['a']\nheartbeat = '2s'\nlost_after = '1m'\nallow_version_skew = true\nssh_keepalive = 5\nlost_backoff = '1s'\nmax_lost = 9\n";
     let s = run(flags(), set).unwrap();
     assert_eq!(
         s.worker_link,
@@ -416,6 +417,8 @@ fn workers_keep_in_touch_as_executor_says() {
             heartbeat: Duration::from_secs(2),
             lost_after: Duration::from_secs(60),
             allow_version_skew: true,
+            lost_backoff: Duration::from_secs(1),
+            max_lost: Some(9),
         }
     );
     match s.executor {
@@ -426,6 +429,10 @@ fn workers_keep_in_touch_as_executor_says() {
     }
     for (text, said) in [
         ("[executor]\nheartbeat = 0\n", "`heartbeat` is 0"),
+        (
+            "[executor]\nmax_lost = 0\n",
+            "`max_lost` is 0; give at least 1",
+        ),
         (
             "[executor]\nheartbeat = '10s'\nlost_after = '15s'\n",
             "shorter than two heartbeats",
@@ -484,4 +491,23 @@ fn a_configured_gate_may_be_a_command_line_as_gate_takes_it() {
     );
     let bad = run(flags(), "[gates]\nrun = [\"sh -c 'oops\"]\n").unwrap_err();
     assert_eq!(bad, SettingsError::Unsplittable("sh -c 'oops".into()));
+}
+
+#[test]
+fn gate_checkouts_live_in_the_users_cache_folder_outside_the_repository() {
+    let at = |home: Option<&str>, cache: Option<&str>| {
+        let env = Env {
+            home: home.map(PathBuf::from),
+            cache_home: cache.map(PathBuf::from),
+            ..env()
+        };
+        resolve::sandbox(&Config::default(), &env).checkouts
+    };
+    let checkouts = |dir: &str| Some(PathBuf::from(dir).join("planwright/checkouts"));
+    assert_eq!(at(Some("/home/u"), None), checkouts("/home/u/.cache"));
+    assert_eq!(at(Some("/home/u"), Some("/c")), checkouts("/c"));
+    // A relative XDG_CACHE_HOME is ignored, as the specification says.
+    assert_eq!(at(Some("/home/u"), Some("c")), checkouts("/home/u/.cache"));
+    assert_eq!(at(None, None), None);
+    assert_eq!(at(Some("u"), None), None);
 }

@@ -264,7 +264,7 @@ impl StreamParser for CodexParser {
                 // Codex 0.171 says `Reconnecting... 1/1 (ERROR)`, then, when
                 // that retry is refused too, `ERROR` once more, then fails.
                 let notice = message.trim_start().strip_prefix("Reconnecting...");
-                let quoted = notice.and_then(|n| Some(n.split_once('(')?.1.strip_suffix(')')?));
+                let quoted = notice.and_then(|n| n.split_once('(')?.1.strip_suffix(')'));
                 self.reconnecting = notice.is_some()
                     || (self.reconnecting && self.retried.as_deref() == Some(message.trim()));
                 if notice.is_some() {

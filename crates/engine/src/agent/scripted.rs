@@ -20,6 +20,10 @@ pub struct Scripted {
 impl Scripted {
     /// Fixtures under `dir`.
     pub fn new(dir: PathBuf) -> Scripted {
+        // Its files are read from the workspace (`git apply` runs there): a
+        // folder relative to where planwright started must not change
+        // meaning.
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
         Scripted { dir }
     }
 

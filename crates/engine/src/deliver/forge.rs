@@ -2,7 +2,7 @@
 //! pushes, each pull request opened or updated (never a second one for the
 //! same head), and the after-merge comment.
 
-use super::push::{push, Push, Pushed};
+use super::push::{push, Push, PushOutcome, Pushed};
 use super::{DeliverError, Delivery, Pull};
 use crate::git::repo::Repo;
 use planwright_config::forge::ForgeKind as ConfigKind;
@@ -60,6 +60,10 @@ pub struct Delivered {
     /// What the push did: `created`, `moved`, `unchanged`, or none when
     /// nothing was pushed (merged or closed).
     pub pushed: Option<&'static str>,
+    /// Why each try of the push that failed before it went through failed
+    /// (the remote out of reach, a 5xx): the push is tried again as the
+    /// API's requests are. Empty when the first try went through.
+    pub push_retried: Vec<String>,
     /// What was done to it.
     pub action: Action,
     /// The tickets it delivers.
@@ -98,6 +102,9 @@ pub struct Report {
     /// The imported issues (`import issues`) that got a comment with their
     /// pull request's link now (each gets it once).
     pub linked_issues: Vec<u64>,
+    /// What the forge refused that does not stop a delivery (a label it
+    /// would not take off), in words.
+    pub warnings: Vec<String>,
 }
 
 /// The hidden line of the comment that links an imported issue to its
@@ -167,6 +174,17 @@ pub fn execute(
         pulls.push(done);
     }
     let linked_issues = link_issues(d, &pulls, forge)?;
+    // `[respond.labels]`: a delivered ticket's issue no longer runs or fails.
+    let delivered: Vec<u64> = d
+        .pulls
+        .iter()
+        .zip(&pulls)
+        .filter(|(_, done)| done.action != Action::Closed)
+        .flat_map(|(pull, _)| d.issues_of(pull))
+        .filter(|issue| issue.is_in(&d.settings.repository))
+        .map(|issue| issue.number)
+        .collect();
+    let warnings = crate::issues::unlabel_delivered(&d.labels, &delivered, forge);
     let after_merge = if pulls.iter().all(|p| p.state == "merged") {
         after_merge(d, forge)?
     } else {
@@ -176,6 +194,7 @@ pub fn execute(
         pulls,
         after_merge,
         linked_issues,
+        warnings,
     })
 }
 
@@ -256,7 +275,18 @@ fn open_or_update(
             base: base.to_string(),
             draft,
         };
-        return Ok((forge.open_pull_request(&new)?, Action::Opened));
+        let opened = forge.open_pull_request(&new).map_err(|e| {
+            refused(
+                e,
+                format!(
+                    "opening the pull request from `{}` into `{base}`",
+                    pull.head
+                ),
+                pull,
+                base,
+            )
+        })?;
+        return Ok((opened, Action::Opened));
     };
     let update = PullRequestUpdate {
         title: (pr.title != text.title).then(|| text.title.clone()),
@@ -267,10 +297,36 @@ fn open_or_update(
     if update == PullRequestUpdate::default() {
         return Ok((pr, Action::Updated));
     }
-    Ok((
-        forge.update_pull_request(pr.number, &update)?,
-        Action::Updated,
-    ))
+    let updated = forge.update_pull_request(pr.number, &update).map_err(|e| {
+        refused(
+            e,
+            format!("updating pull request #{}", pr.number),
+            pull,
+            base,
+        )
+    })?;
+    Ok((updated, Action::Updated))
+}
+
+/// A forge's refusal of a pull request's content (a field it names, a
+/// branch it lacks) as the error that says the branch is pushed; any
+/// other error as it is.
+fn refused(
+    e: planwright_forge::ForgeError,
+    doing: String,
+    pull: &Pull,
+    base: &str,
+) -> DeliverError {
+    use planwright_forge::ForgeError as F;
+    match e {
+        F::Validation { .. } | F::NotFound { .. } => DeliverError::PullRefused {
+            doing,
+            head: pull.head.clone(),
+            base: base.to_string(),
+            source: Box::new(e),
+        },
+        e => e.into(),
+    }
 }
 
 fn finished(pull: &Pull, pr: PullRequest) -> Delivered {
@@ -282,7 +338,16 @@ fn finished(pull: &Pull, pr: PullRequest) -> Delivered {
     delivered(pull, pr, None, action)
 }
 
-fn delivered(pull: &Pull, pr: PullRequest, pushed: Option<Pushed>, action: Action) -> Delivered {
+fn delivered(
+    pull: &Pull,
+    pr: PullRequest,
+    pushed: Option<PushOutcome>,
+    action: Action,
+) -> Delivered {
+    let push_retried = pushed
+        .as_ref()
+        .map(|p| p.retried.clone())
+        .unwrap_or_default();
     Delivered {
         number: pr.number,
         url: pr.url,
@@ -291,11 +356,12 @@ fn delivered(pull: &Pull, pr: PullRequest, pushed: Option<Pushed>, action: Actio
         state: pr.state.name(),
         draft: pr.draft,
         commit: pull.commit.clone(),
-        pushed: pushed.map(|p| match p {
+        pushed: pushed.map(|p| match p.pushed {
             Pushed::Created => "created",
             Pushed::Moved => "moved",
             Pushed::Unchanged => "unchanged",
         }),
+        push_retried,
         action,
         tickets: pull.tickets.clone(),
     }

@@ -20,7 +20,7 @@ pub use forge::{
 };
 pub use pulls::{prepare, Delivery, Pull};
 pub(crate) use push::{fetch, push, Push};
-pub use push::{fetched_ref, pushed_ref, remote_url, Pushed};
+pub use push::{fetched_ref, pushed_ref, remote_url, PushOutcome, Pushed};
 
 use crate::error::{EngineError, GitError, StoreError};
 
@@ -68,6 +68,19 @@ pub enum DeliverError {
         reason: &'static str,
         /// What git said.
         detail: String,
+    },
+    /// The forge refused to open or update a pull request (422, 400, 409,
+    /// or a 404 for a branch): its branch is pushed, nothing is lost.
+    #[error("{doing}: {source}")]
+    PullRefused {
+        /// `opening the pull request from `h` into `b`` or `updating pull request #N`.
+        doing: String,
+        /// The branch that was pushed.
+        head: String,
+        /// The base asked for.
+        base: String,
+        /// The forge's answer, with its own words (the field it names).
+        source: Box<planwright_forge::ForgeError>,
     },
     /// The forge's API failed.
     #[error(transparent)]
@@ -123,6 +136,9 @@ impl DeliverError {
                 "for an https remote, set the forge's token (see `token_env`); for ssh, check that `git push` works from this repository".into(),
             ),
             DeliverError::Push { .. } => Some("check that `git push` to the remote works from this repository, then run `planwright deliver` again".into()),
+            DeliverError::PullRefused { head, base, .. } => Some(format!(
+                "`{head}` is pushed; fix what the forge names (a `base` it lacks: push `{base}` to the remote; a pull request that already exists for `{head}`: close it, or name another branch with `[forge] branch`), then run `planwright deliver` again"
+            )),
             DeliverError::Forge(e) => e.hint(),
             DeliverError::Engine(_) => None,
         }

@@ -52,6 +52,9 @@ pub struct Delivery {
     /// The issue each ticket was imported from (`import issues`), by
     /// ticket id, in plan order.
     pub ticket_issues: Vec<(String, IssueRef)>,
+    /// `[respond.labels]`: taken off the issues of delivered tickets
+    /// (none by default; the caller sets them).
+    pub labels: planwright_config::labels::IssueLabels,
 }
 
 impl Delivery {
@@ -121,6 +124,7 @@ pub fn prepare(
             .collect(),
         settings,
         remote_url,
+        labels: Default::default(),
     })
 }
 

@@ -13,7 +13,7 @@ use super::DeliverError;
 use crate::error::EngineError;
 use crate::git::refs::set_ref;
 use crate::git::repo::Repo;
-use crate::git::Git;
+use crate::git::{Git, RemoteAccess};
 use planwright_config::forge::ForgeKind;
 use planwright_config::Secret;
 
@@ -40,10 +40,14 @@ pub fn pushed_ref(remote: &str, branch: &str) -> String {
     format!("refs/planwright/pushed/{remote}/{branch}")
 }
 
-/// The URL git pushes to for `remote`, or why there is none.
+/// The URL git pushes to for `remote`, or why there is none: rewritten
+/// as the user's global `url.<base>.insteadOf` and `pushInsteadOf` say
+/// (see [`RemoteAccess`]).
 pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
+    let access = RemoteAccess::read()?;
     let out = repo
         .git()
+        .config_pairs(access.urls())
         .args(["remote", "get-url", "--push", remote])
         .raw()?;
     if !out.status.success() {
@@ -72,7 +76,7 @@ pub struct Push<'a> {
     pub commit: &'a str,
 }
 
-/// What a push did.
+/// What a push did to the branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pushed {
     /// The branch was created.
@@ -83,8 +87,21 @@ pub enum Pushed {
     Unchanged,
 }
 
+/// A push that went through, and the failures it went through first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushOutcome {
+    /// What it did.
+    pub pushed: Pushed,
+    /// Why each earlier try failed (a remote out of reach, a 5xx), in
+    /// order; empty when the first try went through.
+    pub retried: Vec<String>,
+}
+
 /// Pushes, then records the commit as what planwright last pushed there.
-pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, DeliverError> {
+/// A try that fails for a passing reason (the remote out of reach, a 5xx
+/// or 429 of its HTTP server) is tried again with the API's bounded policy
+/// ([`planwright_forge::RetryPolicy`]: 4 tries, waits of 1s, 2s, 4s).
+pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<PushOutcome, DeliverError> {
     let lease_ref = pushed_ref(p.remote, p.branch);
     let last = repo.ref_tip(&lease_ref)?;
     let target = format!("refs/heads/{}", p.branch);
@@ -92,12 +109,49 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, Del
         "--force-with-lease={target}:{}",
         last.as_deref().unwrap_or("")
     );
-    // This is the one git call that talks to a remote: it runs as the user
-    // has the remote, over ssh with the user's own ssh configuration (the
-    // variables that choose the ssh command pass through) and agent, or
-    // over https with the token below. Hooks stay off like everywhere.
+    let git = remote_git(repo, p, token)?;
+    let git = git
+        .args(["push", "--porcelain", "--no-verify", &lease, p.url])
+        .arg(format!("{}:{target}", p.commit));
+    let options = planwright_forge::Options::default();
+    // planwright's own write as far as the integrity guard of a run is
+    // concerned (the push writes nothing but objects it already has).
+    let (out, retried) = repo.guard().own_write(|| {
+        retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
+    })?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let output = format!("{stdout}\n{stderr}");
+        return Err(rejected(p, &output, last.is_some(), retried.len() + 1));
+    }
+    set_ref(repo, &lease_ref, p.commit)?;
+    // Porcelain: `<flag>\t<from>:<to>\t<summary>`; `*` new, `=` up to date.
+    let flag = stdout
+        .lines()
+        .find(|l| l.contains(&target))
+        .and_then(|l| l.chars().next());
+    let pushed = match flag {
+        Some('*') => Pushed::Created,
+        Some('=') => Pushed::Unchanged,
+        _ => Pushed::Moved,
+    };
+    Ok(PushOutcome { pushed, retried })
+}
+
+/// git for a command that talks to the forge's remote (the push; a fetch
+/// of planwright's branch): it runs as the user has the remote, over ssh
+/// with the user's own ssh configuration (the variables that choose the
+/// ssh command pass through, and so do `core.sshCommand` and
+/// `ssh.variant` of the global config, see [`RemoteAccess`]) and agent,
+/// or over https with the token through a credential helper of this
+/// command only. Hooks stay off like everywhere. The URL was rewritten by
+/// the user's `insteadOf` already ([`remote_url`]).
+pub fn remote_git(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Git, DeliverError> {
+    let access = RemoteAccess::read()?;
     let mut git = repo
         .git()
+        .config_pairs(access.ssh())
         .args(["-c", "credential.helper="])
         .args(["-c", "credential.interactive=false"]);
     for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
@@ -111,45 +165,47 @@ pub fn push(repo: &Repo, p: &Push, token: Option<&Secret>) -> Result<Pushed, Del
             .env(USER_VAR, token_user(p.kind))
             .env(TOKEN_VAR, token.expose());
     }
-    let git = git
-        .args(["push", "--porcelain", "--no-verify", &lease, p.url])
-        .arg(format!("{}:{target}", p.commit));
-    // planwright's own write as far as the integrity guard of a run is
-    // concerned (the push writes nothing but objects it already has).
-    let out = repo
-        .guard()
-        .own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return Err(rejected(p, &format!("{stdout}\n{stderr}"), last.is_some()));
-    }
-    set_ref(repo, &lease_ref, p.commit)?;
-    // Porcelain: `<flag>\t<from>:<to>\t<summary>`; `*` new, `=` up to date.
-    let flag = stdout
-        .lines()
-        .find(|l| l.contains(&target))
-        .and_then(|l| l.chars().next());
-    Ok(match flag {
-        Some('*') => Pushed::Created,
-        Some('=') => Pushed::Unchanged,
-        _ => Pushed::Moved,
-    })
+    Ok(git)
 }
 
-/// Runs the push, again (at most twice more, a second then two later)
-/// while the remote cannot be reached at all.
-fn retry_unreachable(git: &Git) -> Result<std::process::Output, crate::error::GitError> {
-    let mut wait = std::time::Duration::from_secs(1);
-    for _ in 0..2 {
+/// Runs the push, again while it fails for a passing reason, as `policy`
+/// says; returns the last try's output and why each earlier one failed.
+pub fn retry_passing(
+    git: &Git,
+    policy: &planwright_forge::RetryPolicy,
+    timer: &dyn planwright_forge::Timer,
+) -> Result<(std::process::Output, Vec<String>), crate::error::GitError> {
+    let mut wait = policy.backoff;
+    let mut retried = Vec::new();
+    loop {
         let out = git.raw()?;
-        if out.status.success() || !unreachable(&String::from_utf8_lossy(&out.stderr)) {
-            return Ok(out);
+        let last_try = retried.len() + 1 >= policy.attempts.max(1) as usize;
+        let why = passing(&String::from_utf8_lossy(&out.stderr));
+        match why {
+            Some(why) if !out.status.success() && !last_try => {
+                retried.push(why);
+                timer.sleep(wait);
+                wait *= 2;
+            }
+            _ => return Ok((out, retried)),
         }
-        std::thread::sleep(wait);
-        wait *= 2;
     }
-    git.raw()
+}
+
+/// Why a push failed, when the reason passes (worth another try): the
+/// remote out of reach, or its HTTP server answering 5xx or 429. A
+/// refusal (the lease, a hook, the credentials) never passes.
+fn passing(stderr: &str) -> Option<String> {
+    if unreachable(stderr) {
+        return Some("the remote could not be reached".into());
+    }
+    // git: "The requested URL returned error: 503", "RPC failed; HTTP 502".
+    let status = ["returned error: ", "RPC failed; HTTP "]
+        .iter()
+        .find_map(|s| stderr.split(s).nth(1))
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse::<u16>().ok())?;
+    (status >= 500 || status == 429).then(|| format!("the remote answered HTTP {status}"))
 }
 
 fn unreachable(stderr: &str) -> bool {
@@ -165,7 +221,7 @@ fn unreachable(stderr: &str) -> bool {
 }
 
 /// Why the remote refused, in words that say what to do.
-fn rejected(p: &Push, output: &str, pushed_before: bool) -> DeliverError {
+fn rejected(p: &Push, output: &str, pushed_before: bool, tries: usize) -> DeliverError {
     let detail = output
         .lines()
         .map(str::trim)
@@ -191,8 +247,13 @@ fn rejected(p: &Push, output: &str, pushed_before: bool) -> DeliverError {
         || output.contains("Permission denied")
     {
         "the remote refused the credentials"
-    } else if unreachable(output) {
-        "the remote could not be reached"
+    } else if let Some(why) = passing(output) {
+        return DeliverError::Push {
+            remote: p.remote.to_string(),
+            branch: p.branch.to_string(),
+            reason: "the remote failed or could not be reached, on every try",
+            detail: format!("{why}, {tries} tries; {detail}"),
+        };
     } else {
         "git push failed"
     };
@@ -218,28 +279,16 @@ pub fn fetch(
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<Option<String>, DeliverError> {
-    let mut git = repo
-        .git()
-        .args(["-c", "credential.helper="])
-        .args(["-c", "credential.interactive=false"]);
-    for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
-        if let Ok(v) = std::env::var(var) {
-            git = git.env(var, v);
-        }
-    }
-    if let (true, Some(token)) = (p.http, token) {
-        git = git
-            .args(["-c", &format!("credential.helper={HELPER}")])
-            .env(USER_VAR, token_user(p.kind))
-            .env(TOKEN_VAR, token.expose());
-    }
+    // The same git as the push's: the user's ssh settings, the token.
+    let git = remote_git(repo, p, token)?;
     let into = fetched_ref(p.remote, p.branch);
     let git = git
         .args(["fetch", "--no-tags", "--no-write-fetch-head", p.url])
         .arg(format!("+refs/heads/{}:{into}", p.branch));
-    let out = repo
-        .guard()
-        .own_write(|| retry_unreachable(&git).map_err(EngineError::from))?;
+    let options = planwright_forge::Options::default();
+    let (out, _) = repo.guard().own_write(|| {
+        retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         if stderr.contains("couldn't find remote ref") {

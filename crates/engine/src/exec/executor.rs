@@ -71,6 +71,19 @@ pub struct AttemptInput {
     /// Where the agent's activity goes while it works (messages, tool
     /// calls, plans: see [`crate::agent::activity`]).
     pub activity_sink: Option<std::sync::Arc<dyn crate::agent::ActivitySink>>,
+    /// Told what the attempt's worker waits for before it can start (a
+    /// pod to be scheduled), each time that changes.
+    pub waiting_sink: Option<WaitingSink>,
+}
+
+/// Where an attempt's wait for its worker is said.
+#[derive(Clone)]
+pub struct WaitingSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for WaitingSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WaitingSink")
+    }
 }
 
 /// What an attempt produced.
@@ -88,7 +101,7 @@ pub struct Candidate {
     pub rejected: Option<Failure>,
     /// The machine the attempt ran on failed it (unreachable, gone mid-way,
     /// refused): not the ticket's fault. This decides the attempt: it runs
-    /// again on another slot without a strike, and the slot is retired.
+    /// again on another slot without a strike, and the slot rests before it serves again.
     pub lost: Option<Lost>,
 }
 
@@ -130,6 +143,15 @@ pub trait Executor: Send + Sync {
     /// process's own sandbox: the run records it beside that.
     fn elsewhere(&self) -> Option<String> {
         None
+    }
+
+    /// Where an attempt in `slot` runs, for its `attempt_started` event.
+    fn place(&self, slot: usize) -> crate::events::AttemptPlace {
+        crate::events::AttemptPlace {
+            executor: "local".into(),
+            worker: None,
+            slot: slot + 1,
+        }
     }
 
     /// Gives back the space slot `slot` holds on this machine, after the

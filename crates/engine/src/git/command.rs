@@ -1,6 +1,8 @@
 //! The one way planwright runs git: explicit repository, no hooks, no global
-//! or system configuration, no attributes or programs from outside the
-//! repository, no replace refs, no automatic gc, no prompts, stable output.
+//! or system configuration (but for the keys [`RemoteAccess`] reads, given
+//! only to the commands that talk to the forge's remote), no attributes or
+//! programs from outside the repository, no replace refs, no automatic gc,
+//! no prompts, stable output.
 //! Repository-defined programs (filters, merge and diff drivers, includes)
 //! are refused before a run starts (see [`crate::git::repo::Repo::risky_config`]);
 //! what this builder sets makes sure nothing else runs.
@@ -49,6 +51,8 @@ pub struct Git {
     input: Option<Vec<u8>>,
     /// Only [`Git::find`] searches (upwards from the user's directory).
     search: bool,
+    /// Only [`RemoteAccess::read`] reads the user's global config.
+    user_global: bool,
 }
 
 impl Git {
@@ -59,6 +63,7 @@ impl Git {
             envs: Vec::new(),
             input: None,
             search: false,
+            user_global: false,
         }
     }
 
@@ -139,10 +144,14 @@ impl Git {
             // none above where it runs.
             cmd.env("GIT_CEILING_DIRECTORIES", &self.dir);
         }
-        cmd.args(HARDENING)
-            .args(&self.args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        cmd.args(HARDENING).args(&self.args);
+        match (self.user_global, std::env::var_os("GIT_CONFIG_GLOBAL")) {
+            // The user's own choice of global file, for that one read.
+            (true, Some(file)) => cmd.env("GIT_CONFIG_GLOBAL", file),
+            (true, None) => &mut cmd,
+            (false, _) => cmd.env("GIT_CONFIG_GLOBAL", "/dev/null"),
+        };
+        cmd.env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_ATTR_NOSYSTEM", "1")
             .env("GIT_NO_REPLACE_OBJECTS", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
@@ -234,6 +243,97 @@ impl Git {
     }
 }
 
+/// The keys of the user's global git config that say how a remote is
+/// reached, and nothing else: `url.<base>.insteadOf` and `pushInsteadOf`
+/// (a URL the user abbreviates or reroutes), `core.sshCommand` and
+/// `ssh.variant` (the ssh program and how git speaks to it). Matched
+/// against git's canonical names (section and key in lower case).
+const REMOTE_KEYS: &str = r"^(url\..*\.(insteadof|pushinsteadof)|core\.sshcommand|ssh\.variant)$";
+
+/// How the user reaches remotes, from their global git config: the few
+/// keys of [`REMOTE_KEYS`], read once with `git config --get-regexp`
+/// (which runs nothing) and given back to the commands that talk to the
+/// forge's remote (`remote get-url --push`, `push`) as configuration of
+/// that command only. Every other key of the global config (hooks,
+/// `core.fsmonitor`, credential helpers, aliases...) stays unread, as for
+/// every trusted git call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteAccess {
+    /// `url.<base>.insteadof` and `pushinsteadof`, in the file's order.
+    urls: Vec<(String, String)>,
+    /// `core.sshcommand` and `ssh.variant`.
+    ssh: Vec<(String, String)>,
+}
+
+impl RemoteAccess {
+    /// Reads the keys from the user's global git config (`~/.gitconfig`
+    /// and `$XDG_CONFIG_HOME/git/config`, or the file `GIT_CONFIG_GLOBAL`
+    /// names, with their `include`s); none when there is none.
+    pub fn read() -> Result<RemoteAccess, GitError> {
+        let git = Git {
+            user_global: true,
+            ..Git::outside()
+        }
+        .args(["config", "--global", "--includes", "-z", "--get-regexp"])
+        .arg(REMOTE_KEYS);
+        let out = git.raw()?;
+        match out.status.code() {
+            Some(0) => Ok(RemoteAccess::parse(&out.stdout)),
+            // No key matched, or there is no global file.
+            Some(1) => Ok(RemoteAccess::default()),
+            _ => Err(git.failure(&out)),
+        }
+    }
+
+    /// `-z` output: `key\nvalue\0` per entry (a key without a value has
+    /// no newline, and is skipped: none of these keys is a flag).
+    fn parse(out: &[u8]) -> RemoteAccess {
+        let mut access = RemoteAccess::default();
+        for entry in out.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let entry = String::from_utf8_lossy(entry);
+            let Some((key, value)) = entry.split_once('\n') else {
+                continue;
+            };
+            let pair = (key.to_string(), value.to_string());
+            if key.starts_with("url.") {
+                access.urls.push(pair);
+            } else {
+                access.ssh.push(pair);
+            }
+        }
+        access
+    }
+
+    /// The URL keys (for `remote get-url --push`, which applies them).
+    pub fn urls(&self) -> &[(String, String)] {
+        &self.urls
+    }
+
+    /// The ssh keys (for the push to the URL already rewritten: applying
+    /// the URL keys a second time could rewrite it twice).
+    pub fn ssh(&self) -> &[(String, String)] {
+        &self.ssh
+    }
+}
+
+impl Git {
+    /// Gives this command `pairs` as configuration of its own, through
+    /// `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (no
+    /// quoting: a URL with `=` in it stays whole, as it would not in `-c`).
+    pub fn config_pairs(mut self, pairs: &[(String, String)]) -> Git {
+        if pairs.is_empty() {
+            return self;
+        }
+        self = self.env("GIT_CONFIG_COUNT", pairs.len().to_string());
+        for (i, (key, value)) in pairs.iter().enumerate() {
+            self = self
+                .env(format!("GIT_CONFIG_KEY_{i}"), key)
+                .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+        self
+    }
+}
+
 /// `--git-dir=<dir>`.
 fn git_dir_arg(dir: &Path) -> std::ffi::OsString {
     let mut arg = std::ffi::OsString::from("--git-dir=");
@@ -255,4 +355,25 @@ pub fn tracked_files(repo: &Path, rev: &str) -> Result<Vec<String>, GitError> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RemoteAccess;
+
+    #[test]
+    fn remote_keys_are_read_as_git_lists_them() {
+        let out = b"url.git@github.com:.insteadof\nhttps://github.com/\0core.sshcommand\nssh -i k\0url.x=y.pushinsteadof\nz:\0ssh.variant\0";
+        let access = RemoteAccess::parse(out);
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            access.urls(),
+            [
+                pair("url.git@github.com:.insteadof", "https://github.com/"),
+                pair("url.x=y.pushinsteadof", "z:")
+            ]
+        );
+        // A key without a value (`ssh.variant` alone) is no setting.
+        assert_eq!(access.ssh(), [pair("core.sshcommand", "ssh -i k")]);
+    }
 }

@@ -297,11 +297,29 @@ impl Repo {
 
     /// Whether tracked files have no uncommitted changes (untracked files are allowed).
     pub fn is_clean(&self) -> Result<bool, EngineError> {
+        Ok(self.changed_files()?.is_empty())
+    }
+
+    /// The tracked files with uncommitted changes, staged or not, as git
+    /// names them (untracked files are not).
+    pub fn changed_files(&self) -> Result<Vec<String>, EngineError> {
         let status = self
             .git()
-            .args(["status", "--porcelain", "--untracked-files=no"])
+            .args([
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--no-renames",
+                "--untracked-files=no",
+            ])
             .text()?;
-        Ok(status.is_empty())
+        // Each record is `XY PATH`, NUL-terminated.
+        Ok(status
+            .split('\0')
+            .filter_map(|record| record.get(3..))
+            .filter(|path| !path.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 
     /// The branch the main working tree has checked out, if any.

@@ -11,8 +11,12 @@
 //! one that is closed is satisfied, one outside the selection that is open
 //! is an error naming it, and so is a cycle.
 
+mod labels;
 mod read;
 
+pub use labels::{
+    delivered as unlabel_delivered, start as label_issues, LabelReporter, LabelWriter,
+};
 pub use read::{read, Named, Reading};
 
 use planwright_forge::{Forge, ForgeError, Issue, IssueQuery, IssueState, LinkKind};

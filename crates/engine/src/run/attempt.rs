@@ -121,6 +121,11 @@ pub(super) fn start_point(
         // A candidate of an invocation long gone may have been pruned.
         return Ok(fresh(Fresh::NoCandidate, None));
     }
+    if out.stdout.is_empty() {
+        // An attempt that changed nothing (`empty_diff`) leaves a candidate
+        // that is its base: there is no change to start from or show.
+        return Ok(fresh(Fresh::NoCandidate, None));
+    }
     let diff = PreviousDiff::new(String::from_utf8_lossy(&out.stdout).into_owned());
     if failure.kind == FailureKind::MergeConflict {
         return Ok(fresh(Fresh::Conflict, Some(diff)));
@@ -226,6 +231,26 @@ pub(super) fn usage_events(
             usage: so_far.usage,
         });
     })
+}
+
+/// Emits `worker_waiting` each time what an attempt's worker waits for
+/// changes (a pod not yet scheduled, its image being pulled).
+pub(super) fn waiting_events(
+    emitter: &Emitter,
+    ticket: &str,
+    attempt: u32,
+    place: crate::events::AttemptPlace,
+) -> crate::exec::WaitingSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    let place = place.worker.unwrap_or_default();
+    crate::exec::WaitingSink(std::sync::Arc::new(move |what: &str| {
+        emitter.emit(Event::WorkerWaiting {
+            ticket: ticket.clone(),
+            attempt,
+            place: place.clone(),
+            waiting_for: planwright_plan::words::inert(what).into_owned(),
+        });
+    }))
 }
 
 /// Emits `agent_activity` with each activity an attempt's agent reports.

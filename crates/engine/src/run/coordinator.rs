@@ -1,7 +1,7 @@
 //! The coordinator thread: it alone schedules and decides; attempts run on
 //! worker threads and merges on the merger thread.
 
-use super::attempt::{activity_events, attempt_once, start_point, usage_events};
+use super::attempt::{activity_events, attempt_once, start_point, usage_events, waiting_events};
 use super::budget::{self, BudgetTracker};
 use super::charter::{Charter, Start};
 use super::merge::merger;
@@ -38,9 +38,13 @@ pub(super) struct Loop {
     pub(super) budget_stop: Option<String>,
     /// Why free space below `[run] min_free` stops new attempts, once it does.
     pub(super) disk_stop: Option<String>,
-    /// Slots whose machine failed an attempt: never used again in this
-    /// invocation.
-    pub(super) retired: usize,
+    /// Slots whose machine failed an attempt, resting until a time: the
+    /// loop wakes up then and gives them back.
+    pub(super) resting: Vec<(Instant, usize)>,
+    /// Each slot's losses in a row, which lengthen its rest.
+    pub(super) streaks: HashMap<usize, u32>,
+    /// Workers lost in this invocation (`[executor] max_lost` bounds them).
+    pub(super) lost: usize,
     pub(super) fatal: Option<EngineError>,
     /// The target's tip as this run last saw it (an attempt's base, or
     /// the commit a merge landed).
@@ -185,6 +189,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     ) -> Result<Stops, EngineError> {
         loop {
             self.unpause();
+            self.wake_slots();
             let stopping = self.sh.cancel.is_cancelled() || self.lp.fatal.is_some();
             if !stopping && !self.lp.quick_merge {
                 self.start_ready(scope, &tx)?;
@@ -193,10 +198,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             // the attempts in flight: what they did is paid for.
             let stopping = stopping || self.lp.budget_stop.is_some() || self.lp.disk_stop.is_some();
             let busy = self.lp.in_flight + self.lp.merging > 0;
-            if !busy && (stopping || self.lp.paused.is_empty()) {
+            // Resting slots are waited for only when a ticket could start
+            // on them.
+            let rested = self.lp.resting.iter().map(|r| r.0);
+            let rested = rested.filter(|_| !self.sched.next(self.lp.resting.len()).is_empty());
+            let wake = self.lp.paused.iter().map(|p| p.0).chain(rested).min();
+            if !busy && (stopping || wake.is_none()) {
                 break;
             }
-            let msg = match self.lp.paused.iter().map(|p| p.0).min() {
+            let msg = match wake {
                 Some(until) if !stopping => {
                     // A cancel wakes it with `Msg::Cancelled`.
                     let left = until.saturating_duration_since(Instant::now());
@@ -246,11 +256,12 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             } => {
                 self.lp.in_flight -= 1;
                 if !matches!(result, Ok(AttemptResult::Lost(_))) {
+                    self.lp.streaks.remove(&slot);
                     self.lp.free.push(slot);
                 }
                 // Counted down after its candidate is queued, so that the
                 // merge queue, waiting for it, sees it come.
-                let finished = self.finish(&ticket, attempt, &base, result);
+                let finished = self.finish(slot, &ticket, attempt, &base, result);
                 if std::mem::take(&mut self.lp.ticket(&ticket).verifying) {
                     self.sh.verifying.fetch_sub(1, Ordering::SeqCst);
                 }
@@ -269,6 +280,15 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             Msg::Cancelled => {}
         }
         Ok(())
+    }
+
+    /// Gives back the slots whose rest is over.
+    pub(super) fn wake_slots(&mut self) {
+        let now = Instant::now();
+        let (over, resting): (Vec<_>, Vec<_>) =
+            (self.lp.resting.drain(..)).partition(|(until, _)| *until <= now);
+        self.lp.resting = resting;
+        self.lp.free.extend(over.into_iter().map(|(_, slot)| slot));
     }
 
     /// Puts tickets whose pause is over back in the queue.
@@ -455,6 +475,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             starts_from: start.name(),
             pool: route.pool.as_deref(),
             agent,
+            place: sh.executor.place(slot),
         };
         apply(sh, &mut self.sched, id, change)?;
         self.lp.in_flight += 1;
@@ -491,6 +512,12 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             candidate_ref: refs::candidate_ref(id),
             usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
             activity_sink: Some(activity_events(&sh.emitter, id, attempt)),
+            waiting_sink: Some(waiting_events(
+                &sh.emitter,
+                id,
+                attempt,
+                sh.executor.place(slot),
+            )),
         };
         scope.spawn(move || {
             // A panic must still report back, or the coordinator waits for ever.

@@ -47,7 +47,7 @@ pub(super) enum AttemptResult {
         reason: String,
     },
     /// The machine of the attempt's slot failed it: the ticket runs again
-    /// without a strike, and the slot is retired.
+    /// without a strike, and the slot rests before it serves again.
     Lost(crate::exec::remote::Lost),
 }
 

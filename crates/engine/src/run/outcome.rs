@@ -12,11 +12,15 @@ use crate::model::failure::{Failure, FailureKind};
 use crate::model::Step;
 use std::time::{Duration, Instant};
 
+/// The longest a slot rests after losses in a row.
+const MAX_REST: Duration = Duration::from_secs(5 * 60);
+
 impl<'c, 'a: 'c> Coordinator<'c, 'a> {
     /// Settles an attempt that ended: requeues, pauses, rejects, or sends
     /// its candidate to be merged.
     pub(super) fn finish(
         &mut self,
+        slot: usize,
         id: &str,
         attempt: u32,
         base: &str,
@@ -54,7 +58,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             }
             Ok(AttemptResult::Lost(lost)) => {
                 apply(sh, &mut self.sched, id, interrupt("lost", true))?;
-                self.lost(id, attempt, lost);
+                self.lost(slot, id, attempt, lost);
             }
             Ok(AttemptResult::Rejected(f)) if f.kind == FailureKind::EmptyDiff => {
                 match sh.store.ticket(&sh.run, id)?.and_then(|t| t.rerun_of) {
@@ -97,23 +101,40 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         Ok(())
     }
 
-    /// A machine failed attempt `attempt` of `id`: its slot is retired and
-    /// the ticket waits for another without a strike, which bounds the
-    /// retries by the slots; with none left the run stops.
-    pub(super) fn lost(&mut self, id: &str, attempt: u32, lost: crate::exec::remote::Lost) {
-        self.lp.retired += 1;
+    /// A machine failed attempt `attempt` of `id` in `slot`: the ticket
+    /// waits for a slot without a strike, and `slot` rests (`[executor]
+    /// lost_backoff`, doubled with each loss of it in a row) before it
+    /// serves again, with a new worker (a new pod, the host reached
+    /// again). The run stops at `[executor] max_lost` lost workers.
+    pub(super) fn lost(
+        &mut self,
+        slot: usize,
+        id: &str,
+        attempt: u32,
+        lost: crate::exec::remote::Lost,
+    ) {
+        let link = self.sh.settings.worker_link;
         let slots = self.sh.settings.jobs.max(1);
+        let limit = link.max_lost.map_or(2 * slots, |m| m as usize);
+        self.lp.lost += 1;
+        let streak = self.lp.streaks.entry(slot).or_default();
+        let rest = (link.lost_backoff.saturating_mul(1u32 << (*streak).min(16))).min(MAX_REST);
+        *streak += 1;
+        self.lp.resting.push((Instant::now() + rest, slot));
         self.sh.emitter.emit(Event::WorkerLost {
             ticket: id.to_string(),
             attempt,
             place: lost.place.clone(),
             reason: lost.reason.clone(),
-            slots_left: slots.saturating_sub(self.lp.retired),
+            slots_left: slots.saturating_sub(self.lp.resting.len()),
+            rest_ms: rest.as_millis() as u64,
+            losses_left: limit.saturating_sub(self.lp.lost),
         });
-        if self.lp.retired >= slots {
+        if self.lp.lost >= limit {
             self.sh.cancel.cancel();
             self.lp.fatal.get_or_insert(EngineError::Settings(format!(
-                "every slot's worker failed; the last: {lost}. Run `planwright preflight` with the same `[executor]` to check the workers, then `run` again to continue"
+                "{} lost in this run, `[executor] max_lost` ({limit}); the last: {lost}. Run `planwright preflight` with the same `[executor]` to check the workers, then `run` again to continue",
+                planwright_plan::words::count(self.lp.lost, "worker")
             )));
         }
     }

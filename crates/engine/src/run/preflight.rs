@@ -32,6 +32,7 @@ mod routing;
 mod scope;
 pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
+pub use probe::missing_setup;
 pub use routing::check_routing;
 pub(crate) use scope::check_scope_ops;
 
@@ -465,20 +466,48 @@ fn check_repo(
             return None;
         }
     };
-    match repo.is_clean() {
-        Ok(true) => out.push(Check::ok(
+    match repo.changed_files() {
+        Ok(changed) if changed.is_empty() => out.push(Check::ok(
             "clean",
             "the working tree has no uncommitted changes",
         )),
-        _ => out.push(Check::error(
+        Ok(changed) => out.push(Check::error(
             "clean",
-            "the working tree has uncommitted changes",
+            format!(
+                "the working tree has uncommitted changes: {}",
+                some_files(&changed)
+            ),
             "commit or stash them (`git stash`) first",
+        )),
+        Err(e) => out.push(Check::error(
+            "clean",
+            format!("cannot tell whether the working tree has uncommitted changes: {e}"),
+            "check the repository with `git status`",
         )),
     }
     crate::git::tracked_files(repo.root(), &tip)
         .ok()
         .map(|f| f.into_iter().collect())
+}
+
+/// How many changed files a message names before "and N more".
+const FILES_NAMED: usize = 5;
+
+/// `` `a`, `b` and 3 more files ``: the first few of `files`, inert.
+fn some_files(files: &[String]) -> String {
+    let named: Vec<String> = files
+        .iter()
+        .take(FILES_NAMED)
+        .map(|f| format!("`{}`", planwright_plan::words::inert(f)))
+        .collect();
+    match files.len().saturating_sub(FILES_NAMED) {
+        0 => named.join(", "),
+        more => format!(
+            "{} and {} more",
+            named.join(", "),
+            planwright_plan::words::count(more, "file")
+        ),
+    }
 }
 
 fn check_git_config(repo: &Repo, allow: &[String], out: &mut Vec<Check>) {

@@ -7,7 +7,7 @@ use super::scheduler::Scheduler;
 use super::shared::Shared;
 use crate::clock;
 use crate::error::EngineError;
-use crate::events::{AttemptAgent, Event};
+use crate::events::{AttemptAgent, AttemptPlace, Event};
 use crate::git::refs;
 use crate::model::failure::Failure;
 use crate::model::Step;
@@ -41,6 +41,8 @@ pub(super) enum Change<'c> {
         pool: Option<&'c str>,
         /// Who runs it, for the event.
         agent: Option<AttemptAgent>,
+        /// Where it runs, for the event and the ticket's log.
+        place: AttemptPlace,
     },
     /// Attempt `attempt` ended without a verdict (`how`: `interrupted`,
     /// `unavailable`, `lost`), without a strike. With `requeue` the ticket
@@ -92,8 +94,14 @@ pub(super) fn apply(
             starts_from,
             pool,
             agent,
+            place,
         } => {
             store.start_attempt(run, id, attempt, base, &clock::now())?;
+            // The ticket's log says where, as the run's events do.
+            let log = sh.run_dir.join(id).join("ticket.log");
+            std::fs::create_dir_all(sh.run_dir.join(id)).map_err(|e| EngineError::io(&log, e))?;
+            let line = format!("-- attempt {attempt} runs on {}\n", place.text());
+            crate::log::append(&log, &line)?;
             // The attempt counts against the cap of the pool it runs on,
             // which is not the ticket's first when that one is paused.
             sched.started_on(id, pool);
@@ -103,6 +111,7 @@ pub(super) fn apply(
                 base_commit: base.to_string(),
                 starts_from: starts_from.to_string(),
                 agent,
+                place: Some(place),
             });
         }
         Change::Interrupt {

@@ -1,8 +1,16 @@
 //! Gate checkouts: gates and counterfactual tests run where no agent ever
-//! was. Each is a planwright-owned directory, `.planwright/checkouts/<name>`
-//! (one per job slot, and `merge` for the merged tree), holding the tracked
-//! content of the commit under test, written with planwright's own git
-//! directory and index (see [`Repo::own_git`]).
+//! was. Each is a planwright-owned directory, `<name>` (one per job slot,
+//! and `merge` for the merged tree) in the repository's folder of the
+//! user's cache (see [`checkouts_root`]), holding the tracked content of
+//! the commit under test, written with planwright's own git directory and
+//! index (see [`Repo::own_git`]).
+//!
+//! They live outside the repository because tools find things by walking
+//! up from where they run: Node resolves `node_modules` in every parent
+//! folder, Cargo looks for a workspace and `.cargo/config.toml` above, pytest
+//! for its `rootdir`. Below the user's checkout, a gate would find the
+//! user's own `node_modules` and pass by accident where a fresh clone
+//! fails.
 //!
 //! The project's set-up step (`[workspace] setup`, such as `npm ci`, see
 //! [`crate::exec::setup`]) runs here, by planwright, sandboxed, and its result is
@@ -44,6 +52,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[derive(Debug, Clone)]
 pub struct Checkouts {
     repo: Repo,
+    /// The folder holding this repository's checkouts.
+    root: PathBuf,
     setup: Setup,
     containment: Containment,
     gate_network: bool,
@@ -83,10 +93,11 @@ impl Checkouts {
         ];
         agent_writable.extend(declared.iter().cloned());
         let layers = repo.state_dir().join("overlay");
+        let root = checkouts_root(&repo, contain);
         // An agent that may write the checkouts or their layers could change
         // what a gate sees behind the quick reset's back; without Landlock,
         // so could a gate.
-        let shared = [repo.state_dir().join("checkouts"), layers.clone()]
+        let shared = [root.clone(), layers.clone()]
             .iter()
             .any(|dir| sandbox::overlaps_any(dir, declared));
         let overlay = contain.gate_overlay
@@ -97,6 +108,7 @@ impl Checkouts {
         Checkouts {
             setup: Setup::new(repo.clone(), settings),
             repo,
+            root,
             containment,
             gate_network: contain.gate_network,
             network: Network::new(contain),
@@ -131,7 +143,7 @@ impl Checkouts {
 
     /// Where checkout `name` lives.
     pub fn path(&self, name: &str) -> PathBuf {
-        self.repo.state_dir().join("checkouts").join(name)
+        self.root.join(name)
     }
 
     /// Whether checkout `name` was made (it has its index), so the next
@@ -358,7 +370,11 @@ impl Checkouts {
         let dir = self.path(name);
         let index = self.meta(name, "");
         let synced = self.synced().remove(name);
-        if !index.is_file() {
+        // The index is in `.planwright/`, the checkout in the cache folder,
+        // which the user may clear (or `HOME` name another): an index whose
+        // checkout is gone describes nothing.
+        if !index.is_file() || !dir.is_dir() {
+            remove_any(&index)?;
             fresh_dir(&dir)?;
             create_parent(&index)?;
         }
@@ -478,6 +494,35 @@ struct Known<'a> {
 
 /// Whether gates can write through an overlay whose layers are in
 /// `scratch`'s file system (see [`sandbox::probe_overlay`]).
+/// The folder of `repo`'s gate checkouts: its own in `[sandbox]`'s
+/// checkouts folder of the user's cache, named by the repository's folder
+/// and a hash of its path; `.planwright/checkouts` where there is no
+/// cache folder, or where agents may write it (`[sandbox] writable`
+/// holding it): checkouts an agent can write would be no checkouts.
+pub fn checkouts_root(repo: &Repo, contain: &ContainSettings) -> PathBuf {
+    let own = repo.state_dir().join("checkouts");
+    let Some(cache) = &contain.checkouts else {
+        return own;
+    };
+    if sandbox::overlaps_any(cache, &contain.writable) {
+        return own;
+    }
+    let root = repo.root();
+    let name = root
+        .file_name()
+        .map_or_else(|| "repository".into(), |n| n.to_string_lossy());
+    // FNV-1a: a name that keeps two repositories of one folder name apart,
+    // not a secret.
+    let hash = root
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    cache.join(format!("{name}-{hash:016x}"))
+}
+
 fn overlay_works(scratch: &Path) -> bool {
     let works = sandbox::probe_overlay(scratch).is_ok();
     let removed = remove_any(scratch).is_ok();
@@ -755,5 +800,58 @@ mod tests {
         assert!(!with(std::slice::from_ref(&state), true));
         assert!(!with(&[state.join("overlay/slot-1")], true));
         assert!(!with(&[tmp.path().to_path_buf()], true));
+    }
+
+    /// Checkouts live in the cache folder's own folder of the repository,
+    /// unless agents may write it: then below `.planwright/` as without a
+    /// cache folder.
+    #[test]
+    fn checkouts_live_outside_the_repository_unless_agents_may_write_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, _, checkouts) = two_commits(tmp.path(), Containment::none());
+        let repo = &checkouts.repo;
+        let cache = tmp.path().join("cache/planwright/checkouts");
+        let at = |checkouts: Option<&Path>, writable: &[&str]| {
+            let contain = ContainSettings {
+                checkouts: checkouts.map(Path::to_path_buf),
+                writable: writable.iter().map(|w| tmp.path().join(w)).collect(),
+                ..ContainSettings::default()
+            };
+            checkouts_root(repo, &contain)
+        };
+        let own = at(Some(&cache), &["elsewhere"]);
+        assert_eq!(own.parent(), Some(cache.as_path()));
+        let name = own.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("repo-") && name.len() == "repo-".len() + 16,
+            "{name}"
+        );
+        assert!(!own.starts_with(repo.root()));
+        let inside = repo.state_dir().join("checkouts");
+        assert_eq!(at(None, &[]), inside);
+        assert_eq!(at(Some(&cache), &["cache"]), inside);
+    }
+
+    /// A checkout removed behind planwright's back (the cache folder
+    /// cleared) is written afresh; its index no longer counts.
+    #[test]
+    fn a_checkout_removed_from_the_cache_is_written_afresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, second, checkouts) = two_commits(tmp.path(), Containment::none());
+        let log = tmp.path().join("log");
+        let script = "test -f a && test -f src/x";
+        assert!(matches!(
+            gate(&checkouts, &log, &first, &[script]),
+            Verdict::Pass
+        ));
+        std::fs::remove_dir_all(checkouts.path("slot")).unwrap();
+        checkouts.synced().clear();
+        let verdict = gate(
+            &checkouts,
+            &log,
+            &second,
+            &[&format!("{script} && test -f b")],
+        );
+        assert!(matches!(verdict, Verdict::Pass), "{verdict:?}");
     }
 }

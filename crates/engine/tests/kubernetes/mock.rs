@@ -27,8 +27,14 @@ pub struct State {
     version: u64,
     /// Answer 403 to every request, as an account without the Role.
     pub forbid: bool,
+    /// Answer 401 to every request, as to credentials that expired.
+    pub unauthorized: bool,
+    /// Connections to drop unanswered, as a restarting API server does.
+    pub down: usize,
     /// Pods whose image cannot be pulled.
     pub bad_image: bool,
+    /// Pods the scheduler cannot place, and why.
+    pub unschedulable: Option<String>,
 }
 
 /// How a pod goes in the middle of an attempt.
@@ -38,6 +44,9 @@ pub enum Cut {
     Evict,
     /// Someone deletes it: it is gone.
     Delete,
+    /// The API server restarts: the exec stream breaks, the pod stays,
+    /// and the next three connections are dropped unanswered.
+    Blip,
 }
 
 pub struct MockApi {
@@ -187,6 +196,14 @@ impl Conn {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut out = stream;
         while let Some(req) = read_request(&mut reader) {
+            {
+                let mut st = self.state.lock().unwrap();
+                if st.down > 0 {
+                    st.down -= 1;
+                    st.requests.push("dropped".into());
+                    return;
+                }
+            }
             if req.headers.get("upgrade").is_some_and(|u| u == "websocket") {
                 return self.exec(req, out);
             }
@@ -209,6 +226,10 @@ impl Conn {
             self.record(format!("{} forbidden", req.method));
             let m = "pods is forbidden: User \"coordinator\" cannot list resource \"pods\"";
             return (403, status(403, "Forbidden", m));
+        }
+        if self.state.lock().unwrap().unauthorized {
+            self.record(format!("{} unauthorized", req.method));
+            return (401, status(401, "Unauthorized", "Unauthorized"));
         }
         match (req.method.as_str(), name) {
             ("GET", None) if query(&req.query, "watch").as_deref() == Some("true") => {
@@ -258,8 +279,12 @@ impl Conn {
         let mut st = self.state.lock().unwrap();
         st.requests.push(format!("watch {name}"));
         let bad = st.bad_image;
+        let unschedulable = st.unschedulable.clone();
         let pod = st.pods.get_mut(&name).unwrap();
-        pod["status"] = if bad {
+        pod["status"] = if let Some(why) = unschedulable {
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable", "message": why}]})
+        } else if bad {
             json!({"phase": "Pending", "containerStatuses": [{"name": "worker", "ready": false,
                 "restartCount": 0, "image": "i", "imageID": "",
                 "state": {"waiting": {"reason": "ErrImagePull", "message": "pull access denied for i"}}}]})
@@ -426,6 +451,11 @@ impl Conn {
 
     fn gone(&self, name: &str, how: Cut) {
         let mut st = self.state.lock().unwrap();
+        if how == Cut::Blip {
+            st.requests.push(format!("blip {name}"));
+            st.down = 3;
+            return;
+        }
         if how == Cut::Delete {
             st.requests.push(format!("deleted {name}"));
             st.pods.remove(name);

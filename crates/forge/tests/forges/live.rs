@@ -1,49 +1,28 @@
-//! The opt-in live tier: the client of one real forge, on a scratch
-//! repository. Never run by default. Set
+//! The client half of the one live forge tier (docs/forge.md#the-live-tier):
+//! the client of one real forge, on a scratch repository, when
+//! `PLANWRIGHT_FORGE_TESTS` names it (the variables are read by
+//! `planwright_testkit::forge::live`, as for the CLI's half, `forge_live.rs`).
 //!
-//! - `PLANWRIGHT_FORGE_TESTS` to `github`, `gitlab` or `forgejo`;
-//! - `PLANWRIGHT_FORGE_TOKEN` to a token with the scopes `deliver` needs;
-//! - `PLANWRIGHT_FORGE_REPOSITORY` to the scratch repository (`owner/name`);
-//! - `PLANWRIGHT_FORGE_BRANCH` to a branch pushed there (not its default);
-//! - `PLANWRIGHT_FORGE_API_URL` when the forge is not github.com,
-//!   gitlab.com or codeberg.org.
-//!
-//! It opens (or reuses) a draft pull request of that branch, turns it
-//! ready and back, rewrites its body, comments on it and reads it all
-//! back; the pull request stays open for the next run. When the variable
-//! names a forge and anything else is missing, the test fails: it never
-//! skips silently.
+//! It opens (or reuses) a draft pull request of `PLANWRIGHT_FORGE_BRANCH`,
+//! turns it ready and back, rewrites its body, comments on it and reads it
+//! all back; the pull request stays open for the next run.
 
 use super::*;
-
-fn required(name: &str) -> String {
-    match std::env::var(name) {
-        Ok(v) if !v.is_empty() => v,
-        _ => panic!("PLANWRIGHT_FORGE_TESTS is set but {name} is not: set it (see crates/forge/tests/forges/live.rs)"),
-    }
-}
+use planwright_testkit::forge::live::Live;
 
 #[test]
 fn the_client_works_against_a_real_forge() {
-    let Ok(kind) = std::env::var("PLANWRIGHT_FORGE_TESTS") else {
-        eprintln!("live forge test: not run; set PLANWRIGHT_FORGE_TESTS=github|gitlab|forgejo");
+    let Some(live) = Live::from_env("the_client_works_against_a_real_forge") else {
         return;
     };
-    let kind: ForgeKind = kind
-        .parse()
-        .unwrap_or_else(|e| panic!("PLANWRIGHT_FORGE_TESTS: {e}"));
-    let default_api = match kind {
-        ForgeKind::Github => "https://api.github.com",
-        ForgeKind::Gitlab => "https://gitlab.com/api/v4",
-        ForgeKind::Forgejo => "https://codeberg.org/api/v1",
-    };
+    let kind: ForgeKind = live.kind.parse().unwrap();
     let endpoint = Endpoint {
         kind,
-        api_url: std::env::var("PLANWRIGHT_FORGE_API_URL").unwrap_or_else(|_| default_api.into()),
-        repository: Repository::parse(&required("PLANWRIGHT_FORGE_REPOSITORY")).unwrap(),
-        token: Token::new(required("PLANWRIGHT_FORGE_TOKEN")),
+        api_url: live.api_url.clone(),
+        repository: Repository::parse(&live.repository).unwrap(),
+        token: Token::new(live.token.clone()),
     };
-    let branch = required("PLANWRIGHT_FORGE_BRANCH");
+    let branch = live.branch.clone();
     let forge = connect(&endpoint).unwrap();
     let info = forge.repository_info().unwrap();
     assert_ne!(

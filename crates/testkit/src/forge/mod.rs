@@ -15,6 +15,7 @@
 pub mod forgejo;
 pub mod github;
 pub mod gitlab;
+pub mod live;
 mod server;
 mod state;
 

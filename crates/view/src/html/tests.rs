@@ -117,6 +117,21 @@ fn the_timeline_uses_event_order_when_times_are_too_coarse() {
     assert!(fine.contains("data-axis=\"time\""));
 }
 
+/// An attempt on a worker says where, escaped, beside its slot.
+#[test]
+fn an_attempt_on_a_worker_names_its_machine_and_slot() {
+    let mut v = view("one");
+    v.fold_text(concat!(
+        "{\"event\":\"attempt_started\",\"ticket\":\"A\",\"attempt\":2,\"base_commit\":\"0123456789abc\",\"at\":\"2026-11-29T22:00:06Z\",",
+        "\"place\":{\"executor\":\"ssh\",\"worker\":\"ssh <b>build-1\",\"slot\":3}}\n",
+    ));
+    let page = html_page(&v, &HtmlOptions::default());
+    assert!(
+        page.contains("slot 3 on <code>ssh &lt;b&gt;build-1</code> · started"),
+        "{page}"
+    );
+}
+
 #[test]
 fn an_attempt_shows_running_usage_then_its_report_and_counterfactual_output() {
     let mut v = view("one");

@@ -70,6 +70,11 @@ fn report() -> RunReport {
             program: Some("/opt/bin/claude".into()),
             model: Some("claude-sonnet-4-6".into()),
         }),
+        ran_at: Some(planwright_engine::AttemptPlace {
+            executor: "kubernetes".into(),
+            worker: Some("kubernetes agents".into()),
+            slot: 3,
+        }),
     };
     RunReport {
         run,
@@ -106,6 +111,10 @@ fn counts_are_named_count_and_paused_pools_are_a_list() {
     assert_eq!(a["adapter"], "claude");
     assert_eq!(a["program"], "/opt/bin/claude");
     assert_eq!(a["routed_model"], "claude-sonnet-4-6");
+    // Where it ran, as its start event recorded.
+    assert_eq!(a["executor"], "kubernetes");
+    assert_eq!(a["worker"], "kubernetes agents");
+    assert_eq!(a["slot"], 3);
     assert!(json["tickets"][1]["attempts"][0].is_null());
 }
 
@@ -169,12 +178,12 @@ fn a_dead_runs_running_tickets_are_interrupted_in_states_and_counts() {
 }
 
 #[test]
-fn the_markdown_line_of_an_attempt_names_who_ran_it() {
+fn the_markdown_line_of_an_attempt_names_where_and_who_ran_it() {
     let r = report();
     let line = crate::report::spend_text(&r.tickets[0].attempts[0]);
     assert!(
         line.starts_with(
-            "adapter claude (program /opt/bin/claude) routed to claude-sonnet-4-6 · model "
+            "on kubernetes agents, slot 3 · adapter claude (program /opt/bin/claude) routed to claude-sonnet-4-6 · model "
         ),
         "{line}"
     );

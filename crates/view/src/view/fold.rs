@@ -306,11 +306,13 @@ impl RunView {
                 attempt,
                 base_commit,
                 agent,
+                place,
                 ..
             } => {
                 self.attempt_started(i, *attempt, base_commit, at);
                 if let Some(a) = self.attempt_mut(i, Some(*attempt)) {
                     a.ran_by = agent.clone();
+                    a.ran_at = place.clone();
                 }
             }
             Event::Phase { attempt, phase, .. } => {

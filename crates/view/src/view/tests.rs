@@ -43,6 +43,7 @@ fn a_run() -> Vec<(u64, Event)> {
         base_commit: format!("base-{t}-{n}"),
         starts_from: "base".into(),
         agent: None,
+        place: None,
     };
     vec![
         (
@@ -147,6 +148,7 @@ fn a_slot_freed_by_one_attempt_is_reused_by_the_next() {
             base_commit: "x".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
@@ -312,6 +314,7 @@ fn a_ticket_the_plan_no_longer_has_is_forgotten() {
             base_commit: "c0ffee".into(),
             starts_from: "base".into(),
             agent: None,
+            place: None,
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));

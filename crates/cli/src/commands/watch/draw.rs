@@ -257,7 +257,10 @@ fn slots(view: &RunView, now: i64) -> Paragraph<'static> {
                     format!(" {}", duration_text((now - s).max(0)))
                 });
                 let phase = a.map_or("", |a| a.phase.as_str());
-                format!("{} #{attempt} {phase}{since}", t.id)
+                // On a worker, its machine: `on ssh build-1`.
+                let on = (a.and_then(|a| a.ran_at.as_ref()?.worker.as_deref()))
+                    .map_or(String::new(), |w| format!(" on {w}"));
+                format!("{} #{attempt} {phase}{since}{on}", t.id)
             }
             None => "idle".into(),
         };

@@ -452,3 +452,18 @@ fn a_run_whose_process_is_gone_shows_its_tickets_interrupted_and_its_slots_idle(
     app.view.process_gone();
     assert_frame(&app, 100, 14, GONE);
 }
+
+/// A slot whose attempt runs on a worker names the worker's machine.
+#[test]
+fn a_slot_on_a_worker_names_its_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let started = r#"{"event":"attempt_started","ticket":"C","attempt":1,"base_commit":"0123456789","at":"2026-11-29T22:00:41Z","place":{"executor":"ssh","worker":"ssh b1","slot":3}}"#;
+    let mut events = std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap();
+    events.push_str(started);
+    events.push('\n');
+    std::fs::write(dir.path().join("events.jsonl"), events).unwrap();
+    app.refresh().unwrap();
+    let frame = draw::to_text(&app, 120, 22, now());
+    assert!(frame.contains("C #1 starting 4.0s on ssh b1"), "{frame}");
+}

@@ -121,7 +121,7 @@ impl Transport for CommandTransport {
         self.of(slot).0.name.clone()
     }
 
-    fn connect(&self, slot: usize) -> Result<Link, Lost> {
+    fn connect(&self, slot: usize, _wait: &super::transport::Wait<'_>) -> Result<Link, Lost> {
         let (place, worker_slot) = self.of(slot);
         let lost = |reason: String| Lost {
             place: place.name.clone(),

@@ -461,6 +461,17 @@ impl RemoteExecutor {
     }
 }
 
+/// The wait of `input`'s connection: `cancel`, and its waiting sink.
+fn wait<'a>(input: &'a AttemptInput, cancel: &'a Cancel) -> super::transport::Wait<'a> {
+    match &input.waiting_sink {
+        Some(sink) => super::transport::Wait {
+            cancel,
+            waiting: sink.0.as_ref(),
+        },
+        None => super::transport::Wait::quiet(cancel),
+    }
+}
+
 /// Appends a piece of an attempt's file to the coordinator's copy; `Err`
 /// for a name that is not a file of an attempt's folder.
 fn append(
@@ -485,6 +496,16 @@ fn append(
 }
 
 impl Executor for RemoteExecutor {
+    fn place(&self, slot: usize) -> crate::events::AttemptPlace {
+        let worker = self.transport.place(slot);
+        crate::events::AttemptPlace {
+            // A place's first word is its kind: `ssh build-1`, `process`.
+            executor: worker.split(' ').next().unwrap_or_default().into(),
+            worker: Some(worker),
+            slot: slot + 1,
+        }
+    }
+
     fn elsewhere(&self) -> Option<String> {
         let place = self.transport.describe();
         Some(if self.settings.unsandboxed {
@@ -510,8 +531,13 @@ impl Executor for RemoteExecutor {
             to_worker,
             worker_slot,
             end,
-        } = match self.transport.connect(slot) {
+        } = match self.transport.connect(slot, &wait(input, cancel)) {
             Ok(link) => link,
+            Err(_) if cancel.is_cancelled() => {
+                return Ok(Candidate::without_commit(AgentReport::from(
+                    AgentOutcome::Cancelled,
+                )))
+            }
             Err(lost) => return Ok(Candidate::lost(lost)),
         };
         spec.slot = worker_slot;

@@ -43,7 +43,9 @@ pub fn greet(
         place: place.clone(),
         reason,
     };
-    let link = transport.connect(slot)?;
+    // Preflight's own wait: bounded by the pod's start, not cancelled.
+    let never = crate::process::Cancel::default();
+    let link = transport.connect(slot, &super::transport::Wait::quiet(&never))?;
     let ours = ToWorker::Hello {
         protocol: PROTOCOL,
         planwright: version().into(),

@@ -19,7 +19,7 @@ pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
 pub use hello::{greet, hello, places, Greeting};
 pub use kubernetes::kubernetes;
-pub use transport::{EndLink, Link, Lost, Transport};
+pub use transport::{EndLink, Link, Lost, Transport, Wait};
 pub use worker::{serve, set_version, version, WorkerOptions, VERSION};
 
 use planwright_config::ExecutorSettings;

@@ -14,8 +14,10 @@ pub trait Transport: Send + Sync {
     fn place(&self, slot: usize) -> String;
     /// Starts a worker for `slot` (never two at once for one slot) and
     /// returns its stream. An error is the machine's trouble, never the
-    /// ticket's: the attempt is retried elsewhere.
-    fn connect(&self, slot: usize) -> Result<Link, Lost>;
+    /// ticket's: the attempt is retried elsewhere. A wait (a pod to be
+    /// scheduled) says what it waits for through `wait` and ends when
+    /// `wait`'s cancel is set.
+    fn connect(&self, slot: usize, wait: &Wait<'_>) -> Result<Link, Lost>;
     /// Ends whatever the transport keeps running between attempts (pods,
     /// master connections). Called once, on every exit path of a run.
     fn close(&self) {}
@@ -31,6 +33,25 @@ pub trait Transport: Send + Sync {
             }
         }
         places.join(", ")
+    }
+}
+
+/// What a connection's wait answers to.
+pub struct Wait<'a> {
+    /// Ctrl-C: the wait ends, the connection fails.
+    pub cancel: &'a crate::process::Cancel,
+    /// Told what the connection waits for (`Unschedulable: 0/3 nodes are
+    /// available ...`) each time that changes.
+    pub waiting: &'a (dyn Fn(&str) + Sync),
+}
+
+impl<'a> Wait<'a> {
+    /// A wait that says nothing and ends on `cancel`.
+    pub fn quiet(cancel: &'a crate::process::Cancel) -> Wait<'a> {
+        Wait {
+            cancel,
+            waiting: &|_| {},
+        }
     }
 }
 

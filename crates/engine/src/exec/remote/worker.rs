@@ -466,6 +466,8 @@ fn run(
         budget_usd: spec.budget_usd,
         candidate_ref: CANDIDATE_REF.into(),
         activity_sink: Some(Arc::new(Relay(out.clone()))),
+        // A worker's own attempt runs here: it waits for nothing.
+        waiting_sink: None,
         usage_sink: Some(UsageSink::new(move |u| {
             let msg = FromWorker::Usage {
                 model: u.model.clone(),

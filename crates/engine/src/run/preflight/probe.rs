@@ -13,6 +13,7 @@ use crate::verify::checkout::Checkouts;
 use planwright_plan::model::Gate;
 use planwright_plan::Plan;
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::Instant;
 
 /// Lines of a failing gate's output the check quotes.
@@ -159,13 +160,27 @@ pub(super) fn check_lock_files(
     let Ok(Some(base)) = repo.branch_tip(&plan.base) else {
         return;
     };
-    if let Some(line) = setup_hint(repo, &base) {
-        out.push(Check::warning(
-            "setup",
-            "there is no `[workspace] setup`, and gates run in a fresh checkout without the project's dependencies, which the base's lock file pins",
-            format!("add `{line}` to `[workspace]` in planwright.toml (see docs/configuration.md#workspace-formerly-worktree)"),
-        ));
+    out.extend(setup_hint(repo, &base).map(no_setup));
+}
+
+/// Without `[workspace] setup` (`setup` empty), the set-up a lock file at
+/// the root of the repository at `dir`, as its `HEAD` holds it, suggests:
+/// what `validate` says, as preflight says it of the base.
+pub fn missing_setup(dir: &Path, setup: &[Vec<String>]) -> Option<Check> {
+    if !setup.is_empty() {
+        return None;
     }
+    let repo = Repo::open(dir).ok()?;
+    setup_hint(&repo, "HEAD").map(no_setup)
+}
+
+/// The warning that names `line`, the set-up to add.
+fn no_setup(line: String) -> Check {
+    Check::warning(
+        "setup",
+        "there is no `[workspace] setup`, and gates run in a fresh checkout without the project's dependencies, which a lock file at the repository's root pins",
+        format!("add `{line}` to `[workspace]` in planwright.toml (see docs/configuration.md#workspace-formerly-worktree)"),
+    )
 }
 
 /// The `[workspace] setup` line the lock files of `base` suggest.

@@ -6,19 +6,16 @@ use planwright_config::KubernetesSettings;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-/// The label every pod of planwright's carries.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "planwright");
-/// The label naming the runs a pod belongs to (see [`super::run_key`]).
-pub const RUN_LABEL: &str = "planwright.dev/run";
-/// The label naming the slot a pod serves.
-pub const SLOT_LABEL: &str = "planwright.dev/slot";
+pub use super::labels::{MANAGED_BY, RUN_LABEL, SLOT_LABEL};
 
-/// What a pod gets beyond one attempt's agent time: the setup step, the
-/// objects sent both ways, and the worker's start.
-const ATTEMPT_SLACK: Duration = Duration::from_secs(15 * 60);
-/// Attempts a pod's deadline leaves room for, one after another; a pod
-/// with less left than one attempt is replaced before the next.
-const ATTEMPTS_PER_POD: u32 = 4;
+/// What a pod's deadline gives beyond one attempt's agent time: the
+/// set-up, the objects sent both ways, the worker's start, and a window in
+/// which a quick attempt leaves the pod to the slot's next one.
+const POD_SLACK: Duration = Duration::from_secs(15 * 60);
+/// What an attempt needs of a pod's deadline beyond its agent time: the
+/// coordinator's own slack over an attempt's limits, past which it gives
+/// the worker up anyway.
+const ATTEMPT_SLACK: Duration = Duration::from_secs(5 * 60);
 /// The pod's only process between attempts: it waits to be exec'd into.
 const IDLE: [&str; 2] = ["sleep", "2147483647"];
 /// The user and group the worker runs as (the sample image's `worker`).
@@ -32,6 +29,9 @@ pub struct PodShape {
     pub settings: KubernetesSettings,
     /// The value of [`RUN_LABEL`].
     pub run_key: String,
+    /// What the user's pod template adds (`[executor.kubernetes]
+    /// pod_template`), checked.
+    pub template: Option<super::template::PodTemplate>,
 }
 
 impl PodShape {
@@ -40,18 +40,23 @@ impl PodShape {
         PodShape {
             settings: settings.clone(),
             run_key,
+            template: None,
         }
     }
 
-    /// The time one attempt may take in a pod, agent and slack.
+    /// The time one attempt needs of a pod's deadline: its agent time and
+    /// the coordinator's slack. A pod with less left is replaced.
     pub fn attempt_time(&self) -> Option<Duration> {
         self.settings.agent_timeout.map(|t| t + ATTEMPT_SLACK)
     }
 
-    /// `activeDeadlineSeconds`: the kubelet ends the pod then, even when
-    /// the coordinator that should have deleted it is gone.
+    /// `activeDeadlineSeconds`, one attempt's agent time and 15 minutes:
+    /// the kubelet ends the pod then, even when the coordinator that
+    /// should have deleted it is gone, so a pod never holds its requests
+    /// for long past its attempt. (The API lets a deadline only shrink, so
+    /// a slot's pod is replaced rather than extended.)
     pub fn deadline(&self) -> Option<Duration> {
-        self.attempt_time().map(|t| t * ATTEMPTS_PER_POD)
+        self.settings.agent_timeout.map(|t| t + POD_SLACK)
     }
 
     /// The label selector of the pods of these runs.
@@ -90,23 +95,51 @@ pub fn pod_manifest(shape: &PodShape, slot: usize) -> Value {
     if let Some(class) = &k.runtime_class {
         extra.insert("runtimeClassName".into(), class.clone().into());
     }
-    if !k.node_selector.is_empty() {
-        let labels: Map<String, Value> = (k.node_selector.iter())
-            .map(|(key, v)| (key.clone(), v.clone().into()))
-            .collect();
-        extra.insert("nodeSelector".into(), labels.into());
+    let template = shape.template.clone().unwrap_or_default();
+    // The template's node labels first: `node_selector`'s win.
+    let mut selector = match template.spec.get("nodeSelector") {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    selector.extend(
+        k.node_selector
+            .iter()
+            .map(|(key, v)| (key.clone(), v.clone().into())),
+    );
+    if !selector.is_empty() {
+        extra.insert("nodeSelector".into(), selector.into());
+    }
+    for (key, v) in &template.spec {
+        match (key.as_str(), extra.get_mut(key)) {
+            ("nodeSelector", _) => {}
+            ("volumes", Some(Value::Array(ours))) => {
+                ours.extend(v.as_array().cloned().unwrap_or_default())
+            }
+            // The template can set only fields planwright leaves alone.
+            (_, None) => {
+                extra.insert(key.clone(), v.clone());
+            }
+            (_, Some(_)) => {}
+        }
+    }
+    if let Some(Value::Array(mounts)) = extra["containers"][0].get_mut("volumeMounts") {
+        mounts.extend(template.mounts.iter().cloned());
+    }
+    let mut labels = template.labels.clone();
+    labels.insert(MANAGED_BY.0.into(), MANAGED_BY.1.into());
+    labels.insert(RUN_LABEL.into(), shape.run_key.clone().into());
+    labels.insert(SLOT_LABEL.into(), slot.to_string().into());
+    let mut metadata = json!({
+        "generateName": format!("planwright-{}-{slot}-", shape.run_key),
+        "labels": labels,
+    });
+    if !template.annotations.is_empty() {
+        metadata["annotations"] = template.annotations.clone().into();
     }
     json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
-            "generateName": format!("planwright-{}-{slot}-", shape.run_key),
-            "labels": {
-                MANAGED_BY.0: MANAGED_BY.1,
-                RUN_LABEL: shape.run_key,
-                SLOT_LABEL: slot.to_string(),
-            },
-        },
+        "metadata": metadata,
         "spec": spec,
     })
 }
@@ -164,6 +197,7 @@ mod tests {
             command: vec!["planwright".into(), "worker".into()],
             agent_timeout: None,
             kubeconfig: None,
+            pod_template: None,
         }
     }
 
@@ -207,8 +241,8 @@ mod tests {
                     "volumeMounts": [{"name": "cache", "mountPath": "/planwright"}],
                 }],
                 "volumes": [{"name": "cache", "emptyDir": {}}],
-                // (600 s of agent + 900 s of slack) for each of 4 attempts.
-                "activeDeadlineSeconds": 6000,
+                // 600 s of agent and 900 s of slack: one attempt.
+                "activeDeadlineSeconds": 1500,
             },
         });
         assert_eq!(pod_manifest(&shape, 2), expected);
@@ -216,6 +250,38 @@ mod tests {
             shape.selector(),
             "app.kubernetes.io/managed-by=planwright,planwright.dev/run=0123"
         );
+    }
+
+    /// A template's fields reach the pod beside planwright's, its node
+    /// labels under `node_selector`'s, its volumes after the cache.
+    #[test]
+    fn a_pod_template_adds_its_fields_under_planwrights() {
+        let mut s = settings();
+        s.node_selector.insert("pool".into(), "agents".into());
+        let mut shape = PodShape::new(&s, "k".into());
+        let template = json!({"metadata": {"labels": {"team": "ml"}, "annotations": {"note": "x"}},
+            "spec": {"tolerations": [{"key": "gpu", "operator": "Exists"}],
+                "priorityClassName": "batch", "imagePullSecrets": [{"name": "reg"}],
+                "nodeSelector": {"pool": "theirs", "zone": "a"},
+                "volumes": [{"name": "tools", "configMap": {"name": "tools"}}],
+                "containers": [{"name": "worker", "volumeMounts": [{"name": "tools", "mountPath": "/opt/tools"}]}]}});
+        shape.template = Some(super::super::template::parse(&template).unwrap());
+        let pod = pod_manifest(&shape, 0);
+        let (meta, spec) = (&pod["metadata"], &pod["spec"]);
+        assert_eq!(meta["labels"]["team"], "ml");
+        assert_eq!(meta["labels"][RUN_LABEL], "k");
+        assert_eq!(meta["annotations"], json!({"note": "x"}));
+        assert_eq!(spec["tolerations"][0]["key"], "gpu");
+        assert_eq!(spec["priorityClassName"], "batch");
+        assert_eq!(spec["imagePullSecrets"], json!([{"name": "reg"}]));
+        assert_eq!(spec["nodeSelector"], json!({"pool": "agents", "zone": "a"}));
+        assert_eq!(spec["volumes"][0]["name"], "cache");
+        assert_eq!(spec["volumes"][1]["name"], "tools");
+        let mounts = &spec["containers"][0]["volumeMounts"];
+        assert_eq!(mounts[1]["mountPath"], "/opt/tools");
+        // What confines the agent stays planwright's.
+        assert_eq!(spec["automountServiceAccountToken"], false);
+        assert_eq!(spec["containers"][0]["command"], json!(IDLE));
     }
 
     #[test]

@@ -4,14 +4,22 @@
 //! every pod of the run deleted when the run ends (docs/scaling.md).
 
 #[cfg(feature = "kubernetes")]
+mod api;
+#[cfg(feature = "kubernetes")]
+mod labels;
+#[cfg(feature = "kubernetes")]
 mod manifest;
 #[cfg(feature = "kubernetes")]
 mod pods;
+#[cfg(feature = "kubernetes")]
+mod template;
 
 #[cfg(feature = "kubernetes")]
 pub use manifest::{pod_manifest, PodShape, MANAGED_BY, RUN_LABEL, SLOT_LABEL};
 #[cfg(feature = "kubernetes")]
 pub use pods::KubernetesTransport;
+#[cfg(feature = "kubernetes")]
+pub use template::PodTemplate;
 
 use super::transport::Transport;
 use crate::error::EngineError;
@@ -29,7 +37,10 @@ pub fn kubernetes(
 ) -> Result<Arc<dyn Transport>, EngineError> {
     #[cfg(feature = "kubernetes")]
     {
-        let shape = PodShape::new(settings, run_key(state_dir));
+        let mut shape = PodShape::new(settings, run_key(state_dir));
+        if let Some(path) = &settings.pod_template {
+            shape.template = Some(template::read(path).map_err(EngineError::Settings)?);
+        }
         let transport = KubernetesTransport::new(shape, slots, settings.kubeconfig.as_deref())?;
         Ok(Arc::new(transport))
     }

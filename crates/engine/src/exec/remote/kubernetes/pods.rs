@@ -2,10 +2,11 @@
 //! attempt, reused while their deadline leaves room, the worker started in
 //! them through pods/exec, and all of them deleted when the run ends.
 
+use super::api::{call, fault, Fault};
 use super::manifest::{pod_manifest, PodShape};
 use crate::error::EngineError;
 use crate::exec::remote::command::last_lines;
-use crate::exec::remote::transport::{EndLink, Link, Lost, Transport};
+use crate::exec::remote::transport::{EndLink, Link, Lost, Transport, Wait};
 use futures_util::future::{select, Either};
 use futures_util::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
@@ -22,10 +23,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf}
 
 /// The longest a pod may take to be scheduled, pull its image and start.
 const POD_START: Duration = Duration::from_secs(5 * 60);
+/// The breath between a pod's watch that ended and the next.
+const REWATCH: Duration = Duration::from_secs(1);
 /// The longest a finished worker's exec stream takes to close.
 const EXEC_END: Duration = Duration::from_secs(30);
-/// The longest one API call may take.
-const API_CALL: Duration = Duration::from_secs(60);
 /// What each of an exec's streams holds in flight: the client's default
 /// (1 KiB) would cut a pack into a websocket message per KiB.
 const EXEC_BUFFER: usize = 64 * 1024;
@@ -48,8 +49,13 @@ struct Inner {
     // the runtime that runs them.
     pods: Api<Pod>,
     namespace: String,
+    /// The API server's address, for messages.
+    server: String,
     shape: PodShape,
     live: Mutex<Vec<Option<LivePod>>>,
+    /// Pods of lost workers that could not be deleted yet (the API was out
+    /// of reach): deleted at the next contact, and at the end.
+    doomed: Mutex<Vec<String>>,
     closed: std::sync::atomic::AtomicBool,
     runtime: tokio::runtime::Runtime,
 }
@@ -84,6 +90,8 @@ impl KubernetesTransport {
         let config = runtime.block_on(config(kubeconfig))?;
         let namespace =
             (shape.settings.namespace.clone()).unwrap_or_else(|| config.default_namespace.clone());
+        let server = config.cluster_url.to_string();
+        let server = server.trim_end_matches('/').to_string();
         let client = {
             let _in = runtime.enter();
             Client::try_from(config).map_err(|e| {
@@ -95,8 +103,10 @@ impl KubernetesTransport {
         let inner = Inner {
             pods: Api::namespaced(client, &namespace),
             namespace,
+            server,
             shape,
             live: Mutex::new(vec![None; slots.max(1)]),
+            doomed: Mutex::default(),
             closed: Default::default(),
             runtime,
         };
@@ -139,26 +149,17 @@ async fn config(kubeconfig: Option<&Path>) -> Result<Config, EngineError> {
 
 /// What the API said, for a message.
 fn said(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-        e => e.to_string(),
-    }
+    fault(e).0.said
 }
 
 impl Inner {
-    /// One API call, bounded: `Err` says what went wrong, for a message.
-    fn call<T>(&self, f: impl Future<Output = Result<T, kube::Error>>) -> Result<T, String> {
-        let answer = self
-            .runtime
-            .block_on(async { tokio::time::timeout(API_CALL, f).await });
-        match answer {
-            Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => Err(said(&e)),
-            Err(_) => Err(format!(
-                "the API did not answer in {} s",
-                API_CALL.as_secs()
-            )),
-        }
+    /// One API call, bounded and tried again while the API server is out
+    /// of reach for a moment.
+    fn call<T, F>(&self, f: impl Fn() -> F) -> Result<T, Fault>
+    where
+        F: Future<Output = Result<T, kube::Error>>,
+    {
+        call(&self.runtime, f)
     }
 
     fn lost(&self, reason: String) -> Lost {
@@ -169,9 +170,9 @@ impl Inner {
     }
 
     /// The pods of these runs that the API lists.
-    fn listed(&self) -> Result<Vec<String>, String> {
+    fn listed(&self) -> Result<Vec<String>, Fault> {
         let lp = ListParams::default().labels(&self.shape.selector());
-        let list = self.call(self.pods.list(&lp))?;
+        let list = self.call(|| self.pods.list(&lp))?;
         Ok(list
             .items
             .into_iter()
@@ -180,19 +181,16 @@ impl Inner {
     }
 
     fn clear_leftovers(&self) -> Result<(), EngineError> {
+        let ns = &self.namespace;
         let names = self.listed().map_err(|e| {
-            settings(format!(
-                "cannot list pods in the namespace `{}`: {}; give the coordinator's account deploy/kubernetes/role.yaml there, bound by rolebinding.yaml",
-                self.namespace,
-                e
-            ))
+            let why = e.explained(&self.server, ns);
+            settings(format!("cannot list pods in the namespace `{ns}`: {why}"))
         })?;
         for name in names {
             self.delete(&name).map_err(|e| {
+                let why = e.explained(&self.server, ns);
                 settings(format!(
-                    "cannot delete the pod `{name}` an earlier run left in `{}`: {}; give the coordinator's account deploy/kubernetes/role.yaml there",
-                    self.namespace,
-                    e
+                    "cannot delete the pod `{name}` an earlier run left in `{ns}`: {why}"
                 ))
             })?;
         }
@@ -200,8 +198,8 @@ impl Inner {
     }
 
     /// Deletes pod `name`; one already gone is no error.
-    fn delete(&self, name: &str) -> Result<(), String> {
-        self.call(async {
+    fn delete(&self, name: &str) -> Result<(), Fault> {
+        self.call(|| async {
             match self.pods.delete(name, &DeleteParams::default()).await {
                 Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
                 r => r.map(|_| ()),
@@ -209,9 +207,41 @@ impl Inner {
         })
     }
 
+    /// Deletes the pod of a lost worker, which may still run its attempt,
+    /// and forgets it as `slot`'s; one the API cannot delete now is
+    /// deleted at the next contact or at the end.
+    fn doom(&self, slot: usize, name: &str) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live[slot].as_ref().is_some_and(|p| p.name == name) {
+            live[slot] = None;
+        }
+        drop(live);
+        if self.delete(name).is_err() {
+            self.doomed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(name.into());
+        }
+    }
+
+    /// Deletes the pods [`Inner::doom`] could not; those the API still
+    /// refuses stay for the next time.
+    fn settle_doomed(&self) {
+        let doomed = std::mem::take(&mut *self.doomed.lock().unwrap_or_else(|e| e.into_inner()));
+        let left: Vec<String> = doomed
+            .into_iter()
+            .filter(|n| self.delete(n).is_err())
+            .collect();
+        self.doomed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(left);
+    }
+
     /// The pod of `slot`: its live one while the deadline leaves room for
     /// an attempt, else a new one, Running.
-    fn pod(&self, slot: usize) -> Result<String, String> {
+    fn pod(&self, slot: usize, wait: &Wait<'_>) -> Result<String, String> {
+        self.settle_doomed();
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[slot].clone();
         if let Some(pod) = live {
             let fits = match (self.shape.deadline(), self.shape.attempt_time()) {
@@ -223,7 +253,7 @@ impl Inner {
             }
             let _ = self.delete(&pod.name);
         }
-        let name = self.create(slot)?;
+        let name = self.create(slot, wait)?;
         self.set_live(slot, Some(name.clone()));
         Ok(name)
     }
@@ -236,22 +266,29 @@ impl Inner {
         self.live.lock().unwrap_or_else(|e| e.into_inner())[slot] = pod;
     }
 
-    /// Makes `slot`'s pod and waits for it to run; `Err(why)`, its pod
-    /// deleted, when it does not.
-    fn create(&self, slot: usize) -> Result<String, String> {
+    /// Makes `slot`'s pod and waits for it to run, saying what it waits
+    /// for; `Err(why)`, its pod deleted, when it does not run, or when
+    /// `wait` is cancelled first.
+    fn create(&self, slot: usize, wait: &Wait<'_>) -> Result<String, String> {
         let manifest = pod_manifest(&self.shape, slot);
         let pod: Pod = serde_json::from_value(manifest).map_err(|e| e.to_string())?;
-        let made = (self.call(self.pods.create(&PostParams::default(), &pod)))
+        let post = PostParams::default();
+        let made = (self.call(|| self.pods.create(&post, &pod)))
             .map_err(|e| format!("could not have its pod made: {e}"))?;
         let name = made.metadata.name.clone().unwrap_or_default();
         let version = made.metadata.resource_version.clone().unwrap_or_default();
         let started = self.runtime.block_on(async {
-            match tokio::time::timeout(POD_START, self.running(&name, &version)).await {
-                Ok(r) => r,
-                Err(_) => Err(format!(
+            let run = Box::pin(tokio::time::timeout(
+                POD_START,
+                self.running(&name, version, wait),
+            ));
+            match select(run, Box::pin(cancelled(wait.cancel))).await {
+                Either::Left((Ok(r), _)) => r,
+                Either::Left((Err(_), _)) => Err(format!(
                     "had its pod `{name}` not running after {} s",
                     POD_START.as_secs()
                 )),
+                Either::Right(_) => Err(format!("had its pod `{name}` cancelled before it ran")),
             }
         });
         if let Err(why) = started {
@@ -261,41 +298,59 @@ impl Inner {
         Ok(name)
     }
 
-    /// Watches pod `name` from `version` until it runs.
-    async fn running(&self, name: &str, version: &str) -> Result<(), String> {
-        let wp = WatchParams::default()
-            .fields(&format!("metadata.name={name}"))
-            .timeout(POD_START.as_secs() as u32);
-        let events = self.pods.watch(&wp, version).await;
-        let mut events = events
-            .map_err(|e| format!("could not watch its pod: {}", said(&e)))?
-            .boxed();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
-                    if let Some(done) = started(&pod) {
-                        return done.map_err(|why| format!("had its pod `{name}` {why}"));
-                    }
-                }
-                Ok(WatchEvent::Deleted(_)) => {
-                    return Err(format!("had its pod `{name}` deleted before it ran"))
-                }
-                Ok(WatchEvent::Bookmark(_)) => {}
-                Ok(WatchEvent::Error(s)) => {
-                    return Err(format!("could not watch its pod: {}", s.message))
-                }
+    /// Watches pod `name` from `version` until it runs, watching again
+    /// when a watch ends or breaks on the way (the API server's timeout, a
+    /// restart), and tells `wait` what the pod waits for as that changes.
+    async fn running(
+        &self,
+        name: &str,
+        mut version: String,
+        wait: &Wait<'_>,
+    ) -> Result<(), String> {
+        let mut told = String::new();
+        loop {
+            let wp = WatchParams::default()
+                .fields(&format!("metadata.name={name}"))
+                .timeout(POD_START.as_secs() as u32);
+            let mut events = match self.pods.watch(&wp, &version).await {
+                Ok(events) => events.boxed(),
+                Err(e) if fault(&e).1 => futures_util::stream::empty().boxed(),
                 Err(e) => return Err(format!("could not watch its pod: {}", said(&e))),
+            };
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => {
+                        if let Some(done) = started(&pod) {
+                            return done.map_err(|why| format!("had its pod `{name}` {why}"));
+                        }
+                        version = pod.metadata.resource_version.clone().unwrap_or(version);
+                        let now = waiting_for(&pod);
+                        if !now.is_empty() && now != told {
+                            (wait.waiting)(&now);
+                            told = now;
+                        }
+                    }
+                    Ok(WatchEvent::Deleted(_)) => {
+                        return Err(format!("had its pod `{name}` deleted before it ran"))
+                    }
+                    Ok(WatchEvent::Bookmark(_)) => {}
+                    // An expired version (410) or a broken stream: watch again.
+                    Ok(WatchEvent::Error(s)) if s.code == 410 => break,
+                    Ok(WatchEvent::Error(s)) => {
+                        return Err(format!("could not watch its pod: {}", s.message))
+                    }
+                    Err(e) if fault(&e).1 => break,
+                    Err(e) => return Err(format!("could not watch its pod: {}", said(&e))),
+                }
             }
+            tokio::time::sleep(REWATCH).await;
         }
-        Err(format!(
-            "had its pod `{name}` not running when the watch ended"
-        ))
     }
 
     /// What became of pod `name` when its stream broke: `Some(why)` when
     /// the pod is gone or ended, which the slot forgets.
     fn gone(&self, slot: usize, name: &str) -> Option<String> {
-        let why = match self.call(self.pods.get_opt(name)) {
+        let why = match self.call(|| self.pods.get_opt(name)) {
             Ok(None) => format!("its pod `{name}` was deleted"),
             Ok(Some(pod)) => ended(&pod).map(|why| format!("its pod `{name}` {why}"))?,
             Err(_) => return None,
@@ -319,10 +374,11 @@ impl Inner {
             .max_stdin_buf_size(EXEC_BUFFER)
             .max_stdout_buf_size(EXEC_BUFFER);
         let command = self.shape.settings.command.clone();
-        self.call(self.pods.exec(name, command, &ap)).map_err(|e| {
-            let why = self.gone(slot, name).unwrap_or(e);
-            format!("could not start the worker: {why}")
-        })
+        self.call(|| self.pods.exec(name, command.clone(), &ap))
+            .map_err(|e| {
+                let why = self.gone(slot, name).unwrap_or(e.said);
+                format!("could not start the worker: {why}")
+            })
     }
 }
 
@@ -373,6 +429,41 @@ fn link(
             said,
         }),
     })
+}
+
+/// What a pod that has not started waits for, as the cluster says:
+/// `Unschedulable: 0/3 nodes are available: ...`, `ContainerCreating`.
+fn waiting_for(pod: &Pod) -> String {
+    let Some(status) = pod.status.as_ref() else {
+        return String::new();
+    };
+    let unscheduled = (status.conditions.iter().flatten())
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False");
+    if let Some(c) = unscheduled {
+        let reason = c.reason.as_deref().unwrap_or("not scheduled");
+        return format!("{reason}: {}", c.message.as_deref().unwrap_or_default())
+            .trim_end_matches([':', ' '])
+            .to_string();
+    }
+    let waiting = (status.container_statuses.iter().flatten())
+        .find_map(|c| c.state.as_ref()?.waiting.as_ref());
+    match waiting {
+        Some(w) => format!(
+            "{}: {}",
+            w.reason.as_deref().unwrap_or("waiting"),
+            w.message.as_deref().unwrap_or_default()
+        )
+        .trim_end_matches([':', ' '])
+        .to_string(),
+        None => status.phase.clone().unwrap_or_default(),
+    }
+}
+
+/// Resolves once `cancel` is set (Ctrl-C), looking every tenth of a second.
+async fn cancelled(cancel: &crate::process::Cancel) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Whether `pod` has started: `Ok` running, `Err(why)` never will; `None`
@@ -437,12 +528,12 @@ impl Transport for KubernetesTransport {
         format!("pods in {} ({class})", place(&self.inner.namespace))
     }
 
-    fn connect(&self, slot: usize) -> Result<Link, Lost> {
+    fn connect(&self, slot: usize, wait: &Wait<'_>) -> Result<Link, Lost> {
         let inner = &self.inner;
         if slot >= self.slots() {
             return Err(inner.lost(format!("has no slot {slot}")));
         }
-        let name = inner.pod(slot).map_err(|why| inner.lost(why))?;
+        let name = inner.pod(slot, wait).map_err(|why| inner.lost(why))?;
         let attached = inner.exec(slot, &name).map_err(|why| inner.lost(why))?;
         link(inner, slot, name, attached)
     }
@@ -457,6 +548,9 @@ impl Transport for KubernetesTransport {
             .filter_map(|p| p.take().map(|p| p.name))
             .collect();
         // A pod made while its slot's attempt was cut short is listed too.
+        names.extend(std::mem::take(
+            &mut *inner.doomed.lock().unwrap_or_else(|e| e.into_inner()),
+        ));
         for name in inner.listed().unwrap_or_default() {
             if !names.contains(&name) {
                 names.push(name);
@@ -587,6 +681,8 @@ impl EndLink for PodEnd {
         let mut lines = said.join().unwrap_or_default();
         if kill {
             lines.extend(inner.gone(slot, &name));
+            // The worker was lost: what it ran may still run in its pod.
+            inner.doom(slot, &name);
         }
         lines.join("\n")
     }

@@ -1,0 +1,174 @@
+//! `planwright init`: a commented `planwright.toml` for the project found
+//! at the repository's root, and a small native plan to edit.
+
+use crate::error::{exit, CliError, CliResult};
+use crate::Global;
+use planwright_plan::project;
+use std::path::{Path, PathBuf};
+
+/// Write a commented planwright.toml for the project in DIR (its set-up and
+/// gates filled in from the files found there) and a small native plan to
+/// edit. Refuses to overwrite either.
+///
+/// Examples:
+///   planwright init
+///   planwright init --repo ../app --plan plans/first.json
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The repository to set up: its root gets the two files.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Where to write the plan, relative to DIR.
+    #[arg(long, value_name = "FILE", default_value = "plan.json")]
+    pub plan: PathBuf,
+}
+
+/// What `init` found at the root.
+struct Found {
+    /// The file that marks the project and its kind (`Cargo.toml`, `Rust`).
+    marker: Option<(&'static str, &'static str)>,
+    /// Its lock file and the set-up line that installs what it pins.
+    lock: Option<(&'static str, String)>,
+    /// How its tests run.
+    test: Option<Vec<String>>,
+}
+
+/// Runs the command.
+pub fn run(args: Args, global: &Global) -> CliResult {
+    let dir = &args.repo;
+    if !dir.is_dir() {
+        return Err(
+            CliError::usage(format!("`{}` is not a folder", dir.display()))
+                .hint("pass the repository's folder with `--repo DIR`"),
+        );
+    }
+    let has = |f: &str| dir.join(f).is_file();
+    let found = Found {
+        marker: project::marker(has),
+        lock: project::lock_file(has).zip(project::setup_line(has)),
+        test: project::test_command(has),
+    };
+    let config = dir.join("planwright.toml");
+    let plan = dir.join(&args.plan);
+    for path in [&config, &plan] {
+        if path.exists() {
+            return Err(CliError::usage(format!(
+                "`{}` exists already; `init` never overwrites a file",
+                path.display()
+            ))
+            .hint("edit it, or move it away and run `planwright init` again"));
+        }
+    }
+    write(&config, &config_text(&found))?;
+    if let Some(parent) = plan.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| CliError::write(&parent.display().to_string(), &e))?;
+    }
+    let base = planwright_engine::current_branch(dir).unwrap_or_else(|| "main".into());
+    // A glob matching nothing is a preflight warning unless it creates.
+    let op = if dir.join("src").is_dir() {
+        "any"
+    } else {
+        "create"
+    };
+    write(&plan, &plan_text(&base, found.test.as_deref(), op))?;
+    if !global.quiet {
+        say(&found, &config, &plan, &args.plan);
+    }
+    Ok(exit::OK)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text).map_err(|e| CliError::write(&path.display().to_string(), &e))
+}
+
+/// What was found and written, and what to do next.
+fn say(found: &Found, config: &Path, plan: &Path, plan_arg: &Path) {
+    match found.marker {
+        Some((file, kind)) => crate::outln!("found a {kind} project (`{file}`)"),
+        None => crate::outln!(
+            "found no project file (Cargo.toml, go.mod, package.json, pyproject.toml, ...)"
+        ),
+    }
+    match &found.lock {
+        Some((lock, line)) => crate::outln!("found `{lock}`: [workspace] {line}"),
+        None => crate::outln!("found no lock file: no [workspace] setup"),
+    }
+    match &found.test {
+        Some(argv) => crate::outln!("gate: `{}`", argv.join(" ")),
+        None => crate::outln!("gate: none found; replace the plan's `PROGRAM` placeholder"),
+    }
+    crate::outln!("wrote `{}` and `{}`", config.display(), plan.display());
+    crate::outln!(
+        "next: commit `planwright.toml` (a run reads it from the base branch), describe your first ticket in `{0}`, then `planwright preflight {0}` and `planwright run {0}`",
+        plan_arg.display()
+    );
+}
+
+/// The commented configuration for what was found.
+fn config_text(found: &Found) -> String {
+    let kind = match found.marker {
+        Some((file, kind)) => format!("a {kind} project (found `{file}`)"),
+        None => "a project of no kind planwright knows".to_string(),
+    };
+    let setup = match &found.lock {
+        Some((lock, line)) => format!(
+            "# Gates run in a fresh checkout without the project's dependencies;\n\
+             # this installs what `{lock}` pins, there and in each agent's workspace.\n\
+             {line}\n"
+        ),
+        None => "# Gates run in a fresh checkout without the project's dependencies:\n\
+                 # the command that installs them, if it needs any.\n\
+                 # setup = [[\"PROGRAM\", \"ARGUMENT\"]]\n"
+            .to_string(),
+    };
+    let gates = match &found.test {
+        Some(argv) => format!(
+            "# run = [{}]\n",
+            planwright_plan::formats::codeboost::toml_argv(argv)
+        ),
+        None => "# run = [[\"PROGRAM\", \"ARGUMENT\"]]\n".to_string(),
+    };
+    format!(
+        "# planwright.toml for {kind}, written by `planwright init`.\n\
+         # Every key: docs/configuration.md.\n\
+         \n\
+         [workspace]\n\
+         {setup}\
+         \n\
+         [gates]\n\
+         # What must pass on a ticket's change before it merges, for every plan\n\
+         # (each an argv, or one line split as a shell would). The plan `init`\n\
+         # wrote names its own; a plan of a format without gates (codeboost,\n\
+         # Taskmaster, Spec Kit, ...) needs this line.\n\
+         {gates}"
+    )
+}
+
+/// A native plan of one ticket on `base`, gated by `test` (else by a
+/// placeholder to replace), to edit (docs/formats/native.md).
+fn plan_text(base: &str, test: Option<&[String]>, op: &str) -> String {
+    let argv = match test {
+        Some(argv) => serde_json::to_string(argv).expect("strings serialize"),
+        None => r#"["PROGRAM", "ARGUMENT"]"#.to_string(),
+    };
+    let base = serde_json::to_string(base).expect("strings serialize");
+    (PLAN.replace("BASE", &base).replace("ARGV", &argv)).replace("OP", op)
+}
+
+/// [`plan_text`]'s template.
+const PLAN: &str = r#"{
+  "planwright": 1,
+  "source_format": "native",
+  "base": BASE,
+  "gates": [{"name": "test", "argv": ARGV}],
+  "tickets": [
+    {
+      "id": "first",
+      "title": "the first change",
+      "body": "Describe the change for the agent: what to do, where, and how to know it is done.",
+      "scope": [{"pattern": "src/**", "op": "OP"}]
+    }
+  ]
+}
+"#;
