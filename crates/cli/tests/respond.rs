@@ -227,7 +227,9 @@ fn a_comment_on_a_file_of_b_makes_one_attempt_of_b_pushed_with_one_reply() {
         let replies = s.replies();
         assert_eq!(replies.len(), 1, "{api:?}: {replies:?}");
         assert!(
-            replies[0].contains("Ticket `B` ran again") && replies[0].contains("- `b.txt`"),
+            replies[0].contains("Ticket `B` ran again")
+                && replies[0].contains("(commits `")
+                && replies[0].contains("Files changed:\n\n- `b.txt`\n"),
             "{api:?}: {}",
             replies[0]
         );
@@ -390,6 +392,11 @@ fn a_branch_moved_on_the_forge_is_taken_first_and_a_diverged_one_stops() {
     assert_eq!(s.pushed("b.txt"), "after theirs");
     let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
     git(&s.bare, &["merge-base", "--is-ancestor", &theirs, &tip]);
+    let reply = &s.replies()[0];
+    assert!(
+        reply.contains("- `b.txt`") && !reply.contains("notes.txt"),
+        "the round's own change: {reply}"
+    );
     // A push beside the run's history is never pushed over.
     let beside = s.push_other("other.txt", false);
     s.forge

@@ -330,12 +330,13 @@ fn json(head: &str, outcome: &PullOutcome) -> serde_json::Value {
                 Outcome::Changed {
                     ticket,
                     commit,
+                    commits,
                     files,
                     ..
                 },
         } => json!({
             "head": head, "outcome": "changed", "round": round, "ticket": ticket,
-            "commit": commit, "files": files}),
+            "commit": commit, "commits": commits, "files": files}),
         PullOutcome::Replied {
             round,
             outcome: Outcome::Unchanged { ticket, why },

@@ -414,16 +414,18 @@ fn outcome_of(
         });
     };
     deliver::push(repo, &cx.push_of(&pull.head, &commit), cx.token())?;
-    let range = match &row.merged_before {
-        Some(before) => format!("{before}..{commit}"),
-        None => format!("{commit}^..{commit}"),
-    };
-    let files = repo
-        .git()
-        .args(["diff", "--name-only", "--no-renames", &range])
+    // What the merge brought onto the tip it was made on (which holds
+    // what others pushed, when the round took it): the ticket's change.
+    let onto = format!("{commit}^1");
+    let files = (repo.git())
+        .args(["diff", "--name-only", "--no-renames", &onto, &commit])
+        .text()?;
+    let commits = (repo.git())
+        .args(["rev-list", "--reverse", &format!("{onto}..{commit}")])
         .text()?;
     Ok(Outcome::Changed {
         ticket: id,
+        commits: commits.lines().map(String::from).collect(),
         commit,
         files: files.lines().map(String::from).collect(),
         branch: pull.head.clone(),

@@ -133,8 +133,10 @@ pub enum Outcome {
     Changed {
         /// The ticket.
         ticket: String,
-        /// The commit pushed.
+        /// The commit pushed (the merge).
         commit: String,
+        /// The commits it brings, the merge last.
+        commits: Vec<String>,
         /// The files it changed against what was there before.
         files: Vec<String>,
         /// The branch.
@@ -161,15 +163,18 @@ pub fn reply(round: u32, limit: u32, answered: usize, outcome: &Outcome) -> Stri
         Outcome::Changed {
             ticket,
             commit,
+            commits,
             files,
             branch,
         } => {
-            let short = &commit[..commit.len().min(10)];
+            let short = |c: &String| format!("`{}`", &c[..c.len().min(10)]);
             let _ = writeln!(
                 s,
-                "Ticket `{}` ran again and its change is pushed to `{}` as `{short}`. Files changed:\n",
+                "Ticket `{}` ran again and its change is pushed to `{}` as {} (commits {}). Files changed:\n",
                 inert(ticket),
-                inert(branch)
+                inert(branch),
+                short(commit),
+                commits.iter().map(short).collect::<Vec<_>>().join(", ")
             );
             for f in files {
                 let _ = writeln!(s, "- `{}`", inert(f));
