@@ -459,7 +459,6 @@ fn a_cycle_between_the_files_of_a_folder_is_found() {
 const LONG_FILES: &[&str] = &[
     "cli/tests/run.rs",
     "engine/src/agent/cli.rs",
-    "engine/src/exec/workspace.rs",
     "engine/tests/run.rs",
 ];
 

@@ -182,7 +182,7 @@ pub(crate) fn clear_stamp(path: &Path) -> Result<(), EngineError> {
 
 /// Saves `stamp` at `path`.
 pub(crate) fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
-    crate::exec::workspace::create_parent(path)?;
+    crate::exec::files::create_parent(path)?;
     std::fs::write(path, stamp).map_err(|e| EngineError::io(path, e))
 }
 

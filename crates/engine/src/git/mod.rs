@@ -9,7 +9,10 @@ pub(crate) mod integrity;
 pub(crate) mod objects;
 pub(crate) mod refs;
 pub(crate) mod repo;
+#[cfg(test)]
+pub(crate) mod testing;
 pub(crate) mod tree;
 pub(crate) mod version;
+pub(crate) mod worktree;
 
 pub use command::*;

@@ -32,6 +32,13 @@ pub(crate) fn object_id(repo: &Repo, spec: &str) -> Result<String, EngineError> 
         .text()?)
 }
 
+/// The repository's object format: `sha1` or `sha256`.
+pub(crate) fn format(repo: &Repo) -> Result<String, EngineError> {
+    Ok((repo.git())
+        .args(["rev-parse", "--show-object-format"])
+        .text()?)
+}
+
 /// The bytes of blob `id`.
 pub(crate) fn blob(repo: &Repo, id: &str) -> Result<Vec<u8>, EngineError> {
     Ok(repo.git().args(["cat-file", "blob", id]).output()?.stdout)

@@ -5,6 +5,7 @@
 
 use crate::error::EngineError;
 use crate::git::guard::Guard;
+use crate::git::worktree::WorkTree;
 use crate::git::Git;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -160,24 +161,29 @@ impl Repo {
         self.state_dir().join("git")
     }
 
-    /// git on `work_tree` with planwright's own git directory and the index
-    /// file `index`: never the work tree's `.git`, never the user's config.
-    pub fn own_git(&self, index: &Path, work_tree: &Path) -> Git {
+    /// planwright's git on `work_tree` with its own git directory and the
+    /// index file `index`: never the work tree's `.git`, never the user's
+    /// config.
+    pub fn own_tree(&self, index: &Path, work_tree: &Path) -> WorkTree {
+        WorkTree::with_index(self.own_git(index, work_tree), index.to_path_buf())
+    }
+
+    /// [`Repo::own_tree`] for an index only planwright's git reads: its
+    /// writes leave out the trailing checksum (`index.skipHash`), a SHA-1
+    /// of the whole file that git checks only in `fsck` and that costs as
+    /// much as the rest of writing it, more with every file a run adds.
+    pub fn own_tree_unhashed(&self, index: &Path, work_tree: &Path) -> WorkTree {
+        let git = (self.own_git(index, work_tree)).args(["-c", "index.skipHash=true"]);
+        WorkTree::with_index(git, index.to_path_buf())
+    }
+
+    fn own_git(&self, index: &Path, work_tree: &Path) -> Git {
         Git::with_tree(self.own_git_dir(), work_tree)
             .env("GIT_INDEX_FILE", index.display().to_string())
             .env(
                 "GIT_OBJECT_DIRECTORY",
                 self.common_dir.join("objects").display().to_string(),
             )
-    }
-
-    /// [`Repo::own_git`] for an index only planwright's git reads: its
-    /// writes leave out the trailing checksum (`index.skipHash`), a SHA-1
-    /// of the whole file that git checks only in `fsck` and that costs as
-    /// much as the rest of writing it, more with every file a run adds.
-    pub fn own_git_unhashed(&self, index: &Path, work_tree: &Path) -> Git {
-        self.own_git(index, work_tree)
-            .args(["-c", "index.skipHash=true"])
     }
 
     /// Creates `.planwright/git` when missing, with the accepted keys of

@@ -75,7 +75,7 @@ pub(super) fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mu
         });
         let probed = agent.probe(scratch.path(), Some(&confine));
         // A folder the CLI made unreadable is opened up to be removed.
-        let _ = crate::exec::workspace::remove_any(scratch.path());
+        let _ = crate::exec::files::remove_any(scratch.path());
         probed
     });
     let how = if containment.confines_writes() {
