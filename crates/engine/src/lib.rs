@@ -30,8 +30,8 @@ pub use events::{
 };
 pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
+pub use git::tracked_files;
 pub use git::worktree::WorkTree;
-pub use git::{tracked_files, Git};
 pub use model::{
     transition, CounterfactualOutcome, Failure, FailureKind, IllegalTransition, Phase, RunStatus,
     Step, TicketState,

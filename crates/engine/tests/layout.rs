@@ -680,3 +680,101 @@ mod tests {
         [("outer".to_string(), 7), ("lifetimes".to_string(), 3)]
     );
 }
+
+/// Subcommands only git has: one of them spelled outside `git/` is a git
+/// command line built there.
+const GIT_SUBCOMMANDS: &[&str] = &[
+    "cat-file",
+    "checkout-index",
+    "commit-tree",
+    "diff-index",
+    "diff-tree",
+    "for-each-ref",
+    "hash-object",
+    "index-pack",
+    "ls-files",
+    "ls-tree",
+    "merge-base",
+    "merge-tree",
+    "pack-objects",
+    "read-tree",
+    "rev-list",
+    "rev-parse",
+    "symbolic-ref",
+    "update-index",
+    "update-ref",
+    "write-tree",
+];
+
+/// Where `code` (a file's code, without tests and comments) builds a git
+/// command: the builder named (`Git::...`), `"git"` given to a command
+/// builder or an argv, or a subcommand only git has.
+fn git_argv(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in code.lines() {
+        let squeezed: String = line.split_whitespace().collect();
+        let program = ["new(\"git\"", "arg(\"git\"", "[\"git\"", "\"git\".into()"]
+            .iter()
+            .chain(&["\"git\".to_string()", "\"git\".to_owned()"])
+            .any(|p| squeezed.contains(p));
+        let subcommand = GIT_SUBCOMMANDS
+            .iter()
+            .any(|s| line.contains(&format!("\"{s}\"")));
+        if program || subcommand || squeezed.contains("Git::") {
+            found.push(line.trim().to_string());
+        }
+    }
+    found
+}
+
+/// Git is one typed API: every git command line is built in the engine's
+/// `git/` folder, through its one hardened builder (the rest of the engine
+/// cannot reach the builder's arguments; this also holds the other crates,
+/// and a program named `git` given to any other command builder).
+#[test]
+fn only_the_git_folder_builds_git_command_lines() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for product in ["cli", "config", "engine", "forge", "os", "plan", "view"] {
+        rust_files(&crates.join(product).join("src"), &mut files);
+    }
+    let own = crates.join("engine/src/git");
+    let mut outside = Vec::new();
+    for file in files.iter().filter(|f| !f.starts_with(&own)) {
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        let rel = file.strip_prefix(&crates).unwrap().display().to_string();
+        outside.extend(git_argv(&code).into_iter().map(|l| format!("{rel}: {l}")));
+    }
+    assert!(
+        outside.is_empty(),
+        "git command lines built outside `engine/src/git/`: make each a typed \
+         operation there (see docs/architecture.md)\n{outside:#?}"
+    );
+}
+
+/// The reading of git command lines finds each way of spelling one, and
+/// not the word `git` elsewhere.
+#[test]
+fn a_git_command_line_is_found_however_it_is_spelled() {
+    let built = [
+        "let out = std::process::Command::new(\"git\")",
+        "cmd.arg( \"git\" )",
+        "argv: vec![\"git\".into(), \"status\".into()],",
+        "let argv = [\"git\", \"status\"];",
+        "repo.run(&[\"rev-parse\", \"HEAD\"])",
+        "    \"update-ref\",",
+        "let git = Git::bare(dir);",
+    ];
+    for line in built {
+        assert_eq!(git_argv(line).len(), 1, "{line}");
+    }
+    let not = [
+        "Git = \"git\",",
+        "(\"git\", \"names `.git`, which belongs to git\")",
+        "let dir = root.join(\".git\");",
+        "objects::is_ancestor(repo, a, b)",
+    ];
+    for line in not {
+        assert!(git_argv(line).is_empty(), "{line}");
+    }
+}

@@ -26,7 +26,7 @@ use crate::agent::{Agent, AgentOutcome, AgentReport, Agents, AttemptContext};
 use crate::error::EngineError;
 use crate::exec::remote::Lost;
 use crate::exec::workspace::Workspaces;
-use crate::git::refs::commit_tree;
+use crate::git::refs::{commit_tree, set_own_ref};
 use crate::git::repo::Repo;
 use crate::model::failure::Failure;
 use crate::model::{Phase, Verdict};
@@ -375,10 +375,7 @@ impl Executor for LocalExecutor {
         };
         self.repo
             .made_candidate(&commit, &input.base_commit, &input.message);
-        self.repo
-            .git()
-            .args(["update-ref", &input.candidate_ref, &commit])
-            .output()?;
+        set_own_ref(&self.repo, &input.candidate_ref, &commit)?;
         Ok(Candidate {
             report,
             commit: Some(commit),

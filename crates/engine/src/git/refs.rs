@@ -41,6 +41,14 @@ pub(crate) fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), Engin
     })
 }
 
+/// Points `name`, one of planwright's own refs the integrity guard never
+/// trusts (a candidate's), at `commit`, while attempts may run: no
+/// snapshot is taken.
+pub(crate) fn set_own_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
+    repo.git().args(["update-ref", name, commit]).output()?;
+    Ok(())
+}
+
 /// Deletes `name` if it exists.
 pub(crate) fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
     repo.guard().own_write(|| {
@@ -105,6 +113,15 @@ pub(crate) fn with_identity(git: Git, repo: &Repo) -> Git {
     repo.default_identity()
         .iter()
         .fold(git, |git, (name, value)| git.env(name, value))
+}
+
+/// Commits every file of the working tree as it is, with `message`, on
+/// the branch checked out (a repository planwright made: the demo's).
+pub(crate) fn commit_all(repo: &Repo, message: &str) -> Result<(), EngineError> {
+    repo.git().args(["add", "-A"]).output()?;
+    let commit = repo.git().args(["commit", "-q", "-m", message]);
+    with_identity(commit, repo).output()?;
+    Ok(())
 }
 
 /// Makes a commit of `tree` on `parent` with `message`.

@@ -89,6 +89,16 @@ impl Repo {
         })
     }
 
+    /// Makes a new repository at `dir`, its first branch `branch`, and
+    /// opens it.
+    pub(crate) fn init(dir: &Path, branch: &str) -> Result<Repo, EngineError> {
+        Git::outside()
+            .args(["init", "-q", "-b", branch])
+            .arg(dir)
+            .output()?;
+        Repo::open(dir)
+    }
+
     /// Notes that planwright itself committed candidate `commit` on `parent`
     /// with `message`. Such a commit is the one a merge onto `parent` would
     /// make, so it can land as it is; a commit only an executor vouches
@@ -270,7 +280,7 @@ impl Repo {
     }
 
     /// A git command on the user's repository and its main working tree.
-    pub fn git(&self) -> Git {
+    pub(in crate::git) fn git(&self) -> Git {
         Git::with_tree(&self.git_dir, &self.root)
     }
 

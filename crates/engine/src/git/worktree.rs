@@ -261,10 +261,10 @@ impl WorkTree {
 
     /// Applies `patch` to the files (never the index), or says in git's
     /// words why it does not apply.
-    pub(crate) fn apply(&self, patch: &str) -> Result<Result<(), String>, EngineError> {
+    pub(crate) fn apply(&self, patch: &[u8]) -> Result<Result<(), String>, EngineError> {
         let out = (self.git())
             .args(["apply", "--whitespace=nowarn", "-"])
-            .input(patch.as_bytes())
+            .input(patch)
             .raw()?;
         Ok(match out.status.success() {
             true => Ok(()),

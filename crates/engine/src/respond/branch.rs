@@ -4,6 +4,7 @@
 
 use super::RespondError;
 use crate::deliver::{self, fetch, Push};
+use crate::git::objects;
 use crate::git::refs::{held_branch, set_ref, Target};
 use crate::git::repo::Repo;
 use crate::store::RunRow;
@@ -22,10 +23,7 @@ pub(crate) enum Taken {
 }
 
 fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
-    Ok(repo
-        .git()
-        .args(["merge-base", "--is-ancestor", a, b])
-        .succeeds()?)
+    Ok(objects::is_ancestor(repo, a, b)?)
 }
 
 /// Fetches the pull request's branch and, when others pushed to it, moves

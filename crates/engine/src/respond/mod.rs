@@ -22,6 +22,7 @@ pub use route::{evidence, reply, reply_marker, route, Outcome, Route, TICKET_COM
 use crate::deliver::{self, DeliverError, Push};
 use crate::error::{EngineError, GitError, StoreError};
 use crate::git::repo::Repo;
+use crate::git::{objects, tree};
 use crate::model::TicketState;
 use crate::store::{RoundRow, RoundState, RunRow, Store};
 use crate::RunSummary;
@@ -417,17 +418,13 @@ fn outcome_of(
     // What the merge brought onto the tip it was made on (which holds
     // what others pushed, when the round took it): the ticket's change.
     let onto = format!("{commit}^1");
-    let files = (repo.git())
-        .args(["diff", "--name-only", "--no-renames", &onto, &commit])
-        .text()?;
-    let commits = (repo.git())
-        .args(["rev-list", "--reverse", &format!("{onto}..{commit}")])
-        .text()?;
+    let files = tree::paths_changed(repo, &onto, &commit)?;
+    let commits = objects::commits_between(repo, &onto, &commit)?;
     Ok(Outcome::Changed {
         ticket: id,
-        commits: commits.lines().map(String::from).collect(),
+        commits,
         commit,
-        files: files.lines().map(String::from).collect(),
+        files,
         branch: pull.head.clone(),
     })
 }

@@ -284,7 +284,7 @@ fn mutate(
             // planwright's own git directory, never one the tests left in
             // the checkout; the patch on stdin, so no file is involved.
             Ok(git
-                .apply(patch)?
+                .apply(patch.as_bytes())?
                 .map_err(|said| format!("the mutation's patch does not apply cleanly: {said}")))
         }
     }
