@@ -11,6 +11,7 @@
 
 use super::DeliverError;
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::refs::set_ref;
 use crate::git::remote::{self, Reach, RemoteCommand};
 use crate::git::repo::Repo;
@@ -85,6 +86,7 @@ pub struct PushOutcome {
 /// ([`planwright_forge::RetryPolicy`]: 4 tries, waits of 1s, 2s, 4s).
 pub(crate) fn push(
     repo: &Repo,
+    guard: &Guard,
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<PushOutcome, DeliverError> {
@@ -96,7 +98,7 @@ pub(crate) fn push(
     let options = planwright_forge::Options::default();
     // planwright's own write as far as the integrity guard of a run is
     // concerned (the push writes nothing but objects it already has).
-    let (out, retried) = repo.guard().own_write(|| {
+    let (out, retried) = guard.own_write(|| {
         retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
     })?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -105,7 +107,7 @@ pub(crate) fn push(
         let output = format!("{stdout}\n{stderr}");
         return Err(rejected(p, &output, last.is_some(), retried.len() + 1));
     }
-    set_ref(repo, &lease_ref, p.commit)?;
+    set_ref(repo, guard, &lease_ref, p.commit)?;
     // Porcelain: `<flag>\t<from>:<to>\t<summary>`; `*` new, `=` up to date.
     let flag = stdout
         .lines()
@@ -236,6 +238,7 @@ pub fn fetched_ref(remote: &str, branch: &str) -> String {
 /// no such branch.
 pub(crate) fn fetch(
     repo: &Repo,
+    guard: &Guard,
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<Option<String>, DeliverError> {
@@ -243,7 +246,7 @@ pub(crate) fn fetch(
     let into = fetched_ref(p.remote, p.branch);
     let git = remote::fetch(repo, reach(p, token), p.url, p.branch, &into)?;
     let options = planwright_forge::Options::default();
-    let (out, _) = repo.guard().own_write(|| {
+    let (out, _) = guard.own_write(|| {
         retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
     })?;
     if !out.status.success() {

@@ -12,6 +12,7 @@
 //! one command to run.
 
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::repo::Repo;
 use crate::git::Git;
 use std::path::{Path, PathBuf};
@@ -33,9 +34,15 @@ pub(crate) fn held_branch(run: &str) -> String {
     format!("planwright/run/{run}")
 }
 
-/// Points `name` at `commit` (creating it).
-pub(crate) fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
-    repo.guard().own_write(|| {
+/// Points `name` at `commit` (creating it): planwright's own write, which
+/// `guard` checks before and takes its snapshot after.
+pub(crate) fn set_ref(
+    repo: &Repo,
+    guard: &Guard,
+    name: &str,
+    commit: &str,
+) -> Result<(), EngineError> {
+    guard.own_write(|| {
         repo.git().args(["update-ref", name, commit]).output()?;
         Ok(())
     })
@@ -49,9 +56,9 @@ pub(crate) fn set_own_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), E
     Ok(())
 }
 
-/// Deletes `name` if it exists.
-pub(crate) fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
-    repo.guard().own_write(|| {
+/// Deletes `name` if it exists (planwright's own write, as [`set_ref`]).
+pub(crate) fn delete_ref(repo: &Repo, guard: &Guard, name: &str) -> Result<(), EngineError> {
+    guard.own_write(|| {
         repo.git().args(["update-ref", "-d", name]).output()?;
         Ok(())
     })
@@ -63,6 +70,7 @@ pub(crate) fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
 /// integrity guard checks before and takes its snapshot after.
 pub(crate) fn compare_and_swap(
     repo: &Repo,
+    guard: &Guard,
     name: &str,
     old: &str,
     new: &str,
@@ -73,7 +81,7 @@ pub(crate) fn compare_and_swap(
     for r in delete {
         transaction.push_str(&format!("delete {r}\n"));
     }
-    repo.guard().own_write(|| {
+    guard.own_write(|| {
         Ok((repo.git())
             .args(["update-ref", "-m", reason, "--stdin"])
             .input(transaction)
@@ -288,7 +296,7 @@ pub(crate) enum Sync {
 /// (`git read-tree -m -u`, which refuses rather than overwrite an edit made
 /// in the meantime; the branch is then moved back). Called when a run
 /// starts and when it ends, never after each merge.
-pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
+pub(crate) fn sync(repo: &Repo, guard: &Guard, target: &Target) -> Result<Sync, EngineError> {
     // Whatever sync does to the run's branch, it is read again after.
     target.know_held_tip(HeldTip::Unknown);
     let Some(held) = repo.ref_tip(&target.held_ref())? else {
@@ -297,7 +305,7 @@ pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     let base = repo.base_tip(&target.base)?;
     let merge_cmd = format!("git merge --ff-only {}", target.held);
     if base == held {
-        delete_ref(repo, &target.held_ref())?;
+        delete_ref(repo, guard, &target.held_ref())?;
         return Ok(Sync::Nothing);
     }
     let ff = repo
@@ -322,13 +330,11 @@ pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     }
     // planwright's own write to the user's repository: the integrity guard
     // checks before it and takes its snapshot after.
-    let held_back = repo
-        .guard()
-        .own_write(|| advance(repo, target, &base, &held, &checkouts))?;
+    let held_back = guard.own_write(|| advance(repo, target, &base, &held, &checkouts))?;
     if let Some(reason) = held_back {
         return Ok(Sync::Held { reason });
     }
-    delete_ref(repo, &target.held_ref())?;
+    delete_ref(repo, guard, &target.held_ref())?;
     Ok(Sync::Advanced { commit: held })
 }
 

@@ -4,7 +4,6 @@
 //! calls, and planwright's private git directory.
 
 use crate::error::EngineError;
-use crate::git::guard::Guard;
 use crate::git::worktree::WorkTree;
 use crate::git::Git;
 use std::collections::HashMap;
@@ -22,8 +21,6 @@ pub struct Repo {
     git_dir: PathBuf,
     /// The common git directory (refs, objects, config, hooks).
     common_dir: PathBuf,
-    /// What no agent may change, shared by every clone of this `Repo`.
-    guard: Arc<Guard>,
     /// Creating the private git directory once, whichever slot asks first.
     own_git_made: Arc<Mutex<bool>>,
     /// The identity variables planwright's commits need, asked once.
@@ -74,12 +71,6 @@ impl Repo {
             )));
         };
         Ok(Repo {
-            guard: Arc::new(Guard::new(
-                &root,
-                &git_dir,
-                &common_dir,
-                root.join(STATE_DIR).join("git/config"),
-            )),
             root,
             git_dir,
             common_dir,
@@ -156,11 +147,6 @@ impl Repo {
     /// The common git directory: refs, objects, config, hooks.
     pub fn common_dir(&self) -> &Path {
         &self.common_dir
-    }
-
-    /// The integrity guard of this repository.
-    pub fn guard(&self) -> &Guard {
-        &self.guard
     }
 
     /// planwright's own git directory, `.planwright/git`: its config is

@@ -4,6 +4,7 @@
 
 use super::RespondError;
 use crate::deliver::{self, fetch, Push};
+use crate::git::guard::Guard;
 use crate::git::objects;
 use crate::git::refs::{held_branch, set_ref, Target};
 use crate::git::repo::Repo;
@@ -32,11 +33,12 @@ fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
 /// diverged.
 pub(crate) fn take(
     repo: &Repo,
+    guard: &Guard,
     run: &RunRow,
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<Taken, RespondError> {
-    let Some(remote) = fetch(repo, p, token)? else {
+    let Some(remote) = fetch(repo, guard, p, token)? else {
         return Err(RespondError::BranchGone {
             branch: p.branch.to_string(),
             remote: p.remote.to_string(),
@@ -49,7 +51,7 @@ pub(crate) fn take(
     let local = Target::new(&run.base, &run.id).tip(repo)?;
     if is_ancestor(repo, &remote, &local)? {
         // Nothing on the forge the run lacks.
-        set_ref(repo, &lease, &remote)?;
+        set_ref(repo, guard, &lease, &remote)?;
         return Ok(Taken::Nothing);
     }
     if !is_ancestor(repo, &local, &remote)? {
@@ -60,11 +62,8 @@ pub(crate) fn take(
             held: held_branch(&run.id),
         });
     }
-    set_ref(
-        repo,
-        &format!("refs/heads/{}", held_branch(&run.id)),
-        &remote,
-    )?;
-    set_ref(repo, &lease, &remote)?;
+    let held = format!("refs/heads/{}", held_branch(&run.id));
+    set_ref(repo, guard, &held, &remote)?;
+    set_ref(repo, guard, &lease, &remote)?;
     Ok(Taken::FastForwarded { to: remote })
 }

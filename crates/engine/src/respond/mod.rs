@@ -21,6 +21,7 @@ pub use route::{evidence, reply, reply_marker, route, Outcome, Route, TICKET_COM
 
 use crate::deliver::{self, DeliverError, Push};
 use crate::error::{EngineError, GitError, StoreError};
+use crate::git::guard::Guard;
 use crate::git::repo::Repo;
 use crate::git::{objects, tree};
 use crate::model::TicketState;
@@ -249,7 +250,14 @@ pub fn respond_pull(
         }
         Route::Ticket { id, why } => (id, why),
     };
-    take(cx.repo, cx.run, &cx.push_of(&pull.head, ""), cx.token())?;
+    // The integrity snapshot of this round's own writes, taken at the fetch.
+    take(
+        cx.repo,
+        &Guard::of(cx.repo),
+        cx.run,
+        &cx.push_of(&pull.head, ""),
+        cx.token(),
+    )?;
     let row = RoundRow {
         pull: pull.number,
         round: number,
@@ -358,10 +366,9 @@ fn finish(
         row.state = RoundState::Ran;
         budget = summary.budget;
     }
-    // The run wrote the repository through a `Repo` of its own: this one's
-    // integrity snapshot (taken at the fetch) is out of date.
-    let repo = Repo::open(cx.repo.root())?;
-    let outcome = outcome_of(cx, &repo, pull, &row, budget)?;
+    // The run wrote the repository under a guard of its own: the snapshot
+    // taken at the fetch is out of date, so the push takes a new one.
+    let outcome = outcome_of(cx, &Guard::of(cx.repo), pull, &row, budget)?;
     let marker = reply_marker(row.round);
     let posted = (cx.forge.comments(CommentOn::PullRequest(number))?)
         .iter()
@@ -384,7 +391,7 @@ fn finish(
 /// request's branch, or why nothing changed.
 fn outcome_of(
     cx: &Context,
-    repo: &Repo,
+    guard: &Guard,
     pull: &PullRequest,
     row: &RoundRow,
     budget: Option<String>,
@@ -414,7 +421,8 @@ fn outcome_of(
             why,
         });
     };
-    deliver::push(repo, &cx.push_of(&pull.head, &commit), cx.token())?;
+    let repo = cx.repo;
+    deliver::push(repo, guard, &cx.push_of(&pull.head, &commit), cx.token())?;
     // What the merge brought onto the tip it was made on (which holds
     // what others pushed, when the round took it): the ticket's change.
     let onto = format!("{commit}^1");

@@ -15,6 +15,7 @@ use crate::events::{Event, JsonLines, Reporter};
 use crate::exec::network::Network;
 use crate::exec::workspace::Workspaces;
 use crate::exec::{remote, Executor, LocalExecutor};
+use crate::git::guard::Guard;
 use crate::git::identity::ticket_digest;
 use crate::git::refs::{self, Sync, Target};
 use crate::git::repo::Repo;
@@ -29,6 +30,8 @@ use std::sync::Arc;
 /// only [`prepare`] makes one, so no front end can skip a check.
 pub struct Prepared {
     repo: Repo,
+    /// The integrity guard of the run: the executor's and the run's.
+    guard: Arc<Guard>,
     plan: Plan,
     settings: RunSettings,
     resume: Resume,
@@ -85,6 +88,7 @@ pub fn prepare(
     };
     let outlook = found.outlook.unwrap_or_default();
     Ok(Prepared {
+        guard: Arc::new(Guard::of(&repo)),
         repo,
         plan,
         settings,
@@ -135,6 +139,7 @@ impl Prepared {
         Arc::new(
             LocalExecutor::new(
                 self.repo.clone(),
+                self.guard.clone(),
                 workspaces,
                 self.agents.clone(),
                 c.agent_log_limit,
@@ -204,6 +209,7 @@ impl Drop for CancelOnPanic<'_> {
 /// planwright's folder, its own git, the guard and the disk's floor.
 fn ready(
     repo: &Repo,
+    guard: &Guard,
     settings: &RunSettings,
     containment: &Containment,
 ) -> Result<super::lock::RunLock, EngineError> {
@@ -217,7 +223,7 @@ fn ready(
     repo.ensure_own_git(&settings.contain.allow_config)?;
     // Confined agents cannot write the user's checkout: a change there is
     // the user's own edit, which holds the merges rather than stopping the run.
-    repo.guard().watch_checkout(!containment.confines_writes());
+    guard.watch_checkout(!containment.confines_writes());
     // Below the floor the store gets the reserve's room; above, it is kept.
     crate::exec::disk::at_open(&state_dir, settings.min_free);
     Ok(lock)
@@ -243,6 +249,7 @@ pub fn run(
 ) -> Result<RunSummary, EngineError> {
     let Prepared {
         repo,
+        guard,
         plan,
         settings,
         resume,
@@ -252,7 +259,7 @@ pub fn run(
         ..
     } = session;
     let state_dir = repo.state_dir();
-    let _lock = ready(&repo, &settings, &containment)?;
+    let _lock = ready(&repo, &guard, &settings, &containment)?;
     let described = containment.describe();
     let store = Store::open(&state_dir.join("state.db"))?;
     // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
@@ -261,7 +268,7 @@ pub fn run(
         run: row,
         continued,
         removed,
-    } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
+    } = open_run(&store, &repo, &guard, &plan, &digests, &settings, &resume)?;
     let inputs = super::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
     store.set_run_inputs(&row.id, &super::inputs::record(&inputs))?;
@@ -286,6 +293,7 @@ pub fn run(
             .collect(),
         digests,
         repo: &repo,
+        guard: &guard,
         plan: &plan,
         settings: &settings,
         store: store.clone(),
@@ -375,7 +383,7 @@ pub(super) fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
 
 /// Lands the run's branch on the base when that harms no checkout.
 pub(super) fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
-    Ok(match refs::sync(sh.repo, &sh.target)? {
+    Ok(match refs::sync(sh.repo, sh.guard, &sh.target)? {
         Sync::Nothing => None,
         Sync::Advanced { commit } => {
             sh.emitter.emit(Event::BaseAdvanced {

@@ -6,6 +6,7 @@ use super::lanes::Lanes;
 use super::settings::RunSettings;
 use crate::events::Emitter;
 use crate::exec::Executor;
+use crate::git::guard::Guard;
 use crate::git::identity::commit_message;
 use crate::git::refs::Target;
 use crate::git::repo::Repo;
@@ -22,6 +23,9 @@ use std::sync::Arc;
 /// Shared, read-only context of the coordinator, worker and merger threads.
 pub(super) struct Shared<'a> {
     pub(super) repo: &'a Repo,
+    /// What no agent may change in the repository, checked around every
+    /// attempt and gate run; the run's own writes go through it.
+    pub(super) guard: &'a Guard,
     pub(super) plan: &'a Plan,
     pub(super) settings: &'a RunSettings,
     pub(super) store: Store,

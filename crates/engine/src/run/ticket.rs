@@ -167,8 +167,8 @@ pub(super) fn apply(
 fn failed(sh: &Shared, sched: &mut Scheduler, id: &str, f: Failure) -> Result<(), EngineError> {
     let candidate = refs::candidate_ref(id);
     if let Some(commit) = sh.repo.ref_tip(&candidate)? {
-        refs::set_ref(sh.repo, &refs::quarantine_ref(id), &commit)?;
-        refs::delete_ref(sh.repo, &candidate)?;
+        refs::set_ref(sh.repo, sh.guard, &refs::quarantine_ref(id), &commit)?;
+        refs::delete_ref(sh.repo, sh.guard, &candidate)?;
     }
     sh.emitter.emit(Event::Failed {
         ticket: id.to_string(),

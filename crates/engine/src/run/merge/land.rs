@@ -6,6 +6,7 @@
 //! lands as it is.
 
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::refs::{self, commit_tree, short, HeldTip, Target, CAS_TRIES, ZERO};
 use crate::git::repo::Repo;
 use crate::git::tree::{self, Merged};
@@ -65,6 +66,8 @@ pub(super) struct Passed<'a> {
 pub(super) struct Merge<'a> {
     /// The target repository.
     pub(super) repo: &'a Repo,
+    /// The run's integrity guard, through which a merge moves the target.
+    pub(super) guard: &'a Guard,
     /// Where merges go.
     pub(super) target: &'a Target,
     /// Where the gates run again when the target moved.
@@ -206,7 +209,7 @@ impl Merge<'_> {
         why: &str,
     ) -> Result<bool, EngineError> {
         let reason = format!("planwright: {why}");
-        refs::compare_and_swap(self.repo, name, old, new, refs, &reason)
+        refs::compare_and_swap(self.repo, self.guard, name, old, new, refs, &reason)
     }
 
     /// Runs the gates on the merged tree `commit` in the merge checkout
@@ -303,6 +306,7 @@ pub(super) fn merge_with<'a>(
 ) -> Merge<'a> {
     Merge {
         repo: sh.repo,
+        guard: sh.guard,
         target: &sh.target,
         checkouts: &sh.checkouts,
         gates,
