@@ -10,11 +10,11 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::workspace::WorkspaceSettings;
 use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Verdict;
+use planwright_config::WorkspaceSettings;
 use planwright_os::process::{self, Cancel, Spec};
 use planwright_os::sandbox::Confine;
 use planwright_plan::gate_integrity;

@@ -235,6 +235,16 @@ impl Git {
         Ok(s)
     }
 
+    /// Runs the command: its stdout, trimmed, when it exited 0, else None
+    /// (for commands whose failure is an answer: no such ref, no such remote).
+    pub(in crate::git) fn text_if_success(&self) -> Result<Option<String>, GitError> {
+        let out = self.raw()?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+
     /// Runs the command and reports only whether it exited 0 (for `rev-parse --verify` and the like).
     pub(in crate::git) fn succeeds(&self) -> Result<bool, GitError> {
         let mut cmd = self.command();

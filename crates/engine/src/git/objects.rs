@@ -34,13 +34,9 @@ pub(crate) fn object_id(repo: &Repo, spec: &str) -> Result<String, EngineError> 
 
 /// The id of the object `spec` names, or None when it names none.
 pub(crate) fn lookup(repo: &Repo, spec: &str) -> Result<Option<String>, EngineError> {
-    let out = (repo.git())
+    Ok((repo.git())
         .args(["rev-parse", "--verify", "--quiet", spec])
-        .raw()?;
-    Ok(out
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+        .text_if_success()?)
 }
 
 /// The repository's object format: `sha1` or `sha256`.

@@ -47,14 +47,10 @@ impl RemoteCommand {
 /// or None when the repository has no such remote.
 pub(crate) fn push_url(repo: &Repo, remote: &str) -> Result<Option<String>, GitError> {
     let access = RemoteAccess::read()?;
-    let out = (repo.git())
+    (repo.git())
         .config_pairs(access.urls())
         .args(["remote", "get-url", "--push", remote])
-        .raw()?;
-    Ok(out
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+        .text_if_success()
 }
 
 /// `push --porcelain` of `commit` to `target` (a full ref) of `url`, with

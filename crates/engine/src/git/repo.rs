@@ -278,13 +278,9 @@ impl Repo {
     /// The commit `name` (a full ref) points at, if it exists.
     pub fn ref_tip(&self, name: &str) -> Result<Option<String>, EngineError> {
         let spec = format!("{name}^{{commit}}");
-        let out = (self.git())
+        Ok((self.git())
             .args(["rev-parse", "--verify", "--quiet", &spec])
-            .raw()?;
-        Ok(out
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+            .text_if_success()?)
     }
 
     /// The tip of the base branch of a run in progress; its absence is an

@@ -99,13 +99,9 @@ impl ObjectDir {
     /// `commit` followed by its parents, one line, or None when the store
     /// does not have it.
     pub(crate) fn with_parents(&self, commit: &str) -> Result<Option<String>, EngineError> {
-        let out = (self.git())
+        Ok((self.git())
             .args(["rev-list", "--parents", "-n1", commit])
-            .raw()?;
-        Ok(out
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+            .text_if_success()?)
     }
 
     /// Whether the store has every object `commit` needs beyond `base`.
