@@ -1,7 +1,9 @@
-//! Git, always through one hardened command builder: the repository, the
-//! integrity guard, commit identity, gate-script integrity, and the refs
-//! and targets of merges.
-
+//! Git, always through one hardened command builder, and every git
+//! command line of the workspace built here as a typed operation: the
+//! repository, trees, objects and refs, the work trees planwright owns,
+//! packs between a coordinator and its workers, the forge's remote, the
+//! integrity guard (held by the session), commit identity and gate-script
+//! integrity.
 mod command;
 pub(crate) mod guard;
 pub(crate) mod identity;
