@@ -169,7 +169,10 @@ where
         };
         let slept = runtime.block_on(async {
             let nap = Box::pin(tokio::time::sleep(*wait));
-            matches!(select(nap, Box::pin(cancelled(cancel))).await, Either::Left(_))
+            matches!(
+                select(nap, Box::pin(cancelled(cancel))).await,
+                Either::Left(_)
+            )
         });
         if !slept {
             return Err(fault);

@@ -285,7 +285,9 @@ mod tests {
             .and_then(|rest| rest.strip_suffix("-7"))
             .unwrap_or_else(|| panic!("{named}"));
         assert_eq!(token.len(), 5, "{named}");
-        assert!(token.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        assert!(token
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
         let mut shape = shape;
         shape.token = String::new();
         assert_eq!(pod_manifest(&shape, 2, &shape.name(2, 7)), expected);

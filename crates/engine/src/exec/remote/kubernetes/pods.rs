@@ -14,10 +14,10 @@ use kube::api::{Api, AttachParams, AttachedProcess, DeleteParams, ListParams, Po
 use kube::api::{WatchEvent, WatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use planwright_os::process::Cancel;
 use std::future::Future;
 use std::io::{Read, Write};
 use std::path::Path;
-use planwright_os::process::Cancel;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -172,7 +172,11 @@ impl Inner {
     where
         F: Future<Output = Result<T, kube::Error>>,
     {
-        let cancel = self.cancel.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let cancel = self
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         call(&self.runtime, &cancel, f)
     }
 
