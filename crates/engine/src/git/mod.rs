@@ -4,6 +4,7 @@
 //! packs between a coordinator and its workers, the forge's remote, the
 //! integrity guard (held by the session), commit identity and gate-script
 //! integrity.
+
 mod command;
 pub(crate) mod guard;
 pub(crate) mod identity;
