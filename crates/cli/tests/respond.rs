@@ -22,6 +22,9 @@ struct Setup {
     _server: GitHttp,
     head: String,
     pull: u64,
+    /// Every pull request delivered: (head, number), parents first.
+    pulls: Vec<(String, u64)>,
+    per: &'static str,
 }
 
 fn token_var(api: Api) -> &'static str {
@@ -40,20 +43,33 @@ fn kind_name(api: Api) -> &'static str {
     }
 }
 
-/// A native plan: A makes `a.txt`, B (after A) makes `b.txt`.
-fn plan() -> Value {
+/// A native plan: A makes `a.txt`, B (after A) makes `b.txt`, and with
+/// `per = "ticket"` C (after B) makes `c.txt`, so that a ticket merges
+/// after B.
+fn plan(per: &str) -> Value {
     let ticket = |id: &str, path: &str, deps: Vec<&str>| {
         json!({"id": id, "title": format!("Add {path}"), "body": "add the file",
             "scope": [{"pattern": path, "op": "any"}], "depends_on": deps})
     };
-    json!({"planwright": 1, "source_format": "native", "base": "main", "gates": [{"name": "true", "argv": ["true"]}],
-        "tickets": [ticket("A", "a.txt", vec![]), ticket("B", "b.txt", vec!["A"])]})
+    let mut plan = json!({"planwright": 1, "source_format": "native", "base": "main", "gates": [{"name": "true", "argv": ["true"]}],
+        "tickets": [ticket("A", "a.txt", vec![]), ticket("B", "b.txt", vec!["A"])]});
+    if per == "ticket" {
+        let c = ticket("C", "c.txt", vec!["B"]);
+        plan["tickets"].as_array_mut().unwrap().push(c);
+    }
+    plan
 }
 
 impl Setup {
     /// The plan run and delivered to a fake forge of `api`, with
     /// `[respond]` holding `respond`; `ana` may write.
     fn delivered(api: Api, respond: &str) -> Setup {
+        Setup::delivered_per(api, respond, "run")
+    }
+
+    /// The same, delivered with `[forge] per = per`; `head` and `pull`
+    /// are the run's pull request's, or B's with `per = "ticket"`.
+    fn delivered_per(api: Api, respond: &str, per: &'static str) -> Setup {
         let env = Env::new(&[("README.md", "hello\n")]).with_cli(BIN);
         let server = GitHttp::start(&env.root().join("server"), TOKEN);
         let bare = server.create(REPO, &env.repo(), "main");
@@ -62,9 +78,10 @@ impl Setup {
         forge.add_repository(REPO);
         forge.branches_from(REPO, &bare);
         forge.add_collaborator(REPO, "ana", "write");
-        write(env.root(), "plan.json", &plan().to_string());
+        write(env.root(), "plan.json", &plan(per).to_string());
         env.fixture("A", 1, "a.txt", "a\n");
         env.fixture("B", 1, "b.txt", "b\n");
+        env.fixture("C", 1, "c.txt", "c\n");
         let mut s = Setup {
             env,
             bare,
@@ -72,6 +89,8 @@ impl Setup {
             _server: server,
             head: String::new(),
             pull: 0,
+            pulls: Vec::new(),
+            per,
         };
         s.configure(respond);
         let run = s.command(&["run", "plan.json", "--repo", "repo"], true);
@@ -79,16 +98,21 @@ impl Setup {
         let out = s.command(&["deliver", "--repo", "repo", "--output", "json"], false);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let d: Value = serde_json::from_slice(&out.stdout).unwrap();
-        s.head = d["pull_requests"][0]["head"].as_str().unwrap().to_string();
-        s.pull = d["pull_requests"][0]["number"].as_u64().unwrap();
+        for p in d["pull_requests"].as_array().unwrap() {
+            let head = p["head"].as_str().unwrap().to_string();
+            s.pulls.push((head, p["number"].as_u64().unwrap()));
+        }
+        let b = s.pulls.iter().find(|(h, _)| h.ends_with("/B"));
+        (s.head, s.pull) = b.or(s.pulls.last()).cloned().unwrap();
         s
     }
 
     fn configure(&self, respond: &str) {
         let toml = format!(
-            "[forge]\nkind = \"{}\"\napi_url = \"{}\"\n[respond]\n{respond}\n",
+            "[forge]\nkind = \"{}\"\napi_url = \"{}\"\nper = \"{}\"\n[respond]\n{respond}\n",
             kind_name(self.forge.api()),
-            self.forge.api_url()
+            self.forge.api_url(),
+            self.per
         );
         write(self.env.root(), "planwright.toml", &toml);
     }
@@ -123,8 +147,13 @@ impl Setup {
 
     /// planwright's replies on the pull request.
     fn replies(&self) -> Vec<String> {
+        self.replies_on(self.pull)
+    }
+
+    /// planwright's replies on pull request `pull`.
+    fn replies_on(&self, pull: u64) -> Vec<String> {
         self.forge
-            .comments(REPO, self.pull, true)
+            .comments(REPO, pull, true)
             .into_iter()
             .filter(|c| c.author == BOT && c.body.contains("<!-- planwright:respond"))
             .map(|c| c.body)
@@ -144,7 +173,12 @@ impl Setup {
 
     /// A file on the pull request's branch on the git server.
     fn pushed(&self, path: &str) -> String {
-        git(&self.bare, &["show", &format!("{}:{path}", self.head)])
+        self.pushed_on(&self.head, path)
+    }
+
+    /// A file on `branch` on the git server.
+    fn pushed_on(&self, branch: &str, path: &str) -> String {
+        git(&self.bare, &["show", &format!("{branch}:{path}")])
     }
 
     /// Someone else pushes a commit to the pull request's branch, on top
@@ -635,4 +669,105 @@ fn a_round_killed_during_its_run_is_finished_by_the_next_respond_with_one_reply(
         assert_eq!(s.pushed("b.txt"), "after the crash", "{n}");
         assert!(s.respond_ok().contains("nothing new"), "{n}");
     }
+}
+
+#[test]
+fn per_ticket_a_comment_on_bs_pull_request_is_a_round_of_b_on_its_branch_alone() {
+    for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
+        let s = Setup::delivered_per(api, "", "ticket");
+        let (a_head, a_pull) = s.pulls[0].clone();
+        let a_tip = GitHttp::tip(&s.bare, &a_head).unwrap();
+        let b_tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+        let c_tip = GitHttp::tip(&s.bare, &s.pulls[2].0).unwrap();
+        s.env.fixture("B", 2, "b.txt", "B, as asked\n");
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "Capitalise.");
+        let out = s.respond_ok();
+        assert!(out.contains("round 1 on"), "{api:?}: {out}");
+        assert_eq!(s.pushed("b.txt"), "B, as asked", "{api:?}");
+        // One commit on top of B's branch: its change, nothing else.
+        let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+        assert_eq!(git(&s.bare, &["rev-parse", &format!("{tip}^")]), b_tip);
+        let files = git(&s.bare, &["diff", "--name-only", &b_tip, &tip]);
+        assert_eq!(files, "b.txt", "{api:?}");
+        assert_eq!(GitHttp::tip(&s.bare, &a_head).unwrap(), a_tip, "{api:?}");
+        let (c_head, c_pull) = s.pulls[2].clone();
+        assert_eq!(GitHttp::tip(&s.bare, &c_head).unwrap(), c_tip, "{api:?}");
+        assert!(s.replies_on(a_pull).is_empty() && s.replies_on(c_pull).is_empty());
+        let replies = s.replies();
+        assert_eq!(replies.len(), 1, "{api:?}: {replies:?}");
+        assert!(
+            replies[0].contains("Ticket `B` ran again")
+                && replies[0].contains("Files changed:\n\n- `b.txt`\n"),
+            "{api:?}: {}",
+            replies[0]
+        );
+        // `deliver` again leaves the branch where the round left it.
+        let out = s.command(&["deliver", "--repo", "repo"], false);
+        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
+        assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), tip, "{api:?}");
+        assert!(s.respond_ok().contains("nothing new"), "{api:?}");
+    }
+}
+
+#[test]
+fn per_ticket_one_respond_answers_each_pull_request_and_points_to_the_right_one() {
+    let s = Setup::delivered_per(Api::Github, "", "ticket");
+    let (a_head, a_pull) = s.pulls[0].clone();
+    s.env.fixture("A", 2, "a.txt", "A again\n");
+    s.env.fixture("B", 2, "b.txt", "B again\n");
+    s.forge
+        .add_review_comment(REPO, a_pull, "ana", "a.txt", Some(1), "for A");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "for B");
+    let out = s.respond_ok();
+    assert_eq!(out.matches("round 1 on").count(), 2, "{out}");
+    assert_eq!(s.pushed_on(&a_head, "a.txt"), "A again");
+    assert_eq!(s.pushed("b.txt"), "B again");
+    assert_eq!(s.pushed("a.txt"), "a", "A's round is A's pull request's");
+    assert_eq!(s.replies_on(a_pull).len(), 1);
+    assert_eq!(s.replies().len(), 1);
+    // A ticket another pull request carries: a reply says where, and
+    // nothing runs.
+    s.forge
+        .add_comment(REPO, s.pull, true, "ana", "/planwright ticket A\nagain");
+    let out = s.respond_ok();
+    assert!(out.contains("no round on"), "{out}");
+    let replies = s.replies();
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(
+        replies[1].contains(&format!(
+            "ticket 'A' is delivered by pull request #\u{200b}{a_pull} ('{a_head}'): comment there"
+        )),
+        "{}",
+        replies[1]
+    );
+    let run = s.charter("A", 2);
+    assert!(run.contains("for A"), "{run}");
+    let runs = s.env.repo().join(".planwright/runs");
+    let dir = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+    assert!(!dir.path().join("A/attempt-3.prompt.md").exists());
+}
+
+#[test]
+fn per_ticket_watch_ends_when_every_pull_request_is_merged_or_closed() {
+    let s = Setup::delivered_per(Api::Github, "", "ticket");
+    let mut child = watch(&s, "1s");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in &s.pulls {
+        let line = lines.next().unwrap().unwrap();
+        assert!(line.contains("nothing new"), "{line}");
+    }
+    s.forge.merge(REPO, s.pulls[0].1);
+    s.forge.merge(REPO, s.pulls[1].1);
+    s.forge.close_pull(REPO, s.pulls[2].1);
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    let last = &rest[rest.len() - 3..];
+    assert!(
+        last[0].contains("is merged")
+            && last[1].contains("is merged")
+            && last[2].contains("is closed: nothing more"),
+        "{rest:?}"
+    );
 }
