@@ -771,3 +771,28 @@ fn per_ticket_watch_ends_when_every_pull_request_is_merged_or_closed() {
         "{rest:?}"
     );
 }
+
+#[test]
+fn per_ticket_commits_pushed_on_a_lower_pull_request_are_taken_first() {
+    let s = Setup::delivered_per(Api::Github, "", "ticket");
+    // C merged after B: the run has gone past B's branch.
+    let theirs = s.push_other("notes.txt", true);
+    s.env.fixture("B", 2, "b.txt", "after theirs\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "again");
+    s.respond_ok();
+    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+    assert_eq!(git(&s.bare, &["rev-parse", &format!("{tip}^")]), theirs);
+    assert_eq!(s.pushed("notes.txt"), "theirs");
+    assert_eq!(s.pushed("b.txt"), "after theirs");
+    let files = git(&s.bare, &["ls-tree", "--name-only", &tip]);
+    assert!(!files.contains("c.txt"), "{files}");
+    // The run took their commit before the attempt: its merges hold it.
+    let holding = git(&s.env.repo(), &["branch", "--contains", &theirs]);
+    assert!(!holding.is_empty(), "no branch of the run holds theirs");
+    let reply = &s.replies()[0];
+    assert!(
+        reply.contains("- `b.txt`") && !reply.contains("notes.txt"),
+        "{reply}"
+    );
+}

@@ -24,6 +24,8 @@ use std::time::Duration;
 /// attempt of the ticket the feedback concerns, through the same sandbox,
 /// gates, review and merge queue as `run`, pushed to the same branch, with
 /// one reply on the pull request (docs/forge.md, "Responding to reviews").
+/// With `[forge] per = "ticket"`, each ticket's pull request is answered on
+/// its own: a round of that ticket, only its change pushed to its branch.
 ///
 /// One round per pull request each time it runs, and never twice for the
 /// same comment; `--watch` repeats until every pull request of the run is
