@@ -796,3 +796,68 @@ fn per_ticket_commits_pushed_on_a_lower_pull_request_are_taken_first() {
         "{reply}"
     );
 }
+
+#[test]
+fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it() {
+    let s = Setup::delivered(Api::Github, "");
+    // The agent is sandboxed: it says it started in a folder it may write.
+    let out = s.env.root().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    s.configure(&format!("[sandbox]\nwritable = [\"{}\"]", out.display()));
+    let started = out.join("agent.started");
+    let script = s.env.root().join("agent.sh");
+    let body = format!("echo started > '{}'\nsleep 600\n", started.display());
+    std::fs::write(&script, body).unwrap();
+    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+    let child = s
+        .env
+        .command()
+        .args(["respond", "--repo", "repo", "--agent", "cmd"])
+        .args(["--agent-cmd", &format!("sh {}", script.display())])
+        .env(token_var(s.forge.api()), TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the event: the agent of the round's attempt is working.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_to_string(&started).map_or(true, |p| !p.ends_with('\n')) {
+        assert!(std::time::Instant::now() < deadline, "no agent started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(kill.unwrap().success());
+    let done = child.wait_with_output().unwrap();
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(err.contains("was stopped before it ended"), "{err}");
+    assert!(err.contains("hint: run `planwright respond` again"), "{err}");
+    let alive = std::process::Command::new("pgrep")
+        .args(["-f", &script.display().to_string()])
+        .status()
+        .unwrap();
+    assert!(!alive.success(), "the agent outlived respond");
+    assert!(s.replies().is_empty(), "no reply for the interrupted round");
+    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), tip, "nothing pushed");
+    let holding = std::process::Command::new("grep")
+        .args(["-rlF", TOKEN])
+        .arg(s.env.repo())
+        .output()
+        .unwrap();
+    assert_eq!(text(&holding.stdout), "", "files holding the token");
+    // The next `respond` redoes the round: one reply.
+    s.env.fixture("B", 2, "b.txt", "after Ctrl-C\n");
+    s.env.fixture("B", 3, "b.txt", "after Ctrl-C\n");
+    let out = s.respond_ok();
+    assert!(out.contains("round 1 on"), "{out}");
+    assert_eq!(s.pushed("b.txt"), "after Ctrl-C");
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(replies[0].contains("Ticket `B` ran again"), "{}", replies[0]);
+    assert!(s.respond_ok().contains("nothing new"));
+}
