@@ -594,9 +594,12 @@ fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
 
 #[test]
 fn the_cost_caps_stop_a_round_with_a_reply() {
-    // A round's cap: its run's budget is used up before an attempt starts.
-    let s = Setup::delivered(Api::Github, "max_cost_usd = 0.0");
-    s.env.fixture("B", 2, "b.txt", "never\n");
+    // A round's cap of $1: its first attempt costs $1.20 and goes out of
+    // scope, so the round's run has no budget for a second.
+    let s = Setup::delivered(Api::Github, "max_cost_usd = 1.0");
+    s.env.fixture("B", 2, "x.txt", "out of scope\n");
+    s.env.fixture_cost("B", 2, 1.2);
+    s.env.fixture("B", 3, "b.txt", "never\n");
     s.forge
         .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
     let out = s.respond_ok();
@@ -604,35 +607,40 @@ fn the_cost_caps_stop_a_round_with_a_reply() {
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(
-        replies[0].contains("Nothing changed (ticket `B`): the round's cost cap stopped it: the run's budget is used up ($0.00 of $0.00)"),
+        replies[0].contains("Nothing changed (ticket `B`): the round's cost cap stopped it: the run's budget is used up ($1.20 of $1.00)"),
         "{}",
         replies[0]
     );
     assert_eq!(s.pushed("b.txt"), "b");
-    // A pull request's cap: no round, one reply.
-    let s = Setup::delivered(Api::Github, "pull_max_cost_usd = 0.0");
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
-    let out = s.respond_ok();
-    assert!(out.contains("no round on"), "{out}");
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "and this");
-    s.respond_ok();
+    let run = s.env.run_dir();
+    assert!(!run.join("B/attempt-3.prompt.md").exists(), "no attempt 3");
+    // A pull request's cap of $1: a round of $0.70, one of $0.50 (within
+    // the $0.30 left when it started), then no round and one reply.
+    let s = Setup::delivered(Api::Github, "pull_max_cost_usd = 1.0");
+    for (n, usd, comment) in [(2, 0.7, "one"), (3, 0.5, "two")] {
+        s.env.fixture("B", n, "b.txt", &format!("{comment}\n"));
+        s.env.fixture_cost("B", n, usd);
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), comment);
+        let out = s.respond_ok();
+        assert!(out.contains(&format!("round {} on", n - 1)), "{out}");
+    }
+    assert_eq!(s.pushed("b.txt"), "two");
+    s.env.fixture("B", 4, "b.txt", "never\n");
+    for comment in ["three", "four"] {
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), comment);
+        let out = s.respond_ok();
+        assert!(out.contains("no round on"), "{out}");
+    }
     let replies = s.replies();
-    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies.len(), 3, "{replies:?}");
     assert!(
-        replies[0].contains("the pull request's cost cap is reached ($0.00 of $0.00"),
+        replies[2].contains("the pull request's cost cap is reached ($1.20 of $1.00"),
         "{}",
-        replies[0]
+        replies[2]
     );
-    let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    assert!(!run.join("B/attempt-2.prompt.md").exists(), "nothing ran");
+    assert!(!s.env.run_dir().join("B/attempt-4.prompt.md").exists());
 }
 
 #[test]
