@@ -844,14 +844,21 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
     let err = text(&done.stderr);
     assert_eq!(done.status.code(), Some(130), "{err}");
     assert!(err.contains("was stopped before it ended"), "{err}");
-    assert!(err.contains("hint: run `planwright respond` again"), "{err}");
+    assert!(
+        err.contains("hint: run `planwright respond` again"),
+        "{err}"
+    );
     let alive = std::process::Command::new("pgrep")
         .args(["-f", &script.display().to_string()])
         .status()
         .unwrap();
     assert!(!alive.success(), "the agent outlived respond");
     assert!(s.replies().is_empty(), "no reply for the interrupted round");
-    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), tip, "nothing pushed");
+    assert_eq!(
+        GitHttp::tip(&s.bare, &s.head).unwrap(),
+        tip,
+        "nothing pushed"
+    );
     let holding = std::process::Command::new("grep")
         .args(["-rlF", TOKEN])
         .arg(s.env.repo())
@@ -866,6 +873,10 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
     assert_eq!(s.pushed("b.txt"), "after Ctrl-C");
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
-    assert!(replies[0].contains("Ticket `B` ran again"), "{}", replies[0]);
+    assert!(
+        replies[0].contains("Ticket `B` ran again"),
+        "{}",
+        replies[0]
+    );
     assert!(s.respond_ok().contains("nothing new"));
 }

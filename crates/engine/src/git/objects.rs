@@ -46,9 +46,7 @@ pub(crate) fn is_ancestor(repo: &Repo, ancestor: &str, commit: &str) -> Result<b
 
 /// The message of `commit`, as it was written.
 pub(crate) fn message_of(repo: &Repo, commit: &str) -> Result<String, EngineError> {
-    let out = (repo.git())
-        .args(["cat-file", "commit", commit])
-        .output()?;
+    let out = (repo.git()).args(["cat-file", "commit", commit]).output()?;
     let text = String::from_utf8_lossy(&out.stdout);
     // The headers end at the first blank line.
     Ok(text

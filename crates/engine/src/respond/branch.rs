@@ -6,8 +6,8 @@
 use super::RespondError;
 use crate::deliver::{self, fetch, Push};
 use crate::git::refs::{commit_tree_of, held_branch, set_ref, Target};
-use crate::git::tree::{merge_tree, Merged};
 use crate::git::repo::Repo;
+use crate::git::tree::{merge_tree, Merged};
 use crate::store::RunRow;
 use planwright_config::Secret;
 
