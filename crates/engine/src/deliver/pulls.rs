@@ -11,6 +11,11 @@ use planwright_config::forge::{ForgeSettings, Per};
 use planwright_plan::delivery::{DeliveryFacts, IssueRef};
 use planwright_plan::Plan;
 
+/// How the message of the commit a `respond` round puts on a ticket's own
+/// pull request (`per = "ticket"`) starts: a later delivery leaves such a
+/// branch where the round left it.
+pub const ROUND_COMMIT: &str = "planwright: round ";
+
 /// One pull request to open or update.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pull {
@@ -149,7 +154,7 @@ fn keep_rounds(
         };
         if last != p.commit
             && !is_ancestor(repo, &last, &p.commit)?
-            && message_of(repo, &last)?.starts_with(crate::respond::ROUND_COMMIT)
+            && message_of(repo, &last)?.starts_with(ROUND_COMMIT)
         {
             p.commit = last;
         }

@@ -20,7 +20,6 @@ mod stack;
 pub(crate) use branch::take;
 pub use feedback::{pending, Authors, Item, Kind, Pending, Skipped, REPLY_MARKER};
 pub use route::{evidence, reply, reply_marker, route, Outcome, Route, TICKET_COMMAND};
-pub use stack::ROUND_COMMIT;
 
 use crate::deliver::{self, DeliverError, Push};
 use crate::error::{EngineError, GitError, StoreError};

@@ -7,17 +7,13 @@
 //! the tickets merged after it, are not pulled in.
 
 use super::{Context, Outcome, RespondError};
-use crate::deliver::{self, api_kind};
+use crate::deliver::{self, api_kind, ROUND_COMMIT};
 use crate::git::objects::{changed_paths, message_of};
 use crate::git::refs::commit_tree_of;
 use crate::git::repo::Repo;
 use crate::git::tree::{merge_tree_from, tree_of, Merged};
 use planwright_config::Per;
 use planwright_forge::PullRequest;
-
-/// How the message of the commit a round puts on a ticket's own pull
-/// request starts; `deliver` leaves such a branch where the round left it.
-pub const ROUND_COMMIT: &str = "planwright: round ";
 
 fn round_message(run: &str, ticket: &str, round: u32, merge: &str) -> String {
     format!(
