@@ -21,18 +21,42 @@ fn round_message(run: &str, ticket: &str, round: u32, merge: &str) -> String {
     )
 }
 
+/// Where ticket `id`, named on a pull request delivering `tickets`, is
+/// answered.
+#[derive(Debug, PartialEq, Eq)]
+enum Place<'a> {
+    /// Here: `per = "run"` runs any ticket of the plan on its one pull
+    /// request, and `per = "ticket"` the pull request's own.
+    Here,
+    /// On the pull request whose head is this.
+    Elsewhere(&'a str),
+    /// On no pull request of the run (the ticket did not merge).
+    Nowhere,
+}
+
+fn place<'a>(per: Per, tickets: &[String], others: &'a [(String, String)], id: &str) -> Place<'a> {
+    if per != Per::Ticket || tickets.iter().any(|t| t == id) {
+        return Place::Here;
+    }
+    match others.iter().find(|(t, _)| t == id) {
+        Some((_, head)) => Place::Elsewhere(head),
+        None => Place::Nowhere,
+    }
+}
+
 /// Why a round named with `/planwright ticket ID` does not run on this
 /// pull request: with `per = "ticket"`, a ticket is answered on its own
 /// pull request only.
 pub(super) fn not_here(cx: &Context, id: &str) -> Result<Option<String>, RespondError> {
-    if cx.forge_settings.per != Per::Ticket || cx.tickets.iter().any(|t| t == id) {
-        return Ok(None);
-    }
     let noun = api_kind(cx.forge_settings.kind).pull_request_noun();
-    let Some((_, head)) = cx.other_pulls.iter().find(|(t, _)| t == id) else {
-        return Ok(Some(format!(
-            "ticket `{id}` is on no {noun} of this run (it did not merge): `planwright run --rerun {id}`, then `planwright deliver`, delivers it"
-        )));
+    let head = match place(cx.forge_settings.per, &cx.tickets, &cx.other_pulls, id) {
+        Place::Here => return Ok(None),
+        Place::Nowhere => {
+            return Ok(Some(format!(
+                "ticket `{id}` is on no {noun} of this run (it did not merge): `planwright run --rerun {id}`, then `planwright deliver`, delivers it"
+            )))
+        }
+        Place::Elsewhere(head) => head,
     };
     Ok(Some(match cx.forge.find_pull_request(head)? {
         Some(p) => format!(
@@ -101,4 +125,23 @@ pub(super) fn carry(
         commit,
         branch: pull.head.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ticket_is_answered_on_its_own_pull_request_only_when_delivered_per_ticket() {
+        let own = vec!["B".to_string()];
+        let others = vec![("A".to_string(), "pw/A".to_string())];
+        assert_eq!(place(Per::Ticket, &own, &others, "B"), Place::Here);
+        assert_eq!(
+            place(Per::Ticket, &own, &others, "A"),
+            Place::Elsewhere("pw/A")
+        );
+        assert_eq!(place(Per::Ticket, &own, &others, "C"), Place::Nowhere);
+        // One pull request of the run: any ticket of the plan runs there.
+        assert_eq!(place(Per::Run, &own, &[], "C"), Place::Here);
+    }
 }
