@@ -803,6 +803,19 @@ fn per_ticket_commits_pushed_on_a_lower_pull_request_are_taken_first() {
         reply.contains("- `b.txt`") && !reply.contains("notes.txt"),
         "{reply}"
     );
+    // Theirs conflicting with a ticket merged after B: nothing is pushed.
+    let conflicting = s.push_other("c.txt", true);
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "more");
+    let out = s.respond();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("conflict with the run's merges in c.txt") && err.contains("hint:"),
+        "{err}"
+    );
+    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), conflicting);
+    assert_eq!(s.replies().len(), 1);
 }
 
 #[test]
