@@ -54,7 +54,9 @@ fn plan(per: &str) -> Value {
     let mut plan = json!({"planwright": 1, "source_format": "native", "base": "main", "gates": [{"name": "true", "argv": ["true"]}],
         "tickets": [ticket("A", "a.txt", vec![]), ticket("B", "b.txt", vec!["A"])]});
     if per == "ticket" {
-        let c = ticket("C", "c.txt", vec!["B"]);
+        let mut c = ticket("C", "c.txt", vec!["B"]);
+        // C may touch b.txt too (one test has it do so).
+        c["scope"] = json!([{"pattern": "c.txt", "op": "any"}, {"pattern": "b.txt", "op": "any"}]);
         plan["tickets"].as_array_mut().unwrap().push(c);
     }
     plan
@@ -70,6 +72,11 @@ impl Setup {
     /// The same, delivered with `[forge] per = per`; `head` and `pull`
     /// are the run's pull request's, or B's with `per = "ticket"`.
     fn delivered_per(api: Api, respond: &str, per: &'static str) -> Setup {
+        Setup::delivered_with(api, respond, per, |_| {})
+    }
+
+    /// The same, with `before` given the fixtures before the run.
+    fn delivered_with(api: Api, respond: &str, per: &'static str, before: fn(&Env)) -> Setup {
         let env = Env::new(&[("README.md", "hello\n")]).with_cli(BIN);
         let server = GitHttp::start(&env.root().join("server"), TOKEN);
         let bare = server.create(REPO, &env.repo(), "main");
@@ -82,6 +89,7 @@ impl Setup {
         env.fixture("A", 1, "a.txt", "a\n");
         env.fixture("B", 1, "b.txt", "b\n");
         env.fixture("C", 1, "c.txt", "c\n");
+        before(&env);
         let mut s = Setup {
             env,
             bare,
@@ -892,4 +900,30 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
         replies[0]
     );
     assert!(s.respond_ok().contains("nothing new"));
+}
+
+#[test]
+fn per_ticket_a_change_a_later_ticket_overlaps_is_not_carried_and_the_reply_says_why() {
+    let s = Setup::delivered_with(Api::Github, "", "ticket", |env| {
+        env.fixture("C", 1, "b.txt", "b, by C\n");
+    });
+    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+    s.env.fixture("B", 2, "b.txt", "B again\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "again");
+    let out = s.respond_ok();
+    assert!(out.contains("nothing changed (B)"), "{out}");
+    assert_eq!(
+        GitHttp::tip(&s.bare, &s.head).unwrap(),
+        tip,
+        "nothing pushed"
+    );
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(
+        replies[0].contains("its change conflicts on 'planwright/")
+            && replies[0].contains("with the tickets merged after it, in b.txt"),
+        "{}",
+        replies[0]
+    );
 }
