@@ -156,7 +156,7 @@ fn run_line(event: &Event) -> Option<String> {
             ),
         },
         Event::Removed { ticket } => {
-            format!("{ticket}: no longer in the plan, forgotten by the run")
+            format!("{ticket}: no longer in the plan; kept in the run's views as removed, with its attempts")
         }
         Event::Changed { ticket, commit } => format!(
             "{ticket}: merged as {} from an older definition, not run again (`--rerun {ticket}` runs it)",
@@ -924,7 +924,7 @@ mod tests {
         2026-11-29T22:00:00Z run r1: 3 tickets onto `main`
         2026-11-29T22:00:00Z continuing run r1: 3 tickets onto `main`
         2026-11-29T22:00:00Z T1: merged by an earlier run, skipped
-        2026-11-29T22:00:00Z T0: no longer in the plan, forgotten by the run
+        2026-11-29T22:00:00Z T0: no longer in the plan; kept in the run's views as removed, with its attempts
         2026-11-29T22:00:00Z T2: attempt 1 started from 0123456789
         2026-11-29T22:00:00Z T2: attempt 1 rejected: scope_violation: modifies `README.md`, which is outside the ticket's scope, retrying with the evidence
         2026-11-29T22:00:00Z T2: attempt 2 rejected: scope_violation: modifies `README.md`, which is outside the ticket's scope

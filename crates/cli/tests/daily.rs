@@ -349,6 +349,71 @@ fn a_second_plan_starts_its_own_run_unless_continue_says_otherwise() {
     );
 }
 
+/// A native plan on `master` of tickets each creating `<id>.txt`.
+fn tickets_creating(ids: &[&str]) -> String {
+    let tickets: Vec<Value> = (ids.iter())
+        .map(|id| {
+            serde_json::json!({"id": id, "title": id, "body": "Create it.",
+                "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]})
+        })
+        .collect();
+    serde_json::json!({
+        "planwright": 1, "source_format": "native", "base": "master",
+        "gates": [{"name": "true", "argv": ["true"]}], "tickets": tickets
+    })
+    .to_string()
+}
+
+#[test]
+fn a_ticket_removed_from_the_plan_keeps_its_history_in_every_view_until_it_comes_back() {
+    let env = on_master(&BASE_FILES);
+    write(env.root(), "plan.json", &tickets_creating(&["P1", "P2"]));
+    env.fixture("P1", 0, "P1.txt", "p\n");
+    env.fixture("P2", 0, "P2.txt", "q\n");
+    env.fixture("P3", 0, "P3.txt", "r\n");
+    let first = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
+    assert_eq!(first["merged"], serde_json::json!(["P1", "P2"]), "{first}");
+    // The same plan file, edited: P1 out, P3 in.
+    write(env.root(), "plan.json", &tickets_creating(&["P2", "P3"]));
+    let second = scripted(&env, "run", "plan.json", &[]);
+    let said = text(&second.stderr) + &text(&second.stdout);
+    assert!(said.contains("P1: no longer in the plan; kept in the run's views as removed"), "{said}");
+    let status = |extra: &[&str]| {
+        let mut args = vec!["status", "--repo", "repo"];
+        args.extend_from_slice(extra);
+        env.planwright(&args)
+    };
+    let json = summary(&status(&["--output", "json"]));
+    assert_eq!(json["run"]["id"], first["run"], "{json}");
+    let ticket = |json: &Value, id: &str| -> Value {
+        let all = json["tickets"].as_array().unwrap();
+        all.iter().find(|t| t["id"] == id).cloned().unwrap_or_else(|| panic!("{id} in {json}"))
+    };
+    let p1 = ticket(&json, "P1");
+    assert_eq!((&p1["removed"], &p1["state"]), (&Value::Bool(true), &Value::from("merged")), "{p1}");
+    assert_eq!(p1["attempts"].as_array().unwrap().len(), 1, "{p1}");
+    assert_eq!(ticket(&json, "P3")["removed"], false);
+    assert_eq!((&json["run"]["removed_count"], &json["run"]["merged_count"]), (&Value::from(1), &Value::from(2)), "{json}");
+    let shown = text(&status(&[]).stdout);
+    assert!(shown.contains("2 tickets: 2 merged, 0 failed, 0 blocked, 0 running, 0 pending; 1 removed from the plan"), "{shown}");
+    let (plan_part, removed_part) = shown.split_once("removed from the plan (kept").expect("a heading");
+    assert!(!plan_part.contains("\nP1 "), "{shown}");
+    assert!(removed_part.lines().any(|l| l.starts_with("P1 ") && l.contains("merged")), "{shown}");
+    let md = text(&env.planwright(&["report", "--repo", "repo", "--to", "md"]).stdout);
+    assert!(md.contains("| P1 | P1 | merged (removed from the plan) | 1 |"), "{md}");
+    let html = text(&env.planwright(&["report", "--repo", "repo", "--to", "html"]).stdout);
+    assert!(html.contains("<span class=\"badge st-removed\">removed</span>"), "{html}");
+    // Back in the plan: no longer removed, still merged, not run again.
+    write(env.root(), "plan.json", &tickets_creating(&["P1", "P2", "P3"]));
+    let third = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
+    assert_eq!(third["run"], first["run"], "{third}");
+    let json = summary(&status(&["--output", "json"]));
+    let p1 = ticket(&json, "P1");
+    assert_eq!((&p1["removed"], &p1["state"]), (&Value::Bool(false), &Value::from("merged")), "{p1}");
+    assert_eq!(p1["attempts"].as_array().unwrap().len(), 1, "not run again: {p1}");
+    assert_eq!(json["run"]["removed_count"], 0, "{json}");
+}
+
 #[test]
 fn a_rerun_that_changes_nothing_stays_merged() {
     let env = on_master(&BASE_FILES);

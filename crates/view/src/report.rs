@@ -118,11 +118,11 @@ impl RunReport {
         ShownState::of(self.run.status, t.state)
     }
 
-    /// How many tickets are in `state`.
+    /// How many tickets of the plan are in `state`.
     pub fn count(&self, state: TicketState) -> usize {
         self.tickets
             .iter()
-            .filter(|t| t.ticket.state == state)
+            .filter(|t| !t.ticket.removed && t.ticket.state == state)
             .count()
     }
 }
@@ -277,6 +277,7 @@ fn queue_table(s: &mut String, batches: &[crate::BatchView]) {
 /// The run as Markdown.
 pub fn markdown(r: &RunReport) -> String {
     let mut s = String::new();
+    let removed = r.tickets.iter().filter(|t| t.ticket.removed).count();
     let _ = writeln!(s, "# planwright run {}\n", r.run.id);
     let _ = writeln!(
         s,
@@ -297,16 +298,21 @@ pub fn markdown(r: &RunReport) -> String {
     }
     let _ = writeln!(
         s,
-        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other",
+        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other{}",
         r.count(TicketState::Merged),
         r.count(TicketState::Changed),
         r.count(TicketState::Failed),
         r.count(TicketState::Blocked),
         r.tickets.len()
+            - removed
             - r.count(TicketState::Merged)
             - r.count(TicketState::Changed)
             - r.count(TicketState::Failed)
-            - r.count(TicketState::Blocked)
+            - r.count(TicketState::Blocked),
+        match removed {
+            0 => String::new(),
+            n => format!("; {n} removed from the plan (kept with their attempts)"),
+        }
     );
     let _ = writeln!(s, "- {}\n", totals_text(&r.totals));
     let _ = writeln!(
@@ -320,7 +326,10 @@ pub fn markdown(r: &RunReport) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             markdown_text(&t.id).replace('|', "\\|"),
             markdown_text(&t.title).replace('|', "\\|"),
-            r.shown_state(t).as_str(),
+            match t.removed {
+                false => r.shown_state(t).as_str().to_string(),
+                true => format!("{} (removed from the plan)", r.shown_state(t).as_str()),
+            },
             t.attempt_count,
             report
                 .totals

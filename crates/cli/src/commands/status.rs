@@ -48,7 +48,7 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     );
     crate::outln!(
         "{}",
-        r.view.counts().line(r.run.status, r.view.tickets.len())
+        r.view.counts().line(r.run.status)
     );
     crate::outln!("{}", view::totals_text(&r.totals));
     for (pool, p) in &r.view.paused {
@@ -80,8 +80,9 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// One row per ticket: state, attempts, tokens and cost over its attempts,
-/// merged commit, failure.
-/// The tickets' table; with `color`, each state in its colour.
+/// merged commit, failure; with `color`, each state in its colour. The
+/// tickets the plan no longer has follow under a heading of their own,
+/// with the state they had.
 fn rows(r: &RunReport, color: bool) {
     let width = r
         .tickets
@@ -104,7 +105,12 @@ fn rows(r: &RunReport, color: bool) {
         "cost",
         "commit"
     );
-    for report in &r.tickets {
+    let (plan, removed): (Vec<_>, Vec<_>) = r.tickets.iter().partition(|t| !t.ticket.removed);
+    let heading = (!removed.is_empty()).then(|| plan.len());
+    for (i, report) in plan.into_iter().chain(removed).enumerate() {
+        if heading == Some(i) {
+            crate::outln!("removed from the plan (kept with their attempts; `run` runs them again once the plan has them):");
+        }
         let t = &report.ticket;
         let commit = t
             .merge_commit
