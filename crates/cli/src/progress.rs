@@ -15,6 +15,40 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
 
+/// The state whose colour an event's line takes (as `status` colours its
+/// states: see [`crate::render::paint`]); None for a line left plain.
+fn tone(event: &Event) -> Option<&'static str> {
+    Some(match event {
+        Event::Merged { .. } | Event::Unchanged { .. } | Event::AlreadyMerged { .. } => "merged",
+        Event::Changed { .. } => "changed",
+        Event::Failed { .. } => "failed",
+        Event::AttemptRejected { .. } => "rejected",
+        Event::Blocked { .. } => "blocked",
+        Event::AttemptStarted { .. } | Event::Merging { .. } => "running",
+        Event::RunFinished {
+            interrupted: true, ..
+        } => "interrupted",
+        Event::RunFinished {
+            failed_count,
+            blocked_count,
+            ..
+        } => match failed_count + blocked_count {
+            0 => "merged",
+            _ => "failed",
+        },
+        _ => return None,
+    })
+}
+
+/// [`describe`]'s line, in its event's colour when `color`.
+pub(crate) fn describe_painted(event: &Event, color: bool) -> Option<String> {
+    let line = describe(event)?;
+    Some(match tone(event) {
+        Some(state) => crate::render::paint(&line, state, color),
+        None => line,
+    })
+}
+
 /// One line for an event, or None for events that only move a progress line.
 pub(crate) fn describe(event: &Event) -> Option<String> {
     // What agents, gates and file names put in an event is shown, never
@@ -304,15 +338,23 @@ pub(crate) struct Plain<W: Write + Send> {
     /// Whether the merge queue's own steps (stacks checked, passed,
     /// stopped, landed, bisected) get lines.
     queue: bool,
+    /// Whether lines are in their event's colour (`--color`, `NO_COLOR`).
+    color: bool,
 }
 
 impl<W: Write + Send> Plain<W> {
+    /// The same reporter, its lines in colour when `color`.
+    pub(crate) fn colored(self, color: bool) -> Self {
+        Plain { color, ..self }
+    }
+
     /// Writes to `out`.
     pub(crate) fn new(out: W) -> Self {
         Plain {
             out,
             phases: false,
             queue: true,
+            color: false,
         }
     }
 
@@ -322,6 +364,7 @@ impl<W: Write + Send> Plain<W> {
             out,
             phases: true,
             queue: true,
+            color: false,
         }
     }
 
@@ -332,6 +375,7 @@ impl<W: Write + Send> Plain<W> {
             out,
             phases: false,
             queue: false,
+            color: false,
         }
     }
 }
@@ -359,7 +403,7 @@ impl<W: Write + Send> Reporter for Plain<W> {
                 phase,
             } if self.phases => Some(format!("{ticket}: attempt {attempt}: {phase}")),
             _ if !self.queue && queue_step(event) => None,
-            _ => describe(event),
+            _ => describe_painted(event, self.color),
         };
         // A closed pipe (`run | head -2`) must not stop the run: its agents
         // and merges go on, and a later `status` shows where it stands.
@@ -564,6 +608,8 @@ pub(crate) struct Terminal {
     bars: HashMap<String, ProgressBar>,
     /// As [`Plain`]'s: whether the merge queue's own steps get lines.
     queue: bool,
+    /// As [`Plain`]'s: whether lines are in their event's colour.
+    color: bool,
 }
 
 impl Terminal {
@@ -573,7 +619,13 @@ impl Terminal {
             multi: MultiProgress::new(),
             bars: HashMap::new(),
             queue: true,
+            color: false,
         }
+    }
+
+    /// The same reporter, its lines in colour when `color`.
+    pub(crate) fn colored(self, color: bool) -> Self {
+        Terminal { color, ..self }
     }
 
     /// [`Terminal::new`] without the merge queue's own steps.
@@ -635,7 +687,7 @@ impl Reporter for Terminal {
         if !self.queue && queue_step(event) {
             return;
         }
-        if let Some(line) = describe(event) {
+        if let Some(line) = describe_painted(event, self.color) {
             if !matches!(event, Event::AttemptStarted { .. } | Event::Merging { .. }) {
                 let _ = self.multi.println(line);
             }

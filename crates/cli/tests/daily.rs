@@ -761,3 +761,42 @@ fn status_colours_states_as_color_says() {
         "{plain}"
     );
 }
+
+/// `run` colours its lines and its end summary as `status` colours states:
+/// with `--color always`, with `auto` when `CLICOLOR_FORCE` says so, never
+/// with `NO_COLOR` (which the test's environment sets) or when piped.
+#[test]
+fn run_colours_its_lines_and_summary_as_color_says() {
+    let env = on_master(&BASE_FILES);
+    write(env.root(), "plan.json", &tickets_creating(&["P1", "P2"]));
+    env.fixture("P1", 0, "P1.txt", "p\n");
+    // P2's agent writes outside its scope: it fails.
+    for n in 0..3 {
+        env.fixture("P2", n, "README.md", "out of scope\n");
+    }
+    let always = scripted(&env, "run", "plan.json", &["--color", "always"]);
+    let said = text(&always.stdout);
+    assert!(said.contains("\x1b[32mP1: merged as "), "{said}");
+    assert!(said.contains("\x1b[33mP2: attempt 1 rejected: "), "{said}");
+    assert!(said.contains("\x1b[31mP2: FAILED: "), "{said}");
+    assert!(said.contains("\x1b[31mfailed:\x1b[0m P2: "), "{said}");
+    // Piped, with `NO_COLOR` set: plain.
+    let plain = text(&scripted(&env, "run", "plan.json", &[]).stdout);
+    assert!(plain.contains("P2: FAILED: ") && !plain.contains('\x1b'), "{plain}");
+    // `auto`, no `NO_COLOR`, piped: plain; `CLICOLOR_FORCE` turns it on.
+    let agent = format!("scripted:{}", env.fixtures().display());
+    let auto = |force: Option<&str>| {
+        let mut cmd = env.command();
+        cmd.env_remove("NO_COLOR");
+        if let Some(v) = force {
+            cmd.env("CLICOLOR_FORCE", v);
+        }
+        let args = ["run", "plan.json", "--repo", "repo", "--agent", &agent];
+        text(&cmd.args(args).output().unwrap().stdout)
+    };
+    let piped = auto(None);
+    assert!(piped.contains("P2: FAILED: ") && !piped.contains('\x1b'), "{piped}");
+    let forced = auto(Some("1"));
+    assert!(forced.contains("\x1b[32mP1: merged by an earlier run"), "{forced}");
+    assert!(forced.contains("\x1b[31mfailed:\x1b[0m P2: "), "{forced}");
+}
