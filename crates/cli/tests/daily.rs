@@ -800,3 +800,45 @@ fn run_colours_its_lines_and_summary_as_color_says() {
     assert!(forced.contains("\x1b[32mP1: merged by an earlier run"), "{forced}");
     assert!(forced.contains("\x1b[31mfailed:\x1b[0m P2: "), "{forced}");
 }
+
+/// The commands whose examples need no agent, run, forge or network: they
+/// run as written in a Node project that `planwright init` set up.
+const OFFLINE: [&str; 8] = [
+    "init",
+    "validate",
+    "convert",
+    "schema",
+    "show",
+    "graph",
+    "completions",
+    "man",
+];
+
+/// Every example of these commands' `--help` runs and exits 0, but those
+/// naming a file or folder the project lacks (`../app`, `tasks.json`).
+/// (That every command has examples the parser takes is a unit test of
+/// the binary's `examples` module.)
+#[test]
+fn the_offline_examples_of_every_help_run() {
+    let env = on_master(&[("package.json", r#"{"scripts": {"test": "node -e 0"}}"#)]);
+    let mut ran = Vec::new();
+    for command in OFFLINE {
+        let help = text(&env.planwright(&[command, "--help"]).stdout);
+        let (_, examples) = help.split_once("Examples:").unwrap_or_else(|| panic!("{help}"));
+        for line in examples.lines() {
+            let line = line.split("  #").next().unwrap().trim();
+            let Some(args) = line.strip_prefix("planwright ") else {
+                continue;
+            };
+            if ["../app", "tasks.json"].iter().any(|f| args.contains(f)) {
+                continue;
+            }
+            let args: Vec<&str> = args.split(' ').collect();
+            let out = env.cli().run(&env.repo(), &args);
+            assert_eq!(out.status.code(), Some(0), "{line}: {}", text(&out.stderr));
+            ran.push(line.to_string());
+        }
+    }
+    assert!(ran.len() >= 12, "{ran:?}");
+    assert!(env.repo().join("plan.dot").is_file() && env.repo().join("man1").is_dir());
+}

@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 /// pull request has merged, a partial standard_v1 delivery's
 /// `remaining_scope` is posted on its issue, once.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
@@ -40,11 +39,6 @@ pub(crate) struct Args {
     pub draft: bool,
 }
 
-const EXAMPLES: &str = "Examples:
-  # What would be pushed and sent, without a token:
-  planwright deliver --repo . --dry-run
-  # A given run, as drafts, each pull request in JSON:
-  GITHUB_TOKEN=... planwright deliver --repo . --run RUN_ID --draft --output json";
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {

@@ -31,7 +31,6 @@ use std::time::Duration;
 /// the round changed), had nothing new, or is merged or closed; 2 on
 /// usage, forge or push errors; 130 on Ctrl-C.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
@@ -54,11 +53,6 @@ pub(crate) struct Args {
     pub no_gate_probe: bool,
 }
 
-const EXAMPLES: &str = "Examples:
-  # One round on the last run's pull request:
-  GITHUB_TOKEN=... planwright respond --repo .
-  # Keep answering every five minutes until it is merged or closed:
-  GITHUB_TOKEN=... planwright respond --repo . --watch --interval 5m";
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
