@@ -204,11 +204,18 @@ mod tests {
                 .map(|h| h.to_string())
                 .unwrap_or_default();
             let lines = command_lines(&help);
-            assert!(lines.len() >= 2, "`planwright {path} --help` has two examples: {help:?}");
+            assert!(
+                lines.len() >= 2,
+                "`planwright {path} --help` has two examples: {help:?}"
+            );
             for line in lines {
                 let parsed = crate::command().try_get_matches_from(&line);
                 assert!(parsed.is_ok(), "{line:?}: {}", parsed.unwrap_err());
-                assert_eq!(line.get(1).map(String::as_str), path.split(' ').next(), "{line:?} is an example of {path}");
+                assert_eq!(
+                    line.get(1).map(String::as_str),
+                    path.split(' ').next(),
+                    "{line:?} is an example of {path}"
+                );
             }
             seen += 1;
         };

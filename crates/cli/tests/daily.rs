@@ -377,7 +377,10 @@ fn a_ticket_removed_from_the_plan_keeps_its_history_in_every_view_until_it_comes
     write(env.root(), "plan.json", &tickets_creating(&["P2", "P3"]));
     let second = scripted(&env, "run", "plan.json", &[]);
     let said = text(&second.stderr) + &text(&second.stdout);
-    assert!(said.contains("P1: no longer in the plan; kept in the run's views as removed"), "{said}");
+    assert!(
+        said.contains("P1: no longer in the plan; kept in the run's views as removed"),
+        "{said}"
+    );
     let status = |extra: &[&str]| {
         let mut args = vec!["status", "--repo", "repo"];
         args.extend_from_slice(extra);
@@ -387,30 +390,72 @@ fn a_ticket_removed_from_the_plan_keeps_its_history_in_every_view_until_it_comes
     assert_eq!(json["run"]["id"], first["run"], "{json}");
     let ticket = |json: &Value, id: &str| -> Value {
         let all = json["tickets"].as_array().unwrap();
-        all.iter().find(|t| t["id"] == id).cloned().unwrap_or_else(|| panic!("{id} in {json}"))
+        all.iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} in {json}"))
     };
     let p1 = ticket(&json, "P1");
-    assert_eq!((&p1["removed"], &p1["state"]), (&Value::Bool(true), &Value::from("merged")), "{p1}");
+    assert_eq!(
+        (&p1["removed"], &p1["state"]),
+        (&Value::Bool(true), &Value::from("merged")),
+        "{p1}"
+    );
     assert_eq!(p1["attempts"].as_array().unwrap().len(), 1, "{p1}");
     assert_eq!(ticket(&json, "P3")["removed"], false);
-    assert_eq!((&json["run"]["removed_count"], &json["run"]["merged_count"]), (&Value::from(1), &Value::from(2)), "{json}");
+    assert_eq!(
+        (&json["run"]["removed_count"], &json["run"]["merged_count"]),
+        (&Value::from(1), &Value::from(2)),
+        "{json}"
+    );
     let shown = text(&status(&[]).stdout);
     assert!(shown.contains("2 tickets: 2 merged, 0 failed, 0 blocked, 0 running, 0 pending; 1 removed from the plan"), "{shown}");
-    let (plan_part, removed_part) = shown.split_once("removed from the plan (kept").expect("a heading");
+    let (plan_part, removed_part) = shown
+        .split_once("removed from the plan (kept")
+        .expect("a heading");
     assert!(!plan_part.contains("\nP1 "), "{shown}");
-    assert!(removed_part.lines().any(|l| l.starts_with("P1 ") && l.contains("merged")), "{shown}");
-    let md = text(&env.planwright(&["report", "--repo", "repo", "--to", "md"]).stdout);
-    assert!(md.contains("| P1 | P1 | merged (removed from the plan) | 1 |"), "{md}");
-    let html = text(&env.planwright(&["report", "--repo", "repo", "--to", "html"]).stdout);
-    assert!(html.contains("<span class=\"badge st-removed\">removed</span>"), "{html}");
+    assert!(
+        removed_part
+            .lines()
+            .any(|l| l.starts_with("P1 ") && l.contains("merged")),
+        "{shown}"
+    );
+    let md = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "md"])
+            .stdout,
+    );
+    assert!(
+        md.contains("| P1 | P1 | merged (removed from the plan) | 1 |"),
+        "{md}"
+    );
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
+    assert!(
+        html.contains("<span class=\"badge st-removed\">removed</span>"),
+        "{html}"
+    );
     // Back in the plan: no longer removed, still merged, not run again.
-    write(env.root(), "plan.json", &tickets_creating(&["P1", "P2", "P3"]));
+    write(
+        env.root(),
+        "plan.json",
+        &tickets_creating(&["P1", "P2", "P3"]),
+    );
     let third = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
     assert_eq!(third["run"], first["run"], "{third}");
     let json = summary(&status(&["--output", "json"]));
     let p1 = ticket(&json, "P1");
-    assert_eq!((&p1["removed"], &p1["state"]), (&Value::Bool(false), &Value::from("merged")), "{p1}");
-    assert_eq!(p1["attempts"].as_array().unwrap().len(), 1, "not run again: {p1}");
+    assert_eq!(
+        (&p1["removed"], &p1["state"]),
+        (&Value::Bool(false), &Value::from("merged")),
+        "{p1}"
+    );
+    assert_eq!(
+        p1["attempts"].as_array().unwrap().len(),
+        1,
+        "not run again: {p1}"
+    );
     assert_eq!(json["run"]["removed_count"], 0, "{json}");
 }
 
@@ -782,7 +827,10 @@ fn run_colours_its_lines_and_summary_as_color_says() {
     assert!(said.contains("\x1b[31mfailed:\x1b[0m P2: "), "{said}");
     // Piped, with `NO_COLOR` set: plain.
     let plain = text(&scripted(&env, "run", "plan.json", &[]).stdout);
-    assert!(plain.contains("P2: FAILED: ") && !plain.contains('\x1b'), "{plain}");
+    assert!(
+        plain.contains("P2: FAILED: ") && !plain.contains('\x1b'),
+        "{plain}"
+    );
     // `auto`, no `NO_COLOR`, piped: plain; `CLICOLOR_FORCE` turns it on.
     let agent = format!("scripted:{}", env.fixtures().display());
     let auto = |force: Option<&str>| {
@@ -795,9 +843,15 @@ fn run_colours_its_lines_and_summary_as_color_says() {
         text(&cmd.args(args).output().unwrap().stdout)
     };
     let piped = auto(None);
-    assert!(piped.contains("P2: FAILED: ") && !piped.contains('\x1b'), "{piped}");
+    assert!(
+        piped.contains("P2: FAILED: ") && !piped.contains('\x1b'),
+        "{piped}"
+    );
     let forced = auto(Some("1"));
-    assert!(forced.contains("\x1b[32mP1: merged by an earlier run"), "{forced}");
+    assert!(
+        forced.contains("\x1b[32mP1: merged by an earlier run"),
+        "{forced}"
+    );
     assert!(forced.contains("\x1b[31mfailed:\x1b[0m P2: "), "{forced}");
 }
 
@@ -824,7 +878,9 @@ fn the_offline_examples_of_every_help_run() {
     let mut ran = Vec::new();
     for command in OFFLINE {
         let help = text(&env.planwright(&[command, "--help"]).stdout);
-        let (_, examples) = help.split_once("Examples:").unwrap_or_else(|| panic!("{help}"));
+        let (_, examples) = help
+            .split_once("Examples:")
+            .unwrap_or_else(|| panic!("{help}"));
         for line in examples.lines() {
             let line = line.split("  #").next().unwrap().trim();
             let Some(args) = line.strip_prefix("planwright ") else {

@@ -313,7 +313,9 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_is_listed_apart() {
     );
     let s = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(s.contains("2 tickets: 2 merged"), "{s}");
-    let (plan, removed) = s.split_once("removed from the plan (kept").expect("a heading");
+    let (plan, removed) = s
+        .split_once("removed from the plan (kept")
+        .expect("a heading");
     assert!(!plan.lines().any(|l| l.starts_with("B ")), "{s}");
     assert!(removed.lines().any(|l| l.starts_with("B ")), "{s}");
     let json = env.status_json();

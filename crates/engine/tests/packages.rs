@@ -142,7 +142,13 @@ fn registry(
         "versions": {version: {"name": name, "version": version, "dist": dist}}
     })
     .to_string();
-    serve(listener, vec![(file, tarball), (format!("/{name}"), packument.into_bytes())]);
+    serve(
+        listener,
+        vec![
+            (file, tarball),
+            (format!("/{name}"), packument.into_bytes()),
+        ],
+    );
     url
 }
 
@@ -189,9 +195,17 @@ fn cargo_registry(dir: &Path, scratch: &Path) -> String {
     assert!(copied.success());
     let _ = std::fs::remove_file(unpacked.join(".cargo-checksum.json"));
     let packed = scratch.join("itoa-1.0.11.crate");
-    command("tar", scratch, &["-czf", "itoa-1.0.11.crate", "itoa-1.0.11"], &[]);
+    command(
+        "tar",
+        scratch,
+        &["-czf", "itoa-1.0.11.crate", "itoa-1.0.11"],
+        &[],
+    );
     let bytes = std::fs::read(&packed).unwrap();
-    let sum = std::process::Command::new("sha256sum").arg(&packed).output().unwrap();
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&packed)
+        .output()
+        .unwrap();
     let sum = String::from_utf8(sum.stdout).unwrap();
     let sum = sum.split_whitespace().next().unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -473,7 +487,12 @@ let n: u64 = v.trim().parse().unwrap();\n    assert_eq!(b.format(n), v.trim());\
         (".gitignore", "target/\n"),
     ]);
     let home = env.root().join("cargo-home");
-    command("cargo", &env.repo(), &["generate-lockfile"], &[("CARGO_HOME", &home)]);
+    command(
+        "cargo",
+        &env.repo(),
+        &["generate-lockfile"],
+        &[("CARGO_HOME", &home)],
+    );
     commit_lock(&env);
     let gate_argv = ["cargo", "test", "--offline"];
     let one_ticket = || {
@@ -488,15 +507,29 @@ let n: u64 = v.trim().parse().unwrap();\n    assert_eq!(b.format(n), v.trim());\
     };
     let agent = sh_agent(&env, "echo 42 > \"$1/answer.txt\"\n", "{worktree}");
     let agents = planwright_engine::agent::Agents::from(std::sync::Arc::from(agent));
-    let failed = prepare(&env.repo(), one_ticket(), allowed(&[]), Default::default(), &[], &agents)
-        .err()
-        .expect("preflight refuses a red base");
+    let failed = prepare(
+        &env.repo(),
+        one_ticket(),
+        allowed(&[]),
+        Default::default(),
+        &[],
+        &agents,
+    )
+    .err()
+    .expect("preflight refuses a red base");
     let probe = (failed.checks.iter())
         .find(|c| c.check == planwright_engine::CheckName::GateProbe)
         .unwrap_or_else(|| panic!("{:?}", failed.checks));
-    assert_eq!(probe.status, planwright_engine::CheckStatus::Error, "{probe:?}");
+    assert_eq!(
+        probe.status,
+        planwright_engine::CheckStatus::Error,
+        "{probe:?}"
+    );
     let hint = probe.hint.as_deref().unwrap_or_default();
-    assert!(hint.contains("setup = [[\"cargo\", \"fetch\", \"--locked\"]]"), "{probe:?}");
+    assert!(
+        hint.contains("setup = [[\"cargo\", \"fetch\", \"--locked\"]]"),
+        "{probe:?}"
+    );
     let s = allowed(&[&["cargo", "fetch", "--locked"]]);
     merges(&env, &s, &gate_argv, "true", "CARGO_HOME");
 }

@@ -39,7 +39,6 @@ pub(crate) struct Args {
     pub draft: bool,
 }
 
-
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let repo = super::observe::open_repo(&args.run.repo)?;

@@ -59,7 +59,6 @@ pub(crate) struct IssuesArgs {
     pub dry_run: bool,
 }
 
-
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let What::Issues(args) = args.what;

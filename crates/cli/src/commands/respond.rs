@@ -53,7 +53,6 @@ pub(crate) struct Args {
     pub no_gate_probe: bool,
 }
 
-
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let cancel = cancel_on_signals();

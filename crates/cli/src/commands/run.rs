@@ -211,9 +211,9 @@ pub(crate) fn reporters_with(
     let plain: Box<dyn Reporter> = match global.output {
         Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
-        Output::Human if global.verbose => Box::new(
-            progress::Plain::verbose(std::io::stdout()).colored(global.color()),
-        ),
+        Output::Human if global.verbose => {
+            Box::new(progress::Plain::verbose(std::io::stdout()).colored(global.color()))
+        }
         Output::Human if std::io::stderr().is_terminal() && drawable() => {
             let terminal = match queue {
                 true => progress::Terminal::new(),

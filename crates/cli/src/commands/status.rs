@@ -46,10 +46,7 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
-    crate::outln!(
-        "{}",
-        r.view.counts().line(r.run.status)
-    );
+    crate::outln!("{}", r.view.counts().line(r.run.status));
     crate::outln!("{}", view::totals_text(&r.totals));
     for (pool, p) in &r.view.paused {
         let until = p
@@ -106,7 +103,7 @@ fn rows(r: &RunReport, color: bool) {
         "commit"
     );
     let (plan, removed): (Vec<_>, Vec<_>) = r.tickets.iter().partition(|t| !t.ticket.removed);
-    let heading = (!removed.is_empty()).then(|| plan.len());
+    let heading = (!removed.is_empty()).then_some(plan.len());
     for (i, report) in plan.into_iter().chain(removed).enumerate() {
         if heading == Some(i) {
             crate::outln!("removed from the plan (kept with their attempts; `run` runs them again once the plan has them):");

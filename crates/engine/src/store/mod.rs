@@ -916,10 +916,16 @@ mod tests {
         let synced = store.sync_tickets("r1", [("C", "c", "dc")]).unwrap();
         assert_eq!(synced.removed, ["B", "A", "D"]);
         let c = &synced.rows[0];
-        assert_eq!((c.id.as_str(), c.removed, c.state), ("C", false, TicketState::Pending));
+        assert_eq!(
+            (c.id.as_str(), c.removed, c.state),
+            ("C", false, TicketState::Pending)
+        );
         let a = store.ticket("r1", "A").unwrap().unwrap();
         assert_eq!((a.removed, a.state), (true, TicketState::Merged));
-        assert!(store.settled_tickets("r1").unwrap().is_empty(), "removed tickets are not taken up");
+        assert!(
+            store.settled_tickets("r1").unwrap().is_empty(),
+            "removed tickets are not taken up"
+        );
     }
 
     #[test]

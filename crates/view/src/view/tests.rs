@@ -329,7 +329,11 @@ fn a_ticket_the_plan_no_longer_has_is_kept_as_removed_until_the_plan_has_it_agai
     let attempts_of_a = |v: &RunView| v.ticket("A").unwrap().attempts.len();
     view.fold_text(&lines(&events));
     let ids: Vec<&str> = view.tickets.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, ["A", "B", "C"], "kept, and Z (never a ticket) not added");
+    assert_eq!(
+        ids,
+        ["A", "B", "C"],
+        "kept, and Z (never a ticket) not added"
+    );
     let a = view.ticket("A").unwrap();
     assert!(a.removed);
     assert!(attempts_of_a(&view) > 0, "with its attempts");
@@ -337,7 +341,9 @@ fn a_ticket_the_plan_no_longer_has_is_kept_as_removed_until_the_plan_has_it_agai
     assert_eq!(view.ticket("C").unwrap().state, TicketState::Running);
     let c = view.counts();
     assert_eq!((c.removed, c.running, c.pending), (1, 1, 1));
-    assert!(c.line(view.run.status).ends_with("; 1 removed from the plan"));
+    assert!(c
+        .line(view.run.status)
+        .ends_with("; 1 removed from the plan"));
     // A later invocation whose plan has A again.
     view.fold_text(&lines(&[started(11)]));
     assert!(!view.ticket("A").unwrap().removed);
