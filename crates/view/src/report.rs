@@ -315,33 +315,7 @@ pub fn markdown(r: &RunReport) -> String {
         }
     );
     let _ = writeln!(s, "- {}\n", totals_text(&r.totals));
-    let _ = writeln!(
-        s,
-        "| ticket | title | state | attempts | tokens | cost | commit | failure |\n|---|---|---|---|---|---|---|---|"
-    );
-    for report in &r.tickets {
-        let t = &report.ticket;
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            markdown_text(&t.id).replace('|', "\\|"),
-            markdown_text(&t.title).replace('|', "\\|"),
-            match t.removed {
-                false => r.shown_state(t).as_str().to_string(),
-                true => format!("{} (removed from the plan)", r.shown_state(t).as_str()),
-            },
-            t.attempt_count,
-            report
-                .totals
-                .usage
-                .map_or("-".into(), |u| u.total().to_string()),
-            report.totals.cost_usd.map_or("-".into(), cost_text),
-            short(&t.merge_commit),
-            markdown_text(&failure_text(report))
-                .replace('|', "\\|")
-                .replace('\n', " ")
-        );
-    }
+    tickets_table(&mut s, r);
     queue_table(&mut s, &r.view.batches);
     let failed: Vec<&TicketReport> = r.tickets.iter().filter(|t| !why(t, 0).is_empty()).collect();
     if !failed.is_empty() {
@@ -375,6 +349,38 @@ pub fn markdown(r: &RunReport) -> String {
         }
     }
     s
+}
+
+/// The report's table of tickets, one row each, those the plan no longer
+/// has marked.
+fn tickets_table(s: &mut String, r: &RunReport) {
+    let _ = writeln!(
+        s,
+        "| ticket | title | state | attempts | tokens | cost | commit | failure |\n|---|---|---|---|---|---|---|---|"
+    );
+    for report in &r.tickets {
+        let t = &report.ticket;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            markdown_text(&t.id).replace('|', "\\|"),
+            markdown_text(&t.title).replace('|', "\\|"),
+            match t.removed {
+                false => r.shown_state(t).as_str().to_string(),
+                true => format!("{} (removed from the plan)", r.shown_state(t).as_str()),
+            },
+            t.attempt_count,
+            report
+                .totals
+                .usage
+                .map_or("-".into(), |u| u.total().to_string()),
+            report.totals.cost_usd.map_or("-".into(), cost_text),
+            short(&t.merge_commit),
+            markdown_text(&failure_text(report))
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        );
+    }
 }
 
 /// One attempt's line, then its counterfactuals with their test output.
