@@ -231,8 +231,13 @@ fn command(
     envs: &[(&str, &Path)],
 ) {
     let program = program.as_ref();
+    // Node keeps its compile cache in the temporary folder: one beside
+    // `dir`, in the test's own, so that nothing is left in the machine's.
+    let tmp = dir.parent().unwrap_or(dir).join("command-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let out = std::process::Command::new(program)
         .args(args)
+        .env("TMPDIR", &tmp)
         .envs(envs.iter().map(|(k, v)| (*k, *v)))
         .current_dir(dir)
         .output()
@@ -468,7 +473,9 @@ fn cargo_fetch_is_the_set_up_preflight_names_and_the_gate_finds_its_crates_offli
         return;
     };
     let scratch = tempfile::tempdir().unwrap();
-    let address = cargo_registry(&dir, scratch.path());
+    let pack = scratch.path().join("pack");
+    std::fs::create_dir(&pack).unwrap();
+    let address = cargo_registry(&dir, &pack);
     let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
 [dependencies]\nitoa = \"=1.0.11\"\n";
     let config = format!(
