@@ -436,6 +436,16 @@ fn a_ticket_removed_from_the_plan_keeps_its_history_in_every_view_until_it_comes
         html.contains("<span class=\"badge st-removed\">removed</span>"),
         "{html}"
     );
+    let watch = ["watch", "--repo", "repo", "--once", "100x30"];
+    let frame = text(&env.planwright(&watch).stdout);
+    let (_, after) = frame
+        .split_once("removed from the plan")
+        .expect("watch's heading");
+    let row = after
+        .lines()
+        .find(|l| l.contains("P1"))
+        .unwrap_or_else(|| panic!("{frame}"));
+    assert!(row.contains("removed"), "{frame}");
     // Back in the plan: no longer removed, still merged, not run again.
     write(
         env.root(),
