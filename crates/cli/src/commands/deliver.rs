@@ -115,7 +115,7 @@ pub(crate) fn deliver_run(
     options: Options,
 ) -> Result<Delivered, CliError> {
     let (settings, url) = forge_settings(repo, config)?;
-    let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
+    let rows = super::status::plan_rows(report);
     let mut delivery =
         deliver::prepare(repo, &report.run, &rows, plan, settings, url, options.draft)
             .map_err(deliver_error)?;

@@ -107,7 +107,7 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
         )
         .hint("deliver the run with `per = \"run\"` to answer its reviews, or answer each ticket's pull request by hand"));
     }
-    let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
+    let rows = super::status::plan_rows(&report);
     // No run holds the lock (checked above): a run the store still says is
     // going on died (a round's run killed, say), and its round resumes.
     let mut run_row = report.run.clone();

@@ -24,6 +24,16 @@ pub(crate) fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunRepor
         .ok_or_else(|| super::observe::no_run(&repo, run))
 }
 
+/// The rows of the tickets the run's plan has, without those it keeps as
+/// removed: what a delivery and its pull requests are of, as before the
+/// run kept them.
+pub(crate) fn plan_rows(report: &RunReport) -> Vec<planwright_engine::TicketRow> {
+    (report.tickets.iter())
+        .filter(|t| !t.ticket.removed)
+        .map(|t| t.ticket.clone())
+        .collect()
+}
+
 /// Runs the command.
 ///
 /// The counts and paused pools come from the run's view (its event log),
