@@ -291,9 +291,10 @@ fn commands_that_read_a_run_ask_for_the_repository_it_ran_in() {
 }
 
 /// Running an edited plan continues the run; a ticket the plan no longer
-/// has is forgotten there and in every view of the run alike.
+/// has leaves the run's counts alike in every view, and is listed apart,
+/// as removed (docs/running.md).
 #[test]
-fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
+fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_is_listed_apart() {
     let env = sh_env();
     let out = env.scripted("run", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -306,16 +307,24 @@ fn a_ticket_removed_from_the_plan_leaves_the_runs_counts_and_rows() {
     let out = env.scripted("run", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("B: no longer in the plan, forgotten by the run"),
+        text(&out.stdout).contains("B: no longer in the plan; kept in the run's views as removed"),
         "{}",
         text(&out.stdout)
     );
     let s = text(&env.planwright(&["status", "--repo", "repo"]).stdout);
     assert!(s.contains("2 tickets: 2 merged"), "{s}");
-    assert!(!s.lines().any(|l| l.starts_with("B ")), "{s}");
+    let (plan, removed) = s
+        .split_once("removed from the plan (kept")
+        .expect("a heading");
+    assert!(!plan.lines().any(|l| l.starts_with("B ")), "{s}");
+    assert!(removed.lines().any(|l| l.starts_with("B ")), "{s}");
     let json = env.status_json();
     assert_eq!(json["counts"]["merged"], 2);
-    assert_eq!(json["tickets"].as_array().unwrap().len(), 2);
+    assert_eq!(json["run"]["removed_count"], 1);
+    let rows = json["tickets"].as_array().unwrap();
+    let removed: Vec<&Value> = rows.iter().filter(|t| t["removed"] == true).collect();
+    assert_eq!((rows.len(), removed.len()), (3, 1), "{json}");
+    assert_eq!(removed[0]["id"], "B");
 }
 
 #[test]

@@ -33,8 +33,10 @@ pub enum Event {
         /// Whether this continues an earlier invocation of the run.
         continued: bool,
     },
-    /// A ticket of a continued run that the plan no longer has: the run
-    /// forgets it (its merges stay on the base branch).
+    /// A ticket of a continued run that the plan no longer has, said after
+    /// each `run_started`: the run keeps it, with its attempts, as removed
+    /// and runs it no more (its merges stay on the base branch); a plan that
+    /// has it again brings it back.
     Removed {
         /// The ticket.
         ticket: String,

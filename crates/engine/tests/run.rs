@@ -344,7 +344,7 @@ fn a_second_run_continues_and_skips_merged_tickets() {
 }
 
 #[test]
-fn a_ticket_the_plan_no_longer_has_is_forgotten_with_an_event() {
+fn a_ticket_the_plan_no_longer_has_is_said_with_an_event_and_left_out_of_the_summary() {
     let env = Env::new(&[("README.md", "hi\n")]);
     env.fixture("A", 0, "a.txt", "a\n");
     env.fixture("B", 0, "b.txt", "b\n");

@@ -33,7 +33,6 @@ use std::time::Duration;
 /// the round changed), had nothing new, or is merged or closed; 2 on
 /// usage, forge or push errors; 130 on Ctrl-C.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
@@ -55,12 +54,6 @@ pub(crate) struct Args {
     #[arg(long)]
     pub no_gate_probe: bool,
 }
-
-const EXAMPLES: &str = "Examples:
-  # One round on the last run's pull request:
-  GITHUB_TOKEN=... planwright respond --repo .
-  # Keep answering every five minutes until it is merged or closed:
-  GITHUB_TOKEN=... planwright respond --repo . --watch --interval 5m";
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
@@ -110,7 +103,7 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
     let loaded = super::deliver::run_plan(&report, &repo, global)?;
     let (plan, config) = (loaded.plan, loaded.config);
     let (forge_settings, url) = super::deliver::forge_settings(&repo, &config)?;
-    let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
+    let rows = super::status::plan_rows(&report);
     // No run holds the lock (checked above): a run the store still says is
     // going on died (a round's run killed, say), and its round resumes.
     let mut run_row = report.run.clone();
