@@ -3,7 +3,7 @@
 //! heartbeat line per running ticket now and then.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use planwright_engine::{Event, Phase, Reporter, Stamped};
+use planwright_engine::{Event, Phase, RebuildReason, Reporter, Stamped, StartsFrom};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
@@ -74,9 +74,11 @@ fn line(event: &Event) -> Option<String> {
             ..
         } => {
             let before = attempt.saturating_sub(1);
-            let from = match starts_from.as_str() {
-                "candidate" => format!(" with attempt {before}'s change"),
-                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
+            let from = match starts_from {
+                StartsFrom::Candidate => format!(" with attempt {before}'s change"),
+                StartsFrom::CandidateCarried => {
+                    format!(" with attempt {before}'s change carried onto it")
+                }
                 _ => String::new(),
             };
             // On a worker, where: on this machine it goes without saying.
@@ -108,9 +110,9 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: nothing to change; stays merged as {}",
             short(commit)
         ),
-        Event::Rebuild { ticket, reason } => match reason.as_str() {
-            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
-            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
+        Event::Rebuild { ticket, reason } => match reason {
+            RebuildReason::Conflict => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
+            RebuildReason::Combination => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
         },
         Event::GateRetried {
             ticket,
@@ -657,7 +659,7 @@ mod tests {
             ticket: ticket.into(),
             attempt,
             base_commit: "0123456789".into(),
-            starts_from: "base".into(),
+            starts_from: StartsFrom::Base,
             agent: None,
             place: None,
         }
@@ -842,7 +844,7 @@ mod tests {
                 ticket: "T2".into(),
                 attempt: 1,
                 base_commit: "0123456789abcdef".into(),
-                starts_from: "base".into(),
+                starts_from: StartsFrom::Base,
                 agent: None,
                 place: None,
             },
