@@ -15,6 +15,16 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
 
+/// What a started attempt's line adds when its workspace holds attempt
+/// `before`'s change.
+fn with_change(starts_from: StartsFrom, before: u32) -> String {
+    match starts_from {
+        StartsFrom::Candidate => format!(" with attempt {before}'s change"),
+        StartsFrom::CandidateCarried => format!(" with attempt {before}'s change carried onto it"),
+        _ => String::new(),
+    }
+}
+
 /// One line for an event, or None for events that only move a progress line.
 pub(crate) fn describe(event: &Event) -> Option<String> {
     // What agents, gates and file names put in an event is shown, never
@@ -73,14 +83,7 @@ fn line(event: &Event) -> Option<String> {
             place,
             ..
         } => {
-            let before = attempt.saturating_sub(1);
-            let from = match starts_from {
-                StartsFrom::Candidate => format!(" with attempt {before}'s change"),
-                StartsFrom::CandidateCarried => {
-                    format!(" with attempt {before}'s change carried onto it")
-                }
-                _ => String::new(),
-            };
+            let from = with_change(*starts_from, attempt.saturating_sub(1));
             // On a worker, where: on this machine it goes without saying.
             let on = (place.as_ref())
                 .filter(|p| p.worker.is_some())
