@@ -17,6 +17,8 @@ pub struct TicketGraph {
     deps: Vec<Vec<usize>>,
     /// Dependents of each ticket.
     dependents: Vec<Vec<usize>>,
+    /// How many distinct ids each ticket depends on that the plan lacks.
+    missing: Vec<usize>,
     /// Tickets in topological order (Kahn's); those on or after a cycle are missing.
     topo: Vec<usize>,
     /// Position in `topo`, `usize::MAX` when missing.
@@ -35,6 +37,7 @@ impl TicketGraph {
         }
         let mut deps: Vec<Vec<usize>> = Vec::with_capacity(n);
         let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut missing = Vec::with_capacity(n);
         for (i, t) in plan.tickets.iter().enumerate() {
             let mut mine: Vec<usize> = t
                 .depends_on
@@ -43,6 +46,13 @@ impl TicketGraph {
                 .collect();
             mine.sort_unstable();
             mine.dedup();
+            let mut unknown: Vec<&str> = (t.depends_on.iter())
+                .map(String::as_str)
+                .filter(|d| !index.contains_key(*d))
+                .collect();
+            unknown.sort_unstable();
+            unknown.dedup();
+            missing.push(unknown.len());
             for &d in &mine {
                 dependents[d].push(i);
             }
@@ -70,6 +80,7 @@ impl TicketGraph {
             index,
             deps,
             dependents,
+            missing,
             topo,
             position,
             level,
@@ -95,6 +106,12 @@ impl TicketGraph {
     /// repeats or unknown ids.
     pub fn deps(&self, ticket: usize) -> &[usize] {
         &self.deps[ticket]
+    }
+
+    /// How many distinct ids the ticket depends on that the plan lacks
+    /// (which validation rejects): such a dependency never merges.
+    pub fn missing(&self, ticket: usize) -> usize {
+        self.missing[ticket]
     }
 
     /// The tickets that depend on this one directly, in plan order.
@@ -373,5 +390,47 @@ impl TicketGraph {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Format, Ticket};
+
+    fn t(id: &str, deps: &[&str]) -> Ticket {
+        Ticket {
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            ..Ticket::new(id, "b")
+        }
+    }
+
+    /// What every user of the graph asks of it, on one plan: D depends on
+    /// C twice and on an id the plan lacks.
+    #[test]
+    fn one_graph_answers_dependencies_dependents_order_and_ancestors() {
+        let plan = Plan::new(
+            Format::Native,
+            vec![
+                t("A", &[]),
+                t("B", &["A"]),
+                t("C", &["B", "A"]),
+                t("D", &["C", "C", "X"]),
+            ],
+        );
+        let g = TicketGraph::new(&plan);
+        assert_eq!(
+            (g.len(), g.index_of("C"), g.index_of("X")),
+            (4, Some(2), None)
+        );
+        assert_eq!((g.deps(2), g.deps(3)), (&[0, 1][..], &[2][..]));
+        assert_eq!((g.dependents(0), g.dependents(2)), (&[1, 2][..], &[3][..]));
+        assert_eq!((g.missing(3), g.missing(2)), (1, 0));
+        assert_eq!(g.topo(), [0, 1, 2, 3]);
+        assert_eq!(g.edges(), [(0, 1), (0, 2), (1, 2), (2, 3)]);
+        let mut up = g.ancestors(3);
+        up.sort_unstable();
+        assert_eq!(up, [0, 1, 2]);
+        assert_eq!(g.waves(&plan), [["A"], ["B"], ["C"], ["D"]]);
     }
 }
