@@ -6,8 +6,10 @@ mod common;
 use common::*;
 use planwright_testkit::{git, text, write};
 
-#[test]
-fn preflight_reports_every_problem_with_a_fix() {
+/// `preflight` of the three-ticket plan with everything wrong at once: a
+/// dirty checkout, a gate program and an agent program that do not exist,
+/// and a `create` of a file the base has.
+fn preflight_of_everything_wrong() -> (planwright_testkit::Env, std::process::Output) {
     let env = sh_env();
     write(&env.repo(), "README.md", "dirty\n");
     let plan = SH_PLAN
@@ -27,6 +29,12 @@ fn preflight_reports_every_problem_with_a_fix() {
         "--agent-cmd",
         "no-such-agent-program {prompt_file}",
     ]);
+    (env, out)
+}
+
+#[test]
+fn preflight_reports_every_problem_with_a_fix() {
+    let (env, out) = preflight_of_everything_wrong();
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
     for needle in [
@@ -236,25 +244,7 @@ fn dry_run_fails_exactly_when_run_would() {
 
 #[test]
 fn preflight_failures_snapshot() {
-    let env = sh_env();
-    write(&env.repo(), "README.md", "dirty\n");
-    let plan = SH_PLAN
-        .replace("\"test\", \"-f\"", "\"no-such-gate-program\", \"-f\"")
-        .replace(
-            "a.txt\", \"op\": \"create\"",
-            "README.md\", \"op\": \"create\"",
-        );
-    write(env.root(), "plan.json", &plan);
-    let out = env.planwright(&[
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        "no-such-agent-program {prompt_file}",
-    ]);
+    let (env, out) = preflight_of_everything_wrong();
     assert_eq!(out.status.code(), Some(1));
     let base = git(&env.repo(), &["rev-parse", "main"]);
     let stdout = text(&out.stdout)
