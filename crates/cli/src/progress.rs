@@ -3,7 +3,7 @@
 //! heartbeat line per running ticket now and then.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use planwright_engine::{Event, Phase, Reporter, Stamped};
+use planwright_engine::{Event, Phase, RebuildReason, Reporter, Stamped, StartsFrom};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
@@ -47,6 +47,16 @@ pub(crate) fn describe_painted(event: &Event, color: bool) -> Option<String> {
         Some(state) => crate::render::paint(&line, state, color),
         None => line,
     })
+}
+
+/// What a started attempt's line adds when its workspace holds attempt
+/// `before`'s change.
+fn with_change(starts_from: StartsFrom, before: u32) -> String {
+    match starts_from {
+        StartsFrom::Candidate => format!(" with attempt {before}'s change"),
+        StartsFrom::CandidateCarried => format!(" with attempt {before}'s change carried onto it"),
+        _ => String::new(),
+    }
 }
 
 /// One line for an event, or None for events that only move a progress line.
@@ -107,12 +117,7 @@ fn line(event: &Event) -> Option<String> {
             place,
             ..
         } => {
-            let before = attempt.saturating_sub(1);
-            let from = match starts_from.as_str() {
-                "candidate" => format!(" with attempt {before}'s change"),
-                "candidate_carried" => format!(" with attempt {before}'s change carried onto it"),
-                _ => String::new(),
-            };
+            let from = with_change(*starts_from, attempt.saturating_sub(1));
             // On a worker, where: on this machine it goes without saying.
             let on = (place.as_ref())
                 .filter(|p| p.worker.is_some())
@@ -142,9 +147,9 @@ fn line(event: &Event) -> Option<String> {
             "{ticket}: nothing to change; stays merged as {}",
             short(commit)
         ),
-        Event::Rebuild { ticket, reason } => match reason.as_str() {
-            "conflict" => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
-            _ => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
+        Event::Rebuild { ticket, reason } => match reason {
+            RebuildReason::Conflict => format!("{ticket}: no longer merges; rebuilt on the current tip, no strike"),
+            RebuildReason::Combination => format!("{ticket}: breaks the gates together with what landed ahead of it; rebuilt on the current tip"),
         },
         Event::GateRetried {
             ticket,

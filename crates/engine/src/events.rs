@@ -8,7 +8,8 @@
 
 use crate::agent::activity::ActivityKind;
 use crate::model::failure::Failure;
-use crate::model::report::{CostSource, Usage};
+use crate::model::report::{AgentOutcomeKind, CostSource, Usage};
+use crate::model::{RebuildReason, StartsFrom};
 use crate::store::{EventRow, Store};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
@@ -78,14 +79,10 @@ pub enum Event {
         attempt: u32,
         /// The base commit it starts from.
         base_commit: String,
-        /// Where its workspace starts: `base`, the previous attempt's
-        /// `candidate` (`candidate_carried` when carried onto a base that
-        /// moved), or the base after a rejected attempt whose change it
-        /// does not hold, saying why (`base_no_candidate`, `base_asked`,
-        /// `base_no_longer_applies`, `base_conflict`, `base_earlier_run`).
-        /// Logs written before it was recorded read as `base`.
-        #[serde(default = "base_start")]
-        starts_from: String,
+        /// Where its workspace starts (see [`StartsFrom`]). Logs written
+        /// before it was recorded read as `base`.
+        #[serde(default)]
+        starts_from: StartsFrom,
         /// Who runs it: the adapter, its program and the routed model.
         /// Logs written before it was recorded have none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,8 +137,8 @@ pub enum Event {
         ticket: String,
         /// The attempt.
         attempt: u32,
-        /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
-        outcome: String,
+        /// Which way it ended (see [`AgentOutcomeKind`]).
+        outcome: AgentOutcomeKind,
         /// The model, as the CLI named it.
         model: Option<String>,
         /// Tokens used, normalized (see [`Usage`]).
@@ -356,8 +353,8 @@ pub enum Event {
     Rebuild {
         /// The ticket.
         ticket: String,
-        /// `conflict` or `combination`.
-        reason: String,
+        /// Why (see [`RebuildReason`]).
+        reason: RebuildReason,
     },
     /// A ticket landed on the run's target branch.
     Merged {
@@ -430,10 +427,6 @@ pub enum Event {
         /// `off, ...`.
         sandbox: String,
     },
-}
-
-fn base_start() -> String {
-    "base".to_string()
 }
 
 impl Event {

@@ -486,7 +486,8 @@ impl RunView {
     /// Lays the tickets out by the plan's dependencies (waves and edges);
     /// tickets the plan lacks go into a wave after the others.
     pub fn set_plan(&mut self, plan: &planwright_plan::Plan) {
-        self.set_graph(&RunGraph::of(plan));
+        let tickets = planwright_plan::graph::TicketGraph::new(plan);
+        self.set_graph(&RunGraph::of(plan, &tickets));
     }
 
     /// Lays the tickets out by the graph the run recorded; tickets it lacks

@@ -10,7 +10,7 @@ fn started(ticket: &str, attempt: u32) -> Event {
         ticket: ticket.into(),
         attempt,
         base_commit: "0123456789".into(),
-        starts_from: "base".into(),
+        starts_from: StartsFrom::Base,
         agent: None,
         place: None,
     }
@@ -195,7 +195,7 @@ fn every_event_line() {
             ticket: "T2".into(),
             attempt: 1,
             base_commit: "0123456789abcdef".into(),
-            starts_from: "base".into(),
+            starts_from: StartsFrom::Base,
             agent: None,
             place: None,
         },

@@ -286,7 +286,7 @@ pub(super) fn record_agent(
     sh.emitter.emit(Event::AgentReported {
         ticket: input.ticket.clone(),
         attempt: input.attempt,
-        outcome: crate::store::outcome_name(&r.outcome).to_string(),
+        outcome: r.outcome.kind(),
         model: r.model.clone(),
         usage: r.usage,
         cost_usd: r.cost.map(|c| c.0),

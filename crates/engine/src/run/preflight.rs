@@ -17,6 +17,7 @@ use crate::agent::Agents;
 use crate::git::repo::Repo;
 use crate::run::lanes::Lanes;
 use crate::run::{Outlook, Resume, RunSettings};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::path::Path;
 
@@ -75,6 +76,7 @@ pub(crate) fn check_all(
 ) -> Examined {
     let base = settle_base(dir, plan, settings.base.as_ref());
     let plan = &*plan;
+    let graph = TicketGraph::new(plan);
     let (contain, extra) = (&settings.contain, &settings.extra_gates);
     let mut out = Vec::new();
     repo::check_git_version(&mut out);
@@ -97,7 +99,8 @@ pub(crate) fn check_all(
     let mut outlook = None;
     if let (Some(files), Some(r)) = (base_files, &repo) {
         let found = earlier::check_earlier(r, plan, &settings.plan_path, resume, &mut out);
-        check_scope_ops(plan, &files, &found.skipped(), &found.earlier, &mut out);
+        let (skipped, earlier) = (&found.skipped(), &found.earlier);
+        check_scope_ops(plan, &graph, &files, skipped, earlier, &mut out);
         scope::check_overlap(plan, settings.overlaps.as_deref(), &found, &mut out);
         outlook = Some(found);
     }
@@ -126,6 +129,7 @@ pub(crate) fn check_all(
         repo,
         outlook,
         lanes,
+        graph,
     }
 }
 
@@ -138,6 +142,8 @@ pub(crate) struct Examined {
     pub outlook: Option<Outlook>,
     /// The agent of each ticket.
     pub lanes: Lanes,
+    /// The plan's ticket graph, which the run keeps.
+    pub graph: TicketGraph,
 }
 
 /// Agents and gates are looked up in planwright's own PATH (gates keep it in their scrubbed environment).

@@ -23,6 +23,7 @@ use crate::store::{RunStatus, Store};
 use crate::verify::checkout::Checkouts;
 use planwright_os::process::Cancel;
 use planwright_os::sandbox::Containment;
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::sync::Arc;
 
@@ -41,6 +42,8 @@ pub struct Prepared {
     /// The agents, and which of them does each ticket.
     agents: Agents,
     lanes: Lanes,
+    /// The plan's ticket graph, built once by preflight.
+    graph: Arc<TicketGraph>,
 }
 
 /// Preflight found problems; nothing was started.
@@ -61,7 +64,7 @@ pub fn prepare(
     agents: &Agents,
 ) -> Result<Prepared, PreflightFailed> {
     let found = super::preflight::check_all(dir, &mut plan, &settings, &resume, allow, agents);
-    let (mut checks, lanes) = (found.checks, found.lanes);
+    let (mut checks, lanes, graph) = (found.checks, found.lanes, found.graph);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             CheckName::Rerun,
@@ -98,6 +101,7 @@ pub fn prepare(
         outlook,
         agents: agents.clone(),
         lanes,
+        graph: Arc::new(graph),
     })
 }
 
@@ -168,7 +172,8 @@ impl Prepared {
     pub fn start_order(&self) -> Vec<Vec<String>> {
         let jobs = self.settings.jobs.max(1);
         let (routing, families) = (&self.settings.routing, &self.settings.families);
-        let mut s = scheduler(&self.plan, routing, families, &self.lanes, jobs);
+        let graph = Arc::clone(&self.graph);
+        let mut s = scheduler(&self.plan, graph, routing, families, &self.lanes, jobs);
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
@@ -256,6 +261,7 @@ pub fn run(
         containment,
         outlook,
         lanes,
+        graph,
         ..
     } = session;
     let state_dir = repo.state_dir();
@@ -272,7 +278,10 @@ pub fn run(
     let inputs = super::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
     store.set_run_inputs(&row.id, &super::inputs::record(&inputs))?;
-    store.set_run_graph(&row.id, &super::graph::RunGraph::of(&plan).to_json())?;
+    store.set_run_graph(
+        &row.id,
+        &super::graph::RunGraph::of(&plan, &graph).to_json(),
+    )?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -285,12 +294,7 @@ pub fn run(
         crate::events::start(store.clone(), row.id.clone(), last_seq, reporters);
     let shared = Shared {
         target: Target::new(&plan.base, &row.id),
-        index: plan
-            .tickets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.id.clone(), i))
-            .collect(),
+        graph: &graph,
         digests,
         repo: &repo,
         guard: &guard,

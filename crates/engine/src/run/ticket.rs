@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::events::{AttemptAgent, AttemptPlace, Event};
 use crate::git::refs;
 use crate::model::failure::Failure;
-use crate::model::Step;
+use crate::model::{StartsFrom, Step};
 
 /// What the coordinator keeps of one ticket in this invocation.
 #[derive(Debug, Default)]
@@ -37,7 +37,7 @@ pub(super) enum Change<'c> {
     Start {
         attempt: u32,
         base: &'c str,
-        starts_from: &'c str,
+        starts_from: StartsFrom,
         pool: Option<&'c str>,
         /// Who runs it, for the event.
         agent: Option<AttemptAgent>,
@@ -109,7 +109,7 @@ pub(super) fn apply(
                 ticket: id.to_string(),
                 attempt,
                 base_commit: base.to_string(),
-                starts_from: starts_from.to_string(),
+                starts_from,
                 agent,
                 place: Some(place),
             });

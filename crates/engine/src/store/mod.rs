@@ -13,8 +13,8 @@ mod rows;
 
 pub(crate) use crate::model::ticket::{RunStatus, TicketState};
 pub(crate) use respond::{RoundRow, RoundState};
-pub(crate) use rows::{outcome_name, EventRow, Synced};
 pub use rows::{AgentRecord, AttemptRow, RunRow, TicketRow};
+pub(crate) use rows::{EventRow, Synced};
 
 use crate::model::failure::Failure;
 use crate::model::report::AgentReport;
@@ -483,7 +483,7 @@ impl Store {
                  WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
                 params![
                     run, id, n,
-                    outcome_name(&r.outcome),
+                    r.outcome.kind().as_str(),
                     r.model,
                     u.map(|u| u.input_tokens as i64),
                     u.map(|u| u.output_tokens as i64),

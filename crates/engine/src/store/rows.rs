@@ -276,16 +276,3 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
         agent,
     })
 }
-
-/// The stored name of an agent outcome.
-pub(crate) fn outcome_name(o: &crate::model::report::AgentOutcome) -> &'static str {
-    use crate::model::report::AgentOutcome as O;
-    match o {
-        O::Finished => "finished",
-        O::Blocked(_) => "blocked",
-        O::Failed(_) => "failed",
-        O::TimedOut => "timed_out",
-        O::Cancelled => "cancelled",
-        O::Unavailable { .. } => "unavailable",
-    }
-}
