@@ -6,6 +6,7 @@
 //! lands as it is.
 
 use crate::error::EngineError;
+use crate::events::Event;
 use crate::git::refs::{self, commit_tree, short, HeldTip, Target, CAS_TRIES, ZERO};
 use crate::git::repo::Repo;
 use crate::git::tree::{self, Merged};
@@ -77,7 +78,14 @@ pub(super) struct Merge<'a> {
     pub(super) log: &'a Path,
     /// The trees the gates already passed on.
     pub(super) passed: Passed<'a>,
+    /// Times a red merged tree of one candidate runs its gates again
+    /// (`[merge] flaky_retries`; a stack's re-runs are the batch's).
+    pub(super) flaky_retries: u32,
 }
+
+/// Told of each run again of a candidate's gates on its merged tree: the
+/// failure, the gate that failed, and whether they passed that time.
+pub(super) type Retried<'r> = dyn FnMut(&Failure, &Gate, bool) + 'r;
 
 impl Merge<'_> {
     /// Lands `candidate` (verified on `verified_on`) and deletes
@@ -91,6 +99,7 @@ impl Merge<'_> {
         verified_on: &str,
         message: &str,
         before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
+        retried: &mut Retried<'_>,
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
         for _ in 0..CAS_TRIES {
@@ -108,7 +117,7 @@ impl Merge<'_> {
                     commit_tree(self.repo, &tree, &tip, message)?
                 };
             if tip != verified_on {
-                match self.gate(&commit, "", "merge", cancel)? {
+                match self.gate_again_if_flaky(&commit, retried, cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -246,6 +255,34 @@ impl Merge<'_> {
         Ok(verdict)
     }
 
+    /// [`Merge::gate`] on one candidate's merged tree in the `merge`
+    /// checkout; a gate that failed (exited non-zero: not a timeout or a
+    /// limit) runs again on the same tree, `flaky_retries` times at most,
+    /// and the last verdict stands. Without it one flake on a moved base
+    /// would cost the ticket a new attempt and a strike.
+    fn gate_again_if_flaky(
+        &self,
+        commit: &str,
+        retried: &mut Retried<'_>,
+        cancel: &Cancel,
+    ) -> Result<Verdict, EngineError> {
+        let mut verdict = self.gate(commit, "", "merge", cancel)?;
+        for _ in 0..self.flaky_retries {
+            let Verdict::Fail(failure) = &verdict else {
+                break;
+            };
+            let Some(failed) = crate::verify::gates::failed_gate(self.gates, failure) else {
+                break;
+            };
+            let line = "-- the gates failed on the merged tree; run again on the same tree (`[merge] flaky_retries`)\n";
+            crate::log::append(self.log, line)?;
+            let again = self.gate(commit, "", "merge", cancel)?;
+            retried(failure, failed, again == Verdict::Pass);
+            verdict = again;
+        }
+        Ok(verdict)
+    }
+
     /// The merged tree of `tip` and `candidate`, or the conflict with the
     /// paths and what changed on the other side since `verified_on`.
     fn merge_tree(
@@ -313,6 +350,7 @@ pub(super) fn merge_with<'a>(
             run: &sh.run,
             gates: key,
         },
+        flaky_retries: sh.settings.merge.flaky_retries,
     }
 }
 
@@ -336,12 +374,25 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
     let mut record = |commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, id, commit)?)
     };
+    let mut retried = |failure: &Failure, gate: &Gate, passed: bool| {
+        if passed {
+            sh.flaky(&gate.command_line());
+        }
+        sh.emitter.emit(Event::GateRetried {
+            ticket: id.to_string(),
+            attempt: job.attempt,
+            gate: gate.command_line(),
+            message: failure.message.clone(),
+            passed,
+        });
+    };
     let outcome = merge.land(
         &job.candidate,
         &refs::candidate_ref(id),
         &job.verified_on,
         &sh.message(id),
         &mut record,
+        &mut retried,
         sh.cancel,
     )?;
     if let MergeOutcome::Merged { commit } = &outcome {
