@@ -18,6 +18,7 @@
 #   FLAKY=0.05 bash bench/throughput.sh         # each gate run fails at random with this chance
 #   MERGE="batch = 1" bash bench/throughput.sh  # a `[merge]` section for the run (one at a time)
 #   QUICK=1 bash bench/throughput.sh            # 6 tickets of 0.2 s: checks the script works
+#   KEEP=1 bash bench/throughput.sh             # keeps the run folder (each --jobs overwrites it) and says where
 #
 # The DAG bound is N x (agent + gate) / jobs + one gate (the last merge's
 # check), with the mean gate time: what a queue that never waits and never
@@ -53,7 +54,7 @@ if ((semantic * 2 > tickets)); then
 fi
 bin="$(planwright_bin)"
 dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
+trap 'if [[ -n "${KEEP:-}" ]]; then echo "bench: kept $dir" >&2; else rm -rf "$dir"; fi' EXIT
 
 # Per ticket i: its agent's and its gate's time. Lognormal times keep the
 # given mean (sigma 0.5), from a fixed seed so runs compare.
@@ -82,12 +83,14 @@ done
 # both tickets of a semantic pair hold `x`.
 {
   if [[ "$dist" == lognormal ]]; then
-    echo "sleep \"\$(awk -v m=$gate 'BEGIN { srand(); u = rand(); v = rand(); s = 0.5
+    echo "sleep \"\$(awk -v m=$gate -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(seed); u = rand(); v = rand(); s = 0.5
       printf \"%.3f\", m * exp(s * sqrt(-2 * log(u + 1e-12)) * cos(6.283185307 * v) - s * s / 2) }')\""
   else
     echo "sleep $gate"
   fi
-  echo "awk -v p=$flaky 'BEGIN { srand(); exit !(rand() < p) }' && { echo flaky; exit 1; }"
+  # Seeded per run of the gate: awk's own seed is the time in seconds,
+  # which would make the gates of one second flake together.
+  echo "awk -v p=$flaky -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(seed); exit !(rand() < p) }' && { echo flaky; exit 1; }"
   for ((k = 0; k < semantic; k++)); do
     a=$((2 * k)) b=$((2 * k + 1))
     echo "if grep -qx x m/t$a.txt 2>/dev/null && grep -qx x m/t$b.txt 2>/dev/null; then echo 't$a and t$b clash'; exit 1; fi"
