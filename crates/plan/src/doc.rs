@@ -114,13 +114,13 @@ impl Document {
     /// Parses `text` as JSON, as YAML when `path` ends in `.yaml`/`.yml`,
     /// or as a Spec Kit tasks.md when it ends in `.md`.
     pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
-        Document::read(path, text, None).map_err(|(e, _)| e)
+        Document::read(path, text, None).map_err(|failed| failed.0)
     }
 
     /// Parses `text` in the given syntax, whatever `path` is called (standard
     /// input has no file name to go by).
     pub fn parse_as(path: &str, text: String, syntax: Syntax) -> Result<Document, SyntaxError> {
-        Document::read(path, text, Some(syntax)).map_err(|(e, _)| e)
+        Document::read(path, text, Some(syntax)).map_err(|failed| failed.0)
     }
 
     /// [`Document::parse_as`] (by the file name's extension when `syntax`
@@ -130,7 +130,7 @@ impl Document {
         path: &str,
         text: String,
         syntax: Option<Syntax>,
-    ) -> Result<Document, (SyntaxError, String)> {
+    ) -> Result<Document, Box<(SyntaxError, String)>> {
         let syntax = syntax.unwrap_or_else(|| Syntax::of_path(path));
         let root = match syntax {
             Syntax::Json => crate::json::root(&text),
@@ -144,7 +144,7 @@ impl Document {
                 syntax,
                 root,
             }),
-            Err(e) => Err((e, text)),
+            Err(e) => Err(Box::new((e, text))),
         }
     }
 

@@ -143,7 +143,8 @@ pub fn check_text_as(
     // The text moves into the document: a large plan is held once.
     let doc = match Document::read(path, text, syntax) {
         Ok(doc) => doc,
-        Err((e, text)) => {
+        Err(failed) => {
+            let (e, text) = *failed;
             let (line, column) = crate::doc::line_col(&text, e.span.start);
             let located = Located {
                 diagnostic: e.diagnostic,

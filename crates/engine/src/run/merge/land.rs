@@ -27,7 +27,8 @@ use std::path::Path;
 pub(super) const MOVED_BASE: &str =
     "the tickets merged onto the base since this change was verified";
 
-/// One verified candidate of a batch.
+/// One verified candidate, landed alone or as a member of a stack.
+#[derive(Clone, Copy)]
 pub(super) struct StackMember<'a> {
     /// The candidate commit.
     pub(super) candidate: &'a str,
@@ -88,20 +89,23 @@ pub(super) struct Merge<'a> {
 pub(super) type Retried<'r> = dyn FnMut(&Failure, &Gate, bool) + 'r;
 
 impl Merge<'_> {
-    /// Lands `candidate` (verified on `verified_on`) and deletes
+    /// Lands `member`'s candidate (verified on its `verified_on`) and deletes
     /// `candidate_ref`, in one ref transaction. `before_ref_update` is
     /// called with the new commit before the ref moves, so the state store
     /// knows it first.
     pub(super) fn land(
         &self,
-        candidate: &str,
+        member: &StackMember<'_>,
         candidate_ref: &str,
-        verified_on: &str,
-        message: &str,
         before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
         retried: &mut Retried<'_>,
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
+        let StackMember {
+            candidate,
+            verified_on,
+            message,
+        } = *member;
         for _ in 0..CAS_TRIES {
             let (name, tip, create) = self.target.landing(self.repo)?;
             let commit =
@@ -386,11 +390,15 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
             passed,
         });
     };
+    let message = sh.message(id);
+    let member = StackMember {
+        candidate: &job.candidate,
+        verified_on: &job.verified_on,
+        message: &message,
+    };
     let outcome = merge.land(
-        &job.candidate,
+        &member,
         &refs::candidate_ref(id),
-        &job.verified_on,
-        &sh.message(id),
         &mut record,
         &mut retried,
         sh.cancel,
