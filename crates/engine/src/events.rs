@@ -265,7 +265,8 @@ pub enum Event {
         reason: String,
     },
     /// The gates failed on an attempt's candidate in its own gate
-    /// checkout and ran again on the same tree (`[gates] flaky_retries`).
+    /// checkout (`[gates] flaky_retries`), or on a single candidate's
+    /// merged tree (`[merge] flaky_retries`), and ran again on the same tree.
     GateRetried {
         /// The ticket.
         ticket: String,

@@ -6,6 +6,7 @@
 //! lands as it is.
 
 use crate::error::EngineError;
+use crate::events::Event;
 use crate::git::guard::Guard;
 use crate::git::refs::{self, commit_tree, short, HeldTip, Target, CAS_TRIES, ZERO};
 use crate::git::repo::Repo;
@@ -27,7 +28,8 @@ use std::path::Path;
 pub(super) const MOVED_BASE: &str =
     "the tickets merged onto the base since this change was verified";
 
-/// One verified candidate of a batch.
+/// One verified candidate, landed alone or as a member of a stack.
+#[derive(Clone, Copy)]
 pub(super) struct StackMember<'a> {
     /// The candidate commit.
     pub(super) candidate: &'a str,
@@ -80,22 +82,33 @@ pub(super) struct Merge<'a> {
     pub(super) log: &'a Path,
     /// The trees the gates already passed on.
     pub(super) passed: Passed<'a>,
+    /// Times a red merged tree of one candidate runs its gates again
+    /// (`[merge] flaky_retries`; a stack's re-runs are the batch's).
+    pub(super) flaky_retries: u32,
 }
 
+/// Told of each run again of a candidate's gates on its merged tree: the
+/// failure, the gate that failed, and whether they passed that time.
+pub(super) type Retried<'r> = dyn FnMut(&Failure, &Gate, bool) + 'r;
+
 impl Merge<'_> {
-    /// Lands `candidate` (verified on `verified_on`) and deletes
+    /// Lands `member`'s candidate (verified on its `verified_on`) and deletes
     /// `candidate_ref`, in one ref transaction. `before_ref_update` is
     /// called with the new commit before the ref moves, so the state store
     /// knows it first.
     pub(super) fn land(
         &self,
-        candidate: &str,
+        member: &StackMember<'_>,
         candidate_ref: &str,
-        verified_on: &str,
-        message: &str,
         before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
+        retried: &mut Retried<'_>,
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
+        let StackMember {
+            candidate,
+            verified_on,
+            message,
+        } = *member;
         for _ in 0..CAS_TRIES {
             let (name, tip, create) = self.target.landing(self.repo)?;
             let commit =
@@ -111,7 +124,7 @@ impl Merge<'_> {
                     commit_tree(self.repo, &tree, &tip, message)?
                 };
             if tip != verified_on {
-                match self.gate(&commit, "", "merge", cancel)? {
+                match self.gate_again_if_flaky(&commit, retried, cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -249,6 +262,34 @@ impl Merge<'_> {
         Ok(verdict)
     }
 
+    /// [`Merge::gate`] on one candidate's merged tree in the `merge`
+    /// checkout; a gate that failed (exited non-zero: not a timeout or a
+    /// limit) runs again on the same tree, `flaky_retries` times at most,
+    /// and the last verdict stands. Without it one flake on a moved base
+    /// would cost the ticket a new attempt and a strike.
+    fn gate_again_if_flaky(
+        &self,
+        commit: &str,
+        retried: &mut Retried<'_>,
+        cancel: &Cancel,
+    ) -> Result<Verdict, EngineError> {
+        let mut verdict = self.gate(commit, "", "merge", cancel)?;
+        for _ in 0..self.flaky_retries {
+            let Verdict::Fail(failure) = &verdict else {
+                break;
+            };
+            let Some(failed) = crate::verify::gates::failed_gate(self.gates, failure) else {
+                break;
+            };
+            let line = "-- the gates failed on the merged tree; run again on the same tree (`[merge] flaky_retries`)\n";
+            crate::log::append(self.log, line)?;
+            let again = self.gate(commit, "", "merge", cancel)?;
+            retried(failure, failed, again == Verdict::Pass);
+            verdict = again;
+        }
+        Ok(verdict)
+    }
+
     /// The merged tree of `tip` and `candidate`, or the conflict with the
     /// paths and what changed on the other side since `verified_on`.
     fn merge_tree(
@@ -317,6 +358,7 @@ pub(super) fn merge_with<'a>(
             run: &sh.run,
             gates: key,
         },
+        flaky_retries: sh.settings.merge.flaky_retries,
     }
 }
 
@@ -340,12 +382,29 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
     let mut record = |commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, id, commit)?)
     };
+    let mut retried = |failure: &Failure, gate: &Gate, passed: bool| {
+        if passed {
+            sh.flaky(&gate.command_line());
+        }
+        sh.emitter.emit(Event::GateRetried {
+            ticket: id.to_string(),
+            attempt: job.attempt,
+            gate: gate.command_line(),
+            message: failure.message.clone(),
+            passed,
+        });
+    };
+    let message = sh.message(id);
+    let member = StackMember {
+        candidate: &job.candidate,
+        verified_on: &job.verified_on,
+        message: &message,
+    };
     let outcome = merge.land(
-        &job.candidate,
+        &member,
         &refs::candidate_ref(id),
-        &job.verified_on,
-        &sh.message(id),
         &mut record,
+        &mut retried,
         sh.cancel,
     )?;
     if let MergeOutcome::Merged { commit } = &outcome {
