@@ -222,25 +222,29 @@ const OPENCODE_TROUBLES: Troubles = Troubles {
     reset: Some((1000, 1000)),
 };
 
-/// aider retries a refusal on its own (for up to a minute, longer than
-/// the test's agent time limit) and is answered within the attempt.
+/// aider retries a refusal on its own, once, each of its tries three
+/// calls (litellm's OpenAI client retries twice); planwright stops it as
+/// it announces its second retry (`aider::MAX_RETRIES`).
 const AIDER_TROUBLES: Troubles = Troubles {
     setup: aider,
     expect: &AIDER,
     limited: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
+        calls: AIDER_CALLS,
+        outcomes: GIVES_UP,
+        reason: "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for requests. Please try again in 1s.",
     },
     overloaded: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
+        calls: AIDER_CALLS,
+        outcomes: GIVES_UP,
+        reason: "litellm.ServiceUnavailableError: ",
     },
     overloaded_status: 503,
     hung: TIMED_OUT,
-    reset: None,
+    reset: Some((1000, 1000)),
 };
+
+/// The calls aider makes before planwright stops it: two tries of three.
+const AIDER_CALLS: usize = 6;
 
 /// The Copilot CLI retries a refused call five times on its own (the
 /// `retry-after` it is given, else its own backoff) and then gives up.
@@ -324,9 +328,9 @@ fn opencode_server_error() {
 #[test]
 fn aider_server_error() {
     let meets = Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
+        calls: AIDER_CALLS,
+        outcomes: GIVES_UP,
+        reason: "litellm.InternalServerError: ",
     };
     server_error("aider_server_error", &AIDER_TROUBLES, &meets);
 }

@@ -105,6 +105,13 @@ pub(crate) trait StreamParser: Send {
     /// The end: `output_tail` is the end of stdout and stderr together (some
     /// CLIs put their error object on stderr).
     fn finish(&mut self, output_tail: &str, now: Now) -> Parsed;
+    /// Whether the CLI, by the lines read, is retrying its provider's
+    /// refusal past planwright's bound on its own retries (a CLI with no
+    /// setting for them): planwright then stops it, and the attempt is
+    /// `Unavailable` with [`Parsed::retrying`].
+    fn gives_up(&self) -> bool {
+        false
+    }
 }
 
 /// The largest record file read (aider writes a few hundred bytes a call).
@@ -440,6 +447,8 @@ impl<C: Cli> Agent for CliAgent<C> {
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
         let parser = Arc::new(Mutex::new(self.cli.parser()));
         let feed = Arc::clone(&parser);
+        // Set by the run's cancel, or by the parser giving up for the CLI.
+        let (stop, _listening) = cancel.child();
         let strays = present(&ctx.workspace, C::STRAYS);
         let configured = self.cli.configured_model(ctx);
         let mut env = agent_env(ctx, &self.env_names());
@@ -455,18 +464,19 @@ impl<C: Cli> Agent for CliAgent<C> {
             grace: Duration::from_secs(5),
             log: Some(ctx.log.clone()),
             lines: Some(
-                feed_lines(feed, ctx.usage_sink.clone(), self.argv_model(ctx))
+                feed_lines(feed, ctx.usage_sink.clone(), self.argv_model(ctx), stop.clone())
                     .limit(usize::try_from(self.opts.line_limit).unwrap_or(usize::MAX)),
             ),
             confine: super::reading(ctx.confine.as_ref(), self),
             log_limit: ctx.log_limit,
         };
-        let done = match process::run(&spec, cancel) {
+        let done = match process::run(&spec, &stop) {
             Err(ProcessError::NotFound { .. }) => {
                 return Err(EngineError::Settings(self.not_installed()))
             }
             other => other?,
         };
+        let gave_up = stop.is_cancelled() && !cancel.is_cancelled();
         remove_strays(&ctx.workspace, C::STRAYS, &strays);
         if let Some(path) = self.cli.record(ctx) {
             let content = read_record(&path);
@@ -481,7 +491,16 @@ impl<C: Cli> Agent for CliAgent<C> {
             .clone()
             .or_else(|| self.argv_model(ctx).map(str::to_string))
             .or(configured);
-        let outcome = decide(&done, &parsed);
+        let outcome = match parsed.retrying.clone().filter(|_| gave_up) {
+            Some(limit) => {
+                crate::log::append(&ctx.log, &format!("planwright: {} {GAVE_UP}\n", C::NAME))?;
+                AgentOutcome::Unavailable {
+                    retry_after: limit.retry_after,
+                    reason: limit.reason,
+                }
+            }
+            None => decide(&done, &parsed),
+        };
         if let (true, AgentOutcome::Failed(why)) = (parsed.key_refused, &outcome) {
             return Err(self.key_refused(why));
         }
@@ -563,18 +582,27 @@ pub(crate) fn probe_context(
     })
 }
 
-/// Feeds each line of stdout to the parser, and hands `sink` the running
-/// total of tokens whenever the line changed it.
+/// What the agent log says when planwright stopped a CLI that retried its
+/// provider's refusal past the bound ([`StreamParser::gives_up`]).
+const GAVE_UP: &str = "retried the provider's refusal past planwright's bound on its own retries: stopped; the provider's trouble, not the ticket's";
+
+/// Feeds each line of stdout to the parser, hands `sink` the running
+/// total of tokens whenever the line changed it, and sets `stop` when the
+/// parser gives up for the CLI.
 fn feed_lines(
     parser: Arc<Mutex<Box<dyn StreamParser>>>,
     sink: Option<UsageSink>,
     model: Option<&str>,
+    stop: Cancel,
 ) -> LineSink {
     let model = model.map(str::to_string);
     let last: Mutex<Option<Usage>> = Mutex::new(None);
     LineSink::new(move |line| {
         let mut parser = lock(&parser);
         parser.line(line);
+        if parser.gives_up() {
+            stop.cancel();
+        }
         let Some(sink) = &sink else { return };
         let Some(mut now) = parser.so_far() else {
             return;
