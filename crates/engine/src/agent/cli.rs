@@ -407,7 +407,7 @@ impl<C: Cli> Agent for CliAgent<C> {
         &self,
         scratch: &Path,
         confine: Option<&planwright_os::sandbox::Confine>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<super::Probed>, String> {
         let ctx = self
             .probe_context(scratch, confine)
             .map_err(|e| e.to_string())?;
@@ -434,7 +434,10 @@ impl<C: Cli> Agent for CliAgent<C> {
             other => other.map_err(|e| e.to_string())?,
         };
         if done.success() {
-            return Ok(Some(format!("`{}`", spec.argv.join(" "))));
+            return Ok(Some(super::Probed {
+                said: format!("`{}`", spec.argv.join(" ")),
+                offers: None,
+            }));
         }
         Err(format!(
             "`{}` exited with {}: {}",
