@@ -95,6 +95,44 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
     assert_eq!(calls, 0, "{}", seen(&mock));
 }
 
+/// Preflight checks the model each ticket may be routed to against what
+/// Gemini CLI's session offers (its own list, built from its access
+/// flags, not from the model server): a ticket's own `model` it does not
+/// offer is a `routing` error listing what it does; one it offers, and a
+/// `cheap` ticket's `gemini-3-flash` (offered as its preview), pass.
+#[test]
+fn gemini_acp_preflight_checks_each_routed_model() {
+    if !wanted("gemini_acp_preflight_checks_each_routed_model") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let setup = Setup {
+        model: "",
+        ..gemini_acp(&mock)
+    };
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let routed = |id: &str, key: &str, value: &str| {
+        let mut t = json!({"id": id, "title": id, "body": "Create the file.",
+            "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]});
+        t[key] = json!(value);
+        t
+    };
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "ok", "argv": ["true"]}],
+        "tickets": [routed("A", "model", "gemini-2.5-pro"),
+            routed("B", "model", "gemini-0-nonesuch"), routed("C", "tier", "cheap")]});
+    std::fs::write(env.root().join("plan.json"), plan.to_string()).unwrap();
+    let pre = preflight(&env, &setup);
+    let stdout = text(&pre.stdout);
+    assert_eq!(pre.status.code(), Some(1), "{stdout}");
+    let refused = "agent `acp`: ticket B may be routed to model `gemini-0-nonesuch`, and the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
+    assert!(stdout.contains(refused), "{stdout}");
+    assert!(stdout.contains("`gemini-2.5-pro`"), "{stdout}");
+    let others = stdout.matches(", and the agent does not offer model").count();
+    assert_eq!(others, 1, "only B's model is refused\n{stdout}");
+    assert!(mock.requests().is_empty(), "{}", seen(&mock));
+}
+
 /// `opencode acp`, set up as the opencode adapter (its slot's XDG
 /// folders, the lent cache), on the mock provider's model, which its
 /// configuration names: its session offers no models to set.
