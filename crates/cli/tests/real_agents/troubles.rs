@@ -344,3 +344,75 @@ fn copilot_server_error() {
     };
     server_error("copilot_server_error", &COPILOT_TROUBLES, &meets);
 }
+
+/// The first model call's answer spoiled (`Truncated`: cut mid-way, the
+/// connection closed; `TrailingGarbage`: bytes after its end): the CLI
+/// ends each attempt with a classified outcome, never a hang (the agent's
+/// time limit is far beyond) nor a panic, and the ticket merges. The
+/// outcomes of its attempts, as the CLI meets it.
+fn spoiled(test: &str, setup: fn(&MockModel) -> Setup, trouble: Trouble, outcomes: &[&str]) {
+    if !wanted(test) {
+        return;
+    }
+    let mock = MockModel::start(script(Some((trouble, 1))));
+    let setup = setup(&mock);
+    let limits = format!(
+        "timeout_secs = {TROUBLE_TIMEOUT_SECS}\nmax_pause = {}\n",
+        MAX_PAUSE_MS / 1000
+    );
+    let env = tier_env(&setup, &mock, &limits);
+    let (out, summary) = run(&env, &setup);
+    let logs = logs(&env);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{test}: {summary}\n{logs}\n{}",
+        seen(&mock)
+    );
+    assert_eq!(summary["merged"], json!(["A"]), "{summary}\n{logs}");
+    let file = std::fs::read_to_string(env.repo().join("a.txt")).unwrap_or_default();
+    assert_eq!(file, format!("{CONTENT}\n"));
+    assert_proxied(&env, &mock);
+    let report = report(&env);
+    let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["agent_outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(seen_outcomes, outcomes, "{test}\n{logs}\n{}", seen(&mock));
+    assert!(!logs.contains("panicked"), "{test}\n{logs}");
+}
+
+/// The truncated-answer and trailing-garbage tests of one CLI.
+macro_rules! spoiled_tests {
+    ($setup:ident: $cut:ident => $cut_outcomes:expr, $garbage:ident => $garbage_outcomes:expr) => {
+        #[test]
+        fn $cut() {
+            spoiled(stringify!($cut), $setup, Trouble::Truncated, $cut_outcomes);
+        }
+        #[test]
+        fn $garbage() {
+            spoiled(
+                stringify!($garbage),
+                $setup,
+                Trouble::TrailingGarbage,
+                $garbage_outcomes,
+            );
+        }
+    };
+}
+
+/// Gemini CLI 0.61 fails the attempt on an answer it cannot read (a cut
+/// stream: `TypeError: terminated`; garbage after the end: its JSON
+/// parse error): an `agent_failed` strike, then merged.
+const FAILED_ONCE: &[&str] = &["failed", "finished"];
+
+// The others call again for a cut answer within the attempt, and read an
+// answer with garbage after its end (aider calls again): merged at once.
+spoiled_tests!(claude: claude_truncated => RETRIED, claude_trailing_garbage => RETRIED);
+spoiled_tests!(gemini: gemini_truncated => FAILED_ONCE, gemini_trailing_garbage => FAILED_ONCE);
+spoiled_tests!(codex: codex_truncated => RETRIED, codex_trailing_garbage => RETRIED);
+spoiled_tests!(opencode: opencode_truncated => RETRIED, opencode_trailing_garbage => RETRIED);
+spoiled_tests!(aider: aider_truncated => RETRIED, aider_trailing_garbage => RETRIED);
+spoiled_tests!(copilot: copilot_truncated => RETRIED, copilot_trailing_garbage => RETRIED);
