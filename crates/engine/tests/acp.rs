@@ -607,7 +607,10 @@ fn preflight_refuses_a_routed_model_the_acp_agent_does_not_offer() {
         .find(|c| c.status == CheckStatus::Error && c.message.contains("fast-9"))
         .unwrap();
     let said = hint.hint.as_deref().unwrap_or_default();
-    assert!(said.contains("route B, C to a model the agent offers"), "{hint:?}");
+    assert!(
+        said.contains("route B, C to a model the agent offers"),
+        "{hint:?}"
+    );
 }
 
 /// `[agent] state` names the set-up of a program planwright does not

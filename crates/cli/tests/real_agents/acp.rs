@@ -128,7 +128,9 @@ fn gemini_acp_preflight_checks_each_routed_model() {
     let refused = "agent `acp`: ticket B may be routed to model `gemini-0-nonesuch`, and the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
     assert!(stdout.contains(refused), "{stdout}");
     assert!(stdout.contains("`gemini-2.5-pro`"), "{stdout}");
-    let others = stdout.matches(", and the agent does not offer model").count();
+    let others = stdout
+        .matches(", and the agent does not offer model")
+        .count();
     assert_eq!(others, 1, "only B's model is refused\n{stdout}");
     assert!(mock.requests().is_empty(), "{}", seen(&mock));
 }

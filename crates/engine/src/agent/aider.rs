@@ -257,7 +257,10 @@ impl StreamParser for AiderParser {
             self.past_banner = true;
         }
         if line.trim_start().starts_with("Retrying in ")
-            && self.error.as_deref().is_some_and(|e| e.lines().any(is_limit_line))
+            && self
+                .error
+                .as_deref()
+                .is_some_and(|e| e.lines().any(is_limit_line))
         {
             self.retries += 1;
         }

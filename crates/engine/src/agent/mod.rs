@@ -21,6 +21,7 @@ pub(crate) mod opencode;
 mod roster;
 pub(crate) mod scripted;
 pub mod setup;
+pub(crate) mod state;
 
 pub use activity::{Activity, ActivityKind, ActivitySink};
 pub use cmd::CmdAgent;
