@@ -193,3 +193,77 @@ fn opencode_acp_ok() {
     assert_eq!(last["usage"], usage_of(1, false), "{last}");
     assert!(last["cost_usd"].is_null(), "{last}");
 }
+
+/// The three ACP agents meet a spoiled answer (cut mid-way, or garbage
+/// after its end) with a classified outcome, never a hang, then merge:
+/// the outcomes of their attempts, as each meets it.
+fn acp_spoiled(test: &str, setup: fn(&MockModel) -> Setup, trouble: Trouble, outcomes: &[&str]) {
+    super::troubles::spoiled(test, setup, trouble, outcomes);
+}
+
+/// Called again within the attempt, or read with the garbage ignored.
+const MERGED: &[&str] = &["finished"];
+
+/// Gemini CLI answers the prompt with a JSON-RPC error 500 carrying its
+/// own error (`terminated`, its JSON parse error): `Failed`, a strike.
+const FAILED_ONCE: &[&str] = &["failed", "finished"];
+
+#[test]
+fn gemini_acp_truncated() {
+    acp_spoiled(
+        "gemini_acp_truncated",
+        gemini_acp,
+        Trouble::Truncated,
+        FAILED_ONCE,
+    );
+}
+
+#[test]
+fn gemini_acp_trailing_garbage() {
+    acp_spoiled(
+        "gemini_acp_trailing_garbage",
+        gemini_acp,
+        Trouble::TrailingGarbage,
+        FAILED_ONCE,
+    );
+}
+
+#[test]
+fn claude_agent_acp_truncated() {
+    acp_spoiled(
+        "claude_agent_acp_truncated",
+        claude_agent_acp,
+        Trouble::Truncated,
+        MERGED,
+    );
+}
+
+#[test]
+fn claude_agent_acp_trailing_garbage() {
+    acp_spoiled(
+        "claude_agent_acp_trailing_garbage",
+        claude_agent_acp,
+        Trouble::TrailingGarbage,
+        MERGED,
+    );
+}
+
+#[test]
+fn opencode_acp_truncated() {
+    acp_spoiled(
+        "opencode_acp_truncated",
+        opencode_acp,
+        Trouble::Truncated,
+        MERGED,
+    );
+}
+
+#[test]
+fn opencode_acp_trailing_garbage() {
+    acp_spoiled(
+        "opencode_acp_trailing_garbage",
+        opencode_acp,
+        Trouble::TrailingGarbage,
+        MERGED,
+    );
+}

@@ -350,7 +350,12 @@ fn copilot_server_error() {
 /// ends each attempt with a classified outcome, never a hang (the agent's
 /// time limit is far beyond) nor a panic, and the ticket merges. The
 /// outcomes of its attempts, as the CLI meets it.
-fn spoiled(test: &str, setup: fn(&MockModel) -> Setup, trouble: Trouble, outcomes: &[&str]) {
+pub(super) fn spoiled(
+    test: &str,
+    setup: fn(&MockModel) -> Setup,
+    trouble: Trouble,
+    outcomes: &[&str],
+) {
     if !wanted(test) {
         return;
     }
