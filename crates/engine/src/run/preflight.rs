@@ -27,6 +27,7 @@ mod commands;
 mod earlier;
 mod gates;
 mod judged;
+mod offers;
 mod prices;
 mod probe;
 mod repo;
@@ -88,10 +89,13 @@ pub(crate) fn check_all(
     }
     sandbox::check_sandbox(contain, &mut out);
     sandbox::check_limits(contain, &mut out);
-    for agent in agents.each() {
+    let mut offers = Vec::new();
+    for (entry, agent) in agents.entries() {
         agent::check_agent(agent, &mut out);
         agent::check_agent_setup(agent, contain, &mut out);
-        agent::probe_agent(agent, contain, &mut out);
+        if let Some(models) = agent::probe_agent(agent, contain, &mut out) {
+            offers.push((entry.map(String::from), models));
+        }
     }
     gates::check_gates(dir, plan, extra, &mut out);
     gates::check_gate_files(plan, extra, &mut out);
@@ -118,6 +122,7 @@ pub(crate) fn check_all(
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut out);
+    offers::check_offered(plan, routing, families, &lanes, &offers, &mut out);
     prices::check_prices(plan, settings, &lanes, &mut out);
     if let (Some(r), false) = (&repo, failed(&out)) {
         // Last: it starts the workers, which costs a connection per place.
