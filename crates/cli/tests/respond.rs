@@ -771,3 +771,5 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
 
 #[path = "respond/per_ticket.rs"]
 mod per_ticket;
+#[path = "respond/wrong_inputs.rs"]
+mod wrong_inputs;
