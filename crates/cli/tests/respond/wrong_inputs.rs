@@ -95,7 +95,8 @@ fn respond_before_a_run_or_its_delivery_says_what_to_do_first() {
     let forge = FakeForge::start(Api::Github);
     forge.add_repository(REPO);
     let server = GitHttp::start(&env.root().join("server"), TOKEN);
-    server.create(REPO, &env.repo(), "main");
+    let bare = server.create(REPO, &env.repo(), "main");
+    forge.branches_from(REPO, &bare);
     git(&env.repo(), &["remote", "add", "origin", &server.url(REPO)]);
     let toml = format!(
         "[forge]\nkind = \"github\"\napi_url = \"{}\"\n",
@@ -137,4 +138,29 @@ fn respond_before_a_run_or_its_delivery_says_what_to_do_first() {
         "{all}"
     );
     assert!(forge.pulls(REPO).is_empty());
+    // `--watch` goes on until `deliver` opens the pull request, answers
+    // it, and ends when it merges.
+    let mut child = env
+        .command()
+        .args(respond)
+        .args(["--watch", "--interval", "1s"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("run `planwright deliver` first"), "{first}");
+    let (code, all) = command(DELIVER);
+    assert_eq!(code, Some(0), "{all}");
+    let line = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| !l.contains("deliver` first") && !l.starts_with("waiting"))
+        .unwrap();
+    assert!(line.contains("nothing new"), "{line}");
+    forge.merge(REPO, forge.pulls(REPO)[0].number);
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    assert!(rest.last().unwrap().contains("is merged"), "{rest:?}");
 }
