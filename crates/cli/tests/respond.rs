@@ -396,6 +396,16 @@ fn others_and_planwrights_own_are_not_answered_and_an_unknown_ticket_gets_a_repl
     );
     s.forge
         .add_comment(REPO, s.pull, true, "renovate[bot]", "bump it");
+    s.forge
+        .add_comment(REPO, s.pull, true, "lint_bot", "style nits");
+    // An approval is not feedback to answer, whatever its text.
+    s.forge.add_review(
+        REPO,
+        s.pull,
+        "ana",
+        planwright_testkit::forge::Verdict::Approve,
+        "LGTM, but rename b.txt",
+    );
     s.forge.add_comment(
         REPO,
         s.pull,
