@@ -199,7 +199,13 @@ fn per_ticket_a_ticket_that_did_not_merge_gets_a_reply_saying_how_to_deliver_it(
     let runs = s.env.repo().join(".planwright/runs");
     let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
     let attempts = std::fs::read_dir(run.path().join("C")).unwrap().count();
-    assert!(s.respond_ok().contains("nothing new"));
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let lines: Vec<Value> = text(&json.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "one line per pull request: {lines:?}");
+    assert!(lines.iter().all(|l| l["outcome"] == "nothing"), "{lines:?}");
     let after = std::fs::read_dir(run.path().join("C")).unwrap().count();
     assert_eq!(attempts, after, "no attempt of C ran");
 }

@@ -86,6 +86,10 @@ fn respond_on_a_closed_pull_request_says_so_and_answers_nothing() {
     let (code, all) = said(&s, RESPOND);
     assert_eq!(code, Some(0), "{all}");
     assert!(all.contains("is closed: nothing more to answer"), "{all}");
+    let (code, all) = said(&s, &["respond", "--repo", "repo", "--output", "json"]);
+    assert_eq!(code, Some(0), "{all}");
+    let line: Value = serde_json::from_str(all.trim()).unwrap();
+    assert_eq!(line["outcome"], "ended", "{line}");
     assert!(s.replies().is_empty());
 }
 
@@ -137,6 +141,12 @@ fn respond_before_a_run_or_its_delivery_says_what_to_do_first() {
             && all.contains("run `planwright deliver` first"),
         "{all}"
     );
+    let mut json = respond.to_vec();
+    json.extend(["--output", "json"]);
+    let (code, all) = command(&json);
+    assert_eq!(code, Some(0), "{all}");
+    let line: Value = serde_json::from_str(all.trim()).unwrap();
+    assert_eq!(line["outcome"], "refused", "{line}");
     assert!(forge.pulls(REPO).is_empty());
     // `--watch` goes on until `deliver` opens the pull request, answers
     // it, and ends when it merges.
