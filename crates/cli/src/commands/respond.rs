@@ -30,7 +30,8 @@ use std::time::Duration;
 /// One round per pull request each time it runs, and never twice for the
 /// same comment; `--watch` repeats until every pull request of the run is
 /// merged or closed. Exit 0 when each pull request got its round (whatever
-/// the round changed), had nothing new, or is merged or closed; 2 on
+/// the round changed, or a reply saying why none ran), had nothing new, is
+/// merged or closed, or is not opened yet (`deliver` opens it); 2 on
 /// usage, forge or push errors; 130 on Ctrl-C.
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
