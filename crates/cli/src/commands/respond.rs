@@ -254,7 +254,7 @@ impl<'a> Runner<'a> {
                 hint: Some("`planwright preflight` with the run's plan says more; fix it, then run `planwright respond` again".into()),
             }
         })?;
-        let executor = session.executor()?;
+        let executor = session.executor(self.cancel)?;
         planwright_engine::run(
             session,
             executor,

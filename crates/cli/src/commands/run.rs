@@ -365,7 +365,10 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     if args.dry_run {
         return dry_run(&session, global);
     }
-    let executor = session.executor().map_err(engine_error)?;
+    // Caught before the executor is made: a transport cuts its calls
+    // short on it from the start, before any attempt connects.
+    let cancel = cancel_on_signals();
+    let executor = session.executor(&cancel).map_err(engine_error)?;
     let mut reporters = reporters(global, args.heartbeat);
     let labels = match &to_label {
         Some(plan) => issue_labels(&repo_dir, plan, &config)?,
@@ -375,7 +378,6 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
         reporters.push(Box::new(reporter));
         writer
     });
-    let cancel = cancel_on_signals();
     let summary = planwright_engine::run(session, executor, reporters, &cancel);
     // The run dropped its reporters: every label change is queued.
     for warning in writer.map(|w| w.finish()).unwrap_or_default() {

@@ -153,11 +153,13 @@ impl Prepared {
     }
 
     /// The executor `[executor]` names: the local one, or workers reached
-    /// through a process, `ssh` or Kubernetes (whose places preflight greeted).
-    pub fn executor(&self) -> Result<Arc<dyn Executor>, EngineError> {
+    /// through a process, `ssh` or Kubernetes (whose places preflight greeted),
+    /// answering to `cancel`, the run's Ctrl-C, from now on.
+    pub fn executor(&self, cancel: &Cancel) -> Result<Arc<dyn Executor>, EngineError> {
         let slots = self.settings.jobs.max(1);
         let state = self.repo.state_dir();
-        let Some(transport) = remote::transport(&self.settings.executor, &state, slots)? else {
+        let executor = &self.settings.executor;
+        let Some(transport) = remote::transport(executor, &state, slots, cancel)? else {
             return Ok(self.local_executor());
         };
         let settings = worker_settings(&self.settings);
