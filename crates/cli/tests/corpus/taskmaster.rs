@@ -8,12 +8,17 @@ use std::process::Command;
 
 /// One generated case: a tasks.json, Taskmaster's state beside it, and the
 /// tag asked for on both command lines.
+#[derive(Default)]
 struct Case {
     name: &'static str,
     tasks: Value,
     state: Option<Value>,
     config: Option<Value>,
     tag: Option<&'static str>,
+    /// Taskmaster's own commands read different tags here: `list` one,
+    /// `validate-dependencies` (its `readJSON`) another, which planwright
+    /// follows (docs/formats/taskmaster.md).
+    split: bool,
 }
 
 fn task(id: u32, deps: Value, status: &str, subtasks: Value) -> Value {
@@ -35,9 +40,7 @@ fn cases() -> Vec<Case> {
     let plain = |name, tasks| Case {
         name,
         tasks,
-        state: None,
-        config: None,
-        tag: None,
+        ..Case::default()
     };
     let shipped = include_str!("../../../plan/tests/data/foreign/taskmaster.tasks.json");
     let two_tags = json!({"master": {"tasks": [pending(1, json!([]))]},
@@ -69,29 +72,28 @@ fn cases() -> Vec<Case> {
             name: "current tag in state.json",
             tasks: two_tags.clone(),
             state: Some(json!({"currentTag": "feature"})),
-            config: None,
-            tag: None,
+            ..Case::default()
         },
         Case {
             name: "tag asked for",
             tasks: two_tags.clone(),
             state: Some(json!({"currentTag": "master"})),
-            config: None,
             tag: Some("feature"),
+            ..Case::default()
         },
         Case {
             name: "current tag not in the file",
             tasks: two_tags.clone(),
             state: Some(json!({"currentTag": "gone"})),
-            config: None,
-            tag: None,
+            split: true,
+            ..Case::default()
         },
         Case {
             name: "default tag in config.json",
             tasks: two_tags.clone(),
-            state: None,
             config: Some(json!({"global": {"defaultTag": "feature"}})),
-            tag: None,
+            split: true,
+            ..Case::default()
         },
         plain(
             "cycle among subtasks",
@@ -124,8 +126,9 @@ struct Oracle {
     /// The tag `list` says it read, and the tasks it listed.
     tag: String,
     tasks: Vec<Value>,
-    /// The kinds `validate-dependencies` reported (`CIRCULAR`, `MISSING`,
-    /// `SELF`), and how many tasks it analysed.
+    /// The tag `validate-dependencies` read, the kinds it reported
+    /// (`CIRCULAR`, `MISSING`, `SELF`), and how many tasks it analysed.
+    checked_tag: String,
     problems: BTreeSet<String>,
     analysed: usize,
 }
@@ -192,8 +195,15 @@ fn ask_taskmaster(program: &Path, dir: &Path, tag: Option<&str>) -> Oracle {
                 .ok()
         })
         .unwrap_or_else(|| panic!("no task count in: {report}"));
+    let checked_tag = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("[tag] "))
+        .unwrap_or_else(|| panic!("no tag in: {report}"))
+        .trim()
+        .to_string();
     Oracle {
         tag: list["metadata"]["tag"].as_str().expect("a tag").to_string(),
+        checked_tag,
         tasks: list["tasks"].as_array().expect("tasks").clone(),
         problems,
         analysed,
@@ -300,8 +310,22 @@ fn check(case: &Case, oracle: &Oracle, ours: &Reading) -> Result<(), String> {
             oracle.tag
         ));
     }
-    if oracle.analysed != oracle.tasks.len() {
-        return say("`list` and `validate-dependencies` read different tasks".into());
+    if oracle.checked_tag != oracle.tag || oracle.analysed != oracle.tasks.len() {
+        if !case.split {
+            return say("Taskmaster's `list` and `validate-dependencies` read different tags here: say so in docs/formats/taskmaster.md and mark the case `split`".into());
+        }
+        // planwright reads as `validate-dependencies` does: as many tickets
+        // as it analysed tasks (every task of these cases is pending).
+        if ours.tickets.len() != oracle.analysed {
+            return say(format!(
+                "planwright read {:?}, `validate-dependencies` {} tasks of `{}`",
+                ours.tickets, oracle.analysed, oracle.checked_tag
+            ));
+        }
+        return Ok(());
+    }
+    if case.split {
+        return say("Taskmaster's commands now agree on the tag: take the case's `split` off and the docs' words".into());
     }
     let mut wanted = expected_tickets(&oracle.tasks);
     let mut got = ours.tickets.clone();
@@ -376,9 +400,7 @@ fn a_file_without_master_is_refused_where_taskmaster_reads_two_ways() {
         name: "no master",
         tasks: json!({"alpha": {"tasks": [pending(1, json!([])), pending(2, json!([1]))]},
                       "beta": {"tasks": [pending(1, json!([]))]}}),
-        state: None,
-        config: None,
-        tag: None,
+        ..Case::default()
     };
     let dir = tmp.path().join("case");
     write_case(&dir, &case);
@@ -415,9 +437,7 @@ fn completed_is_finished_work_where_taskmasters_list_refuses_the_file() {
         &Case {
             name: "completed",
             tasks: json!({"master": {"tasks": [task(1, json!([]), "completed", json!([])), pending(2, json!([1]))]}}),
-            state: None,
-            config: None,
-            tag: None,
+            ..Case::default()
         },
     );
     let refused = task_master(&program, &dir, &["list", "--format", "json"]).expect_err(
