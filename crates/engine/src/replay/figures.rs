@@ -22,7 +22,7 @@ pub struct Figures {
     /// `--deps`.
     pub deps: String,
     /// `--jobs`.
-    pub jobs: u32,
+    pub jobs: usize,
     /// Tickets (commits replayed).
     pub tickets: usize,
     /// Tickets merged.
@@ -50,11 +50,12 @@ pub struct Figures {
     /// candidates that no longer merged onto the target (rebuilds for a
     /// `conflict`).
     pub textual_conflicts: u32,
-    /// Candidates that passed their gates alone and broke them together
-    /// with what landed ahead of them (rebuilds for a `combination`).
+    /// Candidates whose change applied and whose gates failed: in their
+    /// own slot (the change needs a commit not yet on its base), or
+    /// stacked with what landed ahead of them (rebuilds for a
+    /// `combination`). On a history whose every commit passed its gates,
+    /// each is a semantic conflict.
     pub semantic_conflicts: u32,
-    /// Attempts rejected by a gate in their own slot.
-    pub gate_rejections: u32,
     /// Tickets sent back for a new attempt by the merge queue.
     pub rebuilds: u32,
     /// Every run of a gate command: in slots, on merged trees and stacks.
@@ -167,7 +168,7 @@ pub fn figures(
     made: &PreparedReplay,
     run_dir: &Path,
     tip: &str,
-    jobs: u32,
+    jobs: usize,
     deps: super::Deps,
 ) -> Result<Figures, EngineError> {
     let events = read_events(run_dir)?;
@@ -175,7 +176,7 @@ pub fn figures(
     let start = events.first().map_or(0, |t| t.at_ms);
     let mut last_merge = start;
     let (mut merged, mut retried) = (HashSet::new(), HashSet::new());
-    let (mut textual, mut semantic, mut gate_rejections, mut rebuilds) = (0, 0, 0, 0);
+    let (mut textual, mut semantic, mut rebuilds) = (0, 0, 0);
     let (mut tokens, mut cost) = (0u64, 0.0f64);
     for t in &events {
         match &t.event {
@@ -188,7 +189,7 @@ pub fn figures(
                 if failure.message.contains(NO_LONGER_APPLIES) {
                     textual += 1;
                 } else if failure.kind == FailureKind::GateFailure {
-                    gate_rejections += 1;
+                    semantic += 1;
                 }
             }
             Event::Rebuild { ticket, reason } => {
@@ -208,7 +209,7 @@ pub fn figures(
     }
     let took = attempt_times(&events);
     let serial_ms: u64 = took.values().sum();
-    let bound_ms = critical_path(&made.commits, &took).max(serial_ms / u64::from(jobs.max(1)));
+    let bound_ms = critical_path(&made.commits, &took).max(serial_ms / jobs.max(1) as u64);
     let makespan = (last_merge - start) as f64 / 1000.0;
     let (serial, bound) = (serial_ms as f64 / 1000.0, bound_ms as f64 / 1000.0);
     let n_merged = merged.len();
@@ -230,7 +231,6 @@ pub fn figures(
         first_attempt_merge_rate: ratio(first as f64, made.commits.len() as f64),
         textual_conflicts: textual,
         semantic_conflicts: semantic,
-        gate_rejections,
         rebuilds,
         gate_runs,
         gate_runs_per_merged: per(f64::from(gate_runs)),
