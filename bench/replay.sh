@@ -140,22 +140,27 @@ print(f"{sys.argv[2]:<10} {r['deps']:<6} {r['jobs']:>4} {r['tickets']:>4} {r['me
 EOF
 }
 
-# naive PROJECT JOBS: the `--deps none` replay's commits merged in the order
-# their agents finished, each onto the last without a gate first; the gate
-# then runs on every merge, as the next commit's author would find it.
+# naive PROJECT JOBS: what parallel agents merged without re-gating would
+# have done with the same commits: each commit's change made from the
+# range's base (`git apply --3way`, as the replay agent makes it; one
+# that does not apply there is a conflict), then merged onto the branch in
+# the order the `--deps none` replay's agents finished (`git cherry-pick`:
+# one that does not merge is a conflict), with no gate before it lands.
+# The gate then runs on every merge: how often the branch went red.
 naive_row() {
-  local p="$1" jobs="$2" repo range gate run_dir tree red=0 conflicts=0 merged=0 t
+  local p="$1" jobs="$2" repo range gate run_dir tree base t
+  local red=0 conflicts=0 merged=0
   IFS='|' read -r repo range gate <<<"$(project "$p")"
   run_dir="$work/run/$p-none-$jobs"
   [[ -d "$run_dir" ]] || return 0
   tree="$work/naive/$p"
   rm -rf "$tree"
   git clone -q "$run_dir/repo" "$tree"
-  local base
   base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["replay"]["base"])' "$work/out/$p-none-$jobs.json")
-  git -C "$tree" checkout -q -B naive "$base"
+  g() { git -C "$tree" -c user.name=bench -c user.email=bench@example.com "$@"; }
+  g checkout -q -B naive "$base"
   local events=("$run_dir"/repo/.planwright/runs/*/events.jsonl)
-  for t in $(python3 - "${events[0]}" <<'EOF'
+  for t in $(python3 - "${events[0]}" <<'EOF2'
 import json, sys
 seen = []
 for line in open(sys.argv[1]):
@@ -163,19 +168,29 @@ for line in open(sys.argv[1]):
     if e.get("event") == "agent_reported" and e["ticket"] not in seen:
         seen.append(e["ticket"])
 print(" ".join(seen))
-EOF
+EOF2
   ); do
-    if ! git -C "$tree" apply --3way --whitespace=nowarn "$run_dir/agent/$t.patch" >/dev/null 2>&1; then
+    g checkout -q --detach "$base"
+    if ! g apply --3way --whitespace=nowarn "$run_dir/agent/$t.patch" >/dev/null 2>&1 ||
+      ! g commit -qm "$t" >/dev/null 2>&1; then
       conflicts=$((conflicts + 1))
-      git -C "$tree" reset -q --hard && git -C "$tree" clean -qfd
+      g reset -q --hard && g clean -qfd
+      g checkout -q naive
       continue
     fi
-    git -C "$tree" -c user.name=bench -c user.email=bench@example.com commit -qam "$t" --allow-empty
+    local made
+    made=$(g rev-parse HEAD)
+    g checkout -q naive
+    if ! g cherry-pick --allow-empty "$made" >/dev/null 2>&1; then
+      conflicts=$((conflicts + 1))
+      g cherry-pick --abort >/dev/null 2>&1 || g reset -q --hard
+      continue
+    fi
     merged=$((merged + 1))
     (cd "$tree" && nice -n 5 sh -c "$gate" >/dev/null 2>&1) || red=$((red + 1))
-    git -C "$tree" clean -qfd
+    g clean -qfd
   done
-  printf '%-10s naive  %4s %4s %6s  red after %d of %d merges (%.0f%%), %d commits conflicted\n' \
+  printf '%-10s naive  %4s %4s %6s  red after %d of %d merges (%.0f%%); %d commits did not apply or merge\n' \
     "$p" "$jobs" "$((merged + conflicts))" "$merged" "$red" "$merged" \
     "$(awk -v r="$red" -v m="$merged" 'BEGIN { print (m ? 100 * r / m : 0) }')" "$conflicts"
 }

@@ -242,8 +242,10 @@ fn print(f: &Figures, made: &PreparedReplay, summary: &RunSummary, args: &Args, 
     if global.quiet {
         return;
     }
-    for line in lines(f) {
-        crate::outln!("{line}");
+    crate::outln!();
+    for (i, line) in figures::lines(f).iter().enumerate() {
+        let indent = if i == 0 { "" } else { "  " };
+        crate::outln!("{indent}{line}");
     }
     if args.keep || args.into.is_some() {
         crate::outln!(
@@ -254,34 +256,3 @@ fn print(f: &Figures, made: &PreparedReplay, summary: &RunSummary, args: &Args, 
     }
 }
 
-/// The figures as people read them.
-pub(crate) fn lines(f: &Figures) -> Vec<String> {
-    let tree = &f.final_tree;
-    let final_tree = if tree.equal {
-        format!("equals the range's last commit {}", short(&tree.last_commit))
-    } else {
-        format!(
-            "differs from the range's last commit {} in {} paths: {}",
-            short(&tree.last_commit),
-            tree.differing_paths,
-            tree.differs.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-        )
-    };
-    vec![
-        String::new(),
-        format!("replayed {} commits, --deps {}, --jobs {}: {} merged, {} not", f.tickets, f.deps, f.jobs, f.merged, f.not_merged),
-        format!("  makespan            {:.1} s", f.makespan_s),
-        format!("  serial sum          {:.1} s ({:.2}x)", f.serial_sum_s, f.ratio_to_serial),
-        format!("  DAG bound           {:.1} s ({:.2}x)", f.dag_bound_s, f.ratio_to_bound),
-        format!("  merged per hour     {:.0}", f.merged_per_hour),
-        format!("  first-attempt merges {:.0}%", f.first_attempt_merge_rate * 100.0),
-        format!("  conflicts           {} textual, {} semantic; {} rebuilds", f.textual_conflicts, f.semantic_conflicts, f.rebuilds),
-        format!("  gate runs           {} ({:.2} per merged ticket)", f.gate_runs, f.gate_runs_per_merged),
-        format!("  tokens              {} ({:.0} per merged ticket), ${:.4} (${:.4} per merged ticket)", f.tokens, f.tokens_per_merged, f.cost_usd, f.cost_usd_per_merged),
-        format!("  final tree          {final_tree}"),
-    ]
-}
-
-fn short(id: &str) -> &str {
-    &id[..id.len().min(10)]
-}

@@ -9,7 +9,7 @@ use crate::events::Event;
 use crate::git::history;
 use crate::git::repo::Repo;
 use crate::model::failure::FailureKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -17,7 +17,7 @@ use std::path::Path;
 pub const FIGURES_FILE: &str = "replay.json";
 
 /// What a replay measured. Times are seconds.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Figures {
     /// `--deps`.
     pub deps: String,
@@ -47,14 +47,13 @@ pub struct Figures {
     /// all tickets.
     pub first_attempt_merge_rate: f64,
     /// Attempts whose commit no longer applied on their base, and
-    /// candidates that no longer merged onto the target (rebuilds for a
-    /// `conflict`).
+    /// candidates that no longer merged onto the target.
     pub textual_conflicts: u32,
     /// Candidates whose change applied and whose gates failed: in their
-    /// own slot (the change needs a commit not yet on its base), or
-    /// stacked with what landed ahead of them (rebuilds for a
-    /// `combination`). On a history whose every commit passed its gates,
-    /// each is a semantic conflict.
+    /// own slot (the change needs a commit not yet on its base), on the
+    /// merged tree, or stacked with what landed ahead of them. On a
+    /// history whose every commit passed its gates, each is a semantic
+    /// conflict.
     pub semantic_conflicts: u32,
     /// Tickets sent back for a new attempt by the merge queue.
     pub rebuilds: u32,
@@ -75,7 +74,7 @@ pub struct Figures {
 }
 
 /// The replay's final tree against the range's last commit.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FinalTree {
     /// The range's last commit.
     pub last_commit: String,
@@ -184,21 +183,22 @@ pub fn figures(
                 merged.insert(ticket.clone());
                 last_merge = t.at_ms;
             }
+            // Every rejection is one event, whichever step found it: the
+            // agent's apply, the gates in its slot, on a merged tree or
+            // in a stack, or the merge itself.
             Event::AttemptRejected { ticket, failure, .. } => {
                 retried.insert(ticket.clone());
-                if failure.message.contains(NO_LONGER_APPLIES) {
-                    textual += 1;
-                } else if failure.kind == FailureKind::GateFailure {
-                    semantic += 1;
+                let no_longer_applies = failure.message.contains(NO_LONGER_APPLIES);
+                match failure.kind {
+                    FailureKind::MergeConflict => textual += 1,
+                    FailureKind::AgentFailed if no_longer_applies => textual += 1,
+                    FailureKind::GateFailure => semantic += 1,
+                    _ => {}
                 }
             }
-            Event::Rebuild { ticket, reason } => {
+            Event::Rebuild { ticket, .. } => {
                 retried.insert(ticket.clone());
                 rebuilds += 1;
-                match reason.as_str() {
-                    "conflict" => textual += 1,
-                    _ => semantic += 1,
-                }
             }
             Event::AgentReported { usage, cost_usd, .. } => {
                 tokens += usage.as_ref().map_or(0, |u| u.total());
@@ -251,6 +251,63 @@ fn final_tree(repo: &Path, tip: &str, last: &str) -> Result<FinalTree, EngineErr
         differing_paths: differs.len(),
         differs: differs.into_iter().take(50).collect(),
     })
+}
+
+/// The figures written in the run's folder `run_dir`, if it is a
+/// replay's (and they can be read).
+pub fn read(run_dir: &Path) -> Option<Figures> {
+    let text = std::fs::read(run_dir.join(FIGURES_FILE)).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// The figures as people read them, one line each.
+pub fn lines(f: &Figures) -> Vec<String> {
+    let tree = &f.final_tree;
+    let short = |id: &str| id[..id.len().min(10)].to_string();
+    let final_tree = if tree.equal {
+        format!("equals the range's last commit {}", short(&tree.last_commit))
+    } else {
+        let some: Vec<&str> = tree.differs.iter().take(5).map(String::as_str).collect();
+        format!(
+            "differs from the range's last commit {} in {} paths: {}",
+            short(&tree.last_commit),
+            tree.differing_paths,
+            some.join(", ")
+        )
+    };
+    vec![
+        format!(
+            "replayed {} commits, --deps {}, --jobs {}: {} merged, {} not",
+            f.tickets, f.deps, f.jobs, f.merged, f.not_merged
+        ),
+        format!("makespan: {:.1} s", f.makespan_s),
+        format!(
+            "serial sum: {:.1} s (makespan {:.2}x)",
+            f.serial_sum_s, f.ratio_to_serial
+        ),
+        format!(
+            "DAG bound: {:.1} s (makespan {:.2}x)",
+            f.dag_bound_s, f.ratio_to_bound
+        ),
+        format!("merged per hour: {:.0}", f.merged_per_hour),
+        format!(
+            "merged at the first attempt: {:.0}%",
+            f.first_attempt_merge_rate * 100.0
+        ),
+        format!(
+            "conflicts: {} textual, {} semantic; {} rebuilds",
+            f.textual_conflicts, f.semantic_conflicts, f.rebuilds
+        ),
+        format!(
+            "gate runs: {} ({:.2} per merged ticket)",
+            f.gate_runs, f.gate_runs_per_merged
+        ),
+        format!(
+            "tokens: {} ({:.0} per merged ticket), ${:.4} (${:.4} per merged ticket)",
+            f.tokens, f.tokens_per_merged, f.cost_usd, f.cost_usd_per_merged
+        ),
+        format!("final tree: {final_tree}"),
+    ]
 }
 
 /// Writes `figures` to the run's folder as [`FIGURES_FILE`].

@@ -88,6 +88,7 @@ fn report() -> RunReport {
             ticket("B", TicketState::Pending, vec![]),
         ],
         view,
+        replay: None,
     }
 }
 
