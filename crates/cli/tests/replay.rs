@@ -13,7 +13,8 @@ use std::process::Output;
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
-const TEST_SH: &str = "set -e\nfor t in tests/*.sh; do [ -e \"$t\" ] || continue; sh \"$t\"; done\n";
+const TEST_SH: &str =
+    "set -e\nfor t in tests/*.sh; do [ -e \"$t\" ] || continue; sh \"$t\"; done\n";
 
 /// The repository `repo` with a base commit and five commits after it:
 /// c1 and c3 change the README's same line, c4 tests the library c2 adds,
@@ -55,8 +56,17 @@ fn env() -> Env {
 
 fn replay(env: &Env, range: &str, extra: &[&str]) -> Output {
     let mut args = vec![
-        "replay", "--repo", "repo", "--commits", range, "--gate", "sh test.sh",
-        "--agent-time", "0s", "--tokens-per-line", "100",
+        "replay",
+        "--repo",
+        "repo",
+        "--commits",
+        range,
+        "--gate",
+        "sh test.sh",
+        "--agent-time",
+        "0s",
+        "--tokens-per-line",
+        "100",
     ];
     args.extend_from_slice(extra);
     env.planwright(&args)
@@ -79,7 +89,13 @@ fn a_chain_lands_every_commit_and_ends_on_the_ranges_last_tree() {
     let before = git(&env.repo(), &["rev-parse", "HEAD"]);
     let into = env.root().join("kept");
     let into_arg = into.display().to_string();
-    let out = replay(&env, &format!("{base}..main"), &["--deps", "chain", "--jobs", "2", "--into", &into_arg, "--output", "json"]);
+    let out = replay(
+        &env,
+        &format!("{base}..main"),
+        &[
+            "--deps", "chain", "--jobs", "2", "--into", &into_arg, "--output", "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let r = &json(&out)["replay"];
     assert_eq!(r["deps"], "chain");
@@ -98,7 +114,14 @@ fn a_chain_lands_every_commit_and_ends_on_the_ranges_last_tree() {
     assert_eq!(r["tokens"], lines * 100);
     assert!(r["cost_usd_per_merged"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["gate_runs_per_merged"].as_f64().unwrap() >= 1.0, "{r}");
-    for key in ["makespan_s", "serial_sum_s", "dag_bound_s", "ratio_to_serial", "ratio_to_bound", "merged_per_hour"] {
+    for key in [
+        "makespan_s",
+        "serial_sum_s",
+        "dag_bound_s",
+        "ratio_to_serial",
+        "ratio_to_bound",
+        "merged_per_hour",
+    ] {
         assert!(r[key].as_f64().unwrap() > 0.0, "{key}: {r}");
     }
     // The user's repository is only read: its branch and files stay.
@@ -107,9 +130,29 @@ fn a_chain_lands_every_commit_and_ends_on_the_ranges_last_tree() {
     assert!(!env.repo().join(".planwright").exists());
     // The figures are in the run's folder too.
     let runs = into.join("repo/.planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
-    let written: Value = serde_json::from_slice(&std::fs::read(run.join("replay.json")).unwrap()).unwrap();
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(run.join("replay.json")).unwrap()).unwrap();
     assert_eq!(written["merged"], 5);
+    // And in the run's report.
+    let kept = into.join("repo").display().to_string();
+    let report = text(&env.planwright(&["report", "--repo", &kept]).stdout);
+    assert!(
+        report.contains("## Replay")
+            && report.contains("final tree: equals the range's last commit"),
+        "{report}"
+    );
+    let doc: Value = serde_json::from_slice(
+        &env.planwright(&["report", "--repo", &kept, "--to", "json"])
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["replay"]["tickets"], 5);
 }
 
 #[test]
@@ -118,7 +161,20 @@ fn without_dependencies_the_later_of_each_pair_conflicts_and_the_tree_says_how_i
     let base = history(&env);
     // Five slots for five tickets: every attempt starts from the base, and
     // one strike each: a conflict fails its ticket.
-    let out = replay(&env, &format!("{base}..main"), &["--deps", "none", "--jobs", "5", "--strikes", "1", "--output", "json"]);
+    let out = replay(
+        &env,
+        &format!("{base}..main"),
+        &[
+            "--deps",
+            "none",
+            "--jobs",
+            "5",
+            "--strikes",
+            "1",
+            "--output",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let all = json(&out);
     let r = &all["replay"];
@@ -130,12 +186,26 @@ fn without_dependencies_the_later_of_each_pair_conflicts_and_the_tree_says_how_i
     let failed = all["failed"].as_object().unwrap();
     let c3 = r["commits"][2]["ticket"].as_str().unwrap();
     let c4 = r["commits"][3]["ticket"].as_str().unwrap();
-    assert!(failed[c3]["message"].as_str().unwrap().contains("no longer applies"), "{all}");
+    assert!(
+        failed[c3]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer applies"),
+        "{all}"
+    );
     assert_eq!(failed[c4]["kind"], "gate_failure", "{all}");
     let tree = &r["final_tree"];
     assert_eq!(tree["equal"], false);
-    let differs: Vec<&str> = tree["differs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect();
-    assert_eq!(differs, ["M\tREADME.md", "D\ttests/shout.sh"].map(|d| d.replace('\t', " ")));
+    let differs: Vec<&str> = tree["differs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        differs,
+        ["M\tREADME.md", "D\ttests/shout.sh"].map(|d| d.replace('\t', " "))
+    );
 }
 
 #[test]
@@ -147,7 +217,10 @@ fn bad_ranges_and_a_dirty_repository_are_refused_naming_the_fix() {
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{range}: {err}");
         assert!(err.contains(says), "{range}: {err}");
-        assert!(err.contains("hint:") && err.contains("--commits"), "{range}: {err}");
+        assert!(
+            err.contains("hint:") && err.contains("--commits"),
+            "{range}: {err}"
+        );
     };
     refused("nosuch..main", "does not resolve");
     refused("main..main", "names no commit");
@@ -158,11 +231,17 @@ fn bad_ranges_and_a_dirty_repository_are_refused_naming_the_fix() {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "side"]);
     git(&repo, &["checkout", "-q", "main"]);
-    git(&repo, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    git(
+        &repo,
+        &["merge", "-q", "--no-ff", "-m", "merge side", "side"],
+    );
     refused("main~1..main", "no commit to replay (merges skipped: 1");
     write(&repo, "README.md", "uncommitted\n");
     let out = replay(&env, "main~2..main~1", &[]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("uncommitted changes (README.md)") && err.contains("commit or stash"), "{err}");
+    assert!(
+        err.contains("uncommitted changes (README.md)") && err.contains("commit or stash"),
+        "{err}"
+    );
 }

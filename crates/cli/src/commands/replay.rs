@@ -99,10 +99,14 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
 fn made_dir(dir: &Path) -> Result<PathBuf, CliError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::usage(format!("cannot create `{}`: {e}", dir.display())))?;
-    let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false);
+    let empty = std::fs::read_dir(dir)
+        .map(|mut d| d.next().is_none())
+        .unwrap_or(false);
     if !empty {
-        return Err(CliError::usage(format!("`--into {}` is not empty", dir.display()))
-            .hint("name a new folder: replay makes its scratch clone there"));
+        return Err(
+            CliError::usage(format!("`--into {}` is not empty", dir.display()))
+                .hint("name a new folder: replay makes its scratch clone there"),
+        );
     }
     std::path::absolute(dir).map_err(|e| CliError::usage(format!("`{}`: {e}", dir.display())))
 }
@@ -143,9 +147,12 @@ fn replay_in(args: &Args, gates: Vec<Vec<String>>, dir: &Path, global: &Global) 
     }
     let (summary, jobs) = run_plan(args, &made, global)?;
     let scratch = Repo::open(&made.repo).map_err(engine_error)?;
-    let target = summary.held.as_ref().map_or(replay::BRANCH, |h| h.branch.as_str());
-    let tip = (scratch.branch_tip(target).map_err(engine_error)?)
-        .unwrap_or_else(|| made.base.clone());
+    let target = summary
+        .held
+        .as_ref()
+        .map_or(replay::BRANCH, |h| h.branch.as_str());
+    let tip =
+        (scratch.branch_tip(target).map_err(engine_error)?).unwrap_or_else(|| made.base.clone());
     let run_dir = scratch.state_dir().join("runs").join(&summary.run);
     let figures = figures::figures(&made, &run_dir, &tip, jobs, args.deps).map_err(engine_error)?;
     figures::write(&run_dir, &figures).map_err(engine_error)?;
@@ -186,10 +193,19 @@ fn run_plan(
     run_settings.config_source = source;
     let jobs = run_settings.jobs;
     let name = format!("replay:{}", made.agent_dir.display());
-    let spec = resolve::agent(AgentFlags { name: Some(name.clone()), cmd: None }, &config)
-        .map_err(settings::settings_error)?;
+    let spec = resolve::agent(
+        AgentFlags {
+            name: Some(name.clone()),
+            cmd: None,
+        },
+        &config,
+    )
+    .map_err(settings::settings_error)?;
     // The replay prices its tokens as `--model`, whatever `[agent] model` says.
-    let options = agent::AgentOptions { model: None, ..spec.options };
+    let options = agent::AgentOptions {
+        model: None,
+        ..spec.options
+    };
     let agent = agent::from_options(&name, &options).map_err(engine_error)?;
     let session = planwright_engine::prepare(
         &made.repo,
@@ -227,7 +243,12 @@ fn print(f: &Figures, made: &PreparedReplay, summary: &RunSummary, args: &Args, 
             r.extend(e.clone());
         }
         let failed: serde_json::Map<String, serde_json::Value> = (summary.failed.iter())
-            .map(|(id, x)| (id.clone(), serde_json::json!({"kind": x.kind, "message": x.message})))
+            .map(|(id, x)| {
+                (
+                    id.clone(),
+                    serde_json::json!({"kind": x.kind, "message": x.message}),
+                )
+            })
             .collect();
         let out = serde_json::json!({
             "run": summary.run,
@@ -255,4 +276,3 @@ fn print(f: &Figures, made: &PreparedReplay, summary: &RunSummary, args: &Args, 
         );
     }
 }
-

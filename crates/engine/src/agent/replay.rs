@@ -69,7 +69,8 @@ impl Replay {
         let work = std::fs::read_to_string(&file)
             .map_err(|e| format!("cannot read `{}`: {e}", file.display()))
             .and_then(|t| {
-                serde_json::from_str(&t).map_err(|e| format!("`{}` is not valid: {e}", file.display()))
+                serde_json::from_str(&t)
+                    .map_err(|e| format!("`{}` is not valid: {e}", file.display()))
             });
         Replay {
             dir,
@@ -86,8 +87,8 @@ impl Replay {
             output_tokens: t.tokens,
             ..Usage::default()
         };
-        let cost = (self.prices.find(&model))
-            .map(|p| (p.cost(0, t.tokens, 0, 0), CostSource::Computed));
+        let cost =
+            (self.prices.find(&model)).map(|p| (p.cost(0, t.tokens, 0, 0), CostSource::Computed));
         AgentReport {
             model: Some(model),
             usage: Some(usage),
@@ -116,7 +117,10 @@ impl Agent for Replay {
     }
 
     fn attempt(&self, ctx: &AttemptContext, cancel: &Cancel) -> Result<AgentReport, EngineError> {
-        let work = self.work.as_ref().map_err(|e| EngineError::Settings(e.clone()))?;
+        let work = self
+            .work
+            .as_ref()
+            .map_err(|e| EngineError::Settings(e.clone()))?;
         let Some(t) = work.tickets.get(&ctx.ticket) else {
             return Ok(AgentOutcome::Failed(format!(
                 "`{}` names no commit for ticket {}",
@@ -143,7 +147,10 @@ impl Agent for Replay {
                 format!("{short} no longer applies:\n{why}\n"),
             ),
         };
-        let _ = std::fs::write(&ctx.log, format!("replay agent: {}\n{log}", patch_name(&patch)));
+        let _ = std::fs::write(
+            &ctx.log,
+            format!("replay agent: {}\n{log}", patch_name(&patch)),
+        );
         Ok(self.report(work, t, outcome))
     }
 }

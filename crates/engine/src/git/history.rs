@@ -58,7 +58,9 @@ pub(crate) fn first_parent(repo: &Repo, range: &str) -> Result<(Vec<Commit>, Str
         "--end-of-options",
         range,
     ]);
-    let out = git.raw().map_err(|e| RangeError::Unresolved(e.to_string()))?;
+    let out = git
+        .raw()
+        .map_err(|e| RangeError::Unresolved(e.to_string()))?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
         let why = why.lines().next().unwrap_or("").trim().to_string();
@@ -112,11 +114,22 @@ pub(crate) enum RangeError {
 /// What `commit` changed against `parent`, renames found.
 pub(crate) fn changes(repo: &Repo, parent: &str, commit: &str) -> Result<Vec<Change>, EngineError> {
     let out = (repo.git())
-        .args(["diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id"])
+        .args([
+            "diff-tree",
+            "-r",
+            "-z",
+            "-M",
+            "--name-status",
+            "--no-commit-id",
+        ])
         .args([parent, commit])
         .output()?;
     let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
-    let mut text = || fields.next().map(|f| String::from_utf8_lossy(f).into_owned());
+    let mut text = || {
+        fields
+            .next()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+    };
     let mut all = Vec::new();
     while let Some(status) = text() {
         let path = text().unwrap_or_default();
@@ -158,7 +171,11 @@ pub(crate) fn changed_lines(repo: &Repo, parent: &str, commit: &str) -> Result<u
 /// The patch of `commit` against `parent` that `git apply --3way` takes:
 /// binary, full blob ids (so the three-way fallback finds the preimage),
 /// renames found, no external diff or text conversion.
-pub(crate) fn commit_patch(repo: &Repo, parent: &str, commit: &str) -> Result<Vec<u8>, EngineError> {
+pub(crate) fn commit_patch(
+    repo: &Repo,
+    parent: &str,
+    commit: &str,
+) -> Result<Vec<u8>, EngineError> {
     Ok((repo.git())
         .args([
             "diff-tree",

@@ -186,7 +186,9 @@ pub fn figures(
             // Every rejection is one event, whichever step found it: the
             // agent's apply, the gates in its slot, on a merged tree or
             // in a stack, or the merge itself.
-            Event::AttemptRejected { ticket, failure, .. } => {
+            Event::AttemptRejected {
+                ticket, failure, ..
+            } => {
                 retried.insert(ticket.clone());
                 let no_longer_applies = failure.message.contains(NO_LONGER_APPLIES);
                 match failure.kind {
@@ -200,7 +202,9 @@ pub fn figures(
                 retried.insert(ticket.clone());
                 rebuilds += 1;
             }
-            Event::AgentReported { usage, cost_usd, .. } => {
+            Event::AgentReported {
+                usage, cost_usd, ..
+            } => {
                 tokens += usage.as_ref().map_or(0, |u| u.total());
                 cost += cost_usd.unwrap_or(0.0);
             }
@@ -265,7 +269,10 @@ pub fn lines(f: &Figures) -> Vec<String> {
     let tree = &f.final_tree;
     let short = |id: &str| id[..id.len().min(10)].to_string();
     let final_tree = if tree.equal {
-        format!("equals the range's last commit {}", short(&tree.last_commit))
+        format!(
+            "equals the range's last commit {}",
+            short(&tree.last_commit)
+        )
     } else {
         let some: Vec<&str> = tree.differs.iter().take(5).map(String::as_str).collect();
         format!(

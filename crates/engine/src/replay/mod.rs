@@ -13,8 +13,8 @@ use crate::agent::replay::{ReplayTicket, ReplayWork, WORK_FILE};
 use crate::error::EngineError;
 use crate::git::history::{self, RangeError};
 use crate::git::repo::Repo;
-pub use plan::{AgentTime, Deps};
 use plan::Step;
+pub use plan::{AgentTime, Deps};
 use planwright_plan::Flag;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -93,7 +93,8 @@ pub fn prepare(
             "commit or stash them first: replay reads only commits, and a replay of work that is not committed would not be what you see",
         ));
     }
-    let (commits, base) = history::first_parent(&src, &opts.range).map_err(|e| range_error(&opts.range, e))?;
+    let (commits, base) =
+        history::first_parent(&src, &opts.range).map_err(|e| range_error(&opts.range, e))?;
     let last = (src.git())
         .args(["rev-parse", "--verify", "--end-of-options"])
         .arg(format!("{}^{{commit}}", range_tip(&opts.range)))
@@ -107,7 +108,11 @@ pub fn prepare(
             continue;
         }
         let ticket = plan::ticket_id(steps.len() + 1, &c.id);
-        steps.push(Step { ticket, commit: c, changes });
+        steps.push(Step {
+            ticket,
+            commit: c,
+            changes,
+        });
     }
     let merges_skipped = first_parent_count(&src, &opts.range)?.saturating_sub(walked);
     let empty_skipped = walked - steps.len();
@@ -131,7 +136,10 @@ pub fn prepare(
     let base_files: HashSet<String> = history::files_at(&repo, &base)?.into_iter().collect();
     let plan_path = dir.join("plan.json");
     let plan = plan::plan_json(&steps, opts.deps, BRANCH, &base_files, &opts.gates);
-    write(&plan_path, &serde_json::to_vec_pretty(&plan).expect("a plan serializes"))?;
+    write(
+        &plan_path,
+        &serde_json::to_vec_pretty(&plan).expect("a plan serializes"),
+    )?;
     let waits = plan::dependencies(&steps, opts.deps);
     let mut work = ReplayWork {
         model: opts.model.clone(),
@@ -192,7 +200,13 @@ fn range_tip(range: &str) -> &str {
 /// Every first-parent commit of `range`, merges included.
 fn first_parent_count(repo: &Repo, range: &str) -> Result<usize, EngineError> {
     let text = (repo.git())
-        .args(["rev-list", "--first-parent", "--count", "--end-of-options", range])
+        .args([
+            "rev-list",
+            "--first-parent",
+            "--count",
+            "--end-of-options",
+            range,
+        ])
         .text()?;
     Ok(text.trim().parse().unwrap_or(0))
 }

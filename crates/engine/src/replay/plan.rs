@@ -144,9 +144,8 @@ pub(crate) fn dependencies(steps: &[Step], deps: Deps) -> Vec<Vec<usize>> {
 fn scope(changes: &[Change], deps: Deps, base_files: &HashSet<String>) -> Vec<Value> {
     let at_base = |p: &str| deps != Deps::None || base_files.contains(p);
     let absent = |p: &str| deps != Deps::None || !base_files.contains(p);
-    let entry = |p: &str, op: &str, ok: bool| {
-        json!({"pattern": p, "op": if ok { op } else { "any" }})
-    };
+    let entry =
+        |p: &str, op: &str, ok: bool| json!({"pattern": p, "op": if ok { op } else { "any" }});
     let mut out = Vec::new();
     for c in changes {
         match c {
@@ -221,7 +220,10 @@ mod tests {
     fn agent_times_read_a_fixed_and_a_per_line_part() {
         let t: AgentTime = "30s+0.5s/line".parse().unwrap();
         assert_eq!(t.of(10), Duration::from_secs(35));
-        assert_eq!("2s".parse::<AgentTime>().unwrap().of(100), Duration::from_secs(2));
+        assert_eq!(
+            "2s".parse::<AgentTime>().unwrap().of(100),
+            Duration::from_secs(2)
+        );
         let per: AgentTime = "200ms/line".parse().unwrap();
         assert_eq!(per.of(5), Duration::from_secs(1));
         for bad in ["", "3", "2x", "s/line", "1s+", "-1s"] {
@@ -237,7 +239,13 @@ mod tests {
             step(0, vec![m("a")]),
             step(1, vec![m("b")]),
             step(2, vec![m("a"), m("b")]),
-            step(3, vec![Change::Rename { from: "c".into(), to: "a".into() }]),
+            step(
+                3,
+                vec![Change::Rename {
+                    from: "c".into(),
+                    to: "a".into(),
+                }],
+            ),
             step(4, vec![m("d")]),
         ];
         assert_eq!(
