@@ -93,17 +93,53 @@ pub fn prepare(
             "commit or stash them first: replay reads only commits, and a replay of work that is not committed would not be what you see",
         ));
     }
-    let (commits, base) =
-        history::first_parent(&src, &opts.range).map_err(|e| range_error(&opts.range, e))?;
+    let range = read_range(&src, &opts.range)?;
+    let agent_dir = dir.join("agent");
+    std::fs::create_dir_all(&agent_dir).map_err(|e| EngineError::io(&agent_dir, e))?;
+    let scratch = dir.join("repo");
+    let repo = history::scratch_clone(&src, &scratch, BRANCH, &range.base)?;
+    let base_files: HashSet<String> = history::files_at(&repo, &range.base)?.into_iter().collect();
+    let plan_path = dir.join("plan.json");
+    let plan = plan::plan_json(&range.steps, opts.deps, BRANCH, &base_files, &opts.gates);
+    write(
+        &plan_path,
+        &serde_json::to_vec_pretty(&plan).expect("a plan serializes"),
+    )?;
+    let commits = write_agent(&src, &agent_dir, &range.steps, opts)?;
+    Ok(PreparedReplay {
+        repo: scratch,
+        plan: plan_path,
+        agent_dir,
+        base: range.base,
+        last: range.last,
+        commits,
+        merges_skipped: range.merges_skipped,
+        empty_skipped: range.empty_skipped,
+    })
+}
+
+/// What a range holds.
+struct Range {
+    steps: Vec<Step>,
+    base: String,
+    last: String,
+    merges_skipped: usize,
+    empty_skipped: usize,
+}
+
+/// The commits of `range` to replay, with what each changed; an error
+/// naming the fix when there are none.
+fn read_range(src: &Repo, range: &str) -> Result<Range, EngineError> {
+    let (commits, base) = history::first_parent(src, range).map_err(|e| range_error(range, e))?;
     let last = (src.git())
         .args(["rev-parse", "--verify", "--end-of-options"])
-        .arg(format!("{}^{{commit}}", range_tip(&opts.range)))
+        .arg(format!("{}^{{commit}}", range_tip(range)))
         .text()
-        .map_err(|e| range_error(&opts.range, RangeError::Unresolved(e.to_string())))?;
+        .map_err(|e| range_error(range, RangeError::Unresolved(e.to_string())))?;
     let walked = commits.len();
     let mut steps = Vec::new();
     for c in commits {
-        let changes = history::changes(&src, &c.parent, &c.id)?;
+        let changes = history::changes(src, &c.parent, &c.id)?;
         if changes.is_empty() {
             continue;
         }
@@ -114,13 +150,12 @@ pub fn prepare(
             changes,
         });
     }
-    let merges_skipped = first_parent_count(&src, &opts.range)?.saturating_sub(walked);
+    let merges_skipped = first_parent_count(src, range)?.saturating_sub(walked);
     let empty_skipped = walked - steps.len();
     if steps.is_empty() {
         return Err(EngineError::repo(
             format!(
-                "the range `{}` holds no commit to replay (merges skipped: {merges_skipped}, commits that change nothing: {empty_skipped})",
-                opts.range
+                "the range `{range}` holds no commit to replay (merges skipped: {merges_skipped}, commits that change nothing: {empty_skipped})"
             ),
             format!(
                 "name a range with commits of their own, e.g. `{} HEAD~50..HEAD`",
@@ -128,30 +163,35 @@ pub fn prepare(
             ),
         ));
     }
-    let made = |p: &Path| std::fs::create_dir_all(p).map_err(|e| EngineError::io(p, e));
-    let agent_dir = dir.join("agent");
-    made(&agent_dir)?;
-    let scratch = dir.join("repo");
-    let repo = history::scratch_clone(&src, &scratch, BRANCH, &base)?;
-    let base_files: HashSet<String> = history::files_at(&repo, &base)?.into_iter().collect();
-    let plan_path = dir.join("plan.json");
-    let plan = plan::plan_json(&steps, opts.deps, BRANCH, &base_files, &opts.gates);
-    write(
-        &plan_path,
-        &serde_json::to_vec_pretty(&plan).expect("a plan serializes"),
-    )?;
-    let waits = plan::dependencies(&steps, opts.deps);
+    Ok(Range {
+        steps,
+        base,
+        last,
+        merges_skipped,
+        empty_skipped,
+    })
+}
+
+/// The agent's folder: each step's patch and `replay.json`; the commits
+/// as the replay runs them.
+fn write_agent(
+    src: &Repo,
+    agent_dir: &Path,
+    steps: &[Step],
+    opts: &ReplayOptions,
+) -> Result<Vec<ReplayCommit>, EngineError> {
+    let waits = plan::dependencies(steps, opts.deps);
     let mut work = ReplayWork {
         model: opts.model.clone(),
         tickets: Default::default(),
     };
     let mut out = Vec::new();
     for (s, on) in steps.iter().zip(waits) {
-        let lines = history::changed_lines(&src, &s.commit.parent, &s.commit.id)?;
+        let lines = history::changed_lines(src, &s.commit.parent, &s.commit.id)?;
         let patch = format!("{}.patch", s.ticket);
         write(
             &agent_dir.join(&patch),
-            &history::commit_patch(&src, &s.commit.parent, &s.commit.id)?,
+            &history::commit_patch(src, &s.commit.parent, &s.commit.id)?,
         )?;
         work.tickets.insert(
             s.ticket.clone(),
@@ -172,16 +212,7 @@ pub fn prepare(
     }
     let text = serde_json::to_vec_pretty(&work).expect("replay work serializes");
     write(&agent_dir.join(WORK_FILE), &text)?;
-    Ok(PreparedReplay {
-        repo: scratch,
-        plan: plan_path,
-        agent_dir,
-        base,
-        last,
-        commits: out,
-        merges_skipped,
-        empty_skipped,
-    })
+    Ok(out)
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
