@@ -31,9 +31,11 @@ use std::time::Duration;
 ///
 ///   planwright replay --repo . --commits HEAD~50..HEAD --gate "npm test"
 ///
-///   planwright replay --repo ../lib --commits v1.2.0..v1.3.0 --deps none --jobs 8 --agent-time 30s+0.5s/line --tokens-per-line 40
+///   planwright replay --repo ../lib --commits v1.2.0..v1.3.0 --deps none --jobs 8
 ///
-///   planwright replay --repo . --commits HEAD~20..HEAD --deps chain --into /tmp/replay --keep --output json
+///   planwright replay --repo . --commits HEAD~20..HEAD --agent-time 30s+0.5s/line --output json
+///
+///   planwright replay --repo . --commits HEAD~20..HEAD --deps chain --into /tmp/replay
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
