@@ -202,7 +202,7 @@ pub enum Event {
         ticket: String,
         /// The attempt.
         attempt: u32,
-        /// Where its worker is to run (`kubernetes agents`).
+        /// Where its worker is to run (`kubernetes agents/POD`).
         place: String,
         /// What it waits for, as the cluster says (`Unschedulable: 0/3
         /// nodes are available: ...`), made inert.
@@ -491,9 +491,9 @@ pub struct AttemptAgent {
 pub struct AttemptPlace {
     /// `[executor] kind`: `local`, `process`, `ssh` or `kubernetes`.
     pub executor: String,
-    /// The worker's machine (`ssh build-1`, `process`, `kubernetes
-    /// agents`: a pod of that namespace; the pod itself is not named);
-    /// none on this machine.
+    /// The worker's machine (`ssh build-1`, `process`), or its pod with
+    /// its namespace (`kubernetes agents/planwright-...`); none on this
+    /// machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<String>,
     /// The slot, from 1: attempts of one slot run one after another.

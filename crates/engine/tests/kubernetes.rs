@@ -36,7 +36,10 @@ fn shape() -> PodShape {
         kubeconfig: None,
         pod_template: None,
     };
-    PodShape::new(&settings, RUN.into())
+    let mut shape = PodShape::new(&settings, RUN.into());
+    // Names the tests can write: `planwright-RUN-SLOT-N`.
+    shape.token = String::new();
+    shape
 }
 
 /// A transport of `slots` pods on `api`, its kubeconfig in `dir`.
@@ -127,7 +130,7 @@ fn cut_mid_attempt(how: Cut) -> (planwright_engine::remote::Lost, Vec<String>) {
     let lost = first
         .lost
         .expect("a pod gone loses the attempt, not a strike");
-    assert_eq!(lost.place, format!("kubernetes {NAMESPACE}"));
+    assert_eq!(lost.place, format!("kubernetes {NAMESPACE}/{}", pod(0, 1)));
     let again = attempt(exec.as_ref(), 0, &input(&env, "T1", 2));
     assert!(again.commit.is_some(), "{:?}", again.report);
     drop(exec);
@@ -192,6 +195,57 @@ fn an_api_server_blip_loses_the_attempt_not_the_slot_and_leaves_no_pod() {
         lost.reason
     );
     assert_eq!(requests, cut_requests("blip", 3));
+}
+
+/// Ctrl-C while the calls after a broken exec stream are tried again
+/// against an API server that drops every connection: the call that was
+/// refused is not tried again, the pod's deletion is tried once, and the
+/// attempt ends as cancelled, not lost; the pod goes on the way out.
+#[test]
+fn ctrl_c_cuts_the_api_calls_tried_again_short() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let exec = executor(
+        &env,
+        scripted(&env),
+        transport(&api, env.root(), 1).unwrap(),
+    );
+    *api.cut_next.lock().unwrap() = Some(Cut::Outage);
+    let cancel = planwright_engine::process::Cancel::default();
+    let none = |_| Ok(());
+    let ended = std::thread::scope(|s| {
+        let running = s.spawn(|| exec.attempt(0, &input(&env, "T1", 1), &none, &cancel));
+        // The first call after the break is refused: Ctrl-C then.
+        while !api.requests().iter().any(|r| r == "dropped") {
+            std::thread::yield_now();
+        }
+        cancel.cancel();
+        running.join().unwrap().unwrap()
+    });
+    assert_eq!(
+        ended.report.outcome,
+        planwright_engine::agent::AgentOutcome::Cancelled
+    );
+    assert!(ended.lost.is_none(), "{:?}", ended.lost);
+    let p = pod(0, 1);
+    let mut requests = vec![
+        "list".to_string(),
+        format!("create {p}"),
+        format!("watch {p}"),
+        format!("exec {p}"),
+        format!("outage {p}"),
+        // Looking the pod up, not tried again; deleting it, tried once.
+        "dropped".to_string(),
+        "dropped".to_string(),
+    ];
+    assert_eq!(api.requests(), requests);
+    // The server answers again: the run's end deletes the pod.
+    api.state.lock().unwrap().down = 0;
+    drop(exec);
+    requests.extend(["list".to_string(), format!("delete {p}")]);
+    assert_eq!(api.requests(), requests);
+    assert!(api.state.lock().unwrap().pods.is_empty());
 }
 
 /// A run on one slot whose API server restarts mid-attempt: the slot
@@ -572,8 +626,41 @@ fn a_plan_runs_through_pods_and_the_run_leaves_none() {
         ["A.txt", "B.txt", "README.md"]
     );
     let requests = api.requests();
-    let made = requests.iter().filter(|r| r.starts_with("create ")).count();
+    let made: Vec<&str> = (requests.iter())
+        .filter_map(|r| r.strip_prefix("create "))
+        .collect();
     let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
-    assert!(made >= 1 && made == deleted, "{requests:?}");
+    assert!(!made.is_empty() && made.len() == deleted, "{requests:?}");
     assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
+}
+
+/// Each attempt's `attempt_started` and `ticket.log` name the pod it ran
+/// in, named before the pod was made, as an ssh attempt names its host.
+#[test]
+fn an_attempt_names_its_pod() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let api = MockApi::start(env.root().join("pods"));
+    let events = run_plan(&env, &api, &["A"], None, |s| s.jobs = 1);
+    let place = events
+        .iter()
+        .find_map(|e| match e {
+            planwright_engine::Event::AttemptStarted { place, .. } => place.clone(),
+            _ => None,
+        })
+        .expect("an attempt started");
+    let requests = api.requests();
+    // Preflight's greeting's pod, then the attempt's.
+    let made: Vec<&str> = (requests.iter())
+        .filter_map(|r| r.strip_prefix("create "))
+        .collect();
+    assert_eq!(made.len(), 2, "{requests:?}");
+    let worker = format!("kubernetes {NAMESPACE}/{}", made[1]);
+    assert_eq!(place.executor, "kubernetes");
+    assert_eq!(place.worker.as_deref(), Some(worker.as_str()));
+    assert_eq!(place.slot, 1);
+    let log = std::fs::read_to_string(env.run_dir().join("A/ticket.log")).unwrap();
+    assert!(
+        log.contains(&format!("-- attempt 1 runs on {worker}, slot 1\n")),
+        "{log}"
+    );
 }

@@ -158,7 +158,7 @@ pub struct AttemptJson {
     /// `kubernetes`); absent when the log predates it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub executor: Option<String>,
-    /// The worker's machine (`ssh build-1`, `kubernetes agents`); absent on
+    /// The worker's machine (`ssh build-1`, `kubernetes agents/POD`); absent on
     /// this machine.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worker: Option<String>,

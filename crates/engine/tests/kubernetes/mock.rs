@@ -23,7 +23,6 @@ pub(crate) const NAMESPACE: &str = "agents";
 pub(crate) struct State {
     pub pods: BTreeMap<String, Value>,
     pub requests: Vec<String>,
-    made: usize,
     version: u64,
     /// Answer 403 to every request, as an account without the Role.
     pub forbid: bool,
@@ -47,6 +46,9 @@ pub(crate) enum Cut {
     /// The API server restarts: the exec stream breaks, the pod stays,
     /// and the next three connections are dropped unanswered.
     Blip,
+    /// As `Blip`, but every connection is dropped until a test sets
+    /// `down` back to 0.
+    Outage,
 }
 
 pub(crate) struct MockApi {
@@ -258,13 +260,14 @@ impl Conn {
     fn create(&self, req: &Request) -> (u16, Value) {
         let mut pod: Value = serde_json::from_slice(&req.body).unwrap();
         let mut st = self.state.lock().unwrap();
-        st.made += 1;
         st.version += 1;
-        let prefix = pod["metadata"]["generateName"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let name = format!("{prefix}{}", st.made);
+        // planwright names its pods itself.
+        let name = pod["metadata"]["name"].as_str().unwrap().to_string();
+        if st.pods.contains_key(&name) {
+            st.requests.push(format!("create {name} again"));
+            let m = format!("pods \"{name}\" already exists");
+            return (409, status(409, "AlreadyExists", &m));
+        }
         pod["metadata"]["name"] = name.clone().into();
         pod["metadata"]["resourceVersion"] = st.version.to_string().into();
         pod["status"] = json!({"phase": "Pending"});
@@ -454,6 +457,11 @@ impl Conn {
         if how == Cut::Blip {
             st.requests.push(format!("blip {name}"));
             st.down = 3;
+            return;
+        }
+        if how == Cut::Outage {
+            st.requests.push(format!("outage {name}"));
+            st.down = usize::MAX;
             return;
         }
         if how == Cut::Delete {

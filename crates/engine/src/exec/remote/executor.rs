@@ -497,7 +497,7 @@ fn append(
 
 impl Executor for RemoteExecutor {
     fn place(&self, slot: usize) -> crate::events::AttemptPlace {
-        let worker = self.transport.place(slot);
+        let worker = self.transport.attempt_place(slot);
         crate::events::AttemptPlace {
             // A place's first word is its kind: `ssh build-1`, `process`.
             executor: worker.split(' ').next().unwrap_or_default().into(),
@@ -525,7 +525,7 @@ impl Executor for RemoteExecutor {
         cancel: &Cancel,
     ) -> Result<Candidate, EngineError> {
         let mut spec = self.spec(input)?;
-        let place = self.transport.place(slot);
+        let place = self.transport.attempt_place(slot);
         let Link {
             from_worker,
             to_worker,

@@ -12,6 +12,14 @@ pub trait Transport: Send + Sync {
     /// `process 2`). Slots that share a place share a machine: preflight
     /// checks each place once.
     fn place(&self, slot: usize) -> String;
+    /// Where `slot`'s next attempt runs, for its `attempt_started` event
+    /// and a lost worker's message: its place, and what the transport
+    /// makes for the attempt there once it can name it before connecting
+    /// (the pod: `kubernetes agents/planwright-...`). The slot's next
+    /// [`Transport::connect`] keeps to it.
+    fn attempt_place(&self, slot: usize) -> String {
+        self.place(slot)
+    }
     /// How to make `slot`'s worker answer when it did not, naming what
     /// starts it there: the transport's own words, for preflight.
     fn unreachable_hint(&self, _slot: usize) -> String {

@@ -3,11 +3,19 @@
 //! a load balancer failing over), and its failure told by what failed: the
 //! connection, TLS, the credentials, the Role, or the request itself.
 
+use futures_util::future::{select, Either};
+use planwright_os::process::Cancel;
 use std::future::Future;
 use std::time::Duration;
 
 /// The longest one try of an API call may take.
 const API_CALL: Duration = Duration::from_secs(60);
+
+/// The longest one try may take once Ctrl-C was pressed (the grace the
+/// executor gives a worker to end), and then no try is repeated: the run
+/// is on its way out, and a pod it cannot delete now is deleted by the
+/// next run.
+const CANCELLED_CALL: Duration = Duration::from_secs(5);
 
 /// The waits before each further try of a call that failed on the way to
 /// the API server or with its "unavailable" answers: about 15 s in all,
@@ -131,29 +139,82 @@ fn tls(said: &str) -> bool {
 }
 
 /// `f`'s call on `runtime`, each try bounded, tried again after each of
-/// [`RETRIES`] while it fails in a way that waiting may mend.
-pub(super) fn call<T, F>(runtime: &tokio::runtime::Runtime, f: impl Fn() -> F) -> Result<T, Fault>
+/// [`RETRIES`] while it fails in a way that waiting may mend, until
+/// `cancel` (Ctrl-C) is set: from then on a try is given
+/// [`CANCELLED_CALL`] at most, and none follows it.
+pub(super) fn call<T, F>(
+    runtime: &tokio::runtime::Runtime,
+    cancel: &Cancel,
+    f: impl Fn() -> F,
+) -> Result<T, Fault>
 where
     F: Future<Output = Result<T, kube::Error>>,
 {
     let mut waits = RETRIES.iter();
     loop {
-        let answer = runtime.block_on(async { tokio::time::timeout(API_CALL, f()).await });
+        let answer = runtime.block_on(bounded(cancel, f()));
         let (fault, again) = match answer {
-            Ok(Ok(t)) => return Ok(t),
-            Ok(Err(e)) => fault(&e),
-            Err(_) => (
+            Ok(t) => return Ok(t),
+            Err(Try::Failed(e)) => fault(&e),
+            Err(Try::Silent(limit)) => (
                 Fault {
                     kind: FaultKind::Unreachable,
-                    said: format!("no answer in {} s", API_CALL.as_secs()),
+                    said: format!("no answer in {} s", limit.as_secs()),
                 },
                 false,
             ),
         };
-        match waits.next() {
-            Some(wait) if again => std::thread::sleep(*wait),
-            _ => return Err(fault),
+        let Some(wait) = waits.next().filter(|_| again && !cancel.is_cancelled()) else {
+            return Err(fault);
+        };
+        let slept = runtime.block_on(async {
+            let nap = Box::pin(tokio::time::sleep(*wait));
+            matches!(
+                select(nap, Box::pin(cancelled(cancel))).await,
+                Either::Left(_)
+            )
+        });
+        if !slept {
+            return Err(fault);
         }
+    }
+}
+
+/// How one try of a call failed.
+enum Try {
+    /// The API server or the connection said why.
+    Failed(kube::Error),
+    /// No answer within this long.
+    Silent(Duration),
+}
+
+/// One try of a call: [`API_CALL`] at most, or [`CANCELLED_CALL`] from
+/// Ctrl-C on.
+async fn bounded<T>(
+    cancel: &Cancel,
+    call: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, Try> {
+    let limit = if cancel.is_cancelled() {
+        CANCELLED_CALL
+    } else {
+        API_CALL
+    };
+    let call = Box::pin(tokio::time::timeout(limit, call));
+    let cut = Box::pin(async {
+        cancelled(cancel).await;
+        tokio::time::sleep(CANCELLED_CALL).await;
+    });
+    match select(call, cut).await {
+        Either::Left((Ok(answer), _)) => answer.map_err(Try::Failed),
+        Either::Left((Err(_), _)) => Err(Try::Silent(limit)),
+        Either::Right(_) => Err(Try::Silent(CANCELLED_CALL)),
+    }
+}
+
+/// Resolves once `cancel` is set (Ctrl-C), looking every tenth of a second.
+pub(super) async fn cancelled(cancel: &Cancel) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

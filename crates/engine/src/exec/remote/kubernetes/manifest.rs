@@ -32,6 +32,9 @@ pub struct PodShape {
     /// What the user's pod template adds (`[executor.kubernetes]
     /// pod_template`), checked.
     pub template: Option<super::template::PodTemplate>,
+    /// What tells this invocation's pod names from an earlier one's, whose
+    /// pods may still be terminating under theirs (see [`PodShape::name`]).
+    pub token: String,
 }
 
 impl PodShape {
@@ -41,6 +44,18 @@ impl PodShape {
             settings: settings.clone(),
             run_key,
             template: None,
+            token: token(),
+        }
+    }
+
+    /// The name of the `n`th pod (from 1) this invocation makes, for
+    /// `slot`: `planwright-RUN-SLOT-TOKEN-N`. planwright names its pods
+    /// itself, rather than leaving it to the API server, so that an
+    /// attempt's `attempt_started` names its pod before the pod is made.
+    pub fn name(&self, slot: usize, n: usize) -> String {
+        match self.token.as_str() {
+            "" => format!("planwright-{}-{slot}-{n}", self.run_key),
+            token => format!("planwright-{}-{slot}-{token}-{n}", self.run_key),
         }
     }
 
@@ -68,10 +83,29 @@ impl PodShape {
     }
 }
 
-/// The pod of `slot`: no service-account token, no service links, no
+/// Five letters and digits from the clock and the process id: enough that
+/// two invocations in one namespace do not pick the same pod names.
+fn token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut v = nanos ^ (u64::from(std::process::id()) << 32);
+    // Letters and digits a pod name may hold, as the API server's own
+    // generated names use.
+    const CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5)
+        .map(|_| {
+            let c = CHARS[(v % CHARS.len() as u64) as usize];
+            v /= CHARS.len() as u64;
+            c as char
+        })
+        .collect()
+}
+
+/// The pod `name` of `slot`: no service-account token, no service links, no
 /// privilege, every capability dropped, non-root, a deadline; secrets only
 /// as references the kubelet resolves.
-pub fn pod_manifest(shape: &PodShape, slot: usize) -> Value {
+pub fn pod_manifest(shape: &PodShape, slot: usize, name: &str) -> Value {
     let k = &shape.settings;
     let mut spec = json!({
         "automountServiceAccountToken": false,
@@ -130,7 +164,7 @@ pub fn pod_manifest(shape: &PodShape, slot: usize) -> Value {
     labels.insert(RUN_LABEL.into(), shape.run_key.clone().into());
     labels.insert(SLOT_LABEL.into(), slot.to_string().into());
     let mut metadata = json!({
-        "generateName": format!("planwright-{}-{slot}-", shape.run_key),
+        "name": name,
         "labels": labels,
     });
     if !template.annotations.is_empty() {
@@ -210,7 +244,7 @@ mod tests {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
-                "generateName": "planwright-0123-2-",
+                "name": "planwright-0123-2-7",
                 "labels": {
                     "app.kubernetes.io/managed-by": "planwright",
                     "planwright.dev/run": "0123",
@@ -245,7 +279,18 @@ mod tests {
                 "activeDeadlineSeconds": 1500,
             },
         });
-        assert_eq!(pod_manifest(&shape, 2), expected);
+        // An invocation's token between the slot and the count.
+        let named = shape.name(2, 7);
+        let token = (named.strip_prefix("planwright-0123-2-"))
+            .and_then(|rest| rest.strip_suffix("-7"))
+            .unwrap_or_else(|| panic!("{named}"));
+        assert_eq!(token.len(), 5, "{named}");
+        assert!(token
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        let mut shape = shape;
+        shape.token = String::new();
+        assert_eq!(pod_manifest(&shape, 2, &shape.name(2, 7)), expected);
         assert_eq!(
             shape.selector(),
             "app.kubernetes.io/managed-by=planwright,planwright.dev/run=0123"
@@ -266,7 +311,7 @@ mod tests {
                 "volumes": [{"name": "tools", "configMap": {"name": "tools"}}],
                 "containers": [{"name": "worker", "volumeMounts": [{"name": "tools", "mountPath": "/opt/tools"}]}]}});
         shape.template = Some(super::super::template::parse(&template).unwrap());
-        let pod = pod_manifest(&shape, 0);
+        let pod = pod_manifest(&shape, 0, "p");
         let (meta, spec) = (&pod["metadata"], &pod["spec"]);
         assert_eq!(meta["labels"]["team"], "ml");
         assert_eq!(meta["labels"][RUN_LABEL], "k");
@@ -291,7 +336,7 @@ mod tests {
         s.runtime_class = Some("gvisor".into());
         s.node_selector.insert("pool".into(), "agents".into());
         s.resources = vec![("cpu".into(), "2".into()), ("memory".into(), "4Gi".into())];
-        let pod = pod_manifest(&PodShape::new(&s, "k".into()), 0);
+        let pod = pod_manifest(&PodShape::new(&s, "k".into()), 0, "p");
         let spec = &pod["spec"];
         assert_eq!(spec["runtimeClassName"], "gvisor");
         assert_eq!(spec["nodeSelector"], json!({"pool": "agents"}));

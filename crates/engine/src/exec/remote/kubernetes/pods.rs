@@ -2,7 +2,7 @@
 //! attempt, reused while their deadline leaves room, the worker started in
 //! them through pods/exec, and all of them deleted when the run ends.
 
-use super::api::{call, fault, Fault};
+use super::api::{call, cancelled, fault, Fault};
 use super::manifest::{pod_manifest, PodShape};
 use crate::error::EngineError;
 use crate::exec::remote::command::last_lines;
@@ -14,9 +14,11 @@ use kube::api::{Api, AttachParams, AttachedProcess, DeleteParams, ListParams, Po
 use kube::api::{WatchEvent, WatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use planwright_os::process::Cancel;
 use std::future::Future;
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, SimplexStream, WriteHalf};
@@ -53,6 +55,14 @@ struct Inner {
     server: String,
     shape: PodShape,
     live: Mutex<Vec<Option<LivePod>>>,
+    /// The pod each slot's next connection uses, once it was named (an
+    /// attempt's place is said before it connects).
+    next: Mutex<Vec<Option<String>>>,
+    /// The pods this invocation made, for their names.
+    made: AtomicUsize,
+    /// The run's Ctrl-C, as the last connection's wait gave it: once set,
+    /// every call is tried once, briefly.
+    cancel: Mutex<Cancel>,
     /// Pods of lost workers that could not be deleted yet (the API was out
     /// of reach): deleted at the next contact, and at the end.
     doomed: Mutex<Vec<String>>,
@@ -106,6 +116,9 @@ impl KubernetesTransport {
             server,
             shape,
             live: Mutex::new(vec![None; slots.max(1)]),
+            next: Mutex::new(vec![None; slots.max(1)]),
+            made: AtomicUsize::new(0),
+            cancel: Mutex::default(),
             doomed: Mutex::default(),
             closed: Default::default(),
             runtime,
@@ -159,13 +172,47 @@ impl Inner {
     where
         F: Future<Output = Result<T, kube::Error>>,
     {
-        call(&self.runtime, f)
+        let cancel = self
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        call(&self.runtime, &cancel, f)
     }
 
-    fn lost(&self, reason: String) -> Lost {
+    /// Pod `name`'s worker failed: why.
+    fn lost(&self, name: &str, reason: String) -> Lost {
         Lost {
-            place: place(&self.namespace),
+            place: pod_place(&self.namespace, name),
             reason,
+        }
+    }
+
+    /// The pod `slot`'s next connection uses, named now and kept to: its
+    /// live one while the deadline leaves room for an attempt, else a new
+    /// one's name.
+    fn next_pod(&self, slot: usize) -> String {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(name) = &next[slot] {
+            return name.clone();
+        }
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[slot].clone();
+        let name = match live {
+            Some(pod) if self.fits(&pod) => pod.name,
+            _ => {
+                let n = self.made.fetch_add(1, Ordering::SeqCst) + 1;
+                self.shape.name(slot, n)
+            }
+        };
+        next[slot] = Some(name.clone());
+        name
+    }
+
+    /// Whether `pod`'s deadline leaves room for one more attempt.
+    fn fits(&self, pod: &LivePod) -> bool {
+        match (self.shape.deadline(), self.shape.attempt_time()) {
+            (Some(deadline), Some(attempt)) => pod.since.elapsed() + attempt <= deadline,
+            _ => true,
         }
     }
 
@@ -238,24 +285,20 @@ impl Inner {
             .extend(left);
     }
 
-    /// The pod of `slot`: its live one while the deadline leaves room for
-    /// an attempt, else a new one, Running.
-    fn pod(&self, slot: usize, wait: &Wait<'_>) -> Result<String, String> {
+    /// Pod `name`, [`Inner::next_pod`] of `slot`, Running: the slot's live
+    /// one, or a new one replacing it.
+    fn pod(&self, slot: usize, name: &str, wait: &Wait<'_>) -> Result<(), String> {
         self.settle_doomed();
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[slot].clone();
         if let Some(pod) = live {
-            let fits = match (self.shape.deadline(), self.shape.attempt_time()) {
-                (Some(deadline), Some(attempt)) => pod.since.elapsed() + attempt <= deadline,
-                _ => true,
-            };
-            if fits {
-                return Ok(pod.name);
+            if pod.name == name {
+                return Ok(());
             }
             let _ = self.delete(&pod.name);
         }
-        let name = self.create(slot, wait)?;
-        self.set_live(slot, Some(name.clone()));
-        Ok(name)
+        self.create(slot, name, wait)?;
+        self.set_live(slot, Some(name.to_string()));
+        Ok(())
     }
 
     fn set_live(&self, slot: usize, name: Option<String>) {
@@ -269,18 +312,17 @@ impl Inner {
     /// Makes `slot`'s pod and waits for it to run, saying what it waits
     /// for; `Err(why)`, its pod deleted, when it does not run, or when
     /// `wait` is cancelled first.
-    fn create(&self, slot: usize, wait: &Wait<'_>) -> Result<String, String> {
-        let manifest = pod_manifest(&self.shape, slot);
+    fn create(&self, slot: usize, name: &str, wait: &Wait<'_>) -> Result<(), String> {
+        let manifest = pod_manifest(&self.shape, slot, name);
         let pod: Pod = serde_json::from_value(manifest).map_err(|e| e.to_string())?;
         let post = PostParams::default();
         let made = (self.call(|| self.pods.create(&post, &pod)))
             .map_err(|e| format!("could not have its pod made: {e}"))?;
-        let name = made.metadata.name.clone().unwrap_or_default();
         let version = made.metadata.resource_version.clone().unwrap_or_default();
         let started = self.runtime.block_on(async {
             let run = Box::pin(tokio::time::timeout(
                 POD_START,
-                self.running(&name, version, wait),
+                self.running(name, version, wait),
             ));
             match select(run, Box::pin(cancelled(wait.cancel))).await {
                 Either::Left((Ok(r), _)) => r,
@@ -292,10 +334,10 @@ impl Inner {
             }
         });
         if let Err(why) = started {
-            let _ = self.delete(&name);
+            let _ = self.delete(name);
             return Err(why);
         }
-        Ok(name)
+        Ok(())
     }
 
     /// Watches pod `name` from `version` until it runs, watching again
@@ -396,7 +438,7 @@ fn link(
         attached.take_status(),
     ) else {
         attached.abort();
-        return Err(inner.lost("gave no standard streams".into()));
+        return Err(inner.lost(&name, "gave no standard streams".into()));
     };
     // The exec's task ends without closing the streams when its
     // connection breaks: `ended` tells the streams it is over.
@@ -459,13 +501,6 @@ fn waiting_for(pod: &Pod) -> String {
     }
 }
 
-/// Resolves once `cancel` is set (Ctrl-C), looking every tenth of a second.
-async fn cancelled(cancel: &planwright_os::process::Cancel) {
-    while !cancel.is_cancelled() {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Whether `pod` has started: `Ok` running, `Err(why)` never will; `None`
 /// not yet.
 fn started(pod: &Pod) -> Option<Result<(), String>> {
@@ -507,6 +542,12 @@ fn place(namespace: &str) -> String {
     format!("kubernetes {namespace}")
 }
 
+/// The place of an attempt in pod `name`, as kubectl names a pod:
+/// `kubernetes agents/planwright-...`.
+fn pod_place(namespace: &str, name: &str) -> String {
+    format!("kubernetes {namespace}/{name}")
+}
+
 impl Transport for KubernetesTransport {
     fn slots(&self) -> usize {
         self.inner
@@ -518,6 +559,13 @@ impl Transport for KubernetesTransport {
 
     fn place(&self, _slot: usize) -> String {
         place(&self.inner.namespace)
+    }
+
+    fn attempt_place(&self, slot: usize) -> String {
+        match slot < self.slots() {
+            true => pod_place(&self.inner.namespace, &self.inner.next_pod(slot)),
+            false => self.place(slot),
+        }
     }
 
     fn unreachable_hint(&self, _slot: usize) -> String {
@@ -535,10 +583,19 @@ impl Transport for KubernetesTransport {
     fn connect(&self, slot: usize, wait: &Wait<'_>) -> Result<Link, Lost> {
         let inner = &self.inner;
         if slot >= self.slots() {
-            return Err(inner.lost(format!("has no slot {slot}")));
+            return Err(Lost {
+                place: self.place(slot),
+                reason: format!("has no slot {slot}"),
+            });
         }
-        let name = inner.pod(slot, wait).map_err(|why| inner.lost(why))?;
-        let attached = inner.exec(slot, &name).map_err(|why| inner.lost(why))?;
+        *inner.cancel.lock().unwrap_or_else(|e| e.into_inner()) = wait.cancel.clone();
+        // The pod its attempt's place named; the next connection names
+        // its own.
+        let name = inner.next_pod(slot);
+        inner.next.lock().unwrap_or_else(|e| e.into_inner())[slot] = None;
+        let lost = |why| inner.lost(&name, why);
+        inner.pod(slot, &name, wait).map_err(lost)?;
+        let attached = inner.exec(slot, &name).map_err(lost)?;
         link(inner, slot, name, attached)
     }
 
@@ -560,9 +617,12 @@ impl Transport for KubernetesTransport {
                 names.push(name);
             }
         }
-        for name in names {
-            let _ = inner.delete(&name);
-        }
+        // Side by side: after Ctrl-C each has a few seconds at most.
+        std::thread::scope(|s| {
+            for name in &names {
+                s.spawn(|| inner.delete(name));
+            }
+        });
     }
 }
 
