@@ -6,6 +6,7 @@
 mod commands;
 mod deprecated;
 mod error;
+mod examples;
 mod out;
 mod progress;
 mod render;
@@ -173,15 +174,11 @@ const RUN_SHORT: [&str; 10] = [
     "continue_run",
 ];
 
-/// What `run --help` ends with.
-const RUN_EXAMPLES: &str = "Examples:
-  planwright run plan.json --agent claude --gate \"npm test\"
-  planwright run plan.json --dry-run    # every check, the order tickets would start in, nothing started";
-
 /// The command line, with `run -h` cut to [`RUN_SHORT`] (and the plan)
-/// and a pointer to `--help`; every `-h` leaves out the global flags.
+/// and a pointer to `--help`, and every command's examples; every `-h`
+/// leaves out the global flags.
 fn command() -> clap::Command {
-    Cli::command().mut_subcommand("run", |run| {
+    examples::add(Cli::command()).mut_subcommand("run", |run| {
         let hidden: Vec<String> = (run.get_arguments())
             .filter(|a| !a.is_positional() && !a.is_global_set())
             .map(|a| a.get_id().to_string())
@@ -191,7 +188,6 @@ fn command() -> clap::Command {
             .iter()
             .fold(run, |run, id| run.mut_arg(id, |a| a.hide_short_help(true)));
         run.after_help("more: `planwright run --help` lists every flag, with examples")
-            .after_long_help(RUN_EXAMPLES)
     })
 }
 

@@ -224,7 +224,7 @@ fn the_ssh_executor_keeps_the_contract() {
         let session =
             planwright_engine::prepare(&env.repo(), plan, s, Default::default(), &[], &agents)
                 .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
-        session.executor().unwrap()
+        session.executor(&Default::default()).unwrap()
     });
 }
 

@@ -51,7 +51,7 @@ fn the_process_executor_keeps_the_contract() {
         let session = prepare(&env.repo(), plan, s, Resume::default(), &[], &agents)
             .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
         std::fs::create_dir_all(session.repo().state_dir()).unwrap();
-        let exec: Arc<dyn Executor> = session.executor().unwrap();
+        let exec: Arc<dyn Executor> = session.executor(&Default::default()).unwrap();
         exec
     });
 }

@@ -10,6 +10,7 @@ mod mock;
 use mock::{Cut, MockApi, NAMESPACE};
 use planwright_config::KubernetesSettings;
 use planwright_engine::agent::Agents;
+use planwright_engine::process::Cancel;
 use planwright_engine::remote::kubernetes::{KubernetesTransport, PodShape};
 use planwright_engine::remote::protocol::WorkerSettings;
 use planwright_engine::remote::{RemoteExecutor, Transport, Wait};
@@ -44,9 +45,19 @@ fn shape() -> PodShape {
 
 /// A transport of `slots` pods on `api`, its kubeconfig in `dir`.
 fn transport(api: &MockApi, dir: &Path, slots: usize) -> Result<KubernetesTransport, String> {
+    transport_until(api, dir, slots, &Cancel::default())
+}
+
+/// As [`transport`], its calls cut short once `cancel` is set.
+fn transport_until(
+    api: &MockApi,
+    dir: &Path,
+    slots: usize,
+    cancel: &Cancel,
+) -> Result<KubernetesTransport, String> {
     let kubeconfig = dir.join("kubeconfig");
     api.kubeconfig(&kubeconfig);
-    KubernetesTransport::new(shape(), slots, Some(&kubeconfig)).map_err(|e| e.to_string())
+    KubernetesTransport::new(shape(), slots, Some(&kubeconfig), cancel).map_err(|e| e.to_string())
 }
 
 fn worker_settings() -> WorkerSettings {
@@ -206,13 +217,13 @@ fn ctrl_c_cuts_the_api_calls_tried_again_short() {
     let env = Env::new(&[("README.md", "base\n")]);
     env.fixture("T1", 0, "a.txt", "a\n");
     let api = MockApi::start(env.root().join("pods"));
+    let cancel = Cancel::default();
     let exec = executor(
         &env,
         scripted(&env),
-        transport(&api, env.root(), 1).unwrap(),
+        transport_until(&api, env.root(), 1, &cancel).unwrap(),
     );
     *api.cut_next.lock().unwrap() = Some(Cut::Outage);
-    let cancel = planwright_engine::process::Cancel::default();
     let none = |_| Ok(());
     let ended = std::thread::scope(|s| {
         let running = s.spawn(|| exec.attempt(0, &input(&env, "T1", 1), &none, &cancel));
@@ -246,6 +257,29 @@ fn ctrl_c_cuts_the_api_calls_tried_again_short() {
     requests.extend(["list".to_string(), format!("delete {p}")]);
     assert_eq!(api.requests(), requests);
     assert!(api.state.lock().unwrap().pods.is_empty());
+}
+
+/// Ctrl-C before any attempt connected, the API server out of reach: the
+/// transport had the run's Ctrl-C from its construction, so closing lists
+/// the pods once instead of trying again for about 15 s.
+#[test]
+fn ctrl_c_before_any_attempt_cuts_the_closing_calls_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = MockApi::start(dir.path().join("pods"));
+    let cancel = Cancel::default();
+    let t = transport_until(&api, dir.path(), 1, &cancel).unwrap();
+    api.state.lock().unwrap().down = usize::MAX;
+    std::thread::scope(|s| {
+        let closing = s.spawn(|| t.close());
+        // The first call of the close is refused: Ctrl-C then.
+        while !api.requests().iter().any(|r| r == "dropped") {
+            std::thread::yield_now();
+        }
+        cancel.cancel();
+        closing.join().unwrap();
+    });
+    // The leftovers' listing at construction, then the close's, not tried again.
+    assert_eq!(api.requests(), ["list", "dropped"]);
 }
 
 /// A run on one slot whose API server restarts mid-attempt: the slot
@@ -293,7 +327,13 @@ fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
         "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    team: ml\nspec:\n  tolerations:\n  - key: gpu\n    operator: Exists\n  priorityClassName: batch\n",
     )
     .unwrap();
-    let t = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1).unwrap();
+    let t = planwright_engine::remote::kubernetes(
+        &settings(&template),
+        env.root(),
+        1,
+        &Cancel::default(),
+    )
+    .unwrap();
     let never = planwright_engine::process::Cancel::default();
     let link = t
         .connect(0, &Wait::quiet(&never))
@@ -318,10 +358,15 @@ fn a_pod_template_shapes_the_pods_and_may_not_loosen_them() {
     t.close();
     std::fs::write(&template, "spec:\n  automountServiceAccountToken: true\n").unwrap();
     let before = api.requests().len();
-    let e = planwright_engine::remote::kubernetes(&settings(&template), env.root(), 1)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = planwright_engine::remote::kubernetes(
+        &settings(&template),
+        env.root(),
+        1,
+        &Cancel::default(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(
         e.contains(&format!(
             "the pod template `{}`: `spec.automountServiceAccountToken` is planwright's to set",
@@ -416,7 +461,7 @@ fn an_api_server_out_of_reach_is_named_with_its_address() {
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
     let text = text.replace(&format!(":{}", api.port), &format!(":{port}"));
     std::fs::write(&kubeconfig, text).unwrap();
-    let e = KubernetesTransport::new(shape(), 1, Some(&kubeconfig))
+    let e = KubernetesTransport::new(shape(), 1, Some(&kubeconfig), &Cancel::default())
         .err()
         .unwrap()
         .to_string();
@@ -464,7 +509,7 @@ fn an_account_without_the_role_is_refused_before_any_pod_with_the_fix() {
 fn a_missing_kubeconfig_names_the_file_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nowhere");
-    let e = KubernetesTransport::new(shape(), 1, Some(&missing))
+    let e = KubernetesTransport::new(shape(), 1, Some(&missing), &Cancel::default())
         .err()
         .unwrap()
         .to_string();
@@ -528,7 +573,9 @@ fn the_contract_holds_on_a_real_cluster() {
         shape.settings.image = image.clone();
         shape.settings.secrets.clear();
         shape.run_key = planwright_engine::remote::kubernetes::run_key(&env.repo());
-        let t = KubernetesTransport::new(shape, 2, Some(Path::new(&kubeconfig))).unwrap();
+        let t =
+            KubernetesTransport::new(shape, 2, Some(Path::new(&kubeconfig)), &Cancel::default())
+                .unwrap();
         executor(env, agents, t)
     });
 }
@@ -603,10 +650,10 @@ fn run_plan(
     let resume = planwright_engine::Resume::default();
     let session = planwright_engine::prepare(&env.repo(), plan, s, resume, &[], &agents)
         .unwrap_or_else(|f| panic!("preflight failed: {:?}", f.checks));
-    let exec = session.executor().unwrap();
+    let cancel = Cancel::default();
+    let exec = session.executor(&cancel).unwrap();
     // After preflight, whose greeting runs no attempt to cut.
     *api.cut_next.lock().unwrap() = cut;
-    let cancel = planwright_engine::process::Cancel::default();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let recorder = Box::new(planwright_engine::Recorder(seen.clone()));
     let summary = planwright_engine::run(session, exec, vec![recorder], &cancel).unwrap();

@@ -81,6 +81,9 @@ pub struct RunJson {
     pub interrupted_count: usize,
     /// Tickets not started, or waiting for a retry.
     pub pending_count: usize,
+    /// Tickets the plan no longer has, kept with their attempts (in none
+    /// of the counts above).
+    pub removed_count: usize,
 }
 
 /// One ticket.
@@ -125,6 +128,9 @@ pub struct TicketJson {
     /// The failed ancestor that blocked it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
+    /// The plan no longer has it: the run keeps it, with its attempts and
+    /// the state it had, and runs it no more until the plan has it again.
+    pub removed: bool,
 }
 
 /// One attempt.
@@ -251,6 +257,7 @@ impl RunDocument {
                 running_count: c.running,
                 interrupted_count: c.interrupted,
                 pending_count: c.pending,
+                removed_count: c.removed,
             },
             tickets: (r.tickets.iter()).map(|t| TicketJson::new(r, t)).collect(),
             paused_pools: (r.view.paused.iter())
@@ -312,6 +319,7 @@ impl TicketJson {
             attempts: t.attempts.iter().map(AttemptJson::new).collect(),
             log: t.log.clone(),
             blocked_by: t.blocked_by.clone(),
+            removed: row.removed,
         }
     }
 }

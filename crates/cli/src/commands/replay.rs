@@ -218,12 +218,13 @@ fn run_plan(
         &Agents::from(Arc::<dyn agent::Agent>::from(agent)),
     )
     .map_err(|f| preflight_failed(&f.checks, global))?;
-    let executor = session.executor().map_err(engine_error)?;
+    let cancel = cancel_on_signals();
+    let executor = session.executor(&cancel).map_err(engine_error)?;
     let summary = planwright_engine::run(
         session,
         executor,
         reporters(global, Duration::from_secs(30)),
-        &cancel_on_signals(),
+        &cancel,
     )
     .map_err(engine_error)?;
     Ok((summary, jobs))

@@ -23,6 +23,7 @@ pub mod replay;
 mod roster;
 pub(crate) mod scripted;
 pub mod setup;
+pub(crate) mod state;
 
 pub use activity::{Activity, ActivityKind, ActivitySink};
 pub use cmd::CmdAgent;
@@ -222,17 +223,27 @@ pub trait Agent: Send + Sync {
     }
     /// For preflight: starts its program as an attempt would, confined by
     /// `confine` with a fresh CLI home below `scratch`, far enough for it
-    /// to make its state and cache folders, without a model call: the
-    /// command it started, in backticks, and what it found (`None`: the
-    /// default, which has nothing to start). `Err` holds the program's
-    /// own words.
+    /// to make its state and cache folders, without a model call: what
+    /// it found (`None`: the default, which has nothing to start). `Err`
+    /// holds the program's own words.
     fn probe(
         &self,
         _scratch: &Path,
         _confine: Option<&planwright_os::sandbox::Confine>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<Probed>, String> {
         Ok(None)
     }
+}
+
+/// What preflight's probe of an agent found ([`Agent::probe`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Probed {
+    /// The command it started, in backticks, and what it found.
+    pub said: String,
+    /// The models it offers a session, when it lists some (an ACP
+    /// agent's `session/new`): preflight checks the model every ticket
+    /// may be routed to against them.
+    pub offers: Option<Vec<String>>,
 }
 
 /// The sandbox of a process of `agent` started under `confine`: the

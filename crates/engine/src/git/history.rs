@@ -111,6 +111,28 @@ pub(crate) enum RangeError {
     Root(String),
 }
 
+/// The commit `rev` names.
+pub(crate) fn commit_of(repo: &Repo, rev: &str) -> Result<String, EngineError> {
+    Ok((repo.git())
+        .args(["rev-parse", "--verify", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"))
+        .text()?)
+}
+
+/// Every first-parent commit of `range`, merges included.
+pub(crate) fn first_parent_count(repo: &Repo, range: &str) -> Result<usize, EngineError> {
+    let text = (repo.git())
+        .args([
+            "rev-list",
+            "--first-parent",
+            "--count",
+            "--end-of-options",
+            range,
+        ])
+        .text()?;
+    Ok(text.trim().parse().unwrap_or(0))
+}
+
 /// What `commit` changed against `parent`, renames found.
 pub(crate) fn changes(repo: &Repo, parent: &str, commit: &str) -> Result<Vec<Change>, EngineError> {
     let out = (repo.git())

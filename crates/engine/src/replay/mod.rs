@@ -131,10 +131,7 @@ struct Range {
 /// naming the fix when there are none.
 fn read_range(src: &Repo, range: &str) -> Result<Range, EngineError> {
     let (commits, base) = history::first_parent(src, range).map_err(|e| range_error(range, e))?;
-    let last = (src.git())
-        .args(["rev-parse", "--verify", "--end-of-options"])
-        .arg(format!("{}^{{commit}}", range_tip(range)))
-        .text()
+    let last = history::commit_of(src, range_tip(range))
         .map_err(|e| range_error(range, RangeError::Unresolved(e.to_string())))?;
     let walked = commits.len();
     let mut steps = Vec::new();
@@ -150,7 +147,7 @@ fn read_range(src: &Repo, range: &str) -> Result<Range, EngineError> {
             changes,
         });
     }
-    let merges_skipped = first_parent_count(src, range)?.saturating_sub(walked);
+    let merges_skipped = history::first_parent_count(src, range)?.saturating_sub(walked);
     let empty_skipped = walked - steps.len();
     if steps.is_empty() {
         return Err(EngineError::repo(
@@ -226,20 +223,6 @@ fn range_tip(range: &str) -> &str {
         Some(_) => "HEAD",
         None => range,
     }
-}
-
-/// Every first-parent commit of `range`, merges included.
-fn first_parent_count(repo: &Repo, range: &str) -> Result<usize, EngineError> {
-    let text = (repo.git())
-        .args([
-            "rev-list",
-            "--first-parent",
-            "--count",
-            "--end-of-options",
-            range,
-        ])
-        .text()?;
-    Ok(text.trim().parse().unwrap_or(0))
 }
 
 fn range_error(range: &str, e: RangeError) -> EngineError {

@@ -25,7 +25,10 @@ pub(crate) fn check_workers(
     checks: &mut Vec<Check>,
 ) {
     let jobs = jobs.max(1);
-    let transport = match super::transport(executor, &repo.state_dir(), jobs) {
+    // Preflight runs before the run's Ctrl-C is caught: the signal ends
+    // the process, and the next invocation deletes the greeting's pod.
+    let never = planwright_os::process::Cancel::default();
+    let transport = match super::transport(executor, &repo.state_dir(), jobs, &never) {
         Ok(Some(t)) => t,
         Ok(None) => return,
         Err(e) => {

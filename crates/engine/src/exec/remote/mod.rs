@@ -29,11 +29,13 @@ use std::sync::Arc;
 /// The transport `[executor]` names, with `slots` slots, for the
 /// repository whose state directory is `state_dir`; `None` for `local`.
 /// The default `process` worker is this program's own `worker`, its cache
-/// in `state_dir`.
+/// in `state_dir`. `cancel` is the run's Ctrl-C, which the transport
+/// answers to from now on, before any attempt connects.
 pub fn transport(
     executor: &ExecutorSettings,
     state_dir: &Path,
     slots: usize,
+    cancel: &planwright_os::process::Cancel,
 ) -> Result<Option<Arc<dyn Transport>>, crate::EngineError> {
     let transport = match executor {
         ExecutorSettings::Local => return Ok(None),
@@ -58,7 +60,9 @@ pub fn transport(
             command,
             keepalive,
         } => CommandTransport::ssh(ssh, hosts, command, *slots_per_host, *keepalive),
-        ExecutorSettings::Kubernetes(k) => return kubernetes(k, state_dir, slots).map(Some),
+        ExecutorSettings::Kubernetes(k) => {
+            return kubernetes(k, state_dir, slots, cancel).map(Some)
+        }
     };
     Ok(Some(Arc::new(transport)))
 }

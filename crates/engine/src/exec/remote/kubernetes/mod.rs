@@ -24,16 +24,19 @@ pub use template::PodTemplate;
 use super::transport::Transport;
 use crate::error::EngineError;
 use planwright_config::KubernetesSettings;
+use planwright_os::process::Cancel;
 use std::path::Path;
 use std::sync::Arc;
 
 /// The transport of `[executor.kubernetes]` for `slots` pods, labelled
 /// as the runs of the repository whose state directory is `state_dir`;
-/// the cluster from its kubeconfig.
+/// the cluster from its kubeconfig; its API calls are cut short once
+/// `cancel` (the run's Ctrl-C) is set.
 pub fn kubernetes(
     settings: &KubernetesSettings,
     state_dir: &Path,
     slots: usize,
+    cancel: &Cancel,
 ) -> Result<Arc<dyn Transport>, EngineError> {
     #[cfg(feature = "kubernetes")]
     {
@@ -41,12 +44,13 @@ pub fn kubernetes(
         if let Some(path) = &settings.pod_template {
             shape.template = Some(template::read(path).map_err(EngineError::Settings)?);
         }
-        let transport = KubernetesTransport::new(shape, slots, settings.kubeconfig.as_deref())?;
+        let transport =
+            KubernetesTransport::new(shape, slots, settings.kubeconfig.as_deref(), cancel)?;
         Ok(Arc::new(transport))
     }
     #[cfg(not(feature = "kubernetes"))]
     {
-        let _ = (settings, state_dir, slots);
+        let _ = (settings, state_dir, slots, cancel);
         Err(EngineError::Settings(
             "`[executor] kind = \"kubernetes\"` needs a planwright built with the `kubernetes` feature; install it with `cargo install --path crates/cli --features kubernetes`, or choose another `[executor] kind`".into(),
         ))

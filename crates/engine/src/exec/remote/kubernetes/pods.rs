@@ -60,9 +60,10 @@ struct Inner {
     next: Mutex<Vec<Option<String>>>,
     /// The pods this invocation made, for their names.
     made: AtomicUsize,
-    /// The run's Ctrl-C, as the last connection's wait gave it: once set,
-    /// every call is tried once, briefly.
-    cancel: Mutex<Cancel>,
+    /// The run's Ctrl-C, given at construction so that it cuts calls
+    /// before any attempt connected too: once set, every call is tried
+    /// once, briefly.
+    cancel: Cancel,
     /// Pods of lost workers that could not be deleted yet (the API was out
     /// of reach): deleted at the next contact, and at the end.
     doomed: Mutex<Vec<String>>,
@@ -83,13 +84,15 @@ fn settings(why: String) -> EngineError {
 impl KubernetesTransport {
     /// The transport of `slots` pods shaped as `shape`, on the cluster of
     /// `kubeconfig` (default: `KUBECONFIG`, `~/.kube/config`, or the
-    /// account of the pod planwright runs in). The pods an earlier
+    /// account of the pod planwright runs in), its API calls cut short
+    /// once `cancel` (the run's Ctrl-C) is set. The pods an earlier
     /// invocation left are deleted first: one may still be running an
     /// attempt its dead coordinator started.
     pub fn new(
         shape: PodShape,
         slots: usize,
         kubeconfig: Option<&Path>,
+        cancel: &Cancel,
     ) -> Result<KubernetesTransport, EngineError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -118,7 +121,7 @@ impl KubernetesTransport {
             live: Mutex::new(vec![None; slots.max(1)]),
             next: Mutex::new(vec![None; slots.max(1)]),
             made: AtomicUsize::new(0),
-            cancel: Mutex::default(),
+            cancel: cancel.clone(),
             doomed: Mutex::default(),
             closed: Default::default(),
             runtime,
@@ -172,12 +175,7 @@ impl Inner {
     where
         F: Future<Output = Result<T, kube::Error>>,
     {
-        let cancel = self
-            .cancel
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        call(&self.runtime, &cancel, f)
+        call(&self.runtime, &self.cancel, f)
     }
 
     /// Pod `name`'s worker failed: why.
@@ -588,7 +586,6 @@ impl Transport for KubernetesTransport {
                 reason: format!("has no slot {slot}"),
             });
         }
-        *inner.cancel.lock().unwrap_or_else(|e| e.into_inner()) = wait.cancel.clone();
         // The pod its attempt's place named; the next connection names
         // its own.
         let name = inner.next_pod(slot);
