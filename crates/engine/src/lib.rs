@@ -17,6 +17,7 @@ mod git;
 pub mod issues;
 mod log;
 mod model;
+pub mod replay;
 pub mod respond;
 mod run;
 mod store;

@@ -24,6 +24,10 @@ pub struct RunDocument {
     /// The stacks the merge queue checked, in order (`tickets`, `state`,
     /// `flaky`, `landed`, `culprit`).
     pub merge_queue: Vec<crate::BatchView>,
+    /// A `planwright replay` run's figures (docs/replay.md); absent for
+    /// other runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<planwright_engine::replay::figures::Figures>,
 }
 
 /// Where a run stands, as `status --output json` writes it: the report,
@@ -264,6 +268,7 @@ impl RunDocument {
                 })
                 .collect(),
             merge_queue: r.view.batches.clone(),
+            replay: r.replay.clone(),
         }
     }
 }

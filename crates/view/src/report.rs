@@ -109,6 +109,8 @@ pub struct RunReport {
     /// and counterfactuals, each blocked ticket its blocker, and the run
     /// its counts and paused pools.
     pub view: RunView,
+    /// The figures of a `planwright replay` run (its `replay.json`).
+    pub replay: Option<planwright_engine::replay::figures::Figures>,
 }
 
 impl RunReport {
@@ -168,11 +170,13 @@ pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, E
             attempts,
         });
     }
+    let replay = planwright_engine::replay::figures::read(&repo.root().join(&run_dir));
     Ok(Some(RunReport {
         run,
         totals,
         tickets,
         view,
+        replay,
     }))
 }
 
@@ -317,6 +321,12 @@ pub fn markdown(r: &RunReport) -> String {
     let _ = writeln!(s, "- {}\n", totals_text(&r.totals));
     tickets_table(&mut s, r);
     queue_table(&mut s, &r.view.batches);
+    if let Some(f) = &r.replay {
+        let _ = writeln!(s, "\n## Replay\n");
+        for line in planwright_engine::replay::figures::lines(f) {
+            let _ = writeln!(s, "- {}", markdown_text(&line));
+        }
+    }
     let failed: Vec<&TicketReport> = r.tickets.iter().filter(|t| !why(t, 0).is_empty()).collect();
     if !failed.is_empty() {
         let _ = writeln!(s, "\n## Why tickets did not merge");

@@ -11,6 +11,7 @@ pub(crate) mod init;
 pub(crate) mod man;
 pub(crate) mod observe;
 pub(crate) mod preflight;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod respond;
 pub(crate) mod run;

@@ -89,6 +89,7 @@ fn report() -> RunReport {
             ticket("B", TicketState::Pending, vec![]),
         ],
         view,
+        replay: None,
     }
 }
 
