@@ -313,7 +313,9 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
     );
     assert!(s.replies().is_empty());
     s.configure("quiet = \"0s\"");
-    s.respond_ok();
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let line: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(line["outcome"], "changed", "{line}");
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(replies[0].contains("answering 2 items"), "{}", replies[0]);
@@ -783,3 +785,22 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
 mod per_ticket;
 #[path = "respond/wrong_inputs.rs"]
 mod wrong_inputs;
+
+/// A round whose ticket runs again and changes nothing pushes nothing, and
+/// its one reply says so (`outcome` `unchanged`).
+#[test]
+fn a_round_that_changes_nothing_pushes_nothing_and_says_so() {
+    let s = Setup::delivered(Api::Github, "");
+    let before = GitHttp::tip(&s.bare, &s.head).unwrap();
+    // The second attempt writes what the first did: no change to land.
+    s.env.fixture("B", 2, "b.txt", "b\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "is this right?");
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let line: Value = serde_json::from_slice(&json.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&json.stdout), text(&json.stderr)));
+    assert_eq!(line["outcome"], "unchanged", "{line}");
+    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), before);
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+}
