@@ -313,9 +313,20 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
     );
     assert!(s.replies().is_empty());
     s.configure("quiet = \"0s\"");
+    let asked = || {
+        let path = "/collaborators/ana/permission";
+        s.forge
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with(path))
+            .count()
+    };
+    let before = asked();
     let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
     let line: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(line["outcome"], "changed", "{line}");
+    // Two comments of one author: her permission is asked once a round.
+    assert_eq!(asked() - before, 1);
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(replies[0].contains("answering 2 items"), "{}", replies[0]);
