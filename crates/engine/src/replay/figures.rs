@@ -284,7 +284,7 @@ pub fn lines(f: &Figures) -> Vec<String> {
     };
     vec![
         format!(
-            "replayed {} commits, --deps {}, --jobs {}: {} merged, {} not",
+            "replayed {} commits, --deps {}, --jobs {}: {} merged, {} not merged",
             f.tickets, f.deps, f.jobs, f.merged, f.not_merged
         ),
         format!("makespan: {:.1} s", f.makespan_s),
