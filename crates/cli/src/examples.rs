@@ -91,6 +91,13 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
   planwright import issues --repo . --milestone v2 --issue 12 14 -o plan.json",
     ),
     (
+        "replay",
+        "planwright replay --repo . --commits HEAD~50..HEAD --gate \"npm test\"
+  planwright replay --repo ../lib --commits v1.2.0..v1.3.0 --deps none --jobs 8
+  planwright replay --commits HEAD~20..HEAD --agent-time 30s+0.5s/line --output json
+  planwright replay --commits HEAD~20..HEAD --deps chain --into /tmp/replay    # the clone, kept",
+    ),
+    (
         "watch",
         "planwright watch    # the newest run, live, in the terminal
   planwright watch --repo ../app --once 100x30    # one frame as text",

@@ -26,18 +26,7 @@ use std::time::Duration;
 /// Exit 0 when the replay ran to its end (tickets that failed are part of
 /// what it measures), 1 when it stopped early or preflight failed, 2 on
 /// bad input.
-///
-/// Examples:
-///
-///   planwright replay --repo . --commits HEAD~50..HEAD --gate "npm test"
-///
-///   planwright replay --repo ../lib --commits v1.2.0..v1.3.0 --deps none --jobs 8
-///
-///   planwright replay --repo . --commits HEAD~20..HEAD --agent-time 30s+0.5s/line --output json
-///
-///   planwright replay --repo . --commits HEAD~20..HEAD --deps chain --into /tmp/replay
 #[derive(clap::Args, Debug)]
-#[command(verbatim_doc_comment)]
 pub(crate) struct Args {
     /// The repository whose history is replayed (only read; default: the current directory).
     #[arg(long, value_name = "DIR", default_value = ".")]
