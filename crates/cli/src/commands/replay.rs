@@ -9,6 +9,7 @@ use planwright_engine::agent::{self, Agents};
 use planwright_engine::replay::figures::{self, Figures};
 use planwright_engine::replay::{self, AgentTime, Deps, PreparedReplay, ReplayOptions};
 use planwright_engine::{Repo, Resume, RunSummary};
+use planwright_plan::words::count;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -127,11 +128,11 @@ fn replay_in(args: &Args, gates: Vec<Vec<String>>, dir: &Path, global: &Global) 
     let human = global.output == Output::Human && !global.quiet;
     if human {
         crate::outln!(
-            "replay: {} commits of `{}` ({} merges and {} empty commits skipped), --deps {}, in `{}`",
-            made.commits.len(),
+            "replay: {} of `{}` ({} and {} skipped), --deps {}, in `{}`",
+            count(made.commits.len(), "commit"),
             args.commits,
-            made.merges_skipped,
-            made.empty_skipped,
+            count(made.merges_skipped, "merge"),
+            count(made.empty_skipped, "empty commit"),
             args.deps.as_str(),
             made.repo.display()
         );

@@ -9,6 +9,7 @@ use crate::events::Event;
 use crate::git::history;
 use crate::git::repo::Repo;
 use crate::model::failure::FailureKind;
+use planwright_plan::words::count;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -276,16 +277,20 @@ pub fn lines(f: &Figures) -> Vec<String> {
     } else {
         let some: Vec<&str> = tree.differs.iter().take(5).map(String::as_str).collect();
         format!(
-            "differs from the range's last commit {} in {} paths: {}",
+            "differs from the range's last commit {} in {}: {}",
             short(&tree.last_commit),
-            tree.differing_paths,
+            count(tree.differing_paths, "path"),
             some.join(", ")
         )
     };
     vec![
         format!(
-            "replayed {} commits, --deps {}, --jobs {}: {} merged, {} not merged",
-            f.tickets, f.deps, f.jobs, f.merged, f.not_merged
+            "replayed {}, --deps {}, --jobs {}: {} merged, {} not merged",
+            count(f.tickets, "commit"),
+            f.deps,
+            f.jobs,
+            f.merged,
+            f.not_merged
         ),
         format!("makespan: {:.1} s", f.makespan_s),
         format!(
