@@ -428,13 +428,28 @@ assert six.PY3 and v == '42', 'wrong answer: ' + v\n";
     );
 }
 
+/// A crate depending on `itoa` 1.0.11 through the cargo `config`, whose
+/// test `lib` reads `answer.txt` (0 on the base), and a cargo home of its
+/// own beside the repository.
+fn rust_crate(config: &str, lib: &str) -> (Env, PathBuf) {
+    let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+[dependencies]\nitoa = \"=1.0.11\"\n";
+    let env = Env::new(&[
+        ("Cargo.toml", manifest),
+        (".cargo/config.toml", config),
+        ("src/lib.rs", lib),
+        ("answer.txt", "0\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let home = env.root().join("cargo-home");
+    (env, home)
+}
+
 #[test]
 fn cargo_fetches_a_registry_dependency_and_the_ticket_merges() {
     let Some(dir) = packages("cargo", "cargo", "cargo") else {
         return;
     };
-    let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-[dependencies]\nitoa = \"=1.0.11\"\n";
     let config = format!(
         "[source.crates-io]\nreplace-with = \"vendored\"\n\n[source.vendored]\ndirectory = \"{}\"\n",
         dir.join("vendor").display()
@@ -442,14 +457,7 @@ fn cargo_fetches_a_registry_dependency_and_the_ticket_merges() {
     let lib = "#[test]\nfn answer() {\n    let mut b = itoa::Buffer::new();\n    \
 let v = std::fs::read_to_string(\"answer.txt\").unwrap();\n    \
 assert_eq!(b.format(42), v.trim());\n}\n";
-    let env = Env::new(&[
-        ("Cargo.toml", manifest),
-        (".cargo/config.toml", &config),
-        ("src/lib.rs", lib),
-        ("answer.txt", "0\n"),
-        (".gitignore", "target/\n"),
-    ]);
-    let home = env.root().join("cargo-home");
+    let (env, home) = rust_crate(&config, lib);
     command(
         "cargo",
         &env.repo(),
@@ -476,8 +484,6 @@ fn cargo_fetch_is_the_set_up_preflight_names_and_the_gate_finds_its_crates_offli
     let pack = scratch.path().join("pack");
     std::fs::create_dir(&pack).unwrap();
     let address = cargo_registry(&dir, &pack);
-    let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-[dependencies]\nitoa = \"=1.0.11\"\n";
     let config = format!(
         "[source.crates-io]\nreplace-with = \"loopback\"\n\n[source.loopback]\nregistry = \"sparse+http://{address}/\"\n"
     );
@@ -486,14 +492,7 @@ fn cargo_fetch_is_the_set_up_preflight_names_and_the_gate_finds_its_crates_offli
     let lib = "#[test]\nfn answer() {\n    let mut b = itoa::Buffer::new();\n    \
 let v = std::fs::read_to_string(\"answer.txt\").unwrap();\n    \
 let n: u64 = v.trim().parse().unwrap();\n    assert_eq!(b.format(n), v.trim());\n}\n";
-    let env = Env::new(&[
-        ("Cargo.toml", manifest),
-        (".cargo/config.toml", &config),
-        ("src/lib.rs", lib),
-        ("answer.txt", "0\n"),
-        (".gitignore", "target/\n"),
-    ]);
-    let home = env.root().join("cargo-home");
+    let (env, home) = rust_crate(&config, lib);
     command(
         "cargo",
         &env.repo(),
