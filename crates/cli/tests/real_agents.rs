@@ -735,13 +735,7 @@ fn troubled(
     );
     assert_merged(&env, &mock, &summary, expect);
     assert_proxied(&env, &mock);
-    let report = report(&env);
-    let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["agent_outcome"].as_str().unwrap())
-        .collect();
+    let seen_outcomes = attempt_outcomes(&env);
     assert_eq!(seen_outcomes, outcomes, "{test}\n{}", logs(&env));
     let troubled =
         mock.requests().iter().filter(|r| r.is_model_call()).count() - mock.answered().len();
@@ -751,6 +745,15 @@ fn troubled(
         seen(&mock)
     );
     (env, mock)
+}
+
+/// The agent outcomes of the one ticket's attempts, in order, as the
+/// run's report gives them.
+fn attempt_outcomes(env: &Env) -> Vec<String> {
+    let report = report(env);
+    (report["tickets"][0]["attempts"].as_array().unwrap().iter())
+        .map(|a| a["agent_outcome"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// `[agent] max_pause` of the trouble tests, in milliseconds.

@@ -378,13 +378,7 @@ pub(super) fn spoiled(
     let file = std::fs::read_to_string(env.repo().join("a.txt")).unwrap_or_default();
     assert_eq!(file, format!("{CONTENT}\n"));
     assert_proxied(&env, &mock);
-    let report = report(&env);
-    let seen_outcomes: Vec<&str> = report["tickets"][0]["attempts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["agent_outcome"].as_str().unwrap())
-        .collect();
+    let seen_outcomes = attempt_outcomes(&env);
     assert_eq!(seen_outcomes, outcomes, "{test}\n{logs}\n{}", seen(&mock));
     assert!(!logs.contains("panicked"), "{test}\n{logs}");
 }
