@@ -257,7 +257,8 @@ fn overlap_warnings(
     options: &Options,
     sink: &mut dyn Sink,
 ) -> Vec<Overlap> {
-    let groups = crate::overlap::forecast(plan);
+    let graph = crate::graph::TicketGraph::new(plan);
+    let groups = crate::overlap::forecast(plan, &graph);
     for group in &groups {
         sink.push(
             Diagnostic::warning(
@@ -269,7 +270,7 @@ fn overlap_warnings(
         );
     }
     if options.overlap_pairs > 0 {
-        for pair in crate::overlap::pairs(plan, &groups, options.overlap_pairs) {
+        for pair in crate::overlap::pairs(plan, &graph, &groups, options.overlap_pairs) {
             let [pa, pb] = &pair.patterns;
             sink.push(Diagnostic::advisory(
                 "plan.scope.overlap-pair",
