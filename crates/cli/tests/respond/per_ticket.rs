@@ -204,6 +204,8 @@ fn per_ticket_a_ticket_that_did_not_merge_gets_a_reply_saying_how_to_deliver_it(
         .collect();
     assert_eq!(lines.len(), 2, "one line per pull request: {lines:?}");
     assert!(lines.iter().all(|l| l["outcome"] == "nothing"), "{lines:?}");
-    let after = std::fs::read_dir(s.env.run_dir().join("C")).unwrap().count();
+    let after = std::fs::read_dir(s.env.run_dir().join("C"))
+        .unwrap()
+        .count();
     assert_eq!(attempts, after, "no attempt of C ran");
 }
