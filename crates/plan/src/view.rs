@@ -226,7 +226,11 @@ impl<'a> Arr<'a> {
 impl<'a> Obj<'a> {
     /// The value of `key` (the last, when it is repeated).
     pub fn get(self, key: &str) -> Option<Val<'a>> {
-        self.0.iter().rev().find(|m| m.key == key).map(|m| m.value.val())
+        self.0
+            .iter()
+            .rev()
+            .find(|m| m.key == key)
+            .map(|m| m.value.val())
     }
 
     /// Whether `key` is there.

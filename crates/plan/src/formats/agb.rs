@@ -9,8 +9,8 @@ use crate::pathspec;
 use crate::pointer::Pointer;
 use crate::refname::ref_name_problem;
 use crate::routing::{Routing, DEFAULT_TIER, TIERS};
-use regex::Regex;
 use crate::view::{Arr, Obj, Val};
+use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -115,13 +115,7 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Optio
     Some(plan)
 }
 
-fn unknown_keys(
-    obj: Obj<'_>,
-    known: &[&str],
-    at: &Pointer,
-    what: &str,
-    sink: &mut dyn Sink,
-) {
+fn unknown_keys(obj: Obj<'_>, known: &[&str], at: &Pointer, what: &str, sink: &mut dyn Sink) {
     for key in obj.keys() {
         if !known.contains(&key) && key != "adlcBin" && key != ARCHIVE_KEY {
             sink.push(
@@ -416,12 +410,7 @@ fn check_ids(tickets: &[Ticket], items: Arr<'_>, sink: &mut dyn Sink) {
     }
 }
 
-fn check_ticket(
-    obj: Obj<'_>,
-    at: &Pointer,
-    routing: &Routing,
-    sink: &mut dyn Sink,
-) -> Ticket {
+fn check_ticket(obj: Obj<'_>, at: &Pointer, routing: &Routing, sink: &mut dyn Sink) -> Ticket {
     unknown_keys(obj, &TICKET_KEYS, at, "ticket", sink);
     let id = check_id(obj, at, sink);
     let label = if id.is_empty() {
@@ -536,12 +525,7 @@ fn check_title(obj: Obj<'_>, at: &Pointer, label: &str, sink: &mut dyn Sink) -> 
 /// adlc's relative build-time estimate: when given, a positive finite
 /// number. Kept as ticket metadata so that writing the plan back as agb
 /// keeps it.
-fn check_duration(
-    obj: Obj<'_>,
-    at: &Pointer,
-    label: &str,
-    sink: &mut dyn Sink,
-) -> Option<Value> {
+fn check_duration(obj: Obj<'_>, at: &Pointer, label: &str, sink: &mut dyn Sink) -> Option<Value> {
     let value = obj.get("duration")?;
     match value.as_f64() {
         Some(d) if d.is_finite() && d > 0.0 => Some(value.to_value()),
@@ -584,12 +568,7 @@ fn check_id(obj: Obj<'_>, at: &Pointer, sink: &mut dyn Sink) -> String {
     id.to_string()
 }
 
-fn check_edges(
-    obj: Obj<'_>,
-    id: &str,
-    at: &Pointer,
-    sink: &mut dyn Sink,
-) -> Vec<(usize, String)> {
+fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let Some(edges) = obj.get("edges") else {
         return out;

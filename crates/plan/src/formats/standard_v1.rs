@@ -20,8 +20,8 @@ use crate::diag::{Counting, Diagnostic, Sink};
 use crate::doc::Document;
 use crate::model::Plan;
 use crate::pointer::Pointer;
-use crate::view::Obj;
 use crate::schema::{Checker, Formats};
+use crate::view::Obj;
 use serde_json::{Map, Value};
 use std::sync::LazyLock;
 

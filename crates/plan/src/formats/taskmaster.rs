@@ -906,7 +906,11 @@ impl super::PlanFormat for Taskmaster {
             None => Pointer::root(),
         };
         let mut place: HashMap<String, usize> = HashMap::new();
-        for (k, t) in list_tasks(root, tag).into_iter().flat_map(Arr::iter).enumerate() {
+        for (k, t) in list_tasks(root, tag)
+            .into_iter()
+            .flat_map(Arr::iter)
+            .enumerate()
+        {
             if let Some(id) = t.get("id").and_then(id_of) {
                 place.entry(id).or_insert(k);
             }
