@@ -69,7 +69,7 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
         model: "gemini-0-nonesuch",
         ..gemini_acp(&mock)
     };
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\nmax_unavailable = 1\n");
+    let env = tier_env(&setup, &mock, &format!("{}max_unavailable = 1\n", untested_limit()));
     // Preflight's probe asks for a session; when it offers models there,
     // the one not offered is refused before any attempt, else the attempt
     // finds out (unavailable, no strike).
@@ -110,7 +110,7 @@ fn gemini_acp_preflight_checks_each_routed_model() {
         model: "",
         ..gemini_acp(&mock)
     };
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let routed = |id: &str, key: &str, value: &str| {
         let mut t = json!({"id": id, "title": id, "body": "Create the file.",
             "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]});
@@ -165,7 +165,7 @@ fn opencode_acp_ok() {
     }
     let mock = MockModel::start(script(None));
     let setup = opencode_acp(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 900\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
     assert_eq!(
@@ -266,4 +266,22 @@ fn opencode_acp_trailing_garbage() {
         Trouble::TrailingGarbage,
         MERGED,
     );
+}
+
+// Every call refused with 401: the run stops at the first attempt with
+// "the key is refused", as for the CLI adapters.
+
+#[test]
+fn gemini_acp_key_refused() {
+    super::refusals::key_refused("gemini_acp_key_refused", gemini_acp);
+}
+
+#[test]
+fn claude_agent_acp_key_refused() {
+    super::refusals::key_refused("claude_agent_acp_key_refused", claude_agent_acp);
+}
+
+#[test]
+fn opencode_acp_key_refused() {
+    super::refusals::key_refused("opencode_acp_key_refused", opencode_acp);
 }
