@@ -887,7 +887,10 @@ fn aider_bounds_litellms_retries_unless_the_users_settings_name_their_own() {
         .position(|a| a == "--model-settings-file")
         .unwrap_or_else(|| panic!("{:?}", run.argv));
     let file = Path::new(&run.argv[at + 1]);
-    assert!(file.ends_with("homes/slot-1/aider/model.settings.yml"), "{file:?}");
+    assert!(
+        file.ends_with("homes/slot-1/aider/model.settings.yml"),
+        "{file:?}"
+    );
     let written = std::fs::read_to_string(file).unwrap();
     assert!(
         written.contains("- name: aider/extra_params\n  extra_params:\n    max_retries: 0\n"),

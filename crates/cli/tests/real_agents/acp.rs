@@ -69,7 +69,11 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
         model: "gemini-0-nonesuch",
         ..gemini_acp(&mock)
     };
-    let env = tier_env(&setup, &mock, &format!("{}max_unavailable = 1\n", untested_limit()));
+    let env = tier_env(
+        &setup,
+        &mock,
+        &format!("{}max_unavailable = 1\n", untested_limit()),
+    );
     // Preflight's probe asks for a session; when it offers models there,
     // the one not offered is refused before any attempt, else the attempt
     // finds out (unavailable, no strike).

@@ -158,7 +158,12 @@ fn limit_ends_the_hang(test: &str, t: &Troubles) {
     }
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
-    assert_eq!(out.status.code(), Some(0), "{test}: {summary}\n{logs}\n{}", seen(&mock));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{test}: {summary}\n{logs}\n{}",
+        seen(&mock)
+    );
     assert_merged(&env, &mock, &summary, t.expect);
     assert_proxied(&env, &mock);
     let mut outcomes = vec!["timed_out"; hung_attempts];

@@ -31,8 +31,8 @@
 mod settings;
 
 use super::cli::{Cli, Invocation, Limit, Parsed, StateLayout, StreamParser};
-use super::state::Tune;
 use super::limits::{self, Now};
+use super::state::Tune;
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 use std::path::PathBuf;

@@ -25,7 +25,8 @@ pub(crate) const FILE: &str = "model.settings.yml";
 
 /// Its content: litellm makes no retry of its own; aider's own retry
 /// stays (and planwright's bound on it, `MAX_RETRIES`).
-pub(crate) const BOUND: &str = "# planwright: litellm makes no retries of its own (aider retries a refusal itself).\n\
+pub(crate) const BOUND: &str =
+    "# planwright: litellm makes no retries of its own (aider retries a refusal itself).\n\
 - name: aider/extra_params\n  extra_params:\n    max_retries: 0\n";
 
 /// The slot home's file, written over whatever the last attempt left.
@@ -48,9 +49,13 @@ const MAX_READ: u64 = 1 << 20;
 /// when in doubt, the user's settings win.
 fn names_own(text: &str) -> bool {
     let text = text.to_ascii_lowercase();
-    ["model-settings-file", "model_settings_file", "aider/extra_params"]
-        .iter()
-        .any(|w| text.contains(w))
+    [
+        "model-settings-file",
+        "model_settings_file",
+        "aider/extra_params",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 /// Where the user's own aider settings name a model settings file or an
@@ -79,10 +84,7 @@ pub(crate) fn own_settings(
     let dir = Dir::open(workspace).ok()?;
     READS
         .iter()
-        .find(|name| {
-            dir.reader(Path::new(name))
-                .is_ok_and(read_names_own)
-        })
+        .find(|name| dir.reader(Path::new(name)).is_ok_and(read_names_own))
         .map(|name| workspace.join(name).display().to_string())
 }
 
@@ -111,8 +113,12 @@ mod tests {
     fn a_mention_of_an_own_settings_file_or_entry_counts() {
         assert!(names_own("model-settings-file: ~/my.yml\n"));
         assert!(names_own("AIDER_MODEL_SETTINGS_FILE=x\n"));
-        assert!(names_own("- name: aider/extra_params\n  extra_params: {}\n"));
-        assert!(!names_own("- name: openai/gpt-5.4\n  extra_params:\n    top_p: 1\n"));
+        assert!(names_own(
+            "- name: aider/extra_params\n  extra_params: {}\n"
+        ));
+        assert!(!names_own(
+            "- name: openai/gpt-5.4\n  extra_params:\n    top_p: 1\n"
+        ));
     }
 
     #[test]
@@ -146,6 +152,9 @@ mod tests {
         let target = tmp.path().join("elsewhere.yml");
         std::fs::write(&target, "model-settings-file: a.yml\n").unwrap();
         std::os::unix::fs::symlink(&target, ws.join(".aider.conf.yml")).unwrap();
-        assert_eq!(own_settings(&|_: &str| -> Option<String> { None }, None, &ws), None);
+        assert_eq!(
+            own_settings(&|_: &str| -> Option<String> { None }, None, &ws),
+            None
+        );
     }
 }
