@@ -438,6 +438,11 @@ fn preflight(env: &Env, setup: &Setup) -> Output {
 /// `planwright run` with the set-up's CLI; the summary, after checking
 /// that nothing outside the repository changed.
 fn run(env: &Env, setup: &Setup) -> (Output, Value) {
+    run_with(env, setup, &[])
+}
+
+/// [`run`] with more flags.
+fn run_with(env: &Env, setup: &Setup, flags: &[&str]) -> (Output, Value) {
     let args = ["run", "plan.json", "--repo", "repo", "--agent", setup.agent];
     let out = unchanged_around(
         env,
@@ -446,6 +451,7 @@ fn run(env: &Env, setup: &Setup) -> (Output, Value) {
         &[
             &args[..],
             &["--jobs", "1", "--output", "json", "--no-gate-probe"],
+            flags,
         ]
         .concat(),
     );
@@ -685,7 +691,7 @@ fn ok(test: &str, setup: fn(&MockModel) -> Setup, expect: &Expect) -> Option<Env
     }
     let mock = MockModel::start(script(None));
     let setup = setup(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -711,20 +717,7 @@ fn troubled(
 ) -> (Env, MockModel) {
     let mock = MockModel::start(script(Some(trouble)));
     let setup = setup(&mock);
-    // The agent's time limit ends only the attempts meant to time out (a
-    // hung stream); elsewhere the CLI's own giving up or its answer ends
-    // the attempt, however slow the machine, so the limit is far beyond.
-    let limit = if outcomes.contains(&"timed_out") {
-        HUNG_TIMEOUT_SECS
-    } else {
-        TROUBLE_TIMEOUT_SECS
-    };
-    // A pause is at least the first backoff, and at most `max_pause`.
-    let pause = format!(
-        "timeout_secs = {limit}\nmax_pause = {}\n",
-        MAX_PAUSE_MS / 1000
-    );
-    let env = tier_env(&setup, &mock, &pause);
+    let env = tier_env(&setup, &mock, &trouble_limits());
     let (out, summary) = run(&env, &setup);
     assert_eq!(
         out.status.code(),
@@ -759,15 +752,21 @@ fn attempt_outcomes(env: &Env) -> Vec<String> {
 /// `[agent] max_pause` of the trouble tests, in milliseconds.
 const MAX_PAUSE_MS: u64 = 2000;
 
-/// The agent's time limit where a stream hangs: the event the test waits
-/// for is that limit ending the attempt. It is the run's limit, so the
-/// attempt after the hang must also start its CLI and get its answer
-/// within it, on a loaded machine too (20 s was not enough at load 46).
-const HUNG_TIMEOUT_SECS: u64 = 60;
+/// The agent's time limit where no test is of it: the CLI's own giving up
+/// (or its answer) ends each attempt, on its own retries' count, however
+/// slow the machine, so this limit never does.
+fn untested_limit() -> String {
+    format!(
+        "timeout_secs = {}\n",
+        planwright_testkit::UNTESTED_LIMIT.as_secs()
+    )
+}
 
-/// The agent's time limit of the other trouble tests, which it never
-/// ends: the CLI gives up (or gets its answer) on its own retries' count.
-const TROUBLE_TIMEOUT_SECS: u64 = 900;
+/// `[agent]` of the trouble tests: [`untested_limit`], and a pause of at
+/// least the first backoff and at most `max_pause`.
+fn trouble_limits() -> String {
+    format!("{}max_pause = {}\n", untested_limit(), MAX_PAUSE_MS / 1000)
+}
 
 fn script(trouble: Option<(Trouble, usize)>) -> Script {
     Script {

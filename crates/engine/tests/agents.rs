@@ -858,3 +858,56 @@ fn aider_is_stopped_at_its_second_retry_of_a_refusal() {
         run.log
     );
 }
+
+/// A fake aider's attempt in a slot home, as an isolated attempt has;
+/// `workspace` files written first.
+fn aider_in_slot(workspace: &[(&str, &str)]) -> Run {
+    let files: Vec<(String, String)> = workspace
+        .iter()
+        .map(|(p, b)| (p.to_string(), b.to_string()))
+        .collect();
+    attempt_adjusted("aider", "success", 0, None, "", move |ctx, dir| {
+        let aider = agent::from_options("aider", &AgentOptions::default()).unwrap();
+        ctx.env
+            .extend(agent::prepare_home(dir, "slot-1", aider.as_ref()).unwrap());
+        for (path, body) in files {
+            std::fs::write(ctx.workspace.join(path), body).unwrap();
+        }
+    })
+}
+
+/// litellm's own retries (two per aider try against an OpenAI-style API)
+/// are bounded by an `aider/extra_params` entry in the slot home's model
+/// settings, named on aider's command line; the user's own such entry, or
+/// model settings file, is never replaced: then there is no flag.
+#[test]
+fn aider_bounds_litellms_retries_unless_the_users_settings_name_their_own() {
+    let run = aider_in_slot(&[]);
+    let at = (run.argv.iter())
+        .position(|a| a == "--model-settings-file")
+        .unwrap_or_else(|| panic!("{:?}", run.argv));
+    let file = Path::new(&run.argv[at + 1]);
+    assert!(
+        file.ends_with("homes/slot-1/aider/model.settings.yml"),
+        "{file:?}"
+    );
+    let written = std::fs::read_to_string(file).unwrap();
+    assert!(
+        written.contains("- name: aider/extra_params\n  extra_params:\n    max_retries: 0\n"),
+        "{written}"
+    );
+    let own = "- name: aider/extra_params\n  extra_params:\n    top_p: 0.5\n";
+    let ones = [
+        (".aider.model.settings.yml", own),
+        (".aider.conf.yml", "model-settings-file: mine.yml\n"),
+        (".env", "AIDER_MODEL_SETTINGS_FILE=mine.yml\n"),
+    ];
+    for one in ones {
+        let run = aider_in_slot(&[one]);
+        assert!(
+            !run.argv.iter().any(|a| a == "--model-settings-file"),
+            "{one:?}: {:?}",
+            run.argv
+        );
+    }
+}

@@ -173,6 +173,12 @@ impl MockModel {
         lock(&self.state).requests.clone()
     }
 
+    /// The model calls received so far, troubled or not, with the one
+    /// being answered: a stream that hangs counts from its start.
+    pub fn calls(&self) -> usize {
+        lock(&self.state).calls
+    }
+
     /// The model calls answered with a model's answer (status 200, no
     /// trouble).
     pub fn answered(&self) -> Vec<Request> {

@@ -69,7 +69,11 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
         model: "gemini-0-nonesuch",
         ..gemini_acp(&mock)
     };
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\nmax_unavailable = 1\n");
+    let env = tier_env(
+        &setup,
+        &mock,
+        &format!("{}max_unavailable = 1\n", untested_limit()),
+    );
     // Preflight's probe asks for a session; when it offers models there,
     // the one not offered is refused before any attempt, else the attempt
     // finds out (unavailable, no strike).
@@ -110,7 +114,7 @@ fn gemini_acp_preflight_checks_each_routed_model() {
         model: "",
         ..gemini_acp(&mock)
     };
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let routed = |id: &str, key: &str, value: &str| {
         let mut t = json!({"id": id, "title": id, "body": "Create the file.",
             "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]});
@@ -165,7 +169,7 @@ fn opencode_acp_ok() {
     }
     let mock = MockModel::start(script(None));
     let setup = opencode_acp(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 900\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
     assert_eq!(

@@ -14,7 +14,7 @@ fn refused(test: &str, setup: fn(&MockModel) -> Setup) -> Option<(String, String
     }
     let mock = MockModel::start(script(Some((Trouble::Invalid, 1000))));
     let setup = setup(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
     assert_eq!(out.status.code(), Some(1), "{summary}\n{logs}");
@@ -112,7 +112,7 @@ fn cannot_reach_the_mock_directly(test: &str, setup: fn(&MockModel) -> Setup, pa
     let mut setup = setup(&mock);
     let direct = format!("{}{path}", mock.base_url());
     setup.env[0].1 = direct.clone();
-    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     // Preflight (which every run makes first) names the `hosts` line.
     let out = preflight(&env, &setup);
     let stdout = text(&out.stdout);
@@ -137,7 +137,7 @@ fn key_refused(test: &str, setup: fn(&MockModel) -> Setup) {
     }
     let mock = MockModel::start(script(Some((Trouble::Unauthorized, 1000))));
     let setup = setup(&mock);
-    let env = tier_env(&setup, &mock, "timeout_secs = 900\n");
+    let env = tier_env(&setup, &mock, &untested_limit());
     let args = [
         "run",
         "plan.json",

@@ -99,17 +99,79 @@ fn overloaded(test: &str, t: &Troubles) {
     meet(test, t, over, &t.overloaded);
 }
 
-/// A stream that never ends, then merged.
+/// A stream that never ends, then merged. A CLI that gets its answer on
+/// its own retry merges within the attempt; for the others the agent's
+/// time limit ends the hung attempt ([`limit_ends_the_hang`]).
 fn hung_stream(test: &str, t: &Troubles) {
     if !wanted(test) {
         return;
     }
-    let hung = Meets {
-        calls: 1,
-        outcomes: t.hung,
-        reason: "",
-    };
-    meet(test, t, Trouble::Hang, &hung);
+    if !t.hung.contains(&"timed_out") {
+        let hung = Meets {
+            calls: 1,
+            outcomes: t.hung,
+            reason: "",
+        };
+        meet(test, t, Trouble::Hang, &hung);
+        return;
+    }
+    limit_ends_the_hang(test, t);
+}
+
+/// The agent's time limit of a hung attempt, in seconds, at first.
+const HUNG_LIMIT_SECS: u64 = 30;
+
+/// The first model call's stream never ends: the agent's time limit ends
+/// that attempt (`timed_out`, a strike), and the ticket merges after.
+///
+/// In two runs, so that the limit under test ends the hung attempt alone,
+/// however slow the machine: the first with one strike and a limit of
+/// [`HUNG_LIMIT_SECS`], which ends with the ticket failed once the CLI's
+/// call hung (the mock counts it as it comes); the second continues it
+/// (a failed ticket starts again with fresh strikes) under the untested
+/// limit, which never ends the attempt that gets its answer. Where the
+/// limit ended the attempt before the CLI made its call (a machine too
+/// slow to start it within the limit), the first run is made again with
+/// twice the limit.
+fn limit_ends_the_hang(test: &str, t: &Troubles) {
+    let mock = MockModel::start(script(Some((Trouble::Hang, 1))));
+    let setup = (t.setup)(&mock);
+    let env = tier_env(&setup, &mock, &trouble_limits());
+    let mut limit = HUNG_LIMIT_SECS;
+    let mut hung_attempts = 0;
+    while mock.calls() == 0 {
+        assert!(
+            limit < planwright_testkit::UNTESTED_LIMIT.as_secs(),
+            "{test}: the CLI made no call within {}s\n{}",
+            limit / 2,
+            logs(&env)
+        );
+        let timeout = format!("{limit}s");
+        let flags = ["--strikes", "1", "--agent-timeout", &timeout];
+        let (out, summary) = run_with(&env, &setup, &flags);
+        let logs = logs(&env);
+        assert_eq!(out.status.code(), Some(1), "{test}: {summary}\n{logs}");
+        let kind = &summary["failed"]["A"]["kind"];
+        assert_eq!(kind, "timeout", "{test}: {summary}\n{logs}");
+        hung_attempts += 1;
+        limit *= 2;
+    }
+    let (out, summary) = run(&env, &setup);
+    let logs = logs(&env);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{test}: {summary}\n{logs}\n{}",
+        seen(&mock)
+    );
+    assert_merged(&env, &mock, &summary, t.expect);
+    assert_proxied(&env, &mock);
+    let mut outcomes = vec!["timed_out"; hung_attempts];
+    outcomes.push("finished");
+    assert_eq!(attempt_outcomes(&env), outcomes, "{test}\n{logs}");
+    // Only the one hung call went unanswered.
+    let calls = mock.requests().iter().filter(|r| r.is_model_call()).count();
+    assert_eq!(calls, mock.answered().len() + 1, "{test}\n{}", seen(&mock));
 }
 
 /// The rate-limited, overloaded and hung-stream tests of one CLI's row.
@@ -222,9 +284,10 @@ const OPENCODE_TROUBLES: Troubles = Troubles {
     reset: Some((1000, 1000)),
 };
 
-/// aider retries a refusal on its own, once, each of its tries three
-/// calls (litellm's OpenAI client retries twice); planwright stops it as
-/// it announces its second retry (`aider::MAX_RETRIES`).
+/// aider retries a refusal on its own, once, each of its tries one call
+/// (planwright's model settings give litellm's OpenAI client no retries of
+/// its own, where it would make two); planwright stops it as it announces
+/// its second retry (`aider::MAX_RETRIES`).
 const AIDER_TROUBLES: Troubles = Troubles {
     setup: aider,
     expect: &AIDER,
@@ -243,8 +306,8 @@ const AIDER_TROUBLES: Troubles = Troubles {
     reset: Some((1000, 1000)),
 };
 
-/// The calls aider makes before planwright stops it: two tries of three.
-const AIDER_CALLS: usize = 6;
+/// The calls aider makes before planwright stops it: two tries of one.
+const AIDER_CALLS: usize = 2;
 
 /// The Copilot CLI retries a refused call five times on its own (the
 /// `retry-after` it is given, else its own backoff) and then gives up.
@@ -361,11 +424,7 @@ pub(super) fn spoiled(
     }
     let mock = MockModel::start(script(Some((trouble, 1))));
     let setup = setup(&mock);
-    let limits = format!(
-        "timeout_secs = {TROUBLE_TIMEOUT_SECS}\nmax_pause = {}\n",
-        MAX_PAUSE_MS / 1000
-    );
-    let env = tier_env(&setup, &mock, &limits);
+    let env = tier_env(&setup, &mock, &trouble_limits());
     let (out, summary) = run(&env, &setup);
     let logs = logs(&env);
     assert_eq!(

@@ -28,8 +28,11 @@
 //! printed it in full (below 1000 tokens); a rounded one cannot be
 //! separated and counts as input.
 
+mod settings;
+
 use super::cli::{Cli, Invocation, Limit, Parsed, StateLayout, StreamParser};
 use super::limits::{self, Now};
+use super::state::Tune;
 use super::{AttemptContext, Usage, UsageSoFar};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -86,6 +89,7 @@ impl Cli for Aider {
             args.extend(["--analytics-log".to_string(), log.display().to_string()]);
         }
         args.extend(run.model_args("--model"));
+        args.extend(retry_bound(ctx));
         args
     }
 
@@ -96,7 +100,8 @@ impl Cli for Aider {
         Some(PathBuf::from(&tmp.1).join(ANALYTICS_LOG))
     }
 
-    /// Nothing to seed: its history files, in the slot home.
+    /// Nothing to seed: its history files, in the slot home, and the model
+    /// settings that bound litellm's retries ([`settings`]).
     fn state(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<StateLayout> {
         Some(StateLayout {
             vars: vec![],
@@ -105,12 +110,30 @@ impl Cli for Aider {
                 ("AIDER_INPUT_HISTORY_FILE", "input.history"),
             ],
             seeds: vec![],
-            tunes: vec![],
+            tunes: vec![Tune {
+                to: settings::FILE,
+                edit: settings::bound,
+            }],
         })
     }
 
     fn parser(&self) -> Box<dyn StreamParser> {
         Box::<AiderParser>::default()
+    }
+}
+
+/// `--model-settings-file` naming the slot home's settings that bound
+/// litellm's own retries, unless the user's settings name their own (which
+/// it would replace: see [`settings`]) or the attempt has no slot home.
+fn retry_bound(ctx: &AttemptContext) -> Vec<String> {
+    let Some(file) = settings::slot_file(&ctx.env) else {
+        return Vec::new();
+    };
+    let var = |name: &str| std::env::var(name).ok();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match settings::own_settings(&var, home.as_deref(), &ctx.workspace) {
+        Some(_) => Vec::new(),
+        None => vec!["--model-settings-file".into(), file.display().to_string()],
     }
 }
 

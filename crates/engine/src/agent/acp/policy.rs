@@ -116,6 +116,22 @@ mod tests {
         assert_eq!(denied.log_line(), "denied:  (fetch) []");
     }
 
+    /// claude-code-acp's write: kind `other`, no locations. Denied, and the
+    /// denial says why.
+    #[test]
+    fn a_write_of_kind_other_without_locations_is_denied_saying_why() {
+        let ws = Path::new("/w/slot");
+        let write = json!({"toolCall": {"title": "Write", "kind": "other"},
+            "options": [{"optionId": "yes", "kind": "allow_once"},
+                        {"optionId": "no", "kind": "reject_once"}]});
+        let answer = decide(&write, ws);
+        assert_eq!(answer.outcome()["optionId"], "no");
+        assert_eq!(
+            answer.log_line(),
+            "denied: Write (other) [] (a tool call of kind other with no locations names no file to allow)"
+        );
+    }
+
     #[test]
     fn an_edit_offered_only_allow_always_is_rejected() {
         let ws = Path::new("/w/slot");
