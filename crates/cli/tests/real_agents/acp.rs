@@ -271,3 +271,21 @@ fn opencode_acp_trailing_garbage() {
         MERGED,
     );
 }
+
+// Every call refused with 401: the run stops at the first attempt with
+// "the key is refused", as for the CLI adapters.
+
+#[test]
+fn gemini_acp_key_refused() {
+    super::refusals::key_refused("gemini_acp_key_refused", gemini_acp);
+}
+
+#[test]
+fn claude_agent_acp_key_refused() {
+    super::refusals::key_refused("claude_agent_acp_key_refused", claude_agent_acp);
+}
+
+#[test]
+fn opencode_acp_key_refused() {
+    super::refusals::key_refused("opencode_acp_key_refused", opencode_acp);
+}

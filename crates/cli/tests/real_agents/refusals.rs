@@ -131,7 +131,7 @@ fn copilot_refused() {
 /// Every call refused with 401 (the provider's own words for a key it
 /// does not accept): the run stops at the first such attempt with "the
 /// key is refused" (exit 2), and no ticket is charged a strike.
-fn key_refused(test: &str, setup: fn(&MockModel) -> Setup) {
+pub(super) fn key_refused(test: &str, setup: fn(&MockModel) -> Setup) {
     if !wanted(test) {
         return;
     }

@@ -228,6 +228,24 @@ impl Acp {
 }
 
 impl Acp {
+    /// The run stops, as for the CLI adapters: no strike for a key.
+    fn key_refused(&self, error: &Value) -> EngineError {
+        let code = error["code"].as_i64().unwrap_or(0);
+        let message = error["message"].as_str().unwrap_or("");
+        let names = self.env_names();
+        let keys = match names.is_empty() {
+            true => "its key".to_string(),
+            false => names
+                .iter()
+                .map(|e| format!("`{e}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        EngineError::Settings(format!(
+            "agent `acp`: the key is refused by its provider (error {code}: {message}); no ticket was charged a strike. Check the key the agent uses ({keys}, or its login), then `run` again to continue"
+        ))
+    }
+
     fn report(
         &self,
         end: Ended,
@@ -235,6 +253,11 @@ impl Acp {
         cancelled: bool,
         ctx: &AttemptContext,
     ) -> Result<AgentReport, EngineError> {
+        if let TurnEnd::Error(error) = &end.turn {
+            if !cancelled && key_refused(error) {
+                return Err(self.key_refused(error));
+            }
+        }
         let outcome = outcome(end.turn, done, cancelled, &end.message);
         crate::log::append(&ctx.log, &format!("acp: outcome {outcome}\n"))?;
         let parsed = super::cli::Parsed {
@@ -349,18 +372,48 @@ fn outcome(
     }
 }
 
-/// A JSON-RPC error: `Unavailable` when its message, or a text of its
-/// data (a string, or a string field of an object), is the provider's
-/// refusal (rate limit, quota, overload), else `Failed`.
-fn error_outcome(error: &Value, now: Now) -> AgentOutcome {
-    let message = error["message"].as_str().unwrap_or("");
-    let mut texts = vec![message];
+/// What ACP agents answer when the provider refuses the key: `gemini
+/// --acp` passes the HTTP status as the error's code; `claude-agent-acp`
+/// and `opencode acp` answer -32603 with the provider's words.
+const KEY_PHRASES: &[&str] = &[
+    "invalid api key",
+    "incorrect api key",
+    "api key not valid",
+    "invalid x-api-key",
+];
+
+/// Whether a JSON-RPC error is the provider refusing the key: every
+/// attempt with it would fail the same way.
+fn key_refused(error: &Value) -> bool {
+    let status = error["code"].as_u64().is_some_and(limits::is_key_status);
+    status
+        || error_texts(error).iter().any(|t| {
+            let t = t.to_ascii_lowercase();
+            KEY_PHRASES.iter().any(|p| t.contains(p))
+        })
+}
+
+/// The error's message and the texts of its data (a string, or the
+/// string fields of an object).
+fn error_texts(error: &Value) -> Vec<&str> {
+    let mut texts = vec![error["message"].as_str().unwrap_or("")];
     match &error["data"] {
         Value::String(s) => texts.push(s),
         Value::Object(fields) => texts.extend(fields.values().filter_map(Value::as_str)),
         _ => {}
     }
-    if let Some(refusal) = texts.iter().find(|t| limits::is_provider_line(t)) {
+    texts
+}
+
+/// A JSON-RPC error: `Unavailable` when its message, or a text of its
+/// data (a string, or a string field of an object), is the provider's
+/// refusal (rate limit, quota, overload), else `Failed`.
+fn error_outcome(error: &Value, now: Now) -> AgentOutcome {
+    let message = error["message"].as_str().unwrap_or("");
+    if let Some(refusal) = error_texts(error)
+        .iter()
+        .find(|t| limits::is_provider_line(t))
+    {
         return AgentOutcome::Unavailable {
             retry_after: limits::retry_after(refusal, now),
             reason: refusal.to_string(),
@@ -383,6 +436,24 @@ mod tests {
         unix: 1_796_040_000,
         utc_offset: 0,
     };
+
+    #[test]
+    fn a_refused_key_is_known_by_its_status_or_the_providers_words() {
+        let gemini =
+            json!({"code": 401, "message": "API key not valid. Please pass a valid API key."});
+        let claude = json!({"code": -32603, "message": "Internal error: Invalid API key · Fix external API key"});
+        let opencode = json!({"code": -32603, "message": "Internal error: Incorrect API key provided: sk-t***",
+            "data": {"service": "session", "errorName": "APIError"}});
+        for refused in [gemini, claude, opencode] {
+            assert!(key_refused(&refused), "{refused}");
+        }
+        let limited = json!({"code": -32603, "message": "Internal error",
+            "data": {"details": "429 Too Many Requests"}});
+        assert!(!key_refused(&limited));
+        assert!(!key_refused(
+            &json!({"code": -32602, "message": "Invalid params"})
+        ));
+    }
 
     #[test]
     fn a_provider_error_is_unavailable_and_others_fail() {
