@@ -318,6 +318,9 @@ fn a_second_run_reuses_the_workspace_and_gate_checkout_and_undoes_changes_there(
     s.plan_path = "second.json".into();
     let out = run_with(&env, &second, &s, agent);
     assert_eq!(out.summary.merged, ["B"], "{:?}", out.summary);
+    // At the first attempt: its agent and its gate saw the base's files.
+    let rejected = |e: &Event| matches!(e, Event::AttemptRejected { .. });
+    assert!(!out.events.iter().any(rejected), "{:?}", out.events);
     let log = ticket_log(&env, "B");
     let reused = "reused: checked against planwright's index,";
     let lines = [
