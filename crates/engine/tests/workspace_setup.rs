@@ -277,7 +277,11 @@ fn ticket_log(env: &Env, id: &str) -> String {
 /// (the agent then creates `<ticket>.txt`).
 fn on_the_base(env: &Env) -> (Box<dyn agent::Agent>, serde_json::Value) {
     let same = r#"test "$(cat a.txt)" = a && test "$(cat b.txt)" = b"#;
-    let agent = sh_agent(env, &format!("{same} && echo \"$1\" > \"$1.txt\""), "{ticket}");
+    let agent = sh_agent(
+        env,
+        &format!("{same} && echo \"$1\" > \"$1.txt\""),
+        "{ticket}",
+    );
     (agent, gate(&["sh", "-c", same]))
 }
 
@@ -304,7 +308,10 @@ fn a_second_run_reuses_the_workspace_and_gate_checkout_and_undoes_changes_there(
     // The checkout was made while the agent worked: that attempt's log.
     let run = env.run_dir();
     let warmed = std::fs::read_to_string(run.join("A/attempt-1.checkout.log")).unwrap();
-    assert!(warmed.contains(&format!("-- gate checkout slot-1 {made}")), "{warmed}");
+    assert!(
+        warmed.contains(&format!("-- gate checkout slot-1 {made}")),
+        "{warmed}"
+    );
 
     // Between the runs, someone changes both.
     let workspace = env.repo().join(".planwright/workspaces/slot-1");

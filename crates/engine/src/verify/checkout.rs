@@ -167,7 +167,10 @@ impl Checkouts {
     /// temporary folder go, and its next use starts it from nothing.
     pub(crate) fn scrub(&self, name: &str) -> Result<(), EngineError> {
         self.synced().remove(name);
-        self.used.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
+        self.used
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
         remove_any(&self.meta(name, ""))?;
         setup::clear_stamp(&self.meta(name, ".setup"))?;
         remove_any(&self.path(name))?;

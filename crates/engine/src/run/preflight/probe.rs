@@ -70,7 +70,10 @@ pub(super) fn check_gate_probe(
     let log = repo.state_dir().join("preflight-gates.log");
     let _ = std::fs::remove_file(&log);
     let started = Instant::now();
-    let local = matches!(settings.executor, planwright_config::ExecutorSettings::Local);
+    let local = matches!(
+        settings.executor,
+        planwright_config::ExecutorSettings::Local
+    );
     let verdict = beside_first_workspace(repo, local, &base, || {
         checkouts.gate(
             &trial(),

@@ -2,8 +2,8 @@
 //! slot, tried against the user's checkout and the base commit.
 
 use super::{failed, ok_if_quiet, Check, CheckName};
-use crate::exec::LocalExecutor;
 use crate::exec::workspace::{WorkspaceSettings, Workspaces};
+use crate::exec::LocalExecutor;
 use crate::git::repo::Repo;
 use crate::model::Verdict;
 use crate::process::Cancel;
@@ -32,9 +32,8 @@ pub(super) fn beside_first_workspace<T>(
     trial: impl FnOnce() -> T,
 ) -> T {
     std::thread::scope(|scope| {
-        let warming = local.then(|| {
-            scope.spawn(|| Workspaces::warm(repo, &LocalExecutor::slot(0), base))
-        });
+        let warming =
+            local.then(|| scope.spawn(|| Workspaces::warm(repo, &LocalExecutor::slot(0), base)));
         let out = trial();
         // The first attempt prepares its workspace whatever this left.
         if let Some(warming) = warming {
