@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use planwright_testkit::{text, write, Env};
+use planwright_testkit::{assert_exit, plan_args, text, write, Env};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -41,18 +41,7 @@ fn all_three_merge_with_a_fake(env: &Env, agent: &str, script: &str) {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = format!("[agent]\nprogram = \"{}\"\n", fake.display());
     write(env.root(), "planwright.toml", &config);
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        agent,
-        "--jobs",
-        "1",
-        "--strikes",
-        "1",
-    ]);
+    let out = env.with_agent("run", agent, &["--jobs", "1", "--strikes", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let status = env.status_json();
     assert_eq!(status["counts"]["merged"], 3, "{status}");
@@ -151,13 +140,8 @@ fn no_socket_in_the_home_is_reached_by_agent_or_gate() {
     let out = env
         .command()
         .env("CONNECT", &connect)
+        .args(plan_args("run", "claude"))
         .args([
-            "run",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "claude",
             "--strikes",
             "1",
             // The gate under test is the run's, not preflight's trial.
@@ -326,13 +310,7 @@ fn a_relative_agent_program_is_found_where_run_was_started() {
         text(&preflight.stdout)
     );
     let out = env.planwright(&[&["run"][..], &args, &["--output", "json"]].concat());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["merged"], serde_json::json!(["A", "B", "C"]));
 }

@@ -2,7 +2,7 @@
 //! 13): completions, a man page, `--quiet`/`--verbose`, `--color`, a closed
 //! pipe, standard input, `--version`, one meaning per flag, SARIF.
 
-use planwright_testkit::{text, Cli};
+use planwright_testkit::{assert_says, text, Cli};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
@@ -239,11 +239,7 @@ fn a_dash_reads_the_plan_from_standard_input() {
         yaml,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stdout).contains("json.syntax"),
-        "{}",
-        text(&out.stdout)
-    );
+    assert_says(&out.stdout, "json.syntax");
     let out = with_stdin(
         &cli,
         dir.path(),

@@ -1,7 +1,7 @@
 //! The daily loop of a new user: any base branch, retries an agent can
 //! read, one run per plan, reruns that stay merged (docs/running.md).
 
-use planwright_testkit::{git, text, write, Env, STANDARD_V1_README};
+use planwright_testkit::{assert_says, git, text, write, Env, STANDARD_V1_README};
 use serde_json::Value;
 use std::path::Path;
 
@@ -159,11 +159,7 @@ fn base_names_the_branch_over_run_base_and_a_missing_one_names_the_flag() {
     // A name git refuses is a usage error naming the flag.
     let out = scripted(&env, "preflight", "plan.json", &["--base", "a..b"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("`--base` `a..b` is not a valid branch name"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_says(&out.stderr, "`--base` `a..b` is not a valid branch name");
 }
 
 #[test]
@@ -239,19 +235,7 @@ fn a_retry_shows_the_earlier_change_uncommitted_on_the_base_without_what_was_rej
         "sh {} {{workspace}} {{attempt}}",
         env.root().join("agent.sh").display()
     );
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        &agent_cmd,
-        "--output",
-        "json",
-        "--allow-red-base",
-    ]);
+    let out = env.cmd_agent("run", &agent_cmd, &["--output", "json", "--allow-red-base"]);
     let s = summary(&out);
     assert_eq!(s["merged"], serde_json::json!(["T1"]), "{s}");
     let base = git(&env.repo(), &["rev-parse", "master~1"]);
@@ -327,25 +311,19 @@ fn a_second_plan_starts_its_own_run_unless_continue_says_otherwise() {
     let status = env.planwright(&[
         "status", "--repo", "repo", "--run", &first_run, "--output", "json",
     ]);
-    assert!(
-        text(&status.stdout).contains("\"P1\""),
-        "{}",
-        text(&status.stdout)
-    );
+    assert_says(&status.stdout, "\"P1\"");
     let dry = scripted(&env, "run", "first.json", &["--dry-run"]);
-    assert!(
-        text(&dry.stdout).contains(&format!("continues run {first_run} on `master`")),
-        "{}",
-        text(&dry.stdout)
+    assert_says(
+        &dry.stdout,
+        &format!("continues run {first_run} on `master`"),
     );
     // `--continue` takes up the newest run whatever its plan.
     write(env.root(), "third.json", &one_ticket("R1"));
     let dry = scripted(&env, "run", "third.json", &["--dry-run", "--continue"]);
     let second_run = second["run"].as_str().unwrap();
-    assert!(
-        text(&dry.stdout).contains(&format!("continues run {second_run} on `master`")),
-        "{}",
-        text(&dry.stdout)
+    assert_says(
+        &dry.stdout,
+        &format!("continues run {second_run} on `master`"),
     );
 }
 
@@ -639,7 +617,7 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
     let validate = |env: &Env| env.planwright(&["validate", "plan.json", "--repo", "repo"]);
     let out = validate(&env);
     assert_eq!(out.status.code(), Some(0));
-    assert!(text(&out.stdout).contains(npm_ci), "{}", text(&out.stdout));
+    assert_says(&out.stdout, npm_ci);
     assert!(text(&out.stdout).contains("warning[plan.setup.missing]"));
     // A set-up that installs what the gate needs makes the base green.
     let setup = "[workspace]\nsetup = [[\"sh\", \"-c\", \"mkdir -p node_modules/dep && echo 'module.exports = 1' > node_modules/dep/index.js\"]]\n";
@@ -665,16 +643,7 @@ fn the_scripted_agents_patch_applies_from_a_relative_folder() {
     let fixtures = env.fixtures();
     let relative = fixtures.strip_prefix(env.root()).unwrap();
     let agent = format!("scripted:{}", relative.display());
-    let out = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        &agent,
-        "--gate",
-        "true",
-    ]);
+    let out = env.with_agent("run", &agent, &["--gate", "true"]);
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
     assert_eq!(git(&env.repo(), &["show", "master:README.md"]), "hello");
@@ -730,19 +699,11 @@ fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
             "{plan}"
         );
         let out = env.planwright(&["validate", "repo/plan.json"]);
-        assert!(
-            text(&out.stdout).contains("(0 errors, 0 warnings)"),
-            "{}",
-            text(&out.stdout)
-        );
+        assert_says(&out.stdout, "(0 errors, 0 warnings)");
         // Never over a file that is there.
         let again = env.planwright(&["init", "--repo", "repo"]);
         assert_eq!(again.status.code(), Some(2));
-        assert!(
-            text(&again.stderr).contains("exists already"),
-            "{}",
-            text(&again.stderr)
-        );
+        assert_says(&again.stderr, "exists already");
         assert_eq!(
             std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap(),
             config

@@ -1,7 +1,7 @@
 //! `run` on plans of other tools (codeboost, standard_v1, Taskmaster,
 //! Auto-Claude, Spec Kit), end to end with the scripted agent.
 
-use planwright_testkit::{git, text, write, Env, STANDARD_V1_README};
+use planwright_testkit::{assert_says, git, text, write, Env, STANDARD_V1_README};
 use serde_json::Value;
 use std::path::Path;
 
@@ -31,10 +31,9 @@ fn codeboost_and_standard_v1_plans_run_too() {
     write(env.root(), "plan.json", codeboost);
     let refused = env.scripted("run", &[]);
     assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        text(&refused.stdout).contains("`test -f a.txt` is not on the `[commands] allow` list"),
-        "{}",
-        text(&refused.stdout)
+    assert_says(
+        &refused.stdout,
+        "`test -f a.txt` is not on the `[commands] allow` list",
     );
     write(env.root(), "planwright.toml", "[commands]\nallow = [[\"test\", \"-f\", \"a.txt\"], [\"test\", \"-f\", \"docs/new.md\"]]\n");
     env.fixture("P1", 0, "a.txt", "a\n");

@@ -3,7 +3,7 @@
 //! with one `Closes #N` per ticket's issue.
 
 use planwright_testkit::forge::{Api, FakeForge, TOKEN};
-use planwright_testkit::{git, text, Env};
+use planwright_testkit::{assert_exit, git, text, Env};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
@@ -89,13 +89,7 @@ fn each_delivered_ticket_closes_its_issue() {
         env.fixture("issue-1", 0, "a.txt", "a\n");
         env.fixture("issue-2", 0, "b.txt", "b\n");
         let run = env.scripted("run", &["--gate", "true"]);
-        assert_eq!(
-            run.status.code(),
-            Some(0),
-            "{}{}",
-            text(&run.stdout),
-            text(&run.stderr)
-        );
+        assert_exit(&run, 0);
         let out = env.planwright(&["deliver", "--repo", "repo", "--dry-run", "--output", "json"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -47,18 +47,7 @@ fn run_agent(script: &str) -> (Env, Output) {
                    "scope": [{"pattern": "a.txt", "op": "any"}]}]}"#;
     std::fs::write(env.root().join("plan.json"), plan).unwrap();
     let cmd = format!("sh {}", agent.display());
-    let run = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        &cmd,
-        "--strikes",
-        "1",
-    ]);
+    let run = env.cmd_agent("run", &cmd, &["--strikes", "1"]);
     (env, run)
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use planwright_testkit::{git, text, write};
+use planwright_testkit::{assert_says, git, text, write};
 
 /// `preflight` of the three-ticket plan with everything wrong at once: a
 /// dirty checkout, a gate program and an agent program that do not exist,
@@ -19,16 +19,7 @@ fn preflight_of_everything_wrong() -> (planwright_testkit::Env, std::process::Ou
             "README.md\", \"op\": \"create\"",
         );
     write(env.root(), "plan.json", &plan);
-    let out = env.planwright(&[
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        "no-such-agent-program {prompt_file}",
-    ]);
+    let out = env.cmd_agent("preflight", "no-such-agent-program {prompt_file}", &[]);
     (env, out)
 }
 
@@ -47,31 +38,14 @@ fn preflight_reports_every_problem_with_a_fix() {
         assert!(s.contains(needle), "{needle} missing:\n{s}");
     }
     // run refuses to start on the same problems.
-    let run = env.planwright(&[
-        "run",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "cmd",
-        "--agent-cmd",
-        "no-such-agent-program",
-    ]);
+    let run = env.cmd_agent("run", "no-such-agent-program", &[]);
     assert_eq!(run.status.code(), Some(1));
-    assert!(
-        text(&run.stderr).contains("preflight failed"),
-        "{}",
-        text(&run.stderr)
-    );
+    assert_says(&run.stderr, "preflight failed");
     assert!(!env.repo().join(".planwright").exists());
 
     let not_git = env.planwright(&["status", "--repo", "."]);
     assert_eq!(not_git.status.code(), Some(2));
-    assert!(
-        text(&not_git.stderr).contains("is not a git repository"),
-        "{}",
-        text(&not_git.stderr)
-    );
+    assert_says(&not_git.stderr, "is not a git repository");
     // No repository to work in is exit 2 for run and preflight too, as the
     // exit-code table says.
     let agent = format!("scripted:{}", env.root().display());
@@ -211,11 +185,7 @@ fn dry_run_quotes_gates_as_a_shell_needs() {
     let env = sh_env();
     let out = env.scripted("run", &["--dry-run", "--gate", "test -n 'a b'"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("`test -n 'a b'`"),
-        "{}",
-        text(&out.stdout)
-    );
+    assert_says(&out.stdout, "`test -n 'a b'`");
 }
 
 #[test]
@@ -228,10 +198,9 @@ fn dry_run_fails_exactly_when_run_would() {
     assert_eq!(dry.status.code(), Some(1), "{}", text(&dry.stdout));
     assert_eq!(real.status.code(), dry.status.code());
     for out in [&dry, &real] {
-        assert!(
-            text(&out.stdout).contains("gate program `no-such-gate-program-xyz` is not on PATH"),
-            "{}",
-            text(&out.stdout)
+        assert_says(
+            &out.stdout,
+            "gate program `no-such-gate-program-xyz` is not on PATH",
         );
     }
     // So does an uncommitted change to a tracked file.

@@ -129,13 +129,7 @@ fn a_chain_lands_every_commit_and_ends_on_the_ranges_last_tree() {
     assert_eq!(git(&env.repo(), &["status", "--porcelain"]), "");
     assert!(!env.repo().join(".planwright").exists());
     // The figures are in the run's folder too.
-    let runs = into.join("repo/.planwright/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = planwright_testkit::run_dir(&into.join("repo"));
     let written: Value =
         serde_json::from_slice(&std::fs::read(run.join("replay.json")).unwrap()).unwrap();
     assert_eq!(written["merged"], 5);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use planwright_testkit::{git, text, write, Cli, Env};
+use planwright_testkit::{assert_says, git, text, write, Cli, Env};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
@@ -130,11 +130,7 @@ fn status_and_report_describe_the_run() {
     assert_eq!(json["run"]["status"], "finished");
     let unknown = env.planwright(&["status", "--repo", "repo", "--run", "nope"]);
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(
-        text(&unknown.stderr).contains("omit `--run` for the newest run"),
-        "{}",
-        text(&unknown.stderr)
-    );
+    assert_says(&unknown.stderr, "omit `--run` for the newest run");
     // `--output json` alone asks for the JSON report too.
     let out = env.planwright(&["report", "--repo", "repo", "--output", "json"]);
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();

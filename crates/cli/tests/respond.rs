@@ -6,7 +6,7 @@
 
 use planwright_testkit::forge::{Api, FakeForge, Fault, Outcome, BOT, TOKEN};
 use planwright_testkit::git_http::GitHttp;
-use planwright_testkit::{git, text, write, Env};
+use planwright_testkit::{assert_says, files_holding, git, text, write, Env};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -176,10 +176,7 @@ impl Setup {
 
     /// The charter of attempt `n` of `ticket`.
     fn charter(&self, ticket: &str, n: u32) -> String {
-        let runs = self.env.repo().join(".planwright/runs");
-        let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-        let path = run
-            .path()
+        let path = (self.env.run_dir())
             .join(ticket)
             .join(format!("attempt-{n}.prompt.md"));
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -262,15 +259,10 @@ fn a_comment_on_a_file_of_b_makes_one_attempt_of_b_pushed_with_one_reply() {
         // The round pushed to the pull request's branch alone, and the
         // token went to git for that push only: no file holds it.
         assert_eq!(GitHttp::tip(&s.bare, "main").unwrap(), base, "{api:?}");
-        let holding = std::process::Command::new("grep")
-            .args(["-rlF", TOKEN])
-            .arg(s.env.repo())
-            .output()
-            .unwrap();
-        assert_eq!(
-            text(&holding.stdout),
-            "",
-            "{api:?}: files holding the token"
+        let holding = files_holding(&s.env.repo(), TOKEN);
+        assert!(
+            holding.is_empty(),
+            "{api:?}: files holding the token: {holding:?}"
         );
         let replies = s.replies();
         assert_eq!(replies.len(), 1, "{api:?}: {replies:?}");
@@ -440,13 +432,7 @@ fn others_and_planwrights_own_are_not_answered_and_an_unknown_ticket_gets_a_repl
         "{}",
         replies[1]
     );
-    let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = s.env.run_dir();
     assert!(!run.join("A/attempt-2.prompt.md").exists(), "nothing ran");
     assert!(s.respond_ok().contains("nothing new"));
 }
@@ -538,13 +524,7 @@ fn a_round_cut_short_before_its_reply_is_finished_with_one_reply_and_no_second_a
     let out = s.respond_ok();
     assert!(out.contains("round 1 on"), "{out}");
     assert_eq!(s.replies().len(), 1);
-    let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = s.env.run_dir();
     assert!(
         !run.join("B/attempt-3.prompt.md").exists(),
         "the round did not run again"
@@ -618,11 +598,7 @@ fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
     drop(holder.stdin.take());
     holder.wait().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
-    assert!(
-        text(&out.stderr).contains("hint: wait for that run"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_says(&out.stderr, "hint: wait for that run");
     assert!(s.replies().is_empty());
     s.env.fixture("B", 2, "b.txt", "now\n");
     s.respond_ok();
@@ -770,12 +746,8 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
         tip,
         "nothing pushed"
     );
-    let holding = std::process::Command::new("grep")
-        .args(["-rlF", TOKEN])
-        .arg(s.env.repo())
-        .output()
-        .unwrap();
-    assert_eq!(text(&holding.stdout), "", "files holding the token");
+    let holding = files_holding(&s.env.repo(), TOKEN);
+    assert!(holding.is_empty(), "files holding the token: {holding:?}");
     // The next `respond` redoes the round: one reply.
     s.env.fixture("B", 2, "b.txt", "after Ctrl-C\n");
     s.env.fixture("B", 3, "b.txt", "after Ctrl-C\n");

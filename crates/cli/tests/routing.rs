@@ -2,7 +2,7 @@
 //! `[agents]`, `[families]`, tiers and pool hints, and the routing errors
 //! `preflight` and `run` refuse with.
 
-use planwright_testkit::{git, text, write, Env};
+use planwright_testkit::{assert_says, git, text, write, Env};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
@@ -125,14 +125,7 @@ fn preflight_names_a_loopback_gateway_and_a_key_not_passed() {
         ".codex/config.toml",
         "model_provider = \"mock\"\n[model_providers.mock]\nbase_url = \"http://mock-model.test:9/v1\"\nenv_key = \"MOCK_KEY\"\nwire_api = \"responses\"\n",
     );
-    let out = env.planwright(&[
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        "codex",
-    ]);
+    let out = env.with_agent("preflight", "codex", &[]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
@@ -287,7 +280,7 @@ fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_eve
     let args = ["plan.json", "--repo", "repo", "--agent", "claude"];
     let run = env.planwright(&[&["run"][..], &args].concat());
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
-    assert!(text(&run.stdout).contains(error), "{}", text(&run.stdout));
+    assert_says(&run.stdout, error);
     assert!(!env.repo().join(".planwright/runs").exists());
 
     with_agent_model(&env, "claude-opus-4-6");
@@ -304,8 +297,8 @@ fn an_agent_model_of_another_family_is_a_routing_error_and_one_of_its_own_is_eve
     assert!(argv.contains("--model claude-opus-4-6"), "{argv}");
 }
 
-/// `[review] model` of another family than the reviewer's CLI stops the
-/// run before it starts.
+/// `[review] model` of another family than the reviewer's CLI is a
+/// `routing` error of preflight, which stops the run before it starts.
 #[test]
 fn a_review_model_of_another_family_than_its_reviewer_is_refused() {
     let env = routed_env(false);
@@ -313,12 +306,14 @@ fn a_review_model_of_another_family_than_its_reviewer_is_refused() {
         &env,
         "[review]\nagent = \"codex\"\nmodel = \"claude-sonnet-4-6\"\n",
     );
-    let args = ["run", "plan.json", "--repo", "repo", "--agent", "claude"];
-    let out = env.planwright(&args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    let refused = "`[review] model = \"claude-sonnet-4-6\"` is a claude model, and the reviewer's CLI runs only gpt models";
-    assert!(stderr.contains(refused), "{stderr}");
+    let refused = "routing: `[review] model = \"claude-sonnet-4-6\"` is a claude model, and the reviewer's CLI runs only gpt models";
+    for command in ["preflight", "run"] {
+        let args = [command, "plan.json", "--repo", "repo", "--agent", "claude"];
+        let out = env.planwright(&args);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{command}: {stdout}");
+        assert!(stdout.contains(refused), "{command}: {stdout}");
+    }
     assert!(!env.repo().join(".planwright/runs").exists());
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use planwright_testkit::{git, have, text, write, Cli, Env};
+use planwright_testkit::{assert_exit, assert_says, git, have, plan_args, text, write, Cli, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -80,14 +80,7 @@ fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
     env.fixture("T2", 0, "test/strings.test.mjs", STRINGS_TEST);
     env.fixture("T3", 0, "lib/stats.mjs", STATS);
     env.fixture("T3", 0, "test/stats.test.mjs", STATS_TEST);
-    let pre = env.planwright(&[
-        "preflight",
-        "plan.json",
-        "--repo",
-        "repo",
-        "--agent",
-        &format!("scripted:{}", env.fixtures().display()),
-    ]);
+    let pre = env.scripted("preflight", &[]);
     assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
     let out = env.scripted("run", &["--output", "json"]);
     let summary: Value = serde_json::from_slice(&out.stdout)
@@ -134,11 +127,7 @@ fn the_agb_example_plan_merges_all_three_and_npm_test_passes() {
         text(&npm.stdout),
         text(&npm.stderr)
     );
-    assert!(
-        text(&npm.stdout).contains("# pass 11"),
-        "{}",
-        text(&npm.stdout)
-    );
+    assert_says(&npm.stdout, "# pass 11");
 }
 
 #[test]
@@ -187,11 +176,7 @@ fn rev_is_not_a_run_flag_since_run_works_from_the_base_branch() {
     let env = sh_env();
     let out = env.scripted("run", &["--rev", "main"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("unexpected argument '--rev'"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_says(&out.stderr, "unexpected argument '--rev'");
     assert!(!env.repo().join(".planwright").exists());
 }
 
@@ -201,20 +186,12 @@ fn zero_jobs_or_strikes_is_refused() {
     for flag in ["--jobs", "--strikes"] {
         let out = env.scripted("run", &[flag, "0", "--dry-run"]);
         assert_eq!(out.status.code(), Some(2), "{flag}");
-        assert!(
-            text(&out.stderr).contains("0 is not in 1.."),
-            "{}",
-            text(&out.stderr)
-        );
+        assert_says(&out.stderr, "0 is not in 1..");
     }
     write(env.root(), "planwright.toml", "[run]\nstrikes = 0\n");
     let out = env.scripted("run", &["--dry-run"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("`[run] strikes = 0`"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_says(&out.stderr, "`[run] strikes = 0`");
 }
 
 #[test]
@@ -258,11 +235,7 @@ fn gates_from_the_command_line_and_config() {
     write(env.root(), "plan.json", &plan);
     let no_gate = env.scripted("run", &[]);
     assert_eq!(no_gate.status.code(), Some(1));
-    assert!(
-        text(&no_gate.stdout).contains("has no gate"),
-        "{}",
-        text(&no_gate.stdout)
-    );
+    assert_says(&no_gate.stdout, "has no gate");
     write(
         env.root(),
         "planwright.toml",
@@ -304,18 +277,8 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     let agent_cmd = format!("sh {}", script.display());
     let child = env
         .command()
-        .args([
-            "run",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            &agent_cmd,
-            "--jobs",
-            "2",
-        ])
+        .args(plan_args("run", "cmd"))
+        .args(["--agent-cmd", &agent_cmd, "--jobs", "2"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -344,26 +307,14 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
         .unwrap();
     let first = child.wait_with_output().unwrap();
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stdout));
-    assert!(
-        text(&first.stdout).contains("interrupted"),
-        "{}",
-        text(&first.stdout)
-    );
+    assert_says(&first.stdout, "interrupted");
     assert!(!env.repo().join("b.txt").exists());
 
     std::fs::write(&mark, "").unwrap();
     let second = env
         .command()
-        .args([
-            "run",
-            "plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "cmd",
-            "--agent-cmd",
-            &agent_cmd,
-        ])
+        .args(plan_args("run", "cmd"))
+        .args(["--agent-cmd", &agent_cmd])
         .output()
         .unwrap();
     let s = text(&second.stdout);
@@ -541,11 +492,7 @@ fn the_repository_roots_configuration_is_read_from_the_base_commit() {
             "--dry-run",
         ],
     );
-    assert!(
-        text(&inside.stdout).contains("up to 3 at once"),
-        "{}",
-        text(&inside.stdout)
-    );
+    assert_says(&inside.stdout, "up to 3 at once");
     // The plan's own file wins, and `--config` over both.
     write(env.root(), "planwright.toml", "[run]\njobs = 2\n");
     assert_eq!(dry_run_jobs(&env, &[]), "2");
@@ -618,16 +565,19 @@ fn a_ticket_that_created_a_file_runs_again_and_merges_again() {
     assert_eq!(digest.len(), 1);
 
     env.fixture("A", 0, "a.txt", "a again\n");
+    // An id the plan lacks is a preflight error, dry run or not.
+    for dry in [&["--dry-run"][..], &[]] {
+        let nope = env.scripted("run", &[&["--rerun", "NOPE"][..], dry].concat());
+        assert_exit(&nope, 1);
+        assert_says(
+            &nope.stdout,
+            "rerun: `--rerun NOPE` names no ticket of the plan",
+        );
+    }
     let pre = env.scripted("run", &["--rerun", "A", "--dry-run"]);
     assert_eq!(pre.status.code(), Some(0), "{}", text(&pre.stdout));
     let again = env.scripted("run", &["--rerun", "A", "--output", "json"]);
-    assert_eq!(
-        again.status.code(),
-        Some(0),
-        "{}{}",
-        text(&again.stdout),
-        text(&again.stderr)
-    );
+    assert_exit(&again, 0);
     let summary: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(
         summary["merged"],
@@ -649,13 +599,7 @@ fn a_ticket_that_created_a_file_runs_again_and_merges_again() {
     write(env.root(), "plan.json", &plan);
     env.fixture("A", 0, "a.txt", "a thrice\n");
     let changed = env.scripted("run", &["--rerun-changed", "--output", "json"]);
-    assert_eq!(
-        changed.status.code(),
-        Some(0),
-        "{}{}",
-        text(&changed.stdout),
-        text(&changed.stderr)
-    );
+    assert_exit(&changed, 0);
     let digests = merged_digests(&env, "A");
     assert_eq!(digests.len(), 3, "{digests:?}");
     assert_ne!(digests[0], digest[0]);

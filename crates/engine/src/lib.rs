@@ -39,7 +39,6 @@ pub use model::{
 };
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};
-pub use run::lanes::{check_reviewer, ReviewerError};
 pub use run::lock::{
     holder as run_lock_holder, is_held as run_lock_held, is_held_at as run_lock_held_at,
     path as run_lock_path,
@@ -49,8 +48,8 @@ pub use run::preflight::{
     unjudged_checks, Check, CheckName, CheckStatus,
 };
 pub use run::{
-    defaults, outlook, prepare, run, ticket_gates, ticket_pool, Held, Outlook, PreflightFailed,
-    Prepared, Resume, RunSettings, RunSummary,
+    defaults, outlook, prepare, run, Held, Outlook, PreflightFailed, Prepared, Resume, RunSettings,
+    RunSummary,
 };
 pub use store::{AgentRecord, AttemptRow, RunRow, Store, TicketRow};
 

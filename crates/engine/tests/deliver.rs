@@ -10,7 +10,7 @@ use planwright_engine::{Repo, Store};
 use planwright_plan::Plan;
 use planwright_testkit::forge::{Api, FakeForge, TOKEN};
 use planwright_testkit::git_http::GitHttp;
-use planwright_testkit::{creating_tickets, gate, git, plan, run_scripted, text, Env};
+use planwright_testkit::{creating_tickets, files_holding, gate, git, plan, run_scripted, Env};
 use serde_json::json;
 
 /// A repository whose run of `plan` merged, served by a git server as
@@ -161,12 +161,8 @@ fn the_runs_merge_goes_to_its_own_branch_once_and_the_base_never_moves() {
     assert_eq!(lease, pushed);
     // The token was given to git for the push only: no file of the
     // repository, its git directory or `.planwright/` holds it.
-    let holding = std::process::Command::new("grep")
-        .args(["-rlF", TOKEN])
-        .arg(s.env.repo())
-        .output()
-        .unwrap();
-    assert_eq!(text(&holding.stdout), "", "files holding the token");
+    let holding = files_holding(&s.env.repo(), TOKEN);
+    assert!(holding.is_empty(), "files holding the token: {holding:?}");
 }
 
 #[test]

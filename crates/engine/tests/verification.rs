@@ -544,9 +544,7 @@ fn a_counterfactuals_test_output_travels_in_its_event_and_the_log() {
     );
     // How the report shows it is planwright-view's
     // (crates/view/tests/report.rs): the log has the event as emitted.
-    let runs = env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-    let log = std::fs::read_to_string(run.path().join("events.jsonl")).unwrap();
+    let log = env.run_file("events.jsonl");
     let logged = log
         .lines()
         .filter_map(|l| serde_json::from_str::<planwright_engine::Event>(l).ok())

@@ -9,6 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use planwright_plan::analysis::analyse;
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::{validate_text, Options};
 use serde_json::{json, Value};
 use std::hint::black_box;
@@ -103,7 +104,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| validate_text("plan.json", black_box(text.clone()), &options))
         });
         group.bench_with_input(BenchmarkId::new("analyse", n), &plan, |b, plan| {
-            b.iter(|| analyse(black_box(plan)))
+            b.iter(|| analyse(black_box(plan), &TicketGraph::new(plan)))
         });
         group.finish();
     }

@@ -28,7 +28,7 @@ pub struct Analysis {
     /// Ids sorted within a wave.
     pub waves: Vec<Vec<String>>,
     /// The longest path by estimate, from a ticket without dependencies to
-    /// a ticket nothing depends on (see [`critical_path`] for ties).
+    /// a ticket nothing depends on (see [`TicketGraph::critical_path`] for ties).
     pub critical_path: Vec<String>,
     /// The sum of the estimates on the critical path.
     pub critical_path_minutes: u64,
@@ -43,17 +43,16 @@ impl Analysis {
     }
 }
 
-/// Analyses `plan`.
-pub fn analyse(plan: &Plan) -> Analysis {
-    let order = TicketGraph::new(plan);
-    let (critical_path, critical_path_minutes) = order.critical_path(plan);
+/// Analyses `plan`, whose ticket graph is `graph`.
+pub fn analyse(plan: &Plan, graph: &TicketGraph) -> Analysis {
+    let (critical_path, critical_path_minutes) = graph.critical_path(plan);
     Analysis {
         ticket_count: plan.tickets.len(),
         tickets: plan.tickets.len(),
-        waves: order.waves(plan),
+        waves: graph.waves(plan),
         critical_path,
         critical_path_minutes,
-        overlaps: overlap::forecast(plan),
+        overlaps: overlap::forecast(plan, graph),
     }
 }
 
@@ -62,63 +61,12 @@ pub fn estimate(ticket: &Ticket) -> u64 {
     ticket.estimate_minutes.map_or(1, u64::from)
 }
 
-/// The waves of `plan` (see [`Analysis::waves`]).
-pub fn waves(plan: &Plan) -> Vec<Vec<String>> {
-    TicketGraph::new(plan).waves(plan)
-}
-
 /// Each ticket's wave, by id, from 0 (see [`Analysis::waves`]): for
 /// formats that write a plan as phases.
-pub fn wave_of(plan: &Plan) -> HashMap<String, usize> {
-    (waves(plan).into_iter().enumerate())
+pub fn wave_of(plan: &Plan, graph: &TicketGraph) -> HashMap<String, usize> {
+    (graph.waves(plan).into_iter().enumerate())
         .flat_map(|(k, wave)| wave.into_iter().map(move |id| (id, k)))
         .collect()
-}
-
-/// The tickets without dependencies, sorted by id.
-pub fn ready(plan: &Plan) -> Vec<String> {
-    let graph = TicketGraph::new(plan);
-    let mut ids: Vec<String> = (plan.tickets.iter().enumerate())
-        .filter(|&(i, _)| graph.deps(i).is_empty())
-        .map(|(_, t)| t.id.clone())
-        .collect();
-    ids.sort_unstable();
-    ids
-}
-
-/// The critical path of `plan` and its minutes.
-///
-/// Among all paths from a ticket without dependencies to a ticket nothing
-/// depends on, the one with the largest sum of estimates. Ties are broken
-/// from the start: the path starts at the smallest id among the tickets
-/// without dependencies whose longest remaining path is the longest; each
-/// next ticket is the smallest id among the dependents that keep the path
-/// longest. So of equally long paths, the one whose id sequence is
-/// smallest, compared from the start, wins.
-pub fn critical_path(plan: &Plan) -> (Vec<String>, u64) {
-    TicketGraph::new(plan).critical_path(plan)
-}
-
-/// For each ticket, the sum of estimates on the longest path from it to a
-/// ticket nothing depends on, itself included. The engine starts ready
-/// tickets with the longest remaining path first unless a simulated run
-/// over the estimates finds a shorter order. With duplicate ids the
-/// first ticket's value is kept.
-pub fn longest_remaining(plan: &Plan) -> HashMap<String, u64> {
-    let order = TicketGraph::new(plan);
-    let rem = order.remaining(plan);
-    let mut out = HashMap::with_capacity(plan.tickets.len());
-    for (t, r) in plan.tickets.iter().zip(rem) {
-        out.entry(t.id.clone()).or_insert(r);
-    }
-    out
-}
-
-/// Every dependency edge as plan indices `(dependency, dependent)`, in plan
-/// order of the dependent, then of the dependency; unknown ids and repeats
-/// left out.
-pub fn edges(plan: &Plan) -> Vec<(usize, usize)> {
-    TicketGraph::new(plan).edges()
 }
 
 #[cfg(test)]
@@ -139,6 +87,16 @@ mod tests {
         Plan::new(Format::Native, tickets)
     }
 
+    fn analysed(p: &Plan) -> Analysis {
+        analyse(p, &TicketGraph::new(p))
+    }
+
+    /// Each ticket's longest remaining path, by id.
+    fn remaining(p: &Plan) -> HashMap<String, u64> {
+        let rem = TicketGraph::new(p).remaining(p);
+        (p.tickets.iter().map(|t| t.id.clone()).zip(rem)).collect()
+    }
+
     fn ids(w: &[Vec<String>]) -> Vec<Vec<&str>> {
         w.iter()
             .map(|w| w.iter().map(String::as_str).collect())
@@ -153,7 +111,7 @@ mod tests {
             t("T2", &[], None),
             t("T3", &["T1"], None),
         ]);
-        let a = analyse(&p);
+        let a = analysed(&p);
         assert_eq!(ids(&a.waves), [vec!["T1", "T2"], vec!["T3"]]);
         assert_eq!(a.critical_path, ["T1", "T3"]);
         assert_eq!(a.critical_path_minutes, 2);
@@ -174,17 +132,17 @@ mod tests {
             t("A", &[], Some(5)),
             t("E", &[], Some(20)),
         ]);
-        let a = analyse(&p);
+        let a = analysed(&p);
         assert_eq!(ids(&a.waves), [vec!["A", "E"], vec!["B", "C"], vec!["D"]]);
         assert_eq!(a.critical_path, ["A", "C", "D"]);
         assert_eq!(a.critical_path_minutes, 36);
-        let rem = longest_remaining(&p);
+        let rem = remaining(&p);
         assert_eq!(rem["A"], 36);
         assert_eq!(rem["B"], 11);
         assert_eq!(rem["C"], 31);
         assert_eq!(rem["D"], 1);
         assert_eq!(rem["E"], 20);
-        assert_eq!(ready(&p), ["A", "E"]);
+        assert_eq!(a.ready(), ["A", "E"]);
     }
 
     #[test]
@@ -199,7 +157,7 @@ mod tests {
             t("Y2", &["W"], None),
             t("Y1", &["W"], None),
         ]);
-        let (path, minutes) = critical_path(&p);
+        let (path, minutes) = TicketGraph::new(&p).critical_path(&p);
         assert_eq!(path, ["W", "Y1"]);
         assert_eq!(minutes, 2);
     }
@@ -212,7 +170,10 @@ mod tests {
             t("B", &["A"], None),
             t("C", &["A", "B", "A"], None),
         ]);
-        assert_eq!(ids(&waves(&p)), [vec!["A"], vec!["B"], vec!["C"]]);
+        assert_eq!(
+            ids(&TicketGraph::new(&p).waves(&p)),
+            [vec!["A"], vec!["B"], vec!["C"]]
+        );
     }
 
     #[test]
@@ -224,13 +185,13 @@ mod tests {
             t("D", &["C"], None),
             t("E", &["nowhere"], None),
         ]);
-        let a = analyse(&p);
+        let a = analysed(&p);
         assert_eq!(ids(&a.waves), [vec!["A", "E"]]);
         assert_eq!(a.critical_path, ["A"]);
-        let rem = longest_remaining(&p);
+        let rem = remaining(&p);
         assert_eq!(rem.len(), 5);
         assert_eq!(rem["D"], 1);
-        assert_eq!(analyse(&plan(vec![])).critical_path_minutes, 0);
+        assert_eq!(analysed(&plan(vec![])).critical_path_minutes, 0);
     }
 
     #[test]
@@ -308,7 +269,7 @@ mod tests {
                 proptest::prop_assert_eq!(free, !reaches(&p, a, b) && !reaches(&p, b, a), "{} {}", a, b);
             }
             // Every ticket is one wave after its latest dependency.
-            let wave_of: HashMap<String, usize> = waves(&p).iter().enumerate()
+            let wave_of: HashMap<String, usize> = order.waves(&p).iter().enumerate()
                 .flat_map(|(w, ids)| ids.iter().map(move |id| (id.clone(), w))).collect();
             proptest::prop_assert_eq!(wave_of.len(), n);
             for tk in &p.tickets {
@@ -317,8 +278,8 @@ mod tests {
             }
             // The critical path is a chain from a source to a sink whose
             // minutes are the longest remaining path of any ticket.
-            let (path, total) = critical_path(&p);
-            let rem = longest_remaining(&p);
+            let (path, total) = order.critical_path(&p);
+            let rem = remaining(&p);
             proptest::prop_assert_eq!(total, rem.values().copied().max().unwrap());
             let sum: u64 = path.iter().map(|id| estimate(p.ticket(id).unwrap())).sum();
             proptest::prop_assert_eq!(sum, total);

@@ -321,8 +321,9 @@ pub fn to_value(node: &Node) -> Value {
             let mut map = serde_json::Map::new();
             for m in members {
                 // Remove first so a repeated key keeps its last value *and*
-                // the position of that last occurrence.
-                map.remove(&m.key);
+                // the position of that last occurrence (`shift_remove`: a
+                // plain `remove` would move the map's last key into the gap).
+                map.shift_remove(&m.key);
                 map.insert(m.key.clone(), to_value(&m.value));
             }
             Value::Object(map)

@@ -166,10 +166,13 @@ impl TicketGraph {
         waves
     }
 
-    /// Longest remaining path of every ticket, by plan index. A ticket on or
-    /// after a cycle counts its own estimate plus what was computed of its
-    /// dependents.
-    pub(crate) fn remaining(&self, plan: &Plan) -> Vec<u64> {
+    /// For each ticket, by plan index, the sum of estimates on the longest
+    /// path from it to a ticket nothing depends on, itself included. The
+    /// engine starts ready tickets with the longest remaining path first
+    /// unless a simulated run over the estimates finds a shorter order. A
+    /// ticket on or after a cycle counts its own estimate plus what was
+    /// computed of its dependents.
+    pub fn remaining(&self, plan: &Plan) -> Vec<u64> {
         let mut rem: Vec<u64> = plan.tickets.iter().map(estimate).collect();
         for &i in self.topo.iter().rev() {
             let tail = self.dependents[i]
@@ -182,7 +185,16 @@ impl TicketGraph {
         rem
     }
 
-    pub(crate) fn critical_path(&self, plan: &Plan) -> (Vec<String>, u64) {
+    /// The critical path of `plan` and its minutes.
+    ///
+    /// Among all paths from a ticket without dependencies to a ticket nothing
+    /// depends on, the one with the largest sum of estimates. Ties are broken
+    /// from the start: the path starts at the smallest id among the tickets
+    /// without dependencies whose longest remaining path is the longest; each
+    /// next ticket is the smallest id among the dependents that keep the path
+    /// longest. So of equally long paths, the one whose id sequence is
+    /// smallest, compared from the start, wins.
+    pub fn critical_path(&self, plan: &Plan) -> (Vec<String>, u64) {
         let rem = self.remaining(plan);
         let id = |i: usize| plan.tickets[i].id.as_str();
         let best = |candidates: &mut dyn Iterator<Item = usize>| {

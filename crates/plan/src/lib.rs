@@ -31,6 +31,7 @@ pub mod scope;
 pub mod suggest;
 pub mod unicode;
 pub mod verdict;
+pub mod view;
 pub mod words;
 pub mod yaml;
 

@@ -75,15 +75,14 @@ pub struct OverlapPair {
 
 /// Every group of overlapping tickets, ordered by the plan index of its
 /// first ticket.
-pub fn forecast(plan: &Plan) -> Vec<Overlap> {
-    forecast_counted(plan, &mut 0)
+pub fn forecast(plan: &Plan, graph: &TicketGraph) -> Vec<Overlap> {
+    forecast_counted(plan, graph, &mut 0)
 }
 
 /// [`forecast`], adding to `work` the tickets, dependencies and pairs of
 /// tickets it looked at (what its tests hold linear in the plan's size).
-fn forecast_counted(plan: &Plan, work: &mut u64) -> Vec<Overlap> {
+fn forecast_counted(plan: &Plan, order: &TicketGraph, work: &mut u64) -> Vec<Overlap> {
     let distinct = Distinct::new(plan);
-    let order = TicketGraph::new(plan);
     let (cluster, shared) = distinct.clusters();
     let mut found: Vec<(usize, Vec<usize>)> = Vec::new();
     for (root, tickets) in shared {
@@ -96,7 +95,7 @@ fn forecast_counted(plan: &Plan, work: &mut u64) -> Vec<Overlap> {
                 continue;
             }
             let mut meets_run = |a: usize, b: usize| meets(place(a), place(b));
-            let groups = concurrent_groups(&order, &run, &mut meets_run, work);
+            let groups = concurrent_groups(order, &run, &mut meets_run, work);
             found.extend(groups.into_iter().map(|indices| (root, indices)));
         }
     }
@@ -117,8 +116,12 @@ fn forecast_counted(plan: &Plan, work: &mut u64) -> Vec<Overlap> {
 
 /// The first `limit` overlapping pairs, group by group, in plan order
 /// within each: the detail `validate --verbose` shows.
-pub fn pairs(plan: &Plan, groups: &[Overlap], limit: usize) -> Vec<OverlapPair> {
-    let order = TicketGraph::new(plan);
+pub fn pairs(
+    plan: &Plan,
+    order: &TicketGraph,
+    groups: &[Overlap],
+    limit: usize,
+) -> Vec<OverlapPair> {
     let mut out = Vec::new();
     for group in groups {
         for (k, &a) in group.indices.iter().enumerate() {
@@ -755,8 +758,13 @@ mod tests {
         Plan::new(Format::Native, tickets)
     }
 
+    /// The forecast of `p`, with its graph made here.
+    fn forecast(p: &Plan) -> Vec<Overlap> {
+        super::forecast(p, &TicketGraph::new(p))
+    }
+
     fn pair_list(p: &Plan, limit: usize) -> Vec<(String, String, [String; 2])> {
-        pairs(p, &forecast(p), limit)
+        pairs(p, &TicketGraph::new(p), &forecast(p), limit)
             .into_iter()
             .map(|o| (o.a, o.b, o.patterns))
             .collect()

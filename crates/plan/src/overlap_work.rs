@@ -48,7 +48,7 @@ fn shape(n: usize, kind: usize) -> Plan {
 
 fn work(plan: &Plan) -> (u64, usize) {
     let mut work = 0;
-    let groups = forecast_counted(plan, &mut work);
+    let groups = forecast_counted(plan, &TicketGraph::new(plan), &mut work);
     (work, groups.len())
 }
 
@@ -109,7 +109,10 @@ fn runs_change_no_group() {
             })
             .collect();
         let plan = Plan::new(Format::Native, tickets);
-        let mut found: Vec<Vec<usize>> = forecast(&plan).into_iter().map(|g| g.indices).collect();
+        let mut found: Vec<Vec<usize>> = forecast(&plan, &TicketGraph::new(&plan))
+            .into_iter()
+            .map(|g| g.indices)
+            .collect();
         found.sort();
         let shown: Vec<String> = (plan.tickets.iter())
             .map(|t| {

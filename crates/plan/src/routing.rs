@@ -76,17 +76,17 @@ impl Routing {
         tier: &str,
         pool_hint: &str,
         family: Option<&str>,
-    ) -> FamilyRoute {
+    ) -> FamilyCandidates {
         let hinted = self.candidates(tier, pool_hint).into_iter().cloned();
         let Some(family) = family else {
-            return FamilyRoute {
+            return FamilyCandidates {
                 models: hinted.collect(),
                 honoured: true,
             };
         };
         let kept: Vec<Model> = hinted.filter(|m| m.family == family).collect();
         if !kept.is_empty() {
-            return FamilyRoute {
+            return FamilyCandidates {
                 models: kept,
                 honoured: true,
             };
@@ -96,7 +96,7 @@ impl Routing {
             .map(|name| model(name, family, &[tier], self.pool_of(name).unwrap_or(family)))
             .into_iter()
             .collect();
-        FamilyRoute {
+        FamilyCandidates {
             models,
             honoured: self.accepts(pool_hint, family),
         }
@@ -147,7 +147,7 @@ impl Routing {
 
 /// What [`Routing::for_family`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FamilyRoute {
+pub struct FamilyCandidates {
     /// The candidates, in order of preference.
     pub models: Vec<Model>,
     /// Whether they are the ticket's pool hint's (else the family's own).
@@ -316,7 +316,7 @@ fn default_caps() -> BTreeMap<String, u32> {
 mod tests {
     use super::*;
 
-    fn names(f: FamilyRoute) -> (Vec<String>, bool) {
+    fn names(f: FamilyCandidates) -> (Vec<String>, bool) {
         (f.models.into_iter().map(|m| m.name).collect(), f.honoured)
     }
 

@@ -286,7 +286,7 @@ fn a_transitive_dependency_left_implied_is_reduced_and_the_order_is_the_same() {
     let back = read("implementation_plan.json", &written)
         .plan
         .expect("reads back");
-    let waves = |p: &planwright_plan::Plan| planwright_plan::analysis::analyse(p).waves;
+    let waves = |p: &planwright_plan::Plan| planwright_plan::graph::TicketGraph::new(p).waves(p);
     assert_eq!(waves(&back), waves(&plan), "the order is the same");
     let lost = loss::losses(&plan, &back, Format::Autoclaude, &said);
     let deps: Vec<(&str, &str)> = lost

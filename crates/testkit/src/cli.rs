@@ -125,14 +125,27 @@ impl Env {
         self.cli().command(self.root())
     }
 
-    /// `COMMAND plan.json --repo repo --agent scripted:FIXTURES EXTRA...`:
-    /// the root's plan run (or checked) with the scripted agent of the
-    /// environment's fixtures.
+    /// `COMMAND plan.json --repo repo --agent AGENT EXTRA...` (see
+    /// [`plan_args`]), to its end.
+    pub fn with_agent(&self, command: &str, agent: &str, extra: &[&str]) -> Output {
+        self.planwright(&[&plan_args(command, agent)[..], extra].concat())
+    }
+
+    /// [`Env::with_agent`] with the scripted agent of the environment's
+    /// fixtures (`scripted:FIXTURES`).
     pub fn scripted(&self, command: &str, extra: &[&str]) -> Output {
         let agent = format!("scripted:{}", self.fixtures().display());
-        let mut args = vec![command, "plan.json", "--repo", "repo", "--agent", &agent];
-        args.extend_from_slice(extra);
-        self.planwright(&args)
+        self.with_agent(command, &agent, extra)
+    }
+
+    /// [`Env::with_agent`] with the `cmd` agent running `agent_cmd`
+    /// (`--agent cmd --agent-cmd AGENT_CMD`).
+    pub fn cmd_agent(&self, command: &str, agent_cmd: &str, extra: &[&str]) -> Output {
+        self.with_agent(
+            command,
+            "cmd",
+            &[&["--agent-cmd", agent_cmd][..], extra].concat(),
+        )
     }
 
     /// `status --output json` of the run in `repo`.
@@ -142,9 +155,37 @@ impl Env {
     }
 }
 
+/// `COMMAND plan.json --repo repo --agent AGENT`: the arguments that run
+/// (or check) the plan in an [`Env`]'s root on its repository with AGENT;
+/// more may follow.
+pub fn plan_args<'a>(command: &'a str, agent: &'a str) -> [&'a str; 6] {
+    [command, "plan.json", "--repo", "repo", "--agent", agent]
+}
+
 /// Bytes a program printed, as text.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Fails the test unless `out` ended with exit code `code`, showing what
+/// it printed.
+#[track_caller]
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Fails the test unless `printed` (what a program wrote to its standard
+/// output or error) contains `needle`, showing it.
+#[track_caller]
+pub fn assert_says(printed: &[u8], needle: &str) {
+    let printed = text(printed);
+    assert!(printed.contains(needle), "{needle:?} is not in:\n{printed}");
 }
 
 /// Whether `program --version` runs and succeeds.

@@ -13,7 +13,7 @@ pub mod git_http;
 mod http;
 pub mod mock_model;
 
-pub use cli::{have, text, Cli};
+pub use cli::{assert_exit, assert_says, have, plan_args, text, Cli};
 pub use fake_executor::FakeExecutor;
 
 use planwright_engine::agent::{self, Agent};
@@ -50,6 +50,38 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The folder of the run in `repo`'s `.planwright/runs/` (the first the
+/// system lists, for a test that made one run).
+pub fn run_dir(repo: &Path) -> PathBuf {
+    let runs = repo.join(".planwright/runs");
+    let mut dirs = std::fs::read_dir(&runs)
+        .unwrap_or_else(|e| panic!("{}: {e}", runs.display()))
+        .map(|d| d.unwrap().path());
+    dirs.next().expect("a run's folder")
+}
+
+/// The files below `dir` whose bytes hold `needle`, as `grep -rlF` finds
+/// them (links not followed): where a token must never be.
+pub fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let entry = entry.unwrap();
+            let (path, kind) = (entry.path(), entry.file_type().unwrap());
+            if kind.is_dir() {
+                folders.push(path);
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    found
 }
 
 pub fn write(root: &Path, rel: &str, text: &str) {
@@ -126,14 +158,9 @@ impl Env {
         git(&self.repo(), &["rev-parse", "main"])
     }
 
-    /// The folder of the run in `repo/.planwright/runs/` (the first git
-    /// lists, for a test that made one run).
+    /// The folder of the run in `repo/.planwright/runs/` (see [`run_dir`]).
     pub fn run_dir(&self) -> PathBuf {
-        let runs = self.repo().join(".planwright/runs");
-        let mut dirs = std::fs::read_dir(&runs)
-            .unwrap_or_else(|e| panic!("{}: {e}", runs.display()))
-            .map(|d| d.unwrap().path());
-        dirs.next().expect("a run's folder")
+        run_dir(&self.repo())
     }
 
     /// The text of `rel` in [`Env::run_dir`] (`events.jsonl`,

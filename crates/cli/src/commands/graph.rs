@@ -11,6 +11,7 @@ use crate::error::{exit, CliResult};
 use crate::{Global, Output};
 use clap::ValueEnum;
 use planwright_plan::analysis::{self, Analysis};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -40,21 +41,30 @@ pub(crate) enum Picture {
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let Loaded { plan, .. } = load_plan(&args.plan, None, None, global)?;
-    let analysis = analysis::analyse(&plan);
+    // One graph for the analysis and the edges drawn.
+    let graph = TicketGraph::new(&plan);
+    let analysis = analysis::analyse(&plan, &graph);
+    let parts = parts(&plan, &analysis, graph.edges());
     let mut text = match args.to {
-        Picture::Dot => dot(&plan, &analysis),
-        Picture::Mermaid => mermaid(&plan, &analysis),
+        Picture::Dot => dot(&plan, &parts),
+        Picture::Mermaid => mermaid(&plan, &parts),
     };
     if global.output == Output::Json {
-        text = json(&plan, &analysis, args.to, text);
+        text = json(&plan, &analysis, &parts.edges, args.to, text);
     }
     super::write_output(args.output_file.as_deref(), &text)?;
     Ok(exit::OK)
 }
 
 /// `--output json`: the picture with the nodes, edges and waves it draws.
-fn json(plan: &Plan, a: &Analysis, to: Picture, picture: String) -> String {
-    let edges: Vec<serde_json::Value> = analysis::edges(plan)
+fn json(
+    plan: &Plan,
+    a: &Analysis,
+    edges: &[(usize, usize)],
+    to: Picture,
+    picture: String,
+) -> String {
+    let edges: Vec<serde_json::Value> = edges
         .iter()
         .map(|&(from, to)| serde_json::json!({"from": plan.tickets[from].id, "to": plan.tickets[to].id}))
         .collect();
@@ -77,7 +87,7 @@ struct Parts {
     waves: Vec<Vec<usize>>,
 }
 
-fn parts(plan: &Plan, a: &Analysis) -> Parts {
+fn parts(plan: &Plan, a: &Analysis, edges: Vec<(usize, usize)>) -> Parts {
     let index: std::collections::HashMap<&str, usize> = plan
         .tickets
         .iter()
@@ -91,7 +101,7 @@ fn parts(plan: &Plan, a: &Analysis) -> Parts {
         .map(|id| index[id.as_str()])
         .collect();
     Parts {
-        edges: analysis::edges(plan),
+        edges,
         on_path: path.iter().copied().collect(),
         path_edges: path.windows(2).map(|w| (w[0], w[1])).collect(),
         waves: a
@@ -120,8 +130,7 @@ fn dot_quote(s: &str) -> String {
     out
 }
 
-fn dot(plan: &Plan, a: &Analysis) -> String {
-    let p = parts(plan, a);
+fn dot(plan: &Plan, p: &Parts) -> String {
     let mut out =
         String::from("digraph plan {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
     for (w, wave) in p.waves.iter().enumerate() {
@@ -182,8 +191,7 @@ fn mermaid_text(s: &str) -> String {
     out
 }
 
-fn mermaid(plan: &Plan, a: &Analysis) -> String {
-    let p = parts(plan, a);
+fn mermaid(plan: &Plan, p: &Parts) -> String {
     let mut out = String::from("flowchart LR\n");
     for (w, wave) in p.waves.iter().enumerate() {
         let _ = writeln!(out, "  subgraph wave_{} [\"wave {}\"]", w + 1, w + 1);

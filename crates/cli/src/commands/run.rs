@@ -164,10 +164,7 @@ pub(crate) fn settings(args: &Args, config: &Config) -> Result<RunSettings, CliE
         no_gate_probe: e.no_gate_probe,
         allow_red_base: e.allow_red_base,
     };
-    let s = resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)?;
-    planwright_engine::check_reviewer(&s.beyond, &s.routing, &s.families)
-        .map_err(|e| CliError::usage(e.message).hint(e.hint))?;
-    Ok(s)
+    resolve::run(flags, config, &settings::env()).map_err(settings::settings_error)
 }
 
 /// Maps an engine error to the CLI's exit codes.
@@ -570,7 +567,7 @@ fn dry_run(session: &Prepared, global: &Global) -> CliResult {
         for id in batch {
             let t = by_id[id.as_str()];
             let gates: Vec<String> =
-                planwright_engine::ticket_gates(plan, t, &settings.extra_gates)
+                planwright_engine::verify::ticket_gates(plan, t, &settings.extra_gates)
                     .iter()
                     .map(|g| format!("`{}`", g.command_line()))
                     .collect();

@@ -6,6 +6,7 @@ use crate::error::{exit, CliResult};
 use crate::render::count;
 use crate::{Global, Output};
 use planwright_plan::analysis::{self, Analysis};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::fmt::Write;
 
@@ -20,7 +21,7 @@ pub(crate) struct Args {
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     let Loaded { plan, report, .. } = load_plan(&args.plan, None, None, global)?;
-    let analysis = analysis::analyse(&plan);
+    let analysis = analysis::analyse(&plan, &TicketGraph::new(&plan));
     match global.output {
         Output::Json => crate::outln!(
             "{}",

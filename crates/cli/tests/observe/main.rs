@@ -73,9 +73,7 @@ impl Demo {
 
     /// The run's event log.
     fn events(&self) -> PathBuf {
-        let runs = self.repo().join(".planwright/runs");
-        let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-        run.path().join("events.jsonl")
+        planwright_testkit::run_dir(&self.repo()).join("events.jsonl")
     }
 }
 

@@ -76,9 +76,7 @@ fn per_ticket_one_respond_answers_each_pull_request_and_points_to_the_right_one(
     );
     let run = s.charter("A", 2);
     assert!(run.contains("for A"), "{run}");
-    let runs = s.env.repo().join(".planwright/runs");
-    let dir = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-    assert!(!dir.path().join("A/attempt-3.prompt.md").exists());
+    assert!(!s.env.run_dir().join("A/attempt-3.prompt.md").exists());
 }
 
 #[test]
@@ -196,9 +194,9 @@ fn per_ticket_a_ticket_that_did_not_merge_gets_a_reply_saying_how_to_deliver_it(
         tip,
         "nothing pushed"
     );
-    let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-    let attempts = std::fs::read_dir(run.path().join("C")).unwrap().count();
+    let attempts = std::fs::read_dir(s.env.run_dir().join("C"))
+        .unwrap()
+        .count();
     let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
     let lines: Vec<Value> = text(&json.stdout)
         .lines()
@@ -206,6 +204,8 @@ fn per_ticket_a_ticket_that_did_not_merge_gets_a_reply_saying_how_to_deliver_it(
         .collect();
     assert_eq!(lines.len(), 2, "one line per pull request: {lines:?}");
     assert!(lines.iter().all(|l| l["outcome"] == "nothing"), "{lines:?}");
-    let after = std::fs::read_dir(run.path().join("C")).unwrap().count();
+    let after = std::fs::read_dir(s.env.run_dir().join("C"))
+        .unwrap()
+        .count();
     assert_eq!(attempts, after, "no attempt of C ran");
 }

@@ -6,7 +6,7 @@ use crate::error::EngineError;
 use planwright_config::{AgentSpec, AgentsSpec};
 use std::sync::Arc;
 
-/// The agents a run sends its tickets to (see [`crate::run::lanes`] for
+/// The agents a run sends its tickets to (see [`crate::run::routing`] for
 /// which ticket goes to which).
 #[derive(Clone)]
 pub struct Agents {

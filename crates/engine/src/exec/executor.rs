@@ -24,7 +24,6 @@
 
 use crate::agent::{Agent, AgentOutcome, AgentReport, Agents, AttemptContext};
 use crate::error::EngineError;
-use crate::exec::remote::Lost;
 use crate::exec::workspace::Workspaces;
 use crate::git::guard::Guard;
 use crate::git::refs::{commit_tree, set_own_ref};
@@ -35,6 +34,17 @@ use planwright_os::process::Cancel;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A worker that could not be reached or went away: the machine's
+/// trouble, not the ticket's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the worker at {place} {reason}")]
+pub struct Lost {
+    /// [`crate::exec::remote::Transport::place`] of its slot.
+    pub place: String,
+    /// What happened, read after "the worker at PLACE".
+    pub reason: String,
+}
 
 /// What one attempt starts from.
 #[derive(Debug, Clone)]

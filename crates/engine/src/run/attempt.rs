@@ -184,7 +184,7 @@ fn carried(
         .plan
         .ticket(id)
         .ok_or_else(|| EngineError::Internal(format!("no ticket {id} in the plan")))?;
-    let gates = super::routes::ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
+    let gates = crate::verify::ticket_gates(sh.plan, ticket, &sh.settings.extra_gates);
     let none = crate::verify::Earlier::default();
     let rules = crate::verify::carry::Rules {
         ticket,

@@ -6,8 +6,7 @@ use super::budget::{self, BudgetTracker};
 use super::charter::{Charter, Start};
 use super::merge::merger;
 use super::msg::{AttemptResult, MergeJob, Msg, Route};
-use super::pools::{self, Choice, PoolPauses};
-use super::routes::{scheduler, ticket_gates};
+use super::routing::{self, scheduler, Choice, PoolPauses};
 use super::scheduler::Scheduler;
 use super::shared::Shared;
 use super::ticket::{apply, Change, TicketRun};
@@ -17,6 +16,7 @@ use crate::events::{AttemptAgent, Event};
 use crate::exec::AttemptInput;
 use crate::git::refs;
 use crate::store::TicketState;
+use crate::verify::ticket_gates;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
@@ -414,7 +414,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         let now = clock::unix_now();
         let sched = &self.sched;
         let room = |pool: &str| sched.has_room(pool);
-        let choice = pools::choose(
+        let choice = routing::choose(
             &sh.lanes.routed(sh.ticket(id)),
             &sh.settings.routing,
             &sh.settings.families,

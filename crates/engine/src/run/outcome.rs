@@ -3,7 +3,7 @@
 use super::attempt::unavailable_failure;
 use super::coordinator::Coordinator;
 use super::msg::{AttemptResult, MergeJob, MergeOutcome};
-use super::pools;
+use super::routing;
 use super::ticket::{apply, Change};
 use crate::clock;
 use crate::error::EngineError;
@@ -220,7 +220,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         streak: u32,
         reason: String,
     ) {
-        let wait = pools::pause_length(retry_after, streak, self.sh.settings.max_pause);
+        let wait = routing::pause_length(retry_after, streak, self.sh.settings.max_pause);
         self.lp.paused.push((Instant::now() + wait, id.to_string()));
         self.sh.emitter.emit(Event::PoolPaused {
             ticket: id.to_string(),

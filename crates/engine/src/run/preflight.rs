@@ -15,7 +15,7 @@
 
 use crate::agent::Agents;
 use crate::git::repo::Repo;
-use crate::run::lanes::Lanes;
+use crate::run::routing::Lanes;
 use crate::run::{Outlook, Resume, RunSettings};
 use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
@@ -39,7 +39,7 @@ pub use base::current_branch;
 pub(crate) use base::settle as settle_base;
 pub use judged::{checks_judged, unjudged_checks};
 pub use probe::missing_setup;
-pub(crate) use routing::check_routing;
+pub(crate) use routing::{check_reviewer, check_routing};
 pub(crate) use scope::check_scope_ops;
 
 pub use crate::model::{Check, CheckName, CheckStatus};
@@ -105,7 +105,7 @@ pub(crate) fn check_all(
         let found = earlier::check_earlier(r, plan, &settings.plan_path, resume, &mut out);
         let (skipped, earlier) = (&found.skipped(), &found.earlier);
         check_scope_ops(plan, &graph, &files, skipped, earlier, &mut out);
-        scope::check_overlap(plan, settings.overlaps.as_deref(), &found, &mut out);
+        scope::check_overlap(plan, &graph, settings.overlaps.as_deref(), &found, &mut out);
         outlook = Some(found);
     }
     if let Some(r) = &repo {
@@ -126,8 +126,10 @@ pub(crate) fn check_all(
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut out);
+    check_reviewer(&settings.beyond, routing, families, &mut out);
     offers::check_offered(plan, routing, families, &lanes, &offers, &mut out);
     prices::check_prices(plan, settings, &lanes, &mut out);
+    earlier::check_rerun(plan, resume, &mut out);
     if let (Some(r), false) = (&repo, failed(&out)) {
         // Last: it starts the workers, which costs a connection per place.
         let (executor, jobs, link) = (&settings.executor, settings.jobs, &settings.worker_link);

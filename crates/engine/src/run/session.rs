@@ -1,10 +1,9 @@
 //! A run's session: preflight, then the run opened, coordinated and closed.
 
 use super::coordinator::coordinate;
-use super::lanes::Lanes;
 use super::preflight::{Check, CheckName};
 use super::resume::{open_run, Opened, Outlook, Resume};
-use super::routes::scheduler;
+use super::routing::{scheduler, Lanes};
 use super::settings::RunSettings;
 use super::shared::Shared;
 use super::summary::{summarize, Held, RunSummary};
@@ -65,16 +64,6 @@ pub fn prepare(
 ) -> Result<Prepared, PreflightFailed> {
     let found = super::preflight::check_all(dir, &mut plan, &settings, &resume, allow, agents);
     let (mut checks, lanes, graph) = (found.checks, found.lanes, found.graph);
-    for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
-        checks.push(Check::error(
-            CheckName::Rerun,
-            format!(
-                "`{} {id}` names no ticket of the plan",
-                planwright_plan::Flag::Rerun
-            ),
-            "pass the id of a ticket of the plan",
-        ));
-    }
     let (Some(repo), false) = (found.repo, super::preflight::failed(&checks)) else {
         return Err(PreflightFailed { checks });
     };

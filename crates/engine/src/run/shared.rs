@@ -2,7 +2,7 @@
 //! share for one run: read-only, apart from the count of attempts in
 //! their own verification and the count of flaky gates.
 
-use super::lanes::Lanes;
+use super::routing::Lanes;
 use super::settings::RunSettings;
 use crate::events::Emitter;
 use crate::exec::Executor;

@@ -5,7 +5,9 @@
 use crate::error::EngineError;
 use crate::model::failure::{Failure, FailureKind};
 use planwright_os::process::{self, Cancel, Exit, Spec};
-use planwright_plan::model::Gate;
+use planwright_plan::model::{Gate, Ticket};
+use planwright_plan::Plan;
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -47,6 +49,19 @@ const TAIL_LINES: usize = 40;
 fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+}
+
+/// The gates of one ticket: the plan's, the ticket's, then the configured
+/// ones (`[gates] run`, `--gate`), without repeats.
+pub fn ticket_gates(plan: &Plan, ticket: &Ticket, extra: &[Gate]) -> Vec<Gate> {
+    let mut seen = HashSet::new();
+    plan.gates
+        .iter()
+        .chain(&ticket.gates)
+        .chain(extra)
+        .filter(|g| seen.insert(g.argv.clone()))
+        .cloned()
+        .collect()
 }
 
 /// Runs `gates` in order in `dir` (a checkout planwright prepared, see

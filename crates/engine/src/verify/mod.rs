@@ -10,6 +10,6 @@ pub(crate) mod gates;
 pub(crate) mod review;
 mod scope;
 
-pub use gates::GateRoom;
+pub use gates::{ticket_gates, GateRoom};
 pub use review::{review, ReviewInput, ReviewOutcome, ReviewSpend};
 pub use scope::*;

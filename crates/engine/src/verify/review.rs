@@ -98,8 +98,7 @@ pub(crate) fn reviewer_model(
 ) -> Option<String> {
     let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
     if let Some(own) = reviewer {
-        let route = routing.for_family(families, tier, "auto", Some(own));
-        let models = route.models;
+        let models = routing.for_family(families, tier, "auto", Some(own)).models;
         let other = models.iter().find(|m| Some(m.name.as_str()) != writer);
         return other.or(models.first()).map(|m| m.name.clone());
     }

@@ -9,6 +9,7 @@ use crate::pathspec;
 use crate::pointer::Pointer;
 use crate::refname::ref_name_problem;
 use crate::routing::{Routing, DEFAULT_TIER, TIERS};
+use crate::view::{Arr, Obj, Val};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -41,14 +42,9 @@ const POOL_HINTS: [&str; 5] = ["gemini", "claude", "claude-gpt", "gpt-oss", "aut
 const DEFAULT_POOL_HINT: &str = "auto";
 
 /// Validates an agb plan; returns the IR when there is no error.
-pub fn validate(
-    doc: &Document,
-    value: &Value,
-    options: &Options,
-    sink: &mut dyn Sink,
-) -> Option<Plan> {
+pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
     super::warn_duplicate_keys(doc, "agb", "agb", sink);
-    let Some(root) = value.as_object() else {
+    let Some(root) = doc.root.val().as_object() else {
         sink.push(Diagnostic::error(
             "agb.plan.type",
             "",
@@ -73,7 +69,7 @@ pub fn validate(
         );
     }
     let repo = match root.get("repo") {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        Some(Val::String(s)) if !s.trim().is_empty() => Some(s.to_string()),
         _ => {
             sink.push(
                 Diagnostic::error("agb.plan.repo", "/repo", "plan.repo is required").with_hint(
@@ -119,15 +115,9 @@ pub fn validate(
     Some(plan)
 }
 
-fn unknown_keys(
-    obj: &Map<String, Value>,
-    known: &[&str],
-    at: &Pointer,
-    what: &str,
-    sink: &mut dyn Sink,
-) {
+fn unknown_keys(obj: Obj<'_>, known: &[&str], at: &Pointer, what: &str, sink: &mut dyn Sink) {
     for key in obj.keys() {
-        if !known.contains(&key.as_str()) && key != "adlcBin" && key != ARCHIVE_KEY {
+        if !known.contains(&key) && key != "adlcBin" && key != ARCHIVE_KEY {
             sink.push(
                 Diagnostic::warning(
                     "agb.field.unknown",
@@ -141,17 +131,17 @@ fn unknown_keys(
     }
 }
 
-fn check_base(root: &Map<String, Value>, sink: &mut dyn Sink) -> String {
+fn check_base(root: Obj<'_>, sink: &mut dyn Sink) -> String {
     match root.get("base") {
         None => "main".to_string(),
-        Some(Value::String(s)) => {
+        Some(Val::String(s)) => {
             if let Some(why) = ref_name_problem(s) {
                 sink.push(
                     Diagnostic::error("agb.plan.base", "/base", format!("plan.base '{s}' is not a valid branch name: {why}"))
                         .with_hint("agb would only fail when the run starts; name an existing branch such as `main`"),
                 );
             }
-            s.clone()
+            s.to_string()
         }
         Some(_) => {
             sink.push(Diagnostic::error(
@@ -164,7 +154,7 @@ fn check_base(root: &Map<String, Value>, sink: &mut dyn Sink) -> String {
     }
 }
 
-fn check_gate(root: &Map<String, Value>, strict: bool, sink: &mut dyn Sink) -> Vec<Gate> {
+fn check_gate(root: Obj<'_>, strict: bool, sink: &mut dyn Sink) -> Vec<Gate> {
     let missing = || {
         Diagnostic::error(
             "agb.gate.missing",
@@ -173,7 +163,7 @@ fn check_gate(root: &Map<String, Value>, strict: bool, sink: &mut dyn Sink) -> V
         )
         .with_hint("for example `\"gate\": {\"test\": \"npm test\"}`")
     };
-    let Some(gate) = root.get("gate").and_then(Value::as_object) else {
+    let Some(gate) = root.get("gate").and_then(Val::as_object) else {
         sink.push(missing());
         return Vec::new();
     };
@@ -189,7 +179,7 @@ fn check_gate(root: &Map<String, Value>, strict: bool, sink: &mut dyn Sink) -> V
         let at = Pointer::root().key("gate").key(name);
         match gate.get(name) {
             None => {}
-            Some(Value::String(cmd)) if !cmd.trim().is_empty() => {
+            Some(Val::String(cmd)) if !cmd.trim().is_empty() => {
                 if strict && !NPM_GATE_RE.is_match(cmd) {
                     sink.push(
                         Diagnostic::error(
@@ -222,7 +212,7 @@ fn check_gate(root: &Map<String, Value>, strict: bool, sink: &mut dyn Sink) -> V
     gates
 }
 
-fn check_caps(root: &Map<String, Value>, sink: &mut dyn Sink) -> BTreeMap<String, u32> {
+fn check_caps(root: Obj<'_>, sink: &mut dyn Sink) -> BTreeMap<String, u32> {
     let mut caps = BTreeMap::new();
     let Some(v) = root.get("caps") else {
         return caps;
@@ -242,7 +232,7 @@ fn check_caps(root: &Map<String, Value>, sink: &mut dyn Sink) -> BTreeMap<String
             .and_then(|n| u32::try_from(n).ok())
         {
             Some(n) => {
-                caps.insert(pool.clone(), n);
+                caps.insert(pool.to_string(), n);
             }
             None => sink.push(
                 Diagnostic::error(
@@ -259,7 +249,7 @@ fn check_caps(root: &Map<String, Value>, sink: &mut dyn Sink) -> BTreeMap<String
     caps
 }
 
-fn check_prosecution(root: &Map<String, Value>, sink: &mut dyn Sink) -> Review {
+fn check_prosecution(root: Obj<'_>, sink: &mut dyn Sink) -> Review {
     let mut review = Review::default();
     let Some(p) = root.get("prosecution") else {
         return review;
@@ -296,10 +286,10 @@ fn check_prosecution(root: &Map<String, Value>, sink: &mut dyn Sink) -> Review {
     review
 }
 
-fn check_tickets(root: &Map<String, Value>, routing: &Routing, sink: &mut dyn Sink) -> Vec<Ticket> {
+fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<Ticket> {
     let items = match root.get("tickets") {
-        Some(Value::Array(a)) if !a.is_empty() => a,
-        Some(Value::Array(_)) | None => {
+        Some(Val::Array(a)) if !a.is_empty() => a,
+        Some(Val::Array(_)) | None => {
             sink.push(Diagnostic::error(
                 "agb.plan.tickets",
                 "/tickets",
@@ -316,7 +306,8 @@ fn check_tickets(root: &Map<String, Value>, routing: &Routing, sink: &mut dyn Si
             return Vec::new();
         }
     };
-    let mut tickets: Vec<Ticket> = Vec::new();
+    // The count is known: no spare room, and no copy of a half-built list.
+    let mut tickets: Vec<Ticket> = Vec::with_capacity(items.len());
     let mut edges: Vec<(usize, usize, String)> = Vec::new(); // (ticket, edge index, target)
     for (i, item) in items.iter().enumerate() {
         let at = Pointer::root().key("tickets").index(i);
@@ -343,7 +334,9 @@ fn check_tickets(root: &Map<String, Value>, routing: &Routing, sink: &mut dyn Si
         .collect();
     let mut deps: Vec<(usize, String)> = Vec::new();
     for (i, j, to) in edges {
-        let from = items[i].get("id").and_then(Value::as_str).unwrap_or("");
+        let from = (items.get(i).and_then(|t| t.get("id")))
+            .and_then(Val::as_str)
+            .unwrap_or("");
         match by_id.get(to.as_str()) {
             Some(&k) => deps.push((k, from.to_string())),
             None => sink.push(Diagnostic::error(
@@ -366,7 +359,7 @@ fn check_tickets(root: &Map<String, Value>, routing: &Routing, sink: &mut dyn Si
     tickets
 }
 
-fn check_ids(tickets: &[Ticket], items: &[Value], sink: &mut dyn Sink) {
+fn check_ids(tickets: &[Ticket], items: Arr<'_>, sink: &mut dyn Sink) {
     let mut exact: HashMap<&str, usize> = HashMap::new();
     let mut lower: HashMap<String, usize> = HashMap::new();
     let positions = items
@@ -401,7 +394,9 @@ fn check_ids(tickets: &[Ticket], items: &[Value], sink: &mut dyn Sink) {
                     format!(
                         "ticket id '{}' collides with '{}' when lower-cased (branch agb/{}, worktree agb-{})",
                         t.id,
-                        items[first]["id"].as_str().unwrap_or(""),
+                        (items.get(first).and_then(|t| t.get("id")))
+                            .and_then(Val::as_str)
+                            .unwrap_or(""),
                         t.id.to_lowercase(),
                         t.id.to_lowercase()
                     ),
@@ -415,12 +410,7 @@ fn check_ids(tickets: &[Ticket], items: &[Value], sink: &mut dyn Sink) {
     }
 }
 
-fn check_ticket(
-    obj: &Map<String, Value>,
-    at: &Pointer,
-    routing: &Routing,
-    sink: &mut dyn Sink,
-) -> Ticket {
+fn check_ticket(obj: Obj<'_>, at: &Pointer, routing: &Routing, sink: &mut dyn Sink) -> Ticket {
     unknown_keys(obj, &TICKET_KEYS, at, "ticket", sink);
     let id = check_id(obj, at, sink);
     let label = if id.is_empty() {
@@ -430,7 +420,7 @@ fn check_ticket(
     };
     let title = check_title(obj, at, &label, sink);
     let body = match obj.get("body") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Val::String(s)) if !s.trim().is_empty() => s.to_string(),
         _ => {
             sink.push(
                 Diagnostic::error(
@@ -446,7 +436,7 @@ fn check_ticket(
         }
     };
     let scope = match obj.get("scope") {
-        Some(Value::Array(a)) if !a.is_empty() => {
+        Some(Val::Array(a)) if !a.is_empty() => {
             pathspecs(a, &at.key("scope"), &label, "scope", sink)
         }
         _ => {
@@ -459,7 +449,7 @@ fn check_ticket(
     };
     let rails = match obj.get("rails") {
         None => Vec::new(),
-        Some(Value::Array(a)) => pathspecs(a, &at.key("rails"), &label, "rails", sink),
+        Some(Val::Array(a)) => pathspecs(a, &at.key("rails"), &label, "rails", sink),
         Some(_) => {
             sink.push(Diagnostic::error(
                 "agb.ticket.rails",
@@ -513,9 +503,9 @@ fn check_ticket(
 
 /// adlc's ticket check, which agb runs on every ticket, wants a title:
 /// a string of at least one character (a blank one passes).
-fn check_title(obj: &Map<String, Value>, at: &Pointer, label: &str, sink: &mut dyn Sink) -> String {
+fn check_title(obj: Obj<'_>, at: &Pointer, label: &str, sink: &mut dyn Sink) -> String {
     match obj.get("title") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Val::String(s)) if !s.is_empty() => s.to_string(),
         _ => {
             sink.push(
                 Diagnostic::error(
@@ -535,15 +525,10 @@ fn check_title(obj: &Map<String, Value>, at: &Pointer, label: &str, sink: &mut d
 /// adlc's relative build-time estimate: when given, a positive finite
 /// number. Kept as ticket metadata so that writing the plan back as agb
 /// keeps it.
-fn check_duration(
-    obj: &Map<String, Value>,
-    at: &Pointer,
-    label: &str,
-    sink: &mut dyn Sink,
-) -> Option<Value> {
+fn check_duration(obj: Obj<'_>, at: &Pointer, label: &str, sink: &mut dyn Sink) -> Option<Value> {
     let value = obj.get("duration")?;
     match value.as_f64() {
-        Some(d) if d.is_finite() && d > 0.0 => Some(value.clone()),
+        Some(d) if d.is_finite() && d > 0.0 => Some(value.to_value()),
         _ => {
             sink.push(
                 Diagnostic::error(
@@ -558,9 +543,9 @@ fn check_duration(
     }
 }
 
-fn check_id(obj: &Map<String, Value>, at: &Pointer, sink: &mut dyn Sink) -> String {
+fn check_id(obj: Obj<'_>, at: &Pointer, sink: &mut dyn Sink) -> String {
     let at = at.key("id");
-    let Some(id) = obj.get("id").and_then(Value::as_str) else {
+    let Some(id) = obj.get("id").and_then(Val::as_str) else {
         sink.push(Diagnostic::error(
             "agb.ticket.id",
             &at,
@@ -583,12 +568,7 @@ fn check_id(obj: &Map<String, Value>, at: &Pointer, sink: &mut dyn Sink) -> Stri
     id.to_string()
 }
 
-fn check_edges(
-    obj: &Map<String, Value>,
-    id: &str,
-    at: &Pointer,
-    sink: &mut dyn Sink,
-) -> Vec<(usize, String)> {
+fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let Some(edges) = obj.get("edges") else {
         return out;
@@ -603,7 +583,7 @@ fn check_edges(
     };
     for (j, edge) in edges.iter().enumerate() {
         let eat = at.key("edges").index(j);
-        match edge.get("to").and_then(Value::as_str) {
+        match edge.get("to").and_then(Val::as_str) {
             Some(to) if !to.trim().is_empty() => {
                 if to == id {
                     sink.push(Diagnostic::error(
@@ -626,7 +606,7 @@ fn check_edges(
 }
 
 fn pathspecs(
-    items: &[Value],
+    items: Arr<'_>,
     at: &Pointer,
     label: &str,
     field: &str,
@@ -658,7 +638,7 @@ fn pathspecs(
 }
 
 fn enum_field(
-    obj: &Map<String, Value>,
+    obj: Obj<'_>,
     key: &str,
     allowed: &[&str],
     at: &Pointer,
@@ -916,7 +896,7 @@ impl super::PlanFormat for Agb {
         Format::Agb
     }
 
-    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+    fn detect(&self, root: Obj<'_>) -> super::Fit {
         use super::Fit;
         match (root.contains_key("tickets"), root.contains_key("gate")) {
             (true, true) => Fit::Full,
@@ -926,14 +906,8 @@ impl super::PlanFormat for Agb {
         }
     }
 
-    fn validate(
-        &self,
-        doc: &Document,
-        value: &Value,
-        options: &Options,
-        sink: &mut dyn Sink,
-    ) -> Option<Plan> {
-        validate(doc, value, options, sink)
+    fn validate(&self, doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
+        validate(doc, options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {

@@ -775,7 +775,7 @@ impl super::PlanFormat for Autoclaude {
         Format::Autoclaude
     }
 
-    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+    fn detect(&self, root: crate::view::Obj<'_>) -> super::Fit {
         use super::Fit;
         let has = |k: &str| root.contains_key(k);
         match (has("phases"), has("workflow_type"), has("feature")) {
@@ -789,12 +789,11 @@ impl super::PlanFormat for Autoclaude {
 
     fn validate(
         &self,
-        _doc: &crate::doc::Document,
-        value: &Value,
+        doc: &crate::doc::Document,
         options: &Options,
         sink: &mut dyn Sink,
     ) -> Option<Plan> {
-        validate(value, options, sink)
+        validate(&doc.value(), options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
@@ -810,8 +809,8 @@ impl super::PlanFormat for Autoclaude {
         [phase.key("subtasks"), phase]
     }
 
-    fn ticket_pointers(&self, value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
-        let items = super::phase_items(value, "subtasks");
+    fn ticket_pointers(&self, root: crate::view::Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
+        let items = super::phase_items(root, "subtasks");
         (plan.tickets.iter())
             .map(|t| match items.get(&t.id) {
                 Some(at) => vec![

@@ -829,7 +829,7 @@ impl super::PlanFormat for Codeboost {
         crate::model::Format::Codeboost
     }
 
-    fn detect(&self, root: &serde_json::Map<String, Value>) -> super::Fit {
+    fn detect(&self, root: crate::view::Obj<'_>) -> super::Fit {
         use super::Fit;
         match (root.get("schema_version"), root.contains_key("items")) {
             (Some(v), true) if v == 1 => Fit::Full,
@@ -840,14 +840,8 @@ impl super::PlanFormat for Codeboost {
         }
     }
 
-    fn validate(
-        &self,
-        doc: &Document,
-        value: &Value,
-        options: &Options,
-        sink: &mut dyn Sink,
-    ) -> Option<Plan> {
-        validate(doc, value, options, sink)
+    fn validate(&self, doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
+        validate(doc, &doc.value(), options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {

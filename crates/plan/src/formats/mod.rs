@@ -24,7 +24,8 @@ use crate::flag::Flag;
 use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
 use crate::pointer::Pointer;
-use serde_json::{Map, Value};
+use crate::view::{Obj, Val};
+use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
 /// Everything a validator may take into account besides the document.
@@ -124,11 +125,10 @@ pub struct Outcome {
 
 /// Detects the format of `doc` (unless `options.format` says) and validates it.
 pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outcome {
-    let value = doc.value();
     let format = match options.format {
         Some(f) => f,
         None if doc.syntax == crate::doc::Syntax::Markdown => Format::Speckit,
-        None => match detect(&value) {
+        None => match detect(doc.root.val()) {
             Ok(f) => f,
             Err(d) => {
                 sink.push(d);
@@ -150,14 +150,11 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     }
     unused_options(format, options, sink);
     let mut counting = Counting::new(sink);
-    let plan = plan_format(format).validate(doc, &value, options, &mut counting);
+    let plan = plan_format(format).validate(doc, options, &mut counting);
     let plan = if counting.errors == 0 { plan } else { None };
     let overlaps = match &plan {
         Some(plan) => {
-            let places = Places::new(doc, &value, plan, format);
-            // The forecast needs only the plan: a large plan's value tree
-            // (as large as the document's) goes before it.
-            drop(value);
+            let places = Places::new(doc, plan, format);
             gate_file_warnings(&places, plan, sink);
             overlap_warnings(&places, plan, options, sink)
         }
@@ -257,7 +254,8 @@ fn overlap_warnings(
     options: &Options,
     sink: &mut dyn Sink,
 ) -> Vec<Overlap> {
-    let groups = crate::overlap::forecast(plan);
+    let graph = crate::graph::TicketGraph::new(plan);
+    let groups = crate::overlap::forecast(plan, &graph);
     for group in &groups {
         sink.push(
             Diagnostic::warning(
@@ -269,7 +267,7 @@ fn overlap_warnings(
         );
     }
     if options.overlap_pairs > 0 {
-        for pair in crate::overlap::pairs(plan, &groups, options.overlap_pairs) {
+        for pair in crate::overlap::pairs(plan, &graph, &groups, options.overlap_pairs) {
             let [pa, pb] = &pair.patterns;
             sink.push(Diagnostic::advisory(
                 "plan.scope.overlap-pair",
@@ -301,18 +299,17 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
 }
 
 /// Where tickets stand in their document, read from it once, so that
-/// placing many warnings reads the document once and its value tree can
-/// go before the forecast.
+/// placing many warnings reads the document once.
 struct Places<'d> {
     doc: &'d Document,
     table: Vec<Vec<Pointer>>,
 }
 
 impl<'d> Places<'d> {
-    fn new(doc: &'d Document, value: &Value, plan: &Plan, format: Format) -> Self {
+    fn new(doc: &'d Document, plan: &Plan, format: Format) -> Self {
         Places {
             doc,
-            table: plan_format(format).ticket_pointers(value, plan),
+            table: plan_format(format).ticket_pointers(doc.root.val(), plan),
         }
     }
 
@@ -360,16 +357,10 @@ pub trait PlanFormat: Sync {
     }
 
     /// How strongly a document's top-level object looks like this format.
-    fn detect(&self, root: &Map<String, Value>) -> Fit;
+    fn detect(&self, root: Obj<'_>) -> Fit;
 
     /// Validates a document of this format; the plan when there was no error.
-    fn validate(
-        &self,
-        doc: &Document,
-        value: &Value,
-        options: &Options,
-        sink: &mut dyn Sink,
-    ) -> Option<Plan>;
+    fn validate(&self, doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan>;
 
     /// Writes `plan` in this format, with a warning for each thing it cannot say.
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value;
@@ -400,12 +391,12 @@ pub trait PlanFormat: Sync {
     /// then the ticket itself.
     fn pointer(&self, i: usize) -> [Pointer; 2];
 
-    /// Where each ticket of `plan`, read from the document `value`, stands
+    /// Where each ticket of `plan`, read from the document `root`, stands
     /// in it (the candidates of [`PlanFormat::pointer`], by ticket), for
     /// formats whose tickets are not one to one with a list of the
     /// document (finished tasks left out, phases flattened). All at once,
     /// so that placing many warnings reads the document once.
-    fn ticket_pointers(&self, _value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
+    fn ticket_pointers(&self, _root: Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
         (0..plan.tickets.len())
             .map(|i| self.pointer(i).to_vec())
             .collect()
@@ -415,17 +406,17 @@ pub trait PlanFormat: Sync {
 /// Where each item of a document of phases holding items is
 /// (`/phases/<p>/<items>/<k>`), by the item's `id` (the ticket's), for
 /// formats that flatten phases into tickets; the first item of an id.
-pub(crate) fn phase_items(value: &Value, items: &str) -> HashMap<String, Pointer> {
+pub(crate) fn phase_items(root: Val<'_>, items: &str) -> HashMap<String, Pointer> {
     let mut out = HashMap::new();
-    let Some(phases) = value.get("phases").and_then(Value::as_array) else {
+    let Some(phases) = root.get("phases").and_then(Val::as_array) else {
         return out;
     };
     for (p, phase) in phases.iter().enumerate() {
-        let Some(list) = phase.get(items).and_then(Value::as_array) else {
+        let Some(list) = phase.get(items).and_then(Val::as_array) else {
             continue;
         };
         for (k, item) in list.iter().enumerate() {
-            if let Some(id) = item.get("id").and_then(Value::as_str) {
+            if let Some(id) = item.get("id").and_then(Val::as_str) {
                 let at = Pointer::root().key("phases").index(p).key(items).index(k);
                 out.entry(id.to_string()).or_insert(at);
             }
@@ -459,7 +450,7 @@ pub fn plan_format(format: Format) -> &'static dyn PlanFormat {
 /// A format whose signature fields are all present wins; when none is
 /// complete but exactly one is partly there, that one is chosen so that its
 /// validator can say precisely what is missing.
-pub fn detect(value: &Value) -> Result<Format, Diagnostic> {
+pub fn detect(value: Val<'_>) -> Result<Format, Diagnostic> {
     let Some(root) = value.as_object() else {
         return Err(Diagnostic::error(
             "plan.format.unknown",
@@ -522,7 +513,11 @@ fn ambiguous(formats: &[Format]) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn detect(text: &str) -> Result<Format, Diagnostic> {
+        let doc = Document::parse("p.json", text.to_string()).unwrap();
+        super::detect(doc.root.val())
+    }
 
     #[test]
     fn options_of_another_format_are_named_not_ignored() {
@@ -566,33 +561,33 @@ mod tests {
     #[test]
     fn detects_each_format() {
         assert_eq!(
-            detect(&json!({"tickets": [], "gate": {}})).unwrap(),
+            detect(r#"{"tickets": [], "gate": {}}"#).unwrap(),
             Format::Agb
         );
         assert_eq!(
-            detect(&json!({"schema_version": 1, "items": []})).unwrap(),
+            detect(r#"{"schema_version": 1, "items": []}"#).unwrap(),
             Format::Codeboost
         );
         assert_eq!(
-            detect(&json!({"plan_version": "standard_v1"})).unwrap(),
+            detect(r#"{"plan_version": "standard_v1"}"#).unwrap(),
             Format::StandardV1
         );
-        assert_eq!(detect(&json!({"planwright": 1})).unwrap(), Format::Native);
-        assert_eq!(detect(&json!({"tickets": []})).unwrap(), Format::Agb);
+        assert_eq!(detect(r#"{"planwright": 1}"#).unwrap(), Format::Native);
+        assert_eq!(detect(r#"{"tickets": []}"#).unwrap(), Format::Agb);
     }
 
     #[test]
     fn unknown_and_ambiguous_say_why() {
-        let d = detect(&json!({"x": 1})).unwrap_err();
+        let d = detect(r#"{"x": 1}"#).unwrap_err();
         assert_eq!(d.code, "plan.format.unknown");
         assert!(
             d.message.contains("agb: no `tickets` and `gate` keys"),
             "{}",
             d.message
         );
-        let d = detect(&json!({"tickets": [], "gate": {}, "planwright": 1})).unwrap_err();
+        let d = detect(r#"{"tickets": [], "gate": {}, "planwright": 1}"#).unwrap_err();
         assert_eq!(d.code, "plan.format.ambiguous");
         assert!(d.message.contains("agb, native"), "{}", d.message);
-        assert_eq!(detect(&json!([])).unwrap_err().code, "plan.format.unknown");
+        assert_eq!(detect("[]").unwrap_err().code, "plan.format.unknown");
     }
 }

@@ -255,7 +255,7 @@ impl super::PlanFormat for Native {
         crate::model::Format::Native
     }
 
-    fn detect(&self, root: &serde_json::Map<String, Value>) -> super::Fit {
+    fn detect(&self, root: crate::view::Obj<'_>) -> super::Fit {
         use super::Fit;
         match root.get("planwright") {
             Some(v) if v == 1 => Fit::Full,
@@ -266,12 +266,11 @@ impl super::PlanFormat for Native {
 
     fn validate(
         &self,
-        _doc: &crate::doc::Document,
-        value: &Value,
+        doc: &crate::doc::Document,
         _options: &super::Options,
         sink: &mut dyn Sink,
     ) -> Option<Plan> {
-        validate(value, sink)
+        validate(&doc.value(), sink)
     }
 
     fn emit(&self, plan: &Plan, _sink: &mut dyn Sink) -> Value {

@@ -622,21 +622,15 @@ impl super::PlanFormat for Speckit {
         Format::Speckit
     }
 
-    fn detect(&self, _root: &Map<String, Value>) -> super::Fit {
+    fn detect(&self, _root: crate::view::Obj<'_>) -> super::Fit {
         super::Fit::No(format!(
             "a Spec Kit tasks.md is Markdown (a `.md` file, or `{} speckit`)",
             crate::Flag::Format
         ))
     }
 
-    fn validate(
-        &self,
-        _doc: &Document,
-        value: &Value,
-        _options: &Options,
-        sink: &mut dyn Sink,
-    ) -> Option<Plan> {
-        validate(value, sink)
+    fn validate(&self, doc: &Document, _options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
+        validate(&doc.value(), sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
@@ -655,8 +649,8 @@ impl super::PlanFormat for Speckit {
         [Pointer::root().key("phases"), Pointer::root()]
     }
 
-    fn ticket_pointers(&self, value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
-        let items = super::phase_items(value, "tasks");
+    fn ticket_pointers(&self, root: crate::view::Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
+        let items = super::phase_items(root, "tasks");
         (plan.tickets.iter())
             .map(|t| match items.get(&t.id) {
                 Some(at) => vec![at.key("description"), at.clone()],

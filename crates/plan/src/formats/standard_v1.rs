@@ -21,6 +21,7 @@ use crate::doc::Document;
 use crate::model::Plan;
 use crate::pointer::Pointer;
 use crate::schema::{Checker, Formats};
+use crate::view::Obj;
 use serde_json::{Map, Value};
 use std::sync::LazyLock;
 
@@ -239,7 +240,7 @@ impl super::PlanFormat for StandardV1 {
         crate::model::Format::StandardV1
     }
 
-    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+    fn detect(&self, root: Obj<'_>) -> super::Fit {
         use super::Fit;
         match root.get("plan_version") {
             Some(v) if v == "standard_v1" => Fit::Full,
@@ -248,14 +249,8 @@ impl super::PlanFormat for StandardV1 {
         }
     }
 
-    fn validate(
-        &self,
-        doc: &Document,
-        value: &Value,
-        options: &Options,
-        sink: &mut dyn Sink,
-    ) -> Option<Plan> {
-        validate(doc, value, options, sink)
+    fn validate(&self, doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
+        validate(doc, &doc.value(), options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {

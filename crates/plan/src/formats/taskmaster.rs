@@ -8,6 +8,7 @@ use super::Options;
 use crate::diag::{Diagnostic, Sink};
 use crate::model::{Format, Plan, ScopeEntry, ScopeOp, Ticket};
 use crate::pointer::Pointer;
+use crate::view::{Arr, Obj, Val};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -850,20 +851,18 @@ impl super::PlanFormat for Taskmaster {
         Format::Taskmaster
     }
 
-    fn detect(&self, root: &Map<String, Value>) -> super::Fit {
+    fn detect(&self, root: Obj<'_>) -> super::Fit {
         use super::Fit;
-        let holds_tasks = |v: &Value| v.get("tasks").is_some_and(Value::is_array);
-        if root.keys().all(|k| STANDARD_KEYS.contains(&k.as_str()))
-            && holds_tasks(&Value::Object(root.clone()))
-        {
+        let holds_tasks = |v: Val<'_>| v.get("tasks").is_some_and(Val::is_array);
+        if root.keys().all(|k| STANDARD_KEYS.contains(&k)) && holds_tasks(Val::Object(root)) {
             return Fit::Full;
         }
-        let tags: Vec<&Value> = root
+        let tags: Vec<Val<'_>> = root
             .iter()
-            .filter(|(k, _)| !STANDARD_KEYS.contains(&k.as_str()))
+            .filter(|(k, _)| !STANDARD_KEYS.contains(k))
             .map(|(_, v)| v)
             .collect();
-        if !tags.is_empty() && !root.contains_key("tasks") && tags.iter().all(|v| holds_tasks(v)) {
+        if !tags.is_empty() && !root.contains_key("tasks") && tags.iter().all(|v| holds_tasks(*v)) {
             return Fit::Full;
         }
         if root.contains_key("tasks") || tags.iter().any(|v| v.get("tasks").is_some()) {
@@ -876,12 +875,11 @@ impl super::PlanFormat for Taskmaster {
 
     fn validate(
         &self,
-        _doc: &crate::doc::Document,
-        value: &Value,
+        doc: &crate::doc::Document,
         options: &Options,
         sink: &mut dyn Sink,
     ) -> Option<Plan> {
-        validate(value, options, sink)
+        validate(&doc.value(), options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {
@@ -897,7 +895,7 @@ impl super::PlanFormat for Taskmaster {
         [task.key("relevantFiles"), task]
     }
 
-    fn ticket_pointers(&self, value: &Value, plan: &Plan) -> Vec<Vec<Pointer>> {
+    fn ticket_pointers(&self, root: Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
         let tag = plan
             .metadata
             .get("taskmaster")
@@ -908,8 +906,12 @@ impl super::PlanFormat for Taskmaster {
             None => Pointer::root(),
         };
         let mut place: HashMap<String, usize> = HashMap::new();
-        for (k, t) in list_tasks(value, tag).iter().enumerate() {
-            if let Some(id) = id_text(t.get("id")) {
+        for (k, t) in list_tasks(root, tag)
+            .into_iter()
+            .flat_map(Arr::iter)
+            .enumerate()
+        {
+            if let Some(id) = t.get("id").and_then(id_of) {
                 place.entry(id).or_insert(k);
             }
         }
@@ -925,14 +927,21 @@ impl super::PlanFormat for Taskmaster {
     }
 }
 
-fn list_tasks<'a>(value: &'a Value, tag: Option<&str>) -> &'a [Value] {
+fn list_tasks<'a>(root: Val<'a>, tag: Option<&str>) -> Option<Arr<'a>> {
     let list = match tag {
-        Some(tag) => value.get(tag),
-        None => Some(value),
+        Some(tag) => root.get(tag),
+        None => Some(root),
     };
-    list.and_then(|l| l.get("tasks"))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+    list?.get("tasks")?.as_array()
+}
+
+/// [`id_text`] of a document's value.
+fn id_of(v: Val<'_>) -> Option<String> {
+    match v {
+        Val::Number(n) => Some(n.number()?.to_string()),
+        Val::String(s) => Some(s.to_string()),
+        _ => None,
+    }
 }
 
 fn id_text(v: Option<&Value>) -> Option<String> {

@@ -90,13 +90,7 @@ pub trait EndLink: Send {
     fn end(self: Box<Self>, kill: bool) -> String;
 }
 
-/// A worker that could not be reached or went away: the machine's
-/// trouble, not the ticket's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the worker at {place} {reason}")]
-pub struct Lost {
-    /// [`Transport::place`] of its slot.
-    pub place: String,
-    /// What happened, read after "the worker at PLACE".
-    pub reason: String,
-}
+// `Lost`, a worker that could not be reached or went away, is the
+// executor contract's (a candidate carries it), so it lives beside
+// `Candidate` and this folder imports it, never the other way.
+pub use crate::exec::executor::Lost;

@@ -14,8 +14,8 @@ use crate::git::refs::candidate_ref;
 use crate::model::failure::Failure;
 use crate::model::{Step, Verdict};
 use crate::run::msg::{MergeJob, MergeOutcome};
-use crate::run::routes::ticket_gates;
 use crate::run::shared::Shared;
+use crate::verify::ticket_gates;
 use planwright_os::process::{Cancel, Listening};
 
 /// What a batch settled, and what goes back to the front of the queue.

@@ -72,3 +72,17 @@ pub(super) fn continue_checks(o: &crate::run::Outlook, out: &mut Vec<Check>) {
         ));
     }
 }
+
+/// The `rerun` check: each id `--rerun` names is a ticket of the plan.
+pub(crate) fn check_rerun(plan: &Plan, resume: &Resume, out: &mut Vec<Check>) {
+    for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
+        out.push(Check::error(
+            CheckName::Rerun,
+            format!(
+                "`{} {id}` names no ticket of the plan",
+                planwright_plan::Flag::Rerun
+            ),
+            "pass the id of a ticket of the plan",
+        ));
+    }
+}

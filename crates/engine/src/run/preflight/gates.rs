@@ -6,7 +6,7 @@
 
 use super::{ok_if_quiet, path, Check, CheckName};
 use crate::process::find_program;
-use crate::run::ticket_gates;
+use crate::verify::ticket_gates;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::Gate;
 use planwright_plan::Plan;

@@ -6,7 +6,7 @@
 
 use super::{Check, CheckName};
 use crate::agent::acp::{not_offered, offered_as};
-use crate::run::lanes::Lanes;
+use crate::run::routing::{self, Lanes};
 use planwright_config::{Families, Routing};
 use planwright_plan::Plan;
 
@@ -38,7 +38,7 @@ pub(super) fn check_offered(
             continue;
         };
         let family = lane.family.as_deref();
-        let routed = crate::run::pools::candidates(t, routing, families, family);
+        let routed = routing::candidates(t, routing, families, family);
         for model in routed.unwrap_or_default() {
             if offered_as(&model, offered).is_some() {
                 continue;

@@ -3,7 +3,7 @@
 //! before the run rather than leave it to the agent log.
 
 use super::{Check, CheckName};
-use crate::run::lanes::Lanes;
+use crate::run::routing::{self, Lanes};
 use planwright_plan::Plan;
 
 /// One `prices` warning per model a ticket's first route gives a CLI or
@@ -28,7 +28,7 @@ pub(super) fn check_prices(
         }
         let model = lane.model.clone().or_else(|| {
             let own = lane.family.as_deref();
-            let routed = crate::run::pools::candidates(t, routing, families, own)?;
+            let routed = routing::candidates(t, routing, families, own)?;
             routed.into_iter().next()
         });
         let Some(model) = model.filter(|m| settings.prices.find(m).is_none()) else {

@@ -1,7 +1,7 @@
 //! Routing: each ticket's adapter and model, and what its family cannot honour.
 
 use super::{Check, CheckName};
-use crate::run::lanes::{Lane, Lanes};
+use crate::run::routing::{foreign_family, Lane, Lanes};
 use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
 
@@ -27,12 +27,7 @@ pub(crate) fn check_routing(
             continue;
         };
         if let Some(model) = lane.model.as_deref() {
-            match crate::run::pools::foreign_family(
-                routing,
-                families,
-                model,
-                lane.family.as_deref(),
-            ) {
+            match foreign_family(routing, families, model, lane.family.as_deref()) {
                 Some(_) => foreign_fixed.push(&t.id),
                 None => out.push(Check::ok(
                     CheckName::Routing,
@@ -41,7 +36,7 @@ pub(crate) fn check_routing(
             }
             continue;
         }
-        if let Some(check) = route_check(t, routing, families, lane) {
+        if let Some(check) = ticket_line(t, routing, families, lane) {
             out.push(check);
         }
     }
@@ -60,8 +55,7 @@ fn foreign_model(
 ) -> Check {
     let (agent, own) = (&lane.agent, lane.family.as_deref().unwrap_or_default());
     let model = lane.model.as_deref().unwrap_or_default();
-    let of =
-        crate::run::pools::foreign_family(routing, families, model, Some(own)).unwrap_or_default();
+    let of = foreign_family(routing, families, model, Some(own)).unwrap_or_default();
     let suggestion = families
         .model(own, planwright_config::DEFAULT_TIER)
         .map(|m| format!(" such as `{m}`"))
@@ -82,7 +76,7 @@ fn foreign_model(
 }
 
 /// The `routing` check of ticket `t` in `lane`.
-fn route_check(
+fn ticket_line(
     t: &Ticket,
     routing: &planwright_config::Routing,
     families: &planwright_config::Families,
@@ -90,8 +84,7 @@ fn route_check(
 ) -> Option<Check> {
     let (agent, family) = (&lane.agent, lane.family.as_deref());
     let explicit = t.model.as_deref();
-    let foreign =
-        explicit.and_then(|m| crate::run::pools::foreign_family(routing, families, m, family));
+    let foreign = explicit.and_then(|m| foreign_family(routing, families, m, family));
     if let (Some(model), None) = (explicit, foreign) {
         return Some(Check::ok(
             CheckName::Routing,
@@ -99,14 +92,14 @@ fn route_check(
         ));
     }
     if t.tier.is_none() && t.pool_hint.is_none() && explicit.is_none() {
-        let route = format!("{} -> {agent} -> the CLI's default model", t.id);
-        return Some(Check::ok(CheckName::Routing, route));
+        let line = format!("{} -> {agent} -> the CLI's default model", t.id);
+        return Some(Check::ok(CheckName::Routing, line));
     }
     let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
     let hint = t.pool_hint.as_deref().unwrap_or("auto");
-    let route = routing.for_family(families, tier, hint, family);
+    let candidates = routing.for_family(families, tier, hint, family);
     let fam = family.unwrap_or_default();
-    let Some(first) = route.models.first() else {
+    let Some(first) = candidates.models.first() else {
         return Some(Check::error(
             CheckName::Routing,
             format!("ticket {}: the family table has no {fam} model of tier `{tier}` for the `{agent}` CLI", t.id),
@@ -116,7 +109,7 @@ fn route_check(
     let line = format!("{} -> {agent} -> {}", t.id, first.name);
     let asked = match (explicit, foreign) {
         (Some(model), Some(of)) => Some(format!("model `{model}` (family {of})")),
-        _ if !route.honoured => Some(format!("pool hint `{hint}`")),
+        _ if !candidates.honoured => Some(format!("pool hint `{hint}`")),
         _ => None,
     };
     Some(match asked {
@@ -127,4 +120,40 @@ fn route_check(
             format!("pick an agent of the family {} asks for (`[agents]`), or drop its {asked}", t.id),
         ),
     })
+}
+
+/// The `routing` check of `[review]`'s reviewer: `[review] agent` names an
+/// agent, and `[review] model` is one its CLI can run, never another
+/// family's (see docs/review.md). The run builds the reviewer only when it
+/// first reviews, so this is asked before it starts.
+pub(crate) fn check_reviewer(
+    review: &planwright_config::ReviewSettings,
+    routing: &planwright_config::Routing,
+    families: &planwright_config::Families,
+    out: &mut Vec<Check>,
+) {
+    let Some(spec) = &review.reviewer else {
+        return;
+    };
+    let reviewer = match crate::agent::from_options(&spec.name, &spec.options) {
+        Ok(reviewer) => reviewer,
+        Err(e) => {
+            return out.push(Check::error(
+                CheckName::Routing,
+                format!("`[review] agent`: {e}"),
+                "name a reviewer agent as `[agent] name` would, or remove `[review] agent`",
+            ))
+        }
+    };
+    let (Some(model), Some(own)) = (review.model.as_deref(), reviewer.family()) else {
+        return;
+    };
+    let Some(of) = foreign_family(routing, families, model, Some(own)) else {
+        return;
+    };
+    out.push(Check::error(
+        CheckName::Routing,
+        format!("`[review] model = \"{model}\"` is a {of} model, and the reviewer's CLI runs only {own} models"),
+        format!("set `[review] model` to a {own} model, remove it so that the reviewer gets its own family's model of each ticket's tier, or pick a reviewer of the {of} family"),
+    ));
 }

@@ -156,6 +156,7 @@ fn op_problem(
 /// and are not skipped.
 pub(crate) fn check_overlap(
     plan: &Plan,
+    graph: &TicketGraph,
     known: Option<&[Overlap]>,
     outlook: &Outlook,
     out: &mut Vec<Check>,
@@ -165,7 +166,7 @@ pub(crate) fn check_overlap(
     let overlaps = match known {
         Some(known) => known,
         None => {
-            made = planwright_plan::overlap::forecast(plan);
+            made = planwright_plan::overlap::forecast(plan, graph);
             &made
         }
     };

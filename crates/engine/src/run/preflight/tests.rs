@@ -192,12 +192,13 @@ fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets()
             ticket("C", &[], ScopeEntry::any("src/**")),
         ],
     );
+    let graph = TicketGraph::new(&plan);
     let messages = |known: Option<&[Overlap]>, outlook: &Outlook| {
         let mut out = Vec::new();
-        check_overlap(&plan, known, outlook, &mut out);
+        check_overlap(&plan, &graph, known, outlook, &mut out);
         out.into_iter().map(|c| c.message).collect::<Vec<_>>()
     };
-    let forecast = planwright_plan::overlap::forecast(&plan);
+    let forecast = planwright_plan::overlap::forecast(&plan, &graph);
     let fresh = Outlook::default();
     assert_eq!(
         messages(None, &fresh),

@@ -121,7 +121,7 @@ fn waves(
     subtasks: &HashMap<&str, Value>,
     sink: &mut dyn Sink,
 ) -> Value {
-    let depth = crate::analysis::wave_of(plan);
+    let depth = crate::analysis::wave_of(plan, &crate::graph::TicketGraph::new(plan));
     let count = depth.values().max().map_or(0, |d| d + 1);
     let mut phases: Vec<Value> = Vec::new();
     for k in 0..count {

@@ -145,7 +145,7 @@ fn line(t: &Ticket, ids: &HashMap<String, String>, description: &str, more: &[&s
 /// One phase per wave: a ticket goes in the phase after its deepest
 /// dependency's; all of a phase's tasks are `[P]`.
 fn waves(plan: &Plan, ids: &HashMap<String, String>, sink: &mut dyn Sink) -> String {
-    let depth = crate::analysis::wave_of(plan);
+    let depth = crate::analysis::wave_of(plan, &crate::graph::TicketGraph::new(plan));
     let count = depth.values().max().map_or(0, |d| d + 1);
     let mut out = title(&format!(
         "Tasks: plan converted from {}",

@@ -1,8 +1,8 @@
-//! Which of the run's agents does each ticket (its lane), and the model
-//! family routing then keeps the ticket to.
+//! Lanes: which of the run's agents does each ticket, and the model family
+//! routing then keeps the ticket to.
 //!
 //! With one agent every ticket is its. With `[agents]`, a ticket goes to
-//! the entry of the first family its route reaches: its explicit model's
+//! the entry of the first family its routing reaches: its explicit model's
 //! family, else its tier's candidates under its pool hint (agb's table, in
 //! order), else the first family the hint accepts (`auto`: any `[agents]`
 //! maps) that has a model of the tier in the family table. A ticket none
@@ -103,7 +103,7 @@ impl Lanes {
     }
 }
 
-/// The first family among `mapped` that `ticket`'s route reaches.
+/// The first family among `mapped` that `ticket`'s routing reaches.
 fn family_of(
     ticket: &Ticket,
     routing: &Routing,
@@ -135,50 +135,6 @@ fn family_of(
             .find(|f| families.model(f, tier).is_some())
     };
     candidate.or_else(accepted).map(String::from)
-}
-
-/// Why `[review]`'s reviewer cannot work, with how to fix it.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct ReviewerError {
-    /// What is wrong.
-    pub message: String,
-    /// How to fix it.
-    pub hint: String,
-}
-
-/// `[review] agent` names an agent, and `[review] model` is one its CLI
-/// can run: never another family's (see docs/review.md). The run builds
-/// the reviewer only when it first reviews, so this is asked before it
-/// starts.
-pub fn check_reviewer(
-    review: &planwright_config::ReviewSettings,
-    routing: &Routing,
-    families: &Families,
-) -> Result<(), ReviewerError> {
-    let Some(spec) = &review.reviewer else {
-        return Ok(());
-    };
-    let reviewer =
-        crate::agent::from_options(&spec.name, &spec.options).map_err(|e| ReviewerError {
-            message: format!("`[review] agent`: {e}"),
-            hint: "name a reviewer agent as `[agent] name` would, or remove `[review] agent`"
-                .into(),
-        })?;
-    let (Some(model), Some(own)) = (review.model.as_deref(), reviewer.family()) else {
-        return Ok(());
-    };
-    let Some(of) = super::pools::foreign_family(routing, families, model, Some(own)) else {
-        return Ok(());
-    };
-    Err(ReviewerError {
-        message: format!(
-            "`[review] model = \"{model}\"` is a {of} model, and the reviewer's CLI runs only {own} models"
-        ),
-        hint: format!(
-            "set `[review] model` to a {own} model, remove it so that the reviewer gets its own family's model of each ticket's tier, or pick a reviewer of the {of} family"
-        ),
-    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Pools: which model an attempt runs on, and pausing a pool (a model
-//! family's quota) while it is rate-limited.
+//! Pools: the model pool a ticket counts against, which model an attempt
+//! runs on, and pausing a pool while its model is rate-limited.
 //!
 //! Pure; time is seconds since the Unix epoch, passed in. A pool pauses
 //! when an attempt comes back `Unavailable`, for [`pause_length`]: the
@@ -10,9 +10,14 @@
 //! with a longer backoff. Meanwhile a ticket whose routing allows another
 //! candidate model in an open pool goes there.
 
+use super::lanes::Lanes;
+use crate::run::scheduler::Scheduler;
 use planwright_config::{Families, Routing, DEFAULT_TIER};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::model::Ticket;
-use std::collections::BTreeMap;
+use planwright_plan::Plan;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The first backoff: the pause when a CLI gives no reset time, and the
@@ -243,8 +248,8 @@ pub(crate) fn candidates(
     }
     let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
     let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
-    let route = routing.for_family(families, tier, hint, family);
-    Some(route.models.into_iter().map(|m| m.name).collect())
+    let within = routing.for_family(families, tier, hint, family);
+    Some(within.models.into_iter().map(|m| m.name).collect())
 }
 
 /// The family of `model` when a table (agb's, then the family table)
@@ -261,6 +266,72 @@ pub(crate) fn foreign_family<'r>(
         .family_of(model)
         .or_else(|| families.family_named(model))?;
     family.filter(|f| *f != of_model).map(|_| of_model)
+}
+
+/// The model pool `ticket` counts against, from the routing tables, for a
+/// CLI of `family` (see [`choose`]); `None` for a ticket that names none of
+/// model, tier and pool hint, or a model no table lists.
+fn ticket_pool(
+    ticket: &Ticket,
+    routing: &Routing,
+    families: &Families,
+    family: Option<&str>,
+) -> Option<String> {
+    if ticket.tier.is_none() && ticket.pool_hint.is_none() && ticket.model.is_none() {
+        return None;
+    }
+    if let Some(model) = &ticket.model {
+        if let Some(m) = routing.models.iter().find(|m| &m.name == model) {
+            if family.is_none_or(|f| f == m.family) {
+                return Some(m.pool.clone());
+            }
+        }
+    }
+    let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
+    let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
+    routing
+        .for_family(families, tier, hint, family)
+        .models
+        .into_iter()
+        .next()
+        .map(|m| m.pool)
+}
+
+/// The scheduler of `plan`: each ticket in the pool its lane's routing
+/// gives it, each pool at most its cap (`[routing]`'s, then the plan's).
+pub(crate) fn scheduler(
+    plan: &Plan,
+    graph: Arc<TicketGraph>,
+    routing: &Routing,
+    families: &Families,
+    lanes: &Lanes,
+    jobs: usize,
+) -> Scheduler {
+    // Tickets share a few asks of routing (model, tier, pool hint, family):
+    // each is looked up in the routing tables once, not once per ticket.
+    let mut asked = HashMap::new();
+    let pools: HashMap<String, String> = plan
+        .tickets
+        .iter()
+        .filter_map(|t| {
+            let family = lanes.family(&t.id);
+            // `[agent] model`, when the lane's agent has one, is the model.
+            let fixed = lanes.get(&t.id).and_then(|l| l.model.as_deref());
+            let ask = (
+                fixed.or(t.model.as_deref()),
+                t.tier.as_deref(),
+                t.pool_hint.as_deref(),
+                family,
+            );
+            let pool = asked
+                .entry(ask)
+                .or_insert_with(|| ticket_pool(&lanes.routed(t), routing, families, family));
+            Some((t.id.clone(), pool.clone()?))
+        })
+        .collect();
+    let mut caps = routing.caps.clone();
+    caps.extend(plan.caps.clone());
+    Scheduler::new(plan, graph, pools, caps, jobs)
 }
 
 fn pick(
