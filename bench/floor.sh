@@ -4,6 +4,7 @@
 # nothing else around them. `overhead.sh` runs it beside planwright.
 #
 #   bash bench/floor.sh REPO TICKETS JOBS [SHAPE [LOG]]
+#   FLOOR_KEEP=1 FLOOR_FROM=40 bash bench/floor.sh REPO TICKETS JOBS ...
 #
 # REPO is a repository as `overhead.sh` makes it (a `main` branch, a `m/`
 # directory, `src/f<i>.txt`); TICKETS independent tickets, JOBS at a time,
@@ -42,10 +43,19 @@
 # (the next run of this script removes them): deleting them would not be
 # a step of the design, and would slow down whatever runs next on a
 # filesystem that does not reuse deleted inodes at once.
+#
+# With FLOOR_KEEP=1 the next run keeps them instead, as planwright keeps
+# its workspaces and gate checkouts between runs: each is reset to the new
+# base from git's objects (`read-tree --reset -u`, which checks every file
+# against its index and writes only what differs) and cleaned, the steps
+# a kept tree needs before an agent or a gate may use it. FLOOR_FROM=N
+# numbers the tickets from N (t<N>, t<N+1>, ...), so a second run changes
+# other files than the first.
 set -euo pipefail
 repo="$(cd "$1" && pwd)" tickets="$2" jobs="$3" shape="${4:-create}" log="${5:-}"
+keep="${FLOOR_KEEP:-}" from="${FLOOR_FROM:-0}"
 state="$repo/.floor"
-rm -rf "$state"
+[[ -n "$keep" ]] || rm -rf "$state"
 mkdir -p "$state"
 export GIT_AUTHOR_NAME=floor GIT_AUTHOR_EMAIL=floor@localhost
 export GIT_COMMITTER_NAME=floor GIT_COMMITTER_EMAIL=floor@localhost
@@ -67,6 +77,11 @@ contained() { unshare --user --map-root-user --pid --fork "$@"; }
 start=$(git -C "$repo" rev-parse main)
 
 make_tree() { # make_tree NAME: a checkout of `main` with its own index
+  if [[ -n "$keep" && -f "$state/$1.index" ]]; then
+    own "$state/$1.index" "$state/$1" read-tree --reset -u "$start"
+    own "$state/$1.index" "$state/$1" clean -q -ffdx
+    return
+  fi
   mkdir -p "$state/$1"
   own "$state/$1.index" "$state/$1" read-tree "$start"
   own "$state/$1.index" "$state/$1" checkout-index -a -f -u
@@ -112,10 +127,10 @@ merge() { # merge TICKET CANDIDATE BASE: lands it on `main` (updates $tip)
   tip="$commit"
 }
 
-for ((i = 0; i < tickets; i += jobs)); do
+for ((i = from; i < from + tickets; i += jobs)); do
   base="$tip"
   pids=()
-  for ((s = 0; s < jobs && i + s < tickets; s++)); do
+  for ((s = 0; s < jobs && i + s < from + tickets; s++)); do
     attempt "$s" "t$((i + s))" "$base" >"$state/out$s" &
     pids+=($!)
   done

@@ -19,6 +19,17 @@
 #   SHAPE=modify TICKETS=2000 JOBS=2 bash bench/overhead.sh   # on 3,000 files
 #   QUICK=1 bash bench/overhead.sh          # 6 tickets: checks the script works
 #   PLANWRIGHT=/path/to/planwright bash bench/overhead.sh
+#
+# FIRST=1 measures what the first ticket of a run costs (issue 53 item 5):
+# 40 tickets (TICKETS), `--jobs 1`, SHAPE=modify, planwright and the floor
+# each on a fresh repository, then each a second run of 40 other tickets on
+# the repository its first run left, planwright keeping its workspace and
+# gate checkout from the first run and the floor keeping its trees
+# (FLOOR_KEEP in `floor.sh`). For each run: the whole run, the first
+# ticket (from the command's start to its merge: preflight, the workspace
+# and checkouts made, the ticket itself) and the others a ticket.
+#
+#   FIRST=1 bash bench/overhead.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 tickets="${TICKETS:-200}"
@@ -26,6 +37,10 @@ jobs_list="${JOBS:-1 2}"
 counts TICKETS "$tickets" 2000
 counts JOBS "$jobs_list" "1 2"
 shape="${SHAPE:-create}"
+first="${FIRST:-}"
+if [[ -n "$first" ]]; then
+  tickets="${TICKETS:-40}" jobs_list=1 shape="${SHAPE:-modify}"
+fi
 [[ -n "${QUICK:-}" ]] && tickets=6
 case "$shape" in
 create) ;;
@@ -35,18 +50,21 @@ esac
 bin="$(planwright_bin)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
+# Gate checkouts live in the user's cache folder: this bench's go with it.
+export XDG_CACHE_HOME="$dir/cache"
 
-# A native plan of N independent tickets; ticket t<i> creates m/t<i>.txt
-# (or, SHAPE=modify, changes src/f<i>.txt).
+# A native plan of N independent tickets, numbered from FROM (0 unless
+# given); ticket t<i> creates m/t<i>.txt (or, SHAPE=modify, changes
+# src/f<i>.txt).
 native_plan() {
-  awk -v n="$1" -v shape="$shape" 'BEGIN {
+  awk -v n="$1" -v from="${2:-0}" -v shape="$shape" 'BEGIN {
     printf "{\"planwright\":1,\"source_format\":\"native\",\"base\":\"main\","
     printf "\"gates\":[{\"name\":\"ok\",\"argv\":[\"true\"]}],\"tickets\":[\n"
-    for (i = 0; i < n; i++)
+    for (i = from; i < from + n; i++)
       if (shape == "modify")
-        printf "%s{\"id\":\"t%d\",\"body\":\"Change src/f%d.txt.\",\"scope\":[{\"pattern\":\"src/f%d.txt\",\"op\":\"modify\"}]}", (i ? ",\n" : ""), i, i, i
+        printf "%s{\"id\":\"t%d\",\"body\":\"Change src/f%d.txt.\",\"scope\":[{\"pattern\":\"src/f%d.txt\",\"op\":\"modify\"}]}", (i > from ? ",\n" : ""), i, i, i
       else
-        printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
+        printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i > from ? ",\n" : ""), i, i, i
     printf "\n]}\n"
   }'
 }
@@ -62,11 +80,16 @@ fresh_repo() {
     olds=$((${olds:-0} + 1))
     mv "$dir/repo" "$dir/old-$olds"
   fi
-  make_repo "$dir/repo" 3000
-  mkdir "$dir/repo/m"
-  touch "$dir/repo/m/.keep"
-  git -C "$dir/repo" add m
-  git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
+  new_repo "$dir/repo"
+}
+
+# new_repo DIR: the repository of 3,000 files, with the `m/` folder.
+new_repo() {
+  make_repo "$1" 3000
+  mkdir "$1/m"
+  touch "$1/m/.keep"
+  git -C "$1" add m
+  git -C "$1" -c user.name=bench -c user.email=bench@example.com commit -qm m
 }
 
 agent='sh -c "echo {ticket} > m/{ticket}.txt"'
@@ -103,6 +126,62 @@ merged() { git -C "$dir/repo" log --oneline main | grep -c ' t[0-9]' || true; }
 # run's time. (It does not undo the order effect docs/performance.md
 # describes: the run that goes second still tends to look flatter.)
 settle() { sync; }
+
+# FIRST=1: the first ticket's cost, on fresh repositories and on kept ones.
+# first_run WHO REPO FROM: runs planwright (WHO planwright) or the floor
+# on REPO, tickets t<FROM>..., and prints the whole run, the first ticket
+# (the command's start to the first merge) and the others a ticket, in ms.
+first_run() {
+  local who="$1" repo="$2" from="$3" start merges
+  native_plan "$tickets" "$from" >"$dir/plan.json"
+  sync
+  start=$(date +%s%N)
+  if [[ "$who" == planwright ]]; then
+    "$bin" run "$dir/plan.json" --repo "$repo" --agent cmd --agent-cmd "$agent" --jobs 1 >/dev/null 2>&1 || true
+    local events
+    events=$(ls -t "$repo"/.planwright/runs/*/events.jsonl | head -1)
+    # The same plan file is the same run, continued: its merges since `start`.
+    merges=$(awk -F'"at_ms":' -v since="$((start / 1000000))" \
+      '/"event":"merged"/ { split($2, a, /[,}]/); if (a[1] >= since) print a[1] }' "$events")
+  else
+    rm -f "$dir/floor-first.log"
+    FLOOR_KEEP=1 FLOOR_FROM="$from" bash "$root/bench/floor.sh" "$repo" "$tickets" 1 "$shape" "$dir/floor-first.log"
+    merges=$(awk '{ printf "%.0f\n", $1 / 1000 }' "$dir/floor-first.log")
+  fi
+  local end=$(($(date +%s%N) / 1000000))
+  local n
+  n=$(grep -c . <<<"$merges" || true)
+  if ((n != tickets)); then
+    echo "bench: $who merged $n of $tickets tickets on $repo" >&2
+    exit 1
+  fi
+  awk -v start="$((start / 1000000))" -v end="$end" -v n="$n" '
+    NR == 1 { first = $1 } { last = $1 }
+    END { printf "%d %d %.1f\n", end - start, first - start, (last - first) / (n - 1) }' <<<"$merges"
+}
+first_ticket() {
+  echo "$tickets independent tickets (each to $shape a file), --jobs 1, a repository of 3,000 files, agent \`echo\`, gate \`true\`;"
+  echo "the first ticket from the command's start to its merge, the others from one merge to the next:"
+  printf '%-32s %10s %10s %10s %10s %10s %10s %7s\n' run 'planwright' 'first' 'others' 'floor' 'first' 'others' ratio
+  for what in pw floor; do
+    new_repo "$dir/first-$what" >/dev/null
+  done
+  local pass from=0 label
+  for pass in 1 2; do
+    label="fresh repository"
+    ((pass == 1)) || label="kept from the run before"
+    read -r pw_all pw_first pw_rest < <(first_run planwright "$dir/first-pw" "$from")
+    read -r fl_all fl_first fl_rest < <(first_run floor "$dir/first-floor" "$from")
+    printf '%-32s %7d ms %7d ms %7.1f ms %7d ms %7d ms %7.1f ms %6.2fx\n' "$label" \
+      "$pw_all" "$pw_first" "$pw_rest" "$fl_all" "$fl_first" "$fl_rest" \
+      "$(awk -v a="$pw_all" -v b="$fl_all" 'BEGIN { print a / b }')"
+    from=$((from + tickets))
+  done
+}
+if [[ -n "$first" ]]; then
+  first_ticket
+  exit 0
+fi
 
 native_plan "$tickets" >"$dir/plan.json"
 echo "$tickets independent tickets (each to $shape a file), a repository of 3,000 files, agent \`echo\`, gate \`true\`:"

@@ -558,7 +558,7 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(held.len() == 1 && held[0].starts_with("repo-"), "{held:?}");
-    let probed = cache.join(&held[0]).join("preflight/package.json");
+    let probed = cache.join(&held[0]).join("slot-1/package.json");
     assert!(probed.is_file(), "{}", probed.display());
     assert!(
         said.contains("error   gate-probe: on the base commit "),

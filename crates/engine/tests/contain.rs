@@ -889,8 +889,9 @@ fn a_changed_lifecycle_script_or_set_up_script_never_reaches_a_set_up() {
             "{setup:?}"
         );
         // The base commit's set-up runs in gate checkouts by design
-        // (preflight's, and a slot's made while its agent works); the
-        // candidate's never does: nothing it wrote ran there.
+        // (preflight tries it in the first slot's, and a slot's is made on
+        // it while its agent works); the candidate's never does: nothing
+        // it wrote ran there.
         let checkouts = env.repo().join(".planwright/checkouts");
         let dirs: Vec<_> = std::fs::read_dir(&checkouts)
             .unwrap_or_else(|e| panic!("{}: {e}", checkouts.display()))

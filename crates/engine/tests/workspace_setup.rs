@@ -27,15 +27,17 @@ fn worktree_setup_runs_once_per_slot() {
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B", "C"], "{:?}", out.summary);
-    // Once per gate checkout (the ticket slot's, made while the first
-    // agent worked, and the merge's when a merge had to gate again); the
+    // Once per gate checkout (the ticket slot's, made by preflight's trial
+    // of the set-up, and the merge's when a merge had to gate again); the
     // set-up's `deps/` survived each reset.
     let run = env.repo().join(".planwright/runs").join(&out.summary.run);
-    let logs = ["A", "B", "C"].map(|id| {
+    let mut logs = ["A", "B", "C"].map(|id| {
         let made = std::fs::read_to_string(run.join(id).join("attempt-1.checkout.log"));
         std::fs::read_to_string(run.join(id).join("ticket.log")).unwrap()
             + &made.unwrap_or_default()
     });
+    let trial = env.repo().join(".planwright/preflight-setup.log");
+    logs[0] += &std::fs::read_to_string(trial).unwrap();
     let setups_in = |place: &str| -> usize {
         logs.iter()
             .flat_map(|l| l.lines())
@@ -43,10 +45,8 @@ fn worktree_setup_runs_once_per_slot() {
             .count()
     };
     let checkout_setups = setups_in("/checkouts/");
-    // Preflight's own checkout logs its set-up elsewhere.
     let checkouts = std::fs::read_dir(env.repo().join(".planwright/checkouts"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name() != "preflight")
         .count();
     assert_eq!(checkout_setups, checkouts, "{logs:?}");
     // The agents' single workspace was set up once and kept its result.
@@ -260,4 +260,106 @@ fn a_copy_file_missing_tracked_or_linked_out_of_the_repository_fails_preflight()
     assert!(copy
         .iter()
         .all(|m| m.contains("`[workspace] copy` in `planwright.toml`")));
+}
+
+/// The `ticket.log` of ticket `id` in whichever run of `env` ran it.
+fn ticket_log(env: &Env, id: &str) -> String {
+    let runs = env.repo().join(".planwright/runs");
+    let found = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|d| d.unwrap().path().join(id).join("ticket.log"))
+        .find(|log| log.is_file())
+        .unwrap_or_else(|| panic!("no run of {id} in {}", runs.display()));
+    std::fs::read_to_string(found).unwrap()
+}
+
+/// An agent and a gate that pass only on the base's `a.txt` and `b.txt`
+/// (the agent then creates `<ticket>.txt`).
+fn on_the_base(env: &Env) -> (Box<dyn agent::Agent>, serde_json::Value) {
+    let same = r#"test "$(cat a.txt)" = a && test "$(cat b.txt)" = b"#;
+    let agent = sh_agent(
+        env,
+        &format!("{same} && echo \"$1\" > \"$1.txt\""),
+        "{ticket}",
+    );
+    (agent, gate(&["sh", "-c", same]))
+}
+
+/// A second run reuses the first slot's workspace and gate checkout that
+/// the first run left, and says so in the ticket's log; neither is
+/// trusted as it is: each file is checked against planwright's index, and
+/// what was changed there since (by anyone) is written again from git's
+/// objects before the agent or the gate sees it.
+#[test]
+fn a_second_run_reuses_the_workspace_and_gate_checkout_and_undoes_changes_there() {
+    let env = Env::new(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let mut s = settings();
+    s.jobs = 1;
+    let (agent, gates) = on_the_base(&env);
+    let first = plan(json!({"gates": gates, "tickets": creating_tickets(&["A"])}));
+    let out = run_with(&env, &first, &s, agent);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let made = "made: every file written from git's objects";
+    assert!(
+        ticket_log(&env, "A").contains(&format!("-- workspace slot-1 {made}")),
+        "{}",
+        ticket_log(&env, "A")
+    );
+    // The checkout was made while the agent worked: that attempt's log.
+    let run = env.run_dir();
+    let warmed = std::fs::read_to_string(run.join("A/attempt-1.checkout.log")).unwrap();
+    assert!(
+        warmed.contains(&format!("-- gate checkout slot-1 {made}")),
+        "{warmed}"
+    );
+
+    // Between the runs, someone changes both.
+    let workspace = env.repo().join(".planwright/workspaces/slot-1");
+    let checkout = env.repo().join(".planwright/checkouts/slot-1");
+    std::fs::write(workspace.join("a.txt"), "changed\n").unwrap();
+    std::fs::remove_file(workspace.join("b.txt")).unwrap();
+    std::fs::write(checkout.join("b.txt"), "changed\n").unwrap();
+
+    let (agent, gates) = on_the_base(&env);
+    let second = plan(json!({"gates": gates, "tickets": creating_tickets(&["B"])}));
+    s.plan_path = "second.json".into();
+    let out = run_with(&env, &second, &s, agent);
+    assert_eq!(out.summary.merged, ["B"], "{:?}", out.summary);
+    // At the first attempt: its agent and its gate saw the base's files.
+    let rejected = |e: &Event| matches!(e, Event::AttemptRejected { .. });
+    assert!(!out.events.iter().any(rejected), "{:?}", out.events);
+    let log = ticket_log(&env, "B");
+    let reused = "reused: checked against planwright's index,";
+    let lines = [
+        format!("-- workspace slot-1 {reused} 2 tracked files differed and were written again from git's objects"),
+        format!("-- gate checkout slot-1 {reused} 1 tracked file differed and was written again from git's objects"),
+    ];
+    for line in lines {
+        assert!(log.lines().any(|l| l == line), "{line}\nnot in\n{log}");
+    }
+    assert!(!log.contains(made), "{log}");
+}
+
+/// Preflight tries the gates in the first slot's gate checkout and makes
+/// the first slot's workspace beside it, so the run's first ticket finds
+/// both made and writes no file of either whole.
+#[test]
+fn preflight_makes_the_first_slots_workspace_and_gate_checkout() {
+    let env = Env::new(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let mut s = settings();
+    s.jobs = 1;
+    s.gate_probe = true;
+    let (agent, gates) = on_the_base(&env);
+    let plan = plan(json!({"gates": gates, "tickets": creating_tickets(&["A"])}));
+    let out = run_with(&env, &plan, &s, agent);
+    assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
+    let log = ticket_log(&env, "A");
+    let none = "reused: checked against planwright's index, 0 tracked files differed";
+    for what in ["workspace slot-1", "gate checkout slot-1"] {
+        assert!(log.contains(&format!("-- {what} {none}")), "{what}:\n{log}");
+    }
+    assert!(!env.run_dir().join("A/attempt-1.checkout.log").exists());
+    let probe = env.repo().join(".planwright/preflight-gates.log");
+    let probe = std::fs::read_to_string(probe).unwrap();
+    assert!(probe.contains("-- gate checkout slot-1 made"), "{probe}");
 }

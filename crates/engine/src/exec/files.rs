@@ -167,6 +167,24 @@ fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), planwright_os::beneath:
     Ok(())
 }
 
+/// The line a log gets when a run first uses one of the work trees
+/// planwright keeps (a workspace, a gate checkout): `what` (`workspace
+/// slot-1`) was made from nothing, or, when `differed` counts the tracked
+/// files that differed from planwright's index, reused (kept from an
+/// earlier run, or made before the first attempt), those files written
+/// again from git's objects.
+pub(crate) fn first_use(what: &str, differed: Option<usize>) -> String {
+    match differed {
+        None => format!("-- {what} made: every file written from git's objects\n"),
+        Some(n) => format!(
+            "-- {what} reused: checked against planwright's index, {} differed \
+             and {} written again from git's objects\n",
+            planwright_plan::words::count(n, "tracked file"),
+            if n == 1 { "was" } else { "were" }
+        ),
+    }
+}
+
 /// Creates the directory `path` goes in.
 pub(crate) fn create_parent(path: &Path) -> Result<(), EngineError> {
     match path.parent() {

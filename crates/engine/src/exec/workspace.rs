@@ -20,7 +20,9 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::files::{clean, copy_source, create_parent, fresh_dir, remove_any, restore_modes};
+use crate::exec::files::{
+    clean, copy_source, create_parent, first_use, fresh_dir, remove_any, restore_modes,
+};
 use crate::exec::names;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
@@ -57,6 +59,10 @@ pub struct Workspaces {
     /// last read them, with nothing run in them since. Their next reset
     /// need only touch the files that differ between the two commits.
     synced: Arc<Mutex<HashSet<String>>>,
+    /// The slots this run has prepared: the first preparation of each
+    /// says in the ticket's log whether it made the workspace or reused
+    /// one (kept from an earlier run, or made by [`Workspaces::warm`]).
+    used: Arc<Mutex<HashSet<String>>>,
     /// Whether a workspace stays as its candidate left it: the agent's
     /// processes end with its PID namespace, and no other agent may write
     /// there (no `[sandbox] writable` directory holds the workspaces).
@@ -86,6 +92,7 @@ impl Workspaces {
             readable: Vec::new(),
             object_format: Arc::new(OnceLock::new()),
             synced: Arc::default(),
+            used: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
             limits: planwright_os::sandbox::Limits::default(),
         }
@@ -103,10 +110,26 @@ impl Workspaces {
 
     /// planwright's index of slot `slot`, out of the agent's reach.
     fn index(&self, slot: &str) -> PathBuf {
-        self.repo
-            .state_dir()
-            .join("index")
-            .join(format!("workspace-{slot}"))
+        index_of(&self.repo, slot)
+    }
+
+    /// Makes slot `slot`'s workspace hold `commit`'s files when it was
+    /// never made (it has no index), so that the first attempt there finds
+    /// it made and checks it rather than writing every file: preflight
+    /// does this while it tries the set-up and the gates on the base. A
+    /// workspace already made is left as it is, for that attempt's checks.
+    pub(crate) fn warm(repo: &Repo, slot: &str, commit: &str) -> Result<(), EngineError> {
+        let index = index_of(repo, slot);
+        if index.is_file() {
+            return Ok(());
+        }
+        let dir = Self::root(repo).join(slot);
+        fresh_dir(&dir)?;
+        create_parent(&index)?;
+        setup::clear_stamp(&index.with_extension("setup"))?;
+        // Should this stop half-way, the attempt's reset checks every file
+        // against the index and writes what is missing.
+        repo.own_tree(&index, &dir).reset_files(commit)
     }
 
     /// The stamp of slot `slot`'s set-up, out of the agent's reach.
@@ -160,6 +183,7 @@ impl Workspaces {
     /// [`Workspaces::prepare`] starts it from nothing.
     pub fn scrub(&self, slot: &str) -> Result<(), EngineError> {
         self.synced_slots().remove(slot);
+        self.used_slots().remove(slot);
         remove_any(&self.index(slot))?;
         setup::clear_stamp(&self.stamp(slot))?;
         remove_any(&self.path(slot))?;
@@ -217,17 +241,30 @@ impl Workspaces {
         let dir = self.path(slot);
         let index = self.index(slot);
         let synced = self.synced_slots().remove(slot);
+        let first = self.used_slots().insert(slot.to_string());
         if index.is_file() {
             // Whether synced or not: the candidate's `git add` reads a
             // file's content and executable bit, never the rest of its mode.
             restore_modes(&self.repo.own_tree(&index, &dir), &dir)?;
         }
         remove_any(&dir.join(".git"))?;
-        if !index.is_file() {
+        let made = !index.is_file();
+        if made {
             // Nothing is known about what is there: start from nothing.
             fresh_dir(&dir)?;
             create_parent(&index)?;
             setup::clear_stamp(&self.stamp(slot))?;
+        }
+        if first {
+            // A workspace this run did not leave: the reset below checks
+            // every file against planwright's index (the agents of an
+            // earlier run, or anyone since, may have changed them) and
+            // writes again the ones that differ; the log says how many.
+            let differed = match made {
+                true => None,
+                false => Some(self.repo.own_tree(&index, &dir).differing()?.len()),
+            };
+            crate::log::append(log, &first_use(&format!("workspace {slot}"), differed))?;
         }
         // Checksummed: the agent's `.git` gets a copy of this index.
         self.repo.own_tree(&index, &dir).reset(commit, synced)?;
@@ -400,6 +437,11 @@ impl Workspaces {
         self.synced.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The slots this run has prepared, locked.
+    fn used_slots(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.used.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The repository's object format (`sha1`, `sha256`), asked once.
     fn object_format(&self) -> Result<String, EngineError> {
         if let Some(f) = self.object_format.get() {
@@ -447,6 +489,13 @@ impl Workspaces {
         }
         Ok(Ok(tree))
     }
+}
+
+/// planwright's index of `repo`'s workspace of slot `slot`.
+fn index_of(repo: &Repo, slot: &str) -> PathBuf {
+    repo.state_dir()
+        .join("index")
+        .join(format!("workspace-{slot}"))
 }
 
 /// The first of `paths` git refuses to index.

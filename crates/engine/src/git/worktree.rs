@@ -140,6 +140,18 @@ impl WorkTree {
         Ok(())
     }
 
+    /// The tracked paths whose files differ from what the index recorded
+    /// of them (`diff-files`: by the stat data, and by content where that
+    /// cannot tell): changed, deleted, made executable or of another kind,
+    /// or touched. These are the files a non-synced [`WorkTree::reset`]
+    /// writes again; the index is never written.
+    pub(crate) fn differing(&self) -> Result<Vec<Vec<u8>>, EngineError> {
+        let out = (self.git())
+            .args(["diff-files", "--name-only", "-z", "--no-renames"])
+            .output()?;
+        Ok(names(&out.stdout).map(<[u8]>::to_vec).collect())
+    }
+
     /// Each entry of the index with its kind, in the index's order.
     pub(crate) fn entries(&self) -> Result<Vec<(PathBuf, Mode)>, EngineError> {
         let out = self.git().args(["ls-files", "-s", "-z"]).output()?;

@@ -114,7 +114,11 @@ pub(crate) fn check_all(
             commands::check_gate_commands(r, &tip, &gates, &mut out);
         }
         workspace::check_copy(r, &settings.workspace.copy, &mut out);
-        workspace::check_setup(r, plan, &settings.workspace, contain, &mut out);
+        let local = matches!(
+            settings.executor,
+            planwright_config::ExecutorSettings::Local
+        );
+        workspace::check_setup(r, plan, &settings.workspace, contain, local, &mut out);
         probe::check_lock_files(r, plan, settings, &mut out);
         probe::check_gate_probe(r, plan, settings, &mut out);
     }

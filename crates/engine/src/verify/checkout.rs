@@ -30,7 +30,7 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::files::{clean, create_parent, fresh_dir, remove_any, restore_modes};
+use crate::exec::files::{clean, create_parent, first_use, fresh_dir, remove_any, restore_modes};
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
 use crate::exec::workspace::{WorkspaceSettings, Workspaces};
@@ -73,6 +73,10 @@ pub(crate) struct Checkouts {
     /// index matching every file: the next reset need only touch the
     /// files that differ between the two commits.
     synced: Arc<Mutex<HashSet<String>>>,
+    /// The checkouts this run has prepared: the first preparation of each
+    /// says in its log whether it made the checkout or reused one (kept
+    /// from an earlier run, or made by preflight).
+    used: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Checkouts {
@@ -119,6 +123,7 @@ impl Checkouts {
             overlay,
             limits: crate::contain::limits(contain),
             synced: Arc::default(),
+            used: Arc::default(),
         }
     }
 
@@ -162,6 +167,10 @@ impl Checkouts {
     /// temporary folder go, and its next use starts it from nothing.
     pub(crate) fn scrub(&self, name: &str) -> Result<(), EngineError> {
         self.synced().remove(name);
+        self.used
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
         remove_any(&self.meta(name, ""))?;
         setup::clear_stamp(&self.meta(name, ".setup"))?;
         remove_any(&self.path(name))?;
@@ -373,10 +382,12 @@ impl Checkouts {
         let dir = self.path(name);
         let index = self.meta(name, "");
         let synced = self.synced().remove(name);
+        let first = (self.used.lock().unwrap_or_else(|e| e.into_inner())).insert(name.to_string());
         // The index is in `.planwright/`, the checkout in the cache folder,
         // which the user may clear (or `HOME` name another): an index whose
         // checkout is gone describes nothing.
-        if !index.is_file() || !dir.is_dir() {
+        let made = !index.is_file() || !dir.is_dir();
+        if made {
             remove_any(&index)?;
             fresh_dir(&dir)?;
             create_parent(&index)?;
@@ -389,6 +400,16 @@ impl Checkouts {
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
+        if first {
+            // Never trusted as it is: the reset below checks every file
+            // against planwright's index and writes again what differs, and
+            // the clean or the set-up's fingerprint sees what is untracked.
+            let differed = match made {
+                true => None,
+                false => Some(self.repo.own_tree(&index, &dir).differing()?.len()),
+            };
+            crate::log::append(log, &first_use(&format!("gate checkout {name}"), differed))?;
+        }
         (self.repo)
             .own_tree_unhashed(&index, &dir)
             .reset(commit, synced)?;

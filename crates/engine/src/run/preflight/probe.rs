@@ -4,7 +4,7 @@
 //! base that is red is an error unless `--allow-red-base`; the lock files
 //! found name the `[workspace] setup` line that installs what is missing.
 
-use super::workspace::TRIAL;
+use super::workspace::{beside_first_workspace, trial};
 use super::{failed, Check, CheckName};
 use crate::git::repo::Repo;
 use crate::model::Verdict;
@@ -70,14 +70,20 @@ pub(super) fn check_gate_probe(
     let log = repo.state_dir().join("preflight-gates.log");
     let _ = std::fs::remove_file(&log);
     let started = Instant::now();
-    let verdict = checkouts.gate(
-        TRIAL,
-        &base,
-        &gates,
-        &settings.gates,
-        &log,
-        &Cancel::default(),
+    let local = matches!(
+        settings.executor,
+        planwright_config::ExecutorSettings::Local
     );
+    let verdict = beside_first_workspace(repo, local, &base, || {
+        checkouts.gate(
+            &trial(),
+            &base,
+            &gates,
+            &settings.gates,
+            &log,
+            &Cancel::default(),
+        )
+    });
     let took = format!("{:.1} s", started.elapsed().as_secs_f64());
     let names: Vec<String> = gates
         .iter()

@@ -2,7 +2,8 @@
 //! slot, tried against the user's checkout and the base commit.
 
 use super::{failed, ok_if_quiet, Check, CheckName};
-use crate::exec::workspace::WorkspaceSettings;
+use crate::exec::workspace::{WorkspaceSettings, Workspaces};
+use crate::exec::LocalExecutor;
 use crate::git::repo::Repo;
 use crate::model::Verdict;
 use crate::process::Cancel;
@@ -10,9 +11,37 @@ use crate::sandbox::ContainSettings;
 use crate::verify::checkout::Checkouts;
 use planwright_plan::Plan;
 
-/// The checkout preflight tries the set-up in: not one a run uses, so a
-/// preflight beside a run disturbs nothing.
-pub(super) const TRIAL: &str = "preflight";
+/// The gate checkout preflight tries the set-up and the gates in: the
+/// first slot's, which the run's first ticket then finds made (and set
+/// up), so that it is not written whole twice. Preflight holds the run
+/// lock meanwhile: no run uses it at the same time.
+pub(super) fn trial() -> String {
+    LocalExecutor::slot(0)
+}
+
+/// Runs `trial` (a try of the set-up or the gates in the [`trial`]
+/// checkout) while, when `local` (the run's attempts run on this
+/// machine), the first slot's workspace is made beside it if it never was
+/// (see [`Workspaces::warm`]): the run's first ticket would otherwise pay
+/// for writing every file of the tree before its agent starts. Under the
+/// run lock, as both write what a run owns.
+pub(super) fn beside_first_workspace<T>(
+    repo: &Repo,
+    local: bool,
+    base: &str,
+    trial: impl FnOnce() -> T,
+) -> T {
+    std::thread::scope(|scope| {
+        let warming =
+            local.then(|| scope.spawn(|| Workspaces::warm(repo, &LocalExecutor::slot(0), base)));
+        let out = trial();
+        // The first attempt prepares its workspace whatever this left.
+        if let Some(warming) = warming {
+            let _ = warming.join();
+        }
+        out
+    })
+}
 
 /// `[workspace] setup`: run once on the base commit, confined and with its
 /// caches as in a gate checkout of a run (a result kept from the last try
@@ -23,6 +52,7 @@ pub(super) fn check_setup(
     plan: &Plan,
     workspace: &WorkspaceSettings,
     contain: &ContainSettings,
+    local: bool,
     out: &mut Vec<Check>,
 ) {
     if workspace.setup.is_empty() || failed(out) {
@@ -67,7 +97,10 @@ pub(super) fn check_setup(
         plan.base,
         log.display()
     );
-    match checkouts.try_setup(TRIAL, &base, &log, &Cancel::default()) {
+    let tried = beside_first_workspace(repo, local, &base, || {
+        checkouts.try_setup(&trial(), &base, &log, &Cancel::default())
+    });
+    match tried {
         Ok(None) => out.push(Check::ok(
             CheckName::Setup,
             format!("the set-up runs on the base commit {short}"),
