@@ -83,7 +83,13 @@ fn every_message() -> Vec<Value> {
         ToWorker::Attempt(Box::new(spec)),
         ToWorker::Objects { bytes: 10 },
         ToWorker::Cancel,
-        ToWorker::Heartbeat,
+        ToWorker::Heartbeat { ack: 3 },
+        ToWorker::Resume {
+            slot: 0,
+            ticket: "T1".into(),
+            attempt: 1,
+            ack: 2,
+        },
         ToWorker::Check {
             programs: vec!["claude".into()],
         },
@@ -101,7 +107,8 @@ fn every_message() -> Vec<Value> {
         FromWorker::Checked {
             missing: vec!["claude".into()],
         },
-        FromWorker::Heartbeat,
+        FromWorker::Heartbeat { ack: 1 },
+        FromWorker::Resumed { ack: 4 },
         FromWorker::Wants {
             missing: vec!["a".repeat(40)],
             have: vec![],

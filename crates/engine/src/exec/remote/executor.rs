@@ -8,7 +8,7 @@
 use super::cache::pack;
 use super::intake::{self, Intake};
 use super::protocol::{
-    self, AttemptSpec, FromWorker, ToWorker, WireError, WorkerSettings, PROTOCOL,
+    self, AttemptSpec, FromWorker, Message, ToWorker, WireError, WorkerSettings, PROTOCOL,
 };
 use super::transport::{Link, Lost, Transport};
 use super::wire::{self, Heard, Outbox};
@@ -148,9 +148,17 @@ impl Conversation<'_> {
         loop {
             self.clock.tick(self.out)?;
             match self.heard.recv_timeout(CANCEL_POLL) {
-                Ok(Ok((FromWorker::Heartbeat, _))) => self.clock.heard = Instant::now(),
+                Ok(Ok((FromWorker::Heartbeat { ack }, _))) => {
+                    self.clock.heard = Instant::now();
+                    self.out
+                        .acknowledged(ack)
+                        .map_err(|e| Stop::Lost(format!("sent a wrong heartbeat: {e}")))?;
+                }
                 Ok(Ok(heard)) => {
                     self.clock.heard = Instant::now();
+                    if heard.0.journaled() {
+                        self.out.heard_one();
+                    }
                     return Ok(heard);
                 }
                 Ok(Err(e)) => return Err(e.into()),
@@ -242,7 +250,7 @@ impl Conversation<'_> {
             FromWorker::Checked { .. } => {
                 return Err(Stop::Lost("answered a `check` nobody asked for".into()))
             }
-            FromWorker::Heartbeat => {}
+            FromWorker::Heartbeat { .. } | FromWorker::Resumed { .. } => {}
         }
         Ok(None)
     }
@@ -301,7 +309,7 @@ impl Clock<'_> {
         }
         if now.duration_since(self.beat) >= self.link.heartbeat {
             self.beat = now;
-            let _ = out.nudge(&ToWorker::Heartbeat);
+            let _ = out.nudge(&ToWorker::Heartbeat { ack: out.heard() });
         }
         Ok(())
     }

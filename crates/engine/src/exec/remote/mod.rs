@@ -8,6 +8,7 @@ mod command;
 mod executor;
 mod hello;
 mod intake;
+mod journal;
 pub mod kubernetes;
 pub mod protocol;
 mod transport;

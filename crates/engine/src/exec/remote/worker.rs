@@ -5,8 +5,8 @@
 
 use super::cache::{pack, SlotRepo, WorkerCache};
 use super::protocol::{
-    AttemptEnd, AttemptSpec, FromWorker, SandboxState, ToWorker, WireError, WorkerSettings,
-    PROTOCOL,
+    AttemptEnd, AttemptSpec, FromWorker, Message, SandboxState, ToWorker, WireError,
+    WorkerSettings, PROTOCOL,
 };
 use super::wire::{self, Outbox};
 use crate::agent::{Agents, UsageSink};
@@ -95,7 +95,7 @@ impl Ears {
         loop {
             let limit = Duration::from_millis(self.lost_after.load(Ordering::Relaxed));
             match self.heard.recv_timeout(limit) {
-                Ok(Heard::Message(ToWorker::Heartbeat)) => {}
+                Ok(Heard::Message(ToWorker::Heartbeat { .. })) => {}
                 Ok(heard) => return heard,
                 Err(RecvTimeoutError::Timeout) => return Heard::Silent(limit),
                 Err(RecvTimeoutError::Disconnected) => return Heard::Gone(None),
@@ -125,7 +125,7 @@ pub fn serve(
     options: &WorkerOptions,
 ) -> Result<(), EngineError> {
     let out = Outbox::new(output);
-    let ears = listen(input);
+    let ears = listen(input, out.clone());
     let served = converse(&ears, &out, options);
     if matches!(served, Err(EngineError::Wire(_))) {
         out.abandon();
@@ -174,6 +174,9 @@ fn converse(ears: &Ears, out: &Out, options: &WorkerOptions) -> Result<(), Engin
                 say(out, &FromWorker::Checked { missing }, &[])?;
             }
             Heard::Message(ToWorker::Cancel) | Heard::Done => {}
+            Heard::Message(ToWorker::Resume { .. }) => {
+                return Err(unexpected("`resume` to a worker that keeps no attempt"))
+            }
             Heard::Gone(None) => return Ok(()),
             Heard::Gone(Some(e)) => return Err(e.into()),
             Heard::Silent(limit) => return Err(silent(limit)),
@@ -199,7 +202,10 @@ impl Beat {
         std::thread::spawn(move || loop {
             let wait = Duration::from_millis(every.load(Ordering::Relaxed));
             match stopped.recv_timeout(wait) {
-                Err(RecvTimeoutError::Timeout) if out.nudge(&FromWorker::Heartbeat).is_ok() => {}
+                Err(RecvTimeoutError::Timeout)
+                    if out
+                        .nudge(&FromWorker::Heartbeat { ack: out.heard() })
+                        .is_ok() => {}
                 _ => return,
             }
         });
@@ -223,14 +229,26 @@ fn unexpected(what: &str) -> EngineError {
 
 /// Reads the coordinator's messages on a thread of their own, so that a
 /// cancel arrives while an attempt runs.
-fn listen(input: impl Read + Send + 'static) -> Ears {
+fn listen(input: impl Read + Send + 'static, out: Out) -> Ears {
     let (tx, rx) = channel();
     let wake = tx.clone();
     let (raw_tx, raw) = channel();
     wire::inbox::<ToWorker>(Box::new(input), raw_tx);
     std::thread::spawn(move || {
         for heard in raw {
+            if let Ok((msg, _)) = &heard {
+                if msg.journaled() {
+                    out.heard_one();
+                }
+            }
             let heard = match heard {
+                Ok((ToWorker::Heartbeat { ack }, _)) => match out.acknowledged(ack) {
+                    Ok(()) => Heard::Message(ToWorker::Heartbeat { ack }),
+                    Err(e) => Heard::Gone(Some(WireError::Malformed(
+                        format!("the coordinator's heartbeat is wrong: {e}"),
+                        String::new(),
+                    ))),
+                },
                 Ok((ToWorker::Objects { .. }, pack)) => Heard::Objects(pack),
                 Ok((msg, _)) => Heard::Message(msg),
                 Err(WireError::Closed) => Heard::Gone(None),
