@@ -22,6 +22,9 @@ struct Setup {
     _server: GitHttp,
     head: String,
     pull: u64,
+    /// Every pull request delivered: (head, number), parents first.
+    pulls: Vec<(String, u64)>,
+    per: &'static str,
 }
 
 fn token_var(api: Api) -> &'static str {
@@ -40,20 +43,40 @@ fn kind_name(api: Api) -> &'static str {
     }
 }
 
-/// A native plan: A makes `a.txt`, B (after A) makes `b.txt`.
-fn plan() -> Value {
+/// A native plan: A makes `a.txt`, B (after A) makes `b.txt`, and with
+/// `per = "ticket"` C (after B) makes `c.txt`, so that a ticket merges
+/// after B.
+fn plan(per: &str) -> Value {
     let ticket = |id: &str, path: &str, deps: Vec<&str>| {
         json!({"id": id, "title": format!("Add {path}"), "body": "add the file",
             "scope": [{"pattern": path, "op": "any"}], "depends_on": deps})
     };
-    json!({"planwright": 1, "source_format": "native", "base": "main", "gates": [{"name": "true", "argv": ["true"]}],
-        "tickets": [ticket("A", "a.txt", vec![]), ticket("B", "b.txt", vec!["A"])]})
+    let mut plan = json!({"planwright": 1, "source_format": "native", "base": "main", "gates": [{"name": "true", "argv": ["true"]}],
+        "tickets": [ticket("A", "a.txt", vec![]), ticket("B", "b.txt", vec!["A"])]});
+    if per == "ticket" {
+        let mut c = ticket("C", "c.txt", vec!["B"]);
+        // C may touch b.txt too (one test has it do so).
+        c["scope"] = json!([{"pattern": "c.txt", "op": "any"}, {"pattern": "b.txt", "op": "any"}]);
+        plan["tickets"].as_array_mut().unwrap().push(c);
+    }
+    plan
 }
 
 impl Setup {
     /// The plan run and delivered to a fake forge of `api`, with
     /// `[respond]` holding `respond`; `ana` may write.
     fn delivered(api: Api, respond: &str) -> Setup {
+        Setup::delivered_per(api, respond, "run")
+    }
+
+    /// The same, delivered with `[forge] per = per`; `head` and `pull`
+    /// are the run's pull request's, or B's with `per = "ticket"`.
+    fn delivered_per(api: Api, respond: &str, per: &'static str) -> Setup {
+        Setup::delivered_with(api, respond, per, |_| {})
+    }
+
+    /// The same, with `before` given the fixtures before the run.
+    fn delivered_with(api: Api, respond: &str, per: &'static str, before: fn(&Env)) -> Setup {
         let env = Env::new(&[("README.md", "hello\n")]).with_cli(BIN);
         let server = GitHttp::start(&env.root().join("server"), TOKEN);
         let bare = server.create(REPO, &env.repo(), "main");
@@ -62,9 +85,11 @@ impl Setup {
         forge.add_repository(REPO);
         forge.branches_from(REPO, &bare);
         forge.add_collaborator(REPO, "ana", "write");
-        write(env.root(), "plan.json", &plan().to_string());
+        write(env.root(), "plan.json", &plan(per).to_string());
         env.fixture("A", 1, "a.txt", "a\n");
         env.fixture("B", 1, "b.txt", "b\n");
+        env.fixture("C", 1, "c.txt", "c\n");
+        before(&env);
         let mut s = Setup {
             env,
             bare,
@@ -72,6 +97,8 @@ impl Setup {
             _server: server,
             head: String::new(),
             pull: 0,
+            pulls: Vec::new(),
+            per,
         };
         s.configure(respond);
         let run = s.command(&["run", "plan.json", "--repo", "repo"], true);
@@ -79,16 +106,21 @@ impl Setup {
         let out = s.command(&["deliver", "--repo", "repo", "--output", "json"], false);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let d: Value = serde_json::from_slice(&out.stdout).unwrap();
-        s.head = d["pull_requests"][0]["head"].as_str().unwrap().to_string();
-        s.pull = d["pull_requests"][0]["number"].as_u64().unwrap();
+        for p in d["pull_requests"].as_array().unwrap() {
+            let head = p["head"].as_str().unwrap().to_string();
+            s.pulls.push((head, p["number"].as_u64().unwrap()));
+        }
+        let b = s.pulls.iter().find(|(h, _)| h.ends_with("/B"));
+        (s.head, s.pull) = b.or(s.pulls.last()).cloned().unwrap();
         s
     }
 
     fn configure(&self, respond: &str) {
         let toml = format!(
-            "[forge]\nkind = \"{}\"\napi_url = \"{}\"\n[respond]\n{respond}\n",
+            "[forge]\nkind = \"{}\"\napi_url = \"{}\"\nper = \"{}\"\n[respond]\n{respond}\n",
             kind_name(self.forge.api()),
-            self.forge.api_url()
+            self.forge.api_url(),
+            self.per
         );
         write(self.env.root(), "planwright.toml", &toml);
     }
@@ -123,8 +155,13 @@ impl Setup {
 
     /// planwright's replies on the pull request.
     fn replies(&self) -> Vec<String> {
+        self.replies_on(self.pull)
+    }
+
+    /// planwright's replies on pull request `pull`.
+    fn replies_on(&self, pull: u64) -> Vec<String> {
         self.forge
-            .comments(REPO, self.pull, true)
+            .comments(REPO, pull, true)
             .into_iter()
             .filter(|c| c.author == BOT && c.body.contains("<!-- planwright:respond"))
             .map(|c| c.body)
@@ -144,7 +181,12 @@ impl Setup {
 
     /// A file on the pull request's branch on the git server.
     fn pushed(&self, path: &str) -> String {
-        git(&self.bare, &["show", &format!("{}:{path}", self.head)])
+        self.pushed_on(&self.head, path)
+    }
+
+    /// A file on `branch` on the git server.
+    fn pushed_on(&self, branch: &str, path: &str) -> String {
+        git(&self.bare, &["show", &format!("{branch}:{path}")])
     }
 
     /// Someone else pushes a commit to the pull request's branch, on top
@@ -560,9 +602,12 @@ fn no_round_while_a_run_holds_the_lock_and_errors_never_show_the_token() {
 
 #[test]
 fn the_cost_caps_stop_a_round_with_a_reply() {
-    // A round's cap: its run's budget is used up before an attempt starts.
-    let s = Setup::delivered(Api::Github, "max_cost_usd = 0.0");
-    s.env.fixture("B", 2, "b.txt", "never\n");
+    // A round's cap of $1: its first attempt costs $1.20 and goes out of
+    // scope, so the round's run has no budget for a second.
+    let s = Setup::delivered(Api::Github, "max_cost_usd = 1.0");
+    s.env.fixture("B", 2, "x.txt", "out of scope\n");
+    s.env.fixture_cost("B", 2, 1.2);
+    s.env.fixture("B", 3, "b.txt", "never\n");
     s.forge
         .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
     let out = s.respond_ok();
@@ -570,35 +615,40 @@ fn the_cost_caps_stop_a_round_with_a_reply() {
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(
-        replies[0].contains("Nothing changed (ticket `B`): the round's cost cap stopped it: the run's budget is used up ($0.00 of $0.00)"),
+        replies[0].contains("Nothing changed (ticket `B`): the round's cost cap stopped it: the run's budget is used up ($1.20 of $1.00)"),
         "{}",
         replies[0]
     );
     assert_eq!(s.pushed("b.txt"), "b");
-    // A pull request's cap: no round, one reply.
-    let s = Setup::delivered(Api::Github, "pull_max_cost_usd = 0.0");
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
-    let out = s.respond_ok();
-    assert!(out.contains("no round on"), "{out}");
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "and this");
-    s.respond_ok();
+    let run = s.env.run_dir();
+    assert!(!run.join("B/attempt-3.prompt.md").exists(), "no attempt 3");
+    // A pull request's cap of $1: a round of $0.70, one of $0.50 (within
+    // the $0.30 left when it started), then no round and one reply.
+    let s = Setup::delivered(Api::Github, "pull_max_cost_usd = 1.0");
+    for (n, usd, comment) in [(2, 0.7, "one"), (3, 0.5, "two")] {
+        s.env.fixture("B", n, "b.txt", &format!("{comment}\n"));
+        s.env.fixture_cost("B", n, usd);
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), comment);
+        let out = s.respond_ok();
+        assert!(out.contains(&format!("round {} on", n - 1)), "{out}");
+    }
+    assert_eq!(s.pushed("b.txt"), "two");
+    s.env.fixture("B", 4, "b.txt", "never\n");
+    for comment in ["three", "four"] {
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), comment);
+        let out = s.respond_ok();
+        assert!(out.contains("no round on"), "{out}");
+    }
     let replies = s.replies();
-    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies.len(), 3, "{replies:?}");
     assert!(
-        replies[0].contains("the pull request's cost cap is reached ($0.00 of $0.00"),
+        replies[2].contains("the pull request's cost cap is reached ($1.20 of $1.00"),
         "{}",
-        replies[0]
+        replies[2]
     );
-    let runs = s.env.repo().join(".planwright/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    assert!(!run.join("B/attempt-2.prompt.md").exists(), "nothing ran");
+    assert!(!s.env.run_dir().join("B/attempt-4.prompt.md").exists());
 }
 
 #[test]
@@ -635,4 +685,245 @@ fn a_round_killed_during_its_run_is_finished_by_the_next_respond_with_one_reply(
         assert_eq!(s.pushed("b.txt"), "after the crash", "{n}");
         assert!(s.respond_ok().contains("nothing new"), "{n}");
     }
+}
+
+#[test]
+fn per_ticket_a_comment_on_bs_pull_request_is_a_round_of_b_on_its_branch_alone() {
+    for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
+        let s = Setup::delivered_per(api, "", "ticket");
+        let (a_head, a_pull) = s.pulls[0].clone();
+        let a_tip = GitHttp::tip(&s.bare, &a_head).unwrap();
+        let b_tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+        let c_tip = GitHttp::tip(&s.bare, &s.pulls[2].0).unwrap();
+        s.env.fixture("B", 2, "b.txt", "B, as asked\n");
+        s.forge
+            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "Capitalise.");
+        let out = s.respond_ok();
+        assert!(out.contains("round 1 on"), "{api:?}: {out}");
+        assert_eq!(s.pushed("b.txt"), "B, as asked", "{api:?}");
+        // One commit on top of B's branch: its change, nothing else.
+        let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+        assert_eq!(git(&s.bare, &["rev-parse", &format!("{tip}^")]), b_tip);
+        let files = git(&s.bare, &["diff", "--name-only", &b_tip, &tip]);
+        assert_eq!(files, "b.txt", "{api:?}");
+        assert_eq!(GitHttp::tip(&s.bare, &a_head).unwrap(), a_tip, "{api:?}");
+        let (c_head, c_pull) = s.pulls[2].clone();
+        assert_eq!(GitHttp::tip(&s.bare, &c_head).unwrap(), c_tip, "{api:?}");
+        assert!(s.replies_on(a_pull).is_empty() && s.replies_on(c_pull).is_empty());
+        let replies = s.replies();
+        assert_eq!(replies.len(), 1, "{api:?}: {replies:?}");
+        assert!(
+            replies[0].contains("Ticket `B` ran again")
+                && replies[0].contains("Files changed:\n\n- `b.txt`\n"),
+            "{api:?}: {}",
+            replies[0]
+        );
+        // `deliver` again leaves the branch where the round left it.
+        let out = s.command(&["deliver", "--repo", "repo"], false);
+        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
+        assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), tip, "{api:?}");
+        assert!(s.respond_ok().contains("nothing new"), "{api:?}");
+    }
+}
+
+#[test]
+fn per_ticket_one_respond_answers_each_pull_request_and_points_to_the_right_one() {
+    let s = Setup::delivered_per(Api::Github, "", "ticket");
+    let (a_head, a_pull) = s.pulls[0].clone();
+    s.env.fixture("A", 2, "a.txt", "A again\n");
+    s.env.fixture("B", 2, "b.txt", "B again\n");
+    s.forge
+        .add_review_comment(REPO, a_pull, "ana", "a.txt", Some(1), "for A");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "for B");
+    let out = s.respond_ok();
+    assert_eq!(out.matches("round 1 on").count(), 2, "{out}");
+    assert_eq!(s.pushed_on(&a_head, "a.txt"), "A again");
+    assert_eq!(s.pushed("b.txt"), "B again");
+    assert_eq!(s.pushed("a.txt"), "a", "A's round is A's pull request's");
+    assert_eq!(s.replies_on(a_pull).len(), 1);
+    assert_eq!(s.replies().len(), 1);
+    // A ticket another pull request carries: a reply says where, and
+    // nothing runs.
+    s.forge
+        .add_comment(REPO, s.pull, true, "ana", "/planwright ticket A\nagain");
+    let out = s.respond_ok();
+    assert!(out.contains("no round on"), "{out}");
+    let replies = s.replies();
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(
+        replies[1].contains(&format!(
+            "ticket 'A' is delivered by pull request #\u{200b}{a_pull} ('{a_head}'): comment there"
+        )),
+        "{}",
+        replies[1]
+    );
+    let run = s.charter("A", 2);
+    assert!(run.contains("for A"), "{run}");
+    let runs = s.env.repo().join(".planwright/runs");
+    let dir = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+    assert!(!dir.path().join("A/attempt-3.prompt.md").exists());
+}
+
+#[test]
+fn per_ticket_watch_ends_when_every_pull_request_is_merged_or_closed() {
+    let s = Setup::delivered_per(Api::Github, "", "ticket");
+    let mut child = watch(&s, "1s");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in &s.pulls {
+        let line = lines.next().unwrap().unwrap();
+        assert!(line.contains("nothing new"), "{line}");
+    }
+    s.forge.merge(REPO, s.pulls[0].1);
+    s.forge.merge(REPO, s.pulls[1].1);
+    s.forge.close_pull(REPO, s.pulls[2].1);
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    let last = &rest[rest.len() - 3..];
+    assert!(
+        last[0].contains("is merged")
+            && last[1].contains("is merged")
+            && last[2].contains("is closed: nothing more"),
+        "{rest:?}"
+    );
+}
+
+#[test]
+fn per_ticket_commits_pushed_on_a_lower_pull_request_are_taken_first() {
+    let s = Setup::delivered_per(Api::Github, "", "ticket");
+    // C merged after B: the run has gone past B's branch.
+    let theirs = s.push_other("notes.txt", true);
+    s.env.fixture("B", 2, "b.txt", "after theirs\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "again");
+    s.respond_ok();
+    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+    assert_eq!(git(&s.bare, &["rev-parse", &format!("{tip}^")]), theirs);
+    assert_eq!(s.pushed("notes.txt"), "theirs");
+    assert_eq!(s.pushed("b.txt"), "after theirs");
+    let files = git(&s.bare, &["ls-tree", "--name-only", &tip]);
+    assert!(!files.contains("c.txt"), "{files}");
+    // The run took their commit before the attempt: its merges hold it.
+    let holding = git(&s.env.repo(), &["branch", "--contains", &theirs]);
+    assert!(!holding.is_empty(), "no branch of the run holds theirs");
+    let reply = &s.replies()[0];
+    assert!(
+        reply.contains("- `b.txt`") && !reply.contains("notes.txt"),
+        "{reply}"
+    );
+    // Theirs conflicting with a ticket merged after B: nothing is pushed.
+    let conflicting = s.push_other("c.txt", true);
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "more");
+    let out = s.respond();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("conflict with the run's merges in c.txt") && err.contains("hint:"),
+        "{err}"
+    );
+    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), conflicting);
+    assert_eq!(s.replies().len(), 1);
+}
+
+#[test]
+fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it() {
+    let s = Setup::delivered(Api::Github, "");
+    // The agent is sandboxed: it says it started in a folder it may write.
+    let out = s.env.root().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    s.configure(&format!("[sandbox]\nwritable = [\"{}\"]", out.display()));
+    let started = out.join("agent.started");
+    let script = s.env.root().join("agent.sh");
+    let body = format!("echo started > '{}'\nsleep 600\n", started.display());
+    std::fs::write(&script, body).unwrap();
+    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "change it");
+    let child = s
+        .env
+        .command()
+        .args(["respond", "--repo", "repo", "--agent", "cmd"])
+        .args(["--agent-cmd", &format!("sh {}", script.display())])
+        .env(token_var(s.forge.api()), TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the event: the agent of the round's attempt is working.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_to_string(&started).map_or(true, |p| !p.ends_with('\n')) {
+        assert!(std::time::Instant::now() < deadline, "no agent started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(kill.unwrap().success());
+    let done = child.wait_with_output().unwrap();
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(err.contains("was stopped before it ended"), "{err}");
+    assert!(
+        err.contains("hint: run `planwright respond` again"),
+        "{err}"
+    );
+    let alive = std::process::Command::new("pgrep")
+        .args(["-f", &script.display().to_string()])
+        .status()
+        .unwrap();
+    assert!(!alive.success(), "the agent outlived respond");
+    assert!(s.replies().is_empty(), "no reply for the interrupted round");
+    assert_eq!(
+        GitHttp::tip(&s.bare, &s.head).unwrap(),
+        tip,
+        "nothing pushed"
+    );
+    let holding = std::process::Command::new("grep")
+        .args(["-rlF", TOKEN])
+        .arg(s.env.repo())
+        .output()
+        .unwrap();
+    assert_eq!(text(&holding.stdout), "", "files holding the token");
+    // The next `respond` redoes the round: one reply.
+    s.env.fixture("B", 2, "b.txt", "after Ctrl-C\n");
+    s.env.fixture("B", 3, "b.txt", "after Ctrl-C\n");
+    let out = s.respond_ok();
+    assert!(out.contains("round 1 on"), "{out}");
+    assert_eq!(s.pushed("b.txt"), "after Ctrl-C");
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(
+        replies[0].contains("Ticket `B` ran again"),
+        "{}",
+        replies[0]
+    );
+    assert!(s.respond_ok().contains("nothing new"));
+}
+
+#[test]
+fn per_ticket_a_change_a_later_ticket_overlaps_is_not_carried_and_the_reply_says_why() {
+    let s = Setup::delivered_with(Api::Github, "", "ticket", |env| {
+        env.fixture("C", 1, "b.txt", "b, by C\n");
+    });
+    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
+    s.env.fixture("B", 2, "b.txt", "B again\n");
+    s.forge
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "again");
+    let out = s.respond_ok();
+    assert!(out.contains("nothing changed (B)"), "{out}");
+    assert_eq!(
+        GitHttp::tip(&s.bare, &s.head).unwrap(),
+        tip,
+        "nothing pushed"
+    );
+    let replies = s.replies();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(
+        replies[0].contains("its change conflicts on 'planwright/")
+            && replies[0].contains("with the tickets merged after it, in b.txt"),
+        "{}",
+        replies[0]
+    );
 }

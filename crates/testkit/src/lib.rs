@@ -106,6 +106,13 @@ impl Env {
         write(&dir.join("files"), rel, text);
     }
 
+    /// Makes the scripted agent report that `ticket`'s `attempt` (0 =
+    /// every attempt) cost `usd` dollars (its fixture's `cost` file).
+    pub fn fixture_cost(&self, ticket: &str, attempt: u32, usd: f64) {
+        let dir = self.fixture_dir(ticket, attempt);
+        std::fs::write(dir.join("cost"), format!("{usd}\n")).unwrap();
+    }
+
     pub fn fixture_dir(&self, ticket: &str, attempt: u32) -> PathBuf {
         let mut dir = self.fixtures().join(ticket);
         if attempt > 0 {

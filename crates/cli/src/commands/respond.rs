@@ -10,7 +10,7 @@ use super::run::{cancel_on_signals, engine_error, parse_duration, reporters};
 use crate::error::{exit, CliError, CliResult};
 use crate::{settings, Global, Output};
 use planwright_config::resolve::{self, RunFlags};
-use planwright_config::{Config, Per, RespondSettings, RunSettings};
+use planwright_config::{Config, RespondSettings, RunSettings};
 use planwright_engine::deliver::{self, Delivery};
 use planwright_engine::process::Cancel;
 use planwright_engine::respond::{self, Context, Outcome, PullOutcome, RespondError};
@@ -24,6 +24,8 @@ use std::time::Duration;
 /// attempt of the ticket the feedback concerns, through the same sandbox,
 /// gates, review and merge queue as `run`, pushed to the same branch, with
 /// one reply on the pull request (docs/forge.md, "Responding to reviews").
+/// With `[forge] per = "ticket"`, each ticket's pull request is answered on
+/// its own: a round of that ticket, only its change pushed to its branch.
 ///
 /// One round per pull request each time it runs, and never twice for the
 /// same comment; `--watch` repeats until every pull request of the run is
@@ -108,12 +110,6 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
     let loaded = super::deliver::run_plan(&report, &repo, global)?;
     let (plan, config) = (loaded.plan, loaded.config);
     let (forge_settings, url) = super::deliver::forge_settings(&repo, &config)?;
-    if forge_settings.per == Per::Ticket {
-        return Err(CliError::usage(
-            "`planwright respond` answers pull requests delivered with `[forge] per = \"run\"`; this run is delivered per ticket",
-        )
-        .hint("deliver the run with `per = \"run\"` to answer its reviews, or answer each ticket's pull request by hand"));
-    }
     let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
     // No run holds the lock (checked above): a run the store still says is
     // going on died (a round's run killed, say), and its round resumes.
@@ -134,12 +130,16 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
     let prices = runner.settings.prices.clone();
     let mut open = 0;
     for pull in &delivery.pulls {
+        // A round before this one moved the run's branch through a `Repo`
+        // of its own: this pull request's round reads the repository anew.
+        let repo = super::observe::open_repo(&args.run.repo)?;
         let cx = Context {
             repo: &repo,
             store: &store,
             run: &delivery.run,
             plan: &plan,
             tickets: pull.tickets.clone(),
+            other_pulls: others(&delivery, &pull.head),
             settings: &respond_settings,
             forge_settings: &delivery.settings,
             remote_url: &delivery.remote_url,
@@ -158,6 +158,15 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
         print(&delivery, &pull.head, &outcome, global);
     }
     Ok(open)
+}
+
+/// The tickets the run's other pull requests deliver (`per = "ticket"`),
+/// each with its pull request's head.
+fn others(delivery: &Delivery, head: &str) -> Vec<(String, String)> {
+    (delivery.pulls.iter())
+        .filter(|p| p.head != head)
+        .flat_map(|p| p.tickets.iter().map(|t| (t.clone(), p.head.clone())))
+        .collect()
 }
 
 /// Runs a round's ticket as `run PLAN --rerun ID` would, continuing the

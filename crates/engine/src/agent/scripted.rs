@@ -5,8 +5,10 @@
 //! workspace (symlinks stay symlinks), deletes the paths listed in its
 //! `delete` file (one per line), applies its `patch` file with `git apply`,
 //! and, if it has a `blocked` file, gives up with that file's text as reason.
+//! A `cost` file (a dollar figure) is reported as what the attempt cost, so
+//! that budgets and cost caps can be tested without a model.
 
-use super::{Agent, AgentOutcome, AgentReport, AttemptContext};
+use super::{Agent, AgentOutcome, AgentReport, AttemptContext, CostSource};
 use crate::error::EngineError;
 use crate::git::Git;
 use planwright_os::process::Cancel;
@@ -126,11 +128,52 @@ impl Agent for Scripted {
             log.push_str("applied patch\n");
         }
         let _ = std::fs::write(&ctx.log, &log);
+        let cost = match reported_cost(&fixture.join("cost"))? {
+            Ok(cost) => cost,
+            Err(why) => return Ok(AgentReport::from(AgentOutcome::Failed(why))),
+        };
         let blocked = fixture.join("blocked");
-        if blocked.is_file() {
+        let mut report = AgentReport::from(if blocked.is_file() {
             let reason = std::fs::read_to_string(&blocked).map_err(io(&blocked))?;
-            return Ok(AgentOutcome::Blocked(reason.trim().to_string()).into());
-        }
-        Ok(AgentOutcome::Finished.into())
+            AgentOutcome::Blocked(reason.trim().to_string())
+        } else {
+            AgentOutcome::Finished
+        });
+        report.cost = cost.map(|usd| (usd, CostSource::Reported));
+        Ok(report)
+    }
+}
+
+/// The dollars a fixture's `cost` file says the attempt cost (none without
+/// the file), or why its text is no cost.
+fn reported_cost(path: &Path) -> Result<Result<Option<f64>, String>, EngineError> {
+    if !path.is_file() {
+        return Ok(Ok(None));
+    }
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    Ok(match text.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(Some(usd)),
+        _ => Err(format!(
+            "has a `cost` file `{}` that holds `{}`, not a dollar figure such as `0.25`",
+            path.display(),
+            text.trim()
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cost_file_is_a_dollar_figure_and_anything_else_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cost");
+        assert_eq!(reported_cost(&path).unwrap(), Ok(None));
+        std::fs::write(&path, "0.75\n").unwrap();
+        assert_eq!(reported_cost(&path).unwrap(), Ok(Some(0.75)));
+        std::fs::write(&path, "$1\n").unwrap();
+        let why = reported_cost(&path).unwrap().unwrap_err();
+        assert!(why.contains("holds `$1`, not a dollar figure"), "{why}");
     }
 }

@@ -18,7 +18,7 @@ pub use forge::{
     api_kind, connect, connect_to, execute, token, Action, AfterMerge, Delivered, PullText, Report,
     DELIVERED_MARKER, REMAINING_SCOPE_MARKER,
 };
-pub use pulls::{prepare, Delivery, Pull};
+pub use pulls::{prepare, Delivery, Pull, ROUND_COMMIT};
 pub(crate) use push::{fetch, push, Push};
 pub use push::{fetched_ref, pushed_ref, remote_url, PushOutcome, Pushed};
 

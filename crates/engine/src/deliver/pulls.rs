@@ -3,12 +3,18 @@
 //! its parent ticket's branch.
 
 use super::DeliverError;
+use crate::git::objects::{is_ancestor, message_of};
 use crate::git::repo::Repo;
 use crate::model::{RunStatus, TicketState};
 use crate::store::{RunRow, TicketRow};
 use planwright_config::forge::{ForgeSettings, Per};
 use planwright_plan::delivery::{DeliveryFacts, IssueRef};
 use planwright_plan::Plan;
+
+/// How the message of the commit a `respond` round puts on a ticket's own
+/// pull request (`per = "ticket"`) starts: a later delivery leaves such a
+/// branch where the round left it.
+pub const ROUND_COMMIT: &str = "planwright: round ";
 
 /// One pull request to open or update.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +97,11 @@ pub fn prepare(
     }
     let pulls = match settings.per {
         Per::Run => vec![whole_run(repo, run, &settings, &merged_rows)?],
-        Per::Ticket => per_ticket(run, &settings, plan, &merged_rows),
+        Per::Ticket => keep_rounds(
+            repo,
+            &settings,
+            per_ticket(run, &settings, plan, &merged_rows),
+        )?,
     };
     if let Some(p) = pulls.iter().find(|p| p.head == run.base) {
         return Err(DeliverError::BaseBranch(p.head.clone()));
@@ -126,6 +136,30 @@ pub fn prepare(
         remote_url,
         labels: Default::default(),
     })
+}
+
+/// A ticket's branch a `respond` round pushed to stays where the round
+/// left it (its change carried onto the branch as one commit), when the
+/// ticket's merge in the run does not descend from it: the merge of a
+/// round lands on the run's tip, past the tickets merged after it, which
+/// this pull request must not carry.
+fn keep_rounds(
+    repo: &Repo,
+    settings: &ForgeSettings,
+    mut pulls: Vec<Pull>,
+) -> Result<Vec<Pull>, DeliverError> {
+    for p in &mut pulls {
+        let Some(last) = repo.ref_tip(&super::pushed_ref(&settings.remote, &p.head))? else {
+            continue;
+        };
+        if last != p.commit
+            && !is_ancestor(repo, &last, &p.commit)?
+            && message_of(repo, &last)?.starts_with(ROUND_COMMIT)
+        {
+            p.commit = last;
+        }
+    }
+    Ok(pulls)
 }
 
 /// `per = "run"`: the merge every other merge of the run is part of.

@@ -44,6 +44,25 @@ pub(crate) fn is_ancestor(repo: &Repo, ancestor: &str, commit: &str) -> Result<b
         .succeeds()?)
 }
 
+/// The message of `commit`, as it was written.
+pub(crate) fn message_of(repo: &Repo, commit: &str) -> Result<String, EngineError> {
+    let out = (repo.git()).args(["cat-file", "commit", commit]).output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The headers end at the first blank line.
+    Ok(text
+        .split_once("\n\n")
+        .map_or(String::new(), |(_, m)| m.to_string()))
+}
+
+/// The names of the paths that differ between `from` and `to`, renames
+/// as a removal and an addition.
+pub(crate) fn changed_paths(repo: &Repo, from: &str, to: &str) -> Result<Vec<String>, EngineError> {
+    let text = (repo.git())
+        .args(["diff", "--name-only", "--no-renames", from, to])
+        .text()?;
+    Ok(text.lines().map(String::from).collect())
+}
+
 /// Whether the merge commit `commit` changed `path` against its first
 /// parent (the branch it landed on).
 pub(crate) fn merge_changed(repo: &Repo, commit: &str, path: &str) -> Result<bool, EngineError> {

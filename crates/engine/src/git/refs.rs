@@ -120,6 +120,21 @@ pub(crate) fn commit_tree(
     Ok(with_identity(git, repo).text()?)
 }
 
+/// Makes a commit of `tree` with `parents` (the first one first) and
+/// `message`.
+pub(crate) fn commit_tree_of(
+    repo: &Repo,
+    tree: &str,
+    parents: &[&str],
+    message: &str,
+) -> Result<String, EngineError> {
+    let mut git = repo.git().args(["commit-tree", tree]);
+    for p in parents {
+        git = git.args(["-p", p]);
+    }
+    Ok(with_identity(git.args(["-m", message]), repo).text()?)
+}
+
 /// Where a run's merges go: the base branch, or the run's own branch while
 /// the base branch is checked out somewhere.
 #[derive(Debug)]

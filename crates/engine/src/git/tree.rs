@@ -21,6 +21,31 @@ pub(crate) enum Merged {
 /// conflict.
 pub(crate) fn merge_tree(repo: &Repo, ours: &str, theirs: &str) -> Result<Merged, EngineError> {
     let git = (repo.git()).args(["merge-tree", "--write-tree", "--name-only", ours, theirs]);
+    merged(git)
+}
+
+/// Merges `ours` and `theirs` as if `base` were their common ancestor
+/// (`merge-tree --write-tree --merge-base`, git 2.40): the change from
+/// `base` to `theirs` carried onto `ours`, or the paths that conflict.
+pub(crate) fn merge_tree_from(
+    repo: &Repo,
+    base: &str,
+    ours: &str,
+    theirs: &str,
+) -> Result<Merged, EngineError> {
+    let base = format!("--merge-base={base}");
+    let git = (repo.git()).args([
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        &base,
+        ours,
+        theirs,
+    ]);
+    merged(git)
+}
+
+fn merged(git: crate::git::Git) -> Result<Merged, EngineError> {
     let out = git.raw()?;
     let text = String::from_utf8_lossy(&out.stdout);
     // Its exit code is the answer: 0 clean, 1 conflicts, else a failure.

@@ -1,11 +1,13 @@
 //! The pull request's branch on the forge before and after a round: what
 //! others pushed there is taken first (a fast-forward of the run's
-//! branch), and the round's result is pushed on top, never over it.
+//! branch, or a merge into it when the run has gone past the branch), and
+//! the round's result is pushed on top, never over it.
 
 use super::RespondError;
 use crate::deliver::{self, fetch, Push};
-use crate::git::refs::{held_branch, set_ref, Target};
+use crate::git::refs::{commit_tree_of, held_branch, set_ref, Target};
 use crate::git::repo::Repo;
+use crate::git::tree::{merge_tree, Merged};
 use crate::store::RunRow;
 use planwright_config::Secret;
 
@@ -19,6 +21,47 @@ pub(crate) enum Taken {
         /// The branch's commit on the forge, now the run's tip.
         to: String,
     },
+    /// Others pushed commits on top of what planwright pushed, which the
+    /// run has gone past: the run's branch merged them.
+    Merged {
+        /// The merge, now the run's tip.
+        to: String,
+    },
+}
+
+/// Merges the forge's `remote` into the run's branch at `local`, or stops
+/// naming the paths where the two conflict.
+fn merge_in(
+    repo: &Repo,
+    run: &RunRow,
+    p: &Push,
+    lease: &str,
+    local: &str,
+    remote: &str,
+) -> Result<Taken, RespondError> {
+    let tree = match merge_tree(repo, local, remote)? {
+        Merged::Clean(tree) => tree,
+        Merged::Conflict(paths) => {
+            return Err(RespondError::Conflict {
+                branch: p.branch.to_string(),
+                remote: remote.to_string(),
+                paths,
+                held: held_branch(&run.id),
+            })
+        }
+    };
+    let message = format!(
+        "planwright: take the commits pushed to `{}`\n\nMerged into run {}'s branch before a round of `planwright respond`.\n",
+        p.branch, run.id
+    );
+    let merge = commit_tree_of(repo, &tree, &[local, remote], &message)?;
+    set_ref(
+        repo,
+        &format!("refs/heads/{}", held_branch(&run.id)),
+        &merge,
+    )?;
+    set_ref(repo, lease, remote)?;
+    Ok(Taken::Merged { to: merge })
 }
 
 fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
@@ -55,6 +98,16 @@ pub(crate) fn take(
         return Ok(Taken::Nothing);
     }
     if !is_ancestor(repo, &local, &remote)? {
+        let on_top = match repo.ref_tip(&lease)? {
+            Some(pushed) => is_ancestor(repo, &pushed, &remote)?,
+            None => false,
+        };
+        if on_top {
+            // Others pushed on top of what planwright pushed, which the
+            // run has since gone past (a lower pull request of a stack,
+            // or a ticket rerun since): their commits are merged in.
+            return merge_in(repo, run, p, &lease, &local, &remote);
+        }
         return Err(RespondError::Diverged {
             branch: p.branch.to_string(),
             remote: remote.clone(),

@@ -9,11 +9,13 @@
 //! round cut short is finished by the next `respond` (its reply is looked
 //! for by its hidden mark before it is posted, so there is never a second).
 //! The forge's text reaches the charter fenced and labelled as text from
-//! the forge, never as instructions.
+//! the forge, never as instructions. A pull request of one ticket
+//! (`per = "ticket"`) gets only its round's change (see [`stack`]).
 
 mod branch;
 mod feedback;
 mod route;
+mod stack;
 
 pub(crate) use branch::take;
 pub use feedback::{pending, Authors, Item, Kind, Pending, Skipped, REPLY_MARKER};
@@ -53,6 +55,22 @@ pub enum RespondError {
         remote: String,
         /// The run's tip.
         local: String,
+        /// The run's branch.
+        held: String,
+    },
+    /// Others pushed commits on top of planwright's that conflict with
+    /// what the run merged since.
+    #[error(
+        "the commits pushed to `{branch}` on the forge (at {}) conflict with the run's merges in {}",
+        short(.remote), .paths.join(", ")
+    )]
+    Conflict {
+        /// The branch.
+        branch: String,
+        /// Its commit on the forge.
+        remote: String,
+        /// The paths in conflict.
+        paths: Vec<String>,
         /// The run's branch.
         held: String,
     },
@@ -98,6 +116,9 @@ impl RespondError {
             ),
             RespondError::Diverged { branch, held, .. } => Some(format!(
                 "merge the forge's `{branch}` into the run's branch yourself (`git fetch`, then `git merge` on `{held}`) and push it, or reset the branch on the forge; then run `planwright respond` again"
+            )),
+            RespondError::Conflict { branch, held, .. } => Some(format!(
+                "merge the forge's `{branch}` into the run's branch yourself (`git fetch`, then `git merge` on `{held}`, resolving the conflicts), then run `planwright respond` again"
             )),
             RespondError::Interrupted(_) => Some(
                 "run `planwright respond` again to finish the round: what it answers is kept, and it replies once".into(),
@@ -148,6 +169,9 @@ pub struct Context<'a> {
     pub plan: &'a Plan,
     /// The tickets the pull request delivers, in plan order.
     pub tickets: Vec<String>,
+    /// With `per = "ticket"`: the tickets the run's other pull requests
+    /// deliver, each with its pull request's head.
+    pub other_pulls: Vec<(String, String)>,
     /// `[respond]`.
     pub settings: &'a RespondSettings,
     /// `[forge]`, resolved.
@@ -248,6 +272,9 @@ pub fn respond_pull(
         }
         Route::Ticket { id, why } => (id, why),
     };
+    if let Some(why) = stack::not_here(cx, &id)? {
+        return refuse(cx, &pull, number, &keys, why);
+    }
     take(cx.repo, cx.run, &cx.push_of(&pull.head, ""), cx.token())?;
     let row = RoundRow {
         pull: pull.number,
@@ -413,6 +440,9 @@ fn outcome_of(
             why,
         });
     };
+    if cx.forge_settings.per == planwright_config::Per::Ticket {
+        return stack::carry(cx, repo, pull, &id, row.round, &commit);
+    }
     deliver::push(repo, &cx.push_of(&pull.head, &commit), cx.token())?;
     // What the merge brought onto the tip it was made on (which holds
     // what others pushed, when the round took it): the ticket's change.
