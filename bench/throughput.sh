@@ -2,8 +2,13 @@
 # Benchmark (not a test), issue 32 item 7: the merge queue's throughput.
 # N independent tickets whose agents and gates sleep simulated times, run
 # at several `--jobs`; it prints the wall time against the DAG bound, gate
-# runs per merged ticket, merged tickets per hour, rebuilds and stack
-# checks (`batch_started` events: a stack or a prefix of one checked).
+# runs per merged ticket, merged tickets per hour, rebuilds, stack
+# checks (`batch_started` events: a stack or a prefix of one checked),
+# attempts (agent runs), flakes (gates that failed, then passed when
+# run again on the same tree) and, with fixed times, the packed floor:
+# ceil(attempts / jobs) rounds of agent + gate and one gate, before which
+# no run with that many attempts can end (a rebuild adds an attempt; when
+# N is a multiple of jobs it adds a whole round).
 #
 #   bash bench/throughput.sh                    # 24 tickets, agent 2 s, gate 1 s, --jobs 1 4 8
 #   TICKETS=48 JOBS="8 16" bash bench/throughput.sh
@@ -13,6 +18,7 @@
 #   FLAKY=0.05 bash bench/throughput.sh         # each gate run fails at random with this chance
 #   MERGE="batch = 1" bash bench/throughput.sh  # a `[merge]` section for the run (one at a time)
 #   QUICK=1 bash bench/throughput.sh            # 6 tickets of 0.2 s: checks the script works
+#   KEEP=1 bash bench/throughput.sh             # keeps the run folder (each --jobs overwrites it) and says where
 #
 # The DAG bound is N x (agent + gate) / jobs + one gate (the last merge's
 # check), with the mean gate time: what a queue that never waits and never
@@ -48,7 +54,7 @@ if ((semantic * 2 > tickets)); then
 fi
 bin="$(planwright_bin)"
 dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
+trap 'if [[ -n "${KEEP:-}" ]]; then echo "bench: kept $dir" >&2; else rm -rf "$dir"; fi' EXIT
 
 # Per ticket i: its agent's and its gate's time. Lognormal times keep the
 # given mean (sigma 0.5), from a fixed seed so runs compare.
@@ -77,12 +83,14 @@ done
 # both tickets of a semantic pair hold `x`.
 {
   if [[ "$dist" == lognormal ]]; then
-    echo "sleep \"\$(awk -v m=$gate 'BEGIN { srand(); u = rand(); v = rand(); s = 0.5
+    echo "sleep \"\$(awk -v m=$gate -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(seed); u = rand(); v = rand(); s = 0.5
       printf \"%.3f\", m * exp(s * sqrt(-2 * log(u + 1e-12)) * cos(6.283185307 * v) - s * s / 2) }')\""
   else
     echo "sleep $gate"
   fi
-  echo "awk -v p=$flaky 'BEGIN { srand(); exit !(rand() < p) }' && { echo flaky; exit 1; }"
+  # Seeded per run of the gate: awk's own seed is the time in seconds,
+  # which would make the gates of one second flake together.
+  echo "awk -v p=$flaky -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(seed); exit !(rand() < p) }' && { echo flaky; exit 1; }"
   for ((k = 0; k < semantic; k++)); do
     a=$((2 * k)) b=$((2 * k + 1))
     echo "if grep -qx x m/t$a.txt 2>/dev/null && grep -qx x m/t$b.txt 2>/dev/null; then echo 't$a and t$b clash'; exit 1; fi"
@@ -107,7 +115,7 @@ plan >"$dir/plan.json"
 } >"$dir/planwright.toml"
 
 echo "tickets ${tickets}, agent ${agent} s, gate ${gate} s (${dist}), semantic pairs ${semantic}, flaky ${flaky}${merge:+, [merge] ${merge}}"
-printf '%-5s %10s %10s %8s %12s %10s %9s %8s\n' jobs wall bound ratio "gates/merge" merged/h rebuilds checks
+printf '%-5s %10s %10s %8s %12s %10s %9s %8s %9s %7s %10s\n' jobs wall bound ratio "gates/merge" merged/h rebuilds checks attempts flakes packed
 for jobs in $jobs_list; do
   rm -rf "$dir/repo"
   make_repo "$dir/repo" 1
@@ -133,11 +141,20 @@ for jobs in $jobs_list; do
   gate_runs=$(cat "${runs[0]}"/*/ticket.log | grep -c "^\\$ sh $dir/gate.sh" || true)
   rebuilds=$(grep -c '"event":"rebuild"' "$events" || true)
   checks=$(grep -c '"event":"batch_started"' "$events" || true)
-  printf '%-5s %8.2f s %8.2f s %7.2fx %12.2f %10.0f %9s %8s\n' "$jobs" "$wall" "$bound" \
+  attempts=$(grep -c '"event":"attempt_started"' "$events" || true)
+  # Gates that failed, then passed on the same tree: in a slot or on one
+  # candidate's merged tree (`gate_retried`), or a stack's (`batch_verified`).
+  flakes=$(grep -E '"event":"gate_retried".*"passed":true|"event":"batch_verified".*"flaky":true' "$events" | grep -c . || true)
+  # With fixed times, attempts run in whole rounds of `jobs` slots: the
+  # run cannot end before ceil(attempts / jobs) rounds and one gate.
+  packed=$(awk -v n="$attempts" -v j="$jobs" -v a="$agent" -v g="$gate" -v d="$dist" 'BEGIN {
+    if (d != "fixed") { print "-"; exit }
+    r = int((n + j - 1) / j); printf "%.2f s", r * (a + g) + g }')
+  printf '%-5s %8.2f s %8.2f s %7.2fx %12.2f %10.0f %9s %8s %9s %7s %10s\n' "$jobs" "$wall" "$bound" \
     "$(awk -v a="$wall" -v b="$bound" 'BEGIN { print a / b }')" \
     "$(awk -v r="$gate_runs" -v m="$merged" 'BEGIN { print (m ? r / m : 0) }')" \
     "$(awk -v m="$merged" -v w="$wall" 'BEGIN { print (w ? m * 3600 / w : 0) }')" \
-    "$rebuilds" "$checks"
+    "$rebuilds" "$checks" "$attempts" "$flakes" "$packed"
   if ((merged < tickets)); then
     echo "bench: only ${merged} of ${tickets} merged at --jobs ${jobs}:" >&2
     tail -20 "$dir/out" >&2

@@ -134,6 +134,7 @@ pub(crate) fn flag(f: Flag) -> &'static str {
         Flag::CalibrationHint => "--calibration-hint",
         Flag::Coerce => "--coerce",
         Flag::Format => "--format",
+        Flag::Commits => "--commits",
         Flag::Gate => "--gate",
         Flag::Issue => "--issue",
         Flag::MaxFilesChanged => "--max-files-changed",

@@ -6,6 +6,7 @@
 mod commands;
 mod deprecated;
 mod error;
+mod examples;
 mod out;
 mod progress;
 mod render;
@@ -152,6 +153,7 @@ enum Command {
     Watch(commands::watch::Args),
     Serve(commands::serve::Args),
     Demo(commands::demo::Args),
+    Replay(commands::replay::Args),
     Completions(commands::completions::Args),
     Man(commands::man::Args),
     Draft(commands::draft::Args),
@@ -172,15 +174,11 @@ const RUN_SHORT: [&str; 10] = [
     "continue_run",
 ];
 
-/// What `run --help` ends with.
-const RUN_EXAMPLES: &str = "Examples:
-  planwright run plan.json --agent claude --gate \"npm test\"
-  planwright run plan.json --dry-run    # every check, the order tickets would start in, nothing started";
-
 /// The command line, with `run -h` cut to [`RUN_SHORT`] (and the plan)
-/// and a pointer to `--help`; every `-h` leaves out the global flags.
+/// and a pointer to `--help`, and every command's examples; every `-h`
+/// leaves out the global flags.
 fn command() -> clap::Command {
-    Cli::command().mut_subcommand("run", |run| {
+    examples::add(Cli::command()).mut_subcommand("run", |run| {
         let hidden: Vec<String> = (run.get_arguments())
             .filter(|a| !a.is_positional() && !a.is_global_set())
             .map(|a| a.get_id().to_string())
@@ -190,7 +188,6 @@ fn command() -> clap::Command {
             .iter()
             .fold(run, |run, id| run.mut_arg(id, |a| a.hide_short_help(true)));
         run.after_help("more: `planwright run --help` lists every flag, with examples")
-            .after_long_help(RUN_EXAMPLES)
     })
 }
 
@@ -264,6 +261,7 @@ fn dispatch(command: Command, global: &Global) -> CliResult {
         Command::Respond(args) => commands::respond::run(args, global),
         Command::Import(args) => commands::import::run(args, global),
         Command::Demo(args) => commands::demo::run(args, global),
+        Command::Replay(args) => commands::replay::run(args, global),
         Command::Completions(args) => commands::completions::run(args, global),
         Command::Man(args) => commands::man::run(args, global),
         Command::Draft(args) => commands::draft::run(args, global),
@@ -290,6 +288,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Respond(_) => "respond",
         Command::Import(_) => "import",
         Command::Demo(_) => "demo",
+        Command::Replay(_) => "replay",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
         Command::Draft(_) => "draft",

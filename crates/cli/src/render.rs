@@ -231,13 +231,14 @@ pub(crate) fn summary(report: &FileReport) -> String {
 pub(crate) use planwright_plan::words::count;
 
 /// `text` in the colour of the ticket state `state` (merged green, failed
-/// red, blocked and interrupted yellow, running and merging cyan; others
-/// plain) when `color`, as `--color` and `NO_COLOR` decide.
+/// red, blocked, interrupted and a rejected attempt yellow, running and
+/// merging cyan; others plain) when `color`, as `--color` and `NO_COLOR`
+/// decide.
 pub(crate) fn paint(text: &str, state: &str, color: bool) -> String {
     let code = match state {
         "merged" | "changed" => "32",
         "failed" => "31",
-        "blocked" | "interrupted" => "33",
+        "blocked" | "interrupted" | "rejected" => "33",
         "running" | "verified" | "merging" => "36",
         _ => return text.to_string(),
     };

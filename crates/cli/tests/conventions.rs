@@ -70,6 +70,7 @@ const COMMANDS: &[&str] = &[
     "report",
     "deliver",
     "demo",
+    "replay",
     "completions",
     "man",
 ];

@@ -349,6 +349,126 @@ fn a_second_plan_starts_its_own_run_unless_continue_says_otherwise() {
     );
 }
 
+/// A native plan on `master` of tickets each creating `<id>.txt`.
+fn tickets_creating(ids: &[&str]) -> String {
+    let tickets: Vec<Value> = (ids.iter())
+        .map(|id| {
+            serde_json::json!({"id": id, "title": id, "body": "Create it.",
+                "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]})
+        })
+        .collect();
+    serde_json::json!({
+        "planwright": 1, "source_format": "native", "base": "master",
+        "gates": [{"name": "true", "argv": ["true"]}], "tickets": tickets
+    })
+    .to_string()
+}
+
+#[test]
+fn a_ticket_removed_from_the_plan_keeps_its_history_in_every_view_until_it_comes_back() {
+    let env = on_master(&BASE_FILES);
+    write(env.root(), "plan.json", &tickets_creating(&["P1", "P2"]));
+    env.fixture("P1", 0, "P1.txt", "p\n");
+    env.fixture("P2", 0, "P2.txt", "q\n");
+    env.fixture("P3", 0, "P3.txt", "r\n");
+    let first = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
+    assert_eq!(first["merged"], serde_json::json!(["P1", "P2"]), "{first}");
+    // The same plan file, edited: P1 out, P3 in.
+    write(env.root(), "plan.json", &tickets_creating(&["P2", "P3"]));
+    let second = scripted(&env, "run", "plan.json", &[]);
+    let said = text(&second.stderr) + &text(&second.stdout);
+    assert!(
+        said.contains("P1: no longer in the plan; kept in the run's views as removed"),
+        "{said}"
+    );
+    let status = |extra: &[&str]| {
+        let mut args = vec!["status", "--repo", "repo"];
+        args.extend_from_slice(extra);
+        env.planwright(&args)
+    };
+    let json = summary(&status(&["--output", "json"]));
+    assert_eq!(json["run"]["id"], first["run"], "{json}");
+    let ticket = |json: &Value, id: &str| -> Value {
+        let all = json["tickets"].as_array().unwrap();
+        all.iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} in {json}"))
+    };
+    let p1 = ticket(&json, "P1");
+    assert_eq!(
+        (&p1["removed"], &p1["state"]),
+        (&Value::Bool(true), &Value::from("merged")),
+        "{p1}"
+    );
+    assert_eq!(p1["attempts"].as_array().unwrap().len(), 1, "{p1}");
+    assert_eq!(ticket(&json, "P3")["removed"], false);
+    assert_eq!(
+        (&json["run"]["removed_count"], &json["run"]["merged_count"]),
+        (&Value::from(1), &Value::from(2)),
+        "{json}"
+    );
+    let shown = text(&status(&[]).stdout);
+    assert!(shown.contains("2 tickets: 2 merged, 0 failed, 0 blocked, 0 running, 0 pending; 1 removed from the plan"), "{shown}");
+    let (plan_part, removed_part) = shown
+        .split_once("removed from the plan (kept")
+        .expect("a heading");
+    assert!(!plan_part.contains("\nP1 "), "{shown}");
+    assert!(
+        removed_part
+            .lines()
+            .any(|l| l.starts_with("P1 ") && l.contains("merged")),
+        "{shown}"
+    );
+    let md = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "md"])
+            .stdout,
+    );
+    assert!(
+        md.contains("| P1 | P1 | merged (removed from the plan) | 1 |"),
+        "{md}"
+    );
+    let html = text(
+        &env.planwright(&["report", "--repo", "repo", "--to", "html"])
+            .stdout,
+    );
+    assert!(
+        html.contains("<span class=\"badge st-removed\">removed</span>"),
+        "{html}"
+    );
+    let watch = ["watch", "--repo", "repo", "--once", "100x30"];
+    let frame = text(&env.planwright(&watch).stdout);
+    let (_, after) = frame
+        .split_once("removed from the plan")
+        .expect("watch's heading");
+    let row = after
+        .lines()
+        .find(|l| l.contains("P1"))
+        .unwrap_or_else(|| panic!("{frame}"));
+    assert!(row.contains("removed"), "{frame}");
+    // Back in the plan: no longer removed, still merged, not run again.
+    write(
+        env.root(),
+        "plan.json",
+        &tickets_creating(&["P1", "P2", "P3"]),
+    );
+    let third = summary(&scripted(&env, "run", "plan.json", &["--output", "json"]));
+    assert_eq!(third["run"], first["run"], "{third}");
+    let json = summary(&status(&["--output", "json"]));
+    let p1 = ticket(&json, "P1");
+    assert_eq!(
+        (&p1["removed"], &p1["state"]),
+        (&Value::Bool(false), &Value::from("merged")),
+        "{p1}"
+    );
+    assert_eq!(
+        p1["attempts"].as_array().unwrap().len(),
+        1,
+        "not run again: {p1}"
+    );
+    assert_eq!(json["run"]["removed_count"], 0, "{json}");
+}
+
 #[test]
 fn a_rerun_that_changes_nothing_stays_merged() {
     let env = on_master(&BASE_FILES);
@@ -695,4 +815,96 @@ fn status_colours_states_as_color_says() {
         plain.contains("merged") && !plain.contains('\x1b'),
         "{plain}"
     );
+}
+
+/// `run` colours its lines and its end summary as `status` colours states:
+/// with `--color always`, with `auto` when `CLICOLOR_FORCE` says so, never
+/// with `NO_COLOR` (which the test's environment sets) or when piped.
+#[test]
+fn run_colours_its_lines_and_summary_as_color_says() {
+    let env = on_master(&BASE_FILES);
+    write(env.root(), "plan.json", &tickets_creating(&["P1", "P2"]));
+    env.fixture("P1", 0, "P1.txt", "p\n");
+    // P2's agent writes outside its scope: it fails.
+    for n in 0..3 {
+        env.fixture("P2", n, "README.md", "out of scope\n");
+    }
+    let always = scripted(&env, "run", "plan.json", &["--color", "always"]);
+    let said = text(&always.stdout);
+    assert!(said.contains("\x1b[32mP1: merged as "), "{said}");
+    assert!(said.contains("\x1b[33mP2: attempt 1 rejected: "), "{said}");
+    assert!(said.contains("\x1b[31mP2: FAILED: "), "{said}");
+    assert!(said.contains("\x1b[31mfailed:\x1b[0m P2: "), "{said}");
+    // Piped, with `NO_COLOR` set: plain.
+    let plain = text(&scripted(&env, "run", "plan.json", &[]).stdout);
+    assert!(
+        plain.contains("P2: FAILED: ") && !plain.contains('\x1b'),
+        "{plain}"
+    );
+    // `auto`, no `NO_COLOR`, piped: plain; `CLICOLOR_FORCE` turns it on.
+    let agent = format!("scripted:{}", env.fixtures().display());
+    let auto = |force: Option<&str>| {
+        let mut cmd = env.command();
+        cmd.env_remove("NO_COLOR");
+        if let Some(v) = force {
+            cmd.env("CLICOLOR_FORCE", v);
+        }
+        let args = ["run", "plan.json", "--repo", "repo", "--agent", &agent];
+        text(&cmd.args(args).output().unwrap().stdout)
+    };
+    let piped = auto(None);
+    assert!(
+        piped.contains("P2: FAILED: ") && !piped.contains('\x1b'),
+        "{piped}"
+    );
+    let forced = auto(Some("1"));
+    assert!(
+        forced.contains("\x1b[32mP1: merged by an earlier run"),
+        "{forced}"
+    );
+    assert!(forced.contains("\x1b[31mfailed:\x1b[0m P2: "), "{forced}");
+}
+
+/// The commands whose examples need no agent, run, forge or network: they
+/// run as written in a Node project that `planwright init` set up.
+const OFFLINE: [&str; 8] = [
+    "init",
+    "validate",
+    "convert",
+    "schema",
+    "show",
+    "graph",
+    "completions",
+    "man",
+];
+
+/// Every example of these commands' `--help` runs and exits 0, but those
+/// naming a file or folder the project lacks (`../app`, `tasks.json`).
+/// (That every command has examples the parser takes is a unit test of
+/// the binary's `examples` module.)
+#[test]
+fn the_offline_examples_of_every_help_run() {
+    let env = on_master(&[("package.json", r#"{"scripts": {"test": "node -e 0"}}"#)]);
+    let mut ran = Vec::new();
+    for command in OFFLINE {
+        let help = text(&env.planwright(&[command, "--help"]).stdout);
+        let (_, examples) = help
+            .split_once("Examples:")
+            .unwrap_or_else(|| panic!("{help}"));
+        for line in examples.lines() {
+            let line = line.split("  #").next().unwrap().trim();
+            let Some(args) = line.strip_prefix("planwright ") else {
+                continue;
+            };
+            if ["../app", "tasks.json"].iter().any(|f| args.contains(f)) {
+                continue;
+            }
+            let args: Vec<&str> = args.split(' ').collect();
+            let out = env.cli().run(&env.repo(), &args);
+            assert_eq!(out.status.code(), Some(0), "{line}: {}", text(&out.stderr));
+            ran.push(line.to_string());
+        }
+    }
+    assert!(ran.len() >= 12, "{ran:?}");
+    assert!(env.repo().join("plan.dot").is_file() && env.repo().join("man1").is_dir());
 }

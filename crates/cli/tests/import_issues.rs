@@ -127,3 +127,34 @@ fn each_delivered_ticket_closes_its_issue() {
         }
     }
 }
+
+#[test]
+fn the_help_example_takes_two_issues_of_a_milestone_into_a_plan_file() {
+    let (env, forge) = setup("run");
+    forge.set_milestone("acme/app", 1, "v2");
+    forge.set_milestone("acme/app", 2, "v2");
+    // As in `import issues --help`: `--milestone v2 --issue 12 14 -o plan.json`.
+    let out = import(
+        &env,
+        &["--milestone", "v2", "--issue", "1", "2", "-o", "plan.json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.root().join("plan.json")).unwrap())
+            .unwrap();
+    let ids: Vec<&str> = plan["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["issue-1", "issue-2"], "{plan}");
+    // An issue outside the milestone is refused, naming why.
+    let out = import(&env, &["--milestone", "v2", "--issue", "3", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("#3") && err.contains("does not carry the labels or milestone asked for"),
+        "{err}"
+    );
+}

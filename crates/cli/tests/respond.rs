@@ -72,11 +72,17 @@ impl Setup {
     /// The same, delivered with `[forge] per = per`; `head` and `pull`
     /// are the run's pull request's, or B's with `per = "ticket"`.
     fn delivered_per(api: Api, respond: &str, per: &'static str) -> Setup {
-        Setup::delivered_with(api, respond, per, |_| {})
+        Setup::delivered_with(api, respond, per, |_| 0)
     }
 
-    /// The same, with `before` given the fixtures before the run.
-    fn delivered_with(api: Api, respond: &str, per: &'static str, before: fn(&Env)) -> Setup {
+    /// The same, with `before` given the fixtures before the run; it
+    /// returns the run's exit code it makes (1: a ticket fails).
+    fn delivered_with(
+        api: Api,
+        respond: &str,
+        per: &'static str,
+        before: fn(&Env) -> i32,
+    ) -> Setup {
         let env = Env::new(&[("README.md", "hello\n")]).with_cli(BIN);
         let server = GitHttp::start(&env.root().join("server"), TOKEN);
         let bare = server.create(REPO, &env.repo(), "main");
@@ -89,7 +95,7 @@ impl Setup {
         env.fixture("A", 1, "a.txt", "a\n");
         env.fixture("B", 1, "b.txt", "b\n");
         env.fixture("C", 1, "c.txt", "c\n");
-        before(&env);
+        let code = before(&env);
         let mut s = Setup {
             env,
             bare,
@@ -102,7 +108,7 @@ impl Setup {
         };
         s.configure(respond);
         let run = s.command(&["run", "plan.json", "--repo", "repo"], true);
-        assert!(run.status.success(), "{}", text(&run.stderr));
+        assert_eq!(run.status.code(), Some(code), "{}", text(&run.stderr));
         let out = s.command(&["deliver", "--repo", "repo", "--output", "json"], false);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let d: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -307,7 +313,20 @@ fn a_burst_within_the_quiet_window_is_one_round_after_it() {
     );
     assert!(s.replies().is_empty());
     s.configure("quiet = \"0s\"");
-    s.respond_ok();
+    let asked = || {
+        let path = "/collaborators/ana/permission";
+        s.forge
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with(path))
+            .count()
+    };
+    let before = asked();
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let line: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(line["outcome"], "changed", "{line}");
+    // Two comments of one author: her permission is asked once a round.
+    assert_eq!(asked() - before, 1);
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(replies[0].contains("answering 2 items"), "{}", replies[0]);
@@ -390,6 +409,16 @@ fn others_and_planwrights_own_are_not_answered_and_an_unknown_ticket_gets_a_repl
     );
     s.forge
         .add_comment(REPO, s.pull, true, "renovate[bot]", "bump it");
+    s.forge
+        .add_comment(REPO, s.pull, true, "lint_bot", "style nits");
+    // An approval is not feedback to answer, whatever its text.
+    s.forge.add_review(
+        REPO,
+        s.pull,
+        "ana",
+        planwright_testkit::forge::Verdict::Approve,
+        "LGTM, but rename b.txt",
+    );
     s.forge.add_comment(
         REPO,
         s.pull,
@@ -688,145 +717,6 @@ fn a_round_killed_during_its_run_is_finished_by_the_next_respond_with_one_reply(
 }
 
 #[test]
-fn per_ticket_a_comment_on_bs_pull_request_is_a_round_of_b_on_its_branch_alone() {
-    for api in [Api::Github, Api::Gitlab, Api::Forgejo] {
-        let s = Setup::delivered_per(api, "", "ticket");
-        let (a_head, a_pull) = s.pulls[0].clone();
-        let a_tip = GitHttp::tip(&s.bare, &a_head).unwrap();
-        let b_tip = GitHttp::tip(&s.bare, &s.head).unwrap();
-        let c_tip = GitHttp::tip(&s.bare, &s.pulls[2].0).unwrap();
-        s.env.fixture("B", 2, "b.txt", "B, as asked\n");
-        s.forge
-            .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "Capitalise.");
-        let out = s.respond_ok();
-        assert!(out.contains("round 1 on"), "{api:?}: {out}");
-        assert_eq!(s.pushed("b.txt"), "B, as asked", "{api:?}");
-        // One commit on top of B's branch: its change, nothing else.
-        let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
-        assert_eq!(git(&s.bare, &["rev-parse", &format!("{tip}^")]), b_tip);
-        let files = git(&s.bare, &["diff", "--name-only", &b_tip, &tip]);
-        assert_eq!(files, "b.txt", "{api:?}");
-        assert_eq!(GitHttp::tip(&s.bare, &a_head).unwrap(), a_tip, "{api:?}");
-        let (c_head, c_pull) = s.pulls[2].clone();
-        assert_eq!(GitHttp::tip(&s.bare, &c_head).unwrap(), c_tip, "{api:?}");
-        assert!(s.replies_on(a_pull).is_empty() && s.replies_on(c_pull).is_empty());
-        let replies = s.replies();
-        assert_eq!(replies.len(), 1, "{api:?}: {replies:?}");
-        assert!(
-            replies[0].contains("Ticket `B` ran again")
-                && replies[0].contains("Files changed:\n\n- `b.txt`\n"),
-            "{api:?}: {}",
-            replies[0]
-        );
-        // `deliver` again leaves the branch where the round left it.
-        let out = s.command(&["deliver", "--repo", "repo"], false);
-        assert!(out.status.success(), "{api:?}: {}", text(&out.stderr));
-        assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), tip, "{api:?}");
-        assert!(s.respond_ok().contains("nothing new"), "{api:?}");
-    }
-}
-
-#[test]
-fn per_ticket_one_respond_answers_each_pull_request_and_points_to_the_right_one() {
-    let s = Setup::delivered_per(Api::Github, "", "ticket");
-    let (a_head, a_pull) = s.pulls[0].clone();
-    s.env.fixture("A", 2, "a.txt", "A again\n");
-    s.env.fixture("B", 2, "b.txt", "B again\n");
-    s.forge
-        .add_review_comment(REPO, a_pull, "ana", "a.txt", Some(1), "for A");
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "for B");
-    let out = s.respond_ok();
-    assert_eq!(out.matches("round 1 on").count(), 2, "{out}");
-    assert_eq!(s.pushed_on(&a_head, "a.txt"), "A again");
-    assert_eq!(s.pushed("b.txt"), "B again");
-    assert_eq!(s.pushed("a.txt"), "a", "A's round is A's pull request's");
-    assert_eq!(s.replies_on(a_pull).len(), 1);
-    assert_eq!(s.replies().len(), 1);
-    // A ticket another pull request carries: a reply says where, and
-    // nothing runs.
-    s.forge
-        .add_comment(REPO, s.pull, true, "ana", "/planwright ticket A\nagain");
-    let out = s.respond_ok();
-    assert!(out.contains("no round on"), "{out}");
-    let replies = s.replies();
-    assert_eq!(replies.len(), 2, "{replies:?}");
-    assert!(
-        replies[1].contains(&format!(
-            "ticket 'A' is delivered by pull request #\u{200b}{a_pull} ('{a_head}'): comment there"
-        )),
-        "{}",
-        replies[1]
-    );
-    let run = s.charter("A", 2);
-    assert!(run.contains("for A"), "{run}");
-    let runs = s.env.repo().join(".planwright/runs");
-    let dir = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
-    assert!(!dir.path().join("A/attempt-3.prompt.md").exists());
-}
-
-#[test]
-fn per_ticket_watch_ends_when_every_pull_request_is_merged_or_closed() {
-    let s = Setup::delivered_per(Api::Github, "", "ticket");
-    let mut child = watch(&s, "1s");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for _ in &s.pulls {
-        let line = lines.next().unwrap().unwrap();
-        assert!(line.contains("nothing new"), "{line}");
-    }
-    s.forge.merge(REPO, s.pulls[0].1);
-    s.forge.merge(REPO, s.pulls[1].1);
-    s.forge.close_pull(REPO, s.pulls[2].1);
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
-    assert!(child.wait().unwrap().success(), "{rest:?}");
-    let last = &rest[rest.len() - 3..];
-    assert!(
-        last[0].contains("is merged")
-            && last[1].contains("is merged")
-            && last[2].contains("is closed: nothing more"),
-        "{rest:?}"
-    );
-}
-
-#[test]
-fn per_ticket_commits_pushed_on_a_lower_pull_request_are_taken_first() {
-    let s = Setup::delivered_per(Api::Github, "", "ticket");
-    // C merged after B: the run has gone past B's branch.
-    let theirs = s.push_other("notes.txt", true);
-    s.env.fixture("B", 2, "b.txt", "after theirs\n");
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "again");
-    s.respond_ok();
-    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
-    assert_eq!(git(&s.bare, &["rev-parse", &format!("{tip}^")]), theirs);
-    assert_eq!(s.pushed("notes.txt"), "theirs");
-    assert_eq!(s.pushed("b.txt"), "after theirs");
-    let files = git(&s.bare, &["ls-tree", "--name-only", &tip]);
-    assert!(!files.contains("c.txt"), "{files}");
-    // The run took their commit before the attempt: its merges hold it.
-    let holding = git(&s.env.repo(), &["branch", "--contains", &theirs]);
-    assert!(!holding.is_empty(), "no branch of the run holds theirs");
-    let reply = &s.replies()[0];
-    assert!(
-        reply.contains("- `b.txt`") && !reply.contains("notes.txt"),
-        "{reply}"
-    );
-    // Theirs conflicting with a ticket merged after B: nothing is pushed.
-    let conflicting = s.push_other("c.txt", true);
-    s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "more");
-    let out = s.respond();
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("conflict with the run's merges in c.txt") && err.contains("hint:"),
-        "{err}"
-    );
-    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), conflicting);
-    assert_eq!(s.replies().len(), 1);
-}
-
-#[test]
 fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it() {
     let s = Setup::delivered(Api::Github, "");
     // The agent is sandboxed: it says it started in a folder it may write.
@@ -902,28 +792,26 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
     assert!(s.respond_ok().contains("nothing new"));
 }
 
+#[path = "respond/per_ticket.rs"]
+mod per_ticket;
+#[path = "respond/wrong_inputs.rs"]
+mod wrong_inputs;
+
+/// A round whose ticket runs again and changes nothing pushes nothing, and
+/// its one reply says so (`outcome` `unchanged`).
 #[test]
-fn per_ticket_a_change_a_later_ticket_overlaps_is_not_carried_and_the_reply_says_why() {
-    let s = Setup::delivered_with(Api::Github, "", "ticket", |env| {
-        env.fixture("C", 1, "b.txt", "b, by C\n");
-    });
-    let tip = GitHttp::tip(&s.bare, &s.head).unwrap();
-    s.env.fixture("B", 2, "b.txt", "B again\n");
+fn a_round_that_changes_nothing_pushes_nothing_and_says_so() {
+    let s = Setup::delivered(Api::Github, "");
+    let before = GitHttp::tip(&s.bare, &s.head).unwrap();
+    // The second attempt writes what the first did: no change to land.
+    s.env.fixture("B", 2, "b.txt", "b\n");
     s.forge
-        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "again");
-    let out = s.respond_ok();
-    assert!(out.contains("nothing changed (B)"), "{out}");
-    assert_eq!(
-        GitHttp::tip(&s.bare, &s.head).unwrap(),
-        tip,
-        "nothing pushed"
-    );
+        .add_review_comment(REPO, s.pull, "ana", "b.txt", Some(1), "is this right?");
+    let json = s.command(&["respond", "--repo", "repo", "--output", "json"], true);
+    let line: Value = serde_json::from_slice(&json.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&json.stdout), text(&json.stderr)));
+    assert_eq!(line["outcome"], "unchanged", "{line}");
+    assert_eq!(GitHttp::tip(&s.bare, &s.head).unwrap(), before);
     let replies = s.replies();
     assert_eq!(replies.len(), 1, "{replies:?}");
-    assert!(
-        replies[0].contains("its change conflicts on 'planwright/")
-            && replies[0].contains("with the tickets merged after it, in b.txt"),
-        "{}",
-        replies[0]
-    );
 }

@@ -8,9 +8,9 @@
 //! rejection fed back and undoes the stray edit.
 
 use crate::error::EngineError;
-use crate::git::refs::with_identity;
+use crate::git::refs::commit_all;
 use crate::git::repo::Repo;
-use crate::git::Git;
+use crate::git::tree;
 use crate::run::RunSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -102,6 +102,12 @@ pub struct Demo {
 }
 
 impl Demo {
+    /// What landed on the demo repository's `main`, one line a commit,
+    /// newest first.
+    pub fn landed(&self) -> Result<String, EngineError> {
+        tree::log(&Repo::open(&self.repo)?, "main")
+    }
+
     /// The run settings of the demo: two jobs, two strikes, one-minute
     /// limits (it finishes in about a second).
     pub fn settings(&self) -> RunSettings {
@@ -132,25 +138,11 @@ fn write(path: &Path, text: &str) -> Result<(), EngineError> {
 pub fn prepare(dir: &Path) -> Result<Demo, EngineError> {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).map_err(|e| EngineError::io(&repo, e))?;
-    Git::outside()
-        .args(["init", "-q", "-b", "main"])
-        .arg(&repo)
-        .output()?;
+    let made = Repo::init(&repo, "main")?;
     write(&repo.join("README.md"), README)?;
     write(&repo.join("test.sh"), TEST_SH)?;
     write(&repo.join("tests/.keep"), "")?;
-    let opened = Repo::open(&repo)?;
-    opened.git().args(["add", "-A"]).output()?;
-    with_identity(
-        opened.git().args([
-            "commit",
-            "-q",
-            "-m",
-            "demo project: empty, with a test runner",
-        ]),
-        &opened,
-    )
-    .output()?;
+    commit_all(&made, "demo project: empty, with a test runner")?;
     let plan = dir.join("plan.json");
     write(&plan, PLAN)?;
     let fixtures = dir.join("agent");

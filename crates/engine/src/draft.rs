@@ -210,6 +210,7 @@ fn check(
         let mut checks = Vec::new();
         crate::run::preflight::check_scope_ops(
             plan,
+            &planwright_plan::graph::TicketGraph::new(plan),
             &base,
             &HashSet::new(),
             &Default::default(),

@@ -8,7 +8,8 @@
 
 use crate::agent::activity::ActivityKind;
 use crate::model::failure::Failure;
-use crate::model::report::{CostSource, Usage};
+use crate::model::report::{AgentOutcomeKind, CostSource, Usage};
+use crate::model::{RebuildReason, StartsFrom};
 use crate::store::{EventRow, Store};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
@@ -33,8 +34,10 @@ pub enum Event {
         /// Whether this continues an earlier invocation of the run.
         continued: bool,
     },
-    /// A ticket of a continued run that the plan no longer has: the run
-    /// forgets it (its merges stay on the base branch).
+    /// A ticket of a continued run that the plan no longer has, said after
+    /// each `run_started`: the run keeps it, with its attempts, as removed
+    /// and runs it no more (its merges stay on the base branch); a plan that
+    /// has it again brings it back.
     Removed {
         /// The ticket.
         ticket: String,
@@ -76,14 +79,10 @@ pub enum Event {
         attempt: u32,
         /// The base commit it starts from.
         base_commit: String,
-        /// Where its workspace starts: `base`, the previous attempt's
-        /// `candidate` (`candidate_carried` when carried onto a base that
-        /// moved), or the base after a rejected attempt whose change it
-        /// does not hold, saying why (`base_no_candidate`, `base_asked`,
-        /// `base_no_longer_applies`, `base_conflict`, `base_earlier_run`).
-        /// Logs written before it was recorded read as `base`.
-        #[serde(default = "base_start")]
-        starts_from: String,
+        /// Where its workspace starts (see [`StartsFrom`]). Logs written
+        /// before it was recorded read as `base`.
+        #[serde(default)]
+        starts_from: StartsFrom,
         /// Who runs it: the adapter, its program and the routed model.
         /// Logs written before it was recorded have none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,8 +137,8 @@ pub enum Event {
         ticket: String,
         /// The attempt.
         attempt: u32,
-        /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
-        outcome: String,
+        /// Which way it ended (see [`AgentOutcomeKind`]).
+        outcome: AgentOutcomeKind,
         /// The model, as the CLI named it.
         model: Option<String>,
         /// Tokens used, normalized (see [`Usage`]).
@@ -266,7 +265,8 @@ pub enum Event {
         reason: String,
     },
     /// The gates failed on an attempt's candidate in its own gate
-    /// checkout and ran again on the same tree (`[gates] flaky_retries`).
+    /// checkout (`[gates] flaky_retries`), or on a single candidate's
+    /// merged tree (`[merge] flaky_retries`), and ran again on the same tree.
     GateRetried {
         /// The ticket.
         ticket: String,
@@ -354,8 +354,8 @@ pub enum Event {
     Rebuild {
         /// The ticket.
         ticket: String,
-        /// `conflict` or `combination`.
-        reason: String,
+        /// Why (see [`RebuildReason`]).
+        reason: RebuildReason,
     },
     /// A ticket landed on the run's target branch.
     Merged {
@@ -428,10 +428,6 @@ pub enum Event {
         /// `off, ...`.
         sandbox: String,
     },
-}
-
-fn base_start() -> String {
-    "base".to_string()
 }
 
 impl Event {

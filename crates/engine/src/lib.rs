@@ -17,6 +17,7 @@ mod git;
 pub mod issues;
 mod log;
 mod model;
+pub mod replay;
 pub mod respond;
 mod run;
 mod store;
@@ -30,10 +31,11 @@ pub use events::{
 };
 pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
 pub use git::repo::Repo;
-pub use git::{tracked_files, Git};
+pub use git::tracked_files;
+pub use git::worktree::WorkTree;
 pub use model::{
-    transition, CounterfactualOutcome, Failure, FailureKind, IllegalTransition, Phase, RunStatus,
-    Step, TicketState,
+    transition, AgentOutcomeKind, CounterfactualOutcome, Failure, FailureKind, IllegalTransition,
+    Phase, RebuildReason, RunStatus, StartsFrom, Step, TicketState,
 };
 pub use run::graph::RunGraph;
 pub use run::inputs::{root_config, RootConfig};

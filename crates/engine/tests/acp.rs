@@ -543,17 +543,73 @@ fn the_probe_names_the_set_up_and_the_models_and_refuses_one_not_offered() {
         agent.probe(dir.path(), None)
     };
     let found = probe(Some("slow-2")).unwrap().unwrap();
-    assert!(found.starts_with("`bash "), "{found}");
+    assert!(found.said.starts_with("`bash "), "{found:?}");
     assert!(
-        found.ends_with("with no CLI's set-up (the base environment and `[agent] env` only); name one with `[agent] state`; it offers `auto`, `fast-1`, `slow-2`"),
-        "{found}"
+        found.said.ends_with("with no CLI's set-up (the base environment and `[agent] env` only); name one with `[agent] state`; it offers `auto`, `fast-1`, `slow-2`"),
+        "{found:?}"
     );
+    let offers = ["auto", "fast-1", "slow-2"].map(String::from).to_vec();
+    assert_eq!(found.offers, Some(offers), "kept for routing's check");
     let refused = probe(Some("gemini-9")).unwrap_err();
     assert!(
         refused.ends_with(
             "the agent does not offer model `gemini-9`; it offers `auto`, `fast-1`, `slow-2`"
         ),
         "{refused}"
+    );
+}
+
+/// Preflight checks every model routing may give a ticket of an ACP
+/// agent (its own `model`, its tier's candidates) against what the
+/// agent's session offers, as an attempt matches them (a `-preview`
+/// name is its model's): one `routing` error per model not offered,
+/// naming its tickets and listing what is.
+#[test]
+fn preflight_refuses_a_routed_model_the_acp_agent_does_not_offer() {
+    use planwright_engine::agent::Agents;
+    use planwright_engine::{CheckName, CheckStatus};
+    use planwright_testkit::{any, gate, plan, settings, ticket, Env};
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let routed = |id: &str, key: &str, value: &str| {
+        let mut t = ticket(id, serde_json::json!([any(&format!("{id}.txt"))]));
+        if !key.is_empty() {
+            t[key] = value.into();
+        }
+        t
+    };
+    let plan = plan(serde_json::json!({"gates": gate(&["true"]), "tickets": [
+        routed("A", "model", "slow-2"),
+        routed("B", "model", "fast-9"),
+        routed("C", "model", "fast-9"),
+        routed("D", "tier", "cheap"),
+        routed("E", "", ""),
+        routed("F", "model", "fast-1-preview"),
+    ]}));
+    let outside = env.root().join("outside.txt");
+    let cmd = format!("bash {FAKE} models {}", outside.display());
+    let agent = agent::from_name("acp", Some(&cmd)).unwrap();
+    let agents = Agents::from(Arc::from(agent));
+    let checks = planwright_engine::preflight(&env.repo(), &plan, &settings(), &[], &agents);
+    let refused: Vec<&str> = (checks.iter())
+        .filter(|c| c.check == CheckName::Routing && c.status == CheckStatus::Error)
+        .map(|c| c.message.as_str())
+        .collect();
+    let offers = "it offers `auto`, `fast-1`, `slow-2`";
+    assert_eq!(
+        refused,
+        [
+            format!("agent `acp`: tickets B, C may be routed to model `fast-9`, and the agent does not offer model `fast-9`; {offers}"),
+            format!("agent `acp`: ticket D may be routed to model `gemini-3-flash`, and the agent does not offer model `gemini-3-flash`; {offers}"),
+        ],
+        "{checks:#?}"
+    );
+    let hint = (checks.iter())
+        .find(|c| c.status == CheckStatus::Error && c.message.contains("fast-9"))
+        .unwrap();
+    let said = hint.hint.as_deref().unwrap_or_default();
+    assert!(
+        said.contains("route B, C to a model the agent offers"),
+        "{hint:?}"
     );
 }
 

@@ -840,3 +840,21 @@ fn a_claude_failure_that_mentions_quotas_is_a_failure() {
     let why = failed(&attempt("claude", "failure_mentions_quota", 1, None));
     assert!(why.contains("quota"), "{why}");
 }
+
+/// aider announcing its second retry of a provider's refusal is stopped
+/// there by planwright (it would retry for a minute): `Unavailable` with
+/// its error's reset, said in the log, long before the time limit.
+#[test]
+fn aider_is_stopped_at_its_second_retry_of_a_refusal() {
+    let replay = format!("{DATA}/aider/rate_limit_wrapped.out");
+    let extra = format!("cat '{replay}'; echo 'Retrying in 0.5 seconds...'; exec sleep 600");
+    let run = attempt_with("aider", "none", 0, None, &extra);
+    let (retry, reason) = unavailable(&run);
+    assert_eq!(retry, Some(Duration::from_secs(1)), "{reason}");
+    assert!(reason.starts_with("litellm.RateLimitError"), "{reason}");
+    assert!(
+        run.log.contains("planwright: aider retried the provider's refusal past planwright's bound on its own retries: stopped"),
+        "{}",
+        run.log
+    );
+}

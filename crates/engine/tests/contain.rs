@@ -343,6 +343,16 @@ fn a_test_file_and_folder_a_gate_made_unreadable_are_restored_for_the_next_candi
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .unwrap();
+        for dir in env.tmp.path().ancestors() {
+            let mode =
+                std::os::unix::fs::PermissionsExt::mode(&dir.metadata().unwrap().permissions());
+            assert!(
+                mode & 0o001 != 0,
+                "{} (mode {:o}) is closed to other users, so `nobody` cannot reach the test file: run the tests with a TMPDIR others can enter",
+                dir.display(),
+                mode & 0o7777
+            );
+        }
         env.fixture("A", 0, "a.txt", "a\n");
         env.fixture("B", 0, "b.txt", "b\n");
         let mut a = ticket("A", json!([any("a.txt")]));

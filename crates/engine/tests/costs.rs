@@ -1,8 +1,9 @@
 //! What a run spends its time on: a gate that fails once on a candidate
 //! is run again on the same tree (`[gates] flaky_retries`) before the
-//! attempt is rejected, so a flake costs a gate run, not an agent run and
-//! a strike; and the first ticket's gate checkout is made while its agent
-//! works, not after it.
+//! attempt is rejected, and one that fails once on a single candidate's
+//! merged tree too (`[merge] flaky_retries`), so a flake costs a gate
+//! run, not an agent run and a strike; and the first ticket's gate
+//! checkout is made while its agent works, not after it.
 
 use planwright_config::SandboxMode;
 use planwright_engine::agent;
@@ -78,6 +79,71 @@ fn without_flaky_retries_a_flake_costs_an_attempt_and_a_strike() {
     let out = run_flaky(&env, 0);
     assert_eq!(out.summary.merged, ["A"], "{:?}", out.summary);
     assert_eq!(attempts(&out), 2, "{:?}", out.events);
+    assert!(out.summary.flaky.is_empty(), "{:?}", out.summary);
+}
+
+/// Two tickets verified on the same base, landed one at a time: the
+/// second lands on a moved base, and its gates on the merged tree (the
+/// only tree holding both files) fail once, then pass.
+fn run_flaky_merge(env: &Env, retries: u32) -> Outcome {
+    env.fixture("A", 0, "a.txt", "a\n");
+    env.fixture("B", 0, "b.txt", "b\n");
+    let mark = env.tmp.path().join("failed-once");
+    let script = format!(
+        "[ -e a.txt ] && [ -e b.txt ] || exit 0; mkdir '{}' 2>/dev/null && {{ echo flake >&2; exit 1; }}; exit 0",
+        mark.display()
+    );
+    let tickets = json!([
+        ticket("A", json!([any("a.txt")])),
+        ticket("B", json!([any("b.txt")]))
+    ]);
+    let plan = plan(json!({"gates": gate(&["sh", "-c", &script]), "tickets": tickets}));
+    let mut s = settings();
+    s.contain.mode = SandboxMode::Off;
+    s.merge.batch = 1;
+    s.merge.flaky_retries = retries;
+    s.strikes = 3;
+    let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
+    run_with(env, &plan, &s, agent)
+}
+
+#[test]
+fn a_merged_tree_failing_once_then_passing_lands_without_a_new_attempt() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let out = run_flaky_merge(&env, 1);
+    let mut merged = out.summary.merged.clone();
+    merged.sort();
+    assert_eq!(merged, ["A", "B"], "{:?}", out.summary);
+    assert_eq!(attempts(&out), 2, "one each: {:?}", out.events);
+    assert!(
+        !(out.events.iter()).any(|e| matches!(e, Event::Rebuild { .. })),
+        "{:?}",
+        out.events
+    );
+    let retried: Vec<_> = (out.events.iter())
+        .filter_map(|e| match e {
+            Event::GateRetried { gate, passed, .. } => Some((gate.as_str(), *passed)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(retried.as_slice(), [(gate, true)] if gate.starts_with("sh -c")),
+        "{retried:?}"
+    );
+    assert_eq!(
+        out.summary.flaky.values().sum::<u32>(),
+        1,
+        "{:?}",
+        out.summary
+    );
+}
+
+#[test]
+fn without_merge_flaky_retries_a_flake_on_the_merged_tree_costs_a_rebuild() {
+    let env = Env::new(&[("README.md", "hi\n")]);
+    let out = run_flaky_merge(&env, 0);
+    assert_eq!(out.summary.merged.len(), 2, "{:?}", out.summary);
+    assert_eq!(attempts(&out), 3, "{:?}", out.events);
     assert!(out.summary.flaky.is_empty(), "{:?}", out.summary);
 }
 

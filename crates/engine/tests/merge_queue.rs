@@ -154,7 +154,7 @@ fn pair_breaks_the_gates_together(checkouts: usize) {
         "{failure:?}"
     );
     let rebuilt = out.events.iter().any(
-        |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == culprit && reason == "combination"),
+        |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == culprit && *reason == planwright_engine::RebuildReason::Combination),
     );
     assert!(rebuilt);
     for commit in git(&env.repo(), &["rev-list", "main"]).lines() {

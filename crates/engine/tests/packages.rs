@@ -142,6 +142,19 @@ fn registry(
         "versions": {version: {"name": name, "version": version, "dist": dist}}
     })
     .to_string();
+    serve(
+        listener,
+        vec![
+            (file, tarball),
+            (format!("/{name}"), packument.into_bytes()),
+        ],
+    );
+    url
+}
+
+/// Answers each GET on `listener` with the body of its path in `files`,
+/// else 404, from a thread of its own.
+fn serve(listener: TcpListener, files: Vec<(String, Vec<u8>)>) {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -155,12 +168,9 @@ fn registry(
                 }
             }
             let path = line.split_whitespace().nth(1).unwrap_or("");
-            let (status, body) = if path == file {
-                ("200 OK", tarball.clone())
-            } else if path == format!("/{name}") {
-                ("200 OK", packument.clone().into_bytes())
-            } else {
-                ("404 Not Found", b"{}".to_vec())
+            let (status, body) = match files.iter().find(|(p, _)| p == path) {
+                Some((_, body)) => ("200 OK", body.clone()),
+                None => ("404 Not Found", b"{}".to_vec()),
             };
             let head = format!(
                 "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -170,7 +180,48 @@ fn registry(
             let _ = stream.write_all(&body);
         }
     });
-    url
+}
+
+/// A sparse Cargo registry on loopback holding `itoa 1.0.11`, packed from
+/// the test cache's vendored copy; returns its address.
+fn cargo_registry(dir: &Path, scratch: &Path) -> String {
+    let unpacked = scratch.join("itoa-1.0.11");
+    let copied = std::process::Command::new("cp")
+        .args(["-r"])
+        .arg(dir.join("vendor/itoa"))
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let _ = std::fs::remove_file(unpacked.join(".cargo-checksum.json"));
+    let packed = scratch.join("itoa-1.0.11.crate");
+    command(
+        "tar",
+        scratch,
+        &["-czf", "itoa-1.0.11.crate", "itoa-1.0.11"],
+        &[],
+    );
+    let bytes = std::fs::read(&packed).unwrap();
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&packed)
+        .output()
+        .unwrap();
+    let sum = String::from_utf8(sum.stdout).unwrap();
+    let sum = sum.split_whitespace().next().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let config = json!({"dl": format!("http://{address}/dl/{{crate}}/{{version}}")});
+    let index = json!({"name": "itoa", "vers": "1.0.11", "deps": [], "cksum": sum,
+                       "features": {}, "yanked": false});
+    serve(
+        listener,
+        vec![
+            ("/config.json".into(), config.to_string().into_bytes()),
+            ("/it/oa/itoa".into(), format!("{index}\n").into_bytes()),
+            ("/dl/itoa/1.0.11".into(), bytes),
+        ],
+    );
+    address
 }
 
 fn command(
@@ -180,8 +231,13 @@ fn command(
     envs: &[(&str, &Path)],
 ) {
     let program = program.as_ref();
+    // Node keeps its compile cache in the temporary folder: one beside
+    // `dir`, in the test's own, so that nothing is left in the machine's.
+    let tmp = dir.parent().unwrap_or(dir).join("command-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let out = std::process::Command::new(program)
         .args(args)
+        .env("TMPDIR", &tmp)
         .envs(envs.iter().map(|(k, v)| (*k, *v)))
         .current_dir(dir)
         .output()
@@ -372,13 +428,28 @@ assert six.PY3 and v == '42', 'wrong answer: ' + v\n";
     );
 }
 
+/// A crate depending on `itoa` 1.0.11 through the cargo `config`, whose
+/// test `lib` reads `answer.txt` (0 on the base), and a cargo home of its
+/// own beside the repository.
+fn rust_crate(config: &str, lib: &str) -> (Env, PathBuf) {
+    let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+[dependencies]\nitoa = \"=1.0.11\"\n";
+    let env = Env::new(&[
+        ("Cargo.toml", manifest),
+        (".cargo/config.toml", config),
+        ("src/lib.rs", lib),
+        ("answer.txt", "0\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let home = env.root().join("cargo-home");
+    (env, home)
+}
+
 #[test]
 fn cargo_fetches_a_registry_dependency_and_the_ticket_merges() {
     let Some(dir) = packages("cargo", "cargo", "cargo") else {
         return;
     };
-    let manifest = "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-[dependencies]\nitoa = \"=1.0.11\"\n";
     let config = format!(
         "[source.crates-io]\nreplace-with = \"vendored\"\n\n[source.vendored]\ndirectory = \"{}\"\n",
         dir.join("vendor").display()
@@ -386,14 +457,7 @@ fn cargo_fetches_a_registry_dependency_and_the_ticket_merges() {
     let lib = "#[test]\nfn answer() {\n    let mut b = itoa::Buffer::new();\n    \
 let v = std::fs::read_to_string(\"answer.txt\").unwrap();\n    \
 assert_eq!(b.format(42), v.trim());\n}\n";
-    let env = Env::new(&[
-        ("Cargo.toml", manifest),
-        (".cargo/config.toml", &config),
-        ("src/lib.rs", lib),
-        ("answer.txt", "0\n"),
-        (".gitignore", "target/\n"),
-    ]);
-    let home = env.root().join("cargo-home");
+    let (env, home) = rust_crate(&config, lib);
     command(
         "cargo",
         &env.repo(),
@@ -404,6 +468,76 @@ assert_eq!(b.format(42), v.trim());\n}\n";
     git(&env.repo(), &["commit", "-qm", "lock"]);
     let s = reading(&dir, &[&["cargo", "fetch"]]);
     merges(&env, &s, &["cargo", "test"], "true", "CARGO_HOME");
+}
+
+/// A Rust crate whose dependency comes from a registry the gates cannot
+/// reach (here one on loopback, named only in `[sandbox] allow`; for
+/// users, crates.io): without a set-up, preflight's gate probe fails on the
+/// base and names `cargo fetch --locked`; with it, the gate checkout finds
+/// the fetched crates offline (`cargo test --offline`) and the ticket merges.
+#[test]
+fn cargo_fetch_is_the_set_up_preflight_names_and_the_gate_finds_its_crates_offline() {
+    let Some(dir) = packages("cargo_fetch", "cargo", "cargo") else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let pack = scratch.path().join("pack");
+    std::fs::create_dir(&pack).unwrap();
+    let address = cargo_registry(&dir, &pack);
+    let config = format!(
+        "[source.crates-io]\nreplace-with = \"loopback\"\n\n[source.loopback]\nregistry = \"sparse+http://{address}/\"\n"
+    );
+    // Green on the base (0) and after the ticket (42) alike: the probe
+    // passes once the crates are there.
+    let lib = "#[test]\nfn answer() {\n    let mut b = itoa::Buffer::new();\n    \
+let v = std::fs::read_to_string(\"answer.txt\").unwrap();\n    \
+let n: u64 = v.trim().parse().unwrap();\n    assert_eq!(b.format(n), v.trim());\n}\n";
+    let (env, home) = rust_crate(&config, lib);
+    command(
+        "cargo",
+        &env.repo(),
+        &["generate-lockfile"],
+        &[("CARGO_HOME", &home)],
+    );
+    commit_lock(&env);
+    let gate_argv = ["cargo", "test", "--offline"];
+    let one_ticket = || {
+        let tickets = [ticket("A", json!([any("answer.txt")]))];
+        plan(json!({"gates": gate(&gate_argv), "tickets": tickets}))
+    };
+    let allowed = |setup: &[&[&str]]| {
+        let mut s = confined(setup);
+        s.contain.allow.push(HostPort::parse(&address).unwrap());
+        s.gate_probe = true;
+        s
+    };
+    let agent = sh_agent(&env, "echo 42 > \"$1/answer.txt\"\n", "{worktree}");
+    let agents = planwright_engine::agent::Agents::from(std::sync::Arc::from(agent));
+    let failed = prepare(
+        &env.repo(),
+        one_ticket(),
+        allowed(&[]),
+        Default::default(),
+        &[],
+        &agents,
+    )
+    .err()
+    .expect("preflight refuses a red base");
+    let probe = (failed.checks.iter())
+        .find(|c| c.check == planwright_engine::CheckName::GateProbe)
+        .unwrap_or_else(|| panic!("{:?}", failed.checks));
+    assert_eq!(
+        probe.status,
+        planwright_engine::CheckStatus::Error,
+        "{probe:?}"
+    );
+    let hint = probe.hint.as_deref().unwrap_or_default();
+    assert!(
+        hint.contains("setup = [[\"cargo\", \"fetch\", \"--locked\"]]"),
+        "{probe:?}"
+    );
+    let s = allowed(&[&["cargo", "fetch", "--locked"]]);
+    merges(&env, &s, &gate_argv, "true", "CARGO_HOME");
 }
 
 #[test]

@@ -168,7 +168,7 @@ fn the_charter_of_a_rebuild_names_the_conflict() {
     let out = run_with(&env, &plan, &s, agent);
     assert_eq!(out.summary.merged, ["A", "B"], "{:?}", out.summary);
     let rebuilt = out.events.iter().any(
-        |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == "B" && reason == "conflict"),
+        |e| matches!(e, Event::Rebuild { ticket, reason } if ticket == "B" && *reason == planwright_engine::RebuildReason::Conflict),
     );
     assert!(rebuilt, "{:?}", out.events);
     let charter = std::fs::read_to_string(

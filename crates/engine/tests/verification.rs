@@ -10,7 +10,7 @@ use planwright_engine::verify::GateRoom;
 use planwright_engine::verify::{review, ReviewInput, ReviewOutcome, ReviewSpend};
 use planwright_engine::CounterfactualOutcome;
 use planwright_engine::FailureKind;
-use planwright_engine::Git;
+use planwright_engine::WorkTree;
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
 use planwright_plan::verdict::{CheckStatus, ReviewCheck};
 use std::path::Path;
@@ -79,11 +79,14 @@ fn own_git_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        Git::outside()
+        let init = std::process::Command::new("git")
             .args(["init", "-q", "--bare"])
             .arg(dir.path())
-            .output()
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
             .unwrap();
+        assert!(init.success());
         dir
     })
     .path()
@@ -93,7 +96,7 @@ fn own_git_dir() -> &'static Path {
 /// does: never one found in `dir`.
 fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
     let log = dir.join("../cf.log");
-    let git = Git::with_tree(own_git_dir(), dir);
+    let git = WorkTree::new(own_git_dir(), dir);
     let timeout = Some(Duration::from_secs(60));
     counterfactual::run(c, dir, &git, &room(), timeout, &log, &Cancel::default())
         .unwrap()

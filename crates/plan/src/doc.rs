@@ -37,6 +37,20 @@ pub enum Syntax {
     Markdown,
 }
 
+impl Syntax {
+    /// YAML for `.yaml`/`.yml`, Markdown for `.md`/`.markdown`, else JSON.
+    fn of_path(path: &str) -> Syntax {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            Syntax::Yaml
+        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            Syntax::Markdown
+        } else {
+            Syntax::Json
+        }
+    }
+}
+
 /// A value with its place in the source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -100,23 +114,37 @@ impl Document {
     /// Parses `text` as JSON, as YAML when `path` ends in `.yaml`/`.yml`,
     /// or as a Spec Kit tasks.md when it ends in `.md`.
     pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
-        let lower = path.to_ascii_lowercase();
-        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-            crate::yaml::parse(path, text)
-        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
-            Ok(crate::formats::speckit::read::parse(path, text))
-        } else {
-            crate::json::parse(path, text)
-        }
+        Document::read(path, text, None).map_err(|failed| failed.0)
     }
 
     /// Parses `text` in the given syntax, whatever `path` is called (standard
     /// input has no file name to go by).
     pub fn parse_as(path: &str, text: String, syntax: Syntax) -> Result<Document, SyntaxError> {
-        match syntax {
-            Syntax::Json => crate::json::parse(path, text),
-            Syntax::Yaml => crate::yaml::parse(path, text),
-            Syntax::Markdown => Ok(crate::formats::speckit::read::parse(path, text)),
+        Document::read(path, text, Some(syntax)).map_err(|failed| failed.0)
+    }
+
+    /// [`Document::parse_as`] (by the file name's extension when `syntax`
+    /// is None), giving the text back with a syntax error, so that a
+    /// caller that places the error needs no copy of a large text.
+    pub fn read(
+        path: &str,
+        text: String,
+        syntax: Option<Syntax>,
+    ) -> Result<Document, Box<(SyntaxError, String)>> {
+        let syntax = syntax.unwrap_or_else(|| Syntax::of_path(path));
+        let root = match syntax {
+            Syntax::Json => crate::json::root(&text),
+            Syntax::Yaml => crate::yaml::root(&text),
+            Syntax::Markdown => Ok(crate::formats::speckit::read::root(&text)),
+        };
+        match root {
+            Ok(root) => Ok(Document {
+                path: path.to_string(),
+                text,
+                syntax,
+                root,
+            }),
+            Err(e) => Err(Box::new((e, text))),
         }
     }
 

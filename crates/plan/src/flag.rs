@@ -38,6 +38,8 @@ pub enum Flag {
     Coerce,
     /// The plan format to read.
     Format,
+    /// `replay`: the commits it replays.
+    Commits,
     /// A gate for every ticket.
     Gate,
     /// codeboost: the issue the plan answers.
@@ -64,7 +66,7 @@ pub enum Flag {
 
 impl Flag {
     /// Every flag, for the spelling table's test.
-    pub const ALL: [Flag; 25] = [
+    pub const ALL: [Flag; 26] = [
         Flag::Agent,
         Flag::Base,
         Flag::Cache,
@@ -79,6 +81,7 @@ impl Flag {
         Flag::CalibrationHint,
         Flag::Coerce,
         Flag::Format,
+        Flag::Commits,
         Flag::Gate,
         Flag::Issue,
         Flag::MaxFilesChanged,
@@ -110,6 +113,7 @@ impl Flag {
             Flag::CalibrationHint => "calibration hint",
             Flag::Coerce => "coerce",
             Flag::Format => "format",
+            Flag::Commits => "commits",
             Flag::Gate => "gate",
             Flag::Issue => "issue",
             Flag::MaxFilesChanged => "max files changed",

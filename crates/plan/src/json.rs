@@ -19,18 +19,23 @@ const HINT: &str = "the file must be one JSON value (RFC 8259): no comments, no 
 
 /// Parses `text` as strict JSON.
 pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
-    let root = Reader {
-        text: &text,
-        at: 0,
-        depth: 0,
-    }
-    .document()?;
+    let root = root(&text)?;
     Ok(Document {
         path: path.to_string(),
         syntax: Syntax::Json,
         root,
         text,
     })
+}
+
+/// The tree of `text`, read as strict JSON.
+pub(crate) fn root(text: &str) -> Result<Node, SyntaxError> {
+    Reader {
+        text,
+        at: 0,
+        depth: 0,
+    }
+    .document()
 }
 
 type Read<T> = Result<T, SyntaxError>;
@@ -154,6 +159,8 @@ impl Reader<'_> {
                 value,
             });
             if self.after_item('}')? {
+                // A plan's tree is held through validation: no spare room.
+                members.shrink_to_fit();
                 return Ok(self.close(start, NodeKind::Object(members)));
             }
         }
@@ -169,6 +176,7 @@ impl Reader<'_> {
         loop {
             items.push(self.value()?);
             if self.after_item(']')? {
+                items.shrink_to_fit();
                 return Ok(self.close(start, NodeKind::Array(items)));
             }
         }

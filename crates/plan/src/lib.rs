@@ -15,6 +15,7 @@ pub mod doc;
 pub mod flag;
 pub mod formats;
 pub mod gate_integrity;
+pub mod graph;
 pub mod json;
 pub mod model;
 pub mod overlap;

@@ -38,7 +38,7 @@
 //! time, so memory stays at 512 bytes per ticket, and the groups hold each
 //! ticket once per cluster.
 
-use crate::analysis::Order;
+use crate::graph::TicketGraph;
 use crate::model::{Plan, ScopeOp, Ticket};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -83,7 +83,7 @@ pub fn forecast(plan: &Plan) -> Vec<Overlap> {
 /// tickets it looked at (what its tests hold linear in the plan's size).
 fn forecast_counted(plan: &Plan, work: &mut u64) -> Vec<Overlap> {
     let distinct = Distinct::new(plan);
-    let order = Order::new(plan);
+    let order = TicketGraph::new(plan);
     let (cluster, shared) = distinct.clusters();
     let mut found: Vec<(usize, Vec<usize>)> = Vec::new();
     for (root, tickets) in shared {
@@ -118,7 +118,7 @@ fn forecast_counted(plan: &Plan, work: &mut u64) -> Vec<Overlap> {
 /// The first `limit` overlapping pairs, group by group, in plan order
 /// within each: the detail `validate --verbose` shows.
 pub fn pairs(plan: &Plan, groups: &[Overlap], limit: usize) -> Vec<OverlapPair> {
-    let order = Order::new(plan);
+    let order = TicketGraph::new(plan);
     let mut out = Vec::new();
     for group in groups {
         for (k, &a) in group.indices.iter().enumerate() {
@@ -297,7 +297,7 @@ impl<'a> Distinct<'a> {
 /// batch of questions; questions go in batches of [`BATCH`] pairs, which
 /// bounds the memory and the passes over the plan.
 fn concurrent_groups(
-    order: &Order,
+    order: &TicketGraph,
     tickets: &[usize],
     meets: &mut dyn FnMut(usize, usize) -> bool,
     work: &mut u64,

@@ -68,7 +68,7 @@ fn work_is_linear_in_tickets_for_every_shape() {
 
 /// Every group the pairwise definition gives, for comparison.
 fn by_pairs(plan: &Plan) -> Vec<Vec<usize>> {
-    let order = Order::new(plan);
+    let order = TicketGraph::new(plan);
     let n = plan.tickets.len();
     let pairs: Vec<(usize, usize)> = (0..n)
         .flat_map(|a| (a + 1..n).map(move |b| (a, b)))

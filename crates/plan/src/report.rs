@@ -140,13 +140,11 @@ pub fn check_text_as(
     syntax: Option<Syntax>,
     check: impl FnOnce(&Document, &mut dyn Sink) -> Outcome,
 ) -> FileReport {
-    let parsed = match syntax {
-        Some(syntax) => Document::parse_as(path, text.clone(), syntax),
-        None => Document::parse(path, text.clone()),
-    };
-    let doc = match parsed {
+    // The text moves into the document: a large plan is held once.
+    let doc = match Document::read(path, text, syntax) {
         Ok(doc) => doc,
-        Err(e) => {
+        Err(failed) => {
+            let (e, text) = *failed;
             let (line, column) = crate::doc::line_col(&text, e.span.start);
             let located = Located {
                 diagnostic: e.diagnostic,
@@ -180,7 +178,7 @@ pub fn check_text_as(
     // Source order reads best, top to bottom; the sort is stable, so
     // findings at one place keep the validator's order.
     located.sort_by_key(|l| l.span.start);
-    finish(path, text, outcome, located)
+    finish(path, doc.text, outcome, located)
 }
 
 fn finish(path: &str, text: String, outcome: Outcome, diagnostics: Vec<Located>) -> FileReport {

@@ -40,13 +40,18 @@ static NON_FINITE: LazyLock<Regex> =
 
 /// Parses `text` as strict YAML.
 pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
-    let root = Reader::new(&text).read()?;
+    let root = root(&text)?;
     Ok(Document {
         path: path.to_string(),
         syntax: Syntax::Yaml,
         root,
         text,
     })
+}
+
+/// The tree of `text`, read as strict YAML.
+pub(crate) fn root(text: &str) -> Result<Node, SyntaxError> {
+    Reader::new(text).read()
 }
 
 /// A collection being read.

@@ -59,7 +59,7 @@ pub fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
         charter: format!("do {ticket}"),
         message: format!("{ticket}: the work\n\nPlanwright-Ticket: {ticket}\n"),
         files: env.tmp.path().join("files").join(ticket),
-        agent_timeout: Some(std::time::Duration::from_secs(60)),
+        agent_timeout: Some(crate::UNTESTED_LIMIT),
         agent: None,
         model: None,
         budget_usd: None,

@@ -181,12 +181,18 @@ pub fn plan(json: serde_json::Value) -> Plan {
         .unwrap_or_else(|| panic!("invalid test plan: {:?}", report.diagnostics))
 }
 
+/// The agents' and gates' time limit of tests that do not test it: far
+/// beyond what a step takes however loaded the machine (a Go module built
+/// in a sandbox took over a minute at load 40), so only a hang meets it. A
+/// test of a time limit sets its own.
+pub const UNTESTED_LIMIT: Duration = Duration::from_secs(900);
+
 pub fn settings() -> RunSettings {
     let mut s = RunSettings::new("plan.json");
     s.jobs = 2;
     s.strikes = 2;
-    s.agent_timeout = Some(Duration::from_secs(60));
-    s.gates.timeout = Some(Duration::from_secs(60));
+    s.agent_timeout = Some(UNTESTED_LIMIT);
+    s.gates.timeout = Some(UNTESTED_LIMIT);
     s
 }
 

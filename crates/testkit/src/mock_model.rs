@@ -22,6 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+mod errors;
+use errors::troubled;
+
 /// What each answered model call reports, per kind of token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallUsage {
@@ -60,7 +63,17 @@ pub enum Trouble {
     Invalid,
     /// 401 with the provider's error for a key it does not accept.
     Unauthorized,
+    /// The answer cut mid-way: its headers promise the whole body, half
+    /// of it is sent, and the connection is closed.
+    Truncated,
+    /// The whole answer, then [`GARBAGE`] after its end (within the
+    /// body's length).
+    TrailingGarbage,
 }
+
+/// The bytes a [`Trouble::TrailingGarbage`] answer ends with: an event
+/// that is not JSON, a stray NUL and text.
+pub const GARBAGE: &str = "\ndata: }{ not json\n\n\u{0}garbage after the end\n";
 
 /// The message of every [`Trouble::Invalid`] answer.
 pub const REFUSAL: &str = "The mock model refuses this request.";
@@ -263,6 +276,8 @@ struct Reply {
     headers: Vec<(String, String)>,
     body: Body,
     close: bool,
+    /// Spoiled as [`Trouble::Truncated`] or [`Trouble::TrailingGarbage`].
+    spoil: Option<Trouble>,
 }
 
 enum Body {
@@ -279,7 +294,25 @@ impl Reply {
             headers: Vec::new(),
             body: Body::Json(body),
             close: false,
+            spoil: None,
         }
+    }
+
+    /// Writes `head` (without its length) and `body`, spoiled as asked:
+    /// half of it sent under the whole's length, or garbage after it.
+    fn send(&self, out: &mut TcpStream, mut head: String, mut body: String) -> std::io::Result<()> {
+        if self.spoil == Some(Trouble::TrailingGarbage) {
+            body.push_str(GARBAGE);
+        }
+        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+        let mut bytes = head.into_bytes();
+        let sent = match self.spoil {
+            Some(Trouble::Truncated) => body.len() / 2,
+            _ => body.len(),
+        };
+        bytes.extend_from_slice(&body.as_bytes()[..sent]);
+        out.write_all(&bytes)?;
+        out.flush()
     }
 
     fn write(&self, out: &mut TcpStream, stop: &AtomicBool) -> std::io::Result<()> {
@@ -299,12 +332,8 @@ impl Reply {
         }
         match &self.body {
             Body::Json(v) => {
-                let body = v.to_string();
-                head.push_str(&format!(
-                    "content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
-                ));
-                out.write_all(head.as_bytes())
+                head.push_str("content-type: application/json\r\n");
+                self.send(out, head, v.to_string())
             }
             Body::Events(events, done) => {
                 let mut body = String::new();
@@ -317,11 +346,8 @@ impl Reply {
                 if let Some(done) = done {
                     body.push_str(&format!("data: {done}\n\n"));
                 }
-                head.push_str(&format!(
-                    "content-type: text/event-stream\r\ncache-control: no-cache\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
-                ));
-                out.write_all(head.as_bytes())
+                head.push_str("content-type: text/event-stream\r\ncache-control: no-cache\r\n");
+                self.send(out, head, body)
             }
             Body::Hang => {
                 head.push_str(
@@ -359,7 +385,9 @@ fn answer(state: &Mutex<State>, req: &Request) -> Reply {
         s.calls += 1;
         (s.script.clone(), s.calls)
     };
-    if let Some((trouble, _)) = script.trouble.filter(|(_, n)| call <= *n) {
+    let trouble = script.trouble.filter(|(_, n)| call <= *n).map(|(t, _)| t);
+    let spoil = trouble.filter(|t| matches!(t, Trouble::Truncated | Trouble::TrailingGarbage));
+    if let Some(trouble) = trouble.filter(|_| spoil.is_none()) {
         return troubled(api, trouble);
     }
     let model = model_of(api, req);
@@ -368,7 +396,11 @@ fn answer(state: &Mutex<State>, req: &Request) -> Reply {
         Api::Gemini => route.ends_with(":streamGenerateContent"),
         _ => req.body["stream"].as_bool() == Some(true),
     };
-    respond(api, &model, call, &turn, stream)
+    let mut reply = respond(api, &model, call, &turn, stream);
+    reply.spoil = spoil;
+    // A cut answer ends its connection: nothing follows on it.
+    reply.close |= spoil == Some(Trouble::Truncated);
+    reply
 }
 
 /// What the model says next.
@@ -575,6 +607,7 @@ fn sse(events: Vec<(Option<&'static str>, Value)>, done: Option<&'static str>) -
         headers: Vec::new(),
         body: Body::Events(events, done),
         close: false,
+        spoil: None,
     }
 }
 
@@ -700,100 +733,6 @@ fn gemini(model: &str, turn: &Turn, stream: bool) -> Reply {
     }
 }
 
-/// Each provider's own answer to trouble.
-fn troubled(api: Api, trouble: Trouble) -> Reply {
-    let (status, retry) = match trouble {
-        Trouble::Hang => {
-            return Reply {
-                status: 200,
-                headers: Vec::new(),
-                body: Body::Hang,
-                close: true,
-            }
-        }
-        Trouble::RateLimited { retry_after_secs } => (429, Some(retry_after_secs)),
-        Trouble::Overloaded { status } => (status, None),
-        Trouble::Invalid => return Reply::json(400, invalid(api)),
-        Trouble::Unauthorized => return Reply::json(401, unauthorized(api)),
-    };
-    let body = match (api, retry) {
-        (Api::Anthropic, Some(_)) => json!({"type": "error", "error": {"type": "rate_limit_error",
-            "message": "Number of request tokens has exceeded your per-minute rate limit"}}),
-        (Api::Anthropic, None) => json!({"type": "error",
-            "error": {"type": "overloaded_error", "message": "Overloaded"}}),
-        (Api::Gemini, Some(secs)) => json!({"error": {"code": 429,
-            "message": "Resource has been exhausted (e.g. check quota).",
-            "status": "RESOURCE_EXHAUSTED", "details": [{
-                "@type": "type.googleapis.com/google.rpc.RetryInfo",
-                "retryDelay": format!("{secs}s")}]}}),
-        (Api::Gemini, None) => json!({"error": {"code": status,
-            "message": "The model is overloaded. Please try again later.",
-            "status": "UNAVAILABLE"}}),
-        (_, Some(secs)) => json!({"error": {"message": format!(
-            "Rate limit reached for requests. Please try again in {secs}s."),
-            "type": "requests", "code": "rate_limit_exceeded"}}),
-        // OpenAI's 500 says it is busy.
-        (_, None) if status == 500 => json!({"error": {"message":
-            "We're currently experiencing high demand, which may cause temporary errors.",
-            "type": "server_error", "param": null, "code": null}}),
-        (_, None) => {
-            json!({"error": {"message": "The server is overloaded. Please try again later.",
-            "type": "server_error", "code": null}})
-        }
-    };
-    let mut reply = Reply::json(status, body);
-    if let Some(secs) = retry {
-        reply.headers.push(("retry-after".into(), secs.to_string()));
-        // Anthropic's subscription limit headers, which Claude Code turns
-        // into its `rate_limit_event`.
-        if api == Api::Anthropic {
-            let reset = crate_now() + secs;
-            reply.headers.extend([
-                (
-                    "anthropic-ratelimit-unified-status".into(),
-                    "rejected".into(),
-                ),
-                (
-                    "anthropic-ratelimit-unified-reset".into(),
-                    reset.to_string(),
-                ),
-            ]);
-        }
-    }
-    reply
-}
-
-/// Each provider's error for a key it does not accept.
-fn unauthorized(api: Api) -> Value {
-    match api {
-        Api::Anthropic => json!({"type": "error",
-            "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
-        Api::Gemini => json!({"error": {"code": 401,
-            "message": "API key not valid. Please pass a valid API key.",
-            "status": "UNAUTHENTICATED"}}),
-        _ => json!({"error": {"message": "Incorrect API key provided: test-key.",
-            "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}),
-    }
-}
-
-/// Each provider's invalid-request error, saying [`REFUSAL`].
-fn invalid(api: Api) -> Value {
-    match api {
-        Api::Anthropic => json!({"type": "error",
-            "error": {"type": "invalid_request_error", "message": REFUSAL}}),
-        Api::Gemini => json!({"error": {"code": 400, "message": REFUSAL,
-            "status": "INVALID_ARGUMENT"}}),
-        _ => json!({"error": {"message": REFUSAL, "type": "invalid_request_error",
-            "param": null, "code": null}}),
-    }
-}
-
-fn crate_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -827,6 +766,23 @@ mod tests {
         reader.read_exact(&mut text).unwrap();
         let code = status.split_whitespace().nth(1).unwrap().parse().unwrap();
         (code, String::from_utf8(text).unwrap())
+    }
+
+    /// Everything the server sent on a connection, until it closed it.
+    fn post_raw(base: &str, path: &str, body: &Value) -> (String, String) {
+        let addr = base.trim_start_matches("http://");
+        let mut s = TcpStream::connect(addr).unwrap();
+        let body = body.to_string();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut all = String::new();
+        s.read_to_string(&mut all).unwrap();
+        let status = all.lines().next().unwrap_or_default().to_string();
+        (status, all)
     }
 
     fn script(trouble: Option<(Trouble, usize)>) -> Script {
@@ -932,6 +888,26 @@ mod tests {
         let (code, text) = post(&busy.base_url(), "/v1/responses", &json!({}));
         assert_eq!(code, 500);
         assert!(text.contains("experiencing high demand"), "{text}");
+        let cut = MockModel::start(script(Some((Trouble::Truncated, 1))));
+        let (code, text) = post_raw(&cut.base_url(), "/v1/chat/completions", &ask);
+        assert!(code.starts_with("HTTP/1.1 200"), "{code}");
+        let whole: usize = text
+            .split("content-length: ")
+            .nth(1)
+            .unwrap()
+            .split('\r')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let body = text.split("\r\n\r\n").nth(1).unwrap();
+        assert_eq!(body.len(), whole / 2, "{text}");
+        let spoiled = MockModel::start(script(Some((Trouble::TrailingGarbage, 1))));
+        let (code, text) = post(&spoiled.base_url(), "/v1/chat/completions", &ask);
+        assert_eq!(code, 200);
+        let (answer, after) = text.split_once('\n').unwrap();
+        assert!(answer.contains("chat.completion"), "{text}");
+        assert_eq!(format!("\n{after}"), GARBAGE);
         let key = MockModel::start(script(Some((Trouble::Unauthorized, 1))));
         let (code, text) = post(&key.base_url(), "/v1/chat/completions", &ask);
         assert_eq!(code, 401);

@@ -118,7 +118,9 @@ fn header(s: &mut String, view: &RunView, opts: &HtmlOptions) {
 fn summary(s: &mut String, view: &RunView) {
     let c = view.counts();
     s.push_str("<section id=\"summary\"><dl class=\"counts\">");
-    for (name, n) in c.shown(view.run.status) {
+    let removed = ("removed", c.removed);
+    let shown = c.shown(view.run.status);
+    for (name, n) in shown.into_iter().chain((c.removed > 0).then_some(removed)) {
         let _ = write!(
             s,
             "<div class=\"count st-{name}\" data-count=\"{name}\"><dt>{name}</dt><dd>{n}</dd></div>"
@@ -175,10 +177,20 @@ fn ticket_table(s: &mut String, view: &RunView) {
             esc(t.merged_commit.as_deref().map_or("", short)),
             aid = anchor(&t.id),
             id = esc(&t.id),
-            st = view.shown_state(t).as_str(),
+            st = shown_state(view, t),
         );
     }
     s.push_str("</tbody></table></div>");
+}
+
+/// The state a ticket's badge shows: `removed` for one the plan no longer
+/// has (its attempts and commit are still shown).
+fn shown_state(view: &RunView, t: &TicketView) -> &'static str {
+    if t.removed {
+        "removed"
+    } else {
+        view.shown_state(t).as_str()
+    }
 }
 
 /// The ticket's last failure; when it is not what the ticket stands at (it

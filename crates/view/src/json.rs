@@ -24,6 +24,10 @@ pub struct RunDocument {
     /// The stacks the merge queue checked, in order (`tickets`, `state`,
     /// `flaky`, `landed`, `culprit`).
     pub merge_queue: Vec<crate::BatchView>,
+    /// A `planwright replay` run's figures (docs/replay.md); absent for
+    /// other runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<planwright_engine::replay::figures::Figures>,
 }
 
 /// Where a run stands, as `status --output json` writes it: the report,
@@ -77,6 +81,9 @@ pub struct RunJson {
     pub interrupted_count: usize,
     /// Tickets not started, or waiting for a retry.
     pub pending_count: usize,
+    /// Tickets the plan no longer has, kept with their attempts (in none
+    /// of the counts above).
+    pub removed_count: usize,
 }
 
 /// One ticket.
@@ -121,6 +128,9 @@ pub struct TicketJson {
     /// The failed ancestor that blocked it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
+    /// The plan no longer has it: the run keeps it, with its attempts and
+    /// the state it had, and runs it no more until the plan has it again.
+    pub removed: bool,
 }
 
 /// One attempt.
@@ -247,6 +257,7 @@ impl RunDocument {
                 running_count: c.running,
                 interrupted_count: c.interrupted,
                 pending_count: c.pending,
+                removed_count: c.removed,
             },
             tickets: (r.tickets.iter()).map(|t| TicketJson::new(r, t)).collect(),
             paused_pools: (r.view.paused.iter())
@@ -257,6 +268,7 @@ impl RunDocument {
                 })
                 .collect(),
             merge_queue: r.view.batches.clone(),
+            replay: r.replay.clone(),
         }
     }
 }
@@ -307,6 +319,7 @@ impl TicketJson {
             attempts: t.attempts.iter().map(AttemptJson::new).collect(),
             log: t.log.clone(),
             blocked_by: t.blocked_by.clone(),
+            removed: row.removed,
         }
     }
 }

@@ -43,7 +43,12 @@ pub fn pull_request_text(report: &RunReport, d: &Delivery, pull: &Pull) -> PullT
         let _ = writeln!(body, "{}\n", stack_sentence(pull));
     }
     let shown: Vec<&TicketReport> = match d.settings.per {
-        planwright_config::Per::Run => report.tickets.iter().collect(),
+        // What the plan no longer has is not what the pull request is of.
+        planwright_config::Per::Run => report
+            .tickets
+            .iter()
+            .filter(|t| !t.ticket.removed)
+            .collect(),
         planwright_config::Per::Ticket => pull.tickets.iter().filter_map(|id| ticket(id)).collect(),
     };
     table(&mut body, report, &shown);
@@ -205,6 +210,7 @@ fn not_merged(body: &mut String, report: &RunReport) {
     let left: Vec<&TicketReport> = report
         .tickets
         .iter()
+        .filter(|t| !t.ticket.removed)
         .filter(|t| !matches!(t.ticket.state, TicketState::Merged | TicketState::Changed))
         .collect();
     if left.is_empty() {

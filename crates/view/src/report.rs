@@ -109,6 +109,8 @@ pub struct RunReport {
     /// and counterfactuals, each blocked ticket its blocker, and the run
     /// its counts and paused pools.
     pub view: RunView,
+    /// The figures of a `planwright replay` run (its `replay.json`).
+    pub replay: Option<planwright_engine::replay::figures::Figures>,
 }
 
 impl RunReport {
@@ -118,11 +120,11 @@ impl RunReport {
         ShownState::of(self.run.status, t.state)
     }
 
-    /// How many tickets are in `state`.
+    /// How many tickets of the plan are in `state`.
     pub fn count(&self, state: TicketState) -> usize {
         self.tickets
             .iter()
-            .filter(|t| t.ticket.state == state)
+            .filter(|t| !t.ticket.removed && t.ticket.state == state)
             .count()
     }
 }
@@ -168,11 +170,13 @@ pub fn load_report(repo: &Repo, id: Option<&str>) -> Result<Option<RunReport>, E
             attempts,
         });
     }
+    let replay = planwright_engine::replay::figures::read(&repo.root().join(&run_dir));
     Ok(Some(RunReport {
         run,
         totals,
         tickets,
         view,
+        replay,
     }))
 }
 
@@ -277,6 +281,7 @@ fn queue_table(s: &mut String, batches: &[crate::BatchView]) {
 /// The run as Markdown.
 pub fn markdown(r: &RunReport) -> String {
     let mut s = String::new();
+    let removed = r.tickets.iter().filter(|t| t.ticket.removed).count();
     let _ = writeln!(s, "# planwright run {}\n", r.run.id);
     let _ = writeln!(
         s,
@@ -297,43 +302,31 @@ pub fn markdown(r: &RunReport) -> String {
     }
     let _ = writeln!(
         s,
-        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other",
+        "- tickets: {} merged, {} changed since merged, {} failed, {} blocked, {} other{}",
         r.count(TicketState::Merged),
         r.count(TicketState::Changed),
         r.count(TicketState::Failed),
         r.count(TicketState::Blocked),
         r.tickets.len()
+            - removed
             - r.count(TicketState::Merged)
             - r.count(TicketState::Changed)
             - r.count(TicketState::Failed)
-            - r.count(TicketState::Blocked)
+            - r.count(TicketState::Blocked),
+        match removed {
+            0 => String::new(),
+            n => format!("; {n} removed from the plan (kept with their attempts)"),
+        }
     );
     let _ = writeln!(s, "- {}\n", totals_text(&r.totals));
-    let _ = writeln!(
-        s,
-        "| ticket | title | state | attempts | tokens | cost | commit | failure |\n|---|---|---|---|---|---|---|---|"
-    );
-    for report in &r.tickets {
-        let t = &report.ticket;
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            markdown_text(&t.id).replace('|', "\\|"),
-            markdown_text(&t.title).replace('|', "\\|"),
-            r.shown_state(t).as_str(),
-            t.attempt_count,
-            report
-                .totals
-                .usage
-                .map_or("-".into(), |u| u.total().to_string()),
-            report.totals.cost_usd.map_or("-".into(), cost_text),
-            short(&t.merge_commit),
-            markdown_text(&failure_text(report))
-                .replace('|', "\\|")
-                .replace('\n', " ")
-        );
-    }
+    tickets_table(&mut s, r);
     queue_table(&mut s, &r.view.batches);
+    if let Some(f) = &r.replay {
+        let _ = writeln!(s, "\n## Replay\n");
+        for line in planwright_engine::replay::figures::lines(f) {
+            let _ = writeln!(s, "- {}", markdown_text(&line));
+        }
+    }
     let failed: Vec<&TicketReport> = r.tickets.iter().filter(|t| !why(t, 0).is_empty()).collect();
     if !failed.is_empty() {
         let _ = writeln!(s, "\n## Why tickets did not merge");
@@ -366,6 +359,38 @@ pub fn markdown(r: &RunReport) -> String {
         }
     }
     s
+}
+
+/// The report's table of tickets, one row each, those the plan no longer
+/// has marked.
+fn tickets_table(s: &mut String, r: &RunReport) {
+    let _ = writeln!(
+        s,
+        "| ticket | title | state | attempts | tokens | cost | commit | failure |\n|---|---|---|---|---|---|---|---|"
+    );
+    for report in &r.tickets {
+        let t = &report.ticket;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            markdown_text(&t.id).replace('|', "\\|"),
+            markdown_text(&t.title).replace('|', "\\|"),
+            match t.removed {
+                false => r.shown_state(t).as_str().to_string(),
+                true => format!("{} (removed from the plan)", r.shown_state(t).as_str()),
+            },
+            t.attempt_count,
+            report
+                .totals
+                .usage
+                .map_or("-".into(), |u| u.total().to_string()),
+            report.totals.cost_usd.map_or("-".into(), cost_text),
+            short(&t.merge_commit),
+            markdown_text(&failure_text(report))
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        );
+    }
 }
 
 /// One attempt's line, then its counterfactuals with their test output.

@@ -130,6 +130,9 @@ pub struct TicketView {
     pub failure: Option<Failure>,
     /// The failed ancestor, when blocked.
     pub blocked_by: Option<String>,
+    /// The plan no longer has it: the run keeps it, with its attempts, in
+    /// no wave, and runs it no more.
+    pub removed: bool,
 }
 
 /// How an attempt ended.
@@ -273,6 +276,9 @@ pub struct Counts {
     pub interrupted: usize,
     /// Not started, or waiting for a retry.
     pub pending: usize,
+    /// No longer in the plan (kept, with their attempts, in none of the
+    /// counts above).
+    pub removed: usize,
 }
 
 impl Counts {
@@ -293,16 +299,23 @@ impl Counts {
         ]
     }
 
-    /// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`.
-    pub fn line(&self, run: RunStatus, tickets: usize) -> String {
-        let parts: Vec<String> = (self.shown(run).iter())
+    /// `3 tickets: 1 merged, 1 failed, 1 blocked, 0 running, 0 pending`,
+    /// then `; 1 removed from the plan` when the run kept some.
+    pub fn line(&self, run: RunStatus) -> String {
+        let shown = self.shown(run);
+        let parts: Vec<String> = (shown.iter())
             .map(|(name, n)| format!("{n} {name}"))
             .collect();
-        format!(
+        let tickets: usize = shown.iter().map(|(_, n)| n).sum();
+        let mut line = format!(
             "{}: {}",
             planwright_plan::words::count(tickets, "ticket"),
             parts.join(", ")
-        )
+        );
+        if self.removed > 0 {
+            line.push_str(&format!("; {} removed from the plan", self.removed));
+        }
+        line
     }
 }
 
@@ -386,6 +399,10 @@ impl RunView {
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for t in &self.tickets {
+            if t.removed {
+                c.removed += 1;
+                continue;
+            }
             match self.shown_state(t) {
                 ShownState::Interrupted => c.interrupted += 1,
                 // A ticket merged from an older definition is on the base.
@@ -449,14 +466,32 @@ impl RunView {
         self.index.get(id).map(|&i| &self.tickets[i])
     }
 
+    /// Marks `ids`, which the run's plan no longer has, removed and takes
+    /// them out of the waves (the graph is the plan's); the event log says
+    /// the same as it is folded.
+    pub fn set_removed<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
+        for id in ids {
+            let Some(&i) = self.index.get(id) else {
+                continue;
+            };
+            self.tickets[i].removed = true;
+            self.waves.iter_mut().for_each(|w| w.retain(|&j| j != i));
+        }
+        self.waves.retain(|w| !w.is_empty());
+        for (w, wave) in self.waves.iter().enumerate() {
+            wave.iter().for_each(|&i| self.tickets[i].wave = w);
+        }
+    }
+
     /// Lays the tickets out by the plan's dependencies (waves and edges);
     /// tickets the plan lacks go into a wave after the others.
     pub fn set_plan(&mut self, plan: &planwright_plan::Plan) {
-        self.set_graph(&RunGraph::of(plan));
+        let tickets = planwright_plan::graph::TicketGraph::new(plan);
+        self.set_graph(&RunGraph::of(plan, &tickets));
     }
 
     /// Lays the tickets out by the graph the run recorded; tickets it lacks
-    /// go into a wave after the others.
+    /// go into a wave after the others, but for those marked removed.
     pub fn set_graph(&mut self, graph: &RunGraph) {
         let pos = |id: &str| self.index.get(id).copied();
         let mut waves: Vec<Vec<usize>> = (graph.waves.iter())
@@ -464,7 +499,7 @@ impl RunView {
             .collect();
         let placed: std::collections::HashSet<usize> = waves.iter().flatten().copied().collect();
         let rest: Vec<usize> = (0..self.tickets.len())
-            .filter(|i| !placed.contains(i))
+            .filter(|&i| !placed.contains(&i) && !self.tickets[i].removed)
             .collect();
         if !rest.is_empty() {
             waves.push(rest);
@@ -557,6 +592,7 @@ impl TicketView {
             merged_commit: None,
             failure: None,
             blocked_by: None,
+            removed: false,
         }
     }
 
@@ -736,12 +772,12 @@ pub fn load_view(
 /// The view of `run` before any event is folded: its tickets from the
 /// store, laid out by the graph the run recorded.
 fn view_of(repo: &Repo, store: &Store, run: &RunRow) -> Result<(RunView, RunFiles), EngineError> {
-    let tickets: Vec<(String, String)> = store
-        .tickets(&run.id)?
-        .into_iter()
-        .map(|t| (t.id, t.title))
+    let rows = store.tickets(&run.id)?;
+    let tickets: Vec<(String, String)> = (rows.iter())
+        .map(|t| (t.id.clone(), t.title.clone()))
         .collect();
     let mut view = RunView::new(run, &tickets);
+    view.set_removed(rows.iter().filter(|t| t.removed).map(|t| t.id.as_str()));
     let files = RunFiles::new(repo, &run.id)?;
     let graph = store.run_graph(&run.id)?;
     if let Some(graph) = graph.as_deref().and_then(RunGraph::from_json) {

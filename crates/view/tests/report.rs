@@ -107,7 +107,7 @@ fn write_log(repo: &Repo) {
             ticket: t(),
             attempt: 1,
             base_commit: "base".into(),
-            starts_from: "base".into(),
+            starts_from: planwright_engine::StartsFrom::Base,
             agent: None,
             place: None,
         },
@@ -126,7 +126,7 @@ fn write_log(repo: &Repo) {
             ticket: t(),
             attempt: 2,
             base_commit: "base".into(),
-            starts_from: "base".into(),
+            starts_from: planwright_engine::StartsFrom::Base,
             agent: None,
             place: Some(planwright_engine::AttemptPlace {
                 executor: "ssh".into(),

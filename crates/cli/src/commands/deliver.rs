@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 /// pull request has merged, a partial standard_v1 delivery's
 /// `remaining_scope` is posted on its issue, once.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
@@ -39,12 +38,6 @@ pub(crate) struct Args {
     #[arg(long)]
     pub draft: bool,
 }
-
-const EXAMPLES: &str = "Examples:
-  # What would be pushed and sent, without a token:
-  planwright deliver --repo . --dry-run
-  # A given run, as drafts, each pull request in JSON:
-  GITHUB_TOKEN=... planwright deliver --repo . --run RUN_ID --draft --output json";
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
@@ -122,7 +115,7 @@ pub(crate) fn deliver_run(
     options: Options,
 ) -> Result<Delivered, CliError> {
     let (settings, url) = forge_settings(repo, config)?;
-    let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
+    let rows = super::status::plan_rows(report);
     let mut delivery =
         deliver::prepare(repo, &report.run, &rows, plan, settings, url, options.draft)
             .map_err(deliver_error)?;

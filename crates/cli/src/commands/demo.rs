@@ -4,7 +4,6 @@ use super::run::{cancel_on_signals, engine_error, finish_with, preflight_failed,
 use crate::error::{CliError, CliResult};
 use crate::{Global, Output};
 use planwright_engine::agent::{self, Agents};
-use planwright_engine::Git;
 use planwright_engine::{prepare_demo, Resume};
 use std::sync::Arc;
 
@@ -78,10 +77,7 @@ fn demo(dir: &std::path::Path, keep: bool, global: &Global) -> CliResult {
     )
     .map_err(engine_error)?;
     if human {
-        let log = Git::find(&made.repo)
-            .args(["log", "--oneline", "main"])
-            .text()
-            .map_err(|e| CliError::usage(e.to_string()))?;
+        let log = made.landed().map_err(|e| CliError::usage(e.to_string()))?;
         crate::outln!(
             "\nwhat landed on `main` in `{}`:\n{log}",
             made.repo.display()

@@ -32,7 +32,6 @@ pub(crate) enum What {
 /// task list the checks. Each ticket keeps its issue, so `deliver` writes
 /// `Closes #N`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub(crate) struct IssuesArgs {
     /// The repository whose `[forge]` remote and configuration are used.
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -59,12 +58,6 @@ pub(crate) struct IssuesArgs {
     #[arg(long)]
     pub dry_run: bool,
 }
-
-const EXAMPLES: &str = "Examples:
-  # The open issues labelled `planwright`, and how they were read:
-  GITHUB_TOKEN=... planwright import issues --repo . --label planwright --dry-run
-  # Two issues of a milestone, into a plan file:
-  planwright import issues --repo . --milestone v2 --issue 12 14 -o plan.json";
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {

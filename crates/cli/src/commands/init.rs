@@ -9,10 +9,6 @@ use std::path::{Path, PathBuf};
 /// Write a commented planwright.toml for the project in DIR (its set-up and
 /// gates filled in from the files found there) and a small native plan to
 /// edit. Refuses to overwrite either.
-///
-/// Examples:
-///   planwright init
-///   planwright init --repo ../app --plan plans/first.json
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
     /// The repository to set up: its root gets the two files.

@@ -1,8 +1,7 @@
 //! `planwright man`: the manual pages, in roff.
 
 use crate::error::{exit, CliError, CliResult};
-use crate::{Cli, Global};
-use clap::CommandFactory;
+use crate::Global;
 use std::path::{Path, PathBuf};
 
 /// Print the manual page (roff), e.g. `planwright man > planwright.1` or
@@ -20,7 +19,7 @@ pub(crate) struct Args {
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
-    let mut cli = Cli::command();
+    let mut cli = crate::command();
     cli.build();
     if let Some(dir) = &args.all {
         return write_all(cli, dir, global);

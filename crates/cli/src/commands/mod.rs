@@ -11,6 +11,7 @@ pub(crate) mod init;
 pub(crate) mod man;
 pub(crate) mod observe;
 pub(crate) mod preflight;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod respond;
 pub(crate) mod run;
@@ -215,7 +216,7 @@ pub(crate) fn check_file(
     let beside = Some(path).filter(|p| !is_stdin(p));
     let (config, found) = settings::load_config(global, beside)?;
     let mut checked = Checked {
-        report: validate_with(path, &text, read, tree, &config, global)?,
+        report: validate_with(path, text, read, tree, &config, global)?,
         config,
         source: found.map(ConfigSource::File),
     };
@@ -231,7 +232,9 @@ pub(crate) fn check_file(
             .or_else(|| planwright_engine::current_branch(&dir));
         let (config, source) = settings::load_run_config(global, path, &dir, base.as_deref())?;
         if source != checked.source {
-            checked.report = validate_with(path, &text, read, tree, &config, global)?;
+            // The report holds the text: it moves to the second reading.
+            let text = std::mem::take(&mut checked.report.text);
+            checked.report = validate_with(path, text, read, tree, &config, global)?;
             checked.config = config;
             checked.source = source;
         }
@@ -262,14 +265,14 @@ pub(crate) fn check_file(
 /// Validates the plan `text` read from `path` under `config`.
 fn validate_with(
     path: &Path,
-    text: &str,
+    text: String,
     read: &ReadArgs,
     tree: Option<&TreeArgs>,
     config: &Config,
     global: &Global,
 ) -> Result<FileReport, CliError> {
     let mut options = settings::options(read.validation_flags(), config);
-    options.syntax = syntax(path, text, read.input_format);
+    options.syntax = syntax(path, &text, read.input_format);
     if let Some((repo, rev)) = tree.and_then(|t| Some((t.repo.as_ref()?, &t.rev))) {
         if !repo.is_dir() {
             return Err(CliError::usage(format!(
@@ -285,11 +288,7 @@ fn validate_with(
     if !is_stdin(path) {
         options.current_tag = taskmaster_current_tag(path);
     }
-    Ok(validate_text(
-        &display_name(path),
-        text.to_string(),
-        &options,
-    ))
+    Ok(validate_text(&display_name(path), text, &options))
 }
 
 /// The tag Taskmaster reads for a tasks.json at `path` when none is named,

@@ -30,10 +30,10 @@ use std::time::Duration;
 /// One round per pull request each time it runs, and never twice for the
 /// same comment; `--watch` repeats until every pull request of the run is
 /// merged or closed. Exit 0 when each pull request got its round (whatever
-/// the round changed), had nothing new, or is merged or closed; 2 on
+/// the round changed, or a reply saying why none ran), had nothing new, is
+/// merged or closed, or is not opened yet (`deliver` opens it); 2 on
 /// usage, forge or push errors; 130 on Ctrl-C.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub run: RunArgs,
@@ -55,12 +55,6 @@ pub(crate) struct Args {
     #[arg(long)]
     pub no_gate_probe: bool,
 }
-
-const EXAMPLES: &str = "Examples:
-  # One round on the last run's pull request:
-  GITHUB_TOKEN=... planwright respond --repo .
-  # Keep answering every five minutes until it is merged or closed:
-  GITHUB_TOKEN=... planwright respond --repo . --watch --interval 5m";
 
 /// Runs the command.
 pub(crate) fn run(args: Args, global: &Global) -> CliResult {
@@ -110,7 +104,7 @@ fn round(args: &Args, global: &Global, cancel: &Cancel) -> Result<usize, CliErro
     let loaded = super::deliver::run_plan(&report, &repo, global)?;
     let (plan, config) = (loaded.plan, loaded.config);
     let (forge_settings, url) = super::deliver::forge_settings(&repo, &config)?;
-    let rows: Vec<_> = report.tickets.iter().map(|t| t.ticket.clone()).collect();
+    let rows = super::status::plan_rows(&report);
     // No run holds the lock (checked above): a run the store still says is
     // going on died (a round's run killed, say), and its round resumes.
     let mut run_row = report.run.clone();

@@ -211,16 +211,20 @@ pub(crate) fn reporters_with(
     let plain: Box<dyn Reporter> = match global.output {
         Output::Json | Output::Sarif | Output::JsonLines => return vec![],
         Output::Human if global.quiet => return vec![],
-        Output::Human if global.verbose => Box::new(progress::Plain::verbose(std::io::stdout())),
+        Output::Human if global.verbose => {
+            Box::new(progress::Plain::verbose(std::io::stdout()).colored(global.color()))
+        }
         Output::Human if std::io::stderr().is_terminal() && drawable() => {
             let terminal = match queue {
                 true => progress::Terminal::new(),
                 false => progress::Terminal::brief(),
             };
-            return vec![Box::new(terminal)];
+            return vec![Box::new(terminal.colored(global.color_stderr()))];
         }
-        Output::Human if !queue => Box::new(progress::Plain::brief(std::io::stdout())),
-        Output::Human => Box::new(progress::Plain::new(std::io::stdout())),
+        Output::Human if !queue => {
+            Box::new(progress::Plain::brief(std::io::stdout()).colored(global.color()))
+        }
+        Output::Human => Box::new(progress::Plain::new(std::io::stdout()).colored(global.color())),
     };
     if heartbeat.is_zero() {
         return vec![plain];
@@ -283,22 +287,29 @@ pub(crate) fn finish_with(
             serde_json::to_string_pretty(&extra).expect("summaries serialize")
         );
     } else {
+        // Each line's first word in its state's colour, as `status` paints.
+        let color = global.color();
+        let word = |w: &str| crate::render::paint(&format!("{w}:"), w, color);
         for (id, f) in &summary.failed {
             let f = planwright_plan::words::inert(&f.to_string()).into_owned();
-            crate::outln!("failed: {id}: {f}");
+            crate::outln!("{} {id}: {f}", word("failed"));
         }
         for id in &summary.blocked {
-            crate::outln!("blocked: {id}");
+            crate::outln!("{} {id}", word("blocked"));
         }
         for id in &summary.changed {
             crate::outln!(
-                "changed: {id} was merged from an older definition; `--rerun {id}` runs it again"
+                "{} {id} was merged from an older definition; `--rerun {id}` runs it again",
+                word("changed")
             );
         }
         for (gate, n) in &summary.flaky {
             let gate = planwright_plan::words::inert(gate).into_owned();
             let times = planwright_plan::words::count(*n as usize, "time");
-            crate::outln!("flaky: gate `{gate}` failed, then passed on the same tree, {times}");
+            crate::outln!(
+                "{} gate `{gate}` failed, then passed on the same tree, {times}",
+                crate::render::paint("flaky:", "rejected", color)
+            );
         }
     }
     if let Some(h) = &summary.held {

@@ -24,6 +24,16 @@ pub(crate) fn load(repo: &std::path::Path, run: Option<&str>) -> Result<RunRepor
         .ok_or_else(|| super::observe::no_run(&repo, run))
 }
 
+/// The rows of the tickets the run's plan has, without those it keeps as
+/// removed: what a delivery and its pull requests are of, as before the
+/// run kept them.
+pub(crate) fn plan_rows(report: &RunReport) -> Vec<planwright_engine::TicketRow> {
+    (report.tickets.iter())
+        .filter(|t| !t.ticket.removed)
+        .map(|t| t.ticket.clone())
+        .collect()
+}
+
 /// Runs the command.
 ///
 /// The counts and paused pools come from the run's view (its event log),
@@ -46,10 +56,7 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
         r.run.plan_path,
         r.run.base
     );
-    crate::outln!(
-        "{}",
-        r.view.counts().line(r.run.status, r.view.tickets.len())
-    );
+    crate::outln!("{}", r.view.counts().line(r.run.status));
     crate::outln!("{}", view::totals_text(&r.totals));
     for (pool, p) in &r.view.paused {
         let until = p
@@ -80,8 +87,9 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
 }
 
 /// One row per ticket: state, attempts, tokens and cost over its attempts,
-/// merged commit, failure.
-/// The tickets' table; with `color`, each state in its colour.
+/// merged commit, failure; with `color`, each state in its colour. The
+/// tickets the plan no longer has follow under a heading of their own,
+/// with the state they had.
 fn rows(r: &RunReport, color: bool) {
     let width = r
         .tickets
@@ -104,7 +112,12 @@ fn rows(r: &RunReport, color: bool) {
         "cost",
         "commit"
     );
-    for report in &r.tickets {
+    let (plan, removed): (Vec<_>, Vec<_>) = r.tickets.iter().partition(|t| !t.ticket.removed);
+    let heading = (!removed.is_empty()).then_some(plan.len());
+    for (i, report) in plan.into_iter().chain(removed).enumerate() {
+        if heading == Some(i) {
+            crate::outln!("removed from the plan (kept with their attempts; `run` runs them again once the plan has them):");
+        }
         let t = &report.ticket;
         let commit = t
             .merge_commit

@@ -106,6 +106,8 @@ impl App {
 
     fn reorder(&mut self) {
         self.order = self.view.waves.iter().flatten().copied().collect();
+        // Then what the plan no longer has, under a heading of its own.
+        self.order.extend(draw::removed_rows(&self.view));
         self.selected = self.selected.min(self.order.len().saturating_sub(1));
     }
 

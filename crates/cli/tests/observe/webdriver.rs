@@ -95,13 +95,19 @@ impl Browser {
         let chromium = find("chromium", "CHROMIUM");
         let chromedriver = find("chromedriver", "CHROMEDRIVER");
         let port = free_port();
+        let profile = tempfile::tempdir().unwrap();
+        // Chromium keeps files in its temporary folder (shared memory, with
+        // `--disable-dev-shm-usage`) after it ends: one of the profile's,
+        // removed with it, so that the tests leave nothing behind.
+        let tmp = profile.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
         let driver = Command::new(chromedriver)
             .arg(format!("--port={port}"))
+            .env("TMPDIR", &tmp)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver starts");
-        let profile = tempfile::tempdir().unwrap();
         let mut b = Browser {
             driver,
             port,

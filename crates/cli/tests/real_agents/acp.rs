@@ -95,6 +95,46 @@ fn gemini_acp_refuses_a_model_it_does_not_offer() {
     assert_eq!(calls, 0, "{}", seen(&mock));
 }
 
+/// Preflight checks the model each ticket may be routed to against what
+/// Gemini CLI's session offers (its own list, built from its access
+/// flags, not from the model server): a ticket's own `model` it does not
+/// offer is a `routing` error listing what it does; one it offers, and a
+/// `cheap` ticket's `gemini-3-flash` (offered as its preview), pass.
+#[test]
+fn gemini_acp_preflight_checks_each_routed_model() {
+    if !wanted("gemini_acp_preflight_checks_each_routed_model") {
+        return;
+    }
+    let mock = MockModel::start(script(None));
+    let setup = Setup {
+        model: "",
+        ..gemini_acp(&mock)
+    };
+    let env = tier_env(&setup, &mock, "timeout_secs = 120\n");
+    let routed = |id: &str, key: &str, value: &str| {
+        let mut t = json!({"id": id, "title": id, "body": "Create the file.",
+            "scope": [{"pattern": format!("{id}.txt"), "op": "create"}]});
+        t[key] = json!(value);
+        t
+    };
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "ok", "argv": ["true"]}],
+        "tickets": [routed("A", "model", "gemini-2.5-pro"),
+            routed("B", "model", "gemini-0-nonesuch"), routed("C", "tier", "cheap")]});
+    std::fs::write(env.root().join("plan.json"), plan.to_string()).unwrap();
+    let pre = preflight(&env, &setup);
+    let stdout = text(&pre.stdout);
+    assert_eq!(pre.status.code(), Some(1), "{stdout}");
+    let refused = "agent `acp`: ticket B may be routed to model `gemini-0-nonesuch`, and the agent does not offer model `gemini-0-nonesuch`; it offers `auto`, ";
+    assert!(stdout.contains(refused), "{stdout}");
+    assert!(stdout.contains("`gemini-2.5-pro`"), "{stdout}");
+    let others = stdout
+        .matches(", and the agent does not offer model")
+        .count();
+    assert_eq!(others, 1, "only B's model is refused\n{stdout}");
+    assert!(mock.requests().is_empty(), "{}", seen(&mock));
+}
+
 /// `opencode acp`, set up as the opencode adapter (its slot's XDG
 /// folders, the lent cache), on the mock provider's model, which its
 /// configuration names: its session offers no models to set.
@@ -152,4 +192,78 @@ fn opencode_acp_ok() {
         .clone();
     assert_eq!(last["usage"], usage_of(1, false), "{last}");
     assert!(last["cost_usd"].is_null(), "{last}");
+}
+
+/// The three ACP agents meet a spoiled answer (cut mid-way, or garbage
+/// after its end) with a classified outcome, never a hang, then merge:
+/// the outcomes of their attempts, as each meets it.
+fn acp_spoiled(test: &str, setup: fn(&MockModel) -> Setup, trouble: Trouble, outcomes: &[&str]) {
+    super::troubles::spoiled(test, setup, trouble, outcomes);
+}
+
+/// Called again within the attempt, or read with the garbage ignored.
+const MERGED: &[&str] = &["finished"];
+
+/// Gemini CLI answers the prompt with a JSON-RPC error 500 carrying its
+/// own error (`terminated`, its JSON parse error): `Failed`, a strike.
+const FAILED_ONCE: &[&str] = &["failed", "finished"];
+
+#[test]
+fn gemini_acp_truncated() {
+    acp_spoiled(
+        "gemini_acp_truncated",
+        gemini_acp,
+        Trouble::Truncated,
+        FAILED_ONCE,
+    );
+}
+
+#[test]
+fn gemini_acp_trailing_garbage() {
+    acp_spoiled(
+        "gemini_acp_trailing_garbage",
+        gemini_acp,
+        Trouble::TrailingGarbage,
+        FAILED_ONCE,
+    );
+}
+
+#[test]
+fn claude_agent_acp_truncated() {
+    acp_spoiled(
+        "claude_agent_acp_truncated",
+        claude_agent_acp,
+        Trouble::Truncated,
+        MERGED,
+    );
+}
+
+#[test]
+fn claude_agent_acp_trailing_garbage() {
+    acp_spoiled(
+        "claude_agent_acp_trailing_garbage",
+        claude_agent_acp,
+        Trouble::TrailingGarbage,
+        MERGED,
+    );
+}
+
+#[test]
+fn opencode_acp_truncated() {
+    acp_spoiled(
+        "opencode_acp_truncated",
+        opencode_acp,
+        Trouble::Truncated,
+        MERGED,
+    );
+}
+
+#[test]
+fn opencode_acp_trailing_garbage() {
+    acp_spoiled(
+        "opencode_acp_trailing_garbage",
+        opencode_acp,
+        Trouble::TrailingGarbage,
+        MERGED,
+    );
 }

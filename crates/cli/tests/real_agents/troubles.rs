@@ -222,25 +222,29 @@ const OPENCODE_TROUBLES: Troubles = Troubles {
     reset: Some((1000, 1000)),
 };
 
-/// aider retries a refusal on its own (for up to a minute, longer than
-/// the test's agent time limit) and is answered within the attempt.
+/// aider retries a refusal on its own, once, each of its tries three
+/// calls (litellm's OpenAI client retries twice); planwright stops it as
+/// it announces its second retry (`aider::MAX_RETRIES`).
 const AIDER_TROUBLES: Troubles = Troubles {
     setup: aider,
     expect: &AIDER,
     limited: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
+        calls: AIDER_CALLS,
+        outcomes: GIVES_UP,
+        reason: "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for requests. Please try again in 1s.",
     },
     overloaded: Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
+        calls: AIDER_CALLS,
+        outcomes: GIVES_UP,
+        reason: "litellm.ServiceUnavailableError: ",
     },
     overloaded_status: 503,
     hung: TIMED_OUT,
-    reset: None,
+    reset: Some((1000, 1000)),
 };
+
+/// The calls aider makes before planwright stops it: two tries of three.
+const AIDER_CALLS: usize = 6;
 
 /// The Copilot CLI retries a refused call five times on its own (the
 /// `retry-after` it is given, else its own backoff) and then gives up.
@@ -324,9 +328,9 @@ fn opencode_server_error() {
 #[test]
 fn aider_server_error() {
     let meets = Meets {
-        calls: 3,
-        outcomes: RETRIED,
-        reason: "",
+        calls: AIDER_CALLS,
+        outcomes: GIVES_UP,
+        reason: "litellm.InternalServerError: ",
     };
     server_error("aider_server_error", &AIDER_TROUBLES, &meets);
 }
@@ -340,3 +344,74 @@ fn copilot_server_error() {
     };
     server_error("copilot_server_error", &COPILOT_TROUBLES, &meets);
 }
+
+/// The first model call's answer spoiled (`Truncated`: cut mid-way, the
+/// connection closed; `TrailingGarbage`: bytes after its end): the CLI
+/// ends each attempt with a classified outcome, never a hang (the agent's
+/// time limit is far beyond) nor a panic, and the ticket merges. The
+/// outcomes of its attempts, as the CLI meets it.
+pub(super) fn spoiled(
+    test: &str,
+    setup: fn(&MockModel) -> Setup,
+    trouble: Trouble,
+    outcomes: &[&str],
+) {
+    if !wanted(test) {
+        return;
+    }
+    let mock = MockModel::start(script(Some((trouble, 1))));
+    let setup = setup(&mock);
+    let limits = format!(
+        "timeout_secs = {TROUBLE_TIMEOUT_SECS}\nmax_pause = {}\n",
+        MAX_PAUSE_MS / 1000
+    );
+    let env = tier_env(&setup, &mock, &limits);
+    let (out, summary) = run(&env, &setup);
+    let logs = logs(&env);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{test}: {summary}\n{logs}\n{}",
+        seen(&mock)
+    );
+    assert_eq!(summary["merged"], json!(["A"]), "{summary}\n{logs}");
+    let file = std::fs::read_to_string(env.repo().join("a.txt")).unwrap_or_default();
+    assert_eq!(file, format!("{CONTENT}\n"));
+    assert_proxied(&env, &mock);
+    let seen_outcomes = attempt_outcomes(&env);
+    assert_eq!(seen_outcomes, outcomes, "{test}\n{logs}\n{}", seen(&mock));
+    assert!(!logs.contains("panicked"), "{test}\n{logs}");
+}
+
+/// The truncated-answer and trailing-garbage tests of one CLI.
+macro_rules! spoiled_tests {
+    ($setup:ident: $cut:ident => $cut_outcomes:expr, $garbage:ident => $garbage_outcomes:expr) => {
+        #[test]
+        fn $cut() {
+            spoiled(stringify!($cut), $setup, Trouble::Truncated, $cut_outcomes);
+        }
+        #[test]
+        fn $garbage() {
+            spoiled(
+                stringify!($garbage),
+                $setup,
+                Trouble::TrailingGarbage,
+                $garbage_outcomes,
+            );
+        }
+    };
+}
+
+/// Gemini CLI 0.61 fails the attempt on an answer it cannot read (a cut
+/// stream: `TypeError: terminated`; garbage after the end: its JSON
+/// parse error): an `agent_failed` strike, then merged.
+const FAILED_ONCE: &[&str] = &["failed", "finished"];
+
+// The others call again for a cut answer within the attempt, and read an
+// answer with garbage after its end (aider calls again): merged at once.
+spoiled_tests!(claude: claude_truncated => RETRIED, claude_trailing_garbage => RETRIED);
+spoiled_tests!(gemini: gemini_truncated => FAILED_ONCE, gemini_trailing_garbage => FAILED_ONCE);
+spoiled_tests!(codex: codex_truncated => RETRIED, codex_trailing_garbage => RETRIED);
+spoiled_tests!(opencode: opencode_truncated => RETRIED, opencode_trailing_garbage => RETRIED);
+spoiled_tests!(aider: aider_truncated => RETRIED, aider_trailing_garbage => RETRIED);
+spoiled_tests!(copilot: copilot_truncated => RETRIED, copilot_trailing_garbage => RETRIED);

@@ -19,6 +19,7 @@ use crate::error::EngineError;
 use planwright_config::Prices;
 use planwright_os::process::{self, Cancel, LineSink, Spec};
 use serde_json::Value;
+pub(crate) use session::{not_offered, offered_as};
 use session::{Ended, Session, TurnEnd};
 use std::io::Write;
 use std::sync::{mpsc, Arc};
@@ -159,7 +160,7 @@ impl Agent for Acp {
         &self,
         scratch: &std::path::Path,
         confine: Option<&planwright_os::sandbox::Confine>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<super::Probed>, String> {
         let ctx = probe::context(self, scratch, confine).map_err(|e| e.to_string())?;
         let converse = self.converse(&ctx, &Cancel::default(), |lines, stop| {
             Session::new(lines, &ctx, String::new(), None, stop, None).probing()

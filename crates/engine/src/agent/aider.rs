@@ -138,7 +138,17 @@ pub(crate) struct AiderParser {
     wrap: Option<String>,
     /// A line that is not its start-up banner was read.
     past_banner: bool,
+    /// Its retries of the provider's refusal since its last successful
+    /// call (its `Retrying in N seconds...` after such an error).
+    retries: usize,
 }
+
+/// The retries of a provider's refusal (429, 500, 503) planwright lets
+/// aider make on its own, as Codex and Gemini CLI are set to make one:
+/// aider has no setting for them (0.86.2 retries for about a minute,
+/// `RETRY_TIMEOUT`), so planwright stops it when it announces the next
+/// one ([`StreamParser::gives_up`]).
+pub(crate) const MAX_RETRIES: usize = 1;
 
 /// How the lines of aider's start-up banner begin (aider 0.86's
 /// announcements): they are not the answer.
@@ -246,6 +256,14 @@ impl StreamParser for AiderParser {
             }
             self.past_banner = true;
         }
+        if line.trim_start().starts_with("Retrying in ")
+            && self
+                .error
+                .as_deref()
+                .is_some_and(|e| e.lines().any(is_limit_line))
+        {
+            self.retries += 1;
+        }
         if is_error_line(line) {
             // Every error since the last successful call: the reset time may
             // be in one line and the verdict in the next.
@@ -259,6 +277,10 @@ impl StreamParser for AiderParser {
         if self.pending.len() < MAX_PENDING {
             self.pending.push(line.to_string());
         }
+    }
+
+    fn gives_up(&self) -> bool {
+        self.retries > MAX_RETRIES
     }
 
     fn so_far(&self) -> Option<UsageSoFar> {
@@ -443,6 +465,7 @@ impl AiderParser {
         }
         // A call that succeeded after a retried error clears it.
         self.error = None;
+        self.retries = 0;
     }
 }
 
@@ -522,6 +545,32 @@ mod tests {
             parse(failing).retrying.is_none(),
             "not the provider's trouble"
         );
+    }
+
+    #[test]
+    fn aider_gives_up_on_its_second_retry_of_a_refusal_and_not_of_other_errors() {
+        let refused = "litellm.RateLimitError: RateLimitError: OpenAIException - limited\nThe API provider has rate limited you. Try again later or check your quotas.\n";
+        let mut p = AiderParser::default();
+        for line in format!("{refused}Retrying in 0.2 seconds...\n{refused}").lines() {
+            p.line(line);
+        }
+        assert!(!p.gives_up(), "its first retry is its own");
+        p.line("Retrying in 0.5 seconds...");
+        assert!(p.gives_up(), "its second is past the bound");
+        let parsed = p.finish("", EPOCH);
+        assert!(parsed.retrying.is_some(), "{parsed:?}");
+        // An answer in between starts the count again.
+        let mut p = AiderParser::default();
+        let answered = format!("{refused}Retrying in 0.2 seconds...\na.txt\nTokens: 24 sent, 7 received.\n{refused}Retrying in 0.2 seconds...\n");
+        answered.lines().for_each(|l| p.line(l));
+        assert!(!p.gives_up());
+        // A connection error is retried as aider does, not counted.
+        let mut p = AiderParser::default();
+        for _ in 0..5 {
+            p.line("litellm.APIConnectionError: Connection reset");
+            p.line("Retrying in 0.2 seconds...");
+        }
+        assert!(!p.gives_up());
     }
 
     /// aider 0.86.2 (litellm 1.81.10) refused by the real-agent tier's

@@ -4,7 +4,7 @@
 //! planwright, outside any ticket, and written by no sandbox.
 
 use crate::error::EngineError;
-use planwright_os::beneath::Dir;
+use planwright_os::beneath::{BeneathError, Dir};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -55,8 +55,43 @@ fn fill_once(lent: &Path, from: &Path) -> Result<(), EngineError> {
     std::fs::create_dir_all(up).map_err(|e| EngineError::io(up, e))?;
     let up = Dir::open(up)?;
     up.remove(Path::new(name))?;
-    super::cli::place(&up, from, Path::new(name), false)?;
+    place(&up, from, Path::new(name), false)?;
     filled.insert(lent.to_path_buf());
+    Ok(())
+}
+
+/// Links or copies the user's `from` to `to` in a fresh home: a file, or
+/// (copied) a folder of settings with the regular files and folders in it.
+pub(crate) fn place(home: &Dir, from: &Path, to: &Path, link: bool) -> Result<(), BeneathError> {
+    let Ok(source) = std::fs::metadata(from) else {
+        return Ok(());
+    };
+    if let Some(up) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
+        home.create_dirs(up)?;
+    }
+    if source.is_file() && link {
+        return home.symlink(from, to);
+    }
+    if source.is_file() {
+        return home.copy_in(from, to);
+    }
+    if !source.is_dir() || link {
+        return Ok(());
+    }
+    home.create_dirs(to)?;
+    let entries = std::fs::read_dir(from).map_err(|source| BeneathError::Io {
+        path: from.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        // A folder is entered only as itself, so no symlink loops; a
+        // symlink to a file is the user's way to share one.
+        let inner = entry.file_type().is_ok_and(|t| t.is_dir());
+        let path = entry.path();
+        if inner || path.is_file() {
+            place(home, &path, &to.join(entry.file_name()), false)?;
+        }
+    }
     Ok(())
 }
 

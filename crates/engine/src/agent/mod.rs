@@ -3,7 +3,8 @@
 //! `opencode` and `copilot` (one file each, sharing [`cli`]), `cmd` (any program, from a
 //! template), `acp` (any Agent Client Protocol agent, from a template) and
 //! `scripted:DIR` (prepared files and patches per ticket; for
-//! tests and the demo).
+//! tests and the demo) and `replay:DIR` (the changes of real commits, which
+//! `planwright replay` prepares).
 
 pub(crate) mod acp;
 pub mod activity;
@@ -18,9 +19,11 @@ pub(crate) mod gemini;
 pub(crate) mod lend;
 pub(crate) mod limits;
 pub(crate) mod opencode;
+pub mod replay;
 mod roster;
 pub(crate) mod scripted;
 pub mod setup;
+pub(crate) mod state;
 
 pub use activity::{Activity, ActivityKind, ActivitySink};
 pub use cmd::CmdAgent;
@@ -84,10 +87,13 @@ pub fn adapter(name: &str) -> Option<&'static Adapter> {
 }
 
 /// Every name `--agent` accepts, ticked and listed (`` `claude`, `codex`,
-/// ..., `cmd`, `acp` or `scripted:DIR` ``).
+/// ..., `cmd`, `acp`, `scripted:DIR` or `replay:DIR` ``).
 pub fn agent_names() -> String {
     let names: Vec<String> = ADAPTERS.iter().map(|a| format!("`{}`", a.name)).collect();
-    format!("{}, `cmd`, `acp` or `scripted:DIR`", names.join(", "))
+    format!(
+        "{}, `cmd`, `acp`, `scripted:DIR` or `replay:DIR`",
+        names.join(", ")
+    )
 }
 
 /// What an agent gets for one attempt.
@@ -217,17 +223,27 @@ pub trait Agent: Send + Sync {
     }
     /// For preflight: starts its program as an attempt would, confined by
     /// `confine` with a fresh CLI home below `scratch`, far enough for it
-    /// to make its state and cache folders, without a model call: the
-    /// command it started, in backticks, and what it found (`None`: the
-    /// default, which has nothing to start). `Err` holds the program's
-    /// own words.
+    /// to make its state and cache folders, without a model call: what
+    /// it found (`None`: the default, which has nothing to start). `Err`
+    /// holds the program's own words.
     fn probe(
         &self,
         _scratch: &Path,
         _confine: Option<&planwright_os::sandbox::Confine>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<Probed>, String> {
         Ok(None)
     }
+}
+
+/// What preflight's probe of an agent found ([`Agent::probe`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Probed {
+    /// The command it started, in backticks, and what it found.
+    pub said: String,
+    /// The models it offers a session, when it lists some (an ACP
+    /// agent's `session/new`): preflight checks the model every ticket
+    /// may be routed to against them.
+    pub offers: Option<Vec<String>>,
 }
 
 /// The sandbox of a process of `agent` started under `confine`: the
@@ -271,6 +287,10 @@ pub fn from_name(name: &str, cmd_template: Option<&str>) -> Result<Box<dyn Agent
 pub fn from_options(name: &str, opts: &AgentOptions) -> Result<Box<dyn Agent>, EngineError> {
     if let Some(dir) = name.strip_prefix("scripted:") {
         return Ok(Box::new(scripted::Scripted::new(PathBuf::from(dir))));
+    }
+    if let Some(dir) = name.strip_prefix("replay:") {
+        let (model, prices) = (opts.model.clone(), opts.prices.clone());
+        return Ok(Box::new(replay::Replay::new(dir.into(), model, prices)));
     }
     if let Some(adapter) = adapter(name) {
         let opts = AgentOptions {

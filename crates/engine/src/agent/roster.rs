@@ -95,8 +95,14 @@ impl Agents {
 
     /// Every agent: the run's own first, then `[agents]`'s.
     pub fn each(&self) -> impl Iterator<Item = &dyn Agent> {
-        let rest = self.by_family.iter().map(|(_, a)| a.as_ref());
-        self.run.iter().map(|a| a.as_ref()).chain(rest)
+        self.entries().map(|(_, a)| a)
+    }
+
+    /// Every agent with its `[agents]` entry (`None`: the run's own), as
+    /// [`Agents::each`] orders them.
+    pub fn entries(&self) -> impl Iterator<Item = (Option<&str>, &dyn Agent)> {
+        let rest = (self.by_family.iter()).map(|(f, a)| (Some(f.as_str()), a.as_ref()));
+        (self.run.iter()).map(|a| (None, a.as_ref())).chain(rest)
     }
 }
 

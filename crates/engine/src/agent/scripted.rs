@@ -10,7 +10,7 @@
 
 use super::{Agent, AgentOutcome, AgentReport, AttemptContext, CostSource};
 use crate::error::EngineError;
-use crate::git::Git;
+use crate::git::worktree::WorkTree;
 use planwright_os::process::Cancel;
 use std::path::{Component, Path, PathBuf};
 
@@ -113,12 +113,9 @@ impl Agent for Scripted {
         let patch = fixture.join("patch");
         if patch.is_file() {
             // As an agent would: with the workspace's own repository.
-            let out = Git::with_tree(ctx.workspace.join(".git"), &ctx.workspace)
-                .args(["apply", "--whitespace=nowarn"])
-                .arg(&patch)
-                .raw()?;
-            if !out.status.success() {
-                let why = String::from_utf8_lossy(&out.stderr).into_owned();
+            let text = std::fs::read(&patch).map_err(io(&patch))?;
+            let own = WorkTree::new(&ctx.workspace.join(".git"), &ctx.workspace);
+            if let Err(why) = own.apply(&text)? {
                 let _ = std::fs::write(&ctx.log, format!("{log}git apply failed:\n{why}"));
                 return Ok(AgentReport::from(AgentOutcome::Failed(format!(
                     "could not `git apply` `{}`: {why}",

@@ -4,6 +4,7 @@
 
 use super::push::{push, Push, PushOutcome, Pushed};
 use super::{DeliverError, Delivery, Pull};
+use crate::git::guard::Guard;
 use crate::git::repo::Repo;
 use planwright_config::forge::ForgeKind as ConfigKind;
 use planwright_config::forge::ForgeSettings;
@@ -144,6 +145,9 @@ pub fn execute(
     // said before anything else is asked or pushed.
     forge.repository_info()?;
     check_issue(d, forge)?;
+    // What no one else may change while planwright pushes, held for this
+    // delivery (see `Guard::own_write`).
+    let guard = Guard::of(repo);
     let mut pulls: Vec<Delivered> = Vec::new();
     for (pull, text) in d.pulls.iter().zip(texts) {
         let existing = forge.find_pull_request(&pull.head)?;
@@ -152,6 +156,7 @@ pub fn execute(
             existing => {
                 let pushed = push(
                     repo,
+                    &guard,
                     &push_of(d, pull),
                     d.settings.token.as_ref().map(|t| &t.1),
                 )?;

@@ -3,7 +3,7 @@
 //! its parent ticket's branch.
 
 use super::DeliverError;
-use crate::git::objects::{is_ancestor, message_of};
+use crate::git::objects::{self, is_ancestor, message_of};
 use crate::git::repo::Repo;
 use crate::model::{RunStatus, TicketState};
 use crate::store::{RunRow, TicketRow};
@@ -173,13 +173,8 @@ fn whole_run(
         .iter()
         .filter_map(|t| t.merge_commit.as_deref())
         .collect();
-    let tips = repo
-        .git()
-        .args(["merge-base", "--independent"])
-        .args(&commits)
-        .text()?;
-    let tips: Vec<&str> = tips.lines().collect();
-    let [tip] = tips[..] else {
+    let tips = objects::independent(repo, &commits)?;
+    let [tip] = &tips[..] else {
         return Err(DeliverError::Engine(crate::error::EngineError::Repo {
             message: format!(
                 "the merges of run `{}` are not one line of history ({} tips)",

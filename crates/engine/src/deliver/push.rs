@@ -11,20 +11,12 @@
 
 use super::DeliverError;
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::refs::set_ref;
+use crate::git::remote::{self, Reach, RemoteCommand};
 use crate::git::repo::Repo;
-use crate::git::{Git, RemoteAccess};
 use planwright_config::forge::ForgeKind;
 use planwright_config::Secret;
-
-/// The variable of the git child that holds the token for the helper.
-const TOKEN_VAR: &str = "PLANWRIGHT_PUSH_TOKEN";
-/// The variable of the git child that holds the user name for the helper.
-const USER_VAR: &str = "PLANWRIGHT_PUSH_USER";
-
-/// The credential helper: answers `get` with the user and the token from
-/// its environment, and ignores `store` and `erase` (nothing is kept).
-const HELPER: &str = "!f() { test \"$1\" = get || exit 0; echo \"username=${PLANWRIGHT_PUSH_USER}\"; echo \"password=${PLANWRIGHT_PUSH_TOKEN}\"; }; f";
 
 /// The user name each forge accepts beside a token over https.
 fn token_user(kind: ForgeKind) -> &'static str {
@@ -42,20 +34,11 @@ pub fn pushed_ref(remote: &str, branch: &str) -> String {
 
 /// The URL git pushes to for `remote`, or why there is none: rewritten
 /// as the user's global `url.<base>.insteadOf` and `pushInsteadOf` say
-/// (see [`RemoteAccess`]).
+/// (see [`remote::push_url`]).
 pub fn remote_url(repo: &Repo, remote: &str) -> Result<String, DeliverError> {
-    let access = RemoteAccess::read()?;
-    let out = repo
-        .git()
-        .config_pairs(access.urls())
-        .args(["remote", "get-url", "--push", remote])
-        .raw()?;
-    if !out.status.success() {
-        return Err(DeliverError::NoRemote {
-            remote: remote.to_string(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    remote::push_url(repo, remote)?.ok_or_else(|| DeliverError::NoRemote {
+        remote: remote.to_string(),
+    })
 }
 
 /// One push: `commit` to `refs/heads/<branch>` of `remote`.
@@ -103,24 +86,19 @@ pub struct PushOutcome {
 /// ([`planwright_forge::RetryPolicy`]: 4 tries, waits of 1s, 2s, 4s).
 pub(crate) fn push(
     repo: &Repo,
+    guard: &Guard,
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<PushOutcome, DeliverError> {
     let lease_ref = pushed_ref(p.remote, p.branch);
     let last = repo.ref_tip(&lease_ref)?;
     let target = format!("refs/heads/{}", p.branch);
-    let lease = format!(
-        "--force-with-lease={target}:{}",
-        last.as_deref().unwrap_or("")
-    );
-    let git = remote_git(repo, p, token)?;
-    let git = git
-        .args(["push", "--porcelain", "--no-verify", &lease, p.url])
-        .arg(format!("{}:{target}", p.commit));
+    let lease = last.as_deref().unwrap_or("");
+    let git = remote::push(repo, reach(p, token), p.url, (p.commit, &target), lease)?;
     let options = planwright_forge::Options::default();
     // planwright's own write as far as the integrity guard of a run is
     // concerned (the push writes nothing but objects it already has).
-    let (out, retried) = repo.guard().own_write(|| {
+    let (out, retried) = guard.own_write(|| {
         retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
     })?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -129,7 +107,7 @@ pub(crate) fn push(
         let output = format!("{stdout}\n{stderr}");
         return Err(rejected(p, &output, last.is_some(), retried.len() + 1));
     }
-    set_ref(repo, &lease_ref, p.commit)?;
+    set_ref(repo, guard, &lease_ref, p.commit)?;
     // Porcelain: `<flag>\t<from>:<to>\t<summary>`; `*` new, `=` up to date.
     let flag = stdout
         .lines()
@@ -143,50 +121,26 @@ pub(crate) fn push(
     Ok(PushOutcome { pushed, retried })
 }
 
-/// git for a command that talks to the forge's remote (the push; a fetch
-/// of planwright's branch): it runs as the user has the remote, over ssh
-/// with the user's own ssh configuration (the variables that choose the
-/// ssh command pass through, and so do `core.sshCommand` and
-/// `ssh.variant` of the global config, see [`RemoteAccess`]) and agent,
-/// or over https with the token through a credential helper of this
-/// command only. Hooks stay off like everywhere. The URL was rewritten by
-/// the user's `insteadOf` already ([`remote_url`]).
-pub(super) fn remote_git(
-    repo: &Repo,
-    p: &Push,
-    token: Option<&Secret>,
-) -> Result<Git, DeliverError> {
-    let access = RemoteAccess::read()?;
-    let mut git = repo
-        .git()
-        .config_pairs(access.ssh())
-        .args(["-c", "credential.helper="])
-        .args(["-c", "credential.interactive=false"]);
-    for var in ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"] {
-        if let Ok(v) = std::env::var(var) {
-            git = git.env(var, v);
-        }
+/// How a command of `p` reaches the forge's remote: as the user has it
+/// (see [`remote::push`]), over https with `token`.
+fn reach<'a>(p: &Push, token: Option<&'a Secret>) -> Reach<'a> {
+    Reach {
+        http: p.http,
+        token: token.map(|t| (token_user(p.kind), t)),
     }
-    if let (true, Some(token)) = (p.http, token) {
-        git = git
-            .args(["-c", &format!("credential.helper={HELPER}")])
-            .env(USER_VAR, token_user(p.kind))
-            .env(TOKEN_VAR, token.expose());
-    }
-    Ok(git)
 }
 
 /// Runs the push, again while it fails for a passing reason, as `policy`
 /// says; returns the last try's output and why each earlier one failed.
 pub(super) fn retry_passing(
-    git: &Git,
+    git: &RemoteCommand,
     policy: &planwright_forge::RetryPolicy,
     timer: &dyn planwright_forge::Timer,
 ) -> Result<(std::process::Output, Vec<String>), crate::error::GitError> {
     let mut wait = policy.backoff;
     let mut retried = Vec::new();
     loop {
-        let out = git.raw()?;
+        let out = git.run()?;
         let last_try = retried.len() + 1 >= policy.attempts.max(1) as usize;
         let why = passing(&String::from_utf8_lossy(&out.stderr));
         match why {
@@ -284,17 +238,15 @@ pub fn fetched_ref(remote: &str, branch: &str) -> String {
 /// no such branch.
 pub(crate) fn fetch(
     repo: &Repo,
+    guard: &Guard,
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<Option<String>, DeliverError> {
     // The same git as the push's: the user's ssh settings, the token.
-    let git = remote_git(repo, p, token)?;
     let into = fetched_ref(p.remote, p.branch);
-    let git = git
-        .args(["fetch", "--no-tags", "--no-write-fetch-head", p.url])
-        .arg(format!("+refs/heads/{}:{into}", p.branch));
+    let git = remote::fetch(repo, reach(p, token), p.url, p.branch, &into)?;
     let options = planwright_forge::Options::default();
-    let (out, _) = repo.guard().own_write(|| {
+    let (out, _) = guard.own_write(|| {
         retry_passing(&git, &options.retry, options.timer.as_ref()).map_err(EngineError::from)
     })?;
     if !out.status.success() {

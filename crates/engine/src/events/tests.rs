@@ -61,7 +61,7 @@ fn one_of_each() -> Vec<Event> {
             ticket: t(),
             attempt: 1,
             base_commit: "b".into(),
-            starts_from: "base".into(),
+            starts_from: crate::model::StartsFrom::Base,
             agent: Some(AttemptAgent {
                 adapter: "claude".into(),
                 program: Some("claude".into()),
@@ -87,7 +87,7 @@ fn one_of_each() -> Vec<Event> {
         Event::AgentReported {
             ticket: t(),
             attempt: 1,
-            outcome: "finished".into(),
+            outcome: crate::model::AgentOutcomeKind::Finished,
             model: Some("m".into()),
             usage: Some(usage),
             cost_usd: Some(0.25),
@@ -186,7 +186,7 @@ fn one_of_each() -> Vec<Event> {
         },
         Event::Rebuild {
             ticket: t(),
-            reason: "conflict".into(),
+            reason: crate::model::RebuildReason::Conflict,
         },
         Event::BatchCancelled {
             tickets: vec![t(), "T2".into()],

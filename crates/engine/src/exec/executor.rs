@@ -26,12 +26,14 @@ use crate::agent::{Agent, AgentOutcome, AgentReport, Agents, AttemptContext};
 use crate::error::EngineError;
 use crate::exec::remote::Lost;
 use crate::exec::workspace::Workspaces;
-use crate::git::refs::commit_tree;
+use crate::git::guard::Guard;
+use crate::git::refs::{commit_tree, set_own_ref};
 use crate::git::repo::Repo;
 use crate::model::failure::Failure;
 use crate::model::{Phase, Verdict};
 use planwright_os::process::Cancel;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What one attempt starts from.
@@ -166,6 +168,8 @@ pub trait Executor: Send + Sync {
 /// Attempts in the slots' workspaces on this machine, the agent sandboxed.
 pub struct LocalExecutor {
     repo: Repo,
+    /// The session's integrity guard, checked after each agent.
+    guard: Arc<Guard>,
     workspaces: Workspaces,
     agents: Agents,
     log_limit: Option<u64>,
@@ -177,15 +181,18 @@ pub struct LocalExecutor {
 impl LocalExecutor {
     /// An executor for `repo` using `workspaces` and `agents` (each
     /// attempt's [`AttemptInput::agent`]), whose log is capped at
-    /// `log_limit` bytes per attempt.
+    /// `log_limit` bytes per attempt; `guard`, the session's integrity
+    /// guard, is checked after each agent.
     pub fn new(
         repo: Repo,
+        guard: Arc<Guard>,
         workspaces: Workspaces,
         agents: Agents,
         log_limit: Option<u64>,
     ) -> LocalExecutor {
         LocalExecutor {
             repo,
+            guard,
             workspaces,
             agents,
             log_limit,
@@ -343,7 +350,7 @@ impl Executor for LocalExecutor {
         let report = agent.attempt(&ctx, cancel);
         // Before planwright runs git on the user's repository again, make
         // sure the agent changed nothing there (the coordinator checks too).
-        self.repo.guard().check()?;
+        self.guard.check()?;
         let report = report?;
         // A limit the agent hit is the attempt's failure, whatever the
         // agent made of it (a build that died of it, or gave up).
@@ -375,10 +382,7 @@ impl Executor for LocalExecutor {
         };
         self.repo
             .made_candidate(&commit, &input.base_commit, &input.message);
-        self.repo
-            .git()
-            .args(["update-ref", &input.candidate_ref, &commit])
-            .output()?;
+        set_own_ref(&self.repo, &input.candidate_ref, &commit)?;
         Ok(Candidate {
             report,
             commit: Some(commit),

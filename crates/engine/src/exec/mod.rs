@@ -3,6 +3,7 @@
 
 pub(crate) mod disk;
 mod executor;
+pub(crate) mod files;
 mod names;
 pub(crate) mod network;
 pub mod remote;

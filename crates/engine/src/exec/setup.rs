@@ -10,10 +10,11 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::workspace::WorkspaceSettings;
+use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::model::failure::{Failure, FailureKind};
 use crate::model::Verdict;
+use planwright_config::WorkspaceSettings;
 use planwright_os::process::{self, Cancel, Spec};
 use planwright_os::sandbox::Confine;
 use planwright_plan::gate_integrity;
@@ -75,12 +76,7 @@ impl Setup {
         let mut key = format!("{:?}", self.settings.setup);
         for input in self.inputs() {
             let spec = format!("{commit}:{input}");
-            let out = self
-                .repo
-                .git()
-                .args(["rev-parse", "--verify", "--quiet", &spec])
-                .raw()?;
-            let blob = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let blob = objects::lookup(&self.repo, &spec)?.unwrap_or_default();
             let _ = write!(key, " {input}={blob}");
         }
         Ok(key)
@@ -182,40 +178,28 @@ pub(crate) fn clear_stamp(path: &Path) -> Result<(), EngineError> {
 
 /// Saves `stamp` at `path`.
 pub(crate) fn write_stamp(path: &Path, stamp: &str) -> Result<(), EngineError> {
-    crate::exec::workspace::create_parent(path)?;
+    crate::exec::files::create_parent(path)?;
     std::fs::write(path, stamp).map_err(|e| EngineError::io(path, e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::Git;
+    use crate::git::testing::{git, init};
 
     fn commit(root: &Path, package_json: &str) -> String {
         std::fs::write(root.join("package.json"), package_json).unwrap();
         std::fs::write(root.join("package-lock.json"), "{}\n").unwrap();
-        let git = || {
-            Git::with_tree(root.join(".git"), root).args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-            ])
-        };
-        git().args(["add", "-A"]).output().unwrap();
-        git().args(["commit", "-qm", "c"]).output().unwrap();
-        git().args(["rev-parse", "HEAD"]).text().unwrap()
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "c"]);
+        git(root, &["rev-parse", "HEAD"])
     }
 
     #[test]
     fn an_install_keys_on_package_json_whatever_the_declared_inputs() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        Git::outside()
-            .args(["init", "-q"])
-            .arg(root)
-            .output()
-            .unwrap();
+        init(root);
         let base = commit(root, r#"{"scripts": {"postinstall": "node setup.js"}}"#);
         let poisoned = commit(root, r#"{"scripts": {"postinstall": "node evil.js"}}"#);
         let repo = Repo::open(root).unwrap();
@@ -247,11 +231,7 @@ mod tests {
         // git ignores a `GIT_*` name it does not know; other tests run git.
         std::env::set_var("GIT_SETUP_TEST_NAMED", "1");
         let tmp = tempfile::tempdir().unwrap();
-        Git::outside()
-            .args(["init", "-q"])
-            .arg(tmp.path())
-            .output()
-            .unwrap();
+        init(tmp.path());
         let settings = WorkspaceSettings {
             env: vec!["SETUP_TEST_NAMED_*".into(), "GIT_SETUP_TEST_NAMED".into()],
             ..WorkspaceSettings::default()

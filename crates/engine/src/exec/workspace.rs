@@ -4,7 +4,7 @@
 //!
 //! A workspace is not the user's repository. planwright keeps its files
 //! with its own git directory (`.planwright/git`, see
-//! [`Repo::own_git`]) and an index per slot kept outside the workspace, and
+//! [`Repo::own_tree`]) and an index per slot kept outside the workspace, and
 //! builds the candidate's tree from the files the same way. The workspace's
 //! own `.git` is for the agent alone: a fresh repository made for each
 //! ticket that borrows the user's objects read-only (alternates), so
@@ -20,17 +20,18 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
+use crate::exec::files::{clean, copy_source, create_parent, fresh_dir, remove_any, restore_modes};
 use crate::exec::names;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
+use crate::git::objects;
 use crate::git::repo::Repo;
-use crate::git::Git;
+use crate::git::worktree::Clean;
 use crate::model::{Failure, FailureKind, Verdict};
-use planwright_os::beneath::{Dir, Kind};
+use planwright_os::beneath::Dir;
 use planwright_os::process::Cancel;
 use planwright_os::sandbox::{Confine, Containment, Policy};
-use std::collections::{BTreeSet, HashSet};
-use std::os::unix::ffi::OsStrExt;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -219,7 +220,7 @@ impl Workspaces {
         if index.is_file() {
             // Whether synced or not: the candidate's `git add` reads a
             // file's content and executable bit, never the rest of its mode.
-            restore_modes(self.repo.own_git(&index, &dir), &dir)?;
+            restore_modes(&self.repo.own_tree(&index, &dir), &dir)?;
         }
         remove_any(&dir.join(".git"))?;
         if !index.is_file() {
@@ -229,7 +230,7 @@ impl Workspaces {
             setup::clear_stamp(&self.stamp(slot))?;
         }
         // Checksummed: the agent's `.git` gets a copy of this index.
-        reset(|| self.repo.own_git(&index, &dir), &index, commit, synced)?;
+        self.repo.own_tree(&index, &dir).reset(commit, synced)?;
         self.clean(&index, &dir)?;
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
@@ -267,12 +268,7 @@ impl Workspaces {
         setup::clear_stamp(&stamp)?;
         // From the commit's files alone, as in a gate checkout; the copied
         // files are there because a set-up may read them (`.npmrc`).
-        let clean = || {
-            self.repo
-                .own_git(index, &dir)
-                .args(["clean", "-q", "-ffdx"])
-        };
-        git_clean(clean, &dir)?;
+        clean(&self.repo.own_tree(index, &dir), Clean::All, &dir)?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
         let caches = self.caches(slot);
@@ -297,7 +293,7 @@ impl Workspaces {
             return Ok(Some(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
-        reset_files(|| self.repo.own_git(index, &dir), index, commit)?;
+        self.repo.own_tree(index, &dir).reset_files(commit)?;
         setup::write_stamp(&stamp, &key)?;
         Ok(None)
     }
@@ -325,9 +321,9 @@ impl Workspaces {
     /// (otherwise a leftover could ride into the next ticket's candidate).
     /// With `pristine` no ignore rule keeps anything.
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
-        let git = || self.repo.own_git(index, dir);
+        let tree = self.repo.own_tree(index, dir);
         if self.settings.pristine {
-            git_clean(|| git().args(["clean", "-q", "-ffdx"]), dir)?;
+            clean(&tree, Clean::All, dir)?;
             return Ok(());
         }
         // A command-line rule outranks every ignore file, so a walk deletes
@@ -336,21 +332,17 @@ impl Workspaces {
         // one it deleted still hid files (and ignore files) from that
         // walk: walk again until a walk deletes none.
         for _ in 0..CLEAN_WALKS {
-            let removed = git_clean(|| git().args(["clean", "-ffd", "-e", "!.gitignore"]), dir)?;
-            if !removed.stdout.windows(10).any(|w| w == b".gitignore") {
+            let removed = clean(&tree, Clean::UnignoredAndIgnoreFiles, dir)?;
+            if !removed.windows(10).any(|w| w == b".gitignore") {
                 return Ok(());
             }
         }
         // Ignore files nested deeper than that: delete every untracked one
         // at once (a walk into every directory), then clean.
-        let strays = git()
-            .args(["ls-files", "--others", "-z", "--", ":(glob)**/.gitignore"])
-            .output()?;
-        for rel in strays.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let path = dir.join(String::from_utf8_lossy(rel).as_ref());
-            remove_any(&path)?;
+        for rel in tree.untracked_ignore_files()? {
+            remove_any(&dir.join(rel))?;
         }
-        git_clean(|| git().args(["clean", "-q", "-ffd"]), dir)?;
+        clean(&tree, Clean::Unignored, dir)?;
         Ok(())
     }
 
@@ -399,10 +391,7 @@ impl Workspaces {
     fn base_index(&self, slot: &str, dir: &Path, base: &str) -> Result<PathBuf, EngineError> {
         let index = self.index(slot).with_extension("base");
         let _ = std::fs::remove_file(&index);
-        let git = || self.repo.own_git(&index, dir);
-        git().args(["read-tree", base]).output()?;
-        // Changed files make `--refresh` exit 1: that is the point.
-        git().args(["update-index", "-q", "--refresh"]).raw()?;
+        self.repo.own_tree(&index, dir).read_refreshed(base)?;
         Ok(index)
     }
 
@@ -416,11 +405,7 @@ impl Workspaces {
         if let Some(f) = self.object_format.get() {
             return Ok(f.clone());
         }
-        let f = self
-            .repo
-            .git()
-            .args(["rev-parse", "--show-object-format"])
-            .text()?;
+        let f = objects::format(&self.repo)?;
         Ok(self.object_format.get_or_init(|| f).clone())
     }
 
@@ -438,47 +423,25 @@ impl Workspaces {
         let index = self.index(slot);
         // The next reset writes the index whole, checksummed, before the
         // next agent gets a copy.
-        let git = || self.repo.own_git_unhashed(&index, &dir);
-        let add = git().args(["add", "-A"]);
-        let out = add.raw()?;
-        if !out.status.success() {
-            return match refused_among(git().args(["ls-files", "-z", "-o", "--exclude-standard"]))?
-            {
+        let tree = self.repo.own_tree_unhashed(&index, &dir);
+        if let Err(refused) = tree.add_all()? {
+            return match refused_among(tree.untracked_unignored()?) {
                 Some(f) => Ok(Err(f)),
-                None => match git_refusal(&out.stderr) {
+                None => match git_refusal(&refused.stderr) {
                     Some(f) => Ok(Err(f)),
-                    None => Err(add.failure(&out).into()),
+                    None => Err(refused.error.into()),
                 },
             };
         }
         if !self.settings.copy.is_empty() {
-            let copied = self
-                .settings
-                .copy
-                .iter()
-                .map(|rel| format!(":(literal){rel}"));
-            git()
-                .args(["reset", "-q", base, "--"])
-                .args(copied)
-                .output()?;
+            tree.unstage(base, &self.settings.copy)?;
         }
-        // Every entry came from the commit's tree or was just written by
-        // `add`: checking that each object exists would only cost a lookup
-        // for every file of each directory the agent changed, a `stat` each
-        // while the objects are loose.
         // Names git indexes here but refuses where `core.protectHFS` or
         // `core.protectNTFS` is on (git's defaults on macOS and Windows).
-        let added = git().args([
-            "diff-index",
-            "--cached",
-            "-z",
-            "--name-only",
-            "--no-renames",
-        ]);
-        if let Some(f) = refused_among(added.args(["--diff-filter=A", base, "--"]))? {
+        if let Some(f) = refused_among(tree.added_since(base)?) {
             return Ok(Err(f));
         }
-        let tree = git().args(["write-tree", "--missing-ok"]).text()?;
+        let tree = tree.write_tree()?;
         if self.quiet_after_candidate {
             self.synced_slots().insert(slot.to_string());
         }
@@ -486,14 +449,12 @@ impl Workspaces {
     }
 }
 
-/// The first path `list` prints (NUL-separated) that git refuses to index.
-fn refused_among(list: Git) -> Result<Option<Failure>, EngineError> {
-    let out = list.output()?;
-    Ok(out
-        .stdout
-        .split(|&b| b == 0)
+/// The first of `paths` git refuses to index.
+fn refused_among(paths: Vec<Vec<u8>>) -> Option<Failure> {
+    paths
+        .iter()
         .find_map(|path| Some((path, names::refused(path)?)))
-        .map(|(path, why)| bad_name(&String::from_utf8_lossy(path), why)))
+        .map(|(path, why)| bad_name(&String::from_utf8_lossy(path), why))
 }
 
 /// The path of git's own `error: invalid path '...'`, for a refusal the
@@ -518,362 +479,12 @@ const CLEAN_WALKS: usize = 3;
 /// The rest of the `[core]` section `git init` writes on Linux.
 const CORE: &str = "\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
-/// Makes the tracked files of a work tree those of `commit`. When its
-/// index is `synced` with them, a one-way merge checks and writes only the
-/// files that differ between the index and `commit`; it refuses, and
-/// leaves all as it was, when a file it would write is in the way (one
-/// the index does not track, say), and then every file is checked. Line
-/// endings and the like follow `commit`'s attributes, never a
-/// `.gitattributes` an agent or a gate left in the work tree.
-pub(crate) fn reset(
-    git: impl Fn() -> Git,
-    index: &Path,
-    commit: &str,
-    synced: bool,
-) -> Result<(), EngineError> {
-    let merge =
-        git()
-            .arg(format!("--attr-source={commit}"))
-            .args(["read-tree", "-m", "-u", commit]);
-    if synced && merge.succeeds()? {
-        return Ok(());
-    }
-    reset_files(git, index, commit)
-}
-
-/// Makes the tracked files of the work tree of `git` (planwright's git on
-/// it, with `index` as its index) those of `commit`. `read-tree --reset
-/// -u` moves the index and, for an entry it keeps, checks the file against
-/// the index's stat data (and its content when the stat data cannot tell)
-/// and writes it back when an agent or a gate changed it: modified,
-/// deleted, made executable, turned into a symlink or a directory, or
-/// moved under a symlinked directory. Attributes are `commit`'s (see
-/// [`reset`]).
-pub(crate) fn reset_files(
-    git: impl Fn() -> Git,
-    index: &Path,
-    commit: &str,
-) -> Result<(), EngineError> {
-    let git = || git().arg(format!("--attr-source={commit}"));
-    if index.is_file() {
-        git()
-            .args(["read-tree", "--reset", "-u", commit])
-            .output()?;
-    } else {
-        git().args(["read-tree", commit]).output()?;
-        // `-u` records each file's stat in the index: without it every file
-        // would look changed to the next reset and be written again.
-        git().args(["checkout-index", "-a", "-f", "-u"]).output()?;
-    }
-    Ok(())
-}
-
-/// Gives the work tree `dir` and each tracked directory in it the mode
-/// git makes a directory with (`0777` less the umask), from the top down,
-/// and removes each tracked regular file whose permission bits are not
-/// those git writes (`0666`, or `0777` for an executable, less the umask),
-/// for the next reset to write it anew; `git` is planwright's git on
-/// `dir`. git's own check sees only a file's executable bit and no
-/// directory's mode, so a test file or folder an agent or a gate made
-/// unreadable (`chmod 000`) would stay so for every later one, and a
-/// folder no one may enter stops the reset when planwright is not root.
-/// A file may be a hard link to one outside, so it is written anew, never
-/// changed in place; a directory cannot be. Nothing in `dir` is followed.
-pub(crate) fn restore_modes(git: Git, dir: &Path) -> Result<(), EngineError> {
-    let out = git.args(["ls-files", "-s", "-z"]).output()?;
-    let umask = planwright_os::process::umask();
-    let mut files = Vec::new();
-    // Sorted by component: a directory comes before what it holds.
-    let mut dirs = BTreeSet::from([PathBuf::new()]);
-    for record in out.stdout.split(|b| *b == 0) {
-        let Some(tab) = record.iter().position(|b| *b == b'\t') else {
-            continue;
-        };
-        let rel = Path::new(std::ffi::OsStr::from_bytes(&record[tab + 1..]));
-        dirs.extend(rel.ancestors().skip(1).map(Path::to_path_buf));
-        let want = match record.get(..6) {
-            Some(b"100644") => 0o666 & !umask,
-            Some(b"100755") => 0o777 & !umask,
-            _ => continue,
-        };
-        files.push((rel, want));
-    }
-    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Ok(());
-    };
-    let above = Dir::open(parent)?;
-    let want = 0o777 & !umask;
-    for rel in dirs {
-        let rel = Path::new(name).join(rel);
-        // Not a directory any more: the reset's to put right.
-        let found = above.entry(&rel).ok().flatten();
-        if found.is_some_and(|e| e.kind == Kind::Dir && e.mode != want) {
-            above.set_dir_mode(&rel, want)?;
-        }
-    }
-    let root = Dir::open(dir)?;
-    for (rel, want) in files {
-        // A path through a symlink is the reset's to put right.
-        let found = root.entry(rel).ok().flatten();
-        if found.is_some_and(|e| e.kind == Kind::File && e.mode != want) {
-            root.remove(rel)?;
-        }
-    }
-    Ok(())
-}
-
-/// The real file `[workspace] copy` entry `rel` names in the user's
-/// checkout at `root`: it must exist and be a regular file, and a symlink
-/// is followed only when it stays inside the repository.
-pub(crate) fn copy_source(root: &Path, rel: &str) -> Result<PathBuf, EngineError> {
-    let refuse = |why: String| {
-        EngineError::Settings(format!(
-            "`[workspace] copy` in `planwright.toml` names `{rel}`, {why}; \
-             put the file itself in your checkout, or remove it from `[workspace] copy`"
-        ))
-    };
-    let path = root.join(rel);
-    let real = match path.canonicalize() {
-        Ok(real) => real,
-        Err(_) if path.symlink_metadata().is_ok() => {
-            return Err(refuse("a symlink whose target does not exist".to_string()))
-        }
-        Err(_) => {
-            return Err(refuse(format!(
-                "which is not in your checkout `{}`",
-                root.display()
-            )))
-        }
-    };
-    let real_root = root.canonicalize().map_err(|e| EngineError::io(root, e))?;
-    if !real.starts_with(&real_root) {
-        return Err(refuse(format!(
-            "a symlink to `{}`, outside the repository (planwright copies nothing from outside it)",
-            real.display()
-        )));
-    }
-    if !real.is_file() {
-        return Err(refuse("which is not a file".to_string()));
-    }
-    Ok(real)
-}
-
-/// `path` emptied (created when missing).
-pub(crate) fn fresh_dir(path: &Path) -> Result<PathBuf, EngineError> {
-    remove_any(path)?;
-    std::fs::create_dir_all(path).map_err(|e| EngineError::io(path, e))?;
-    Ok(path.to_path_buf())
-}
-
-/// Removes whatever is at `path` (file, symlink or directory), never
-/// following a symlink.
-pub(crate) fn remove_any(path: &Path) -> Result<(), EngineError> {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return Ok(());
-    };
-    if !meta.is_dir() {
-        return std::fs::remove_file(path).map_err(|e| EngineError::io(path, e));
-    }
-    match std::fs::remove_dir_all(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            open_up(path)?;
-            std::fs::remove_dir_all(path).map_err(|e| EngineError::io(path, e))
-        }
-        done => done.map_err(|e| EngineError::io(path, e)),
-    }
-}
-
-/// Runs `clean`, a `git clean` of the work tree `dir`. git cannot enter a
-/// folder no one may open or search (an agent's or a gate's `chmod 000`;
-/// root can), and then fails: the folders it names are opened up (see
-/// [`open_up_beneath`]) and it runs once more. Its output.
-pub(crate) fn git_clean(
-    clean: impl Fn() -> Git,
-    dir: &Path,
-) -> Result<std::process::Output, EngineError> {
-    let out = clean().raw()?;
-    if out.status.success() {
-        return Ok(out);
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let shut: Vec<&str> = said
-        .lines()
-        .filter_map(|l| l.strip_prefix("warning: could not open directory '"))
-        .filter_map(|l| l.rsplit_once("': ").map(|(rel, _)| rel))
-        .collect();
-    if shut.is_empty() {
-        return Err(clean().failure(&out).into());
-    }
-    let root = Dir::open(dir)?;
-    for rel in shut {
-        open_up_beneath(&root, Path::new(rel.trim_end_matches('/')))?;
-    }
-    Ok(clean().output()?)
-}
-
-/// Lets the owner into every directory below `dir`, so that it can be
-/// removed: a gate or an agent may leave one it made unreadable, and
-/// overlayfs leaves its work directory so.
-fn open_up(dir: &Path) -> Result<(), EngineError> {
-    let (Some(up), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Ok(());
-    };
-    Ok(open_up_beneath(&Dir::open(up)?, Path::new(name))?)
-}
-
-/// Gives the owner every right on the directory `rel` below `root` and on
-/// each directory in it, from the top down, following nothing.
-fn open_up_beneath(root: &Dir, rel: &Path) -> Result<(), planwright_os::beneath::BeneathError> {
-    let mut todo = vec![rel.to_path_buf()];
-    while let Some(rel) = todo.pop() {
-        let Some(entry) = root.entry(&rel)?.filter(|e| e.kind == Kind::Dir) else {
-            continue;
-        };
-        root.set_dir_mode(&rel, entry.mode | 0o700)?;
-        todo.extend(root.dir(&rel)?.names()?.into_iter().map(|n| rel.join(n)));
-    }
-    Ok(())
-}
-
-/// Creates the directory `path` goes in.
-pub(crate) fn create_parent(path: &Path) -> Result<(), EngineError> {
-    match path.parent() {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e)),
-        None => Ok(()),
-    }
-}
-
-/// For tests of what an ordinary user meets (root enters any folder):
-/// when this process is root, runs the test `name` of this test binary
-/// again as uid and gid 65534 (through `setpriv`), with `/tmp` for its
-/// temporary directories, and fails when that fails.
-#[cfg(test)]
-pub(crate) fn again_as_an_ordinary_user(name: &str) {
-    let me = std::fs::metadata("/proc/self").expect("/proc is mounted");
-    if std::os::unix::fs::MetadataExt::uid(&me) != 0 {
-        return;
-    }
-    let test = std::env::current_exe().unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&test)
-        .args(["--exact", name, "--test-threads=1"])
-        .env("TMPDIR", "/tmp")
-        .env("HOME", "/tmp")
-        .output()
-        .expect("root runs the test again as an ordinary user with `setpriv`");
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-        "as uid 65534: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::{symlink, PermissionsExt};
-
-    /// A directory its owner made unreadable (as gates may, and overlayfs
-    /// does with its work directory) is opened up for removal; `remove_any`
-    /// does so when removing fails (only for a user other than root).
-    #[test]
-    fn directories_their_owner_cannot_enter_are_opened_up_for_removal() {
-        let tmp = tempfile::tempdir().unwrap();
-        let top = tmp.path().join("upper");
-        let (shut, inner) = (top.join("shut"), top.join("shut/inner"));
-        std::fs::create_dir_all(&inner).unwrap();
-        std::fs::write(inner.join("f"), "x").unwrap();
-        let outside = tmp.path().join("outside");
-        std::fs::create_dir(&outside).unwrap();
-        std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o755)).unwrap();
-        symlink(&outside, top.join("link")).unwrap();
-        for dir in [&inner, &shut] {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o000)).unwrap();
-        }
-        open_up(&top).unwrap();
-        for dir in [&top, &shut, &inner] {
-            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
-            assert_eq!(mode & 0o700, 0o700, "{}", dir.display());
-        }
-        let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o755, "a symlink is not followed");
-        remove_any(&top).unwrap();
-        assert!(!top.exists());
-    }
-
-    /// A repository in `dir/repo` with `files` committed, planwright's own
-    /// git directory made, and the commit.
-    fn committed(dir: &Path, files: &[(&str, String)]) -> (Repo, String) {
-        let root = dir.join("repo");
-        for (rel, text) in files {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        crate::git::Git::outside()
-            .args(["init", "-q"])
-            .arg(&root)
-            .output()
-            .unwrap();
-        let git = |args: &[&str]| {
-            crate::git::Git::with_tree(root.join(".git"), &root)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .text()
-                .unwrap()
-        };
-        git(&["add", "-A"]);
-        git(&["commit", "-qm", "base"]);
-        let commit = git(&["rev-parse", "HEAD"]);
-        let repo = Repo::open(&root).unwrap();
-        repo.ensure_own_git(&[]).unwrap();
-        (repo, commit)
-    }
-
-    /// What an agent or a gate may do to tracked files; one reset undoes all.
-    #[test]
-    fn a_reset_writes_back_every_tracked_file_that_was_changed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let files: Vec<(&str, String)> = ["a", "b", "c", "d", "e", "src/x"]
-            .into_iter()
-            .map(|f| (f, format!("hello {f}\n")))
-            .collect();
-        let (repo, commit) = committed(tmp.path(), &files);
-        let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
-        std::fs::create_dir_all(&dir).unwrap();
-        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
-
-        let outside = tmp.path().join("outside");
-        std::fs::create_dir_all(&outside).unwrap();
-        // Same size, same second: only the content tells.
-        std::fs::write(dir.join("a"), "HELLO a\n").unwrap();
-        std::fs::set_permissions(dir.join("b"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::remove_file(dir.join("c")).unwrap();
-        std::fs::remove_file(dir.join("d")).unwrap();
-        std::fs::create_dir_all(dir.join("d")).unwrap();
-        std::fs::write(dir.join("d/inner"), "x").unwrap();
-        std::fs::remove_file(dir.join("e")).unwrap();
-        symlink("/etc/passwd", dir.join("e")).unwrap();
-        std::fs::remove_dir_all(dir.join("src")).unwrap();
-        symlink(&outside, dir.join("src")).unwrap();
-
-        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
-        for f in ["a", "b", "c", "d", "e", "src/x"] {
-            let meta = std::fs::symlink_metadata(dir.join(f)).unwrap();
-            assert!(meta.is_file(), "{f} is a file again");
-            assert_eq!(
-                meta.permissions().mode() & 0o111,
-                0,
-                "{f} is not executable"
-            );
-            let text = std::fs::read_to_string(dir.join(f)).unwrap();
-            assert_eq!(text, format!("hello {f}\n"));
-        }
-        assert!(std::fs::symlink_metadata(dir.join("src")).unwrap().is_dir());
-        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
-    }
+    use crate::exec::files::again_as_an_ordinary_user;
+    use crate::git::testing::{committed, git};
+    use std::os::unix::fs::PermissionsExt;
 
     /// Workspaces of `repo` with the default settings and no sandbox, with
     /// a log in `dir` and a cancel flag for their `prepare`.
@@ -935,21 +546,6 @@ mod tests {
         );
         assert!(!dir.join("sub/deep/stray").exists());
         assert!(!dir.join("junk").exists());
-    }
-
-    /// A `.gitattributes` left in the work tree does not decide how the
-    /// next reset writes files: the commit's attributes do.
-    #[test]
-    fn a_reset_writes_files_by_the_commits_attributes_not_the_work_trees() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (repo, commit) = committed(tmp.path(), &[("a", "one\ntwo\n".to_string())]);
-        let (index, dir) = (tmp.path().join("index"), tmp.path().join("slot"));
-        std::fs::create_dir_all(&dir).unwrap();
-        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
-        std::fs::write(dir.join(".gitattributes"), "* text eol=crlf\n").unwrap();
-        std::fs::remove_file(dir.join("a")).unwrap();
-        reset_files(|| repo.own_git(&index, &dir), &index, &commit).unwrap();
-        assert_eq!(std::fs::read(dir.join("a")).unwrap(), b"one\ntwo\n");
     }
 
     /// Ignore files an agent left, nested too, are deleted with what they
@@ -1031,13 +627,7 @@ mod tests {
             .collect();
         let (repo, first) = committed(tmp.path(), &files);
         let root = tmp.path().join("repo");
-        let git = |args: &[&str]| {
-            Git::with_tree(root.join(".git"), &root)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .text()
-                .unwrap()
-        };
+        let git = |args: &[&str]| git(&root, args);
         for (rel, text) in [("a", "a 2\n"), ("e", "e 2\n"), (".env", "env 2\n")] {
             std::fs::write(root.join(rel), text).unwrap();
         }
@@ -1084,10 +674,7 @@ mod tests {
             }
             assert!(!dir.join("b").exists() && !dir.join("new").exists());
             // The agent's own git, which finds the workspace's repository.
-            let status = Git::find(dir)
-                .args(["status", "--porcelain"])
-                .text()
-                .unwrap();
+            let status = crate::git::testing::git(dir, &["status", "--porcelain"]);
             assert_eq!(status, "", "the agent's git sees the commit");
         };
 

@@ -44,7 +44,7 @@ const HARDENING: &[&str] = &[
 /// never consulted (see [`Git::bare`], [`Git::with_tree`], [`Git::outside`],
 /// and [`Git::find`] for the one directory the user names).
 #[derive(Debug, Clone)]
-pub struct Git {
+pub(crate) struct Git {
     dir: PathBuf,
     args: Vec<std::ffi::OsString>,
     envs: Vec<(String, String)>,
@@ -69,14 +69,14 @@ impl Git {
 
     /// git on the repository whose git directory is `git_dir`, without a
     /// work tree (refs, objects, `merge-tree`, `update-ref`).
-    pub fn bare(git_dir: impl AsRef<Path>) -> Git {
+    pub(in crate::git) fn bare(git_dir: impl AsRef<Path>) -> Git {
         let git_dir = git_dir.as_ref();
         Git::in_dir(git_dir, vec![git_dir_arg(git_dir)])
     }
 
     /// git on `work_tree` with the git directory `git_dir` (a directory, or
     /// the `.git` file of a linked worktree), run from the top of `work_tree`.
-    pub fn with_tree(git_dir: impl AsRef<Path>, work_tree: impl AsRef<Path>) -> Git {
+    pub(in crate::git) fn with_tree(git_dir: impl AsRef<Path>, work_tree: impl AsRef<Path>) -> Git {
         let work_tree = work_tree.as_ref();
         let mut tree = std::ffi::OsString::from("--work-tree=");
         tree.push(work_tree);
@@ -85,14 +85,14 @@ impl Git {
 
     /// git outside any repository (`init` of a new one, `--version`): it
     /// runs in `/`, where no one but root could plant a `.git`.
-    pub fn outside() -> Git {
+    pub(in crate::git) fn outside() -> Git {
         Git::in_dir(Path::new("/"), Vec::new())
     }
 
     /// The repository whose working tree contains `dir`, a directory the
     /// user named (`--repo`): the only search planwright's git makes. Use
     /// it to learn the repository's git directory, then [`Git::with_tree`].
-    pub fn find(dir: impl AsRef<Path>) -> Git {
+    pub(in crate::git) fn find(dir: impl AsRef<Path>) -> Git {
         Git {
             search: true,
             ..Git::in_dir(dir.as_ref(), Vec::new())
@@ -100,25 +100,25 @@ impl Git {
     }
 
     /// Gives the command `bytes` on its standard input (else it reads nothing).
-    pub fn input(mut self, bytes: impl Into<Vec<u8>>) -> Git {
+    pub(in crate::git) fn input(mut self, bytes: impl Into<Vec<u8>>) -> Git {
         self.input = Some(bytes.into());
         self
     }
 
     /// Sets an environment variable for this command only.
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Git {
+    pub(in crate::git) fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Git {
         self.envs.push((key.into(), value.into()));
         self
     }
 
     /// Appends one argument.
-    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {
+    pub(in crate::git) fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {
         self.args.push(arg.as_ref().to_owned());
         self
     }
 
     /// Appends arguments.
-    pub fn args<I, S>(mut self, args: I) -> Git
+    pub(in crate::git) fn args<I, S>(mut self, args: I) -> Git
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -188,7 +188,7 @@ impl Git {
     }
 
     /// Runs the command; a non-zero exit is an error carrying git's stderr.
-    pub fn output(&self) -> Result<Output, GitError> {
+    pub(in crate::git) fn output(&self) -> Result<Output, GitError> {
         let out = self.run(self.command())?;
         if out.status.success() {
             Ok(out)
@@ -203,7 +203,7 @@ impl Git {
 
     /// Runs the command and returns its output whatever the exit status
     /// (for commands whose exit code is an answer, like `merge-tree`).
-    pub fn raw(&self) -> Result<Output, GitError> {
+    pub(in crate::git) fn raw(&self) -> Result<Output, GitError> {
         self.run(self.command())
     }
 
@@ -216,7 +216,7 @@ impl Git {
     }
 
     /// The error for a raw output that did not exit 0.
-    pub fn failure(&self, out: &Output) -> GitError {
+    pub(in crate::git) fn failure(&self, out: &Output) -> GitError {
         GitError::Failed {
             args: self.describe(),
             dir: self.dir.display().to_string(),
@@ -225,7 +225,7 @@ impl Git {
     }
 
     /// Runs the command and returns its stdout as text, trailing newline removed.
-    pub fn text(&self) -> Result<String, GitError> {
+    pub(in crate::git) fn text(&self) -> Result<String, GitError> {
         let out = self.output()?;
         let mut s =
             String::from_utf8(out.stdout).map_err(|_| GitError::NotUtf8(self.describe()))?;
@@ -235,8 +235,18 @@ impl Git {
         Ok(s)
     }
 
+    /// Runs the command: its stdout, trimmed, when it exited 0, else None
+    /// (for commands whose failure is an answer: no such ref, no such remote).
+    pub(in crate::git) fn text_if_success(&self) -> Result<Option<String>, GitError> {
+        let out = self.raw()?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+
     /// Runs the command and reports only whether it exited 0 (for `rev-parse --verify` and the like).
-    pub fn succeeds(&self) -> Result<bool, GitError> {
+    pub(in crate::git) fn succeeds(&self) -> Result<bool, GitError> {
         let mut cmd = self.command();
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         Ok(self.run(cmd)?.status.success())
@@ -320,7 +330,7 @@ impl Git {
     /// Gives this command `pairs` as configuration of its own, through
     /// `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (no
     /// quoting: a URL with `=` in it stays whole, as it would not in `-c`).
-    pub fn config_pairs(mut self, pairs: &[(String, String)]) -> Git {
+    pub(in crate::git) fn config_pairs(mut self, pairs: &[(String, String)]) -> Git {
         if pairs.is_empty() {
             return self;
         }

@@ -9,6 +9,7 @@
 //! before and takes the new snapshot after.
 
 use crate::error::EngineError;
+use crate::git::repo::Repo;
 use crate::git::Git;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -34,7 +35,8 @@ struct Snapshot {
     status: Option<String>,
 }
 
-/// Guards one repository; shared by every clone of its [`Repo`].
+/// Guards one repository for a session (a run, a delivery, a round of
+/// responses), which holds it; a [`Repo`] is a plain handle.
 #[derive(Debug)]
 pub struct Guard {
     root: PathBuf,
@@ -70,6 +72,13 @@ const DIRS: [&str; 3] = ["refs", "hooks", "info"];
 const OWN_REFS: [&str; 2] = ["refs/heads/planwright", "refs/planwright"];
 
 impl Guard {
+    /// A guard for `repo`'s checkout, its git directories and
+    /// planwright's own git config.
+    pub(crate) fn of(repo: &Repo) -> Guard {
+        let own_config = repo.own_git_dir().join("config");
+        Guard::new(repo.root(), repo.git_dir(), repo.common_dir(), own_config)
+    }
+
     /// A guard for the checkout at `root` with these git directories and
     /// planwright's own git config `own_config`; the first
     /// [`Guard::check`] takes the snapshot.

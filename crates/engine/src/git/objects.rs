@@ -32,9 +32,45 @@ pub(crate) fn object_id(repo: &Repo, spec: &str) -> Result<String, EngineError> 
         .text()?)
 }
 
+/// The id of the object `spec` names, or None when it names none.
+pub(crate) fn lookup(repo: &Repo, spec: &str) -> Result<Option<String>, EngineError> {
+    Ok((repo.git())
+        .args(["rev-parse", "--verify", "--quiet", spec])
+        .text_if_success()?)
+}
+
+/// The repository's object format: `sha1` or `sha256`.
+pub(crate) fn format(repo: &Repo) -> Result<String, EngineError> {
+    Ok((repo.git())
+        .args(["rev-parse", "--show-object-format"])
+        .text()?)
+}
+
 /// The bytes of blob `id`.
 pub(crate) fn blob(repo: &Repo, id: &str) -> Result<Vec<u8>, EngineError> {
     Ok(repo.git().args(["cat-file", "blob", id]).output()?.stdout)
+}
+
+/// Those of `commits` no other of them descends from (`merge-base
+/// --independent`).
+pub(crate) fn independent(repo: &Repo, commits: &[&str]) -> Result<Vec<String>, EngineError> {
+    let tips = (repo.git())
+        .args(["merge-base", "--independent"])
+        .args(commits)
+        .text()?;
+    Ok(tips.lines().map(str::to_string).collect())
+}
+
+/// The commits `to` has and `from` lacks, oldest first.
+pub(crate) fn commits_between(
+    repo: &Repo,
+    from: &str,
+    to: &str,
+) -> Result<Vec<String>, EngineError> {
+    let commits = (repo.git())
+        .args(["rev-list", "--reverse", &format!("{from}..{to}")])
+        .text()?;
+    Ok(commits.lines().map(str::to_string).collect())
 }
 
 /// Whether `ancestor` is `commit` or one of its ancestors.

@@ -12,6 +12,7 @@
 //! one command to run.
 
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::repo::Repo;
 use crate::git::Git;
 use std::path::{Path, PathBuf};
@@ -33,17 +34,31 @@ pub(crate) fn held_branch(run: &str) -> String {
     format!("planwright/run/{run}")
 }
 
-/// Points `name` at `commit` (creating it).
-pub(crate) fn set_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
-    repo.guard().own_write(|| {
+/// Points `name` at `commit` (creating it): planwright's own write, which
+/// `guard` checks before and takes its snapshot after.
+pub(crate) fn set_ref(
+    repo: &Repo,
+    guard: &Guard,
+    name: &str,
+    commit: &str,
+) -> Result<(), EngineError> {
+    guard.own_write(|| {
         repo.git().args(["update-ref", name, commit]).output()?;
         Ok(())
     })
 }
 
-/// Deletes `name` if it exists.
-pub(crate) fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
-    repo.guard().own_write(|| {
+/// Points `name`, one of planwright's own refs the integrity guard never
+/// trusts (a candidate's), at `commit`, while attempts may run: no
+/// snapshot is taken.
+pub(crate) fn set_own_ref(repo: &Repo, name: &str, commit: &str) -> Result<(), EngineError> {
+    repo.git().args(["update-ref", name, commit]).output()?;
+    Ok(())
+}
+
+/// Deletes `name` if it exists (planwright's own write, as [`set_ref`]).
+pub(crate) fn delete_ref(repo: &Repo, guard: &Guard, name: &str) -> Result<(), EngineError> {
+    guard.own_write(|| {
         repo.git().args(["update-ref", "-d", name]).output()?;
         Ok(())
     })
@@ -55,6 +70,7 @@ pub(crate) fn delete_ref(repo: &Repo, name: &str) -> Result<(), EngineError> {
 /// integrity guard checks before and takes its snapshot after.
 pub(crate) fn compare_and_swap(
     repo: &Repo,
+    guard: &Guard,
     name: &str,
     old: &str,
     new: &str,
@@ -65,7 +81,7 @@ pub(crate) fn compare_and_swap(
     for r in delete {
         transaction.push_str(&format!("delete {r}\n"));
     }
-    repo.guard().own_write(|| {
+    guard.own_write(|| {
         Ok((repo.git())
             .args(["update-ref", "-m", reason, "--stdin"])
             .input(transaction)
@@ -105,6 +121,15 @@ pub(crate) fn with_identity(git: Git, repo: &Repo) -> Git {
     repo.default_identity()
         .iter()
         .fold(git, |git, (name, value)| git.env(name, value))
+}
+
+/// Commits every file of the working tree as it is, with `message`, on
+/// the branch checked out (a repository planwright made: the demo's).
+pub(crate) fn commit_all(repo: &Repo, message: &str) -> Result<(), EngineError> {
+    repo.git().args(["add", "-A"]).output()?;
+    let commit = repo.git().args(["commit", "-q", "-m", message]);
+    with_identity(commit, repo).output()?;
+    Ok(())
 }
 
 /// Makes a commit of `tree` on `parent` with `message`.
@@ -286,7 +311,7 @@ pub(crate) enum Sync {
 /// (`git read-tree -m -u`, which refuses rather than overwrite an edit made
 /// in the meantime; the branch is then moved back). Called when a run
 /// starts and when it ends, never after each merge.
-pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
+pub(crate) fn sync(repo: &Repo, guard: &Guard, target: &Target) -> Result<Sync, EngineError> {
     // Whatever sync does to the run's branch, it is read again after.
     target.know_held_tip(HeldTip::Unknown);
     let Some(held) = repo.ref_tip(&target.held_ref())? else {
@@ -295,7 +320,7 @@ pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     let base = repo.base_tip(&target.base)?;
     let merge_cmd = format!("git merge --ff-only {}", target.held);
     if base == held {
-        delete_ref(repo, &target.held_ref())?;
+        delete_ref(repo, guard, &target.held_ref())?;
         return Ok(Sync::Nothing);
     }
     let ff = repo
@@ -320,13 +345,11 @@ pub(crate) fn sync(repo: &Repo, target: &Target) -> Result<Sync, EngineError> {
     }
     // planwright's own write to the user's repository: the integrity guard
     // checks before it and takes its snapshot after.
-    let held_back = repo
-        .guard()
-        .own_write(|| advance(repo, target, &base, &held, &checkouts))?;
+    let held_back = guard.own_write(|| advance(repo, target, &base, &held, &checkouts))?;
     if let Some(reason) = held_back {
         return Ok(Sync::Held { reason });
     }
-    delete_ref(repo, &target.held_ref())?;
+    delete_ref(repo, guard, &target.held_ref())?;
     Ok(Sync::Advanced { commit: held })
 }
 

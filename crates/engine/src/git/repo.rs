@@ -4,7 +4,7 @@
 //! calls, and planwright's private git directory.
 
 use crate::error::EngineError;
-use crate::git::guard::Guard;
+use crate::git::worktree::WorkTree;
 use crate::git::Git;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,8 +21,6 @@ pub struct Repo {
     git_dir: PathBuf,
     /// The common git directory (refs, objects, config, hooks).
     common_dir: PathBuf,
-    /// What no agent may change, shared by every clone of this `Repo`.
-    guard: Arc<Guard>,
     /// Creating the private git directory once, whichever slot asks first.
     own_git_made: Arc<Mutex<bool>>,
     /// The identity variables planwright's commits need, asked once.
@@ -73,12 +71,6 @@ impl Repo {
             )));
         };
         Ok(Repo {
-            guard: Arc::new(Guard::new(
-                &root,
-                &git_dir,
-                &common_dir,
-                root.join(STATE_DIR).join("git/config"),
-            )),
             root,
             git_dir,
             common_dir,
@@ -86,6 +78,16 @@ impl Repo {
             identity: Arc::default(),
             own_candidates: Arc::default(),
         })
+    }
+
+    /// Makes a new repository at `dir`, its first branch `branch`, and
+    /// opens it.
+    pub(crate) fn init(dir: &Path, branch: &str) -> Result<Repo, EngineError> {
+        Git::outside()
+            .args(["init", "-q", "-b", branch])
+            .arg(dir)
+            .output()?;
+        Repo::open(dir)
     }
 
     /// Notes that planwright itself committed candidate `commit` on `parent`
@@ -147,11 +149,6 @@ impl Repo {
         &self.common_dir
     }
 
-    /// The integrity guard of this repository.
-    pub fn guard(&self) -> &Guard {
-        &self.guard
-    }
-
     /// planwright's own git directory, `.planwright/git`: its config is
     /// planwright's alone (plus the keys `[git] allow_config` accepts), and
     /// it borrows nothing of the user's but the object store, where it
@@ -160,24 +157,29 @@ impl Repo {
         self.state_dir().join("git")
     }
 
-    /// git on `work_tree` with planwright's own git directory and the index
-    /// file `index`: never the work tree's `.git`, never the user's config.
-    pub fn own_git(&self, index: &Path, work_tree: &Path) -> Git {
+    /// planwright's git on `work_tree` with its own git directory and the
+    /// index file `index`: never the work tree's `.git`, never the user's
+    /// config.
+    pub fn own_tree(&self, index: &Path, work_tree: &Path) -> WorkTree {
+        WorkTree::with_index(self.own_git(index, work_tree), index.to_path_buf())
+    }
+
+    /// [`Repo::own_tree`] for an index only planwright's git reads: its
+    /// writes leave out the trailing checksum (`index.skipHash`), a SHA-1
+    /// of the whole file that git checks only in `fsck` and that costs as
+    /// much as the rest of writing it, more with every file a run adds.
+    pub fn own_tree_unhashed(&self, index: &Path, work_tree: &Path) -> WorkTree {
+        let git = (self.own_git(index, work_tree)).args(["-c", "index.skipHash=true"]);
+        WorkTree::with_index(git, index.to_path_buf())
+    }
+
+    fn own_git(&self, index: &Path, work_tree: &Path) -> Git {
         Git::with_tree(self.own_git_dir(), work_tree)
             .env("GIT_INDEX_FILE", index.display().to_string())
             .env(
                 "GIT_OBJECT_DIRECTORY",
                 self.common_dir.join("objects").display().to_string(),
             )
-    }
-
-    /// [`Repo::own_git`] for an index only planwright's git reads: its
-    /// writes leave out the trailing checksum (`index.skipHash`), a SHA-1
-    /// of the whole file that git checks only in `fsck` and that costs as
-    /// much as the rest of writing it, more with every file a run adds.
-    pub fn own_git_unhashed(&self, index: &Path, work_tree: &Path) -> Git {
-        self.own_git(index, work_tree)
-            .args(["-c", "index.skipHash=true"])
     }
 
     /// Creates `.planwright/git` when missing, with the accepted keys of
@@ -264,7 +266,7 @@ impl Repo {
     }
 
     /// A git command on the user's repository and its main working tree.
-    pub fn git(&self) -> Git {
+    pub(in crate::git) fn git(&self) -> Git {
         Git::with_tree(&self.git_dir, &self.root)
     }
 
@@ -276,13 +278,9 @@ impl Repo {
     /// The commit `name` (a full ref) points at, if it exists.
     pub fn ref_tip(&self, name: &str) -> Result<Option<String>, EngineError> {
         let spec = format!("{name}^{{commit}}");
-        let out = (self.git())
+        Ok((self.git())
             .args(["rev-parse", "--verify", "--quiet", &spec])
-            .raw()?;
-        Ok(out
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+            .text_if_success()?)
     }
 
     /// The tip of the base branch of a run in progress; its absence is an

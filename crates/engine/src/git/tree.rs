@@ -92,6 +92,21 @@ pub(crate) fn patch(repo: &Repo, from: &str, to: &str) -> Result<Option<String>,
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
+/// The paths that differ between `from` and `to` (a rename is a
+/// deletion and an addition).
+pub(crate) fn paths_changed(repo: &Repo, from: &str, to: &str) -> Result<Vec<String>, EngineError> {
+    let files = (repo.git())
+        .args(["diff", "--name-only", "--no-renames", from, to])
+        .text()?;
+    Ok(files.lines().map(str::to_string).collect())
+}
+
+/// `git log --format=%h %s REV`: the history of `rev`, one line a
+/// commit, newest first.
+pub(crate) fn log(repo: &Repo, rev: &str) -> Result<String, EngineError> {
+    Ok((repo.git()).args(["log", "--format=%h %s", rev]).text()?)
+}
+
 /// `git log --format=%h %s FROM..TO -- PATHS`: the commits that changed
 /// `paths` between `from` and `to`, one line each.
 pub(crate) fn log_of_paths(

@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+use super::ticket::named_enum;
+
 /// How an attempt of the agent ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentOutcome {
@@ -27,6 +29,39 @@ pub enum AgentOutcome {
         /// What the CLI reported.
         reason: String,
     },
+}
+
+named_enum! {
+    /// Which way an attempt of the agent ended, without what it carries
+    /// (`agent_reported.outcome`, the store's `agent_outcome`).
+    AgentOutcomeKind {
+        /// [`AgentOutcome::Finished`].
+        Finished = "finished",
+        /// [`AgentOutcome::Blocked`].
+        Blocked = "blocked",
+        /// [`AgentOutcome::Failed`].
+        Failed = "failed",
+        /// [`AgentOutcome::TimedOut`].
+        TimedOut = "timed_out",
+        /// [`AgentOutcome::Cancelled`].
+        Cancelled = "cancelled",
+        /// [`AgentOutcome::Unavailable`].
+        Unavailable = "unavailable",
+    }
+}
+
+impl AgentOutcome {
+    /// Which way it ended.
+    pub fn kind(&self) -> AgentOutcomeKind {
+        match self {
+            AgentOutcome::Finished => AgentOutcomeKind::Finished,
+            AgentOutcome::Blocked(_) => AgentOutcomeKind::Blocked,
+            AgentOutcome::Failed(_) => AgentOutcomeKind::Failed,
+            AgentOutcome::TimedOut => AgentOutcomeKind::TimedOut,
+            AgentOutcome::Cancelled => AgentOutcomeKind::Cancelled,
+            AgentOutcome::Unavailable { .. } => AgentOutcomeKind::Unavailable,
+        }
+    }
 }
 
 impl std::fmt::Display for AgentOutcome {

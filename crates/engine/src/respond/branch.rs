@@ -5,6 +5,8 @@
 
 use super::RespondError;
 use crate::deliver::{self, fetch, Push};
+use crate::git::guard::Guard;
+use crate::git::objects;
 use crate::git::refs::{commit_tree_of, held_branch, set_ref, Target};
 use crate::git::repo::Repo;
 use crate::git::tree::{merge_tree, Merged};
@@ -33,6 +35,7 @@ pub(crate) enum Taken {
 /// naming the paths where the two conflict.
 fn merge_in(
     repo: &Repo,
+    guard: &Guard,
     run: &RunRow,
     p: &Push,
     lease: &str,
@@ -55,20 +58,14 @@ fn merge_in(
         p.branch, run.id
     );
     let merge = commit_tree_of(repo, &tree, &[local, remote], &message)?;
-    set_ref(
-        repo,
-        &format!("refs/heads/{}", held_branch(&run.id)),
-        &merge,
-    )?;
-    set_ref(repo, lease, remote)?;
+    let held = format!("refs/heads/{}", held_branch(&run.id));
+    set_ref(repo, guard, &held, &merge)?;
+    set_ref(repo, guard, lease, remote)?;
     Ok(Taken::Merged { to: merge })
 }
 
 fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
-    Ok(repo
-        .git()
-        .args(["merge-base", "--is-ancestor", a, b])
-        .succeeds()?)
+    Ok(objects::is_ancestor(repo, a, b)?)
 }
 
 /// Fetches the pull request's branch and, when others pushed to it, moves
@@ -77,11 +74,12 @@ fn is_ancestor(repo: &Repo, a: &str, b: &str) -> Result<bool, RespondError> {
 /// diverged.
 pub(crate) fn take(
     repo: &Repo,
+    guard: &Guard,
     run: &RunRow,
     p: &Push,
     token: Option<&Secret>,
 ) -> Result<Taken, RespondError> {
-    let Some(remote) = fetch(repo, p, token)? else {
+    let Some(remote) = fetch(repo, guard, p, token)? else {
         return Err(RespondError::BranchGone {
             branch: p.branch.to_string(),
             remote: p.remote.to_string(),
@@ -94,7 +92,7 @@ pub(crate) fn take(
     let local = Target::new(&run.base, &run.id).tip(repo)?;
     if is_ancestor(repo, &remote, &local)? {
         // Nothing on the forge the run lacks.
-        set_ref(repo, &lease, &remote)?;
+        set_ref(repo, guard, &lease, &remote)?;
         return Ok(Taken::Nothing);
     }
     if !is_ancestor(repo, &local, &remote)? {
@@ -106,7 +104,7 @@ pub(crate) fn take(
             // Others pushed on top of what planwright pushed, which the
             // run has since gone past (a lower pull request of a stack,
             // or a ticket rerun since): their commits are merged in.
-            return merge_in(repo, run, p, &lease, &local, &remote);
+            return merge_in(repo, guard, run, p, &lease, &local, &remote);
         }
         return Err(RespondError::Diverged {
             branch: p.branch.to_string(),
@@ -115,11 +113,8 @@ pub(crate) fn take(
             held: held_branch(&run.id),
         });
     }
-    set_ref(
-        repo,
-        &format!("refs/heads/{}", held_branch(&run.id)),
-        &remote,
-    )?;
-    set_ref(repo, &lease, &remote)?;
+    let held = format!("refs/heads/{}", held_branch(&run.id));
+    set_ref(repo, guard, &held, &remote)?;
+    set_ref(repo, guard, &lease, &remote)?;
     Ok(Taken::FastForwarded { to: remote })
 }

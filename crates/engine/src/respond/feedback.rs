@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn bots_are_told_by_their_names() {
-        assert!(is_bot("dependabot[bot]") && is_bot("renovate-bot"));
+        assert!(is_bot("dependabot[bot]") && is_bot("renovate-bot") && is_bot("lint_bot"));
         assert!(!is_bot("ana") && !is_bot("abbot"));
     }
 

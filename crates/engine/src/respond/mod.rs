@@ -23,7 +23,9 @@ pub use route::{evidence, reply, reply_marker, route, Outcome, Route, TICKET_COM
 
 use crate::deliver::{self, DeliverError, Push};
 use crate::error::{EngineError, GitError, StoreError};
+use crate::git::guard::Guard;
 use crate::git::repo::Repo;
+use crate::git::{objects, tree};
 use crate::model::TicketState;
 use crate::store::{RoundRow, RoundState, RunRow, Store};
 use crate::RunSummary;
@@ -275,7 +277,14 @@ pub fn respond_pull(
     if let Some(why) = stack::not_here(cx, &id)? {
         return refuse(cx, &pull, number, &keys, why);
     }
-    take(cx.repo, cx.run, &cx.push_of(&pull.head, ""), cx.token())?;
+    // The integrity snapshot of this round's own writes, taken at the fetch.
+    take(
+        cx.repo,
+        &Guard::of(cx.repo),
+        cx.run,
+        &cx.push_of(&pull.head, ""),
+        cx.token(),
+    )?;
     let row = RoundRow {
         pull: pull.number,
         round: number,
@@ -384,10 +393,9 @@ fn finish(
         row.state = RoundState::Ran;
         budget = summary.budget;
     }
-    // The run wrote the repository through a `Repo` of its own: this one's
-    // integrity snapshot (taken at the fetch) is out of date.
-    let repo = Repo::open(cx.repo.root())?;
-    let outcome = outcome_of(cx, &repo, pull, &row, budget)?;
+    // The run wrote the repository under a guard of its own: the snapshot
+    // taken at the fetch is out of date, so the push takes a new one.
+    let outcome = outcome_of(cx, &Guard::of(cx.repo), pull, &row, budget)?;
     let marker = reply_marker(row.round);
     let posted = (cx.forge.comments(CommentOn::PullRequest(number))?)
         .iter()
@@ -410,11 +418,12 @@ fn finish(
 /// request's branch, or why nothing changed.
 fn outcome_of(
     cx: &Context,
-    repo: &Repo,
+    guard: &Guard,
     pull: &PullRequest,
     row: &RoundRow,
     budget: Option<String>,
 ) -> Result<Outcome, RespondError> {
+    let repo = cx.repo;
     let Some(id) = row.ticket.clone() else {
         return Ok(Outcome::Unchanged {
             ticket: None,
@@ -441,23 +450,19 @@ fn outcome_of(
         });
     };
     if cx.forge_settings.per == planwright_config::Per::Ticket {
-        return stack::carry(cx, repo, pull, &id, row.round, &commit);
+        return stack::carry(cx, repo, guard, pull, &id, row.round, &commit);
     }
-    deliver::push(repo, &cx.push_of(&pull.head, &commit), cx.token())?;
+    deliver::push(repo, guard, &cx.push_of(&pull.head, &commit), cx.token())?;
     // What the merge brought onto the tip it was made on (which holds
     // what others pushed, when the round took it): the ticket's change.
     let onto = format!("{commit}^1");
-    let files = (repo.git())
-        .args(["diff", "--name-only", "--no-renames", &onto, &commit])
-        .text()?;
-    let commits = (repo.git())
-        .args(["rev-list", "--reverse", &format!("{onto}..{commit}")])
-        .text()?;
+    let files = tree::paths_changed(repo, &onto, &commit)?;
+    let commits = objects::commits_between(repo, &onto, &commit)?;
     Ok(Outcome::Changed {
         ticket: id,
-        commits: commits.lines().map(String::from).collect(),
+        commits,
         commit,
-        files: files.lines().map(String::from).collect(),
+        files,
         branch: pull.head.clone(),
     })
 }

@@ -8,6 +8,7 @@
 
 use super::{Context, Outcome, RespondError};
 use crate::deliver::{self, api_kind, ROUND_COMMIT};
+use crate::git::guard::Guard;
 use crate::git::objects::{changed_paths, message_of};
 use crate::git::refs::commit_tree_of;
 use crate::git::repo::Repo;
@@ -75,6 +76,7 @@ pub(super) fn not_here(cx: &Context, id: &str) -> Result<Option<String>, Respond
 pub(super) fn carry(
     cx: &Context,
     repo: &Repo,
+    guard: &Guard,
     pull: &PullRequest,
     id: &str,
     round: u32,
@@ -117,7 +119,7 @@ pub(super) fn carry(
             Merged::Clean(tree) => commit_tree_of(repo, &tree, &[&tip], &message)?,
         }
     };
-    deliver::push(repo, &cx.push_of(&pull.head, &commit), cx.token())?;
+    deliver::push(repo, guard, &cx.push_of(&pull.head, &commit), cx.token())?;
     Ok(Outcome::Changed {
         ticket: id.to_string(),
         files: changed_paths(repo, &format!("{commit}^1"), &commit)?,

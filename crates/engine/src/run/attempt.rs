@@ -39,7 +39,7 @@ pub(super) fn attempt_once(
     };
     // Integrity around the attempt: an error here stops the run (exit 3)
     // and nothing of this attempt is merged.
-    sh.repo.guard().check()?;
+    sh.guard.check()?;
     let candidate = std::thread::scope(|scope| {
         let (name, base) = (LocalExecutor::slot(slot), input.base_commit.as_str());
         let log = (input.files).join(format!("attempt-{}.checkout.log", input.attempt));
@@ -48,7 +48,7 @@ pub(super) fn attempt_once(
         let _ = warming.join();
         candidate
     });
-    sh.repo.guard().check()?;
+    sh.guard.check()?;
     let candidate = candidate?;
     if let Some(lost) = candidate.lost {
         // The machine failed, not the agent: nothing of it to record.
@@ -286,7 +286,7 @@ pub(super) fn record_agent(
     sh.emitter.emit(Event::AgentReported {
         ticket: input.ticket.clone(),
         attempt: input.attempt,
-        outcome: crate::store::outcome_name(&r.outcome).to_string(),
+        outcome: r.outcome.kind(),
         model: r.model.clone(),
         usage: r.usage,
         cost_usd: r.cost.map(|c| c.0),

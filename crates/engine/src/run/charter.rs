@@ -1,6 +1,7 @@
 //! The charter: the prompt an agent gets for one attempt of one ticket.
 
 use crate::model::failure::{Failure, FailureKind};
+use crate::model::StartsFrom;
 use planwright_plan::model::{Gate, ScopeOp, Ticket};
 use std::fmt::Write;
 
@@ -92,19 +93,19 @@ pub(crate) enum Start {
 }
 
 impl Start {
-    /// Its name in the `attempt_started` event.
-    pub(crate) fn name(&self) -> &'static str {
+    /// What the `attempt_started` event says of it.
+    pub(crate) fn name(&self) -> StartsFrom {
         match self {
-            Start::Base => "base",
-            Start::Previous { moved: false, .. } => "candidate",
-            Start::Previous { moved: true, .. } => "candidate_carried",
+            Start::Base => StartsFrom::Base,
+            Start::Previous { moved: false, .. } => StartsFrom::Candidate,
+            Start::Previous { moved: true, .. } => StartsFrom::CandidateCarried,
             Start::Fresh { why, .. } => match why {
-                Fresh::NoCandidate => "base_no_candidate",
-                Fresh::Asked => "base_asked",
-                Fresh::NoLongerApplies => "base_no_longer_applies",
-                Fresh::Conflict => "base_conflict",
-                Fresh::EarlierRun => "base_earlier_run",
-                Fresh::AllRejected => "base_all_rejected",
+                Fresh::NoCandidate => StartsFrom::BaseNoCandidate,
+                Fresh::Asked => StartsFrom::BaseAsked,
+                Fresh::NoLongerApplies => StartsFrom::BaseNoLongerApplies,
+                Fresh::Conflict => StartsFrom::BaseConflict,
+                Fresh::EarlierRun => StartsFrom::BaseEarlierRun,
+                Fresh::AllRejected => StartsFrom::BaseAllRejected,
             },
         }
     }

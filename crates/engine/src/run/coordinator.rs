@@ -20,6 +20,7 @@ use crate::store::TicketState;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Default)]
@@ -99,6 +100,7 @@ pub(super) fn coordinate<'s, 'a: 's>(
         sh,
         sched: scheduler(
             sh.plan,
+            Arc::clone(sh.graph),
             &sh.settings.routing,
             &sh.settings.families,
             &sh.lanes,

@@ -3,6 +3,7 @@
 //! never from the plan file, whose path was typed relative to wherever
 //! `run` was started.
 
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use serde::{Deserialize, Serialize};
 
@@ -16,12 +17,12 @@ pub struct RunGraph {
 }
 
 impl RunGraph {
-    /// The graph of `plan`.
-    pub fn of(plan: &Plan) -> RunGraph {
+    /// The graph of `plan`, whose ticket graph is `graph`.
+    pub fn of(plan: &Plan, graph: &TicketGraph) -> RunGraph {
         let id = |i: usize| plan.tickets[i].id.clone();
         RunGraph {
-            waves: planwright_plan::analysis::waves(plan),
-            edges: (planwright_plan::analysis::edges(plan).into_iter())
+            waves: graph.waves(plan),
+            edges: (graph.edges().into_iter())
                 .map(|(d, t)| (id(d), id(t)))
                 .collect(),
         }

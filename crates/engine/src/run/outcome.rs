@@ -9,7 +9,7 @@ use crate::clock;
 use crate::error::EngineError;
 use crate::events::Event;
 use crate::model::failure::{Failure, FailureKind};
-use crate::model::Step;
+use crate::model::{RebuildReason, Step};
 use std::time::{Duration, Instant};
 
 /// The longest a slot rests after losses in a row.
@@ -256,13 +256,13 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 let free = *rebuilds < self.sh.settings.merge.max_rebuilds;
                 *rebuilds += u32::from(free);
                 if self.rejected(id, attempt, f, !free)? && free {
-                    self.rebuild_event(id, "conflict");
+                    self.rebuild_event(id, RebuildReason::Conflict);
                 }
             }
             Ok(MergeOutcome::Rejected(f)) => self.reject(id, attempt, f)?,
             Ok(MergeOutcome::Combination(f)) => {
                 if self.rejected(id, attempt, f, true)? {
-                    self.rebuild_event(id, "combination");
+                    self.rebuild_event(id, RebuildReason::Combination);
                 }
             }
             // The ticket stays `verified`: the next invocation merges it.
@@ -287,10 +287,10 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
         self.rejected(id, attempt, f, true).map(|_| ())
     }
 
-    fn rebuild_event(&self, id: &str, reason: &str) {
+    fn rebuild_event(&self, id: &str, reason: RebuildReason) {
         self.sh.emitter.emit(Event::Rebuild {
             ticket: id.to_string(),
-            reason: reason.to_string(),
+            reason,
         });
     }
 

@@ -224,6 +224,29 @@ pub(crate) fn choose(
     pick(candidates, pauses, now, room)
 }
 
+/// Every model routing may give `ticket` on a CLI of `family`, in the
+/// order [`choose`] tries them: its explicit model (of that family), else
+/// its tier's candidates under its pool hint; `None` when it names none
+/// of model, tier and pool hint (the CLI's own default model).
+pub(crate) fn candidates(
+    ticket: &Ticket,
+    routing: &Routing,
+    families: &Families,
+    family: Option<&str>,
+) -> Option<Vec<String>> {
+    let own = ticket.model.as_ref();
+    if let Some(model) = own.filter(|m| foreign_family(routing, families, m, family).is_none()) {
+        return Some(vec![model.clone()]);
+    }
+    if ticket.tier.is_none() && ticket.pool_hint.is_none() && own.is_none() {
+        return None;
+    }
+    let tier = ticket.tier.as_deref().unwrap_or(DEFAULT_TIER);
+    let hint = ticket.pool_hint.as_deref().unwrap_or("auto");
+    let route = routing.for_family(families, tier, hint, family);
+    Some(route.models.into_iter().map(|m| m.name).collect())
+}
+
 /// The family of `model` when a table (agb's, then the family table)
 /// lists it under one other than `family`, the CLI's, or, where no table
 /// lists it, when its name starts with another family's

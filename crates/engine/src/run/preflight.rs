@@ -17,6 +17,7 @@ use crate::agent::Agents;
 use crate::git::repo::Repo;
 use crate::run::lanes::Lanes;
 use crate::run::{Outlook, Resume, RunSettings};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::path::Path;
 
@@ -26,6 +27,7 @@ mod commands;
 mod earlier;
 mod gates;
 mod judged;
+mod offers;
 mod prices;
 mod probe;
 mod repo;
@@ -75,6 +77,7 @@ pub(crate) fn check_all(
 ) -> Examined {
     let base = settle_base(dir, plan, settings.base.as_ref());
     let plan = &*plan;
+    let graph = TicketGraph::new(plan);
     let (contain, extra) = (&settings.contain, &settings.extra_gates);
     let mut out = Vec::new();
     repo::check_git_version(&mut out);
@@ -86,10 +89,13 @@ pub(crate) fn check_all(
     }
     sandbox::check_sandbox(contain, &mut out);
     sandbox::check_limits(contain, &mut out);
-    for agent in agents.each() {
+    let mut offers = Vec::new();
+    for (entry, agent) in agents.entries() {
         agent::check_agent(agent, &mut out);
         agent::check_agent_setup(agent, contain, &mut out);
-        agent::probe_agent(agent, contain, &mut out);
+        if let Some(models) = agent::probe_agent(agent, contain, &mut out) {
+            offers.push((entry.map(String::from), models));
+        }
     }
     gates::check_gates(dir, plan, extra, &mut out);
     gates::check_gate_files(plan, extra, &mut out);
@@ -97,7 +103,8 @@ pub(crate) fn check_all(
     let mut outlook = None;
     if let (Some(files), Some(r)) = (base_files, &repo) {
         let found = earlier::check_earlier(r, plan, &settings.plan_path, resume, &mut out);
-        check_scope_ops(plan, &files, &found.skipped(), &found.earlier, &mut out);
+        let (skipped, earlier) = (&found.skipped(), &found.earlier);
+        check_scope_ops(plan, &graph, &files, skipped, earlier, &mut out);
         scope::check_overlap(plan, settings.overlaps.as_deref(), &found, &mut out);
         outlook = Some(found);
     }
@@ -115,6 +122,7 @@ pub(crate) fn check_all(
     let (routing, families) = (&settings.routing, &settings.families);
     let lanes = Lanes::of(plan, routing, families, agents);
     check_routing(plan, routing, families, &lanes, &mut out);
+    offers::check_offered(plan, routing, families, &lanes, &offers, &mut out);
     prices::check_prices(plan, settings, &lanes, &mut out);
     if let (Some(r), false) = (&repo, failed(&out)) {
         // Last: it starts the workers, which costs a connection per place.
@@ -126,6 +134,7 @@ pub(crate) fn check_all(
         repo,
         outlook,
         lanes,
+        graph,
     }
 }
 
@@ -138,6 +147,8 @@ pub(crate) struct Examined {
     pub outlook: Option<Outlook>,
     /// The agent of each ticket.
     pub lanes: Lanes,
+    /// The plan's ticket graph, which the run keeps.
+    pub graph: TicketGraph,
 }
 
 /// Agents and gates are looked up in planwright's own PATH (gates keep it in their scrubbed environment).

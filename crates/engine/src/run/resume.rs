@@ -4,6 +4,7 @@
 use super::settings::RunSettings;
 use crate::clock;
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::identity::{digest_of, standing, ticket_digest, Ledger, Standing};
 use crate::git::objects;
 use crate::git::refs::{self, Target};
@@ -235,6 +236,7 @@ pub(super) struct Opened {
 pub(super) fn open_run(
     store: &Store,
     repo: &Repo,
+    guard: &Guard,
     plan: &Plan,
     digests: &[String],
     settings: &RunSettings,
@@ -270,12 +272,12 @@ pub(super) fn open_run(
             Standing::Merged(c) | Standing::Changed(c) if asked => {
                 store.request_rerun(&run.id, &row.id, &c)?;
                 let row = store.ticket(&run.id, &row.id)?.expect("the ticket exists");
-                settle(store, repo, &run.id, &row, Standing::Open)?;
+                settle(store, repo, guard, &run.id, &row, Standing::Open)?;
             }
-            st => settle(store, repo, &run.id, &row, st)?,
+            st => settle(store, repo, guard, &run.id, &row, st)?,
         }
     }
-    sweep_candidates(store, repo, &run.id)?;
+    sweep_candidates(store, repo, guard, &run.id)?;
     Ok(Opened {
         run,
         continued,
@@ -285,7 +287,12 @@ pub(super) fn open_run(
 
 /// Deletes the candidate refs of tickets that are no longer open (left by
 /// a stop between `merged` being written and the ref being deleted).
-pub(super) fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<(), EngineError> {
+pub(super) fn sweep_candidates(
+    store: &Store,
+    repo: &Repo,
+    guard: &Guard,
+    run: &str,
+) -> Result<(), EngineError> {
     let prefix = refs::candidate_ref("");
     let refs = refs::refs_under(repo, &prefix)?;
     if refs.is_empty() {
@@ -300,7 +307,7 @@ pub(super) fn sweep_candidates(store: &Store, repo: &Repo, run: &str) -> Result<
     for name in &refs {
         let id = name.strip_prefix(&prefix).unwrap_or(name);
         if !open.contains(id) {
-            refs::delete_ref(repo, name)?;
+            refs::delete_ref(repo, guard, name)?;
         }
     }
     Ok(())
@@ -368,6 +375,7 @@ pub(super) fn held_run(repo: &Repo, base: &str) -> Result<Option<String>, Engine
 pub(super) fn settle(
     store: &Store,
     repo: &Repo,
+    guard: &Guard,
     run: &str,
     row: &TicketRow,
     st: Standing,
@@ -377,7 +385,7 @@ pub(super) fn settle(
         Standing::Merged(c) => {
             if row.state != S::Merged || row.merge_commit.as_deref() != Some(&c) {
                 store.landed(run, &row.id, Step::Landed, &c)?;
-                refs::delete_ref(repo, &refs::candidate_ref(&row.id))?;
+                refs::delete_ref(repo, guard, &refs::candidate_ref(&row.id))?;
             }
         }
         Standing::Changed(c) => {

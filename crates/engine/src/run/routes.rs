@@ -3,9 +3,11 @@
 use crate::run::lanes::Lanes;
 use crate::run::scheduler::Scheduler;
 use planwright_config::{Families, Routing};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::model::{Gate, Ticket};
 use planwright_plan::Plan;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The gates of one ticket: the plan's, the ticket's, then the configured ones, without repeats.
 pub fn ticket_gates(plan: &Plan, ticket: &Ticket, extra: &[Gate]) -> Vec<Gate> {
@@ -52,6 +54,7 @@ pub fn ticket_pool(
 
 pub(super) fn scheduler(
     plan: &Plan,
+    graph: Arc<TicketGraph>,
     routing: &Routing,
     families: &Families,
     lanes: &Lanes,
@@ -81,5 +84,5 @@ pub(super) fn scheduler(
         .collect();
     let mut caps = routing.caps.clone();
     caps.extend(plan.caps.clone());
-    Scheduler::new(plan, pools, caps, jobs)
+    Scheduler::new(plan, graph, pools, caps, jobs)
 }

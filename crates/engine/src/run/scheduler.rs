@@ -13,19 +13,22 @@
 mod search;
 
 use crate::model::{Place, TicketState};
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
 
-/// The scheduler's view of a run. Tickets are known by their index among
-/// the plan's distinct ids (a repeated id means its first ticket).
+/// The scheduler's view of a run. Tickets are known by their plan index
+/// in the run's [`TicketGraph`]; a plan a run accepts repeats no id
+/// (validation refuses it).
 pub(crate) struct Scheduler {
     ids: Vec<String>,
-    index: HashMap<String, usize>,
-    children: Vec<Vec<usize>>,
+    graph: Arc<TicketGraph>,
     /// Each ticket's estimate in minutes (1 without one).
     minutes: Vec<u64>,
-    /// Dependencies not merged yet; a dependency on an unknown id never merges.
+    /// Dependencies not merged yet; a dependency on an id the plan lacks
+    /// never merges.
     pending: Vec<usize>,
     /// Position in the start order among ready tickets (0 starts first).
     rank: Vec<usize>,
@@ -51,25 +54,26 @@ struct Group {
 }
 
 impl Scheduler {
-    /// A scheduler for `plan` on `jobs` slots; `pool_of` maps tickets to
-    /// their pool, `caps` limits pools.
+    /// A scheduler for `plan`, whose graph is `graph`, on `jobs` slots;
+    /// `pool_of` maps tickets to their pool, `caps` limits pools.
     pub(crate) fn new(
         plan: &Plan,
+        graph: Arc<TicketGraph>,
         pool_of: HashMap<String, String>,
         caps: BTreeMap<String, u32>,
         jobs: usize,
     ) -> Scheduler {
-        let graph = Graph::new(plan);
-        let n = graph.ids.len();
-        let (group, groups, pool_group) = groups(&graph.ids, &pool_of, &caps);
+        let order = Graph::new(plan, &graph);
+        let n = order.ids.len();
+        let (group, groups, pool_group) = groups(&order.ids, &pool_of, &caps);
         let mut by_rank: Vec<usize> = (0..n).collect();
-        by_rank.sort_by_key(|&i| graph.key(i));
+        by_rank.sort_by_key(|&i| order.key(i));
         let limits = search::Limits {
             jobs,
             group: &group,
             caps: groups.iter().map(|g| g.cap).collect(),
         };
-        let by_rank = search::order(&graph, &limits, by_rank);
+        let by_rank = search::order(&order, &limits, by_rank);
         let mut rank = vec![0; n];
         for (r, &i) in by_rank.iter().enumerate() {
             rank[i] = r;
@@ -77,16 +81,15 @@ impl Scheduler {
         let mut s = Scheduler {
             active_in: group.clone(),
             pool_group,
-            pending: graph.deps.iter().map(Vec::len).collect(),
-            ids: graph.ids,
-            index: graph.index,
-            children: graph.children,
-            minutes: graph.own,
+            pending: (0..n).map(|i| order.waits_for(i)).collect(),
+            ids: order.ids,
+            minutes: order.own,
             rank,
             by_rank,
             group,
             groups,
             place: vec![Place::Waiting; n],
+            graph,
         };
         for i in 0..n {
             s.enter(i, Place::Waiting);
@@ -112,7 +115,9 @@ impl Scheduler {
 
     /// Marks a ticket as started, counted against its own pool's cap.
     pub(crate) fn started(&mut self, id: &str) {
-        let Some(&i) = self.index.get(id) else { return };
+        let Some(i) = self.graph.index_of(id) else {
+            return;
+        };
         self.start_in(i, self.group[i]);
     }
 
@@ -120,7 +125,9 @@ impl Scheduler {
     /// whose cap it counts against; `None` counts against no cap (a ticket
     /// without a pool, or one parked until a paused pool reopens).
     pub(crate) fn started_on(&mut self, id: &str, pool: Option<&str>) {
-        let Some(&i) = self.index.get(id) else { return };
+        let Some(i) = self.graph.index_of(id) else {
+            return;
+        };
         let g = pool.and_then(|p| self.pool_group.get(p)).copied();
         self.start_in(i, g.unwrap_or(0));
     }
@@ -149,14 +156,14 @@ impl Scheduler {
     /// Marks a ticket failed; returns its descendants that are now blocked, in plan order.
     pub(crate) fn failed(&mut self, id: &str) -> Vec<String> {
         self.set(id, Place::Dead);
-        let Some(&root) = self.index.get(id) else {
+        let Some(root) = self.graph.index_of(id) else {
             return Vec::new();
         };
         let mut seen = vec![false; self.ids.len()];
         let mut stack = vec![root];
         let mut blocked = Vec::new();
         while let Some(t) = stack.pop() {
-            for &c in &self.children[t] {
+            for &c in self.graph.dependents(t) {
                 if !seen[c] {
                     seen[c] = true;
                     stack.push(c);
@@ -217,7 +224,10 @@ impl Scheduler {
         let mut merging = None;
         loop {
             for id in self.next(jobs.saturating_sub(running.len())) {
-                let i = self.index[&id];
+                let i = self
+                    .graph
+                    .index_of(&id)
+                    .expect("a ticket the scheduler offered");
                 self.start_in(i, self.group[i]);
                 running.push(Reverse((now + self.minutes[i], i, merges)));
                 match batches.last_mut() {
@@ -252,7 +262,7 @@ impl Scheduler {
     /// Moves a ticket; an id the plan does not have (a ticket of an older
     /// plan) has nothing to order, so it is ignored.
     fn set(&mut self, id: &str, to: Place) {
-        if let Some(&i) = self.index.get(id) {
+        if let Some(i) = self.graph.index_of(id) {
             self.set_at(i, to);
         }
     }
@@ -277,8 +287,8 @@ impl Scheduler {
                 self.groups[a].active = self.groups[a].active.saturating_sub(1);
             }
             Place::Done => {
-                for k in 0..self.children[i].len() {
-                    let c = self.children[i][k];
+                let graph = Arc::clone(&self.graph);
+                for &c in graph.dependents(i) {
                     self.pending[c] += 1;
                     if self.pending[c] == 1 && self.place[c] == Place::Waiting {
                         self.groups[self.group[c]].ready.remove(&self.rank[c]);
@@ -297,8 +307,8 @@ impl Scheduler {
             }
             Place::Active => self.groups[self.active_in[i]].active += 1,
             Place::Done => {
-                for k in 0..self.children[i].len() {
-                    let c = self.children[i][k];
+                let graph = Arc::clone(&self.graph);
+                for &c in graph.dependents(i) {
                     self.pending[c] = self.pending[c].saturating_sub(1);
                     if self.pending[c] == 0 && self.place[c] == Place::Waiting {
                         self.groups[self.group[c]].ready.insert(self.rank[c]);
@@ -344,15 +354,12 @@ fn groups(
     (of, groups, named)
 }
 
-/// The plan's dependency graph over its distinct ids, with what orders
-/// ready tickets: the longest remaining path by estimate, then in tickets,
-/// then the number of descendants, then plan order (issue 15).
-struct Graph {
+/// The run's ticket graph with what orders ready tickets: the longest
+/// remaining path by estimate, then in tickets, then the number of
+/// descendants, then plan order (issue 15).
+struct Graph<'g> {
     ids: Vec<String>,
-    index: HashMap<String, usize>,
-    /// Distinct dependencies; `None` for an id the plan does not have.
-    deps: Vec<Vec<Option<usize>>>,
-    children: Vec<Vec<usize>>,
+    tickets: &'g TicketGraph,
     /// Each ticket's own estimate (1 without one).
     own: Vec<u64>,
     /// The longest remaining path by estimate, the ticket included.
@@ -361,54 +368,43 @@ struct Graph {
     descendants: Vec<u32>,
 }
 
-impl Graph {
-    fn new(plan: &Plan) -> Graph {
-        let mut index = HashMap::with_capacity(plan.tickets.len());
-        let mut firsts = Vec::with_capacity(plan.tickets.len());
-        for t in &plan.tickets {
-            if !index.contains_key(&t.id) {
-                index.insert(t.id.clone(), firsts.len());
-                firsts.push(t);
-            }
-        }
-        let n = firsts.len();
-        let mut children = vec![Vec::new(); n];
-        let deps: Vec<Vec<Option<usize>>> = firsts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let mut names: Vec<&str> = t.depends_on.iter().map(String::as_str).collect();
-                names.sort_unstable();
-                names.dedup();
-                let ds: Vec<Option<usize>> = names.iter().map(|d| index.get(*d).copied()).collect();
-                for d in ds.iter().flatten() {
-                    children[*d].push(i);
-                }
-                ds
-            })
-            .collect();
-        let topo = topological(&deps, &children);
+impl<'g> Graph<'g> {
+    fn new(plan: &Plan, tickets: &'g TicketGraph) -> Graph<'g> {
+        let n = plan.tickets.len();
         let mut g = Graph {
-            ids: firsts.iter().map(|t| t.id.clone()).collect(),
-            index,
-            deps,
-            descendants: descendant_counts(&children, &topo),
-            children,
-            own: firsts
-                .iter()
-                .map(|t| planwright_plan::analysis::estimate(t))
+            ids: plan.tickets.iter().map(|t| t.id.clone()).collect(),
+            tickets,
+            descendants: descendant_counts(tickets),
+            own: (plan.tickets.iter())
+                .map(planwright_plan::analysis::estimate)
                 .collect(),
             minutes: vec![0; n],
             length: vec![0; n],
         };
-        for &i in topo.iter().rev() {
-            let kids = &g.children[i];
+        for &i in tickets.topo().iter().rev() {
+            let kids = tickets.dependents(i);
             let minutes = kids.iter().map(|&c| g.minutes[c]).max().unwrap_or(0);
             let length = kids.iter().map(|&c| g.length[c]).max().unwrap_or(0);
             g.minutes[i] = minutes + g.own[i];
             g.length[i] = length + 1;
         }
         g
+    }
+
+    /// The tickets that depend on ticket `i` directly.
+    fn children(&self, i: usize) -> &'g [usize] {
+        self.tickets.dependents(i)
+    }
+
+    /// The tickets ticket `i` depends on directly.
+    fn deps(&self, i: usize) -> &'g [usize] {
+        self.tickets.deps(i)
+    }
+
+    /// How many dependencies ticket `i` waits for at the start: its
+    /// tickets', and any on an id the plan lacks, which never merges.
+    fn waits_for(&self, i: usize) -> usize {
+        self.tickets.deps(i).len() + self.tickets.missing(i)
     }
 
     /// Sorts ascending into the start order.
@@ -422,39 +418,20 @@ impl Graph {
     }
 }
 
-/// Kahn's order over the known dependencies; tickets on or after a cycle
-/// (which validation rejects) are left out and never become ready.
-fn topological(deps: &[Vec<Option<usize>>], children: &[Vec<usize>]) -> Vec<usize> {
-    let mut indegree: Vec<usize> = deps.iter().map(|d| d.iter().flatten().count()).collect();
-    let mut topo: Vec<usize> = (0..deps.len()).filter(|&i| indegree[i] == 0).collect();
-    let mut next = 0;
-    while next < topo.len() {
-        let i = topo[next];
-        next += 1;
-        for &c in &children[i] {
-            indegree[c] -= 1;
-            if indegree[c] == 0 {
-                topo.push(c);
-            }
-        }
-    }
-    topo
-}
-
 /// How many tickets depend on each ticket, directly or not. Reachability
 /// bitsets over one block of 4,096 tickets at a time (512 bytes per
 /// ticket) keep memory linear; the time is edges times blocks.
-fn descendant_counts(children: &[Vec<usize>], topo: &[usize]) -> Vec<u32> {
+fn descendant_counts(graph: &TicketGraph) -> Vec<u32> {
     const WORDS: usize = 64;
     const BLOCK: usize = WORDS * 64;
-    let n = children.len();
+    let (n, topo) = (graph.len(), graph.topo());
     let mut counts = vec![0u32; n];
     let mut reach = vec![0u64; n * WORDS];
     for start in (0..n).step_by(BLOCK) {
         reach.fill(0);
         for &i in topo.iter().rev() {
             let mut mine = [0u64; WORDS];
-            for &c in &children[i] {
+            for &c in graph.dependents(i) {
                 for (m, r) in mine.iter_mut().zip(&reach[c * WORDS..(c + 1) * WORDS]) {
                     *m |= r;
                 }
@@ -471,6 +448,10 @@ fn descendant_counts(children: &[Vec<usize>], topo: &[usize]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn graph_of(p: &Plan) -> Arc<TicketGraph> {
+        Arc::new(TicketGraph::new(p))
+    }
 
     fn plan(edges: &[(&str, &[&str])]) -> Plan {
         let tickets: Vec<_> = edges
@@ -492,7 +473,7 @@ mod tests {
             ("D", &["C"]),
             ("E", &["A"]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.next(1), ["B"], "B heads the longest chain");
         assert_eq!(s.next(5), ["B", "A"]);
         s.started("B");
@@ -514,7 +495,7 @@ mod tests {
             .map(|t| (t.to_string(), "claude".to_string()))
             .collect();
         let caps = [("claude".to_string(), 1)].into_iter().collect();
-        let mut s = Scheduler::new(&p, pools, caps, 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), pools, caps, 2);
         assert_eq!(s.next(3), ["A", "C"]);
         s.started("A");
         assert_eq!(s.next(3), ["C"]);
@@ -534,7 +515,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let mut s = Scheduler::new(&p, pools, caps, 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), pools, caps, 2);
         // A's first pool is paused: it runs on y, and takes y's room.
         s.started_on("A", Some("y"));
         assert!(!s.has_room("y") && s.has_room("x"));
@@ -587,7 +568,7 @@ mod tests {
             ("C", &["B"], 1),
             ("D", &[], 1),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         let (order, end) = s.rehearse(2);
         // B ends at minute 1 while A runs on: C and then D take its slot.
         assert_eq!(order, [vec!["A", "B"], vec!["C"], vec!["D"]]);
@@ -605,7 +586,7 @@ mod tests {
             ("E", &[], 1),
         ]);
         // Made for one slot, so the order is longest remaining path first.
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 1);
         let (order, end) = s.rehearse(2);
         // X's merge needs no gates: Z takes its slot. X merged while B
         // ran, so B's merge runs the gates: its slot goes to E, ready
@@ -627,7 +608,7 @@ mod tests {
             ("G", &["E"]),
             ("H", &[]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.next(8), ["C", "A", "E", "H"]);
         assert_eq!(
             batches(&mut s, 2),
@@ -649,7 +630,7 @@ mod tests {
             ("Z", &["Y"], 2),
             ("W", &[], 5),
         ]);
-        let s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.next(4), ["W", "Y", "X"]);
     }
 
@@ -666,7 +647,7 @@ mod tests {
             ("G", &["D", "F"]),
             ("H", &[]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(
             batches(&mut s, 2),
             [
@@ -688,7 +669,7 @@ mod tests {
         let caps = [("x".to_string(), 1), ("y".to_string(), 0)]
             .into_iter()
             .collect();
-        let mut s = Scheduler::new(&p, pools, caps, 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), pools, caps, 2);
         assert_eq!(
             s.next(5),
             ["A", "E"],
@@ -715,7 +696,7 @@ mod tests {
     #[test]
     fn requeueing_a_merged_ticket_holds_back_its_dependents_again() {
         let p = plan(&[("A", &[]), ("B", &["A"]), ("C", &["B", "X"])]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         s.merged("A");
         assert_eq!(s.next(3), ["B"]);
         s.requeue("A");
@@ -736,7 +717,7 @@ mod tests {
             ("D", &["B", "C"]),
             ("E", &[]),
         ]);
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         s.started("A");
         assert_eq!(s.failed("A"), ["B", "C", "D"]);
         assert!(s.failed("A").is_empty(), "they are dead already");
@@ -756,14 +737,12 @@ mod tests {
     /// Reference: filter every ticket and sort by rank, as the scheduler did
     /// before it kept ready sets; both must offer the same tickets at every step.
     fn naive_next(p: &Plan, s: &Scheduler, free: usize) -> Vec<String> {
-        let g = Graph::new(p);
+        let tickets = TicketGraph::new(p);
+        let g = Graph::new(p, &tickets);
         let mut ready: Vec<usize> = (0..g.ids.len())
             .filter(|&i| s.place[i] == Place::Waiting)
-            .filter(|&i| {
-                g.deps[i]
-                    .iter()
-                    .all(|d| d.is_some_and(|d| s.place[d] == Place::Done))
-            })
+            .filter(|&i| g.tickets.missing(i) == 0)
+            .filter(|&i| g.deps(i).iter().all(|&d| s.place[d] == Place::Done))
             .collect();
         ready.sort_by_key(|&i| s.rank[i]);
         ready
@@ -793,7 +772,7 @@ mod tests {
                 .map(|(n, d)| (n.as_str(), d.as_slice()))
                 .collect();
             let p = plan(&edges);
-            let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+            let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
             for _ in 0..3 * n {
                 assert_eq!(s.next(n), naive_next(&p, &s, n));
                 let id = names[rand(n as u64) as usize].clone();
@@ -846,15 +825,15 @@ mod tests {
     #[test]
     fn with_estimates_the_bench_dag_meets_its_bound() {
         let p = bench_dag(true);
-        let mut base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
+        let mut base = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 1);
         assert_eq!(
             base.rehearse(2).1,
             62,
             "longest remaining path first leaves a slot idle"
         );
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.rehearse(2).1, 60, "work / 2 slots");
-        let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 4);
+        let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 4);
         assert_eq!(s.rehearse(4).1, 38, "the critical path");
     }
 
@@ -862,8 +841,8 @@ mod tests {
     fn without_estimates_the_bench_dag_keeps_the_tie_break_rule() {
         // In equal durations the rule already takes ceil(20 / 2) steps.
         let p = bench_dag(false);
-        let base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
-        let s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 2);
+        let base = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 1);
+        let s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 2);
         assert_eq!(s.by_rank, base.by_rank);
     }
 
@@ -893,8 +872,8 @@ mod tests {
             let p = random_plan(&mut rand, 30, round % 3 != 0);
             let jobs = 2 + round % 3;
             // On one slot the search is skipped: the base order.
-            let mut base = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), 1);
-            let mut s = Scheduler::new(&p, HashMap::new(), BTreeMap::new(), jobs);
+            let mut base = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), 1);
+            let mut s = Scheduler::new(&p, graph_of(&p), HashMap::new(), BTreeMap::new(), jobs);
             let (before, after) = (base.rehearse(jobs).1, s.rehearse(jobs).1);
             assert!(after <= before, "round {round}: {after} > {before}");
             if after == before {
@@ -927,8 +906,9 @@ mod tests {
                 .into_iter()
                 .collect();
             let jobs = 2 + round % 3;
-            let mut s = Scheduler::new(&p, pools, caps, jobs);
-            let graph = Graph::new(&p);
+            let mut s = Scheduler::new(&p, graph_of(&p), pools, caps, jobs);
+            let tickets = TicketGraph::new(&p);
+            let graph = Graph::new(&p, &tickets);
             let limits = search::Limits {
                 jobs,
                 group: &s.group,

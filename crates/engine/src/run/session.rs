@@ -15,6 +15,7 @@ use crate::events::{Event, JsonLines, Reporter};
 use crate::exec::network::Network;
 use crate::exec::workspace::Workspaces;
 use crate::exec::{remote, Executor, LocalExecutor};
+use crate::git::guard::Guard;
 use crate::git::identity::ticket_digest;
 use crate::git::refs::{self, Sync, Target};
 use crate::git::repo::Repo;
@@ -22,6 +23,7 @@ use crate::store::{RunStatus, Store};
 use crate::verify::checkout::Checkouts;
 use planwright_os::process::Cancel;
 use planwright_os::sandbox::Containment;
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::Plan;
 use std::sync::Arc;
 
@@ -29,6 +31,8 @@ use std::sync::Arc;
 /// only [`prepare`] makes one, so no front end can skip a check.
 pub struct Prepared {
     repo: Repo,
+    /// The integrity guard of the run: the executor's and the run's.
+    guard: Arc<Guard>,
     plan: Plan,
     settings: RunSettings,
     resume: Resume,
@@ -38,6 +42,8 @@ pub struct Prepared {
     /// The agents, and which of them does each ticket.
     agents: Agents,
     lanes: Lanes,
+    /// The plan's ticket graph, built once by preflight.
+    graph: Arc<TicketGraph>,
 }
 
 /// Preflight found problems; nothing was started.
@@ -58,7 +64,7 @@ pub fn prepare(
     agents: &Agents,
 ) -> Result<Prepared, PreflightFailed> {
     let found = super::preflight::check_all(dir, &mut plan, &settings, &resume, allow, agents);
-    let (mut checks, lanes) = (found.checks, found.lanes);
+    let (mut checks, lanes, graph) = (found.checks, found.lanes, found.graph);
     for id in resume.rerun.iter().filter(|id| plan.ticket(id).is_none()) {
         checks.push(Check::error(
             CheckName::Rerun,
@@ -85,6 +91,7 @@ pub fn prepare(
     };
     let outlook = found.outlook.unwrap_or_default();
     Ok(Prepared {
+        guard: Arc::new(Guard::of(&repo)),
         repo,
         plan,
         settings,
@@ -94,6 +101,7 @@ pub fn prepare(
         outlook,
         agents: agents.clone(),
         lanes,
+        graph: Arc::new(graph),
     })
 }
 
@@ -135,6 +143,7 @@ impl Prepared {
         Arc::new(
             LocalExecutor::new(
                 self.repo.clone(),
+                self.guard.clone(),
                 workspaces,
                 self.agents.clone(),
                 c.agent_log_limit,
@@ -165,7 +174,8 @@ impl Prepared {
     pub fn start_order(&self) -> Vec<Vec<String>> {
         let jobs = self.settings.jobs.max(1);
         let (routing, families) = (&self.settings.routing, &self.settings.families);
-        let mut s = scheduler(&self.plan, routing, families, &self.lanes, jobs);
+        let graph = Arc::clone(&self.graph);
+        let mut s = scheduler(&self.plan, graph, routing, families, &self.lanes, jobs);
         for id in self.outlook.skipped() {
             s.merged(&id);
         }
@@ -206,6 +216,7 @@ impl Drop for CancelOnPanic<'_> {
 /// planwright's folder, its own git, the guard and the disk's floor.
 fn ready(
     repo: &Repo,
+    guard: &Guard,
     settings: &RunSettings,
     containment: &Containment,
 ) -> Result<super::lock::RunLock, EngineError> {
@@ -219,7 +230,7 @@ fn ready(
     repo.ensure_own_git(&settings.contain.allow_config)?;
     // Confined agents cannot write the user's checkout: a change there is
     // the user's own edit, which holds the merges rather than stopping the run.
-    repo.guard().watch_checkout(!containment.confines_writes());
+    guard.watch_checkout(!containment.confines_writes());
     // Below the floor the store gets the reserve's room; above, it is kept.
     crate::exec::disk::at_open(&state_dir, settings.min_free);
     Ok(lock)
@@ -245,16 +256,18 @@ pub fn run(
 ) -> Result<RunSummary, EngineError> {
     let Prepared {
         repo,
+        guard,
         plan,
         settings,
         resume,
         containment,
         outlook,
         lanes,
+        graph,
         ..
     } = session;
     let state_dir = repo.state_dir();
-    let _lock = ready(&repo, &settings, &containment)?;
+    let _lock = ready(&repo, &guard, &settings, &containment)?;
     let described = containment.describe();
     let store = Store::open(&state_dir.join("state.db"))?;
     // Each ticket's digest, in plan order: asked once, as it serializes the ticket.
@@ -263,11 +276,14 @@ pub fn run(
         run: row,
         continued,
         removed,
-    } = open_run(&store, &repo, &plan, &digests, &settings, &resume)?;
+    } = open_run(&store, &repo, &guard, &plan, &digests, &settings, &resume)?;
     let inputs = super::inputs::read(&repo, &settings.plan_path, settings.config_source.as_ref())?;
     let recorded = store.run_inputs(&row.id)?;
     store.set_run_inputs(&row.id, &super::inputs::record(&inputs))?;
-    store.set_run_graph(&row.id, &super::graph::RunGraph::of(&plan).to_json())?;
+    store.set_run_graph(
+        &row.id,
+        &super::graph::RunGraph::of(&plan, &graph).to_json(),
+    )?;
     let run_dir = state_dir.join("runs").join(&row.id);
     std::fs::create_dir_all(&run_dir).map_err(|e| EngineError::io(&run_dir, e))?;
     let mut reporters = reporters;
@@ -280,14 +296,10 @@ pub fn run(
         crate::events::start(store.clone(), row.id.clone(), last_seq, reporters);
     let shared = Shared {
         target: Target::new(&plan.base, &row.id),
-        index: plan
-            .tickets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.id.clone(), i))
-            .collect(),
+        graph: &graph,
         digests,
         repo: &repo,
+        guard: &guard,
         plan: &plan,
         settings: &settings,
         store: store.clone(),
@@ -377,7 +389,7 @@ pub(super) fn work(sh: &Shared) -> Result<RunSummary, EngineError> {
 
 /// Lands the run's branch on the base when that harms no checkout.
 pub(super) fn sync(sh: &Shared) -> Result<Option<Held>, EngineError> {
-    Ok(match refs::sync(sh.repo, &sh.target)? {
+    Ok(match refs::sync(sh.repo, sh.guard, &sh.target)? {
         Sync::Nothing => None,
         Sync::Advanced { commit } => {
             sh.emitter.emit(Event::BaseAdvanced {

@@ -6,6 +6,7 @@ use super::lanes::Lanes;
 use super::settings::RunSettings;
 use crate::events::Emitter;
 use crate::exec::Executor;
+use crate::git::guard::Guard;
 use crate::git::identity::commit_message;
 use crate::git::refs::Target;
 use crate::git::repo::Repo;
@@ -13,6 +14,7 @@ use crate::store::Store;
 use crate::verify;
 use crate::verify::checkout::Checkouts;
 use planwright_os::process::Cancel;
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::model::Ticket;
 use planwright_plan::Plan;
 use std::collections::{BTreeMap, HashMap};
@@ -22,13 +24,17 @@ use std::sync::Arc;
 /// Shared, read-only context of the coordinator, worker and merger threads.
 pub(super) struct Shared<'a> {
     pub(super) repo: &'a Repo,
+    /// What no agent may change in the repository, checked around every
+    /// attempt and gate run; the run's own writes go through it.
+    pub(super) guard: &'a Guard,
     pub(super) plan: &'a Plan,
     pub(super) settings: &'a RunSettings,
     pub(super) store: Store,
     pub(super) run: String,
     pub(super) target: Target,
-    /// Each ticket's place in the plan, by id.
-    pub(super) index: HashMap<String, usize>,
+    /// The plan's ticket graph, which also knows each ticket's place in
+    /// the plan by id.
+    pub(super) graph: &'a Arc<TicketGraph>,
     /// Each ticket's digest, in plan order.
     pub(super) digests: Vec<String>,
     pub(super) checkouts: Checkouts,
@@ -53,7 +59,8 @@ pub(super) struct Shared<'a> {
 impl Shared<'_> {
     /// The plan's ticket `id`.
     pub(super) fn ticket(&self, id: &str) -> &Ticket {
-        &self.plan.tickets[self.index[id]]
+        let at = self.graph.index_of(id).expect("a ticket of the plan");
+        &self.plan.tickets[at]
     }
 
     /// Gate `gate` failed, then passed on the same tree.
@@ -64,6 +71,7 @@ impl Shared<'_> {
 
     /// The commit message of ticket `id`'s one commit.
     pub(super) fn message(&self, id: &str) -> String {
-        commit_message(self.ticket(id), &self.digests[self.index[id]], &self.run)
+        let at = self.graph.index_of(id).expect("a ticket of the plan");
+        commit_message(&self.plan.tickets[at], &self.digests[at], &self.run)
     }
 }

@@ -78,7 +78,8 @@ pub(super) fn summarize(
         disk: stops.disk,
         flaky: BTreeMap::new(),
     };
-    for t in store.tickets(run)? {
+    // What the plan no longer has is no part of this invocation's outcome.
+    for t in store.tickets(run)?.into_iter().filter(|t| !t.removed) {
         match t.state {
             TicketState::Merged => s.merged.push(t.id),
             TicketState::Changed => s.changed.push(t.id),

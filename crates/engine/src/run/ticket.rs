@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::events::{AttemptAgent, AttemptPlace, Event};
 use crate::git::refs;
 use crate::model::failure::Failure;
-use crate::model::Step;
+use crate::model::{StartsFrom, Step};
 
 /// What the coordinator keeps of one ticket in this invocation.
 #[derive(Debug, Default)]
@@ -37,7 +37,7 @@ pub(super) enum Change<'c> {
     Start {
         attempt: u32,
         base: &'c str,
-        starts_from: &'c str,
+        starts_from: StartsFrom,
         pool: Option<&'c str>,
         /// Who runs it, for the event.
         agent: Option<AttemptAgent>,
@@ -109,7 +109,7 @@ pub(super) fn apply(
                 ticket: id.to_string(),
                 attempt,
                 base_commit: base.to_string(),
-                starts_from: starts_from.to_string(),
+                starts_from,
                 agent,
                 place: Some(place),
             });
@@ -167,8 +167,8 @@ pub(super) fn apply(
 fn failed(sh: &Shared, sched: &mut Scheduler, id: &str, f: Failure) -> Result<(), EngineError> {
     let candidate = refs::candidate_ref(id);
     if let Some(commit) = sh.repo.ref_tip(&candidate)? {
-        refs::set_ref(sh.repo, &refs::quarantine_ref(id), &commit)?;
-        refs::delete_ref(sh.repo, &candidate)?;
+        refs::set_ref(sh.repo, sh.guard, &refs::quarantine_ref(id), &commit)?;
+        refs::delete_ref(sh.repo, sh.guard, &candidate)?;
     }
     sh.emitter.emit(Event::Failed {
         ticket: id.to_string(),

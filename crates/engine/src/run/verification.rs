@@ -131,7 +131,7 @@ fn gates_again_if_flaky(
 ) -> Result<Verdict, EngineError> {
     let gate = || {
         let verdict = (sh.checkouts).gate(name, commit, gates, &sh.settings.gates, log, sh.cancel);
-        sh.repo.guard().check()?;
+        sh.guard.check()?;
         verdict
     };
     let mut verdict = gate()?;
@@ -174,6 +174,7 @@ pub(super) fn judge(
     let skip_expected = beyond::skip_expected(sh.plan);
     let cx = beyond::Context {
         repo: sh.repo,
+        guard: sh.guard,
         checkouts: &sh.checkouts,
         gates: &sh.settings.gates,
         settings: &sh.settings.beyond,

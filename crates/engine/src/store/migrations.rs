@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration `i` brings a store from version `i` to `i + 1`. Version 1 is
 /// the schema of stores made before versioning (which report version 0).
-pub(super) const MIGRATIONS: [&str; 9] = [
+pub(super) const MIGRATIONS: [&str; 10] = [
     "
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, plan_digest TEXT NOT NULL,
@@ -97,6 +97,11 @@ CREATE TABLE respond_answered (
     run_id TEXT NOT NULL, pull INTEGER NOT NULL, key TEXT NOT NULL,
     round INTEGER NOT NULL,
     PRIMARY KEY (run_id, pull, key));
+",
+    // A ticket the plan no longer has is marked, not deleted: the run's
+    // views keep it, with its attempts, and re-adding it brings it back.
+    "
+ALTER TABLE tickets ADD COLUMN removed INTEGER NOT NULL DEFAULT 0;
 ",
 ];
 

@@ -13,8 +13,8 @@ mod rows;
 
 pub(crate) use crate::model::ticket::{RunStatus, TicketState};
 pub(crate) use respond::{RoundRow, RoundState};
-pub(crate) use rows::{outcome_name, EventRow, Synced};
 pub use rows::{AgentRecord, AttemptRow, RunRow, TicketRow};
+pub(crate) use rows::{EventRow, Synced};
 
 use crate::model::failure::Failure;
 use crate::model::report::AgentReport;
@@ -272,10 +272,12 @@ impl Store {
 
     /// Stores the plan's tickets for `run` as (id, title, digest), in plan
     /// order: a new one pending, a known one keeping its state with its
-    /// position, title and digest brought up to date; removes the tickets
-    /// the plan no longer has. Returns every ticket's row, in plan order,
-    /// and the ids removed. Only what differs is written: continuing an
-    /// unchanged plan of 10,000 tickets reads them and writes nothing.
+    /// position, title and digest brought up to date (and no longer removed,
+    /// if it was); marks the tickets the plan no longer has removed, keeping
+    /// their rows and attempts. Returns every ticket's row of the plan, in
+    /// plan order, and the ids marked removed. Only what differs is written:
+    /// continuing an unchanged plan of 10,000 tickets reads them and writes
+    /// nothing.
     pub fn sync_tickets<'t>(
         &self,
         run: &str,
@@ -296,15 +298,17 @@ impl Store {
             {
                 let mut upsert = tx.prepare_cached(
                     "INSERT INTO tickets (run_id, ticket_id, position, title, state, digest) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)
-                     ON CONFLICT (run_id, ticket_id) DO UPDATE SET position = ?3, title = ?4, digest = ?5",
+                     ON CONFLICT (run_id, ticket_id) DO UPDATE SET position = ?3, title = ?4, digest = ?5, removed = 0",
                 )?;
                 for (position, (id, title, digest)) in tickets.into_iter().enumerate() {
                     let position = position as i64;
                     let row = stored.remove(id).map(|(p, mut row)| {
                         let same = p == position
+                            && !row.removed
                             && row.title == title
                             && row.digest.as_deref() == Some(digest);
                         (row.title, row.digest) = (title.to_string(), Some(digest.to_string()));
+                        row.removed = false;
                         (same, row)
                     });
                     if !row.as_ref().is_some_and(|(same, _)| *same) {
@@ -312,11 +316,15 @@ impl Store {
                     }
                     rows.push((id, row.map(|(_, row)| row)));
                 }
-                // What is left in `stored` is what the plan no longer has.
-                let mut delete =
-                    tx.prepare_cached("DELETE FROM tickets WHERE run_id = ?1 AND ticket_id = ?2")?;
-                for id in stored.keys() {
-                    delete.execute([run, id])?;
+                // What is left in `stored` is what the plan no longer has:
+                // kept, with its attempts, for the run's views.
+                let mut mark = tx.prepare_cached(
+                    "UPDATE tickets SET removed = 1 WHERE run_id = ?1 AND ticket_id = ?2",
+                )?;
+                for (id, (_, row)) in &stored {
+                    if !row.removed {
+                        mark.execute([run, id])?;
+                    }
                 }
             }
             tx.commit()?;
@@ -328,7 +336,7 @@ impl Store {
                     None => c.query_row(&read, [run, id], ticket_row),
                 })
                 .collect::<rusqlite::Result<_>>()?;
-            // In the order they had in the plan before.
+            // In the order they had in the plan when last in it.
             let mut removed: Vec<(i64, String)> =
                 stored.into_iter().map(|(id, (p, _))| (p, id)).collect();
             removed.sort();
@@ -337,11 +345,11 @@ impl Store {
         })
     }
 
-    /// The tickets of a run that are merged, changed or verified (what a
-    /// continued run takes up without an agent), in plan order.
+    /// The tickets of a run's plan that are merged, changed or verified
+    /// (what a continued run takes up without an agent), in plan order.
     pub fn settled_tickets(&self, run: &str) -> Result<Vec<TicketRow>> {
         let sql = format!(
-            "SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 \
+            "SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 AND removed = 0 \
              AND state IN ('merged', 'changed', 'verified') ORDER BY position"
         );
         self.with(|c| c.prepare(&sql)?.query_map([run], ticket_row)?.collect())
@@ -357,10 +365,12 @@ impl Store {
         })
     }
 
-    /// The tickets of a run, in plan order.
+    /// Every ticket a run ever had: its plan's in plan order, then those
+    /// the plan no longer has (marked [`TicketRow::removed`]).
     pub fn tickets(&self, run: &str) -> Result<Vec<TicketRow>> {
-        let sql =
-            format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 ORDER BY position");
+        let sql = format!(
+            "SELECT {TICKET_COLUMNS} FROM tickets WHERE run_id = ?1 ORDER BY removed, position"
+        );
         self.with(|c| c.prepare(&sql)?.query_map([run], ticket_row)?.collect())
     }
 
@@ -473,7 +483,7 @@ impl Store {
                  WHERE run_id = ?1 AND ticket_id = ?2 AND n = ?3",
                 params![
                     run, id, n,
-                    outcome_name(&r.outcome),
+                    r.outcome.kind().as_str(),
                     r.model,
                     u.map(|u| u.input_tokens as i64),
                     u.map(|u| u.output_tokens as i64),
@@ -890,8 +900,32 @@ mod tests {
             ("D".into(), "d".into(), TicketState::Pending),
         ];
         assert_eq!(seen(&rows), want);
-        assert_eq!(seen(&store.tickets("r1").unwrap()), want, "as stored");
+        let all = store.tickets("r1").unwrap();
+        assert_eq!(seen(&all[..3]), want, "as stored");
         assert_eq!(rows[2].digest.as_deref(), Some("dd"));
+        // The removed ticket is kept, marked, after the plan's.
+        assert_eq!(all.len(), 4);
+        assert_eq!((all[3].id.as_str(), all[3].removed), ("C", true));
+        assert!(all[..3].iter().all(|t| !t.removed));
+        // Still absent: said again, written no more.
+        let before = writes();
+        let synced = store.sync_tickets("r1", edited).unwrap();
+        assert_eq!((synced.removed, writes()), (vec!["C".to_string()], before));
+        // Re-added: back, with the state it had.
+        store.landed("r1", "A", Step::Landed, "m2").unwrap();
+        let synced = store.sync_tickets("r1", [("C", "c", "dc")]).unwrap();
+        assert_eq!(synced.removed, ["B", "A", "D"]);
+        let c = &synced.rows[0];
+        assert_eq!(
+            (c.id.as_str(), c.removed, c.state),
+            ("C", false, TicketState::Pending)
+        );
+        let a = store.ticket("r1", "A").unwrap().unwrap();
+        assert_eq!((a.removed, a.state), (true, TicketState::Merged));
+        assert!(
+            store.settled_tickets("r1").unwrap().is_empty(),
+            "removed tickets are not taken up"
+        );
     }
 
     #[test]

@@ -64,7 +64,8 @@ impl RunRow {
 pub struct Synced {
     /// Every ticket of the plan, in plan order.
     pub rows: Vec<TicketRow>,
-    /// The tickets the run had that the plan no longer has, now forgotten.
+    /// The tickets the run has that the plan no longer has (those removed
+    /// now and earlier), kept and marked removed.
     pub removed: Vec<String>,
 }
 
@@ -94,6 +95,10 @@ pub struct TicketRow {
     /// The merged commit a `--rerun` asked to replace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<String>,
+    /// The plan no longer has it: the run keeps it, with its attempts,
+    /// but runs it no more (until the plan has it again).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
 }
 
 /// What the agent said about one attempt.
@@ -181,7 +186,7 @@ pub(super) fn failure_from(
 pub(super) const TICKET_COLUMNS: &str =
     "ticket_id, title, state, attempt_count, failure_kind, failure_message, \
     failure_evidence, merge_commit, digest, candidate, verified_on, rerun_of, \
-    failure_evidence_from";
+    failure_evidence_from, removed";
 
 pub(super) fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
     ticket_row_from(r, 0)
@@ -205,6 +210,7 @@ pub(super) fn ticket_row_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<
         candidate: r.get(at + 9)?,
         verified_on: r.get(at + 10)?,
         rerun_of: r.get(at + 11)?,
+        removed: r.get(at + 13)?,
     })
 }
 
@@ -269,17 +275,4 @@ pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
         failure: failure_from(r.get(6)?, r.get(7)?, r.get(8)?, r.get(19)?)?,
         agent,
     })
-}
-
-/// The stored name of an agent outcome.
-pub(crate) fn outcome_name(o: &crate::model::report::AgentOutcome) -> &'static str {
-    use crate::model::report::AgentOutcome as O;
-    match o {
-        O::Finished => "finished",
-        O::Blocked(_) => "blocked",
-        O::Failed(_) => "failed",
-        O::TimedOut => "timed_out",
-        O::Cancelled => "cancelled",
-        O::Unavailable { .. } => "unavailable",
-    }
 }

@@ -8,6 +8,7 @@
 
 use crate::agent::Agent;
 use crate::error::EngineError;
+use crate::git::guard::Guard;
 use crate::git::repo::Repo;
 use crate::git::tree;
 use crate::model::failure::{Failure, FailureKind};
@@ -69,6 +70,8 @@ pub(crate) enum Judgement {
 pub(crate) struct Context<'a> {
     /// The repository.
     pub repo: &'a Repo,
+    /// The run's integrity guard, checked after each review.
+    pub guard: &'a Guard,
     /// The gate checkouts.
     pub checkouts: &'a Checkouts,
     /// How gates (and so counterfactual tests) run.
@@ -160,7 +163,7 @@ fn counterfactuals(
             failure = Some(Failure::new(kind, r.message).with_evidence(r.output_excerpt));
         }
     }
-    cx.repo.guard().check()?;
+    cx.guard.check()?;
     Ok(match failure {
         Some(f)
             if f.kind == FailureKind::CounterfactualError
@@ -251,7 +254,7 @@ fn reviews(
         &mut spend,
         cx.cancel,
     )?;
-    cx.repo.guard().check()?;
+    cx.guard.check()?;
     if spend.usage.total() > 0 || spend.cost_usd > 0.0 {
         record(Finding::Spend(&spend))?;
     }

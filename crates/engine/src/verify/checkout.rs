@@ -3,7 +3,7 @@
 //! and `merge` for the merged tree) in the repository's folder of the
 //! user's cache (see [`checkouts_root`]), holding the tracked content of
 //! the commit under test, written with planwright's own git directory and
-//! index (see [`Repo::own_git`]).
+//! index (see [`Repo::own_tree`]).
 //!
 //! They live outside the repository because tools find things by walking
 //! up from where they run: Node resolves `node_modules` in every parent
@@ -30,13 +30,12 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
+use crate::exec::files::{clean, create_parent, fresh_dir, remove_any, restore_modes};
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
-use crate::exec::workspace::{
-    create_parent, fresh_dir, git_clean, remove_any, reset, reset_files, restore_modes,
-    WorkspaceSettings, Workspaces,
-};
+use crate::exec::workspace::{WorkspaceSettings, Workspaces};
 use crate::git::repo::Repo;
+use crate::git::worktree::{Clean, WorkTree};
 use crate::verify::gates::{run_gates, GateRoom, GateSettings, Verdict};
 use planwright_config::ContainSettings;
 use planwright_os::beneath::Dir;
@@ -280,10 +279,10 @@ impl Checkouts {
     /// planwright's own git on checkout `name`, which holds `commit`:
     /// attributes come from the commit, never from a `.gitattributes` a
     /// gate left in the checkout.
-    pub(crate) fn git(&self, name: &str, commit: &str) -> crate::git::Git {
-        self.repo
-            .own_git(&self.meta(name, ""), &self.path(name))
-            .arg(format!("--attr-source={commit}"))
+    pub(crate) fn git(&self, name: &str, commit: &str) -> WorkTree {
+        (self.repo)
+            .own_tree(&self.meta(name, ""), &self.path(name))
+            .attributes_of(commit)
     }
 
     /// A reviewer's room for a candidate gated in checkout `name`: a fresh
@@ -300,11 +299,9 @@ impl Checkouts {
             .join(format!("review-{name}"));
         remove_any(&index)?;
         create_parent(&index)?;
-        reset_files(
-            || self.repo.own_git_unhashed(&index, &checkout),
-            &index,
-            commit,
-        )?;
+        (self.repo)
+            .own_tree_unhashed(&index, &checkout)
+            .reset_files(commit)?;
         Ok(ReviewRoom { checkout, verdicts })
     }
 
@@ -387,26 +384,19 @@ impl Checkouts {
         if !synced && index.is_file() {
             // First: git can neither enter nor clean a directory a gate
             // shut (`chmod 000`) when planwright is not root.
-            restore_modes(self.repo.own_git(&index, &dir), &dir)?;
+            restore_modes(&self.repo.own_tree(&index, &dir), &dir)?;
         }
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
         remove_any(&dir.join(".git"))?;
-        reset(
-            || self.repo.own_git_unhashed(&index, &dir),
-            &index,
-            commit,
-            synced,
-        )?;
-        let clean = || {
-            self.repo
-                .own_git(&index, &dir)
-                .args(["clean", "-q", "-ffdx"])
-        };
+        (self.repo)
+            .own_tree_unhashed(&index, &dir)
+            .reset(commit, synced)?;
+        let clean = || clean(&self.repo.own_tree(&index, &dir), Clean::All, &dir);
         if self.setup.is_empty() {
             if !synced {
                 // Nothing to keep between gate runs: what the last one left goes.
-                git_clean(clean, &dir)?;
+                clean()?;
             }
             self.written(name);
             return Ok(Ok(dir));
@@ -423,7 +413,7 @@ impl Checkouts {
             return Ok(Ok(dir));
         }
         setup::clear_stamp(&stamp)?;
-        git_clean(clean, &dir)?;
+        clean()?;
         let caches = Caches::checkout(&self.repo, name);
         caches.prepare()?;
         // Installing dependencies needs the registries.
@@ -441,7 +431,9 @@ impl Checkouts {
             return Ok(Err(verdict));
         }
         // The set-up may have rewritten tracked files (a lock file, say).
-        reset_files(|| self.repo.own_git_unhashed(&index, &dir), &index, commit)?;
+        (self.repo)
+            .own_tree_unhashed(&index, &dir)
+            .reset_files(commit)?;
         let state = self.untracked(&index, &dir)?;
         setup::write_stamp(&stamp, &format!("{key}\n{state}"))?;
         self.written(name);
@@ -458,16 +450,9 @@ impl Checkouts {
 
     /// Every untracked entry of `dir` with what identifies its content.
     fn untracked(&self, index: &Path, dir: &Path) -> Result<String, EngineError> {
-        let out = self
-            .repo
-            .own_git(index, dir)
-            .args(["ls-files", "-z"])
-            .output()?;
-        let tracked: HashSet<PathBuf> = out
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| dir.join(String::from_utf8_lossy(p).as_ref()))
+        let tracked: HashSet<PathBuf> = (self.repo.own_tree(index, dir).tracked()?)
+            .into_iter()
+            .map(|p| dir.join(p))
             .collect();
         // Directories of tracked files come and go with the commit: they
         // are not the set-up's.
@@ -571,13 +556,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn commit_files(root: &Path, files: &[(&str, &str)]) -> String {
-        let git = |args: &[&str]| {
-            crate::git::Git::with_tree(root.join(".git"), root)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .text()
-                .unwrap()
-        };
+        let git = |args: &[&str]| crate::git::testing::git(root, args);
         for (path, text) in files {
             let path = root.join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -619,11 +598,7 @@ mod tests {
     fn two_commits(dir: &Path, containment: Containment) -> (String, String, Checkouts) {
         let root = dir.join("repo");
         std::fs::create_dir_all(&root).unwrap();
-        crate::git::Git::outside()
-            .args(["init", "-q"])
-            .arg(&root)
-            .output()
-            .unwrap();
+        crate::git::testing::init(&root);
         let first = commit_files(&root, &[("a", "hello\n"), ("src/x", "hello\n")]);
         let second = commit_files(&root, &[("b", "hello\n")]);
         let repo = Repo::open(&root).unwrap();
@@ -665,7 +640,7 @@ mod tests {
     /// ordinary user, for whom a shut folder stops `git clean`.
     #[test]
     fn the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left() {
-        crate::exec::workspace::again_as_an_ordinary_user(
+        crate::exec::files::again_as_an_ordinary_user(
             "verify::checkout::tests::\
              the_next_gate_finds_only_the_commits_files_whatever_the_last_one_left",
         );
@@ -707,7 +682,7 @@ mod tests {
     /// for whom a directory of mode `0000` stops git's reset.
     #[test]
     fn a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate() {
-        crate::exec::workspace::again_as_an_ordinary_user(
+        crate::exec::files::again_as_an_ordinary_user(
             "verify::checkout::tests::\
              a_tracked_files_and_directorys_mode_a_gate_changed_is_restored_for_the_next_gate",
         );

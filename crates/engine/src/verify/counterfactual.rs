@@ -8,7 +8,7 @@
 //! run again, and the file is put back.
 
 use crate::error::EngineError;
-use crate::git::Git;
+use crate::git::worktree::WorkTree;
 use crate::model::CounterfactualOutcome;
 use crate::verify::gates::{append, GateRoom};
 use planwright_os::beneath::{BeneathError, Dir, Kind};
@@ -81,7 +81,7 @@ pub fn excerpt(text: &str) -> String {
 pub fn run(
     cf: &Counterfactual,
     dir: &Path,
-    git: &Git,
+    git: &WorkTree,
     room: &GateRoom,
     timeout: Option<Duration>,
     log: &Path,
@@ -257,7 +257,7 @@ fn mutate(
     mutation: &Mutation,
     root: &Dir,
     rel: &Path,
-    git: &Git,
+    git: &WorkTree,
     original: &Original,
 ) -> Result<Result<(), String>, EngineError> {
     match mutation {
@@ -283,19 +283,9 @@ fn mutate(
         Mutation::Patch { patch } => {
             // planwright's own git directory, never one the tests left in
             // the checkout; the patch on stdin, so no file is involved.
-            let out = git
-                .clone()
-                .args(["apply", "--whitespace=nowarn", "-"])
-                .input(patch.as_bytes())
-                .raw()?;
-            if out.status.success() {
-                Ok(Ok(()))
-            } else {
-                Ok(Err(format!(
-                    "the mutation's patch does not apply cleanly: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )))
-            }
+            Ok(git
+                .apply(patch.as_bytes())?
+                .map_err(|said| format!("the mutation's patch does not apply cleanly: {said}")))
         }
     }
 }

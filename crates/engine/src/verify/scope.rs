@@ -467,11 +467,7 @@ mod tests {
     /// A new repository with no commit (kept while the tempdir lives).
     fn empty_repo() -> (tempfile::TempDir, Repo) {
         let dir = tempfile::tempdir().unwrap();
-        crate::git::Git::outside()
-            .args(["init", "-q"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
+        crate::git::testing::init(dir.path());
         let repo = Repo::open(dir.path()).unwrap();
         (dir, repo)
     }

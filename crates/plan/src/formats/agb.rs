@@ -738,16 +738,8 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     }
     let gate = emit_gates(plan, sink);
     root.insert("gate".into(), Value::Object(gate));
-    // agb writes an edge on the ticket that merges first: invert `depends_on`.
-    let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
-    for t in &plan.tickets {
-        for dep in &t.depends_on {
-            let list = dependents.entry(dep.as_str()).or_default();
-            if !list.contains(&t.id.as_str()) {
-                list.push(t.id.as_str());
-            }
-        }
-    }
+    // agb writes an edge on the ticket that merges first: its dependents.
+    let graph = crate::graph::TicketGraph::new(plan);
     if plan.tickets.is_empty() {
         sink.push(Diagnostic::warning(
             "convert.agb.tickets",
@@ -757,8 +749,15 @@ pub fn emit(plan: &Plan, sink: &mut dyn Sink) -> Value {
     }
     let mut tickets = Vec::new();
     for (i, t) in plan.tickets.iter().enumerate() {
-        let edges = dependents.get(t.id.as_str()).map_or(&[][..], Vec::as_slice);
-        tickets.push(emit_ticket(i, t, edges, sink));
+        let mut edges: Vec<&str> = Vec::new();
+        let first = graph.index_of(&t.id).unwrap_or(i);
+        for &d in graph.dependents(first) {
+            let id = plan.tickets[d].id.as_str();
+            if !edges.contains(&id) {
+                edges.push(id);
+            }
+        }
+        tickets.push(emit_ticket(i, t, &edges, sink));
     }
     root.insert("tickets".into(), tickets.into());
     if !plan.caps.is_empty() {

@@ -154,7 +154,10 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
     let plan = if counting.errors == 0 { plan } else { None };
     let overlaps = match &plan {
         Some(plan) => {
-            let places = Places::new(doc, &value, format);
+            let places = Places::new(doc, &value, plan, format);
+            // The forecast needs only the plan: a large plan's value tree
+            // (as large as the document's) goes before it.
+            drop(value);
             gate_file_warnings(&places, plan, sink);
             overlap_warnings(&places, plan, options, sink)
         }
@@ -230,7 +233,7 @@ fn gate_file_warnings(places: &Places<'_>, plan: &Plan, sink: &mut dyn Sink) {
         sink.push(
             Diagnostic::warning(
                 "plan.gate.in-scope",
-                places.ticket(plan, i),
+                places.ticket(i),
                 format!(
                     "{}: scope `{pattern}` covers `{file}`, which the gate `{}` runs; a candidate that changes it fails with gate_script_tampering, as the scope does not name it",
                     ticket.id,
@@ -259,7 +262,7 @@ fn overlap_warnings(
         sink.push(
             Diagnostic::warning(
                 "plan.scope.overlap",
-                places.ticket(plan, group.indices[0]),
+                places.ticket(group.indices[0]),
                 crate::words::overlap_message(&group.tickets, &group.patterns),
             )
             .with_hint(format!("add dependencies between them (so one merges before the next starts) or narrow their scopes; `{}` shows the pairs, `{} json` lists every ticket", crate::Flag::Verbose, crate::Flag::Output)),
@@ -270,7 +273,7 @@ fn overlap_warnings(
             let [pa, pb] = &pair.patterns;
             sink.push(Diagnostic::advisory(
                 "plan.scope.overlap-pair",
-                places.ticket(plan, pair.b_index),
+                places.ticket(pair.b_index),
                 format!(
                     "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
                     pair.a, pair.b
@@ -297,31 +300,26 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
     }
 }
 
-/// Where tickets stand in their document, read from it once when first asked.
+/// Where tickets stand in their document, read from it once, so that
+/// placing many warnings reads the document once and its value tree can
+/// go before the forecast.
 struct Places<'d> {
     doc: &'d Document,
-    value: &'d Value,
-    format: Format,
-    table: std::cell::OnceCell<Vec<Vec<Pointer>>>,
+    table: Vec<Vec<Pointer>>,
 }
 
 impl<'d> Places<'d> {
-    fn new(doc: &'d Document, value: &'d Value, format: Format) -> Self {
+    fn new(doc: &'d Document, value: &Value, plan: &Plan, format: Format) -> Self {
         Places {
             doc,
-            value,
-            format,
-            table: std::cell::OnceCell::new(),
+            table: plan_format(format).ticket_pointers(value, plan),
         }
     }
 
     /// The pointer of ticket `i`'s scope in the document (or of the
     /// ticket, or of the whole document, whichever exists first).
-    fn ticket(&self, plan: &Plan, i: usize) -> String {
-        let table = self
-            .table
-            .get_or_init(|| plan_format(self.format).ticket_pointers(self.value, plan));
-        (table.get(i).into_iter().flatten())
+    fn ticket(&self, i: usize) -> String {
+        (self.table.get(i).into_iter().flatten())
             .find(|p| self.doc.node(p.as_str()).is_some())
             .map(String::from)
             .unwrap_or_default()

@@ -179,6 +179,36 @@ fn check_line<'a>(
             .with_hint("start the line at the margin, `- [ ] T011 ...`"),
         );
     }
+    check_id(task, seen, sink);
+    let description = task.description();
+    if description.is_empty() {
+        sink.push(
+            Diagnostic::error(
+                "speckit.task.description",
+                task.at.key("line"),
+                format!("{label}: the task has no description"),
+            )
+            .with_hint("say what to do and name the exact file paths"),
+        );
+    }
+    if let Some(m) = PLACEHOLDER_RE.find(description) {
+        sink.push(
+            Diagnostic::warning(
+                "speckit.task.placeholder",
+                task.at.key("description"),
+                format!(
+                    "{label}: `{}` looks like a placeholder of the template",
+                    m.as_str()
+                ),
+            )
+            .with_hint("fill in the real name; the template's sample tasks are not meant to stay"),
+        );
+    }
+    check_story(task, story_phase, no_story, sink);
+}
+
+/// The task's id: there, `T` and a number, and not an earlier task's.
+fn check_id<'a>(task: &Task<'a>, seen: &mut HashSet<&'a str>, sink: &mut dyn Sink) {
     match task.id {
         None => sink.push(
             Diagnostic::error(
@@ -206,30 +236,12 @@ fn check_line<'a>(
         ),
         Some(_) => {}
     }
-    let description = task.description();
-    if description.is_empty() {
-        sink.push(
-            Diagnostic::error(
-                "speckit.task.description",
-                task.at.key("line"),
-                format!("{label}: the task has no description"),
-            )
-            .with_hint("say what to do and name the exact file paths"),
-        );
-    }
-    if let Some(m) = PLACEHOLDER_RE.find(description) {
-        sink.push(
-            Diagnostic::warning(
-                "speckit.task.placeholder",
-                task.at.key("description"),
-                format!(
-                    "{label}: `{}` looks like a placeholder of the template",
-                    m.as_str()
-                ),
-            )
-            .with_hint("fill in the real name; the template's sample tasks are not meant to stay"),
-        );
-    }
+}
+
+/// The task's story label against its phase: a user story phase's tasks
+/// have one, the setup's and polish's (`no_story` names which) none.
+fn check_story(task: &Task<'_>, story_phase: bool, no_story: Option<&str>, sink: &mut dyn Sink) {
+    let label = task.label();
     if let (Some(kind), Some(story)) = (no_story, task.obj.get("story").and_then(Value::as_str)) {
         sink.push(
             Diagnostic::warning(

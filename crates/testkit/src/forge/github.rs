@@ -521,8 +521,14 @@ fn latest(checks: &[super::FakeCheck]) -> Vec<&super::FakeCheck> {
 /// issue links, issues by label and milestone, labels, permissions.
 /// `None` when the request is none of them.
 fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Option<Outgoing> {
+    pull_feedback(state, req, at, rest).or_else(|| issue_feedback(state, req, at, rest))
+}
+
+/// The pull request routes: reviews, comments on lines, check runs and
+/// commit statuses.
+fn pull_feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Option<Outgoing> {
     let repo = state.repo(at.repo)?;
-    let answer = match (req.method.as_str(), rest) {
+    match (req.method.as_str(), rest) {
         ("GET", ["pulls", n, "reviews"]) => {
             let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
                 return Some(not_found());
@@ -532,7 +538,7 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
                 .iter()
                 .map(|r| review(at, item.number, r))
                 .collect();
-            return Some(state.page(req, items));
+            Some(state.page(req, items))
         }
         ("GET", ["pulls", n, "comments"]) => {
             let Some(item) = number(n).and_then(|n| repo.pull_item_mut(n)) else {
@@ -543,7 +549,7 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
                 .iter()
                 .map(|c| review_comment(at, item.number, c))
                 .collect();
-            return Some(state.page(req, items));
+            Some(state.page(req, items))
         }
         ("GET", ["commits", sha, "check-runs"]) => {
             let runs: Vec<Value> = repo
@@ -558,7 +564,7 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
             let total = runs.len();
             let mut out = state.page(req, runs);
             out.body = Some(json!({"total_count": total, "check_runs": out.body.take()}));
-            return Some(out);
+            Some(out)
         }
         ("GET", ["commits", sha, "statuses"]) => {
             // Every status, newest first, several per context.
@@ -569,8 +575,22 @@ fn feedback(state: &mut State, req: &Incoming, at: &Place, rest: &[&str]) -> Opt
                     statuses.map(|c| commit_status(at, c)).collect()
                 })
                 .unwrap_or_default();
-            return Some(state.page(req, items));
+            Some(state.page(req, items))
         }
+        _ => None,
+    }
+}
+
+/// The issue routes: links between issues, the list, milestones, labels,
+/// and a collaborator's permission.
+fn issue_feedback(
+    state: &mut State,
+    req: &Incoming,
+    at: &Place,
+    rest: &[&str],
+) -> Option<Outgoing> {
+    let repo = state.repo(at.repo)?;
+    let answer = match (req.method.as_str(), rest) {
         ("GET", ["issues", n, "dependencies", which @ ("blocked_by" | "blocking")]) => {
             let Some(n) = number(n).filter(|n| repo.issues.contains_key(n)) else {
                 return Some(not_found());

@@ -55,6 +55,7 @@ fn report() -> RunReport {
             candidate: None,
             verified_on: None,
             rerun_of: None,
+            removed: false,
         },
         totals: Totals::default(),
         attempts,
@@ -88,6 +89,7 @@ fn report() -> RunReport {
             ticket("B", TicketState::Pending, vec![]),
         ],
         view,
+        replay: None,
     }
 }
 
@@ -237,6 +239,7 @@ fn every_field_of_a_stored_row_reaches_its_json() {
         candidate: Some("c1".into()),
         verified_on: Some("v1".into()),
         rerun_of: Some("o1".into()),
+        removed: true,
     };
     r.tickets[0].ticket = row.clone();
     let agent = AgentRecord {

@@ -123,7 +123,7 @@ impl RunView {
             Event::PoolResumed { pool } => {
                 self.paused.remove(pool);
             }
-            Event::Removed { ticket } => self.forget(ticket),
+            Event::Removed { ticket } => self.removed(ticket),
             Event::BatchStarted { tickets, .. } => self.batches.push(super::BatchView {
                 tickets: tickets.clone(),
                 state: "checking".into(),
@@ -205,6 +205,8 @@ impl RunView {
                 t.blocked_by = None;
             }
             t.phase = None;
+            // `removed` events follow for what this invocation's plan lacks.
+            t.removed = false;
         }
     }
 
@@ -244,29 +246,13 @@ impl RunView {
         self.slots.iter_mut().for_each(|s| *s = None);
     }
 
-    /// Forgets ticket `id`, which a continued run's plan no longer has, as
-    /// the run does: each index past it moves down by one.
-    fn forget(&mut self, id: &str) {
-        let Some(gone) = self.index.remove(id) else {
-            return;
-        };
-        self.tickets.remove(gone);
-        let shift = |i: usize| if i > gone { i - 1 } else { i };
-        self.index.values_mut().for_each(|i| *i = shift(*i));
-        for wave in &mut self.waves {
-            wave.retain(|&i| i != gone);
-            wave.iter_mut().for_each(|i| *i = shift(*i));
-        }
-        self.waves.retain(|w| !w.is_empty());
-        for (w, wave) in self.waves.iter().enumerate() {
-            wave.iter().for_each(|&i| self.tickets[i].wave = w);
-        }
-        self.edges = (self.edges.iter())
-            .filter(|&&(d, t)| d != gone && t != gone)
-            .map(|&(d, t)| (shift(d), shift(t)))
-            .collect();
-        for slot in &mut self.slots {
-            *slot = slot.filter(|&(i, _)| i != gone).map(|(i, n)| (shift(i), n));
+    /// Marks ticket `id` removed: the plan of the run's invocation that
+    /// just started no longer has it. It keeps its attempts, its place in
+    /// the list and the waves it had when the view was laid out (a view
+    /// laid out since holds the plan's tickets only).
+    fn removed(&mut self, id: &str) {
+        if let Some(&i) = self.index.get(id) {
+            self.tickets[i].removed = true;
         }
     }
 
@@ -439,7 +425,7 @@ impl RunView {
                     a.cost_usd = cost_usd.or(a.cost_usd);
                     a.model = model.clone().or(a.model.take());
                     a.cost_source = cost_source.or(a.cost_source);
-                    a.agent_outcome = Some(outcome.clone());
+                    a.agent_outcome = Some(outcome.to_string());
                 }
             }
             Event::Review {

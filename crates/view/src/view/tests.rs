@@ -41,7 +41,7 @@ fn a_run() -> Vec<(u64, Event)> {
         ticket: t.into(),
         attempt: n,
         base_commit: format!("base-{t}-{n}"),
-        starts_from: "base".into(),
+        starts_from: planwright_engine::StartsFrom::Base,
         agent: None,
         place: None,
     };
@@ -146,7 +146,7 @@ fn a_slot_freed_by_one_attempt_is_reused_by_the_next() {
             ticket: "C".into(),
             attempt: 1,
             base_commit: "x".into(),
-            starts_from: "base".into(),
+            starts_from: planwright_engine::StartsFrom::Base,
             agent: None,
             place: None,
         },
@@ -293,17 +293,20 @@ fn a_continued_run_restarts_unmerged_tickets_and_ends_stray_attempts() {
 }
 
 #[test]
-fn a_ticket_the_plan_no_longer_has_is_forgotten() {
+fn a_ticket_the_plan_no_longer_has_is_kept_as_removed_until_the_plan_has_it_again() {
     let mut events = a_run();
-    events.push((
-        9,
-        Event::RunStarted {
-            run: "r1".into(),
-            base: "main".into(),
-            ticket_count: 2,
-            continued: true,
-        },
-    ));
+    let started = |n| {
+        (
+            n,
+            Event::RunStarted {
+                run: "r1".into(),
+                base: "main".into(),
+                ticket_count: 2,
+                continued: true,
+            },
+        )
+    };
+    events.push(started(9));
     events.push((9, Event::Removed { ticket: "A".into() }));
     events.push((9, Event::Removed { ticket: "Z".into() }));
     events.push((
@@ -312,26 +315,39 @@ fn a_ticket_the_plan_no_longer_has_is_forgotten() {
             ticket: "C".into(),
             attempt: 1,
             base_commit: "c0ffee".into(),
-            starts_from: "base".into(),
+            starts_from: planwright_engine::StartsFrom::Base,
             agent: None,
             place: None,
         },
     ));
     let mut view = RunView::new(&run_row(), &tickets(&["A", "B", "C"]));
-    // A, then B and C after it; B before C.
-    view.waves = vec![vec![0], vec![1, 2]];
-    view.edges = vec![(0, 1), (1, 2)];
+    // The store says A is removed: the waves are the plan's (B before C).
+    view.set_removed(["A"]);
+    assert_eq!(view.waves, vec![vec![1, 2]]);
+    view.waves = vec![vec![1], vec![2]];
+    view.edges = vec![(1, 2)];
+    let attempts_of_a = |v: &RunView| v.ticket("A").unwrap().attempts.len();
     view.fold_text(&lines(&events));
     let ids: Vec<&str> = view.tickets.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, ["B", "C"]);
-    assert!(view.ticket("A").is_none());
+    assert_eq!(
+        ids,
+        ["A", "B", "C"],
+        "kept, and Z (never a ticket) not added"
+    );
+    let a = view.ticket("A").unwrap();
+    assert!(a.removed);
+    assert!(attempts_of_a(&view) > 0, "with its attempts");
+    assert!(!view.ticket("C").unwrap().removed);
     assert_eq!(view.ticket("C").unwrap().state, TicketState::Running);
-    assert_eq!(view.ticket("C").unwrap().wave, 0);
-    assert_eq!(view.waves, vec![vec![0, 1]]);
-    assert_eq!(view.edges, vec![(0, 1)]);
-    assert_eq!(view.slot_holders(), &[Some((1, 1)), None]);
     let c = view.counts();
-    assert_eq!((c.merged, c.running, c.pending), (0, 1, 1));
+    assert_eq!((c.removed, c.running, c.pending), (1, 1, 1));
+    assert!(c
+        .line(view.run.status)
+        .ends_with("; 1 removed from the plan"));
+    // A later invocation whose plan has A again.
+    view.fold_text(&lines(&[started(11)]));
+    assert!(!view.ticket("A").unwrap().removed);
+    assert_eq!(view.counts().removed, 0);
 }
 
 #[test]
@@ -476,7 +492,7 @@ fn a_run_whose_process_is_gone_shows_its_running_tickets_interrupted() {
     let c = view.counts();
     assert_eq!((c.running, c.interrupted, c.pending), (0, 2, 1));
     assert_eq!(
-        c.line(view.run.status, view.tickets.len()),
+        c.line(view.run.status),
         "3 tickets: 0 merged, 0 failed, 0 blocked, 2 interrupted, 1 pending"
     );
     let a = view.ticket("A").unwrap();

@@ -126,6 +126,7 @@ struct Cells {
 impl Cells {
     fn of(view: &RunView, t: &TicketView, now: i64) -> Cells {
         let state = match (&t.phase, t.state) {
+            _ if t.removed => "removed".to_string(),
             (Some(p), TicketState::Running) => format!("{} {p}", t.state),
             _ => view.shown_state(t).as_str().to_string(),
         };
@@ -175,14 +176,18 @@ fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
     };
     let mut items = Vec::new();
     let mut rows = Vec::new(); // list row of each ticket in `order`
-    for (w, wave) in app.view.waves.iter().enumerate() {
+    let removed = removed_rows(&app.view);
+    let groups = (app.view.waves.iter().enumerate())
+        .map(|(w, wave)| (format!("wave {}", w + 1), wave.clone()))
+        .chain((!removed.is_empty()).then(|| ("removed from the plan".to_string(), removed)));
+    for (heading, wave) in groups {
         items.push(ListItem::new(Line::styled(
-            format!("wave {}", w + 1),
+            heading,
             Style::new()
                 .fg(Color::DarkGray)
                 .add_modifier(Modifier::BOLD),
         )));
-        for &i in wave {
+        for i in wave {
             rows.push(items.len());
             let t = &app.view.tickets[i];
             let color = state_color(app.view.shown_state(t));
@@ -200,6 +205,15 @@ fn tickets(f: &mut Frame, app: &App, area: Rect, now: i64) {
         .highlight_style(Style::new().add_modifier(Modifier::REVERSED))
         .highlight_symbol("› ");
     f.render_stateful_widget(list, area, &mut state);
+}
+
+/// The tickets the plan no longer has that no wave holds (a run's view
+/// laid out after they left the plan), listed after the waves.
+pub(super) fn removed_rows(view: &RunView) -> Vec<usize> {
+    let placed: std::collections::HashSet<usize> = view.waves.iter().flatten().copied().collect();
+    (0..view.tickets.len())
+        .filter(|i| view.tickets[*i].removed && !placed.contains(i))
+        .collect()
 }
 
 /// From its first attempt's start to its last one's end, or to `now`

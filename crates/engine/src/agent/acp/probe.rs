@@ -5,7 +5,7 @@
 
 use super::session::{not_offered, offered_as, TurnEnd, PROBED};
 use super::Acp;
-use crate::agent::AttemptContext;
+use crate::agent::{AttemptContext, Probed};
 use crate::error::EngineError;
 use planwright_os::process::Finished;
 use std::path::Path;
@@ -21,9 +21,9 @@ pub(super) fn context(
 }
 
 /// What preflight says of a probe that ended with `turn`: the command,
-/// the set-up and the models offered; or, as an error, why the agent
-/// cannot serve an attempt (no session, or no `model` among those it
-/// offers).
+/// the set-up and the models offered (kept, for the routing's check);
+/// or, as an error, why the agent cannot serve an attempt (no session,
+/// or no `model` among those it offers).
 pub(super) fn verdict(
     argv: &str,
     setup: &str,
@@ -31,13 +31,16 @@ pub(super) fn verdict(
     turn: TurnEnd,
     offered: Option<Vec<String>>,
     done: &Finished,
-) -> Result<Option<String>, String> {
+) -> Result<Option<Probed>, String> {
     // The probe has no network: an agent whose session needs it (a login
     // checked, a model list fetched) is left for the attempt to judge.
     let unjudged = |what: String| {
-        Ok(Some(format!(
-            "`{argv}` with {setup}; {what} without the network, so the models it offers are for the attempt to find"
-        )))
+        Ok(Some(Probed {
+            said: format!(
+                "`{argv}` with {setup}; {what} without the network, so the models it offers are for the attempt to find"
+            ),
+            offers: None,
+        }))
     };
     match turn {
         TurnEnd::Stopped(reason) if reason == PROBED => {}
@@ -75,7 +78,10 @@ pub(super) fn verdict(
             return Err(format!("`{argv}`: {}", not_offered(model, list)));
         }
     }
-    Ok(Some(format!("`{argv}` with {setup}; {models}")))
+    Ok(Some(Probed {
+        said: format!("`{argv}` with {setup}; {models}"),
+        offers: offered.filter(|list| !list.is_empty()),
+    }))
 }
 
 fn ticked(list: &[String]) -> String {

@@ -545,7 +545,7 @@ pub(super) const PROBED: &str = "probed";
 /// the model a `-preview` name is the preview of, or an alias that is a
 /// word of its name (`claude-sonnet-4-6` offered as `sonnet` or
 /// `sonnet[1m]`, as claude-agent-acp offers Claude's models).
-pub(super) fn offered_as<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
+pub(crate) fn offered_as<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
     named(model, offered).or_else(|| {
         let words: Vec<&str> = model.split(['-', '/']).collect();
         offered.iter().map(String::as_str).find(|id| {
@@ -575,7 +575,7 @@ fn named<'a>(model: &str, offered: &'a [String]) -> Option<&'a str> {
 }
 
 /// "the agent does not offer model `M`; it offers `a`, `b`".
-pub(super) fn not_offered(model: &str, offered: &[String]) -> String {
+pub(crate) fn not_offered(model: &str, offered: &[String]) -> String {
     let list: Vec<String> = offered.iter().map(|m| format!("`{m}`")).collect();
     let list = if list.is_empty() {
         "none".to_string()

@@ -5,7 +5,7 @@
 
 use crate::error::EngineError;
 use crate::git::repo::Repo;
-use crate::git::Git;
+use crate::git::transfer::{self, ObjectDir};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -62,14 +62,7 @@ impl WorkerCache {
     }
 
     fn init(&self, dir: &Path, bare: bool) -> Result<(), EngineError> {
-        let mut git = Git::outside().args(["init", "-q", "--template="]);
-        if bare {
-            git = git.arg("--bare");
-        }
-        git.arg(format!("--object-format={}", self.format))
-            .arg(dir)
-            .output()?;
-        Ok(())
+        transfer::init(dir, &self.format, bare)
     }
 
     /// Slot `slot`'s repository, or `None` while another attempt holds it.
@@ -98,12 +91,10 @@ impl WorkerCache {
 
     /// Which of `commits` the store lacks.
     pub(super) fn lacks(&self, commits: &[&str]) -> Result<Vec<String>, EngineError> {
+        let store = ObjectDir::at(&self.store());
         let mut missing = Vec::new();
         for c in commits {
-            let there = Git::bare(self.store())
-                .args(["cat-file", "-e", &format!("{c}^{{commit}}")])
-                .succeeds()?;
-            if !there && !missing.iter().any(|m| m == c) {
+            if !store.has_commit(c)? && !missing.iter().any(|m| m == c) {
                 missing.push(c.to_string());
             }
         }
@@ -113,37 +104,21 @@ impl WorkerCache {
     /// The commits the store keeps, newest first: a pack may leave out
     /// what they reach.
     pub(super) fn kept(&self) -> Result<Vec<String>, EngineError> {
-        let out = Git::bare(self.store())
-            .args([
-                "for-each-ref",
-                "--sort=-committerdate",
-                "--format=%(objectname)",
-                KEPT_REFS,
-            ])
-            .text()?;
-        Ok(out.lines().map(str::to_string).collect())
+        ObjectDir::at(&self.store()).newest_under(KEPT_REFS)
     }
 
     /// Adds a pack of objects (thin: its bases are in the store) to the store.
     pub(super) fn ingest(&self, pack: &[u8]) -> Result<(), EngineError> {
-        Git::bare(self.store())
-            .args(["index-pack", "--stdin", "--fix-thin"])
-            .input(pack)
-            .output()?;
-        Ok(())
+        ObjectDir::at(&self.store()).ingest(pack)
     }
 
     /// Keeps `commit` for later packs to build on, dropping the oldest
     /// beyond [`KEPT`].
     pub(super) fn keep(&self, commit: &str) -> Result<(), EngineError> {
-        let store = self.store();
-        Git::bare(&store)
-            .args(["update-ref", &format!("{KEPT_REFS}/{commit}"), commit])
-            .output()?;
+        let store = ObjectDir::at(&self.store());
+        store.set_ref(&format!("{KEPT_REFS}/{commit}"), commit)?;
         for old in self.kept()?.iter().skip(KEPT) {
-            Git::bare(&store)
-                .args(["update-ref", "-d", &format!("{KEPT_REFS}/{old}")])
-                .output()?;
+            store.delete_ref(&format!("{KEPT_REFS}/{old}"))?;
         }
         Ok(())
     }
@@ -153,16 +128,5 @@ impl WorkerCache {
 /// `not` (thin: it may refer to their objects), from the repository whose
 /// git directory is `git_dir`.
 pub(super) fn pack(git_dir: &Path, want: &[&str], not: &[&str]) -> Result<Vec<u8>, EngineError> {
-    let mut revs = String::new();
-    for w in want {
-        revs.push_str(&format!("{w}\n"));
-    }
-    for n in not {
-        revs.push_str(&format!("^{n}\n"));
-    }
-    let out = Git::bare(git_dir)
-        .args(["pack-objects", "--revs", "--thin", "--stdout", "-q"])
-        .input(revs)
-        .output()?;
-    Ok(out.stdout)
+    ObjectDir::at(git_dir).pack(want, not)
 }

@@ -18,6 +18,8 @@ use crate::agent::{AgentOutcome, AgentReport, Agents, UsageSoFar};
 use crate::error::EngineError;
 use crate::exec::{AttemptInput, Candidate, Executor};
 use crate::git::repo::Repo;
+use crate::git::transfer::ObjectDir;
+use crate::git::{objects, refs};
 use crate::model::{Failure, Phase};
 use planwright_config::WorkerLink;
 use planwright_os::process::Cancel;
@@ -334,10 +336,7 @@ impl RemoteExecutor {
         agents: Agents,
         settings: WorkerSettings,
     ) -> Result<RemoteExecutor, EngineError> {
-        let object_format = repo
-            .git()
-            .args(["rev-parse", "--show-object-format"])
-            .text()?;
+        let object_format = objects::format(&repo)?;
         Ok(RemoteExecutor {
             transport,
             repo,
@@ -424,9 +423,7 @@ impl RemoteExecutor {
             ));
         }
         if let Some(commit) = &commit {
-            (self.repo.git())
-                .args(["update-ref", &input.candidate_ref, commit])
-                .output()?;
+            refs::set_own_ref(&self.repo, &input.candidate_ref, commit)?;
         }
         Ok(Talk::Ended(Box::new(Candidate {
             report,
@@ -456,16 +453,7 @@ impl RemoteExecutor {
         if asked.is_empty() {
             return Ok(Vec::new());
         }
-        let lines: String = asked.iter().map(|c| format!("{c}\n")).collect();
-        let out = (self.repo.git())
-            .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
-            .input(lines)
-            .text()?;
-        Ok(out
-            .lines()
-            .filter_map(|l| l.strip_suffix(" commit"))
-            .map(str::to_string)
-            .collect())
+        ObjectDir::at(self.repo.common_dir()).commits_among(&asked)
     }
 }
 

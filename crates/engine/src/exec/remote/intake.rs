@@ -6,7 +6,7 @@
 //! naming the path and git's words, and the worker is not lost).
 
 use crate::error::EngineError;
-use crate::git::Git;
+use crate::git::transfer::ObjectDir;
 use crate::model::{Failure, FailureKind};
 use std::path::Path;
 
@@ -32,39 +32,25 @@ pub(super) fn take(
     commit: &str,
     base: &str,
 ) -> Result<Intake, EngineError> {
-    let git = || Git::bare(git_dir);
-    let indexed = git()
-        .args(["index-pack", "--stdin", "--fix-thin", "--strict"])
-        .input(objects)
-        .raw()?;
-    if indexed.status.success() {
-        return shape(git, commit, base).map(|bad| bad.map_or(Intake::Taken, Intake::Bad));
-    }
-    let said = String::from_utf8_lossy(&indexed.stderr).to_string();
+    let store = ObjectDir::at(git_dir);
+    let Err(said) = store.index_pack(objects, true)? else {
+        return shape(&store, commit, base).map(|bad| bad.map_or(Intake::Taken, Intake::Bad));
+    };
     // The objects wait in the quarantine, and go with it: nothing git
     // refused enters the repository.
     let quarantine = tempfile::Builder::new()
         .prefix("planwright-quarantine-")
         .tempdir_in(git_dir)
         .map_err(|e| EngineError::io(git_dir, e))?;
-    let objects_dir = git_dir.join("objects").display().to_string();
-    let held = quarantine.path().display().to_string();
-    let quarantined = || {
-        Git::bare(git_dir)
-            .env("GIT_OBJECT_DIRECTORY", held.clone())
-            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects_dir.clone())
-    };
-    let loose = quarantined()
-        .args(["index-pack", "--stdin", "--fix-thin"])
-        .input(objects)
-        .raw()?;
+    let quarantined = ObjectDir::quarantined(git_dir, quarantine.path());
+    let loose = quarantined.index_pack(objects, false)?;
     let refusal = last_error(&said);
-    if !loose.status.success() {
+    if loose.is_err() {
         return Ok(Intake::Bad(format!(
             "sent a candidate git refuses: {refusal}"
         )));
     }
-    if let Some(bad) = shape(quarantined, commit, base)? {
+    if let Some(bad) = shape(&quarantined, commit, base)? {
         return Ok(Intake::Bad(bad));
     }
     let Some((object, words)) = fsck_error(&said) else {
@@ -72,19 +58,7 @@ pub(super) fn take(
             "sent a candidate git refuses: {refusal}"
         )));
     };
-    let listed = quarantined()
-        .args(["ls-tree", "-r", "-t", "-z", commit])
-        .output()?;
-    let path = listed
-        .stdout
-        .split(|&b| b == 0)
-        .filter_map(|entry| {
-            let entry = std::str::from_utf8(entry).ok()?;
-            let (meta, path) = entry.split_once('\t')?;
-            (meta.split(' ').nth(2) == Some(object)).then(|| path.to_string())
-        })
-        .next();
-    match path {
+    match quarantined.path_of(commit, object)? {
         Some(path) => Ok(Intake::Refused(refused(&path, words))),
         // Not a file of the candidate: the commit planwright's worker made.
         None => Ok(Intake::Bad(format!(
@@ -93,20 +67,16 @@ pub(super) fn take(
     }
 }
 
-/// Why the candidate now in reach of `git` is not one commit on `base`
-/// with every object it needs, if it is not.
-fn shape(git: impl Fn() -> Git, commit: &str, base: &str) -> Result<Option<String>, EngineError> {
-    let parents = git().args(["rev-list", "--parents", "-n1", commit]).raw()?;
-    let line = String::from_utf8_lossy(&parents.stdout).trim().to_string();
-    if !parents.status.success() || line != format!("{commit} {base}") {
+/// Why the candidate now in `store` is not one commit on `base` with
+/// every object it needs, if it is not.
+fn shape(store: &ObjectDir, commit: &str, base: &str) -> Result<Option<String>, EngineError> {
+    let line = store.with_parents(commit)?;
+    if line.as_deref() != Some(format!("{commit} {base}").as_str()) {
         return Ok(Some(format!(
             "sent a candidate {commit} that is not one commit on the base {base}"
         )));
     }
-    let complete = git()
-        .args(["rev-list", "--objects", "--quiet", commit, "--not", base])
-        .succeeds()?;
-    if !complete {
+    if !store.complete(commit, base)? {
         return Ok(Some(format!(
             "sent a candidate {commit} with objects missing"
         )));

@@ -427,7 +427,9 @@ fn slot_executor(
     )
     .with_network(Network::new(&contain_settings(s)))
     .with_limits(crate::contain::limits(&contain_settings(s)));
-    LocalExecutor::new(slot.repo.clone(), workspaces, agents, s.log_limit)
+    // The slot's repository is the worker's own: its guard is too.
+    let guard = std::sync::Arc::new(crate::git::guard::Guard::of(&slot.repo));
+    LocalExecutor::new(slot.repo.clone(), guard, workspaces, agents, s.log_limit)
 }
 
 fn workspace_settings(s: &WorkerSettings) -> WorkspaceSettings {

@@ -181,9 +181,10 @@ impl Prefixes<'_> {
         Ok(Some(known))
     }
 
-    /// Checks the prefixes of `lengths` at once, one checkout each: a red
-    /// one stops those built on it, a green one those it holds. False
-    /// when the run was interrupted.
+    /// Checks the prefixes of `lengths` at once, one checkout each: a
+    /// green one stops those it holds, a red one those built on it when
+    /// reds are trusted (no `flaky_retries`). False when the run was
+    /// interrupted.
     fn round(
         &self,
         lengths: &[usize],
@@ -208,6 +209,11 @@ impl Prefixes<'_> {
             }
             drop(tx);
             for (k, verdict) in rx {
+                // An ended check is stopped by nothing: raised quietly, its
+                // flag keeps a later stop from saying so.
+                if let Some(slot) = lengths.iter().position(|&j| j == k) {
+                    flags[slot].0.cancel();
+                }
                 match verdict {
                     Ok(v) => self.settle(k, v, lengths, &flags, known, again),
                     Err(e) => {
@@ -241,6 +247,8 @@ impl Prefixes<'_> {
         match verdict {
             Verdict::Pass => {
                 known.runs += 1;
+                // A shorter prefix that failed was a flake.
+                let flaky = again || known.red <= k;
                 known.green = known.green.max(k);
                 self.stop(
                     lengths,
@@ -252,7 +260,7 @@ impl Prefixes<'_> {
                 (self.emit)(Event::BatchVerified {
                     tickets,
                     commit,
-                    flaky: again,
+                    flaky,
                 });
             }
             Verdict::Fail(f) => {
@@ -261,8 +269,13 @@ impl Prefixes<'_> {
                     known.red = k;
                     known.failure = Some(f.clone());
                 }
-                let why = format!("{} below it failed", tickets.join(", "));
-                self.stop(lengths, flags, |j| j > k, &why);
+                // A red that may be a flake stops nothing: a longer stack
+                // that passes outweighs it (and lands), where stopping it
+                // would bisect and blame a member for the flake.
+                if self.flaky_retries == 0 {
+                    let why = format!("{} below it failed", tickets.join(", "));
+                    self.stop(lengths, flags, |j| j > k, &why);
+                }
                 let message = f.message;
                 (self.emit)(Event::BatchFailed { tickets, message });
             }
@@ -456,6 +469,7 @@ mod tests {
     fn search(
         n: usize,
         width: usize,
+        flaky_retries: u32,
         check: &Check<'_>,
     ) -> (Option<(usize, usize, u32)>, Vec<Event>) {
         let ids: Vec<String> = (0..n).map(|i| format!("T{i}")).collect();
@@ -468,7 +482,7 @@ mod tests {
             tip: "tip",
             commits: &commits,
             width,
-            flaky_retries: 1,
+            flaky_retries,
             cancel: &cancel,
             emit: &emit,
             check,
@@ -482,11 +496,12 @@ mod tests {
         Verdict::Fail(Failure::new(FailureKind::GateFailure, "red"))
     }
 
-    /// Two stacks are checked at once; the shorter one fails and stops the
-    /// longer, built on it, which would otherwise never end; the bisection
-    /// then finds the culprit, the second member.
+    /// Two stacks are checked at once; with reds trusted (no flaky
+    /// retries) the shorter one fails and stops the longer, built on it,
+    /// which would otherwise never end; the bisection then finds the
+    /// culprit, the second member.
     #[test]
-    fn a_red_stack_stops_the_stack_built_on_it_and_the_culprit_is_found() {
+    fn a_trusted_red_stack_stops_the_stack_built_on_it_and_the_culprit_is_found() {
         let check = |k: usize, _slot: usize, cancel: &Cancel| {
             if k == 4 {
                 while !cancel.is_cancelled() {
@@ -496,7 +511,7 @@ mod tests {
             }
             Ok(if k >= 2 { red() } else { Verdict::Pass })
         };
-        let (known, events) = search(4, 2, &check);
+        let (known, events) = search(4, 2, 0, &check);
         assert_eq!(known, Some((1, 2, 2)), "green 1, red 2, two gate runs");
         let names: Vec<String> = events
             .iter()
@@ -523,6 +538,55 @@ mod tests {
         );
     }
 
+    /// A prefix that flakes red while the whole stack is checked beside it
+    /// stops nothing: the stack passes, outweighs it and lands whole, with
+    /// no bisection and no member blamed.
+    #[test]
+    fn a_red_that_may_be_a_flake_is_outweighed_by_the_longer_stack() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let ids: Vec<String> = (0..8).map(|i| format!("T{i}")).collect();
+        let commits: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
+        let events = Mutex::new(Vec::new());
+        let prefix_failed = AtomicBool::new(false);
+        let emit = |e: Event| {
+            // A stop is made before the failure is told.
+            let failed = matches!(e, Event::BatchFailed { .. });
+            events.lock().unwrap().push(e);
+            prefix_failed.fetch_or(failed, Ordering::SeqCst);
+        };
+        let check = |k: usize, _slot: usize, cancel: &Cancel| {
+            if k == 4 {
+                return Ok(red());
+            }
+            // The stack ends only once the prefix's red is settled.
+            while !prefix_failed.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            Ok(match cancel.is_cancelled() {
+                true => Verdict::Cancelled,
+                false => Verdict::Pass,
+            })
+        };
+        let cancel = Cancel::default();
+        let prefixes = Prefixes {
+            ids: &ids,
+            tip: "tip",
+            commits: &commits,
+            width: 2,
+            flaky_retries: 1,
+            cancel: &cancel,
+            emit: &emit,
+            check: &check,
+        };
+        let known = prefixes.search().unwrap().map(|k| (k.green, k.red, k.runs));
+        let events = events.into_inner().unwrap();
+        assert_eq!(known, Some((8, 9, 2)), "{events:?}");
+        let flaky = (events.iter()).any(|e| matches!(e, Event::BatchVerified { flaky: true, .. }));
+        assert!(flaky, "the prefix's red was a flake: {events:?}");
+        let cancelled = (events.iter()).any(|e| matches!(e, Event::BatchCancelled { .. }));
+        assert!(!cancelled, "{events:?}");
+    }
+
     /// A stack red once and green when run again is green, and flaky.
     #[test]
     fn a_stack_red_once_then_green_is_flaky() {
@@ -536,7 +600,7 @@ mod tests {
                 Verdict::Pass
             })
         };
-        let (known, events) = search(3, 1, &check);
+        let (known, events) = search(3, 1, 1, &check);
         assert_eq!(known, Some((3, 4, 2)));
         let flaky = events.iter().any(|e| {
             matches!(e, Event::BatchVerified { tickets, flaky: true, .. } if tickets.len() == 3)
@@ -551,7 +615,7 @@ mod tests {
         let check = |k: usize, _slot: usize, _cancel: &Cancel| {
             Ok(if k >= 6 { red() } else { Verdict::Pass })
         };
-        let (known, _) = search(8, 1, &check);
+        let (known, _) = search(8, 1, 1, &check);
         assert_eq!(known, Some((5, 6, 5)));
     }
 }

@@ -6,6 +6,8 @@
 //! lands as it is.
 
 use crate::error::EngineError;
+use crate::events::Event;
+use crate::git::guard::Guard;
 use crate::git::refs::{self, commit_tree, short, HeldTip, Target, CAS_TRIES, ZERO};
 use crate::git::repo::Repo;
 use crate::git::tree::{self, Merged};
@@ -26,7 +28,8 @@ use std::path::Path;
 pub(super) const MOVED_BASE: &str =
     "the tickets merged onto the base since this change was verified";
 
-/// One verified candidate of a batch.
+/// One verified candidate, landed alone or as a member of a stack.
+#[derive(Clone, Copy)]
 pub(super) struct StackMember<'a> {
     /// The candidate commit.
     pub(super) candidate: &'a str,
@@ -65,6 +68,8 @@ pub(super) struct Passed<'a> {
 pub(super) struct Merge<'a> {
     /// The target repository.
     pub(super) repo: &'a Repo,
+    /// The run's integrity guard, through which a merge moves the target.
+    pub(super) guard: &'a Guard,
     /// Where merges go.
     pub(super) target: &'a Target,
     /// Where the gates run again when the target moved.
@@ -77,22 +82,33 @@ pub(super) struct Merge<'a> {
     pub(super) log: &'a Path,
     /// The trees the gates already passed on.
     pub(super) passed: Passed<'a>,
+    /// Times a red merged tree of one candidate runs its gates again
+    /// (`[merge] flaky_retries`; a stack's re-runs are the batch's).
+    pub(super) flaky_retries: u32,
 }
 
+/// Told of each run again of a candidate's gates on its merged tree: the
+/// failure, the gate that failed, and whether they passed that time.
+pub(super) type Retried<'r> = dyn FnMut(&Failure, &Gate, bool) + 'r;
+
 impl Merge<'_> {
-    /// Lands `candidate` (verified on `verified_on`) and deletes
+    /// Lands `member`'s candidate (verified on its `verified_on`) and deletes
     /// `candidate_ref`, in one ref transaction. `before_ref_update` is
     /// called with the new commit before the ref moves, so the state store
     /// knows it first.
     pub(super) fn land(
         &self,
-        candidate: &str,
+        member: &StackMember<'_>,
         candidate_ref: &str,
-        verified_on: &str,
-        message: &str,
         before_ref_update: &mut dyn FnMut(&str) -> Result<(), EngineError>,
+        retried: &mut Retried<'_>,
         cancel: &Cancel,
     ) -> Result<MergeOutcome, EngineError> {
+        let StackMember {
+            candidate,
+            verified_on,
+            message,
+        } = *member;
         for _ in 0..CAS_TRIES {
             let (name, tip, create) = self.target.landing(self.repo)?;
             let commit =
@@ -108,7 +124,7 @@ impl Merge<'_> {
                     commit_tree(self.repo, &tree, &tip, message)?
                 };
             if tip != verified_on {
-                match self.gate(&commit, "", "merge", cancel)? {
+                match self.gate_again_if_flaky(&commit, retried, cancel)? {
                     Verdict::Pass => {}
                     Verdict::Cancelled => return Ok(MergeOutcome::Cancelled),
                     Verdict::Fail(f) => {
@@ -206,7 +222,7 @@ impl Merge<'_> {
         why: &str,
     ) -> Result<bool, EngineError> {
         let reason = format!("planwright: {why}");
-        refs::compare_and_swap(self.repo, name, old, new, refs, &reason)
+        refs::compare_and_swap(self.repo, self.guard, name, old, new, refs, &reason)
     }
 
     /// Runs the gates on the merged tree `commit` in the merge checkout
@@ -242,6 +258,34 @@ impl Merge<'_> {
         )?;
         if verdict == Verdict::Pass {
             store.tree_passes(run, &tree, gates)?;
+        }
+        Ok(verdict)
+    }
+
+    /// [`Merge::gate`] on one candidate's merged tree in the `merge`
+    /// checkout; a gate that failed (exited non-zero: not a timeout or a
+    /// limit) runs again on the same tree, `flaky_retries` times at most,
+    /// and the last verdict stands. Without it one flake on a moved base
+    /// would cost the ticket a new attempt and a strike.
+    fn gate_again_if_flaky(
+        &self,
+        commit: &str,
+        retried: &mut Retried<'_>,
+        cancel: &Cancel,
+    ) -> Result<Verdict, EngineError> {
+        let mut verdict = self.gate(commit, "", "merge", cancel)?;
+        for _ in 0..self.flaky_retries {
+            let Verdict::Fail(failure) = &verdict else {
+                break;
+            };
+            let Some(failed) = crate::verify::gates::failed_gate(self.gates, failure) else {
+                break;
+            };
+            let line = "-- the gates failed on the merged tree; run again on the same tree (`[merge] flaky_retries`)\n";
+            crate::log::append(self.log, line)?;
+            let again = self.gate(commit, "", "merge", cancel)?;
+            retried(failure, failed, again == Verdict::Pass);
+            verdict = again;
         }
         Ok(verdict)
     }
@@ -303,6 +347,7 @@ pub(super) fn merge_with<'a>(
 ) -> Merge<'a> {
     Merge {
         repo: sh.repo,
+        guard: sh.guard,
         target: &sh.target,
         checkouts: &sh.checkouts,
         gates,
@@ -313,6 +358,7 @@ pub(super) fn merge_with<'a>(
             run: &sh.run,
             gates: key,
         },
+        flaky_retries: sh.settings.merge.flaky_retries,
     }
 }
 
@@ -336,12 +382,29 @@ pub(super) fn land(sh: &Shared, job: &MergeJob) -> Result<MergeOutcome, EngineEr
     let mut record = |commit: &str| -> Result<(), EngineError> {
         Ok(sh.store.begin_merge(&sh.run, id, commit)?)
     };
+    let mut retried = |failure: &Failure, gate: &Gate, passed: bool| {
+        if passed {
+            sh.flaky(&gate.command_line());
+        }
+        sh.emitter.emit(Event::GateRetried {
+            ticket: id.to_string(),
+            attempt: job.attempt,
+            gate: gate.command_line(),
+            message: failure.message.clone(),
+            passed,
+        });
+    };
+    let message = sh.message(id);
+    let member = StackMember {
+        candidate: &job.candidate,
+        verified_on: &job.verified_on,
+        message: &message,
+    };
     let outcome = merge.land(
-        &job.candidate,
+        &member,
         &refs::candidate_ref(id),
-        &job.verified_on,
-        &sh.message(id),
         &mut record,
+        &mut retried,
         sh.cancel,
     )?;
     if let MergeOutcome::Merged { commit } = &outcome {

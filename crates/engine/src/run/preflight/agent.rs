@@ -53,15 +53,18 @@ pub(super) fn check_agent_setup(
 /// a temporary folder outside the repository (a dry run changes nothing
 /// there), when the checks before found it and the sandbox usable: a CLI
 /// that cannot start there fails here, in its own words, rather than in a
-/// paid attempt.
-pub(super) fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mut Vec<Check>) {
+/// paid attempt. The models the agent offers, when it lists them (an ACP
+/// agent), for [`super::offers::check_offered`].
+pub(super) fn probe_agent(
+    agent: &dyn Agent,
+    contain: &ContainSettings,
+    out: &mut Vec<Check>,
+) -> Option<Vec<String>> {
     let blocked = |check: CheckName| out.iter().any(|c| c.failed_at(check));
     if blocked(CheckName::Agent) || blocked(CheckName::Sandbox) {
-        return;
+        return None;
     }
-    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
-        return;
-    };
+    let containment = crate::sandbox::containment(contain.mode).ok()?;
     let scratch = tempfile::Builder::new()
         .prefix("planwright-probe-")
         .tempdir()
@@ -75,7 +78,7 @@ pub(super) fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mu
         });
         let probed = agent.probe(scratch.path(), Some(&confine));
         // A folder the CLI made unreadable is opened up to be removed.
-        let _ = crate::exec::workspace::remove_any(scratch.path());
+        let _ = crate::exec::files::remove_any(scratch.path());
         probed
     });
     let how = if containment.confines_writes() {
@@ -84,21 +87,28 @@ pub(super) fn probe_agent(agent: &dyn Agent, contain: &ContainSettings, out: &mu
         "in a fresh CLI home; `[sandbox] mode = \"off\"` confines nothing"
     };
     match probed {
-        Ok(None) => {}
-        Ok(Some(command)) => out.push(Check::ok(
-            CheckName::Agent,
-            format!(
-                "agent `{}` started as an attempt would ({how}): {command}",
-                agent.name()
-            ),
-        )),
-        Err(words) => out.push(Check::error(
-            CheckName::Agent,
-            format!(
-                "agent `{}` did not start as an attempt would ({how}): {words}",
-                agent.name()
-            ),
-            "see docs/agents.md for what the CLI needs from you",
-        )),
+        Ok(None) => None,
+        Ok(Some(found)) => {
+            out.push(Check::ok(
+                CheckName::Agent,
+                format!(
+                    "agent `{}` started as an attempt would ({how}): {}",
+                    agent.name(),
+                    found.said
+                ),
+            ));
+            found.offers
+        }
+        Err(words) => {
+            out.push(Check::error(
+                CheckName::Agent,
+                format!(
+                    "agent `{}` did not start as an attempt would ({how}): {words}",
+                    agent.name()
+                ),
+                "see docs/agents.md for what the CLI needs from you",
+            ));
+            None
+        }
     }
 }

@@ -27,24 +27,9 @@ pub(super) fn check_prices(
             continue;
         }
         let model = lane.model.clone().or_else(|| {
-            if t.model.is_none() && t.tier.is_none() && t.pool_hint.is_none() {
-                return None;
-            }
-            let tier = t.tier.as_deref().unwrap_or(planwright_config::DEFAULT_TIER);
-            let hint = t.pool_hint.as_deref().unwrap_or("auto");
             let own = lane.family.as_deref();
-            let foreign = t
-                .model
-                .as_deref()
-                .and_then(|m| crate::run::pools::foreign_family(routing, families, m, own));
-            match (&t.model, foreign) {
-                (Some(m), None) => Some(m.clone()),
-                _ => routing
-                    .for_family(families, tier, hint, own)
-                    .models
-                    .first()
-                    .map(|m| m.name.clone()),
-            }
+            let routed = crate::run::pools::candidates(t, routing, families, own)?;
+            routed.into_iter().next()
         });
         let Some(model) = model.filter(|m| settings.prices.find(m).is_none()) else {
             continue;

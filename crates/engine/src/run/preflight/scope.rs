@@ -5,6 +5,7 @@
 
 use super::{ok_if_quiet, Check, CheckName};
 use crate::run::Outlook;
+use planwright_plan::graph::TicketGraph;
 use planwright_plan::model::{ScopeEntry, ScopeOp};
 use planwright_plan::overlap::{Glob, Overlap};
 use planwright_plan::scope::{is_glob, Pattern};
@@ -23,22 +24,17 @@ fn matches_any(pattern: &str, files: &HashSet<String>) -> bool {
 /// has n²/2 ancestor pairs, which took seconds at a few thousand tickets.
 struct Ancestry<'p> {
     plan: &'p Plan,
-    /// Plan index of each id (a repeated id means its first ticket).
-    index: HashMap<&'p str, usize>,
+    graph: &'p TicketGraph,
     /// The patterns of each ticket's entries that may create a file,
     /// parsed when an entry first asks about that ticket.
     creates: Vec<OnceCell<Vec<Glob>>>,
 }
 
 impl<'p> Ancestry<'p> {
-    fn new(plan: &'p Plan) -> Ancestry<'p> {
-        let mut index = HashMap::with_capacity(plan.tickets.len());
-        for (i, t) in plan.tickets.iter().enumerate() {
-            index.entry(t.id.as_str()).or_insert(i);
-        }
+    fn new(plan: &'p Plan, graph: &'p TicketGraph) -> Ancestry<'p> {
         Ancestry {
             plan,
-            index,
+            graph,
             creates: vec![OnceCell::new(); plan.tickets.len()],
         }
     }
@@ -56,18 +52,7 @@ impl<'p> Ancestry<'p> {
 
     /// Plan indices of the ticket's ancestors; unknown ids are left out.
     fn of(&self, ticket: usize) -> Vec<usize> {
-        let mut seen = HashSet::new();
-        let mut stack = vec![ticket];
-        while let Some(t) = stack.pop() {
-            for d in &self.plan.tickets[t].depends_on {
-                if let Some(&d) = self.index.get(d.as_str()) {
-                    if seen.insert(d) {
-                        stack.push(d);
-                    }
-                }
-            }
-        }
-        seen.into_iter().collect()
+        self.graph.ancestors(ticket)
     }
 
     /// Whether some ancestor (`ancestors`) may create a file `pattern` matches.
@@ -84,6 +69,7 @@ impl<'p> Ancestry<'p> {
 /// (`earlier`).
 pub(crate) fn check_scope_ops(
     plan: &Plan,
+    graph: &TicketGraph,
     base: &HashSet<String>,
     merged: &HashSet<String>,
     earlier: &HashMap<String, crate::verify::Earlier>,
@@ -101,7 +87,7 @@ pub(crate) fn check_scope_ops(
         // intersection, as the overlap forecast compares scopes.
         let ancestors = OnceCell::new();
         let created_before = |pattern: &str| {
-            let ancestry = ancestry.get_or_init(|| Ancestry::new(plan));
+            let ancestry = ancestry.get_or_init(|| Ancestry::new(plan, graph));
             let ancestors = ancestors.get_or_init(|| ancestry.of(i));
             ancestry.created_before(ancestors, pattern)
         };

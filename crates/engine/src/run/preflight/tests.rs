@@ -165,6 +165,7 @@ fn a_glob_an_ancestor_may_create_counts_as_existing() {
     let mut out = Vec::new();
     check_scope_ops(
         &plan,
+        &planwright_plan::graph::TicketGraph::new(&plan),
         &HashSet::new(),
         &HashSet::new(),
         &HashMap::new(),

@@ -100,7 +100,7 @@ pub(super) fn check_setup(
 pub(super) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
     let before = out.len();
     for rel in copy {
-        if let Err(e) = crate::exec::workspace::copy_source(repo.root(), rel) {
+        if let Err(e) = crate::exec::files::copy_source(repo.root(), rel) {
             out.push(Check::error(
                 CheckName::Copy,
                 e.to_string(),
@@ -108,9 +108,7 @@ pub(super) fn check_copy(repo: &Repo, copy: &[String], out: &mut Vec<Check>) {
             ));
             continue;
         }
-        let literal = format!(":(literal){rel}");
-        let tracked = repo.git().args(["ls-files", "-z", "--", &literal]).output();
-        if tracked.is_ok_and(|o| !o.stdout.is_empty()) {
+        if repo.tracks(rel).unwrap_or(false) {
             out.push(Check::error(
                 CheckName::Copy,
                 format!(

@@ -24,7 +24,7 @@
 //! if it is strictly shorter in that equal-duration run. The search sees
 //! the whole plan: a resumed run keeps the order chosen for all of it.
 
-use super::{topological, Graph};
+use super::Graph;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -50,8 +50,8 @@ pub(super) struct Limits<'a> {
 
 /// The start order to use (tickets, first first): `base` unless a
 /// simulated run of another order ends strictly sooner.
-pub(super) fn order(graph: &Graph, limits: &Limits, base: Vec<usize>) -> Vec<usize> {
-    let edges: usize = graph.children.iter().map(Vec::len).sum();
+pub(super) fn order(graph: &Graph<'_>, limits: &Limits, base: Vec<usize>) -> Vec<usize> {
+    let edges: usize = (0..graph.ids.len()).map(|i| graph.children(i).len()).sum();
     let runs = (BUDGET / (graph.ids.len() + edges + 1)).min(MAX_RUNS);
     // On one slot every order takes the whole work.
     if limits.jobs < 2 || runs < MIN_RUNS {
@@ -82,7 +82,7 @@ pub(super) struct Timeline {
 /// A run in minutes over the estimates, driven by a rank per ticket (lower
 /// starts first).
 pub(super) struct Sim<'a> {
-    pub graph: &'a Graph,
+    pub graph: &'a Graph<'a>,
     pub limits: &'a Limits<'a>,
 }
 
@@ -147,11 +147,9 @@ impl Sim<'_> {
     fn waiting(&self, rank: &[usize], backward: Option<&[bool]>) -> (Vec<usize>, Ready) {
         let g = self.graph;
         let pending: Vec<usize> = match backward {
-            None => g.deps.iter().map(Vec::len).collect(),
-            Some(runs) => g
-                .children
-                .iter()
-                .map(|cs| cs.iter().filter(|&&c| runs[c]).count())
+            None => (0..g.ids.len()).map(|i| g.waits_for(i)).collect(),
+            Some(runs) => (0..g.ids.len())
+                .map(|i| g.children(i).iter().filter(|&&c| runs[c]).count())
                 .collect(),
         };
         let mut ready = vec![BinaryHeap::new(); self.limits.caps.len()];
@@ -179,11 +177,8 @@ impl Sim<'_> {
             }
         };
         match backward {
-            None => self.graph.children[i].iter().for_each(|&c| release(c)),
-            Some(_) => self.graph.deps[i]
-                .iter()
-                .flatten()
-                .for_each(|&d| release(d)),
+            None => self.graph.children(i).iter().for_each(|&c| release(c)),
+            Some(_) => self.graph.deps(i).iter().for_each(|&d| release(d)),
         }
     }
 }
@@ -262,7 +257,7 @@ impl<'a> Search<'a> {
                 1 => self.ranked(|i| Reverse(g.descendants[i])),
                 // The longest path after the ticket: what it unblocks.
                 2 => self.ranked(|i| Reverse(g.minutes[i] - g.own[i])),
-                _ => self.ranked(|i| Reverse(g.children[i].len())),
+                _ => self.ranked(|i| Reverse(g.children(i).len())),
             };
             self.attempt(rank);
         }
@@ -343,10 +338,10 @@ impl<'a> Search<'a> {
 }
 
 /// The earliest start of each ticket with unlimited slots.
-fn heads(g: &Graph) -> Vec<u64> {
+fn heads(g: &Graph<'_>) -> Vec<u64> {
     let mut head = vec![0; g.ids.len()];
-    for i in topological(&g.deps, &g.children) {
-        for &c in &g.children[i] {
+    for &i in g.tickets.topo() {
+        for &c in g.children(i) {
             head[c] = head[c].max(head[i] + g.own[i]);
         }
     }
@@ -354,7 +349,7 @@ fn heads(g: &Graph) -> Vec<u64> {
 }
 
 /// max(critical path, work / jobs, rounded up) over the tickets that run.
-fn lower_bound(g: &Graph, runs: &[bool], jobs: usize) -> u64 {
+fn lower_bound(g: &Graph<'_>, runs: &[bool], jobs: usize) -> u64 {
     let head = heads(g);
     let ran = (0..runs.len()).filter(|&i| runs[i]);
     let critical = ran.clone().map(|i| head[i] + g.own[i]).max().unwrap_or(0);

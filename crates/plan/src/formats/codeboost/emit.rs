@@ -208,27 +208,12 @@ fn plan_level_drops(plan: &Plan, sink: &mut dyn Sink) {
 /// Ticket positions in an order where every item depends only on earlier
 /// ones; the source order wherever it already is one.
 fn order(plan: &Plan, sink: &mut dyn Sink) -> Vec<usize> {
-    let index: HashMap<&str, usize> = plan
-        .tickets
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.id.as_str(), i))
-        .collect();
-    let deps: Vec<Vec<usize>> = plan
-        .tickets
-        .iter()
-        .map(|t| {
-            t.depends_on
-                .iter()
-                .filter_map(|d| index.get(d.as_str()).copied())
-                .collect()
-        })
-        .collect();
+    let graph = crate::graph::TicketGraph::new(plan);
     let mut placed = vec![false; plan.tickets.len()];
     let mut out = Vec::with_capacity(plan.tickets.len());
     while out.len() < plan.tickets.len() {
         let next = (0..plan.tickets.len())
-            .find(|&i| !placed[i] && deps[i].iter().all(|&d| placed[d] || d == i));
+            .find(|&i| !placed[i] && graph.deps(i).iter().all(|&d| placed[d] || d == i));
         let Some(i) = next else {
             let rest: Vec<usize> = (0..plan.tickets.len()).filter(|&i| !placed[i]).collect();
             let names: Vec<&str> = rest.iter().map(|&i| plan.tickets[i].id.as_str()).collect();
