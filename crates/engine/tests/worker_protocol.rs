@@ -60,6 +60,7 @@ fn every_message() -> Vec<Value> {
         settings: settings(),
         heartbeat_ms: 5000,
         lost_after_ms: 30000,
+        resume_key: Some("0123456789abcdef0123456789abcdef".into()),
     };
     let usage = Usage {
         input_tokens: 1,
@@ -86,6 +87,8 @@ fn every_message() -> Vec<Value> {
         ToWorker::Heartbeat { ack: 3 },
         ToWorker::Resume {
             slot: 0,
+            object_format: "sha1".into(),
+            key: "0123456789abcdef0123456789abcdef".into(),
             ticket: "T1".into(),
             attempt: 1,
             ack: 2,

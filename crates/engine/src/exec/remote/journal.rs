@@ -65,11 +65,13 @@ impl Journal {
         Ok(())
     }
 
+    /// How many messages sent the peer has not acknowledged.
+    pub(super) fn unacknowledged(&self) -> u64 {
+        self.sent - self.acked
+    }
+
     /// What a peer that heard up to `ack` missed, in order, to be sent
     /// again on a new connection (what it acknowledges is forgotten).
-    // Unused until the worker keeps an attempt across a broken connection
-    // and the coordinator reconnects (issue 52, branch h-scale-resume).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) fn missed(&mut self, ack: u64) -> Result<Vec<Vec<u8>>, ResumeError> {
         self.acknowledged(ack)?;
         Ok(self.kept.iter().cloned().collect())

@@ -11,6 +11,8 @@ mod intake;
 mod journal;
 pub mod kubernetes;
 pub mod protocol;
+mod reconnect;
+mod resume;
 mod transport;
 mod wire;
 mod worker;
@@ -20,7 +22,7 @@ pub use command::CommandTransport;
 pub use executor::RemoteExecutor;
 pub use hello::{greet, hello, places, Greeting};
 pub use kubernetes::kubernetes;
-pub use transport::{EndLink, Link, Lost, Transport, Wait};
+pub use transport::{EndLink, Link, Lost, NoLink, Transport, Wait};
 pub use worker::{serve, set_version, version, WorkerOptions, VERSION};
 
 use planwright_config::ExecutorSettings;

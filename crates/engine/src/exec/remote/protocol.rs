@@ -57,6 +57,12 @@ pub enum ToWorker {
     Resume {
         /// The slot of the attempt (its `attempt`'s `slot`).
         slot: usize,
+        /// The repository's object format (its `attempt`'s
+        /// `object_format`): which of the cache's stores the slot is in.
+        object_format: String,
+        /// The attempt's `resume_key`: a worker keeps an attempt for a
+        /// connection that knows it, and for no other.
+        key: String,
         /// The attempt's ticket.
         ticket: String,
         /// The attempt's number.
@@ -252,6 +258,13 @@ pub struct AttemptSpec {
     /// After how long without a message from the coordinator the worker
     /// ends the attempt and exits, in milliseconds.
     pub lost_after_ms: u64,
+    /// Set when the coordinator can reconnect to the worker's machine
+    /// (docs/scaling.md, "A broken connection"): the worker keeps the
+    /// attempt for `lost_after_ms` after its connection closes, for a new
+    /// connection whose `resume` carries this key. A secret of the
+    /// coordinator's, never written to a file.
+    #[serde(default)]
+    pub resume_key: Option<String>,
 }
 
 /// The parts of the coordinator's settings a worker applies.

@@ -46,6 +46,12 @@ struct Queue {
     /// The stream being written: a writer of an earlier one (the
     /// connection broke and was resumed) changes nothing when it ends.
     stream: u64,
+    /// A stream that fails detaches the outbox rather than killing it: the
+    /// attempt may go on over a new connection ([`Outbox::keep`]).
+    keep: bool,
+    /// The stream failed while kept: messages are journaled, not queued,
+    /// until [`Outbox::resume`] gives a new one.
+    detached: bool,
 }
 
 impl Outbox {
@@ -79,18 +85,37 @@ impl Outbox {
         self.lock().journal.acknowledged(ack)
     }
 
+    /// From now on a stream that fails detaches the outbox instead of
+    /// giving the peer up: what is sent is journaled until
+    /// [`Outbox::resume`] (an attempt that can go on over a new
+    /// connection).
+    pub(super) fn keep(&self) {
+        self.lock().keep = true;
+    }
+
+    /// Whether the peer has not acknowledged everything journaled.
+    pub(super) fn unacknowledged(&self) -> bool {
+        self.lock().journal.unacknowledged() > 0
+    }
+
     /// Goes on writing to `to`, a new connection to the same peer, which
-    /// heard up to `ack`: what it missed first, then what is sent from now.
-    // Unused until the worker keeps an attempt across a broken connection
-    // and the coordinator reconnects (issue 52, branch h-scale-resume).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) fn resume(&self, to: Box<dyn Write + Send>, ack: u64) -> Result<(), ResumeError> {
+    /// heard up to `ack`: `first` (a framed message, unless empty), what it
+    /// missed, then what is sent from now.
+    pub(super) fn resume(
+        &self,
+        to: Box<dyn Write + Send>,
+        ack: u64,
+        first: Vec<u8>,
+    ) -> Result<(), ResumeError> {
         let mut q = self.lock();
-        let missed = q.journal.missed(ack)?;
+        let mut items: VecDeque<Vec<u8>> = q.journal.missed(ack)?.into();
+        if !first.is_empty() {
+            items.push_front(first);
+        }
         q.stream += 1;
-        q.bytes = missed.iter().map(Vec::len).sum();
-        q.items = missed.into();
-        (q.dead, q.closed, q.ended) = (false, false, false);
+        q.bytes = items.iter().map(Vec::len).sum();
+        q.items = items;
+        (q.dead, q.closed, q.ended, q.detached) = (false, false, false, false);
         let (writer, stream) = (self.clone(), q.stream);
         std::thread::spawn(move || writer.write_all(stream, to));
         self.shared.1.notify_all();
@@ -152,6 +177,10 @@ impl Outbox {
         }
         if msg.journaled() {
             q.journal.record(&bytes);
+        }
+        if q.detached {
+            // Kept for a new connection; a heartbeat has no one to reach.
+            return Ok(());
         }
         q.bytes += bytes.len();
         q.items.push_back(bytes);
@@ -223,7 +252,11 @@ impl Outbox {
             let Some(item) = item else { break };
             if to.write_all(&item).and_then(|()| to.flush()).is_err() {
                 let mut q = self.lock();
-                if q.stream == stream {
+                if q.stream == stream && q.keep {
+                    q.detached = true;
+                    q.items.clear();
+                    q.bytes = 0;
+                } else if q.stream == stream {
                     Self::give_up(&mut q);
                 }
                 self.shared.1.notify_all();
@@ -362,7 +395,7 @@ mod tests {
         // the new one, then what is sent from now.
         let (r, w) = std::os::unix::net::UnixStream::pair().unwrap();
         let second = listen::<FromWorker>(Box::new(r));
-        out.resume(Box::new(w), 2).unwrap();
+        out.resume(Box::new(w), 2, Vec::new()).unwrap();
         // The first stream ends, its heartbeat written or dropped.
         while let Ok((heard, _)) = first.recv().unwrap() {
             assert_eq!(heard, FromWorker::Heartbeat { ack: 0 });
@@ -376,7 +409,7 @@ mod tests {
         // A resumption from more than was sent is refused.
         let (_r, w) = std::os::unix::net::UnixStream::pair().unwrap();
         assert_eq!(
-            out.resume(Box::new(w), 5),
+            out.resume(Box::new(w), 5, Vec::new()),
             Err(ResumeError::Ahead { ack: 5, sent: 4 })
         );
     }
