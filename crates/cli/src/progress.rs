@@ -92,6 +92,7 @@ fn line(event: &Event) -> Option<String> {
         | Event::Bisected { .. } => return queue_line(event),
         Event::PoolPaused { .. }
         | Event::WorkerWaiting { .. }
+        | Event::WorkerResumed { .. }
         | Event::WorkerLost { .. } => return slot_line(event),
         Event::AgentUsage { .. } | Event::AgentActivity { .. } | Event::AgentReported { .. } => {
             return None
@@ -310,6 +311,16 @@ fn slot_line(event: &Event) -> Option<String> {
             waiting_for,
             ..
         } => format!("{ticket}: its worker at {place} waits: {waiting_for}"),
+        Event::WorkerResumed {
+            ticket,
+            place,
+            reason,
+            after_ms,
+            ..
+        } => format!(
+            "{ticket}: the connection to its worker at {place} broke ({reason}); a new one resumed the attempt after {:.1}s",
+            *after_ms as f64 / 1000.0
+        ),
         Event::WorkerLost {
             ticket,
             place,

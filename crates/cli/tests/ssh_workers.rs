@@ -319,3 +319,119 @@ fn tickets_land_from_two_ssh_hosts_and_one_cut_off_mid_attempt_loses_nothing() {
         assert!(!kept.is_empty(), "no attempt ended on {}", h.addr);
     }
 }
+
+/// The `ssh` client of an attempt dies while the host's worker goes on (a
+/// reset connection): the worker keeps the attempt, a new `ssh` session
+/// to the same host resumes it, and the ticket lands on its first attempt
+/// with no worker lost. The agent finishes only once the run said the
+/// attempt was resumed.
+#[test]
+fn an_ssh_session_that_dies_mid_attempt_is_resumed_over_a_new_one() {
+    if !wanted() {
+        return;
+    }
+    let env = Env::new(&[("README.md", "base\n")]).with_cli(BIN);
+    let Hosts { hosts, ssh } = Hosts::start(env.root());
+    let tickets = planwright_testkit::creating_tickets(&["D"]);
+    let plan = json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": gate(&["true"]), "tickets": tickets});
+    write(env.root(), "plan.json", &plan.to_string());
+    let ssh = json!(ssh);
+    let config = format!(
+        "[executor]\nkind = \"ssh\"\nhosts = [\"127.0.0.2\", \"127.0.0.3\"]\nssh_command = {ssh}\ncommand = [{BIN:?}, \"worker\"]\n"
+    );
+    write(env.root(), "planwright.toml", &config);
+    // It waits for `go` in its workspace (the sandbox shows it nothing of
+    // this test's folders).
+    let agent = "sh -c 'touch started.txt; while [ ! -e go ]; do sleep 0.1; done; rm -f started.txt go; echo D > D.txt'";
+    let mut child = env
+        .command()
+        .args([
+            "run",
+            "plan.json",
+            "--repo",
+            "repo",
+            "--config",
+            "planwright.toml",
+        ])
+        .args(["--strikes", "1", "--agent", "cmd", "--agent-cmd", agent])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // What the run says, on either stream, line by line as it comes.
+    let (tx, lines) = std::sync::mpsc::channel();
+    let read = |from: Box<dyn std::io::Read + Send>, tx: std::sync::mpsc::Sender<String>| {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(from).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        })
+    };
+    let readers = [
+        read(Box::new(child.stdout.take().unwrap()), tx.clone()),
+        read(Box::new(child.stderr.take().unwrap()), tx),
+    ];
+    let started = |h: &Host| {
+        Command::new("find")
+            .arg(&h.cache)
+            .args(["-name", "started.txt"])
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty())
+    };
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !hosts.iter().any(started) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before D started"
+        );
+        assert!(Instant::now() < deadline, "D's attempt never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The attempt's `ssh` client, the run's only one now, dies.
+    let clients: Vec<u32> = descendants(child.id())
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "ssh")
+        })
+        .collect();
+    assert_eq!(clients.len(), 1, "{clients:?}");
+    run(Command::new("kill").args(["-9", &clients[0].to_string()]));
+    let mut said = Vec::new();
+    loop {
+        let line = lines.recv().expect("the run said the attempt was resumed");
+        let resumed = line.contains("D: the connection to its worker at ssh 127.0.0.")
+            && line.contains("broke (closed the connection); a new one resumed the attempt after");
+        said.push(line);
+        if resumed {
+            break;
+        }
+    }
+    for h in &hosts {
+        run(Command::new("find").arg(&h.cache).args([
+            "-name",
+            "started.txt",
+            "-execdir",
+            "touch",
+            "go",
+            ";",
+        ]));
+    }
+    let status = child.wait().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+    said.extend(lines.try_iter());
+    let said = said.join("\n");
+    assert!(status.success(), "{said}");
+    assert!(!said.contains("failed the attempt"), "{said}");
+    let log = git(&env.repo(), &["log", "--format=%s", "main"]);
+    assert_eq!(log.lines().collect::<Vec<_>>(), ["D: ticket D", "base"]);
+    let status = env.status_json();
+    let attempts = status["tickets"][0]["attempts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(attempts.len(), 1, "{status}");
+}

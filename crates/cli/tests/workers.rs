@@ -282,7 +282,7 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
     );
     // A worker that cannot confine agents, while the run would.
     let hello = format!(
-        r#"read l; echo '{{"type":"hello","protocol":2,"planwright":"{}","sandbox":{{"enforced":false,"detail":"no Landlock here"}}}}'; read l; echo '{{"type":"checked","missing":[]}}'"#,
+        r#"read l; echo '{{"type":"hello","protocol":3,"planwright":"{}","sandbox":{{"enforced":false,"detail":"no Landlock here"}}}}'; read l; echo '{{"type":"checked","missing":[]}}'"#,
         build()
     );
     let said = preflight(&["sh", "-c", &hello]);
@@ -383,7 +383,7 @@ fn preflight_says_the_truth_about_each_worker() {
         "{said}"
     );
     // A worker of another build, refused unless skew is allowed.
-    let other = r#"read l; echo '{"type":"hello","protocol":2,"planwright":"0.0.7","sandbox":{"enforced":true,"detail":"x"}}'; read l; echo '{"type":"checked","missing":[]}'"#;
+    let other = r#"read l; echo '{"type":"hello","protocol":3,"planwright":"0.0.7","sandbox":{"enforced":true,"detail":"x"}}'; read l; echo '{"type":"checked","missing":[]}'"#;
     let skewed = process_config(&["sh", "-c", other]);
     let (ok, said) = preflight(&skewed);
     assert!(

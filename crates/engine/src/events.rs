@@ -207,6 +207,20 @@ pub enum Event {
         /// nodes are available: ...`), made inert.
         waiting_for: String,
     },
+    /// An attempt's connection to its worker broke, and a new one to the
+    /// same machine resumed it: the attempt goes on where it was.
+    WorkerResumed {
+        /// The ticket.
+        ticket: String,
+        /// The attempt.
+        attempt: u32,
+        /// Where its worker runs (`kubernetes agents/POD`, `ssh build-1`).
+        place: String,
+        /// How the connection broke (`closed the connection`).
+        reason: String,
+        /// How long the new connection took to resume it (ms).
+        after_ms: u64,
+    },
     /// A counterfactual of a candidate that passed its gates was run.
     Counterfactual {
         /// The ticket.
@@ -445,6 +459,7 @@ impl Event {
             | Event::PoolPaused { ticket, .. }
             | Event::WorkerLost { ticket, .. }
             | Event::WorkerWaiting { ticket, .. }
+            | Event::WorkerResumed { ticket, .. }
             | Event::Counterfactual { ticket, .. }
             | Event::Review { ticket, .. }
             | Event::AttemptRejected { ticket, .. }

@@ -29,7 +29,7 @@ pub use error::EngineError;
 pub use events::{
     AttemptAgent, AttemptPlace, Emitter, Event, JsonLines, Recorder, Reporter, Stamped,
 };
-pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor};
+pub use exec::{remote, AttemptInput, Candidate, Executor, LocalExecutor, ResumedSink};
 pub use git::repo::Repo;
 pub use git::tracked_files;
 pub use git::worktree::WorkTree;

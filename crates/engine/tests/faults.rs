@@ -1,7 +1,8 @@
 //! The worker protocol through a transport that injects faults between a
 //! coordinator and an in-process `planwright worker`: the stream stalls
 //! (a stopped worker, a cut link: nothing flows, nothing closes), drops
-//! (the connection closes) or is delayed, both ways. Each test waits for
+//! (the connection closes) or is delayed, both ways; a transport that can
+//! reconnect resumes a dropped connection's attempt. Each test waits for
 //! the event it is about (an attempt's end, the worker's end), never for a
 //! length of time.
 
@@ -10,7 +11,7 @@ use planwright_engine::agent::{AgentOutcome, AgentSpec, Agents, AgentsSpec};
 use planwright_engine::process::Cancel;
 use planwright_engine::remote::protocol::WorkerSettings;
 use planwright_engine::remote::{
-    serve, EndLink, Link, Lost, RemoteExecutor, Transport, Wait, WorkerOptions,
+    serve, EndLink, Link, Lost, NoLink, RemoteExecutor, Transport, Wait, WorkerOptions,
 };
 use planwright_engine::{Candidate, EngineError, Executor, Phase, Repo};
 use planwright_testkit::contract::input;
@@ -47,24 +48,51 @@ impl Shared {
     }
 }
 
+/// How the transport answers a reconnection.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Again {
+    /// It cannot reconnect (the worker does not keep its attempt).
+    Never,
+    /// A new link to a new worker in the same cache, clear.
+    Link,
+    /// Each try fails, as to a machine out of reach.
+    Unreachable,
+}
+
 /// One slot whose worker is `serve` on a thread of this process, behind
 /// the faulty link.
 struct Faulty {
     cache: PathBuf,
-    shared: Arc<Shared>,
+    /// The fault of the link made last.
+    shared: Mutex<Arc<Shared>>,
     workers: Mutex<Vec<JoinHandle<Result<(), EngineError>>>>,
+    again: Again,
 }
 
 impl Faulty {
     fn new(env: &Env) -> Arc<Faulty> {
+        Faulty::reconnecting(env, Again::Never)
+    }
+
+    fn reconnecting(env: &Env, again: Again) -> Arc<Faulty> {
         Arc::new(Faulty {
             cache: env.root().join("worker-cache"),
-            shared: Arc::new(Shared {
-                fault: Mutex::new(Fault::Clear),
-                changed: Condvar::new(),
-            }),
+            shared: Mutex::new(Faulty::clear()),
             workers: Mutex::new(Vec::new()),
+            again,
         })
+    }
+
+    fn clear() -> Arc<Shared> {
+        Arc::new(Shared {
+            fault: Mutex::new(Fault::Clear),
+            changed: Condvar::new(),
+        })
+    }
+
+    /// The link made last.
+    fn link(&self) -> Arc<Shared> {
+        self.shared.lock().unwrap().clone()
     }
 
     /// Waits for the worker to end, and returns how it ended.
@@ -120,14 +148,30 @@ impl Transport for Faulty {
         "faulty".into()
     }
 
+    fn resumes(&self) -> bool {
+        self.again != Again::Never
+    }
+
+    fn reconnect(&self, slot: usize, wait: &Wait<'_>) -> Result<Link, NoLink> {
+        match self.again {
+            Again::Link => self.connect(slot, wait).map_err(NoLink::Again),
+            Again::Never | Again::Unreachable => Err(NoLink::Again(Lost {
+                place: "faulty".into(),
+                reason: "is out of reach".into(),
+            })),
+        }
+    }
+
     fn connect(&self, _slot: usize, _wait: &Wait<'_>) -> Result<Link, Lost> {
         // A socket pair as a pipe: what one end writes the other reads.
         let pipe = || UnixStream::pair().unwrap();
+        let shared = Faulty::clear();
+        *self.shared.lock().unwrap() = shared.clone();
         // Coordinator -> link -> worker, and back, each leg a pipe.
         let ((link_in, coordinator_writes), (worker_reads, link_out)) = (pipe(), pipe());
-        relay(link_in, link_out, self.shared.clone());
+        relay(link_in, link_out, shared.clone());
         let ((link_back_in, worker_writes), (coordinator_reads, link_back_out)) = (pipe(), pipe());
-        relay(link_back_in, link_back_out, self.shared.clone());
+        relay(link_back_in, link_back_out, shared);
         let options = WorkerOptions {
             cache: self.cache.clone(),
             unsandboxed: false,
@@ -186,7 +230,7 @@ fn attempt_with(
     let cancel = Cancel::default();
     let progress = |phase: Phase| {
         if phase == Phase::Agent {
-            t.shared.set(fault);
+            t.link().set(fault);
             if interrupt {
                 cancel.cancel();
             }
@@ -220,7 +264,7 @@ fn a_stalled_worker_is_lost_and_ends_its_agent_by_itself() {
         .worker_end()
         .expect_err("the worker gave its coordinator up");
     assert!(ended.to_string().contains("said nothing"), "{ended}");
-    t.shared.set(Fault::Drop);
+    t.link().set(Fault::Drop);
 }
 
 #[test]
@@ -239,7 +283,7 @@ fn ctrl_c_during_a_stall_ends_the_attempt() {
     assert_eq!(candidate.report.outcome, AgentOutcome::Cancelled);
     assert!(candidate.lost.is_none(), "{candidate:?}");
     // The link comes back closed: the worker hears its end and stops.
-    t.shared.set(Fault::Drop);
+    t.link().set(Fault::Drop);
     t.worker_end().unwrap();
 }
 
@@ -270,6 +314,95 @@ fn a_slow_link_both_ways_loses_nothing() {
     assert!(candidate.lost.is_none(), "{candidate:?}");
     assert_eq!(candidate.report.outcome, AgentOutcome::Finished);
     assert!(candidate.commit.is_some(), "{candidate:?}");
-    t.shared.set(Fault::Clear);
+    t.link().set(Fault::Clear);
     t.worker_end().unwrap();
+}
+
+/// The agent says it started, waits for `go` beside it (the sandbox
+/// shows it its workspace, not this test's folders), then writes its file.
+const WAITS_FOR_GO: &str =
+    "touch started.txt; while [ ! -e go ]; do sleep 0.05; done; rm -f started.txt go; echo resumed > resumed.txt";
+
+/// Lets the agent of [`WAITS_FOR_GO`] under `dir` go on.
+fn go(dir: &std::path::Path) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|n| n == "started.txt") {
+            std::fs::write(path.with_file_name("go"), "").unwrap();
+        } else if entry.file_type().unwrap().is_dir() {
+            go(&path);
+        }
+    }
+}
+
+/// The connection drops while the agent works; the transport can reach
+/// the worker again, so a new connection resumes the attempt (the worker
+/// kept it), and only then does the agent finish: the candidate arrives
+/// over the new connection, no worker is lost, and both workers (the one
+/// that kept the attempt and the one that relayed to it) end cleanly.
+#[test]
+fn a_dropped_connection_is_resumed_over_a_new_one_and_the_attempt_lands() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let t = Faulty::reconnecting(&env, Again::Link);
+    let link = WorkerLink {
+        heartbeat: Duration::from_millis(50),
+        lost_after: Duration::from_secs(600),
+        allow_version_skew: false,
+        ..WorkerLink::default()
+    };
+    let cache = t.cache.clone();
+    let exec = executor(&env, t.clone(), WAITS_FOR_GO, link);
+    let (tx, resumed) = std::sync::mpsc::channel();
+    let tx = Mutex::new(tx);
+    let mut input = input(&env, "T1", 1);
+    input.resumed_sink = Some(planwright_engine::ResumedSink(Arc::new(
+        move |why: &str, _after| {
+            go(&cache);
+            tx.lock().unwrap().send(why.to_string()).unwrap();
+        },
+    )));
+    let cancel = Cancel::default();
+    let progress = |phase: Phase| {
+        if phase == Phase::Agent {
+            t.link().set(Fault::Drop);
+        }
+        Ok(())
+    };
+    let candidate = exec.attempt(0, &input, &progress, &cancel).unwrap();
+    assert!(candidate.lost.is_none(), "{candidate:?}");
+    assert_eq!(candidate.report.outcome, AgentOutcome::Finished);
+    assert!(candidate.commit.is_some(), "{candidate:?}");
+    assert_eq!(resumed.try_recv().unwrap(), "closed the connection");
+    assert!(resumed.try_recv().is_err(), "resumed once");
+    drop(exec);
+    t.worker_end().unwrap();
+    t.worker_end().unwrap();
+}
+
+/// The connection drops and no new one reaches the worker: past
+/// `lost_after` the worker is lost, no strike, saying so, and the worker
+/// that kept the attempt for that long ends its agent and itself.
+#[test]
+fn a_dropped_connection_no_new_one_reaches_is_lost_after_the_bound() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let t = Faulty::reconnecting(&env, Again::Unreachable);
+    let link = WorkerLink {
+        heartbeat: Duration::from_millis(50),
+        lost_after: Duration::from_millis(600),
+        allow_version_skew: false,
+        ..WorkerLink::default()
+    };
+    let exec = executor(&env, t.clone(), WAITS, link);
+    let candidate = attempt_with(&exec, &env, &t, Fault::Drop, false);
+    let lost = candidate.lost.expect("the worker is lost");
+    assert!(
+        lost.reason.contains(
+            "closed the connection, and no new one resumed the attempt within 600ms (`[executor] lost_after`; the last try: is out of reach)"
+        ),
+        "{lost}"
+    );
+    let ended = t
+        .worker_end()
+        .expect_err("the worker gave its coordinator up");
+    assert!(ended.to_string().contains("said nothing"), "{ended}");
 }

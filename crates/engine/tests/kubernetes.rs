@@ -149,10 +149,10 @@ fn cut_mid_attempt(how: Cut) -> (planwright_engine::remote::Lost, Vec<String>) {
 }
 
 /// The requests of [`cut_mid_attempt`]: the first pod made, watched,
-/// exec'd into, gone as `gone` says, looked up (after `dropped`
-/// connections) and deleted, as a lost worker's pod always is; then a
-/// second pod.
-fn cut_requests(gone: &str, dropped: usize) -> Vec<String> {
+/// exec'd into, gone as `gone` says; a new exec into it refused, so it is
+/// looked up (gone: no more tries), looked up again by the lost worker's
+/// end, and deleted, as a lost worker's pod always is; then a second pod.
+fn cut_requests(gone: &str) -> Vec<String> {
     let (p1, p2) = (pod(0, 1), pod(0, 2));
     let mut requests = vec![
         "list".to_string(),
@@ -160,8 +160,9 @@ fn cut_requests(gone: &str, dropped: usize) -> Vec<String> {
         format!("watch {p1}"),
         format!("exec {p1}"),
         format!("{gone} {p1}"),
+        format!("exec {p1}"),
+        format!("get {p1}"),
     ];
-    requests.extend(std::iter::repeat_n("dropped".to_string(), dropped));
     requests.extend([
         format!("get {p1}"),
         format!("delete {p1}"),
@@ -182,7 +183,7 @@ fn a_pod_evicted_mid_attempt_is_a_lost_worker_and_the_next_attempt_gets_a_new_po
         pod(0, 1)
     );
     assert!(lost.reason.contains(&said), "{}", lost.reason);
-    assert_eq!(requests, cut_requests("evict", 0));
+    assert_eq!(requests, cut_requests("evict"));
 }
 
 #[test]
@@ -190,22 +191,70 @@ fn a_pod_deleted_mid_attempt_is_a_lost_worker_saying_so() {
     let (lost, requests) = cut_mid_attempt(Cut::Delete);
     let said = format!("its pod `{}` was deleted", pod(0, 1));
     assert!(lost.reason.contains(&said), "{}", lost.reason);
-    assert_eq!(requests, cut_requests("deleted", 0));
+    assert_eq!(requests, cut_requests("deleted"));
 }
 
 /// The API server restarts in the middle of an attempt: the exec stream
-/// breaks, so the worker is lost, but the calls after it are tried again
-/// until the server answers, the pod the worker ran in is deleted, and the
-/// slot's next attempt gets a new pod.
+/// breaks, a new exec into the same pod is tried again until the server
+/// answers, and its worker relays to the one that kept the attempt, which
+/// goes on and lands; the pod is reused and deleted at the end.
 #[test]
-fn an_api_server_blip_loses_the_attempt_not_the_slot_and_leaves_no_pod() {
-    let (lost, requests) = cut_mid_attempt(Cut::Blip);
-    assert!(
-        lost.reason.contains("closed the connection"),
-        "{}",
-        lost.reason
+fn an_api_server_blip_is_resumed_by_a_new_exec_into_the_same_pod() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    env.fixture("T1", 0, "a.txt", "a\n");
+    let api = MockApi::start(env.root().join("pods"));
+    let exec = executor(
+        &env,
+        scripted(&env),
+        transport(&api, env.root(), 1).unwrap(),
     );
-    assert_eq!(requests, cut_requests("blip", 3));
+    *api.cut_next.lock().unwrap() = Some(Cut::Blip);
+    let (input, resumed) = noting_resumptions(input(&env, "T1", 1));
+    let c = attempt(exec.as_ref(), 0, &input);
+    assert!(c.lost.is_none(), "{:?}", c.lost);
+    assert!(c.commit.is_some(), "{:?}", c.report);
+    assert_eq!(
+        resumed.try_iter().collect::<Vec<_>>(),
+        ["closed the connection"]
+    );
+    drop(exec);
+    let p = pod(0, 1);
+    assert_eq!(
+        api.requests(),
+        [
+            "list".to_string(),
+            format!("create {p}"),
+            format!("watch {p}"),
+            format!("exec {p}"),
+            format!("blip {p}"),
+            "dropped".to_string(),
+            "dropped".to_string(),
+            "dropped".to_string(),
+            // The same pod: its worker kept the attempt.
+            format!("exec {p}"),
+            "list".to_string(),
+            format!("delete {p}"),
+        ]
+    );
+    assert!(api.state.lock().unwrap().pods.is_empty());
+}
+
+/// `input`, its resumptions told to the receiver returned (how each
+/// connection broke).
+fn noting_resumptions(
+    mut input: planwright_engine::AttemptInput,
+) -> (
+    planwright_engine::AttemptInput,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    input.resumed_sink = Some(planwright_engine::ResumedSink(Arc::new(
+        move |why: &str, _| {
+            let _ = tx.lock().unwrap().send(why.to_string());
+        },
+    )));
+    (input, rx)
 }
 
 /// Ctrl-C while the calls after a broken exec stream are tried again
@@ -224,16 +273,13 @@ fn ctrl_c_cuts_the_api_calls_tried_again_short() {
         transport_until(&api, env.root(), 1, &cancel).unwrap(),
     );
     *api.cut_next.lock().unwrap() = Some(Cut::Outage);
+    // The first call after the break is refused: Ctrl-C then.
+    let ctrl_c = cancel.clone();
+    api.state.lock().unwrap().on_dropped = Some(Box::new(move || ctrl_c.cancel()));
     let none = |_| Ok(());
-    let ended = std::thread::scope(|s| {
-        let running = s.spawn(|| exec.attempt(0, &input(&env, "T1", 1), &none, &cancel));
-        // The first call after the break is refused: Ctrl-C then.
-        while !api.requests().iter().any(|r| r == "dropped") {
-            std::thread::yield_now();
-        }
-        cancel.cancel();
-        running.join().unwrap().unwrap()
-    });
+    let ended = exec
+        .attempt(0, &input(&env, "T1", 1), &none, &cancel)
+        .unwrap();
     assert_eq!(
         ended.report.outcome,
         planwright_engine::agent::AgentOutcome::Cancelled
@@ -246,7 +292,9 @@ fn ctrl_c_cuts_the_api_calls_tried_again_short() {
         format!("watch {p}"),
         format!("exec {p}"),
         format!("outage {p}"),
-        // Looking the pod up, not tried again; deleting it, tried once.
+        // A new exec into the pod, not tried again; the lost worker's end
+        // looking the pod up, and deleting it, each tried once.
+        "dropped".to_string(),
         "dropped".to_string(),
         "dropped".to_string(),
     ];
@@ -282,28 +330,95 @@ fn ctrl_c_before_any_attempt_cuts_the_closing_calls_short() {
     assert_eq!(api.requests(), ["list", "dropped"]);
 }
 
-/// A run on one slot whose API server restarts mid-attempt: the slot
-/// rests, gets a new pod, and the ticket lands without a strike; no pod is
-/// left.
+/// A run on one slot whose attempt's exec stream breaks (the API server
+/// and the pod stay): a second exec into the same pod resumes the
+/// attempt, the run says so (`worker_resumed`, naming the pod), and the
+/// ticket lands on its first attempt, no worker lost; no pod is left.
 #[test]
-fn a_run_goes_on_after_an_api_server_blip() {
+fn a_run_goes_on_when_its_exec_stream_breaks_resumed_in_the_same_pod() {
     let env = Env::new(&[("README.md", "base\n")]);
     let api = MockApi::start(env.root().join("pods"));
-    let events = run_plan(&env, &api, &["A"], Some(Cut::Blip), |s| {
+    let events = run_plan(&env, &api, &["A"], Some(Cut::Break), |s| {
         s.jobs = 1;
-        s.worker_link.lost_backoff = Duration::from_millis(100);
+        s.strikes = 1;
     });
-    let lost: Vec<_> = events
-        .iter()
-        .filter(|e| e.name() == "worker_lost")
+    let names: Vec<String> = events.iter().map(|e| e.name()).collect();
+    assert!(!names.iter().any(|n| n == "worker_lost"), "{names:?}");
+    let resumed: Vec<_> = (events.iter())
+        .filter_map(|e| match e {
+            planwright_engine::Event::WorkerResumed {
+                place,
+                reason,
+                attempt,
+                ..
+            } => Some((place.clone(), reason.clone(), *attempt)),
+            _ => None,
+        })
         .collect();
-    assert_eq!(lost.len(), 1, "{events:?}");
     let requests = api.requests();
-    // Preflight's greeting's pod, the broken attempt's, and its slot's new one.
-    let made = requests.iter().filter(|r| r.starts_with("create ")).count();
+    // Preflight's greeting's pod, then the attempt's, exec'd into twice.
+    let made: Vec<&str> = (requests.iter())
+        .filter_map(|r| r.strip_prefix("create "))
+        .collect();
+    assert_eq!(made.len(), 2, "{requests:?}");
+    let place = format!("kubernetes {NAMESPACE}/{}", made[1]);
+    assert_eq!(resumed, [(place, "closed the connection".to_string(), 1)]);
+    let execs = (requests.iter())
+        .filter(|r| **r == format!("exec {}", made[1]))
+        .count();
+    assert_eq!(execs, 2, "{requests:?}");
     let deleted = requests.iter().filter(|r| r.starts_with("delete ")).count();
-    assert_eq!((made, deleted), (3, 3), "{requests:?}");
+    assert_eq!(deleted, 2, "{requests:?}");
     assert!(api.state.lock().unwrap().pods.is_empty(), "{requests:?}");
+}
+
+/// The exec stream breaks and no new exec reaches the pod past
+/// `lost_after` (the API server refuses them): no new exec resumes the
+/// attempt, so the worker is lost, no strike used (`strikes = 1`), and
+/// once execs are answered again the ticket lands on a new pod.
+#[test]
+fn an_attempt_not_resumed_within_lost_after_is_lost_with_no_strike() {
+    let env = Env::new(&[("README.md", "base\n")]);
+    let api = MockApi::start(env.root().join("pods"));
+    let state = api.state.clone();
+    let back = Box::new(OnEvent(Box::new(move |e: &planwright_engine::Event| {
+        if e.name() == "worker_lost" {
+            state.lock().unwrap().down = 0;
+        }
+    })));
+    let events = run_plan_with(&env, &api, &["A"], Some(Cut::ExecOutage), vec![back], |s| {
+        s.jobs = 1;
+        s.strikes = 1;
+        s.worker_link.heartbeat = Duration::from_millis(100);
+        s.worker_link.lost_after = Duration::from_secs(1);
+        s.worker_link.lost_backoff = Duration::from_millis(100);
+        // Should the slot's next exec come before the reporter lets execs
+        // through again, that is one more lost worker, not the run's end.
+        s.worker_link.max_lost = Some(100);
+    });
+    let lost: Vec<String> = (events.iter())
+        .filter_map(|e| match e {
+            planwright_engine::Event::WorkerLost { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!lost.is_empty(), "{events:?}");
+    assert!(
+        lost[0].contains("closed the connection, and no new one resumed the attempt within 1s (`[executor] lost_after`"),
+        "{}",
+        lost[0]
+    );
+    assert!(!events.iter().any(|e| e.name() == "worker_resumed"));
+    assert!(api.state.lock().unwrap().pods.is_empty());
+}
+
+/// A reporter that calls a function with each event.
+struct OnEvent(Box<dyn FnMut(&planwright_engine::Event) + Send>);
+
+impl planwright_engine::Reporter for OnEvent {
+    fn report(&mut self, _at: &str, event: &planwright_engine::Event) {
+        (self.0)(event);
+    }
 }
 
 /// A pod template's fields reach the pods the API is asked for; one that
@@ -626,6 +741,18 @@ fn run_plan(
     cut: Option<Cut>,
     tune: impl FnOnce(&mut planwright_engine::RunSettings),
 ) -> Vec<planwright_engine::Event> {
+    run_plan_with(env, api, ids, cut, Vec::new(), tune)
+}
+
+/// As [`run_plan`], `reporters` told each event too.
+fn run_plan_with(
+    env: &Env,
+    api: &MockApi,
+    ids: &[&str],
+    cut: Option<Cut>,
+    reporters: Vec<Box<dyn planwright_engine::Reporter>>,
+    tune: impl FnOnce(&mut planwright_engine::RunSettings),
+) -> Vec<planwright_engine::Event> {
     use planwright_testkit::{gate, plan, settings, ticket};
     let tickets: Vec<_> = ids
         .iter()
@@ -655,8 +782,9 @@ fn run_plan(
     // After preflight, whose greeting runs no attempt to cut.
     *api.cut_next.lock().unwrap() = cut;
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let recorder = Box::new(planwright_engine::Recorder(seen.clone()));
-    let summary = planwright_engine::run(session, exec, vec![recorder], &cancel).unwrap();
+    let mut reporters = reporters;
+    reporters.push(Box::new(planwright_engine::Recorder(seen.clone())));
+    let summary = planwright_engine::run(session, exec, reporters, &cancel).unwrap();
     assert!(summary.all_merged(), "{summary:?}");
     let events = seen.lock().unwrap().clone();
     events

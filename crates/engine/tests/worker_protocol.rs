@@ -60,6 +60,7 @@ fn every_message() -> Vec<Value> {
         settings: settings(),
         heartbeat_ms: 5000,
         lost_after_ms: 30000,
+        resume_key: Some("0123456789abcdef0123456789abcdef".into()),
     };
     let usage = Usage {
         input_tokens: 1,
@@ -83,7 +84,15 @@ fn every_message() -> Vec<Value> {
         ToWorker::Attempt(Box::new(spec)),
         ToWorker::Objects { bytes: 10 },
         ToWorker::Cancel,
-        ToWorker::Heartbeat,
+        ToWorker::Heartbeat { ack: 3 },
+        ToWorker::Resume {
+            slot: 0,
+            object_format: "sha1".into(),
+            key: "0123456789abcdef0123456789abcdef".into(),
+            ticket: "T1".into(),
+            attempt: 1,
+            ack: 2,
+        },
         ToWorker::Check {
             programs: vec!["claude".into()],
         },
@@ -101,7 +110,8 @@ fn every_message() -> Vec<Value> {
         FromWorker::Checked {
             missing: vec!["claude".into()],
         },
-        FromWorker::Heartbeat,
+        FromWorker::Heartbeat { ack: 1 },
+        FromWorker::Resumed { ack: 4 },
         FromWorker::Wants {
             missing: vec!["a".repeat(40)],
             have: vec![],

@@ -67,6 +67,7 @@ pub fn input(env: &Env, ticket: &str, attempt: u32) -> AttemptInput {
         usage_sink: None,
         activity_sink: None,
         waiting_sink: None,
+        resumed_sink: None,
     }
 }
 

@@ -103,6 +103,17 @@ fn the_heartbeat_names_the_worker_and_a_ticket_whose_worker_was_lost() {
         pulse.lines(T0 + 90_000),
         ["A waiting for a slot (its worker at ssh build-2 was lost)"]
     );
+    let resumed = Event::WorkerResumed {
+        ticket: "A".into(),
+        attempt: 1,
+        place: "ssh build-2".into(),
+        reason: "closed the connection".into(),
+        after_ms: 1_500,
+    };
+    assert_eq!(
+        super::line(&resumed).as_deref(),
+        Some("A: the connection to its worker at ssh build-2 broke (closed the connection); a new one resumed the attempt after 1.5s")
+    );
     pulse.record(T0 + 95_000, &on("A", 2));
     let waits = Event::WorkerWaiting {
         ticket: "A".into(),

@@ -233,6 +233,13 @@ fn one_of_each() -> Vec<Event> {
             place: "kubernetes agents".into(),
             waiting_for: "Unschedulable: 0/3 nodes are available".into(),
         },
+        Event::WorkerResumed {
+            ticket: t(),
+            attempt: 1,
+            place: "kubernetes agents/planwright-0".into(),
+            reason: "closed the connection".into(),
+            after_ms: 1_500,
+        },
     ]
 }
 
@@ -276,6 +283,7 @@ fn kind(e: &Event) -> usize {
         Event::Unchanged { .. } => 33,
         Event::GateRetried { .. } => 34,
         Event::WorkerWaiting { .. } => 35,
+        Event::WorkerResumed { .. } => 36,
     }
 }
 
@@ -285,7 +293,7 @@ fn every_event_reads_back_as_it_was_written() {
     let kinds: Vec<usize> = events.iter().map(kind).collect();
     assert_eq!(
         kinds,
-        (0..=35).collect::<Vec<_>>(),
+        (0..=36).collect::<Vec<_>>(),
         "one of each kind, in order"
     );
     for e in events {

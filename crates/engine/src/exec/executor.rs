@@ -86,6 +86,19 @@ pub struct AttemptInput {
     /// Told what the attempt's worker waits for before it can start (a
     /// pod to be scheduled), each time that changes.
     pub waiting_sink: Option<WaitingSink>,
+    /// Told when the attempt's connection to its worker broke and a new
+    /// one resumed it: why it broke, and how long the new one took.
+    pub resumed_sink: Option<ResumedSink>,
+}
+
+/// Where an attempt's resumption over a new connection is said.
+#[derive(Clone)]
+pub struct ResumedSink(pub std::sync::Arc<dyn Fn(&str, std::time::Duration) + Send + Sync>);
+
+impl std::fmt::Debug for ResumedSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResumedSink")
+    }
 }
 
 /// Where an attempt's wait for its worker is said.

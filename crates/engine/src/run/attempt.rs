@@ -233,6 +233,27 @@ pub(super) fn waiting_events(
     }))
 }
 
+/// Emits `worker_resumed` each time an attempt's broken connection to its
+/// worker is replaced by a new one that resumed it.
+pub(super) fn resumed_events(
+    emitter: &Emitter,
+    ticket: &str,
+    attempt: u32,
+    place: crate::events::AttemptPlace,
+) -> crate::exec::ResumedSink {
+    let (emitter, ticket) = (emitter.clone(), ticket.to_string());
+    let place = place.worker.unwrap_or_default();
+    crate::exec::ResumedSink(std::sync::Arc::new(move |why: &str, after| {
+        emitter.emit(Event::WorkerResumed {
+            ticket: ticket.clone(),
+            attempt,
+            place: place.clone(),
+            reason: planwright_plan::words::inert(why).into_owned(),
+            after_ms: after.as_millis() as u64,
+        });
+    }))
+}
+
 /// Emits `agent_activity` with each activity an attempt's agent reports.
 pub(super) fn activity_events(
     emitter: &Emitter,

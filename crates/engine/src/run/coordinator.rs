@@ -1,7 +1,9 @@
 //! The coordinator thread: it alone schedules and decides; attempts run on
 //! worker threads and merges on the merger thread.
 
-use super::attempt::{activity_events, attempt_once, start_point, usage_events, waiting_events};
+use super::attempt::{
+    activity_events, attempt_once, resumed_events, start_point, usage_events, waiting_events,
+};
 use super::budget::{self, BudgetTracker};
 use super::charter::{Charter, Start};
 use super::merge::merger;
@@ -515,6 +517,12 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
             usage_sink: Some(usage_events(&sh.emitter, id, attempt)),
             activity_sink: Some(activity_events(&sh.emitter, id, attempt)),
             waiting_sink: Some(waiting_events(
+                &sh.emitter,
+                id,
+                attempt,
+                sh.executor.place(slot),
+            )),
+            resumed_sink: Some(resumed_events(
                 &sh.emitter,
                 id,
                 attempt,

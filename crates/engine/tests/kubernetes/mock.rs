@@ -34,6 +34,10 @@ pub(crate) struct State {
     pub bad_image: bool,
     /// Pods the scheduler cannot place, and why.
     pub unschedulable: Option<String>,
+    /// Called as a connection is dropped (a test's Ctrl-C at that moment).
+    pub on_dropped: Option<Box<dyn Fn() + Send>>,
+    /// `down` drops only pods/exec connections; other calls are answered.
+    pub exec_down: bool,
 }
 
 /// How a pod goes in the middle of an attempt.
@@ -43,12 +47,17 @@ pub(crate) enum Cut {
     Evict,
     /// Someone deletes it: it is gone.
     Delete,
+    /// Only the exec stream breaks (a load balancer, a proxy): the pod
+    /// and its worker stay, and the API server answers as before.
+    Break,
     /// The API server restarts: the exec stream breaks, the pod stays,
     /// and the next three connections are dropped unanswered.
     Blip,
     /// As `Blip`, but every connection is dropped until a test sets
     /// `down` back to 0.
     Outage,
+    /// As `Outage`, but only pods/exec connections are dropped.
+    ExecOutage,
 }
 
 pub(crate) struct MockApi {
@@ -200,9 +209,13 @@ impl Conn {
         while let Some(req) = read_request(&mut reader) {
             {
                 let mut st = self.state.lock().unwrap();
-                if st.down > 0 {
+                let exec = req.headers.get("upgrade").is_some_and(|u| u == "websocket");
+                if st.down > 0 && (exec || !st.exec_down) {
                     st.down -= 1;
                     st.requests.push("dropped".into());
+                    if let Some(hook) = &st.on_dropped {
+                        hook();
+                    }
                     return;
                 }
             }
@@ -454,14 +467,19 @@ impl Conn {
 
     fn gone(&self, name: &str, how: Cut) {
         let mut st = self.state.lock().unwrap();
+        if how == Cut::Break {
+            st.requests.push(format!("break {name}"));
+            return;
+        }
         if how == Cut::Blip {
             st.requests.push(format!("blip {name}"));
             st.down = 3;
             return;
         }
-        if how == Cut::Outage {
+        if how == Cut::Outage || how == Cut::ExecOutage {
             st.requests.push(format!("outage {name}"));
             st.down = usize::MAX;
+            st.exec_down = how == Cut::ExecOutage;
             return;
         }
         if how == Cut::Delete {

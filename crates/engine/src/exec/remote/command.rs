@@ -166,6 +166,24 @@ impl Transport for CommandTransport {
             end: Box::new(ChildEnd { child, said }),
         })
     }
+
+    /// A stream of a local process breaks only with a pipe's end, and
+    /// `ssh`'s when the session ends while the host's worker goes on (a
+    /// connection reset, the `ssh` client killed): a new process, a new
+    /// session to the same host, relays to the worker that keeps the
+    /// attempt in the same cache.
+    fn resumes(&self) -> bool {
+        true
+    }
+
+    fn reconnect(
+        &self,
+        slot: usize,
+        wait: &super::transport::Wait<'_>,
+    ) -> Result<Link, super::transport::NoLink> {
+        self.connect(slot, wait)
+            .map_err(super::transport::NoLink::Again)
+    }
 }
 
 /// The last [`STDERR_LINES`] lines a worker wrote on its standard error
@@ -201,6 +219,14 @@ impl EndLink for ChildEnd {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.said.join().unwrap_or_default().join("\n")
+    }
+
+    /// The process may be the worker that keeps the attempt (`process`):
+    /// it is waited for, never killed; it ends by itself.
+    fn leave(mut self: Box<Self>) {
+        std::thread::spawn(move || {
+            let _ = self.child.wait();
+        });
     }
 }
 

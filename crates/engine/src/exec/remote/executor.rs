@@ -8,9 +8,10 @@
 use super::cache::pack;
 use super::intake::{self, Intake};
 use super::protocol::{
-    self, AttemptSpec, FromWorker, ToWorker, WireError, WorkerSettings, PROTOCOL,
+    self, AttemptSpec, FromWorker, Message, ToWorker, WireError, WorkerSettings, PROTOCOL,
 };
-use super::transport::{Link, Lost, Transport};
+use super::reconnect::{Reconnect, Rejoined};
+use super::transport::{EndLink, Link, Lost, Transport};
 use super::wire::{self, Heard, Outbox};
 use super::worker::version;
 use crate::agent::activity::ActivityFeed;
@@ -86,7 +87,11 @@ impl From<crate::error::GitError> for Stop {
 
 /// One attempt's conversation with its worker.
 struct Conversation<'a> {
-    heard: &'a Receiver<Heard<FromWorker>>,
+    heard: Receiver<Heard<FromWorker>>,
+    /// The end of the connection heard.
+    end: Option<Box<dyn EndLink>>,
+    /// How a broken connection is replaced, when the transport can.
+    reconnect: Option<Reconnect<'a>>,
     out: &'a Outbox,
     clock: Clock<'a>,
     input: &'a AttemptInput,
@@ -150,16 +155,48 @@ impl Conversation<'_> {
         loop {
             self.clock.tick(self.out)?;
             match self.heard.recv_timeout(CANCEL_POLL) {
-                Ok(Ok((FromWorker::Heartbeat, _))) => self.clock.heard = Instant::now(),
+                Ok(Ok((FromWorker::Heartbeat { ack }, _))) => {
+                    self.clock.heard = Instant::now();
+                    self.out
+                        .acknowledged(ack)
+                        .map_err(|e| Stop::Lost(format!("sent a wrong heartbeat: {e}")))?;
+                }
                 Ok(Ok(heard)) => {
                     self.clock.heard = Instant::now();
+                    if heard.0.journaled() {
+                        self.out.heard_one();
+                    }
                     return Ok(heard);
                 }
+                Ok(Err(e @ (WireError::Closed | WireError::Io(_)))) => self.rejoin(e)?,
                 Ok(Err(e)) => return Err(e.into()),
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Err(WireError::Closed.into()),
+                Err(RecvTimeoutError::Disconnected) => self.rejoin(WireError::Closed)?,
             }
         }
+    }
+
+    /// The connection `broke`: a new one to the worker keeping the
+    /// attempt takes its place, when the transport can make one; else,
+    /// or when none resumes the attempt in time, the worker is lost.
+    fn rejoin(&mut self, broke: WireError) -> Result<(), Stop> {
+        let Some(reconnect) = &self.reconnect else {
+            return Err(broke.into());
+        };
+        if self.clock.cancel.is_cancelled() {
+            return Err(broke.into());
+        }
+        let since = Instant::now();
+        let Rejoined { heard, end } = reconnect.rejoin(self.out).map_err(Stop::Lost)?;
+        self.heard = heard;
+        if let Some(old) = self.end.replace(end) {
+            old.leave();
+        }
+        self.clock.heard = Instant::now();
+        if let Some(sink) = &self.input.resumed_sink {
+            (sink.0)(&broke.to_string(), since.elapsed());
+        }
+        Ok(())
     }
 
     /// `hello` both ways, then the attempt.
@@ -241,7 +278,7 @@ impl Conversation<'_> {
             FromWorker::Checked { .. } => {
                 return Err(Stop::Lost("answered a `check` nobody asked for".into()))
             }
-            FromWorker::Heartbeat => {}
+            FromWorker::Heartbeat { .. } | FromWorker::Resumed { .. } => {}
         }
         Ok(None)
     }
@@ -300,14 +337,14 @@ impl Clock<'_> {
         }
         if now.duration_since(self.beat) >= self.link.heartbeat {
             self.beat = now;
-            let _ = out.nudge(&ToWorker::Heartbeat);
+            let _ = out.nudge(&ToWorker::Heartbeat { ack: out.heard() });
         }
         Ok(())
     }
 }
 
 /// A length of time in a message: `30s`, or `200ms` under a second.
-fn span(d: Duration) -> String {
+pub(super) fn span(d: Duration) -> String {
     if d < Duration::from_secs(1) {
         format!("{}ms", d.as_millis())
     } else {
@@ -376,11 +413,12 @@ impl RemoteExecutor {
             settings: self.settings.clone(),
             heartbeat_ms: self.link.heartbeat.as_millis() as u64,
             lost_after_ms: self.link.lost_after.as_millis() as u64,
+            resume_key: None,
         })
     }
 
     /// The conversation of one attempt, from `hello` to its result.
-    fn converse(&self, mut talk: Conversation, spec: &AttemptSpec) -> Result<Talk, EngineError> {
+    fn converse(&self, talk: &mut Conversation, spec: &AttemptSpec) -> Result<Talk, EngineError> {
         let skew = self.link.allow_version_skew;
         let ended = talk.greet(spec, skew).and_then(|()| loop {
             let (msg, payload) = talk.next()?;
@@ -530,11 +568,16 @@ impl Executor for RemoteExecutor {
         // reading or writing never blocks this one.
         let out = Outbox::new(to_worker);
         out.patience(self.link.lost_after);
-        let heard = wire::listen::<FromWorker>(from_worker);
+        let reconnect = self.reconnect(slot, &mut spec, input, cancel);
+        if reconnect.is_some() {
+            out.keep();
+        }
         let now = Instant::now();
         let limits = self.limits(input);
-        let talk = Conversation {
-            heard: &heard,
+        let mut talk = Conversation {
+            heard: wire::listen::<FromWorker>(from_worker),
+            end: Some(end),
+            reconnect,
             out: &out,
             clock: Clock {
                 link: self.link,
@@ -554,17 +597,21 @@ impl Executor for RemoteExecutor {
             feed: ActivityFeed::new(input.activity_sink.clone()),
             log_room: LogRoom::new(self.settings.log_limit),
         };
-        let talk = self.converse(talk, &spec);
-        match talk {
+        let talk_ended = self.converse(&mut talk, &spec);
+        let end = talk.end.take();
+        let end = |kill: bool| end.map(|e| e.end(kill)).unwrap_or_default();
+        match talk_ended {
             Ok(Talk::Ended(candidate)) => {
-                // Closing its input ends the worker.
+                // What the worker sent is acknowledged, so it keeps nothing
+                // for a new connection; closing its input ends it.
+                let _ = out.nudge(&ToWorker::Heartbeat { ack: out.heard() });
                 out.close();
-                end.end(false);
+                end(false);
                 Ok(*candidate)
             }
             Ok(Talk::Lost(reason)) => {
                 out.abandon();
-                let said = end.end(true);
+                let said = end(true);
                 if cancel.is_cancelled() {
                     let report = AgentReport::from(AgentOutcome::Cancelled);
                     return Ok(Candidate::without_commit(report));
@@ -578,11 +625,55 @@ impl Executor for RemoteExecutor {
             }
             Err(e) => {
                 out.abandon();
-                end.end(true);
+                end(true);
                 Err(e)
             }
         }
     }
+}
+
+impl RemoteExecutor {
+    /// How `slot`'s attempt of `spec` goes on over a new connection when
+    /// its own breaks, if the transport can make one: the worker is given
+    /// a key to keep it for.
+    fn reconnect<'a>(
+        &'a self,
+        slot: usize,
+        spec: &mut AttemptSpec,
+        input: &'a AttemptInput,
+        cancel: &'a Cancel,
+    ) -> Option<Reconnect<'a>> {
+        if !self.transport.resumes() {
+            return None;
+        }
+        let key = resume_key()?;
+        spec.resume_key = Some(key.clone());
+        Some(Reconnect {
+            transport: self.transport.as_ref(),
+            slot,
+            resume: ToWorker::Resume {
+                slot: spec.slot,
+                object_format: spec.object_format.clone(),
+                key,
+                ticket: spec.ticket.clone(),
+                attempt: spec.attempt,
+                ack: 0,
+            },
+            lost_after: self.link.lost_after,
+            cancel,
+            wait: wait(input, cancel),
+        })
+    }
+}
+
+/// A secret for one attempt's resumption: 128 bits from the kernel's
+/// generator; `None` (no resumption) where there is none.
+fn resume_key() -> Option<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let mut random = std::fs::File::open("/dev/urandom").ok()?;
+    random.read_exact(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 impl Drop for RemoteExecutor {

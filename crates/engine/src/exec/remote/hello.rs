@@ -107,7 +107,7 @@ pub fn greet(
 fn within(heard: &Receiver<Heard<FromWorker>>, limit: Duration) -> Result<FromWorker, WireError> {
     loop {
         return match heard.recv_timeout(limit) {
-            Ok(Ok((FromWorker::Heartbeat, _))) => continue,
+            Ok(Ok((FromWorker::Heartbeat { .. }, _))) => continue,
             Ok(heard) => heard.map(|(msg, _)| msg),
             Err(RecvTimeoutError::Timeout) => Err(WireError::Io(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 
 /// The protocol version this build speaks. A worker and a coordinator of
 /// different versions refuse each other at `hello`.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The longest line a peer may send: a charter is the largest.
 const MAX_LINE: u64 = 16 << 20;
@@ -44,7 +44,33 @@ pub enum ToWorker {
     /// The coordinator is still there: sent every `heartbeat_ms` of the
     /// attempt. A worker that hears nothing for `lost_after_ms` ends the
     /// attempt and exits.
-    Heartbeat,
+    Heartbeat {
+        /// The number of the last of the worker's journaled messages the
+        /// coordinator heard (messages other than `heartbeat`, numbered
+        /// from 1): the worker need not keep them for a resumption.
+        #[serde(default)]
+        ack: u64,
+    },
+    /// The first message of a new connection for an attempt whose
+    /// connection broke: the worker keeping it answers `resumed` and sends
+    /// again what the coordinator missed.
+    Resume {
+        /// The slot of the attempt (its `attempt`'s `slot`).
+        slot: usize,
+        /// The repository's object format (its `attempt`'s
+        /// `object_format`): which of the cache's stores the slot is in.
+        object_format: String,
+        /// The attempt's `resume_key`: a worker keeps an attempt for a
+        /// connection that knows it, and for no other.
+        key: String,
+        /// The attempt's ticket.
+        ticket: String,
+        /// The attempt's number.
+        attempt: u32,
+        /// The number of the last of the worker's journaled messages the
+        /// coordinator heard.
+        ack: u64,
+    },
     /// Preflight: which of these programs (the agents' CLIs) can the
     /// worker not find on its `PATH`? Answered with `checked`.
     Check {
@@ -130,13 +156,30 @@ pub enum FromWorker {
     /// The worker is still there: sent every `heartbeat_ms` of the
     /// attempt. A coordinator that hears nothing for `lost_after_ms`
     /// counts the worker lost.
-    Heartbeat,
+    Heartbeat {
+        /// The number of the last of the coordinator's journaled messages
+        /// the worker heard (messages other than `heartbeat`, numbered
+        /// from 1).
+        #[serde(default)]
+        ack: u64,
+    },
+    /// The answer to `resume`: the attempt goes on; the coordinator sends
+    /// again what the worker missed.
+    Resumed {
+        /// The number of the last of the coordinator's journaled messages
+        /// the worker heard.
+        ack: u64,
+    },
 }
 
 /// A message of either direction: what follows it on the stream.
 pub trait Message: for<'de> Deserialize<'de> {
     /// The length of the raw bytes that follow the message, if any do.
     fn payload_len(&self) -> Option<u64>;
+    /// Whether the message is numbered, kept until acknowledged, and sent
+    /// again on a resumed connection: all but the connection's own
+    /// (`heartbeat`, `resume`, `resumed`).
+    fn journaled(&self) -> bool;
 }
 
 impl Message for ToWorker {
@@ -146,6 +189,10 @@ impl Message for ToWorker {
             _ => None,
         }
     }
+
+    fn journaled(&self) -> bool {
+        !matches!(self, ToWorker::Heartbeat { .. } | ToWorker::Resume { .. })
+    }
 }
 
 impl Message for FromWorker {
@@ -154,6 +201,13 @@ impl Message for FromWorker {
             FromWorker::Log { bytes, .. } | FromWorker::Candidate { bytes, .. } => Some(*bytes),
             _ => None,
         }
+    }
+
+    fn journaled(&self) -> bool {
+        !matches!(
+            self,
+            FromWorker::Heartbeat { .. } | FromWorker::Resumed { .. }
+        )
     }
 }
 
@@ -204,6 +258,13 @@ pub struct AttemptSpec {
     /// After how long without a message from the coordinator the worker
     /// ends the attempt and exits, in milliseconds.
     pub lost_after_ms: u64,
+    /// Set when the coordinator can reconnect to the worker's machine
+    /// (docs/scaling.md, "A broken connection"): the worker keeps the
+    /// attempt for `lost_after_ms` after its connection closes, for a new
+    /// connection whose `resume` carries this key. A secret of the
+    /// coordinator's, never written to a file.
+    #[serde(default)]
+    pub resume_key: Option<String>,
 }
 
 /// The parts of the coordinator's settings a worker applies.

@@ -32,6 +32,23 @@ pub trait Transport: Send + Sync {
     /// scheduled) says what it waits for through `wait` and ends when
     /// `wait`'s cancel is set.
     fn connect(&self, slot: usize, wait: &Wait<'_>) -> Result<Link, Lost>;
+    /// Whether [`Transport::reconnect`] can reach the worker of an attempt
+    /// whose connection broke: then the worker keeps the attempt a while
+    /// for a new connection (docs/scaling.md, "A broken connection").
+    fn resumes(&self) -> bool {
+        false
+    }
+    /// A new connection to the machine of `slot`'s attempt, whose
+    /// connection broke while its worker may still run it: a new worker
+    /// started there, which the coordinator tells `resume`. Only called
+    /// when [`Transport::resumes`]; an error is tried again until the
+    /// worker's bound (`lost_after`) has passed.
+    fn reconnect(&self, slot: usize, _wait: &Wait<'_>) -> Result<Link, NoLink> {
+        Err(NoLink::Gone(Lost {
+            place: self.place(slot),
+            reason: "cannot be reached again over this transport".into(),
+        }))
+    }
     /// Ends whatever the transport keeps running between attempts (pods,
     /// master connections). Called once, on every exit path of a run.
     fn close(&self) {}
@@ -88,9 +105,28 @@ pub trait EndLink: Send {
     /// wrote on its standard error (the transport's own words when a
     /// connection fails: `ssh: connect to host ...`).
     fn end(self: Box<Self>, kill: bool) -> String;
+    /// Lets go of a connection that broke and was replaced by a new one,
+    /// leaving alone what runs at its far end (the worker keeping the
+    /// attempt, its pod): what is left of the connection ends by itself.
+    fn leave(self: Box<Self>)
+    where
+        Self: 'static,
+    {
+        std::thread::spawn(move || self.end(false));
+    }
 }
 
 // `Lost`, a worker that could not be reached or went away, is the
 // executor contract's (a candidate carries it), so it lives beside
 // `Candidate` and this folder imports it, never the other way.
 pub use crate::exec::executor::Lost;
+
+/// Why [`Transport::reconnect`] gave no connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoLink {
+    /// Trying again may reach the worker (its machine or the API server
+    /// out of reach for a moment).
+    Again(Lost),
+    /// The worker is gone for good (its pod deleted or ended).
+    Gone(Lost),
+}

@@ -5,6 +5,7 @@
 //! silence of its heartbeats, not by a read that never returns. Every
 //! transport's streams pass through here.
 
+use super::journal::{Journal, ResumeError};
 use super::protocol::{self, receive, Message, WireError};
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
@@ -25,6 +26,9 @@ pub(super) struct Outbox {
     /// How long a sender waits for room, in ms, before the peer is given
     /// up on.
     patience: Arc<AtomicU64>,
+    /// The number of the last journaled message heard from the peer: the
+    /// `ack` of this side's heartbeats.
+    heard: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
@@ -37,6 +41,17 @@ struct Queue {
     dead: bool,
     /// The writer thread ended (the stream is closed).
     ended: bool,
+    /// The journaled messages the peer has not acknowledged.
+    journal: Journal,
+    /// The stream being written: a writer of an earlier one (the
+    /// connection broke and was resumed) changes nothing when it ends.
+    stream: u64,
+    /// A stream that fails detaches the outbox rather than killing it: the
+    /// attempt may go on over a new connection ([`Outbox::keep`]).
+    keep: bool,
+    /// The stream failed while kept: messages are journaled, not queued,
+    /// until [`Outbox::resume`] gives a new one.
+    detached: bool,
 }
 
 impl Outbox {
@@ -47,10 +62,64 @@ impl Outbox {
         let outbox = Outbox {
             shared: Arc::new((Mutex::new(Queue::default()), Condvar::new())),
             patience: Arc::new(AtomicU64::new(lost_after.as_millis() as u64)),
+            heard: Arc::default(),
         };
         let writer = outbox.clone();
-        std::thread::spawn(move || writer.write_all(to));
+        std::thread::spawn(move || writer.write_all(0, to));
         outbox
+    }
+
+    /// One more journaled message was heard from the peer.
+    pub(super) fn heard_one(&self) {
+        self.heard.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The number of the last journaled message heard from the peer.
+    pub(super) fn heard(&self) -> u64 {
+        self.heard.load(Ordering::Relaxed)
+    }
+
+    /// The peer heard this side's journaled messages up to `ack`: they
+    /// need not be kept.
+    pub(super) fn acknowledged(&self, ack: u64) -> Result<(), ResumeError> {
+        self.lock().journal.acknowledged(ack)
+    }
+
+    /// From now on a stream that fails detaches the outbox instead of
+    /// giving the peer up: what is sent is journaled until
+    /// [`Outbox::resume`] (an attempt that can go on over a new
+    /// connection).
+    pub(super) fn keep(&self) {
+        self.lock().keep = true;
+    }
+
+    /// Whether the peer has not acknowledged everything journaled.
+    pub(super) fn unacknowledged(&self) -> bool {
+        self.lock().journal.unacknowledged() > 0
+    }
+
+    /// Goes on writing to `to`, a new connection to the same peer, which
+    /// heard up to `ack`: `first` (a framed message, unless empty), what it
+    /// missed, then what is sent from now.
+    pub(super) fn resume(
+        &self,
+        to: Box<dyn Write + Send>,
+        ack: u64,
+        first: Vec<u8>,
+    ) -> Result<(), ResumeError> {
+        let mut q = self.lock();
+        let mut items: VecDeque<Vec<u8>> = q.journal.missed(ack)?.into();
+        if !first.is_empty() {
+            items.push_front(first);
+        }
+        q.stream += 1;
+        q.bytes = items.iter().map(Vec::len).sum();
+        q.items = items;
+        (q.dead, q.closed, q.ended, q.detached) = (false, false, false, false);
+        let (writer, stream) = (self.clone(), q.stream);
+        std::thread::spawn(move || writer.write_all(stream, to));
+        self.shared.1.notify_all();
+        Ok(())
     }
 
     /// Gives the peer `patience` to make room in a full queue before it is
@@ -66,7 +135,7 @@ impl Outbox {
 
     /// Queues `msg` and its payload; waits while the queue is full. An
     /// error once the peer is gone.
-    pub(super) fn send<T: serde::Serialize>(
+    pub(super) fn send<T: serde::Serialize + Message>(
         &self,
         msg: &T,
         payload: &[u8],
@@ -76,11 +145,11 @@ impl Outbox {
 
     /// Queues a small message (a heartbeat, a cancel) without waiting for
     /// room: it must not wait behind a peer that stopped reading.
-    pub(super) fn nudge<T: serde::Serialize>(&self, msg: &T) -> Result<(), WireError> {
+    pub(super) fn nudge<T: serde::Serialize + Message>(&self, msg: &T) -> Result<(), WireError> {
         self.push(msg, &[], false)
     }
 
-    fn push<T: serde::Serialize>(
+    fn push<T: serde::Serialize + Message>(
         &self,
         msg: &T,
         payload: &[u8],
@@ -106,6 +175,13 @@ impl Outbox {
         if q.dead || q.closed {
             return Err(WireError::Closed);
         }
+        if msg.journaled() {
+            q.journal.record(&bytes);
+        }
+        if q.detached {
+            // Kept for a new connection; a heartbeat has no one to reach.
+            return Ok(());
+        }
         q.bytes += bytes.len();
         q.items.push_back(bytes);
         self.shared.1.notify_all();
@@ -123,10 +199,14 @@ impl Outbox {
     /// waiting on a full queue return.
     pub(super) fn abandon(&self) {
         let mut q = self.lock();
+        Self::give_up(&mut q);
+        self.shared.1.notify_all();
+    }
+
+    fn give_up(q: &mut Queue) {
         q.dead = true;
         q.items.clear();
         q.bytes = 0;
-        self.shared.1.notify_all();
     }
 
     /// Closes the outbox and waits at most `limit` for the writer to end
@@ -148,13 +228,14 @@ impl Outbox {
         true
     }
 
-    /// The writer thread: each queued message in turn.
-    fn write_all(&self, mut to: Box<dyn Write + Send>) {
+    /// The writer thread of the `stream`th stream: each queued message in
+    /// turn, until the stream fails or a resumption replaces it.
+    fn write_all(&self, stream: u64, mut to: Box<dyn Write + Send>) {
         loop {
             let item = {
                 let mut q = self.lock();
                 loop {
-                    if q.dead {
+                    if q.dead || q.stream != stream {
                         break None;
                     }
                     if let Some(item) = q.items.pop_front() {
@@ -170,13 +251,24 @@ impl Outbox {
             };
             let Some(item) = item else { break };
             if to.write_all(&item).and_then(|()| to.flush()).is_err() {
-                self.abandon();
+                let mut q = self.lock();
+                if q.stream == stream && q.keep {
+                    q.detached = true;
+                    q.items.clear();
+                    q.bytes = 0;
+                } else if q.stream == stream {
+                    Self::give_up(&mut q);
+                }
+                self.shared.1.notify_all();
                 break;
             }
         }
         // Closing the stream is how a worker learns its coordinator ended.
         drop(to);
-        self.lock().ended = true;
+        let mut q = self.lock();
+        if q.stream == stream {
+            q.ended = true;
+        }
         self.shared.1.notify_all();
     }
 }
@@ -270,10 +362,55 @@ mod tests {
             bytes: 3,
         };
         protocol::send(&mut w, &log, b"abc").unwrap();
-        protocol::send(&mut w, &FromWorker::Heartbeat, &[]).unwrap();
+        protocol::send(&mut w, &FromWorker::Heartbeat { ack: 0 }, &[]).unwrap();
         drop(w);
         assert_eq!(heard.recv().unwrap().unwrap(), (log, b"abc".to_vec()));
-        assert_eq!(heard.recv().unwrap().unwrap().0, FromWorker::Heartbeat);
+        let beat = FromWorker::Heartbeat { ack: 0 };
+        assert_eq!(heard.recv().unwrap().unwrap().0, beat);
         assert!(matches!(heard.recv().unwrap(), Err(WireError::Closed)));
+    }
+
+    fn log(file: &str) -> FromWorker {
+        FromWorker::Log {
+            file: file.into(),
+            bytes: 1,
+        }
+    }
+
+    #[test]
+    fn a_resumed_outbox_sends_what_the_peer_missed_then_goes_on() {
+        let (r, w) = std::os::unix::net::UnixStream::pair().unwrap();
+        let out = Outbox::new(Box::new(w));
+        let first = listen::<FromWorker>(Box::new(r));
+        for f in ["a", "b", "c"] {
+            out.send(&log(f), b"x").unwrap();
+        }
+        // Heartbeats are not journaled: never sent again.
+        out.nudge(&FromWorker::Heartbeat { ack: 0 }).unwrap();
+        for f in ["a", "b", "c"] {
+            assert_eq!(first.recv().unwrap().unwrap().0, log(f));
+        }
+        out.acknowledged(1).unwrap();
+        // The peer heard `a` and `b` before its stream broke: `c` again on
+        // the new one, then what is sent from now.
+        let (r, w) = std::os::unix::net::UnixStream::pair().unwrap();
+        let second = listen::<FromWorker>(Box::new(r));
+        out.resume(Box::new(w), 2, Vec::new()).unwrap();
+        // The first stream ends, its heartbeat written or dropped.
+        while let Ok((heard, _)) = first.recv().unwrap() {
+            assert_eq!(heard, FromWorker::Heartbeat { ack: 0 });
+        }
+        out.send(&log("d"), b"x").unwrap();
+        out.close();
+        for f in ["c", "d"] {
+            assert_eq!(second.recv().unwrap().unwrap(), (log(f), b"x".to_vec()));
+        }
+        assert!(matches!(second.recv().unwrap(), Err(WireError::Closed)));
+        // A resumption from more than was sent is refused.
+        let (_r, w) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert_eq!(
+            out.resume(Box::new(w), 5, Vec::new()),
+            Err(ResumeError::Ahead { ack: 5, sent: 4 })
+        );
     }
 }

@@ -5,9 +5,10 @@
 
 use super::cache::{pack, SlotRepo, WorkerCache};
 use super::protocol::{
-    AttemptEnd, AttemptSpec, FromWorker, SandboxState, ToWorker, WireError, WorkerSettings,
-    PROTOCOL,
+    AttemptEnd, AttemptSpec, FromWorker, Message, SandboxState, ToWorker, WireError,
+    WorkerSettings, PROTOCOL,
 };
+use super::resume::{self, Keeper, Kept, Resumption};
 use super::wire::{self, Outbox};
 use crate::agent::{Agents, UsageSink};
 use crate::error::EngineError;
@@ -19,7 +20,7 @@ use planwright_os::process::Cancel;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -77,6 +78,8 @@ enum Heard {
     /// The attempt ended (sent by its own thread, to stop listening for a
     /// cancel).
     Done,
+    /// The coordinator's connection broke, and a new one took its place.
+    Resumed,
 }
 
 /// The coordinator's messages, and a way to add [`Heard::Done`] to them.
@@ -86,21 +89,68 @@ struct Ears {
     /// The silence after which the coordinator is given up on, in ms (the
     /// attempt's `lost_after_ms`).
     lost_after: Arc<AtomicU64>,
+    /// How a new connection takes the place of a broken one.
+    rejoin: Rejoin,
+    /// An attempt is kept for a new connection (a [`Keeper`] listens).
+    keeping: Arc<AtomicBool>,
+    /// An attempt runs.
+    live: Arc<AtomicBool>,
 }
 
 impl Ears {
     /// The next thing heard that is not a heartbeat, or the coordinator's
-    /// silence.
+    /// silence. A connection that closes while an attempt is kept is not
+    /// the end: a new one may resume it within the silence allowed.
     fn next(&self) -> Heard {
         loop {
             let limit = Duration::from_millis(self.lost_after.load(Ordering::Relaxed));
             match self.heard.recv_timeout(limit) {
-                Ok(Heard::Message(ToWorker::Heartbeat)) => {}
+                Ok(Heard::Message(ToWorker::Heartbeat { .. }) | Heard::Resumed) => {}
+                Ok(Heard::Gone(None | Some(WireError::Closed | WireError::Io(_))))
+                    if self.kept() => {}
                 Ok(heard) => return heard,
                 Err(RecvTimeoutError::Timeout) => return Heard::Silent(limit),
                 Err(RecvTimeoutError::Disconnected) => return Heard::Gone(None),
             }
         }
+    }
+
+    /// Whether a closed connection leaves something to resume: an attempt
+    /// that runs, or one whose end the coordinator has not acknowledged.
+    fn kept(&self) -> bool {
+        self.keeping.load(Ordering::SeqCst)
+            && (self.live.load(Ordering::SeqCst) || self.rejoin.out.unacknowledged())
+    }
+}
+
+/// What a new connection needs to take a broken one's place: the
+/// outbox to go on writing, and the ears to go on hearing.
+#[derive(Clone)]
+struct Rejoin {
+    out: Outbox,
+    wake: Sender<Heard>,
+    /// The connection heard: what an earlier one says no longer counts.
+    stream: Arc<AtomicU64>,
+}
+
+impl Rejoin {
+    /// Goes on over `r`: `resumed` with what this side heard, what the
+    /// coordinator missed, then the conversation as before. A resumption
+    /// from more than was sent closes `r` and changes nothing.
+    fn resume(&self, r: Resumption) {
+        let mut first = Vec::new();
+        let resumed = FromWorker::Resumed {
+            ack: self.out.heard(),
+        };
+        if super::protocol::send(&mut first, &resumed, &[]).is_err() {
+            return;
+        }
+        if self.out.resume(r.to, r.ack, first).is_err() {
+            return;
+        }
+        let stream = self.stream.fetch_add(1, Ordering::SeqCst) + 1;
+        hear(r.from, self, stream);
+        let _ = self.wake.send(Heard::Resumed);
     }
 }
 
@@ -124,8 +174,19 @@ pub fn serve(
     output: Box<dyn Write + Send>,
     options: &WorkerOptions,
 ) -> Result<(), EngineError> {
+    let hello_within = planwright_config::WorkerLink::default().lost_after;
+    let (first, input) = match resume::first(input, hello_within) {
+        Ok(first) => first,
+        // Closed before a word (a probe of the connection): nothing to do.
+        Err(WireError::Closed) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if let ToWorker::Resume { .. } = first {
+        // A new connection of an attempt another worker keeps.
+        return Ok(resume::relay(&first, input, output, &options.cache)?);
+    }
     let out = Outbox::new(output);
-    let ears = listen(input);
+    let ears = listen(first, input, out.clone());
     let served = converse(&ears, &out, options);
     if matches!(served, Err(EngineError::Wire(_))) {
         out.abandon();
@@ -156,6 +217,9 @@ fn converse(ears: &Ears, out: &Out, options: &WorkerOptions) -> Result<(), Engin
         return Ok(());
     }
     let beat = Beat::start(out.clone());
+    // Listens for a new connection of the attempt kept last, until the
+    // conversation ends.
+    let mut keeper = None;
     loop {
         match ears.next() {
             Heard::Message(ToWorker::Attempt(spec)) => {
@@ -163,7 +227,10 @@ fn converse(ears: &Ears, out: &Out, options: &WorkerOptions) -> Result<(), Engin
                 ears.lost_after.store(lost_after, Ordering::Relaxed);
                 out.patience(Duration::from_millis(lost_after));
                 beat.every(spec.heartbeat_ms.max(1));
-                attempt(ears, out, *spec, options)?;
+                ears.live.store(true, Ordering::SeqCst);
+                let ran = attempt(ears, out, *spec, options, &mut keeper);
+                ears.live.store(false, Ordering::SeqCst);
+                ran?;
             }
             Heard::Message(ToWorker::Check { programs }) => {
                 let path = std::env::var("PATH").ok();
@@ -173,7 +240,10 @@ fn converse(ears: &Ears, out: &Out, options: &WorkerOptions) -> Result<(), Engin
                     .collect();
                 say(out, &FromWorker::Checked { missing }, &[])?;
             }
-            Heard::Message(ToWorker::Cancel) | Heard::Done => {}
+            Heard::Message(ToWorker::Cancel) | Heard::Done | Heard::Resumed => {}
+            Heard::Message(ToWorker::Resume { .. }) => {
+                return Err(unexpected("`resume` in the middle of a conversation"))
+            }
             Heard::Gone(None) => return Ok(()),
             Heard::Gone(Some(e)) => return Err(e.into()),
             Heard::Silent(limit) => return Err(silent(limit)),
@@ -199,7 +269,10 @@ impl Beat {
         std::thread::spawn(move || loop {
             let wait = Duration::from_millis(every.load(Ordering::Relaxed));
             match stopped.recv_timeout(wait) {
-                Err(RecvTimeoutError::Timeout) if out.nudge(&FromWorker::Heartbeat).is_ok() => {}
+                Err(RecvTimeoutError::Timeout)
+                    if out
+                        .nudge(&FromWorker::Heartbeat { ack: out.heard() })
+                        .is_ok() => {}
                 _ => return,
             }
         });
@@ -221,16 +294,59 @@ fn unexpected(what: &str) -> EngineError {
     ))
 }
 
-/// Reads the coordinator's messages on a thread of their own, so that a
-/// cancel arrives while an attempt runs.
-fn listen(input: impl Read + Send + 'static) -> Ears {
+/// Reads the coordinator's messages (`first` already read) on a thread of
+/// their own, so that a cancel arrives while an attempt runs.
+fn listen(first: ToWorker, input: impl Read + Send + 'static, out: Out) -> Ears {
     let (tx, rx) = channel();
-    let wake = tx.clone();
+    if first.journaled() {
+        out.heard_one();
+    }
+    let _ = tx.send(Heard::Message(first));
+    let rejoin = Rejoin {
+        out,
+        wake: tx.clone(),
+        stream: Arc::default(),
+    };
+    hear(Box::new(input), &rejoin, 0);
+    let lost_after = planwright_config::WorkerLink::default().lost_after;
+    Ears {
+        heard: rx,
+        wake: tx,
+        lost_after: Arc::new(AtomicU64::new(lost_after.as_millis() as u64)),
+        rejoin,
+        keeping: Arc::default(),
+        live: Arc::default(),
+    }
+}
+
+/// Hears connection `stream`'s messages on threads of their own while it
+/// is the one heard: counts what it sends, takes its acknowledgements.
+fn hear(input: Box<dyn Read + Send>, rejoin: &Rejoin, stream: u64) {
     let (raw_tx, raw) = channel();
-    wire::inbox::<ToWorker>(Box::new(input), raw_tx);
+    wire::inbox::<ToWorker>(input, raw_tx);
+    let Rejoin {
+        out,
+        wake: tx,
+        stream: current,
+    } = rejoin.clone();
     std::thread::spawn(move || {
         for heard in raw {
+            if current.load(Ordering::SeqCst) != stream {
+                return;
+            }
+            if let Ok((msg, _)) = &heard {
+                if msg.journaled() {
+                    out.heard_one();
+                }
+            }
             let heard = match heard {
+                Ok((ToWorker::Heartbeat { ack }, _)) => match out.acknowledged(ack) {
+                    Ok(()) => Heard::Message(ToWorker::Heartbeat { ack }),
+                    Err(e) => Heard::Gone(Some(WireError::Malformed(
+                        format!("the coordinator's heartbeat is wrong: {e}"),
+                        String::new(),
+                    ))),
+                },
                 Ok((ToWorker::Objects { .. }, pack)) => Heard::Objects(pack),
                 Ok((msg, _)) => Heard::Message(msg),
                 Err(WireError::Closed) => Heard::Gone(None),
@@ -242,12 +358,6 @@ fn listen(input: impl Read + Send + 'static) -> Ears {
             }
         }
     });
-    let lost_after = planwright_config::WorkerLink::default().lost_after;
-    Ears {
-        heard: rx,
-        wake,
-        lost_after: Arc::new(AtomicU64::new(lost_after.as_millis() as u64)),
-    }
 }
 
 /// How this machine confines agents.
@@ -276,6 +386,7 @@ fn attempt(
     out: &Out,
     spec: AttemptSpec,
     options: &WorkerOptions,
+    keeper: &mut Option<Keeper>,
 ) -> Result<(), EngineError> {
     let mode = if spec.settings.unsandboxed {
         if !options.unsandboxed {
@@ -326,6 +437,7 @@ fn attempt(
             ),
         );
     };
+    keep(ears, options, &spec, keeper);
     if !fetch(ears, out, &cache, &spec)? {
         return Ok(());
     }
@@ -339,6 +451,36 @@ fn attempt(
             out,
             format!("failed on its machine: {e}"),
             "fix the worker's machine (its disk, its git); the ticket runs again on another slot",
+        ),
+    }
+}
+
+/// Keeps the attempt for a new connection of the coordinator's, when it
+/// gave a key: listens on the slot's socket. A worker that cannot listen
+/// runs the attempt all the same, which a broken connection then ends.
+fn keep(ears: &Ears, options: &WorkerOptions, spec: &AttemptSpec, keeper: &mut Option<Keeper>) {
+    // The last attempt's socket goes first: the slot's may be the same.
+    *keeper = None;
+    ears.keeping.store(false, Ordering::SeqCst);
+    let Some(key) = spec.resume_key.clone() else {
+        return;
+    };
+    let kept = Kept {
+        slot: spec.slot,
+        object_format: spec.object_format.clone(),
+        ticket: spec.ticket.clone(),
+        attempt: spec.attempt,
+        key,
+    };
+    let rejoin = ears.rejoin.clone();
+    match Keeper::bind(&options.cache, kept, move |r| rejoin.resume(r)) {
+        Ok(k) => {
+            *keeper = Some(k);
+            ears.rejoin.out.keep();
+            ears.keeping.store(true, Ordering::SeqCst);
+        }
+        Err(e) => eprintln!(
+            "planwright worker: cannot keep the attempt for a new connection ({e}); a broken one ends it"
         ),
     }
 }
@@ -378,7 +520,7 @@ fn fetch(
             return Ok(false);
         }
         Heard::Gone(Some(e)) => return Err(e.into()),
-        Heard::Message(_) | Heard::Done => {
+        Heard::Message(_) | Heard::Done | Heard::Resumed => {
             return Err(unexpected("another message than `objects`"))
         }
     }
@@ -470,6 +612,7 @@ fn run(
         activity_sink: Some(Arc::new(Relay(out.clone()))),
         // A worker's own attempt runs here: it waits for nothing.
         waiting_sink: None,
+        resumed_sink: None,
         usage_sink: Some(UsageSink::new(move |u| {
             let msg = FromWorker::Usage {
                 model: u.model.clone(),

@@ -180,6 +180,26 @@ where
     }
 }
 
+/// `f`'s call on `runtime`, tried once (bounded as each try of [`call`]):
+/// for a caller that tries again on its own schedule.
+pub(super) fn call_once<T, F>(
+    runtime: &tokio::runtime::Runtime,
+    cancel: &Cancel,
+    f: impl Fn() -> F,
+) -> Result<T, Fault>
+where
+    F: Future<Output = Result<T, kube::Error>>,
+{
+    match runtime.block_on(bounded(cancel, f())) {
+        Ok(t) => Ok(t),
+        Err(Try::Failed(e)) => Err(fault(&e).0),
+        Err(Try::Silent(limit)) => Err(Fault {
+            kind: FaultKind::Unreachable,
+            said: format!("no answer in {} s", limit.as_secs()),
+        }),
+    }
+}
+
 /// How one try of a call failed.
 enum Try {
     /// The API server or the connection said why.

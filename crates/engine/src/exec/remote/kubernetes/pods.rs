@@ -2,11 +2,11 @@
 //! attempt, reused while their deadline leaves room, the worker started in
 //! them through pods/exec, and all of them deleted when the run ends.
 
-use super::api::{call, cancelled, fault, Fault};
+use super::api::{call, call_once, cancelled, fault, Fault, FaultKind};
 use super::manifest::{pod_manifest, PodShape};
 use crate::error::EngineError;
 use crate::exec::remote::command::last_lines;
-use crate::exec::remote::transport::{EndLink, Link, Lost, Transport, Wait};
+use crate::exec::remote::transport::{EndLink, Link, Lost, NoLink, Transport, Wait};
 use futures_util::future::{select, Either};
 use futures_util::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
@@ -406,6 +406,15 @@ impl Inner {
 impl Inner {
     /// Starts the worker in pod `name` of `slot`; `Err(why)` when it cannot.
     fn exec(&self, slot: usize, name: &str) -> Result<AttachedProcess, String> {
+        self.attach(name, true).map_err(|e| {
+            let why = self.gone(slot, name).unwrap_or(e.said);
+            format!("could not start the worker: {why}")
+        })
+    }
+
+    /// A new exec of the worker's command in pod `name`, tried again as
+    /// every call is (`again`), or once.
+    fn attach(&self, name: &str, again: bool) -> Result<AttachedProcess, Fault> {
         let ap = AttachParams::default()
             .container("worker")
             .stdin(true)
@@ -414,11 +423,11 @@ impl Inner {
             .max_stdin_buf_size(EXEC_BUFFER)
             .max_stdout_buf_size(EXEC_BUFFER);
         let command = self.shape.settings.command.clone();
-        self.call(|| self.pods.exec(name, command.clone(), &ap))
-            .map_err(|e| {
-                let why = self.gone(slot, name).unwrap_or(e.said);
-                format!("could not start the worker: {why}")
-            })
+        let exec = || self.pods.exec(name, command.clone(), &ap);
+        match again {
+            true => self.call(exec),
+            false => call_once(&self.runtime, &self.cancel, exec),
+        }
     }
 }
 
@@ -596,6 +605,41 @@ impl Transport for KubernetesTransport {
         link(inner, slot, name, attached)
     }
 
+    /// A pod's exec stream breaks with the API server (a restart, a load
+    /// balancer failing over) while its worker goes on: a new exec into
+    /// the same pod relays to it.
+    fn resumes(&self) -> bool {
+        true
+    }
+
+    fn reconnect(&self, slot: usize, _wait: &Wait<'_>) -> Result<Link, NoLink> {
+        let inner = &self.inner;
+        let live = (inner.live.lock().unwrap_or_else(|e| e.into_inner()))
+            .get(slot)
+            .cloned()
+            .flatten();
+        let Some(pod) = live else {
+            return Err(NoLink::Gone(Lost {
+                place: self.place(slot),
+                reason: "closed the connection, and its pod is gone".into(),
+            }));
+        };
+        let name = pod.name;
+        // Tried once: the executor tries again on its own schedule, within
+        // the time the worker keeps the attempt.
+        match inner.attach(&name, false) {
+            Ok(attached) => link(inner, slot, name, attached).map_err(NoLink::Again),
+            Err(e) if e.kind == FaultKind::Unreachable => {
+                Err(NoLink::Again(inner.lost(&name, e.said)))
+            }
+            Err(e) => Err(match inner.gone(slot, &name) {
+                // Why is said by the lost link's end, which looks again.
+                Some(_) => NoLink::Gone(inner.lost(&name, "closed the connection".into())),
+                None => NoLink::Again(inner.lost(&name, e.said)),
+            }),
+        }
+    }
+
     fn close(&self) {
         let inner = &self.inner;
         if inner.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
@@ -746,5 +790,11 @@ impl EndLink for PodEnd {
             inner.doom(slot, &name);
         }
         lines.join("\n")
+    }
+
+    /// The exec broke and a new one into the same pod took its place: the
+    /// pod and its worker stay.
+    fn leave(self: Box<Self>) {
+        self.attached.abort();
     }
 }
