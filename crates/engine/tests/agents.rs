@@ -99,7 +99,7 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
         workspace: worktree,
         prompt_file,
         log: tmp.join("attempt-1.agent.log"),
-        timeout: Some(Duration::from_secs(120)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         model: model.map(String::from),
         env,
         confine: None,

@@ -14,7 +14,6 @@ use planwright_engine::WorkTree;
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
 use planwright_plan::verdict::{CheckStatus, ReviewCheck};
 use std::path::Path;
-use std::time::Duration;
 
 fn room() -> GateRoom {
     GateRoom {
@@ -97,7 +96,7 @@ fn own_git_dir() -> &'static Path {
 fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
     let log = dir.join("../cf.log");
     let git = WorkTree::new(own_git_dir(), dir);
-    let timeout = Some(Duration::from_secs(60));
+    let timeout = Some(planwright_testkit::UNTESTED_LIMIT);
     counterfactual::run(c, dir, &git, &room(), timeout, &log, &Cancel::default())
         .unwrap()
         .expect("not cancelled")
@@ -355,7 +354,7 @@ fn input(dir: &Path) -> (Ticket, ReviewInput) {
         verdicts: verdicts.clone(),
         files,
         attempt: 1,
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         model: None,
         env: vec![],
         confine: None,
@@ -609,7 +608,7 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
             env.tmp.path(),
             &[&block, &ship],
         ))),
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         ..Default::default()
     };
     let out = run_with(&env, &p, &s, scripted(&env));
@@ -665,7 +664,7 @@ fn the_reviewer_cannot_see_what_the_candidates_gates_wrote() {
     s.strikes = 1;
     s.beyond = ReviewSettings {
         reviewer: Some(AgentSpec::cmd(format!("sh {}", script.display()))),
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         ..Default::default()
     };
     let out = run_with(&env, &p, &s, scripted(&env));
