@@ -43,8 +43,7 @@ fn run_four(env: &Env, plan: &planwright_plan::Plan, checkouts: usize) -> Outcom
     s.jobs = 4;
     s.merge.checkouts = checkouts;
     // The queue stops waiting once no verification is in flight; its own
-    // limit is not what these tests test (with a minute, a loaded
-    // machine started a stack of three).
+    // limit is not what these tests test.
     s.merge.wait = UNTESTED_LIMIT;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     run_with(env, plan, &s, agent)

@@ -346,9 +346,10 @@ fn a_started_line_names_the_earlier_change_only_when_the_workspace_holds_it() {
         line(StartsFrom::CandidateCarried),
         "A: attempt 3 started from 0123456789 with attempt 2's change carried onto it"
     );
-    for without in StartsFrom::ALL.iter().filter(|s| {
-        !matches!(s, StartsFrom::Candidate | StartsFrom::CandidateCarried)
-    }) {
+    for without in StartsFrom::ALL
+        .iter()
+        .filter(|s| !matches!(s, StartsFrom::Candidate | StartsFrom::CandidateCarried))
+    {
         assert_eq!(line(*without), "A: attempt 3 started from 0123456789");
     }
 }

@@ -165,3 +165,23 @@ pub(super) fn check_lock(repo: &Repo, out: &mut Vec<Check>) {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The dirty-checkout error names the first five files, then how many
+    /// more there are.
+    #[test]
+    fn the_changed_files_are_named_five_then_counted() {
+        let files = |n: usize| (1..=n).map(|i| format!("f{i}")).collect::<Vec<_>>();
+        assert_eq!(super::some_files(&files(1)), "`f1`");
+        assert_eq!(super::some_files(&files(5)), "`f1`, `f2`, `f3`, `f4`, `f5`");
+        assert_eq!(
+            super::some_files(&files(7)),
+            "`f1`, `f2`, `f3`, `f4`, `f5` and 2 more files"
+        );
+        assert_eq!(
+            super::some_files(&files(6)),
+            "`f1`, `f2`, `f3`, `f4`, `f5` and 1 more file"
+        );
+    }
+}
