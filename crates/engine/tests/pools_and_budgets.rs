@@ -89,10 +89,13 @@ fn an_unavailable_model_pauses_the_ticket_without_a_strike_and_usage_is_recorded
     // What `report` shows of them is planwright-view's (crates/view/tests/report.rs).
     let first = attempts[0].agent.clone().unwrap();
     assert_eq!(
-        (first.agent_outcome.as_str(), first.usage),
-        ("unavailable", None)
+        (first.agent_outcome, first.usage),
+        (planwright_engine::AgentOutcomeKind::Unavailable, None)
     );
-    assert_eq!(agent.agent_outcome, "finished");
+    assert_eq!(
+        agent.agent_outcome,
+        planwright_engine::AgentOutcomeKind::Finished
+    );
     let db = env.repo().join(".planwright/state.db");
     let store = planwright_engine::Store::open(&db).unwrap();
     let run = store.latest_run().unwrap().unwrap();

@@ -280,8 +280,8 @@ fn attempt(s: &mut String, t: &TicketView, a: &AttemptView, opts: &HtmlOptions) 
     if let Some(m) = &a.model {
         let _ = write!(s, " · model <code>{}</code>", esc(m));
     }
-    if let Some(o) = &a.agent_outcome {
-        let _ = write!(s, " · agent {}", esc(o));
+    if let Some(o) = a.agent_outcome {
+        let _ = write!(s, " · agent {o}");
     }
     if let Some(u) = &a.usage {
         let _ = write!(s, " · {}", report::usage_text(u));

@@ -8,7 +8,7 @@ use crate::report::{AttemptReport, RunReport, TicketReport};
 use crate::view::{CheckResult, ShownState};
 use planwright_engine::agent::{CostSource, Usage};
 use planwright_engine::Failure;
-use planwright_engine::{AgentRecord, RunStatus};
+use planwright_engine::{AgentOutcomeKind, AgentRecord, RunStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -184,7 +184,7 @@ pub struct AttemptJson {
 #[derive(Debug, Clone, Serialize)]
 pub struct AgentJson {
     /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`.
-    pub agent_outcome: String,
+    pub agent_outcome: AgentOutcomeKind,
     /// The model, as the CLI named it.
     pub model: Option<String>,
     /// Tokens, normalized.
@@ -351,7 +351,7 @@ impl AttemptJson {
 impl AgentJson {
     fn new(g: &AgentRecord) -> AgentJson {
         AgentJson {
-            agent_outcome: g.agent_outcome.clone(),
+            agent_outcome: g.agent_outcome,
             model: g.model.clone(),
             usage: g.usage,
             cost_usd: g.cost_usd,

@@ -16,8 +16,8 @@ use planwright_engine::Failure;
 use planwright_engine::Phase;
 use planwright_engine::Repo;
 use planwright_engine::RunGraph;
+use planwright_engine::{AgentOutcomeKind, RunRow, RunStatus, Store, TicketState};
 use planwright_engine::{AttemptAgent, AttemptPlace};
-use planwright_engine::{RunRow, RunStatus, Store, TicketState};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
@@ -197,7 +197,7 @@ pub struct AttemptView {
     /// Where the cost came from, when said.
     pub cost_source: Option<CostSource>,
     /// How the agent ended (`finished`, `blocked`, ...), once it reported.
-    pub agent_outcome: Option<String>,
+    pub agent_outcome: Option<AgentOutcomeKind>,
     /// The model, when known.
     pub model: Option<String>,
     /// Who ran it (adapter, program, routed model), from its start event.

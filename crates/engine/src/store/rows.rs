@@ -1,7 +1,7 @@
 //! The rows the store reads and writes, and how each is read from SQLite.
 
 use crate::model::failure::{Failure, FailureKind};
-use crate::model::report::CostSource;
+use crate::model::report::{AgentOutcomeKind, CostSource};
 use crate::model::ticket::{RunStatus, TicketState};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use serde::Serialize;
@@ -18,7 +18,7 @@ macro_rules! read_by_name {
     )*};
 }
 
-read_by_name!(TicketState, RunStatus);
+read_by_name!(TicketState, RunStatus, AgentOutcomeKind);
 
 pub(super) fn unknown(what: &str, value: &str) -> FromSqlError {
     FromSqlError::Other(format!("unknown {what} `{value}` (written by a newer planwright?)").into())
@@ -106,7 +106,7 @@ pub struct TicketRow {
 pub struct AgentRecord {
     /// `finished`, `blocked`, `failed`, `timed_out`, `cancelled`, `unavailable`
     /// (the agent's; how the attempt ended is its `phase`).
-    pub agent_outcome: String,
+    pub agent_outcome: AgentOutcomeKind,
     /// The model that did the work, as the CLI named it.
     pub model: Option<String>,
     /// Tokens, when reported.
@@ -229,7 +229,7 @@ pub(super) fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
 }
 
 pub(super) fn attempt_row(r: &rusqlite::Row) -> rusqlite::Result<AttemptRow> {
-    let agent_outcome: Option<String> = r.get(9)?;
+    let agent_outcome: Option<AgentOutcomeKind> = r.get(9)?;
     let agent = match agent_outcome {
         None => None,
         Some(agent_outcome) => {

@@ -34,7 +34,7 @@ fn report() -> RunReport {
         finished_at: None,
         failure: None,
         agent: Some(AgentRecord {
-            agent_outcome: "finished".into(),
+            agent_outcome: AgentOutcomeKind::Finished,
             model: Some("m-1".into()),
             usage: Some(usage),
             cost_usd: Some(0.5),
@@ -243,7 +243,7 @@ fn every_field_of_a_stored_row_reaches_its_json() {
     };
     r.tickets[0].ticket = row.clone();
     let agent = AgentRecord {
-        agent_outcome: "finished".into(),
+        agent_outcome: AgentOutcomeKind::Finished,
         model: Some("m-1".into()),
         usage: Some(Usage {
             input_tokens: 1,

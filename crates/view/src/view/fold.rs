@@ -425,7 +425,7 @@ impl RunView {
                     a.cost_usd = cost_usd.or(a.cost_usd);
                     a.model = model.clone().or(a.model.take());
                     a.cost_source = cost_source.or(a.cost_source);
-                    a.agent_outcome = Some(outcome.to_string());
+                    a.agent_outcome = Some(*outcome);
                 }
             }
             Event::Review {

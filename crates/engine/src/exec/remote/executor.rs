@@ -224,10 +224,7 @@ impl Conversation<'_> {
             }
             FromWorker::Result(end) => {
                 self.feed.finish();
-                let Some(report) = end.report() else {
-                    let why = format!("ended an attempt as `{}`, unknown here", end.outcome);
-                    return Err(Stop::Lost(why));
-                };
+                let report = end.report();
                 let candidate = self.candidate.take();
                 let mut end = *end;
                 if let Some(failure) = self.refused.take() {

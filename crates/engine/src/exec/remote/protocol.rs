@@ -4,7 +4,7 @@
 //! piece of a log).
 
 use crate::agent::{Activity, AgentReport};
-use crate::model::report::Usage;
+use crate::model::report::{AgentOutcomeKind, CostSource, Usage};
 use crate::model::Failure;
 use planwright_config::{AgentNetwork, AgentSpec, HostPort};
 use schemars::JsonSchema;
@@ -242,7 +242,8 @@ pub struct WorkerSettings {
 pub struct AttemptEnd {
     /// How the agent ended: `finished`, `blocked`, `failed`, `timed_out`,
     /// `cancelled`, `unavailable`.
-    pub outcome: String,
+    #[schemars(with = "String")]
+    pub outcome: AgentOutcomeKind,
     /// What the outcome carries: the reason, the output's tail.
     #[serde(default)]
     pub detail: String,
@@ -255,8 +256,9 @@ pub struct AttemptEnd {
     pub usage: Option<Usage>,
     /// Cost in US dollars.
     pub cost_usd: Option<f64>,
-    /// `reported` or `computed`.
-    pub cost_source: Option<String>,
+    /// `reported`, `computed` or `estimated`.
+    #[schemars(with = "Option<String>")]
+    pub cost_source: Option<CostSource>,
     /// The agent's final message.
     pub final_message: Option<String>,
     /// The CLI's session id.
@@ -271,29 +273,23 @@ impl AttemptEnd {
     /// The end of an attempt whose agent reported `report`.
     pub fn new(report: &AgentReport) -> AttemptEnd {
         use crate::agent::AgentOutcome as O;
-        let (outcome, detail, retry_after_ms) = match &report.outcome {
-            O::Finished => ("finished", String::new(), None),
-            O::Blocked(r) => ("blocked", r.clone(), None),
-            O::Failed(t) => ("failed", t.clone(), None),
-            O::TimedOut => ("timed_out", String::new(), None),
-            O::Cancelled => ("cancelled", String::new(), None),
+        let (detail, retry_after_ms) = match &report.outcome {
+            O::Finished | O::TimedOut | O::Cancelled => (String::new(), None),
+            O::Blocked(r) => (r.clone(), None),
+            O::Failed(t) => (t.clone(), None),
             O::Unavailable {
                 retry_after,
                 reason,
-            } => (
-                "unavailable",
-                reason.clone(),
-                retry_after.map(|d| d.as_millis() as u64),
-            ),
+            } => (reason.clone(), retry_after.map(|d| d.as_millis() as u64)),
         };
         AttemptEnd {
-            outcome: outcome.into(),
+            outcome: report.outcome.kind(),
             detail,
             retry_after_ms,
             model: report.model.clone(),
             usage: report.usage,
             cost_usd: report.cost.map(|c| c.0),
-            cost_source: report.cost.map(|c| c.1.as_str().to_string()),
+            cost_source: report.cost.map(|c| c.1),
             final_message: report.final_message.clone(),
             session_id: report.session_id.clone(),
             setup_failed: None,
@@ -301,36 +297,32 @@ impl AttemptEnd {
         }
     }
 
-    /// The agent's report, as the coordinator records it; `None` for an
-    /// outcome this version does not know.
-    pub fn report(&self) -> Option<AgentReport> {
+    /// The agent's report, as the coordinator records it.
+    pub fn report(&self) -> AgentReport {
         use crate::agent::AgentOutcome as O;
-        use crate::model::report::CostSource;
-        let outcome = match self.outcome.as_str() {
-            "finished" => O::Finished,
-            "blocked" => O::Blocked(self.detail.clone()),
-            "failed" => O::Failed(self.detail.clone()),
-            "timed_out" => O::TimedOut,
-            "cancelled" => O::Cancelled,
-            "unavailable" => O::Unavailable {
+        let outcome = match self.outcome {
+            AgentOutcomeKind::Finished => O::Finished,
+            AgentOutcomeKind::Blocked => O::Blocked(self.detail.clone()),
+            AgentOutcomeKind::Failed => O::Failed(self.detail.clone()),
+            AgentOutcomeKind::TimedOut => O::TimedOut,
+            AgentOutcomeKind::Cancelled => O::Cancelled,
+            AgentOutcomeKind::Unavailable => O::Unavailable {
                 retry_after: self.retry_after_ms.map(std::time::Duration::from_millis),
                 reason: self.detail.clone(),
             },
-            _ => return None,
         };
-        let source = match self.cost_source.as_deref() {
-            Some("reported") => CostSource::Reported,
-            Some("estimated") => CostSource::Estimated,
-            _ => CostSource::Computed,
-        };
-        Some(AgentReport {
+        AgentReport {
             outcome,
             model: self.model.clone(),
             usage: self.usage,
-            cost: self.cost_usd.map(|c| (c, source)),
+            // A cost without a source was computed (the worker names the
+            // source whenever it sends a cost).
+            cost: self
+                .cost_usd
+                .map(|c| (c, self.cost_source.unwrap_or(CostSource::Computed))),
             final_message: self.final_message.clone(),
             session_id: self.session_id.clone(),
-        })
+        }
     }
 }
 
@@ -491,7 +483,7 @@ mod tests {
             let end = AttemptEnd::new(&report);
             let json = serde_json::to_string(&end).unwrap();
             let back: AttemptEnd = serde_json::from_str(&json).unwrap();
-            assert_eq!(back.report(), Some(report));
+            assert_eq!(back.report(), report);
         }
     }
 }
