@@ -72,31 +72,24 @@ fn find(find: &str, replace: &str) -> Mutation {
     }
 }
 
-/// An empty git directory of planwright's, outside every checkout (`git
-/// apply` only reads it).
-fn own_git_dir() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let init = std::process::Command::new("git")
-            .args(["init", "-q", "--bare"])
-            .arg(dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap();
-        assert!(init.success());
-        dir
-    })
-    .path()
-}
-
 /// Runs `c` in `dir` with planwright's own git directory, as the engine
-/// does: never one found in `dir`.
+/// does: never one found in `dir`. That directory and the log are in a
+/// folder of their own, removed when it returns (none is left in the
+/// temporary folder).
 fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
-    let log = dir.join("../cf.log");
-    let git = WorkTree::new(own_git_dir(), dir);
+    let own = tempfile::tempdir().unwrap();
+    let git_dir = own.path().join("git");
+    let init = std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&git_dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let git = WorkTree::new(&git_dir, dir);
     let timeout = Some(planwright_testkit::UNTESTED_LIMIT);
+    let log = own.path().join("cf.log");
     counterfactual::run(c, dir, &git, &room(), timeout, &log, &Cancel::default())
         .unwrap()
         .expect("not cancelled")

@@ -122,9 +122,9 @@ fn some_files(files: &[String]) -> String {
     match files.len().saturating_sub(FILES_NAMED) {
         0 => named.join(", "),
         more => format!(
-            "{} and {} more",
+            "{} and {more} more {}",
             named.join(", "),
-            planwright_plan::words::count(more, "file")
+            planwright_plan::words::plural(more, "file")
         ),
     }
 }
