@@ -475,6 +475,38 @@ fn the_native_example_in_the_docs_is_valid_and_clean() {
     );
 }
 
+/// "did you mean" looks only at the fields valid where the unknown one is:
+/// a scope entry's `path` gets the entry's own fields, never another
+/// object's `patch`, and the plan's `format` is not taken for a `form`.
+#[test]
+fn an_unknown_field_is_matched_against_the_fields_of_its_place() {
+    let cli = cli();
+    let plan = r#"{"planwright": 1, "source_format": "native", "base": "main", "format": "x",
+ "gates": [{"name": "t", "argv": ["true"]}],
+ "tickets": [{"id": "T1", "title": "t", "body": "x", "scope": [{"path": "a.txt", "op": "create"}]}]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+    let out = cli.run(dir.path(), &["validate", "plan.json", "--output", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hints: Vec<&str> = (report[0]["diagnostics"].as_array().unwrap().iter())
+        .filter_map(|d| d["hint"].as_str())
+        .collect();
+    assert!(
+        hints.contains(&"the fields here are `from`, `op`, `pattern`"),
+        "{hints:?}"
+    );
+    assert!(
+        hints
+            .iter()
+            .any(|h| h.starts_with("the fields here are `base`, `caps`")),
+        "{hints:?}"
+    );
+    assert!(
+        hints.iter().all(|h| !h.contains("did you mean")),
+        "{hints:?}"
+    );
+}
+
 #[test]
 fn native_mistakes_get_a_did_you_mean_and_warnings() {
     let cli = cli();

@@ -630,6 +630,15 @@ fn preflight_runs_the_gates_on_the_base_and_names_the_set_up_a_lock_file_needs()
         "{said}"
     );
     assert!(!text(&validate(&env).stdout).contains("setup"));
+    // And the run's gate passes: the ticket failed above merges now.
+    let out = scripted(
+        &env,
+        "run",
+        "plan.json",
+        &["--gate", "npm test", "--output", "json"],
+    );
+    let run = summary(&out);
+    assert_eq!(run["merged"], serde_json::json!(["W-1"]), "{run}");
 }
 
 /// The scripted agent's folder may be relative to where planwright starts:

@@ -56,8 +56,10 @@ const GOOD: &str = r#"{"planwright": 1, "source_format": "native", "base": "main
              {"pattern": "src/lib.rs", "op": "modify"}]}]}"#;
 
 fn draft(env: &Env, rounds: &str) -> Output {
-    // The agent runs in a scratch folder: its program is named absolutely.
-    let agent = env.root().join("agent.sh").display().to_string();
+    // The agent runs in a scratch folder; its program, named relative to
+    // the folder planwright starts in (as docs/draft.md says), is taken
+    // from there.
+    let agent = "./agent.sh";
     env.planwright(&[
         "draft",
         "--from",
@@ -67,7 +69,7 @@ fn draft(env: &Env, rounds: &str) -> Output {
         "--agent",
         "cmd",
         "--agent-cmd",
-        &agent,
+        agent,
         "--repo",
         "repo",
         "--rounds",

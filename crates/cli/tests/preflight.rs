@@ -243,6 +243,15 @@ fn a_repository_whose_config_runs_programs_is_refused_with_exit_3() {
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(said.contains("filter.evil.clean"), "{said}");
     assert!(said.contains("allow_config"), "{said}");
+    // preflight refuses it the same way, as its help says.
+    let out = env.scripted("preflight", &["--gate", "true"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let help = text(&env.planwright(&["preflight", "--help"]).stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("3 when the repository's git config runs programs"),
+        "{help}"
+    );
     write(
         env.root(),
         "planwright.toml",

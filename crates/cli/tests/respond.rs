@@ -717,11 +717,9 @@ fn ctrl_c_during_a_rounds_attempt_posts_nothing_and_the_next_respond_finishes_it
         .spawn()
         .unwrap();
     // Wait for the event: the agent of the round's attempt is working.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::read_to_string(&started).map_or(true, |p| !p.ends_with('\n')) {
-        assert!(std::time::Instant::now() < deadline, "no agent started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    planwright_testkit::wait_until("the agent started", || {
+        std::fs::read_to_string(&started).is_ok_and(|p| p.ends_with('\n'))
+    });
     let pid = child.id().to_string();
     let kill = std::process::Command::new("kill")
         .args(["-INT", &pid])

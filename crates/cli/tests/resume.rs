@@ -1,7 +1,7 @@
 //! `run` killed at each transition, at random and by every signal: it
 //! resumes and merges each ticket once, and no agent outlives planwright.
 
-use planwright_testkit::{git, text, write, Env};
+use planwright_testkit::{git, text, wait_until, write, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,14 +76,10 @@ fn group_alive(pgid: u32) -> bool {
         .success()
 }
 
-/// Waits (bounded) until the killed run's own children (git) are gone, as
-/// they would be by the time a person runs planwright again.
+/// Waits until the killed run's own children (git) are gone, as they
+/// would be by the time a person runs planwright again.
 fn wait_group_gone(pgid: u32) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while group_alive(pgid) {
-        assert!(std::time::Instant::now() < deadline, "group {pgid} lingers");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(&format!("group {pgid} is gone"), || !group_alive(pgid));
 }
 
 /// After a run finished: every ticket merged exactly once, no agent ran
@@ -177,26 +173,21 @@ fn out_dir(env: &Env) -> PathBuf {
 }
 
 /// Starts a run of `env`'s plan whose agent says it started, then sleeps
-/// for a minute; returns once the agent runs, with the agent's script.
+/// until it is ended; returns once the agent runs, with the agent's script.
 fn sleeping_run(env: &Env) -> (std::process::Child, PathBuf) {
     let started = out_dir(env).join("agent.started");
     let script = env.root().join("agent.sh");
     std::fs::write(
         &script,
-        format!("echo started > '{}'\nsleep 60\n", started.display()),
+        format!("echo started > '{}'\nsleep 900\n", started.display()),
     )
     .unwrap();
     let child = cmd_run(env, &format!("sh {}", script.display()), "1")
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while std::fs::read_to_string(&started).map_or(true, |p| !p.ends_with('\n')) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the agent started", || {
+        std::fs::read_to_string(&started).is_ok_and(|p| p.ends_with('\n'))
+    });
     (child, script)
 }
 
@@ -394,15 +385,10 @@ fn after_a_kill_no_view_shows_a_ticket_running() {
         &env.planwright(&["report", "--repo", "repo", "--format", "html"])
             .stdout,
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let gone = "<span class=\"badge st-interrupted\">interrupted</span></h1>";
-    while !live.page().contains(gone) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the live page never showed the kill"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until("the live page shows the kill", || {
+        live.page().contains(gone)
+    });
     for page in [html, live.page(), Served::start(&env).page()] {
         assert!(page.contains(gone), "{page}");
         assert!(

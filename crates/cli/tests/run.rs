@@ -268,12 +268,13 @@ fn gates_from_the_command_line_and_config() {
 #[test]
 fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     let env = sh_env();
-    // A finishes at once; B waits until it is interrupted.
+    // A finishes at once; B waits until it is interrupted (the mark comes
+    // only for the second run).
     let script = env.root().join("agent.sh");
     let mark = env.root().join("second-run");
     // The mark's path is in the script: an agent gets no variable of the
     // test's own environment that `[agent] env` does not name.
-    std::fs::write(&script, format!("t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ] && [ ! -f '{}' ]; then sleep 60; fi\necho x > \"$t.txt\"\n", mark.display())).unwrap();
+    std::fs::write(&script, format!("t=$(echo \"$PLANWRIGHT_TICKET\" | tr A-Z a-z)\nif [ \"$t\" = b ]; then until [ -f '{}' ]; do sleep 0.1; done; fi\necho x > \"$t.txt\"\n", mark.display())).unwrap();
     let agent_cmd = format!("sh {}", script.display());
     let child = env
         .command()
@@ -282,10 +283,9 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait (bounded) until A and C merged, then interrupt like Ctrl-C would.
+    // Wait until A and C merged, then interrupt like Ctrl-C would.
     let events = env.repo().join(".planwright/runs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
+    planwright_testkit::wait_until("A and C merged", || {
         let merged_c = std::fs::read_dir(&events)
             .ok()
             .and_then(|mut d| d.next())
@@ -295,12 +295,8 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
                     .unwrap_or_default()
                     .contains("\"event\":\"merged\",\"ticket\":\"C\"")
             });
-        if merged_c == Some(true) {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "A and C never merged");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+        merged_c == Some(true)
+    });
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -309,6 +305,18 @@ fn an_interrupted_run_continues_without_rerunning_merged_tickets() {
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stdout));
     assert_says(&first.stdout, "interrupted");
     assert!(!env.repo().join("b.txt").exists());
+    // With no failed ticket, the next steps point at the run's folder,
+    // whose ticket folders hold each log (never a literal `TICKET/`).
+    let said = text(&first.stdout);
+    let next = &said[said.find("\nnext:\n").expect("a next-step block")..];
+    let run = std::fs::read_dir(&events).unwrap().next().unwrap().unwrap();
+    assert!(
+        next.contains(&format!(
+            ".planwright/runs/{}/   each ticket's whole log is its folder's `ticket.log`",
+            run.file_name().to_string_lossy()
+        )) && !next.contains("TICKET"),
+        "{next}"
+    );
 
     std::fs::write(&mark, "").unwrap();
     let second = env
@@ -619,11 +627,12 @@ fn plain_output_says_every_heartbeat_what_each_running_ticket_does() {
   "gates": [{"name": "readme", "argv": ["test", "-f", "README.md"]}],
   "tickets": [{"id": "A", "title": "a", "body": "make a", "scope": [{"pattern": "a.txt", "op": "create"}]}]}"#,
     );
-    // The agent works until the test has seen a heartbeat (or a minute).
+    // The agent works until the test has seen a heartbeat (or for the
+    // untested limit, 15 minutes, so that a regression ends).
     let go = env.root().join("go");
     let script = env.root().join("agent.sh");
     let body = format!(
-        "i=0\nwhile [ ! -f '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\necho a > a.txt\n",
+        "i=0\nwhile [ ! -f '{}' ] && [ $i -lt 9000 ]; do sleep 0.1; i=$((i+1)); done\necho a > a.txt\n",
         go.display()
     );
     std::fs::write(&script, body).unwrap();

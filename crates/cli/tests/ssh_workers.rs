@@ -90,15 +90,9 @@ impl Host {
     }
 
     fn wait_listening(&self, port: u16) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect((self.addr, port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "sshd on {} never listened",
-                self.addr
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        planwright_testkit::wait_until(&format!("sshd on {} listens", self.addr), || {
+            std::net::TcpStream::connect((self.addr, port)).is_ok()
+        });
     }
 }
 
@@ -248,7 +242,7 @@ fn tickets_land_from_two_ssh_hosts_and_one_cut_off_mid_attempt_loses_nothing() {
         "[executor]\nkind = \"ssh\"\nhosts = [\"127.0.0.2\", \"127.0.0.3\"]\nssh_command = {ssh}\ncommand = [{BIN:?}, \"worker\"]\n"
     );
     write(env.root(), "planwright.toml", &config);
-    let agent = r#"sh -c 'if [ "$PLANWRIGHT_TICKET$PLANWRIGHT_ATTEMPT" = D2 ] || [ "$PLANWRIGHT_TICKET" != D ]; then echo "$PLANWRIGHT_TICKET" > "$PLANWRIGHT_TICKET.txt"; else touch started.txt; sleep 60; fi'"#;
+    let agent = r#"sh -c 'if [ "$PLANWRIGHT_TICKET$PLANWRIGHT_ATTEMPT" = D2 ] || [ "$PLANWRIGHT_TICKET" != D ]; then echo "$PLANWRIGHT_TICKET" > "$PLANWRIGHT_TICKET.txt"; else touch started.txt; sleep 900; fi'"#;
     let mut child = env
         .command()
         .args([
@@ -277,7 +271,7 @@ fn tickets_land_from_two_ssh_hosts_and_one_cut_off_mid_attempt_loses_nothing() {
             .output()
             .is_ok_and(|o| !o.stdout.is_empty())
     };
-    let deadline = Instant::now() + Duration::from_secs(300);
+    let deadline = Instant::now() + planwright_testkit::UNTESTED_LIMIT;
     let cut = loop {
         if let Some(i) = hosts.iter().position(started) {
             break i;

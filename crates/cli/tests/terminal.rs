@@ -9,7 +9,6 @@ use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 
@@ -130,14 +129,12 @@ fn on_a_terminal(term: Option<&str>) {
             seen
         }
     });
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "planwright did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut status = None;
+    planwright_testkit::wait_until("planwright finishes", || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let status = status.unwrap();
     let waiting = queued(&slave);
     drop(slave);
     drop(cmd);

@@ -176,7 +176,7 @@ fn a_worker_lost_mid_attempt_reruns_its_ticket_without_a_strike_and_lands_once()
         &process_config(&["sh", &wrapper]),
     );
     // The first attempt waits to be cut off; the one after does the work.
-    let agent = r#"sh -c 'if [ "$PLANWRIGHT_ATTEMPT" = 1 ]; then touch started.txt; sleep 30; fi; echo A > A.txt'"#;
+    let agent = r#"sh -c 'if [ "$PLANWRIGHT_ATTEMPT" = 1 ]; then touch started.txt; sleep 900; fi; echo A > A.txt'"#;
     let out = planwright(&env, "run", agent, &["--jobs", "2", "--strikes", "1"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");

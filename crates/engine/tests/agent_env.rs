@@ -9,7 +9,6 @@ use planwright_testkit::{any, gate, git, plan, run_with, settings, ticket, Env};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Duration;
 
 /// Variables a hostile agent would look for, set in planwright's own
 /// environment for every test of this file.
@@ -48,7 +47,7 @@ fn context(tmp: &Path) -> AttemptContext {
         workspace,
         prompt_file,
         log: tmp.join("attempt-1.agent.log"),
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         model: None,
         env: Vec::new(),
         confine: None,

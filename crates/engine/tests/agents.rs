@@ -99,6 +99,7 @@ fn context(tmp: &Path, model: Option<&str>, env: Vec<(String, String)>) -> Attem
         workspace: worktree,
         prompt_file,
         log: tmp.join("attempt-1.agent.log"),
+        // A limit these tests read back: agy is given it as `--print-timeout 120s`.
         timeout: Some(Duration::from_secs(120)),
         model: model.map(String::from),
         env,

@@ -151,12 +151,13 @@ fn without_merge_flaky_retries_a_flake_on_the_merged_tree_costs_a_rebuild() {
 fn the_first_tickets_gate_checkout_is_made_while_its_agent_works() {
     // The agent finishes only once the slot's gate checkout has its index
     // (made before its gates otherwise, after the agent): it waits for it,
-    // and gives up after a minute so that a regression fails rather than hangs.
+    // and gives up after the untested limit (15 minutes) so that a
+    // regression fails rather than hangs.
     let env = Env::new(&[("README.md", "hi\n")]);
     let index = env.repo().join(".planwright/index/checkout-slot-1");
     let script = env.tmp.path().join("agent.sh");
     let body = format!(
-        "for i in $(seq 600); do [ -e '{}' ] && {{ echo a > \"$1/a.txt\"; exit 0; }}; sleep 0.1; done; echo 'no gate checkout' >&2; exit 1\n",
+        "for i in $(seq 9000); do [ -e '{}' ] && {{ echo a > \"$1/a.txt\"; exit 0; }}; sleep 0.1; done; echo 'no gate checkout' >&2; exit 1\n",
         index.display()
     );
     std::fs::write(&script, body).unwrap();

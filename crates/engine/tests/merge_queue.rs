@@ -9,7 +9,6 @@ use planwright_engine::agent;
 use planwright_engine::Event;
 use planwright_testkit::*;
 use serde_json::json;
-use std::time::Duration;
 
 const IDS: [&str; 4] = ["A", "B", "C", "D"];
 
@@ -43,8 +42,9 @@ fn run_four(env: &Env, plan: &planwright_plan::Plan, checkouts: usize) -> Outcom
     let mut s = settings();
     s.jobs = 4;
     s.merge.checkouts = checkouts;
-    // The wait is bounded by the verifications, which end together.
-    s.merge.wait = Duration::from_secs(60);
+    // The queue stops waiting once no verification is in flight; its own
+    // limit is not what these tests test.
+    s.merge.wait = UNTESTED_LIMIT;
     let agent = agent::from_name(&format!("scripted:{}", env.fixtures().display()), None).unwrap();
     run_with(env, plan, &s, agent)
 }

@@ -159,7 +159,7 @@ fn cmd_agent_blocked_line_and_timeout() {
     let env = Env::new(&[("README.md", "hi\n")]);
     let agent = sh_agent(
         &env,
-        "#!/bin/sh\ncase \"$PLANWRIGHT_TICKET\" in\n  A) echo thinking; echo 'TICKET-BLOCKED: needs a human';;\n  B) sleep 30;;\nesac\n",
+        "#!/bin/sh\ncase \"$PLANWRIGHT_TICKET\" in\n  A) echo thinking; echo 'TICKET-BLOCKED: needs a human';;\n  B) exec sleep 900;;\nesac\n",
         "{ticket}",
     );
     let plan = plan(

@@ -14,7 +14,6 @@ use planwright_engine::WorkTree;
 use planwright_plan::model::{Counterfactual, CounterfactualTests, Mutation, Ticket};
 use planwright_plan::verdict::{CheckStatus, ReviewCheck};
 use std::path::Path;
-use std::time::Duration;
 
 fn room() -> GateRoom {
     GateRoom {
@@ -73,31 +72,24 @@ fn find(find: &str, replace: &str) -> Mutation {
     }
 }
 
-/// An empty git directory of planwright's, outside every checkout (`git
-/// apply` only reads it).
-fn own_git_dir() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let init = std::process::Command::new("git")
-            .args(["init", "-q", "--bare"])
-            .arg(dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap();
-        assert!(init.success());
-        dir
-    })
-    .path()
-}
-
 /// Runs `c` in `dir` with planwright's own git directory, as the engine
-/// does: never one found in `dir`.
+/// does: never one found in `dir`. That directory and the log are in a
+/// folder of their own, removed when it returns (none is left in the
+/// temporary folder).
 fn run_cf(dir: &Path, c: &Counterfactual) -> counterfactual::CounterfactualResult {
-    let log = dir.join("../cf.log");
-    let git = WorkTree::new(own_git_dir(), dir);
-    let timeout = Some(Duration::from_secs(60));
+    let own = tempfile::tempdir().unwrap();
+    let git_dir = own.path().join("git");
+    let init = std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&git_dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let git = WorkTree::new(&git_dir, dir);
+    let timeout = Some(planwright_testkit::UNTESTED_LIMIT);
+    let log = own.path().join("cf.log");
     counterfactual::run(c, dir, &git, &room(), timeout, &log, &Cancel::default())
         .unwrap()
         .expect("not cancelled")
@@ -355,7 +347,7 @@ fn input(dir: &Path) -> (Ticket, ReviewInput) {
         verdicts: verdicts.clone(),
         files,
         attempt: 1,
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         model: None,
         env: vec![],
         confine: None,
@@ -607,7 +599,7 @@ fn a_run_with_a_reviewer_retries_a_blocked_candidate_and_merges_when_it_ships() 
             env.tmp.path(),
             &[&block, &ship],
         ))),
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         ..Default::default()
     };
     let out = run_with(&env, &p, &s, scripted(&env));
@@ -663,7 +655,7 @@ fn the_reviewer_cannot_see_what_the_candidates_gates_wrote() {
     s.strikes = 1;
     s.beyond = ReviewSettings {
         reviewer: Some(AgentSpec::cmd(format!("sh {}", script.display()))),
-        timeout: Some(Duration::from_secs(60)),
+        timeout: Some(planwright_testkit::UNTESTED_LIMIT),
         ..Default::default()
     };
     let out = run_with(&env, &p, &s, scripted(&env));

@@ -214,6 +214,20 @@ pub fn plan(json: serde_json::Value) -> Plan {
 /// test of a time limit sets its own.
 pub const UNTESTED_LIMIT: Duration = Duration::from_secs(900);
 
+/// Waits until `done` holds, looking again every 20 ms: a test waits for
+/// the event it needs, however loaded the machine, and fails naming
+/// `what` only when it has not come in [`UNTESTED_LIMIT`] (a hang).
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + UNTESTED_LIMIT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never happened in {UNTESTED_LIMIT:?}: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub fn settings() -> RunSettings {
     let mut s = RunSettings::new("plan.json");
     s.jobs = 2;

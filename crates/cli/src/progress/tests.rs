@@ -333,3 +333,34 @@ fn brief_lines_leave_out_the_merge_queues_own_steps() {
         .unwrap()
         .contains("merge queue: checking T1, T2"));
 }
+
+/// A started attempt's line names the previous attempt's change only when
+/// its workspace holds it: never after an attempt that left none.
+#[test]
+fn a_started_line_names_the_earlier_change_only_when_the_workspace_holds_it() {
+    let line = |starts_from| {
+        describe(&Event::AttemptStarted {
+            ticket: "A".into(),
+            attempt: 3,
+            base_commit: "0123456789".into(),
+            starts_from,
+            agent: None,
+            place: None,
+        })
+        .unwrap()
+    };
+    assert_eq!(
+        line(StartsFrom::Candidate),
+        "A: attempt 3 started from 0123456789 with attempt 2's change"
+    );
+    assert_eq!(
+        line(StartsFrom::CandidateCarried),
+        "A: attempt 3 started from 0123456789 with attempt 2's change carried onto it"
+    );
+    for without in StartsFrom::ALL
+        .iter()
+        .filter(|s| !matches!(s, StartsFrom::Candidate | StartsFrom::CandidateCarried))
+    {
+        assert_eq!(line(*without), "A: attempt 3 started from 0123456789");
+    }
+}

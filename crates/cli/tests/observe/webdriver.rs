@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 use std::io::{BufRead, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 pub(crate) struct Browser {
     driver: Child,
@@ -130,16 +129,11 @@ impl Browser {
         b
     }
 
-    /// Waits (up to a minute, for a loaded machine) for chromedriver to answer.
+    /// Waits for chromedriver to answer, however loaded the machine.
     fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "chromedriver did not start listening"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        planwright_testkit::wait_until("chromedriver listens", || {
+            TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).is_ok()
+        });
     }
 
     fn session(&self, method: &str, rest: &str, body: Option<&Value>) -> Value {
@@ -169,14 +163,12 @@ impl Browser {
         )
     }
 
-    /// Runs `script` until it returns true, up to a minute (the machine may
-    /// be loaded; the wait ends as soon as the page is as expected).
+    /// Runs `script` until it returns true: the wait ends as soon as the
+    /// page is as expected, however loaded the machine.
     pub(crate) fn wait_for(&self, what: &str, script: &str) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.eval(script) != Value::Bool(true) {
-            assert!(Instant::now() < deadline, "the page never showed {what}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        planwright_testkit::wait_until(&format!("the page shows {what}"), || {
+            self.eval(script) == Value::Bool(true)
+        });
     }
 
     /// Makes the page's viewport `width` by `height` CSS pixels, as a phone's.

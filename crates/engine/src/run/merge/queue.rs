@@ -143,6 +143,14 @@ fn fill(sh: &Shared, jobs: &Receiver<MergeJob>, queue: &mut VecDeque<MergeJob>) 
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
         }
     }
+    // The coordinator sends the last candidate before the count falls: a
+    // count read as zero may leave that candidate in the channel.
+    while queue.len() < full {
+        match jobs.try_recv() {
+            Ok(job) => queue.push_back(job),
+            Err(_) => break,
+        }
+    }
 }
 
 /// How often a filling batch looks again at the verifications in flight.

@@ -122,9 +122,9 @@ fn some_files(files: &[String]) -> String {
     match files.len().saturating_sub(FILES_NAMED) {
         0 => named.join(", "),
         more => format!(
-            "{} and {} more",
+            "{} and {more} more {}",
             named.join(", "),
-            planwright_plan::words::count(more, "file")
+            planwright_plan::words::plural(more, "file")
         ),
     }
 }
@@ -163,5 +163,25 @@ pub(super) fn check_lock(repo: &Repo, out: &mut Vec<Check>) {
             format!("cannot read the run lock: {e}"),
             "check the permissions of the repository's git directory",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The dirty-checkout error names the first five files, then how many
+    /// more there are.
+    #[test]
+    fn the_changed_files_are_named_five_then_counted() {
+        let files = |n: usize| (1..=n).map(|i| format!("f{i}")).collect::<Vec<_>>();
+        assert_eq!(super::some_files(&files(1)), "`f1`");
+        assert_eq!(super::some_files(&files(5)), "`f1`, `f2`, `f3`, `f4`, `f5`");
+        assert_eq!(
+            super::some_files(&files(7)),
+            "`f1`, `f2`, `f3`, `f4`, `f5` and 2 more files"
+        );
+        assert_eq!(
+            super::some_files(&files(6)),
+            "`f1`, `f2`, `f3`, `f4`, `f5` and 1 more file"
+        );
     }
 }

@@ -182,6 +182,46 @@ fn a_glob_an_ancestor_may_create_counts_as_existing() {
     );
 }
 
+/// A glob of an `any` entry that matches no file of the base is likely a
+/// typo (`*.tsx` in a `.ts` project): a warning. Not for `create`, which is
+/// meant to match nothing yet, nor for what an ancestor may create.
+#[test]
+fn a_scope_glob_matching_no_file_of_the_base_warns_but_for_create() {
+    let entry = |p: &str, op| ScopeEntry {
+        pattern: p.into(),
+        op,
+    };
+    let plan = Plan::new(
+        Format::Native,
+        vec![
+            ticket("A", &[], ScopeEntry::any("src/**/*.tsx")),
+            ticket("B", &[], ScopeEntry::any("src/*.ts")),
+            ticket("C", &[], entry("gen/*.ts", ScopeOp::Create)),
+            ticket("D", &["C"], ScopeEntry::any("gen/**")),
+            ticket("E", &[], ScopeEntry::any("docs/new.md")),
+        ],
+    );
+    let base: HashSet<String> = ["src/a.ts".to_string()].into();
+    let mut out = Vec::new();
+    check_scope_ops(
+        &plan,
+        &planwright_plan::graph::TicketGraph::new(&plan),
+        &base,
+        &HashSet::new(),
+        &HashMap::new(),
+        &mut out,
+    );
+    let said: Vec<(crate::model::CheckStatus, &str)> =
+        out.iter().map(|c| (c.status, c.message.as_str())).collect();
+    assert_eq!(
+        said,
+        [(
+            crate::model::CheckStatus::Warning,
+            "ticket A: the scope glob `src/**/*.tsx` matches no file of the base"
+        )]
+    );
+}
+
 #[test]
 fn a_known_forecast_gives_the_checks_a_fresh_one_does_and_skips_merged_tickets() {
     let plan = Plan::new(
