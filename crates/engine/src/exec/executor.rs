@@ -91,9 +91,12 @@ pub struct AttemptInput {
     pub resumed_sink: Option<ResumedSink>,
 }
 
+/// Told why a connection broke and how long its replacement took.
+pub(crate) type OnResumed = dyn Fn(&str, std::time::Duration) + Send + Sync;
+
 /// Where an attempt's resumption over a new connection is said.
 #[derive(Clone)]
-pub struct ResumedSink(pub std::sync::Arc<dyn Fn(&str, std::time::Duration) + Send + Sync>);
+pub struct ResumedSink(pub std::sync::Arc<OnResumed>);
 
 impl std::fmt::Debug for ResumedSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
