@@ -767,3 +767,31 @@ fn a_git_command_line_is_found_however_it_is_spelled() {
         assert!(git_argv(line).is_empty(), "{line}");
     }
 }
+
+/// The engine's façade re-exports planwright-os (`process`, `sandbox`,
+/// `beneath`, `proxy`) for the CLI; inside the engine, code names
+/// `planwright_os` (and `crate::contain`) itself, so the façade is never
+/// the engine's own road.
+#[test]
+fn the_engine_reaches_os_directly_not_through_its_facade() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut through = Vec::new();
+    for file in &files {
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        for module in ["sandbox", "process", "beneath", "proxy"] {
+            if code.contains(&format!("crate::{module}::"))
+                || code.contains(&format!("crate::{module};"))
+            {
+                let rel = file.strip_prefix(&src).unwrap().display();
+                through.push(format!("{rel}: crate::{module}"));
+            }
+        }
+    }
+    assert!(
+        through.is_empty(),
+        "engine code reaching planwright-os through the façade: use \
+         `planwright_os::...` (or `crate::contain`)\n{through:#?}"
+    );
+}

@@ -16,6 +16,33 @@ use planwright_plan::model::{Gate, Ticket};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
+/// Runs [`attempt_once`] and sends its result as [`Msg::Done`]: a panic
+/// is reported too, or the coordinator would wait for ever.
+pub(super) fn attempt_reported(
+    sh: &Shared,
+    ticket: &Ticket,
+    slot: usize,
+    input: &AttemptInput,
+    gates: &[Gate],
+    tx: &Sender<Msg>,
+    base: String,
+) {
+    let work = std::panic::AssertUnwindSafe(|| attempt_once(sh, ticket, slot, input, gates, tx));
+    let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
+        Err(EngineError::Internal(format!(
+            "the attempt of {} panicked",
+            input.ticket
+        )))
+    });
+    let _ = tx.send(Msg::Done {
+        slot,
+        ticket: input.ticket.clone(),
+        attempt: input.attempt,
+        base,
+        result,
+    });
+}
+
 /// One attempt on a worker thread: the executor's candidate, recorded
 /// before it is verified, then scope, rails, gate-script integrity and
 /// gates, all decided here.

@@ -2,7 +2,7 @@
 //! worker threads and merges on the merger thread.
 
 use super::attempt::{
-    activity_events, attempt_once, resumed_events, start_point, usage_events, waiting_events,
+    activity_events, attempt_reported, resumed_events, start_point, usage_events, waiting_events,
 };
 use super::budget::{self, BudgetTracker};
 use super::charter::{Charter, Start};
@@ -529,25 +529,7 @@ impl<'c, 'a: 'c> Coordinator<'c, 'a> {
                 sh.executor.place(slot),
             )),
         };
-        scope.spawn(move || {
-            // A panic must still report back, or the coordinator waits for ever.
-            let work = std::panic::AssertUnwindSafe(|| {
-                attempt_once(sh, ticket, slot, &input, &gates, &tx)
-            });
-            let result = std::panic::catch_unwind(work).unwrap_or_else(|_| {
-                Err(EngineError::Internal(format!(
-                    "the attempt of {} panicked",
-                    input.ticket
-                )))
-            });
-            let _ = tx.send(Msg::Done {
-                slot,
-                ticket: input.ticket.clone(),
-                attempt,
-                base,
-                result,
-            });
-        });
+        scope.spawn(move || attempt_reported(sh, ticket, slot, &input, &gates, &tx, base));
         Ok(())
     }
 }

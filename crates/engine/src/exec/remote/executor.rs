@@ -313,7 +313,7 @@ impl Clock<'_> {
                 Some(at) if now.duration_since(at) >= CANCEL_GRACE => {
                     return Err(Stop::Lost(format!(
                         "did not end the attempt within {} of being told to",
-                        span(CANCEL_GRACE)
+                        wire::span(CANCEL_GRACE)
                     )))
                 }
                 Some(_) => {}
@@ -323,15 +323,15 @@ impl Clock<'_> {
         if silent >= self.link.lost_after {
             return Err(Stop::Lost(format!(
                 "stopped answering (nothing heard for {}, `[executor] lost_after`)",
-                span(self.link.lost_after)
+                wire::span(self.link.lost_after)
             )));
         }
         if let Some((at, limits)) = self.deadline {
             if now >= at {
                 return Err(Stop::Lost(format!(
                     "ran the attempt past its deadline ({}: its time limits, and {} more)",
-                    span(limits + DEADLINE_SLACK),
-                    span(DEADLINE_SLACK)
+                    wire::span(limits + DEADLINE_SLACK),
+                    wire::span(DEADLINE_SLACK)
                 )));
             }
         }
@@ -340,15 +340,6 @@ impl Clock<'_> {
             let _ = out.nudge(&ToWorker::Heartbeat { ack: out.heard() });
         }
         Ok(())
-    }
-}
-
-/// A length of time in a message: `30s`, or `200ms` under a second.
-pub(super) fn span(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{}ms", d.as_millis())
-    } else {
-        format!("{}s", d.as_secs())
     }
 }
 

@@ -71,7 +71,7 @@ impl Reconnect<'_> {
             if !self.pause(wait, until) {
                 return Err(format!(
                     "closed the connection, and no new one resumed the attempt within {} (`[executor] lost_after`; the last try: {last})",
-                    super::executor::span(self.lost_after)
+                    wire::span(self.lost_after)
                 ));
             }
         }

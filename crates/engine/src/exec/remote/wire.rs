@@ -311,6 +311,15 @@ where
     rx
 }
 
+/// A length of time in a message: `30s`, or `200ms` under a second.
+pub(super) fn span(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,8 +3,8 @@
 
 use super::{path, Check, CheckName};
 use crate::agent::Agent;
-use crate::process::find_program;
-use crate::sandbox::ContainSettings;
+use planwright_config::ContainSettings;
+use planwright_os::process::find_program;
 
 pub(super) fn check_agent(agent: &dyn Agent, out: &mut Vec<Check>) {
     if let Some(problem) = agent.unusable() {
@@ -64,17 +64,17 @@ pub(super) fn probe_agent(
     if blocked(CheckName::Agent) || blocked(CheckName::Sandbox) {
         return None;
     }
-    let containment = crate::sandbox::containment(contain.mode).ok()?;
+    let containment = crate::contain::containment(contain.mode).ok()?;
     let scratch = tempfile::Builder::new()
         .prefix("planwright-probe-")
         .tempdir()
         .map_err(|e| format!("cannot make a temporary folder for it: {e}"));
     let probed = scratch.and_then(|scratch| {
         // No network: the probe makes no model call.
-        let confine = containment.confine(crate::sandbox::Policy {
+        let confine = containment.confine(planwright_os::sandbox::Policy {
             writable: contain.writable.clone(),
             readable: contain.readable.clone(),
-            ..crate::sandbox::Policy::default()
+            ..planwright_os::sandbox::Policy::default()
         });
         let probed = agent.probe(scratch.path(), Some(&confine));
         // A folder the CLI made unreadable is opened up to be removed.

@@ -5,8 +5,8 @@
 //! commit are `probe.rs`'s.)
 
 use super::{ok_if_quiet, path, Check, CheckName};
-use crate::process::find_program;
 use crate::verify::ticket_gates;
+use planwright_os::process::find_program;
 use planwright_plan::gate_integrity;
 use planwright_plan::model::Gate;
 use planwright_plan::Plan;

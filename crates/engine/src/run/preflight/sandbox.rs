@@ -3,13 +3,14 @@
 //! pids` and `memory`.
 
 use super::{path, Check, CheckName};
-use crate::sandbox::{ContainSettings, SandboxError};
+use planwright_config::ContainSettings;
 use planwright_config::SandboxMode;
+use planwright_os::sandbox::SandboxError;
 
 /// The sandbox the run would use; a declared writable directory that holds
 /// the home directory or a `PATH` entry would let agents change what gates run.
 pub(super) fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
-    match crate::sandbox::containment(contain.mode) {
+    match crate::contain::containment(contain.mode) {
         Ok(c) if contain.mode == SandboxMode::Off => out.push(Check::warning(
             CheckName::Sandbox,
             format!(
@@ -38,7 +39,7 @@ pub(super) fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
     for dir in &contain.writable {
         if let Some(g) = guarded
             .iter()
-            .find(|g| crate::sandbox::below_any(g, std::slice::from_ref(dir)))
+            .find(|g| planwright_os::sandbox::below_any(g, std::slice::from_ref(dir)))
         {
             out.push(Check::error(
                 CheckName::Sandbox,
@@ -63,8 +64,8 @@ pub(super) fn check_sandbox(contain: &ContainSettings, out: &mut Vec<Check>) {
 /// them here: a cgroup sees a limit reached and names it in the attempt's
 /// failure; rlimits bound without seeing it, a warning.
 pub(super) fn check_limits(contain: &ContainSettings, out: &mut Vec<Check>) {
-    use crate::sandbox::{bytes_text, mechanism, Mechanism};
-    let limits = crate::sandbox::limits(contain);
+    use planwright_os::sandbox::{bytes_text, mechanism, Mechanism};
+    let limits = crate::contain::limits(contain);
     if limits.is_none() {
         out.push(Check::ok(
             CheckName::Limits,
@@ -104,7 +105,7 @@ pub(super) fn check_readable(contain: &ContainSettings, out: &mut Vec<Check>) {
     for path in &contain.readable {
         let holds_home = home
             .as_ref()
-            .is_some_and(|h| crate::sandbox::below_any(h, std::slice::from_ref(path)));
+            .is_some_and(|h| planwright_os::sandbox::below_any(h, std::slice::from_ref(path)));
         if holds_home {
             out.push(Check::error(
                 CheckName::Sandbox,

@@ -6,9 +6,9 @@ use crate::exec::workspace::{WorkspaceSettings, Workspaces};
 use crate::exec::LocalExecutor;
 use crate::git::repo::Repo;
 use crate::model::Verdict;
-use crate::process::Cancel;
-use crate::sandbox::ContainSettings;
 use crate::verify::checkout::Checkouts;
+use planwright_config::ContainSettings;
+use planwright_os::process::Cancel;
 use planwright_plan::Plan;
 
 /// The gate checkout preflight tries the set-up and the gates in: the
@@ -62,7 +62,7 @@ pub(super) fn check_setup(
         return;
     };
     let short = &base[..base.len().min(10)];
-    let Ok(containment) = crate::sandbox::containment(contain.mode) else {
+    let Ok(containment) = crate::contain::containment(contain.mode) else {
         return;
     };
     // planwright's own git and checkouts are a run's: none may be going on.
