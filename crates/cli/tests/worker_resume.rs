@@ -84,16 +84,20 @@ impl Transport for Cutting {
     }
 }
 
-/// Writes `go` beside each `started.txt` under `dir`: the agent goes on.
-fn go(dir: &std::path::Path) {
+/// Writes `go` beside each `started.txt` under `dir`, so the agent goes
+/// on; whether there was one.
+fn go(dir: &std::path::Path) -> bool {
+    let mut found = false;
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
         if path.file_name().is_some_and(|n| n == "started.txt") {
             std::fs::write(path.with_file_name("go"), "").unwrap();
+            found = true;
         } else if entry.file_type().unwrap().is_dir() {
-            go(&path);
+            found |= go(&path);
         }
     }
+    found
 }
 
 fn worker_settings() -> WorkerSettings {
@@ -149,7 +153,12 @@ fn a_process_workers_cut_pipes_are_resumed_by_a_new_worker_and_the_attempt_lands
     let mut input = input(&env, "T1", 1);
     let kept = cache.clone();
     input.resumed_sink = Some(ResumedSink(Arc::new(move |why: &str, _| {
-        go(&kept);
+        // The cut comes as the agent phase begins, and the resumption can
+        // be quicker than the agent's start: wait for it to have started.
+        let kept = kept.clone();
+        std::thread::spawn(move || {
+            planwright_testkit::wait_until("the agent started", || go(&kept))
+        });
         tx.lock().unwrap().send(why.to_string()).unwrap();
     })));
     let progress = |phase: Phase| {
