@@ -109,7 +109,7 @@ fn merges(env: &Env, s: &RunSettings, gate_argv: &[&str], agent: &str, var: &str
         seen.contains(var),
         "the set-up's environment names {var}: {seen}"
     );
-    for dir in ["agents/slot-1", "checkouts/preflight"] {
+    for dir in ["agents/slot-1", "checkouts/slot-1"] {
         let cache = state.join("caches").join(dir);
         let filled = std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some());
         assert!(filled, "{} holds the set-up's cache", cache.display());
@@ -287,7 +287,7 @@ fn npm_ci_installs_a_registry_dependency_and_the_ticket_merges() {
     // The agent installs too: its npm has a cache it may write, and none
     // it may not (the gate checkouts' set-ups' caches).
     let agent = "npm ci >/dev/null\nnode -e \"require('is-number')\"\n\
-theirs=\"$npm_config_cache/../../../checkouts/preflight/npm\"\n\
+theirs=\"$npm_config_cache/../../../checkouts/slot-1/npm\"\n\
 test -d \"$theirs\"\n\
 if touch \"$theirs/poison\" 2>/dev/null; then echo 'wrote a set-up cache' >&2; exit 1; fi";
     merges(&env, &s, &["npm", "test"], agent, "npm_config_cache");
