@@ -100,22 +100,6 @@ fn go(dir: &std::path::Path) -> bool {
     found
 }
 
-fn worker_settings() -> WorkerSettings {
-    let s = planwright_testkit::settings();
-    WorkerSettings {
-        unsandboxed: false,
-        setup: Vec::new(),
-        setup_inputs: Vec::new(),
-        pristine: false,
-        setup_timeout_secs: None,
-        setup_env: Vec::new(),
-        agent_network: s.contain.agent_network,
-        allow: Vec::new(),
-        hosts: Vec::new(),
-        log_limit: s.contain.agent_log_limit,
-    }
-}
-
 /// What `planwright --version` says after `planwright `: the build a
 /// worker names at `hello`.
 fn build() -> String {
@@ -147,7 +131,13 @@ fn a_process_workers_cut_pipes_are_resumed_by_a_new_worker_and_the_attempt_lands
     })
     .unwrap();
     let repo = Repo::open(&env.repo()).unwrap();
-    let exec = RemoteExecutor::new(t.clone(), repo, agents, worker_settings()).unwrap();
+    let exec = RemoteExecutor::new(
+        t.clone(),
+        repo,
+        agents,
+        WorkerSettings::from(&planwright_testkit::settings()),
+    )
+    .unwrap();
     let (tx, resumed) = std::sync::mpsc::channel();
     let tx = Mutex::new(tx);
     let mut input = input(&env, "T1", 1);

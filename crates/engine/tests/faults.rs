@@ -188,22 +188,6 @@ impl Transport for Faulty {
     }
 }
 
-fn worker_settings() -> WorkerSettings {
-    let s = planwright_testkit::settings();
-    WorkerSettings {
-        unsandboxed: false,
-        setup: Vec::new(),
-        setup_inputs: Vec::new(),
-        pristine: false,
-        setup_timeout_secs: None,
-        setup_env: Vec::new(),
-        agent_network: s.contain.agent_network,
-        allow: Vec::new(),
-        hosts: Vec::new(),
-        log_limit: s.contain.agent_log_limit,
-    }
-}
-
 /// An executor on `t` whose agent runs `script`, keeping in touch as
 /// `link` says.
 fn executor(env: &Env, t: Arc<Faulty>, script: &str, link: WorkerLink) -> RemoteExecutor {
@@ -213,9 +197,14 @@ fn executor(env: &Env, t: Arc<Faulty>, script: &str, link: WorkerLink) -> Remote
     };
     let agents = Agents::build(&spec).unwrap();
     let repo = Repo::open(&env.repo()).unwrap();
-    RemoteExecutor::new(t, repo, agents, worker_settings())
-        .unwrap()
-        .with_link(link)
+    RemoteExecutor::new(
+        t,
+        repo,
+        agents,
+        WorkerSettings::from(&planwright_testkit::settings()),
+    )
+    .unwrap()
+    .with_link(link)
 }
 
 /// Attempt 1 of T1, with `fault` put on the link once its agent started,
