@@ -12,7 +12,7 @@ use planwright_engine::remote::Wait;
 use planwright_engine::remote::{CommandTransport, Link, Lost, NoLink, RemoteExecutor, Transport};
 use planwright_engine::{Executor, Phase, Repo, ResumedSink};
 use planwright_testkit::contract::input;
-use planwright_testkit::{text, Env};
+use planwright_testkit::{build_of, Env};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
@@ -100,20 +100,9 @@ fn go(dir: &std::path::Path) -> bool {
     found
 }
 
-/// What `planwright --version` says after `planwright `: the build a
-/// worker names at `hello`.
-fn build() -> String {
-    let out = std::process::Command::new(BIN)
-        .arg("--version")
-        .output()
-        .unwrap();
-    let said = text(&out.stdout);
-    said.trim().trim_start_matches("planwright ").to_string()
-}
-
 #[test]
 fn a_process_workers_cut_pipes_are_resumed_by_a_new_worker_and_the_attempt_lands() {
-    planwright_engine::remote::set_version(&build());
+    planwright_engine::remote::set_version(&build_of(BIN));
     let env = Env::new(&[("README.md", "base\n")]);
     let cache = env.root().join("worker-cache");
     let command = [BIN, "worker", "--cache", &cache.display().to_string()].map(String::from);
