@@ -578,6 +578,57 @@ mod tests {
         super::detect(doc.root.val())
     }
 
+    /// The forecast needs no document: its warnings carry the spans their
+    /// pointers locate to, so `validate_text` frees the parsed tree first.
+    #[test]
+    fn the_forecast_places_its_warnings_as_the_document_does() {
+        let text = r#"{"repo": "/srv/app", "base": "main", "gate": {"test": "npm test"},
+            "tickets": [
+              {"id": "T1", "title": "a", "body": "a", "scope": ["src/**"]},
+              {"id": "T2", "title": "b", "body": "b", "scope": ["src/a.rs"]},
+              {"id": "T3", "title": "c", "body": "c", "scope": ["docs/x.md"]},
+              {"id": "T4", "title": "d", "body": "d", "scope": ["docs/*.md"]}
+            ]}"#;
+        let doc = Document::parse("p.json", text.to_string()).unwrap();
+        let options = Options {
+            overlap_pairs: 9,
+            ..Options::default()
+        };
+        let mut found = Vec::new();
+        let read = read(&doc, &options, &mut found);
+        let copy = doc.clone();
+        drop(doc);
+        let (outcome, warnings) = forecast(read, &options);
+        assert_eq!(outcome.overlaps.len(), 2, "{warnings:?}");
+        let placed: Vec<(&str, &str, &str)> = (warnings.iter())
+            .map(|(d, span)| {
+                assert_eq!(*span, copy.locate(&d.pointer), "{d:?}");
+                (
+                    d.code.as_str(),
+                    d.pointer.as_str(),
+                    &copy.text[span.start..span.end],
+                )
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("plan.scope.overlap", "/tickets/0/scope", "[\"src/**\"]"),
+                ("plan.scope.overlap", "/tickets/2/scope", "[\"docs/x.md\"]"),
+                (
+                    "plan.scope.overlap-pair",
+                    "/tickets/1/scope",
+                    "[\"src/a.rs\"]"
+                ),
+                (
+                    "plan.scope.overlap-pair",
+                    "/tickets/3/scope",
+                    "[\"docs/*.md\"]"
+                ),
+            ]
+        );
+    }
+
     #[test]
     fn options_of_another_format_are_named_not_ignored() {
         let doc = Document::parse("p.json", r#"{"planwright": 1}"#.to_string()).unwrap();
