@@ -770,7 +770,6 @@ fn chars_meet(a: Tok, b: Tok) -> bool {
 }
 
 #[cfg(test)]
-#[path = "overlap_tests.rs"]
 mod tests;
 
 #[cfg(test)]
