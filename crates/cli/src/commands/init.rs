@@ -39,10 +39,15 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
         );
     }
     let has = |f: &str| dir.join(f).is_file();
+    let marker = project::marker(has);
+    let test = match marker {
+        Some((_, "Python")) if !names_pytest(dir) => Some(UNITTEST.map(String::from).to_vec()),
+        _ => project::test_command(has),
+    };
     let found = Found {
-        marker: project::marker(has),
+        marker,
         lock: project::lock_file(has).zip(project::setup_line(has)),
-        test: project::test_command(has),
+        test,
     };
     let config = dir.join("planwright.toml");
     let plan = dir.join(&args.plan);
@@ -72,6 +77,50 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
         say(&found, &config, &plan, &args.plan);
     }
     Ok(exit::OK)
+}
+
+/// The standard library's test runner, for a Python project that does not
+/// use pytest: it finds the same `test*.py` files, and needs nothing
+/// installed (a gate of `pytest` where pytest is not would fail every
+/// ticket with "not found").
+const UNITTEST: [&str; 3] = ["python3", "-m", "unittest"];
+
+/// Files at a Python project's root that name its test runner when it is
+/// pytest: its configuration and its dependency lists.
+const PYTHON_CONFIG: [&str; 5] = [
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "setup.py",
+    "Pipfile",
+];
+
+/// Whether the Python project at `dir` uses pytest: a `pytest.ini` or
+/// `conftest.py` at its root, or `pytest` named in its configuration or a
+/// `requirements*.txt` there.
+fn names_pytest(dir: &Path) -> bool {
+    if ["pytest.ini", "conftest.py"]
+        .iter()
+        .any(|f| dir.join(f).is_file())
+    {
+        return true;
+    }
+    let requirements = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("requirements") && name.ends_with(".txt")
+        });
+    let files = PYTHON_CONFIG
+        .iter()
+        .map(|f| dir.join(f))
+        .chain(requirements.map(|e| e.path()));
+    files
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .any(|text| text.contains("pytest"))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {

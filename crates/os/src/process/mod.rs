@@ -47,9 +47,22 @@ pub const AGENT_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 /// carries a secret: locale, terminal, identity, temporary directory and the
 /// search path. `SHELL` is kept because agent CLIs use it to pick the shell
 /// they run their own commands in; planwright itself never uses a shell.
+/// `RUSTUP_HOME` is where the toolchains that rustup's `cargo` on `PATH`
+/// runs are (the Rust images set it): without it, rustup looks in
+/// `~/.rustup` and finds no toolchain.
 pub const ENV_ALLOWLIST: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TMPDIR",
     "TZ",
+    "RUSTUP_HOME",
 ];
 
 /// What to run and how.
