@@ -288,6 +288,15 @@ impl Confine {
     }
 }
 
+/// What a backend's `apply` leaves: planwright's end of the proxy's
+/// socket pair when the child makes the proxy's listener, the child's
+/// cgroup, and where the child names the step of its set-up that failed.
+type Prepared = (
+    Option<OwnedFd>,
+    Option<imp::Cgroup>,
+    Option<imp::StepReport>,
+);
+
 /// What [`Confine::apply`] leaves for the child's runner.
 #[derive(Debug)]
 pub(crate) struct Applied {

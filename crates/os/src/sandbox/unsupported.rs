@@ -51,14 +51,7 @@ impl Backend {
 pub(super) fn apply(
     confine: &Confine,
     _cmd: &mut Command,
-) -> Result<
-    (
-        Option<std::os::fd::OwnedFd>,
-        Option<Cgroup>,
-        Option<StepReport>,
-    ),
-    SandboxError,
-> {
+) -> Result<super::Prepared, SandboxError> {
     match confine.policy.overlay {
         Some(_) => Err(SandboxError::Setup(format!(
             "planwright has no overlays on {}",

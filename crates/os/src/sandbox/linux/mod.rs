@@ -191,10 +191,7 @@ pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
 /// makes the proxy's listener in its own network namespace, the child's
 /// cgroup when it has one, and where the child names the step of its
 /// set-up that failed.
-pub(super) fn apply(
-    confine: &Confine,
-    cmd: &mut Command,
-) -> Result<(Option<OwnedFd>, Option<Cgroup>, Option<StepReport>), SandboxError> {
+pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<super::Prepared, SandboxError> {
     let (cgroup, limits) =
         limits::ChildLimits::new(confine.policy.limits, confine.containment.0.namespaces)
             .map_err(|e| SandboxError::Setup(format!("the child's limits: {e}")))?;
