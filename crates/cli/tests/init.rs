@@ -48,7 +48,7 @@ fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
             ],
             "found a Python project (`pyproject.toml`)",
             "setup = [[\"uv\", \"sync\", \"--frozen\"]]",
-            "[\"pytest\"]",
+            "[\".venv/bin/python\",\"-m\",\"pytest\"]",
         ),
         (
             &[
@@ -121,18 +121,21 @@ fn init_commit_and_run(env: &Env, path: &OsStr, file: &str, content: &str) {
     assert_eq!(merged, content.trim_end());
 }
 
+/// A Python project's metadata, its module before and after the ticket.
+const PYPROJECT: &str = "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n";
+const ADD: &str = "def add(a, b):\n    return a + b\n";
+const ADD_AND_SUB: &str =
+    "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+
 /// A Python project whose tests are the standard library's `unittest`
 /// (nothing names pytest, which is not installed): `init` gates it with
 /// `python3 -m unittest`, and the plan it wrote merges its ticket.
 #[test]
 fn init_then_run_merges_a_python_project_tested_with_unittest() {
     let env = on_master(&[
-        (
-            "pyproject.toml",
-            "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
-        ),
+        ("pyproject.toml", PYPROJECT),
         ("src/__init__.py", ""),
-        ("src/calc.py", "def add(a, b):\n    return a + b\n"),
+        ("src/calc.py", ADD),
         (
             "test_calc.py",
             "import unittest\nfrom src import calc\n\n\nclass Calc(unittest.TestCase):\n    \
@@ -140,10 +143,64 @@ fn init_then_run_merges_a_python_project_tested_with_unittest() {
         ),
     ]);
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let change = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
-    init_commit_and_run(&env, &path, "src/calc.py", change);
+    init_commit_and_run(&env, &path, "src/calc.py", ADD_AND_SUB);
     let plan = std::fs::read_to_string(env.repo().join("plan.json")).unwrap();
     assert!(plan.contains(r#"["python3","-m","unittest"]"#), "{plan}");
+}
+
+/// pytest's wheels in the test cache `.ci/fetch-test-packages` fills,
+/// when the package tier runs (`PLANWRIGHT_PACKAGE_TESTS=1`, which then
+/// needs them).
+fn pytest_wheels() -> Option<PathBuf> {
+    if std::env::var("PLANWRIGHT_PACKAGE_TESTS").map_or(true, |v| v != "1") {
+        eprintln!("not run; set PLANWRIGHT_PACKAGE_TESTS=1 (needs pytest's wheels)");
+        return None;
+    }
+    let root = match std::env::var_os("PLANWRIGHT_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/planwright-ci"),
+    };
+    let dir = root.join("packages/pytest");
+    assert!(
+        dir.join("pytest-8.3.4-py3-none-any.whl").is_file(),
+        "PLANWRIGHT_PACKAGE_TESTS=1 but {} has no pytest: run .ci/fetch-test-packages",
+        dir.display()
+    );
+    Some(dir)
+}
+
+/// A Python project tested with pytest, which its `requirements.txt`
+/// pins (found offline, in the test cache): `init` writes the set-up that
+/// makes `.venv` and installs into it, and gates with that interpreter's
+/// pytest (a `pytest` on `PATH` would not be the one installed); preflight
+/// leaves `.venv/bin/python` to the set-up, and the ticket merges.
+#[test]
+fn init_then_run_merges_a_python_project_whose_requirements_install_pytest() {
+    let Some(wheels) = pytest_wheels() else {
+        return;
+    };
+    let requirements = format!(
+        "--no-index\n--find-links {}\npytest==8.3.4\n",
+        wheels.display()
+    );
+    let env = on_master(&[
+        ("pyproject.toml", PYPROJECT),
+        ("requirements.txt", &requirements),
+        (".gitignore", ".venv/\n"),
+        ("src/__init__.py", ""),
+        ("src/calc.py", ADD),
+        (
+            "test_calc.py",
+            "from src import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n",
+        ),
+    ]);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    init_commit_and_run(&env, &path, "src/calc.py", ADD_AND_SUB);
+    let plan = std::fs::read_to_string(env.repo().join("plan.json")).unwrap();
+    assert!(
+        plan.contains(r#"[".venv/bin/python","-m","pytest"]"#),
+        "{plan}"
+    );
 }
 
 /// Where the tests' `cargo` is rustup's: the real folders of its proxies

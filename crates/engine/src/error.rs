@@ -56,7 +56,7 @@ pub enum EngineError {
 /// `e`, unless it is the sandbox's (which the kernel refused to apply to
 /// the child): that one is the machine's, whatever the child was, and
 /// stops the run as [`EngineError::Sandbox`], where its hint is rendered.
-pub(crate) fn machines(
+pub(crate) fn sandbox_stops(
     e: planwright_os::process::ProcessError,
 ) -> Result<planwright_os::process::ProcessError, EngineError> {
     match e {

@@ -40,13 +40,14 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     }
     let has = |f: &str| dir.join(f).is_file();
     let marker = project::marker(has);
+    let lock = project::lock_file(has);
     let test = match marker {
-        Some((_, "Python")) if !names_pytest(dir) => Some(UNITTEST.map(String::from).to_vec()),
+        Some((_, "Python")) => Some(python_tests(dir, lock)),
         _ => project::test_command(has),
     };
     let found = Found {
         marker,
-        lock: project::lock_file(has).zip(project::setup_line(has)),
+        lock: lock.zip(project::setup_line(has)),
         test,
     };
     let config = dir.join("planwright.toml");
@@ -79,11 +80,28 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     Ok(exit::OK)
 }
 
-/// The standard library's test runner, for a Python project that does not
-/// use pytest: it finds the same `test*.py` files, and needs nothing
-/// installed (a gate of `pytest` where pytest is not would fail every
-/// ticket with "not found").
-const UNITTEST: [&str; 3] = ["python3", "-m", "unittest"];
+/// Lock files whose `[workspace] setup` installs the project's
+/// dependencies into `.venv` at its root (`python3 -m venv .venv` and pip;
+/// `uv sync`): its tests run with that interpreter, which sees them.
+const INTO_VENV: [&str; 2] = ["requirements.txt", "uv.lock"];
+
+/// How the tests of the Python project at `dir`, whose lock file is
+/// `lock`, run: pytest where the project names it, else the standard
+/// library's `unittest` (it finds the same `test*.py` files and needs
+/// nothing installed: a gate of `pytest` where pytest is not would fail
+/// every ticket with "not found"); with the interpreter of the `.venv`
+/// the set-up makes, where it makes one (a `pytest` on `PATH` would be
+/// another's, or none, and would not see the installed dependencies).
+fn python_tests(dir: &Path, lock: Option<&str>) -> Vec<String> {
+    let venv = lock.is_some_and(|l| INTO_VENV.contains(&l));
+    let argv: &[&str] = match (names_pytest(dir), venv) {
+        (true, true) => &[".venv/bin/python", "-m", "pytest"],
+        (true, false) => &["pytest"],
+        (false, true) => &[".venv/bin/python", "-m", "unittest"],
+        (false, false) => &["python3", "-m", "unittest"],
+    };
+    argv.iter().map(|w| w.to_string()).collect()
+}
 
 /// Files at a Python project's root that name its test runner when it is
 /// pytest: its configuration and its dependency lists.

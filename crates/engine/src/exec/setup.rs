@@ -139,7 +139,7 @@ impl Setup {
             let done = match process::run(&spec, cancel) {
                 Ok(done) => done,
                 Err(e) => {
-                    let e = crate::error::machines(e)?;
+                    let e = crate::error::sandbox_stops(e)?;
                     return Err(EngineError::Settings(format!("set-up `{command}`: {e}")));
                 }
             };

@@ -83,7 +83,7 @@ pub(crate) fn run_gates(
             Err(e) => {
                 append(log, &format!("{e}\n"))?;
                 // The machine's, not the candidate's: it stops the run.
-                let e = crate::error::machines(e)?;
+                let e = crate::error::sandbox_stops(e)?;
                 return Ok(Verdict::Fail(Failure::new(
                     FailureKind::GateFailure,
                     format!("gate `{command}`: {e}"),
