@@ -225,9 +225,10 @@ fn rustup() -> Option<(PathBuf, PathBuf)> {
 /// its settings and toolchains (here the test's own home is made so: its
 /// proxies link to the tests' `rustup`, its toolchains to theirs). The
 /// gates find the toolchain through the view of the home planwright gives
-/// them, and the ticket merges. Then a user whose toolchains are where
-/// `RUSTUP_HOME` says (as in the Rust images): preflight's trial of the
-/// set-up and the gate on the base passes too.
+/// them, and the ticket merges. Then, for preflight's trial of the set-up
+/// and the gate on the base: a user whose `~/.cargo` and `~/.rustup` are
+/// links to another disk, and one whose toolchains are where
+/// `RUSTUP_HOME` says (as in the Rust images).
 #[test]
 fn init_then_run_merges_a_rust_crate_with_the_users_rustup_toolchain() {
     let lib = "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn it_is_one() {\n    assert_eq!(one(), 1);\n}\n";
@@ -277,25 +278,32 @@ fn init_then_run_merges_a_rust_crate_with_the_users_rustup_toolchain() {
         "1\n}\n\npub fn two() -> u32 {\n    one() + 1\n}\n\n#",
     );
     init_commit_and_run(&env, &path, "src/lib.rs", &two);
-    let Some((_, toolchains)) = rustup else {
+    let Some((bin, toolchains)) = rustup else {
         return;
     };
-    std::fs::remove_dir_all(env.cli().home().join(".rustup")).unwrap();
-    let out = env
-        .command()
-        .env("PATH", &path)
-        .env("RUSTUP_HOME", toolchains)
-        .args([
-            "preflight",
-            "repo/plan.json",
-            "--repo",
-            "repo",
-            "--agent",
-            "scripted:/",
-        ])
-        .output()
-        .unwrap();
-    assert_exit(&out, 0);
-    assert_says(&out.stdout, "the set-up runs on the base commit");
-    assert_says(&out.stdout, "`cargo test` pass on the base commit");
+    let preflight = |rustup_home: Option<&PathBuf>| {
+        let mut cmd = env.command();
+        cmd.env("PATH", &path);
+        if let Some(home) = rustup_home {
+            cmd.env("RUSTUP_HOME", home);
+        }
+        let args = ["preflight", "repo/plan.json", "--repo", "repo"];
+        let out = cmd.args(args).args(["--agent", "scripted:/"]).output();
+        let out = out.unwrap();
+        assert_exit(&out, 0);
+        assert_says(&out.stdout, "the set-up runs on the base commit");
+        assert_says(&out.stdout, "`cargo test` pass on the base commit");
+    };
+    // `~/.cargo` and `~/.rustup` links to another disk: each child looks
+    // them up through links its view of the hidden home must have.
+    let home = env.cli().home();
+    std::fs::remove_dir_all(home.join(".cargo")).unwrap();
+    std::fs::remove_dir_all(home.join(".rustup")).unwrap();
+    std::os::unix::fs::symlink(bin.parent().unwrap(), home.join(".cargo")).unwrap();
+    std::os::unix::fs::symlink(&toolchains, home.join(".rustup")).unwrap();
+    if bin.file_name().is_some_and(|n| n == "bin") {
+        preflight(None);
+    }
+    std::fs::remove_file(home.join(".rustup")).unwrap();
+    preflight(Some(&toolchains));
 }
