@@ -66,6 +66,11 @@ fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
         assert!(stdout.contains(said), "{stdout}");
+        // What to type next works from here, where init ran.
+        assert!(
+            stdout.contains("`planwright run repo/plan.json --repo repo`"),
+            "{stdout}"
+        );
         let config = std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap();
         assert!(config.contains(setup), "{config}");
         let plan = std::fs::read_to_string(env.repo().join("plan.json")).unwrap();

@@ -75,7 +75,7 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     };
     write(&plan, &plan_text(&base, found.test.as_deref(), op))?;
     if !global.quiet {
-        say(&found, &config, &plan, &args.plan);
+        say(&found, &config, &plan, &next_args(dir, &args.plan));
     }
     Ok(exit::OK)
 }
@@ -146,7 +146,7 @@ fn write(path: &Path, text: &str) -> Result<(), CliError> {
 }
 
 /// What was found and written, and what to do next.
-fn say(found: &Found, config: &Path, plan: &Path, plan_arg: &Path) {
+fn say(found: &Found, config: &Path, plan: &Path, next: &(String, String)) {
     match found.marker {
         Some((file, kind)) => crate::outln!("found a {kind} project (`{file}`)"),
         None => crate::outln!(
@@ -163,9 +163,21 @@ fn say(found: &Found, config: &Path, plan: &Path, plan_arg: &Path) {
     }
     crate::outln!("wrote `{}` and `{}`", config.display(), plan.display());
     crate::outln!(
-        "next: commit `planwright.toml` (a run reads it from the base branch), describe your first ticket in `{0}`, then `planwright preflight {0}` and `planwright run {0}`",
-        plan_arg.display()
+        "next: commit `planwright.toml` (a run reads it from the base branch), describe your first ticket in `{}`, then `planwright preflight {1}` and `planwright run {1}`",
+        next.0, next.1
     );
+}
+
+/// The plan's path from the folder `init` ran in, and the arguments that
+/// check and run it from there (`--repo DIR` unless DIR is that folder).
+fn next_args(dir: &Path, plan: &Path) -> (String, String) {
+    if dir == Path::new(".") {
+        let plan = plan.display().to_string();
+        return (plan.clone(), plan);
+    }
+    let plan = dir.join(plan).display().to_string();
+    let args = format!("{plan} --repo {}", dir.display());
+    (plan, args)
 }
 
 /// The commented configuration for what was found.
