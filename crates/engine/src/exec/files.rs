@@ -125,8 +125,9 @@ pub(crate) fn remove_any(path: &Path) -> Result<(), EngineError> {
 /// (see [`open_up_beneath`]) and it runs once more. What git said it
 /// removed.
 pub(crate) fn clean(tree: &WorkTree, how: Clean, dir: &Path) -> Result<Vec<u8>, EngineError> {
-    let Cleaned::Shut { folders, .. } = tree.clean(how)? else {
-        return again(tree, how);
+    let folders = match tree.clean(how)? {
+        Cleaned::Done(said) => return Ok(said),
+        Cleaned::Shut { folders, .. } => folders,
     };
     let root = Dir::open(dir)?;
     for rel in folders {
