@@ -51,10 +51,19 @@ fn a_ticket_at_jobs_1_costs_the_designs_git_processes_and_no_more() {
     let ids = ["A", "B", "C", "D"];
     let tickets: Vec<_> = ids
         .iter()
-        .map(|id| ticket(id, json!([{"pattern": format!("m/{id}.txt"), "op": "create"}])))
+        .map(|id| {
+            ticket(
+                id,
+                json!([{"pattern": format!("m/{id}.txt"), "op": "create"}]),
+            )
+        })
         .collect();
     let plan = plan(json!({"tickets": tickets, "gates": gate(&["true"])}));
-    let agent = sh_agent(&env, "mkdir -p \"$1/m\"; echo \"$2\" > \"$1/m/$2.txt\"\n", "{workspace} {ticket}");
+    let agent = sh_agent(
+        &env,
+        "mkdir -p \"$1/m\"; echo \"$2\" > \"$1/m/$2.txt\"\n",
+        "{workspace} {ticket}",
+    );
     let mut s = settings();
     s.jobs = 1;
     let wrap = env.tmp.path().join("wrap");

@@ -29,7 +29,7 @@ use crate::exec::setup::{self, Setup};
 use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::git::worktree::Clean;
-use crate::model::{Failure, FailureKind, Verdict};
+use crate::model::{Failure, Verdict};
 use planwright_os::beneath::Dir;
 use planwright_os::process::Cancel;
 use planwright_os::sandbox::{Confine, Containment, Policy};

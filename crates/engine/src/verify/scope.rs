@@ -127,7 +127,10 @@ pub fn check_scope(
         // or `core.protectNTFS` is on (macOS, Windows) must not reach a
         // branch others check out there. Only a path the candidate
         // creates can be one: the base's own paths are the user's.
-        if let Some(why) = (what == Op::Created).then(|| names::refused(path.as_bytes())).flatten() {
+        if let Some(why) = (what == Op::Created)
+            .then(|| names::refused(path.as_bytes()))
+            .flatten()
+        {
             return Err(names::bad_name(path, why));
         }
         match earlier.created.get(path) {
@@ -506,7 +509,10 @@ mod tests {
             )
             .unwrap_err();
             assert_eq!(f.kind, FailureKind::ScopeViolation, "{created:?}");
-            assert!(f.message.starts_with(&format!("`{hfs}`: git refuses")), "{f:?}");
+            assert!(
+                f.message.starts_with(&format!("`{hfs}`: git refuses")),
+                "{f:?}"
+            );
             assert_eq!(f.evidence, hfs);
         }
         let theirs = [change('M', None, hfs), change('D', None, hfs)];
