@@ -3,7 +3,8 @@
 //! confining them ([`sandbox`]), the egress proxy of confined children
 //! ([`proxy`]), file operations in directories untrusted
 //! processes write ([`beneath`]), file locks ([`lock`]) and the local time
-//! zone ([`time`]), and disk space ([`disk`]).
+//! zone ([`time`]), disk space ([`disk`]), and which paths of a work tree
+//! changed ([`watch`]).
 //!
 //! Every module has one platform-free face; what only one system has sits
 //! behind `#[cfg(target_os)]` inside it (the Linux sandbox in
@@ -23,3 +24,4 @@ pub mod process;
 pub mod proxy;
 pub mod sandbox;
 pub mod time;
+pub mod watch;
