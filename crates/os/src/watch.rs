@@ -112,9 +112,10 @@ mod linux {
         /// Watches `rel` (relative to the work tree; `""` is the tree
         /// itself), a directory when `dir`. The last name is not followed;
         /// the caller names paths it has just written or checked. A path
-        /// that cannot be watched (gone, shut, not what `dir` says) counts
-        /// as changed; the system's limit of watches makes the changes
-        /// unknown.
+        /// that cannot be watched (gone, shut, not what `dir` says, the
+        /// system's limit of watches reached) makes the changes unknown
+        /// until the next [`TreeWatch::take`]; after an unknown answer,
+        /// make a new watch.
         pub fn watch(&mut self, rel: &Path, dir: bool) {
             let mask = if dir { dir_mask() } else { file_mask() };
             match inotify::add_watch(&self.fd, self.root.join(rel), mask) {
@@ -131,9 +132,7 @@ mod linux {
                 Err(Errno::NOSPC) => {
                     self.give_up("the system's limit of inotify watches is reached")
                 }
-                Err(_) => {
-                    self.changed.insert(rel.to_path_buf());
-                }
+                Err(e) => self.give_up(&format!("`{}` could not be watched: {e}", rel.display())),
             }
         }
 

@@ -9,5 +9,6 @@ pub(crate) mod network;
 pub mod remote;
 pub(crate) mod setup;
 pub(crate) mod workspace;
+pub(crate) mod workspace_watch;
 
 pub use executor::*;

@@ -26,6 +26,7 @@ use crate::exec::files::{
 use crate::exec::names;
 use crate::exec::network::{Network, SETUP_HOSTS};
 use crate::exec::setup::{self, Setup};
+use crate::exec::workspace_watch::Watches;
 use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::git::worktree::Clean;
@@ -67,6 +68,8 @@ pub struct Workspaces {
     /// processes end with its PID namespace, and no other agent may write
     /// there (no `[sandbox] writable` directory holds the workspaces).
     quiet_after_candidate: bool,
+    /// What each slot's attempt changed, where `quiet_after_candidate`.
+    pub(super) watches: Watches,
     /// `[sandbox] pids` and `memory` of agents and set-ups.
     limits: planwright_os::sandbox::Limits,
 }
@@ -94,6 +97,7 @@ impl Workspaces {
             synced: Arc::default(),
             used: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
+            watches: Watches::default(),
             limits: planwright_os::sandbox::Limits::default(),
         }
     }
@@ -242,10 +246,12 @@ impl Workspaces {
         let index = self.index(slot);
         let synced = self.synced_slots().remove(slot);
         let first = self.used_slots().insert(slot.to_string());
+        // What the last attempt here changed, when a watch saw it all.
+        let known = self.watches.last(slot, synced);
         if index.is_file() {
             // Whether synced or not: the candidate's `git add` reads a
             // file's content and executable bit, never the rest of its mode.
-            restore_modes(&self.repo.own_tree(&index, &dir), &dir)?;
+            restore_modes(&self.repo.own_tree(&index, &dir), &dir, known.as_deref())?;
         }
         remove_any(&dir.join(".git"))?;
         let made = !index.is_file();
@@ -268,7 +274,27 @@ impl Workspaces {
         }
         // Checksummed: the agent's `.git` gets a copy of this index.
         self.repo.own_tree(&index, &dir).reset(commit, synced)?;
-        self.clean(&index, &dir)?;
+        let written = self.watches.written(slot);
+        // Untracked files come only from an attempt: where it wrote,
+        // unless an ignore file the reset wrote hides or shows others.
+        let ignores =
+            |w: &[PathBuf]| (w.iter()).any(|p| p.file_name() == Some(".gitignore".as_ref()));
+        match (&known, &written) {
+            (Some(known), Some(w)) if !self.settings.pristine && !ignores(w) => {
+                clean(
+                    &self.repo.own_tree(&index, &dir),
+                    Clean::UnignoredAndIgnoreFiles,
+                    &dir,
+                    Some(known),
+                )?;
+            }
+            _ => self.clean(&index, &dir)?,
+        }
+        if self.quiet_after_candidate {
+            let tree = self.repo.own_tree(&index, &dir);
+            let written = written.filter(|_| known.is_some());
+            self.watches.arm(slot, &tree, &dir, written.as_deref())?;
+        }
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
         }
@@ -305,7 +331,7 @@ impl Workspaces {
         setup::clear_stamp(&stamp)?;
         // From the commit's files alone, as in a gate checkout; the copied
         // files are there because a set-up may read them (`.npmrc`).
-        clean(&self.repo.own_tree(index, &dir), Clean::All, &dir)?;
+        clean(&self.repo.own_tree(index, &dir), Clean::All, &dir, None)?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
         let caches = self.caches(slot);
@@ -360,7 +386,7 @@ impl Workspaces {
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
         let tree = self.repo.own_tree(index, dir);
         if self.settings.pristine {
-            clean(&tree, Clean::All, dir)?;
+            clean(&tree, Clean::All, dir, None)?;
             return Ok(());
         }
         // A command-line rule outranks every ignore file, so a walk deletes
@@ -369,7 +395,7 @@ impl Workspaces {
         // one it deleted still hid files (and ignore files) from that
         // walk: walk again until a walk deletes none.
         for _ in 0..CLEAN_WALKS {
-            let removed = clean(&tree, Clean::UnignoredAndIgnoreFiles, dir)?;
+            let removed = clean(&tree, Clean::UnignoredAndIgnoreFiles, dir, None)?;
             if !removed.windows(10).any(|w| w == b".gitignore") {
                 return Ok(());
             }
@@ -379,7 +405,7 @@ impl Workspaces {
         for rel in tree.untracked_ignore_files()? {
             remove_any(&dir.join(rel))?;
         }
-        clean(&tree, Clean::Unignored, dir)?;
+        clean(&tree, Clean::Unignored, dir, None)?;
         Ok(())
     }
 
@@ -466,7 +492,19 @@ impl Workspaces {
         // The next reset writes the index whole, checksummed, before the
         // next agent gets a copy.
         let tree = self.repo.own_tree_unhashed(&index, &dir);
-        if let Err(refused) = tree.add_all()? {
+        // From the paths the attempt changed when a watch saw them all;
+        // should git refuse one, from the whole tree, whose refusal says why.
+        let changed = self.watches.changed(slot);
+        let by_name = match &changed {
+            Some(paths) => tree.add_paths(paths)?.is_ok(),
+            None => false,
+        };
+        self.watches.staged(slot, changed.filter(|_| by_name));
+        let added = match by_name {
+            true => Ok(()),
+            false => tree.add_all()?,
+        };
+        if let Err(refused) = added {
             return match refused_among(tree.untracked_unignored()?) {
                 Some(f) => Ok(Err(f)),
                 None => match git_refusal(&refused.stderr) {

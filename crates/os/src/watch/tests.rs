@@ -11,14 +11,24 @@ fn watched() -> (tempfile::TempDir, PathBuf, TreeWatch) {
     let root = tmp.path().join("tree");
     fs::create_dir_all(root.join("a/b/c/d/e")).unwrap();
     fs::create_dir_all(root.join("src")).unwrap();
-    for f in ["top.txt", "a/b/c/d/e/deep.txt", "src/one.txt", "src/two.txt"] {
+    for f in [
+        "top.txt",
+        "a/b/c/d/e/deep.txt",
+        "src/one.txt",
+        "src/two.txt",
+    ] {
         fs::write(root.join(f), f).unwrap();
     }
     let mut watch = TreeWatch::new(&root).unwrap();
     for d in ["", "a", "a/b", "a/b/c", "a/b/c/d", "a/b/c/d/e", "src"] {
         watch.watch(Path::new(d), true);
     }
-    for f in ["top.txt", "a/b/c/d/e/deep.txt", "src/one.txt", "src/two.txt"] {
+    for f in [
+        "top.txt",
+        "a/b/c/d/e/deep.txt",
+        "src/one.txt",
+        "src/two.txt",
+    ] {
         watch.watch(Path::new(f), false);
     }
     assert_eq!(watch.take(), Changes::Paths(BTreeSet::new()));
@@ -81,10 +91,7 @@ fn a_truncation_by_name_and_a_rename_over_a_file_are_seen() {
         .unwrap();
     fs::write(root.join("src/tmp"), "replacement").unwrap();
     fs::rename(root.join("src/tmp"), root.join("src/one.txt")).unwrap();
-    assert_eq!(
-        watch.take(),
-        paths(&["src/one.txt", "src/tmp", "top.txt"])
-    );
+    assert_eq!(watch.take(), paths(&["src/one.txt", "src/tmp", "top.txt"]));
 }
 
 /// The watches beneath a moved folder would name its old paths.
@@ -107,7 +114,11 @@ fn an_overflowing_queue_makes_the_changes_unknown() {
     // Two files in turn: the kernel folds an event into the one before it
     // only when they are the same.
     for i in 0..=max {
-        let f = if i % 2 == 0 { "src/one.txt" } else { "src/two.txt" };
+        let f = if i % 2 == 0 {
+            "src/one.txt"
+        } else {
+            "src/two.txt"
+        };
         fs::write(root.join(f), i.to_string()).unwrap();
     }
     assert!(matches!(watch.take(), Changes::Unknown(_)));
