@@ -56,7 +56,9 @@ impl Watches {
         let mut slots = self.slots();
         let s = slots.get_mut(slot)?;
         match s.watch.take() {
-            Changes::Paths(p) if p.len() <= MOST => Some(p.into_iter().collect()),
+            Changes::Paths(p) if p.len() <= MOST && !p.contains(Path::new("")) => {
+                Some(p.into_iter().collect())
+            }
             _ => None,
         }
     }
@@ -73,8 +75,9 @@ impl Watches {
         dir: &Path,
         written: Option<&[PathBuf]>,
     ) -> Result<(), EngineError> {
-        let mut slots = self.slots();
-        let kept = slots.remove(slot).and_then(|mut s| match s.watch.take() {
+        // Out of the lock while the watches are made: other slots go on.
+        let kept = self.slots().remove(slot);
+        let kept = kept.and_then(|mut s| match s.watch.take() {
             Changes::Paths(_) => Some(s.watch),
             Changes::Unknown(_) => None,
         });
@@ -99,7 +102,8 @@ impl Watches {
         for (rel, _) in &entries {
             watch.watch(rel, false);
         }
-        slots.insert(slot.to_string(), Slot { watch, last: None });
+        let armed = Slot { watch, last: None };
+        self.slots().insert(slot.to_string(), armed);
         Ok(())
     }
 
@@ -117,10 +121,12 @@ impl Watches {
             .into_iter()
             .filter(|p| p.components().next() != Some(Component::Normal(".git".as_ref())))
             .collect();
-        // An ignore file changes what is staged beyond its own path, and
-        // git stages a folder holding a `.git` as another repository.
+        // An ignore file changes what is staged beyond its own path, git
+        // stages a folder holding a `.git` as another repository, and the
+        // work tree itself (its mode changed) is every path.
         let unsure = paths.iter().any(|p| {
-            p.file_name() == Some(".gitignore".as_ref())
+            p.as_os_str().is_empty()
+                || p.file_name() == Some(".gitignore".as_ref())
                 || p.components()
                     .any(|c| c == Component::Normal(".git".as_ref()))
         });
