@@ -11,20 +11,18 @@
 #
 # RUN=N (issue 53 item 6) runs N independent tickets instead, each creating
 # one file (`m/t<i>.txt`), agent `echo`, gate `true`, `--jobs 1`, on a
-# repository of 3,000 files, so that the work tree grows from 3,000 files
-# to 3,000 + N; it prints, for each thousand merges, the wall time and the
-# system and user CPU time of planwright and every process it waited for
-# (git, the agent and the gate; sampled from `/proc` every 50 ms), a
-# ticket. CALLS=1 splits a ticket's CPU time by git command instead: 50
-# tickets on trees of 3,000 and 13,000 files (FILES), each git process
-# timed through a wrapper by GNU `/usr/bin/time`.
+# repository of FILES files (default 3,000), so that the work tree grows
+# from FILES files to FILES + N; it prints, for each thousand merges (each
+# hundred under 2,000 tickets), the wall time and the system and user CPU
+# time of planwright and every process it waited for (git, the agent and
+# the gate; sampled from `/proc` every 50 ms), a ticket.
 #
-#   RUN=5000 bash bench/scale.sh      # per thousand, 3,000 to 8,000 files
-#   CALLS=1 bash bench/scale.sh       # per git command, 3,000 and 13,000 files
-#   QUICK=1 RUN=1 bash bench/scale.sh # 100 tickets: checks the mode works
+#   RUN=5000 bash bench/scale.sh              # per thousand, 3,000 to 8,000 files
+#   FILES=13000 RUN=500 bash bench/scale.sh   # per hundred, from 13,000 files
+#   QUICK=1 RUN=1 bash bench/scale.sh         # 100 tickets: checks the mode works
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-if [[ -n "${RUN:-}" || -n "${CALLS:-}" ]]; then
+if [[ -n "${RUN:-}" ]]; then
   source "$(dirname "$0")/scale_run.sh"
   exit 0
 fi
