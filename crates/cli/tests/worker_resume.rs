@@ -12,7 +12,7 @@ use planwright_engine::remote::Wait;
 use planwright_engine::remote::{CommandTransport, Link, Lost, NoLink, RemoteExecutor, Transport};
 use planwright_engine::{Executor, Phase, Repo, ResumedSink};
 use planwright_testkit::contract::input;
-use planwright_testkit::{text, Env};
+use planwright_testkit::{build_of, Env};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
@@ -100,36 +100,9 @@ fn go(dir: &std::path::Path) -> bool {
     found
 }
 
-fn worker_settings() -> WorkerSettings {
-    let s = planwright_testkit::settings();
-    WorkerSettings {
-        unsandboxed: false,
-        setup: Vec::new(),
-        setup_inputs: Vec::new(),
-        pristine: false,
-        setup_timeout_secs: None,
-        setup_env: Vec::new(),
-        agent_network: s.contain.agent_network,
-        allow: Vec::new(),
-        hosts: Vec::new(),
-        log_limit: s.contain.agent_log_limit,
-    }
-}
-
-/// What `planwright --version` says after `planwright `: the build a
-/// worker names at `hello`.
-fn build() -> String {
-    let out = std::process::Command::new(BIN)
-        .arg("--version")
-        .output()
-        .unwrap();
-    let said = text(&out.stdout);
-    said.trim().trim_start_matches("planwright ").to_string()
-}
-
 #[test]
 fn a_process_workers_cut_pipes_are_resumed_by_a_new_worker_and_the_attempt_lands() {
-    planwright_engine::remote::set_version(&build());
+    planwright_engine::remote::set_version(&build_of(BIN));
     let env = Env::new(&[("README.md", "base\n")]);
     let cache = env.root().join("worker-cache");
     let command = [BIN, "worker", "--cache", &cache.display().to_string()].map(String::from);
@@ -147,7 +120,13 @@ fn a_process_workers_cut_pipes_are_resumed_by_a_new_worker_and_the_attempt_lands
     })
     .unwrap();
     let repo = Repo::open(&env.repo()).unwrap();
-    let exec = RemoteExecutor::new(t.clone(), repo, agents, worker_settings()).unwrap();
+    let exec = RemoteExecutor::new(
+        t.clone(),
+        repo,
+        agents,
+        WorkerSettings::from(&planwright_testkit::settings()),
+    )
+    .unwrap();
     let (tx, resumed) = std::sync::mpsc::channel();
     let tx = Mutex::new(tx);
     let mut input = input(&env, "T1", 1);

@@ -5,7 +5,7 @@
 use planwright_engine::agent::Agents;
 use planwright_engine::{prepare, Executor, Resume};
 use planwright_testkit::contract::executor_contract;
-use planwright_testkit::{any, gate, git, plan, settings, text, ticket, write, Env};
+use planwright_testkit::{any, build_of, gate, git, plan, settings, text, ticket, write, Env};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -20,21 +20,10 @@ fn process_config(command: &[&str]) -> String {
     )
 }
 
-/// What `planwright --version` says after `planwright `: the build a
-/// worker names at `hello`.
-fn build() -> String {
-    let out = std::process::Command::new(BIN)
-        .arg("--version")
-        .output()
-        .unwrap();
-    let said = text(&out.stdout);
-    said.trim().trim_start_matches("planwright ").to_string()
-}
-
 #[test]
 fn the_process_executor_keeps_the_contract() {
     // The coordinator in this test is the binary's build, as in a run.
-    planwright_engine::remote::set_version(&build());
+    planwright_engine::remote::set_version(&build_of(BIN));
     executor_contract(&|env: &Env, agents: Agents| {
         let plan =
             plan(json!({"gates": gate(&["true"]), "tickets": [ticket("T1", json!([any("**")]))]}));
@@ -283,7 +272,7 @@ fn a_worker_that_cannot_be_started_or_speaks_another_protocol_fails_preflight() 
     // A worker that cannot confine agents, while the run would.
     let hello = format!(
         r#"read l; echo '{{"type":"hello","protocol":3,"planwright":"{}","sandbox":{{"enforced":false,"detail":"no Landlock here"}}}}'; read l; echo '{{"type":"checked","missing":[]}}'"#,
-        build()
+        build_of(BIN)
     );
     let said = preflight(&["sh", "-c", &hello]);
     assert!(

@@ -188,22 +188,6 @@ impl Transport for Faulty {
     }
 }
 
-fn worker_settings() -> WorkerSettings {
-    let s = planwright_testkit::settings();
-    WorkerSettings {
-        unsandboxed: false,
-        setup: Vec::new(),
-        setup_inputs: Vec::new(),
-        pristine: false,
-        setup_timeout_secs: None,
-        setup_env: Vec::new(),
-        agent_network: s.contain.agent_network,
-        allow: Vec::new(),
-        hosts: Vec::new(),
-        log_limit: s.contain.agent_log_limit,
-    }
-}
-
 /// An executor on `t` whose agent runs `script`, keeping in touch as
 /// `link` says.
 fn executor(env: &Env, t: Arc<Faulty>, script: &str, link: WorkerLink) -> RemoteExecutor {
@@ -213,9 +197,14 @@ fn executor(env: &Env, t: Arc<Faulty>, script: &str, link: WorkerLink) -> Remote
     };
     let agents = Agents::build(&spec).unwrap();
     let repo = Repo::open(&env.repo()).unwrap();
-    RemoteExecutor::new(t, repo, agents, worker_settings())
-        .unwrap()
-        .with_link(link)
+    RemoteExecutor::new(
+        t,
+        repo,
+        agents,
+        WorkerSettings::from(&planwright_testkit::settings()),
+    )
+    .unwrap()
+    .with_link(link)
 }
 
 /// Attempt 1 of T1, with `fault` put on the link once its agent started,
@@ -247,12 +236,7 @@ const WAITS: &str = "sleep 600";
 fn a_stalled_worker_is_lost_and_ends_its_agent_by_itself() {
     let env = Env::new(&[("README.md", "base\n")]);
     let t = Faulty::new(&env);
-    let link = WorkerLink {
-        heartbeat: Duration::from_millis(50),
-        lost_after: Duration::from_millis(600),
-        allow_version_skew: false,
-        ..WorkerLink::default()
-    };
+    let link = link(Duration::from_millis(50), Duration::from_millis(600));
     let exec = executor(&env, t.clone(), WAITS, link);
     let candidate = attempt_with(&exec, &env, &t, Fault::Stall, false);
     let lost = candidate.lost.expect("the stalled worker is lost");
@@ -272,12 +256,7 @@ fn ctrl_c_during_a_stall_ends_the_attempt() {
     let env = Env::new(&[("README.md", "base\n")]);
     let t = Faulty::new(&env);
     // Silence alone would take an hour to count.
-    let link = WorkerLink {
-        heartbeat: Duration::from_secs(1800),
-        lost_after: Duration::from_secs(3600),
-        allow_version_skew: false,
-        ..WorkerLink::default()
-    };
+    let link = link(Duration::from_secs(1800), Duration::from_secs(3600));
     let exec = executor(&env, t.clone(), WAITS, link);
     let candidate = attempt_with(&exec, &env, &t, Fault::Stall, true);
     assert_eq!(candidate.report.outcome, AgentOutcome::Cancelled);
@@ -302,12 +281,7 @@ fn a_dropped_connection_is_a_lost_worker() {
 fn a_slow_link_both_ways_loses_nothing() {
     let env = Env::new(&[("README.md", "base\n")]);
     let t = Faulty::new(&env);
-    let link = WorkerLink {
-        heartbeat: Duration::from_millis(100),
-        lost_after: Duration::from_secs(20),
-        allow_version_skew: false,
-        ..WorkerLink::default()
-    };
+    let link = link(Duration::from_millis(100), Duration::from_secs(20));
     let exec = executor(&env, t.clone(), "echo slow > slow.txt", link);
     let delay = Fault::Delay(Duration::from_millis(30));
     let candidate = attempt_with(&exec, &env, &t, delay, false);
@@ -344,12 +318,7 @@ fn go(dir: &std::path::Path) {
 fn a_dropped_connection_is_resumed_over_a_new_one_and_the_attempt_lands() {
     let env = Env::new(&[("README.md", "base\n")]);
     let t = Faulty::reconnecting(&env, Again::Link);
-    let link = WorkerLink {
-        heartbeat: Duration::from_millis(50),
-        lost_after: Duration::from_secs(600),
-        allow_version_skew: false,
-        ..WorkerLink::default()
-    };
+    let link = link(Duration::from_millis(50), Duration::from_secs(600));
     let cache = t.cache.clone();
     let exec = executor(&env, t.clone(), WAITS_FOR_GO, link);
     let (tx, resumed) = std::sync::mpsc::channel();
@@ -386,12 +355,7 @@ fn a_dropped_connection_is_resumed_over_a_new_one_and_the_attempt_lands() {
 fn a_dropped_connection_no_new_one_reaches_is_lost_after_the_bound() {
     let env = Env::new(&[("README.md", "base\n")]);
     let t = Faulty::reconnecting(&env, Again::Unreachable);
-    let link = WorkerLink {
-        heartbeat: Duration::from_millis(50),
-        lost_after: Duration::from_millis(600),
-        allow_version_skew: false,
-        ..WorkerLink::default()
-    };
+    let link = link(Duration::from_millis(50), Duration::from_millis(600));
     let exec = executor(&env, t.clone(), WAITS, link);
     let candidate = attempt_with(&exec, &env, &t, Fault::Drop, false);
     let lost = candidate.lost.expect("the worker is lost");
@@ -405,4 +369,14 @@ fn a_dropped_connection_no_new_one_reaches_is_lost_after_the_bound() {
         .worker_end()
         .expect_err("the worker gave its coordinator up");
     assert!(ended.to_string().contains("said nothing"), "{ended}");
+}
+
+/// A worker link with these times, the versions required to match.
+fn link(heartbeat: Duration, lost_after: Duration) -> WorkerLink {
+    WorkerLink {
+        heartbeat,
+        lost_after,
+        allow_version_skew: false,
+        ..WorkerLink::default()
+    }
 }

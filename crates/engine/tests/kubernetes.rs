@@ -60,25 +60,17 @@ fn transport_until(
     KubernetesTransport::new(shape(), slots, Some(&kubeconfig), cancel).map_err(|e| e.to_string())
 }
 
-fn worker_settings() -> WorkerSettings {
-    let s = planwright_testkit::settings();
-    WorkerSettings {
-        unsandboxed: false,
-        setup: Vec::new(),
-        setup_inputs: Vec::new(),
-        pristine: s.workspace.pristine,
-        setup_timeout_secs: None,
-        setup_env: Vec::new(),
-        agent_network: s.contain.agent_network,
-        allow: Vec::new(),
-        hosts: Vec::new(),
-        log_limit: s.contain.agent_log_limit,
-    }
-}
-
 fn executor(env: &Env, agents: Agents, t: KubernetesTransport) -> Arc<dyn Executor> {
     let repo = Repo::open(&env.repo()).unwrap();
-    Arc::new(RemoteExecutor::new(Arc::new(t), repo, agents, worker_settings()).unwrap())
+    Arc::new(
+        RemoteExecutor::new(
+            Arc::new(t),
+            repo,
+            agents,
+            WorkerSettings::from(&planwright_testkit::settings()),
+        )
+        .unwrap(),
+    )
 }
 
 fn pod(slot: usize, n: usize) -> String {

@@ -162,6 +162,17 @@ pub fn plan_args<'a>(command: &'a str, agent: &'a str) -> [&'a str; 6] {
     [command, "plan.json", "--repo", "repo", "--agent", agent]
 }
 
+/// What `bin --version` says after `planwright `: the build a worker
+/// started from `bin` names at `hello`.
+pub fn build_of(bin: &str) -> String {
+    let out = std::process::Command::new(bin)
+        .arg("--version")
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    said.trim().trim_start_matches("planwright ").to_string()
+}
+
 /// Bytes a program printed, as text.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

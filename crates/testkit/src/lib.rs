@@ -13,7 +13,7 @@ pub mod git_http;
 mod http;
 pub mod mock_model;
 
-pub use cli::{assert_exit, assert_says, have, plan_args, text, Cli};
+pub use cli::{assert_exit, assert_says, build_of, have, plan_args, text, Cli};
 pub use fake_executor::FakeExecutor;
 
 use planwright_engine::agent::{self, Agent};

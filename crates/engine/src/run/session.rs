@@ -151,7 +151,7 @@ impl Prepared {
         let Some(transport) = remote::transport(executor, &state, slots, cancel)? else {
             return Ok(self.local_executor());
         };
-        let settings = worker_settings(&self.settings);
+        let settings = crate::exec::remote::protocol::WorkerSettings::from(&self.settings);
         let (repo, agents) = (self.repo.clone(), self.agents.clone());
         let remote = remote::RemoteExecutor::new(transport, repo, agents, settings)?;
         Ok(Arc::new(remote.with_link(self.settings.worker_link)))
@@ -169,23 +169,6 @@ impl Prepared {
             s.merged(&id);
         }
         s.rehearse(jobs).0
-    }
-}
-
-/// What a worker applies of the run's settings.
-fn worker_settings(s: &RunSettings) -> crate::exec::remote::protocol::WorkerSettings {
-    let (w, c) = (&s.workspace, &s.contain);
-    crate::exec::remote::protocol::WorkerSettings {
-        unsandboxed: c.mode == planwright_config::SandboxMode::Off,
-        setup: w.setup.clone(),
-        setup_inputs: w.setup_inputs.clone(),
-        pristine: w.pristine,
-        setup_timeout_secs: w.setup_timeout.map(|d| d.as_secs().max(1)),
-        setup_env: w.env.clone(),
-        agent_network: c.agent_network,
-        allow: c.allow.clone(),
-        hosts: c.hosts.clone(),
-        log_limit: c.agent_log_limit,
     }
 }
 

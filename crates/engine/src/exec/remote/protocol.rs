@@ -297,6 +297,25 @@ pub struct WorkerSettings {
     pub log_limit: Option<u64>,
 }
 
+/// What a worker applies of the run's settings.
+impl From<&planwright_config::RunSettings> for WorkerSettings {
+    fn from(s: &planwright_config::RunSettings) -> Self {
+        let (w, c) = (&s.workspace, &s.contain);
+        WorkerSettings {
+            unsandboxed: c.mode == planwright_config::SandboxMode::Off,
+            setup: w.setup.clone(),
+            setup_inputs: w.setup_inputs.clone(),
+            pristine: w.pristine,
+            setup_timeout_secs: w.setup_timeout.map(|d| d.as_secs().max(1)),
+            setup_env: w.env.clone(),
+            agent_network: c.agent_network,
+            allow: c.allow.clone(),
+            hosts: c.hosts.clone(),
+            log_limit: c.agent_log_limit,
+        }
+    }
+}
+
 /// How an attempt ended on the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
