@@ -146,8 +146,9 @@ pub(crate) fn clean(
     dir: &Path,
     among: Option<&[PathBuf]>,
 ) -> Result<Vec<u8>, EngineError> {
-    let Cleaned::Shut { folders, .. } = tree.clean(how, among)? else {
-        return again(tree, how, among);
+    let folders = match tree.clean(how, among)? {
+        Cleaned::Done(said) => return Ok(said),
+        Cleaned::Shut { folders, .. } => folders,
     };
     let root = Dir::open(dir)?;
     for rel in folders {
