@@ -160,7 +160,6 @@ mod linux {
                     }
                 }
             }
-            drop(reader);
             if let Some(e) = failed {
                 self.give_up(&format!("reading the inotify queue failed: {e}"));
             }
