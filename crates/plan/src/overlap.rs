@@ -86,7 +86,7 @@ fn forecast_counted(plan: &Plan, order: &TicketGraph, work: &mut u64) -> Vec<Ove
     let (cluster, shared) = distinct.clusters();
     let mut found: Vec<(usize, Vec<usize>)> = Vec::new();
     for (root, tickets) in shared {
-        let mut meets = distinct.meeting(plan, &tickets, &cluster, root);
+        let mut meets = distinct.meeting(&tickets, &cluster, root);
         let place = |t: usize| tickets.binary_search(&t).unwrap_or_default();
         // Tickets of two runs never run at the same time: pairs are only
         // looked for within a run.
@@ -174,63 +174,132 @@ fn sides(ticket: &Ticket) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The distinct pattern texts of a plan and the tickets that name each.
-struct Distinct<'a> {
-    texts: Vec<&'a str>,
+/// The distinct patterns of a plan, the tickets that name each, and the
+/// patterns each ticket names. Held as flat lists of `u32` indices rather
+/// than a list and a map per pattern: at 100,000 tickets the per-pattern
+/// lists and the text map were most of the forecast's memory (issue 53).
+struct Distinct {
     globs: Vec<Glob>,
-    /// Plan indices of the tickets naming each pattern, ascending, once each.
-    users: Vec<Vec<usize>>,
-    id: HashMap<&'a str, usize>,
+    /// Plan indices of the tickets naming pattern `p`, ascending, once
+    /// each: `users[user_start[p]..user_start[p + 1]]`.
+    users: Vec<u32>,
+    user_start: Vec<u32>,
+    /// The pattern of each of ticket `t`'s [`sides`], in order:
+    /// `named[named_start[t]..named_start[t + 1]]`.
+    named: Vec<u32>,
+    named_start: Vec<u32>,
 }
 
-impl<'a> Distinct<'a> {
-    fn new(plan: &'a Plan) -> Self {
-        let mut d = Distinct {
-            texts: Vec::new(),
-            globs: Vec::new(),
-            users: Vec::new(),
-            id: HashMap::new(),
-        };
-        for (t, ticket) in plan.tickets.iter().enumerate() {
+impl Distinct {
+    fn new(plan: &Plan) -> Self {
+        let mut id: HashMap<&str, u32> = HashMap::new();
+        let mut globs = Vec::new();
+        let mut named = Vec::new();
+        let mut named_start = Vec::with_capacity(plan.tickets.len() + 1);
+        named_start.push(0);
+        for ticket in &plan.tickets {
             for text in sides(ticket) {
-                let next = d.texts.len();
-                let p = *d.id.entry(text).or_insert(next);
+                let next = globs.len() as u32;
+                let p = *id.entry(text).or_insert(next);
                 if p == next {
-                    d.texts.push(text);
-                    d.globs.push(Glob::parse(text));
-                    d.users.push(Vec::new());
+                    globs.push(Glob::parse(text));
                 }
-                if d.users[p].last() != Some(&t) {
-                    d.users[p].push(t);
+                named.push(p);
+            }
+            named_start.push(named.len() as u32);
+        }
+        drop(id);
+        let mut d = Distinct {
+            globs,
+            users: Vec::new(),
+            user_start: Vec::new(),
+            named,
+            named_start,
+        };
+        d.index_users();
+        d
+    }
+
+    /// Fills `users` from `named` (a counting sort: tickets come in plan
+    /// order, so each pattern's list is ascending).
+    fn index_users(&mut self) {
+        let n = self.globs.len();
+        let tickets = self.named_start.len() - 1;
+        // The last ticket counted for each pattern: a ticket naming a
+        // pattern twice is its user once.
+        let mut last = vec![u32::MAX; n];
+        let mut start = vec![0u32; n + 1];
+        for t in 0..tickets {
+            for &p in self.named_of(t) {
+                if std::mem::replace(&mut last[p as usize], t as u32) != t as u32 {
+                    start[p as usize + 1] += 1;
                 }
             }
         }
-        d
+        for p in 0..n {
+            start[p + 1] += start[p];
+        }
+        let mut users = vec![0u32; start[n] as usize];
+        let mut fill = start.clone();
+        last.fill(u32::MAX);
+        for t in 0..tickets {
+            for k in self.named_start[t]..self.named_start[t + 1] {
+                let p = self.named[k as usize] as usize;
+                if std::mem::replace(&mut last[p], t as u32) != t as u32 {
+                    users[fill[p] as usize] = t as u32;
+                    fill[p] += 1;
+                }
+            }
+        }
+        self.users = users;
+        self.user_start = start;
+    }
+
+    /// The pattern of each side of ticket `t`, in [`sides`] order.
+    fn named_of(&self, t: usize) -> &[u32] {
+        &self.named[self.named_start[t] as usize..self.named_start[t + 1] as usize]
+    }
+
+    /// The tickets naming pattern `p`, ascending.
+    fn users_of(&self, p: usize) -> &[u32] {
+        &self.users[self.user_start[p] as usize..self.user_start[p + 1] as usize]
     }
 
     /// The cluster of every pattern (patterns that intersect, directly or
     /// through others, share one), and the tickets naming any pattern of
     /// each cluster that two or more tickets name.
     fn clusters(&self) -> (Vec<usize>, Vec<(usize, Vec<usize>)>) {
-        let mut sets = UnionFind::new(self.texts.len());
+        let n = self.globs.len();
+        let mut sets = UnionFind::new(n);
         candidate_pairs(&self.globs, |p, q| {
             if sets.find(p) != sets.find(q) && self.globs[p].intersects(&self.globs[q]) {
                 sets.union(p, q);
             }
         });
-        let cluster: Vec<usize> = (0..self.texts.len()).map(|p| sets.find(p)).collect();
-        let mut tickets: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (p, users) in self.users.iter().enumerate() {
-            tickets.entry(cluster[p]).or_default().extend(users);
+        let cluster: Vec<usize> = (0..n).map(|p| sets.find(p)).collect();
+        drop(sets);
+        // The patterns cluster by cluster: only a cluster of several
+        // patterns, or of one that several tickets name, can be shared,
+        // so no list is made for the (usually many) others.
+        let mut by_cluster: Vec<u32> = (0..n as u32).collect();
+        by_cluster.sort_unstable_by_key(|&p| (cluster[p as usize], p));
+        let mut shared: Vec<(usize, Vec<usize>)> = Vec::new();
+        for members in by_cluster.chunk_by(|&p, &q| cluster[p as usize] == cluster[q as usize]) {
+            if let [only] = members {
+                if self.users_of(*only as usize).len() < 2 {
+                    continue;
+                }
+            }
+            let mut list: Vec<usize> = (members.iter())
+                .flat_map(|&p| self.users_of(p as usize))
+                .map(|&t| t as usize)
+                .collect();
+            list.sort_unstable();
+            list.dedup();
+            if list.len() > 1 {
+                shared.push((cluster[members[0] as usize], list));
+            }
         }
-        let mut shared: Vec<(usize, Vec<usize>)> = tickets
-            .into_iter()
-            .filter_map(|(root, mut list)| {
-                list.sort_unstable();
-                list.dedup();
-                (list.len() > 1).then_some((root, list))
-            })
-            .collect();
         shared.sort_unstable();
         (cluster, shared)
     }
@@ -241,15 +310,14 @@ impl<'a> Distinct<'a> {
     /// that name only `x.py` and `y.py`. Answers per pattern pair are kept.
     fn meeting<'s>(
         &'s self,
-        plan: &Plan,
         tickets: &[usize],
         cluster: &[usize],
         root: usize,
     ) -> impl FnMut(usize, usize) -> bool + 's {
         let named: Vec<Vec<usize>> = (tickets.iter())
             .map(|&t| {
-                let mut ps: Vec<usize> = sides(&plan.tickets[t])
-                    .map(|text| self.id[text])
+                let mut ps: Vec<usize> = (self.named_of(t).iter())
+                    .map(|&p| p as usize)
                     .filter(|&p| cluster[p] == root)
                     .collect();
                 ps.sort_unstable();
@@ -279,11 +347,11 @@ impl<'a> Distinct<'a> {
         cluster: &[usize],
         root: usize,
     ) -> Vec<String> {
-        let mut seen = vec![false; self.texts.len()];
+        let mut seen = vec![false; self.globs.len()];
         let mut out = Vec::new();
         for &t in tickets {
-            for text in sides(&plan.tickets[t]) {
-                let p = self.id[text];
+            for (text, &p) in sides(&plan.tickets[t]).zip(self.named_of(t)) {
+                let p = p as usize;
                 if cluster[p] == root && !std::mem::replace(&mut seen[p], true) {
                     out.push(text.to_string());
                 }
@@ -368,62 +436,65 @@ impl UnionFind {
 }
 
 /// Calls `f` with every pair of glob indices whose literal prefixes are
-/// prefix-related, each once: globs at one trie node with each other, and
-/// each glob with those at the strict ancestors of its node.
+/// prefix-related, each once: globs of one prefix with each other, and each
+/// glob with those whose prefix is a strict prefix of its own. The globs
+/// are sorted by prefix (segment by segment), so that each prefix's globs
+/// are one run found by binary search: no tree of prefixes is built.
 fn candidate_pairs(globs: &[Glob], mut f: impl FnMut(usize, usize)) {
-    struct Node {
-        parent: Option<usize>,
-        entries: Vec<usize>,
+    let mut order: Vec<u32> = (0..globs.len() as u32).collect();
+    // Stable: the globs of one prefix stay in index order.
+    order.sort_by(|&p, &q| globs[p as usize].prefix().cmp(globs[q as usize].prefix()));
+    let prefix_of = |k: usize| globs[order[k] as usize].prefix();
+    let mut k = 0;
+    while k < order.len() {
+        let end = k + order[k..].partition_point(|&q| globs[q as usize].prefix().eq(prefix_of(k)));
+        for i in k..end {
+            for j in i + 1..end {
+                f(order[i] as usize, order[j] as usize);
+            }
+        }
+        k = end;
     }
-    let mut nodes = vec![Node {
-        parent: None,
-        entries: Vec::new(),
-    }];
-    let mut children: HashMap<(usize, &str), usize> = HashMap::new();
-    let mut at = Vec::with_capacity(globs.len());
-    for (p, glob) in globs.iter().enumerate() {
-        let mut node = 0;
-        for seg in glob.prefix() {
-            node = *children.entry((node, seg)).or_insert_with(|| {
-                nodes.push(Node {
-                    parent: Some(node),
-                    entries: Vec::new(),
-                });
-                nodes.len() - 1
+    for &p in &order {
+        let prefix: Vec<&[Tok]> = globs[p as usize].prefix().collect();
+        for depth in 0..prefix.len() {
+            let above = &prefix[..depth];
+            let first = order.partition_point(|&q| {
+                globs[q as usize]
+                    .prefix()
+                    .cmp(above.iter().copied())
+                    .is_lt()
             });
-        }
-        nodes[node].entries.push(p);
-        at.push(node);
-    }
-    for node in &nodes {
-        for (i, &p) in node.entries.iter().enumerate() {
-            for &q in &node.entries[i + 1..] {
-                f(p, q);
+            for &q in &order[first..] {
+                if !globs[q as usize].prefix().eq(above.iter().copied()) {
+                    break;
+                }
+                f(q as usize, p as usize);
             }
-        }
-    }
-    for (p, &node) in at.iter().enumerate() {
-        let mut up = nodes[node].parent;
-        while let Some(a) = up {
-            for &q in &nodes[a].entries {
-                f(q, p);
-            }
-            up = nodes[a].parent;
         }
     }
 }
 
-/// One character position of a segment pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One character position of a segment pattern, or (in a [`Glob`]'s flat
+/// list) a separator; four bytes, as a `char`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Tok {
     Lit(char),
     /// `?` or a class: any one character.
     One,
     /// Any characters within the segment.
     Star,
+    /// A segment that is `**`: zero or more whole segments.
+    Globstar,
+    /// Between two segments.
+    Slash,
+    /// Between two alternatives.
+    Or,
 }
 
-/// One segment of a glob.
+const _: () = assert!(std::mem::size_of::<Tok>() == 4);
+
+/// One segment of a glob, while parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Seg {
     /// Zero or more whole segments.
@@ -433,16 +504,10 @@ enum Seg {
 }
 
 impl Seg {
-    fn literal(&self) -> Option<String> {
+    fn is_literal(&self) -> bool {
         match self {
-            Seg::Part(toks) => toks
-                .iter()
-                .map(|t| match t {
-                    Tok::Lit(c) => Some(*c),
-                    _ => None,
-                })
-                .collect(),
-            Seg::Globstar => None,
+            Seg::Part(toks) => toks.iter().all(|t| matches!(t, Tok::Lit(_))),
+            Seg::Globstar => false,
         }
     }
 }
@@ -452,10 +517,14 @@ impl Seg {
 const MAX_MIXED: usize = 4;
 
 /// A parsed scope pattern: the set of paths it may match, as alternatives.
+///
+/// Held as one flat list of tokens (alternatives split by [`Tok::Or`],
+/// segments by [`Tok::Slash`], a `**` segment as [`Tok::Globstar`]): a
+/// plan of 100,000 tickets holds one per distinct pattern, and a list per
+/// alternative, segment and prefix segment took five times the room.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Glob {
-    prefix: Vec<String>,
-    alternatives: Vec<Vec<Seg>>,
+    toks: Box<[Tok]>,
 }
 
 impl Glob {
@@ -469,10 +538,11 @@ impl Glob {
             .filter(|raw| !raw.is_empty())
             .map(parse_segment)
             .collect();
-        let prefix: Vec<String> = segs.iter().map_while(|(s, _)| s.literal()).collect();
         let mixed = segs.iter().filter(|(_, m)| *m).count();
         let alternatives = if mixed > MAX_MIXED {
-            let mut anything: Vec<Seg> = prefix.iter().map(|s| lit_seg(s)).collect();
+            let mut anything: Vec<Seg> = (segs.iter())
+                .map_while(|(s, _)| s.is_literal().then(|| s.clone()))
+                .collect();
             anything.push(Seg::Globstar);
             vec![anything]
         } else if mixed == 0 {
@@ -481,25 +551,52 @@ impl Glob {
         } else {
             expand(&segs)
         };
+        let mut toks = Vec::new();
+        for (k, alt) in alternatives.iter().enumerate() {
+            if k > 0 {
+                toks.push(Tok::Or);
+            }
+            for (i, seg) in alt.iter().enumerate() {
+                if i > 0 {
+                    toks.push(Tok::Slash);
+                }
+                match seg {
+                    Seg::Globstar => toks.push(Tok::Globstar),
+                    Seg::Part(part) => toks.extend_from_slice(part),
+                }
+            }
+        }
         Glob {
-            prefix,
-            alternatives,
+            toks: toks.into_boxed_slice(),
         }
     }
 
-    /// The literal directory prefix: the segments before the first wildcard.
-    pub fn prefix(&self) -> impl Iterator<Item = &str> {
-        self.prefix.iter().map(String::as_str)
+    /// The readings, each a list of segments.
+    fn alternatives(&self) -> impl Iterator<Item = Vec<&[Tok]>> {
+        self.toks.split(|t| *t == Tok::Or).map(|alt| match alt {
+            // No segment (the pattern was empty): every segment is non-empty.
+            [] => Vec::new(),
+            _ => alt.split(|t| *t == Tok::Slash).collect(),
+        })
+    }
+
+    /// The literal directory prefix: the segments before the first
+    /// wildcard, the same in every reading.
+    fn prefix(&self) -> impl Iterator<Item = &[Tok]> + Clone {
+        let first = self.toks.split(|t| *t == Tok::Or).next().unwrap_or(&[]);
+        first
+            .split(|t| *t == Tok::Slash)
+            .take_while(|seg| !seg.is_empty() && seg.iter().all(|t| matches!(t, Tok::Lit(_))))
     }
 
     /// Whether some path matches both globs.
     pub fn intersects(&self, other: &Glob) -> bool {
-        let related = self.prefix.iter().zip(&other.prefix).all(|(a, b)| a == b);
-        related
-            && self
-                .alternatives
-                .iter()
-                .any(|a| other.alternatives.iter().any(|b| segs_intersect(a, b)))
+        let related = self.prefix().zip(other.prefix()).all(|(a, b)| a == b);
+        related && {
+            let theirs: Vec<Vec<&[Tok]>> = other.alternatives().collect();
+            self.alternatives()
+                .any(|a| theirs.iter().any(|b| segs_intersect(&a, b)))
+        }
     }
 }
 
@@ -519,10 +616,6 @@ fn slashed_braces_as_globstar(pattern: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn lit_seg(s: &str) -> Seg {
-    Seg::Part(s.chars().map(Tok::Lit).collect())
 }
 
 /// Every reading of a pattern with in-segment `**`: kept in the segment
@@ -629,21 +722,20 @@ fn push_star(toks: &mut Vec<Tok>) {
 
 /// Whether some sequence of segments matches both: a DP over positions
 /// `(i, j)` where `ok[i][j]` says `a[i..]` and `b[j..]` have a common match.
-fn segs_intersect(a: &[Seg], b: &[Seg]) -> bool {
+fn segs_intersect(a: &[&[Tok]], b: &[&[Tok]]) -> bool {
+    let globstar = |s: Option<&&[Tok]>| s.map(|s| *s == [Tok::Globstar]);
     let (m, n) = (a.len(), b.len());
     let mut ok = vec![vec![false; n + 1]; m + 1];
     for i in (0..=m).rev() {
         for j in (0..=n).rev() {
-            ok[i][j] = match (a.get(i), b.get(j)) {
+            ok[i][j] = match (globstar(a.get(i)), globstar(b.get(j))) {
                 (None, None) => true,
-                (Some(Seg::Globstar), _) if ok[i + 1][j] => true,
-                (_, Some(Seg::Globstar)) if ok[i][j + 1] => true,
+                (Some(true), _) if ok[i + 1][j] => true,
+                (_, Some(true)) if ok[i][j + 1] => true,
                 // A globstar takes one segment that the other side's part matches.
-                (Some(Seg::Globstar), Some(Seg::Part(_))) => ok[i][j + 1],
-                (Some(Seg::Part(_)), Some(Seg::Globstar)) => ok[i + 1][j],
-                (Some(Seg::Part(x)), Some(Seg::Part(y))) => {
-                    ok[i + 1][j + 1] && part_intersect(x, y)
-                }
+                (Some(true), Some(false)) => ok[i][j + 1],
+                (Some(false), Some(true)) => ok[i + 1][j],
+                (Some(false), Some(false)) => ok[i + 1][j + 1] && part_intersect(a[i], b[j]),
                 _ => false,
             };
         }
@@ -678,241 +770,7 @@ fn chars_meet(a: Tok, b: Tok) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Format, Plan, ScopeEntry, Ticket};
-
-    fn meet(a: &str, b: &str) -> bool {
-        let (x, y) = (Glob::parse(a), Glob::parse(b));
-        let forward = x.intersects(&y);
-        assert_eq!(forward, y.intersects(&x), "symmetry for {a} / {b}");
-        forward
-    }
-
-    #[test]
-    fn globs_that_share_a_path() {
-        for (a, b) in [
-            ("src/**", "src/a/b.rs"),
-            ("src/**", "src"),
-            ("a/*/c", "a/b/*"),
-            ("**/*.rs", "src/lib.rs"),
-            ("**/*.rs", "*.rs"),
-            ("src/*.rs", "src/?ib.rs"),
-            ("src/a*b", "src/*ab"),
-            ("docs/**/index.md", "docs/index.md"),
-            ("a/**/b/**/c", "a/b/c"),
-            ("lib/math.mjs", "lib/math.mjs"),
-            ("src/", "src/deep/x"),
-            ("a/**.md", "a/b/c.md"),
-            ("a/**.md", "a/c.md"),
-            ("src/[ab].rs", "src/x.rs"),
-            ("src/{a,b}.rs", "src/c.rs"),
-            ("x*y/z", "xay/*"),
-            ("src/{a/b,c}.rs", "src/a/b.rs"),
-            ("src/{a/b,c}.rs", "src/c.rs"),
-            ("a/x*b**c", "a/xb/q/zc"),
-            ("./src/x.rs", "src/x.rs"),
-        ] {
-            assert!(meet(a, b), "{a} and {b} should overlap");
-        }
-    }
-
-    #[test]
-    fn globs_that_share_no_path() {
-        for (a, b) in [
-            ("*.md", "*.rs"),
-            ("src/**", "tests/**"),
-            ("src/*.rs", "src/a/b.rs"),
-            ("a/*/c", "a/b/d"),
-            ("src/a?.rs", "src/a.rs"),
-            ("lib/math.mjs", "lib/stats.mjs"),
-            ("**/*.md", "src/lib.rs"),
-            ("a/b*", "a/c*"),
-            ("src/*.rs", "src/*.md"),
-            ("a/**.md", "a/b.rs"),
-            ("*.md", "docs/readme.md"),
-            ("src", "src/a.rs"),
-        ] {
-            assert!(!meet(a, b), "{a} and {b} should not overlap");
-        }
-    }
-
-    #[test]
-    fn prefix_is_literal_directories() {
-        let g = Glob::parse("src/parser/*.rs");
-        assert_eq!(g.prefix().collect::<Vec<_>>(), ["src", "parser"]);
-        let g = Glob::parse("src/x.rs");
-        assert_eq!(g.prefix().collect::<Vec<_>>(), ["src", "x.rs"]);
-        assert_eq!(Glob::parse("**/x").prefix().count(), 0);
-    }
-
-    fn ticket(id: &str, deps: &[&str], scope: &[&str]) -> Ticket {
-        Ticket {
-            scope: scope.iter().map(|s| ScopeEntry::any(*s)).collect(),
-            depends_on: deps.iter().map(|d| d.to_string()).collect(),
-            ..Ticket::new(id, "b")
-        }
-    }
-
-    fn plan(tickets: Vec<Ticket>) -> Plan {
-        Plan::new(Format::Native, tickets)
-    }
-
-    /// The forecast of `p`, with its graph made here.
-    fn forecast(p: &Plan) -> Vec<Overlap> {
-        super::forecast(p, &TicketGraph::new(p))
-    }
-
-    fn pair_list(p: &Plan, limit: usize) -> Vec<(String, String, [String; 2])> {
-        pairs(p, &TicketGraph::new(p), &forecast(p), limit)
-            .into_iter()
-            .map(|o| (o.a, o.b, o.patterns))
-            .collect()
-    }
-
-    #[test]
-    fn ordered_tickets_never_overlap() {
-        let p = plan(vec![
-            ticket("A", &[], &["src/**"]),
-            ticket("B", &["A"], &["src/x.rs"]),
-            ticket("C", &["B"], &["src/y.rs"]),
-            ticket("D", &[], &["docs/*.md", "src/x.rs"]),
-        ]);
-        let found = forecast(&p);
-        assert_eq!(found.len(), 1);
-        // C may run with D, but `src/y.rs` is not `src/x.rs`.
-        assert_eq!(found[0].tickets, ["A", "B", "D"]);
-        assert_eq!(found[0].patterns, ["src/**", "src/x.rs"]);
-        let s = |x: &str| x.to_string();
-        assert_eq!(
-            pair_list(&p, 10),
-            [
-                (s("A"), s("D"), [s("src/**"), s("src/x.rs")]),
-                (s("B"), s("D"), [s("src/x.rs"), s("src/x.rs")]),
-            ]
-        );
-        assert_eq!(pair_list(&p, 1).len(), 1, "the cap holds");
-        let chain = plan(vec![
-            ticket("A", &[], &["src/**"]),
-            ticket("B", &["A"], &["src/**"]),
-            ticket("C", &["B"], &["src/**"]),
-        ]);
-        assert!(forecast(&chain).is_empty());
-    }
-
-    #[test]
-    fn one_group_per_connected_set_not_one_warning_per_pair() {
-        let mut tickets: Vec<Ticket> = (0..300)
-            .map(|i| ticket(&format!("T{i}"), &[], &["src/**"]))
-            .collect();
-        tickets.push(ticket("D", &[], &["docs/a.md"]));
-        tickets.push(ticket("E", &[], &["docs/*.md"]));
-        tickets.push(ticket("F", &["E"], &["docs/b.md"]));
-        let found = forecast(&plan(tickets));
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].tickets.len(), 300);
-        assert_eq!(found[0].patterns, ["src/**"]);
-        // F may run with D, but `docs/b.md` is not `docs/a.md`.
-        assert_eq!(found[1].tickets, ["D", "E"]);
-        assert_eq!(found[1].patterns, ["docs/a.md", "docs/*.md"]);
-    }
-
-    #[test]
-    fn tickets_whose_patterns_meet_only_through_a_third_do_not_overlap() {
-        let found = forecast(&plan(vec![
-            ticket("A", &[], &["x.py"]),
-            ticket("B", &[], &["y.py"]),
-            ticket("C", &["A", "B"], &["**"]),
-        ]));
-        assert!(found.is_empty(), "{found:?}");
-    }
-
-    #[test]
-    fn both_sides_of_a_rename_count() {
-        let mut p = plan(vec![
-            ticket("A", &[], &["src/new.rs"]),
-            ticket("B", &[], &["src/old.rs"]),
-        ]);
-        assert!(forecast(&p).is_empty());
-        p.tickets[0].scope[0].op = ScopeOp::Rename {
-            from: "src/old.rs".into(),
-        };
-        let found = forecast(&p);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].patterns, ["src/old.rs"]);
-        assert_eq!(pair_list(&p, 5)[0].2, ["src/old.rs", "src/old.rs"]);
-    }
-
-    #[test]
-    fn first_entries_in_scope_order_are_reported() {
-        let p = plan(vec![
-            ticket("A", &[], &["a.txt", "src/*.rs", "src/**"]),
-            ticket("B", &[], &["src/lib.rs", "src/main.rs"]),
-        ]);
-        assert_eq!(pair_list(&p, 5)[0].2, ["src/*.rs", "src/lib.rs"]);
-        assert_eq!(
-            forecast(&p)[0].patterns,
-            ["src/*.rs", "src/**", "src/lib.rs", "src/main.rs"]
-        );
-    }
-
-    /// A plain backtracking matcher for the language without classes,
-    /// braces or in-segment `**`: the reference the DP must agree with.
-    fn matches(pattern: &[&str], path: &[&str]) -> bool {
-        match pattern.split_first() {
-            None => path.is_empty(),
-            Some((&"**", rest)) => {
-                matches(rest, path) || (!path.is_empty() && matches(pattern, &path[1..]))
-            }
-            Some((seg, rest)) => {
-                !path.is_empty()
-                    && seg_matches(seg.as_bytes(), path[0].as_bytes())
-                    && matches(rest, &path[1..])
-            }
-        }
-    }
-
-    fn seg_matches(p: &[u8], s: &[u8]) -> bool {
-        match p.split_first() {
-            None => s.is_empty(),
-            Some((b'*', rest)) => (0..=s.len()).any(|k| seg_matches(rest, &s[k..])),
-            Some((b'?', rest)) => !s.is_empty() && seg_matches(rest, &s[1..]),
-            Some((c, rest)) => s.first() == Some(c) && seg_matches(rest, &s[1..]),
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
-
-        /// Sound: a path that matches both patterns means they intersect.
-        #[test]
-        fn a_shared_path_is_always_found(
-            a in proptest::collection::vec(proptest::sample::select(SEGS.to_vec()), 1..4),
-            b in proptest::collection::vec(proptest::sample::select(SEGS.to_vec()), 1..4),
-            path in proptest::collection::vec(proptest::sample::select(NAMES.to_vec()), 1..5),
-        ) {
-            if matches(&a, &path) && matches(&b, &path) {
-                proptest::prop_assert!(
-                    Glob::parse(&a.join("/")).intersects(&Glob::parse(&b.join("/"))),
-                    "{} and {} both match {}", a.join("/"), b.join("/"), path.join("/")
-                );
-            }
-        }
-
-        /// Exact for literal paths: a glob meets a path exactly when it matches it.
-        #[test]
-        fn a_path_meets_a_glob_when_it_matches(
-            a in proptest::collection::vec(proptest::sample::select(SEGS.to_vec()), 1..4),
-            path in proptest::collection::vec(proptest::sample::select(NAMES.to_vec()), 1..5),
-        ) {
-            let meets = Glob::parse(&a.join("/")).intersects(&Glob::parse(&path.join("/")));
-            proptest::prop_assert_eq!(meets, matches(&a, &path));
-        }
-    }
-
-    const SEGS: [&str; 10] = ["**", "*", "a", "b", "a*", "*b", "?", "a?", "ab", "*a*"];
-    const NAMES: [&str; 6] = ["a", "b", "ab", "ba", "aa", "abb"];
-}
+mod tests;
 
 #[cfg(test)]
 #[path = "overlap_work.rs"]

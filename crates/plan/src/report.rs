@@ -1,7 +1,7 @@
 //! Validating one file, start to finish: parse, detect, validate, locate.
 
 use crate::diag::{Diagnostic, Severity, Sink};
-use crate::doc::{Document, Span, Syntax};
+use crate::doc::{Document, LineIndex, Node, NodeKind, Span, Syntax, SyntaxError};
 use crate::formats::{self, Options, Outcome};
 use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
@@ -116,69 +116,81 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
         Some(Format::Speckit) => Some(Syntax::Markdown),
         _ => options.syntax,
     };
-    check_text_as(path, text, syntax, |doc, sink| {
-        formats::validate(doc, options, sink)
-    })
+    let mut doc = match Document::read(path, text, syntax) {
+        Ok(doc) => doc,
+        Err(failed) => return unreadable(path, *failed),
+    };
+    let mut diagnostics = Vec::new();
+    let read = formats::read(&doc, options, &mut diagnostics);
+    let lines = LineIndex::new(&doc.text);
+    let mut located = locate(&doc, &lines, diagnostics);
+    // The forecast reads only the plan, and its warnings come with their
+    // spans: the parsed tree is freed first, so that the two are never held
+    // at once (a large plan's peak memory, issue 53).
+    doc.root = Node {
+        span: doc.root.span,
+        kind: NodeKind::Null,
+    };
+    let (outcome, warnings) = formats::forecast(read, options);
+    located.extend(
+        (warnings.into_iter()).map(|(diagnostic, span)| at(&doc.text, &lines, diagnostic, span)),
+    );
+    // Source order reads best, top to bottom; the sort is stable, so
+    // findings at one place keep the validator's order.
+    located.sort_by_key(|l| l.span.start);
+    finish(path, doc.text, outcome, located)
 }
 
 /// Parses `text` and runs `check` on the document, then gives every finding
-/// its line, column and span. A document that does not parse is one
-/// syntax diagnostic. Shared by plans and other inputs (sweep specs), so
-/// that every file is reported the same way.
+/// its line, column and span. A document that does not parse is one syntax
+/// diagnostic, as in [`validate_text`], so that other inputs (sweep specs)
+/// are reported as plans are.
 pub fn check_text(
     path: &str,
     text: String,
     check: impl FnOnce(&Document, &mut dyn Sink) -> Outcome,
 ) -> FileReport {
-    check_text_as(path, text, None, check)
-}
-
-/// [`check_text`] in the given syntax (None: by the file name's extension).
-pub fn check_text_as(
-    path: &str,
-    text: String,
-    syntax: Option<Syntax>,
-    check: impl FnOnce(&Document, &mut dyn Sink) -> Outcome,
-) -> FileReport {
     // The text moves into the document: a large plan is held once.
-    let doc = match Document::read(path, text, syntax) {
+    let doc = match Document::read(path, text, None) {
         Ok(doc) => doc,
-        Err(failed) => {
-            let (e, text) = *failed;
-            let (line, column) = crate::doc::line_col(&text, e.span.start);
-            let located = Located {
-                diagnostic: e.diagnostic,
-                line,
-                column,
-                span: e.span,
-            };
-            return finish(path, text, Outcome::default(), vec![located]);
-        }
+        Err(failed) => return unreadable(path, *failed),
     };
     let mut diagnostics = Vec::new();
     let outcome = check(&doc, &mut diagnostics);
-    let lines = crate::doc::LineIndex::new(&doc.text);
-    let mut located: Vec<Located> = diagnostics
-        .into_iter()
+    let lines = LineIndex::new(&doc.text);
+    let mut located = locate(&doc, &lines, diagnostics);
+    located.sort_by_key(|l| l.span.start);
+    finish(path, doc.text, outcome, located)
+}
+
+/// The report of a text that does not parse: one syntax diagnostic.
+fn unreadable(path: &str, (e, text): (SyntaxError, String)) -> FileReport {
+    let located = at(&text, &LineIndex::new(&text), e.diagnostic, e.span);
+    finish(path, text, Outcome::default(), vec![located])
+}
+
+/// Gives every finding its line, column and span in `doc`.
+fn locate(doc: &Document, lines: &LineIndex, diagnostics: Vec<Diagnostic>) -> Vec<Located> {
+    (diagnostics.into_iter())
         .map(|d| {
             let span = if d.at_key {
                 doc.locate_key(&d.pointer)
             } else {
                 doc.locate(&d.pointer)
             };
-            let (line, column) = lines.line_col(&doc.text, span.start);
-            Located {
-                diagnostic: d,
-                line,
-                column,
-                span,
-            }
+            at(&doc.text, lines, d, span)
         })
-        .collect();
-    // Source order reads best, top to bottom; the sort is stable, so
-    // findings at one place keep the validator's order.
-    located.sort_by_key(|l| l.span.start);
-    finish(path, doc.text, outcome, located)
+        .collect()
+}
+
+fn at(text: &str, lines: &LineIndex, diagnostic: Diagnostic, span: Span) -> Located {
+    let (line, column) = lines.line_col(text, span.start);
+    Located {
+        diagnostic,
+        line,
+        column,
+        span,
+    }
 }
 
 fn finish(path: &str, text: String, outcome: Outcome, diagnostics: Vec<Located>) -> FileReport {

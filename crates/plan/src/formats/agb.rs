@@ -308,7 +308,8 @@ fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<T
     };
     // The count is known: no spare room, and no copy of a half-built list.
     let mut tickets: Vec<Ticket> = Vec::with_capacity(items.len());
-    let mut edges: Vec<(usize, usize, String)> = Vec::new(); // (ticket, edge index, target)
+    // (ticket, edge index, target), the target read in place.
+    let mut edges: Vec<(usize, usize, &str)> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = Pointer::root().key("tickets").index(i);
         let Some(obj) = item.as_object() else {
@@ -320,9 +321,7 @@ fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<T
             continue;
         };
         let ticket = check_ticket(obj, &at, routing, sink);
-        for (j, to) in check_edges(obj, &ticket.id, &at, sink) {
-            edges.push((i, j, to));
-        }
+        check_edges(obj, &ticket.id, &at, sink, |j, to| edges.push((i, j, to)));
         tickets.push(ticket);
     }
     check_ids(&tickets, items, sink);
@@ -337,7 +336,7 @@ fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<T
         let from = (items.get(i).and_then(|t| t.get("id")))
             .and_then(Val::as_str)
             .unwrap_or("");
-        match by_id.get(to.as_str()) {
+        match by_id.get(to) {
             Some(&k) => deps.push((k, from.to_string())),
             None => sink.push(Diagnostic::error(
                 "agb.edge.unknown-target",
@@ -568,10 +567,16 @@ fn check_id(obj: Obj<'_>, at: &Pointer, sink: &mut dyn Sink) -> String {
     id.to_string()
 }
 
-fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
+/// Calls `out` with the place and target of each well-formed edge.
+fn check_edges<'a>(
+    obj: Obj<'a>,
+    id: &str,
+    at: &Pointer,
+    sink: &mut dyn Sink,
+    mut out: impl FnMut(usize, &'a str),
+) {
     let Some(edges) = obj.get("edges") else {
-        return out;
+        return;
     };
     let Some(edges) = edges.as_array() else {
         sink.push(Diagnostic::error(
@@ -579,7 +584,7 @@ fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) -> Vec
             at.key("edges"),
             format!("{id}: edges must be an array of {{\"to\": ID}}"),
         ));
-        return out;
+        return;
     };
     for (j, edge) in edges.iter().enumerate() {
         let eat = at.key("edges").index(j);
@@ -592,7 +597,7 @@ fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) -> Vec
                         format!("{id}: edge to itself"),
                     ));
                 } else {
-                    out.push((j, to.to_string()));
+                    out(j, to);
                 }
             }
             _ => sink.push(Diagnostic::error(
@@ -602,7 +607,6 @@ fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) -> Vec
             )),
         }
     }
-    out
 }
 
 fn pathspecs(

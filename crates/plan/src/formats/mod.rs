@@ -19,7 +19,7 @@ pub mod sweep;
 pub mod taskmaster;
 
 use crate::diag::{Counting, Diagnostic, Sink};
-use crate::doc::Document;
+use crate::doc::{Document, Span};
 use crate::flag::Flag;
 use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
@@ -125,6 +125,32 @@ pub struct Outcome {
 
 /// Detects the format of `doc` (unless `options.format` says) and validates it.
 pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outcome {
+    let read = read(doc, options, sink);
+    let (outcome, warnings) = forecast(read, options);
+    for (d, _) in warnings {
+        sink.push(d);
+    }
+    outcome
+}
+
+/// What [`read`] found: the format, the plan when it has no error, and
+/// where its tickets stand, for [`forecast`].
+pub struct Read {
+    format: Option<Format>,
+    plan: Option<Plan>,
+    places: Places,
+}
+
+/// The first part of [`validate`]: detects the format, runs its checks
+/// and the gate-file warnings, and finds where each ticket stands, so that
+/// [`forecast`] needs no document (a caller may free its parsed tree
+/// first: issue 53).
+pub fn read(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Read {
+    let unread = |format| Read {
+        format,
+        plan: None,
+        places: Places::default(),
+    };
     let format = match options.format {
         Some(f) => f,
         None if doc.syntax == crate::doc::Syntax::Markdown => Format::Speckit,
@@ -132,39 +158,47 @@ pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Outco
             Ok(f) => f,
             Err(d) => {
                 sink.push(d);
-                return Outcome {
-                    format: None,
-                    plan: None,
-                    overlaps: vec![],
-                };
+                return unread(None);
             }
         },
     };
     if (doc.syntax == crate::doc::Syntax::Markdown) != (format == Format::Speckit) {
         sink.push(syntax_mismatch(format));
-        return Outcome {
-            format: Some(format),
-            plan: None,
-            overlaps: vec![],
-        };
+        return unread(Some(format));
     }
     unused_options(format, options, sink);
     let mut counting = Counting::new(sink);
     let plan = plan_format(format).validate(doc, options, &mut counting);
     let plan = if counting.errors == 0 { plan } else { None };
-    let overlaps = match &plan {
+    let places = match &plan {
         Some(plan) => {
             let places = Places::new(doc, plan, format);
             gate_file_warnings(&places, plan, sink);
-            overlap_warnings(&places, plan, options, sink)
+            places
         }
-        None => vec![],
+        None => Places::default(),
     };
-    Outcome {
+    Read {
         format: Some(format),
         plan,
-        overlaps,
+        places,
     }
+}
+
+/// The second part of [`validate`]: the overlap forecast of the plan
+/// [`read`] found, and its warnings, each with the span it underlines.
+pub fn forecast(read: Read, options: &Options) -> (Outcome, Vec<(Diagnostic, Span)>) {
+    let mut warnings = Vec::new();
+    let overlaps = match &read.plan {
+        Some(plan) => overlap_warnings(&read.places, plan, options, &mut warnings),
+        None => vec![],
+    };
+    let outcome = Outcome {
+        format: read.format,
+        plan: read.plan,
+        overlaps,
+    };
+    (outcome, warnings)
 }
 
 /// Only Spec Kit plans are Markdown, and they are nothing else.
@@ -220,7 +254,7 @@ pub fn schema(format: Format) -> Option<Value> {
 /// One `plan.gate.in-scope` warning per ticket whose scope covers a file
 /// one of its gates runs with a glob, and does not name it: a candidate
 /// that changes it is rejected.
-fn gate_file_warnings(places: &Places<'_>, plan: &Plan, sink: &mut dyn Sink) {
+fn gate_file_warnings(places: &Places, plan: &Plan, sink: &mut dyn Sink) {
     for (i, ticket) in plan.tickets.iter().enumerate() {
         let gates = plan.gates.iter().chain(&ticket.gates);
         let Some((gate, pattern, file)) = crate::gate_integrity::exposed(&ticket.scope, gates)
@@ -249,33 +283,38 @@ fn gate_file_warnings(places: &Places<'_>, plan: &Plan, sink: &mut dyn Sink) {
 /// `options.overlap_pairs`, that many of the pairs behind them as
 /// advisories. Returns the forecast.
 fn overlap_warnings(
-    places: &Places<'_>,
+    places: &Places,
     plan: &Plan,
     options: &Options,
-    sink: &mut dyn Sink,
+    out: &mut Vec<(Diagnostic, Span)>,
 ) -> Vec<Overlap> {
     let graph = crate::graph::TicketGraph::new(plan);
     let groups = crate::overlap::forecast(plan, &graph);
     for group in &groups {
-        sink.push(
+        let first = group.indices[0];
+        out.push((
             Diagnostic::warning(
                 "plan.scope.overlap",
-                places.ticket(group.indices[0]),
+                places.ticket(first),
                 crate::words::overlap_message(&group.tickets, &group.patterns),
             )
             .with_hint(format!("add dependencies between them (so one merges before the next starts) or narrow their scopes; `{}` shows the pairs, `{} json` lists every ticket", crate::Flag::Verbose, crate::Flag::Output)),
-        );
+            places.span(first),
+        ));
     }
     if options.overlap_pairs > 0 {
         for pair in crate::overlap::pairs(plan, &graph, &groups, options.overlap_pairs) {
             let [pa, pb] = &pair.patterns;
-            sink.push(Diagnostic::advisory(
-                "plan.scope.overlap-pair",
-                places.ticket(pair.b_index),
-                format!(
-                    "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
-                    pair.a, pair.b
+            out.push((
+                Diagnostic::advisory(
+                    "plan.scope.overlap-pair",
+                    places.ticket(pair.b_index),
+                    format!(
+                        "{} and {} may run at the same time and both may change `{pa}` / `{pb}`",
+                        pair.a, pair.b
+                    ),
                 ),
+                places.span(pair.b_index),
             ));
         }
     }
@@ -300,26 +339,46 @@ fn warn_duplicate_keys(doc: &Document, format: &str, tool: &str, sink: &mut dyn 
 
 /// Where tickets stand in their document, read from it once, so that
 /// placing many warnings reads the document once.
-struct Places<'d> {
-    doc: &'d Document,
-    table: Vec<Vec<Pointer>>,
+#[derive(Default)]
+struct Places {
+    /// Each ticket's pointer (its scope's, or the ticket's, or the whole
+    /// document's, whichever exists first) and the span it locates to.
+    tickets: Vec<(String, Span)>,
+    /// The whole document's span, for a ticket without a place.
+    root: Span,
 }
 
-impl<'d> Places<'d> {
-    fn new(doc: &'d Document, plan: &Plan, format: Format) -> Self {
+impl Places {
+    fn new(doc: &Document, plan: &Plan, format: Format) -> Self {
+        let table = plan_format(format).ticket_pointers(doc.root.val(), plan);
+        let tickets = (table.into_iter())
+            .map(|pointers| {
+                let pointer = (pointers.iter())
+                    .find(|p| doc.node(p.as_str()).is_some())
+                    .map(String::from)
+                    .unwrap_or_default();
+                let span = doc.locate(&pointer);
+                (pointer, span)
+            })
+            .collect();
         Places {
-            doc,
-            table: plan_format(format).ticket_pointers(doc.root.val(), plan),
+            tickets,
+            root: doc.root.span,
         }
     }
 
     /// The pointer of ticket `i`'s scope in the document (or of the
     /// ticket, or of the whole document, whichever exists first).
     fn ticket(&self, i: usize) -> String {
-        (self.table.get(i).into_iter().flatten())
-            .find(|p| self.doc.node(p.as_str()).is_some())
-            .map(String::from)
+        self.tickets
+            .get(i)
+            .map(|(p, _)| p.clone())
             .unwrap_or_default()
+    }
+
+    /// The span [`Places::ticket`]'s pointer locates to.
+    fn span(&self, i: usize) -> Span {
+        self.tickets.get(i).map_or(self.root, |(_, s)| *s)
     }
 }
 
@@ -517,6 +576,57 @@ mod tests {
     fn detect(text: &str) -> Result<Format, Diagnostic> {
         let doc = Document::parse("p.json", text.to_string()).unwrap();
         super::detect(doc.root.val())
+    }
+
+    /// The forecast needs no document: its warnings carry the spans their
+    /// pointers locate to, so `validate_text` frees the parsed tree first.
+    #[test]
+    fn the_forecast_places_its_warnings_as_the_document_does() {
+        let text = r#"{"repo": "/srv/app", "base": "main", "gate": {"test": "npm test"},
+            "tickets": [
+              {"id": "T1", "title": "a", "body": "a", "scope": ["src/**"]},
+              {"id": "T2", "title": "b", "body": "b", "scope": ["src/a.rs"]},
+              {"id": "T3", "title": "c", "body": "c", "scope": ["docs/x.md"]},
+              {"id": "T4", "title": "d", "body": "d", "scope": ["docs/*.md"]}
+            ]}"#;
+        let doc = Document::parse("p.json", text.to_string()).unwrap();
+        let options = Options {
+            overlap_pairs: 9,
+            ..Options::default()
+        };
+        let mut found = Vec::new();
+        let read = read(&doc, &options, &mut found);
+        let copy = doc.clone();
+        drop(doc);
+        let (outcome, warnings) = forecast(read, &options);
+        assert_eq!(outcome.overlaps.len(), 2, "{warnings:?}");
+        let placed: Vec<(&str, &str, &str)> = (warnings.iter())
+            .map(|(d, span)| {
+                assert_eq!(*span, copy.locate(&d.pointer), "{d:?}");
+                (
+                    d.code.as_str(),
+                    d.pointer.as_str(),
+                    &copy.text[span.start..span.end],
+                )
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("plan.scope.overlap", "/tickets/0/scope", "[\"src/**\"]"),
+                ("plan.scope.overlap", "/tickets/2/scope", "[\"docs/x.md\"]"),
+                (
+                    "plan.scope.overlap-pair",
+                    "/tickets/1/scope",
+                    "[\"src/a.rs\"]"
+                ),
+                (
+                    "plan.scope.overlap-pair",
+                    "/tickets/3/scope",
+                    "[\"docs/*.md\"]"
+                ),
+            ]
+        );
     }
 
     #[test]
