@@ -10,9 +10,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_planwright");
 /// `files` committed in `repo/` on the branch `master` (as many projects
 /// are), the binary run in the root.
 fn on_master(files: &[(&str, &str)]) -> Env {
-    let env = Env::new(files).with_cli(BIN);
-    git(&env.repo(), &["branch", "-m", "main", "master"]);
-    env
+    Env::new(files).with_cli(BIN).on_master()
 }
 
 /// A plan of another tool, from the plan crate's fixtures.
@@ -656,81 +654,6 @@ fn the_scripted_agents_patch_applies_from_a_relative_folder() {
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
     assert_eq!(git(&env.repo(), &["show", "master:README.md"]), "hello");
-}
-
-/// `init` in a fresh project of each kind: a commented planwright.toml with
-/// the set-up its lock file needs and a plan gated by its tests, said as it
-/// writes them; it never overwrites; the Node project's plan then merges.
-#[test]
-fn init_writes_a_configuration_and_a_plan_for_the_project_it_finds() {
-    // (files, what init says, the set-up line, the plan's gate)
-    type Kind<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
-    let kinds: [Kind; 3] = [
-        (
-            &[
-                ("package.json", "{\"scripts\": {\"test\": \"node -e 0\"}}\n"),
-                ("README.md", "hi\n"),
-            ],
-            "found a Node project (`package.json`)",
-            "# setup = ",
-            "[\"npm\",\"test\"]",
-        ),
-        (
-            &[
-                ("pyproject.toml", "[project]\nname = \"p\"\n"),
-                ("uv.lock", "\n"),
-            ],
-            "found a Python project (`pyproject.toml`)",
-            "setup = [[\"uv\", \"sync\", \"--frozen\"]]",
-            "[\"pytest\"]",
-        ),
-        (
-            &[
-                ("Cargo.toml", "[package]\nname = \"c\"\n"),
-                ("Cargo.lock", "\n"),
-            ],
-            "found a Rust project (`Cargo.toml`)",
-            "setup = [[\"cargo\", \"fetch\", \"--locked\"]]",
-            "[\"cargo\",\"test\"]",
-        ),
-    ];
-    for (files, said, setup, gate) in kinds {
-        let env = on_master(files);
-        let out = env.planwright(&["init", "--repo", "repo"]);
-        let stdout = text(&out.stdout);
-        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
-        assert!(stdout.contains(said), "{stdout}");
-        let config = std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap();
-        assert!(config.contains(setup), "{config}");
-        let plan = std::fs::read_to_string(env.repo().join("plan.json")).unwrap();
-        assert!(
-            plan.contains(gate) && plan.contains("\"base\": \"master\""),
-            "{plan}"
-        );
-        let out = env.planwright(&["validate", "repo/plan.json"]);
-        assert_says(&out.stdout, "(0 errors, 0 warnings)");
-        // Never over a file that is there.
-        let again = env.planwright(&["init", "--repo", "repo"]);
-        assert_eq!(again.status.code(), Some(2));
-        assert_says(&again.stderr, "exists already");
-        assert_eq!(
-            std::fs::read_to_string(env.repo().join("planwright.toml")).unwrap(),
-            config
-        );
-        if !said.contains("Node") {
-            continue;
-        }
-        git(&env.repo(), &["add", "planwright.toml"]);
-        git(&env.repo(), &["commit", "-qm", "planwright.toml"]);
-        env.fixture("first", 0, "src/hello.js", "module.exports = 1\n");
-        let out = scripted(&env, "run", "repo/plan.json", &[]);
-        let said = text(&out.stdout);
-        assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
-        assert_eq!(
-            git(&env.repo(), &["show", "master:src/hello.js"]),
-            "module.exports = 1"
-        );
-    }
 }
 
 /// `run -h` shows the flags people use first and points at `--help`,

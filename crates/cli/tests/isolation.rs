@@ -145,3 +145,70 @@ fn a_workers_agent_inherits_nothing_of_the_worker() {
     let out = run_holding_descriptor_9(&env, &config);
     assert_nothing_reached(&env, &out);
 }
+
+/// `refuse.py NR PROGRAM ARGS...` runs PROGRAM under a seccomp filter that
+/// fails system call NR with `EPERM` (as a container's profile can),
+/// inherited by everything it starts.
+const REFUSE: &str = r#"import ctypes, os, struct, sys
+nr = int(sys.argv[1])
+def op(code, k, jt=0, jf=0): return struct.pack("HBBI", code, jt, jf, k)
+prog = op(0x20, 0) + op(0x15, nr, 0, 1) + op(0x06, 0x00050000 | 1) + op(0x06, 0x7FFF0000)
+buf = ctypes.create_string_buffer(prog)
+class Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+fprog = Fprog(len(prog) // 8, ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+    sys.exit("seccomp: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[2], sys.argv[2:])
+"#;
+
+/// `landlock_restrict_self`: one number on every architecture (the system
+/// call tables agree from 424 on).
+const LANDLOCK_RESTRICT_SELF: &str = "446";
+
+/// A kernel whose Landlock passes every check at start but refuses
+/// `landlock_restrict_self` to the children: the user learns which step
+/// of the sandbox failed and what to do, once, from preflight's trial of
+/// the gates and, without it, from the agent's start (not "cannot start
+/// `sh`", which reads as if the program were missing).
+#[test]
+fn a_sandbox_the_kernel_refuses_to_apply_names_the_step_and_the_fix_once() {
+    let env = probing_env();
+    write(env.root(), "refuse.py", REFUSE);
+    let refused = |extra: &[&str]| {
+        let mut cmd = Command::new("python3");
+        env.cli().hermetic(&mut cmd);
+        cmd.current_dir(env.root())
+            .args(["refuse.py", LANDLOCK_RESTRICT_SELF, BIN, "run", "plan.json"])
+            .args(["--repo", "repo", "--agent", "cmd", "--agent-cmd", "true"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let step = "landlock_restrict_self failed: Operation not permitted";
+    let hint = "a seccomp filter, a container's security profile";
+    for (extra, exit, place) in [
+        (
+            &[][..],
+            1,
+            "gate-probe: cannot try the gates on the base commit",
+        ),
+        (
+            &["--no-gate-probe"][..],
+            2,
+            "error: the sandbox could not be applied to `true`",
+        ),
+    ] {
+        let out = refused(extra);
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(exit), "{said}");
+        assert_eq!(said.matches(step).count(), 1, "{said}");
+        assert_eq!(said.matches(hint).count(), 1, "{said}");
+        assert!(
+            said.contains(place) && said.contains("`[sandbox] mode"),
+            "{said}"
+        );
+        assert!(!said.contains("cannot start"), "{said}");
+    }
+}

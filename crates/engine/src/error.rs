@@ -53,12 +53,35 @@ pub enum EngineError {
     Internal(String),
 }
 
+/// `e`, unless it is the sandbox's (which the kernel refused to apply to
+/// the child): that one is the machine's, whatever the child was, and
+/// stops the run as [`EngineError::Sandbox`], where its hint is rendered.
+pub(crate) fn sandbox_stops(
+    e: planwright_os::process::ProcessError,
+) -> Result<planwright_os::process::ProcessError, EngineError> {
+    match e {
+        planwright_os::process::ProcessError::Sandbox(s) => Err(EngineError::Sandbox(s)),
+        other => Ok(other),
+    }
+}
+
 impl EngineError {
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         EngineError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// How to get going again, where the error is the machine's and its
+    /// type knows the fix (the sandbox's); [`EngineError::Repo`] carries
+    /// its own.
+    pub fn hint(&self) -> Option<&'static str> {
+        use planwright_os::process::ProcessError;
+        match self {
+            EngineError::Sandbox(s) | EngineError::Process(ProcessError::Sandbox(s)) => s.hint(),
+            _ => None,
         }
     }
 

@@ -120,6 +120,13 @@ impl Env {
         Env { tmp, cli: None }
     }
 
+    /// This environment with its repository's branch `main` renamed
+    /// `master`, as many projects' is.
+    pub fn on_master(self) -> Env {
+        git(&self.repo(), &["branch", "-m", "main", "master"]);
+        self
+    }
+
     pub fn root(&self) -> &Path {
         self.tmp.path()
     }

@@ -39,10 +39,16 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
         );
     }
     let has = |f: &str| dir.join(f).is_file();
+    let marker = project::marker(has);
+    let lock = project::lock_file(has);
+    let test = match marker {
+        Some((_, "Python")) => Some(python_tests(dir, lock)),
+        _ => project::test_command(has),
+    };
     let found = Found {
-        marker: project::marker(has),
-        lock: project::lock_file(has).zip(project::setup_line(has)),
-        test: project::test_command(has),
+        marker,
+        lock: lock.zip(project::setup_line(has)),
+        test,
     };
     let config = dir.join("planwright.toml");
     let plan = dir.join(&args.plan);
@@ -69,9 +75,70 @@ pub(crate) fn run(args: Args, global: &Global) -> CliResult {
     };
     write(&plan, &plan_text(&base, found.test.as_deref(), op))?;
     if !global.quiet {
-        say(&found, &config, &plan, &args.plan);
+        say(&found, &config, &plan, &next_args(dir, &args.plan));
     }
     Ok(exit::OK)
+}
+
+/// Lock files whose `[workspace] setup` installs the project's
+/// dependencies into `.venv` at its root (`python3 -m venv .venv` and pip;
+/// `uv sync`): its tests run with that interpreter, which sees them.
+const INTO_VENV: [&str; 2] = ["requirements.txt", "uv.lock"];
+
+/// How the tests of the Python project at `dir`, whose lock file is
+/// `lock`, run: pytest where the project names it, else the standard
+/// library's `unittest` (it finds the same `test*.py` files and needs
+/// nothing installed: a gate of `pytest` where pytest is not would fail
+/// every ticket with "not found"); with the interpreter of the `.venv`
+/// the set-up makes, where it makes one (a `pytest` on `PATH` would be
+/// another's, or none, and would not see the installed dependencies).
+fn python_tests(dir: &Path, lock: Option<&str>) -> Vec<String> {
+    let venv = lock.is_some_and(|l| INTO_VENV.contains(&l));
+    let argv: &[&str] = match (names_pytest(dir), venv) {
+        (true, true) => &[".venv/bin/python", "-m", "pytest"],
+        (true, false) => &["pytest"],
+        (false, true) => &[".venv/bin/python", "-m", "unittest"],
+        (false, false) => &["python3", "-m", "unittest"],
+    };
+    argv.iter().map(|w| w.to_string()).collect()
+}
+
+/// Files at a Python project's root that name its test runner when it is
+/// pytest: its configuration and its dependency lists.
+const PYTHON_CONFIG: [&str; 5] = [
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "setup.py",
+    "Pipfile",
+];
+
+/// Whether the Python project at `dir` uses pytest: a `pytest.ini` or
+/// `conftest.py` at its root, or `pytest` named in its configuration or a
+/// `requirements*.txt` there.
+fn names_pytest(dir: &Path) -> bool {
+    if ["pytest.ini", "conftest.py"]
+        .iter()
+        .any(|f| dir.join(f).is_file())
+    {
+        return true;
+    }
+    let requirements = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("requirements") && name.ends_with(".txt")
+        });
+    let files = PYTHON_CONFIG
+        .iter()
+        .map(|f| dir.join(f))
+        .chain(requirements.map(|e| e.path()));
+    files
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .any(|text| text.contains("pytest"))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
@@ -79,7 +146,7 @@ fn write(path: &Path, text: &str) -> Result<(), CliError> {
 }
 
 /// What was found and written, and what to do next.
-fn say(found: &Found, config: &Path, plan: &Path, plan_arg: &Path) {
+fn say(found: &Found, config: &Path, plan: &Path, next: &(String, String)) {
     match found.marker {
         Some((file, kind)) => crate::outln!("found a {kind} project (`{file}`)"),
         None => crate::outln!(
@@ -96,9 +163,21 @@ fn say(found: &Found, config: &Path, plan: &Path, plan_arg: &Path) {
     }
     crate::outln!("wrote `{}` and `{}`", config.display(), plan.display());
     crate::outln!(
-        "next: commit `planwright.toml` (a run reads it from the base branch), describe your first ticket in `{0}`, then `planwright preflight {0}` and `planwright run {0}`",
-        plan_arg.display()
+        "next: commit `planwright.toml` (a run reads it from the base branch), describe your first ticket in `{}`, then `planwright preflight {1}` and `planwright run {1}`",
+        next.0, next.1
     );
+}
+
+/// The plan's path from the folder `init` ran in, and the arguments that
+/// check and run it from there (`--repo DIR` unless DIR is that folder).
+fn next_args(dir: &Path, plan: &Path) -> (String, String) {
+    if dir == Path::new(".") {
+        let plan = plan.display().to_string();
+        return (plan.clone(), plan);
+    }
+    let plan = dir.join(plan).display().to_string();
+    let args = format!("{plan} --repo {}", dir.display());
+    (plan, args)
 }
 
 /// The commented configuration for what was found.

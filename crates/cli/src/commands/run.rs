@@ -181,7 +181,13 @@ pub(crate) fn engine_error(e: EngineError) -> CliError {
         EngineError::State(_) => CliError::usage(e.to_string()).hint(
             "another program may hold it; if it is damaged, move `.planwright/` aside to start afresh (its runs are then forgotten)",
         ),
-        other => CliError::usage(other.to_string()),
+        other => {
+            let err = CliError::usage(other.to_string());
+            match other.hint() {
+                Some(h) => err.hint(h),
+                None => err,
+            }
+        }
     }
 }
 

@@ -349,11 +349,13 @@ pub fn anchored(program: &str) -> String {
 /// What every agent gets of planwright's environment, whatever its adapter:
 /// what any program needs to run (search path, identity, locale, terminal),
 /// and what it needs to reach the network where the machine routes it
-/// through a proxy or trusts a private certificate authority. `HOME` and
+/// through a proxy or trusts a private certificate authority, and where
+/// rustup keeps the toolchains its `cargo` runs (`RUSTUP_HOME`). `HOME` and
 /// `TMPDIR` are replaced by the slot's own where planwright sets them.
 pub const BASE_ENV: &[&str] = &[
     "PATH",
     "HOME",
+    "RUSTUP_HOME",
     "USER",
     "LOGNAME",
     "SHELL",

@@ -138,7 +138,10 @@ impl Setup {
             };
             let done = match process::run(&spec, cancel) {
                 Ok(done) => done,
-                Err(e) => return Err(EngineError::Settings(format!("set-up `{command}`: {e}"))),
+                Err(e) => {
+                    let e = crate::error::sandbox_stops(e)?;
+                    return Err(EngineError::Settings(format!("set-up `{command}`: {e}")));
+                }
             };
             if let Some(hit) = done.limit.filter(|_| done.exit != process::Exit::Cancelled) {
                 let who = format!("the set-up `{command}` {place}");

@@ -66,6 +66,12 @@ const FILES: [&str; 7] = [
 /// Directories of the common git directory snapshotted with every file.
 const DIRS: [&str; 3] = ["refs", "hooks", "info"];
 
+/// Files of those directories that are not guarded: `info/refs` is
+/// derived from the refs (which are) by `git update-server-info`, which
+/// git's own `repack` and `gc` run, also detached in the background after
+/// a user's commit; only a dumb-HTTP server reads it.
+const DERIVED: [&str; 1] = ["info/refs"];
+
 /// planwright's own refs: written by planwright while attempts run, and
 /// never trusted (the candidate commit is held by the coordinator's state
 /// store; the run's branch is only landed by planwright's own write).
@@ -180,6 +186,9 @@ impl Guard {
         read_entry(&self.own_config, &mut files)?;
         let own: Vec<PathBuf> = OWN_REFS.iter().map(|r| self.common_dir.join(r)).collect();
         files.retain(|p, _| !own.iter().any(|o| p.starts_with(o)));
+        for name in DERIVED {
+            files.remove(&self.common_dir.join(name));
+        }
         let status = if self.watching() {
             Some(self.status()?)
         } else {
@@ -314,6 +323,27 @@ fn walk(dir: &Path, files: &mut BTreeMap<PathBuf, Entry>) -> Result<(), EngineEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::testing::{committed, git};
+
+    /// The user's own repack (a detached `gc --auto` after a large commit
+    /// runs one) writes `info/refs`, derived from the refs: no violation.
+    /// A change to what git reads from `info/` still is, and is undone.
+    #[test]
+    fn info_refs_written_by_a_repack_is_no_violation_but_info_exclude_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, _) = committed(tmp.path(), &[("a", "a\n".into())]);
+        let guard = Guard::of(&repo);
+        guard.check().unwrap();
+        git(repo.root(), &["repack", "-a", "-d"]);
+        assert!(repo.common_dir().join("info/refs").is_file());
+        guard.check().unwrap();
+        let exclude = repo.common_dir().join("info/exclude");
+        let before = std::fs::read(&exclude).unwrap_or_default();
+        std::fs::write(&exclude, "*.rs\n").unwrap();
+        let err = guard.check().unwrap_err().to_string();
+        assert!(err.contains("info/exclude"), "{err}");
+        assert_eq!(std::fs::read(&exclude).unwrap_or_default(), before);
+    }
 
     #[test]
     fn status_paths_keep_their_spaces() {

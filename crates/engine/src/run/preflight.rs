@@ -97,7 +97,8 @@ pub(crate) fn check_all(
             offers.push((entry.map(String::from), models));
         }
     }
-    gates::check_gates(dir, plan, extra, &mut out);
+    let setup = !settings.workspace.setup.is_empty();
+    gates::check_gates(dir, plan, extra, setup, &mut out);
     gates::check_gate_files(plan, extra, &mut out);
     gates::check_allowed(plan, allow, &mut out);
     let mut outlook = None;

@@ -304,6 +304,7 @@ fn tests(
         Ok(done) => done,
         Err(e) => {
             append(log, &format!("{e}\n"))?;
+            let e = crate::error::sandbox_stops(e)?;
             return Ok(Some(Finished {
                 exit: Exit::Code(127),
                 stdout_tail: String::new(),

@@ -82,6 +82,8 @@ pub(crate) fn run_gates(
             Ok(done) => done,
             Err(e) => {
                 append(log, &format!("{e}\n"))?;
+                // The machine's, not the candidate's: it stops the run.
+                let e = crate::error::sandbox_stops(e)?;
                 return Ok(Verdict::Fail(Failure::new(
                     FailureKind::GateFailure,
                     format!("gate `{command}`: {e}"),

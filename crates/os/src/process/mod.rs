@@ -47,9 +47,22 @@ pub const AGENT_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 /// carries a secret: locale, terminal, identity, temporary directory and the
 /// search path. `SHELL` is kept because agent CLIs use it to pick the shell
 /// they run their own commands in; planwright itself never uses a shell.
+/// `RUSTUP_HOME` is where the toolchains that rustup's `cargo` on `PATH`
+/// runs are (the Rust images set it): without it, rustup looks in
+/// `~/.rustup` and finds no toolchain.
 pub const ENV_ALLOWLIST: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TMPDIR",
     "TZ",
+    "RUSTUP_HOME",
 ];
 
 /// What to run and how.
@@ -365,21 +378,24 @@ fn run_with(spec: &Spec, cancel: &Cancel, piped: Option<Stdio>) -> Result<Finish
 
     let start = Instant::now();
     let mut cmd = command(spec, &program, program_name);
-    let (pending, watch) = match &spec.confine {
-        Some(confine) => {
-            let applied = confine.apply(&mut cmd)?;
-            (applied.proxy, applied.watch)
-        }
-        None => (None, None),
+    let applied = match &spec.confine {
+        Some(confine) => Some(confine.apply(&mut cmd)?),
+        None => None,
     };
     // Dropped on an early return: its cgroup is removed.
-    let child = cmd
-        .stdin(stdin)
-        .spawn()
-        .map_err(|source| ProcessError::Spawn {
-            program: program_name.clone(),
-            source,
-        })?;
+    let child = cmd.stdin(stdin).spawn().map_err(|source| {
+        let program = program_name.clone();
+        match applied.as_ref().and_then(|a| a.refused_step()) {
+            Some(step) => SandboxError::Refused {
+                program,
+                step,
+                source,
+            }
+            .into(),
+            None => ProcessError::Spawn { program, source },
+        }
+    })?;
+    let (pending, watch) = applied.map_or((None, None), |a| (a.proxy, a.watch));
     // The command holds planwright's copy of the child's stdin: a reader
     // left here would keep a piped stdin open after the child is gone.
     drop(cmd);

@@ -90,11 +90,48 @@ pub enum SandboxError {
     /// A rule could not be made (a writable directory that cannot be opened, ...).
     #[error("cannot set up the sandbox: {0}")]
     Setup(String),
+    /// The kernel refused a step of a child's confinement that the checks
+    /// at start passed (a seccomp filter or a container's profile that
+    /// forbids `landlock_restrict_self`, say).
+    #[error(
+        "the sandbox could not be applied to `{program}`: {step} failed: {}",
+        kernel_said(source)
+    )]
+    Refused {
+        /// The program as given in the argv.
+        program: String,
+        /// The step, named by its system call where it is one.
+        step: &'static str,
+        /// What the kernel said.
+        source: std::io::Error,
+    },
+}
+
+/// The kernel's words for `e` without std's "(os error N)": the step
+/// already says which call it was.
+fn kernel_said(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(at)) => text[..at].to_string(),
+        _ => text,
+    }
 }
 
 impl SandboxError {
     /// How to get going anyway.
     pub const HINT: &'static str = imp::HINT;
+
+    /// What to do about [`SandboxError::Refused`].
+    pub const REFUSED_HINT: &'static str = "the kernel offers the sandbox, but something around planwright (a seccomp filter, a container's security profile) refuses that step to its children: allow it there, run planwright outside it, or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
+
+    /// How to get going again after this error, for its renderer.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            SandboxError::Unavailable { .. } | SandboxError::Unsupported { .. } => Some(Self::HINT),
+            SandboxError::Refused { .. } => Some(Self::REFUSED_HINT),
+            SandboxError::Setup(_) => None,
+        }
+    }
 }
 
 /// What one child may do.
@@ -215,13 +252,17 @@ impl Confine {
     /// runs last before the program. With a [`Policy::proxy`], what starts
     /// the proxy once the child has started, and its cgroup.
     pub(crate) fn apply(&self, cmd: &mut Command) -> Result<Applied, SandboxError> {
-        let (from_child, cgroup) = imp::apply(self, cmd)?;
+        let (from_child, cgroup, steps) = imp::apply(self, cmd)?;
         let watch = cgroup.map(|cgroup| Watch {
             cgroup,
             hits: self.hits.clone(),
         });
         let Some(rules) = &self.policy.proxy else {
-            return Ok(Applied { proxy: None, watch });
+            return Ok(Applied {
+                proxy: None,
+                watch,
+                steps,
+            });
         };
         let setup = |e: std::io::Error| SandboxError::Setup(format!("the proxy's listener: {e}"));
         // Made in the child's network namespace: its loopback is its own.
@@ -239,9 +280,22 @@ impl Confine {
             listener,
             rules: Arc::clone(rules),
         });
-        Ok(Applied { proxy, watch })
+        Ok(Applied {
+            proxy,
+            watch,
+            steps,
+        })
     }
 }
+
+/// What a backend's `apply` leaves: planwright's end of the proxy's
+/// socket pair when the child makes the proxy's listener, the child's
+/// cgroup, and where the child names the step of its set-up that failed.
+type Prepared = (
+    Option<OwnedFd>,
+    Option<imp::Cgroup>,
+    Option<imp::StepReport>,
+);
 
 /// What [`Confine::apply`] leaves for the child's runner.
 #[derive(Debug)]
@@ -250,6 +304,18 @@ pub(crate) struct Applied {
     pub(crate) proxy: Option<PendingProxy>,
     /// Its cgroup, to close once it is reaped.
     pub(crate) watch: Option<Watch>,
+    /// Where its set-up names the step that failed.
+    steps: Option<imp::StepReport>,
+}
+
+impl Applied {
+    /// Once the child's spawn has failed: the step of the sandbox's
+    /// set-up the kernel refused, when the child named one (std passes on
+    /// only the errno, which alone reads as if the program could not
+    /// start).
+    pub(crate) fn refused_step(&self) -> Option<&'static str> {
+        self.steps.as_ref()?.failed()
+    }
 }
 
 /// A child's cgroup and the record its hit goes to.

@@ -51,13 +51,23 @@ impl Backend {
 pub(super) fn apply(
     confine: &Confine,
     _cmd: &mut Command,
-) -> Result<(Option<std::os::fd::OwnedFd>, Option<Cgroup>), SandboxError> {
+) -> Result<super::Prepared, SandboxError> {
     match confine.policy.overlay {
         Some(_) => Err(SandboxError::Setup(format!(
             "planwright has no overlays on {}",
             std::env::consts::OS
         ))),
-        None => Ok((None, None)),
+        None => Ok((None, None, None)),
+    }
+}
+
+/// No set-up runs in a child here: nothing to report.
+#[derive(Debug)]
+pub(crate) enum StepReport {}
+
+impl StepReport {
+    pub(crate) fn failed(&self) -> Option<&'static str> {
+        match *self {}
     }
 }
 

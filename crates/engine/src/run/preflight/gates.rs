@@ -27,7 +27,16 @@ pub(super) fn every_gate(plan: &Plan, extra: &[Gate]) -> Vec<Gate> {
     gates
 }
 
-pub(super) fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec<Check>) {
+/// `setup`: whether `[workspace] setup` runs in each gate checkout before
+/// its gates, so that a gate may run a program it makes there
+/// (`.venv/bin/python`).
+pub(super) fn check_gates(
+    dir: &Path,
+    plan: &Plan,
+    extra: &[Gate],
+    setup: bool,
+    out: &mut Vec<Check>,
+) {
     let mut programs: Vec<String> = Vec::new();
     for t in &plan.tickets {
         let gates = ticket_gates(plan, t, extra);
@@ -53,10 +62,18 @@ pub(super) fn check_gates(dir: &Path, plan: &Plan, extra: &[Gate], out: &mut Vec
         } else {
             find_program(&p, path().as_deref()).is_some()
         };
+        let made = setup && p.contains('/') && !p.starts_with('/');
         if found {
             out.push(Check::ok(
                 CheckName::Gates,
                 format!("gate program `{p}` found"),
+            ));
+        } else if made {
+            // The gates' trial on the base (`gate-probe`) runs it after
+            // the set-up, and says when it is still not there.
+            out.push(Check::ok(
+                CheckName::Gates,
+                format!("gate program `{p}` is not in the repository: `[workspace] setup` is to make it"),
             ));
         } else {
             out.push(Check::error(

@@ -106,7 +106,8 @@ pub(super) fn check_gate_probe(
         Err(e) => Check::error(
             CheckName::GateProbe,
             format!("cannot try the gates on the base commit {short}: {e}"),
-            format!("see {}", log.display()),
+            e.hint()
+                .map_or_else(|| format!("see {}", log.display()), str::to_string),
         ),
     });
 }

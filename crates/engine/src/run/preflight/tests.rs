@@ -28,6 +28,43 @@ fn the_no_gate_hint_names_the_projects_own_test_command() {
     );
 }
 
+/// A gate whose program is a relative path the repository lacks
+/// (`.venv/bin/python`) is an error, unless `[workspace] setup` runs in
+/// the gate checkout first and may make it.
+#[test]
+fn a_relative_gate_program_may_be_left_to_the_set_up_to_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = Plan::new(Format::Native, vec![Ticket::new("A", "b")]);
+    let argv = [".venv/bin/python", "-m", "pytest"]
+        .map(String::from)
+        .to_vec();
+    plan.gates = vec![planwright_plan::model::Gate {
+        name: "test".into(),
+        argv,
+    }];
+    let status = |setup: bool| {
+        let mut out = Vec::new();
+        super::gates::check_gates(dir.path(), &plan, &[], setup, &mut out);
+        out.into_iter()
+            .map(|c| (c.status.as_str(), c.message))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        status(false),
+        [(
+            "error",
+            "gate program `.venv/bin/python` is not on PATH".to_string()
+        )]
+    );
+    assert_eq!(
+        status(true),
+        [(
+            "ok",
+            "gate program `.venv/bin/python` is not in the repository: `[workspace] setup` is to make it".to_string()
+        )]
+    );
+}
+
 fn routed(id: &str, tier: &str, hint: Option<&str>, model: Option<&str>) -> Ticket {
     let mut t = Ticket::new(id, "b");
     t.tier = Some(tier.into());

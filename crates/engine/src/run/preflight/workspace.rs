@@ -122,7 +122,7 @@ pub(super) fn check_setup(
         Err(e) => out.push(Check::error(
             CheckName::Setup,
             format!("cannot try the set-up on the base commit {short}: {e}"),
-            hint,
+            e.hint().map_or(hint, str::to_string),
         )),
     }
 }

@@ -113,9 +113,16 @@ pub(super) fn allow_beneath(ruleset: &OwnedFd, dir: BorrowedFd<'_>, access: u64)
     Ok(())
 }
 
-/// In the child: from here on it (and all it starts) is held to `ruleset`.
+/// In the child: no program it runs may gain privileges (set-user-ID,
+/// file capabilities), which `landlock_restrict_self` requires of an
+/// unprivileged process.
+pub(super) fn no_new_privs() -> io::Result<()> {
+    Ok(rustix::thread::set_no_new_privs(true)?)
+}
+
+/// In the child, after [`no_new_privs`]: from here on it (and all it
+/// starts) is held to `ruleset`.
 pub(super) fn restrict(ruleset: &OwnedFd) -> io::Result<()> {
-    rustix::thread::set_no_new_privs(true)?;
     // SAFETY: the call takes a descriptor, open here, and flags; it reads
     // and writes no memory of ours.
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) } != 0 {

@@ -13,11 +13,13 @@ mod limits;
 mod mounts;
 mod namespaces;
 mod overlay;
+mod steps;
 
 pub(crate) use cgroup::Cgroup;
 pub(super) use handoff::receive;
 pub(super) use limits::limits_mechanism;
 pub(super) use overlay::fold_layer;
+pub(crate) use steps::StepReport;
 
 use super::{Confine, Mode, Overlay, SandboxError};
 use mounts::{MountSetup, View};
@@ -30,6 +32,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
+use steps::{Step, StepWriter};
 
 pub(super) const HINT: &str = "use a Linux kernel with Landlock (5.13 or later, `lsm=landlock` enabled), unprivileged user namespaces and `mount_setattr` (5.12 or later), or set `[sandbox] mode = \"off\"` in planwright.toml to run agents unconfined (see docs/security.md)";
 
@@ -185,22 +188,22 @@ pub(super) fn probe_overlay(scratch: &Path) -> Result<(), String> {
 }
 
 /// Returns planwright's end of the proxy's socket pair when the child
-/// makes the proxy's listener in its own network namespace, and the
-/// child's cgroup when it has one.
-pub(super) fn apply(
-    confine: &Confine,
-    cmd: &mut Command,
-) -> Result<(Option<OwnedFd>, Option<Cgroup>), SandboxError> {
+/// makes the proxy's listener in its own network namespace, the child's
+/// cgroup when it has one, and where the child names the step of its
+/// set-up that failed.
+pub(super) fn apply(confine: &Confine, cmd: &mut Command) -> Result<super::Prepared, SandboxError> {
     let (cgroup, limits) =
         limits::ChildLimits::new(confine.policy.limits, confine.containment.0.namespaces)
             .map_err(|e| SandboxError::Setup(format!("the child's limits: {e}")))?;
-    let (mut hook, handoff) = Hook::new(confine, cmd)?;
+    let (report, steps) = steps::pipe()
+        .map_err(|e| SandboxError::Setup(format!("the pipe of the child's set-up: {e}")))?;
+    let (mut hook, handoff) = Hook::new(confine, cmd, steps)?;
     hook.limits = limits;
     // SAFETY: `pre_exec` is unsafe because its closure runs in the forked
     // child of a multi-threaded parent; `Hook::enter` makes only system
     // calls on data prepared here, allocates nothing and takes no lock.
     unsafe { cmd.pre_exec(move || hook.enter()) };
-    Ok((handoff, cgroup))
+    Ok((handoff, cgroup, Some(report)))
 }
 
 /// What a confined child does between fork and exec.
@@ -217,12 +220,18 @@ struct Hook {
     /// planwright's environment strings, zeroed in the processes that
     /// stay behind in the namespaces.
     environment: Option<(usize, usize)>,
+    /// Where the child names the step that failed.
+    steps: StepWriter,
 }
 
 impl Hook {
     /// Prepares, in the parent, what the child applies, and planwright's
     /// end of the proxy's hand-off.
-    fn new(confine: &Confine, cmd: &Command) -> Result<(Hook, Option<OwnedFd>), SandboxError> {
+    fn new(
+        confine: &Confine,
+        cmd: &Command,
+        steps: StepWriter,
+    ) -> Result<(Hook, Option<OwnedFd>), SandboxError> {
         let backend = confine.containment.0;
         let policy = &confine.policy;
         let access = match backend.sandbox {
@@ -274,6 +283,7 @@ impl Hook {
             limits: None,
             parent: rustix::process::getpid(),
             environment: namespaces::environment_block(),
+            steps,
         };
         Ok((hook, handoff))
     }
@@ -283,46 +293,52 @@ impl Hook {
     /// and the namespace's init stay behind to wait and pass its exit
     /// status on, so that the child's exit means everything has ended.
     fn enter(&mut self) -> io::Result<()> {
-        namespaces::die_with_parent(self.parent)?;
+        let steps = &self.steps;
+        steps.run(Step::ParentDeath, || {
+            namespaces::die_with_parent(self.parent)
+        })?;
         // Into its cgroup while still in planwright's user namespace,
         // where the cgroup's files were opened.
         if let Some(limits) = &self.limits {
-            limits.enter()?;
+            steps.run(Step::Cgroup, || limits.enter())?;
         }
         if let Some(ns) = &self.ns {
-            ns.enter()?;
+            steps.run(Step::Namespaces, || ns.enter())?;
             if let Some(limits) = &self.limits {
-                limits.enter_namespace()?;
+                steps.run(Step::NamespaceLimits, || limits.enter_namespace())?;
             }
         }
         if let Some(listener) = &mut self.listener {
-            listener.enter()?;
+            steps.run(Step::Listener, || listener.enter())?;
         }
         if let Some(mounts) = &mut self.mounts {
-            mounts.enter()?;
+            steps.run(Step::View, || mounts.enter())?;
         }
         if let Some(overlay) = &self.overlay {
-            overlay.enter(self.ruleset.as_ref())?;
+            steps.run(Step::Overlay, || overlay.enter(self.ruleset.as_ref()))?;
         }
         if self.ns.is_some() {
-            namespaces::forget_environment(self.environment)?;
+            steps.run(Step::Environment, || {
+                namespaces::forget_environment(self.environment)
+            })?;
             // This process stays outside the namespace: it becomes its
             // init's parent and passes the status on. SIGTERM is ignored
             // there so a graceful stop reaches the program, not the shim.
-            namespaces::fork_and_wait(true)?;
+            steps.run(Step::Fork, || namespaces::fork_and_wait(true))?;
             // Now pid 1 of the new namespace, and the first process in it
             // to mount its procfs.
             if self.mounts.is_some() {
-                mounts::own_proc()?;
+                steps.run(Step::Proc, mounts::own_proc)?;
             }
         }
         if let Some(fd) = &self.ruleset {
-            landlock::restrict(fd)?;
+            steps.run(Step::NoNewPrivs, landlock::no_new_privs)?;
+            steps.run(Step::Landlock, || landlock::restrict(fd))?;
         }
         if self.ns.is_some() {
             // When this init exits, the kernel kills every process left in
             // the namespace.
-            namespaces::fork_and_wait(false)?;
+            steps.run(Step::Fork, || namespaces::fork_and_wait(false))?;
         }
         Ok(())
     }

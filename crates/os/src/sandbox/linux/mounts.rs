@@ -117,8 +117,12 @@ pub(super) struct MountSetup {
 /// Where a child finds `path`, which exists: its real path, and, where
 /// its last component is a symlink (a linked credential such as
 /// `~/.claude/.credentials.json`), that symlink's path in its real
-/// folder too, so the name the child looks up leads to the same content.
+/// folder too, so the name the child looks up leads to the same content;
+/// and where a folder above it is a symlink (`~/.cargo` linked to another
+/// disk, `PATH` naming `~/.cargo/bin`), the path as written, which the
+/// child looks up through a link its view of a hidden folder lacks.
 fn as_looked_up(path: &Path) -> Vec<PathBuf> {
+    use std::path::Component;
     let Ok(real) = std::fs::canonicalize(path) else {
         return Vec::new();
     };
@@ -128,6 +132,10 @@ fn as_looked_up(path: &Path) -> Vec<PathBuf> {
         Some(up.join(name))
     });
     paths.extend(link.filter(|l| *l != real));
+    let plain = (path.components()).all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    if plain && path.is_absolute() && !paths.iter().any(|p| p == path) {
+        paths.push(path.to_path_buf());
+    }
     paths
 }
 
@@ -587,6 +595,26 @@ mod tests {
         assert!(!needed
             .iter()
             .any(|d| d == &h || d.starts_with(h.join(".ssh"))));
+    }
+
+    /// A folder of `PATH` below a symlink of the home (`~/.cargo` linked
+    /// elsewhere): bound back where the child looks it up, as written, as
+    /// well as at its real path.
+    #[test]
+    fn a_folder_below_a_linked_folder_is_looked_up_as_written() {
+        let home = tempfile::tempdir_in("/var/tmp").unwrap();
+        let h = std::fs::canonicalize(home.path()).unwrap();
+        std::fs::create_dir_all(h.join("disk/cargo/bin")).unwrap();
+        std::os::unix::fs::symlink(h.join("disk/cargo"), h.join(".cargo")).unwrap();
+        let bin = h.join(".cargo/bin");
+        assert_eq!(as_looked_up(&bin), [h.join("disk/cargo/bin"), bin.clone()]);
+        assert_eq!(
+            as_looked_up(&h.join(".cargo")),
+            [h.join("disk/cargo"), h.join(".cargo")]
+        );
+        let plain = h.join("disk/cargo/bin");
+        assert_eq!(as_looked_up(&plain), std::slice::from_ref(&plain));
+        assert_eq!(as_looked_up(&h.join("disk/../.cargo/bin")), [plain]);
     }
 
     /// A program in a writable area (a gate's script in the candidate's

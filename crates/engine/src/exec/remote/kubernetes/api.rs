@@ -152,17 +152,9 @@ where
 {
     let mut waits = RETRIES.iter();
     loop {
-        let answer = runtime.block_on(bounded(cancel, f()));
-        let (fault, again) = match answer {
+        let (fault, again) = match try_once(runtime, cancel, &f) {
             Ok(t) => return Ok(t),
-            Err(Try::Failed(e)) => fault(&e),
-            Err(Try::Silent(limit)) => (
-                Fault {
-                    kind: FaultKind::Unreachable,
-                    said: format!("no answer in {} s", limit.as_secs()),
-                },
-                false,
-            ),
+            Err(failed) => failed,
         };
         let Some(wait) = waits.next().filter(|_| again && !cancel.is_cancelled()) else {
             return Err(fault);
@@ -190,13 +182,29 @@ pub(super) fn call_once<T, F>(
 where
     F: Future<Output = Result<T, kube::Error>>,
 {
+    try_once(runtime, cancel, &f).map_err(|(fault, _)| fault)
+}
+
+/// One bounded try of `f`'s call: its answer, or its fault and whether
+/// waiting may mend it (a silent server is not tried again).
+fn try_once<T, F>(
+    runtime: &tokio::runtime::Runtime,
+    cancel: &Cancel,
+    f: &impl Fn() -> F,
+) -> Result<T, (Fault, bool)>
+where
+    F: Future<Output = Result<T, kube::Error>>,
+{
     match runtime.block_on(bounded(cancel, f())) {
         Ok(t) => Ok(t),
-        Err(Try::Failed(e)) => Err(fault(&e).0),
-        Err(Try::Silent(limit)) => Err(Fault {
-            kind: FaultKind::Unreachable,
-            said: format!("no answer in {} s", limit.as_secs()),
-        }),
+        Err(Try::Failed(e)) => Err(fault(&e)),
+        Err(Try::Silent(limit)) => Err((
+            Fault {
+                kind: FaultKind::Unreachable,
+                said: format!("no answer in {} s", limit.as_secs()),
+            },
+            false,
+        )),
     }
 }
 
