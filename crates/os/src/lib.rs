@@ -4,7 +4,7 @@
 //! ([`proxy`]), file operations in directories untrusted
 //! processes write ([`beneath`]), file locks ([`lock`]) and the local time
 //! zone ([`time`]), disk space ([`disk`]), and which paths of a work tree
-//! changed ([`watch`]).
+//! changed ([`inotify`]).
 //!
 //! Every module has one platform-free face; what only one system has sits
 //! behind `#[cfg(target_os)]` inside it (the Linux sandbox in
@@ -19,9 +19,9 @@
 
 pub mod beneath;
 pub mod disk;
+pub mod inotify;
 pub mod lock;
 pub mod process;
 pub mod proxy;
 pub mod sandbox;
 pub mod time;
-pub mod watch;

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 /// folder no one may enter stops the reset when planwright is not root.
 /// A file may be a hard link to one outside, so it is written anew, never
 /// changed in place; a directory cannot be. Nothing in `dir` is followed.
-/// With `among` (the paths a watch saw change, see
-/// [`crate::exec::workspace_watch`]), only the files at or beneath them
+/// With `among` (the paths inotify saw change, see
+/// [`crate::exec::changes`]), only the files at or beneath them
 /// and their folders are looked at: nothing else changed.
 pub(crate) fn restore_modes(
     tree: &WorkTree,

@@ -1,6 +1,7 @@
 //! Where an attempt runs: the `Executor` trait, the local executor, the
 //! slots' workspaces and their set-up.
 
+pub(crate) mod changes;
 pub(crate) mod disk;
 mod executor;
 pub(crate) mod files;
@@ -9,6 +10,5 @@ pub(crate) mod network;
 pub mod remote;
 pub(crate) mod setup;
 pub(crate) mod workspace;
-pub(crate) mod workspace_watch;
 
 pub use executor::*;

@@ -205,6 +205,40 @@ impl WorkTree {
             .collect())
     }
 
+    /// Which of `paths` (untracked, relative to the work tree) the ignore
+    /// rules keep out of `add -A`, a path beneath an ignored folder
+    /// included (`check-ignore`, which reads whether a path is a folder
+    /// from the work tree).
+    pub(crate) fn ignored(&self, paths: &[PathBuf]) -> Result<Vec<PathBuf>, EngineError> {
+        let mut ignored = Vec::new();
+        let mut list = Vec::new();
+        for (i, p) in paths.iter().enumerate() {
+            list.extend_from_slice(p.as_os_str().as_bytes());
+            list.push(0);
+            // Fed whole before its answer is read, a list must fit in the
+            // pipe: git would wait to write, planwright to feed it.
+            if list.len() >= CHECKED_AT_ONCE || i + 1 == paths.len() {
+                ignored.extend(self.check_ignore(std::mem::take(&mut list))?);
+            }
+        }
+        Ok(ignored)
+    }
+
+    /// `check-ignore` of the NUL-terminated paths of `list`.
+    fn check_ignore(&self, list: Vec<u8>) -> Result<Vec<PathBuf>, EngineError> {
+        let git = (self.git().env("GIT_LITERAL_PATHSPECS", "1"))
+            .args(["check-ignore", "-z", "--stdin"])
+            .input(list);
+        let out = git.raw()?;
+        // 1: none of them is ignored.
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(git.failure(&out).into());
+        }
+        Ok(names(&out.stdout)
+            .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+            .collect())
+    }
+
     /// The untracked files no ignore rule keeps, as bytes.
     pub(crate) fn untracked_unignored(&self) -> Result<Vec<Vec<u8>>, EngineError> {
         let out = (self.git())
@@ -338,6 +372,10 @@ impl WorkTree {
         })
     }
 }
+
+/// The bytes of paths one `check-ignore` is given: well under a pipe's
+/// buffer (64 KiB on Linux).
+const CHECKED_AT_ONCE: usize = 16 * 1024;
 
 /// `git` given `paths` as its pathspec, taken literally, on its standard
 /// input (any number of them, any bytes but NUL).

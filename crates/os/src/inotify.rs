@@ -1,37 +1,37 @@
 //! Which paths of a work tree changed while untrusted processes ran in it,
-//! without reading the whole tree: an inotify watch on each directory and
-//! on each file planwright names. A directory's watch reports what is
-//! created, deleted, moved, written or changed in it by name; a file's
-//! watch reports any write to its inode, whichever name or hard link (in
-//! the tree or out of it) the writer used. A process that ends closes
-//! every file it opened for writing, mapped ones included, so a change
-//! made through `mmap` shows too, when the file is closed.
+//! without reading the whole tree: the kernel's inotify, asked to report
+//! on each directory and on each file planwright names. A directory's
+//! descriptor reports what is created, deleted, moved, written or changed
+//! in it by name; a file's reports any write to its inode, whichever name
+//! or hard link (in the tree or out of it) the writer used. A process that
+//! ends closes every file it opened for writing, mapped ones included, so
+//! a change made through `mmap` shows too, when the file is closed.
 //!
-//! Whatever the watch cannot vouch for makes the answer
+//! Whatever inotify cannot vouch for makes the answer
 //! [`Changes::Unknown`], and the caller reads the whole tree instead: a
-//! queue that overflowed, a watched directory moved (the watches beneath
-//! it would name the old paths), the system's limit of watches reached.
-//! A directory created during the watch is reported as a whole (its
-//! contents were never watched).
+//! queue that overflowed, an observed directory moved (the descriptors
+//! beneath it would name the old paths), the system's limit of inotify
+//! descriptors reached. A directory created meanwhile is reported as a
+//! whole (its contents were never observed).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// What changed in the work tree since the last [`TreeWatch::take`].
+/// What changed in the work tree since the last [`ChangedPaths::take`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Changes {
     /// These paths (relative to the work tree; a directory stands for
     /// everything beneath it) and nothing else.
     Paths(BTreeSet<PathBuf>),
-    /// The watch cannot say; why, for the log.
+    /// inotify cannot say; why, for the log.
     Unknown(String),
 }
 
-/// Why a watch could not be made at all.
+/// Why no inotify instance could be made at all.
 #[derive(Debug, thiserror::Error)]
-pub enum WatchError {
+pub enum InotifyError {
     /// This system has no inotify, or refused one.
-    #[error("no inotify watch of `{}`: {source}", root.display())]
+    #[error("no inotify instance for `{}`: {source}", root.display())]
     Unavailable {
         /// The work tree.
         root: PathBuf,
@@ -41,36 +41,37 @@ pub enum WatchError {
     },
 }
 
-/// One path a watch descriptor stands for.
+/// One path an inotify descriptor stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Watched {
+struct Observed {
     rel: PathBuf,
     dir: bool,
 }
 
-/// A watch of the work tree at `root`; see the module's documentation.
+/// The changed paths of the work tree at `root`, as inotify reports them;
+/// see the module's documentation.
 #[derive(Debug)]
-pub struct TreeWatch {
+pub struct ChangedPaths {
     #[cfg(target_os = "linux")]
     fd: std::os::fd::OwnedFd,
     root: PathBuf,
     /// A file's hard links in the tree share one descriptor.
-    by_wd: HashMap<i32, Vec<Watched>>,
+    by_wd: HashMap<i32, Vec<Observed>>,
     changed: BTreeSet<PathBuf>,
     unknown: Option<String>,
 }
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use super::{Changes, TreeWatch, WatchError, Watched};
+    use super::{ChangedPaths, Changes, InotifyError, Observed};
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
     use rustix::io::Errno;
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
 
-    /// What a file's watch reports: any change to its inode. Opening and
-    /// reading are not changes.
+    /// What a file's descriptor reports: any change to its inode. Opening
+    /// and reading are not changes.
     fn file_mask() -> WatchFlags {
         WatchFlags::MODIFY
             | WatchFlags::ATTRIB
@@ -80,8 +81,8 @@ mod linux {
             | WatchFlags::DONT_FOLLOW
     }
 
-    /// What a directory's watch reports: its names and their files, and
-    /// the directory itself.
+    /// What a directory's descriptor reports: its names and their files,
+    /// and the directory itself.
     fn dir_mask() -> WatchFlags {
         file_mask()
             | WatchFlags::CREATE
@@ -91,16 +92,17 @@ mod linux {
             | WatchFlags::ONLYDIR
     }
 
-    impl TreeWatch {
-        /// A watch of the work tree at `root`, watching nothing yet.
-        pub fn new(root: &Path) -> Result<TreeWatch, WatchError> {
+    impl ChangedPaths {
+        /// The changed paths of the work tree at `root`, observing nothing
+        /// yet.
+        pub fn new(root: &Path) -> Result<ChangedPaths, InotifyError> {
             let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|e| {
-                WatchError::Unavailable {
+                InotifyError::Unavailable {
                     root: root.to_path_buf(),
                     source: e.into(),
                 }
             })?;
-            Ok(TreeWatch {
+            Ok(ChangedPaths {
                 fd,
                 root: root.to_path_buf(),
                 by_wd: Default::default(),
@@ -109,35 +111,35 @@ mod linux {
             })
         }
 
-        /// Watches `rel` (relative to the work tree; `""` is the tree
+        /// Observes `rel` (relative to the work tree; `""` is the tree
         /// itself), a directory when `dir`. The last name is not followed;
         /// the caller names paths it has just written or checked. A path
-        /// that cannot be watched (gone, shut, not what `dir` says, the
-        /// system's limit of watches reached) makes the changes unknown
-        /// until the next [`TreeWatch::take`]; after an unknown answer,
-        /// make a new watch.
-        pub fn watch(&mut self, rel: &Path, dir: bool) {
+        /// that cannot be observed (gone, shut, not what `dir` says, the
+        /// system's limit of inotify descriptors reached) makes the changes
+        /// unknown until the next [`ChangedPaths::take`]; after an unknown
+        /// answer, make a new one.
+        pub fn observe(&mut self, rel: &Path, dir: bool) {
             let mask = if dir { dir_mask() } else { file_mask() };
             match inotify::add_watch(&self.fd, self.root.join(rel), mask) {
                 Ok(wd) => {
                     let list = self.by_wd.entry(wd).or_default();
-                    let w = Watched {
+                    let o = Observed {
                         rel: rel.to_path_buf(),
                         dir,
                     };
-                    if !list.contains(&w) {
-                        list.push(w);
+                    if !list.contains(&o) {
+                        list.push(o);
                     }
                 }
                 Err(Errno::NOSPC) => {
-                    self.give_up("the system's limit of inotify watches is reached")
+                    self.give_up("the system's limit of inotify descriptors is reached")
                 }
-                Err(e) => self.give_up(&format!("`{}` could not be watched: {e}", rel.display())),
+                Err(e) => self.give_up(&format!("`{}` could not be observed: {e}", rel.display())),
             }
         }
 
-        /// What changed since the watch began or since the last call, and
-        /// a fresh start. Changes already made are queued by the kernel:
+        /// What changed since the start or since the last call, and a
+        /// fresh start. Changes already made are queued by the kernel:
         /// this reads them all.
         pub fn take(&mut self) -> Changes {
             let mut buf = vec![std::mem::MaybeUninit::uninit(); 64 * 1024];
@@ -184,56 +186,56 @@ mod linux {
                 false => self.by_wd.get(&wd).cloned(),
             };
             let Some(list) = list else {
-                return self.give_up("an event of a watch planwright did not make");
+                return self.give_up("an event of a descriptor planwright did not make");
             };
-            for w in list {
+            for o in list {
                 let Some(name) = &name else {
-                    // The watched path itself: its inode changed, or is
+                    // The observed path itself: its inode changed, or is
                     // gone (`IGNORED`). A directory moved would leave the
-                    // watches beneath it naming the old paths.
-                    if w.dir && flags.contains(ReadFlags::MOVE_SELF) {
-                        return self.give_up("a watched folder was moved");
+                    // descriptors beneath it naming the old paths.
+                    if o.dir && flags.contains(ReadFlags::MOVE_SELF) {
+                        return self.give_up("an observed folder was moved");
                     }
-                    self.changed.insert(w.rel);
+                    self.changed.insert(o.rel);
                     continue;
                 };
                 if flags.contains(ReadFlags::ISDIR) && flags.contains(ReadFlags::MOVED_FROM) {
-                    return self.give_up("a watched folder was moved");
+                    return self.give_up("an observed folder was moved");
                 }
-                self.changed.insert(w.rel.join(name));
+                self.changed.insert(o.rel.join(name));
             }
         }
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-impl TreeWatch {
-    /// No watch here: the caller reads the whole tree.
-    pub fn new(root: &Path) -> Result<TreeWatch, WatchError> {
-        Err(WatchError::Unavailable {
+impl ChangedPaths {
+    /// No inotify here: the caller reads the whole tree.
+    pub fn new(root: &Path) -> Result<ChangedPaths, InotifyError> {
+        Err(InotifyError::Unavailable {
             root: root.to_path_buf(),
             source: std::io::Error::from(std::io::ErrorKind::Unsupported),
         })
     }
 
-    /// Never reached: [`TreeWatch::new`] fails.
-    pub fn watch(&mut self, rel: &Path, _dir: bool) {
+    /// Never reached: [`ChangedPaths::new`] fails.
+    pub fn observe(&mut self, rel: &Path, _dir: bool) {
         self.changed.insert(rel.to_path_buf());
     }
 
-    /// Never reached: [`TreeWatch::new`] fails.
+    /// Never reached: [`ChangedPaths::new`] fails.
     pub fn take(&mut self) -> Changes {
         Changes::Unknown("no inotify on this system".to_string())
     }
 }
 
-impl TreeWatch {
-    /// The work tree watched.
+impl ChangedPaths {
+    /// The work tree observed.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// The changes cannot be known until the next [`TreeWatch::take`].
+    /// The changes cannot be known until the next [`ChangedPaths::take`].
     fn give_up(&mut self, why: &str) {
         self.unknown.get_or_insert_with(|| why.to_string());
     }
