@@ -17,6 +17,7 @@
 
 use crate::error::EngineError;
 use crate::git::worktree::WorkTree;
+use planwright_os::beneath::Dir;
 use planwright_os::inotify::{ChangedPaths, Changes};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -180,6 +181,31 @@ impl SlotChanges {
             s.last = paths;
         }
     }
+}
+
+/// The paths of `paths` (changed in the work tree at `dir`, where
+/// planwright's git `tree` is) that `add -A` can stage: those in the work
+/// tree, and those gone from it that the index holds (at or beneath them).
+/// A file made and removed within the attempt would make `add` refuse the
+/// whole list. Nothing is followed: a path beneath a symlink is not there.
+pub(crate) fn stageable(
+    tree: &WorkTree,
+    dir: &Path,
+    paths: Vec<PathBuf>,
+) -> Result<Vec<PathBuf>, EngineError> {
+    let root = Dir::open(dir)?;
+    let (present, missing): (Vec<_>, Vec<_>) =
+        (paths.into_iter()).partition(|p| root.entry(p).is_ok_and(|e| e.is_some()));
+    if missing.is_empty() {
+        return Ok(present);
+    }
+    let indexed = tree.entries(Some(&missing))?;
+    let mut paths = present;
+    paths.extend(
+        (missing.into_iter()).filter(|p| indexed.iter().any(|(rel, _)| rel.starts_with(p))),
+    );
+    paths.sort();
+    Ok(paths)
 }
 
 /// Why `paths` (an attempt's changes) cannot be staged by name, if so: an

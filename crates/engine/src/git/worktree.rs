@@ -213,6 +213,10 @@ impl WorkTree {
         let mut ignored = Vec::new();
         let mut list = Vec::new();
         for (i, p) in paths.iter().enumerate() {
+            // `check-ignore` takes no literal pathspecs: `./` keeps a name
+            // such as `:x` from reading as pathspec magic (git runs at the
+            // top of the work tree).
+            list.extend_from_slice(b"./");
             list.extend_from_slice(p.as_os_str().as_bytes());
             list.push(0);
             // Fed whole before its answer is read, a list must fit in the
@@ -224,9 +228,10 @@ impl WorkTree {
         Ok(ignored)
     }
 
-    /// `check-ignore` of the NUL-terminated paths of `list`.
+    /// `check-ignore` of the NUL-terminated paths of `list`, each `./`
+    /// and a path; the paths.
     fn check_ignore(&self, list: Vec<u8>) -> Result<Vec<PathBuf>, EngineError> {
-        let git = (self.git().env("GIT_LITERAL_PATHSPECS", "1"))
+        let git = (self.git())
             .args(["check-ignore", "-z", "--stdin"])
             .input(list);
         let out = git.raw()?;
@@ -235,7 +240,11 @@ impl WorkTree {
             return Err(git.failure(&out).into());
         }
         Ok(names(&out.stdout)
-            .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+            .map(|p| {
+                PathBuf::from(std::ffi::OsStr::from_bytes(
+                    p.strip_prefix(b"./").unwrap_or(p),
+                ))
+            })
             .collect())
     }
 
