@@ -70,11 +70,13 @@ fn on_main(env: &Env, rel: &str) -> String {
 #[test]
 fn a_write_in_a_folder_only_ignored_files_kept_is_staged_and_scope_checked() {
     let env = Env::new(&[
-        (".gitignore", "build/*\n!build/keep.txt\n"),
+        (".gitignore", "build/*\n!build/keep.txt\nout/\n"),
         ("README.md", "hi\n"),
     ]);
     env.fixture("A", 0, "a.txt", "a\n");
     env.fixture("A", 0, "build/out.o", "ignored\n");
+    // Ignored, which git refuses when named: staged without it.
+    env.fixture("A", 0, "out/made.txt", "ignored\n");
     env.fixture("C", 0, "c.txt", "c\n");
     env.fixture("C", 0, "build/keep.txt", "out of C's scope\n");
     let first = plan(json!({

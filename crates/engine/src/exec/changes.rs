@@ -183,12 +183,42 @@ impl SlotChanges {
     }
 }
 
+/// Stages `paths` (what an attempt changed in the work tree at `dir`)
+/// with planwright's git `tree`, by name: what they were staged from, or
+/// why the whole tree must be read after all.
+pub(crate) fn stage(
+    tree: &WorkTree,
+    dir: &Path,
+    paths: Vec<PathBuf>,
+) -> Result<Staging, EngineError> {
+    let refused = || Staging::Whole("git refused one of the changed paths".into());
+    let paths = stageable(tree, dir, paths)?;
+    if tree.add_paths(&paths)?.is_ok() {
+        return Ok(Staging::Paths(paths));
+    }
+    // git refuses a path named to it that the ignore rules keep out (a
+    // build's output, say), which `add -A` of the whole tree leaves out:
+    // once more without them. Any other refusal (a path beneath a
+    // symlink, one git will not index) is the whole tree's to explain.
+    let ignored: BTreeSet<PathBuf> = match tree.ignored(&paths) {
+        Ok(ignored) if !ignored.is_empty() => ignored.into_iter().collect(),
+        _ => return Ok(refused()),
+    };
+    let rest: Vec<PathBuf> = (paths.into_iter())
+        .filter(|p| !ignored.contains(p))
+        .collect();
+    Ok(match tree.add_paths(&rest)? {
+        Ok(()) => Staging::Paths(rest),
+        Err(_) => refused(),
+    })
+}
+
 /// The paths of `paths` (changed in the work tree at `dir`, where
 /// planwright's git `tree` is) that `add -A` can stage: those in the work
 /// tree, and those gone from it that the index holds (at or beneath them).
 /// A file made and removed within the attempt would make `add` refuse the
 /// whole list. Nothing is followed: a path beneath a symlink is not there.
-pub(crate) fn stageable(
+fn stageable(
     tree: &WorkTree,
     dir: &Path,
     paths: Vec<PathBuf>,

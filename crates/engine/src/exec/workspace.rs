@@ -20,7 +20,7 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
-use crate::exec::changes::{stageable, SlotChanges, Staging};
+use crate::exec::changes::{stage, SlotChanges, Staging};
 use crate::exec::files::{
     clean, copy_source, create_parent, first_use, fresh_dir, remove_any, restore_modes,
 };
@@ -517,13 +517,7 @@ impl Workspaces {
             false => Staging::Whole(NOT_QUIET.into()),
         };
         let staging = match staging {
-            Staging::Paths(paths) => {
-                let paths = stageable(&tree, &dir, paths)?;
-                match tree.add_paths(&paths)? {
-                    Ok(()) => Staging::Paths(paths),
-                    Err(_) => Staging::Whole("git refused one of the changed paths".into()),
-                }
-            }
+            Staging::Paths(paths) => stage(&tree, &dir, paths)?,
             whole => whole,
         };
         crate::log::append(log, &staged_line(&staging))?;
