@@ -102,7 +102,10 @@ impl SlotChanges {
             (Some(paths), Some(among)) => (paths, Some(among)),
             _ => match ChangedPaths::new(dir) {
                 Ok(paths) => (paths, None),
-                Err(e) => return Ok(self.unobserved(slot, e.to_string())),
+                Err(e) => {
+                    self.unobserved(slot, e.to_string());
+                    return Ok(());
+                }
             },
         };
         let entries = tree.entries(among)?;
@@ -120,7 +123,10 @@ impl SlotChanges {
         };
         let folders = match stageable_folders(tree, dir, starts, &tracked)? {
             Ok(folders) => folders,
-            Err(why) => return Ok(self.unobserved(slot, why)),
+            Err(why) => {
+                self.unobserved(slot, why);
+                return Ok(());
+            }
         };
         for d in tracked.iter().chain(&folders) {
             paths.observe(d, true);
