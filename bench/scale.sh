@@ -19,6 +19,7 @@
 #
 #   RUN=5000 bash bench/scale.sh              # per thousand, 3,000 to 8,000 files
 #   FILES=13000 RUN=500 bash bench/scale.sh   # per hundred, from 13,000 files
+#   RUN=2000 STEP=200 bash bench/scale.sh     # per two hundred
 #   QUICK=1 RUN=1 bash bench/scale.sh         # 100 tickets: checks the mode works
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

@@ -56,11 +56,15 @@ sampled() {
 }
 
 # per_thousand N FILES: runs N tickets on a tree of FILES files and prints,
-# for each thousand merges (each hundred when N is under 2,000), the wall,
-# system and user time a ticket.
+# for each thousand merges (each hundred when N is under 2,000; each STEP
+# when STEP is set), the wall, system and user time a ticket.
 per_thousand() {
   local n="$1" files="$2" step=1000
   ((n >= 2000)) || step=100
+  if [[ -n "${STEP:-}" ]]; then
+    counts STEP "$STEP" 100
+    step="$STEP"
+  fi
   [[ -n "${QUICK:-}" ]] && n=100 step=50
   run_repo "$dir/repo" "$files"
   create_plan "$n" >"$dir/plan.json"
