@@ -96,8 +96,12 @@ fn a_ticket_at_jobs_1_costs_the_designs_git_processes_and_no_more() {
             "ls-files",    // the next workspace's index: modes an agent changed put back
             "read-tree",   // the workspace reset to the new base (a one-way merge)
             "clean",       // what the agent left untracked, its ignore files too
-            "add",         // the next candidate's files
-            "write-tree",  // and its tree
+            // Since h-linear's staging by changed paths (`9264de5`): the
+            // index's entries of changed paths gone from the work tree
+            // (`exec/changes.rs` `stageable`). Not yet judged needed or not.
+            "ls-files",
+            "add",        // the next candidate's files, by the paths inotify saw change
+            "write-tree", // and its tree
         ],
         "{calls:#?}"
     );
