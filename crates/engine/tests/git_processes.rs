@@ -2,9 +2,9 @@
 //! a `git` on `PATH` that logs its subcommand, and one ticket's calls, at
 //! `--jobs 1` once the slot's workspace and gate checkout are made, are
 //! exactly the design's (docs/performance.md, "A run's cost per ticket,
-//! beside the git floor") plus the one read of the workspace's index that
-//! puts back the modes an agent changed: a call added to a ticket's path
-//! shows here.
+//! beside the git floor") plus the read of the workspace's index that
+//! puts back the modes an agent changed and the one staging by changed
+//! paths makes: a call added to a ticket's path shows here.
 //!
 //! One test in this file: it changes the process's `PATH`.
 
