@@ -44,7 +44,7 @@ const DEFAULT_POOL_HINT: &str = "auto";
 /// Validates an agb plan; returns the IR when there is no error.
 pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
     super::warn_duplicate_keys(doc, "agb", "agb", sink);
-    let Some(root) = doc.root.val().as_object() else {
+    let Some(root) = doc.root().val().as_object() else {
         sink.push(Diagnostic::error(
             "agb.plan.type",
             "",

@@ -154,7 +154,7 @@ pub fn read(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Read {
     let format = match options.format {
         Some(f) => f,
         None if doc.syntax == crate::doc::Syntax::Markdown => Format::Speckit,
-        None => match detect(doc.root.val()) {
+        None => match detect(doc.root().val()) {
             Ok(f) => f,
             Err(d) => {
                 sink.push(d);
@@ -350,7 +350,7 @@ struct Places {
 
 impl Places {
     fn new(doc: &Document, plan: &Plan, format: Format) -> Self {
-        let table = plan_format(format).ticket_pointers(doc.root.val(), plan);
+        let table = plan_format(format).ticket_pointers(doc.root().val(), plan);
         let tickets = (table.into_iter())
             .map(|pointers| {
                 let pointer = (pointers.iter())
@@ -363,7 +363,7 @@ impl Places {
             .collect();
         Places {
             tickets,
-            root: doc.root.span,
+            root: doc.root().span(),
         }
     }
 
@@ -575,7 +575,7 @@ mod tests {
 
     fn detect(text: &str) -> Result<Format, Diagnostic> {
         let doc = Document::parse("p.json", text.to_string()).unwrap();
-        super::detect(doc.root.val())
+        super::detect(doc.root().val())
     }
 
     /// The forecast needs no document: its warnings carry the spans their
