@@ -350,6 +350,15 @@ fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<T
             )),
         }
     }
+    // Each list made at its size: grown one push at a time, a list of two
+    // ids had room for four (a large plan's peak, issue 53).
+    let mut counts = vec![0u32; tickets.len()];
+    for (k, _) in &deps {
+        counts[*k] += 1;
+    }
+    for (t, n) in tickets.iter_mut().zip(counts) {
+        t.depends_on.reserve_exact(n as usize);
+    }
     for (k, from) in deps {
         if !tickets[k].depends_on.contains(&from) {
             tickets[k].depends_on.push(from);
