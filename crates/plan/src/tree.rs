@@ -101,9 +101,9 @@ pub(crate) const MAX_TEXT: usize = u32::MAX as usize;
 pub(crate) fn too_large(len: usize) -> SyntaxError {
     SyntaxError {
         diagnostic: Diagnostic::error(
-            "doc.too-large",
+            "plan.too-large",
             "",
-            format!("the file is {len} bytes; a plan can be at most {MAX_TEXT} bytes (4 GiB)"),
+            format!("the file is {len} bytes, too large to read: a plan with its unescaped strings can hold at most {MAX_TEXT} bytes (4 GiB)"),
         )
         .with_hint("split the plan into smaller plans"),
         span: Span::new(0, 0),
@@ -175,6 +175,8 @@ pub(crate) struct Builder<'t> {
     members: Vec<RawMember>,
     /// A place did not fit in 32 bits.
     overflow: bool,
+    /// [`MAX_TEXT`], but in tests.
+    limit: usize,
 }
 
 impl<'t> Builder<'t> {
@@ -186,6 +188,7 @@ impl<'t> Builder<'t> {
             items: Vec::new(),
             members: Vec::new(),
             overflow: false,
+            limit: MAX_TEXT,
         }
     }
 
@@ -216,7 +219,7 @@ impl<'t> Builder<'t> {
             return Text::default();
         }
         let start = self.text.len() + self.tree.owned.len();
-        if start + value.len() > MAX_TEXT {
+        if start + value.len() > self.limit {
             self.overflow = true;
             return Text::default();
         }
@@ -494,6 +497,22 @@ mod tests {
         assert_eq!(got[1], ("b\n", "String(\"yA\")".into()));
         assert_eq!(got[2], ("a", "Number(\"1.50\")".into()));
         assert_eq!(members.last_of("a").unwrap().key_span(), Span::new(29, 32));
+    }
+
+    #[test]
+    fn strings_that_cannot_be_placed_make_the_document_too_large() {
+        let text = "[\"\\u0041\"]";
+        let mut b = Builder::new(text);
+        b.limit = text.len() + 1;
+        let t = b.own("A");
+        assert_eq!(t.at as usize, text.len(), "the first byte after the text");
+        let _ = b.own("B");
+        let e = b.finish(Raw::string(t, Span::new(0, 1))).unwrap_err();
+        assert_eq!(e.diagnostic.code, "plan.too-large");
+        assert!(e
+            .diagnostic
+            .message
+            .contains("at most 4294967295 bytes (4 GiB)"));
     }
 
     #[test]

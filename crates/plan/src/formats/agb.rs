@@ -500,7 +500,7 @@ fn check_ticket(obj: Obj<'_>, at: &Pointer, routing: &Routing, sink: &mut dyn Si
     }
     Ticket {
         title,
-        metadata,
+        metadata: metadata.into(),
         scope: scope.into_iter().map(ScopeEntry::any).collect(),
         rails,
         tier,

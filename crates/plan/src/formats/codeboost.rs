@@ -809,7 +809,7 @@ fn build_ticket(item: &Item<'_>) -> Ticket {
         checks,
         counterfactuals: Vec::new(),
         estimate_minutes: None,
-        metadata,
+        metadata: metadata.into(),
     }
 }
 
