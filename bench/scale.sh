@@ -8,8 +8,25 @@
 #   QUICK=1 bash bench/scale.sh       # 100 tickets: checks the script works
 #   SIZES="2000 4000" bash bench/scale.sh
 #   PLANWRIGHT=/path/to/planwright bash bench/scale.sh   # another binary
+#
+# RUN=N (issue 53 item 6) runs N independent tickets instead, each creating
+# one file (`m/t<i>.txt`), agent `echo`, gate `true`, `--jobs 1`, on a
+# repository of FILES files (default 3,000), so that the work tree grows
+# from FILES files to FILES + N; it prints, for each thousand merges (each
+# hundred under 2,000 tickets), the wall time and the system and user CPU
+# time of planwright and every process it waited for (git, the agent and
+# the gate; sampled from `/proc` every 50 ms), a ticket.
+#
+#   RUN=5000 bash bench/scale.sh              # per thousand, 3,000 to 8,000 files
+#   FILES=13000 RUN=500 bash bench/scale.sh   # per hundred, from 13,000 files
+#   RUN=2000 STEP=200 bash bench/scale.sh     # per two hundred
+#   QUICK=1 RUN=1 bash bench/scale.sh         # 100 tickets: checks the mode works
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+if [[ -n "${RUN:-}" ]]; then
+  source "$(dirname "$0")/scale_run.sh"
+  exit 0
+fi
 sizes="${SIZES:-1000 10000}"
 counts SIZES "$sizes" "1000 10000"
 bin="$(planwright_bin)"

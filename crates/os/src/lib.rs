@@ -3,7 +3,8 @@
 //! confining them ([`sandbox`]), the egress proxy of confined children
 //! ([`proxy`]), file operations in directories untrusted
 //! processes write ([`beneath`]), file locks ([`lock`]) and the local time
-//! zone ([`time`]), and disk space ([`disk`]).
+//! zone ([`time`]), disk space ([`disk`]), and which paths of a work tree
+//! changed ([`inotify`]).
 //!
 //! Every module has one platform-free face; what only one system has sits
 //! behind `#[cfg(target_os)]` inside it (the Linux sandbox in
@@ -18,6 +19,7 @@
 
 pub mod beneath;
 pub mod disk;
+pub mod inotify;
 pub mod lock;
 pub mod process;
 pub mod proxy;

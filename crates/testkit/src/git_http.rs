@@ -70,12 +70,15 @@ impl GitHttp {
                     };
                     let (root, token, requests) = (root.clone(), token.clone(), requests.clone());
                     std::thread::spawn(move || {
-                        let served = match fault {
-                            Some(status) => refuse(stream, status),
-                            None => serve(stream, &root, &token),
+                        let answer = match fault {
+                            Some(status) => refuse(&stream, status),
+                            None => serve(&stream, &root, &token),
                         };
-                        if let Some(r) = served {
-                            requests.lock().unwrap().push(r);
+                        // Recorded before it is answered: a client that has
+                        // its answer finds its request in `requests`.
+                        if let Some((record, reply)) = answer {
+                            requests.lock().unwrap().push(record);
+                            let _ = (&stream).write_all(&reply);
                         }
                     });
                 }
@@ -264,22 +267,27 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Reads a request and answers it `status` with an empty body.
-fn refuse(mut stream: TcpStream, status: u16) -> Option<GitRequest> {
-    let req = read_request(&stream)?;
+/// A request as recorded, and the bytes that answer it.
+type Answer = (GitRequest, Vec<u8>);
+
+/// Reads a request; its answer is `status` with an empty body.
+fn refuse(stream: &TcpStream, status: u16) -> Option<Answer> {
+    let req = read_request(stream)?;
     let reply =
         format!("HTTP/1.1 {status} Trouble\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    stream.write_all(reply.as_bytes()).ok()?;
-    Some(GitRequest {
+    let record = GitRequest {
         method: req.method,
         target: req.target,
         user: None,
         status,
-    })
+    };
+    Some((record, reply.into_bytes()))
 }
 
-fn serve(mut stream: TcpStream, root: &Path, token: &str) -> Option<GitRequest> {
-    let req = read_request(&stream)?;
+/// Reads a request; its answer is `git http-backend`'s, or 401 without
+/// the token.
+fn serve(stream: &TcpStream, root: &Path, token: &str) -> Option<Answer> {
+    let req = read_request(stream)?;
     let user = authorized(&req, token);
     let mut record = GitRequest {
         method: req.method.clone(),
@@ -288,10 +296,8 @@ fn serve(mut stream: TcpStream, root: &Path, token: &str) -> Option<GitRequest> 
         status: 401,
     };
     let Some(user) = user else {
-        let _ = stream.write_all(
-            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
-        return Some(record);
+        let reply = b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        return Some((record, reply.to_vec()));
     };
     let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
     let mut cgi = Command::new("git");
@@ -356,6 +362,5 @@ fn serve(mut stream: TcpStream, root: &Path, token: &str) -> Option<GitRequest> 
         .as_bytes(),
     );
     reply.extend_from_slice(body);
-    stream.write_all(&reply).ok()?;
-    Some(record)
+    Some((record, reply))
 }

@@ -397,7 +397,8 @@ impl Executor for LocalExecutor {
         // planwright commits, not the agent: the workspace's files become
         // one commit whose only parent is the base commit, built with
         // planwright's own git directory and index.
-        let tree = match self.workspaces.tree(&slot, &input.base_commit) {
+        let log = input.files.join("ticket.log");
+        let tree = match self.workspaces.tree(&slot, &input.base_commit, &log) {
             Err(e) => return self.or_disk_full(&slot, report, e),
             Ok(Ok(tree)) => tree,
             Ok(Err(f)) => return Ok(rejected(report, f)),

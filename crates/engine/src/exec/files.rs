@@ -20,12 +20,28 @@ use std::path::{Path, PathBuf};
 /// folder no one may enter stops the reset when planwright is not root.
 /// A file may be a hard link to one outside, so it is written anew, never
 /// changed in place; a directory cannot be. Nothing in `dir` is followed.
-pub(crate) fn restore_modes(tree: &WorkTree, dir: &Path) -> Result<(), EngineError> {
+/// With `among` (the paths inotify saw change, see
+/// [`crate::exec::changes`]), only the files at or beneath them
+/// and their folders are looked at: nothing else changed.
+pub(crate) fn restore_modes(
+    tree: &WorkTree,
+    dir: &Path,
+    among: Option<&[PathBuf]>,
+) -> Result<(), EngineError> {
     let umask = planwright_os::process::umask();
     let mut files = Vec::new();
     // Sorted by component: a directory comes before what it holds.
     let mut dirs = BTreeSet::from([PathBuf::new()]);
-    for (rel, mode) in tree.entries()? {
+    if let Some(paths) = among {
+        // A folder whose files are all gone from the index still counts.
+        dirs.extend(
+            paths
+                .iter()
+                .flat_map(|p| p.ancestors())
+                .map(Path::to_path_buf),
+        );
+    }
+    for (rel, mode) in tree.entries(among)? {
         dirs.extend(rel.ancestors().skip(1).map(Path::to_path_buf));
         let want = match mode {
             Mode::Regular => 0o666 & !umask,
@@ -123,9 +139,14 @@ pub(crate) fn remove_any(path: &Path) -> Result<(), EngineError> {
 /// a folder no one may open or search (an agent's or a gate's `chmod
 /// 000`; root can), and then fails: the folders it names are opened up
 /// (see [`open_up_beneath`]) and it runs once more. What git said it
-/// removed.
-pub(crate) fn clean(tree: &WorkTree, how: Clean, dir: &Path) -> Result<Vec<u8>, EngineError> {
-    let folders = match tree.clean(how)? {
+/// removed. With `among`, only at or beneath these paths.
+pub(crate) fn clean(
+    tree: &WorkTree,
+    how: Clean,
+    dir: &Path,
+    among: Option<&[PathBuf]>,
+) -> Result<Vec<u8>, EngineError> {
+    let folders = match tree.clean(how, among)? {
         Cleaned::Done(said) => return Ok(said),
         Cleaned::Shut { folders, .. } => folders,
     };
@@ -133,12 +154,12 @@ pub(crate) fn clean(tree: &WorkTree, how: Clean, dir: &Path) -> Result<Vec<u8>, 
     for rel in folders {
         open_up_beneath(&root, &rel)?;
     }
-    again(tree, how)
+    again(tree, how, among)
 }
 
 /// A clean's result, a folder it could not enter an error.
-fn again(tree: &WorkTree, how: Clean) -> Result<Vec<u8>, EngineError> {
-    match tree.clean(how)? {
+fn again(tree: &WorkTree, how: Clean, among: Option<&[PathBuf]>) -> Result<Vec<u8>, EngineError> {
+    match tree.clean(how, among)? {
         Cleaned::Done(said) => Ok(said),
         Cleaned::Shut { error, .. } => Err(error.into()),
     }

@@ -1,6 +1,7 @@
 //! Where an attempt runs: the `Executor` trait, the local executor, the
 //! slots' workspaces and their set-up.
 
+pub(crate) mod changes;
 pub(crate) mod disk;
 mod executor;
 pub(crate) mod files;

@@ -20,6 +20,7 @@
 
 use crate::caches::Caches;
 use crate::error::EngineError;
+use crate::exec::changes::{stage, SlotChanges, Staging};
 use crate::exec::files::{
     clean, copy_source, create_parent, first_use, fresh_dir, remove_any, restore_modes,
 };
@@ -67,6 +68,8 @@ pub struct Workspaces {
     /// processes end with its PID namespace, and no other agent may write
     /// there (no `[sandbox] writable` directory holds the workspaces).
     quiet_after_candidate: bool,
+    /// What each slot's attempt changed, where `quiet_after_candidate`.
+    pub(super) changes: SlotChanges,
     /// `[sandbox] pids` and `memory` of agents and set-ups.
     limits: planwright_os::sandbox::Limits,
 }
@@ -94,6 +97,7 @@ impl Workspaces {
             synced: Arc::default(),
             used: Arc::default(),
             quiet_after_candidate: containment.ends_descendants() && !shared,
+            changes: SlotChanges::default(),
             limits: planwright_os::sandbox::Limits::default(),
         }
     }
@@ -242,10 +246,12 @@ impl Workspaces {
         let index = self.index(slot);
         let synced = self.synced_slots().remove(slot);
         let first = self.used_slots().insert(slot.to_string());
+        // What the last attempt here changed, when inotify saw it all.
+        let known = self.changes.last(slot, synced);
         if index.is_file() {
             // Whether synced or not: the candidate's `git add` reads a
             // file's content and executable bit, never the rest of its mode.
-            restore_modes(&self.repo.own_tree(&index, &dir), &dir)?;
+            restore_modes(&self.repo.own_tree(&index, &dir), &dir, known.as_deref())?;
         }
         remove_any(&dir.join(".git"))?;
         let made = !index.is_file();
@@ -268,7 +274,37 @@ impl Workspaces {
         }
         // Checksummed: the agent's `.git` gets a copy of this index.
         self.repo.own_tree(&index, &dir).reset(commit, synced)?;
-        self.clean(&index, &dir)?;
+        let written = self.changes.written(slot);
+        // Untracked files come only from an attempt: where it wrote,
+        // unless an ignore file the reset wrote hides or shows others.
+        let ignores =
+            |w: &[PathBuf]| (w.iter()).any(|p| p.file_name() == Some(".gitignore".as_ref()));
+        match (&known, &written) {
+            (Some(known), Some(w)) if !self.settings.pristine && !ignores(w) => {
+                clean(
+                    &self.repo.own_tree(&index, &dir),
+                    Clean::UnignoredAndIgnoreFiles,
+                    &dir,
+                    Some(known),
+                )?;
+            }
+            _ => self.clean(&index, &dir)?,
+        }
+        if self.quiet_after_candidate {
+            // Only where the attempt changed or the reset wrote can a file
+            // have been replaced or a folder have appeared; an ignore file
+            // the reset wrote changes which folders can hold what `add -A`
+            // stages: then the whole tree is read.
+            let among = match (known, written) {
+                (Some(mut known), Some(w)) if !ignores(&w) => {
+                    known.extend(w);
+                    Some(known)
+                }
+                _ => None,
+            };
+            let tree = self.repo.own_tree(&index, &dir);
+            self.changes.observe(slot, &tree, &dir, among.as_deref())?;
+        }
         if let Some(verdict) = self.set_up(slot, &index, commit, log, cancel)? {
             return Ok(Err(verdict));
         }
@@ -305,7 +341,7 @@ impl Workspaces {
         setup::clear_stamp(&stamp)?;
         // From the commit's files alone, as in a gate checkout; the copied
         // files are there because a set-up may read them (`.npmrc`).
-        clean(&self.repo.own_tree(index, &dir), Clean::All, &dir)?;
+        clean(&self.repo.own_tree(index, &dir), Clean::All, &dir, None)?;
         self.copy_in(&dir)?;
         let tmp = self.fresh_tmp(slot)?;
         let caches = self.caches(slot);
@@ -360,7 +396,7 @@ impl Workspaces {
     fn clean(&self, index: &Path, dir: &Path) -> Result<(), EngineError> {
         let tree = self.repo.own_tree(index, dir);
         if self.settings.pristine {
-            clean(&tree, Clean::All, dir)?;
+            clean(&tree, Clean::All, dir, None)?;
             return Ok(());
         }
         // A command-line rule outranks every ignore file, so a walk deletes
@@ -369,7 +405,7 @@ impl Workspaces {
         // one it deleted still hid files (and ignore files) from that
         // walk: walk again until a walk deletes none.
         for _ in 0..CLEAN_WALKS {
-            let removed = clean(&tree, Clean::UnignoredAndIgnoreFiles, dir)?;
+            let removed = clean(&tree, Clean::UnignoredAndIgnoreFiles, dir, None)?;
             if !removed.windows(10).any(|w| w == b".gitignore") {
                 return Ok(());
             }
@@ -379,7 +415,7 @@ impl Workspaces {
         for rel in tree.untracked_ignore_files()? {
             remove_any(&dir.join(rel))?;
         }
-        clean(&tree, Clean::Unignored, dir)?;
+        clean(&tree, Clean::Unignored, dir, None)?;
         Ok(())
     }
 
@@ -460,13 +496,42 @@ impl Workspaces {
     /// A path git refuses to index is the attempt's fault: the tree is then
     /// a `scope_violation` naming it, and the slot's index no longer matches
     /// its files, so the next reset checks every file.
-    pub fn tree(&self, slot: &str, base: &str) -> Result<Result<String, Failure>, EngineError> {
+    ///
+    /// `log` (the ticket's) gets a line saying what was staged: the paths
+    /// inotify saw the attempt change, or the whole workspace and why.
+    pub fn tree(
+        &self,
+        slot: &str,
+        base: &str,
+        log: &Path,
+    ) -> Result<Result<String, Failure>, EngineError> {
         let dir = self.path(slot);
         let index = self.index(slot);
         // The next reset writes the index whole, checksummed, before the
         // next agent gets a copy.
         let tree = self.repo.own_tree_unhashed(&index, &dir);
-        if let Err(refused) = tree.add_all()? {
+        // From the paths the attempt changed when inotify saw them all;
+        // should git refuse one, from the whole tree, whose refusal says why.
+        let staging = match self.quiet_after_candidate {
+            true => self.changes.changed(slot),
+            false => Staging::Whole(NOT_QUIET.into()),
+        };
+        let staging = match staging {
+            Staging::Paths(paths) => stage(&tree, &dir, paths)?,
+            whole => whole,
+        };
+        crate::log::append(log, &staged_line(&staging))?;
+        let added = match staging {
+            Staging::Paths(paths) => {
+                self.changes.staged(slot, Some(paths));
+                Ok(())
+            }
+            Staging::Whole(_) => {
+                self.changes.staged(slot, None);
+                tree.add_all()?
+            }
+        };
+        if let Err(refused) = added {
             return match refused_among(tree.untracked_unignored()?) {
                 Some(f) => Ok(Err(f)),
                 None => match git_refusal(&refused.stderr) {
@@ -488,6 +553,24 @@ impl Workspaces {
             self.synced_slots().insert(slot.to_string());
         }
         Ok(Ok(tree))
+    }
+}
+
+/// Why a candidate is staged from the whole workspace where inotify is
+/// not used.
+const NOT_QUIET: &str = "the agent's processes may outlive it here (no PID namespace of \
+     its own, or a `[sandbox] writable` folder holds the workspaces)";
+
+/// The ticket log's line saying what a candidate was staged from.
+fn staged_line(staging: &Staging) -> String {
+    match staging {
+        Staging::Paths(paths) => format!(
+            "-- candidate: `git add -A` of the {} inotify saw the attempt change\n",
+            planwright_plan::words::count(paths.len(), "path")
+        ),
+        Staging::Whole(why) => {
+            format!("-- candidate: `git add -A` of the whole workspace: {why}\n")
+        }
     }
 }
 
@@ -731,27 +814,27 @@ mod tests {
         std::fs::write(dir.join("d"), "agent\n").unwrap();
         std::fs::write(dir.join("new"), "agent\n").unwrap();
         std::fs::remove_file(dir.join("sub/c")).unwrap();
-        plain.tree("s", &first).unwrap().unwrap();
+        plain.tree("s", &first, &log).unwrap().unwrap();
         expect_second(&prepare(&plain, &second));
 
         // The agent hid `e` from its candidate with an ignore file of its own.
         let dir = prepare(&plain, &first);
         std::fs::write(dir.join(".gitignore"), "e\n").unwrap();
         std::fs::write(dir.join("e"), "agent\n").unwrap();
-        plain.tree("s", &first).unwrap().unwrap();
+        plain.tree("s", &first, &log).unwrap().unwrap();
         expect_second(&prepare(&plain, &second));
 
         // The copied `.env` is kept out of the candidate but stays in the
         // workspace, where the second commit tracks it.
         let dir = prepare(&copying, &first);
         assert!(dir.join(".env").is_file());
-        copying.tree("s", &first).unwrap().unwrap();
+        copying.tree("s", &first, &log).unwrap().unwrap();
         expect_second(&prepare(&copying, &second));
 
         // Another agent may write here after the candidate: `d` is the same
         // in both commits, and only a whole reset sees the change.
         let dir = prepare(&shared, &first);
-        shared.tree("s", &first).unwrap().unwrap();
+        shared.tree("s", &first, &log).unwrap().unwrap();
         std::fs::write(dir.join("d"), "another agent\n").unwrap();
         expect_second(&prepare(&shared, &second));
     }
@@ -780,7 +863,7 @@ mod tests {
         };
         assert_ne!(prepare(), [0; 20]);
         std::fs::write(spaces.path("s").join("new"), "new\n").unwrap();
-        spaces.tree("s", &commit).unwrap().unwrap();
+        spaces.tree("s", &commit, &log).unwrap().unwrap();
         assert_eq!(
             checksum(&spaces.index("s")),
             [0; 20],

@@ -152,9 +152,25 @@ impl WorkTree {
         Ok(names(&out.stdout).map(<[u8]>::to_vec).collect())
     }
 
-    /// Each entry of the index with its kind, in the index's order.
-    pub(crate) fn entries(&self) -> Result<Vec<(PathBuf, Mode)>, EngineError> {
-        let out = self.git().args(["ls-files", "-s", "-z"]).output()?;
+    /// Each entry of the index with its kind, in the index's order; with
+    /// `among`, only those at or beneath these paths.
+    pub(crate) fn entries(
+        &self,
+        among: Option<&[PathBuf]>,
+    ) -> Result<Vec<(PathBuf, Mode)>, EngineError> {
+        if among.is_some_and(<[PathBuf]>::is_empty) {
+            return Ok(Vec::new());
+        }
+        let git = self.git().args(["ls-files", "-s", "-z"]);
+        let out = match among {
+            None => git.output()?,
+            // `ls-files` takes no pathspec file: the paths go on the
+            // command line (their number is bounded by the caller).
+            Some(paths) => (git.env("GIT_LITERAL_PATHSPECS", "1"))
+                .arg("--")
+                .args(paths)
+                .output()?,
+        };
         let mut entries = Vec::new();
         for record in out.stdout.split(|b| *b == 0) {
             let Some(tab) = record.iter().position(|b| *b == b'\t') else {
@@ -189,6 +205,49 @@ impl WorkTree {
             .collect())
     }
 
+    /// Which of `paths` (untracked, relative to the work tree) the ignore
+    /// rules keep out of `add -A`, a path beneath an ignored folder
+    /// included (`check-ignore`, which reads whether a path is a folder
+    /// from the work tree).
+    pub(crate) fn ignored(&self, paths: &[PathBuf]) -> Result<Vec<PathBuf>, EngineError> {
+        let mut ignored = Vec::new();
+        let mut list = Vec::new();
+        for (i, p) in paths.iter().enumerate() {
+            // `check-ignore` takes no literal pathspecs: `./` keeps a name
+            // such as `:x` from reading as pathspec magic (git runs at the
+            // top of the work tree).
+            list.extend_from_slice(b"./");
+            list.extend_from_slice(p.as_os_str().as_bytes());
+            list.push(0);
+            // Fed whole before its answer is read, a list must fit in the
+            // pipe: git would wait to write, planwright to feed it.
+            if list.len() >= CHECKED_AT_ONCE || i + 1 == paths.len() {
+                ignored.extend(self.check_ignore(std::mem::take(&mut list))?);
+            }
+        }
+        Ok(ignored)
+    }
+
+    /// `check-ignore` of the NUL-terminated paths of `list`, each `./`
+    /// and a path; the paths.
+    fn check_ignore(&self, list: Vec<u8>) -> Result<Vec<PathBuf>, EngineError> {
+        let git = (self.git())
+            .args(["check-ignore", "-z", "--stdin"])
+            .input(list);
+        let out = git.raw()?;
+        // 1: none of them is ignored.
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(git.failure(&out).into());
+        }
+        Ok(names(&out.stdout)
+            .map(|p| {
+                PathBuf::from(std::ffi::OsStr::from_bytes(
+                    p.strip_prefix(b"./").unwrap_or(p),
+                ))
+            })
+            .collect())
+    }
+
     /// The untracked files no ignore rule keeps, as bytes.
     pub(crate) fn untracked_unignored(&self) -> Result<Vec<Vec<u8>>, EngineError> {
         let out = (self.git())
@@ -197,14 +256,30 @@ impl WorkTree {
         Ok(names(&out.stdout).map(<[u8]>::to_vec).collect())
     }
 
-    /// Removes what the index does not track, as `how` says.
-    pub(crate) fn clean(&self, how: Clean) -> Result<Cleaned, EngineError> {
+    /// Removes what the index does not track, as `how` says; with
+    /// `among`, only at or beneath these paths.
+    pub(crate) fn clean(
+        &self,
+        how: Clean,
+        among: Option<&[PathBuf]>,
+    ) -> Result<Cleaned, EngineError> {
         let args: &[&str] = match how {
             Clean::All => &["clean", "-q", "-ffdx"],
             Clean::Unignored => &["clean", "-q", "-ffd"],
             Clean::UnignoredAndIgnoreFiles => &["clean", "-ffd", "-e", "!.gitignore"],
         };
-        let git = self.git().args(args);
+        if among.is_some_and(<[PathBuf]>::is_empty) {
+            return Ok(Cleaned::Done(Vec::new()));
+        }
+        // `clean` takes no pathspec file: the paths go on the command line
+        // (their number is bounded by the caller).
+        let git = match among {
+            None => self.git().args(args),
+            Some(paths) => (self.git().env("GIT_LITERAL_PATHSPECS", "1"))
+                .args(args)
+                .arg("--")
+                .args(paths),
+        };
         let out = git.raw()?;
         if out.status.success() {
             return Ok(Cleaned::Done(out.stdout));
@@ -227,6 +302,28 @@ impl WorkTree {
     /// why git refused.
     pub(crate) fn add_all(&self) -> Result<Result<(), AddRefused>, EngineError> {
         let add = self.git().args(["add", "-A"]);
+        let out = add.raw()?;
+        if out.status.success() {
+            return Ok(Ok(()));
+        }
+        Ok(Err(AddRefused {
+            error: add.failure(&out),
+            stderr: out.stderr,
+        }))
+    }
+
+    /// Stages the files at or beneath `paths` as they are (`add -A` of
+    /// those paths alone), or says why git refused: a path that is neither
+    /// in the index nor in the work tree, or one only ignored files match,
+    /// is refused too.
+    pub(crate) fn add_paths(
+        &self,
+        paths: &[PathBuf],
+    ) -> Result<Result<(), AddRefused>, EngineError> {
+        if paths.is_empty() {
+            return Ok(Ok(()));
+        }
+        let add = literally(self.git().args(["add", "-A"]), paths);
         let out = add.raw()?;
         if out.status.success() {
             return Ok(Ok(()));
@@ -283,6 +380,23 @@ impl WorkTree {
             false => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
         })
     }
+}
+
+/// The bytes of paths one `check-ignore` is given: well under a pipe's
+/// buffer (64 KiB on Linux).
+const CHECKED_AT_ONCE: usize = 16 * 1024;
+
+/// `git` given `paths` as its pathspec, taken literally, on its standard
+/// input (any number of them, any bytes but NUL).
+fn literally(git: Git, paths: &[PathBuf]) -> Git {
+    let mut list = Vec::new();
+    for p in paths {
+        list.extend_from_slice(p.as_os_str().as_bytes());
+        list.push(0);
+    }
+    git.env("GIT_LITERAL_PATHSPECS", "1")
+        .args(["--pathspec-from-file=-", "--pathspec-file-nul"])
+        .input(list)
 }
 
 /// The names of NUL-separated `-z` output.

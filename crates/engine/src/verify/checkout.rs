@@ -395,7 +395,7 @@ impl Checkouts {
         if !synced && index.is_file() {
             // First: git can neither enter nor clean a directory a gate
             // shut (`chmod 000`) when planwright is not root.
-            restore_modes(&self.repo.own_tree(&index, &dir), &dir)?;
+            restore_modes(&self.repo.own_tree(&index, &dir), &dir, None)?;
         }
         // git never cleans a `.git` at the top of a work tree, and one a gate
         // left would be the repository of every git command the next runs.
@@ -413,7 +413,7 @@ impl Checkouts {
         (self.repo)
             .own_tree_unhashed(&index, &dir)
             .reset(commit, synced)?;
-        let clean = || clean(&self.repo.own_tree(&index, &dir), Clean::All, &dir);
+        let clean = || clean(&self.repo.own_tree(&index, &dir), Clean::All, &dir, None);
         if self.setup.is_empty() {
             if !synced {
                 // Nothing to keep between gate runs: what the last one left goes.
