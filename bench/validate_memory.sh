@@ -4,24 +4,58 @@
 # the file), on generated agb plans shaped as layers of 50 (each ticket
 # after two of the layer before; `bench/lib.sh`'s `agb_plan`). Prints the
 # file's size, the time, the peak resident memory (GNU `/usr/bin/time`;
-# 0 where it is not installed) and their ratio.
+# 0 where it is not installed) and their ratio. `FORMAT=native` measures
+# native plans of the same shape instead (each ticket depending on the two
+# of the layer before that the agb plan's edges name).
 #
 #   bash bench/validate_memory.sh                 # 10,000 and 100,000 tickets
 #   TICKETS="20000" bash bench/validate_memory.sh
+#   FORMAT=native bash bench/validate_memory.sh
 #   QUICK=1 bash bench/validate_memory.sh         # 1,000 tickets: checks the script works
 #   PLANWRIGHT=/path/to/planwright bash bench/validate_memory.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 sizes="${TICKETS:-10000 100000}"
+format="${FORMAT:-agb}"
+case "$format" in
+  agb | native) ;;
+  *) echo "validate_memory.sh: FORMAT must be agb or native, not '$format'" >&2; exit 2 ;;
+esac
+
+# A native plan shaped as `agb_plan layers N`: ticket T (after the first
+# layer of 50) depends on T-50 and on the ticket of the layer before whose
+# second edge names T (the same dependencies `convert --to native` gives).
+native_plan() {
+  local n="$1"
+  awk -v n="$n" 'BEGIN {
+    printf "{\"planwright\":1,\"source_format\":\"native\",\"repo\":\"/srv/app\",\"base\":\"main\","
+    printf "\"gates\":[{\"name\":\"test\",\"argv\":[\"npm\",\"test\"]}],\"tickets\":[\n"
+    for (t = 0; t < n; t++) {
+      deps = ""
+      # The agb plan gives ticket i edges only where i + 50 < n.
+      if (t >= 50) deps = sprintf("\"T%d\"", t - 50)
+      i = t - 50 - t % 50 + (t % 50 + 49) % 50
+      if (t >= 50 && i + 50 < n) deps = deps sprintf(",\"T%d\"", i)
+      printf "%s{\"id\":\"T%d\",\"title\":\"ticket %d\",\"body\":\"Change module %d.\",", (t ? ",\n" : ""), t, t, t
+      printf "\"scope\":[{\"pattern\":\"src/m%d/**\",\"op\":\"any\"},{\"pattern\":\"test/m%d.test.mjs\",\"op\":\"any\"}],", t, t
+      printf "\"depends_on\":[%s],\"tier\":\"cheap\"}", deps
+    }
+    printf "\n]}\n"
+  }'
+}
 counts TICKETS "$sizes" "10000 100000"
 [[ -n "${QUICK:-}" ]] && sizes=1000
 bin="$(planwright_bin)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
-printf '%8s %10s %9s %10s %8s\n' tickets file time peak ratio
+printf '%8s %10s %9s %10s %8s  (%s)\n' tickets file time peak ratio "$format"
 for n in $sizes; do
   plan="$dir/layers-$n.json"
-  agb_plan layers "$n" >"$plan"
+  if [[ "$format" == native ]]; then
+    native_plan "$n" >"$plan"
+  else
+    agb_plan layers "$n" >"$plan"
+  fi
   start=$(date +%s%N)
   status=0
   if [[ -x /usr/bin/time ]]; then

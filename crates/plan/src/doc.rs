@@ -4,6 +4,7 @@
 
 use crate::diag::Diagnostic;
 use crate::pointer::{self, Pointer};
+use crate::tree::{self, Tree};
 use serde_json::Value;
 
 /// Deeper nesting than this is refused while reading (JSON and YAML alike),
@@ -51,42 +52,7 @@ impl Syntax {
     }
 }
 
-/// A value with its place in the source.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    /// Where the value stands.
-    pub span: Span,
-    /// The value.
-    pub kind: NodeKind,
-}
-
-/// The JSON data model, keeping duplicate keys and raw number text.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NodeKind {
-    /// `null`.
-    Null,
-    /// `true` or `false`.
-    Bool(bool),
-    /// A number, as written.
-    Number(String),
-    /// A string, unescaped.
-    String(String),
-    /// An array.
-    Array(Vec<Node>),
-    /// An object; members in source order, duplicates kept.
-    Object(Vec<Member>),
-}
-
-/// One `key: value` of an object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Member {
-    /// The key, unescaped.
-    pub key: String,
-    /// Where the key stands.
-    pub key_span: Span,
-    /// The value.
-    pub value: Node,
-}
+pub use crate::tree::{Items, Member, Members, Node, NodeKind};
 
 /// A parsed plan file.
 #[derive(Debug, Clone)]
@@ -97,8 +63,8 @@ pub struct Document {
     pub text: String,
     /// JSON or YAML.
     pub syntax: Syntax,
-    /// The root value.
-    pub root: Node,
+    /// The values, read through [`Document::root`].
+    pub(crate) tree: Tree,
 }
 
 /// Why a text could not be read as a document: a diagnostic with a span.
@@ -132,36 +98,48 @@ impl Document {
         syntax: Option<Syntax>,
     ) -> Result<Document, Box<(SyntaxError, String)>> {
         let syntax = syntax.unwrap_or_else(|| Syntax::of_path(path));
-        let root = match syntax {
-            Syntax::Json => crate::json::root(&text),
-            Syntax::Yaml => crate::yaml::root(&text),
-            Syntax::Markdown => Ok(crate::formats::speckit::read::root(&text)),
+        let tree = if text.len() > tree::MAX_TEXT {
+            Err(tree::too_large(text.len()))
+        } else {
+            match syntax {
+                Syntax::Json => crate::json::tree(&text),
+                Syntax::Yaml => crate::yaml::tree(&text),
+                Syntax::Markdown => crate::formats::speckit::read::tree(&text),
+            }
         };
-        match root {
-            Ok(root) => Ok(Document {
+        match tree {
+            Ok(tree) => Ok(Document {
                 path: path.to_string(),
                 text,
                 syntax,
-                root,
+                tree,
             }),
             Err(e) => Err(Box::new((e, text))),
         }
     }
 
+    /// The root value.
+    pub fn root(&self) -> Node<'_> {
+        self.tree.root(&self.text)
+    }
+
+    /// Frees the values, keeping the text and the root's place: what
+    /// follows validation needs only the plan (a large plan's peak memory,
+    /// issue 53).
+    pub fn free_tree(&mut self) {
+        self.tree = Tree::freed(self.tree.root_span());
+    }
+
     /// The document as a `serde_json::Value` (for a duplicate key, the last wins).
     pub fn value(&self) -> Value {
-        to_value(&self.root)
+        to_value(self.root())
     }
 
     /// The node at `pointer`, if there is one.
-    pub fn node(&self, pointer: &str) -> Option<&Node> {
-        let mut node = &self.root;
+    pub fn node(&self, pointer: &str) -> Option<Node<'_>> {
+        let mut node = self.root();
         for token in pointer::tokens(pointer)? {
-            node = match &node.kind {
-                NodeKind::Object(members) => &members.iter().rev().find(|m| m.key == token)?.value,
-                NodeKind::Array(items) => items.get(token.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
+            node = child(node, &token)?;
         }
         Some(node)
     }
@@ -170,25 +148,16 @@ impl Document {
     /// enclosing value that exists (a missing key underlines its object).
     pub fn locate(&self, pointer: &str) -> Span {
         let Some(tokens) = pointer::tokens(pointer) else {
-            return self.root.span;
+            return self.root().span();
         };
-        let mut node = &self.root;
+        let mut node = self.root();
         for token in tokens {
-            let next = match &node.kind {
-                NodeKind::Object(members) => members
-                    .iter()
-                    .rev()
-                    .find(|m| m.key == token)
-                    .map(|m| &m.value),
-                NodeKind::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
-                _ => None,
-            };
-            match next {
+            match child(node, &token) {
                 Some(n) => node = n,
-                None => return opening(node.span),
+                None => return opening(node.span()),
             }
         }
-        node.span
+        node.span()
     }
 
     /// The span of the key `pointer` ends in (its last occurrence, the one
@@ -197,20 +166,12 @@ impl Document {
     pub fn locate_key(&self, pointer: &str) -> Span {
         let key_span = pointer::tokens(pointer).and_then(|mut tokens| {
             let key = tokens.pop()?;
-            let mut node = &self.root;
+            let mut node = self.root();
             for token in &tokens {
-                node = match &node.kind {
-                    NodeKind::Object(members) => {
-                        &members.iter().rev().find(|m| m.key == *token)?.value
-                    }
-                    NodeKind::Array(items) => items.get(token.parse::<usize>().ok()?)?,
-                    _ => return None,
-                };
+                node = child(node, token)?;
             }
-            match &node.kind {
-                NodeKind::Object(members) => {
-                    Some(members.iter().rev().find(|m| m.key == key)?.key_span)
-                }
+            match node.kind() {
+                NodeKind::Object(members) => Some(members.last_of(&key)?.key_span()),
                 _ => None,
             }
         });
@@ -226,8 +187,18 @@ impl Document {
     /// the object member and the span of the repeated key.
     pub fn duplicate_keys(&self) -> Vec<(Pointer, Span)> {
         let mut out = Vec::new();
-        collect_duplicates(&self.root, &Pointer::root(), &mut out);
+        collect_duplicates(self.root(), &Pointer::root(), &mut out);
         out
+    }
+}
+
+/// The value of `token` in `node`: the last member of that key, or the
+/// item of that index.
+fn child<'a>(node: Node<'a>, token: &str) -> Option<Node<'a>> {
+    match node.kind() {
+        NodeKind::Object(members) => Some(members.last_of(token)?.value()),
+        NodeKind::Array(items) => items.get(token.parse::<usize>().ok()?),
+        _ => None,
     }
 }
 
@@ -287,15 +258,15 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
     i
 }
 
-fn collect_duplicates(node: &Node, at: &Pointer, out: &mut Vec<(Pointer, Span)>) {
-    match &node.kind {
+fn collect_duplicates(node: Node<'_>, at: &Pointer, out: &mut Vec<(Pointer, Span)>) {
+    match node.kind() {
         NodeKind::Object(members) => {
             let mut seen = std::collections::HashSet::with_capacity(members.len());
-            for m in members {
-                if !seen.insert(m.key.as_str()) {
-                    out.push((at.key(&m.key), m.key_span));
+            for m in members.iter() {
+                if !seen.insert(m.key()) {
+                    out.push((at.key(m.key()), m.key_span()));
                 }
-                collect_duplicates(&m.value, &at.key(&m.key), out);
+                collect_duplicates(m.value(), &at.key(m.key()), out);
             }
         }
         NodeKind::Array(items) => {
@@ -308,23 +279,23 @@ fn collect_duplicates(node: &Node, at: &Pointer, out: &mut Vec<(Pointer, Span)>)
 }
 
 /// Converts a node tree to a `serde_json::Value`.
-pub fn to_value(node: &Node) -> Value {
-    match &node.kind {
+pub fn to_value(node: Node<'_>) -> Value {
+    match node.kind() {
         NodeKind::Null => Value::Null,
-        NodeKind::Bool(b) => Value::Bool(*b),
+        NodeKind::Bool(b) => Value::Bool(b),
         NodeKind::Number(raw) => serde_json::from_str::<serde_json::Number>(raw)
             .map(Value::Number)
             .unwrap_or(Value::Null),
-        NodeKind::String(s) => Value::String(s.clone()),
+        NodeKind::String(s) => Value::String(s.to_string()),
         NodeKind::Array(items) => Value::Array(items.iter().map(to_value).collect()),
         NodeKind::Object(members) => {
             let mut map = serde_json::Map::new();
-            for m in members {
+            for m in members.iter() {
                 // Remove first so a repeated key keeps its last value *and*
                 // the position of that last occurrence (`shift_remove`: a
                 // plain `remove` would move the map's last key into the gap).
-                map.shift_remove(&m.key);
-                map.insert(m.key.clone(), to_value(&m.value));
+                map.shift_remove(m.key());
+                map.insert(m.key().to_string(), to_value(m.value()));
             }
             Value::Object(map)
         }

@@ -12,28 +12,24 @@
 //! [`MAX_DEPTH`] so that no later walk over the tree can exhaust the stack.
 
 use crate::diag::Diagnostic;
-use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax, SyntaxError, MAX_DEPTH};
+use crate::doc::{Document, Span, Syntax, SyntaxError, MAX_DEPTH};
+use crate::tree::{Builder, Raw, Text, Tree};
 use crate::unicode;
 
 const HINT: &str = "the file must be one JSON value (RFC 8259): no comments, no trailing commas";
 
 /// Parses `text` as strict JSON.
 pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
-    let root = root(&text)?;
-    Ok(Document {
-        path: path.to_string(),
-        syntax: Syntax::Json,
-        root,
-        text,
-    })
+    Document::parse_as(path, text, Syntax::Json)
 }
 
 /// The tree of `text`, read as strict JSON.
-pub(crate) fn root(text: &str) -> Result<Node, SyntaxError> {
+pub(crate) fn tree(text: &str) -> Result<Tree, SyntaxError> {
     Reader {
         text,
         at: 0,
         depth: 0,
+        tree: Builder::new(text),
     }
     .document()
 }
@@ -46,10 +42,11 @@ struct Reader<'a> {
     at: usize,
     /// Collections open around `at`.
     depth: usize,
+    tree: Builder<'a>,
 }
 
 impl Reader<'_> {
-    fn document(mut self) -> Read<Node> {
+    fn document(mut self) -> Read<Tree> {
         // agb's JSON.parse fails on a byte order mark with a bare
         // "Unexpected token"; name the invisible character instead.
         if self.text.starts_with('\u{feff}') {
@@ -68,7 +65,7 @@ impl Reader<'_> {
         let root = self.value()?;
         self.skip_whitespace();
         match self.peek() {
-            None => Ok(root),
+            None => self.tree.finish(root),
             Some(c) => Err(self.unexpected(c, "after the end of the JSON value")),
         }
     }
@@ -86,21 +83,24 @@ impl Reader<'_> {
         }
     }
 
-    fn value(&mut self) -> Read<Node> {
+    fn value(&mut self) -> Read<Raw> {
         let start = self.at;
-        let kind = match self.peek() {
+        let value: fn(Span) -> Raw = match self.peek() {
             None => return Err(self.end_of_input("a value")),
             Some('{') => return self.object(),
             Some('[') => return self.array(),
-            Some('"') => NodeKind::String(self.string()?),
-            Some(c) if c == '-' || c.is_ascii_digit() => self.number()?,
+            Some('"') => {
+                let text = self.string()?;
+                return Ok(Raw::string(text, Span::new(start, self.at)));
+            }
+            Some(c) if c == '-' || c.is_ascii_digit() => {
+                let text = self.number()?;
+                return Ok(Raw::number(text, Span::new(start, self.at)));
+            }
             Some(c) if c.is_ascii_alphabetic() => self.literal()?,
             Some(c) => return Err(self.unexpected(c, "where a value should be")),
         };
-        Ok(Node {
-            span: Span::new(start, self.at),
-            kind,
-        })
+        Ok(value(Span::new(start, self.at)))
     }
 
     fn open(&mut self) -> Read<usize> {
@@ -121,21 +121,20 @@ impl Reader<'_> {
         Ok(start)
     }
 
-    fn close(&mut self, start: usize, kind: NodeKind) -> Node {
+    /// The span of the collection opened at `start`, closed at `self.at`.
+    fn close(&mut self, start: usize) -> Span {
         self.depth -= 1;
         self.at += 1;
-        Node {
-            span: Span::new(start, self.at),
-            kind,
-        }
+        Span::new(start, self.at)
     }
 
-    fn object(&mut self) -> Read<Node> {
+    fn object(&mut self) -> Read<Raw> {
         let start = self.open()?;
-        let mut members = Vec::new();
+        let mark = self.tree.members_mark();
         self.skip_whitespace();
         if self.peek() == Some('}') {
-            return Ok(self.close(start, NodeKind::Object(members)));
+            let span = self.close(start);
+            return Ok(self.tree.object(mark, span));
         }
         loop {
             let key_start = self.at;
@@ -153,31 +152,28 @@ impl Reader<'_> {
             }
             self.skip_whitespace();
             let value = self.value()?;
-            members.push(Member {
-                key,
-                key_span,
-                value,
-            });
+            self.tree.push_member(key, key_span, value);
             if self.after_item('}')? {
-                // A plan's tree is held through validation: no spare room.
-                members.shrink_to_fit();
-                return Ok(self.close(start, NodeKind::Object(members)));
+                let span = self.close(start);
+                return Ok(self.tree.object(mark, span));
             }
         }
     }
 
-    fn array(&mut self) -> Read<Node> {
+    fn array(&mut self) -> Read<Raw> {
         let start = self.open()?;
-        let mut items = Vec::new();
+        let mark = self.tree.items_mark();
         self.skip_whitespace();
         if self.peek() == Some(']') {
-            return Ok(self.close(start, NodeKind::Array(items)));
+            let span = self.close(start);
+            return Ok(self.tree.array(mark, span));
         }
         loop {
-            items.push(self.value()?);
+            let item = self.value()?;
+            self.tree.push_item(item);
             if self.after_item(']')? {
-                items.shrink_to_fit();
-                return Ok(self.close(start, NodeKind::Array(items)));
+                let span = self.close(start);
+                return Ok(self.tree.array(mark, span));
             }
         }
     }
@@ -205,9 +201,22 @@ impl Reader<'_> {
         Ok(false)
     }
 
-    fn string(&mut self) -> Read<String> {
+    /// A string, `self.at` on its opening quote: a place in the text when
+    /// it holds no escape (no copy), else its unescaped copy.
+    fn string(&mut self) -> Read<Text> {
         let open = self.at;
         self.at += 1;
+        let rest = &self.text.as_bytes()[self.at..];
+        let run = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(rest.len());
+        if rest.get(run) == Some(&b'"') {
+            let text = Builder::in_text(self.at, run);
+            self.at += run + 1;
+            return Ok(text);
+        }
+        self.at = open + 1;
         let mut out = String::new();
         loop {
             let rest = &self.text.as_bytes()[self.at..];
@@ -226,7 +235,7 @@ impl Reader<'_> {
                 }
                 Some(b'"') => {
                     self.at += 1;
-                    return Ok(out);
+                    return Ok(self.tree.own(&out));
                 }
                 Some(b'\\') => out.push(self.escape()?),
                 Some(&b) => return Err(self.raw_control(char::from(b))),
@@ -325,7 +334,7 @@ impl Reader<'_> {
         }
     }
 
-    fn number(&mut self) -> Read<NodeKind> {
+    fn number(&mut self) -> Read<Text> {
         let start = self.at;
         let rest = &self.text.as_bytes()[start..];
         let len = rest
@@ -344,10 +353,10 @@ impl Reader<'_> {
             return Err(e);
         }
         self.at += len;
-        Ok(NodeKind::Number(raw.to_string()))
+        Ok(Builder::in_text(start, len))
     }
 
-    fn literal(&mut self) -> Read<NodeKind> {
+    fn literal(&mut self) -> Read<fn(Span) -> Raw> {
         let start = self.at;
         let rest = &self.text.as_bytes()[start..];
         let len = rest
@@ -355,10 +364,10 @@ impl Reader<'_> {
             .position(|b| !b.is_ascii_alphanumeric())
             .unwrap_or(rest.len());
         let word = &self.text[start..start + len];
-        let kind = match word {
-            "true" => NodeKind::Bool(true),
-            "false" => NodeKind::Bool(false),
-            "null" => NodeKind::Null,
+        let value: fn(Span) -> Raw = match word {
+            "true" => |span| Raw::bool(true, span),
+            "false" => |span| Raw::bool(false, span),
+            "null" => Raw::null,
             _ => {
                 let mut e = self.error(
                     Span::new(start, start + len),
@@ -371,7 +380,7 @@ impl Reader<'_> {
             }
         };
         self.at += len;
-        Ok(kind)
+        Ok(value)
     }
 
     fn unexpected(&self, c: char, context: &str) -> SyntaxError {

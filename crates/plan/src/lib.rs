@@ -29,6 +29,7 @@ pub mod schema;
 pub mod schema_doc;
 pub mod scope;
 pub mod suggest;
+mod tree;
 pub mod unicode;
 pub mod verdict;
 pub mod view;

@@ -161,9 +161,73 @@ pub struct Ticket {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate_minutes: Option<u32>,
     /// Format-specific fields kept for lossless conversion.
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
-    pub metadata: serde_json::Map<String, serde_json::Value>,
+    pub metadata: Metadata,
+}
+
+/// A ticket's format-specific fields: a map, held boxed and only when it
+/// has an entry. Most tickets have none, and a plan holds one per ticket:
+/// inline, an empty map took 72 of a ticket's 368 bytes (issue 53). Reads
+/// and writes go through the map it derefs to.
+#[derive(Debug, Clone, Default)]
+pub struct Metadata(Option<Box<serde_json::Map<String, serde_json::Value>>>);
+
+static NO_METADATA: std::sync::LazyLock<serde_json::Map<String, serde_json::Value>> =
+    std::sync::LazyLock::new(serde_json::Map::new);
+
+impl Metadata {
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|m| m.is_empty())
+    }
+}
+
+impl std::ops::Deref for Metadata {
+    type Target = serde_json::Map<String, serde_json::Value>;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_deref().unwrap_or(&NO_METADATA)
+    }
+}
+
+impl std::ops::DerefMut for Metadata {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl From<serde_json::Map<String, serde_json::Value>> for Metadata {
+    fn from(map: serde_json::Map<String, serde_json::Value>) -> Self {
+        Metadata((!map.is_empty()).then(|| Box::new(map)))
+    }
+}
+
+impl PartialEq for Metadata {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<'a> IntoIterator for &'a Metadata {
+    type Item = (&'a String, &'a serde_json::Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Serialize for Metadata {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metadata {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde_json::Map::deserialize(d).map(Metadata::from)
+    }
 }
 
 /// One entry of a ticket's scope: a path or glob and what may happen to it.
@@ -292,7 +356,7 @@ impl Ticket {
             checks: Vec::new(),
             counterfactuals: Vec::new(),
             estimate_minutes: None,
-            metadata: serde_json::Map::new(),
+            metadata: Metadata::default(),
         }
     }
 
@@ -325,5 +389,29 @@ impl Plan {
     /// The ticket with this id.
     pub fn ticket(&self, id: &str) -> Option<&Ticket> {
         self.tickets.iter().find(|t| t.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_ticket_without_metadata_holds_no_map() {
+        let mut t = Ticket::new("T1", "b");
+        assert!(t.metadata.0.is_none());
+        assert!(std::mem::size_of::<Metadata>() == std::mem::size_of::<usize>());
+        let bare = serde_json::to_value(&t).unwrap();
+        assert!(bare.get("metadata").is_none(), "{bare}");
+        t.metadata.insert("issue".into(), json!(7));
+        assert_eq!(t.metadata["issue"], 7);
+        let with = serde_json::to_value(&t).unwrap();
+        assert_eq!(with["metadata"], json!({"issue": 7}));
+        let back: Ticket = serde_json::from_value(with).unwrap();
+        assert_eq!(back, t);
+        t.metadata.remove("issue");
+        assert_eq!(t, Ticket::new("T1", "b"), "an emptied map is no map");
+        assert_eq!(serde_json::to_value(&t).unwrap(), bare);
     }
 }

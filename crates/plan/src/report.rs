@@ -1,7 +1,7 @@
 //! Validating one file, start to finish: parse, detect, validate, locate.
 
 use crate::diag::{Diagnostic, Severity, Sink};
-use crate::doc::{Document, LineIndex, Node, NodeKind, Span, Syntax, SyntaxError};
+use crate::doc::{Document, LineIndex, Span, Syntax, SyntaxError};
 use crate::formats::{self, Options, Outcome};
 use crate::model::{Format, Plan};
 use crate::overlap::Overlap;
@@ -127,10 +127,7 @@ pub fn validate_text(path: &str, text: String, options: &Options) -> FileReport 
     // The forecast reads only the plan, and its warnings come with their
     // spans: the parsed tree is freed first, so that the two are never held
     // at once (a large plan's peak memory, issue 53).
-    doc.root = Node {
-        span: doc.root.span,
-        kind: NodeKind::Null,
-    };
+    doc.free_tree();
     let (outcome, warnings) = formats::forecast(read, options);
     located.extend(
         (warnings.into_iter()).map(|(diagnostic, span)| at(&doc.text, &lines, diagnostic, span)),

@@ -8,7 +8,7 @@
 //! for a repeated key the last value wins, and an object's keys come in the
 //! order of their last occurrence.
 
-use crate::doc::{Member, Node, NodeKind};
+use crate::doc::{Items, Member, Members, Node, NodeKind};
 use serde_json::{Map, Number, Value};
 use std::collections::HashSet;
 use std::fmt;
@@ -36,19 +36,19 @@ pub struct Num<'a>(&'a str);
 
 /// An array of a parsed document.
 #[derive(Debug, Clone, Copy)]
-pub struct Arr<'a>(&'a [Node]);
+pub struct Arr<'a>(Items<'a>);
 
 /// An object of a parsed document: its members as written, repeated keys
 /// included; read through it, the last of a repeated key wins.
 #[derive(Debug, Clone, Copy)]
-pub struct Obj<'a>(&'a [Member]);
+pub struct Obj<'a>(Members<'a>);
 
-impl Node {
+impl<'a> Node<'a> {
     /// This node as a JSON value.
-    pub fn val(&self) -> Val<'_> {
-        match &self.kind {
+    pub fn val(self) -> Val<'a> {
+        match self.kind() {
             NodeKind::Null => Val::Null,
-            NodeKind::Bool(b) => Val::Bool(*b),
+            NodeKind::Bool(b) => Val::Bool(b),
             NodeKind::Number(raw) => Val::Number(Num(raw)),
             NodeKind::String(s) => Val::String(s),
             NodeKind::Array(items) => Val::Array(Arr(items)),
@@ -218,7 +218,7 @@ impl<'a> Arr<'a> {
     }
 
     /// The nodes, for their places.
-    pub fn nodes(self) -> &'a [Node] {
+    pub fn nodes(self) -> Items<'a> {
         self.0
     }
 }
@@ -226,23 +226,20 @@ impl<'a> Arr<'a> {
 impl<'a> Obj<'a> {
     /// The value of `key` (the last, when it is repeated).
     pub fn get(self, key: &str) -> Option<Val<'a>> {
-        self.0
-            .iter()
-            .rev()
-            .find(|m| m.key == key)
-            .map(|m| m.value.val())
+        self.0.last_of(key).map(|m| m.value().val())
     }
 
     /// Whether `key` is there.
     pub fn contains_key(self, key: &str) -> bool {
-        self.0.iter().any(|m| m.key == key)
+        self.0.iter().any(|m| m.key() == key)
     }
 
     /// The keys and values, each key once, in the order of its last
     /// occurrence (as a `serde_json::Map` of the document holds them).
-    pub fn iter(self) -> Members<'a> {
-        Members {
-            members: self.0.iter().enumerate(),
+    pub fn iter(self) -> Distinct<'a> {
+        Distinct {
+            members: self.0,
+            next: 0,
             shadowed: shadowed(self.0),
         }
     }
@@ -272,28 +269,31 @@ impl<'a> Obj<'a> {
 
 impl<'a> IntoIterator for Obj<'a> {
     type Item = (&'a str, Val<'a>);
-    type IntoIter = Members<'a>;
+    type IntoIter = Distinct<'a>;
 
-    fn into_iter(self) -> Members<'a> {
+    fn into_iter(self) -> Distinct<'a> {
         self.iter()
     }
 }
 
 /// The members of an [`Obj`], each key once.
-pub struct Members<'a> {
-    members: std::iter::Enumerate<std::slice::Iter<'a, Member>>,
+pub struct Distinct<'a> {
+    members: Members<'a>,
+    next: usize,
     /// Which members a later one of the same key overrides (empty when no
     /// key repeats, the usual case).
     shadowed: Vec<bool>,
 }
 
-impl<'a> Iterator for Members<'a> {
+impl<'a> Iterator for Distinct<'a> {
     type Item = (&'a str, Val<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        for (i, m) in self.members.by_ref() {
+        while let Some(m) = self.members.get(self.next) {
+            let i = self.next;
+            self.next += 1;
             if !self.shadowed.get(i).copied().unwrap_or(false) {
-                return Some((m.key.as_str(), m.value.val()));
+                return Some((m.key(), m.value().val()));
             }
         }
         None
@@ -302,16 +302,16 @@ impl<'a> Iterator for Members<'a> {
 
 /// For each member, whether a later member has its key; empty when none
 /// has (found without allocating for small objects).
-fn shadowed(members: &[Member]) -> Vec<bool> {
+fn shadowed(members: Members<'_>) -> Vec<bool> {
     const SMALL: usize = 16;
     let repeats = if members.len() <= SMALL {
-        members
-            .iter()
-            .enumerate()
-            .any(|(i, m)| members[i + 1..].iter().any(|l| l.key == m.key))
+        members.iter().enumerate().any(|(i, m)| {
+            let key = m.key();
+            members.iter().skip(i + 1).any(|l: Member| l.key() == key)
+        })
     } else {
         let mut seen = HashSet::with_capacity(members.len());
-        !members.iter().all(|m| seen.insert(m.key.as_str()))
+        !members.iter().all(|m| seen.insert(m.key()))
     };
     if !repeats {
         return Vec::new();
@@ -319,7 +319,7 @@ fn shadowed(members: &[Member]) -> Vec<bool> {
     let mut later = HashSet::new();
     let mut out = vec![false; members.len()];
     for (i, m) in members.iter().enumerate().rev() {
-        out[i] = !later.insert(m.key.as_str());
+        out[i] = !later.insert(m.key());
     }
     out
 }
@@ -331,8 +331,8 @@ mod tests {
 
     fn both(text: &str) {
         let doc = Document::parse("t.json", text.to_string()).unwrap();
-        assert_eq!(doc.root.val().to_value(), doc.value(), "{text}");
-        assert_eq!(doc.root.val().to_string(), doc.value().to_string());
+        assert_eq!(doc.root().val().to_value(), doc.value(), "{text}");
+        assert_eq!(doc.root().val().to_string(), doc.value().to_string());
     }
 
     #[test]
@@ -345,7 +345,7 @@ mod tests {
     #[test]
     fn a_repeated_key_gives_its_last_value_at_its_last_place() {
         let doc = Document::parse("t.json", r#"{"a": 1, "b": 2, "a": 3}"#.to_string()).unwrap();
-        let obj = doc.root.val().as_object().unwrap();
+        let obj = doc.root().val().as_object().unwrap();
         assert_eq!(obj.get("a").unwrap().as_u64(), Some(3));
         assert_eq!(obj.keys().collect::<Vec<_>>(), ["b", "a"]);
         assert_eq!(obj.len(), 2);
@@ -361,7 +361,7 @@ mod tests {
         let text = format!("{{{}}}", members.join(", "));
         both(&text);
         let doc = Document::parse("t.json", text).unwrap();
-        let obj = doc.root.val().as_object().unwrap();
+        let obj = doc.root().val().as_object().unwrap();
         assert_eq!(obj.len(), 40);
         assert_eq!(obj.get("k3").unwrap(), "last");
         assert_eq!(obj.keys().last(), Some("k3"));
@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn compares_as_serde_json_does() {
         let doc = Document::parse("t.json", r#"[1, 1.0, "1"]"#.to_string()).unwrap();
-        let items: Vec<_> = doc.root.val().as_array().unwrap().iter().collect();
+        let items: Vec<_> = doc.root().val().as_array().unwrap().iter().collect();
         let values = json!([1, 1.0, "1"]);
         for (v, j) in items.iter().zip(values.as_array().unwrap()) {
             assert_eq!(*v == 1, *j == 1, "{v}");

@@ -14,7 +14,8 @@
 //! the JSON reader, so diagnostics carry line and column for YAML too.
 
 use crate::diag::Diagnostic;
-use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax, SyntaxError, MAX_DEPTH};
+use crate::doc::{Document, Span, Syntax, SyntaxError, MAX_DEPTH};
+use crate::tree::{Builder, Raw, Text, Tree};
 use regex::Regex;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 use std::sync::LazyLock;
@@ -40,30 +41,25 @@ static NON_FINITE: LazyLock<Regex> =
 
 /// Parses `text` as strict YAML.
 pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
-    let root = root(&text)?;
-    Ok(Document {
-        path: path.to_string(),
-        syntax: Syntax::Yaml,
-        root,
-        text,
-    })
+    Document::parse_as(path, text, Syntax::Yaml)
 }
 
 /// The tree of `text`, read as strict YAML.
-pub(crate) fn root(text: &str) -> Result<Node, SyntaxError> {
+pub(crate) fn tree(text: &str) -> Result<Tree, SyntaxError> {
     Reader::new(text).read()
 }
 
-/// A collection being read.
+/// A collection being read: where it starts, and where its items or
+/// members start on the builder's stack.
 enum Frame {
     Seq {
         start: usize,
-        items: Vec<Node>,
+        mark: usize,
     },
     Map {
         start: usize,
-        members: Vec<Member>,
-        key: Option<(String, Span)>,
+        mark: usize,
+        key: Option<(Text, Span)>,
     },
 }
 
@@ -73,7 +69,8 @@ struct Reader<'a> {
     /// characters, spans count bytes.
     offsets: Vec<usize>,
     stack: Vec<Frame>,
-    root: Option<Node>,
+    tree: Builder<'a>,
+    root: Option<Raw>,
     documents: usize,
 }
 
@@ -92,6 +89,7 @@ impl<'a> Reader<'a> {
             text,
             offsets,
             stack: Vec::new(),
+            tree: Builder::new(text),
             root: None,
             documents: 0,
         }
@@ -117,7 +115,7 @@ impl<'a> Reader<'a> {
         Span::new(at, end)
     }
 
-    fn read(mut self) -> Result<Node, SyntaxError> {
+    fn read(mut self) -> Result<Tree, SyntaxError> {
         let mut parser = Parser::new_from_str(self.text);
         loop {
             let (event, span) = match parser.next_event() {
@@ -130,14 +128,15 @@ impl<'a> Reader<'a> {
                 break;
             }
         }
-        self.root.ok_or_else(|| {
-            error(
+        match self.root {
+            Some(root) => self.tree.finish(root),
+            None => Err(error(
                 "yaml.syntax",
                 Span::new(0, self.text.len().min(1)),
                 "invalid YAML: the file holds no document".into(),
                 "write the plan as one YAML mapping",
-            )
-        })
+            )),
+        }
     }
 
     fn scan_error(&self, e: &ScanError) -> SyntaxError {
@@ -261,7 +260,7 @@ impl<'a> Reader<'a> {
                     "write the merged keys out in full",
                 ));
             }
-            let is_string = !plain || matches!(resolve(value), Ok(NodeKind::String(_)));
+            let is_string = !plain || matches!(resolve(value), Ok(Scalar::String));
             if !is_string {
                 let shown = if value.is_empty() {
                     "an empty key"
@@ -275,15 +274,21 @@ impl<'a> Reader<'a> {
                     "quote the key",
                 ));
             }
-            *key = Some((value.to_string(), span));
+            *key = Some((self.tree.place(value, span), span));
             return Ok(());
         }
-        let kind = if plain {
+        let scalar = if plain {
             resolve(value).map_err(|(code, message, hint)| error(code, span, message, hint))?
         } else {
-            NodeKind::String(value.to_string())
+            Scalar::String
         };
-        self.push(Node { span, kind })
+        let node = match scalar {
+            Scalar::Null => Raw::null(span),
+            Scalar::Bool(b) => Raw::bool(b, span),
+            Scalar::Number => Raw::number(self.tree.place(value, span), span),
+            Scalar::String => Raw::string(self.tree.place(value, span), span),
+        };
+        self.push(node)
     }
 
     fn open(&mut self, mapping: bool, span: Span) -> Result<(), SyntaxError> {
@@ -307,13 +312,13 @@ impl<'a> Reader<'a> {
         self.stack.push(if mapping {
             Frame::Map {
                 start,
-                members: Vec::new(),
+                mark: self.tree.members_mark(),
                 key: None,
             }
         } else {
             Frame::Seq {
                 start,
-                items: Vec::new(),
+                mark: self.tree.items_mark(),
             }
         });
         Ok(())
@@ -322,37 +327,33 @@ impl<'a> Reader<'a> {
     fn close(&mut self, span: Span) -> Result<(), SyntaxError> {
         let frame = self.stack.pop().expect("the parser balances collections");
         // A flow collection ends at its bracket; a block one at its last value.
-        let end_of = |last: Option<Span>, start: usize| {
+        let end_of = |last: Option<usize>, start: usize| {
             if span.end > span.start {
                 span.end
             } else {
-                last.map_or(start, |s| s.end)
+                last.unwrap_or(start)
             }
         };
         let node = match frame {
-            Frame::Seq { start, items } => Node {
-                span: Span::new(start, end_of(items.last().map(|n| n.span), start)),
-                kind: NodeKind::Array(items),
-            },
-            Frame::Map { start, members, .. } => Node {
-                span: Span::new(start, end_of(members.last().map(|m| m.value.span), start)),
-                kind: NodeKind::Object(members),
-            },
+            Frame::Seq { start, mark } => {
+                let end = end_of(self.tree.last_item_end(mark), start);
+                self.tree.array(mark, Span::new(start, end))
+            }
+            Frame::Map { start, mark, .. } => {
+                let end = end_of(self.tree.last_member_end(mark), start);
+                self.tree.object(mark, Span::new(start, end))
+            }
         };
         self.push(node)
     }
 
-    fn push(&mut self, node: Node) -> Result<(), SyntaxError> {
+    fn push(&mut self, node: Raw) -> Result<(), SyntaxError> {
         match self.stack.last_mut() {
             None => self.root = Some(node),
-            Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { members, key, .. }) => {
+            Some(Frame::Seq { .. }) => self.tree.push_item(node),
+            Some(Frame::Map { key, .. }) => {
                 let (key, key_span) = key.take().expect("a value follows its key");
-                members.push(Member {
-                    key,
-                    key_span,
-                    value: node,
-                });
+                self.tree.push_member(key, key_span, node);
             }
         }
         Ok(())
@@ -373,9 +374,17 @@ fn is_tag_directive(directive: &str) -> bool {
 
 type Rejection = (&'static str, String, &'static str);
 
+/// What a plain scalar is; a number and a string are its text.
+enum Scalar {
+    Null,
+    Bool(bool),
+    Number,
+    String,
+}
+
 /// The value of a plain scalar under the YAML 1.2 core schema, restricted
 /// to what JSON can write.
-fn resolve(raw: &str) -> Result<NodeKind, Rejection> {
+fn resolve(raw: &str) -> Result<Scalar, Rejection> {
     Ok(match raw {
         "" => {
             return Err((
@@ -384,9 +393,9 @@ fn resolve(raw: &str) -> Result<NodeKind, Rejection> {
                 "give the key a value",
             ))
         }
-        "null" => NodeKind::Null,
-        "true" => NodeKind::Bool(true),
-        "false" => NodeKind::Bool(false),
+        "null" => Scalar::Null,
+        "true" => Scalar::Bool(true),
+        "false" => Scalar::Bool(false),
         // codeboost's reader refuses the other core-schema spellings rather
         // than read them as text: so must we, or the plan means two things.
         "Null" | "NULL" | "~" | "True" | "TRUE" | "False" | "FALSE" => {
@@ -401,7 +410,7 @@ fn resolve(raw: &str) -> Result<NodeKind, Rejection> {
                 "write it in lower case as JSON does, or quote it if it is text",
             ));
         }
-        _ if JSON_NUMBER.is_match(raw) => NodeKind::Number(raw.to_string()),
+        _ if JSON_NUMBER.is_match(raw) => Scalar::Number,
         _ if NON_FINITE.is_match(raw) => {
             return Err((
                 "yaml.non-finite",
@@ -416,7 +425,7 @@ fn resolve(raw: &str) -> Result<NodeKind, Rejection> {
                 "write the number in plain decimal (`1000`, `0.5`), or quote it if it is text",
             ))
         }
-        _ => NodeKind::String(raw.to_string()),
+        _ => Scalar::String,
     })
 }
 
@@ -454,11 +463,12 @@ mod tests {
         let s = d.locate("/list/0/name");
         assert_eq!(&d.text[s.start..s.end], "\"ñ\"");
         assert_eq!(d.line_col(s.start), (3, 11));
-        let m = match &d.root.kind {
-            NodeKind::Object(m) => m,
+        let m = match d.root().kind() {
+            crate::doc::NodeKind::Object(m) => m,
             _ => unreachable!(),
         };
-        assert_eq!(&d.text[m[1].key_span.start..m[1].key_span.end], "list");
+        let key = m.get(1).unwrap().key_span();
+        assert_eq!(&d.text[key.start..key.end], "list");
         let list = d.locate("/list");
         assert_eq!(&d.text[list.start..list.end], "- name: \"ñ\"");
         let flow = doc("a: [1, 2]\n");

@@ -395,3 +395,46 @@ fn every_problem_is_reported_in_one_run() {
     plan["tickets"][2]["tier"] = json!("x");
     assert_eq!(errors(&plan).len(), 4);
 }
+
+#[test]
+fn edges_become_dependencies_each_list_at_its_size() {
+    let mut plan = example();
+    let ticket = |id: &str, to: &[&str]| {
+        let edges: Vec<Value> = to.iter().map(|t| json!({"to": t})).collect();
+        json!({"id": id, "title": id, "body": "b", "scope": [format!("src/{id}.js")], "edges": edges})
+    };
+    // A repeated edge is one dependency; a repeated id names its first ticket.
+    plan["tickets"] = json!([
+        ticket("A", &["C", "B", "C"]),
+        ticket("B", &["C"]),
+        ticket("C", &[]),
+        ticket("D", &["B", "Z"])
+    ]);
+    let text = serde_json::to_string(&plan).unwrap();
+    let report = validate_text("plan.json", text, &Options::default());
+    let unknown: Vec<_> = (report.diagnostics.iter())
+        .map(|l| (l.diagnostic.code.as_str(), l.diagnostic.pointer.as_str()))
+        .filter(|(c, _)| c.starts_with("agb.edge"))
+        .collect();
+    assert_eq!(
+        unknown,
+        [("agb.edge.unknown-target", "/tickets/3/edges/1/to")]
+    );
+    plan["tickets"].as_array_mut().unwrap().pop();
+    let text = serde_json::to_string(&plan).unwrap();
+    let report = validate_text("plan.json", text, &Options::default());
+    let plan = report.plan.expect("valid");
+    let deps: Vec<(&str, &[String], usize)> = (plan.tickets.iter())
+        .map(|t| (t.id.as_str(), &t.depends_on[..], t.depends_on.capacity()))
+        .collect();
+    let none: &[String] = &[];
+    assert_eq!(
+        deps,
+        [
+            ("A", none, 0),
+            ("B", &["A".to_string()][..], 1),
+            ("C", &["A".to_string(), "B".to_string()][..], 3),
+        ],
+        "room for each edge naming the ticket (grown by pushes, a list had room for four)"
+    );
+}

@@ -183,7 +183,7 @@ proptest! {
     fn token_soup_reads_or_fails_at_a_place_in_it(tokens in prop::collection::vec(prop::sample::select(TOKENS.to_vec()), 0..40)) {
         let text = tokens.concat();
         match planwright_plan::json::parse("fuzz.json", text.clone()) {
-            Ok(doc) => prop_assert!(doc.root.span.end <= text.len()),
+            Ok(doc) => prop_assert!(doc.root().span().end <= text.len()),
             Err(e) => {
                 prop_assert!(e.span.start <= e.span.end && e.span.end <= text.len());
                 prop_assert!(e.diagnostic.code.starts_with("json."));

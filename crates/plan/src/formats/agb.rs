@@ -44,7 +44,7 @@ const DEFAULT_POOL_HINT: &str = "auto";
 /// Validates an agb plan; returns the IR when there is no error.
 pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
     super::warn_duplicate_keys(doc, "agb", "agb", sink);
-    let Some(root) = doc.root.val().as_object() else {
+    let Some(root) = doc.root().val().as_object() else {
         sink.push(Diagnostic::error(
             "agb.plan.type",
             "",
@@ -308,8 +308,6 @@ fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<T
     };
     // The count is known: no spare room, and no copy of a half-built list.
     let mut tickets: Vec<Ticket> = Vec::with_capacity(items.len());
-    // (ticket, edge index, target), the target read in place.
-    let mut edges: Vec<(usize, usize, &str)> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = Pointer::root().key("tickets").index(i);
         let Some(obj) = item.as_object() else {
@@ -321,41 +319,73 @@ fn check_tickets(root: Obj<'_>, routing: &Routing, sink: &mut dyn Sink) -> Vec<T
             continue;
         };
         let ticket = check_ticket(obj, &at, routing, sink);
-        check_edges(obj, &ticket.id, &at, sink, |j, to| edges.push((i, j, to)));
+        check_edges(obj, &ticket.id, &at, sink);
         tickets.push(ticket);
     }
     check_ids(&tickets, items, sink);
-    let by_id: HashMap<&str, usize> = tickets
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(k, t)| (t.id.as_str(), k))
-        .collect();
-    let mut deps: Vec<(usize, String)> = Vec::new();
-    for (i, j, to) in edges {
-        let from = (items.get(i).and_then(|t| t.get("id")))
-            .and_then(Val::as_str)
-            .unwrap_or("");
-        match by_id.get(to) {
-            Some(&k) => deps.push((k, from.to_string())),
-            None => sink.push(Diagnostic::error(
-                "agb.edge.unknown-target",
-                Pointer::root()
-                    .key("tickets")
-                    .index(i)
-                    .key("edges")
-                    .index(j)
-                    .key("to"),
-                format!("{from}: edge to unknown ticket '{to}'"),
-            )),
-        }
-    }
-    for (k, from) in deps {
-        if !tickets[k].depends_on.contains(&from) {
-            tickets[k].depends_on.push(from);
-        }
-    }
+    link(&mut tickets, items, sink);
     tickets
+}
+
+/// Each ticket's id as the document has it (a ticket's own, or empty),
+/// with the ticket's index, of every ticket (object) of `items`.
+fn ids(items: Arr<'_>) -> impl Iterator<Item = (usize, usize, Obj<'_>, &str)> {
+    (items.iter().enumerate())
+        .filter_map(|(i, v)| Some((i, v.as_object()?)))
+        .enumerate()
+        .map(|(k, (i, obj))| (k, i, obj, obj.get("id").and_then(Val::as_str).unwrap_or("")))
+}
+
+/// Fills in `depends_on` from the tickets' edges (an edge `A -> B` makes
+/// B depend on A), each list made at its size, and reports edges to no
+/// ticket. The edges are read from the document twice rather than
+/// gathered: a list of every edge, held with the parsed tree and the
+/// tickets, was a large plan's peak (issue 53).
+fn link(tickets: &mut [Ticket], items: Arr<'_>, sink: &mut dyn Sink) {
+    // A repeated id (reported by `check_ids`) names its first ticket.
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(tickets.len());
+    for (k, _, _, id) in ids(items) {
+        by_id.entry(id).or_insert(k);
+    }
+    let mut counts = vec![0u32; tickets.len()];
+    for (_, i, obj, from) in ids(items) {
+        for (j, to) in targets(obj, from) {
+            match by_id.get(to) {
+                Some(&k) => counts[k] += 1,
+                None => sink.push(Diagnostic::error(
+                    "agb.edge.unknown-target",
+                    Pointer::root()
+                        .key("tickets")
+                        .index(i)
+                        .key("edges")
+                        .index(j)
+                        .key("to"),
+                    format!("{from}: edge to unknown ticket '{to}'"),
+                )),
+            }
+        }
+    }
+    for (t, n) in tickets.iter_mut().zip(counts) {
+        t.depends_on.reserve_exact(n as usize);
+    }
+    for (_, _, obj, from) in ids(items) {
+        for (_, to) in targets(obj, from) {
+            if let Some(&k) = by_id.get(to) {
+                if !tickets[k].depends_on.iter().any(|d| d == from) {
+                    tickets[k].depends_on.push(from.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// The well-formed edges of the ticket `obj` whose id is `id`: each
+/// edge's index and target ([`check_edges`] reports the others).
+fn targets<'a>(obj: Obj<'a>, id: &'a str) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+    let edges = obj.get("edges").and_then(Val::as_array);
+    (edges.into_iter().flat_map(|a| a.iter().enumerate()))
+        .filter_map(|(j, edge)| Some((j, edge.get("to").and_then(Val::as_str)?)))
+        .filter(move |(_, to)| !to.trim().is_empty() && *to != id)
 }
 
 fn check_ids(tickets: &[Ticket], items: Arr<'_>, sink: &mut dyn Sink) {
@@ -491,7 +521,7 @@ fn check_ticket(obj: Obj<'_>, at: &Pointer, routing: &Routing, sink: &mut dyn Si
     }
     Ticket {
         title,
-        metadata,
+        metadata: metadata.into(),
         scope: scope.into_iter().map(ScopeEntry::any).collect(),
         rails,
         tier,
@@ -567,14 +597,8 @@ fn check_id(obj: Obj<'_>, at: &Pointer, sink: &mut dyn Sink) -> String {
     id.to_string()
 }
 
-/// Calls `out` with the place and target of each well-formed edge.
-fn check_edges<'a>(
-    obj: Obj<'a>,
-    id: &str,
-    at: &Pointer,
-    sink: &mut dyn Sink,
-    mut out: impl FnMut(usize, &'a str),
-) {
+/// Reports each edge that is not well-formed ([`targets`] gives the others).
+fn check_edges(obj: Obj<'_>, id: &str, at: &Pointer, sink: &mut dyn Sink) {
     let Some(edges) = obj.get("edges") else {
         return;
     };
@@ -596,8 +620,6 @@ fn check_edges<'a>(
                         eat.key("to"),
                         format!("{id}: edge to itself"),
                     ));
-                } else {
-                    out(j, to);
                 }
             }
             _ => sink.push(Diagnostic::error(

@@ -809,17 +809,23 @@ impl super::PlanFormat for Autoclaude {
         [phase.key("subtasks"), phase]
     }
 
-    fn ticket_pointers(&self, root: crate::view::Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
+    fn ticket_pointers(
+        &self,
+        root: crate::view::Val<'_>,
+        plan: &Plan,
+    ) -> Option<Vec<Vec<Pointer>>> {
         let items = super::phase_items(root, "subtasks");
-        (plan.tickets.iter())
-            .map(|t| match items.get(&t.id) {
-                Some(at) => vec![
-                    at.key("files_to_modify"),
-                    at.key("files_to_create"),
-                    at.clone(),
-                ],
-                None => vec![],
-            })
-            .collect()
+        Some(
+            (plan.tickets.iter())
+                .map(|t| match items.get(&t.id) {
+                    Some(at) => vec![
+                        at.key("files_to_modify"),
+                        at.key("files_to_create"),
+                        at.clone(),
+                    ],
+                    None => vec![],
+                })
+                .collect(),
+        )
     }
 }

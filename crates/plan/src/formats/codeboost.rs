@@ -222,7 +222,7 @@ fn strict_input(doc: &Document, sink: &mut dyn Sink) -> bool {
         );
         return false;
     }
-    if let Some(at) = too_deep(&doc.root) {
+    if let Some(at) = too_deep(doc.root()) {
         sink.push(
             Diagnostic::error(
                 "codeboost.input.depth",
@@ -247,23 +247,24 @@ fn strict_input(doc: &Document, sink: &mut dyn Sink) -> bool {
             .with_hint("remove one of them; codeboost rejects duplicate keys"),
         );
     }
-    unsafe_numbers(&doc.root, &Pointer::root(), sink);
+    unsafe_numbers(doc.root(), &Pointer::root(), sink);
     true
 }
 
 /// The pointer of the first value nested deeper than [`MAX_DEPTH`].
-fn too_deep(root: &Node) -> Option<Pointer> {
+fn too_deep(root: Node<'_>) -> Option<Pointer> {
     let mut stack = vec![(root, Pointer::root(), 1usize)];
     while let Some((node, at, depth)) = stack.pop() {
-        let children: Vec<(&Node, Pointer)> = match &node.kind {
+        let children: Vec<(Node, Pointer)> = match node.kind() {
             NodeKind::Array(items) => items
                 .iter()
                 .enumerate()
                 .map(|(i, n)| (n, at.index(i)))
                 .collect(),
-            NodeKind::Object(members) => {
-                members.iter().map(|m| (&m.value, at.key(&m.key))).collect()
-            }
+            NodeKind::Object(members) => members
+                .iter()
+                .map(|m| (m.value(), at.key(m.key())))
+                .collect(),
             _ => continue,
         };
         if depth > MAX_DEPTH {
@@ -274,8 +275,8 @@ fn too_deep(root: &Node) -> Option<Pointer> {
     None
 }
 
-fn unsafe_numbers(node: &Node, at: &Pointer, sink: &mut dyn Sink) {
-    match &node.kind {
+fn unsafe_numbers(node: Node<'_>, at: &Pointer, sink: &mut dyn Sink) {
+    match node.kind() {
         NodeKind::Number(raw) => {
             let v: f64 = raw.parse().unwrap_or(f64::INFINITY);
             if !v.is_finite() || (v.fract() == 0.0 && v.abs() > MAX_SAFE_INTEGER) {
@@ -295,8 +296,8 @@ fn unsafe_numbers(node: &Node, at: &Pointer, sink: &mut dyn Sink) {
             }
         }
         NodeKind::Object(members) => {
-            for m in members {
-                unsafe_numbers(&m.value, &at.key(&m.key), sink);
+            for m in members.iter() {
+                unsafe_numbers(m.value(), &at.key(m.key()), sink);
             }
         }
         _ => {}
@@ -808,7 +809,7 @@ fn build_ticket(item: &Item<'_>) -> Ticket {
         checks,
         counterfactuals: Vec::new(),
         estimate_minutes: None,
-        metadata,
+        metadata: metadata.into(),
     }
 }
 

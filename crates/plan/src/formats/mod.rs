@@ -154,7 +154,7 @@ pub fn read(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Read {
     let format = match options.format {
         Some(f) => f,
         None if doc.syntax == crate::doc::Syntax::Markdown => Format::Speckit,
-        None => match detect(doc.root.val()) {
+        None => match detect(doc.root().val()) {
             Ok(f) => f,
             Err(d) => {
                 sink.push(d);
@@ -350,20 +350,27 @@ struct Places {
 
 impl Places {
     fn new(doc: &Document, plan: &Plan, format: Format) -> Self {
-        let table = plan_format(format).ticket_pointers(doc.root.val(), plan);
-        let tickets = (table.into_iter())
-            .map(|pointers| {
-                let pointer = (pointers.iter())
-                    .find(|p| doc.node(p.as_str()).is_some())
-                    .map(String::from)
-                    .unwrap_or_default();
-                let span = doc.locate(&pointer);
-                (pointer, span)
-            })
-            .collect();
+        let place = |pointers: &[Pointer]| {
+            let pointer = (pointers.iter())
+                .find(|p| doc.node(p.as_str()).is_some())
+                .map(String::from)
+                .unwrap_or_default();
+            let span = doc.locate(&pointer);
+            (pointer, span)
+        };
+        let form = plan_format(format);
+        // Made one ticket at a time where the format places tickets one to
+        // one: a table of every candidate would be held with the parsed
+        // tree and the plan, a large plan's peak (issue 53).
+        let tickets = match form.ticket_pointers(doc.root().val(), plan) {
+            Some(table) => table.iter().map(|p| place(p)).collect(),
+            None => (0..plan.tickets.len())
+                .map(|i| place(&form.pointer(i)))
+                .collect(),
+        };
         Places {
             tickets,
-            root: doc.root.span,
+            root: doc.root().span(),
         }
     }
 
@@ -454,11 +461,10 @@ pub trait PlanFormat: Sync {
     /// in it (the candidates of [`PlanFormat::pointer`], by ticket), for
     /// formats whose tickets are not one to one with a list of the
     /// document (finished tasks left out, phases flattened). All at once,
-    /// so that placing many warnings reads the document once.
-    fn ticket_pointers(&self, _root: Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
-        (0..plan.tickets.len())
-            .map(|i| self.pointer(i).to_vec())
-            .collect()
+    /// so that placing many warnings reads the document once. `None` where
+    /// ticket `i` is at [`PlanFormat::pointer`]`(i)`.
+    fn ticket_pointers(&self, _root: Val<'_>, _plan: &Plan) -> Option<Vec<Vec<Pointer>>> {
+        None
     }
 }
 
@@ -575,7 +581,7 @@ mod tests {
 
     fn detect(text: &str) -> Result<Format, Diagnostic> {
         let doc = Document::parse("p.json", text.to_string()).unwrap();
-        super::detect(doc.root.val())
+        super::detect(doc.root().val())
     }
 
     /// The forecast needs no document: its warnings carry the spans their

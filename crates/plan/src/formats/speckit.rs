@@ -649,14 +649,20 @@ impl super::PlanFormat for Speckit {
         [Pointer::root().key("phases"), Pointer::root()]
     }
 
-    fn ticket_pointers(&self, root: crate::view::Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
+    fn ticket_pointers(
+        &self,
+        root: crate::view::Val<'_>,
+        plan: &Plan,
+    ) -> Option<Vec<Vec<Pointer>>> {
         let items = super::phase_items(root, "tasks");
-        (plan.tickets.iter())
-            .map(|t| match items.get(&t.id) {
-                Some(at) => vec![at.key("description"), at.clone()],
-                None => vec![],
-            })
-            .collect()
+        Some(
+            (plan.tickets.iter())
+                .map(|t| match items.get(&t.id) {
+                    Some(at) => vec![at.key("description"), at.clone()],
+                    None => vec![],
+                })
+                .collect(),
+        )
     }
 }
 

@@ -895,7 +895,7 @@ impl super::PlanFormat for Taskmaster {
         [task.key("relevantFiles"), task]
     }
 
-    fn ticket_pointers(&self, root: Val<'_>, plan: &Plan) -> Vec<Vec<Pointer>> {
+    fn ticket_pointers(&self, root: Val<'_>, plan: &Plan) -> Option<Vec<Vec<Pointer>>> {
         let tag = plan
             .metadata
             .get("taskmaster")
@@ -915,15 +915,17 @@ impl super::PlanFormat for Taskmaster {
                 place.entry(id).or_insert(k);
             }
         }
-        (plan.tickets.iter())
-            .map(|t| match place.get(&t.id) {
-                Some(&k) => {
-                    let task = list.key("tasks").index(k);
-                    vec![task.key("relevantFiles"), task]
-                }
-                None => vec![],
-            })
-            .collect()
+        Some(
+            (plan.tickets.iter())
+                .map(|t| match place.get(&t.id) {
+                    Some(&k) => {
+                        let task = list.key("tasks").index(k);
+                        vec![task.key("relevantFiles"), task]
+                    }
+                    None => vec![],
+                })
+                .collect(),
+        )
     }
 }
 

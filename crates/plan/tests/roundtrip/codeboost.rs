@@ -128,7 +128,7 @@ fn codeboost_ticket(i: usize) -> impl Strategy<Value = Ticket> {
                     checks,
                     counterfactuals: vec![],
                     estimate_minutes: None,
-                    metadata,
+                    metadata: metadata.into(),
                 }
             },
         )

@@ -124,7 +124,7 @@ fn agb_ticket(i: usize) -> impl Strategy<Value = Ticket> {
                     checks: vec![],
                     counterfactuals: vec![],
                     estimate_minutes: None,
-                    metadata: Map::new(),
+                    metadata: Map::new().into(),
                 }
             },
         )
@@ -241,7 +241,7 @@ fn native_plan() -> impl Strategy<Value = Plan> {
                 t.checks = checks;
                 t.counterfactuals = cfs;
                 t.estimate_minutes = minutes;
-                t.metadata = meta;
+                t.metadata = meta.into();
             }
             plan.metadata = meta;
             if no_repo.is_some() {

@@ -103,7 +103,7 @@ fn as_read(plan: &Plan, ids: &HashMap<String, String>) -> Option<String> {
         out.push_str(&line(t, ids, description, &more));
     }
     let back = super::validate(
-        &super::read::parse("", out.clone()).value(),
+        &super::read::parse("", out.clone()).ok()?.value(),
         &mut Vec::new(),
     )?;
     let same = back.tickets.len() == plan.tickets.len()

@@ -11,7 +11,8 @@
 //! that breaks the checklist format starts with instead of `- [ ]`;
 //! `setext` holds the text of headings underlined with `---`.
 
-use crate::doc::{Document, Member, Node, NodeKind, Span, Syntax};
+use crate::doc::{Document, Span, Syntax, SyntaxError};
+use crate::tree::{Builder, Raw, Text, Tree};
 
 /// The `**Label**:` lines of a phase that say what it is for; they go
 /// into the prompts of its tasks.
@@ -23,64 +24,117 @@ const NOTES: [&str; 4] = [
 ];
 
 /// Reads `text` as a tasks.md. Every text is one: a file with no task line
-/// reads as no phases, which the validator reports.
-pub fn parse(path: &str, text: String) -> Document {
-    let root = root(&text);
-    Document {
-        path: path.to_string(),
-        text,
-        syntax: Syntax::Markdown,
-        root,
-    }
+/// reads as no phases, which the validator reports (the only error is a
+/// text too large to place, `doc.too-large`).
+pub fn parse(path: &str, text: String) -> Result<Document, SyntaxError> {
+    Document::parse_as(path, text, Syntax::Markdown)
 }
 
 /// The tree of the task lines of `text`.
-pub(crate) fn root(text: &str) -> Node {
-    Reader::new(text).read()
+pub(crate) fn tree(text: &str) -> Result<Tree, SyntaxError> {
+    let draft = Reader::new(text).read();
+    let mut builder = Builder::new(text);
+    let root = build(&draft, &mut builder, &mut Vec::new());
+    builder.finish(root)
 }
 
-struct Phase {
-    heading: Node,
-    notes: Vec<Node>,
-    tasks: Vec<Node>,
+/// A value of the tree being read: lines are read one by one and a task's
+/// continuation lines join it afterwards, so the tree is drafted first and
+/// built once the whole text is read.
+enum Draft<'t> {
+    Null(Span),
+    True(Span),
+    /// A task's section number.
+    Number(usize, Span),
+    /// Text of the line, at its place.
+    String(&'t str, Span),
+    Array(Span, Vec<Draft<'t>>),
+    Object(Span, Vec<Field<'t>>),
+}
+
+/// A member of a drafted object.
+struct Field<'t> {
+    key: &'static str,
+    key_span: Span,
+    value: Draft<'t>,
+}
+
+impl Draft<'_> {
+    fn span(&self) -> Span {
+        match self {
+            Draft::Null(s) | Draft::True(s) | Draft::Number(_, s) | Draft::String(_, s) => *s,
+            Draft::Array(s, _) | Draft::Object(s, _) => *s,
+        }
+    }
+}
+
+/// Builds `draft` into the tree; `keys` places each key's text once.
+fn build(draft: &Draft<'_>, b: &mut Builder<'_>, keys: &mut Vec<(&'static str, Text)>) -> Raw {
+    match draft {
+        Draft::Null(span) => Raw::null(*span),
+        Draft::True(span) => Raw::bool(true, *span),
+        Draft::Number(n, span) => Raw::number(b.own(&n.to_string()), *span),
+        Draft::String(s, span) => Raw::string(b.place(s, *span), *span),
+        Draft::Array(span, items) => {
+            let mark = b.items_mark();
+            for item in items {
+                let raw = build(item, b, keys);
+                b.push_item(raw);
+            }
+            b.array(mark, *span)
+        }
+        Draft::Object(span, fields) => {
+            let mark = b.members_mark();
+            for f in fields {
+                let key = match keys.iter().find(|(k, _)| *k == f.key) {
+                    Some((_, text)) => *text,
+                    None => {
+                        let text = b.own(f.key);
+                        keys.push((f.key, text));
+                        text
+                    }
+                };
+                let raw = build(&f.value, b, keys);
+                b.push_member(key, f.key_span, raw);
+            }
+            b.object(mark, *span)
+        }
+    }
+}
+
+struct Phase<'t> {
+    heading: Draft<'t>,
+    notes: Vec<Draft<'t>>,
+    tasks: Vec<Draft<'t>>,
     section: usize,
 }
 
 struct Reader<'t> {
     text: &'t str,
-    title: Option<Node>,
-    phases: Vec<Phase>,
+    title: Option<Draft<'t>>,
+    phases: Vec<Phase<'t>>,
     /// The text of each setext heading (a line underlined with `---`).
-    setext: Vec<Node>,
+    setext: Vec<Draft<'t>>,
 }
 
-fn string(s: &str, start: usize) -> Node {
-    Node {
-        span: Span::new(start, start + s.len()),
-        kind: NodeKind::String(s.to_string()),
-    }
+fn string(s: &str, start: usize) -> Draft<'_> {
+    Draft::String(s, Span::new(start, start + s.len()))
 }
 
-fn member(key: &str, value: Node) -> Member {
-    Member {
-        key: key.to_string(),
-        key_span: value.span,
+fn member<'t>(key: &'static str, value: Draft<'t>) -> Field<'t> {
+    Field {
+        key,
+        key_span: value.span(),
         value,
     }
 }
 
-fn object(span: Span, members: Vec<Member>) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Object(members),
-    }
+fn object(span: Span, members: Vec<Field<'_>>) -> Draft<'_> {
+    Draft::Object(span, members)
 }
 
-fn array(span: Span, items: Vec<Node>) -> Node {
-    Node {
-        span,
-        kind: NodeKind::Array(items),
-    }
+fn array(span: Span, items: Vec<Draft<'_>>) -> Draft<'_> {
+    Draft::Array(span, items)
 }
 
 impl<'t> Reader<'t> {
@@ -93,7 +147,7 @@ impl<'t> Reader<'t> {
         }
     }
 
-    fn read(mut self) -> Node {
+    fn read(mut self) -> Draft<'t> {
         let mut fence: Option<&str> = None;
         let mut comment = false;
         let mut continuing = false;
@@ -157,7 +211,7 @@ impl<'t> Reader<'t> {
 
     /// Reads one line that is not code, a comment or a continuation;
     /// whether it was a task line.
-    fn line(&mut self, line: &str, at: usize) -> bool {
+    fn line(&mut self, line: &'t str, at: usize) -> bool {
         if let Some(title) = line.strip_prefix("# ") {
             let text = title.trim();
             if self.title.is_none() {
@@ -195,22 +249,15 @@ impl<'t> Reader<'t> {
 
     /// Reads `line` as a task line if it is one (`nested`: indented under
     /// another task); whether it was.
-    fn task_line(&mut self, line: &str, at: usize, nested: bool) -> bool {
+    fn task_line(&mut self, line: &'t str, at: usize, nested: bool) -> bool {
         let Some(mut members) = task(line, at) else {
             return false;
         };
         let section = self.phase().section;
         let here = Span::new(at, at);
-        members.push(member(
-            "section",
-            Node {
-                span: here,
-                kind: NodeKind::Number(section.to_string()),
-            },
-        ));
+        members.push(member("section", Draft::Number(section, here)));
         if nested {
-            let kind = NodeKind::Bool(true);
-            members.push(member("nested", Node { span: here, kind }));
+            members.push(member("nested", Draft::True(here)));
         }
         let span = Span::new(at, at + line.trim_end().len());
         self.phase().tasks.push(object(span, members));
@@ -219,13 +266,10 @@ impl<'t> Reader<'t> {
 
     /// The phase tasks go into: the last `##` section, or one without a
     /// heading for tasks above every heading.
-    fn phase(&mut self) -> &mut Phase {
+    fn phase(&mut self) -> &mut Phase<'t> {
         if self.phases.is_empty() {
             self.phases.push(Phase {
-                heading: Node {
-                    span: Span::new(0, 0),
-                    kind: NodeKind::Null,
-                },
+                heading: Draft::Null(Span::new(0, 0)),
                 notes: vec![],
                 tasks: vec![],
                 section: 0,
@@ -235,39 +279,34 @@ impl<'t> Reader<'t> {
         &mut self.phases[last]
     }
 
-    fn continuation(&mut self, line: &str, at: usize) {
-        let Some(NodeKind::Object(members)) = self.phase().tasks.last_mut().map(|t| &mut t.kind)
-        else {
+    fn continuation(&mut self, line: &'t str, at: usize) {
+        let Some(Draft::Object(_, members)) = self.phase().tasks.last_mut() else {
             return;
         };
         let node = string(line.trim_end(), at);
         match members.iter_mut().find(|m| m.key == "more") {
-            Some(Member {
-                value:
-                    Node {
-                        kind: NodeKind::Array(items),
-                        span,
-                    },
+            Some(Field {
+                value: Draft::Array(span, items),
                 ..
             }) => {
-                span.end = node.span.end;
+                span.end = node.span().end;
                 items.push(node);
             }
-            _ => members.push(member("more", array(node.span, vec![node]))),
+            _ => members.push(member("more", array(node.span(), vec![node]))),
         }
     }
 
-    fn finish(self) -> Node {
+    fn finish(self) -> Draft<'t> {
         let end = self.text.len();
         let mut members = Vec::new();
         if let Some(title) = self.title {
             members.push(member("title", title));
         }
-        let phases: Vec<Node> = self
+        let phases: Vec<Draft> = self
             .phases
             .into_iter()
             .map(|p| {
-                let span = p.heading.span;
+                let span = p.heading.span();
                 let notes = array(span, p.notes);
                 let tasks = array(span, p.tasks);
                 object(
@@ -282,7 +321,7 @@ impl<'t> Reader<'t> {
             .collect();
         members.push(member("phases", array(Span::new(0, end.min(1)), phases)));
         if let Some(first) = self.setext.first() {
-            let span = first.span;
+            let span = first.span();
             members.push(member("setext", array(span, self.setext)));
         }
         object(Span::new(0, end), members)
@@ -296,7 +335,7 @@ impl<'t> Reader<'t> {
 /// (`- [] T003`, `[ ] T003`, `1. [ ] T003`, `- T003`, `T003`) is one too,
 /// with that `marker`, so that the validator names it instead of the task
 /// being dropped.
-fn task(line: &str, at: usize) -> Option<Vec<Member>> {
+fn task(line: &str, at: usize) -> Option<Vec<Field<'_>>> {
     let mut members = vec![member("line", string(line.trim_end(), at))];
     let (lead, dash) = list_marker(line);
     let after = &line[lead..];
@@ -326,13 +365,7 @@ fn task(line: &str, at: usize) -> Option<Vec<Member>> {
     }
     while let Some((word, start)) = words.peek() {
         if word == "[P]" {
-            members.push(member(
-                "parallel",
-                Node {
-                    span: Span::new(start, start + 3),
-                    kind: NodeKind::Bool(true),
-                },
-            ));
+            members.push(member("parallel", Draft::True(Span::new(start, start + 3))));
         } else if let Some(story) = word
             .strip_prefix('[')
             .and_then(|w| w.strip_suffix(']'))
@@ -379,9 +412,9 @@ fn checkbox(rest: &str) -> Option<(usize, Option<&str>)> {
 /// A list item or checkbox line with a task id in its place (for lines
 /// indented under another task, where a bare `T012 and T013 ...` is text).
 fn task_with_id(line: &str) -> bool {
-    let marked = |m: &Member| {
+    let marked = |m: &Field| {
         m.key == "checkbox"
-            || (m.key == "marker" && !matches!(&m.value.kind, NodeKind::String(s) if s.is_empty()))
+            || (m.key == "marker" && !matches!(&m.value, Draft::String(s, _) if s.is_empty()))
     };
     task(line, 0).is_some_and(|m| m.iter().any(|m| m.key == "id") && m.iter().any(marked))
 }
@@ -440,7 +473,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> serde_json::Value {
-        parse("tasks.md", text.to_string()).value()
+        parse("tasks.md", text.to_string()).unwrap().value()
     }
 
     #[test]
@@ -458,7 +491,7 @@ mod tests {
 
     #[test]
     fn spans_are_lines_and_columns() {
-        let d = parse("t.md", "## P\n\n- [ ] T001 Do it\n".to_string());
+        let d = parse("t.md", "## P\n\n- [ ] T001 Do it\n".to_string()).unwrap();
         let s = d.locate("/phases/0/tasks/0/id");
         assert_eq!(&d.text[s.start..s.end], "T001");
         assert_eq!(d.line_col(s.start), (3, 7));

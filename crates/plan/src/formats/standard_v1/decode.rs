@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// Pushes one error per value fishhawk's decoder would refuse.
 pub(super) fn check(doc: &Document, schema: &Value, sink: &mut dyn Sink) {
-    walk(schema, schema, &doc.root, &Pointer::root(), false, sink);
+    walk(schema, schema, doc.root(), &Pointer::root(), false, sink);
 }
 
 /// `earlier`: the node is the value of a repeated key that a later
@@ -25,19 +25,19 @@ pub(super) fn check(doc: &Document, schema: &Value, sink: &mut dyn Sink) {
 fn walk(
     root: &Value,
     schema: &Value,
-    node: &Node,
+    node: Node<'_>,
     at: &Pointer,
     earlier: bool,
     sink: &mut dyn Sink,
 ) {
     let schema = resolve(root, schema);
     if earlier {
-        if let Some(want) = unfit_type(schema, &node.kind) {
-            sink.push(duplicate_unfit(at, want, &node.kind));
+        if let Some(want) = unfit_type(schema, node.kind()) {
+            sink.push(duplicate_unfit(at, want, node.kind()));
             return;
         }
     }
-    match &node.kind {
+    match node.kind() {
         NodeKind::Number(raw) if wants(schema, "integer") => integer(raw, at, sink),
         NodeKind::String(s)
             if schema.get("format").and_then(Value::as_str) == Some("date-time") =>
@@ -47,7 +47,7 @@ fn walk(
                     Diagnostic::error(
                         "standard_v1.decode.timestamp",
                         at,
-                        format!("{} is not a timestamp fishhawk reads: {why}", Value::from(s.as_str())),
+                        format!("{} is not a timestamp fishhawk reads: {why}", Value::from(s)),
                     )
                     .with_hint("write RFC 3339 as Go does: `2026-04-30T14:22:11Z` (upper-case `T` and `Z`, seconds 00-59, or an offset such as `+02:00`)"),
                 );
@@ -56,15 +56,15 @@ fn walk(
         NodeKind::Object(members) => {
             let props = schema.get("properties");
             for (i, m) in members.iter().enumerate() {
-                let Some(sub) = props.and_then(|p| p.get(&m.key)) else {
+                let Some(sub) = props.and_then(|p| p.get(m.key())) else {
                     continue;
                 };
-                let overridden = members[i + 1..].iter().any(|later| later.key == m.key);
+                let overridden = members.iter().skip(i + 1).any(|l| l.key() == m.key());
                 walk(
                     root,
                     sub,
-                    &m.value,
-                    &at.key(&m.key),
+                    m.value(),
+                    &at.key(m.key()),
                     earlier || overridden,
                     sink,
                 );
@@ -91,7 +91,7 @@ fn wants(schema: &Value, ty: &str) -> bool {
 
 /// The type the schema wants, when `kind` cannot be decoded into it. A
 /// JSON null decodes into anything (Go leaves the field as it was).
-fn unfit_type(schema: &Value, kind: &NodeKind) -> Option<&'static str> {
+fn unfit_type(schema: &Value, kind: NodeKind<'_>) -> Option<&'static str> {
     schema.get("type")?;
     let fits = match kind {
         NodeKind::Null => true,
@@ -111,7 +111,7 @@ fn unfit_type(schema: &Value, kind: &NodeKind) -> Option<&'static str> {
         .find(|t| wants(schema, t))
 }
 
-fn duplicate_unfit(at: &Pointer, want: &str, kind: &NodeKind) -> Diagnostic {
+fn duplicate_unfit(at: &Pointer, want: &str, kind: NodeKind<'_>) -> Diagnostic {
     let found = match kind {
         NodeKind::Null => "null",
         NodeKind::Bool(_) => "a boolean",

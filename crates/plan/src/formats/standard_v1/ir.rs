@@ -219,7 +219,7 @@ fn slices(doc: &Value, list: &[Value], prefix: &str) -> Vec<Ticket> {
                 Some(rest) => meta.insert("scope".into(), rest),
                 None => meta.remove("scope"),
             };
-            t.metadata = meta;
+            t.metadata = meta.into();
             t
         })
         .collect()
