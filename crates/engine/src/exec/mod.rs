@@ -5,7 +5,7 @@ pub(crate) mod changes;
 pub(crate) mod disk;
 mod executor;
 pub(crate) mod files;
-mod names;
+pub(crate) mod names;
 pub(crate) mod network;
 pub mod remote;
 pub(crate) mod setup;

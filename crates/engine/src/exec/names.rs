@@ -1,13 +1,22 @@
 //! Paths git refuses to index. An agent may create any file name; the ones
 //! git will not put in an index (and so in a candidate) are the attempt's
-//! fault, found here before they could fail planwright's own `git add`.
+//! fault: a name git's own `git add` refuses here is named from these
+//! rules, and one it indexes here but refuses elsewhere is a path the
+//! candidate creates, which the scope check refuses by them.
 //! The rules are git's `verify_path` with `core.protectNTFS` and
 //! `core.protectHFS` both on, whatever the platform: a name refused on
 //! Windows or macOS must not reach a base branch others check out there.
 
+use crate::model::{Failure, FailureKind};
+
 /// Why git refuses `path` (slash-separated, as git lists it), or `None`.
-pub(super) fn refused(path: &[u8]) -> Option<&'static str> {
+pub(crate) fn refused(path: &[u8]) -> Option<&'static str> {
     path.split(|&b| b == b'/').find_map(component)
+}
+
+/// The attempt's failure for `path`, which git refuses for `why`.
+pub(crate) fn bad_name(path: &str, why: &str) -> Failure {
+    Failure::new(FailureKind::ScopeViolation, format!("`{path}`: {why}")).with_evidence(path)
 }
 
 fn component(name: &[u8]) -> Option<&'static str> {

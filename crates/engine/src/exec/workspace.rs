@@ -30,7 +30,7 @@ use crate::exec::setup::{self, Setup};
 use crate::git::objects;
 use crate::git::repo::Repo;
 use crate::git::worktree::Clean;
-use crate::model::{Failure, FailureKind, Verdict};
+use crate::model::{Failure, Verdict};
 use planwright_os::beneath::Dir;
 use planwright_os::process::Cancel;
 use planwright_os::sandbox::{Confine, Containment, Policy};
@@ -493,8 +493,8 @@ impl Workspaces {
     /// their state at `base` (absent, as git ignores them) whatever the
     /// agent did to them or to the ignore rules.
     ///
-    /// A path git refuses to index is the attempt's fault: the tree is then
-    /// a `scope_violation` naming it, and the slot's index no longer matches
+    /// A path git refuses to index here is the attempt's fault: the tree is
+    /// then a `scope_violation` naming it, and the slot's index no longer matches
     /// its files, so the next reset checks every file.
     ///
     /// `log` (the ticket's) gets a line saying what was staged: the paths
@@ -543,11 +543,10 @@ impl Workspaces {
         if !self.settings.copy.is_empty() {
             tree.unstage(base, &self.settings.copy)?;
         }
-        // Names git indexes here but refuses where `core.protectHFS` or
-        // `core.protectNTFS` is on (git's defaults on macOS and Windows).
-        if let Some(f) = refused_among(tree.added_since(base)?) {
-            return Ok(Err(f));
-        }
+        // A name git indexes here but refuses where `core.protectHFS` or
+        // `core.protectNTFS` is on (git's defaults on macOS and Windows) is
+        // refused by the scope check, which reads the paths the candidate
+        // creates from its diff against the base (`verify::check_scope`).
         let tree = tree.write_tree()?;
         if self.quiet_after_candidate {
             self.synced_slots().insert(slot.to_string());
@@ -586,7 +585,7 @@ fn refused_among(paths: Vec<Vec<u8>>) -> Option<Failure> {
     paths
         .iter()
         .find_map(|path| Some((path, names::refused(path)?)))
-        .map(|(path, why)| bad_name(&String::from_utf8_lossy(path), why))
+        .map(|(path, why)| names::bad_name(&String::from_utf8_lossy(path), why))
 }
 
 /// The path of git's own `error: invalid path '...'`, for a refusal the
@@ -596,11 +595,7 @@ fn git_refusal(stderr: &[u8]) -> Option<Failure> {
     let path = text
         .lines()
         .find_map(|l| l.strip_prefix("error: invalid path '")?.strip_suffix('\''))?;
-    Some(bad_name(path, "git refuses to index this path"))
-}
-
-fn bad_name(path: &str, why: &str) -> Failure {
-    Failure::new(FailureKind::ScopeViolation, format!("`{path}`: {why}")).with_evidence(path)
+    Some(names::bad_name(path, "git refuses to index this path"))
 }
 
 /// Walks a workspace's clean makes before it deletes every untracked

@@ -345,21 +345,6 @@ impl WorkTree {
         Ok(())
     }
 
-    /// The paths the index adds to `base`'s tree, as bytes.
-    pub(crate) fn added_since(&self, base: &str) -> Result<Vec<Vec<u8>>, EngineError> {
-        let out = (self.git())
-            .args([
-                "diff-index",
-                "--cached",
-                "-z",
-                "--name-only",
-                "--no-renames",
-            ])
-            .args(["--diff-filter=A", base, "--"])
-            .output()?;
-        Ok(names(&out.stdout).map(<[u8]>::to_vec).collect())
-    }
-
     /// Writes the index's tree to the object store. Every entry came from
     /// a commit's tree or was just written by `add`: checking that each
     /// object exists would only cost a lookup for every file of each

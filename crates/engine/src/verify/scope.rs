@@ -4,6 +4,7 @@
 //! candidate's symlinks, resolved through its tree (chains included).
 
 use crate::error::EngineError;
+use crate::exec::names;
 use crate::git::repo::Repo;
 use crate::git::{objects, tree};
 use crate::model::failure::{Failure, FailureKind};
@@ -122,6 +123,16 @@ pub fn check_scope(
             .collect(),
     };
     for (path, what, from) in touched_paths(changes) {
+        // A name git indexes on Linux but refuses where `core.protectHFS`
+        // or `core.protectNTFS` is on (macOS, Windows) must not reach a
+        // branch others check out there. Only a path the candidate
+        // creates can be one: the base's own paths are the user's.
+        if let Some(why) = (what == Op::Created)
+            .then(|| names::refused(path.as_bytes()))
+            .flatten()
+        {
+            return Err(names::bad_name(path, why));
+        }
         match earlier.created.get(path) {
             Some(was) if what == Op::Modified => rules.check(path, Op::Created, was.as_deref())?,
             _ => rules.check(path, what, from)?,
@@ -470,6 +481,45 @@ mod tests {
         crate::git::testing::init(dir.path());
         let repo = Repo::open(dir.path()).unwrap();
         (dir, repo)
+    }
+
+    /// A name git indexes on Linux but refuses on macOS is refused when the
+    /// candidate creates it (added, or a rename's or copy's new path), and
+    /// named; a path the base already has is the user's, not the attempt's.
+    #[test]
+    fn a_created_path_git_refuses_elsewhere_is_a_scope_violation_naming_it() {
+        let (_dir, repo) = empty_repo();
+        let ticket: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "T", "body": "b", "scope": [{"pattern": "lib/**", "op": "any"}]
+        }))
+        .unwrap();
+        let hfs = "lib/.g\u{200c}it/x";
+        let rails = RunRails::default();
+        for created in [
+            change('A', None, hfs),
+            change('R', Some("lib/a"), hfs),
+            change('C', Some("lib/a"), hfs),
+        ] {
+            let f = check_scope(
+                &ticket,
+                &rails,
+                std::slice::from_ref(&created),
+                &repo,
+                &Earlier::default(),
+            )
+            .unwrap_err();
+            assert_eq!(f.kind, FailureKind::ScopeViolation, "{created:?}");
+            assert!(
+                f.message.starts_with(&format!("`{hfs}`: git refuses")),
+                "{f:?}"
+            );
+            assert_eq!(f.evidence, hfs);
+        }
+        let theirs = [change('M', None, hfs), change('D', None, hfs)];
+        assert_eq!(
+            check_scope(&ticket, &rails, &theirs, &repo, &Earlier::default()),
+            Ok(())
+        );
     }
 
     #[test]
