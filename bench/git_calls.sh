@@ -27,18 +27,8 @@ bin="$(planwright_bin)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 export XDG_CACHE_HOME="$dir/cache"
-make_repo "$dir/repo" "$files" >/dev/null
-mkdir "$dir/repo/m"
-touch "$dir/repo/m/.keep"
-git -C "$dir/repo" add m
-git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
-awk -v n="$tickets" 'BEGIN {
-  printf "{\"planwright\":1,\"source_format\":\"native\",\"base\":\"main\","
-  printf "\"gates\":[{\"name\":\"ok\",\"argv\":[\"true\"]}],\"tickets\":[\n"
-  for (i = 0; i < n; i++)
-    printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
-  printf "\n]}\n"
-}' >"$dir/plan.json"
+run_repo "$dir/repo" "$files" >/dev/null
+create_plan "$tickets" >"$dir/plan.json"
 mkdir "$dir/wrap"
 # One call a record: its arguments, each ended by a NUL, then a newline
 # and a NUL (no argument is empty and holds only a newline), written under

@@ -93,3 +93,23 @@ make_repo() {
   git -C "$dir" add -A
   git -C "$dir" -c user.name=bench -c user.email=bench@example.com commit -qm base
 }
+
+# run_repo DIR FILES: a repository of FILES files in `src/`, and `m/`.
+run_repo() {
+  make_repo "$1" "$2"
+  mkdir "$1/m"
+  touch "$1/m/.keep"
+  git -C "$1" add m
+  git -C "$1" -c user.name=bench -c user.email=bench@example.com commit -qm m
+}
+
+# create_plan N: N independent tickets, ticket t<i> creating m/t<i>.txt.
+create_plan() {
+  awk -v n="$1" 'BEGIN {
+    printf "{\"planwright\":1,\"source_format\":\"native\",\"base\":\"main\","
+    printf "\"gates\":[{\"name\":\"ok\",\"argv\":[\"true\"]}],\"tickets\":[\n"
+    for (i = 0; i < n; i++)
+      printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
+    printf "\n]}\n"
+  }'
+}

@@ -26,15 +26,7 @@ bin="$(planwright_bin)"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 
-plan() {
-  awk -v n="$tickets" 'BEGIN {
-    printf "{\"planwright\":1,\"source_format\":\"native\",\"base\":\"main\","
-    printf "\"gates\":[{\"name\":\"ok\",\"argv\":[\"true\"]}],\"tickets\":[\n"
-    for (i = 0; i < n; i++)
-      printf "%s{\"id\":\"t%d\",\"body\":\"Create m/t%d.txt.\",\"scope\":[{\"pattern\":\"m/t%d.txt\",\"op\":\"create\"}]}", (i ? ",\n" : ""), i, i, i
-    printf "\n]}\n"
-  }' >"$dir/plan.json"
-}
+plan() { create_plan "$tickets" >"$dir/plan.json"; }
 
 # The worker, its connection's bytes counted: what the coordinator sent
 # (in-N) and what the worker answered (out-N), N the connection's number
@@ -48,11 +40,7 @@ EOF
 
 fresh_repo() {
   rm -rf "$dir/repo"
-  make_repo "$dir/repo" "$files"
-  mkdir "$dir/repo/m"
-  touch "$dir/repo/m/.keep"
-  git -C "$dir/repo" add m
-  git -C "$dir/repo" -c user.name=bench -c user.email=bench@example.com commit -qm m
+  run_repo "$dir/repo" "$files"
 }
 
 agent='sh -c "echo {ticket} > m/{ticket}.txt"'

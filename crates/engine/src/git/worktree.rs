@@ -301,15 +301,7 @@ impl WorkTree {
     /// Stages every file of the work tree as it is (`add -A`), or says
     /// why git refused.
     pub(crate) fn add_all(&self) -> Result<Result<(), AddRefused>, EngineError> {
-        let add = self.git().args(["add", "-A"]);
-        let out = add.raw()?;
-        if out.status.success() {
-            return Ok(Ok(()));
-        }
-        Ok(Err(AddRefused {
-            error: add.failure(&out),
-            stderr: out.stderr,
-        }))
+        staged(self.git().args(["add", "-A"]))
     }
 
     /// Stages the files at or beneath `paths` as they are (`add -A` of
@@ -323,15 +315,7 @@ impl WorkTree {
         if paths.is_empty() {
             return Ok(Ok(()));
         }
-        let add = literally(self.git().args(["add", "-A"]), paths);
-        let out = add.raw()?;
-        if out.status.success() {
-            return Ok(Ok(()));
-        }
-        Ok(Err(AddRefused {
-            error: add.failure(&out),
-            stderr: out.stderr,
-        }))
+        staged(literally(self.git().args(["add", "-A"]), paths))
     }
 
     /// Puts the index entries of `paths` (taken literally) back as `base`
@@ -370,6 +354,18 @@ impl WorkTree {
 /// The bytes of paths one `check-ignore` is given: well under a pipe's
 /// buffer (64 KiB on Linux).
 const CHECKED_AT_ONCE: usize = 16 * 1024;
+
+/// Runs `add`, or says why git refused.
+fn staged(add: Git) -> Result<Result<(), AddRefused>, EngineError> {
+    let out = add.raw()?;
+    if out.status.success() {
+        return Ok(Ok(()));
+    }
+    Ok(Err(AddRefused {
+        error: add.failure(&out),
+        stderr: out.stderr,
+    }))
+}
 
 /// `git` given `paths` as its pathspec, taken literally, on its standard
 /// input (any number of them, any bytes but NUL).
