@@ -80,17 +80,20 @@ done
 # The gate, one command for every ticket (the queue stacks only tickets
 # with the same gates): sleeps GATE seconds (lognormal around it, drawn
 # per run, with DIST=lognormal), fails with chance FLAKY, and fails when
-# both tickets of a semantic pair hold `x`.
+# both tickets of a semantic pair hold `x`. Each draw's seed is 4 random
+# bytes halved: mawk (Debian's awk) takes every seed from 2^31 up as
+# 2^31 - 1, so unhalved, half the runs drew one same number (FLAKY=0.1
+# flaked 5% of gate runs, and half the lognormal gates took one time).
 {
   if [[ "$dist" == lognormal ]]; then
-    echo "sleep \"\$(awk -v m=$gate -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(seed); u = rand(); v = rand(); s = 0.5
+    echo "sleep \"\$(awk -v m=$gate -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(int(seed / 2)); u = rand(); v = rand(); s = 0.5
       printf \"%.3f\", m * exp(s * sqrt(-2 * log(u + 1e-12)) * cos(6.283185307 * v) - s * s / 2) }')\""
   else
     echo "sleep $gate"
   fi
   # Seeded per run of the gate: awk's own seed is the time in seconds,
   # which would make the gates of one second flake together.
-  echo "awk -v p=$flaky -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(seed); exit !(rand() < p) }' && { echo flaky; exit 1; }"
+  echo "awk -v p=$flaky -v seed=\"\$(od -An -N4 -tu4 /dev/urandom)\" 'BEGIN { srand(int(seed / 2)); exit !(rand() < p) }' && { echo flaky; exit 1; }"
   for ((k = 0; k < semantic; k++)); do
     a=$((2 * k)) b=$((2 * k + 1))
     echo "if grep -qx x m/t$a.txt 2>/dev/null && grep -qx x m/t$b.txt 2>/dev/null; then echo 't$a and t$b clash'; exit 1; fi"
