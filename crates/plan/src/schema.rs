@@ -379,10 +379,21 @@ mod tests {
         for (i, value) in doc["items"].as_array().unwrap().iter().enumerate() {
             item.check_at(value, &Pointer::root().key("items").index(i), &mut got);
         }
-        let key = |d: &Diagnostic| (d.pointer.clone(), d.code.clone(), d.message.clone(), d.hint.clone(), d.at_key);
+        let key = |d: &Diagnostic| {
+            (
+                d.pointer.clone(),
+                d.code.clone(),
+                d.message.clone(),
+                d.hint.clone(),
+                d.at_key,
+            )
+        };
         let mut expected: Vec<_> = expected.iter().map(key).collect();
         let mut got: Vec<_> = got.iter().map(key).collect();
-        assert!(expected.iter().any(|d| d.0 == "/items/3/entries/1/patern"), "{expected:?}");
+        assert!(
+            expected.iter().any(|d| d.0 == "/items/3/entries/1/patern"),
+            "{expected:?}"
+        );
         assert!(expected.iter().any(|d| d.3.is_some()), "{expected:?}");
         // Each item's errors in the order the whole gives them.
         let item_of = |d: &(String, String, String, Option<String>, bool)| {
