@@ -79,7 +79,7 @@ fn check_schema(root: Val<'_>, read: bool) -> (Vec<Diagnostic>, Option<Vec<Ticke
     let mut errors = Vec::new();
     CHECKER.check(&without_tickets(root), &mut errors);
     let items = root.get("tickets").and_then(Val::as_array);
-    // At its size: a doubled list's spare room was a third of the peak.
+    // At its size: a list grown by doubling has up to twice the room.
     let count = items.map_or(0, Arr::len);
     let mut tickets = (read && errors.is_empty()).then(|| Vec::with_capacity(count));
     for (i, item) in items.into_iter().flat_map(Arr::iter).enumerate() {
