@@ -2,6 +2,7 @@
 //! diagnostics a person understands.
 
 use crate::diag::{Diagnostic, Sink};
+use crate::pointer::Pointer;
 use crate::words::{count, plural};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
@@ -45,16 +46,24 @@ impl Checker {
 
     /// Pushes one error per schema violation of `instance`.
     pub fn check(&self, instance: &Value, sink: &mut dyn Sink) -> usize {
+        self.check_at(instance, &Pointer::root(), sink)
+    }
+
+    /// As [`Checker::check`], for `instance` standing at `at` in its
+    /// document: the errors' pointers are under `at`. A large document is
+    /// checked a part at a time, so that no `Value` of the whole is held
+    /// (issue 53); see [`items_schema`].
+    pub fn check_at(&self, instance: &Value, at: &Pointer, sink: &mut dyn Sink) -> usize {
         let mut n = 0;
         for error in self.validator.iter_errors(instance) {
             n += 1;
-            sink.push(self.diagnostic(&error));
+            sink.push(self.diagnostic(&error, at));
         }
         n
     }
 
-    fn diagnostic(&self, error: &ValidationError<'_>) -> Diagnostic {
-        let pointer = error.instance_path().to_string();
+    fn diagnostic(&self, error: &ValidationError<'_>, at: &Pointer) -> Diagnostic {
+        let pointer = format!("{at}{}", error.instance_path());
         let kind = error.kind();
         let (pointer, message) = match kind {
             ValidationErrorKind::Required { property } => {
@@ -145,6 +154,26 @@ impl Checker {
             _ => None,
         }
     }
+}
+
+/// The schema of one item of the array at `property` of `schema`'s root,
+/// as a schema of its own: the `items` subschema with the root's `$defs`
+/// beside it, so that its local `$ref`s, and the fields "did you mean"
+/// looks up, are the same. `None` unless that property is exactly an array
+/// of such items (`type` and `items`, and words for the reader): only then
+/// is the root checked with an empty array there, and each item with this
+/// schema, what checking the whole would say.
+pub fn items_schema(schema: &Value, property: &str) -> Option<Value> {
+    let array = schema.get("properties")?.get(property)?.as_object()?;
+    let annotations = ["type", "items", "description", "title"];
+    if array.get("type")? != "array" || array.keys().any(|k| !annotations.contains(&k.as_str())) {
+        return None;
+    }
+    let mut item = array.get("items")?.as_object()?.clone();
+    if let Some(defs) = schema.get("$defs") {
+        item.insert("$defs".into(), defs.clone());
+    }
+    Some(Value::Object(item))
 }
 
 /// How many `$ref`s [`names_at`] follows in a row: the schemas are ours,
@@ -312,6 +341,82 @@ mod tests {
         c.check(&json!({}), &mut out);
         assert_eq!(out[0].message, "missing required field `a`");
         assert_eq!(out[0].pointer, "/a");
+    }
+
+    /// A document checked a part at a time (the root with an empty array,
+    /// then each item against [`items_schema`] at its place) gets the same
+    /// diagnostics as checked whole: pointers, messages and hints, for
+    /// errors deep inside an item, behind `$ref`s, and in the root.
+    #[test]
+    fn an_array_checked_an_item_at_a_time_says_what_the_whole_says() {
+        let schema = json!({
+            "type": "object", "additionalProperties": false, "required": ["items", "name"],
+            "properties": {"name": {"type": "string"},
+                           "items": {"description": "d", "type": "array", "items": {"$ref": "#/$defs/item"}}},
+            "$defs": {"item": {"type": "object", "additionalProperties": false, "required": ["id"],
+                "properties": {"id": {"type": "string"}, "tier": {"enum": ["cheap", "mid"]},
+                               "entries": {"type": "array", "items": {"$ref": "#/$defs/entry"}}}},
+                      "entry": {"type": "object", "unevaluatedProperties": false,
+                "allOf": [{"properties": {"pattern": {"type": "string"}, "op": {}}}]}}
+        });
+        let whole = Checker::new(&schema, "t", Formats::Assert);
+        let item = Checker::new(
+            &items_schema(&schema, "items").unwrap(),
+            "t",
+            Formats::Assert,
+        );
+        let doc = json!({"nmae": 1, "items": [
+            {"id": "a"}, {"id": 2}, "x",
+            {"id": "d", "tier": "chaep", "entries": [{"pattern": "a"}, {"patern": "b", "op": 1}, {"pattern": 3}]},
+            {"tier": "mid", "extra": true}
+        ]});
+        let mut expected = Vec::new();
+        whole.check(&doc, &mut expected);
+        let mut got = Vec::new();
+        let mut root = doc.clone();
+        root["items"] = json!([]);
+        whole.check(&root, &mut got);
+        for (i, value) in doc["items"].as_array().unwrap().iter().enumerate() {
+            item.check_at(value, &Pointer::root().key("items").index(i), &mut got);
+        }
+        let key = |d: &Diagnostic| {
+            (
+                d.pointer.clone(),
+                d.code.clone(),
+                d.message.clone(),
+                d.hint.clone(),
+                d.at_key,
+            )
+        };
+        let mut expected: Vec<_> = expected.iter().map(key).collect();
+        let mut got: Vec<_> = got.iter().map(key).collect();
+        assert!(
+            expected.iter().any(|d| d.0 == "/items/3/entries/1/patern"),
+            "{expected:?}"
+        );
+        assert!(expected.iter().any(|d| d.3.is_some()), "{expected:?}");
+        // Each item's errors in the order the whole gives them.
+        let item_of = |d: &(String, String, String, Option<String>, bool)| {
+            let rest = d.0.strip_prefix("/items/")?;
+            rest.split('/').next()?.parse::<usize>().ok()
+        };
+        expected.sort_by_key(item_of);
+        got.sort_by_key(item_of);
+        assert_eq!(got, expected);
+    }
+
+    /// Only an array of nothing but items can be checked in parts: another
+    /// keyword on it (`minItems`) would see an empty array at the root.
+    #[test]
+    fn items_schema_is_only_for_a_plain_array() {
+        let schema = json!({"properties": {
+            "a": {"type": "array", "items": {"type": "string"}},
+            "b": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "c": {"type": "object"}}});
+        assert_eq!(items_schema(&schema, "a"), Some(json!({"type": "string"})));
+        assert_eq!(items_schema(&schema, "b"), None);
+        assert_eq!(items_schema(&schema, "c"), None);
+        assert_eq!(items_schema(&schema, "d"), None);
     }
 
     /// "Did you mean" looks only at the fields valid where the unknown one

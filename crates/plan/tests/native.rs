@@ -247,3 +247,74 @@ fn a_scope_that_covers_a_file_a_gate_runs_is_warned_of() {
 
     );
 }
+
+/// A plan is checked a ticket at a time (issue 53): errors deep inside a
+/// later ticket keep the pointer, message, hint, place and order that the
+/// check of the whole document gave (these are `main`'s at `a8f12dc`).
+#[test]
+fn errors_inside_a_ticket_are_placed_as_in_the_whole_document() {
+    let ticket = |i: usize| {
+        serde_json::json!({"id": format!("T{i}"), "body": "b",
+            "scope": [{"pattern": format!("src/{i}/**"), "op": "any"}]})
+    };
+    let mut tickets: Vec<_> = (0..5).map(ticket).collect();
+    tickets[3]["scope"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"patern": "x", "op": "any"}));
+    tickets[3]["tier"] = 3.into();
+    tickets[1]["scope"][0]["op"] = "modfy".into();
+    let doc = serde_json::json!({"planwright": 1, "source_format": "native", "base": "main",
+        "gates": [{"name": "t", "argv": ["x"]}], "tickets": tickets});
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    let report = validate_text("plan.json", text, &Options::default());
+    let got: Vec<_> = report
+        .diagnostics
+        .iter()
+        .map(|l| {
+            let d = &l.diagnostic;
+            let hint = d.hint.as_deref().unwrap_or("");
+            (
+                d.pointer.as_str(),
+                d.message.as_str(),
+                hint,
+                l.line,
+                l.column,
+            )
+        })
+        .collect();
+    let op = "scope op 'modfy' is not one of any, create, modify, delete, rename";
+    assert_eq!(
+        got,
+        [
+            (
+                "/tickets/1/scope/0/op",
+                op,
+                "did you mean `modify`?",
+                30,
+                17
+            ),
+            (
+                "/tickets/3/scope/1/pattern",
+                "missing required field `pattern`",
+                "",
+                52,
+                9
+            ),
+            (
+                "/tickets/3/scope/1/patern",
+                "unknown field `patern`",
+                "did you mean `pattern`?",
+                53,
+                11
+            ),
+            (
+                "/tickets/3/tier",
+                "expected null or string, found an integer",
+                "",
+                57,
+                15
+            ),
+        ]
+    );
+}

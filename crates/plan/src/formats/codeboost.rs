@@ -122,17 +122,15 @@ struct Item<'a> {
 
 /// Validates a codeboost plan; returns the IR (the caller drops it when an
 /// error was reported).
-pub fn validate(
-    doc: &Document,
-    value: &Value,
-    options: &Options,
-    sink: &mut dyn Sink,
-) -> Option<Plan> {
+pub fn validate(doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
     if !strict_input(doc, sink) {
         return None;
     }
+    // Made once the size is known to be at most `MAX_BYTES`: a refused
+    // plan of any size is never copied (issue 53).
+    let value = doc.value();
     let mut schema_errors = Vec::new();
-    CHECKER.check(value, &mut schema_errors);
+    CHECKER.check(&value, &mut schema_errors);
     let mut found = Vec::new();
     let root = value.as_object();
     if let Some(root) = root {
@@ -842,7 +840,7 @@ impl super::PlanFormat for Codeboost {
     }
 
     fn validate(&self, doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
-        validate(doc, &doc.value(), options, sink)
+        validate(doc, options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {

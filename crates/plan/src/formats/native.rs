@@ -1,10 +1,11 @@
 //! The native format: the IR as JSON, with `"planwright": 1`.
 
 use crate::diag::{Diagnostic, Sink};
-use crate::model::Plan;
+use crate::model::{Plan, Ticket};
 use crate::pointer::Pointer;
 use crate::refname::ref_name_problem;
 use crate::schema::{Checker, Formats};
+use crate::view::{Arr, Val};
 use serde_json::Value;
 use std::sync::LazyLock;
 
@@ -26,6 +27,14 @@ pub fn emit(plan: &Plan) -> Value {
 static CHECKER: LazyLock<Checker> =
     LazyLock::new(|| Checker::new(&schema(), "native", Formats::Assert));
 
+/// The schema of one ticket: a plan is checked with its tickets left out,
+/// then a ticket at a time (see [`check_schema`]).
+static TICKET_CHECKER: LazyLock<Checker> = LazyLock::new(|| {
+    let ticket = crate::schema::items_schema(&schema(), "tickets")
+        .expect("the native schema's `tickets` is an array of tickets");
+    Checker::new(&ticket, "native", Formats::Assert)
+});
+
 /// The values a scope entry's `op` may have.
 const OPS: [&str; 5] = ["any", "create", "modify", "delete", "rename"];
 
@@ -33,10 +42,9 @@ const OPS: [&str; 5] = ["any", "create", "modify", "delete", "rename"];
 /// are reported together: when the schema rejects the document, the
 /// semantic checks run on what reads leniently, and stay quiet about every
 /// spot the schema (or the lenient read) already named.
-pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
-    let bad_ops = check_ops(value, sink);
-    let mut schema_errors: Vec<Diagnostic> = Vec::new();
-    CHECKER.check(value, &mut schema_errors);
+pub fn validate(root: Val<'_>, sink: &mut dyn Sink) -> Option<Plan> {
+    let bad_ops = check_ops(root, sink);
+    let (mut schema_errors, tickets) = check_schema(root, bad_ops.is_empty());
     let mut flagged: Vec<String> = schema_errors.iter().map(|d| d.pointer.clone()).collect();
     flagged.extend(bad_ops.iter().cloned());
     // A misspelt `op` is already named with its fix; the schema's "none of
@@ -44,7 +52,7 @@ pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
     schema_errors.retain(|d| !bad_ops.iter().any(|b| lenient::covers(b, &d.pointer)));
     schema_errors.into_iter().for_each(|d| sink.push(d));
     if !flagged.is_empty() {
-        let plan = lenient::read(value, &mut flagged);
+        let plan = lenient::read(&root.to_value(), &mut flagged);
         let mut found = Vec::new();
         semantic(&plan, &mut found);
         found
@@ -53,6 +61,73 @@ pub fn validate(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
             .for_each(|d| sink.push(d));
         return None;
     }
+    match tickets.and_then(|tickets| read_plan(root, tickets)) {
+        Some(plan) => {
+            semantic(&plan, sink);
+            Some(plan)
+        }
+        None => read_whole(&root.to_value(), sink),
+    }
+}
+
+/// The schema's errors of the document, checked without a `Value` of the
+/// whole (a large plan's peak memory, issue 53): the document with an empty
+/// `tickets` array, then each ticket as a `Value` of its own, its errors
+/// placed under `/tickets/<i>`. While there is no error (and `read`), each
+/// ticket is read into the IR as it is checked; the tickets, when all read.
+fn check_schema(root: Val<'_>, read: bool) -> (Vec<Diagnostic>, Option<Vec<Ticket>>) {
+    let mut errors = Vec::new();
+    CHECKER.check(&without_tickets(root), &mut errors);
+    let items = root.get("tickets").and_then(Val::as_array);
+    // At its size: a list grown by doubling has up to twice the room.
+    let count = items.map_or(0, Arr::len);
+    let mut tickets = (read && errors.is_empty()).then(|| Vec::with_capacity(count));
+    for (i, item) in items.into_iter().flat_map(Arr::iter).enumerate() {
+        let value = item.to_value();
+        let at = Pointer::root().key("tickets").index(i);
+        if TICKET_CHECKER.check_at(&value, &at, &mut errors) > 0 {
+            tickets = None;
+        }
+        if let Some(read) = tickets.as_mut() {
+            match serde_json::from_value::<Ticket>(value) {
+                Ok(ticket) => read.push(ticket),
+                Err(_) => tickets = None,
+            }
+        }
+    }
+    (errors, tickets)
+}
+
+/// The document with an empty array for its tickets (when they are one).
+fn without_tickets(root: Val<'_>) -> Value {
+    let Some(fields) = root.as_object() else {
+        return root.to_value();
+    };
+    let fields = fields.iter().map(|(key, value)| {
+        let value = match value {
+            Val::Array(_) if key == "tickets" => Value::Array(Vec::new()),
+            _ => value.to_value(),
+        };
+        (key.to_string(), value)
+    });
+    Value::Object(fields.collect())
+}
+
+/// The plan of a document the schema accepts, from its fields without the
+/// tickets and the tickets already read; `None` when the fields do not
+/// read (then [`read_whole`] says why, as it always has).
+fn read_plan(root: Val<'_>, tickets: Vec<Ticket>) -> Option<Plan> {
+    let Value::Object(mut fields) = without_tickets(root) else {
+        return None;
+    };
+    fields.remove("planwright");
+    let plan = serde_json::from_value::<Plan>(Value::Object(fields)).ok()?;
+    Some(Plan { tickets, ..plan })
+}
+
+/// The document read into the IR as one `Value`: the error of a document
+/// the schema accepts but serde does not.
+fn read_whole(value: &Value, sink: &mut dyn Sink) -> Option<Plan> {
     let mut fields = value.as_object()?.clone();
     fields.remove("planwright");
     match serde_json::from_value::<Plan>(Value::Object(fields)) {
@@ -81,13 +156,13 @@ fn semantic(plan: &Plan, sink: &mut dyn Sink) {
 
 /// One error per scope entry whose `op` is not one of [`OPS`], with the
 /// likely intended one; returns the pointers of those entries.
-fn check_ops(value: &Value, sink: &mut dyn Sink) -> Vec<String> {
+fn check_ops(root: Val<'_>, sink: &mut dyn Sink) -> Vec<String> {
     let mut bad = Vec::new();
-    let tickets = value.get("tickets").and_then(Value::as_array);
-    for (i, t) in tickets.into_iter().flatten().enumerate() {
-        let scope = t.get("scope").and_then(Value::as_array);
-        for (j, entry) in scope.into_iter().flatten().enumerate() {
-            let Some(op) = entry.get("op").and_then(Value::as_str) else {
+    let tickets = root.get("tickets").and_then(Val::as_array);
+    for (i, t) in tickets.into_iter().flat_map(Arr::iter).enumerate() {
+        let scope = t.get("scope").and_then(Val::as_array);
+        for (j, entry) in scope.into_iter().flat_map(Arr::iter).enumerate() {
+            let Some(op) = entry.get("op").and_then(Val::as_str) else {
                 continue;
             };
             if OPS.contains(&op) {
@@ -270,7 +345,7 @@ impl super::PlanFormat for Native {
         _options: &super::Options,
         sink: &mut dyn Sink,
     ) -> Option<Plan> {
-        validate(&doc.value(), sink)
+        validate(doc.root().val(), sink)
     }
 
     fn emit(&self, plan: &Plan, _sink: &mut dyn Sink) -> Value {

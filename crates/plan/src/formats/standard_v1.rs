@@ -54,15 +54,16 @@ pub fn schema() -> Value {
 
 /// Validates a standard_v1 plan: schema, semantic rules, counterfactual
 /// rules and plan-gate advisories; returns the IR when there is no error.
+/// `value` is the document's, taken to be coerced in place: a large plan
+/// is held as a `Value` once, not twice (issue 53).
 pub fn validate(
     doc: &Document,
-    value: &Value,
+    mut value: Value,
     options: &Options,
     sink: &mut dyn Sink,
 ) -> Option<Plan> {
     let mut sink = Counting::new(sink);
     super::warn_duplicate_keys(doc, "standard_v1", "fishhawk", &mut sink);
-    let mut value = value.clone();
     if options.coerce {
         drop_optional_nulls(&SCHEMA, &mut value, &mut sink);
         coerce(&SCHEMA, &SCHEMA, &mut value, &Pointer::root(), &mut sink);
@@ -250,7 +251,7 @@ impl super::PlanFormat for StandardV1 {
     }
 
     fn validate(&self, doc: &Document, options: &Options, sink: &mut dyn Sink) -> Option<Plan> {
-        validate(doc, &doc.value(), options, sink)
+        validate(doc, doc.value(), options, sink)
     }
 
     fn emit(&self, plan: &Plan, sink: &mut dyn Sink) -> Value {

@@ -49,7 +49,11 @@ impl Shape {
 pub(super) fn to_plan(doc: &Value) -> Option<Plan> {
     let root = doc.as_object()?;
     let shape = Shape::of(doc);
-    let mut metadata = root.clone();
+    let mut metadata = match shape {
+        Shape::Single => root.clone(),
+        Shape::SubPlans => fields_but(root, "decomposition", "sub_plans"),
+        Shape::Phases => fields_but(root, "split_proposal", "phases"),
+    };
     metadata.remove("plan_version");
     if shape == Shape::Single {
         // Slices keep the source order of the counterfactuals they share out.
@@ -94,6 +98,26 @@ fn without(obj: &Value, keys: &[&str]) -> Option<Value> {
         map.remove(*k);
     }
     (!map.is_empty()).then_some(Value::Object(map))
+}
+
+/// The document's fields with `null` for the `list` of `key` that becomes
+/// the tickets, which [`strip`] then removes as it removed the list: a
+/// large plan's tickets are not copied into `metadata` first (issue 53).
+fn fields_but(root: &Map<String, Value>, key: &str, list: &str) -> Map<String, Value> {
+    let field = |(k, v): (&String, &Value)| {
+        let v = match v {
+            Value::Object(obj) if k == key => {
+                let nulled = |(k, v): (&String, &Value)| {
+                    let v = if k == list { Value::Null } else { v.clone() };
+                    (k.clone(), v)
+                };
+                Value::Object(obj.iter().map(nulled).collect())
+            }
+            _ => v.clone(),
+        };
+        (k.clone(), v)
+    };
+    root.iter().map(field).collect()
 }
 
 fn strip(metadata: &mut Map<String, Value>, key: &str, list: &str) {
@@ -290,5 +314,29 @@ fn attach_checks(doc: &Value, tickets: &mut [Ticket]) {
             .filter_map(|c| str(c, "statement"))
             .map(String::from)
             .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `metadata` made without copying the tickets' list is what stripping
+    /// the list from a whole copy gave, its keys in the same order.
+    #[test]
+    fn fields_without_the_list_are_a_stripped_copy() {
+        let doc = json!({"summary": "s",
+            "decomposition": {"sub_plans": [{"title": "a"}], "rationale": "r", "x": [1]},
+            "split_proposal": {"phases": [1]}});
+        let root = doc.as_object().unwrap();
+        let mut copied = root.clone();
+        strip(&mut copied, "decomposition", "sub_plans");
+        let mut made = fields_but(root, "decomposition", "sub_plans");
+        strip(&mut made, "decomposition", "sub_plans");
+        assert_eq!(
+            Value::Object(made).to_string(),
+            Value::Object(copied).to_string()
+        );
     }
 }
