@@ -180,12 +180,14 @@ impl Guard {
                 read_entry(&dir.join(name), &mut files)?;
             }
         }
+        // planwright's own refs are written by its other threads while this
+        // reads: a ref's `.lock` listed here may be renamed before it is
+        // read. They are never trusted, so never read.
+        let own: Vec<PathBuf> = OWN_REFS.iter().map(|r| self.common_dir.join(r)).collect();
         for name in DIRS {
-            walk(&self.common_dir.join(name), &mut files)?;
+            walk(&self.common_dir.join(name), &own, &mut files)?;
         }
         read_entry(&self.own_config, &mut files)?;
-        let own: Vec<PathBuf> = OWN_REFS.iter().map(|r| self.common_dir.join(r)).collect();
-        files.retain(|p, _| !own.iter().any(|o| p.starts_with(o)));
         for name in DERIVED {
             files.remove(&self.common_dir.join(name));
         }
@@ -283,25 +285,39 @@ fn changes(before: &Snapshot, now: &Snapshot) -> Vec<PathBuf> {
     out
 }
 
+/// Adds the file or symlink at `path` to `files`. One that is gone, even
+/// between its `lstat` and its read (git renames a ref's `.lock` into
+/// place), is not there: a snapshot is of what is there.
 fn read_entry(path: &Path, files: &mut BTreeMap<PathBuf, Entry>) -> Result<(), EngineError> {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(EngineError::io(path, e)),
-    };
-    let entry = if meta.file_type().is_symlink() {
-        Entry::Link(std::fs::read_link(path).map_err(|e| EngineError::io(path, e))?)
-    } else if meta.is_file() {
-        let bytes = std::fs::read(path).map_err(|e| EngineError::io(path, e))?;
-        Entry::File(bytes, meta.permissions().mode() & 0o7777)
-    } else {
-        return Ok(());
-    };
-    files.insert(path.to_path_buf(), entry);
-    Ok(())
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let entry = (|| {
+        let meta = std::fs::symlink_metadata(path)?;
+        Ok(if meta.file_type().is_symlink() {
+            Some(Entry::Link(std::fs::read_link(path)?))
+        } else if meta.is_file() {
+            let bytes = std::fs::read(path)?;
+            Some(Entry::File(bytes, meta.permissions().mode() & 0o7777))
+        } else {
+            None
+        })
+    })();
+    match entry {
+        Ok(Some(entry)) => {
+            files.insert(path.to_path_buf(), entry);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) if gone(&e) => Ok(()),
+        Err(e) => Err(EngineError::io(path, e)),
+    }
 }
 
-fn walk(dir: &Path, files: &mut BTreeMap<PathBuf, Entry>) -> Result<(), EngineError> {
+/// Adds every file under `dir` to `files`, but none at or under `skip`.
+fn walk(
+    dir: &Path,
+    skip: &[PathBuf],
+    files: &mut BTreeMap<PathBuf, Entry>,
+) -> Result<(), EngineError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -310,9 +326,12 @@ fn walk(dir: &Path, files: &mut BTreeMap<PathBuf, Entry>) -> Result<(), EngineEr
     for entry in entries {
         let entry = entry.map_err(|e| EngineError::io(dir, e))?;
         let path = entry.path();
+        if skip.contains(&path) {
+            continue;
+        }
         let kind = entry.file_type().map_err(|e| EngineError::io(&path, e))?;
         if kind.is_dir() {
-            walk(&path, files)?;
+            walk(&path, skip, files)?;
         } else {
             read_entry(&path, files)?;
         }
@@ -343,6 +362,55 @@ mod tests {
         let err = guard.check().unwrap_err().to_string();
         assert!(err.contains("info/exclude"), "{err}");
         assert_eq!(std::fs::read(&exclude).unwrap_or_default(), before);
+    }
+
+    /// git writes a ref as `NAME.lock`, then renames it into place: a
+    /// snapshot that lists the lock and reads it after the rename must not
+    /// fail (a run's other slots write planwright's own refs all along, and
+    /// the user may fetch). planwright's own refs are not read at all; a
+    /// file gone between its listing and its read is not there.
+    #[test]
+    fn refs_renamed_into_place_while_a_snapshot_reads_them_are_no_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, _) = committed(tmp.path(), &[("a", "a\n".into())]);
+        let guard = Guard::of(&repo);
+        // The git directory alone: no `git status` a snapshot.
+        guard.watch_checkout(false);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writers: Vec<_> = ["refs/planwright/candidates", "refs/remotes/origin"]
+            .into_iter()
+            .map(|dir| {
+                let dir = repo.common_dir().join(dir);
+                std::fs::create_dir_all(&dir).unwrap();
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut n = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let (lock, name) =
+                            (dir.join(format!("t{n}.lock")), dir.join(format!("t{n}")));
+                        std::fs::write(&lock, "0123456789abcdef0123456789abcdef01234567\n")
+                            .unwrap();
+                        std::fs::rename(&lock, &name).unwrap();
+                        std::fs::remove_file(&name).unwrap();
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        let results: Vec<_> = (0..2000).map(|_| guard.snapshot().map(|_| ())).collect();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let written: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        assert!(written.iter().all(|n| *n > 0), "{written:?}");
+        let failed: Vec<String> = (results.into_iter())
+            .filter_map(|r| r.err().map(|e| e.to_string()))
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "{} of 2000: {:?}",
+            failed.len(),
+            failed.first()
+        );
     }
 
     #[test]
