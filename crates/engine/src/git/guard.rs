@@ -377,31 +377,36 @@ mod tests {
         // The git directory alone: no `git status` a snapshot.
         guard.watch_checkout(false);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // The snapshots start once each writer has renamed a ref into place.
+        let started = std::sync::Arc::new(std::sync::Barrier::new(3));
         let writers: Vec<_> = ["refs/planwright/candidates", "refs/remotes/origin"]
             .into_iter()
             .map(|dir| {
                 let dir = repo.common_dir().join(dir);
                 std::fs::create_dir_all(&dir).unwrap();
-                let stop = stop.clone();
+                let (stop, started) = (stop.clone(), started.clone());
                 std::thread::spawn(move || {
-                    let mut n = 0u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for n in 0u64.. {
                         let (lock, name) =
                             (dir.join(format!("t{n}.lock")), dir.join(format!("t{n}")));
                         std::fs::write(&lock, "0123456789abcdef0123456789abcdef01234567\n")
                             .unwrap();
                         std::fs::rename(&lock, &name).unwrap();
                         std::fs::remove_file(&name).unwrap();
-                        n += 1;
+                        if n == 0 {
+                            started.wait();
+                        }
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
                     }
-                    n
                 })
             })
             .collect();
+        started.wait();
         let results: Vec<_> = (0..2000).map(|_| guard.snapshot().map(|_| ())).collect();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let written: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
-        assert!(written.iter().all(|n| *n > 0), "{written:?}");
+        writers.into_iter().for_each(|w| w.join().unwrap());
         let failed: Vec<String> = (results.into_iter())
             .filter_map(|r| r.err().map(|e| e.to_string()))
             .collect();
